@@ -1,0 +1,53 @@
+/* fileio.c - bounded reads of kernel text files. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "fileio.h"
+
+ssize_t
+ceems_pread_text(int fd, char *buf, size_t size)
+{
+	size_t used = 0;
+
+	if (size == 0)
+		return -EINVAL;
+	for (;;) {
+		ssize_t n = pread(fd, buf + used, size - used, (off_t)used);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+		if (used == size)
+			return -EFBIG;
+	}
+	buf[used] = '\0';
+	return (ssize_t)used;
+}
+
+ssize_t
+ceems_read_text_file_at(int dirfd, const char *path, char *buf, size_t size)
+{
+	ssize_t ret;
+	int fd;
+
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	ret = ceems_pread_text(fd, buf, size);
+	close(fd);
+	return ret;
+}
+
+ssize_t
+ceems_read_text_file(const char *path, char *buf, size_t size)
+{
+	return ceems_read_text_file_at(AT_FDCWD, path, buf, size);
+}

@@ -1,0 +1,22 @@
+/* fileio.h - small, bounded reads of kernel-provided text files
+ * (/proc, sysfs, cgroupfs): no symlink following, no unbounded buffers. */
+#ifndef CEEMS_FILEIO_H
+#define CEEMS_FILEIO_H
+
+#include <sys/types.h>
+#include <stddef.h>
+
+/* Read the whole file PATH into BUF (SIZE bytes, NUL-terminated).
+ * Returns the length read, or -errno.  A file that does not fit is
+ * -EFBIG: a truncated kernel file would be misparsed. */
+ssize_t ceems_read_text_file(const char *path, char *buf, size_t size);
+
+/* Same, relative to the directory descriptor DIRFD. */
+ssize_t ceems_read_text_file_at(int dirfd, const char *path, char *buf,
+				size_t size);
+
+/* pread the whole of an already open FD from offset 0 (counter files are
+ * kept open and re-read every tick).  Same return convention. */
+ssize_t ceems_pread_text(int fd, char *buf, size_t size);
+
+#endif

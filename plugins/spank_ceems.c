@@ -1,0 +1,59 @@
+/* spank_ceems.c - the SPANK entry points of the ceems plugin.  Each one
+ * dispatches on spank_context() to the file of that context.  Every entry
+ * point returns success whatever happens to measurement: a measurement
+ * problem must never fail, delay or kill a job (ARCHITECTURE invariant 1). */
+#include "config.h"
+
+#include <slurm/spank.h>
+
+#include "plugin.h"
+
+SPANK_PLUGIN(ceems, 1);
+
+static struct ceems_plugin_args plugin_args;
+
+int
+slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	ceems_plugin_log_to_slurm();
+	switch (spank_context()) {
+	case S_CTX_REMOTE:
+		/* Bad arguments were logged; defaults stand in for them. */
+		(void)ceems_plugin_parse_args(ac, av, &plugin_args);
+		(void)ceems_remote_init(sp, &plugin_args);
+		break;
+	default:
+		break;
+	}
+	return ESPANK_SUCCESS;
+}
+
+int
+slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	if (spank_context() == S_CTX_REMOTE)
+		(void)ceems_remote_task_post_fork(sp);
+	return ESPANK_SUCCESS;
+}
+
+int
+slurm_spank_task_exit(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	if (spank_context() == S_CTX_REMOTE)
+		(void)ceems_remote_task_exit(sp);
+	return ESPANK_SUCCESS;
+}
+
+int
+slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	if (spank_context() == S_CTX_REMOTE)
+		(void)ceems_remote_exit(sp);
+	return ESPANK_SUCCESS;
+}

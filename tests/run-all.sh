@@ -1,0 +1,109 @@
+#!/bin/bash
+# run-all.sh - the full ceems test suite, exactly as CI runs it: install the
+# dependencies, then in fresh out-of-tree builds run
+#   1. unit tests (warnings are errors),
+#   2. integration tests on real Slurm and PostgreSQL,
+#   3. unit and integration tests again built with ASan + UBSan,
+#   4. make distcheck,
+# and end with one line "N passed, N failed".  Exits non-zero on any failure.
+# Run as root from anywhere; build trees go to _build/ in the checkout.
+set -u
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build_root="$top/_build"
+jobs=$(nproc 2>/dev/null || echo 2)
+total_pass=0
+total_fail=0
+total_skip=0
+summary=""
+
+note() { printf '== %s\n' "$*"; }
+
+# Count the TAP results a suite left in its build dir (*.trs files).
+count_results() {
+	local dir=$1 pass fail skip
+	pass=$(find "$dir" -name '*.trs' -exec grep -h '^:test-result: \(PASS\|XFAIL\)' {} + 2>/dev/null | wc -l)
+	fail=$(find "$dir" -name '*.trs' -exec grep -h '^:test-result: \(FAIL\|XPASS\|ERROR\)' {} + 2>/dev/null | wc -l)
+	skip=$(find "$dir" -name '*.trs' -exec grep -h '^:test-result: SKIP' {} + 2>/dev/null | wc -l)
+	echo "$pass $fail $skip"
+}
+
+# run_suite NAME BUILDDIR MAKE-TARGET: run one suite, add its counts.
+run_suite() {
+	local name=$1 dir=$2 target=$3 rc pass fail skip
+	note "suite $name: make $target"
+	find "$dir" -name '*.trs' -delete 2>/dev/null
+	( cd "$dir" && make -j"$jobs" "$target" ) >"$build_root/logs/$name.log" 2>&1
+	rc=$?
+	read -r pass fail skip < <(count_results "$dir")
+	if [ $rc -ne 0 ] && [ "$fail" -eq 0 ]; then
+		fail=1	# the suite broke before or outside its tests
+	elif [ $rc -eq 0 ] && [ "$pass" -eq 0 ] && [ "$fail" -eq 0 ] && [ "$skip" -eq 0 ]; then
+		pass=1	# a suite with no TAP of its own (distcheck) passed whole
+	fi
+	grep -E '^(PASS|FAIL|ERROR|XPASS|SKIP):' "$build_root/logs/$name.log" | grep -v '^PASS:' || true
+	if [ $rc -ne 0 ]; then
+		echo "--- last lines of $build_root/logs/$name.log:"
+		tail -n 40 "$build_root/logs/$name.log"
+		find "$dir" -name 'test-suite.log' -newer "$build_root/logs/.start" \
+			-exec tail -n 60 {} \;
+	fi
+	total_pass=$((total_pass + pass))
+	total_fail=$((total_fail + fail))
+	total_skip=$((total_skip + skip))
+	summary="$summary$(printf '%-22s %4d passed, %d failed, %d skipped' "$name" "$pass" "$fail" "$skip")\n"
+}
+
+# configure_build NAME [CONFIGURE-ARGS...]: a fresh out-of-tree build.
+configure_build() {
+	local name=$1 dir="$build_root/$1"
+	shift
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	note "configure $name: $*"
+	if ! ( cd "$dir" && "$top/configure" "$@" && make -j"$jobs" ) \
+		>"$build_root/logs/build-$name.log" 2>&1; then
+		echo "--- build $name failed; last lines of $build_root/logs/build-$name.log:"
+		tail -n 60 "$build_root/logs/build-$name.log"
+		total_fail=$((total_fail + 1))
+		summary="$summary$(printf '%-22s build failed' "build-$name")\n"
+		return 1
+	fi
+	return 0
+}
+
+if [ "$(id -u)" != 0 ]; then
+	echo "run-all.sh: run as root (it installs packages and starts Slurm and PostgreSQL)" >&2
+	exit 2
+fi
+
+note "installing dependencies"
+"$top/tests/install-deps.sh" || { echo "0 passed, 1 failed"; exit 1; }
+
+mkdir -p "$build_root/logs"
+touch "$build_root/logs/.start"
+note "autoreconf"
+( cd "$top" && autoreconf -fi ) >"$build_root/logs/autoreconf.log" 2>&1 || {
+	tail -n 30 "$build_root/logs/autoreconf.log"
+	echo "0 passed, 1 failed"
+	exit 1
+}
+
+if configure_build default --enable-werror; then
+	run_suite unit default check
+	run_suite integration default check-integration
+	run_suite distcheck default distcheck
+fi
+if configure_build sanitizers --enable-werror --enable-sanitizers; then
+	run_suite unit-sanitizers sanitizers check
+	run_suite integration-sanitizers sanitizers check-integration
+fi
+
+printf '\n'
+printf "%b" "$summary"
+if [ $total_skip -gt 0 ]; then
+	echo "$total_pass passed, $total_fail failed, $total_skip skipped"
+else
+	echo "$total_pass passed, $total_fail failed"
+fi
+[ $total_fail -eq 0 ]
