@@ -1,0 +1,376 @@
+/* conf.c - strict parser of the ceems configuration file. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+#include "fileio.h"
+
+enum key_type {
+	KEY_DURATION,	/* uint64_t ns, within [min, max] */
+	KEY_UINT32,	/* uint32_t within [min, max] */
+	KEY_PATH,	/* absolute path */
+	KEY_WORD,	/* one of the words in `words` */
+	KEY_BOOL,
+	KEY_WATTS,	/* double >= 0, or "learn" (stored as -1) */
+	KEY_REAL,	/* double within [min, max] */
+	KEY_NAME,	/* [A-Za-z0-9._-]+ */
+};
+
+struct key {
+	const char *name;
+	enum key_type type;
+	size_t offset;
+	size_t size;		/* for strings */
+	double min, max;
+	const char *words;	/* KEY_WORD: space-separated */
+};
+
+#define FIELD(f) offsetof(struct ceems_config, f), sizeof(((struct ceems_config *)0)->f)
+
+static const struct key keys[] = {
+	{ "interval", KEY_DURATION, FIELD(interval_ns), 10e6, 3600e9, NULL },
+	{ "checkpoint_interval", KEY_DURATION, FIELD(checkpoint_interval_ns), 0, 3600e9, NULL },
+	{ "max_jobs", KEY_UINT32, FIELD(max_jobs), 1, 65536, NULL },
+	{ "socket", KEY_PATH, FIELD(socket_path), 0, 0, NULL },
+	{ "state_dir", KEY_PATH, FIELD(state_dir), 0, 0, NULL },
+	{ "spool_dir", KEY_PATH, FIELD(spool_dir), 0, 0, NULL },
+	{ "log_level", KEY_WORD, FIELD(log_level), 0, 0, "error warning info debug" },
+	{ "sysfs_root", KEY_PATH, FIELD(sysfs_root), 0, 0, NULL },
+	{ "procfs_root", KEY_PATH, FIELD(procfs_root), 0, 0, NULL },
+	{ "cgroupfs_prefix", KEY_PATH, FIELD(cgroupfs_prefix), 0, 0, NULL },
+	{ "source_rapl", KEY_BOOL, FIELD(source_rapl), 0, 0, NULL },
+	{ "source_hwmon", KEY_BOOL, FIELD(source_hwmon), 0, 0, NULL },
+	{ "source_pm_counters", KEY_BOOL, FIELD(source_pm_counters), 0, 0, NULL },
+	{ "idle_power_package", KEY_WATTS, FIELD(idle_power_package_w), 0, 100000, NULL },
+	{ "idle_power_dram", KEY_WATTS, FIELD(idle_power_dram_w), 0, 100000, NULL },
+	{ "cluster", KEY_NAME, FIELD(cluster), 0, 0, NULL },
+	{ "zone", KEY_NAME, FIELD(zone), 0, 0, NULL },
+	{ "pue", KEY_REAL, FIELD(pue), 1.0, 5.0, NULL },
+	{ "emissions_table", KEY_PATH, FIELD(emissions_table), 0, 0, NULL },
+};
+
+void
+ceems_config_defaults(struct ceems_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->interval_ns = 1000000000ULL;
+	c->checkpoint_interval_ns = 1000000000ULL;
+	c->max_jobs = 1024;
+	snprintf(c->socket_path, sizeof(c->socket_path), "/run/ceems/agent.sock");
+	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/ceems/agent");
+	snprintf(c->spool_dir, sizeof(c->spool_dir), "/var/spool/ceems");
+	snprintf(c->log_level, sizeof(c->log_level), "info");
+	snprintf(c->sysfs_root, sizeof(c->sysfs_root), "/sys");
+	snprintf(c->procfs_root, sizeof(c->procfs_root), "/proc");
+	snprintf(c->cgroupfs_prefix, sizeof(c->cgroupfs_prefix), "/");
+	c->source_rapl = true;
+	c->source_hwmon = true;
+	c->source_pm_counters = true;
+	c->idle_power_package_w = -1;
+	c->idle_power_dram_w = -1;
+	snprintf(c->cluster, sizeof(c->cluster), "cluster");
+	c->pue = 1.0;
+	snprintf(c->emissions_table, sizeof(c->emissions_table),
+		 "%s/carbon-intensity.tsv", CEEMS_PKGDATADIR);
+}
+
+int
+ceems_parse_duration(const char *text, uint64_t *ns)
+{
+	static const struct { const char *suffix; double scale; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+		{ "m", 60e9 }, { "h", 3600e9 }, { "", 1e9 },
+	};
+	char *end;
+	double value;
+
+	if (!isdigit((unsigned char)text[0]))
+		return -1;
+	errno = 0;
+	value = strtod(text, &end);
+	if (errno != 0 || !isfinite(value) || value < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].suffix) == 0) {
+			double v = value * units[i].scale;
+
+			if (v > 1e18)
+				return -1;
+			*ns = (uint64_t)(v + 0.5);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int
+parse_real(const char *text, double *out)
+{
+	char *end;
+
+	if (text[0] == '\0')
+		return -1;
+	errno = 0;
+	*out = strtod(text, &end);
+	if (errno != 0 || *end != '\0' || !isfinite(*out))
+		return -1;
+	return 0;
+}
+
+static bool
+word_in_list(const char *word, const char *list)
+{
+	size_t n = strlen(word);
+	const char *p = list;
+
+	while (*p != '\0') {
+		size_t len = strcspn(p, " ");
+
+		if (len == n && strncmp(p, word, n) == 0)
+			return true;
+		p += len;
+		while (*p == ' ')
+			p++;
+	}
+	return false;
+}
+
+static bool
+is_name(const char *s)
+{
+	if (*s == '\0')
+		return false;
+	for (; *s != '\0'; s++)
+		if (!isalnum((unsigned char)*s) && *s != '.' && *s != '_' &&
+		    *s != '-')
+			return false;
+	return true;
+}
+
+/* Store VALUE for key K into C.  Returns NULL, or what is wrong. */
+static const char *
+set_key(struct ceems_config *c, const struct key *k, const char *value)
+{
+	char *field = (char *)c + k->offset;
+	double real;
+	uint64_t ns;
+
+	switch (k->type) {
+	case KEY_DURATION:
+		if (ceems_parse_duration(value, &ns) < 0)
+			return "is not a duration (examples: 250ms, 1s, 2m)";
+		if ((double)ns < k->min || (double)ns > k->max)
+			return "is out of range";
+		memcpy(field, &ns, sizeof(ns));
+		return NULL;
+	case KEY_UINT32: {
+		char *end;
+		unsigned long long v;
+
+		if (!isdigit((unsigned char)value[0]))
+			return "is not a whole number";
+		errno = 0;
+		v = strtoull(value, &end, 10);
+		if (errno != 0 || *end != '\0')
+			return "is not a whole number";
+		if ((double)v < k->min || (double)v > k->max)
+			return "is out of range";
+		uint32_t v32 = (uint32_t)v;
+		memcpy(field, &v32, sizeof(v32));
+		return NULL;
+	}
+	case KEY_PATH:
+		if (value[0] != '/')
+			return "must be an absolute path";
+		if (strlen(value) >= k->size)
+			return "is too long";
+		memcpy(field, value, strlen(value) + 1);
+		return NULL;
+	case KEY_WORD:
+		if (!word_in_list(value, k->words))
+			return "is not one of the allowed words";
+		memcpy(field, value, strlen(value) + 1);
+		return NULL;
+	case KEY_BOOL: {
+		bool b;
+
+		if (strcmp(value, "yes") == 0 || strcmp(value, "true") == 0 ||
+		    strcmp(value, "on") == 0 || strcmp(value, "1") == 0)
+			b = true;
+		else if (strcmp(value, "no") == 0 || strcmp(value, "false") == 0 ||
+			 strcmp(value, "off") == 0 || strcmp(value, "0") == 0)
+			b = false;
+		else
+			return "is not yes or no";
+		memcpy(field, &b, sizeof(b));
+		return NULL;
+	}
+	case KEY_WATTS: {
+		size_t len = strlen(value);
+		char number[64];
+
+		if (strcmp(value, "learn") == 0) {
+			real = -1;
+			memcpy(field, &real, sizeof(real));
+			return NULL;
+		}
+		/* An optional unit: "45W" or "45 W". */
+		if (len > 0 && (value[len - 1] == 'W' || value[len - 1] == 'w'))
+			len--;
+		while (len > 0 && value[len - 1] == ' ')
+			len--;
+		if (len == 0 || len >= sizeof(number))
+			return "is not a power in watts or 'learn'";
+		memcpy(number, value, len);
+		number[len] = '\0';
+		if (parse_real(number, &real) < 0 || real < k->min ||
+		    real > k->max)
+			return "is not a power in watts or 'learn'";
+		memcpy(field, &real, sizeof(real));
+		return NULL;
+	}
+	case KEY_REAL:
+		if (parse_real(value, &real) < 0)
+			return "is not a number";
+		if (real < k->min || real > k->max)
+			return "is out of range";
+		memcpy(field, &real, sizeof(real));
+		return NULL;
+	case KEY_NAME:
+		if (!is_name(value))
+			return "may hold only letters, digits, '.', '_' and '-'";
+		if (strlen(value) >= k->size)
+			return "is too long";
+		memcpy(field, value, strlen(value) + 1);
+		return NULL;
+	}
+	return "has an unknown type";
+}
+
+static const struct key *
+find_key(const char *name, size_t len)
+{
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strlen(keys[i].name) == len &&
+		    strncmp(keys[i].name, name, len) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+static void
+trim(const char **start, const char **end)
+{
+	while (*start < *end && isspace((unsigned char)**start))
+		(*start)++;
+	while (*end > *start && isspace((unsigned char)(*end)[-1]))
+		(*end)--;
+}
+
+__attribute__((format(printf, 5, 6))) static int
+fail(char *err, size_t err_size, const char *name, unsigned line,
+     const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	n = snprintf(err, err_size, "%s:%u: ", name, line);
+	if (n > 0 && (size_t)n < err_size) {
+		va_start(ap, fmt);
+		vsnprintf(err + n, err_size - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+int
+ceems_config_parse(struct ceems_config *config, const char *text,
+		   const char *name, char *err, size_t err_size)
+{
+	struct ceems_config work = *config;
+	const char *line = text;
+	unsigned lineno = 0;
+
+	while (*line != '\0') {
+		const char *eol = strchr(line, '\n');
+		const char *end = eol ? eol : line + strlen(line);
+		const char *hash = memchr(line, '#', (size_t)(end - line));
+		const char *eq, *kstart = line, *kend, *vstart, *vend;
+		const struct key *k;
+		const char *problem;
+		char value[CEEMS_CONFIG_PATH_MAX];
+
+		lineno++;
+		if (hash != NULL)
+			end = hash;
+		eq = memchr(line, '=', (size_t)(end - line));
+		kend = eq ? eq : end;
+		trim(&kstart, &kend);
+		if (eq == NULL) {
+			if (kstart != kend)
+				return fail(err, err_size, name, lineno,
+					    "expected 'key = value'");
+			goto next;
+		}
+		if (kstart == kend)
+			return fail(err, err_size, name, lineno, "missing key before '='");
+		k = find_key(kstart, (size_t)(kend - kstart));
+		if (k == NULL)
+			return fail(err, err_size, name, lineno, "unknown key '%.*s'",
+				    (int)(kend - kstart), kstart);
+		vstart = eq + 1;
+		vend = end;
+		trim(&vstart, &vend);
+		if ((size_t)(vend - vstart) >= sizeof(value))
+			return fail(err, err_size, name, lineno, "value of %s is too long",
+				    k->name);
+		memcpy(value, vstart, (size_t)(vend - vstart));
+		value[vend - vstart] = '\0';
+		problem = set_key(&work, k, value);
+		if (problem != NULL)
+			return fail(err, err_size, name, lineno, "%s = '%s' %s",
+				    k->name, value, problem);
+next:
+		if (eol == NULL)
+			break;
+		line = eol + 1;
+	}
+	*config = work;
+	return 0;
+}
+
+int
+ceems_config_load(struct ceems_config *config, const char *path, char *err,
+		  size_t err_size)
+{
+	enum { CONF_MAX = 65536 };
+	char *text = malloc(CONF_MAX);
+	ssize_t n;
+	int ret;
+
+	if (text == NULL) {
+		snprintf(err, err_size, "%s: out of memory", path);
+		return -1;
+	}
+	n = ceems_read_text_file(path, text, CONF_MAX);
+	if (n < 0) {
+		snprintf(err, err_size, "%s: %s", path,
+			 n == -EFBIG ? "file larger than 64 KiB" : strerror((int)-n));
+		free(text);
+		return -1;
+	}
+	if ((size_t)n != strlen(text)) {
+		snprintf(err, err_size, "%s: NUL byte in the file", path);
+		free(text);
+		return -1;
+	}
+	ret = ceems_config_parse(config, text, path, err, err_size);
+	free(text);
+	return ret;
+}

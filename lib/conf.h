@@ -1,0 +1,64 @@
+/* conf.h - the ceems configuration file (/etc/ceems/ceems.conf): one
+ * "key = value" per line, '#' comments.  Parsing is strict: an unknown key
+ * or a malformed value is an error naming the file and line, because a
+ * silently ignored typo in an energy accounting setup produces wrong
+ * numbers for months.  Keys and defaults are documented in ceems.conf(5). */
+#ifndef CEEMS_CONF_H
+#define CEEMS_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CEEMS_CONFIG_PATH_MAX 256
+#define CEEMS_DEFAULT_CONFIG_PATH "/etc/ceems/ceems.conf"
+
+struct ceems_config {
+	/* node agent */
+	uint64_t interval_ns;		/* main sampling tick */
+	uint64_t checkpoint_interval_ns;	/* per-job state saved this often */
+	uint32_t max_jobs;		/* bounded memory: registrations refused beyond */
+	char socket_path[CEEMS_CONFIG_PATH_MAX];
+	char state_dir[CEEMS_CONFIG_PATH_MAX];
+	char spool_dir[CEEMS_CONFIG_PATH_MAX];
+	char log_level[16];
+
+	/* where the kernel's trees are (tests point these at fixtures) */
+	char sysfs_root[CEEMS_CONFIG_PATH_MAX];
+	char procfs_root[CEEMS_CONFIG_PATH_MAX];
+	char cgroupfs_prefix[CEEMS_CONFIG_PATH_MAX];
+
+	/* energy sources */
+	bool source_rapl;
+	bool source_hwmon;
+	bool source_pm_counters;
+	double idle_power_package_w;	/* < 0: learn from the node's readings */
+	double idle_power_dram_w;	/* < 0: learn */
+
+	/* emissions */
+	char cluster[64];
+	char zone[16];			/* ISO 3166-1 country code, or WORLD */
+	double pue;
+	char emissions_table[CEEMS_CONFIG_PATH_MAX];
+};
+
+/* Fill CONFIG with the documented defaults. */
+void ceems_config_defaults(struct ceems_config *config);
+
+/* Parse TEXT (the file's contents; NAME is used in messages) over CONFIG,
+ * which holds defaults or earlier settings.  Returns 0, or -1 after
+ * writing "NAME:LINE: problem" into ERR (ERR_SIZE bytes); CONFIG is then
+ * unchanged (parsing happens into a copy). */
+int ceems_config_parse(struct ceems_config *config, const char *text,
+		       const char *name, char *err, size_t err_size);
+
+/* Read and parse the file at PATH.  Same return convention; a missing
+ * file is an error too (the caller decides whether defaults will do). */
+int ceems_config_load(struct ceems_config *config, const char *path,
+		      char *err, size_t err_size);
+
+/* Parse "250ms", "1s", "1.5s", "2m", "1h" (a bare number is seconds) into
+ * nanoseconds.  Returns 0 or -1. */
+int ceems_parse_duration(const char *text, uint64_t *ns);
+
+#endif

@@ -1,0 +1,121 @@
+/* test_conf.c - the configuration file parser: defaults, every value
+ * type, and the errors an admin's typo must produce. */
+#include "config.h"
+
+#include <string.h>
+
+#include "conf.h"
+#include "../tap.h"
+
+static void
+test_defaults(void)
+{
+	struct ceems_config c;
+
+	ceems_config_defaults(&c);
+	is_int(c.interval_ns, 1000000000, "default interval 1 s");
+	is_str(c.socket_path, "/run/ceems/agent.sock", "default socket");
+	ok(c.idle_power_package_w < 0, "idle power learned by default");
+	is_near(c.pue, 1.0, 0, "default PUE 1.0");
+	is_str(c.zone, "", "no zone by default (emissions need one configured)");
+}
+
+static void
+test_values(void)
+{
+	struct ceems_config c;
+	char err[256] = "";
+	const char *text =
+		"# comment line\n"
+		"\n"
+		"interval = 250ms   # sub-second\n"
+		"  checkpoint_interval=5s\n"
+		"max_jobs = 64\n"
+		"socket = /tmp/x/agent.sock\n"
+		"log_level = debug\n"
+		"source_hwmon = no\n"
+		"idle_power_package = 45.5 W\n"
+		"idle_power_dram = learn\n"
+		"zone = FR\n"
+		"pue = 1.3\n"
+		"cluster = jean-zay_2\n";
+
+	ceems_config_defaults(&c);
+	is_int(ceems_config_parse(&c, text, "t.conf", err, sizeof(err)), 0, "valid file parses");
+	is_str(err, "", "no error message");
+	is_int(c.interval_ns, 250000000, "250ms");
+	is_int(c.checkpoint_interval_ns, 5000000000ULL, "5s");
+	is_int(c.max_jobs, 64, "max_jobs");
+	is_str(c.socket_path, "/tmp/x/agent.sock", "socket");
+	is_str(c.log_level, "debug", "log_level");
+	ok(!c.source_hwmon && c.source_rapl, "source switches");
+	is_near(c.idle_power_package_w, 45.5, 1e-12, "watts with unit");
+	ok(c.idle_power_dram_w < 0, "learn");
+	is_str(c.zone, "FR", "zone");
+	is_near(c.pue, 1.3, 1e-12, "pue");
+	is_str(c.cluster, "jean-zay_2", "cluster");
+}
+
+/* Each bad line must fail with its line number and leave the config as
+ * it was. */
+static void
+expect_error(const char *text, const char *want_substring, const char *what)
+{
+	struct ceems_config c, before;
+	char err[256] = "";
+	int ret;
+
+	ceems_config_defaults(&c);
+	before = c;
+	ret = ceems_config_parse(&c, text, "bad.conf", err, sizeof(err));
+	ok(ret == -1 && strstr(err, want_substring) != NULL &&
+	   memcmp(&c, &before, sizeof(c)) == 0, "%s -> %s", what, err);
+}
+
+static void
+test_errors(void)
+{
+	expect_error("intervall = 1s\n", "bad.conf:1: unknown key 'intervall'", "typo in key");
+	expect_error("interval = 1s\nnonsense\n", "bad.conf:2: expected 'key = value'", "line without '='");
+	expect_error("= 3\n", "missing key", "empty key");
+	expect_error("interval = fast\n", "not a duration", "bad duration");
+	expect_error("interval = 1ms\n", "out of range", "interval too short");
+	expect_error("interval = -1s\n", "not a duration", "negative duration");
+	expect_error("max_jobs = 0\n", "out of range", "max_jobs zero");
+	expect_error("max_jobs = 12abc\n", "whole number", "trailing garbage");
+	expect_error("max_jobs = 99999999999999999999999\n", "whole number", "overflow");
+	expect_error("socket = relative/path\n", "absolute path", "relative path");
+	expect_error("log_level = chatty\n", "allowed words", "unknown level");
+	expect_error("source_rapl = maybe\n", "yes or no", "bad bool");
+	expect_error("idle_power_package = -5\n", "watts", "negative power");
+	expect_error("idle_power_package = 5 kW\n", "watts", "wrong unit");
+	expect_error("pue = 0.5\n", "out of range", "PUE below 1");
+	expect_error("pue = nan\n", "not a number", "NaN PUE");
+	expect_error("zone = F R\n", "may hold only", "space in zone");
+	expect_error("cluster = a;drop table\n", "may hold only", "odd characters in cluster");
+}
+
+static void
+test_durations(void)
+{
+	uint64_t ns = 0;
+
+	ok(ceems_parse_duration("2", &ns) == 0 && ns == 2000000000ULL, "bare number is seconds");
+	ok(ceems_parse_duration("1.5s", &ns) == 0 && ns == 1500000000ULL, "fractional seconds");
+	ok(ceems_parse_duration("2m", &ns) == 0 && ns == 120000000000ULL, "minutes");
+	ok(ceems_parse_duration("1h", &ns) == 0 && ns == 3600000000000ULL, "hours");
+	ok(ceems_parse_duration("100us", &ns) == 0 && ns == 100000ULL, "microseconds");
+	ok(ceems_parse_duration("1 s", &ns) == -1, "space before unit refused");
+	ok(ceems_parse_duration("1e30s", &ns) == -1, "absurd value refused");
+	ok(ceems_parse_duration("s", &ns) == -1, "unit alone refused");
+}
+
+int
+main(void)
+{
+	test_defaults();
+	test_values();
+	test_errors();
+	test_durations();
+	return done_testing();
+}
