@@ -76,4 +76,92 @@ struct ceems_energy_take {
 void ceems_energy_source_take(struct ceems_energy_source *src,
 			      struct ceems_energy_take *out);
 
+/* Sample, bound and close through the ops, for callers that hold only
+ * the generic source (NULL is accepted by close). */
+void ceems_energy_source_sample(struct ceems_energy_source *src,
+				uint64_t now_ns);
+uint64_t ceems_energy_source_max_sample_interval_ns(
+	const struct ceems_energy_source *src);
+void ceems_energy_source_close(struct ceems_energy_source *src);
+
+/* --- Helpers shared by the source implementations. --- */
+
+/* Add J joules to C, or record GAP (the first gap since the last take
+ * wins: it is the reason the tick is not a measurement). */
+void ceems_energy_counter_add(struct ceems_energy_counter *c, double j);
+void ceems_energy_counter_gap(struct ceems_energy_counter *c,
+			      enum ceems_energy_gap gap);
+
+/* Parse a sysfs unsigned decimal integer ("12345" or "12345\n"): 0, or
+ * -EINVAL for anything else (empty, sign, spaces, trailing garbage), or
+ * -ERANGE above UINT64_MAX. */
+int ceems_energy_parse_u64(const char *text, uint64_t *value);
+
+/* What is known about a monotonic energy counter, for judging the
+ * difference of two readings. */
+struct ceems_energy_counter_limits {
+	double unit_j;		/* joules per count: 1e-6 for uJ counters */
+	uint64_t range;		/* wraps to 0 after this value; 0 = never */
+	double max_power_w;	/* a delta needing more power is a reset */
+	uint64_t slack_ns;	/* timing jitter allowed in that check */
+};
+
+/* Longest time, ns, in which the counter can wrap at most once
+ * (range / max power); 0 when it does not wrap. */
+uint64_t ceems_energy_wrap_period_ns(
+	const struct ceems_energy_counter_limits *lim);
+
+/* Where a source reads a counter file: SYSFS_ROOT ("" or "/" for the
+ * real one) joined with the absolute path REL into BUF.  0 or -ENAMETOOLONG. */
+int ceems_energy_sysfs_path(char *buf, size_t size, const char *sysfs_root,
+			    const char *rel);
+
+/* Open a counter file to be kept open and pread each sample (no symlink
+ * as last component, close-on-exec).  The fd, or -errno. */
+int ceems_energy_open_file(const char *path);
+
+/* Judge the readings PREV then CUR taken ELAPSED_NS apart.  Returns
+ * CEEMS_GAP_NONE with *JOULES set (>= 0), or the gap: READ_ERROR when
+ * CUR exceeds the range, STALL when ELAPSED_NS exceeds the wrap period
+ * (an unknown number of wraps), RESET when the counter went backwards
+ * without a range, or when the delta (wrapped or not) needs more than
+ * max_power_w over ELAPSED_NS + slack_ns. */
+enum ceems_energy_gap ceems_energy_counter_delta(
+	const struct ceems_energy_counter_limits *lim, uint64_t prev,
+	uint64_t cur, uint64_t elapsed_ns, double *joules);
+
+
+/* The sampling state of one monotonic counter, shared by the sources so
+ * that they all treat errors, resets and stalls alike. */
+struct ceems_energy_reader {
+	struct ceems_energy_counter_limits lim;
+	uint64_t prev;		/* last good reading, counts */
+	uint64_t last_ns;	/* when it was taken */
+	bool have_prev;		/* false: the next good reading is a baseline */
+	enum ceems_energy_gap rebase_gap;	/* gap of that baseline */
+	enum ceems_energy_gap state;	/* last outcome; logged on change */
+};
+
+/* A good reading CUR at NOW_NS: add the energy since the previous one to
+ * C, or record why it cannot be known, and make CUR the baseline. */
+void ceems_energy_reader_update(struct ceems_energy_reader *r,
+				struct ceems_energy_counter *c, uint64_t cur,
+				uint64_t now_ns);
+
+/* No usable reading (ERR is a -errno from the read or the parse): record
+ * a read error for C; the next good reading becomes a baseline whose
+ * interval is a gap of kind REBASE (READ_ERROR, or RESET when the
+ * counter file went away and came back).  Logged when C enters the bad
+ * state, not at every sample. */
+void ceems_energy_reader_fail(struct ceems_energy_reader *r,
+			      struct ceems_energy_counter *c, int err,
+			      enum ceems_energy_gap rebase);
+
+/* Log a change of C's state (one line when it goes bad or the kind of
+ * problem changes, one when it measures again).  WHY may be NULL. */
+void ceems_energy_reader_set_state(struct ceems_energy_reader *r,
+				   const struct ceems_energy_counter *c,
+				   enum ceems_energy_gap state,
+				   const char *why);
+
 #endif

@@ -1,0 +1,298 @@
+/* pm_counters.c - HPE Cray EX pm_counters: accumulated energy in joules
+ * per domain, kept by the node controller (the same source as the BMC).
+ * The counters are 64-bit and do not wrap; going backwards is a reset
+ * (a controller restart).  Files stay open and are pread every sample. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "energy.h"
+#include "fileio.h"
+#include "log.h"
+#include "pm_counters.h"
+
+#define PM_COUNTERS_DIR "/cray/pm_counters"
+
+struct pm_counter {
+	char *path;		/* for reopening */
+	int fd;			/* -1 while closed */
+	struct ceems_energy_reader reader;
+};
+
+struct pm_priv {
+	struct pm_counter *counters;	/* parallel to src->counters */
+};
+
+int
+ceems_pm_counters_parse(const char *text, uint64_t *joules)
+{
+	char value[32];
+	size_t n = 0;
+	const char *p = text;
+
+	while (*p >= '0' && *p <= '9') {
+		if (n + 1 >= sizeof(value))
+			return -ERANGE;
+		value[n++] = *p++;
+	}
+	value[n] = '\0';
+	if (n == 0 || *p != ' ')
+		return -EINVAL;
+	while (*p == ' ')
+		p++;
+	if (p[0] != 'J' || (p[1] != '\0' && p[1] != ' ' && p[1] != '\n'))
+		return -EINVAL;
+	return ceems_energy_parse_u64(value, joules);
+}
+
+static int
+parse_index(const char *s, const char *suffix)
+{
+	int v = 0;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		v = v * 10 + (*s - '0');
+		if (v > 4095)
+			return -1;
+	}
+	return strcmp(s, suffix) == 0 ? v : -1;
+}
+
+int
+ceems_pm_counters_classify(const char *file, enum ceems_energy_domain *domain,
+			   int *device)
+{
+	int n;
+
+	*device = -1;
+	if (strcmp(file, "energy") == 0) {
+		*domain = CEEMS_DOMAIN_NODE;
+		return 0;
+	}
+	if (strcmp(file, "cpu_energy") == 0) {
+		*domain = CEEMS_DOMAIN_PACKAGE;
+		return 0;
+	}
+	if (strcmp(file, "memory_energy") == 0) {
+		*domain = CEEMS_DOMAIN_DRAM;
+		return 0;
+	}
+	if (strncmp(file, "cpu", 3) == 0 &&
+	    (n = parse_index(file + 3, "_energy")) >= 0) {
+		*domain = CEEMS_DOMAIN_PACKAGE;
+		*device = n;
+		return 0;
+	}
+	if (strncmp(file, "accel", 5) == 0 &&
+	    (n = parse_index(file + 5, "_energy")) >= 0) {
+		*domain = CEEMS_DOMAIN_GPU;
+		*device = n;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int
+read_counter(struct pm_counter *pc, uint64_t *joules)
+{
+	char buf[128];
+	ssize_t n;
+	int err;
+
+	if (pc->fd < 0) {
+		pc->fd = ceems_energy_open_file(pc->path);
+		if (pc->fd < 0) {
+			err = pc->fd;
+			pc->fd = -1;
+			return err;
+		}
+	}
+	n = ceems_pread_text(pc->fd, buf, sizeof(buf));
+	if (n < 0) {
+		if (n != -EFBIG) {
+			close(pc->fd);
+			pc->fd = -1;
+		}
+		return (int)n;
+	}
+	return ceems_pm_counters_parse(buf, joules);
+}
+
+static void
+pm_sample(struct ceems_energy_source *src, uint64_t now_ns)
+{
+	struct pm_priv *priv = src->priv;
+	size_t i;
+
+	for (i = 0; i < src->ncounters; i++) {
+		struct pm_counter *pc = &priv->counters[i];
+		struct ceems_energy_counter *c = &src->counters[i];
+		uint64_t joules;
+		int err;
+
+		err = read_counter(pc, &joules);
+		if (err < 0)
+			ceems_energy_reader_fail(&pc->reader, c, err,
+				pc->fd < 0 ? CEEMS_GAP_RESET :
+				CEEMS_GAP_READ_ERROR);
+		else
+			ceems_energy_reader_update(&pc->reader, c, joules,
+						   now_ns);
+	}
+}
+
+static uint64_t
+pm_max_sample_interval_ns(const struct ceems_energy_source *src)
+{
+	(void)src;
+	return 0;	/* 64-bit joule counters: no wrap to outrun */
+}
+
+static void
+pm_close(struct ceems_energy_source *src)
+{
+	struct pm_priv *priv = src->priv;
+	size_t i;
+
+	for (i = 0; i < src->ncounters; i++) {
+		if (priv->counters[i].fd >= 0)
+			close(priv->counters[i].fd);
+		free(priv->counters[i].path);
+	}
+	free(priv->counters);
+	free(priv);
+	free(src->counters);
+	free(src);
+}
+
+static const struct ceems_energy_source_ops pm_ops = {
+	.kind = "pm_counters",
+	.sample = pm_sample,
+	.max_sample_interval_ns = pm_max_sample_interval_ns,
+	.close = pm_close,
+};
+
+static int
+compare_names(const void *a, const void *b)
+{
+	return strcmp((const char *)a, (const char *)b);
+}
+
+struct ceems_energy_source *
+ceems_pm_counters_open(const char *sysfs_root, uint64_t now_ns)
+{
+	char names[CEEMS_PM_COUNTERS_MAX][32];
+	struct ceems_energy_source *src;
+	struct pm_priv *priv;
+	char base[PATH_MAX];
+	struct dirent *de;
+	size_t nnames = 0, i;
+	DIR *dir;
+
+	if (ceems_energy_sysfs_path(base, sizeof(base), sysfs_root,
+				    PM_COUNTERS_DIR) < 0) {
+		ceems_warning("pm_counters: sysfs root too long");
+		return NULL;
+	}
+	dir = opendir(base);
+	if (dir == NULL) {
+		ceems_info("pm_counters: none at %s: %s", base, strerror(errno));
+		return NULL;
+	}
+	while ((de = readdir(dir)) != NULL) {
+		enum ceems_energy_domain domain;
+		int device;
+
+		if (strlen(de->d_name) >= sizeof(names[0]) ||
+		    ceems_pm_counters_classify(de->d_name, &domain, &device) < 0)
+			continue;
+		if (nnames == CEEMS_PM_COUNTERS_MAX) {
+			ceems_warning("pm_counters: more than %d energy files; "
+				      "%s left out", CEEMS_PM_COUNTERS_MAX,
+				      de->d_name);
+			continue;
+		}
+		snprintf(names[nnames++], sizeof(names[0]), "%s", de->d_name);
+	}
+	closedir(dir);
+	if (nnames == 0) {
+		ceems_info("pm_counters: no energy file under %s", base);
+		return NULL;
+	}
+	qsort(names, nnames, sizeof(names[0]), compare_names);
+
+	src = calloc(1, sizeof(*src));
+	priv = calloc(1, sizeof(*priv));
+	if (src != NULL)
+		src->counters = calloc(nnames, sizeof(*src->counters));
+	if (priv != NULL)
+		priv->counters = calloc(nnames, sizeof(*priv->counters));
+	if (src == NULL || priv == NULL || src->counters == NULL ||
+	    priv->counters == NULL) {
+		ceems_error("pm_counters: out of memory");
+		if (priv != NULL)
+			free(priv->counters);
+		free(priv);
+		if (src != NULL)
+			free(src->counters);
+		free(src);
+		return NULL;
+	}
+	src->ops = &pm_ops;
+	src->priv = priv;
+
+	for (i = 0; i < nnames; i++) {
+		struct pm_counter *pc = &priv->counters[src->ncounters];
+		struct ceems_energy_counter *c = &src->counters[src->ncounters];
+		char path[PATH_MAX];
+		uint64_t joules;
+		int err;
+
+		if (snprintf(path, sizeof(path), "%s/%s", base, names[i]) >=
+		    (int)sizeof(path))
+			continue;
+		pc->fd = ceems_energy_open_file(path);
+		if (pc->fd < 0) {
+			ceems_warning("pm_counters: cannot open %s: %s; left out",
+				      path, strerror(-pc->fd));
+			continue;
+		}
+		pc->path = strdup(path);
+		if (pc->path == NULL) {
+			close(pc->fd);
+			continue;
+		}
+		memset(c, 0, sizeof(*c));
+		ceems_pm_counters_classify(names[i], &c->domain, &c->device);
+		snprintf(c->name, sizeof(c->name), "pm_counters/%s", names[i]);
+		memset(&pc->reader, 0, sizeof(pc->reader));
+		pc->reader.lim.unit_j = 1.0;
+		pc->reader.lim.max_power_w = CEEMS_PM_COUNTERS_MAX_POWER_W;
+		pc->reader.lim.slack_ns = CEEMS_PM_COUNTERS_SLACK_NS;
+		err = read_counter(pc, &joules);
+		if (err < 0) {
+			ceems_energy_reader_fail(&pc->reader, c, err,
+						 CEEMS_GAP_READ_ERROR);
+		} else {
+			pc->reader.prev = joules;
+			pc->reader.last_ns = now_ns;
+			pc->reader.have_prev = true;
+		}
+		src->ncounters++;
+	}
+	if (src->ncounters == 0) {
+		ceems_info("pm_counters: no readable energy file under %s", base);
+		pm_close(src);
+		return NULL;
+	}
+	ceems_info("pm_counters: %zu counter(s) under %s", src->ncounters, base);
+	return src;
+}
