@@ -1,0 +1,72 @@
+/* proc_stats.h - the node's CPU time (/proc/stat) and memory
+ * (/proc/meminfo), the denominators of the per-job shares.  The procfs
+ * root is configurable so tests read fixture files; the files are opened
+ * once and pread each tick. */
+#ifndef CEEMS_PROC_STATS_H
+#define CEEMS_PROC_STATS_H
+
+#include <stdint.h>
+
+/* Node CPU time since boot, summed over CPUs, in ns.
+ * busy_ns = user + nice + system + irq + softirq: the work this node's
+ * CPUs did.  Guest time is already inside user and nice, so it is not
+ * added.  iowait is idle time (a CPU waiting on IO runs nothing).  steal
+ * is time the hypervisor gave to someone else: neither busy nor idle of
+ * this node, so it is kept out of total_ns and reported on its own. */
+struct ceems_node_cpu {
+	uint64_t user_ns, nice_ns, system_ns, idle_ns, iowait_ns;
+	uint64_t irq_ns, softirq_ns, steal_ns;
+	uint64_t busy_ns;
+	uint64_t total_ns;	/* busy + idle + iowait */
+	uint32_t ncpus;		/* "cpuN" lines: the CPUs online now */
+};
+
+/* Bits of ceems_node_mem.present. */
+enum ceems_node_mem_field {
+	CEEMS_NMF_TOTAL = 1u << 0,
+	CEEMS_NMF_FREE = 1u << 1,
+	CEEMS_NMF_AVAILABLE = 1u << 2,	/* Linux >= 3.14 */
+	CEEMS_NMF_BUFFERS = 1u << 3,
+	CEEMS_NMF_CACHED = 1u << 4,
+	CEEMS_NMF_ANON_PAGES = 1u << 5,
+	CEEMS_NMF_SHMEM = 1u << 6,
+	CEEMS_NMF_SWAP_TOTAL = 1u << 7,
+	CEEMS_NMF_SWAP_FREE = 1u << 8,
+};
+
+/* Node memory in bytes; a field is valid only when its bit is set. */
+struct ceems_node_mem {
+	uint32_t present;
+	uint64_t total, free, available, buffers, cached, anon_pages, shmem;
+	uint64_t swap_total, swap_free;
+};
+
+/* Parse /proc/stat's "cpu" and "cpuN" lines (the lines after them are
+ * not looked at, so TEXT may be only the head of the file, as long as
+ * it holds the line that follows the last cpuN line).  CLK_TCK: ticks
+ * per second of the counters (sysconf(_SC_CLK_TCK)).  Returns 0,
+ * -EINVAL on malformed or truncated text, -ERANGE on overflow. */
+int ceems_parse_proc_stat(const char *text, long clk_tck,
+			  struct ceems_node_cpu *out);
+
+/* Parse /proc/meminfo.  Lines we do not use are skipped whatever their
+ * value; the wanted ones must be "Key: N kB".  Returns 0, -EINVAL,
+ * -ERANGE, -ENODATA without MemTotal. */
+int ceems_parse_proc_meminfo(const char *text, struct ceems_node_mem *out);
+
+struct ceems_proc_reader;
+
+/* Open PROCFS_ROOT/stat and PROCFS_ROOT/meminfo (PROCFS_ROOT "/proc" or
+ * a fixture directory).  Returns NULL with *ERR = -errno on failure. */
+struct ceems_proc_reader *ceems_proc_reader_open(const char *procfs_root,
+						 int *err);
+
+/* Each returns 0 or a negative errno; OUT is untouched on error. */
+int ceems_proc_read_cpu(struct ceems_proc_reader *reader,
+			struct ceems_node_cpu *out);
+int ceems_proc_read_mem(struct ceems_proc_reader *reader,
+			struct ceems_node_mem *out);
+
+void ceems_proc_reader_close(struct ceems_proc_reader *reader);
+
+#endif
