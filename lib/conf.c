@@ -37,6 +37,7 @@ struct key {
 static const struct key keys[] = {
 	{ "interval", KEY_DURATION, FIELD(interval_ns), 10e6, 3600e9, NULL },
 	{ "checkpoint_interval", KEY_DURATION, FIELD(checkpoint_interval_ns), 0, 3600e9, NULL },
+	{ "usage_interval", KEY_DURATION, FIELD(usage_interval_ns), 10e6, 3600e9, NULL },
 	{ "max_jobs", KEY_UINT32, FIELD(max_jobs), 1, 65536, NULL },
 	{ "socket", KEY_PATH, FIELD(socket_path), 0, 0, NULL },
 	{ "state_dir", KEY_PATH, FIELD(state_dir), 0, 0, NULL },
@@ -62,6 +63,7 @@ ceems_config_defaults(struct ceems_config *c)
 	memset(c, 0, sizeof(*c));
 	c->interval_ns = 1000000000ULL;
 	c->checkpoint_interval_ns = 1000000000ULL;
+	c->usage_interval_ns = 10000000000ULL;
 	c->max_jobs = 1024;
 	snprintf(c->socket_path, sizeof(c->socket_path), "/run/ceems/agent.sock");
 	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/ceems/agent");

@@ -16,7 +16,8 @@
 struct ceems_config {
 	/* node agent */
 	uint64_t interval_ns;		/* main sampling tick */
-	uint64_t checkpoint_interval_ns;	/* per-job state saved this often */
+	uint64_t checkpoint_interval_ns;	/* state flushed to disk this often */
+	uint64_t usage_interval_ns;	/* full cgroup readings (memory, IO) */
 	uint32_t max_jobs;		/* bounded memory: registrations refused beyond */
 	char socket_path[CEEMS_CONFIG_PATH_MAX];
 	char state_dir[CEEMS_CONFIG_PATH_MAX];

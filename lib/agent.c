@@ -1,0 +1,769 @@
+/* agent.c - the node agent's engine: sources, jobs, ledger, state. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent.h"
+#include "agent_state.h"
+#include "emissions.h"
+#include "energy.h"
+#include "fileio.h"
+#include "hwmon.h"
+#include "log.h"
+#include "pm_counters.h"
+#include "proc_stats.h"
+#include "rapl.h"
+
+enum { MAX_SOURCES = 3 };
+
+/* Below this node busy fraction a tick's power counts as idle power when
+ * idle power is learned rather than configured. */
+#define IDLE_BUSY_FRACTION 0.05
+
+struct agent_job {
+	struct ceems_agent_job_spec spec;
+	struct ceems_cgroup_reader *reader;
+	int slot;			/* in the state file, -1 if none */
+	uint64_t registered_ns;
+	uint64_t cpu_base_ns;		/* cgroup usage at registration */
+	uint64_t cpu_last_ns;		/* at the last tick */
+	bool have_cpu;
+	bool gone;
+	uint32_t alloc_cores;
+	uint64_t alloc_mem_bytes;
+	double cpu_s;
+	double gap_s;
+	struct ceems_cgroup_stats usage;	/* last full reading */
+	struct ceems_job_ledger ledger;
+};
+
+struct ceems_agent {
+	struct ceems_config config;
+	struct ceems_energy_source *sources[MAX_SOURCES];
+	size_t nsources;
+	/* For each domain, the one source whose counters count (two
+	 * sources measuring the same domain would count it twice). */
+	int domain_source[CEEMS_DOMAIN_COUNT];
+	struct ceems_energy_take *takes[MAX_SOURCES];
+
+	struct ceems_proc_reader *proc;
+	struct ceems_node_cpu node_cpu;
+	bool have_node_cpu;
+	struct ceems_cgroup_mounts mounts;
+	const char *cgroup_prefix;
+
+	bool have_factor;
+	struct ceems_emission_factor factor;
+	double learned_idle_w[CEEMS_DOMAIN_COUNT];	/* < 0: none yet */
+
+	struct agent_job **jobs;
+	size_t njobs;
+	struct ceems_ledger_job_tick *job_ticks;	/* max_jobs each */
+	struct ceems_ledger_job_share *shares;
+	struct ceems_ledger_tick last_tick;
+	struct ceems_cgroup_stats scratch;
+
+	uint64_t last_tick_ns;
+	uint64_t last_usage_ns;		/* last full cgroup reading */
+	struct state_file *state;
+};
+
+/* Priority of the sources for each domain: RAPL is the finest for CPU
+ * and memory, the node controllers (pm_counters) for the whole node. */
+static const char *const domain_priority[CEEMS_DOMAIN_COUNT][MAX_SOURCES] = {
+	[CEEMS_DOMAIN_PACKAGE] = { "rapl", "pm_counters", "hwmon" },
+	[CEEMS_DOMAIN_DRAM] = { "rapl", "pm_counters", "hwmon" },
+	[CEEMS_DOMAIN_GPU] = { "pm_counters", "hwmon", "rapl" },
+	[CEEMS_DOMAIN_NODE] = { "pm_counters", "hwmon", "rapl" },
+};
+
+static bool
+source_has_domain(const struct ceems_energy_source *src,
+		  enum ceems_energy_domain d)
+{
+	for (size_t i = 0; i < src->ncounters; i++)
+		if (src->counters[i].domain == d)
+			return true;
+	return false;
+}
+
+static void
+choose_domain_sources(struct ceems_agent *a)
+{
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
+		a->domain_source[d] = -1;
+		for (int p = 0; p < MAX_SOURCES && a->domain_source[d] < 0; p++)
+			for (size_t s = 0; s < a->nsources; s++)
+				if (strcmp(a->sources[s]->ops->kind,
+					   domain_priority[d][p]) == 0 &&
+				    source_has_domain(a->sources[s], d)) {
+					a->domain_source[d] = (int)s;
+					break;
+				}
+		if (a->domain_source[d] >= 0)
+			ceems_info("%s energy from %s",
+				   ceems_energy_domain_name(d),
+				   a->sources[a->domain_source[d]]->ops->kind);
+	}
+}
+
+static int
+open_sources(struct ceems_agent *a, uint64_t now_ns)
+{
+	const struct ceems_config *c = &a->config;
+	struct ceems_energy_source *src;
+
+	if (c->source_rapl && (src = ceems_rapl_open(c->sysfs_root, now_ns)))
+		a->sources[a->nsources++] = src;
+	if (c->source_pm_counters &&
+	    (src = ceems_pm_counters_open(c->sysfs_root, now_ns)))
+		a->sources[a->nsources++] = src;
+	if (c->source_hwmon &&
+	    (src = ceems_hwmon_open(c->sysfs_root, 0, now_ns)))
+		a->sources[a->nsources++] = src;
+	for (size_t s = 0; s < a->nsources; s++) {
+		a->takes[s] = calloc(a->sources[s]->ncounters + 1,
+				     sizeof(*a->takes[s]));
+		if (a->takes[s] == NULL)
+			return -ENOMEM;
+	}
+	if (a->nsources == 0)
+		ceems_warning("no energy source found under %s: jobs get usage figures but no energy",
+			      c->sysfs_root);
+	choose_domain_sources(a);
+	return 0;
+}
+
+static int
+load_factor(struct ceems_agent *a, char *err, size_t err_size)
+{
+	struct ceems_emissions_table table;
+	struct tm tm;
+	time_t now = time(NULL);
+	int ret;
+
+	if (a->config.zone[0] == '\0') {
+		ceems_info("no emission zone configured: jobs get no emissions");
+		return 0;
+	}
+	ret = ceems_emissions_table_load(a->config.emissions_table, &table);
+	if (ret < 0) {
+		snprintf(err, err_size, "emissions table %s: %s",
+			 a->config.emissions_table, strerror(-ret));
+		return -1;
+	}
+	gmtime_r(&now, &tm);
+	ret = ceems_emissions_lookup(&table, a->config.zone, tm.tm_year + 1900,
+				     &a->factor);
+	ceems_emissions_table_free(&table);
+	if (ret < 0) {
+		snprintf(err, err_size,
+			 "zone = %s is not in the emissions table %s (use an ISO 3166-1 country code, or WORLD for the world average)",
+			 a->config.zone, a->config.emissions_table);
+		return -1;
+	}
+	a->factor.pue = a->config.pue;
+	a->have_factor = true;
+	ceems_info("emissions: zone %s, %d, %.1f g/kWh (%s), PUE %.2f",
+		   a->factor.zone, a->factor.year, a->factor.g_per_kwh,
+		   a->factor.source, a->factor.pue);
+	return 0;
+}
+
+static int
+read_mounts(struct ceems_agent *a)
+{
+	char path[CEEMS_CONFIG_PATH_MAX + 32];
+	char *text;
+	ssize_t n;
+	int ret;
+
+	text = malloc(1 << 20);
+	if (text == NULL)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "%s/self/mountinfo", a->config.procfs_root);
+	n = ceems_read_text_file(path, text, 1 << 20);
+	if (n < 0) {
+		free(text);
+		return (int)n;
+	}
+	ret = ceems_cgroup_mounts_from_mountinfo(text, &a->mounts);
+	free(text);
+	return ret;
+}
+
+static void
+read_boot_id(const struct ceems_config *c, char *buf, size_t size)
+{
+	char path[CEEMS_CONFIG_PATH_MAX + 32];
+
+	snprintf(path, sizeof(path), "%s/sys/kernel/random/boot_id",
+		 c->procfs_root);
+	if (ceems_read_text_file(path, buf, size) < 0)
+		snprintf(buf, size, "unknown");
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+static void
+open_state(struct ceems_agent *a)
+{
+	char boot_id[64];
+	int err = 0;
+
+	read_boot_id(&a->config, boot_id, sizeof(boot_id));
+	a->state = state_file_open(a->config.state_dir, a->config.max_jobs,
+				   boot_id, &err);
+	if (a->state == NULL)
+		ceems_error("cannot keep job state in %s (%s): an agent restart will lose the running jobs' figures",
+			    a->config.state_dir, strerror(-err));
+}
+
+struct ceems_agent *
+ceems_agent_open(const struct ceems_config *config, uint64_t now_ns,
+		 char *err, size_t err_size)
+{
+	struct ceems_agent *a;
+	int ret = 0;
+
+	a = calloc(1, sizeof(*a));
+	if (a == NULL) {
+		snprintf(err, err_size, "out of memory");
+		return NULL;
+	}
+	a->config = *config;
+	a->cgroup_prefix = strcmp(config->cgroupfs_prefix, "/") == 0 ?
+			   "" : a->config.cgroupfs_prefix;
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+		a->learned_idle_w[d] = -1;
+	a->jobs = calloc(config->max_jobs, sizeof(*a->jobs));
+	a->job_ticks = calloc(config->max_jobs, sizeof(*a->job_ticks));
+	a->shares = calloc(config->max_jobs, sizeof(*a->shares));
+	if (a->jobs == NULL || a->job_ticks == NULL || a->shares == NULL) {
+		snprintf(err, err_size, "out of memory for %u jobs",
+			 config->max_jobs);
+		goto fail;
+	}
+	a->proc = ceems_proc_reader_open(config->procfs_root, &ret);
+	if (a->proc == NULL) {
+		snprintf(err, err_size, "cannot open %s/stat and meminfo: %s",
+			 config->procfs_root, strerror(-ret));
+		goto fail;
+	}
+	a->have_node_cpu = ceems_proc_read_cpu(a->proc, &a->node_cpu) == 0;
+	ret = read_mounts(a);
+	if (ret < 0) {
+		snprintf(err, err_size, "cannot read %s/self/mountinfo: %s",
+			 config->procfs_root, strerror(-ret));
+		goto fail;
+	}
+	if (load_factor(a, err, err_size) < 0)
+		goto fail;
+	if (open_sources(a, now_ns) < 0) {
+		snprintf(err, err_size, "out of memory");
+		goto fail;
+	}
+	open_state(a);
+	a->last_tick_ns = now_ns;
+	a->last_usage_ns = now_ns;
+	return a;
+fail:
+	ceems_agent_close(a);
+	return NULL;
+}
+
+static void
+free_job(struct agent_job *j)
+{
+	ceems_cgroup_reader_close(j->reader);
+	free(j);
+}
+
+void
+ceems_agent_close(struct ceems_agent *a)
+{
+	if (a == NULL)
+		return;
+	for (size_t i = 0; i < a->njobs; i++)
+		free_job(a->jobs[i]);
+	for (size_t s = 0; s < a->nsources; s++) {
+		ceems_energy_source_close(a->sources[s]);
+		free(a->takes[s]);
+	}
+	ceems_proc_reader_close(a->proc);
+	state_file_close(a->state);
+	free(a->jobs);
+	free(a->job_ticks);
+	free(a->shares);
+	free(a);
+}
+
+uint64_t
+ceems_agent_source_interval_ns(const struct ceems_agent *a)
+{
+	uint64_t interval = a->config.interval_ns;
+
+	for (size_t s = 0; s < a->nsources; s++) {
+		uint64_t max = ceems_energy_source_max_sample_interval_ns(a->sources[s]);
+
+		if (max != 0 && max < interval)
+			interval = max;
+	}
+	return interval;
+}
+
+void
+ceems_agent_sample_sources(struct ceems_agent *a, uint64_t now_ns)
+{
+	for (size_t s = 0; s < a->nsources; s++)
+		ceems_energy_source_sample(a->sources[s], now_ns);
+}
+
+/* Add one counter's tick to a ledger reading: any gap makes the whole
+ * reading a gap (a domain split from part of its counters would charge
+ * jobs for a wrong total). */
+static void
+add_to_reading(struct ceems_ledger_reading *r,
+	       const struct ceems_energy_take *t)
+{
+	if (!r->measured) {
+		r->measured = true;
+		r->gap = CEEMS_GAP_NONE;
+		r->joules = 0;
+	}
+	if (r->gap != CEEMS_GAP_NONE)
+		return;
+	if (t->gap != CEEMS_GAP_NONE) {
+		r->gap = t->gap;
+		r->joules = 0;
+		return;
+	}
+	r->joules += t->joules;
+}
+
+static void
+collect_energy(struct ceems_agent *a, uint64_t now_ns,
+	       struct ceems_ledger_node_tick *node)
+{
+	for (size_t s = 0; s < a->nsources; s++) {
+		const struct ceems_energy_source *src = a->sources[s];
+
+		ceems_energy_source_sample(a->sources[s], now_ns);
+		ceems_energy_source_take(a->sources[s], a->takes[s]);
+		for (size_t i = 0; i < src->ncounters; i++) {
+			const struct ceems_energy_counter *c = &src->counters[i];
+			const struct ceems_energy_take *t = &a->takes[s][i];
+
+			if (a->domain_source[c->domain] != (int)s)
+				continue;
+			switch (c->domain) {
+			case CEEMS_DOMAIN_PACKAGE:
+				add_to_reading(&node->package, t);
+				break;
+			case CEEMS_DOMAIN_DRAM:
+				add_to_reading(&node->dram, t);
+				break;
+			case CEEMS_DOMAIN_NODE:
+				add_to_reading(&node->node, t);
+				break;
+			case CEEMS_DOMAIN_GPU:
+				if (c->device < 0 ||
+				    c->device >= CEEMS_LEDGER_MAX_GPUS)
+					break;
+				add_to_reading(&node->gpu[c->device], t);
+				if ((size_t)c->device + 1 > node->ngpus)
+					node->ngpus = (size_t)c->device + 1;
+				break;
+			case CEEMS_DOMAIN_COUNT:
+				break;
+			}
+		}
+	}
+}
+
+static void
+collect_node_usage(struct ceems_agent *a,
+		   struct ceems_ledger_node_tick *node)
+{
+	struct ceems_node_cpu cpu;
+	struct ceems_node_mem mem;
+
+	node->node_cores = a->node_cpu.ncpus;
+	if (ceems_proc_read_cpu(a->proc, &cpu) == 0) {
+		if (a->have_node_cpu && cpu.busy_ns >= a->node_cpu.busy_ns)
+			node->node_busy_cpu_s =
+				(double)(cpu.busy_ns - a->node_cpu.busy_ns) / 1e9;
+		a->node_cpu = cpu;
+		a->have_node_cpu = true;
+		node->node_cores = cpu.ncpus;
+	}
+	if (ceems_proc_read_mem(a->proc, &mem) == 0 &&
+	    (mem.present & CEEMS_NMF_TOTAL)) {
+		node->node_mem_total_bytes = mem.total;
+		if ((mem.present & CEEMS_NMF_AVAILABLE) && mem.available <= mem.total)
+			node->node_mem_used_bytes = mem.total - mem.available;
+	}
+}
+
+/* The static power of a domain: configured, else the lowest power seen
+ * while the node was nearly idle (0 until such a tick is seen). */
+static void
+set_idle_power(struct ceems_agent *a, struct ceems_ledger_node_tick *node)
+{
+	const double configured[2] = { a->config.idle_power_package_w,
+				       a->config.idle_power_dram_w };
+	const struct ceems_ledger_reading *readings[2] = { &node->package,
+							   &node->dram };
+	const int domains[2] = { CEEMS_DOMAIN_PACKAGE, CEEMS_DOMAIN_DRAM };
+	double busy_fraction = 1;
+
+	if (node->node_cores > 0)
+		busy_fraction = node->node_busy_cpu_s /
+				(node->dt_s * node->node_cores);
+	for (int i = 0; i < 2; i++) {
+		int d = domains[i];
+		const struct ceems_ledger_reading *r = readings[i];
+
+		if (configured[i] >= 0) {
+			node->idle_power_w[d] = configured[i];
+			continue;
+		}
+		if (r->measured && r->gap == CEEMS_GAP_NONE &&
+		    busy_fraction < IDLE_BUSY_FRACTION) {
+			double w = r->joules / node->dt_s;
+
+			if (a->learned_idle_w[d] < 0 || w < a->learned_idle_w[d])
+				a->learned_idle_w[d] = w;
+		}
+		node->idle_power_w[d] = a->learned_idle_w[d] > 0 ?
+					a->learned_idle_w[d] : 0;
+	}
+}
+
+/* Read one job's usage for this tick into its ledger input. */
+static void
+collect_job(struct ceems_agent *a, struct agent_job *j, bool full,
+	    struct ceems_ledger_job_tick *t)
+{
+	struct ceems_cgroup_stats *st = full ? &j->usage : &a->scratch;
+	uint32_t want = full ? CEEMS_CGF_ALL : CEEMS_CGF_CPU_USAGE;
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	t->alloc_cores = j->alloc_cores;
+	t->alloc_mem_bytes = j->alloc_mem_bytes;
+	memcpy(t->gpu_share, j->spec.gpu_share, sizeof(t->gpu_share));
+	if ((j->usage.present & CEEMS_CGF_MEM_RSS) != 0)
+		t->rss_bytes = j->usage.mem_rss_bytes;
+	if (j->gone)
+		return;
+	ret = ceems_cgroup_reader_read_some(j->reader, want, st);
+	if (ret < 0 || (st->present & CEEMS_CGF_CPU_USAGE) == 0) {
+		if (ret == -ENODEV) {
+			j->gone = true;
+			ceems_info("job %u: cgroup removed; its figures stop here",
+				   j->spec.jobid);
+		}
+		return;
+	}
+	if (full && (st->present & CEEMS_CGF_MEM_RSS) != 0)
+		t->rss_bytes = st->mem_rss_bytes;
+	if (j->have_cpu && st->cpu_usage_ns >= j->cpu_last_ns)
+		t->cpu_s = (double)(st->cpu_usage_ns - j->cpu_last_ns) / 1e9;
+	j->cpu_last_ns = st->cpu_usage_ns;
+	if (!j->have_cpu) {
+		j->cpu_base_ns = st->cpu_usage_ns;
+		j->have_cpu = true;
+	}
+}
+
+static void
+save_job(struct ceems_agent *a, const struct agent_job *j, uint64_t now_ns)
+{
+	struct state_figures fig;
+
+	if (a->state == NULL || j->slot < 0)
+		return;
+	fig.tick_ns = now_ns;
+	fig.cpu_base_ns = j->cpu_base_ns;
+	fig.cpu_s = j->cpu_s;
+	fig.gap_s = j->gap_s;
+	fig.ledger = j->ledger;
+	state_slot_update(a->state, j->slot, &fig);
+}
+
+void
+ceems_agent_tick(struct ceems_agent *a, uint64_t now_ns)
+{
+	struct ceems_ledger_node_tick node;
+	bool full;
+	int ret;
+
+	if (now_ns <= a->last_tick_ns)
+		return;
+	memset(&node, 0, sizeof(node));
+	node.dt_s = (double)(now_ns - a->last_tick_ns) / 1e9;
+	full = now_ns - a->last_usage_ns >= a->config.usage_interval_ns;
+	collect_energy(a, now_ns, &node);
+	collect_node_usage(a, &node);
+	set_idle_power(a, &node);
+	for (size_t i = 0; i < a->njobs; i++)
+		collect_job(a, a->jobs[i], full, &a->job_ticks[i]);
+	if (full)
+		a->last_usage_ns = now_ns;
+
+	ret = ceems_ledger_split(&node, a->job_ticks, a->njobs, a->shares,
+				 &a->last_tick);
+	if (ret < 0) {
+		ceems_error("ledger: cannot split this tick (%s); recorded as a gap",
+			    strerror(-ret));
+		for (size_t i = 0; i < a->njobs; i++) {
+			ceems_job_ledger_add_gap(&a->jobs[i]->ledger, node.dt_s);
+			a->jobs[i]->gap_s += node.dt_s;
+		}
+	} else {
+		for (size_t i = 0; i < a->njobs; i++) {
+			struct agent_job *j = a->jobs[i];
+
+			ceems_job_ledger_add_tick(&j->ledger, &a->shares[i],
+						  node.dt_s,
+						  a->have_factor ? &a->factor : NULL);
+			j->cpu_s += a->job_ticks[i].cpu_s;
+		}
+	}
+	for (size_t i = 0; i < a->njobs; i++)
+		save_job(a, a->jobs[i], now_ns);
+	a->last_tick_ns = now_ns;
+}
+
+static struct agent_job *
+find_job(const struct ceems_agent *a, uint32_t jobid, size_t *index)
+{
+	for (size_t i = 0; i < a->njobs; i++)
+		if (a->jobs[i]->spec.jobid == jobid) {
+			if (index != NULL)
+				*index = i;
+			return a->jobs[i];
+		}
+	return NULL;
+}
+
+/* Open a job's cgroup and take its baseline.  0 or -errno. */
+static int
+attach_job(struct ceems_agent *a, struct agent_job *j)
+{
+	int err = 0;
+
+	j->reader = ceems_cgroup_reader_open(&j->spec.cgroup, &a->mounts,
+					     a->cgroup_prefix, &err);
+	if (j->reader == NULL)
+		return err != 0 ? err : -ENOENT;
+	if (ceems_cgroup_reader_read(j->reader, &j->usage) == 0 &&
+	    (j->usage.present & CEEMS_CGF_CPU_USAGE)) {
+		j->cpu_last_ns = j->usage.cpu_usage_ns;
+		j->have_cpu = true;
+	}
+	j->alloc_cores = j->spec.alloc_cores;
+	if (j->alloc_cores == 0 && (j->usage.present & CEEMS_CGF_CPUSET))
+		j->alloc_cores = j->usage.ncpus_allocated;
+	j->alloc_mem_bytes = j->spec.alloc_mem_bytes;
+	if (j->alloc_mem_bytes == 0 && (j->usage.present & CEEMS_CGF_MEM_LIMIT) &&
+	    j->usage.mem_limit_bytes != CEEMS_CGROUP_UNLIMITED)
+		j->alloc_mem_bytes = j->usage.mem_limit_bytes;
+	return 0;
+}
+
+static bool
+spec_valid(const struct ceems_agent_job_spec *s)
+{
+	if (s->jobid == 0 || s->cgroup.version == CEEMS_CGROUP_NONE)
+		return false;
+	for (int g = 0; g < CEEMS_LEDGER_MAX_GPUS; g++)
+		if (!isfinite(s->gpu_share[g]) || s->gpu_share[g] < 0 ||
+		    s->gpu_share[g] > 1)
+			return false;
+	return true;
+}
+
+int
+ceems_agent_register(struct ceems_agent *a,
+		     const struct ceems_agent_job_spec *spec, uint64_t now_ns)
+{
+	struct agent_job *j;
+	int ret;
+
+	if (!spec_valid(spec))
+		return -EINVAL;
+	if (find_job(a, spec->jobid, NULL) != NULL)
+		return -EEXIST;
+	if (a->njobs >= a->config.max_jobs)
+		return -ENOSPC;
+	ceems_agent_tick(a, now_ns);
+	j = calloc(1, sizeof(*j));
+	if (j == NULL)
+		return -ENOMEM;
+	j->spec = *spec;
+	j->slot = -1;
+	j->registered_ns = now_ns;
+	ceems_job_ledger_init(&j->ledger);
+	ret = attach_job(a, j);
+	if (ret < 0) {
+		free_job(j);
+		return ret;
+	}
+	j->cpu_base_ns = j->cpu_last_ns;
+	if (a->state != NULL) {
+		j->slot = state_slot_claim(a->state, spec, now_ns);
+		save_job(a, j, now_ns);
+	}
+	a->jobs[a->njobs++] = j;
+	ceems_info("job %u registered (uid %u, %u cores, %llu MiB)",
+		   spec->jobid, spec->uid, j->alloc_cores,
+		   (unsigned long long)(j->alloc_mem_bytes >> 20));
+	return 0;
+}
+
+static void
+fill_report(const struct ceems_agent *a, const struct agent_job *j,
+	    struct ceems_agent_job_report *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->jobid = j->spec.jobid;
+	out->uid = j->spec.uid;
+	out->alloc_cores = j->alloc_cores;
+	out->alloc_mem_bytes = j->alloc_mem_bytes;
+	out->elapsed_s = (double)(a->last_tick_ns - j->registered_ns) / 1e9;
+	out->cpu_s = j->cpu_s;
+	out->gap_s = j->gap_s;
+	out->cgroup_gone = j->gone;
+	out->usage = j->usage;
+	out->ledger = j->ledger;
+}
+
+int
+ceems_agent_deregister(struct ceems_agent *a, uint32_t jobid,
+		       uint64_t now_ns, struct ceems_agent_job_report *out)
+{
+	struct agent_job *j;
+	size_t i;
+
+	if (find_job(a, jobid, NULL) == NULL)
+		return -ENOENT;
+	/* A last full reading: peak memory and IO as of the job's end. */
+	a->last_usage_ns = 0;
+	ceems_agent_tick(a, now_ns);
+	j = find_job(a, jobid, &i);
+	if (j == NULL)
+		return -ENOENT;
+	fill_report(a, j, out);
+	if (a->state != NULL)
+		state_slot_release(a->state, j->slot);
+	a->jobs[i] = a->jobs[--a->njobs];
+	free_job(j);
+	ceems_info("job %u deregistered: %.1f J in %.1f s",
+		   jobid, ceems_job_ledger_total_j(&out->ledger), out->elapsed_s);
+	return 0;
+}
+
+int
+ceems_agent_report(const struct ceems_agent *a, uint32_t jobid,
+		   struct ceems_agent_job_report *out)
+{
+	const struct agent_job *j = find_job(a, jobid, NULL);
+
+	if (j == NULL)
+		return -ENOENT;
+	fill_report(a, j, out);
+	return 0;
+}
+
+size_t
+ceems_agent_njobs(const struct ceems_agent *a)
+{
+	return a->njobs;
+}
+
+const struct ceems_ledger_tick *
+ceems_agent_last_tick(const struct ceems_agent *a)
+{
+	return &a->last_tick;
+}
+
+int
+ceems_agent_checkpoint(struct ceems_agent *a, uint64_t now_ns)
+{
+	(void)now_ns;
+	if (a->state == NULL)
+		return -ENOENT;
+	return state_file_flush(a->state);
+}
+
+struct restore_ctx {
+	struct ceems_agent *agent;
+	uint64_t now_ns;
+};
+
+/* Make every string of a spec read back from disk end inside its buffer. */
+static void
+terminate_spec_strings(struct ceems_agent_job_spec *s)
+{
+	s->cgroup.unified[sizeof(s->cgroup.unified) - 1] = '\0';
+	for (int c = 0; c < CEEMS_CG_NCONTROLLERS; c++)
+		s->cgroup.v1[c][sizeof(s->cgroup.v1[c]) - 1] = '\0';
+}
+
+static int
+restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
+	    uint64_t registered_ns, const struct state_figures *fig)
+{
+	struct restore_ctx *ctx = arg;
+	struct ceems_agent *a = ctx->agent;
+	struct agent_job *j;
+	double down_s;
+
+	if (a->njobs >= a->config.max_jobs || !spec_valid(spec) ||
+	    find_job(a, spec->jobid, NULL) != NULL ||
+	    fig->tick_ns > ctx->now_ns || registered_ns > fig->tick_ns)
+		return 1;
+	j = calloc(1, sizeof(*j));
+	if (j == NULL)
+		return 1;
+	j->spec = *spec;
+	terminate_spec_strings(&j->spec);
+	j->slot = slot;
+	j->registered_ns = registered_ns;
+	j->ledger = fig->ledger;
+	j->cpu_s = fig->cpu_s;
+	j->gap_s = fig->gap_s;
+	down_s = (double)(ctx->now_ns - fig->tick_ns) / 1e9;
+	if (down_s > 0) {
+		ceems_job_ledger_add_gap(&j->ledger, down_s);
+		j->gap_s += down_s;
+	}
+	if (attach_job(a, j) < 0) {
+		/* The job ended while the agent was down: keep its figures
+		 * for the deregistration that will ask for them. */
+		j->gone = true;
+	}
+	j->cpu_base_ns = fig->cpu_base_ns;
+	a->jobs[a->njobs++] = j;
+	ceems_info("job %u restored from state (%.1f s not accounted while the agent was down)",
+		   spec->jobid, down_s);
+	save_job(a, j, ctx->now_ns);
+	return 0;
+}
+
+int
+ceems_agent_restore(struct ceems_agent *a, uint64_t now_ns)
+{
+	struct restore_ctx ctx = { a, now_ns };
+
+	if (a->state == NULL)
+		return 0;
+	a->last_tick_ns = now_ns;
+	return state_file_restore(a->state, restore_job, &ctx);
+}

@@ -1,0 +1,100 @@
+/* agent.h - the node agent's engine: every energy source and every
+ * registered job sampled on one timer, each tick's energy split by the
+ * ledger, per-job state checkpointed so that an agent restart loses only
+ * the interval it was down.  No sockets, signals or timers here:
+ * tools/ceems-agent.c drives it, and tests drive it directly on fixture
+ * trees (every filesystem root comes from the configuration). */
+#ifndef CEEMS_AGENT_H
+#define CEEMS_AGENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cgroup_path.h"
+#include "cgroup_stats.h"
+#include "conf.h"
+#include "ledger.h"
+
+/* What the job-side plugin tells the agent when a job starts. */
+struct ceems_agent_job_spec {
+	uint32_t jobid;
+	uint32_t uid;
+	/* The job's cgroup as /proc/PID/cgroup of one of its processes
+	 * shows it (relative to each hierarchy's root). */
+	struct ceems_cgroup_job cgroup;
+	uint32_t alloc_cores;		/* 0: count the cgroup's cpuset */
+	uint64_t alloc_mem_bytes;	/* 0: the cgroup's memory limit */
+	double gpu_share[CEEMS_LEDGER_MAX_GPUS];	/* per device, 0..1 */
+};
+
+/* What the agent knows of a job: its ledger and its last usage. */
+struct ceems_agent_job_report {
+	uint32_t jobid;
+	uint32_t uid;
+	uint32_t alloc_cores;
+	uint64_t alloc_mem_bytes;
+	double elapsed_s;		/* since registration */
+	double cpu_s;			/* CPU time since registration */
+	double gap_s;			/* time the agent could not account */
+	bool cgroup_gone;		/* the job's cgroup has been removed */
+	struct ceems_cgroup_stats usage;	/* last full cgroup reading */
+	struct ceems_job_ledger ledger;
+};
+
+struct ceems_agent;
+
+/* Open the sources and readers CONFIG enables, at monotonic time NOW_NS.
+ * A node without any energy source still accounts usage (the ledger
+ * records the domains as not measured).  NULL with ERR filled when the
+ * configuration cannot work (unknown emission zone, unreadable /proc). */
+struct ceems_agent *ceems_agent_open(const struct ceems_config *config,
+				     uint64_t now_ns, char *err,
+				     size_t err_size);
+void ceems_agent_close(struct ceems_agent *agent);
+
+/* How often the energy sources must be sampled so that no counter can
+ * wrap twice unseen: the main interval, or shorter when a counter needs
+ * it (then call ceems_agent_sample_sources on a timer of that period). */
+uint64_t ceems_agent_source_interval_ns(const struct ceems_agent *agent);
+void ceems_agent_sample_sources(struct ceems_agent *agent, uint64_t now_ns);
+
+/* One main tick: sample every source and job, split the energy since the
+ * previous tick, add each job's share to its ledger. */
+void ceems_agent_tick(struct ceems_agent *agent, uint64_t now_ns);
+
+/* Register a job (a tick is taken first, so the energy up to now goes to
+ * the jobs that were running).  Returns 0, -EEXIST, -ENOSPC (max_jobs
+ * reached), -ENOENT (its cgroup cannot be found), -EINVAL. */
+int ceems_agent_register(struct ceems_agent *agent,
+			 const struct ceems_agent_job_spec *spec,
+			 uint64_t now_ns);
+
+/* Take a tick, fill OUT with the job's final report and forget the job.
+ * Returns 0 or -ENOENT. */
+int ceems_agent_deregister(struct ceems_agent *agent, uint32_t jobid,
+			   uint64_t now_ns,
+			   struct ceems_agent_job_report *out);
+
+/* The job's report as of the last tick.  0 or -ENOENT. */
+int ceems_agent_report(const struct ceems_agent *agent, uint32_t jobid,
+		       struct ceems_agent_job_report *out);
+
+size_t ceems_agent_njobs(const struct ceems_agent *agent);
+
+/* The last tick's split, for checks and logs. */
+const struct ceems_ledger_tick *
+ceems_agent_last_tick(const struct ceems_agent *agent);
+
+/* Write every job's state to the configured state_dir (atomically:
+ * temporary file, then rename).  0 or -errno. */
+int ceems_agent_checkpoint(struct ceems_agent *agent, uint64_t now_ns);
+
+/* Re-register the jobs of a checkpoint written by an earlier agent.  The
+ * time between that checkpoint and NOW_NS is recorded in each job's
+ * ledger as a gap.  A missing file restores nothing (0); a damaged or
+ * foreign one is set aside as state.bad and logged.  Returns the number
+ * of jobs restored, or -errno. */
+int ceems_agent_restore(struct ceems_agent *agent, uint64_t now_ns);
+
+#endif

@@ -1,0 +1,310 @@
+/* test_agent.c - the node agent's engine on fixture trees: a job's share
+ * of RAPL energy by the ledger's model, balance of every tick, emissions,
+ * registration errors, and restoring jobs after an agent restart. */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "agent.h"
+#include "fileio.h"
+#include "log.h"
+#include "../tap.h"
+#include "fixture.h"
+#include "tmptree.h"
+
+#define SEC 1000000000ULL
+#define RAPL "class/powercap/"
+#define JOB42_CPUACCT "sys/fs/cgroup/cpu,cpuacct/slurm_localhost/uid_1000/job_42/cpuacct.usage"
+
+static char sys_root[200], cg_root[200], proc_root[200];
+static char state_dir[256];
+static char buf[8192];
+
+/* Write /proc/stat for a 4-CPU node whose busy time is BUSY_TICKS (in
+ * USER_HZ ticks, all as user time). */
+static void
+write_proc_stat(unsigned long long busy_ticks)
+{
+	char text[512];
+
+	snprintf(text, sizeof(text),
+		 "cpu  %llu 0 0 100000 0 0 0 0 0 0\n"
+		 "cpu0 0 0 0 25000 0 0 0 0 0 0\n"
+		 "cpu1 0 0 0 25000 0 0 0 0 0 0\n"
+		 "cpu2 0 0 0 25000 0 0 0 0 0 0\n"
+		 "cpu3 0 0 0 25000 0 0 0 0 0 0\n"
+		 "intr 0\n", busy_ticks);
+	tmptree_write(proc_root, "stat", text);
+}
+
+static void
+write_u64(const char *root, const char *rel, unsigned long long v)
+{
+	char text[32];
+
+	snprintf(text, sizeof(text), "%llu\n", v);
+	tmptree_write(root, rel, text);
+}
+
+static void
+make_trees(void)
+{
+	char path[PATH_MAX];
+
+	snprintf(sys_root, sizeof(sys_root), "%s", tmptree_new(fixture_path("sys/rapl-intel")));
+	snprintf(cg_root, sizeof(cg_root), "%s", tmptree_new(fixture_path("cgroup/v1")));
+	snprintf(proc_root, sizeof(proc_root), "%s/ceems-test-proc-XXXXXX",
+		 getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(proc_root) == NULL)
+		tmptree_die("mkdtemp", proc_root);
+	snprintf(state_dir, sizeof(state_dir), "%s/state", proc_root);
+	snprintf(path, sizeof(path), "%s/self", proc_root);
+	mkdir(path, 0755);
+	tmptree_write(proc_root, "self/mountinfo",
+		      fixture_text("cgroup/v1/mountinfo.txt", buf, sizeof(buf)));
+	tmptree_write(proc_root, "meminfo",
+		      fixture_text("proc/meminfo", buf, sizeof(buf)));
+	write_proc_stat(0);
+}
+
+static void
+base_config(struct ceems_config *c)
+{
+	ceems_config_defaults(c);
+	snprintf(c->sysfs_root, sizeof(c->sysfs_root), "%s", sys_root);
+	snprintf(c->procfs_root, sizeof(c->procfs_root), "%s", proc_root);
+	snprintf(c->cgroupfs_prefix, sizeof(c->cgroupfs_prefix), "%s", cg_root);
+	snprintf(c->state_dir, sizeof(c->state_dir), "%s", state_dir);
+	snprintf(c->emissions_table, sizeof(c->emissions_table),
+		 "%s/../../lib/data/carbon-intensity.tsv", fixture_root());
+	snprintf(c->zone, sizeof(c->zone), "FR");
+	c->pue = 1.5;
+	c->idle_power_package_w = 20;
+	c->idle_power_dram_w = 2;
+	c->usage_interval_ns = SEC;
+	c->max_jobs = 4;
+}
+
+static void
+job42_spec(struct ceems_agent_job_spec *spec)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->jobid = 42;
+	spec->uid = 1000;
+	if (ceems_cgroup_job_from_proc(fixture_text("cgroup/v1/cgroup-localhost-batch.txt", buf, sizeof(buf)),
+				       42, &spec->cgroup) != 0) {
+		printf("Bail out! cannot resolve job 42's cgroup fixture\n");
+		exit(1);
+	}
+}
+
+/* Move the fixture counters by one second of a known workload: packages
+ * +60 J and +40 J, drams +6 J and +4 J, the node 2 CPU-seconds busy of
+ * which job 42 used CPU_NS. */
+static void
+advance(unsigned step, unsigned long long cpu_ns)
+{
+	static unsigned long long busy_ticks, job_ns = 2483101234ULL;
+
+	write_u64(sys_root, RAPL "intel-rapl:0/energy_uj", 100000000ULL + step * 60000000ULL);
+	write_u64(sys_root, RAPL "intel-rapl:1/energy_uj", 200000000ULL + step * 40000000ULL);
+	write_u64(sys_root, RAPL "intel-rapl:0:1/energy_uj", 20000000ULL + step * 6000000ULL);
+	write_u64(sys_root, RAPL "intel-rapl:1:1/energy_uj", 30000000ULL + step * 4000000ULL);
+	busy_ticks += 200;	/* USER_HZ 100: 2 CPU-seconds */
+	write_proc_stat(busy_ticks);
+	job_ns += cpu_ns;
+	write_u64(cg_root, JOB42_CPUACCT, job_ns);
+}
+
+static void
+test_attribution(void)
+{
+	struct ceems_config c;
+	struct ceems_agent_job_spec spec;
+	struct ceems_agent_job_report r;
+	struct ceems_agent *a;
+	const struct ceems_ledger_tick *t;
+	char err[256] = "";
+	double pkg, dram, want_pkg, want_dram, total;
+
+	base_config(&c);
+	a = ceems_agent_open(&c, 10 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens on fixture trees (%s)", err))
+		return;
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, 10 * SEC), 0, "job 42 registers");
+	is_int(ceems_agent_register(a, &spec, 10 * SEC), -EEXIST, "a second registration is refused");
+
+	advance(1, 1500000000ULL);	/* the job used 1.5 of the 2 busy CPU-s */
+	ceems_agent_tick(a, 11 * SEC);
+	t = ceems_agent_last_tick(a);
+	is_near(t->delta_j[CEEMS_DOMAIN_PACKAGE], 100, 1e-9, "package delta: both sockets, 100 J");
+	is_near(t->delta_j[CEEMS_DOMAIN_DRAM], 10, 1e-9, "dram delta: 10 J");
+	ok(!t->measured[CEEMS_DOMAIN_NODE] || t->delta_j[CEEMS_DOMAIN_NODE] >= 0, "no node source in this tree");
+
+	is_int(ceems_agent_report(a, 42, &r), 0, "report of a running job");
+	/* Static 20 W over 4 cores: the job holds 3 (cpuset 2-3,6).
+	 * Active 80 J by CPU share 1.5 / 2. */
+	want_pkg = 20.0 * 3 / 4 + 80.0 * 1.5 / 2;
+	is_near(r.ledger.joules[CEEMS_DOMAIN_PACKAGE], want_pkg, 1e-9, "job's package energy follows the model");
+	/* DRAM static 2 W by allocated memory (1 GiB of the node's
+	 * MemTotal), active 8 J by RSS over the node's used memory. */
+	want_dram = 2.0 * (1073741824.0 / (263842104.0 * 1024)) +
+		    8.0 * (134217728.0 / ((263842104.0 - 248765432.0) * 1024));
+	is_near(r.ledger.joules[CEEMS_DOMAIN_DRAM], want_dram, 1e-9, "job's dram energy follows the model");
+	pkg = r.ledger.joules[CEEMS_DOMAIN_PACKAGE];
+	dram = r.ledger.joules[CEEMS_DOMAIN_DRAM];
+	is_near(pkg + t->system_j[CEEMS_DOMAIN_PACKAGE] + t->idle_j[CEEMS_DOMAIN_PACKAGE], 100, 1e-9,
+		"package: job + system + idle = delta");
+	is_near(dram + t->system_j[CEEMS_DOMAIN_DRAM] + t->idle_j[CEEMS_DOMAIN_DRAM], 10, 1e-9,
+		"dram: job + system + idle = delta");
+	is_near(r.cpu_s, 1.5, 1e-9, "job CPU time since registration");
+	is_int(r.alloc_cores, 3, "allocated cores from the cpuset");
+
+	advance(2, 500000000ULL);
+	is_int(ceems_agent_deregister(a, 42, 12 * SEC, &r), 0, "deregistration takes a last tick");
+	total = r.ledger.joules[CEEMS_DOMAIN_PACKAGE] + r.ledger.joules[CEEMS_DOMAIN_DRAM];
+	is_near(r.ledger.joules[CEEMS_DOMAIN_PACKAGE], want_pkg + 15 + 80.0 * 0.5 / 2, 1e-9, "second tick added");
+	is_near(r.elapsed_s, 2, 1e-9, "elapsed since registration");
+	is_near(r.cpu_s, 2.0, 1e-9, "CPU over both ticks");
+	ok(r.ledger.have_emissions, "emissions computed with a zone configured");
+	is_near(r.ledger.emissions_g, total / 3.6e6 * 1.5 * r.ledger.factor.g_per_kwh, 1e-9,
+		"emissions = energy x PUE x intensity");
+	is_str(r.ledger.factor.zone, "FR", "factor zone recorded");
+	is_int(ceems_agent_njobs(a), 0, "no job left after deregistration");
+	is_int(ceems_agent_deregister(a, 42, 13 * SEC, &r), -ENOENT, "unknown job");
+	ceems_agent_close(a);
+}
+
+static void
+test_register_errors(void)
+{
+	struct ceems_config c;
+	struct ceems_agent_job_spec spec;
+	struct ceems_agent *a;
+	char err[256] = "";
+
+	base_config(&c);
+	c.max_jobs = 1;
+	a = ceems_agent_open(&c, 100 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	job42_spec(&spec);
+	spec.jobid = 0;
+	is_int(ceems_agent_register(a, &spec, 100 * SEC), -EINVAL, "job id 0 refused");
+	job42_spec(&spec);
+	spec.gpu_share[0] = 1.5;
+	is_int(ceems_agent_register(a, &spec, 100 * SEC), -EINVAL, "GPU share above 1 refused");
+	job42_spec(&spec);
+	spec.jobid = 43;
+	snprintf(spec.cgroup.v1[CEEMS_CG_CPUACCT], sizeof(spec.cgroup.v1[0]), "/slurm_localhost/uid_1/job_43");
+	snprintf(spec.cgroup.v1[CEEMS_CG_MEMORY], sizeof(spec.cgroup.v1[0]), "/slurm_localhost/uid_1/job_43");
+	snprintf(spec.cgroup.v1[CEEMS_CG_CPUSET], sizeof(spec.cgroup.v1[0]), "/slurm_localhost/uid_1/job_43");
+	snprintf(spec.cgroup.v1[CEEMS_CG_FREEZER], sizeof(spec.cgroup.v1[0]), "/slurm_localhost/uid_1/job_43");
+	is_int(ceems_agent_register(a, &spec, 100 * SEC), -ENOENT, "a job without a cgroup is refused");
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, 100 * SEC), 0, "job 42 registers");
+	spec.jobid = 44;
+	is_int(ceems_agent_register(a, &spec, 100 * SEC), -ENOSPC, "max_jobs bounds the agent");
+	ceems_agent_close(a);
+}
+
+static void
+test_bad_zone(void)
+{
+	struct ceems_config c;
+	char err[512] = "";
+
+	base_config(&c);
+	snprintf(c.zone, sizeof(c.zone), "XQ");
+	ok(ceems_agent_open(&c, SEC, err, sizeof(err)) == NULL &&
+	   strstr(err, "zone = XQ") != NULL, "unknown zone is a configuration error: %s", err);
+}
+
+static void
+test_restart(void)
+{
+	struct ceems_config c;
+	struct ceems_agent_job_spec spec;
+	struct ceems_agent_job_report before, after;
+	struct ceems_agent *a;
+	char err[256] = "";
+
+	base_config(&c);
+	a = ceems_agent_open(&c, 200 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "first agent opens (%s)", err))
+		return;
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, 200 * SEC), 0, "job registers with the first agent");
+	advance(3, 1000000000ULL);
+	ceems_agent_tick(a, 201 * SEC);
+	ceems_agent_report(a, 42, &before);
+	ok(before.ledger.joules[CEEMS_DOMAIN_PACKAGE] > 0, "first agent accounted energy");
+	/* The agent dies here: no deregistration, no clean close of the
+	 * job; the state file stays as the last tick left it. */
+	ceems_agent_close(a);
+
+	a = ceems_agent_open(&c, 206 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "second agent opens (%s)", err))
+		return;
+	is_int(ceems_agent_restore(a, 206 * SEC), 1, "one job restored");
+	is_int(ceems_agent_report(a, 42, &after), 0, "restored job reports");
+	is_near(after.ledger.joules[CEEMS_DOMAIN_PACKAGE], before.ledger.joules[CEEMS_DOMAIN_PACKAGE], 1e-9,
+		"energy accounted before the restart is kept");
+	is_near(after.gap_s, 5, 1e-9, "the 5 s the agent was down are a gap");
+	is_near(after.ledger.lifetime_s, 6, 1e-9, "lifetime covers the gap");
+	ok(after.ledger.covered_s[CEEMS_DOMAIN_PACKAGE] < after.ledger.lifetime_s,
+	   "data quality shows the gap (%.1f of %.1f s covered)",
+	   after.ledger.covered_s[CEEMS_DOMAIN_PACKAGE], after.ledger.lifetime_s);
+	is_int(ceems_agent_deregister(a, 42, 207 * SEC, &after), 0, "restored job deregisters");
+	ceems_agent_close(a);
+
+	a = ceems_agent_open(&c, 208 * SEC, err, sizeof(err));
+	is_int(a != NULL ? ceems_agent_restore(a, 208 * SEC) : -1, 0, "a deregistered job is not restored");
+	ceems_agent_close(a);
+}
+
+static void
+test_damaged_state(void)
+{
+	struct ceems_config c;
+	struct ceems_agent *a;
+	char err[256] = "", path[PATH_MAX + 32];
+	struct stat st;
+
+	base_config(&c);
+	tmptree_write(state_dir, "jobs.state", "this is not a state file\n");
+	a = ceems_agent_open(&c, 300 * SEC, err, sizeof(err));
+	ok(a != NULL, "agent opens over a damaged state file (%s)", a ? "" : err);
+	is_int(a != NULL ? ceems_agent_restore(a, 300 * SEC) : -1, 0, "nothing restored from it");
+	snprintf(path, sizeof(path), "%s/jobs.state.bad", state_dir);
+	ok(stat(path, &st) == 0, "the damaged file is kept aside for inspection");
+	ceems_agent_close(a);
+}
+
+static void
+quiet(enum ceems_log_level level, const char *message, void *arg)
+{
+	(void)arg;
+	if (level <= CEEMS_LOG_WARNING)
+		printf("# log: %s\n", message);
+}
+
+int
+main(void)
+{
+	ceems_log_set_handler(quiet, NULL);
+	make_trees();
+	test_attribution();
+	test_register_errors();
+	test_bad_zone();
+	test_restart();
+	test_damaged_state();
+	tmptree_remove(sys_root);
+	tmptree_remove(cg_root);
+	tmptree_remove(proc_root);
+	return done_testing();
+}
