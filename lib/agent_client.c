@@ -1,0 +1,218 @@
+/* agent_client.c - the client side of the node agent's socket: one
+ * request, one reply, bounded in time.  It runs inside slurmstepd at job
+ * start and end, so it must never hang or signal: the socket is
+ * non-blocking, every wait is a poll against one overall deadline, and an
+ * absent agent (no socket file, nobody listening) fails at once
+ * (ARCHITECTURE invariant 1: added latency stays in milliseconds). */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_proto.h"
+
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait for EVENTS on FD until DEADLINE (ms, CLOCK_MONOTONIC). */
+static int
+wait_for(int fd, short events, int64_t deadline)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = events };
+		int64_t left = deadline - now_ms();
+		int n;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		n = poll(&pfd, 1, left > 60000 ? 60000 : (int)left);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+int
+ceems_agent_call_buf(const char *socket_path, const void *request,
+		     size_t len, int timeout_ms, char *reply,
+		     size_t reply_size)
+{
+	struct sockaddr_un addr;
+	int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	ssize_t n;
+	int fd, r;
+
+	if (socket_path == NULL || request == NULL || reply == NULL ||
+	    reply_size < 2)
+		return -EINVAL;
+	if (len > CEEMS_AGENT_MSG_MAX)
+		return -EMSGSIZE;
+	memset(&addr, 0, sizeof(addr));
+	addr.sun_family = AF_UNIX;
+	if (strlen(socket_path) >= sizeof(addr.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(addr.sun_path, socket_path, strlen(socket_path) + 1);
+
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	/* A unix connect never waits for the peer to accept: it succeeds,
+	 * or fails at once (ENOENT, ECONNREFUSED, EAGAIN for a full
+	 * backlog). */
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		r = -errno;
+		goto out;
+	}
+	for (;;) {
+		n = send(fd, request, len, MSG_NOSIGNAL);
+		if (n >= 0)
+			break;
+		if (errno != EAGAIN && errno != EINTR) {
+			r = -errno;
+			goto out;
+		}
+		if ((r = wait_for(fd, POLLOUT, deadline)) < 0)
+			goto out;
+	}
+	for (;;) {
+		/* MSG_TRUNC: the real length, to tell a reply cut short. */
+		n = recv(fd, reply, reply_size - 1, MSG_TRUNC);
+		if (n >= 0)
+			break;
+		if (errno != EAGAIN && errno != EINTR) {
+			r = -errno;
+			goto out;
+		}
+		if ((r = wait_for(fd, POLLIN, deadline)) < 0)
+			goto out;
+	}
+	if (n == 0) {
+		r = -ECONNRESET;	/* closed without replying */
+		reply[0] = '\0';
+	} else if ((size_t)n >= reply_size) {
+		r = -EMSGSIZE;
+		reply[reply_size - 1] = '\0';
+	} else {
+		reply[n] = '\0';
+		r = (int)n;
+	}
+out:
+	close(fd);
+	return r;
+}
+
+int
+ceems_agent_call(const char *socket_path, const char *request,
+		 int timeout_ms, char *reply, size_t reply_size)
+{
+	if (request == NULL)
+		return -EINVAL;
+	return ceems_agent_call_buf(socket_path, request, strlen(request),
+				    timeout_ms, reply, reply_size);
+}
+
+/* Send REQ and decode the reply into OUT (may be NULL). */
+static int
+typed_call(const char *socket_path, const struct ceems_agent_request *req,
+	   int timeout_ms, struct ceems_agent_job_report *out, char *err,
+	   size_t err_size)
+{
+	/* Heap, not stack: slurmstepd threads may have small stacks. */
+	char *buf = malloc(CEEMS_AGENT_MSG_MAX + 1);
+	int n, r;
+
+	if (buf == NULL) {
+		snprintf(err, err_size, "out of memory");
+		return -ENOMEM;
+	}
+	n = ceems_agent_request_encode(req, buf, CEEMS_AGENT_MSG_MAX + 1);
+	if (n < 0) {
+		snprintf(err, err_size, "cannot encode the request: %s",
+			 strerror(-n));
+		free(buf);
+		return n;
+	}
+	n = ceems_agent_call_buf(socket_path, buf, (size_t)n, timeout_ms, buf,
+				 CEEMS_AGENT_MSG_MAX + 1);
+	if (n < 0) {
+		snprintf(err, err_size, "node agent at %s: %s", socket_path,
+			 strerror(-n));
+		free(buf);
+		return n;
+	}
+	r = ceems_agent_reply_decode(buf, (size_t)n, out, err, err_size);
+	free(buf);
+	return r;
+}
+
+int
+ceems_agent_register_job(const char *socket_path,
+			 const struct ceems_agent_job_spec *spec,
+			 int timeout_ms, char *err, size_t err_size)
+{
+	struct ceems_agent_request *req = calloc(1, sizeof(*req));
+	int r;
+
+	if (req == NULL) {
+		snprintf(err, err_size, "out of memory");
+		return -ENOMEM;
+	}
+	req->op = CEEMS_AGENT_OP_REGISTER;
+	req->jobid = spec->jobid;
+	req->spec = *spec;
+	r = typed_call(socket_path, req, timeout_ms, NULL, err, err_size);
+	free(req);
+	return r;
+}
+
+static int
+jobid_call(enum ceems_agent_op op, const char *socket_path, uint32_t jobid,
+	   int timeout_ms, struct ceems_agent_job_report *out, char *err,
+	   size_t err_size)
+{
+	struct ceems_agent_request *req = calloc(1, sizeof(*req));
+	int r;
+
+	if (req == NULL) {
+		snprintf(err, err_size, "out of memory");
+		return -ENOMEM;
+	}
+	req->op = op;
+	req->jobid = jobid;
+	r = typed_call(socket_path, req, timeout_ms, out, err, err_size);
+	free(req);
+	return r;
+}
+
+int
+ceems_agent_deregister_job(const char *socket_path, uint32_t jobid,
+			   int timeout_ms, struct ceems_agent_job_report *out,
+			   char *err, size_t err_size)
+{
+	return jobid_call(CEEMS_AGENT_OP_DEREGISTER, socket_path, jobid,
+			  timeout_ms, out, err, err_size);
+}
+
+int
+ceems_agent_report_job(const char *socket_path, uint32_t jobid,
+		       int timeout_ms, struct ceems_agent_job_report *out,
+		       char *err, size_t err_size)
+{
+	return jobid_call(CEEMS_AGENT_OP_REPORT, socket_path, jobid,
+			  timeout_ms, out, err, err_size);
+}

@@ -1,0 +1,476 @@
+#!/usr/bin/env bats
+# tests/integration/agent.bats -- the node agent daemon (tools/ceems-agent)
+# run as root on this machine, without Slurm: real cgroups (v1, or v2 where
+# the host is unified) holding a real CPU-burning process, the real /proc,
+# and a copy of the RAPL fixture tree as sysfs whose counters the test
+# moves between ticks (the machine has no RAPL).  Checked: configuration
+# errors, peer-credential authorization, registration, reports, the
+# energy split adding up to what the counters moved, hostile clients,
+# restart from a checkpoint after kill -9 with the downtime recorded as a
+# gap, and a clean SIGTERM.
+#
+# Run as root:
+#   CEEMS_TOP_BUILDDIR=$PWD CEEMS_FIXTURES=/path/to/tests/fixtures \
+#     bats --tap tests/integration/agent.bats
+# Needs: jq; python3 for the raw-socket tests (skipped without it).
+# Every cgroup and process it creates is removed in teardown_file, even
+# after a failure.
+
+_fail() {
+    echo "FAILED: $*" >&2
+    return 1
+}
+
+_skip_reason() {
+    if [ -z "${CEEMS_TOP_BUILDDIR:-}" ] || [ ! -x "$CEEMS_TOP_BUILDDIR/tools/ceems-agent" ]; then
+        echo "CEEMS_TOP_BUILDDIR does not hold a built tools/ceems-agent"
+    elif [ "$(id -u)" != 0 ]; then
+        echo "needs root (creates cgroups, checks peer credentials)"
+    elif ! command -v jq >/dev/null; then
+        echo "needs jq to read the agent's JSON replies"
+    elif [ -z "$(_cgroup_mode)" ]; then
+        echo "no usable cgroup v1 (cpuacct, memory, cpuset) or v2 hierarchy"
+    fi
+}
+
+_cgroup_mode() {
+    if [ -d /sys/fs/cgroup/cpuacct ] && [ -d /sys/fs/cgroup/memory ] &&
+        [ -d /sys/fs/cgroup/cpuset ] && [ -f /sys/fs/cgroup/cpuacct/cgroup.procs ]; then
+        echo v1
+    elif [ -f /sys/fs/cgroup/cgroup.controllers ] &&
+        grep -qw cpu /sys/fs/cgroup/cgroup.controllers; then
+        echo v2
+    fi
+}
+
+_python() {
+    # Debian's own python3: the one root's PATH may point at is not
+    # reachable by other users, and is not needed here.
+    if [ -x /usr/bin/python3 ]; then echo /usr/bin/python3; else command -v python3; fi
+}
+
+# State shared by the tests lives in files: D is the test directory.
+_load() {
+    D=$(cat "$BATS_FILE_TMPDIR/dir")
+    AGENT=$CEEMS_TOP_BUILDDIR/tools/ceems-agent
+    SOCK=$D/run/agent.sock
+    JOB=$(cat "$D/jobid")
+    CG=$(cat "$D/cgname")
+    MODE=$(cat "$D/mode")
+}
+
+_spec() { # JOBID UID: a register request for the test cgroup
+    local path="/$CG/job_$JOB"
+    if [ "$MODE" = v1 ]; then
+        echo "{\"op\":\"register\",\"job\":{\"jobid\":$1,\"uid\":$2,\"cgroup\":{\"version\":1,\"v1\":{\"cpuacct\":\"$path\",\"memory\":\"$path\",\"cpuset\":\"$path\"}}}}"
+    else
+        echo "{\"op\":\"register\",\"job\":{\"jobid\":$1,\"uid\":$2,\"cgroup\":{\"version\":2,\"unified\":\"$path\"}}}"
+    fi
+}
+
+_call() { # REQUEST: run the client as root, reply on stdout
+    "$AGENT" --socket "$SOCK" --timeout 3000 --call "$1"
+}
+
+_agent_pid() {
+    local pid
+    pid=$(cat "$D/agent.pid" 2>/dev/null) || return 1
+    [ -n "$pid" ] && grep -q ceems-agent "/proc/$pid/cmdline" 2>/dev/null && echo "$pid"
+}
+
+# Start the agent in the background; its exit status lands in agent.rc.
+_start_agent() {
+    rm -f "$D/agent.rc" "$D/agent.pid"
+    ( sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$D/agent.pid" \
+        "$AGENT" -c "$D/ceems.conf" 2>>"$D/agent.log" >/dev/null
+      echo $? >"$D/agent.rc" ) 3>&- &
+    for _ in $(seq 100); do
+        [ -S "$SOCK" ] && "$AGENT" --socket "$SOCK" --status >/dev/null 2>&1 && return 0
+        [ -f "$D/agent.rc" ] && break
+        sleep 0.05
+    done
+    cat "$D/agent.log" >&2
+    _fail "the agent did not come up on $SOCK"
+}
+
+# Add MICROJOULES to a RAPL zone's counter in the fixture copy, in place
+# (the agent keeps the file open and preads it, so it must be the same
+# inode) and with the same length (a reader never sees it empty).
+_bump() { # ZONE MICROJOULES
+    local f=$D/sys/class/powercap/$1/energy_uj old new
+    old=$(cat "$f")
+    new=$((old + $2))
+    [ ${#new} -eq ${#old} ] || _fail "counter $1 would change length"
+    printf '%d\n' "$new" | dd of="$f" conv=notrunc status=none
+}
+
+setup_file() {
+    [ -z "$(_skip_reason)" ] || return 0
+    local d cg job mode c
+    d=$(mktemp -d /tmp/ceems-agent-test.XXXXXX)
+    chmod 0755 "$d"    # other users reach the socket through it
+    echo "$d" >"$BATS_FILE_TMPDIR/dir"
+    cg=ceems_test_$$_$RANDOM
+    job=$((4000000 + RANDOM))
+    mode=$(_cgroup_mode)
+    echo "$cg" >"$d/cgname"
+    echo "$job" >"$d/jobid"
+    echo "$mode" >"$d/mode"
+    cp -r "$CEEMS_FIXTURES/sys/rapl-intel" "$d/sys"
+
+    if [ "$mode" = v1 ]; then
+        for c in cpuacct memory cpuset; do
+            mkdir -p "/sys/fs/cgroup/$c/$cg/job_$job"
+        done
+        # A cpuset cgroup takes no task before it has CPUs and nodes.
+        for c in "$cg" "$cg/job_$job"; do
+            cat /sys/fs/cgroup/cpuset/cpuset.cpus >"/sys/fs/cgroup/cpuset/$c/cpuset.cpus"
+            cat /sys/fs/cgroup/cpuset/cpuset.mems >"/sys/fs/cgroup/cpuset/$c/cpuset.mems"
+        done
+    else
+        mkdir -p "/sys/fs/cgroup/$cg/job_$job"
+        for c in cpu memory cpuset; do
+            echo "+$c" >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
+            echo "+$c" >"/sys/fs/cgroup/$cg/cgroup.subtree_control" 2>/dev/null || true
+        done
+    fi
+
+    # The job: a shell burning one CPU, moved into the job's cgroup
+    # before it starts burning (it waits for the go file).
+    # It then holds 8 MB of its own (charged to the job: dram by RSS).
+    sh -c 'while [ ! -e "$1" ]; do sleep 0.01; done
+           a=$(head -c 8000000 /dev/zero | tr "\\0" x); while :; do :; done' \
+        sh "$d/go" </dev/null >/dev/null 2>&1 3>&- &
+    echo $! >"$d/burner.pid"
+    if [ "$mode" = v1 ]; then
+        for c in cpuacct memory cpuset; do
+            echo "$!" >"/sys/fs/cgroup/$c/$cg/job_$job/cgroup.procs"
+        done
+    else
+        echo "$!" >"/sys/fs/cgroup/$cg/job_$job/cgroup.procs"
+    fi
+    touch "$d/go"
+
+    cat >"$d/ceems.conf" <<EOF
+# agent.bats: fixture RAPL, real /proc and cgroups
+interval = 100ms
+checkpoint_interval = 0
+socket = $d/run/agent.sock
+state_dir = $d/state
+sysfs_root = $d/sys
+procfs_root = /proc
+source_hwmon = no
+source_pm_counters = no
+zone = FR
+emissions_table = ${CEEMS_TOP_SRCDIR:-$BATS_TEST_DIRNAME/../..}/lib/data/carbon-intensity.tsv
+EOF
+    D=$d
+    AGENT=$CEEMS_TOP_BUILDDIR/tools/ceems-agent
+    SOCK=$d/run/agent.sock
+    _start_agent
+}
+
+teardown_file() {
+    local d pid cg job mode c
+    [ -f "$BATS_FILE_TMPDIR/dir" ] || return 0
+    d=$(cat "$BATS_FILE_TMPDIR/dir")
+    D=$d
+    if pid=$(_agent_pid); then
+        kill -9 "$pid" 2>/dev/null
+    fi
+    if [ -f "$d/burner.pid" ]; then
+        kill -9 "$(cat "$d/burner.pid")" 2>/dev/null
+    fi
+    cg=$(cat "$d/cgname" 2>/dev/null)
+    job=$(cat "$d/jobid" 2>/dev/null)
+    mode=$(cat "$d/mode" 2>/dev/null)
+    if [ -n "$cg" ]; then
+        # rmdir fails while a killed task is still leaving: retry briefly.
+        for _ in $(seq 50); do
+            if [ "$mode" = v1 ]; then
+                for c in cpuacct memory cpuset; do
+                    rmdir "/sys/fs/cgroup/$c/$cg/job_$job" "/sys/fs/cgroup/$c/$cg" 2>/dev/null
+                done
+                [ -d "/sys/fs/cgroup/cpuacct/$cg" ] || [ -d "/sys/fs/cgroup/memory/$cg" ] ||
+                    [ -d "/sys/fs/cgroup/cpuset/$cg" ] || break
+            else
+                rmdir "/sys/fs/cgroup/$cg/job_$job" "/sys/fs/cgroup/$cg" 2>/dev/null
+                [ -d "/sys/fs/cgroup/$cg" ] || break
+            fi
+            sleep 0.1
+        done
+    fi
+    rm -rf "$d"
+}
+
+setup() {
+    local reason
+    reason=$(_skip_reason)
+    [ -z "$reason" ] || skip "$reason"
+    _load
+}
+
+_show_log() {
+    echo "---- agent log:" >&2
+    tail -n 40 "$D/agent.log" >&2
+}
+
+@test "configuration: --check-config prints it; a bad or missing file is a clear error, exit 1" {
+    run "$AGENT" -c "$D/ceems.conf" --check-config
+    [ "$status" -eq 0 ] || _fail "--check-config exit $status: $output"
+    echo "$output" | grep -qx "interval = 100ms" || _fail "no 'interval = 100ms' in: $output"
+    echo "$output" | grep -qx "zone = FR" || _fail "no 'zone = FR' in: $output"
+
+    printf 'interval = 100ms\ninterval = fast\n' >"$D/bad.conf"
+    run "$AGENT" -c "$D/bad.conf"
+    [ "$status" -eq 1 ] || _fail "bad config: exit $status, want 1"
+    [[ "$output" == *"bad.conf:2: interval = 'fast' is not a duration"* ]] ||
+        _fail "unclear error for a bad value: $output"
+
+    printf 'colour = blue\n' >"$D/bad.conf"
+    run "$AGENT" -c "$D/bad.conf" --check-config
+    [ "$status" -eq 1 ] || _fail "unknown key: exit $status, want 1"
+    [[ "$output" == *"bad.conf:1: unknown key 'colour'"* ]] || _fail "unclear error: $output"
+
+    run "$AGENT" -c "$D/no-such.conf"
+    [ "$status" -eq 1 ] || _fail "missing explicit file: exit $status, want 1"
+    [[ "$output" == *"no-such.conf: No such file or directory"* ]] || _fail "unclear error: $output"
+}
+
+@test "a second agent on the same socket refuses to start and leaves the first alone" {
+    run "$AGENT" -c "$D/ceems.conf"
+    [ "$status" -eq 1 ] || _fail "second agent: exit $status, want 1"
+    [[ "$output" == *"another agent is listening on $SOCK"* ]] || _fail "unclear error: $output"
+    _call '{"op":"status"}' >/dev/null || _fail "the first agent no longer answers"
+}
+
+@test "status answers any user; the socket is 0666 in a 0755 directory" {
+    local mode
+    mode=$(stat -c %a "$SOCK")
+    [ "$mode" = 666 ] || _fail "socket mode $mode"
+    run runuser -u nobody -- "$AGENT" --socket "$SOCK" --status
+    [ "$status" -eq 0 ] || _fail "status as nobody: exit $status: $output"
+    [ "$(echo "$output" | jq -r .ok)" = true ] || _fail "status reply: $output"
+    [ "$(echo "$output" | jq -r .jobs)" = 0 ] || _fail "jobs before any registration: $output"
+    echo "$output" | jq -e '.energy.package and .energy.dram and (.energy.gpu | not)' >/dev/null ||
+        _fail "status must list the measured domains only: $output"
+}
+
+@test "privileges: no capability left in any set, no_new_privs, open-files limit raised" {
+    local pid st soft hard
+    pid=$(_agent_pid) || _fail "no agent running"
+    st=/proc/$pid/status
+    for set in CapInh CapPrm CapEff CapBnd CapAmb; do
+        grep -q "^$set:[[:space:]]*0*\$" "$st" || _fail "$set is not empty: $(grep "^$set" "$st")"
+    done
+    grep -q "^NoNewPrivs:[[:space:]]*1" "$st" || _fail "no_new_privs not set"
+    grep -q "capabilities kept: none" "$D/agent.log" || { _show_log; _fail "kept set not logged"; }
+    read -r soft hard < <(awk '/^Max open files/ { print $4, $5 }' "/proc/$pid/limits")
+    [ "$soft" = "$hard" ] || _fail "open files soft $soft, hard $hard"
+}
+
+@test "a counter that could wrap within the tick is sampled on its own faster timer" {
+    local d=$D/slow out
+    mkdir -p "$d"
+    sed -e "s|^interval = .*|interval = 1m|" -e "s|$D/run/|$d/|" -e "s|$D/state|$d/state|" \
+        "$D/ceems.conf" >"$d/ceems.conf"
+    ( sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$d/pid" \
+        "$AGENT" -c "$d/ceems.conf" 2>"$d/log" >/dev/null ) 3>&- &
+    for _ in $(seq 100); do
+        out=$("$AGENT" --socket "$d/agent.sock" --status 2>/dev/null) && break
+        sleep 0.05
+    done
+    kill -TERM "$(cat "$d/pid")"
+    # The fixture's dram zone 1 (1500 W assumed) wraps in 43.8 s: with a
+    # one-minute tick, its zone is read every half of that.
+    echo "$out" | jq -e '.interval_s == 60 and .source_interval_s > 20 and .source_interval_s < 22' >/dev/null ||
+        { cat "$d/log" >&2; _fail "status: $out"; }
+    grep -q "energy counters sampled every 21.9[0-9]* s (faster than the 60.000 s tick" "$d/log" ||
+        { cat "$d/log" >&2; _fail "no log line for the fast timer"; }
+}
+
+@test "only root may register: another uid gets a clear refusal, logged" {
+    run runuser -u nobody -- "$AGENT" --socket "$SOCK" --call "$(_spec "$JOB" 65534)"
+    [ "$status" -eq 1 ] || _fail "register as nobody: exit $status: $output"
+    [ "$(echo "$output" | jq -r .code)" = EPERM ] || _fail "reply: $output"
+    [[ "$(echo "$output" | jq -r .error)" == "only root may register jobs (job $JOB)" ]] ||
+        _fail "reply: $output"
+    grep -q "refused a request from uid 65534 pid [0-9]*: only root may register jobs" "$D/agent.log" ||
+        { _show_log; _fail "refusal not logged"; }
+    run runuser -u nobody -- "$AGENT" --socket "$SOCK" --call "{\"op\":\"deregister\",\"jobid\":$JOB}"
+    [ "$status" -eq 1 ] && [[ "$output" == *"only root may deregister"* ]] || _fail "deregister as nobody: $output"
+}
+
+@test "root registers the job; a second registration is refused with EEXIST" {
+    run _call "$(_spec "$JOB" 65534)"
+    [ "$status" -eq 0 ] || { _show_log; _fail "register: exit $status: $output"; }
+    [ "$output" = '{"ok":true}' ] || _fail "register reply: $output"
+    run _call "$(_spec "$JOB" 65534)"
+    [ "$status" -eq 1 ] || _fail "second register: exit $status: $output"
+    [ "$(echo "$output" | jq -r .code)" = EEXIST ] || _fail "second register: $output"
+    [ "$(_call '{"op":"status"}' | jq -r .jobs)" = 1 ] || _fail "status does not count the job"
+    run _call "$(_spec $((JOB + 1000)) 0 | sed "s|job_$JOB|job_nonexistent|g")"
+    [ "$status" -eq 1 ] && [ "$(echo "$output" | jq -r .code)" = ENOENT ] ||
+        _fail "a job whose cgroup does not exist: $output"
+}
+
+@test "report: the burner's CPU time grows; its owner may read it, others may not" {
+    local r1 r2 c1 c2
+    r1=$(_call "{\"op\":\"report\",\"jobid\":$JOB}") || _fail "report: $r1"
+    sleep 1
+    r2=$(runuser -u nobody -- "$AGENT" --socket "$SOCK" --call "{\"op\":\"report\",\"jobid\":$JOB}") ||
+        _fail "report by the job's owner (nobody): $r2"
+    c1=$(echo "$r1" | jq .report.cpu_s)
+    c2=$(echo "$r2" | jq .report.cpu_s)
+    echo "$r2" | jq -e ".report.jobid == $JOB and .report.uid == 65534" >/dev/null || _fail "ids: $r2"
+    # A process burning CPU for a second, on a 2-CPU machine that may be
+    # busy with other work: clearly more, never more than the CPUs give.
+    awk -v a="$c1" -v b="$c2" 'BEGIN { exit !(b - a > 0.2 && b - a < 2.5) }' ||
+        _fail "CPU time went from $c1 to $c2 over 1 s"
+    echo "$r2" | jq -e '.report.usage.cpu_usage_ns > 0 and .report.usage.mem_rss_bytes > 4000000' >/dev/null ||
+        _fail "usage (CPU time, the burner's 8 MB): $r2"
+    if [ "$MODE" = v1 ]; then
+        [ "$(echo "$r2" | jq -r .report.usage.cpuset)" = "$(cat /sys/fs/cgroup/cpuset/cpuset.cpus)" ] ||
+            _fail "cpuset is not the node's: $r2"
+    fi
+
+    run runuser -u daemon -- "$AGENT" --socket "$SOCK" --call "{\"op\":\"report\",\"jobid\":$JOB}"
+    [ "$status" -eq 1 ] || _fail "report by another user: exit $status: $output"
+    [[ "$(echo "$output" | jq -r .error)" == "job $JOB is not yours"* ]] || _fail "reply: $output"
+    run _call '{"op":"report","jobid":1}'
+    [ "$status" -eq 1 ] && [ "$(echo "$output" | jq -r .code)" = ENOENT ] || _fail "unknown job: $output"
+}
+
+@test "garbage on the socket gets an error reply and the agent survives" {
+    local py
+    run _call 'garbage'
+    [ "$status" -eq 1 ] && [[ "$output" == *'"error":"message is not valid JSON'* ]] ||
+        _fail "garbage: $output"
+    run _call '{"op":"status","x\nFORGED: line":1}'
+    [ "$status" -eq 1 ] && [[ "$output" == *"unknown field 'x?FORGED: line'"* ]] ||
+        _fail "a control character in a key: $output"
+    ! grep -q '^FORGED' "$D/agent.log" || _fail "a client forged a log line"
+    run _call '{"op":"register","job":{"jobid":1,"uid":0,"cgroup":{"version":2,"unified":"/../../etc"}}}'
+    [ "$status" -eq 1 ] && [[ "$output" == *"must not hold empty, '.' or '..' components"* ]] ||
+        _fail "climbing path: $output"
+    run bash -c "head -c 4000 /dev/urandom | '$AGENT' --socket '$SOCK' --call -"
+    [ "$status" -eq 1 ] && [ "$(echo "$output" | jq -r .ok)" = false ] || _fail "random bytes: $output"
+    run bash -c "head -c 70000 /dev/zero | tr '\\0' ' ' | '$AGENT' --socket '$SOCK' --call -"
+    [ "$status" -eq 2 ] && [[ "$output" == *"Message too long"* ]] ||
+        _fail "the client must not send an oversized request: $output"
+
+    py=$(_python)
+    if [ -n "$py" ]; then
+        # An oversized message is refused; a client that says nothing is
+        # dropped after about a second; beyond 64 clients, the next one
+        # is refused EBUSY.
+        run "$py" - "$SOCK" <<'EOF'
+import socket, sys, time
+path = sys.argv[1]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(path)
+s.send(b" " * 70000)
+reply = s.recv(1000).decode()
+assert "request of 70000 bytes is larger than the 65536 allowed" in reply, reply
+print("oversized:", reply)
+s.close()
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(path)
+t0 = time.monotonic()
+s.settimeout(5)
+data = s.recv(100)
+dt = time.monotonic() - t0
+assert data == b"", data
+assert 0.8 < dt < 2.5, dt
+print("silent client dropped after %.2f s" % dt)
+held = []
+for i in range(64):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    c.connect(path)
+    held.append(c)
+time.sleep(0.2)
+extra = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+extra.connect(path)
+extra.settimeout(2)
+reply = extra.recv(1000).decode()
+assert '"code":"EBUSY"' in reply, reply
+print("65th client:", reply)
+EOF
+        [ "$status" -eq 0 ] || { _show_log; _fail "raw socket clients: $output"; }
+        sleep 1.2   # the 64 silent clients time out
+    fi
+    run _call '{"op":"status"}'
+    [ "$status" -eq 0 ] || { _show_log; _fail "the agent no longer answers: $output"; }
+    [ "$(echo "$output" | jq -r .jobs)" = 1 ] || _fail "the job was lost: $output"
+}
+
+@test "deregister: the job's energy, system and idle add up to what the counters moved" {
+    local rep st moved_pkg=17500000 moved_dram=3750000
+    sleep 0.3
+    for _ in 1 2 3 4 5; do
+        _bump intel-rapl:0 2000000
+        _bump intel-rapl:1 1500000
+        _bump intel-rapl:0:1 500000
+        _bump intel-rapl:1:1 250000
+        sleep 0.25
+    done
+    sleep 0.3
+    rep=$(_call "{\"op\":\"deregister\",\"jobid\":$JOB}") || { _show_log; _fail "deregister: $rep"; }
+    st=$(_call '{"op":"status"}') || _fail "status: $st"
+    echo "# report: $rep" >&3
+    echo "# status: $st" >&3
+    [ "$(echo "$st" | jq -r .jobs)" = 0 ] || _fail "the job is still registered: $st"
+    # The node's delta is exactly what the fixture counters moved ...
+    echo "$st" | jq -e "(.energy.package.delta_j - $moved_pkg / 1e6 | fabs) < 1e-6 and
+                        (.energy.dram.delta_j - $moved_dram / 1e6 | fabs) < 1e-6" >/dev/null ||
+        _fail "node deltas are not the moved 17.5 J and 3.75 J: $st"
+    # ... and the job's share, system and idle add up to it.
+    jq -en --argjson r "$rep" --argjson s "$st" '
+        ["package", "dram"] | all(. as $d |
+            ($r.report.ledger[$d].joules + $s.energy[$d].system_j + $s.energy[$d].idle_j
+             - $s.energy[$d].delta_j | fabs) < 1e-9 * $s.energy[$d].delta_j)' >/dev/null ||
+        _fail "job + system + idle != node delta"
+    echo "$rep" | jq -e '.report.ledger.package.joules > 0 and .report.ledger.dram.joules > 0 and
+                          .report.cpu_s > 1 and (.report.ledger.node | not) and
+                          .report.ledger.emissions.factor.zone == "FR" and
+                          .report.ledger.emissions.grams > 0' >/dev/null ||
+        _fail "final report: $rep"
+}
+
+@test "kill -9 and restart: the job is restored with the downtime as a gap" {
+    local job2=$((JOB + 1)) pid rep
+    run _call "$(_spec "$job2" 0)"
+    [ "$status" -eq 0 ] || { _show_log; _fail "register $job2: $output"; }
+    sleep 0.5
+    pid=$(_agent_pid) || _fail "no agent running"
+    kill -9 "$pid"
+    sleep 1
+    [ -S "$SOCK" ] || _fail "the killed agent's socket file should still be there"
+    _start_agent
+    grep -q "removed the stale socket $SOCK" "$D/agent.log" || { _show_log; _fail "stale socket not reported"; }
+    grep -q "1 job restored" "$D/agent.log" || { _show_log; _fail "no job restored"; }
+    rep=$(_call "{\"op\":\"report\",\"jobid\":$job2}") || { _show_log; _fail "report after restart: $rep"; }
+    echo "$rep" | jq -e '.report.gap_s >= 0.9 and .report.gap_s < 5 and .report.elapsed_s >= 1.4' >/dev/null ||
+        _fail "gap not recorded: $rep"
+    echo "$rep" | jq -e '.report.ledger.package.coverage < 1' >/dev/null ||
+        _fail "the gap must lower the package coverage: $rep"
+    run _call "{\"op\":\"deregister\",\"jobid\":$job2}"
+    [ "$status" -eq 0 ] || _fail "deregister $job2: $output"
+}
+
+@test "SIGTERM: the agent exits 0 and removes its socket" {
+    local pid
+    pid=$(_agent_pid) || _fail "no agent running"
+    kill -TERM "$pid"
+    for _ in $(seq 50); do
+        [ -f "$D/agent.rc" ] && break
+        sleep 0.1
+    done
+    [ -f "$D/agent.rc" ] || _fail "the agent did not stop within 5 s"
+    [ "$(cat "$D/agent.rc")" = 0 ] || { _show_log; _fail "exit status $(cat "$D/agent.rc")"; }
+    [ ! -e "$SOCK" ] || _fail "socket $SOCK left behind"
+    grep -q "SIGTERM received: checkpointing and stopping" "$D/agent.log" || _fail "no log line"
+    run "$AGENT" --socket "$SOCK" --status
+    [ "$status" -eq 2 ] && [[ "$output" == *"No such file or directory"* ]] ||
+        _fail "a client of a stopped agent: $output"
+}

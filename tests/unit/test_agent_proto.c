@@ -1,0 +1,768 @@
+/* test_agent_proto.c - the node agent's wire protocol: round trips of job
+ * specs and reports (every field, and what is left out when unknown), a
+ * table of malformed requests, seeded random mutations of valid messages
+ * through both decoders, and the client call against small servers
+ * forked here (absent agent, silent agent, oversized reply, refusal). */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "agent_proto.h"
+#include "../tap.h"
+
+static char msg[CEEMS_AGENT_MSG_MAX + 1];
+static char err[512];
+
+static void
+fill_spec_v1(struct ceems_agent_job_spec *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->jobid = 4242;
+	s->uid = 1000;
+	s->cgroup.version = CEEMS_CGROUP_V1;
+	snprintf(s->cgroup.v1[CEEMS_CG_CPUACCT], CEEMS_CGROUP_PATH_MAX,
+		 "/slurm_node01/uid_1000/job_4242");
+	snprintf(s->cgroup.v1[CEEMS_CG_MEMORY], CEEMS_CGROUP_PATH_MAX,
+		 "/slurm_node01/uid_1000/job_4242");
+	snprintf(s->cgroup.v1[CEEMS_CG_FREEZER], CEEMS_CGROUP_PATH_MAX,
+		 "/slurm/uid_1000/job_4242");
+	s->alloc_cores = 32;
+	s->alloc_mem_bytes = UINT64_C(0xffffffffffffff00);	/* > INT64_MAX */
+	s->gpu_share[0] = 1.0;
+	s->gpu_share[3] = 1.0 / 7.0;
+}
+
+static bool
+same_spec(const struct ceems_agent_job_spec *a,
+	  const struct ceems_agent_job_spec *b)
+{
+	if (a->jobid != b->jobid || a->uid != b->uid ||
+	    a->alloc_cores != b->alloc_cores ||
+	    a->alloc_mem_bytes != b->alloc_mem_bytes ||
+	    a->cgroup.version != b->cgroup.version ||
+	    strcmp(a->cgroup.unified, b->cgroup.unified) != 0)
+		return false;
+	for (int c = 0; c < CEEMS_CG_NCONTROLLERS; c++)
+		if (strcmp(a->cgroup.v1[c], b->cgroup.v1[c]) != 0)
+			return false;
+	for (int i = 0; i < CEEMS_LEDGER_MAX_GPUS; i++)
+		if (a->gpu_share[i] != b->gpu_share[i])
+			return false;
+	return true;
+}
+
+static void
+test_spec_round_trip(void)
+{
+	struct ceems_agent_request req, back;
+	int n;
+
+	memset(&req, 0, sizeof(req));
+	req.op = CEEMS_AGENT_OP_REGISTER;
+	fill_spec_v1(&req.spec);
+	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
+	ok(n > 0, "register request encodes (%d bytes)", n);
+	is_int(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)), 0,
+	       "register request decodes");
+	is_int(back.op, CEEMS_AGENT_OP_REGISTER, "op is register");
+	is_int(back.jobid, 4242, "request jobid is the spec's");
+	ok(same_spec(&req.spec, &back.spec), "v1 spec round-trips field for field");
+	ok(strstr(msg, "\"pids\"") == NULL, "controllers without a path are left out");
+
+	/* v2 with the defaults left to the agent: those keys are omitted. */
+	memset(&req.spec, 0, sizeof(req.spec));
+	req.spec.jobid = UINT32_MAX;
+	req.spec.uid = 0;
+	req.spec.cgroup.version = CEEMS_CGROUP_V2;
+	snprintf(req.spec.cgroup.unified, CEEMS_CGROUP_PATH_MAX,
+		 "/system.slice/node01_slurmstepd.scope/job_4294967295");
+	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
+	ok(n > 0 && strstr(msg, "alloc_cores") == NULL &&
+	   strstr(msg, "alloc_mem_bytes") == NULL && strstr(msg, "gpu_share") == NULL,
+	   "v2 spec: alloc 0 (agent reads the cgroup) and no GPU are left out");
+	is_int(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)), 0,
+	       "v2 register decodes");
+	ok(same_spec(&req.spec, &back.spec), "v2 spec round-trips, jobid 2^32-1 kept");
+
+	/* The other ops. */
+	memset(&req, 0, sizeof(req));
+	req.op = CEEMS_AGENT_OP_DEREGISTER;
+	req.jobid = 7;
+	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
+	is_str(msg, "{\"op\":\"deregister\",\"jobid\":7}", "deregister request text");
+	is_int(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)), 0,
+	       "deregister decodes");
+	ok(back.op == CEEMS_AGENT_OP_DEREGISTER && back.jobid == 7, "deregister fields");
+	req.op = CEEMS_AGENT_OP_REPORT;
+	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
+	ok(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
+	   back.op == CEEMS_AGENT_OP_REPORT && back.jobid == 7, "report request round-trips");
+	req.op = CEEMS_AGENT_OP_STATUS;
+	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
+	is_str(msg, "{\"op\":\"status\"}", "status request text");
+	is_int(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)), 0,
+	       "status decodes");
+	is_int(ceems_agent_request_encode(&req, msg, 8), -ENOSPC,
+	       "encoding into a buffer too small is -ENOSPC");
+}
+
+static void
+fill_report(struct ceems_agent_job_report *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->jobid = 99;
+	r->uid = 1234;
+	r->alloc_cores = 4;
+	r->alloc_mem_bytes = UINT64_C(8) << 30;
+	r->elapsed_s = 3601.25;
+	r->cpu_s = 1.0 / 3.0;
+	r->gap_s = 2.5;
+	r->cgroup_gone = true;
+	r->usage.present = CEEMS_CGF_ALL & ~CEEMS_CGF_MEM_FAILS;
+	r->usage.failed = CEEMS_CGF_MEM_FAILS;
+	r->usage.flags = CEEMS_CGS_PEAK_SAMPLED | CEEMS_CGS_PARTLY_GONE;
+	r->usage.cpu_user_ns = 123456789012ULL;
+	r->usage.cpu_system_ns = 2;
+	r->usage.cpu_usage_ns = 123456789015ULL;
+	r->usage.mem_current_bytes = 1 << 20;
+	r->usage.mem_peak_bytes = 3 << 20;
+	r->usage.mem_rss_bytes = 0;	/* measured zero: must be written */
+	r->usage.mem_cache_bytes = 4096;
+	r->usage.mem_limit_bytes = CEEMS_CGROUP_UNLIMITED;
+	r->usage.oom_kills = 1;
+	r->usage.pids_current = 17;
+	r->usage.io_read_bytes = UINT64_MAX - 1;
+	r->usage.io_write_bytes = 5;
+	r->usage.io_read_ops = 6;
+	r->usage.io_write_ops = 7;
+	ceems_parse_cpu_list("0-3,8,10-11,8191", &r->usage.cpuset);
+	r->usage.ncpus_allocated = r->usage.cpuset.count;
+
+	ceems_job_ledger_init(&r->ledger);
+	r->ledger.lifetime_s = 3601.25;
+	r->ledger.measured[CEEMS_DOMAIN_PACKAGE] = true;
+	r->ledger.joules[CEEMS_DOMAIN_PACKAGE] = 123456.789;
+	r->ledger.static_j[CEEMS_DOMAIN_PACKAGE] = 0.1 + 0.2;
+	r->ledger.covered_s[CEEMS_DOMAIN_PACKAGE] = 3598.75;
+	r->ledger.measured[CEEMS_DOMAIN_DRAM] = true;
+	r->ledger.joules[CEEMS_DOMAIN_DRAM] = 1e-9;
+	r->ledger.static_j[CEEMS_DOMAIN_DRAM] = 0;
+	r->ledger.covered_s[CEEMS_DOMAIN_DRAM] = 3601.25;
+	r->ledger.measured[CEEMS_DOMAIN_GPU] = true;	/* never covered */
+	r->ledger.have_emissions = true;
+	r->ledger.emissions_g = 12.5;
+	r->ledger.emissions_covered_s = 3000;
+	snprintf(r->ledger.factor.source, sizeof(r->ledger.factor.source),
+		 "owid-ember-2025");
+	snprintf(r->ledger.factor.zone, sizeof(r->ledger.factor.zone), "FR");
+	r->ledger.factor.year = 2024;
+	r->ledger.factor.g_per_kwh = 44.1;
+	r->ledger.factor.pue = 1.35;
+	r->ledger.factor_changed = true;
+}
+
+static void
+test_report_round_trip(void)
+{
+	static struct ceems_agent_job_report r, back;
+	struct json_object *obj, *ledger, *gpu;
+	int n;
+
+	fill_report(&r);
+	n = ceems_agent_reply_ok(&r, msg, sizeof(msg));
+	ok(n > 0, "reply with a report encodes (%d bytes)", n);
+	memset(&back, 0xa5, sizeof(back));
+	is_int(ceems_agent_reply_decode(msg, (size_t)n, &back, err, sizeof(err)), 0,
+	       "reply decodes");
+	ok(back.jobid == 99 && back.uid == 1234 && back.alloc_cores == 4 &&
+	   back.alloc_mem_bytes == r.alloc_mem_bytes, "ids and allocation");
+	ok(back.elapsed_s == r.elapsed_s && back.cpu_s == r.cpu_s &&
+	   back.gap_s == r.gap_s, "elapsed, cpu and gap doubles exact (1/3 too)");
+	ok(back.cgroup_gone, "cgroup_gone");
+	is_int(back.usage.present, r.usage.present, "usage present bits");
+	is_int(back.usage.failed, r.usage.failed, "usage failed bits");
+	is_int(back.usage.flags, r.usage.flags, "usage flags");
+	ok(back.usage.cpu_user_ns == r.usage.cpu_user_ns &&
+	   back.usage.cpu_system_ns == 2 &&
+	   back.usage.cpu_usage_ns == r.usage.cpu_usage_ns, "CPU times");
+	ok(back.usage.mem_current_bytes == r.usage.mem_current_bytes &&
+	   back.usage.mem_peak_bytes == r.usage.mem_peak_bytes &&
+	   back.usage.mem_rss_bytes == 0 && back.usage.mem_cache_bytes == 4096,
+	   "memory, a measured 0 kept as 0");
+	ok(back.usage.mem_limit_bytes == CEEMS_CGROUP_UNLIMITED,
+	   "unlimited memory round-trips (as \"max\")");
+	ok(strstr(msg, "\"mem_limit_bytes\":\"max\"") != NULL, "unlimited is written \"max\"");
+	ok(strstr(msg, "\"elapsed_s\":3601.25,") != NULL &&
+	   strstr(msg, "\"pue\":1.35}") != NULL && strstr(msg, "\"gap_s\":2.5,") != NULL,
+	   "doubles are written with the fewest digits that read back (1.35, not 1.3500000000000001)");
+	ok(back.usage.oom_kills == 1 && back.usage.pids_current == 17, "oom and pids");
+	ok(back.usage.io_read_bytes == UINT64_MAX - 1 && back.usage.io_write_bytes == 5 &&
+	   back.usage.io_read_ops == 6 && back.usage.io_write_ops == 7,
+	   "IO counters, one above INT64_MAX");
+	ok(memcmp(&back.usage.cpuset, &r.usage.cpuset, sizeof(r.usage.cpuset)) == 0 &&
+	   back.usage.ncpus_allocated == 8, "cpuset round-trips (8 CPUs, up to 8191)");
+	ok(strstr(msg, "\"cpuset\":\"0-3,8,10-11,8191\"") != NULL, "cpuset as a CPU list");
+	ok(strstr(msg, "\"mem_fail_count\":") == NULL &&
+	   strstr(msg, "\"failed\":[\"mem_fail_count\"]") != NULL,
+	   "an unreadable field is listed as failed, not written");
+
+	ok(back.ledger.lifetime_s == r.ledger.lifetime_s, "lifetime");
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
+		ok(back.ledger.measured[d] == r.ledger.measured[d] &&
+		   back.ledger.joules[d] == r.ledger.joules[d] &&
+		   back.ledger.static_j[d] == r.ledger.static_j[d] &&
+		   back.ledger.covered_s[d] == r.ledger.covered_s[d],
+		   "ledger domain %s round-trips", ceems_energy_domain_name(d));
+	}
+	ok(back.ledger.have_emissions && back.ledger.emissions_g == 12.5 &&
+	   back.ledger.emissions_covered_s == 3000 && back.ledger.factor_changed,
+	   "emissions");
+	ok(strcmp(back.ledger.factor.source, "owid-ember-2025") == 0 &&
+	   strcmp(back.ledger.factor.zone, "FR") == 0 && back.ledger.factor.year == 2024 &&
+	   back.ledger.factor.g_per_kwh == 44.1 && back.ledger.factor.pue == 1.35,
+	   "emission factor");
+
+	/* What the JSON holds for domains: node absent (never measured), gpu
+	 * without energy (measured domain, nothing covered). */
+	obj = json_tokener_parse(msg);
+	ledger = json_object_object_get(json_object_object_get(obj, "report"), "ledger");
+	ok(ledger != NULL && json_object_object_get(ledger, "node") == NULL,
+	   "a domain the node never measured is absent");
+	gpu = json_object_object_get(ledger, "gpu");
+	ok(gpu != NULL && json_object_object_get(gpu, "joules") == NULL &&
+	   json_object_object_get(gpu, "covered_s") != NULL,
+	   "a domain never covered has no joules (unknown, not 0)");
+	ok(json_object_object_get(json_object_object_get(ledger, "package"), "coverage") != NULL &&
+	   fabs(json_object_get_double(json_object_object_get(
+		json_object_object_get(ledger, "package"), "coverage")) - 3598.75 / 3601.25) < 1e-12,
+	   "coverage = covered_s / lifetime_s");
+	ok(json_object_object_get(json_object_object_get(ledger, "gpu"), "static_j") == NULL,
+	   "no static_j outside package and dram");
+	json_object_put(obj);
+
+	/* Nothing measured at all: only what is known is written. */
+	memset(&r, 0, sizeof(r));
+	ceems_job_ledger_init(&r.ledger);
+	r.jobid = 5;
+	r.uid = 6;
+	r.elapsed_s = 0.5;
+	n = ceems_agent_reply_ok(&r, msg, sizeof(msg));
+	ok(n > 0 && strstr(msg, "cpu_s") == NULL && strstr(msg, "alloc_cores") == NULL &&
+	   strstr(msg, "\"usage\":{}") != NULL && strstr(msg, "emissions") == NULL &&
+	   strstr(msg, "package") == NULL,
+	   "an unmeasured report has no CPU, allocation, usage, energy or emissions");
+	ok(ceems_agent_reply_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
+	   back.usage.present == 0 && !back.ledger.measured[CEEMS_DOMAIN_PACKAGE] &&
+	   !back.ledger.have_emissions, "and decodes back to nothing measured");
+
+	/* Non-finite doubles are not measurements: left out, JSON stays valid. */
+	r.cpu_s = NAN;
+	r.usage.present = CEEMS_CGF_CPU_USAGE;
+	n = ceems_agent_reply_ok(&r, msg, sizeof(msg));
+	ok(n > 0 && strstr(msg, "cpu_s") == NULL && strstr(msg, "NaN") == NULL,
+	   "a NaN is left out, never written");
+
+	{
+		struct json_object *d = ceems_json_double(5);
+
+		is_str(json_object_to_json_string(d), "5.0", "an integral double stays a JSON double");
+		json_object_put(d);
+		ok(ceems_json_double(INFINITY) == NULL, "infinity is no JSON number");
+	}
+
+	n = ceems_agent_reply_ok(NULL, msg, sizeof(msg));
+	is_str(msg, "{\"ok\":true}", "bare ok reply");
+	is_int(ceems_agent_reply_decode(msg, (size_t)n, NULL, err, sizeof(err)), 0,
+	       "bare ok decodes");
+	is_int(ceems_agent_reply_decode(msg, (size_t)n, &back, err, sizeof(err)), -EPROTO,
+	       "an ok reply without the report asked for is -EPROTO");
+}
+
+static void
+test_reply_errors(void)
+{
+	int n;
+
+	n = ceems_agent_reply_error(-EEXIST, "job 42 is already registered", msg,
+				    sizeof(msg));
+	ok(n > 0, "error reply encodes");
+	is_str(msg, "{\"ok\":false,\"error\":\"job 42 is already registered\",\"code\":\"EEXIST\"}",
+	       "error reply text");
+	is_int(ceems_agent_reply_decode(msg, (size_t)n, NULL, err, sizeof(err)), -EEXIST,
+	       "a refusal decodes to its errno");
+	is_str(err, "job 42 is already registered", "and its sentence");
+	n = snprintf(msg, sizeof(msg), "{\"ok\":false,\"error\":\"x\",\"code\":\"EWHATEVER\"}");
+	is_int(ceems_agent_reply_decode(msg, (size_t)n, NULL, err, sizeof(err)), -EREMOTEIO,
+	       "an unknown code is -EREMOTEIO");
+	n = snprintf(msg, sizeof(msg), "{\"ok\":false}");
+	ok(ceems_agent_reply_decode(msg, (size_t)n, NULL, err, sizeof(err)) == -EREMOTEIO &&
+	   strstr(err, "without saying why") != NULL, "a refusal without words");
+	n = snprintf(msg, sizeof(msg), "{\"ok\":1}");
+	is_int(ceems_agent_reply_decode(msg, (size_t)n, NULL, err, sizeof(err)), -EPROTO,
+	       "ok must be a boolean");
+	n = snprintf(msg, sizeof(msg), "{\"ok\":true,\"report\":{\"jobid\":1,\"uid\":2,\"cpu_s\":-1}}");
+	is_int(ceems_agent_report_job("/nonexistent", 1, 10, NULL, err, sizeof(err)), -ENOENT,
+	       "typed call without an agent: -ENOENT");
+	{
+		static struct ceems_agent_job_report rep;
+
+		ok(ceems_agent_reply_decode(msg, (size_t)n, &rep, err, sizeof(err)) == -EPROTO &&
+		   strstr(err, "cpu_s") != NULL, "a negative CPU time in a report is refused");
+	}
+	is_int(ceems_agent_code_from_name(ceems_agent_code_name(-ENOSPC)), -ENOSPC,
+	       "ENOSPC name round-trips");
+	is_str(ceems_agent_code_name(-12345), "EIO", "unknown errno is written EIO");
+}
+
+/* One malformed request and a word its error must contain. */
+static const struct {
+	const char *text;
+	const char *want;
+} bad_requests[] = {
+	{ "", "empty" },
+	{ "garbage", "not valid JSON" },
+	{ "{", "not complete" },
+	{ "[]", "must be a JSON object" },
+	{ "42", "must be a JSON object" },
+	{ "{\"op\":\"status\"} x", "not valid JSON" },
+	{ "{\"op\":\"status\"}{}", "not valid JSON" },
+	{ "{'op':'status'}", "not valid JSON" },
+	{ "{}", "needs \"op\"" },
+	{ "{\"op\":1}", "needs \"op\"" },
+	{ "{\"op\":\"dance\"}", "unknown op 'dance'" },
+	{ "{\"op\":\"status\",\"x\":1}", "unknown field 'x'" },
+	{ "{\"op\":\"report\"}", "needs \"jobid\"" },
+	{ "{\"op\":\"report\",\"jobid\":\"7\"}", "whole number" },
+	{ "{\"op\":\"report\",\"jobid\":7.0}", "whole number" },
+	{ "{\"op\":\"report\",\"jobid\":-7}", "negative" },
+	{ "{\"op\":\"report\",\"jobid\":0}", "between 1 and 4294967295" },
+	{ "{\"op\":\"report\",\"jobid\":4294967296}", "between 1 and 4294967295" },
+	{ "{\"op\":\"report\",\"jobid\":99999999999999999999999}", "" },
+	{ "{\"op\":\"deregister\",\"jobid\":null}", "field 'jobid' is null" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a\"},\"alloc_cores\":null}}",
+	  "field 'alloc_cores' is null" },
+	{ "{\"op\":\"deregister\",\"jobid\":1,\"job\":{}}", "unknown field 'job'" },
+	{ "{\"op\":\"register\"}", "needs \"job\"" },
+	{ "{\"op\":\"register\",\"job\":[]}", "job must be an object" },
+	{ "{\"op\":\"register\",\"job\":{}}", "job.jobid is missing" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1}}", "job.uid is missing" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":4294967295}}", "job.uid" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0}}", "job.cgroup is missing" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":\"/a\"}}",
+	  "job.cgroup must be an object" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{}}}",
+	  "job.cgroup.version is missing" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":3}}}",
+	  "between 1 and 2" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2}}}",
+	  "unified is missing" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":1}}}",
+	  "names no controller" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"a/b\"}}}",
+	  "absolute path" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/\"}}}",
+	  "hierarchy's root" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a/../../etc\"}}}",
+	  "'..'" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a//b\"}}}",
+	  "empty" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a/./b\"}}}",
+	  "'.'" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a\\nb\"}}}",
+	  "control character" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a\\u0000b\"}}}",
+	  "control character" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":5}}}",
+	  "must be a string" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":1,\"v1\":{\"cpu\":\"/a\"}}}}",
+	  "unknown controller 'cpu'" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":1,\"v1\":[]}}}",
+	  "v1 must be an object" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a\",\"x\":1}}}",
+	  "unknown field 'x'" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a\"},\"alloc_cores\":8193}}",
+	  "job.alloc_cores" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a\"},\"alloc_mem_bytes\":-1}}",
+	  "negative" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a\"},\"gpu_share\":{}}}",
+	  "must be an array" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a\"},\"gpu_share\":[1.5]}}",
+	  "gpu_share[0]" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a\"},\"gpu_share\":[0,\"1\"]}}",
+	  "gpu_share[1] must be a number" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a\"},\"gpu_share\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}}",
+	  "more than 16" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a\"},\"gpu_share\":[NaN]}}",
+	  "gpu_share[0]" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a\"},\"colour\":\"red\"}}",
+	  "unknown field 'colour'" },
+	{ "{\"op\":\"status\"\xff}", "" },
+	{ "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", "" },
+};
+
+static void
+test_bad_requests(void)
+{
+	struct ceems_agent_request req;
+	char *huge;
+	size_t n;
+	int r;
+
+	for (size_t i = 0; i < sizeof(bad_requests) / sizeof(bad_requests[0]); i++) {
+		err[0] = '\0';
+		r = ceems_agent_request_decode(bad_requests[i].text,
+					       strlen(bad_requests[i].text), &req,
+					       err, sizeof(err));
+		if (!ok(r == -EINVAL && err[0] != '\0' &&
+			strstr(err, bad_requests[i].want) != NULL,
+			"bad request %zu refused: %s", i, err))
+			printf("#   request: %s\n#   want: '%s' in the error (returned %d)\n",
+			       bad_requests[i].text, bad_requests[i].want, r);
+	}
+	r = ceems_agent_request_decode("{\"op\":\"status\"}\0x", 17, &req, err, sizeof(err));
+	ok(r == -EINVAL && strstr(err, "NUL") != NULL, "a NUL byte inside the message");
+	r = ceems_agent_request_decode("{\"op\":\"status\"}\n", 16, &req, err, sizeof(err));
+	is_int(r, 0, "trailing newline is fine");
+
+	/* A path longer than the spec can hold, then a message too large. */
+	n = 8 * CEEMS_CGROUP_PATH_MAX;
+	huge = malloc(CEEMS_AGENT_MSG_MAX + 64);
+	snprintf(huge, CEEMS_AGENT_MSG_MAX + 64,
+		 "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/");
+	memset(huge + strlen(huge), 'a', n);
+	huge[strlen("{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/") + n] = '\0';
+	strcat(huge, "\"}}}");
+	r = ceems_agent_request_decode(huge, strlen(huge), &req, err, sizeof(err));
+	ok(r == -EINVAL && strstr(err, "longer than 511 bytes") != NULL,
+	   "a 4 KiB path is refused: %s", err);
+	memset(huge, ' ', CEEMS_AGENT_MSG_MAX + 1);
+	memcpy(huge, "{\"op\":\"status\"}", 15);
+	r = ceems_agent_request_decode(huge, CEEMS_AGENT_MSG_MAX + 1, &req, err, sizeof(err));
+	ok(r == -EMSGSIZE && strstr(err, "larger than 65536") != NULL,
+	   "a message over 64 KiB is -EMSGSIZE");
+	free(huge);
+}
+
+/* xorshift64*: a fixed seed, so a failure is reproducible. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t
+rng(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dULL;
+}
+
+/* Apply 1..4 random edits to BUF (LEN bytes, room for SIZE). */
+static size_t
+mutate(char *buf, size_t len, size_t size)
+{
+	static const char *const tokens[] = {
+		"\"", "{", "}", "[", "]", ",", ":", "-", "1e400", "null", "true",
+		"99999999999999999999", "-1", "0", "\\u0000", "\\", "/../", "\"op\"",
+		"\"jobid\"", "4294967296", "0.5", "\"register\"", "\xc3\x28",
+	};
+	int edits = 1 + (int)(rng() % 4);
+
+	for (int e = 0; e < edits; e++) {
+		size_t pos = len > 0 ? rng() % (len + 1) : 0;
+
+		switch (rng() % 5) {
+		case 0:		/* flip a byte */
+			if (pos < len)
+				buf[pos] = (char)(rng() & 0xff);
+			break;
+		case 1:		/* delete a run */
+			if (pos < len) {
+				size_t n = 1 + rng() % 8;
+
+				if (n > len - pos)
+					n = len - pos;
+				memmove(buf + pos, buf + pos + n, len - pos - n);
+				len -= n;
+			}
+			break;
+		case 2: {	/* insert a token */
+			const char *t = tokens[rng() % (sizeof(tokens) / sizeof(tokens[0]))];
+			size_t n = strlen(t);
+
+			if (len + n < size) {
+				memmove(buf + pos + n, buf + pos, len - pos);
+				memcpy(buf + pos, t, n);
+				len += n;
+			}
+			break;
+		}
+		case 3:		/* cut */
+			len = pos;
+			break;
+		default:	/* duplicate a chunk */
+			if (pos < len) {
+				size_t n = 1 + rng() % 16;
+
+				if (n > len - pos)
+					n = len - pos;
+				if (len + n < size) {
+					memmove(buf + pos + n, buf + pos, len - pos);
+					len += n;
+				}
+			}
+			break;
+		}
+	}
+	return len;
+}
+
+static void
+test_fuzz(void)
+{
+	static char seeds[4][2048];
+	static char buf[4096];
+	static struct ceems_agent_job_report rep;
+	struct ceems_agent_request req;
+	int nseeds = 0, accepted = 0, refused = 0, unclear = 0, reencode_bad = 0;
+	int reply_ok = 0, reply_refused = 0, reply_bad = 0;
+	char reply_seed[8192];
+	size_t reply_len;
+
+	memset(&req, 0, sizeof(req));
+	req.op = CEEMS_AGENT_OP_REGISTER;
+	fill_spec_v1(&req.spec);
+	ceems_agent_request_encode(&req, seeds[nseeds++], sizeof(seeds[0]));
+	req.spec.cgroup.version = CEEMS_CGROUP_V2;
+	snprintf(req.spec.cgroup.unified, CEEMS_CGROUP_PATH_MAX, "/system.slice/x/job_1");
+	ceems_agent_request_encode(&req, seeds[nseeds++], sizeof(seeds[0]));
+	req.op = CEEMS_AGENT_OP_DEREGISTER;
+	req.jobid = 12;
+	ceems_agent_request_encode(&req, seeds[nseeds++], sizeof(seeds[0]));
+	req.op = CEEMS_AGENT_OP_STATUS;
+	ceems_agent_request_encode(&req, seeds[nseeds++], sizeof(seeds[0]));
+
+	for (int i = 0; i < 4000; i++) {
+		const char *seed = seeds[rng() % (uint64_t)nseeds];
+		size_t len = strlen(seed);
+		int r;
+
+		memcpy(buf, seed, len);
+		len = mutate(buf, len, sizeof(buf));
+		err[0] = '\0';
+		r = ceems_agent_request_decode(buf, len, &req, err, sizeof(err));
+		if (r == 0) {
+			char again[4096];
+			struct ceems_agent_request back;
+			int n = ceems_agent_request_encode(&req, again, sizeof(again));
+
+			accepted++;
+			/* Whatever was accepted must be valid: it re-encodes
+			 * and decodes to the same thing. */
+			if (n < 0 ||
+			    ceems_agent_request_decode(again, (size_t)n, &back, err,
+						       sizeof(err)) != 0 ||
+			    back.op != req.op || back.jobid != req.jobid ||
+			    (req.op == CEEMS_AGENT_OP_REGISTER &&
+			     !same_spec(&req.spec, &back.spec)))
+				reencode_bad++;
+		} else {
+			refused++;
+			if (r != -EINVAL || strlen(err) < 10)
+				unclear++;
+		}
+	}
+	ok(refused > 1000 && accepted > 10,
+	   "4000 mutated requests decoded without a crash (%d refused, %d accepted)",
+	   refused, accepted);
+	is_int(unclear, 0, "every refusal is -EINVAL with a sentence");
+	is_int(reencode_bad, 0, "every accepted mutation is a valid request");
+
+	fill_report(&rep);
+	reply_len = (size_t)ceems_agent_reply_ok(&rep, reply_seed, sizeof(reply_seed));
+	for (int i = 0; i < 3000; i++) {
+		size_t len = reply_len;
+		int r;
+
+		memcpy(buf, reply_seed, len);
+		len = mutate(buf, len, sizeof(buf));
+		err[0] = '\0';
+		r = ceems_agent_reply_decode(buf, len, &rep, err, sizeof(err));
+		if (r == 0)
+			reply_ok++;
+		else if (err[0] != '\0')
+			reply_refused++;
+		else
+			reply_bad++;
+	}
+	ok(reply_refused > 500, "3000 mutated replies decoded without a crash "
+	   "(%d refused, %d accepted)", reply_refused, reply_ok);
+	is_int(reply_bad, 0, "every refused reply comes with a sentence");
+}
+
+/* ---- client ---- */
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+enum server_mode { SERVE_ECHO_OK, SERVE_SILENT, SERVE_HUGE, SERVE_REFUSE, SERVE_CLOSE };
+
+/* Fork a server on PATH answering one client as MODE; returns its pid. */
+static pid_t
+serve_once(const char *path, enum server_mode mode)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int lfd;
+	pid_t pid;
+
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	unlink(path);
+	lfd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
+	    listen(lfd, 4) < 0) {
+		printf("Bail out! cannot set up a test server on %s\n", path);
+		exit(1);
+	}
+	pid = fork();
+	if (pid == 0) {
+		static char in[CEEMS_AGENT_MSG_MAX + 1], out[2 * CEEMS_AGENT_MSG_MAX];
+		int fd = accept(lfd, NULL, NULL);
+		ssize_t n = recv(fd, in, sizeof(in) - 1, 0);
+
+		if (n < 0)
+			_exit(1);
+		in[n] = '\0';
+		switch (mode) {
+		case SERVE_ECHO_OK:
+			n = snprintf(out, sizeof(out), "{\"ok\":true,\"got\":%zd}", n);
+			send(fd, out, (size_t)n, 0);
+			break;
+		case SERVE_SILENT:
+			sleep(5);
+			break;
+		case SERVE_HUGE:
+			memset(out, ' ', 100000);
+			send(fd, out, 100000, 0);
+			break;
+		case SERVE_REFUSE:
+			n = ceems_agent_reply_error(-EPERM, "only root may register jobs",
+						    out, sizeof(out));
+			send(fd, out, (size_t)n, 0);
+			break;
+		case SERVE_CLOSE:
+			break;
+		}
+		_exit(0);
+	}
+	close(lfd);
+	return pid;
+}
+
+static void
+reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static void
+test_client(void)
+{
+	char dir[] = "/tmp/ceems-proto-XXXXXX";
+	char path[96], reply[256];
+	struct ceems_agent_job_spec spec;
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	double t0;
+	pid_t pid;
+	int fd, r;
+
+	if (mkdtemp(dir) == NULL) {
+		printf("Bail out! mkdtemp\n");
+		exit(1);
+	}
+	snprintf(path, sizeof(path), "%s/agent.sock", dir);
+
+	t0 = now_s();
+	r = ceems_agent_call(path, "{\"op\":\"status\"}", 5000, reply, sizeof(reply));
+	is_int(r, -ENOENT, "no socket file: -ENOENT");
+	ok(now_s() - t0 < 0.05, "and at once (%.1f ms)", (now_s() - t0) * 1e3);
+
+	/* A socket file nobody listens on (an agent that died). */
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	bind(fd, (struct sockaddr *)&addr, sizeof(addr));
+	close(fd);
+	t0 = now_s();
+	r = ceems_agent_call(path, "{\"op\":\"status\"}", 5000, reply, sizeof(reply));
+	is_int(r, -ECONNREFUSED, "stale socket file: -ECONNREFUSED");
+	ok(now_s() - t0 < 0.05, "and at once (%.1f ms)", (now_s() - t0) * 1e3);
+
+	pid = serve_once(path, SERVE_ECHO_OK);
+	r = ceems_agent_call(path, "{\"op\":\"status\"}", 2000, reply, sizeof(reply));
+	is_int(r, (int)strlen("{\"ok\":true,\"got\":15}"), "a reply comes back with its length");
+	is_str(reply, "{\"ok\":true,\"got\":15}", "the server saw the 15-byte message whole");
+	reap(pid);
+
+	pid = serve_once(path, SERVE_SILENT);
+	t0 = now_s();
+	r = ceems_agent_call(path, "{\"op\":\"status\"}", 200, reply, sizeof(reply));
+	is_int(r, -ETIMEDOUT, "a silent agent: -ETIMEDOUT");
+	ok(now_s() - t0 >= 0.19 && now_s() - t0 < 0.5, "after the timeout (%.0f ms)",
+	   (now_s() - t0) * 1e3);
+	reap(pid);
+
+	pid = serve_once(path, SERVE_HUGE);
+	r = ceems_agent_call(path, "{\"op\":\"status\"}", 2000, reply, sizeof(reply));
+	is_int(r, -EMSGSIZE, "a reply larger than the buffer: -EMSGSIZE");
+	reap(pid);
+
+	pid = serve_once(path, SERVE_CLOSE);
+	r = ceems_agent_call(path, "{\"op\":\"status\"}", 2000, reply, sizeof(reply));
+	is_int(r, -ECONNRESET, "an agent that closes without a reply: -ECONNRESET");
+	reap(pid);
+
+	fill_spec_v1(&spec);
+	pid = serve_once(path, SERVE_REFUSE);
+	r = ceems_agent_register_job(path, &spec, 2000, err, sizeof(err));
+	is_int(r, -EPERM, "register refused: the agent's errno");
+	is_str(err, "only root may register jobs", "and its sentence");
+	reap(pid);
+
+	{
+		static char big[CEEMS_AGENT_MSG_MAX + 2];
+
+		memset(big, ' ', sizeof(big) - 1);
+		is_int(ceems_agent_call(path, big, 100, reply, sizeof(reply)), -EMSGSIZE,
+		       "a request over 64 KiB is not sent");
+	}
+	unlink(path);
+	rmdir(dir);
+}
+
+int
+main(void)
+{
+	test_spec_round_trip();
+	test_report_round_trip();
+	test_reply_errors();
+	test_bad_requests();
+	test_fuzz();
+	test_client();
+	return done_testing();
+}

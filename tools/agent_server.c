@@ -1,0 +1,851 @@
+/* agent_server.c - the node agent's single-threaded event loop.  One
+ * epoll set holds the listening socket, the clients, a timerfd for the
+ * main tick, one for fast source sampling (when a counter could wrap
+ * within a tick), one for checkpoints, and a signalfd.  Everything is
+ * bounded: the number of clients, the size of a message, the time a
+ * client may stay silent; a misbehaving client is answered with an error
+ * or dropped, never allowed to stall the ticks (ARCHITECTURE invariant 1).
+ *
+ * Authorization is by the peer credentials the kernel gives for the
+ * socket (SO_PEERCRED): register and deregister from root only (the
+ * job-side plugin runs as root in slurmstepd), a report for root or the
+ * job's owner, status for anyone. */
+#include "config.h"
+
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "agent.h"
+#include "agent_proto.h"
+#include "agent_server.h"
+#include "log.h"
+
+enum watch_kind { W_LISTEN, W_CLIENT, W_TICK, W_SAMPLE, W_CHECKPOINT, W_SIGNAL };
+
+/* What an epoll event points at. */
+struct watch {
+	enum watch_kind kind;
+	int fd;
+};
+
+struct client {
+	struct watch w;		/* first: events carry a struct watch * */
+	uid_t uid;
+	pid_t pid;
+	uint64_t deadline_ns;	/* dropped when silent past this */
+	bool used;
+};
+
+/* The node's energy since the agent started, per domain, for status. */
+struct totals {
+	uint64_t ticks;
+	bool measured[CEEMS_DOMAIN_COUNT];
+	double delta_j[CEEMS_DOMAIN_COUNT];
+	double system_j[CEEMS_DOMAIN_COUNT];
+	double idle_j[CEEMS_DOMAIN_COUNT];
+	uint64_t gap_ticks[CEEMS_DOMAIN_COUNT];
+	double residual_clamped_j;
+	uint64_t last_ns;	/* the tick last added */
+};
+
+/* Refusals are logged, but a local user looping on the socket must not
+ * flood the log: at most LOG_BURST lines per LOG_WINDOW_NS. */
+#define LOG_BURST 20
+#define LOG_WINDOW_NS (10 * UINT64_C(1000000000))
+
+struct server {
+	const struct ceems_config *config;
+	struct ceems_agent *agent;
+	int epfd;
+	struct watch listen, tick, sample, checkpoint, sig;
+	uint64_t sample_period_ns;	/* 0: no fast sampling */
+	struct client clients[AGENT_MAX_CLIENTS];
+	unsigned nclients;
+	dev_t sock_dev;			/* the socket file we created */
+	ino_t sock_ino;
+	uint64_t started_ns;
+	struct totals totals;
+	uint64_t requests, refusals;
+	uint64_t log_window_ns;
+	unsigned log_lines, log_suppressed;
+	bool stop;
+};
+
+/* Requests and replies go through one buffer each: one thread. */
+static char inbuf[CEEMS_AGENT_MSG_MAX + 1];
+static char outbuf[CEEMS_AGENT_MSG_MAX + 1];
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------ */
+/* Timers and signals                                                  */
+/* ------------------------------------------------------------------ */
+
+static int
+add_watch(struct server *s, struct watch *w, enum watch_kind kind, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = w };
+
+	w->kind = kind;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return -errno;
+	w->fd = fd;
+	return 0;
+}
+
+/* A periodic timer of PERIOD_NS (0 disarms it). */
+static int
+arm_timer(int fd, uint64_t period_ns)
+{
+	struct itimerspec its;
+
+	memset(&its, 0, sizeof(its));
+	its.it_interval.tv_sec = (time_t)(period_ns / 1000000000u);
+	its.it_interval.tv_nsec = (long)(period_ns % 1000000000u);
+	its.it_value = its.it_interval;
+	return timerfd_settime(fd, 0, &its, NULL) < 0 ? -errno : 0;
+}
+
+static int
+open_timer(struct server *s, struct watch *w, enum watch_kind kind,
+	   uint64_t period_ns)
+{
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	if ((r = arm_timer(fd, period_ns)) < 0 ||
+	    (r = add_watch(s, w, kind, fd)) < 0) {
+		close(fd);
+		return r;
+	}
+	return 0;
+}
+
+/* Consume a timerfd's expirations (a late loop may have missed some:
+ * the engine measures real elapsed time, so one tick covers them). */
+static void
+drain_timer(int fd)
+{
+	uint64_t expirations;
+
+	if (read(fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		ceems_warning("timer read failed: %s", strerror(errno));
+}
+
+/* Sample sources on their own timer only when a counter needs it. */
+static void
+update_sample_timer(struct server *s)
+{
+	uint64_t want = ceems_agent_source_interval_ns(s->agent);
+
+	if (want == 0 || want >= s->config->interval_ns)
+		want = 0;
+	if (want == s->sample_period_ns)
+		return;
+	if (arm_timer(s->sample.fd, want) < 0) {
+		ceems_error("cannot arm the source sampling timer: %s: counters may "
+			    "wrap unseen and their ticks be recorded as gaps",
+			    strerror(errno));
+		return;
+	}
+	if (want > 0)
+		ceems_info("energy counters sampled every %.3f s (faster than the "
+			   "%.3f s tick, so that none can wrap twice unseen)",
+			   (double)want / 1e9, (double)s->config->interval_ns / 1e9);
+	s->sample_period_ns = want;
+}
+
+/* Add the engine's last tick, taken at NOW, to the totals (once). */
+static void
+account_tick(struct server *s, uint64_t now)
+{
+	const struct ceems_ledger_tick *t = ceems_agent_last_tick(s->agent);
+	struct totals *tot = &s->totals;
+
+	if (t == NULL || now <= tot->last_ns)
+		return;
+	tot->last_ns = now;
+	tot->ticks++;
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
+		if (!t->measured[d])
+			continue;
+		tot->measured[d] = true;
+		tot->delta_j[d] += t->delta_j[d];
+		tot->system_j[d] += t->system_j[d];
+		tot->idle_j[d] += t->idle_j[d];
+		if (t->gap[d] != CEEMS_GAP_NONE)
+			tot->gap_ticks[d]++;
+	}
+	tot->residual_clamped_j += t->residual_clamped_j;
+}
+
+static void
+checkpoint(struct server *s, uint64_t now)
+{
+	int r = ceems_agent_checkpoint(s->agent, now);
+
+	/* -ENOENT: no state file (its opening was already logged). */
+	if (r < 0 && r != -ENOENT)
+		ceems_warning("checkpoint failed: %s: a restart now would lose "
+			      "the jobs' figures since the last one", strerror(-r));
+}
+
+static void
+on_tick(struct server *s)
+{
+	uint64_t now = now_ns();
+
+	drain_timer(s->tick.fd);
+	ceems_agent_tick(s->agent, now);
+	account_tick(s, now);
+	if (s->config->checkpoint_interval_ns == 0)
+		checkpoint(s, now);
+	update_sample_timer(s);
+}
+
+static void
+on_signal(struct server *s)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->sig.fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGTERM:
+		case SIGINT:
+			ceems_info("%s received: checkpointing and stopping",
+				   si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+			s->stop = true;
+			break;
+		case SIGHUP:
+			/* Reloading would reopen sources and sockets under
+			 * running jobs; a restart does it with the state
+			 * kept, losing only the time it takes. */
+			ceems_warning("SIGHUP: configuration reload is not supported; "
+				      "restart the agent to apply a new configuration "
+				      "(running jobs keep their figures)");
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* The listening socket                                                */
+/* ------------------------------------------------------------------ */
+
+/* mkdir -p of the socket's directory, 0755 (clients of any uid must
+ * reach the socket; authorization is by peer credentials). */
+static int
+make_parent_dirs(const char *path)
+{
+	char dir[CEEMS_CONFIG_PATH_MAX];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash == NULL || slash == dir)
+		return 0;
+	*slash = '\0';
+	for (char *p = dir + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* A socket file left by an agent that died is removed; one another agent
+ * still listens on, or a file that is no socket, is left alone. */
+static int
+clear_stale_socket(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd, r;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode)) {
+		ceems_error("%s exists and is not a socket: not removing it; "
+			    "set another `socket' in the configuration", path);
+		return -EEXIST;
+	}
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	r = connect(fd, (struct sockaddr *)&addr, sizeof(addr));
+	close(fd);
+	if (r == 0 || errno == EAGAIN) {
+		ceems_error("another agent is listening on %s: not starting a second one",
+			    path);
+		return -EADDRINUSE;
+	}
+	if (unlink(path) < 0 && errno != ENOENT)
+		return -errno;
+	ceems_info("removed the stale socket %s of an earlier agent", path);
+	return 0;
+}
+
+static int
+open_listener(struct server *s)
+{
+	const char *path = s->config->socket_path;
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd, r;
+
+	if (strlen(path) >= sizeof(addr.sun_path)) {
+		ceems_error("socket path %s is longer than %zu bytes", path,
+			    sizeof(addr.sun_path) - 1);
+		return -ENAMETOOLONG;
+	}
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	if ((r = make_parent_dirs(path)) < 0) {
+		ceems_error("cannot create the directory of %s: %s", path, strerror(-r));
+		return r;
+	}
+	if ((r = clear_stale_socket(path)) < 0) {
+		if (r != -EEXIST && r != -EADDRINUSE)
+			ceems_error("cannot remove the stale socket %s: %s", path,
+				    strerror(-r));
+		return r;
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
+	    chmod(path, 0666) < 0 || lstat(path, &st) < 0 ||
+	    listen(fd, AGENT_MAX_CLIENTS) < 0) {
+		r = -errno;
+		ceems_error("cannot listen on %s: %s", path, strerror(errno));
+		close(fd);
+		return r;
+	}
+	s->sock_dev = st.st_dev;
+	s->sock_ino = st.st_ino;
+	if ((r = add_watch(s, &s->listen, W_LISTEN, fd)) < 0) {
+		close(fd);
+		return r;
+	}
+	return 0;
+}
+
+/* Remove the socket file, unless another agent has replaced it since. */
+static void
+remove_socket(struct server *s)
+{
+	struct stat st;
+
+	if (lstat(s->config->socket_path, &st) == 0 && st.st_dev == s->sock_dev &&
+	    st.st_ino == s->sock_ino)
+		unlink(s->config->socket_path);
+}
+
+/* ------------------------------------------------------------------ */
+/* Clients                                                             */
+/* ------------------------------------------------------------------ */
+
+static bool
+may_log(struct server *s, uint64_t now)
+{
+	if (now - s->log_window_ns > LOG_WINDOW_NS) {
+		if (s->log_suppressed > 0)
+			ceems_warning("%u more refused or malformed requests were "
+				      "not logged", s->log_suppressed);
+		s->log_window_ns = now;
+		s->log_lines = 0;
+		s->log_suppressed = 0;
+	}
+	if (s->log_lines < LOG_BURST) {
+		s->log_lines++;
+		return true;
+	}
+	s->log_suppressed++;
+	return false;
+}
+
+static void
+drop_client(struct server *s, struct client *c)
+{
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->w.fd, NULL);
+	close(c->w.fd);
+	c->used = false;
+	s->nclients--;
+}
+
+/* Send LEN bytes of outbuf to C.  A client whose socket is full is not
+ * reading its replies: it is dropped rather than waited for. */
+static void
+send_reply(struct server *s, struct client *c, int len)
+{
+	if (len < 0) {
+		len = ceems_agent_reply_error(-EIO, "the agent could not build its reply",
+					      outbuf, sizeof(outbuf));
+		if (len < 0)
+			return;
+	}
+	if (send(c->w.fd, outbuf, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+		if (may_log(s, now_ns()))
+			ceems_warning("client uid %u pid %d: cannot send the reply (%s): "
+				      "dropped", (unsigned)c->uid, (int)c->pid,
+				      strerror(errno));
+		drop_client(s, c);
+	}
+}
+
+/* Answer C with an error, logged as a refusal. */
+__attribute__((format(printf, 4, 5))) static void
+refuse(struct server *s, struct client *c, int code, const char *fmt, ...)
+{
+	char why[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	/* The sentence may quote the client's bytes (an unknown key): no
+	 * control character may reach the log and forge a line there. */
+	for (char *p = why; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	s->refusals++;
+	if (may_log(s, now_ns()))
+		ceems_warning("refused a request from uid %u pid %d: %s",
+			      (unsigned)c->uid, (int)c->pid, why);
+	send_reply(s, c, ceems_agent_reply_error(code, why, outbuf, sizeof(outbuf)));
+}
+
+static void
+add_domain_totals(struct json_object *energy, const struct totals *t, int d)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (o == NULL)
+		return;
+	json_object_object_add(o, "delta_j", ceems_json_double(t->delta_j[d]));
+	json_object_object_add(o, "system_j", ceems_json_double(t->system_j[d]));
+	json_object_object_add(o, "idle_j", ceems_json_double(t->idle_j[d]));
+	json_object_object_add(o, "gap_ticks", json_object_new_int64((int64_t)t->gap_ticks[d]));
+	json_object_object_add(energy, ceems_energy_domain_name(d), o);
+}
+
+static int
+status_reply(struct server *s)
+{
+	struct json_object *obj = json_object_new_object();
+	struct json_object *energy = json_object_new_object();
+	const char *text;
+	size_t len;
+
+	if (obj == NULL || energy == NULL) {
+		json_object_put(obj);
+		json_object_put(energy);
+		return -ENOMEM;
+	}
+	json_object_object_add(obj, "ok", json_object_new_boolean(1));
+	json_object_object_add(obj, "version", json_object_new_string(PACKAGE_VERSION));
+	json_object_object_add(obj, "pid", json_object_new_int64(getpid()));
+	json_object_object_add(obj, "uptime_s",
+			       ceems_json_double((double)(now_ns() - s->started_ns) / 1e9));
+	json_object_object_add(obj, "jobs",
+			       json_object_new_int64((int64_t)ceems_agent_njobs(s->agent)));
+	json_object_object_add(obj, "max_jobs", json_object_new_int64(s->config->max_jobs));
+	json_object_object_add(obj, "clients", json_object_new_int64(s->nclients));
+	json_object_object_add(obj, "interval_s",
+			       ceems_json_double((double)s->config->interval_ns / 1e9));
+	json_object_object_add(obj, "source_interval_s",
+			       ceems_json_double((double)ceems_agent_source_interval_ns(s->agent) / 1e9));
+	json_object_object_add(obj, "ticks", json_object_new_int64((int64_t)s->totals.ticks));
+	json_object_object_add(obj, "requests", json_object_new_int64((int64_t)s->requests));
+	json_object_object_add(obj, "refusals", json_object_new_int64((int64_t)s->refusals));
+	/* Only the domains the node measures: unknown is not zero. */
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+		if (s->totals.measured[d])
+			add_domain_totals(energy, &s->totals, d);
+	json_object_object_add(obj, "energy", energy);
+	json_object_object_add(obj, "residual_clamped_j",
+			       ceems_json_double(s->totals.residual_clamped_j));
+	text = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
+						   JSON_C_TO_STRING_NOSLASHESCAPE);
+	len = text != NULL ? strlen(text) : 0;
+	if (text == NULL || len >= sizeof(outbuf)) {
+		json_object_put(obj);
+		return -ENOSPC;
+	}
+	memcpy(outbuf, text, len + 1);
+	json_object_put(obj);
+	return (int)len;
+}
+
+static const char *
+register_error(int r)
+{
+	switch (r) {
+	case -EEXIST: return "is already registered";
+	case -ENOSPC: return "cannot be registered: the agent holds max_jobs jobs";
+	case -ENOENT: return "cannot be registered: its cgroup was not found";
+	case -EINVAL: return "cannot be registered: invalid job description";
+	default: return "cannot be registered";
+	}
+}
+
+static void
+handle_request(struct server *s, struct client *c, size_t len)
+{
+	static struct ceems_agent_request req;
+	static struct ceems_agent_job_report report;
+	char err[256];
+	uint64_t now;
+	int r;
+
+	s->requests++;
+	r = ceems_agent_request_decode(inbuf, len, &req, err, sizeof(err));
+	if (r < 0) {
+		refuse(s, c, r, "%s", err);
+		return;
+	}
+	switch (req.op) {
+	case CEEMS_AGENT_OP_STATUS:
+		send_reply(s, c, status_reply(s));
+		return;
+	case CEEMS_AGENT_OP_REGISTER:
+	case CEEMS_AGENT_OP_DEREGISTER:
+		if (c->uid != 0) {
+			refuse(s, c, -EPERM, "only root may %s jobs (job %u)",
+			       req.op == CEEMS_AGENT_OP_REGISTER ? "register" : "deregister",
+			       req.jobid);
+			return;
+		}
+		break;
+	case CEEMS_AGENT_OP_REPORT:
+		if (ceems_agent_report(s->agent, req.jobid, &report) < 0) {
+			refuse(s, c, -ENOENT, "job %u is not registered", req.jobid);
+			return;
+		}
+		if (c->uid != 0 && c->uid != report.uid) {
+			refuse(s, c, -EPERM, "job %u is not yours: only root and the "
+			       "job's owner may read its report", req.jobid);
+			return;
+		}
+		send_reply(s, c, ceems_agent_reply_ok(&report, outbuf, sizeof(outbuf)));
+		return;
+	}
+
+	now = now_ns();
+	if (req.op == CEEMS_AGENT_OP_REGISTER) {
+		/* The tick the engine takes first is taken here, so that the
+		 * totals see it whatever the registration's outcome. */
+		ceems_agent_tick(s->agent, now);
+		account_tick(s, now);
+		r = ceems_agent_register(s->agent, &req.spec, now);
+		if (r < 0) {
+			refuse(s, c, r, "job %u %s", req.jobid, register_error(r));
+			return;
+		}
+		send_reply(s, c, ceems_agent_reply_ok(NULL, outbuf, sizeof(outbuf)));
+		return;
+	}
+	r = ceems_agent_deregister(s->agent, req.jobid, now, &report);
+	if (r < 0) {
+		refuse(s, c, r, "job %u is not registered", req.jobid);
+		return;
+	}
+	account_tick(s, now);	/* deregistration took a tick at NOW */
+	send_reply(s, c, ceems_agent_reply_ok(&report, outbuf, sizeof(outbuf)));
+}
+
+static void
+on_client(struct server *s, struct client *c, uint32_t events)
+{
+	ssize_t n;
+
+	if (events & EPOLLIN) {
+		/* MSG_TRUNC returns the real size of a message too large. */
+		n = recv(c->w.fd, inbuf, sizeof(inbuf) - 1, MSG_DONTWAIT | MSG_TRUNC);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				return;
+			drop_client(s, c);
+			return;
+		}
+		if (n == 0) {	/* closed (or an empty message: same answer) */
+			drop_client(s, c);
+			return;
+		}
+		c->deadline_ns = now_ns() + AGENT_CLIENT_TIMEOUT_MS * UINT64_C(1000000);
+		if ((size_t)n > CEEMS_AGENT_MSG_MAX) {
+			s->requests++;
+			refuse(s, c, -EMSGSIZE, "request of %zd bytes is larger than "
+			       "the %d allowed", n, CEEMS_AGENT_MSG_MAX);
+			return;
+		}
+		handle_request(s, c, (size_t)n);
+		return;
+	}
+	if (events & (EPOLLHUP | EPOLLERR))
+		drop_client(s, c);
+}
+
+static void
+on_accept(struct server *s)
+{
+	for (;;) {
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		struct epoll_event ev;
+		struct client *c = NULL;
+		int fd;
+
+		fd = accept4(s->listen.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+				ceems_warning("accept on %s: %s", s->config->socket_path,
+					      strerror(errno));
+			return;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+			ceems_warning("cannot read a client's credentials: %s; dropped",
+				      strerror(errno));
+			close(fd);
+			continue;
+		}
+		for (unsigned i = 0; i < AGENT_MAX_CLIENTS; i++)
+			if (!s->clients[i].used) {
+				c = &s->clients[i];
+				break;
+			}
+		if (c == NULL) {
+			int n = ceems_agent_reply_error(-EBUSY, "the agent has too many "
+							"clients; try again",
+							outbuf, sizeof(outbuf));
+
+			s->refusals++;
+			if (may_log(s, now_ns()))
+				ceems_warning("refused a client (uid %u pid %d): %d clients "
+					      "already connected", (unsigned)cred.uid,
+					      (int)cred.pid, AGENT_MAX_CLIENTS);
+			if (n > 0)
+				send(fd, outbuf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+			close(fd);
+			continue;
+		}
+		memset(c, 0, sizeof(*c));
+		c->w.kind = W_CLIENT;
+		c->w.fd = fd;
+		c->uid = cred.uid;
+		c->pid = cred.pid;
+		c->deadline_ns = now_ns() + AGENT_CLIENT_TIMEOUT_MS * UINT64_C(1000000);
+		ev.events = EPOLLIN;
+		ev.data.ptr = &c->w;
+		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			ceems_warning("cannot watch a client: %s; dropped", strerror(errno));
+			close(fd);
+			continue;
+		}
+		c->used = true;
+		s->nclients++;
+	}
+}
+
+/* Drop silent clients; return the ms until the next deadline (-1 none). */
+static int
+expire_clients(struct server *s)
+{
+	uint64_t now = now_ns(), next = UINT64_MAX;
+
+	for (unsigned i = 0; i < AGENT_MAX_CLIENTS && s->nclients > 0; i++) {
+		struct client *c = &s->clients[i];
+
+		if (!c->used)
+			continue;
+		if (c->deadline_ns <= now) {
+			ceems_debug("client uid %u pid %d silent for %d ms: dropped",
+				    (unsigned)c->uid, (int)c->pid, AGENT_CLIENT_TIMEOUT_MS);
+			drop_client(s, c);
+			continue;
+		}
+		if (c->deadline_ns < next)
+			next = c->deadline_ns;
+	}
+	if (next == UINT64_MAX)
+		return -1;
+	return (int)((next - now) / 1000000u) + 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Run                                                                 */
+/* ------------------------------------------------------------------ */
+
+static int
+setup(struct server *s)
+{
+	char err[512];
+	sigset_t mask;
+	uint64_t now = now_ns();
+	int r, fd;
+
+	s->started_ns = now;
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0) {
+		ceems_error("epoll_create1: %s", strerror(errno));
+		return -1;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ||
+	    (fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0 ||
+	    add_watch(s, &s->sig, W_SIGNAL, fd) < 0) {
+		ceems_error("cannot set up signal handling: %s", strerror(errno));
+		return -1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+
+	s->agent = ceems_agent_open(s->config, now, err, sizeof(err));
+	if (s->agent == NULL) {
+		ceems_error("cannot start: %s", err);
+		return -1;
+	}
+	/* Restore before listening: a job that ends now must find its
+	 * state, not a fresh registration. */
+	r = ceems_agent_restore(s->agent, now_ns());
+	if (r < 0)
+		ceems_warning("could not restore the jobs of the last checkpoint: %s",
+			      strerror(-r));
+	else if (r > 0)
+		ceems_info("%d job%s restored from the last checkpoint", r,
+			   r == 1 ? "" : "s");
+	if (open_timer(s, &s->tick, W_TICK, s->config->interval_ns) < 0 ||
+	    open_timer(s, &s->sample, W_SAMPLE, 0) < 0 ||
+	    open_timer(s, &s->checkpoint, W_CHECKPOINT,
+		       s->config->checkpoint_interval_ns) < 0) {
+		ceems_error("cannot create the agent's timers: %s", strerror(errno));
+		return -1;
+	}
+	update_sample_timer(s);
+	if (open_listener(s) < 0)
+		return -1;
+	ceems_info("listening on %s: tick %.3f s, %zu job%s, up to %u",
+		   s->config->socket_path, (double)s->config->interval_ns / 1e9,
+		   ceems_agent_njobs(s->agent),
+		   ceems_agent_njobs(s->agent) == 1 ? "" : "s", s->config->max_jobs);
+	return 0;
+}
+
+static void
+teardown(struct server *s, bool clean)
+{
+	for (unsigned i = 0; i < AGENT_MAX_CLIENTS; i++)
+		if (s->clients[i].used)
+			drop_client(s, &s->clients[i]);
+	if (s->agent != NULL && clean)
+		checkpoint(s, now_ns());
+	if (s->listen.fd >= 0) {
+		remove_socket(s);
+		close(s->listen.fd);
+	}
+	if (s->tick.fd >= 0)
+		close(s->tick.fd);
+	if (s->sample.fd >= 0)
+		close(s->sample.fd);
+	if (s->checkpoint.fd >= 0)
+		close(s->checkpoint.fd);
+	if (s->sig.fd >= 0)
+		close(s->sig.fd);
+	if (s->epfd >= 0)
+		close(s->epfd);
+	ceems_agent_close(s->agent);
+}
+
+int
+agent_server_run(const struct ceems_config *config)
+{
+	static struct server s;
+	struct epoll_event events[16];
+
+	memset(&s, 0, sizeof(s));
+	s.config = config;
+	s.epfd = -1;
+	s.listen.fd = s.tick.fd = s.sample.fd = s.checkpoint.fd = s.sig.fd = -1;
+	s.log_window_ns = now_ns();
+	if (setup(&s) < 0) {
+		teardown(&s, false);
+		return 1;
+	}
+	while (!s.stop) {
+		int timeout = expire_clients(&s);
+		int n = epoll_wait(s.epfd, events, 16, timeout);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			ceems_error("epoll_wait: %s", strerror(errno));
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			struct watch *w = events[i].data.ptr;
+
+			switch (w->kind) {
+			case W_LISTEN:
+				on_accept(&s);
+				break;
+			case W_CLIENT:
+				/* A client dropped earlier in this batch is
+				 * skipped: its slot is no longer used. */
+				if (((struct client *)w)->used)
+					on_client(&s, (struct client *)w, events[i].events);
+				break;
+			case W_TICK:
+				on_tick(&s);
+				break;
+			case W_SAMPLE:
+				drain_timer(s.sample.fd);
+				ceems_agent_sample_sources(s.agent, now_ns());
+				break;
+			case W_CHECKPOINT:
+				drain_timer(s.checkpoint.fd);
+				checkpoint(&s, now_ns());
+				break;
+			case W_SIGNAL:
+				on_signal(&s);
+				break;
+			}
+		}
+	}
+	teardown(&s, true);
+	ceems_info("stopped");
+	return s.stop ? 0 : 1;
+}

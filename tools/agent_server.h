@@ -1,0 +1,19 @@
+/* agent_server.h - the node agent's event loop: the engine (lib/agent.h)
+ * driven by timers, fed by the local socket, stopped by signals. */
+#ifndef CEEMS_AGENT_SERVER_H
+#define CEEMS_AGENT_SERVER_H
+
+#include "conf.h"
+
+/* Most clients connected at once; more are answered EBUSY and closed. */
+#define AGENT_MAX_CLIENTS 64
+/* A client that sends nothing for this long is dropped. */
+#define AGENT_CLIENT_TIMEOUT_MS 1000
+
+/* Open the engine, restore the jobs of the last checkpoint, listen on
+ * the configured socket and serve until SIGTERM or SIGINT.  Returns the
+ * process exit status: 0 after a clean stop, 1 when the agent cannot
+ * start (the reason is logged). */
+int agent_server_run(const struct ceems_config *config);
+
+#endif

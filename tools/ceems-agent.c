@@ -1,0 +1,312 @@
+/* ceems-agent.c - the ceems node agent: command line, configuration,
+ * logging and privileges, then the event loop of agent_server.c.  It
+ * always runs in the foreground: the slurmd-side plugin starts and
+ * supervises it, and captures its stderr.  The same program is also a
+ * small client of a running agent (--status, --call), for admins and
+ * tests. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_caps.h"
+#include "agent_proto.h"
+#include "agent_server.h"
+#include "conf.h"
+#include "log.h"
+
+#define DEFAULT_CALL_TIMEOUT_MS 5000
+
+static const char *const level_names[] = {
+	[CEEMS_LOG_ERROR] = "error",
+	[CEEMS_LOG_WARNING] = "warning",
+	[CEEMS_LOG_INFO] = "info",
+	[CEEMS_LOG_DEBUG] = "debug",
+};
+
+/* One line per event on stderr, with the wall-clock time (what an admin
+ * correlates with other logs) and the level, in a single write so that
+ * lines never interleave in the supervisor's capture. */
+static void
+log_to_stderr(enum ceems_log_level level, const char *message, void *arg)
+{
+	char line[1200], stamp[40];
+	struct timespec ts;
+	struct tm tm;
+	int n;
+
+	(void)arg;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	localtime_r(&ts.tv_sec, &tm);
+	n = (int)strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(stamp + n, sizeof(stamp) - (size_t)n, ".%03ld",
+		 ts.tv_nsec / 1000000);
+	n = (int)strlen(stamp);
+	strftime(stamp + n, sizeof(stamp) - (size_t)n, "%z", &tm);
+	n = snprintf(line, sizeof(line), "%s ceems-agent[%d]: %s: %s\n", stamp,
+		     (int)getpid(), level_names[level], message);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(line))
+		n = (int)sizeof(line) - 1;
+	if (write(STDERR_FILENO, line, (size_t)n) < 0) {
+		/* Nowhere left to say it. */
+	}
+}
+
+static enum ceems_log_level
+level_from_name(const char *name)
+{
+	for (int l = CEEMS_LOG_ERROR; l <= CEEMS_LOG_DEBUG; l++)
+		if (strcmp(name, level_names[l]) == 0)
+			return (enum ceems_log_level)l;
+	return CEEMS_LOG_INFO;
+}
+
+static void
+usage(FILE *out)
+{
+	fprintf(out,
+		"usage: ceems-agent [-c FILE] [--check-config]\n"
+		"       ceems-agent [-c FILE] [--socket PATH] [--timeout MS] --status\n"
+		"       ceems-agent [-c FILE] [--socket PATH] [--timeout MS] --call JSON|-\n"
+		"\n"
+		"The ceems node agent: samples the node's energy counters and every\n"
+		"registered job's cgroup, and splits the energy among jobs.  It runs in\n"
+		"the foreground and logs to stderr.\n"
+		"\n"
+		"  -c, --config FILE   configuration file (default %s)\n"
+		"  -f, --foreground    accepted for compatibility: always in the foreground\n"
+		"      --check-config  parse the configuration, print it in full, exit\n"
+		"      --status        ask the running agent for its status\n"
+		"      --call JSON     send one request (\"-\": read it from stdin) and\n"
+		"                      print the reply; exit 0 ok, 1 refused, 2 no agent\n"
+		"      --socket PATH   the agent's socket (default: from the configuration)\n"
+		"      --timeout MS    how long a call waits (default %d)\n"
+		"  -h, --help          this text\n"
+		"  -V, --version       the version\n"
+		"\nSee ceems-agent(8) and ceems.conf(5).\n",
+		CEEMS_DEFAULT_CONFIG_PATH, DEFAULT_CALL_TIMEOUT_MS);
+}
+
+static void
+print_duration(const char *key, uint64_t ns)
+{
+	if (ns % 1000000000u == 0)
+		printf("%s = %llus\n", key, (unsigned long long)(ns / 1000000000u));
+	else if (ns % 1000000u == 0)
+		printf("%s = %llums\n", key, (unsigned long long)(ns / 1000000u));
+	else if (ns % 1000u == 0)
+		printf("%s = %lluus\n", key, (unsigned long long)(ns / 1000u));
+	else
+		printf("%s = %lluns\n", key, (unsigned long long)ns);
+}
+
+static void
+print_watts(const char *key, double w)
+{
+	if (w < 0)
+		printf("%s = learn\n", key);
+	else
+		printf("%s = %g W\n", key, w);
+}
+
+/* The effective configuration, in the file's own syntax: the output is
+ * itself a valid configuration file. */
+static void
+print_config(const struct ceems_config *c, const char *source)
+{
+	printf("# effective configuration (%s)\n", source);
+	print_duration("interval", c->interval_ns);
+	print_duration("checkpoint_interval", c->checkpoint_interval_ns);
+	print_duration("usage_interval", c->usage_interval_ns);
+	printf("max_jobs = %u\n", c->max_jobs);
+	printf("socket = %s\n", c->socket_path);
+	printf("state_dir = %s\n", c->state_dir);
+	printf("spool_dir = %s\n", c->spool_dir);
+	printf("log_level = %s\n", c->log_level);
+	printf("sysfs_root = %s\n", c->sysfs_root);
+	printf("procfs_root = %s\n", c->procfs_root);
+	printf("cgroupfs_prefix = %s\n", c->cgroupfs_prefix);
+	printf("source_rapl = %s\n", c->source_rapl ? "yes" : "no");
+	printf("source_hwmon = %s\n", c->source_hwmon ? "yes" : "no");
+	printf("source_pm_counters = %s\n", c->source_pm_counters ? "yes" : "no");
+	print_watts("idle_power_package", c->idle_power_package_w);
+	print_watts("idle_power_dram", c->idle_power_dram_w);
+	printf("cluster = %s\n", c->cluster);
+	if (c->zone[0] != '\0')
+		printf("zone = %s\n", c->zone);
+	else
+		printf("# zone is not set: no emissions are computed\n");
+	printf("pue = %g\n", c->pue);
+	printf("emissions_table = %s\n", c->emissions_table);
+}
+
+/* Load the configuration: PATH given explicitly must exist; the default
+ * file may be missing (then the defaults apply).  Returns 0 or -1 after
+ * printing why; *SOURCE says what was used. */
+static int
+load_config(struct ceems_config *config, const char *path, bool explicit_path,
+	    const char **source)
+{
+	char err[512];
+	struct stat st;
+
+	ceems_config_defaults(config);
+	*source = path;
+	if (!explicit_path && stat(path, &st) < 0 && errno == ENOENT) {
+		*source = "defaults: no configuration file";
+		return 0;
+	}
+	if (ceems_config_load(config, path, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ceems-agent: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* Client mode: send REQUEST (or stdin for "-") and print the reply. */
+static int
+call(const char *socket_path, const char *request, int timeout_ms)
+{
+	static char in[CEEMS_AGENT_MSG_MAX + 2], reply[CEEMS_AGENT_MSG_MAX + 1];
+	char err[256];
+	size_t len;
+	int n, r;
+
+	if (strcmp(request, "-") == 0) {
+		len = fread(in, 1, sizeof(in), stdin);
+		if (ferror(stdin)) {
+			fprintf(stderr, "ceems-agent: cannot read the request from stdin\n");
+			return 2;
+		}
+	} else {
+		len = strlen(request);
+		if (len >= sizeof(in)) {
+			fprintf(stderr, "ceems-agent: request larger than %d bytes\n",
+				CEEMS_AGENT_MSG_MAX);
+			return 2;
+		}
+		memcpy(in, request, len);
+	}
+	n = ceems_agent_call_buf(socket_path, in, len, timeout_ms, reply,
+				 sizeof(reply));
+	if (n < 0) {
+		fprintf(stderr, "ceems-agent: no reply from the agent at %s: %s\n",
+			socket_path, strerror(-n));
+		return 2;
+	}
+	printf("%s\n", reply);
+	r = ceems_agent_reply_decode(reply, (size_t)n, NULL, err, sizeof(err));
+	if (r == -EPROTO) {
+		fprintf(stderr, "ceems-agent: %s\n", err);
+		return 2;
+	}
+	return r == 0 ? 0 : 1;
+}
+
+int
+main(int argc, char **argv)
+{
+	enum { OPT_CHECK = 256, OPT_CALL, OPT_STATUS, OPT_SOCKET, OPT_TIMEOUT };
+	static const struct option options[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "check-config", no_argument, NULL, OPT_CHECK },
+		{ "call", required_argument, NULL, OPT_CALL },
+		{ "status", no_argument, NULL, OPT_STATUS },
+		{ "socket", required_argument, NULL, OPT_SOCKET },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct ceems_config config;
+	const char *config_path = CEEMS_DEFAULT_CONFIG_PATH, *source;
+	const char *request = NULL, *socket_path = NULL;
+	bool explicit_config = false, check = false;
+	int timeout_ms = DEFAULT_CALL_TIMEOUT_MS, opt;
+
+	while ((opt = getopt_long(argc, argv, "c:fhV", options, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			config_path = optarg;
+			explicit_config = true;
+			break;
+		case 'f':
+			break;
+		case OPT_CHECK:
+			check = true;
+			break;
+		case OPT_CALL:
+			request = optarg;
+			break;
+		case OPT_STATUS:
+			request = "{\"op\":\"status\"}";
+			break;
+		case OPT_SOCKET:
+			socket_path = optarg;
+			break;
+		case OPT_TIMEOUT: {
+			char *end;
+			long v;
+
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || v < 1 || v > 3600000) {
+				fprintf(stderr, "ceems-agent: --timeout takes milliseconds, "
+					"1 to 3600000\n");
+				return 1;
+			}
+			timeout_ms = (int)v;
+			break;
+		}
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("ceems-agent %s\n", PACKAGE_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ceems-agent: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 1;
+	}
+
+	if (request != NULL) {
+		if (socket_path == NULL) {
+			if (load_config(&config, config_path, explicit_config, &source) < 0)
+				return 2;
+			socket_path = config.socket_path;
+		}
+		return call(socket_path, request, timeout_ms);
+	}
+
+	if (load_config(&config, config_path, explicit_config, &source) < 0)
+		return 1;
+	if (check) {
+		print_config(&config, source);
+		return 0;
+	}
+
+	ceems_log_set_handler(log_to_stderr, NULL);
+	ceems_log_set_level(level_from_name(config.log_level));
+	umask(022);
+	ceems_info("ceems-agent %s starting (configuration: %s)", PACKAGE_VERSION,
+		   source);
+	agent_raise_nofile();
+	if (agent_restrict_caps(&config) < 0)
+		return 1;
+	return agent_server_run(&config);
+}
