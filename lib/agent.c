@@ -25,6 +25,16 @@ enum { MAX_SOURCES = 3 };
  * idle power is learned rather than configured. */
 #define IDLE_BUSY_FRACTION 0.05
 
+struct agent_step {
+	struct ceems_agent_step_report r;
+	struct ceems_cgroup_reader *reader;	/* NULL once ended */
+	uint64_t start_ns;
+	uint64_t cpu_last_ns;
+	bool have_cpu;
+	uint64_t rss_bytes;
+	double tick_cpu_s;		/* CPU time in the current tick */
+};
+
 struct agent_job {
 	struct ceems_agent_job_spec spec;
 	struct ceems_cgroup_reader *reader;
@@ -40,6 +50,8 @@ struct agent_job {
 	double gap_s;
 	struct ceems_cgroup_stats usage;	/* last full reading */
 	struct ceems_job_ledger ledger;
+	uint32_t nsteps;
+	struct agent_step steps[CEEMS_AGENT_MAX_STEPS];
 };
 
 struct ceems_agent {
@@ -279,6 +291,8 @@ fail:
 static void
 free_job(struct agent_job *j)
 {
+	for (uint32_t i = 0; i < j->nsteps; i++)
+		ceems_cgroup_reader_close(j->steps[i].reader);
 	ceems_cgroup_reader_close(j->reader);
 	free(j);
 }
@@ -444,6 +458,67 @@ set_idle_power(struct ceems_agent *a, struct ceems_ledger_node_tick *node)
 	}
 }
 
+/* Read a running step's CPU time for this tick (and its memory on full
+ * readings).  A step whose cgroup went away keeps its last figures. */
+static void
+collect_step(struct ceems_agent *a, struct agent_step *st, bool full)
+{
+	struct ceems_cgroup_stats *cs = &a->scratch;
+	uint32_t want = full ? (CEEMS_CGF_CPU_USAGE | CEEMS_CGF_MEM_RSS |
+				CEEMS_CGF_MEM_PEAK) : CEEMS_CGF_CPU_USAGE;
+
+	st->tick_cpu_s = 0;
+	if (st->reader == NULL)
+		return;
+	if (ceems_cgroup_reader_read_some(st->reader, want, cs) < 0)
+		return;
+	if (cs->present & CEEMS_CGF_CPU_USAGE) {
+		if (st->have_cpu && cs->cpu_usage_ns >= st->cpu_last_ns)
+			st->tick_cpu_s = (double)(cs->cpu_usage_ns -
+						  st->cpu_last_ns) / 1e9;
+		st->cpu_last_ns = cs->cpu_usage_ns;
+		st->have_cpu = true;
+	}
+	if (full && (cs->present & CEEMS_CGF_MEM_RSS))
+		st->rss_bytes = cs->mem_rss_bytes;
+	if (full && (cs->present & CEEMS_CGF_MEM_PEAK)) {
+		st->r.have_mem_peak = true;
+		st->r.mem_peak_bytes = cs->mem_peak_bytes;
+	}
+}
+
+/* Split the job's share of this tick among its running steps: by CPU
+ * time, memory by RSS.  The denominator is never below the job's own
+ * figure, so the steps never get more than the job. */
+static void
+split_to_steps(struct agent_job *j, const struct ceems_ledger_job_share *share,
+	       const struct ceems_ledger_job_tick *t)
+{
+	double sum_cpu = 0, sum_rss = 0, wcpu, wrss;
+
+	for (uint32_t i = 0; i < j->nsteps; i++) {
+		sum_cpu += j->steps[i].tick_cpu_s;
+		sum_rss += (double)j->steps[i].rss_bytes;
+	}
+	wcpu = sum_cpu > t->cpu_s ? sum_cpu : t->cpu_s;
+	wrss = sum_rss > (double)t->rss_bytes ? sum_rss : (double)t->rss_bytes;
+	for (uint32_t i = 0; i < j->nsteps; i++) {
+		struct agent_step *st = &j->steps[i];
+
+		if (st->reader == NULL)
+			continue;
+		st->r.cpu_s += st->tick_cpu_s;
+		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
+			double num = d == CEEMS_DOMAIN_DRAM ?
+				     (double)st->rss_bytes : st->tick_cpu_s;
+			double den = d == CEEMS_DOMAIN_DRAM ? wrss : wcpu;
+
+			if (den > 0 && share->joules[d] > 0)
+				st->r.joules[d] += share->joules[d] * num / den;
+		}
+	}
+}
+
 /* Read one job's usage for this tick into its ledger input. */
 static void
 collect_job(struct ceems_agent *a, struct agent_job *j, bool full,
@@ -472,6 +547,8 @@ collect_job(struct ceems_agent *a, struct agent_job *j, bool full,
 	}
 	if (full && (st->present & CEEMS_CGF_MEM_RSS) != 0)
 		t->rss_bytes = st->mem_rss_bytes;
+	for (uint32_t i = 0; i < j->nsteps; i++)
+		collect_step(a, &j->steps[i], full);
 	if (j->have_cpu && st->cpu_usage_ns >= j->cpu_last_ns)
 		t->cpu_s = (double)(st->cpu_usage_ns - j->cpu_last_ns) / 1e9;
 	j->cpu_last_ns = st->cpu_usage_ns;
@@ -493,6 +570,13 @@ save_job(struct ceems_agent *a, const struct agent_job *j, uint64_t now_ns)
 	fig.cpu_s = j->cpu_s;
 	fig.gap_s = j->gap_s;
 	fig.ledger = j->ledger;
+	fig.nsteps = j->nsteps;
+	for (uint32_t i = 0; i < j->nsteps; i++) {
+		fig.steps[i] = j->steps[i].r;
+		if (!j->steps[i].r.ended)
+			fig.steps[i].elapsed_s =
+				(double)(now_ns - j->steps[i].start_ns) / 1e9;
+	}
 	state_slot_update(a->state, j->slot, &fig);
 }
 
@@ -533,6 +617,7 @@ ceems_agent_tick(struct ceems_agent *a, uint64_t now_ns)
 						  node.dt_s,
 						  a->have_factor ? &a->factor : NULL);
 			j->cpu_s += a->job_ticks[i].cpu_s;
+			split_to_steps(j, &a->shares[i], &a->job_ticks[i]);
 		}
 	}
 	for (size_t i = 0; i < a->njobs; i++)
@@ -642,6 +727,13 @@ fill_report(const struct ceems_agent *a, const struct agent_job *j,
 	out->cgroup_gone = j->gone;
 	out->usage = j->usage;
 	out->ledger = j->ledger;
+	out->nsteps = j->nsteps;
+	for (uint32_t i = 0; i < j->nsteps; i++) {
+		out->steps[i] = j->steps[i].r;
+		if (!j->steps[i].r.ended)
+			out->steps[i].elapsed_s =
+				(double)(a->last_tick_ns - j->steps[i].start_ns) / 1e9;
+	}
 }
 
 int
@@ -666,6 +758,98 @@ ceems_agent_deregister(struct ceems_agent *a, uint32_t jobid,
 	free_job(j);
 	ceems_info("job %u deregistered: %.1f J in %.1f s",
 		   jobid, ceems_job_ledger_total_j(&out->ledger), out->elapsed_s);
+	return 0;
+}
+
+static bool
+step_id_valid(const char *id)
+{
+	size_t n = strlen(id);
+
+	if (n == 0 || n >= CEEMS_STEP_ID_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((id[i] >= '0' && id[i] <= '9') ||
+		      (id[i] >= 'a' && id[i] <= 'z') || id[i] == '+'))
+			return false;
+	return true;
+}
+
+static struct agent_step *
+find_step(struct agent_job *j, const char *id)
+{
+	for (uint32_t i = 0; i < j->nsteps; i++)
+		if (strcmp(j->steps[i].r.id, id) == 0)
+			return &j->steps[i];
+	return NULL;
+}
+
+/* Open the cgroup of step ID of job J.  NULL when it cannot be found. */
+static struct ceems_cgroup_reader *
+open_step_reader(struct ceems_agent *a, struct agent_job *j, const char *id)
+{
+	struct ceems_cgroup_dirs dirs;
+	char subdir[CEEMS_STEP_ID_MAX + 8];
+	int err = 0;
+
+	snprintf(subdir, sizeof(subdir), "step_%s", id);
+	if (ceems_cgroup_dirs_for_job(&j->spec.cgroup, &a->mounts,
+				      a->cgroup_prefix, subdir, &dirs) < 0)
+		return NULL;
+	return ceems_cgroup_reader_open_dirs(&dirs, &err);
+}
+
+int
+ceems_agent_step_start(struct ceems_agent *a, uint32_t jobid,
+		       const char *step_id, uint64_t now_ns)
+{
+	struct agent_job *j = find_job(a, jobid, NULL);
+	struct agent_step *st;
+
+	if (j == NULL)
+		return -ENOENT;
+	if (!step_id_valid(step_id))
+		return -EINVAL;
+	if (find_step(j, step_id) != NULL)
+		return -EEXIST;
+	if (j->nsteps >= CEEMS_AGENT_MAX_STEPS)
+		return -ENOSPC;
+	ceems_agent_tick(a, now_ns);
+	st = &j->steps[j->nsteps];
+	memset(st, 0, sizeof(*st));
+	snprintf(st->r.id, sizeof(st->r.id), "%s", step_id);
+	st->start_ns = now_ns;
+	st->reader = open_step_reader(a, j, step_id);
+	if (st->reader == NULL)
+		ceems_warning("job %u step %s: cgroup not found; the step gets no figures of its own",
+			      jobid, step_id);
+	else
+		collect_step(a, st, true);
+	j->nsteps++;
+	return 0;
+}
+
+int
+ceems_agent_step_end(struct ceems_agent *a, uint32_t jobid,
+		     const char *step_id, uint64_t now_ns,
+		     struct ceems_agent_step_report *out)
+{
+	struct agent_job *j = find_job(a, jobid, NULL);
+	struct agent_step *st;
+
+	if (j == NULL || (st = find_step(j, step_id)) == NULL)
+		return -ENOENT;
+	if (!st->r.ended) {
+		/* A last full reading of the step: its memory peak. */
+		a->last_usage_ns = 0;
+		ceems_agent_tick(a, now_ns);
+		ceems_cgroup_reader_close(st->reader);
+		st->reader = NULL;
+		st->r.ended = true;
+		st->r.elapsed_s = (double)(now_ns - st->start_ns) / 1e9;
+		save_job(a, j, now_ns);
+	}
+	*out = st->r;
 	return 0;
 }
 
@@ -750,6 +934,17 @@ restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 		j->gone = true;
 	}
 	j->cpu_base_ns = fig->cpu_base_ns;
+	j->nsteps = fig->nsteps;
+	for (uint32_t i = 0; i < j->nsteps; i++) {
+		struct agent_step *st = &j->steps[i];
+
+		st->r = fig->steps[i];
+		st->r.id[sizeof(st->r.id) - 1] = '\0';
+		st->start_ns = fig->tick_ns - (uint64_t)(st->r.elapsed_s * 1e9);
+		st->r.elapsed_s = st->r.ended ? st->r.elapsed_s : 0;
+		if (!st->r.ended && !j->gone)
+			st->reader = open_step_reader(a, j, st->r.id);
+	}
 	a->jobs[a->njobs++] = j;
 	ceems_info("job %u restored from state (%.1f s not accounted while the agent was down)",
 		   spec->jobid, down_s);

@@ -28,6 +28,26 @@ struct ceems_agent_job_spec {
 	double gpu_share[CEEMS_LEDGER_MAX_GPUS];	/* per device, 0..1 */
 };
 
+/* A job's steps (batch, extern, each srun step) are accounted apart: each
+ * tick, the job's share of every domain is split among its running steps
+ * by their CPU time (memory: by their RSS); what no step explains stays
+ * with the job alone.  Steps never add up to more than their job. */
+/* Steps beyond this many are not accounted apart (their energy stays
+ * with the job): memory stays bounded for jobs running thousands. */
+#define CEEMS_AGENT_MAX_STEPS 64
+#define CEEMS_STEP_ID_MAX 16
+
+struct ceems_agent_step_report {
+	/* "batch", "extern", "interactive", "0", "1", ... */
+	char id[CEEMS_STEP_ID_MAX];
+	bool ended;
+	double elapsed_s;
+	double cpu_s;
+	bool have_mem_peak;
+	uint64_t mem_peak_bytes;
+	double joules[CEEMS_DOMAIN_COUNT];
+};
+
 /* What the agent knows of a job: its ledger and its last usage. */
 struct ceems_agent_job_report {
 	uint32_t jobid;
@@ -40,6 +60,8 @@ struct ceems_agent_job_report {
 	bool cgroup_gone;		/* the job's cgroup has been removed */
 	struct ceems_cgroup_stats usage;	/* last full cgroup reading */
 	struct ceems_job_ledger ledger;
+	uint32_t nsteps;
+	struct ceems_agent_step_report steps[CEEMS_AGENT_MAX_STEPS];
 };
 
 struct ceems_agent;
@@ -75,6 +97,20 @@ int ceems_agent_register(struct ceems_agent *agent,
 int ceems_agent_deregister(struct ceems_agent *agent, uint32_t jobid,
 			   uint64_t now_ns,
 			   struct ceems_agent_job_report *out);
+
+/* A step of a registered job starts: its cgroup is the job's directory
+ * plus step_<ID> (Slurm's naming on v1 and v2).  Returns 0, -ENOENT (no
+ * such job), -EEXIST (already started), -ENOSPC (too many steps),
+ * -EINVAL.  A step whose cgroup
+ * cannot be opened is still recorded (figures: elapsed only). */
+int ceems_agent_step_start(struct ceems_agent *agent, uint32_t jobid,
+			   const char *step_id, uint64_t now_ns);
+
+/* A step ends: take a tick, a last reading of its cgroup, and fill OUT
+ * with its figures (kept in the job's report).  0, -ENOENT. */
+int ceems_agent_step_end(struct ceems_agent *agent, uint32_t jobid,
+			 const char *step_id, uint64_t now_ns,
+			 struct ceems_agent_step_report *out);
 
 /* The job's report as of the last tick.  0 or -ENOENT. */
 int ceems_agent_report(const struct ceems_agent *agent, uint32_t jobid,

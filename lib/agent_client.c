@@ -208,6 +208,50 @@ ceems_agent_deregister_job(const char *socket_path, uint32_t jobid,
 			  timeout_ms, out, err, err_size);
 }
 
+static int
+step_call(enum ceems_agent_op op, const char *socket_path, uint32_t jobid,
+	  const char *step, int timeout_ms, struct ceems_agent_job_report *out,
+	  char *err, size_t err_size)
+{
+	struct ceems_agent_request *req = calloc(1, sizeof(*req));
+	int r;
+
+	if (req == NULL) {
+		snprintf(err, err_size, "out of memory");
+		return -ENOMEM;
+	}
+	req->op = op;
+	req->jobid = jobid;
+	if (snprintf(req->step, sizeof(req->step), "%s", step) >=
+	    (int)sizeof(req->step)) {
+		free(req);
+		snprintf(err, err_size, "step name '%s' is too long", step);
+		return -EINVAL;
+	}
+	r = typed_call(socket_path, req, timeout_ms, out, err, err_size);
+	free(req);
+	return r;
+}
+
+int
+ceems_agent_step_start_call(const char *socket_path, uint32_t jobid,
+			    const char *step, int timeout_ms, char *err,
+			    size_t err_size)
+{
+	return step_call(CEEMS_AGENT_OP_STEP_START, socket_path, jobid, step,
+			 timeout_ms, NULL, err, err_size);
+}
+
+int
+ceems_agent_step_end_call(const char *socket_path, uint32_t jobid,
+			  const char *step, int timeout_ms,
+			  struct ceems_agent_job_report *out, char *err,
+			  size_t err_size)
+{
+	return step_call(CEEMS_AGENT_OP_STEP_END, socket_path, jobid, step,
+			 timeout_ms, out, err, err_size);
+}
+
 int
 ceems_agent_report_job(const char *socket_path, uint32_t jobid,
 		       int timeout_ms, struct ceems_agent_job_report *out,

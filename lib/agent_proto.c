@@ -669,6 +669,31 @@ ledger_to_json(const struct ceems_job_ledger *l, bool *ok)
 	return obj;
 }
 
+/* A step's figures; energy only for the domains its job's node measured. */
+static struct json_object *
+step_to_json(const struct ceems_agent_step_report *st,
+	     const struct ceems_job_ledger *l, bool *ok)
+{
+	struct json_object *obj = json_object_new_object(), *j;
+
+	if (obj == NULL) {
+		*ok = false;
+		return NULL;
+	}
+	add(obj, "id", json_object_new_string(st->id), ok);
+	add(obj, "ended", json_object_new_boolean(st->ended), ok);
+	add_double(obj, "elapsed_s", st->elapsed_s, ok);
+	add_double(obj, "cpu_s", st->cpu_s, ok);
+	if (st->have_mem_peak)
+		add(obj, "mem_peak_bytes", new_u64(st->mem_peak_bytes), ok);
+	j = json_object_new_object();
+	for (int d = 0; j != NULL && d < CEEMS_DOMAIN_COUNT; d++)
+		if (l->measured[d])
+			add_double(j, ceems_energy_domain_name(d), st->joules[d], ok);
+	add(obj, "joules", j, ok);
+	return obj;
+}
+
 struct json_object *
 ceems_agent_job_report_to_json(const struct ceems_agent_job_report *r)
 {
@@ -691,6 +716,21 @@ ceems_agent_job_report_to_json(const struct ceems_agent_job_report *r)
 	add(obj, "cgroup_gone", json_object_new_boolean(r->cgroup_gone), &ok);
 	add(obj, "usage", usage_to_json(&r->usage, &ok), &ok);
 	add(obj, "ledger", ledger_to_json(&r->ledger, &ok), &ok);
+	if (r->nsteps > 0) {
+		struct json_object *steps = json_object_new_array();
+
+		for (uint32_t i = 0; steps != NULL && i < r->nsteps &&
+				     i < CEEMS_AGENT_MAX_STEPS; i++) {
+			struct json_object *st = step_to_json(&r->steps[i],
+							      &r->ledger, &ok);
+
+			if (st == NULL || json_object_array_add(steps, st) < 0) {
+				json_object_put(st);
+				ok = false;
+			}
+		}
+		add(obj, "steps", steps, &ok);
+	}
 	if (!ok) {
 		json_object_put(obj);
 		return NULL;
@@ -858,6 +898,86 @@ ledger_from_json(const struct json_object *obj, struct ceems_job_ledger *l,
 	return 0;
 }
 
+static bool
+step_id_ok(const char *id)
+{
+	if (id[0] == '\0')
+		return false;
+	for (const char *p = id; *p != '\0'; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
+		      *p == '+'))
+			return false;
+	return true;
+}
+
+static int
+step_from_json(const struct json_object *obj,
+	       struct ceems_agent_step_report *st, char *err, size_t err_size)
+{
+	struct json_object *val, *j;
+	int r;
+
+	if (!json_object_is_type(obj, json_type_object))
+		return seterr(err, err_size, "report.steps[] must be objects");
+	if ((val = get(obj, "id")) == NULL)
+		return seterr(err, err_size, "report.steps[].id is missing");
+	if ((r = read_string(val, "report.steps[].id", st->id, sizeof(st->id),
+			     err, err_size)) < 0)
+		return r;
+	if (!step_id_ok(st->id))
+		return seterr(err, err_size, "report.steps[].id is not a step name");
+	if ((val = get(obj, "ended")) != NULL &&
+	    (r = read_bool(val, "report.steps[].ended", &st->ended, err,
+			   err_size)) < 0)
+		return r;
+	if ((val = get(obj, "elapsed_s")) != NULL &&
+	    (r = read_real(val, "report.steps[].elapsed_s", 0, INFINITY,
+			   &st->elapsed_s, err, err_size)) < 0)
+		return r;
+	if ((val = get(obj, "cpu_s")) != NULL &&
+	    (r = read_real(val, "report.steps[].cpu_s", 0, INFINITY,
+			   &st->cpu_s, err, err_size)) < 0)
+		return r;
+	if ((val = get(obj, "mem_peak_bytes")) != NULL) {
+		if ((r = read_uint(val, "report.steps[].mem_peak_bytes", 0,
+				   UINT64_MAX, &st->mem_peak_bytes, err,
+				   err_size)) < 0)
+			return r;
+		st->have_mem_peak = true;
+	}
+	if ((j = get(obj, "joules")) == NULL)
+		return 0;
+	if (!json_object_is_type(j, json_type_object))
+		return seterr(err, err_size, "report.steps[].joules must be an object");
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+		if ((val = get(j, ceems_energy_domain_name(d))) != NULL &&
+		    (r = read_real(val, "report.steps[].joules", 0, INFINITY,
+				   &st->joules[d], err, err_size)) < 0)
+			return r;
+	return 0;
+}
+
+static int
+steps_from_json(const struct json_object *arr,
+		struct ceems_agent_job_report *r, char *err, size_t err_size)
+{
+	size_t n;
+	int ret;
+
+	if (!json_object_is_type(arr, json_type_array))
+		return seterr(err, err_size, "report.steps must be an array");
+	n = json_object_array_length(arr);
+	if (n > CEEMS_AGENT_MAX_STEPS)
+		return seterr(err, err_size, "report.steps has more than %d steps",
+			      CEEMS_AGENT_MAX_STEPS);
+	for (size_t i = 0; i < n; i++)
+		if ((ret = step_from_json(json_object_array_get_idx(arr, i),
+					  &r->steps[i], err, err_size)) < 0)
+			return ret;
+	r->nsteps = (uint32_t)n;
+	return 0;
+}
+
 int
 ceems_agent_job_report_from_json(const struct json_object *obj,
 				 struct ceems_agent_job_report *report,
@@ -923,6 +1043,9 @@ ceems_agent_job_report_from_json(const struct json_object *obj,
 	if ((val = get(obj, "ledger")) != NULL &&
 	    (ret = ledger_from_json(val, &r->ledger, err, err_size)) < 0)
 		goto out;
+	if ((val = get(obj, "steps")) != NULL &&
+	    (ret = steps_from_json(val, r, err, err_size)) < 0)
+		goto out;
 	*report = *r;
 	ret = 0;
 out:
@@ -964,6 +1087,8 @@ static const char *const op_names[] = {
 	[CEEMS_AGENT_OP_DEREGISTER] = "deregister",
 	[CEEMS_AGENT_OP_REPORT] = "report",
 	[CEEMS_AGENT_OP_STATUS] = "status",
+	[CEEMS_AGENT_OP_STEP_START] = "step_start",
+	[CEEMS_AGENT_OP_STEP_END] = "step_end",
 };
 
 int
@@ -973,7 +1098,7 @@ ceems_agent_request_encode(const struct ceems_agent_request *req, char *buf,
 	struct json_object *obj;
 	bool ok = true;
 
-	if (req->op < CEEMS_AGENT_OP_REGISTER || req->op > CEEMS_AGENT_OP_STATUS)
+	if (req->op < CEEMS_AGENT_OP_REGISTER || req->op > CEEMS_AGENT_OP_STEP_END)
 		return -EINVAL;
 	obj = json_object_new_object();
 	if (obj == NULL)
@@ -988,6 +1113,11 @@ ceems_agent_request_encode(const struct ceems_agent_request *req, char *buf,
 		add(obj, "jobid", json_object_new_int64(req->jobid), &ok);
 		break;
 	case CEEMS_AGENT_OP_STATUS:
+		break;
+	case CEEMS_AGENT_OP_STEP_START:
+	case CEEMS_AGENT_OP_STEP_END:
+		add(obj, "jobid", json_object_new_int64(req->jobid), &ok);
+		add(obj, "step", json_object_new_string(req->step), &ok);
 		break;
 	}
 	if (!ok) {
@@ -1067,6 +1197,7 @@ ceems_agent_request_decode(const char *buf, size_t len,
 	static const char *const known_jobid[] = { "op", "jobid", NULL };
 	static const char *const known_register[] = { "op", "job", NULL };
 	static const char *const known_status[] = { "op", NULL };
+	static const char *const known_step[] = { "op", "jobid", "step", NULL };
 	struct json_object *obj, *val;
 	const char *op;
 	uint64_t jobid;
@@ -1088,7 +1219,7 @@ ceems_agent_request_decode(const char *buf, size_t len,
 	val = get(obj, "op");
 	if (val == NULL || !json_object_is_type(val, json_type_string)) {
 		seterr(err, err_size, "request needs \"op\": one of register, "
-		       "deregister, report, status");
+		       "deregister, report, status, step_start, step_end");
 		goto out;
 	}
 	op = json_object_get_string(val);
@@ -1120,6 +1251,32 @@ ceems_agent_request_decode(const char *buf, size_t len,
 				   err_size)) < 0)
 			goto out;
 		req->jobid = (uint32_t)jobid;
+	} else if (strcmp(op, "step_start") == 0 || strcmp(op, "step_end") == 0) {
+		req->op = op[5] == 's' ? CEEMS_AGENT_OP_STEP_START
+				       : CEEMS_AGENT_OP_STEP_END;
+		if ((r = check_keys(obj, "step request", known_step, err,
+				    err_size)) < 0)
+			goto out;
+		if ((val = get(obj, "jobid")) == NULL) {
+			r = seterr(err, err_size, "%s request needs \"jobid\"", op);
+			goto out;
+		}
+		if ((r = read_uint(val, "jobid", 1, UINT32_MAX, &jobid, err,
+				   err_size)) < 0)
+			goto out;
+		req->jobid = (uint32_t)jobid;
+		if ((val = get(obj, "step")) == NULL) {
+			r = seterr(err, err_size, "%s request needs \"step\"", op);
+			goto out;
+		}
+		if ((r = read_string(val, "step", req->step, sizeof(req->step),
+				     err, err_size)) < 0)
+			goto out;
+		if (!step_id_ok(req->step)) {
+			r = seterr(err, err_size, "step must be a Slurm step name "
+				   "(batch, extern, interactive, 0, 1, ...)");
+			goto out;
+		}
 	} else if (strcmp(op, "status") == 0) {
 		req->op = CEEMS_AGENT_OP_STATUS;
 		if ((r = check_keys(obj, "status request", known_status, err,
@@ -1127,7 +1284,7 @@ ceems_agent_request_decode(const char *buf, size_t len,
 			goto out;
 	} else {
 		r = seterr(err, err_size, "unknown op '%.40s': expected register, "
-			   "deregister, report or status", op);
+			   "deregister, report, status, step_start or step_end", op);
 		goto out;
 	}
 	r = 0;

@@ -10,6 +10,8 @@
  *   {"op":"deregister","jobid":N}
  *   {"op":"report","jobid":N}
  *   {"op":"status"}
+ *   {"op":"step_start","jobid":N,"step":"batch"}
+ *   {"op":"step_end","jobid":N,"step":"0"}     (reply: the job's report)
  * Replies:
  *   {"ok":true}                       register
  *   {"ok":true,"report":REPORT}       deregister (final), report
@@ -71,12 +73,15 @@ enum ceems_agent_op {
 	CEEMS_AGENT_OP_DEREGISTER,
 	CEEMS_AGENT_OP_REPORT,
 	CEEMS_AGENT_OP_STATUS,
+	CEEMS_AGENT_OP_STEP_START,
+	CEEMS_AGENT_OP_STEP_END,
 };
 
 struct ceems_agent_request {
 	enum ceems_agent_op op;
 	uint32_t jobid;		/* deregister, report; register: spec.jobid */
 	struct ceems_agent_job_spec spec;	/* register only */
+	char step[CEEMS_STEP_ID_MAX];		/* step_start, step_end */
 };
 
 struct json_object;
@@ -164,6 +169,15 @@ int ceems_agent_deregister_job(const char *socket_path, uint32_t jobid,
 			       int timeout_ms,
 			       struct ceems_agent_job_report *out, char *err,
 			       size_t err_size);
+/* A step of a registered job starts or ends (step_end fills OUT with the
+ * job's report, which holds the step's figures). */
+int ceems_agent_step_start_call(const char *socket_path, uint32_t jobid,
+				const char *step, int timeout_ms, char *err,
+				size_t err_size);
+int ceems_agent_step_end_call(const char *socket_path, uint32_t jobid,
+			      const char *step, int timeout_ms,
+			      struct ceems_agent_job_report *out, char *err,
+			      size_t err_size);
 int ceems_agent_report_job(const char *socket_path, uint32_t jobid,
 			   int timeout_ms, struct ceems_agent_job_report *out,
 			   char *err, size_t err_size);

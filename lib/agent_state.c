@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,7 +99,12 @@ map_state(struct state_file *sf, const char *dir, const char *boot_id)
 			      sf->path, bad);
 		if (rename(sf->path, bad) < 0)
 			ceems_warning("cannot rename %s: %s", sf->path, strerror(errno));
-		if (ftruncate(sf->fd, 0) < 0)
+		/* The descriptor follows the renamed file: start a new one
+		 * under the real name, and leave the old one as it was. */
+		close(sf->fd);
+		sf->fd = open(sf->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC |
+			      O_NOFOLLOW, 0600);
+		if (sf->fd < 0)
 			return -errno;
 	}
 	if (ftruncate(sf->fd, (off_t)sf->map_size) < 0)
@@ -107,8 +113,9 @@ map_state(struct state_file *sf, const char *dir, const char *boot_id)
 		       sf->fd, 0);
 	if (sf->map == MAP_FAILED)
 		return -errno;
+	/* The file was just truncated: it reads as zeros already, and
+	 * touching every page would make the whole file resident. */
 	h = (struct state_header *)sf->map;
-	memset(sf->map, 0, sf->map_size);
 	memcpy(h->magic, STATE_MAGIC, 8);
 	h->version = STATE_VERSION;
 	h->slot_size = sizeof(struct slot);
@@ -211,7 +218,9 @@ state_slot_update(struct state_file *sf, int slot,
 	/* Mark the copy incomplete, write it, then publish it: a kill in
 	 * between leaves the other copy as the latest complete one. */
 	__atomic_store_n(&c->seq, 0, __ATOMIC_RELEASE);
-	c->fig = *fig;
+	memcpy(&c->fig, fig, offsetof(struct state_figures, steps) +
+	       (fig->nsteps <= CEEMS_AGENT_MAX_STEPS ? fig->nsteps : 0) *
+	       sizeof(fig->steps[0]));
 	__atomic_store_n(&c->seq, seq, __ATOMIC_RELEASE);
 }
 
@@ -238,6 +247,19 @@ figures_sane(const struct state_figures *f)
 {
 	const struct ceems_job_ledger *l = &f->ledger;
 
+	if (f->nsteps > CEEMS_AGENT_MAX_STEPS)
+		return false;
+	for (uint32_t i = 0; i < f->nsteps; i++) {
+		const struct ceems_agent_step_report *st = &f->steps[i];
+
+		if (memchr(st->id, '\0', sizeof(st->id)) == NULL ||
+		    !isfinite(st->cpu_s) || st->cpu_s < 0 ||
+		    !isfinite(st->elapsed_s) || st->elapsed_s < 0)
+			return false;
+		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+			if (!isfinite(st->joules[d]) || st->joules[d] < 0)
+				return false;
+	}
 	if (!isfinite(f->cpu_s) || f->cpu_s < 0 || !isfinite(f->gap_s) ||
 	    f->gap_s < 0 || !isfinite(l->lifetime_s) || l->lifetime_s < 0 ||
 	    !isfinite(l->emissions_g) || l->emissions_g < 0)

@@ -20,6 +20,8 @@ struct state_figures {
 	double cpu_s;			/* CPU time accounted so far */
 	double gap_s;
 	struct ceems_job_ledger ledger;
+	uint32_t nsteps;
+	struct ceems_agent_step_report steps[CEEMS_AGENT_MAX_STEPS];
 };
 
 struct state_file;
@@ -37,6 +39,7 @@ void state_file_close(struct state_file *sf);
 int state_slot_claim(struct state_file *sf,
 		     const struct ceems_agent_job_spec *spec,
 		     uint64_t registered_ns);
+/* Only the steps in use are copied: most jobs have a few. */
 void state_slot_update(struct state_file *sf, int slot,
 		       const struct state_figures *fig);
 void state_slot_release(struct state_file *sf, int slot);

@@ -521,6 +521,38 @@ register_error(int r)
 	}
 }
 
+/* A step starts or ends: the engine ticks at NOW first, counted here. */
+static void
+handle_step(struct server *s, struct client *c,
+	    const struct ceems_agent_request *req, uint64_t now)
+{
+	static struct ceems_agent_job_report report;
+	struct ceems_agent_step_report step;
+	int r;
+
+	ceems_agent_tick(s->agent, now);
+	account_tick(s, now);
+	if (req->op == CEEMS_AGENT_OP_STEP_START) {
+		r = ceems_agent_step_start(s->agent, req->jobid, req->step, now);
+		if (r < 0) {
+			refuse(s, c, r, "job %u step %s: %s", req->jobid, req->step,
+			       r == -ENOENT ? "the job is not registered" :
+			       r == -EEXIST ? "the step has started already" :
+			       r == -ENOSPC ? "the job has too many steps to account apart" :
+			       "cannot start the step");
+			return;
+		}
+		send_reply(s, c, ceems_agent_reply_ok(NULL, outbuf, sizeof(outbuf)));
+		return;
+	}
+	r = ceems_agent_step_end(s->agent, req->jobid, req->step, now, &step);
+	if (r < 0 || ceems_agent_report(s->agent, req->jobid, &report) < 0) {
+		refuse(s, c, -ENOENT, "job %u has no step %s", req->jobid, req->step);
+		return;
+	}
+	send_reply(s, c, ceems_agent_reply_ok(&report, outbuf, sizeof(outbuf)));
+}
+
 static void
 handle_request(struct server *s, struct client *c, size_t len)
 {
@@ -542,10 +574,13 @@ handle_request(struct server *s, struct client *c, size_t len)
 		return;
 	case CEEMS_AGENT_OP_REGISTER:
 	case CEEMS_AGENT_OP_DEREGISTER:
+	case CEEMS_AGENT_OP_STEP_START:
+	case CEEMS_AGENT_OP_STEP_END:
 		if (c->uid != 0) {
 			refuse(s, c, -EPERM, "only root may %s jobs (job %u)",
-			       req.op == CEEMS_AGENT_OP_REGISTER ? "register" : "deregister",
-			       req.jobid);
+			       req.op == CEEMS_AGENT_OP_REGISTER ? "register" :
+			       req.op == CEEMS_AGENT_OP_DEREGISTER ? "deregister" :
+			       "start or end the steps of", req.jobid);
 			return;
 		}
 		break;
@@ -575,6 +610,11 @@ handle_request(struct server *s, struct client *c, size_t len)
 			return;
 		}
 		send_reply(s, c, ceems_agent_reply_ok(NULL, outbuf, sizeof(outbuf)));
+		return;
+	}
+	if (req.op == CEEMS_AGENT_OP_STEP_START ||
+	    req.op == CEEMS_AGENT_OP_STEP_END) {
+		handle_step(s, c, &req, now);
 		return;
 	}
 	r = ceems_agent_deregister(s->agent, req.jobid, now, &report);

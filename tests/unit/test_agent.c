@@ -18,6 +18,7 @@
 #define SEC 1000000000ULL
 #define RAPL "class/powercap/"
 #define JOB42_CPUACCT "sys/fs/cgroup/cpu,cpuacct/slurm_localhost/uid_1000/job_42/cpuacct.usage"
+#define BATCH_CPUACCT "sys/fs/cgroup/cpu,cpuacct/slurm_localhost/uid_1000/job_42/step_batch/cpuacct.usage"
 
 static char sys_root[200], cg_root[200], proc_root[200];
 static char state_dir[256];
@@ -101,14 +102,16 @@ job42_spec(struct ceems_agent_job_spec *spec)
 	}
 }
 
-/* Move the fixture counters by one second of a known workload: packages
+/* Move the fixture counters by one more second of a known workload: packages
  * +60 J and +40 J, drams +6 J and +4 J, the node 2 CPU-seconds busy of
  * which job 42 used CPU_NS. */
 static void
-advance(unsigned step, unsigned long long cpu_ns)
+advance(unsigned long long cpu_ns)
 {
 	static unsigned long long busy_ticks, job_ns = 2483101234ULL;
+	static unsigned step;
 
+	step++;
 	write_u64(sys_root, RAPL "intel-rapl:0/energy_uj", 100000000ULL + step * 60000000ULL);
 	write_u64(sys_root, RAPL "intel-rapl:1/energy_uj", 200000000ULL + step * 40000000ULL);
 	write_u64(sys_root, RAPL "intel-rapl:0:1/energy_uj", 20000000ULL + step * 6000000ULL);
@@ -138,7 +141,7 @@ test_attribution(void)
 	is_int(ceems_agent_register(a, &spec, 10 * SEC), 0, "job 42 registers");
 	is_int(ceems_agent_register(a, &spec, 10 * SEC), -EEXIST, "a second registration is refused");
 
-	advance(1, 1500000000ULL);	/* the job used 1.5 of the 2 busy CPU-s */
+	advance(1500000000ULL);	/* the job used 1.5 of the 2 busy CPU-s */
 	ceems_agent_tick(a, 11 * SEC);
 	t = ceems_agent_last_tick(a);
 	is_near(t->delta_j[CEEMS_DOMAIN_PACKAGE], 100, 1e-9, "package delta: both sockets, 100 J");
@@ -164,7 +167,7 @@ test_attribution(void)
 	is_near(r.cpu_s, 1.5, 1e-9, "job CPU time since registration");
 	is_int(r.alloc_cores, 3, "allocated cores from the cpuset");
 
-	advance(2, 500000000ULL);
+	advance(500000000ULL);
 	is_int(ceems_agent_deregister(a, 42, 12 * SEC, &r), 0, "deregistration takes a last tick");
 	total = r.ledger.joules[CEEMS_DOMAIN_PACKAGE] + r.ledger.joules[CEEMS_DOMAIN_DRAM];
 	is_near(r.ledger.joules[CEEMS_DOMAIN_PACKAGE], want_pkg + 15 + 80.0 * 0.5 / 2, 1e-9, "second tick added");
@@ -176,6 +179,63 @@ test_attribution(void)
 	is_str(r.ledger.factor.zone, "FR", "factor zone recorded");
 	is_int(ceems_agent_njobs(a), 0, "no job left after deregistration");
 	is_int(ceems_agent_deregister(a, 42, 13 * SEC, &r), -ENOENT, "unknown job");
+	ceems_agent_close(a);
+}
+
+/* Steps share their job's energy by CPU time and never exceed it. */
+static void
+test_steps(void)
+{
+	struct ceems_config c;
+	struct ceems_agent_job_spec spec;
+	struct ceems_agent_job_report r;
+	struct ceems_agent_step_report st;
+	struct ceems_agent *a;
+	char err[256] = "";
+	double job_pkg, sum;
+
+	base_config(&c);
+	a = ceems_agent_open(&c, 400 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, 400 * SEC), 0, "job registers");
+	is_int(ceems_agent_step_start(a, 42, "batch", 400 * SEC), 0, "batch step starts");
+	is_int(ceems_agent_step_start(a, 42, "batch", 400 * SEC), -EEXIST, "a step starts once");
+	is_int(ceems_agent_step_start(a, 42, "0", 400 * SEC), 0,
+	       "a step without a cgroup of its own is still recorded");
+	is_int(ceems_agent_step_start(a, 43, "batch", 400 * SEC), -ENOENT, "steps need a registered job");
+	is_int(ceems_agent_step_start(a, 42, "../x", 400 * SEC), -EINVAL, "a step name cannot climb the tree");
+
+	/* Over one second the job used 1.5 CPU-s, its batch step 1.2. */
+	write_u64(cg_root, BATCH_CPUACCT, 2401000000ULL + 1200000000ULL);
+	advance(1500000000ULL);
+	ceems_agent_tick(a, 401 * SEC);
+	is_int(ceems_agent_step_end(a, 42, "batch", 401 * SEC, &st), 0, "batch step ends");
+	ok(st.ended, "the step is marked ended");
+	is_near(st.cpu_s, 1.2, 1e-9, "step CPU time from its own cgroup");
+	is_near(st.elapsed_s, 1, 1e-9, "step elapsed");
+	ceems_agent_report(a, 42, &r);
+	job_pkg = r.ledger.joules[CEEMS_DOMAIN_PACKAGE];
+	is_near(st.joules[CEEMS_DOMAIN_PACKAGE], job_pkg * 1.2 / 1.5, 1e-9,
+		"the step's package energy is its CPU share of the job's");
+	is_int(r.nsteps, 2, "the report lists both steps");
+	sum = 0;
+	for (uint32_t i = 0; i < r.nsteps; i++)
+		sum += r.steps[i].joules[CEEMS_DOMAIN_PACKAGE];
+	ok(sum <= job_pkg + 1e-9, "steps never add up to more than the job (%.3f <= %.3f)", sum, job_pkg);
+	is_int(ceems_agent_step_end(a, 42, "7", 401 * SEC, &st), -ENOENT, "an unknown step cannot end");
+	ceems_agent_close(a);
+
+	/* The steps survive an agent restart with the job. */
+	a = ceems_agent_open(&c, 403 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent reopens (%s)", err))
+		return;
+	is_int(ceems_agent_restore(a, 403 * SEC), 1, "job restored");
+	ceems_agent_report(a, 42, &r);
+	ok(r.nsteps == 2 && strcmp(r.steps[0].id, "batch") == 0 && r.steps[0].ended &&
+	   fabs(r.steps[0].cpu_s - 1.2) < 1e-9, "steps restored with their figures");
+	is_int(ceems_agent_deregister(a, 42, 404 * SEC, &r), 0, "job deregisters");
 	ceems_agent_close(a);
 }
 
@@ -239,7 +299,7 @@ test_restart(void)
 		return;
 	job42_spec(&spec);
 	is_int(ceems_agent_register(a, &spec, 200 * SEC), 0, "job registers with the first agent");
-	advance(3, 1000000000ULL);
+	advance(1000000000ULL);
 	ceems_agent_tick(a, 201 * SEC);
 	ceems_agent_report(a, 42, &before);
 	ok(before.ledger.joules[CEEMS_DOMAIN_PACKAGE] > 0, "first agent accounted energy");
@@ -281,7 +341,11 @@ test_damaged_state(void)
 	ok(a != NULL, "agent opens over a damaged state file (%s)", a ? "" : err);
 	is_int(a != NULL ? ceems_agent_restore(a, 300 * SEC) : -1, 0, "nothing restored from it");
 	snprintf(path, sizeof(path), "%s/jobs.state.bad", state_dir);
-	ok(stat(path, &st) == 0, "the damaged file is kept aside for inspection");
+	ok(stat(path, &st) == 0 && st.st_size == 25,
+	   "the damaged file is kept aside, untouched, for inspection");
+	snprintf(path, sizeof(path), "%s/jobs.state", state_dir);
+	ok(stat(path, &st) == 0 && st.st_size > 4096,
+	   "a fresh state file is in use under the real name");
 	ceems_agent_close(a);
 }
 
@@ -299,6 +363,7 @@ main(void)
 	ceems_log_set_handler(quiet, NULL);
 	make_trees();
 	test_attribution();
+	test_steps();
 	test_register_errors();
 	test_bad_zone();
 	test_restart();

@@ -116,6 +116,20 @@ test_spec_round_trip(void)
 	       "status decodes");
 	is_int(ceems_agent_request_encode(&req, msg, 8), -ENOSPC,
 	       "encoding into a buffer too small is -ENOSPC");
+	req.op = CEEMS_AGENT_OP_STEP_END;
+	req.jobid = 7;
+	snprintf(req.step, sizeof(req.step), "batch");
+	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
+	is_str(msg, "{\"op\":\"step_end\",\"jobid\":7,\"step\":\"batch\"}", "step_end request text");
+	ok(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
+	   back.op == CEEMS_AGENT_OP_STEP_END && back.jobid == 7 &&
+	   strcmp(back.step, "batch") == 0, "step_end request round-trips");
+	req.op = CEEMS_AGENT_OP_STEP_START;
+	snprintf(req.step, sizeof(req.step), "0+1");
+	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
+	ok(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
+	   back.op == CEEMS_AGENT_OP_STEP_START && strcmp(back.step, "0+1") == 0,
+	   "step_start of a heterogeneous step round-trips");
 }
 
 static void
@@ -160,6 +174,17 @@ fill_report(struct ceems_agent_job_report *r)
 	r->ledger.joules[CEEMS_DOMAIN_DRAM] = 1e-9;
 	r->ledger.static_j[CEEMS_DOMAIN_DRAM] = 0;
 	r->ledger.covered_s[CEEMS_DOMAIN_DRAM] = 3601.25;
+	r->nsteps = 2;
+	snprintf(r->steps[0].id, sizeof(r->steps[0].id), "batch");
+	r->steps[0].ended = true;
+	r->steps[0].elapsed_s = 12.5;
+	r->steps[0].cpu_s = 1.0 / 3;
+	r->steps[0].have_mem_peak = true;
+	r->steps[0].mem_peak_bytes = 1ULL << 33;
+	r->steps[0].joules[CEEMS_DOMAIN_PACKAGE] = 100.25;
+	r->steps[0].joules[CEEMS_DOMAIN_DRAM] = 5;
+	snprintf(r->steps[1].id, sizeof(r->steps[1].id), "0");
+	r->steps[1].elapsed_s = 3;
 	r->ledger.measured[CEEMS_DOMAIN_GPU] = true;	/* never covered */
 	r->ledger.have_emissions = true;
 	r->ledger.emissions_g = 12.5;
@@ -191,6 +216,12 @@ test_report_round_trip(void)
 	ok(back.elapsed_s == r.elapsed_s && back.cpu_s == r.cpu_s &&
 	   back.gap_s == r.gap_s, "elapsed, cpu and gap doubles exact (1/3 too)");
 	ok(back.cgroup_gone, "cgroup_gone");
+	ok(back.nsteps == 2 && strcmp(back.steps[0].id, "batch") == 0 &&
+	   back.steps[0].ended && back.steps[0].cpu_s == r.steps[0].cpu_s &&
+	   back.steps[0].have_mem_peak && back.steps[0].mem_peak_bytes == 1ULL << 33 &&
+	   back.steps[0].joules[CEEMS_DOMAIN_PACKAGE] == 100.25 &&
+	   strcmp(back.steps[1].id, "0") == 0 && !back.steps[1].ended &&
+	   !back.steps[1].have_mem_peak, "steps round-trip");
 	is_int(back.usage.present, r.usage.present, "usage present bits");
 	is_int(back.usage.failed, r.usage.failed, "usage failed bits");
 	is_int(back.usage.flags, r.usage.flags, "usage flags");
@@ -355,6 +386,13 @@ static const struct {
 	  "field 'alloc_cores' is null" },
 	{ "{\"op\":\"deregister\",\"jobid\":1,\"job\":{}}", "unknown field 'job'" },
 	{ "{\"op\":\"register\"}", "needs \"job\"" },
+	{ "{\"op\":\"step_start\",\"jobid\":1}", "needs \"step\"" },
+	{ "{\"op\":\"step_start\",\"step\":\"0\"}", "needs \"jobid\"" },
+	{ "{\"op\":\"step_end\",\"jobid\":1,\"step\":\"../x\"}", "Slurm step name" },
+	{ "{\"op\":\"step_end\",\"jobid\":1,\"step\":\"\"}", "Slurm step name" },
+	{ "{\"op\":\"step_end\",\"jobid\":1,\"step\":\"abcdefghijklmnopq\"}", "longer than" },
+	{ "{\"op\":\"step_end\",\"jobid\":1,\"step\":7}", "must be a string" },
+	{ "{\"op\":\"step_end\",\"jobid\":1,\"step\":\"0\",\"x\":1}", "unknown field 'x'" },
 	{ "{\"op\":\"register\",\"job\":[]}", "job must be an object" },
 	{ "{\"op\":\"register\",\"job\":{}}", "job.jobid is missing" },
 	{ "{\"op\":\"register\",\"job\":{\"jobid\":1}}", "job.uid is missing" },
