@@ -45,7 +45,10 @@ list_has_word(const char *list, size_t len, const char *word)
 }
 
 /* Copy PATH (LEN bytes) up to and including its job_JOBID component into
- * OUT.  Returns 0, -ENOENT when no such component, -ENAMETOOLONG. */
+ * OUT.  Returns 0, -ENOENT when no such component, -ENAMETOOLONG, or
+ * -EINVAL for a "." or ".." component before it: the kernel prints "/.."
+ * for a process outside the reader's cgroup namespace, and the agent, as
+ * root, must never open a directory outside the hierarchy. */
 static int
 cut_at_job(const char *path, size_t len, const char *job_component,
 	   char *out, size_t out_size)
@@ -62,6 +65,9 @@ cut_at_job(const char *path, size_t len, const char *job_component,
 		while (i < len && path[i] != '/')
 			i++;
 		end = i;
+		if ((end - start == 1 && path[start] == '.') ||
+		    (end - start == 2 && path[start] == '.' && path[start + 1] == '.'))
+			return -EINVAL;
 		if (end - start == clen &&
 		    memcmp(path + start, job_component, clen) == 0) {
 			if (end >= out_size)
@@ -212,6 +218,13 @@ ceems_cgroup_mounts_from_mountinfo(const char *text,
 		    take_field(&p, end, source, sizeof(source)) < 0 ||
 		    take_field(&p, end, opts, sizeof(opts)) < 0)
 			goto next;	/* not a cgroup line we can use */
+		/* The kernel prints a cgroup mount's root and mount point as
+		 * absolute paths; a relative one would put the job's
+		 * directory outside the hierarchy, under any prefix. */
+		if ((strcmp(fstype, "cgroup2") == 0 ||
+		     strcmp(fstype, "cgroup") == 0) &&
+		    (root[0] != '/' || mnt[0] != '/'))
+			return -EINVAL;
 		if (strcmp(fstype, "cgroup2") == 0) {
 			record_mount(mounts->unified, mounts->unified_root,
 				     sizeof(mounts->unified), mnt, root);

@@ -87,12 +87,26 @@ test_malformed(void)
 	is_int(ceems_cgroup_job_from_proc("garbage\n", 1, &job), -EINVAL, "line without colons");
 	is_int(ceems_cgroup_job_from_proc("3:memory\n", 1, &job), -EINVAL, "line with one colon");
 	is_int(ceems_cgroup_job_from_proc("3:memory:relative/job_1\n", 1, &job), -EINVAL, "relative path");
+	is_int(ceems_cgroup_job_from_proc("0::/../../slurm/job_1\n", 1, &job), -EINVAL,
+	       "a path outside the cgroup namespace (/..) is refused");
+	is_int(ceems_cgroup_job_from_proc("0::/a/./job_1\n", 1, &job), -EINVAL, "a '.' component is refused");
+	is_int(ceems_cgroup_job_from_proc("0::/a/job_1/../x\n", 1, &job), 0,
+	       "components after the job's are cut off, not looked at");
 	memset(longpath, 'a', sizeof(longpath));
 	memcpy(longpath, "0::/", 4);
 	memcpy(longpath + sizeof(longpath) - 8, "/job_1\n", 8);
 	is_int(ceems_cgroup_job_from_proc(longpath, 1, &job), -ENAMETOOLONG, "overlong path refused, not cut");
 	is_int(ceems_cgroup_mounts_from_mountinfo("1 2 3\n", &mnt), -EINVAL, "short mountinfo line");
 	is_int(ceems_cgroup_mounts_from_mountinfo("1 2 0:1 / /x rw\n", &mnt), -EINVAL, "mountinfo line without separator");
+	/* Found by fuzzing: a line missing its root field shifted the mount
+	 * options into the mount point, and the job's directory became
+	 * PREFIX "rw,nosuid" PATH, outside the prefix. */
+	is_int(ceems_cgroup_mounts_from_mountinfo("28 25 0:25 /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw\n", &mnt),
+	       -EINVAL, "cgroup mount point that is not absolute");
+	is_int(ceems_cgroup_mounts_from_mountinfo("31 30 0:27 cpu /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu,cpuacct\n", &mnt),
+	       -EINVAL, "cgroup root that is not absolute");
+	is_int(ceems_cgroup_mounts_from_mountinfo("4 2 0:4 net:[4026532281] /run/netns/a rw - nsfs nsfs rw\n", &mnt), 0,
+	       "a relative root of another filesystem (nsfs) is fine");
 }
 
 int

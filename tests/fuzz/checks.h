@@ -1,0 +1,47 @@
+/* checks.h - the contract of every libceems parser of outside input,
+ * as executable checks.  Each check runs the parsers of one family on
+ * one input and verifies what their headers promise: only the documented
+ * return codes, the output left as it was on error, and sane values on
+ * success.  Shared by the libFuzzer targets (tests/fuzz/fuzz_*.c, built
+ * by `make fuzz`) and the seeded mutation test of every `make check`
+ * (tests/unit/test_fuzz_parsers.c), so both hold the parsers to the same
+ * rules; memory errors are the sanitizers' to catch.
+ *
+ * DATA holds LEN bytes followed by a '\0' (DATA[LEN] == '\0'); the text
+ * parsers see it up to its first NUL, the parsers that take a length see
+ * all LEN bytes.  Each check returns NULL when every rule held, else a
+ * static sentence naming the parser and the rule it broke. */
+#ifndef CEEMS_FUZZ_CHECKS_H
+#define CEEMS_FUZZ_CHECKS_H
+
+#include <stddef.h>
+
+/* ceems_cgroup_job_from_proc, ceems_cgroup_mounts_from_mountinfo, and
+ * what they feed: ceems_cgroup_job_dir, ceems_cgroup_dirs_for_job. */
+const char *fuzz_check_cgroup_path(const char *data, size_t len);
+
+/* Every ceems_parse_* of cgroup_stats.h. */
+const char *fuzz_check_cgroup_stats(const char *data, size_t len);
+
+/* ceems_parse_proc_stat, ceems_parse_proc_meminfo. */
+const char *fuzz_check_proc_stats(const char *data, size_t len);
+
+/* ceems_config_parse, ceems_parse_duration. */
+const char *fuzz_check_conf(const char *data, size_t len);
+
+/* ceems_emissions_table_parse (all LEN bytes), then lookups in the
+ * table it built. */
+const char *fuzz_check_emissions(const char *data, size_t len);
+
+/* The sysfs parsers of the energy sources: ceems_energy_parse_u64,
+ * ceems_rapl_classify_zone, ceems_hwmon_classify (chip and label: the
+ * text before and after its first newline), ceems_pm_counters_parse,
+ * ceems_pm_counters_classify. */
+const char *fuzz_check_energy(const char *data, size_t len);
+
+/* ceems_agent_request_decode (all LEN bytes; a request that decodes is
+ * encoded and decoded again to the same request) and
+ * ceems_agent_reply_decode. */
+const char *fuzz_check_agent_proto(const char *data, size_t len);
+
+#endif
