@@ -88,9 +88,6 @@ struct json_object;
 
 /* ---- JSON objects (json-c), for callers that embed them ---- */
 
-/* A JSON double written with the fewest digits (15 to 17) that read
- * back exactly; NULL for a value that is not finite. */
-struct json_object *ceems_json_double(double v);
 
 /* New JSON objects, or NULL on allocation failure. */
 struct json_object *

@@ -33,6 +33,7 @@
 
 #include "agent.h"
 #include "agent_proto.h"
+#include "json_util.h"
 #include "agent_server.h"
 #include "log.h"
 

@@ -20,6 +20,7 @@
 #include <json-c/json.h>
 
 #include "agent_proto.h"
+#include "json_util.h"
 #include "../tap.h"
 
 static char msg[CEEMS_AGENT_MSG_MAX + 1];

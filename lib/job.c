@@ -1,0 +1,120 @@
+/* job.c - job metadata helpers. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "job.h"
+
+void
+ceems_job_meta_init(struct ceems_job_meta *meta)
+{
+	memset(meta, 0, sizeof(*meta));
+	meta->array_job_id = CEEMS_UNKNOWN_U32;
+	meta->array_task_id = CEEMS_UNKNOWN_U32;
+	meta->gid = CEEMS_UNKNOWN_U32;
+	meta->exit_code = -1;
+	meta->time_limit_min = CEEMS_UNKNOWN_U32;
+}
+
+/* Parse the decimal at *P (no sign) into *V and advance; 0 or -1. */
+static int
+take_number(const char **p, uint64_t *v)
+{
+	uint64_t n = 0;
+	const char *s = *p;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (n > (UINT64_MAX - 9) / 10)
+			return -1;
+		n = n * 10 + (uint64_t)(*s - '0');
+	}
+	*p = s;
+	*v = n;
+	return 0;
+}
+
+/* Scale memory by its unit suffix (Slurm's default unit is MiB). */
+static int
+scale_memory(uint64_t n, char unit, uint64_t *bytes)
+{
+	unsigned shift;
+
+	switch (unit) {
+	case 'K': shift = 10; break;
+	case 'M': case '\0': shift = 20; break;
+	case 'G': shift = 30; break;
+	case 'T': shift = 40; break;
+	default: return -1;
+	}
+	if (n > (UINT64_MAX >> shift))
+		return -1;
+	*bytes = n << shift;
+	return 0;
+}
+
+int
+ceems_job_meta_parse_tres(struct ceems_job_meta *meta, const char *tres)
+{
+	struct ceems_job_meta work = *meta;
+	uint32_t gpus = 0;
+	bool saw_gpu = false;
+	const char *p = tres;
+
+	while (*p != '\0') {
+		const char *eq = strchr(p, '='), *end;
+		size_t klen;
+		uint64_t n;
+
+		if (eq == NULL)
+			return -EINVAL;
+		klen = (size_t)(eq - p);
+		end = eq + 1;
+		if (take_number(&end, &n) < 0)
+			return -EINVAL;
+		if (klen == 3 && strncmp(p, "cpu", 3) == 0) {
+			if (*end != ',' && *end != '\0')
+				return -EINVAL;
+			if (n > UINT32_MAX - 1)
+				return -EINVAL;
+			work.alloc_cpus = (uint32_t)n;
+		} else if (klen == 3 && strncmp(p, "mem", 3) == 0) {
+			char unit = *end;
+
+			if (unit != ',' && unit != '\0')
+				end++;
+			else
+				unit = '\0';
+			if ((*end != ',' && *end != '\0') ||
+			    scale_memory(n, unit, &work.req_mem_bytes) < 0)
+				return -EINVAL;
+		} else if ((klen == 8 && strncmp(p, "gres/gpu", 8) == 0) ||
+			   (klen > 9 && strncmp(p, "gres/gpu:", 9) == 0)) {
+			/* Typed counts repeat the untyped one: take the
+			 * untyped count when present, else sum the types. */
+			if (*end != ',' && *end != '\0')
+				return -EINVAL;
+			if (n > UINT32_MAX - gpus)
+				return -EINVAL;
+			if (klen == 8) {
+				work.alloc_gpus = (uint32_t)n;
+				saw_gpu = true;
+			} else {
+				gpus += (uint32_t)n;
+			}
+		} else {
+			/* node=, billing=, energy=, license/... : skip the
+			 * value, which may carry a unit. */
+			while (*end != ',' && *end != '\0')
+				end++;
+		}
+		p = *end == ',' ? end + 1 : end;
+	}
+	if (!saw_gpu && gpus > 0)
+		work.alloc_gpus = gpus;
+	*meta = work;
+	return 0;
+}

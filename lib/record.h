@@ -1,0 +1,56 @@
+/* record.h - the job record: what ceems keeps of a finished job on one
+ * node, as one JSON document (format "ceems-job-record/1", described in
+ * doc/record-format.md).  The spool stores it, storage loads it into
+ * PostgreSQL, ceems-sacct --json prints it, tests compare it.
+ *
+ *   { "format": "ceems-job-record/1", "written_at": UNIX, "finalized_by":
+ *     "extern" | "epilog", "job": {...metadata...}, "measurements":
+ *     {...the agent's report...}, "notes": [ {...} ] }
+ *
+ * A value that was not measured or is not known is left out of the
+ * document, never written as 0 (ARCHITECTURE invariant 5). */
+#ifndef CEEMS_RECORD_H
+#define CEEMS_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent.h"
+#include "job.h"
+#include "summary.h"
+
+#define CEEMS_RECORD_FORMAT "ceems-job-record/1"
+#define CEEMS_RECORD_MAX 262144	/* bytes of JSON; larger is refused */
+
+struct ceems_job_record {
+	int64_t written_at;		/* Unix seconds */
+	char finalized_by[16];		/* "extern", "epilog" */
+	struct ceems_job_meta meta;
+	struct ceems_agent_job_report report;
+	size_t nnotes;
+	struct ceems_summary_note notes[CEEMS_SUMMARY_MAX_NOTES];
+};
+
+/* Fill R from a finished job (notes computed here). */
+void ceems_record_build(struct ceems_job_record *r,
+			const struct ceems_job_meta *meta,
+			const struct ceems_agent_job_report *report,
+			const char *finalized_by, int64_t now);
+
+/* Encode R as JSON text into BUF.  Returns the length, -ENOSPC, -ENOMEM. */
+int ceems_record_encode(const struct ceems_job_record *r, char *buf,
+			size_t size);
+
+/* Decode and validate JSON text.  Returns 0, or -EINVAL with ERR naming
+ * the first problem (R untouched). */
+int ceems_record_decode(const char *buf, size_t len,
+			struct ceems_job_record *r, char *err,
+			size_t err_size);
+
+/* Refuse records with missing or absurd fields before they are stored:
+ * no job id, times out of order or far in the future, a state Slurm does
+ * not have.  Returns 0 or -EINVAL with ERR. */
+int ceems_record_validate(const struct ceems_job_record *r, char *err,
+			  size_t err_size);
+
+#endif

@@ -1,0 +1,156 @@
+/* test_record.c - the job record: metadata parsing from Slurm's TRES,
+ * JSON round trip (unknown fields stay unknown), and the validation that
+ * keeps absurd records out of the database. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record.h"
+#include "../tap.h"
+
+static char buf[CEEMS_RECORD_MAX];
+static char err[256];
+
+static void
+test_tres(void)
+{
+	struct ceems_job_meta m;
+
+	ceems_job_meta_init(&m);
+	is_int(ceems_job_meta_parse_tres(&m, "cpu=4,mem=8G,node=1,billing=4,gres/gpu=2"), 0, "TRES parses");
+	is_int(m.alloc_cpus, 4, "cpus");
+	is_int(m.req_mem_bytes, 8ULL << 30, "mem 8G in bytes");
+	is_int(m.alloc_gpus, 2, "gres/gpu");
+	ceems_job_meta_init(&m);
+	is_int(ceems_job_meta_parse_tres(&m, "cpu=2,mem=200M,gres/gpu:a100=1,gres/gpu:v100=2"), 0,
+	       "typed GPUs");
+	is_int(m.alloc_gpus, 3, "typed GPU counts summed");
+	is_int(m.req_mem_bytes, 200ULL << 20, "mem 200M");
+	ceems_job_meta_init(&m);
+	is_int(ceems_job_meta_parse_tres(&m, "cpu=2,mem=1024,gres/gpu=2,gres/gpu:a100=2"), 0,
+	       "untyped and typed GPUs");
+	is_int(m.alloc_gpus, 2, "the untyped count is not added to the typed ones");
+	is_int(m.req_mem_bytes, 1024ULL << 20, "a bare memory number is MiB");
+	is_int(m.alloc_gpus, 2, "gpus");
+	ceems_job_meta_init(&m);
+	is_int(ceems_job_meta_parse_tres(&m, "billing=1,energy=5K,license/foo=1"), 0, "unused keys skipped");
+	is_int(m.alloc_cpus, 0, "cpu stays unknown");
+	is_int(ceems_job_meta_parse_tres(&m, "cpu=x"), -EINVAL, "non-numeric cpu");
+	is_int(ceems_job_meta_parse_tres(&m, "mem=5Q"), -EINVAL, "unknown memory unit");
+	is_int(ceems_job_meta_parse_tres(&m, "mem=99999999999999999999T"), -EINVAL, "overflowing memory");
+	is_int(ceems_job_meta_parse_tres(&m, "cpu"), -EINVAL, "key without value");
+	is_int(m.alloc_cpus, 0, "a refused string changes nothing");
+}
+
+static void
+sample_record(struct ceems_job_record *r)
+{
+	struct ceems_job_meta meta;
+	struct ceems_agent_job_report rep;
+
+	ceems_job_meta_init(&meta);
+	meta.jobid = 42;
+	meta.uid = 1000;
+	snprintf(meta.cluster, sizeof(meta.cluster), "bedrock");
+	snprintf(meta.node, sizeof(meta.node), "node01");
+	snprintf(meta.user, sizeof(meta.user), "alice");
+	snprintf(meta.name, sizeof(meta.name), "my \"quoted\" job\twith tab");
+	snprintf(meta.state, sizeof(meta.state), "COMPLETED");
+	meta.exit_code = 0;
+	meta.submit_time = 1763790000;
+	meta.start_time = 1763790010;
+	meta.end_time = 1763790610;
+	meta.alloc_cpus = 8;
+	meta.req_mem_bytes = 32ULL << 30;
+	memset(&rep, 0, sizeof(rep));
+	rep.jobid = 42;
+	rep.uid = 1000;
+	rep.alloc_cores = 8;
+	rep.elapsed_s = 600;
+	rep.cpu_s = 2460;
+	rep.usage.present = CEEMS_CGF_CPU_USAGE | CEEMS_CGF_MEM_PEAK;
+	rep.usage.cpu_usage_ns = 2460000000000ULL;
+	rep.usage.mem_peak_bytes = 3650722201ULL;
+	ceems_job_ledger_init(&rep.ledger);
+	rep.ledger.lifetime_s = 600;
+	rep.ledger.measured[CEEMS_DOMAIN_PACKAGE] = true;
+	rep.ledger.joules[CEEMS_DOMAIN_PACKAGE] = 792000;
+	rep.ledger.static_j[CEEMS_DOMAIN_PACKAGE] = 120000;
+	rep.ledger.covered_s[CEEMS_DOMAIN_PACKAGE] = 600;
+	ceems_record_build(r, &meta, &rep, "extern", 1763790611);
+}
+
+static void
+test_round_trip(void)
+{
+	static struct ceems_job_record r, back;
+	int n;
+
+	sample_record(&r);
+	n = ceems_record_encode(&r, buf, sizeof(buf));
+	ok(n > 0, "record encodes (%d bytes)", n);
+	ok(strstr(buf, "\"format\":\"ceems-job-record/1\"") != NULL, "format tag");
+	ok(strstr(buf, "\"exit_signal\"") == NULL && strstr(buf, "\"account\"") == NULL &&
+	   strstr(buf, "\"dram\"") == NULL, "unknown fields and unmeasured domains are left out");
+	ok(strstr(buf, "\"array_job_id\"") == NULL, "not an array job: no array ids");
+	is_int(ceems_record_decode(buf, (size_t)n, &back, err, sizeof(err)), 0, "record decodes");
+	is_str(back.meta.name, "my \"quoted\" job\twith tab", "job name with quotes survives");
+	is_int(back.meta.jobid, 42, "jobid");
+	is_int(back.meta.exit_code, 0, "exit code 0 is kept (known)");
+	is_int(back.meta.exit_signal, 0, "no signal");
+	is_int(back.meta.array_job_id, CEEMS_UNKNOWN_U32, "array id stays unknown");
+	is_int(back.meta.time_limit_min, CEEMS_UNKNOWN_U32, "time limit stays unknown");
+	is_near(back.report.ledger.joules[CEEMS_DOMAIN_PACKAGE], 792000, 0, "energy");
+	ok(!back.report.ledger.measured[CEEMS_DOMAIN_DRAM], "unmeasured domain stays unmeasured");
+	is_int(back.nnotes, r.nnotes, "notes kept");
+	is_str(back.finalized_by, "extern", "finalized_by");
+}
+
+/* Take a valid record's JSON, change it with SED-like replacement FROM
+ * -> TO, and expect decoding to fail with WANT in the message. */
+static void
+expect_refused(const char *from, const char *to, const char *want)
+{
+	static struct ceems_job_record r, back;
+	char text[CEEMS_RECORD_MAX], *p;
+	int n;
+
+	sample_record(&r);
+	n = ceems_record_encode(&r, buf, sizeof(buf));
+	p = strstr(buf, from);
+	if (n < 0 || p == NULL) {
+		ok(false, "test setup: '%s' not found in the record", from);
+		return;
+	}
+	snprintf(text, sizeof(text), "%.*s%s%s", (int)(p - buf), buf, to, p + strlen(from));
+	n = ceems_record_decode(text, strlen(text), &back, err, sizeof(err));
+	ok(n == -EINVAL && strstr(err, want) != NULL, "refused: %s -> %s", want, err);
+}
+
+static void
+test_refusals(void)
+{
+	expect_refused("\"format\":\"ceems-job-record/1\"", "\"format\":\"other/2\"", "not a ceems-job-record/1");
+	expect_refused("\"jobid\":42,\"uid\":1000,\"cluster\"", "\"uid\":1000,\"cluster\"", "job.jobid is missing");
+	expect_refused("\"state\":\"COMPLETED\"", "\"state\":\"HAPPY\"", "not a Slurm job state");
+	expect_refused("\"start_time\":1763790010", "\"start_time\":1763790700", "out of order");
+	expect_refused("\"end_time\":1763790610", "\"end_time\":4102444800", "after the record was written");
+	expect_refused("\"finalized_by\":\"extern\"", "\"finalized_by\":\"magic\"", "not extern or epilog");
+	expect_refused("\"joules\":792000", "\"joules\":-5", "between");
+	expect_refused("\"exit_code\":0", "\"exit_code\":300", "between");
+	expect_refused("\"jobid\":42,\"uid\":1000,\"alloc", "\"jobid\":43,\"uid\":1000,\"alloc",
+		       "measurements are for job 43");
+	expect_refused("\"written_at\":1763790611", "\"written_at\":1763790611,\"extra\":1", "unknown field 'extra'");
+	expect_refused("\"user\":\"alice\"", "\"user\":\"al\\u0001ice\"", "control character");
+}
+
+int
+main(void)
+{
+	test_tres();
+	test_round_trip();
+	test_refusals();
+	return done_testing();
+}
