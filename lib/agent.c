@@ -22,8 +22,20 @@
 enum { MAX_SOURCES = 3 };
 
 /* Below this node busy fraction a tick's power counts as idle power when
- * idle power is learned rather than configured. */
+ * idle power is learned rather than configured.  The learned value is
+ * the median of the last IDLE_SAMPLES such ticks, once there are at least
+ * IDLE_MIN_SAMPLES: a single lowest reading is at the mercy of one tick
+ * whose counter update landed early. */
 #define IDLE_BUSY_FRACTION 0.05
+#define IDLE_SAMPLES 64
+#define IDLE_MIN_SAMPLES 8
+
+struct idle_learner {
+	double w[IDLE_SAMPLES];		/* ring of quiet-tick powers */
+	unsigned n;			/* samples held, <= IDLE_SAMPLES */
+	unsigned next;
+	double value;			/* < 0: not learned yet */
+};
 
 struct agent_step {
 	struct ceems_agent_step_report r;
@@ -71,7 +83,7 @@ struct ceems_agent {
 
 	bool have_factor;
 	struct ceems_emission_factor factor;
-	double learned_idle_w[CEEMS_DOMAIN_COUNT];	/* < 0: none yet */
+	struct idle_learner idle[CEEMS_DOMAIN_COUNT];
 
 	struct agent_job **jobs;
 	size_t njobs;
@@ -251,7 +263,7 @@ ceems_agent_open(const struct ceems_config *config, uint64_t now_ns,
 	a->cgroup_prefix = strcmp(config->cgroupfs_prefix, "/") == 0 ?
 			   "" : a->config.cgroupfs_prefix;
 	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
-		a->learned_idle_w[d] = -1;
+		a->idle[d].value = -1;
 	a->jobs = calloc(config->max_jobs, sizeof(*a->jobs));
 	a->job_ticks = calloc(config->max_jobs, sizeof(*a->job_ticks));
 	a->shares = calloc(config->max_jobs, sizeof(*a->shares));
@@ -423,8 +435,33 @@ collect_node_usage(struct ceems_agent *a,
 	}
 }
 
-/* The static power of a domain: configured, else the lowest power seen
- * while the node was nearly idle (0 until such a tick is seen). */
+static void
+idle_learner_add(struct idle_learner *l, double w)
+{
+	double sorted[IDLE_SAMPLES];
+
+	l->w[l->next] = w;
+	l->next = (l->next + 1) % IDLE_SAMPLES;
+	if (l->n < IDLE_SAMPLES)
+		l->n++;
+	if (l->n < IDLE_MIN_SAMPLES)
+		return;
+	/* Insertion sort of at most 64 values, on quiet ticks only. */
+	for (unsigned i = 0; i < l->n; i++) {
+		unsigned j = i;
+
+		while (j > 0 && sorted[j - 1] > l->w[i]) {
+			sorted[j] = sorted[j - 1];
+			j--;
+		}
+		sorted[j] = l->w[i];
+	}
+	l->value = l->n % 2 ? sorted[l->n / 2] :
+		   (sorted[l->n / 2 - 1] + sorted[l->n / 2]) / 2;
+}
+
+/* The static power of a domain: configured, else learned from the
+ * node's quiet ticks (0 until learned: all energy is then active). */
 static void
 set_idle_power(struct ceems_agent *a, struct ceems_ledger_node_tick *node)
 {
@@ -447,14 +484,9 @@ set_idle_power(struct ceems_agent *a, struct ceems_ledger_node_tick *node)
 			continue;
 		}
 		if (r->measured && r->gap == CEEMS_GAP_NONE &&
-		    busy_fraction < IDLE_BUSY_FRACTION) {
-			double w = r->joules / node->dt_s;
-
-			if (a->learned_idle_w[d] < 0 || w < a->learned_idle_w[d])
-				a->learned_idle_w[d] = w;
-		}
-		node->idle_power_w[d] = a->learned_idle_w[d] > 0 ?
-					a->learned_idle_w[d] : 0;
+		    busy_fraction < IDLE_BUSY_FRACTION)
+			idle_learner_add(&a->idle[d], r->joules / node->dt_s);
+		node->idle_power_w[d] = a->idle[d].value > 0 ? a->idle[d].value : 0;
 	}
 }
 

@@ -102,24 +102,38 @@ job42_spec(struct ceems_agent_job_spec *spec)
 	}
 }
 
-/* Move the fixture counters by one more second of a known workload: packages
- * +60 J and +40 J, drams +6 J and +4 J, the node 2 CPU-seconds busy of
- * which job 42 used CPU_NS. */
-static void
-advance(unsigned long long cpu_ns)
-{
-	static unsigned long long busy_ticks, job_ns = 2483101234ULL;
-	static unsigned step;
+/* The fixture's counters, moved forward by move(): energies in uJ. */
+static unsigned long long pkg0_uj = 100000000ULL, pkg1_uj = 200000000ULL;
+static unsigned long long dram0_uj = 20000000ULL, dram1_uj = 30000000ULL;
+static unsigned long long busy_ticks, job_ns = 2483101234ULL;
 
-	step++;
-	write_u64(sys_root, RAPL "intel-rapl:0/energy_uj", 100000000ULL + step * 60000000ULL);
-	write_u64(sys_root, RAPL "intel-rapl:1/energy_uj", 200000000ULL + step * 40000000ULL);
-	write_u64(sys_root, RAPL "intel-rapl:0:1/energy_uj", 20000000ULL + step * 6000000ULL);
-	write_u64(sys_root, RAPL "intel-rapl:1:1/energy_uj", 30000000ULL + step * 4000000ULL);
-	busy_ticks += 200;	/* USER_HZ 100: 2 CPU-seconds */
+/* Add PKG0_J and PKG1_J to the packages, DRAM_J split over the drams,
+ * BUSY USER_HZ ticks to the node and CPU_NS to job 42. */
+static void
+move(double pkg0_j, double pkg1_j, double dram_j, unsigned busy,
+     unsigned long long cpu_ns)
+{
+	pkg0_uj += (unsigned long long)(pkg0_j * 1e6);
+	pkg1_uj += (unsigned long long)(pkg1_j * 1e6);
+	dram0_uj += (unsigned long long)(dram_j * 0.6e6);
+	dram1_uj += (unsigned long long)(dram_j * 0.4e6);
+	write_u64(sys_root, RAPL "intel-rapl:0/energy_uj", pkg0_uj);
+	write_u64(sys_root, RAPL "intel-rapl:1/energy_uj", pkg1_uj);
+	write_u64(sys_root, RAPL "intel-rapl:0:1/energy_uj", dram0_uj);
+	write_u64(sys_root, RAPL "intel-rapl:1:1/energy_uj", dram1_uj);
+	busy_ticks += busy;
 	write_proc_stat(busy_ticks);
 	job_ns += cpu_ns;
 	write_u64(cg_root, JOB42_CPUACCT, job_ns);
+}
+
+/* One more second of a known workload: packages +60 J and +40 J, drams
+ * +10 J, the node 2 CPU-seconds busy (USER_HZ 100) of which job 42 used
+ * CPU_NS. */
+static void
+advance(unsigned long long cpu_ns)
+{
+	move(60, 40, 10, 200, cpu_ns);
 }
 
 static void
@@ -236,6 +250,42 @@ test_steps(void)
 	ok(r.nsteps == 2 && strcmp(r.steps[0].id, "batch") == 0 && r.steps[0].ended &&
 	   fabs(r.steps[0].cpu_s - 1.2) < 1e-9, "steps restored with their figures");
 	is_int(ceems_agent_deregister(a, 42, 404 * SEC, &r), 0, "job deregisters");
+	ceems_agent_close(a);
+}
+
+/* Learned idle power: the median of quiet ticks, not their minimum, so
+ * one odd tick does not set it. */
+static void
+test_learned_idle_power(void)
+{
+	struct ceems_config c;
+	struct ceems_agent_job_spec spec;
+	struct ceems_agent_job_report before, after;
+	struct ceems_agent *a;
+	char err[256] = "";
+	uint64_t t = 500 * SEC;
+
+	base_config(&c);
+	c.idle_power_package_w = -1;
+	a = ceems_agent_open(&c, t, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, t), 0, "job registers");
+	/* Twelve quiet seconds at 24 W, one of them read as 8 W. */
+	for (int i = 0; i < 12; i++) {
+		move(i == 5 ? 4 : 12, i == 5 ? 4 : 12, 0, 0, 0);
+		ceems_agent_tick(a, t += SEC);
+	}
+	ceems_agent_report(a, 42, &before);
+	move(30, 30, 0, 100, 500000000ULL);	/* one busy second, 60 W */
+	ceems_agent_tick(a, t += SEC);
+	ceems_agent_report(a, 42, &after);
+	/* The job holds 3 of the node's 4 cores: 3/4 of 24 W for 1 s. */
+	is_near(after.ledger.static_j[CEEMS_DOMAIN_PACKAGE] -
+		before.ledger.static_j[CEEMS_DOMAIN_PACKAGE], 24.0 * 3 / 4, 1e-9,
+		"learned idle power is the quiet ticks' median, not the odd low one");
+	ceems_agent_deregister(a, 42, t, &after);
 	ceems_agent_close(a);
 }
 
@@ -364,6 +414,7 @@ main(void)
 	make_trees();
 	test_attribution();
 	test_steps();
+	test_learned_idle_power();
 	test_register_errors();
 	test_bad_zone();
 	test_restart();
