@@ -56,6 +56,7 @@ struct agent_job {
 	uint64_t cpu_last_ns;		/* at the last tick */
 	bool have_cpu;
 	bool gone;
+	uint64_t gone_ns;		/* the tick its cgroup was found gone */
 	uint32_t alloc_cores;
 	uint64_t alloc_mem_bytes;
 	double cpu_s;
@@ -93,6 +94,7 @@ struct ceems_agent {
 	struct ceems_cgroup_stats scratch;
 
 	uint64_t last_tick_ns;
+	uint64_t tick_ns;		/* the tick being taken */
 	uint64_t last_usage_ns;		/* last full cgroup reading */
 	struct state_file *state;
 };
@@ -561,17 +563,22 @@ collect_job(struct ceems_agent *a, struct agent_job *j, bool full,
 	int ret;
 
 	memset(t, 0, sizeof(*t));
+	/* A job whose cgroup is gone holds nothing any more: it is no longer
+	 * charged (it waits only for its deregistration). */
+	if (j->gone)
+		return;
 	t->alloc_cores = j->alloc_cores;
 	t->alloc_mem_bytes = j->alloc_mem_bytes;
 	memcpy(t->gpu_share, j->spec.gpu_share, sizeof(t->gpu_share));
 	if ((j->usage.present & CEEMS_CGF_MEM_RSS) != 0)
 		t->rss_bytes = j->usage.mem_rss_bytes;
-	if (j->gone)
-		return;
 	ret = ceems_cgroup_reader_read_some(j->reader, want, st);
 	if (ret < 0 || (st->present & CEEMS_CGF_CPU_USAGE) == 0) {
 		if (ret == -ENODEV) {
+			/* It held its resources until some time in this
+			 * tick: this tick is its last. */
 			j->gone = true;
+			j->gone_ns = a->tick_ns;
 			ceems_info("job %u: cgroup removed; its figures stop here",
 				   j->spec.jobid);
 		}
@@ -622,6 +629,7 @@ ceems_agent_tick(struct ceems_agent *a, uint64_t now_ns)
 	if (now_ns <= a->last_tick_ns)
 		return;
 	memset(&node, 0, sizeof(node));
+	a->tick_ns = now_ns;
 	node.dt_s = (double)(now_ns - a->last_tick_ns) / 1e9;
 	full = now_ns - a->last_usage_ns >= a->config.usage_interval_ns;
 	collect_energy(a, now_ns, &node);
@@ -638,6 +646,8 @@ ceems_agent_tick(struct ceems_agent *a, uint64_t now_ns)
 		ceems_error("ledger: cannot split this tick (%s); recorded as a gap",
 			    strerror(-ret));
 		for (size_t i = 0; i < a->njobs; i++) {
+			if (a->jobs[i]->gone && a->jobs[i]->gone_ns < now_ns)
+				continue;
 			ceems_job_ledger_add_gap(&a->jobs[i]->ledger, node.dt_s);
 			a->jobs[i]->gap_s += node.dt_s;
 		}
@@ -645,6 +655,8 @@ ceems_agent_tick(struct ceems_agent *a, uint64_t now_ns)
 		for (size_t i = 0; i < a->njobs; i++) {
 			struct agent_job *j = a->jobs[i];
 
+			if (j->gone && j->gone_ns < now_ns)
+				continue;
 			ceems_job_ledger_add_tick(&j->ledger, &a->shares[i],
 						  node.dt_s,
 						  a->have_factor ? &a->factor : NULL);
@@ -753,7 +765,8 @@ fill_report(const struct ceems_agent *a, const struct agent_job *j,
 	out->uid = j->spec.uid;
 	out->alloc_cores = j->alloc_cores;
 	out->alloc_mem_bytes = j->alloc_mem_bytes;
-	out->elapsed_s = (double)(a->last_tick_ns - j->registered_ns) / 1e9;
+	out->elapsed_s = (double)((j->gone ? j->gone_ns : a->last_tick_ns) -
+				  j->registered_ns) / 1e9;
 	out->cpu_s = j->cpu_s;
 	out->gap_s = j->gap_s;
 	out->cgroup_gone = j->gone;
@@ -964,6 +977,7 @@ restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 		/* The job ended while the agent was down: keep its figures
 		 * for the deregistration that will ask for them. */
 		j->gone = true;
+		j->gone_ns = fig->tick_ns;
 	}
 	j->cpu_base_ns = fig->cpu_base_ns;
 	j->nsteps = fig->nsteps;
