@@ -974,7 +974,7 @@ ceems_cgroup_reader_read_some(struct ceems_cgroup_reader *r, uint32_t wanted,
 
 		if (r->fd[s] < 0 || !(sources[s].fields & wanted))
 			continue;
-		n = ceems_pread_text(r->fd[s], r->buf, sizeof(r->buf));
+		n = ceems_pread_text_once(r->fd[s], r->buf, sizeof(r->buf));
 		/* A removed cgroup's open files answer ENODEV. */
 		if (n == -ENODEV) {
 			gone++;

@@ -33,6 +33,25 @@ ceems_pread_text(int fd, char *buf, size_t size)
 }
 
 ssize_t
+ceems_pread_text_once(int fd, char *buf, size_t size)
+{
+	ssize_t n;
+
+	if (size == 0)
+		return -EINVAL;
+	do {
+		n = pread(fd, buf, size, 0);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	/* No room left for the NUL: the file may go on past SIZE. */
+	if ((size_t)n == size)
+		return -EFBIG;
+	buf[n] = '\0';
+	return n;
+}
+
+ssize_t
 ceems_read_text_file_at(int dirfd, const char *path, char *buf, size_t size)
 {
 	ssize_t ret;

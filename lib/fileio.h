@@ -16,7 +16,17 @@ ssize_t ceems_read_text_file_at(int dirfd, const char *path, char *buf,
 				size_t size);
 
 /* pread the whole of an already open FD from offset 0 (counter files are
- * kept open and re-read every tick).  Same return convention. */
+ * kept open and re-read every tick).  Same return convention.  It reads
+ * until pread returns 0, so a file that comes in pieces (/proc/stat,
+ * /proc/meminfo on a large machine) is read whole. */
 ssize_t ceems_pread_text(int fd, char *buf, size_t size);
+
+/* The same with a single pread, for sysfs attributes and cgroupfs
+ * counter files only: each is produced by one show() call and handed
+ * over whole when the buffer is larger, so a read that does not fill BUF
+ * is the whole file and the second, empty pread of ceems_pread_text is
+ * saved.  Same return convention: a file of SIZE bytes or more is
+ * -EFBIG.  Not for /proc files, which may come in page-sized pieces. */
+ssize_t ceems_pread_text_once(int fd, char *buf, size_t size);
 
 #endif

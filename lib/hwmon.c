@@ -122,7 +122,7 @@ static int
 pread_u64(int fd, uint64_t *value)
 {
 	char buf[64];
-	ssize_t n = ceems_pread_text(fd, buf, sizeof(buf));
+	ssize_t n = ceems_pread_text_once(fd, buf, sizeof(buf));
 
 	if (n < 0)
 		return (int)n;

@@ -115,7 +115,7 @@ read_counter(struct pm_counter *pc, uint64_t *joules)
 			return err;
 		}
 	}
-	n = ceems_pread_text(pc->fd, buf, sizeof(buf));
+	n = ceems_pread_text_once(pc->fd, buf, sizeof(buf));
 	if (n < 0) {
 		if (n != -EFBIG) {
 			close(pc->fd);

@@ -43,9 +43,11 @@ struct ceems_node_mem {
 
 /* Parse /proc/stat's "cpu" and "cpuN" lines (the lines after them are
  * not looked at, so TEXT may be only the head of the file, as long as
- * it holds the line that follows the last cpuN line).  CLK_TCK: ticks
- * per second of the counters (sysconf(_SC_CLK_TCK)).  Returns 0,
- * -EINVAL on malformed or truncated text, -ERANGE on overflow. */
+ * it holds the line that follows the last cpuN line).  The cpuN lines
+ * are only counted: each must be "cpuN " and then digits and spaces only,
+ * but its fields are neither converted nor counted.  CLK_TCK: ticks per second of the counters
+ * (sysconf(_SC_CLK_TCK)).  Returns 0, -EINVAL on malformed or truncated
+ * text, -ERANGE on overflow of the "cpu" line's figures. */
 int ceems_parse_proc_stat(const char *text, long clk_tck,
 			  struct ceems_node_cpu *out);
 

@@ -1,7 +1,10 @@
 /* rapl.c - RAPL energy counters through powercap.  Each zone's energy_uj
- * and max_energy_range_uj stay open and are pread every sample, with no
- * allocation on that path.  A counter wraps at max_energy_range_uj; the
- * zone's maximum power (from its constraints, see rapl.h) gives the
+ * stays open and is pread every sample, with no allocation on that path.
+ * A counter wraps at max_energy_range_uj, a constant of the driver's
+ * counter: it is read when the zone is opened, and again only when
+ * energy_uj has to be reopened (a driver reload recreates the files and
+ * the kept descriptor fails), where a new range means a new counter.
+ * The zone's maximum power (from its constraints, see rapl.h) gives the
  * shortest time in which it can wrap, so a delta is trusted only when
  * the samples are closer than that, and the agent is told to sample at
  * least twice per wrap period. */
@@ -27,8 +30,7 @@
 
 struct rapl_zone {
 	char *dir;		/* for reopening after the files went away */
-	int energy_fd;		/* both -1 while closed */
-	int range_fd;
+	int energy_fd;		/* -1 while closed */
 	struct ceems_energy_reader reader;
 };
 
@@ -186,7 +188,7 @@ static int
 pread_u64(int fd, uint64_t *value)
 {
 	char buf[64];
-	ssize_t n = ceems_pread_text(fd, buf, sizeof(buf));
+	ssize_t n = ceems_pread_text_once(fd, buf, sizeof(buf));
 
 	if (n < 0)
 		return (int)n;
@@ -198,13 +200,10 @@ close_zone_files(struct rapl_zone *z)
 {
 	if (z->energy_fd >= 0)
 		close(z->energy_fd);
-	if (z->range_fd >= 0)
-		close(z->range_fd);
 	z->energy_fd = -1;
-	z->range_fd = -1;
 }
 
-/* Open the zone's two counter files; 0 or -errno (nothing left open). */
+/* Open the zone's counter file; 0 or -errno (nothing left open). */
 static int
 open_zone_files(struct rapl_zone *z)
 {
@@ -216,32 +215,42 @@ open_zone_files(struct rapl_zone *z)
 	if (fd < 0)
 		return fd;
 	z->energy_fd = fd;
-	snprintf(path, sizeof(path), "%s/max_energy_range_uj", z->dir);
-	fd = ceems_energy_open_file(path);
-	if (fd < 0) {
-		close_zone_files(z);
-		return fd;
-	}
-	z->range_fd = fd;
 	return 0;
 }
 
-/* Read energy_uj and the current range, reopening the files if an
- * earlier error closed them. */
+/* Read energy_uj and the zone's range, reopening the counter file if an
+ * earlier error closed it.  The range is the one read at open, or, on
+ * reopening, the one the (perhaps reloaded) driver gives now. */
 static int
 read_zone(struct rapl_zone *z, uint64_t *energy, uint64_t *range)
 {
+	bool reopened = false;
 	int err;
 
+	*range = z->reader.lim.range;
 	if (z->energy_fd < 0) {
+		reopened = true;
 		err = open_zone_files(z);
 		if (err < 0)
 			return err;
+		/* Read after energy_uj is open, so that a reload after
+		 * this read fails the new descriptor in turn. */
+		err = read_attr_u64(z->dir, "max_energy_range_uj", range);
+		if (err == 0 && *range == 0)
+			err = -EINVAL;
+		if (err < 0) {
+			/* Not a counter yet: try afresh next sample. */
+			close_zone_files(z);
+			return err;
+		}
 	}
 	err = pread_u64(z->energy_fd, energy);
-	if (err == 0)
-		err = pread_u64(z->range_fd, range);
-	if (err == -EINVAL || err == -ERANGE || err == -EFBIG)
+	if (err == 0 && *energy > *range)
+		err = -ERANGE;
+	/* A bad value keeps the file open, except right after reopening:
+	 * the new range is taken only with a good value, so it must be
+	 * read again. */
+	if ((err == -EINVAL || err == -ERANGE || err == -EFBIG) && !reopened)
 		return err;
 	if (err < 0) {
 		/* ENODEV and the like: the zone went away under us; the
@@ -249,10 +258,6 @@ read_zone(struct rapl_zone *z, uint64_t *energy, uint64_t *range)
 		close_zone_files(z);
 		return err;
 	}
-	if (*range == 0)
-		return -EINVAL;
-	if (*energy > *range)
-		return -ERANGE;
 	return 0;
 }
 
@@ -445,7 +450,7 @@ open_zone(const char *base, const struct zone_entry *e,
 	z->dir = strdup(dir);
 	if (z->dir == NULL)
 		return -ENOMEM;
-	z->energy_fd = z->range_fd = -1;
+	z->energy_fd = -1;
 	err = open_zone_files(z);
 	if (err < 0) {
 		ceems_warning("rapl: %s: cannot open its counter: %s%s; zone "

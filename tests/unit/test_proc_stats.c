@@ -79,7 +79,29 @@ test_stat_malformed(void)
 	       "stat: two total lines");
 	is_int(ceems_parse_proc_stat("cpu  1 2 3 4 5 6 7 8\ncpux 1 2 3 4 5 6 7 8\n", 100, &cpu), -EINVAL,
 	       "stat: cpu line without a number");
+	/* cpuN lines are counted, not converted, but must still look like
+	 * the kernel's. */
+	is_int(ceems_parse_proc_stat("cpu  1 2 3 4 5 6 7 8\ncpu0 1 2 3 x 5 6 7 8\nintr 0\n", 100, &cpu), -EINVAL,
+	       "stat: letter in a cpuN line");
+	is_int(ceems_parse_proc_stat("cpu  1 2 3 4 5 6 7 8\ncpu0 1 2 3 -4 5 6 7 8\nintr 0\n", 100, &cpu), -EINVAL,
+	       "stat: negative number in a cpuN line");
+	is_int(ceems_parse_proc_stat("cpu  1 2 3 4 5 6 7 8\ncpu0\t1 2 3 4 5 6 7 8\nintr 0\n", 100, &cpu), -EINVAL,
+	       "stat: tab after the CPU number");
+	is_int(ceems_parse_proc_stat("cpu  1 2 3 4 5 6 7 8\ncpu0\nintr 0\n", 100, &cpu), -EINVAL,
+	       "stat: cpuN line without a space after its number");
+	is_int(ceems_parse_proc_stat("cpu  1 2 3 4 5 6 7 8\ncpu0 1 2 3 4 5 6 7 8\r\nintr 0\n", 100, &cpu), -EINVAL,
+	       "stat: carriage return in a cpuN line");
+	is_int(ceems_parse_proc_stat("cpu  1 2 3 4 5 6 7 8\ncpu0 1 2 3 4 5 6 7 8", 100, &cpu), -EINVAL,
+	       "stat: cut in the last cpuN line, past its fields");
 	ok(memcmp(&cpu, &before, sizeof(cpu)) == 0, "stat: output untouched by every failure");
+	is_int(ceems_parse_proc_stat("cpu  1 2 3 4 5 6 7 8\n"
+				     "cpu0 1 2 3 4 5 6 7 8  \n"
+				     "cpu1 99999999999999999999999 2 3 4 5 6 7 8 9 10\n"
+				     "cpu17 0 0 0 0 0 0 0 0\n"
+				     "cpu18 1 2 3\nintr 0\n", 100, &cpu), 0,
+	       "stat: cpuN lines with trailing spaces, a huge number, guest fields, few fields");
+	is_int(cpu.ncpus, 4, "stat: four cpuN lines counted, their fields not used");
+	is_int(cpu.user_ns, TK(1), "stat: the total line still converted");
 	is_int(ceems_parse_proc_stat("cpu  1 2 3 4 5 6 7 8\n", 100, &cpu), 0,
 	       "stat: only the total line, complete");
 	is_int(cpu.ncpus, 0, "stat: no cpuN lines counted as 0");

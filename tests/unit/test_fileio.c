@@ -1,0 +1,143 @@
+/* test_fileio.c - the bounded reads of lib/fileio.c: the size limit at
+ * its exact edge, reading kept-open files again from offset 0, errors,
+ * and, where this machine has them, that one pread reads a whole sysfs or
+ * cgroupfs file (the premise of ceems_pread_text_once). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "../tap.h"
+#include "fixture.h"
+#include "tmptree.h"
+
+typedef ssize_t (*pread_text_fn)(int fd, char *buf, size_t size);
+
+static const char *root;
+static char label_buf[256];
+
+/* The test name "FN: WHAT" (is_int and is_str take a plain string). */
+static const char *
+label(const char *fn, const char *what)
+{
+	snprintf(label_buf, sizeof(label_buf), "%s: %s", fn, what);
+	return label_buf;
+}
+
+static int
+open_rel(const char *rel, int flags)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	return open(path, flags | O_CLOEXEC);
+}
+
+/* Write TEXT to REL and read it back through FN into an 8-byte buffer. */
+static ssize_t
+read_back(pread_text_fn fn, const char *rel, const char *text, char *buf)
+{
+	ssize_t n;
+	int fd;
+
+	tmptree_write(root, rel, text);
+	fd = open_rel(rel, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = fn(fd, buf, 8);
+	close(fd);
+	return n;
+}
+
+static void
+test_limits(pread_text_fn fn, const char *name)
+{
+	char buf[8];
+	int fd;
+
+	is_int(read_back(fn, "f", "abc\n", buf), 4, label(name, "a short file"));
+	is_str(buf, "abc\n", label(name, "its text, NUL-terminated"));
+	is_int(read_back(fn, "f", "", buf), 0, label(name, "an empty file"));
+	is_str(buf, "", label(name, "empty text"));
+	is_int(read_back(fn, "f", "1234567", buf), 7, label(name, "size - 1 bytes fit"));
+	is_str(buf, "1234567", label(name, "all of them"));
+	is_int(read_back(fn, "f", "12345678", buf), -EFBIG, label(name, "size bytes do not fit"));
+	is_int(read_back(fn, "f", "a much longer file than the buffer\n", buf), -EFBIG,
+	       label(name, "a longer file is -EFBIG, not cut"));
+
+	/* Kept open and read again: from offset 0 whatever the position. */
+	tmptree_write(root, "f", "1000\n");
+	fd = open_rel("f", O_RDONLY);
+	is_int(fn(fd, buf, sizeof(buf)), 5, label(name, "first read"));
+	is_int(read(fd, buf, 3), 3, label(name, "the file position moved"));
+	tmptree_write(root, "f", "20\n");
+	is_int(fn(fd, buf, sizeof(buf)), 3, label(name, "rewritten in place, read again"));
+	is_str(buf, "20\n", label(name, "the new, shorter text from offset 0"));
+	is_int(fn(fd, buf, 0), -EINVAL, label(name, "no room for the NUL"));
+	close(fd);
+
+	is_int(fn(fd, buf, sizeof(buf)), -EBADF, label(name, "closed descriptor"));
+	fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	is_int(fn(fd, buf, sizeof(buf)), -EISDIR, label(name, "a directory"));
+	close(fd);
+}
+
+static size_t
+count_lines(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s != '\0'; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* On this machine's own kernel files: one pread gets as many lines as
+ * reading to the end does, ending in a newline.  Values may move between
+ * the two reads; the lines of these files do not come and go. */
+static void
+test_kernel_files(void)
+{
+	static const char *const paths[] = {
+		"/sys/devices/system/cpu/online",		/* sysfs */
+		"/sys/fs/cgroup/memory/memory.stat",		/* cgroup v1 */
+		"/sys/fs/cgroup/memory.stat",			/* cgroup v2 */
+		"/sys/fs/cgroup/cpuacct/cpuacct.usage",
+		"/sys/fs/cgroup/cpu.stat",
+	};
+	static char once[16384], whole[16384];
+	size_t i;
+
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		int fd = open(paths[i], O_RDONLY | O_CLOEXEC);
+		ssize_t n1, n2;
+
+		if (fd < 0) {
+			ok(1, "# SKIP kernel file %s: %s", paths[i], strerror(errno));
+			continue;
+		}
+		n1 = ceems_pread_text_once(fd, once, sizeof(once));
+		n2 = ceems_pread_text(fd, whole, sizeof(whole));
+		close(fd);
+		ok(n1 > 0 && n2 > 0 && once[n1 - 1] == '\n' &&
+		   count_lines(once) == count_lines(whole),
+		   "kernel file %s: one pread reads it whole (%zd, %zd bytes)",
+		   paths[i], n1, n2);
+	}
+}
+
+int
+main(void)
+{
+	/* A scratch directory; any small fixture tree will do. */
+	root = tmptree_new(fixture_path("proc"));
+	test_limits(ceems_pread_text, "pread_text");
+	test_limits(ceems_pread_text_once, "pread_text_once");
+	test_kernel_files();
+	tmptree_remove(root);
+	return done_testing();
+}
