@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "agent_state.h"
+#include "fileio.h"
 #include "log.h"
 
 #define STATE_MAGIC "CEEMSST1"
@@ -147,10 +148,8 @@ state_file_open(const char *dir, uint32_t nslots, const char *boot_id,
 		*err = -ENOMEM;
 		goto fail;
 	}
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		*err = -errno;
+	if ((*err = ceems_mkdir_p(dir, 0700)) < 0)
 		goto fail;
-	}
 	sf->fd = open(sf->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (sf->fd < 0) {
 		*err = -errno;

@@ -3,6 +3,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -69,4 +73,31 @@ ssize_t
 ceems_read_text_file(const char *path, char *buf, size_t size)
 {
 	return ceems_read_text_file_at(AT_FDCWD, path, buf, size);
+}
+
+int
+ceems_mkdir_p(const char *path, mode_t mode)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	for (char *p = dir + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(dir, mode) < 0) {
+		if (errno != EEXIST)
+			return -errno;
+		if (stat(dir, &st) < 0)
+			return -errno;
+		if (!S_ISDIR(st.st_mode))
+			return -ENOTDIR;
+	}
+	return 0;
 }

@@ -29,4 +29,8 @@ ssize_t ceems_pread_text(int fd, char *buf, size_t size);
  * -EFBIG.  Not for /proc files, which may come in page-sized pieces. */
 ssize_t ceems_pread_text_once(int fd, char *buf, size_t size);
 
+/* Create directory PATH with MODE, and its missing parents with 0755
+ * (like mkdir -p).  An existing directory is fine.  0 or -errno. */
+int ceems_mkdir_p(const char *path, mode_t mode);
+
 #endif

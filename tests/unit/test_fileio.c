@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -130,6 +131,25 @@ test_kernel_files(void)
 	}
 }
 
+static void
+test_mkdir_p(void)
+{
+	char path[512];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/a/b/c", root);
+	is_int(ceems_mkdir_p(path, 0700), 0, "mkdir_p: creates missing parents");
+	ok(stat(path, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700,
+	   "mkdir_p: the leaf has the mode asked for");
+	snprintf(path, sizeof(path), "%s/a/b", root);
+	ok(stat(path, &st) == 0 && (st.st_mode & 0777) == 0755, "mkdir_p: parents are 0755");
+	is_int(ceems_mkdir_p(path, 0700), 0, "mkdir_p: an existing directory is fine");
+	snprintf(path, sizeof(path), "%s/stat", root);
+	is_int(ceems_mkdir_p(path, 0700), -ENOTDIR, "mkdir_p: a file in the way is an error");
+	snprintf(path, sizeof(path), "%s/stat/x", root);
+	is_int(ceems_mkdir_p(path, 0700), -ENOTDIR, "mkdir_p: a file as a parent is an error");
+}
+
 int
 main(void)
 {
@@ -138,6 +158,7 @@ main(void)
 	test_limits(ceems_pread_text, "pread_text");
 	test_limits(ceems_pread_text_once, "pread_text_once");
 	test_kernel_files();
+	test_mkdir_p();
 	tmptree_remove(root);
 	return done_testing();
 }
