@@ -558,7 +558,9 @@ static void
 collect_job(struct ceems_agent *a, struct agent_job *j, bool full,
 	    struct ceems_ledger_job_tick *t)
 {
-	struct ceems_cgroup_stats *st = full ? &j->usage : &a->scratch;
+	/* Read into scratch: a failed reading (the cgroup going away at the
+	 * job's end) must not wipe the last good one. */
+	struct ceems_cgroup_stats *st = &a->scratch;
 	uint32_t want = full ? CEEMS_CGF_ALL : CEEMS_CGF_CPU_USAGE;
 	int ret;
 
@@ -584,10 +586,11 @@ collect_job(struct ceems_agent *a, struct agent_job *j, bool full,
 		}
 		return;
 	}
-	if (full && (st->present & CEEMS_CGF_MEM_RSS) != 0)
-		t->rss_bytes = st->mem_rss_bytes;
-	for (uint32_t i = 0; i < j->nsteps; i++)
-		collect_step(a, &j->steps[i], full);
+	if (full) {
+		j->usage = *st;
+		if ((st->present & CEEMS_CGF_MEM_RSS) != 0)
+			t->rss_bytes = st->mem_rss_bytes;
+	}
 	if (j->have_cpu && st->cpu_usage_ns >= j->cpu_last_ns)
 		t->cpu_s = (double)(st->cpu_usage_ns - j->cpu_last_ns) / 1e9;
 	j->cpu_last_ns = st->cpu_usage_ns;
@@ -595,6 +598,9 @@ collect_job(struct ceems_agent *a, struct agent_job *j, bool full,
 		j->cpu_base_ns = st->cpu_usage_ns;
 		j->have_cpu = true;
 	}
+	/* Last: the steps' readings reuse the scratch buffer. */
+	for (uint32_t i = 0; i < j->nsteps; i++)
+		collect_step(a, &j->steps[i], full);
 }
 
 static void

@@ -209,6 +209,8 @@ test_steps(void)
 	double job_pkg, sum;
 
 	base_config(&c);
+	/* Light ticks, as in production: CPU only, memory every 10 s. */
+	c.usage_interval_ns = 10 * SEC;
 	a = ceems_agent_open(&c, 400 * SEC, err, sizeof(err));
 	if (!ok(a != NULL, "agent opens (%s)", err))
 		return;
@@ -230,6 +232,7 @@ test_steps(void)
 	is_near(st.cpu_s, 1.2, 1e-9, "step CPU time from its own cgroup");
 	is_near(st.elapsed_s, 1, 1e-9, "step elapsed");
 	ceems_agent_report(a, 42, &r);
+	is_near(r.cpu_s, 1.5, 1e-9, "the job's CPU time is its own, not a step's");
 	job_pkg = r.ledger.joules[CEEMS_DOMAIN_PACKAGE];
 	is_near(st.joules[CEEMS_DOMAIN_PACKAGE], job_pkg * 1.2 / 1.5, 1e-9,
 		"the step's package energy is its CPU share of the job's");
