@@ -1,0 +1,418 @@
+#!/usr/bin/env bats
+# tests/integration/schema.bats -- the PostgreSQL schema (sql/migrations),
+# ceems-admin and ceems.upsert_job_record() against a real PostgreSQL 15
+# from tests/harness/pg.sh: migrations from nothing and from an older
+# version, idempotent and order-independent upserts of records written by
+# the library's own encoder (record-gen), row-level security and the
+# writer's least privilege, constraints, emission factors, samples.
+#
+# Run as root:  CEEMS_TOP_BUILDDIR=$PWD bats --tap ../../tests/integration/schema.bats
+# Needs: postgresql-15, bats, jq; a build with libpq (tools/ceems-admin).
+
+HARNESS_DIR=$BATS_TEST_DIRNAME/../harness
+# shellcheck source=../harness/pg.sh
+. "$HARNESS_DIR/pg.sh"
+
+SRCDIR=${CEEMS_TOP_SRCDIR:-$BATS_TEST_DIRNAME/../..}
+SQL_DIR=$SRCDIR/sql/migrations
+FIXTURES=${CEEMS_FIXTURES:-$SRCDIR/tests/fixtures}
+
+_fail() {
+    echo "FAILED: $*" >&2
+    return 1
+}
+
+setup_file() {
+    [ "$(id -u)" = 0 ] || return 0
+    [ -x "${CEEMS_TOP_BUILDDIR:-}/tools/ceems-admin" ] || return 0
+    local dir
+    dir=$(pg_harness_mktemp) || return 1
+    echo "$dir" >"$BATS_FILE_TMPDIR/pgdir"
+    pg_harness_start "$dir" || return 1
+    # Group and login roles live in the whole PostgreSQL cluster: made
+    # once here, used by every test's database.
+    psql -X -q -v ON_ERROR_STOP=1 -d postgres <<'EOF' || return 1
+CREATE ROLE ceems_writer NOLOGIN;
+CREATE ROLE ceems_reader NOLOGIN;
+CREATE ROLE ceems_admin NOLOGIN;
+CREATE ROLE alice LOGIN IN ROLE ceems_reader;
+CREATE ROLE bob LOGIN IN ROLE ceems_reader;
+CREATE ROLE carol LOGIN IN ROLE ceems_reader;
+CREATE ROLE erin LOGIN IN ROLE ceems_reader;
+CREATE ROLE dave LOGIN IN ROLE ceems_admin;
+CREATE ROLE node LOGIN IN ROLE ceems_writer;
+EOF
+}
+
+teardown_file() {
+    local dir
+    dir=$(cat "$BATS_FILE_TMPDIR/pgdir" 2>/dev/null) || return 0
+    pg_harness_stop "$dir"
+}
+
+setup() {
+    if [ "$(id -u)" != 0 ]; then
+        skip "the PostgreSQL harness needs root"
+    fi
+    if [ ! -x "${CEEMS_TOP_BUILDDIR:-}/tools/ceems-admin" ]; then
+        skip "no tools/ceems-admin in CEEMS_TOP_BUILDDIR (built without libpq?)"
+    fi
+    command -v jq >/dev/null || skip "jq not installed"
+    local dir
+    dir=$(cat "$BATS_FILE_TMPDIR/pgdir")
+    export PGHOST=$dir PGPORT=${CEEMS_TEST_PGPORT:-15432} PGUSER=postgres
+    ADMIN=$CEEMS_TOP_BUILDDIR/tools/ceems-admin
+    GEN=$CEEMS_TOP_BUILDDIR/tests/integration/record-gen
+    # A database of its own per test.
+    DB=t$BATS_TEST_NUMBER
+    export PGDATABASE=$DB
+    psql -X -q -d postgres -c "SET client_min_messages = warning" \
+        -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" ||
+        _fail "CREATE DATABASE $DB"
+}
+
+admin() {
+    "$ADMIN" --sql-dir "$SQL_DIR" -d "dbname=$DB" "$@"
+}
+
+sql() {
+    psql -X -At -v ON_ERROR_STOP=1 "$@"
+}
+
+# upsert FILE [ROLE]: store one record, print the function's answer.
+upsert() {
+    local role=${2:-postgres}
+    echo "SELECT ceems.upsert_job_record(:'rec'::jsonb)" |
+        psql -X -At -v ON_ERROR_STOP=1 -v VERBOSITY=verbose -U "$role" -v rec="$(cat "$1")"
+}
+
+# Every row of every table and its tuple version (xmin): equal snapshots
+# mean no row was added, changed or even rewritten.
+snapshot() {
+    sql -c "SELECT string_agg(t, E'\n' ORDER BY t) FROM (
+        SELECT 'jobs ' || x.xmin || ' ' || x::text AS t FROM ceems.jobs x
+        UNION ALL SELECT 'nodes ' || x.xmin || ' ' || x::text FROM ceems.job_nodes x
+        UNION ALL SELECT 'steps ' || x.xmin || ' ' || x::text FROM ceems.job_steps x
+        UNION ALL SELECT 'notes ' || x.xmin || ' ' || x::text FROM ceems.job_notes x
+        UNION ALL SELECT 'clusters ' || x.xmin || ' ' || x::text FROM ceems.clusters x) s"
+}
+
+COMMON="cluster=c1 jobid=42 uid=1000 user=alice account=phys partition=cpu state=COMPLETED exit=0 submit=1700000000 start=1700000100 end=1700003700 cpus=16 nnodes=2 mem_bytes=17179869184 zone=FR pue=1.2 steps=3"
+
+# Two nodes of one job (figures chosen so that the sums are exact).
+make_node_records() {
+    "$GEN" $COMMON node=n1 cores=8 elapsed=3600 cpu_s=14400 mem_peak=2147483648 \
+        package_j=360000 package_static_j=100000 dram_j=36000 dram_static_j=10000 \
+        emissions_g=30 written_at=1700003710 >"$BATS_TEST_TMPDIR/n1.json" || _fail "record-gen n1"
+    "$GEN" $COMMON node=n2 cores=8 elapsed=3590 cpu_s=20000 mem_peak=4147483648 \
+        package_j=400000 package_static_j=100000 dram_j=40000 dram_static_j=10000 \
+        emissions_g=35 written_at=1700003720 >"$BATS_TEST_TMPDIR/n2.json" || _fail "record-gen n2"
+}
+
+@test "schema: applies to an empty database; db status reports the version" {
+    run admin db status
+    [ "$status" -eq 0 ] || _fail "status on an empty database: $output"
+    echo "$output" | grep -qx "schema version: 0" || _fail "empty database not at 0: $output"
+    echo "$output" | grep -qx "pending: 001_schema.sql" || _fail "001 not pending: $output"
+
+    run admin db init
+    [ "$status" -eq 0 ] || _fail "db init: $output"
+    last=$(ls "$SQL_DIR" | grep -E '^[0-9]{3}_[a-z0-9_]+\.sql$' | tail -n 1 | cut -c1-3)
+    last=$((10#$last))
+    echo "$output" | grep -qx "schema version $last ($last migrations applied)" || _fail "db init said: $output"
+
+    run admin db status
+    [ "$status" -eq 0 ] || _fail "status: $output"
+    echo "$output" | grep -qx "schema version: $last" || _fail "status: $output"
+    echo "$output" | grep -qx "up to date" || _fail "status: $output"
+    [ "$(sql -c 'SELECT count(*) FROM ceems.schema_version')" = "$last" ] || _fail "schema_version rows"
+
+    # Every table and view is commented, and owned by ceems_owner.
+    run sql -c "SELECT c.relname FROM pg_class c
+                WHERE c.relnamespace = 'ceems'::regnamespace AND c.relkind IN ('r', 'p', 'v')
+                  AND NOT c.relispartition AND obj_description(c.oid, 'pg_class') IS NULL"
+    [ -z "$output" ] || _fail "tables without COMMENT: $output"
+    run sql -c "SELECT c.relname FROM pg_class c
+                WHERE c.relnamespace = 'ceems'::regnamespace AND c.relkind IN ('r', 'p', 'v')
+                  AND c.relowner <> 'ceems_owner'::regrole"
+    [ -z "$output" ] || _fail "not owned by ceems_owner: $output"
+    # No ceems function is executable by PUBLIC.
+    run sql -c "SELECT p.proname FROM pg_proc p
+                WHERE p.pronamespace = 'ceems'::regnamespace AND has_function_privilege('public', p.oid, 'EXECUTE')"
+    [ -z "$output" ] || _fail "functions PUBLIC may execute: $output"
+
+    # Idempotent: again, nothing to do.
+    run admin db init
+    [ "$status" -eq 0 ] || _fail "db init again: $output"
+    echo "$output" | grep -q "(0 migrations applied)" || _fail "second init applied something: $output"
+}
+
+@test "schema: a database left at version 1 migrates; downgrades are refused" {
+    run admin db migrate --to 1
+    [ "$status" -eq 0 ] || _fail "migrate --to 1: $output"
+    run admin db status
+    echo "$output" | grep -qx "schema version: 1" || _fail "status after --to 1: $output"
+    echo "$output" | grep -qx "pending: 002_upsert.sql" || _fail "002 not pending: $output"
+    [ "$(sql -c "SELECT to_regprocedure('ceems.upsert_job_record(jsonb)') IS NULL")" = t ] ||
+        _fail "version 1 already has the upsert function"
+
+    run admin db migrate
+    [ "$status" -eq 0 ] || _fail "migrate: $output"
+    run admin db status
+    echo "$output" | grep -qx "up to date" || _fail "status after migrate: $output"
+
+    run admin db migrate --to 2
+    [ "$status" -ne 0 ] || _fail "migrate --to 2 on a newer database succeeded"
+    echo "$output" | grep -q "refusing to downgrade" || _fail "no refusal message: $output"
+
+    # A database made by a newer release.
+    sql -c "INSERT INTO ceems.schema_version (version, name, checksum) VALUES (999, '999_future.sql', 'x')"
+    run admin db migrate
+    [ "$status" -ne 0 ] || _fail "migrate on a newer database succeeded"
+    echo "$output" | grep -q "refusing to downgrade" || _fail "no refusal message: $output"
+    run admin db status
+    echo "$output" | grep -qx "schema version: 999" || _fail "status: $output"
+
+    # A migration that fails leaves the version where it was.
+    sql -c "DELETE FROM ceems.schema_version WHERE version = 999"
+    cp -r "$SQL_DIR" "$BATS_TEST_TMPDIR/sql"
+    last=$(ls "$SQL_DIR" | grep -E '^[0-9]{3}_' | tail -n 1 | cut -c1-3)
+    next=$(printf '%03d' $((10#$last + 1)))
+    printf 'CREATE TABLE ceems.half_done (x int);\nSELECT 1/0;\n' >"$BATS_TEST_TMPDIR/sql/${next}_broken.sql"
+    run "$ADMIN" --sql-dir "$BATS_TEST_TMPDIR/sql" -d "dbname=$DB" db migrate
+    [ "$status" -ne 0 ] || _fail "a broken migration succeeded"
+    echo "$output" | grep -q "${next}_broken.sql: ERROR:  division by zero" || _fail "message: $output"
+    [ "$(sql -c "SELECT to_regclass('ceems.half_done') IS NULL")" = t ] || _fail "half of a failed migration stayed"
+    [ "$(sql -c 'SELECT max(version) FROM ceems.schema_version')" = "$((10#$last))" ] || _fail "version moved"
+}
+
+@test "upsert: replaying a record changes nothing; the figures are the records' sums" {
+    admin db init >/dev/null || _fail "db init"
+    make_node_records
+    [ "$(upsert "$BATS_TEST_TMPDIR/n1.json")" = inserted ] || _fail "first upsert"
+    before=$(snapshot)
+    [ "$(upsert "$BATS_TEST_TMPDIR/n1.json")" = unchanged ] || _fail "replay not unchanged"
+    [ "$(upsert "$BATS_TEST_TMPDIR/n1.json")" = unchanged ] || _fail "second replay not unchanged"
+    after=$(snapshot)
+    [ "$before" = "$after" ] || _fail "a replay changed rows: $(diff <(echo "$before") <(echo "$after"))"
+    [ "$(sql -c 'SELECT count(*) FROM ceems.job_steps')" = 3 ] || _fail "steps"
+
+    [ "$(upsert "$BATS_TEST_TMPDIR/n2.json")" = inserted ] || _fail "second node"
+    before=$(snapshot)
+    upsert "$BATS_TEST_TMPDIR/n1.json" >/dev/null
+    upsert "$BATS_TEST_TMPDIR/n2.json" >/dev/null
+    [ "$before" = "$(snapshot)" ] || _fail "replaying both nodes changed rows"
+
+    # The job row: sums of what record-gen was given, and nothing made up.
+    run sql -F ' ' -c "SELECT nodes_reported, cpu_time_s, package_j, dram_j, total_j,
+        package_static_j, emissions_g, mem_peak_bytes, round(cpu_efficiency::numeric, 6),
+        gpu_j IS NULL, node_j IS NULL, gpu_coverage IS NULL, gpu_util_pct IS NULL,
+        package_coverage, elapsed_s, user_name, state, emission_factor_mixed
+        FROM ceems.jobs"
+    [ "$output" = "2 34400 760000 76000 836000 200000 65 4147483648 0.597222 t t t t 1 3600 alice COMPLETED f" ] ||
+        _fail "job row: $output"
+    # jobid, uid and times are what the record says.
+    run sql -c "SELECT jobid, uid, extract(epoch FROM start_time)::bigint, extract(epoch FROM end_time)::bigint FROM ceems.jobs"
+    [ "$output" = "42|1000|1700000100|1700003700" ] || _fail "identity: $output"
+}
+
+@test "upsert: two nodes' records in either order give the same job row" {
+    admin db init >/dev/null || _fail "db init"
+    make_node_records
+    cols="cluster_id, jobid, start_time, user_name, account, state, nodes_reported, cpu_time_s,
+          cpu_efficiency, mem_peak_bytes, mem_efficiency, package_j, dram_j, total_j,
+          package_static_j, dram_static_j, package_coverage, emissions_g, meta_node, meta_written_at"
+    upsert "$BATS_TEST_TMPDIR/n1.json" >/dev/null && upsert "$BATS_TEST_TMPDIR/n2.json" >/dev/null
+    a=$(sql -c "SELECT $cols FROM ceems.jobs")
+    an=$(sql -c "SELECT node, job_meta, package_j FROM ceems.job_nodes ORDER BY node")
+    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+    upsert "$BATS_TEST_TMPDIR/n2.json" >/dev/null && upsert "$BATS_TEST_TMPDIR/n1.json" >/dev/null
+    b=$(sql -c "SELECT $cols FROM ceems.jobs")
+    bn=$(sql -c "SELECT node, job_meta, package_j FROM ceems.job_nodes ORDER BY node")
+    [ -n "$a" ] && [ "$a" = "$b" ] || _fail "order matters: n1,n2: $a / n2,n1: $b"
+    [ "$an" = "$bn" ] || _fail "node rows differ by order"
+
+    # A newer record of a node replaces its older one, whatever the order;
+    # the newer record's metadata wins where it has a field.
+    "$GEN" $COMMON state=FAILED exit=1 node=n1 cores=8 elapsed=3600 cpu_s=1000 \
+        package_j=1000 written_at=1700003800 >"$BATS_TEST_TMPDIR/n1b.json"
+    [ "$(upsert "$BATS_TEST_TMPDIR/n1b.json")" = replaced ] || _fail "newer record not replaced"
+    [ "$(upsert "$BATS_TEST_TMPDIR/n1.json")" = unchanged ] || _fail "older record replaced a newer one"
+    run sql -F ' ' -c "SELECT state, exit_code, cpu_time_s, package_j, dram_j, nodes_reported FROM ceems.jobs"
+    [ "$output" = "FAILED 1 21000 401000 40000 2" ] || _fail "after replace: $output"
+    [ "$(sql -c "SELECT count(*) FROM ceems.job_steps WHERE node = 'n1'")" = 3 ] || _fail "n1 steps not replaced"
+
+    # The same job id started again (a requeue or a wrapped id) is another job.
+    "$GEN" $COMMON start=1800000000 end=1800000600 submit=1799999999 node=n1 elapsed=600 \
+        written_at=1800000601 >"$BATS_TEST_TMPDIR/requeue.json"
+    [ "$(upsert "$BATS_TEST_TMPDIR/requeue.json")" = inserted ] || _fail "requeue"
+    [ "$(sql -c 'SELECT count(*) FROM ceems.jobs WHERE jobid = 42')" = 2 ] || _fail "requeue not a second row"
+    # A node that measured no energy leaves the energy unknown, not 0.
+    [ "$(sql -c 'SELECT package_j IS NULL AND total_j IS NULL AND cpu_time_s IS NULL FROM ceems.jobs WHERE extract(epoch FROM start_time) = 1800000000')" = t ] ||
+        _fail "unmeasured energy stored as a number"
+}
+
+@test "upsert: bad records are refused with SQLSTATE 22/23 and write nothing" {
+    admin db init >/dev/null || _fail "db init"
+    make_node_records
+    upsert "$BATS_TEST_TMPDIR/n1.json" >/dev/null
+    before=$(snapshot)
+    bad() {    # bad NAME SQLSTATE JQ-FILTER
+        jq -c "$3" "$BATS_TEST_TMPDIR/n2.json" >"$BATS_TEST_TMPDIR/bad.json"
+        run upsert "$BATS_TEST_TMPDIR/bad.json"
+        [ "$status" -ne 0 ] || _fail "$1: accepted"
+        echo "$output" | grep -q "ERROR:  $2:" || _fail "$1: not SQLSTATE $2: $output"
+    }
+    bad "negative energy" 23514 '.measurements.ledger.package.joules = -5'
+    bad "negative static energy" 23514 '.measurements.ledger.dram.static_j = -1'
+    bad "negative step energy" 23514 '.measurements.steps[0].joules.package = -1'
+    bad "unknown state" 23514 '.job.state = "EXPLODED"'
+    bad "end before start" 23514 '.job.end_time = 1600000000'
+    bad "no start time" 22023 'del(.job.start_time)'
+    bad "no cluster" 22023 'del(.job.cluster)'
+    bad "wrong format" 22023 '.format = "ceems-job-record/0"'
+    bad "jobid a string" 22023 '.job.jobid = "42"'
+    bad "measurements of another job" 22023 '.measurements.jobid = 43'
+    bad "another owner for a stored job" 22023 '.job.uid = 1001 | .measurements.uid = 1001 | .job.node = "n1" | .written_at = 1800000000'
+    bad "energy as text" 22023 '.measurements.ledger.package.joules = "lots"'
+    bad "DRAM energy as text" 22P02 '.measurements.ledger.dram.joules = "lots"'
+    bad "energy as an object" 22P02 '.measurements.ledger.dram.static_j = {"a": 1}'
+    bad "ledger not an object" 22023 '.measurements.ledger = 5'
+    bad "a step's CPU time as text" 22P02 '.measurements.steps[1].cpu_s = "x"'
+    bad "jobid out of range" 23514 '.job.jobid = 4294967295 | .measurements.jobid = 4294967295'
+    bad "exit code out of range" 22003 '.job.exit_code = 100000'
+    [ "$before" = "$(snapshot)" ] || _fail "a refused record left rows behind"
+}
+
+@test "roles: users see their own jobs, coordinators their accounts, the writer nothing" {
+    admin db init >/dev/null || _fail "db init"
+    sql -c "INSERT INTO ceems.coordinators VALUES ('phys', 'carol')"
+    "$GEN" cluster=c1 jobid=1 uid=1000 user=alice account=phys start=1700000000 node=n1 \
+        elapsed=10 package_j=10 steps=2 >"$BATS_TEST_TMPDIR/a.json"
+    "$GEN" cluster=c1 jobid=2 uid=1001 user=bob account=chem start=1700000000 node=n1 \
+        elapsed=10 package_j=20 steps=2 >"$BATS_TEST_TMPDIR/b.json"
+    "$GEN" cluster=c1 jobid=3 uid=1002 user=erin account=phys start=1700000000 node=n1 \
+        elapsed=10 package_j=30 steps=2 >"$BATS_TEST_TMPDIR/e.json"
+    # The writer stores records with EXECUTE alone.
+    for r in a b e; do
+        [ "$(upsert "$BATS_TEST_TMPDIR/$r.json" node)" = inserted ] || _fail "writer could not store $r"
+    done
+
+    [ "$(sql -U alice -c 'SELECT string_agg(jobid::text, $$,$$ ORDER BY jobid) FROM ceems.jobs')" = 1 ] ||
+        _fail "alice sees other jobs"
+    [ "$(sql -U bob -c 'SELECT string_agg(jobid::text, $$,$$ ORDER BY jobid) FROM ceems.jobs')" = 2 ] ||
+        _fail "bob sees other jobs"
+    [ "$(sql -U carol -c 'SELECT string_agg(jobid::text, $$,$$ ORDER BY jobid) FROM ceems.jobs')" = 1,3 ] ||
+        _fail "carol (coordinator of phys) does not see exactly phys"
+    [ "$(sql -U dave -c 'SELECT string_agg(jobid::text, $$,$$ ORDER BY jobid) FROM ceems.jobs')" = 1,2,3 ] ||
+        _fail "dave (admin) does not see all"
+    # Child tables and views follow their job.
+    [ "$(sql -U alice -c 'SELECT count(DISTINCT job_key) FROM ceems.job_steps')" = 1 ] || _fail "alice: steps of other jobs"
+    [ "$(sql -U alice -c 'SELECT count(*) FROM ceems.job_nodes')" = 1 ] || _fail "alice: nodes of other jobs"
+    [ "$(sql -U alice -c 'SELECT sum(jobs) FROM ceems.usage_monthly')" = 1 ] || _fail "alice: usage of other jobs"
+    [ "$(sql -U carol -c 'SELECT sum(energy_kwh) * 3.6e6 FROM ceems.usage_by_account_month')" = 40 ] ||
+        _fail "carol: account usage"
+    [ "$(sql -U bob -c 'SELECT count(*) FROM ceems.coordinators')" = 0 ] || _fail "bob reads the coordinators"
+
+    # Users cannot write, nor call the writer's function.
+    run sql -U alice -c "DELETE FROM ceems.jobs"
+    [ "$status" -ne 0 ] || _fail "alice deleted jobs"
+    run sql -U alice -c "UPDATE ceems.jobs SET package_j = 0"
+    [ "$status" -ne 0 ] || _fail "alice updated jobs"
+    run upsert "$BATS_TEST_TMPDIR/a.json" alice
+    [ "$status" -ne 0 ] || _fail "alice called upsert_job_record"
+    run sql -U alice -c "INSERT INTO ceems.coordinators VALUES ('chem', 'alice')"
+    [ "$status" -ne 0 ] || _fail "alice made herself a coordinator"
+
+    # The writer reads and changes nothing directly.
+    for q in "SELECT count(*) FROM ceems.jobs" "SELECT count(*) FROM ceems.job_nodes" \
+             "SELECT count(*) FROM ceems.coordinators" "SELECT count(*) FROM ceems.job_usage" \
+             "DELETE FROM ceems.jobs" "UPDATE ceems.jobs SET package_j = 0" \
+             "INSERT INTO ceems.clusters (name) VALUES ('x')" \
+             "SELECT ceems.refresh_job(1)" "SELECT ceems.downsample_job_samples('1 day', 60)"; do
+        run sql -U node -c "$q"
+        [ "$status" -ne 0 ] || _fail "the writer could: $q ($output)"
+        echo "$output" | grep -q "permission denied" || _fail "$q: $output"
+    done
+    [ "$(sql -c 'SELECT count(*) FROM ceems.jobs')" = 3 ] || _fail "jobs lost"
+
+    # The admin maintains coordinators.
+    sql -U dave -c "INSERT INTO ceems.coordinators VALUES ('chem', 'erin')" || _fail "admin cannot add a coordinator"
+    [ "$(sql -U erin -c 'SELECT string_agg(jobid::text, $$,$$ ORDER BY jobid) FROM ceems.jobs')" = 2,3 ] ||
+        _fail "erin, new coordinator of chem, does not see her job and chem's"
+}
+
+@test "views: usage and idle-allocated waste come from the job rows" {
+    admin db init >/dev/null || _fail "db init"
+    make_node_records
+    upsert "$BATS_TEST_TMPDIR/n1.json" >/dev/null && upsert "$BATS_TEST_TMPDIR/n2.json" >/dev/null
+    run sql -F ' ' -c "SELECT to_char(month, 'YYYY-MM'), user_name, jobs, round(energy_kwh::numeric, 6),
+        round(emissions_kg::numeric, 3), cpu_hours_alloc, round(cpu_hours_used::numeric, 4),
+        round(cpu_efficiency::numeric, 6) FROM ceems.usage_by_user_month"
+    # 836000 J = 0.232222 kWh; 16 CPUs x 1 h; 34400 CPU-s = 9.5556 h.
+    [ "$output" = "2023-11 alice 1 0.232222 0.065 16 9.5556 0.597222" ] || _fail "usage: $output"
+    # Idle waste: 200000 J x (1 - 34400/57600) + 20000 J x (1 - sum of peaks / 16 GiB).
+    want=$(awk 'BEGIN { printf "%.3f", 200000 * (1 - 34400 / 57600) + 20000 * (1 - (2147483648 + 4147483648) / 17179869184) }')
+    got=$(sql -c "SELECT round(idle_alloc_j::numeric, 3) FROM ceems.job_usage")
+    [ "$got" = "$want" ] || _fail "idle_alloc_j $got, want $want"
+    [ "$(sql -c 'SELECT count(*) FROM ceems.idle_waste_by_user_month')" = 1 ] || _fail "top wasters"
+}
+
+@test "factors: ceems-admin factors load, idempotent, all or nothing" {
+    admin db init >/dev/null || _fail "db init"
+    run admin factors load "$FIXTURES/factors/yearly.csv"
+    [ "$status" -eq 0 ] || _fail "load yearly: $output"
+    [ "$output" = "loaded 3 emission factors from $FIXTURES/factors/yearly.csv" ] || _fail "$output"
+    run admin factors load "$FIXTURES/factors/intervals.csv"
+    [ "$status" -eq 0 ] || _fail "load intervals: $output"
+    run sql -c "SELECT zone, to_char(valid_from AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24'),
+        coalesce(to_char(valid_to AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24'), '-'), g_per_kwh, source
+        FROM ceems.emission_factors ORDER BY zone, valid_from"
+    want='DE|2023-01-01 00|2024-01-01 00|380.95|test-yearly
+DE|2024-01-01 00|2024-01-01 01|412.5|grid-hourly
+DE|2024-01-01 01|-|399|grid "hourly"
+FR|2023-01-01 00|2024-01-01 00|56.04|test, yearly
+WORLD|2023-01-01 00|2024-01-01 00|480|test-yearly'
+    [ "$output" = "$want" ] || _fail "factors: $output"
+    before=$(sql -c "SELECT string_agg(xmin::text || x::text, ',' ORDER BY zone, valid_from) FROM ceems.emission_factors x")
+    admin factors load "$FIXTURES/factors/yearly.csv" >/dev/null || _fail "reload"
+    [ "$before" = "$(sql -c "SELECT string_agg(xmin::text || x::text, ',' ORDER BY zone, valid_from) FROM ceems.emission_factors x")" ] ||
+        _fail "reloading the same file changed rows"
+    # A bad row anywhere: nothing of the file is loaded.
+    printf 'zone,year,g_per_kwh,source\nIT,2023,300,ok\nES,2023,oops,bad\n' >"$BATS_TEST_TMPDIR/bad.csv"
+    run admin factors load "$BATS_TEST_TMPDIR/bad.csv"
+    [ "$status" -ne 0 ] || _fail "bad file loaded"
+    echo "$output" | grep -q "line 3: g_per_kwh" || _fail "no line number: $output"
+    # Rejected by the database (valid_to before valid_from): rolled back.
+    printf 'zone,valid_from,valid_to,g_per_kwh,source\nIT,2024-01-01,2025-01-01,300,ok\nES,2024-01-01,2023-01-01,200,bad\n' >"$BATS_TEST_TMPDIR/bad2.csv"
+    run admin factors load "$BATS_TEST_TMPDIR/bad2.csv"
+    [ "$status" -ne 0 ] || _fail "bad2 file loaded"
+    echo "$output" | grep -q "line 3" || _fail "no line number: $output"
+    [ "$(sql -c "SELECT count(*) FROM ceems.emission_factors WHERE zone IN ('IT', 'ES')")" = 0 ] ||
+        _fail "part of a refused file was loaded"
+}
+
+@test "samples: stored idempotently into monthly partitions, downsampled with sums kept" {
+    admin db init >/dev/null || _fail "db init"
+    "$GEN" cluster=c1 jobid=7 uid=1000 user=alice start=1700000000 node=n1 elapsed=600 \
+        package_j=600 >"$BATS_TEST_TMPDIR/j.json"
+    upsert "$BATS_TEST_TMPDIR/j.json" >/dev/null
+    # 60 samples of 10 s from 1700000100 (2023-11-14, a multiple of 300 s):
+    # 1 J and 5 CPU-s each, so two 300 s buckets.
+    jq -nc '{cluster: "c1", jobid: 7, start_time: 1700000000, node: "n1", resolution_s: 10,
+             samples: [range(60) | {t: (1700000100 + . * 10), interval_s: 10, cpu_s: 5,
+                                    mem_bytes: (1000 + .), package_j: 1}]}' >"$BATS_TEST_TMPDIR/s.json"
+    add() {
+        echo "SELECT ceems.add_job_samples(:'s'::jsonb)" |
+            psql -X -At -v ON_ERROR_STOP=1 -U "${1:-postgres}" -v s="$(cat "$BATS_TEST_TMPDIR/s.json")"
+    }
+    [ "$(add node)" = 60 ] || _fail "the writer could not add samples"
+    [ "$(add node)" = 0 ] || _fail "replayed samples were added again"
+    [ "$(sql -c "SELECT count(*) FROM ceems.job_samples_y2023m11")" = 60 ] || _fail "not in the month's partition"
+    [ "$(sql -U alice -c 'SELECT count(*) FROM ceems.job_samples')" = 60 ] || _fail "alice cannot see her samples"
+    [ "$(sql -U bob -c 'SELECT count(*) FROM ceems.job_samples')" = 0 ] || _fail "bob sees alice's samples"
+    run sql -U dave -c "SELECT ceems.downsample_job_samples('1 day', 300)"
+    [ "$output" = 2 ] || _fail "downsample wrote $output rows"
+    run sql -F ' ' -c "SELECT count(*), sum(package_j), sum(cpu_s), sum(interval_s), max(mem_bytes), min(resolution_s) FROM ceems.job_samples"
+    [ "$output" = "2 60 300 600 1059 300" ] || _fail "after downsampling: $output"
+}

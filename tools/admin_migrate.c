@@ -1,0 +1,364 @@
+/* admin_migrate.c - applies sql/migrations/NNN_name.sql in order, one
+ * transaction each, so that a failed migration leaves the database at
+ * the previous version and a rerun picks up where it stopped.  A session
+ * advisory lock taken in each transaction keeps two concurrent runs from
+ * applying the same file twice. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "admin_migrate.h"
+
+/* pg_advisory_xact_lock key: "ceems" in ASCII, 0x6365656d73. */
+#define MIGRATION_LOCK "426902908275"
+
+static int
+fail(char *err, size_t err_size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, err_size, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* libpq's message without its trailing newline. */
+static const char *
+pq_message(const PGconn *conn, const PGresult *res)
+{
+	static char msg[1024];
+	const char *m = res != NULL ? PQresultErrorMessage(res) : "";
+	size_t len;
+
+	if (m == NULL || m[0] == '\0')
+		m = PQerrorMessage(conn);
+	snprintf(msg, sizeof(msg), "%s", m != NULL ? m : "unknown error");
+	len = strlen(msg);
+	while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
+		msg[--len] = '\0';
+	return msg;
+}
+
+int
+admin_migration_version(const char *name)
+{
+	size_t len = strlen(name);
+	int version;
+
+	if (len < 9 || len >= ADMIN_MIGRATION_NAME_MAX ||
+	    strcmp(name + len - 4, ".sql") != 0 || name[3] != '_')
+		return -1;
+	for (size_t i = 0; i < 3; i++)
+		if (name[i] < '0' || name[i] > '9')
+			return -1;
+	for (size_t i = 4; i < len - 4; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+			return -1;
+	}
+	version = (name[0] - '0') * 100 + (name[1] - '0') * 10 + (name[2] - '0');
+	return version >= 1 ? version : -1;
+}
+
+static int
+by_version(const void *a, const void *b)
+{
+	const struct admin_migration *x = a, *y = b;
+
+	return (x->version > y->version) - (x->version < y->version);
+}
+
+int
+admin_migrations_scan(const char *dir, struct admin_migrations *out,
+		      char *err, size_t err_size)
+{
+	struct dirent *de;
+	DIR *d;
+
+	memset(out, 0, sizeof(*out));
+	if (strlen(dir) >= sizeof(out->dir))
+		return fail(err, err_size, "%s: path too long", dir);
+	snprintf(out->dir, sizeof(out->dir), "%s", dir);
+	if ((d = opendir(dir)) == NULL)
+		return fail(err, err_size, "cannot read the migrations in %s: %s",
+			    dir, strerror(errno));
+	while ((de = readdir(d)) != NULL) {
+		int v = admin_migration_version(de->d_name);
+
+		if (v < 0)
+			continue;
+		if (out->count == ADMIN_MIGRATIONS_MAX) {
+			closedir(d);
+			return fail(err, err_size, "%s: too many migrations", dir);
+		}
+		out->list[out->count].version = v;
+		/* admin_migration_version checked the length. */
+		memcpy(out->list[out->count].name, de->d_name,
+		       strlen(de->d_name) + 1);
+		out->count++;
+	}
+	closedir(d);
+	if (out->count == 0)
+		return fail(err, err_size, "no migrations (NNN_name.sql) in %s", dir);
+	qsort(out->list, out->count, sizeof(out->list[0]), by_version);
+	for (size_t i = 0; i < out->count; i++)
+		if (out->list[i].version != (int)i + 1)
+			return fail(err, err_size,
+				    "%s: migrations must be numbered 001, 002, ... without gaps or twins (found %s)",
+				    dir, out->list[i].name);
+	return 0;
+}
+
+/* Read a migration file whole into a new NUL-terminated buffer. */
+static char *
+read_migration(const struct admin_migrations *m, const struct admin_migration *mig,
+	       char *err, size_t err_size)
+{
+	char path[4096 + ADMIN_MIGRATION_NAME_MAX + 2];
+	struct stat st;
+	char *text;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", m->dir, mig->name);
+	if ((f = fopen(path, "re")) == NULL) {
+		fail(err, err_size, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size > ADMIN_MIGRATION_SIZE_MAX) {
+		fclose(f);
+		fail(err, err_size, "%s: not a regular file of at most %d bytes",
+		     path, ADMIN_MIGRATION_SIZE_MAX);
+		return NULL;
+	}
+	if ((text = malloc((size_t)st.st_size + 1)) == NULL) {
+		fclose(f);
+		fail(err, err_size, "out of memory");
+		return NULL;
+	}
+	n = fread(text, 1, (size_t)st.st_size, f);
+	if (ferror(f) || n != (size_t)st.st_size) {
+		fclose(f);
+		free(text);
+		fail(err, err_size, "%s: short read", path);
+		return NULL;
+	}
+	fclose(f);
+	text[n] = '\0';
+	if (strlen(text) != n) {
+		free(text);
+		fail(err, err_size, "%s: contains a NUL byte", path);
+		return NULL;
+	}
+	return text;
+}
+
+static int
+exec_ok(PGconn *conn, const char *sql, char *err, size_t err_size)
+{
+	PGresult *res = PQexec(conn, sql);
+	ExecStatusType s = PQresultStatus(res);
+	int r = 0;
+
+	if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK)
+		r = fail(err, err_size, "%s", pq_message(conn, res));
+	PQclear(res);
+	return r;
+}
+
+int
+admin_schema_version(PGconn *conn, int *version, char *err, size_t err_size)
+{
+	PGresult *res;
+
+	res = PQexec(conn,
+		     "SELECT CASE WHEN to_regclass('ceems.schema_version') IS NULL THEN -1 END");
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
+		fail(err, err_size, "%s", pq_message(conn, res));
+		PQclear(res);
+		return -1;
+	}
+	if (!PQgetisnull(res, 0, 0)) {
+		PQclear(res);
+		/* A ceems schema without a version table is somebody else's. */
+		res = PQexec(conn, "SELECT to_regnamespace('ceems') IS NOT NULL");
+		if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
+		    strcmp(PQgetvalue(res, 0, 0), "t") == 0) {
+			PQclear(res);
+			return fail(err, err_size,
+				    "the database has a schema \"ceems\" without ceems.schema_version: not made by ceems-admin, refusing to touch it");
+		}
+		PQclear(res);
+		*version = 0;
+		return 0;
+	}
+	PQclear(res);
+	res = PQexec(conn, "SELECT coalesce(max(version), 0) FROM ceems.schema_version");
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
+		fail(err, err_size, "%s", pq_message(conn, res));
+		PQclear(res);
+		return -1;
+	}
+	*version = atoi(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return 0;
+}
+
+/* Apply one migration in its own transaction.  Returns 1 when applied,
+ * 0 when another run had applied it meanwhile, -1 on error (rolled
+ * back). */
+static int
+apply_one(PGconn *conn, const struct admin_migrations *m,
+	  const struct admin_migration *mig, char *err, size_t err_size)
+{
+	const char *params[3];
+	char version[16];
+	char *text;
+	PGresult *res;
+	int current;
+
+	if ((text = read_migration(m, mig, err, err_size)) == NULL)
+		return -1;
+	if (exec_ok(conn, "BEGIN", err, err_size) < 0) {
+		free(text);
+		return -1;
+	}
+	if (exec_ok(conn, "SELECT pg_advisory_xact_lock(" MIGRATION_LOCK ")",
+		    err, err_size) < 0 ||
+	    admin_schema_version(conn, &current, err, err_size) < 0)
+		goto rollback;
+	if (current >= mig->version) {
+		free(text);
+		return exec_ok(conn, "COMMIT", err, err_size) < 0 ? -1 : 0;
+	}
+	if (current != mig->version - 1) {
+		fail(err, err_size, "database at version %d cannot take migration %s",
+		     current, mig->name);
+		goto rollback;
+	}
+	res = PQexec(conn, text);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK &&
+	    PQresultStatus(res) != PGRES_TUPLES_OK) {
+		fail(err, err_size, "%s: %s", mig->name, pq_message(conn, res));
+		PQclear(res);
+		goto rollback;
+	}
+	PQclear(res);
+	snprintf(version, sizeof(version), "%d", mig->version);
+	params[0] = version;
+	params[1] = mig->name;
+	params[2] = text;
+	res = PQexecParams(conn,
+			   "INSERT INTO ceems.schema_version (version, name, checksum) "
+			   "VALUES ($1::integer, $2, md5($3))",
+			   3, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+		fail(err, err_size, "%s: recording the version: %s", mig->name,
+		     pq_message(conn, res));
+		PQclear(res);
+		goto rollback;
+	}
+	PQclear(res);
+	free(text);
+	return exec_ok(conn, "COMMIT", err, err_size) < 0 ? -1 : 1;
+
+rollback:
+	free(text);
+	res = PQexec(conn, "ROLLBACK");
+	PQclear(res);
+	return -1;
+}
+
+int
+admin_migrate(PGconn *conn, const struct admin_migrations *m, int target,
+	      int verbose, char *err, size_t err_size)
+{
+	int last = m->list[m->count - 1].version;
+	int current, applied = 0;
+
+	if (target == 0)
+		target = last;
+	if (target < 0 || target > last)
+		return fail(err, err_size, "no migration %03d in %s (the last is %03d)",
+			    target, m->dir, last);
+	if (admin_schema_version(conn, &current, err, err_size) < 0)
+		return -1;
+	if (current > last)
+		return fail(err, err_size,
+			    "the database is at schema version %d, newer than the migrations in %s (up to %d): refusing to downgrade; use the ceems-admin of the newer release",
+			    current, m->dir, last);
+	if (current > target)
+		return fail(err, err_size,
+			    "the database is at schema version %d, past %d: refusing to downgrade",
+			    current, target);
+	for (size_t i = (size_t)current; i < m->count && m->list[i].version <= target; i++) {
+		int r = apply_one(conn, m, &m->list[i], err, err_size);
+
+		if (r < 0)
+			return -1;
+		if (r > 0) {
+			applied++;
+			if (verbose)
+				printf("applied %s\n", m->list[i].name);
+		}
+	}
+	return applied;
+}
+
+int
+admin_status(PGconn *conn, const struct admin_migrations *m, char *err,
+	     size_t err_size)
+{
+	int last = m->list[m->count - 1].version;
+	int current, pending = 0;
+
+	if (admin_schema_version(conn, &current, err, err_size) < 0)
+		return -1;
+	printf("schema version: %d\n", current);
+	printf("available: %d (%s)\n", last, m->dir);
+	if (current > last)
+		printf("the database is newer than these migrations: use a newer ceems-admin\n");
+	/* Applied migrations whose file changed since. */
+	for (size_t i = 0; i < m->count && m->list[i].version <= current; i++) {
+		const char *params[2];
+		char version[16];
+		PGresult *res;
+		char *text;
+
+		if ((text = read_migration(m, &m->list[i], err, err_size)) == NULL)
+			return -1;
+		snprintf(version, sizeof(version), "%d", m->list[i].version);
+		params[0] = version;
+		params[1] = text;
+		res = PQexecParams(conn,
+				   "SELECT checksum = md5($2) FROM ceems.schema_version "
+				   "WHERE version = $1::integer",
+				   2, NULL, params, NULL, NULL, 0);
+		free(text);
+		if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+			fail(err, err_size, "%s", pq_message(conn, res));
+			PQclear(res);
+			return -1;
+		}
+		if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") != 0)
+			printf("changed since applied: %s\n", m->list[i].name);
+		PQclear(res);
+	}
+	for (size_t i = 0; i < m->count; i++)
+		if (m->list[i].version > current) {
+			printf("pending: %s\n", m->list[i].name);
+			pending++;
+		}
+	if (pending == 0 && current == last)
+		printf("up to date\n");
+	return pending;
+}
