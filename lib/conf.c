@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "conf.h"
 #include "fileio.h"
@@ -21,6 +22,8 @@ enum key_type {
 	KEY_WATTS,	/* double >= 0, or "learn" (stored as -1) */
 	KEY_REAL,	/* double within [min, max] */
 	KEY_NAME,	/* [A-Za-z0-9._-]+ */
+	KEY_STRING,	/* any printable text, spaces and '=' included */
+	KEY_BYTES,	/* uint64_t bytes, K/M/G/T suffixes, within [min, max] */
 };
 
 struct key {
@@ -43,6 +46,9 @@ static const struct key keys[] = {
 	{ "state_dir", KEY_PATH, FIELD(state_dir), 0, 0, NULL },
 	{ "spool_dir", KEY_PATH, FIELD(spool_dir), 0, 0, NULL },
 	{ "log_level", KEY_WORD, FIELD(log_level), 0, 0, "error warning info debug" },
+	{ "database", KEY_STRING, FIELD(database), 0, 0, NULL },
+	{ "database_timeout", KEY_DURATION, FIELD(database_timeout_ns), 100e6, 60e9, NULL },
+	{ "spool_max_bytes", KEY_BYTES, FIELD(spool_max_bytes), 4096, 1125899906842624.0, NULL },
 	{ "sysfs_root", KEY_PATH, FIELD(sysfs_root), 0, 0, NULL },
 	{ "procfs_root", KEY_PATH, FIELD(procfs_root), 0, 0, NULL },
 	{ "cgroupfs_prefix", KEY_PATH, FIELD(cgroupfs_prefix), 0, 0, NULL },
@@ -69,6 +75,8 @@ ceems_config_defaults(struct ceems_config *c)
 	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/ceems/agent");
 	snprintf(c->spool_dir, sizeof(c->spool_dir), "/var/spool/ceems");
 	snprintf(c->log_level, sizeof(c->log_level), "info");
+	c->database_timeout_ns = 2000000000ULL;
+	c->spool_max_bytes = UINT64_C(1) << 30;
 	snprintf(c->sysfs_root, sizeof(c->sysfs_root), "/sys");
 	snprintf(c->procfs_root, sizeof(c->procfs_root), "/proc");
 	snprintf(c->cgroupfs_prefix, sizeof(c->cgroupfs_prefix), "/");
@@ -110,6 +118,62 @@ ceems_parse_duration(const char *text, uint64_t *ns)
 		}
 	}
 	return -1;
+}
+
+int
+ceems_parse_bytes(const char *text, uint64_t *bytes)
+{
+	static const struct { const char *suffix; unsigned shift; } units[] = {
+		{ "", 0 }, { "K", 10 }, { "M", 20 }, { "G", 30 }, { "T", 40 },
+	};
+	unsigned long long v;
+	char *end;
+
+	if (!isdigit((unsigned char)text[0]))
+		return -1;
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (errno != 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].suffix) == 0) {
+			if (v > (UINT64_MAX >> units[i].shift))
+				return -1;
+			*bytes = (uint64_t)v << units[i].shift;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* A password in a configuration file that every node (and often every
+ * user) can read would leak it: libpq finds passwords in ~/.pgpass,
+ * PGPASSFILE or a service file instead.  Catches "password=" in a
+ * key=value string or a URI's query, and "user:secret@" in a URI. */
+static bool
+holds_password(const char *s)
+{
+	const char *scheme = strstr(s, "://");
+
+	for (const char *p = s; *p != '\0'; p++) {
+		if (strncasecmp(p, "password", 8) == 0) {
+			const char *q = p + 8;
+
+			while (*q == ' ' || *q == '\t')
+				q++;
+			if (*q == '=')
+				return true;
+		}
+	}
+	if (scheme != NULL) {
+		const char *auth = scheme + 3;
+		size_t len = strcspn(auth, "/?");
+		const char *at = memchr(auth, '@', len);
+
+		if (at != NULL && memchr(auth, ':', (size_t)(at - auth)) != NULL)
+			return true;
+	}
+	return false;
 }
 
 static int
@@ -252,6 +316,24 @@ set_key(struct ceems_config *c, const struct key *k, const char *value)
 			return "is too long";
 		memcpy(field, value, strlen(value) + 1);
 		return NULL;
+	case KEY_STRING:
+		for (const char *p = value; *p != '\0'; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				return "holds a control character";
+		if (strlen(value) >= k->size)
+			return "is too long";
+		if (holds_password(value))
+			return "holds a password: put it in a pg_service.conf service, "
+			       "~/.pgpass or PGPASSFILE instead";
+		memcpy(field, value, strlen(value) + 1);
+		return NULL;
+	case KEY_BYTES:
+		if (ceems_parse_bytes(value, &ns) < 0)
+			return "is not a size in bytes (examples: 65536, 64K, 512M, 1G)";
+		if ((double)ns < k->min || (double)ns > k->max)
+			return "is out of range";
+		memcpy(field, &ns, sizeof(ns));
+		return NULL;
 	}
 	return "has an unknown type";
 }
@@ -306,7 +388,7 @@ ceems_config_parse(struct ceems_config *config, const char *text,
 		const char *eq, *kstart = line, *kend, *vstart, *vend;
 		const struct key *k;
 		const char *problem;
-		char value[CEEMS_CONFIG_PATH_MAX];
+		char value[CEEMS_CONFIG_STRING_MAX];
 
 		lineno++;
 		if (hash != NULL)

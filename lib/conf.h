@@ -11,6 +11,8 @@
 #include <stdint.h>
 
 #define CEEMS_CONFIG_PATH_MAX 256
+/* The longest value of a string key (database): 512 bytes. */
+#define CEEMS_CONFIG_STRING_MAX 513
 #define CEEMS_DEFAULT_CONFIG_PATH "/etc/ceems/ceems.conf"
 
 struct ceems_config {
@@ -23,6 +25,12 @@ struct ceems_config {
 	char state_dir[CEEMS_CONFIG_PATH_MAX];
 	char spool_dir[CEEMS_CONFIG_PATH_MAX];
 	char log_level[16];
+
+	/* storage (lib/storage.h): a libpq connection string, a URI or
+	 * "service=NAME" (pg_service.conf); "" stores into the spool only */
+	char database[CEEMS_CONFIG_STRING_MAX];
+	uint64_t database_timeout_ns;	/* the whole store, connect included */
+	uint64_t spool_max_bytes;	/* soft cap of the spool's records */
 
 	/* where the kernel's trees are (tests point these at fixtures) */
 	char sysfs_root[CEEMS_CONFIG_PATH_MAX];
@@ -57,6 +65,10 @@ int ceems_config_parse(struct ceems_config *config, const char *text,
  * file is an error too (the caller decides whether defaults will do). */
 int ceems_config_load(struct ceems_config *config, const char *path,
 		      char *err, size_t err_size);
+
+/* Parse "4096", "64K", "512M", "1G", "2T" (powers of 1024) into bytes.
+ * Returns 0 or -1. */
+int ceems_parse_bytes(const char *text, uint64_t *bytes);
 
 /* Parse "250ms", "1s", "1.5s", "2m", "1h" (a bare number is seconds) into
  * nanoseconds.  Returns 0 or -1. */

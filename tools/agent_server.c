@@ -34,10 +34,14 @@
 #include "agent.h"
 #include "agent_proto.h"
 #include "json_util.h"
+#include "fileio.h"
 #include "agent_server.h"
 #include "log.h"
+#include "replay.h"
+#include "storage.h"
 
-enum watch_kind { W_LISTEN, W_CLIENT, W_TICK, W_SAMPLE, W_CHECKPOINT, W_SIGNAL };
+enum watch_kind { W_LISTEN, W_CLIENT, W_TICK, W_SAMPLE, W_CHECKPOINT, W_SIGNAL,
+		  W_REPLAY };
 
 /* What an epoll event points at. */
 struct watch {
@@ -75,6 +79,8 @@ struct server {
 	struct ceems_agent *agent;
 	int epfd;
 	struct watch listen, tick, sample, checkpoint, sig;
+	struct watch replay_timer;	/* one-shot, re-armed by each replay */
+	struct ceems_replay *replay;	/* NULL: no database configured */
 	uint64_t sample_period_ns;	/* 0: no fast sampling */
 	struct client clients[AGENT_MAX_CLIENTS];
 	unsigned nclients;
@@ -229,6 +235,34 @@ on_tick(struct server *s)
 	update_sample_timer(s);
 }
 
+/* A one-shot timer in DELAY_NS (at least 1 ns: 0 would disarm it). */
+static int
+arm_once(int fd, uint64_t delay_ns)
+{
+	struct itimerspec its;
+
+	memset(&its, 0, sizeof(its));
+	if (delay_ns == 0)
+		delay_ns = 1;
+	its.it_value.tv_sec = (time_t)(delay_ns / 1000000000u);
+	its.it_value.tv_nsec = (long)(delay_ns % 1000000000u);
+	return timerfd_settime(fd, 0, &its, NULL) < 0 ? -errno : 0;
+}
+
+/* Spooled records into the database (lib/replay.c): bounded work, then
+ * the timer is set for the delay the replay asks (backoff included). */
+static void
+on_replay(struct server *s)
+{
+	int r;
+
+	drain_timer(s->replay_timer.fd);
+	r = arm_once(s->replay_timer.fd, ceems_replay_run(s->replay, NULL));
+	if (r < 0)
+		ceems_error("cannot arm the replay timer: %s: spooled records wait "
+			    "for an agent restart", strerror(-r));
+}
+
 static void
 on_signal(struct server *s)
 {
@@ -273,17 +307,7 @@ make_parent_dirs(const char *path)
 	if (slash == NULL || slash == dir)
 		return 0;
 	*slash = '\0';
-	for (char *p = dir + 1; *p != '\0'; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
+	return ceems_mkdir_p(dir, 0755);
 }
 
 /* A socket file left by an agent that died is removed; one another agent
@@ -797,6 +821,16 @@ setup(struct server *s)
 		return -1;
 	}
 	update_sample_timer(s);
+	if (ceems_storage_have_database(s->config)) {
+		/* The first replay a second after the start. */
+		s->replay = ceems_replay_new(s->config, NULL);
+		if (s->replay == NULL ||
+		    open_timer(s, &s->replay_timer, W_REPLAY, 0) < 0 ||
+		    arm_once(s->replay_timer.fd, 1000000000u) < 0) {
+			ceems_error("cannot set up the replay of the spool");
+			return -1;
+		}
+	}
 	if (open_listener(s) < 0)
 		return -1;
 	ceems_info("listening on %s: tick %.3f s, %zu job%s, up to %u",
@@ -826,6 +860,9 @@ teardown(struct server *s, bool clean)
 		close(s->checkpoint.fd);
 	if (s->sig.fd >= 0)
 		close(s->sig.fd);
+	if (s->replay_timer.fd >= 0)
+		close(s->replay_timer.fd);
+	ceems_replay_free(s->replay);
 	if (s->epfd >= 0)
 		close(s->epfd);
 	ceems_agent_close(s->agent);
@@ -841,6 +878,7 @@ agent_server_run(const struct ceems_config *config)
 	s.config = config;
 	s.epfd = -1;
 	s.listen.fd = s.tick.fd = s.sample.fd = s.checkpoint.fd = s.sig.fd = -1;
+	s.replay_timer.fd = -1;
 	s.log_window_ns = now_ns();
 	if (setup(&s) < 0) {
 		teardown(&s, false);
@@ -882,6 +920,9 @@ agent_server_run(const struct ceems_config *config)
 				break;
 			case W_SIGNAL:
 				on_signal(&s);
+				break;
+			case W_REPLAY:
+				on_replay(&s);
 				break;
 			}
 		}

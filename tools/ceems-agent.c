@@ -130,6 +130,12 @@ print_config(const struct ceems_config *c, const char *source)
 	printf("socket = %s\n", c->socket_path);
 	printf("state_dir = %s\n", c->state_dir);
 	printf("spool_dir = %s\n", c->spool_dir);
+	printf("spool_max_bytes = %llu\n", (unsigned long long)c->spool_max_bytes);
+	if (c->database[0] != '\0')
+		printf("database = %s\n", c->database);
+	else
+		printf("# database is not set: records stay in the spool\n");
+	print_duration("database_timeout", c->database_timeout_ns);
 	printf("log_level = %s\n", c->log_level);
 	printf("sysfs_root = %s\n", c->sysfs_root);
 	printf("procfs_root = %s\n", c->procfs_root);

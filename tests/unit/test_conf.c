@@ -95,6 +95,68 @@ test_errors(void)
 	expect_error("cluster = a;drop table\n", "may hold only", "odd characters in cluster");
 }
 
+/* The storage keys: a connection string keeps its spaces and '=', the
+ * durations and sizes their units; a password is refused. */
+static void
+test_storage_keys(void)
+{
+	struct ceems_config c;
+	char err[256] = "";
+	char text[1200];
+	uint64_t b = 0;
+
+	ceems_config_defaults(&c);
+	is_str(c.database, "", "no database by default: the spool is the store");
+	is_int(c.database_timeout_ns, 2000000000ULL, "database timeout 2 s by default");
+	is_int(c.spool_max_bytes, 1073741824ULL, "spool cap 1 GiB by default");
+	is_int(ceems_config_parse(&c,
+				  "database = host=db.example port=5433 dbname=ceems "
+				  "sslmode=verify-full  # comment\n"
+				  "database_timeout = 750ms\n"
+				  "spool_max_bytes = 64M\n", "t.conf", err, sizeof(err)),
+	       0, "storage keys parse");
+	is_str(c.database, "host=db.example port=5433 dbname=ceems sslmode=verify-full",
+	       "conninfo kept whole, inner spaces and '=' included, comment cut");
+	is_int(c.database_timeout_ns, 750000000ULL, "database_timeout 750ms");
+	is_int(c.spool_max_bytes, 64ULL << 20, "64M is 64 MiB");
+	is_int(ceems_config_parse(&c, "database = service=ceems\n", "t.conf", err,
+				  sizeof(err)), 0, "service name");
+	is_str(c.database, "service=ceems", "service=NAME kept");
+	is_int(ceems_config_parse(&c, "database = postgresql://writer@db/ceems?sslmode=require\n",
+				  "t.conf", err, sizeof(err)), 0, "URI without password");
+	is_str(c.database, "postgresql://writer@db/ceems?sslmode=require", "URI kept");
+
+	/* 512 bytes fit, 513 do not */
+	memset(text, 0, sizeof(text));
+	strcpy(text, "database = ");
+	memset(text + strlen(text), 'a', 512);
+	strcat(text, "\n");
+	is_int(ceems_config_parse(&c, text, "t.conf", err, sizeof(err)), 0, "512-byte database string");
+	is_int(strlen(c.database), 512, "all 512 bytes kept");
+	text[strlen(text) - 1] = 'a';
+	strcat(text, "\n");
+	expect_error(text, "too long", "513-byte database string");
+	expect_error("database = host=db password=secret\n", "holds a password", "password in conninfo");
+	expect_error("database = host=db PASSWORD =secret\n", "holds a password", "password, other case and spacing");
+	expect_error("database = postgresql://u:secret@db/ceems\n", "holds a password", "password in a URI");
+	expect_error("database = postgresql://db/ceems?password=x\n", "holds a password", "password in a URI query");
+	expect_error("database = host=db\tdbname=x\n", "control character", "tab inside the value");
+	expect_error("database = host=db\x01\n", "control character", "control byte");
+	expect_error("database_timeout = 10ms\n", "out of range", "database timeout too short");
+	expect_error("database_timeout = 2 minutes\n", "not a duration", "database timeout with words");
+	expect_error("spool_max_bytes = 1K\n", "out of range", "spool cap below 4 KiB");
+	expect_error("spool_max_bytes = 10 MB\n", "not a size", "spool cap with a space and MB");
+	expect_error("spool_max_bytes = -1\n", "not a size", "negative spool cap");
+	expect_error("spool_max_bytes = 99999999999T\n", "not a size", "spool cap overflowing");
+
+	ok(ceems_parse_bytes("4096", &b) == 0 && b == 4096, "bare number is bytes");
+	ok(ceems_parse_bytes("3G", &b) == 0 && b == 3ULL << 30, "3G");
+	ok(ceems_parse_bytes("2T", &b) == 0 && b == 2ULL << 40, "2T");
+	ok(ceems_parse_bytes("1k", &b) == -1, "lower-case k refused (K is KiB)");
+	ok(ceems_parse_bytes("", &b) == -1, "empty refused");
+	ok(ceems_parse_bytes("18446744073709551616", &b) == -1, "2^64 refused");
+}
+
 static void
 test_durations(void)
 {
@@ -116,6 +178,7 @@ main(void)
 	test_defaults();
 	test_values();
 	test_errors();
+	test_storage_keys();
 	test_durations();
 	return done_testing();
 }

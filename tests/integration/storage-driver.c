@@ -1,0 +1,156 @@
+/* storage-driver.c - drives libceems storage the way the plugin and the
+ * node agent do, without Slurm, for tests/integration/storage.bats:
+ *
+ *   storage-driver store CONF COUNT FIRST_JOBID [bad|refused]
+ *       build COUNT records (job ids FIRST_JOBID...) as the plugin does
+ *       at job end and store each with ceems_storage_store; "bad" makes
+ *       them invalid (end before start), "refused" valid for libceems
+ *       but not for the database's constraints (an array job id without
+ *       a task id).  Prints
+ *       "database=N spool=N rejected=N failed=N".
+ *   storage-driver replay CONF once|all
+ *       once: one ceems_replay_run with the agent's limits; all: runs
+ *       until the spool is empty or a run fails.  Prints
+ *       "stored=N set_aside=N left=N error=E".
+ *
+ * Log lines go to stderr ("ceems: LEVEL: ..."). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "conf.h"
+#include "log.h"
+#include "record.h"
+#include "replay.h"
+#include "storage.h"
+
+enum flaw { NONE, BAD, REFUSED };
+
+static void
+build(struct ceems_job_record *r, const struct ceems_config *c,
+      uint32_t jobid, int64_t now, enum flaw flaw)
+{
+	struct ceems_job_meta meta;
+	struct ceems_agent_job_report rep;
+
+	ceems_job_meta_init(&meta);
+	meta.jobid = jobid;
+	meta.uid = 1000;
+	snprintf(meta.cluster, sizeof(meta.cluster), "%s", c->cluster);
+	snprintf(meta.node, sizeof(meta.node), "node01");
+	snprintf(meta.user, sizeof(meta.user), "alice");
+	snprintf(meta.account, sizeof(meta.account), "physics");
+	snprintf(meta.partition, sizeof(meta.partition), "cpu");
+	snprintf(meta.name, sizeof(meta.name), "job %u", (unsigned)jobid);
+	snprintf(meta.state, sizeof(meta.state), "COMPLETED");
+	meta.exit_code = 0;
+	meta.submit_time = now - 700;
+	meta.start_time = now - 600;
+	meta.end_time = flaw == BAD ? now - 900 : now - 1;
+	if (flaw == REFUSED)
+		meta.array_job_id = jobid;
+	meta.alloc_cpus = 4;
+	meta.nnodes = 1;
+	snprintf(meta.nodes, sizeof(meta.nodes), "node01");
+	memset(&rep, 0, sizeof(rep));
+	rep.jobid = jobid;
+	rep.uid = 1000;
+	rep.alloc_cores = 4;
+	rep.elapsed_s = 599;
+	rep.cpu_s = 1200;
+	ceems_job_ledger_init(&rep.ledger);
+	rep.ledger.lifetime_s = 599;
+	rep.ledger.measured[CEEMS_DOMAIN_PACKAGE] = true;
+	rep.ledger.joules[CEEMS_DOMAIN_PACKAGE] = 1000.0 + jobid;
+	rep.ledger.covered_s[CEEMS_DOMAIN_PACKAGE] = 599;
+	ceems_record_build(r, &meta, &rep, "extern", now);
+}
+
+static int
+store(const struct ceems_config *c, unsigned count, uint32_t first,
+      enum flaw flaw)
+{
+	static struct ceems_job_record r;
+	unsigned in_db = 0, spooled = 0, rejected = 0, failed = 0;
+	int64_t now = (int64_t)time(NULL);
+	char err[1024];
+
+	for (unsigned i = 0; i < count; i++) {
+		int ret;
+
+		build(&r, c, first + i, now, flaw);
+		ret = ceems_storage_store(c, &r, err, sizeof(err));
+		if (ret == CEEMS_STORED_DATABASE)
+			in_db++;
+		else if (ret == CEEMS_STORED_SPOOL)
+			spooled++;
+		else if (ret == -EINVAL)
+			rejected++;
+		else
+			failed++;
+		if (ret < 0)
+			fprintf(stderr, "store: %s\n", err);
+	}
+	printf("database=%u spool=%u rejected=%u failed=%u\n", in_db, spooled,
+	       rejected, failed);
+	return 0;
+}
+
+static int
+replay(const struct ceems_config *c, bool all)
+{
+	struct ceems_replay_stats st, total;
+	struct ceems_replay *rp = ceems_replay_new(c, NULL);
+
+	if (rp == NULL) {
+		fprintf(stderr, "out of memory\n");
+		return 1;
+	}
+	memset(&total, 0, sizeof(total));
+	for (int i = 0; i < 10000; i++) {
+		ceems_replay_run(rp, &st);
+		total.stored += st.stored;
+		total.set_aside += st.set_aside;
+		total.left = st.left;
+		total.error = st.error;
+		if (!all || st.error != 0 || st.left == 0)
+			break;
+	}
+	ceems_replay_free(rp);
+	printf("stored=%u set_aside=%u left=%u error=%d\n", total.stored,
+	       total.set_aside, total.left, total.error);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct ceems_config c;
+	char err[512];
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: %s store CONF COUNT FIRST_JOBID [bad] | "
+			"replay CONF once|all\n", argv[0]);
+		return 2;
+	}
+	ceems_log_set_level(CEEMS_LOG_DEBUG);
+	ceems_config_defaults(&c);
+	if (ceems_config_load(&c, argv[2], err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 2;
+	}
+	if (strcmp(argv[1], "store") == 0 && argc >= 5)
+		return store(&c, (unsigned)strtoul(argv[3], NULL, 10),
+			     (uint32_t)strtoul(argv[4], NULL, 10),
+			     argc <= 5 ? NONE : strcmp(argv[5], "bad") == 0 ? BAD :
+			     strcmp(argv[5], "refused") == 0 ? REFUSED : NONE);
+	if (strcmp(argv[1], "replay") == 0)
+		return replay(&c, strcmp(argv[3], "all") == 0);
+	fprintf(stderr, "unknown command %s\n", argv[1]);
+	return 2;
+}

@@ -1,0 +1,351 @@
+#!/usr/bin/env bats
+# tests/integration/storage.bats -- nothing is lost (ARCHITECTURE
+# invariant 3), against the harness's real PostgreSQL with the schema of
+# sql/migrations: records stored while the database is down are spooled
+# and replayed exactly once (by the real node agent), a database killed in
+# the middle of a transaction leaves nothing half-written, a full spool
+# filesystem (a 64 KiB tmpfs) logs the records whole, and corrupted spool
+# files are set aside while the rest replay.  Records are built and stored
+# by tests/integration/storage-driver through libceems, as the plugin
+# does at job end, so no Slurm is needed.
+#
+# Run as root:  bats --tap tests/integration/storage.bats
+# (make check-integration sets CEEMS_TOP_BUILDDIR and CEEMS_FIXTURES.)
+
+HARNESS_DIR=$BATS_TEST_DIRNAME/../harness
+# shellcheck source=../harness/pg.sh
+. "$HARNESS_DIR/pg.sh"
+
+SRCDIR=${CEEMS_TOP_SRCDIR:-$BATS_TEST_DIRNAME/../..}
+
+_fail() {
+    echo "FAILED: $*" >&2
+    return 1
+}
+
+_skip_reason() {
+    if [ "$(id -u)" != 0 ]; then
+        echo "needs root (PostgreSQL harness, tmpfs mounts)"
+    elif [ -z "${CEEMS_TOP_BUILDDIR:-}" ] ||
+         [ ! -x "$CEEMS_TOP_BUILDDIR/tests/integration/storage-driver" ]; then
+        echo "CEEMS_TOP_BUILDDIR does not hold tests/integration/storage-driver (make check builds it)"
+    elif ! grep -q '^#define HAVE_LIBPQ 1' "$CEEMS_TOP_BUILDDIR/config.h" 2>/dev/null; then
+        echo "built without PostgreSQL (--without-pq)"
+    elif ! ls "$SRCDIR"/sql/migrations/[0-9]*.sql >/dev/null 2>&1; then
+        echo "no sql/migrations to apply"
+    fi
+}
+
+_pg_ctl() {
+    (cd / && runuser -u postgres -- "$CEEMS_TEST_PGBIN/pg_ctl" -D "$PG/data" "$@") \
+        >>"$D/pg_ctl.log" 2>&1
+}
+
+_db_down() { # [MODE] (fast by default)
+    _pg_ctl -m "${1:-fast}" -w -t 30 stop || _fail "pg_ctl stop"
+}
+
+_db_up() {
+    _pg_ctl -l "$PG/server.log" -w -t 30 start || _fail "pg_ctl start"
+}
+
+_sql() {
+    psql -X -q -At -v ON_ERROR_STOP=1 -c "$1"
+}
+
+# Rows of CLUSTER's jobs: "COUNT DISTINCT_JOBIDS JOBS_WITHOUT_NODE_ROW".
+_rows() {
+    _sql "SELECT count(*) || ' ' || count(DISTINCT j.jobid) || ' ' ||
+                 count(*) FILTER (WHERE NOT EXISTS
+                     (SELECT 1 FROM ceems.job_nodes n WHERE n.job_key = j.job_key))
+            FROM ceems.jobs j JOIN ceems.clusters c USING (cluster_id)
+           WHERE c.name = '$1'"
+}
+
+_records() { # SPOOL: number of records waiting in it
+    find "$1" -maxdepth 1 -name '*.json' -type f | wc -l
+}
+
+# A configuration for CLUSTER with its own spool; WITH_DB yes or no.
+_conf() { # NAME CLUSTER WITH_DB [TIMEOUT]
+    local f=$D/$1.conf
+    {
+        echo "cluster = $2"
+        echo "spool_dir = $D/spool-$2"
+        echo "spool_max_bytes = 64M"
+        if [ "$3" = yes ]; then
+            echo "database = host=$SOCK port=$PGPORT dbname=ceems user=ceems_node application_name=storage.bats"
+            echo "database_timeout = ${4:-2s}"
+        fi
+    } >"$f"
+    echo "$f"
+}
+
+setup_file() {
+    [ -z "$(_skip_reason)" ] || return 0
+    local d pg f sock
+    d=$(mktemp -d /tmp/ceems-storage-test.XXXXXX)
+    echo "$d" >"$BATS_FILE_TMPDIR/dir"
+    pg=$(pg_harness_mktemp) || return 1
+    echo "$pg" >"$BATS_FILE_TMPDIR/pg"
+    pg_harness_start "$pg" || return 1
+    # The node agent runs as root without capabilities: it cannot enter
+    # the harness's 0700 postgres socket directory.  A second socket in a
+    # directory of group root (0750) lets uid/gid 0 in, and nobody else.
+    sock=$(mktemp -d /tmp/ceems-storage-sock.XXXXXX)
+    echo "$sock" >"$BATS_FILE_TMPDIR/sock"
+    chown postgres:root "$sock" && chmod 0750 "$sock" || return 1
+    psql -X -q -v ON_ERROR_STOP=1 \
+        -c "ALTER SYSTEM SET unix_socket_directories = '$pg', '$sock'" \
+        -c "ALTER SYSTEM SET unix_socket_permissions = '0777'" || return 1
+    (cd / && runuser -u postgres -- "$CEEMS_TEST_PGBIN/pg_ctl" -D "$pg/data" \
+        -l "$pg/server.log" -w -t 30 restart) >/dev/null || return 1
+    # The schema as ceems-admin would apply it, migration by migration.
+    for f in "$SRCDIR"/sql/migrations/[0-9]*.sql; do
+        psql -X -q -v ON_ERROR_STOP=1 -f "$f" >/dev/null || {
+            echo "cannot apply $f" >&2
+            return 1
+        }
+    done
+    # Nodes write as a login role that holds ceems_writer and nothing else.
+    psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE ROLE ceems_node LOGIN IN ROLE ceems_writer' ||
+        return 1
+}
+
+teardown_file() {
+    local d pg
+    pg=$(cat "$BATS_FILE_TMPDIR/pg" 2>/dev/null) || pg=
+    d=$(cat "$BATS_FILE_TMPDIR/dir" 2>/dev/null) || d=
+    [ -z "$pg" ] || pg_harness_stop "$pg"
+    rm -rf "$(cat "$BATS_FILE_TMPDIR/sock" 2>/dev/null)"
+    if [ -n "$d" ]; then
+        [ ! -f "$d/agent.pid" ] || kill "$(cat "$d/agent.pid")" 2>/dev/null || true
+        [ ! -f "$d/locker.pid" ] || kill "$(cat "$d/locker.pid")" 2>/dev/null || true
+        mountpoint -q "$d/full" && umount "$d/full"
+        rm -rf "$d"
+    fi
+}
+
+setup() {
+    local why
+    why=$(_skip_reason)
+    [ -z "$why" ] || skip "$why"
+    D=$(cat "$BATS_FILE_TMPDIR/dir")
+    PG=$(cat "$BATS_FILE_TMPDIR/pg")
+    SOCK=$(cat "$BATS_FILE_TMPDIR/sock")
+    export PGHOST=$PG PGPORT=$CEEMS_TEST_PGPORT PGDATABASE=ceems PGUSER=postgres
+    DRIVER=$CEEMS_TOP_BUILDDIR/tests/integration/storage-driver
+    AGENT=$CEEMS_TOP_BUILDDIR/tools/ceems-agent
+    # A test that failed with the database down leaves it down.
+    "$CEEMS_TEST_PGBIN/pg_isready" -q -h "$PG" -p "$PGPORT" -t 1 || _db_up
+}
+
+@test "stored directly when the database is up; invalid and refused records kept in rejected/" {
+    local conf
+    conf=$(_conf direct t-direct yes)
+    run "$DRIVER" store "$conf" 5 1
+    [ "$status" -eq 0 ] || _fail "$output"
+    [[ "$output" == *"database=5 spool=0 rejected=0 failed=0"* ]] || _fail "$output"
+    [ "$(_rows t-direct)" = "5 5 0" ] || _fail "rows: $(_rows t-direct)"
+    [ "$(_records "$D/spool-t-direct")" -eq 0 ] || _fail "records spooled"
+
+    run "$DRIVER" store "$conf" 2 100 bad
+    [[ "$output" == *"database=0 spool=0 rejected=2 failed=0"* ]] || _fail "$output"
+    run "$DRIVER" store "$conf" 1 200 refused
+    [[ "$output" == *"database=0 spool=0 rejected=1 failed=0"* ]] || _fail "$output"
+    [[ "$output" == *"refused by the database: 23514"* ]] || _fail "no reason: $output"
+    [ "$(_rows t-direct)" = "5 5 0" ] || _fail "a refused record reached the tables: $(_rows t-direct)"
+    [ "$(find "$D/spool-t-direct/rejected" -name '*.json' | wc -l)" -eq 3 ] || _fail "rejected/ holds $(ls "$D/spool-t-direct/rejected")"
+    grep -q 'jobs_array' "$D"/spool-t-direct/rejected/*-200-*.json.why ||
+        _fail ".why: $(cat "$D"/spool-t-direct/rejected/*-200-*.why)"
+    grep -q 'times are out of order' "$D"/spool-t-direct/rejected/*-100-*.json.why
+}
+
+@test "database stopped: 100 records spooled, then the node agent stores all 100 exactly once" {
+    local conf i out
+    conf=$(_conf down t-down yes 1s)
+    _db_down
+    run "$DRIVER" store "$conf" 100 1000
+    [ "$status" -eq 0 ] || _fail "$output"
+    [[ "$output" == *"database=0 spool=100 rejected=0 failed=0"* ]] || _fail "$output"
+    [ "$(_records "$D/spool-t-down")" -eq 100 ] || _fail "$(_records "$D/spool-t-down") records spooled"
+
+    # The agent starts while the database is still down: its first
+    # replay fails and backs off (5 s); then the database comes back.
+    cp -r "$CEEMS_FIXTURES/sys/rapl-intel" "$D/sys"
+    cat "$conf" - >"$D/agent.conf" <<EOF
+interval = 100ms
+socket = $D/run/agent.sock
+state_dir = $D/state
+sysfs_root = $D/sys
+procfs_root = /proc
+source_hwmon = no
+source_pm_counters = no
+zone = FR
+emissions_table = $SRCDIR/lib/data/carbon-intensity.tsv
+EOF
+    ( sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$D/agent.pid" \
+        "$AGENT" -c "$D/agent.conf" 2>>"$D/agent.log" >/dev/null ) 3>&- &
+    for i in $(seq 100); do
+        grep -q 'next try in 5 s' "$D/agent.log" 2>/dev/null && break
+        sleep 0.1
+    done
+    grep -q 'next try in 5 s' "$D/agent.log" || _fail "no failed replay: $(cat "$D/agent.log")"
+    _db_up
+    for i in $(seq 300); do
+        [ "$(_records "$D/spool-t-down")" -eq 0 ] && break
+        # The agent keeps answering while it replays.
+        if [ $((i % 20)) -eq 0 ]; then
+            out=$("$AGENT" --socket "$D/run/agent.sock" --timeout 2000 --status) ||
+                _fail "the agent did not answer during the replay"
+        fi
+        sleep 0.1
+    done
+    kill "$(cat "$D/agent.pid")"
+    [ "$(_records "$D/spool-t-down")" -eq 0 ] || _fail "$(_records "$D/spool-t-down") records left: $(cat "$D/agent.log")"
+    [ "$(_rows t-down)" = "100 100 0" ] || _fail "rows: $(_rows t-down)"
+    grep -q 'records stored in the database' "$D/agent.log" || _fail "$(cat "$D/agent.log")"
+    # A replay of the same records changes nothing.
+    [ "$(_sql "SELECT count(*) FROM ceems.job_nodes n JOIN ceems.jobs j USING (job_key)
+               JOIN ceems.clusters c USING (cluster_id) WHERE c.name = 't-down'")" = 100 ]
+}
+
+# Hold an exclusive lock on job_nodes from another session, so that the
+# upsert blocks inside its transaction after writing its jobs row.
+_lock_job_nodes() {
+    psql -X -q -c 'BEGIN' -c 'LOCK TABLE ceems.job_nodes IN ACCESS EXCLUSIVE MODE' \
+        -c 'SELECT pg_sleep(60)' >/dev/null 2>&1 &
+    echo $! >"$D/locker.pid"
+    for _ in $(seq 50); do
+        [ "$(_sql "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+                   WHERE c.relname = 'job_nodes' AND l.mode = 'AccessExclusiveLock' AND l.granted")" -ge 1 ] &&
+            return 0
+        sleep 0.1
+    done
+    _fail "the lock was not taken"
+}
+
+_unlock_job_nodes() {
+    kill "$(cat "$D/locker.pid")" 2>/dev/null || true
+    _sql "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+           WHERE query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()" >/dev/null || true
+    rm -f "$D/locker.pid"
+}
+
+@test "a statement stuck on a lock times out: spooled, nothing half-written, stored later" {
+    local conf start took
+    conf=$(_conf lock t-lock yes 1s)
+    _lock_job_nodes
+    start=$(date +%s%N)
+    run "$DRIVER" store "$conf" 1 1
+    took=$(( ($(date +%s%N) - start) / 1000000 ))
+    _unlock_job_nodes
+    [[ "$output" == *"database=0 spool=1 rejected=0 failed=0"* ]] || _fail "$output"
+    [[ "$output" == *"57014"* ]] || _fail "not a statement timeout: $output"
+    [ "$took" -lt 1900 ] || _fail "the store took $took ms with a 1 s database_timeout"
+    [ "$(_rows t-lock)" = "0 0 0" ] || _fail "half-written: $(_rows t-lock)"
+    run "$DRIVER" replay "$conf" all
+    [[ "$output" == *"stored=1 set_aside=0 left=0 error=0"* ]] || _fail "$output"
+    [ "$(_rows t-lock)" = "1 1 0" ] || _fail "rows: $(_rows t-lock)"
+}
+
+@test "the database killed in the middle of a transaction: nothing half-written, stored later" {
+    local conf
+    conf=$(_conf kill t-kill yes 20s)
+    _lock_job_nodes
+    "$DRIVER" store "$conf" 1 1 >"$D/kill.out" 2>&1 &
+    # Wait until the upsert waits for the lock, inside its transaction.
+    for _ in $(seq 50); do
+        [ "$(_sql "SELECT count(*) FROM pg_stat_activity
+                   WHERE application_name = 'storage.bats' AND wait_event_type = 'Lock'")" -ge 1 ] && break
+        sleep 0.1
+    done
+    _db_down immediate
+    wait $! || true
+    rm -f "$D/locker.pid"
+    grep -q 'database=0 spool=1 rejected=0 failed=0' "$D/kill.out" || _fail "$(cat "$D/kill.out")"
+    _db_up
+    [ "$(_rows t-kill)" = "0 0 0" ] || _fail "half-written: $(_rows t-kill)"
+    run "$DRIVER" replay "$conf" all
+    [[ "$output" == *"stored=1 set_aside=0 left=0 error=0"* ]] || _fail "$output"
+    [ "$(_rows t-kill)" = "1 1 0" ] || _fail "rows: $(_rows t-kill)"
+}
+
+@test "the database killed during a replay of 300 records: each stored exactly once in the end" {
+    local spool_conf conf n rows
+    spool_conf=$(_conf killreplay-spool t-kr no)
+    conf=$(_conf killreplay t-kr yes 1s)
+    run "$DRIVER" store "$spool_conf" 300 1
+    [[ "$output" == *"spool=300"* ]] || _fail "$output"
+    "$DRIVER" replay "$conf" all >"$D/kr.out" 2>&1 &
+    sleep 0.3
+    _db_down immediate
+    wait $! || true
+    _db_up
+    n=$(_records "$D/spool-t-kr")
+    rows=$(_rows t-kr)
+    echo "# killed after ${rows%% *} records committed, $n left spooled: $(tail -n 1 "$D/kr.out")" >&3
+    # Every job is in the database or still spooled (or both: committed
+    # before the kill, not yet removed), none half-written.
+    [ $(( ${rows%% *} + n )) -ge 300 ] || _fail "lost: rows $rows, spooled $n"
+    [ "${rows##* }" = 0 ] || _fail "half-written: $rows"
+    run "$DRIVER" replay "$conf" all
+    [[ "$output" == *"left=0 error=0"* ]] || _fail "$output"
+    [ "$(_rows t-kr)" = "300 300 0" ] || _fail "rows: $(_rows t-kr)"
+}
+
+@test "a full spool filesystem: no crash, every record spooled or logged whole, and recoverable" {
+    local conf out logged tag n failed
+    mkdir -p "$D/full"
+    mount -t tmpfs -o size=64k,mode=0750 ceems-test-full "$D/full" || skip "cannot mount a tmpfs"
+    conf=$D/full.conf
+    printf 'cluster = t-full\nspool_dir = %s/full\nspool_max_bytes = 4K\n' "$D" >"$conf"
+    run "$DRIVER" store "$conf" 40 1
+    [ "$status" -eq 0 ] || _fail "driver status $status: $output"
+    out=$(echo "$output" | grep -o 'database=.*')
+    [[ "$out" =~ database=0\ spool=([0-9]+)\ rejected=0\ failed=([0-9]+) ]] || _fail "$output"
+    echo "# $out" >&3
+    [ $(( BASH_REMATCH[1] + BASH_REMATCH[2] )) -eq 40 ] || _fail "$out"
+    [ "${BASH_REMATCH[2]}" -gt 0 ] || _fail "the tmpfs never filled: $out"
+    n=${BASH_REMATCH[1]}
+    failed=${BASH_REMATCH[2]}
+    [ "$(_records "$D/full")" -eq "$n" ] || _fail "$(_records "$D/full") files for $n spooled"
+    [ -z "$(find "$D/full" -name '.tmp.*')" ] || _fail "temporary files left: $(ls -A "$D/full")"
+    # past the soft cap: an error per record, written anyway
+    [[ "$output" == *"over its spool_max_bytes of 4096"*"written anyway"* ]] || _fail "no cap error"
+    # each failed record logged whole
+    [[ "$output" == *"No space left on device"* ]] || _fail "no ENOSPC: $output"
+    logged=$(echo "$output" | grep -c 'could not be written anywhere')
+    [ "$logged" -eq "$failed" ] || _fail "$logged records logged for $failed failed"
+
+    # An admin recovers one from the log: its pieces, concatenated, are
+    # a record the replay stores.
+    tag=$(echo "$output" | grep -m 1 -o 'ceems-record [^ ]*: the record' | cut -d' ' -f2 | tr -d :)
+    mkdir -p "$D/spool-t-recovered"
+    echo "$output" | grep "ceems-record $tag part " | sed 's/^.*ceems-record [^ ]* part [0-9]*\/[0-9]*: //' |
+        tr -d '\n' >"$D/spool-t-recovered/$tag"
+    jq -e '.job.cluster == "t-full"' "$D/spool-t-recovered/$tag" >/dev/null || _fail "not JSON: $(cat "$D/spool-t-recovered/$tag")"
+    conf=$(_conf recovered t-recovered yes)
+    run "$DRIVER" replay "$conf" all
+    [[ "$output" == *"stored=1 set_aside=0 left=0 error=0"* ]] || _fail "$output"
+    [ "$(_rows t-full)" = "1 1 0" ] || _fail "rows: $(_rows t-full)"
+    umount "$D/full"
+}
+
+@test "a corrupted spool file is set aside while the rest replay" {
+    local spool_conf conf victim
+    spool_conf=$(_conf corrupt-spool t-corrupt no)
+    conf=$(_conf corrupt t-corrupt yes)
+    run "$DRIVER" store "$spool_conf" 10 1
+    [[ "$output" == *"spool=10"* ]] || _fail "$output"
+    victim=$(find "$D/spool-t-corrupt" -maxdepth 1 -name '*-5-*.json')
+    truncate -s 100 "$victim"
+    printf '\0\0\0garbage' >"$D/spool-t-corrupt/000000000001-x-1-1-y.json"
+    run "$DRIVER" replay "$conf" all
+    [[ "$output" == *"stored=9 set_aside=2 left=0 error=0"* ]] || _fail "$output"
+    [ "$(_rows t-corrupt)" = "9 9 0" ] || _fail "rows: $(_rows t-corrupt)"
+    [ -f "$D/spool-t-corrupt/rejected/${victim##*/}" ] || _fail "not in rejected/"
+    grep -q 'corrupted' "$D/spool-t-corrupt/rejected/${victim##*/}.why" ||
+        _fail ".why: $(cat "$D/spool-t-corrupt/rejected/${victim##*/}.why")"
+    [ "$(_records "$D/spool-t-corrupt")" -eq 0 ]
+}
