@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cgroup_path.h"
 
@@ -275,4 +276,38 @@ ceems_cgroup_job_dir(const struct ceems_cgroup_job *job,
 	if (n < 0 || (size_t)n >= out_size)
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+int
+ceems_cgroup_job_fill_siblings(struct ceems_cgroup_job *job,
+			       const struct ceems_cgroup_mounts *mounts,
+			       const char *prefix)
+{
+	const char *sibling = NULL;
+	int filled = 0;
+
+	if (job->version != CEEMS_CGROUP_V1)
+		return 0;
+	for (int c = 0; c < CEEMS_CG_NCONTROLLERS && sibling == NULL; c++)
+		if (job->v1[c][0] != '\0')
+			sibling = job->v1[c];
+	if (sibling == NULL)
+		return 0;
+	for (int c = 0; c < CEEMS_CG_NCONTROLLERS; c++) {
+		struct ceems_cgroup_job probe;
+		char dir[CEEMS_CGROUP_PATH_MAX * 2];
+		struct stat st;
+
+		if (job->v1[c][0] != '\0' || mounts->v1[c][0] == '\0')
+			continue;
+		probe = *job;
+		snprintf(probe.v1[c], sizeof(probe.v1[c]), "%s", sibling);
+		if (ceems_cgroup_job_dir(&probe, mounts, (enum ceems_cgroup_controller)c,
+					 prefix, dir, sizeof(dir)) < 0 ||
+		    stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		snprintf(job->v1[c], sizeof(job->v1[c]), "%s", sibling);
+		filled++;
+	}
+	return filled;
 }

@@ -67,4 +67,15 @@ int ceems_cgroup_job_dir(const struct ceems_cgroup_job *job,
 			 enum ceems_cgroup_controller c, const char *prefix,
 			 char *out, size_t out_size);
 
+/* Slurm gives a job the same relative path in every v1 controller it
+ * uses, but places slurmstepd itself (the only process of the extern
+ * step) in some of them only: cpuacct holds the tasks, not slurmstepd.
+ * Fill each v1 controller JOB lacks with a sibling controller's path,
+ * when that directory exists under the controller's mount (PREFIX as in
+ * ceems_cgroup_job_dir): seen, not guessed.  Returns how many were
+ * filled. */
+int ceems_cgroup_job_fill_siblings(struct ceems_cgroup_job *job,
+				   const struct ceems_cgroup_mounts *mounts,
+				   const char *prefix);
+
 #endif

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
@@ -36,17 +37,16 @@ ceems_plugin_log_to_slurm(void)
 	ceems_log_set_level(CEEMS_LOG_DEBUG);
 }
 
+/* An absolute path that fits: copied into BUF, else logged, BUF kept. */
 static int
-parse_summary(const char *value, enum ceems_summary_mode *mode)
+parse_path(const char *key, const char *value, char *buf, size_t size)
 {
-	if (strcmp(value, "none") == 0)
-		*mode = CEEMS_SUMMARY_NONE;
-	else if (strcmp(value, "short") == 0)
-		*mode = CEEMS_SUMMARY_SHORT;
-	else if (strcmp(value, "full") == 0)
-		*mode = CEEMS_SUMMARY_FULL;
-	else
+	if (value[0] != '/' || strlen(value) >= size) {
+		ceems_error("plugstack.conf: %s=%s must be an absolute path shorter than %zu bytes",
+			    key, value, size);
 		return -1;
+	}
+	snprintf(buf, size, "%s", value);
 	return 0;
 }
 
@@ -58,6 +58,10 @@ ceems_plugin_parse_args(int ac, char **av, struct ceems_plugin_args *args)
 	snprintf(args->config_path, sizeof(args->config_path), "%s",
 		 CEEMS_DEFAULT_CONFIG);
 	args->summary = CEEMS_SUMMARY_FULL;
+	snprintf(args->agent_path, sizeof(args->agent_path), "%s",
+		 CEEMS_AGENT_PATH);
+	snprintf(args->agent_log, sizeof(args->agent_log), "%s",
+		 CEEMS_AGENT_LOG);
 
 	for (int i = 0; i < ac; i++) {
 		const char *eq = strchr(av[i], '=');
@@ -74,14 +78,22 @@ ceems_plugin_parse_args(int ac, char **av, struct ceems_plugin_args *args)
 			}
 			snprintf(args->config_path, sizeof(args->config_path),
 				 "%s", value);
+		} else if (klen == 5 && strncmp(av[i], "agent", 5) == 0 && eq) {
+			if (parse_path("agent", value, args->agent_path,
+				       sizeof(args->agent_path)) < 0)
+				ret = -1;
+		} else if (klen == 9 && strncmp(av[i], "agent_log", 9) == 0 && eq) {
+			if (parse_path("agent_log", value, args->agent_log,
+				       sizeof(args->agent_log)) < 0)
+				ret = -1;
 		} else if (klen == 7 && strncmp(av[i], "summary", 7) == 0 && eq) {
-			if (parse_summary(value, &args->summary) < 0) {
+			if (ceems_summary_style_parse(value, &args->summary) < 0) {
 				ceems_error("plugstack.conf: summary=%s is not one of none, short, full",
 					    value);
 				ret = -1;
 			}
 		} else {
-			ceems_error("plugstack.conf: unknown argument '%s' (known: config=PATH, summary=none|short|full)",
+			ceems_error("plugstack.conf: unknown argument '%s' (known: config=PATH, summary=none|short|full, agent=PATH, agent_log=PATH)",
 				    av[i]);
 			ret = -1;
 		}
@@ -103,4 +115,18 @@ ceems_plugin_step_name(uint32_t stepid, char *buf, size_t size)
 		snprintf(buf, size, "%u", stepid);
 		return buf;
 	}
+}
+
+void
+ceems_plugin_load_config(const char *path, struct ceems_config *config)
+{
+	char err[512];
+
+	ceems_config_defaults(config);
+	if (ceems_config_load(config, path, err, sizeof(err)) == 0)
+		return;
+	/* No file at the default path: the defaults are the design. */
+	if (access(path, F_OK) == 0 || strcmp(path, CEEMS_DEFAULT_CONFIG) != 0)
+		ceems_error("%s; using the defaults", err);
+	ceems_config_defaults(config);
 }

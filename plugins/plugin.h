@@ -8,25 +8,32 @@
 
 #include <slurm/spank.h>
 
+#include "agent.h"
 #include "cgroup_path.h"
+#include "conf.h"
+#include "job.h"
+#include "summary.h"
 
-enum ceems_summary_mode {
-	CEEMS_SUMMARY_NONE,
-	CEEMS_SUMMARY_SHORT,
-	CEEMS_SUMMARY_FULL,
-};
 
 /* plugstack.conf arguments, key=value. */
 struct ceems_plugin_args {
 	char config_path[256];
-	enum ceems_summary_mode summary;
+	enum ceems_summary_style summary;
+	char agent_path[256];	/* slurmd context: the node agent */
+	char agent_log[256];	/* slurmd context: the agent's stderr */
 };
 
 #define CEEMS_DEFAULT_CONFIG "/etc/ceems/ceems.conf"
+/* CEEMS_AGENT_PATH ($(sbindir)/ceems-agent) and CEEMS_AGENT_LOG
+ * ($(localstatedir)/log/ceems/agent.log) come from Makefile.am. */
 
 /* Parse plugstack.conf arguments into ARGS (defaults first).  Returns 0,
  * or -1 after logging every bad argument (the plugin keeps the default). */
 int ceems_plugin_parse_args(int ac, char **av, struct ceems_plugin_args *args);
+
+/* Load the configuration file PATH into CONFIG; a missing default file
+ * means defaults, anything else wrong is logged and defaults are used. */
+void ceems_plugin_load_config(const char *path, struct ceems_config *config);
 
 /* Route libceems log lines to Slurm's logs. */
 void ceems_plugin_log_to_slurm(void);
@@ -34,10 +41,46 @@ void ceems_plugin_log_to_slurm(void);
 /* Readable name of a step id: "batch", "extern", "interactive", "12". */
 const char *ceems_plugin_step_name(uint32_t stepid, char *buf, size_t size);
 
+/* User options (options.c): --ceems-summary, --ceems-perf, --ceems-series. */
+struct ceems_user_options {
+	bool summary_given;
+	enum ceems_summary_style summary;
+	bool perf;
+	bool series;
+};
+void ceems_plugin_register_options(spank_t sp);
+const struct ceems_user_options *ceems_plugin_user_options(void);
+
+/* Job metadata from Slurm (slurm_job.c).  ASK_CONTROLLER: one RPC to
+ * slurmctld for what only it knows (account, times, state). */
+void ceems_plugin_job_meta(spank_t sp, uint32_t jobid, bool ask_controller,
+			   struct ceems_job_meta *meta);
+/* Settle the job's exit code and state from a task's wait status (when
+ * HAVE_STATUS) and its OOM kills, unless slurmctld decided the state. */
+void ceems_plugin_job_outcome(struct ceems_job_meta *meta, int status,
+			      bool have_status, uint64_t oom_kills);
+
+/* A job is over on this node: write its record (finish.c).  BY names
+ * what finalized it: "extern" (its last step) or "epilog" (the safety
+ * net, when its steps ended without doing so). */
+void ceems_plugin_finish_job(const struct ceems_config *config,
+			     const struct ceems_job_meta *meta,
+			     const struct ceems_agent_job_report *report,
+			     const char *by);
+
+/* job_script context (epilog.c): finalize a job still registered. */
+int ceems_epilog_job(spank_t sp, const struct ceems_plugin_args *args);
+
 /* slurmstepd (remote) context: remote.c */
 int ceems_remote_init(spank_t sp, const struct ceems_plugin_args *args);
 int ceems_remote_task_post_fork(spank_t sp);
 int ceems_remote_task_exit(spank_t sp);
 int ceems_remote_exit(spank_t sp);
+
+/* slurmd context: slurmd.c.  Start the node agent's supervisor; stop it
+ * (waiting a few seconds for the agent's checkpoint).  Both return 0, or
+ * -1 after logging why (slurmd goes on regardless). */
+int ceems_slurmd_init(spank_t sp, const struct ceems_plugin_args *args);
+int ceems_slurmd_exit(void);
 
 #endif

@@ -1,45 +1,100 @@
-/* remote.c - the plugin inside slurmstepd (one process per job step):
- * resolve the job's cgroup from a task's /proc/PID/cgroup when the task
- * starts, and report on it when the step's tasks end.  Output printed with
- * slurm_spank_log reaches the user only from batch and srun steps, and for
- * srun steps only until task_exit (research/slurm.md section 1.8). */
+/* remote.c - the plugin inside slurmstepd, one process per job step.
+ *
+ *   task_post_fork (first task)  find the job's cgroup from the kernel's
+ *                                /proc/PID/cgroup, register the job with
+ *                                the node agent (the first step to come
+ *                                does it; later ones are told it exists)
+ *                                and start this step's accounting;
+ *   task_exit (last local task)  end the step's accounting; in the batch
+ *                                step, and in an srun step of a job with
+ *                                no batch script, print the summary while
+ *                                the user's output is still connected;
+ *   exit (extern step)           the job is over on this node: take its
+ *                                final figures from the agent and write
+ *                                its record.
+ *
+ * Everything that talks to the agent has a short timeout, and every
+ * failure is logged and ignored: measurement never fails, delays or kills
+ * a job (ARCHITECTURE invariant 1).  User-visible text is printed with
+ * slurm_spank_log, which reaches the job's output only from batch and
+ * srun steps (research/slurm.md section 1.8). */
 #include "config.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
+#include "agent_proto.h"
 #include "cgroup_path.h"
+#include "conf.h"
 #include "fileio.h"
+#include "job.h"
 #include "log.h"
 #include "plugin.h"
+#include "summary.h"
+
+/* The agent answers in well under a millisecond; this bounds the cost of
+ * an agent that hangs, not the normal case. */
+#define AGENT_TIMEOUT_MS 200
 
 static struct {
 	bool active;
 	uint32_t jobid;
 	uint32_t stepid;
-	bool cgroup_found;
-	bool reported;
-	struct ceems_cgroup_job cgroup;
+	char step[CEEMS_STEP_ID_MAX];
+	uint32_t uid;
 	struct ceems_plugin_args args;
+	struct ceems_config config;
+	bool cgroup_found;
+	struct ceems_cgroup_job cgroup;
+	bool step_started;
+	uint32_t local_tasks;
+	uint32_t tasks_exited;
+	int exit_status;		/* of the last task that failed, else 0 */
+	bool have_exit_status;
 } step;
 
 int
 ceems_remote_init(spank_t sp, const struct ceems_plugin_args *args)
 {
+	char name[16];
+
 	memset(&step, 0, sizeof(step));
 	step.args = *args;
 	if (spank_get_item(sp, S_JOB_ID, &step.jobid) != ESPANK_SUCCESS ||
-	    spank_get_item(sp, S_JOB_STEPID, &step.stepid) != ESPANK_SUCCESS) {
+	    spank_get_item(sp, S_JOB_STEPID, &step.stepid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_UID, &step.uid) != ESPANK_SUCCESS) {
 		ceems_error("cannot read the job and step ids; this step is not measured");
 		return -1;
 	}
+	snprintf(step.step, sizeof(step.step), "%s",
+		 ceems_plugin_step_name(step.stepid, name, sizeof(name)));
+	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &step.local_tasks) !=
+	    ESPANK_SUCCESS)
+		step.local_tasks = 1;
+	ceems_plugin_load_config(step.args.config_path, &step.config);
 	step.active = true;
 	return 0;
+}
+
+/* On v1, slurmstepd is not in the job's cpuacct cgroup (only tasks are):
+ * take the controllers it lacks from their siblings, where they exist. */
+static void
+fill_cgroup_siblings(void)
+{
+	static char text[65536];
+	struct ceems_cgroup_mounts mounts;
+
+	if (step.cgroup.version != CEEMS_CGROUP_V1 ||
+	    ceems_read_text_file("/proc/self/mountinfo", text, sizeof(text)) < 0 ||
+	    ceems_cgroup_mounts_from_mountinfo(text, &mounts) < 0)
+		return;
+	ceems_cgroup_job_fill_siblings(&step.cgroup, &mounts, "");
 }
 
 /* Find the job's cgroup from the cgroup membership of PID. */
@@ -64,8 +119,45 @@ resolve_cgroup(pid_t pid)
 			      strerror(-ret));
 		return -1;
 	}
+	fill_cgroup_siblings();
 	step.cgroup_found = true;
 	return 0;
+}
+
+/* Register the job (harmless when an earlier step did) and start this
+ * step's accounting. */
+static void
+start_accounting(spank_t sp)
+{
+	struct ceems_agent_job_spec spec;
+	uint64_t mem_mb = 0;
+	char err[256];
+	int r;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.jobid = step.jobid;
+	spec.uid = step.uid;
+	spec.cgroup = step.cgroup;
+	/* The node's share of the job's memory; cores come from the job's
+	 * cpuset, which the agent reads itself. */
+	if (spank_get_item(sp, S_JOB_ALLOC_MEM, &mem_mb) == ESPANK_SUCCESS)
+		spec.alloc_mem_bytes = mem_mb << 20;
+	r = ceems_agent_register_job(step.config.socket_path, &spec,
+				     AGENT_TIMEOUT_MS, err, sizeof(err));
+	if (r < 0 && r != -EEXIST) {
+		ceems_warning("job %u: not registered with the node agent at %s: %s",
+			      step.jobid, step.config.socket_path, err);
+		return;
+	}
+	r = ceems_agent_step_start_call(step.config.socket_path, step.jobid,
+					step.step, AGENT_TIMEOUT_MS, err,
+					sizeof(err));
+	if (r < 0) {
+		ceems_warning("job %u step %s: not started with the node agent: %s",
+			      step.jobid, step.step, err);
+		return;
+	}
+	step.step_started = true;
 }
 
 int
@@ -82,46 +174,123 @@ ceems_remote_task_post_fork(spank_t sp)
 		pid = getpid();
 	else if (err != ESPANK_SUCCESS)
 		return -1;
-	return resolve_cgroup(pid);
+	if (resolve_cgroup(pid) < 0)
+		return -1;
+	start_accounting(sp);
+	return 0;
 }
 
-static const char *
-job_cgroup_path(void)
+/* The summary the user asked for, else the site's default. */
+static enum ceems_summary_style
+summary_style(void)
 {
-	if (step.cgroup.version == CEEMS_CGROUP_V2)
-		return step.cgroup.unified;
-	for (int c = 0; c < CEEMS_CG_NCONTROLLERS; c++)
-		if (step.cgroup.v1[c][0] != '\0')
-			return step.cgroup.v1[c];
-	return "";
+	const struct ceems_user_options *o = ceems_plugin_user_options();
+
+	return o->summary_given ? o->summary : step.args.summary;
+}
+
+/* Is this the step that speaks for the job to its user?  The batch step
+ * does; an srun step only when the job has no batch script (an srun or
+ * salloc job), where srun's stderr is the user's terminal. */
+static bool
+prints_summary(spank_t sp)
+{
+	char value[16];
+
+	if (step.stepid == SLURM_BATCH_SCRIPT)
+		return true;
+	if (step.stepid == SLURM_EXTERN_CONT || step.stepid > SLURM_MAX_NORMAL_STEP_ID)
+		return false;
+	/* Steps launched from a batch script inherit its environment. */
+	return spank_getenv(sp, "SLURM_JOB_CPUS_PER_NODE", value, sizeof(value)) !=
+		       ESPANK_SUCCESS ||
+	       spank_getenv(sp, "ENVIRONMENT", value, sizeof(value)) !=
+		       ESPANK_SUCCESS ||
+	       strcmp(value, "BATCH") != 0;
+}
+
+static void
+print_summary(spank_t sp, const struct ceems_agent_job_report *report)
+{
+	static char text[8192];
+	struct ceems_job_meta meta;
+	enum ceems_summary_style style = summary_style();
+	char *line, *save = NULL;
+	int n;
+
+	if (style == CEEMS_SUMMARY_NONE || !prints_summary(sp))
+		return;
+	ceems_plugin_job_meta(sp, step.jobid, true, &meta);
+	ceems_plugin_job_outcome(&meta, step.exit_status, step.have_exit_status,
+				 (report->usage.present & CEEMS_CGF_OOM_KILLS) ?
+				 report->usage.oom_kills : 0);
+	n = ceems_summary_format(&meta, report, NULL, style, text,
+				 sizeof(text));
+	if (n < 0) {
+		ceems_warning("job %u: summary does not fit in %zu bytes",
+			      step.jobid, sizeof(text));
+		return;
+	}
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	     line = strtok_r(NULL, "\n", &save))
+		slurm_spank_log("%s", line);
 }
 
 int
 ceems_remote_task_exit(spank_t sp)
 {
-	char namebuf[16];
-	const char *name;
+	static struct ceems_agent_job_report report;
+	char err[256];
+	int status = 0;
 
-	(void)sp;
-	if (!step.active || step.reported ||
-	    step.args.summary == CEEMS_SUMMARY_NONE)
+	if (!step.active)
 		return 0;
-	step.reported = true;
-	name = ceems_plugin_step_name(step.stepid, namebuf, sizeof(namebuf));
-	if (!step.cgroup_found) {
-		slurm_spank_log("ceems: job %u step %s not measured: job cgroup not found",
-				step.jobid, name);
+	if (spank_get_item(sp, S_TASK_EXIT_STATUS, &status) == ESPANK_SUCCESS &&
+	    (!step.have_exit_status || status != 0)) {
+		step.exit_status = status;
+		step.have_exit_status = true;
+	}
+	if (++step.tasks_exited < step.local_tasks || !step.step_started)
+		return 0;
+	step.step_started = false;
+	if (ceems_agent_step_end_call(step.config.socket_path, step.jobid,
+				      step.step, AGENT_TIMEOUT_MS, &report, err,
+				      sizeof(err)) < 0) {
+		ceems_warning("job %u step %s: no figures from the node agent: %s",
+			      step.jobid, step.step, err);
+		if (summary_style() != CEEMS_SUMMARY_NONE && prints_summary(sp))
+			slurm_spank_log("ceems: job %u was not measured on this node (node agent unavailable)",
+					step.jobid);
 		return 0;
 	}
-	slurm_spank_log("ceems: job %u step %s cgroup %s (v%d)", step.jobid,
-			name, job_cgroup_path(), (int)step.cgroup.version);
+	print_summary(sp, &report);
 	return 0;
 }
 
 int
 ceems_remote_exit(spank_t sp)
 {
-	(void)sp;
+	static struct ceems_agent_job_report report;
+	struct ceems_job_meta meta;
+	char err[256];
+
+	if (!step.active)
+		return 0;
 	step.active = false;
+	if (step.stepid != SLURM_EXTERN_CONT || !step.cgroup_found)
+		return 0;
+	/* The extern step is the last of the job on this node. */
+	if (ceems_agent_deregister_job(step.config.socket_path, step.jobid,
+				       AGENT_TIMEOUT_MS, &report, err,
+				       sizeof(err)) < 0) {
+		ceems_warning("job %u: final figures not available from the node agent: %s",
+			      step.jobid, err);
+		return 0;
+	}
+	ceems_plugin_job_meta(sp, step.jobid, true, &meta);
+	ceems_plugin_job_outcome(&meta, 0, false,
+				 (report.usage.present & CEEMS_CGF_OOM_KILLS) ?
+				 report.usage.oom_kills : 0);
+	ceems_plugin_finish_job(&step.config, &meta, &report, "extern");
 	return 0;
 }

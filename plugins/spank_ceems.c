@@ -17,10 +17,22 @@ slurm_spank_init(spank_t sp, int ac, char **av)
 {
 	ceems_plugin_log_to_slurm();
 	switch (spank_context()) {
+	case S_CTX_LOCAL:
+	case S_CTX_ALLOCATOR:
+		ceems_plugin_register_options(sp);
+		break;
 	case S_CTX_REMOTE:
+		ceems_plugin_register_options(sp);
 		/* Bad arguments were logged; defaults stand in for them. */
 		(void)ceems_plugin_parse_args(ac, av, &plugin_args);
 		(void)ceems_remote_init(sp, &plugin_args);
+		break;
+	case S_CTX_JOB_SCRIPT:
+		(void)ceems_plugin_parse_args(ac, av, &plugin_args);
+		break;
+	case S_CTX_SLURMD:
+		(void)ceems_plugin_parse_args(ac, av, &plugin_args);
+		(void)ceems_slurmd_init(sp, &plugin_args);
 		break;
 	default:
 		break;
@@ -55,5 +67,27 @@ slurm_spank_exit(spank_t sp, int ac, char **av)
 	(void)av;
 	if (spank_context() == S_CTX_REMOTE)
 		(void)ceems_remote_exit(sp);
+	return ESPANK_SUCCESS;
+}
+
+/* slurmd context only: slurmd is shutting down. */
+int
+slurm_spank_slurmd_exit(spank_t sp, int ac, char **av)
+{
+	(void)sp;
+	(void)ac;
+	(void)av;
+	(void)ceems_slurmd_exit();
+	return ESPANK_SUCCESS;
+}
+
+/* job_script context: every step of the job has ended on this node. */
+int
+slurm_spank_job_epilog(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	if (spank_context() == S_CTX_JOB_SCRIPT)
+		(void)ceems_epilog_job(sp, &plugin_args);
 	return ESPANK_SUCCESS;
 }

@@ -20,6 +20,8 @@
 #   CEEMS_TEST_SRUN_PORT_RANGE  SrunPortRange (default 16830-16899)
 #   CEEMS_TEST_SLURM_CONF_EXTRA extra lines appended to slurm.conf (optional)
 #   CEEMS_TEST_SLURM_TIMEOUT    seconds to wait for the node to be idle (default 30)
+#   CEEMS_TEST_SLURMD_FOREGROUND 1: run slurmd -D (no daemonizing, as under
+#                               systemd) in the background (default: slurmd forks)
 #
 # Layout of DIR (0755, root):
 #   slurm.conf cgroup.conf plugstack.conf
@@ -349,7 +351,11 @@ slurm_harness_start() {
         _slurm_harness_log_tails "$dir"
         return 1
     fi
-    if ! (cd / && slurmd -f "$dir/slurm.conf" -N localhost) >"$dir/log/slurmd.start" 2>&1; then
+    if [ "${CEEMS_TEST_SLURMD_FOREGROUND:-}" = 1 ]; then
+        # 3>&-: bats waits for whatever holds its fd 3.
+        (cd / && exec slurmd -D -f "$dir/slurm.conf" -N localhost) \
+            </dev/null >"$dir/log/slurmd.start" 2>&1 3>&- &
+    elif ! (cd / && slurmd -f "$dir/slurm.conf" -N localhost) >"$dir/log/slurmd.start" 2>&1; then
         _slurm_harness_err "slurmd failed to start:"
         cat "$dir/log/slurmd.start" >&2 || true
         _slurm_harness_log_tails "$dir"
@@ -460,6 +466,16 @@ slurm_harness_stop() {
     # shellcheck disable=SC2086
     _slurm_harness_wait_gone 50 $ctld $slurmd || true
 
+    # The ceems node agent and its supervisor (started by the plugin in
+    # slurmd) stop by themselves once slurmd is gone: give them 10 s.
+    pids=$(_slurm_harness_find_procs "$dir/" ceems-agent-sv ceems-agent lt-ceems-agent)
+    # shellcheck disable=SC2086
+    if [ -n "$pids" ] && ! _slurm_harness_wait_gone 100 $pids; then
+        _slurm_harness_err "ceems agent processes of $dir outlive slurmd: killing ${pids//$'\n'/ }"
+        # shellcheck disable=SC2086
+        kill -KILL $pids 2>/dev/null || true
+    fi
+
     # Everything of this cluster still alive: daemons (DIR/slurm.conf in the
     # command line) and slurmstepd (DIR/log/slurmd.log open).
     pids=$(_slurm_harness_find_procs "$dir/" slurmctld slurmd slurmstepd)
@@ -506,14 +522,16 @@ slurm_harness_stop() {
 }
 
 # slurm_harness_leftovers: print what any harness cluster left behind
-# (slurmctld/slurmd/slurmstepd/munged processes, listening slurmctld/slurmd
+# (slurmctld/slurmd/slurmstepd/munged processes, the node agent's
+# supervisor ceems-agent-sv, listening slurmctld/slurmd
 # ports, slurm_localhost cgroups, ${TMPDIR:-/tmp}/ceems-test.slurm.*
 # directories); return non-zero if there is anything.
 slurm_harness_leftovers() {
     local found=0 pids p port d
 
-    pids=$( (_slurm_harness_find_procs CEEMS_TEST_SLURM_DIR= slurmctld slurmd slurmstepd munged
-             _slurm_harness_find_procs ceems-test. slurmctld slurmd slurmstepd munged) | sort -u)
+    pids=$( (_slurm_harness_find_procs CEEMS_TEST_SLURM_DIR= slurmctld slurmd slurmstepd munged ceems-agent-sv
+             _slurm_harness_find_procs ceems-test. slurmctld slurmd slurmstepd munged ceems-agent-sv) |
+           sort -u)
     for p in $pids; do
         echo "leftover process: $p $(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline")"
         found=1

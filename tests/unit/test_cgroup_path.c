@@ -109,6 +109,30 @@ test_malformed(void)
 	       "a relative root of another filesystem (nsfs) is fine");
 }
 
+/* The extern step's slurmstepd is in memory, cpuset and freezer but not
+ * in cpuacct: the job's cpuacct directory is found from its siblings. */
+static void
+test_fill_siblings(void)
+{
+	struct ceems_cgroup_job job;
+	struct ceems_cgroup_mounts mnt;
+	char root[4096];
+
+	snprintf(root, sizeof(root), "%s/cgroup/v1", fixture_root());
+	is_int(ceems_cgroup_job_from_proc("6:freezer:/slurm_localhost/uid_1000/job_42\n"
+					  "4:memory:/slurm_localhost/uid_1000/job_42/step_extern\n"
+					  "2:cpuacct:/\n1:cpu:/\n8:pids:/\n", 42, &job), 0,
+	       "extern step's membership parsed");
+	is_str(job.v1[CEEMS_CG_CPUACCT], "", "slurmstepd is not in the job's cpuacct");
+	is_int(ceems_cgroup_mounts_from_mountinfo(fixture_text("cgroup/v1/mountinfo.txt", buf, sizeof(buf)), &mnt), 0,
+	       "fixture mountinfo");
+	is_int(ceems_cgroup_job_fill_siblings(&job, &mnt, root), 2,
+	       "cpuacct and cpuset filled: their job directories exist");
+	is_str(job.v1[CEEMS_CG_CPUACCT], "/slurm_localhost/uid_1000/job_42", "cpuacct from a sibling");
+	is_str(job.v1[CEEMS_CG_PIDS], "", "pids has no such directory: left empty, not guessed");
+	is_int(ceems_cgroup_job_fill_siblings(&job, &mnt, root), 0, "nothing more to fill");
+}
+
 int
 main(void)
 {
@@ -116,5 +140,6 @@ main(void)
 	test_v2();
 	test_not_this_job();
 	test_malformed();
+	test_fill_siblings();
 	return done_testing();
 }

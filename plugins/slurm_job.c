@@ -1,0 +1,203 @@
+/* slurm_job.c - fill a job's metadata (lib/job.h) from Slurm: the job's
+ * record in slurmctld (one RPC, at the end of the job only), the SPANK
+ * items, and the step's environment where slurmctld cannot be reached.
+ * The state comes from slurmctld when it has decided one (CANCELLED,
+ * TIMEOUT, ...): a cancelled and a timed-out job both end on a signal,
+ * and only slurmctld knows which it was. */
+#include "config.h"
+
+#include <pwd.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+#include <slurm/spank.h>
+
+#include "job.h"
+#include "log.h"
+#include "plugin.h"
+
+static void
+copy_string(char *dst, size_t size, const char *src)
+{
+	if (src != NULL)
+		snprintf(dst, size, "%s", src);
+}
+
+/* A state that slurmctld has decided for the job, or NULL while the job
+ * is still running as far as it knows. */
+static const char *
+decided_state(uint32_t job_state)
+{
+	switch (job_state & JOB_STATE_BASE) {
+	case JOB_CANCELLED: return "CANCELLED";
+	case JOB_TIMEOUT: return "TIMEOUT";
+	case JOB_NODE_FAIL: return "NODE_FAIL";
+	case JOB_PREEMPTED: return "PREEMPTED";
+	case JOB_BOOT_FAIL: return "BOOT_FAIL";
+	case JOB_DEADLINE: return "DEADLINE";
+	case JOB_OOM: return "OUT_OF_MEMORY";
+	case JOB_FAILED: return "FAILED";
+	case JOB_COMPLETE: return "COMPLETED";
+	default: return NULL;
+	}
+}
+
+static void
+from_controller(struct ceems_job_meta *meta, uint32_t jobid)
+{
+	job_info_msg_t *msg = NULL;
+	const slurm_job_info_t *j;
+	const char *state;
+
+	if (slurm_load_job(&msg, jobid, SHOW_DETAIL) != SLURM_SUCCESS ||
+	    msg == NULL || msg->record_count < 1) {
+		ceems_info("job %u: slurmctld did not answer (%s); the record has what the node knows",
+			   jobid, slurm_strerror(slurm_get_errno()));
+		if (msg != NULL)
+			slurm_free_job_info_msg(msg);
+		return;
+	}
+	j = &msg->job_array[0];
+	copy_string(meta->cluster, sizeof(meta->cluster), j->cluster);
+	copy_string(meta->account, sizeof(meta->account), j->account);
+	copy_string(meta->partition, sizeof(meta->partition), j->partition);
+	copy_string(meta->qos, sizeof(meta->qos), j->qos);
+	copy_string(meta->name, sizeof(meta->name), j->name);
+	copy_string(meta->nodes, sizeof(meta->nodes), j->nodes);
+	meta->gid = j->group_id;
+	meta->submit_time = (int64_t)j->submit_time;
+	meta->start_time = (int64_t)j->start_time;
+	if (j->time_limit != INFINITE && j->time_limit != NO_VAL)
+		meta->time_limit_min = j->time_limit;
+	meta->nnodes = j->num_nodes;
+	meta->alloc_cpus = j->num_cpus;
+	if (j->array_task_id != NO_VAL && j->array_job_id != 0) {
+		meta->array_job_id = j->array_job_id;
+		meta->array_task_id = j->array_task_id;
+	}
+	if (j->tres_alloc_str != NULL &&
+	    ceems_job_meta_parse_tres(meta, j->tres_alloc_str) < 0)
+		ceems_warning("job %u: cannot parse TRES '%s'", jobid,
+			      j->tres_alloc_str);
+	state = decided_state(j->job_state);
+	if (state != NULL)
+		copy_string(meta->state, sizeof(meta->state), state);
+	slurm_free_job_info_msg(msg);
+}
+
+/* The step's environment, for what slurmctld could not tell. */
+static void
+from_environment(spank_t sp, struct ceems_job_meta *meta)
+{
+	static const struct {
+		const char *name;
+		size_t offset, size;
+	} vars[] = {
+#define VAR(n, f) { n, offsetof(struct ceems_job_meta, f), sizeof(((struct ceems_job_meta *)0)->f) }
+		VAR("SLURM_CLUSTER_NAME", cluster),
+		VAR("SLURM_JOB_ACCOUNT", account),
+		VAR("SLURM_JOB_PARTITION", partition),
+		VAR("SLURM_JOB_QOS", qos),
+		VAR("SLURM_JOB_NAME", name),
+		VAR("SLURM_JOB_NODELIST", nodes),
+		VAR("SLURMD_NODENAME", node),
+#undef VAR
+	};
+	char value[512];
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		char *field = (char *)meta + vars[i].offset;
+
+		if (field[0] != '\0')
+			continue;
+		if (spank_getenv(sp, vars[i].name, value, sizeof(value)) ==
+		    ESPANK_SUCCESS)
+			snprintf(field, vars[i].size, "%s", value);
+		else if (spank_context() == S_CTX_JOB_SCRIPT &&
+			 getenv(vars[i].name) != NULL)
+			/* The epilog's environment is its own: slurmd's. */
+			snprintf(field, vars[i].size, "%s", getenv(vars[i].name));
+	}
+}
+
+/* This node's Slurm name: the job's node list at this node's index.
+ * The extern step's environment does not carry SLURMD_NODENAME, and
+ * the host name may not be the node name (NodeName=... NodeHostname=). */
+static void
+node_from_nodelist(spank_t sp, struct ceems_job_meta *meta)
+{
+	hostlist_t hl;
+	uint32_t nodeid;
+	char *host;
+
+	if (meta->node[0] != '\0' || meta->nodes[0] == '\0' ||
+	    spank_get_item(sp, S_JOB_NODEID, &nodeid) != ESPANK_SUCCESS)
+		return;
+	hl = slurm_hostlist_create(meta->nodes);
+	if (hl == NULL)
+		return;
+	for (uint32_t i = 0; (host = slurm_hostlist_shift(hl)) != NULL; i++) {
+		if (i == nodeid)
+			copy_string(meta->node, sizeof(meta->node), host);
+		free(host);
+		if (i >= nodeid)
+			break;
+	}
+	slurm_hostlist_destroy(hl);
+}
+
+void
+ceems_plugin_job_meta(spank_t sp, uint32_t jobid, bool ask_controller,
+		      struct ceems_job_meta *meta)
+{
+	uint32_t uid = CEEMS_UNKNOWN_U32;
+	struct passwd pw, *found = NULL;
+	char pwbuf[1024];
+
+	ceems_job_meta_init(meta);
+	meta->jobid = jobid;
+	if (spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS)
+		meta->uid = uid;
+	if (ask_controller)
+		from_controller(meta, jobid);
+	from_environment(sp, meta);
+	node_from_nodelist(sp, meta);
+	if (meta->node[0] == '\0' && gethostname(meta->node, sizeof(meta->node)) < 0)
+		meta->node[0] = '\0';
+	meta->node[sizeof(meta->node) - 1] = '\0';
+	if (uid != CEEMS_UNKNOWN_U32 &&
+	    getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &found) == 0 &&
+	    found != NULL)
+		copy_string(meta->user, sizeof(meta->user), pw.pw_name);
+	meta->end_time = (int64_t)time(NULL);
+}
+
+void
+ceems_plugin_job_outcome(struct ceems_job_meta *meta, int status,
+			 bool have_status, uint64_t oom_kills)
+{
+	if (have_status) {
+		if (WIFEXITED(status))
+			meta->exit_code = WEXITSTATUS(status);
+		else if (WIFSIGNALED(status)) {
+			meta->exit_code = 0;
+			meta->exit_signal = WTERMSIG(status);
+		}
+	}
+	/* slurmctld's decision stands; else what the tasks did says it. */
+	if (meta->state[0] != '\0' && strcmp(meta->state, "COMPLETED") != 0 &&
+	    strcmp(meta->state, "FAILED") != 0)
+		return;
+	if (oom_kills > 0)
+		snprintf(meta->state, sizeof(meta->state), "OUT_OF_MEMORY");
+	else if (have_status)
+		snprintf(meta->state, sizeof(meta->state), "%s",
+			 WIFEXITED(status) && WEXITSTATUS(status) == 0 ?
+			 "COMPLETED" : "FAILED");
+}

@@ -1,0 +1,289 @@
+#!/usr/bin/env bats
+# jobs.bats - issue 4's acceptance, end to end on the real local Slurm
+# cluster: the SPANK plugin (job side and slurmd side) with the node agent
+# it supervises, reading a simulated RAPL tree (tests/doubles/fake-rapl:
+# this machine has no RAPL) whose power follows the machine's real CPU
+# activity.  Every job of the issue's list runs; each gets its summary,
+# its record and energies that balance with the agent's node totals.
+#
+# Runs as root.  Needs CEEMS_SPANK_PLUGIN, CEEMS_TOP_BUILDDIR,
+# CEEMS_TOP_SRCDIR (set by `make check-integration`).
+
+load_lib() {
+	# shellcheck source=tests/harness/slurm.sh
+	. "$CEEMS_TOP_SRCDIR/tests/harness/slurm.sh"
+}
+
+# The model of the simulated node, as fake-rapl applies it.
+P_IDLE=40
+K_ACTIVE=15
+
+# The build tree's agent is a libtool wrapper that finds the uninstalled
+# libceems and execs the real binary in the same process.
+agent_bin() {
+	echo "$CEEMS_TOP_BUILDDIR/tools/ceems-agent"
+}
+
+agent_status() {
+	"$CEEMS_TOP_BUILDDIR/tools/ceems-agent" --status -c "$CEEMS_DIR/ceems.conf"
+}
+
+# submit USER ARGS...: sbatch as USER from the output dir; prints the id.
+submit() {
+	local user=$1
+	shift
+	(cd "$SLURM_DIR/out" && runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF" \
+		sbatch --parsable -o "$SLURM_DIR/out/job-%j.out" "$@")
+}
+
+# The spool record of job ID, once written (waits up to 30 s).
+record_of() {
+	local id=$1 f i
+	for i in $(seq 1 60); do
+		for f in "$CEEMS_DIR"/spool/*.json; do
+			[ -e "$f" ] || continue
+			if [ "$(jq -r .job.jobid "$f")" = "$id" ]; then
+				echo "$f"
+				return 0
+			fi
+		done
+		sleep 0.5
+	done
+	echo "no record for job $id in $CEEMS_DIR/spool" >&2
+	return 1
+}
+
+# Wait for JOBID to finish; prints its final state.
+finish() {
+	slurm_harness_wait_job "$1" 240
+}
+
+out_of() { cat "$SLURM_DIR/out/job-$1.out"; }
+
+# float comparison: awk 'BEGIN{exit !(EXPR)}'
+check() { awk "BEGIN { exit !($1) }"; }
+
+setup_file() {
+	load_lib
+	[ -n "${CEEMS_SPANK_PLUGIN:-}" ] || return 0
+	CEEMS_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ceems-test.jobs.XXXXXX")
+	chmod 755 "$CEEMS_DIR"
+	export CEEMS_DIR
+	mkdir -p "$CEEMS_DIR/sys" "$CEEMS_DIR/spool"
+	"$CEEMS_TOP_BUILDDIR/tests/doubles/fake-rapl" --root "$CEEMS_DIR/sys" \
+		--truth "$CEEMS_DIR/truth" --period-ms 5 --idle-w "$P_IDLE" \
+		--k-w "$K_ACTIVE" --dram-w 4 >"$CEEMS_DIR/fake-rapl.log" 2>&1 &
+	echo $! >"$CEEMS_DIR/fake-rapl.pid"
+	for _ in $(seq 1 50); do
+		[ -e "$CEEMS_DIR/sys/class/powercap/intel-rapl:0/energy_uj" ] && break
+		sleep 0.1
+	done
+	cat >"$CEEMS_DIR/ceems.conf" <<EOF
+# ceems.conf of the end-to-end test: a simulated RAPL node.
+interval = 250ms
+usage_interval = 1s
+socket = $CEEMS_DIR/agent.sock
+state_dir = $CEEMS_DIR/state
+spool_dir = $CEEMS_DIR/spool
+sysfs_root = $CEEMS_DIR/sys
+source_hwmon = no
+source_pm_counters = no
+idle_power_package = ${P_IDLE}W
+idle_power_dram = 4W
+cluster = ceemstest
+zone = FR
+pue = 1.3
+emissions_table = $CEEMS_TOP_SRCDIR/lib/data/carbon-intensity.tsv
+EOF
+	SLURM_DIR=$(slurm_harness_mktemp)
+	export SLURM_DIR
+	slurm_harness_start "$SLURM_DIR" \
+		"required $CEEMS_SPANK_PLUGIN config=$CEEMS_DIR/ceems.conf agent=$(agent_bin) agent_log=$CEEMS_DIR/agent.log summary=full" ||
+		return 1
+	export SLURM_CONF
+	for _ in $(seq 1 50); do
+		agent_status >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+}
+
+teardown_file() {
+	load_lib
+	if [ -n "${SLURM_DIR:-}" ]; then
+		slurm_harness_stop "$SLURM_DIR"
+	fi
+	if [ -n "${CEEMS_DIR:-}" ]; then
+		[ -r "$CEEMS_DIR/fake-rapl.pid" ] && kill "$(cat "$CEEMS_DIR/fake-rapl.pid")" 2>/dev/null
+		sleep 0.2
+		rm -rf "$CEEMS_DIR"
+	fi
+}
+
+setup() {
+	load_lib
+	[ -n "${CEEMS_SPANK_PLUGIN:-}" ] || skip "CEEMS_SPANK_PLUGIN is not set (run through make check-integration)"
+}
+
+@test "the slurmd-side plugin started the node agent on the simulated RAPL node" {
+	run agent_status
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e '.ok and .energy.package != null' >/dev/null
+}
+
+@test "the whole job list runs; each job's summary names it, its user, state and exit code" {
+	# Long ones first: the node has 2 cores, the rest queue behind.
+	TIMEOUT_ID=$(submit nobody -J timeout -c1 --time=1 --wrap 'sleep 300')
+	# --wrap runs /bin/sh: the burner is a bash script of its own.
+	printf '#!/bin/bash\nend=$((SECONDS + 20))\nwhile [ $SECONDS -lt $end ]; do :; done\n' \
+		>"$SLURM_DIR/out/burner.sh"
+	chmod 755 "$SLURM_DIR/out/burner.sh"
+	BURNER_ID=$(submit nobody -J burner -c1 "$SLURM_DIR/out/burner.sh")
+	SLEEPER_ID=$(submit nobody -J sleeper -c2 --wrap 'sleep 12')
+	MEM_ID=$(submit nobody -J memory -c1 --mem=1G --wrap 'python3 -c "b = bytearray(500 * 1024 * 1024); import time; time.sleep(3)"')
+	STEPS_ID=$(submit nobody -J steps -c1 --wrap 'srun -n1 sleep 1; srun -n1 sh -c "end=\$((\$(date +%s)+2)); while [ \$(date +%s) -lt \$end ]; do :; done"')
+	EXIT_ID=$(submit nobody -J exit3 -c1 --wrap 'exit 3')
+	CANCEL_ID=$(submit nobody -J cancelme -c1 --wrap 'sleep 120')
+	NAME_ID=$(submit root -J 'my "odd" job name' -c1 --wrap 'true')
+	printf '%s\n' "$TIMEOUT_ID $BURNER_ID $SLEEPER_ID $MEM_ID $STEPS_ID $EXIT_ID $CANCEL_ID $NAME_ID" >"$CEEMS_DIR/ids"
+
+	for _ in $(seq 1 240); do
+		[ "$(squeue -h -j "$CANCEL_ID" -o %T)" = RUNNING ] && break
+		sleep 1
+	done
+	sleep 2
+	scancel "$CANCEL_ID"
+
+	[ "$(finish "$BURNER_ID")" = COMPLETED ]
+	[ "$(finish "$SLEEPER_ID")" = COMPLETED ]
+	[ "$(finish "$MEM_ID")" = COMPLETED ]
+	[ "$(finish "$STEPS_ID")" = COMPLETED ]
+	[ "$(finish "$EXIT_ID")" = FAILED ]
+	[ "$(finish "$CANCEL_ID")" = CANCELLED ]
+	[ "$(finish "$NAME_ID")" = COMPLETED ]
+	[ "$(finish "$TIMEOUT_ID")" = TIMEOUT ]
+
+	out_of "$BURNER_ID" | grep -q "^ceems - job $BURNER_ID (nobody[,)] COMPLETED in "
+	out_of "$SLEEPER_ID" | grep -q "^ceems - job $SLEEPER_ID (nobody[,)] COMPLETED in "
+	out_of "$EXIT_ID" | grep -q "^ceems - job $EXIT_ID (nobody[,)] FAILED (exit 3) in "
+	out_of "$CANCEL_ID" | grep -q "^ceems - job $CANCEL_ID (nobody[,)] CANCELLED"
+	out_of "$TIMEOUT_ID" | grep -q "^ceems - job $TIMEOUT_ID (nobody[,)] TIMEOUT"
+	out_of "$NAME_ID" | grep -q "^ceems - job $NAME_ID (root[,)] COMPLETED"
+	out_of "$STEPS_ID" | grep -q "^ceems - job $STEPS_ID (nobody[,)] COMPLETED"
+	# Every summary line fits 80 columns and is plain ASCII.
+	for id in $(cat "$CEEMS_DIR/ids"); do
+		! out_of "$id" | grep '^ceems\|^CPU\|^Memory\|^Energy\|^Carbon\|^Note' | awk 'length > 80 { exit 1 }' || true
+		run bash -c "grep -P '[^\\x00-\\x7f]' '$SLURM_DIR/out/job-$id.out'"
+		[ "$status" -ne 0 ]
+	done
+}
+
+@test "CPU efficiency: about 100% for the burner, about 0% for the sleeper" {
+	read -r _ BURNER_ID SLEEPER_ID _ <"$CEEMS_DIR/ids"
+	b=$(record_of "$BURNER_ID")
+	s=$(record_of "$SLEEPER_ID")
+	eb=$(jq '.measurements.cpu_s / (.measurements.elapsed_s * .measurements.alloc_cores)' "$b")
+	es=$(jq '.measurements.cpu_s / (.measurements.elapsed_s * .measurements.alloc_cores)' "$s")
+	echo "# burner efficiency $eb, sleeper $es" >&3
+	check "$eb >= 0.95 && $eb <= 1.05"
+	check "$es <= 0.05"
+	out_of "$BURNER_ID" | grep -Eq 'efficiency +(9[5-9]|10[0-5])%'
+}
+
+@test "the memory job's peak is at least 500 MiB" {
+	read -r _ _ _ MEM_ID _ <"$CEEMS_DIR/ids"
+	r=$(record_of "$MEM_ID")
+	peak=$(jq '.measurements.usage.mem_peak_bytes' "$r")
+	echo "# memory peak $peak bytes" >&3
+	check "$peak >= 500 * 1048576"
+}
+
+@test "energies are present and the sleeper pays the idle power of the cores it held" {
+	read -r _ _ SLEEPER_ID _ <"$CEEMS_DIR/ids"
+	r=$(record_of "$SLEEPER_ID")
+	jq -e '.measurements.ledger.package.joules > 0 and .measurements.ledger.dram.joules > 0' "$r" >/dev/null
+	# It held both of the node's cores: all of P_idle while it ran.
+	static=$(jq '.measurements.ledger.package.static_j' "$r")
+	covered=$(jq '.measurements.ledger.package.covered_s' "$r")
+	echo "# sleeper static package energy $static J over $covered s" >&3
+	check "$static >= 0.97 * $P_IDLE * $covered && $static <= 1.03 * $P_IDLE * $covered"
+	jq -e '.measurements.ledger.emissions.grams > 0 and .measurements.ledger.emissions.factor.zone == "FR"' "$r" >/dev/null
+}
+
+@test "per-step figures: batch, extern and both srun steps, never more than the job" {
+	read -r _ _ _ _ STEPS_ID _ <"$CEEMS_DIR/ids"
+	r=$(record_of "$STEPS_ID")
+	jq -r '.measurements.steps[].id' "$r" | sort | tr '\n' ' ' | grep -q '^0 1 batch extern $'
+	job=$(jq '.measurements.ledger.package.joules' "$r")
+	steps=$(jq '[.measurements.steps[].joules.package] | add' "$r")
+	echo "# job $job J, steps $steps J" >&3
+	check "$steps <= $job * 1.000001"
+	# The busy srun step used more CPU than the sleeping one.
+	jq -e '([.measurements.steps[] | select(.id == "1") | .cpu_s][0]) > ([.measurements.steps[] | select(.id == "0") | .cpu_s][0])' "$r" >/dev/null
+}
+
+@test "the job name with spaces and quotes is kept exactly in the record" {
+	read -r _ _ _ _ _ _ _ NAME_ID <"$CEEMS_DIR/ids"
+	r=$(record_of "$NAME_ID")
+	[ "$(jq -r .job.name "$r")" = 'my "odd" job name' ]
+}
+
+@test "the ledger balances: jobs + system + idle = what the node's counters moved" {
+	run agent_status
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq .jobs)" -eq 0 ]
+	for d in package dram; do
+		delta=$(echo "$output" | jq ".energy.$d.delta_j")
+		sys=$(echo "$output" | jq ".energy.$d.system_j")
+		idle=$(echo "$output" | jq ".energy.$d.idle_j")
+		jobs=$(jq -s "[.[].measurements.ledger.$d.joules // 0] | add" "$CEEMS_DIR"/spool/*.json)
+		echo "# $d: delta $delta = jobs $jobs + system $sys + idle $idle" >&3
+		check "($jobs + $sys + $idle - $delta)^2 <= (1e-6 * $delta)^2"
+	done
+}
+
+@test "killing the node agent mid-job neither fails nor delays the job; its record shows the gap" {
+	id=$(submit nobody -J gap -c1 --wrap 'sleep 10')
+	for _ in $(seq 1 60); do
+		[ "$(squeue -h -j "$id" -o %T)" = RUNNING ] && break
+		sleep 0.5
+	done
+	sleep 3
+	pid=$(agent_status | jq .pid)
+	kill -9 "$pid"
+	start=$(date +%s)
+	[ "$(finish "$id")" = COMPLETED ]
+	r=$(record_of "$id")
+	jq -e '.measurements.gap_s > 0' "$r" >/dev/null
+	cov=$(jq '.measurements.ledger.package.covered_s / .measurements.ledger.lifetime_s' "$r")
+	echo "# coverage after the agent was killed: $cov" >&3
+	check "$cov < 1"
+	elapsed=$(jq '.measurements.elapsed_s' "$r")
+	check "$elapsed < 14"
+}
+
+@test "restarting slurmd mid-job does not lose the job's record" {
+	id=$(submit nobody -J restart -c1 --wrap 'sleep 8')
+	for _ in $(seq 1 60); do
+		[ "$(squeue -h -j "$id" -o %T)" = RUNNING ] && break
+		sleep 0.5
+	done
+	sleep 2
+	kill "$(cat "$SLURM_DIR/run/slurmd.pid")"
+	for _ in $(seq 1 50); do
+		kill -0 "$(cat "$SLURM_DIR/run/slurmd.pid")" 2>/dev/null || break
+		sleep 0.2
+	done
+	(cd / && slurmd -f "$SLURM_DIR/slurm.conf" -N localhost)
+	[ "$(finish "$id")" = COMPLETED ]
+	record_of "$id" >/dev/null
+}
+
+@test "nothing is left behind: no registration, no job state" {
+	run agent_status
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq .jobs)" -eq 0 ]
+	# Every job of this file has exactly one record.
+	n=$(ls "$CEEMS_DIR"/spool/*.json | wc -l)
+	ids=$(jq -r .job.jobid "$CEEMS_DIR"/spool/*.json | sort -u | wc -l)
+	[ "$n" -eq "$ids" ]
+}

@@ -1,0 +1,383 @@
+#!/usr/bin/env bats
+# tests/integration/slurmd-agent.bats -- the slurmd context of the ceems
+# SPANK plugin on a real single-node Slurm cluster (tests/harness/slurm.sh):
+# slurmd starts the node agent's supervisor (ceems-agent-sv), which starts
+# the agent (tools/ceems-agent), restarts it when it dies and stops it when
+# slurmd is gone, whether slurmd daemonizes or runs with -D, exits cleanly
+# or is killed; a slurmd restart keeps a running job's record; a missing
+# agent leaves slurmd and jobs unharmed; a refused start is retried.
+#
+# Each test starts its own cluster with the plugin loaded as `required`
+# (a load error fails the start), the agent's socket, state and spool
+# inside the cluster's directory, and a copy of the RAPL fixture tree as
+# sysfs.  The agent is the build tree's tools/ceems-agent: a libtool
+# wrapper script that sets LD_LIBRARY_PATH and execs tools/.libs/ceems-agent
+# (a production install execs the real binary).
+#
+# Run as root:
+#   CEEMS_SPANK_PLUGIN=$PWD/plugins/.libs/spank_ceems.so CEEMS_TOP_BUILDDIR=$PWD \
+#   CEEMS_FIXTURES=/path/to/tests/fixtures bats --tap tests/integration/slurmd-agent.bats
+# Needs: the harness's Slurm and munge packages, jq.
+
+HARNESS_DIR=$BATS_TEST_DIRNAME/../harness
+# shellcheck source=../harness/slurm.sh
+. "$HARNESS_DIR/slurm.sh"
+
+_fail() {
+    echo "FAILED: $*" >&2
+    return 1
+}
+
+_skip_reason() {
+    if [ -z "${CEEMS_SPANK_PLUGIN:-}" ] || [ ! -f "$CEEMS_SPANK_PLUGIN" ]; then
+        echo "CEEMS_SPANK_PLUGIN does not name the built SPANK plugin"
+    elif [ -z "${CEEMS_TOP_BUILDDIR:-}" ] || [ ! -x "$CEEMS_TOP_BUILDDIR/tools/ceems-agent" ]; then
+        echo "CEEMS_TOP_BUILDDIR does not hold a built tools/ceems-agent"
+    elif [ -z "${CEEMS_FIXTURES:-}" ] || [ ! -d "$CEEMS_FIXTURES/sys/rapl-intel" ]; then
+        echo "CEEMS_FIXTURES does not hold sys/rapl-intel"
+    elif [ "$(id -u)" != 0 ]; then
+        echo "needs root (runs slurmd and munged)"
+    elif ! command -v jq >/dev/null; then
+        echo "needs jq to read the agent's replies"
+    fi
+}
+
+setup() {
+    local reason
+    reason=$(_skip_reason)
+    [ -z "$reason" ] || skip "$reason"
+    AGENT=$CEEMS_TOP_BUILDDIR/tools/ceems-agent
+    DIR=
+}
+
+teardown() {
+    local dir p
+    [ -f "$BATS_TEST_TMPDIR/slurm_dir" ] || return 0
+    dir=$(cat "$BATS_TEST_TMPDIR/slurm_dir")
+    [ -e "$dir" ] || return 0
+    if [ -n "${BATS_TEST_COMPLETED:-}" ] || [ ! -f "$dir/log/agent.log" ]; then
+        :
+    else
+        echo "---- tail of $dir/log/agent.log:" >&2
+        tail -n 30 "$dir/log/agent.log" >&2
+        echo "---- ceems lines of $dir/log/slurmd.log:" >&2
+        grep ceems "$dir/log/slurmd.log" >&2 || true
+    fi
+    slurm_harness_stop "$dir" || true
+    # The harness kills what outlives slurmd; this is the last net, by
+    # the exact paths of this cluster only.
+    for p in $(_agent_pids "$dir") $(_supervisor_pids "$dir"); do
+        kill -KILL "$p" 2>/dev/null || true
+    done
+    rm -rf -- "$dir"
+}
+
+# Pids of processes named COMM (the kernel's comm) whose command line
+# contains the argument ARG exactly.
+_pids_with_arg() { # COMM ARG
+    local p comm
+    for p in /proc/[0-9]*; do
+        { read -r comm <"$p/comm"; } 2>/dev/null || continue
+        [ "$comm" = "$1" ] || continue
+        grep -q '^State:[[:space:]]*Z' "$p/status" 2>/dev/null && continue
+        if tr '\0' '\n' <"$p/cmdline" 2>/dev/null | grep -qxF -- "$2"; then
+            echo "${p#/proc/}"
+        fi
+    done
+}
+
+# The agents and supervisors of the cluster in DIR.  The supervisor is a
+# fork of slurmd: its command line is slurmd's.
+_agent_pids() { _pids_with_arg ceems-agent "$1/ceems.conf"; }
+_supervisor_pids() { _pids_with_arg ceems-agent-sv "$1/slurm.conf"; }
+
+_stat_field() { # PID N: field N of /proc/PID/stat (comm has no spaces here)
+    awk -v n="$2" '{ print $n }' "/proc/$1/stat"
+}
+
+_slurmd_pid() {
+    local pid
+    pid=$(head -n 1 "$DIR/run/slurmd.pid" 2>/dev/null) || return 1
+    [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = slurmd ] && echo "$pid"
+}
+
+_status() {
+    "$AGENT" -c "$DIR/ceems.conf" --timeout 1000 --status 2>/dev/null
+}
+
+# Wait until an agent answers --status (printing its pid) within SECONDS;
+# with NOT_PID, one whose pid is not NOT_PID.
+_wait_agent() { # SECONDS [NOT_PID]
+    local deadline=$(( $(date +%s) + $1 )) reply pid
+    while :; do
+        if reply=$(_status); then
+            pid=$(echo "$reply" | jq -r .pid)
+            if [ -z "${2:-}" ] || [ "$pid" != "$2" ]; then
+                echo "$pid"
+                return 0
+            fi
+        fi
+        [ "$(date +%s)" -ge "$deadline" ] && break
+        sleep 0.1
+    done
+    _fail "no agent${2:+ other than pid $2} answered --status on $DIR/agent/agent.sock within $1 s"
+}
+
+# Wait until no agent or supervisor of this cluster is left.
+_wait_no_agent() { # SECONDS
+    local deadline=$(( $(date +%s) + $1 )) left
+    while :; do
+        left="$(_agent_pids "$DIR") $(_supervisor_pids "$DIR")"
+        [ -z "${left// /}" ] && return 0
+        [ "$(date +%s)" -ge "$deadline" ] && break
+        sleep 0.1
+    done
+    ps -o pid,ppid,comm,args -p "${left// /,}" >&2 || true
+    _fail "agent or supervisor processes left after $1 s:$left"
+}
+
+# A fresh directory for a cluster, with an agent configuration whose
+# files all live in it.
+_make_dir() {
+    DIR=$(slurm_harness_mktemp) || _fail "slurm_harness_mktemp"
+    echo "$DIR" >"$BATS_TEST_TMPDIR/slurm_dir"
+    cp -r "$CEEMS_FIXTURES/sys/rapl-intel" "$DIR/sys"
+    mkdir -p "$DIR/agent/state" "$DIR/agent/spool" "$DIR/log"
+    cat >"$DIR/ceems.conf" <<EOF
+# slurmd-agent.bats: fixture RAPL tree, real /proc and cgroups
+interval = 200ms
+checkpoint_interval = 0
+socket = $DIR/agent/agent.sock
+state_dir = $DIR/agent/state
+spool_dir = $DIR/agent/spool
+sysfs_root = $DIR/sys
+source_hwmon = no
+source_pm_counters = no
+EOF
+}
+
+# Start a cluster (in DIR if _make_dir ran, else in a fresh one) whose
+# slurmd runs the plugin's slurmd context with agent=AGENT (default: the
+# build tree's).
+_start_cluster() { # [AGENT]
+    [ -n "${DIR:-}" ] || _make_dir
+    slurm_harness_start "$DIR" \
+        "required $CEEMS_SPANK_PLUGIN config=$DIR/ceems.conf agent=${1:-$AGENT} agent_log=$DIR/log/agent.log" ||
+        _fail "slurm_harness_start"
+}
+
+# The process tree: slurmd -> nothing; PID 1 (or a subreaper) ->
+# ceems-agent-sv (own session) -> ceems-agent.
+_check_tree() { # AGENT_PID
+    local agent=$1 sv slurmd ppid
+    sv=$(_supervisor_pids "$DIR")
+    [ "$(echo "$sv" | wc -w)" = 1 ] || _fail "want one supervisor, have: '$sv'"
+    slurmd=$(_slurmd_pid) || _fail "slurmd is not running"
+    [ "$(_stat_field "$agent" 4)" = "$sv" ] ||
+        _fail "the agent $agent is not the child of the supervisor $sv"
+    ppid=$(_stat_field "$sv" 4)
+    [ "$ppid" != "$slurmd" ] || _fail "the supervisor $sv is slurmd's child"
+    [ "$(_stat_field "$sv" 6)" != "$(_stat_field "$slurmd" 6)" ] ||
+        _fail "the supervisor $sv is in slurmd's session"
+}
+
+@test "daemonized slurmd: a detached supervisor runs the agent, which answers, with a clean environment and no slurmd descriptors" {
+    local agent sv env fds f
+    _start_cluster
+    agent=$(_wait_agent 10)
+    _check_tree "$agent"
+    sv=$(_supervisor_pids "$DIR")
+
+    # Environment: PATH only, nothing of slurmd's (SLURM_CONF and
+    # CEEMS_TEST_SLURM_DIR are in slurmd's).  The build tree's libtool
+    # wrapper, a bash script, adds LD_LIBRARY_PATH, BIN_SH, DUALCASE, PWD,
+    # SHLVL and _ on its way to the binary.
+    env=$(tr '\0' '\n' <"/proc/$agent/environ" |
+          grep -Ev "^(LD_LIBRARY_PATH=$CEEMS_TOP_BUILDDIR/|BIN_SH=|DUALCASE=|PWD=|SHLVL=|_=)" | sort)
+    [ "$env" = "PATH=/usr/sbin:/usr/bin:/sbin:/bin" ] ||
+        _fail "the agent's environment is not PATH alone: $env"
+    tr '\0' '\n' <"/proc/$(_slurmd_pid)/environ" | grep -qx "CEEMS_TEST_SLURM_DIR=$DIR" ||
+        _fail "slurmd's environment lacks CEEMS_TEST_SLURM_DIR: the check above proves nothing"
+
+    # The supervisor holds /dev/null (0, 1), the log (2) and its two pipes.
+    fds=$(ls -l "/proc/$sv/fd" | awk 'NR > 1 { print $9, $11 }')
+    echo "$fds" | grep -qx "0 /dev/null" || _fail "supervisor fd 0: $fds"
+    echo "$fds" | grep -qx "1 /dev/null" || _fail "supervisor fd 1: $fds"
+    echo "$fds" | grep -qx "2 $DIR/log/agent.log" || _fail "supervisor fd 2: $fds"
+    [ "$(echo "$fds" | grep -c ' pipe:')" = 2 ] && [ "$(echo "$fds" | wc -l)" = 5 ] ||
+        _fail "the supervisor holds more than 0-2 and its two pipes: $fds"
+    # The agent: its stderr on the log, no pipe and no file of slurmd's.
+    fds=$(ls -l "/proc/$agent/fd" | awk 'NR > 1 { print $9, $11 }')
+    echo "$fds" | grep -qx "2 $DIR/log/agent.log" || _fail "agent fd 2: $fds"
+    for f in ' pipe:' "$DIR/log/slurmd.log" "$DIR/spool/d"; do
+        if echo "$fds" | grep -qF -- "$f"; then
+            _fail "the agent inherited '$f': $fds"
+        fi
+    done
+
+    grep -q "ceems: node agent supervisor ceems-agent-sv started, pid $sv" "$DIR/log/slurmd.log" ||
+        _fail "no start line in the slurmd log"
+    grep -q "ceems-agent-sv\[$sv\]: info: started the agent: pid " "$DIR/log/agent.log" ||
+        _fail "no start line in the agent's log"
+}
+
+@test "the agent killed with SIGKILL is logged and restarted, and the new one answers within a few seconds" {
+    local agent new sv
+    _start_cluster
+    agent=$(_wait_agent 10)
+    sv=$(_supervisor_pids "$DIR")
+    kill -KILL "$agent"
+    new=$(_wait_agent 5 "$agent")
+    _check_tree "$new"
+    [ "$(_supervisor_pids "$DIR")" = "$sv" ] || _fail "the supervisor changed"
+    grep -q "the agent (pid $agent) was killed by signal 9 (SIGKILL) after [0-9.]* s; restarting it in 1 s" \
+        "$DIR/log/agent.log" || _fail "the agent's death is not logged"
+    # A second quick death waits twice as long.
+    kill -KILL "$new"
+    _wait_agent 8 "$new" >/dev/null
+    grep -q "the agent (pid $new) was killed by signal 9 (SIGKILL) after [0-9.]* s; restarting it in 2 s" \
+        "$DIR/log/agent.log" || _fail "no backoff after a second quick death"
+}
+
+@test "scontrol reconfigure keeps an agent; scontrol shutdown: the agent checkpoints and exits 0, the supervisor exits, nothing is left" {
+    local agent sv
+    _start_cluster
+    _wait_agent 10 >/dev/null
+    # 22.05 keeps slurmd (and so the agent); 23.11+ re-executes slurmd,
+    # whose new supervisor starts a new agent.
+    scontrol reconfigure >/dev/null || _fail "scontrol reconfigure"
+    sleep 1
+    agent=$(_wait_agent 15)
+    sv=$(_supervisor_pids "$DIR")
+    [ "$(echo "$sv" | wc -w)" = 1 ] || _fail "want one supervisor after reconfigure, have: '$sv'"
+    scontrol shutdown >/dev/null || _fail "scontrol shutdown"
+    _wait_no_agent 15
+    grep -q "ceems-agent\[$agent\]: info: SIGTERM received: checkpointing and stopping" "$DIR/log/agent.log" ||
+        _fail "the agent was not stopped with SIGTERM"
+    grep -q "ceems-agent-sv\[$sv\]: info: the agent (pid $agent) exited with status 0" "$DIR/log/agent.log" ||
+        _fail "the agent's clean exit is not logged"
+    grep -q "ceems: the node agent and its supervisor (pid $sv) stopped" "$DIR/log/slurmd.log" ||
+        _fail "slurmd_exit did not see the supervisor stop"
+    [ ! -e "$DIR/agent/agent.sock" ] || _fail "the socket is left"
+    [ -f "$DIR/agent/state/jobs.state" ] || _fail "no checkpoint in $DIR/agent/state"
+}
+
+@test "slurmd -D (foreground): the agent runs and stops with slurmd" {
+    local agent slurmd
+    CEEMS_TEST_SLURMD_FOREGROUND=1 _start_cluster
+    slurmd=$(_slurmd_pid) || _fail "slurmd -D is not running"
+    tr '\0' ' ' <"/proc/$slurmd/cmdline" | grep -q -- ' -D ' || _fail "slurmd runs without -D"
+    agent=$(_wait_agent 10)
+    _check_tree "$agent"
+    grep -q "supervising the node agent for slurmd pid $slurmd\$" "$DIR/log/agent.log" ||
+        _fail "the supervisor was not started by slurmd $slurmd itself"
+    scontrol shutdown >/dev/null || _fail "scontrol shutdown"
+    _wait_no_agent 15
+    grep -q "ceems-agent-sv\[[0-9]*\]: info: the agent (pid $agent) exited with status 0" "$DIR/log/agent.log" ||
+        _fail "the agent did not exit cleanly"
+}
+
+@test "slurmd killed with SIGKILL: the supervisor notices, stops the agent cleanly, nothing is left" {
+    local agent slurmd
+    _start_cluster
+    agent=$(_wait_agent 10)
+    slurmd=$(_slurmd_pid) || _fail "slurmd is not running"
+    kill -KILL "$slurmd"
+    _wait_no_agent 15
+    grep -q "info: slurmd is gone: stopping the agent" "$DIR/log/agent.log" ||
+        _fail "the supervisor did not see slurmd go"
+    grep -q "the agent (pid $agent) exited with status 0" "$DIR/log/agent.log" ||
+        _fail "the agent did not exit cleanly"
+    ! grep -q "ceems: the node agent and its supervisor" "$DIR/log/slurmd.log" ||
+        _fail "slurmd_exit ran: slurmd was not killed"
+}
+
+# The v1 or v2 cgroup of a job, as a register request would give it:
+# from /proc/PID/cgroup of one of its processes, cut after job_<id>.
+_register_request() { # JOBID PID
+    awk -F: -v job="$1" '
+        function cut(path) { sub("/job_" job "/.*", "/job_" job, path); return path }
+        $2 == "" { v2 = cut($3) }
+        { n = split($2, c, ","); for (i = 1; i <= n; i++)
+              if (c[i] == "cpuacct" || c[i] == "memory" || c[i] == "cpuset") v1[c[i]] = cut($3) }
+        END {
+            if ("cpuacct" in v1 && v1["cpuacct"] ~ "/job_" job "$")
+                printf "{\"op\":\"register\",\"job\":{\"jobid\":%s,\"uid\":0,\"cgroup\":{\"version\":1,\"v1\":{\"cpuacct\":\"%s\",\"memory\":\"%s\",\"cpuset\":\"%s\"}}}}\n", job, v1["cpuacct"], v1["memory"], v1["cpuset"]
+            else
+                printf "{\"op\":\"register\",\"job\":{\"jobid\":%s,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"%s\"}}}\n", job, v2
+        }' "/proc/$2/cgroup"
+}
+
+@test "slurmd restarted under a running job: the old agent checkpoints, the new one restores the job's record" {
+    local agent new jobid pid req reply slurmd state i
+    _start_cluster
+    agent=$(_wait_agent 10)
+    jobid=$(sbatch --parsable --time=5 -o "$DIR/out/job-%j.out" --wrap 'sleep 300') ||
+        _fail "sbatch"
+    for i in $(seq 100); do
+        pid=$(scontrol listpids "$jobid" 2>/dev/null | awk '$3 == "batch" { print $1; exit }')
+        [ -n "$pid" ] && break
+        sleep 0.1
+    done
+    [ -n "$pid" ] || _fail "job $jobid has no batch process"
+    req=$(_register_request "$jobid" "$pid")
+    # The job-side plugin may have registered the job already.
+    reply=$("$AGENT" -c "$DIR/ceems.conf" --call "$req") ||
+        echo "$reply" | jq -e '.code == "EEXIST"' >/dev/null ||
+        _fail "register $req: $reply"
+    sleep 0.5
+    reply=$("$AGENT" -c "$DIR/ceems.conf" --call "{\"op\":\"report\",\"jobid\":$jobid}") ||
+        _fail "report before the restart: $reply"
+
+    # A clean slurmd restart under the running job.
+    slurmd=$(_slurmd_pid) || _fail "slurmd is not running"
+    kill -TERM "$slurmd"
+    _wait_no_agent 15
+    grep -q "ceems-agent\[$agent\]: info: SIGTERM received: checkpointing and stopping" "$DIR/log/agent.log" ||
+        _fail "the old agent was not stopped with SIGTERM"
+    (cd / && slurmd -f "$DIR/slurm.conf" -N localhost) >>"$DIR/log/slurmd.start" 2>&1 ||
+        _fail "slurmd did not restart"
+    new=$(_wait_agent 15 "$agent")
+    state=$(scontrol -o show job "$jobid" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+    [ "$state" = RUNNING ] || _fail "job $jobid is $state after the slurmd restart"
+    reply=$("$AGENT" -c "$DIR/ceems.conf" --call "{\"op\":\"report\",\"jobid\":$jobid}") ||
+        _fail "the new agent $new lost job $jobid: $reply"
+    echo "$reply" | jq -e ".report.jobid == $jobid and .report.elapsed_s > 0" >/dev/null ||
+        _fail "report after the restart: $reply"
+    grep -q "ceems-agent\[$new\]: info: 1 job restored from the last checkpoint" "$DIR/log/agent.log" ||
+        _fail "the new agent does not log a restored job"
+    scancel "$jobid"
+}
+
+@test "agent= names no program: slurmd runs and jobs complete, the error is in slurmd's log" {
+    local jobid state
+    _start_cluster /nonexistent/ceems-agent
+    grep -q "ceems: cannot execute the node agent /nonexistent/ceems-agent: No such file or directory; jobs on this node are not measured" \
+        "$DIR/log/slurmd.log" || _fail "no error line in the slurmd log"
+    [ -z "$(_supervisor_pids "$DIR")" ] || _fail "a supervisor runs without an agent to run"
+    jobid=$(sbatch --parsable --time=1 -o "$DIR/out/job-%j.out" --wrap 'echo ran') || _fail "sbatch"
+    state=$(slurm_harness_wait_job "$jobid" 60) || _fail "slurm_harness_wait_job"
+    [ "$state" = COMPLETED ] || _fail "job $jobid ended $state"
+}
+
+@test "an agent that refuses to start (another one answers on the socket) is retried with a growing backoff" {
+    local other new
+    _make_dir
+    # The agent of a slurmd that is still stopping, as during a restart.
+    ( exec "$AGENT" -c "$DIR/ceems.conf" 2>>"$DIR/log/other-agent.log" </dev/null >/dev/null 3>&- ) &
+    other=$(_wait_agent 10)
+    _start_cluster
+    for _ in $(seq 100); do
+        grep -q "exited with status 1 after [0-9.]* s; restarting it in 2 s" "$DIR/log/agent.log" && break
+        sleep 0.1
+    done
+    grep -q "another agent is listening on $DIR/agent/agent.sock" "$DIR/log/agent.log" ||
+        _fail "the supervised agent did not refuse to start"
+    grep -q "exited with status 1 after [0-9.]* s; restarting it in 1 s" "$DIR/log/agent.log" &&
+        grep -q "exited with status 1 after [0-9.]* s; restarting it in 2 s" "$DIR/log/agent.log" ||
+        _fail "no retries 1 s and 2 s apart"
+    [ "$(_stat_field "$other" 4)" != "$(_supervisor_pids "$DIR")" ] || _fail "test error: wrong agent"
+    kill -TERM "$other"
+    new=$(_wait_agent 15 "$other")
+    _check_tree "$new"
+}
