@@ -145,8 +145,8 @@ start_accounting(spank_t sp)
 	r = ceems_agent_register_job(step.config.socket_path, &spec,
 				     AGENT_TIMEOUT_MS, err, sizeof(err));
 	if (r < 0 && r != -EEXIST) {
-		ceems_warning("job %u: not registered with the node agent at %s: %s",
-			      step.jobid, step.config.socket_path, err);
+		ceems_warning("job %u step %s: not registered with the node agent at %s: %s",
+			      step.jobid, step.step, step.config.socket_path, err);
 		return;
 	}
 	r = ceems_agent_step_start_call(step.config.socket_path, step.jobid,
@@ -250,8 +250,17 @@ ceems_remote_task_exit(spank_t sp)
 		step.exit_status = status;
 		step.have_exit_status = true;
 	}
-	if (++step.tasks_exited < step.local_tasks || !step.step_started)
+	if (++step.tasks_exited < step.local_tasks)
 		return 0;
+	if (!step.step_started) {
+		/* The agent was not there when the step started: say so
+		 * rather than leave the user wondering where the summary is. */
+		if (step.cgroup_found && summary_style() != CEEMS_SUMMARY_NONE &&
+		    prints_summary(sp))
+			slurm_spank_log("ceems: job %u was not measured on this node (node agent unavailable)",
+					step.jobid);
+		return 0;
+	}
 	step.step_started = false;
 	if (ceems_agent_step_end_call(step.config.socket_path, step.jobid,
 				      step.step, AGENT_TIMEOUT_MS, &report, err,

@@ -28,9 +28,9 @@ count_results() {
 	echo "$pass $fail $skip"
 }
 
-# run_suite NAME BUILDDIR MAKE-TARGET: run one suite, add its counts.
+# run_suite NAME BUILD MAKE-TARGET: run one suite in _build/BUILD, add its counts.
 run_suite() {
-	local name=$1 dir=$2 target=$3 rc pass fail skip
+	local name=$1 dir=$build_root/$2 target=$3 rc pass fail skip
 	note "suite $name: make $target"
 	find "$dir" -name '*.trs' -delete 2>/dev/null
 	( cd "$dir" && make -j"$jobs" "$target" ) >"$build_root/logs/$name.log" 2>&1
