@@ -603,6 +603,37 @@ collect_job(struct ceems_agent *a, struct agent_job *j, bool full,
 		collect_step(a, &j->steps[i], full);
 }
 
+/* A job's end: a full reading of this job alone (its memory peak and IO
+ * as of now).  Forcing a full reading of every job instead cost a node
+ * with 1000 jobs tens of milliseconds at each job's end, inside the
+ * ending step (bench_plugin, doc/performance.md).  The CPU figures are
+ * the tick's: this reading does not move the job's CPU baseline. */
+static void
+full_reading(struct ceems_agent *a, struct agent_job *j)
+{
+	if (j->gone || j->reader == NULL)
+		return;
+	if (ceems_cgroup_reader_read_some(j->reader, CEEMS_CGF_ALL,
+					  &a->scratch) == 0 &&
+	    (a->scratch.present & CEEMS_CGF_CPU_USAGE) != 0)
+		j->usage = a->scratch;
+}
+
+/* A step's end: its memory peak, without touching its CPU figures. */
+static void
+step_peak_reading(struct ceems_agent *a, struct agent_step *st)
+{
+	struct ceems_cgroup_stats *cs = &a->scratch;
+
+	if (st->reader == NULL ||
+	    ceems_cgroup_reader_read_some(st->reader, CEEMS_CGF_MEM_PEAK, cs) < 0)
+		return;
+	if (cs->present & CEEMS_CGF_MEM_PEAK) {
+		st->r.have_mem_peak = true;
+		st->r.mem_peak_bytes = cs->mem_peak_bytes;
+	}
+}
+
 static void
 save_job(struct ceems_agent *a, const struct agent_job *j, uint64_t now_ns)
 {
@@ -796,12 +827,12 @@ ceems_agent_deregister(struct ceems_agent *a, uint32_t jobid,
 
 	if (find_job(a, jobid, NULL) == NULL)
 		return -ENOENT;
-	/* A last full reading: peak memory and IO as of the job's end. */
-	a->last_usage_ns = 0;
 	ceems_agent_tick(a, now_ns);
 	j = find_job(a, jobid, &i);
 	if (j == NULL)
 		return -ENOENT;
+	/* A last full reading: peak memory and IO as of the job's end. */
+	full_reading(a, j);
 	fill_report(a, j, out);
 	if (a->state != NULL)
 		state_slot_release(a->state, j->slot);
@@ -891,9 +922,9 @@ ceems_agent_step_end(struct ceems_agent *a, uint32_t jobid,
 	if (j == NULL || (st = find_step(j, step_id)) == NULL)
 		return -ENOENT;
 	if (!st->r.ended) {
-		/* A last full reading of the step: its memory peak. */
-		a->last_usage_ns = 0;
 		ceems_agent_tick(a, now_ns);
+		/* A last reading of the step: its memory peak. */
+		step_peak_reading(a, st);
 		ceems_cgroup_reader_close(st->reader);
 		st->reader = NULL;
 		st->r.ended = true;
