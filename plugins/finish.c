@@ -8,8 +8,8 @@
 
 #include "log.h"
 #include "plugin.h"
+#include "jobside.h"
 #include "record.h"
-#include "storage.h"
 
 void
 ceems_plugin_finish_job(const struct ceems_config *config,
@@ -20,8 +20,8 @@ ceems_plugin_finish_job(const struct ceems_config *config,
 	static struct ceems_job_record record;
 	char err[512];
 
-	ceems_record_build(&record, meta, report, by, (int64_t)time(NULL));
-	if (ceems_storage_store(config, &record, err, sizeof(err)) < 0) {
+	if (ceems_jobside_finish(config, meta, report, by, (int64_t)time(NULL),
+				 &record, err, sizeof(err)) < 0) {
 		ceems_error("job %u: record not stored: %s", meta->jobid, err);
 		return;
 	}

@@ -34,6 +34,7 @@
 #include "conf.h"
 #include "fileio.h"
 #include "job.h"
+#include "jobside.h"
 #include "log.h"
 #include "plugin.h"
 #include "summary.h"
@@ -82,58 +83,22 @@ ceems_remote_init(spank_t sp, const struct ceems_plugin_args *args)
 	return 0;
 }
 
-/* On v1, slurmstepd is not in the job's cpuacct cgroup (only tasks are):
- * take the controllers it lacks from their siblings, where they exist. */
-static void
-fill_cgroup_siblings(void)
-{
-	static char text[65536];
-	struct ceems_cgroup_mounts mounts;
-
-	if (step.cgroup.version != CEEMS_CGROUP_V1 ||
-	    ceems_read_text_file("/proc/self/mountinfo", text, sizeof(text)) < 0 ||
-	    ceems_cgroup_mounts_from_mountinfo(text, &mounts) < 0)
-		return;
-	ceems_cgroup_job_fill_siblings(&step.cgroup, &mounts, "");
-}
-
-/* Find the job's cgroup from the cgroup membership of PID. */
+/* Find the job's cgroup from the cgroup membership of PID, register the
+ * job (harmless when an earlier step did) and start this step's
+ * accounting: lib/jobside.c, which tests/bench/bench_plugin times. */
 static int
-resolve_cgroup(pid_t pid)
-{
-	char path[64], text[4096];
-	ssize_t n;
-	int ret;
-
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	n = ceems_read_text_file(path, text, sizeof(text));
-	if (n < 0) {
-		ceems_warning("job %u: cannot read %s: %s", step.jobid, path,
-			      strerror((int)-n));
-		return -1;
-	}
-	ret = ceems_cgroup_job_from_proc(text, step.jobid, &step.cgroup);
-	if (ret < 0) {
-		ceems_warning("job %u: %s does not place pid %d in a job_%u cgroup (%s); is ProctrackType=proctrack/cgroup set?",
-			      step.jobid, path, (int)pid, step.jobid,
-			      strerror(-ret));
-		return -1;
-	}
-	fill_cgroup_siblings();
-	step.cgroup_found = true;
-	return 0;
-}
-
-/* Register the job (harmless when an earlier step did) and start this
- * step's accounting. */
-static void
-start_accounting(spank_t sp)
+start_accounting(spank_t sp, pid_t pid)
 {
 	struct ceems_agent_job_spec spec;
 	uint64_t mem_mb = 0;
-	char err[256];
-	int r;
+	char err[512];
 
+	if (ceems_jobside_find_cgroup(pid, step.jobid, &step.cgroup, err,
+				      sizeof(err)) < 0) {
+		ceems_warning("job %u: %s", step.jobid, err);
+		return -1;
+	}
+	step.cgroup_found = true;
 	memset(&spec, 0, sizeof(spec));
 	spec.jobid = step.jobid;
 	spec.uid = step.uid;
@@ -142,22 +107,13 @@ start_accounting(spank_t sp)
 	 * cpuset, which the agent reads itself. */
 	if (spank_get_item(sp, S_JOB_ALLOC_MEM, &mem_mb) == ESPANK_SUCCESS)
 		spec.alloc_mem_bytes = mem_mb << 20;
-	r = ceems_agent_register_job(step.config.socket_path, &spec,
-				     AGENT_TIMEOUT_MS, err, sizeof(err));
-	if (r < 0 && r != -EEXIST) {
-		ceems_warning("job %u step %s: not registered with the node agent at %s: %s",
-			      step.jobid, step.step, step.config.socket_path, err);
-		return;
-	}
-	r = ceems_agent_step_start_call(step.config.socket_path, step.jobid,
-					step.step, AGENT_TIMEOUT_MS, err,
-					sizeof(err));
-	if (r < 0) {
-		ceems_warning("job %u step %s: not started with the node agent: %s",
-			      step.jobid, step.step, err);
-		return;
+	if (ceems_jobside_start(step.config.socket_path, &spec, step.step,
+				AGENT_TIMEOUT_MS, err, sizeof(err)) < 0) {
+		ceems_warning("job %u step %s: %s", step.jobid, step.step, err);
+		return 0;
 	}
 	step.step_started = true;
+	return 0;
 }
 
 int
@@ -174,10 +130,7 @@ ceems_remote_task_post_fork(spank_t sp)
 		pid = getpid();
 	else if (err != ESPANK_SUCCESS)
 		return -1;
-	if (resolve_cgroup(pid) < 0)
-		return -1;
-	start_accounting(sp);
-	return 0;
+	return start_accounting(sp, pid);
 }
 
 /* The summary the user asked for, else the site's default. */

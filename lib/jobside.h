@@ -1,0 +1,48 @@
+/* jobside.h - the work the SPANK plugin does inside slurmstepd at a job's
+ * start and end, without Slurm: finding the job's cgroup, registering it
+ * and its step with the node agent, and storing its record.  It lives
+ * here, not in plugins/, so that tests/bench/bench_plugin times exactly
+ * the calls the plugin makes (the job-start and job-end latency budget of
+ * ARCHITECTURE invariant 1), and so that Slurm stays in plugins/. */
+#ifndef CEEMS_JOBSIDE_H
+#define CEEMS_JOBSIDE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "agent_proto.h"
+#include "cgroup_path.h"
+#include "conf.h"
+#include "job.h"
+#include "record.h"
+
+/* Find job JOBID's cgroup from the kernel's /proc/PID/cgroup of one of its
+ * processes; on cgroup v1, fill the controllers PID is not in (slurmstepd
+ * is not in cpuacct) from their siblings, as /proc/self/mountinfo shows
+ * them.  Returns 0, or a negative errno with ERR saying why. */
+int ceems_jobside_find_cgroup(pid_t pid, uint32_t jobid,
+			      struct ceems_cgroup_job *cgroup, char *err,
+			      size_t err_size);
+
+/* Register SPEC's job with the agent at SOCKET_PATH (a job an earlier
+ * step registered is fine) and start its step STEP.  Each call waits at
+ * most TIMEOUT_MS.  Returns 0, or a negative errno with ERR saying which
+ * call failed and why. */
+int ceems_jobside_start(const char *socket_path,
+			const struct ceems_agent_job_spec *spec,
+			const char *step, int timeout_ms, char *err,
+			size_t err_size);
+
+/* Build the record of a finished job from META and the agent's final
+ * REPORT into RECORD (the caller's: it is large), finalized by BY at
+ * Unix time NOW, and store it (PostgreSQL, else the durable spool).
+ * Returns what ceems_storage_store returns. */
+int ceems_jobside_finish(const struct ceems_config *config,
+			 const struct ceems_job_meta *meta,
+			 const struct ceems_agent_job_report *report,
+			 const char *by, int64_t now,
+			 struct ceems_job_record *record, char *err,
+			 size_t err_size);
+
+#endif
