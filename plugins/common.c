@@ -62,6 +62,7 @@ ceems_plugin_parse_args(int ac, char **av, struct ceems_plugin_args *args)
 		 CEEMS_AGENT_PATH);
 	snprintf(args->agent_log, sizeof(args->agent_log), "%s",
 		 CEEMS_AGENT_LOG);
+	args->interval[0] = '\0';
 
 	for (int i = 0; i < ac; i++) {
 		const char *eq = strchr(av[i], '=');
@@ -86,6 +87,21 @@ ceems_plugin_parse_args(int ac, char **av, struct ceems_plugin_args *args)
 			if (parse_path("agent_log", value, args->agent_log,
 				       sizeof(args->agent_log)) < 0)
 				ret = -1;
+		} else if (klen == 8 && strncmp(av[i], "interval", 8) == 0 && eq) {
+			uint64_t ns;
+
+			/* The agent checks it too; checked here, the error
+			 * reaches the slurmd log and the agent still starts. */
+			if (ceems_parse_duration(value, &ns) < 0 ||
+			    ns < 10000000ULL || ns > 3600000000000ULL ||
+			    strlen(value) >= sizeof(args->interval)) {
+				ceems_error("plugstack.conf: interval=%s is not a duration from 10ms to 1h (e.g. 500ms, 2s)",
+					    value);
+				ret = -1;
+				continue;
+			}
+			snprintf(args->interval, sizeof(args->interval), "%s",
+				 value);
 		} else if (klen == 7 && strncmp(av[i], "summary", 7) == 0 && eq) {
 			if (ceems_summary_style_parse(value, &args->summary) < 0) {
 				ceems_error("plugstack.conf: summary=%s is not one of none, short, full",
@@ -93,7 +109,7 @@ ceems_plugin_parse_args(int ac, char **av, struct ceems_plugin_args *args)
 				ret = -1;
 			}
 		} else {
-			ceems_error("plugstack.conf: unknown argument '%s' (known: config=PATH, summary=none|short|full, agent=PATH, agent_log=PATH)",
+			ceems_error("plugstack.conf: unknown argument '%s' (known: config=PATH, summary=none|short|full, interval=DURATION, agent=PATH, agent_log=PATH)",
 				    av[i]);
 			ret = -1;
 		}

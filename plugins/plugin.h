@@ -21,6 +21,8 @@ struct ceems_plugin_args {
 	enum ceems_summary_style summary;
 	char agent_path[256];	/* slurmd context: the node agent */
 	char agent_log[256];	/* slurmd context: the agent's stderr */
+	char interval[32];	/* slurmd context: the agent's sampling
+				 * interval; "" keeps the config file's */
 };
 
 #define CEEMS_DEFAULT_CONFIG "/etc/ceems/ceems.conf"

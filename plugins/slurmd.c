@@ -66,6 +66,7 @@ ceems_slurmd_init(spank_t sp, const struct ceems_plugin_args *args)
 		.agent_path = args->agent_path,
 		.config_path = args->config_path,
 		.log_path = args->agent_log,
+		.interval = args->interval[0] != '\0' ? args->interval : NULL,
 	};
 	int r;
 
@@ -89,9 +90,10 @@ ceems_slurmd_init(spank_t sp, const struct ceems_plugin_args *args)
 			    strerror(-r));
 		return -1;
 	}
-	ceems_info("node agent supervisor %s started, pid %d: %s -c %s, log %s",
+	ceems_info("node agent supervisor %s started, pid %d: %s -c %s%s%s, log %s",
 		   CEEMS_SUPERVISOR_NAME, (int)supervisor.pid, args->agent_path,
-		   args->config_path, args->agent_log);
+		   args->config_path, spec.interval != NULL ? " --interval " : "",
+		   spec.interval != NULL ? spec.interval : "", args->agent_log);
 	return 0;
 }
 

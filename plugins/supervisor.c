@@ -64,8 +64,10 @@ static struct plan {
 	char config[PATH_MAX];
 	char log[PATH_MAX];
 	char opt_config[3];
+	char opt_interval[11];
+	char interval[32];
 	char env_path[sizeof(AGENT_ENV_PATH)];
-	char *argv[4];
+	char *argv[6];
 	char *envp[2];
 	pid_t slurmd_pid;
 	int lifeline;		/* read end */
@@ -675,6 +677,15 @@ ceems_supervisor_start(const struct ceems_supervisor_spec *spec,
 	plan.argv[1] = plan.opt_config;
 	plan.argv[2] = plan.config;
 	plan.argv[3] = NULL;
+	if (spec->interval != NULL) {
+		if (strlen(spec->interval) >= sizeof(plan.interval))
+			return -ENAMETOOLONG;
+		memcpy(plan.opt_interval, "--interval", 11);
+		memcpy(plan.interval, spec->interval, strlen(spec->interval) + 1);
+		plan.argv[3] = plan.opt_interval;
+		plan.argv[4] = plan.interval;
+		plan.argv[5] = NULL;
+	}
 	plan.envp[0] = plan.env_path;
 	plan.envp[1] = NULL;
 	plan.slurmd_pid = getpid();

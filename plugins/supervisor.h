@@ -6,13 +6,16 @@
 
 #include <sys/types.h>
 
-/* What the supervisor runs: AGENT_PATH -c CONFIG_PATH, with its standard
- * error (and the supervisor's own lines) appended to LOG_PATH.  All three
- * are absolute paths. */
+/* What the supervisor runs: AGENT_PATH -c CONFIG_PATH [--interval
+ * INTERVAL], with its standard error (and the supervisor's own lines)
+ * appended to LOG_PATH.  The three paths are absolute; INTERVAL (a
+ * duration of ceems.conf(5), shorter than 32 bytes) is NULL to keep the
+ * configuration file's. */
 struct ceems_supervisor_spec {
 	const char *agent_path;
 	const char *config_path;
 	const char *log_path;
+	const char *interval;
 };
 
 /* The supervisor's process, as slurmd sees it.  LIFELINE is the write end

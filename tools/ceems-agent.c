@@ -73,7 +73,7 @@ static void
 usage(FILE *out)
 {
 	fprintf(out,
-		"usage: ceems-agent [-c FILE] [--check-config]\n"
+		"usage: ceems-agent [-c FILE] [--interval DURATION] [--check-config]\n"
 		"       ceems-agent [-c FILE] [--socket PATH] [--timeout MS] --status\n"
 		"       ceems-agent [-c FILE] [--socket PATH] [--timeout MS] --call JSON|-\n"
 		"\n"
@@ -83,6 +83,7 @@ usage(FILE *out)
 		"\n"
 		"  -c, --config FILE   configuration file (default %s)\n"
 		"  -f, --foreground    accepted for compatibility: always in the foreground\n"
+		"      --interval DURATION  sampling interval, overriding the file's\n"
 		"      --check-config  parse the configuration, print it in full, exit\n"
 		"      --status        ask the running agent for its status\n"
 		"      --call JSON     send one request (\"-\": read it from stdin) and\n"
@@ -220,7 +221,8 @@ call(const char *socket_path, const char *request, int timeout_ms)
 int
 main(int argc, char **argv)
 {
-	enum { OPT_CHECK = 256, OPT_CALL, OPT_STATUS, OPT_SOCKET, OPT_TIMEOUT };
+	enum { OPT_CHECK = 256, OPT_CALL, OPT_STATUS, OPT_SOCKET, OPT_TIMEOUT,
+	       OPT_INTERVAL };
 	static const struct option options[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "foreground", no_argument, NULL, 'f' },
@@ -229,6 +231,7 @@ main(int argc, char **argv)
 		{ "status", no_argument, NULL, OPT_STATUS },
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -238,6 +241,7 @@ main(int argc, char **argv)
 	const char *request = NULL, *socket_path = NULL;
 	bool explicit_config = false, check = false;
 	int timeout_ms = DEFAULT_CALL_TIMEOUT_MS, opt;
+	uint64_t interval_ns = 0;
 
 	while ((opt = getopt_long(argc, argv, "c:fhV", options, NULL)) != -1) {
 		switch (opt) {
@@ -273,6 +277,17 @@ main(int argc, char **argv)
 			timeout_ms = (int)v;
 			break;
 		}
+		case OPT_INTERVAL:
+			/* The bounds of ceems.conf(5)'s interval key. */
+			if (ceems_parse_duration(optarg, &interval_ns) < 0 ||
+			    interval_ns < 10000000ULL ||
+			    interval_ns > 3600000000000ULL) {
+				fprintf(stderr, "ceems-agent: --interval %s: expected a "
+					"duration from 10ms to 1h (e.g. 500ms, 2s)\n",
+					optarg);
+				return 1;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -301,6 +316,9 @@ main(int argc, char **argv)
 
 	if (load_config(&config, config_path, explicit_config, &source) < 0)
 		return 1;
+	/* The plugstack.conf interval= of the slurmd-side plugin. */
+	if (interval_ns != 0)
+		config.interval_ns = interval_ns;
 	if (check) {
 		print_config(&config, source);
 		return 0;
