@@ -6,122 +6,22 @@
 # activity.  Every job of the issue's list runs; each gets its summary,
 # its record and energies that balance with the agent's node totals.
 #
+# The node and cluster setup is tests/integration/lib/ceems-cluster.bash.
 # Runs as root.  Needs CEEMS_SPANK_PLUGIN, CEEMS_TOP_BUILDDIR,
 # CEEMS_TOP_SRCDIR (set by `make check-integration`).
 
-load_lib() {
-	# shellcheck source=tests/harness/slurm.sh
-	. "$CEEMS_TOP_SRCDIR/tests/harness/slurm.sh"
-}
-
-# The model of the simulated node, as fake-rapl applies it.
-P_IDLE=40
-K_ACTIVE=15
-
-# The build tree's agent is a libtool wrapper that finds the uninstalled
-# libceems and execs the real binary in the same process.
-agent_bin() {
-	echo "$CEEMS_TOP_BUILDDIR/tools/ceems-agent"
-}
-
-agent_status() {
-	"$CEEMS_TOP_BUILDDIR/tools/ceems-agent" --status -c "$CEEMS_DIR/ceems.conf"
-}
-
-# submit USER ARGS...: sbatch as USER from the output dir; prints the id.
-submit() {
-	local user=$1
-	shift
-	(cd "$SLURM_DIR/out" && runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF" \
-		sbatch --parsable -o "$SLURM_DIR/out/job-%j.out" "$@")
-}
-
-# The spool record of job ID, once written (waits up to 30 s).
-record_of() {
-	local id=$1 f i
-	for i in $(seq 1 60); do
-		for f in "$CEEMS_DIR"/spool/*.json; do
-			[ -e "$f" ] || continue
-			if [ "$(jq -r .job.jobid "$f")" = "$id" ]; then
-				echo "$f"
-				return 0
-			fi
-		done
-		sleep 0.5
-	done
-	echo "no record for job $id in $CEEMS_DIR/spool" >&2
-	return 1
-}
-
-# Wait for JOBID to finish; prints its final state.
-finish() {
-	slurm_harness_wait_job "$1" 240
-}
-
-out_of() { cat "$SLURM_DIR/out/job-$1.out"; }
-
-# float comparison: awk 'BEGIN{exit !(EXPR)}'
-check() { awk "BEGIN { exit !($1) }"; }
+load lib/ceems-cluster
 
 setup_file() {
-	load_lib
-	[ -n "${CEEMS_SPANK_PLUGIN:-}" ] || return 0
-	CEEMS_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ceems-test.jobs.XXXXXX")
-	chmod 755 "$CEEMS_DIR"
-	export CEEMS_DIR
-	mkdir -p "$CEEMS_DIR/sys" "$CEEMS_DIR/spool"
-	"$CEEMS_TOP_BUILDDIR/tests/doubles/fake-rapl" --root "$CEEMS_DIR/sys" \
-		--truth "$CEEMS_DIR/truth" --period-ms 5 --idle-w "$P_IDLE" \
-		--k-w "$K_ACTIVE" --dram-w 4 >"$CEEMS_DIR/fake-rapl.log" 2>&1 &
-	echo $! >"$CEEMS_DIR/fake-rapl.pid"
-	for _ in $(seq 1 50); do
-		[ -e "$CEEMS_DIR/sys/class/powercap/intel-rapl:0/energy_uj" ] && break
-		sleep 0.1
-	done
-	cat >"$CEEMS_DIR/ceems.conf" <<EOF
-# ceems.conf of the end-to-end test: a simulated RAPL node.
-interval = 250ms
-usage_interval = 1s
-socket = $CEEMS_DIR/agent.sock
-state_dir = $CEEMS_DIR/state
-spool_dir = $CEEMS_DIR/spool
-sysfs_root = $CEEMS_DIR/sys
-source_hwmon = no
-source_pm_counters = no
-idle_power_package = ${P_IDLE}W
-idle_power_dram = 4W
-cluster = ceemstest
-zone = FR
-pue = 1.3
-emissions_table = $CEEMS_TOP_SRCDIR/lib/data/carbon-intensity.tsv
-EOF
-	SLURM_DIR=$(slurm_harness_mktemp)
-	export SLURM_DIR
-	slurm_harness_start "$SLURM_DIR" \
-		"required $CEEMS_SPANK_PLUGIN config=$CEEMS_DIR/ceems.conf agent=$(agent_bin) agent_log=$CEEMS_DIR/agent.log summary=full" ||
-		return 1
-	export SLURM_CONF
-	for _ in $(seq 1 50); do
-		agent_status >/dev/null 2>&1 && break
-		sleep 0.2
-	done
+	ceems_cluster_setup jobs summary=full
 }
 
 teardown_file() {
-	load_lib
-	if [ -n "${SLURM_DIR:-}" ]; then
-		slurm_harness_stop "$SLURM_DIR"
-	fi
-	if [ -n "${CEEMS_DIR:-}" ]; then
-		[ -r "$CEEMS_DIR/fake-rapl.pid" ] && kill "$(cat "$CEEMS_DIR/fake-rapl.pid")" 2>/dev/null
-		sleep 0.2
-		rm -rf "$CEEMS_DIR"
-	fi
+	ceems_cluster_teardown
 }
 
 setup() {
-	load_lib
-	[ -n "${CEEMS_SPANK_PLUGIN:-}" ] || skip "CEEMS_SPANK_PLUGIN is not set (run through make check-integration)"
+	ceems_cluster_skip_unless_set
 }
 
 @test "the slurmd-side plugin started the node agent on the simulated RAPL node" {

