@@ -27,9 +27,6 @@ slurm_spank_init(spank_t sp, int ac, char **av)
 		(void)ceems_plugin_parse_args(ac, av, &plugin_args);
 		(void)ceems_remote_init(sp, &plugin_args);
 		break;
-	case S_CTX_JOB_SCRIPT:
-		(void)ceems_plugin_parse_args(ac, av, &plugin_args);
-		break;
 	case S_CTX_SLURMD:
 		(void)ceems_plugin_parse_args(ac, av, &plugin_args);
 		(void)ceems_slurmd_init(sp, &plugin_args);
@@ -85,9 +82,12 @@ slurm_spank_slurmd_exit(spank_t sp, int ac, char **av)
 int
 slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 {
-	(void)ac;
-	(void)av;
-	if (spank_context() == S_CTX_JOB_SCRIPT)
-		(void)ceems_epilog_job(sp, &plugin_args);
+	if (spank_context() != S_CTX_JOB_SCRIPT)
+		return ESPANK_SUCCESS;
+	/* Slurm does not call slurm_spank_init in this context (a fresh
+	 * "slurmstepd spank epilog" process): set up here. */
+	ceems_plugin_log_to_slurm();
+	(void)ceems_plugin_parse_args(ac, av, &plugin_args);
+	(void)ceems_epilog_job(sp, &plugin_args);
 	return ESPANK_SUCCESS;
 }

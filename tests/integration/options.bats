@@ -92,10 +92,6 @@ summary_lines() {
 }
 
 @test "the job_epilog safety net finalizes a job whose extern step died" {
-	# Seen failing on 22.05.8: after kill -9 of the extern slurmstepd no
-	# record came within 30 s (epilog not run, or not reaching the agent);
-	# to be investigated in the slurmd log before this is enabled.
-	skip "kill -9 of the extern step did not lead to an epilog record yet"
 	id=$(submit nobody -J orphan --wrap 'sleep 8')
 	for _ in $(seq 1 60); do
 		[ "$(squeue -h -j "$id" -o %T)" = RUNNING ] && break
