@@ -1,10 +1,15 @@
 /* replay.c - spooled records into PostgreSQL, in order, with backoff
  * (replay.h).  One database connection is kept while there is work and
  * closed when the spool is empty or after a failure: an idle node holds
- * no connection. */
+ * no connection.  Records go in batches, one statement each
+ * (ceems.upsert_job_records): one record per statement cannot reach the
+ * ingest rate of issue 5.  A batch is all or nothing; when the database
+ * refuses one, its records are stored again one by one, so that only the
+ * bad record is set aside. */
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,14 +26,26 @@ struct ceems_replay {
 	struct ceems_replay_limits limits;
 	struct ceems_db *db;
 	uint64_t backoff_ns;		/* 0: the last call succeeded */
+	unsigned batch_now;		/* halved after a failed batch */
 	struct ceems_job_record record;
 	char text[CEEMS_RECORD_MAX + 1];
+	/* The batch: "[rec,rec,...]" and where each record is in it. */
+	char *batch;
+	size_t batch_len, batch_size;
+	unsigned count;
+	const char **names;
+	size_t *offset, *length;
 };
+
+/* A batch's text stays under this (the records' own limit is 256 KiB;
+ * typical records are 2 KiB). */
+#define BATCH_BYTES_MAX (8u << 20)
 
 void
 ceems_replay_default_limits(struct ceems_replay_limits *l)
 {
-	l->max_records = 64;
+	l->max_records = 1000;
+	l->batch_max = 200;
 	l->budget_ns = 200 * UINT64_C(1000000);
 	l->backoff_min_ns = 5 * UINT64_C(1000000000);
 	l->backoff_max_ns = 600 * UINT64_C(1000000000);
@@ -50,6 +67,16 @@ ceems_replay_new(const struct ceems_config *config,
 		rp->limits = *limits;
 	else
 		ceems_replay_default_limits(&rp->limits);
+	if (rp->limits.batch_max == 0)
+		rp->limits.batch_max = 1;
+	rp->batch_now = rp->limits.batch_max;
+	rp->names = calloc(rp->limits.batch_max, sizeof(*rp->names));
+	rp->offset = calloc(rp->limits.batch_max, sizeof(*rp->offset));
+	rp->length = calloc(rp->limits.batch_max, sizeof(*rp->length));
+	if (rp->names == NULL || rp->offset == NULL || rp->length == NULL) {
+		ceems_replay_free(rp);
+		return NULL;
+	}
 	return rp;
 }
 
@@ -59,6 +86,10 @@ ceems_replay_free(struct ceems_replay *rp)
 	if (rp == NULL)
 		return;
 	ceems_db_close(rp->db);
+	free(rp->batch);
+	free(rp->names);
+	free(rp->offset);
+	free(rp->length);
 	free(rp);
 }
 
@@ -133,6 +164,118 @@ store_one(struct ceems_replay *rp, const char *name, char *err,
 	return 0;
 }
 
+/* Add the record in rp->text (LEN bytes) to the batch.  -ENOMEM. */
+static int
+batch_add(struct ceems_replay *rp, const char *name, size_t len)
+{
+	size_t need = rp->batch_len + len + 3;	/* '[' or ',', then "]\0" */
+
+	if (need > rp->batch_size) {
+		size_t size = rp->batch_size > 0 ? rp->batch_size : 65536;
+		char *p;
+
+		while (size < need)
+			size *= 2;
+		p = realloc(rp->batch, size);
+		if (p == NULL)
+			return -ENOMEM;
+		rp->batch = p;
+		rp->batch_size = size;
+	}
+	rp->batch[rp->batch_len++] = rp->count == 0 ? '[' : ',';
+	rp->names[rp->count] = name;
+	rp->offset[rp->count] = rp->batch_len;
+	rp->length[rp->count] = len;
+	memcpy(rp->batch + rp->batch_len, rp->text, len);
+	rp->batch_len += len;
+	rp->count++;
+	return 0;
+}
+
+static bool
+batch_full(const struct ceems_replay *rp)
+{
+	return rp->count >= rp->batch_now || rp->batch_len >= BATCH_BYTES_MAX;
+}
+
+/* Store the batch's records one by one (a batch of one, or a refused
+ * batch).  Returns 0 or the first failure; counts into ST. */
+static int
+store_each(struct ceems_replay *rp, unsigned from,
+	   struct ceems_replay_stats *st, char *err, size_t err_size)
+{
+	unsigned i;
+	int r;
+
+	for (i = from; i < rp->count; i++) {
+		memcpy(rp->text, rp->batch + rp->offset[i], rp->length[i]);
+		rp->text[rp->length[i]] = '\0';
+		r = store_one(rp, rp->names[i], err, err_size);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			st->stored++;
+		else
+			st->set_aside++;
+		st->left--;
+	}
+	return 0;
+}
+
+/* Store the batch, empty it.  Returns 0 or a failure (ERR); the records
+ * not stored stay in the spool. */
+static int
+batch_flush(struct ceems_replay *rp, struct ceems_replay_stats *st,
+	    char *err, size_t err_size)
+{
+	const char *dir = rp->config->spool_dir;
+	unsigned i;
+	int r;
+
+	if (rp->count == 0)
+		return 0;
+	if (rp->count == 1) {
+		r = store_each(rp, 0, st, err, err_size);
+		goto out;
+	}
+	rp->batch[rp->batch_len] = ']';
+	rp->batch[rp->batch_len + 1] = '\0';
+	if (rp->db == NULL &&
+	    (r = ceems_db_connect(rp->config, &rp->db, err, err_size)) < 0)
+		goto out;
+	r = ceems_db_upsert_batch(rp->db, rp->batch, err, err_size);
+	if (r == -EBADMSG) {
+		ceems_info("spool %s: a batch of %u records was refused (%s): "
+			   "storing them one by one", dir, rp->count, err);
+		r = store_each(rp, 0, st, err, err_size);
+		goto out;
+	}
+	if (r < 0) {
+		/* Perhaps too much for the statement timeout: smaller
+		 * batches next time, down to one record. */
+		if (rp->batch_now > 1)
+			rp->batch_now /= 2;
+		goto out;
+	}
+	/* Committed: only now may the spool forget them. */
+	for (i = 0; i < rp->count; i++) {
+		int rm = ceems_spool_remove(dir, rp->names[i]);
+
+		if (rm < 0 && rm != -ENOENT)
+			ceems_warning("spool %s: %s is stored but cannot be removed: %s",
+				      dir, rp->names[i], strerror(-rm));
+	}
+	st->stored += rp->count;
+	st->left -= rp->count;
+	if (rp->batch_now < rp->limits.batch_max)
+		rp->batch_now = rp->batch_now * 2 < rp->limits.batch_max ?
+				rp->batch_now * 2 : rp->limits.batch_max;
+out:
+	rp->count = 0;
+	rp->batch_len = 0;
+	return r;
+}
+
 uint64_t
 ceems_replay_run(struct ceems_replay *rp, struct ceems_replay_stats *stats)
 {
@@ -193,20 +336,27 @@ ceems_replay_run(struct ceems_replay *rp, struct ceems_replay_stats *stats)
 				 list.names[i], strerror(-r));
 			break;
 		}
-		r = store_one(rp, list.names[i], err, sizeof(err));
+		r = batch_add(rp, list.names[i], len);
+		if (r == 0 && batch_full(rp))
+			r = batch_flush(rp, st, err, sizeof(err));
 		if (r < 0) {
 			/* In order: a record that cannot be stored now
 			 * holds back the younger ones. */
 			st->error = r;
-			snprintf(what, sizeof(what), "database: %s", err);
+			snprintf(what, sizeof(what), "database: %s",
+				 r == -ENOMEM ? "out of memory for a batch" : err);
 			break;
 		}
-		if (r == 0)
-			st->stored++;
-		else
-			st->set_aside++;
-		st->left--;
 	}
+	if (st->error == 0) {
+		r = batch_flush(rp, st, err, sizeof(err));
+		if (r < 0) {
+			st->error = r;
+			snprintf(what, sizeof(what), "database: %s", err);
+		}
+	}
+	rp->count = 0;		/* what a failure left is still spooled */
+	rp->batch_len = 0;
 	ceems_spool_list_free(&list);
 	if (st->stored > 0)
 		ceems_info("spool %s: %u record%s stored in the database, %u left",

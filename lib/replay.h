@@ -16,6 +16,8 @@
 
 struct ceems_replay_limits {
 	unsigned max_records;		/* per call */
+	unsigned batch_max;		/* records per statement (1: one by
+					 * one, the single-record function) */
 	uint64_t budget_ns;		/* no new record started past this */
 	uint64_t backoff_min_ns;	/* first wait after a failure */
 	uint64_t backoff_max_ns;	/* doubled up to this */

@@ -24,6 +24,9 @@
 #include "storage.h"
 
 #define UPSERT_SQL "SELECT ceems.upsert_job_record($1::jsonb)"
+/* The result (one outcome per record) is not needed: "SELECT 1 FROM"
+ * keeps it off the wire. */
+#define UPSERT_BATCH_SQL "SELECT 1 FROM ceems.upsert_job_records($1::jsonb)"
 
 __attribute__((format(printf, 3, 4))) static void
 say(char *err, size_t err_size, const char *fmt, ...)
@@ -294,6 +297,14 @@ ceems_db_upsert(struct ceems_db *db, const char *json, char *err,
 		       err_size);
 }
 
+int
+ceems_db_upsert_batch(struct ceems_db *db, const char *json_array,
+		      char *err, size_t err_size)
+{
+	return db_exec(db, UPSERT_BATCH_SQL, json_array,
+		       mono_ns() + db->timeout_ns, err, err_size);
+}
+
 void
 ceems_db_close(struct ceems_db *db)
 {
@@ -338,6 +349,16 @@ ceems_db_upsert(struct ceems_db *db, const char *json, char *err,
 {
 	(void)db;
 	(void)json;
+	say(err, err_size, "this ceems was built without PostgreSQL (--without-pq)");
+	return -ENOTSUP;
+}
+
+int
+ceems_db_upsert_batch(struct ceems_db *db, const char *json_array,
+		      char *err, size_t err_size)
+{
+	(void)db;
+	(void)json_array;
 	say(err, err_size, "this ceems was built without PostgreSQL (--without-pq)");
 	return -ENOTSUP;
 }

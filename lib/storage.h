@@ -64,6 +64,13 @@ int ceems_db_connect(const struct ceems_config *config,
 int ceems_db_upsert(struct ceems_db *db, const char *json, char *err,
 		    size_t err_size);
 
+/* Store a JSON array of records in one statement, all or nothing
+ * (ceems.upsert_job_records, sql/migrations/006_batch.sql).  Returns as
+ * ceems_db_upsert; -EBADMSG means one of them was refused: store them
+ * one by one to find it. */
+int ceems_db_upsert_batch(struct ceems_db *db, const char *json_array,
+			  char *err, size_t err_size);
+
 void ceems_db_close(struct ceems_db *db);
 
 #endif
