@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# bench_storage.sh - the storage benchmarks of issue 5 (doc/performance.md,
+# "Storage"), against a throwaway PostgreSQL 15 from tests/harness/pg.sh:
+#
+#   1. query: 10 million generated jobs (about 2000 users, 12 months of
+#      2023) are loaded straight into ceems.jobs with one INSERT ...
+#      SELECT generate_series (the upsert function is not what is
+#      measured here), then ANALYZE; the query ceems-sacct makes, one
+#      user's jobs of one month with the columns a listing needs, is run
+#      BENCH_REPEAT times as that user (a LOGIN role in ceems_reader, so
+#      row-level security applies), and its median and maximum reported,
+#      with its EXPLAIN (ANALYZE).  Target: <= 50 ms.
+#   2. ingest: BENCH_RECORDS records are spooled by libceems and stored
+#      by the node agent's replay (tests/bench/bench_ingest), one record
+#      per statement and in batches (ceems.upsert_job_records), as
+#      records/s.  Target: >= 5,000 records/s from one writer.
+#
+# The harness runs PostgreSQL with fsync = off and synchronous_commit =
+# off (the writer turns synchronous_commit back on for its own session);
+# with BENCH_FSYNC=on the ingest is measured a second time with fsync on.
+#
+# Usage (as root, from a configured build directory):
+#   make bench-storage
+# or
+#   CEEMS_TOP_BUILDDIR=$PWD bash ../../tests/bench/bench_storage.sh [query|ingest|all]
+# Environment: BENCH_JOBS (default 10000000), BENCH_USERS (2000),
+# BENCH_REPEAT (20), BENCH_RECORDS (20000), BENCH_BATCH (200),
+# BENCH_FSYNC (off|on, default on), CEEMS_TEST_PGPORT, TMPDIR.
+# Needs: postgresql-15, a build with libpq; about 6 GB of disk for the
+# 10 million jobs.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+srcdir=$(cd "$here/../.." && pwd)
+builddir=${CEEMS_TOP_BUILDDIR:-$PWD}
+what=${1:-all}
+jobs=${BENCH_JOBS:-10000000}
+users=${BENCH_USERS:-2000}
+repeat=${BENCH_REPEAT:-20}
+records=${BENCH_RECORDS:-20000}
+batch=${BENCH_BATCH:-200}
+fsync_too=${BENCH_FSYNC:-on}
+
+# shellcheck source=../harness/pg.sh
+. "$srcdir/tests/harness/pg.sh"
+
+admin=$builddir/tools/ceems-admin
+ingest=$builddir/tests/bench/bench_ingest
+if [ ! -x "$admin" ]; then
+	echo "bench_storage: no $admin (set CEEMS_TOP_BUILDDIR to a build with libpq)" >&2
+	exit 1
+fi
+
+pg=$(pg_harness_mktemp)
+# BENCH_KEEP=1 leaves the server running (its directory is printed).
+if [ "${BENCH_KEEP:-0}" = 1 ]; then
+	echo "# server kept in $pg"
+else
+	trap 'pg_harness_stop "$pg"' EXIT
+fi
+pg_harness_start "$pg"
+
+sql() {
+	psql -X -q -At -v ON_ERROR_STOP=1 "$@"
+}
+
+# Settings for a 10-million-row load and its index builds; the rest
+# stays as the harness has it (fsync off).
+sql -c "ALTER SYSTEM SET shared_buffers = '1GB'" \
+    -c "ALTER SYSTEM SET maintenance_work_mem = '1GB'" \
+    -c "ALTER SYSTEM SET max_wal_size = '16GB'" \
+    -c "ALTER SYSTEM SET work_mem = '64MB'"
+(cd / && runuser -u postgres -- "$CEEMS_TEST_PGBIN/pg_ctl" -D "$pg/data" \
+	-l "$pg/server.log" -w -t 60 restart) >/dev/null
+"$admin" --sql-dir "$srcdir/sql/migrations" -d "dbname=ceems" db init
+
+echo "# machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)," \
+	"$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), kernel $(uname -r), $(date -u +%Y-%m-%d)"
+echo "# PostgreSQL: $(sql -c 'SHOW server_version'), fsync $(sql -c 'SHOW fsync'), shared_buffers $(sql -c 'SHOW shared_buffers')"
+
+bench_query() {
+	local t0 t1 user month_from month_to cols range i
+
+	# The secondary indexes are built after the load (the constraint
+	# ones stay): the same definitions, a lot faster.
+	sql -c "CREATE TABLE public.saved_indexes AS
+		SELECT indexname, indexdef FROM pg_indexes
+		WHERE schemaname = 'ceems' AND tablename = 'jobs'
+		  AND indexname NOT IN ('jobs_pkey', 'jobs_identity')"
+	for i in $(sql -c "SELECT indexname FROM public.saved_indexes"); do
+		sql -c "DROP INDEX ceems.$i"
+	done
+	t0=$(date +%s.%N)
+	# Realistic shapes: job ids grow with time; users' activity is
+	# skewed (a few heavy users, many light ones); 200 accounts;
+	# durations exponential (mean 1 h) under a time limit; CPU counts
+	# powers of two; states mostly COMPLETED.
+	sql <<EOF
+SET synchronous_commit = off;
+INSERT INTO ceems.clusters (name) VALUES ('bench');
+INSERT INTO ceems.jobs (cluster_id, jobid, start_time, user_name, uid, gid,
+	account, partition, qos, job_name, state, exit_code, submit_time,
+	end_time, elapsed_s, time_limit_min, alloc_cpus, req_mem_bytes,
+	alloc_gpus, nnodes, nodelist, meta_written_at, meta_node, meta_digest,
+	nodes_reported, cpu_time_s, cpu_efficiency, mem_peak_bytes,
+	mem_efficiency, package_j, dram_j, total_j, package_coverage,
+	dram_coverage, emissions_g, emissions_coverage,
+	emission_factor_source, emission_zone, emission_year,
+	emission_g_per_kwh, pue, emission_factor_mixed)
+SELECT 1, g, st, 'u' || lpad(u::text, 4, '0'), 10000 + u, 10000 + u % 200,
+	'acct' || (u % 200), (ARRAY['cpu', 'cpu', 'cpu', 'gpu', 'bigmem'])[1 + g % 5],
+	'normal', 'job-' || (g % 1000), s.state,
+	CASE WHEN s.state = 'COMPLETED' THEN 0 ELSE 1 END,
+	st - make_interval(secs => (random() * 3600)::int), st + make_interval(secs => d),
+	d, 1440, cpus, cpus * 4294967296, CASE WHEN g % 5 = 3 THEN 1 ELSE 0 END,
+	1, 'n' || lpad((g % 500)::text, 3, '0'), st + make_interval(secs => d + 5),
+	'n' || lpad((g % 500)::text, 3, '0'), md5(g::text), 1,
+	d * cpus * e, e, (cpus * 2147483648 * random())::bigint, random() / 2,
+	d * cpus * 8, d * cpus * 1, d * cpus * 9, 1, 1,
+	d * cpus * 9 / 3.6e6 * 56 * 1.2, 1, 'bench', 'FR', 2023, 56, 1.2, false
+FROM (SELECT g,
+	     timestamptz '2023-01-01 00:00+00' + make_interval(secs => g::double precision / $jobs * 365 * 86400) AS st,
+	     least(floor($users * power(random(), 2))::int, $users - 1) AS u,
+	     least(greatest(-ln(1 - random()) * 3600, 1), 86400)::int AS d,
+	     (power(2, floor(random() * 8)))::int AS cpus,
+	     0.05 + 0.95 * random() AS e,
+	     random() AS r
+      FROM generate_series(1, $jobs) g) x,
+     LATERAL (SELECT CASE WHEN x.r < 0.80 THEN 'COMPLETED' WHEN x.r < 0.90 THEN 'FAILED'
+			  WHEN x.r < 0.95 THEN 'CANCELLED' WHEN x.r < 0.98 THEN 'TIMEOUT'
+			  ELSE 'OUT_OF_MEMORY' END AS state) s;
+EOF
+	t1=$(date +%s.%N)
+	for i in $(sql -c "SELECT indexname FROM public.saved_indexes"); do
+		sql -c "$(sql -c "SELECT indexdef FROM public.saved_indexes WHERE indexname = '$i'")"
+	done
+	sql -c "VACUUM (ANALYZE) ceems.jobs"
+	echo "# loaded $(sql -c 'SELECT count(*) FROM ceems.jobs') jobs in" \
+		"$(echo "$t1 - $t0" | bc) s, indexes and VACUUM ANALYZE by $(echo "$(date +%s.%N) - $t0" | bc) s;" \
+		"table $(sql -c "SELECT pg_size_pretty(pg_table_size('ceems.jobs'))"), indexes $(sql -c "SELECT pg_size_pretty(pg_indexes_size('ceems.jobs'))")"
+
+	month_from='2023-06-01 00:00+00'
+	month_to='2023-07-01 00:00+00'
+	# A typical user (the median number of jobs in the month) and the
+	# heaviest one.
+	for user in $(sql -c "
+		WITH m AS (SELECT user_name, count(*) AS n FROM ceems.jobs
+			   WHERE start_time >= '$month_from' AND start_time < '$month_to'
+			   GROUP BY user_name)
+		(SELECT user_name FROM m ORDER BY n, user_name
+		 OFFSET (SELECT count(*) / 2 FROM m) LIMIT 1)
+		UNION ALL (SELECT user_name FROM m ORDER BY n DESC, user_name LIMIT 1)"); do
+		sql -c "CREATE ROLE $user LOGIN IN ROLE ceems_reader"
+		# What ceems-sacct asks: the caller's jobs (user_name =
+		# current_user, which is what row-level security lets through
+		# anyway) started in the month, with the listing's columns.
+		cols="jobid, array_job_id, array_task_id, user_name, account, partition,
+			job_name, state, exit_code, submit_time, start_time, end_time, elapsed_s,
+			alloc_cpus, req_mem_bytes, alloc_gpus, nnodes, nodelist, cpu_efficiency,
+			mem_peak_bytes, mem_efficiency, total_j, emissions_g, package_coverage"
+		range="start_time >= '$month_from' AND start_time < '$month_to' ORDER BY start_time"
+		bench_one "$user" "SELECT $cols FROM ceems.jobs WHERE user_name = (current_user COLLATE \"default\") AND $range" \
+			"user_name = current_user in the column's collation"
+		# The same relying on row-level security alone.
+		bench_one "$user" "SELECT $cols FROM ceems.jobs WHERE $range" "row-level security only"
+	done
+}
+
+# bench_one USER QUERY LABEL: run QUERY as USER, BENCH_REPEAT times in one
+# session, print the rows, the median and the maximum as psql's \timing
+# sees them (parse, plan, run and transfer), and the plan.
+bench_one() {
+	local user=$1 q=$2 label=$3 out rows
+	out=$( {
+		echo '\o /dev/null'
+		echo '\timing on'
+		for _ in $(seq "$repeat"); do
+			echo "$q;"
+		done
+	} | psql -X -q -At -v ON_ERROR_STOP=1 -U "$user")
+	rows=$(sql -U "$user" -c "SELECT count(*) FROM ($q) s")
+	echo "$out" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | sort -n |
+		awk -v u="$user" -v r="$rows" -v l="$label" \
+		'{ t[NR] = $1 } END { printf "query %s (%s): %d rows, %d runs: median %.2f ms, max %.2f ms\n",
+		  u, l, r, NR, (NR % 2 ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2), t[NR] }'
+	sql -U "$user" -c "EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, SUMMARY ON) $q" | sed 's/^/    /'
+}
+
+bench_ingest() {
+	if [ ! -x "$ingest" ]; then
+		echo "bench_storage: no $ingest (make tests/bench/bench_ingest)" >&2
+		return 1
+	fi
+	sql -c "CREATE ROLE bench_node LOGIN IN ROLE ceems_writer"
+	local conn="host=$pg port=$PGPORT dbname=ceems user=bench_node"
+	local dir
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/ceems-bench-spool.XXXXXX")
+	"$ingest" "$dir" "$conn" "$records" 1
+	"$ingest" "$dir" "$conn" "$records" "$batch"
+	if [ "$fsync_too" = on ]; then
+		sql -c "ALTER SYSTEM SET fsync = on" -c "ALTER SYSTEM SET synchronous_commit = on" \
+		    -c "ALTER SYSTEM SET full_page_writes = on" -c "SELECT pg_reload_conf()" >/dev/null
+		echo "# fsync $(sql -c 'SHOW fsync'), synchronous_commit $(sql -c 'SHOW synchronous_commit')"
+		"$ingest" "$dir" "$conn" "$records" 1
+		"$ingest" "$dir" "$conn" "$records" "$batch"
+	fi
+	rm -rf "$dir"
+}
+
+case $what in
+	query) bench_query ;;
+	ingest) bench_ingest ;;
+	all) bench_ingest; bench_query ;;
+	*) echo "usage: bench_storage.sh [query|ingest|all]" >&2; exit 2 ;;
+esac
