@@ -284,6 +284,96 @@ make_node_records() {
     [ "$before" = "$(snapshot)" ] || _fail "a refused record left rows behind"
 }
 
+# upsert_batch [-U ROLE] FILE...: store the records (one line each) as
+# one JSON array, their text untouched (the digest is of the record).
+upsert_batch() {
+    local role=postgres
+    if [ "${1:-}" = -U ]; then role=$2; shift 2; fi
+    echo "SELECT ceems.upsert_job_records(:'recs'::jsonb)" |
+        psql -X -At -v ON_ERROR_STOP=1 -v VERBOSITY=verbose -U "$role" -v recs="[$(cat "$@" | paste -sd,)]"
+}
+
+# Every row of the job tables without tuple versions or surrogate keys:
+# what two ways of storing the same records must agree on.
+contents() {
+    sql -c "SELECT string_agg(t, E'\n' ORDER BY t) FROM (
+        SELECT 'jobs ' || (to_jsonb(x) - 'job_key' - 'updated_at')::text AS t FROM ceems.jobs x
+        UNION ALL SELECT 'nodes ' || j.jobid || ' ' || (to_jsonb(x) - 'job_key')::text
+            FROM ceems.job_nodes x JOIN ceems.jobs j USING (job_key)
+        UNION ALL SELECT 'steps ' || j.jobid || ' ' || (to_jsonb(x) - 'job_key')::text
+            FROM ceems.job_steps x JOIN ceems.jobs j USING (job_key)
+        UNION ALL SELECT 'notes ' || j.jobid || ' ' || (to_jsonb(x) - 'job_key')::text
+            FROM ceems.job_notes x JOIN ceems.jobs j USING (job_key)) s"
+}
+
+@test "batch: the same rows as one by one, in any order; replays change nothing" {
+    admin db init >/dev/null || _fail "db init"
+    make_node_records
+    T=$BATS_TEST_TMPDIR
+    # Two nodes of job 42, an older record of n1 replaced by a newer one,
+    # a requeue of 42, and a second job.
+    "$GEN" $COMMON state=FAILED exit=1 node=n1 cores=8 elapsed=3600 cpu_s=1000 \
+        package_j=1000 written_at=1700003800 >"$T/n1b.json"
+    "$GEN" $COMMON start=1800000000 end=1800000600 submit=1799999999 node=n1 elapsed=600 \
+        written_at=1800000601 >"$T/requeue.json"
+    "$GEN" cluster=c1 jobid=43 uid=1001 user=bob account=chem start=1700000000 node=n3 \
+        elapsed=10 package_j=20 steps=2 >"$T/other.json"
+    set -- "$T/n1.json" "$T/n2.json" "$T/n1b.json" "$T/requeue.json" "$T/other.json"
+    for f in "$@"; do upsert "$f" >/dev/null || _fail "upsert $f"; done
+    one_by_one=$(contents)
+    [ "$(sql -c 'SELECT count(*) FROM ceems.jobs')" = 3 ] || _fail "jobs one by one"
+
+    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+    run upsert_batch -U node "$@"
+    [ "$status" -eq 0 ] || _fail "the writer's batch: $output"
+    [ "$output" = "{inserted,inserted,replaced,inserted,inserted}" ] || _fail "outcomes: $output"
+    [ "$(contents)" = "$one_by_one" ] || _fail "batch differs: $(diff <(echo "$one_by_one") <(contents))"
+    before=$(snapshot)
+    [ "$(upsert_batch "$@")" = "{unchanged,unchanged,unchanged,unchanged,unchanged}" ] || _fail "replayed batch"
+    [ "$(snapshot)" = "$before" ] || _fail "a replayed batch changed rows"
+
+    # Reversed, and the same record twice in one batch.
+    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+    upsert_batch "$T/other.json" "$T/requeue.json" "$T/n1b.json" "$T/n2.json" "$T/n1.json" "$T/n2.json" \
+        >/dev/null || _fail "reversed batch"
+    [ "$(contents)" = "$one_by_one" ] || _fail "reversed batch differs: $(diff <(echo "$one_by_one") <(contents))"
+
+    # An empty batch is nothing; not an array is refused.
+    [ "$(echo "SELECT ceems.upsert_job_records('[]')" | sql)" = "{}" ] || _fail "empty batch"
+    run sql -c "SELECT ceems.upsert_job_records('{}')"
+    [ "$status" -ne 0 ] && echo "$output" | grep -q "not a JSON array" || _fail "an object accepted: $output"
+    # Only the writer (and the owner) may call it.
+    run upsert_batch -U alice "$T/n1.json"
+    [ "$status" -ne 0 ] && echo "$output" | grep -q "permission denied" || _fail "alice called the batch: $output"
+    run sql -U node -c "SELECT ceems.store_job_record('{}')"
+    [ "$status" -ne 0 ] && echo "$output" | grep -q "permission denied" || _fail "the writer called store_job_record: $output"
+}
+
+@test "batch: a bad record refuses the batch with its SQLSTATE and index, and writes nothing" {
+    admin db init >/dev/null || _fail "db init"
+    make_node_records
+    T=$BATS_TEST_TMPDIR
+    "$GEN" cluster=c1 jobid=43 uid=1001 user=bob account=chem start=1700000000 node=n3 \
+        elapsed=10 package_j=20 steps=2 >"$T/other.json"
+    upsert "$T/other.json" >/dev/null
+    before=$(snapshot)
+    bad() {    # bad NAME SQLSTATE INDEX JQ-FILTER
+        jq -c "$4" "$T/n2.json" >"$T/bad.json"
+        run upsert_batch "$T/n1.json" "$T/bad.json" "$T/other.json"
+        [ "$status" -ne 0 ] || _fail "$1: accepted"
+        echo "$output" | grep -q "ERROR:  $2: ceems records\[$3\]:" || _fail "$1: not SQLSTATE $2 at [$3]: $output"
+        [ "$before" = "$(snapshot)" ] || _fail "$1: a refused batch left rows behind"
+    }
+    bad "negative energy" 23514 1 '.measurements.ledger.package.joules = -5'
+    bad "no cluster" 22023 1 'del(.job.cluster)'
+    bad "energy as text" 22P02 1 '.measurements.ledger.dram.joules = "lots"'
+    # Caught when the job's row is recomputed: the index is that of the
+    # job's first changed record (n1, at 0).
+    bad "end before start" 23514 0 '.job.end_time = 1600000000'
+    run sql -c "SELECT ceems.upsert_job_records('[1]')"
+    echo "$output" | grep -q "records\[0\]: ceems record: not a JSON object" || _fail "a number in the array: $output"
+}
+
 @test "roles: users see their own jobs, coordinators their accounts, the writer nothing" {
     admin db init >/dev/null || _fail "db init"
     sql -c "INSERT INTO ceems.coordinators VALUES ('phys', 'carol')"
