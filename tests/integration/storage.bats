@@ -349,3 +349,29 @@ _unlock_job_nodes() {
         _fail ".why: $(cat "$D/spool-t-corrupt/rejected/${victim##*/}.why")"
     [ "$(_records "$D/spool-t-corrupt")" -eq 0 ]
 }
+
+@test "a record the database refuses in a batch is set aside; the rest of the batch is stored" {
+    local spool_conf conf bad
+    spool_conf=$(_conf batch-spool t-batch no)
+    conf=$(_conf batch t-batch yes)
+    # 150 records in one batch (the replay sends up to 200 a statement),
+    # one of them valid for libceems but refused by the database.
+    run "$DRIVER" store "$spool_conf" 100 1
+    [[ "$output" == *"spool=100"* ]] || _fail "$output"
+    run "$DRIVER" store "$spool_conf" 1 101 refused
+    [[ "$output" == *"spool=1"* ]] || _fail "$output"
+    run "$DRIVER" store "$spool_conf" 49 102
+    [[ "$output" == *"spool=49"* ]] || _fail "$output"
+    bad=$(find "$D/spool-t-batch" -maxdepth 1 -name '*-101-*.json')
+    [ -n "$bad" ] || _fail "the refused record is not spooled"
+    run "$DRIVER" replay "$conf" all
+    [[ "$output" == *"stored=149 set_aside=1 left=0 error=0"* ]] || _fail "$output"
+    echo "$output" | grep -q "a batch of 150 records was refused" || _fail "no batch refusal: $output"
+    [ "$(_rows t-batch)" = "149 149 0" ] || _fail "rows: $(_rows t-batch)"
+    [ -f "$D/spool-t-batch/rejected/${bad##*/}" ] || _fail "not in rejected/"
+    grep -q 'refused by the database' "$D/spool-t-batch/rejected/${bad##*/}.why" ||
+        _fail ".why: $(cat "$D/spool-t-batch/rejected/${bad##*/}.why")"
+    # Replayed again (say the removals were lost): nothing changes.
+    run "$DRIVER" replay "$conf" all
+    [[ "$output" == *"stored=0 set_aside=0 left=0 error=0"* ]] || _fail "$output"
+}
