@@ -151,9 +151,10 @@ EOF
 		 OFFSET (SELECT count(*) / 2 FROM m) LIMIT 1)
 		UNION ALL (SELECT user_name FROM m ORDER BY n DESC, user_name LIMIT 1)"); do
 		sql -c "CREATE ROLE $user LOGIN IN ROLE ceems_reader"
-		# What ceems-sacct asks: the caller's jobs (user_name =
-		# current_user, which is what row-level security lets through
-		# anyway) started in the month, with the listing's columns.
+		# What ceems-sacct asks: the caller's jobs started in the
+		# month, with the listing's columns.  current_user is compared
+		# in the column's collation, or the index cannot serve it
+		# (sql/migrations/007_own_jobs_index.sql).
 		cols="jobid, array_job_id, array_task_id, user_name, account, partition,
 			job_name, state, exit_code, submit_time, start_time, end_time, elapsed_s,
 			alloc_cpus, req_mem_bytes, alloc_gpus, nnodes, nodelist, cpu_efficiency,
