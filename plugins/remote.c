@@ -39,9 +39,11 @@
 #include "plugin.h"
 #include "summary.h"
 
-/* The agent answers in well under a millisecond; this bounds the cost of
- * an agent that hangs, not the normal case. */
-#define AGENT_TIMEOUT_MS 200
+/* The agent answers in about a millisecond; this bounds the cost of an
+ * agent that hangs, not the normal case.  A busy node (or a sanitizer
+ * build) can take a few hundred milliseconds at a job's end, when many
+ * jobs end together. */
+#define AGENT_TIMEOUT_MS 1000
 
 static struct {
 	bool active;

@@ -291,7 +291,7 @@ _slurm_harness_start_munge() {
 # cluster in DIR (created if missing).  On failure prints the log tails and
 # returns non-zero; call slurm_harness_stop DIR in any case.
 slurm_harness_start() {
-    local dir=${1:-} i state t0 ms deadline
+    local dir=${1:-} i state t0 ms deadline fg_slurmd= slurmd_alive
     if [ -z "$dir" ]; then
         _slurm_harness_err "usage: slurm_harness_start DIR [PLUGSTACK_LINE...]"
         return 2
@@ -355,6 +355,7 @@ slurm_harness_start() {
         # 3>&-: bats waits for whatever holds its fd 3.
         (cd / && exec slurmd -D -f "$dir/slurm.conf" -N localhost) \
             </dev/null >"$dir/log/slurmd.start" 2>&1 3>&- &
+        fg_slurmd=$!
     elif ! (cd / && slurmd -f "$dir/slurm.conf" -N localhost) >"$dir/log/slurmd.start" 2>&1; then
         _slurm_harness_err "slurmd failed to start:"
         cat "$dir/log/slurmd.start" >&2 || true
@@ -371,7 +372,14 @@ slurm_harness_start() {
             _slurm_harness_log_tails "$dir"
             return 1
         fi
-        if [ -z "$(_slurm_harness_pidfile "$dir/run/slurmd.pid" slurmd)" ]; then
+        # A foreground slurmd writes its pid file some time after it
+        # starts: until then, the process launched is what to watch.
+        if [ -n "${fg_slurmd:-}" ]; then
+            slurmd_alive=$(kill -0 "$fg_slurmd" 2>/dev/null && echo yes)
+        else
+            slurmd_alive=$(_slurm_harness_pidfile "$dir/run/slurmd.pid" slurmd)
+        fi
+        if [ -z "$slurmd_alive" ]; then
             _slurm_harness_err "slurmd is not running (died after start)"
             _slurm_harness_log_tails "$dir"
             return 1

@@ -62,13 +62,13 @@ setup() {
 	[ "$(finish "$NAME_ID")" = COMPLETED ]
 	[ "$(finish "$TIMEOUT_ID")" = TIMEOUT ]
 
-	out_of "$BURNER_ID" | grep -q "^ceems - job $BURNER_ID (nobody[,)] COMPLETED in "
-	out_of "$SLEEPER_ID" | grep -q "^ceems - job $SLEEPER_ID (nobody[,)] COMPLETED in "
-	out_of "$EXIT_ID" | grep -q "^ceems - job $EXIT_ID (nobody[,)] FAILED (exit 3) in "
-	out_of "$CANCEL_ID" | grep -q "^ceems - job $CANCEL_ID (nobody[,)] CANCELLED"
-	out_of "$TIMEOUT_ID" | grep -q "^ceems - job $TIMEOUT_ID (nobody[,)] TIMEOUT"
-	out_of "$NAME_ID" | grep -q "^ceems - job $NAME_ID (root[,)] COMPLETED"
-	out_of "$STEPS_ID" | grep -q "^ceems - job $STEPS_ID (nobody[,)] COMPLETED"
+	expect_summary "$BURNER_ID" "^ceems - job $BURNER_ID \\(nobody[,)] COMPLETED in "
+	expect_summary "$SLEEPER_ID" "^ceems - job $SLEEPER_ID \\(nobody[,)] COMPLETED in "
+	expect_summary "$EXIT_ID" "^ceems - job $EXIT_ID \\(nobody[,)] FAILED \\(exit 3\\) in "
+	expect_summary "$CANCEL_ID" "^ceems - job $CANCEL_ID \\(nobody[,)] CANCELLED"
+	expect_summary "$TIMEOUT_ID" "^ceems - job $TIMEOUT_ID \\(nobody[,)] TIMEOUT"
+	expect_summary "$NAME_ID" "^ceems - job $NAME_ID \\(root[,)] COMPLETED"
+	expect_summary "$STEPS_ID" "^ceems - job $STEPS_ID \\(nobody[,)] COMPLETED"
 	# Every summary line fits 80 columns and is plain ASCII.
 	for id in $(cat "$CEEMS_DIR/ids"); do
 		! out_of "$id" | grep '^ceems\|^CPU\|^Memory\|^Energy\|^Carbon\|^Note' | awk 'length > 80 { exit 1 }' || true
