@@ -63,6 +63,8 @@ struct agent_job {
 	double gap_s;
 	struct ceems_cgroup_stats usage;	/* last full reading */
 	struct ceems_job_ledger ledger;
+	uint32_t ngaps;
+	struct ceems_agent_gap gaps[CEEMS_AGENT_MAX_GAPS];
 	uint32_t nsteps;
 	struct agent_step steps[CEEMS_AGENT_MAX_STEPS];
 };
@@ -646,6 +648,8 @@ save_job(struct ceems_agent *a, const struct agent_job *j, uint64_t now_ns)
 	fig.cpu_s = j->cpu_s;
 	fig.gap_s = j->gap_s;
 	fig.ledger = j->ledger;
+	fig.ngaps = j->ngaps;
+	memcpy(fig.gaps, j->gaps, sizeof(fig.gaps));
 	fig.nsteps = j->nsteps;
 	for (uint32_t i = 0; i < j->nsteps; i++) {
 		fig.steps[i] = j->steps[i].r;
@@ -809,6 +813,8 @@ fill_report(const struct ceems_agent *a, const struct agent_job *j,
 	out->cgroup_gone = j->gone;
 	out->usage = j->usage;
 	out->ledger = j->ledger;
+	out->ngaps = j->ngaps;
+	memcpy(out->gaps, j->gaps, sizeof(out->gaps));
 	out->nsteps = j->nsteps;
 	for (uint32_t i = 0; i < j->nsteps; i++) {
 		out->steps[i] = j->steps[i].r;
@@ -968,6 +974,19 @@ ceems_agent_checkpoint(struct ceems_agent *a, uint64_t now_ns)
 	return state_file_flush(a->state);
 }
 
+/* Record that the job was not accounted from START to END (Unix s). */
+static void
+add_gap_interval(struct agent_job *j, double start, double end)
+{
+	if (j->ngaps < CEEMS_AGENT_MAX_GAPS) {
+		j->gaps[j->ngaps].start = start;
+		j->gaps[j->ngaps].end = end;
+		j->ngaps++;
+	} else {
+		j->gaps[CEEMS_AGENT_MAX_GAPS - 1].end = end;
+	}
+}
+
 struct restore_ctx {
 	struct ceems_agent *agent;
 	uint64_t now_ns;
@@ -1005,10 +1024,18 @@ restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 	j->ledger = fig->ledger;
 	j->cpu_s = fig->cpu_s;
 	j->gap_s = fig->gap_s;
+	j->ngaps = fig->ngaps;
+	memcpy(j->gaps, fig->gaps, sizeof(j->gaps));
 	down_s = (double)(ctx->now_ns - fig->tick_ns) / 1e9;
 	if (down_s > 0) {
+		struct timespec ts;
+		double now_unix;
+
 		ceems_job_ledger_add_gap(&j->ledger, down_s);
 		j->gap_s += down_s;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		now_unix = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+		add_gap_interval(j, now_unix - down_s, now_unix);
 	}
 	if (attach_job(a, j) < 0) {
 		/* The job ended while the agent was down: keep its figures

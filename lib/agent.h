@@ -48,6 +48,16 @@ struct ceems_agent_step_report {
 	double joules[CEEMS_DOMAIN_COUNT];
 };
 
+/* An interval the agent could not account for the job (it was down), in
+ * Unix seconds.  At most CEEMS_AGENT_MAX_GAPS are kept; later ones
+ * extend the last. */
+#define CEEMS_AGENT_MAX_GAPS 8
+
+struct ceems_agent_gap {
+	double start;
+	double end;
+};
+
 /* What the agent knows of a job: its ledger and its last usage. */
 struct ceems_agent_job_report {
 	uint32_t jobid;
@@ -60,6 +70,8 @@ struct ceems_agent_job_report {
 	bool cgroup_gone;		/* the job's cgroup has been removed */
 	struct ceems_cgroup_stats usage;	/* last full cgroup reading */
 	struct ceems_job_ledger ledger;
+	uint32_t ngaps;
+	struct ceems_agent_gap gaps[CEEMS_AGENT_MAX_GAPS];
 	uint32_t nsteps;
 	struct ceems_agent_step_report steps[CEEMS_AGENT_MAX_STEPS];
 };

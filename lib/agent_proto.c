@@ -530,6 +530,25 @@ ceems_agent_job_report_to_json(const struct ceems_agent_job_report *r)
 	ceems_json_add(obj, "cgroup_gone", json_object_new_boolean(r->cgroup_gone), &ok);
 	ceems_json_add(obj, "usage", usage_to_json(&r->usage, &ok), &ok);
 	ceems_json_add(obj, "ledger", ledger_to_json(&r->ledger, &ok), &ok);
+	if (r->ngaps > 0) {
+		struct json_object *gaps = json_object_new_array();
+
+		for (uint32_t i = 0; gaps != NULL && i < r->ngaps &&
+				     i < CEEMS_AGENT_MAX_GAPS; i++) {
+			struct json_object *g = json_object_new_object();
+			bool gap_ok = g != NULL;
+
+			if (g != NULL) {
+				ceems_json_add_double(g, "start", r->gaps[i].start, &gap_ok);
+				ceems_json_add_double(g, "end", r->gaps[i].end, &gap_ok);
+			}
+			if (!gap_ok || json_object_array_add(gaps, g) != 0) {
+				json_object_put(g);
+				ok = false;
+			}
+		}
+		ceems_json_add(obj, "gaps", gaps, &ok);
+	}
 	if (r->nsteps > 0) {
 		struct json_object *steps = json_object_new_array();
 
@@ -772,6 +791,42 @@ step_from_json(const struct json_object *obj,
 }
 
 static int
+gaps_from_json(const struct json_object *arr,
+	       struct ceems_agent_job_report *r, char *err, size_t err_size)
+{
+	size_t n;
+	int ret;
+
+	if (!json_object_is_type(arr, json_type_array))
+		return ceems_json_error(err, err_size, "report.gaps must be an array");
+	n = json_object_array_length(arr);
+	if (n > CEEMS_AGENT_MAX_GAPS)
+		return ceems_json_error(err, err_size, "report.gaps has more than %d intervals",
+					CEEMS_AGENT_MAX_GAPS);
+	for (size_t i = 0; i < n; i++) {
+		const struct json_object *g = json_object_array_get_idx(arr, i);
+		struct json_object *val;
+
+		if (!json_object_is_type(g, json_type_object))
+			return ceems_json_error(err, err_size, "report.gaps[] must be objects");
+		if ((val = ceems_json_get(g, "start")) == NULL ||
+		    (ret = ceems_json_read_real(val, "report.gaps[].start", 0, 1e11,
+						&r->gaps[i].start, err, err_size)) < 0)
+			return val == NULL ? ceems_json_error(err, err_size,
+							      "report.gaps[].start is missing") : ret;
+		if ((val = ceems_json_get(g, "end")) == NULL ||
+		    (ret = ceems_json_read_real(val, "report.gaps[].end", 0, 1e11,
+						&r->gaps[i].end, err, err_size)) < 0)
+			return val == NULL ? ceems_json_error(err, err_size,
+							      "report.gaps[].end is missing") : ret;
+		if (r->gaps[i].end < r->gaps[i].start)
+			return ceems_json_error(err, err_size, "report.gaps[] ends before it starts");
+	}
+	r->ngaps = (uint32_t)n;
+	return 0;
+}
+
+static int
 steps_from_json(const struct json_object *arr,
 		struct ceems_agent_job_report *r, char *err, size_t err_size)
 {
@@ -856,6 +911,9 @@ ceems_agent_job_report_from_json(const struct json_object *obj,
 		goto out;
 	if ((val = ceems_json_get(obj, "ledger")) != NULL &&
 	    (ret = ledger_from_json(val, &r->ledger, err, err_size)) < 0)
+		goto out;
+	if ((val = ceems_json_get(obj, "gaps")) != NULL &&
+	    (ret = gaps_from_json(val, r, err, err_size)) < 0)
 		goto out;
 	if ((val = ceems_json_get(obj, "steps")) != NULL &&
 	    (ret = steps_from_json(val, r, err, err_size)) < 0)

@@ -246,8 +246,12 @@ figures_sane(const struct state_figures *f)
 {
 	const struct ceems_job_ledger *l = &f->ledger;
 
-	if (f->nsteps > CEEMS_AGENT_MAX_STEPS)
+	if (f->nsteps > CEEMS_AGENT_MAX_STEPS || f->ngaps > CEEMS_AGENT_MAX_GAPS)
 		return false;
+	for (uint32_t i = 0; i < f->ngaps; i++)
+		if (!isfinite(f->gaps[i].start) || !isfinite(f->gaps[i].end) ||
+		    f->gaps[i].start > f->gaps[i].end)
+			return false;
 	for (uint32_t i = 0; i < f->nsteps; i++) {
 		const struct ceems_agent_step_report *st = &f->steps[i];
 

@@ -20,6 +20,8 @@ struct state_figures {
 	double cpu_s;			/* CPU time accounted so far */
 	double gap_s;
 	struct ceems_job_ledger ledger;
+	uint32_t ngaps;
+	struct ceems_agent_gap gaps[CEEMS_AGENT_MAX_GAPS];
 	uint32_t nsteps;
 	struct ceems_agent_step_report steps[CEEMS_AGENT_MAX_STEPS];
 };

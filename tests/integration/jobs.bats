@@ -154,6 +154,11 @@ setup() {
 	[ "$(finish "$id")" = COMPLETED ]
 	r=$(record_of "$id")
 	jq -e '.measurements.gap_s > 0' "$r" >/dev/null
+	# It says which interval is missing: inside the job's run.
+	jq -e '(.measurements.gaps | length) == 1 and
+	       .measurements.gaps[0].end > .measurements.gaps[0].start and
+	       .measurements.gaps[0].start >= .job.start_time - 1 and
+	       .measurements.gaps[0].end <= .job.end_time + 1' "$r" >/dev/null
 	cov=$(jq '.measurements.ledger.package.covered_s / .measurements.ledger.lifetime_s' "$r")
 	echo "# coverage after the agent was killed: $cov" >&3
 	check "$cov < 1"

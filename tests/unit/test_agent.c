@@ -368,6 +368,9 @@ test_restart(void)
 	is_near(after.ledger.joules[CEEMS_DOMAIN_PACKAGE], before.ledger.joules[CEEMS_DOMAIN_PACKAGE], 1e-9,
 		"energy accounted before the restart is kept");
 	is_near(after.gap_s, 5, 1e-9, "the 5 s the agent was down are a gap");
+	ok(after.ngaps == 1 && fabs(after.gaps[0].end - after.gaps[0].start - 5) < 1e-6 &&
+	   after.gaps[0].end > 1.7e9,
+	   "the record says which interval is missing (Unix times, 5 s long)");
 	is_near(after.ledger.lifetime_s, 6, 1e-9, "lifetime covers the gap");
 	ok(after.ledger.covered_s[CEEMS_DOMAIN_PACKAGE] < after.ledger.lifetime_s,
 	   "data quality shows the gap (%.1f of %.1f s covered)",

@@ -175,6 +175,9 @@ fill_report(struct ceems_agent_job_report *r)
 	r->ledger.joules[CEEMS_DOMAIN_DRAM] = 1e-9;
 	r->ledger.static_j[CEEMS_DOMAIN_DRAM] = 0;
 	r->ledger.covered_s[CEEMS_DOMAIN_DRAM] = 3601.25;
+	r->ngaps = 1;
+	r->gaps[0].start = 1763790000.25;
+	r->gaps[0].end = 1763790005.5;
 	r->nsteps = 2;
 	snprintf(r->steps[0].id, sizeof(r->steps[0].id), "batch");
 	r->steps[0].ended = true;
@@ -217,6 +220,8 @@ test_report_round_trip(void)
 	ok(back.elapsed_s == r.elapsed_s && back.cpu_s == r.cpu_s &&
 	   back.gap_s == r.gap_s, "elapsed, cpu and gap doubles exact (1/3 too)");
 	ok(back.cgroup_gone, "cgroup_gone");
+	ok(back.ngaps == 1 && back.gaps[0].start == 1763790000.25 &&
+	   back.gaps[0].end == 1763790005.5, "gap intervals round-trip");
 	ok(back.nsteps == 2 && strcmp(back.steps[0].id, "batch") == 0 &&
 	   back.steps[0].ended && back.steps[0].cpu_s == r.steps[0].cpu_s &&
 	   back.steps[0].have_mem_peak && back.steps[0].mem_peak_bytes == 1ULL << 33 &&
