@@ -60,6 +60,17 @@ finish() {
 
 out_of() { cat "$SLURM_DIR/out/job-$1.out"; }
 
+# expect_summary ID REGEX: the job's output has a line matching REGEX;
+# else show the output and the plugin's log lines for the job.
+expect_summary() {
+	if ! out_of "$1" | grep -Eq "$2"; then
+		echo "job $1: no line matching '$2' in its output:" >&2
+		out_of "$1" >&2
+		grep "\[$1\." "$SLURM_DIR/log/slurmd.log" | grep -i ceems >&2
+		return 1
+	fi
+}
+
 # float comparison: awk 'BEGIN{exit !(EXPR)}'
 check() { awk "BEGIN { exit !($1) }"; }
 
