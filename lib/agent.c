@@ -487,8 +487,11 @@ set_idle_power(struct ceems_agent *a, struct ceems_ledger_node_tick *node)
 			node->idle_power_w[d] = configured[i];
 			continue;
 		}
+		/* Only ticks of about the normal length: the short ones a
+		 * registration forces are below the counters' resolution. */
 		if (r->measured && r->gap == CEEMS_GAP_NONE &&
-		    busy_fraction < IDLE_BUSY_FRACTION)
+		    busy_fraction < IDLE_BUSY_FRACTION &&
+		    node->dt_s * 2e9 >= (double)a->config.interval_ns)
 			idle_learner_add(&a->idle[d], r->joules / node->dt_s);
 		node->idle_power_w[d] = a->idle[d].value > 0 ? a->idle[d].value : 0;
 	}
@@ -533,6 +536,8 @@ split_to_steps(struct agent_job *j, const struct ceems_ledger_job_share *share,
 	double sum_cpu = 0, sum_rss = 0, wcpu, wrss;
 
 	for (uint32_t i = 0; i < j->nsteps; i++) {
+		if (j->steps[i].reader == NULL)
+			continue;	/* ended: holds nothing any more */
 		sum_cpu += j->steps[i].tick_cpu_s;
 		sum_rss += (double)j->steps[i].rss_bytes;
 	}
@@ -1050,7 +1055,8 @@ restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 
 		st->r = fig->steps[i];
 		st->r.id[sizeof(st->r.id) - 1] = '\0';
-		st->start_ns = fig->tick_ns - (uint64_t)(st->r.elapsed_s * 1e9);
+		st->start_ns = st->r.elapsed_s * 1e9 < (double)fig->tick_ns ?
+			       fig->tick_ns - (uint64_t)(st->r.elapsed_s * 1e9) : 0;
 		st->r.elapsed_s = st->r.ended ? st->r.elapsed_s : 0;
 		if (!st->r.ended && !j->gone)
 			st->reader = open_step_reader(a, j, st->r.id);

@@ -442,8 +442,10 @@ figures_energy(const struct ceems_agent_job_report *r, struct figures *f)
 	for (d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
 		double c;
 
+		/* A domain that covered none of the job's life measured
+		 * nothing for it: not 0 J. */
 		if (!l->measured[d] || !usable(l->joules[d]) ||
-		    !usable(l->static_j[d]))
+		    !usable(l->static_j[d]) || !(l->covered_s[d] > 0))
 			continue;
 		f->measured[d] = true;
 		f->joules[d] = l->joules[d];

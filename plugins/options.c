@@ -16,9 +16,14 @@ static int
 summary_option(int val, const char *optarg, int remote)
 {
 	(void)val;
-	(void)remote;
 	if (optarg == NULL ||
 	    ceems_summary_style_parse(optarg, &user_options.summary) < 0) {
+		/* Refused on the client, where the user sees it; inside
+		 * slurmstepd a refusal would fail the step: keep the default. */
+		if (remote) {
+			slurm_info("ceems: --ceems-summary=%s ignored", optarg != NULL ? optarg : "");
+			return 0;
+		}
 		slurm_error("--ceems-summary=%s: expected none, short or full",
 			    optarg != NULL ? optarg : "");
 		return -1;

@@ -55,13 +55,9 @@ from_controller(struct ceems_job_meta *meta, uint32_t jobid)
 	const slurm_job_info_t *j;
 	const char *state;
 
-	/* One retry: slurmctld is busiest when many jobs end together. */
-	if (slurm_load_job(&msg, jobid, SHOW_DETAIL) != SLURM_SUCCESS) {
+	/* No retry: one call can already block for MessageTimeout. */
+	if (slurm_load_job(&msg, jobid, SHOW_DETAIL) != SLURM_SUCCESS)
 		msg = NULL;
-		usleep(100000);
-		if (slurm_load_job(&msg, jobid, SHOW_DETAIL) != SLURM_SUCCESS)
-			msg = NULL;
-	}
 	if (msg == NULL || msg->record_count < 1) {
 		ceems_info("job %u: slurmctld did not answer (%s); the record has what the node knows",
 			   jobid, slurm_strerror(slurm_get_errno()));
