@@ -33,17 +33,22 @@ setup() {
 @test "the whole job list runs; each job's summary names it, its user, state and exit code" {
 	# Long ones first: the node has 2 cores, the rest queue behind.
 	TIMEOUT_ID=$(submit nobody -J timeout -c1 --time=1 --wrap 'sleep 300')
-	# --wrap runs /bin/sh: the burner is a bash script of its own.
-	printf '#!/bin/bash\nend=$((SECONDS + 20))\nwhile [ $SECONDS -lt $end ]; do :; done\n' \
-		>"$SLURM_DIR/out/burner.sh"
-	chmod 755 "$SLURM_DIR/out/burner.sh"
-	BURNER_ID=$(submit nobody -J burner -c1 "$SLURM_DIR/out/burner.sh")
 	SLEEPER_ID=$(submit nobody -J sleeper -c2 --wrap 'sleep 12')
 	MEM_ID=$(submit nobody -J memory -c1 --mem=1G --wrap 'python3 -c "b = bytearray(500 * 1024 * 1024); import time; time.sleep(3)"')
 	STEPS_ID=$(submit nobody -J steps -c1 --wrap 'srun -n1 sleep 1; srun -n1 sh -c "end=\$((\$(date +%s)+2)); while [ \$(date +%s) -lt \$end ]; do :; done"')
 	EXIT_ID=$(submit nobody -J exit3 -c1 --wrap 'exit 3')
 	CANCEL_ID=$(submit nobody -J cancelme -c1 --wrap 'sleep 120')
 	NAME_ID=$(submit root -J 'my "odd" job name' -c1 --wrap 'true')
+	# The burner runs once the other short jobs are done, so that no job
+	# of this test competes with it for CPU on this small node: its
+	# efficiency is then its own.  --wrap runs /bin/sh: it is a bash
+	# script of its own.
+	printf '#!/bin/bash\nend=$((SECONDS + 20))\nwhile [ $SECONDS -lt $end ]; do :; done\n' \
+		>"$SLURM_DIR/out/burner.sh"
+	chmod 755 "$SLURM_DIR/out/burner.sh"
+	BURNER_ID=$(submit nobody -J burner -c1 \
+		--dependency="afterany:$SLEEPER_ID:$MEM_ID:$STEPS_ID:$EXIT_ID:$CANCEL_ID:$NAME_ID" \
+		"$SLURM_DIR/out/burner.sh")
 	printf '%s\n' "$TIMEOUT_ID $BURNER_ID $SLEEPER_ID $MEM_ID $STEPS_ID $EXIT_ID $CANCEL_ID $NAME_ID" >"$CEEMS_DIR/ids"
 
 	for _ in $(seq 1 240); do

@@ -314,20 +314,13 @@ _register_request() { # JOBID PID
     agent=$(_wait_agent 10)
     jobid=$(sbatch --parsable --time=5 -o "$DIR/out/job-%j.out" --wrap 'sleep 300') ||
         _fail "sbatch"
+    # The job-side plugin registers the job when its first step starts.
     for i in $(seq 100); do
-        pid=$(scontrol listpids "$jobid" 2>/dev/null | awk '$3 == "batch" { print $1; exit }')
-        [ -n "$pid" ] && break
+        reply=$("$AGENT" -c "$DIR/ceems.conf" --call "{\"op\":\"report\",\"jobid\":$jobid}") && break
         sleep 0.1
     done
-    [ -n "$pid" ] || _fail "job $jobid has no batch process"
-    req=$(_register_request "$jobid" "$pid")
-    # The job-side plugin may have registered the job already.
-    reply=$("$AGENT" -c "$DIR/ceems.conf" --call "$req") ||
-        echo "$reply" | jq -e '.code == "EEXIST"' >/dev/null ||
-        _fail "register $req: $reply"
-    sleep 0.5
-    reply=$("$AGENT" -c "$DIR/ceems.conf" --call "{\"op\":\"report\",\"jobid\":$jobid}") ||
-        _fail "report before the restart: $reply"
+    echo "$reply" | jq -e ".ok and .report.jobid == $jobid" >/dev/null ||
+        _fail "job $jobid was not registered by the plugin: $reply"
 
     # A clean slurmd restart under the running job.
     slurmd=$(_slurmd_pid) || _fail "slurmd is not running"
