@@ -12,34 +12,12 @@
 
 #include "cgroup_stats.h"
 #include "fileio.h"
+#include "number.h"
 #include "log.h"
 
 /* ------------------------------------------------------------------ */
 /* Numbers                                                             */
 /* ------------------------------------------------------------------ */
-
-/* Parse the unsigned decimal at *P and advance *P past it.  At least one
- * digit; no sign, no leading space.  Returns 0, -EINVAL, -ERANGE. */
-static int
-take_u64(const char **p, uint64_t *out)
-{
-	const char *s = *p;
-	uint64_t v = 0;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	while (*s >= '0' && *s <= '9') {
-		unsigned digit = (unsigned)(*s - '0');
-
-		if (v > (UINT64_MAX - digit) / 10)
-			return -ERANGE;
-		v = v * 10 + digit;
-		s++;
-	}
-	*p = s;
-	*out = v;
-	return 0;
-}
 
 static int
 mul_u64(uint64_t a, uint64_t b, uint64_t *out)
@@ -64,21 +42,6 @@ static bool
 at_value_end(const char *p)
 {
 	return p[0] == '\0' || (p[0] == '\n' && p[1] == '\0');
-}
-
-int
-ceems_parse_u64(const char *text, uint64_t *out)
-{
-	const char *p = text;
-	uint64_t v;
-	int ret;
-
-	if ((ret = take_u64(&p, &v)) < 0)
-		return ret;
-	if (!at_value_end(p))
-		return -EINVAL;
-	*out = v;
-	return 0;
 }
 
 int
@@ -141,7 +104,7 @@ ceems_parse_flat_keyed(const char *text, const char *const *keys,
 				continue;
 			if (seen & (1u << i))
 				return -EINVAL;
-			if ((ret = take_u64(&p, &got[i])) < 0)
+			if ((ret = ceems_take_u64(&p, &got[i])) < 0)
 				return ret;
 			if (p != end)
 				return -EINVAL;
@@ -329,10 +292,10 @@ take_devno(const char **p)
 {
 	uint64_t n;
 
-	if (take_u64(p, &n) < 0 || **p != ':')
+	if (ceems_take_u64(p, &n) < 0 || **p != ':')
 		return -EINVAL;
 	(*p)++;
-	if (take_u64(p, &n) < 0)
+	if (ceems_take_u64(p, &n) < 0)
 		return -EINVAL;
 	return 0;
 }
@@ -365,7 +328,7 @@ ceems_parse_cgroup2_io_stat(const char *text, struct ceems_cgroup_stats *st)
 				if (strlen(keys[i]) != (size_t)(eq - key) ||
 				    memcmp(key, keys[i], (size_t)(eq - key)))
 					continue;
-				if ((ret = take_u64(&p, &v)) < 0)
+				if ((ret = ceems_take_u64(&p, &v)) < 0)
 					return ret;
 				if (add_u64(&sum[i], v) < 0)
 					return -ERANGE;
@@ -405,7 +368,7 @@ ceems_parse_cgroup1_blkio(const char *text, uint64_t *read_sum,
 			return -EINVAL;	/* "Total" is the last line */
 		if (strncmp(p, "Total ", 6) == 0) {
 			p += 6;
-			if ((ret = take_u64(&p, &v)) < 0)
+			if ((ret = ceems_take_u64(&p, &v)) < 0)
 				return ret;
 			total_seen = true;
 		} else {
@@ -418,7 +381,7 @@ ceems_parse_cgroup1_blkio(const char *text, uint64_t *read_sum,
 			if (oplen == 0 || *p != ' ')
 				return -EINVAL;
 			p++;
-			if ((ret = take_u64(&p, &v)) < 0)
+			if ((ret = ceems_take_u64(&p, &v)) < 0)
 				return ret;
 			if (oplen == 4 && memcmp(op, "Read", 4) == 0) {
 				if (add_u64(&r, v) < 0)
@@ -465,12 +428,12 @@ ceems_parse_cpu_list(const char *text, struct ceems_cpuset *set)
 		uint64_t lo, hi;
 		int ret;
 
-		if ((ret = take_u64(&p, &lo)) < 0)
+		if ((ret = ceems_take_u64(&p, &lo)) < 0)
 			return ret;
 		hi = lo;
 		if (*p == '-') {
 			p++;
-			if ((ret = take_u64(&p, &hi)) < 0)
+			if ((ret = ceems_take_u64(&p, &hi)) < 0)
 				return ret;
 		}
 		if (hi < lo)

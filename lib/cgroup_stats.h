@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "cgroup_path.h"
+#include "number.h"
 
 /* A limit the kernel reports as "max" (v2) or as its page-counter maximum
  * (v1) is stored as this value, with its present bit set. */
@@ -157,9 +158,7 @@ void ceems_cgroup_reader_close(struct ceems_cgroup_reader *reader);
  * -ENODATA when a keyed file has none of the wanted keys.  On error the
  * output fields and present bits are left as they were. */
 
-/* A single unsigned decimal, optionally followed by one newline. */
-int ceems_parse_u64(const char *text, uint64_t *out);
-/* Same, or "max" meaning CEEMS_CGROUP_UNLIMITED. */
+/* ceems_parse_u64 (number.h), or "max" meaning CEEMS_CGROUP_UNLIMITED. */
 int ceems_parse_u64_or_max(const char *text, uint64_t *out);
 
 /* A flat keyed file ("key value" lines).  VALUES[i] and bit i of *FOUND

@@ -14,7 +14,9 @@
 #include <string.h>
 
 #include "energy.h"
+#include "fileio.h"
 #include "log.h"
+#include "number.h"
 
 static const char *const domain_names[] = {
 	[CEEMS_DOMAIN_PACKAGE] = "package",
@@ -100,26 +102,14 @@ ceems_energy_counter_gap(struct ceems_energy_counter *c,
 }
 
 int
-ceems_energy_parse_u64(const char *text, uint64_t *value)
+ceems_energy_pread_u64(int fd, uint64_t *value)
 {
-	uint64_t v = 0;
-	const char *p = text;
+	char buf[64];
+	ssize_t n = ceems_pread_text_once(fd, buf, sizeof(buf));
 
-	if (*p < '0' || *p > '9')
-		return -EINVAL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		unsigned int digit = (unsigned int)(*p - '0');
-
-		if (v > (UINT64_MAX - digit) / 10)
-			return -ERANGE;
-		v = v * 10 + digit;
-	}
-	if (*p == '\n')
-		p++;
-	if (*p != '\0')
-		return -EINVAL;
-	*value = v;
-	return 0;
+	if (n < 0)
+		return (int)n;
+	return ceems_parse_u64(buf, value);
 }
 
 uint64_t

@@ -92,10 +92,6 @@ void ceems_energy_counter_add(struct ceems_energy_counter *c, double j);
 void ceems_energy_counter_gap(struct ceems_energy_counter *c,
 			      enum ceems_energy_gap gap);
 
-/* Parse a sysfs unsigned decimal integer ("12345" or "12345\n"): 0, or
- * -EINVAL for anything else (empty, sign, spaces, trailing garbage), or
- * -ERANGE above UINT64_MAX. */
-int ceems_energy_parse_u64(const char *text, uint64_t *value);
 
 /* What is known about a monotonic energy counter, for judging the
  * difference of two readings. */
@@ -119,6 +115,10 @@ int ceems_energy_sysfs_path(char *buf, size_t size, const char *sysfs_root,
 /* Open a counter file to be kept open and pread each sample (no symlink
  * as last component, close-on-exec).  The fd, or -errno. */
 int ceems_energy_open_file(const char *path);
+
+/* pread the kept-open sysfs counter FD (one show() call, so one pread)
+ * and parse it with ceems_parse_u64.  0 or a negative errno. */
+int ceems_energy_pread_u64(int fd, uint64_t *value);
 
 /* Judge the readings PREV then CUR taken ELAPSED_NS apart.  Returns
  * CEEMS_GAP_NONE with *JOULES set (>= 0), or the gap: READ_ERROR when

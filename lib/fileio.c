@@ -11,15 +11,15 @@
 
 #include "fileio.h"
 
-ssize_t
-ceems_pread_text(int fd, char *buf, size_t size)
+/* pread from offset 0 until end of file or LIMIT bytes.  The count, or
+ * -errno. */
+static ssize_t
+pread_upto(int fd, char *buf, size_t limit)
 {
 	size_t used = 0;
 
-	if (size == 0)
-		return -EINVAL;
-	for (;;) {
-		ssize_t n = pread(fd, buf + used, size - used, (off_t)used);
+	while (used < limit) {
+		ssize_t n = pread(fd, buf + used, limit - used, (off_t)used);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -29,11 +29,37 @@ ceems_pread_text(int fd, char *buf, size_t size)
 		if (n == 0)
 			break;
 		used += (size_t)n;
-		if (used == size)
-			return -EFBIG;
 	}
-	buf[used] = '\0';
 	return (ssize_t)used;
+}
+
+ssize_t
+ceems_pread_text(int fd, char *buf, size_t size)
+{
+	ssize_t n;
+
+	if (size == 0)
+		return -EINVAL;
+	n = pread_upto(fd, buf, size);
+	if (n < 0)
+		return n;
+	if ((size_t)n == size)
+		return -EFBIG;
+	buf[n] = '\0';
+	return n;
+}
+
+ssize_t
+ceems_pread_head(int fd, char *buf, size_t size)
+{
+	ssize_t n;
+
+	if (size == 0)
+		return -EINVAL;
+	n = pread_upto(fd, buf, size - 1);
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
 }
 
 ssize_t

@@ -21,6 +21,11 @@ ssize_t ceems_read_text_file_at(int dirfd, const char *path, char *buf,
  * /proc/meminfo on a large machine) is read whole. */
 ssize_t ceems_pread_text(int fd, char *buf, size_t size);
 
+/* The first SIZE - 1 bytes of FD at most, NUL-terminated: a full buffer
+ * is not an error (the caller tells whether it has read enough, e.g.
+ * all the cpu lines of /proc/stat).  The length, or -errno. */
+ssize_t ceems_pread_head(int fd, char *buf, size_t size);
+
 /* The same with a single pread, for sysfs attributes and cgroupfs
  * counter files only: each is produced by one show() call and handed
  * over whole when the buffer is larger, so a read that does not fill BUF

@@ -22,6 +22,7 @@
 #include "fileio.h"
 #include "hwmon.h"
 #include "log.h"
+#include "number.h"
 
 #define HWMON_DIR "/class/hwmon"
 /* hwmon channel numbers start at 1 and are small. */
@@ -118,17 +119,6 @@ ceems_hwmon_classify(const char *chip, const char *label,
 	return 0;
 }
 
-static int
-pread_u64(int fd, uint64_t *value)
-{
-	char buf[64];
-	ssize_t n = ceems_pread_text_once(fd, buf, sizeof(buf));
-
-	if (n < 0)
-		return (int)n;
-	return ceems_energy_parse_u64(buf, value);
-}
-
 /* Read a channel's value, reopening its file if an error closed it. */
 static int
 read_channel(struct hwmon_channel *ch, uint64_t *value)
@@ -143,7 +133,7 @@ read_channel(struct hwmon_channel *ch, uint64_t *value)
 			return err;
 		}
 	}
-	err = pread_u64(ch->fd, value);
+	err = ceems_energy_pread_u64(ch->fd, value);
 	if (err < 0 && err != -EINVAL && err != -ERANGE && err != -EFBIG) {
 		close(ch->fd);
 		ch->fd = -1;

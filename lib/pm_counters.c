@@ -15,6 +15,7 @@
 #include "energy.h"
 #include "fileio.h"
 #include "log.h"
+#include "number.h"
 #include "pm_counters.h"
 
 #define PM_COUNTERS_DIR "/cray/pm_counters"
@@ -48,7 +49,7 @@ ceems_pm_counters_parse(const char *text, uint64_t *joules)
 		p++;
 	if (p[0] != 'J' || (p[1] != '\0' && p[1] != ' ' && p[1] != '\n'))
 		return -EINVAL;
-	return ceems_energy_parse_u64(value, joules);
+	return ceems_parse_u64(value, joules);
 }
 
 static int

@@ -11,32 +11,8 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "number.h"
 #include "proc_stats.h"
-
-/* Parse the unsigned decimal at *P and advance *P past it. */
-static int
-take_u64(const char **p, uint64_t *out)
-{
-	const char *s = *p;
-	uint64_t v = 0;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	while (*s >= '0' && *s <= '9') {
-		unsigned digit = (unsigned)(*s - '0');
-
-		/* v * 10 + digit > UINT64_MAX, with constant bounds: no
-		 * division at every digit. */
-		if (v > UINT64_MAX / 10 ||
-		    (v == UINT64_MAX / 10 && digit > UINT64_MAX % 10))
-			return -ERANGE;
-		v = v * 10 + digit;
-		s++;
-	}
-	*p = s;
-	*out = v;
-	return 0;
-}
 
 /* Ticks of CLK_TCK per second to ns, without overflow on the way. */
 static int
@@ -74,7 +50,7 @@ parse_cpu_numbers(const char *p, const char *end, uint64_t ticks[NMODES])
 			p++;
 		if (p == end)
 			break;		/* trailing spaces */
-		if ((ret = take_u64(&p, &v)) < 0)
+		if ((ret = ceems_take_u64(&p, &v)) < 0)
 			return ret;
 		/* guest and guest_nice are already inside user and nice. */
 		if (n < NMODES)
@@ -239,7 +215,7 @@ ceems_parse_proc_meminfo(const char *text, struct ceems_node_mem *out)
 				return -EINVAL;
 			while (p < end && *p == ' ')
 				p++;
-			if ((ret = take_u64(&p, &kib)) < 0)
+			if ((ret = ceems_take_u64(&p, &kib)) < 0)
 				return ret;
 			if ((size_t)(end - p) != 3 || memcmp(p, " kB", 3) != 0)
 				return -EINVAL;
@@ -333,34 +309,11 @@ ceems_proc_reader_close(struct ceems_proc_reader *r)
 	free(r);
 }
 
-/* pread up to SIZE - 1 bytes from offset 0; a full buffer is not an
- * error here.  Returns the length or -errno. */
-static ssize_t
-pread_head(int fd, char *buf, size_t size)
-{
-	size_t used = 0;
-
-	while (used < size - 1) {
-		ssize_t n = pread(fd, buf + used, size - 1 - used, (off_t)used);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			break;
-		used += (size_t)n;
-	}
-	buf[used] = '\0';
-	return (ssize_t)used;
-}
-
 int
 ceems_proc_read_cpu(struct ceems_proc_reader *r, struct ceems_node_cpu *out)
 {
 	for (;;) {
-		ssize_t n = pread_head(r->stat_fd, r->stat_buf, r->stat_size);
+		ssize_t n = ceems_pread_head(r->stat_fd, r->stat_buf, r->stat_size);
 		struct ceems_node_cpu cpu;
 		bool saw_end;
 		char *bigger;

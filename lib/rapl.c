@@ -22,6 +22,7 @@
 #include "energy.h"
 #include "fileio.h"
 #include "log.h"
+#include "number.h"
 #include "rapl.h"
 
 #define POWERCAP_DIR "/class/powercap"
@@ -160,7 +161,7 @@ read_attr_u64(const char *dir, const char *attr, uint64_t *value)
 
 	if (err < 0)
 		return err;
-	return ceems_energy_parse_u64(buf, value);
+	return ceems_parse_u64(buf, value);
 }
 
 /* The zone's maximum power: see rapl.h for the rule. */
@@ -182,17 +183,6 @@ zone_max_power_w(const char *dir)
 	if (best == 0)
 		return CEEMS_RAPL_DEFAULT_MAX_POWER_W;
 	return (double)best / 1e6 * CEEMS_RAPL_POWER_SAFETY_FACTOR;
-}
-
-static int
-pread_u64(int fd, uint64_t *value)
-{
-	char buf[64];
-	ssize_t n = ceems_pread_text_once(fd, buf, sizeof(buf));
-
-	if (n < 0)
-		return (int)n;
-	return ceems_energy_parse_u64(buf, value);
 }
 
 static void
@@ -244,7 +234,7 @@ read_zone(struct rapl_zone *z, uint64_t *energy, uint64_t *range)
 			return err;
 		}
 	}
-	err = pread_u64(z->energy_fd, energy);
+	err = ceems_energy_pread_u64(z->energy_fd, energy);
 	if (err == 0 && *energy > *range)
 		err = -ERANGE;
 	/* A bad value keeps the file open, except right after reopening:
@@ -474,7 +464,7 @@ open_zone(const char *base, const struct zone_entry *e,
 	z->reader.state = CEEMS_GAP_NONE;
 
 	/* The baseline, so that the first sample already measures. */
-	err = pread_u64(z->energy_fd, &energy);
+	err = ceems_energy_pread_u64(z->energy_fd, &energy);
 	if (err == 0 && energy > range)
 		err = -ERANGE;
 	if (err < 0) {

@@ -855,9 +855,9 @@ fuzz_check_energy(const char *data, size_t len)
 
 	(void)len;
 	want_ret = expected_decimal(data, &want);
-	ret = ceems_energy_parse_u64(data, &v);
+	ret = ceems_parse_u64(data, &v);
 	if (ret != want_ret || (ret == 0 ? v != want : v != mark))
-		return "ceems_energy_parse_u64: wrong value or code";
+		return "ceems_parse_u64: wrong value or code";
 
 	/* "<joules> J <timestamp> us": the joules are the leading digits. */
 	v = mark;

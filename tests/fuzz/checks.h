@@ -33,7 +33,7 @@ const char *fuzz_check_conf(const char *data, size_t len);
  * table it built. */
 const char *fuzz_check_emissions(const char *data, size_t len);
 
-/* The sysfs parsers of the energy sources: ceems_energy_parse_u64,
+/* The sysfs parsers of the energy sources: ceems_parse_u64,
  * ceems_rapl_classify_zone, ceems_hwmon_classify (chip and label: the
  * text before and after its first newline), ceems_pm_counters_parse,
  * ceems_pm_counters_classify. */
