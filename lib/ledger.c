@@ -351,6 +351,23 @@ same_factor(const struct ceems_emission_factor *a,
 	    a->g_per_kwh == b->g_per_kwh && a->pue == b->pue;
 }
 
+/* Every domain the node measures was measured for the job this tick,
+ * and there is at least one. */
+static bool
+energy_covered(const struct ceems_ledger_job_share *share)
+{
+	bool any = false;
+
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
+		if (!share->measured[d])
+			continue;
+		if (!share->covered[d])
+			return false;
+		any = true;
+	}
+	return any;
+}
+
 int
 ceems_job_ledger_add_tick(struct ceems_job_ledger *l,
 			  const struct ceems_ledger_job_share *share,
@@ -384,7 +401,11 @@ ceems_job_ledger_add_tick(struct ceems_job_ledger *l,
 	/* Energy x PUE x the intensity of this tick: a factor that varies
 	 * in time is applied to the energy of its own time. */
 	l->emissions_g += ceems_emissions_grams(tick_j, factor);
-	l->emissions_covered_s += dt_s;
+	/* The emissions cover the tick only if its energy does: a tick with
+	 * a factor but a gap in a measured domain (or no energy source at
+	 * all) has emissions that are short of the truth. */
+	if (energy_covered(share))
+		l->emissions_covered_s += dt_s;
 	if (!l->have_emissions) {
 		l->factor = *factor;
 		l->have_emissions = true;

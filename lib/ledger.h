@@ -130,7 +130,9 @@ struct ceems_job_ledger {
 	/* Emissions: only ticks with a factor add to them. */
 	bool have_emissions;
 	double emissions_g;
-	double emissions_covered_s;	/* time that had a factor */
+	/* Time that had a factor and the energy of every domain the node
+	 * measures: never more than any measured domain's covered_s. */
+	double emissions_covered_s;
 	struct ceems_emission_factor factor;	/* the first one used */
 	bool factor_changed;	/* a later tick used another factor */
 };
