@@ -696,6 +696,8 @@ save_job(struct ceems_agent *a, const struct agent_job *j, uint64_t now_ns)
 
 	if (a->state == NULL || j->slot < 0)
 		return;
+	/* Whole: the unused steps and the padding go to the file too. */
+	memset(&fig, 0, sizeof(fig));
 	fig.tick_ns = now_ns;
 	fig.cpu_base_ns = j->cpu_base_ns;
 	fig.cpu_s = j->cpu_s;
