@@ -14,6 +14,7 @@
 #include "energy.h"
 #include "fileio.h"
 #include "hwmon.h"
+#include "ledger_carry.h"
 #include "log.h"
 #include "pm_counters.h"
 #include "proc_stats.h"
@@ -45,6 +46,7 @@ struct agent_step {
 	bool have_cpu;
 	uint64_t rss_bytes;
 	double tick_cpu_s;		/* CPU time in the current tick */
+	bool end_pending;		/* ended in this tick: tick_cpu_s is its last */
 };
 
 struct agent_job {
@@ -99,6 +101,13 @@ struct ceems_agent {
 	uint64_t tick_ns;		/* the tick being taken */
 	uint64_t last_usage_ns;		/* last full cgroup reading */
 	struct state_file *state;
+
+	/* Between ticks, a job that ends is split alone (ledger_carry.h):
+	 * the energy read for it waits here for the next tick, with what
+	 * it took; the node's other figures are the last tick's. */
+	struct ceems_ledger_node_tick pending;
+	struct ceems_ledger_carry carry;
+	struct ceems_ledger_node_tick last_node;
 };
 
 /* Priority of the sources for each domain: RAPL is the finest for CPU
@@ -251,6 +260,27 @@ open_state(struct ceems_agent *a)
 			    a->config.state_dir, strerror(-err));
 }
 
+/* The node's figures a split between ticks uses before the first tick. */
+static void
+init_last_node(struct ceems_agent *a)
+{
+	struct ceems_node_mem mem;
+
+	a->last_node.node_cores = a->node_cpu.ncpus;
+	if (ceems_proc_read_mem(a->proc, &mem) == 0 &&
+	    (mem.present & CEEMS_NMF_TOTAL)) {
+		a->last_node.node_mem_total_bytes = mem.total;
+		if ((mem.present & CEEMS_NMF_AVAILABLE) && mem.available <= mem.total)
+			a->last_node.node_mem_used_bytes = mem.total - mem.available;
+	}
+	if (a->config.idle_power_package_w > 0)
+		a->last_node.idle_power_w[CEEMS_DOMAIN_PACKAGE] =
+			a->config.idle_power_package_w;
+	if (a->config.idle_power_dram_w > 0)
+		a->last_node.idle_power_w[CEEMS_DOMAIN_DRAM] =
+			a->config.idle_power_dram_w;
+}
+
 struct ceems_agent *
 ceems_agent_open(const struct ceems_config *config, uint64_t now_ns,
 		 char *err, size_t err_size)
@@ -296,6 +326,7 @@ ceems_agent_open(const struct ceems_config *config, uint64_t now_ns,
 		goto fail;
 	}
 	open_state(a);
+	init_last_node(a);
 	a->last_tick_ns = now_ns;
 	a->last_usage_ns = now_ns;
 	return a;
@@ -506,9 +537,12 @@ collect_step(struct ceems_agent *a, struct agent_step *st, bool full)
 	uint32_t want = full ? (CEEMS_CGF_CPU_USAGE | CEEMS_CGF_MEM_RSS |
 				CEEMS_CGF_MEM_PEAK) : CEEMS_CGF_CPU_USAGE;
 
-	st->tick_cpu_s = 0;
-	if (st->reader == NULL)
+	if (st->reader == NULL) {
+		if (!st->end_pending)
+			st->tick_cpu_s = 0;
 		return;
+	}
+	st->tick_cpu_s = 0;
 	if (ceems_cgroup_reader_read_some(st->reader, want, cs) < 0)
 		return;
 	if (cs->present & CEEMS_CGF_CPU_USAGE) {
@@ -536,7 +570,7 @@ split_to_steps(struct agent_job *j, const struct ceems_ledger_job_share *share,
 	double sum_cpu = 0, sum_rss = 0, wcpu, wrss;
 
 	for (uint32_t i = 0; i < j->nsteps; i++) {
-		if (j->steps[i].reader == NULL)
+		if (j->steps[i].reader == NULL && !j->steps[i].end_pending)
 			continue;	/* ended: holds nothing any more */
 		sum_cpu += j->steps[i].tick_cpu_s;
 		sum_rss += (double)j->steps[i].rss_bytes;
@@ -546,9 +580,14 @@ split_to_steps(struct agent_job *j, const struct ceems_ledger_job_share *share,
 	for (uint32_t i = 0; i < j->nsteps; i++) {
 		struct agent_step *st = &j->steps[i];
 
-		if (st->reader == NULL)
+		if (st->reader == NULL && !st->end_pending)
 			continue;
-		st->r.cpu_s += st->tick_cpu_s;
+		/* A step that ended in this tick: its CPU time was counted
+		 * when it ended, its energy comes now, once. */
+		if (st->end_pending)
+			st->end_pending = false;
+		else
+			st->r.cpu_s += st->tick_cpu_s;
 		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
 			double num = d == CEEMS_DOMAIN_DRAM ?
 				     (double)st->rss_bytes : st->tick_cpu_s;
@@ -641,6 +680,15 @@ step_peak_reading(struct ceems_agent *a, struct agent_step *st)
 	}
 }
 
+/* The part of the tick since the last one that job J was not there
+ * (it registered during it), in seconds. */
+static double
+job_absent_s(const struct ceems_agent *a, const struct agent_job *j)
+{
+	return j->registered_ns > a->last_tick_ns ?
+	       (double)(j->registered_ns - a->last_tick_ns) / 1e9 : 0;
+}
+
 static void
 save_job(struct ceems_agent *a, const struct agent_job *j, uint64_t now_ns)
 {
@@ -648,6 +696,8 @@ save_job(struct ceems_agent *a, const struct agent_job *j, uint64_t now_ns)
 
 	if (a->state == NULL || j->slot < 0)
 		return;
+	/* Whole: the unused steps and the padding go to the file too. */
+	memset(&fig, 0, sizeof(fig));
 	fig.tick_ns = now_ns;
 	fig.cpu_base_ns = j->cpu_base_ns;
 	fig.cpu_s = j->cpu_s;
@@ -674,15 +724,21 @@ ceems_agent_tick(struct ceems_agent *a, uint64_t now_ns)
 
 	if (now_ns <= a->last_tick_ns)
 		return;
-	memset(&node, 0, sizeof(node));
+	/* The energy read for jobs that ended since the last tick. */
+	node = a->pending;
+	memset(&a->pending, 0, sizeof(a->pending));
 	a->tick_ns = now_ns;
 	node.dt_s = (double)(now_ns - a->last_tick_ns) / 1e9;
 	full = now_ns - a->last_usage_ns >= a->config.usage_interval_ns;
 	collect_energy(a, now_ns, &node);
 	collect_node_usage(a, &node);
 	set_idle_power(a, &node);
-	for (size_t i = 0; i < a->njobs; i++)
+	a->last_node = node;
+	ceems_ledger_carry_apply(&a->carry, &node);
+	for (size_t i = 0; i < a->njobs; i++) {
 		collect_job(a, a->jobs[i], full, &a->job_ticks[i]);
+		a->job_ticks[i].absent_s = job_absent_s(a, a->jobs[i]);
+	}
 	if (full)
 		a->last_usage_ns = now_ns;
 
@@ -704,12 +760,14 @@ ceems_agent_tick(struct ceems_agent *a, uint64_t now_ns)
 			if (j->gone && j->gone_ns < now_ns)
 				continue;
 			ceems_job_ledger_add_tick(&j->ledger, &a->shares[i],
-						  node.dt_s,
+						  node.dt_s - a->job_ticks[i].absent_s,
 						  a->have_factor ? &a->factor : NULL);
 			j->cpu_s += a->job_ticks[i].cpu_s;
 			split_to_steps(j, &a->shares[i], &a->job_ticks[i]);
 		}
 	}
+	ceems_ledger_carry_restore(&a->carry, &a->last_tick);
+	ceems_ledger_carry_clear(&a->carry);
 	for (size_t i = 0; i < a->njobs; i++)
 		save_job(a, a->jobs[i], now_ns);
 	a->last_tick_ns = now_ns;
@@ -777,7 +835,8 @@ ceems_agent_register(struct ceems_agent *a,
 		return -EEXIST;
 	if (a->njobs >= a->config.max_jobs)
 		return -ENOSPC;
-	ceems_agent_tick(a, now_ns);
+	/* No tick: the job's CPU baseline is read now, and the next tick
+	 * charges what it holds for the part of the tick it was there. */
 	j = calloc(1, sizeof(*j));
 	if (j == NULL)
 		return -ENOMEM;
@@ -802,16 +861,122 @@ ceems_agent_register(struct ceems_agent *a,
 	return 0;
 }
 
+static void fill_report(const struct ceems_agent *, const struct agent_job *,
+			uint64_t, struct ceems_agent_job_report *);
+
+/* Between ticks (ledger_carry.h): the node's figures since the last
+ * tick, for one job's split at NOW_NS.  The energy is read now and kept
+ * for the next tick; the busy time is only looked at (the next tick
+ * reads it again); cores, memory and idle power are the last tick's.
+ * Net of the jobs that already left.  False when no time has passed. */
+static bool
+partial_node(struct ceems_agent *a, uint64_t now_ns,
+	     struct ceems_ledger_node_tick *node)
+{
+	struct ceems_node_cpu cpu;
+
+	if (now_ns <= a->last_tick_ns)
+		return false;
+	collect_energy(a, now_ns, &a->pending);
+	*node = a->pending;
+	node->dt_s = (double)(now_ns - a->last_tick_ns) / 1e9;
+	node->node_cores = a->last_node.node_cores;
+	node->node_mem_used_bytes = a->last_node.node_mem_used_bytes;
+	node->node_mem_total_bytes = a->last_node.node_mem_total_bytes;
+	memcpy(node->idle_power_w, a->last_node.idle_power_w,
+	       sizeof(node->idle_power_w));
+	if (ceems_proc_read_cpu(a->proc, &cpu) == 0 && a->have_node_cpu &&
+	    cpu.busy_ns >= a->node_cpu.busy_ns) {
+		node->node_busy_cpu_s =
+			(double)(cpu.busy_ns - a->node_cpu.busy_ns) / 1e9;
+		node->node_cores = cpu.ncpus;
+	}
+	ceems_ledger_carry_apply(&a->carry, node);
+	return true;
+}
+
+/* Job J leaves at NOW_NS: its part of the tick so far, split for it
+ * alone and added to its ledger (and its steps'), remembered so that the
+ * next tick splits the rest. */
+static void
+leave_now(struct ceems_agent *a, struct agent_job *j, uint64_t now_ns)
+{
+	struct ceems_ledger_node_tick node;
+	struct ceems_ledger_job_tick t;
+	struct ceems_ledger_job_share share;
+	struct ceems_ledger_tick tick;
+	double present_s;
+
+	if (j->gone || !partial_node(a, now_ns, &node))
+		return;
+	a->tick_ns = now_ns;
+	collect_job(a, j, false, &t);
+	t.absent_s = job_absent_s(a, j);
+	present_s = node.dt_s - t.absent_s;
+	if (present_s <= 0)
+		return;
+	if (ceems_ledger_split(&node, &t, 1, &share, &tick) < 0) {
+		ceems_job_ledger_add_gap(&j->ledger, present_s);
+		j->gap_s += present_s;
+		return;
+	}
+	ceems_job_ledger_add_tick(&j->ledger, &share, present_s,
+				  a->have_factor ? &a->factor : NULL);
+	j->cpu_s += t.cpu_s;
+	split_to_steps(j, &share, &t);
+	ceems_ledger_carry_add(&a->carry, &t, node.dt_s, &share);
+}
+
+int
+ceems_agent_report_now(struct ceems_agent *a, uint32_t jobid,
+		       uint64_t now_ns, struct ceems_agent_job_report *out)
+{
+	const struct agent_job *j = find_job(a, jobid, NULL);
+	struct ceems_ledger_node_tick node;
+	struct ceems_ledger_job_tick t;
+	struct ceems_ledger_job_share share;
+	struct ceems_ledger_tick tick;
+	double present_s;
+
+	if (j == NULL)
+		return -ENOENT;
+	fill_report(a, j, now_ns > a->last_tick_ns ? now_ns : a->last_tick_ns,
+		    out);
+	if (j->gone || j->reader == NULL || !partial_node(a, now_ns, &node))
+		return 0;
+	/* The job's CPU time since the last tick, looked at only. */
+	memset(&t, 0, sizeof(t));
+	t.alloc_cores = j->alloc_cores;
+	t.alloc_mem_bytes = j->alloc_mem_bytes;
+	memcpy(t.gpu_share, j->spec.gpu_share, sizeof(t.gpu_share));
+	if (j->usage.present & CEEMS_CGF_MEM_RSS)
+		t.rss_bytes = j->usage.mem_rss_bytes;
+	if (ceems_cgroup_reader_read_some(j->reader, CEEMS_CGF_CPU_USAGE,
+					  &a->scratch) == 0 &&
+	    (a->scratch.present & CEEMS_CGF_CPU_USAGE) && j->have_cpu &&
+	    a->scratch.cpu_usage_ns >= j->cpu_last_ns)
+		t.cpu_s = (double)(a->scratch.cpu_usage_ns - j->cpu_last_ns) / 1e9;
+	t.absent_s = job_absent_s(a, j);
+	present_s = node.dt_s - t.absent_s;
+	if (present_s <= 0 || ceems_ledger_split(&node, &t, 1, &share, &tick) < 0)
+		return 0;
+	ceems_job_ledger_add_tick(&out->ledger, &share, present_s,
+				  a->have_factor ? &a->factor : NULL);
+	out->cpu_s += t.cpu_s;
+	return 0;
+}
+
 static void
 fill_report(const struct ceems_agent *a, const struct agent_job *j,
-	    struct ceems_agent_job_report *out)
+	    uint64_t asof_ns, struct ceems_agent_job_report *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->jobid = j->spec.jobid;
 	out->uid = j->spec.uid;
 	out->alloc_cores = j->alloc_cores;
 	out->alloc_mem_bytes = j->alloc_mem_bytes;
-	out->elapsed_s = (double)((j->gone ? j->gone_ns : a->last_tick_ns) -
+	(void)a;
+	out->elapsed_s = (double)((j->gone ? j->gone_ns : asof_ns) -
 				  j->registered_ns) / 1e9;
 	out->cpu_s = j->cpu_s;
 	out->gap_s = j->gap_s;
@@ -825,7 +990,7 @@ fill_report(const struct ceems_agent *a, const struct agent_job *j,
 		out->steps[i] = j->steps[i].r;
 		if (!j->steps[i].r.ended)
 			out->steps[i].elapsed_s =
-				(double)(a->last_tick_ns - j->steps[i].start_ns) / 1e9;
+				(double)(asof_ns - j->steps[i].start_ns) / 1e9;
 	}
 }
 
@@ -838,13 +1003,15 @@ ceems_agent_deregister(struct ceems_agent *a, uint32_t jobid,
 
 	if (find_job(a, jobid, NULL) == NULL)
 		return -ENOENT;
-	ceems_agent_tick(a, now_ns);
 	j = find_job(a, jobid, &i);
 	if (j == NULL)
 		return -ENOENT;
+	/* Its part of the tick so far, split for it alone. */
+	leave_now(a, j, now_ns);
 	/* A last full reading: peak memory and IO as of the job's end. */
 	full_reading(a, j);
-	fill_report(a, j, out);
+	fill_report(a, j, now_ns > a->last_tick_ns ? now_ns : a->last_tick_ns,
+		    out);
 	if (a->state != NULL)
 		state_slot_release(a->state, j->slot);
 	a->jobs[i] = a->jobs[--a->njobs];
@@ -907,7 +1074,7 @@ ceems_agent_step_start(struct ceems_agent *a, uint32_t jobid,
 		return -EEXIST;
 	if (j->nsteps >= CEEMS_AGENT_MAX_STEPS)
 		return -ENOSPC;
-	ceems_agent_tick(a, now_ns);
+	/* No tick: the step's CPU baseline is read now. */
 	st = &j->steps[j->nsteps];
 	memset(st, 0, sizeof(*st));
 	snprintf(st->r.id, sizeof(st->r.id), "%s", step_id);
@@ -933,14 +1100,20 @@ ceems_agent_step_end(struct ceems_agent *a, uint32_t jobid,
 	if (j == NULL || (st = find_step(j, step_id)) == NULL)
 		return -ENOENT;
 	if (!st->r.ended) {
-		ceems_agent_tick(a, now_ns);
+		/* No tick: its CPU time up to now is read, and the next tick
+		 * gives it its part of the job's energy by it. */
+		if (st->reader != NULL) {
+			collect_step(a, st, false);
+			st->r.cpu_s += st->tick_cpu_s;
+			st->end_pending = true;
+		}
 		/* A last reading of the step: its memory peak. */
 		step_peak_reading(a, st);
 		ceems_cgroup_reader_close(st->reader);
 		st->reader = NULL;
 		st->r.ended = true;
 		st->r.elapsed_s = (double)(now_ns - st->start_ns) / 1e9;
-		save_job(a, j, now_ns);
+		save_job(a, j, a->last_tick_ns);
 	}
 	*out = st->r;
 	return 0;
@@ -954,7 +1127,7 @@ ceems_agent_report(const struct ceems_agent *a, uint32_t jobid,
 
 	if (j == NULL)
 		return -ENOENT;
-	fill_report(a, j, out);
+	fill_report(a, j, a->last_tick_ns, out);
 	return 0;
 }
 

@@ -97,14 +97,17 @@ void ceems_agent_sample_sources(struct ceems_agent *agent, uint64_t now_ns);
  * previous tick, add each job's share to its ledger. */
 void ceems_agent_tick(struct ceems_agent *agent, uint64_t now_ns);
 
-/* Register a job (a tick is taken first, so the energy up to now goes to
- * the jobs that were running).  Returns 0, -EEXIST, -ENOSPC (max_jobs
+/* Register a job: its CPU baseline is read now; the next tick charges
+ * what it holds for the part of that tick it was there (no tick is taken:
+ * that would read every job, milliseconds on a node with 1000).  Returns 0, -EEXIST, -ENOSPC (max_jobs
  * reached), -ENOENT (its cgroup cannot be found), -EINVAL. */
 int ceems_agent_register(struct ceems_agent *agent,
 			 const struct ceems_agent_job_spec *spec,
 			 uint64_t now_ns);
 
-/* Take a tick, fill OUT with the job's final report and forget the job.
+/* Fill OUT with the job's final report and forget the job.  Its part of
+ * the time since the last tick is split for it alone (ledger_carry.h),
+ * without reading the other jobs; the next tick splits the rest.
  * Returns 0 or -ENOENT. */
 int ceems_agent_deregister(struct ceems_agent *agent, uint32_t jobid,
 			   uint64_t now_ns,
@@ -118,11 +121,19 @@ int ceems_agent_deregister(struct ceems_agent *agent, uint32_t jobid,
 int ceems_agent_step_start(struct ceems_agent *agent, uint32_t jobid,
 			   const char *step_id, uint64_t now_ns);
 
-/* A step ends: take a tick, a last reading of its cgroup, and fill OUT
- * with its figures (kept in the job's report).  0, -ENOENT. */
+/* A step ends: a last reading of its cgroup (CPU time, memory peak), and
+ * OUT filled with its figures (kept in the job's report); its energy
+ * since the last tick comes with the next one.  0, -ENOENT. */
 int ceems_agent_step_end(struct ceems_agent *agent, uint32_t jobid,
 			 const char *step_id, uint64_t now_ns,
 			 struct ceems_agent_step_report *out);
+
+/* The job's report as of NOW_NS: the last tick's, with its part of the
+ * time since split for it alone and not kept (the next tick splits that
+ * time for every job).  0 or -ENOENT. */
+int ceems_agent_report_now(struct ceems_agent *agent, uint32_t jobid,
+			   uint64_t now_ns,
+			   struct ceems_agent_job_report *out);
 
 /* The job's report as of the last tick.  0 or -ENOENT. */
 int ceems_agent_report(const struct ceems_agent *agent, uint32_t jobid,

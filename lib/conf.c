@@ -85,7 +85,7 @@ ceems_config_defaults(struct ceems_config *c)
 	c->source_pm_counters = true;
 	c->idle_power_package_w = -1;
 	c->idle_power_dram_w = -1;
-	snprintf(c->cluster, sizeof(c->cluster), "cluster");
+	c->cluster[0] = '\0';	/* Slurm's ClusterName */
 	c->pue = 1.0;
 	snprintf(c->emissions_table, sizeof(c->emissions_table),
 		 "%s/carbon-intensity.tsv", CEEMS_PKGDATADIR);

@@ -42,35 +42,54 @@ gpu_fraction(const struct ceems_ledger_job_tick *job, size_t dev)
 	return f > 1 ? 1 : f;
 }
 
+/* The part of a tick of DT_S seconds the job was there: what it holds
+ * (a level, not an amount) counts for that part only. */
+static double
+presence(const struct ceems_ledger_job_tick *job, double dt_s)
+{
+	double absent = nonneg(job->absent_s);
+
+	return absent >= dt_s ? 0 : (dt_s - absent) / dt_s;
+}
+
 static double
 weight(const struct ceems_ledger_job_tick *job, enum weight_kind kind,
-       size_t dev)
+       size_t dev, double dt_s)
 {
 	switch (kind) {
 	case WEIGHT_CORES:
-		return (double)job->alloc_cores;
+		return (double)job->alloc_cores * presence(job, dt_s);
 	case WEIGHT_CPU:
 		return nonneg(job->cpu_s);
 	case WEIGHT_ALLOC_MEM:
-		return (double)job->alloc_mem_bytes;
+		return (double)job->alloc_mem_bytes * presence(job, dt_s);
 	case WEIGHT_RSS:
-		return (double)job->rss_bytes;
+		return (double)job->rss_bytes * presence(job, dt_s);
 	case WEIGHT_GPU:
-		return gpu_fraction(job, dev);
+		return gpu_fraction(job, dev) * presence(job, dt_s);
 	}
 	return 0;
 }
 
 static double
 weight_sum(const struct ceems_ledger_job_tick *jobs, size_t njobs,
-	   enum weight_kind kind, size_t dev)
+	   enum weight_kind kind, size_t dev, double dt_s)
 {
 	double sum = 0;
 	size_t i;
 
 	for (i = 0; i < njobs; i++)
-		sum += weight(&jobs[i], kind, dev);
+		sum += weight(&jobs[i], kind, dev, dt_s);
 	return sum;
+}
+
+/* A node's own figure less what jobs that left during the tick held. */
+static double
+held_less_left(double node_figure, double left)
+{
+	double x = node_figure - nonneg(left);
+
+	return x > 0 ? x : 0;
 }
 
 /* Give each job X * w_j / DENOM of domain D (also counted as static when
@@ -78,8 +97,8 @@ weight_sum(const struct ceems_ledger_job_tick *jobs, size_t njobs,
  * be weight_sum() of the same kind, and DENOM >= SUM_W.  With DENOM 0
  * there is nothing to split by: everything is rest. */
 static double
-distribute(double x, enum weight_kind kind, size_t dev, double sum_w,
-	   double denom, const struct ceems_ledger_job_tick *jobs,
+distribute(double x, enum weight_kind kind, size_t dev, double dt_s,
+	   double sum_w, double denom, const struct ceems_ledger_job_tick *jobs,
 	   size_t njobs, struct ceems_ledger_job_share *shares,
 	   enum ceems_energy_domain d, bool is_static)
 {
@@ -88,13 +107,15 @@ distribute(double x, enum weight_kind kind, size_t dev, double sum_w,
 	if (x <= 0 || denom <= 0 || sum_w <= 0)
 		return x > 0 ? x : 0;
 	for (i = 0; i < njobs; i++) {
-		double w = weight(&jobs[i], kind, dev);
+		double w = weight(&jobs[i], kind, dev, dt_s);
 		double part;
 
 		if (w <= 0)
 			continue;
 		part = x * (w / denom);
 		shares[i].joules[d] += part;
+		if (kind == WEIGHT_GPU)
+			shares[i].gpu_device_j[dev] += part;
 		if (is_static)
 			shares[i].static_j[d] += part;
 	}
@@ -149,15 +170,15 @@ split_static_active(const struct ceems_ledger_node_tick *node,
 	active_j = delta - static_j;
 	tick->delta_j[d] = delta;
 
-	sum_held = weight_sum(jobs, njobs, held, 0);
-	tick->idle_j[d] += distribute(static_j, held, 0, sum_held,
+	sum_held = weight_sum(jobs, njobs, held, 0, node->dt_s);
+	tick->idle_j[d] += distribute(static_j, held, 0, node->dt_s, sum_held,
 				      max2(node_held, sum_held), jobs, njobs,
 				      shares, d, true);
 
 	/* Busy time (or used memory) outside every job is the system's;
 	 * with no use at all, the active part is the system's too. */
-	sum_used = weight_sum(jobs, njobs, used, 0);
-	tick->system_j[d] += distribute(active_j, used, 0, sum_used,
+	sum_used = weight_sum(jobs, njobs, used, 0, node->dt_s);
+	tick->system_j[d] += distribute(active_j, used, 0, node->dt_s, sum_used,
 					max2(node_used, sum_used), jobs, njobs,
 					shares, d, false);
 }
@@ -200,10 +221,12 @@ split_gpus(const struct ceems_ledger_node_tick *node,
 		}
 		tick->gpu_device_j[dev] = r->joules;
 		tick->delta_j[d] += r->joules;
-		owned = weight_sum(jobs, njobs, WEIGHT_GPU, dev);
+		owned = weight_sum(jobs, njobs, WEIGHT_GPU, dev, node->dt_s);
 		tick->idle_j[d] += distribute(r->joules, WEIGHT_GPU, dev,
-					      owned, max2(1, owned), jobs,
-					      njobs, shares, d, false);
+					      node->dt_s, owned,
+					      max2(held_less_left(1, node->left_gpu[dev]),
+						   owned), jobs, njobs, shares,
+					      d, false);
 	}
 	if (!tick->measured[d])
 		for (i = 0; i < njobs; i++)
@@ -259,9 +282,12 @@ split_residual(const struct ceems_ledger_node_tick *node,
 		residual = 0;
 	}
 	tick->delta_j[d] = residual;
-	sum_cores = weight_sum(jobs, njobs, WEIGHT_CORES, 0);
-	tick->idle_j[d] += distribute(residual, WEIGHT_CORES, 0, sum_cores,
-				      max2((double)node->node_cores, sum_cores),
+	sum_cores = weight_sum(jobs, njobs, WEIGHT_CORES, 0, node->dt_s);
+	tick->idle_j[d] += distribute(residual, WEIGHT_CORES, 0, node->dt_s,
+				      sum_cores,
+				      max2(held_less_left((double)node->node_cores,
+							  node->left_cores),
+					   sum_cores),
 				      jobs, njobs, shares, d, false);
 }
 
@@ -291,12 +317,15 @@ ceems_ledger_split(const struct ceems_ledger_node_tick *node,
 	}
 
 	split_static_active(node, &node->package, CEEMS_DOMAIN_PACKAGE,
-			    WEIGHT_CORES, (double)node->node_cores, WEIGHT_CPU,
+			    WEIGHT_CORES,
+			    held_less_left((double)node->node_cores,
+					   node->left_cores), WEIGHT_CPU,
 			    nonneg(node->node_busy_cpu_s), jobs, njobs, shares,
 			    tick);
 	split_static_active(node, &node->dram, CEEMS_DOMAIN_DRAM,
 			    WEIGHT_ALLOC_MEM,
-			    (double)node->node_mem_total_bytes, WEIGHT_RSS,
+			    held_less_left((double)node->node_mem_total_bytes,
+					   node->left_mem_bytes), WEIGHT_RSS,
 			    (double)node->node_mem_used_bytes, jobs, njobs,
 			    shares, tick);
 	split_gpus(node, jobs, njobs, shares, tick);
@@ -320,6 +349,23 @@ same_factor(const struct ceems_emission_factor *a,
 	return strcmp(a->source, b->source) == 0 &&
 	    strcmp(a->zone, b->zone) == 0 && a->year == b->year &&
 	    a->g_per_kwh == b->g_per_kwh && a->pue == b->pue;
+}
+
+/* Every domain the node measures was measured for the job this tick,
+ * and there is at least one. */
+static bool
+energy_covered(const struct ceems_ledger_job_share *share)
+{
+	bool any = false;
+
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
+		if (!share->measured[d])
+			continue;
+		if (!share->covered[d])
+			return false;
+		any = true;
+	}
+	return any;
 }
 
 int
@@ -355,7 +401,11 @@ ceems_job_ledger_add_tick(struct ceems_job_ledger *l,
 	/* Energy x PUE x the intensity of this tick: a factor that varies
 	 * in time is applied to the energy of its own time. */
 	l->emissions_g += ceems_emissions_grams(tick_j, factor);
-	l->emissions_covered_s += dt_s;
+	/* The emissions cover the tick only if its energy does: a tick with
+	 * a factor but a gap in a measured domain (or no energy source at
+	 * all) has emissions that are short of the truth. */
+	if (energy_covered(share))
+		l->emissions_covered_s += dt_s;
 	if (!l->have_emissions) {
 		l->factor = *factor;
 		l->have_emissions = true;

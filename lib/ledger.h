@@ -47,6 +47,15 @@ struct ceems_ledger_node_tick {
 	/* Static (idle) power of the node, configured or learned, W;
 	 * used for CEEMS_DOMAIN_PACKAGE and CEEMS_DOMAIN_DRAM only. */
 	double idle_power_w[CEEMS_DOMAIN_COUNT];
+
+	/* What jobs that left during this tick held, as a level over the
+	 * whole tick (cores x the part of the tick they held them...):
+	 * their part was split when they left (ledger_carry.h), so it is
+	 * taken out of the node's figures and the others' shares come out
+	 * as if the leavers had been split with them.  0 when none left. */
+	double left_cores;
+	double left_mem_bytes;
+	double left_gpu[CEEMS_LEDGER_MAX_GPUS];
 };
 
 /* What one running job used over the same tick. */
@@ -58,6 +67,10 @@ struct ceems_ledger_job_tick {
 	/* Fraction of each GPU device the job owns: 1 for a whole device,
 	 * the slice for MIG or shared devices, 0 for none. */
 	double gpu_share[CEEMS_LEDGER_MAX_GPUS];
+	/* Seconds of the tick the job was not there (it registered during
+	 * it, or left before its end): what it holds (cores, memory,
+	 * GPUs, RSS) counts for the rest of the tick only.  0: all of it. */
+	double absent_s;
 };
 
 /* One job's part of one tick. */
@@ -66,6 +79,7 @@ struct ceems_ledger_job_share {
 	/* Of joules, the static part (held but unused resources); package
 	 * and dram only. */
 	double static_j[CEEMS_DOMAIN_COUNT];
+	double gpu_device_j[CEEMS_LEDGER_MAX_GPUS];	/* GPU, per device */
 	/* The domain was measured for this job this tick (for GPU: every
 	 * device it owns); false for a gap or a domain the node lacks. */
 	bool covered[CEEMS_DOMAIN_COUNT];
@@ -116,7 +130,9 @@ struct ceems_job_ledger {
 	/* Emissions: only ticks with a factor add to them. */
 	bool have_emissions;
 	double emissions_g;
-	double emissions_covered_s;	/* time that had a factor */
+	/* Time that had a factor and the energy of every domain the node
+	 * measures: never more than any measured domain's covered_s. */
+	double emissions_covered_s;
 	struct ceems_emission_factor factor;	/* the first one used */
 	bool factor_changed;	/* a later tick used another factor */
 };

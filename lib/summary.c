@@ -394,9 +394,11 @@ figures_usage(const struct ceems_job_meta *m,
 		f->have_held = true;
 		f->held = m->alloc_cpus;
 	}
-	/* No node has a million cores: more is garbage, not a figure. */
+	/* No node has a million cores: more is garbage, not a figure.  A job
+	 * shorter than a tick has its CPU time all the same: its cgroup was
+	 * read when its step ended. */
 	if (u != NULL && (u->present & CEEMS_CGF_CPU_USAGE) &&
-	    usable(r->cpu_s) && f->have_observed && f->observed_s >= 1.0 &&
+	    usable(r->cpu_s) && f->have_observed && f->observed_s > 0 &&
 	    r->cpu_s / f->observed_s < MAX_CORES) {
 		f->have_cpu = true;
 		f->used_cores = r->cpu_s / f->observed_s;

@@ -42,7 +42,7 @@ ceems_epilog_job(spank_t sp, const struct ceems_plugin_args *args)
 	}
 	ceems_info("job %u: finalized by the epilog (its steps ended without it)",
 		   jobid);
-	ceems_plugin_job_meta(sp, jobid, true, &meta);
+	ceems_plugin_job_meta(sp, jobid, true, config.cluster, &meta);
 	ceems_plugin_job_outcome(&meta, 0, false,
 				 (report.usage.present & CEEMS_CGF_OOM_KILLS) ?
 				 report.usage.oom_kills : 0);

@@ -54,8 +54,12 @@ void ceems_plugin_register_options(spank_t sp);
 const struct ceems_user_options *ceems_plugin_user_options(void);
 
 /* Job metadata from Slurm (slurm_job.c).  ASK_CONTROLLER: one RPC to
- * slurmctld for what only it knows (account, times, state). */
+ * slurmctld for what only it knows (account, times, state).  What
+ * accounting goes by (cluster, account, partition, QOS) never comes from
+ * the step's environment, which the job's user controls: the cluster is
+ * CONFIGURED_CLUSTER when not empty, else Slurm's ClusterName. */
 void ceems_plugin_job_meta(spank_t sp, uint32_t jobid, bool ask_controller,
+			   const char *configured_cluster,
 			   struct ceems_job_meta *meta);
 /* Settle the job's exit code and state from a task's wait status (when
  * HAVE_STATUS) and its OOM kills, unless slurmctld decided the state. */

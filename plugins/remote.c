@@ -175,7 +175,7 @@ print_summary(spank_t sp, const struct ceems_agent_job_report *report)
 
 	if (style == CEEMS_SUMMARY_NONE || !prints_summary(sp))
 		return;
-	ceems_plugin_job_meta(sp, step.jobid, true, &meta);
+	ceems_plugin_job_meta(sp, step.jobid, true, step.config.cluster, &meta);
 	ceems_plugin_job_outcome(&meta, step.exit_status, step.have_exit_status,
 				 (report->usage.present & CEEMS_CGF_OOM_KILLS) ?
 				 report->usage.oom_kills : 0);
@@ -251,7 +251,7 @@ ceems_remote_exit(spank_t sp)
 			      step.jobid, err);
 		return 0;
 	}
-	ceems_plugin_job_meta(sp, step.jobid, true, &meta);
+	ceems_plugin_job_meta(sp, step.jobid, true, step.config.cluster, &meta);
 	ceems_plugin_job_outcome(&meta, 0, false,
 				 (report.usage.present & CEEMS_CGF_OOM_KILLS) ?
 				 report.usage.oom_kills : 0);

@@ -1,6 +1,7 @@
 /* slurm_job.c - fill a job's metadata (lib/job.h) from Slurm: the job's
  * record in slurmctld (one RPC, at the end of the job only), the SPANK
- * items, and the step's environment where slurmctld cannot be reached.
+ * items, and the step's environment where slurmctld cannot be reached
+ * (for the name and nodes only: never for what jobs are accounted by).
  * The state comes from slurmctld when it has decided one (CANCELLED,
  * TIMEOUT, ...): a cancelled and a timed-out job both end on a signal,
  * and only slurmctld knows which it was. */
@@ -48,6 +49,19 @@ decided_state(uint32_t job_state)
 	}
 }
 
+/* A wait status into the record's exit code and signal. */
+static void
+outcome_from_status(struct ceems_job_meta *meta, int status)
+{
+	if (WIFEXITED(status)) {
+		meta->exit_code = WEXITSTATUS(status);
+		meta->exit_signal = 0;
+	} else if (WIFSIGNALED(status)) {
+		meta->exit_code = 0;
+		meta->exit_signal = WTERMSIG(status);
+	}
+}
+
 static void
 from_controller(struct ceems_job_meta *meta, uint32_t jobid)
 {
@@ -88,12 +102,19 @@ from_controller(struct ceems_job_meta *meta, uint32_t jobid)
 		ceems_warning("job %u: cannot parse TRES '%s'", jobid,
 			      j->tres_alloc_str);
 	state = decided_state(j->job_state);
-	if (state != NULL)
+	if (state != NULL) {
 		copy_string(meta->state, sizeof(meta->state), state);
+		/* Once slurmctld has decided, its exit code (a wait status,
+		 * as sacct's ExitCode shows it) is the job's: the extern
+		 * step, which writes the record, has no status of its own. */
+		if (j->exit_code != NO_VAL)
+			outcome_from_status(meta, (int)j->exit_code);
+	}
 	slurm_free_job_info_msg(msg);
 }
 
-/* The step's environment, for what slurmctld could not tell. */
+/* The step's environment, for what slurmctld could not tell and what no
+ * one is accounted by (the job's name, its nodes, this node's name). */
 static void
 from_environment(spank_t sp, struct ceems_job_meta *meta)
 {
@@ -102,10 +123,8 @@ from_environment(spank_t sp, struct ceems_job_meta *meta)
 		size_t offset, size;
 	} vars[] = {
 #define VAR(n, f) { n, offsetof(struct ceems_job_meta, f), sizeof(((struct ceems_job_meta *)0)->f) }
-		VAR("SLURM_CLUSTER_NAME", cluster),
-		VAR("SLURM_JOB_ACCOUNT", account),
-		VAR("SLURM_JOB_PARTITION", partition),
-		VAR("SLURM_JOB_QOS", qos),
+		/* Not the cluster, account, partition or QOS: the job's
+		 * user sets its environment, and accounting goes by them. */
 		VAR("SLURM_JOB_NAME", name),
 		VAR("SLURM_JOB_NODELIST", nodes),
 		VAR("SLURMD_NODENAME", node),
@@ -154,8 +173,30 @@ node_from_nodelist(spank_t sp, struct ceems_job_meta *meta)
 	slurm_hostlist_destroy(hl);
 }
 
+/* The cluster: the configured name, else the one slurmctld gave with the
+ * job, else slurm.conf's ClusterName as slurmctld has it. */
+static void
+cluster_name(const char *configured, struct ceems_job_meta *meta)
+{
+	slurm_conf_t *conf = NULL;
+
+	if (configured != NULL && configured[0] != '\0') {
+		copy_string(meta->cluster, sizeof(meta->cluster), configured);
+		return;
+	}
+	if (meta->cluster[0] != '\0')
+		return;
+	if (slurm_load_ctl_conf((time_t)0, &conf) == SLURM_SUCCESS &&
+	    conf != NULL) {
+		copy_string(meta->cluster, sizeof(meta->cluster),
+			    conf->cluster_name);
+		slurm_free_ctl_conf(conf);
+	}
+}
+
 void
 ceems_plugin_job_meta(spank_t sp, uint32_t jobid, bool ask_controller,
+		      const char *configured_cluster,
 		      struct ceems_job_meta *meta)
 {
 	uint32_t uid = CEEMS_UNKNOWN_U32;
@@ -168,6 +209,7 @@ ceems_plugin_job_meta(spank_t sp, uint32_t jobid, bool ask_controller,
 		meta->uid = uid;
 	if (ask_controller)
 		from_controller(meta, jobid);
+	cluster_name(configured_cluster, meta);
 	from_environment(sp, meta);
 	node_from_nodelist(sp, meta);
 	if (meta->node[0] == '\0' && gethostname(meta->node, sizeof(meta->node)) < 0)
@@ -184,14 +226,8 @@ void
 ceems_plugin_job_outcome(struct ceems_job_meta *meta, int status,
 			 bool have_status, uint64_t oom_kills)
 {
-	if (have_status) {
-		if (WIFEXITED(status))
-			meta->exit_code = WEXITSTATUS(status);
-		else if (WIFSIGNALED(status)) {
-			meta->exit_code = 0;
-			meta->exit_signal = WTERMSIG(status);
-		}
-	}
+	if (have_status)
+		outcome_from_status(meta, status);
 	/* slurmctld's decision stands; else what the tasks did says it. */
 	if (meta->state[0] != '\0' && strcmp(meta->state, "COMPLETED") != 0 &&
 	    strcmp(meta->state, "FAILED") != 0)

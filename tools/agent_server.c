@@ -546,7 +546,8 @@ register_error(int r)
 	}
 }
 
-/* A step starts or ends: the engine ticks at NOW first, counted here. */
+/* A step starts or ends: no tick (one reads every job); the reply to an
+ * end is the job's report as of NOW. */
 static void
 handle_step(struct server *s, struct client *c,
 	    const struct ceems_agent_request *req, uint64_t now)
@@ -555,8 +556,6 @@ handle_step(struct server *s, struct client *c,
 	struct ceems_agent_step_report step;
 	int r;
 
-	ceems_agent_tick(s->agent, now);
-	account_tick(s, now);
 	if (req->op == CEEMS_AGENT_OP_STEP_START) {
 		r = ceems_agent_step_start(s->agent, req->jobid, req->step, now);
 		if (r < 0) {
@@ -571,7 +570,8 @@ handle_step(struct server *s, struct client *c,
 		return;
 	}
 	r = ceems_agent_step_end(s->agent, req->jobid, req->step, now, &step);
-	if (r < 0 || ceems_agent_report(s->agent, req->jobid, &report) < 0) {
+	if (r < 0 ||
+	    ceems_agent_report_now(s->agent, req->jobid, now, &report) < 0) {
 		refuse(s, c, -ENOENT, "job %u has no step %s", req->jobid, req->step);
 		return;
 	}
@@ -595,6 +595,11 @@ handle_request(struct server *s, struct client *c, size_t len)
 	}
 	switch (req.op) {
 	case CEEMS_AGENT_OP_STATUS:
+		/* Totals as of now: the time since the last tick (and what
+		 * jobs that left in it took) is split first. */
+		now = now_ns();
+		ceems_agent_tick(s->agent, now);
+		account_tick(s, now);
 		send_reply(s, c, status_reply(s));
 		return;
 	case CEEMS_AGENT_OP_REGISTER:
@@ -625,10 +630,6 @@ handle_request(struct server *s, struct client *c, size_t len)
 
 	now = now_ns();
 	if (req.op == CEEMS_AGENT_OP_REGISTER) {
-		/* The tick the engine takes first is taken here, so that the
-		 * totals see it whatever the registration's outcome. */
-		ceems_agent_tick(s->agent, now);
-		account_tick(s, now);
 		r = ceems_agent_register(s->agent, &req.spec, now);
 		if (r < 0) {
 			refuse(s, c, r, "job %u %s", req.jobid, register_error(r));
@@ -647,7 +648,6 @@ handle_request(struct server *s, struct client *c, size_t len)
 		refuse(s, c, r, "job %u is not registered", req.jobid);
 		return;
 	}
-	account_tick(s, now);	/* deregistration took a tick at NOW */
 	send_reply(s, c, ceems_agent_reply_ok(&report, outbuf, sizeof(outbuf)));
 }
 

@@ -608,7 +608,7 @@ config_valid(const struct ceems_config *c)
 	     strcmp(c->log_level, "debug") == 0) &&
 	    watts_ok(c->idle_power_package_w) &&
 	    watts_ok(c->idle_power_dram_w) &&
-	    name_ok(c->cluster, sizeof(c->cluster), false) &&
+	    name_ok(c->cluster, sizeof(c->cluster), true) &&
 	    name_ok(c->zone, sizeof(c->zone), true) &&
 	    isfinite(c->pue) && c->pue >= 1.0 && c->pue <= 5.0;
 }

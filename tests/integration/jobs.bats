@@ -132,6 +132,34 @@ setup() {
 	[ "$(jq -r .job.name "$r")" = 'my "odd" job name' ]
 }
 
+@test "the record of the job that exits with 3 has slurmctld's exit code, 3" {
+	read -r _ _ _ _ _ EXIT_ID _ <"$CEEMS_DIR/ids"
+	r=$(record_of "$EXIT_ID")
+	jq -c .job "$r" >&3
+	[ "$(jq -r .job.exit_code "$r")" = 3 ]
+	[ "$(jq -r '.job.exit_signal // "none"' "$r")" = none ]
+	[ "$(jq -r .job.state "$r")" = FAILED ]
+}
+
+@test "cluster, account, partition and QOS never come from the job's environment" {
+	# The user sets these in the job's environment; without an account
+	# of its own (no -A), the batch step's environment keeps the forged
+	# one.  The summary (batch step) and the record (extern step) must
+	# show slurmctld's values, or none.
+	id=$(submit nobody -J forger -c1 \
+		--export=ALL,SLURM_JOB_ACCOUNT=forged,SLURM_JOB_PARTITION=forged,SLURM_JOB_QOS=forged,SLURM_CLUSTER_NAME=forged \
+		--wrap 'export SLURM_JOB_ACCOUNT=forged SLURM_CLUSTER_NAME=forged; srun -n1 true')
+	[ "$(finish "$id")" = COMPLETED ]
+	expect_summary "$id" "^ceems - job $id \\(nobody[,)] COMPLETED"
+	r=$(record_of "$id")
+	jq -c .job "$r" >&3
+	! out_of "$id" | grep '^ceems' | grep -q forged
+	[ "$(jq -r .job.cluster "$r")" = ceemstest ]
+	[ "$(jq -r .job.partition "$r")" = debug ]
+	[ "$(jq -r '.job.account // ""' "$r")" != forged ]
+	[ "$(jq -r '.job.qos // ""' "$r")" != forged ]
+}
+
 @test "the ledger balances: jobs + system + idle = what the node's counters moved" {
 	run agent_status
 	[ "$status" -eq 0 ]

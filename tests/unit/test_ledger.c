@@ -546,6 +546,51 @@ test_property(void)
 	   "property: job accounts + system + idle = all deltas over the run");
 }
 
+/* Emissions never cover more of a job's life than the energy they are
+ * computed from: over random ticks where measured domains are sometimes
+ * not covered (gaps), and nodes that measure nothing at all. */
+static void
+test_emissions_coverage_property(void)
+{
+	struct ceems_emission_factor f = { "owid-ember-2025", "FR", 2024, 50, 1.2 };
+	unsigned long over = 0, nothing_measured_covered = 0;
+	uint64_t x = 0x2545f4914f6cdd1dULL;
+
+	for (int job = 0; job < 500; job++) {
+		struct ceems_job_ledger l;
+		bool node_has[CEEMS_DOMAIN_COUNT];
+
+		ceems_job_ledger_init(&l);
+		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
+			x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+			node_has[d] = (x & 3) != 0 && job % 7 != 0;
+		}
+		for (int t = 0; t < 50; t++) {
+			struct ceems_ledger_job_share sh;
+
+			memset(&sh, 0, sizeof(sh));
+			for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
+				x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+				sh.measured[d] = node_has[d];
+				sh.covered[d] = node_has[d] && (x % 10) != 0;
+				if (sh.covered[d])
+					sh.joules[d] = (double)(x % 1000);
+			}
+			ceems_job_ledger_add_tick(&l, &sh, 1, &f);
+		}
+		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+			if (l.measured[d] && l.emissions_covered_s > l.covered_s[d] + 1e-9)
+				over++;
+		if (job % 7 == 0 && l.emissions_covered_s > 0)
+			nothing_measured_covered++;
+	}
+	ok(over == 0, "property: emissions cover no more time than any measured domain's energy (%lu over)",
+	   over);
+	ok(nothing_measured_covered == 0,
+	   "property: a node that measures no energy has no emissions coverage (%lu bad)",
+	   nothing_measured_covered);
+}
+
 int
 main(void)
 {
@@ -556,5 +601,6 @@ main(void)
 	test_gaps_and_bad_input();
 	test_job_ledger();
 	test_property();
+	test_emissions_coverage_property();
 	return done_testing();
 }

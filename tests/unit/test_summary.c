@@ -735,6 +735,16 @@ test_unknown_not_zero(void)
 {
 	static char buf[CEEMS_SUMMARY_SIZE];
 
+	/* A job shorter than a tick: its CPU time is measured all the same. */
+	job_new("COMPLETED", 0.4, 1, 1 * GIB, 0.2, 5 * MIB);
+	render(CEEMS_SUMMARY_FULL, buf, sizeof(buf));
+	ok(strstr(buf, "CPU      1 core held, 0.5 used") != NULL &&
+	   strstr(buf, "use not measured") == NULL,
+	   "a sub-second job's CPU use is shown, not 'not measured'");
+	render(CEEMS_SUMMARY_SHORT, buf, sizeof(buf));
+	ok(strstr(buf, "CPU not measured") == NULL,
+	   "a sub-second job, short: CPU not said to be unmeasured");
+
 	case_no_energy();
 	render(CEEMS_SUMMARY_FULL, buf, sizeof(buf));
 	ok(strstr(buf, "Energy   not measured (this node has no energy source)") != NULL,
