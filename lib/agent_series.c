@@ -536,14 +536,16 @@ ceems_series_serialize_with(struct json_object *obj, const char *key,
 			ret = -ENOMEM;
 			break;
 		}
-		/* At least halve the rows (sparse rows may need more than
-		 * one doubling of the buckets). */
+		/* One doubling of the buckets at a time, so the series is
+		 * no coarser than it must be (more where rows are sparse and
+		 * a doubling merges none). */
 		{
-			uint32_t target = coarse->nrows / 2;
+			uint32_t before = coarse->nrows;
 
-			while (coarse->nrows > target &&
-			       coarse->resolution_s < UINT32_MAX)
+			do
 				ceems_series_coarsen(coarse);
+			while (coarse->nrows == before &&
+			       coarse->resolution_s < UINT32_MAX);
 		}
 		cur = coarse;
 	}
