@@ -271,7 +271,7 @@ test_protocol(void)
 	struct ceems_agent_request req, back;
 	static struct ceems_agent_job_report rep, got;
 	struct ceems_series *s;
-	char err[256];
+	char err[256] = "";
 	int n;
 
 	memset(&req, 0, sizeof(req));
@@ -340,7 +340,7 @@ test_record(void)
 	struct ceems_agent_job_report rep;
 	struct ceems_job_meta meta;
 	struct ceems_series *s, *got = NULL;
-	char err[256];
+	char err[256] = "";
 	int n;
 
 	ceems_job_meta_init(&meta);
