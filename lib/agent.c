@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "agent.h"
+#include "agent_series.h"
 #include "agent_state.h"
 #include "emissions.h"
 #include "energy.h"
@@ -69,6 +70,7 @@ struct agent_job {
 	struct ceems_agent_gap gaps[CEEMS_AGENT_MAX_GAPS];
 	uint32_t nsteps;
 	struct agent_step steps[CEEMS_AGENT_MAX_STEPS];
+	struct ceems_series *series;	/* NULL: the job keeps none */
 };
 
 struct ceems_agent {
@@ -108,6 +110,7 @@ struct ceems_agent {
 	struct ceems_ledger_node_tick pending;
 	struct ceems_ledger_carry carry;
 	struct ceems_ledger_node_tick last_node;
+	struct ceems_series *handed_out;	/* the last final report's */
 };
 
 /* Priority of the sources for each domain: RAPL is the finest for CPU
@@ -341,6 +344,7 @@ free_job(struct agent_job *j)
 	for (uint32_t i = 0; i < j->nsteps; i++)
 		ceems_cgroup_reader_close(j->steps[i].reader);
 	ceems_cgroup_reader_close(j->reader);
+	ceems_series_free(j->series);
 	free(j);
 }
 
@@ -357,6 +361,7 @@ ceems_agent_close(struct ceems_agent *a)
 	}
 	ceems_proc_reader_close(a->proc);
 	state_file_close(a->state);
+	ceems_series_free(a->handed_out);
 	free(a->jobs);
 	free(a->job_ticks);
 	free(a->shares);
@@ -715,6 +720,17 @@ save_job(struct ceems_agent *a, const struct agent_job *j, uint64_t now_ns)
 	state_slot_update(a->state, j->slot, &fig);
 }
 
+/* A job's memory in use for its time series, NaN when not known. */
+static double
+job_mem_bytes(const struct agent_job *j)
+{
+	if (j->usage.present & CEEMS_CGF_MEM_CURRENT)
+		return (double)j->usage.mem_current_bytes;
+	if (j->usage.present & CEEMS_CGF_MEM_RSS)
+		return (double)j->usage.mem_rss_bytes;
+	return NAN;
+}
+
 void
 ceems_agent_tick(struct ceems_agent *a, uint64_t now_ns)
 {
@@ -768,8 +784,15 @@ ceems_agent_tick(struct ceems_agent *a, uint64_t now_ns)
 	}
 	ceems_ledger_carry_restore(&a->carry, &a->last_tick);
 	ceems_ledger_carry_clear(&a->carry);
-	for (size_t i = 0; i < a->njobs; i++)
-		save_job(a, a->jobs[i], now_ns);
+	for (size_t i = 0; i < a->njobs; i++) {
+		struct agent_job *j = a->jobs[i];
+
+		if (!(j->gone && j->gone_ns < now_ns))
+			ceems_series_observe(j->series, now_ns, &j->ledger,
+					     j->have_cpu ? j->cpu_s : NAN,
+					     job_mem_bytes(j));
+		save_job(a, j, now_ns);
+	}
 	a->last_tick_ns = now_ns;
 }
 
@@ -831,8 +854,14 @@ ceems_agent_register(struct ceems_agent *a,
 
 	if (!spec_valid(spec))
 		return -EINVAL;
-	if (find_job(a, spec->jobid, NULL) != NULL)
+	if ((j = find_job(a, spec->jobid, NULL)) != NULL) {
+		/* The step that registered the job first (the extern step)
+		 * may not have seen the user's --ceems-series. */
+		if (spec->series && j->series == NULL)
+			j->series = ceems_series_for_job(&a->config, true, a->last_tick_ns,
+							 &j->ledger, j->cpu_s);
 		return -EEXIST;
+	}
 	if (a->njobs >= a->config.max_jobs)
 		return -ENOSPC;
 	/* No tick: the job's CPU baseline is read now, and the next tick
@@ -850,6 +879,8 @@ ceems_agent_register(struct ceems_agent *a,
 		return ret;
 	}
 	j->cpu_base_ns = j->cpu_last_ns;
+	j->series = ceems_series_for_job(&a->config, spec->series, now_ns,
+					 &j->ledger, j->cpu_s);
 	if (a->state != NULL) {
 		j->slot = state_slot_claim(a->state, spec, now_ns);
 		save_job(a, j, now_ns);
@@ -1012,6 +1043,16 @@ ceems_agent_deregister(struct ceems_agent *a, uint32_t jobid,
 	full_reading(a, j);
 	fill_report(a, j, now_ns > a->last_tick_ns ? now_ns : a->last_tick_ns,
 		    out);
+	/* The part of a series since the last tick, split above. */
+	if (j->series != NULL && !j->gone)
+		ceems_series_observe(j->series, now_ns, &j->ledger,
+				     j->have_cpu ? j->cpu_s : NAN,
+				     job_mem_bytes(j));
+	/* The series goes with the final report; kept until the next
+	 * deregistration, so that the caller need not free it. */
+	ceems_series_free(a->handed_out);
+	a->handed_out = out->series = j->series;
+	j->series = NULL;
 	if (a->state != NULL)
 		state_slot_release(a->state, j->slot);
 	a->jobs[i] = a->jobs[--a->njobs];
@@ -1234,6 +1275,10 @@ restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 		if (!st->r.ended && !j->gone)
 			st->reader = open_step_reader(a, j, st->r.id);
 	}
+	/* The rows before the restart are not kept (the record's gaps say
+	 * when the agent was down): the series restarts here. */
+	j->series = ceems_series_for_job(&a->config, j->spec.series,
+					 ctx->now_ns, &j->ledger, j->cpu_s);
 	a->jobs[a->njobs++] = j;
 	ceems_info("job %u restored from state (%.1f s not accounted while the agent was down)",
 		   spec->jobid, down_s);

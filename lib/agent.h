@@ -26,6 +26,8 @@ struct ceems_agent_job_spec {
 	uint32_t alloc_cores;		/* 0: count the cgroup's cpuset */
 	uint64_t alloc_mem_bytes;	/* 0: the cgroup's memory limit */
 	double gpu_share[CEEMS_LEDGER_MAX_GPUS];	/* per device, 0..1 */
+	bool series;			/* keep the job's time series
+					 * (--ceems-series; lib/agent_series.h) */
 };
 
 /* A job's steps (batch, extern, each srun step) are accounted apart: each
@@ -53,6 +55,8 @@ struct ceems_agent_step_report {
  * extend the last. */
 #define CEEMS_AGENT_MAX_GAPS 8
 
+struct ceems_series;
+
 struct ceems_agent_gap {
 	double start;
 	double end;
@@ -74,6 +78,12 @@ struct ceems_agent_job_report {
 	struct ceems_agent_gap gaps[CEEMS_AGENT_MAX_GAPS];
 	uint32_t nsteps;
 	struct ceems_agent_step_report steps[CEEMS_AGENT_MAX_STEPS];
+	/* The job's time series, in the final report of a job that kept
+	 * one, else NULL.  Not owned by the report: the agent's is valid
+	 * until its next deregistration; a decoded reply's is the caller's
+	 * to free (ceems_series_free).  Copying a report copies the pointer
+	 * only. */
+	struct ceems_series *series;
 };
 
 struct ceems_agent;
@@ -108,7 +118,8 @@ int ceems_agent_register(struct ceems_agent *agent,
 /* Fill OUT with the job's final report and forget the job.  Its part of
  * the time since the last tick is split for it alone (ledger_carry.h),
  * without reading the other jobs; the next tick splits the rest.
- * Returns 0 or -ENOENT. */
+ * OUT->series, when the job kept one, stays the agent's until its next
+ * deregistration or close.  Returns 0 or -ENOENT. */
 int ceems_agent_deregister(struct ceems_agent *agent, uint32_t jobid,
 			   uint64_t now_ns,
 			   struct ceems_agent_job_report *out);

@@ -18,6 +18,7 @@
 #include <json-c/json.h>
 
 #include "agent_proto.h"
+#include "agent_series.h"
 #include "json_util.h"
 
 /* ------------------------------------------------------------------ */
@@ -139,6 +140,10 @@ ceems_agent_job_spec_to_json(const struct ceems_agent_job_spec *spec)
 		}
 		ceems_json_add(obj, "gpu_share", arr, &ok);
 	}
+	/* Only when asked: an agent older than the key still registers
+	 * every other job. */
+	if (spec->series)
+		ceems_json_add(obj, "series", json_object_new_boolean(1), &ok);
 	if (!ok) {
 		json_object_put(obj);
 		return NULL;
@@ -214,7 +219,7 @@ ceems_agent_job_spec_from_json(const struct json_object *obj,
 {
 	static const char *const known[] = {
 		"jobid", "uid", "cgroup", "alloc_cores", "alloc_mem_bytes",
-		"gpu_share", NULL,
+		"gpu_share", "series", NULL,
 	};
 	struct ceems_agent_job_spec s;
 	struct json_object *val;
@@ -274,6 +279,9 @@ ceems_agent_job_spec_from_json(const struct json_object *obj,
 				return r;
 		}
 	}
+	if ((val = ceems_json_get(obj, "series")) != NULL &&
+	    (r = ceems_json_read_bool(val, "job.series", &s.series, err, err_size)) < 0)
+		return r;
 	*spec = s;
 	return 0;
 }
@@ -1119,6 +1127,15 @@ ceems_agent_reply_ok(const struct ceems_agent_job_report *report, char *buf,
 		json_object_put(obj);
 		return -ENOMEM;
 	}
+	if (report != NULL && report->series != NULL) {
+		/* Beside the report, not in it (the record keeps the report
+		 * as its measurements); coarsened if it does not fit. */
+		int n = ceems_series_serialize_with(obj, "series",
+						    report->series, buf, size);
+
+		json_object_put(obj);
+		return n;
+	}
 	return finish(obj, buf, size);
 }
 
@@ -1180,6 +1197,12 @@ ceems_agent_reply_decode(const char *buf, size_t len,
 		}
 		if (ceems_agent_job_report_from_json(val, report, why,
 						     sizeof(why)) < 0) {
+			ceems_json_error(err, err_size, "malformed reply from the agent: %s", why);
+			goto out;
+		}
+		if ((val = ceems_json_get(obj, "series")) != NULL &&
+		    ceems_series_from_json(val, &report->series, why,
+					   sizeof(why)) < 0) {
 			ceems_json_error(err, err_size, "malformed reply from the agent: %s", why);
 			goto out;
 		}

@@ -15,6 +15,11 @@
  * Replies:
  *   {"ok":true}                       register
  *   {"ok":true,"report":REPORT}       deregister (final), report
+ *   {"ok":true,"report":REPORT,"series":SERIES}
+ *                                     deregister of a job that kept a
+ *                                     time series (lib/agent_series.h);
+ *                                     coarsened until the reply fits
+ *                                     CEEMS_AGENT_MSG_MAX
  *   {"ok":true,...}                   status: fields listed in ceems-agent(8)
  *   {"ok":false,"error":"<one sentence>","code":"EEXIST"}
  *     code is the errno name of the refusal (EEXIST, ENOENT, ENOSPC,
@@ -25,12 +30,16 @@
  *    "cgroup":{"version":1|2, "unified":"/path", "v1":{"cpuacct":"/path",
  *              "memory":..., "cpuset":..., "pids":..., "blkio":...,
  *              "freezer":...}},
- *    "alloc_cores":N, "alloc_mem_bytes":N, "gpu_share":[x0, x1, ...]}
+ *    "alloc_cores":N, "alloc_mem_bytes":N, "gpu_share":[x0, x1, ...],
+ *    "series":true}
  *   Paths are absolute, relative to each hierarchy's root, with no "."
  *   or ".." component and no control character.  A v2 job needs
  *   "unified", a v1 job at least one "v1" path.  alloc_cores,
  *   alloc_mem_bytes (0 = let the agent read the cgroup) and gpu_share
  *   (at most CEEMS_LEDGER_MAX_GPUS numbers in [0, 1]) are optional.
+ *   "series" (keep the job's time series, --ceems-series) is optional
+ *   and written only when true, so that an older agent still takes
+ *   every other registration.
  *
  * REPORT (struct ceems_agent_job_report).  Unknown is not zero: a value
  * that was not measured is left out, never written as 0.
@@ -130,7 +139,9 @@ int ceems_agent_reply_error(int code, const char *message, char *buf,
 			    size_t size);
 
 /* Decode a reply.  Returns 0 for ok (REPORT, when not NULL, is filled
- * from the reply's report, which must then be present); for a refusal
+ * from the reply's report, which must then be present; REPORT->series
+ * is a new series when the reply has one, else NULL: free it with
+ * ceems_series_free); for a refusal
  * the negative errno its code names (-EREMOTEIO for an unknown code),
  * ERR holding the agent's sentence; -EPROTO for a malformed reply. */
 int ceems_agent_reply_decode(const char *buf, size_t len,

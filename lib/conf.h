@@ -21,6 +21,10 @@ struct ceems_config {
 	uint64_t checkpoint_interval_ns;	/* state flushed to disk this often */
 	uint64_t usage_interval_ns;	/* full cgroup readings (memory, IO) */
 	uint32_t max_jobs;		/* bounded memory: registrations refused beyond */
+	bool series_all;		/* a time series for every job, not only
+					 * --ceems-series ones */
+	uint64_t series_interval_ns;	/* its resolution (whole seconds, at
+					 * least the interval) */
 	char socket_path[CEEMS_CONFIG_PATH_MAX];
 	char state_dir[CEEMS_CONFIG_PATH_MAX];
 	char spool_dir[CEEMS_CONFIG_PATH_MAX];

@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "agent_proto.h"
+#include "agent_series.h"
 #include "json_util.h"
 #include "record.h"
 
@@ -167,6 +168,16 @@ ceems_record_encode(const struct ceems_job_record *r, char *buf, size_t size)
 	if (!ok) {
 		json_object_put(obj);
 		return -ENOMEM;
+	}
+	if (r->report.series != NULL) {
+		/* A long series is coarsened until the record fits its
+		 * limit: the record is never refused for its series. */
+		int n = ceems_series_serialize_with(obj, "series", r->report.series,
+						    buf, size < CEEMS_RECORD_MAX + 1 ?
+						    size : CEEMS_RECORD_MAX + 1);
+
+		json_object_put(obj);
+		return n;
 	}
 	text = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
 						   JSON_C_TO_STRING_NOSLASHESCAPE);
@@ -327,7 +338,7 @@ ceems_record_decode(const char *buf, size_t len, struct ceems_job_record *out,
 		    char *err, size_t err_size)
 {
 	static const char *const known[] = { "format", "written_at",
-		"finalized_by", "job", "measurements", "notes", NULL };
+		"finalized_by", "job", "measurements", "notes", "series", NULL };
 	struct ceems_job_record *r;
 	struct json_object *obj, *val;
 	uint64_t u;
@@ -388,6 +399,14 @@ ceems_record_decode(const char *buf, size_t len, struct ceems_job_record *out,
 	if ((val = ceems_json_get(obj, "notes")) != NULL &&
 	    notes_from_json(val, r, err, err_size) < 0)
 		goto out;
+	/* Checked, not kept (see record.h). */
+	if ((val = ceems_json_get(obj, "series")) != NULL) {
+		struct ceems_series *series;
+
+		if (ceems_series_from_json(val, &series, err, err_size) < 0)
+			goto out;
+		ceems_series_free(series);
+	}
 	if (ceems_record_validate(r, err, err_size) < 0)
 		goto out;
 	*out = *r;
@@ -448,4 +467,25 @@ ceems_record_validate(const struct ceems_job_record *r, char *err,
 		return ceems_json_error(err, err_size, "job %u: elapsed time of %.0f s is absurd",
 					m->jobid, r->report.elapsed_s);
 	return 0;
+}
+
+int
+ceems_record_series(const char *buf, size_t len, struct ceems_series **out,
+		    char *err, size_t err_size)
+{
+	struct json_object *obj, *val;
+	int ret = 0;
+
+	*out = NULL;
+	if (len > CEEMS_RECORD_MAX)
+		return ceems_json_error(err, err_size, "record larger than %d bytes",
+					CEEMS_RECORD_MAX);
+	obj = ceems_json_parse(buf, len, true, err, err_size);
+	if (obj == NULL)
+		return -EINVAL;
+	if (json_object_is_type(obj, json_type_object) &&
+	    (val = ceems_json_get(obj, "series")) != NULL)
+		ret = ceems_series_from_json(val, out, err, err_size);
+	json_object_put(obj);
+	return ret;
 }

@@ -5,7 +5,8 @@
  *
  *   { "format": "ceems-job-record/1", "written_at": UNIX, "finalized_by":
  *     "extern" | "epilog", "job": {...metadata...}, "measurements":
- *     {...the agent's report...}, "notes": [ {...} ] }
+ *     {...the agent's report...}, "notes": [ {...} ],
+ *     "series": {...} (optional: the job's time series, agent_series.h) }
  *
  * A value that was not measured or is not known is left out of the
  * document, never written as 0 (ARCHITECTURE invariant 5). */
@@ -42,9 +43,18 @@ int ceems_record_encode(const struct ceems_job_record *r, char *buf,
 			size_t size);
 
 /* Decode and validate JSON text.  Returns 0, or -EINVAL with ERR naming
- * the first problem (R untouched). */
+ * the first problem (R untouched).  A "series" member is checked but not
+ * kept (R->report.series is NULL, so that no caller has to free one):
+ * ceems_record_series reads it. */
 int ceems_record_decode(const char *buf, size_t len,
 			struct ceems_job_record *r, char *err,
+			size_t err_size);
+
+/* The "series" member of the record text BUF: 0 with *OUT a new series
+ * (free it with ceems_series_free), or NULL when the record has none;
+ * -EINVAL with ERR when the text or its series is malformed. */
+int ceems_record_series(const char *buf, size_t len,
+			struct ceems_series **out, char *err,
 			size_t err_size);
 
 /* Refuse records with missing or absurd fields before they are stored:

@@ -23,10 +23,38 @@
 #include "spool.h"
 #include "storage.h"
 
-#define UPSERT_SQL "SELECT ceems.upsert_job_record($1::jsonb)"
-/* The result (one outcome per record) is not needed: "SELECT 1 FROM"
- * keeps it off the wire. */
-#define UPSERT_BATCH_SQL "SELECT 1 FROM ceems.upsert_job_records($1::jsonb)"
+/* A record's time series (its "series" member: columns and rows,
+ * lib/agent_series.h) in the form ceems.add_job_samples takes
+ * (sql/migrations/005_samples.sql): one object per row, each value named
+ * by its column, and the job's identity.  REC is a jsonb expression. */
+#define SAMPLES_OF(REC) \
+	"jsonb_build_object('cluster', " REC " -> 'job' -> 'cluster', " \
+	"'jobid', " REC " -> 'job' -> 'jobid', " \
+	"'start_time', " REC " -> 'job' -> 'start_time', " \
+	"'node', " REC " -> 'job' -> 'node', " \
+	"'resolution_s', " REC " -> 'series' -> 'resolution_s', " \
+	"'samples', (SELECT coalesce(jsonb_agg((" \
+		"SELECT jsonb_object_agg(c.name, r.value -> (c.ord::integer - 1)) " \
+		"FROM jsonb_array_elements_text(" REC " -> 'series' -> 'columns') " \
+		"WITH ORDINALITY c(name, ord)) ORDER BY r.ord), '[]'::jsonb) " \
+	"FROM jsonb_array_elements(" REC " -> 'series' -> 'rows') " \
+	"WITH ORDINALITY r(value, ord)))"
+
+/* One statement, so one transaction: the record, then its series, if it
+ * has one.  The CTE (volatile, so run once and first: the outer query
+ * reads its row) stores the record; the series goes in only once the
+ * record's outcome exists, since add_job_samples needs the job's row.
+ * add_job_samples keeps samples already stored: a replay changes
+ * nothing.  The result (outcomes, sample counts) is not needed. */
+#define UPSERT_SQL \
+	"WITH u AS (SELECT ceems.upsert_job_record($1::jsonb) AS o) " \
+	"SELECT (SELECT ceems.add_job_samples(" SAMPLES_OF("$1::jsonb") ") " \
+	"WHERE u.o IS NOT NULL AND $1::jsonb ? 'series') IS NULL FROM u"
+#define UPSERT_BATCH_SQL \
+	"WITH u AS (SELECT ceems.upsert_job_records($1::jsonb) AS o) " \
+	"SELECT (SELECT count(ceems.add_job_samples(" SAMPLES_OF("e.rec") ")) " \
+	"FROM jsonb_array_elements($1::jsonb) e(rec) " \
+	"WHERE u.o IS NOT NULL AND e.rec ? 'series') FROM u"
 
 __attribute__((format(printf, 3, 4))) static void
 say(char *err, size_t err_size, const char *fmt, ...)

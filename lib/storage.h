@@ -12,7 +12,9 @@
  * and passwords (~/.pgpass, service files) are the admin's choice, and
  * each record is stored by one idempotent call,
  * SELECT ceems.upsert_job_record($1::jsonb), so that a replay changes
- * nothing. */
+ * nothing.  A record with a time series ("series", lib/agent_series.h)
+ * has its rows added to ceems.job_samples by ceems.add_job_samples in
+ * the same statement (idempotent too). */
 #ifndef CEEMS_STORAGE_H
 #define CEEMS_STORAGE_H
 

@@ -12,6 +12,7 @@
 #include <slurm/spank.h>
 
 #include "agent_proto.h"
+#include "agent_series.h"
 #include "log.h"
 #include "plugin.h"
 
@@ -47,5 +48,7 @@ ceems_epilog_job(spank_t sp, const struct ceems_plugin_args *args)
 				 (report.usage.present & CEEMS_CGF_OOM_KILLS) ?
 				 report.usage.oom_kills : 0);
 	ceems_plugin_finish_job(&config, &meta, &report, "epilog");
+	ceems_series_free(report.series);
+	report.series = NULL;
 	return 0;
 }

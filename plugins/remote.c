@@ -30,6 +30,7 @@
 #include <slurm/spank.h>
 
 #include "agent_proto.h"
+#include "agent_series.h"
 #include "cgroup_path.h"
 #include "conf.h"
 #include "fileio.h"
@@ -109,6 +110,7 @@ start_accounting(spank_t sp, pid_t pid)
 	 * cpuset, which the agent reads itself. */
 	if (spank_get_item(sp, S_JOB_ALLOC_MEM, &mem_mb) == ESPANK_SUCCESS)
 		spec.alloc_mem_bytes = mem_mb << 20;
+	spec.series = ceems_plugin_user_options()->series;
 	if (ceems_jobside_start(step.config.socket_path, &spec, step.step,
 				AGENT_TIMEOUT_MS, err, sizeof(err)) < 0) {
 		ceems_warning("job %u step %s: %s", step.jobid, step.step, err);
@@ -256,5 +258,7 @@ ceems_remote_exit(spank_t sp)
 				 (report.usage.present & CEEMS_CGF_OOM_KILLS) ?
 				 report.usage.oom_kills : 0);
 	ceems_plugin_finish_job(&step.config, &meta, &report, "extern");
+	ceems_series_free(report.series);
+	report.series = NULL;
 	return 0;
 }

@@ -109,3 +109,29 @@ summary_lines() {
 	run agent_status
 	[ "$(echo "$output" | jq .jobs)" -eq 0 ]
 }
+
+@test "--ceems-series: the record holds the job's time series; without it, none" {
+	id=$(submit nobody -J series --ceems-series --wrap 'sleep 4')
+	plain=$(submit nobody -J plain --wrap 'sleep 1')
+	[ "$(finish "$id")" = COMPLETED ]
+	[ "$(finish "$plain")" = COMPLETED ]
+	rec=$(record_of "$id")
+	[ "$(jq -r '.series.resolution_s' "$rec")" = 1 ]
+	[ "$(jq -c '.series.columns' "$rec")" = '["t","interval_s","cpu_s","mem_bytes","package_j","dram_j","gpu_j","node_j"]' ]
+	rows=$(jq '.series.rows | length' "$rec")
+	[ "$rows" -ge 3 ] || { jq -c .series "$rec"; false; }
+	# The rows add up to the job's totals (package energy, time); a
+	# domain the job's ledger lacks is null in every row, not 0.
+	jq -e '([.series.rows[][4] | select(. != null)] | add) as $s
+	       | .measurements.ledger.package.joules as $t
+	       | if $t == null then $s == null
+	         else ($s - $t | fabs) <= 1e-6 * $t + 1e-9 end' "$rec" >/dev/null ||
+		{ jq -c '[.series, .measurements.ledger.package]' "$rec"; false; }
+	# The extern step registers the job without seeing the option; the
+	# batch step's registration turns the series on, a moment later.
+	jq -e '([.series.rows[][1]] | add) as $s | .measurements.ledger.lifetime_s as $l
+	       | $s <= $l + 0.01 and $s >= $l - 1' \
+		"$rec" >/dev/null || { jq -c '[.series.rows, .measurements.elapsed_s, .measurements.ledger.lifetime_s]' "$rec"; false; }
+	rec=$(record_of "$plain")
+	[ "$(jq 'has("series")' "$rec")" = false ]
+}

@@ -1,12 +1,14 @@
 /* storage-driver.c - drives libceems storage the way the plugin and the
  * node agent do, without Slurm, for tests/integration/storage.bats:
  *
- *   storage-driver store CONF COUNT FIRST_JOBID [bad|refused]
+ *   storage-driver store CONF COUNT FIRST_JOBID [bad|refused|series]
  *       build COUNT records (job ids FIRST_JOBID...) as the plugin does
  *       at job end and store each with ceems_storage_store; "bad" makes
  *       them invalid (end before start), "refused" valid for libceems
  *       but not for the database's constraints (an array job id without
- *       a task id).  Prints
+ *       a task id); "series" gives each a time series of 20 rows of 30 s
+ *       (cpu_s 60 and package_j 1/20 of the job's each, dram_j unknown).
+ *       Prints
  *       "database=N spool=N rejected=N failed=N".
  *   storage-driver replay CONF once|all
  *       once: one ceems_replay_run with the agent's limits; all: runs
@@ -17,19 +19,23 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "agent_series.h"
 #include "conf.h"
 #include "log.h"
 #include "record.h"
 #include "replay.h"
 #include "storage.h"
 
-enum flaw { NONE, BAD, REFUSED };
+enum flaw { NONE, BAD, REFUSED, SERIES };
+
+#define SERIES_ROWS 20
 
 static void
 build(struct ceems_job_record *r, const struct ceems_config *c,
@@ -68,6 +74,21 @@ build(struct ceems_job_record *r, const struct ceems_config *c,
 	rep.ledger.measured[CEEMS_DOMAIN_PACKAGE] = true;
 	rep.ledger.joules[CEEMS_DOMAIN_PACKAGE] = 1000.0 + jobid;
 	rep.ledger.covered_s[CEEMS_DOMAIN_PACKAGE] = 599;
+	if (flaw == SERIES) {
+		static struct ceems_series *series;
+		double joules[CEEMS_DOMAIN_COUNT] = { 0 };
+		double t0 = (double)(meta.start_time / 30 * 30 + 30);
+
+		ceems_series_free(series);
+		series = ceems_series_new(30, CEEMS_SERIES_MAX_ROWS);
+		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+			joules[d] = d == CEEMS_DOMAIN_PACKAGE ?
+				    rep.ledger.joules[d] / SERIES_ROWS : NAN;
+		for (int i = 0; series != NULL && i < SERIES_ROWS; i++)
+			ceems_series_add(series, t0 + 30.0 * (i + 1), 30, 60,
+					 1e9 + i, joules);
+		rep.series = series;
+	}
 	ceems_record_build(r, &meta, &rep, "extern", now);
 }
 
@@ -148,7 +169,8 @@ main(int argc, char **argv)
 		return store(&c, (unsigned)strtoul(argv[3], NULL, 10),
 			     (uint32_t)strtoul(argv[4], NULL, 10),
 			     argc <= 5 ? NONE : strcmp(argv[5], "bad") == 0 ? BAD :
-			     strcmp(argv[5], "refused") == 0 ? REFUSED : NONE);
+			     strcmp(argv[5], "refused") == 0 ? REFUSED :
+			     strcmp(argv[5], "series") == 0 ? SERIES : NONE);
 	if (strcmp(argv[1], "replay") == 0)
 		return replay(&c, strcmp(argv[3], "all") == 0);
 	fprintf(stderr, "unknown command %s\n", argv[1]);

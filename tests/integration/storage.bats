@@ -375,3 +375,56 @@ _unlock_job_nodes() {
     run "$DRIVER" replay "$conf" all
     [[ "$output" == *"stored=0 set_aside=0 left=0 error=0"* ]] || _fail "$output"
 }
+
+# "ROWS CPU_S PACKAGE_J DRAM_NULLS JOBS" of CLUSTER's samples.
+_samples() {
+    _sql "SELECT count(*) || ' ' || coalesce(sum(s.cpu_s), 0) || ' ' ||
+                 coalesce(round(sum(s.package_j)::numeric, 6), 0) || ' ' ||
+                 count(*) FILTER (WHERE s.dram_j IS NULL) || ' ' ||
+                 count(DISTINCT s.job_key)
+            FROM ceems.job_samples s JOIN ceems.jobs j USING (job_key)
+            JOIN ceems.clusters c USING (cluster_id) WHERE c.name = '$1'"
+}
+
+# Every sample row with its tuple version: equal when nothing was touched.
+_samples_snapshot() {
+    _sql "SELECT string_agg(s.xmin::text || ':' || s.job_key || ':' || extract(epoch FROM s.t), ',' ORDER BY s.job_key, s.t)
+            FROM ceems.job_samples s JOIN ceems.jobs j USING (job_key)
+            JOIN ceems.clusters c USING (cluster_id) WHERE c.name = '$1'"
+}
+
+@test "a record's time series lands in job_samples with the record; replays change nothing" {
+    local conf spool_conf snap want_j
+    conf=$(_conf series t-series yes)
+    # Directly: 3 jobs (ids 1..3) of 20 rows each, 60 s of CPU a row and
+    # the job's package energy (1000 + id J) spread over its rows.
+    run "$DRIVER" store "$conf" 3 1 series
+    [ "$status" -eq 0 ] || _fail "$output"
+    [[ "$output" == *"database=3 spool=0 rejected=0 failed=0"* ]] || _fail "$output"
+    want_j=$(_sql "SELECT round(sum(package_j)::numeric, 6) FROM ceems.jobs j
+                   JOIN ceems.clusters c USING (cluster_id) WHERE c.name = 't-series'")
+    [ "$want_j" = "3006.000000" ] || _fail "jobs' package energy: $want_j"
+    [ "$(_samples t-series)" = "60 3600 $want_j 60 3" ] || _fail "samples: $(_samples t-series)"
+    [ "$(_sql "SELECT DISTINCT resolution_s FROM ceems.job_samples s JOIN ceems.jobs j USING (job_key)
+                JOIN ceems.clusters c USING (cluster_id) WHERE c.name = 't-series'")" = 30 ] ||
+        _fail "resolution"
+
+    # Through the spool and the batched replay, two more jobs; replayed
+    # twice (as if the first replay's removals were lost): the second
+    # changes nothing.
+    spool_conf=$(_conf series-spool t-series no)
+    run "$DRIVER" store "$spool_conf" 2 11 series
+    [[ "$output" == *"spool=2"* ]] || _fail "$output"
+    cp "$D"/spool-t-series/*.json "$D/"
+    run "$DRIVER" replay "$conf" all
+    [[ "$output" == *"stored=2 set_aside=0 left=0 error=0"* ]] || _fail "$output"
+    want_j=$(_sql "SELECT round(sum(package_j)::numeric, 6) FROM ceems.jobs j
+                   JOIN ceems.clusters c USING (cluster_id) WHERE c.name = 't-series'")
+    [ "$want_j" = "5029.000000" ] || _fail "jobs' package energy: $want_j"
+    [ "$(_samples t-series)" = "100 6000 $want_j 100 5" ] || _fail "samples after replay: $(_samples t-series)"
+    snap=$(_samples_snapshot t-series)
+    mv "$D"/*.json "$D/spool-t-series/"
+    run "$DRIVER" replay "$conf" all
+    [[ "$output" == *"stored=2 set_aside=0 left=0 error=0"* ]] || _fail "$output"
+    [ "$(_samples_snapshot t-series)" = "$snap" ] || _fail "samples rewritten by a replay"
+}

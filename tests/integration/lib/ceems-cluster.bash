@@ -98,6 +98,7 @@ ceems_cluster_setup() {
 # ceems.conf of the end-to-end test: a simulated RAPL node.
 interval = 250ms
 usage_interval = 1s
+series_interval = 1s
 socket = $CEEMS_DIR/agent.sock
 state_dir = $CEEMS_DIR/state
 spool_dir = $CEEMS_DIR/spool

@@ -1,0 +1,127 @@
+/* agent_series.h - a job's optional time series (--ceems-series, or every
+ * job with series_all = yes): the node agent folds each tick of the job
+ * into buckets of series_interval seconds aligned on the Unix epoch, one
+ * row per bucket:
+ *
+ *   t (bucket start, Unix s), interval_s (time the row covers), cpu_s
+ *   (CPU time in it), mem_bytes (memory in use at its end), package_j,
+ *   dram_j, gpu_j, node_j (energy charged to the job in it)
+ *
+ * The figures are the differences of the job's own ledger and CPU time
+ * from one tick to the next, so the rows of a series add up to the job's
+ * totals (up to rounding).  Memory is bounded: at most max_rows rows; a
+ * full series is coarsened (rows merged two by two into buckets of twice
+ * the resolution, as ceems.downsample_job_samples does in SQL: sums, and
+ * the largest memory), so a long job keeps its whole span, never a
+ * truncated one.  A figure not measured in a row is unknown (NaN here,
+ * null in JSON), never 0.
+ *
+ * JSON form (the job record's "series" member and the agent's deregister
+ * reply, doc/record-format.md):
+ *   {"resolution_s": N, "columns": ["t","interval_s","cpu_s","mem_bytes",
+ *    "package_j","dram_j","gpu_j","node_j"], "rows": [[t, ...], ...]} */
+#ifndef CEEMS_AGENT_SERIES_H
+#define CEEMS_AGENT_SERIES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conf.h"
+#include "energy.h"
+#include "ledger.h"
+
+/* Rows an agent keeps per job: 34 hours at the default 30 s before the
+ * first coarsening; 72 bytes each. */
+#define CEEMS_SERIES_MAX_ROWS 4096
+#define CEEMS_SERIES_NCOLUMNS 8
+
+struct ceems_series_row {
+	int64_t t;			/* bucket start, Unix s */
+	double interval_s;		/* time covered, s */
+	double cpu_s;			/* NaN: unknown */
+	double mem_bytes;		/* NaN: unknown */
+	double joules[CEEMS_DOMAIN_COUNT];	/* NaN: not measured */
+};
+
+struct ceems_series {
+	uint32_t resolution_s;		/* bucket length, s */
+	uint32_t max_rows;
+	uint32_t nrows;
+	uint32_t cap;			/* rows allocated */
+	struct ceems_series_row *rows;
+
+	/* Where the last observation left the job, for the next
+	 * difference. */
+	double unix_offset_s;		/* Unix time = now_ns / 1e9 + this */
+	double last_unix;
+	double last_cpu_s;
+	double last_joules[CEEMS_DOMAIN_COUNT];
+	double last_covered_s[CEEMS_DOMAIN_COUNT];
+};
+
+/* The column names, in order. */
+extern const char *const ceems_series_columns[CEEMS_SERIES_NCOLUMNS];
+
+/* A new empty series.  NULL when out of memory or RESOLUTION_S or
+ * MAX_ROWS is 0. */
+struct ceems_series *ceems_series_new(uint32_t resolution_s,
+				      uint32_t max_rows);
+void ceems_series_free(struct ceems_series *s);
+/* A deep copy, or NULL. */
+struct ceems_series *ceems_series_dup(const struct ceems_series *s);
+
+/* Add DT_S seconds ending at Unix time END with these figures (NaN for
+ * unknown ones; JOULES may be NULL: none measured) to the bucket of the
+ * interval's middle.  A full series is coarsened first.  0, or -EINVAL
+ * for a negative or non-finite DT_S or END. */
+int ceems_series_add(struct ceems_series *s, double end, double dt_s,
+		     double cpu_s, double mem_bytes,
+		     const double joules[CEEMS_DOMAIN_COUNT]);
+
+/* Merge rows two by two into buckets of twice the resolution. */
+void ceems_series_coarsen(struct ceems_series *s);
+
+/* ---- The agent's use: differences of a job's ledger ---- */
+
+/* The series of a job registered (or restored) at monotonic NOW_NS, or
+ * NULL when the job does not keep one (neither WANTED nor series_all) or
+ * memory is short (logged).  The ledger and CPU time as they are now are
+ * the baseline: only what comes after is in the series. */
+struct ceems_series *ceems_series_for_job(const struct ceems_config *c,
+					  bool wanted, uint64_t now_ns,
+					  const struct ceems_job_ledger *l,
+					  double cpu_s);
+
+/* A tick of the job at monotonic NOW_NS, after its ledger was updated:
+ * the differences since the last observation go into the series.  CPU_S
+ * is the job's CPU time so far (NaN: unknown), MEM_BYTES its memory in
+ * use (NaN: unknown).  S may be NULL (nothing done). */
+void ceems_series_observe(struct ceems_series *s, uint64_t now_ns,
+			  const struct ceems_job_ledger *l, double cpu_s,
+			  double mem_bytes);
+
+/* ---- JSON ---- */
+
+struct json_object;
+
+/* A new JSON object (the form above), or NULL when out of memory. */
+struct json_object *ceems_series_to_json(const struct ceems_series *s);
+
+/* Strict: exactly the three members, the columns in order, at most
+ * CEEMS_SERIES_MAX_ROWS rows of 8 values, times increasing, no negative
+ * figure.  0 with *OUT a new series, or -EINVAL with ERR (or -ENOMEM). */
+int ceems_series_from_json(const struct json_object *obj,
+			   struct ceems_series **out, char *err,
+			   size_t err_size);
+
+/* Serialize OBJ into BUF (SIZE bytes, NUL included) with S added to it
+ * as KEY (S may be NULL: OBJ as it is).  When the text does not fit, S
+ * is coarsened (on a copy) until it does: a series never makes a
+ * message or record fail.  OBJ stays the caller's.  Returns the length,
+ * -ENOSPC when not even OBJ alone fits, or -ENOMEM. */
+int ceems_series_serialize_with(struct json_object *obj, const char *key,
+				const struct ceems_series *s, char *buf,
+				size_t size);
+
+#endif

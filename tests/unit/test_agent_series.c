@@ -1,0 +1,411 @@
+/* test_agent_series.c - a job's time series (lib/agent_series.h): ticks
+ * into buckets, coarsening when full without losing time or energy, the
+ * differences of a ledger adding up to its totals, the JSON form (strict
+ * on garbage), and the series through the agent protocol and the job
+ * record, coarsened to fit their limits. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include <json-c/json.h>
+
+#include "agent_proto.h"
+#include "agent_series.h"
+#include "json_util.h"
+#include "record.h"
+#include "../tap.h"
+
+/* Sums of a series' columns (unknown cells left out). */
+struct sums {
+	double interval_s, cpu_s, joules[CEEMS_DOMAIN_COUNT];
+	unsigned known[CEEMS_DOMAIN_COUNT];
+};
+
+static struct sums
+sum_rows(const struct ceems_series *s)
+{
+	struct sums m;
+
+	memset(&m, 0, sizeof(m));
+	for (uint32_t i = 0; i < s->nrows; i++) {
+		m.interval_s += s->rows[i].interval_s;
+		if (!isnan(s->rows[i].cpu_s))
+			m.cpu_s += s->rows[i].cpu_s;
+		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+			if (!isnan(s->rows[i].joules[d])) {
+				m.joules[d] += s->rows[i].joules[d];
+				m.known[d]++;
+			}
+	}
+	return m;
+}
+
+static bool
+times_increase(const struct ceems_series *s)
+{
+	for (uint32_t i = 1; i < s->nrows; i++)
+		if (s->rows[i].t <= s->rows[i - 1].t)
+			return false;
+	return true;
+}
+
+static void
+test_buckets(void)
+{
+	double j[CEEMS_DOMAIN_COUNT] = { 10, 1, NAN, NAN };
+	struct ceems_series *s = ceems_series_new(30, 100);
+
+	if (!ok(s != NULL, "a series of 30 s buckets"))
+		return;
+	/* Ticks of 10 s from 1000 (bucket 990) to 1100. */
+	for (int i = 1; i <= 10; i++)
+		ok(ceems_series_add(s, 1000 + 10.0 * i, 10, 5, 1e6 * i, j) == 0,
+		   "tick %d added", i);
+	/* Middles 1005..1095: buckets 990 (1005, 1015), 1020, 1050, 1080. */
+	is_int(s->nrows, 4, "four buckets");
+	is_int(s->rows[0].t, 990, "first bucket starts on a multiple of 30");
+	is_int(s->rows[1].t, 1020, "second bucket");
+	is_near(s->rows[0].interval_s, 20, 1e-12, "first row covers two ticks");
+	is_near(s->rows[1].interval_s, 30, 1e-12, "second row covers three");
+	is_near(s->rows[1].cpu_s, 15, 1e-12, "CPU time summed");
+	is_near(s->rows[1].mem_bytes, 5e6, 1e-3, "memory at the row's end");
+	is_near(s->rows[1].joules[CEEMS_DOMAIN_PACKAGE], 30, 1e-12, "package energy summed");
+	ok(isnan(s->rows[1].joules[CEEMS_DOMAIN_GPU]), "an unmeasured domain stays unknown, not 0");
+	is_near(sum_rows(s).interval_s, 100, 1e-9, "all the time is in the rows");
+	is_int(ceems_series_add(s, NAN, 1, 0, 0, j), -EINVAL, "a NaN time is refused");
+	is_int(ceems_series_add(s, 2000, -1, 0, 0, j), -EINVAL, "a negative interval is refused");
+	/* The wall clock stepping back: the last row takes the tick. */
+	is_int(ceems_series_add(s, 900, 10, 1, NAN, NULL), 0, "a tick before the last row");
+	is_int(s->nrows, 4, "no row out of order");
+	is_near(s->rows[3].interval_s, 30, 1e-12, "the last row took it");
+	ok(times_increase(s), "times still increase");
+	ceems_series_free(s);
+	ok(ceems_series_new(0, 10) == NULL && ceems_series_new(10, 0) == NULL,
+	   "zero resolution or capacity refused");
+}
+
+/* A long job in a series of 8 rows: coarsened again and again, its whole
+ * span and every joule kept. */
+static void
+test_full(void)
+{
+	double j[CEEMS_DOMAIN_COUNT] = { 2.5, NAN, NAN, 1 };
+	struct ceems_series *s = ceems_series_new(10, 8);
+	struct sums m;
+	int ticks = 1000;
+
+	if (!ok(s != NULL, "a series of 8 rows"))
+		return;
+	for (int i = 1; i <= ticks; i++)
+		if (ceems_series_add(s, 5000 + 3.0 * i, 3, 0.5, 100.0 + i, j) < 0)
+			break;
+	m = sum_rows(s);
+	ok(s->nrows <= 8, "never more than 8 rows (%u)", s->nrows);
+	ok(s->nrows >= 4, "at least half full after coarsening (%u)", s->nrows);
+	ok(s->resolution_s > 10 && s->resolution_s % 10 == 0,
+	   "resolution doubled (%u s)", s->resolution_s);
+	is_near(m.interval_s, 3.0 * ticks, 1e-6, "the whole span is kept");
+	is_near(m.cpu_s, 0.5 * ticks, 1e-6, "CPU time kept");
+	is_near(m.joules[CEEMS_DOMAIN_PACKAGE], 2.5 * ticks, 1e-6, "package energy kept");
+	is_near(m.joules[CEEMS_DOMAIN_NODE], 1.0 * ticks, 1e-6, "node energy kept");
+	is_int(m.known[CEEMS_DOMAIN_DRAM], 0, "dram stays unknown in every row");
+	ok(s->rows[0].t <= 5000 && s->rows[s->nrows - 1].t + (int64_t)s->resolution_s >= 8000,
+	   "rows span the job's start and end");
+	ok(times_increase(s), "times increase");
+	for (uint32_t i = 0; i < s->nrows; i++)
+		if (s->rows[i].t % (int64_t)s->resolution_s != 0)
+			ok(false, "row %u not aligned on the resolution", i);
+	is_near(s->rows[s->nrows - 1].mem_bytes > 0 ? 1 : 0, 1, 0, "memory known");
+	ceems_series_free(s);
+}
+
+/* The agent's use: differences of a ledger add up to the ledger. */
+static void
+test_ledger_differences(void)
+{
+	struct ceems_config c;
+	struct ceems_job_ledger l;
+	struct ceems_ledger_job_share share;
+	struct ceems_series *s;
+	struct sums m;
+	double cpu = 0;
+	uint64_t now = 1000000000000ULL;
+
+	ceems_config_defaults(&c);
+	ceems_job_ledger_init(&l);
+	ok(ceems_series_for_job(&c, false, now, &l, 0) == NULL,
+	   "no series unless asked for or series_all");
+	c.series_interval_ns = 5000000000ULL;
+	c.interval_ns = 1000000000ULL;
+	s = ceems_series_for_job(&c, true, now, &l, 0);
+	if (!ok(s != NULL, "a series when asked for"))
+		return;
+	is_int(s->resolution_s, 5, "resolution from series_interval");
+	memset(&share, 0, sizeof(share));
+	for (int i = 1; i <= 37; i++) {
+		share.measured[CEEMS_DOMAIN_PACKAGE] = true;
+		share.covered[CEEMS_DOMAIN_PACKAGE] = true;
+		share.joules[CEEMS_DOMAIN_PACKAGE] = 3.0 + i % 7;
+		/* dram covered only on even ticks: odd ones are gaps */
+		share.measured[CEEMS_DOMAIN_DRAM] = true;
+		share.covered[CEEMS_DOMAIN_DRAM] = i % 2 == 0;
+		share.joules[CEEMS_DOMAIN_DRAM] = i % 2 == 0 ? 0.25 : 0;
+		ceems_job_ledger_add_tick(&l, &share, 1.0, NULL);
+		cpu += 0.1 * i;
+		now += 1000000000ULL;
+		ceems_series_observe(s, now, &l, cpu, 4096.0 * i);
+	}
+	m = sum_rows(s);
+	ok(s->nrows >= 7 && s->nrows <= 9, "37 s in 5 s rows (%u)", s->nrows);
+	is_near(m.joules[CEEMS_DOMAIN_PACKAGE], l.joules[CEEMS_DOMAIN_PACKAGE], 1e-9,
+		"package rows add up to the ledger");
+	is_near(m.joules[CEEMS_DOMAIN_DRAM], l.joules[CEEMS_DOMAIN_DRAM], 1e-9,
+		"dram rows add up to the ledger");
+	is_near(m.cpu_s, cpu, 1e-9, "CPU rows add up to the job's CPU time");
+	is_near(m.interval_s, 37, 1e-6, "time adds up");
+	is_int(m.known[CEEMS_DOMAIN_GPU], 0, "a domain never measured is unknown in every row");
+	is_near(s->rows[s->nrows - 1].mem_bytes, 4096.0 * 37, 1e-6, "memory of the last tick");
+	ceems_series_observe(NULL, now, &l, cpu, 0);	/* no series: no crash */
+	c.series_all = true;
+	c.series_interval_ns = 1000000000ULL;
+	c.interval_ns = 3000000000ULL;
+	ceems_series_free(s);
+	s = ceems_series_for_job(&c, false, now, &l, cpu);
+	ok(s != NULL && s->resolution_s == 3, "series_all; never finer than the tick");
+	ceems_series_free(s);
+}
+
+static struct ceems_series *
+sample_series(int rows)
+{
+	double j[CEEMS_DOMAIN_COUNT] = { 123.456789012345, 7.25, NAN, 0 };
+	struct ceems_series *s = ceems_series_new(30, CEEMS_SERIES_MAX_ROWS);
+
+	for (int i = 0; s != NULL && i < rows; i++)
+		ceems_series_add(s, 1700000000 + 30.0 * (i + 1), 30, 29.987654321,
+				 i == 0 ? NAN : 1073741824.0 + i, j);
+	return s;
+}
+
+static bool
+same_series(const struct ceems_series *a, const struct ceems_series *b)
+{
+	if (a->resolution_s != b->resolution_s || a->nrows != b->nrows)
+		return false;
+	for (uint32_t i = 0; i < a->nrows; i++) {
+		const struct ceems_series_row *x = &a->rows[i], *y = &b->rows[i];
+
+		if (x->t != y->t || x->interval_s != y->interval_s ||
+		    !(x->cpu_s == y->cpu_s || (isnan(x->cpu_s) && isnan(y->cpu_s))) ||
+		    !(x->mem_bytes == y->mem_bytes || (isnan(x->mem_bytes) && isnan(y->mem_bytes))))
+			return false;
+		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+			if (!(x->joules[d] == y->joules[d] ||
+			      (isnan(x->joules[d]) && isnan(y->joules[d]))))
+				return false;
+	}
+	return true;
+}
+
+static void
+test_json(void)
+{
+	struct ceems_series *s = sample_series(5), *back = NULL;
+	struct json_object *obj;
+	const char *text;
+	char err[256] = "";
+
+	obj = ceems_series_to_json(s);
+	if (!ok(obj != NULL, "series to JSON"))
+		return;
+	text = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN);
+	ok(strstr(text, "\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\"]") != NULL,
+	   "columns as documented");
+	ok(strstr(text, "[1700000010,30.0,29.987654321,null,123.456789012345,7.25,null,0.0]") != NULL,
+	   "first row: unknown memory and GPU are null, a measured 0 stays 0 (%s)", text);
+	ok(ceems_series_from_json(obj, &back, err, sizeof(err)) == 0, "and back (%s)", err);
+	ok(back != NULL && same_series(s, back), "round trip exact");
+	ceems_series_free(back);
+	json_object_put(obj);
+	ceems_series_free(s);
+}
+
+static void
+test_json_garbage(void)
+{
+	static const char *const bad[] = {
+		"[]", "null", "{}",
+		"{\"resolution_s\":30,\"columns\":[],\"rows\":[]}",
+		"{\"resolution_s\":0,\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\"],\"rows\":[]}",
+		"{\"resolution_s\":30,\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"dram_j\",\"package_j\",\"gpu_j\",\"node_j\"],\"rows\":[]}",
+		"{\"resolution_s\":30,\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\"],\"rows\":{}}",
+		"{\"resolution_s\":30,\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\"],\"rows\":[[1,2,3]]}",
+		"{\"resolution_s\":30,\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\"],\"rows\":[[null,30,1,1,1,1,1,1]]}",
+		"{\"resolution_s\":30,\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\"],\"rows\":[[60,30,-1,1,1,1,1,1]]}",
+		"{\"resolution_s\":30,\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\"],\"rows\":[[60,30,1,1.5,1,1,1,1]]}",
+		"{\"resolution_s\":30,\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\"],\"rows\":[[60,30,1,1,\"x\",1,1,1]]}",
+		"{\"resolution_s\":30,\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\"],\"rows\":[[60,30,1,1,1,1,1,1],[60,30,1,1,1,1,1,1]]}",
+		"{\"resolution_s\":30,\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\"],\"rows\":[],\"extra\":1}",
+	};
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct json_object *obj = json_tokener_parse(bad[i]);
+		struct ceems_series *s = (struct ceems_series *)&err;	/* must be reset */
+
+		err[0] = '\0';
+		ok(ceems_series_from_json(obj, &s, err, sizeof(err)) == -EINVAL &&
+		   s == NULL && err[0] != '\0', "refused: %s (%s)", bad[i], err);
+		json_object_put(obj);
+	}
+}
+
+/* The register request carries the wish; the deregister reply the
+ * series, coarsened to fit the message. */
+static void
+test_protocol(void)
+{
+	static char msg[CEEMS_AGENT_MSG_MAX + 1];
+	struct ceems_agent_request req, back;
+	static struct ceems_agent_job_report rep, got;
+	struct ceems_series *s;
+	char err[256] = "";
+	int n;
+
+	memset(&req, 0, sizeof(req));
+	req.op = CEEMS_AGENT_OP_REGISTER;
+	req.jobid = req.spec.jobid = 7;
+	req.spec.uid = 1000;
+	req.spec.cgroup.version = CEEMS_CGROUP_V2;
+	snprintf(req.spec.cgroup.unified, sizeof(req.spec.cgroup.unified), "/system.slice/job_7");
+	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
+	ok(n > 0 && strstr(msg, "series") == NULL, "no series key unless wanted (old agents)");
+	req.spec.series = true;
+	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
+	ok(n > 0 && strstr(msg, "\"series\":true") != NULL, "the wish is sent");
+	ok(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0,
+	   "register with series decodes (%s)", err);
+	ok(back.spec.series, "the wish arrives");
+	n = snprintf(msg, sizeof(msg), "{\"op\":\"register\",\"job\":{\"jobid\":7,\"uid\":1,\"cgroup\":{\"version\":2,\"unified\":\"/a\"},\"series\":1}}");
+	ok(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == -EINVAL,
+	   "series must be a boolean (%s)", err);
+
+	memset(&rep, 0, sizeof(rep));
+	rep.jobid = 7;
+	rep.uid = 1000;
+	ceems_job_ledger_init(&rep.ledger);
+	rep.series = s = sample_series(40);
+	n = ceems_agent_reply_ok(&rep, msg, sizeof(msg));
+	ok(n > 0, "reply with a series");
+	ok(ceems_agent_reply_decode(msg, (size_t)n, &got, err, sizeof(err)) == 0,
+	   "reply decodes (%s)", err);
+	ok(got.series != NULL && same_series(s, got.series), "series round trip exact");
+	ceems_series_free(got.series);
+	ceems_series_free(s);
+
+	/* 4096 rows do not fit 64 KiB: coarsened, every joule kept. */
+	rep.series = s = sample_series(CEEMS_SERIES_MAX_ROWS);
+	n = ceems_agent_reply_ok(&rep, msg, sizeof(msg));
+	ok(n > 0 && (size_t)n < sizeof(msg), "a full series still fits the reply (%d bytes)", n);
+	ok(ceems_agent_reply_decode(msg, (size_t)n, &got, err, sizeof(err)) == 0,
+	   "and decodes (%s)", err);
+	if (ok(got.series != NULL && got.series->nrows < s->nrows &&
+	       got.series->resolution_s > s->resolution_s,
+	       "coarsened: %u rows of %u s", got.series ? got.series->nrows : 0,
+	       got.series ? got.series->resolution_s : 0)) {
+		struct sums a = sum_rows(s), b = sum_rows(got.series);
+
+		is_near(b.joules[CEEMS_DOMAIN_PACKAGE], a.joules[CEEMS_DOMAIN_PACKAGE],
+			1e-6 * a.joules[CEEMS_DOMAIN_PACKAGE], "package energy kept");
+		is_near(b.interval_s, a.interval_s, 1e-6, "time kept");
+	}
+	is_int(s->nrows, CEEMS_SERIES_MAX_ROWS, "the agent's series is untouched");
+	ceems_series_free(got.series);
+	ceems_series_free(s);
+	/* A reply without a series leaves it NULL. */
+	rep.series = NULL;
+	n = ceems_agent_reply_ok(&rep, msg, sizeof(msg));
+	got.series = (struct ceems_series *)msg;
+	is_int(ceems_agent_reply_decode(msg, (size_t)n, &got, err, sizeof(err)), 0, "reply without series");
+	ok(got.series == NULL, "no series");
+}
+
+static void
+test_record(void)
+{
+	static struct ceems_job_record r, back;
+	static char text[CEEMS_RECORD_MAX + 1];
+	struct ceems_agent_job_report rep;
+	struct ceems_job_meta meta;
+	struct ceems_series *s, *got = NULL;
+	char err[256] = "";
+	int n;
+
+	ceems_job_meta_init(&meta);
+	meta.jobid = 9;
+	meta.uid = 1000;
+	snprintf(meta.cluster, sizeof(meta.cluster), "c");
+	snprintf(meta.node, sizeof(meta.node), "n1");
+	snprintf(meta.state, sizeof(meta.state), "COMPLETED");
+	meta.submit_time = 1700000000;
+	meta.start_time = 1700000000;
+	meta.end_time = 1700001200;
+	memset(&rep, 0, sizeof(rep));
+	rep.jobid = 9;
+	rep.uid = 1000;
+	ceems_job_ledger_init(&rep.ledger);
+	rep.series = s = sample_series(40);
+	ceems_record_build(&r, &meta, &rep, "extern", 1700001300);
+	n = ceems_record_encode(&r, text, sizeof(text));
+	ok(n > 0 && strstr(text, "\"series\":{\"resolution_s\":30,") != NULL, "record has the series");
+	ok(ceems_record_decode(text, (size_t)n, &back, err, sizeof(err)) == 0,
+	   "record with a series decodes (%s)", err);
+	ok(back.report.series == NULL, "the decoded record keeps no series of its own");
+	is_int(ceems_record_series(text, (size_t)n, &got, err, sizeof(err)), 0, "its series reads");
+	ok(got != NULL && same_series(s, got), "record round trip exact");
+	ceems_series_free(got);
+	ceems_series_free(s);
+
+	/* A series too long for the record's 256 KiB: coarsened. */
+	rep.series = s = sample_series(CEEMS_SERIES_MAX_ROWS);
+	ceems_record_build(&r, &meta, &rep, "extern", 1700001300);
+	n = ceems_record_encode(&r, text, sizeof(text));
+	ok(n > 0 && n <= CEEMS_RECORD_MAX, "a 4096-row series fits the record (%d bytes)", n);
+	ok(ceems_record_decode(text, (size_t)n, &back, err, sizeof(err)) == 0, "and decodes (%s)", err);
+	is_int(ceems_record_series(text, (size_t)n, &got, err, sizeof(err)), 0, "its series reads");
+	ok(got != NULL && got->nrows < s->nrows && got->nrows >= s->nrows / 4,
+	   "coarsened no more than needed (%u rows)", got ? got->nrows : 0);
+	if (got != NULL)
+		is_near(sum_rows(got).joules[CEEMS_DOMAIN_DRAM], sum_rows(s).joules[CEEMS_DOMAIN_DRAM],
+			1e-6, "dram energy kept");
+	ceems_series_free(got);
+	ceems_series_free(s);
+	/* A record without one. */
+	rep.series = NULL;
+	ceems_record_build(&r, &meta, &rep, "extern", 1700001300);
+	n = ceems_record_encode(&r, text, sizeof(text));
+	ok(n > 0 && strstr(text, "series") == NULL, "no series member without a series");
+	is_int(ceems_record_series(text, (size_t)n, &got, err, sizeof(err)), 0, "reads");
+	ok(got == NULL, "no series");
+	/* A malformed series makes the record invalid. */
+	n = ceems_record_encode(&r, text, sizeof(text));
+	text[n - 1] = '\0';
+	strcat(text, ",\"series\":{\"resolution_s\":30}}");
+	ok(ceems_record_decode(text, strlen(text), &back, err, sizeof(err)) == -EINVAL,
+	   "a malformed series is refused (%s)", err);
+}
+
+int
+main(void)
+{
+	test_buckets();
+	test_full();
+	test_ledger_differences();
+	test_json();
+	test_json_garbage();
+	test_protocol();
+	test_record();
+	return done_testing();
+}
