@@ -856,10 +856,18 @@ ceems_agent_register(struct ceems_agent *a,
 		return -EINVAL;
 	if ((j = find_job(a, spec->jobid, NULL)) != NULL) {
 		/* The step that registered the job first (the extern step)
-		 * may not have seen the user's --ceems-series. */
-		if (spec->series && j->series == NULL)
-			j->series = ceems_series_for_job(&a->config, true, a->last_tick_ns,
-							 &j->ledger, j->cpu_s);
+		 * may not have seen the user's --ceems-series.  The series
+		 * starts from the job's registration, as if it had been on
+		 * from there: its first row holds what was charged since,
+		 * so the rows still add up to the job's totals. */
+		if (spec->series && j->series == NULL) {
+			struct ceems_job_ledger none;
+
+			ceems_job_ledger_init(&none);
+			j->series = ceems_series_for_job(&a->config, true,
+							 j->registered_ns,
+							 &none, 0);
+		}
 		return -EEXIST;
 	}
 	if (a->njobs >= a->config.max_jobs)
@@ -1039,15 +1047,16 @@ ceems_agent_deregister(struct ceems_agent *a, uint32_t jobid,
 		return -ENOENT;
 	/* Its part of the tick so far, split for it alone. */
 	leave_now(a, j, now_ns);
-	/* A last full reading: peak memory and IO as of the job's end. */
-	full_reading(a, j);
-	fill_report(a, j, now_ns > a->last_tick_ns ? now_ns : a->last_tick_ns,
-		    out);
-	/* The part of a series since the last tick, split above. */
+	/* That part goes into the series too, before the full reading below
+	 * may find the cgroup gone. */
 	if (j->series != NULL && !j->gone)
 		ceems_series_observe(j->series, now_ns, &j->ledger,
 				     j->have_cpu ? j->cpu_s : NAN,
 				     job_mem_bytes(j));
+	/* A last full reading: peak memory and IO as of the job's end. */
+	full_reading(a, j);
+	fill_report(a, j, now_ns > a->last_tick_ns ? now_ns : a->last_tick_ns,
+		    out);
 	/* The series goes with the final report; kept until the next
 	 * deregistration, so that the caller need not free it. */
 	ceems_series_free(a->handed_out);
