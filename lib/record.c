@@ -430,8 +430,9 @@ ceems_record_validate(const struct ceems_job_record *r, char *err,
 					"job %u: owner unknown or not the measured one",
 					m->jobid);
 	if (strcmp(r->finalized_by, "extern") != 0 &&
-	    strcmp(r->finalized_by, "epilog") != 0)
-		return ceems_json_error(err, err_size, "job %u: finalized_by '%s' is not extern or epilog",
+	    strcmp(r->finalized_by, "epilog") != 0 &&
+	    strcmp(r->finalized_by, "agent") != 0)
+		return ceems_json_error(err, err_size, "job %u: finalized_by '%s' is not extern, epilog or agent",
 					m->jobid, r->finalized_by);
 	if (m->state[0] != '\0' && !known_state(m->state))
 		return ceems_json_error(err, err_size, "job %u: state '%s' is not a Slurm job state",
@@ -448,4 +449,27 @@ ceems_record_validate(const struct ceems_job_record *r, char *err,
 		return ceems_json_error(err, err_size, "job %u: elapsed time of %.0f s is absurd",
 					m->jobid, r->report.elapsed_s);
 	return 0;
+}
+
+/* The "job" object alone: the plugin sends it with a deregistration so
+ * that the agent can write the record itself (lib/agent_finish.c). */
+struct json_object *
+ceems_record_meta_to_json(const struct ceems_job_meta *meta)
+{
+	bool ok = true;
+	struct json_object *obj = meta_to_json(meta, &ok);
+
+	if (!ok) {
+		json_object_put(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+int
+ceems_record_meta_from_json(const struct json_object *obj,
+			    struct ceems_job_meta *meta, char *err,
+			    size_t err_size)
+{
+	return meta_from_json(obj, meta, err, err_size);
 }

@@ -230,6 +230,7 @@ on_tick(struct server *s)
 	drain_timer(s->tick.fd);
 	ceems_agent_tick(s->agent, now);
 	account_tick(s, now);
+	ceems_agent_sweep(s->agent, now);
 	if (s->config->checkpoint_interval_ns == 0)
 		checkpoint(s, now);
 	update_sample_timer(s);
@@ -431,15 +432,16 @@ drop_client(struct server *s, struct client *c)
 }
 
 /* Send LEN bytes of outbuf to C.  A client whose socket is full is not
- * reading its replies: it is dropped rather than waited for. */
-static void
+ * reading its replies: it is dropped rather than waited for.  0, or -1
+ * when the reply did not go. */
+static int
 send_reply(struct server *s, struct client *c, int len)
 {
 	if (len < 0) {
 		len = ceems_agent_reply_error(-EIO, "the agent could not build its reply",
 					      outbuf, sizeof(outbuf));
 		if (len < 0)
-			return;
+			return -1;
 	}
 	if (send(c->w.fd, outbuf, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
 		if (may_log(s, now_ns()))
@@ -447,7 +449,9 @@ send_reply(struct server *s, struct client *c, int len)
 				      "dropped", (unsigned)c->uid, (int)c->pid,
 				      strerror(errno));
 		drop_client(s, c);
+		return -1;
 	}
+	return 0;
 }
 
 /* Answer C with an error, logged as a refusal. */
@@ -506,6 +510,8 @@ status_reply(struct server *s)
 			       ceems_json_double((double)(now_ns() - s->started_ns) / 1e9));
 	json_object_object_add(obj, "jobs",
 			       json_object_new_int64((int64_t)ceems_agent_njobs(s->agent)));
+	json_object_object_add(obj, "finishing",
+			       json_object_new_int64((int64_t)ceems_agent_nfinishing(s->agent)));
 	json_object_object_add(obj, "max_jobs", json_object_new_int64(s->config->max_jobs));
 	json_object_object_add(obj, "clients", json_object_new_int64(s->nclients));
 	json_object_object_add(obj, "interval_s",
@@ -601,10 +607,12 @@ handle_request(struct server *s, struct client *c, size_t len)
 	case CEEMS_AGENT_OP_DEREGISTER:
 	case CEEMS_AGENT_OP_STEP_START:
 	case CEEMS_AGENT_OP_STEP_END:
+	case CEEMS_AGENT_OP_RELEASE:
 		if (c->uid != 0) {
 			refuse(s, c, -EPERM, "only root may %s jobs (job %u)",
 			       req.op == CEEMS_AGENT_OP_REGISTER ? "register" :
 			       req.op == CEEMS_AGENT_OP_DEREGISTER ? "deregister" :
+			       req.op == CEEMS_AGENT_OP_RELEASE ? "release" :
 			       "start or end the steps of", req.jobid);
 			return;
 		}
@@ -642,13 +650,27 @@ handle_request(struct server *s, struct client *c, size_t len)
 		handle_step(s, c, &req, now);
 		return;
 	}
+	if (req.op == CEEMS_AGENT_OP_RELEASE) {
+		if (ceems_agent_release(s->agent, req.jobid) < 0) {
+			refuse(s, c, -ENOENT, "job %u is not waiting for a release",
+			       req.jobid);
+			return;
+		}
+		send_reply(s, c, ceems_agent_reply_ok(NULL, outbuf, sizeof(outbuf)));
+		return;
+	}
 	r = ceems_agent_deregister(s->agent, req.jobid, now, &report);
 	if (r < 0) {
 		refuse(s, c, r, "job %u is not registered", req.jobid);
 		return;
 	}
 	account_tick(s, now);	/* deregistration took a tick at NOW */
-	send_reply(s, c, ceems_agent_reply_ok(&report, outbuf, sizeof(outbuf)));
+	if (req.have_meta)
+		ceems_agent_finishing_meta(s->agent, req.jobid, &req.meta);
+	/* The figures did not reach the plugin: the agent keeps them. */
+	if (send_reply(s, c, ceems_agent_reply_ok(&report, outbuf,
+						  sizeof(outbuf))) < 0)
+		ceems_agent_reply_lost(s->agent, req.jobid);
 }
 
 static void
