@@ -850,18 +850,25 @@ unix_at(uint64_t t, uint64_t now_ns)
 	return ago < now ? now - ago : now;
 }
 
-/* The job leaves the ticks; its report, slot and times go to the
- * finishing table (lib/agent_finish.c) until the plugin releases it. */
+/* The job leaves the ticks; its report and times go to the finishing
+ * table (lib/agent_finish.c) until the plugin releases it. */
 static void
 hand_to_finish(struct ceems_agent *a, const struct agent_job *j,
 	       const struct ceems_agent_job_report *report, uint64_t now_ns)
 {
+	/* The state slot is freed now, not at the release: an agent
+	 * restarted meanwhile would otherwise find the job again and, its
+	 * cgroup gone, reap it into a second record beside the plugin's
+	 * (under another start time: counted twice).  Losing the figures
+	 * needs the plugin and the agent to fail within finish_grace. */
 	struct agent_finish_job fj = {
-		.slot = a->state != NULL ? j->slot : -1,
+		.slot = -1,
 		.start_time = unix_at(j->registered_ns, now_ns),
 		.end_time = unix_at(j->gone ? j->gone_ns : now_ns, now_ns),
 	};
 
+	if (a->state != NULL)
+		state_slot_release(a->state, j->slot);
 	agent_finish_add(a->finish, report, &fj, now_ns);
 }
 

@@ -112,8 +112,8 @@ int ceems_agent_deregister(struct ceems_agent *agent, uint32_t jobid,
 			   struct ceems_agent_job_report *out);
 
 /* ---- The two-phase end (lib/agent_finish.c) ----
- * ceems_agent_deregister keeps the final report (the job leaves the
- * ticks, its state slot is kept) until the plugin, having stored the
+ * ceems_agent_deregister keeps the final report in memory (the job
+ * leaves the ticks and the state file) until the plugin, having stored the
  * record, releases the job.  A repeated deregistration returns the same
  * report.  Without a release within config finish_grace, the agent
  * writes the record to the spool itself (finalized_by "agent"). */

@@ -59,8 +59,8 @@ agent_finish_free(struct agent_finish *f)
 {
 	if (f == NULL)
 		return;
-	/* Their slots stay in the state file: a restarted agent finds the
-	 * jobs again (gone) and finalizes them after reap_grace. */
+	/* An agent stopping with jobs unreleased: their plugins have had
+	 * the figures; a record is written only when it had to be. */
 	for (size_t i = 0; i < f->njobs; i++)
 		free(f->jobs[i]);
 	free(f->jobs);
