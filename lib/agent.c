@@ -10,6 +10,7 @@
 
 #include "agent.h"
 #include "agent_series.h"
+#include "agent_finish.h"
 #include "agent_state.h"
 #include "emissions.h"
 #include "energy.h"
@@ -111,6 +112,7 @@ struct ceems_agent {
 	struct ceems_ledger_carry carry;
 	struct ceems_ledger_node_tick last_node;
 	struct ceems_series *handed_out;	/* the last final report's */
+	struct agent_finish *finish;	/* deregistered, not yet released */
 };
 
 /* Priority of the sources for each domain: RAPL is the finest for CPU
@@ -330,6 +332,11 @@ ceems_agent_open(const struct ceems_config *config, uint64_t now_ns,
 	}
 	open_state(a);
 	init_last_node(a);
+	a->finish = agent_finish_new(&a->config, a->state, config->max_jobs);
+	if (a->finish == NULL) {
+		snprintf(err, err_size, "out of memory");
+		goto fail;
+	}
 	a->last_tick_ns = now_ns;
 	a->last_usage_ns = now_ns;
 	return a;
@@ -360,6 +367,7 @@ ceems_agent_close(struct ceems_agent *a)
 		free(a->takes[s]);
 	}
 	ceems_proc_reader_close(a->proc);
+	agent_finish_free(a->finish);
 	state_file_close(a->state);
 	ceems_series_free(a->handed_out);
 	free(a->jobs);
@@ -870,6 +878,9 @@ ceems_agent_register(struct ceems_agent *a,
 		}
 		return -EEXIST;
 	}
+	/* The same id again (a requeued job) while the last run waits for
+	 * its release: that run's record is written now. */
+	agent_finish_expire(a->finish, now_ns, spec->jobid);
 	if (a->njobs >= a->config.max_jobs)
 		return -ENOSPC;
 	/* No tick: the job's CPU baseline is read now, and the next tick
@@ -1033,13 +1044,51 @@ fill_report(const struct ceems_agent *a, const struct agent_job *j,
 	}
 }
 
+/* Unix seconds of monotonic time T, as of NOW_NS. */
+static int64_t
+unix_at(uint64_t t, uint64_t now_ns)
+{
+	int64_t now = (int64_t)time(NULL);
+	int64_t ago = t < now_ns ? (int64_t)((now_ns - t) / 1000000000u) : 0;
+
+	return ago < now ? now - ago : now;
+}
+
+/* The job leaves the ticks; its report and times go to the finishing
+ * table (lib/agent_finish.c) until the plugin releases it. */
+static void
+hand_to_finish(struct ceems_agent *a, const struct agent_job *j,
+	       const struct ceems_agent_job_report *report, uint64_t now_ns)
+{
+	/* The state slot is freed now, not at the release: an agent
+	 * restarted meanwhile would otherwise find the job again and, its
+	 * cgroup gone, reap it into a second record beside the plugin's
+	 * (under another start time: counted twice).  Losing the figures
+	 * needs the plugin and the agent to fail within finish_grace. */
+	struct agent_finish_job fj = {
+		.slot = -1,
+		.start_time = unix_at(j->registered_ns, now_ns),
+		.end_time = unix_at(j->gone ? j->gone_ns : now_ns, now_ns),
+	};
+
+	if (a->state != NULL)
+		state_slot_release(a->state, j->slot);
+	agent_finish_add(a->finish, report, &fj, now_ns);
+}
+
 int
 ceems_agent_deregister(struct ceems_agent *a, uint32_t jobid,
 		       uint64_t now_ns, struct ceems_agent_job_report *out)
 {
+	const struct ceems_agent_job_report *final;
 	struct agent_job *j;
 	size_t i;
 
+	/* Asked again (a plugin retrying, the epilog): the same report. */
+	if ((final = agent_finish_find(a->finish, jobid)) != NULL) {
+		*out = *final;
+		return 0;
+	}
 	if (find_job(a, jobid, NULL) == NULL)
 		return -ENOENT;
 	j = find_job(a, jobid, &i);
@@ -1057,13 +1106,16 @@ ceems_agent_deregister(struct ceems_agent *a, uint32_t jobid,
 	full_reading(a, j);
 	fill_report(a, j, now_ns > a->last_tick_ns ? now_ns : a->last_tick_ns,
 		    out);
+	/* The finishing table keeps the report without the series: the
+	 * series is the agent's only until the next deregistration, and a
+	 * record the agent writes itself goes without it. */
+	out->series = NULL;
+	hand_to_finish(a, j, out, now_ns);
 	/* The series goes with the final report; kept until the next
 	 * deregistration, so that the caller need not free it. */
 	ceems_series_free(a->handed_out);
 	a->handed_out = out->series = j->series;
 	j->series = NULL;
-	if (a->state != NULL)
-		state_slot_release(a->state, j->slot);
 	a->jobs[i] = a->jobs[--a->njobs];
 	free_job(j);
 	ceems_info("job %u deregistered: %.1f J in %.1f s",
@@ -1304,4 +1356,78 @@ ceems_agent_restore(struct ceems_agent *a, uint64_t now_ns)
 		return 0;
 	a->last_tick_ns = now_ns;
 	return state_file_restore(a->state, restore_job, &ctx);
+}
+
+/* ---- the two-phase end (lib/agent_finish.c) ---- */
+
+int
+ceems_agent_release(struct ceems_agent *a, uint32_t jobid)
+{
+	return agent_finish_release(a->finish, jobid);
+}
+
+int
+ceems_agent_finishing_meta(struct ceems_agent *a, uint32_t jobid,
+			   const struct ceems_job_meta *meta)
+{
+	return agent_finish_set_meta(a->finish, jobid, meta);
+}
+
+int
+ceems_agent_reply_lost(struct ceems_agent *a, uint32_t jobid)
+{
+	return agent_finish_expire(a->finish, 0, jobid) > 0 ? 0 : -ENOENT;
+}
+
+size_t
+ceems_agent_nfinishing(const struct ceems_agent *a)
+{
+	return agent_finish_count(a->finish);
+}
+
+/* A job whose cgroup has been gone for reap_grace was never
+ * deregistered: its plugin and the epilog are not coming. */
+static void
+reap(struct ceems_agent *a, size_t i, uint64_t now_ns)
+{
+	struct ceems_agent_job_report *report = malloc(sizeof(*report));
+	struct agent_job *j = a->jobs[i];
+	struct agent_finish_job fj = {
+		.slot = a->state != NULL ? j->slot : -1,
+		.start_time = unix_at(j->registered_ns, now_ns),
+		.end_time = unix_at(j->gone_ns, now_ns),
+	};
+	char why[160];
+
+	if (report == NULL)
+		return;		/* tried again at the next sweep */
+	fill_report(a, j, a->last_tick_ns, report);
+	report->series = j->series;	/* written now, freed with the job */
+	snprintf(why, sizeof(why), "its cgroup had been gone for %.0f s and "
+		 "no deregistration came (its steps and the epilog ended "
+		 "without one)", (double)(now_ns - j->gone_ns) / 1e9);
+	ceems_info("job %u: reaped, %s", j->spec.jobid, why);
+	agent_finish_now(a->finish, report, &fj, why);
+	free(report);
+	a->jobs[i] = a->jobs[--a->njobs];
+	free_job(j);
+}
+
+int
+ceems_agent_sweep(struct ceems_agent *a, uint64_t now_ns)
+{
+	int n = agent_finish_expire(a->finish, now_ns, 0);
+
+	for (size_t i = 0; i < a->njobs;) {
+		const struct agent_job *j = a->jobs[i];
+
+		if (j->gone && now_ns >= j->gone_ns &&
+		    now_ns - j->gone_ns >= a->config.reap_grace_ns) {
+			reap(a, i, now_ns);
+			n++;
+			continue;	/* I now holds the last job */
+		}
+		i++;
+	}
+	return n;
 }

@@ -14,6 +14,7 @@
 #include "cgroup_path.h"
 #include "cgroup_stats.h"
 #include "conf.h"
+#include "job.h"
 #include "ledger.h"
 
 /* What the job-side plugin tells the agent when a job starts. */
@@ -123,6 +124,33 @@ int ceems_agent_register(struct ceems_agent *agent,
 int ceems_agent_deregister(struct ceems_agent *agent, uint32_t jobid,
 			   uint64_t now_ns,
 			   struct ceems_agent_job_report *out);
+
+/* ---- The two-phase end (lib/agent_finish.c) ----
+ * ceems_agent_deregister keeps the final report in memory (the job
+ * leaves the ticks and the state file) until the plugin, having stored the
+ * record, releases the job.  A repeated deregistration returns the same
+ * report.  Without a release within config finish_grace, the agent
+ * writes the record to the spool itself (finalized_by "agent"). */
+
+/* The plugin stored the record.  0, or -ENOENT (not finishing). */
+int ceems_agent_release(struct ceems_agent *agent, uint32_t jobid);
+
+/* The plugin's metadata of a finishing job, for the record the agent
+ * may have to write.  0 or -ENOENT. */
+int ceems_agent_finishing_meta(struct ceems_agent *agent, uint32_t jobid,
+			       const struct ceems_job_meta *meta);
+
+/* The final report could not be sent: write the record now.  0 or
+ * -ENOENT. */
+int ceems_agent_reply_lost(struct ceems_agent *agent, uint32_t jobid);
+
+/* Call about once a tick: writes the records of finishing jobs past
+ * finish_grace, and reaps the jobs whose cgroup has been gone for
+ * reap_grace without a deregistration (record written by the agent, slot
+ * freed).  Returns how many records the agent wrote. */
+int ceems_agent_sweep(struct ceems_agent *agent, uint64_t now_ns);
+
+size_t ceems_agent_nfinishing(const struct ceems_agent *agent);
 
 /* A step of a registered job starts: its cgroup is the job's directory
  * plus step_<ID> (Slurm's naming on v1 and v2).  Returns 0, -ENOENT (no

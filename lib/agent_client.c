@@ -260,3 +260,35 @@ ceems_agent_report_job(const char *socket_path, uint32_t jobid,
 	return jobid_call(CEEMS_AGENT_OP_REPORT, socket_path, jobid,
 			  timeout_ms, out, err, err_size);
 }
+
+int
+ceems_agent_finish_job(const char *socket_path, uint32_t jobid,
+		       const struct ceems_job_meta *meta, int timeout_ms,
+		       struct ceems_agent_job_report *out, char *err,
+		       size_t err_size)
+{
+	struct ceems_agent_request *req = calloc(1, sizeof(*req));
+	int r;
+
+	if (req == NULL) {
+		snprintf(err, err_size, "out of memory");
+		return -ENOMEM;
+	}
+	req->op = CEEMS_AGENT_OP_DEREGISTER;
+	req->jobid = jobid;
+	if (meta != NULL) {
+		req->meta = *meta;
+		req->have_meta = true;
+	}
+	r = typed_call(socket_path, req, timeout_ms, out, err, err_size);
+	free(req);
+	return r;
+}
+
+int
+ceems_agent_release_job(const char *socket_path, uint32_t jobid,
+			int timeout_ms, char *err, size_t err_size)
+{
+	return jobid_call(CEEMS_AGENT_OP_RELEASE, socket_path, jobid,
+			  timeout_ms, NULL, err, err_size);
+}

@@ -19,6 +19,7 @@
 
 #include "agent_proto.h"
 #include "agent_series.h"
+#include "record.h"
 #include "json_util.h"
 
 /* ------------------------------------------------------------------ */
@@ -969,6 +970,7 @@ static const char *const op_names[] = {
 	[CEEMS_AGENT_OP_STATUS] = "status",
 	[CEEMS_AGENT_OP_STEP_START] = "step_start",
 	[CEEMS_AGENT_OP_STEP_END] = "step_end",
+	[CEEMS_AGENT_OP_RELEASE] = "release",
 };
 
 int
@@ -978,7 +980,7 @@ ceems_agent_request_encode(const struct ceems_agent_request *req, char *buf,
 	struct json_object *obj;
 	bool ok = true;
 
-	if (req->op < CEEMS_AGENT_OP_REGISTER || req->op > CEEMS_AGENT_OP_STEP_END)
+	if (req->op < CEEMS_AGENT_OP_REGISTER || req->op > CEEMS_AGENT_OP_RELEASE)
 		return -EINVAL;
 	obj = json_object_new_object();
 	if (obj == NULL)
@@ -990,7 +992,11 @@ ceems_agent_request_encode(const struct ceems_agent_request *req, char *buf,
 		break;
 	case CEEMS_AGENT_OP_DEREGISTER:
 	case CEEMS_AGENT_OP_REPORT:
+	case CEEMS_AGENT_OP_RELEASE:
 		ceems_json_add(obj, "jobid", json_object_new_int64(req->jobid), &ok);
+		if (req->op == CEEMS_AGENT_OP_DEREGISTER && req->have_meta)
+			ceems_json_add(obj, "meta",
+				       ceems_record_meta_to_json(&req->meta), &ok);
 		break;
 	case CEEMS_AGENT_OP_STATUS:
 		break;
@@ -1013,6 +1019,8 @@ ceems_agent_request_decode(const char *buf, size_t len,
 			   size_t err_size)
 {
 	static const char *const known_jobid[] = { "op", "jobid", NULL };
+	static const char *const known_deregister[] = { "op", "jobid", "meta",
+							NULL };
 	static const char *const known_register[] = { "op", "job", NULL };
 	static const char *const known_status[] = { "op", NULL };
 	static const char *const known_step[] = { "op", "jobid", "step", NULL };
@@ -1037,7 +1045,7 @@ ceems_agent_request_decode(const char *buf, size_t len,
 	val = ceems_json_get(obj, "op");
 	if (val == NULL || !json_object_is_type(val, json_type_string)) {
 		ceems_json_error(err, err_size, "request needs \"op\": one of register, "
-		       "deregister, report, status, step_start, step_end");
+		       "deregister, release, report, status, step_start, step_end");
 		goto out;
 	}
 	op = json_object_get_string(val);
@@ -1054,13 +1062,24 @@ ceems_agent_request_decode(const char *buf, size_t len,
 							err_size)) < 0)
 			goto out;
 		req->jobid = req->spec.jobid;
-	} else if (strcmp(op, "deregister") == 0 || strcmp(op, "report") == 0) {
-		req->op = op[0] == 'd' ? CEEMS_AGENT_OP_DEREGISTER
-				       : CEEMS_AGENT_OP_REPORT;
-		if ((r = ceems_json_check_keys(obj, op[0] == 'd' ? "deregister request"
-						      : "report request",
-				    known_jobid, err, err_size)) < 0)
+	} else if (strcmp(op, "deregister") == 0 || strcmp(op, "report") == 0 ||
+		   strcmp(op, "release") == 0) {
+		req->op = op[0] == 'd' ? CEEMS_AGENT_OP_DEREGISTER :
+			  op[0] == 'r' && op[2] == 'p' ? CEEMS_AGENT_OP_REPORT :
+			  CEEMS_AGENT_OP_RELEASE;
+		if ((r = ceems_json_check_keys(obj, op[0] == 'd' ? "deregister request" :
+					       req->op == CEEMS_AGENT_OP_REPORT ?
+					       "report request" : "release request",
+				    op[0] == 'd' ? known_deregister : known_jobid,
+				    err, err_size)) < 0)
 			goto out;
+		if (req->op == CEEMS_AGENT_OP_DEREGISTER &&
+		    (val = ceems_json_get(obj, "meta")) != NULL) {
+			if ((r = ceems_record_meta_from_json(val, &req->meta, err,
+							     err_size)) < 0)
+				goto out;
+			req->have_meta = true;
+		}
 		if ((val = ceems_json_get(obj, "jobid")) == NULL) {
 			r = ceems_json_error(err, err_size, "%s request needs \"jobid\"", op);
 			goto out;
@@ -1069,6 +1088,11 @@ ceems_agent_request_decode(const char *buf, size_t len,
 				   err_size)) < 0)
 			goto out;
 		req->jobid = (uint32_t)jobid;
+		if (req->have_meta && req->meta.jobid != req->jobid) {
+			r = ceems_json_error(err, err_size, "deregister request: "
+					     "meta.jobid is not jobid");
+			goto out;
+		}
 	} else if (strcmp(op, "step_start") == 0 || strcmp(op, "step_end") == 0) {
 		req->op = op[5] == 's' ? CEEMS_AGENT_OP_STEP_START
 				       : CEEMS_AGENT_OP_STEP_END;
@@ -1102,7 +1126,7 @@ ceems_agent_request_decode(const char *buf, size_t len,
 			goto out;
 	} else {
 		r = ceems_json_error(err, err_size, "unknown op '%.40s': expected register, "
-			   "deregister, report, status, step_start or step_end", op);
+			   "deregister, release, report, status, step_start or step_end", op);
 		goto out;
 	}
 	r = 0;

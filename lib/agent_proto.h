@@ -7,7 +7,8 @@
  *
  * Requests (every key shown is the only one allowed):
  *   {"op":"register","job":SPEC}
- *   {"op":"deregister","jobid":N}
+ *   {"op":"deregister","jobid":N}      ("meta":JOB optional)
+ *   {"op":"release","jobid":N}         (the record is stored)
  *   {"op":"report","jobid":N}
  *   {"op":"status"}
  *   {"op":"step_start","jobid":N,"step":"batch"}
@@ -20,10 +21,20 @@
  *                                     time series (lib/agent_series.h);
  *                                     coarsened until the reply fits
  *                                     CEEMS_AGENT_MSG_MAX
+ *   {"ok":true}                       release
  *   {"ok":true,...}                   status: fields listed in ceems-agent(8)
  *   {"ok":false,"error":"<one sentence>","code":"EEXIST"}
  *     code is the errno name of the refusal (EEXIST, ENOENT, ENOSPC,
  *     EPERM, EINVAL, EMSGSIZE, EBUSY, EIO); clients map it back.
+ *
+ * The end of a job is in two phases: deregister replies with the final
+ * report and the agent keeps it; once the record is stored, the plugin
+ * sends release.  Without a release within finish_grace the agent
+ * writes the record itself (lib/agent_finish.h), with the job object
+ * JOB (the record's "job", doc/record-format.md) when deregister
+ * carried one.  A deregister repeated before that returns the same
+ * report.  A client that never sends release (older plugins) still
+ * works: the record is then written twice, the later one by the agent.
  *
  * SPEC (struct ceems_agent_job_spec):
  *   {"jobid":N (1..2^32-1), "uid":N (0..2^32-2),
@@ -69,10 +80,12 @@
 #ifndef CEEMS_AGENT_PROTO_H
 #define CEEMS_AGENT_PROTO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "agent.h"
+#include "job.h"
 
 /* Largest request or reply, bytes. */
 #define CEEMS_AGENT_MSG_MAX 65536
@@ -84,6 +97,7 @@ enum ceems_agent_op {
 	CEEMS_AGENT_OP_STATUS,
 	CEEMS_AGENT_OP_STEP_START,
 	CEEMS_AGENT_OP_STEP_END,
+	CEEMS_AGENT_OP_RELEASE,
 };
 
 struct ceems_agent_request {
@@ -91,6 +105,8 @@ struct ceems_agent_request {
 	uint32_t jobid;		/* deregister, report; register: spec.jobid */
 	struct ceems_agent_job_spec spec;	/* register only */
 	char step[CEEMS_STEP_ID_MAX];		/* step_start, step_end */
+	bool have_meta;				/* deregister */
+	struct ceems_job_meta meta;
 };
 
 struct json_object;
@@ -177,6 +193,15 @@ int ceems_agent_deregister_job(const char *socket_path, uint32_t jobid,
 			       int timeout_ms,
 			       struct ceems_agent_job_report *out, char *err,
 			       size_t err_size);
+/* Deregister with the job's metadata (META may be NULL), so that the
+ * agent can write the record if no release follows; then, once the
+ * record is stored, release it. */
+int ceems_agent_finish_job(const char *socket_path, uint32_t jobid,
+			   const struct ceems_job_meta *meta, int timeout_ms,
+			   struct ceems_agent_job_report *out, char *err,
+			   size_t err_size);
+int ceems_agent_release_job(const char *socket_path, uint32_t jobid,
+			    int timeout_ms, char *err, size_t err_size);
 /* A step of a registered job starts or ends (step_end fills OUT with the
  * job's report, which holds the step's figures). */
 int ceems_agent_step_start_call(const char *socket_path, uint32_t jobid,

@@ -25,6 +25,12 @@ struct ceems_config {
 					 * --ceems-series ones */
 	uint64_t series_interval_ns;	/* its resolution (whole seconds, at
 					 * least the interval) */
+	/* A deregistered job whose record the plugin has not acknowledged
+	 * within finish_grace, and a job whose cgroup has been gone for
+	 * reap_grace without a deregistration, are finalized by the agent
+	 * (lib/agent_finish.c). */
+	uint64_t finish_grace_ns;
+	uint64_t reap_grace_ns;
 	char socket_path[CEEMS_CONFIG_PATH_MAX];
 	char state_dir[CEEMS_CONFIG_PATH_MAX];
 	char spool_dir[CEEMS_CONFIG_PATH_MAX];

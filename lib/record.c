@@ -449,8 +449,9 @@ ceems_record_validate(const struct ceems_job_record *r, char *err,
 					"job %u: owner unknown or not the measured one",
 					m->jobid);
 	if (strcmp(r->finalized_by, "extern") != 0 &&
-	    strcmp(r->finalized_by, "epilog") != 0)
-		return ceems_json_error(err, err_size, "job %u: finalized_by '%s' is not extern or epilog",
+	    strcmp(r->finalized_by, "epilog") != 0 &&
+	    strcmp(r->finalized_by, "agent") != 0)
+		return ceems_json_error(err, err_size, "job %u: finalized_by '%s' is not extern, epilog or agent",
 					m->jobid, r->finalized_by);
 	if (m->state[0] != '\0' && !known_state(m->state))
 		return ceems_json_error(err, err_size, "job %u: state '%s' is not a Slurm job state",
@@ -488,4 +489,27 @@ ceems_record_series(const char *buf, size_t len, struct ceems_series **out,
 		ret = ceems_series_from_json(val, out, err, err_size);
 	json_object_put(obj);
 	return ret;
+}
+
+/* The "job" object alone: the plugin sends it with a deregistration so
+ * that the agent can write the record itself (lib/agent_finish.c). */
+struct json_object *
+ceems_record_meta_to_json(const struct ceems_job_meta *meta)
+{
+	bool ok = true;
+	struct json_object *obj = meta_to_json(meta, &ok);
+
+	if (!ok) {
+		json_object_put(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+int
+ceems_record_meta_from_json(const struct json_object *obj,
+			    struct ceems_job_meta *meta, char *err,
+			    size_t err_size)
+{
+	return meta_from_json(obj, meta, err, err_size);
 }

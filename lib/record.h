@@ -4,7 +4,7 @@
  * PostgreSQL, ceems-sacct --json prints it, tests compare it.
  *
  *   { "format": "ceems-job-record/1", "written_at": UNIX, "finalized_by":
- *     "extern" | "epilog", "job": {...metadata...}, "measurements":
+ *     "extern" | "epilog" | "agent", "job": {...metadata...}, "measurements":
  *     {...the agent's report...}, "notes": [ {...} ],
  *     "series": {...} (optional: the job's time series, agent_series.h) }
  *
@@ -25,7 +25,7 @@
 
 struct ceems_job_record {
 	int64_t written_at;		/* Unix seconds */
-	char finalized_by[16];		/* "extern", "epilog" */
+	char finalized_by[16];		/* "extern", "epilog", "agent" */
 	struct ceems_job_meta meta;
 	struct ceems_agent_job_report report;
 	size_t nnotes;
@@ -62,5 +62,14 @@ int ceems_record_series(const char *buf, size_t len,
  * not have.  Returns 0 or -EINVAL with ERR. */
 int ceems_record_validate(const struct ceems_job_record *r, char *err,
 			  size_t err_size);
+
+/* The record's "job" object alone (META's fields, unknown ones left
+ * out), and back, strictly (unknown keys and bad values are errors;
+ * -EINVAL with ERR).  NULL on allocation failure. */
+struct json_object;
+struct json_object *ceems_record_meta_to_json(const struct ceems_job_meta *meta);
+int ceems_record_meta_from_json(const struct json_object *obj,
+				struct ceems_job_meta *meta, char *err,
+				size_t err_size);
 
 #endif

@@ -31,6 +31,8 @@ ceems_epilog_job(spank_t sp, const struct ceems_plugin_args *args)
 	if (spank_get_item(sp, S_JOB_ID, &jobid) != ESPANK_SUCCESS)
 		return -1;
 	ceems_plugin_load_config(args->config_path, &config);
+	/* A job still registered, or finishing without a release (the
+	 * extern step died storing it): the same final figures either way. */
 	r = ceems_agent_deregister_job(config.socket_path, jobid,
 				       AGENT_TIMEOUT_MS, &report, err,
 				       sizeof(err));
@@ -47,7 +49,8 @@ ceems_epilog_job(spank_t sp, const struct ceems_plugin_args *args)
 	ceems_plugin_job_outcome(&meta, 0, false,
 				 (report.usage.present & CEEMS_CGF_OOM_KILLS) ?
 				 report.usage.oom_kills : 0);
-	ceems_plugin_finish_job(&config, &meta, &report, "epilog");
+	if (ceems_plugin_finish_job(&config, &meta, &report, "epilog") == 0)
+		ceems_plugin_release_job(&config, jobid, AGENT_TIMEOUT_MS);
 	ceems_series_free(report.series);
 	report.series = NULL;
 	return 0;

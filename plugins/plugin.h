@@ -68,11 +68,16 @@ void ceems_plugin_job_outcome(struct ceems_job_meta *meta, int status,
 
 /* A job is over on this node: write its record (finish.c).  BY names
  * what finalized it: "extern" (its last step) or "epilog" (the safety
- * net, when its steps ended without doing so). */
-void ceems_plugin_finish_job(const struct ceems_config *config,
-			     const struct ceems_job_meta *meta,
-			     const struct ceems_agent_job_report *report,
-			     const char *by);
+ * net, when its steps ended without doing so).  0 once stored (database
+ * or spool), -1 after logging why not. */
+int ceems_plugin_finish_job(const struct ceems_config *config,
+			    const struct ceems_job_meta *meta,
+			    const struct ceems_agent_job_report *report,
+			    const char *by);
+/* The record is stored (0 from the above): tell the agent, which else
+ * writes it itself after finish_grace (lib/agent_finish.h). */
+void ceems_plugin_release_job(const struct ceems_config *config,
+			      uint32_t jobid, int timeout_ms);
 
 /* job_script context (epilog.c): finalize a job still registered. */
 int ceems_epilog_job(spank_t sp, const struct ceems_plugin_args *args);

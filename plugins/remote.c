@@ -245,19 +245,23 @@ ceems_remote_exit(spank_t sp)
 	step.active = false;
 	if (step.stepid != SLURM_EXTERN_CONT || !step.cgroup_found)
 		return 0;
-	/* The extern step is the last of the job on this node. */
-	if (ceems_agent_deregister_job(step.config.socket_path, step.jobid,
-				       AGENT_TIMEOUT_MS, &report, err,
-				       sizeof(err)) < 0) {
+	/* The extern step is the last of the job on this node.  The
+	 * metadata goes with the deregistration: should this process give
+	 * up or die before the record is stored, the agent writes it. */
+	ceems_plugin_job_meta(sp, step.jobid, true, step.config.cluster, &meta);
+	if (ceems_agent_finish_job(step.config.socket_path, step.jobid, &meta,
+				   AGENT_TIMEOUT_MS, &report, err,
+				   sizeof(err)) < 0) {
 		ceems_warning("job %u: final figures not available from the node agent: %s",
 			      step.jobid, err);
 		return 0;
 	}
-	ceems_plugin_job_meta(sp, step.jobid, true, step.config.cluster, &meta);
 	ceems_plugin_job_outcome(&meta, 0, false,
 				 (report.usage.present & CEEMS_CGF_OOM_KILLS) ?
 				 report.usage.oom_kills : 0);
-	ceems_plugin_finish_job(&step.config, &meta, &report, "extern");
+	if (ceems_plugin_finish_job(&step.config, &meta, &report, "extern") == 0)
+		ceems_plugin_release_job(&step.config, step.jobid,
+					 AGENT_TIMEOUT_MS);
 	ceems_series_free(report.series);
 	report.series = NULL;
 	return 0;

@@ -21,7 +21,14 @@
  * execs: only async-signal-safe calls may be made in it (no malloc, no
  * stdio, no printf).  Everything it needs is prepared in slurmd before the
  * fork (struct plan); its log lines are assembled by hand (struct line)
- * with UTC time stamps, because localtime is not async-signal-safe. */
+ * with UTC time stamps, because localtime is not async-signal-safe.
+ * Every fork is _Fork where the C library has it (glibc 2.34): fork
+ * runs the pthread_atfork handlers of whatever slurmd loaded, in a child
+ * whose other threads vanished holding their locks; _Fork runs none.
+ *
+ * slurmd waits for nothing without a deadline: the start waits at most
+ * START_WAIT_MS for the middle process, the stop at most its caller's
+ * timeout. */
 #include "config.h"
 
 #include <sys/prctl.h>
@@ -54,6 +61,9 @@
 
 /* How long the agent gets to checkpoint and exit after SIGTERM. */
 #define STOP_TIMEOUT_S 10
+
+/* How long slurmd waits for the middle process to report and exit. */
+#define START_WAIT_MS 5000
 
 /* The agent's whole environment: nothing of slurmd's leaks into it. */
 #define AGENT_ENV_PATH "PATH=/usr/sbin:/usr/bin:/sbin:/bin"
@@ -278,6 +288,17 @@ monotonic_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* fork without atfork handlers where possible (see the top comment). */
+static pid_t
+fork_plain(void)
+{
+#ifdef HAVE__FORK
+	return _Fork();
+#else
+	return fork();
+#endif
+}
+
 static struct timespec
 ms_to_timespec(long long ms)
 {
@@ -374,7 +395,7 @@ start_agent(void)
 		line_end(&l);
 	}
 
-	pid = fork();
+	pid = fork_plain();
 	if (pid < 0) {
 		err = errno;
 		line_begin(&l, "error");
@@ -455,8 +476,14 @@ stop_agent(pid_t agent, const sigset_t *wait_mask)
 			line_str(&l, " s of SIGTERM: sending SIGKILL");
 			line_end(&l);
 			(void)kill(agent, SIGKILL);
-			while ((p = waitpid(agent, &status, 0)) < 0 && errno == EINTR)
-				;
+			/* Bounded too: a process stuck in the kernel
+			 * (uninterruptible sleep) is left to init. */
+			deadline = monotonic_ms() + 2000;
+			while ((p = waitpid(agent, &status, WNOHANG)) == 0 &&
+			       monotonic_ms() < deadline) {
+				ts = ms_to_timespec(10);
+				(void)ppoll(NULL, 0, &ts, wait_mask);
+			}
 			if (p != agent)
 				return;
 			break;
@@ -655,6 +682,40 @@ close_pair(int fds[2])
 	}
 }
 
+/* Read the supervisor's pid from the middle process, waiting until
+ * DEADLINE (monotonic ms) at most.  The bytes read, or -1. */
+static ssize_t
+read_report(int fd, int *value, long long deadline)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	long long left;
+	int n;
+
+	while ((left = deadline - monotonic_ms()) > 0) {
+		n = poll(&pfd, 1, (int)(left > INT_MAX ? INT_MAX : left));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		return read(fd, value, sizeof(*value));
+	}
+	return -1;
+}
+
+/* Reap the middle process, waiting until DEADLINE at most (it exits at
+ * once; a slurmd that reaps its children itself may have done it). */
+static void
+reap_middle(pid_t mid, long long deadline)
+{
+	pid_t p;
+
+	while ((p = waitpid(mid, NULL, WNOHANG)) == 0 || (p < 0 && errno == EINTR)) {
+		if (monotonic_ms() >= deadline)
+			return;
+		(void)poll(NULL, 0, 5);
+	}
+}
+
 int
 ceems_supervisor_start(const struct ceems_supervisor_spec *spec,
 		       struct ceems_supervisor *sv)
@@ -698,7 +759,7 @@ ceems_supervisor_start(const struct ceems_supervisor_spec *spec,
 	plan.lifeline = life[0];
 	plan.done = done[1];
 
-	mid = fork();
+	mid = fork_plain();
 	if (mid < 0) {
 		err = -errno;
 		goto fail;
@@ -710,7 +771,7 @@ ceems_supervisor_start(const struct ceems_supervisor_spec *spec,
 		(void)close(done[0]);
 		(void)close(report[0]);
 		(void)setsid();
-		pid = fork();
+		pid = fork_plain();
 		if (pid == 0) {
 			(void)close(report[1]);
 			supervise();
@@ -722,18 +783,16 @@ ceems_supervisor_start(const struct ceems_supervisor_spec *spec,
 		_exit(0);
 	}
 
-	/* The middle process exits at once; reap it (slurmd may reap it
-	 * first: then waitpid fails with ECHILD, which is fine). */
-	while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
-		;
 	(void)close(life[0]);
 	life[0] = -1;
 	(void)close(done[1]);
 	done[1] = -1;
 	(void)close(report[1]);
 	report[1] = -1;
-	while ((n = read(report[0], &value, sizeof(value))) < 0 && errno == EINTR)
-		;
+	n = read_report(report[0], &value, monotonic_ms() + START_WAIT_MS);
+	/* The middle process exits at once; reap it (slurmd may reap it
+	 * first: then waitpid fails with ECHILD, which is fine). */
+	reap_middle(mid, monotonic_ms() + START_WAIT_MS);
 	close_pair(report);
 	if (n != (ssize_t)sizeof(value)) {
 		err = -EIO;

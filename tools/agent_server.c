@@ -37,11 +37,11 @@
 #include "fileio.h"
 #include "agent_server.h"
 #include "log.h"
-#include "replay.h"
+#include "agent_replay.h"
 #include "storage.h"
 
 enum watch_kind { W_LISTEN, W_CLIENT, W_TICK, W_SAMPLE, W_CHECKPOINT, W_SIGNAL,
-		  W_REPLAY };
+		  W_REPLAY, W_REPLAY_CHILD };
 
 /* What an epoll event points at. */
 struct watch {
@@ -79,8 +79,9 @@ struct server {
 	struct ceems_agent *agent;
 	int epfd;
 	struct watch listen, tick, sample, checkpoint, sig;
-	struct watch replay_timer;	/* one-shot, re-armed by each replay */
-	struct ceems_replay *replay;	/* NULL: no database configured */
+	struct watch replay_timer;	/* one-shot: (re)start the replay child */
+	struct watch replay_child;	/* its pipe: end of file when it ends */
+	struct agent_replay *replay;	/* NULL: no database configured */
 	uint64_t sample_period_ns;	/* 0: no fast sampling */
 	struct client clients[AGENT_MAX_CLIENTS];
 	unsigned nclients;
@@ -230,6 +231,7 @@ on_tick(struct server *s)
 	drain_timer(s->tick.fd);
 	ceems_agent_tick(s->agent, now);
 	account_tick(s, now);
+	ceems_agent_sweep(s->agent, now);
 	if (s->config->checkpoint_interval_ns == 0)
 		checkpoint(s, now);
 	update_sample_timer(s);
@@ -249,18 +251,44 @@ arm_once(int fd, uint64_t delay_ns)
 	return timerfd_settime(fd, 0, &its, NULL) < 0 ? -errno : 0;
 }
 
-/* Spooled records into the database (lib/replay.c): bounded work, then
- * the timer is set for the delay the replay asks (backoff included). */
+/* Spooled records into the database, in a child process
+ * (tools/agent_replay.c): a database that does not answer must not hold
+ * the loop, where job starts wait.  The timer starts it (again). */
+static void
+start_replay(struct server *s, uint64_t first_delay_ns)
+{
+	int fd = agent_replay_spawn(s->replay, first_delay_ns);
+	int r = fd;
+
+	if (fd >= 0 && (r = add_watch(s, &s->replay_child, W_REPLAY_CHILD, fd)) == 0)
+		return;
+	ceems_error("cannot start the replay of the spool: %s: trying again in 60 s",
+		    strerror(-r));
+	if (arm_once(s->replay_timer.fd, 60 * UINT64_C(1000000000)) < 0)
+		ceems_error("cannot arm the replay timer: spooled records wait "
+			    "for an agent restart");
+}
+
 static void
 on_replay(struct server *s)
 {
-	int r;
-
 	drain_timer(s->replay_timer.fd);
-	r = arm_once(s->replay_timer.fd, ceems_replay_run(s->replay, NULL));
-	if (r < 0)
-		ceems_error("cannot arm the replay timer: %s: spooled records wait "
-			    "for an agent restart", strerror(-r));
+	start_replay(s, 0);
+}
+
+static void
+on_replay_child(struct server *s)
+{
+	int fd = s->replay_child.fd;
+	uint64_t again = agent_replay_on_event(s->replay);
+
+	if (again == 0)
+		return;
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);	/* closed already */
+	s->replay_child.fd = -1;
+	if (arm_once(s->replay_timer.fd, again) < 0)
+		ceems_error("cannot arm the replay timer: spooled records wait "
+			    "for an agent restart");
 }
 
 static void
@@ -431,15 +459,16 @@ drop_client(struct server *s, struct client *c)
 }
 
 /* Send LEN bytes of outbuf to C.  A client whose socket is full is not
- * reading its replies: it is dropped rather than waited for. */
-static void
+ * reading its replies: it is dropped rather than waited for.  0, or -1
+ * when the reply did not go. */
+static int
 send_reply(struct server *s, struct client *c, int len)
 {
 	if (len < 0) {
 		len = ceems_agent_reply_error(-EIO, "the agent could not build its reply",
 					      outbuf, sizeof(outbuf));
 		if (len < 0)
-			return;
+			return -1;
 	}
 	if (send(c->w.fd, outbuf, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
 		if (may_log(s, now_ns()))
@@ -447,7 +476,9 @@ send_reply(struct server *s, struct client *c, int len)
 				      "dropped", (unsigned)c->uid, (int)c->pid,
 				      strerror(errno));
 		drop_client(s, c);
+		return -1;
 	}
+	return 0;
 }
 
 /* Answer C with an error, logged as a refusal. */
@@ -506,6 +537,8 @@ status_reply(struct server *s)
 			       ceems_json_double((double)(now_ns() - s->started_ns) / 1e9));
 	json_object_object_add(obj, "jobs",
 			       json_object_new_int64((int64_t)ceems_agent_njobs(s->agent)));
+	json_object_object_add(obj, "finishing",
+			       json_object_new_int64((int64_t)ceems_agent_nfinishing(s->agent)));
 	json_object_object_add(obj, "max_jobs", json_object_new_int64(s->config->max_jobs));
 	json_object_object_add(obj, "clients", json_object_new_int64(s->nclients));
 	json_object_object_add(obj, "interval_s",
@@ -606,10 +639,12 @@ handle_request(struct server *s, struct client *c, size_t len)
 	case CEEMS_AGENT_OP_DEREGISTER:
 	case CEEMS_AGENT_OP_STEP_START:
 	case CEEMS_AGENT_OP_STEP_END:
+	case CEEMS_AGENT_OP_RELEASE:
 		if (c->uid != 0) {
 			refuse(s, c, -EPERM, "only root may %s jobs (job %u)",
 			       req.op == CEEMS_AGENT_OP_REGISTER ? "register" :
 			       req.op == CEEMS_AGENT_OP_DEREGISTER ? "deregister" :
+			       req.op == CEEMS_AGENT_OP_RELEASE ? "release" :
 			       "start or end the steps of", req.jobid);
 			return;
 		}
@@ -643,12 +678,26 @@ handle_request(struct server *s, struct client *c, size_t len)
 		handle_step(s, c, &req, now);
 		return;
 	}
+	if (req.op == CEEMS_AGENT_OP_RELEASE) {
+		if (ceems_agent_release(s->agent, req.jobid) < 0) {
+			refuse(s, c, -ENOENT, "job %u is not waiting for a release",
+			       req.jobid);
+			return;
+		}
+		send_reply(s, c, ceems_agent_reply_ok(NULL, outbuf, sizeof(outbuf)));
+		return;
+	}
 	r = ceems_agent_deregister(s->agent, req.jobid, now, &report);
 	if (r < 0) {
 		refuse(s, c, r, "job %u is not registered", req.jobid);
 		return;
 	}
-	send_reply(s, c, ceems_agent_reply_ok(&report, outbuf, sizeof(outbuf)));
+	if (req.have_meta)
+		ceems_agent_finishing_meta(s->agent, req.jobid, &req.meta);
+	/* The figures did not reach the plugin: the agent keeps them. */
+	if (send_reply(s, c, ceems_agent_reply_ok(&report, outbuf,
+						  sizeof(outbuf))) < 0)
+		ceems_agent_reply_lost(s->agent, req.jobid);
 }
 
 static void
@@ -822,17 +871,19 @@ setup(struct server *s)
 	}
 	update_sample_timer(s);
 	if (ceems_storage_have_database(s->config)) {
-		/* The first replay a second after the start. */
-		s->replay = ceems_replay_new(s->config, NULL);
+		s->replay = agent_replay_new(s->config);
 		if (s->replay == NULL ||
-		    open_timer(s, &s->replay_timer, W_REPLAY, 0) < 0 ||
-		    arm_once(s->replay_timer.fd, 1000000000u) < 0) {
+		    open_timer(s, &s->replay_timer, W_REPLAY, 0) < 0) {
 			ceems_error("cannot set up the replay of the spool");
 			return -1;
 		}
 	}
 	if (open_listener(s) < 0)
 		return -1;
+	/* Forked once everything is open (the child closes it all); its
+	 * first pass a second after the start. */
+	if (s->replay != NULL)
+		start_replay(s, 1000000000u);
 	ceems_info("listening on %s: tick %.3f s, %zu job%s, up to %u",
 		   s->config->socket_path, (double)s->config->interval_ns / 1e9,
 		   ceems_agent_njobs(s->agent),
@@ -862,7 +913,7 @@ teardown(struct server *s, bool clean)
 		close(s->sig.fd);
 	if (s->replay_timer.fd >= 0)
 		close(s->replay_timer.fd);
-	ceems_replay_free(s->replay);
+	agent_replay_free(s->replay);	/* closes replay_child's fd */
 	if (s->epfd >= 0)
 		close(s->epfd);
 	ceems_agent_close(s->agent);
@@ -878,7 +929,7 @@ agent_server_run(const struct ceems_config *config)
 	s.config = config;
 	s.epfd = -1;
 	s.listen.fd = s.tick.fd = s.sample.fd = s.checkpoint.fd = s.sig.fd = -1;
-	s.replay_timer.fd = -1;
+	s.replay_timer.fd = s.replay_child.fd = -1;
 	s.log_window_ns = now_ns();
 	if (setup(&s) < 0) {
 		teardown(&s, false);
@@ -923,6 +974,9 @@ agent_server_run(const struct ceems_config *config)
 				break;
 			case W_REPLAY:
 				on_replay(&s);
+				break;
+			case W_REPLAY_CHILD:
+				on_replay_child(&s);
 				break;
 			}
 		}

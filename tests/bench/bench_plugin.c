@@ -367,14 +367,16 @@ main(int argc, char **argv)
 
 		/* The job ends (extern step's exit): final figures, record. */
 		t0 = now_ms();
-		r = ceems_agent_deregister_job(config.socket_path, jobid, TIMEOUT_MS,
-					       &report, err, sizeof(err));
-		if (r == 0) {
-			fake_meta(jobid, &meta);
+		fake_meta(jobid, &meta);
+		r = ceems_agent_finish_job(config.socket_path, jobid, &meta,
+					   TIMEOUT_MS, &report, err, sizeof(err));
+		if (r == 0)
 			r = ceems_jobside_finish(&config, &meta, &report, "extern",
 						 (int64_t)time(NULL), &record, err,
 						 sizeof(err));
-		}
+		if (r >= 0)
+			r = ceems_agent_release_job(config.socket_path, jobid,
+						    TIMEOUT_MS, err, sizeof(err));
 		t[END_JOB][rep] = now_ms() - t0;
 		if (r < 0) {
 			fprintf(stderr, "bench_plugin: job %u end: %s\n", jobid, err);
@@ -398,6 +400,8 @@ out:
 		(void)ceems_agent_deregister_job(config.socket_path, jobid,
 						 TIMEOUT_MS, &report, err,
 						 sizeof(err));
+		(void)ceems_agent_release_job(config.socket_path, jobid,
+					      TIMEOUT_MS, err, sizeof(err));
 	}
 	for (int i = 0; i < others + reps; i++) {
 		snprintf(name, sizeof(name), "/job_%u", first + (uint32_t)i);

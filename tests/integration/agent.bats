@@ -178,6 +178,9 @@ teardown_file() {
     if pid=$(_agent_pid); then
         kill -9 "$pid" 2>/dev/null
     fi
+    if [ -f "$d/silent.pid" ]; then
+        kill -9 "$(cat "$d/silent.pid")" 2>/dev/null
+    fi
     if [ -f "$d/burner.pid" ]; then
         kill -9 "$(cat "$d/burner.pid")" 2>/dev/null
     fi
@@ -456,6 +459,106 @@ EOF
         _fail "the gap must lower the package coverage: $rep"
     run _call "{\"op\":\"deregister\",\"jobid\":$job2}"
     [ "$status" -eq 0 ] || _fail "deregister $job2: $output"
+}
+
+_stop_agent() {
+    local pid
+    pid=$(_agent_pid) || return 0
+    kill -TERM "$pid"
+    for _ in $(seq 50); do
+        [ -f "$D/agent.rc" ] && return 0
+        sleep 0.1
+    done
+    _fail "the agent did not stop within 5 s"
+}
+
+@test "no release within finish_grace: the agent spools the record itself, finalized_by agent" {
+    local job3=$((JOB + 2)) rep rep2 f
+    _stop_agent
+    cp "$D/ceems.conf" "$D/ceems.conf.orig"
+    mkdir -p "$D/spool"
+    printf 'spool_dir = %s\nfinish_grace = 300ms\ncluster = agentbats\n' "$D/spool" >>"$D/ceems.conf"
+    _start_agent
+    run _call "$(_spec "$job3" 0)"
+    [ "$status" -eq 0 ] || { _show_log; _fail "register $job3: $output"; }
+    sleep 0.3
+    rep=$(_call "{\"op\":\"deregister\",\"jobid\":$job3}") || _fail "deregister: $rep"
+    rep2=$(_call "{\"op\":\"deregister\",\"jobid\":$job3}") || _fail "second deregister: $rep2"
+    [ "$(echo "$rep" | jq -cS .report)" = "$(echo "$rep2" | jq -cS .report)" ] ||
+        _fail "a repeated deregister must return the same report: $rep / $rep2"
+    for _ in $(seq 50); do
+        f=$(ls "$D"/spool/*.json 2>/dev/null | head -n 1)
+        [ -n "$f" ] && break
+        sleep 0.1
+    done
+    [ -n "$f" ] || { _show_log; _fail "no record spooled by the agent"; }
+    jq -e --argjson j "$job3" '.finalized_by == "agent" and .job.jobid == $j and
+        .job.cluster == "agentbats" and (.notes | map(.id) | index("agent-finalized")) != null' \
+        "$f" >/dev/null || _fail "record: $(cat "$f")"
+    jq -e --argjson r "$rep" '.measurements.elapsed_s == $r.report.elapsed_s' "$f" >/dev/null ||
+        _fail "the record's figures are not the final report's"
+    grep -q "job $job3: record written to the spool by the agent" "$D/agent.log" ||
+        { _show_log; _fail "not logged"; }
+    run _call "{\"op\":\"release\",\"jobid\":$job3}"
+    [ "$status" -ne 0 ] && [[ "$output" == *ENOENT* ]] || _fail "release after the agent wrote it: $output"
+}
+
+@test "a database that never answers does not hold requests: the replay runs in its own process" {
+    local job4=$((JOB + 3)) t0 t1 ms max=0 i child
+    _stop_agent
+    [ -n "$(ls "$D"/spool/*.json 2>/dev/null)" ] || skip "needs the record the previous test spooled"
+    mkdir -p "$D/pg"
+    # A "database" that accepts connections and never says a word; each
+    # connection is noted in accepted.
+    "$(_python)" -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1]); s.listen(16)
+held = []
+while True:
+    c, _ = s.accept(); held.append(c)
+    open(sys.argv[2], "a").write("x\n")' "$D/pg/.s.PGSQL.5999" "$D/accepted" </dev/null >/dev/null 2>&1 3>&- &
+    echo $! >"$D/silent.pid"
+    printf 'database = host=%s port=5999 dbname=ceems\ndatabase_timeout = 30s\n' "$D/pg" >>"$D/ceems.conf"
+    _start_agent
+    for i in $(seq 100); do
+        [ -s "$D/accepted" ] && break
+        sleep 0.05
+    done
+    [ -s "$D/accepted" ] || { _show_log; _fail "the replay never reached the silent database"; }
+    sleep 0.2
+    child=$(pgrep -P "$(_agent_pid)" | head -n 1)
+    [ -n "$child" ] || _fail "no replay process under the agent"
+    # The replay now waits up to 30 s on the database; requests must not.
+    for i in 1 2 3 4 5; do
+        t0=$(date +%s%N)
+        run _call '{"op":"status"}'
+        t1=$(date +%s%N)
+        [ "$status" -eq 0 ] || { _show_log; _fail "status during the stuck replay: $output"; }
+        ms=$(( (t1 - t0) / 1000000 ))
+        [ "$ms" -gt "$max" ] && max=$ms
+    done
+    t0=$(date +%s%N)
+    run _call "$(_spec "$job4" 0)"
+    t1=$(date +%s%N)
+    [ "$status" -eq 0 ] || { _show_log; _fail "register during the stuck replay: $output"; }
+    ms=$(( (t1 - t0) / 1000000 ))
+    [ "$ms" -gt "$max" ] && max=$ms
+    echo "# slowest request while the replay is stuck: $max ms (client included)" >&3
+    # A client process start costs milliseconds; a stuck loop costs 30 s.
+    [ "$max" -lt 500 ] || _fail "a request took $max ms while the replay was stuck"
+    run _call "{\"op\":\"deregister\",\"jobid\":$job4}"
+    run _call "{\"op\":\"release\",\"jobid\":$job4}"
+    [ -n "$(ls "$D"/spool/*.json 2>/dev/null)" ] || _fail "the record must wait in the spool"
+    # Stopping the agent stops its replay process too, at once.
+    t0=$(date +%s%N)
+    _stop_agent
+    t1=$(date +%s%N)
+    [ $(( (t1 - t0) / 1000000 )) -lt 4000 ] || _fail "stopping took too long"
+    ! kill -0 "$child" 2>/dev/null || _fail "the replay process $child outlived the agent"
+    kill "$(cat "$D/silent.pid")" 2>/dev/null
+    cp "$D/ceems.conf.orig" "$D/ceems.conf"
+    _start_agent
 }
 
 @test "SIGTERM: the agent exits 0 and removes its socket" {

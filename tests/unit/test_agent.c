@@ -79,6 +79,7 @@ base_config(struct ceems_config *c)
 	snprintf(c->procfs_root, sizeof(c->procfs_root), "%s", proc_root);
 	snprintf(c->cgroupfs_prefix, sizeof(c->cgroupfs_prefix), "%s", cg_root);
 	snprintf(c->state_dir, sizeof(c->state_dir), "%s", state_dir);
+	snprintf(c->spool_dir, sizeof(c->spool_dir), "%s/spool", proc_root);
 	snprintf(c->emissions_table, sizeof(c->emissions_table),
 		 "%s/../../lib/data/carbon-intensity.tsv", fixture_root());
 	snprintf(c->zone, sizeof(c->zone), "FR");
@@ -192,6 +193,7 @@ test_attribution(void)
 		"emissions = energy x PUE x intensity");
 	is_str(r.ledger.factor.zone, "FR", "factor zone recorded");
 	is_int(ceems_agent_njobs(a), 0, "no job left after deregistration");
+	is_int(ceems_agent_release(a, 42), 0, "released once its record is stored");
 	is_int(ceems_agent_deregister(a, 42, 13 * SEC, &r), -ENOENT, "unknown job");
 	ceems_agent_close(a);
 }
@@ -376,6 +378,7 @@ test_restart(void)
 	   "data quality shows the gap (%.1f of %.1f s covered)",
 	   after.ledger.covered_s[CEEMS_DOMAIN_PACKAGE], after.ledger.lifetime_s);
 	is_int(ceems_agent_deregister(a, 42, 207 * SEC, &after), 0, "restored job deregisters");
+	ceems_agent_release(a, 42);
 	ceems_agent_close(a);
 
 	a = ceems_agent_open(&c, 208 * SEC, err, sizeof(err));

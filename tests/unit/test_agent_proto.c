@@ -64,6 +64,43 @@ same_spec(const struct ceems_agent_job_spec *a,
 	return true;
 }
 
+/* The two-phase end: release, and deregister carrying the job's
+ * metadata (lib/agent_finish.h). */
+static void
+test_finish_requests(void)
+{
+	static struct ceems_agent_request req, back;
+	int n;
+
+	memset(&req, 0, sizeof(req));
+	req.op = CEEMS_AGENT_OP_RELEASE;
+	req.jobid = 7;
+	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
+	is_str(msg, "{\"op\":\"release\",\"jobid\":7}", "release request text");
+	ok(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
+	   back.op == CEEMS_AGENT_OP_RELEASE && back.jobid == 7, "release round-trips");
+	req.op = CEEMS_AGENT_OP_DEREGISTER;
+	req.have_meta = true;
+	ceems_job_meta_init(&req.meta);
+	req.meta.jobid = 7;
+	req.meta.uid = 1000;
+	snprintf(req.meta.cluster, sizeof(req.meta.cluster), "alpha");
+	snprintf(req.meta.name, sizeof(req.meta.name), "a \"quoted\" name");
+	req.meta.start_time = 1700000000;
+	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
+	ok(n > 0 && strstr(msg, "\"meta\":{") != NULL, "deregister carries the job's metadata");
+	ok(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0,
+	   "and decodes (%s)", err);
+	ok(back.op == CEEMS_AGENT_OP_DEREGISTER && back.have_meta &&
+	   strcmp(back.meta.cluster, "alpha") == 0 &&
+	   strcmp(back.meta.name, "a \"quoted\" name") == 0 &&
+	   back.meta.start_time == 1700000000 && back.meta.uid == 1000,
+	   "the metadata round-trips");
+	ok(ceems_agent_request_decode("{\"op\":\"deregister\",\"jobid\":7}", 29,
+				      &back, err, sizeof(err)) == 0 && !back.have_meta,
+	   "a deregister without metadata (older plugins) still decodes");
+}
+
 static void
 test_spec_round_trip(void)
 {
@@ -369,6 +406,15 @@ static const struct {
 	const char *want;
 } bad_requests[] = {
 	{ "", "empty" },
+	{ "{\"op\":\"release\"}", "needs \"jobid\"" },
+	{ "{\"op\":\"release\",\"jobid\":7,\"meta\":{}}", "unknown field" },
+	{ "{\"op\":\"deregister\",\"jobid\":7,\"meta\":[]}", "job must be an object" },
+	{ "{\"op\":\"deregister\",\"jobid\":7,\"meta\":{\"jobid\":8,\"uid\":1}}",
+	  "meta.jobid is not jobid" },
+	{ "{\"op\":\"deregister\",\"jobid\":7,\"meta\":{\"jobid\":7}}",
+	  "job.uid is missing" },
+	{ "{\"op\":\"deregister\",\"jobid\":7,\"meta\":{\"jobid\":7,\"uid\":1,\"x\":1}}",
+	  "unknown field" },
 	{ "garbage", "not valid JSON" },
 	{ "{", "not complete" },
 	{ "[]", "must be a JSON object" },
@@ -803,6 +849,7 @@ int
 main(void)
 {
 	test_spec_round_trip();
+	test_finish_requests();
 	test_report_round_trip();
 	test_reply_errors();
 	test_bad_requests();

@@ -137,7 +137,7 @@ test_refusals(void)
 	expect_refused("\"state\":\"COMPLETED\"", "\"state\":\"HAPPY\"", "not a Slurm job state");
 	expect_refused("\"start_time\":1763790010", "\"start_time\":1763790700", "out of order");
 	expect_refused("\"end_time\":1763790610", "\"end_time\":4102444800", "after the record was written");
-	expect_refused("\"finalized_by\":\"extern\"", "\"finalized_by\":\"magic\"", "not extern or epilog");
+	expect_refused("\"finalized_by\":\"extern\"", "\"finalized_by\":\"magic\"", "not extern, epilog or agent");
 	expect_refused("\"joules\":792000", "\"joules\":-5", "between");
 	expect_refused("\"exit_code\":0", "\"exit_code\":300", "between");
 	expect_refused("\"jobid\":42,\"uid\":1000,\"alloc", "\"jobid\":43,\"uid\":1000,\"alloc",

@@ -1,0 +1,272 @@
+/* agent_finish.c - finishing jobs and the records the agent writes
+ * itself (agent_finish.h).  Everything here runs in the agent's event
+ * loop: the record goes to the spool only (a file write, milliseconds),
+ * never to PostgreSQL, whose timeout would stall the loop; the replay
+ * takes it from there. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_finish.h"
+#include "agent_state.h"
+#include "log.h"
+#include "record.h"
+#include "storage.h"
+
+struct finishing {
+	uint32_t jobid;
+	struct agent_finish_job job;
+	uint64_t deadline_ns;
+	bool have_meta;
+	struct ceems_job_meta meta;
+	struct ceems_agent_job_report report;
+};
+
+struct agent_finish {
+	struct ceems_config spool_config;	/* database off: spool only */
+	struct state_file *state;
+	struct finishing **jobs;
+	size_t njobs, max;
+};
+
+struct agent_finish *
+agent_finish_new(const struct ceems_config *config, struct state_file *state,
+		 size_t max)
+{
+	struct agent_finish *f = calloc(1, sizeof(*f));
+
+	if (f == NULL)
+		return NULL;
+	f->spool_config = *config;
+	f->spool_config.database[0] = '\0';
+	f->state = state;
+	f->max = max > 0 ? max : 1;
+	f->jobs = calloc(f->max, sizeof(*f->jobs));
+	if (f->jobs == NULL) {
+		free(f);
+		return NULL;
+	}
+	return f;
+}
+
+void
+agent_finish_free(struct agent_finish *f)
+{
+	if (f == NULL)
+		return;
+	/* An agent stopping with jobs unreleased: their plugins have had
+	 * the figures; a record is written only when it had to be. */
+	for (size_t i = 0; i < f->njobs; i++)
+		free(f->jobs[i]);
+	free(f->jobs);
+	free(f);
+}
+
+size_t
+agent_finish_count(const struct agent_finish *f)
+{
+	return f->njobs;
+}
+
+static size_t
+find_index(const struct agent_finish *f, uint32_t jobid)
+{
+	for (size_t i = 0; i < f->njobs; i++)
+		if (f->jobs[i]->jobid == jobid)
+			return i;
+	return SIZE_MAX;
+}
+
+const struct ceems_agent_job_report *
+agent_finish_find(const struct agent_finish *f, uint32_t jobid)
+{
+	size_t i = find_index(f, jobid);
+
+	return i == SIZE_MAX ? NULL : &f->jobs[i]->report;
+}
+
+static void
+release_slot(struct agent_finish *f, int slot)
+{
+	if (f->state != NULL && slot >= 0)
+		state_slot_release(f->state, slot);
+}
+
+/* Remove entry I (its slot released, the array kept dense). */
+static void
+drop(struct agent_finish *f, size_t i)
+{
+	release_slot(f, f->jobs[i]->job.slot);
+	free(f->jobs[i]);
+	f->jobs[i] = f->jobs[--f->njobs];
+}
+
+/* What the agent knows of the job when the plugin told it nothing (or
+ * left fields unknown): the job's identity, this node, and its
+ * registration and end as the agent saw them.  The database keys a job
+ * by cluster, id and start time, so those must be there. */
+static void
+complete_meta(const struct agent_finish *f, struct ceems_job_meta *m,
+	      const struct ceems_agent_job_report *report,
+	      const struct agent_finish_job *job)
+{
+	m->jobid = report->jobid;
+	m->uid = report->uid;
+	if (m->cluster[0] == '\0')
+		snprintf(m->cluster, sizeof(m->cluster), "%s",
+			 f->spool_config.cluster[0] != '\0' ?
+			 f->spool_config.cluster : "unknown");
+	if (m->node[0] == '\0' && gethostname(m->node, sizeof(m->node)) < 0)
+		m->node[0] = '\0';
+	m->node[sizeof(m->node) - 1] = '\0';
+	if (m->node[0] == '\0')
+		snprintf(m->node, sizeof(m->node), "unknown");
+	if (m->start_time == 0)
+		m->start_time = job->start_time;
+	if (m->end_time == 0 || m->end_time < m->start_time)
+		m->end_time = job->end_time >= m->start_time ?
+			      job->end_time : m->start_time;
+}
+
+static int
+write_record(struct agent_finish *f,
+	     const struct ceems_agent_job_report *report,
+	     const struct agent_finish_job *job,
+	     const struct ceems_job_meta *given, const char *why)
+{
+	struct ceems_job_record *rec = malloc(sizeof(*rec));
+	struct ceems_job_meta meta;
+	struct ceems_summary_note *note;
+	char err[600];
+	int r;
+
+	if (given != NULL)
+		meta = *given;
+	else
+		ceems_job_meta_init(&meta);
+	complete_meta(f, &meta, report, job);
+	if (rec == NULL) {
+		ceems_error("job %u: out of memory for the record the agent writes",
+			    report->jobid);
+		return -ENOMEM;
+	}
+	ceems_record_build(rec, &meta, report, "agent", (int64_t)time(NULL));
+	/* Said in the record itself, for whoever reads it later; the last
+	 * place when the notes are full: this one matters more. */
+	note = &rec->notes[rec->nnotes < CEEMS_SUMMARY_MAX_NOTES ?
+			   rec->nnotes++ : CEEMS_SUMMARY_MAX_NOTES - 1];
+	memset(note, 0, sizeof(*note));
+	snprintf(note->id, sizeof(note->id), "agent-finalized");
+	snprintf(note->text, sizeof(note->text),
+		 "The node agent wrote this record itself: %s.%s", why,
+		 given == NULL ? " Job details other than its id, owner, node"
+		 " and times as the agent saw them are unknown." : "");
+	r = ceems_storage_store(&f->spool_config, rec, err, sizeof(err));
+	if (r < 0)
+		ceems_error("job %u: the agent could not keep its record: %s",
+			    report->jobid, err);
+	else
+		ceems_info("job %u: record written to the spool by the agent (%s)",
+			   report->jobid, why);
+	free(rec);
+	return r < 0 ? r : 0;
+}
+
+int
+agent_finish_now(struct agent_finish *f,
+		 const struct ceems_agent_job_report *report,
+		 const struct agent_finish_job *job, const char *why)
+{
+	int r = write_record(f, report, job, NULL, why);
+
+	release_slot(f, job->slot);
+	return r;
+}
+
+static void
+finalize(struct agent_finish *f, size_t i, const char *why)
+{
+	struct finishing *e = f->jobs[i];
+
+	write_record(f, &e->report, &e->job, e->have_meta ? &e->meta : NULL,
+		     why);
+	drop(f, i);
+}
+
+int
+agent_finish_add(struct agent_finish *f,
+		 const struct ceems_agent_job_report *report,
+		 const struct agent_finish_job *job, uint64_t now_ns)
+{
+	struct finishing *e;
+	size_t oldest = 0;
+
+	if (f->njobs >= f->max) {
+		for (size_t i = 1; i < f->njobs; i++)
+			if (f->jobs[i]->deadline_ns < f->jobs[oldest]->deadline_ns)
+				oldest = i;
+		finalize(f, oldest, "too many jobs were waiting for their "
+			 "plugin to confirm their record");
+	}
+	e = calloc(1, sizeof(*e));
+	if (e == NULL) {
+		agent_finish_now(f, report, job, "the agent had no memory to "
+				 "wait for the plugin's confirmation");
+		return -ENOMEM;
+	}
+	e->jobid = report->jobid;
+	e->job = *job;
+	e->deadline_ns = now_ns + f->spool_config.finish_grace_ns;
+	e->report = *report;
+	f->jobs[f->njobs++] = e;
+	return 0;
+}
+
+int
+agent_finish_set_meta(struct agent_finish *f, uint32_t jobid,
+		      const struct ceems_job_meta *meta)
+{
+	size_t i = find_index(f, jobid);
+
+	if (i == SIZE_MAX)
+		return -ENOENT;
+	f->jobs[i]->meta = *meta;
+	f->jobs[i]->have_meta = true;
+	return 0;
+}
+
+int
+agent_finish_release(struct agent_finish *f, uint32_t jobid)
+{
+	size_t i = find_index(f, jobid);
+
+	if (i == SIZE_MAX)
+		return -ENOENT;
+	drop(f, i);
+	return 0;
+}
+
+int
+agent_finish_expire(struct agent_finish *f, uint64_t now_ns, uint32_t jobid)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < f->njobs;) {
+		if (jobid != 0 ? f->jobs[i]->jobid == jobid :
+		    f->jobs[i]->deadline_ns <= now_ns) {
+			finalize(f, i, jobid != 0 ?
+				 "its final report could not be sent to the plugin" :
+				 "the plugin did not confirm storing it within "
+				 "finish_grace");
+			n++;
+			continue;	/* I now holds the last entry */
+		}
+		i++;
+	}
+	return n;
+}

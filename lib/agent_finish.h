@@ -1,0 +1,71 @@
+/* agent_finish.h - the agent's side of a job's end, in two phases, so
+ * that no record is lost between the agent and the plugin (ARCHITECTURE
+ * invariant 3).  A deregistration hands the final report to the plugin
+ * but keeps it here, "finishing" (in memory only: see hand_to_finish in
+ * agent.c); the plugin
+ * stores the record and then releases the job.  When no release comes
+ * within finish_grace (the plugin timed out, died, or never got the
+ * reply), or when the agent reaps a job whose cgroup vanished without a
+ * deregistration, the agent writes the record to the spool itself,
+ * finalized_by "agent".  Internal to libceems: lib/agent.c drives it. */
+#ifndef CEEMS_AGENT_FINISH_H
+#define CEEMS_AGENT_FINISH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent.h"
+#include "conf.h"
+#include "job.h"
+
+struct state_file;
+struct agent_finish;
+
+/* At most MAX finishing jobs are held (the oldest is finalized to make
+ * room).  STATE may be NULL.  NULL on allocation failure. */
+struct agent_finish *agent_finish_new(const struct ceems_config *config,
+				      struct state_file *state, size_t max);
+void agent_finish_free(struct agent_finish *f);
+
+/* What the agent knows of a job it may have to write the record of. */
+struct agent_finish_job {
+	int slot;		/* state slot, released at the end; -1 none */
+	int64_t start_time;	/* Unix seconds of its registration */
+	int64_t end_time;	/* Unix seconds its cgroup went, or now */
+};
+
+/* Keep REPORT as the job's final one, waiting for a release until
+ * NOW_NS + finish_grace.  0 or -ENOMEM (the record is then written at
+ * once). */
+int agent_finish_add(struct agent_finish *f,
+		     const struct ceems_agent_job_report *report,
+		     const struct agent_finish_job *job, uint64_t now_ns);
+
+/* Write the record of a job now (a reaped job).  0, or -errno when not
+ * even the spool took it (it was then logged whole). */
+int agent_finish_now(struct agent_finish *f,
+		     const struct ceems_agent_job_report *report,
+		     const struct agent_finish_job *job, const char *why);
+
+/* The final report of finishing job JOBID, NULL if none. */
+const struct ceems_agent_job_report *
+agent_finish_find(const struct agent_finish *f, uint32_t jobid);
+
+/* The plugin's metadata of the job, for the record the agent may write.
+ * 0 or -ENOENT. */
+int agent_finish_set_meta(struct agent_finish *f, uint32_t jobid,
+			  const struct ceems_job_meta *meta);
+
+/* The plugin stored the record: forget the job.  0 or -ENOENT. */
+int agent_finish_release(struct agent_finish *f, uint32_t jobid);
+
+/* Write the records of the jobs whose grace ended by NOW_NS (or of
+ * JOBID at once when not 0: its reply could not be sent).  Returns how
+ * many were finalized. */
+int agent_finish_expire(struct agent_finish *f, uint64_t now_ns,
+			uint32_t jobid);
+
+size_t agent_finish_count(const struct agent_finish *f);
+
+#endif

@@ -1,0 +1,363 @@
+/* test_agent_finish.c - the two-phase end of a job in the node agent's
+ * engine (lib/agent_finish.c): a deregistered job waits for its release
+ * and a repeated deregistration gets the same report; without a release
+ * within finish_grace, or when the reply could not be sent, the agent
+ * spools the record itself; a job whose cgroup vanished without a
+ * deregistration (stale state slot after a restart) is reaped after
+ * reap_grace.  Fixture trees as in test_agent.c. */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "agent.h"
+#include "fileio.h"
+#include "log.h"
+#include "record.h"
+#include "spool.h"
+#include "../tap.h"
+#include "fixture.h"
+#include "tmptree.h"
+
+#define SEC 1000000000ULL
+#define JOB42_CPUACCT "sys/fs/cgroup/cpu,cpuacct/slurm_localhost/uid_1000/job_42/cpuacct.usage"
+
+static char sys_root[200], cg_root[200], proc_root[200];
+static char state_dir[256], spool_dir[256];
+static char buf[8192];
+static int info_reaped;		/* info lines that say a job was reaped */
+
+static void
+make_trees(void)
+{
+	char path[PATH_MAX];
+
+	snprintf(sys_root, sizeof(sys_root), "%s", tmptree_new(fixture_path("sys/rapl-intel")));
+	snprintf(cg_root, sizeof(cg_root), "%s", tmptree_new(fixture_path("cgroup/v1")));
+	snprintf(proc_root, sizeof(proc_root), "%s/ceems-test-finish-XXXXXX",
+		 getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(proc_root) == NULL)
+		tmptree_die("mkdtemp", proc_root);
+	snprintf(state_dir, sizeof(state_dir), "%s/state", proc_root);
+	snprintf(spool_dir, sizeof(spool_dir), "%s/spool", proc_root);
+	snprintf(path, sizeof(path), "%s/self", proc_root);
+	mkdir(path, 0755);
+	tmptree_write(proc_root, "self/mountinfo",
+		      fixture_text("cgroup/v1/mountinfo.txt", buf, sizeof(buf)));
+	tmptree_write(proc_root, "meminfo",
+		      fixture_text("proc/meminfo", buf, sizeof(buf)));
+	tmptree_write(proc_root, "stat", "cpu  0 0 0 100000 0 0 0 0 0 0\n"
+		      "cpu0 0 0 0 100000 0 0 0 0 0 0\nintr 0\n");
+}
+
+static void
+base_config(struct ceems_config *c)
+{
+	ceems_config_defaults(c);
+	snprintf(c->sysfs_root, sizeof(c->sysfs_root), "%s", sys_root);
+	snprintf(c->procfs_root, sizeof(c->procfs_root), "%s", proc_root);
+	snprintf(c->cgroupfs_prefix, sizeof(c->cgroupfs_prefix), "%s", cg_root);
+	snprintf(c->state_dir, sizeof(c->state_dir), "%s", state_dir);
+	snprintf(c->spool_dir, sizeof(c->spool_dir), "%s", spool_dir);
+	snprintf(c->cluster, sizeof(c->cluster), "testcluster");
+	c->usage_interval_ns = SEC;
+	c->max_jobs = 4;
+}
+
+static void
+job42_spec(struct ceems_agent_job_spec *spec)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->jobid = 42;
+	spec->uid = 1000;
+	if (ceems_cgroup_job_from_proc(fixture_text("cgroup/v1/cgroup-localhost-batch.txt", buf, sizeof(buf)),
+				       42, &spec->cgroup) != 0) {
+		printf("Bail out! cannot resolve job 42's cgroup fixture\n");
+		exit(1);
+	}
+}
+
+static unsigned long long job_ns = 2483101234ULL;
+
+static void
+job_runs(unsigned long long cpu_ns)
+{
+	char text[32];
+
+	job_ns += cpu_ns;
+	snprintf(text, sizeof(text), "%llu\n", job_ns);
+	tmptree_write(cg_root, JOB42_CPUACCT, text);
+}
+
+/* How many records the spool holds; the oldest into R. */
+static size_t
+spooled(struct ceems_job_record *r)
+{
+	struct ceems_spool_list list;
+	static char text[CEEMS_RECORD_MAX + 1];
+	char err[256];
+	size_t len, n;
+
+	if (ceems_spool_list(spool_dir, 0, &list) < 0)
+		return 0;
+	n = list.count;
+	if (n > 0 && r != NULL &&
+	    ceems_spool_read(spool_dir, list.names[0], r, text, sizeof(text),
+			     &len, err, sizeof(err)) < 0) {
+		printf("# cannot read %s: %s\n", list.names[0], err);
+		n = 0;
+	}
+	ceems_spool_list_free(&list);
+	return n;
+}
+
+static void
+empty_spool(void)
+{
+	struct ceems_spool_list list;
+
+	if (ceems_spool_list(spool_dir, 0, &list) < 0)
+		return;
+	for (size_t i = 0; i < list.count; i++)
+		ceems_spool_remove(spool_dir, list.names[i]);
+	ceems_spool_list_free(&list);
+}
+
+static bool
+has_note(const struct ceems_job_record *r, const char *id)
+{
+	for (size_t i = 0; i < r->nnotes; i++)
+		if (strcmp(r->notes[i].id, id) == 0)
+			return true;
+	return false;
+}
+
+/* The normal end: deregister, the same report again, release. */
+static void
+test_release(void)
+{
+	static struct ceems_agent_job_report first, again;
+	struct ceems_agent_job_spec spec;
+	struct ceems_config c;
+	struct ceems_agent *a;
+	char err[256] = "";
+
+	base_config(&c);
+	a = ceems_agent_open(&c, 10 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, 10 * SEC), 0, "job 42 registers");
+	job_runs(SEC);
+	is_int(ceems_agent_deregister(a, 42, 12 * SEC, &first), 0, "job 42 deregisters");
+	is_near(first.cpu_s, 1, 1e-9, "its report has its CPU time");
+	is_int(ceems_agent_njobs(a), 0, "a finishing job is no longer ticked");
+	is_int(ceems_agent_nfinishing(a), 1, "it waits for its release");
+	job_runs(SEC);
+	ceems_agent_tick(a, 14 * SEC);
+	is_int(ceems_agent_deregister(a, 42, 15 * SEC, &again), 0,
+	       "a repeated deregistration succeeds");
+	ok(memcmp(&first, &again, sizeof(first)) == 0,
+	   "and returns the same report, not one taken later");
+	is_int(ceems_agent_sweep(a, 15 * SEC), 0, "nothing to write within the grace");
+	is_int(ceems_agent_release(a, 42), 0, "release after the record is stored");
+	is_int(ceems_agent_nfinishing(a), 0, "the job is forgotten");
+	is_int(ceems_agent_release(a, 42), -ENOENT, "a second release: -ENOENT");
+	is_int(ceems_agent_deregister(a, 42, 16 * SEC, &again), -ENOENT,
+	       "deregistration after the release: -ENOENT");
+	is_int(ceems_agent_sweep(a, 100 * SEC), 0, "no record written by the agent");
+	is_int((int)spooled(NULL), 0, "the spool is empty");
+	ceems_agent_close(a);
+	a = ceems_agent_open(&c, 101 * SEC, err, sizeof(err));
+	is_int(a != NULL ? ceems_agent_restore(a, 101 * SEC) : -1, 0,
+	       "a released job's slot is free: nothing restored");
+	ceems_agent_close(a);
+}
+
+/* No release within finish_grace: the agent spools the record, with the
+ * metadata the plugin sent with its deregistration. */
+static void
+test_no_release(void)
+{
+	static struct ceems_agent_job_report report;
+	static struct ceems_job_record rec;
+	struct ceems_agent_job_spec spec;
+	struct ceems_job_meta meta;
+	struct ceems_config c;
+	struct ceems_agent *a;
+	char err[256] = "";
+
+	base_config(&c);
+	c.finish_grace_ns = 30 * SEC;
+	a = ceems_agent_open(&c, 20 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, 20 * SEC), 0, "job 42 registers");
+	job_runs(2 * SEC);
+	is_int(ceems_agent_deregister(a, 42, 22 * SEC, &report), 0, "job 42 deregisters");
+	ceems_job_meta_init(&meta);
+	meta.jobid = 42;
+	meta.uid = 1000;
+	snprintf(meta.cluster, sizeof(meta.cluster), "alpha");
+	snprintf(meta.node, sizeof(meta.node), "node07");
+	snprintf(meta.account, sizeof(meta.account), "physics");
+	snprintf(meta.state, sizeof(meta.state), "COMPLETED");
+	meta.start_time = 1700000000;
+	meta.end_time = 1700000100;
+	is_int(ceems_agent_finishing_meta(a, 42, &meta), 0, "the plugin's metadata is kept");
+	is_int(ceems_agent_finishing_meta(a, 43, &meta), -ENOENT, "not for an unknown job");
+	is_int(ceems_agent_sweep(a, 51 * SEC), 0, "29 s later: still waiting");
+	is_int((int)spooled(NULL), 0, "nothing spooled yet");
+	is_int(ceems_agent_sweep(a, 52 * SEC), 1, "30 s later: the agent writes the record");
+	is_int(ceems_agent_nfinishing(a), 0, "and forgets the job");
+	if (is_int((int)spooled(&rec), 1, "one record in the spool")) {
+		is_str(rec.finalized_by, "agent", "finalized_by says the agent wrote it");
+		ok(has_note(&rec, "agent-finalized"), "a note says why");
+		is_str(rec.meta.account, "physics", "with the plugin's metadata");
+		is_str(rec.meta.cluster, "alpha", "its cluster");
+		ok(rec.meta.start_time == 1700000000, "and its start time");
+		is_near(rec.report.cpu_s, report.cpu_s, 1e-12, "the figures are the final report's");
+		is_near(rec.report.elapsed_s, report.elapsed_s, 1e-12, "elapsed too");
+		ok(ceems_record_validate(&rec, err, sizeof(err)) == 0,
+		   "the record is valid for storage (%s)", err);
+	}
+	is_int(ceems_agent_deregister(a, 42, 53 * SEC, &report), -ENOENT,
+	       "deregistration after the agent wrote it: -ENOENT");
+	ceems_agent_close(a);
+	a = ceems_agent_open(&c, 60 * SEC, err, sizeof(err));
+	is_int(a != NULL ? ceems_agent_restore(a, 60 * SEC) : -1, 0,
+	       "its slot was freed: nothing restored");
+	ceems_agent_close(a);
+	empty_spool();
+}
+
+/* The reply could not be sent: written at once, from what the agent
+ * knows alone. */
+static void
+test_reply_lost(void)
+{
+	static struct ceems_agent_job_report report;
+	static struct ceems_job_record rec;
+	struct ceems_agent_job_spec spec;
+	struct ceems_config c;
+	struct ceems_agent *a;
+	char err[256] = "";
+
+	base_config(&c);
+	a = ceems_agent_open(&c, 30 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, 30 * SEC), 0, "job 42 registers");
+	is_int(ceems_agent_deregister(a, 42, 31 * SEC, &report), 0, "job 42 deregisters");
+	is_int(ceems_agent_reply_lost(a, 42), 0, "its reply is lost");
+	is_int(ceems_agent_reply_lost(a, 42), -ENOENT, "once");
+	if (is_int((int)spooled(&rec), 1, "the record is spooled at once")) {
+		is_str(rec.finalized_by, "agent", "finalized by the agent");
+		is_str(rec.meta.cluster, "testcluster", "cluster from the configuration");
+		ok(rec.meta.node[0] != '\0', "this node's name (%s)", rec.meta.node);
+		ok(rec.meta.start_time > 1600000000 && rec.meta.end_time >= rec.meta.start_time,
+		   "start and end times as the agent saw them");
+		is_int(rec.meta.jobid == 42 && rec.meta.uid == 1000, 1, "job id and owner");
+		ok(ceems_record_validate(&rec, err, sizeof(err)) == 0,
+		   "the record is valid for storage (%s)", err);
+	}
+	ceems_agent_close(a);
+	empty_spool();
+}
+
+/* A job whose plugin died, and an agent restarted over its stale slot:
+ * the job's cgroup is gone; after reap_grace the agent writes its
+ * record and frees the slot. */
+static void
+test_reap_stale_slot(void)
+{
+	struct ceems_agent_job_spec spec;
+	static struct ceems_job_record rec;
+	static struct ceems_agent_job_report report;
+	struct ceems_config c;
+	struct ceems_agent *a;
+	char err[256] = "", job_dir[PATH_MAX];
+
+	base_config(&c);
+	c.reap_grace_ns = 60 * SEC;
+	a = ceems_agent_open(&c, 100 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, 100 * SEC), 0, "job 42 registers");
+	job_runs(3 * SEC);
+	ceems_agent_tick(a, 103 * SEC);
+	ceems_agent_close(a);	/* the agent dies; so does the job */
+
+	/* The job's cgroup directories go (cpuacct, memory, cpuset...). */
+	snprintf(job_dir, sizeof(job_dir), "%s/sys/fs/cgroup", cg_root);
+	{
+		static const char *const ctl[] = { "cpu,cpuacct", "memory",
+			"cpuset", "pids", "blkio", "freezer", "devices", NULL };
+
+		for (int i = 0; ctl[i] != NULL; i++) {
+			char d[PATH_MAX + 64];
+
+			snprintf(d, sizeof(d), "%s/%s/slurm_localhost/uid_1000/job_42",
+				 job_dir, ctl[i]);
+			tmptree_remove(d);
+		}
+	}
+	a = ceems_agent_open(&c, 110 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent restarts (%s)", err))
+		return;
+	is_int(ceems_agent_restore(a, 110 * SEC), 1, "the stale job is restored");
+	is_int(ceems_agent_report(a, 42, &report), 0, "and reports");
+	ok(report.cgroup_gone, "its cgroup is gone");
+	is_int(ceems_agent_sweep(a, 162 * SEC), 0, "59 s after it went: kept for the epilog");
+	is_int(ceems_agent_njobs(a), 1, "still registered");
+	info_reaped = 0;
+	is_int(ceems_agent_sweep(a, 163 * SEC), 1, "60 s after: reaped");
+	is_int(info_reaped, 1, "logged at info level");
+	is_int(ceems_agent_njobs(a), 0, "the job is gone from the agent");
+	is_int(ceems_agent_nfinishing(a), 0, "with nothing waiting");
+	if (is_int((int)spooled(&rec), 1, "its record is spooled")) {
+		is_str(rec.finalized_by, "agent", "finalized by the agent");
+		ok(has_note(&rec, "agent-finalized"), "with the note saying why");
+		is_near(rec.report.elapsed_s, 3, 1e-9,
+			"elapsed up to the last tick that saw it, before the restart");
+		ok(ceems_record_validate(&rec, err, sizeof(err)) == 0,
+		   "valid for storage (%s)", err);
+	}
+	ceems_agent_close(a);
+	a = ceems_agent_open(&c, 170 * SEC, err, sizeof(err));
+	is_int(a != NULL ? ceems_agent_restore(a, 170 * SEC) : -1, 0,
+	       "the slot was freed: nothing restored");
+	ceems_agent_close(a);
+	empty_spool();
+}
+
+static void
+quiet(enum ceems_log_level level, const char *message, void *arg)
+{
+	(void)arg;
+	if (level == CEEMS_LOG_INFO && strstr(message, "reaped") != NULL)
+		info_reaped++;
+	if (level <= CEEMS_LOG_WARNING)
+		printf("# log: %s\n", message);
+}
+
+int
+main(void)
+{
+	ceems_log_set_handler(quiet, NULL);
+	ceems_log_set_level(CEEMS_LOG_DEBUG);
+	make_trees();
+	test_release();
+	test_no_release();
+	test_reply_lost();
+	test_reap_stale_slot();
+	tmptree_remove(sys_root);
+	tmptree_remove(cg_root);
+	tmptree_remove(proc_root);
+	return done_testing();
+}
