@@ -46,6 +46,7 @@ struct agent_step {
 	uint64_t start_ns;
 	uint64_t cpu_last_ns;
 	bool have_cpu;
+	bool have_rss;			/* rss_bytes read at least once */
 	uint64_t rss_bytes;
 	double tick_cpu_s;		/* CPU time in the current tick */
 	bool end_pending;		/* ended in this tick: tick_cpu_s is its last */
@@ -559,14 +560,19 @@ collect_step(struct ceems_agent *a, struct agent_step *st, bool full)
 	if (ceems_cgroup_reader_read_some(st->reader, want, cs) < 0)
 		return;
 	if (cs->present & CEEMS_CGF_CPU_USAGE) {
-		if (st->have_cpu && cs->cpu_usage_ns >= st->cpu_last_ns)
+		if (st->have_cpu && cs->cpu_usage_ns >= st->cpu_last_ns) {
 			st->tick_cpu_s = (double)(cs->cpu_usage_ns -
 						  st->cpu_last_ns) / 1e9;
+			/* A baseline alone measures nothing yet. */
+			st->r.have_cpu = true;
+		}
 		st->cpu_last_ns = cs->cpu_usage_ns;
 		st->have_cpu = true;
 	}
-	if (full && (cs->present & CEEMS_CGF_MEM_RSS))
+	if (full && (cs->present & CEEMS_CGF_MEM_RSS)) {
 		st->rss_bytes = cs->mem_rss_bytes;
+		st->have_rss = true;
+	}
 	if (full && (cs->present & CEEMS_CGF_MEM_PEAK)) {
 		st->r.have_mem_peak = true;
 		st->r.mem_peak_bytes = cs->mem_peak_bytes;
@@ -606,6 +612,11 @@ split_to_steps(struct agent_job *j, const struct ceems_ledger_job_share *share,
 				     (double)st->rss_bytes : st->tick_cpu_s;
 			double den = d == CEEMS_DOMAIN_DRAM ? wrss : wcpu;
 
+			/* Its part is known only when the job's was and the
+			 * step's own cgroup gave the figure it is split by. */
+			if (share->covered[d] &&
+			    (d == CEEMS_DOMAIN_DRAM ? st->have_rss : st->have_cpu))
+				st->r.have_joules[d] = true;
 			if (den > 0 && share->joules[d] > 0)
 				st->r.joules[d] += share->joules[d] * num / den;
 		}

@@ -40,13 +40,20 @@ struct ceems_agent_job_spec {
 #define CEEMS_AGENT_MAX_STEPS 64
 #define CEEMS_STEP_ID_MAX 16
 
+/* Unknown is not zero: a figure whose have_ flag is false was not
+ * measured (the step's cgroup could not be read, or no tick covered the
+ * domain while it ran) and its value is meaningless, not 0. */
 struct ceems_agent_step_report {
 	/* "batch", "extern", "interactive", "0", "1", ... */
 	char id[CEEMS_STEP_ID_MAX];
 	bool ended;
+	bool have_cpu;		/* cpu_s measured: two readings of its cgroup */
 	double elapsed_s;
 	double cpu_s;
 	bool have_mem_peak;
+	/* joules[d] measured: a tick covered domain d for the job while
+	 * the step's cgroup could be read. */
+	bool have_joules[CEEMS_DOMAIN_COUNT];
 	uint64_t mem_peak_bytes;
 	double joules[CEEMS_DOMAIN_COUNT];
 };

@@ -506,12 +506,13 @@ step_to_json(const struct ceems_agent_step_report *st,
 	ceems_json_add(obj, "id", json_object_new_string(st->id), ok);
 	ceems_json_add(obj, "ended", json_object_new_boolean(st->ended), ok);
 	ceems_json_add_double(obj, "elapsed_s", st->elapsed_s, ok);
-	ceems_json_add_double(obj, "cpu_s", st->cpu_s, ok);
+	if (st->have_cpu)
+		ceems_json_add_double(obj, "cpu_s", st->cpu_s, ok);
 	if (st->have_mem_peak)
 		ceems_json_add(obj, "mem_peak_bytes", ceems_json_new_u64(st->mem_peak_bytes), ok);
 	j = json_object_new_object();
 	for (int d = 0; j != NULL && d < CEEMS_DOMAIN_COUNT; d++)
-		if (l->measured[d])
+		if (l->measured[d] && st->have_joules[d])
 			ceems_json_add_double(j, ceems_energy_domain_name(d), st->joules[d], ok);
 	ceems_json_add(obj, "joules", j, ok);
 	return obj;
@@ -776,10 +777,14 @@ step_from_json(const struct json_object *obj,
 	    (r = ceems_json_read_real(val, "report.steps[].elapsed_s", 0, INFINITY,
 			   &st->elapsed_s, err, err_size)) < 0)
 		return r;
-	if ((val = ceems_json_get(obj, "cpu_s")) != NULL &&
-	    (r = ceems_json_read_real(val, "report.steps[].cpu_s", 0, INFINITY,
-			   &st->cpu_s, err, err_size)) < 0)
-		return r;
+	/* A figure is measured when it is there (records written before
+	 * the flags existed always had them). */
+	if ((val = ceems_json_get(obj, "cpu_s")) != NULL) {
+		if ((r = ceems_json_read_real(val, "report.steps[].cpu_s", 0,
+				   INFINITY, &st->cpu_s, err, err_size)) < 0)
+			return r;
+		st->have_cpu = true;
+	}
 	if ((val = ceems_json_get(obj, "mem_peak_bytes")) != NULL) {
 		if ((r = ceems_json_read_uint(val, "report.steps[].mem_peak_bytes", 0,
 				   UINT64_MAX, &st->mem_peak_bytes, err,
@@ -791,11 +796,14 @@ step_from_json(const struct json_object *obj,
 		return 0;
 	if (!json_object_is_type(j, json_type_object))
 		return ceems_json_error(err, err_size, "report.steps[].joules must be an object");
-	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
-		if ((val = ceems_json_get(j, ceems_energy_domain_name(d))) != NULL &&
-		    (r = ceems_json_read_real(val, "report.steps[].joules", 0, INFINITY,
-				   &st->joules[d], err, err_size)) < 0)
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
+		if ((val = ceems_json_get(j, ceems_energy_domain_name(d))) == NULL)
+			continue;
+		if ((r = ceems_json_read_real(val, "report.steps[].joules", 0,
+				   INFINITY, &st->joules[d], err, err_size)) < 0)
 			return r;
+		st->have_joules[d] = true;
+	}
 	return 0;
 }
 

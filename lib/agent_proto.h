@@ -56,9 +56,13 @@
  * that was not measured is left out, never written as 0.
  *   {"jobid":N, "uid":N, "alloc_cores":N, "alloc_mem_bytes":N,
  *    "elapsed_s":x, "cpu_s":x, "gap_s":x, "cgroup_gone":bool,
- *    "usage":{...}, "ledger":{...}}
+ *    "usage":{...}, "ledger":{...}, "gaps":[...], "steps":[...]}
  *   alloc_cores and alloc_mem_bytes are left out when 0 (not known);
  *   cpu_s only when the cgroup's CPU time was measured.
+ *   steps: [{"id":s, "ended":bool, "elapsed_s":x, "cpu_s":x,
+ *   "mem_peak_bytes":N, "joules":{DOMAIN:x}}]; cpu_s, mem_peak_bytes and
+ *   each joules entry only when measured for that step (the have_ flags
+ *   of struct ceems_agent_step_report; decoding sets them from presence).
  *   usage: one key per measured field of struct ceems_cgroup_stats, named
  *   as the field (cpu_user_ns, cpu_system_ns, cpu_usage_ns,
  *   mem_current_bytes, mem_peak_bytes, mem_rss_bytes, mem_cache_bytes,

@@ -17,7 +17,10 @@
 #include "log.h"
 
 #define STATE_MAGIC "CEEMSST1"
-#define STATE_VERSION 1
+/* 2: steps carry have_cpu and have_joules[] (in what was padding, so
+ * the sizes alone would not tell a version 1 file apart: its steps would
+ * come back with every figure marked not measured). */
+#define STATE_VERSION 2
 #define STATE_HEADER_SIZE 4096
 
 struct state_header {
@@ -240,6 +243,17 @@ state_file_flush(struct state_file *sf)
 	return 0;
 }
 
+/* A bool read back from disk holds 0 or 1, or it is not a bool: look at
+ * its byte, since loading any other value as a bool is undefined. */
+static bool
+flag_sane(const bool *flag)
+{
+	unsigned char byte;
+
+	memcpy(&byte, flag, 1);
+	return byte <= 1;
+}
+
 /* Figures read back from disk are checked like any outside input. */
 static bool
 figures_sane(const struct state_figures *f)
@@ -259,8 +273,12 @@ figures_sane(const struct state_figures *f)
 		    !isfinite(st->cpu_s) || st->cpu_s < 0 ||
 		    !isfinite(st->elapsed_s) || st->elapsed_s < 0)
 			return false;
+		if (!flag_sane(&st->ended) || !flag_sane(&st->have_cpu) ||
+		    !flag_sane(&st->have_mem_peak))
+			return false;
 		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
-			if (!isfinite(st->joules[d]) || st->joules[d] < 0)
+			if (!isfinite(st->joules[d]) || st->joules[d] < 0 ||
+			    !flag_sane(&st->have_joules[d]))
 				return false;
 	}
 	if (!isfinite(f->cpu_s) || f->cpu_s < 0 || !isfinite(f->gap_s) ||

@@ -9,8 +9,10 @@
  * partition qos name state exit submit start end cores cpus mem_bytes
  * elapsed cpu_s mem_peak package_j package_static_j dram_j
  * dram_static_j covered_s lifetime_s gap_s emissions_g zone pue
- * written_at steps (number of steps: batch, extern, 0, 1...).  Energy keys
- * left out are domains the node did not measure. */
+ * written_at steps (number of steps: batch, extern, 0, 1...) bare_steps
+ * (how many of the last steps have no CPU time and no energy measured,
+ * as a step whose cgroup was never found).  Energy keys left out are
+ * domains the node did not measure. */
 #include "config.h"
 
 #include <errno.h>
@@ -30,6 +32,7 @@ struct args {
 	bool have_package, have_dram;
 	int64_t written_at;
 	unsigned int nsteps;
+	unsigned int bare_steps;
 };
 
 static int
@@ -154,6 +157,8 @@ apply(struct args *a, const char *key, const char *v)
 		l->factor.pue = d;
 	else if (strcmp(key, "steps") == 0)
 		a->nsteps = (unsigned int)u;
+	else if (strcmp(key, "bare_steps") == 0)
+		a->bare_steps = (unsigned int)u;
 	else
 		return -1;
 	return 0;
@@ -177,9 +182,14 @@ add_steps(struct args *a)
 			snprintf(st->id, sizeof(st->id), "%u", i - 2);
 		st->ended = true;
 		st->elapsed_s = r->elapsed_s;
+		if (i + a->bare_steps >= a->nsteps)
+			continue;	/* nothing measured: no figures */
+		st->have_cpu = (r->usage.present & CEEMS_CGF_CPU_USAGE) != 0;
 		st->cpu_s = r->cpu_s / a->nsteps;
-		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
+			st->have_joules[d] = r->ledger.measured[d];
 			st->joules[d] = r->ledger.joules[d] / a->nsteps;
+		}
 		if (r->usage.present & CEEMS_CGF_MEM_PEAK) {
 			st->have_mem_peak = true;
 			st->mem_peak_bytes = r->usage.mem_peak_bytes / a->nsteps;

@@ -252,6 +252,34 @@ make_node_records() {
         _fail "unmeasured energy stored as a number"
 }
 
+@test "upsert: a step nobody measured stores NULL, a measured 0 stays 0" {
+    admin db init >/dev/null || _fail "db init"
+    # Step "0" (the third) had no cgroup: neither CPU time nor energy.
+    "$GEN" $COMMON node=n1 cores=8 elapsed=3600 cpu_s=14400 mem_peak=2147483648 \
+        package_j=360000 dram_j=36000 bare_steps=1 written_at=1700003710 \
+        >"$BATS_TEST_TMPDIR/n1.json" || _fail "record-gen"
+    jq -e '.measurements.steps[2] | (.id == "0" and (has("cpu_s") | not) and .joules == {})' \
+        "$BATS_TEST_TMPDIR/n1.json" >/dev/null || _fail "record-gen wrote figures for the bare step"
+    [ "$(upsert "$BATS_TEST_TMPDIR/n1.json")" = inserted ] || _fail "upsert"
+    run sql -F ' ' -c "SELECT step_id, coalesce(cpu_s::text, 'null'), coalesce(package_j::text, 'null'),
+        coalesce(dram_j::text, 'null'), coalesce(mem_peak_bytes::text, 'null'), elapsed_s
+        FROM ceems.job_steps ORDER BY step_id"
+    [ "$output" = "$(printf '%s\n' '0 null null null null 3600' \
+        'batch 4800 120000 12000 715827882 3600' 'extern 4800 120000 12000 715827882 3600')" ] ||
+        _fail "steps: $output"
+    # The job's own figures are its record's, not the steps' sum.
+    [ "$(sql -c 'SELECT cpu_time_s, package_j FROM ceems.jobs')" = "14400|360000" ] ||
+        _fail "job row: $(sql -c 'SELECT cpu_time_s, package_j FROM ceems.jobs')"
+
+    # A step that was measured and used nothing keeps its 0; the batch
+    # path stores steps as the single one does.
+    jq -c '.measurements.steps[2].cpu_s = 0 | .measurements.steps[2].joules.package = 0 |
+        .written_at = 1700003711' "$BATS_TEST_TMPDIR/n1.json" >"$BATS_TEST_TMPDIR/zero.json"
+    [ "$(upsert_batch "$BATS_TEST_TMPDIR/zero.json")" = "{replaced}" ] || _fail "batch upsert"
+    [ "$(sql -c "SELECT cpu_s, package_j, dram_j IS NULL FROM ceems.job_steps WHERE step_id = '0'")" = "0|0|t" ] ||
+        _fail "measured zeros: $(sql -c "SELECT * FROM ceems.job_steps WHERE step_id = '0'")"
+}
+
 @test "upsert: bad records are refused with SQLSTATE 22/23 and write nothing" {
     admin db init >/dev/null || _fail "db init"
     make_node_records

@@ -3,10 +3,13 @@
  * registration errors, and restoring jobs after an agent restart. */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "fileio.h"
@@ -239,6 +242,17 @@ test_steps(void)
 	is_near(st.joules[CEEMS_DOMAIN_PACKAGE], job_pkg * 1.2 / 1.5, 1e-9,
 		"the step's package energy is its CPU share of the job's");
 	is_int(r.nsteps, 2, "the report lists both steps");
+	ok(st.have_cpu && st.have_joules[CEEMS_DOMAIN_PACKAGE],
+	   "the batch step's CPU time and package energy are measured");
+	ok(!st.have_joules[CEEMS_DOMAIN_GPU] && !st.have_joules[CEEMS_DOMAIN_NODE],
+	   "domains the node lacks are not measured for the step (%d %d)",
+	   st.have_joules[CEEMS_DOMAIN_GPU], st.have_joules[CEEMS_DOMAIN_NODE]);
+	ok(strcmp(r.steps[1].id, "0") == 0 && !r.steps[1].have_cpu &&
+	   !r.steps[1].have_mem_peak,
+	   "a step without a cgroup has no CPU time or memory peak, not 0");
+	ok(!r.steps[1].have_joules[CEEMS_DOMAIN_PACKAGE] &&
+	   !r.steps[1].have_joules[CEEMS_DOMAIN_DRAM],
+	   "nor any energy, though its job's was measured");
 	sum = 0;
 	for (uint32_t i = 0; i < r.nsteps; i++)
 		sum += r.steps[i].joules[CEEMS_DOMAIN_PACKAGE];
@@ -254,6 +268,9 @@ test_steps(void)
 	ceems_agent_report(a, 42, &r);
 	ok(r.nsteps == 2 && strcmp(r.steps[0].id, "batch") == 0 && r.steps[0].ended &&
 	   fabs(r.steps[0].cpu_s - 1.2) < 1e-9, "steps restored with their figures");
+	ok(r.steps[0].have_cpu && r.steps[0].have_joules[CEEMS_DOMAIN_PACKAGE] &&
+	   !r.steps[1].have_cpu && !r.steps[1].have_joules[CEEMS_DOMAIN_PACKAGE],
+	   "and with what was and was not measured");
 	is_int(ceems_agent_deregister(a, 42, 404 * SEC, &r), 0, "job deregisters");
 	ceems_agent_close(a);
 }
@@ -408,6 +425,48 @@ test_damaged_state(void)
 	ceems_agent_close(a);
 }
 
+/* A state file of an older layout version (version 1: steps without
+ * their have_ flags, the same sizes) is set aside, never restored with
+ * every step figure read as not measured. */
+static void
+test_old_state_version(void)
+{
+	struct ceems_config c;
+	struct ceems_agent_job_spec spec;
+	struct ceems_agent *a;
+	char err[256] = "", path[PATH_MAX + 32], bad[PATH_MAX + 32];
+	struct stat st, st_bad;
+	uint32_t version = 1;
+	int fd;
+
+	base_config(&c);
+	snprintf(path, sizeof(path), "%s/jobs.state", state_dir);
+	snprintf(bad, sizeof(bad), "%s/jobs.state.bad", state_dir);
+	unlink(path);
+	unlink(bad);
+	a = ceems_agent_open(&c, 500 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, 500 * SEC), 0, "job registers");
+	is_int(ceems_agent_step_start(a, 42, "batch", 500 * SEC), 0, "its step starts");
+	ceems_agent_close(a);
+	/* The header: 8 bytes of magic, then the version. */
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	ok(fd >= 0 && pwrite(fd, &version, sizeof(version), 8) == sizeof(version) &&
+	   close(fd) == 0, "test setup: the file made version 1");
+	if (stat(path, &st) < 0)
+		st.st_size = -1;
+	a = ceems_agent_open(&c, 501 * SEC, err, sizeof(err));
+	ok(a != NULL, "agent opens over a version 1 state file (%s)", a ? "" : err);
+	is_int(a != NULL ? ceems_agent_restore(a, 501 * SEC) : -1, 0,
+	       "its job is not restored");
+	ok(stat(bad, &st_bad) == 0 && st_bad.st_size == st.st_size,
+	   "the version 1 file is set aside whole");
+	ceems_agent_close(a);
+	unlink(bad);
+}
+
 static void
 quiet(enum ceems_log_level level, const char *message, void *arg)
 {
@@ -428,6 +487,7 @@ main(void)
 	test_bad_zone();
 	test_restart();
 	test_damaged_state();
+	test_old_state_version();
 	tmptree_remove(sys_root);
 	tmptree_remove(cg_root);
 	tmptree_remove(proc_root);

@@ -219,13 +219,20 @@ fill_report(struct ceems_agent_job_report *r)
 	snprintf(r->steps[0].id, sizeof(r->steps[0].id), "batch");
 	r->steps[0].ended = true;
 	r->steps[0].elapsed_s = 12.5;
+	r->steps[0].have_cpu = true;
 	r->steps[0].cpu_s = 1.0 / 3;
+	r->steps[0].have_joules[CEEMS_DOMAIN_PACKAGE] = true;
+	r->steps[0].have_joules[CEEMS_DOMAIN_DRAM] = true;
 	r->steps[0].have_mem_peak = true;
 	r->steps[0].mem_peak_bytes = 1ULL << 33;
 	r->steps[0].joules[CEEMS_DOMAIN_PACKAGE] = 100.25;
 	r->steps[0].joules[CEEMS_DOMAIN_DRAM] = 5;
+	/* A step nothing measured: values set but flags not, so that a
+	 * value written anyway would show. */
 	snprintf(r->steps[1].id, sizeof(r->steps[1].id), "0");
 	r->steps[1].elapsed_s = 3;
+	r->steps[1].cpu_s = 7;
+	r->steps[1].joules[CEEMS_DOMAIN_PACKAGE] = 9;
 	r->ledger.measured[CEEMS_DOMAIN_GPU] = true;	/* never covered */
 	r->ledger.have_emissions = true;
 	r->ledger.emissions_g = 12.5;
@@ -265,6 +272,18 @@ test_report_round_trip(void)
 	   back.steps[0].joules[CEEMS_DOMAIN_PACKAGE] == 100.25 &&
 	   strcmp(back.steps[1].id, "0") == 0 && !back.steps[1].ended &&
 	   !back.steps[1].have_mem_peak, "steps round-trip");
+	ok(back.steps[0].have_cpu && back.steps[0].have_joules[CEEMS_DOMAIN_PACKAGE] &&
+	   back.steps[0].have_joules[CEEMS_DOMAIN_DRAM] &&
+	   !back.steps[0].have_joules[CEEMS_DOMAIN_GPU] &&
+	   back.steps[0].joules[CEEMS_DOMAIN_DRAM] == 5,
+	   "a measured step's figures come back marked measured");
+	ok(!back.steps[1].have_cpu && back.steps[1].cpu_s == 0 &&
+	   !back.steps[1].have_joules[CEEMS_DOMAIN_PACKAGE] &&
+	   back.steps[1].joules[CEEMS_DOMAIN_PACKAGE] == 0,
+	   "an unmeasured step's CPU time and energy come back absent, not 0");
+	ok(strstr(msg, "{\"id\":\"0\",\"ended\":false,\"elapsed_s\":3.0,\"joules\":{}}") != NULL,
+	   "an unmeasured step is written with neither cpu_s nor joules (%s)",
+	   strstr(msg, "{\"id\":\"0\"") ? strstr(msg, "{\"id\":\"0\"") : "none");
 	is_int(back.usage.present, r.usage.present, "usage present bits");
 	is_int(back.usage.failed, r.usage.failed, "usage failed bits");
 	is_int(back.usage.flags, r.usage.flags, "usage flags");
@@ -362,6 +381,56 @@ test_report_round_trip(void)
 	       "bare ok decodes");
 	is_int(ceems_agent_reply_decode(msg, (size_t)n, &back, err, sizeof(err)), -EPROTO,
 	       "an ok reply without the report asked for is -EPROTO");
+}
+
+/* Presence alone says what was measured: a report written before the
+ * flags existed (every step value present) decodes as measured, a measured
+ * 0 stays a measured 0, and a missing value is not measured. */
+static void
+test_step_presence(void)
+{
+	static struct ceems_agent_job_report back;
+	static const char old_style[] =
+		"{\"jobid\":5,\"uid\":1,\"steps\":["
+		"{\"id\":\"batch\",\"ended\":true,\"elapsed_s\":4,\"cpu_s\":0,"
+		"\"joules\":{\"package\":0,\"dram\":1.5}},"
+		"{\"id\":\"extern\",\"ended\":true,\"elapsed_s\":4,"
+		"\"joules\":{\"package\":2}},"
+		"{\"id\":\"0\",\"elapsed_s\":1}]}";
+	struct json_object *obj = json_tokener_parse(old_style), *again;
+
+	if (!ok(obj != NULL, "test setup: the old-style report parses"))
+		return;
+	is_int(ceems_agent_job_report_from_json(obj, &back, err, sizeof(err)), 0,
+	       "an old-style report decodes");
+	json_object_put(obj);
+	ok(back.nsteps == 3 && back.steps[0].have_cpu && back.steps[0].cpu_s == 0 &&
+	   back.steps[0].have_joules[CEEMS_DOMAIN_PACKAGE] &&
+	   back.steps[0].have_joules[CEEMS_DOMAIN_DRAM] &&
+	   !back.steps[0].have_joules[CEEMS_DOMAIN_NODE],
+	   "values present: measured, a 0 included");
+	ok(!back.steps[1].have_cpu && back.steps[1].have_joules[CEEMS_DOMAIN_PACKAGE] &&
+	   !back.steps[1].have_joules[CEEMS_DOMAIN_DRAM],
+	   "cpu_s missing: CPU time not measured, energy still measured");
+	ok(!back.steps[2].have_cpu && !back.steps[2].have_mem_peak &&
+	   !back.steps[2].have_joules[CEEMS_DOMAIN_PACKAGE],
+	   "no figures at all: nothing measured");
+	/* And back out: only what was measured is written again.  The
+	 * ledger measured package and dram (the encoder writes a step's
+	 * energy only for domains the node had). */
+	back.ledger.measured[CEEMS_DOMAIN_PACKAGE] = true;
+	back.ledger.measured[CEEMS_DOMAIN_DRAM] = true;
+	again = ceems_agent_job_report_to_json(&back);
+	if (!ok(again != NULL, "the decoded report encodes"))
+		return;
+	snprintf(msg, sizeof(msg), "%s",
+		 json_object_to_json_string_ext(again, JSON_C_TO_STRING_PLAIN));
+	json_object_put(again);
+	ok(strstr(msg, "{\"id\":\"batch\",\"ended\":true,\"elapsed_s\":4.0,\"cpu_s\":0.0,"
+		       "\"joules\":{\"package\":0.0,\"dram\":1.5}}") != NULL &&
+	   strstr(msg, "{\"id\":\"extern\",\"ended\":true,\"elapsed_s\":4.0,"
+		       "\"joules\":{\"package\":2.0}}") != NULL,
+	   "re-encoded with the measured zeros and without the missing values: %s", msg);
 }
 
 static void
@@ -851,6 +920,7 @@ main(void)
 	test_spec_round_trip();
 	test_finish_requests();
 	test_report_round_trip();
+	test_step_presence();
 	test_reply_errors();
 	test_bad_requests();
 	test_fuzz();

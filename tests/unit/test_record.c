@@ -108,6 +108,53 @@ test_round_trip(void)
 	is_str(back.finalized_by, "extern", "finalized_by");
 }
 
+/* A step the agent could not measure (its cgroup never found) is in the
+ * record with its identity and elapsed time only: no CPU time and no
+ * energy, though its job has both; a measured step keeps its figures. */
+static void
+test_step_without_figures(void)
+{
+	static struct ceems_job_record r, back;
+	struct ceems_agent_step_report *st;
+	const char *bare;
+	int n;
+
+	sample_record(&r);
+	r.report.nsteps = 2;
+	st = &r.report.steps[0];
+	snprintf(st->id, sizeof(st->id), "batch");
+	st->ended = true;
+	st->elapsed_s = 600;
+	st->have_cpu = true;
+	st->cpu_s = 2400;
+	st->have_joules[CEEMS_DOMAIN_PACKAGE] = true;
+	st->joules[CEEMS_DOMAIN_PACKAGE] = 770000;
+	st = &r.report.steps[1];
+	snprintf(st->id, sizeof(st->id), "0");
+	st->ended = true;
+	st->elapsed_s = 60;
+	n = ceems_record_encode(&r, buf, sizeof(buf));
+	if (!ok(n > 0, "a record with an unmeasured step encodes"))
+		return;
+	bare = strstr(buf, "{\"id\":\"0\"");
+	ok(bare != NULL && strstr(bare, "cpu_s") == NULL &&
+	   strstr(bare, "package") == NULL,
+	   "the unmeasured step has no cpu_s and no energy: %s", bare ? bare : "(none)");
+	is_int(ceems_record_decode(buf, (size_t)n, &back, err, sizeof(err)), 0,
+	       "and decodes");
+	is_int(ceems_record_validate(&back, err, sizeof(err)), 0, "and is valid");
+	ok(back.report.nsteps == 2 && back.report.steps[0].have_cpu &&
+	   back.report.steps[0].cpu_s == 2400 &&
+	   back.report.steps[0].have_joules[CEEMS_DOMAIN_PACKAGE] &&
+	   back.report.steps[0].joules[CEEMS_DOMAIN_PACKAGE] == 770000,
+	   "the measured step's figures come back measured");
+	ok(!back.report.steps[1].have_cpu &&
+	   !back.report.steps[1].have_joules[CEEMS_DOMAIN_PACKAGE] &&
+	   !back.report.steps[1].have_mem_peak &&
+	   back.report.steps[1].elapsed_s == 60,
+	   "the unmeasured step comes back unmeasured, with its elapsed time");
+}
+
 /* Take a valid record's JSON, change it with SED-like replacement FROM
  * -> TO, and expect decoding to fail with WANT in the message. */
 static void
@@ -151,6 +198,7 @@ main(void)
 {
 	test_tres();
 	test_round_trip();
+	test_step_without_figures();
 	test_refusals();
 	return done_testing();
 }

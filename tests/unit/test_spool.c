@@ -461,6 +461,7 @@ test_last_resort(void)
 	for (unsigned i = 0; i < 8; i++) {
 		snprintf(r.report.steps[i].id, sizeof(r.report.steps[i].id), "%u", i);
 		r.report.steps[i].elapsed_s = 10 + i;
+		r.report.steps[i].have_joules[CEEMS_DOMAIN_PACKAGE] = true;
 		r.report.steps[i].joules[CEEMS_DOMAIN_PACKAGE] = 100.0 / 3 * (i + 1);
 	}
 	nlog = 0;

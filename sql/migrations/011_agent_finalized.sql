@@ -1,4 +1,4 @@
--- 008_agent_finalized.sql - records the node agent writes itself
+-- 011_agent_finalized.sql - records the node agent writes itself
 -- (lib/agent_finish.c): when the job-side plugin gave up or died after
 -- taking a job's final figures, or when a job vanished without ever
 -- being deregistered, the agent spools the record with finalized_by
