@@ -750,6 +750,16 @@ job_mem_bytes(const struct agent_job *j)
 	return NAN;
 }
 
+/* Job J's ledger has just been charged up to NOW_NS: that difference
+ * goes into its series.  Every charge of the ledger is followed by this,
+ * or the rows would not add up to the job's totals. */
+static void
+observe_series(const struct agent_job *j, uint64_t now_ns)
+{
+	ceems_series_observe(j->series, now_ns, &j->ledger,
+			     j->have_cpu ? j->cpu_s : NAN, job_mem_bytes(j));
+}
+
 void
 ceems_agent_tick(struct ceems_agent *a, uint64_t now_ns)
 {
@@ -807,9 +817,7 @@ ceems_agent_tick(struct ceems_agent *a, uint64_t now_ns)
 		struct agent_job *j = a->jobs[i];
 
 		if (!(j->gone && j->gone_ns < now_ns))
-			ceems_series_observe(j->series, now_ns, &j->ledger,
-					     j->have_cpu ? j->cpu_s : NAN,
-					     job_mem_bytes(j));
+			observe_series(j, now_ns);
 		save_job(a, j, now_ns);
 	}
 	a->last_tick_ns = now_ns;
@@ -884,8 +892,8 @@ ceems_agent_register(struct ceems_agent *a,
 
 			ceems_job_ledger_init(&none);
 			j->series = ceems_series_for_job(&a->config, true,
-							 j->registered_ns,
-							 &none, 0);
+							 now_ns, &none, 0);
+			ceems_series_backdate(j->series, j->registered_ns);
 		}
 		return -EEXIST;
 	}
@@ -957,8 +965,10 @@ partial_node(struct ceems_agent *a, uint64_t now_ns,
 }
 
 /* Job J leaves at NOW_NS: its part of the tick so far, split for it
- * alone and added to its ledger (and its steps'), remembered so that the
- * next tick splits the rest. */
+ * alone and added to its ledger (and its steps', and its series),
+ * remembered so that the next tick splits the rest.  Its reading here
+ * may find its cgroup just removed (J is then gone): it is still charged
+ * for this last part, as a tick would, so its series is too. */
 static void
 leave_now(struct ceems_agent *a, struct agent_job *j, uint64_t now_ns)
 {
@@ -979,6 +989,7 @@ leave_now(struct ceems_agent *a, struct agent_job *j, uint64_t now_ns)
 	if (ceems_ledger_split(&node, &t, 1, &share, &tick) < 0) {
 		ceems_job_ledger_add_gap(&j->ledger, present_s);
 		j->gap_s += present_s;
+		observe_series(j, now_ns);
 		return;
 	}
 	ceems_job_ledger_add_tick(&j->ledger, &share, present_s,
@@ -986,6 +997,7 @@ leave_now(struct ceems_agent *a, struct agent_job *j, uint64_t now_ns)
 	j->cpu_s += t.cpu_s;
 	split_to_steps(j, &share, &t);
 	ceems_ledger_carry_add(&a->carry, &t, node.dt_s, &share);
+	observe_series(j, now_ns);
 }
 
 int
@@ -1105,14 +1117,9 @@ ceems_agent_deregister(struct ceems_agent *a, uint32_t jobid,
 	j = find_job(a, jobid, &i);
 	if (j == NULL)
 		return -ENOENT;
-	/* Its part of the tick so far, split for it alone. */
+	/* Its part of the tick so far, split for it alone (and into its
+	 * series). */
 	leave_now(a, j, now_ns);
-	/* That part goes into the series too, before the full reading below
-	 * may find the cgroup gone. */
-	if (j->series != NULL && !j->gone)
-		ceems_series_observe(j->series, now_ns, &j->ledger,
-				     j->have_cpu ? j->cpu_s : NAN,
-				     job_mem_bytes(j));
 	/* A last full reading: peak memory and IO as of the job's end. */
 	full_reading(a, j);
 	fill_report(a, j, now_ns > a->last_tick_ns ? now_ns : a->last_tick_ns,

@@ -35,7 +35,6 @@ ceems_series_new(uint32_t resolution_s, uint32_t max_rows)
 		return NULL;
 	s->resolution_s = resolution_s;
 	s->max_rows = max_rows;
-	s->last_unix = NAN;
 	s->last_cpu_s = NAN;
 	return s;
 }
@@ -206,7 +205,7 @@ static void
 set_baseline(struct ceems_series *s, uint64_t now_ns,
 	     const struct ceems_job_ledger *l, double cpu_s)
 {
-	s->last_unix = (double)now_ns / 1e9 + s->unix_offset_s;
+	s->last_ns = now_ns;
 	s->last_cpu_s = cpu_s;
 	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
 		s->last_joules[d] = l->joules[d];
@@ -248,30 +247,42 @@ ceems_series_for_job(const struct ceems_config *c, bool wanted,
 }
 
 void
+ceems_series_backdate(struct ceems_series *s, uint64_t since_ns)
+{
+	if (s != NULL && since_ns < s->last_ns)
+		s->last_ns = since_ns;
+}
+
+void
 ceems_series_observe(struct ceems_series *s, uint64_t now_ns,
 		     const struct ceems_job_ledger *l, double cpu_s,
 		     double mem_bytes)
 {
 	double joules[CEEMS_DOMAIN_COUNT];
-	double now, dcpu = NAN;
+	double dcpu = NAN, dt_s;
 
 	if (s == NULL)
 		return;
-	now = (double)now_ns / 1e9 + s->unix_offset_s;
+	/* The clock is monotonic: NOW is never before the last one. */
+	dt_s = now_ns > s->last_ns ? (double)(now_ns - s->last_ns) / 1e9 : 0;
 	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
-		/* A domain counts in a row only for ticks that covered it:
-		 * a gap stays unknown rather than 0. */
-		joules[d] = l->covered_s[d] > s->last_covered_s[d] ?
-			    l->joules[d] - s->last_joules[d] : NAN;
-		if (!isnan(joules[d]) && joules[d] < 0)
-			joules[d] = 0;
+		double dj = l->joules[d] - s->last_joules[d];
+
+		/* A domain is unknown in a row that neither covered it nor
+		 * gained energy in it (a gap stays unknown rather than 0);
+		 * energy gained in a tick that did not cover the domain
+		 * whole (one of the job's GPUs in a gap) still counts, or
+		 * the rows would fall short of the ledger. */
+		if (l->covered_s[d] > s->last_covered_s[d] || dj != 0)
+			joules[d] = dj > 0 ? dj : 0;
+		else
+			joules[d] = NAN;
 	}
 	if (!isnan(cpu_s))
 		dcpu = isnan(s->last_cpu_s) ? cpu_s :
 		       (cpu_s >= s->last_cpu_s ? cpu_s - s->last_cpu_s : 0);
-	/* The clock is monotonic: NOW is never before the last one. */
-	(void)ceems_series_add(s, now, now > s->last_unix ? now - s->last_unix : 0,
-			       dcpu, mem_bytes, joules);
+	(void)ceems_series_add(s, (double)now_ns / 1e9 + s->unix_offset_s,
+			       dt_s, dcpu, mem_bytes, joules);
 	set_baseline(s, now_ns, l, cpu_s);
 }
 

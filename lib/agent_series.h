@@ -54,7 +54,9 @@ struct ceems_series {
 	/* Where the last observation left the job, for the next
 	 * difference. */
 	double unix_offset_s;		/* Unix time = now_ns / 1e9 + this */
-	double last_unix;
+	/* Monotonic, in ns: the rows' intervals are differences of it,
+	 * exact, not of Unix seconds (whose doubles are 0.2 us apart). */
+	uint64_t last_ns;
 	double last_cpu_s;
 	double last_joules[CEEMS_DOMAIN_COUNT];
 	double last_covered_s[CEEMS_DOMAIN_COUNT];
@@ -84,7 +86,8 @@ void ceems_series_coarsen(struct ceems_series *s);
 
 /* ---- The agent's use: differences of a job's ledger ---- */
 
-/* The series of a job registered (or restored) at monotonic NOW_NS, or
+/* The series of a job registered (or restored) at monotonic NOW_NS, the
+ * current time (the rows' Unix times are reckoned from it), or
  * NULL when the job does not keep one (neither WANTED nor series_all) or
  * memory is short (logged).  The ledger and CPU time as they are now are
  * the baseline: only what comes after is in the series. */
@@ -92,6 +95,13 @@ struct ceems_series *ceems_series_for_job(const struct ceems_config *c,
 					  bool wanted, uint64_t now_ns,
 					  const struct ceems_job_ledger *l,
 					  double cpu_s);
+
+/* Move the baseline's time back to monotonic SINCE_NS (before the
+ * series was made), keeping its figures: a series turned on after the
+ * job's registration (by a later step's) starts from that registration
+ * with a zero ledger, so that its first row holds what was charged
+ * since.  A SINCE_NS after the baseline is ignored. */
+void ceems_series_backdate(struct ceems_series *s, uint64_t since_ns);
 
 /* A tick of the job at monotonic NOW_NS, after its ledger was updated:
  * the differences since the last observation go into the series.  CPU_S

@@ -8,10 +8,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "agent.h"
+#include "agent_series.h"
 #include "fileio.h"
 #include "log.h"
 #include "../tap.h"
@@ -467,6 +469,111 @@ test_old_state_version(void)
 	unlink(bad);
 }
 
+/* DT_S seconds of advance()'s workload (at its power), job 42 using
+ * 1.5 of the node's 2 busy CPUs. */
+static void
+run_for(double dt_s)
+{
+	move(60 * dt_s, 40 * dt_s, 10 * dt_s, (unsigned)(200 * dt_s + 0.5),
+	     (unsigned long long)(1.5e9 * dt_s));
+}
+
+/* A series row sum against the ledger's figure: within 1e-9 of it,
+ * relative (absolute near 0). */
+static void
+is_sum(double sum, double ledger, const char *name)
+{
+	is_near(sum, ledger, 1e-9 * (fabs(ledger) > 1 ? fabs(ledger) : 1), name);
+}
+
+/* A --ceems-series job's rows add up to its final ledger, whatever
+ * happens between ticks: the series turned on by a later registration
+ * (the batch step's, after the extern step's), a step's end, another
+ * job coming and going between two ticks, and the job itself leaving
+ * between ticks. */
+static void
+test_series_adds_up(void)
+{
+	struct ceems_config c;
+	struct ceems_agent_job_spec spec, other;
+	struct ceems_agent_job_report r;
+	struct ceems_agent_step_report st;
+	struct ceems_agent *a;
+	const struct ceems_series *s;
+	double interval = 0, joules[CEEMS_DOMAIN_COUNT] = { 0 };
+	int known[CEEMS_DOMAIN_COUNT] = { 0 };
+	char err[256] = "", name[96];
+	const uint64_t ms = 1000000ULL;
+
+	base_config(&c);
+	c.interval_ns = SEC;
+	c.series_interval_ns = SEC;
+	a = ceems_agent_open(&c, 600 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	job42_spec(&spec);
+	/* The extern step registers the job without the option... */
+	run_for(0.2);
+	is_int(ceems_agent_register(a, &spec, 600 * SEC + 200 * ms), 0,
+	       "job registers between ticks, without a series");
+	/* ... the batch step with it, a moment later. */
+	spec.series = true;
+	run_for(0.1);
+	is_int(ceems_agent_register(a, &spec, 600 * SEC + 300 * ms), -EEXIST,
+	       "a later registration with --ceems-series turns the series on");
+	is_int(ceems_agent_step_start(a, 42, "batch", 600 * SEC + 300 * ms), 0,
+	       "batch step starts");
+	run_for(0.7);
+	ceems_agent_tick(a, 601 * SEC);
+	run_for(1);
+	ceems_agent_tick(a, 602 * SEC);
+	/* Another job comes and goes between two ticks. */
+	other = spec;
+	other.jobid = 43;
+	other.series = false;
+	run_for(0.2);
+	is_int(ceems_agent_register(a, &other, 602 * SEC + 200 * ms), 0,
+	       "another job registers between ticks");
+	run_for(0.3);
+	is_int(ceems_agent_deregister(a, 43, 602 * SEC + 500 * ms, &r), 0,
+	       "and deregisters before the next");
+	run_for(0.1);
+	is_int(ceems_agent_step_end(a, 42, "batch", 602 * SEC + 600 * ms, &st), 0,
+	       "the batch step ends between ticks");
+	is_int(ceems_agent_report_now(a, 42, 602 * SEC + 600 * ms, &r), 0,
+	       "the job's report as of the step's end");
+	run_for(0.28);
+	is_int(ceems_agent_deregister(a, 42, 602 * SEC + 880 * ms, &r), 0,
+	       "the job deregisters between ticks");
+	s = r.series;
+	if (!ok(s != NULL && s->nrows >= 2, "the final report holds the series (%u rows)",
+		s != NULL ? s->nrows : 0)) {
+		ceems_agent_close(a);
+		return;
+	}
+	for (uint32_t i = 0; i < s->nrows; i++) {
+		interval += s->rows[i].interval_s;
+		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+			if (!isnan(s->rows[i].joules[d])) {
+				joules[d] += s->rows[i].joules[d];
+				known[d]++;
+			}
+	}
+	ok(r.ledger.covered_s[CEEMS_DOMAIN_PACKAGE] > 2.6 &&
+	   r.ledger.joules[CEEMS_DOMAIN_PACKAGE] > 0, "the job was charged (%.3f s)",
+	   r.ledger.covered_s[CEEMS_DOMAIN_PACKAGE]);
+	is_sum(interval, r.ledger.covered_s[CEEMS_DOMAIN_PACKAGE],
+	       "the rows' intervals add up to the job's covered time");
+	is_sum(interval, r.ledger.lifetime_s, "and to its lifetime");
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
+		snprintf(name, sizeof(name), "domain %d: the rows add up to the ledger's joules", d);
+		is_sum(joules[d], r.ledger.joules[d], name);
+		snprintf(name, sizeof(name), "domain %d: known in some row iff covered", d);
+		ok((known[d] > 0) == (r.ledger.covered_s[d] > 0), "%s", name);
+	}
+	ceems_agent_close(a);
+}
+
 static void
 quiet(enum ceems_log_level level, const char *message, void *arg)
 {
@@ -488,6 +595,7 @@ main(void)
 	test_restart();
 	test_damaged_state();
 	test_old_state_version();
+	test_series_adds_up();
 	tmptree_remove(sys_root);
 	tmptree_remove(cg_root);
 	tmptree_remove(proc_root);

@@ -152,6 +152,11 @@ test_ledger_differences(void)
 		share.measured[CEEMS_DOMAIN_DRAM] = true;
 		share.covered[CEEMS_DOMAIN_DRAM] = i % 2 == 0;
 		share.joules[CEEMS_DOMAIN_DRAM] = i % 2 == 0 ? 0.25 : 0;
+		/* node: energy every tick, covered on two ticks in three
+		 * (as a job with two GPUs, one of them in a gap) */
+		share.measured[CEEMS_DOMAIN_NODE] = true;
+		share.covered[CEEMS_DOMAIN_NODE] = i % 3 != 0;
+		share.joules[CEEMS_DOMAIN_NODE] = 0.5;
 		ceems_job_ledger_add_tick(&l, &share, 1.0, NULL);
 		cpu += 0.1 * i;
 		now += 1000000000ULL;
@@ -163,8 +168,10 @@ test_ledger_differences(void)
 		"package rows add up to the ledger");
 	is_near(m.joules[CEEMS_DOMAIN_DRAM], l.joules[CEEMS_DOMAIN_DRAM], 1e-9,
 		"dram rows add up to the ledger");
+	is_near(m.joules[CEEMS_DOMAIN_NODE], l.joules[CEEMS_DOMAIN_NODE], 1e-9,
+		"energy of ticks that did not cover the domain whole is in the rows too");
 	is_near(m.cpu_s, cpu, 1e-9, "CPU rows add up to the job's CPU time");
-	is_near(m.interval_s, 37, 1e-6, "time adds up");
+	is_near(m.interval_s, 37, 1e-12, "time adds up, exactly");
 	is_int(m.known[CEEMS_DOMAIN_GPU], 0, "a domain never measured is unknown in every row");
 	is_near(s->rows[s->nrows - 1].mem_bytes, 4096.0 * 37, 1e-6, "memory of the last tick");
 	ceems_series_observe(NULL, now, &l, cpu, 0);	/* no series: no crash */
