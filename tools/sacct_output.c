@@ -164,7 +164,8 @@ print_table(FILE *out, const struct grid *g,
 				w[c] = len;
 	}
 	/* Fit the terminal: narrow the widest fitted column, one character
-	 * at a time, down to its header (or 6), until the line fits. */
+	 * at a time, down to its header (or 6), until the line fits; what
+	 * cannot be narrowed further wraps. */
 	for (;;) {
 		total = box ? 1 : 0;
 		for (c = 0; c < g->ncols; c++)
@@ -173,14 +174,19 @@ print_table(FILE *out, const struct grid *g,
 			total--;
 		if (o->width <= 0 || total <= (size_t)o->width)
 			break;
+		/* Text first (names, lists); numbers cut short would
+		 * mislead, so they narrow only when no text column can. */
 		widest = g->ncols;
-		for (c = 0; c < g->ncols; c++) {
-			floor_w = text_width(g->head[c]);
-			if (floor_w < 6)
-				floor_w = 6;
-			if (g->fixed[c] == 0 && w[c] > floor_w &&
-			    (widest == g->ncols || w[c] > w[widest]))
-				widest = c;
+		for (int pass = 0; pass < 2 && widest == g->ncols; pass++) {
+			for (c = 0; c < g->ncols; c++) {
+				floor_w = text_width(g->head[c]);
+				if (floor_w < 6)
+					floor_w = 6;
+				if (g->fixed[c] == 0 && w[c] > floor_w &&
+				    g->right[c] == (pass == 1) &&
+				    (widest == g->ncols || w[c] > w[widest]))
+					widest = c;
+			}
 		}
 		if (widest == g->ncols)
 			break;	/* nothing left to narrow: let it wrap */
