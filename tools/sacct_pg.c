@@ -24,6 +24,29 @@ struct sacct_pg {
 	PGconn *conn;
 };
 
+/* libpq's messages span lines (a hint on the next one, indented): the
+ * tool's errors are one line. */
+static void
+one_line(char *dst, size_t size, const char *prefix, const char *msg)
+{
+	size_t n, i;
+	bool space = false;
+
+	n = (size_t)snprintf(dst, size, "%s", prefix);
+	for (i = 0; msg[i] != '\0' && n + 1 < size; i++) {
+		if (msg[i] == '\n' || msg[i] == '\t' || msg[i] == ' ') {
+			space = true;
+			continue;
+		}
+		if (space && n + 2 < size)
+			dst[n++] = ' ';
+		space = false;
+		dst[n++] = msg[i];
+	}
+	if (n < size)
+		dst[n] = '\0';
+}
+
 static void
 quiet(void *arg, const char *message)
 {
@@ -37,8 +60,6 @@ sacct_pg_connect(const char *conninfo, char *err, size_t err_size)
 	const char *keys[] = { "dbname", "application_name", NULL };
 	const char *values[] = { conninfo, "ceems-sacct", NULL };
 	struct sacct_pg *pg;
-	const char *msg;
-	size_t len;
 
 	if ((pg = calloc(1, sizeof(*pg))) == NULL) {
 		snprintf(err, err_size, "out of memory");
@@ -46,12 +67,8 @@ sacct_pg_connect(const char *conninfo, char *err, size_t err_size)
 	}
 	pg->conn = PQconnectdbParams(keys, values, 1);
 	if (pg->conn == NULL || PQstatus(pg->conn) != CONNECTION_OK) {
-		msg = pg->conn != NULL ? PQerrorMessage(pg->conn) : "out of memory";
-		len = strlen(msg);
-		while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
-			len--;
-		snprintf(err, err_size, "cannot connect to the database: %.*s",
-			 (int)len, msg);
+		one_line(err, err_size, "cannot connect to the database: ",
+			 pg->conn != NULL ? PQerrorMessage(pg->conn) : "out of memory");
 		PQfinish(pg->conn);
 		free(pg);
 		return NULL;
@@ -74,14 +91,10 @@ db_error(const PGresult *res, const struct sacct_pg *pg, char *err,
 	 size_t err_size)
 {
 	const char *msg = res != NULL ? PQresultErrorMessage(res) : "";
-	size_t len;
 
 	if (msg == NULL || *msg == '\0')
 		msg = PQerrorMessage(pg->conn);
-	len = strlen(msg);
-	while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
-		len--;
-	snprintf(err, err_size, "database: %.*s", (int)len, msg);
+	one_line(err, err_size, "database: ", msg);
 }
 
 static PGresult *
