@@ -584,7 +584,7 @@ main(int argc, char **argv)
 	struct sacct_rows rows = { 0 };
 	struct passwd *pw;
 	char err[512], self[64];
-	bool records_mode, admin = false, coordinator = false;
+	bool records_mode, admin = false;
 	time_t now = time(NULL);
 	int r;
 
@@ -636,6 +636,7 @@ main(int argc, char **argv)
 	if (config.database[0] != '\0') {
 #ifdef HAVE_LIBPQ
 		struct sacct_pg *pg;
+		bool coordinator = false;
 
 		privilege_drop();
 		if ((pg = sacct_pg_connect(config.database, err, sizeof(err))) == NULL)
