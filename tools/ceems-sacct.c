@@ -368,7 +368,7 @@ load_config(const struct options *o, struct ceems_config *config)
 
 /* The records of jobs, series or explain from the spool. */
 static int
-spool_records(const struct ceems_config *config, uint32_t only_uid,
+spool_records(const struct ceems_config *config, const struct sacct_query *q,
 	      struct sacct_records *recs)
 {
 	char err[512];
@@ -383,7 +383,7 @@ spool_records(const struct ceems_config *config, uint32_t only_uid,
 		return 0;
 	if (fd < 0)
 		return fail("%s", err);
-	if (sacct_spool_load(fd, only_uid, recs, &skipped, err, sizeof(err)) < 0) {
+	if (sacct_spool_load(fd, q, recs, &skipped, err, sizeof(err)) < 0) {
 		close(fd);
 		return fail("%s", err);
 	}
@@ -690,7 +690,7 @@ main(int argc, char **argv)
 			snprintf(o.q.users[0], sizeof(o.q.users[0]), "%s", self);
 			o.q.nusers = 1;
 		}
-		if (spool_records(&config, o.q.only_uid, &recs) != 0)
+		if (spool_records(&config, &o.q, &recs) != 0)
 			return 1;
 		if (records_mode)
 			r = select_records(&recs, &o.q);

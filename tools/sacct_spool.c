@@ -196,9 +196,41 @@ read_record(int dirfd, const char *name, char *buf, size_t size,
 	return 0;
 }
 
+/* What can be decided from one record alone: its identity (cluster,
+ * job id, start) and owner are the same in every node record of a job,
+ * so a record they rule out cannot change a job that is listed.  This
+ * keeps memory to the window's jobs, not the whole spool's. */
+static bool
+may_select(const struct sacct_query *q, const struct ceems_job_record *r)
+{
+	size_t i;
+	bool hit;
+
+	if (q->only_uid != UINT32_MAX && r->meta.uid != q->only_uid)
+		return false;
+	if (r->meta.start_time >= (int64_t)q->end)
+		return false;
+	if (q->nclusters > 0) {
+		for (i = 0, hit = false; i < q->nclusters; i++)
+			hit = hit || strcmp(q->clusters[i], r->meta.cluster) == 0;
+		if (!hit)
+			return false;
+	}
+	if (q->njobs > 0) {
+		for (i = 0, hit = false; i < q->njobs; i++)
+			hit = hit || q->jobs[i].jobid == r->meta.jobid ||
+				(r->meta.array_job_id != CEEMS_UNKNOWN_U32 &&
+				 q->jobs[i].jobid == r->meta.array_job_id);
+		if (!hit)
+			return false;
+	}
+	return true;
+}
+
 int
-sacct_spool_load(int dirfd, uint32_t only_uid, struct sacct_records *recs,
-		 size_t *skipped, char *err, size_t err_size)
+sacct_spool_load(int dirfd, const struct sacct_query *q,
+		 struct sacct_records *recs, size_t *skipped, char *err,
+		 size_t err_size)
 {
 	struct ceems_job_record *r, tmp;
 	struct sacct_series *s, ts;
@@ -234,7 +266,7 @@ sacct_spool_load(int dirfd, uint32_t only_uid, struct sacct_records *recs,
 			(*skipped)++;
 			continue;
 		}
-		if (only_uid != UINT32_MAX && tmp.meta.uid != only_uid) {
+		if (!may_select(q, &tmp)) {
 			free(ts.rows);
 			continue;
 		}

@@ -16,12 +16,14 @@
  * empty spool), or another -errno with ERR filled. */
 int sacct_spool_open(const char *dir, char *err, size_t err_size);
 
-/* Read every record of the spool at DIRFD whose owner is ONLY_UID (every
- * record with UINT32_MAX) into RECS, sorted, with its optional "series"
+/* Read the records of the spool at DIRFD that Q may select (owned by
+ * Q->only_uid unless UINT32_MAX; of its clusters and jobs, started before
+ * its window's end) into RECS, sorted, each with its optional "series"
  * member.  Files that cannot be read or decoded are skipped and counted
  * in *SKIPPED.  Returns 0 or -errno with ERR. */
-int sacct_spool_load(int dirfd, uint32_t only_uid, struct sacct_records *recs,
-		     size_t *skipped, char *err, size_t err_size);
+int sacct_spool_load(int dirfd, const struct sacct_query *q,
+		     struct sacct_records *recs, size_t *skipped, char *err,
+		     size_t err_size);
 
 /* Parse a record's "series" member (its JSON text, LEN bytes) into S.
  * Pure: for the tests and the fuzz target.  0 or -1 with ERR. */
