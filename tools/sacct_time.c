@@ -210,8 +210,6 @@ sacct_time_parse(const char *text, time_t now, time_t *out, char *err,
 	if (len >= 5 && text[2] == ':') {
 		if (!clock_time(&p, true, &h, &m, &s) || *p != '\0')
 			return fail(err, err_size, "malformed time '%s': expected HH:MM[:SS][AM|PM]", text);
-		if (!day_start(now, 0, &t))
-			return fail(err, err_size, "time '%s': no local time", text);
 		mon = tm_now.tm_mon + 1;
 		mday = tm_now.tm_mday;
 		goto make;

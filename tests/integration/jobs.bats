@@ -153,7 +153,11 @@ setup() {
 	[ "$(state_of "$BURNER_ID")" = COMPLETED ]
 	[ "$(state_of "$SLEEPER_ID")" = COMPLETED ]
 	[ "$(state_of "$EXIT_ID")" = FAILED ]
-	[ "$(field_of "$EXIT_ID" 5)" = 3:0 ]
+	# ExitCode is the record's exit status and signal, code:signal.
+	r=$(record_of "$EXIT_ID")
+	want=$(jq -r '"\(.job.exit_code // "")\(if .job.exit_code then ":\(.job.exit_signal // 0)" else "" end)"' "$r")
+	echo "# exit3's ExitCode $(field_of "$EXIT_ID" 5), record $want" >&3
+	[ "$(field_of "$EXIT_ID" 5)" = "$want" ]
 	[ "$(state_of "$CANCEL_ID")" = CANCELLED ]
 	[ "$(state_of "$TIMEOUT_ID")" = TIMEOUT ]
 	[ "$(field_of "$NAME_ID" 2)" = 'my "odd" job name' ]
