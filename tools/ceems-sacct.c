@@ -323,7 +323,7 @@ parse_args(int argc, char **argv, struct options *o)
 }
 
 /* The group privilege of a setgid installation: dropped at once, taken
- * back only to open the spool directory, then given up for good. */
+ * back only to read the spool, then given up for good. */
 static gid_t spool_gid;
 static bool setgid_run;
 
@@ -374,18 +374,22 @@ spool_records(const struct ceems_config *config, const struct sacct_query *q,
 	size_t skipped;
 	int fd;
 
+	/* The group is held only while the spool's files are read: names
+	 * from the directory itself, opened relative to it without
+	 * following symlinks; records not the caller's are dropped as they
+	 * are decoded.  Nothing else runs with it. */
 	if (setgid_run && setegid(spool_gid) < 0)
 		return fail("cannot take the spool's group: %s", strerror(errno));
 	fd = sacct_spool_open(config->spool_dir, err, sizeof(err));
+	if (fd >= 0 && sacct_spool_load(fd, q, recs, &skipped, err, sizeof(err)) < 0) {
+		close(fd);
+		fd = -EIO;
+	}
 	privilege_drop();
 	if (fd == -ENOENT)
 		return 0;
 	if (fd < 0)
 		return fail("%s", err);
-	if (sacct_spool_load(fd, q, recs, &skipped, err, sizeof(err)) < 0) {
-		close(fd);
-		return fail("%s", err);
-	}
 	close(fd);
 	if (skipped > 0)
 		fprintf(stderr, PROG ": warning: %zu file%s of the spool %s could not be read\n",

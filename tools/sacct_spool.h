@@ -1,9 +1,10 @@
 /* sacct_spool.h - ceems-sacct's backend when no database is configured:
  * the job records of the spool directory (lib/spool.h), read through a
- * directory descriptor opened once.  That lets an installation make
- * ceems-sacct setgid to the group owning the spool: the directory is
- * opened with the group, the group is dropped for good, and only then
- * are records read and filtered by the caller's uid (doc/install.md). */
+ * directory descriptor, every file opened relative to it by the name the
+ * directory lists, without following symlinks.  An installation may make
+ * ceems-sacct setgid to the group owning the spool: the group is held
+ * only while this reads the spool, and records not the caller's are
+ * dropped as they are decoded (doc/install.md). */
 #ifndef CEEMS_SACCT_SPOOL_H
 #define CEEMS_SACCT_SPOOL_H
 
