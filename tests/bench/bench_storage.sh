@@ -10,6 +10,10 @@
 #      BENCH_REPEAT times as that user (a LOGIN role in ceems_reader, so
 #      row-level security applies), and its median and maximum reported,
 #      with its EXPLAIN (ANALYZE).  Target: <= 50 ms.
+#   3. sacct (after 1, on its data): `ceems-sacct -u USER -S 2023-06-01
+#      -E 2023-07-01` end to end (process start, configuration,
+#      connection, both queries, formatting) as that user, BENCH_REPEAT
+#      times; median and maximum.  Target (issue 6): <= 100 ms.
 #   2. ingest: BENCH_RECORDS records are spooled by libceems and stored
 #      by the node agent's replay (tests/bench/bench_ingest), one record
 #      per statement and in batches (ceems.upsert_job_records), as
@@ -22,7 +26,8 @@
 # Usage (as root, from a configured build directory):
 #   make bench-storage
 # or
-#   CEEMS_TOP_BUILDDIR=$PWD bash ../../tests/bench/bench_storage.sh [query|ingest|all]
+#   CEEMS_TOP_BUILDDIR=$PWD bash ../../tests/bench/bench_storage.sh [query|sacct|ingest|all]
+# (sacct loads the query's data first, then times ceems-sacct too)
 # Environment: BENCH_JOBS (default 10000000), BENCH_USERS (2000),
 # BENCH_REPEAT (20), BENCH_RECORDS (20000), BENCH_BATCH (200),
 # BENCH_FSYNC (off|on, default on), CEEMS_TEST_PGPORT, TMPDIR.
@@ -151,6 +156,7 @@ EOF
 		 OFFSET (SELECT count(*) / 2 FROM m) LIMIT 1)
 		UNION ALL (SELECT user_name FROM m ORDER BY n DESC, user_name LIMIT 1)"); do
 		sql -c "CREATE ROLE $user LOGIN IN ROLE ceems_reader"
+		echo "$user" >>"$pg/bench_users"
 		# What ceems-sacct asks: the caller's jobs started in the
 		# month, with the listing's columns.  current_user is compared
 		# in the column's collation, or the index cannot serve it
@@ -187,6 +193,30 @@ bench_one() {
 	sql -U "$user" -c "EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, SUMMARY ON) $q" | sed 's/^/    /'
 }
 
+# ceems-sacct end to end, as each user bench_query chose: the whole
+# process, timed from outside.
+bench_sacct() {
+	local sacct=$builddir/tools/ceems-sacct user conf i t0 t1 rows
+	if [ ! -x "$sacct" ]; then
+		echo "bench_storage: no $sacct" >&2
+		return 1
+	fi
+	for user in $(cat "$pg/bench_users"); do
+		conf=$pg/sacct-$user.conf
+		printf 'cluster = bench\nspool_dir = %s/none\ndatabase = host=%s port=%s dbname=ceems user=%s\n' \
+			"$pg" "$pg" "$PGPORT" "$user" >"$conf"
+		rows=$(TZ=UTC "$sacct" -c "$conf" -u "$user" -S 2023-06-01 -E 2023-07-01 -P -n | wc -l)
+		for i in $(seq "$repeat"); do
+			t0=$(date +%s%N)
+			TZ=UTC "$sacct" -c "$conf" -u "$user" -S 2023-06-01 -E 2023-07-01 >/dev/null
+			t1=$(date +%s%N)
+			echo $(( (t1 - t0) / 1000 ))
+		done | sort -n | awk -v u="$user" -v r="$rows" \
+			'{ t[NR] = $1 / 1000 } END { printf "sacct %s: %d rows, %d runs: median %.1f ms, max %.1f ms\n",
+			  u, r, NR, (NR % 2 ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2), t[NR] }'
+	done
+}
+
 bench_ingest() {
 	if [ ! -x "$ingest" ]; then
 		echo "bench_storage: no $ingest (make tests/bench/bench_ingest)" >&2
@@ -210,7 +240,8 @@ bench_ingest() {
 
 case $what in
 	query) bench_query ;;
+	sacct) bench_query; bench_sacct ;;
 	ingest) bench_ingest ;;
-	all) bench_ingest; bench_query ;;
-	*) echo "usage: bench_storage.sh [query|ingest|all]" >&2; exit 2 ;;
+	all) bench_ingest; bench_query; bench_sacct ;;
+	*) echo "usage: bench_storage.sh [query|sacct|ingest|all]" >&2; exit 2 ;;
 esac

@@ -44,4 +44,8 @@ const char *fuzz_check_energy(const char *data, size_t len);
  * ceems_agent_reply_decode. */
 const char *fuzz_check_agent_proto(const char *data, size_t len);
 
+/* ceems-sacct's sacct_time_parse, sacct_format_parse, sacct_jobsel_parse
+ * and sacct_series_parse (all LEN bytes); tests/fuzz/checks_sacct.c. */
+const char *fuzz_check_sacct(const char *data, size_t len);
+
 #endif

@@ -160,6 +160,54 @@ setup() {
 	[ "$(jq -r '.job.qos // ""' "$r")" != forged ]
 }
 
+@test "ceems-sacct -S today lists the jobs with their states and values; its -P output parses back" {
+	read -r TIMEOUT_ID BURNER_ID SLEEPER_ID MEM_ID STEPS_ID EXIT_ID CANCEL_ID NAME_ID <"$CEEMS_DIR/ids"
+	sacct_bin=$CEEMS_TOP_BUILDDIR/tools/ceems-sacct
+	# The table: every job of the list, root seeing every user's.
+	run "$sacct_bin" -c "$CEEMS_DIR/ceems.conf" -S today
+	echo "$output"
+	[ "$status" -eq 0 ]
+	for id in $(cat "$CEEMS_DIR/ids"); do
+		grep -q "^$id " <<<"$output"
+	done
+	grep -q "^$STEPS_ID.batch " <<<"$output"
+	# -P parses back: one line per job, every line 9 fields.
+	fields=JobID,JobName,User,State,ExitCode,CPUEff,ConsumedEnergyRaw,MaxRSS,Quality
+	run "$sacct_bin" -c "$CEEMS_DIR/ceems.conf" -S today -X -P -n -o "$fields"
+	[ "$status" -eq 0 ]
+	echo "$output" | awk -F'|' 'NF != 9 { print "bad line: " $0; exit 1 }'
+	state_of() { awk -F'|' -v id="$1" '$1 == id { print $4 }' <<<"$output"; }
+	field_of() { awk -F'|' -v id="$1" -v f="$2" '$1 == id { print $f }' <<<"$output"; }
+	[ "$(state_of "$BURNER_ID")" = COMPLETED ]
+	[ "$(state_of "$SLEEPER_ID")" = COMPLETED ]
+	[ "$(state_of "$EXIT_ID")" = FAILED ]
+	# ExitCode is the record's exit status and signal, code:signal.
+	r=$(record_of "$EXIT_ID")
+	want=$(jq -r '"\(.job.exit_code // "")\(if .job.exit_code then ":\(.job.exit_signal // 0)" else "" end)"' "$r")
+	echo "# exit3's ExitCode $(field_of "$EXIT_ID" 5), record $want" >&3
+	[ "$(field_of "$EXIT_ID" 5)" = "$want" ]
+	[ "$(state_of "$CANCEL_ID")" = CANCELLED ]
+	[ "$(state_of "$TIMEOUT_ID")" = TIMEOUT ]
+	[ "$(field_of "$NAME_ID" 2)" = 'my "odd" job name' ]
+	[ "$(field_of "$NAME_ID" 3)" = root ]
+	[ "$(field_of "$BURNER_ID" 3)" = nobody ]
+	# The values are the records': energy in joules, memory in K.
+	for id in "$BURNER_ID" "$SLEEPER_ID" "$MEM_ID"; do
+		r=$(record_of "$id")
+		want=$(jq '[.measurements.ledger[] | objects | .joules // empty] | add' "$r")
+		got=$(field_of "$id" 7)
+		echo "# job $id: ConsumedEnergyRaw $got, record $want J" >&3
+		check "$got - $want <= 1 && $want - $got <= 1"
+	done
+	eff=$(field_of "$BURNER_ID" 6)
+	check "${eff%\%} >= 90"
+	rss=$(field_of "$MEM_ID" 8)
+	check "${rss%K} >= 500 * 1024"
+	# The steps job lists its steps without -X.
+	run "$sacct_bin" -c "$CEEMS_DIR/ceems.conf" -j "$STEPS_ID" -P -n -o JobID
+	[ "$(LC_ALL=C sort <<<"$output" | tr '\n' ' ')" = "$STEPS_ID $STEPS_ID.0 $STEPS_ID.1 $STEPS_ID.batch $STEPS_ID.extern " ]
+}
+
 @test "the ledger balances: jobs + system + idle = what the node's counters moved" {
 	run agent_status
 	[ "$status" -eq 0 ]

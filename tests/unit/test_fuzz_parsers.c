@@ -232,6 +232,20 @@ static const struct edge agent_proto_edges[] = {
 	     "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"),
 };
 
+static const char *const sacct_seeds[] = { "sacct/spool:*.json", NULL };
+static const struct edge sacct_edges[] = {
+	EDGE("2025-03-01T08:15:30"), EDGE("03/01/24-08:15"), EDGE("0301"),
+	EDGE("030124-23:59:59"), EDGE("12:30pm"), EDGE("now-7days"),
+	EDGE("now+100000000w"), EDGE("now-99999999999999999999"), EDGE("fika"),
+	EDGE("2025-02-29"), EDGE("9999-12-31T23:59:59"), EDGE("1969-12-31"),
+	EDGE("JobID,JobName%30,State"), EDGE("JobID%"), EDGE("JobID%-1"),
+	EDGE("JobID%99999999999999999999"), EDGE(",,,,"), EDGE("%5"),
+	EDGE("123.batch"), EDGE("4294967294.0"), EDGE("4294967295"),
+	EDGE("{\"resolution_s\":10,\"columns\":[\"t\"],\"rows\":[[1],[null]]}"),
+	EDGE("{\"resolution_s\":10,\"columns\":[\"t\",\"x\"],\"rows\":[[1,1e999]]}"),
+	EDGE("{\"resolution_s\":0,\"columns\":[],\"rows\":[]}"),
+};
+
 #define NELEMS(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct family families[] = {
@@ -248,6 +262,8 @@ static const struct family families[] = {
 	  NELEMS(energy_edges) },
 	{ "agent_proto", fuzz_check_agent_proto, agent_proto_seeds,
 	  agent_proto_edges, NELEMS(agent_proto_edges) },
+	{ "sacct", fuzz_check_sacct, sacct_seeds, sacct_edges,
+	  NELEMS(sacct_edges) },
 };
 
 /* ---- Random numbers: splitmix64, the same sequence everywhere ---- */

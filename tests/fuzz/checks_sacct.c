@@ -1,0 +1,79 @@
+/* checks_sacct.c - the contract of ceems-sacct's parsers of outside
+ * input (tools/sacct_*.h), as a fuzz check: the -S/-E time forms, the
+ * --format list, the -j job ids and a record's "series" member.  Shared
+ * by tests/fuzz/fuzz_sacct.c and tests/unit/test_fuzz_parsers.c like
+ * the checks of checks.c. */
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checks.h"
+#include "sacct_fields.h"
+#include "sacct_query.h"
+#include "sacct_spool.h"
+#include "sacct_time.h"
+
+#define FUZZ_NOW 1741789845
+
+static int
+terminated(const char *s, size_t size)
+{
+	return memchr(s, '\0', size) != NULL;
+}
+
+const char *
+fuzz_check_sacct(const char *data, size_t len)
+{
+	struct sacct_column cols[SACCT_MAX_COLUMNS];
+	struct sacct_jobsel sel;
+	struct sacct_series s;
+	char err[256], small[16];
+	time_t t = 12345;
+	size_t n = 0, i;
+	int ret;
+
+	memset(err, 'x', sizeof(err));
+	ret = sacct_time_parse(data, FUZZ_NOW, &t, err, sizeof(err));
+	if (ret != 0 && ret != -1)
+		return "sacct_time_parse: returned neither 0 nor -1";
+	if (ret < 0 && (t != 12345 || !terminated(err, sizeof(err)) || err[0] == '\0'))
+		return "sacct_time_parse: changed the time or gave no message on error";
+	if (ret == 0 && (t < -(time_t)1e15 || t > (time_t)1e15))
+		return "sacct_time_parse: a time out of any sane range";
+	memset(small, 'x', sizeof(small));
+	if (ret < 0 && (sacct_time_parse(data, FUZZ_NOW, &t, small, 8) != -1 ||
+			!terminated(small, 8) || small[8] != 'x'))
+		return "sacct_time_parse: overran a short message buffer";
+
+	ret = sacct_format_parse(data, cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err));
+	if (ret != 0 && ret != -1)
+		return "sacct_format_parse: returned neither 0 nor -1";
+	if (ret < 0 && (n != 0 || !terminated(err, sizeof(err))))
+		return "sacct_format_parse: changed the columns or no message on error";
+	for (i = 0; ret == 0 && i < n; i++)
+		if (cols[i].field == NULL || cols[i].width < 0 || cols[i].width > 1000)
+			return "sacct_format_parse: a column without a field or a bad width";
+	if (ret == 0 && (n == 0 || n > SACCT_MAX_COLUMNS))
+		return "sacct_format_parse: accepted no columns or too many";
+
+	ret = sacct_jobsel_parse(data, &sel);
+	if (ret != 0 && ret != -1)
+		return "sacct_jobsel_parse: returned neither 0 nor -1";
+	if (ret == 0 && (sel.jobid == 0 || sel.jobid == UINT32_MAX ||
+			 !terminated(sel.step, sizeof(sel.step))))
+		return "sacct_jobsel_parse: a bad job id or step accepted";
+
+	ret = sacct_series_parse(data, len, &s, err, sizeof(err));
+	if (ret != 0 && ret != -1)
+		return "sacct_series_parse: returned neither 0 nor -1";
+	if (ret < 0 && (s.rows != NULL || s.present))
+		return "sacct_series_parse: left rows behind on error";
+	for (i = 0; ret == 0 && i < s.nrows; i++)
+		if (!isfinite(s.rows[i][SACCT_S_T]))
+			return "sacct_series_parse: a row without a time";
+	free(s.rows);
+	return NULL;
+}

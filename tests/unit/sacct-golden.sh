@@ -1,0 +1,102 @@
+#!/bin/sh
+# sacct-golden.sh - ceems-sacct's output in every mode against golden
+# files, on the fixed dataset of tests/fixtures/sacct/spool (made by
+# make-spool.sh).  Each golden file holds stdout, then stderr and the
+# exit status, so errors are held to their one line and status too.
+# TAP on stdout; `make check` runs it.  With --update it rewrites the
+# goldens instead (check the diff before committing).
+#
+# The environment is fixed: TZ=UTC, C.UTF-8 locale, COLUMNS unset
+# unless a case sets it; CEEMS_SACCT_ALL_RECORDS=1 shows every record
+# as for root (the tool is not setgid here).
+#
+# tests/integration/sacct.bats runs the same cases against PostgreSQL
+# loaded with the same records: SACCT_GOLDEN_CONF names its
+# configuration, SACCT_GOLDEN_SKIP the cases (blank-separated) it leaves
+# out.
+set -u
+top_src=${CEEMS_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+top_build=${CEEMS_TOP_BUILDDIR:-$PWD}
+fixtures=${CEEMS_FIXTURES:-$top_src/tests/fixtures}
+sacct=$top_build/tools/ceems-sacct
+golden=$fixtures/sacct/golden
+update=no
+[ "${1:-}" = --update ] && update=yes
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/sacct-golden.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+printf 'spool_dir = %s\ncluster = c1\n' "$fixtures/sacct/spool" >"$tmp/ceems.conf"
+conf=${SACCT_GOLDEN_CONF:-$tmp/ceems.conf}
+skip=" ${SACCT_GOLDEN_SKIP:-} "
+export TZ=UTC LC_ALL=C.UTF-8 CEEMS_SACCT_ALL_RECORDS=1
+unset COLUMNS LANG LANGUAGE
+
+n=0
+failed=0
+# case NAME [VAR=VALUE...] -- ARGS...
+case_() {
+    name=$1
+    shift
+    envs=""
+    while [ "$1" != -- ]; do envs="$envs $1"; shift; done
+    shift
+    n=$((n + 1))
+    case $skip in *" $name "*) echo "ok $n - $name # SKIP"; return ;; esac
+    # shellcheck disable=SC2086 # envs are VAR=VALUE words
+    env $envs "$sacct" -c "$conf" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    { cat "$tmp/out"; echo "--- stderr"; cat "$tmp/err"; echo "--- rc=$rc"; } >"$tmp/got"
+    if [ $update = yes ]; then
+        cp "$tmp/got" "$golden/$name.out"
+        echo "ok $n - $name (updated)"
+    elif cmp -s "$tmp/got" "$golden/$name.out"; then
+        echo "ok $n - $name"
+    else
+        echo "not ok $n - $name"
+        diff -u "$golden/$name.out" "$tmp/got" | sed 's/^/# /'
+        failed=$((failed + 1))
+    fi
+}
+
+W="-S 2025-03-01 -E 2025-04-01"
+# shellcheck disable=SC2086 # $W is two options
+{
+case_ table-ascii -- $W
+case_ table-box -- $W --table=box
+case_ table-narrow COLUMNS=72 -- $W --table=ascii
+case_ table-all-fields -- $W -X -o JobID,JobIDRaw,JobName,User,UID,Account,Partition,QOS,Cluster,State,ExitCode,Submit,Start,End,Elapsed,ElapsedRaw,Timelimit,AllocCPUS,AllocGPUS,NNodes,NodeList,ReqMem,MaxRSS,TotalCPU,CPUTime,CPUTimeRAW,ConsumedEnergy,ConsumedEnergyRaw
+case_ table-widths -- $W -X -o JobID%6,JobName%5,State%4,Energy%12
+case_ parsable -- $W -p -o JobID,JobName,State,ExitCode,Elapsed,TotalCPU,ReqMem,MaxRSS,ConsumedEnergy
+case_ parsable2 -- $W -P -o JobID,User,CPUEff,MemEff,GPUUtil,GPUMemEff,EnergyCPU,EnergyDRAM,EnergyGPU,EnergyOther,Energy,CO2e,CIFactor,PUE,Quality
+case_ delimiter -- $W -P -n --delimiter=';' -X
+case_ noheader -- $W -n -X --table=ascii
+case_ csv -- $W --csv -X -o JobID,JobName,State,Energy,CO2e
+case_ json -- --json -j 1001
+case_ json-window -- $W --json -u bob
+case_ summary -- $W -X --summary
+case_ summary-account -- $W -X -P --summary=account
+case_ series -- --series 1007
+case_ explain -- --explain 1001
+case_ explain-multinode -- --explain 1003
+case_ helpformat -- -e
+case_ steps -- -j 1001.batch,1003 -o JobID,JobName,Elapsed,TotalCPU,MaxRSS,ConsumedEnergy
+case_ states -- $W -X -s TO,oom -o JobID,State
+case_ user -- $W -u bob -o JobID,User,State
+case_ account -- $W -A physics -o JobID,Account
+case_ partition -- $W -r gpu -X -o JobID,Partition
+case_ allclusters -- $W -L -X -o JobID,Cluster
+case_ cluster -- $W -M c2 -X -o JobID,Cluster
+case_ jobs-window -- -j 1005 -X -o JobID,Start
+case_ window-empty -- -S 2025-01-01 -E 2025-01-31 -X
+case_ err-field -- -o JobID,Bogus
+case_ err-width -- -o JobID%0
+case_ err-time -- -S 2025-13-01
+case_ err-user -- $W -u nosuchuser
+case_ err-series -- --series 1001
+case_ err-explain -- --explain 9999
+case_ err-option -- --bogus
+case_ err-state -- -s DONE
+case_ err-jobid -- -j 12x
+}
+echo "1..$n"
+[ $failed -eq 0 ]

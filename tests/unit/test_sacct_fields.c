@@ -1,0 +1,230 @@
+/* test_sacct_fields.c - ceems-sacct's fields and output: the --format
+ * parser (%N widths, unknown fields, bad widths), sacct's units
+ * (Elapsed, TotalCPU, ReqMem, MaxRSS, ConsumedEnergy), empty cells for
+ * what was not measured, the table's fitting and truncation, the
+ * parsable and CSV modes, and the state and job id parsers. */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../tap.h"
+#include "sacct_fields.h"
+#include "sacct_output.h"
+#include "sacct_query.h"
+
+static char buf[SACCT_CELL_MAX];
+
+static const char *
+cell(const char *field, const struct sacct_row *row)
+{
+	const struct sacct_field *f = sacct_field_find(field);
+
+	buf[0] = '\0';
+	if (f == NULL)
+		return "(no such field)";
+	f->format(row, buf, sizeof(buf));
+	return buf;
+}
+
+/* Print ROWS with FORMAT and OPTS into a string (caller frees). */
+static char *
+render(const char *format, const struct sacct_rows *rows,
+       const struct sacct_output_opts *o)
+{
+	struct sacct_column cols[SACCT_MAX_COLUMNS];
+	size_t n = 0, len = 0;
+	char err[128], *text = NULL;
+	FILE *f = open_memstream(&text, &len);
+
+	if (f == NULL || sacct_format_parse(format, cols, SACCT_MAX_COLUMNS,
+					    &n, err, sizeof(err)) < 0)
+		return strdup("(error)");
+	sacct_output_rows(f, cols, n, rows, o);
+	fclose(f);
+	return text;
+}
+
+int
+main(void)
+{
+	struct sacct_column cols[SACCT_MAX_COLUMNS];
+	struct sacct_output_opts o = { 0 };
+	struct sacct_rows rows = { 0 };
+	struct sacct_row *r;
+	struct sacct_jobsel sel;
+	char err[256], state[32], *text;
+	size_t n = 0;
+
+	setenv("TZ", "UTC", 1);
+
+	/* --format */
+	ok(sacct_format_parse("JobID,jobname%30,State", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == 0,
+	   "a format list parses");
+	is_int(n, 3, "three columns");
+	is_str(cols[1].field->name, "JobName", "field names are case-insensitive");
+	is_int(cols[1].width, 30, "%30 sets the width");
+	is_int(cols[0].width, 0, "no %N: fitted");
+	ok(sacct_format_parse("Energy,CO2e", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == 0 && n == 5,
+	   "a second -o adds columns");
+	ok(sacct_format_parse("JobID,Bogus", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == -1 && n == 5,
+	   "an unknown field is refused, the columns unchanged");
+	ok(strstr(err, "unknown field 'Bogus'") != NULL, "the error names it: %s", err);
+	ok(sacct_format_parse("JobID%0", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == -1, "%%0 is refused");
+	ok(sacct_format_parse("JobID%x", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == -1, "%%x is refused");
+	ok(sacct_format_parse("JobID%5x", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == -1, "%%5x is refused");
+	ok(sacct_format_parse("JobID%1001", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == -1, "%%1001 is refused");
+	ok(sacct_format_parse(",,", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == -1, "an empty list is refused");
+	n = 0;
+	ok(sacct_format_parse(SACCT_DEFAULT_FORMAT, cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == 0,
+	   "the default format parses");
+
+	/* sacct's units */
+	sacct_fmt_elapsed(0, buf, sizeof(buf));
+	is_str(buf, "00:00:00", "Elapsed 0");
+	sacct_fmt_elapsed(3723.4, buf, sizeof(buf));
+	is_str(buf, "01:02:03", "Elapsed 1 h 2 min 3 s");
+	sacct_fmt_elapsed(2 * 86400 + 3600 + 1, buf, sizeof(buf));
+	is_str(buf, "2-01:00:01", "Elapsed over a day");
+	sacct_fmt_elapsed(NAN, buf, sizeof(buf));
+	is_str(buf, "", "Elapsed unknown: empty");
+	sacct_fmt_cpu(61.5, buf, sizeof(buf));
+	is_str(buf, "01:01.500", "TotalCPU under an hour: MM:SS.mmm");
+	sacct_fmt_cpu(90061, buf, sizeof(buf));
+	is_str(buf, "1-01:01:01", "TotalCPU over a day");
+	sacct_fmt_suffix(950, 1000, buf, sizeof(buf));
+	is_str(buf, "950", "energy under 1000 J: no suffix");
+	sacct_fmt_suffix(1780, 1000, buf, sizeof(buf));
+	is_str(buf, "1.78K", "1780 J is 1.78K");
+	sacct_fmt_suffix(612000, 1000, buf, sizeof(buf));
+	is_str(buf, "612K", "612000 J is 612K");
+	sacct_fmt_suffix(1050000, 1000, buf, sizeof(buf));
+	is_str(buf, "1.05M", "1050000 J is 1.05M");
+	sacct_fmt_suffix(0, 1000, buf, sizeof(buf));
+	is_str(buf, "0", "a measured 0 J shows 0");
+	sacct_fmt_suffix(NAN, 1000, buf, sizeof(buf));
+	is_str(buf, "", "unmeasured energy: empty");
+	sacct_fmt_reqmem(34359738368.0, buf, sizeof(buf));
+	is_str(buf, "32G", "ReqMem 32 GiB");
+	sacct_fmt_reqmem(4000.0 * 1048576, buf, sizeof(buf));
+	is_str(buf, "4000M", "ReqMem 4000 MiB");
+	sacct_fmt_reqmem(2.0 * 1099511627776.0, buf, sizeof(buf));
+	is_str(buf, "2T", "ReqMem 2 TiB");
+	sacct_fmt_reqmem(1536.0 * 1024 + 512, buf, sizeof(buf));
+	is_str(buf, "1537K", "ReqMem not a whole MiB: K");
+	sacct_fmt_rss(3650722201.0, buf, sizeof(buf));
+	is_str(buf, "3565159K", "MaxRSS in K, as sacct");
+	sacct_fmt_sig3(0.000494, buf, sizeof(buf));
+	is_str(buf, "0.000494", "three significant digits, small");
+	sacct_fmt_sig3(1.2345, buf, sizeof(buf));
+	is_str(buf, "1.23", "three significant digits");
+	sacct_fmt_sig3(12345.6, buf, sizeof(buf));
+	is_str(buf, "12346", "large: whole");
+	sacct_fmt_pct(0.375, buf, sizeof(buf));
+	is_str(buf, "37.5%", "a percentage");
+
+	/* Rows: empty cells for unknowns, known zeros shown. */
+	r = sacct_rows_add(&rows);
+	r->jobid = 42;
+	snprintf(r->name, sizeof(r->name), "a,b \"c\"");
+	snprintf(r->state, sizeof(r->state), "COMPLETED");
+	r->alloc_cpus = 4;
+	r->elapsed_s = 100;
+	r->cpu_s = 200;
+	r->cpu_eff = 0.5;
+	r->exit_code = 0;
+	is_str(cell("JobID", r), "42", "JobID");
+	is_str(cell("ExitCode", r), "0:0", "ExitCode");
+	is_str(cell("CPUTime", r), "00:06:40", "CPUTime = Elapsed x AllocCPUS");
+	is_str(cell("CPUEff", r), "50.0%", "CPUEff");
+	is_str(cell("Energy", r), "", "Energy unmeasured: empty");
+	is_str(cell("EnergyGPU", r), "", "EnergyGPU unmeasured: empty");
+	is_str(cell("MemEff", r), "", "MemEff unknown: empty");
+	is_str(cell("Quality", r), "", "Quality unknown: empty");
+	is_str(cell("ReqMem", r), "", "ReqMem unknown: empty");
+	is_str(cell("Timelimit", r), "", "Timelimit unknown: empty");
+	r->total_j = 0;
+	r->package_j = 0;
+	is_str(cell("ConsumedEnergy", r), "0", "a measured 0 J is 0");
+	is_str(cell("EnergyCPU", r), "0", "a measured 0 J (CPU) is 0");
+	r->array_job_id = 40;
+	r->array_task_id = 2;
+	snprintf(r->step, sizeof(r->step), "batch");
+	is_str(cell("JobID", r), "40_2.batch", "an array task's step");
+	is_str(cell("JobIDRaw", r), "42.batch", "JobIDRaw");
+	r->step[0] = '\0';
+	r->array_job_id = UINT32_MAX;
+
+	r = sacct_rows_add(&rows);
+	r->jobid = 43;
+	snprintf(r->name, sizeof(r->name), "a-very-long-job-name-indeed");
+	snprintf(r->state, sizeof(r->state), "FAILED");
+
+	/* Output modes. */
+	o.mode = SACCT_PARSABLE;
+	text = render("JobID,JobName", &rows, &o);
+	is_str(text, "JobID|JobName|\n42|a,b \"c\"|\n43|a-very-long-job-name-indeed|\n", "-p: a delimiter after every field");
+	free(text);
+	o.mode = SACCT_PARSABLE2;
+	o.delimiter = ";";
+	o.noheader = true;
+	text = render("JobID,JobName", &rows, &o);
+	is_str(text, "42;a,b \"c\"\n43;a-very-long-job-name-indeed\n", "-P -n --delimiter=';'");
+	free(text);
+	o.mode = SACCT_CSV;
+	o.noheader = false;
+	text = render("JobID,JobName", &rows, &o);
+	is_str(text, "JobID,JobName\n42,\"a,b \"\"c\"\"\"\n43,a-very-long-job-name-indeed\n", "CSV quotes as RFC 4180");
+	free(text);
+	o.mode = SACCT_TABLE;
+	o.style = SACCT_STYLE_ASCII;
+	text = render("JobID,JobName%10,State", &rows, &o);
+	is_str(text,
+	       "JobID JobName    State\n"
+	       "----- ---------- ---------\n"
+	       "42    a,b \"c\"    COMPLETED\n"
+	       "43    a-very-lo+ FAILED\n",
+	       "%10 cuts a longer value with '+', like sacct");
+	free(text);
+	o.width = 30;
+	text = render("JobID,JobName,State", &rows, &o);
+	is_str(text,
+	       "JobID JobName        State\n"
+	       "----- -------------- ---------\n"
+	       "42    a,b \"c\"        COMPLETED\n"
+	       "43    a-very-long-j+ FAILED\n",
+	       "a 30-column terminal narrows the widest column");
+	free(text);
+	o.width = 0;
+	o.style = SACCT_STYLE_BOX;
+	text = render("JobID,State", &rows, &o);
+	is_str(text,
+	       "\xe2\x94\x8c\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\xac"
+	       "\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x90\n"
+	       "\xe2\x94\x82 JobID \xe2\x94\x82 State     \xe2\x94\x82\n"
+	       "\xe2\x94\x9c\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\xbc"
+	       "\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\xa4\n"
+	       "\xe2\x94\x82 42    \xe2\x94\x82 COMPLETED \xe2\x94\x82\n"
+	       "\xe2\x94\x82 43    \xe2\x94\x82 FAILED    \xe2\x94\x82\n"
+	       "\xe2\x94\x94\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\xb4"
+	       "\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x98\n",
+	       "box drawing");
+	free(text);
+	sacct_rows_free(&rows);
+
+	/* -s and -j */
+	ok(sacct_state_parse("cd", state, sizeof(state)) == 0 && strcmp(state, "COMPLETED") == 0, "state CD");
+	ok(sacct_state_parse("oom", state, sizeof(state)) == 0 && strcmp(state, "OUT_OF_MEMORY") == 0, "state OOM");
+	ok(sacct_state_parse("Timeout", state, sizeof(state)) == 0 && strcmp(state, "TIMEOUT") == 0, "state Timeout");
+	ok(sacct_state_parse("DONE", state, sizeof(state)) == -1, "an unknown state is refused");
+	ok(sacct_jobsel_parse("123", &sel) == 0 && sel.jobid == 123 && sel.step[0] == '\0', "job 123");
+	ok(sacct_jobsel_parse("123.batch", &sel) == 0 && sel.jobid == 123 && strcmp(sel.step, "batch") == 0, "step 123.batch");
+	ok(sacct_jobsel_parse("123.0", &sel) == 0 && strcmp(sel.step, "0") == 0, "step 123.0");
+	ok(sacct_jobsel_parse("0", &sel) == -1, "job 0 is refused");
+	ok(sacct_jobsel_parse("123.", &sel) == -1, "an empty step is refused");
+	ok(sacct_jobsel_parse("12x", &sel) == -1, "12x is refused");
+	ok(sacct_jobsel_parse("4294967295", &sel) == -1, "a job id out of range is refused");
+	ok(sacct_jobsel_parse("1.a/b", &sel) == -1, "a step with a slash is refused");
+	return done_testing();
+}

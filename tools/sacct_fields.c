@@ -1,0 +1,513 @@
+/* sacct_fields.c - ceems-sacct's field registry and formatters (see
+ * sacct_fields.h).  sacct's own fields keep sacct's units so that
+ * scripts written for sacct read them unchanged; the new ones say their
+ * unit in the manual (ceems-sacct(1), FIELDS). */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "sacct_fields.h"
+
+static void
+put(char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void
+put(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+}
+
+void
+sacct_fmt_elapsed(double seconds, char *buf, size_t size)
+{
+	long long s;
+
+	if (!isfinite(seconds) || seconds < 0) {
+		put(buf, size, "%s", "");
+		return;
+	}
+	s = llround(seconds);
+	if (s >= 86400)
+		put(buf, size, "%lld-%02lld:%02lld:%02lld", s / 86400,
+		    s % 86400 / 3600, s % 3600 / 60, s % 60);
+	else
+		put(buf, size, "%02lld:%02lld:%02lld", s / 3600, s % 3600 / 60,
+		    s % 60);
+}
+
+void
+sacct_fmt_cpu(double seconds, char *buf, size_t size)
+{
+	long long ms;
+
+	if (!isfinite(seconds) || seconds < 0) {
+		put(buf, size, "%s", "");
+		return;
+	}
+	ms = llround(seconds * 1000.0);
+	if (ms < 3600000LL)
+		put(buf, size, "%02lld:%02lld.%03lld", ms / 60000,
+		    ms % 60000 / 1000, ms % 1000);
+	else
+		sacct_fmt_elapsed((double)(ms / 1000), buf, size);
+}
+
+void
+sacct_fmt_suffix(double value, double step, char *buf, size_t size)
+{
+	static const char units[] = "\0KMGTPE";
+	int u = 0;
+
+	if (!isfinite(value) || value < 0) {
+		put(buf, size, "%s", "");
+		return;
+	}
+	while (value >= step && u < 6) {
+		value /= step;
+		u++;
+	}
+	if (value == floor(value))
+		put(buf, size, "%.0f%.1s", value, &units[u]);
+	else
+		put(buf, size, "%.2f%.1s", value, &units[u]);
+}
+
+void
+sacct_fmt_reqmem(double bytes, char *buf, size_t size)
+{
+	static const struct {
+		double div;
+		char unit;
+	} units[] = {
+		{ 1099511627776.0, 'T' }, { 1073741824.0, 'G' },
+		{ 1048576.0, 'M' },
+	};
+	size_t i;
+
+	if (!isfinite(bytes) || bytes <= 0) {
+		put(buf, size, "%s", "");
+		return;
+	}
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (bytes >= units[i].div &&
+		    fmod(bytes, units[i].div) == 0.0) {
+			put(buf, size, "%.0f%c", bytes / units[i].div,
+			    units[i].unit);
+			return;
+		}
+	}
+	put(buf, size, "%.0fK", ceil(bytes / 1024.0));
+}
+
+void
+sacct_fmt_rss(double bytes, char *buf, size_t size)
+{
+	if (!isfinite(bytes) || bytes < 0)
+		put(buf, size, "%s", "");
+	else
+		put(buf, size, "%.0fK", ceil(bytes / 1024.0));
+}
+
+void
+sacct_fmt_sig3(double value, char *buf, size_t size)
+{
+	int decimals;
+
+	if (!isfinite(value)) {
+		put(buf, size, "%s", "");
+		return;
+	}
+	if (value == 0.0 || fabs(value) >= 100.0)
+		decimals = 0;
+	else
+		decimals = 2 - (int)floor(log10(fabs(value)));
+	if (decimals > 12)
+		decimals = 12;
+	put(buf, size, "%.*f", decimals, value);
+}
+
+void
+sacct_fmt_pct(double fraction, char *buf, size_t size)
+{
+	if (!isfinite(fraction) || fraction < 0)
+		put(buf, size, "%s", "");
+	else
+		put(buf, size, "%.1f%%", fraction * 100.0);
+}
+
+/* ---- the fields ---- */
+
+static void
+fmt_time(int64_t t, char *buf, size_t size)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (t <= 0 || localtime_r(&tt, &tm) == NULL)
+		put(buf, size, "%s", "");
+	else
+		strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
+}
+
+static void
+f_jobid(const struct sacct_row *r, char *buf, size_t size)
+{
+	char step[SACCT_STEP_MAX + 1] = "";
+
+	if (r->step[0] != '\0')
+		put(step, sizeof(step), ".%s", r->step);
+	if (r->array_job_id != UINT32_MAX)
+		put(buf, size, "%u_%u%s", r->array_job_id, r->array_task_id, step);
+	else
+		put(buf, size, "%u%s", r->jobid, step);
+}
+
+static void
+f_jobidraw(const struct sacct_row *r, char *buf, size_t size)
+{
+	put(buf, size, "%u%s%s", r->jobid, r->step[0] ? "." : "", r->step);
+}
+
+#define TEXT_FIELD(fn, member) \
+	static void fn(const struct sacct_row *r, char *buf, size_t size) \
+	{ put(buf, size, "%s", r->member); }
+TEXT_FIELD(f_name, name)
+TEXT_FIELD(f_user, user)
+TEXT_FIELD(f_account, account)
+TEXT_FIELD(f_partition, partition)
+TEXT_FIELD(f_qos, qos)
+TEXT_FIELD(f_cluster, cluster)
+TEXT_FIELD(f_state, state)
+TEXT_FIELD(f_nodes, nodes)
+
+static void
+f_uid(const struct sacct_row *r, char *buf, size_t size)
+{
+	if (r->step[0] != '\0')
+		put(buf, size, "%s", "");
+	else
+		put(buf, size, "%u", r->uid);
+}
+
+static void
+f_exitcode(const struct sacct_row *r, char *buf, size_t size)
+{
+	if (r->exit_code < 0)
+		put(buf, size, "%s", "");
+	else
+		put(buf, size, "%d:%d", r->exit_code, r->exit_signal);
+}
+
+static void
+f_submit(const struct sacct_row *r, char *buf, size_t size)
+{
+	fmt_time(r->submit_time, buf, size);
+}
+
+static void
+f_start(const struct sacct_row *r, char *buf, size_t size)
+{
+	fmt_time(r->start_time, buf, size);
+}
+
+static void
+f_end(const struct sacct_row *r, char *buf, size_t size)
+{
+	fmt_time(r->end_time, buf, size);
+}
+
+static void
+f_elapsed(const struct sacct_row *r, char *buf, size_t size)
+{
+	sacct_fmt_elapsed(r->elapsed_s, buf, size);
+}
+
+static void
+f_elapsedraw(const struct sacct_row *r, char *buf, size_t size)
+{
+	if (!isfinite(r->elapsed_s))
+		put(buf, size, "%s", "");
+	else
+		put(buf, size, "%.0f", r->elapsed_s);
+}
+
+static void
+f_timelimit(const struct sacct_row *r, char *buf, size_t size)
+{
+	if (r->time_limit_min == UINT32_MAX || r->step[0] != '\0')
+		put(buf, size, "%s", "");
+	else
+		sacct_fmt_elapsed(r->time_limit_min * 60.0, buf, size);
+}
+
+static void
+f_alloccpus(const struct sacct_row *r, char *buf, size_t size)
+{
+	if (r->alloc_cpus == 0)
+		put(buf, size, "%s", "");
+	else
+		put(buf, size, "%u", r->alloc_cpus);
+}
+
+static void
+f_allocgpus(const struct sacct_row *r, char *buf, size_t size)
+{
+	if (r->alloc_gpus == 0 || r->step[0] != '\0')
+		put(buf, size, "%s", "");
+	else
+		put(buf, size, "%u", r->alloc_gpus);
+}
+
+static void
+f_nnodes(const struct sacct_row *r, char *buf, size_t size)
+{
+	if (r->nnodes == 0)
+		put(buf, size, "%s", "");
+	else
+		put(buf, size, "%u", r->nnodes);
+}
+
+static void
+f_reqmem(const struct sacct_row *r, char *buf, size_t size)
+{
+	sacct_fmt_reqmem(r->req_mem_bytes > 0 ? (double)r->req_mem_bytes : NAN,
+			 buf, size);
+}
+
+static void
+f_maxrss(const struct sacct_row *r, char *buf, size_t size)
+{
+	sacct_fmt_rss(r->mem_peak_bytes, buf, size);
+}
+
+static void
+f_totalcpu(const struct sacct_row *r, char *buf, size_t size)
+{
+	sacct_fmt_cpu(r->cpu_s, buf, size);
+}
+
+static double
+cpu_time(const struct sacct_row *r)
+{
+	if (r->alloc_cpus == 0 || !isfinite(r->elapsed_s))
+		return NAN;
+	return r->elapsed_s * r->alloc_cpus;
+}
+
+static void
+f_cputime(const struct sacct_row *r, char *buf, size_t size)
+{
+	sacct_fmt_elapsed(cpu_time(r), buf, size);
+}
+
+static void
+f_cputimeraw(const struct sacct_row *r, char *buf, size_t size)
+{
+	double t = cpu_time(r);
+
+	if (!isfinite(t))
+		put(buf, size, "%s", "");
+	else
+		put(buf, size, "%.0f", t);
+}
+
+static void
+f_energy_raw(const struct sacct_row *r, char *buf, size_t size)
+{
+	if (!isfinite(r->total_j))
+		put(buf, size, "%s", "");
+	else
+		put(buf, size, "%.0f", r->total_j);
+}
+
+#define JOULE_FIELD(fn, member) \
+	static void fn(const struct sacct_row *r, char *buf, size_t size) \
+	{ sacct_fmt_suffix(r->member, 1000.0, buf, size); }
+JOULE_FIELD(f_consumed, total_j)
+JOULE_FIELD(f_energy_cpu, package_j)
+JOULE_FIELD(f_energy_dram, dram_j)
+JOULE_FIELD(f_energy_gpu, gpu_j)
+JOULE_FIELD(f_energy_other, node_j)
+
+#define PCT_FIELD(fn, member) \
+	static void fn(const struct sacct_row *r, char *buf, size_t size) \
+	{ sacct_fmt_pct(r->member, buf, size); }
+PCT_FIELD(f_cpueff, cpu_eff)
+PCT_FIELD(f_memeff, mem_eff)
+PCT_FIELD(f_gpumemeff, gpu_mem_eff)
+PCT_FIELD(f_quality, quality)
+
+static void
+f_gpuutil(const struct sacct_row *r, char *buf, size_t size)
+{
+	sacct_fmt_pct(r->gpu_util_pct / 100.0, buf, size);
+}
+
+static void
+f_kwh(const struct sacct_row *r, char *buf, size_t size)
+{
+	sacct_fmt_sig3(r->total_j / 3.6e6, buf, size);
+}
+
+static void
+f_co2(const struct sacct_row *r, char *buf, size_t size)
+{
+	sacct_fmt_sig3(r->emissions_g, buf, size);
+}
+
+static void
+f_cifactor(const struct sacct_row *r, char *buf, size_t size)
+{
+	sacct_fmt_sig3(r->g_per_kwh, buf, size);
+}
+
+static void
+f_pue(const struct sacct_row *r, char *buf, size_t size)
+{
+	if (!isfinite(r->pue))
+		put(buf, size, "%s", "");
+	else
+		put(buf, size, "%.2f", r->pue);
+}
+
+static const struct sacct_field fields[] = {
+	{ "JobID", 12, false, f_jobid, "job id (ARRAYJOB_TASK for array jobs), .STEP for a step" },
+	{ "JobIDRaw", 12, false, f_jobidraw, "Slurm's job id, .STEP for a step" },
+	{ "JobName", 10, false, f_name, "job name (the step's name on a step line)" },
+	{ "User", 9, false, f_user, "owner's user name" },
+	{ "UID", 6, true, f_uid, "owner's uid" },
+	{ "Account", 10, false, f_account, "Slurm account" },
+	{ "Partition", 10, false, f_partition, "Slurm partition" },
+	{ "QOS", 10, false, f_qos, "quality of service" },
+	{ "Cluster", 10, false, f_cluster, "Slurm cluster" },
+	{ "State", 10, false, f_state, "job state at its end" },
+	{ "ExitCode", 8, true, f_exitcode, "exit status:signal" },
+	{ "Submit", 19, false, f_submit, "submit time (local)" },
+	{ "Start", 19, false, f_start, "start time (local)" },
+	{ "End", 19, false, f_end, "end time (local)" },
+	{ "Elapsed", 10, true, f_elapsed, "run time, [DD-]HH:MM:SS" },
+	{ "ElapsedRaw", 10, true, f_elapsedraw, "run time, seconds" },
+	{ "Timelimit", 10, true, f_timelimit, "time limit, [DD-]HH:MM:SS" },
+	{ "AllocCPUS", 10, true, f_alloccpus, "CPUs allocated" },
+	{ "AllocGPUS", 9, true, f_allocgpus, "GPUs allocated" },
+	{ "NNodes", 8, true, f_nnodes, "nodes allocated" },
+	{ "NodeList", 15, false, f_nodes, "nodes, as a Slurm hostlist" },
+	{ "ReqMem", 10, true, f_reqmem, "memory requested for the job, K/M/G/T (powers of 1024)" },
+	{ "MaxRSS", 10, true, f_maxrss, "memory peak of the largest node, K" },
+	{ "TotalCPU", 10, true, f_totalcpu, "CPU time used, [DD-][HH:]MM:SS[.mmm]" },
+	{ "CPUTime", 10, true, f_cputime, "Elapsed x AllocCPUS, [DD-]HH:MM:SS" },
+	{ "CPUTimeRAW", 10, true, f_cputimeraw, "Elapsed x AllocCPUS, seconds" },
+	{ "ConsumedEnergy", 14, true, f_consumed, "energy, J with K/M/G suffixes (powers of 1000)" },
+	{ "ConsumedEnergyRaw", 17, true, f_energy_raw, "energy, J" },
+	{ "CPUEff", 7, true, f_cpueff, "CPU efficiency: TotalCPU / CPUTime, %" },
+	{ "MemEff", 7, true, f_memeff, "memory efficiency: sum of node peaks / ReqMem, %" },
+	{ "GPUUtil", 7, true, f_gpuutil, "mean GPU utilisation, %" },
+	{ "GPUMemEff", 9, true, f_gpumemeff, "GPU memory peak / GPU memory held, %" },
+	{ "EnergyCPU", 9, true, f_energy_cpu, "CPU package energy, J with K/M/G suffixes" },
+	{ "EnergyDRAM", 10, true, f_energy_dram, "DRAM energy, J with K/M/G suffixes" },
+	{ "EnergyGPU", 9, true, f_energy_gpu, "GPU energy, J with K/M/G suffixes" },
+	{ "EnergyOther", 11, true, f_energy_other, "rest of the node (BMC total minus the above), J with K/M/G suffixes" },
+	{ "Energy", 8, true, f_kwh, "energy, all domains, kWh" },
+	{ "CO2e", 8, true, f_co2, "emissions, g CO2e (energy x PUE x carbon intensity)" },
+	{ "CIFactor", 8, true, f_cifactor, "carbon intensity used, g CO2e/kWh" },
+	{ "PUE", 5, true, f_pue, "power usage effectiveness used" },
+	{ "Quality", 7, true, f_quality, "data quality: share of the job's time its least covered energy domain was measured, %" },
+};
+
+const struct sacct_field *
+sacct_field_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (strcasecmp(fields[i].name, name) == 0)
+			return &fields[i];
+	return NULL;
+}
+
+void
+sacct_fields_help(FILE *out)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		fprintf(out, "%-18s %s\n", fields[i].name, fields[i].help);
+}
+
+int
+sacct_format_parse(const char *spec, struct sacct_column *cols, size_t max,
+		   size_t *n, char *err, size_t err_size)
+{
+	struct sacct_column tmp[SACCT_MAX_COLUMNS];
+	size_t count = *n, len;
+	const char *p = spec, *end, *pct;
+	char name[64];
+	long width;
+	char *stop;
+
+	if (max > SACCT_MAX_COLUMNS)
+		max = SACCT_MAX_COLUMNS;
+	if (count > max)
+		count = max;
+	memcpy(tmp, cols, count * sizeof(tmp[0]));
+	for (;;) {
+		end = strchr(p, ',');
+		len = end != NULL ? (size_t)(end - p) : strlen(p);
+		if (len > 0) {
+			pct = memchr(p, '%', len);
+			width = 0;
+			if (pct != NULL) {
+				errno = 0;
+				width = strtol(pct + 1, &stop, 10);
+				if (stop == pct + 1 || stop != p + len ||
+				    width < 1 || width > 1000 || errno != 0) {
+					snprintf(err, err_size, "bad width in field '%.*s' (expected NAME%%N, N from 1 to 1000)",
+						 (int)(len > 60 ? 60 : len), p);
+					return -1;
+				}
+				len = (size_t)(pct - p);
+			}
+			if (len >= sizeof(name)) {
+				snprintf(err, err_size, "unknown field '%.40s...' (ceems-sacct -e lists them)", p);
+				return -1;
+			}
+			memcpy(name, p, len);
+			name[len] = '\0';
+			if (sacct_field_find(name) == NULL) {
+				snprintf(err, err_size, "unknown field '%s' (ceems-sacct -e lists them)", name);
+				return -1;
+			}
+			if (count >= max) {
+				snprintf(err, err_size, "too many fields (at most %zu)", max);
+				return -1;
+			}
+			tmp[count].field = sacct_field_find(name);
+			tmp[count].width = (int)width;
+			count++;
+		}
+		if (end == NULL)
+			break;
+		p = end + 1;
+	}
+	if (count == *n) {
+		snprintf(err, err_size, "no field in --format '%.60s'", spec);
+		return -1;
+	}
+	memcpy(cols, tmp, count * sizeof(tmp[0]));
+	*n = count;
+	return 0;
+}

@@ -1,0 +1,66 @@
+/* sacct_fields.h - the fields ceems-sacct can show (-o/--format, listed
+ * by -e/--helpformat): sacct's names and units where sacct has the field,
+ * and the energy, emissions and efficiency fields it lacks.  Each field
+ * formats a struct sacct_row into text; an unknown value is an empty
+ * cell.  The --format parser is a pure function over the option's text. */
+#ifndef CEEMS_SACCT_FIELDS_H
+#define CEEMS_SACCT_FIELDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "sacct_row.h"
+
+#define SACCT_CELL_MAX 600	/* the longest cell: a node list */
+#define SACCT_MAX_COLUMNS 64
+
+struct sacct_field {
+	const char *name;
+	int width;		/* sacct's default width */
+	bool right;		/* right-aligned (numbers) */
+	void (*format)(const struct sacct_row *row, char *buf, size_t size);
+	const char *help;	/* one line for -e */
+};
+
+struct sacct_column {
+	const struct sacct_field *field;
+	int width;		/* %N, or 0: fit the values */
+};
+
+/* The columns shown without -o: what an energy-aware user wants first. */
+#define SACCT_DEFAULT_FORMAT \
+	"JobID,JobName,Account,State,Elapsed,AllocCPUS,CPUEff,MemEff,Energy,CO2e,Quality"
+
+/* The field named NAME (case-insensitive), or NULL. */
+const struct sacct_field *sacct_field_find(const char *name);
+
+/* Parse a --format list, "JobID,JobName%30,State" (a %N suffix sets the
+ * column's width; -o may be given several times, its lists add up) into
+ * COLS after the *N columns already there.  Returns 0, or -1 with ERR
+ * naming the unknown field or the bad width (COLS and *N unchanged). */
+int sacct_format_parse(const char *spec, struct sacct_column *cols,
+		       size_t max, size_t *n, char *err, size_t err_size);
+
+/* -e: every field with its help line. */
+void sacct_fields_help(FILE *out);
+
+/* The formatters, exported for the tests.  Each writes "" for unknown. */
+/* [DD-]HH:MM:SS, sacct's Elapsed. */
+void sacct_fmt_elapsed(double seconds, char *buf, size_t size);
+/* sacct's TotalCPU: MM:SS.mmm under an hour, [DD-]HH:MM:SS beyond. */
+void sacct_fmt_cpu(double seconds, char *buf, size_t size);
+/* Slurm's number with a 1000-step (energy) or 1024-step (memory) suffix:
+ * "950", "1.78K", "612K", "1.05M": an integer when exact, else two
+ * decimals. */
+void sacct_fmt_suffix(double value, double step, char *buf, size_t size);
+/* ReqMem: the largest unit of M, G, T that holds it exactly, else K. */
+void sacct_fmt_reqmem(double bytes, char *buf, size_t size);
+/* MaxRSS: kilobytes with a K, as sacct prints it. */
+void sacct_fmt_rss(double bytes, char *buf, size_t size);
+/* Three significant digits, never an exponent: 0.000494, 1.23, 123, 12345. */
+void sacct_fmt_sig3(double value, char *buf, size_t size);
+/* A share 0..1 as a percentage with one decimal, "37.5%". */
+void sacct_fmt_pct(double fraction, char *buf, size_t size);
+
+#endif

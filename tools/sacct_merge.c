@@ -1,0 +1,504 @@
+/* sacct_merge.c - a job's node records merged into ceems-sacct rows, the
+ * way ceems.refresh_job merges them into ceems.jobs (002_upsert.sql), so
+ * that the spool and the database show the same figures: metadata field
+ * by field from the newest record that has it, figures summed over the
+ * nodes (memory: the largest node), coverage as covered time over the
+ * nodes' summed lifetime.  Also the query's filters and the small
+ * parsers of -s and -j. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sacct_query.h"
+
+const char *const sacct_series_names[SACCT_S_NCOLS] = {
+	"t", "interval_s", "cpu_s", "mem_bytes", "package_j", "dram_j",
+	"gpu_j", "node_j",
+};
+
+struct ceems_job_record *
+sacct_records_add(struct sacct_records *recs, struct sacct_series **series)
+{
+	struct ceems_job_record *v;
+	struct sacct_series *s;
+	size_t cap;
+
+	if (recs->n == recs->cap) {
+		cap = recs->cap != 0 ? recs->cap * 2 : 16;
+		if ((v = realloc(recs->v, cap * sizeof(*v))) == NULL)
+			return NULL;
+		recs->v = v;
+		if ((s = realloc(recs->series, cap * sizeof(*s))) == NULL)
+			return NULL;
+		recs->series = s;
+		recs->cap = cap;
+	}
+	memset(&recs->series[recs->n], 0, sizeof(recs->series[0]));
+	if (series != NULL)
+		*series = &recs->series[recs->n];
+	return &recs->v[recs->n++];
+}
+
+void
+sacct_records_free(struct sacct_records *recs)
+{
+	size_t i;
+
+	for (i = 0; i < recs->n; i++)
+		free(recs->series[i].rows);
+	free(recs->v);
+	free(recs->series);
+	memset(recs, 0, sizeof(*recs));
+}
+
+static int
+cmp_records(const struct ceems_job_record *a, const struct ceems_job_record *b)
+{
+	int c;
+
+	if (a->meta.start_time != b->meta.start_time)
+		return a->meta.start_time < b->meta.start_time ? -1 : 1;
+	if ((c = strcmp(a->meta.cluster, b->meta.cluster)) != 0)
+		return c;
+	if (a->meta.jobid != b->meta.jobid)
+		return a->meta.jobid < b->meta.jobid ? -1 : 1;
+	if ((c = strcmp(a->meta.node, b->meta.node)) != 0)
+		return c;
+	if (a->written_at != b->written_at)
+		return a->written_at < b->written_at ? -1 : 1;
+	return 0;
+}
+
+/* Insertion sort of an index: the records and their series move
+ * together, and a spool's listing is nearly sorted already. */
+void
+sacct_records_sort(struct sacct_records *recs)
+{
+	struct ceems_job_record tmp;
+	struct sacct_series ts;
+	size_t i, j;
+
+	for (i = 1; i < recs->n; i++) {
+		if (cmp_records(&recs->v[i - 1], &recs->v[i]) <= 0)
+			continue;
+		tmp = recs->v[i];
+		ts = recs->series[i];
+		for (j = i; j > 0 && cmp_records(&recs->v[j - 1], &tmp) > 0; j--) {
+			recs->v[j] = recs->v[j - 1];
+			recs->series[j] = recs->series[j - 1];
+		}
+		recs->v[j] = tmp;
+		recs->series[j] = ts;
+	}
+}
+
+static bool
+same_job(const struct ceems_job_record *a, const struct ceems_job_record *b)
+{
+	return a->meta.jobid == b->meta.jobid &&
+		a->meta.start_time == b->meta.start_time &&
+		strcmp(a->meta.cluster, b->meta.cluster) == 0;
+}
+
+static void
+copy_str(char *dst, size_t size, const char *src)
+{
+	if (src[0] != '\0')
+		snprintf(dst, size, "%s", src);
+}
+
+/* The newer record's known fields replace the older ones'. */
+static void
+merge_meta(struct sacct_row *row, const struct ceems_job_meta *m)
+{
+	copy_str(row->cluster, sizeof(row->cluster), m->cluster);
+	row->jobid = m->jobid;
+	if (m->array_job_id != CEEMS_UNKNOWN_U32) {
+		row->array_job_id = m->array_job_id;
+		row->array_task_id = m->array_task_id;
+	}
+	row->uid = m->uid;
+	copy_str(row->user, sizeof(row->user), m->user);
+	copy_str(row->account, sizeof(row->account), m->account);
+	copy_str(row->partition, sizeof(row->partition), m->partition);
+	copy_str(row->qos, sizeof(row->qos), m->qos);
+	copy_str(row->name, sizeof(row->name), m->name);
+	copy_str(row->state, sizeof(row->state), m->state);
+	copy_str(row->nodes, sizeof(row->nodes), m->nodes);
+	if (m->exit_code >= 0)
+		row->exit_code = m->exit_code;
+	if (m->exit_signal > 0)
+		row->exit_signal = m->exit_signal;
+	if (m->submit_time > 0)
+		row->submit_time = m->submit_time;
+	if (m->start_time > 0)
+		row->start_time = m->start_time;
+	if (m->end_time > 0)
+		row->end_time = m->end_time;
+	if (m->time_limit_min != CEEMS_UNKNOWN_U32)
+		row->time_limit_min = m->time_limit_min;
+	if (m->alloc_cpus > 0)
+		row->alloc_cpus = m->alloc_cpus;
+	if (m->req_mem_bytes > 0)
+		row->req_mem_bytes = m->req_mem_bytes;
+	if (m->alloc_gpus > 0)
+		row->alloc_gpus = m->alloc_gpus;
+	if (m->nnodes > 0)
+		row->nnodes = m->nnodes;
+}
+
+/* NaN + x = x: a sum of what was measured. */
+static void
+add(double *sum, double x)
+{
+	if (isfinite(x))
+		*sum = isfinite(*sum) ? *sum + x : x;
+}
+
+static void
+take_max(double *max, double x)
+{
+	if (isfinite(x) && (!isfinite(*max) || x > *max))
+		*max = x;
+}
+
+static double *
+domain_slot(struct sacct_row *row, int d)
+{
+	switch (d) {
+	case CEEMS_DOMAIN_PACKAGE: return &row->package_j;
+	case CEEMS_DOMAIN_DRAM: return &row->dram_j;
+	case CEEMS_DOMAIN_GPU: return &row->gpu_j;
+	default: return &row->node_j;
+	}
+}
+
+static bool
+cpu_known(const struct ceems_agent_job_report *rep)
+{
+	return (rep->usage.present & (CEEMS_CGF_CPU_USAGE | CEEMS_CGF_CPU_USER |
+				      CEEMS_CGF_CPU_SYSTEM)) != 0;
+}
+
+/* The job's row from its records FIRST..LAST-1 (one job). */
+static void
+job_row(const struct sacct_records *recs, size_t first, size_t last,
+	struct sacct_row *row)
+{
+	const struct ceems_job_record **order;
+	const struct ceems_job_record *r, *tmp;
+	const struct ceems_emission_factor *factor = NULL;
+	const char *factor_node = NULL;
+	double covered[CEEMS_DOMAIN_COUNT], lifetime = NAN, peak_sum = NAN;
+	double elapsed_max = NAN, total, cov;
+	bool measured[CEEMS_DOMAIN_COUNT] = { false }, have_total;
+	size_t i, j, n = last - first;
+	int d;
+
+	for (d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+		covered[d] = NAN;
+	/* Metadata: oldest record first (by written_at, then node), so the
+	 * newest one that has a field decides it. */
+	order = calloc(n, sizeof(*order));
+	for (i = 0; order != NULL && i < n; i++) {
+		order[i] = &recs->v[first + i];
+		for (j = i; j > 0 && (order[j - 1]->written_at > order[j]->written_at ||
+				      (order[j - 1]->written_at == order[j]->written_at &&
+				       strcmp(order[j - 1]->meta.node, order[j]->meta.node) > 0)); j--) {
+			tmp = order[j - 1];
+			order[j - 1] = order[j];
+			order[j] = tmp;
+		}
+	}
+	for (i = 0; i < n; i++)
+		merge_meta(row, order != NULL ? &order[i]->meta : &recs->v[first + i].meta);
+	free(order);
+
+	row->nodes_reported = (uint32_t)n;
+	for (i = first; i < last; i++) {
+		r = &recs->v[i];
+		take_max(&elapsed_max, r->report.elapsed_s);
+		if (cpu_known(&r->report))
+			add(&row->cpu_s, r->report.cpu_s);
+		if (r->report.usage.present & CEEMS_CGF_MEM_PEAK) {
+			take_max(&row->mem_peak_bytes, (double)r->report.usage.mem_peak_bytes);
+			add(&peak_sum, (double)r->report.usage.mem_peak_bytes);
+		}
+		add(&lifetime, r->report.ledger.lifetime_s);
+		have_total = false;
+		total = 0;
+		for (d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
+			if (!r->report.ledger.measured[d])
+				continue;
+			measured[d] = true;
+			add(&covered[d], r->report.ledger.covered_s[d]);
+			if (r->report.ledger.covered_s[d] > 0) {
+				add(domain_slot(row, d), r->report.ledger.joules[d]);
+				total += r->report.ledger.joules[d];
+				have_total = true;
+			}
+		}
+		if (have_total)
+			add(&row->total_j, total);
+		if (r->report.ledger.have_emissions) {
+			add(&row->emissions_g, r->report.ledger.emissions_g);
+			if (factor_node == NULL || strcmp(r->meta.node, factor_node) < 0) {
+				factor = &r->report.ledger.factor;
+				factor_node = r->meta.node;
+			}
+		}
+	}
+	if (row->start_time > 0 && row->end_time > 0)
+		row->elapsed_s = (double)(row->end_time - row->start_time);
+	else
+		row->elapsed_s = elapsed_max;
+	if (row->elapsed_s > 0 && row->alloc_cpus > 0 && isfinite(row->cpu_s))
+		row->cpu_eff = row->cpu_s / (row->elapsed_s * row->alloc_cpus);
+	if (row->req_mem_bytes > 0 && isfinite(peak_sum))
+		row->mem_eff = peak_sum / (double)row->req_mem_bytes;
+	for (d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
+		if (!measured[d] || !(lifetime > 0) || !isfinite(covered[d]))
+			continue;
+		cov = covered[d] / lifetime;
+		if (cov > 1)
+			cov = 1;
+		if (!isfinite(row->quality) || cov < row->quality)
+			row->quality = cov;
+	}
+	if (factor != NULL) {
+		row->g_per_kwh = factor->g_per_kwh;
+		row->pue = factor->pue;
+	}
+}
+
+struct step_acc {
+	char id[SACCT_STEP_MAX];
+	struct sacct_row row;
+};
+
+/* The job's steps, summed over its nodes, after the job row. */
+static int
+step_rows(const struct sacct_records *recs, size_t first, size_t last,
+	  const struct sacct_row *job, const struct sacct_query *q,
+	  struct sacct_rows *rows)
+{
+	const struct ceems_agent_step_report *st;
+	const struct ceems_job_record *r;
+	struct sacct_row *row;
+	size_t i, k, base = rows->n;
+	uint32_t s;
+	double total;
+	bool have_total;
+	int d;
+
+	for (i = first; i < last; i++) {
+		r = &recs->v[i];
+		for (s = 0; s < r->report.nsteps && s < CEEMS_AGENT_MAX_STEPS; s++) {
+			st = &r->report.steps[s];
+			if (!sacct_query_wants_step(q, job->jobid, st->id))
+				continue;
+			for (k = base; k < rows->n; k++)
+				if (strcmp(rows->v[k].step, st->id) == 0)
+					break;
+			if (k == rows->n) {
+				if ((row = sacct_rows_add(rows)) == NULL)
+					return -ENOMEM;
+				snprintf(row->cluster, sizeof(row->cluster), "%s", job->cluster);
+				row->jobid = job->jobid;
+				row->array_job_id = job->array_job_id;
+				row->array_task_id = job->array_task_id;
+				row->uid = job->uid;
+				snprintf(row->step, sizeof(row->step), "%s", st->id);
+				snprintf(row->name, sizeof(row->name), "%s", st->id);
+				snprintf(row->account, sizeof(row->account), "%s", job->account);
+				snprintf(row->partition, sizeof(row->partition), "%s", job->partition);
+				snprintf(row->qos, sizeof(row->qos), "%s", job->qos);
+				snprintf(row->state, sizeof(row->state), "%s", job->state);
+				row->start_time = job->start_time;
+			}
+			row = &rows->v[k];
+			row->nodes_reported++;
+			take_max(&row->elapsed_s, st->elapsed_s);
+			add(&row->cpu_s, st->cpu_s);
+			if (st->have_mem_peak)
+				take_max(&row->mem_peak_bytes, (double)st->mem_peak_bytes);
+			have_total = false;
+			total = 0;
+			for (d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
+				if (!r->report.ledger.measured[d])
+					continue;
+				add(domain_slot(row, d), st->joules[d]);
+				total += st->joules[d];
+				have_total = true;
+			}
+			if (have_total)
+				add(&row->total_j, total);
+		}
+	}
+	return 0;
+}
+
+bool
+sacct_query_wants_step(const struct sacct_query *q, uint32_t jobid,
+		       const char *step)
+{
+	size_t j;
+
+	if (q->njobs == 0)
+		return true;
+	for (j = 0; j < q->njobs; j++)
+		if (q->jobs[j].jobid == jobid &&
+		    (q->jobs[j].step[0] == '\0' ||
+		     strcmp(q->jobs[j].step, step) == 0))
+			return true;
+	return false;
+}
+
+bool
+sacct_query_wants_job(const struct sacct_query *q, uint32_t jobid)
+{
+	size_t i;
+
+	if (q->njobs == 0)
+		return true;
+	for (i = 0; i < q->njobs; i++)
+		if (q->jobs[i].jobid == jobid && q->jobs[i].step[0] == '\0')
+			return true;
+	return false;
+}
+
+int
+sacct_merge(const struct sacct_records *recs, const struct sacct_query *q,
+	    struct sacct_rows *rows)
+{
+	struct sacct_row job, *row;
+	size_t first, last;
+
+	for (first = 0; first < recs->n; first = last) {
+		for (last = first + 1; last < recs->n &&
+		     same_job(&recs->v[first], &recs->v[last]); last++)
+			;
+		sacct_row_init(&job);
+		job_row(recs, first, last, &job);
+		if (!sacct_query_selects(q, &job))
+			continue;
+		if (sacct_query_wants_job(q, job.jobid)) {
+			if ((row = sacct_rows_add(rows)) == NULL)
+				return -ENOMEM;
+			*row = job;
+		}
+		if (!q->allocations &&
+		    step_rows(recs, first, last, &job, q, rows) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static bool
+in_list(const char (*list)[64], size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(list[i], s) == 0)
+			return true;
+	return false;
+}
+
+bool
+sacct_query_selects(const struct sacct_query *q, const struct sacct_row *row)
+{
+	int64_t until = row->end_time > 0 ? row->end_time : row->start_time;
+	size_t i;
+	bool hit;
+
+	if (q->njobs > 0) {
+		for (i = 0, hit = false; i < q->njobs; i++)
+			if (q->jobs[i].jobid == row->jobid ||
+			    (row->array_job_id != UINT32_MAX &&
+			     q->jobs[i].jobid == row->array_job_id))
+				hit = true;
+		if (!hit)
+			return false;
+	}
+	if (!(row->start_time < (int64_t)q->end && until >= (int64_t)q->start))
+		return false;
+	if (!q->all_users && !in_list(q->users, q->nusers, row->user))
+		return false;
+	if (q->naccounts > 0 && !in_list(q->accounts, q->naccounts, row->account))
+		return false;
+	if (q->npartitions > 0 &&
+	    !in_list(q->partitions, q->npartitions, row->partition))
+		return false;
+	if (q->nclusters > 0 && !in_list(q->clusters, q->nclusters, row->cluster))
+		return false;
+	if (q->nstates > 0) {
+		for (i = 0, hit = false; i < q->nstates; i++)
+			if (strcmp(q->states[i], row->state) == 0)
+				hit = true;
+		if (!hit)
+			return false;
+	}
+	return true;
+}
+
+int
+sacct_state_parse(const char *text, char *out, size_t size)
+{
+	static const struct {
+		const char *shrt, *name;
+	} states[] = {
+		{ "CD", "COMPLETED" }, { "F", "FAILED" }, { "CA", "CANCELLED" },
+		{ "TO", "TIMEOUT" }, { "OOM", "OUT_OF_MEMORY" },
+		{ "NF", "NODE_FAIL" }, { "PR", "PREEMPTED" },
+		{ "BF", "BOOT_FAIL" }, { "DL", "DEADLINE" }, { "R", "RUNNING" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
+		if (strcasecmp(text, states[i].shrt) == 0 ||
+		    strcasecmp(text, states[i].name) == 0) {
+			snprintf(out, size, "%s", states[i].name);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int
+sacct_jobsel_parse(const char *text, struct sacct_jobsel *sel)
+{
+	unsigned long v;
+	const char *dot, *c;
+	char *end;
+	size_t len;
+
+	if (!isdigit((unsigned char)text[0]))
+		return -1;
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (errno != 0 || v == 0 || v >= 4294967295UL)
+		return -1;
+	sel->jobid = (uint32_t)v;
+	sel->step[0] = '\0';
+	if (*end == '\0')
+		return 0;
+	if (*end != '.')
+		return -1;
+	dot = end + 1;
+	len = strlen(dot);
+	if (len == 0 || len >= sizeof(sel->step))
+		return -1;
+	for (c = dot; *c != '\0'; c++)
+		if (!isalnum((unsigned char)*c) && *c != '_' && *c != '-' &&
+		    *c != '+' && *c != '.')
+			return -1;
+	memcpy(sel->step, dot, len + 1);
+	return 0;
+}

@@ -1,0 +1,441 @@
+/* sacct_output.c - ceems-sacct's output modes (see sacct_output.h).  All
+ * of them go through one grid of text cells, so that the job table and
+ * the --summary footer look alike in every mode. */
+#include "config.h"
+
+#include <langinfo.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "sacct_output.h"
+
+struct grid {
+	size_t ncols, nrows;
+	const char **head;
+	const bool *right;
+	const int *fixed;	/* a column's %N width, 0 to fit */
+	char **cells;		/* nrows x ncols, owned */
+};
+
+void
+sacct_output_detect(int fd, struct sacct_output_opts *o)
+{
+	struct winsize ws;
+	const char *codeset, *cols;
+	bool tty = isatty(fd) == 1;
+	long n;
+
+	if (o->style == SACCT_STYLE_AUTO) {
+		codeset = nl_langinfo(CODESET);
+		o->style = tty && codeset != NULL &&
+			(strcasecmp(codeset, "UTF-8") == 0 ||
+			 strcasecmp(codeset, "utf8") == 0) ?
+			SACCT_STYLE_BOX : SACCT_STYLE_ASCII;
+	}
+	o->width = 0;
+	if (tty && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
+		o->width = ws.ws_col;
+		return;
+	}
+	if ((cols = getenv("COLUMNS")) != NULL) {
+		n = strtol(cols, NULL, 10);
+		if (n >= 20 && n <= 10000)
+			o->width = (int)n;
+	}
+}
+
+/* Characters, not bytes: UTF-8 continuation bytes do not count. */
+static size_t
+text_width(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s != '\0'; s++)
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			n++;
+	return n;
+}
+
+/* Control characters of a job name must not reach the terminal. */
+static void
+sanitize(char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
+/* Print S in W columns: cut with a '+' like sacct when longer. */
+static void
+put_cell(FILE *out, const char *s, size_t w, bool right, bool last)
+{
+	size_t len = text_width(s), i, chars;
+	const char *p;
+
+	if (len > w) {
+		for (p = s, chars = 0; *p != '\0'; p++) {
+			if (((unsigned char)*p & 0xc0) != 0x80 &&
+			    chars++ == w - 1)
+				break;
+		}
+		fwrite(s, 1, (size_t)(p - s), out);
+		if (w > 0)
+			fputc('+', out);
+		return;
+	}
+	if (right)
+		for (i = len; i < w; i++)
+			fputc(' ', out);
+	fputs(s, out);
+	if (!right && !last)
+		for (i = len; i < w; i++)
+			fputc(' ', out);
+}
+
+static void
+put_rule(FILE *out, const size_t *w, size_t ncols, const char *left,
+	 const char *mid, const char *right)
+{
+	size_t c, i;
+
+	fputs(left, out);
+	for (c = 0; c < ncols; c++) {
+		for (i = 0; i < w[c] + 2; i++)
+			fputs("\xe2\x94\x80", out);	/* ─ */
+		fputs(c + 1 < ncols ? mid : right, out);
+	}
+	fputc('\n', out);
+}
+
+static void
+put_line(FILE *real_out, const struct grid *g, const char *const *cells,
+	 const size_t *w, bool box)
+{
+	char *line = NULL;
+	size_t c, len = 0;
+	FILE *out;
+
+	/* Built in memory first: an ASCII line loses its trailing blanks. */
+	if ((out = open_memstream(&line, &len)) == NULL)
+		return;
+	if (box)
+		fputs("\xe2\x94\x82 ", out);	/* │ */
+	for (c = 0; c < g->ncols; c++) {
+		put_cell(out, cells[c], w[c], g->right[c],
+			 !box && c + 1 == g->ncols);
+		if (box)
+			fputs(" \xe2\x94\x82", out);
+		if (c + 1 < g->ncols)
+			fputc(' ', out);
+	}
+	if (fclose(out) != 0) {
+		free(line);
+		return;
+	}
+	while (len > 0 && line[len - 1] == ' ')
+		len--;
+	fwrite(line, 1, len, real_out);
+	fputc('\n', real_out);
+	free(line);
+}
+
+static void
+print_table(FILE *out, const struct grid *g,
+	    const struct sacct_output_opts *o)
+{
+	size_t *w, c, r, total, widest, len, floor_w;
+	bool box = o->style == SACCT_STYLE_BOX;
+
+	if ((w = calloc(g->ncols, sizeof(*w))) == NULL)
+		return;
+	for (c = 0; c < g->ncols; c++) {
+		if (g->fixed[c] > 0) {
+			w[c] = (size_t)g->fixed[c];
+			continue;
+		}
+		w[c] = o->noheader ? 1 : text_width(g->head[c]);
+		for (r = 0; r < g->nrows; r++)
+			if ((len = text_width(g->cells[r * g->ncols + c])) > w[c])
+				w[c] = len;
+	}
+	/* Fit the terminal: narrow the widest fitted column, one character
+	 * at a time, down to its header (or 6), until the line fits; what
+	 * cannot be narrowed further wraps. */
+	for (;;) {
+		total = box ? 1 : 0;
+		for (c = 0; c < g->ncols; c++)
+			total += w[c] + (box ? 3 : 1);
+		if (!box && total > 0)
+			total--;
+		if (o->width <= 0 || total <= (size_t)o->width)
+			break;
+		/* Text first (names, lists); numbers cut short would
+		 * mislead, so they narrow only when no text column can. */
+		widest = g->ncols;
+		for (int pass = 0; pass < 2 && widest == g->ncols; pass++) {
+			for (c = 0; c < g->ncols; c++) {
+				floor_w = text_width(g->head[c]);
+				if (floor_w < 6)
+					floor_w = 6;
+				if (g->fixed[c] == 0 && w[c] > floor_w &&
+				    g->right[c] == (pass == 1) &&
+				    (widest == g->ncols || w[c] > w[widest]))
+					widest = c;
+			}
+		}
+		if (widest == g->ncols)
+			break;	/* nothing left to narrow: let it wrap */
+		w[widest]--;
+	}
+	if (box)
+		put_rule(out, w, g->ncols, "\xe2\x94\x8c", "\xe2\x94\xac", "\xe2\x94\x90");
+	if (!o->noheader) {
+		put_line(out, g, g->head, w, box);
+		if (box) {
+			put_rule(out, w, g->ncols, "\xe2\x94\x9c", "\xe2\x94\xbc", "\xe2\x94\xa4");
+		} else {
+			for (c = 0; c < g->ncols; c++) {
+				for (r = 0; r < w[c]; r++)
+					fputc('-', out);
+				if (c + 1 < g->ncols)
+					fputc(' ', out);
+			}
+			fputc('\n', out);
+		}
+	}
+	for (r = 0; r < g->nrows; r++)
+		put_line(out, g, (const char *const *)&g->cells[r * g->ncols], w, box);
+	if (box)
+		put_rule(out, w, g->ncols, "\xe2\x94\x94", "\xe2\x94\xb4", "\xe2\x94\x98");
+	free(w);
+}
+
+void
+sacct_csv_field(FILE *out, const char *text)
+{
+	const char *p;
+
+	if (strpbrk(text, ",\"\r\n") == NULL) {
+		fputs(text, out);
+		return;
+	}
+	fputc('"', out);
+	for (p = text; *p != '\0'; p++) {
+		if (*p == '"')
+			fputc('"', out);
+		fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+static void
+print_delimited(FILE *out, const struct grid *g,
+		const struct sacct_output_opts *o)
+{
+	const char *delim = o->mode == SACCT_CSV ? "," :
+		o->delimiter != NULL ? o->delimiter : "|";
+	const char *const *line;
+	size_t r, c;
+
+	for (r = o->noheader ? 1 : 0; r <= g->nrows; r++) {
+		line = r == 0 ? g->head :
+			(const char *const *)&g->cells[(r - 1) * g->ncols];
+		for (c = 0; c < g->ncols; c++) {
+			if (o->mode == SACCT_CSV)
+				sacct_csv_field(out, line[c]);
+			else
+				fputs(line[c], out);
+			if (c + 1 < g->ncols || o->mode == SACCT_PARSABLE)
+				fputs(delim, out);
+		}
+		fputc('\n', out);
+	}
+}
+
+static int
+print_grid(FILE *out, const struct grid *g, const struct sacct_output_opts *o)
+{
+	size_t i;
+
+	if (o->mode != SACCT_CSV)
+		for (i = 0; i < g->nrows * g->ncols; i++)
+			sanitize(g->cells[i]);
+	if (o->mode == SACCT_TABLE)
+		print_table(out, g, o);
+	else
+		print_delimited(out, g, o);
+	return fflush(out) == 0 && !ferror(out) ? 0 : -1;
+}
+
+static void
+grid_free(struct grid *g)
+{
+	size_t i;
+
+	if (g->cells != NULL)
+		for (i = 0; i < g->nrows * g->ncols; i++)
+			free(g->cells[i]);
+	free(g->cells);
+	g->cells = NULL;
+}
+
+int
+sacct_output_rows(FILE *out, const struct sacct_column *cols, size_t ncols,
+		  const struct sacct_rows *rows,
+		  const struct sacct_output_opts *o)
+{
+	const char *head[SACCT_MAX_COLUMNS];
+	bool right[SACCT_MAX_COLUMNS];
+	int fixed[SACCT_MAX_COLUMNS];
+	struct grid g = { ncols, rows->n, head, right, fixed, NULL };
+	char buf[SACCT_CELL_MAX];
+	size_t r, c;
+	int ret;
+
+	if (ncols == 0 || ncols > SACCT_MAX_COLUMNS)
+		return -1;
+	for (c = 0; c < ncols; c++) {
+		head[c] = cols[c].field->name;
+		right[c] = cols[c].field->right;
+		fixed[c] = cols[c].width;
+	}
+	if (rows->n > 0 &&
+	    (g.cells = calloc(rows->n * ncols, sizeof(char *))) == NULL)
+		return -1;
+	for (r = 0; r < rows->n; r++) {
+		for (c = 0; c < ncols; c++) {
+			buf[0] = '\0';
+			cols[c].field->format(&rows->v[r], buf, sizeof(buf));
+			if ((g.cells[r * ncols + c] = strdup(buf)) == NULL) {
+				grid_free(&g);
+				return -1;
+			}
+		}
+	}
+	ret = print_grid(out, &g, o);
+	grid_free(&g);
+	return ret;
+}
+
+/* ---- --summary ---- */
+
+struct total {
+	char key[64];
+	unsigned long jobs, measured;
+	double cpu_hours;		/* allocated: elapsed x CPUs */
+	double cpu_used_s, cpu_alloc_s;	/* jobs that have both */
+	double joules, grams;
+	bool have_grams;
+};
+
+static void
+total_add(struct total *t, const struct sacct_row *row)
+{
+	double alloc = row->alloc_cpus > 0 && isfinite(row->elapsed_s) ?
+		row->elapsed_s * row->alloc_cpus : NAN;
+
+	t->jobs++;
+	if (isfinite(alloc)) {
+		t->cpu_hours += alloc / 3600.0;
+		if (isfinite(row->cpu_s)) {
+			t->cpu_used_s += row->cpu_s;
+			t->cpu_alloc_s += alloc;
+		}
+	}
+	if (isfinite(row->total_j)) {
+		t->measured++;
+		t->joules += row->total_j;
+	}
+	if (isfinite(row->emissions_g)) {
+		t->grams += row->emissions_g;
+		t->have_grams = true;
+	}
+}
+
+#define SUMMARY_COLS 7
+
+static int
+total_cells(const struct total *t, char **cells)
+{
+	char buf[7][64];
+	int i;
+
+	snprintf(buf[0], sizeof(buf[0]), "%s", t->key);
+	snprintf(buf[1], sizeof(buf[1]), "%lu", t->jobs);
+	sacct_fmt_sig3(t->cpu_hours, buf[2], sizeof(buf[2]));
+	sacct_fmt_pct(t->cpu_alloc_s > 0 ? t->cpu_used_s / t->cpu_alloc_s : NAN,
+		      buf[3], sizeof(buf[3]));
+	sacct_fmt_sig3(t->measured > 0 ? t->joules / 3.6e6 : NAN, buf[4],
+		       sizeof(buf[4]));
+	sacct_fmt_sig3(t->have_grams ? t->grams : NAN, buf[5], sizeof(buf[5]));
+	snprintf(buf[6], sizeof(buf[6]), "%lu/%lu", t->measured, t->jobs);
+	for (i = 0; i < SUMMARY_COLS; i++)
+		if ((cells[i] = strdup(buf[i])) == NULL)
+			return -1;
+	return 0;
+}
+
+static int
+cmp_total(const void *a, const void *b)
+{
+	return strcmp(((const struct total *)a)->key,
+		      ((const struct total *)b)->key);
+}
+
+int
+sacct_output_summary(FILE *out, const struct sacct_rows *rows,
+		     bool by_account, const struct sacct_output_opts *o)
+{
+	const char *head[SUMMARY_COLS] = {
+		by_account ? "Account" : "User", "Jobs", "CPUHours", "CPUEff",
+		"Energy", "CO2e", "Measured"
+	};
+	const bool right[SUMMARY_COLS] = { false, true, true, true, true, true, true };
+	const int fixed[SUMMARY_COLS] = { 0 };
+	struct grid g = { SUMMARY_COLS, 0, head, right, fixed, NULL };
+	struct total *t = NULL, all, *tmp;
+	size_t nt = 0, i, r;
+	const char *key;
+	int ret = -1;
+
+	memset(&all, 0, sizeof(all));
+	snprintf(all.key, sizeof(all.key), "TOTAL");
+	for (r = 0; r < rows->n; r++) {
+		if (rows->v[r].step[0] != '\0')
+			continue;
+		key = by_account ? rows->v[r].account : rows->v[r].user;
+		for (i = 0; i < nt; i++)
+			if (strcmp(t[i].key, key) == 0)
+				break;
+		if (i == nt) {
+			if ((tmp = realloc(t, (nt + 1) * sizeof(*t))) == NULL)
+				goto out;
+			t = tmp;
+			memset(&t[nt], 0, sizeof(t[nt]));
+			snprintf(t[nt].key, sizeof(t[nt].key), "%s", key);
+			nt++;
+		}
+		total_add(&t[i], &rows->v[r]);
+		total_add(&all, &rows->v[r]);
+	}
+	if (nt > 1)
+		qsort(t, nt, sizeof(*t), cmp_total);
+	g.nrows = nt + 1;
+	if ((g.cells = calloc(g.nrows * SUMMARY_COLS, sizeof(char *))) == NULL)
+		goto out;
+	for (i = 0; i < nt; i++)
+		if (total_cells(&t[i], &g.cells[i * SUMMARY_COLS]) < 0)
+			goto out;
+	if (total_cells(&all, &g.cells[nt * SUMMARY_COLS]) < 0)
+		goto out;
+	ret = print_grid(out, &g, o);
+out:
+	grid_free(&g);
+	free(t);
+	return ret;
+}

@@ -1,0 +1,603 @@
+/* sacct_pg.c - ceems-sacct's PostgreSQL backend (see sacct_pg.h).
+ *
+ * The listing is one query on ceems.jobs, in the form its indexes serve
+ * (doc/performance.md): the window as `start_time < $E AND
+ * coalesce(end_time, start_time) >= $S`, one user as `user_name = $N`
+ * with the name a text parameter (migration 007: compared in the
+ * column's collation, the (user_name, start_time) index is used), lists
+ * as string_to_array of one text parameter.  Step rows come from a
+ * second query on ceems.job_steps for the jobs listed.  Nothing is
+ * pasted into the SQL text: values are parameters, always. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "sacct_pg.h"
+
+struct sacct_pg {
+	PGconn *conn;
+};
+
+/* libpq's messages span lines (a hint on the next one, indented): the
+ * tool's errors are one line. */
+static void
+one_line(char *dst, size_t size, const char *prefix, const char *msg)
+{
+	size_t n, i;
+	bool space = false;
+
+	n = (size_t)snprintf(dst, size, "%s", prefix);
+	for (i = 0; msg[i] != '\0' && n + 1 < size; i++) {
+		if (msg[i] == '\n' || msg[i] == '\t' || msg[i] == ' ') {
+			space = true;
+			continue;
+		}
+		if (space && n + 2 < size)
+			dst[n++] = ' ';
+		space = false;
+		dst[n++] = msg[i];
+	}
+	if (n < size)
+		dst[n] = '\0';
+}
+
+static void
+quiet(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
+struct sacct_pg *
+sacct_pg_connect(const char *conninfo, char *err, size_t err_size)
+{
+	const char *keys[] = { "dbname", "application_name", NULL };
+	const char *values[] = { conninfo, "ceems-sacct", NULL };
+	struct sacct_pg *pg;
+
+	if ((pg = calloc(1, sizeof(*pg))) == NULL) {
+		snprintf(err, err_size, "out of memory");
+		return NULL;
+	}
+	pg->conn = PQconnectdbParams(keys, values, 1);
+	if (pg->conn == NULL || PQstatus(pg->conn) != CONNECTION_OK) {
+		one_line(err, err_size, "cannot connect to the database: ",
+			 pg->conn != NULL ? PQerrorMessage(pg->conn) : "out of memory");
+		PQfinish(pg->conn);
+		free(pg);
+		return NULL;
+	}
+	PQsetNoticeProcessor(pg->conn, quiet, NULL);
+	return pg;
+}
+
+void
+sacct_pg_close(struct sacct_pg *pg)
+{
+	if (pg == NULL)
+		return;
+	PQfinish(pg->conn);
+	free(pg);
+}
+
+static void
+db_error(const PGresult *res, const struct sacct_pg *pg, char *err,
+	 size_t err_size)
+{
+	const char *msg = res != NULL ? PQresultErrorMessage(res) : "";
+
+	if (msg == NULL || *msg == '\0')
+		msg = PQerrorMessage(pg->conn);
+	one_line(err, err_size, "database: ", msg);
+}
+
+static PGresult *
+query(struct sacct_pg *pg, const char *sql, int n, const char *const *params,
+      char *err, size_t err_size)
+{
+	PGresult *res = PQexecParams(pg->conn, sql, n, NULL, params, NULL,
+				     NULL, 0);
+
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		db_error(res, pg, err, err_size);
+		PQclear(res);
+		return NULL;
+	}
+	return res;
+}
+
+int
+sacct_pg_identity(struct sacct_pg *pg, char *user, size_t user_size,
+		  bool *admin, bool *coordinator, char *err, size_t err_size)
+{
+	PGresult *res;
+
+	res = query(pg,
+		    "SELECT current_user::text,"
+		    " pg_has_role(current_user, 'ceems_admin', 'USAGE'),"
+		    " EXISTS (SELECT 1 FROM ceems.coordinators c"
+		    "  WHERE c.username = (current_user COLLATE \"default\"))",
+		    0, NULL, err, err_size);
+	if (res == NULL)
+		return -1;
+	snprintf(user, user_size, "%s", PQgetvalue(res, 0, 0));
+	*admin = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
+	*coordinator = strcmp(PQgetvalue(res, 0, 2), "t") == 0;
+	PQclear(res);
+	return 0;
+}
+
+/* "a,b,c" of a list, or NULL when empty (the filter is off). */
+static char *
+join(const char (*list)[64], size_t n)
+{
+	size_t i, len = 1;
+	char *s;
+
+	if (n == 0)
+		return NULL;
+	for (i = 0; i < n; i++)
+		len += strlen(list[i]) + 1;
+	if ((s = calloc(1, len)) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			strcat(s, ",");
+		strcat(s, list[i]);
+	}
+	return s;
+}
+
+struct params {
+	char start[24], end[24];
+	char *users, *accounts, *partitions, *states, *clusters, *jobs;
+	const char *v[8];
+};
+
+/* The WHERE clause shared by the listing and the records: $1 window
+ * end, $2 window start, $3 users, $4 accounts, $5 partitions, $6 states,
+ * $7 clusters, $8 job ids. */
+static const char *
+where_clause(const struct sacct_query *q)
+{
+	if (q->all_users)
+		return " WHERE j.start_time < to_timestamp($1::bigint)"
+			" AND coalesce(j.end_time, j.start_time) >= to_timestamp($2::bigint)"
+			" AND $3::text IS NULL";
+	if (q->nusers == 1)
+		return " WHERE j.start_time < to_timestamp($1::bigint)"
+			" AND coalesce(j.end_time, j.start_time) >= to_timestamp($2::bigint)"
+			" AND j.user_name = $3::text";
+	return " WHERE j.start_time < to_timestamp($1::bigint)"
+		" AND coalesce(j.end_time, j.start_time) >= to_timestamp($2::bigint)"
+		" AND j.user_name = ANY (string_to_array($3::text, ','))";
+}
+
+static const char *const where_rest =
+	" AND ($4::text IS NULL OR j.account = ANY (string_to_array($4::text, ',')))"
+	" AND ($5::text IS NULL OR j.partition = ANY (string_to_array($5::text, ',')))"
+	" AND ($6::text IS NULL OR j.state::text = ANY (string_to_array($6::text, ',')))"
+	" AND ($7::text IS NULL OR c.name = ANY (string_to_array($7::text, ',')))"
+	" AND ($8::text IS NULL OR j.jobid = ANY (string_to_array($8::text, ',')::bigint[])"
+	"      OR j.array_job_id = ANY (string_to_array($8::text, ',')::bigint[]))";
+
+static int
+params_fill(struct params *p, const struct sacct_query *q)
+{
+	char ids[SACCT_LIST_MAX][64];
+	size_t i;
+
+	memset(p, 0, sizeof(*p));
+	snprintf(p->end, sizeof(p->end), "%lld", (long long)q->end);
+	snprintf(p->start, sizeof(p->start), "%lld", (long long)q->start);
+	for (i = 0; i < q->njobs; i++)
+		snprintf(ids[i], sizeof(ids[i]), "%u", q->jobs[i].jobid);
+	p->users = q->all_users ? NULL : join(q->users, q->nusers);
+	p->accounts = join(q->accounts, q->naccounts);
+	p->partitions = join(q->partitions, q->npartitions);
+	if (q->nstates > 0) {
+		char states[SACCT_LIST_MAX][64];
+
+		for (i = 0; i < q->nstates; i++)
+			snprintf(states[i], sizeof(states[i]), "%s", q->states[i]);
+		p->states = join(states, q->nstates);
+	}
+	p->clusters = join(q->clusters, q->nclusters);
+	p->jobs = join(ids, q->njobs);
+	p->v[0] = p->end;
+	p->v[1] = p->start;
+	p->v[2] = p->users;
+	p->v[3] = p->accounts;
+	p->v[4] = p->partitions;
+	p->v[5] = p->states;
+	p->v[6] = p->clusters;
+	p->v[7] = p->jobs;
+	return 0;
+}
+
+static void
+params_free(struct params *p)
+{
+	free(p->users);
+	free(p->accounts);
+	free(p->partitions);
+	free(p->states);
+	free(p->clusters);
+	free(p->jobs);
+}
+
+static const char *
+val(const PGresult *res, int row, int col)
+{
+	return PQgetisnull(res, row, col) ? NULL : PQgetvalue(res, row, col);
+}
+
+static double
+num(const PGresult *res, int row, int col)
+{
+	const char *v = val(res, row, col);
+
+	return v != NULL ? strtod(v, NULL) : NAN;
+}
+
+static void
+text(char *dst, size_t size, const PGresult *res, int row, int col)
+{
+	const char *v = val(res, row, col);
+
+	snprintf(dst, size, "%s", v != NULL ? v : "");
+}
+
+static const char *const rows_sql_head =
+	"SELECT j.job_key, c.name, j.jobid, j.array_job_id, j.array_task_id,"
+	" j.uid, j.user_name, j.account, j.partition, j.qos, j.job_name,"
+	" j.state, j.exit_code, j.exit_signal,"
+	" extract(epoch FROM j.submit_time)::bigint,"
+	" extract(epoch FROM j.start_time)::bigint,"
+	" extract(epoch FROM j.end_time)::bigint,"
+	" j.time_limit_min, j.alloc_cpus, j.req_mem_bytes, j.alloc_gpus,"
+	" j.nnodes, j.nodes_reported, j.nodelist, j.elapsed_s, j.cpu_time_s,"
+	" j.cpu_efficiency, j.mem_peak_bytes, j.mem_efficiency, j.gpu_util_pct,"
+	" j.package_j, j.dram_j, j.gpu_j, j.node_j, j.total_j,"
+	" least(j.package_coverage, j.dram_coverage, j.gpu_coverage, j.node_coverage),"
+	" j.emissions_g, j.emission_g_per_kwh, j.pue"
+	" FROM ceems.jobs j JOIN ceems.clusters c USING (cluster_id)";
+
+static void
+job_from_result(const PGresult *res, int i, struct sacct_row *r)
+{
+	const char *v;
+
+	text(r->cluster, sizeof(r->cluster), res, i, 1);
+	r->jobid = (uint32_t)strtoul(PQgetvalue(res, i, 2), NULL, 10);
+	if ((v = val(res, i, 3)) != NULL) {
+		r->array_job_id = (uint32_t)strtoul(v, NULL, 10);
+		r->array_task_id = (uint32_t)strtoul(PQgetvalue(res, i, 4), NULL, 10);
+	}
+	r->uid = (uint32_t)strtoul(PQgetvalue(res, i, 5), NULL, 10);
+	text(r->user, sizeof(r->user), res, i, 6);
+	text(r->account, sizeof(r->account), res, i, 7);
+	text(r->partition, sizeof(r->partition), res, i, 8);
+	text(r->qos, sizeof(r->qos), res, i, 9);
+	text(r->name, sizeof(r->name), res, i, 10);
+	text(r->state, sizeof(r->state), res, i, 11);
+	if ((v = val(res, i, 12)) != NULL)
+		r->exit_code = atoi(v);
+	if ((v = val(res, i, 13)) != NULL)
+		r->exit_signal = atoi(v);
+	if ((v = val(res, i, 14)) != NULL)
+		r->submit_time = strtoll(v, NULL, 10);
+	r->start_time = strtoll(PQgetvalue(res, i, 15), NULL, 10);
+	if ((v = val(res, i, 16)) != NULL)
+		r->end_time = strtoll(v, NULL, 10);
+	if ((v = val(res, i, 17)) != NULL)
+		r->time_limit_min = (uint32_t)strtoul(v, NULL, 10);
+	if ((v = val(res, i, 18)) != NULL)
+		r->alloc_cpus = (uint32_t)strtoul(v, NULL, 10);
+	if ((v = val(res, i, 19)) != NULL)
+		r->req_mem_bytes = strtoull(v, NULL, 10);
+	if ((v = val(res, i, 20)) != NULL)
+		r->alloc_gpus = (uint32_t)strtoul(v, NULL, 10);
+	if ((v = val(res, i, 21)) != NULL)
+		r->nnodes = (uint32_t)strtoul(v, NULL, 10);
+	r->nodes_reported = (uint32_t)strtoul(PQgetvalue(res, i, 22), NULL, 10);
+	text(r->nodes, sizeof(r->nodes), res, i, 23);
+	r->elapsed_s = num(res, i, 24);
+	r->cpu_s = num(res, i, 25);
+	r->cpu_eff = num(res, i, 26);
+	r->mem_peak_bytes = num(res, i, 27);
+	r->mem_eff = num(res, i, 28);
+	r->gpu_util_pct = num(res, i, 29);
+	r->package_j = num(res, i, 30);
+	r->dram_j = num(res, i, 31);
+	r->gpu_j = num(res, i, 32);
+	r->node_j = num(res, i, 33);
+	r->total_j = num(res, i, 34);
+	r->quality = num(res, i, 35);
+	r->emissions_g = num(res, i, 36);
+	r->g_per_kwh = num(res, i, 37);
+	r->pue = num(res, i, 38);
+}
+
+static void
+add_known(double *sum, double x)
+{
+	if (isfinite(x))
+		*sum = isfinite(*sum) ? *sum + x : x;
+}
+
+/* The step rows of the jobs of ROWS[FIRST..]: one query for them all. */
+static int
+add_steps(struct sacct_pg *pg, const struct sacct_query *q,
+	  struct sacct_rows *rows, const long long *keys, size_t nkeys,
+	  char *err, size_t err_size)
+{
+	const char *params[1];
+	struct sacct_row *job, *st;
+	PGresult *res;
+	char *list, *p;
+	size_t i, k, njobs = rows->n;
+	int n;
+
+	if (nkeys == 0)
+		return 0;
+	if ((list = malloc(nkeys * 22 + 3)) == NULL) {
+		snprintf(err, err_size, "out of memory");
+		return -1;
+	}
+	p = list;
+	*p++ = '{';
+	for (i = 0; i < nkeys; i++)
+		p += sprintf(p, "%s%lld", i > 0 ? "," : "", keys[i]);
+	*p++ = '}';
+	*p = '\0';
+	params[0] = list;
+	res = query(pg,
+		    "SELECT s.job_key, s.step_id, max(s.elapsed_s), sum(s.cpu_s),"
+		    " max(s.mem_peak_bytes), sum(s.package_j), sum(s.dram_j),"
+		    " sum(s.gpu_j), sum(s.node_j), count(*)"
+		    " FROM ceems.job_steps s WHERE s.job_key = ANY ($1::bigint[])"
+		    " GROUP BY s.job_key, s.step_id",
+		    1, params, err, err_size);
+	free(list);
+	if (res == NULL)
+		return -1;
+	for (n = 0; n < PQntuples(res); n++) {
+		long long key = strtoll(PQgetvalue(res, n, 0), NULL, 10);
+		const char *id = PQgetvalue(res, n, 1);
+
+		for (k = 0; k < nkeys && keys[k] != key; k++)
+			;
+		if (k == nkeys || k >= njobs)
+			continue;
+		if (!sacct_query_wants_step(q, rows->v[k].jobid, id))
+			continue;
+		if ((st = sacct_rows_add(rows)) == NULL) {
+			PQclear(res);
+			snprintf(err, err_size, "out of memory");
+			return -1;
+		}
+		job = &rows->v[k];
+		snprintf(st->cluster, sizeof(st->cluster), "%s", job->cluster);
+		st->jobid = job->jobid;
+		st->array_job_id = job->array_job_id;
+		st->array_task_id = job->array_task_id;
+		st->uid = job->uid;
+		snprintf(st->step, sizeof(st->step), "%s", id);
+		snprintf(st->name, sizeof(st->name), "%s", id);
+		snprintf(st->account, sizeof(st->account), "%s", job->account);
+		snprintf(st->partition, sizeof(st->partition), "%s", job->partition);
+		snprintf(st->qos, sizeof(st->qos), "%s", job->qos);
+		snprintf(st->state, sizeof(st->state), "%s", job->state);
+		st->start_time = job->start_time;
+		st->elapsed_s = num(res, n, 2);
+		st->cpu_s = num(res, n, 3);
+		st->mem_peak_bytes = num(res, n, 4);
+		st->package_j = num(res, n, 5);
+		st->dram_j = num(res, n, 6);
+		st->gpu_j = num(res, n, 7);
+		st->node_j = num(res, n, 8);
+		st->nodes_reported = (uint32_t)strtoul(PQgetvalue(res, n, 9), NULL, 10);
+		add_known(&st->total_j, st->package_j);
+		add_known(&st->total_j, st->dram_j);
+		add_known(&st->total_j, st->gpu_j);
+		add_known(&st->total_j, st->node_j);
+	}
+	PQclear(res);
+	return 0;
+}
+
+int
+sacct_pg_rows(struct sacct_pg *pg, const struct sacct_query *q,
+	      struct sacct_rows *rows, char *err, size_t err_size)
+{
+	struct params p;
+	PGresult *res;
+	char sql[4096];
+	long long *keys = NULL;
+	size_t first = rows->n, i, keep;
+	int n, ret = -1;
+
+	params_fill(&p, q);
+	snprintf(sql, sizeof(sql), "%s%s%s ORDER BY j.start_time, c.name, j.jobid",
+		 rows_sql_head, where_clause(q), where_rest);
+	res = query(pg, sql, 8, p.v, err, err_size);
+	params_free(&p);
+	if (res == NULL)
+		return -1;
+	n = PQntuples(res);
+	if (n > 0 && (keys = calloc((size_t)n, sizeof(*keys))) == NULL) {
+		snprintf(err, err_size, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < (size_t)n; i++) {
+		struct sacct_row *r = sacct_rows_add(rows);
+
+		if (r == NULL) {
+			snprintf(err, err_size, "out of memory");
+			goto out;
+		}
+		keys[i] = strtoll(PQgetvalue(res, (int)i, 0), NULL, 10);
+		job_from_result(res, (int)i, r);
+	}
+	if (!q->allocations && first == 0 &&
+	    add_steps(pg, q, rows, keys, (size_t)n, err, err_size) < 0)
+		goto out;
+	/* -j 123.batch: the step without its job. */
+	for (i = keep = 0; i < rows->n; i++) {
+		if (rows->v[i].step[0] == '\0' &&
+		    !sacct_query_wants_job(q, rows->v[i].jobid))
+			continue;
+		rows->v[keep++] = rows->v[i];
+	}
+	rows->n = keep;
+	sacct_rows_sort(rows);
+	ret = 0;
+out:
+	free(keys);
+	PQclear(res);
+	return ret;
+}
+
+/* A node record as JSON, rebuilt from job_nodes and its steps and notes:
+ * what the database does not keep is absent. */
+static const char *const records_sql_head =
+	"SELECT n.job_key, n.node, jsonb_strip_nulls(jsonb_build_object("
+	" 'format', 'ceems-job-record/1',"
+	" 'written_at', extract(epoch FROM n.written_at)::bigint,"
+	" 'finalized_by', n.finalized_by,"
+	" 'job', n.job_meta,"
+	" 'measurements', jsonb_build_object("
+	"  'jobid', j.jobid, 'uid', j.uid,"
+	"  'alloc_cores', n.alloc_cores, 'alloc_mem_bytes', n.alloc_mem_bytes,"
+	"  'elapsed_s', n.elapsed_s, 'cpu_s', n.cpu_s, 'gap_s', n.gap_s,"
+	"  'cgroup_gone', n.cgroup_gone,"
+	"  'usage', jsonb_build_object("
+	"   'cpu_usage_ns', round(n.cpu_s * 1e9)::bigint,"
+	"   'mem_peak_bytes', n.mem_peak_bytes, 'mem_rss_bytes', n.mem_rss_bytes,"
+	"   'mem_limit_bytes', n.mem_limit_bytes, 'oom_kills', n.oom_kills,"
+	"   'io_read_bytes', n.io_read_bytes, 'io_write_bytes', n.io_write_bytes,"
+	"   'cpuset', n.cpuset, 'failed', to_jsonb(n.usage_failed),"
+	"   'peak_sampled', CASE WHEN n.mem_peak_sampled THEN true END),"
+	"  'ledger', jsonb_build_object("
+	"   'lifetime_s', n.lifetime_s,"
+	"   'package', CASE WHEN n.package_covered_s IS NOT NULL THEN jsonb_build_object("
+	"     'joules', n.package_j, 'static_j', n.package_static_j,"
+	"     'covered_s', n.package_covered_s) END,"
+	"   'dram', CASE WHEN n.dram_covered_s IS NOT NULL THEN jsonb_build_object("
+	"     'joules', n.dram_j, 'static_j', n.dram_static_j,"
+	"     'covered_s', n.dram_covered_s) END,"
+	"   'gpu', CASE WHEN n.gpu_covered_s IS NOT NULL THEN jsonb_build_object("
+	"     'joules', n.gpu_j, 'covered_s', n.gpu_covered_s) END,"
+	"   'node', CASE WHEN n.node_covered_s IS NOT NULL THEN jsonb_build_object("
+	"     'joules', n.node_j, 'covered_s', n.node_covered_s) END,"
+	"   'emissions', CASE WHEN n.emissions_g IS NOT NULL THEN jsonb_build_object("
+	"     'grams', n.emissions_g, 'covered_s', n.emissions_covered_s,"
+	"     'factor', jsonb_build_object('source', n.emission_factor_source,"
+	"       'zone', n.emission_zone, 'year', n.emission_year,"
+	"       'g_per_kwh', n.emission_g_per_kwh, 'pue', n.pue),"
+	"     'factor_changed', coalesce(n.emission_factor_changed, false)) END),"
+	"  'steps', (SELECT jsonb_agg(jsonb_build_object('id', s.step_id,"
+	"     'ended', s.ended, 'elapsed_s', s.elapsed_s, 'cpu_s', s.cpu_s,"
+	"     'mem_peak_bytes', s.mem_peak_bytes, 'joules', jsonb_build_object("
+	"       'package', s.package_j, 'dram', s.dram_j, 'gpu', s.gpu_j,"
+	"       'node', s.node_j))"
+	"     ORDER BY CASE s.step_id WHEN 'batch' THEN 1 WHEN 'extern' THEN 2"
+	"       WHEN 'interactive' THEN 3 ELSE 4 END,"
+	"       CASE WHEN s.step_id ~ '^[0-9]{1,9}$' THEN s.step_id::integer END,"
+	"       s.step_id)"
+	"    FROM ceems.job_steps s WHERE s.job_key = n.job_key AND s.node = n.node)),"
+	" 'notes', (SELECT jsonb_agg(jsonb_build_object('id', o.note_id,"
+	"    'text', o.text, 'saving_j', o.saving_j, 'saving_g', o.saving_g)"
+	"    ORDER BY o.ordinal)"
+	"   FROM ceems.job_notes o WHERE o.job_key = n.job_key AND o.node = n.node)"
+	"))::text"
+	" FROM ceems.jobs j JOIN ceems.clusters c USING (cluster_id)"
+	" JOIN ceems.job_nodes n ON n.job_key = j.job_key";
+
+static int
+add_series(struct sacct_pg *pg, long long key, const char *node,
+	   struct sacct_series *s, char *err, size_t err_size)
+{
+	char keytext[24];
+	const char *params[2] = { keytext, node };
+	PGresult *res;
+	int n, i, k;
+
+	snprintf(keytext, sizeof(keytext), "%lld", key);
+	res = query(pg,
+		    "SELECT extract(epoch FROM t)::bigint, interval_s, cpu_s,"
+		    " mem_bytes, package_j, dram_j, gpu_j, node_j, resolution_s"
+		    " FROM ceems.job_samples WHERE job_key = $1::bigint AND node = $2"
+		    " ORDER BY t",
+		    2, params, err, err_size);
+	if (res == NULL)
+		return -1;
+	n = PQntuples(res);
+	if (n > 0) {
+		if ((s->rows = calloc((size_t)n, sizeof(s->rows[0]))) == NULL) {
+			PQclear(res);
+			snprintf(err, err_size, "out of memory");
+			return -1;
+		}
+		for (i = 0; i < n; i++)
+			for (k = 0; k < SACCT_S_NCOLS; k++)
+				s->rows[i][k] = num(res, i, k);
+		s->present = true;
+		s->nrows = (size_t)n;
+		s->resolution_s = atoi(PQgetvalue(res, 0, 8));
+	}
+	PQclear(res);
+	return 0;
+}
+
+int
+sacct_pg_records(struct sacct_pg *pg, const struct sacct_query *q,
+		 bool series, struct sacct_records *recs, char *err,
+		 size_t err_size)
+{
+	struct ceems_job_record *r;
+	struct sacct_series *s;
+	struct params p;
+	PGresult *res;
+	char sql[8192], derr[256];
+	const char *json;
+	int n, i;
+
+	params_fill(&p, q);
+	snprintf(sql, sizeof(sql), "%s%s%s ORDER BY j.start_time, c.name, j.jobid, n.node",
+		 records_sql_head, where_clause(q), where_rest);
+	res = query(pg, sql, 8, p.v, err, err_size);
+	params_free(&p);
+	if (res == NULL)
+		return -1;
+	n = PQntuples(res);
+	for (i = 0; i < n; i++) {
+		if ((r = sacct_records_add(recs, &s)) == NULL) {
+			PQclear(res);
+			snprintf(err, err_size, "out of memory");
+			return -1;
+		}
+		json = PQgetvalue(res, i, 2);
+		if (ceems_record_decode(json, strlen(json), r, derr, sizeof(derr)) < 0) {
+			snprintf(err, err_size, "job %s on %s: the stored record does not rebuild: %s",
+				 PQgetvalue(res, i, 0), PQgetvalue(res, i, 1), derr);
+			recs->n--;
+			PQclear(res);
+			return -1;
+		}
+		if (series && add_series(pg, strtoll(PQgetvalue(res, i, 0), NULL, 10),
+					 PQgetvalue(res, i, 1), s, err, err_size) < 0) {
+			PQclear(res);
+			return -1;
+		}
+	}
+	PQclear(res);
+	return 0;
+}
