@@ -349,6 +349,89 @@ contents() {
     [ "$status" -ne 0 ] && echo "$output" | grep -q "permission denied" || _fail "the writer called store_job_record: $output"
 }
 
+# call_batch FUNCTION FILE...: the batch function FUNCTION on the records
+# as one JSON array; prints its outcomes.
+call_batch() {
+    local fn=$1 recs=
+    shift
+    [ $# -eq 0 ] || recs=$(cat "$@" | paste -sd,)
+    echo "SELECT ceems.$fn(:'recs'::jsonb)" |
+        psql -X -At -v ON_ERROR_STOP=1 -v VERBOSITY=verbose -v recs="[$recs]"
+}
+
+@test "batch: the set-wise path stores what the record-by-record loop stores, in any order" {
+    admin db init >/dev/null || _fail "db init"
+    make_node_records
+    T=$BATS_TEST_TMPDIR
+    "$GEN" $COMMON state=FAILED exit=1 node=n1 cores=8 elapsed=3600 cpu_s=1000 \
+        package_j=1000 written_at=1700003800 >"$T/n1b.json"
+    "$GEN" $COMMON start=1800000000 end=1800000600 submit=1799999999 node=n1 elapsed=600 \
+        written_at=1800000601 >"$T/requeue.json"
+    "$GEN" cluster=c1 jobid=43 uid=1001 user=bob account=chem start=1700000000 node=n3 \
+        elapsed=10 package_j=20 steps=2 >"$T/other.json"
+    "$GEN" cluster=c2 jobid=42 uid=1002 user=carol account=bio start=1700000100 node=n1 \
+        elapsed=5 dram_j=7 steps=1 >"$T/c2.json"
+    # compare NAME BATCH...: each batch (a comma-separated list of
+    # files) through the loop, then, on empty tables, through the
+    # set-wise path itself (an error there fails the test: these batches
+    # must not need the loop); outcomes and rows must be the same.
+    compare() {
+        local name=$1 b loop_out=() set_out=() loop_rows
+        shift
+        sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+        for b in "$@"; do
+            loop_out+=("$(call_batch upsert_job_records_each ${b//,/ })") || _fail "$name: loop"
+        done
+        loop_rows=$(contents)
+        sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+        for b in "$@"; do
+            run call_batch store_job_records ${b//,/ }
+            [ "$status" -eq 0 ] || _fail "$name: the set-wise path gave up: $output"
+            set_out+=("$output")
+        done
+        [ "${loop_out[*]}" = "${set_out[*]}" ] || _fail "$name: outcomes: loop ${loop_out[*]}, set-wise ${set_out[*]}"
+        [ -n "$loop_rows" ] && [ "$(contents)" = "$loop_rows" ] ||
+            _fail "$name: rows differ: $(diff <(echo "$loop_rows") <(contents))"
+    }
+    n1=$T/n1.json n2=$T/n2.json n1b=$T/n1b.json rq=$T/requeue.json o=$T/other.json c2=$T/c2.json
+    compare "two nodes of one job" "$n1,$n2"
+    compare "two nodes, reversed" "$n2,$n1"
+    compare "everything, newest n1 first" "$n1b,$n2,$rq,$o,$c2,$n1"
+    compare "everything, another order" "$c2,$n1b,$o,$rq,$n2,$n1"
+    compare "duplicates in one batch" "$n2,$n2,$o,$n1b,$o,$n1,$n2"
+    compare "the same job id on two clusters" "$c2,$n1" "$n1,$c2,$n2"
+    compare "a newer record over a stored one" "$n1,$o" "$n2,$n1b,$o"
+    compare "an older record after a stored newer one" "$n1b" "$n1,$n2,$rq"
+    compare "replays" "$n1,$n2,$o" "$o,$n2,$n1" "$n1,$n1"
+    compare "empty" "$n1" ""
+
+    # An older then a newer record of one node in one batch: the loop
+    # applies both in turn, the set-wise path gives the batch to it.
+    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+    run call_batch store_job_records "$n1" "$n1b"
+    [ "$status" -ne 0 ] && echo "$output" | grep -q "several records of one node" ||
+        _fail "the set-wise path did not give up: $output"
+    [ "$(sql -c 'SELECT count(*) FROM ceems.job_nodes')" = 0 ] || _fail "rows left by a given-up batch"
+    [ "$(call_batch upsert_job_records "$n1" "$n1b" "$n2")" = "{inserted,replaced,inserted}" ] ||
+        _fail "upsert_job_records did not fall back to the loop"
+    expect=$(contents)
+    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+    call_batch upsert_job_records_each "$n1" "$n1b" "$n2" >/dev/null
+    [ "$(contents)" = "$expect" ] || _fail "the fallback differs from the loop"
+
+    # A record whose owner differs from its stored job's: the loop's
+    # error, with the record's index.
+    jq -c '.job.uid = 1001 | .measurements.uid = 1001 | .written_at = 1800000000' "$n2" >"$T/owner.json"
+    run call_batch upsert_job_records "$o" "$T/owner.json"
+    [ "$status" -ne 0 ] && echo "$output" | grep -q "ERROR:  22023: ceems records\[1\]: .*belongs to uid 1000" ||
+        _fail "another owner: $output"
+    # The writer may call neither the set-wise path nor the loop directly.
+    for fn in store_job_records upsert_job_records_each; do
+        run sql -U node -c "SELECT ceems.$fn('[]')"
+        [ "$status" -ne 0 ] && echo "$output" | grep -q "permission denied" || _fail "the writer called $fn: $output"
+    done
+}
+
 @test "batch: a bad record refuses the batch with its SQLSTATE and index, and writes nothing" {
     admin db init >/dev/null || _fail "db init"
     make_node_records
