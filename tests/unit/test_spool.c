@@ -516,6 +516,16 @@ test_store_without_database(void)
 	ok(read_why(path, why, sizeof(why)) == 0 &&
 	   strstr(why, "invalid record: job 78: submit, start and end times are out of order"),
 	   ".why: %s", why);
+	/* Half an array identity is refused the same way. */
+	make_record(&r, 79, 1763790000, "c", "n", "half-array");
+	r.meta.array_job_id = 70;
+	is_int(ceems_storage_store(&c, &r, err, sizeof(err)), -EINVAL,
+	       "an array job id without a task id is refused");
+	snprintf(path, sizeof(path), "%s/rejected/001763790000-c-79-1763789400-n.json", dir);
+	ok(access(path, F_OK) == 0, "kept in rejected/");
+	strcat(path, ".why");
+	ok(read_why(path, why, sizeof(why)) == 0 &&
+	   strstr(why, "array_job_id and array_task_id come together"), ".why: %s", why);
 	ceems_spool_list(dir, 0, &list);
 	is_int(list.count, 1, "only the valid record is in the spool");
 	ceems_spool_list_free(&list);
