@@ -5,8 +5,8 @@
  *       build COUNT records (job ids FIRST_JOBID...) as the plugin does
  *       at job end and store each with ceems_storage_store; "bad" makes
  *       them invalid (end before start), "refused" valid for libceems
- *       but not for the database's constraints (an array job id without
- *       a task id).  Prints
+ *       but not for the database's constraints (a static energy larger
+ *       than the energy it is part of).  Prints
  *       "database=N spool=N rejected=N failed=N".
  *   storage-driver replay CONF once|all
  *       once: one ceems_replay_run with the agent's limits; all: runs
@@ -52,8 +52,6 @@ build(struct ceems_job_record *r, const struct ceems_config *c,
 	meta.submit_time = now - 700;
 	meta.start_time = now - 600;
 	meta.end_time = flaw == BAD ? now - 900 : now - 1;
-	if (flaw == REFUSED)
-		meta.array_job_id = jobid;
 	meta.alloc_cpus = 4;
 	meta.nnodes = 1;
 	snprintf(meta.nodes, sizeof(meta.nodes), "node01");
@@ -68,6 +66,8 @@ build(struct ceems_job_record *r, const struct ceems_config *c,
 	rep.ledger.measured[CEEMS_DOMAIN_PACKAGE] = true;
 	rep.ledger.joules[CEEMS_DOMAIN_PACKAGE] = 1000.0 + jobid;
 	rep.ledger.covered_s[CEEMS_DOMAIN_PACKAGE] = 599;
+	if (flaw == REFUSED)
+		rep.ledger.static_j[CEEMS_DOMAIN_PACKAGE] = 2 * (1000.0 + jobid);
 	ceems_record_build(r, &meta, &rep, "extern", now);
 }
 
