@@ -521,6 +521,47 @@ ceems_spool_remove(const char *dir, const char *name)
 	return ret;
 }
 
+int
+ceems_spool_remove_stored(const char *dir, const char *const *names, size_t n,
+			  int *results)
+{
+	struct spool_usage usage;
+	struct stat st;
+	int64_t bytes = 0, count = 0;
+	int dfd, first = 0;
+
+	dfd = open_dir(dir, false);
+	if (dfd < 0) {
+		first = -errno;
+		for (size_t i = 0; results != NULL && i < n; i++)
+			results[i] = first;
+		return first;
+	}
+	spool_usage_begin(dfd, &usage);
+	for (size_t i = 0; i < n; i++) {
+		int r = 0;
+
+		if (!is_record_name(names[i]) || strchr(names[i], '/') != NULL)
+			r = -EINVAL;
+		else if (fstatat(dfd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+			 unlinkat(dfd, names[i], 0) < 0)
+			r = -errno;
+		else if (S_ISREG(st.st_mode)) {
+			bytes -= (int64_t)st.st_size;
+			count--;
+		}
+		if (results != NULL)
+			results[i] = r;
+		if (r < 0 && first == 0)
+			first = r;
+	}
+	spool_usage_end(dfd, &usage, bytes, count);
+	if (fsync(dfd) < 0 && first == 0)
+		first = -errno;
+	close(dfd);
+	return first;
+}
+
 /* Move NAME of DFD into RFD under a name not in use there; FINAL
  * receives it.  Link then unlink: rename would replace a file there. */
 static int

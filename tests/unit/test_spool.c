@@ -462,6 +462,32 @@ test_usage_linear(void)
 	   ".usage follows the removals (%llu records)", (unsigned long long)count);
 	ceems_spool_list_free(&list);
 
+	/* A stored batch goes with one directory sync; a name that is not
+	 * there is said so, the others are removed all the same. */
+	{
+		const char *batch[3];
+		int results[3];
+		char n1[CEEMS_SPOOL_NAME_MAX + 8], n2[CEEMS_SPOOL_NAME_MAX + 8];
+
+		make_record(&r, 6001, 1763800100, "c", "n", "x");
+		put(dir, UINT64_C(1) << 40, &r, n1, sizeof(n1));
+		make_record(&r, 6002, 1763800101, "c", "n", "x");
+		put(dir, UINT64_C(1) << 40, &r, n2, sizeof(n2));
+		batch[0] = n1;
+		batch[1] = "000000000001-c-1-1-gone.json";
+		batch[2] = n2;
+		is_int(ceems_spool_remove_stored(dir, batch, 3, results), -ENOENT,
+		       "removing a stored batch: the first error comes back");
+		ok(results[0] == 0 && results[1] == -ENOENT && results[2] == 0,
+		   "each one's result (%d %d %d)", results[0], results[1], results[2]);
+		ok(!exists(dir, n1) && !exists(dir, n2), "the others are removed");
+		ceems_spool_list(dir, 0, &list);
+		read_usage(dir, &bytes, &count);
+		ok(count == 1 && list.count == 1 && bytes == list.bytes,
+		   ".usage follows a batch removal");
+		ceems_spool_list_free(&list);
+	}
+
 	/* A damaged .usage is never trusted: the spool is listed. */
 	write_file(dir, SPOOL_USAGE_FILE, "garbage\n", 8);
 	before = ceems_spool_usage_entries_examined();
