@@ -457,6 +457,44 @@ call_batch() {
     echo "$output" | grep -q "records\[0\]: ceems record: not a JSON object" || _fail "a number in the array: $output"
 }
 
+@test "overlap: clusters.max_job_s bounds a window's query without changing its rows" {
+    admin db init >/dev/null || _fail "db init"
+    T=$BATS_TEST_TMPDIR
+    # Jobs of alice: long (10 h) and short, before, across and inside a
+    # window, and one still running (no end).
+    i=0
+    for se in "1700000000 1700036000" "1700030000 1700030600" "1700040000 1700043600" \
+              "1700050000 1700050100" "1700090000 1700093600" "1700041000 -"; do
+        set -- $se
+        i=$((i + 1))
+        if [ "$2" = - ]; then
+            "$GEN" cluster=c1 jobid=$i uid=1000 user=alice start=$1 state=RUNNING node=n1 \
+                elapsed=10 written_at=$(($1 + 10)) >"$T/j$i.json"
+        else
+            "$GEN" cluster=c1 jobid=$i uid=1000 user=alice start=$1 end=$2 node=n1 \
+                elapsed=$(($2 - $1)) written_at=$(($2 + 1)) >"$T/j$i.json"
+        fi
+    done
+    call_batch upsert_job_records "$T"/j*.json >/dev/null || _fail "batch"
+    upsert "$T/j1.json" >/dev/null
+    [ "$(sql -c "SELECT max_job_s FROM ceems.clusters WHERE name = 'c1'")" = 36000 ] ||
+        _fail "max_job_s: $(sql -c 'SELECT * FROM ceems.clusters')"
+    for w in "1700035000 1700045000" "1700000000 1700000001" "1700060000 1700100000" "1700036000 1700036001"; do
+        set -- $w
+        q="FROM ceems.jobs WHERE user_name = 'alice' AND start_time < to_timestamp($2)
+           AND coalesce(end_time, start_time) >= to_timestamp($1)"
+        b="AND start_time >= (SELECT to_timestamp($1) - max(max_job_s) * interval '1 second' FROM ceems.clusters)"
+        plain=$(sql -c "SELECT string_agg(jobid::text, ',' ORDER BY jobid) $q")
+        bounded=$(sql -c "SELECT string_agg(jobid::text, ',' ORDER BY jobid) $q $b")
+        [ -n "$plain" ] && [ "$plain" = "$bounded" ] || _fail "window $w: $plain / bounded $bounded"
+    done
+    # Only grows: a shorter job leaves it alone; an admin's import raises it.
+    sql -c "INSERT INTO ceems.jobs (cluster_id, jobid, start_time, end_time, uid, meta_written_at, meta_node, meta_digest)
+            SELECT cluster_id, 99, to_timestamp(1600000000), to_timestamp(1600086400), 1000, now(), 'x', 'y'
+            FROM ceems.clusters WHERE name = 'c1'" >/dev/null
+    [ "$(sql -c "SELECT max_job_s FROM ceems.clusters WHERE name = 'c1'")" = 86400 ] || _fail "not raised by an insert"
+}
+
 @test "roles: users see their own jobs, coordinators their accounts, the writer nothing" {
     admin db init >/dev/null || _fail "db init"
     sql -c "INSERT INTO ceems.coordinators VALUES ('phys', 'carol')"
