@@ -448,6 +448,11 @@ ceems_record_validate(const struct ceems_job_record *r, char *err,
 		return ceems_json_error(err, err_size,
 					"job %u: owner unknown or not the measured one",
 					m->jobid);
+	if ((m->array_job_id == CEEMS_UNKNOWN_U32) !=
+	    (m->array_task_id == CEEMS_UNKNOWN_U32))
+		return ceems_json_error(err, err_size,
+					"job %u: array_job_id and array_task_id come together or not at all",
+					m->jobid);
 	if (strcmp(r->finalized_by, "extern") != 0 &&
 	    strcmp(r->finalized_by, "epilog") != 0 &&
 	    strcmp(r->finalized_by, "agent") != 0)

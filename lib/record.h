@@ -42,6 +42,21 @@ void ceems_record_build(struct ceems_job_record *r,
 int ceems_record_encode(const struct ceems_job_record *r, char *buf,
 			size_t size);
 
+/* Room enough for any reduced record (no steps, gaps or notes). */
+#define CEEMS_RECORD_REDUCED_MAX 16384
+
+/* The reduced form of R into OUT (OUT may be R): identity, metadata and
+ * totals kept; steps, gaps and notes dropped; one note "record-reduced"
+ * says so (record_reduce.c). */
+void ceems_record_reduce(const struct ceems_job_record *r,
+			 struct ceems_job_record *out);
+
+/* ceems_record_encode, and when R cannot be encoded whole into BUF
+ * (-ENOSPC, -ENOMEM) its reduced form, built in SCRATCH, with an error
+ * logged.  Returns the length, or the reduced record's error. */
+int ceems_record_encode_fallback(const struct ceems_job_record *r, char *buf,
+				 size_t size, struct ceems_job_record *scratch);
+
 /* Decode and validate JSON text.  Returns 0, or -EINVAL with ERR naming
  * the first problem (R untouched).  A "series" member is checked but not
  * kept (R->report.series is NULL, so that no caller has to free one):

@@ -35,6 +35,7 @@ struct ceems_replay {
 	unsigned count;
 	const char **names;
 	size_t *offset, *length;
+	int *removed;			/* per record of a removal */
 };
 
 /* A batch's text stays under this (the records' own limit is 256 KiB;
@@ -73,7 +74,9 @@ ceems_replay_new(const struct ceems_config *config,
 	rp->names = calloc(rp->limits.batch_max, sizeof(*rp->names));
 	rp->offset = calloc(rp->limits.batch_max, sizeof(*rp->offset));
 	rp->length = calloc(rp->limits.batch_max, sizeof(*rp->length));
-	if (rp->names == NULL || rp->offset == NULL || rp->length == NULL) {
+	rp->removed = calloc(rp->limits.batch_max, sizeof(*rp->removed));
+	if (rp->names == NULL || rp->offset == NULL || rp->length == NULL ||
+	    rp->removed == NULL) {
 		ceems_replay_free(rp);
 		return NULL;
 	}
@@ -90,6 +93,7 @@ ceems_replay_free(struct ceems_replay *rp)
 	free(rp->names);
 	free(rp->offset);
 	free(rp->length);
+	free(rp->removed);
 	free(rp);
 }
 
@@ -257,14 +261,13 @@ batch_flush(struct ceems_replay *rp, struct ceems_replay_stats *st,
 			rp->batch_now /= 2;
 		goto out;
 	}
-	/* Committed: only now may the spool forget them. */
-	for (i = 0; i < rp->count; i++) {
-		int rm = ceems_spool_remove(dir, rp->names[i]);
-
-		if (rm < 0 && rm != -ENOENT)
-			ceems_warning("spool %s: %s is stored but cannot be removed: %s",
-				      dir, rp->names[i], strerror(-rm));
-	}
+	/* Committed: only now may the spool forget them (one directory
+	 * sync for the batch: a sync per file limited the replay). */
+	if (ceems_spool_remove_stored(dir, rp->names, rp->count, rp->removed) < 0)
+		for (i = 0; i < rp->count; i++)
+			if (rp->removed[i] < 0 && rp->removed[i] != -ENOENT)
+				ceems_warning("spool %s: %s is stored but cannot be removed: %s",
+					      dir, rp->names[i], strerror(-rp->removed[i]));
 	st->stored += rp->count;
 	st->left -= rp->count;
 	if (rp->batch_now < rp->limits.batch_max)

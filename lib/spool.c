@@ -24,6 +24,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "spool.h"
+#include "spool_usage.h"
 
 #define TEMP_PREFIX ".tmp."
 #define WHY_SUFFIX ".why"
@@ -251,48 +252,13 @@ write_why(int rfd, const char *name, const char *why)
 	return durable_write(rfd, whyname, text, (size_t)n, dummy, sizeof(dummy));
 }
 
-/* Sum of the sizes of the records in DFD, and their number; counting
- * stops once past LIMIT (a spool over its cap may hold a great many). */
-static void
-spool_usage(int dfd, uint64_t limit, uint64_t *bytes, size_t *count)
-{
-	int fd = dup(dfd);
-	DIR *d;
-	struct dirent *e;
-
-	*bytes = 0;
-	*count = 0;
-	if (fd < 0)
-		return;
-	d = fdopendir(fd);
-	if (d == NULL) {
-		close(fd);
-		return;
-	}
-	rewinddir(d);
-	while ((e = readdir(d)) != NULL) {
-		struct stat st;
-
-		if (!is_record_name(e->d_name) ||
-		    fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISREG(st.st_mode))
-			continue;
-		*bytes += (uint64_t)st.st_size;
-		(*count)++;
-		if (*bytes > limit)
-			break;
-	}
-	closedir(d);
-}
-
 int
 ceems_spool_put(const char *dir, uint64_t max_bytes,
 		const struct ceems_job_record *r, const char *text, size_t len,
 		char *name, size_t name_size, char *err, size_t err_size)
 {
 	char base[CEEMS_SPOOL_NAME_MAX];
-	uint64_t bytes;
-	size_t count;
+	struct spool_usage usage;
 	int dfd, ret = 0;
 
 	if (ceems_spool_name(r, base, sizeof(base)) < 0) {
@@ -306,22 +272,24 @@ ceems_spool_put(const char *dir, uint64_t max_bytes,
 		fail(err, err_size, "spool %s: %s", dir, strerror(errno));
 		return ret;
 	}
-	spool_usage(dfd, max_bytes, &bytes, &count);
-	if (bytes + len + 1 > max_bytes)
+	spool_usage_begin(dfd, &usage);
+	if (usage.bytes + len + 1 > max_bytes)
 		/* Soft cap: the record is written all the same (dropping it
 		 * would lose a job); the filesystem is the hard limit. */
-		ceems_error("spool %s holds %s%llu bytes in %zu records, over its "
+		ceems_error("spool %s holds %llu bytes in %llu records, over its "
 			    "spool_max_bytes of %llu: job %u's record is written "
 			    "anyway (none is dropped); the records wait for the "
 			    "database: check that it is reachable, or raise the cap",
-			    dir, bytes > max_bytes ? "at least " : "",
-			    (unsigned long long)bytes, count,
+			    dir, (unsigned long long)usage.bytes,
+			    (unsigned long long)usage.count,
 			    (unsigned long long)max_bytes, (unsigned)r->meta.jobid);
 	if (durable_write(dfd, base, text, len, name, name_size) < 0) {
 		ret = -errno;
 		fail(err, err_size, "spool %s: cannot write %s: %s", dir, base,
 		     strerror(errno));
-	}
+		spool_usage_end(dfd, &usage, 0, 0);
+	} else
+		spool_usage_end(dfd, &usage, (int64_t)len + 1, 1);
 	close(dfd);
 	return ret;
 }
@@ -528,6 +496,8 @@ ceems_spool_read(const char *dir, const char *name,
 int
 ceems_spool_remove(const char *dir, const char *name)
 {
+	struct spool_usage usage;
+	struct stat st;
 	int dfd, ret = 0;
 
 	if (!is_record_name(name) || strchr(name, '/') != NULL)
@@ -535,10 +505,61 @@ ceems_spool_remove(const char *dir, const char *name)
 	dfd = open_dir(dir, false);
 	if (dfd < 0)
 		return -errno;
-	if (unlinkat(dfd, name, 0) < 0 || fsync(dfd) < 0)
+	spool_usage_begin(dfd, &usage);
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    unlinkat(dfd, name, 0) < 0) {
 		ret = -errno;
+		spool_usage_end(dfd, &usage, 0, 0);
+	} else {
+		spool_usage_end(dfd, &usage, S_ISREG(st.st_mode) ?
+				-(int64_t)st.st_size : 0,
+				S_ISREG(st.st_mode) ? -1 : 0);
+		if (fsync(dfd) < 0)
+			ret = -errno;
+	}
 	close(dfd);
 	return ret;
+}
+
+int
+ceems_spool_remove_stored(const char *dir, const char *const *names, size_t n,
+			  int *results)
+{
+	struct spool_usage usage;
+	struct stat st;
+	int64_t bytes = 0, count = 0;
+	int dfd, first = 0;
+
+	dfd = open_dir(dir, false);
+	if (dfd < 0) {
+		first = -errno;
+		for (size_t i = 0; results != NULL && i < n; i++)
+			results[i] = first;
+		return first;
+	}
+	spool_usage_begin(dfd, &usage);
+	for (size_t i = 0; i < n; i++) {
+		int r = 0;
+
+		if (!is_record_name(names[i]) || strchr(names[i], '/') != NULL)
+			r = -EINVAL;
+		else if (fstatat(dfd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+			 unlinkat(dfd, names[i], 0) < 0)
+			r = -errno;
+		else if (S_ISREG(st.st_mode)) {
+			bytes -= (int64_t)st.st_size;
+			count--;
+		}
+		if (results != NULL)
+			results[i] = r;
+		if (r < 0 && first == 0)
+			first = r;
+	}
+	spool_usage_end(dfd, &usage, bytes, count);
+	if (fsync(dfd) < 0 && first == 0)
+		first = -errno;
+	close(dfd);
+	return first;
 }
 
 /* Move NAME of DFD into RFD under a name not in use there; FINAL

@@ -82,6 +82,13 @@ int ceems_spool_read(const char *dir, const char *name,
  * is synced).  0 or -errno. */
 int ceems_spool_remove(const char *dir, const char *name);
 
+/* Remove the records NAMES[0..N) once all are stored, with one sync of
+ * the directory for them all: a removal lost in a crash only means the
+ * record is replayed, which changes nothing.  Returns 0 or the first
+ * -errno; RESULTS[i], when not NULL, receives each one's. */
+int ceems_spool_remove_stored(const char *dir, const char *const *names,
+			      size_t n, int *results);
+
 /* Move NAME into DIR/rejected/ with NAME.why holding WHY.  0 or -errno. */
 int ceems_spool_quarantine(const char *dir, const char *name,
 			   const char *why);

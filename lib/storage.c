@@ -433,20 +433,24 @@ ceems_storage_store(const struct ceems_config *config,
 {
 	char why[512], name[CEEMS_SPOOL_NAME_MAX + 8], tag[CEEMS_SPOOL_NAME_MAX];
 	char spool_err[512];
-	char *text;
+	/* For a record that cannot be encoded whole: on the stack, since
+	 * the heap may be what is missing. */
+	struct ceems_job_record scratch;
+	char small[CEEMS_RECORD_REDUCED_MAX];
+	char *heap, *text;
 	int len, r;
 
-	text = malloc(CEEMS_RECORD_MAX + 1);
-	if (text == NULL) {
-		say(err, err_size, "job %u: out of memory for the record",
-		    (unsigned)record->meta.jobid);
-		return -ENOMEM;
-	}
-	len = ceems_record_encode(record, text, CEEMS_RECORD_MAX + 1);
+	/* Without the heap, a record still fits here (a few KiB; its
+	 * reduced form always does). */
+	heap = malloc(CEEMS_RECORD_MAX + 1);
+	text = heap != NULL ? heap : small;
+	len = ceems_record_encode_fallback(record, text, heap != NULL ?
+					   CEEMS_RECORD_MAX + 1 : sizeof(small),
+					   &scratch);
 	if (len < 0) {
 		say(err, err_size, "job %u: the record cannot be encoded: %s",
 		    (unsigned)record->meta.jobid, strerror(-len));
-		free(text);
+		free(heap);
 		return len;
 	}
 	if (ceems_record_validate(record, why, sizeof(why)) < 0) {
@@ -454,14 +458,14 @@ ceems_storage_store(const struct ceems_config *config,
 
 		snprintf(full, sizeof(full), "invalid record: %s", why);
 		r = reject(config, record, text, (size_t)len, full, err, err_size);
-		free(text);
+		free(heap);
 		return r;
 	}
 	if (config->database[0] != '\0') {
 #ifdef HAVE_LIBPQ
 		r = store_in_database(config, text, why, sizeof(why));
 		if (r == 0) {
-			free(text);
+			free(heap);
 			return CEEMS_STORED_DATABASE;
 		}
 		if (r == -EBADMSG) {
@@ -469,7 +473,7 @@ ceems_storage_store(const struct ceems_config *config,
 
 			snprintf(full, sizeof(full), "refused by the database: %s", why);
 			r = reject(config, record, text, (size_t)len, full, err, err_size);
-			free(text);
+			free(heap);
 			return r;
 		}
 		ceems_warning("job %u: database: %s: the record goes to the spool %s "
@@ -490,11 +494,11 @@ ceems_storage_store(const struct ceems_config *config,
 		ceems_spool_log_record(tag, text, (size_t)len);
 		say(err, err_size, "job %u: %s: the record was logged whole as "
 		    "ceems-record %s", (unsigned)record->meta.jobid, spool_err, tag);
-		free(text);
+		free(heap);
 		return r;
 	}
 	ceems_debug("job %u: record spooled as %s/%s", (unsigned)record->meta.jobid,
 		    config->spool_dir, name);
-	free(text);
+	free(heap);
 	return CEEMS_STORED_SPOOL;
 }

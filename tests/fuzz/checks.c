@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "agent_proto.h"
 #include "cgroup_path.h"
@@ -587,6 +588,40 @@ watts_ok(double w)
 	return w == -1 || (isfinite(w) && w >= 0 && w <= 100000);
 }
 
+/* A libpq connection string as the parser may accept it: printable,
+ * and without a password in it (ceems.conf(5): passwords belong in a
+ * service file or ~/.pgpass), neither "password = ..." nor the secret of
+ * a URI's "user:secret@". */
+static bool
+conninfo_ok(const char *s, size_t size)
+{
+	const char *scheme, *auth, *at;
+	size_t n;
+
+	if (!nul_within(s, size))
+		return false;
+	for (const char *p = s; *p != '\0'; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return false;
+		if (strncasecmp(p, "password", 8) == 0) {
+			const char *q = p + 8;
+
+			while (*q == ' ' || *q == '\t')
+				q++;
+			if (*q == '=')
+				return false;
+		}
+	}
+	if ((scheme = strstr(s, "://")) != NULL) {
+		auth = scheme + 3;
+		n = strcspn(auth, "/?");
+		at = memchr(auth, '@', n);
+		if (at != NULL && memchr(auth, ':', (size_t)(at - auth)) != NULL)
+			return false;
+	}
+	return true;
+}
+
 /* Every value a successful parse leaves is one the parser accepts. */
 static bool
 config_valid(const struct ceems_config *c)
@@ -602,6 +637,10 @@ config_valid(const struct ceems_config *c)
 	    path_ok(c->procfs_root, sizeof(c->procfs_root)) &&
 	    path_ok(c->cgroupfs_prefix, sizeof(c->cgroupfs_prefix)) &&
 	    path_ok(c->emissions_table, sizeof(c->emissions_table)) &&
+	    conninfo_ok(c->database, sizeof(c->database)) &&
+	    duration_ok(c->database_timeout_ns, 100e6, 60e9) &&
+	    c->spool_max_bytes >= 4096 &&
+	    c->spool_max_bytes <= UINT64_C(1125899906842624) &&
 	    (strcmp(c->log_level, "error") == 0 ||
 	     strcmp(c->log_level, "warning") == 0 ||
 	     strcmp(c->log_level, "info") == 0 ||

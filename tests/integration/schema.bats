@@ -377,6 +377,89 @@ contents() {
     [ "$status" -ne 0 ] && echo "$output" | grep -q "permission denied" || _fail "the writer called store_job_record: $output"
 }
 
+# call_batch FUNCTION FILE...: the batch function FUNCTION on the records
+# as one JSON array; prints its outcomes.
+call_batch() {
+    local fn=$1 recs=
+    shift
+    [ $# -eq 0 ] || recs=$(cat "$@" | paste -sd,)
+    echo "SELECT ceems.$fn(:'recs'::jsonb)" |
+        psql -X -At -v ON_ERROR_STOP=1 -v VERBOSITY=verbose -v recs="[$recs]"
+}
+
+@test "batch: the set-wise path stores what the record-by-record loop stores, in any order" {
+    admin db init >/dev/null || _fail "db init"
+    make_node_records
+    T=$BATS_TEST_TMPDIR
+    "$GEN" $COMMON state=FAILED exit=1 node=n1 cores=8 elapsed=3600 cpu_s=1000 \
+        package_j=1000 written_at=1700003800 >"$T/n1b.json"
+    "$GEN" $COMMON start=1800000000 end=1800000600 submit=1799999999 node=n1 elapsed=600 \
+        written_at=1800000601 >"$T/requeue.json"
+    "$GEN" cluster=c1 jobid=43 uid=1001 user=bob account=chem start=1700000000 node=n3 \
+        elapsed=10 package_j=20 steps=2 >"$T/other.json"
+    "$GEN" cluster=c2 jobid=42 uid=1002 user=carol account=bio start=1700000100 node=n1 \
+        elapsed=5 dram_j=7 steps=1 >"$T/c2.json"
+    # compare NAME BATCH...: each batch (a comma-separated list of
+    # files) through the loop, then, on empty tables, through the
+    # set-wise path itself (an error there fails the test: these batches
+    # must not need the loop); outcomes and rows must be the same.
+    compare() {
+        local name=$1 b loop_out=() set_out=() loop_rows
+        shift
+        sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+        for b in "$@"; do
+            loop_out+=("$(call_batch upsert_job_records_each ${b//,/ })") || _fail "$name: loop"
+        done
+        loop_rows=$(contents)
+        sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+        for b in "$@"; do
+            run call_batch store_job_records ${b//,/ }
+            [ "$status" -eq 0 ] || _fail "$name: the set-wise path gave up: $output"
+            set_out+=("$output")
+        done
+        [ "${loop_out[*]}" = "${set_out[*]}" ] || _fail "$name: outcomes: loop ${loop_out[*]}, set-wise ${set_out[*]}"
+        [ -n "$loop_rows" ] && [ "$(contents)" = "$loop_rows" ] ||
+            _fail "$name: rows differ: $(diff <(echo "$loop_rows") <(contents))"
+    }
+    n1=$T/n1.json n2=$T/n2.json n1b=$T/n1b.json rq=$T/requeue.json o=$T/other.json c2=$T/c2.json
+    compare "two nodes of one job" "$n1,$n2"
+    compare "two nodes, reversed" "$n2,$n1"
+    compare "everything, newest n1 first" "$n1b,$n2,$rq,$o,$c2,$n1"
+    compare "everything, another order" "$c2,$n1b,$o,$rq,$n2,$n1"
+    compare "duplicates in one batch" "$n2,$n2,$o,$n1b,$o,$n1,$n2"
+    compare "the same job id on two clusters" "$c2,$n1" "$n1,$c2,$n2"
+    compare "a newer record over a stored one" "$n1,$o" "$n2,$n1b,$o"
+    compare "an older record after a stored newer one" "$n1b" "$n1,$n2,$rq"
+    compare "replays" "$n1,$n2,$o" "$o,$n2,$n1" "$n1,$n1"
+    compare "empty" "$n1" ""
+
+    # An older then a newer record of one node in one batch: the loop
+    # applies both in turn, the set-wise path gives the batch to it.
+    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+    run call_batch store_job_records "$n1" "$n1b"
+    [ "$status" -ne 0 ] && echo "$output" | grep -q "several records of one node" ||
+        _fail "the set-wise path did not give up: $output"
+    [ "$(sql -c 'SELECT count(*) FROM ceems.job_nodes')" = 0 ] || _fail "rows left by a given-up batch"
+    [ "$(call_batch upsert_job_records "$n1" "$n1b" "$n2")" = "{inserted,replaced,inserted}" ] ||
+        _fail "upsert_job_records did not fall back to the loop"
+    expect=$(contents)
+    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+    call_batch upsert_job_records_each "$n1" "$n1b" "$n2" >/dev/null
+    [ "$(contents)" = "$expect" ] || _fail "the fallback differs from the loop"
+
+    # A record whose owner differs from its stored job's: the loop's
+    # error, with the record's index.
+    jq -c '.job.uid = 1001 | .measurements.uid = 1001 | .written_at = 1800000000' "$n2" >"$T/owner.json"
+    run call_batch upsert_job_records "$o" "$T/owner.json"
+    [ "$status" -ne 0 ] && echo "$output" | grep -q "ERROR:  22023: ceems records\[1\]: .*belongs to uid 1000" ||
+        _fail "another owner: $output"
+    # The writer may call neither the set-wise path nor the loop directly.
+    for fn in store_job_records upsert_job_records_each; do
+        run sql -U node -c "SELECT ceems.$fn('[]')"
+        [ "$status" -ne 0 ] && echo "$output" | grep -q "permission denied" || _fail "the writer called $fn: $output"
+    done
+}
+
 @test "batch: a bad record refuses the batch with its SQLSTATE and index, and writes nothing" {
     admin db init >/dev/null || _fail "db init"
     make_node_records
@@ -400,6 +483,44 @@ contents() {
     bad "end before start" 23514 0 '.job.end_time = 1600000000'
     run sql -c "SELECT ceems.upsert_job_records('[1]')"
     echo "$output" | grep -q "records\[0\]: ceems record: not a JSON object" || _fail "a number in the array: $output"
+}
+
+@test "overlap: clusters.max_job_s bounds a window's query without changing its rows" {
+    admin db init >/dev/null || _fail "db init"
+    T=$BATS_TEST_TMPDIR
+    # Jobs of alice: long (10 h) and short, before, across and inside a
+    # window, and one still running (no end).
+    i=0
+    for se in "1700000000 1700036000" "1700030000 1700030600" "1700040000 1700043600" \
+              "1700050000 1700050100" "1700090000 1700093600" "1700041000 -"; do
+        set -- $se
+        i=$((i + 1))
+        if [ "$2" = - ]; then
+            "$GEN" cluster=c1 jobid=$i uid=1000 user=alice start=$1 state=RUNNING node=n1 \
+                elapsed=10 written_at=$(($1 + 10)) >"$T/j$i.json"
+        else
+            "$GEN" cluster=c1 jobid=$i uid=1000 user=alice start=$1 end=$2 node=n1 \
+                elapsed=$(($2 - $1)) written_at=$(($2 + 1)) >"$T/j$i.json"
+        fi
+    done
+    call_batch upsert_job_records "$T"/j*.json >/dev/null || _fail "batch"
+    upsert "$T/j1.json" >/dev/null
+    [ "$(sql -c "SELECT max_job_s FROM ceems.clusters WHERE name = 'c1'")" = 36000 ] ||
+        _fail "max_job_s: $(sql -c 'SELECT * FROM ceems.clusters')"
+    for w in "1700035000 1700045000" "1700000000 1700000001" "1700060000 1700100000" "1700036000 1700036001"; do
+        set -- $w
+        q="FROM ceems.jobs WHERE user_name = 'alice' AND start_time < to_timestamp($2)
+           AND coalesce(end_time, start_time) >= to_timestamp($1)"
+        b="AND start_time >= (SELECT to_timestamp($1) - max(max_job_s) * interval '1 second' FROM ceems.clusters)"
+        plain=$(sql -c "SELECT string_agg(jobid::text, ',' ORDER BY jobid) $q")
+        bounded=$(sql -c "SELECT string_agg(jobid::text, ',' ORDER BY jobid) $q $b")
+        [ -n "$plain" ] && [ "$plain" = "$bounded" ] || _fail "window $w: $plain / bounded $bounded"
+    done
+    # Only grows: a shorter job leaves it alone; an admin's import raises it.
+    sql -c "INSERT INTO ceems.jobs (cluster_id, jobid, start_time, end_time, uid, meta_written_at, meta_node, meta_digest)
+            SELECT cluster_id, 99, to_timestamp(1600000000), to_timestamp(1600086400), 1000, now(), 'x', 'y'
+            FROM ceems.clusters WHERE name = 'c1'" >/dev/null
+    [ "$(sql -c "SELECT max_job_s FROM ceems.clusters WHERE name = 'c1'")" = 86400 ] || _fail "not raised by an insert"
 }
 
 @test "roles: users see their own jobs, coordinators their accounts, the writer nothing" {

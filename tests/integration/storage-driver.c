@@ -5,10 +5,10 @@
  *       build COUNT records (job ids FIRST_JOBID...) as the plugin does
  *       at job end and store each with ceems_storage_store; "bad" makes
  *       them invalid (end before start), "refused" valid for libceems
- *       but not for the database's constraints (an array job id without
- *       a task id); "series" gives each a time series of 20 rows of 30 s
- *       (cpu_s 60 and package_j 1/20 of the job's each, dram_j unknown).
- *       Prints
+ *       but not for the database's constraints (a static energy larger
+ *       than the energy it is part of); "series" gives each a time series
+ *       of 20 rows of 30 s (cpu_s 60 and package_j 1/20 of the job's
+ *       each, dram_j unknown).  Prints
  *       "database=N spool=N rejected=N failed=N".
  *   storage-driver replay CONF once|all
  *       once: one ceems_replay_run with the agent's limits; all: runs
@@ -58,8 +58,6 @@ build(struct ceems_job_record *r, const struct ceems_config *c,
 	meta.submit_time = now - 700;
 	meta.start_time = now - 600;
 	meta.end_time = flaw == BAD ? now - 900 : now - 1;
-	if (flaw == REFUSED)
-		meta.array_job_id = jobid;
 	meta.alloc_cpus = 4;
 	meta.nnodes = 1;
 	snprintf(meta.nodes, sizeof(meta.nodes), "node01");
@@ -89,6 +87,8 @@ build(struct ceems_job_record *r, const struct ceems_config *c,
 					 1e9 + i, joules);
 		rep.series = series;
 	}
+	if (flaw == REFUSED)
+		rep.ledger.static_j[CEEMS_DOMAIN_PACKAGE] = 2 * (1000.0 + jobid);
 	ceems_record_build(r, &meta, &rep, "extern", now);
 }
 

@@ -156,7 +156,7 @@ setup() {
     [[ "$output" == *"refused by the database: 23514"* ]] || _fail "no reason: $output"
     [ "$(_rows t-direct)" = "5 5 0" ] || _fail "a refused record reached the tables: $(_rows t-direct)"
     [ "$(find "$D/spool-t-direct/rejected" -name '*.json' | wc -l)" -eq 3 ] || _fail "rejected/ holds $(ls "$D/spool-t-direct/rejected")"
-    grep -q 'jobs_array' "$D"/spool-t-direct/rejected/*-200-*.json.why ||
+    grep -q 'violates check constraint' "$D"/spool-t-direct/rejected/*-200-*.json.why ||
         _fail ".why: $(cat "$D"/spool-t-direct/rejected/*-200-*.why)"
     grep -q 'times are out of order' "$D"/spool-t-direct/rejected/*-100-*.json.why
 }

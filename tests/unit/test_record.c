@@ -193,6 +193,80 @@ test_refusals(void)
 	expect_refused("\"user\":\"alice\"", "\"user\":\"al\\u0001ice\"", "control character");
 }
 
+/* A record that cannot be encoded whole is stored reduced, not dropped:
+ * identity and totals kept, steps, gaps and notes left out, a note
+ * saying so. */
+static void
+test_reduced(void)
+{
+	static struct ceems_job_record r, scratch, back;
+	static char small[2048];
+	int whole, n;
+
+	sample_record(&r);
+	r.report.nsteps = 40;
+	for (uint32_t i = 0; i < r.report.nsteps; i++) {
+		snprintf(r.report.steps[i].id, sizeof(r.report.steps[i].id), "%u", i);
+		r.report.steps[i].ended = true;
+		r.report.steps[i].elapsed_s = 10;
+		r.report.steps[i].cpu_s = 5;
+	}
+	r.report.ngaps = 1;
+	r.report.gaps[0].start = 1763790100;
+	r.report.gaps[0].end = 1763790110;
+	r.report.gap_s = 10;
+	whole = ceems_record_encode(&r, buf, sizeof(buf));
+	ok(whole > (int)sizeof(small), "the whole record (%d bytes) is larger than the buffer", whole);
+	is_int(ceems_record_encode(&r, small, sizeof(small)), -ENOSPC, "so it does not fit");
+	n = ceems_record_encode_fallback(&r, small, sizeof(small), &scratch);
+	ok(n > 0 && n < (int)sizeof(small), "the fallback encodes it reduced (%d bytes)", n);
+	err[0] = '\0';
+	ok(ceems_record_decode(small, (size_t)n, &back, err, sizeof(err)) == 0,
+	   "the reduced record decodes and validates %s", err);
+	is_int(back.meta.jobid, 42, "same job");
+	is_str(back.meta.node, "node01", "same node");
+	is_int(back.meta.start_time, 1763790010, "same start");
+	is_int(back.written_at, r.written_at, "same written_at");
+	is_near(back.report.ledger.joules[CEEMS_DOMAIN_PACKAGE], 792000, 0, "energy total kept");
+	is_near(back.report.ledger.static_j[CEEMS_DOMAIN_PACKAGE], 120000, 0, "static energy kept");
+	is_near(back.report.cpu_s, 2460, 0, "CPU time kept");
+	is_near(back.report.gap_s, 10, 0, "gap total kept");
+	is_int(back.report.nsteps, 0, "steps left out");
+	is_int(back.report.ngaps, 0, "gap list left out");
+	ok(back.nnotes == 1 && strcmp(back.notes[0].id, "record-reduced") == 0,
+	   "one note says the record is reduced");
+	ok(!back.notes[0].have_saving_j, "with no saving (unknown, not zero)");
+	/* A record that fits is not reduced. */
+	n = ceems_record_encode_fallback(&r, buf, sizeof(buf), &scratch);
+	is_int(n, whole, "a record that fits is encoded whole");
+	/* Not even the reduced form fits: the error comes back. */
+	is_int(ceems_record_encode_fallback(&r, small, 64, &scratch), -ENOSPC,
+	       "a buffer too small for the reduced record: -ENOSPC");
+}
+
+/* Array job and task ids come as a pair. */
+static void
+test_array_pair(void)
+{
+	static struct ceems_job_record r;
+
+	sample_record(&r);
+	is_int(ceems_record_validate(&r, err, sizeof(err)), 0, "neither array id: valid");
+	r.meta.array_job_id = 41;
+	r.meta.array_task_id = 3;
+	is_int(ceems_record_validate(&r, err, sizeof(err)), 0, "both array ids: valid");
+	r.meta.array_task_id = CEEMS_UNKNOWN_U32;
+	ok(ceems_record_validate(&r, err, sizeof(err)) == -EINVAL &&
+	   strstr(err, "array_job_id and array_task_id come together") != NULL,
+	   "an array job id without a task id refused: %s", err);
+	r.meta.array_job_id = CEEMS_UNKNOWN_U32;
+	r.meta.array_task_id = 3;
+	ok(ceems_record_validate(&r, err, sizeof(err)) == -EINVAL,
+	   "a task id without an array job id refused");
+	expect_refused("\"user\":\"alice\"", "\"user\":\"alice\",\"array_task_id\":3",
+		       "array_job_id and array_task_id come together");
+}
+
 int
 main(void)
 {
@@ -200,5 +274,7 @@ main(void)
 	test_round_trip();
 	test_step_without_figures();
 	test_refusals();
+	test_reduced();
+	test_array_pair();
 	return done_testing();
 }

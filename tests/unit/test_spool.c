@@ -26,6 +26,7 @@
 #include "log.h"
 #include "record.h"
 #include "spool.h"
+#include "spool_usage.h"
 #include "storage.h"
 #include "../tap.h"
 
@@ -376,6 +377,141 @@ test_cap(void)
 	remove_tree(dir);
 }
 
+/* What SPOOL/.usage says, or 0 and 0. */
+static void
+read_usage(const char *dir, uint64_t *bytes, uint64_t *count)
+{
+	char path[512], buf[128];
+	ssize_t n;
+	int64_t sec;
+	long nsec;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, SPOOL_USAGE_FILE);
+	*bytes = 0;
+	*count = 0;
+	n = ceems_read_text_file(path, buf, sizeof(buf));
+	if (n <= 0 || spool_usage_parse(buf, (size_t)n, bytes, count, &sec, &nsec) < 0)
+		*bytes = *count = 0;
+}
+
+/* The cap check kept the spool's figures in .usage instead of listing
+ * the whole spool at every write: filling a spool of N records examined
+ * N^2/2 directory entries, now about N (counted, not timed). */
+static void
+test_usage_linear(void)
+{
+	static struct ceems_job_record r;
+	const char *dir = new_dir();
+	char name[CEEMS_SPOOL_NAME_MAX + 8];
+	static char names[2000][CEEMS_SPOOL_NAME_MAX + 8];
+	struct ceems_spool_list list;
+	uint64_t before, examined, bytes, count;
+	int n = 2000, failed = 0;
+	int64_t sec;
+	long nsec;
+
+	before = ceems_spool_usage_entries_examined();
+	for (int i = 0; i < n; i++) {
+		make_record(&r, (uint32_t)(i + 1), 1763790000 + i, "c", "n", "x");
+		if (put(dir, UINT64_C(1) << 40, &r, names[i], sizeof(names[i])) < 0)
+			failed++;
+	}
+	examined = ceems_spool_usage_entries_examined() - before;
+	ok(failed == 0, "%d records spooled (%d failed)", n, failed);
+	ok(examined < (uint64_t)n, "filling the spool examined %llu directory entries "
+	   "(listing at every write: about %d)", (unsigned long long)examined, n * n / 2);
+	ceems_spool_list(dir, 0, &list);
+	read_usage(dir, &bytes, &count);
+	ok(count == list.count, ".usage counts the %zu records (%llu)", list.count,
+	   (unsigned long long)count);
+	is_int(bytes, list.bytes, ".usage has their bytes");
+	ceems_spool_list_free(&list);
+
+	/* A change made behind the library's back (an admin's rm) moves
+	 * the directory's time: the next write lists the spool once. */
+	{
+		char path[600];
+
+		snprintf(path, sizeof(path), "%s/%s", dir, names[0]);
+		unlink(path);
+	}
+	usleep(20000);	/* a new directory time even where it is coarse */
+	before = ceems_spool_usage_entries_examined();
+	make_record(&r, 5000, 1763800000, "c", "n", "x");
+	put(dir, UINT64_C(1) << 40, &r, name, sizeof(name));
+	examined = ceems_spool_usage_entries_examined() - before;
+	ok(examined >= (uint64_t)n, "after a foreign removal the spool is listed again (%llu entries)",
+	   (unsigned long long)examined);
+	ceems_spool_list(dir, 0, &list);
+	read_usage(dir, &bytes, &count);
+	ok(count == list.count && bytes == list.bytes,
+	   "and .usage is right again (%llu records, %llu bytes)",
+	   (unsigned long long)count, (unsigned long long)bytes);
+	ceems_spool_list_free(&list);
+
+	/* Draining the spool through the library keeps it current too. */
+	before = ceems_spool_usage_entries_examined();
+	for (int i = 1; i < n; i++)
+		ceems_spool_remove(dir, names[i]);
+	examined = ceems_spool_usage_entries_examined() - before;
+	ok(examined <= (uint64_t)n + 4, "removing %d records listed the spool at most once (%llu entries)",
+	   n - 1, (unsigned long long)examined);
+	read_usage(dir, &bytes, &count);
+	ceems_spool_list(dir, 0, &list);
+	ok(count == 1 && list.count == 1 && bytes == list.bytes,
+	   ".usage follows the removals (%llu records)", (unsigned long long)count);
+	ceems_spool_list_free(&list);
+
+	/* A stored batch goes with one directory sync; a name that is not
+	 * there is said so, the others are removed all the same. */
+	{
+		const char *batch[3];
+		int results[3];
+		char n1[CEEMS_SPOOL_NAME_MAX + 8], n2[CEEMS_SPOOL_NAME_MAX + 8];
+
+		make_record(&r, 6001, 1763800100, "c", "n", "x");
+		put(dir, UINT64_C(1) << 40, &r, n1, sizeof(n1));
+		make_record(&r, 6002, 1763800101, "c", "n", "x");
+		put(dir, UINT64_C(1) << 40, &r, n2, sizeof(n2));
+		batch[0] = n1;
+		batch[1] = "000000000001-c-1-1-gone.json";
+		batch[2] = n2;
+		is_int(ceems_spool_remove_stored(dir, batch, 3, results), -ENOENT,
+		       "removing a stored batch: the first error comes back");
+		ok(results[0] == 0 && results[1] == -ENOENT && results[2] == 0,
+		   "each one's result (%d %d %d)", results[0], results[1], results[2]);
+		ok(!exists(dir, n1) && !exists(dir, n2), "the others are removed");
+		ceems_spool_list(dir, 0, &list);
+		read_usage(dir, &bytes, &count);
+		ok(count == 1 && list.count == 1 && bytes == list.bytes,
+		   ".usage follows a batch removal");
+		ceems_spool_list_free(&list);
+	}
+
+	/* A damaged .usage is never trusted: the spool is listed. */
+	write_file(dir, SPOOL_USAGE_FILE, "garbage\n", 8);
+	before = ceems_spool_usage_entries_examined();
+	make_record(&r, 5001, 1763800001, "c", "n", "x");
+	put(dir, UINT64_C(1) << 40, &r, name, sizeof(name));
+	ok(ceems_spool_usage_entries_examined() > before, "a damaged .usage makes a listing");
+	read_usage(dir, &bytes, &count);
+	is_int(count, 2, "and is rewritten right");
+
+	/* The parser: exactly four numbers. */
+	ok(spool_usage_parse("1 2 3 4\n", 8, &bytes, &count, &sec, &nsec) == 0 &&
+	   bytes == 1 && count == 2 && sec == 3 && nsec == 4, "parses BYTES COUNT SEC NSEC");
+	ok(spool_usage_parse("1 2 3\n", 6, &bytes, &count, &sec, &nsec) < 0, "three numbers refused");
+	ok(spool_usage_parse("1 2 3 4", 7, &bytes, &count, &sec, &nsec) < 0, "no newline refused");
+	ok(spool_usage_parse("1 2 3 4\nx", 9, &bytes, &count, &sec, &nsec) < 0, "trailing bytes refused");
+	ok(spool_usage_parse("-1 2 3 4\n", 9, &bytes, &count, &sec, &nsec) < 0, "a sign refused");
+	ok(spool_usage_parse("1 2 3 1000000000\n", 17, &bytes, &count, &sec, &nsec) < 0,
+	   "nanoseconds past a second refused");
+	ok(spool_usage_parse("99999999999999999999 2 3 4\n", 27, &bytes, &count, &sec, &nsec) < 0,
+	   "an overflow refused");
+	ok(spool_usage_parse("", 0, &bytes, &count, &sec, &nsec) < 0, "empty refused");
+	remove_tree(dir);
+}
+
 /* The storage front door with no database: valid records spool, invalid
  * ones go to rejected/ with a .why, never into the spool. */
 static void
@@ -406,6 +542,16 @@ test_store_without_database(void)
 	ok(read_why(path, why, sizeof(why)) == 0 &&
 	   strstr(why, "invalid record: job 78: submit, start and end times are out of order"),
 	   ".why: %s", why);
+	/* Half an array identity is refused the same way. */
+	make_record(&r, 79, 1763790000, "c", "n", "half-array");
+	r.meta.array_job_id = 70;
+	is_int(ceems_storage_store(&c, &r, err, sizeof(err)), -EINVAL,
+	       "an array job id without a task id is refused");
+	snprintf(path, sizeof(path), "%s/rejected/001763790000-c-79-1763789400-n.json", dir);
+	ok(access(path, F_OK) == 0, "kept in rejected/");
+	strcat(path, ".why");
+	ok(read_why(path, why, sizeof(why)) == 0 &&
+	   strstr(why, "array_job_id and array_task_id come together"), ".why: %s", why);
 	ceems_spool_list(dir, 0, &list);
 	is_int(list.count, 1, "only the valid record is in the spool");
 	ceems_spool_list_free(&list);
@@ -567,6 +713,7 @@ main(void)
 	test_durable_write_and_order();
 	test_corrupted();
 	test_cap();
+	test_usage_linear();
 	test_store_without_database();
 	test_last_resort();
 	test_sweep();

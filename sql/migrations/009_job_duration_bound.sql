@@ -1,0 +1,64 @@
+-- 009_job_duration_bound.sql - a user's jobs overlapping a time window
+-- through the (user_name, start_time) index (issue 5: a user's month in
+-- <= 50 ms with 10 million jobs; doc/performance.md, "Storage").
+--
+-- ceems-sacct lists, like sacct, the jobs that overlap its window [S, E):
+--
+--	user_name = $1 AND start_time < E AND coalesce(end_time, start_time) >= S
+--
+-- Only `start_time < E` bounds an index scan: the scan starts at the
+-- user's first job ever, and gets slower every month.  No B-tree can
+-- serve both ends of an overlap.  But no job lasts longer than the
+-- longest job seen, so a job that started before S - (that duration)
+-- ended before S: adding
+--
+--	AND start_time >= S - (SELECT max(max_job_s) FROM ceems.clusters) * interval '1 second'
+--
+-- to the query changes no result and gives the scan its lower bound
+-- (the sub-select is computed once, before the scan).  max_job_s is kept
+-- by statement-level triggers on jobs, whatever writes the rows (the
+-- upsert functions, an admin's import), and only ever grows.
+--
+-- (A GiST index over (user_name, tstzrange(start, end)) would serve the
+-- overlap without the extra condition, but needs btree_gist, costs more
+-- on every write than a B-tree, and a range query besides.)
+
+ALTER TABLE ceems.clusters
+	ADD COLUMN max_job_s double precision NOT NULL DEFAULT 0
+		CHECK (max_job_s >= 0);
+COMMENT ON COLUMN ceems.clusters.max_job_s IS
+	'Longest end_time - start_time of the cluster''s jobs, s (kept by triggers on jobs; only grows): bounds the start of the jobs overlapping a window';
+
+CREATE FUNCTION ceems.note_job_durations()
+RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	-- Locks a clusters row only when its maximum grows: rare once a
+	-- cluster has run its longest jobs.
+	UPDATE ceems.clusters c SET max_job_s = d.s
+	FROM (SELECT n.cluster_id,
+		     max(extract(epoch FROM n.end_time - n.start_time))::double precision AS s
+	      FROM new_jobs n
+	      WHERE n.end_time IS NOT NULL
+	      GROUP BY n.cluster_id) d
+	WHERE c.cluster_id = d.cluster_id AND c.max_job_s < d.s;
+	RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION ceems.note_job_durations() IS
+	'Trigger: raise clusters.max_job_s to the longest job of the statement''s new or changed jobs rows';
+
+CREATE TRIGGER jobs_duration_insert AFTER INSERT ON ceems.jobs
+	REFERENCING NEW TABLE AS new_jobs
+	FOR EACH STATEMENT EXECUTE FUNCTION ceems.note_job_durations();
+CREATE TRIGGER jobs_duration_update AFTER UPDATE ON ceems.jobs
+	REFERENCING NEW TABLE AS new_jobs
+	FOR EACH STATEMENT EXECUTE FUNCTION ceems.note_job_durations();
+
+-- The jobs already stored.
+UPDATE ceems.clusters c
+	SET max_job_s = coalesce((SELECT max(extract(epoch FROM j.end_time - j.start_time))::double precision
+				  FROM ceems.jobs j WHERE j.cluster_id = c.cluster_id), 0);
+
+CALL ceems.adopt_objects();
