@@ -160,43 +160,49 @@ typed_call(const char *socket_path, const struct ceems_agent_request *req,
 	return r;
 }
 
+/* A request of OP for JOBID, zeroed otherwise; NULL (ERR says why) when
+ * out of memory.  Requests are large (a job's metadata): not on the
+ * stack of a slurmstepd thread. */
+static struct ceems_agent_request *
+new_request(enum ceems_agent_op op, uint32_t jobid, char *err, size_t err_size)
+{
+	struct ceems_agent_request *req = calloc(1, sizeof(*req));
+
+	if (req == NULL) {
+		snprintf(err, err_size, "out of memory");
+		return NULL;
+	}
+	req->op = op;
+	req->jobid = jobid;
+	return req;
+}
+
+/* Send REQ, free it. */
+static int
+send_request(const char *socket_path, struct ceems_agent_request *req,
+	     int timeout_ms, struct ceems_agent_job_report *out, char *err,
+	     size_t err_size)
+{
+	int r;
+
+	if (req == NULL)
+		return -ENOMEM;
+	r = typed_call(socket_path, req, timeout_ms, out, err, err_size);
+	free(req);
+	return r;
+}
+
 int
 ceems_agent_register_job(const char *socket_path,
 			 const struct ceems_agent_job_spec *spec,
 			 int timeout_ms, char *err, size_t err_size)
 {
-	struct ceems_agent_request *req = calloc(1, sizeof(*req));
-	int r;
+	struct ceems_agent_request *req =
+		new_request(CEEMS_AGENT_OP_REGISTER, spec->jobid, err, err_size);
 
-	if (req == NULL) {
-		snprintf(err, err_size, "out of memory");
-		return -ENOMEM;
-	}
-	req->op = CEEMS_AGENT_OP_REGISTER;
-	req->jobid = spec->jobid;
-	req->spec = *spec;
-	r = typed_call(socket_path, req, timeout_ms, NULL, err, err_size);
-	free(req);
-	return r;
-}
-
-static int
-jobid_call(enum ceems_agent_op op, const char *socket_path, uint32_t jobid,
-	   int timeout_ms, struct ceems_agent_job_report *out, char *err,
-	   size_t err_size)
-{
-	struct ceems_agent_request *req = calloc(1, sizeof(*req));
-	int r;
-
-	if (req == NULL) {
-		snprintf(err, err_size, "out of memory");
-		return -ENOMEM;
-	}
-	req->op = op;
-	req->jobid = jobid;
-	r = typed_call(socket_path, req, timeout_ms, out, err, err_size);
-	free(req);
-	return r;
+	if (req != NULL)
+		req->spec = *spec;
+	return send_request(socket_path, req, timeout_ms, NULL, err, err_size);
 }
 
 int
@@ -204,8 +210,8 @@ ceems_agent_deregister_job(const char *socket_path, uint32_t jobid,
 			   int timeout_ms, struct ceems_agent_job_report *out,
 			   char *err, size_t err_size)
 {
-	return jobid_call(CEEMS_AGENT_OP_DEREGISTER, socket_path, jobid,
-			  timeout_ms, out, err, err_size);
+	return ceems_agent_finish_job(socket_path, jobid, NULL, timeout_ms, out,
+				      err, err_size);
 }
 
 static int
@@ -213,24 +219,16 @@ step_call(enum ceems_agent_op op, const char *socket_path, uint32_t jobid,
 	  const char *step, int timeout_ms, struct ceems_agent_job_report *out,
 	  char *err, size_t err_size)
 {
-	struct ceems_agent_request *req = calloc(1, sizeof(*req));
-	int r;
+	struct ceems_agent_request *req = new_request(op, jobid, err, err_size);
 
-	if (req == NULL) {
-		snprintf(err, err_size, "out of memory");
-		return -ENOMEM;
-	}
-	req->op = op;
-	req->jobid = jobid;
-	if (snprintf(req->step, sizeof(req->step), "%s", step) >=
+	if (req != NULL &&
+	    snprintf(req->step, sizeof(req->step), "%s", step) >=
 	    (int)sizeof(req->step)) {
 		free(req);
 		snprintf(err, err_size, "step name '%s' is too long", step);
 		return -EINVAL;
 	}
-	r = typed_call(socket_path, req, timeout_ms, out, err, err_size);
-	free(req);
-	return r;
+	return send_request(socket_path, req, timeout_ms, out, err, err_size);
 }
 
 int
@@ -257,8 +255,9 @@ ceems_agent_report_job(const char *socket_path, uint32_t jobid,
 		       int timeout_ms, struct ceems_agent_job_report *out,
 		       char *err, size_t err_size)
 {
-	return jobid_call(CEEMS_AGENT_OP_REPORT, socket_path, jobid,
-			  timeout_ms, out, err, err_size);
+	return send_request(socket_path,
+			    new_request(CEEMS_AGENT_OP_REPORT, jobid, err, err_size),
+			    timeout_ms, out, err, err_size);
 }
 
 int
@@ -267,28 +266,21 @@ ceems_agent_finish_job(const char *socket_path, uint32_t jobid,
 		       struct ceems_agent_job_report *out, char *err,
 		       size_t err_size)
 {
-	struct ceems_agent_request *req = calloc(1, sizeof(*req));
-	int r;
+	struct ceems_agent_request *req =
+		new_request(CEEMS_AGENT_OP_DEREGISTER, jobid, err, err_size);
 
-	if (req == NULL) {
-		snprintf(err, err_size, "out of memory");
-		return -ENOMEM;
-	}
-	req->op = CEEMS_AGENT_OP_DEREGISTER;
-	req->jobid = jobid;
-	if (meta != NULL) {
+	if (req != NULL && meta != NULL) {
 		req->meta = *meta;
 		req->have_meta = true;
 	}
-	r = typed_call(socket_path, req, timeout_ms, out, err, err_size);
-	free(req);
-	return r;
+	return send_request(socket_path, req, timeout_ms, out, err, err_size);
 }
 
 int
 ceems_agent_release_job(const char *socket_path, uint32_t jobid,
 			int timeout_ms, char *err, size_t err_size)
 {
-	return jobid_call(CEEMS_AGENT_OP_RELEASE, socket_path, jobid,
-			  timeout_ms, NULL, err, err_size);
+	return send_request(socket_path,
+			    new_request(CEEMS_AGENT_OP_RELEASE, jobid, err, err_size),
+			    timeout_ms, NULL, err, err_size);
 }
