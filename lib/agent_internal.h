@@ -1,0 +1,144 @@
+/* agent_internal.h - the node agent engine's private structures (the
+ * agent, its jobs and steps) and the helpers that cross its files:
+ * agent.c, agent_open.c, agent_tick.c and agent_restore.c.  Not
+ * installed; nothing here is exported (the shared library exports only
+ * ceems_*). */
+#ifndef CEEMS_AGENT_INTERNAL_H
+#define CEEMS_AGENT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent.h"
+#include "agent_finish.h"
+#include "agent_series.h"
+#include "agent_state.h"
+#include "emissions.h"
+#include "energy.h"
+#include "ledger_carry.h"
+#include "proc_stats.h"
+
+enum { MAX_SOURCES = 3 };
+
+/* Below this node busy fraction a tick's power counts as idle power when
+ * idle power is learned rather than configured.  The learned value is
+ * the median of the last IDLE_SAMPLES such ticks, once there are at least
+ * IDLE_MIN_SAMPLES: a single lowest reading is at the mercy of one tick
+ * whose counter update landed early. */
+#define IDLE_BUSY_FRACTION 0.05
+#define IDLE_SAMPLES 64
+#define IDLE_MIN_SAMPLES 8
+
+struct idle_learner {
+	double w[IDLE_SAMPLES];		/* ring of quiet-tick powers */
+	unsigned n;			/* samples held, <= IDLE_SAMPLES */
+	unsigned next;
+	double value;			/* < 0: not learned yet */
+};
+
+struct agent_step {
+	struct ceems_agent_step_report r;
+	struct ceems_cgroup_reader *reader;	/* NULL once ended */
+	uint64_t start_ns;
+	uint64_t cpu_last_ns;
+	bool have_cpu;
+	bool have_rss;			/* rss_bytes read at least once */
+	uint64_t rss_bytes;
+	double tick_cpu_s;		/* CPU time in the current tick */
+	bool end_pending;		/* ended in this tick: tick_cpu_s is its last */
+};
+
+struct agent_job {
+	struct ceems_agent_job_spec spec;
+	struct ceems_cgroup_reader *reader;
+	int slot;			/* in the state file, -1 if none */
+	uint64_t registered_ns;
+	uint64_t cpu_base_ns;		/* cgroup usage at registration */
+	uint64_t cpu_last_ns;		/* at the last tick */
+	bool have_cpu;
+	bool gone;
+	uint64_t gone_ns;		/* the tick its cgroup was found gone */
+	uint32_t alloc_cores;
+	uint64_t alloc_mem_bytes;
+	double cpu_s;
+	double gap_s;
+	struct ceems_cgroup_stats usage;	/* last full reading */
+	struct ceems_job_ledger ledger;
+	uint32_t ngaps;
+	struct ceems_agent_gap gaps[CEEMS_AGENT_MAX_GAPS];
+	uint32_t nsteps;
+	struct agent_step steps[CEEMS_AGENT_MAX_STEPS];
+	struct ceems_series *series;	/* NULL: the job keeps none */
+};
+
+struct ceems_agent {
+	struct ceems_config config;
+	struct ceems_energy_source *sources[MAX_SOURCES];
+	size_t nsources;
+	/* For each domain, the one source whose counters count (two
+	 * sources measuring the same domain would count it twice). */
+	int domain_source[CEEMS_DOMAIN_COUNT];
+	struct ceems_energy_take *takes[MAX_SOURCES];
+
+	struct ceems_proc_reader *proc;
+	struct ceems_node_cpu node_cpu;
+	bool have_node_cpu;
+	struct ceems_cgroup_mounts mounts;
+	const char *cgroup_prefix;
+
+	bool have_factor;
+	struct ceems_emission_factor factor;
+	struct idle_learner idle[CEEMS_DOMAIN_COUNT];
+
+	struct agent_job **jobs;
+	size_t njobs;
+	struct ceems_ledger_job_tick *job_ticks;	/* max_jobs each */
+	struct ceems_ledger_job_share *shares;
+	struct ceems_ledger_tick last_tick;
+	struct ceems_cgroup_stats scratch;
+
+	uint64_t last_tick_ns;
+	uint64_t tick_ns;		/* the tick being taken */
+	uint64_t last_usage_ns;		/* last full cgroup reading */
+	struct state_file *state;
+
+	/* Between ticks, a job that ends is split alone (ledger_carry.h):
+	 * the energy read for it waits here for the next tick, with what
+	 * it took; the node's other figures are the last tick's. */
+	struct ceems_ledger_node_tick pending;
+	struct ceems_ledger_carry carry;
+	struct ceems_ledger_node_tick last_node;
+	struct ceems_series *handed_out;	/* the last final report's */
+	struct agent_finish *finish;	/* deregistered, not yet released */
+};
+
+/* agent.c */
+void agent_free_job(struct agent_job *j);
+struct agent_job *agent_find_job(const struct ceems_agent *a, uint32_t jobid,
+				 size_t *index);
+int agent_attach_job(struct ceems_agent *a, struct agent_job *j);
+bool agent_spec_valid(const struct ceems_agent_job_spec *s);
+struct ceems_cgroup_reader *agent_open_step_reader(struct ceems_agent *a,
+						   struct agent_job *j,
+						   const char *id);
+
+/* agent_tick.c */
+void agent_collect_energy(struct ceems_agent *a, uint64_t now_ns,
+			  struct ceems_ledger_node_tick *node);
+void agent_collect_step(struct ceems_agent *a, struct agent_step *st,
+			bool full);
+void agent_collect_job(struct ceems_agent *a, struct agent_job *j, bool full,
+		       struct ceems_ledger_job_tick *t);
+void agent_full_reading(struct ceems_agent *a, struct agent_job *j);
+void agent_step_peak_reading(struct ceems_agent *a, struct agent_step *st);
+double agent_job_absent_s(const struct ceems_agent *a,
+			  const struct agent_job *j);
+void agent_save_job(struct ceems_agent *a, const struct agent_job *j,
+		    uint64_t now_ns);
+void agent_observe_series(const struct agent_job *j, uint64_t now_ns);
+void agent_split_to_steps(struct agent_job *j,
+			  const struct ceems_ledger_job_share *share,
+			  const struct ceems_ledger_job_tick *t);
+
+#endif /* CEEMS_AGENT_INTERNAL_H */

@@ -1,0 +1,456 @@
+/* agent_tick.c - one tick of the node agent: read the energy sources,
+ * the node's and each job's and step's usage, learn the idle power,
+ * split the node's energy over the jobs (ledger) and their steps, and
+ * save each job's figures.
+ *
+ * Separate from the job requests (agent.c), which call the readings of
+ * this file at a job's or step's edges (register, step end, leave). */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent.h"
+#include "agent_internal.h"
+#include "agent_series.h"
+#include "agent_finish.h"
+#include "agent_state.h"
+#include "emissions.h"
+#include "energy.h"
+#include "fileio.h"
+#include "hwmon.h"
+#include "ledger_carry.h"
+#include "log.h"
+#include "pm_counters.h"
+#include "proc_stats.h"
+#include "rapl.h"
+
+/* Add one counter's tick to a ledger reading: any gap makes the whole
+ * reading a gap (a domain split from part of its counters would charge
+ * jobs for a wrong total). */
+static void
+add_to_reading(struct ceems_ledger_reading *r,
+	       const struct ceems_energy_take *t)
+{
+	if (!r->measured) {
+		r->measured = true;
+		r->gap = CEEMS_GAP_NONE;
+		r->joules = 0;
+	}
+	if (r->gap != CEEMS_GAP_NONE)
+		return;
+	if (t->gap != CEEMS_GAP_NONE) {
+		r->gap = t->gap;
+		r->joules = 0;
+		return;
+	}
+	r->joules += t->joules;
+}
+
+void
+agent_collect_energy(struct ceems_agent *a, uint64_t now_ns,
+		     struct ceems_ledger_node_tick *node)
+{
+	for (size_t s = 0; s < a->nsources; s++) {
+		const struct ceems_energy_source *src = a->sources[s];
+
+		ceems_energy_source_sample(a->sources[s], now_ns);
+		ceems_energy_source_take(a->sources[s], a->takes[s]);
+		for (size_t i = 0; i < src->ncounters; i++) {
+			const struct ceems_energy_counter *c = &src->counters[i];
+			const struct ceems_energy_take *t = &a->takes[s][i];
+
+			if (a->domain_source[c->domain] != (int)s)
+				continue;
+			switch (c->domain) {
+			case CEEMS_DOMAIN_PACKAGE:
+				add_to_reading(&node->package, t);
+				break;
+			case CEEMS_DOMAIN_DRAM:
+				add_to_reading(&node->dram, t);
+				break;
+			case CEEMS_DOMAIN_NODE:
+				add_to_reading(&node->node, t);
+				break;
+			case CEEMS_DOMAIN_GPU:
+				if (c->device < 0 ||
+				    c->device >= CEEMS_LEDGER_MAX_GPUS)
+					break;
+				add_to_reading(&node->gpu[c->device], t);
+				if ((size_t)c->device + 1 > node->ngpus)
+					node->ngpus = (size_t)c->device + 1;
+				break;
+			case CEEMS_DOMAIN_COUNT:
+				break;
+			}
+		}
+	}
+}
+
+static void
+collect_node_usage(struct ceems_agent *a,
+		   struct ceems_ledger_node_tick *node)
+{
+	struct ceems_node_cpu cpu;
+	struct ceems_node_mem mem;
+
+	node->node_cores = a->node_cpu.ncpus;
+	if (ceems_proc_read_cpu(a->proc, &cpu) == 0) {
+		if (a->have_node_cpu && cpu.busy_ns >= a->node_cpu.busy_ns)
+			node->node_busy_cpu_s =
+				(double)(cpu.busy_ns - a->node_cpu.busy_ns) / 1e9;
+		a->node_cpu = cpu;
+		a->have_node_cpu = true;
+		node->node_cores = cpu.ncpus;
+	}
+	if (ceems_proc_read_mem(a->proc, &mem) == 0 &&
+	    (mem.present & CEEMS_NMF_TOTAL)) {
+		node->node_mem_total_bytes = mem.total;
+		if ((mem.present & CEEMS_NMF_AVAILABLE) && mem.available <= mem.total)
+			node->node_mem_used_bytes = mem.total - mem.available;
+	}
+}
+
+static void
+idle_learner_add(struct idle_learner *l, double w)
+{
+	double sorted[IDLE_SAMPLES];
+
+	l->w[l->next] = w;
+	l->next = (l->next + 1) % IDLE_SAMPLES;
+	if (l->n < IDLE_SAMPLES)
+		l->n++;
+	if (l->n < IDLE_MIN_SAMPLES)
+		return;
+	/* Insertion sort of at most 64 values, on quiet ticks only. */
+	for (unsigned i = 0; i < l->n; i++) {
+		unsigned j = i;
+
+		while (j > 0 && sorted[j - 1] > l->w[i]) {
+			sorted[j] = sorted[j - 1];
+			j--;
+		}
+		sorted[j] = l->w[i];
+	}
+	l->value = l->n % 2 ? sorted[l->n / 2] :
+		   (sorted[l->n / 2 - 1] + sorted[l->n / 2]) / 2;
+}
+
+/* The static power of a domain: configured, else learned from the
+ * node's quiet ticks (0 until learned: all energy is then active). */
+static void
+set_idle_power(struct ceems_agent *a, struct ceems_ledger_node_tick *node)
+{
+	const double configured[2] = { a->config.idle_power_package_w,
+				       a->config.idle_power_dram_w };
+	const struct ceems_ledger_reading *readings[2] = { &node->package,
+							   &node->dram };
+	const int domains[2] = { CEEMS_DOMAIN_PACKAGE, CEEMS_DOMAIN_DRAM };
+	double busy_fraction = 1;
+
+	if (node->node_cores > 0)
+		busy_fraction = node->node_busy_cpu_s /
+				(node->dt_s * node->node_cores);
+	for (int i = 0; i < 2; i++) {
+		int d = domains[i];
+		const struct ceems_ledger_reading *r = readings[i];
+
+		if (configured[i] >= 0) {
+			node->idle_power_w[d] = configured[i];
+			continue;
+		}
+		/* Only ticks of about the normal length: the short ones a
+		 * registration forces are below the counters' resolution. */
+		if (r->measured && r->gap == CEEMS_GAP_NONE &&
+		    busy_fraction < IDLE_BUSY_FRACTION &&
+		    node->dt_s * 2e9 >= (double)a->config.interval_ns)
+			idle_learner_add(&a->idle[d], r->joules / node->dt_s);
+		node->idle_power_w[d] = a->idle[d].value > 0 ? a->idle[d].value : 0;
+	}
+}
+
+/* Read a running step's CPU time for this tick (and its memory on full
+ * readings).  A step whose cgroup went away keeps its last figures. */
+void
+agent_collect_step(struct ceems_agent *a, struct agent_step *st, bool full)
+{
+	struct ceems_cgroup_stats *cs = &a->scratch;
+	uint32_t want = full ? (CEEMS_CGF_CPU_USAGE | CEEMS_CGF_MEM_RSS |
+				CEEMS_CGF_MEM_PEAK) : CEEMS_CGF_CPU_USAGE;
+
+	if (st->reader == NULL) {
+		if (!st->end_pending)
+			st->tick_cpu_s = 0;
+		return;
+	}
+	st->tick_cpu_s = 0;
+	if (ceems_cgroup_reader_read_some(st->reader, want, cs) < 0)
+		return;
+	if (cs->present & CEEMS_CGF_CPU_USAGE) {
+		if (st->have_cpu && cs->cpu_usage_ns >= st->cpu_last_ns) {
+			st->tick_cpu_s = (double)(cs->cpu_usage_ns -
+						  st->cpu_last_ns) / 1e9;
+			/* A baseline alone measures nothing yet. */
+			st->r.have_cpu = true;
+		}
+		st->cpu_last_ns = cs->cpu_usage_ns;
+		st->have_cpu = true;
+	}
+	if (full && (cs->present & CEEMS_CGF_MEM_RSS)) {
+		st->rss_bytes = cs->mem_rss_bytes;
+		st->have_rss = true;
+	}
+	if (full && (cs->present & CEEMS_CGF_MEM_PEAK)) {
+		st->r.have_mem_peak = true;
+		st->r.mem_peak_bytes = cs->mem_peak_bytes;
+	}
+}
+
+/* Split the job's share of this tick among its running steps: by CPU
+ * time, memory by RSS.  The denominator is never below the job's own
+ * figure, so the steps never get more than the job. */
+void
+agent_split_to_steps(struct agent_job *j,
+		     const struct ceems_ledger_job_share *share,
+		     const struct ceems_ledger_job_tick *t)
+{
+	double sum_cpu = 0, sum_rss = 0, wcpu, wrss;
+
+	for (uint32_t i = 0; i < j->nsteps; i++) {
+		if (j->steps[i].reader == NULL && !j->steps[i].end_pending)
+			continue;	/* ended: holds nothing any more */
+		sum_cpu += j->steps[i].tick_cpu_s;
+		sum_rss += (double)j->steps[i].rss_bytes;
+	}
+	wcpu = sum_cpu > t->cpu_s ? sum_cpu : t->cpu_s;
+	wrss = sum_rss > (double)t->rss_bytes ? sum_rss : (double)t->rss_bytes;
+	for (uint32_t i = 0; i < j->nsteps; i++) {
+		struct agent_step *st = &j->steps[i];
+
+		if (st->reader == NULL && !st->end_pending)
+			continue;
+		/* A step that ended in this tick: its CPU time was counted
+		 * when it ended, its energy comes now, once. */
+		if (st->end_pending)
+			st->end_pending = false;
+		else
+			st->r.cpu_s += st->tick_cpu_s;
+		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
+			double num = d == CEEMS_DOMAIN_DRAM ?
+				     (double)st->rss_bytes : st->tick_cpu_s;
+			double den = d == CEEMS_DOMAIN_DRAM ? wrss : wcpu;
+
+			/* Its part is known only when the job's was and the
+			 * step's own cgroup gave the figure it is split by. */
+			if (share->covered[d] &&
+			    (d == CEEMS_DOMAIN_DRAM ? st->have_rss : st->have_cpu))
+				st->r.have_joules[d] = true;
+			if (den > 0 && share->joules[d] > 0)
+				st->r.joules[d] += share->joules[d] * num / den;
+		}
+	}
+}
+
+/* Read one job's usage for this tick into its ledger input. */
+void
+agent_collect_job(struct ceems_agent *a, struct agent_job *j, bool full,
+		  struct ceems_ledger_job_tick *t)
+{
+	/* Read into scratch: a failed reading (the cgroup going away at the
+	 * job's end) must not wipe the last good one. */
+	struct ceems_cgroup_stats *st = &a->scratch;
+	uint32_t want = full ? CEEMS_CGF_ALL : CEEMS_CGF_CPU_USAGE;
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	/* A job whose cgroup is gone holds nothing any more: it is no longer
+	 * charged (it waits only for its deregistration). */
+	if (j->gone)
+		return;
+	t->alloc_cores = j->alloc_cores;
+	t->alloc_mem_bytes = j->alloc_mem_bytes;
+	memcpy(t->gpu_share, j->spec.gpu_share, sizeof(t->gpu_share));
+	if ((j->usage.present & CEEMS_CGF_MEM_RSS) != 0)
+		t->rss_bytes = j->usage.mem_rss_bytes;
+	ret = ceems_cgroup_reader_read_some(j->reader, want, st);
+	if (ret < 0 || (st->present & CEEMS_CGF_CPU_USAGE) == 0) {
+		if (ret == -ENODEV) {
+			/* It held its resources until some time in this
+			 * tick: this tick is its last. */
+			j->gone = true;
+			j->gone_ns = a->tick_ns;
+			ceems_info("job %u: cgroup removed; its figures stop here",
+				   j->spec.jobid);
+		}
+		return;
+	}
+	if (full) {
+		j->usage = *st;
+		if ((st->present & CEEMS_CGF_MEM_RSS) != 0)
+			t->rss_bytes = st->mem_rss_bytes;
+	}
+	if (j->have_cpu && st->cpu_usage_ns >= j->cpu_last_ns)
+		t->cpu_s = (double)(st->cpu_usage_ns - j->cpu_last_ns) / 1e9;
+	j->cpu_last_ns = st->cpu_usage_ns;
+	if (!j->have_cpu) {
+		j->cpu_base_ns = st->cpu_usage_ns;
+		j->have_cpu = true;
+	}
+	/* Last: the steps' readings reuse the scratch buffer. */
+	for (uint32_t i = 0; i < j->nsteps; i++)
+		agent_collect_step(a, &j->steps[i], full);
+}
+
+/* A job's end: a full reading of this job alone (its memory peak and IO
+ * as of now).  Forcing a full reading of every job instead cost a node
+ * with 1000 jobs tens of milliseconds at each job's end, inside the
+ * ending step (bench_plugin, doc/performance.md).  The CPU figures are
+ * the tick's: this reading does not move the job's CPU baseline. */
+void
+agent_full_reading(struct ceems_agent *a, struct agent_job *j)
+{
+	if (j->gone || j->reader == NULL)
+		return;
+	if (ceems_cgroup_reader_read_some(j->reader, CEEMS_CGF_ALL,
+					  &a->scratch) == 0 &&
+	    (a->scratch.present & CEEMS_CGF_CPU_USAGE) != 0)
+		j->usage = a->scratch;
+}
+
+/* A step's end: its memory peak, without touching its CPU figures. */
+void
+agent_step_peak_reading(struct ceems_agent *a, struct agent_step *st)
+{
+	struct ceems_cgroup_stats *cs = &a->scratch;
+
+	if (st->reader == NULL ||
+	    ceems_cgroup_reader_read_some(st->reader, CEEMS_CGF_MEM_PEAK, cs) < 0)
+		return;
+	if (cs->present & CEEMS_CGF_MEM_PEAK) {
+		st->r.have_mem_peak = true;
+		st->r.mem_peak_bytes = cs->mem_peak_bytes;
+	}
+}
+
+/* The part of the tick since the last one that job J was not there
+ * (it registered during it), in seconds. */
+double
+agent_job_absent_s(const struct ceems_agent *a, const struct agent_job *j)
+{
+	return j->registered_ns > a->last_tick_ns ?
+	       (double)(j->registered_ns - a->last_tick_ns) / 1e9 : 0;
+}
+
+void
+agent_save_job(struct ceems_agent *a, const struct agent_job *j, uint64_t now_ns)
+{
+	struct state_figures fig;
+
+	if (a->state == NULL || j->slot < 0)
+		return;
+	/* Whole: the unused steps and the padding go to the file too. */
+	memset(&fig, 0, sizeof(fig));
+	fig.tick_ns = now_ns;
+	fig.cpu_base_ns = j->cpu_base_ns;
+	fig.cpu_s = j->cpu_s;
+	fig.gap_s = j->gap_s;
+	fig.ledger = j->ledger;
+	fig.ngaps = j->ngaps;
+	memcpy(fig.gaps, j->gaps, sizeof(fig.gaps));
+	fig.nsteps = j->nsteps;
+	for (uint32_t i = 0; i < j->nsteps; i++) {
+		fig.steps[i] = j->steps[i].r;
+		if (!j->steps[i].r.ended)
+			fig.steps[i].elapsed_s =
+				(double)(now_ns - j->steps[i].start_ns) / 1e9;
+	}
+	state_slot_update(a->state, j->slot, &fig);
+}
+
+/* A job's memory in use for its time series, NaN when not known. */
+static double
+job_mem_bytes(const struct agent_job *j)
+{
+	if (j->usage.present & CEEMS_CGF_MEM_CURRENT)
+		return (double)j->usage.mem_current_bytes;
+	if (j->usage.present & CEEMS_CGF_MEM_RSS)
+		return (double)j->usage.mem_rss_bytes;
+	return NAN;
+}
+
+/* Job J's ledger has just been charged up to NOW_NS: that difference
+ * goes into its series.  Every charge of the ledger is followed by this,
+ * or the rows would not add up to the job's totals. */
+void
+agent_observe_series(const struct agent_job *j, uint64_t now_ns)
+{
+	ceems_series_observe(j->series, now_ns, &j->ledger,
+			     j->have_cpu ? j->cpu_s : NAN, job_mem_bytes(j));
+}
+
+void
+ceems_agent_tick(struct ceems_agent *a, uint64_t now_ns)
+{
+	struct ceems_ledger_node_tick node;
+	bool full;
+	int ret;
+
+	if (now_ns <= a->last_tick_ns)
+		return;
+	/* The energy read for jobs that ended since the last tick. */
+	node = a->pending;
+	memset(&a->pending, 0, sizeof(a->pending));
+	a->tick_ns = now_ns;
+	node.dt_s = (double)(now_ns - a->last_tick_ns) / 1e9;
+	full = now_ns - a->last_usage_ns >= a->config.usage_interval_ns;
+	agent_collect_energy(a, now_ns, &node);
+	collect_node_usage(a, &node);
+	set_idle_power(a, &node);
+	a->last_node = node;
+	ceems_ledger_carry_apply(&a->carry, &node);
+	for (size_t i = 0; i < a->njobs; i++) {
+		agent_collect_job(a, a->jobs[i], full, &a->job_ticks[i]);
+		a->job_ticks[i].absent_s = agent_job_absent_s(a, a->jobs[i]);
+	}
+	if (full)
+		a->last_usage_ns = now_ns;
+
+	ret = ceems_ledger_split(&node, a->job_ticks, a->njobs, a->shares,
+				 &a->last_tick);
+	if (ret < 0) {
+		ceems_error("ledger: cannot split this tick (%s); recorded as a gap",
+			    strerror(-ret));
+		for (size_t i = 0; i < a->njobs; i++) {
+			if (a->jobs[i]->gone && a->jobs[i]->gone_ns < now_ns)
+				continue;
+			ceems_job_ledger_add_gap(&a->jobs[i]->ledger, node.dt_s);
+			a->jobs[i]->gap_s += node.dt_s;
+		}
+	} else {
+		for (size_t i = 0; i < a->njobs; i++) {
+			struct agent_job *j = a->jobs[i];
+
+			if (j->gone && j->gone_ns < now_ns)
+				continue;
+			ceems_job_ledger_add_tick(&j->ledger, &a->shares[i],
+						  node.dt_s - a->job_ticks[i].absent_s,
+						  a->have_factor ? &a->factor : NULL);
+			j->cpu_s += a->job_ticks[i].cpu_s;
+			agent_split_to_steps(j, &a->shares[i], &a->job_ticks[i]);
+		}
+	}
+	ceems_ledger_carry_restore(&a->carry, &a->last_tick);
+	ceems_ledger_carry_clear(&a->carry);
+	for (size_t i = 0; i < a->njobs; i++) {
+		struct agent_job *j = a->jobs[i];
+
+		if (!(j->gone && j->gone_ns < now_ns))
+			agent_observe_series(j, now_ns);
+		agent_save_job(a, j, now_ns);
+	}
+	a->last_tick_ns = now_ns;
+}
