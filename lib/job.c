@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "number.h"
 
 void
 ceems_job_meta_init(struct ceems_job_meta *meta)
@@ -16,25 +17,6 @@ ceems_job_meta_init(struct ceems_job_meta *meta)
 	meta->gid = CEEMS_UNKNOWN_U32;
 	meta->exit_code = -1;
 	meta->time_limit_min = CEEMS_UNKNOWN_U32;
-}
-
-/* Parse the decimal at *P (no sign) into *V and advance; 0 or -1. */
-static int
-take_number(const char **p, uint64_t *v)
-{
-	uint64_t n = 0;
-	const char *s = *p;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	for (; *s >= '0' && *s <= '9'; s++) {
-		if (n > (UINT64_MAX - 9) / 10)
-			return -1;
-		n = n * 10 + (uint64_t)(*s - '0');
-	}
-	*p = s;
-	*v = n;
-	return 0;
 }
 
 /* Scale memory by its unit suffix (Slurm's default unit is MiB). */
@@ -73,7 +55,7 @@ ceems_job_meta_parse_tres(struct ceems_job_meta *meta, const char *tres)
 			return -EINVAL;
 		klen = (size_t)(eq - p);
 		end = eq + 1;
-		if (take_number(&end, &n) < 0)
+		if (ceems_take_u64(&end, &n) < 0)
 			return -EINVAL;
 		if (klen == 3 && strncmp(p, "cpu", 3) == 0) {
 			if (*end != ',' && *end != '\0')
