@@ -14,7 +14,15 @@
  * moves the directory's time, and the next writer lists again.  The
  * figure only decides a log line (the cap is soft), so a stale figure
  * (a filesystem with coarse timestamps) costs an early or late warning,
- * never a record. */
+ * never a record.
+ *
+ * The lock is waited for only USAGE_LOCK_WAIT_MS: writers include the
+ * plugin at a job's end in slurmstepd, and a holder that is stopped or
+ * stuck (a replay process in uninterruptible sleep, one under a
+ * debugger) must not hold every job's end on the node (invariant 1).
+ * Past that the writer lists the spool itself and leaves the file alone;
+ * the holder may then record figures short of that one record, which
+ * again only moves a warning. */
 #include "config.h"
 
 #include <sys/file.h>
@@ -27,11 +35,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "spool.h"
 #include "spool_usage.h"
+
+#define USAGE_LOCK_WAIT_MS 200
+#define USAGE_LOCK_POLL_MS 2
 
 static uint64_t entries_examined;
 
@@ -123,6 +135,22 @@ spool_usage_parse(const char *buf, size_t len, uint64_t *bytes,
 	return 0;
 }
 
+/* flock(LOCK_EX) on FD, waiting USAGE_LOCK_WAIT_MS at most.  0 or -1. */
+static int
+lock_bounded(int fd)
+{
+	const struct timespec poll_ts = { 0, USAGE_LOCK_POLL_MS * 1000000L };
+
+	for (int waited = 0;; waited += USAGE_LOCK_POLL_MS) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if ((errno != EWOULDBLOCK && errno != EINTR) ||
+		    waited >= USAGE_LOCK_WAIT_MS)
+			return -1;
+		(void)nanosleep(&poll_ts, NULL);
+	}
+}
+
 void
 spool_usage_begin(int dfd, struct spool_usage *u)
 {
@@ -136,7 +164,9 @@ spool_usage_begin(int dfd, struct spool_usage *u)
 	u->count = 0;
 	u->fd = openat(dfd, SPOOL_USAGE_FILE, O_RDWR | O_CREAT | O_NOFOLLOW |
 		       O_CLOEXEC, 0640);
-	if (u->fd >= 0 && flock(u->fd, LOCK_EX) < 0) {
+	if (u->fd >= 0 && lock_bounded(u->fd) < 0) {
+		ceems_debug("spool: %s stays locked by another writer: the "
+			    "spool is listed instead", SPOOL_USAGE_FILE);
 		close(u->fd);
 		u->fd = -1;
 	}

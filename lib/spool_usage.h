@@ -18,8 +18,9 @@ struct spool_usage {
 
 /* Lock the usage file of the spool descriptor DFD and load the figures;
  * when the file is missing, unreadable or older than the directory,
- * count the directory (the only listing).  Never fails: without a
- * usable file, U->fd is -1 and the figures come from a listing. */
+ * count the directory (the only listing).  Never fails and never
+ * waits long: without a usable file (or its lock within 200 ms), U->fd
+ * is -1 and the figures come from a listing. */
 void spool_usage_begin(int dfd, struct spool_usage *u);
 
 /* After the change made under spool_usage_begin: record the figures

@@ -6,6 +6,7 @@
  * tests/integration/storage.bats. */
 #include "config.h"
 
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -15,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +45,18 @@ static void
 remove_tree(const char *root)
 {
 	nftw(root, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ---- a writer that hangs ---- */
+
+static void
+on_alarm(int sig)
+{
+	static const char msg[] = "not ok - a spool write waited 5 s for the .usage lock\n";
+
+	(void)sig;
+	(void)!write(STDOUT_FILENO, msg, sizeof(msg) - 1);
+	_exit(1);
 }
 
 /* ---- captured log ---- */
@@ -704,6 +718,43 @@ test_silent_database(void)
 }
 #endif
 
+/* Another writer holding .usage's lock and never letting go (stopped,
+ * or stuck in the kernel) must not hold a job's end: the write goes
+ * through after a bounded wait (invariant 1), and the spool is right. */
+static void
+test_usage_lock_held(void)
+{
+	static struct ceems_job_record r;
+	const char *dir = new_dir();
+	char name[CEEMS_SPOOL_NAME_MAX + 8], path[512];
+	struct ceems_spool_list list;
+	struct timespec t0, t1;
+	double took;
+	int holder, ret;
+
+	make_record(&r, 1, 1763790000, "c", "n", "x");
+	ok(put(dir, UINT64_C(1) << 40, &r, name, sizeof(name)) == 0, "a first record (makes .usage)");
+	snprintf(path, sizeof(path), "%s/.usage", dir);
+	holder = open(path, O_RDWR | O_CLOEXEC);
+	ok(holder >= 0 && flock(holder, LOCK_EX) == 0, "another writer holds the lock");
+	make_record(&r, 2, 1763790001, "c", "n", "x");
+	signal(SIGALRM, on_alarm);
+	alarm(5);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ret = put(dir, UINT64_C(1) << 40, &r, name, sizeof(name));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	alarm(0);
+	took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	ok(ret == 0, "the record is written while the lock is held");
+	ok(took < 1.0, "after a bounded wait (%.3f s)", took);
+	ceems_spool_list(dir, 0, &list);
+	is_int(list.count, 2, "both records in the spool");
+	ceems_spool_list_free(&list);
+	if (holder >= 0)
+		close(holder);
+	remove_tree(dir);
+}
+
 int
 main(void)
 {
@@ -714,6 +765,7 @@ main(void)
 	test_corrupted();
 	test_cap();
 	test_usage_linear();
+	test_usage_lock_held();
 	test_store_without_database();
 	test_last_resort();
 	test_sweep();
