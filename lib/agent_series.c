@@ -557,6 +557,10 @@ ceems_series_serialize_with(struct json_object *obj, const char *key,
 				ceems_series_coarsen(coarse);
 			while (coarse->nrows == before &&
 			       coarse->resolution_s < UINT32_MAX);
+			/* Rows too far apart for any bucket to merge (only
+			 * a forged series): it cannot get smaller. */
+			if (coarse->nrows == before)
+				break;
 		}
 		cur = coarse;
 	}

@@ -6,9 +6,9 @@
  * reduced record keeps what the job's accounting needs (its identity,
  * metadata and every total of the ledger and usage) and drops the
  * detail that makes a record large (per-step figures, the list of agent
- * gaps, the summary notes).  It says so with a note "record-reduced",
- * so that a reader knows the steps are missing, not that there were
- * none. */
+ * gaps, the time series, the summary notes but the agent's own).  It
+ * says so with a note "record-reduced", so that a reader knows the steps
+ * are missing, not that there were none. */
 #include "config.h"
 
 #include <errno.h>
@@ -18,24 +18,41 @@
 #include "log.h"
 #include "record.h"
 
+/* The note that says the agent finalized the job, which a reader of the
+ * record needs more than any other: -1 if none. */
+static int
+agent_note(const struct ceems_job_record *r)
+{
+	for (size_t i = 0; i < r->nnotes; i++)
+		if (strcmp(r->notes[i].id, "agent-finalized") == 0)
+			return (int)i;
+	return -1;
+}
+
 void
 ceems_record_reduce(const struct ceems_job_record *r,
 		    struct ceems_job_record *out)
 {
-	struct ceems_summary_note *note;
+	struct ceems_summary_note *note, kept;
+	int agent = agent_note(r);
 
+	if (agent >= 0)
+		kept = r->notes[agent];
 	if (out != r)
 		*out = *r;
 	out->report.nsteps = 0;
 	out->report.ngaps = 0;	/* gap_s, their total, stays */
+	out->report.series = NULL;
 	out->nnotes = 1;
 	note = &out->notes[0];
 	memset(note, 0, sizeof(*note));
 	snprintf(note->id, sizeof(note->id), "record-reduced");
 	snprintf(note->text, sizeof(note->text),
 		 "This record could not be stored whole: the figures per step, "
-		 "the agent's gaps and the summary notes were left out. The "
-		 "job's totals are complete.");
+		 "the agent's gaps, the time series and the summary notes were "
+		 "left out. The job's totals are complete.");
+	if (agent >= 0)
+		out->notes[out->nnotes++] = kept;
 }
 
 int

@@ -6,6 +6,7 @@
  * its parent. */
 #include "config.h"
 
+#include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -65,22 +66,32 @@ agent_replay_pid(const struct agent_replay *rp)
 	return rp->pid;
 }
 
-/* Close every descriptor from 3 up but KEEP. */
+/* Close every descriptor from 3 up but KEEP (0-2 stay whatever KEEP). */
 static void
 close_inherited(int keep)
 {
 #ifdef SYS_close_range
-	if ((keep <= 3 || syscall(SYS_close_range, 3u, (unsigned)keep - 1, 0u) == 0) &&
-	    syscall(SYS_close_range, (unsigned)keep + 1, ~0u, 0u) == 0)
-		return;
-#endif
-	long max = sysconf(_SC_OPEN_MAX);
+	unsigned first = 3;
 
-	if (max < 0 || max > 1048576)
-		max = 1048576;
-	for (int fd = 3; fd < max; fd++)
-		if (fd != keep)
-			close(fd);
+	if (keep >= 3) {
+		if (keep > 3 &&
+		    syscall(SYS_close_range, 3u, (unsigned)keep - 1, 0u) != 0)
+			goto by_hand;
+		first = (unsigned)keep + 1;
+	}
+	if (syscall(SYS_close_range, first, ~0u, 0u) == 0)
+		return;
+by_hand:
+#endif
+	{
+		long max = sysconf(_SC_OPEN_MAX);
+
+		if (max < 0 || max > 1048576)
+			max = 1048576;
+		for (int fd = 3; fd < max; fd++)
+			if (fd != keep)
+				close(fd);
+	}
 }
 
 static void
@@ -90,6 +101,19 @@ sleep_ns(uint64_t ns)
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+}
+
+static int
+drop_all_caps(void)
+{
+	cap_t none = cap_init();	/* every set empty */
+	int r;
+
+	if (none == NULL)
+		return -1;
+	r = cap_set_proc(none);
+	cap_free(none);
+	return r;
 }
 
 __attribute__((noreturn)) static void
@@ -110,6 +134,13 @@ child_main(const struct ceems_config *config, int keep_fd, pid_t parent,
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
 		_exit(1);
+	/* The replay reads and removes the spool's files as their owner
+	 * and talks to PostgreSQL: none of the agent's capabilities. */
+	if (drop_all_caps() < 0) {
+		ceems_error("replay: cannot drop the agent's capabilities: %s",
+			    strerror(errno));
+		_exit(1);
+	}
 	replay = ceems_replay_new(config, NULL);
 	if (replay == NULL) {
 		ceems_error("replay: out of memory");

@@ -61,13 +61,29 @@ text_width(const char *s)
 	return n;
 }
 
-/* Control characters of a job name must not reach the terminal. */
+/* Control characters of a job name must not reach the terminal, in any
+ * output mode (a CSV file is read on a terminal too): C0 and DEL, and
+ * the C1 controls of UTF-8 (U+0080..U+009F, 0xc2 0x80..0x9f), which some
+ * terminals obey as escape sequences.  Each becomes one '?'. */
 static void
 sanitize(char *s)
 {
-	for (; *s != '\0'; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = '?';
+	char *out = s;
+
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == 0xc2 && (unsigned char)s[1] >= 0x80 &&
+		    (unsigned char)s[1] <= 0x9f) {
+			*out++ = '?';
+			s++;
+		} else if (c < 0x20 || c == 0x7f) {
+			*out++ = '?';
+		} else {
+			*out++ = *s;
+		}
+	}
+	*out = '\0';
 }
 
 /* Print S in W columns: cut with a '+' like sacct when longer. */
@@ -262,9 +278,8 @@ print_grid(FILE *out, const struct grid *g, const struct sacct_output_opts *o)
 {
 	size_t i;
 
-	if (o->mode != SACCT_CSV)
-		for (i = 0; i < g->nrows * g->ncols; i++)
-			sanitize(g->cells[i]);
+	for (i = 0; i < g->nrows * g->ncols; i++)
+		sanitize(g->cells[i]);
 	if (o->mode == SACCT_TABLE)
 		print_table(out, g, o);
 	else

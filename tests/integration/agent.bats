@@ -529,6 +529,10 @@ while True:
     sleep 0.2
     child=$(pgrep -P "$(_agent_pid)" | head -n 1)
     [ -n "$child" ] || _fail "no replay process under the agent"
+    for set in CapPrm CapEff CapAmb; do
+        grep -q "^$set:[[:space:]]*0*\$" "/proc/$child/status" ||
+            _fail "replay process: $set is not empty: $(grep "^$set" "/proc/$child/status")"
+    done
     # The replay now waits up to 30 s on the database; requests must not.
     for i in 1 2 3 4 5; do
         t0=$(date +%s%N)

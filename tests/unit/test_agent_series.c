@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -404,6 +405,35 @@ test_record(void)
 	   "a malformed series is refused (%s)", err);
 }
 
+/* Rows further apart than the coarsest bucket (UINT32_MAX s, only in a
+ * forged series) cannot merge: a buffer too small for them is -ENOSPC,
+ * not an endless coarsening. */
+static void
+test_unmergeable_rows(void)
+{
+	struct ceems_series *s = ceems_series_new(1, 16);
+	struct json_object *obj = json_object_new_object();
+	double joules[CEEMS_DOMAIN_COUNT] = { 1, NAN, NAN, NAN };
+	char buf[64];
+
+	ok(s != NULL && obj != NULL, "unmergeable: set up");
+	if (s == NULL || obj == NULL) {
+		ceems_series_free(s);
+		json_object_put(obj);
+		return;
+	}
+	is_int(ceems_series_add(s, 1.0, 1.0, 1.0, 1.0, joules), 0,
+	       "unmergeable: a row at 1970");
+	is_int(ceems_series_add(s, 7e9, 1.0, 1.0, 1.0, joules), 0,
+	       "unmergeable: a row 220 years later");
+	alarm(10);
+	is_int(ceems_series_serialize_with(obj, "series", s, buf, sizeof(buf)),
+	       -ENOSPC, "unmergeable: too small is -ENOSPC, in bounded time");
+	alarm(0);
+	ceems_series_free(s);
+	json_object_put(obj);
+}
+
 int
 main(void)
 {
@@ -414,5 +444,6 @@ main(void)
 	test_json_garbage();
 	test_protocol();
 	test_record();
+	test_unmergeable_rows();
 	return done_testing();
 }

@@ -242,6 +242,18 @@ test_reduced(void)
 	/* Not even the reduced form fits: the error comes back. */
 	is_int(ceems_record_encode_fallback(&r, small, 64, &scratch), -ENOSPC,
 	       "a buffer too small for the reduced record: -ENOSPC");
+	/* The note of a record the agent finalized survives the reduction. */
+	r.nnotes = 2;
+	memset(&r.notes[1], 0, sizeof(r.notes[1]));
+	snprintf(r.notes[1].id, sizeof(r.notes[1].id), "agent-finalized");
+	snprintf(r.notes[1].text, sizeof(r.notes[1].text), "no release came");
+	snprintf(r.finalized_by, sizeof(r.finalized_by), "agent");
+	n = ceems_record_encode_fallback(&r, small, sizeof(small), &scratch);
+	ok(n > 0 && ceems_record_decode(small, (size_t)n, &back, err, sizeof(err)) == 0,
+	   "an agent-finalized record is reduced too %s", err);
+	ok(back.nnotes == 2 && strcmp(back.notes[0].id, "record-reduced") == 0 &&
+	   strcmp(back.notes[1].id, "agent-finalized") == 0,
+	   "and keeps the note saying the agent finalized it");
 }
 
 /* Array job and task ids come as a pair. */

@@ -211,6 +211,23 @@ main(void)
 	       "\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x98\n",
 	       "box drawing");
 	free(text);
+	/* A job name with terminal controls (C0, DEL, UTF-8 C1) reaches no
+	 * output mode as such; other UTF-8 stays. */
+	snprintf(rows.v[0].name, sizeof(rows.v[0].name),
+		 "a\x1b[31mb\x7f\xc2\x9b" "2J\xc3\xa9\ncd");
+	o.style = SACCT_STYLE_ASCII;
+	o.noheader = true;
+	for (int m = 0; m < 3; m++) {
+		static const enum sacct_mode modes[] = { SACCT_TABLE, SACCT_CSV, SACCT_PARSABLE };
+
+		o.mode = modes[m];
+		text = render("JobName%40", &rows, &o);
+		ok(strstr(text, "a?[31mb??2J\xc3\xa9?cd") != NULL &&
+		   strpbrk(text, "\x1b\x7f") == NULL && strstr(text, "\xc2\x9b") == NULL,
+		   "controls become '?' in output mode %d: %s", m, text);
+		free(text);
+	}
+	o.noheader = false;
 	sacct_rows_free(&rows);
 
 	/* -s and -j */
