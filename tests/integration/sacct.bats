@@ -136,6 +136,30 @@ setup() {
     ! grep -q SKIP <<<"$output" || _fail "a case was skipped"
 }
 
+@test "the window's lower bound (clusters.max_job_s) loses no job at its edge" {
+    # Job 1003 is the longest (14:00-18:00): a window starting at its end
+    # puts the bound (S - max_job_s) exactly on its start.  The spool,
+    # which has no bound, must list the same jobs as the database.
+    local s=$D/edge-spool f=$D/edge.conf w out_pg
+    [ "$(psql -X -At -c 'SELECT max(max_job_s) FROM ceems.clusters')" = 14400 ] ||
+        _fail "max_job_s: $(psql -X -At -c 'SELECT max(max_job_s) FROM ceems.clusters')"
+    mkdir -p "$s"
+    cp "$FIXTURES"/sacct/spool/*.json "$s/"
+    printf 'cluster = c1\nspool_dir = %s\n' "$s" >"$f"
+    for w in 2025-03-10T18:00:00 2025-03-10T17:59:59 2025-03-10T18:00:01; do
+        run "$SACCT" -c "$(_conf admin dave)" -a -S "$w" -E 2025-03-10T20:00:00 -X -P -n -o JobID
+        [ "$status" -eq 0 ] || _fail "$output"
+        out_pg=$output
+        run "$SACCT" -c "$f" -a -S "$w" -E 2025-03-10T20:00:00 -X -P -n -o JobID
+        [ "$status" -eq 0 ] || _fail "$output"
+        [ "$out_pg" = "$output" ] || _fail "-S $w: database [$out_pg], spool [$output]"
+        case $w in
+        *18:00:01) [[ "$out_pg" != *1003* ]] || _fail "-S $w listed 1003" ;;
+        *) [[ "$out_pg" == *1003* ]] || _fail "-S $w lost 1003: [$out_pg]" ;;
+        esac
+    done
+}
+
 @test "alice sees her own jobs only, and asking for bob's is an error" {
     local conf
     conf=$(_conf alice alice)
