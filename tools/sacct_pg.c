@@ -119,6 +119,24 @@ sacct_pg_identity(struct sacct_pg *pg, char *user, size_t user_size,
 {
 	PGresult *res;
 
+	/* A role without SELECT on the tables (the nodes' writer, in
+	 * ceems_writer) would get "permission denied for table
+	 * coordinators" below: say what is wrong instead. */
+	res = query(pg,
+		    "SELECT current_user::text,"
+		    " has_table_privilege('ceems.jobs', 'SELECT')"
+		    " AND has_table_privilege('ceems.coordinators', 'SELECT')",
+		    0, NULL, err, err_size);
+	if (res == NULL)
+		return -1;
+	if (strcmp(PQgetvalue(res, 0, 1), "t") != 0) {
+		snprintf(err, err_size,
+			 "permission denied: database role %s may not read ceems.jobs (not in ceems_reader)",
+			 PQgetvalue(res, 0, 0));
+		PQclear(res);
+		return SACCT_PG_NO_READ;
+	}
+	PQclear(res);
 	res = query(pg,
 		    "SELECT current_user::text,"
 		    " pg_has_role(current_user, 'ceems_admin', 'USAGE'),"

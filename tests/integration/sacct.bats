@@ -187,6 +187,37 @@ setup() {
     [ "$output" = "$(printf '1001|alice|physics\n1002|alice|physics')" ] || _fail "carol saw: $output"
 }
 
+@test "sacct_database is the readers' connection, database the writer's" {
+    local f=$D/cluster.conf
+    # The nodes' conf: database is the writer (ceems_writer, no SELECT).
+    {
+        echo "cluster = c1"
+        echo "spool_dir = $D/empty-spool"
+        echo "database = host=$PG port=$CEEMS_TEST_PGPORT dbname=ceems user=ceems_node"
+    } >"$f"
+    run "$SACCT" -c "$f" $W -X -P -n -o JobID
+    [ "$status" -eq 1 ] || _fail "status $status: $output"
+    [ "${#lines[@]}" -eq 1 ] || _fail "more than one line: $output"
+    [[ "$output" == "ceems-sacct: permission denied: database role ceems_node may not read ceems.jobs"* ]] ||
+        _fail "$output"
+    [[ "$output" == *"set sacct_database"* ]] || _fail "no hint: $output"
+    # The same conf with the readers' connection: alice lists her jobs.
+    echo "sacct_database = host=$PG port=$CEEMS_TEST_PGPORT dbname=ceems user=alice" >>"$f"
+    run "$SACCT" -c "$f" $W -X -P -n -o JobID,User
+    [ "$status" -eq 0 ] || _fail "$output"
+    [ "$output" = "$(printf '1001|alice\n1002|alice\n1003|alice')" ] || _fail "alice saw: $output"
+    # A sacct_database that is itself a writer's: the error, without the
+    # hint about database.
+    sed -i 's/user=alice$/user=ceems_node/' "$f"
+    run "$SACCT" -c "$f" $W
+    [ "$status" -eq 1 ] && [[ "$output" == *"may not read ceems.jobs"* ]] || _fail "$output"
+    [[ "$output" != *"set sacct_database"* ]] || _fail "wrong hint: $output"
+    # Same validation as database: no password.
+    echo "sacct_database = host=$PG password=x" >"$f"
+    run "$SACCT" -c "$f" $W
+    [ "$status" -eq 1 ] && [[ "$output" == *"holds a password"* ]] || _fail "$output"
+}
+
 @test "an unreachable database is one line and status 1" {
     local f=$D/down.conf
     printf 'database = host=%s/nowhere port=1 dbname=ceems connect_timeout=2\n' "$D" >"$f"
