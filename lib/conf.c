@@ -51,6 +51,7 @@ static const struct key keys[] = {
 	{ "spool_dir", KEY_PATH, FIELD(spool_dir), 0, 0, NULL },
 	{ "log_level", KEY_WORD, FIELD(log_level), 0, 0, "error warning info debug" },
 	{ "database", KEY_STRING, FIELD(database), 0, 0, NULL },
+	{ "sacct_database", KEY_STRING, FIELD(sacct_database), 0, 0, NULL },
 	{ "database_timeout", KEY_DURATION, FIELD(database_timeout_ns), 100e6, 60e9, NULL },
 	{ "spool_max_bytes", KEY_BYTES, FIELD(spool_max_bytes), 4096, 1125899906842624.0, NULL },
 	{ "sysfs_root", KEY_PATH, FIELD(sysfs_root), 0, 0, NULL },

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define CEEMS_CONFIG_PATH_MAX 256
-/* The longest value of a string key (database): 512 bytes. */
+/* The longest value of a string key (database, sacct_database): 512 bytes. */
 #define CEEMS_CONFIG_STRING_MAX 513
 #define CEEMS_DEFAULT_CONFIG_PATH "/etc/ceems/ceems.conf"
 
@@ -39,6 +39,9 @@ struct ceems_config {
 	/* storage (lib/storage.h): a libpq connection string, a URI or
 	 * "service=NAME" (pg_service.conf); "" stores into the spool only */
 	char database[CEEMS_CONFIG_STRING_MAX];
+	/* ceems-sacct's connection, when set: `database` is the nodes'
+	 * writer role, which cannot read jobs; users read as themselves */
+	char sacct_database[CEEMS_CONFIG_STRING_MAX];
 	uint64_t database_timeout_ns;	/* the whole store, connect included */
 	uint64_t spool_max_bytes;	/* soft cap of the spool's records */
 

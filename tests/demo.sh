@@ -4,7 +4,8 @@
 # schema) and a single-node Slurm cluster on loopback with the ceems
 # plugin and its node agent, run sample jobs as an unprivileged user, and
 # show what users and admins see: the end-of-job summary in each job's
-# output, and the jobs' rows in PostgreSQL.
+# output, the jobs' rows in PostgreSQL, and ceems-sacct's listing and
+# explanation of a job.
 #
 # A machine without RAPL (a VM, most CI machines) gets a simulated one:
 # tests/doubles/fake-rapl keeps a powercap tree whose power follows the
@@ -17,6 +18,9 @@
 #
 # Run as root.  The cluster keeps running after the first command so you
 # can submit your own jobs: the script prints the SLURM_CONF to export.
+# Under `flock LOCK ./tests/demo.sh`, the daemons it leaves running
+# inherit the lock's descriptor and hold the lock until the demo is
+# stopped: run `./tests/demo.sh stop` without flock.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -119,6 +123,10 @@ zone = FR
 pue = 1.3
 emissions_table = $top/lib/data/carbon-intensity.tsv
 database = $database
+# ceems-sacct's connection (the writer above cannot read jobs).  On a
+# real cluster users connect as themselves (ceems.conf(5)); the demo's
+# admin is the PostgreSQL superuser, over the same root-only socket.
+sacct_database = ${database%user=*}user=postgres
 EOC
 }
 
@@ -137,6 +145,7 @@ demo_jobs() {
 			-o "$DEMO_SLURM_DIR/out/$name-%j.out" "$DEMO_SLURM_DIR/out/$name.sh")
 		echo "job $id: $name"
 		ids="$ids $id"
+		[ "$name" != burner ] || DEMO_BURNER=$id
 	done
 	for id in $ids; do
 		slurm_harness_wait_job "$id" 120 >/dev/null || true
@@ -182,12 +191,17 @@ demo_start() {
 		round(total_j) AS energy_j, round(emissions_g::numeric, 3) AS co2e_g
 		FROM ceems.jobs ORDER BY jobid"
 	say "energy per user this month (ceems.usage_by_user_month)"
-	psql -X -c "SELECT * FROM ceems.usage_by_user_month" 
+	psql -X -c "SELECT * FROM ceems.usage_by_user_month"
+	say "what an admin sees with ceems-sacct -S today (sacct's options and fields)"
+	"$build/tools/ceems-sacct" -c "$DEMO_CEEMS_DIR/ceems.conf" -S today
+	say "ceems-sacct --explain $DEMO_BURNER (the burner job)"
+	"$build/tools/ceems-sacct" -c "$DEMO_CEEMS_DIR/ceems.conf" --explain "$DEMO_BURNER"
 	say "the demo cluster is still running"
 	cat <<EOM
 Submit your own jobs:
     export SLURM_CONF=$SLURM_CONF
     cd $DEMO_SLURM_DIR/out && sbatch --wrap 'srun hostname'
+ceems-sacct: $build/tools/ceems-sacct -c $DEMO_CEEMS_DIR/ceems.conf -S today
 PostgreSQL: psql -h $DEMO_PG_DIR -p ${PGPORT:-} -U postgres ceems
 The node agent: $build/tools/ceems-agent --status -c $DEMO_CEEMS_DIR/ceems.conf
 Stop it and remove everything:

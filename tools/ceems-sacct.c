@@ -4,9 +4,10 @@
  *   ceems-sacct [-S TIME] [-E TIME] [-j JOBS] [-u USERS] [-o FIELDS] ...
  *   ceems-sacct --series JOBID | --explain JOBID | --json | -e
  *
- * Reads PostgreSQL (the `database` key of ceems.conf) or, without one,
- * the spool of job records.  Who sees what: the database's row-level
- * security, or for the spool the caller's uid (root sees all).  Exit
+ * Reads PostgreSQL (`sacct_database` of ceems.conf, else `database`)
+ * or, without one, the spool of job records.  Who sees what: the
+ * database's row-level security, or for the spool the caller's uid
+ * (root sees all).  Exit
  * status: 0, 1 for a runtime error (one line naming it), 2 for a usage
  * error.  Manual: ceems-sacct(1). */
 #include "config.h"
@@ -587,6 +588,7 @@ main(int argc, char **argv)
 	struct sacct_rows rows = { 0 };
 	struct passwd *pw;
 	char err[512], self[64];
+	const char *conninfo;
 	bool records_mode, admin = false;
 	time_t now = time(NULL);
 	int r;
@@ -636,17 +638,25 @@ main(int argc, char **argv)
 	resolve_uids(&o.q);
 	records_mode = o.json || o.series_job != 0 || o.explain_job != 0;
 
-	if (config.database[0] != '\0') {
+	/* sacct_database is the readers' connection; `database` alone may
+	 * be the nodes' writer one, which cannot read jobs (said below). */
+	conninfo = config.sacct_database[0] != '\0' ? config.sacct_database :
+	    config.database;
+	if (conninfo[0] != '\0') {
 #ifdef HAVE_LIBPQ
 		struct sacct_pg *pg;
 		bool coordinator = false;
 
 		privilege_drop();
-		if ((pg = sacct_pg_connect(config.database, err, sizeof(err))) == NULL)
+		if ((pg = sacct_pg_connect(conninfo, err, sizeof(err))) == NULL)
 			return fail("%s", err);
-		if (sacct_pg_identity(pg, self, sizeof(self), &admin,
-				      &coordinator, err, sizeof(err)) < 0) {
+		if ((r = sacct_pg_identity(pg, self, sizeof(self), &admin,
+					   &coordinator, err, sizeof(err))) < 0) {
 			sacct_pg_close(pg);
+			if (r == SACCT_PG_NO_READ && conninfo == config.database)
+				return fail("%s; is `database` in %s the nodes' writer connection? set sacct_database (ceems.conf(5))",
+					    err, o.config_path != NULL ?
+					    o.config_path : CEEMS_DEFAULT_CONFIG_PATH);
 			return fail("%s", err);
 		}
 		if ((o.allusers || !only_self(&o.q, self)) && !admin && !coordinator) {

@@ -2,7 +2,8 @@
  *
  * The listing is one query on ceems.jobs, in the form its indexes serve
  * (doc/performance.md): the window as `start_time < $E AND
- * coalesce(end_time, start_time) >= $S`, one user as `user_name = $N`
+ * coalesce(end_time, start_time) >= $S` with migration 009's lower
+ * bound on start_time, one user as `user_name = $N`
  * with the name a text parameter (migration 007: compared in the
  * column's collation, the (user_name, start_time) index is used), lists
  * as string_to_array of one text parameter.  Step rows come from a
@@ -118,6 +119,24 @@ sacct_pg_identity(struct sacct_pg *pg, char *user, size_t user_size,
 {
 	PGresult *res;
 
+	/* A role without SELECT on the tables (the nodes' writer, in
+	 * ceems_writer) would get "permission denied for table
+	 * coordinators" below: say what is wrong instead. */
+	res = query(pg,
+		    "SELECT current_user::text,"
+		    " has_table_privilege('ceems.jobs', 'SELECT')"
+		    " AND has_table_privilege('ceems.coordinators', 'SELECT')",
+		    0, NULL, err, err_size);
+	if (res == NULL)
+		return -1;
+	if (strcmp(PQgetvalue(res, 0, 1), "t") != 0) {
+		snprintf(err, err_size,
+			 "permission denied: database role %s may not read ceems.jobs (not in ceems_reader)",
+			 PQgetvalue(res, 0, 0));
+		PQclear(res);
+		return SACCT_PG_NO_READ;
+	}
+	PQclear(res);
 	res = query(pg,
 		    "SELECT current_user::text,"
 		    " pg_has_role(current_user, 'ceems_admin', 'USAGE'),"
@@ -162,20 +181,37 @@ struct params {
 
 /* The WHERE clause shared by the listing and the records: $1 window
  * end, $2 window start, $3 users, $4 accounts, $5 partitions, $6 states,
- * $7 clusters, $8 job ids. */
+ * $7 clusters, $8 job ids.
+ *
+ * WINDOW_LOWER_BOUND gives the (user_name, start_time) index scan its start
+ * (migration 009, doc/storage.md): no job lasts longer than the longest
+ * job seen, so a job that started before S minus that duration ended
+ * before S and is not in the window; the condition changes no result.
+ * It must stay ONE sub-select: under row-level security only leakproof
+ * operators may be index conditions, and `-`, `*` outside the
+ * sub-select are not.  With no clusters row (no jobs either) max() is
+ * NULL: the bound is then -infinity, never "no rows". */
+#define WINDOW_LOWER_BOUND \
+	" AND j.start_time >= (SELECT coalesce(to_timestamp($2::bigint)" \
+	" - max(x.max_job_s) * interval '1 second', '-infinity')" \
+	" FROM ceems.clusters x)"
+
 static const char *
 where_clause(const struct sacct_query *q)
 {
 	if (q->all_users)
 		return " WHERE j.start_time < to_timestamp($1::bigint)"
 			" AND coalesce(j.end_time, j.start_time) >= to_timestamp($2::bigint)"
+			WINDOW_LOWER_BOUND
 			" AND $3::text IS NULL";
 	if (q->nusers == 1)
 		return " WHERE j.start_time < to_timestamp($1::bigint)"
 			" AND coalesce(j.end_time, j.start_time) >= to_timestamp($2::bigint)"
+			WINDOW_LOWER_BOUND
 			" AND j.user_name = $3::text";
 	return " WHERE j.start_time < to_timestamp($1::bigint)"
 		" AND coalesce(j.end_time, j.start_time) >= to_timestamp($2::bigint)"
+		WINDOW_LOWER_BOUND
 		" AND j.user_name = ANY (string_to_array($3::text, ','))";
 }
 

@@ -638,6 +638,7 @@ config_valid(const struct ceems_config *c)
 	    path_ok(c->cgroupfs_prefix, sizeof(c->cgroupfs_prefix)) &&
 	    path_ok(c->emissions_table, sizeof(c->emissions_table)) &&
 	    conninfo_ok(c->database, sizeof(c->database)) &&
+	    conninfo_ok(c->sacct_database, sizeof(c->sacct_database)) &&
 	    duration_ok(c->database_timeout_ns, 100e6, 60e9) &&
 	    c->spool_max_bytes >= 4096 &&
 	    c->spool_max_bytes <= UINT64_C(1125899906842624) &&

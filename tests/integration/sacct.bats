@@ -136,6 +136,30 @@ setup() {
     ! grep -q SKIP <<<"$output" || _fail "a case was skipped"
 }
 
+@test "the window's lower bound (clusters.max_job_s) loses no job at its edge" {
+    # Job 1003 is the longest (14:00-18:00): a window starting at its end
+    # puts the bound (S - max_job_s) exactly on its start.  The spool,
+    # which has no bound, must list the same jobs as the database.
+    local s=$D/edge-spool f=$D/edge.conf w out_pg
+    [ "$(psql -X -At -c 'SELECT max(max_job_s) FROM ceems.clusters')" = 14400 ] ||
+        _fail "max_job_s: $(psql -X -At -c 'SELECT max(max_job_s) FROM ceems.clusters')"
+    mkdir -p "$s"
+    cp "$FIXTURES"/sacct/spool/*.json "$s/"
+    printf 'cluster = c1\nspool_dir = %s\n' "$s" >"$f"
+    for w in 2025-03-10T18:00:00 2025-03-10T17:59:59 2025-03-10T18:00:01; do
+        run "$SACCT" -c "$(_conf admin dave)" -a -S "$w" -E 2025-03-10T20:00:00 -X -P -n -o JobID
+        [ "$status" -eq 0 ] || _fail "$output"
+        out_pg=$output
+        run "$SACCT" -c "$f" -a -S "$w" -E 2025-03-10T20:00:00 -X -P -n -o JobID
+        [ "$status" -eq 0 ] || _fail "$output"
+        [ "$out_pg" = "$output" ] || _fail "-S $w: database [$out_pg], spool [$output]"
+        case $w in
+        *18:00:01) [[ "$out_pg" != *1003* ]] || _fail "-S $w listed 1003" ;;
+        *) [[ "$out_pg" == *1003* ]] || _fail "-S $w lost 1003: [$out_pg]" ;;
+        esac
+    done
+}
+
 @test "alice sees her own jobs only, and asking for bob's is an error" {
     local conf
     conf=$(_conf alice alice)
@@ -161,6 +185,37 @@ setup() {
     run "$SACCT" -c "$(_conf carol carol)" $W -a -X -P -n -o JobID,User,Account
     [ "$status" -eq 0 ] || _fail "$output"
     [ "$output" = "$(printf '1001|alice|physics\n1002|alice|physics')" ] || _fail "carol saw: $output"
+}
+
+@test "sacct_database is the readers' connection, database the writer's" {
+    local f=$D/cluster.conf
+    # The nodes' conf: database is the writer (ceems_writer, no SELECT).
+    {
+        echo "cluster = c1"
+        echo "spool_dir = $D/empty-spool"
+        echo "database = host=$PG port=$CEEMS_TEST_PGPORT dbname=ceems user=ceems_node"
+    } >"$f"
+    run "$SACCT" -c "$f" $W -X -P -n -o JobID
+    [ "$status" -eq 1 ] || _fail "status $status: $output"
+    [ "${#lines[@]}" -eq 1 ] || _fail "more than one line: $output"
+    [[ "$output" == "ceems-sacct: permission denied: database role ceems_node may not read ceems.jobs"* ]] ||
+        _fail "$output"
+    [[ "$output" == *"set sacct_database"* ]] || _fail "no hint: $output"
+    # The same conf with the readers' connection: alice lists her jobs.
+    echo "sacct_database = host=$PG port=$CEEMS_TEST_PGPORT dbname=ceems user=alice" >>"$f"
+    run "$SACCT" -c "$f" $W -X -P -n -o JobID,User
+    [ "$status" -eq 0 ] || _fail "$output"
+    [ "$output" = "$(printf '1001|alice\n1002|alice\n1003|alice')" ] || _fail "alice saw: $output"
+    # A sacct_database that is itself a writer's: the error, without the
+    # hint about database.
+    sed -i 's/user=alice$/user=ceems_node/' "$f"
+    run "$SACCT" -c "$f" $W
+    [ "$status" -eq 1 ] && [[ "$output" == *"may not read ceems.jobs"* ]] || _fail "$output"
+    [[ "$output" != *"set sacct_database"* ]] || _fail "wrong hint: $output"
+    # Same validation as database: no password.
+    echo "sacct_database = host=$PG password=x" >"$f"
+    run "$SACCT" -c "$f" $W
+    [ "$status" -eq 1 ] && [[ "$output" == *"holds a password"* ]] || _fail "$output"
 }
 
 @test "an unreachable database is one line and status 1" {

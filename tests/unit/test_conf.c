@@ -142,6 +142,21 @@ test_storage_keys(void)
 	expect_error("database = postgresql://db/ceems?password=x\n", "holds a password", "password in a URI query");
 	expect_error("database = host=db\tdbname=x\n", "control character", "tab inside the value");
 	expect_error("database = host=db\x01\n", "control character", "control byte");
+
+	/* sacct_database: the same string rules as database */
+	ceems_config_defaults(&c);
+	is_str(c.sacct_database, "", "no sacct_database by default");
+	is_int(ceems_config_parse(&c, "database = service=ceems-write\n"
+				  "sacct_database = service=ceems-read\n", "t.conf", err,
+				  sizeof(err)), 0, "database and sacct_database parse");
+	is_str(c.sacct_database, "service=ceems-read", "sacct_database kept");
+	is_str(c.database, "service=ceems-write", "database kept beside it");
+	expect_error("sacct_database = host=db password=secret\n", "holds a password",
+		     "password in sacct_database");
+	expect_error("sacct_database = postgresql://u:secret@db/ceems\n", "holds a password",
+		     "password in a sacct_database URI");
+	expect_error("sacct_database = host=db\x01\n", "control character",
+		     "control byte in sacct_database");
 	expect_error("database_timeout = 10ms\n", "out of range", "database timeout too short");
 	expect_error("database_timeout = 2 minutes\n", "not a duration", "database timeout with words");
 	expect_error("spool_max_bytes = 1K\n", "out of range", "spool cap below 4 KiB");
