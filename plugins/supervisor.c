@@ -43,6 +43,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -703,15 +704,23 @@ read_report(int fd, int *value, long long deadline)
 }
 
 /* Reap the middle process, waiting until DEADLINE at most (it exits at
- * once; a slurmd that reaps its children itself may have done it). */
+ * once; a slurmd that reaps its children itself may have done it).  One
+ * that has not exited by then (stopped, say) is killed and given one
+ * more second, rather than left a zombie of slurmd. */
 static void
 reap_middle(pid_t mid, long long deadline)
 {
+	bool killed = false;
 	pid_t p;
 
 	while ((p = waitpid(mid, NULL, WNOHANG)) == 0 || (p < 0 && errno == EINTR)) {
-		if (monotonic_ms() >= deadline)
-			return;
+		if (monotonic_ms() >= deadline) {
+			if (killed)
+				return;
+			(void)kill(mid, SIGKILL);
+			killed = true;
+			deadline = monotonic_ms() + 1000;
+		}
 		(void)poll(NULL, 0, 5);
 	}
 }
