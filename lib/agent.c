@@ -299,19 +299,20 @@ static void
 hand_to_finish(struct ceems_agent *a, const struct agent_job *j,
 	       const struct ceems_agent_job_report *report, uint64_t now_ns)
 {
-	/* The state slot is freed now, not at the release: an agent
-	 * restarted meanwhile would otherwise find the job again and, its
-	 * cgroup gone, reap it into a second record beside the plugin's
-	 * (under another start time: counted twice).  Losing the figures
-	 * needs the plugin and the agent to fail within finish_grace. */
+	/* The state slot is kept, marked finishing with the final report,
+	 * until the release: an agent restarted meanwhile still writes the
+	 * record if none comes, and never takes the job for a live one
+	 * (its cgroup gone, it would reap it into a second record under
+	 * another start time). */
 	struct agent_finish_job fj = {
-		.slot = -1,
+		.slot = a->state != NULL ? j->slot : -1,
 		.start_time = unix_at(j->registered_ns, now_ns),
 		.end_time = unix_at(j->gone ? j->gone_ns : now_ns, now_ns),
 	};
 
 	if (a->state != NULL)
-		state_slot_release(a->state, j->slot);
+		state_slot_finishing(a->state, fj.slot, report, fj.start_time,
+				     fj.end_time);
 	agent_finish_add(a->finish, report, &fj, now_ns);
 }
 

@@ -133,8 +133,9 @@ int ceems_agent_deregister(struct ceems_agent *agent, uint32_t jobid,
 			   struct ceems_agent_job_report *out);
 
 /* ---- The two-phase end (lib/agent_finish.c) ----
- * ceems_agent_deregister keeps the final report in memory (the job
- * leaves the ticks and the state file) until the plugin, having stored the
+ * ceems_agent_deregister keeps the final report (the job leaves the
+ * ticks; its state slot keeps the report, marked finishing, and a restart
+ * restores it as finishing) until the plugin, having stored the
  * record, releases the job.  A repeated deregistration returns the same
  * report.  Without a release within config finish_grace, the agent
  * writes the record to the spool itself (finalized_by "agent"). */
@@ -199,7 +200,8 @@ int ceems_agent_checkpoint(struct ceems_agent *agent, uint64_t now_ns);
  * time between that checkpoint and NOW_NS is recorded in each job's
  * ledger as a gap.  A missing file restores nothing (0); a damaged or
  * foreign one is set aside as state.bad and logged.  Returns the number
- * of jobs restored, or -errno. */
+ * of jobs restored (finishing jobs, which go back to waiting for their
+ * release, not counted), or -errno. */
 int ceems_agent_restore(struct ceems_agent *agent, uint64_t now_ns);
 
 #endif

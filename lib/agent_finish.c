@@ -237,6 +237,8 @@ agent_finish_set_meta(struct agent_finish *f, uint32_t jobid,
 		return -ENOENT;
 	f->jobs[i]->meta = *meta;
 	f->jobs[i]->have_meta = true;
+	if (f->state != NULL)
+		state_slot_finishing_meta(f->state, f->jobs[i]->job.slot, meta);
 	return 0;
 }
 

@@ -1,9 +1,9 @@
 /* agent_finish.h - the agent's side of a job's end, in two phases, so
  * that no record is lost between the agent and the plugin (ARCHITECTURE
  * invariant 3).  A deregistration hands the final report to the plugin
- * but keeps it here, "finishing" (in memory only: see hand_to_finish in
- * agent.c); the plugin
- * stores the record and then releases the job.  When no release comes
+ * but keeps it here, "finishing" (and in its state slot, so that an
+ * agent restart does not lose it: see hand_to_finish in agent.c and
+ * ceems_agent_restore); the plugin stores the record and then releases the job.  When no release comes
  * within finish_grace (the plugin timed out, died, or never got the
  * reply), or when the agent reaps a job whose cgroup vanished without a
  * deregistration, the agent writes the record to the spool itself,

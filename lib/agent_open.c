@@ -172,8 +172,10 @@ open_state(struct ceems_agent *a)
 	int err = 0;
 
 	read_boot_id(&a->config, boot_id, sizeof(boot_id));
-	a->state = state_file_open(a->config.state_dir, a->config.max_jobs,
-				   boot_id, &err);
+	/* As many slots again for the deregistered jobs waiting for their
+	 * release (lib/agent_finish.c holds at most max_jobs). */
+	a->state = state_file_open(a->config.state_dir,
+				   2 * a->config.max_jobs, boot_id, &err);
 	if (a->state == NULL)
 		ceems_error("cannot keep job state in %s (%s): an agent restart will lose the running jobs' figures",
 			    a->config.state_dir, strerror(-err));

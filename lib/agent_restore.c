@@ -122,6 +122,30 @@ restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 	return 0;
 }
 
+/* A job deregistered before the restart, never released: back to the
+ * finishing table, never to the live jobs.  Its release may have been
+ * lost with the old agent, so it gets a whole finish_grace from now for
+ * a retried release or deregistration; then the agent writes its record
+ * (a second one beside the plugin's has the same identity when the
+ * plugin's metadata was kept: the upsert makes it one). */
+static int
+restore_finishing(void *arg, int slot,
+		  const struct ceems_agent_job_report *report,
+		  int64_t start_time, int64_t end_time,
+		  const struct ceems_job_meta *meta)
+{
+	struct restore_ctx *ctx = arg;
+	struct agent_finish_job fj = { slot, start_time, end_time };
+
+	if (agent_finish_add(ctx->agent->finish, report, &fj, ctx->now_ns) < 0)
+		return 0;	/* written at once, its slot released */
+	if (meta != NULL)
+		agent_finish_set_meta(ctx->agent->finish, report->jobid, meta);
+	ceems_info("job %u restored from state as finishing: its record waits for the plugin's release",
+		   report->jobid);
+	return 0;
+}
+
 int
 ceems_agent_restore(struct ceems_agent *a, uint64_t now_ns)
 {
@@ -130,5 +154,6 @@ ceems_agent_restore(struct ceems_agent *a, uint64_t now_ns)
 	if (a->state == NULL)
 		return 0;
 	a->last_tick_ns = now_ns;
+	state_file_restore_finishing(a->state, restore_finishing, &ctx);
 	return state_file_restore(a->state, restore_job, &ctx);
 }

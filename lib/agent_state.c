@@ -19,8 +19,9 @@
 #define STATE_MAGIC "CEEMSST1"
 /* 2: steps carry have_cpu and have_joules[] (in what was padding, so
  * the sizes alone would not tell a version 1 file apart: its steps would
- * come back with every figure marked not measured). */
-#define STATE_VERSION 2
+ * come back with every figure marked not measured).  3: a slot may
+ * hold a deregistered job's final report ("finishing"). */
+#define STATE_VERSION 3
 #define STATE_HEADER_SIZE 4096
 
 struct state_header {
@@ -37,12 +38,25 @@ struct slot_copy {
 	struct state_figures fig;
 };
 
+/* A deregistered job waiting for its release: what the agent needs to
+ * write its record if the plugin never confirms it, even after an agent
+ * restart. */
+struct slot_final {
+	int64_t start_time;
+	int64_t end_time;
+	uint32_t have_meta;	/* cleared while meta is written */
+	uint32_t pad;
+	struct ceems_agent_job_report report;	/* series: not kept */
+	struct ceems_job_meta meta;
+};
+
 struct slot {
 	uint32_t in_use;	/* written last at claim, first at release */
-	uint32_t pad;
+	uint32_t finishing;	/* written after final: never a live job again */
 	uint64_t registered_ns;
 	struct ceems_agent_job_spec spec;
 	struct slot_copy copy[2];
+	struct slot_final final;
 };
 
 struct state_file {
@@ -254,20 +268,21 @@ flag_sane(const bool *flag)
 	return byte <= 1;
 }
 
-/* Figures read back from disk are checked like any outside input. */
+/* The parts that figures and final reports share, read back from disk,
+ * are checked like any outside input. */
 static bool
-figures_sane(const struct state_figures *f)
+parts_sane(uint32_t ngaps, const struct ceems_agent_gap *gaps,
+	   uint32_t nsteps, const struct ceems_agent_step_report *steps,
+	   double cpu_s, double gap_s, const struct ceems_job_ledger *l)
 {
-	const struct ceems_job_ledger *l = &f->ledger;
-
-	if (f->nsteps > CEEMS_AGENT_MAX_STEPS || f->ngaps > CEEMS_AGENT_MAX_GAPS)
+	if (nsteps > CEEMS_AGENT_MAX_STEPS || ngaps > CEEMS_AGENT_MAX_GAPS)
 		return false;
-	for (uint32_t i = 0; i < f->ngaps; i++)
-		if (!isfinite(f->gaps[i].start) || !isfinite(f->gaps[i].end) ||
-		    f->gaps[i].start > f->gaps[i].end)
+	for (uint32_t i = 0; i < ngaps; i++)
+		if (!isfinite(gaps[i].start) || !isfinite(gaps[i].end) ||
+		    gaps[i].start > gaps[i].end)
 			return false;
-	for (uint32_t i = 0; i < f->nsteps; i++) {
-		const struct ceems_agent_step_report *st = &f->steps[i];
+	for (uint32_t i = 0; i < nsteps; i++) {
+		const struct ceems_agent_step_report *st = &steps[i];
 
 		if (memchr(st->id, '\0', sizeof(st->id)) == NULL ||
 		    !isfinite(st->cpu_s) || st->cpu_s < 0 ||
@@ -281,8 +296,8 @@ figures_sane(const struct state_figures *f)
 			    !flag_sane(&st->have_joules[d]))
 				return false;
 	}
-	if (!isfinite(f->cpu_s) || f->cpu_s < 0 || !isfinite(f->gap_s) ||
-	    f->gap_s < 0 || !isfinite(l->lifetime_s) || l->lifetime_s < 0 ||
+	if (!isfinite(cpu_s) || cpu_s < 0 || !isfinite(gap_s) ||
+	    gap_s < 0 || !isfinite(l->lifetime_s) || l->lifetime_s < 0 ||
 	    !isfinite(l->emissions_g) || l->emissions_g < 0)
 		return false;
 	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
@@ -290,6 +305,26 @@ figures_sane(const struct state_figures *f)
 		    !isfinite(l->covered_s[d]) || l->covered_s[d] < 0)
 			return false;
 	return true;
+}
+
+static bool
+figures_sane(const struct state_figures *f)
+{
+	return parts_sane(f->ngaps, f->gaps, f->nsteps, f->steps, f->cpu_s,
+			  f->gap_s, &f->ledger);
+}
+
+static bool
+final_sane(const struct slot *s)
+{
+	const struct ceems_agent_job_report *r = &s->final.report;
+
+	return s->spec.jobid != 0 && r->jobid == s->spec.jobid &&
+	       flag_sane(&r->cgroup_gone) && isfinite(r->elapsed_s) &&
+	       r->elapsed_s >= 0 && s->final.start_time > 0 &&
+	       s->final.end_time >= s->final.start_time &&
+	       parts_sane(r->ngaps, r->gaps, r->nsteps, r->steps, r->cpu_s,
+			  r->gap_s, &r->ledger);
 }
 
 int
@@ -301,7 +336,7 @@ state_file_restore(struct state_file *sf, state_restore_fn fn, void *arg)
 		struct slot *s = slot_at(sf, i);
 		const struct slot_copy *best = NULL;
 
-		if (!s->in_use)
+		if (!s->in_use || s->finishing)
 			continue;
 		for (int c = 0; c < 2; c++)
 			if (s->copy[c].seq != 0 &&
@@ -316,6 +351,89 @@ state_file_restore(struct state_file *sf, state_restore_fn fn, void *arg)
 		}
 		sf->next_seq[i] = best->seq + 1;
 		if (fn(arg, (int)i, &s->spec, s->registered_ns, &best->fig) != 0)
+			state_slot_release(sf, (int)i);
+		else
+			kept++;
+	}
+	return kept;
+}
+
+void
+state_slot_finishing(struct state_file *sf, int slot,
+		     const struct ceems_agent_job_report *report,
+		     int64_t start_time, int64_t end_time)
+{
+	struct slot *s;
+
+	if (slot < 0 || (uint32_t)slot >= sf->nslots)
+		return;
+	s = slot_at(sf, (uint32_t)slot);
+	s->final.start_time = start_time;
+	s->final.end_time = end_time;
+	s->final.have_meta = 0;
+	s->final.report = *report;
+	s->final.report.series = NULL;
+	__atomic_store_n(&s->finishing, 1, __ATOMIC_RELEASE);
+}
+
+void
+state_slot_finishing_meta(struct state_file *sf, int slot,
+			  const struct ceems_job_meta *meta)
+{
+	struct slot *s;
+
+	if (slot < 0 || (uint32_t)slot >= sf->nslots)
+		return;
+	s = slot_at(sf, (uint32_t)slot);
+	if (!s->in_use || !s->finishing)
+		return;
+	__atomic_store_n(&s->final.have_meta, 0, __ATOMIC_RELEASE);
+	s->final.meta = *meta;
+	__atomic_store_n(&s->final.have_meta, 1, __ATOMIC_RELEASE);
+}
+
+/* Every string of metadata read back from disk ends inside its buffer. */
+static void
+terminate_meta(struct ceems_job_meta *m)
+{
+	m->cluster[sizeof(m->cluster) - 1] = '\0';
+	m->node[sizeof(m->node) - 1] = '\0';
+	m->user[sizeof(m->user) - 1] = '\0';
+	m->account[sizeof(m->account) - 1] = '\0';
+	m->partition[sizeof(m->partition) - 1] = '\0';
+	m->qos[sizeof(m->qos) - 1] = '\0';
+	m->name[sizeof(m->name) - 1] = '\0';
+	m->state[sizeof(m->state) - 1] = '\0';
+	m->nodes[sizeof(m->nodes) - 1] = '\0';
+}
+
+int
+state_file_restore_finishing(struct state_file *sf, state_finish_fn fn,
+			     void *arg)
+{
+	int kept = 0;
+
+	for (uint32_t i = 0; i < sf->nslots; i++) {
+		struct slot *s = slot_at(sf, i);
+		struct ceems_job_meta meta;
+		bool have_meta;
+
+		if (!s->in_use || !s->finishing)
+			continue;
+		if (s->finishing != 1 || !final_sane(s)) {
+			ceems_warning("state slot %u (job %u) has a damaged final report; dropped",
+				      i, s->spec.jobid);
+			state_slot_release(sf, (int)i);
+			continue;
+		}
+		have_meta = s->final.have_meta == 1;
+		if (have_meta) {
+			meta = s->final.meta;
+			terminate_meta(&meta);
+		}
+		s->final.report.series = NULL;
+		if (fn(arg, (int)i, &s->final.report, s->final.start_time,
+		       s->final.end_time, have_meta ? &meta : NULL) != 0)
 			state_slot_release(sf, (int)i);
 		else
 			kept++;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "agent.h"
+#include "job.h"
 
 /* The running figures of a job, as of one tick. */
 struct state_figures {
@@ -58,5 +59,27 @@ typedef int (*state_restore_fn)(void *arg, int slot,
 				const struct state_figures *fig);
 int state_file_restore(struct state_file *sf, state_restore_fn fn,
 		       void *arg);
+
+/* A deregistered job waiting for its release ("finishing"): its slot
+ * keeps the final report and the times its record would have, so that
+ * an agent restarted before the release can still write the record.
+ * Such a slot is never restored as a live job (state_file_restore skips
+ * it); state_slot_release frees it. */
+void state_slot_finishing(struct state_file *sf, int slot,
+			  const struct ceems_agent_job_report *report,
+			  int64_t start_time, int64_t end_time);
+/* The plugin's metadata of a finishing job, kept with it. */
+void state_slot_finishing_meta(struct state_file *sf, int slot,
+			       const struct ceems_job_meta *meta);
+
+/* Call FN for every finishing job the file holds, META NULL when the
+ * plugin sent none.  FN returns 0 to keep the slot, or non-zero to
+ * release it.  Returns the number kept. */
+typedef int (*state_finish_fn)(void *arg, int slot,
+			       const struct ceems_agent_job_report *report,
+			       int64_t start_time, int64_t end_time,
+			       const struct ceems_job_meta *meta);
+int state_file_restore_finishing(struct state_file *sf, state_finish_fn fn,
+				 void *arg);
 
 #endif

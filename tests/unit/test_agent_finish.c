@@ -269,6 +269,89 @@ test_reply_lost(void)
 	empty_spool();
 }
 
+/* The plugin took the figures and died, and the agent restarted within
+ * finish_grace: the finishing job comes back as finishing (not as a live
+ * job to reap), and its record is written once, with the figures and
+ * the metadata of before the restart. */
+static void
+test_finishing_survives_restart(void)
+{
+	static struct ceems_agent_job_report report, again;
+	static struct ceems_job_record rec;
+	struct ceems_agent_job_spec spec;
+	struct ceems_job_meta meta;
+	struct ceems_config c;
+	struct ceems_agent *a;
+	char err[256] = "";
+
+	base_config(&c);
+	c.finish_grace_ns = 30 * SEC;
+	c.reap_grace_ns = 5 * SEC;
+	a = ceems_agent_open(&c, 200 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, 200 * SEC), 0, "job 42 registers");
+	job_runs(4 * SEC);
+	ceems_agent_tick(a, 202 * SEC);
+	is_int(ceems_agent_deregister(a, 42, 204 * SEC, &report), 0, "job 42 deregisters");
+	ceems_job_meta_init(&meta);
+	meta.jobid = 42;
+	meta.uid = 1000;
+	snprintf(meta.account, sizeof(meta.account), "chemistry");
+	meta.start_time = 1700000500;
+	meta.end_time = 1700000504;
+	is_int(ceems_agent_finishing_meta(a, 42, &meta), 0, "with the plugin's metadata");
+	ceems_agent_close(a);	/* the agent dies before any release */
+
+	a = ceems_agent_open(&c, 210 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent restarts (%s)", err))
+		return;
+	is_int(ceems_agent_restore(a, 210 * SEC), 0, "no live job is restored");
+	is_int(ceems_agent_njobs(a), 0, "the job is not ticked again");
+	is_int(ceems_agent_nfinishing(a), 1, "it waits for its release again");
+	is_int(ceems_agent_deregister(a, 42, 211 * SEC, &again), 0,
+	       "a retried deregistration gets its report");
+	is_near(again.cpu_s, report.cpu_s, 1e-12, "the same final figures");
+	is_int(ceems_agent_sweep(a, 239 * SEC), 0, "nothing written within the grace");
+	is_int(ceems_agent_sweep(a, 240 * SEC), 1, "after it, the agent writes the record");
+	if (is_int((int)spooled(&rec), 1, "exactly one record in the spool")) {
+		is_str(rec.finalized_by, "agent", "finalized by the agent");
+		is_str(rec.meta.account, "chemistry", "with the metadata kept across the restart");
+		ok(rec.meta.start_time == 1700000500, "under the plugin's start time");
+		is_near(rec.report.cpu_s, report.cpu_s, 1e-12, "the final report's CPU time");
+		is_near(rec.report.elapsed_s, report.elapsed_s, 1e-12, "and elapsed time");
+		is_near(rec.report.ledger.lifetime_s, report.ledger.lifetime_s, 1e-12,
+			"and ledger");
+		ok(ceems_record_validate(&rec, err, sizeof(err)) == 0,
+		   "valid for storage (%s)", err);
+	}
+	is_int(ceems_agent_sweep(a, 400 * SEC), 0, "nothing more, nothing reaped");
+	is_int((int)spooled(NULL), 1, "still one record");
+	ceems_agent_close(a);
+	a = ceems_agent_open(&c, 410 * SEC, err, sizeof(err));
+	is_int(a != NULL ? ceems_agent_restore(a, 410 * SEC) : -1, 0, "its slot was freed");
+	is_int(a != NULL ? (int)ceems_agent_nfinishing(a) : -1, 0, "nothing finishing");
+	ceems_agent_close(a);
+	empty_spool();
+
+	/* Released before the restart: nothing comes back. */
+	a = ceems_agent_open(&c, 500 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	is_int(ceems_agent_register(a, &spec, 500 * SEC), 0, "job 42 registers again");
+	job_runs(SEC);
+	is_int(ceems_agent_deregister(a, 42, 502 * SEC, &report), 0, "deregisters");
+	is_int(ceems_agent_release(a, 42), 0, "and is released");
+	ceems_agent_close(a);
+	a = ceems_agent_open(&c, 510 * SEC, err, sizeof(err));
+	is_int(a != NULL ? ceems_agent_restore(a, 510 * SEC) : -1, 0, "nothing live restored");
+	is_int(a != NULL ? (int)ceems_agent_nfinishing(a) : -1, 0, "nothing finishing");
+	is_int(a != NULL ? ceems_agent_sweep(a, 600 * SEC) : -1, 0, "nothing written");
+	is_int((int)spooled(NULL), 0, "the spool is empty");
+	ceems_agent_close(a);
+}
+
 /* A job whose plugin died, and an agent restarted over its stale slot:
  * the job's cgroup is gone; after reap_grace the agent writes its
  * record and frees the slot. */
@@ -355,7 +438,8 @@ main(void)
 	test_release();
 	test_no_release();
 	test_reply_lost();
-	test_reap_stale_slot();
+	test_finishing_survives_restart();
+	test_reap_stale_slot();	/* removes job 42's cgroup: last */
 	tmptree_remove(sys_root);
 	tmptree_remove(cg_root);
 	tmptree_remove(proc_root);
