@@ -9,7 +9,8 @@
  * partition qos name state exit submit start end cores cpus mem_bytes
  * elapsed cpu_s mem_peak package_j package_static_j dram_j
  * dram_static_j covered_s lifetime_s gap_s emissions_g zone pue
- * written_at steps (number of steps: batch, extern, 0, 1...) bare_steps
+ * written_at finalized_by (extern, epilog or agent; extern if left out)
+ * steps (number of steps: batch, extern, 0, 1...) bare_steps
  * (how many of the last steps have no CPU time and no energy measured,
  * as a step whose cgroup was never found).  Energy keys left out are
  * domains the node did not measure. */
@@ -31,6 +32,7 @@ struct args {
 	double covered_s, lifetime_s;
 	bool have_package, have_dram;
 	int64_t written_at;
+	char finalized_by[16];
 	unsigned int nsteps;
 	unsigned int bare_steps;
 };
@@ -89,6 +91,8 @@ apply(struct args *a, const char *key, const char *v)
 		return set_string(m->name, sizeof(m->name), v);
 	if (strcmp(key, "state") == 0)
 		return set_string(m->state, sizeof(m->state), v);
+	if (strcmp(key, "finalized_by") == 0)
+		return set_string(a->finalized_by, sizeof(a->finalized_by), v);
 	if (strcmp(key, "zone") == 0) {
 		l->have_emissions = true;
 		snprintf(l->factor.source, sizeof(l->factor.source), "record-gen");
@@ -237,7 +241,9 @@ main(int argc, char **argv)
 	if (a.rep.ledger.have_emissions)
 		a.rep.ledger.emissions_covered_s = a.rep.ledger.lifetime_s;
 	add_steps(&a);
-	ceems_record_build(&rec, &a.meta, &a.rep, "extern", a.written_at);
+	ceems_record_build(&rec, &a.meta, &a.rep,
+			   a.finalized_by[0] != '\0' ? a.finalized_by : "extern",
+			   a.written_at);
 	n = ceems_record_encode(&rec, buf, sizeof(buf));
 	if (n < 0) {
 		fprintf(stderr, "record-gen: encode: %s\n", strerror(-n));

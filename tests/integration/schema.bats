@@ -252,6 +252,37 @@ make_node_records() {
         _fail "unmeasured energy stored as a number"
 }
 
+@test "upsert: a record the node agent wrote never replaces the plugin's" {
+    admin db init >/dev/null || _fail "db init"
+    make_node_records
+    T=$BATS_TEST_TMPDIR
+    # The agent's record of n1, written later, with another job name and
+    # state (as when it finalized a job whose plugin was slow to store).
+    "$GEN" $COMMON name=agent-name state=CANCELLED node=n1 cores=8 elapsed=3600 cpu_s=14400 \
+        package_j=360000 finalized_by=agent written_at=1700009999 >"$T/n1agent.json"
+    cols="job_name, state, meta_node, meta_written_at, cpu_time_s, nodes_reported"
+    [ "$(upsert "$T/n1.json")" = inserted ] || _fail "n1"
+    [ "$(upsert "$T/n1agent.json")" = unchanged ] || _fail "the agent's record replaced the plugin's"
+    [ "$(upsert "$T/n2.json")" = inserted ] || _fail "n2"
+    a=$(sql -c "SELECT $cols FROM ceems.jobs")
+    [ "$(sql -c "SELECT finalized_by FROM ceems.job_nodes WHERE node = 'n1'")" = extern ] || _fail "n1 not the plugin's"
+    # The other order: the plugin's record replaces the agent's.
+    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+    [ "$(upsert "$T/n1agent.json")" = inserted ] || _fail "agent first"
+    [ "$(sql -c "SELECT job_name FROM ceems.jobs")" = agent-name ] || _fail "the agent's record alone is not stored"
+    [ "$(upsert "$T/n1.json")" = replaced ] || _fail "the plugin's record did not replace the agent's"
+    [ "$(upsert "$T/n2.json")" = inserted ] || _fail "n2 after"
+    [ "$(sql -c "SELECT $cols FROM ceems.jobs")" = "$a" ] || _fail "order matters: $a / $(sql -c "SELECT $cols FROM ceems.jobs")"
+    # Another node's agent record, written last: its metadata do not
+    # override the plugin's in the jobs row (state); a field only it has
+    # (the job name: the plugin's records here have none) is kept.
+    "$GEN" $COMMON name=agent-name state=CANCELLED node=n3 cores=8 elapsed=3600 cpu_s=100 \
+        finalized_by=agent written_at=1700009999 >"$T/n3agent.json"
+    [ "$(upsert "$T/n3agent.json")" = inserted ] || _fail "n3 agent"
+    run sql -F ' ' -c "SELECT job_name, state, meta_node, nodes_reported FROM ceems.jobs"
+    [ "$output" = "agent-name COMPLETED n2 3" ] || _fail "agent metadata won: $output"
+}
+
 @test "upsert: a step nobody measured stores NULL, a measured 0 stays 0" {
     admin db init >/dev/null || _fail "db init"
     # Step "0" (the third) had no cgroup: neither CPU time nor energy.
@@ -432,6 +463,15 @@ call_batch() {
     compare "an older record after a stored newer one" "$n1b" "$n1,$n2,$rq"
     compare "replays" "$n1,$n2,$o" "$o,$n2,$n1" "$n1,$n1"
     compare "empty" "$n1" ""
+    # Records the node agent wrote: the plugin's win, in a batch or not.
+    "$GEN" $COMMON name=agent-name node=n1 cores=8 elapsed=3600 cpu_s=14400 package_j=360000 \
+        finalized_by=agent written_at=1700009999 >"$T/n1agent.json"
+    "$GEN" $COMMON name=agent-name node=n3 cores=8 elapsed=3600 cpu_s=10 \
+        finalized_by=agent written_at=1700009999 >"$T/n3agent.json"
+    ag=$T/n1agent.json ag3=$T/n3agent.json
+    compare "the agent's record after the plugin's" "$n1,$ag,$n2"
+    compare "the plugin's record over a stored agent's" "$ag,$ag3" "$n1,$n2"
+    compare "the agent's record over a stored plugin's" "$n1,$n2" "$ag3,$ag"
 
     # An older then a newer record of one node in one batch: the loop
     # applies both in turn, the set-wise path gives the batch to it.
