@@ -410,6 +410,20 @@ list_add(struct ceems_spool_list *list, size_t *cap, size_t oldest,
 	return 0;
 }
 
+/* Whether the entry E of DFD is a regular file: the type readdir gives
+ * where the file system says (a stat per record made the replay's list
+ * of a large spool cost more than storing it), else lstat's. */
+static bool
+is_regular(int dfd, const struct dirent *e)
+{
+	struct stat st;
+
+	if (e->d_type != DT_UNKNOWN)
+		return e->d_type == DT_REG;
+	return fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISREG(st.st_mode);
+}
+
 int
 ceems_spool_list(const char *dir, size_t oldest, struct ceems_spool_list *list)
 {
@@ -430,14 +444,9 @@ ceems_spool_list(const char *dir, size_t oldest, struct ceems_spool_list *list)
 		return ret;
 	}
 	while ((e = readdir(d)) != NULL) {
-		struct stat st;
-
-		if (!is_record_name(e->d_name) ||
-		    fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISREG(st.st_mode))
+		if (!is_record_name(e->d_name) || !is_regular(dfd, e))
 			continue;
 		list->total++;
-		list->bytes += (uint64_t)st.st_size;
 		if (list_add(list, &cap, oldest, e->d_name) < 0) {
 			closedir(d);
 			ceems_spool_list_free(list);

@@ -56,13 +56,12 @@ struct ceems_spool_list {
 	size_t count;				/* names returned */
 	char (*names)[CEEMS_SPOOL_NAME_MAX];	/* oldest first */
 	size_t total;				/* records in the spool */
-	uint64_t bytes;				/* their total size */
 };
 
 /* The records waiting in DIR, oldest first (temporary files and the
  * rejected folder are not records); only the OLDEST first ones when
  * OLDEST > 0 (the replay: memory stays bounded whatever the backlog),
- * all with 0 (ceems-sacct).  TOTAL and BYTES always cover them all.  A
+ * all with 0 (ceems-sacct).  TOTAL always counts them all.  A
  * missing DIR is an empty spool.  Returns 0 or -errno; free with
  * ceems_spool_list_free. */
 int ceems_spool_list(const char *dir, size_t oldest,
