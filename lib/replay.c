@@ -21,6 +21,15 @@
 #include "spool.h"
 #include "storage.h"
 
+/* A batch: "[rec,rec,...]" and where each record is in it. */
+struct replay_batch {
+	char *text;
+	size_t len, size;
+	unsigned count;
+	const char **names;
+	size_t *offset, *length;
+};
+
 struct ceems_replay {
 	const struct ceems_config *config;
 	struct ceems_replay_limits limits;
@@ -29,12 +38,11 @@ struct ceems_replay {
 	unsigned batch_now;		/* halved after a failed batch */
 	struct ceems_job_record record;
 	char text[CEEMS_RECORD_MAX + 1];
-	/* The batch: "[rec,rec,...]" and where each record is in it. */
-	char *batch;
-	size_t batch_len, batch_size;
-	unsigned count;
-	const char **names;
-	size_t *offset, *length;
+	/* Two batches: while the database stores the one sent, the next
+	 * is read from the spool into the other. */
+	struct replay_batch batches[2];
+	struct replay_batch *filling;	/* being read */
+	struct replay_batch *sent;	/* in the database's hands, or NULL */
 	int *removed;			/* per record of a removal */
 };
 
@@ -55,6 +63,25 @@ ceems_replay_default_limits(struct ceems_replay_limits *l)
 	l->temp_age_s = 3600;
 }
 
+static int
+batch_init(struct replay_batch *b, unsigned max)
+{
+	b->names = calloc(max, sizeof(*b->names));
+	b->offset = calloc(max, sizeof(*b->offset));
+	b->length = calloc(max, sizeof(*b->length));
+	return b->names != NULL && b->offset != NULL && b->length != NULL ?
+	       0 : -ENOMEM;
+}
+
+static void
+batch_free(struct replay_batch *b)
+{
+	free(b->text);
+	free(b->names);
+	free(b->offset);
+	free(b->length);
+}
+
 struct ceems_replay *
 ceems_replay_new(const struct ceems_config *config,
 		 const struct ceems_replay_limits *limits)
@@ -71,12 +98,11 @@ ceems_replay_new(const struct ceems_config *config,
 	if (rp->limits.batch_max == 0)
 		rp->limits.batch_max = 1;
 	rp->batch_now = rp->limits.batch_max;
-	rp->names = calloc(rp->limits.batch_max, sizeof(*rp->names));
-	rp->offset = calloc(rp->limits.batch_max, sizeof(*rp->offset));
-	rp->length = calloc(rp->limits.batch_max, sizeof(*rp->length));
+	rp->filling = &rp->batches[0];
 	rp->removed = calloc(rp->limits.batch_max, sizeof(*rp->removed));
-	if (rp->names == NULL || rp->offset == NULL || rp->length == NULL ||
-	    rp->removed == NULL) {
+	if (rp->removed == NULL ||
+	    batch_init(&rp->batches[0], rp->limits.batch_max) < 0 ||
+	    batch_init(&rp->batches[1], rp->limits.batch_max) < 0) {
 		ceems_replay_free(rp);
 		return NULL;
 	}
@@ -89,10 +115,8 @@ ceems_replay_free(struct ceems_replay *rp)
 	if (rp == NULL)
 		return;
 	ceems_db_close(rp->db);
-	free(rp->batch);
-	free(rp->names);
-	free(rp->offset);
-	free(rp->length);
+	batch_free(&rp->batches[0]);
+	batch_free(&rp->batches[1]);
 	free(rp->removed);
 	free(rp);
 }
@@ -168,53 +192,63 @@ store_one(struct ceems_replay *rp, const char *name, char *err,
 	return 0;
 }
 
-/* Add the record in rp->text (LEN bytes) to the batch.  -ENOMEM. */
+/* Add the record in rp->text (LEN bytes) to the batch being read.
+ * -ENOMEM. */
 static int
 batch_add(struct ceems_replay *rp, const char *name, size_t len)
 {
-	size_t need = rp->batch_len + len + 3;	/* '[' or ',', then "]\0" */
+	struct replay_batch *b = rp->filling;
+	size_t need = b->len + len + 3;	/* '[' or ',', then "]\0" */
 
-	if (need > rp->batch_size) {
-		size_t size = rp->batch_size > 0 ? rp->batch_size : 65536;
+	if (need > b->size) {
+		size_t size = b->size > 0 ? b->size : 65536;
 		char *p;
 
 		while (size < need)
 			size *= 2;
-		p = realloc(rp->batch, size);
+		p = realloc(b->text, size);
 		if (p == NULL)
 			return -ENOMEM;
-		rp->batch = p;
-		rp->batch_size = size;
+		b->text = p;
+		b->size = size;
 	}
-	rp->batch[rp->batch_len++] = rp->count == 0 ? '[' : ',';
-	rp->names[rp->count] = name;
-	rp->offset[rp->count] = rp->batch_len;
-	rp->length[rp->count] = len;
-	memcpy(rp->batch + rp->batch_len, rp->text, len);
-	rp->batch_len += len;
-	rp->count++;
+	b->text[b->len++] = b->count == 0 ? '[' : ',';
+	b->names[b->count] = name;
+	b->offset[b->count] = b->len;
+	b->length[b->count] = len;
+	memcpy(b->text + b->len, rp->text, len);
+	b->len += len;
+	b->count++;
 	return 0;
 }
 
 static bool
 batch_full(const struct ceems_replay *rp)
 {
-	return rp->count >= rp->batch_now || rp->batch_len >= BATCH_BYTES_MAX;
+	return rp->filling->count >= rp->batch_now ||
+	       rp->filling->len >= BATCH_BYTES_MAX;
 }
 
-/* Store the batch's records one by one (a batch of one, or a refused
- * batch).  Returns 0 or the first failure; counts into ST. */
+static void
+batch_empty(struct replay_batch *b)
+{
+	b->count = 0;
+	b->len = 0;
+}
+
+/* Store B's records one by one (a batch of one, or a refused batch).
+ * Returns 0 or the first failure; counts into ST. */
 static int
-store_each(struct ceems_replay *rp, unsigned from,
+store_each(struct ceems_replay *rp, const struct replay_batch *b,
 	   struct ceems_replay_stats *st, char *err, size_t err_size)
 {
 	unsigned i;
 	int r;
 
-	for (i = from; i < rp->count; i++) {
-		memcpy(rp->text, rp->batch + rp->offset[i], rp->length[i]);
-		rp->text[rp->length[i]] = '\0';
-		r = store_one(rp, rp->names[i], err, err_size);
+	for (i = 0; i < b->count; i++) {
+		memcpy(rp->text, b->text + b->offset[i], b->length[i]);
+		rp->text[b->length[i]] = '\0';
+		r = store_one(rp, b->names[i], err, err_size);
 		if (r < 0)
 			return r;
 		if (r == 0)
@@ -226,32 +260,27 @@ store_each(struct ceems_replay *rp, unsigned from,
 	return 0;
 }
 
-/* Store the batch, empty it.  Returns 0 or a failure (ERR); the records
- * not stored stay in the spool. */
+/* Wait for the outcome of the batch in flight, if any, and act on it:
+ * remove its records from the spool once committed, store them one by
+ * one if the database refused one of them.  Returns 0 or a failure
+ * (ERR); the records not stored stay in the spool. */
 static int
-batch_flush(struct ceems_replay *rp, struct ceems_replay_stats *st,
-	    char *err, size_t err_size)
+batch_settle(struct ceems_replay *rp, struct ceems_replay_stats *st,
+	     char *err, size_t err_size)
 {
 	const char *dir = rp->config->spool_dir;
+	struct replay_batch *b = rp->sent;
 	unsigned i;
 	int r;
 
-	if (rp->count == 0)
+	if (b == NULL)
 		return 0;
-	if (rp->count == 1) {
-		r = store_each(rp, 0, st, err, err_size);
-		goto out;
-	}
-	rp->batch[rp->batch_len] = ']';
-	rp->batch[rp->batch_len + 1] = '\0';
-	if (rp->db == NULL &&
-	    (r = ceems_db_connect(rp->config, &rp->db, err, err_size)) < 0)
-		goto out;
-	r = ceems_db_upsert_batch(rp->db, rp->batch, err, err_size);
+	rp->sent = NULL;
+	r = ceems_db_upsert_batch_finish(rp->db, err, err_size);
 	if (r == -EBADMSG) {
 		ceems_info("spool %s: a batch of %u records was refused (%s): "
-			   "storing them one by one", dir, rp->count, err);
-		r = store_each(rp, 0, st, err, err_size);
+			   "storing them one by one", dir, b->count, err);
+		r = store_each(rp, b, st, err, err_size);
 		goto out;
 	}
 	if (r < 0) {
@@ -263,20 +292,56 @@ batch_flush(struct ceems_replay *rp, struct ceems_replay_stats *st,
 	}
 	/* Committed: only now may the spool forget them (one directory
 	 * sync for the batch: a sync per file limited the replay). */
-	if (ceems_spool_remove_stored(dir, rp->names, rp->count, rp->removed) < 0)
-		for (i = 0; i < rp->count; i++)
+	if (ceems_spool_remove_stored(dir, b->names, b->count, rp->removed) < 0)
+		for (i = 0; i < b->count; i++)
 			if (rp->removed[i] < 0 && rp->removed[i] != -ENOENT)
 				ceems_warning("spool %s: %s is stored but cannot be removed: %s",
-					      dir, rp->names[i], strerror(-rp->removed[i]));
-	st->stored += rp->count;
-	st->left -= rp->count;
+					      dir, b->names[i], strerror(-rp->removed[i]));
+	st->stored += b->count;
+	st->left -= b->count;
 	if (rp->batch_now < rp->limits.batch_max)
 		rp->batch_now = rp->batch_now * 2 < rp->limits.batch_max ?
 				rp->batch_now * 2 : rp->limits.batch_max;
 out:
-	rp->count = 0;
-	rp->batch_len = 0;
+	batch_empty(b);
 	return r;
+}
+
+/* Settle the batch in flight, then hand the one read to the database
+ * and start reading into the other.  A single record is stored at once
+ * (the single-record statement).  Returns 0 or a failure (ERR). */
+static int
+batch_flush(struct ceems_replay *rp, struct ceems_replay_stats *st,
+	    char *err, size_t err_size)
+{
+	struct replay_batch *b = rp->filling;
+	int r;
+
+	r = batch_settle(rp, st, err, err_size);
+	if (r < 0 || b->count == 0)
+		return r;
+	if (b->count == 1) {
+		r = store_each(rp, b, st, err, err_size);
+		batch_empty(b);
+		return r;
+	}
+	b->text[b->len] = ']';
+	b->text[b->len + 1] = '\0';
+	if (rp->db == NULL &&
+	    (r = ceems_db_connect(rp->config, &rp->db, err, err_size)) < 0) {
+		batch_empty(b);
+		return r;
+	}
+	r = ceems_db_upsert_batch_send(rp->db, b->text, err, err_size);
+	if (r < 0) {
+		if (rp->batch_now > 1)
+			rp->batch_now /= 2;
+		batch_empty(b);
+		return r;
+	}
+	rp->sent = b;
+	rp->filling = b == &rp->batches[0] ? &rp->batches[1] : &rp->batches[0];
+	return 0;
 }
 
 uint64_t
@@ -352,14 +417,20 @@ ceems_replay_run(struct ceems_replay *rp, struct ceems_replay_stats *stats)
 		}
 	}
 	if (st->error == 0) {
+		/* The last batch read, then the outcome of the last sent. */
 		r = batch_flush(rp, st, err, sizeof(err));
+		if (r == 0)
+			r = batch_settle(rp, st, err, sizeof(err));
 		if (r < 0) {
 			st->error = r;
 			snprintf(what, sizeof(what), "database: %s", err);
 		}
+	} else {
+		/* A record could not be read: the batch sent before may
+		 * still have been stored; WHAT already says what failed. */
+		(void)batch_settle(rp, st, err, sizeof(err));
 	}
-	rp->count = 0;		/* what a failure left is still spooled */
-	rp->batch_len = 0;
+	batch_empty(rp->filling);	/* what a failure left is still spooled */
 	ceems_spool_list_free(&list);
 	if (st->stored > 0)
 		ceems_info("spool %s: %u record%s stored in the database, %u left",

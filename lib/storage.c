@@ -84,6 +84,7 @@ ceems_storage_have_database(const struct ceems_config *config)
 struct ceems_db {
 	PGconn *conn;
 	uint64_t timeout_ns;
+	uint64_t deadline;		/* of the batch in flight, 0: none */
 };
 
 static uint64_t
@@ -134,15 +135,15 @@ wait_fd(int fd, short events, uint64_t deadline)
 	}
 }
 
-/* Send one statement (with one text parameter when PARAM), read every
- * result.  Returns 0, -EBADMSG (the database refused the data), -EIO or
- * -ETIMEDOUT (the connection can no longer be trusted). */
+/* Send one statement (with one text parameter when PARAM), all of it,
+ * before DEADLINE: libpq has copied PARAM once this returns.  Returns 0,
+ * -EIO or -ETIMEDOUT (the connection can no longer be trusted). */
 static int
-db_exec(struct ceems_db *db, const char *sql, const char *param,
+db_send(struct ceems_db *db, const char *sql, const char *param,
 	uint64_t deadline, char *err, size_t err_size)
 {
 	PGconn *c = db->conn;
-	int sent, ret = 0, r;
+	int sent, r;
 
 	sent = param != NULL ?
 	       PQsendQueryParams(c, sql, 1, NULL, &param, NULL, NULL, 0) :
@@ -169,6 +170,18 @@ db_exec(struct ceems_db *db, const char *sql, const char *param,
 			return -EIO;
 		}
 	}
+	return 0;
+}
+
+/* Read every result of the statement db_send sent, before DEADLINE.
+ * Returns 0, -EBADMSG (the database refused the data), -EIO or
+ * -ETIMEDOUT (the connection can no longer be trusted). */
+static int
+db_finish(struct ceems_db *db, uint64_t deadline, char *err, size_t err_size)
+{
+	PGconn *c = db->conn;
+	int ret = 0, r;
+
 	for (;;) {
 		PGresult *res;
 
@@ -217,6 +230,16 @@ db_exec(struct ceems_db *db, const char *sql, const char *param,
 		ret = -EIO;
 	}
 	return ret;
+}
+
+/* One statement, sent and answered before DEADLINE. */
+static int
+db_exec(struct ceems_db *db, const char *sql, const char *param,
+	uint64_t deadline, char *err, size_t err_size)
+{
+	int r = db_send(db, sql, param, deadline, err, err_size);
+
+	return r < 0 ? r : db_finish(db, deadline, err, err_size);
 }
 
 static int
@@ -329,8 +352,39 @@ int
 ceems_db_upsert_batch(struct ceems_db *db, const char *json_array,
 		      char *err, size_t err_size)
 {
-	return db_exec(db, UPSERT_BATCH_SQL, json_array,
-		       mono_ns() + db->timeout_ns, err, err_size);
+	int r = ceems_db_upsert_batch_send(db, json_array, err, err_size);
+
+	return r < 0 ? r : ceems_db_upsert_batch_finish(db, err, err_size);
+}
+
+int
+ceems_db_upsert_batch_send(struct ceems_db *db, const char *json_array,
+			   char *err, size_t err_size)
+{
+	uint64_t deadline = mono_ns() + db->timeout_ns;
+	int r;
+
+	if (db->deadline != 0) {
+		say(err, err_size, "a batch is already in flight");
+		return -EBUSY;
+	}
+	r = db_send(db, UPSERT_BATCH_SQL, json_array, deadline, err, err_size);
+	if (r == 0)
+		db->deadline = deadline;
+	return r;
+}
+
+int
+ceems_db_upsert_batch_finish(struct ceems_db *db, char *err, size_t err_size)
+{
+	uint64_t deadline = db->deadline;
+
+	if (deadline == 0) {
+		say(err, err_size, "no batch in flight");
+		return -EINVAL;
+	}
+	db->deadline = 0;
+	return db_finish(db, deadline, err, err_size);
 }
 
 void
@@ -387,6 +441,21 @@ ceems_db_upsert_batch(struct ceems_db *db, const char *json_array,
 {
 	(void)db;
 	(void)json_array;
+	say(err, err_size, "this ceems was built without PostgreSQL (--without-pq)");
+	return -ENOTSUP;
+}
+
+int
+ceems_db_upsert_batch_send(struct ceems_db *db, const char *json_array,
+			   char *err, size_t err_size)
+{
+	return ceems_db_upsert_batch(db, json_array, err, err_size);
+}
+
+int
+ceems_db_upsert_batch_finish(struct ceems_db *db, char *err, size_t err_size)
+{
+	(void)db;
 	say(err, err_size, "this ceems was built without PostgreSQL (--without-pq)");
 	return -ENOTSUP;
 }

@@ -73,6 +73,17 @@ int ceems_db_upsert(struct ceems_db *db, const char *json, char *err,
 int ceems_db_upsert_batch(struct ceems_db *db, const char *json_array,
 			  char *err, size_t err_size);
 
+/* ceems_db_upsert_batch in two halves, so that the caller can prepare
+ * the next batch while the database stores this one: _send returns once
+ * the statement is sent (JSON_ARRAY may then be reused; -EBUSY if a
+ * batch is in flight), _finish waits for its outcome, returned as
+ * ceems_db_upsert_batch would, the timeout counted from the send.  Only
+ * _finish (or ceems_db_close) may follow a successful _send. */
+int ceems_db_upsert_batch_send(struct ceems_db *db, const char *json_array,
+			       char *err, size_t err_size);
+int ceems_db_upsert_batch_finish(struct ceems_db *db, char *err,
+				 size_t err_size);
+
 void ceems_db_close(struct ceems_db *db);
 
 #endif

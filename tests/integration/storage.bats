@@ -374,6 +374,22 @@ _unlock_job_nodes() {
     # Replayed again (say the removals were lost): nothing changes.
     run "$DRIVER" replay "$conf" all
     [[ "$output" == *"stored=0 set_aside=0 left=0 error=0"* ]] || _fail "$output"
+
+    # 450 records, the refused one in the second batch of 200: the
+    # replay reads the next batch while the database stores the one
+    # sent; the refusal is found while the third is read.
+    spool_conf=$(_conf batch2-spool t-batch2 no)
+    conf=$(_conf batch2 t-batch2 yes)
+    run "$DRIVER" store "$spool_conf" 300 1
+    [[ "$output" == *"spool=300"* ]] || _fail "$output"
+    run "$DRIVER" store "$spool_conf" 1 301 refused
+    run "$DRIVER" store "$spool_conf" 149 302
+    [[ "$output" == *"spool=149"* ]] || _fail "$output"
+    run "$DRIVER" replay "$conf" all
+    [[ "$output" == *"stored=449 set_aside=1 left=0 error=0"* ]] || _fail "$output"
+    echo "$output" | grep -q "a batch of 200 records was refused" || _fail "no refusal of the second batch: $output"
+    [ "$(_rows t-batch2)" = "449 449 0" ] || _fail "rows: $(_rows t-batch2)"
+    [ -z "$(find "$D/spool-t-batch2" -maxdepth 1 -name '*.json')" ] || _fail "records left in the spool"
 }
 
 # "ROWS CPU_S PACKAGE_J DRAM_NULLS JOBS" of CLUSTER's samples.
