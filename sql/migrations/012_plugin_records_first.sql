@@ -101,9 +101,18 @@ RETURNS TABLE (
 	pue double precision,
 	emission_factor_mixed boolean
 )
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
+-- PL/pgSQL rather than SQL for its cached plan: planning this query
+-- took as long as running it for a batch's jobs.
+#variable_conflict use_column
+BEGIN
+RETURN QUERY
+WITH nodes AS MATERIALIZED (
+	SELECT jn.*, jn.finalized_by <> 'agent' AS by_plugin
+	FROM ceems.job_nodes jn
+	WHERE jn.job_key = ANY (p_job_keys))
 SELECT
 		agg.job_key,
 		(agg.meta ->> 'array_job_id')::bigint AS array_job_id,
@@ -127,9 +136,9 @@ SELECT
 		(agg.meta ->> 'alloc_gpus')::bigint AS alloc_gpus,
 		nullif((agg.meta ->> 'nnodes')::bigint, 0) AS nnodes,
 		(agg.meta ->> 'nodes') AS nodelist,
-		agg.newest_written_at AS meta_written_at,
-		agg.newest_node AS meta_node,
-		agg.newest_digest AS meta_digest,
+		newest.written_at AS meta_written_at,
+		newest.node AS meta_node,
+		newest.record_digest AS meta_digest,
 		agg.nodes::integer AS nodes_reported,
 		agg.cpu_s AS cpu_time_s,
 		CASE WHEN v.elapsed_s > 0 AND v.alloc_cpus IS NOT NULL
@@ -152,58 +161,66 @@ SELECT
 		agg.gap_s,
 		agg.emissions_g,
 		ceems.at_most_one(agg.emissions_cov / nullif(agg.lifetime_s, 0)) AS emissions_coverage,
-		agg.f_source AS emission_factor_source,
-		agg.f_zone AS emission_zone,
-		agg.f_year AS emission_year,
-		agg.f_g_per_kwh AS emission_g_per_kwh,
-		agg.f_pue AS pue,
-		CASE WHEN agg.factors > 0
-		     THEN agg.factors > 1 OR coalesce(agg.factor_changed, false) END
+		f.emission_factor_source AS emission_factor_source,
+		f.emission_zone AS emission_zone,
+		f.emission_year AS emission_year,
+		f.emission_g_per_kwh AS emission_g_per_kwh,
+		f.pue AS pue,
+		CASE WHEN fc.factors > 0
+		     THEN fc.factors > 1 OR coalesce(agg.factor_changed, false) END
 			AS emission_factor_mixed
-	      FROM (SELECT jn.job_key,
-			   ceems.jsonb_merge(jn.job_meta ORDER BY jn.finalized_by <> 'agent', jn.written_at, jn.node, jn.record_digest) AS meta,
-			   (array_agg(jn.written_at ORDER BY jn.finalized_by <> 'agent' DESC, jn.written_at DESC, jn.node DESC, jn.record_digest DESC))[1] AS newest_written_at,
-			   (array_agg(jn.node ORDER BY jn.finalized_by <> 'agent' DESC, jn.written_at DESC, jn.node DESC, jn.record_digest DESC))[1] AS newest_node,
-			   (array_agg(jn.record_digest ORDER BY jn.finalized_by <> 'agent' DESC, jn.written_at DESC, jn.node DESC, jn.record_digest DESC))[1] AS newest_digest,
+	      FROM (SELECT n.job_key,
+			   ceems.jsonb_merge(n.job_meta ORDER BY n.by_plugin, n.written_at, n.node, n.record_digest) AS meta,
 			   count(*) AS nodes,
-			   sum(jn.cpu_s) AS cpu_s,
-			   max(jn.mem_peak_bytes) AS mem_peak_max,
-			   sum(jn.mem_peak_bytes) AS mem_peak_sum,
-			   max(jn.elapsed_s) AS elapsed_max,
-			   sum(jn.lifetime_s) AS lifetime_s,
-			   sum(jn.gap_s) AS gap_s,
-			   sum(jn.package_j) AS package_j, sum(jn.dram_j) AS dram_j,
-			   sum(jn.gpu_j) AS gpu_j, sum(jn.node_j) AS node_j,
-			   sum(jn.total_j) AS total_j,
-			   sum(jn.package_static_j) AS package_static_j,
-			   sum(jn.dram_static_j) AS dram_static_j,
-			   sum(jn.package_covered_s) AS package_cov,
-			   sum(jn.dram_covered_s) AS dram_cov,
-			   sum(jn.gpu_covered_s) AS gpu_cov,
-			   sum(jn.node_covered_s) AS node_cov,
-			   sum(jn.emissions_g) AS emissions_g,
-			   sum(jn.emissions_covered_s) AS emissions_cov,
-			   avg(jn.gpu_util_pct) AS gpu_util_pct,
-			   max(jn.gpu_mem_peak_bytes) AS gpu_mem_peak,
-			   count(DISTINCT (jn.emission_factor_source, jn.emission_zone, jn.emission_year,
-					   jn.emission_g_per_kwh, jn.pue))
-				   FILTER (WHERE jn.emission_factor_source IS NOT NULL) AS factors,
-			   bool_or(jn.emission_factor_changed) AS factor_changed,
-			   (array_agg(jn.emission_factor_source ORDER BY jn.node) FILTER (WHERE jn.emission_factor_source IS NOT NULL))[1] AS f_source,
-			   (array_agg(jn.emission_zone ORDER BY jn.node) FILTER (WHERE jn.emission_factor_source IS NOT NULL))[1] AS f_zone,
-			   (array_agg(jn.emission_year ORDER BY jn.node) FILTER (WHERE jn.emission_factor_source IS NOT NULL))[1] AS f_year,
-			   (array_agg(jn.emission_g_per_kwh ORDER BY jn.node) FILTER (WHERE jn.emission_factor_source IS NOT NULL))[1] AS f_g_per_kwh,
-			   (array_agg(jn.pue ORDER BY jn.node) FILTER (WHERE jn.emission_factor_source IS NOT NULL))[1] AS f_pue
-		    FROM ceems.job_nodes jn
-		    WHERE jn.job_key = ANY (p_job_keys)
-		    GROUP BY jn.job_key) agg,
+			   sum(n.cpu_s) AS cpu_s,
+			   max(n.mem_peak_bytes) AS mem_peak_max,
+			   sum(n.mem_peak_bytes) AS mem_peak_sum,
+			   max(n.elapsed_s) AS elapsed_max,
+			   sum(n.lifetime_s) AS lifetime_s,
+			   sum(n.gap_s) AS gap_s,
+			   sum(n.package_j) AS package_j, sum(n.dram_j) AS dram_j,
+			   sum(n.gpu_j) AS gpu_j, sum(n.node_j) AS node_j,
+			   sum(n.total_j) AS total_j,
+			   sum(n.package_static_j) AS package_static_j,
+			   sum(n.dram_static_j) AS dram_static_j,
+			   sum(n.package_covered_s) AS package_cov,
+			   sum(n.dram_covered_s) AS dram_cov,
+			   sum(n.gpu_covered_s) AS gpu_cov,
+			   sum(n.node_covered_s) AS node_cov,
+			   sum(n.emissions_g) AS emissions_g,
+			   sum(n.emissions_covered_s) AS emissions_cov,
+			   avg(n.gpu_util_pct) AS gpu_util_pct,
+			   max(n.gpu_mem_peak_bytes) AS gpu_mem_peak,
+			   bool_or(n.emission_factor_changed) AS factor_changed
+		    FROM nodes n
+		    GROUP BY n.job_key) agg
+	      -- The newest node row, the plugin's first: one sort for all
+	      -- the jobs, not one per job and column (ordered aggregates).
+	      JOIN (SELECT DISTINCT ON (n.job_key) n.job_key, n.written_at, n.node, n.record_digest
+		    FROM nodes n
+		    ORDER BY n.job_key, n.by_plugin DESC, n.written_at DESC, n.node DESC,
+			     n.record_digest DESC) newest ON newest.job_key = agg.job_key
+	      -- The emission factor of the first node (by name) that has one,
+	      -- and how many different factors the nodes used.
+	      LEFT JOIN (SELECT DISTINCT ON (n.job_key) n.job_key, n.emission_factor_source,
+			       n.emission_zone, n.emission_year, n.emission_g_per_kwh, n.pue
+			 FROM nodes n
+			 WHERE n.emission_factor_source IS NOT NULL
+			 ORDER BY n.job_key, n.node) f ON f.job_key = agg.job_key
+	      LEFT JOIN (SELECT d.job_key, count(*) AS factors
+			 FROM (SELECT DISTINCT n.job_key, n.emission_factor_source, n.emission_zone,
+					  n.emission_year, n.emission_g_per_kwh, n.pue
+			       FROM nodes n
+			       WHERE n.emission_factor_source IS NOT NULL) d
+			 GROUP BY d.job_key) fc ON fc.job_key = agg.job_key,
 	      LATERAL (SELECT
 			nullif(ceems.whole_number(agg.meta, 'alloc_cpus', 'job'), 0) AS alloc_cpus,
 			nullif(ceems.whole_number(agg.meta, 'req_mem_bytes', 'job'), 0) AS req_mem_bytes,
 			CASE WHEN agg.meta ? 'start_time' AND agg.meta ? 'end_time'
 			     THEN (ceems.whole_number(agg.meta, 'end_time', 'job') -
 				   (agg.meta ->> 'start_time')::bigint)::double precision
-			     ELSE agg.elapsed_max END AS elapsed_s) v
+			     ELSE agg.elapsed_max END AS elapsed_s) v;
+END
 $$;
 COMMENT ON FUNCTION ceems.job_figures(bigint[]) IS
 	'What the jobs rows of these jobs say, from their job_nodes rows: for refresh_jobs and for the insert of new jobs (not granted)';
