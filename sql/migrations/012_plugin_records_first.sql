@@ -102,7 +102,11 @@ RETURNS TABLE (
 	emission_factor_mixed boolean
 )
 LANGUAGE plpgsql STABLE
+-- A few jobs' figures per call: with the default estimate (1,000 rows)
+-- refresh_jobs' generic plan joined them to a scan of all of jobs.
+ROWS 10
 SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = off
 AS $$
 -- PL/pgSQL rather than SQL for its cached plan: planning this query
 -- took as long as running it for a batch's jobs.
@@ -225,10 +229,15 @@ $$;
 COMMENT ON FUNCTION ceems.job_figures(bigint[]) IS
 	'What the jobs rows of these jobs say, from their job_nodes rows: for refresh_jobs and for the insert of new jobs (not granted)';
 
+-- Reads and updates a few jobs by key: index scans always.  A plan
+-- made while the tables were small (a new database, statistics not yet
+-- gathered) scanned them whole for as long as the session kept it, and
+-- the writer's session lasts; ingest slowed as the tables grew.
 CREATE OR REPLACE FUNCTION ceems.refresh_jobs(p_job_keys bigint[])
 RETURNS void LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
 AS $$
 BEGIN
 	UPDATE ceems.jobs j SET
@@ -555,6 +564,7 @@ CREATE OR REPLACE FUNCTION ceems.store_job_records(records jsonb)
 RETURNS text[] LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 SET plan_cache_mode = force_custom_plan
+SET enable_seqscan = off		-- as refresh_jobs
 AS $$
 DECLARE
 	items ceems.batch_record[];
@@ -631,12 +641,18 @@ BEGIN
 
 	-- The stored jobs of the batch, locked in the loop's order (a
 	-- concurrent writer's records of one job wait for this batch's).
+	-- Each job is looked up by its whole identity in a subquery of its
+	-- own: as a join, a plan made before the table had statistics used
+	-- the cluster alone as the index condition and read every job of
+	-- the cluster for each record.
 	PERFORM 1
-		FROM ceems.jobs j JOIN ceems.clusters c ON c.cluster_id = j.cluster_id
-		WHERE (c.name, j.jobid, j.start_time) IN
-		      (SELECT i.cluster, i.jobid, i.start_time FROM unnest(items) i)
-		ORDER BY j.cluster_id, j.jobid, j.start_time
-		FOR UPDATE OF j;
+		FROM (SELECT DISTINCT c.cluster_id, i.jobid, i.start_time
+		      FROM unnest(items) i JOIN ceems.clusters c ON c.name = i.cluster
+		      ORDER BY 1, 2, 3) b,
+		     LATERAL (SELECT 1 FROM ceems.jobs j
+			      WHERE j.cluster_id = b.cluster_id AND j.jobid = b.jobid
+				AND j.start_time = b.start_time
+			      FOR UPDATE) s;
 
 	-- The outcome of each record, as the loop would give it in its
 	-- order; a new job's key drawn now, its owner its first record's.
@@ -646,8 +662,10 @@ BEGIN
 			       j.uid AS stored_uid
 			FROM unnest(items) i
 			JOIN ceems.clusters c ON c.name = i.cluster
-			LEFT JOIN ceems.jobs j ON j.cluster_id = c.cluster_id
-				AND j.jobid = i.jobid AND j.start_time = i.start_time),
+			LEFT JOIN LATERAL (SELECT s.job_key, s.uid FROM ceems.jobs s
+					   WHERE s.cluster_id = c.cluster_id AND s.jobid = i.jobid
+					     AND s.start_time = i.start_time
+					   OFFSET 0) j ON true),
 		new_jobs AS MATERIALIZED (
 			SELECT n.cluster_id, n.jobid, n.start_time,
 			       nextval('ceems.jobs_job_key_seq') AS job_key
