@@ -560,10 +560,12 @@ $$;
 COMMENT ON FUNCTION ceems.store_job_record(jsonb) IS
 	'upsert_job_record without the refresh of the jobs row: for upsert_job_record and upsert_job_records only (not granted)';
 
+-- Generic plans (008 planned every statement anew: a third of a batch's
+-- time): every lookup is by key, so no plan depends on the batch.
 CREATE OR REPLACE FUNCTION ceems.store_job_records(records jsonb)
 RETURNS text[] LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
-SET plan_cache_mode = force_custom_plan
+SET plan_cache_mode = force_generic_plan
 SET enable_seqscan = off		-- as refresh_jobs
 AS $$
 DECLARE
@@ -638,6 +640,18 @@ BEGIN
 	INSERT INTO ceems.clusters (name)
 		SELECT DISTINCT i.cluster FROM unnest(items) i ORDER BY 1
 		ON CONFLICT (name) DO NOTHING;
+
+	-- A new (or restored) database has no statistics: every index of
+	-- jobs then looks as good as another, and the plans kept for the
+	-- session found a job through jobs_start, reading every job that
+	-- started at the same second, each batch slower than the last.
+	-- Gather them once there are rows (autovacuum keeps them after).
+	IF NOT EXISTS (SELECT 1 FROM pg_stats
+		       WHERE schemaname = 'ceems' AND tablename = 'jobs'
+			 AND attname = 'jobid')
+	   AND EXISTS (SELECT 1 FROM ceems.jobs) THEN
+		ANALYZE ceems.jobs, ceems.job_nodes;
+	END IF;
 
 	-- The stored jobs of the batch, locked in the loop's order (a
 	-- concurrent writer's records of one job wait for this batch's).
