@@ -43,6 +43,7 @@ struct ceems_replay {
 	struct replay_batch batches[2];
 	struct replay_batch *filling;	/* being read */
 	struct replay_batch *sent;	/* in the database's hands, or NULL */
+	struct replay_batch *committed;	/* stored, still in the spool, or NULL */
 	int *removed;			/* per record of a removal */
 };
 
@@ -260,38 +261,52 @@ store_each(struct ceems_replay *rp, const struct replay_batch *b,
 	return 0;
 }
 
-/* Wait for the outcome of the batch in flight, if any, and act on it:
- * remove its records from the spool once committed, store them one by
- * one if the database refused one of them.  Returns 0 or a failure
- * (ERR); the records not stored stay in the spool. */
+/* Wait for the outcome of the batch in flight, if any.  Committed, it
+ * becomes rp->committed, for batch_forget; refused (one record is bad),
+ * its records are stored one by one, the bad one set aside.  Returns 0
+ * or a failure (ERR); the records not stored stay in the spool. */
 static int
-batch_settle(struct ceems_replay *rp, struct ceems_replay_stats *st,
-	     char *err, size_t err_size)
+batch_await(struct ceems_replay *rp, struct ceems_replay_stats *st,
+	    char *err, size_t err_size)
 {
-	const char *dir = rp->config->spool_dir;
 	struct replay_batch *b = rp->sent;
-	unsigned i;
 	int r;
 
 	if (b == NULL)
 		return 0;
 	rp->sent = NULL;
 	r = ceems_db_upsert_batch_finish(rp->db, err, err_size);
+	if (r == 0) {
+		rp->committed = b;
+		return 0;
+	}
 	if (r == -EBADMSG) {
 		ceems_info("spool %s: a batch of %u records was refused (%s): "
-			   "storing them one by one", dir, b->count, err);
+			   "storing them one by one", rp->config->spool_dir,
+			   b->count, err);
 		r = store_each(rp, b, st, err, err_size);
-		goto out;
-	}
-	if (r < 0) {
+	} else if (rp->batch_now > 1) {
 		/* Perhaps too much for the statement timeout: smaller
 		 * batches next time, down to one record. */
-		if (rp->batch_now > 1)
-			rp->batch_now /= 2;
-		goto out;
+		rp->batch_now /= 2;
 	}
-	/* Committed: only now may the spool forget them (one directory
-	 * sync for the batch: a sync per file limited the replay). */
+	batch_empty(b);
+	return r;
+}
+
+/* Remove the committed batch's records from the spool: only now may it
+ * forget them (one directory sync for the batch: a sync per file
+ * limited the replay). */
+static void
+batch_forget(struct ceems_replay *rp, struct ceems_replay_stats *st)
+{
+	const char *dir = rp->config->spool_dir;
+	struct replay_batch *b = rp->committed;
+	unsigned i;
+
+	if (b == NULL)
+		return;
+	rp->committed = NULL;
 	if (ceems_spool_remove_stored(dir, b->names, b->count, rp->removed) < 0)
 		for (i = 0; i < b->count; i++)
 			if (rp->removed[i] < 0 && rp->removed[i] != -ENOENT)
@@ -302,14 +317,13 @@ batch_settle(struct ceems_replay *rp, struct ceems_replay_stats *st,
 	if (rp->batch_now < rp->limits.batch_max)
 		rp->batch_now = rp->batch_now * 2 < rp->limits.batch_max ?
 				rp->batch_now * 2 : rp->limits.batch_max;
-out:
 	batch_empty(b);
-	return r;
 }
 
-/* Settle the batch in flight, then hand the one read to the database
- * and start reading into the other.  A single record is stored at once
- * (the single-record statement).  Returns 0 or a failure (ERR). */
+/* The outcome of the batch in flight, then the batch read handed to
+ * the database; the spool forgets the committed one while the database
+ * works on the next.  A single record is stored at once (the
+ * single-record statement).  Returns 0 or a failure (ERR). */
 static int
 batch_flush(struct ceems_replay *rp, struct ceems_replay_stats *st,
 	    char *err, size_t err_size)
@@ -317,25 +331,25 @@ batch_flush(struct ceems_replay *rp, struct ceems_replay_stats *st,
 	struct replay_batch *b = rp->filling;
 	int r;
 
-	r = batch_settle(rp, st, err, err_size);
-	if (r < 0 || b->count == 0)
-		return r;
-	if (b->count == 1) {
-		r = store_each(rp, b, st, err, err_size);
+	r = batch_await(rp, st, err, err_size);
+	if (r < 0 || b->count < 2) {
+		batch_forget(rp, st);
+		if (r == 0 && b->count == 1)
+			r = store_each(rp, b, st, err, err_size);
 		batch_empty(b);
 		return r;
 	}
 	b->text[b->len] = ']';
 	b->text[b->len + 1] = '\0';
-	if (rp->db == NULL &&
-	    (r = ceems_db_connect(rp->config, &rp->db, err, err_size)) < 0) {
-		batch_empty(b);
-		return r;
+	if (rp->db == NULL)
+		r = ceems_db_connect(rp->config, &rp->db, err, err_size);
+	if (r == 0) {
+		r = ceems_db_upsert_batch_send(rp->db, b->text, err, err_size);
+		if (r < 0 && rp->batch_now > 1)
+			rp->batch_now /= 2;	/* as a failed batch */
 	}
-	r = ceems_db_upsert_batch_send(rp->db, b->text, err, err_size);
+	batch_forget(rp, st);
 	if (r < 0) {
-		if (rp->batch_now > 1)
-			rp->batch_now /= 2;
 		batch_empty(b);
 		return r;
 	}
@@ -420,7 +434,7 @@ ceems_replay_run(struct ceems_replay *rp, struct ceems_replay_stats *stats)
 		/* The last batch read, then the outcome of the last sent. */
 		r = batch_flush(rp, st, err, sizeof(err));
 		if (r == 0)
-			r = batch_settle(rp, st, err, sizeof(err));
+			r = batch_await(rp, st, err, sizeof(err));
 		if (r < 0) {
 			st->error = r;
 			snprintf(what, sizeof(what), "database: %s", err);
@@ -428,8 +442,9 @@ ceems_replay_run(struct ceems_replay *rp, struct ceems_replay_stats *stats)
 	} else {
 		/* A record could not be read: the batch sent before may
 		 * still have been stored; WHAT already says what failed. */
-		(void)batch_settle(rp, st, err, sizeof(err));
+		(void)batch_await(rp, st, err, sizeof(err));
 	}
+	batch_forget(rp, st);
 	batch_empty(rp->filling);	/* what a failure left is still spooled */
 	ceems_spool_list_free(&list);
 	if (st->stored > 0)

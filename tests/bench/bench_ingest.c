@@ -35,7 +35,9 @@ now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* A single-node job of user uNNNN with three steps' worth of figures. */
+/* A single-node batch job of user uNNNN as the plugin records it: its
+ * usage, package and DRAM energy, and its two steps (batch, extern), each
+ * with CPU time, memory peak and energy. */
 static void
 build(struct ceems_job_record *r, uint32_t jobid, int64_t now)
 {
@@ -74,6 +76,27 @@ build(struct ceems_job_record *r, uint32_t jobid, int64_t now)
 	rep.ledger.measured[CEEMS_DOMAIN_DRAM] = true;
 	rep.ledger.joules[CEEMS_DOMAIN_DRAM] = 50000.0;
 	rep.ledger.covered_s[CEEMS_DOMAIN_DRAM] = 3599;
+	rep.usage.present = CEEMS_CGF_CPU_USAGE | CEEMS_CGF_MEM_PEAK |
+			    CEEMS_CGF_MEM_LIMIT;
+	rep.usage.cpu_usage_ns = UINT64_C(30000) * 1000000000u;
+	rep.usage.mem_peak_bytes = UINT64_C(3) << 30;
+	rep.usage.mem_limit_bytes = UINT64_C(32) << 30;
+	rep.nsteps = 2;
+	for (unsigned i = 0; i < rep.nsteps; i++) {
+		struct ceems_agent_step_report *st = &rep.steps[i];
+
+		snprintf(st->id, sizeof(st->id), "%s", i == 0 ? "batch" : "extern");
+		st->ended = true;
+		st->elapsed_s = 3599;
+		st->have_cpu = true;
+		st->cpu_s = i == 0 ? 29990 : 10;
+		st->have_mem_peak = true;
+		st->mem_peak_bytes = i == 0 ? UINT64_C(3) << 30 : UINT64_C(1) << 20;
+		for (int d = CEEMS_DOMAIN_PACKAGE; d <= CEEMS_DOMAIN_DRAM; d++) {
+			st->have_joules[d] = true;
+			st->joules[d] = rep.ledger.joules[d] * (i == 0 ? 0.999 : 0.001);
+		}
+	}
 	ceems_record_build(r, &meta, &rep, "extern", now);
 }
 
