@@ -8,11 +8,13 @@
  * version on the test machines, checked in its source and on the test
  * cluster):
  *   - no SPANK item carries it;
- *   - SLURM_JOB_START_TIME exists only from Slurm 23.02, in the batch
- *     and srun steps' environment (which the job's user controls for
- *     srun steps) and the prolog's, not in the extern step, which
- *     registers the job first; 22.05's job credential has no start time
- *     at all, so no process on the node knows it;
+ *   - SLURM_JOB_START_TIME exists only from Slurm 23.02 (from the job
+ *     credential, which in 22.05 has no start time at all: no process
+ *     on the node knows it), in the job prolog's environment and in each
+ *     task's, set in the task's process just before exec
+ *     (slurmstepd/task.c exec_task), where no step callback of the
+ *     plugin sees it; the extern step, which registers the job first,
+ *     has no task;
  *   - the job's cgroup creation time is seconds after Slurm's start, not
  *     equal to it: useless for a key;
  * so slurmctld is asked, one slurm_load_job per job and node, as the
