@@ -79,13 +79,41 @@ agent_attach_job(struct ceems_agent *a, struct agent_job *j)
 bool
 agent_spec_valid(const struct ceems_agent_job_spec *s)
 {
-	if (s->jobid == 0 || s->cgroup.version == CEEMS_CGROUP_NONE)
+	if (s->jobid == 0 || s->cgroup.version == CEEMS_CGROUP_NONE ||
+	    s->start_time < 0 || s->start_time > CEEMS_AGENT_START_TIME_MAX)
 		return false;
 	for (int g = 0; g < CEEMS_LEDGER_MAX_GPUS; g++)
 		if (!isfinite(s->gpu_share[g]) || s->gpu_share[g] < 0 ||
 		    s->gpu_share[g] > 1)
 			return false;
 	return true;
+}
+
+/* A later registration of job J says what the first could not: Slurm's
+ * start time and the cluster, which the plugin learns from slurmctld
+ * after the job has started (plugins/job_start.c).  What is known
+ * stays: the first word about a run of the job is its own. */
+static void
+learn_identity(struct ceems_agent *a, struct agent_job *j,
+	       const struct ceems_agent_job_spec *spec)
+{
+	bool learned = false;
+
+	if (j->spec.start_time == 0 && spec->start_time > 0) {
+		j->spec.start_time = spec->start_time;
+		learned = true;
+	}
+	if (j->spec.cluster[0] == '\0' && spec->cluster[0] != '\0') {
+		memcpy(j->spec.cluster, spec->cluster, sizeof(j->spec.cluster));
+		learned = true;
+	}
+	if (!learned)
+		return;
+	if (a->state != NULL)
+		state_slot_identity(a->state, j->slot, &j->spec);
+	ceems_info("job %u: Slurm's start time %lld and cluster '%s' learned",
+		   j->spec.jobid, (long long)j->spec.start_time,
+		   j->spec.cluster);
 }
 
 int
@@ -111,8 +139,13 @@ ceems_agent_register(struct ceems_agent *a,
 							 now_ns, &none, 0);
 			ceems_series_backdate(j->series, j->registered_ns);
 		}
+		learn_identity(a, j, spec);
 		return -EEXIST;
 	}
+	/* A late word about a run that has ended: nothing to register. */
+	if (spec->start_time > 0 &&
+	    agent_finish_same_run(a->finish, spec->jobid, spec->start_time))
+		return -EEXIST;
 	/* The same id again (a requeued job) while the last run waits for
 	 * its release: that run's record is written now. */
 	agent_finish_expire(a->finish, now_ns, spec->jobid);
@@ -293,6 +326,24 @@ unix_at(uint64_t t, uint64_t now_ns)
 	return ago < now ? now - ago : now;
 }
 
+/* The identity and times of a record of job J that the agent may
+ * write: Slurm's start time when the plugin sent it, else the job's
+ * registration (lib/agent_finish.c says which in the record); its end,
+ * never before its start (slurmctld's clock may be ahead of this
+ * node's). */
+static void
+finish_times(const struct agent_job *j, uint64_t end_ns, uint64_t now_ns,
+	     struct agent_finish_job *fj)
+{
+	fj->start_from_slurm = j->spec.start_time > 0;
+	fj->start_time = fj->start_from_slurm ? j->spec.start_time :
+			 unix_at(j->registered_ns, now_ns);
+	fj->end_time = unix_at(end_ns, now_ns);
+	if (fj->end_time < fj->start_time)
+		fj->end_time = fj->start_time;
+	memcpy(fj->cluster, j->spec.cluster, sizeof(fj->cluster));
+}
+
 /* The job leaves the ticks; its report and times go to the finishing
  * table (lib/agent_finish.c) until the plugin releases it. */
 static void
@@ -306,10 +357,9 @@ hand_to_finish(struct ceems_agent *a, const struct agent_job *j,
 	 * another start time). */
 	struct agent_finish_job fj = {
 		.slot = a->state != NULL ? j->slot : -1,
-		.start_time = unix_at(j->registered_ns, now_ns),
-		.end_time = unix_at(j->gone ? j->gone_ns : now_ns, now_ns),
 	};
 
+	finish_times(j, j->gone ? j->gone_ns : now_ns, now_ns, &fj);
 	if (a->state != NULL)
 		state_slot_finishing(a->state, fj.slot, report, fj.start_time,
 				     fj.end_time);
@@ -526,13 +576,12 @@ reap(struct ceems_agent *a, size_t i, uint64_t now_ns)
 	struct agent_job *j = a->jobs[i];
 	struct agent_finish_job fj = {
 		.slot = a->state != NULL ? j->slot : -1,
-		.start_time = unix_at(j->registered_ns, now_ns),
-		.end_time = unix_at(j->gone_ns, now_ns),
 	};
 	char why[160];
 
 	if (report == NULL)
 		return;		/* tried again at the next sweep */
+	finish_times(j, j->gone_ns, now_ns, &fj);
 	fill_report(a, j, a->last_tick_ns, report);
 	report->series = j->series;	/* written now, freed with the job */
 	snprintf(why, sizeof(why), "its cgroup had been gone for %.0f s and "

@@ -17,6 +17,11 @@
 #include "job.h"
 #include "ledger.h"
 
+/* As struct ceems_job_meta's cluster. */
+#define CEEMS_AGENT_CLUSTER_MAX 64
+/* Latest start time a spec may carry: 9999-12-31, any later is garbage. */
+#define CEEMS_AGENT_START_TIME_MAX 253402300799LL
+
 /* What the job-side plugin tells the agent when a job starts. */
 struct ceems_agent_job_spec {
 	uint32_t jobid;
@@ -29,6 +34,13 @@ struct ceems_agent_job_spec {
 	double gpu_share[CEEMS_LEDGER_MAX_GPUS];	/* per device, 0..1 */
 	bool series;			/* keep the job's time series
 					 * (--ceems-series; lib/agent_series.h) */
+	/* The job's identity in the database as the plugin's record will
+	 * have it (cluster, jobid, start time): Slurm's start time in Unix
+	 * seconds and the cluster name, 0 and "" when not known (yet).  A
+	 * record the agent writes itself uses them, so that it is the same
+	 * job as the plugin's record, not a second one (lib/agent_finish.c). */
+	int64_t start_time;
+	char cluster[CEEMS_AGENT_CLUSTER_MAX];
 };
 
 /* A job's steps (batch, extern, each srun step) are accounted apart: each
@@ -118,7 +130,10 @@ void ceems_agent_tick(struct ceems_agent *agent, uint64_t now_ns);
 /* Register a job: its CPU baseline is read now; the next tick charges
  * what it holds for the part of that tick it was there (no tick is taken:
  * that would read every job, milliseconds on a node with 1000).  Returns 0, -EEXIST, -ENOSPC (max_jobs
- * reached), -ENOENT (its cgroup cannot be found), -EINVAL. */
+ * reached), -ENOENT (its cgroup cannot be found), -EINVAL.  A job
+ * registered already keeps its registration (-EEXIST), but learns from
+ * SPEC the start time and cluster it did not know: the plugin sends
+ * them again once Slurm has told it (plugins/job_start.c). */
 int ceems_agent_register(struct ceems_agent *agent,
 			 const struct ceems_agent_job_spec *spec,
 			 uint64_t now_ns);

@@ -107,9 +107,12 @@ drop(struct agent_finish *f, size_t i)
 }
 
 /* What the agent knows of the job when the plugin told it nothing (or
- * left fields unknown): the job's identity, this node, and its
- * registration and end as the agent saw them.  The database keys a job
- * by cluster, id and start time, so those must be there. */
+ * left fields unknown): the job's identity, this node, and its start and
+ * end.  The database keys a job by cluster, id and start time, so those
+ * must be there, and be the ones a record of the plugin has (else the
+ * job gets two rows): the cluster and Slurm's start time the plugin sent
+ * at registration come first; the configured cluster and the
+ * registration time only when it sent none. */
 static void
 complete_meta(const struct agent_finish *f, struct ceems_job_meta *m,
 	      const struct ceems_agent_job_report *report,
@@ -119,6 +122,7 @@ complete_meta(const struct agent_finish *f, struct ceems_job_meta *m,
 	m->uid = report->uid;
 	if (m->cluster[0] == '\0')
 		snprintf(m->cluster, sizeof(m->cluster), "%s",
+			 job->cluster[0] != '\0' ? job->cluster :
 			 f->spool_config.cluster[0] != '\0' ?
 			 f->spool_config.cluster : "unknown");
 	if (m->node[0] == '\0' && gethostname(m->node, sizeof(m->node)) < 0)
@@ -163,9 +167,15 @@ write_record(struct agent_finish *f,
 	memset(note, 0, sizeof(*note));
 	snprintf(note->id, sizeof(note->id), "agent-finalized");
 	snprintf(note->text, sizeof(note->text),
-		 "The node agent wrote this record itself: %s.%s", why,
+		 "The node agent wrote this record itself: %s.%s%s", why,
 		 given == NULL ? " Job details other than its id, owner, node"
-		 " and times as the agent saw them are unknown." : "");
+		 " and times are unknown." : "",
+		 given != NULL && given->start_time != 0 ? "" :
+		 job->start_from_slurm ? " Its start time is Slurm's, as the"
+		 " plugin sent it when the job started." :
+		 " Its start time is when the agent registered it: Slurm's"
+		 " was not known, and a record of the job by the plugin has"
+		 " Slurm's.");
 	r = ceems_storage_store(&f->spool_config, rec, err, sizeof(err));
 	if (r < 0)
 		ceems_error("job %u: the agent could not keep its record: %s",
@@ -240,6 +250,16 @@ agent_finish_set_meta(struct agent_finish *f, uint32_t jobid,
 	if (f->state != NULL)
 		state_slot_finishing_meta(f->state, f->jobs[i]->job.slot, meta);
 	return 0;
+}
+
+bool
+agent_finish_same_run(const struct agent_finish *f, uint32_t jobid,
+		      int64_t start_time)
+{
+	size_t i = find_index(f, jobid);
+
+	return i != SIZE_MAX && f->jobs[i]->job.start_from_slurm &&
+	       f->jobs[i]->job.start_time == start_time;
 }
 
 int

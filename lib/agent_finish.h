@@ -31,8 +31,13 @@ void agent_finish_free(struct agent_finish *f);
 /* What the agent knows of a job it may have to write the record of. */
 struct agent_finish_job {
 	int slot;		/* state slot, released at the end; -1 none */
-	int64_t start_time;	/* Unix seconds of its registration */
+	/* Unix seconds: Slurm's start time when the plugin sent it
+	 * (START_FROM_SLURM), else the job's registration with the agent,
+	 * which a record of the plugin would not have. */
+	int64_t start_time;
 	int64_t end_time;	/* Unix seconds its cgroup went, or now */
+	bool start_from_slurm;
+	char cluster[CEEMS_AGENT_CLUSTER_MAX];	/* the plugin's; "" unknown */
 };
 
 /* Keep REPORT as the job's final one, waiting for a release until
@@ -56,6 +61,12 @@ agent_finish_find(const struct agent_finish *f, uint32_t jobid);
  * 0 or -ENOENT. */
 int agent_finish_set_meta(struct agent_finish *f, uint32_t jobid,
 			  const struct ceems_job_meta *meta);
+
+/* Is JOBID finishing with Slurm's start time START_TIME?  Then a
+ * registration with that start time is a late word about that run of
+ * the job, not a new run (a requeue has another start time). */
+bool agent_finish_same_run(const struct agent_finish *f, uint32_t jobid,
+			   int64_t start_time);
 
 /* The plugin stored the record: forget the job.  0 or -ENOENT. */
 int agent_finish_release(struct agent_finish *f, uint32_t jobid);

@@ -42,7 +42,7 @@
  *              "memory":..., "cpuset":..., "pids":..., "blkio":...,
  *              "freezer":...}},
  *    "alloc_cores":N, "alloc_mem_bytes":N, "gpu_share":[x0, x1, ...],
- *    "series":true}
+ *    "series":true, "start_time":N, "cluster":"name"}
  *   Paths are absolute, relative to each hierarchy's root, with no "."
  *   or ".." component and no control character.  A v2 job needs
  *   "unified", a v1 job at least one "v1" path.  alloc_cores,
@@ -50,7 +50,11 @@
  *   (at most CEEMS_LEDGER_MAX_GPUS numbers in [0, 1]) are optional.
  *   "series" (keep the job's time series, --ceems-series) is optional
  *   and written only when true, so that an older agent still takes
- *   every other registration.
+ *   every other registration.  "start_time" (Slurm's start time of the
+ *   job, Unix seconds, 1..CEEMS_AGENT_START_TIME_MAX) and "cluster" (a
+ *   non-empty name, at most 63 bytes, no control character) are
+ *   optional, written only when known: absent means unknown.  A second
+ *   register of a job with them fills them in (ceems_agent_register). 
  *
  * REPORT (struct ceems_agent_job_report).  Unknown is not zero: a value
  * that was not measured is left out, never written as 0.

@@ -1,5 +1,6 @@
 /* agent_proto_spec.c - the job spec of the node agent's protocol (the
- * job's identity and its cgroup, sent with "register") as JSON, both
+ * job's identity, its cgroup, and when known Slurm's start time and
+ * cluster, sent with "register") as JSON, both
  * ways.  The spec comes from other processes and names cgroup paths
  * that the agent, running as root, opens files below: the decoder is
  * strict, and vets each path so that nothing climbs out of the
@@ -114,6 +115,13 @@ ceems_agent_job_spec_to_json(const struct ceems_agent_job_spec *spec)
 	 * every other job. */
 	if (spec->series)
 		ceems_json_add(obj, "series", json_object_new_boolean(1), &ok);
+	/* Only when known, for the same reason. */
+	if (spec->start_time > 0)
+		ceems_json_add(obj, "start_time",
+			       json_object_new_int64(spec->start_time), &ok);
+	if (spec->cluster[0] != '\0')
+		ceems_json_add(obj, "cluster",
+			       json_object_new_string(spec->cluster), &ok);
 	if (!ok) {
 		json_object_put(obj);
 		return NULL;
@@ -189,7 +197,7 @@ ceems_agent_job_spec_from_json(const struct json_object *obj,
 {
 	static const char *const known[] = {
 		"jobid", "uid", "cgroup", "alloc_cores", "alloc_mem_bytes",
-		"gpu_share", "series", NULL,
+		"gpu_share", "series", "start_time", "cluster", NULL,
 	};
 	struct ceems_agent_job_spec s;
 	struct json_object *val;
@@ -252,6 +260,23 @@ ceems_agent_job_spec_from_json(const struct json_object *obj,
 	if ((val = ceems_json_get(obj, "series")) != NULL &&
 	    (r = ceems_json_read_bool(val, "job.series", &s.series, err, err_size)) < 0)
 		return r;
+	/* Absent: not known.  0 is not a start time either: a client that
+	 * does not know one leaves the key out. */
+	if ((val = ceems_json_get(obj, "start_time")) != NULL) {
+		if ((r = ceems_json_read_uint(val, "job.start_time", 1,
+				   CEEMS_AGENT_START_TIME_MAX, &u, err,
+				   err_size)) < 0)
+			return r;
+		s.start_time = (int64_t)u;
+	}
+	if ((val = ceems_json_get(obj, "cluster")) != NULL) {
+		if ((r = ceems_json_read_string(val, "job.cluster", s.cluster,
+				     sizeof(s.cluster), err, err_size)) < 0)
+			return r;
+		if (s.cluster[0] == '\0')
+			return ceems_json_error(err, err_size,
+				      "job.cluster is empty (leave it out when not known)");
+	}
 	*spec = s;
 	return 0;
 }

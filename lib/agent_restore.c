@@ -54,6 +54,7 @@ terminate_spec_strings(struct ceems_agent_job_spec *s)
 	s->cgroup.unified[sizeof(s->cgroup.unified) - 1] = '\0';
 	for (int c = 0; c < CEEMS_CG_NCONTROLLERS; c++)
 		s->cgroup.v1[c][sizeof(s->cgroup.v1[c]) - 1] = '\0';
+	s->cluster[sizeof(s->cluster) - 1] = '\0';
 }
 
 static int
@@ -130,12 +131,23 @@ restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
  * plugin's metadata was kept: the upsert makes it one). */
 static int
 restore_finishing(void *arg, int slot,
+		  const struct ceems_agent_job_spec *spec,
 		  const struct ceems_agent_job_report *report,
 		  int64_t start_time, int64_t end_time,
 		  const struct ceems_job_meta *meta)
 {
 	struct restore_ctx *ctx = arg;
-	struct agent_finish_job fj = { slot, start_time, end_time };
+	struct agent_finish_job fj = {
+		.slot = slot,
+		.start_time = start_time,
+		.end_time = end_time,
+		/* hand_to_finish kept Slurm's start time when it had it. */
+		.start_from_slurm = spec->start_time > 0 &&
+				    spec->start_time == start_time,
+	};
+
+	memcpy(fj.cluster, spec->cluster, sizeof(fj.cluster));
+	fj.cluster[sizeof(fj.cluster) - 1] = '\0';
 
 	if (agent_finish_add(ctx->agent->finish, report, &fj, ctx->now_ns) < 0)
 		return 0;	/* written at once, its slot released */

@@ -20,8 +20,10 @@
 /* 2: steps carry have_cpu and have_joules[] (in what was padding, so
  * the sizes alone would not tell a version 1 file apart: its steps would
  * come back with every figure marked not measured).  3: a slot may
- * hold a deregistered job's final report ("finishing"). */
-#define STATE_VERSION 3
+ * hold a deregistered job's final report ("finishing").  4: the spec
+ * holds Slurm's start time and cluster of the job.  An older file is set
+ * aside like any foreign one: its jobs are not restored. */
+#define STATE_VERSION 4
 #define STATE_HEADER_SIZE 4096
 
 struct state_header {
@@ -241,6 +243,24 @@ state_slot_update(struct state_file *sf, int slot,
 }
 
 void
+state_slot_identity(struct state_file *sf, int slot,
+		    const struct ceems_agent_job_spec *spec)
+{
+	struct slot *s;
+
+	if (slot < 0 || (uint32_t)slot >= sf->nslots)
+		return;
+	s = slot_at(sf, (uint32_t)slot);
+	if (!s->in_use || s->finishing)
+		return;
+	/* One aligned store for the time; a cluster torn by a kill is
+	 * terminated when read back, at worst cut short. */
+	__atomic_store_n(&s->spec.start_time, spec->start_time,
+			 __ATOMIC_RELEASE);
+	memcpy(s->spec.cluster, spec->cluster, sizeof(s->spec.cluster));
+}
+
+void
 state_slot_release(struct state_file *sf, int slot)
 {
 	if (slot < 0 || (uint32_t)slot >= sf->nslots)
@@ -432,7 +452,8 @@ state_file_restore_finishing(struct state_file *sf, state_finish_fn fn,
 			terminate_meta(&meta);
 		}
 		s->final.report.series = NULL;
-		if (fn(arg, (int)i, &s->final.report, s->final.start_time,
+		if (fn(arg, (int)i, &s->spec, &s->final.report,
+		       s->final.start_time,
 		       s->final.end_time, have_meta ? &meta : NULL) != 0)
 			state_slot_release(sf, (int)i);
 		else

@@ -42,6 +42,10 @@ void state_file_close(struct state_file *sf);
 int state_slot_claim(struct state_file *sf,
 		     const struct ceems_agent_job_spec *spec,
 		     uint64_t registered_ns);
+/* The job's Slurm start time and cluster, learned after its claim
+ * (ceems_agent_register). */
+void state_slot_identity(struct state_file *sf, int slot,
+			 const struct ceems_agent_job_spec *spec);
 /* Only the steps in use are copied: most jobs have a few. */
 void state_slot_update(struct state_file *sf, int slot,
 		       const struct state_figures *fig);
@@ -76,6 +80,7 @@ void state_slot_finishing_meta(struct state_file *sf, int slot,
  * plugin sent none.  FN returns 0 to keep the slot, or non-zero to
  * release it.  Returns the number kept. */
 typedef int (*state_finish_fn)(void *arg, int slot,
+			       const struct ceems_agent_job_spec *spec,
 			       const struct ceems_agent_job_report *report,
 			       int64_t start_time, int64_t end_time,
 			       const struct ceems_job_meta *meta);

@@ -61,6 +61,7 @@ ceems_jobside_start(const char *socket_path,
 		    int timeout_ms, char *err, size_t err_size)
 {
 	char why[256];
+	bool registered;
 	int r;
 
 	r = ceems_agent_register_job(socket_path, spec, timeout_ms, why,
@@ -70,6 +71,7 @@ ceems_jobside_start(const char *socket_path,
 			 socket_path, why);
 		return r;
 	}
+	registered = r == 0;
 	r = ceems_agent_step_start_call(socket_path, spec->jobid, step,
 					timeout_ms, why, sizeof(why));
 	if (r < 0) {
@@ -77,7 +79,7 @@ ceems_jobside_start(const char *socket_path,
 			 step, why);
 		return r;
 	}
-	return 0;
+	return registered ? 1 : 0;
 }
 
 int

@@ -27,7 +27,8 @@ int ceems_jobside_find_cgroup(pid_t pid, uint32_t jobid,
 
 /* Register SPEC's job with the agent at SOCKET_PATH (a job an earlier
  * step registered is fine) and start its step STEP.  Each call waits at
- * most TIMEOUT_MS.  Returns 0, or a negative errno with ERR saying which
+ * most TIMEOUT_MS.  Returns 1 when this call registered the job, 0 when
+ * it was registered already, or a negative errno with ERR saying which
  * call failed and why. */
 int ceems_jobside_start(const char *socket_path,
 			const struct ceems_agent_job_spec *spec,

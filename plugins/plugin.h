@@ -61,6 +61,12 @@ const struct ceems_user_options *ceems_plugin_user_options(void);
 void ceems_plugin_job_meta(spank_t sp, uint32_t jobid, bool ask_controller,
 			   const char *configured_cluster,
 			   struct ceems_job_meta *meta);
+/* What slurmctld says of job JOBID (the fields above that come from it)
+ * and the cluster, as ceems_plugin_job_meta has them; no SPANK handle,
+ * so a thread may call it.  Fields slurmctld did not give stay unknown. */
+void ceems_plugin_controller_meta(uint32_t jobid,
+				  const char *configured_cluster,
+				  struct ceems_job_meta *meta);
 /* Settle the job's exit code and state from a task's wait status (when
  * HAVE_STATUS) and its OOM kills, unless slurmctld decided the state. */
 void ceems_plugin_job_outcome(struct ceems_job_meta *meta, int status,
@@ -78,6 +84,14 @@ int ceems_plugin_finish_job(const struct ceems_config *config,
  * writes it itself after finish_grace (lib/agent_finish.h). */
 void ceems_plugin_release_job(const struct ceems_config *config,
 			      uint32_t jobid, int timeout_ms);
+
+/* Slurm's start time and cluster of the job SPEC registered, looked up
+ * in a thread off the job's start path and sent to the agent
+ * (job_start.c); the step's exit joins it. */
+void ceems_job_start_lookup(const struct ceems_config *config,
+			    const struct ceems_agent_job_spec *spec,
+			    int timeout_ms);
+void ceems_job_start_join(void);
 
 /* job_script context (epilog.c): finalize a job still registered. */
 int ceems_epilog_job(spank_t sp, const struct ceems_plugin_args *args);

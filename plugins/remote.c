@@ -95,6 +95,7 @@ start_accounting(spank_t sp, pid_t pid)
 	struct ceems_agent_job_spec spec;
 	uint64_t mem_mb = 0;
 	char err[512];
+	int r;
 
 	if (ceems_jobside_find_cgroup(pid, step.jobid, &step.cgroup, err,
 				      sizeof(err)) < 0) {
@@ -111,12 +112,17 @@ start_accounting(spank_t sp, pid_t pid)
 	if (spank_get_item(sp, S_JOB_ALLOC_MEM, &mem_mb) == ESPANK_SUCCESS)
 		spec.alloc_mem_bytes = mem_mb << 20;
 	spec.series = ceems_plugin_user_options()->series;
-	if (ceems_jobside_start(step.config.socket_path, &spec, step.step,
-				AGENT_TIMEOUT_MS, err, sizeof(err)) < 0) {
+	r = ceems_jobside_start(step.config.socket_path, &spec, step.step,
+				AGENT_TIMEOUT_MS, err, sizeof(err));
+	if (r < 0) {
 		ceems_warning("job %u step %s: %s", step.jobid, step.step, err);
 		return 0;
 	}
 	step.step_started = true;
+	/* The step that registered the job tells the agent its Slurm start
+	 * time, once slurmctld has said it (job_start.c). */
+	if (r > 0)
+		ceems_job_start_lookup(&step.config, &spec, AGENT_TIMEOUT_MS);
 	return 0;
 }
 
@@ -240,6 +246,8 @@ ceems_remote_exit(spank_t sp)
 	struct ceems_job_meta meta;
 	char err[256];
 
+	/* Before anything else: slurmstepd unloads the plugin after this. */
+	ceems_job_start_join();
 	if (!step.active)
 		return 0;
 	step.active = false;

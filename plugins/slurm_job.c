@@ -195,6 +195,16 @@ cluster_name(const char *configured, struct ceems_job_meta *meta)
 }
 
 void
+ceems_plugin_controller_meta(uint32_t jobid, const char *configured_cluster,
+			     struct ceems_job_meta *meta)
+{
+	ceems_job_meta_init(meta);
+	meta->jobid = jobid;
+	from_controller(meta, jobid);
+	cluster_name(configured_cluster, meta);
+}
+
+void
 ceems_plugin_job_meta(spank_t sp, uint32_t jobid, bool ask_controller,
 		      const char *configured_cluster,
 		      struct ceems_job_meta *meta)

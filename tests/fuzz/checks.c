@@ -988,6 +988,14 @@ check_spec(const struct ceems_agent_job_spec *s)
 		if (!isfinite(s->gpu_share[i]) || s->gpu_share[i] < 0 ||
 		    s->gpu_share[i] > 1)
 			return "ceems_agent_request_decode: gpu share out of [0, 1]";
+	if (s->start_time < 0 || s->start_time > CEEMS_AGENT_START_TIME_MAX)
+		return "ceems_agent_request_decode: start time out of range";
+	if (!nul_within(s->cluster, sizeof(s->cluster)))
+		return "ceems_agent_request_decode: cluster not terminated";
+	for (const char *p = s->cluster; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return "ceems_agent_request_decode: control character "
+			       "in the cluster";
 	return NULL;
 }
 
@@ -1006,6 +1014,8 @@ same_request(const struct ceems_agent_request *a,
 	    a->spec.alloc_cores == b->spec.alloc_cores &&
 	    a->spec.alloc_mem_bytes == b->spec.alloc_mem_bytes &&
 	    a->spec.cgroup.version == b->spec.cgroup.version &&
+	    a->spec.start_time == b->spec.start_time &&
+	    strcmp(a->spec.cluster, b->spec.cluster) == 0 &&
 	    strcmp(a->spec.cgroup.unified, b->spec.cgroup.unified) == 0 &&
 	    memcmp(a->spec.cgroup.v1, b->spec.cgroup.v1,
 		   sizeof(a->spec.cgroup.v1)) == 0;

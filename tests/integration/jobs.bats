@@ -264,6 +264,37 @@ setup() {
 	record_of "$id" >/dev/null
 }
 
+@test "a job the agent had to reap has Slurm's start time and cluster, the key of the plugin's records" {
+	id=$(submit nobody -J reaped -c1 --wrap 'env | grep -c "^SLURM_JOB_START_TIME=" || true; sleep 6')
+	for _ in $(seq 1 60); do
+		[ "$(squeue -h -j "$id" -o %T)" = RUNNING ] && break
+		sleep 0.5
+	done
+	# The step that registered the job asked slurmctld and told the agent.
+	for _ in $(seq 1 40); do
+		grep -q "job $id: Slurm's start time" "$CEEMS_DIR/agent.log" && break
+		sleep 0.25
+	done
+	grep "job $id: Slurm's start time" "$CEEMS_DIR/agent.log" ||
+		{ grep "\[$id\." "$SLURM_DIR/log/slurmd.log" | grep ceems; false; }
+	# Then the plugin loses the agent: neither the extern step nor the
+	# epilog reach it, and the agent, back, reaps the job itself.
+	mv "$CEEMS_DIR/agent.sock" "$CEEMS_DIR/agent.sock.away"
+	state=$(finish "$id")
+	mv "$CEEMS_DIR/agent.sock.away" "$CEEMS_DIR/agent.sock"
+	[ "$state" = COMPLETED ]
+	echo "# SLURM_JOB_START_TIME in the batch step's environment: $(head -n 1 "$SLURM_DIR/out/job-$id.out") (Slurm $(slurmd -V))" >&3
+	r=$(record_of "$id")
+	jq -e '.finalized_by == "agent"' "$r" >/dev/null || { cat "$r"; false; }
+	# slurmctld's start time, which the plugin's records carry.
+	start=$(SLURM_TIME_FORMAT=%s scontrol show job "$id" | grep -o 'StartTime=[0-9]*' | cut -d= -f2)
+	[ -n "$start" ]
+	[ "$(jq .job.start_time "$r")" = "$start" ] ||
+		{ echo "record start $(jq .job.start_time "$r"), Slurm's $start"; false; }
+	[ "$(jq -r .job.cluster "$r")" = ceemstest ]
+	jq -e '.notes[] | select(.id == "agent-finalized") | .text | test("start time is Slurm.s")' "$r" >/dev/null
+}
+
 @test "nothing is left behind: no registration, no job state" {
 	run agent_status
 	[ "$status" -eq 0 ]

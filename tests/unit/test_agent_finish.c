@@ -4,7 +4,9 @@
  * within finish_grace, or when the reply could not be sent, the agent
  * spools the record itself; a job whose cgroup vanished without a
  * deregistration (stale state slot after a restart) is reaped after
- * reap_grace.  Fixture trees as in test_agent.c. */
+ * reap_grace.  A record the agent writes has Slurm's start time and
+ * cluster when the plugin sent them, else the registration time, and
+ * says which.  Fixture trees as in test_agent.c. */
 #include "config.h"
 
 #include <errno.h>
@@ -130,6 +132,17 @@ has_note(const struct ceems_job_record *r, const char *id)
 {
 	for (size_t i = 0; i < r->nnotes; i++)
 		if (strcmp(r->notes[i].id, id) == 0)
+			return true;
+	return false;
+}
+
+/* Does note ID of R say WHAT? */
+static bool
+note_says(const struct ceems_job_record *r, const char *id, const char *what)
+{
+	for (size_t i = 0; i < r->nnotes; i++)
+		if (strcmp(r->notes[i].id, id) == 0 &&
+		    strstr(r->notes[i].text, what) != NULL)
 			return true;
 	return false;
 }
@@ -261,10 +274,119 @@ test_reply_lost(void)
 		ok(rec.meta.node[0] != '\0', "this node's name (%s)", rec.meta.node);
 		ok(rec.meta.start_time > 1600000000 && rec.meta.end_time >= rec.meta.start_time,
 		   "start and end times as the agent saw them");
+		ok(note_says(&rec, "agent-finalized", "when the agent registered it"),
+		   "the note says the start time is the registration's, not Slurm's");
 		is_int(rec.meta.jobid == 42 && rec.meta.uid == 1000, 1, "job id and owner");
 		ok(ceems_record_validate(&rec, err, sizeof(err)) == 0,
 		   "the record is valid for storage (%s)", err);
 	}
+	ceems_agent_close(a);
+	empty_spool();
+}
+
+/* Slurm's start time and cluster, sent by the plugin's second register
+ * once slurmctld told it (plugins/job_start.c): a record the agent
+ * writes has them, the database key of the plugin's records of the job,
+ * also when the plugin's end-of-job metadata lacks the start time. */
+static void
+test_slurm_identity(void)
+{
+	static struct ceems_agent_job_report report;
+	static struct ceems_job_record rec;
+	struct ceems_agent_job_spec spec, later;
+	struct ceems_job_meta meta;
+	struct ceems_config c;
+	struct ceems_agent *a;
+	char err[256] = "";
+
+	base_config(&c);
+	c.finish_grace_ns = 30 * SEC;
+	a = ceems_agent_open(&c, 700 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, 700 * SEC), 0,
+	       "job 42 registers, its start time not known yet");
+	later = spec;
+	later.start_time = 1700000777;
+	snprintf(later.cluster, sizeof(later.cluster), "east");
+	is_int(ceems_agent_register(a, &later, 701 * SEC), -EEXIST,
+	       "a second register with Slurm's start time and cluster: -EEXIST");
+	later.start_time = 1700000999;
+	snprintf(later.cluster, sizeof(later.cluster), "west");
+	is_int(ceems_agent_register(a, &later, 702 * SEC), -EEXIST,
+	       "a third with others: -EEXIST");
+	job_runs(2 * SEC);
+	is_int(ceems_agent_deregister(a, 42, 703 * SEC, &report), 0, "job 42 deregisters");
+	is_int(ceems_agent_reply_lost(a, 42), 0, "its reply is lost: the agent writes the record");
+	if (is_int((int)spooled(&rec), 1, "one record spooled")) {
+		ok(rec.meta.start_time == 1700000777,
+		   "under Slurm's start time, the first one sent (%lld)",
+		   (long long)rec.meta.start_time);
+		is_str(rec.meta.cluster, "east", "and the plugin's cluster, not the configured one");
+		ok(rec.meta.end_time >= rec.meta.start_time, "ending after it");
+		ok(note_says(&rec, "agent-finalized", "start time is Slurm's"),
+		   "the note says the start time is Slurm's");
+		ok(ceems_record_validate(&rec, err, sizeof(err)) == 0,
+		   "valid for storage (%s)", err);
+	}
+	empty_spool();
+
+	/* Known at the first register; the plugin's metadata at the end has
+	 * no start time (slurmctld did not answer then): Slurm's from the
+	 * registration fills it, across an agent restart. */
+	later = spec;
+	later.start_time = 1700001000;
+	is_int(ceems_agent_register(a, &later, 710 * SEC), 0,
+	       "job 42 runs again, registered with its start time");
+	ceems_agent_close(a);
+	a = ceems_agent_open(&c, 712 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent restarts (%s)", err))
+		return;
+	is_int(ceems_agent_restore(a, 712 * SEC), 1, "the job is restored");
+	is_int(ceems_agent_deregister(a, 42, 713 * SEC, &report), 0, "and deregisters");
+	ceems_job_meta_init(&meta);
+	meta.jobid = 42;
+	meta.uid = 1000;
+	snprintf(meta.cluster, sizeof(meta.cluster), "east");
+	snprintf(meta.account, sizeof(meta.account), "biology");
+	is_int(ceems_agent_finishing_meta(a, 42, &meta), 0,
+	       "the plugin's metadata without a start time");
+	/* A late register of this run of the job: no new run, no record. */
+	is_int(ceems_agent_register(a, &later, 714 * SEC), -EEXIST,
+	       "a register with the finishing run's start time: -EEXIST");
+	is_int(ceems_agent_nfinishing(a), 1, "the job still waits for its release");
+	is_int(ceems_agent_njobs(a), 0, "and is not registered anew");
+	is_int((int)spooled(NULL), 0, "nothing spooled by it");
+	ceems_agent_close(a);	/* and dies again before the release */
+	a = ceems_agent_open(&c, 720 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent restarts (%s)", err))
+		return;
+	is_int(ceems_agent_restore(a, 720 * SEC), 0, "nothing live restored");
+	is_int(ceems_agent_nfinishing(a), 1, "the job is finishing again");
+	is_int(ceems_agent_sweep(a, 751 * SEC), 1, "after finish_grace the agent writes it");
+	if (is_int((int)spooled(&rec), 1, "one record spooled")) {
+		ok(rec.meta.start_time == 1700001000,
+		   "under Slurm's start time from the registration (%lld)",
+		   (long long)rec.meta.start_time);
+		is_str(rec.meta.account, "biology", "with the plugin's metadata");
+		ok(note_says(&rec, "agent-finalized", "start time is Slurm's"),
+		   "the note says the start time is Slurm's");
+	}
+	empty_spool();
+
+	/* A requeued job: the same id with another start time is a new run;
+	 * the last run's record is written. */
+	later.start_time = 1700001000;
+	is_int(ceems_agent_register(a, &later, 760 * SEC), 0, "job 42 registers");
+	is_int(ceems_agent_deregister(a, 42, 761 * SEC, &report), 0, "deregisters");
+	later.start_time = 1700002000;
+	is_int(ceems_agent_register(a, &later, 762 * SEC), 0,
+	       "the requeued run registers (another start time)");
+	if (is_int((int)spooled(&rec), 1, "the first run's record is spooled"))
+		ok(rec.meta.start_time == 1700001000, "under the first run's start time");
+	is_int(ceems_agent_deregister(a, 42, 763 * SEC, &report), 0, "the new run deregisters");
+	is_int(ceems_agent_release(a, 42), 0, "and is released");
 	ceems_agent_close(a);
 	empty_spool();
 }
@@ -372,6 +494,10 @@ test_reap_stale_slot(void)
 		return;
 	job42_spec(&spec);
 	is_int(ceems_agent_register(a, &spec, 100 * SEC), 0, "job 42 registers");
+	spec.start_time = 1700003000;
+	snprintf(spec.cluster, sizeof(spec.cluster), "north");
+	is_int(ceems_agent_register(a, &spec, 101 * SEC), -EEXIST,
+	       "the plugin sends Slurm's start time and cluster");
 	job_runs(3 * SEC);
 	ceems_agent_tick(a, 103 * SEC);
 	ceems_agent_close(a);	/* the agent dies; so does the job */
@@ -406,6 +532,10 @@ test_reap_stale_slot(void)
 	if (is_int((int)spooled(&rec), 1, "its record is spooled")) {
 		is_str(rec.finalized_by, "agent", "finalized by the agent");
 		ok(has_note(&rec, "agent-finalized"), "with the note saying why");
+		ok(rec.meta.start_time == 1700003000,
+		   "under Slurm's start time, kept in the state file (%lld)",
+		   (long long)rec.meta.start_time);
+		is_str(rec.meta.cluster, "north", "and the plugin's cluster");
 		is_near(rec.report.elapsed_s, 3, 1e-9,
 			"elapsed up to the last tick that saw it, before the restart");
 		ok(ceems_record_validate(&rec, err, sizeof(err)) == 0,
@@ -439,6 +569,7 @@ main(void)
 	test_no_release();
 	test_reply_lost();
 	test_finishing_survives_restart();
+	test_slurm_identity();
 	test_reap_stale_slot();	/* removes job 42's cgroup: last */
 	tmptree_remove(sys_root);
 	tmptree_remove(cg_root);

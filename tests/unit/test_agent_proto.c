@@ -61,7 +61,8 @@ same_spec(const struct ceems_agent_job_spec *a,
 	for (int i = 0; i < CEEMS_LEDGER_MAX_GPUS; i++)
 		if (a->gpu_share[i] != b->gpu_share[i])
 			return false;
-	return true;
+	return a->start_time == b->start_time &&
+	       strcmp(a->cluster, b->cluster) == 0;
 }
 
 /* The two-phase end: release, and deregister carrying the job's
@@ -133,6 +134,28 @@ test_spec_round_trip(void)
 	is_int(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)), 0,
 	       "v2 register decodes");
 	ok(same_spec(&req.spec, &back.spec), "v2 spec round-trips, jobid 2^32-1 kept");
+	ok(strstr(msg, "start_time") == NULL && strstr(msg, "cluster") == NULL &&
+	   back.spec.start_time == 0 && back.spec.cluster[0] == '\0',
+	   "no start time or cluster known: none sent, none decoded (unknown)");
+
+	/* Slurm's start time and cluster, when the plugin knows them. */
+	req.spec.start_time = 1700000123;
+	memset(req.spec.cluster, 'c', sizeof(req.spec.cluster) - 1);
+	req.spec.cluster[sizeof(req.spec.cluster) - 1] = '\0';
+	is_int((int)strlen(req.spec.cluster), 63, "cluster of the largest length");
+	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
+	ok(n > 0 && strstr(msg, "\"start_time\":1700000123") != NULL,
+	   "start time sent as Unix seconds");
+	is_int(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)), 0,
+	       "register with start time and cluster decodes");
+	ok(same_spec(&req.spec, &back.spec) && back.spec.start_time == 1700000123 &&
+	   strcmp(back.spec.cluster, req.spec.cluster) == 0,
+	   "start time and cluster round-trip");
+	req.spec.start_time = CEEMS_AGENT_START_TIME_MAX;
+	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
+	ok(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
+	   back.spec.start_time == CEEMS_AGENT_START_TIME_MAX,
+	   "the latest start time allowed decodes");
 
 	/* The other ops. */
 	memset(&req, 0, sizeof(req));
@@ -567,6 +590,26 @@ static const struct {
 	  "gpu_share[0]" },
 	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a\"},\"colour\":\"red\"}}",
 	  "unknown field 'colour'" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a\"},\"start_time\":0}}",
+	  "job.start_time" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a\"},\"start_time\":-5}}",
+	  "negative" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a\"},\"start_time\":1.5}}",
+	  "whole number" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a\"},\"start_time\":\"1700000000\"}}",
+	  "whole number" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a\"},\"start_time\":253402300800}}",
+	  "job.start_time" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a\"},\"start_time\":null}}",
+	  "field 'start_time' is null" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a\"},\"cluster\":\"\"}}",
+	  "job.cluster is empty" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a\"},\"cluster\":7}}",
+	  "job.cluster must be a string" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a\"},\"cluster\":\"a\\tb\"}}",
+	  "job.cluster holds a control character" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a\"},\"cluster\":\"0123456789012345678901234567890123456789012345678901234567890123\"}}",
+	  "job.cluster is longer than 63 bytes" },
 	{ "{\"op\":\"status\"\xff}", "" },
 	{ "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", "" },
 };

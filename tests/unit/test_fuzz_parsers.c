@@ -219,6 +219,12 @@ static const struct edge agent_proto_edges[] = {
 	EDGE("{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,"
 	     "\"cgroup\":{\"version\":2,\"unified\":\"/a/../job_1\"}}}"),
 	EDGE("{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,"
+	     "\"cgroup\":{\"version\":2,\"unified\":\"/a/job_1\"},"
+	     "\"start_time\":253402300799,\"cluster\":\"\\u007f\"}}"),
+	EDGE("{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,"
+	     "\"cgroup\":{\"version\":2,\"unified\":\"/a/job_1\"},"
+	     "\"start_time\":-9223372036854775808,\"cluster\":\"x\\u0000y\"}}"),
+	EDGE("{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,"
 	     "\"cgroup\":{\"version\":1,\"unified\":\"/a//b\",\"v1\":{}}}}"),
 	EDGE("{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,"
 	     "\"cgroup\":{\"version\":1,\"v1\":{\"memory\":\"/a\\u0001\","

@@ -1,0 +1,120 @@
+/* job_start.c - Slurm's start time and cluster of a job, given to the
+ * node agent soon after the job starts.  The database keys a job by
+ * cluster, id and start time; a record the agent writes itself (the
+ * plugin never came back for the job: lib/agent_finish.c) must carry the
+ * same key as the plugin's record of the job, or the job gets two rows.
+ *
+ * Where the start time comes from, and why from there (Slurm 22.05, the
+ * version on the test machines, checked in its source and on the test
+ * cluster):
+ *   - no SPANK item carries it;
+ *   - SLURM_JOB_START_TIME exists only from Slurm 23.02 (from the job
+ *     credential, which in 22.05 has no start time at all: no process
+ *     on the node knows it), in the job prolog's environment and in each
+ *     task's, set in the task's process just before exec
+ *     (slurmstepd/task.c exec_task), where no step callback of the
+ *     plugin sees it; the extern step, which registers the job first,
+ *     has no task;
+ *   - the job's cgroup creation time is seconds after Slurm's start, not
+ *     equal to it: useless for a key;
+ * so slurmctld is asked, one slurm_load_job per job and node, as the
+ * plugin already does at the job's end.  That RPC may block for
+ * MessageTimeout when slurmctld is slow, and a job must never wait for
+ * measurement (ARCHITECTURE invariant 1): it runs in a thread of the
+ * step that registered the job, after the registration, and the job
+ * starts meanwhile.  The answer goes to the agent as a second register
+ * of the job, with the start time and cluster (the agent fills in what
+ * it did not know).  The step's exit waits for the thread: slurmstepd
+ * unloads the plugin after it.  If slurmctld never answers, the agent
+ * falls back to the job's registration time and says so in the record.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent_proto.h"
+#include "job.h"
+#include "log.h"
+#include "plugin.h"
+
+static struct {
+	bool running;
+	pthread_t thread;
+	int timeout_ms;
+	char socket_path[CEEMS_CONFIG_PATH_MAX];
+	char configured_cluster[CEEMS_AGENT_CLUSTER_MAX];
+	struct ceems_agent_job_spec spec;
+	struct ceems_job_meta meta;
+} lookup;
+
+static void *
+lookup_main(void *arg)
+{
+	struct ceems_agent_job_spec *spec = &lookup.spec;
+	char err[256];
+	int r;
+
+	(void)arg;
+	ceems_plugin_controller_meta(spec->jobid, lookup.configured_cluster,
+				     &lookup.meta);
+	if (lookup.meta.start_time > 0 &&
+	    lookup.meta.start_time <= CEEMS_AGENT_START_TIME_MAX)
+		spec->start_time = lookup.meta.start_time;
+	snprintf(spec->cluster, sizeof(spec->cluster), "%s",
+		 lookup.meta.cluster);
+	if (spec->start_time == 0 && spec->cluster[0] == '\0')
+		return NULL;	/* nothing learned: logged by the lookup */
+	r = ceems_agent_register_job(lookup.socket_path, spec,
+				     lookup.timeout_ms, err, sizeof(err));
+	if (r == -EEXIST || r == 0)
+		ceems_debug("job %u: start time %lld and cluster '%s' given to the node agent",
+			    spec->jobid, (long long)spec->start_time,
+			    spec->cluster);
+	else
+		ceems_info("job %u: start time not given to the node agent (%s); "
+			   "a record it writes itself would have its own",
+			   spec->jobid, err);
+	return NULL;
+}
+
+void
+ceems_job_start_lookup(const struct ceems_config *config,
+		       const struct ceems_agent_job_spec *spec, int timeout_ms)
+{
+	sigset_t all, old;
+	int r;
+
+	if (lookup.running || spec->start_time > 0)
+		return;
+	lookup.timeout_ms = timeout_ms;
+	snprintf(lookup.socket_path, sizeof(lookup.socket_path), "%s",
+		 config->socket_path);
+	snprintf(lookup.configured_cluster, sizeof(lookup.configured_cluster),
+		 "%s", config->cluster);
+	lookup.spec = *spec;
+	/* The thread takes no signal meant for slurmstepd. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(&lookup.thread, NULL, lookup_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0) {
+		ceems_warning("job %u: cannot start the start time lookup: %s",
+			      spec->jobid, strerror(r));
+		return;
+	}
+	lookup.running = true;
+}
+
+void
+ceems_job_start_join(void)
+{
+	if (!lookup.running)
+		return;
+	pthread_join(lookup.thread, NULL);
+	lookup.running = false;
+}
