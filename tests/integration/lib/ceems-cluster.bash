@@ -109,8 +109,10 @@ idle_power_package = ${P_IDLE}W
 idle_power_dram = 4W
 cluster = ceemstest
 # jobs.bats: a job whose plugin never came back is reaped within its wait
-# for a record (jobs' cgroups go only after their deregistration).
-reap_grace = 3s
+# for a record (jobs' cgroups go only after their deregistration); long
+# enough that a slow epilog (options.bats, on a loaded machine) still
+# deregisters its job first.
+reap_grace = 8s
 zone = FR
 pue = 1.3
 emissions_table = $CEEMS_TOP_SRCDIR/lib/data/carbon-intensity.tsv
