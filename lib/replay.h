@@ -5,8 +5,9 @@
  * between commit and removal, changes nothing).  Corrupted files and
  * records the database refuses are set aside in rejected/ while the rest
  * go on.  The work of one call is bounded (a number of records and a
- * time budget, plus at most one database timeout) so that the agent's
- * ticks are never starved; failures back off exponentially. */
+ * time budget, plus at most one database timeout) so that a stop or a
+ * new configuration is never held up long; failures back off
+ * exponentially. */
 #ifndef CEEMS_REPLAY_H
 #define CEEMS_REPLAY_H
 
@@ -26,8 +27,10 @@ struct ceems_replay_limits {
 	int64_t temp_age_s;		/* temporary files older are swept */
 };
 
-/* 64 records or 200 ms a call; 5 s doubling to 10 min after failures;
- * 250 ms when records are left, 30 s when the spool is empty. */
+/* 5,000 records or 2 s a call, 500 a statement; 5 s doubling to 10 min
+ * after failures; 50 ms when records are left, 30 s when the spool is
+ * empty.  The replay has a process of its own (the agent's loop never
+ * waits for it), so a backlog drains at the database's pace. */
 void ceems_replay_default_limits(struct ceems_replay_limits *limits);
 
 struct ceems_replay_stats {

@@ -158,21 +158,27 @@ main(int argc, char **argv)
 		}
 	}
 
+	/* The node agent's limits and pace (its waits between runs
+	 * included), but the batch size. */
 	ceems_replay_default_limits(&limits);
-	limits.max_records = 2000;
 	limits.batch_max = batch;
-	limits.budget_ns = 10 * UINT64_C(1000000000);
 	rp = ceems_replay_new(&c, &limits);
 	if (rp == NULL) {
 		fprintf(stderr, "out of memory\n");
 		return 1;
 	}
 	t0 = now_s();
-	do {
-		ceems_replay_run(rp, &st);
+	for (;;) {
+		uint64_t wait_ns = ceems_replay_run(rp, &st);
+		struct timespec ts = { (time_t)(wait_ns / 1000000000u),
+				       (long)(wait_ns % 1000000000u) };
+
 		stored += st.stored;
 		calls++;
-	} while (st.error == 0 && st.left > 0);
+		if (st.error != 0 || st.left == 0)
+			break;
+		nanosleep(&ts, NULL);
+	}
 	t = now_s() - t0;
 	ceems_replay_free(rp);
 	if (st.error != 0 || stored != count) {

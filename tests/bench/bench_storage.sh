@@ -30,7 +30,7 @@
 #   CEEMS_TOP_BUILDDIR=$PWD bash ../../tests/bench/bench_storage.sh [query|sacct|ingest|all]
 # (sacct loads the query's data first, then times ceems-sacct too)
 # Environment: BENCH_JOBS (default 10000000), BENCH_USERS (2000),
-# BENCH_REPEAT (20), BENCH_RECORDS (20000), BENCH_BATCH (200),
+# BENCH_REPEAT (20), BENCH_RECORDS (20000), BENCH_BATCH (500, the agent's),
 # BENCH_FSYNC (off|on, default on), CEEMS_TEST_PGPORT, TMPDIR.
 # Needs: postgresql-15, a build with libpq; about 6 GB of disk for the
 # 10 million jobs.
@@ -44,7 +44,7 @@ jobs=${BENCH_JOBS:-10000000}
 users=${BENCH_USERS:-2000}
 repeat=${BENCH_REPEAT:-20}
 records=${BENCH_RECORDS:-20000}
-batch=${BENCH_BATCH:-200}
+batch=${BENCH_BATCH:-500}
 fsync_too=${BENCH_FSYNC:-on}
 
 # shellcheck source=../harness/pg.sh

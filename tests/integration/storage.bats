@@ -354,7 +354,7 @@ _unlock_job_nodes() {
     local spool_conf conf bad
     spool_conf=$(_conf batch-spool t-batch no)
     conf=$(_conf batch t-batch yes)
-    # 150 records in one batch (the replay sends up to 200 a statement),
+    # 150 records in one batch (the replay sends up to 500 a statement),
     # one of them valid for libceems but refused by the database.
     run "$DRIVER" store "$spool_conf" 100 1
     [[ "$output" == *"spool=100"* ]] || _fail "$output"
@@ -375,9 +375,9 @@ _unlock_job_nodes() {
     run "$DRIVER" replay "$conf" all
     [[ "$output" == *"stored=0 set_aside=0 left=0 error=0"* ]] || _fail "$output"
 
-    # 450 records, the refused one in the second batch of 200: the
-    # replay reads the next batch while the database stores the one
-    # sent; the refusal is found while the third is read.
+    # 450 records, 200 a statement, the refused one in the second
+    # batch: the replay reads the next batch while the database stores
+    # the one sent; the refusal is found while the third is read.
     spool_conf=$(_conf batch2-spool t-batch2 no)
     conf=$(_conf batch2 t-batch2 yes)
     run "$DRIVER" store "$spool_conf" 300 1
@@ -385,7 +385,7 @@ _unlock_job_nodes() {
     run "$DRIVER" store "$spool_conf" 1 301 refused
     run "$DRIVER" store "$spool_conf" 149 302
     [[ "$output" == *"spool=149"* ]] || _fail "$output"
-    run "$DRIVER" replay "$conf" all
+    run "$DRIVER" replay "$conf" all 200
     [[ "$output" == *"stored=449 set_aside=1 left=0 error=0"* ]] || _fail "$output"
     echo "$output" | grep -q "a batch of 200 records was refused" || _fail "no refusal of the second batch: $output"
     [ "$(_rows t-batch2)" = "449 449 0" ] || _fail "rows: $(_rows t-batch2)"
