@@ -577,17 +577,20 @@ BEGIN
 	-- Parse and validate every record.  The checks are the loop's
 	-- (store_job_record's), made on every record, applied or not: a
 	-- stricter check here only sends the batch to the loop.
+	-- The identity's numbers are known to be JSON numbers here: cast
+	-- directly (a fraction, which the loop may accept as a whole number,
+	-- raises and sends the batch to the loop).
 	items := ARRAY(
 		SELECT ROW(row_number() OVER (ORDER BY p.rec -> 'job' -> 'cluster',
 						     p.rec -> 'job' -> 'jobid',
 						     p.rec -> 'job' -> 'start_time', p.ord),
 			   p.ord, p.rec,
 			   CASE WHEN p.ok THEN p.job ->> 'cluster' END,
-			   CASE WHEN p.ok THEN ceems.whole_number(p.job, 'jobid', 'job') END,
-			   CASE WHEN p.ok THEN ceems.whole_number(p.job, 'uid', 'job') END,
-			   CASE WHEN p.ok THEN to_timestamp(ceems.whole_number(p.job, 'start_time', 'job')) END,
+			   CASE WHEN p.ok THEN (p.job ->> 'jobid')::bigint END,
+			   CASE WHEN p.ok THEN (p.job ->> 'uid')::bigint END,
+			   CASE WHEN p.ok THEN to_timestamp((p.job ->> 'start_time')::bigint) END,
 			   CASE WHEN p.ok THEN p.job ->> 'node' END,
-			   CASE WHEN p.ok THEN to_timestamp(ceems.whole_number(p.rec, 'written_at', 'record')) END,
+			   CASE WHEN p.ok THEN to_timestamp((p.rec ->> 'written_at')::bigint) END,
 			   md5(p.rec::text), NULL, NULL, NULL,
 			   coalesce(p.rec ->> 'finalized_by', '') <> 'agent', NULL)::ceems.batch_record
 		FROM (SELECT e.value AS rec, e.ord::integer AS ord, x.job,
