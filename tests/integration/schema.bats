@@ -621,6 +621,26 @@ call_batch() {
         _fail "erin, new coordinator of chem, does not see her job and chem's"
 }
 
+@test "db cluster: jobs rewritten in the order of (user, start); nothing else changes" {
+    admin db init >/dev/null || _fail "db init"
+    make_node_records
+    upsert "$BATS_TEST_TMPDIR/n1.json" >/dev/null && upsert "$BATS_TEST_TMPDIR/n2.json" >/dev/null
+    "$GEN" cluster=c1 jobid=43 uid=1001 user=bob account=chem start=1700000000 node=n3 \
+        elapsed=10 package_j=20 steps=2 >"$BATS_TEST_TMPDIR/other.json"
+    upsert "$BATS_TEST_TMPDIR/other.json" >/dev/null
+    before=$(contents)
+    run admin db cluster
+    [ "$status" -eq 0 ] || _fail "db cluster: $output"
+    [[ "$output" == "ceems.jobs rewritten in the order of jobs_user_start in "* ]] || _fail "output: $output"
+    [ "$(sql -c "SELECT indisclustered FROM pg_index WHERE indexrelid = 'ceems.jobs_user_start'::regclass")" = t ] ||
+        _fail "jobs_user_start is not the table's cluster index"
+    [ "$(contents)" = "$before" ] || _fail "rows changed: $(diff <(echo "$before") <(contents))"
+    # The writer goes on as before.
+    [ "$(upsert "$BATS_TEST_TMPDIR/n1.json" node)" = unchanged ] || _fail "replay after cluster"
+    run admin db cluster extra
+    [ "$status" -eq 2 ] || _fail "an extra argument accepted: $output"
+}
+
 @test "views: usage and idle-allocated waste come from the job rows" {
     admin db init >/dev/null || _fail "db init"
     make_node_records
