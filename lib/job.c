@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "job.h"
@@ -17,6 +18,46 @@ ceems_job_meta_init(struct ceems_job_meta *meta)
 	meta->gid = CEEMS_UNKNOWN_U32;
 	meta->exit_code = -1;
 	meta->time_limit_min = CEEMS_UNKNOWN_U32;
+}
+
+static void
+fill_string(char *dst, size_t size, const char *src)
+{
+	if (dst[0] == '\0' && src[0] != '\0')
+		snprintf(dst, size, "%s", src);
+}
+
+void
+ceems_job_meta_fill_from(struct ceems_job_meta *meta,
+			 const struct ceems_job_meta *known)
+{
+	fill_string(meta->cluster, sizeof(meta->cluster), known->cluster);
+	fill_string(meta->account, sizeof(meta->account), known->account);
+	fill_string(meta->partition, sizeof(meta->partition), known->partition);
+	fill_string(meta->qos, sizeof(meta->qos), known->qos);
+	fill_string(meta->name, sizeof(meta->name), known->name);
+	fill_string(meta->nodes, sizeof(meta->nodes), known->nodes);
+	if (meta->array_job_id == CEEMS_UNKNOWN_U32 &&
+	    meta->array_task_id == CEEMS_UNKNOWN_U32) {
+		meta->array_job_id = known->array_job_id;
+		meta->array_task_id = known->array_task_id;
+	}
+	if (meta->gid == CEEMS_UNKNOWN_U32)
+		meta->gid = known->gid;
+	if (meta->submit_time == 0)
+		meta->submit_time = known->submit_time;
+	if (meta->start_time == 0)
+		meta->start_time = known->start_time;
+	if (meta->time_limit_min == CEEMS_UNKNOWN_U32)
+		meta->time_limit_min = known->time_limit_min;
+	if (meta->alloc_cpus == 0)
+		meta->alloc_cpus = known->alloc_cpus;
+	if (meta->req_mem_bytes == 0)
+		meta->req_mem_bytes = known->req_mem_bytes;
+	if (meta->alloc_gpus == 0)
+		meta->alloc_gpus = known->alloc_gpus;
+	if (meta->nnodes == 0)
+		meta->nnodes = known->nnodes;
 }
 
 /* Scale memory by its unit suffix (Slurm's default unit is MiB). */

@@ -43,6 +43,15 @@ struct ceems_job_meta {
 /* Set every field of META to "unknown". */
 void ceems_job_meta_init(struct ceems_job_meta *meta);
 
+/* Fill what META does not know from KNOWN, an earlier account of the
+ * same job (what slurmctld said when the job started, for a job end
+ * whose own question went unanswered): cluster, account, partition,
+ * QOS, name, node list, array ids, group, submit and start times, time
+ * limit, CPUs, memory, GPUs and node count.  Never the state, exit code,
+ * end time, node, owner or job id: those are the end's own. */
+void ceems_job_meta_fill_from(struct ceems_job_meta *meta,
+			      const struct ceems_job_meta *known);
+
 /* Parse Slurm's TRES string ("cpu=4,mem=8G,node=1,billing=4,gres/gpu=2",
  * gres/gpu:a100=2 counted as GPUs too) into META's alloc_cpus,
  * req_mem_bytes (units K M G T, default M) and alloc_gpus; fields the

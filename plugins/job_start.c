@@ -118,3 +118,12 @@ ceems_job_start_join(void)
 	pthread_join(lookup.thread, NULL);
 	lookup.running = false;
 }
+
+bool
+ceems_job_start_fill(struct ceems_job_meta *meta)
+{
+	if (lookup.running || lookup.meta.start_time <= 0)
+		return false;
+	ceems_job_meta_fill_from(meta, &lookup.meta);
+	return true;
+}

@@ -92,6 +92,10 @@ void ceems_job_start_lookup(const struct ceems_config *config,
 			    const struct ceems_agent_job_spec *spec,
 			    int timeout_ms);
 void ceems_job_start_join(void);
+/* After the join: fill what META lacks from what slurmctld said when the
+ * job started, if the lookup ran in this process and had an answer.
+ * Returns whether it did. */
+bool ceems_job_start_fill(struct ceems_job_meta *meta);
 
 /* job_script context (epilog.c): finalize a job still registered. */
 int ceems_epilog_job(spank_t sp, const struct ceems_plugin_args *args);

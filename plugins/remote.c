@@ -257,6 +257,12 @@ ceems_remote_exit(spank_t sp)
 	 * metadata goes with the deregistration: should this process give
 	 * up or die before the record is stored, the agent writes it. */
 	ceems_plugin_job_meta(sp, step.jobid, true, step.config.cluster, &meta);
+	/* slurmctld did not answer now: what it said when the job started
+	 * keeps the record's identity (cluster, start time) and accounting
+	 * fields; without a start time the database refuses the record. */
+	if (meta.start_time == 0 && ceems_job_start_fill(&meta))
+		ceems_info("job %u: slurmctld's account of the job's start used for its record",
+			   step.jobid);
 	if (ceems_agent_finish_job(step.config.socket_path, step.jobid, &meta,
 				   AGENT_TIMEOUT_MS, &report, err,
 				   sizeof(err)) < 0) {

@@ -1,9 +1,11 @@
 /* test_record.c - the job record: metadata parsing from Slurm's TRES,
- * JSON round trip (unknown fields stay unknown), and the validation that
- * keeps absurd records out of the database. */
+ * filling a job end's metadata from the job start's, JSON round trip
+ * (unknown fields stay unknown), and the validation that keeps absurd
+ * records out of the database. */
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -279,10 +281,80 @@ test_array_pair(void)
 		       "array_job_id and array_task_id come together");
 }
 
+/* A job end slurmctld did not answer: the start's answer fills the
+ * identity and accounting fields, never the end's own. */
+static void
+test_fill_from_start(void)
+{
+	struct ceems_job_meta end, start;
+
+	ceems_job_meta_init(&start);
+	snprintf(start.cluster, sizeof(start.cluster), "c1");
+	snprintf(start.account, sizeof(start.account), "phys");
+	snprintf(start.partition, sizeof(start.partition), "cpu");
+	snprintf(start.qos, sizeof(start.qos), "normal");
+	snprintf(start.name, sizeof(start.name), "from-slurmctld");
+	snprintf(start.state, sizeof(start.state), "RUNNING");
+	start.jobid = 42;
+	start.gid = 100;
+	start.submit_time = 1700000000;
+	start.start_time = 1700000100;
+	start.end_time = 1700000200;
+	start.exit_code = 0;
+	start.time_limit_min = 60;
+	start.alloc_cpus = 16;
+	start.req_mem_bytes = 8ULL << 30;
+	start.alloc_gpus = 2;
+	start.nnodes = 2;
+	start.array_job_id = 40;
+	start.array_task_id = 2;
+
+	ceems_job_meta_init(&end);
+	end.jobid = 42;
+	end.uid = 1000;
+	snprintf(end.name, sizeof(end.name), "from-environment");
+	snprintf(end.node, sizeof(end.node), "n1");
+	end.end_time = 1700003700;
+	ceems_job_meta_fill_from(&end, &start);
+	is_int(end.start_time, 1700000100, "the start time filled");
+	is_int(end.submit_time, 1700000000, "the submit time filled");
+	is_str(end.cluster, "c1", "the cluster filled");
+	is_str(end.account, "phys", "the account filled");
+	is_str(end.partition, "cpu", "the partition filled");
+	is_str(end.qos, "normal", "the QOS filled");
+	is_int(end.gid, 100, "the group filled");
+	is_int(end.time_limit_min, 60, "the time limit filled");
+	ok(end.alloc_cpus == 16 && end.req_mem_bytes == (8ULL << 30) &&
+	   end.alloc_gpus == 2 && end.nnodes == 2, "CPUs, memory, GPUs and nodes filled");
+	ok(end.array_job_id == 40 && end.array_task_id == 2, "the array ids filled as a pair");
+	is_str(end.name, "from-environment", "a field the end knows is kept");
+	is_str(end.state, "", "the state is not the start's (RUNNING)");
+	is_int(end.end_time, 1700003700, "the end time is the end's");
+	is_int(end.exit_code, -1, "the exit code stays unknown");
+	is_str(end.node, "n1", "the node is the end's");
+	is_int(end.uid, 1000, "the owner is the end's");
+
+	/* An end that knows its identity keeps it. */
+	ceems_job_meta_init(&end);
+	end.start_time = 1700000500;
+	snprintf(end.cluster, sizeof(end.cluster), "c2");
+	ceems_job_meta_fill_from(&end, &start);
+	is_int(end.start_time, 1700000500, "a known start time is kept");
+	is_str(end.cluster, "c2", "a known cluster is kept");
+	/* A start that knew nothing fills nothing. */
+	ceems_job_meta_init(&start);
+	ceems_job_meta_init(&end);
+	ceems_job_meta_fill_from(&end, &start);
+	ok(end.start_time == 0 && end.cluster[0] == '\0' && end.gid == CEEMS_UNKNOWN_U32 &&
+	   end.time_limit_min == CEEMS_UNKNOWN_U32 && end.array_job_id == CEEMS_UNKNOWN_U32,
+	   "nothing known, nothing filled");
+}
+
 int
 main(void)
 {
 	test_tres();
+	test_fill_from_start();
 	test_round_trip();
 	test_step_without_figures();
 	test_refusals();
