@@ -571,7 +571,6 @@ static const char *
 register_error(int r)
 {
 	switch (r) {
-	case -EEXIST: return "is already registered";
 	case -ENOSPC: return "cannot be registered: the agent holds max_jobs jobs";
 	case -ENOENT: return "cannot be registered: its cgroup was not found";
 	case -EINVAL: return "cannot be registered: invalid job description";
@@ -666,6 +665,17 @@ handle_request(struct server *s, struct client *c, size_t len)
 	now = now_ns();
 	if (req.op == CEEMS_AGENT_OP_REGISTER) {
 		r = ceems_agent_register(s->agent, &req.spec, now);
+		if (r == -EEXIST) {
+			/* Every step of a job registers it (whichever starts
+			 * first must), and the plugin registers again with
+			 * Slurm's start time: the normal answer, not a line
+			 * for the admin. */
+			ceems_debug("job %u: registered already (uid %u pid %d)",
+				    req.jobid, (unsigned)c->uid, (int)c->pid);
+			send_reply(s, c, ceems_agent_reply_error(r, "job is already registered",
+								 outbuf, sizeof(outbuf)));
+			return;
+		}
 		if (r < 0) {
 			refuse(s, c, r, "job %u %s", req.jobid, register_error(r));
 			return;
