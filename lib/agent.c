@@ -238,6 +238,7 @@ leave_now(struct ceems_agent *a, struct agent_job *j, uint64_t now_ns)
 	if (ceems_ledger_split(&node, &t, 1, &share, &tick) < 0) {
 		ceems_job_ledger_add_gap(&j->ledger, present_s);
 		j->gap_s += present_s;
+		j->cpu_s += t.cpu_s;	/* read all the same */
 		agent_observe_series(j, now_ns);
 		return;
 	}
@@ -487,6 +488,7 @@ ceems_agent_step_end(struct ceems_agent *a, uint32_t jobid,
 	if (j == NULL || (st = find_step(j, step_id)) == NULL)
 		return -ENOENT;
 	if (!st->r.ended) {
+		agent_note_job_cpu(a, j);
 		/* No tick: its CPU time up to now is read, and the next tick
 		 * gives it its part of the job's energy by it. */
 		if (st->reader != NULL) {

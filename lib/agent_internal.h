@@ -56,6 +56,7 @@ struct agent_job {
 	uint64_t registered_ns;
 	uint64_t cpu_base_ns;		/* cgroup usage at registration */
 	uint64_t cpu_last_ns;		/* at the last tick */
+	uint64_t cpu_seen_ns;		/* at the last step's end */
 	bool have_cpu;
 	bool gone;
 	uint64_t gone_ns;		/* the tick its cgroup was found gone */
@@ -131,6 +132,7 @@ void agent_collect_step(struct ceems_agent *a, struct agent_step *st,
 void agent_collect_job(struct ceems_agent *a, struct agent_job *j, bool full,
 		       struct ceems_ledger_job_tick *t);
 void agent_full_reading(struct ceems_agent *a, struct agent_job *j);
+void agent_note_job_cpu(struct ceems_agent *a, struct agent_job *j);
 void agent_step_peak_reading(struct ceems_agent *a, struct agent_step *st);
 double agent_job_absent_s(const struct ceems_agent *a,
 			  const struct agent_job *j);

@@ -280,9 +280,15 @@ agent_collect_job(struct ceems_agent *a, struct agent_job *j, bool full,
 	if (ret < 0 || (st->present & CEEMS_CGF_CPU_USAGE) == 0) {
 		if (ret == -ENODEV) {
 			/* It held its resources until some time in this
-			 * tick: this tick is its last. */
+			 * tick: this tick is its last, with the CPU time
+			 * its last step's end saw. */
 			j->gone = true;
 			j->gone_ns = a->tick_ns;
+			if (j->have_cpu && j->cpu_seen_ns > j->cpu_last_ns) {
+				t->cpu_s = (double)(j->cpu_seen_ns -
+						    j->cpu_last_ns) / 1e9;
+				j->cpu_last_ns = j->cpu_seen_ns;
+			}
 			ceems_info("job %u: cgroup removed; its figures stop here",
 				   j->spec.jobid);
 		}
@@ -319,6 +325,24 @@ agent_full_reading(struct ceems_agent *a, struct agent_job *j)
 					  &a->scratch) == 0 &&
 	    (a->scratch.present & CEEMS_CGF_CPU_USAGE) != 0)
 		j->usage = a->scratch;
+}
+
+/* A step's end: the job's CPU counter as of now, kept for the tick that
+ * finds the job's cgroup gone.  Slurm removes that cgroup before the
+ * extern step deregisters the job, so the last step's end is the last
+ * time the job's CPU time can be read: without this, what the job used
+ * after the last tick (up to a whole tick) would be lost.  The baseline
+ * does not move: the tick charges it. */
+void
+agent_note_job_cpu(struct ceems_agent *a, struct agent_job *j)
+{
+	if (j->gone || j->reader == NULL || !j->have_cpu)
+		return;
+	if (ceems_cgroup_reader_read_some(j->reader, CEEMS_CGF_CPU_USAGE,
+					  &a->scratch) == 0 &&
+	    (a->scratch.present & CEEMS_CGF_CPU_USAGE) != 0 &&
+	    a->scratch.cpu_usage_ns > j->cpu_seen_ns)
+		j->cpu_seen_ns = a->scratch.cpu_usage_ns;
 }
 
 /* A step's end: its memory peak, without touching its CPU figures. */
@@ -424,11 +448,13 @@ ceems_agent_tick(struct ceems_agent *a, uint64_t now_ns)
 	if (ret < 0) {
 		ceems_error("ledger: cannot split this tick (%s); recorded as a gap",
 			    strerror(-ret));
+		/* The jobs' CPU time was read all the same. */
 		for (size_t i = 0; i < a->njobs; i++) {
 			if (a->jobs[i]->gone && a->jobs[i]->gone_ns < now_ns)
 				continue;
 			ceems_job_ledger_add_gap(&a->jobs[i]->ledger, node.dt_s);
 			a->jobs[i]->gap_s += node.dt_s;
+			a->jobs[i]->cpu_s += a->job_ticks[i].cpu_s;
 		}
 	} else {
 		for (size_t i = 0; i < a->njobs; i++) {
