@@ -43,8 +43,19 @@ setup() {
 	# of this test competes with it for CPU on this small node: its
 	# efficiency is then its own.  --wrap runs /bin/sh: it is a bash
 	# script of its own.
-	printf '#!/bin/bash\nend=$((SECONDS + 20))\nwhile [ $SECONDS -lt $end ]; do :; done\n' \
-		>"$SLURM_DIR/out/burner.sh"
+	# It writes down what it measured of itself (its wall span and the
+	# CPU time the kernel charged to it): the test's reference for the
+	# record's figures, which then do not depend on how busy the CI
+	# machine is.  The loop is all builtins: no child to account for.
+	cat >"$SLURM_DIR/out/burner.sh" <<-'EOF'
+		#!/bin/bash
+		t0=$(date +%s.%N)
+		end=$((SECONDS + 20))
+		while [ $SECONDS -lt $end ]; do :; done
+		read -r -a st </proc/$$/stat
+		printf '%s %s %s %s\n' "$t0" "$(date +%s.%N)" \
+			"$((st[13] + st[14]))" "$(getconf CLK_TCK)" >burner.self
+	EOF
 	chmod 755 "$SLURM_DIR/out/burner.sh"
 	BURNER_ID=$(submit nobody -J burner -c1 \
 		--dependency="afterany:$SLEEPER_ID:$MEM_ID:$STEPS_ID:$EXIT_ID:$CANCEL_ID:$NAME_ID" \
@@ -88,10 +99,24 @@ setup() {
 	s=$(record_of "$SLEEPER_ID")
 	eb=$(jq '.measurements.cpu_s / (.measurements.elapsed_s * .measurements.alloc_cores)' "$b")
 	es=$(jq '.measurements.cpu_s / (.measurements.elapsed_s * .measurements.alloc_cores)' "$s")
-	echo "# burner efficiency $eb, sleeper $es" >&3
-	check "$eb >= 0.95 && $eb <= 1.05"
+	cpu=$(jq '.measurements.cpu_s' "$b")
+	elapsed=$(jq '.measurements.elapsed_s' "$b")
+	read -r t0 t1 ticks hz <"$SLURM_DIR/out/burner.self"
+	echo "# burner efficiency $eb ($cpu s CPU over $elapsed s); it measured" \
+		"$ticks/$hz s CPU over $t0..$t1; sleeper $es" >&3
+	# The job's CPU time is the burner's own (which /proc rounds down to
+	# the clock tick), all of it: the last of it is read when the batch
+	# step ends, since Slurm removes the job's cgroup before the job's
+	# end reaches the agent.  Its elapsed time spans the burner's and
+	# adds no more than the job's start and end.  On a quiet node that
+	# is an efficiency of about 98%; CI's machines are not quiet.
+	check "$cpu >= $ticks / $hz - 0.05 && $cpu <= $ticks / $hz + 0.5"
+	check "$elapsed >= $t1 - $t0 && $elapsed <= $t1 - $t0 + 5"
+	check "$eb >= 0.75 && $eb <= 1.02"
 	check "$es <= 0.05"
-	out_of "$BURNER_ID" | grep -Eq 'efficiency +(9[5-9]|10[0-5])%'
+	# The summary shows the record's efficiency.
+	pct=$(out_of "$BURNER_ID" | sed -nE 's/.*efficiency +([0-9]+)%.*/\1/p' | head -n1)
+	check "$pct >= $eb * 100 - 1 && $pct <= $eb * 100 + 1"
 }
 
 @test "the memory job's peak is at least 500 MiB" {
