@@ -14,6 +14,8 @@
 #      -E 2023-07-01` end to end (process start, configuration,
 #      connection, both queries, formatting) as that user, BENCH_REPEAT
 #      times; median and maximum.  Target (issue 6): <= 100 ms.
+#   cluster (after 1 and 3): `ceems-admin db cluster`, timed, then the
+#      queries of 1 and the runs of 3 again on the rewritten table.
 #   2. ingest: BENCH_RECORDS records are spooled by libceems and stored
 #      by the node agent's replay (tests/bench/bench_ingest), in batches
 #      (ceems.upsert_job_records) into the empty database, one record per
@@ -27,7 +29,7 @@
 # Usage (as root, from a configured build directory):
 #   make bench-storage
 # or
-#   CEEMS_TOP_BUILDDIR=$PWD bash ../../tests/bench/bench_storage.sh [query|sacct|ingest|all]
+#   CEEMS_TOP_BUILDDIR=$PWD bash ../../tests/bench/bench_storage.sh [query|sacct|cluster|ingest|all]
 # (sacct loads the query's data first, then times ceems-sacct too)
 # Environment: BENCH_JOBS (default 10000000), BENCH_USERS (2000),
 # BENCH_REPEAT (20), BENCH_RECORDS (20000), BENCH_BATCH (500, the agent's),
@@ -84,8 +86,11 @@ echo "# machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/
 	"$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), kernel $(uname -r), $(date -u +%Y-%m-%d)"
 echo "# PostgreSQL: $(sql -c 'SHOW server_version'), fsync $(sql -c 'SHOW fsync'), shared_buffers $(sql -c 'SHOW shared_buffers')"
 
+month_from='2023-06-01 00:00+00'
+month_to='2023-07-01 00:00+00'
+
 bench_query() {
-	local t0 t1 user month_from month_to cols range i
+	local t0 t1 user i
 
 	# The secondary indexes are built after the load (the constraint
 	# ones stay): the same definitions, a lot faster.
@@ -152,8 +157,6 @@ EOF
 		"$(echo "$t1 - $t0" | bc) s, indexes and VACUUM ANALYZE by $(echo "$(date +%s.%N) - $t0" | bc) s;" \
 		"table $(sql -c "SELECT pg_size_pretty(pg_table_size('ceems.jobs'))"), indexes $(sql -c "SELECT pg_size_pretty(pg_indexes_size('ceems.jobs'))")"
 
-	month_from='2023-06-01 00:00+00'
-	month_to='2023-07-01 00:00+00'
 	# A typical user (the median number of jobs in the month) and the
 	# heaviest one.
 	for user in $(sql -c "
@@ -165,53 +168,72 @@ EOF
 		UNION ALL (SELECT user_name FROM m ORDER BY n DESC, user_name LIMIT 1)"); do
 		sql -c "CREATE ROLE $user LOGIN IN ROLE ceems_reader"
 		echo "$user" >>"$pg/bench_users"
-		# What ceems-sacct asks: the caller's jobs started in the
-		# month, with the listing's columns.  current_user is compared
-		# in the column's collation, or the index cannot serve it
-		# (sql/migrations/007_own_jobs_index.sql).
-		cols="jobid, array_job_id, array_task_id, user_name, account, partition,
-			job_name, state, exit_code, submit_time, start_time, end_time, elapsed_s,
-			alloc_cpus, req_mem_bytes, alloc_gpus, nnodes, nodelist, cpu_efficiency,
-			mem_peak_bytes, mem_efficiency, total_j, emissions_g, package_coverage"
-		sacct_cols="j.job_key, c.name, j.jobid, j.array_job_id, j.array_task_id,
-			j.uid, j.user_name, j.account, j.partition, j.qos, j.job_name,
-			j.state, j.exit_code, j.exit_signal, extract(epoch FROM j.submit_time)::bigint,
-			extract(epoch FROM j.start_time)::bigint, extract(epoch FROM j.end_time)::bigint,
-			j.time_limit_min, j.alloc_cpus, j.req_mem_bytes, j.alloc_gpus,
-			j.nnodes, j.nodes_reported, j.nodelist, j.elapsed_s, j.cpu_time_s,
-			j.cpu_efficiency, j.mem_peak_bytes, j.mem_efficiency, j.gpu_util_pct,
-			j.package_j, j.dram_j, j.gpu_j, j.node_j, j.total_j,
-			least(j.package_coverage, j.dram_coverage, j.gpu_coverage, j.node_coverage),
-			j.emissions_g, j.emission_g_per_kwh, j.pue"
-		range="start_time >= '$month_from' AND start_time < '$month_to' ORDER BY start_time"
-		bench_one "$user" "SELECT $cols FROM ceems.jobs WHERE user_name = (current_user COLLATE \"default\") AND $range" \
-			"started in the month, user_name = current_user in the column's collation"
-		# The same relying on row-level security alone.
-		bench_one "$user" "SELECT $cols FROM ceems.jobs WHERE $range" "started in the month, row-level security only"
-		# What ceems-sacct asks (sacct's semantics): the jobs that
-		# overlap the window, the user as a text value.
-		overlap="user_name = '$user' AND start_time < '$month_to'
-			AND coalesce(end_time, start_time) >= '$month_from'"
-		bench_one "$user" "SELECT $cols FROM ceems.jobs WHERE $overlap ORDER BY start_time" \
-			"overlapping the month, as is"
-		# The same with the lower bound of migration 009: no job
-		# started before the window minus the longest job overlaps it.
-		# The whole bound is one sub-select, so that the condition on
-		# the row is a plain (leakproof) comparison: row-level
-		# security lets only those serve as index conditions.
-		bound="start_time >= (SELECT timestamptz '$month_from' -
-			max(max_job_s) * interval '1 second' FROM ceems.clusters)"
-		bench_one "$user" "SELECT $cols FROM ceems.jobs WHERE $overlap AND $bound ORDER BY start_time" \
-			"overlapping the month, start bounded by clusters.max_job_s"
-		# ceems-sacct's own select list (tools/sacct_pg.c), bounded.
-		bench_one "$user" "SELECT $sacct_cols FROM ceems.jobs j JOIN ceems.clusters c USING (cluster_id)
-			WHERE j.$overlap AND j.$bound ORDER BY j.start_time" \
-			"ceems-sacct's columns, overlapping, bounded"
-		# The planner's cost for a heavy user passes jit_above_cost:
-		# the same without JIT compilation.
-		bench_one "$user" "SELECT $sacct_cols FROM ceems.jobs j JOIN ceems.clusters c USING (cluster_id)
-			WHERE j.$overlap AND j.$bound ORDER BY j.start_time" \
-			"ceems-sacct's columns, overlapping, bounded, jit off" "-c jit=off"
+		bench_queries_of "$user"
+	done
+}
+
+# bench_queries_of USER: the listing's queries for USER's month.
+bench_queries_of() {
+	local user=$1 cols sacct_cols range overlap bound
+	# What ceems-sacct asks: the caller's jobs started in the
+	# month, with the listing's columns.  current_user is compared
+	# in the column's collation, or the index cannot serve it
+	# (sql/migrations/007_own_jobs_index.sql).
+	cols="jobid, array_job_id, array_task_id, user_name, account, partition,
+		job_name, state, exit_code, submit_time, start_time, end_time, elapsed_s,
+		alloc_cpus, req_mem_bytes, alloc_gpus, nnodes, nodelist, cpu_efficiency,
+		mem_peak_bytes, mem_efficiency, total_j, emissions_g, package_coverage"
+	sacct_cols="j.job_key, c.name, j.jobid, j.array_job_id, j.array_task_id,
+		j.uid, j.user_name, j.account, j.partition, j.qos, j.job_name,
+		j.state, j.exit_code, j.exit_signal, extract(epoch FROM j.submit_time)::bigint,
+		extract(epoch FROM j.start_time)::bigint, extract(epoch FROM j.end_time)::bigint,
+		j.time_limit_min, j.alloc_cpus, j.req_mem_bytes, j.alloc_gpus,
+		j.nnodes, j.nodes_reported, j.nodelist, j.elapsed_s, j.cpu_time_s,
+		j.cpu_efficiency, j.mem_peak_bytes, j.mem_efficiency, j.gpu_util_pct,
+		j.package_j, j.dram_j, j.gpu_j, j.node_j, j.total_j,
+		least(j.package_coverage, j.dram_coverage, j.gpu_coverage, j.node_coverage),
+		j.emissions_g, j.emission_g_per_kwh, j.pue"
+	range="start_time >= '$month_from' AND start_time < '$month_to' ORDER BY start_time"
+	bench_one "$user" "SELECT $cols FROM ceems.jobs WHERE user_name = (current_user COLLATE \"default\") AND $range" \
+		"started in the month, user_name = current_user in the column's collation"
+	# The same relying on row-level security alone.
+	bench_one "$user" "SELECT $cols FROM ceems.jobs WHERE $range" "started in the month, row-level security only"
+	# What ceems-sacct asks (sacct's semantics): the jobs that
+	# overlap the window, the user as a text value.
+	overlap="user_name = '$user' AND start_time < '$month_to'
+		AND coalesce(end_time, start_time) >= '$month_from'"
+	bench_one "$user" "SELECT $cols FROM ceems.jobs WHERE $overlap ORDER BY start_time" \
+		"overlapping the month, as is"
+	# The same with the lower bound of migration 009: no job
+	# started before the window minus the longest job overlaps it.
+	# The whole bound is one sub-select, so that the condition on
+	# the row is a plain (leakproof) comparison: row-level
+	# security lets only those serve as index conditions.
+	bound="start_time >= (SELECT timestamptz '$month_from' -
+		max(max_job_s) * interval '1 second' FROM ceems.clusters)"
+	bench_one "$user" "SELECT $cols FROM ceems.jobs WHERE $overlap AND $bound ORDER BY start_time" \
+		"overlapping the month, start bounded by clusters.max_job_s"
+	# ceems-sacct's own select list (tools/sacct_pg.c), bounded.
+	bench_one "$user" "SELECT $sacct_cols FROM ceems.jobs j JOIN ceems.clusters c USING (cluster_id)
+		WHERE j.$overlap AND j.$bound ORDER BY j.start_time" \
+		"ceems-sacct's columns, overlapping, bounded"
+	# The planner's cost for a heavy user passes jit_above_cost:
+	# the same without JIT compilation.
+	bench_one "$user" "SELECT $sacct_cols FROM ceems.jobs j JOIN ceems.clusters c USING (cluster_id)
+		WHERE j.$overlap AND j.$bound ORDER BY j.start_time" \
+		"ceems-sacct's columns, overlapping, bounded, jit off" "-c jit=off"
+}
+
+# After bench_query: the table rewritten in the users' order by
+# `ceems-admin db cluster` (an admin's monthly job), then the same
+# queries again.
+bench_cluster() {
+	local t0 user
+	t0=$(date +%s.%N)
+	"$admin" -d "dbname=ceems" db cluster
+	echo "# ceems-admin db cluster: $(echo "$(date +%s.%N) - $t0" | bc) s"
+	for user in $(cat "$pg/bench_users"); do
+		bench_queries_of "$user"
 	done
 }
 
@@ -296,7 +318,8 @@ bench_ingest() {
 case $what in
 	query) bench_query ;;
 	sacct) bench_query; bench_sacct ;;
+	cluster) bench_query; bench_sacct; bench_cluster; bench_sacct ;;
 	ingest) bench_ingest ;;
 	all) bench_ingest; bench_query; bench_sacct ;;
-	*) echo "usage: bench_storage.sh [query|sacct|ingest|all]" >&2; exit 2 ;;
+	*) echo "usage: bench_storage.sh [query|sacct|cluster|ingest|all]" >&2; exit 2 ;;
 esac
