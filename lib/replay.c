@@ -54,12 +54,12 @@ struct ceems_replay {
 void
 ceems_replay_default_limits(struct ceems_replay_limits *l)
 {
-	l->max_records = 5000;
+	l->max_records = 20000;
 	l->batch_max = 500;
 	l->budget_ns = 2 * UINT64_C(1000000000);
 	l->backoff_min_ns = 5 * UINT64_C(1000000000);
 	l->backoff_max_ns = 600 * UINT64_C(1000000000);
-	l->more_ns = 50 * UINT64_C(1000000);
+	l->more_ns = 0;
 	l->idle_ns = 30 * UINT64_C(1000000000);
 	l->temp_age_s = 3600;
 }
