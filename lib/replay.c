@@ -54,7 +54,7 @@ struct ceems_replay {
 void
 ceems_replay_default_limits(struct ceems_replay_limits *l)
 {
-	l->max_records = 20000;
+	l->max_records = 5000;
 	l->batch_max = 500;
 	l->budget_ns = 2 * UINT64_C(1000000000);
 	l->backoff_min_ns = 5 * UINT64_C(1000000000);

@@ -27,7 +27,7 @@ struct ceems_replay_limits {
 	int64_t temp_age_s;		/* temporary files older are swept */
 };
 
-/* 20,000 records or 2 s a call, 500 a statement; 5 s doubling to 10 min
+/* 5,000 records or 2 s a call, 500 a statement; 5 s doubling to 10 min
  * after failures; the next call at once when records are left, after
  * 30 s when the spool is empty.  The replay has a process of its own
  * (the agent's loop never waits for it), so a backlog drains at the

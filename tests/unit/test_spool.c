@@ -297,6 +297,46 @@ test_durable_write_and_order(void)
 	remove_tree(root);
 }
 
+/* A listing bounded to the oldest 50 of 1,000 records created in a
+ * scrambled order (the directory's own order is a hash's): exactly those
+ * 50, oldest first, whatever the order; unbounded, all of them. */
+static void
+test_list_bounded(void)
+{
+	const char *dir = new_dir();
+	struct ceems_spool_list list;
+	char name[CEEMS_SPOOL_NAME_MAX];
+	unsigned i, ordered = 1, wrong = 0;
+
+	for (i = 0; i < 1000; i++) {
+		/* 1000 and 7 are coprime: every second 0..999 once */
+		snprintf(name, sizeof(name), "%012u-c-%u-1-n1.json",
+			 1700000000u + (i * 7u) % 1000u, i);
+		write_file(dir, name, "{}", 2);
+	}
+	is_int(ceems_spool_list(dir, 50, &list), 0, "list the oldest 50 of 1000");
+	is_int(list.count, 50, "50 names");
+	is_int(list.total, 1000, "of 1000 records");
+	for (i = 0; i < list.count; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "%012u-", 1700000000u + i);
+		if (strncmp(list.names[i], want, strlen(want)) != 0)
+			wrong++;
+		if (i > 0 && strcmp(list.names[i - 1], list.names[i]) >= 0)
+			ordered = 0;
+	}
+	is_int(wrong, 0, "the 50 oldest, second by second");
+	ok(ordered, "oldest first");
+	ceems_spool_list_free(&list);
+	is_int(ceems_spool_list(dir, 0, &list), 0, "list them all");
+	is_int(list.count, 1000, "1000 names");
+	ok(list.count == 1000 && strncmp(list.names[999], "001700000999-", 13) == 0 &&
+	   strncmp(list.names[0], "001700000000-", 13) == 0, "from the oldest to the youngest");
+	ceems_spool_list_free(&list);
+	remove_tree(dir);
+}
+
 /* Each corrupted form is refused with a reason and set aside into
  * rejected/ with a .why; the good record beside them stays. */
 static void
@@ -773,6 +813,7 @@ main(void)
 	ceems_log_set_level(CEEMS_LOG_DEBUG);
 	test_names();
 	test_durable_write_and_order();
+	test_list_bounded();
 	test_corrupted();
 	test_cap();
 	test_usage_linear();
