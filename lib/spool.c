@@ -381,7 +381,9 @@ compare_names(const void *a, const void *b)
 static void
 list_sort(struct ceems_spool_list *list, size_t oldest)
 {
-	qsort(list->names, list->count, sizeof(list->names[0]), compare_names);
+	if (list->count > 1)	/* an empty list has no array at all */
+		qsort(list->names, list->count, sizeof(list->names[0]),
+		      compare_names);
 	if (oldest > 0 && list->count > oldest)
 		list->count = oldest;
 }
