@@ -21,12 +21,15 @@
 #include "spool.h"
 #include "storage.h"
 
-/* A batch: "[rec,rec,...]" and where each record is in it. */
+/* A batch: "[rec,rec,...]", where each record is in it and the names
+ * of their files (copies: a batch sent at the end of one run is still in
+ * the database's hands during the next, whose listing is another). */
 struct replay_batch {
 	char *text;
 	size_t len, size;
 	unsigned count;
-	const char **names;
+	char (*names)[CEEMS_SPOOL_NAME_MAX];
+	const char **name_at;		/* names[i], for the spool's calls */
 	size_t *offset, *length;
 };
 
@@ -42,7 +45,8 @@ struct ceems_replay {
 	 * is read from the spool into the other. */
 	struct replay_batch batches[2];
 	struct replay_batch *filling;	/* being read */
-	struct replay_batch *sent;	/* in the database's hands, or NULL */
+	struct replay_batch *sent;	/* in the database's hands, or NULL;
+					 * may outlive the run that sent it */
 	struct replay_batch *committed;	/* stored, still in the spool, or NULL */
 	int *removed;			/* per record of a removal */
 };
@@ -67,11 +71,18 @@ ceems_replay_default_limits(struct ceems_replay_limits *l)
 static int
 batch_init(struct replay_batch *b, unsigned max)
 {
-	b->names = calloc(max, sizeof(*b->names));
+	unsigned i;
+
+	b->names = calloc(max, sizeof(b->names[0]));
+	b->name_at = calloc(max, sizeof(*b->name_at));
 	b->offset = calloc(max, sizeof(*b->offset));
 	b->length = calloc(max, sizeof(*b->length));
-	return b->names != NULL && b->offset != NULL && b->length != NULL ?
-	       0 : -ENOMEM;
+	if (b->names == NULL || b->name_at == NULL || b->offset == NULL ||
+	    b->length == NULL)
+		return -ENOMEM;
+	for (i = 0; i < max; i++)
+		b->name_at[i] = b->names[i];
+	return 0;
 }
 
 static void
@@ -79,6 +90,7 @@ batch_free(struct replay_batch *b)
 {
 	free(b->text);
 	free(b->names);
+	free(b->name_at);
 	free(b->offset);
 	free(b->length);
 }
@@ -132,10 +144,24 @@ mono_ns(void)
 }
 
 static void
+batch_empty(struct replay_batch *b)
+{
+	b->count = 0;
+	b->len = 0;
+}
+
+/* Close the connection.  A batch still in flight is forgotten
+ * unconfirmed: its records stay in the spool, and storing them again
+ * changes nothing. */
+static void
 drop_connection(struct ceems_replay *rp)
 {
 	ceems_db_close(rp->db);
 	rp->db = NULL;
+	if (rp->sent != NULL) {
+		batch_empty(rp->sent);
+		rp->sent = NULL;
+	}
 }
 
 /* A failure: wait longer each time, up to the maximum. */
@@ -214,7 +240,7 @@ batch_add(struct ceems_replay *rp, const char *name, size_t len)
 		b->size = size;
 	}
 	b->text[b->len++] = b->count == 0 ? '[' : ',';
-	b->names[b->count] = name;
+	snprintf(b->names[b->count], sizeof(b->names[0]), "%s", name);
 	b->offset[b->count] = b->len;
 	b->length[b->count] = len;
 	memcpy(b->text + b->len, rp->text, len);
@@ -228,13 +254,6 @@ batch_full(const struct ceems_replay *rp)
 {
 	return rp->filling->count >= rp->batch_now ||
 	       rp->filling->len >= BATCH_BYTES_MAX;
-}
-
-static void
-batch_empty(struct replay_batch *b)
-{
-	b->count = 0;
-	b->len = 0;
 }
 
 /* Store B's records one by one (a batch of one, or a refused batch).
@@ -307,7 +326,7 @@ batch_forget(struct ceems_replay *rp, struct ceems_replay_stats *st)
 	if (b == NULL)
 		return;
 	rp->committed = NULL;
-	if (ceems_spool_remove_stored(dir, b->names, b->count, rp->removed) < 0)
+	if (ceems_spool_remove_stored(dir, b->name_at, b->count, rp->removed) < 0)
 		for (i = 0; i < b->count; i++)
 			if (rp->removed[i] < 0 && rp->removed[i] != -ENOENT)
 				ceems_warning("spool %s: %s is stored but cannot be removed: %s",
@@ -358,6 +377,22 @@ batch_flush(struct ceems_replay *rp, struct ceems_replay_stats *st,
 	return 0;
 }
 
+/* Whether NAME is one of the records of the batch still in flight from
+ * the previous run (*NEXT: where to look first; both lists are in name
+ * order). */
+static bool
+in_flight(const struct ceems_replay *rp, const char *name, unsigned *next)
+{
+	const struct replay_batch *b = rp->sent;
+	int c = 1;
+
+	if (b == NULL)
+		return false;
+	while (*next < b->count && (c = strcmp(b->names[*next], name)) < 0)
+		(*next)++;
+	return *next < b->count && c == 0;
+}
+
 uint64_t
 ceems_replay_run(struct ceems_replay *rp, struct ceems_replay_stats *stats)
 {
@@ -367,6 +402,8 @@ ceems_replay_run(struct ceems_replay *rp, struct ceems_replay_stats *stats)
 	struct ceems_spool_list list;
 	uint64_t start = mono_ns();
 	char err[512], what[700];
+	unsigned next_in_flight = 0;
+	bool more;
 	size_t i;
 	int r;
 
@@ -391,6 +428,8 @@ ceems_replay_run(struct ceems_replay *rp, struct ceems_replay_stats *stats)
 
 		if (i >= l->max_records || mono_ns() - start >= l->budget_ns)
 			break;
+		if (in_flight(rp, list.names[i], &next_in_flight))
+			continue;	/* sent by the previous run */
 		r = ceems_spool_read(dir, list.names[i], &rp->record, rp->text,
 				     sizeof(rp->text), &len, err, sizeof(err));
 		if (r == -ENOENT) {	/* gone meanwhile (an admin) */
@@ -430,11 +469,20 @@ ceems_replay_run(struct ceems_replay *rp, struct ceems_replay_stats *stats)
 			break;
 		}
 	}
+	/* Records beyond this run's limits: the last batch stays in the
+	 * database's hands while the next run lists the spool and reads,
+	 * rather than leaving the database idle meanwhile. */
+	more = i < list.count || list.count < list.total;
 	if (st->error == 0) {
-		/* The last batch read, then the outcome of the last sent. */
-		r = batch_flush(rp, st, err, sizeof(err));
-		if (r == 0)
+		/* The last batch read, then the outcome of the last sent
+		 * (with more to come: the last sent stays in flight). */
+		r = !more || rp->filling->count > 0 ?
+		    batch_flush(rp, st, err, sizeof(err)) : 0;
+		if (r == 0 && !more)
 			r = batch_await(rp, st, err, sizeof(err));
+		else if (r == 0 && rp->sent != NULL)
+			ceems_debug("spool %s: a batch of %u records is stored "
+				    "while the next run reads", dir, rp->sent->count);
 		if (r < 0) {
 			st->error = r;
 			snprintf(what, sizeof(what), "database: %s", err);

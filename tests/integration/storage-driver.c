@@ -10,10 +10,10 @@
  *       of 20 rows of 30 s (cpu_s 60 and package_j 1/20 of the job's
  *       each, dram_j unknown).  Prints
  *       "database=N spool=N rejected=N failed=N".
- *   storage-driver replay CONF once|all [BATCH]
+ *   storage-driver replay CONF once|all [BATCH [MAX]]
  *       once: one ceems_replay_run with the agent's limits (BATCH records
- *       a statement if given); all: runs until the spool is empty or a
- *       run fails.  Prints
+ *       a statement and MAX records a run if given); all: runs until the
+ *       spool is empty or a run fails.  Prints
  *       "stored=N set_aside=N left=N error=E".
  *
  * Log lines go to stderr ("ceems: LEVEL: ..."). */
@@ -124,7 +124,7 @@ store(const struct ceems_config *c, unsigned count, uint32_t first,
 }
 
 static int
-replay(const struct ceems_config *c, bool all, unsigned batch)
+replay(const struct ceems_config *c, bool all, unsigned batch, unsigned max)
 {
 	struct ceems_replay_limits limits;
 	struct ceems_replay_stats st, total;
@@ -133,6 +133,8 @@ replay(const struct ceems_config *c, bool all, unsigned batch)
 	ceems_replay_default_limits(&limits);
 	if (batch > 0)
 		limits.batch_max = batch;
+	if (max > 0)
+		limits.max_records = max;
 	rp = ceems_replay_new(c, &limits);
 
 	if (rp == NULL) {
@@ -163,7 +165,7 @@ main(int argc, char **argv)
 
 	if (argc < 4) {
 		fprintf(stderr, "usage: %s store CONF COUNT FIRST_JOBID [bad] | "
-			"replay CONF once|all [BATCH]\n", argv[0]);
+			"replay CONF once|all [BATCH [MAX]]\n", argv[0]);
 		return 2;
 	}
 	ceems_log_set_level(CEEMS_LOG_DEBUG);
@@ -180,7 +182,8 @@ main(int argc, char **argv)
 			     strcmp(argv[5], "series") == 0 ? SERIES : NONE);
 	if (strcmp(argv[1], "replay") == 0)
 		return replay(&c, strcmp(argv[3], "all") == 0,
-			      argc > 4 ? (unsigned)strtoul(argv[4], NULL, 10) : 0);
+			      argc > 4 ? (unsigned)strtoul(argv[4], NULL, 10) : 0,
+			      argc > 5 ? (unsigned)strtoul(argv[5], NULL, 10) : 0);
 	fprintf(stderr, "unknown command %s\n", argv[1]);
 	return 2;
 }

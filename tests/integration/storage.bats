@@ -294,6 +294,39 @@ _unlock_job_nodes() {
     [ "$(_rows t-kr)" = "300 300 0" ] || _fail "rows: $(_rows t-kr)"
 }
 
+@test "a backlog over many runs: each run's last batch is stored while the next reads; each record once" {
+    local spool_conf conf n rows
+    spool_conf=$(_conf manyruns-spool t-mr no)
+    conf=$(_conf manyruns t-mr yes 2s)
+    run "$DRIVER" store "$spool_conf" 250 1
+    [[ "$output" == *"spool=250"* ]] || _fail "$output"
+    # 20 a statement, 50 a run: six runs, each but the last ending with
+    # a batch in flight that the next run's first batch waits for.
+    run "$DRIVER" replay "$conf" all 20 50
+    [[ "$output" == *"stored=250 set_aside=0 left=0 error=0"* ]] || _fail "$output"
+    n=$(grep -c 'is stored while the next run reads' <<<"$output")
+    [ "$n" -ge 4 ] || _fail "$n runs ended with a batch in flight: $output"
+    [ "$(_records "$D/spool-t-mr")" -eq 0 ] || _fail "$(_records "$D/spool-t-mr") left in the spool"
+    [ "$(_rows t-mr)" = "250 250 0" ] || _fail "rows: $(_rows t-mr)"
+
+    # The database killed while batches cross runs: nothing lost, none
+    # twice, once it is back.
+    run "$DRIVER" store "$spool_conf" 400 1001
+    [[ "$output" == *"spool=400"* ]] || _fail "$output"
+    "$DRIVER" replay "$conf" all 20 50 >"$D/mr.out" 2>&1 &
+    sleep 0.2
+    _db_down immediate
+    wait $! || true
+    _db_up
+    rows=$(_rows t-mr)
+    n=$(_records "$D/spool-t-mr")
+    echo "# killed after $(( ${rows%% *} - 250 )) of 400 committed, $n left spooled: $(tail -n 1 "$D/mr.out")" >&3
+    [ $(( ${rows%% *} - 250 + n )) -ge 400 ] || _fail "lost: rows $rows, spooled $n"
+    run "$DRIVER" replay "$conf" all 20 50
+    [[ "$output" == *"left=0 error=0"* ]] || _fail "$output"
+    [ "$(_rows t-mr)" = "650 650 0" ] || _fail "rows: $(_rows t-mr)"
+}
+
 @test "a full spool filesystem: no crash, every record spooled or logged whole, and recoverable" {
     local conf out logged tag n failed
     mkdir -p "$D/full"
