@@ -665,24 +665,45 @@ batches_of() {
         _fail "erin, new coordinator of chem, does not see her job and chem's"
 }
 
-@test "db cluster: jobs rewritten in the order of (user, start); nothing else changes" {
+@test "db cluster: jobs rewritten by month, then user and start; nothing else changes" {
     admin db init >/dev/null || _fail "db init"
     make_node_records
     upsert "$BATS_TEST_TMPDIR/n1.json" >/dev/null && upsert "$BATS_TEST_TMPDIR/n2.json" >/dev/null
+    # Stored out of that order: a later month's job first, then one of
+    # November (alice's month) by bob, then one of an earlier month.
+    "$GEN" cluster=c1 jobid=44 uid=1003 user=aaron account=chem start=1702000000 node=n3 written_at=1702000100 \
+        elapsed=10 package_j=20 steps=1 >"$BATS_TEST_TMPDIR/dec.json"
     "$GEN" cluster=c1 jobid=43 uid=1001 user=bob account=chem start=1700000000 node=n3 \
         elapsed=10 package_j=20 steps=2 >"$BATS_TEST_TMPDIR/other.json"
-    upsert "$BATS_TEST_TMPDIR/other.json" >/dev/null
+    "$GEN" cluster=c1 jobid=45 uid=1004 user=zed account=chem start=1690000000 node=n3 \
+        elapsed=10 package_j=20 steps=1 >"$BATS_TEST_TMPDIR/jul.json"
+    for f in dec other jul; do
+        upsert "$BATS_TEST_TMPDIR/$f.json" >/dev/null || _fail "upsert $f"
+    done
     before=$(contents)
     run admin db cluster
     [ "$status" -eq 0 ] || _fail "db cluster: $output"
-    [[ "$output" == "ceems.jobs rewritten in the order of jobs_user_start in "* ]] || _fail "output: $output"
-    [ "$(sql -c "SELECT indisclustered FROM pg_index WHERE indexrelid = 'ceems.jobs_user_start'::regclass")" = t ] ||
-        _fail "jobs_user_start is not the table's cluster index"
+    [[ "$output" == "ceems.jobs rewritten by month, then user and start, in "* ]] || _fail "output: $output"
+    # The heap in that order: July, then November's users by name, then
+    # December; the order's index is gone again.
+    order=$(sql -c "SELECT string_agg(user_name, ',' ORDER BY ctid) FROM ceems.jobs")
+    [ "$order" = zed,alice,bob,aaron ] || _fail "heap order: $order"
+    [ "$(sql -c "SELECT to_regclass('ceems.jobs_cluster_order') IS NULL")" = t ] ||
+        _fail "the rewrite's index was left behind"
     [ "$(contents)" = "$before" ] || _fail "rows changed: $(diff <(echo "$before") <(contents))"
     # The writer goes on as before.
     [ "$(upsert "$BATS_TEST_TMPDIR/n1.json" node)" = unchanged ] || _fail "replay after cluster"
     run admin db cluster extra
     [ "$status" -eq 2 ] || _fail "an extra argument accepted: $output"
+    # A lock it cannot have: it gives up and leaves nothing behind.
+    sql -c "BEGIN; LOCK TABLE ceems.jobs IN ACCESS SHARE MODE; SELECT pg_sleep(12); COMMIT" >/dev/null &
+    sleep 1
+    run admin db cluster
+    wait
+    [ "$status" -eq 1 ] || _fail "db cluster under a lock: status $status: $output"
+    [[ "$output" == *"lock timeout"* ]] || _fail "no word of the lock: $output"
+    [ "$(sql -c "SELECT to_regclass('ceems.jobs_cluster_order') IS NULL")" = t ] ||
+        _fail "a failed rewrite left its index"
 }
 
 @test "views: usage and idle-allocated waste come from the job rows" {
