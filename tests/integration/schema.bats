@@ -665,12 +665,51 @@ batches_of() {
         _fail "erin, new coordinator of chem, does not see her job and chem's"
 }
 
-@test "db cluster: jobs rewritten by month, then user and start; nothing else changes" {
+@test "steps and notes: a row without its job_nodes row is refused; they go with it (014)" {
     admin db init >/dev/null || _fail "db init"
     make_node_records
     upsert "$BATS_TEST_TMPDIR/n1.json" >/dev/null && upsert "$BATS_TEST_TMPDIR/n2.json" >/dev/null
-    # Stored out of that order: a later month's job first, then one of
-    # November (alice's month) by bob, then one of an earlier month.
+    key=$(sql -c "SELECT job_key FROM ceems.jobs")
+    [ "$(sql -c "SELECT count(*) FROM ceems.job_steps WHERE job_key = $key AND node = 'n1'")" = 3 ] ||
+        _fail "n1's steps not stored"
+    # A note of each node row: it exists, so the check lets it in.
+    sql -c "INSERT INTO ceems.job_notes (job_key, node, ordinal, note_id, text)
+            SELECT $key, n, 9, 'test-note', 'a note' FROM unnest('{n1,n2}'::text[]) n" >/dev/null ||
+        _fail "a note of an existing node row refused"
+    # Rows of a node the job has not: refused as a foreign key refuses.
+    for q in "INSERT INTO ceems.job_steps (job_key, node, step_id, ended, elapsed_s, cpu_s)
+                  VALUES ($key, 'n9', '0', true, 1, 1)" \
+             "INSERT INTO ceems.job_notes (job_key, node, ordinal, note_id, text)
+                  VALUES ($key + 1, 'n1', 0, 'test-note', 'x')" \
+             "UPDATE ceems.job_steps SET node = 'n9' WHERE job_key = $key AND node = 'n1' AND step_id = 'batch'" \
+             "UPDATE ceems.job_nodes SET node = 'n9' WHERE job_key = $key AND node = 'n1'"; do
+        run sql -v VERBOSITY=verbose -c "$q"
+        [ "$status" -ne 0 ] || _fail "accepted: $q"
+        [[ "$output" == *23503* ]] || _fail "not a foreign key violation: $q: $output"
+    done
+    # A node row's steps and notes go with it, and the other node's stay.
+    sql -c "DELETE FROM ceems.job_nodes WHERE job_key = $key AND node = 'n1'" >/dev/null
+    [ "$(sql -c "SELECT count(*) FROM ceems.job_steps WHERE node = 'n1'") $(sql -c "SELECT count(*) FROM ceems.job_notes WHERE node = 'n1'")" = "0 0" ] ||
+        _fail "n1's steps or notes outlived its row"
+    [ "$(sql -c "SELECT count(*) FROM ceems.job_steps WHERE node = 'n2'") $(sql -c "SELECT count(*) FROM ceems.job_notes WHERE node = 'n2' AND note_id = 'test-note'")" = "3 1" ] ||
+        _fail "n2's steps or notes went too"
+    # A job's go with it (its node rows by their foreign key).
+    sql -c "DELETE FROM ceems.jobs WHERE job_key = $key" >/dev/null
+    [ "$(sql -c "SELECT (SELECT count(*) FROM ceems.job_nodes) + (SELECT count(*) FROM ceems.job_steps) + (SELECT count(*) FROM ceems.job_notes)")" = 0 ] ||
+        _fail "rows outlived their job"
+    # And TRUNCATE.
+    upsert "$BATS_TEST_TMPDIR/n1.json" >/dev/null || _fail "store again"
+    sql -c "TRUNCATE ceems.jobs CASCADE" >/dev/null 2>&1 || _fail "truncate"
+    [ "$(sql -c "SELECT (SELECT count(*) FROM ceems.job_steps) + (SELECT count(*) FROM ceems.job_notes)")" = 0 ] ||
+        _fail "steps or notes outlived a TRUNCATE"
+}
+
+@test "db cluster: jobs rewritten in the order of (user, start); nothing else changes" {
+    admin db init >/dev/null || _fail "db init"
+    make_node_records
+    upsert "$BATS_TEST_TMPDIR/n1.json" >/dev/null && upsert "$BATS_TEST_TMPDIR/n2.json" >/dev/null
+    # Stored out of that order: aaron's job after alice's, zed's before
+    # bob's.
     "$GEN" cluster=c1 jobid=44 uid=1003 user=aaron account=chem start=1702000000 node=n3 written_at=1702000100 \
         elapsed=10 package_j=20 steps=1 >"$BATS_TEST_TMPDIR/dec.json"
     "$GEN" cluster=c1 jobid=43 uid=1001 user=bob account=chem start=1700000000 node=n3 \
@@ -683,27 +722,28 @@ batches_of() {
     before=$(contents)
     run admin db cluster
     [ "$status" -eq 0 ] || _fail "db cluster: $output"
-    [[ "$output" == "ceems.jobs rewritten by month, then user and start, in "* ]] || _fail "output: $output"
-    # The heap in that order: July, then November's users by name, then
-    # December; the order's index is gone again.
+    [[ "$output" == "ceems.jobs rewritten in the order of jobs_user_start in "* ]] || _fail "output: $output"
+    [ "$(sql -c "SELECT indisclustered FROM pg_index WHERE indexrelid = 'ceems.jobs_user_start'::regclass")" = t ] ||
+        _fail "jobs_user_start is not the table's cluster index"
     order=$(sql -c "SELECT string_agg(user_name, ',' ORDER BY ctid) FROM ceems.jobs")
-    [ "$order" = zed,alice,bob,aaron ] || _fail "heap order: $order"
-    [ "$(sql -c "SELECT to_regclass('ceems.jobs_cluster_order') IS NULL")" = t ] ||
-        _fail "the rewrite's index was left behind"
+    [ "$order" = aaron,alice,bob,zed ] || _fail "heap order: $order"
     [ "$(contents)" = "$before" ] || _fail "rows changed: $(diff <(echo "$before") <(contents))"
     # The writer goes on as before.
     [ "$(upsert "$BATS_TEST_TMPDIR/n1.json" node)" = unchanged ] || _fail "replay after cluster"
     run admin db cluster extra
     [ "$status" -eq 2 ] || _fail "an extra argument accepted: $output"
-    # A lock it cannot have: it gives up and leaves nothing behind.
+    # A lock it cannot have: it gives up, and the table stays as it was.
+    "$GEN" cluster=c1 jobid=46 uid=1005 user=abe account=chem start=1700000200 node=n3 \
+        elapsed=10 package_j=20 steps=1 >"$BATS_TEST_TMPDIR/abe.json"
+    upsert "$BATS_TEST_TMPDIR/abe.json" >/dev/null || _fail "upsert abe"
     sql -c "BEGIN; LOCK TABLE ceems.jobs IN ACCESS SHARE MODE; SELECT pg_sleep(12); COMMIT" >/dev/null &
     sleep 1
     run admin db cluster
     wait
     [ "$status" -eq 1 ] || _fail "db cluster under a lock: status $status: $output"
     [[ "$output" == *"lock timeout"* ]] || _fail "no word of the lock: $output"
-    [ "$(sql -c "SELECT to_regclass('ceems.jobs_cluster_order') IS NULL")" = t ] ||
-        _fail "a failed rewrite left its index"
+    order=$(sql -c "SELECT string_agg(user_name, ',' ORDER BY ctid) FROM ceems.jobs")
+    [ "$order" = aaron,alice,bob,zed,abe ] || _fail "heap order after a failed rewrite: $order"
 }
 
 @test "views: usage and idle-allocated waste come from the job rows" {
