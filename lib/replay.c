@@ -377,16 +377,18 @@ batch_flush(struct ceems_replay *rp, struct ceems_replay_stats *st,
 	return 0;
 }
 
-/* Whether NAME is one of the records of the batch still in flight from
- * the previous run (*NEXT: where to look first; both lists are in name
- * order). */
+/* Whether NAME is one of the records of CARRIED, the batch the previous
+ * run left in flight, while it still is (*NEXT: where to look first;
+ * both lists are in name order).  Once its outcome is in, its files are
+ * gone or stored again one by one: nothing more to skip. */
 static bool
-in_flight(const struct ceems_replay *rp, const char *name, unsigned *next)
+in_flight(const struct ceems_replay *rp, const struct replay_batch *carried,
+	  const char *name, unsigned *next)
 {
-	const struct replay_batch *b = rp->sent;
+	const struct replay_batch *b = carried;
 	int c = 1;
 
-	if (b == NULL)
+	if (b == NULL || b != rp->sent)
 		return false;
 	while (*next < b->count && (c = strcmp(b->names[*next], name)) < 0)
 		(*next)++;
@@ -402,6 +404,7 @@ ceems_replay_run(struct ceems_replay *rp, struct ceems_replay_stats *stats)
 	struct ceems_spool_list list;
 	uint64_t start = mono_ns();
 	char err[512], what[700];
+	const struct replay_batch *carried = rp->sent;
 	unsigned next_in_flight = 0;
 	bool more;
 	size_t i;
@@ -428,7 +431,7 @@ ceems_replay_run(struct ceems_replay *rp, struct ceems_replay_stats *stats)
 
 		if (i >= l->max_records || mono_ns() - start >= l->budget_ns)
 			break;
-		if (in_flight(rp, list.names[i], &next_in_flight))
+		if (in_flight(rp, carried, list.names[i], &next_in_flight))
 			continue;	/* sent by the previous run */
 		r = ceems_spool_read(dir, list.names[i], &rp->record, rp->text,
 				     sizeof(rp->text), &len, err, sizeof(err));

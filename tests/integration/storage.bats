@@ -62,6 +62,19 @@ _rows() {
            WHERE c.name = '$1'"
 }
 
+# Replay CONF's spool in the background and kill the database AFTER
+# seconds into it; the replay's last line goes to OUT.  The database is
+# up again on return.
+_replay_killed() { # CONF AFTER OUT [BATCH MAX]
+    local conf=$1 after=$2 out=$3
+    shift 3
+    "$DRIVER" replay "$conf" all "$@" >"$out" 2>&1 &
+    sleep "$after"
+    _db_down immediate
+    wait $! || true
+    _db_up
+}
+
 _records() { # SPOOL: number of records waiting in it
     find "$1" -maxdepth 1 -name '*.json' -type f | wc -l
 }
@@ -277,11 +290,7 @@ _unlock_job_nodes() {
     conf=$(_conf killreplay t-kr yes 1s)
     run "$DRIVER" store "$spool_conf" 300 1
     [[ "$output" == *"spool=300"* ]] || _fail "$output"
-    "$DRIVER" replay "$conf" all >"$D/kr.out" 2>&1 &
-    sleep 0.3
-    _db_down immediate
-    wait $! || true
-    _db_up
+    _replay_killed "$conf" 0.3 "$D/kr.out"
     n=$(_records "$D/spool-t-kr")
     rows=$(_rows t-kr)
     echo "# killed after ${rows%% *} records committed, $n left spooled: $(tail -n 1 "$D/kr.out")" >&3
@@ -313,11 +322,7 @@ _unlock_job_nodes() {
     # twice, once it is back.
     run "$DRIVER" store "$spool_conf" 400 1001
     [[ "$output" == *"spool=400"* ]] || _fail "$output"
-    "$DRIVER" replay "$conf" all 20 50 >"$D/mr.out" 2>&1 &
-    sleep 0.2
-    _db_down immediate
-    wait $! || true
-    _db_up
+    _replay_killed "$conf" 0.2 "$D/mr.out" 20 50
     rows=$(_rows t-mr)
     n=$(_records "$D/spool-t-mr")
     echo "# killed after $(( ${rows%% *} - 250 )) of 400 committed, $n left spooled: $(tail -n 1 "$D/mr.out")" >&3
