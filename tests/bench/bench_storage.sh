@@ -32,6 +32,7 @@
 #   CEEMS_TOP_BUILDDIR=$PWD bash ../../tests/bench/bench_storage.sh [query|sacct|cluster|ingest|all]
 # (sacct loads the query's data first, then times ceems-sacct too)
 # Environment: BENCH_JOBS (default 10000000), BENCH_USERS (2000),
+# BENCH_HEAVY_RANKS (more users to time, by rank of their month),
 # BENCH_REPEAT (20), BENCH_RECORDS (20000), BENCH_BATCH (500, the agent's),
 # BENCH_FSYNC (off|on, default on), CEEMS_TEST_PGPORT, TMPDIR.
 # Needs: postgresql-15, a build with libpq; about 6 GB of disk for the
@@ -158,14 +159,18 @@ EOF
 		"table $(sql -c "SELECT pg_size_pretty(pg_table_size('ceems.jobs'))"), indexes $(sql -c "SELECT pg_size_pretty(pg_indexes_size('ceems.jobs'))")"
 
 	# A typical user (the median number of jobs in the month) and the
-	# heaviest one.
+	# heaviest one; with BENCH_HEAVY_RANKS (e.g. "2 5 17"), also the
+	# users of those ranks by jobs in the month (1 is the heaviest),
+	# to see how the listing grows with a user's month.
 	for user in $(sql -c "
 		WITH m AS (SELECT user_name, count(*) AS n FROM ceems.jobs
 			   WHERE start_time >= '$month_from' AND start_time < '$month_to'
 			   GROUP BY user_name)
 		(SELECT user_name FROM m ORDER BY n, user_name
 		 OFFSET (SELECT count(*) / 2 FROM m) LIMIT 1)
-		UNION ALL (SELECT user_name FROM m ORDER BY n DESC, user_name LIMIT 1)"); do
+		UNION ALL (SELECT user_name FROM m ORDER BY n DESC, user_name LIMIT 1)
+		UNION ALL (SELECT r.user_name FROM (SELECT user_name, row_number() OVER (ORDER BY n DESC, user_name) AS k FROM m) r
+			   WHERE r.k IN (SELECT unnest(string_to_array(nullif('${BENCH_HEAVY_RANKS:-}', ''), ' ')::int[])))"); do
 		sql -c "CREATE ROLE $user LOGIN IN ROLE ceems_reader"
 		echo "$user" >>"$pg/bench_users"
 		bench_queries_of "$user"
