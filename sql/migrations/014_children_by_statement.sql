@@ -25,8 +25,10 @@
 ALTER TABLE ceems.job_steps DROP CONSTRAINT job_steps_job_key_node_fkey;
 ALTER TABLE ceems.job_notes DROP CONSTRAINT job_notes_job_key_node_fkey;
 
--- Index probes always: a plan kept for the session, made for a few new
--- rows or a small table, must not scan job_nodes (or job_steps) whole.
+-- One index probe per row, whatever the statistics: these plans are kept
+-- for the session, and a plan made while job_nodes was small read the
+-- whole of it for every new row (an anti-join against its materialised
+-- index, found in a writer's session on a new database).
 CREATE FUNCTION ceems.check_node_rows()
 RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -37,8 +39,10 @@ DECLARE
 BEGIN
 	SELECT c.job_key, c.node INTO orphan
 	FROM new_rows c
-	WHERE NOT EXISTS (SELECT 1 FROM ceems.job_nodes n
-			  WHERE n.job_key = c.job_key AND n.node = c.node)
+	     LEFT JOIN LATERAL (SELECT 1 AS found FROM ceems.job_nodes n
+				WHERE n.job_key = c.job_key AND n.node = c.node
+				OFFSET 0) p ON true
+	WHERE p.found IS NULL
 	LIMIT 1;
 	IF FOUND THEN
 		RAISE EXCEPTION 'a row of %.% has no job_nodes row (job_key %, node %)',
@@ -70,6 +74,8 @@ RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = off
 AS $$
+DECLARE
+	gone record;
 BEGIN
 	IF TG_OP = 'TRUNCATE' THEN
 		-- Not TRUNCATE: the statement may be truncating them too,
@@ -78,10 +84,15 @@ BEGIN
 		DELETE FROM ceems.job_notes;
 		RETURN NULL;
 	END IF;
-	DELETE FROM ceems.job_steps s USING old_rows o
-		WHERE s.job_key = o.job_key AND s.node = o.node;
-	DELETE FROM ceems.job_notes t USING old_rows o
-		WHERE t.job_key = o.job_key AND t.node = o.node;
+	-- Row by row: each delete is a probe of the primary key, whatever
+	-- the statement's size (mostly one row: a replaced record, or one
+	-- job's nodes going with it).
+	FOR gone IN SELECT o.job_key, o.node FROM old_rows o LOOP
+		DELETE FROM ceems.job_steps s
+			WHERE s.job_key = gone.job_key AND s.node = gone.node;
+		DELETE FROM ceems.job_notes t
+			WHERE t.job_key = gone.job_key AND t.node = gone.node;
+	END LOOP;
 	RETURN NULL;
 END
 $$;
