@@ -11,7 +11,7 @@
 --
 --   * a step or note row whose (job_key, node) has no job_nodes row is
 --     refused, with foreign_key_violation (23503) as before, by one
---     anti-join over the statement's new rows;
+--     query over the statement's new rows (a primary-key probe each);
 --   * deleting job_nodes rows deletes their steps and notes (the keys'
 --     ON DELETE CASCADE), and so does deleting a job, whose job_nodes
 --     rows go by their own foreign key, and TRUNCATE;
