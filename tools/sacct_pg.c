@@ -19,6 +19,7 @@
 
 #include <libpq-fe.h>
 
+#include "pg_binary.h"
 #include "sacct_pg.h"
 
 struct sacct_pg {
@@ -98,12 +99,14 @@ db_error(const PGresult *res, const struct sacct_pg *pg, char *err,
 	one_line(err, err_size, "database: ", msg);
 }
 
+/* SQL with N text PARAMS; results in text, or in binary with BINARY
+ * (the listing's: pg_binary.h says why). */
 static PGresult *
-query(struct sacct_pg *pg, const char *sql, int n, const char *const *params,
-      char *err, size_t err_size)
+query_as(struct sacct_pg *pg, const char *sql, int n,
+	 const char *const *params, bool binary, char *err, size_t err_size)
 {
 	PGresult *res = PQexecParams(pg->conn, sql, n, NULL, params, NULL,
-				     NULL, 0);
+				     NULL, binary ? 1 : 0);
 
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 		db_error(res, pg, err, err_size);
@@ -111,6 +114,13 @@ query(struct sacct_pg *pg, const char *sql, int n, const char *const *params,
 		return NULL;
 	}
 	return res;
+}
+
+static PGresult *
+query(struct sacct_pg *pg, const char *sql, int n, const char *const *params,
+      char *err, size_t err_size)
+{
+	return query_as(pg, sql, n, params, false, err, err_size);
 }
 
 int
@@ -268,35 +278,13 @@ params_free(struct params *p)
 	free(p->jobs);
 }
 
-static const char *
-val(const PGresult *res, int row, int col)
-{
-	return PQgetisnull(res, row, col) ? NULL : PQgetvalue(res, row, col);
-}
-
-static double
-num(const PGresult *res, int row, int col)
-{
-	const char *v = val(res, row, col);
-
-	return v != NULL ? strtod(v, NULL) : NAN;
-}
-
-static void
-text(char *dst, size_t size, const PGresult *res, int row, int col)
-{
-	const char *v = val(res, row, col);
-
-	snprintf(dst, size, "%s", v != NULL ? v : "");
-}
-
+/* The listing's columns; times as timestamptz, which the binary format
+ * sends as one integer (extract(epoch ...) would compute a numeric). */
 static const char *const rows_sql_head =
 	"SELECT j.job_key, c.name, j.jobid, j.array_job_id, j.array_task_id,"
 	" j.uid, j.user_name, j.account, j.partition, j.qos, j.job_name,"
 	" j.state, j.exit_code, j.exit_signal,"
-	" extract(epoch FROM j.submit_time)::bigint,"
-	" extract(epoch FROM j.start_time)::bigint,"
-	" extract(epoch FROM j.end_time)::bigint,"
+	" j.submit_time, j.start_time, j.end_time,"
 	" j.time_limit_min, j.alloc_cpus, j.req_mem_bytes, j.alloc_gpus,"
 	" j.nnodes, j.nodes_reported, j.nodelist, j.elapsed_s, j.cpu_time_s,"
 	" j.cpu_efficiency, j.mem_peak_bytes, j.mem_efficiency, j.gpu_util_pct,"
@@ -305,60 +293,77 @@ static const char *const rows_sql_head =
 	" j.emissions_g, j.emission_g_per_kwh, j.pue"
 	" FROM ceems.jobs j JOIN ceems.clusters c USING (cluster_id)";
 
-static void
-job_from_result(const PGresult *res, int i, struct sacct_row *r)
-{
-	const char *v;
+#define ROWS_NCOLS 39
+#define ROWS_FIRST_FIGURE 24
+static const enum pg_binary_kind rows_kinds[ROWS_NCOLS] = {
+	PG_BINARY_INT, PG_BINARY_TEXT, PG_BINARY_INT, PG_BINARY_INT,
+	PG_BINARY_INT, PG_BINARY_INT, PG_BINARY_TEXT, PG_BINARY_TEXT,
+	PG_BINARY_TEXT, PG_BINARY_TEXT, PG_BINARY_TEXT, PG_BINARY_TEXT,
+	PG_BINARY_INT, PG_BINARY_INT, PG_BINARY_TIME, PG_BINARY_TIME,
+	PG_BINARY_TIME, PG_BINARY_INT, PG_BINARY_INT, PG_BINARY_INT,
+	PG_BINARY_INT, PG_BINARY_INT, PG_BINARY_INT, PG_BINARY_TEXT,
+	/* from ROWS_FIRST_FIGURE: the figures, all numbers */
+	PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER,
+	PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER,
+	PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER,
+	PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER
+};
 
-	text(r->cluster, sizeof(r->cluster), res, i, 1);
-	r->jobid = (uint32_t)strtoul(PQgetvalue(res, i, 2), NULL, 10);
-	if ((v = val(res, i, 3)) != NULL) {
-		r->array_job_id = (uint32_t)strtoul(v, NULL, 10);
-		r->array_task_id = (uint32_t)strtoul(PQgetvalue(res, i, 4), NULL, 10);
+/* Row I of the listing into R, its job_key into *KEY. */
+static void
+job_from_result(struct pg_binary *b, int i, struct sacct_row *r,
+		long long *key)
+{
+	double *figures[ROWS_NCOLS - ROWS_FIRST_FIGURE] = {
+		&r->elapsed_s, &r->cpu_s, &r->cpu_eff, &r->mem_peak_bytes,
+		&r->mem_eff, &r->gpu_util_pct, &r->package_j, &r->dram_j,
+		&r->gpu_j, &r->node_j, &r->total_j, &r->quality,
+		&r->emissions_g, &r->g_per_kwh, &r->pue
+	};
+	int64_t v, task;
+	int k;
+
+	*key = pg_binary_int(b, i, 0, &v) ? v : -1;
+	pg_binary_text(b, i, 1, r->cluster, sizeof(r->cluster));
+	if (pg_binary_int(b, i, 2, &v))
+		r->jobid = (uint32_t)v;
+	if (pg_binary_int(b, i, 3, &v) && pg_binary_int(b, i, 4, &task)) {
+		r->array_job_id = (uint32_t)v;
+		r->array_task_id = (uint32_t)task;
 	}
-	r->uid = (uint32_t)strtoul(PQgetvalue(res, i, 5), NULL, 10);
-	text(r->user, sizeof(r->user), res, i, 6);
-	text(r->account, sizeof(r->account), res, i, 7);
-	text(r->partition, sizeof(r->partition), res, i, 8);
-	text(r->qos, sizeof(r->qos), res, i, 9);
-	text(r->name, sizeof(r->name), res, i, 10);
-	text(r->state, sizeof(r->state), res, i, 11);
-	if ((v = val(res, i, 12)) != NULL)
-		r->exit_code = atoi(v);
-	if ((v = val(res, i, 13)) != NULL)
-		r->exit_signal = atoi(v);
-	if ((v = val(res, i, 14)) != NULL)
-		r->submit_time = strtoll(v, NULL, 10);
-	r->start_time = strtoll(PQgetvalue(res, i, 15), NULL, 10);
-	if ((v = val(res, i, 16)) != NULL)
-		r->end_time = strtoll(v, NULL, 10);
-	if ((v = val(res, i, 17)) != NULL)
-		r->time_limit_min = (uint32_t)strtoul(v, NULL, 10);
-	if ((v = val(res, i, 18)) != NULL)
-		r->alloc_cpus = (uint32_t)strtoul(v, NULL, 10);
-	if ((v = val(res, i, 19)) != NULL)
-		r->req_mem_bytes = strtoull(v, NULL, 10);
-	if ((v = val(res, i, 20)) != NULL)
-		r->alloc_gpus = (uint32_t)strtoul(v, NULL, 10);
-	if ((v = val(res, i, 21)) != NULL)
-		r->nnodes = (uint32_t)strtoul(v, NULL, 10);
-	r->nodes_reported = (uint32_t)strtoul(PQgetvalue(res, i, 22), NULL, 10);
-	text(r->nodes, sizeof(r->nodes), res, i, 23);
-	r->elapsed_s = num(res, i, 24);
-	r->cpu_s = num(res, i, 25);
-	r->cpu_eff = num(res, i, 26);
-	r->mem_peak_bytes = num(res, i, 27);
-	r->mem_eff = num(res, i, 28);
-	r->gpu_util_pct = num(res, i, 29);
-	r->package_j = num(res, i, 30);
-	r->dram_j = num(res, i, 31);
-	r->gpu_j = num(res, i, 32);
-	r->node_j = num(res, i, 33);
-	r->total_j = num(res, i, 34);
-	r->quality = num(res, i, 35);
-	r->emissions_g = num(res, i, 36);
-	r->g_per_kwh = num(res, i, 37);
-	r->pue = num(res, i, 38);
+	if (pg_binary_int(b, i, 5, &v))
+		r->uid = (uint32_t)v;
+	pg_binary_text(b, i, 6, r->user, sizeof(r->user));
+	pg_binary_text(b, i, 7, r->account, sizeof(r->account));
+	pg_binary_text(b, i, 8, r->partition, sizeof(r->partition));
+	pg_binary_text(b, i, 9, r->qos, sizeof(r->qos));
+	pg_binary_text(b, i, 10, r->name, sizeof(r->name));
+	pg_binary_text(b, i, 11, r->state, sizeof(r->state));
+	if (pg_binary_int(b, i, 12, &v))
+		r->exit_code = (int32_t)v;
+	if (pg_binary_int(b, i, 13, &v))
+		r->exit_signal = (int32_t)v;
+	if (pg_binary_time(b, i, 14, &v))
+		r->submit_time = v;
+	if (pg_binary_time(b, i, 15, &v))
+		r->start_time = v;
+	if (pg_binary_time(b, i, 16, &v))
+		r->end_time = v;
+	if (pg_binary_int(b, i, 17, &v))
+		r->time_limit_min = (uint32_t)v;
+	if (pg_binary_int(b, i, 18, &v))
+		r->alloc_cpus = (uint32_t)v;
+	if (pg_binary_int(b, i, 19, &v))
+		r->req_mem_bytes = (uint64_t)v;
+	if (pg_binary_int(b, i, 20, &v))
+		r->alloc_gpus = (uint32_t)v;
+	if (pg_binary_int(b, i, 21, &v))
+		r->nnodes = (uint32_t)v;
+	if (pg_binary_int(b, i, 22, &v))
+		r->nodes_reported = (uint32_t)v;
+	pg_binary_text(b, i, 23, r->nodes, sizeof(r->nodes));
+	for (k = ROWS_FIRST_FIGURE; k < ROWS_NCOLS; k++)
+		*figures[k - ROWS_FIRST_FIGURE] = pg_binary_number(b, i, k);
 }
 
 static void
@@ -368,17 +373,48 @@ add_known(double *sum, double x)
 		*sum = isfinite(*sum) ? *sum + x : x;
 }
 
-/* The step rows of the jobs of ROWS[FIRST..]: one query for them all. */
+/* The step rows of the jobs of ROWS (all of them listed, KEYS[i] the
+ * job_key of ROWS->v[i]): one query for them all.  Each step row comes
+ * back with the ordinal of its job's key in the array sent, so finding
+ * the job is an index, not a search. */
+#define STEPS_NCOLS 10
+static const enum pg_binary_kind steps_kinds[STEPS_NCOLS] = {
+	PG_BINARY_INT, PG_BINARY_TEXT, PG_BINARY_NUMBER, PG_BINARY_NUMBER,
+	PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER,
+	PG_BINARY_NUMBER, PG_BINARY_INT
+};
+
+/* A step row from its job's row. */
+static void
+step_of_job(struct sacct_row *st, const struct sacct_row *job,
+	    const char *id)
+{
+	snprintf(st->cluster, sizeof(st->cluster), "%s", job->cluster);
+	st->jobid = job->jobid;
+	st->array_job_id = job->array_job_id;
+	st->array_task_id = job->array_task_id;
+	st->uid = job->uid;
+	snprintf(st->step, sizeof(st->step), "%s", id);
+	snprintf(st->name, sizeof(st->name), "%s", id);
+	snprintf(st->account, sizeof(st->account), "%s", job->account);
+	snprintf(st->partition, sizeof(st->partition), "%s", job->partition);
+	snprintf(st->qos, sizeof(st->qos), "%s", job->qos);
+	snprintf(st->state, sizeof(st->state), "%s", job->state);
+	st->start_time = job->start_time;
+}
+
 static int
 add_steps(struct sacct_pg *pg, const struct sacct_query *q,
 	  struct sacct_rows *rows, const long long *keys, size_t nkeys,
 	  char *err, size_t err_size)
 {
 	const char *params[1];
-	struct sacct_row *job, *st;
+	struct pg_binary b;
+	struct sacct_row *st;
 	PGresult *res;
-	char *list, *p;
-	size_t i, k, njobs = rows->n;
+	char *list, *p, id[SACCT_STEP_MAX];
+	size_t i, njobs = rows->n;
+	int64_t ordinal, count;
 	int n;
 
 	if (nkeys == 0)
@@ -394,58 +430,55 @@ add_steps(struct sacct_pg *pg, const struct sacct_query *q,
 	*p++ = '}';
 	*p = '\0';
 	params[0] = list;
-	res = query(pg,
-		    "SELECT s.job_key, s.step_id, max(s.elapsed_s), sum(s.cpu_s),"
-		    " max(s.mem_peak_bytes), sum(s.package_j), sum(s.dram_j),"
-		    " sum(s.gpu_j), sum(s.node_j), count(*)"
-		    " FROM ceems.job_steps s WHERE s.job_key = ANY ($1::bigint[])"
-		    " GROUP BY s.job_key, s.step_id",
-		    1, params, err, err_size);
+	res = query_as(pg,
+		       "SELECT k.i, s.step_id, max(s.elapsed_s), sum(s.cpu_s),"
+		       " max(s.mem_peak_bytes), sum(s.package_j), sum(s.dram_j),"
+		       " sum(s.gpu_j), sum(s.node_j), count(*)"
+		       " FROM unnest($1::bigint[]) WITH ORDINALITY AS k(job_key, i)"
+		       " JOIN ceems.job_steps s ON s.job_key = k.job_key"
+		       " GROUP BY k.i, s.step_id",
+		       1, params, true, err, err_size);
 	free(list);
 	if (res == NULL)
 		return -1;
+	if (pg_binary_check(res, steps_kinds, STEPS_NCOLS, "the steps", err, err_size) < 0) {
+		PQclear(res);
+		return -1;
+	}
+	b.res = res;
+	b.bad = false;
 	for (n = 0; n < PQntuples(res); n++) {
-		long long key = strtoll(PQgetvalue(res, n, 0), NULL, 10);
-		const char *id = PQgetvalue(res, n, 1);
-
-		for (k = 0; k < nkeys && keys[k] != key; k++)
-			;
-		if (k == nkeys || k >= njobs)
+		if (!pg_binary_int(&b, n, 0, &ordinal) || ordinal < 1 ||
+		    (uint64_t)ordinal > nkeys || (uint64_t)ordinal > njobs)
 			continue;
-		if (!sacct_query_wants_step(q, rows->v[k].jobid, id))
+		pg_binary_text(&b, n, 1, id, sizeof(id));
+		if (!sacct_query_wants_step(q, rows->v[ordinal - 1].jobid, id))
 			continue;
 		if ((st = sacct_rows_add(rows)) == NULL) {
 			PQclear(res);
 			snprintf(err, err_size, "out of memory");
 			return -1;
 		}
-		job = &rows->v[k];
-		snprintf(st->cluster, sizeof(st->cluster), "%s", job->cluster);
-		st->jobid = job->jobid;
-		st->array_job_id = job->array_job_id;
-		st->array_task_id = job->array_task_id;
-		st->uid = job->uid;
-		snprintf(st->step, sizeof(st->step), "%s", id);
-		snprintf(st->name, sizeof(st->name), "%s", id);
-		snprintf(st->account, sizeof(st->account), "%s", job->account);
-		snprintf(st->partition, sizeof(st->partition), "%s", job->partition);
-		snprintf(st->qos, sizeof(st->qos), "%s", job->qos);
-		snprintf(st->state, sizeof(st->state), "%s", job->state);
-		st->start_time = job->start_time;
-		st->elapsed_s = num(res, n, 2);
-		st->cpu_s = num(res, n, 3);
-		st->mem_peak_bytes = num(res, n, 4);
-		st->package_j = num(res, n, 5);
-		st->dram_j = num(res, n, 6);
-		st->gpu_j = num(res, n, 7);
-		st->node_j = num(res, n, 8);
-		st->nodes_reported = (uint32_t)strtoul(PQgetvalue(res, n, 9), NULL, 10);
+		step_of_job(st, &rows->v[ordinal - 1], id);
+		st->elapsed_s = pg_binary_number(&b, n, 2);
+		st->cpu_s = pg_binary_number(&b, n, 3);
+		st->mem_peak_bytes = pg_binary_number(&b, n, 4);
+		st->package_j = pg_binary_number(&b, n, 5);
+		st->dram_j = pg_binary_number(&b, n, 6);
+		st->gpu_j = pg_binary_number(&b, n, 7);
+		st->node_j = pg_binary_number(&b, n, 8);
+		if (pg_binary_int(&b, n, 9, &count))
+			st->nodes_reported = (uint32_t)count;
 		add_known(&st->total_j, st->package_j);
 		add_known(&st->total_j, st->dram_j);
 		add_known(&st->total_j, st->gpu_j);
 		add_known(&st->total_j, st->node_j);
 	}
 	PQclear(res);
+	if (b.bad) {
+		snprintf(err, err_size, "database: the steps: a value of the wrong length");
+		return -1;
+	}
 	return 0;
 }
 
@@ -454,6 +487,7 @@ sacct_pg_rows(struct sacct_pg *pg, const struct sacct_query *q,
 	      struct sacct_rows *rows, char *err, size_t err_size)
 {
 	struct params p;
+	struct pg_binary b;
 	PGresult *res;
 	char sql[4096];
 	long long *keys = NULL;
@@ -463,15 +497,19 @@ sacct_pg_rows(struct sacct_pg *pg, const struct sacct_query *q,
 	params_fill(&p, q);
 	snprintf(sql, sizeof(sql), "%s%s%s ORDER BY j.start_time, c.name, j.jobid",
 		 rows_sql_head, where_clause(q), where_rest);
-	res = query(pg, sql, 8, p.v, err, err_size);
+	res = query_as(pg, sql, 8, p.v, true, err, err_size);
 	params_free(&p);
 	if (res == NULL)
 		return -1;
+	if (pg_binary_check(res, rows_kinds, ROWS_NCOLS, "the listing", err, err_size) < 0)
+		goto out;
 	n = PQntuples(res);
 	if (n > 0 && (keys = calloc((size_t)n, sizeof(*keys))) == NULL) {
 		snprintf(err, err_size, "out of memory");
 		goto out;
 	}
+	b.res = res;
+	b.bad = false;
 	for (i = 0; i < (size_t)n; i++) {
 		struct sacct_row *r = sacct_rows_add(rows);
 
@@ -479,8 +517,11 @@ sacct_pg_rows(struct sacct_pg *pg, const struct sacct_query *q,
 			snprintf(err, err_size, "out of memory");
 			goto out;
 		}
-		keys[i] = strtoll(PQgetvalue(res, (int)i, 0), NULL, 10);
-		job_from_result(res, (int)i, r);
+		job_from_result(&b, (int)i, r, &keys[i]);
+	}
+	if (b.bad) {
+		snprintf(err, err_size, "database: the listing: a value of the wrong length");
+		goto out;
 	}
 	if (!q->allocations && first == 0 &&
 	    add_steps(pg, q, rows, keys, (size_t)n, err, err_size) < 0)
@@ -557,24 +598,39 @@ static const char *const records_sql_head =
 	" FROM ceems.jobs j JOIN ceems.clusters c USING (cluster_id)"
 	" JOIN ceems.job_nodes n ON n.job_key = j.job_key";
 
+static const enum pg_binary_kind series_kinds[SACCT_S_NCOLS + 1] = {
+	PG_BINARY_TIME, PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER,
+	PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER,
+	PG_BINARY_INT
+};
+
 static int
 add_series(struct sacct_pg *pg, long long key, const char *node,
 	   struct sacct_series *s, char *err, size_t err_size)
 {
 	char keytext[24];
 	const char *params[2] = { keytext, node };
+	struct pg_binary b;
 	PGresult *res;
+	int64_t t, resolution;
 	int n, i, k;
 
 	snprintf(keytext, sizeof(keytext), "%lld", key);
-	res = query(pg,
-		    "SELECT extract(epoch FROM t)::bigint, interval_s, cpu_s,"
-		    " mem_bytes, package_j, dram_j, gpu_j, node_j, resolution_s"
-		    " FROM ceems.job_samples WHERE job_key = $1::bigint AND node = $2"
-		    " ORDER BY t",
-		    2, params, err, err_size);
+	res = query_as(pg,
+		       "SELECT t, interval_s, cpu_s,"
+		       " mem_bytes, package_j, dram_j, gpu_j, node_j, resolution_s"
+		       " FROM ceems.job_samples WHERE job_key = $1::bigint AND node = $2"
+		       " ORDER BY t",
+		       2, params, true, err, err_size);
 	if (res == NULL)
 		return -1;
+	if (pg_binary_check(res, series_kinds, SACCT_S_NCOLS + 1, "the series",
+			    err, err_size) < 0) {
+		PQclear(res);
+		return -1;
+	}
+	b.res = res;
+	b.bad = false;
 	n = PQntuples(res);
 	if (n > 0) {
 		if ((s->rows = calloc((size_t)n, sizeof(s->rows[0]))) == NULL) {
@@ -582,14 +638,21 @@ add_series(struct sacct_pg *pg, long long key, const char *node,
 			snprintf(err, err_size, "out of memory");
 			return -1;
 		}
-		for (i = 0; i < n; i++)
-			for (k = 0; k < SACCT_S_NCOLS; k++)
-				s->rows[i][k] = num(res, i, k);
+		for (i = 0; i < n; i++) {
+			s->rows[i][SACCT_S_T] = pg_binary_time(&b, i, 0, &t) ? (double)t : NAN;
+			for (k = 1; k < SACCT_S_NCOLS; k++)
+				s->rows[i][k] = pg_binary_number(&b, i, k);
+		}
 		s->present = true;
 		s->nrows = (size_t)n;
-		s->resolution_s = atoi(PQgetvalue(res, 0, 8));
+		s->resolution_s = pg_binary_int(&b, 0, SACCT_S_NCOLS, &resolution) ?
+			(int)resolution : 0;
 	}
 	PQclear(res);
+	if (b.bad) {
+		snprintf(err, err_size, "database: the series: a value of the wrong length");
+		return -1;
+	}
 	return 0;
 }
 

@@ -1,0 +1,87 @@
+/* bench_listing.c - issue 5's query target measured through ceems-sacct's
+ * own code: one user's jobs of a window, asked by sacct_pg_rows
+ * (tools/sacct_pg.c: the listing, then the steps of the jobs listed,
+ * decoded into rows) over one connection, REPEAT times.  Prints the
+ * rows and the median and maximum wall time of a call, which is what
+ * "a user's jobs for a month come back" costs the tool, without its
+ * process start and its output (tests/bench/bench_storage.sh times those
+ * too, as `sacct`).
+ *
+ * Usage: bench_listing CONNINFO USER START END [REPEAT]
+ *   START and END are Unix seconds; CONNINFO connects as USER so that
+ *   row-level security applies as it does for ceems-sacct. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sacct_pg.h"
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int
+by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct sacct_query q;
+	struct sacct_pg *pg;
+	double *t, t0, median;
+	char err[512];
+	size_t nrows = 0;
+	int repeat, i;
+
+	if (argc < 5 || argc > 6) {
+		fprintf(stderr, "usage: bench_listing CONNINFO USER START END [REPEAT]\n");
+		return 2;
+	}
+	repeat = argc == 6 ? atoi(argv[5]) : 20;
+	if (repeat < 1 || (t = calloc((size_t)repeat, sizeof(*t))) == NULL) {
+		fprintf(stderr, "bench_listing: bad REPEAT\n");
+		return 2;
+	}
+	q.start = (time_t)strtoll(argv[3], NULL, 10);
+	q.end = (time_t)strtoll(argv[4], NULL, 10);
+	q.nusers = 1;
+	snprintf(q.users[0], sizeof(q.users[0]), "%s", argv[2]);
+	q.only_uid = UINT32_MAX;
+	if ((pg = sacct_pg_connect(argv[1], err, sizeof(err))) == NULL) {
+		fprintf(stderr, "bench_listing: %s\n", err);
+		return 1;
+	}
+	for (i = 0; i < repeat; i++) {
+		struct sacct_rows rows = { 0 };
+
+		t0 = now_ms();
+		if (sacct_pg_rows(pg, &q, &rows, err, sizeof(err)) < 0) {
+			fprintf(stderr, "bench_listing: %s\n", err);
+			sacct_pg_close(pg);
+			return 1;
+		}
+		t[i] = now_ms() - t0;
+		nrows = rows.n;
+		sacct_rows_free(&rows);
+	}
+	sacct_pg_close(pg);
+	qsort(t, (size_t)repeat, sizeof(*t), by_value);
+	median = repeat % 2 ? t[repeat / 2] : (t[repeat / 2 - 1] + t[repeat / 2]) / 2;
+	printf("listing %s (sacct_pg_rows): %zu rows, %d runs: median %.2f ms, max %.2f ms\n",
+	       argv[2], nrows, repeat, median, t[repeat - 1]);
+	free(t);
+	return 0;
+}

@@ -1,0 +1,58 @@
+/* pg_binary.h - values of a libpq result asked for in binary format.
+ *
+ * ceems-sacct's listing can be tens of thousands of rows of 39 columns:
+ * as text the server formats every number and time and the tool parses
+ * them back, which costs more than finding the rows (doc/performance.md,
+ * "ceems-sacct's listing in binary").  In binary the server sends its
+ * own representation (big-endian integers and IEEE doubles, times as
+ * microseconds since 2000).
+ *
+ * A result's column types are checked once against what the caller
+ * expects (pg_binary_check): a schema that changed under the tool is a
+ * clear error, never a misread number.  Each value's length is checked
+ * again when read; a value of the wrong length reads as unknown and
+ * marks the reader bad, so the caller can refuse the result. */
+#ifndef CEEMS_PG_BINARY_H
+#define CEEMS_PG_BINARY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libpq-fe.h>
+
+/* What a column may be: each kind accepts a family of types. */
+enum pg_binary_kind {
+	PG_BINARY_INT,		/* smallint, integer, bigint */
+	PG_BINARY_NUMBER,	/* those or double precision */
+	PG_BINARY_TEXT,		/* text (and domains over it) */
+	PG_BINARY_TIME		/* timestamp with time zone */
+};
+
+struct pg_binary {
+	const PGresult *res;
+	bool bad;		/* a value had the wrong length */
+};
+
+/* 0 when RES has exactly N columns of KINDS; otherwise -1 with ERR
+ * naming the first column that differs and WHAT (the query's name). */
+int pg_binary_check(const PGresult *res, const enum pg_binary_kind *kinds,
+		    int n, const char *what, char *err, size_t err_size);
+
+/* An integer column: true with *OUT, false for NULL. */
+bool pg_binary_int(struct pg_binary *b, int row, int col, int64_t *out);
+
+/* A number column as a double, NaN for NULL. */
+double pg_binary_number(struct pg_binary *b, int row, int col);
+
+/* A time column as Unix seconds (rounded to the nearest, as
+ * extract(epoch ...)::bigint does): true with *OUT, false for NULL or
+ * an infinite time. */
+bool pg_binary_time(struct pg_binary *b, int row, int col, int64_t *out);
+
+/* A text column into DST (truncated to SIZE - 1 bytes, always
+ * terminated), "" for NULL. */
+void pg_binary_text(struct pg_binary *b, int row, int col, char *dst,
+		    size_t size);
+
+#endif
