@@ -637,6 +637,8 @@ main(int argc, char **argv)
 	}
 	resolve_uids(&o.q);
 	records_mode = o.json || o.series_job != 0 || o.explain_job != 0;
+	o.q.skip = SACCT_NEED_ALL & ~(sacct_columns_need(o.cols, o.ncols) |
+				      (o.summary ? SACCT_SUMMARY_NEEDS : 0));
 
 	/* sacct_database is the readers' connection; `database` alone may
 	 * be the nodes' writer one, which cannot read jobs (said below). */

@@ -60,25 +60,31 @@ kind_name(enum pg_binary_kind kind)
 }
 
 int
-pg_binary_check(const PGresult *res, const enum pg_binary_kind *kinds,
-		int n, const char *what, char *err, size_t err_size)
+pg_binary_init(struct pg_binary *b, const PGresult *res,
+	       const enum pg_binary_kind *kinds, int n, const char *what,
+	       char *err, size_t err_size)
 {
 	int i;
 
-	if (PQnfields(res) != n) {
+	b->res = res;
+	b->bad = false;
+	b->ncols = 0;
+	if (PQnfields(res) != n || n > PG_BINARY_MAX_COLUMNS) {
 		snprintf(err, err_size, "database: %s: %d columns, expected %d",
 			 what, PQnfields(res), n);
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
-		if (PQfformat(res, i) != 1 || !kind_accepts(kinds[i], PQftype(res, i))) {
+		b->type[i] = PQftype(res, i);
+		if (PQfformat(res, i) != 1 || !kind_accepts(kinds[i], b->type[i])) {
 			snprintf(err, err_size,
 				 "database: %s: column %d (%s) is of type oid %u, expected %s in binary (is the schema newer than this tool?)",
-				 what, i + 1, PQfname(res, i), (unsigned)PQftype(res, i),
+				 what, i + 1, PQfname(res, i), (unsigned)b->type[i],
 				 kind_name(kinds[i]));
 			return -1;
 		}
 	}
+	b->ncols = n;
 	return 0;
 }
 
@@ -93,31 +99,41 @@ big_endian(const unsigned char *p, int len)
 	return v;
 }
 
+/* The bytes of a value that must be LEN long, or NULL: for SQL NULL
+ * (length 0, which no value of a fixed-length type has), and for a
+ * value of another length, which marks the reader bad. */
+static const unsigned char *
+fixed_value(struct pg_binary *b, int row, int col, int len)
+{
+	int got = PQgetlength(b->res, row, col);
+
+	if (got == len)
+		return (const unsigned char *)PQgetvalue(b->res, row, col);
+	if (got != 0 || !PQgetisnull(b->res, row, col))
+		b->bad = true;
+	return NULL;
+}
+
 /* The integer of a 2, 4 or 8-byte column, sign-extended. */
 static bool
 read_int(struct pg_binary *b, int row, int col, int64_t *out)
 {
 	const unsigned char *p;
-	int len;
 
-	if (PQgetisnull(b->res, row, col))
-		return false;
-	p = (const unsigned char *)PQgetvalue(b->res, row, col);
-	len = PQgetlength(b->res, row, col);
-	switch (PQftype(b->res, col)) {
+	switch (col < b->ncols ? b->type[col] : 0) {
 	case OID_INT2:
-		if (len != 2)
-			break;
+		if ((p = fixed_value(b, row, col, 2)) == NULL)
+			return false;
 		*out = (int16_t)big_endian(p, 2);
 		return true;
 	case OID_INT4:
-		if (len != 4)
-			break;
+		if ((p = fixed_value(b, row, col, 4)) == NULL)
+			return false;
 		*out = (int32_t)big_endian(p, 4);
 		return true;
 	case OID_INT8:
-		if (len != 8)
-			break;
+		if ((p = fixed_value(b, row, col, 8)) == NULL)
+			return false;
 		*out = (int64_t)big_endian(p, 8);
 		return true;
 	}
@@ -134,19 +150,16 @@ pg_binary_int(struct pg_binary *b, int row, int col, int64_t *out)
 double
 pg_binary_number(struct pg_binary *b, int row, int col)
 {
+	const unsigned char *p;
 	uint64_t bits;
 	int64_t i;
 	double d;
 
-	if (PQftype(b->res, col) != OID_FLOAT8)
+	if (col >= b->ncols || b->type[col] != OID_FLOAT8)
 		return read_int(b, row, col, &i) ? (double)i : NAN;
-	if (PQgetisnull(b->res, row, col))
+	if ((p = fixed_value(b, row, col, 8)) == NULL)
 		return NAN;
-	if (PQgetlength(b->res, row, col) != 8) {
-		b->bad = true;
-		return NAN;
-	}
-	bits = big_endian((const unsigned char *)PQgetvalue(b->res, row, col), 8);
+	bits = big_endian(p, 8);
 	memcpy(&d, &bits, sizeof(d));
 	return d;
 }
@@ -154,15 +167,16 @@ pg_binary_number(struct pg_binary *b, int row, int col)
 bool
 pg_binary_time(struct pg_binary *b, int row, int col, int64_t *out)
 {
+	const unsigned char *p;
 	int64_t us, s, rem;
 
-	if (PQgetisnull(b->res, row, col))
-		return false;
-	if (PQgetlength(b->res, row, col) != 8) {
+	if (col >= b->ncols || b->type[col] != OID_TIMESTAMPTZ) {
 		b->bad = true;
 		return false;
 	}
-	us = (int64_t)big_endian((const unsigned char *)PQgetvalue(b->res, row, col), 8);
+	if ((p = fixed_value(b, row, col, 8)) == NULL)
+		return false;
+	us = (int64_t)big_endian(p, 8);
 	if (us == INT64_MAX || us == INT64_MIN)
 		return false;		/* 'infinity', '-infinity' */
 	s = us / 1000000;
@@ -182,7 +196,13 @@ pg_binary_text(struct pg_binary *b, int row, int col, char *dst, size_t size)
 
 	if (size == 0)
 		return;
-	len = PQgetisnull(b->res, row, col) ? 0 : (size_t)PQgetlength(b->res, row, col);
+	if (col >= b->ncols) {
+		b->bad = true;
+		*dst = '\0';
+		return;
+	}
+	/* NULL has length 0: an empty string, as an empty text. */
+	len = (size_t)PQgetlength(b->res, row, col);
 	if (len > size - 1)
 		len = size - 1;
 	memcpy(dst, PQgetvalue(b->res, row, col), len);

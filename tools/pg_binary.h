@@ -8,7 +8,7 @@
  * microseconds since 2000).
  *
  * A result's column types are checked once against what the caller
- * expects (pg_binary_check): a schema that changed under the tool is a
+ * expects (pg_binary_init): a schema that changed under the tool is a
  * clear error, never a misread number.  Each value's length is checked
  * again when read; a value of the wrong length reads as unknown and
  * marks the reader bad, so the caller can refuse the result. */
@@ -29,15 +29,23 @@ enum pg_binary_kind {
 	PG_BINARY_TIME		/* timestamp with time zone */
 };
 
+#define PG_BINARY_MAX_COLUMNS 64
+
+/* A result being read: its column types are kept here so that reading
+ * a value makes two calls into libpq (its length, then its bytes). */
 struct pg_binary {
 	const PGresult *res;
+	int ncols;
+	Oid type[PG_BINARY_MAX_COLUMNS];
 	bool bad;		/* a value had the wrong length */
 };
 
-/* 0 when RES has exactly N columns of KINDS; otherwise -1 with ERR
- * naming the first column that differs and WHAT (the query's name). */
-int pg_binary_check(const PGresult *res, const enum pg_binary_kind *kinds,
-		    int n, const char *what, char *err, size_t err_size);
+/* Start reading RES, which must have exactly N columns of KINDS (at
+ * most PG_BINARY_MAX_COLUMNS), all in binary.  0, or -1 with ERR naming
+ * the first column that differs and WHAT (the query's name). */
+int pg_binary_init(struct pg_binary *b, const PGresult *res,
+		   const enum pg_binary_kind *kinds, int n, const char *what,
+		   char *err, size_t err_size);
 
 /* An integer column: true with *OUT, false for NULL. */
 bool pg_binary_int(struct pg_binary *b, int row, int col, int64_t *out);

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "sacct_row.h"
@@ -20,6 +21,7 @@ struct sacct_field {
 	int width;		/* sacct's default width */
 	bool right;		/* right-aligned (numbers) */
 	void (*format)(const struct sacct_row *row, char *buf, size_t size);
+	uint64_t needs;		/* the row parts format reads (SACCT_NEED_*) */
 	const char *help;	/* one line for -e */
 };
 
@@ -31,6 +33,12 @@ struct sacct_column {
 /* The columns shown without -o: what an energy-aware user wants first. */
 #define SACCT_DEFAULT_FORMAT \
 	"JobID,JobName,Account,State,Elapsed,AllocCPUS,CPUEff,MemEff,Energy,CO2e,Quality"
+
+/* The row parts COLS read: what the database backend must fill. */
+uint64_t sacct_columns_need(const struct sacct_column *cols, size_t n);
+
+/* Every field, for the tests: the table and its length. */
+const struct sacct_field *sacct_fields_all(size_t *n);
 
 /* The field named NAME (case-insensitive), or NULL. */
 const struct sacct_field *sacct_field_find(const char *name);

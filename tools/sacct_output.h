@@ -44,7 +44,11 @@ int sacct_output_rows(FILE *out, const struct sacct_column *cols,
 		      const struct sacct_output_opts *o);
 
 /* The totals of the job rows of ROWS per user (or per ACCOUNT), then
- * over all, in the same mode and style. */
+ * over all, in the same mode and style.  They read the row parts of
+ * SACCT_SUMMARY_NEEDS (the user is always there). */
+#define SACCT_SUMMARY_NEEDS \
+	(SACCT_NEED_ACCOUNT | SACCT_NEED_ALLOC_CPUS | SACCT_NEED_ELAPSED | \
+	 SACCT_NEED_CPU_S | SACCT_NEED_TOTAL | SACCT_NEED_EMISSIONS)
 int sacct_output_summary(FILE *out, const struct sacct_rows *rows,
 			 bool by_account, const struct sacct_output_opts *o);
 

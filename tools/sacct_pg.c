@@ -76,6 +76,12 @@ sacct_pg_connect(const char *conninfo, char *err, size_t err_size)
 		return NULL;
 	}
 	PQsetNoticeProcessor(pg->conn, quiet, NULL);
+	/* A heavy user's listing costs enough, by the planner's guess, to
+	 * be JIT-compiled: 20 to 30 ms of compiling for a query that reads
+	 * its rows in as many (doc/performance.md).  The tool's queries
+	 * only read and join rows, what JIT does not speed up.  A server
+	 * without JIT refuses the setting: nothing is lost then. */
+	PQclear(PQexec(pg->conn, "SET jit = off"));
 	return pg;
 }
 
@@ -278,36 +284,91 @@ params_free(struct params *p)
 	free(p->jobs);
 }
 
-/* The listing's columns; times as timestamptz, which the binary format
- * sends as one integer (extract(epoch ...) would compute a numeric). */
-static const char *const rows_sql_head =
-	"SELECT j.job_key, c.name, j.jobid, j.array_job_id, j.array_task_id,"
-	" j.uid, j.user_name, j.account, j.partition, j.qos, j.job_name,"
-	" j.state, j.exit_code, j.exit_signal,"
-	" j.submit_time, j.start_time, j.end_time,"
-	" j.time_limit_min, j.alloc_cpus, j.req_mem_bytes, j.alloc_gpus,"
-	" j.nnodes, j.nodes_reported, j.nodelist, j.elapsed_s, j.cpu_time_s,"
-	" j.cpu_efficiency, j.mem_peak_bytes, j.mem_efficiency, j.gpu_util_pct,"
-	" j.package_j, j.dram_j, j.gpu_j, j.node_j, j.total_j,"
-	" least(j.package_coverage, j.dram_coverage, j.gpu_coverage, j.node_coverage),"
-	" j.emissions_g, j.emission_g_per_kwh, j.pue"
-	" FROM ceems.jobs j JOIN ceems.clusters c USING (cluster_id)";
+/* The listing's columns, in the order job_from_result reads them.  Times
+ * are timestamptz, which the binary format sends as one integer
+ * (extract(epoch ...) would compute a numeric).  A column whose row part
+ * nobody reads (sacct_query.skip) is sent as a NULL of its type: its
+ * position and type stay, its value costs nothing to format, send and
+ * decode.  Part 0 is always read. */
+struct listing_column {
+	const char *expr;
+	const char *absent;
+	enum pg_binary_kind kind;
+	uint64_t part;
+};
 
 #define ROWS_NCOLS 39
 #define ROWS_FIRST_FIGURE 24
-static const enum pg_binary_kind rows_kinds[ROWS_NCOLS] = {
-	PG_BINARY_INT, PG_BINARY_TEXT, PG_BINARY_INT, PG_BINARY_INT,
-	PG_BINARY_INT, PG_BINARY_INT, PG_BINARY_TEXT, PG_BINARY_TEXT,
-	PG_BINARY_TEXT, PG_BINARY_TEXT, PG_BINARY_TEXT, PG_BINARY_TEXT,
-	PG_BINARY_INT, PG_BINARY_INT, PG_BINARY_TIME, PG_BINARY_TIME,
-	PG_BINARY_TIME, PG_BINARY_INT, PG_BINARY_INT, PG_BINARY_INT,
-	PG_BINARY_INT, PG_BINARY_INT, PG_BINARY_INT, PG_BINARY_TEXT,
+static const struct listing_column listing[ROWS_NCOLS] = {
+	{ "j.job_key", NULL, PG_BINARY_INT, 0 },
+	{ "c.name", NULL, PG_BINARY_TEXT, 0 },
+	{ "j.jobid", NULL, PG_BINARY_INT, 0 },
+	{ "j.array_job_id", NULL, PG_BINARY_INT, 0 },
+	{ "j.array_task_id", NULL, PG_BINARY_INT, 0 },
+	{ "j.uid", "NULL::bigint", PG_BINARY_INT, SACCT_NEED_UID },
+	{ "j.user_name", NULL, PG_BINARY_TEXT, 0 },
+	{ "j.account", "NULL::text", PG_BINARY_TEXT, SACCT_NEED_ACCOUNT },
+	{ "j.partition", "NULL::text", PG_BINARY_TEXT, SACCT_NEED_PARTITION },
+	{ "j.qos", "NULL::text", PG_BINARY_TEXT, SACCT_NEED_QOS },
+	{ "j.job_name", "NULL::text", PG_BINARY_TEXT, SACCT_NEED_NAME },
+	{ "j.state", "NULL::text", PG_BINARY_TEXT, SACCT_NEED_STATE },
+	{ "j.exit_code", "NULL::smallint", PG_BINARY_INT, SACCT_NEED_EXIT },
+	{ "j.exit_signal", "NULL::smallint", PG_BINARY_INT, SACCT_NEED_EXIT },
+	{ "j.submit_time", "NULL::timestamptz", PG_BINARY_TIME, SACCT_NEED_SUBMIT },
+	{ "j.start_time", NULL, PG_BINARY_TIME, 0 },
+	{ "j.end_time", "NULL::timestamptz", PG_BINARY_TIME, SACCT_NEED_END },
+	{ "j.time_limit_min", "NULL::bigint", PG_BINARY_INT, SACCT_NEED_TIMELIMIT },
+	{ "j.alloc_cpus", "NULL::bigint", PG_BINARY_INT, SACCT_NEED_ALLOC_CPUS },
+	{ "j.req_mem_bytes", "NULL::bigint", PG_BINARY_INT, SACCT_NEED_REQ_MEM },
+	{ "j.alloc_gpus", "NULL::bigint", PG_BINARY_INT, SACCT_NEED_ALLOC_GPUS },
+	{ "j.nnodes", "NULL::bigint", PG_BINARY_INT, SACCT_NEED_NNODES },
+	{ "j.nodes_reported", "NULL::integer", PG_BINARY_INT, SACCT_NEED_NODES_REPORTED },
+	{ "j.nodelist", "NULL::text", PG_BINARY_TEXT, SACCT_NEED_NODELIST },
 	/* from ROWS_FIRST_FIGURE: the figures, all numbers */
-	PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER,
-	PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER,
-	PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER,
-	PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER
+	{ "j.elapsed_s", "NULL::float8", PG_BINARY_NUMBER, SACCT_NEED_ELAPSED },
+	{ "j.cpu_time_s", "NULL::float8", PG_BINARY_NUMBER, SACCT_NEED_CPU_S },
+	{ "j.cpu_efficiency", "NULL::float8", PG_BINARY_NUMBER, SACCT_NEED_CPU_EFF },
+	{ "j.mem_peak_bytes", "NULL::bigint", PG_BINARY_NUMBER, SACCT_NEED_MEM_PEAK },
+	{ "j.mem_efficiency", "NULL::float8", PG_BINARY_NUMBER, SACCT_NEED_MEM_EFF },
+	{ "j.gpu_util_pct", "NULL::float8", PG_BINARY_NUMBER, SACCT_NEED_GPU_UTIL },
+	{ "j.package_j", "NULL::float8", PG_BINARY_NUMBER, SACCT_NEED_PACKAGE },
+	{ "j.dram_j", "NULL::float8", PG_BINARY_NUMBER, SACCT_NEED_DRAM },
+	{ "j.gpu_j", "NULL::float8", PG_BINARY_NUMBER, SACCT_NEED_GPU },
+	{ "j.node_j", "NULL::float8", PG_BINARY_NUMBER, SACCT_NEED_NODE },
+	{ "j.total_j", "NULL::float8", PG_BINARY_NUMBER, SACCT_NEED_TOTAL },
+	{ "least(j.package_coverage, j.dram_coverage, j.gpu_coverage, j.node_coverage)",
+	  "NULL::float8", PG_BINARY_NUMBER, SACCT_NEED_QUALITY },
+	{ "j.emissions_g", "NULL::float8", PG_BINARY_NUMBER, SACCT_NEED_EMISSIONS },
+	{ "j.emission_g_per_kwh", "NULL::float8", PG_BINARY_NUMBER, SACCT_NEED_G_PER_KWH },
+	{ "j.pue", "NULL::float8", PG_BINARY_NUMBER, SACCT_NEED_PUE }
 };
+
+/* The listing's SQL for Q into DST, and its columns' KINDS.  No ORDER
+ * BY: the rows are sorted here with their steps (sacct_rows_sort), and
+ * a sort in the server carries every column.  -1 if it does not fit. */
+static int
+listing_sql(char *dst, size_t size, const struct sacct_query *q,
+	    enum pg_binary_kind *kinds)
+{
+	size_t len;
+	int i, n;
+
+	len = (size_t)snprintf(dst, size, "SELECT");
+	for (i = 0; i < ROWS_NCOLS && len < size; i++) {
+		const struct listing_column *c = &listing[i];
+
+		n = snprintf(dst + len, size - len, "%s %s", i > 0 ? "," : "",
+			     c->part == 0 || (q->skip & c->part) == 0 ?
+			     c->expr : c->absent);
+		len += (size_t)n;
+		kinds[i] = c->kind;
+	}
+	if (len < size)
+		len += (size_t)snprintf(dst + len, size - len,
+					" FROM ceems.jobs j JOIN ceems.clusters c USING (cluster_id)%s%s",
+					where_clause(q), where_rest);
+	return len < size ? 0 : -1;
+}
 
 /* Row I of the listing into R, its job_key into *KEY. */
 static void
@@ -441,12 +502,15 @@ add_steps(struct sacct_pg *pg, const struct sacct_query *q,
 	free(list);
 	if (res == NULL)
 		return -1;
-	if (pg_binary_check(res, steps_kinds, STEPS_NCOLS, "the steps", err, err_size) < 0) {
+	if (pg_binary_init(&b, res, steps_kinds, STEPS_NCOLS, "the steps", err, err_size) < 0) {
 		PQclear(res);
 		return -1;
 	}
-	b.res = res;
-	b.bad = false;
+	if (sacct_rows_reserve(rows, (size_t)PQntuples(res)) < 0) {
+		PQclear(res);
+		snprintf(err, err_size, "out of memory");
+		return -1;
+	}
 	for (n = 0; n < PQntuples(res); n++) {
 		if (!pg_binary_int(&b, n, 0, &ordinal) || ordinal < 1 ||
 		    (uint64_t)ordinal > nkeys || (uint64_t)ordinal > njobs)
@@ -486,30 +550,32 @@ int
 sacct_pg_rows(struct sacct_pg *pg, const struct sacct_query *q,
 	      struct sacct_rows *rows, char *err, size_t err_size)
 {
+	enum pg_binary_kind kinds[ROWS_NCOLS];
 	struct params p;
 	struct pg_binary b;
 	PGresult *res;
-	char sql[4096];
+	char sql[8192];
 	long long *keys = NULL;
 	size_t first = rows->n, i, keep;
 	int n, ret = -1;
 
+	if (listing_sql(sql, sizeof(sql), q, kinds) < 0) {
+		snprintf(err, err_size, "the listing's query is too long");
+		return -1;
+	}
 	params_fill(&p, q);
-	snprintf(sql, sizeof(sql), "%s%s%s ORDER BY j.start_time, c.name, j.jobid",
-		 rows_sql_head, where_clause(q), where_rest);
 	res = query_as(pg, sql, 8, p.v, true, err, err_size);
 	params_free(&p);
 	if (res == NULL)
 		return -1;
-	if (pg_binary_check(res, rows_kinds, ROWS_NCOLS, "the listing", err, err_size) < 0)
+	if (pg_binary_init(&b, res, kinds, ROWS_NCOLS, "the listing", err, err_size) < 0)
 		goto out;
 	n = PQntuples(res);
-	if (n > 0 && (keys = calloc((size_t)n, sizeof(*keys))) == NULL) {
+	if (n > 0 && ((keys = calloc((size_t)n, sizeof(*keys))) == NULL ||
+		      sacct_rows_reserve(rows, (size_t)n) < 0)) {
 		snprintf(err, err_size, "out of memory");
 		goto out;
 	}
-	b.res = res;
-	b.bad = false;
 	for (i = 0; i < (size_t)n; i++) {
 		struct sacct_row *r = sacct_rows_add(rows);
 
@@ -531,7 +597,9 @@ sacct_pg_rows(struct sacct_pg *pg, const struct sacct_query *q,
 		if (rows->v[i].step[0] == '\0' &&
 		    !sacct_query_wants_job(q, rows->v[i].jobid))
 			continue;
-		rows->v[keep++] = rows->v[i];
+		if (keep != i)
+			rows->v[keep] = rows->v[i];
+		keep++;
 	}
 	rows->n = keep;
 	sacct_rows_sort(rows);
@@ -624,13 +692,11 @@ add_series(struct sacct_pg *pg, long long key, const char *node,
 		       2, params, true, err, err_size);
 	if (res == NULL)
 		return -1;
-	if (pg_binary_check(res, series_kinds, SACCT_S_NCOLS + 1, "the series",
-			    err, err_size) < 0) {
+	if (pg_binary_init(&b, res, series_kinds, SACCT_S_NCOLS + 1, "the series",
+			   err, err_size) < 0) {
 		PQclear(res);
 		return -1;
 	}
-	b.res = res;
-	b.bad = false;
 	n = PQntuples(res);
 	if (n > 0) {
 		if ((s->rows = calloc((size_t)n, sizeof(s->rows[0]))) == NULL) {

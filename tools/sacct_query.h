@@ -31,6 +31,9 @@ struct sacct_query {
 	char clusters[SACCT_LIST_MAX][64];	/* none: every cluster */
 	struct sacct_jobsel jobs[SACCT_LIST_MAX];
 	bool allocations;		/* -X: no step rows */
+	/* Row parts nobody will read (SACCT_NEED_*): the database backend
+	 * may leave them unknown.  0: every part. */
+	uint64_t skip;
 	/* The spool only: the caller's uid when they may see only their
 	 * own records (not root), else UINT32_MAX. */
 	uint32_t only_uid;

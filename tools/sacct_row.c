@@ -24,20 +24,27 @@ sacct_row_init(struct sacct_row *row)
 	row->g_per_kwh = row->pue = NAN;
 }
 
+int
+sacct_rows_reserve(struct sacct_rows *rows, size_t more)
+{
+	struct sacct_row *v;
+
+	if (more <= rows->cap - rows->n)
+		return 0;
+	if (more > SIZE_MAX / sizeof(*v) - rows->n ||
+	    (v = realloc(rows->v, (rows->n + more) * sizeof(*v))) == NULL)
+		return -1;
+	rows->v = v;
+	rows->cap = rows->n + more;
+	return 0;
+}
+
 struct sacct_row *
 sacct_rows_add(struct sacct_rows *rows)
 {
-	struct sacct_row *v;
-	size_t cap;
-
-	if (rows->n == rows->cap) {
-		cap = rows->cap != 0 ? rows->cap * 2 : 64;
-		if (cap > SIZE_MAX / sizeof(*v) ||
-		    (v = realloc(rows->v, cap * sizeof(*v))) == NULL)
-			return NULL;
-		rows->v = v;
-		rows->cap = cap;
-	}
+	if (rows->n == rows->cap &&
+	    sacct_rows_reserve(rows, rows->cap != 0 ? rows->cap : 64) < 0)
+		return NULL;
 	sacct_row_init(&rows->v[rows->n]);
 	return &rows->v[rows->n++];
 }

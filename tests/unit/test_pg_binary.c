@@ -67,32 +67,44 @@ set_null(PGresult *res, int row, int col)
 		abort();
 }
 
+static const enum pg_binary_kind kinds[NCOLS] = {
+	PG_BINARY_INT, PG_BINARY_INT, PG_BINARY_NUMBER,
+	PG_BINARY_NUMBER, PG_BINARY_TEXT, PG_BINARY_TIME
+};
+
+static void
+start(struct pg_binary *b, const PGresult *res)
+{
+	char err[256];
+
+	if (pg_binary_init(b, res, kinds, NCOLS, "test", err, sizeof(err)) < 0)
+		abort();
+}
+
 static void
 test_check(void)
 {
-	static const enum pg_binary_kind right[NCOLS] = {
-		PG_BINARY_INT, PG_BINARY_INT, PG_BINARY_NUMBER,
-		PG_BINARY_NUMBER, PG_BINARY_TEXT, PG_BINARY_TIME
-	};
+	const enum pg_binary_kind *right = kinds;
 	enum pg_binary_kind wrong[NCOLS];
 	PGresult *res = make_result(1), *as_text = make_result(0);
+	struct pg_binary b;
 	char err[256];
 
-	ok(pg_binary_check(res, right, NCOLS, "q", err, sizeof(err)) == 0,
+	ok(pg_binary_init(&b, res, right, NCOLS, "q", err, sizeof(err)) == 0,
 	   "the expected kinds pass");
-	ok(pg_binary_check(res, right, NCOLS - 1, "q", err, sizeof(err)) < 0 &&
+	ok(pg_binary_init(&b, res, right, NCOLS - 1, "q", err, sizeof(err)) < 0 &&
 	   strstr(err, "6 columns, expected 5") != NULL,
 	   "a column more than expected is an error: %s", err);
 	memcpy(wrong, right, sizeof(wrong));
 	wrong[COL_F8] = PG_BINARY_INT;
-	ok(pg_binary_check(res, wrong, NCOLS, "the listing", err, sizeof(err)) < 0 &&
+	ok(pg_binary_init(&b, res, wrong, NCOLS, "the listing", err, sizeof(err)) < 0 &&
 	   strstr(err, "the listing: column 4 (f8)") != NULL,
 	   "a double where an integer is expected names the column: %s", err);
 	memcpy(wrong, right, sizeof(wrong));
 	wrong[COL_TEXT] = PG_BINARY_TIME;
-	ok(pg_binary_check(res, wrong, NCOLS, "q", err, sizeof(err)) < 0,
+	ok(pg_binary_init(&b, res, wrong, NCOLS, "q", err, sizeof(err)) < 0,
 	   "text where a time is expected is an error");
-	ok(pg_binary_check(as_text, right, NCOLS, "q", err, sizeof(err)) < 0,
+	ok(pg_binary_init(&b, as_text, right, NCOLS, "q", err, sizeof(err)) < 0,
 	   "a result in text format is refused");
 	PQclear(res);
 	PQclear(as_text);
@@ -123,8 +135,7 @@ test_values(void)
 	set_null(res, 1, COL_TEXT);
 	set_null(res, 1, COL_TIME);
 
-	b.res = res;
-	b.bad = false;
+	start(&b, res);
 	ok(pg_binary_int(&b, 0, COL_I2, &v) && v == -1, "smallint -1 sign-extends");
 	ok(pg_binary_int(&b, 0, COL_I4, &v) && v == INT32_MIN, "integer minimum");
 	ok(pg_binary_int(&b, 0, COL_I8, &v) && v == 4294967294LL, "bigint");
@@ -176,8 +187,7 @@ test_time_rounding(void)
 		set_big_endian(res, (int)i, COL_TIME, (uint64_t)cases[i].us, 8);
 	set_big_endian(res, (int)i, COL_TIME, (uint64_t)INT64_MAX, 8);
 	set_big_endian(res, (int)i + 1, COL_TIME, (uint64_t)INT64_MIN, 8);
-	b.res = res;
-	b.bad = false;
+	start(&b, res);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		ok(pg_binary_time(&b, (int)i, COL_TIME, &v) && v == cases[i].want,
 		   "%lld us after 2000 is %lld s", (long long)cases[i].us,
@@ -201,7 +211,7 @@ test_wrong_lengths(void)
 
 	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
 		set_big_endian(res, 0, cols[i], 7, 3);
-	b.res = res;
+	start(&b, res);
 	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
 		b.bad = false;
 		switch (cols[i]) {
@@ -220,6 +230,12 @@ test_wrong_lengths(void)
 			   "the same read as a number: NaN, bad");
 		}
 	}
+	b.bad = false;
+	ok(!pg_binary_time(&b, 0, COL_I8, &v) && b.bad,
+	   "a time read from a bigint column: absent, bad");
+	b.bad = false;
+	ok(!pg_binary_int(&b, 0, NCOLS, &v) && b.bad,
+	   "a column past the result's: absent, bad");
 	PQclear(res);
 }
 

@@ -2,7 +2,9 @@
  * parser (%N widths, unknown fields, bad widths), sacct's units
  * (Elapsed, TotalCPU, ReqMem, MaxRSS, ConsumedEnergy), empty cells for
  * what was not measured, the table's fitting and truncation, the
- * parsable and CSV modes, and the state and job id parsers. */
+ * parsable and CSV modes, the state and job id parsers, and that each
+ * field declares every row part it reads (the database backend leaves
+ * the others unknown). */
 #include "config.h"
 
 #include <math.h>
@@ -44,6 +46,138 @@ render(const char *format, const struct sacct_rows *rows,
 	sacct_output_rows(f, cols, n, rows, o);
 	fclose(f);
 	return text;
+}
+
+/* A job row with every part known and no value equal to "unknown". */
+static void
+full_row(struct sacct_row *r)
+{
+	sacct_row_init(r);
+	snprintf(r->cluster, sizeof(r->cluster), "c1");
+	r->jobid = 1000;
+	r->array_job_id = 990;
+	r->array_task_id = 3;
+	r->uid = 1001;
+	snprintf(r->user, sizeof(r->user), "alice");
+	snprintf(r->account, sizeof(r->account), "physics");
+	snprintf(r->partition, sizeof(r->partition), "cpu");
+	snprintf(r->qos, sizeof(r->qos), "normal");
+	snprintf(r->name, sizeof(r->name), "sim");
+	snprintf(r->state, sizeof(r->state), "FAILED");
+	r->exit_code = 2;
+	r->exit_signal = 9;
+	r->submit_time = 1700000000;
+	r->start_time = 1700000100;
+	r->end_time = 1700003700;
+	r->time_limit_min = 120;
+	r->alloc_cpus = 8;
+	r->req_mem_bytes = 8ULL << 30;
+	r->alloc_gpus = 2;
+	r->nnodes = 2;
+	r->nodes_reported = 2;
+	snprintf(r->nodes, sizeof(r->nodes), "n[01-02]");
+	r->elapsed_s = 3600;
+	r->cpu_s = 20000;
+	r->cpu_eff = 0.69;
+	r->mem_peak_bytes = 3e9;
+	r->mem_eff = 0.35;
+	r->gpu_util_pct = 81;
+	r->gpu_mem_eff = 0.5;
+	r->package_j = 1.1e6;
+	r->dram_j = 2.2e5;
+	r->gpu_j = 3.3e6;
+	r->node_j = 4.4e5;
+	r->total_j = 5.06e6;
+	r->quality = 0.97;
+	r->emissions_g = 95.5;
+	r->g_per_kwh = 56;
+	r->pue = 1.2;
+}
+
+/* Make PART of R unknown, as the database backend leaves it. */
+static void
+forget_part(struct sacct_row *r, uint64_t part)
+{
+	if (part == SACCT_NEED_UID) r->uid = 0;
+	if (part == SACCT_NEED_ACCOUNT) r->account[0] = '\0';
+	if (part == SACCT_NEED_PARTITION) r->partition[0] = '\0';
+	if (part == SACCT_NEED_QOS) r->qos[0] = '\0';
+	if (part == SACCT_NEED_NAME) r->name[0] = '\0';
+	if (part == SACCT_NEED_STATE) r->state[0] = '\0';
+	if (part == SACCT_NEED_EXIT) {
+		r->exit_code = -1;
+		r->exit_signal = 0;
+	}
+	if (part == SACCT_NEED_SUBMIT) r->submit_time = 0;
+	if (part == SACCT_NEED_END) r->end_time = 0;
+	if (part == SACCT_NEED_TIMELIMIT) r->time_limit_min = UINT32_MAX;
+	if (part == SACCT_NEED_ALLOC_CPUS) r->alloc_cpus = 0;
+	if (part == SACCT_NEED_REQ_MEM) r->req_mem_bytes = 0;
+	if (part == SACCT_NEED_ALLOC_GPUS) r->alloc_gpus = 0;
+	if (part == SACCT_NEED_NNODES) r->nnodes = 0;
+	if (part == SACCT_NEED_NODES_REPORTED) r->nodes_reported = 0;
+	if (part == SACCT_NEED_NODELIST) r->nodes[0] = '\0';
+	if (part == SACCT_NEED_ELAPSED) r->elapsed_s = NAN;
+	if (part == SACCT_NEED_CPU_S) r->cpu_s = NAN;
+	if (part == SACCT_NEED_CPU_EFF) r->cpu_eff = NAN;
+	if (part == SACCT_NEED_MEM_PEAK) r->mem_peak_bytes = NAN;
+	if (part == SACCT_NEED_MEM_EFF) r->mem_eff = NAN;
+	if (part == SACCT_NEED_GPU_UTIL) r->gpu_util_pct = NAN;
+	if (part == SACCT_NEED_PACKAGE) r->package_j = NAN;
+	if (part == SACCT_NEED_DRAM) r->dram_j = NAN;
+	if (part == SACCT_NEED_GPU) r->gpu_j = NAN;
+	if (part == SACCT_NEED_NODE) r->node_j = NAN;
+	if (part == SACCT_NEED_TOTAL) r->total_j = NAN;
+	if (part == SACCT_NEED_QUALITY) r->quality = NAN;
+	if (part == SACCT_NEED_EMISSIONS) r->emissions_g = NAN;
+	if (part == SACCT_NEED_G_PER_KWH) r->g_per_kwh = NAN;
+	if (part == SACCT_NEED_PUE) r->pue = NAN;
+}
+
+/* Each field reads only the parts it declares: forgetting any other
+ * part leaves its cell as it was, on a job row and on a step row.  And
+ * each part it declares changes its cell when forgotten (else the
+ * declaration fetches a column for nothing). */
+static void
+test_field_needs(void)
+{
+	const struct sacct_field *all;
+	struct sacct_row full, less;
+	char want[SACCT_CELL_MAX], got[SACCT_CELL_MAX];
+	size_t nfields, i;
+	uint64_t part;
+	int step, undeclared, unused;
+
+	all = sacct_fields_all(&nfields);
+	ok(nfields > 30, "%zu fields", nfields);
+	for (i = 0; i < nfields; i++) {
+		undeclared = unused = 0;
+		for (step = 0; step < 2; step++) {
+			full_row(&full);
+			if (step)
+				snprintf(full.step, sizeof(full.step), "batch");
+			all[i].format(&full, want, sizeof(want));
+			for (part = 1; part & SACCT_NEED_ALL; part <<= 1) {
+				less = full;
+				forget_part(&less, part);
+				all[i].format(&less, got, sizeof(got));
+				if ((all[i].needs & part) == 0 && strcmp(got, want) != 0) {
+					undeclared++;
+					printf("# %s reads part %#llx, undeclared\n",
+					     all[i].name, (unsigned long long)part);
+				}
+				if (!step && (all[i].needs & part) != 0 && strcmp(got, want) == 0) {
+					unused++;
+					printf("# %s declares part %#llx, unread\n",
+					     all[i].name, (unsigned long long)part);
+				}
+			}
+		}
+		ok(undeclared == 0 && unused == 0, "%s declares exactly the parts it reads",
+		   all[i].name);
+	}
+	ok(SACCT_SUMMARY_NEEDS != 0 && (SACCT_SUMMARY_NEEDS & ~SACCT_NEED_ALL) == 0,
+	   "the summary's parts are row parts");
 }
 
 int
@@ -243,5 +377,6 @@ main(void)
 	ok(sacct_jobsel_parse("12x", &sel) == -1, "12x is refused");
 	ok(sacct_jobsel_parse("4294967295", &sel) == -1, "a job id out of range is refused");
 	ok(sacct_jobsel_parse("1.a/b", &sel) == -1, "a step with a slash is refused");
+	test_field_needs();
 	return done_testing();
 }
