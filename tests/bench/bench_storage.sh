@@ -10,10 +10,13 @@
 #      BENCH_REPEAT times as that user (a LOGIN role in ceems_reader, so
 #      row-level security applies), and its median and maximum reported,
 #      with its EXPLAIN (ANALYZE).  Target: <= 50 ms.
-#   3. sacct (after 1, on its data): `ceems-sacct -u USER -S 2023-06-01
-#      -E 2023-07-01` end to end (process start, configuration,
-#      connection, both queries, formatting) as that user, BENCH_REPEAT
-#      times; median and maximum.  Target (issue 6): <= 100 ms.
+#   3. sacct (after 1, on its data): ceems-sacct's own listing call
+#      (tests/bench/bench_listing: sacct_pg_rows over one connection,
+#      its default columns and all of them), then `ceems-sacct -u USER
+#      -S 2023-06-01 -E 2023-07-01` end to end (process start,
+#      configuration, connection, both queries, formatting) as that
+#      user, BENCH_REPEAT times; median and maximum.  Target (issue 6):
+#      <= 100 ms.
 #   cluster (after 1 and 3): `ceems-admin db cluster`, timed, then the
 #      queries of 1 and the runs of 3 again on the rewritten table.
 #   2. ingest: BENCH_RECORDS records are spooled by libceems and stored
@@ -264,14 +267,31 @@ bench_one() {
 	unset PGOPTIONS
 }
 
-# ceems-sacct end to end, as each user bench_query chose: the whole
+# ceems-sacct's listing, as each user bench_query chose: first its
+# query alone, through its own code (tests/bench/bench_listing: one
+# connection, the listing and the steps decoded into rows, with the
+# default format's columns and with all of them), then the whole
 # process, timed from outside.
 bench_sacct() {
-	local sacct=$builddir/tools/ceems-sacct user conf i t0 t1 rows
-	if [ ! -x "$sacct" ]; then
-		echo "bench_storage: no $sacct" >&2
+	local sacct=$builddir/tools/ceems-sacct listing=$builddir/tests/bench/bench_listing
+	local user conf i t0 t1 rows from to
+	if [ ! -x "$sacct" ] || [ ! -x "$listing" ]; then
+		echo "bench_storage: no $sacct or $listing (make tests/bench/bench_listing)" >&2
 		return 1
 	fi
+	# In a build tree tools/ceems-sacct is libtool's wrapper script,
+	# which costs about 17 ms a run: time the program itself, as
+	# installed.
+	if [ -x "$builddir/tools/.libs/ceems-sacct" ]; then
+		sacct=$builddir/tools/.libs/ceems-sacct
+		export LD_LIBRARY_PATH=$builddir/lib/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	fi
+	from=$(date -u -d "$month_from" +%s)
+	to=$(date -u -d "$month_to" +%s)
+	for user in $(cat "$pg/bench_users"); do
+		"$listing" "host=$pg port=$PGPORT dbname=ceems user=$user" "$user" "$from" "$to" "$repeat"
+		"$listing" "host=$pg port=$PGPORT dbname=ceems user=$user" "$user" "$from" "$to" "$repeat" all
+	done
 	for user in $(cat "$pg/bench_users"); do
 		conf=$pg/sacct-$user.conf
 		printf 'cluster = bench\nspool_dir = %s/none\ndatabase = host=%s port=%s dbname=ceems user=%s\n' \
