@@ -14,12 +14,18 @@
 
 #include "sacct_output.h"
 
+/* The cells' texts are kept end to end in one buffer: a heavy user's
+ * month is 200,000 cells, and an allocation each was a tenth of the
+ * tool's time (doc/performance.md). */
 struct grid {
 	size_t ncols, nrows;
 	const char **head;
 	const bool *right;
 	const int *fixed;	/* a column's %N width, 0 to fit */
-	char **cells;		/* nrows x ncols, owned */
+	char **cells;		/* nrows x ncols, into text (grid_seal) */
+	size_t *at;		/* each cell's offset in text, until then */
+	char *text;		/* every cell's text, each terminated */
+	size_t len, cap;
 };
 
 void
@@ -86,11 +92,53 @@ sanitize(char *s)
 	*out = '\0';
 }
 
-/* Print S in W columns: cut with a '+' like sacct when longer. */
+/* A line of the table, built before it is printed: an ASCII line loses
+ * its trailing blanks.  Reused from line to line. */
+struct line {
+	char *buf;
+	size_t len, cap;
+	bool failed;
+};
+
 static void
-put_cell(FILE *out, const char *s, size_t w, bool right, bool last)
+line_add(struct line *l, const char *s, size_t n, size_t repeat)
 {
-	size_t len = text_width(s), i, chars;
+	size_t need, cap;
+	char *buf;
+
+	if (l->failed || n == 0 || repeat == 0)
+		return;
+	if (n > (SIZE_MAX - l->len) / repeat) {
+		l->failed = true;
+		return;
+	}
+	need = l->len + n * repeat;
+	if (need > l->cap) {
+		cap = l->cap > 0 ? l->cap : 256;
+		while (cap < need)
+			cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+		if ((buf = realloc(l->buf, cap)) == NULL) {
+			l->failed = true;
+			return;
+		}
+		l->buf = buf;
+		l->cap = cap;
+	}
+	for (; repeat > 0; repeat--, l->len += n)
+		memcpy(l->buf + l->len, s, n);
+}
+
+static void
+line_str(struct line *l, const char *s)
+{
+	line_add(l, s, strlen(s), 1);
+}
+
+/* S in W columns: cut with a '+' like sacct when longer. */
+static void
+put_cell(struct line *l, const char *s, size_t w, bool right, bool last)
+{
+	size_t len = text_width(s), chars;
 	const char *p;
 
 	if (len > w) {
@@ -99,18 +147,16 @@ put_cell(FILE *out, const char *s, size_t w, bool right, bool last)
 			    chars++ == w - 1)
 				break;
 		}
-		fwrite(s, 1, (size_t)(p - s), out);
+		line_add(l, s, (size_t)(p - s), 1);
 		if (w > 0)
-			fputc('+', out);
+			line_add(l, "+", 1, 1);
 		return;
 	}
 	if (right)
-		for (i = len; i < w; i++)
-			fputc(' ', out);
-	fputs(s, out);
+		line_add(l, " ", 1, w - len);
+	line_str(l, s);
 	if (!right && !last)
-		for (i = len; i < w; i++)
-			fputc(' ', out);
+		line_add(l, " ", 1, w - len);
 }
 
 static void
@@ -129,41 +175,35 @@ put_rule(FILE *out, const size_t *w, size_t ncols, const char *left,
 }
 
 static void
-put_line(FILE *real_out, const struct grid *g, const char *const *cells,
-	 const size_t *w, bool box)
+put_line(FILE *out, struct line *l, const struct grid *g,
+	 const char *const *cells, const size_t *w, bool box)
 {
-	char *line = NULL;
-	size_t c, len = 0;
-	FILE *out;
+	size_t c;
 
-	/* Built in memory first: an ASCII line loses its trailing blanks. */
-	if ((out = open_memstream(&line, &len)) == NULL)
-		return;
+	l->len = 0;
 	if (box)
-		fputs("\xe2\x94\x82 ", out);	/* │ */
+		line_str(l, "\xe2\x94\x82 ");	/* │ */
 	for (c = 0; c < g->ncols; c++) {
-		put_cell(out, cells[c], w[c], g->right[c],
+		put_cell(l, cells[c], w[c], g->right[c],
 			 !box && c + 1 == g->ncols);
 		if (box)
-			fputs(" \xe2\x94\x82", out);
+			line_str(l, " \xe2\x94\x82");
 		if (c + 1 < g->ncols)
-			fputc(' ', out);
+			line_add(l, " ", 1, 1);
 	}
-	if (fclose(out) != 0) {
-		free(line);
+	if (l->failed)
 		return;
-	}
-	while (len > 0 && line[len - 1] == ' ')
-		len--;
-	fwrite(line, 1, len, real_out);
-	fputc('\n', real_out);
-	free(line);
+	while (l->len > 0 && l->buf[l->len - 1] == ' ')
+		l->len--;
+	fwrite(l->buf, 1, l->len, out);
+	fputc('\n', out);
 }
 
 static void
 print_table(FILE *out, const struct grid *g,
 	    const struct sacct_output_opts *o)
 {
+	struct line line = { NULL, 0, 0, false };
 	size_t *w, c, r, total, widest, len, floor_w;
 	bool box = o->style == SACCT_STYLE_BOX;
 
@@ -211,7 +251,7 @@ print_table(FILE *out, const struct grid *g,
 	if (box)
 		put_rule(out, w, g->ncols, "\xe2\x94\x8c", "\xe2\x94\xac", "\xe2\x94\x90");
 	if (!o->noheader) {
-		put_line(out, g, g->head, w, box);
+		put_line(out, &line, g, g->head, w, box);
 		if (box) {
 			put_rule(out, w, g->ncols, "\xe2\x94\x9c", "\xe2\x94\xbc", "\xe2\x94\xa4");
 		} else {
@@ -225,9 +265,10 @@ print_table(FILE *out, const struct grid *g,
 		}
 	}
 	for (r = 0; r < g->nrows; r++)
-		put_line(out, g, (const char *const *)&g->cells[r * g->ncols], w, box);
+		put_line(out, &line, g, (const char *const *)&g->cells[r * g->ncols], w, box);
 	if (box)
 		put_rule(out, w, g->ncols, "\xe2\x94\x94", "\xe2\x94\xb4", "\xe2\x94\x98");
+	free(line.buf);
 	free(w);
 }
 
@@ -290,13 +331,66 @@ print_grid(FILE *out, const struct grid *g, const struct sacct_output_opts *o)
 static void
 grid_free(struct grid *g)
 {
-	size_t i;
-
-	if (g->cells != NULL)
-		for (i = 0; i < g->nrows * g->ncols; i++)
-			free(g->cells[i]);
 	free(g->cells);
+	free(g->at);
+	free(g->text);
 	g->cells = NULL;
+	g->at = NULL;
+	g->text = NULL;
+}
+
+/* Room for the grid's cells; 0 or -1. */
+static int
+grid_start(struct grid *g)
+{
+	size_t n = g->nrows * g->ncols;
+
+	if (n == 0)
+		return 0;
+	if (g->nrows > SIZE_MAX / sizeof(size_t) / g->ncols ||
+	    (g->at = calloc(n, sizeof(size_t))) == NULL)
+		return -1;
+	return 0;
+}
+
+/* Cell I is a copy of S. */
+static int
+grid_put(struct grid *g, size_t i, const char *s)
+{
+	size_t n = strlen(s) + 1, cap;
+	char *text;
+
+	if (g->len + n > g->cap) {
+		cap = g->cap > 0 ? g->cap : 4096;
+		while (cap < g->len + n) {
+			if (cap > SIZE_MAX / 2)
+				return -1;
+			cap *= 2;
+		}
+		if ((text = realloc(g->text, cap)) == NULL)
+			return -1;
+		g->text = text;
+		g->cap = cap;
+	}
+	memcpy(g->text + g->len, s, n);
+	g->at[i] = g->len;
+	g->len += n;
+	return 0;
+}
+
+/* The cells, once all are put: pointers into the text. */
+static int
+grid_seal(struct grid *g)
+{
+	size_t i, n = g->nrows * g->ncols;
+
+	if (n == 0)
+		return 0;
+	if ((g->cells = calloc(n, sizeof(char *))) == NULL)
+		return -1;
+	for (i = 0; i < n; i++)
+		g->cells[i] = g->text + g->at[i];
+	return 0;
 }
 
 int
@@ -307,7 +401,7 @@ sacct_output_rows(FILE *out, const struct sacct_column *cols, size_t ncols,
 	const char *head[SACCT_MAX_COLUMNS];
 	bool right[SACCT_MAX_COLUMNS];
 	int fixed[SACCT_MAX_COLUMNS];
-	struct grid g = { ncols, rows->n, head, right, fixed, NULL };
+	struct grid g = { ncols, rows->n, head, right, fixed, NULL, NULL, NULL, 0, 0 };
 	char buf[SACCT_CELL_MAX];
 	size_t r, c;
 	int ret;
@@ -319,18 +413,21 @@ sacct_output_rows(FILE *out, const struct sacct_column *cols, size_t ncols,
 		right[c] = cols[c].field->right;
 		fixed[c] = cols[c].width;
 	}
-	if (rows->n > 0 &&
-	    (g.cells = calloc(rows->n * ncols, sizeof(char *))) == NULL)
+	if (grid_start(&g) < 0)
 		return -1;
 	for (r = 0; r < rows->n; r++) {
 		for (c = 0; c < ncols; c++) {
 			buf[0] = '\0';
 			cols[c].field->format(&rows->v[r], buf, sizeof(buf));
-			if ((g.cells[r * ncols + c] = strdup(buf)) == NULL) {
+			if (grid_put(&g, r * ncols + c, buf) < 0) {
 				grid_free(&g);
 				return -1;
 			}
 		}
+	}
+	if (grid_seal(&g) < 0) {
+		grid_free(&g);
+		return -1;
 	}
 	ret = print_grid(out, &g, o);
 	grid_free(&g);
@@ -375,7 +472,7 @@ total_add(struct total *t, const struct sacct_row *row)
 #define SUMMARY_COLS 7
 
 static int
-total_cells(const struct total *t, char **cells)
+total_cells(const struct total *t, struct grid *g, size_t first)
 {
 	char buf[7][64];
 	int i;
@@ -390,7 +487,7 @@ total_cells(const struct total *t, char **cells)
 	sacct_fmt_sig3(t->have_grams ? t->grams : NAN, buf[5], sizeof(buf[5]));
 	snprintf(buf[6], sizeof(buf[6]), "%lu/%lu", t->measured, t->jobs);
 	for (i = 0; i < SUMMARY_COLS; i++)
-		if ((cells[i] = strdup(buf[i])) == NULL)
+		if (grid_put(g, first + (size_t)i, buf[i]) < 0)
 			return -1;
 	return 0;
 }
@@ -412,7 +509,7 @@ sacct_output_summary(FILE *out, const struct sacct_rows *rows,
 	};
 	const bool right[SUMMARY_COLS] = { false, true, true, true, true, true, true };
 	const int fixed[SUMMARY_COLS] = { 0 };
-	struct grid g = { SUMMARY_COLS, 0, head, right, fixed, NULL };
+	struct grid g = { SUMMARY_COLS, 0, head, right, fixed, NULL, NULL, NULL, 0, 0 };
 	struct total *t = NULL, all, *tmp;
 	size_t nt = 0, i, r;
 	const char *key;
@@ -441,12 +538,12 @@ sacct_output_summary(FILE *out, const struct sacct_rows *rows,
 	if (nt > 1)
 		qsort(t, nt, sizeof(*t), cmp_total);
 	g.nrows = nt + 1;
-	if ((g.cells = calloc(g.nrows * SUMMARY_COLS, sizeof(char *))) == NULL)
+	if (grid_start(&g) < 0)
 		goto out;
 	for (i = 0; i < nt; i++)
-		if (total_cells(&t[i], &g.cells[i * SUMMARY_COLS]) < 0)
+		if (total_cells(&t[i], &g, i * SUMMARY_COLS) < 0)
 			goto out;
-	if (total_cells(&all, &g.cells[nt * SUMMARY_COLS]) < 0)
+	if (total_cells(&all, &g, nt * SUMMARY_COLS) < 0 || grid_seal(&g) < 0)
 		goto out;
 	ret = print_grid(out, &g, o);
 out:
