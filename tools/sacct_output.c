@@ -199,7 +199,9 @@ put_line(FILE *out, struct line *l, const struct grid *g,
 	fputc('\n', out);
 }
 
-static void
+/* 0, or -1 when a line could not be built (out of memory): the table
+ * is then incomplete and the caller says so. */
+static int
 print_table(FILE *out, const struct grid *g,
 	    const struct sacct_output_opts *o)
 {
@@ -208,7 +210,7 @@ print_table(FILE *out, const struct grid *g,
 	bool box = o->style == SACCT_STYLE_BOX;
 
 	if ((w = calloc(g->ncols, sizeof(*w))) == NULL)
-		return;
+		return -1;
 	for (c = 0; c < g->ncols; c++) {
 		if (g->fixed[c] > 0) {
 			w[c] = (size_t)g->fixed[c];
@@ -270,6 +272,7 @@ print_table(FILE *out, const struct grid *g,
 		put_rule(out, w, g->ncols, "\xe2\x94\x94", "\xe2\x94\xb4", "\xe2\x94\x98");
 	free(line.buf);
 	free(w);
+	return line.failed ? -1 : 0;
 }
 
 void
@@ -321,10 +324,12 @@ print_grid(FILE *out, const struct grid *g, const struct sacct_output_opts *o)
 
 	for (i = 0; i < g->nrows * g->ncols; i++)
 		sanitize(g->cells[i]);
-	if (o->mode == SACCT_TABLE)
-		print_table(out, g, o);
-	else
+	if (o->mode == SACCT_TABLE) {
+		if (print_table(out, g, o) < 0)
+			return -1;
+	} else {
 		print_delimited(out, g, o);
+	}
 	return fflush(out) == 0 && !ferror(out) ? 0 : -1;
 }
 

@@ -107,21 +107,27 @@ db_error(const PGresult *res, const struct sacct_pg *pg, char *err,
 	one_line(err, err_size, "database: ", msg);
 }
 
-/* SQL with N text PARAMS; results in text, or in binary with BINARY
- * (the listing's: pg_binary.h says why). */
+/* RES if it holds rows; else NULL with ERR, RES cleared. */
 static PGresult *
-query_as(struct sacct_pg *pg, const char *sql, int n,
-	 const char *const *params, bool binary, char *err, size_t err_size)
+rows_or_error(struct sacct_pg *pg, PGresult *res, char *err, size_t err_size)
 {
-	PGresult *res = PQexecParams(pg->conn, sql, n, NULL, params, NULL,
-				     NULL, binary ? 1 : 0);
-
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 		db_error(res, pg, err, err_size);
 		PQclear(res);
 		return NULL;
 	}
 	return res;
+}
+
+/* SQL with N text PARAMS; results in text, or in binary with BINARY
+ * (the listing's: pg_binary.h says why). */
+static PGresult *
+query_as(struct sacct_pg *pg, const char *sql, int n,
+	 const char *const *params, bool binary, char *err, size_t err_size)
+{
+	return rows_or_error(pg, PQexecParams(pg->conn, sql, n, NULL, params,
+					      NULL, NULL, binary ? 1 : 0),
+			     err, err_size);
 }
 
 static PGresult *
@@ -601,9 +607,6 @@ static PGresult *
 query_keys(struct sacct_pg *pg, const char *sql, const long long *keys,
 	   size_t nkeys, char *err, size_t err_size)
 {
-	/* int8[]: dimensions, null flag, element type, size and lower
-	 * bound, then each element's length and value, big-endian. */
-	const uint32_t header[5] = { 1, 0, 20 /* int8 */, 0, 1 };
 	const Oid types[1] = { 1016 /* int8[] */ };
 	const int formats[1] = { 1 };
 	unsigned char *buf, *p;
@@ -611,17 +614,20 @@ query_keys(struct sacct_pg *pg, const char *sql, const long long *keys,
 	int lengths[1];
 	PGresult *res;
 	size_t i;
-	int k;
 
-	if (nkeys > (INT32_MAX - sizeof(header)) / 12 ||
-	    (buf = malloc(sizeof(header) + nkeys * 12)) == NULL) {
+	if (nkeys > (INT32_MAX - 20) / 12 ||
+	    (buf = malloc(20 + nkeys * 12)) == NULL) {
 		snprintf(err, err_size, "out of memory");
 		return NULL;
 	}
-	p = buf;
-	for (k = 0; k < 5; k++, p += 4)
-		put_be32(p, k == 3 ? (uint32_t)nkeys : header[k]);
-	for (i = 0; i < nkeys; i++, p += 12) {
+	/* int8[] in binary: dimensions, null flag, element type, size and
+	 * lower bound, then each element's length and value, big-endian. */
+	put_be32(buf, 1);
+	put_be32(buf + 4, 0);
+	put_be32(buf + 8, 20 /* int8 */);
+	put_be32(buf + 12, (uint32_t)nkeys);
+	put_be32(buf + 16, 1);
+	for (i = 0, p = buf + 20; i < nkeys; i++, p += 12) {
 		put_be32(p, 8);
 		put_be32(p + 4, (uint32_t)((uint64_t)keys[i] >> 32));
 		put_be32(p + 8, (uint32_t)keys[i]);
@@ -630,12 +636,7 @@ query_keys(struct sacct_pg *pg, const char *sql, const long long *keys,
 	lengths[0] = (int)(p - buf);
 	res = PQexecParams(pg->conn, sql, 1, types, values, lengths, formats, 1);
 	free(buf);
-	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
-		db_error(res, pg, err, err_size);
-		PQclear(res);
-		return NULL;
-	}
-	return res;
+	return rows_or_error(pg, res, err, err_size);
 }
 
 static int
