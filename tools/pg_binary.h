@@ -26,7 +26,11 @@ enum pg_binary_kind {
 	PG_BINARY_INT,		/* smallint, integer, bigint */
 	PG_BINARY_NUMBER,	/* those or double precision */
 	PG_BINARY_TEXT,		/* text (and domains over it) */
-	PG_BINARY_TIME		/* timestamp with time zone */
+	PG_BINARY_TIME,		/* timestamp with time zone */
+	PG_BINARY_RECORDS	/* an array of records: a composite type's
+				 * OID is the database's, so the records'
+				 * fields are checked when read
+				 * (pg_binary_records) */
 };
 
 #define PG_BINARY_MAX_COLUMNS 64
@@ -62,5 +66,31 @@ bool pg_binary_time(struct pg_binary *b, int row, int col, int64_t *out);
  * terminated), "" for NULL. */
 void pg_binary_text(struct pg_binary *b, int row, int col, char *dst,
 		    size_t size);
+
+/* One field of a record read by pg_binary_records: its type and
+ * length were checked against the kind asked for. */
+struct pg_binary_field {
+	Oid type;
+	int len;			/* -1 for NULL */
+	const unsigned char *p;
+};
+
+/* Each record of a one-dimensional array-of-records column (kind
+ * PG_BINARY_RECORDS), each of exactly N fields of KINDS (no
+ * PG_BINARY_RECORDS among them), given in turn to EACH with ARG (if
+ * not NULL).  The whole value is checked before EACH is first called.  Returns the
+ * number of records (0 for NULL or an empty array); -1 for a value that
+ * is not such an array, which marks the reader bad, or when EACH
+ * returned -1, which stops the walk and does not. */
+int pg_binary_records(struct pg_binary *b, int row, int col,
+		      const enum pg_binary_kind *kinds, int n,
+		      int (*each)(void *arg, const struct pg_binary_field *fields),
+		      void *arg);
+
+/* A record's field: as the column readers, NULL gives false, NaN, "". */
+bool pg_binary_field_int(const struct pg_binary_field *f, int64_t *out);
+double pg_binary_field_number(const struct pg_binary_field *f);
+void pg_binary_field_text(const struct pg_binary_field *f, char *dst,
+			  size_t size);
 
 #endif

@@ -6,10 +6,10 @@
  * bound on start_time, one user as `user_name = $N`
  * with the name a text parameter (migration 007: compared in the
  * column's collation, the (user_name, start_time) index is used), lists
- * as string_to_array of one text parameter.  Step rows come from a
- * second query on ceems.job_steps for the jobs listed, and the
- * clusters' names from a third.  Nothing is
- * pasted into the SQL text: values are parameters, always. */
+ * as string_to_array of one text parameter.  Each job's steps come with
+ * its row (jobs.steps, migration 016), the clusters' names from a
+ * second query.  Nothing is pasted into the SQL text: values are
+ * parameters, always. */
 #include "config.h"
 
 #include <errno.h>
@@ -309,11 +309,10 @@ struct listing_column {
 	uint64_t part;
 };
 
-#define ROWS_NCOLS 39
-#define ROWS_FIRST_FIGURE 24
-#define COL_USER 6
+#define ROWS_NCOLS 38
+#define ROWS_FIRST_FIGURE 23
+#define COL_USER 5
 static const struct listing_column listing[ROWS_NCOLS] = {
-	{ "j.job_key", PG_BINARY_INT, 0 },
 	{ "j.cluster_id", PG_BINARY_INT, 0 },
 	{ "j.jobid", PG_BINARY_INT, 0 },
 	{ "j.array_job_id", PG_BINARY_INT, 0 },
@@ -359,19 +358,21 @@ static const struct listing_column listing[ROWS_NCOLS] = {
 /* Which listing columns a query fetches, and where they are. */
 struct listing_plan {
 	int pos[ROWS_NCOLS];		/* result column, or -1: not fetched */
-	enum pg_binary_kind kinds[ROWS_NCOLS];	/* of the result's columns */
+	int steps;			/* jobs.steps' column, or -1 */
+	enum pg_binary_kind kinds[ROWS_NCOLS + 1];	/* of the result's columns */
 	int ncols;
 	const char *user;		/* every row's user when not fetched */
 };
 
 /* The listing's SQL for Q into DST, and which columns it fetches into
- * PLAN.  With one user named, the user name is not fetched: the WHERE
- * clause makes it that name in every row.  No ORDER BY: the rows are
- * sorted here with their steps (sacct_rows_sort), and a sort in the
- * server carries every column.  -1 if it does not fit. */
+ * PLAN; the steps with STEPS.  With one user named, the user name is
+ * not fetched: the WHERE clause makes it that name in every row.  No
+ * ORDER BY: the rows are sorted here with their steps
+ * (sacct_rows_sort), and a sort in the server carries every column.
+ * -1 if it does not fit. */
 static int
 listing_sql(char *dst, size_t size, const struct sacct_query *q,
-	    struct listing_plan *plan)
+	    bool steps, struct listing_plan *plan)
 {
 	size_t len;
 	int i;
@@ -391,6 +392,12 @@ listing_sql(char *dst, size_t size, const struct sacct_query *q,
 						plan->ncols > 0 ? "," : "", c->expr);
 		plan->kinds[plan->ncols] = c->kind;
 		plan->pos[i] = plan->ncols++;
+	}
+	plan->steps = -1;
+	if (steps && len < size) {
+		len += (size_t)snprintf(dst + len, size - len, ", j.steps");
+		plan->kinds[plan->ncols] = PG_BINARY_RECORDS;
+		plan->steps = plan->ncols++;
 	}
 	if (len < size)
 		len += (size_t)snprintf(dst + len, size - len,
@@ -490,11 +497,10 @@ listed_text(struct pg_binary *b, const struct listing_plan *plan, int i,
 		pg_binary_text(b, i, plan->pos[col], dst, size);
 }
 
-/* Row I of the listing into R, its job_key into *KEY and its cluster's
- * id into *CLUSTER. */
+/* Row I of the listing into R and its cluster's id into *CLUSTER. */
 static void
 job_from_result(struct pg_binary *b, const struct listing_plan *plan, int i,
-		struct sacct_row *r, long long *key, int64_t *cluster)
+		struct sacct_row *r, int64_t *cluster)
 {
 	double *figures[ROWS_NCOLS - ROWS_FIRST_FIGURE] = {
 		&r->elapsed_s, &r->cpu_s, &r->cpu_eff, &r->mem_peak_bytes,
@@ -505,49 +511,48 @@ job_from_result(struct pg_binary *b, const struct listing_plan *plan, int i,
 	int64_t v, task;
 	int k;
 
-	*key = listed_int(b, plan, i, 0, &v) ? v : -1;
-	if (!listed_int(b, plan, i, 1, cluster))
+	if (!listed_int(b, plan, i, 0, cluster))
 		*cluster = -1;
-	if (listed_int(b, plan, i, 2, &v))
+	if (listed_int(b, plan, i, 1, &v))
 		r->jobid = (uint32_t)v;
-	if (listed_int(b, plan, i, 3, &v) && listed_int(b, plan, i, 4, &task)) {
+	if (listed_int(b, plan, i, 2, &v) && listed_int(b, plan, i, 3, &task)) {
 		r->array_job_id = (uint32_t)v;
 		r->array_task_id = (uint32_t)task;
 	}
-	if (listed_int(b, plan, i, 5, &v))
+	if (listed_int(b, plan, i, 4, &v))
 		r->uid = (uint32_t)v;
 	if (plan->user != NULL)
 		snprintf(r->user, sizeof(r->user), "%s", plan->user);
 	else
 		listed_text(b, plan, i, COL_USER, r->user, sizeof(r->user));
-	listed_text(b, plan, i, 7, r->account, sizeof(r->account));
-	listed_text(b, plan, i, 8, r->partition, sizeof(r->partition));
-	listed_text(b, plan, i, 9, r->qos, sizeof(r->qos));
-	listed_text(b, plan, i, 10, r->name, sizeof(r->name));
-	listed_text(b, plan, i, 11, r->state, sizeof(r->state));
-	if (listed_int(b, plan, i, 12, &v))
+	listed_text(b, plan, i, 6, r->account, sizeof(r->account));
+	listed_text(b, plan, i, 7, r->partition, sizeof(r->partition));
+	listed_text(b, plan, i, 8, r->qos, sizeof(r->qos));
+	listed_text(b, plan, i, 9, r->name, sizeof(r->name));
+	listed_text(b, plan, i, 10, r->state, sizeof(r->state));
+	if (listed_int(b, plan, i, 11, &v))
 		r->exit_code = (int32_t)v;
-	if (listed_int(b, plan, i, 13, &v))
+	if (listed_int(b, plan, i, 12, &v))
 		r->exit_signal = (int32_t)v;
-	if (listed_time(b, plan, i, 14, &v))
+	if (listed_time(b, plan, i, 13, &v))
 		r->submit_time = v;
-	if (listed_time(b, plan, i, 15, &v))
+	if (listed_time(b, plan, i, 14, &v))
 		r->start_time = v;
-	if (listed_time(b, plan, i, 16, &v))
+	if (listed_time(b, plan, i, 15, &v))
 		r->end_time = v;
-	if (listed_int(b, plan, i, 17, &v))
+	if (listed_int(b, plan, i, 16, &v))
 		r->time_limit_min = (uint32_t)v;
-	if (listed_int(b, plan, i, 18, &v))
+	if (listed_int(b, plan, i, 17, &v))
 		r->alloc_cpus = (uint32_t)v;
-	if (listed_int(b, plan, i, 19, &v))
+	if (listed_int(b, plan, i, 18, &v))
 		r->req_mem_bytes = (uint64_t)v;
-	if (listed_int(b, plan, i, 20, &v))
+	if (listed_int(b, plan, i, 19, &v))
 		r->alloc_gpus = (uint32_t)v;
-	if (listed_int(b, plan, i, 21, &v))
+	if (listed_int(b, plan, i, 20, &v))
 		r->nnodes = (uint32_t)v;
-	if (listed_int(b, plan, i, 22, &v))
+	if (listed_int(b, plan, i, 21, &v))
 		r->nodes_reported = (uint32_t)v;
-	listed_text(b, plan, i, 23, r->nodes, sizeof(r->nodes));
+	listed_text(b, plan, i, 22, r->nodes, sizeof(r->nodes));
 	for (k = ROWS_FIRST_FIGURE; k < ROWS_NCOLS; k++)
 		if (plan->pos[k] >= 0)
 			*figures[k - ROWS_FIRST_FIGURE] =
@@ -561,15 +566,13 @@ add_known(double *sum, double x)
 		*sum = isfinite(*sum) ? *sum + x : x;
 }
 
-/* The step rows of the jobs of ROWS (all of them listed, KEYS[i] the
- * job_key of ROWS->v[i]): one query for them all.  Each step row comes
- * back with the ordinal of its job's key in the array sent, so finding
- * the job is an index, not a search. */
-#define STEPS_NCOLS 10
-static const enum pg_binary_kind steps_kinds[STEPS_NCOLS] = {
-	PG_BINARY_INT, PG_BINARY_TEXT, PG_BINARY_NUMBER, PG_BINARY_NUMBER,
+/* A step of jobs.steps (ceems.step_summary, migration 016): its fields
+ * in order. */
+#define STEP_NFIELDS 9
+static const enum pg_binary_kind step_kinds[STEP_NFIELDS] = {
+	PG_BINARY_TEXT, PG_BINARY_INT, PG_BINARY_NUMBER, PG_BINARY_NUMBER,
 	PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER,
-	PG_BINARY_NUMBER, PG_BINARY_INT
+	PG_BINARY_NUMBER
 };
 
 /* A step row from its job's row. */
@@ -591,121 +594,82 @@ step_of_job(struct sacct_row *st, const struct sacct_row *job,
 	st->start_time = job->start_time;
 }
 
-static void
-put_be32(unsigned char *p, uint32_t v)
-{
-	p[0] = (unsigned char)(v >> 24);
-	p[1] = (unsigned char)(v >> 16);
-	p[2] = (unsigned char)(v >> 8);
-	p[3] = (unsigned char)v;
-}
+/* Where the steps of one job go: after the rows, its own at JOB. */
+struct step_target {
+	const struct sacct_query *q;
+	struct sacct_rows *rows;
+	size_t job;
+};
 
-/* SQL with one parameter, the bigint[] of KEYS, sent in binary: as
- * text, the server's parsing of a heavy user's 18,000 keys took 3 ms.
- * Results in binary. */
-static PGresult *
-query_keys(struct sacct_pg *pg, const char *sql, const long long *keys,
-	   size_t nkeys, char *err, size_t err_size)
-{
-	const Oid types[1] = { 1016 /* int8[] */ };
-	const int formats[1] = { 1 };
-	unsigned char *buf, *p;
-	const char *values[1];
-	int lengths[1];
-	PGresult *res;
-	size_t i;
-
-	if (nkeys > (INT32_MAX - 20) / 12 ||
-	    (buf = malloc(20 + nkeys * 12)) == NULL) {
-		snprintf(err, err_size, "out of memory");
-		return NULL;
-	}
-	/* int8[] in binary: dimensions, null flag, element type, size and
-	 * lower bound, then each element's length and value, big-endian. */
-	put_be32(buf, 1);
-	put_be32(buf + 4, 0);
-	put_be32(buf + 8, 20 /* int8 */);
-	put_be32(buf + 12, (uint32_t)nkeys);
-	put_be32(buf + 16, 1);
-	for (i = 0, p = buf + 20; i < nkeys; i++, p += 12) {
-		put_be32(p, 8);
-		put_be32(p + 4, (uint32_t)((uint64_t)keys[i] >> 32));
-		put_be32(p + 8, (uint32_t)keys[i]);
-	}
-	values[0] = (const char *)buf;
-	lengths[0] = (int)(p - buf);
-	res = PQexecParams(pg->conn, sql, 1, types, values, lengths, formats, 1);
-	free(buf);
-	return rows_or_error(pg, res, err, err_size);
-}
-
+/* One step of a job's jobs.steps, as a row (pg_binary_records' EACH). */
 static int
-add_steps(struct sacct_pg *pg, const struct sacct_query *q,
-	  struct sacct_rows *rows, const long long *keys, size_t nkeys,
+add_step(void *arg, const struct pg_binary_field *f)
+{
+	struct step_target *t = arg;
+	struct sacct_row *st;
+	char id[SACCT_STEP_MAX];
+	int64_t nodes;
+
+	pg_binary_field_text(&f[0], id, sizeof(id));
+	if (!sacct_query_wants_step(t->q, t->rows->v[t->job].jobid, id))
+		return 0;
+	if ((st = sacct_rows_add(t->rows)) == NULL)
+		return -1;
+	/* The add may have moved the rows: the job by its index. */
+	step_of_job(st, &t->rows->v[t->job], id);
+	if (pg_binary_field_int(&f[1], &nodes))
+		st->nodes_reported = (uint32_t)nodes;
+	st->elapsed_s = pg_binary_field_number(&f[2]);
+	st->cpu_s = pg_binary_field_number(&f[3]);
+	st->mem_peak_bytes = pg_binary_field_number(&f[4]);
+	st->package_j = pg_binary_field_number(&f[5]);
+	st->dram_j = pg_binary_field_number(&f[6]);
+	st->gpu_j = pg_binary_field_number(&f[7]);
+	st->node_j = pg_binary_field_number(&f[8]);
+	add_known(&st->total_j, st->package_j);
+	add_known(&st->total_j, st->dram_j);
+	add_known(&st->total_j, st->gpu_j);
+	add_known(&st->total_j, st->node_j);
+	return 0;
+}
+
+/* The steps of the jobs listed (rows FIRST on, row I of the listing
+ * at FIRST + I) after them, room made for all at once. */
+static int
+add_steps(struct pg_binary *b, const struct listing_plan *plan,
+	  const struct sacct_query *q, struct sacct_rows *rows, size_t first,
 	  char *err, size_t err_size)
 {
-	struct pg_binary b;
-	struct sacct_row *st;
-	PGresult *res;
-	char id[SACCT_STEP_MAX];
-	size_t njobs = rows->n;
-	int64_t ordinal, count;
-	int n;
+	struct step_target t = { q, rows, 0 };
+	size_t total = 0;
+	int i, n = PQntuples(b->res), count;
 
-	if (nkeys == 0)
-		return 0;
-	res = query_keys(pg,
-			 "SELECT k.i, s.step_id, max(s.elapsed_s), sum(s.cpu_s),"
-			 " max(s.mem_peak_bytes), sum(s.package_j), sum(s.dram_j),"
-			 " sum(s.gpu_j), sum(s.node_j), count(*)"
-			 " FROM unnest($1::bigint[]) WITH ORDINALITY AS k(job_key, i)"
-			 " JOIN ceems.job_steps s ON s.job_key = k.job_key"
-			 " GROUP BY k.i, s.step_id",
-			 keys, nkeys, err, err_size);
-	if (res == NULL)
-		return -1;
-	if (pg_binary_init(&b, res, steps_kinds, STEPS_NCOLS, "the steps", err, err_size) < 0) {
-		PQclear(res);
-		return -1;
+	for (i = 0; i < n; i++) {
+		if ((count = pg_binary_records(b, i, plan->steps, step_kinds,
+					       STEP_NFIELDS, NULL, NULL)) < 0)
+			goto bad;
+		total += (size_t)count;
 	}
-	if (sacct_rows_reserve(rows, (size_t)PQntuples(res)) < 0) {
-		PQclear(res);
+	if (sacct_rows_reserve(rows, total) < 0) {
 		snprintf(err, err_size, "out of memory");
 		return -1;
 	}
-	for (n = 0; n < PQntuples(res); n++) {
-		if (!pg_binary_int(&b, n, 0, &ordinal) || ordinal < 1 ||
-		    (uint64_t)ordinal > nkeys || (uint64_t)ordinal > njobs)
-			continue;
-		pg_binary_text(&b, n, 1, id, sizeof(id));
-		if (!sacct_query_wants_step(q, rows->v[ordinal - 1].jobid, id))
-			continue;
-		if ((st = sacct_rows_add(rows)) == NULL) {
-			PQclear(res);
+	for (i = 0; i < n; i++) {
+		t.job = first + (size_t)i;
+		if (pg_binary_records(b, i, plan->steps, step_kinds, STEP_NFIELDS,
+				      add_step, &t) < 0) {
+			if (b->bad)
+				goto bad;
 			snprintf(err, err_size, "out of memory");
 			return -1;
 		}
-		step_of_job(st, &rows->v[ordinal - 1], id);
-		st->elapsed_s = pg_binary_number(&b, n, 2);
-		st->cpu_s = pg_binary_number(&b, n, 3);
-		st->mem_peak_bytes = pg_binary_number(&b, n, 4);
-		st->package_j = pg_binary_number(&b, n, 5);
-		st->dram_j = pg_binary_number(&b, n, 6);
-		st->gpu_j = pg_binary_number(&b, n, 7);
-		st->node_j = pg_binary_number(&b, n, 8);
-		if (pg_binary_int(&b, n, 9, &count))
-			st->nodes_reported = (uint32_t)count;
-		add_known(&st->total_j, st->package_j);
-		add_known(&st->total_j, st->dram_j);
-		add_known(&st->total_j, st->gpu_j);
-		add_known(&st->total_j, st->node_j);
-	}
-	PQclear(res);
-	if (b.bad) {
-		snprintf(err, err_size, "database: the steps: a value of the wrong length");
-		return -1;
 	}
 	return 0;
+bad:
+	snprintf(err, err_size,
+		 "database: the listing: job %u: its steps are not an array of ceems.step_summary (is the schema newer than this tool?)",
+		 rows->v[first + (size_t)i].jobid);
+	return -1;
 }
 
 int
@@ -718,13 +682,12 @@ sacct_pg_rows(struct sacct_pg *pg, const struct sacct_query *q,
 	struct pg_binary b;
 	PGresult *res;
 	char sql[8192];
-	long long *keys = NULL;
 	const char *name;
 	size_t first = rows->n, i, keep, hint = 0;
 	int64_t cluster;
 	int n, ret = -1;
 
-	if (listing_sql(sql, sizeof(sql), q, &plan) < 0) {
+	if (listing_sql(sql, sizeof(sql), q, !q->allocations && first == 0, &plan) < 0) {
 		snprintf(err, err_size, "the listing's query is too long");
 		return -1;
 	}
@@ -737,8 +700,7 @@ sacct_pg_rows(struct sacct_pg *pg, const struct sacct_query *q,
 	    cluster_names_load(pg, &clusters, err, err_size) < 0)
 		goto out;
 	n = PQntuples(res);
-	if (n > 0 && ((keys = calloc((size_t)n, sizeof(*keys))) == NULL ||
-		      sacct_rows_reserve(rows, (size_t)n) < 0)) {
+	if (sacct_rows_reserve(rows, (size_t)n) < 0) {
 		snprintf(err, err_size, "out of memory");
 		goto out;
 	}
@@ -749,7 +711,7 @@ sacct_pg_rows(struct sacct_pg *pg, const struct sacct_query *q,
 			snprintf(err, err_size, "out of memory");
 			goto out;
 		}
-		job_from_result(&b, &plan, (int)i, r, &keys[i], &cluster);
+		job_from_result(&b, &plan, (int)i, r, &cluster);
 		if ((name = cluster_name(&clusters, cluster, &hint)) == NULL) {
 			snprintf(err, err_size,
 				 "database: job %u: its cluster (id %lld) is not in ceems.clusters any more",
@@ -762,8 +724,7 @@ sacct_pg_rows(struct sacct_pg *pg, const struct sacct_query *q,
 		snprintf(err, err_size, "database: the listing: a value of the wrong length");
 		goto out;
 	}
-	if (!q->allocations && first == 0 &&
-	    add_steps(pg, q, rows, keys, (size_t)n, err, err_size) < 0)
+	if (plan.steps >= 0 && add_steps(&b, &plan, q, rows, first, err, err_size) < 0)
 		goto out;
 	/* -j 123.batch: the step without its job. */
 	for (i = keep = 0; i < rows->n; i++) {
@@ -779,7 +740,6 @@ sacct_pg_rows(struct sacct_pg *pg, const struct sacct_query *q,
 	ret = 0;
 out:
 	free(clusters.v);
-	free(keys);
 	PQclear(res);
 	return ret;
 }

@@ -186,6 +186,30 @@ make_node_records() {
     [ "$(sql -c 'SELECT max(version) FROM ceems.schema_version')" = "$((10#$last))" ] || _fail "version moved"
 }
 
+@test "schema: 016 gives the jobs stored before it the steps a new database stores" {
+    run admin db migrate --to 15
+    [ "$status" -eq 0 ] || _fail "migrate --to 15: $output"
+    make_node_records
+    "$GEN" cluster=c1 jobid=43 uid=1001 user=bob account=chem start=1700000000 node=n3 \
+        elapsed=10 package_j=20 steps=2 bare_steps=1 >"$BATS_TEST_TMPDIR/other.json"
+    "$GEN" cluster=c1 jobid=44 uid=1001 user=bob account=chem start=1700000000 node=n3 \
+        elapsed=10 steps=0 >"$BATS_TEST_TMPDIR/nosteps.json"
+    set -- n1 n2 other nosteps
+    for f in "$@"; do upsert "$BATS_TEST_TMPDIR/$f.json" >/dev/null || _fail "upsert $f at 15"; done
+    run admin db migrate
+    [ "$status" -eq 0 ] || _fail "migrate to the last: $output"
+    migrated=$(contents)
+    [ "$(sql -c 'SELECT count(*) FROM ceems.jobs WHERE steps IS NOT NULL')" = 2 ] ||
+        _fail "steps of the stored jobs: $migrated"
+
+    DB=${DB}b
+    export PGDATABASE=$DB
+    psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
+    admin db init >/dev/null || _fail "db init"
+    for f in "$@"; do upsert "$BATS_TEST_TMPDIR/$f.json" >/dev/null || _fail "upsert $f"; done
+    [ "$(contents)" = "$migrated" ] || _fail "migrated rows differ: $(diff <(echo "$migrated") <(contents))"
+}
+
 @test "upsert: replaying a record changes nothing; the figures are the records' sums" {
     admin db init >/dev/null || _fail "db init"
     make_node_records
@@ -214,6 +238,14 @@ make_node_records() {
     # jobid, uid and times are what the record says.
     run sql -c "SELECT jobid, uid, extract(epoch FROM start_time)::bigint, extract(epoch FROM end_time)::bigint FROM ceems.jobs"
     [ "$output" = "42|1000|1700000100|1700003700" ] || _fail "identity: $output"
+    # Each step over both nodes (jobs.steps, 016): record-gen gives each
+    # of a node's 3 steps a third of its figures.
+    run sql -c "SELECT string_agg(concat_ws(' ', s.step_id, s.nodes, s.elapsed_s,
+            round(s.cpu_s::numeric, 2), s.mem_peak_bytes, round(s.package_j::numeric, 2),
+            round(s.dram_j::numeric, 2), s.gpu_j IS NULL AND s.node_j IS NULL), ',' ORDER BY s.ordinality)
+        FROM ceems.jobs j, unnest(j.steps) WITH ORDINALITY s"
+    [ "$output" = "0 2 3600 11466.67 1382494549 253333.33 25333.33 t,batch 2 3600 11466.67 1382494549 253333.33 25333.33 t,extern 2 3600 11466.67 1382494549 253333.33 25333.33 t" ] ||
+        _fail "steps: $output"
 }
 
 @test "upsert: two nodes' records in either order give the same job row" {
@@ -241,6 +273,8 @@ make_node_records() {
     run sql -F ' ' -c "SELECT state, exit_code, cpu_time_s, package_j, dram_j, nodes_reported FROM ceems.jobs"
     [ "$output" = "FAILED 1 21000 401000 40000 2" ] || _fail "after replace: $output"
     [ "$(sql -c "SELECT count(*) FROM ceems.job_steps WHERE node = 'n1'")" = 3 ] || _fail "n1 steps not replaced"
+    [ "$(sql -c "SELECT round(s.cpu_s) FROM ceems.jobs j, unnest(j.steps) s WHERE s.step_id = 'batch'")" = 7000 ] ||
+        _fail "jobs.steps kept the replaced record's steps"
 
     # The same job id started again (a requeue or a wrapped id) is another job.
     "$GEN" $COMMON start=1800000000 end=1800000600 submit=1799999999 node=n1 elapsed=600 \

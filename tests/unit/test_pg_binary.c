@@ -239,6 +239,280 @@ test_wrong_lengths(void)
 	PQclear(res);
 }
 
+/* Arrays of records, built as array_send and record_send write them. */
+struct enc {
+	unsigned char buf[512];
+	size_t len;
+};
+
+static void
+put32(struct enc *e, uint32_t v)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		e->buf[e->len++] = (unsigned char)(v >> (8 * (3 - i)));
+}
+
+static void
+put_bytes(struct enc *e, const void *p, size_t n)
+{
+	memcpy(e->buf + e->len, p, n);
+	e->len += n;
+}
+
+/* A field: its type, then length and bytes (LEN -1: NULL). */
+static void
+put_field(struct enc *e, Oid type, const void *p, int len)
+{
+	put32(e, type);
+	put32(e, (uint32_t)len);
+	if (len > 0)
+		put_bytes(e, p, (size_t)len);
+}
+
+static void
+put_f8_field(struct enc *e, double d)
+{
+	unsigned char be[8];
+	uint64_t bits;
+	int i;
+
+	memcpy(&bits, &d, sizeof(bits));
+	for (i = 0; i < 8; i++)
+		be[i] = (unsigned char)(bits >> (8 * (7 - i)));
+	put_field(e, 701, be, 8);
+}
+
+/* A step-like record (text, integer, double, double): one element of
+ * the array, its length first. */
+static void
+put_record(struct enc *e, const char *id, int32_t nodes, double x, bool null_y)
+{
+	struct enc r = { .len = 0 };
+	unsigned char be[4] = {
+		(unsigned char)(nodes >> 24), (unsigned char)(nodes >> 16),
+		(unsigned char)(nodes >> 8), (unsigned char)nodes
+	};
+
+	put32(&r, 4);
+	put_field(&r, 25, id, (int)strlen(id));
+	put_field(&r, 23, be, 4);
+	put_f8_field(&r, x);
+	if (null_y)
+		put_field(&r, 701, NULL, -1);
+	else
+		put_f8_field(&r, x * 2);
+	put32(e, (uint32_t)r.len);
+	put_bytes(e, r.buf, r.len);
+}
+
+/* The array header of a one-dimensional array of N records. */
+static void
+put_array_head(struct enc *e, int n)
+{
+	put32(e, 1);		/* dimensions */
+	put32(e, 0);		/* no NULL elements */
+	put32(e, 16385);	/* the composite's OID: the database's */
+	put32(e, (uint32_t)n);
+	put32(e, 1);		/* lower bound */
+}
+
+static const enum pg_binary_kind rec_kinds[4] = {
+	PG_BINARY_TEXT, PG_BINARY_INT, PG_BINARY_NUMBER, PG_BINARY_NUMBER
+};
+
+/* A one-column result (an array-of-records column) whose row 0 is the
+ * bytes of E (NULL: SQL NULL). */
+static PGresult *
+records_result(const struct enc *e, struct pg_binary *b)
+{
+	static char name[] = "steps";
+	const enum pg_binary_kind kind = PG_BINARY_RECORDS;
+	PGresAttDesc attr;
+	PGresult *res = PQmakeEmptyPGresult(NULL, PGRES_TUPLES_OK);
+	char err[256];
+	char value[sizeof(e->buf)];
+
+	memset(&attr, 0, sizeof(attr));
+	attr.name = name;
+	attr.format = 1;
+	attr.typid = 16386;
+	attr.typlen = -1;
+	attr.atttypmod = -1;
+	if (e != NULL)
+		memcpy(value, e->buf, e->len);
+	if (res == NULL || !PQsetResultAttrs(res, 1, &attr) ||
+	    !PQsetvalue(res, 0, 0, e != NULL ? value : NULL,
+			e != NULL ? (int)e->len : -1) ||
+	    pg_binary_init(b, res, &kind, 1, "test", err, sizeof(err)) < 0)
+		abort();
+	return res;
+}
+
+struct seen {
+	int calls, stop_at;
+	char id[3][16];
+	int64_t nodes[3];
+	double x[3], y[3];
+	bool fields_sane;
+};
+
+static int
+see_record(void *arg, const struct pg_binary_field *f)
+{
+	struct seen *s = arg;
+	int k;
+
+	for (k = 0; k < 4; k++)
+		if (f[k].len < -1 || (f[k].len > 0 && f[k].p == NULL))
+			s->fields_sane = false;
+	if (s->calls < 3) {
+		pg_binary_field_text(&f[0], s->id[s->calls], sizeof(s->id[0]));
+		if (!pg_binary_field_int(&f[1], &s->nodes[s->calls]))
+			s->nodes[s->calls] = -1;
+		s->x[s->calls] = pg_binary_field_number(&f[2]);
+		s->y[s->calls] = pg_binary_field_number(&f[3]);
+	}
+	s->calls++;
+	return s->calls == s->stop_at ? -1 : 0;
+}
+
+/* records(E, &SEEN): pg_binary_records on E; the reader's bad flag in
+ * *BAD. */
+static int
+records(const struct enc *e, struct seen *seen, bool *bad)
+{
+	struct pg_binary b;
+	PGresult *res = records_result(e, &b);
+	int n;
+
+	seen->calls = 0;
+	seen->fields_sane = true;
+	n = pg_binary_records(&b, 0, 0, rec_kinds, 4, see_record, seen);
+	*bad = b.bad;
+	PQclear(res);
+	return n;
+}
+
+static void
+test_records(void)
+{
+	struct enc e = { .len = 0 }, x;
+	struct seen seen = { .stop_at = 0 };
+	struct pg_binary b;
+	PGresult *res;
+	bool bad;
+	size_t cut;
+
+	put_array_head(&e, 2);
+	put_record(&e, "batch", 3, 1.5, false);
+	put_record(&e, "extern", 1, 0.25, true);
+	ok(records(&e, &seen, &bad) == 2 && !bad && seen.calls == 2,
+	   "two records, each given once");
+	is_str(seen.id[0], "batch", "first record's text field");
+	ok(seen.nodes[0] == 3 && seen.x[0] == 1.5 && seen.y[0] == 3.0,
+	   "its integer and doubles");
+	is_str(seen.id[1], "extern", "second record's text field");
+	ok(seen.nodes[1] == 1 && seen.x[1] == 0.25 && isnan(seen.y[1]),
+	   "a NULL double field reads as NaN");
+	ok(seen.fields_sane, "fields point into the value");
+
+	ok(records(NULL, &seen, &bad) == 0 && !bad && seen.calls == 0,
+	   "a NULL column: no records, not bad");
+	x.len = 0;
+	put32(&x, 0);
+	put32(&x, 0);
+	put32(&x, 16385);
+	ok(records(&x, &seen, &bad) == 0 && !bad, "an empty array: no records");
+
+	seen.stop_at = 1;
+	ok(records(&e, &seen, &bad) == -1 && !bad && seen.calls == 1,
+	   "EACH failing stops the walk without marking the value bad");
+	seen.stop_at = 0;
+
+	/* Malformed values: -1, bad, and EACH never called. */
+#define MALFORMED(build, what) do {					\
+		x.len = 0;						\
+		build;							\
+		ok(records(&x, &seen, &bad) == -1 && bad && seen.calls == 0, \
+		   "%s: refused, bad, nothing given", what);		\
+	} while (0)
+	MALFORMED((put_array_head(&x, 1), put32(&x, 4 + 4 * 8), put32(&x, 3),
+		   put_field(&x, 25, "a", 1), put_field(&x, 23, "\0\0\0\1", 4),
+		   put_f8_field(&x, 1)), "a record of 3 fields where 4 are expected");
+	MALFORMED((put_array_head(&x, 1), put32(&x, 4 + 9 + 8 + 8 + 8 + 16),
+		   put32(&x, 4), put_field(&x, 25, "a", 1), put_field(&x, 25, "1", 1),
+		   put_f8_field(&x, 1), put_f8_field(&x, 2)),
+		  "text where an integer is expected");
+	MALFORMED((put_array_head(&x, 1), put32(&x, 4 + 9 + 11 + 16 + 16),
+		   put32(&x, 4), put_field(&x, 25, "a", 1), put_field(&x, 23, "\0\0\1", 3),
+		   put_f8_field(&x, 1), put_f8_field(&x, 2)),
+		  "a 3-byte integer");
+	MALFORMED((put_array_head(&x, 1), put32(&x, 0xffffffffu)), "a NULL record");
+	MALFORMED((put_array_head(&x, 2), put_record(&x, "a", 1, 1, false)),
+		  "fewer records than the header says");
+	MALFORMED((put_array_head(&x, 1), put_record(&x, "a", 1, 1, false), put32(&x, 7)),
+		  "bytes after the last record");
+	MALFORMED((put32(&x, 2), put32(&x, 0), put32(&x, 16385), put32(&x, 1),
+		   put32(&x, 1), put32(&x, 1), put32(&x, 1), put_record(&x, "a", 1, 1, false)),
+		  "a two-dimensional array");
+
+	/* Every truncation of a good value is refused; nothing is read
+	 * past its end (the sanitizer build checks that). */
+	for (cut = 0; cut < e.len; cut++) {
+		x = e;
+		x.len = cut;
+		if (records(&x, &seen, &bad) != -1 || !bad || seen.calls != 0)
+			break;
+	}
+	ok(cut == e.len, "every truncation is refused (first not: %zu of %zu bytes)",
+	   cut, e.len);
+
+	/* A reader past its columns. */
+	res = records_result(&e, &b);
+	ok(pg_binary_records(&b, 0, 1, rec_kinds, 4, see_record, &seen) == -1 && b.bad,
+	   "a column past the result's: refused, bad");
+	PQclear(res);
+}
+
+/* Seeded mutations of a good value: whatever the bytes, the walk either
+ * refuses them (bad, nothing given) or gives as many records as it
+ * returns, with sane fields. */
+static void
+test_records_mutations(void)
+{
+	struct enc e = { .len = 0 }, x;
+	struct seen seen = { .stop_at = 0 };
+	unsigned seed = 20261125, round, broken = 0;
+	bool bad;
+	int n;
+
+	if (getenv("CEEMS_TEST_SEED") != NULL)
+		seed = (unsigned)strtoul(getenv("CEEMS_TEST_SEED"), NULL, 10);
+	printf("# mutation seed %u (CEEMS_TEST_SEED=%u replays)\n", seed, seed);
+	srand(seed);
+	put_array_head(&e, 3);
+	put_record(&e, "batch", 3, 1.5, false);
+	put_record(&e, "", 0, -0.0, true);
+	put_record(&e, "0", 2, 1e300, false);
+	for (round = 0; round < 20000; round++) {
+		int flips = 1 + rand() % 4, k;
+
+		x = e;
+		for (k = 0; k < flips; k++)
+			x.buf[(size_t)rand() % x.len] = (unsigned char)rand();
+		if (rand() % 4 == 0)
+			x.len = (size_t)rand() % (x.len + 1);
+		n = records(&x, &seen, &bad);
+		if (!(n == -1 && bad && seen.calls == 0) &&
+		    !(n >= 0 && !bad && seen.calls == n && seen.fields_sane))
+			broken++;
+	}
+	ok(broken == 0, "20,000 mutated values: each refused whole or read whole (%u not)",
+	   broken);
+}
+
 int
 main(void)
 {
@@ -246,5 +520,7 @@ main(void)
 	test_values();
 	test_time_rounding();
 	test_wrong_lengths();
+	test_records();
+	test_records_mutations();
 	return done_testing();
 }
