@@ -354,6 +354,25 @@ pg_binary_records(struct pg_binary *b, int row, int col,
 	return ret < 0 ? -1 : ret;
 }
 
+size_t
+pg_binary_records_claimed(struct pg_binary *b, int row, int col)
+{
+	const unsigned char *p;
+	size_t left;
+	int32_t ndim, count;
+
+	if (col >= b->ncols || PQgetisnull(b->res, row, col))
+		return 0;
+	p = (const unsigned char *)PQgetvalue(b->res, row, col);
+	left = (size_t)PQgetlength(b->res, row, col);
+	/* dimensions, flags, element type, then the first dimension's size */
+	if (left < 16 || !take_int32(&p, &left, &ndim) || ndim != 1)
+		return 0;
+	count = (int32_t)big_endian(p + 8, 4);
+	/* Each record takes at least its length and its count of fields. */
+	return count > 0 && (size_t)count <= left / 8 ? (size_t)count : 0;
+}
+
 bool
 pg_binary_field_int(const struct pg_binary_field *f, int64_t *out)
 {

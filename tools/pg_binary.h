@@ -87,6 +87,11 @@ int pg_binary_records(struct pg_binary *b, int row, int col,
 		      int (*each)(void *arg, const struct pg_binary_field *fields),
 		      void *arg);
 
+/* How many records an array-of-records column says it holds (its
+ * header alone: nothing else is checked), 0 for NULL or a value too
+ * short to say: a size to make room for before pg_binary_records. */
+size_t pg_binary_records_claimed(struct pg_binary *b, int row, int col);
+
 /* A record's field: as the column readers, NULL gives false, NaN, "". */
 bool pg_binary_field_int(const struct pg_binary_field *f, int64_t *out);
 double pg_binary_field_number(const struct pg_binary_field *f);

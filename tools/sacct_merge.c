@@ -113,9 +113,11 @@ copy_str(char *dst, size_t size, const char *src)
 		snprintf(dst, size, "%s", src);
 }
 
-/* The newer record's known fields replace the older ones'. */
-static void
-merge_meta(struct sacct_row *row, const struct ceems_job_meta *m)
+/* The newer record's known fields replace the older ones'.  -1 when
+ * out of memory (for ROWS' text). */
+static int
+merge_meta(struct sacct_rows *rows, struct sacct_row *row,
+	   const struct ceems_job_meta *m)
 {
 	copy_str(row->cluster, sizeof(row->cluster), m->cluster);
 	row->jobid = m->jobid;
@@ -128,9 +130,13 @@ merge_meta(struct sacct_row *row, const struct ceems_job_meta *m)
 	copy_str(row->account, sizeof(row->account), m->account);
 	copy_str(row->partition, sizeof(row->partition), m->partition);
 	copy_str(row->qos, sizeof(row->qos), m->qos);
-	copy_str(row->name, sizeof(row->name), m->name);
+	if (m->name[0] != '\0' &&
+	    (row->name = sacct_rows_text(rows, m->name, SACCT_NAME_MAX)) == NULL)
+		return -1;
 	copy_str(row->state, sizeof(row->state), m->state);
-	copy_str(row->nodes, sizeof(row->nodes), m->nodes);
+	if (m->nodes[0] != '\0' &&
+	    (row->nodes = sacct_rows_text(rows, m->nodes, SACCT_NODES_MAX)) == NULL)
+		return -1;
 	if (m->exit_code >= 0)
 		row->exit_code = m->exit_code;
 	if (m->exit_signal > 0)
@@ -151,6 +157,7 @@ merge_meta(struct sacct_row *row, const struct ceems_job_meta *m)
 		row->alloc_gpus = m->alloc_gpus;
 	if (m->nnodes > 0)
 		row->nnodes = m->nnodes;
+	return 0;
 }
 
 /* NaN + x = x: a sum of what was measured. */
@@ -186,10 +193,11 @@ cpu_known(const struct ceems_agent_job_report *rep)
 				      CEEMS_CGF_CPU_SYSTEM)) != 0;
 }
 
-/* The job's row from its records FIRST..LAST-1 (one job). */
-static void
+/* The job's row from its records FIRST..LAST-1 (one job), its strings
+ * in ROWS' text.  -1 when out of memory. */
+static int
 job_row(const struct sacct_records *recs, size_t first, size_t last,
-	struct sacct_row *row)
+	struct sacct_rows *rows, struct sacct_row *row)
 {
 	const struct ceems_job_record **order;
 	const struct ceems_job_record *r, *tmp;
@@ -217,7 +225,11 @@ job_row(const struct sacct_records *recs, size_t first, size_t last,
 		}
 	}
 	for (i = 0; i < n; i++)
-		merge_meta(row, order != NULL ? &order[i]->meta : &recs->v[first + i].meta);
+		if (merge_meta(rows, row, order != NULL ? &order[i]->meta :
+			       &recs->v[first + i].meta) < 0) {
+			free(order);
+			return -1;
+		}
 	free(order);
 
 	row->nodes_reported = (uint32_t)n;
@@ -275,12 +287,8 @@ job_row(const struct sacct_records *recs, size_t first, size_t last,
 		row->g_per_kwh = factor->g_per_kwh;
 		row->pue = factor->pue;
 	}
+	return 0;
 }
-
-struct step_acc {
-	char id[SACCT_STEP_MAX];
-	struct sacct_row row;
-};
 
 /* The job's steps, summed over its nodes, after the job row. */
 static int
@@ -307,20 +315,9 @@ step_rows(const struct sacct_records *recs, size_t first, size_t last,
 				if (strcmp(rows->v[k].step, st->id) == 0)
 					break;
 			if (k == rows->n) {
-				if ((row = sacct_rows_add(rows)) == NULL)
+				if ((row = sacct_rows_add(rows)) == NULL ||
+				    sacct_rows_step_of(rows, row, job, st->id) < 0)
 					return -ENOMEM;
-				snprintf(row->cluster, sizeof(row->cluster), "%s", job->cluster);
-				row->jobid = job->jobid;
-				row->array_job_id = job->array_job_id;
-				row->array_task_id = job->array_task_id;
-				row->uid = job->uid;
-				snprintf(row->step, sizeof(row->step), "%s", st->id);
-				snprintf(row->name, sizeof(row->name), "%s", st->id);
-				snprintf(row->account, sizeof(row->account), "%s", job->account);
-				snprintf(row->partition, sizeof(row->partition), "%s", job->partition);
-				snprintf(row->qos, sizeof(row->qos), "%s", job->qos);
-				snprintf(row->state, sizeof(row->state), "%s", job->state);
-				row->start_time = job->start_time;
 			}
 			row = &rows->v[k];
 			row->nodes_reported++;
@@ -385,7 +382,8 @@ sacct_merge(const struct sacct_records *recs, const struct sacct_query *q,
 		     same_job(&recs->v[first], &recs->v[last]); last++)
 			;
 		sacct_row_init(&job);
-		job_row(recs, first, last, &job);
+		if (job_row(recs, first, last, rows, &job) < 0)
+			return -ENOMEM;
 		if (!sacct_query_selects(q, &job))
 			continue;
 		if (sacct_query_wants_job(q, job.jobid)) {

@@ -497,10 +497,25 @@ listed_text(struct pg_binary *b, const struct listing_plan *plan, int i,
 		pg_binary_text(b, i, plan->pos[col], dst, size);
 }
 
-/* Row I of the listing into R and its cluster's id into *CLUSTER. */
-static void
+/* Listing column COL of row I, if fetched, into *OUT: a string of
+ * ROWS' text, at most MAX - 1 bytes.  -1 when out of memory. */
+static int
+listed_string(struct pg_binary *b, const struct listing_plan *plan, int i,
+	      int col, struct sacct_rows *rows, size_t max, const char **out)
+{
+	char text[SACCT_NODES_MAX];
+
+	if (plan->pos[col] < 0)
+		return 0;
+	pg_binary_text(b, i, plan->pos[col], text, max < sizeof(text) ? max : sizeof(text));
+	return (*out = sacct_rows_text(rows, text, sizeof(text))) != NULL ? 0 : -1;
+}
+
+/* Row I of the listing into R, a row of ROWS, and its cluster's id into
+ * *CLUSTER.  -1 when out of memory. */
+static int
 job_from_result(struct pg_binary *b, const struct listing_plan *plan, int i,
-		struct sacct_row *r, int64_t *cluster)
+		struct sacct_rows *rows, struct sacct_row *r, int64_t *cluster)
 {
 	double *figures[ROWS_NCOLS - ROWS_FIRST_FIGURE] = {
 		&r->elapsed_s, &r->cpu_s, &r->cpu_eff, &r->mem_peak_bytes,
@@ -528,7 +543,8 @@ job_from_result(struct pg_binary *b, const struct listing_plan *plan, int i,
 	listed_text(b, plan, i, 6, r->account, sizeof(r->account));
 	listed_text(b, plan, i, 7, r->partition, sizeof(r->partition));
 	listed_text(b, plan, i, 8, r->qos, sizeof(r->qos));
-	listed_text(b, plan, i, 9, r->name, sizeof(r->name));
+	if (listed_string(b, plan, i, 9, rows, SACCT_NAME_MAX, &r->name) < 0)
+		return -1;
 	listed_text(b, plan, i, 10, r->state, sizeof(r->state));
 	if (listed_int(b, plan, i, 11, &v))
 		r->exit_code = (int32_t)v;
@@ -552,11 +568,13 @@ job_from_result(struct pg_binary *b, const struct listing_plan *plan, int i,
 		r->nnodes = (uint32_t)v;
 	if (listed_int(b, plan, i, 21, &v))
 		r->nodes_reported = (uint32_t)v;
-	listed_text(b, plan, i, 22, r->nodes, sizeof(r->nodes));
+	if (listed_string(b, plan, i, 22, rows, SACCT_NODES_MAX, &r->nodes) < 0)
+		return -1;
 	for (k = ROWS_FIRST_FIGURE; k < ROWS_NCOLS; k++)
 		if (plan->pos[k] >= 0)
 			*figures[k - ROWS_FIRST_FIGURE] =
 				pg_binary_number(b, i, plan->pos[k]);
+	return 0;
 }
 
 static void
@@ -574,25 +592,6 @@ static const enum pg_binary_kind step_kinds[STEP_NFIELDS] = {
 	PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER,
 	PG_BINARY_NUMBER
 };
-
-/* A step row from its job's row. */
-static void
-step_of_job(struct sacct_row *st, const struct sacct_row *job,
-	    const char *id)
-{
-	snprintf(st->cluster, sizeof(st->cluster), "%s", job->cluster);
-	st->jobid = job->jobid;
-	st->array_job_id = job->array_job_id;
-	st->array_task_id = job->array_task_id;
-	st->uid = job->uid;
-	snprintf(st->step, sizeof(st->step), "%s", id);
-	snprintf(st->name, sizeof(st->name), "%s", id);
-	snprintf(st->account, sizeof(st->account), "%s", job->account);
-	snprintf(st->partition, sizeof(st->partition), "%s", job->partition);
-	snprintf(st->qos, sizeof(st->qos), "%s", job->qos);
-	snprintf(st->state, sizeof(st->state), "%s", job->state);
-	st->start_time = job->start_time;
-}
 
 /* Where the steps of one job go: after the rows, its own at JOB. */
 struct step_target {
@@ -616,7 +615,8 @@ add_step(void *arg, const struct pg_binary_field *f)
 	if ((st = sacct_rows_add(t->rows)) == NULL)
 		return -1;
 	/* The add may have moved the rows: the job by its index. */
-	step_of_job(st, &t->rows->v[t->job], id);
+	if (sacct_rows_step_of(t->rows, st, &t->rows->v[t->job], id) < 0)
+		return -1;
 	if (pg_binary_field_int(&f[1], &nodes))
 		st->nodes_reported = (uint32_t)nodes;
 	st->elapsed_s = pg_binary_field_number(&f[2]);
@@ -633,43 +633,38 @@ add_step(void *arg, const struct pg_binary_field *f)
 	return 0;
 }
 
-/* The steps of the jobs listed (rows FIRST on, row I of the listing
- * at FIRST + I) after them, room made for all at once. */
+/* How many steps the listing's rows say they hold: room for them is
+ * made once. */
+static size_t
+count_steps(struct pg_binary *b, const struct listing_plan *plan)
+{
+	int i, n = PQntuples(b->res);
+	size_t total = 0;
+
+	for (i = 0; i < n; i++)
+		total += pg_binary_records_claimed(b, i, plan->steps);
+	return total;
+}
+
+/* The steps of listing row I, whose job is ROWS->v[JOB], after it. */
 static int
-add_steps(struct pg_binary *b, const struct listing_plan *plan,
-	  const struct sacct_query *q, struct sacct_rows *rows, size_t first,
+add_steps(struct pg_binary *b, const struct listing_plan *plan, int i,
+	  const struct sacct_query *q, struct sacct_rows *rows, size_t job,
 	  char *err, size_t err_size)
 {
-	struct step_target t = { q, rows, 0 };
-	size_t total = 0;
-	int i, n = PQntuples(b->res), count;
+	struct step_target t = { q, rows, job };
 
-	for (i = 0; i < n; i++) {
-		if ((count = pg_binary_records(b, i, plan->steps, step_kinds,
-					       STEP_NFIELDS, NULL, NULL)) < 0)
-			goto bad;
-		total += (size_t)count;
-	}
-	if (sacct_rows_reserve(rows, total) < 0) {
-		snprintf(err, err_size, "out of memory");
+	if (pg_binary_records(b, i, plan->steps, step_kinds, STEP_NFIELDS,
+			      add_step, &t) < 0) {
+		if (b->bad)
+			snprintf(err, err_size,
+				 "database: the listing: job %u: its steps are not an array of ceems.step_summary (is the schema newer than this tool?)",
+				 rows->v[job].jobid);
+		else
+			snprintf(err, err_size, "out of memory");
 		return -1;
 	}
-	for (i = 0; i < n; i++) {
-		t.job = first + (size_t)i;
-		if (pg_binary_records(b, i, plan->steps, step_kinds, STEP_NFIELDS,
-				      add_step, &t) < 0) {
-			if (b->bad)
-				goto bad;
-			snprintf(err, err_size, "out of memory");
-			return -1;
-		}
-	}
 	return 0;
-bad:
-	snprintf(err, err_size,
-		 "database: the listing: job %u: its steps are not an array of ceems.step_summary (is the schema newer than this tool?)",
-		 rows->v[first + (size_t)i].jobid);
-	return -1;
 }
 
 int
@@ -683,7 +678,7 @@ sacct_pg_rows(struct sacct_pg *pg, const struct sacct_query *q,
 	PGresult *res;
 	char sql[8192];
 	const char *name;
-	size_t first = rows->n, i, keep, hint = 0;
+	size_t first = rows->n, i, keep, hint = 0, nsteps = 0;
 	int64_t cluster;
 	int n, ret = -1;
 
@@ -700,7 +695,11 @@ sacct_pg_rows(struct sacct_pg *pg, const struct sacct_query *q,
 	    cluster_names_load(pg, &clusters, err, err_size) < 0)
 		goto out;
 	n = PQntuples(res);
-	if (sacct_rows_reserve(rows, (size_t)n) < 0) {
+	if (plan.steps >= 0)
+		nsteps = count_steps(&b, &plan);
+	/* Room for every row at once: a heavy user's month is 25 MB of
+	 * rows, each job followed by its steps. */
+	if (sacct_rows_reserve(rows, (size_t)n + nsteps) < 0) {
 		snprintf(err, err_size, "out of memory");
 		goto out;
 	}
@@ -711,7 +710,10 @@ sacct_pg_rows(struct sacct_pg *pg, const struct sacct_query *q,
 			snprintf(err, err_size, "out of memory");
 			goto out;
 		}
-		job_from_result(&b, &plan, (int)i, r, &cluster);
+		if (job_from_result(&b, &plan, (int)i, rows, r, &cluster) < 0) {
+			snprintf(err, err_size, "out of memory");
+			goto out;
+		}
 		if ((name = cluster_name(&clusters, cluster, &hint)) == NULL) {
 			snprintf(err, err_size,
 				 "database: job %u: its cluster (id %lld) is not in ceems.clusters any more",
@@ -719,13 +721,14 @@ sacct_pg_rows(struct sacct_pg *pg, const struct sacct_query *q,
 			goto out;
 		}
 		snprintf(r->cluster, sizeof(r->cluster), "%s", name);
+		if (plan.steps >= 0 &&
+		    add_steps(&b, &plan, (int)i, q, rows, rows->n - 1, err, err_size) < 0)
+			goto out;
 	}
 	if (b.bad) {
 		snprintf(err, err_size, "database: the listing: a value of the wrong length");
 		goto out;
 	}
-	if (plan.steps >= 0 && add_steps(&b, &plan, q, rows, first, err, err_size) < 0)
-		goto out;
 	/* -j 123.batch: the step without its job. */
 	for (i = keep = 0; i < rows->n; i++) {
 		if (rows->v[i].step[0] == '\0' &&

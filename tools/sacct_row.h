@@ -13,6 +13,9 @@
 #include <stdint.h>
 
 #define SACCT_STEP_MAX 16
+/* The longest job name and node list kept, terminator included. */
+#define SACCT_NAME_MAX 256
+#define SACCT_NODES_MAX 512
 
 struct sacct_row {
 	char cluster[64];
@@ -25,7 +28,7 @@ struct sacct_row {
 	char account[64];
 	char partition[64];
 	char qos[64];
-	char name[256];
+	const char *name;		/* in the rows' text (sacct_rows_text) */
 	char state[32];
 	int32_t exit_code;		/* -1 unknown */
 	int32_t exit_signal;		/* 0 none */
@@ -36,7 +39,7 @@ struct sacct_row {
 	uint32_t alloc_gpus;		/* 0 none or unknown */
 	uint32_t nnodes;		/* 0 unknown */
 	uint32_t nodes_reported;	/* node records merged into this row */
-	char nodes[512];
+	const char *nodes;		/* likewise */
 
 	/* figures; NaN unknown */
 	double elapsed_s;
@@ -93,14 +96,23 @@ struct sacct_row {
 #define SACCT_NEED_PUE		(UINT64_C(1) << 30)
 #define SACCT_NEED_ALL		((UINT64_C(1) << 31) - 1)
 
-/* Set every field of ROW to "unknown". */
+/* Set every field of ROW to "unknown" (its strings "", not held by any
+ * rows). */
 void sacct_row_init(struct sacct_row *row);
 
-/* A growable array of rows. */
+/* A growable array of rows, and the text of their names and node lists:
+ * those may be long and mostly are short, and kept in the row they made
+ * it 1.4 KB, a heavy user's month with its steps 77 MB to fill. */
+struct sacct_text_block;
 struct sacct_rows {
 	struct sacct_row *v;
 	size_t n, cap;
+	struct sacct_text_block *text;
 };
+
+/* A copy of S, at most MAX - 1 bytes of it, that lives as long as ROWS
+ * ("" for an empty S, shared); NULL when out of memory. */
+const char *sacct_rows_text(struct sacct_rows *rows, const char *s, size_t max);
 
 /* A new zeroed-to-unknown row at the end, or NULL (out of memory). */
 struct sacct_row *sacct_rows_add(struct sacct_rows *rows);
@@ -109,6 +121,12 @@ struct sacct_row *sacct_rows_add(struct sacct_rows *rows);
  * (out of memory). */
 int sacct_rows_reserve(struct sacct_rows *rows, size_t more);
 void sacct_rows_free(struct sacct_rows *rows);
+
+/* Make ST, a row of ROWS, step ID of JOB: the job's identity and
+ * metadata, the step's id as its name, figures unknown.  0, or -1 when
+ * out of memory. */
+int sacct_rows_step_of(struct sacct_rows *rows, struct sacct_row *st,
+		       const struct sacct_row *job, const char *id);
 
 /* Sort jobs by start time, then cluster, job id, then their steps right
  * after them in Slurm's order (batch, extern, interactive, then numbers). */

@@ -7,11 +7,13 @@
  * process start and its output (tests/bench/bench_storage.sh times those
  * too, as `sacct`).
  *
- * Usage: bench_listing CONNINFO USER START END [REPEAT [FORMAT]]
+ * Usage: bench_listing CONNINFO USER START END [REPEAT [FORMAT [-X]]]
  *   START and END are Unix seconds; CONNINFO connects as USER so that
  *   row-level security applies as it does for ceems-sacct.  FORMAT is
  *   ceems-sacct's -o list (default: its default format), whose fields
- *   decide the columns fetched; "all" fetches every column. */
+ *   decide the columns fetched; "all" fetches every column, "default"
+ *   is the default.  -X: the
+ *   jobs without their steps, as ceems-sacct -X. */
 #include "config.h"
 
 #include <stdio.h>
@@ -51,13 +53,14 @@ main(int argc, char **argv)
 	size_t nrows = 0, ncols = 0;
 	int repeat, i;
 
-	if (argc < 5 || argc > 7) {
-		fprintf(stderr, "usage: bench_listing CONNINFO USER START END [REPEAT [FORMAT]]\n");
+	if (argc < 5 || argc > 8 || (argc == 8 && strcmp(argv[7], "-X") != 0)) {
+		fprintf(stderr, "usage: bench_listing CONNINFO USER START END [REPEAT [FORMAT [-X]]]\n");
 		return 2;
 	}
 	repeat = argc >= 6 ? atoi(argv[5]) : 20;
-	if (argc == 7)
+	if (argc >= 7 && strcmp(argv[6], "default") != 0)
 		format = argv[6];
+	q.allocations = argc == 8;
 	if (strcmp(format, "all") != 0) {
 		if (sacct_format_parse(format, cols, SACCT_MAX_COLUMNS, &ncols,
 				       err, sizeof(err)) < 0) {
@@ -95,9 +98,9 @@ main(int argc, char **argv)
 	sacct_pg_close(pg);
 	qsort(t, (size_t)repeat, sizeof(*t), by_value);
 	median = repeat % 2 ? t[repeat / 2] : (t[repeat / 2 - 1] + t[repeat / 2]) / 2;
-	printf("listing %s (sacct_pg_rows, -o %s): %zu rows, %d runs: median %.2f ms, max %.2f ms\n",
+	printf("listing %s (sacct_pg_rows, -o %s%s): %zu rows, %d runs: median %.2f ms, max %.2f ms\n",
 	       argv[2], strcmp(format, SACCT_DEFAULT_FORMAT) == 0 ? "default" : format,
-	       nrows, repeat, median, t[repeat - 1]);
+	       q.allocations ? " -X" : "", nrows, repeat, median, t[repeat - 1]);
 	free(t);
 	return 0;
 }

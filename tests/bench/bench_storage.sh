@@ -126,7 +126,7 @@ INSERT INTO ceems.jobs (cluster_id, jobid, start_time, user_name, uid, gid,
 	mem_efficiency, package_j, dram_j, total_j, package_coverage,
 	dram_coverage, emissions_g, emissions_coverage,
 	emission_factor_source, emission_zone, emission_year,
-	emission_g_per_kwh, pue, emission_factor_mixed)
+	emission_g_per_kwh, pue, emission_factor_mixed, steps)
 SELECT 1, g, st, 'u' || lpad(u::text, 4, '0'), 10000 + u, 10000 + u % 200,
 	'acct' || (u % 200), (ARRAY['cpu', 'cpu', 'cpu', 'gpu', 'bigmem'])[1 + g % 5],
 	'normal', 'job-' || (g % 1000), s.state,
@@ -135,17 +135,23 @@ SELECT 1, g, st, 'u' || lpad(u::text, 4, '0'), 10000 + u, 10000 + u % 200,
 	d, 1440, cpus, cpus * 4294967296, CASE WHEN g % 5 = 3 THEN 1 ELSE 0 END,
 	1, 'n' || lpad((g % 500)::text, 3, '0'), st + make_interval(secs => d + 5),
 	'n' || lpad((g % 500)::text, 3, '0'), md5(g::text), 1,
-	d * cpus * e, e, (cpus * 2147483648 * random())::bigint, random() / 2,
+	cpu_s, e, mem_peak, random() / 2,
 	d * cpus * 8, d * cpus * 1, d * cpus * 9, 1, 1,
-	d * cpus * 9 / 3.6e6 * 56 * 1.2, 1, 'bench', 'FR', 2023, 56, 1.2, false
+	d * cpus * 9 / 3.6e6 * 56 * 1.2, 1, 'bench', 'FR', 2023, 56, 1.2, false,
+	-- The steps below (ceems.job_steps), summed as migration 016 does.
+	ARRAY(SELECT ROW(f.id, 1, d, cpu_s * f.f, (mem_peak * f.f)::bigint,
+			 d * cpus * 8 * f.f, d * cpus * 1 * f.f, NULL, NULL)::ceems.step_summary
+	      FROM (VALUES ('batch', 0.999::float8), ('extern', 0.001::float8)) f(id, f))
 FROM (SELECT g,
 	     timestamptz '2023-01-01 00:00+00' + make_interval(secs => g::double precision / $jobs * 365 * 86400) AS st,
 	     least(floor($users * power(random(), 2))::int, $users - 1) AS u,
 	     least(greatest(-ln(1 - random()) * 3600, 1), 86400)::int AS d,
 	     (power(2, floor(random() * 8)))::int AS cpus,
 	     0.05 + 0.95 * random() AS e,
-	     random() AS r
+	     random() AS r, random() AS m
       FROM generate_series(1, $jobs) g) x,
+     LATERAL (SELECT (x.d * x.cpus * x.e)::float8 AS cpu_s,
+		     (x.cpus * 2147483648 * x.m)::bigint AS mem_peak) v,
      LATERAL (SELECT CASE WHEN x.r < 0.80 THEN 'COMPLETED' WHEN x.r < 0.90 THEN 'FAILED'
 			  WHEN x.r < 0.95 THEN 'CANCELLED' WHEN x.r < 0.98 THEN 'TIMEOUT'
 			  ELSE 'OUT_OF_MEMORY' END AS state) s;
@@ -163,8 +169,9 @@ EOF
 		"table $(sql -c "SELECT pg_size_pretty(pg_table_size('ceems.jobs'))"), indexes $(sql -c "SELECT pg_size_pretty(pg_indexes_size('ceems.jobs'))")"
 
 	# Each job's two steps (batch and extern), as the plugin records a
-	# batch job: ceems-sacct lists them under their job, so a heavy
-	# user's month is 18,000 jobs and 36,000 steps.  The steps' node
+	# batch job: ceems-sacct lists them under their job (from
+	# jobs.steps, filled above), so a heavy user's month is 18,000 jobs
+	# and 36,000 steps.  The steps' node
 	# check (a trigger on job_nodes rows, which this load does not
 	# make) is off for the load, and the key is built after it.
 	t0=$(date +%s.%N)
@@ -181,6 +188,12 @@ ALTER TABLE ceems.job_steps ADD CONSTRAINT job_steps_pkey PRIMARY KEY (job_key, 
 ALTER TABLE ceems.job_steps ENABLE TRIGGER job_steps_node_insert;
 VACUUM (ANALYZE) ceems.job_steps;
 EOF
+	# jobs.steps as the write paths would compute it: a sample.
+	differ=$(sql -c "SELECT count(*) FROM ceems.jobs j
+		CROSS JOIN LATERAL (SELECT ss.steps FROM ceems.job_step_sums ss
+				    WHERE ss.job_key = j.job_key) ss
+		WHERE j.job_key <= 20000 AND j.steps IS DISTINCT FROM ss.steps")
+	[ "$differ" = 0 ] || { echo "bench_storage: $differ jobs' steps are not their job_steps' sums" >&2; exit 1; }
 	echo "# loaded $(sql -c 'SELECT count(*) FROM ceems.job_steps') steps in" \
 		"$(echo "$(date +%s.%N) - $t0" | bc) s;" \
 		"table $(sql -c "SELECT pg_size_pretty(pg_table_size('ceems.job_steps'))"), indexes $(sql -c "SELECT pg_size_pretty(pg_indexes_size('ceems.job_steps'))")"

@@ -62,7 +62,7 @@ full_row(struct sacct_row *r)
 	snprintf(r->account, sizeof(r->account), "physics");
 	snprintf(r->partition, sizeof(r->partition), "cpu");
 	snprintf(r->qos, sizeof(r->qos), "normal");
-	snprintf(r->name, sizeof(r->name), "sim");
+	r->name = "sim";
 	snprintf(r->state, sizeof(r->state), "FAILED");
 	r->exit_code = 2;
 	r->exit_signal = 9;
@@ -75,7 +75,7 @@ full_row(struct sacct_row *r)
 	r->alloc_gpus = 2;
 	r->nnodes = 2;
 	r->nodes_reported = 2;
-	snprintf(r->nodes, sizeof(r->nodes), "n[01-02]");
+	r->nodes = "n[01-02]";
 	r->elapsed_s = 3600;
 	r->cpu_s = 20000;
 	r->cpu_eff = 0.69;
@@ -102,7 +102,7 @@ forget_part(struct sacct_row *r, uint64_t part)
 	if (part == SACCT_NEED_ACCOUNT) r->account[0] = '\0';
 	if (part == SACCT_NEED_PARTITION) r->partition[0] = '\0';
 	if (part == SACCT_NEED_QOS) r->qos[0] = '\0';
-	if (part == SACCT_NEED_NAME) r->name[0] = '\0';
+	if (part == SACCT_NEED_NAME) r->name = "";
 	if (part == SACCT_NEED_STATE) r->state[0] = '\0';
 	if (part == SACCT_NEED_EXIT) {
 		r->exit_code = -1;
@@ -116,7 +116,7 @@ forget_part(struct sacct_row *r, uint64_t part)
 	if (part == SACCT_NEED_ALLOC_GPUS) r->alloc_gpus = 0;
 	if (part == SACCT_NEED_NNODES) r->nnodes = 0;
 	if (part == SACCT_NEED_NODES_REPORTED) r->nodes_reported = 0;
-	if (part == SACCT_NEED_NODELIST) r->nodes[0] = '\0';
+	if (part == SACCT_NEED_NODELIST) r->nodes = "";
 	if (part == SACCT_NEED_ELAPSED) r->elapsed_s = NAN;
 	if (part == SACCT_NEED_CPU_S) r->cpu_s = NAN;
 	if (part == SACCT_NEED_CPU_EFF) r->cpu_eff = NAN;
@@ -261,7 +261,7 @@ main(void)
 	/* Rows: empty cells for unknowns, known zeros shown. */
 	r = sacct_rows_add(&rows);
 	r->jobid = 42;
-	snprintf(r->name, sizeof(r->name), "a,b \"c\"");
+	r->name = "a,b \"c\"";
 	snprintf(r->state, sizeof(r->state), "COMPLETED");
 	r->alloc_cpus = 4;
 	r->elapsed_s = 100;
@@ -292,7 +292,7 @@ main(void)
 
 	r = sacct_rows_add(&rows);
 	r->jobid = 43;
-	snprintf(r->name, sizeof(r->name), "a-very-long-job-name-indeed");
+	r->name = "a-very-long-job-name-indeed";
 	snprintf(r->state, sizeof(r->state), "FAILED");
 
 	/* Output modes. */
@@ -347,8 +347,7 @@ main(void)
 	free(text);
 	/* A job name with terminal controls (C0, DEL, UTF-8 C1) reaches no
 	 * output mode as such; other UTF-8 stays. */
-	snprintf(rows.v[0].name, sizeof(rows.v[0].name),
-		 "a\x1b[31mb\x7f\xc2\x9b" "2J\xc3\xa9\ncd");
+	rows.v[0].name = "a\x1b[31mb\x7f\xc2\x9b" "2J\xc3\xa9\ncd";
 	o.style = SACCT_STYLE_ASCII;
 	o.noheader = true;
 	for (int m = 0; m < 3; m++) {
