@@ -181,9 +181,9 @@ cmp_row_pointers(const void *pa, const void *pb)
 	return *a < *b ? -1 : *a > *b;
 }
 
-/* A row is 1.4 KB, and a heavy user's month with its steps is 54,000
- * of them: a sort that moves rows copies each one log2(n) times, 1.2 GB
- * for that month.  Pointers are sorted instead and each row copied once
+/* A row is 592 bytes, and a heavy user's month with its steps is 55,000
+ * of them: a sort that moves rows copies each one log2(n) times, half a
+ * gigabyte for that month.  Pointers are sorted instead and each row copied once
  * into its place.  A listing mostly comes in order already (one user's
  * jobs by the index that found them, each followed by its steps): a
  * first pass sees it and leaves it. */
