@@ -137,11 +137,18 @@ query(struct sacct_pg *pg, const char *sql, int n, const char *const *params,
 	return query_as(pg, sql, n, params, false, err, err_size);
 }
 
+/* The oldest schema this tool reads: the listing takes each job's steps
+ * from jobs.steps (sql/migrations/016_job_step_sums.sql).  A newer one
+ * is read as long as the columns are what the tool expects
+ * (pg_binary_init says otherwise). */
+#define SCHEMA_VERSION_MIN 16
+
 int
 sacct_pg_identity(struct sacct_pg *pg, char *user, size_t user_size,
 		  bool *admin, bool *coordinator, char *err, size_t err_size)
 {
 	PGresult *res;
+	long version;
 
 	/* A role without SELECT on the tables (the nodes' writer, in
 	 * ceems_writer) would get "permission denied for table
@@ -165,10 +172,19 @@ sacct_pg_identity(struct sacct_pg *pg, char *user, size_t user_size,
 		    "SELECT current_user::text,"
 		    " pg_has_role(current_user, 'ceems_admin', 'USAGE'),"
 		    " EXISTS (SELECT 1 FROM ceems.coordinators c"
-		    "  WHERE c.username = (current_user COLLATE \"default\"))",
+		    "  WHERE c.username = (current_user COLLATE \"default\")),"
+		    " (SELECT coalesce(max(version), 0) FROM ceems.schema_version)",
 		    0, NULL, err, err_size);
 	if (res == NULL)
 		return -1;
+	version = strtol(PQgetvalue(res, 0, 3), NULL, 10);
+	if (version < SCHEMA_VERSION_MIN) {
+		snprintf(err, err_size,
+			 "the database's schema is at version %ld, and this ceems-sacct reads version %d or later: an admin runs `ceems-admin db migrate` (ceems-admin(8))",
+			 version, SCHEMA_VERSION_MIN);
+		PQclear(res);
+		return -1;
+	}
 	snprintf(user, user_size, "%s", PQgetvalue(res, 0, 0));
 	*admin = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
 	*coordinator = strcmp(PQgetvalue(res, 0, 2), "t") == 0;

@@ -19,9 +19,10 @@ struct sacct_pg *sacct_pg_connect(const char *conninfo, char *err,
 void sacct_pg_close(struct sacct_pg *pg);
 
 /* Who the database says the caller is, and what they may see.  Returns
- * 0, -1 on a database error, or SACCT_PG_NO_READ when the role may not
- * read the jobs (not in ceems_reader or ceems_admin: a writer's
- * connection, for instance); ERR says which in one line. */
+ * 0, -1 on a database error or a schema older than the tool reads, or
+ * SACCT_PG_NO_READ when the role may not read the jobs (not in
+ * ceems_reader or ceems_admin: a writer's connection, for instance); ERR
+ * says which in one line. */
 #define SACCT_PG_NO_READ (-2)
 int sacct_pg_identity(struct sacct_pg *pg, char *user, size_t user_size,
 		      bool *admin, bool *coordinator, char *err,

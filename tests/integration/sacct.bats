@@ -240,6 +240,22 @@ setup() {
     [ "$status" -eq 1 ] && [[ "$output" == *"holds a password"* ]] || _fail "$output"
 }
 
+@test "a database whose schema is older than the tool is one line naming the fix" {
+    local f=$D/old.conf
+    psql -X -q -c "DROP DATABASE IF EXISTS old15" -c "CREATE DATABASE old15" || _fail "createdb"
+    "$CEEMS_TOP_BUILDDIR/tools/ceems-admin" --sql-dir "$SRCDIR/sql/migrations" \
+        -d "host=$PG port=$CEEMS_TEST_PGPORT dbname=old15 user=postgres" db migrate --to 15 >/dev/null ||
+        _fail "migrate --to 15"
+    printf 'database = host=%s port=%s dbname=old15 user=postgres\n' "$PG" "$CEEMS_TEST_PGPORT" >"$f"
+    run "$SACCT" -c "$f" $W -a
+    [ "$status" -eq 1 ] || _fail "status $status: $output"
+    [ "${#lines[@]}" -eq 1 ] || _fail "more than one line: $output"
+    [[ "$output" == "ceems-sacct: the database's schema is at version 15, and this ceems-sacct reads version 16 or later"* ]] ||
+        _fail "$output"
+    [[ "$output" == *"ceems-admin db migrate"* ]] || _fail "no fix named: $output"
+    psql -X -q -c "DROP DATABASE old15"
+}
+
 @test "an unreachable database is one line and status 1" {
     local f=$D/down.conf
     printf 'database = host=%s/nowhere port=1 dbname=ceems connect_timeout=2\n' "$D" >"$f"
