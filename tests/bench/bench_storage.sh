@@ -20,6 +20,9 @@
 #      <= 100 ms.
 #   cluster (after 1 and 3): `ceems-admin db cluster`, timed, then the
 #      queries of 1 and the runs of 3 again on the rewritten table.
+#   migrate16: BENCH_JOBS jobs of two steps each stored in a database at
+#      version 015 (its own, beside the others), then `ceems-admin db
+#      migrate` to 016, timed: the backfill of jobs.steps.
 #   2. ingest: BENCH_RECORDS records are spooled by libceems and stored
 #      by the node agent's replay (tests/bench/bench_ingest), in batches
 #      (ceems.upsert_job_records) into the empty database, one record per
@@ -33,7 +36,7 @@
 # Usage (as root, from a configured build directory):
 #   make bench-storage
 # or
-#   CEEMS_TOP_BUILDDIR=$PWD bash ../../tests/bench/bench_storage.sh [query|sacct|cluster|ingest|all]
+#   CEEMS_TOP_BUILDDIR=$PWD bash ../../tests/bench/bench_storage.sh [query|sacct|cluster|ingest|migrate16|all]
 # (sacct loads the query's data first, then times ceems-sacct too)
 # Environment: BENCH_JOBS (default 10000000), BENCH_USERS (2000),
 # BENCH_HEAVY_RANKS (more users to time, by rank of their month),
@@ -377,11 +380,53 @@ bench_ingest() {
 	fi
 }
 
+# Migration 016's backfill: jobs and their steps made at 015 as
+# bench_query makes them (fewer columns: the backfill reads only the
+# steps), then the migration.
+bench_migrate16() {
+	local t0 t1 size
+	sql -c "CREATE DATABASE ceems15"
+	"$admin" --sql-dir "$srcdir/sql/migrations" -d "dbname=ceems15" db migrate --to 15 >/dev/null
+	sql -d ceems15 <<EOF
+SET synchronous_commit = off;
+ALTER TABLE ceems.jobs DISABLE TRIGGER jobs_duration_insert;
+INSERT INTO ceems.clusters (name) VALUES ('bench');
+INSERT INTO ceems.jobs (cluster_id, jobid, start_time, user_name, uid, gid, account,
+	partition, qos, job_name, state, exit_code, submit_time, end_time, elapsed_s,
+	alloc_cpus, nnodes, nodelist, meta_written_at, meta_node, meta_digest,
+	nodes_reported, cpu_time_s, package_j, dram_j, total_j)
+SELECT 1, g, st, 'u' || lpad((g % $users)::text, 4, '0'), 10000 + g % $users, 10000,
+	'acct' || (g % 200), 'cpu', 'normal', 'job-' || (g % 1000), 'COMPLETED', 0, st,
+	st + interval '1 hour', 3600, 8, 1, 'n001', st + interval '1 hour', 'n001',
+	md5(g::text), 1, 20000, 100000, 10000, 110000
+FROM (SELECT g, timestamptz '2023-01-01 00:00+00' +
+	     make_interval(secs => g::double precision / $jobs * 365 * 86400) AS st
+      FROM generate_series(1, $jobs) g) x;
+ALTER TABLE ceems.jobs ENABLE TRIGGER jobs_duration_insert;
+ALTER TABLE ceems.job_steps DISABLE TRIGGER job_steps_node_insert;
+INSERT INTO ceems.job_steps (job_key, node, step_id, ended, elapsed_s, cpu_s,
+	mem_peak_bytes, package_j, dram_j)
+SELECT j.job_key, j.nodelist, s.id, true, j.elapsed_s, j.cpu_time_s * s.f,
+       (2147483648 * s.f)::bigint, j.package_j * s.f, j.dram_j * s.f
+FROM ceems.jobs j, (VALUES ('batch', 0.999::float8), ('extern', 0.001::float8)) s(id, f);
+ALTER TABLE ceems.job_steps ENABLE TRIGGER job_steps_node_insert;
+VACUUM (ANALYZE) ceems.jobs, ceems.job_steps;
+EOF
+	size=$(sql -d ceems15 -c "SELECT pg_size_pretty(pg_table_size('ceems.jobs'))")
+	t0=$(date +%s.%N)
+	"$admin" --sql-dir "$srcdir/sql/migrations" -d "dbname=ceems15" db migrate >/dev/null
+	t1=$(date +%s.%N)
+	echo "migrate 015 -> 016: $jobs jobs of 2 steps in $(echo "$t1 - $t0" | bc) s;" \
+		"jobs table $size before, $(sql -d ceems15 -c "SELECT pg_size_pretty(pg_table_size('ceems.jobs'))") after;" \
+		"$(sql -d ceems15 -c 'SELECT count(*) FROM ceems.jobs WHERE steps IS NOT NULL') jobs with steps"
+}
+
 case $what in
 	query) bench_query ;;
 	sacct) bench_query; bench_sacct ;;
 	cluster) bench_query; bench_sacct; bench_cluster; bench_sacct ;;
 	ingest) bench_ingest ;;
+	migrate16) bench_migrate16 ;;
 	all) bench_ingest; bench_query; bench_sacct ;;
-	*) echo "usage: bench_storage.sh [query|sacct|cluster|ingest|all]" >&2; exit 2 ;;
+	*) echo "usage: bench_storage.sh [query|sacct|cluster|ingest|migrate16|all]" >&2; exit 2 ;;
 esac
