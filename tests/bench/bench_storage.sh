@@ -261,7 +261,10 @@ bench_queries_of() {
 		max(max_job_s) * interval '1 second' FROM ceems.clusters)"
 	bench_one "$user" "SELECT $cols FROM ceems.jobs WHERE $overlap AND $bound ORDER BY start_time" \
 		"overlapping the month, start bounded by clusters.max_job_s"
-	# ceems-sacct's own select list (tools/sacct_pg_listing.c), bounded.
+	# ceems-sacct's select list as it was until session 7 (every
+	# column, the cluster's name by a join; kept so that the figures
+	# compare across sessions), bounded.  Today's listing, in binary
+	# and with the steps, is bench_listing's (bench_sacct).
 	bench_one "$user" "SELECT $sacct_cols FROM ceems.jobs j JOIN ceems.clusters c USING (cluster_id)
 		WHERE j.$overlap AND j.$bound ORDER BY j.start_time" \
 		"ceems-sacct's columns, overlapping, bounded"
