@@ -422,7 +422,7 @@ sacct_pg_rows(struct sacct_pg *pg, const struct sacct_query *q,
 	n = PQntuples(res);
 	if (plan.steps >= 0)
 		nsteps = count_steps(&b, &plan);
-	/* Room for every row at once: a heavy user's month is 25 MB of
+	/* Room for every row at once: a heavy user's month is 33 MB of
 	 * rows, each job followed by its steps. */
 	if (sacct_rows_reserve(rows, (size_t)n + nsteps) < 0) {
 		snprintf(err, err_size, "out of memory");

@@ -119,8 +119,8 @@ const char *sacct_rows_text(struct sacct_rows *rows, const char *s, size_t max);
 /* A new zeroed-to-unknown row at the end, or NULL (out of memory). */
 struct sacct_row *sacct_rows_add(struct sacct_rows *rows);
 /* Room for MORE rows without moving the array: a listing whose size is
- * known grows it once (a heavy user's month is 25 MB of rows).  0 or -1
- * (out of memory). */
+ * known grows it once (a heavy user's month with its steps is 33 MB of
+ * rows).  0 or -1 (out of memory). */
 int sacct_rows_reserve(struct sacct_rows *rows, size_t more);
 void sacct_rows_free(struct sacct_rows *rows);
 
