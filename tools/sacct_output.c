@@ -15,8 +15,14 @@
 #include "sacct_output.h"
 
 /* The cells' texts are kept end to end in one buffer: a heavy user's
- * month is 200,000 cells, and an allocation each was a tenth of the
- * tool's time (doc/performance.md). */
+ * month is 600,000 cells, and an allocation each was a tenth of the
+ * tool's time (doc/performance.md).  Each cell is made safe for a
+ * terminal and measured once, when it is put. */
+struct cell_size {
+	uint32_t len;		/* bytes */
+	uint32_t width;		/* characters */
+};
+
 struct grid {
 	size_t ncols, nrows;
 	const char **head;
@@ -24,6 +30,7 @@ struct grid {
 	const int *fixed;	/* a column's %N width, 0 to fit */
 	char **cells;		/* nrows x ncols, into text (grid_seal) */
 	size_t *at;		/* each cell's offset in text, until then */
+	struct cell_size *size;	/* each cell's */
 	char *text;		/* every cell's text, each terminated */
 	size_t len, cap;
 };
@@ -70,11 +77,14 @@ text_width(const char *s)
 /* Control characters of a job name must not reach the terminal, in any
  * output mode (a CSV file is read on a terminal too): C0 and DEL, and
  * the C1 controls of UTF-8 (U+0080..U+009F, 0xc2 0x80..0x9f), which some
- * terminals obey as escape sequences.  Each becomes one '?'. */
-static void
+ * terminals obey as escape sequences.  Each becomes one '?'.  Returns
+ * S's size after: bytes, and characters (UTF-8 continuation bytes do not
+ * count). */
+static struct cell_size
 sanitize(char *s)
 {
-	char *out = s;
+	struct cell_size size = { 0, 0 };
+	char *start = s, *out = s;
 
 	for (; *s != '\0'; s++) {
 		unsigned char c = (unsigned char)*s;
@@ -87,9 +97,14 @@ sanitize(char *s)
 			*out++ = '?';
 		} else {
 			*out++ = *s;
+			if ((c & 0xc0) == 0x80)
+				continue;	/* a continuation byte */
 		}
+		size.width++;
 	}
 	*out = '\0';
+	size.len = (uint32_t)(out - start);
+	return size;
 }
 
 /* A line of the table, built before it is printed: an ASCII line loses
@@ -124,6 +139,12 @@ line_add(struct line *l, const char *s, size_t n, size_t repeat)
 		l->buf = buf;
 		l->cap = cap;
 	}
+	if (n == 1) {
+		/* padding: one byte many times */
+		memset(l->buf + l->len, *s, repeat);
+		l->len += repeat;
+		return;
+	}
 	for (; repeat > 0; repeat--, l->len += n)
 		memcpy(l->buf + l->len, s, n);
 }
@@ -134,11 +155,12 @@ line_str(struct line *l, const char *s)
 	line_add(l, s, strlen(s), 1);
 }
 
-/* S in W columns: cut with a '+' like sacct when longer. */
+/* S, of SIZE, in W columns: cut with a '+' like sacct when longer. */
 static void
-put_cell(struct line *l, const char *s, size_t w, bool right, bool last)
+put_cell(struct line *l, const char *s, struct cell_size size, size_t w,
+	 bool right, bool last)
 {
-	size_t len = text_width(s), chars;
+	size_t len = size.width, chars;
 	const char *p;
 
 	if (len > w) {
@@ -154,7 +176,7 @@ put_cell(struct line *l, const char *s, size_t w, bool right, bool last)
 	}
 	if (right)
 		line_add(l, " ", 1, w - len);
-	line_str(l, s);
+	line_add(l, s, size.len, 1);
 	if (!right && !last)
 		line_add(l, " ", 1, w - len);
 }
@@ -174,17 +196,26 @@ put_rule(FILE *out, const size_t *w, size_t ncols, const char *left,
 	fputc('\n', out);
 }
 
+/* A line of CELLS, of SIZES (NULL: measured here, the header's). */
 static void
 put_line(FILE *out, struct line *l, const struct grid *g,
-	 const char *const *cells, const size_t *w, bool box)
+	 const char *const *cells, const struct cell_size *sizes,
+	 const size_t *w, bool box)
 {
+	struct cell_size size;
 	size_t c;
 
 	l->len = 0;
 	if (box)
 		line_str(l, "\xe2\x94\x82 ");	/* │ */
 	for (c = 0; c < g->ncols; c++) {
-		put_cell(l, cells[c], w[c], g->right[c],
+		if (sizes != NULL) {
+			size = sizes[c];
+		} else {
+			size.len = (uint32_t)strlen(cells[c]);
+			size.width = (uint32_t)text_width(cells[c]);
+		}
+		put_cell(l, cells[c], size, w[c], g->right[c],
 			 !box && c + 1 == g->ncols);
 		if (box)
 			line_str(l, " \xe2\x94\x82");
@@ -218,7 +249,7 @@ print_table(FILE *out, const struct grid *g,
 		}
 		w[c] = o->noheader ? 1 : text_width(g->head[c]);
 		for (r = 0; r < g->nrows; r++)
-			if ((len = text_width(g->cells[r * g->ncols + c])) > w[c])
+			if ((len = g->size[r * g->ncols + c].width) > w[c])
 				w[c] = len;
 	}
 	/* Fit the terminal: narrow the widest fitted column, one character
@@ -253,7 +284,7 @@ print_table(FILE *out, const struct grid *g,
 	if (box)
 		put_rule(out, w, g->ncols, "\xe2\x94\x8c", "\xe2\x94\xac", "\xe2\x94\x90");
 	if (!o->noheader) {
-		put_line(out, &line, g, g->head, w, box);
+		put_line(out, &line, g, g->head, NULL, w, box);
 		if (box) {
 			put_rule(out, w, g->ncols, "\xe2\x94\x9c", "\xe2\x94\xbc", "\xe2\x94\xa4");
 		} else {
@@ -267,7 +298,8 @@ print_table(FILE *out, const struct grid *g,
 		}
 	}
 	for (r = 0; r < g->nrows; r++)
-		put_line(out, &line, g, (const char *const *)&g->cells[r * g->ncols], w, box);
+		put_line(out, &line, g, (const char *const *)&g->cells[r * g->ncols],
+			 &g->size[r * g->ncols], w, box);
 	if (box)
 		put_rule(out, w, g->ncols, "\xe2\x94\x94", "\xe2\x94\xb4", "\xe2\x94\x98");
 	free(line.buf);
@@ -320,10 +352,6 @@ print_delimited(FILE *out, const struct grid *g,
 static int
 print_grid(FILE *out, const struct grid *g, const struct sacct_output_opts *o)
 {
-	size_t i;
-
-	for (i = 0; i < g->nrows * g->ncols; i++)
-		sanitize(g->cells[i]);
 	if (o->mode == SACCT_TABLE) {
 		if (print_table(out, g, o) < 0)
 			return -1;
@@ -338,9 +366,11 @@ grid_free(struct grid *g)
 {
 	free(g->cells);
 	free(g->at);
+	free(g->size);
 	free(g->text);
 	g->cells = NULL;
 	g->at = NULL;
+	g->size = NULL;
 	g->text = NULL;
 }
 
@@ -355,6 +385,11 @@ grid_start(struct grid *g)
 	if (g->nrows > SIZE_MAX / sizeof(size_t) / g->ncols ||
 	    (g->at = calloc(n, sizeof(size_t))) == NULL)
 		return -1;
+	if ((g->size = calloc(n, sizeof(*g->size))) == NULL) {
+		free(g->at);
+		g->at = NULL;
+		return -1;
+	}
 	return 0;
 }
 
@@ -379,7 +414,8 @@ grid_put(struct grid *g, size_t i, const char *s)
 	}
 	memcpy(g->text + g->len, s, n);
 	g->at[i] = g->len;
-	g->len += n;
+	g->size[i] = sanitize(g->text + g->len);
+	g->len += g->size[i].len + 1;
 	return 0;
 }
 
@@ -406,7 +442,7 @@ sacct_output_rows(FILE *out, const struct sacct_column *cols, size_t ncols,
 	const char *head[SACCT_MAX_COLUMNS];
 	bool right[SACCT_MAX_COLUMNS];
 	int fixed[SACCT_MAX_COLUMNS];
-	struct grid g = { ncols, rows->n, head, right, fixed, NULL, NULL, NULL, 0, 0 };
+	struct grid g = { ncols, rows->n, head, right, fixed, NULL, NULL, NULL, NULL, 0, 0 };
 	char buf[SACCT_CELL_MAX];
 	size_t r, c;
 	int ret;
@@ -514,7 +550,7 @@ sacct_output_summary(FILE *out, const struct sacct_rows *rows,
 	};
 	const bool right[SUMMARY_COLS] = { false, true, true, true, true, true, true };
 	const int fixed[SUMMARY_COLS] = { 0 };
-	struct grid g = { SUMMARY_COLS, 0, head, right, fixed, NULL, NULL, NULL, 0, 0 };
+	struct grid g = { SUMMARY_COLS, 0, head, right, fixed, NULL, NULL, NULL, NULL, 0, 0 };
 	struct total *t = NULL, all, *tmp;
 	size_t nt = 0, i, r;
 	const char *key;

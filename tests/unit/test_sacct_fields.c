@@ -360,7 +360,21 @@ main(void)
 		   "controls become '?' in output mode %d: %s", m, text);
 		free(text);
 	}
+	/* Columns are as wide as the characters shown, not the bytes: an
+	 * accented name and a C1 control (two bytes each, one character
+	 * each once made safe) line up with ASCII ones. */
+	o.mode = SACCT_TABLE;
 	o.noheader = false;
+	rows.v[0].name = "\xc3\xa9t\xc3\xa9";
+	rows.v[1].name = "ab\xc2\x9b" "c";
+	text = render("JobName,JobID", &rows, &o);
+	is_str(text,
+	       "JobName JobID\n"
+	       "------- -----\n"
+	       "\xc3\xa9t\xc3\xa9     42\n"
+	       "ab?c    43\n",
+	       "widths in characters, controls counted as their '?'");
+	free(text);
 	sacct_rows_free(&rows);
 
 	/* -s and -j */
