@@ -160,14 +160,6 @@ merge_meta(struct sacct_rows *rows, struct sacct_row *row,
 	return 0;
 }
 
-/* NaN + x = x: a sum of what was measured. */
-static void
-add(double *sum, double x)
-{
-	if (isfinite(x))
-		*sum = isfinite(*sum) ? *sum + x : x;
-}
-
 static void
 take_max(double *max, double x)
 {
@@ -237,29 +229,29 @@ job_row(const struct sacct_records *recs, size_t first, size_t last,
 		r = &recs->v[i];
 		take_max(&elapsed_max, r->report.elapsed_s);
 		if (cpu_known(&r->report))
-			add(&row->cpu_s, r->report.cpu_s);
+			sacct_add_known(&row->cpu_s, r->report.cpu_s);
 		if (r->report.usage.present & CEEMS_CGF_MEM_PEAK) {
 			take_max(&row->mem_peak_bytes, (double)r->report.usage.mem_peak_bytes);
-			add(&peak_sum, (double)r->report.usage.mem_peak_bytes);
+			sacct_add_known(&peak_sum, (double)r->report.usage.mem_peak_bytes);
 		}
-		add(&lifetime, r->report.ledger.lifetime_s);
+		sacct_add_known(&lifetime, r->report.ledger.lifetime_s);
 		have_total = false;
 		total = 0;
 		for (d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
 			if (!r->report.ledger.measured[d])
 				continue;
 			measured[d] = true;
-			add(&covered[d], r->report.ledger.covered_s[d]);
+			sacct_add_known(&covered[d], r->report.ledger.covered_s[d]);
 			if (r->report.ledger.covered_s[d] > 0) {
-				add(domain_slot(row, d), r->report.ledger.joules[d]);
+				sacct_add_known(domain_slot(row, d), r->report.ledger.joules[d]);
 				total += r->report.ledger.joules[d];
 				have_total = true;
 			}
 		}
 		if (have_total)
-			add(&row->total_j, total);
+			sacct_add_known(&row->total_j, total);
 		if (r->report.ledger.have_emissions) {
-			add(&row->emissions_g, r->report.ledger.emissions_g);
+			sacct_add_known(&row->emissions_g, r->report.ledger.emissions_g);
 			if (factor_node == NULL || strcmp(r->meta.node, factor_node) < 0) {
 				factor = &r->report.ledger.factor;
 				factor_node = r->meta.node;
@@ -322,7 +314,7 @@ step_rows(const struct sacct_records *recs, size_t first, size_t last,
 			row = &rows->v[k];
 			row->nodes_reported++;
 			take_max(&row->elapsed_s, st->elapsed_s);
-			add(&row->cpu_s, st->cpu_s);
+			sacct_add_known(&row->cpu_s, st->cpu_s);
 			if (st->have_mem_peak)
 				take_max(&row->mem_peak_bytes, (double)st->mem_peak_bytes);
 			have_total = false;
@@ -330,12 +322,12 @@ step_rows(const struct sacct_records *recs, size_t first, size_t last,
 			for (d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
 				if (!r->report.ledger.measured[d])
 					continue;
-				add(domain_slot(row, d), st->joules[d]);
+				sacct_add_known(domain_slot(row, d), st->joules[d]);
 				total += st->joules[d];
 				have_total = true;
 			}
 			if (have_total)
-				add(&row->total_j, total);
+				sacct_add_known(&row->total_j, total);
 		}
 	}
 	return 0;

@@ -6,7 +6,6 @@
  * each choice saved. */
 #include "config.h"
 
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -302,13 +301,6 @@ job_from_result(struct pg_binary *b, const struct listing_plan *plan, int i,
 	return 0;
 }
 
-static void
-add_known(double *sum, double x)
-{
-	if (isfinite(x))
-		*sum = isfinite(*sum) ? *sum + x : x;
-}
-
 /* A step of jobs.steps (ceems.step_summary, migration 016): its fields
  * in order. */
 #define STEP_NFIELDS 9
@@ -351,10 +343,10 @@ add_step(void *arg, const struct pg_binary_field *f)
 	st->dram_j = pg_binary_field_number(&f[6]);
 	st->gpu_j = pg_binary_field_number(&f[7]);
 	st->node_j = pg_binary_field_number(&f[8]);
-	add_known(&st->total_j, st->package_j);
-	add_known(&st->total_j, st->dram_j);
-	add_known(&st->total_j, st->gpu_j);
-	add_known(&st->total_j, st->node_j);
+	sacct_add_known(&st->total_j, st->package_j);
+	sacct_add_known(&st->total_j, st->dram_j);
+	sacct_add_known(&st->total_j, st->gpu_j);
+	sacct_add_known(&st->total_j, st->node_j);
 	return 0;
 }
 

@@ -10,6 +10,13 @@
 #include "sacct_row.h"
 
 void
+sacct_add_known(double *sum, double x)
+{
+	if (isfinite(x))
+		*sum = isfinite(*sum) ? *sum + x : x;
+}
+
+void
 sacct_row_init(struct sacct_row *row)
 {
 	memset(row, 0, sizeof(*row));

@@ -97,6 +97,10 @@ struct sacct_row {
 #define SACCT_NEED_PUE		(UINT64_C(1) << 30)
 #define SACCT_NEED_ALL		((UINT64_C(1) << 31) - 1)
 
+/* *SUM + X where unknown (NaN) adds nothing: NaN + x = x, the sum of
+ * what was measured. */
+void sacct_add_known(double *sum, double x);
+
 /* Set every field of ROW to "unknown" (its strings "", not held by any
  * rows). */
 void sacct_row_init(struct sacct_row *row);
