@@ -19,27 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_time.h"
 #include "sacct_fields.h"
 #include "sacct_pg.h"
-
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int
-by_value(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 int
 main(int argc, char **argv)
@@ -85,19 +68,18 @@ main(int argc, char **argv)
 	for (i = 0; i < repeat; i++) {
 		struct sacct_rows rows = { 0 };
 
-		t0 = now_ms();
+		t0 = bench_now_ms();
 		if (sacct_pg_rows(pg, &q, &rows, err, sizeof(err)) < 0) {
 			fprintf(stderr, "bench_listing: %s\n", err);
 			sacct_pg_close(pg);
 			return 1;
 		}
-		t[i] = now_ms() - t0;
+		t[i] = bench_now_ms() - t0;
 		nrows = rows.n;
 		sacct_rows_free(&rows);
 	}
 	sacct_pg_close(pg);
-	qsort(t, (size_t)repeat, sizeof(*t), by_value);
-	median = repeat % 2 ? t[repeat / 2] : (t[repeat / 2 - 1] + t[repeat / 2]) / 2;
+	median = bench_sort_median(t, (size_t)repeat);
 	printf("listing %s (sacct_pg_rows, -o %s%s): %zu rows, %d runs: median %.2f ms, max %.2f ms\n",
 	       argv[2], strcmp(format, SACCT_DEFAULT_FORMAT) == 0 ? "default" : format,
 	       q.allocations ? " -X" : "", nrows, repeat, median, t[repeat - 1]);

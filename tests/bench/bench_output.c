@@ -14,27 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_time.h"
 #include "sacct_fields.h"
 #include "sacct_output.h"
-
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int
-by_value(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 /* Job I's row, then its two steps, with figures of the shapes
  * bench_storage.sh loads (durations up to a day, 1 to 128 CPUs). */
@@ -123,16 +106,15 @@ main(int argc, char **argv)
 			return 1;
 		}
 	for (r = 0; r < repeat; r++) {
-		double t0 = now_ms();
+		double t0 = bench_now_ms();
 
 		if (sacct_output_rows(out, cols, ncols, &rows, &o) < 0 || fflush(out) != 0) {
 			fprintf(stderr, "bench_output: the output failed\n");
 			return 1;
 		}
-		t[r] = now_ms() - t0;
+		t[r] = bench_now_ms() - t0;
 	}
-	qsort(t, (size_t)repeat, sizeof(*t), by_value);
-	median = repeat % 2 ? t[repeat / 2] : (t[repeat / 2 - 1] + t[repeat / 2]) / 2;
+	median = bench_sort_median(t, (size_t)repeat);
 	printf("output: %zu rows, %zu columns, %d runs: median %.2f ms, max %.2f ms\n",
 	       rows.n, ncols, repeat, median, t[repeat - 1]);
 	sacct_rows_free(&rows);

@@ -39,6 +39,7 @@
 
 #include "agent_proto.h"
 #include "conf.h"
+#include "bench_time.h"
 #include "jobside.h"
 #include "job.h"
 #include "log.h"
@@ -54,15 +55,6 @@ static const char *phase_names[NPHASES] = {
 static int v1;			/* else v2 */
 static char group[64];		/* our parent cgroup, under each root */
 static const char *v1_controllers[] = { "cpuacct", "memory", "cpuset" };
-
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static int
 write_file(const char *path, const char *text)
@@ -180,20 +172,12 @@ spec_of(uint32_t jobid, struct ceems_agent_job_spec *spec)
 	}
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 static void
 report_phase(const char *name, double *t, int n)
 {
 	size_t p99 = (size_t)((n - 1) * 0.99 + 0.5);
 
-	qsort(t, (size_t)n, sizeof(*t), cmp_double);
+	qsort(t, (size_t)n, sizeof(*t), bench_cmp_double);
 	printf("%s_median_ms %.3f\n", name, t[n / 2]);
 	printf("%s_p99_ms %.3f\n", name, t[p99]);
 	printf("%s_max_ms %.3f\n", name, t[n - 1]);
@@ -308,7 +292,7 @@ main(int argc, char **argv)
 		}
 
 		/* Job start, first step (extern). */
-		t0 = now_ms();
+		t0 = bench_now_ms();
 		ceems_config_defaults(&config);
 		(void)ceems_config_load(&config, conf, err, sizeof(err));
 		r = ceems_jobside_find_cgroup(getpid(), jobid, &cgroup, err, sizeof(err));
@@ -319,7 +303,7 @@ main(int argc, char **argv)
 			r = ceems_jobside_start(config.socket_path, &spec, "extern",
 						TIMEOUT_MS, err, sizeof(err));
 		}
-		t[START_FIRST][rep] = now_ms() - t0;
+		t[START_FIRST][rep] = bench_now_ms() - t0;
 		if (r < 0) {
 			fprintf(stderr, "bench_plugin: job %u start: %s\n", jobid, err);
 			status = 1;
@@ -327,7 +311,7 @@ main(int argc, char **argv)
 		}
 
 		/* Job start, a later step (batch). */
-		t0 = now_ms();
+		t0 = bench_now_ms();
 		ceems_config_defaults(&config);
 		(void)ceems_config_load(&config, conf, err, sizeof(err));
 		r = ceems_jobside_find_cgroup(getpid(), jobid, &cgroup, err, sizeof(err));
@@ -338,7 +322,7 @@ main(int argc, char **argv)
 			r = ceems_jobside_start(config.socket_path, &spec, "batch",
 						TIMEOUT_MS, err, sizeof(err));
 		}
-		t[START_NEXT][rep] = now_ms() - t0;
+		t[START_NEXT][rep] = bench_now_ms() - t0;
 		if (r < 0) {
 			fprintf(stderr, "bench_plugin: job %u batch start: %s\n", jobid, err);
 			status = 1;
@@ -349,7 +333,7 @@ main(int argc, char **argv)
 		usleep(20000);
 
 		/* The batch step ends: its figures, the summary. */
-		t0 = now_ms();
+		t0 = bench_now_ms();
 		r = ceems_agent_step_end_call(config.socket_path, jobid, "batch",
 					      TIMEOUT_MS, &report, err, sizeof(err));
 		if (r == 0) {
@@ -358,7 +342,7 @@ main(int argc, char **argv)
 						 CEEMS_SUMMARY_FULL, summary,
 						 sizeof(summary)) < 0 ? -ENOSPC : 0;
 		}
-		t[END_STEP][rep] = now_ms() - t0;
+		t[END_STEP][rep] = bench_now_ms() - t0;
 		if (r < 0) {
 			fprintf(stderr, "bench_plugin: job %u batch end: %s\n", jobid, err);
 			status = 1;
@@ -366,7 +350,7 @@ main(int argc, char **argv)
 		}
 
 		/* The job ends (extern step's exit): final figures, record. */
-		t0 = now_ms();
+		t0 = bench_now_ms();
 		fake_meta(jobid, &meta);
 		r = ceems_agent_finish_job(config.socket_path, jobid, &meta,
 					   TIMEOUT_MS, &report, err, sizeof(err));
@@ -377,7 +361,7 @@ main(int argc, char **argv)
 		if (r >= 0)
 			r = ceems_agent_release_job(config.socket_path, jobid,
 						    TIMEOUT_MS, err, sizeof(err));
-		t[END_JOB][rep] = now_ms() - t0;
+		t[END_JOB][rep] = bench_now_ms() - t0;
 		if (r < 0) {
 			fprintf(stderr, "bench_plugin: job %u end: %s\n", jobid, err);
 			status = 1;
