@@ -5,9 +5,10 @@
  *   ceems-sacct --series JOBID | --explain JOBID | --json | -e
  *
  * Reads PostgreSQL (`sacct_database` of ceems.conf, else `database`)
- * or, without one, the spool of job records.  Who sees what: the
- * database's row-level security, or for the spool the caller's uid
- * (root sees all).  Exit
+ * with the records this node's spool still holds (not stored yet), or,
+ * without a database or when it cannot be reached, the spool alone (then
+ * with one warning line).  Who sees what: the database's row-level
+ * security, or for the spool the caller's uid (root sees all).  Exit
  * status: 0, 1 for a runtime error (one line naming it), 2 for a usage
  * error.  Manual: ceems-sacct(1). */
 #include "config.h"
@@ -26,6 +27,7 @@
 
 #include "conf.h"
 #include "record.h"
+#include "sacct_combine.h"
 #include "sacct_fields.h"
 #include "sacct_output.h"
 #include "sacct_query.h"
@@ -37,6 +39,11 @@
 #endif
 
 #define PROG "ceems-sacct"
+
+/* The configuration read without -c; a test build names its own. */
+#ifndef CEEMS_SACCT_CONFIG_PATH
+#define CEEMS_SACCT_CONFIG_PATH CEEMS_DEFAULT_CONFIG_PATH
+#endif
 
 enum { OPT_DELIM = 256, OPT_JSON, OPT_CSV, OPT_SUMMARY, OPT_SERIES,
        OPT_EXPLAIN, OPT_TABLE };
@@ -357,7 +364,7 @@ load_config(const struct options *o, struct ceems_config *config)
 
 	ceems_config_defaults(config);
 	if (path == NULL) {
-		path = CEEMS_DEFAULT_CONFIG_PATH;
+		path = CEEMS_SACCT_CONFIG_PATH;
 		if (access(path, F_OK) < 0)
 			return 0;	/* defaults: the spool, no database */
 	}
@@ -366,36 +373,60 @@ load_config(const struct options *o, struct ceems_config *config)
 	return 0;
 }
 
-/* The records of jobs, series or explain from the spool. */
-static int
-spool_records(const struct ceems_config *config, const struct sacct_query *q,
-	      struct sacct_records *recs)
-{
+/* What this node's spool holds for the caller.  It is read first,
+ * whatever the backend, so that the group of a setgid installation is
+ * given up for good before anything else runs: libpq, which reads the
+ * caller's environment and files, never runs with it, not even as the
+ * saved group.  With a database the spool is what is not stored yet:
+ * the fallback when the database is unreachable, else its complement
+ * (add_spool_extras). */
+struct spool_read {
+	int error;		/* 0; -ENOENT: this node has no spool; -errno */
 	char err[512];
-	size_t skipped;
+	size_t skipped;		/* files that could not be read or decoded */
+	struct sacct_records recs;
+};
+
+static void
+spool_read(const struct ceems_config *config, const struct sacct_query *q,
+	   struct spool_read *sr)
+{
 	int fd;
 
 	/* The group is held only while the spool's files are read: names
 	 * from the directory itself, opened relative to it without
 	 * following symlinks; records not the caller's are dropped as they
 	 * are decoded.  Nothing else runs with it. */
-	if (setgid_run && setegid(spool_gid) < 0)
-		return fail("cannot take the spool's group: %s", strerror(errno));
-	fd = sacct_spool_open(config->spool_dir, err, sizeof(err));
-	if (fd >= 0 && sacct_spool_load(fd, q, recs, &skipped, err, sizeof(err)) < 0) {
-		close(fd);
-		fd = -EIO;
+	if (setgid_run && setegid(spool_gid) < 0) {
+		sr->error = -errno;
+		snprintf(sr->err, sizeof(sr->err), "cannot take the spool's group: %s",
+			 strerror(errno));
+		privilege_drop();
+		return;
 	}
+	fd = sacct_spool_open(config->spool_dir, sr->err, sizeof(sr->err));
+	if (fd >= 0) {
+		sr->error = sacct_spool_load(fd, q, &sr->recs, &sr->skipped,
+					     sr->err, sizeof(sr->err));
+		close(fd);
+	} else
+		sr->error = fd;
 	privilege_drop();
-	if (fd == -ENOENT)
-		return 0;
-	if (fd < 0)
-		return fail("%s", err);
-	close(fd);
-	if (skipped > 0)
-		fprintf(stderr, PROG ": warning: %zu file%s of the spool %s could not be read\n",
-			skipped, skipped == 1 ? "" : "s", config->spool_dir);
-	return 0;
+	if (sr->error < 0)
+		sacct_records_free(&sr->recs);
+}
+
+/* Who reads every record of the spool: root, and an unprivileged
+ * ceems-sacct whose caller sets CEEMS_SACCT_ALL_RECORDS=1 (it reads
+ * only files its caller can read anyway: the golden tests run as any
+ * user this way).  Never with the group. */
+static bool
+spool_reads_all(void)
+{
+	const char *all = getenv("CEEMS_SACCT_ALL_RECORDS");
+
+	return getuid() == 0 ||
+		(!setgid_run && all != NULL && strcmp(all, "1") == 0);
 }
 
 /* Keep the records of the jobs Q selects (the spool's --json, --series,
@@ -578,6 +609,140 @@ only_self(const struct sacct_query *q, const char *self)
 	return true;
 }
 
+/* The listing from the spool: the backend without a database, or the
+ * fallback when the database cannot be reached (DB_ERR says why, and
+ * one warning line says where the listing comes from).  READS_ALL: the
+ * caller reads every record (spool_reads_all). */
+static int
+from_spool(struct options *o, const struct ceems_config *config,
+	   struct spool_read *sr, bool reads_all, const char *db_err,
+	   bool records_mode, struct sacct_records *recs,
+	   struct sacct_rows *rows)
+{
+	struct passwd *pw;
+	uid_t uid = getuid();
+	char self[64];
+
+	if ((pw = getpwuid(uid)) == NULL)
+		return fail("%s%syour uid %u has no user name", db_err != NULL ?
+			    db_err : "", db_err != NULL ? "; " : "", (unsigned)uid);
+	snprintf(self, sizeof(self), "%s", pw->pw_name);
+	if ((o->allusers || !only_self(&o->q, self)) && !reads_all)
+		return db_err != NULL ?
+			fail("%s; without the database you may see only your own jobs (from this node's spool)", db_err) :
+			fail("you may see only your own jobs (only root reads every record of the spool)");
+	if (sr->error == -ENOENT && db_err != NULL)
+		return fail("%s; no fallback: this node has no spool (%s)",
+			    db_err, config->spool_dir);
+	if (sr->error < 0 && sr->error != -ENOENT)
+		return db_err != NULL ? fail("%s; no fallback: %s", db_err, sr->err) :
+			fail("%s", sr->err);
+	o->q.all_users = o->allusers || (reads_all && !o->have_users);
+	if (!o->have_users && !o->q.all_users) {
+		snprintf(o->q.users[0], sizeof(o->q.users[0]), "%s", self);
+		o->q.nusers = 1;
+	}
+	if (db_err != NULL) {
+		char unread[64] = "";
+
+		if (sr->skipped > 0)
+			snprintf(unread, sizeof(unread), " (%zu file%s of it could not be read)",
+				 sr->skipped, sr->skipped == 1 ? "" : "s");
+		fprintf(stderr, PROG ": warning: %s; listing this node's spool %s instead: it holds only the records not stored yet, so jobs may be missing%s\n",
+			db_err, config->spool_dir, unread);
+	} else if (sr->skipped > 0)
+		fprintf(stderr, PROG ": warning: %zu file%s of the spool %s could not be read\n",
+			sr->skipped, sr->skipped == 1 ? "" : "s", config->spool_dir);
+	*recs = sr->recs;
+	memset(&sr->recs, 0, sizeof(sr->recs));
+	if (records_mode)
+		return select_records(recs, &o->q);
+	if (sacct_merge(recs, &o->q, rows) < 0)
+		return fail("out of memory");
+	sacct_rows_sort(rows);
+	return 0;
+}
+
+#ifdef HAVE_LIBPQ
+/* The spool's records that the database does not hold yet (written
+ * while it was unreachable, not replayed yet) join its answer; where
+ * both have a job, the database's wins.  A spool that could not be
+ * read leaves the database's answer as it is. */
+static int
+add_spool_extras(const struct options *o, struct spool_read *sr,
+		 bool records_mode, struct sacct_records *recs,
+		 struct sacct_rows *rows)
+{
+	struct sacct_rows extra = { 0 };
+	long n;
+
+	if (sr->error != 0 || sr->recs.n == 0)
+		return 0;
+	if (records_mode) {
+		if (select_records(&sr->recs, &o->q) != 0)
+			return 1;
+		if ((n = sacct_records_add_missing(recs, &sr->recs)) < 0)
+			return fail("out of memory");
+		if (n > 0)
+			sacct_records_sort(recs);
+		return 0;
+	}
+	if (sacct_merge(&sr->recs, &o->q, &extra) < 0 ||
+	    (n = sacct_rows_add_missing(rows, &extra)) < 0) {
+		sacct_rows_free(&extra);
+		return fail("out of memory");
+	}
+	sacct_rows_free(&extra);
+	if (n > 0)
+		sacct_rows_sort(rows);
+	return 0;
+}
+
+/* The listing from PostgreSQL, completed with the spool; the spool
+ * alone when the database cannot be reached. */
+static int
+from_database(struct options *o, const struct ceems_config *config,
+	      const char *conninfo, struct spool_read *sr, bool reads_all,
+	      bool records_mode, struct sacct_records *recs,
+	      struct sacct_rows *rows)
+{
+	struct sacct_pg *pg;
+	bool admin = false, coordinator = false;
+	char err[512], self[64];
+	int r;
+
+	if ((pg = sacct_pg_connect(conninfo, err, sizeof(err))) == NULL)
+		return from_spool(o, config, sr, reads_all, err, records_mode,
+				  recs, rows);
+	if ((r = sacct_pg_identity(pg, self, sizeof(self), &admin,
+				   &coordinator, err, sizeof(err))) < 0) {
+		sacct_pg_close(pg);
+		if (r == SACCT_PG_NO_READ && conninfo == config->database)
+			return fail("%s; is `database` in %s the nodes' writer connection? set sacct_database (ceems.conf(5))",
+				    err, o->config_path != NULL ?
+				    o->config_path : CEEMS_SACCT_CONFIG_PATH);
+		return fail("%s", err);
+	}
+	if ((o->allusers || !only_self(&o->q, self)) && !admin && !coordinator) {
+		sacct_pg_close(pg);
+		return fail("you may see only your own jobs (you are %s in the database; coordinators and admins see more)", self);
+	}
+	o->q.all_users = o->allusers || (admin && !o->have_users);
+	if (!o->have_users && !o->q.all_users) {
+		snprintf(o->q.users[0], sizeof(o->q.users[0]), "%s", self);
+		o->q.nusers = 1;
+	}
+	if (records_mode)
+		r = sacct_pg_records(pg, &o->q, o->series_job != 0, recs, err, sizeof(err));
+	else
+		r = sacct_pg_rows(pg, &o->q, rows, err, sizeof(err));
+	sacct_pg_close(pg);
+	if (r < 0)
+		return fail("%s", err);
+	return add_spool_extras(o, sr, records_mode, recs, rows);
+}
+#endif
+
 int
 main(int argc, char **argv)
 {
@@ -586,10 +751,10 @@ main(int argc, char **argv)
 	struct sacct_window_in win = { 0 };
 	struct sacct_records recs = { 0 };
 	struct sacct_rows rows = { 0 };
-	struct passwd *pw;
-	char err[512], self[64];
+	static struct spool_read sr;
+	char err[512];
 	const char *conninfo;
-	bool records_mode, admin = false;
+	bool records_mode, reads_all;
 	time_t now = time(NULL);
 	int r;
 
@@ -644,78 +809,25 @@ main(int argc, char **argv)
 	 * be the nodes' writer one, which cannot read jobs (said below). */
 	conninfo = config.sacct_database[0] != '\0' ? config.sacct_database :
 	    config.database;
-	if (conninfo[0] != '\0') {
-#ifdef HAVE_LIBPQ
-		struct sacct_pg *pg;
-		bool coordinator = false;
-
-		privilege_drop();
-		if ((pg = sacct_pg_connect(conninfo, err, sizeof(err))) == NULL)
-			return fail("%s", err);
-		if ((r = sacct_pg_identity(pg, self, sizeof(self), &admin,
-					   &coordinator, err, sizeof(err))) < 0) {
-			sacct_pg_close(pg);
-			if (r == SACCT_PG_NO_READ && conninfo == config.database)
-				return fail("%s; is `database` in %s the nodes' writer connection? set sacct_database (ceems.conf(5))",
-					    err, o.config_path != NULL ?
-					    o.config_path : CEEMS_DEFAULT_CONFIG_PATH);
-			return fail("%s", err);
-		}
-		if ((o.allusers || !only_self(&o.q, self)) && !admin && !coordinator) {
-			sacct_pg_close(pg);
-			return fail("you may see only your own jobs (you are %s in the database; coordinators and admins see more)", self);
-		}
-		o.q.all_users = o.allusers || (admin && !o.have_users);
-		if (!o.have_users && !o.q.all_users) {
-			snprintf(o.q.users[0], sizeof(o.q.users[0]), "%s", self);
-			o.q.nusers = 1;
-		}
-		if (records_mode)
-			r = sacct_pg_records(pg, &o.q, o.series_job != 0, &recs, err, sizeof(err));
-		else
-			r = sacct_pg_rows(pg, &o.q, &rows, err, sizeof(err));
-		sacct_pg_close(pg);
-		if (r < 0)
-			return fail("%s", err);
-#else
+#ifndef HAVE_LIBPQ
+	if (conninfo[0] != '\0')
 		return fail("%s sets a database, but this ceems-sacct was built without PostgreSQL",
-			    o.config_path != NULL ? o.config_path : CEEMS_DEFAULT_CONFIG_PATH);
+			    o.config_path != NULL ? o.config_path : CEEMS_SACCT_CONFIG_PATH);
 #endif
-	} else {
-		uid_t uid = getuid();
-
-		if ((pw = getpwuid(uid)) == NULL) {
-			privilege_drop();
-			return fail("your uid %u has no user name", (unsigned)uid);
-		}
-		snprintf(self, sizeof(self), "%s", pw->pw_name);
-		/* An unprivileged ceems-sacct reads only the files its caller
-		 * can read anyway: it may then show all of them (the golden
-		 * tests run as any user this way).  Never with the group. */
-		admin = uid == 0 ||
-			(!setgid_run && getenv("CEEMS_SACCT_ALL_RECORDS") != NULL &&
-			 strcmp(getenv("CEEMS_SACCT_ALL_RECORDS"), "1") == 0);
-		if ((o.allusers || !only_self(&o.q, self)) && !admin) {
-			privilege_drop();
-			return fail("you may see only your own jobs (only root reads every record of the spool)");
-		}
-		o.q.only_uid = admin ? UINT32_MAX : (uint32_t)uid;
-		o.q.all_users = o.allusers || (admin && !o.have_users);
-		if (!o.have_users && !o.q.all_users) {
-			snprintf(o.q.users[0], sizeof(o.q.users[0]), "%s", self);
-			o.q.nusers = 1;
-		}
-		if (spool_records(&config, &o.q, &recs) != 0)
-			return 1;
-		if (records_mode)
-			r = select_records(&recs, &o.q);
-		else {
-			r = sacct_merge(&recs, &o.q, &rows) < 0 ? fail("out of memory") : 0;
-			sacct_rows_sort(&rows);
-		}
-		if (r != 0)
-			return 1;
-	}
+	reads_all = spool_reads_all();
+	o.q.only_uid = reads_all ? UINT32_MAX : (uint32_t)getuid();
+	spool_read(&config, &o.q, &sr);
+#ifdef HAVE_LIBPQ
+	if (conninfo[0] != '\0')
+		r = from_database(&o, &config, conninfo, &sr, reads_all,
+				  records_mode, &recs, &rows);
+	else
+#endif
+		r = from_spool(&o, &config, &sr, reads_all, NULL, records_mode,
+			       &recs, &rows);
+	sacct_records_free(&sr.recs);
+	if (r != 0)
+		return r;
 	privilege_drop();
 
 	if (o.series_job != 0)

@@ -256,13 +256,15 @@ setup() {
     psql -X -q -c "DROP DATABASE old15"
 }
 
-@test "an unreachable database is one line and status 1" {
+@test "an unreachable database without a spool to fall back on is one line and status 1" {
     local f=$D/down.conf
-    printf 'database = host=%s/nowhere port=1 dbname=ceems connect_timeout=2\n' "$D" >"$f"
+    printf 'database = host=%s/nowhere port=1 dbname=ceems connect_timeout=2\nspool_dir = %s/no-spool\n' \
+        "$D" "$D" >"$f"
     run "$SACCT" -c "$f" $W
     [ "$status" -eq 1 ] || _fail "status $status"
     [ "${#lines[@]}" -eq 1 ] || _fail "more than one line: $output"
     [[ "$output" == "ceems-sacct: cannot connect to the database:"* ]] || _fail "$output"
+    [[ "$output" == *"; no fallback: this node has no spool ($D/no-spool)" ]] || _fail "$output"
 }
 
 @test "an ordinary user reading a spool sees only their own records" {

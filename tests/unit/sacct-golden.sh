@@ -10,10 +10,15 @@
 # unless a case sets it; CEEMS_SACCT_ALL_RECORDS=1 shows every record
 # as for root (the tool is not setgid here).
 #
+# The down-* cases configure a database that cannot be reached: the
+# listing comes from the same spool, with one warning line naming the
+# database's error (libpq's words) and the spool, whose path is written
+# FIXTURES in the goldens.  Without libpq they are skipped.
+#
 # tests/integration/sacct.bats runs the same cases against PostgreSQL
 # loaded with the same records: SACCT_GOLDEN_CONF names its
-# configuration, SACCT_GOLDEN_SKIP the cases (blank-separated) it leaves
-# out.
+# configuration (not the down-* cases': they keep theirs),
+# SACCT_GOLDEN_SKIP the cases (blank-separated) it leaves out.
 set -u
 top_src=${CEEMS_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_build=${CEEMS_TOP_BUILDDIR:-$PWD}
@@ -27,6 +32,15 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/sacct-golden.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 printf 'spool_dir = %s\ncluster = c1\n' "$fixtures/sacct/spool" >"$tmp/ceems.conf"
 conf=${SACCT_GOLDEN_CONF:-$tmp/ceems.conf}
+case_conf=$conf
+# No server listens there: /nonexistent is never created.
+down_db="host=/nonexistent/ceems-golden port=1 dbname=ceems"
+printf 'spool_dir = %s\ncluster = c1\ndatabase = %s\n' \
+    "$fixtures/sacct/spool" "$down_db" >"$tmp/down.conf"
+printf 'spool_dir = /nonexistent/ceems-golden-spool\ncluster = c1\ndatabase = %s\n' \
+    "$down_db" >"$tmp/down-nospool.conf"
+have_pq=no
+grep -q '^#define HAVE_LIBPQ 1' "$top_build/config.h" 2>/dev/null && have_pq=yes
 skip=" ${SACCT_GOLDEN_SKIP:-} "
 export TZ=UTC LC_ALL=C.UTF-8 CEEMS_SACCT_ALL_RECORDS=1
 unset COLUMNS LANG LANGUAGE
@@ -43,9 +57,10 @@ case_() {
     n=$((n + 1))
     case $skip in *" $name "*) echo "ok $n - $name # SKIP"; return ;; esac
     # shellcheck disable=SC2086 # envs are VAR=VALUE words
-    env $envs "$sacct" -c "$conf" "$@" >"$tmp/out" 2>"$tmp/err"
+    env $envs "$sacct" -c "$case_conf" "$@" >"$tmp/out" 2>"$tmp/err"
     rc=$?
-    { cat "$tmp/out"; echo "--- stderr"; cat "$tmp/err"; echo "--- rc=$rc"; } >"$tmp/got"
+    { cat "$tmp/out"; echo "--- stderr"; sed "s|$fixtures|FIXTURES|g" "$tmp/err"
+      echo "--- rc=$rc"; } >"$tmp/got"
     if [ $update = yes ]; then
         cp "$tmp/got" "$golden/$name.out"
         echo "ok $n - $name (updated)"
@@ -54,6 +69,35 @@ case_() {
     else
         echo "not ok $n - $name"
         diff -u "$golden/$name.out" "$tmp/got" | sed 's/^/# /'
+        failed=$((failed + 1))
+    fi
+}
+
+# down_case NAME CONF [VAR=VALUE...] -- ARGS...: a case with the
+# database unreachable, configured by CONF (down or down-nospool).
+down_case() {
+    if [ $have_pq = no ]; then
+        n=$((n + 1))
+        echo "ok $n - $1 # SKIP built without libpq"
+        return
+    fi
+    case_conf=$tmp/$2.conf
+    name=$1
+    shift 2
+    case_ "$name" "$@"
+    case_conf=$conf
+}
+
+# same_stdout A B: the goldens of cases A and B have the same stdout.
+same_stdout() {
+    n=$((n + 1))
+    if [ $have_pq = no ]; then
+        echo "ok $n - $1 lists as $2 # SKIP built without libpq"
+    elif [ "$(sed '/^--- stderr$/,$d' "$golden/$1.out")" = \
+           "$(sed '/^--- stderr$/,$d' "$golden/$2.out")" ]; then
+        echo "ok $n - $1 lists as $2"
+    else
+        echo "not ok $n - $1 lists as $2"
         failed=$((failed + 1))
     fi
 }
@@ -97,6 +141,19 @@ case_ err-explain -- --explain 9999
 case_ err-option -- --bogus
 case_ err-state -- -s DONE
 case_ err-jobid -- -j 12x
+down_case down-table down -- $W
+down_case down-filters down -- $W -u alice -s CD,F -X -P -o JobID,User,State,CPUEff,MemEff,Energy,CO2e
+down_case down-steps down -- -j 1001.batch,1003 -P -o JobID,Elapsed,TotalCPU,MaxRSS,ConsumedEnergy,EnergyGPU
+down_case down-summary down -- $W -X -P --summary=account
+down_case down-json down -- --json -j 1001
+down_case down-series down -- --series 1007
+down_case down-explain down -- --explain 1003
+down_case down-no-spool down-nospool -- $W
+# The fallback lists what the spool backend lists, byte for byte.
+same_stdout down-table table-ascii
+same_stdout down-json json
+same_stdout down-series series
+same_stdout down-explain explain-multinode
 }
 echo "1..$n"
 [ $failed -eq 0 ]
