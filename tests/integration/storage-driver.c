@@ -16,6 +16,10 @@
  *       spool is empty or a run fails.  Prints
  *       "stored=N set_aside=N left=N error=E".
  *
+ * The records' user is alice (uid 1000), or NAME and UID where
+ * STORAGE_DRIVER_USER=NAME:UID says (a real user of this machine, who
+ * runs ceems-sacct in storage.bats).
+ *
  * Log lines go to stderr ("ceems: LEVEL: ..."). */
 #include "config.h"
 
@@ -38,6 +42,30 @@ enum flaw { NONE, BAD, REFUSED, SERIES };
 
 #define SERIES_ROWS 20
 
+/* The records' owner (STORAGE_DRIVER_USER). */
+static char owner_name[64] = "alice";
+static uint32_t owner_uid = 1000;
+
+static int
+owner_from_env(void)
+{
+	const char *v = getenv("STORAGE_DRIVER_USER"), *colon;
+	unsigned long uid;
+	char *end;
+
+	if (v == NULL)
+		return 0;
+	colon = strchr(v, ':');
+	if (colon == NULL || colon == v || (size_t)(colon - v) >= sizeof(owner_name))
+		return -1;
+	uid = strtoul(colon + 1, &end, 10);
+	if (*end != '\0' || end == colon + 1 || uid >= UINT32_MAX)
+		return -1;
+	snprintf(owner_name, sizeof(owner_name), "%.*s", (int)(colon - v), v);
+	owner_uid = (uint32_t)uid;
+	return 0;
+}
+
 static void
 build(struct ceems_job_record *r, const struct ceems_config *c,
       uint32_t jobid, int64_t now, enum flaw flaw)
@@ -47,10 +75,10 @@ build(struct ceems_job_record *r, const struct ceems_config *c,
 
 	ceems_job_meta_init(&meta);
 	meta.jobid = jobid;
-	meta.uid = 1000;
+	meta.uid = owner_uid;
 	snprintf(meta.cluster, sizeof(meta.cluster), "%s", c->cluster);
 	snprintf(meta.node, sizeof(meta.node), "node01");
-	snprintf(meta.user, sizeof(meta.user), "alice");
+	snprintf(meta.user, sizeof(meta.user), "%s", owner_name);
 	snprintf(meta.account, sizeof(meta.account), "physics");
 	snprintf(meta.partition, sizeof(meta.partition), "cpu");
 	snprintf(meta.name, sizeof(meta.name), "job %u", (unsigned)jobid);
@@ -64,7 +92,7 @@ build(struct ceems_job_record *r, const struct ceems_config *c,
 	snprintf(meta.nodes, sizeof(meta.nodes), "node01");
 	memset(&rep, 0, sizeof(rep));
 	rep.jobid = jobid;
-	rep.uid = 1000;
+	rep.uid = owner_uid;
 	rep.alloc_cores = 4;
 	rep.elapsed_s = 599;
 	rep.cpu_s = 1200;
@@ -166,6 +194,10 @@ main(int argc, char **argv)
 	if (argc < 4) {
 		fprintf(stderr, "usage: %s store CONF COUNT FIRST_JOBID [bad] | "
 			"replay CONF once|all [BATCH [MAX]]\n", argv[0]);
+		return 2;
+	}
+	if (owner_from_env() < 0) {
+		fprintf(stderr, "STORAGE_DRIVER_USER: NAME:UID\n");
 		return 2;
 	}
 	ceems_log_set_level(CEEMS_LOG_DEBUG);

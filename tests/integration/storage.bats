@@ -482,3 +482,122 @@ _samples_snapshot() {
     [[ "$output" == *"stored=2 set_aside=0 left=0 error=0"* ]] || _fail "$output"
     [ "$(_samples_snapshot t-series)" = "$snap" ] || _fail "samples rewritten by a replay"
 }
+
+# ceems-sacct as USER, with the user's own libpq environment (not the
+# harness's PGUSER): the setgid copy unless SACCT_BIN says otherwise.
+# Its stderr goes to $FB/stderr.
+_sacct_as() { # USER ARGS...
+    local user=$1
+    shift
+    runuser -u "$user" -- env -u PGHOST -u PGPORT -u PGDATABASE -u PGUSER TZ=UTC \
+        "${SACCT_BIN:-$FB/bin/ceems-sacct}" "$@" 2>"$FB/stderr"
+}
+
+@test "database down: the job's user lists their spooled jobs (one warning, the figures the database gives later); no one else does" {
+    local FB=$D/fallback conf g f fields out_down saved
+    fields=JobID,JobName,User,State,Elapsed,AllocCPUS,TotalCPU,CPUEff,MemEff,EnergyCPU,EnergyDRAM,Energy,Quality
+    # Installed as doc/install.md says: the spool root's and a group's
+    # (here one without a name), ceems-sacct setgid to that group.
+    g=64700
+    while getent group "$g" >/dev/null; do g=$((g + 1)); done
+    mkdir -p "$FB/bin" && chmod 0711 "$D" && chmod 0755 "$FB" "$FB/bin" || _fail "mkdir"
+    install -d -o root -g "$g" -m 2750 "$FB/spool" || _fail "spool"
+    install -o root -g "$g" -m 2755 "$CEEMS_TOP_BUILDDIR/tests/integration/ceems-sacct-setgid" \
+        "$FB/bin/ceems-sacct" || _fail "install"
+    # The configuration it reads without -c (the nodes' and the readers').
+    conf=$CEEMS_TOP_BUILDDIR/tests/integration/sacct-setgid.conf
+    {
+        echo "cluster = t-fallback"
+        echo "spool_dir = $FB/spool"
+        echo "database = host=$SOCK port=$PGPORT dbname=ceems user=ceems_node"
+        echo "database_timeout = 1s"
+        echo "sacct_database = host=$SOCK port=$PGPORT dbname=ceems"
+    } >"$conf"
+    chmod 0644 "$conf"
+    # Readers connect as themselves.
+    chmod 0755 "$SOCK"
+    _sql "CREATE ROLE nobody LOGIN IN ROLE ceems_reader" &&
+        _sql "CREATE ROLE daemon LOGIN IN ROLE ceems_reader" || _fail "roles"
+    # ceems-sacct reads a schema whose version it knows: the migrations
+    # this file applied, recorded as ceems-admin records them.
+    for f in "$SRCDIR"/sql/migrations/[0-9]*.sql; do
+        f=$(basename "$f" .sql)
+        _sql "INSERT INTO ceems.schema_version (version, name, checksum)
+              VALUES (${f%%_*} + 0, '${f#*_}', 'storage.bats') ON CONFLICT DO NOTHING" ||
+            _fail "schema_version"
+    done
+
+    # Jobs end while the database is down: their records are spooled.
+    _db_down
+    STORAGE_DRIVER_USER=nobody:65534 run "$DRIVER" store "$conf" 3 501
+    [[ "$output" == *"database=0 spool=3 rejected=0 failed=0"* ]] || _fail "$output"
+    STORAGE_DRIVER_USER=daemon:1 run "$DRIVER" store "$conf" 1 601
+    [[ "$output" == *"database=0 spool=1 rejected=0 failed=0"* ]] || _fail "$output"
+    # No one but root and the group reads them.
+    for f in "$FB"/spool/*.json; do
+        [ "$(stat -c '%a %u %g' "$f")" = "640 0 $g" ] || _fail "$f: $(stat -c '%a %u %g' "$f")"
+    done
+
+    # The job's user: their three jobs, one warning line, status 0.
+    run _sacct_as nobody -S now-1hour -X -P -o "$fields"
+    [ "$status" -eq 0 ] || _fail "status $status: $output $(cat "$FB/stderr")"
+    out_down=$output
+    [ "$(cut -d'|' -f1,3 <<<"$out_down" | tail -n +2 | tr '\n' ' ')" = "501|nobody 502|nobody 503|nobody " ] ||
+        _fail "nobody saw: $out_down"
+    [ "$(wc -l <"$FB/stderr")" -eq 1 ] || _fail "stderr: $(cat "$FB/stderr")"
+    grep -q "^ceems-sacct: warning: cannot connect to the database: .*; listing this node's spool $FB/spool instead" \
+        "$FB/stderr" || _fail "stderr: $(cat "$FB/stderr")"
+    # Unknown is empty: no DRAM energy or memory peak was measured.
+    [ "$(awk -F'|' 'NR > 1 && ($9 != "" || $11 != "")' <<<"$out_down")" = "" ] ||
+        _fail "unmeasured figures shown: $out_down"
+    [ "$(awk -F'|' 'NR > 1 && $10 == ""' <<<"$out_down")" = "" ] || _fail "energy missing: $out_down"
+    # The filters apply: -j and -s.
+    run _sacct_as nobody -S now-1hour -E now -j 502 -s CD -X -P -n -o JobID
+    [ "$status" -eq 0 ] && [ "$output" = 502 ] || _fail "-j 502: $output"
+
+    # Another user sees only their own job, and asking for the first
+    # user's is refused or empty.
+    run _sacct_as daemon -S now-1hour -X -P -n -o JobID,User
+    [ "$status" -eq 0 ] && [ "$output" = "601|daemon" ] || _fail "daemon saw: $output"
+    run _sacct_as daemon -S now-1hour -u nobody
+    [ "$status" -eq 1 ] || _fail "status $status: $output"
+    grep -q "without the database you may see only your own jobs" "$FB/stderr" || _fail "$(cat "$FB/stderr")"
+    run _sacct_as daemon --json -j 501
+    [ "$status" -eq 0 ] && [ "$output" = "[]" ] || _fail "daemon read job 501: $output"
+    # Without the group (the build's ceems-sacct, or -c) the spool stays
+    # closed: one line, status 1.
+    SACCT_BIN=$CEEMS_TOP_BUILDDIR/tools/ceems-sacct run _sacct_as nobody -c "$conf" -S now-1hour
+    [ "$status" -eq 1 ] || _fail "status $status: $output"
+    [ "$(wc -l <"$FB/stderr")" -eq 1 ] &&
+        grep -q "; no fallback: cannot open the spool $FB/spool: Permission denied" "$FB/stderr" ||
+        _fail "$(cat "$FB/stderr")"
+    run _sacct_as nobody -c "$conf" -S now-1hour
+    [ "$status" -eq 1 ] && grep -q "Permission denied" "$FB/stderr" || _fail "-c kept the group: $output"
+
+    # The database is back, the records not replayed yet: its answer and
+    # the spool's records together, without a warning.
+    _db_up
+    run _sacct_as nobody -S now-1hour -X -P -o "$fields"
+    [ "$status" -eq 0 ] && [ "$output" = "$out_down" ] || _fail "merged: $output $(cat "$FB/stderr")"
+    [ ! -s "$FB/stderr" ] || _fail "stderr: $(cat "$FB/stderr")"
+
+    # Replayed: the database alone gives the same figures.
+    saved=$(ls "$FB"/spool/*-501-*.json)
+    cp "$saved" "$FB/saved.json"
+    run "$DRIVER" replay "$conf" all
+    [[ "$output" == *"stored=4 set_aside=0 left=0 error=0"* ]] || _fail "$output"
+    [ "$(_records "$FB/spool")" -eq 0 ] || _fail "records left"
+    run _sacct_as nobody -S now-1hour -X -P -o "$fields"
+    [ "$status" -eq 0 ] && [ "$output" = "$out_down" ] ||
+        _fail "database: $(diff <(echo "$out_down") <(echo "$output"))"
+    [ ! -s "$FB/stderr" ] || _fail "stderr: $(cat "$FB/stderr")"
+
+    # A record both stored and still in the spool (read between the
+    # replay's store and its removal): listed once, the database's.
+    jq -c '.job.name = "the spool copy"' "$FB/saved.json" >"$saved" || _fail "jq"
+    run _sacct_as nobody -S now-1hour -X -P -o "$fields"
+    [ "$status" -eq 0 ] && [ "$output" = "$out_down" ] ||
+        _fail "duplicate: $(diff <(echo "$out_down") <(echo "$output"))"
+    rm -f "$saved" "$conf"
+    chmod 0750 "$SOCK"
+}
