@@ -54,13 +54,50 @@ quiet(void *arg, const char *message)
 	(void)message;
 }
 
+/* Seconds the connection may take where the caller's connection
+ * string, service or environment does not say: a database host that
+ * does not answer would hold ceems-sacct for as long as TCP retries (two
+ * minutes on Linux) before it lists the spool instead. */
+#define CONNECT_TIMEOUT_S "10"
+
+/* Does CONNINFO, or what libpq would add to it, set connect_timeout?
+ * A service (its file may) or PGCONNECT_TIMEOUT counts as set; so does
+ * a string libpq cannot parse (it will say why). */
+static bool
+timeout_is_set(const char *conninfo)
+{
+	PQconninfoOption *opts, *opt;
+	bool set = false;
+
+	if (getenv("PGCONNECT_TIMEOUT") != NULL || getenv("PGSERVICE") != NULL)
+		return true;
+	if ((opts = PQconninfoParse(conninfo, NULL)) == NULL)
+		return true;
+	for (opt = opts; opt->keyword != NULL; opt++)
+		if ((strcmp(opt->keyword, "connect_timeout") == 0 ||
+		     strcmp(opt->keyword, "service") == 0) &&
+		    opt->val != NULL && opt->val[0] != '\0')
+			set = true;
+	PQconninfoFree(opts);
+	return set;
+}
+
 struct sacct_pg *
 sacct_pg_connect(const char *conninfo, char *err, size_t err_size)
 {
-	const char *keys[] = { "dbname", "application_name", NULL };
-	const char *values[] = { conninfo, "ceems-sacct", NULL };
+	const char *keys[4], *values[4];
 	struct sacct_pg *pg;
+	int n = 0;
 
+	if (!timeout_is_set(conninfo)) {
+		keys[n] = "connect_timeout";
+		values[n++] = CONNECT_TIMEOUT_S;
+	}
+	keys[n] = "dbname";
+	values[n++] = conninfo;
+	keys[n] = "application_name";
+	values[n++] = "ceems-sacct";
+	keys[n] = values[n] = NULL;
 	if ((pg = calloc(1, sizeof(*pg))) == NULL) {
 		snprintf(err, err_size, "out of memory");
 		return NULL;

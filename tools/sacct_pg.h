@@ -12,8 +12,9 @@
 
 struct sacct_pg;
 
-/* Connect with CONNINFO (a connection string, URI or service=NAME).
- * NULL with ERR. */
+/* Connect with CONNINFO (a connection string, URI or service=NAME),
+ * within 10 s unless CONNINFO, its service or PGCONNECT_TIMEOUT sets
+ * connect_timeout.  NULL with ERR. */
 struct sacct_pg *sacct_pg_connect(const char *conninfo, char *err,
 				  size_t err_size);
 void sacct_pg_close(struct sacct_pg *pg);

@@ -267,6 +267,45 @@ setup() {
     [[ "$output" == *"; no fallback: this node has no spool ($D/no-spool)" ]] || _fail "$output"
 }
 
+@test "a database that accepts and never answers: the spool after 10 s, with one warning line" {
+    local f=$D/silent.conf sock=$D/silent pid start took
+    mkdir -p "$sock"
+    # A socket that takes connections into its backlog and never reads.
+    python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(8)
+time.sleep(60)' "$sock/.s.PGSQL.1" &
+    pid=$!
+    for _ in $(seq 50); do [ -S "$sock/.s.PGSQL.1" ] && break; sleep 0.1; done
+    printf 'cluster = c1\nspool_dir = %s\ndatabase = host=%s port=1 dbname=ceems\n' \
+        "$FIXTURES/sacct/spool" "$sock" >"$f"
+    start=$(date +%s)
+    run timeout 60 "$SACCT" -c "$f" $W -X -P -n -o JobID
+    took=$(($(date +%s) - start))
+    kill "$pid" 2>/dev/null || true
+    [ "$status" -eq 0 ] || _fail "status $status after $took s: $output"
+    [ "$took" -ge 9 ] && [ "$took" -le 20 ] || _fail "took $took s"
+    [ "$(grep -c '^ceems-sacct: warning: cannot connect to the database: .*timeout expired.*; listing this node' <<<"$output")" = 1 ] ||
+        _fail "$output"
+    [[ "$output" == *1007* ]] || _fail "no listing: $output"
+    # connect_timeout in the connection string wins.
+    sed -i 's/dbname=ceems$/dbname=ceems connect_timeout=2/' "$f"
+    python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(8)
+time.sleep(60)' "$sock/.s.PGSQL.2" &
+    pid=$!
+    for _ in $(seq 50); do [ -S "$sock/.s.PGSQL.2" ] && break; sleep 0.1; done
+    sed -i 's/port=1 /port=2 /' "$f"
+    start=$(date +%s)
+    run timeout 60 "$SACCT" -c "$f" $W -X -P -n -o JobID
+    took=$(($(date +%s) - start))
+    kill "$pid" 2>/dev/null || true
+    [ "$status" -eq 0 ] && [ "$took" -le 5 ] || _fail "status $status after $took s: $output"
+}
+
 @test "an ordinary user reading a spool sees only their own records" {
     local s=$D/userspool f=$D/user.conf
     mkdir -p "$s"
