@@ -207,8 +207,10 @@ size_t ceems_agent_njobs(const struct ceems_agent *agent);
 const struct ceems_ledger_tick *
 ceems_agent_last_tick(const struct ceems_agent *agent);
 
-/* Write every job's state to the configured state_dir (atomically:
- * temporary file, then rename).  0 or -errno. */
+/* Write every job's figures and the node's counters, as of the last
+ * tick, to the state file in the configured state_dir.  0, or -ENOENT
+ * when there is no state file; a failed write (a full disk) is logged
+ * once by the state file, and retried at the next checkpoint. */
 int ceems_agent_checkpoint(struct ceems_agent *agent, uint64_t now_ns);
 
 /* Re-register the jobs of a checkpoint written by an earlier agent.  The

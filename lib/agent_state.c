@@ -1,4 +1,7 @@
-/* agent_state.c - the node agent's memory-mapped per-job state file. */
+/* agent_state.c - the node agent's per-job state file, written with
+ * pwrite into space reserved up front (agent_state.h).  The layout is in
+ * agent_state_layout.h; files of older layouts are migrated by
+ * agent_state_migrate.c. */
 #include "config.h"
 
 #include <errno.h>
@@ -8,75 +11,250 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "agent_state.h"
+#include "agent_state_layout.h"
 #include "fileio.h"
 #include "log.h"
 
-#define STATE_MAGIC "CEEMSST1"
-/* 2: steps carry have_cpu and have_joules[] (in what was padding, so
- * the sizes alone would not tell a version 1 file apart: its steps would
- * come back with every figure marked not measured).  3: a slot may
- * hold a deregistered job's final report ("finishing").  4: the spec
- * holds Slurm's start time and cluster of the job.  An older file is set
- * aside like any foreign one: its jobs are not restored. */
-#define STATE_VERSION 4
-#define STATE_HEADER_SIZE 4096
-
-struct state_header {
-	char magic[8];
-	uint32_t version;
-	uint32_t slot_size;	/* layout check: sizeof(struct slot) */
-	uint32_t nslots;
-	uint32_t figures_size;	/* layout check */
-	char boot_id[64];
-};
-
-struct slot_copy {
-	uint64_t seq;		/* 0: being written or never written */
-	struct state_figures fig;
-};
-
-/* A deregistered job waiting for its release: what the agent needs to
- * write its record if the plugin never confirms it, even after an agent
- * restart. */
-struct slot_final {
-	int64_t start_time;
-	int64_t end_time;
-	uint32_t have_meta;	/* cleared while meta is written */
-	uint32_t pad;
-	struct ceems_agent_job_report report;	/* series: not kept */
-	struct ceems_job_meta meta;
-};
-
-struct slot {
-	uint32_t in_use;	/* written last at claim, first at release */
-	uint32_t finishing;	/* written after final: never a live job again */
+/* What the agent keeps of a slot whose registration is not on disk yet
+ * (no space could be had): written as soon as space returns. */
+struct pending_claim {
 	uint64_t registered_ns;
 	struct ceems_agent_job_spec spec;
-	struct slot_copy copy[2];
-	struct slot_final final;
 };
+
+enum slot_kind { SLOT_FREE = 0, SLOT_LIVE, SLOT_FINISHING };
 
 struct state_file {
 	int fd;
-	uint32_t nslots;
-	size_t map_size;
-	char *map;
+	uint32_t nslots;	/* the most slots the file may hold */
+	uint32_t nalloc;	/* slots the file holds now */
+	unsigned char *kind;	/* enum slot_kind, per slot */
 	uint64_t *next_seq;	/* per slot */
+	struct pending_claim **pending;	/* per slot, NULL when on disk */
+	bool header_on_disk;
+	int failed;		/* -errno of the last failed write, or 0 */
+	struct state_header header;
 	char path[CEEMS_CONFIG_PATH_MAX + 32];
 };
 
-static struct slot *
-slot_at(struct state_file *sf, uint32_t i)
+uint64_t
+state_checksum(const void *data, size_t len)
 {
-	return (struct slot *)(sf->map + STATE_HEADER_SIZE +
-			       (size_t)i * sizeof(struct slot));
+	const unsigned char *p = data;
+	uint64_t h = 14695981039346656037ULL;	/* FNV-1a */
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
 }
 
+static off_t
+slot_offset(uint32_t i)
+{
+	return (off_t)STATE_HEADER_SIZE + (off_t)i * (off_t)sizeof(struct slot);
+}
+
+/* One line when the file stops being written, one when it is again:
+ * an agent on a full disk must not fill the log as well. */
+static void
+note_write(struct state_file *sf, int err, const char *what)
+{
+	if (err < 0 && sf->failed == 0)
+		ceems_error("state file %s: cannot %s (%s): jobs are still measured, but an agent restart now would lose their figures; free space under the state_dir",
+			    sf->path, what, strerror(-err));
+	else if (err == 0 && sf->failed != 0)
+		ceems_info("state file %s is written again", sf->path);
+	sf->failed = err;
+}
+
+static int
+pwrite_all(int fd, const void *buf, size_t len, off_t off)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = pwrite(fd, p, len, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+		off += n;
+	}
+	return 0;
+}
+
+/* Both parts whole, in one system call when it writes them all (a write
+ * to a regular file does, but for a signal or a full disk). */
+static int
+pwritev_all(int fd, struct iovec iov[2], off_t off)
+{
+	ssize_t n = pwritev(fd, iov, 2, off);
+
+	if (n < 0)
+		return -errno;
+	if ((size_t)n == iov[0].iov_len + iov[1].iov_len)
+		return 0;
+	if ((size_t)n < iov[0].iov_len)
+		return pwrite_all(fd, (char *)iov[0].iov_base + n,
+				  iov[0].iov_len - (size_t)n, off + n) < 0 ? -EIO :
+		       pwrite_all(fd, iov[1].iov_base, iov[1].iov_len,
+				  off + (off_t)iov[0].iov_len);
+	n -= (ssize_t)iov[0].iov_len;
+	return pwrite_all(fd, (char *)iov[1].iov_base + n,
+			  iov[1].iov_len - (size_t)n,
+			  off + (off_t)iov[0].iov_len + n);
+}
+
+int
+state_pread_all(int fd, void *buf, size_t len, off_t off)
+{
+	char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = pread(fd, p, len, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ENODATA;
+		p += n;
+		len -= (size_t)n;
+		off += n;
+	}
+	return 0;
+}
+
+/* The header, once: a file without one is not a state file. */
+static int
+reserve_header(struct state_file *sf)
+{
+	int err;
+
+	if (sf->header_on_disk)
+		return 0;
+	err = posix_fallocate(sf->fd, 0, STATE_HEADER_SIZE);
+	if (err != 0)
+		return -err;
+	err = pwrite_all(sf->fd, &sf->header, sizeof(sf->header), 0);
+	if (err < 0)
+		return err;
+	sf->header_on_disk = true;
+	return 0;
+}
+
+/* Reserve the space of slots up to I: a write into it can then not fail
+ * for want of space.  0 or -errno. */
+static int
+reserve_slot(struct state_file *sf, uint32_t i)
+{
+	int err = reserve_header(sf);
+
+	if (err < 0)
+		return err;
+	if (i < sf->nalloc)
+		return 0;
+	err = posix_fallocate(sf->fd, slot_offset(sf->nalloc),
+			      slot_offset(i + 1) - slot_offset(sf->nalloc));
+	if (err != 0)
+		return -err;
+	sf->nalloc = i + 1;
+	return 0;
+}
+
+/* Write LEN bytes at OFFSET inside slot I, reserving its space first. */
+static int
+slot_write(struct state_file *sf, uint32_t i, size_t offset, const void *buf,
+	   size_t len, const char *what)
+{
+	int err = reserve_slot(sf, i);
+
+	if (err == 0)
+		err = pwrite_all(sf->fd, buf, len, slot_offset(i) + (off_t)offset);
+	note_write(sf, err, what);
+	return err;
+}
+
+/* Give back the space of the slots above the last one in use. */
+static void
+trim_file(struct state_file *sf)
+{
+	uint32_t top = sf->nalloc;
+
+	while (top > 0 && sf->kind[top - 1] == SLOT_FREE)
+		top--;
+	if (top == sf->nalloc || !sf->header_on_disk)
+		return;
+	if (ftruncate(sf->fd, slot_offset(top)) == 0)
+		sf->nalloc = top;
+}
+
+/* Write a claimed slot's registration: the slot zeroed with the job's
+ * spec, then in_use, so that a half-written slot is never a job. */
+static int
+write_claim(struct state_file *sf, uint32_t i, const struct ceems_agent_job_spec *spec,
+	    uint64_t registered_ns)
+{
+	struct slot *s;
+	uint32_t one = 1;
+	int err;
+
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return -ENOMEM;
+	s->spec = *spec;
+	s->registered_ns = registered_ns;
+	err = slot_write(sf, i, 0, s, sizeof(*s), "write a job's registration");
+	free(s);
+	if (err == 0)
+		err = slot_write(sf, i, offsetof(struct slot, in_use), &one,
+				 sizeof(one), "write a job's registration");
+	return err;
+}
+
+/* A claim whose registration is not on disk yet: write it now if the
+ * space is back.  0 once it is on disk. */
+static int
+flush_pending(struct state_file *sf, uint32_t i)
+{
+	struct pending_claim *p = sf->pending[i];
+
+	if (p == NULL)
+		return 0;
+	if (write_claim(sf, i, &p->spec, p->registered_ns) < 0)
+		return -EAGAIN;
+	free(p);
+	sf->pending[i] = NULL;
+	return 0;
+}
+
+static void
+fill_header(struct state_header *h, uint32_t nslots, const char *boot_id)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, STATE_MAGIC, 8);
+	h->version = STATE_VERSION;
+	h->slot_size = sizeof(struct slot);
+	h->nslots = nslots;
+	h->figures_size = sizeof(struct state_figures);
+	snprintf(h->boot_id, sizeof(h->boot_id), "%s", boot_id);
+}
+
+/* Whether the file open on SF->fd is a current one of this boot, for as
+ * many slots. */
 static bool
 header_matches(const struct state_header *h, uint32_t nslots,
 	       const char *boot_id)
@@ -89,59 +267,72 @@ header_matches(const struct state_header *h, uint32_t nslots,
 	       strncmp(h->boot_id, boot_id, sizeof(h->boot_id)) == 0;
 }
 
-/* Map the file; when its header is not ours, set it aside and start a
- * fresh one.  Returns 0 or -errno. */
+/* Set the file aside as jobs.state.bad and start an empty one. */
 static int
-map_state(struct state_file *sf, const char *dir, const char *boot_id)
+set_aside(struct state_file *sf, const char *dir, const char *why)
 {
-	struct state_header *h;
+	char bad[CEEMS_CONFIG_PATH_MAX + 32];
+
+	snprintf(bad, sizeof(bad), "%s/jobs.state.bad", dir);
+	ceems_warning("state file %s %s; set aside as %s, its jobs are not restored",
+		      sf->path, why, bad);
+	if (rename(sf->path, bad) < 0)
+		ceems_warning("cannot rename %s: %s", sf->path, strerror(errno));
+	/* The descriptor follows the renamed file: start a new one under
+	 * the real name, and leave the old one as it was. */
+	close(sf->fd);
+	sf->fd = open(sf->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC |
+		      O_NOFOLLOW, 0600);
+	return sf->fd < 0 ? -errno : 0;
+}
+
+/* Read the header of the open file; a file of an older layout is
+ * migrated first, one that is not ours set aside.  Returns 0 or
+ * -errno. */
+static int
+load_state(struct state_file *sf, const char *dir, const char *boot_id)
+{
+	struct state_header h;
 	struct stat st;
-	bool fresh;
+	int ret;
 
 	if (fstat(sf->fd, &st) < 0)
 		return -errno;
-	fresh = (size_t)st.st_size != sf->map_size;
-	if (!fresh) {
-		sf->map = mmap(NULL, sf->map_size, PROT_READ | PROT_WRITE,
-			       MAP_SHARED, sf->fd, 0);
-		if (sf->map == MAP_FAILED)
-			return -errno;
-		h = (struct state_header *)sf->map;
-		if (header_matches(h, sf->nslots, boot_id))
-			return 0;
-		munmap(sf->map, sf->map_size);
+	if (st.st_size == 0)
+		return 0;
+	ret = state_pread_all(sf->fd, &h, sizeof(h), 0);
+	if (ret == 0 && memcmp(h.magic, STATE_MAGIC, 8) == 0 &&
+	    h.version < STATE_VERSION &&
+	    strncmp(h.boot_id, boot_id, sizeof(h.boot_id)) == 0) {
+		ret = state_migrate(sf->fd, sf->path, &h, st.st_size);
+		if (ret == 0) {
+			/* The migrated file replaced the old one. */
+			close(sf->fd);
+			sf->fd = open(sf->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+			if (sf->fd < 0 || fstat(sf->fd, &st) < 0)
+				return -errno;
+			ret = state_pread_all(sf->fd, &h, sizeof(h), 0);
+		}
 	}
-	if (st.st_size > 0) {
-		char bad[CEEMS_CONFIG_PATH_MAX + 32];
+	if (ret < 0 || !header_matches(&h, sf->nslots, boot_id) ||
+	    st.st_size < STATE_HEADER_SIZE)
+		return set_aside(sf, dir, "is from another boot, version or max_jobs, or damaged");
+	sf->header_on_disk = true;
+	if (state_node_sane(&h.node))
+		sf->header.node = h.node;
+	sf->nalloc = (uint32_t)((uint64_t)(st.st_size - STATE_HEADER_SIZE) /
+				sizeof(struct slot));
+	if (sf->nalloc > sf->nslots)
+		sf->nalloc = sf->nslots;
+	for (uint32_t i = 0; i < sf->nalloc; i++) {
+		uint32_t flags[2];
 
-		snprintf(bad, sizeof(bad), "%s/jobs.state.bad", dir);
-		ceems_warning("state file %s is from another boot, version or max_jobs; set aside as %s, its jobs are not restored",
-			      sf->path, bad);
-		if (rename(sf->path, bad) < 0)
-			ceems_warning("cannot rename %s: %s", sf->path, strerror(errno));
-		/* The descriptor follows the renamed file: start a new one
-		 * under the real name, and leave the old one as it was. */
-		close(sf->fd);
-		sf->fd = open(sf->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC |
-			      O_NOFOLLOW, 0600);
-		if (sf->fd < 0)
-			return -errno;
+		if (state_pread_all(sf->fd, flags, sizeof(flags),
+				    slot_offset(i)) < 0)
+			break;
+		if (flags[0] == 1)
+			sf->kind[i] = flags[1] == 1 ? SLOT_FINISHING : SLOT_LIVE;
 	}
-	if (ftruncate(sf->fd, (off_t)sf->map_size) < 0)
-		return -errno;
-	sf->map = mmap(NULL, sf->map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       sf->fd, 0);
-	if (sf->map == MAP_FAILED)
-		return -errno;
-	/* The file was just truncated: it reads as zeros already, and
-	 * touching every page would make the whole file resident. */
-	h = (struct state_header *)sf->map;
-	memcpy(h->magic, STATE_MAGIC, 8);
-	h->version = STATE_VERSION;
-	h->slot_size = sizeof(struct slot);
-	h->nslots = sf->nslots;
-	h->figures_size = sizeof(struct state_figures);
-	snprintf(h->boot_id, sizeof(h->boot_id), "%s", boot_id);
 	return 0;
 }
 
@@ -158,12 +349,14 @@ state_file_open(const char *dir, uint32_t nslots, const char *boot_id,
 		free(sf);
 		return NULL;
 	}
+	sf->fd = -1;
 	sf->nslots = nslots;
-	sf->map_size = STATE_HEADER_SIZE + (size_t)nslots * sizeof(struct slot);
-	sf->map = MAP_FAILED;
+	sf->kind = calloc(nslots, sizeof(*sf->kind));
 	sf->next_seq = calloc(nslots, sizeof(*sf->next_seq));
+	sf->pending = calloc(nslots, sizeof(*sf->pending));
 	snprintf(sf->path, sizeof(sf->path), "%s/jobs.state", dir);
-	if (sf->next_seq == NULL) {
+	fill_header(&sf->header, nslots, boot_id);
+	if (sf->kind == NULL || sf->next_seq == NULL || sf->pending == NULL) {
 		*err = -ENOMEM;
 		goto fail;
 	}
@@ -174,15 +367,20 @@ state_file_open(const char *dir, uint32_t nslots, const char *boot_id,
 		*err = -errno;
 		goto fail;
 	}
-	ret = map_state(sf, dir, boot_id);
+	ret = load_state(sf, dir, boot_id);
 	if (ret < 0) {
 		*err = ret;
-		close(sf->fd);
 		goto fail;
 	}
+	note_write(sf, reserve_header(sf), "write its header");
+	trim_file(sf);
 	return sf;
 fail:
+	if (sf->fd >= 0)
+		close(sf->fd);
+	free(sf->kind);
 	free(sf->next_seq);
+	free(sf->pending);
 	free(sf);
 	return NULL;
 }
@@ -192,11 +390,11 @@ state_file_close(struct state_file *sf)
 {
 	if (sf == NULL)
 		return;
-	if (sf->map != MAP_FAILED) {
-		msync(sf->map, sf->map_size, MS_ASYNC);
-		munmap(sf->map, sf->map_size);
-	}
 	close(sf->fd);
+	for (uint32_t i = 0; i < sf->nslots; i++)
+		free(sf->pending[i]);
+	free(sf->pending);
+	free(sf->kind);
 	free(sf->next_seq);
 	free(sf);
 }
@@ -206,176 +404,111 @@ state_slot_claim(struct state_file *sf, const struct ceems_agent_job_spec *spec,
 		 uint64_t registered_ns)
 {
 	for (uint32_t i = 0; i < sf->nslots; i++) {
-		struct slot *s = slot_at(sf, i);
-
-		if (s->in_use)
+		if (sf->kind[i] != SLOT_FREE)
 			continue;
-		memset(s, 0, sizeof(*s));
-		s->spec = *spec;
-		s->registered_ns = registered_ns;
+		sf->kind[i] = SLOT_LIVE;
 		sf->next_seq[i] = 1;
-		__atomic_store_n(&s->in_use, 1, __ATOMIC_RELEASE);
+		if (write_claim(sf, i, spec, registered_ns) < 0) {
+			/* Measured all the same; on disk when space is back. */
+			sf->pending[i] = malloc(sizeof(*sf->pending[i]));
+			if (sf->pending[i] != NULL) {
+				sf->pending[i]->spec = *spec;
+				sf->pending[i]->registered_ns = registered_ns;
+			}
+		}
 		return (int)i;
 	}
 	return -ENOSPC;
+}
+
+static bool
+slot_valid(const struct state_file *sf, int slot)
+{
+	return slot >= 0 && (uint32_t)slot < sf->nslots &&
+	       sf->kind[slot] != SLOT_FREE;
 }
 
 void
 state_slot_update(struct state_file *sf, int slot,
 		  const struct state_figures *fig)
 {
-	struct slot *s;
-	struct slot_copy *c;
+	struct slot_copy_head head;
+	struct iovec iov[2];
+	size_t len;
 	uint64_t seq;
+	int err;
 
-	if (slot < 0 || (uint32_t)slot >= sf->nslots)
+	if (!slot_valid(sf, slot) || flush_pending(sf, (uint32_t)slot) < 0)
 		return;
-	s = slot_at(sf, (uint32_t)slot);
+	/* Only the steps in use: most jobs have a few. */
+	len = offsetof(struct state_figures, steps) +
+	      (fig->nsteps <= CEEMS_AGENT_MAX_STEPS ? fig->nsteps : 0) *
+	      sizeof(fig->steps[0]);
 	seq = sf->next_seq[slot]++;
-	c = &s->copy[seq & 1];
-	/* Mark the copy incomplete, write it, then publish it: a kill in
-	 * between leaves the other copy as the latest complete one. */
-	__atomic_store_n(&c->seq, 0, __ATOMIC_RELEASE);
-	memcpy(&c->fig, fig, offsetof(struct state_figures, steps) +
-	       (fig->nsteps <= CEEMS_AGENT_MAX_STEPS ? fig->nsteps : 0) *
-	       sizeof(fig->steps[0]));
-	__atomic_store_n(&c->seq, seq, __ATOMIC_RELEASE);
+	head.seq = seq;
+	head.len = len;
+	head.check = state_checksum(fig, len);
+	/* One write of the head and the figures: a kill in its middle
+	 * leaves a copy whose checksum does not match, and the other copy
+	 * is the latest complete one. */
+	iov[0].iov_base = &head;
+	iov[0].iov_len = sizeof(head);
+	/* pwritev only reads it; struct iovec has no const. */
+	iov[1].iov_base = (void *)(uintptr_t)fig;
+	iov[1].iov_len = len;
+	err = reserve_slot(sf, (uint32_t)slot);
+	if (err == 0)
+		err = pwritev_all(sf->fd, iov, slot_offset((uint32_t)slot) +
+				  (off_t)copy_offset(seq & 1));
+	note_write(sf, err, "write a job's figures");
 }
 
 void
 state_slot_identity(struct state_file *sf, int slot,
 		    const struct ceems_agent_job_spec *spec)
 {
-	struct slot *s;
+	struct pending_claim *p;
 
-	if (slot < 0 || (uint32_t)slot >= sf->nslots)
+	if (!slot_valid(sf, slot) || sf->kind[slot] != SLOT_LIVE)
 		return;
-	s = slot_at(sf, (uint32_t)slot);
-	if (!s->in_use || s->finishing)
+	p = sf->pending[slot];
+	if (p != NULL) {
+		p->spec.start_time = spec->start_time;
+		memcpy(p->spec.cluster, spec->cluster, sizeof(p->spec.cluster));
 		return;
-	/* One aligned store for the time; a cluster torn by a kill is
+	}
+	/* The start time is one aligned write; a cluster torn by a kill is
 	 * terminated when read back, at worst cut short. */
-	__atomic_store_n(&s->spec.start_time, spec->start_time,
-			 __ATOMIC_RELEASE);
-	memcpy(s->spec.cluster, spec->cluster, sizeof(s->spec.cluster));
+	slot_write(sf, (uint32_t)slot, offsetof(struct slot, spec.start_time),
+		   &spec->start_time, sizeof(spec->start_time),
+		   "write a job's identity");
+	slot_write(sf, (uint32_t)slot, offsetof(struct slot, spec.cluster),
+		   spec->cluster, sizeof(spec->cluster), "write a job's identity");
 }
 
 void
 state_slot_release(struct state_file *sf, int slot)
 {
-	if (slot < 0 || (uint32_t)slot >= sf->nslots)
+	uint32_t zero = 0;
+
+	if (!slot_valid(sf, slot))
 		return;
-	__atomic_store_n(&slot_at(sf, (uint32_t)slot)->in_use, 0,
-			 __ATOMIC_RELEASE);
+	if (sf->pending[slot] != NULL) {
+		free(sf->pending[slot]);
+		sf->pending[slot] = NULL;
+	} else if ((uint32_t)slot < sf->nalloc) {
+		note_write(sf, pwrite_all(sf->fd, &zero, sizeof(zero),
+					  slot_offset((uint32_t)slot)),
+			   "release a job's slot");
+	}
+	sf->kind[slot] = SLOT_FREE;
+	trim_file(sf);
 }
 
 int
 state_file_flush(struct state_file *sf)
 {
-	if (msync(sf->map, sf->map_size, MS_ASYNC) < 0)
-		return -errno;
-	return 0;
-}
-
-/* A bool read back from disk holds 0 or 1, or it is not a bool: look at
- * its byte, since loading any other value as a bool is undefined. */
-static bool
-flag_sane(const bool *flag)
-{
-	unsigned char byte;
-
-	memcpy(&byte, flag, 1);
-	return byte <= 1;
-}
-
-/* The parts that figures and final reports share, read back from disk,
- * are checked like any outside input. */
-static bool
-parts_sane(uint32_t ngaps, const struct ceems_agent_gap *gaps,
-	   uint32_t nsteps, const struct ceems_agent_step_report *steps,
-	   double cpu_s, double gap_s, const struct ceems_job_ledger *l)
-{
-	if (nsteps > CEEMS_AGENT_MAX_STEPS || ngaps > CEEMS_AGENT_MAX_GAPS)
-		return false;
-	for (uint32_t i = 0; i < ngaps; i++)
-		if (!isfinite(gaps[i].start) || !isfinite(gaps[i].end) ||
-		    gaps[i].start > gaps[i].end)
-			return false;
-	for (uint32_t i = 0; i < nsteps; i++) {
-		const struct ceems_agent_step_report *st = &steps[i];
-
-		if (memchr(st->id, '\0', sizeof(st->id)) == NULL ||
-		    !isfinite(st->cpu_s) || st->cpu_s < 0 ||
-		    !isfinite(st->elapsed_s) || st->elapsed_s < 0)
-			return false;
-		if (!flag_sane(&st->ended) || !flag_sane(&st->have_cpu) ||
-		    !flag_sane(&st->have_mem_peak))
-			return false;
-		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
-			if (!isfinite(st->joules[d]) || st->joules[d] < 0 ||
-			    !flag_sane(&st->have_joules[d]))
-				return false;
-	}
-	if (!isfinite(cpu_s) || cpu_s < 0 || !isfinite(gap_s) ||
-	    gap_s < 0 || !isfinite(l->lifetime_s) || l->lifetime_s < 0 ||
-	    !isfinite(l->emissions_g) || l->emissions_g < 0)
-		return false;
-	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
-		if (!isfinite(l->joules[d]) || l->joules[d] < 0 ||
-		    !isfinite(l->covered_s[d]) || l->covered_s[d] < 0)
-			return false;
-	return true;
-}
-
-static bool
-figures_sane(const struct state_figures *f)
-{
-	return parts_sane(f->ngaps, f->gaps, f->nsteps, f->steps, f->cpu_s,
-			  f->gap_s, &f->ledger);
-}
-
-static bool
-final_sane(const struct slot *s)
-{
-	const struct ceems_agent_job_report *r = &s->final.report;
-
-	return s->spec.jobid != 0 && r->jobid == s->spec.jobid &&
-	       flag_sane(&r->cgroup_gone) && isfinite(r->elapsed_s) &&
-	       r->elapsed_s >= 0 && s->final.start_time > 0 &&
-	       s->final.end_time >= s->final.start_time &&
-	       parts_sane(r->ngaps, r->gaps, r->nsteps, r->steps, r->cpu_s,
-			  r->gap_s, &r->ledger);
-}
-
-int
-state_file_restore(struct state_file *sf, state_restore_fn fn, void *arg)
-{
-	int kept = 0;
-
-	for (uint32_t i = 0; i < sf->nslots; i++) {
-		struct slot *s = slot_at(sf, i);
-		const struct slot_copy *best = NULL;
-
-		if (!s->in_use || s->finishing)
-			continue;
-		for (int c = 0; c < 2; c++)
-			if (s->copy[c].seq != 0 &&
-			    (best == NULL || s->copy[c].seq > best->seq) &&
-			    figures_sane(&s->copy[c].fig))
-				best = &s->copy[c];
-		if (best == NULL || s->spec.jobid == 0) {
-			ceems_warning("state slot %u (job %u) has no complete figures; dropped",
-				      i, s->spec.jobid);
-			state_slot_release(sf, (int)i);
-			continue;
-		}
-		sf->next_seq[i] = best->seq + 1;
-		if (fn(arg, (int)i, &s->spec, s->registered_ns, &best->fig) != 0)
-			state_slot_release(sf, (int)i);
-		else
-			kept++;
-	}
-	return kept;
+	return sf->failed;
 }
 
 void
@@ -383,64 +516,103 @@ state_slot_finishing(struct state_file *sf, int slot,
 		     const struct ceems_agent_job_report *report,
 		     int64_t start_time, int64_t end_time)
 {
-	struct slot *s;
+	struct slot_final *final;
+	uint32_t one = 1;
 
-	if (slot < 0 || (uint32_t)slot >= sf->nslots)
+	if (!slot_valid(sf, slot))
 		return;
-	s = slot_at(sf, (uint32_t)slot);
-	s->final.start_time = start_time;
-	s->final.end_time = end_time;
-	s->final.have_meta = 0;
-	s->final.report = *report;
-	s->final.report.series = NULL;
-	__atomic_store_n(&s->finishing, 1, __ATOMIC_RELEASE);
+	sf->kind[slot] = SLOT_FINISHING;
+	if (flush_pending(sf, (uint32_t)slot) < 0)
+		return;
+	final = calloc(1, sizeof(*final));
+	if (final == NULL)
+		return;
+	final->start_time = start_time;
+	final->end_time = end_time;
+	final->report = *report;
+	final->report.series = NULL;
+	if (slot_write(sf, (uint32_t)slot, offsetof(struct slot, final), final,
+		       sizeof(*final), "write a job's final report") == 0)
+		slot_write(sf, (uint32_t)slot, offsetof(struct slot, finishing),
+			   &one, sizeof(one), "write a job's final report");
+	free(final);
 }
 
 void
 state_slot_finishing_meta(struct state_file *sf, int slot,
 			  const struct ceems_job_meta *meta)
 {
-	struct slot *s;
+	uint32_t flag = 0;
 
-	if (slot < 0 || (uint32_t)slot >= sf->nslots)
+	if (!slot_valid(sf, slot) || sf->kind[slot] != SLOT_FINISHING ||
+	    sf->pending[slot] != NULL)
 		return;
-	s = slot_at(sf, (uint32_t)slot);
-	if (!s->in_use || !s->finishing)
+	if (slot_write(sf, (uint32_t)slot, offsetof(struct slot, final.have_meta),
+		       &flag, sizeof(flag), "write a job's metadata") < 0 ||
+	    slot_write(sf, (uint32_t)slot, offsetof(struct slot, final.meta),
+		       meta, sizeof(*meta), "write a job's metadata") < 0)
 		return;
-	__atomic_store_n(&s->final.have_meta, 0, __ATOMIC_RELEASE);
-	s->final.meta = *meta;
-	__atomic_store_n(&s->final.have_meta, 1, __ATOMIC_RELEASE);
+	flag = 1;
+	slot_write(sf, (uint32_t)slot, offsetof(struct slot, final.have_meta),
+		   &flag, sizeof(flag), "write a job's metadata");
 }
 
-/* Every string of metadata read back from disk ends inside its buffer. */
-static void
-terminate_meta(struct ceems_job_meta *m)
+/* Read slot I whole into S (a buffer of the caller's).  0 or -errno. */
+static int
+read_slot(struct state_file *sf, uint32_t i, struct slot *s)
 {
-	m->cluster[sizeof(m->cluster) - 1] = '\0';
-	m->node[sizeof(m->node) - 1] = '\0';
-	m->user[sizeof(m->user) - 1] = '\0';
-	m->account[sizeof(m->account) - 1] = '\0';
-	m->partition[sizeof(m->partition) - 1] = '\0';
-	m->qos[sizeof(m->qos) - 1] = '\0';
-	m->name[sizeof(m->name) - 1] = '\0';
-	m->state[sizeof(m->state) - 1] = '\0';
-	m->nodes[sizeof(m->nodes) - 1] = '\0';
+	if (i >= sf->nalloc)
+		return -ENODATA;
+	return state_pread_all(sf->fd, s, sizeof(*s), slot_offset(i));
+}
+
+int
+state_file_restore(struct state_file *sf, state_restore_fn fn, void *arg)
+{
+	struct slot *s = malloc(sizeof(*s));
+	int kept = 0;
+
+	if (s == NULL)
+		return 0;
+	for (uint32_t i = 0; i < sf->nalloc; i++) {
+		const struct state_figures *best;
+		uint64_t seq;
+
+		if (sf->kind[i] != SLOT_LIVE || read_slot(sf, i, s) < 0)
+			continue;
+		best = state_best_copy(s->copy, &seq);
+		if (best == NULL || s->spec.jobid == 0) {
+			ceems_warning("state slot %u (job %u) has no complete figures; dropped",
+				      i, s->spec.jobid);
+			state_slot_release(sf, (int)i);
+			continue;
+		}
+		sf->next_seq[i] = seq + 1;
+		if (fn(arg, (int)i, &s->spec, s->registered_ns, best) != 0)
+			state_slot_release(sf, (int)i);
+		else
+			kept++;
+	}
+	free(s);
+	return kept;
 }
 
 int
 state_file_restore_finishing(struct state_file *sf, state_finish_fn fn,
 			     void *arg)
 {
+	struct slot *s = malloc(sizeof(*s));
 	int kept = 0;
 
-	for (uint32_t i = 0; i < sf->nslots; i++) {
-		struct slot *s = slot_at(sf, i);
+	if (s == NULL)
+		return 0;
+	for (uint32_t i = 0; i < sf->nalloc; i++) {
 		struct ceems_job_meta meta;
 		bool have_meta;
 
-		if (!s->in_use || !s->finishing)
+		if (sf->kind[i] != SLOT_FINISHING || read_slot(sf, i, s) < 0)
 			continue;
-		if (s->finishing != 1 || !final_sane(s)) {
+		if (!state_final_sane(&s->spec, &s->final)) {
 			ceems_warning("state slot %u (job %u) has a damaged final report; dropped",
 				      i, s->spec.jobid);
 			state_slot_release(sf, (int)i);
@@ -449,15 +621,35 @@ state_file_restore_finishing(struct state_file *sf, state_finish_fn fn,
 		have_meta = s->final.have_meta == 1;
 		if (have_meta) {
 			meta = s->final.meta;
-			terminate_meta(&meta);
+			state_terminate_meta(&meta);
 		}
 		s->final.report.series = NULL;
 		if (fn(arg, (int)i, &s->spec, &s->final.report,
-		       s->final.start_time,
-		       s->final.end_time, have_meta ? &meta : NULL) != 0)
+		       s->final.start_time, s->final.end_time,
+		       have_meta ? &meta : NULL) != 0)
 			state_slot_release(sf, (int)i);
 		else
 			kept++;
 	}
+	free(s);
 	return kept;
+}
+
+const struct state_node *
+state_file_node(const struct state_file *sf)
+{
+	return &sf->header.node;
+}
+
+void
+state_file_set_node(struct state_file *sf, const struct state_node *node)
+{
+	struct state_node n = *node;
+
+	n.check = state_checksum((const char *)&n + sizeof(n.check),
+				 sizeof(n) - sizeof(n.check));
+	if (reserve_header(sf) == 0)
+		note_write(sf, pwrite_all(sf->fd, &n, sizeof(n),
+					  offsetof(struct state_header, node)),
+			   "write the node's counters");
 }

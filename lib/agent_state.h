@@ -1,11 +1,15 @@
 /* agent_state.h - the node agent's per-job state on disk, so that an agent
  * restart in the middle of a job loses only the interval it was down.
- * The file is a fixed array of slots mapped into memory: registering a
- * job writes its slot once, every tick copies the job's running figures
- * into it (a memcpy, no system call), and the kernel writes the pages
- * back.  Each slot keeps two copies of the running figures, written
- * alternately; a copy is marked incomplete while it is written, so an
- * agent killed in the middle of a copy still leaves the other one. */
+ *
+ * The file is an array of slots written with pwrite, never mapped: the
+ * agent's memory holds only what it uses, and a full disk is an error
+ * the agent logs and outlives, not a SIGBUS.  The file holds as many
+ * slots as are in use (space reserved with posix_fallocate when a slot
+ * is claimed, given back when the last ones are released).  Each slot
+ * keeps two copies of the running figures, written alternately with a
+ * sequence number and a checksum, so an agent killed in the middle of a
+ * write still leaves the other copy.  When no space can be had, the job
+ * is measured all the same and its slot written as soon as there is. */
 #ifndef CEEMS_AGENT_STATE_H
 #define CEEMS_AGENT_STATE_H
 
@@ -18,6 +22,13 @@
 struct state_figures {
 	uint64_t tick_ns;		/* monotonic time of the tick */
 	uint64_t cpu_base_ns;		/* cgroup CPU usage at registration */
+	/* What recovering the interval after a restart needs: the
+	 * cgroup's cumulative CPU usage as of tick_ns (have_cpu), and the
+	 * identity of the job's cgroup directory (its inode, 0 unknown). */
+	uint64_t cpu_last_ns;
+	uint64_t cgroup_ino;
+	uint32_t have_cpu;
+	uint32_t pad;
 	double cpu_s;			/* CPU time accounted so far */
 	double gap_s;
 	struct ceems_job_ledger ledger;
@@ -25,6 +36,29 @@ struct state_figures {
 	struct ceems_agent_gap gaps[CEEMS_AGENT_MAX_GAPS];
 	uint32_t nsteps;
 	struct ceems_agent_step_report steps[CEEMS_AGENT_MAX_STEPS];
+};
+
+/* The node's cumulative counters as of the tick the jobs' figures were
+ * taken at: what an agent restarted in the same boot needs to account
+ * the interval it was down. */
+#define STATE_MAX_COUNTERS 24
+
+struct state_counter {
+	char name[64];		/* as the source names it */
+	uint64_t raw;		/* the last good reading, in counts */
+	uint64_t range;		/* it wraps after this, 0: never */
+	uint64_t read_ns;	/* monotonic time of that reading */
+	uint32_t domain;	/* enum ceems_energy_domain */
+	uint32_t have;		/* raw is a reading */
+};
+
+struct state_node {
+	uint64_t check;		/* state_checksum of what follows */
+	uint64_t tick_ns;	/* the tick; 0: no snapshot */
+	uint64_t busy_ns;	/* node busy CPU time (/proc/stat) */
+	uint32_t have_busy;
+	uint32_t ncounters;
+	struct state_counter counters[STATE_MAX_COUNTERS];
 };
 
 struct state_file;
@@ -51,7 +85,13 @@ void state_slot_update(struct state_file *sf, int slot,
 		       const struct state_figures *fig);
 void state_slot_release(struct state_file *sf, int slot);
 
-/* Ask the kernel to write the mapped state back now (asynchronously). */
+/* The node's snapshot in the file as it was opened (tick_ns 0 when it
+ * held none), and the writing of a new one. */
+const struct state_node *state_file_node(const struct state_file *sf);
+void state_file_set_node(struct state_file *sf, const struct state_node *node);
+
+/* 0, or the -errno of the last write when the file is not up to date
+ * (the problem was logged once when it began). */
 int state_file_flush(struct state_file *sf);
 
 /* Call FN for every job the file holds (after a restart), with its

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,10 +377,15 @@ agent_save_job(struct ceems_agent *a, const struct agent_job *j, uint64_t now_ns
 
 	if (a->state == NULL || j->slot < 0)
 		return;
-	/* Whole: the unused steps and the padding go to the file too. */
-	memset(&fig, 0, sizeof(fig));
+	/* What goes to the file, padding included, is set; the steps not
+	 * in use are not written. */
+	memset(&fig, 0, offsetof(struct state_figures, steps) +
+	       (j->nsteps <= CEEMS_AGENT_MAX_STEPS ? j->nsteps : 0) *
+	       sizeof(fig.steps[0]));
 	fig.tick_ns = now_ns;
 	fig.cpu_base_ns = j->cpu_base_ns;
+	fig.cpu_last_ns = j->cpu_last_ns;
+	fig.have_cpu = j->have_cpu;
 	fig.cpu_s = j->cpu_s;
 	fig.gap_s = j->gap_s;
 	fig.ledger = j->ledger;
@@ -476,7 +482,6 @@ ceems_agent_tick(struct ceems_agent *a, uint64_t now_ns)
 
 		if (!(j->gone && j->gone_ns < now_ns))
 			agent_observe_series(j, now_ns);
-		agent_save_job(a, j, now_ns);
 	}
 	a->last_tick_ns = now_ns;
 }

@@ -500,6 +500,7 @@ test_reap_stale_slot(void)
 	       "the plugin sends Slurm's start time and cluster");
 	job_runs(3 * SEC);
 	ceems_agent_tick(a, 103 * SEC);
+	ceems_agent_checkpoint(a, 103 * SEC);
 	ceems_agent_close(a);	/* the agent dies; so does the job */
 
 	/* The job's cgroup directories go (cpuacct, memory, cpuset...). */

@@ -1,0 +1,146 @@
+/* agent_state_check.c - what the node agent reads back from its state
+ * file is checked like any outside input: a torn write, a damaged disk
+ * or an older agent's bytes must not become a job's figures. */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "agent_state_layout.h"
+
+/* A bool read back from disk holds 0 or 1, or it is not a bool: look at
+ * its byte, since loading any other value as a bool is undefined. */
+static bool
+flag_sane(const bool *flag)
+{
+	unsigned char byte;
+
+	memcpy(&byte, flag, 1);
+	return byte <= 1;
+}
+
+static bool
+step_sane(const struct ceems_agent_step_report *st)
+{
+	if (memchr(st->id, '\0', sizeof(st->id)) == NULL ||
+	    !isfinite(st->cpu_s) || st->cpu_s < 0 ||
+	    !isfinite(st->elapsed_s) || st->elapsed_s < 0)
+		return false;
+	if (!flag_sane(&st->ended) || !flag_sane(&st->have_cpu) ||
+	    !flag_sane(&st->have_mem_peak))
+		return false;
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+		if (!isfinite(st->joules[d]) || st->joules[d] < 0 ||
+		    !flag_sane(&st->have_joules[d]))
+			return false;
+	return true;
+}
+
+/* The parts that figures and final reports share. */
+static bool
+parts_sane(uint32_t ngaps, const struct ceems_agent_gap *gaps,
+	   uint32_t nsteps, const struct ceems_agent_step_report *steps,
+	   double cpu_s, double gap_s, const struct ceems_job_ledger *l)
+{
+	if (nsteps > CEEMS_AGENT_MAX_STEPS || ngaps > CEEMS_AGENT_MAX_GAPS)
+		return false;
+	for (uint32_t i = 0; i < ngaps; i++)
+		if (!isfinite(gaps[i].start) || !isfinite(gaps[i].end) ||
+		    gaps[i].start > gaps[i].end)
+			return false;
+	for (uint32_t i = 0; i < nsteps; i++)
+		if (!step_sane(&steps[i]))
+			return false;
+	if (!isfinite(cpu_s) || cpu_s < 0 || !isfinite(gap_s) ||
+	    gap_s < 0 || !isfinite(l->lifetime_s) || l->lifetime_s < 0 ||
+	    !isfinite(l->emissions_g) || l->emissions_g < 0)
+		return false;
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+		if (!isfinite(l->joules[d]) || l->joules[d] < 0 ||
+		    !isfinite(l->covered_s[d]) || l->covered_s[d] < 0)
+			return false;
+	return true;
+}
+
+bool
+state_figures_sane(const struct state_figures *f)
+{
+	return f->have_cpu <= 1 &&
+	       parts_sane(f->ngaps, f->gaps, f->nsteps, f->steps, f->cpu_s,
+			  f->gap_s, &f->ledger);
+}
+
+const struct state_figures *
+state_best_copy(const struct slot_copy copy[2], uint64_t *seq)
+{
+	const struct slot_copy *best = NULL;
+
+	for (int c = 0; c < 2; c++) {
+		const struct slot_copy *k = &copy[c];
+		size_t want;
+
+		if (k->head.seq == 0 ||
+		    (best != NULL && k->head.seq <= best->head.seq) ||
+		    k->fig.nsteps > CEEMS_AGENT_MAX_STEPS)
+			continue;
+		want = offsetof(struct state_figures, steps) +
+		       k->fig.nsteps * sizeof(k->fig.steps[0]);
+		if (k->head.len != want ||
+		    k->head.check != state_checksum(&k->fig, want) ||
+		    !state_figures_sane(&k->fig))
+			continue;
+		best = k;
+	}
+	if (best == NULL)
+		return NULL;
+	*seq = best->head.seq;
+	return &best->fig;
+}
+
+bool
+state_final_sane(const struct ceems_agent_job_spec *spec,
+		 const struct slot_final *final)
+{
+	const struct ceems_agent_job_report *r = &final->report;
+
+	return spec->jobid != 0 && r->jobid == spec->jobid &&
+	       flag_sane(&r->cgroup_gone) && isfinite(r->elapsed_s) &&
+	       r->elapsed_s >= 0 && final->start_time > 0 &&
+	       final->end_time >= final->start_time &&
+	       parts_sane(r->ngaps, r->gaps, r->nsteps, r->steps, r->cpu_s,
+			  r->gap_s, &r->ledger);
+}
+
+/* Every string of metadata read back from disk ends inside its buffer. */
+void
+state_terminate_meta(struct ceems_job_meta *m)
+{
+	m->cluster[sizeof(m->cluster) - 1] = '\0';
+	m->node[sizeof(m->node) - 1] = '\0';
+	m->user[sizeof(m->user) - 1] = '\0';
+	m->account[sizeof(m->account) - 1] = '\0';
+	m->partition[sizeof(m->partition) - 1] = '\0';
+	m->qos[sizeof(m->qos) - 1] = '\0';
+	m->name[sizeof(m->name) - 1] = '\0';
+	m->state[sizeof(m->state) - 1] = '\0';
+	m->nodes[sizeof(m->nodes) - 1] = '\0';
+}
+
+bool
+state_node_sane(const struct state_node *n)
+{
+	if (n->tick_ns == 0 || n->ncounters > STATE_MAX_COUNTERS ||
+	    n->have_busy > 1 ||
+	    n->check != state_checksum((const char *)n + sizeof(n->check),
+				       sizeof(*n) - sizeof(n->check)))
+		return false;
+	for (uint32_t i = 0; i < n->ncounters; i++) {
+		const struct state_counter *c = &n->counters[i];
+
+		if (memchr(c->name, '\0', sizeof(c->name)) == NULL ||
+		    c->domain >= CEEMS_DOMAIN_COUNT || c->have > 1 ||
+		    (c->range != 0 && c->raw > c->range))
+			return false;
+	}
+	return true;
+}

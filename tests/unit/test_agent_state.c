@@ -1,0 +1,365 @@
+/* test_agent_state.c - the node agent's state file: sized to the slots in
+ * use, a full filesystem under it (a small tmpfs, when the test may mount
+ * one) is outlived and logged once, and a file written by the previous
+ * version (tests/fixtures/agent/jobs-v4.state) is migrated with its jobs. */
+#define _GNU_SOURCE
+#include "config.h"
+
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent_state.h"
+#include "log.h"
+#include "../tap.h"
+#include "fixture.h"
+
+/* The boot id the fixture's agent read. */
+#define FIXTURE_BOOT_ID "6b1f0c3e-2d4a-4e8b-9f1a-0c5d7e9b2a41"
+
+static int errors_logged, infos_logged;
+
+static void
+count_log(enum ceems_log_level level, const char *message, void *arg)
+{
+	(void)arg;
+	if (level <= CEEMS_LOG_ERROR)
+		errors_logged++;
+	else if (level == CEEMS_LOG_INFO)
+		infos_logged++;
+	if (level <= CEEMS_LOG_WARNING)
+		printf("# log: %s\n", message);
+}
+
+static void
+die(const char *what, const char *path)
+{
+	printf("Bail out! %s %s: %s\n", what, path, strerror(errno));
+	exit(1);
+}
+
+/* Remove DIR and what these tests leave in it. */
+static void
+remove_dir(const char *dir)
+{
+	static const char *const names[] = { "jobs.state", "jobs.state.bad",
+		"jobs.state.migrating", "filler", NULL };
+	char path[PATH_MAX + 32];
+
+	for (int i = 0; names[i] != NULL; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+static char *
+new_dir(void)
+{
+	static char dir[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s/ceems-test-state-XXXXXX",
+		 getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(dir) == NULL)
+		die("mkdtemp", dir);
+	return dir;
+}
+
+static off_t
+file_size(const char *dir)
+{
+	char path[PATH_MAX + 16];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/jobs.state", dir);
+	return stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+static void
+spec_for(struct ceems_agent_job_spec *spec, uint32_t jobid)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->jobid = jobid;
+	spec->uid = 1000;
+	snprintf(spec->cgroup.unified, sizeof(spec->cgroup.unified),
+		 "/system.slice/slurmstepd.scope/job_%u", jobid);
+}
+
+static void
+figures_at(struct state_figures *fig, uint64_t tick_ns, double cpu_s)
+{
+	memset(fig, 0, sizeof(*fig));
+	fig->tick_ns = tick_ns;
+	fig->cpu_s = cpu_s;
+}
+
+struct seen {
+	int n;
+	uint32_t jobid[8];
+	double cpu_s[8];
+	uint64_t tick_ns[8];
+	struct ceems_agent_job_spec spec;
+	struct state_figures fig;
+};
+
+static int
+keep_live(void *arg, int slot, const struct ceems_agent_job_spec *spec,
+	  uint64_t registered_ns, const struct state_figures *fig)
+{
+	struct seen *s = arg;
+
+	(void)slot;
+	(void)registered_ns;
+	if (s->n < 8) {
+		s->jobid[s->n] = spec->jobid;
+		s->cpu_s[s->n] = fig->cpu_s;
+		s->tick_ns[s->n] = fig->tick_ns;
+		s->n++;
+	}
+	s->spec = *spec;
+	s->fig = *fig;
+	return 0;
+}
+
+static int
+keep_finishing(void *arg, int slot, const struct ceems_agent_job_spec *spec,
+	       const struct ceems_agent_job_report *report, int64_t start_time,
+	       int64_t end_time, const struct ceems_job_meta *meta)
+{
+	struct seen *s = arg;
+
+	(void)slot;
+	(void)report;
+	(void)start_time;
+	(void)end_time;
+	(void)meta;
+	if (s->n < 8)
+		s->jobid[s->n++] = spec->jobid;
+	return 0;
+}
+
+/* The file holds its header and the slots in use, no more: its size
+ * follows the jobs, and its space is allocated, not a sparse promise. */
+static void
+test_sized_to_use(void)
+{
+	struct ceems_agent_job_spec spec;
+	struct state_file *sf;
+	char *dir = new_dir();
+	off_t empty, one, slot_size;
+	int err = 0, s[3];
+	struct stat st;
+	char path[PATH_MAX + 16];
+
+	sf = state_file_open(dir, 2048, "boot-a", &err);
+	if (!ok(sf != NULL, "state file opens with 2048 slots (%d)", err))
+		return;
+	empty = file_size(dir);
+	ok(empty > 0 && empty <= 4096, "with no job it is its header only (%lld bytes)",
+	   (long long)empty);
+	for (int i = 0; i < 3; i++) {
+		spec_for(&spec, 100 + (uint32_t)i);
+		s[i] = state_slot_claim(sf, &spec, 1);
+		if (i == 0)
+			one = file_size(dir);
+	}
+	slot_size = one - empty;
+	ok(slot_size > 0, "a claim adds one slot (%lld bytes)", (long long)slot_size);
+	is_int(file_size(dir), empty + 3 * slot_size, "three jobs, three slots");
+	snprintf(path, sizeof(path), "%s/jobs.state", dir);
+	ok(stat(path, &st) == 0 && (off_t)st.st_blocks * 512 >= st.st_size,
+	   "the slots' space is allocated (%lld of %lld bytes)",
+	   (long long)st.st_blocks * 512, (long long)st.st_size);
+	state_slot_release(sf, s[0]);
+	is_int(file_size(dir), empty + 3 * slot_size,
+	       "a free slot below one in use stays");
+	state_slot_release(sf, s[2]);
+	is_int(file_size(dir), empty + 2 * slot_size,
+	       "the last slots released are given back");
+	state_slot_release(sf, s[1]);
+	is_int(file_size(dir), empty, "no job: the header only");
+	state_file_close(sf);
+	remove_dir(dir);
+}
+
+/* Fill the filesystem at DIR: a file written until no byte more fits. */
+static void
+fill(const char *dir)
+{
+	char path[PATH_MAX + 16], block[4096];
+	int fd;
+
+	memset(block, 'x', sizeof(block));
+	snprintf(path, sizeof(path), "%s/filler", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		die("open", path);
+	while (write(fd, block, sizeof(block)) > 0)
+		;
+	while (write(fd, block, 1) > 0)
+		;
+	close(fd);
+}
+
+/* A full filesystem under the state file: the jobs are still claimed and
+ * updated (no SIGBUS, no failure), the problem is logged once, and the
+ * file catches up when space returns. */
+static void
+test_full_disk(void)
+{
+	struct ceems_agent_job_spec spec;
+	struct state_figures fig;
+	struct state_file *sf;
+	struct seen seen = { 0 };
+	char *dir = new_dir(), path[PATH_MAX + 16];
+	int err = 0, slots[2];
+
+	if (unshare(CLONE_NEWNS) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("tmpfs", dir, "tmpfs", 0, "size=64k,mode=0700") < 0) {
+		printf("ok %d # SKIP a small tmpfs cannot be mounted here (%s): run as root\n",
+		       ++tap_count, strerror(errno));
+		rmdir(dir);
+		return;
+	}
+	fill(dir);
+	errors_logged = infos_logged = 0;
+	sf = state_file_open(dir, 8, "boot-a", &err);
+	if (!ok(sf != NULL, "state file opens on a full filesystem (%d)", err))
+		goto out;
+	for (int i = 0; i < 2; i++) {
+		spec_for(&spec, 200 + (uint32_t)i);
+		slots[i] = state_slot_claim(sf, &spec, 1);
+	}
+	ok(slots[0] >= 0 && slots[1] >= 0, "jobs are still claimed");
+	for (int t = 1; t <= 10; t++)
+		for (int i = 0; i < 2; i++) {
+			figures_at(&fig, (uint64_t)t * 1000000000ULL, t + i);
+			state_slot_update(sf, slots[i], &fig);
+		}
+	ok(state_file_flush(sf) < 0, "the file reports that it is behind");
+	is_int(errors_logged, 1, "the problem is logged once, not at every write");
+
+	snprintf(path, sizeof(path), "%s/filler", dir);
+	unlink(path);
+	infos_logged = 0;
+	for (int i = 0; i < 2; i++) {
+		figures_at(&fig, 11000000000ULL, 11 + i);
+		state_slot_update(sf, slots[i], &fig);
+	}
+	is_int(state_file_flush(sf), 0, "space back: the file is up to date");
+	is_int(infos_logged, 1, "and says so once");
+	is_int(errors_logged, 1, "with no other error");
+	state_file_close(sf);
+
+	sf = state_file_open(dir, 8, "boot-a", &err);
+	is_int(sf != NULL ? state_file_restore(sf, keep_live, &seen) : -1, 2,
+	       "both jobs come back after a restart");
+	ok(seen.n == 2 && seen.cpu_s[0] == 11 && seen.cpu_s[1] == 12 &&
+	   seen.tick_ns[0] == 11000000000ULL,
+	   "with the figures written once space returned");
+	state_file_close(sf);
+out:
+	umount2(dir, MNT_DETACH);
+	rmdir(dir);
+}
+
+static void
+copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	ssize_t n;
+	int in = open(from, O_RDONLY | O_CLOEXEC);
+	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (in < 0 || out < 0)
+		die("open", in < 0 ? from : to);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			die("write", to);
+	close(in);
+	close(out);
+}
+
+/* A file of the previous version, as that agent wrote it: its running
+ * job and its finishing job survive the upgrade. */
+static void
+test_migrate_v4(void)
+{
+	struct seen live = { 0 }, finishing = { 0 };
+	struct state_file *sf;
+	char *dir = new_dir(), path[PATH_MAX + 32];
+	uint32_t version = 0;
+	int err = 0, fd;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/jobs.state", dir);
+	copy_file(fixture_path("agent/jobs-v4.state"), path);
+	/* The fixture's agent had max_jobs 2: as many slots again for the
+	 * finishing jobs. */
+	sf = state_file_open(dir, 4, FIXTURE_BOOT_ID, &err);
+	if (!ok(sf != NULL, "a version 4 file opens (%d)", err))
+		return;
+	is_int(state_file_restore_finishing(sf, keep_finishing, &finishing), 1,
+	       "its finishing job is kept");
+	ok(finishing.n == 1 && finishing.jobid[0] == 43, "job 43");
+	is_int(state_file_restore(sf, keep_live, &live), 1,
+	       "its running job is kept");
+	ok(live.n == 1 && live.jobid[0] == 42, "job 42");
+	is_int(live.fig.tick_ns, 1003000000000ULL,
+	       "with the figures of its last tick (1003 s)");
+	is_int(live.fig.nsteps, 1, "and its step");
+	is_str(live.fig.steps[0].id, "batch", "the batch step");
+	ok(live.fig.ledger.joules[CEEMS_DOMAIN_PACKAGE] > 0 &&
+	   live.fig.ledger.lifetime_s == 3,
+	   "its energy over its 3 s (%.1f J)",
+	   live.fig.ledger.joules[CEEMS_DOMAIN_PACKAGE]);
+	is_int(live.spec.start_time, 1764000000, "Slurm's start time");
+	is_str(live.spec.cluster, "localcluster", "and cluster");
+	is_int(live.fig.have_cpu, 0, "its CPU counter is not known: no recovery from it");
+	state_file_close(sf);
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ok(fd >= 0 && pread(fd, &version, sizeof(version), 8) == 4 &&
+	   version > 4, "the file is now of the current version (%u)", version);
+	if (fd >= 0)
+		close(fd);
+	snprintf(path, sizeof(path), "%s/jobs.state.bad", dir);
+	ok(stat(path, &st) < 0, "nothing set aside");
+
+	memset(&live, 0, sizeof(live));
+	sf = state_file_open(dir, 4, FIXTURE_BOOT_ID, &err);
+	is_int(sf != NULL ? state_file_restore(sf, keep_live, &live) : -1, 1,
+	       "opened again, the migrated file keeps the job");
+	state_file_close(sf);
+
+	/* Another boot: its jobs are dead, migrated or not. */
+	snprintf(path, sizeof(path), "%s/jobs.state", dir);
+	unlink(path);
+	copy_file(fixture_path("agent/jobs-v4.state"), path);
+	memset(&live, 0, sizeof(live));
+	sf = state_file_open(dir, 4, "another-boot", &err);
+	is_int(sf != NULL ? state_file_restore(sf, keep_live, &live) : -1, 0,
+	       "a version 4 file of another boot is set aside");
+	state_file_close(sf);
+	remove_dir(dir);
+}
+
+int
+main(void)
+{
+	ceems_log_set_handler(count_log, NULL);
+	ceems_log_set_level(CEEMS_LOG_INFO);
+	test_sized_to_use();
+	test_migrate_v4();
+	test_full_disk();
+	done_testing();
+}
