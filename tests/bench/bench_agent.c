@@ -13,9 +13,11 @@
  * the resident memory after setup.  tests/bench/run.sh runs it for
  * several N and prints the table of doc/performance.md.
  *
- * Usage: bench_agent [-n JOBS] [-t TICKS] [-s] [-k]
+ * Usage: bench_agent [-n JOBS] [-t TICKS] [-s] [-k] [-d DIR]
  *   -s  static counters: do not rewrite any counter between ticks
- *   -k  keep the fixture tree (its path is printed) */
+ *   -k  keep the fixture tree (its path is printed)
+ *   -d  keep the state file in DIR (e.g. on a disk filesystem, as the
+ *       agent's state_dir is) rather than in the fixture tree */
 #include "config.h"
 
 #include <errno.h>
@@ -337,21 +339,35 @@ bench_tick(struct ceems_agent *agent, uint64_t now_ns)
 	ceems_agent_tick(agent, now_ns);
 }
 
-/* VmRSS and VmHWM of /proc/self/status, in KiB. */
+/* The process's memory as ps and /proc/self/status show it, in KiB:
+ * VmRSS, its peak VmHWM, and the two parts of VmRSS that matter here,
+ * RssAnon (the heap), RssFile (mapped files: libraries, and a state
+ * file mapped into memory) and RssShmem (the same for a file on tmpfs,
+ * where the bench's trees are). */
+struct rss {
+	unsigned long rss, hwm, anon, file, shmem;
+};
+
 static void
-read_rss(unsigned long *rss_kib, unsigned long *hwm_kib)
+read_rss(struct rss *r)
 {
 	char line[256];
 	FILE *f = fopen("/proc/self/status", "re");
 
-	*rss_kib = *hwm_kib = 0;
+	memset(r, 0, sizeof(*r));
 	if (f == NULL)
 		return;
 	while (fgets(line, sizeof(line), f) != NULL) {
 		if (strncmp(line, "VmRSS:", 6) == 0)
-			*rss_kib = strtoul(line + 6, NULL, 10);
+			r->rss = strtoul(line + 6, NULL, 10);
 		else if (strncmp(line, "VmHWM:", 6) == 0)
-			*hwm_kib = strtoul(line + 6, NULL, 10);
+			r->hwm = strtoul(line + 6, NULL, 10);
+		else if (strncmp(line, "RssAnon:", 8) == 0)
+			r->anon = strtoul(line + 8, NULL, 10);
+		else if (strncmp(line, "RssFile:", 8) == 0)
+			r->file = strtoul(line + 8, NULL, 10);
+		else if (strncmp(line, "RssShmem:", 9) == 0)
+			r->shmem = strtoul(line + 9, NULL, 10);
 	}
 	fclose(f);
 }
@@ -377,7 +393,7 @@ raise_fd_limit(unsigned njobs)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: bench_agent [-n JOBS] [-t TICKS] [-s] [-k]\n");
+	fprintf(stderr, "usage: bench_agent [-n JOBS] [-t TICKS] [-s] [-k] [-d DIR]\n");
 	exit(2);
 }
 
@@ -389,12 +405,14 @@ main(int argc, char **argv)
 	char err[256] = "";
 	unsigned long njobs = 1, nticks = 1000;
 	bool rewrite = true, keep = false;
+	const char *state_dir = NULL;
 	uint64_t now = 100 * SEC, t0, total_ns = 0, full_ns = 0, clock_ns;
-	unsigned long nfull = 0, allocs_before, tick_allocs = 0, rss_setup, hwm_setup, rss_end,
-		      hwm_end;
+	unsigned long nfull = 0, allocs_before, tick_allocs = 0;
+	uint64_t ckpt_ns = 0;
+	struct rss setup, end;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:t:sk")) != -1) {
+	while ((opt = getopt(argc, argv, "n:t:skd:")) != -1) {
 		switch (opt) {
 		case 'n':
 			njobs = strtoul(optarg, NULL, 10);
@@ -407,6 +425,9 @@ main(int argc, char **argv)
 			break;
 		case 'k':
 			keep = true;
+			break;
+		case 'd':
+			state_dir = optarg;
 			break;
 		default:
 			usage();
@@ -422,7 +443,10 @@ main(int argc, char **argv)
 	path_printf(c.sysfs_root, sizeof(c.sysfs_root), "%s", sys_root);
 	path_printf(c.procfs_root, sizeof(c.procfs_root), "%s", proc_root);
 	path_printf(c.cgroupfs_prefix, sizeof(c.cgroupfs_prefix), "%s", cg_root);
-	path_printf(c.state_dir, sizeof(c.state_dir), "%s/state", root);
+	if (state_dir != NULL)
+		path_printf(c.state_dir, sizeof(c.state_dir), "%s", state_dir);
+	else
+		path_printf(c.state_dir, sizeof(c.state_dir), "%s/state", root);
 	path_printf(c.emissions_table, sizeof(c.emissions_table),
 		 "%s/../../lib/data/carbon-intensity.tsv", fixture_root());
 	snprintf(c.zone, sizeof(c.zone), "FR");
@@ -435,6 +459,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "bench_agent: agent: %s\n", err);
 		return 1;
 	}
+	/* As the agent does when it starts. */
+	ceems_agent_restore(a, now);
 	for (unsigned i = 0; i < njobs; i++) {
 		struct ceems_agent_job_spec spec;
 		unsigned jobid = FIRST_JOBID + i;
@@ -461,7 +487,7 @@ main(int argc, char **argv)
 	if (rewrite)
 		advance(1, (unsigned)njobs);
 	ceems_agent_tick(a, now);
-	read_rss(&rss_setup, &hwm_setup);
+	read_rss(&setup);
 
 	t0 = cpu_now_ns();
 	for (int i = 0; i < 1000; i++)
@@ -482,13 +508,18 @@ main(int argc, char **argv)
 		dt = cpu_now_ns() - t0;
 		tick_allocs += nallocs - allocs_before;
 		dt = dt > clock_ns ? dt - clock_ns : 0;
+		/* The checkpoint after each tick (checkpoint_interval is
+		 * the tick's by default), timed apart. */
+		t0 = cpu_now_ns();
+		ceems_agent_checkpoint(a, now);
+		ckpt_ns += cpu_now_ns() - t0;
 		total_ns += dt;
 		if (full) {
 			full_ns += dt;
 			nfull++;
 		}
 	}
-	read_rss(&rss_end, &hwm_end);
+	read_rss(&end);
 
 	printf("jobs %lu\n", njobs);
 	printf("ticks %lu\n", nticks);
@@ -505,9 +536,13 @@ main(int argc, char **argv)
 		printf("tick_allocs %lu\n", tick_allocs);
 	else
 		printf("tick_allocs unchecked\n");
-	printf("rss_setup_kib %lu\n", rss_setup);
-	printf("rss_end_kib %lu\n", rss_end);
-	printf("hwm_kib %lu\n", hwm_end);
+	printf("checkpoint_us %.2f\n", (double)ckpt_ns / 1e3 / (double)nticks);
+	printf("rss_setup_kib %lu\n", setup.rss);
+	printf("rss_end_kib %lu\n", end.rss);
+	printf("rss_anon_kib %lu\n", end.anon);
+	printf("rss_file_kib %lu\n", end.file);
+	printf("rss_shmem_kib %lu\n", end.shmem);
+	printf("hwm_kib %lu\n", end.hwm);
 	printf("njobs_agent %zu\n", ceems_agent_njobs(a));
 
 	ceems_agent_close(a);
