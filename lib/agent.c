@@ -61,6 +61,8 @@ agent_attach_job(struct ceems_agent *a, struct agent_job *j)
 					     a->cgroup_prefix, &err);
 	if (j->reader == NULL)
 		return err != 0 ? err : -ENOENT;
+	if (ceems_cgroup_reader_cpu_ino(j->reader, &j->cgroup_ino) < 0)
+		j->cgroup_ino = 0;
 	if (ceems_cgroup_reader_read(j->reader, &j->usage) == 0 &&
 	    (j->usage.present & CEEMS_CGF_CPU_USAGE)) {
 		j->cpu_last_ns = j->usage.cpu_usage_ns;
@@ -159,6 +161,7 @@ ceems_agent_register(struct ceems_agent *a,
 	j->spec = *spec;
 	j->slot = -1;
 	j->registered_ns = now_ns;
+	j->tick_from_ns = now_ns;
 	ceems_job_ledger_init(&j->ledger);
 	ret = agent_attach_job(a, j);
 	if (ret < 0) {
@@ -308,6 +311,9 @@ fill_report(const struct ceems_agent *a, const struct agent_job *j,
 	out->ledger = j->ledger;
 	out->ngaps = j->ngaps;
 	memcpy(out->gaps, j->gaps, sizeof(out->gaps));
+	out->recovered_s = j->recovered_s;
+	out->nrecovered = j->nrecovered;
+	memcpy(out->recovered, j->recovered, sizeof(out->recovered));
 	out->nsteps = j->nsteps;
 	for (uint32_t i = 0; i < j->nsteps; i++) {
 		out->steps[i] = j->steps[i].r;
@@ -539,9 +545,14 @@ ceems_agent_checkpoint(struct ceems_agent *a, uint64_t now_ns)
 	if (a->state == NULL)
 		return -ENOENT;
 	/* As of the last tick: the figures and the node's counters of one
-	 * moment, which is what a restarted agent recovers from. */
+	 * moment, which is what a restarted agent recovers from.  Before
+	 * this agent's first tick the file holds the last agent's, which
+	 * are that still. */
+	if (a->snap.tick_ns == 0)
+		return 0;
 	for (size_t i = 0; i < a->njobs; i++)
 		agent_save_job(a, a->jobs[i], a->last_tick_ns);
+	agent_save_node(a);
 	/* A write that failed was logged once by the state file, and is
 	 * retried at every checkpoint: not an error to log each time. */
 	return 0;

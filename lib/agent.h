@@ -104,6 +104,13 @@ struct ceems_agent_job_report {
 	 * to free (ceems_series_free).  Copying a report copies the pointer
 	 * only. */
 	struct ceems_series *series;
+	/* Intervals the agent was down (restarted) that the cumulative
+	 * counters accounted exactly after all (lib/agent_recover.c): in
+	 * the ledger like any tick, listed here as recovered, not gaps.
+	 * At most CEEMS_AGENT_MAX_GAPS; a later one extends the last. */
+	double recovered_s;
+	uint32_t nrecovered;
+	struct ceems_agent_gap recovered[CEEMS_AGENT_MAX_GAPS];
 };
 
 struct ceems_agent;
@@ -214,8 +221,9 @@ ceems_agent_last_tick(const struct ceems_agent *agent);
 int ceems_agent_checkpoint(struct ceems_agent *agent, uint64_t now_ns);
 
 /* Re-register the jobs of a checkpoint written by an earlier agent.  The
- * time between that checkpoint and NOW_NS is recorded in each job's
- * ledger as a gap.  A missing file restores nothing (0); a damaged or
+ * time between that checkpoint and NOW_NS is recovered from the
+ * cumulative counters when that is unambiguous (the next tick spans it;
+ * lib/agent_recover.c), else recorded in each job's ledger as a gap.  A missing file restores nothing (0); a damaged or
  * foreign one is set aside as state.bad and logged.  Returns the number
  * of jobs restored (finishing jobs, which go back to waiting for their
  * release, not counted), or -errno. */

@@ -12,6 +12,7 @@
 
 #include "agent.h"
 #include "agent_finish.h"
+#include "agent_recover.h"
 #include "agent_series.h"
 #include "agent_state.h"
 #include "emissions.h"
@@ -68,6 +69,14 @@ struct agent_job {
 	struct ceems_job_ledger ledger;
 	uint32_t ngaps;
 	struct ceems_agent_gap gaps[CEEMS_AGENT_MAX_GAPS];
+	double recovered_s;
+	uint32_t nrecovered;
+	struct ceems_agent_gap recovered[CEEMS_AGENT_MAX_GAPS];
+	uint64_t cgroup_ino;		/* its CPU usage file's, 0 unknown */
+	/* The next tick charges the job from here (when later than the
+	 * last tick): its registration, or its restore when the interval
+	 * before could not be recovered. */
+	uint64_t tick_from_ns;
 	uint32_t nsteps;
 	struct agent_step steps[CEEMS_AGENT_MAX_STEPS];
 	struct ceems_series *series;	/* NULL: the job keeps none */
@@ -103,6 +112,7 @@ struct ceems_agent {
 	uint64_t tick_ns;		/* the tick being taken */
 	uint64_t last_usage_ns;		/* last full cgroup reading */
 	struct state_file *state;
+	char boot_id[64];		/* this boot's, "unknown" if unread */
 
 	/* Between ticks, a job that ends is split alone (ledger_carry.h):
 	 * the energy read for it waits here for the next tick, with what
@@ -111,6 +121,9 @@ struct ceems_agent {
 	struct ceems_ledger_carry carry;
 	struct ceems_ledger_node_tick last_node;
 	struct ceems_series *handed_out;	/* the last final report's */
+	/* The node's cumulative counters as of the last tick, written with
+	 * the jobs' figures at each checkpoint (lib/agent_recover.c). */
+	struct state_node snap;
 	struct agent_finish *finish;	/* deregistered, not yet released */
 };
 
@@ -123,6 +136,17 @@ bool agent_spec_valid(const struct ceems_agent_job_spec *s);
 struct ceems_cgroup_reader *agent_open_step_reader(struct ceems_agent *a,
 						   struct agent_job *j,
 						   const char *id);
+
+/* agent_recover.c */
+void agent_snapshot_node(struct ceems_agent *a, uint64_t now_ns);
+void agent_save_node(struct ceems_agent *a);
+/* Judge the node's counters against the checkpoint's SNAP (written in
+ * boot SAVED_BOOT); when they allow it, set the baselines so that the
+ * next tick spans the interval since SNAP's tick.  Returns the verdict. */
+enum ceems_recover_verdict agent_recover_node(struct ceems_agent *a,
+					      const struct state_node *snap,
+					      const char *saved_boot,
+					      uint64_t now_ns);
 
 /* agent_tick.c */
 void agent_collect_energy(struct ceems_agent *a, uint64_t now_ns,

@@ -168,10 +168,10 @@ read_boot_id(const struct ceems_config *c, char *buf, size_t size)
 static void
 open_state(struct ceems_agent *a)
 {
-	char boot_id[64];
+	char *boot_id = a->boot_id;
 	int err = 0;
 
-	read_boot_id(&a->config, boot_id, sizeof(boot_id));
+	read_boot_id(&a->config, boot_id, sizeof(a->boot_id));
 	/* As many slots again for the deregistered jobs waiting for their
 	 * release (lib/agent_finish.c holds at most max_jobs). */
 	a->state = state_file_open(a->config.state_dir,

@@ -249,6 +249,28 @@ step_to_json(const struct ceems_agent_step_report *st,
 	return obj;
 }
 
+/* Intervals (gaps, recovered) as [{"start": UNIX, "end": UNIX}]. */
+static struct json_object *
+intervals_to_json(const struct ceems_agent_gap *list, uint32_t n, bool *ok)
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (uint32_t i = 0; arr != NULL && i < n && i < CEEMS_AGENT_MAX_GAPS; i++) {
+		struct json_object *g = json_object_new_object();
+		bool g_ok = g != NULL;
+
+		if (g != NULL) {
+			ceems_json_add_double(g, "start", list[i].start, &g_ok);
+			ceems_json_add_double(g, "end", list[i].end, &g_ok);
+		}
+		if (!g_ok || json_object_array_add(arr, g) != 0) {
+			json_object_put(g);
+			*ok = false;
+		}
+	}
+	return arr;
+}
+
 struct json_object *
 ceems_agent_job_report_to_json(const struct ceems_agent_job_report *r)
 {
@@ -271,25 +293,13 @@ ceems_agent_job_report_to_json(const struct ceems_agent_job_report *r)
 	ceems_json_add(obj, "cgroup_gone", json_object_new_boolean(r->cgroup_gone), &ok);
 	ceems_json_add(obj, "usage", usage_to_json(&r->usage, &ok), &ok);
 	ceems_json_add(obj, "ledger", ledger_to_json(&r->ledger, &ok), &ok);
-	if (r->ngaps > 0) {
-		struct json_object *gaps = json_object_new_array();
-
-		for (uint32_t i = 0; gaps != NULL && i < r->ngaps &&
-				     i < CEEMS_AGENT_MAX_GAPS; i++) {
-			struct json_object *g = json_object_new_object();
-			bool gap_ok = g != NULL;
-
-			if (g != NULL) {
-				ceems_json_add_double(g, "start", r->gaps[i].start, &gap_ok);
-				ceems_json_add_double(g, "end", r->gaps[i].end, &gap_ok);
-			}
-			if (!gap_ok || json_object_array_add(gaps, g) != 0) {
-				json_object_put(g);
-				ok = false;
-			}
-		}
-		ceems_json_add(obj, "gaps", gaps, &ok);
-	}
+	if (r->ngaps > 0)
+		ceems_json_add(obj, "gaps", intervals_to_json(r->gaps, r->ngaps, &ok), &ok);
+	if (r->recovered_s > 0)
+		ceems_json_add_double(obj, "recovered_s", r->recovered_s, &ok);
+	if (r->nrecovered > 0)
+		ceems_json_add(obj, "recovered",
+			       intervals_to_json(r->recovered, r->nrecovered, &ok), &ok);
 	if (r->nsteps > 0) {
 		struct json_object *steps = json_object_new_array();
 
@@ -538,39 +548,45 @@ step_from_json(const struct json_object *obj,
 	return 0;
 }
 
+/* The intervals array NAME ("report.gaps", "report.recovered") into
+ * LIST, *N of them. */
 static int
-gaps_from_json(const struct json_object *arr,
-	       struct ceems_agent_job_report *r, char *err, size_t err_size)
+intervals_from_json(const struct json_object *arr, const char *name,
+		    struct ceems_agent_gap *list, uint32_t *n_out, char *err,
+		    size_t err_size)
 {
+	char what[64];
 	size_t n;
 	int ret;
 
 	if (!json_object_is_type(arr, json_type_array))
-		return ceems_json_error(err, err_size, "report.gaps must be an array");
+		return ceems_json_error(err, err_size, "%s must be an array", name);
 	n = json_object_array_length(arr);
 	if (n > CEEMS_AGENT_MAX_GAPS)
-		return ceems_json_error(err, err_size, "report.gaps has more than %d intervals",
-					CEEMS_AGENT_MAX_GAPS);
+		return ceems_json_error(err, err_size, "%s has more than %d intervals",
+					name, CEEMS_AGENT_MAX_GAPS);
 	for (size_t i = 0; i < n; i++) {
 		const struct json_object *g = json_object_array_get_idx(arr, i);
 		struct json_object *val;
 
 		if (!json_object_is_type(g, json_type_object))
-			return ceems_json_error(err, err_size, "report.gaps[] must be objects");
+			return ceems_json_error(err, err_size, "%s[] must be objects", name);
+		snprintf(what, sizeof(what), "%s[].start", name);
 		if ((val = ceems_json_get(g, "start")) == NULL ||
-		    (ret = ceems_json_read_real(val, "report.gaps[].start", 0, 1e11,
-						&r->gaps[i].start, err, err_size)) < 0)
+		    (ret = ceems_json_read_real(val, what, 0, 1e11, &list[i].start,
+						err, err_size)) < 0)
 			return val == NULL ? ceems_json_error(err, err_size,
-							      "report.gaps[].start is missing") : ret;
+							      "%s is missing", what) : ret;
+		snprintf(what, sizeof(what), "%s[].end", name);
 		if ((val = ceems_json_get(g, "end")) == NULL ||
-		    (ret = ceems_json_read_real(val, "report.gaps[].end", 0, 1e11,
-						&r->gaps[i].end, err, err_size)) < 0)
+		    (ret = ceems_json_read_real(val, what, 0, 1e11, &list[i].end,
+						err, err_size)) < 0)
 			return val == NULL ? ceems_json_error(err, err_size,
-							      "report.gaps[].end is missing") : ret;
-		if (r->gaps[i].end < r->gaps[i].start)
-			return ceems_json_error(err, err_size, "report.gaps[] ends before it starts");
+							      "%s is missing", what) : ret;
+		if (list[i].end < list[i].start)
+			return ceems_json_error(err, err_size, "%s[] ends before it starts", name);
 	}
-	r->ngaps = (uint32_t)n;
+	*n_out = (uint32_t)n;
 	return 0;
 }
 
@@ -661,7 +677,16 @@ ceems_agent_job_report_from_json(const struct json_object *obj,
 	    (ret = ledger_from_json(val, &r->ledger, err, err_size)) < 0)
 		goto out;
 	if ((val = ceems_json_get(obj, "gaps")) != NULL &&
-	    (ret = gaps_from_json(val, r, err, err_size)) < 0)
+	    (ret = intervals_from_json(val, "report.gaps", r->gaps, &r->ngaps,
+				       err, err_size)) < 0)
+		goto out;
+	if ((val = ceems_json_get(obj, "recovered_s")) != NULL &&
+	    (ret = ceems_json_read_real(val, "report.recovered_s", 0, INFINITY,
+					&r->recovered_s, err, err_size)) < 0)
+		goto out;
+	if ((val = ceems_json_get(obj, "recovered")) != NULL &&
+	    (ret = intervals_from_json(val, "report.recovered", r->recovered,
+				       &r->nrecovered, err, err_size)) < 0)
 		goto out;
 	if ((val = ceems_json_get(obj, "steps")) != NULL &&
 	    (ret = steps_from_json(val, r, err, err_size)) < 0)

@@ -1,6 +1,8 @@
 /* agent_restore.c - the node agent's jobs read back from its state file
- * after a restart: each job is attached again with its figures, and the
- * time the agent was down is recorded as a gap in the job's accounting.
+ * after a restart: each job is attached again with its figures.  The
+ * time the agent was down is accounted by the first tick when the
+ * counters allow it (agent_recover.c), and recorded as recovered; else
+ * it is a gap in the job's accounting.
  *
  * Separate from the job requests (agent.c): a restored job has not come
  * through register, and its spec is read from disk, so it is checked
@@ -29,23 +31,80 @@
 #include "proc_stats.h"
 #include "rapl.h"
 
-/* Record that the job was not accounted from START to END (Unix s). */
+/* Add the interval START to END (Unix s) to a list of at most
+ * CEEMS_AGENT_MAX_GAPS: a later one extends the last. */
 static void
-add_gap_interval(struct agent_job *j, double start, double end)
+add_interval(struct ceems_agent_gap *list, uint32_t *n, double start,
+	     double end)
 {
-	if (j->ngaps < CEEMS_AGENT_MAX_GAPS) {
-		j->gaps[j->ngaps].start = start;
-		j->gaps[j->ngaps].end = end;
-		j->ngaps++;
+	if (*n < CEEMS_AGENT_MAX_GAPS) {
+		list[*n].start = start;
+		list[*n].end = end;
+		(*n)++;
 	} else {
-		j->gaps[CEEMS_AGENT_MAX_GAPS - 1].end = end;
+		list[CEEMS_AGENT_MAX_GAPS - 1].end = end;
 	}
 }
 
 struct restore_ctx {
 	struct ceems_agent *agent;
 	uint64_t now_ns;
+	/* The node's verdict on recovering the interval since the
+	 * checkpoint, and that checkpoint's tick. */
+	enum ceems_recover_verdict node;
+	uint64_t snap_tick_ns;
 };
+
+/* Whether job J, just attached again, can have the interval since its
+ * checkpointed figures FIG recovered. */
+static enum ceems_recover_verdict
+job_verdict(const struct restore_ctx *ctx, const struct agent_job *j,
+	    const struct state_figures *fig)
+{
+	struct ceems_recover_job facts = {
+		.figures_tick_ns = fig->tick_ns,
+		.node_tick_ns = ctx->snap_tick_ns,
+		.have_cpu_then = fig->have_cpu == 1,
+		.have_cpu_now = j->have_cpu,
+		.cpu_then_ns = fig->cpu_last_ns,
+		.cpu_now_ns = j->cpu_last_ns,
+		.cgroup_ino_then = fig->cgroup_ino,
+		.cgroup_ino_now = j->cgroup_ino,
+		.gone = j->gone,
+	};
+
+	if (ctx->node != CEEMS_RECOVER_OK)
+		return ctx->node;
+	return ceems_recover_job_verdict(&facts);
+}
+
+/* The DOWN_S seconds up to now: recovered (the next tick charges the
+ * job from its checkpoint, CPU time included), or a gap. */
+static void
+account_down_time(const struct restore_ctx *ctx, struct agent_job *j,
+		  const struct state_figures *fig, double down_s,
+		  enum ceems_recover_verdict v)
+{
+	struct timespec ts;
+	double now_unix;
+
+	j->tick_from_ns = ctx->now_ns;
+	if (down_s <= 0)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now_unix = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	if (v == CEEMS_RECOVER_OK) {
+		j->tick_from_ns = fig->tick_ns;
+		j->cpu_last_ns = fig->cpu_last_ns;
+		j->recovered_s += down_s;
+		add_interval(j->recovered, &j->nrecovered, now_unix - down_s,
+			     now_unix);
+		return;
+	}
+	ceems_job_ledger_add_gap(&j->ledger, down_s);
+	j->gap_s += down_s;
+	add_interval(j->gaps, &j->ngaps, now_unix - down_s, now_unix);
+}
 
 /* Make every string of a spec read back from disk end inside its buffer. */
 static void
@@ -64,6 +123,7 @@ restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 	struct restore_ctx *ctx = arg;
 	struct ceems_agent *a = ctx->agent;
 	struct agent_job *j;
+	enum ceems_recover_verdict verdict;
 	double down_s;
 
 	if (a->njobs >= a->config.max_jobs || !agent_spec_valid(spec) ||
@@ -82,23 +142,18 @@ restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 	j->gap_s = fig->gap_s;
 	j->ngaps = fig->ngaps;
 	memcpy(j->gaps, fig->gaps, sizeof(j->gaps));
+	j->recovered_s = fig->recovered_s;
+	j->nrecovered = fig->nrecovered;
+	memcpy(j->recovered, fig->recovered, sizeof(j->recovered));
 	down_s = (double)(ctx->now_ns - fig->tick_ns) / 1e9;
-	if (down_s > 0) {
-		struct timespec ts;
-		double now_unix;
-
-		ceems_job_ledger_add_gap(&j->ledger, down_s);
-		j->gap_s += down_s;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		now_unix = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-		add_gap_interval(j, now_unix - down_s, now_unix);
-	}
 	if (agent_attach_job(a, j) < 0) {
 		/* The job ended while the agent was down: keep its figures
 		 * for the deregistration that will ask for them. */
 		j->gone = true;
 		j->gone_ns = fig->tick_ns;
 	}
+	verdict = job_verdict(ctx, j, fig);
+	account_down_time(ctx, j, fig, down_s, verdict);
 	j->cpu_base_ns = fig->cpu_base_ns;
 	j->nsteps = fig->nsteps;
 	for (uint32_t i = 0; i < j->nsteps; i++) {
@@ -115,11 +170,18 @@ restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 	/* The rows before the restart are not kept (the record's gaps say
 	 * when the agent was down): the series restarts here. */
 	j->series = ceems_series_for_job(&a->config, j->spec.series,
-					 ctx->now_ns, &j->ledger, j->cpu_s);
+					 j->tick_from_ns, &j->ledger, j->cpu_s);
 	a->jobs[a->njobs++] = j;
-	ceems_info("job %u restored from state (%.1f s not accounted while the agent was down)",
-		   spec->jobid, down_s);
-	agent_save_job(a, j, ctx->now_ns);
+	if (verdict == CEEMS_RECOVER_OK)
+		ceems_info("job %u restored from state: the %.1f s the agent was down are recovered from the counters",
+			   spec->jobid, down_s);
+	else
+		ceems_info("job %u restored from state: %.1f s not accounted while the agent was down (%s)",
+			   spec->jobid, down_s, ceems_recover_verdict_name(verdict));
+	/* A recovered job's slot keeps the figures of the checkpoint, the
+	 * time its ledger reaches: the next tick's checkpoint moves both. */
+	if (verdict != CEEMS_RECOVER_OK)
+		agent_save_job(a, j, ctx->now_ns);
 	return 0;
 }
 
@@ -161,11 +223,19 @@ restore_finishing(void *arg, int slot,
 int
 ceems_agent_restore(struct ceems_agent *a, uint64_t now_ns)
 {
-	struct restore_ctx ctx = { a, now_ns };
+	struct restore_ctx ctx = { a, now_ns, CEEMS_RECOVER_NO_CHECKPOINT, 0 };
+	const struct state_node *snap;
 
 	if (a->state == NULL)
 		return 0;
 	a->last_tick_ns = now_ns;
+	snap = state_file_node(a->state);
+	ctx.snap_tick_ns = snap->tick_ns;
+	ctx.node = agent_recover_node(a, snap, state_file_boot_id(a->state),
+				      now_ns);
+	if (ctx.node != CEEMS_RECOVER_OK && snap->tick_ns != 0)
+		ceems_info("the interval since the last checkpoint cannot be recovered (%s): it is a gap for the restored jobs",
+			   ceems_recover_verdict_name(ctx.node));
 	state_file_restore_finishing(a->state, restore_finishing, &ctx);
 	return state_file_restore(a->state, restore_job, &ctx);
 }

@@ -641,6 +641,12 @@ state_file_node(const struct state_file *sf)
 	return &sf->header.node;
 }
 
+const char *
+state_file_boot_id(const struct state_file *sf)
+{
+	return sf->header.boot_id;
+}
+
 void
 state_file_set_node(struct state_file *sf, const struct state_node *node)
 {

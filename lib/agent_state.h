@@ -1,5 +1,6 @@
 /* agent_state.h - the node agent's per-job state on disk, so that an agent
- * restart in the middle of a job loses only the interval it was down.
+ * restart in the middle of a job loses only the interval it was down (or
+ * nothing, when the counters allow it: lib/agent_recover.c).
  *
  * The file is an array of slots written with pwrite, never mapped: the
  * agent's memory holds only what it uses, and a full disk is an error
@@ -34,13 +35,16 @@ struct state_figures {
 	struct ceems_job_ledger ledger;
 	uint32_t ngaps;
 	struct ceems_agent_gap gaps[CEEMS_AGENT_MAX_GAPS];
+	double recovered_s;
+	uint32_t nrecovered;
+	struct ceems_agent_gap recovered[CEEMS_AGENT_MAX_GAPS];
 	uint32_t nsteps;
 	struct ceems_agent_step_report steps[CEEMS_AGENT_MAX_STEPS];
 };
 
 /* The node's cumulative counters as of the tick the jobs' figures were
- * taken at: what an agent restarted in the same boot needs to account
- * the interval it was down. */
+ * taken at: with them, an agent restarted in the same boot can account
+ * the interval it was down (lib/agent_recover.c). */
 #define STATE_MAX_COUNTERS 24
 
 struct state_counter {
@@ -88,6 +92,8 @@ void state_slot_release(struct state_file *sf, int slot);
 /* The node's snapshot in the file as it was opened (tick_ns 0 when it
  * held none), and the writing of a new one. */
 const struct state_node *state_file_node(const struct state_file *sf);
+/* The boot the file was written in. */
+const char *state_file_boot_id(const struct state_file *sf);
 void state_file_set_node(struct state_file *sf, const struct state_node *node);
 
 /* 0, or the -errno of the last write when the file is not up to date

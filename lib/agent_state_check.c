@@ -62,10 +62,26 @@ parts_sane(uint32_t ngaps, const struct ceems_agent_gap *gaps,
 	return true;
 }
 
+/* Recovered intervals, like gaps. */
+static bool
+recovered_sane(double recovered_s, uint32_t n,
+	       const struct ceems_agent_gap *r)
+{
+	if (!isfinite(recovered_s) || recovered_s < 0 ||
+	    n > CEEMS_AGENT_MAX_GAPS)
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		if (!isfinite(r[i].start) || !isfinite(r[i].end) ||
+		    r[i].start > r[i].end)
+			return false;
+	return true;
+}
+
 bool
 state_figures_sane(const struct state_figures *f)
 {
 	return f->have_cpu <= 1 &&
+	       recovered_sane(f->recovered_s, f->nrecovered, f->recovered) &&
 	       parts_sane(f->ngaps, f->gaps, f->nsteps, f->steps, f->cpu_s,
 			  f->gap_s, &f->ledger);
 }
@@ -104,6 +120,7 @@ state_final_sane(const struct ceems_agent_job_spec *spec,
 	const struct ceems_agent_job_report *r = &final->report;
 
 	return spec->jobid != 0 && r->jobid == spec->jobid &&
+	       recovered_sane(r->recovered_s, r->nrecovered, r->recovered) &&
 	       flag_sane(&r->cgroup_gone) && isfinite(r->elapsed_s) &&
 	       r->elapsed_s >= 0 && final->start_time > 0 &&
 	       final->end_time >= final->start_time &&

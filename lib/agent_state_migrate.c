@@ -38,13 +38,25 @@ struct slot_copy_v4 {
 	struct state_figures_v4 fig;
 };
 
+/* Version 4's final report: today's without what follows its series. */
+#define REPORT_V4_SIZE offsetof(struct ceems_agent_job_report, recovered_s)
+
+struct slot_final_v4 {
+	int64_t start_time;
+	int64_t end_time;
+	uint32_t have_meta;
+	uint32_t pad;
+	unsigned char report[REPORT_V4_SIZE];
+	struct ceems_job_meta meta;
+};
+
 struct slot_v4 {
 	uint32_t in_use;
 	uint32_t finishing;
 	uint64_t registered_ns;
 	struct ceems_agent_job_spec spec;
 	struct slot_copy_v4 copy[2];
-	struct slot_final final;
+	struct slot_final_v4 final;
 };
 
 /* The structures version 4 wrote are shared with today's code: if one
@@ -100,7 +112,11 @@ convert_slot(const struct slot_v4 *old, struct slot *new)
 	new->spec = old->spec;
 	if (old->finishing == 1) {
 		new->finishing = 1;
-		new->final = old->final;
+		new->final.start_time = old->final.start_time;
+		new->final.end_time = old->final.end_time;
+		new->final.have_meta = old->final.have_meta;
+		memcpy(&new->final.report, old->final.report, REPORT_V4_SIZE);
+		new->final.meta = old->final.meta;
 		return state_final_sane(&new->spec, &new->final);
 	}
 	if (!convert_copy(old, &fig, &seq))

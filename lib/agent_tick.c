@@ -362,12 +362,13 @@ agent_step_peak_reading(struct ceems_agent *a, struct agent_step *st)
 }
 
 /* The part of the tick since the last one that job J was not there
- * (it registered during it), in seconds. */
+ * (it registered during it, or was restored without the interval
+ * before), in seconds. */
 double
 agent_job_absent_s(const struct ceems_agent *a, const struct agent_job *j)
 {
-	return j->registered_ns > a->last_tick_ns ?
-	       (double)(j->registered_ns - a->last_tick_ns) / 1e9 : 0;
+	return j->tick_from_ns > a->last_tick_ns ?
+	       (double)(j->tick_from_ns - a->last_tick_ns) / 1e9 : 0;
 }
 
 void
@@ -386,6 +387,10 @@ agent_save_job(struct ceems_agent *a, const struct agent_job *j, uint64_t now_ns
 	fig.cpu_base_ns = j->cpu_base_ns;
 	fig.cpu_last_ns = j->cpu_last_ns;
 	fig.have_cpu = j->have_cpu;
+	fig.cgroup_ino = j->cgroup_ino;
+	fig.recovered_s = j->recovered_s;
+	fig.nrecovered = j->nrecovered;
+	memcpy(fig.recovered, j->recovered, sizeof(fig.recovered));
 	fig.cpu_s = j->cpu_s;
 	fig.gap_s = j->gap_s;
 	fig.ledger = j->ledger;
@@ -483,5 +488,6 @@ ceems_agent_tick(struct ceems_agent *a, uint64_t now_ns)
 		if (!(j->gone && j->gone_ns < now_ns))
 			agent_observe_series(j, now_ns);
 	}
+	agent_snapshot_node(a, now_ns);
 	a->last_tick_ns = now_ns;
 }

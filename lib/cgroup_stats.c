@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -340,6 +341,21 @@ ceems_cgroup_reader_nfiles(const struct ceems_cgroup_reader *r)
 		if (r->fd[s] >= 0)
 			n++;
 	return n;
+}
+
+int
+ceems_cgroup_reader_cpu_ino(const struct ceems_cgroup_reader *r, uint64_t *ino)
+{
+	int fd = r->version == CEEMS_CGROUP_V2 ? r->fd[SRC_CPU_STAT] :
+		 r->fd[SRC_CPUACCT_USAGE];
+	struct stat st;
+
+	if (fd < 0)
+		return -ENOENT;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	*ino = (uint64_t)st.st_ino;
+	return 0;
 }
 
 void

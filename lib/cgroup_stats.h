@@ -150,6 +150,11 @@ int ceems_cgroup_reader_read_some(struct ceems_cgroup_reader *reader,
 /* Number of files the reader keeps open (for the caller's fd budget). */
 unsigned ceems_cgroup_reader_nfiles(const struct ceems_cgroup_reader *reader);
 
+/* The inode of the file the reader reads the CPU usage from: the same
+ * cgroup keeps it, a cgroup removed and made again under the same name
+ * (a new job) has another.  0 or -errno. */
+int ceems_cgroup_reader_cpu_ino(const struct ceems_cgroup_reader *reader,
+				uint64_t *ino);
 void ceems_cgroup_reader_close(struct ceems_cgroup_reader *reader);
 
 /* ---- Pure parsers of the kernel's text formats (fuzzable) ----

@@ -78,6 +78,14 @@ ceems_energy_source_max_sample_interval_ns(const struct ceems_energy_source *src
 	return src->ops->max_sample_interval_ns(src);
 }
 
+struct ceems_energy_reader *
+ceems_energy_source_reader(struct ceems_energy_source *src, size_t i)
+{
+	if (src->ops->reader == NULL || i >= src->ncounters)
+		return NULL;
+	return src->ops->reader(src, i);
+}
+
 void
 ceems_energy_source_close(struct ceems_energy_source *src)
 {

@@ -55,6 +55,11 @@ struct ceems_energy_source_ops {
 	/* Longest safe time between two samples, ns; 0 = no limit. */
 	uint64_t (*max_sample_interval_ns)(const struct ceems_energy_source *src);
 	void (*close)(struct ceems_energy_source *src);
+	/* Counter I's reader, when the counter is cumulative (a checkpoint
+	 * keeps its last reading, from which a restarted agent can account
+	 * the interval it was down); NULL otherwise.  The op may be NULL. */
+	struct ceems_energy_reader *(*reader)(struct ceems_energy_source *src,
+					      size_t i);
 };
 
 struct ceems_energy_source {
@@ -83,6 +88,9 @@ void ceems_energy_source_sample(struct ceems_energy_source *src,
 uint64_t ceems_energy_source_max_sample_interval_ns(
 	const struct ceems_energy_source *src);
 void ceems_energy_source_close(struct ceems_energy_source *src);
+/* Counter I's reader through the ops, NULL when it has none. */
+struct ceems_energy_reader *ceems_energy_source_reader(
+	struct ceems_energy_source *src, size_t i);
 
 /* --- Helpers shared by the source implementations. --- */
 

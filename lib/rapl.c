@@ -317,11 +317,20 @@ rapl_close(struct ceems_energy_source *src)
 	free(src);
 }
 
+static struct ceems_energy_reader *
+rapl_reader(struct ceems_energy_source *src, size_t i)
+{
+	struct rapl_priv *priv = src->priv;
+
+	return &priv->zones[i].reader;
+}
+
 static const struct ceems_energy_source_ops rapl_ops = {
 	.kind = "rapl",
 	.sample = rapl_sample,
 	.max_sample_interval_ns = rapl_max_sample_interval_ns,
 	.close = rapl_close,
+	.reader = rapl_reader,
 };
 
 struct zone_entry {

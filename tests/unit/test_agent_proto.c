@@ -238,6 +238,10 @@ fill_report(struct ceems_agent_job_report *r)
 	r->ngaps = 1;
 	r->gaps[0].start = 1763790000.25;
 	r->gaps[0].end = 1763790005.5;
+	r->recovered_s = 1.25;
+	r->nrecovered = 1;
+	r->recovered[0].start = 1763790100;
+	r->recovered[0].end = 1763790101.25;
 	r->nsteps = 2;
 	snprintf(r->steps[0].id, sizeof(r->steps[0].id), "batch");
 	r->steps[0].ended = true;
@@ -289,6 +293,10 @@ test_report_round_trip(void)
 	ok(back.cgroup_gone, "cgroup_gone");
 	ok(back.ngaps == 1 && back.gaps[0].start == 1763790000.25 &&
 	   back.gaps[0].end == 1763790005.5, "gap intervals round-trip");
+	ok(back.recovered_s == 1.25 && back.nrecovered == 1 &&
+	   back.recovered[0].start == 1763790100 &&
+	   back.recovered[0].end == 1763790101.25,
+	   "recovered intervals round-trip");
 	ok(back.nsteps == 2 && strcmp(back.steps[0].id, "batch") == 0 &&
 	   back.steps[0].ended && back.steps[0].cpu_s == r.steps[0].cpu_s &&
 	   back.steps[0].have_mem_peak && back.steps[0].mem_peak_bytes == 1ULL << 33 &&
