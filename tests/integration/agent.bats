@@ -6,8 +6,9 @@
 # moves between ticks (the machine has no RAPL).  Checked: configuration
 # errors, peer-credential authorization, registration, reports, the
 # energy split adding up to what the counters moved, hostile clients,
-# restart from a checkpoint after kill -9 with the downtime recorded as a
-# gap, and a clean SIGTERM.
+# restart from a checkpoint after kill -9 with the downtime recovered from
+# the counters (or, over a counter reset, recorded as a gap), and a clean
+# SIGTERM.
 #
 # Run as root:
 #   CEEMS_TOP_BUILDDIR=$PWD CEEMS_FIXTURES=/path/to/tests/fixtures \
@@ -440,25 +441,54 @@ EOF
         _fail "final report: $rep"
 }
 
-@test "kill -9 and restart: the job is restored with the downtime as a gap" {
+@test "kill -9 and restart: the job is restored, its downtime recovered from the counters" {
     local job2=$((JOB + 1)) pid rep
     run _call "$(_spec "$job2" 0)"
     [ "$status" -eq 0 ] || { _show_log; _fail "register $job2: $output"; }
     sleep 0.5
     pid=$(_agent_pid) || _fail "no agent running"
     kill -9 "$pid"
+    _bump intel-rapl:0 2000000
     sleep 1
     [ -S "$SOCK" ] || _fail "the killed agent's socket file should still be there"
     _start_agent
     grep -q "removed the stale socket $SOCK" "$D/agent.log" || { _show_log; _fail "stale socket not reported"; }
-    grep -q "1 job restored" "$D/agent.log" || { _show_log; _fail "no job restored"; }
+    grep -q "job $job2 restored from state: the .* s the agent was down are recovered" "$D/agent.log" ||
+        { _show_log; _fail "job $job2 not restored with its downtime recovered"; }
+    sleep 0.3
     rep=$(_call "{\"op\":\"report\",\"jobid\":$job2}") || { _show_log; _fail "report after restart: $rep"; }
-    echo "$rep" | jq -e '.report.gap_s >= 0.9 and .report.gap_s < 5 and .report.elapsed_s >= 1.4' >/dev/null ||
+    echo "$rep" | jq -e '.report.gap_s == 0 and (.report.gaps | not) and
+                          .report.recovered_s >= 0.9 and .report.recovered_s < 5 and
+                          (.report.recovered | length) == 1 and .report.elapsed_s >= 1.4' >/dev/null ||
+        _fail "downtime not recorded as recovered: $rep"
+    echo "$rep" | jq -e '.report.ledger.package.coverage == 1 and .report.ledger.dram.coverage == 1' >/dev/null ||
+        _fail "a recovered interval keeps the coverage whole: $rep"
+    run _call "{\"op\":\"deregister\",\"jobid\":$job2}"
+    [ "$status" -eq 0 ] || _fail "deregister $job2: $output"
+}
+
+@test "kill -9 and restart over a counter reset: the downtime is a gap" {
+    local job5=$((JOB + 4)) pid rep f old
+    run _call "$(_spec "$job5" 0)"
+    [ "$status" -eq 0 ] || { _show_log; _fail "register $job5: $output"; }
+    sleep 0.5
+    pid=$(_agent_pid) || _fail "no agent running"
+    kill -9 "$pid"
+    # The counter goes back by half: no wrap within a second explains it.
+    f=$D/sys/class/powercap/intel-rapl:0/energy_uj
+    old=$(cat "$f")
+    printf '%0*d\n' "${#old}" $((old / 2)) | dd of="$f" conv=notrunc status=none
+    sleep 1
+    _start_agent
+    grep -q "job $job5 restored from state: .* s not accounted while the agent was down (a counter was reset)" \
+        "$D/agent.log" || { _show_log; _fail "job $job5 not restored with a gap"; }
+    rep=$(_call "{\"op\":\"report\",\"jobid\":$job5}") || { _show_log; _fail "report after restart: $rep"; }
+    echo "$rep" | jq -e '.report.gap_s >= 0.9 and .report.gap_s < 5 and (.report.recovered | not)' >/dev/null ||
         _fail "gap not recorded: $rep"
     echo "$rep" | jq -e '.report.ledger.package.coverage < 1' >/dev/null ||
         _fail "the gap must lower the package coverage: $rep"
-    run _call "{\"op\":\"deregister\",\"jobid\":$job2}"
-    [ "$status" -eq 0 ] || _fail "deregister $job2: $output"
+    run _call "{\"op\":\"deregister\",\"jobid\":$job5}"
+    [ "$status" -eq 0 ] || _fail "deregister $job5: $output"
 }
 
 _stop_agent() {
