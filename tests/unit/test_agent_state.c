@@ -61,6 +61,15 @@ remove_dir(const char *dir)
 	rmdir(dir);
 }
 
+/* Damaged files are logged at every turn: not worth 300 lines. */
+static void
+ignore_log(enum ceems_log_level level, const char *message, void *arg)
+{
+	(void)level;
+	(void)message;
+	(void)arg;
+}
+
 static char *
 new_dir(void)
 {
@@ -353,6 +362,98 @@ test_migrate_v4(void)
 	remove_dir(dir);
 }
 
+/* Overwrite N bytes of the file at PATH at offsets and with values from
+ * a fixed pseudo-random sequence SEED (the same every run). */
+static void
+damage(const char *path, unsigned seed, int n)
+{
+	struct stat st;
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_size == 0)
+		die("open", path);
+	for (int i = 0; i < n; i++) {
+		unsigned char b;
+
+		seed = seed * 1103515245u + 12345u;
+		b = (unsigned char)(seed >> 16);
+		seed = seed * 1103515245u + 12345u;
+		if (pwrite(fd, &b, 1, (off_t)((seed >> 4) % (unsigned)st.st_size)) != 1)
+			die("pwrite", path);
+	}
+	close(fd);
+}
+
+static int
+count_any(void *arg, int slot, const struct ceems_agent_job_spec *spec,
+	  uint64_t registered_ns, const struct state_figures *fig)
+{
+	int *bad = arg;
+
+	(void)slot;
+	(void)registered_ns;
+	if (spec->jobid == 0 || fig->nsteps > CEEMS_AGENT_MAX_STEPS ||
+	    fig->ngaps > CEEMS_AGENT_MAX_GAPS ||
+	    fig->nrecovered > CEEMS_AGENT_MAX_GAPS)
+		(*bad)++;
+	return 0;
+}
+
+static int
+count_finishing(void *arg, int slot, const struct ceems_agent_job_spec *spec,
+		const struct ceems_agent_job_report *report, int64_t start_time,
+		int64_t end_time, const struct ceems_job_meta *meta)
+{
+	int *bad = arg;
+
+	(void)slot;
+	(void)start_time;
+	(void)end_time;
+	if (report->jobid != spec->jobid || report->nsteps > CEEMS_AGENT_MAX_STEPS ||
+	    (meta != NULL && memchr(meta->user, '\0', sizeof(meta->user)) == NULL))
+		(*bad)++;
+	return 0;
+}
+
+/* A state file is outside input: damaged anywhere (version 4, migrated;
+ * or current), it is read without a crash, and what comes back is
+ * within bounds or dropped. */
+static void
+test_damaged_files(void)
+{
+	char *dir = new_dir(), path[PATH_MAX + 32];
+	int bad = 0, opened = 0;
+
+	snprintf(path, sizeof(path), "%s/jobs.state", dir);
+	ceems_log_set_handler(ignore_log, NULL);
+	for (unsigned seed = 1; seed <= 300; seed++) {
+		struct state_file *sf;
+		int err = 0;
+
+		remove_dir(dir);
+		if (mkdir(dir, 0700) < 0)
+			die("mkdir", dir);
+		copy_file(fixture_path("agent/jobs-v4.state"), path);
+		if (seed > 150) {
+			/* A current file: the fixture migrated once. */
+			sf = state_file_open(dir, 4, FIXTURE_BOOT_ID, &err);
+			state_file_close(sf);
+		}
+		damage(path, seed, 1 + (int)(seed % 64));
+		sf = state_file_open(dir, 4, FIXTURE_BOOT_ID, &err);
+		if (sf == NULL)
+			continue;
+		opened++;
+		state_file_restore_finishing(sf, count_finishing, &bad);
+		state_file_restore(sf, count_any, &bad);
+		state_file_close(sf);
+	}
+	ceems_log_set_handler(count_log, NULL);
+	ok(opened > 0, "300 damaged files read without a crash (%d opened)", opened);
+	is_int(bad, 0, "nothing out of bounds restored from them");
+	remove_dir(dir);
+}
+
 int
 main(void)
 {
@@ -360,6 +461,7 @@ main(void)
 	ceems_log_set_level(CEEMS_LOG_INFO);
 	test_sized_to_use();
 	test_migrate_v4();
+	test_damaged_files();
 	test_full_disk();
 	done_testing();
 }
