@@ -550,8 +550,13 @@ ceems_agent_checkpoint(struct ceems_agent *a, uint64_t now_ns)
 	 * are that still. */
 	if (a->snap.tick_ns == 0)
 		return 0;
-	for (size_t i = 0; i < a->njobs; i++)
-		agent_save_job(a, a->jobs[i], a->last_tick_ns);
+	for (size_t i = 0; i < a->njobs; i++) {
+		struct agent_job *j = a->jobs[i];
+
+		/* A job registered since the last tick: as of then. */
+		agent_save_job(a, j, j->tick_from_ns > a->last_tick_ns ?
+			       j->tick_from_ns : a->last_tick_ns);
+	}
 	agent_save_node(a);
 	/* A write that failed was logged once by the state file, and is
 	 * retried at every checkpoint: not an error to log each time. */

@@ -336,6 +336,32 @@ test_gaps(void)
 	       "another boot: nothing restored, nothing recovered");
 }
 
+/* A job registered after the last tick, checkpointed before the next:
+ * restored after the restart, its time since registration a gap (its
+ * figures are not of the node's checkpoint). */
+static void
+test_registered_after_tick(void)
+{
+	struct ceems_agent_job_spec spec;
+	struct ceems_agent_job_report r;
+	struct ceems_agent *b;
+
+	set_boot_id("3c1d2e4f-0000-4000-8000-00000000b009\n");
+	b = open_agent("state-late", 500 * SEC);
+	run_for(1);
+	ceems_agent_tick(b, 501 * SEC);
+	job42_spec(&spec);
+	is_int(ceems_agent_register(b, &spec, 501 * SEC + SEC / 2), 0,
+	       "a job registers between two ticks");
+	ceems_agent_checkpoint(b, 501 * SEC + SEC / 2);
+	ceems_agent_close(b);
+	b = open_agent("state-late", 503 * SEC);
+	is_int(ceems_agent_restore(b, 503 * SEC), 1, "it is restored");
+	is_int(ceems_agent_report(b, 42, &r), 0, "and reports");
+	is_near(r.gap_s, 1.5, 1e-9, "its 1.5 s since registration are a gap");
+	ceems_agent_close(b);
+}
+
 int
 main(void)
 {
@@ -344,5 +370,6 @@ main(void)
 	test_rule();
 	test_recovered();
 	test_gaps();
+	test_registered_after_tick();
 	done_testing();
 }
