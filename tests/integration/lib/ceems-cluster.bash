@@ -76,7 +76,8 @@ check() { awk "BEGIN { exit !($1) }"; }
 
 # ceems_cluster_setup NAME [PLUGSTACK_ARGS...]: the node and the cluster;
 # the plugin gets the test's config, agent and agent log, then the
-# arguments given (summary=full when none are).
+# arguments given (summary=full when none are).  CEEMS_FAKE_RAPL_ARGS:
+# more options for fake-rapl (its counters' ranges...).
 ceems_cluster_setup() {
 	local name=$1
 	shift
@@ -88,7 +89,8 @@ ceems_cluster_setup() {
 	mkdir -p "$CEEMS_DIR/sys" "$CEEMS_DIR/spool"
 	"$CEEMS_TOP_BUILDDIR/tests/doubles/fake-rapl" --root "$CEEMS_DIR/sys" \
 		--truth "$CEEMS_DIR/truth" --period-ms 5 --idle-w "$P_IDLE" \
-		--k-w "$K_ACTIVE" --dram-w 4 >"$CEEMS_DIR/fake-rapl.log" 2>&1 &
+		--k-w "$K_ACTIVE" --dram-w 4 ${CEEMS_FAKE_RAPL_ARGS:-} \
+		>"$CEEMS_DIR/fake-rapl.log" 2>&1 &
 	echo $! >"$CEEMS_DIR/fake-rapl.pid"
 	for _ in $(seq 1 50); do
 		[ -e "$CEEMS_DIR/sys/class/powercap/intel-rapl:0/energy_uj" ] && break
