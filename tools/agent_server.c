@@ -40,6 +40,7 @@
 #include "json_util.h"
 #include "fileio.h"
 #include "agent_admit.h"
+#include "agent_listen.h"
 #include "agent_server.h"
 #include "agent_status.h"
 #include "log.h"
@@ -80,8 +81,7 @@ struct server {
 	struct client clients[AGENT_MAX_CLIENTS];
 	unsigned nclients;
 	struct agent_admit admit;
-	dev_t sock_dev;			/* the socket file we created */
-	ino_t sock_ino;
+	struct agent_socket sock;	/* the socket file we created */
 	uint64_t started_ns;
 	struct agent_totals totals;
 	uint64_t requests, refusals;
@@ -194,18 +194,47 @@ checkpoint(struct server *s, uint64_t now)
 			      "the jobs' figures since the last one", strerror(-r));
 }
 
+/* The tick's end: the node's counters, the split, the jobs charged. */
 static void
-on_tick(struct server *s)
+end_tick(struct server *s)
 {
 	uint64_t now = now_ns();
 
-	drain_timer(s->tick.fd);
-	ceems_agent_tick(s->agent, now);
+	ceems_agent_tick_end(s->agent, now);
 	agent_totals_add(&s->totals, ceems_agent_last_tick(s->agent), now);
 	ceems_agent_sweep(s->agent, now);
 	if (s->config->checkpoint_interval_ns == 0)
 		checkpoint(s, now);
 	update_sample_timer(s);
+}
+
+/* A tick reads every job's cgroup: with a thousand jobs, one block of it
+ * would hold every request that comes meanwhile (the plugin's among
+ * them).  It is taken in parts of TICK_PART_NS at most, the loop serving
+ * what came between them (tick_part). */
+#define TICK_PART_NS (UINT64_C(1000000))
+
+static void
+tick_part(struct server *s)
+{
+	uint64_t until = now_ns() + TICK_PART_NS;
+
+	while (!ceems_agent_tick_read(s->agent, CEEMS_AGENT_TICK_PART_JOBS))
+		if (now_ns() >= until)
+			return;
+	end_tick(s);
+}
+
+static void
+on_tick(struct server *s)
+{
+	drain_timer(s->tick.fd);
+	/* A tick still in parts when the next is due (a loop starved for a
+	 * whole interval): that one takes the time since. */
+	if (ceems_agent_tick_open(s->agent))
+		return;
+	ceems_agent_tick_begin(s->agent, now_ns());
+	tick_part(s);
 }
 
 /* A one-shot timer in DELAY_NS (at least 1 ns: 0 would disarm it). */
@@ -289,112 +318,19 @@ on_signal(struct server *s)
 	}
 }
 
-/* ------------------------------------------------------------------ */
-/* The listening socket                                                */
-/* ------------------------------------------------------------------ */
-
-/* mkdir -p of the socket's directory, 0755 (clients of any uid must
- * reach the socket; authorization is by peer credentials). */
-static int
-make_parent_dirs(const char *path)
-{
-	char dir[CEEMS_CONFIG_PATH_MAX];
-	char *slash;
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash == NULL || slash == dir)
-		return 0;
-	*slash = '\0';
-	return ceems_mkdir_p(dir, 0755);
-}
-
-/* A socket file left by an agent that died is removed; one another agent
- * still listens on, or a file that is no socket, is left alone. */
-static int
-clear_stale_socket(const char *path)
-{
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	struct stat st;
-	int fd, r;
-
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISSOCK(st.st_mode)) {
-		ceems_error("%s exists and is not a socket: not removing it; "
-			    "set another `socket' in the configuration", path);
-		return -EEXIST;
-	}
-	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	r = connect(fd, (struct sockaddr *)&addr, sizeof(addr));
-	close(fd);
-	if (r == 0 || errno == EAGAIN) {
-		ceems_error("another agent is listening on %s: not starting a second one",
-			    path);
-		return -EADDRINUSE;
-	}
-	if (unlink(path) < 0 && errno != ENOENT)
-		return -errno;
-	ceems_info("removed the stale socket %s of an earlier agent", path);
-	return 0;
-}
-
 static int
 open_listener(struct server *s)
 {
-	const char *path = s->config->socket_path;
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	struct stat st;
-	int fd, r;
+	int fd = agent_listen_open(s->config->socket_path, &s->sock);
+	int r;
 
-	if (strlen(path) >= sizeof(addr.sun_path)) {
-		ceems_error("socket path %s is longer than %zu bytes", path,
-			    sizeof(addr.sun_path) - 1);
-		return -ENAMETOOLONG;
-	}
-	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
-	if ((r = make_parent_dirs(path)) < 0) {
-		ceems_error("cannot create the directory of %s: %s", path, strerror(-r));
-		return r;
-	}
-	if ((r = clear_stale_socket(path)) < 0) {
-		if (r != -EEXIST && r != -EADDRINUSE)
-			ceems_error("cannot remove the stale socket %s: %s", path,
-				    strerror(-r));
-		return r;
-	}
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
-		return -errno;
-	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
-	    chmod(path, 0666) < 0 || lstat(path, &st) < 0 ||
-	    listen(fd, AGENT_LISTEN_BACKLOG) < 0) {
-		r = -errno;
-		ceems_error("cannot listen on %s: %s", path, strerror(errno));
-		close(fd);
-		return r;
-	}
-	s->sock_dev = st.st_dev;
-	s->sock_ino = st.st_ino;
+		return fd;
 	if ((r = add_watch(s, &s->listen, W_LISTEN, fd)) < 0) {
 		close(fd);
 		return r;
 	}
 	return 0;
-}
-
-/* Remove the socket file, unless another agent has replaced it since. */
-static void
-remove_socket(struct server *s)
-{
-	struct stat st;
-
-	if (lstat(s->config->socket_path, &st) == 0 && st.st_dev == s->sock_dev &&
-	    st.st_ino == s->sock_ino)
-		unlink(s->config->socket_path);
 }
 
 /* ------------------------------------------------------------------ */
@@ -848,7 +784,7 @@ teardown(struct server *s, bool clean)
 	if (s->agent != NULL && clean)
 		checkpoint(s, now_ns());
 	if (s->listen.fd >= 0) {
-		remove_socket(s);
+		agent_listen_remove(s->config->socket_path, &s->sock);
 		close(s->listen.fd);
 	}
 	if (s->tick.fd >= 0)
@@ -886,6 +822,10 @@ agent_server_run(const struct ceems_config *config)
 	}
 	while (!s.stop) {
 		int timeout = expire_clients(&s);
+
+		/* A tick in parts: only look for what came meanwhile. */
+		if (ceems_agent_tick_open(s.agent))
+			timeout = 0;
 
 		agent_admit_log(&s.admit, now_ns());
 		int n = epoll_wait(s.epfd, events, 16, timeout);
@@ -931,6 +871,8 @@ agent_server_run(const struct ceems_config *config)
 				break;
 			}
 		}
+		if (ceems_agent_tick_open(s.agent))
+			tick_part(&s);
 	}
 	teardown(&s, true);
 	ceems_info("stopped");
