@@ -131,8 +131,24 @@ uint64_t ceems_agent_source_interval_ns(const struct ceems_agent *agent);
 void ceems_agent_sample_sources(struct ceems_agent *agent, uint64_t now_ns);
 
 /* One main tick: sample every source and job, split the energy since the
- * previous tick, add each job's share to its ledger. */
+ * previous tick, add each job's share to its ledger.  Finishes a tick
+ * begun in parts. */
 void ceems_agent_tick(struct ceems_agent *agent, uint64_t now_ns);
+
+/* The same tick in parts, so that requests (of any kind) are served
+ * between them: ceems_agent_tick_begin, ceems_agent_tick_read until it
+ * returns true, ceems_agent_tick_end.  The parts read the jobs' cgroup
+ * counters, at most MAX_JOBS jobs each; the end reads the node's
+ * counters (energy, busy time) at one instant, splits that energy over
+ * the jobs by what each used up to its reading, and charges them: the
+ * ledger balances for every tick whatever came between.  A job's usage
+ * after its reading falls in the next tick. */
+#define CEEMS_AGENT_TICK_PART_JOBS 32
+void ceems_agent_tick_begin(struct ceems_agent *agent, uint64_t now_ns);
+bool ceems_agent_tick_read(struct ceems_agent *agent, size_t max_jobs);
+void ceems_agent_tick_end(struct ceems_agent *agent, uint64_t now_ns);
+/* True between ceems_agent_tick_begin and ceems_agent_tick_end. */
+bool ceems_agent_tick_open(const struct ceems_agent *agent);
 
 /* Register a job: its CPU baseline is read now; the next tick charges
  * what it holds for the part of that tick it was there (no tick is taken:

@@ -3,7 +3,14 @@
  * start and end, so it must never hang or signal: the socket is
  * non-blocking, every wait is a poll against one overall deadline, and an
  * absent agent (no socket file, nobody listening) fails at once
- * (ARCHITECTURE invariant 1: added latency stays in milliseconds). */
+ * (ARCHITECTURE invariant 1: added latency stays in milliseconds).
+ *
+ * A busy agent is not an absent one: a connect that finds the agent's
+ * queue full (EAGAIN), or a connection the agent answers EBUSY (its
+ * client slots taken, perhaps by another user flooding the socket), is
+ * tried again after a short pause until the deadline.  Neither has
+ * reached the agent's engine, so trying again cannot do a request
+ * twice. */
 #include "config.h"
 
 #include <sys/socket.h>
@@ -11,6 +18,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,26 +55,13 @@ wait_for(int fd, short events, int64_t deadline)
 	}
 }
 
-int
-ceems_agent_call_buf(const char *socket_path, const void *request,
-		     size_t len, int timeout_ms, char *reply,
-		     size_t reply_size)
+/* One connection: send REQUEST, receive the reply by DEADLINE. */
+static int
+call_once(const struct sockaddr_un *addr, const void *request, size_t len,
+	  int64_t deadline, char *reply, size_t reply_size)
 {
-	struct sockaddr_un addr;
-	int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	ssize_t n;
 	int fd, r;
-
-	if (socket_path == NULL || request == NULL || reply == NULL ||
-	    reply_size < 2)
-		return -EINVAL;
-	if (len > CEEMS_AGENT_MSG_MAX)
-		return -EMSGSIZE;
-	memset(&addr, 0, sizeof(addr));
-	addr.sun_family = AF_UNIX;
-	if (strlen(socket_path) >= sizeof(addr.sun_path))
-		return -ENAMETOOLONG;
-	memcpy(addr.sun_path, socket_path, strlen(socket_path) + 1);
 
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
@@ -74,7 +69,7 @@ ceems_agent_call_buf(const char *socket_path, const void *request,
 	/* A unix connect never waits for the peer to accept: it succeeds,
 	 * or fails at once (ENOENT, ECONNREFUSED, EAGAIN for a full
 	 * backlog). */
-	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+	if (connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) < 0) {
 		r = -errno;
 		goto out;
 	}
@@ -82,6 +77,12 @@ ceems_agent_call_buf(const char *socket_path, const void *request,
 		n = send(fd, request, len, MSG_NOSIGNAL);
 		if (n >= 0)
 			break;
+		/* Closed before the request went: an agent with no slot for
+		 * this connection (its EBUSY reply may be waiting). */
+		if (errno == EPIPE || errno == ECONNRESET) {
+			r = -EAGAIN;
+			goto out;
+		}
 		if (errno != EAGAIN && errno != EINTR) {
 			r = -errno;
 			goto out;
@@ -94,6 +95,13 @@ ceems_agent_call_buf(const char *socket_path, const void *request,
 		n = recv(fd, reply, reply_size - 1, MSG_TRUNC);
 		if (n >= 0)
 			break;
+		/* The agent closed the connection with the request unread
+		 * (the kernel says so first, before any reply queued): a
+		 * connection it had no slot for. */
+		if (errno == ECONNRESET) {
+			r = -EAGAIN;
+			goto out;
+		}
 		if (errno != EAGAIN && errno != EINTR) {
 			r = -errno;
 			goto out;
@@ -116,6 +124,69 @@ out:
 	return r;
 }
 
+/* The agent's answer to a connection it had no slot for
+ * (tools/agent_server.c): the request was not read. */
+static bool
+is_busy_reply(const char *reply, int n)
+{
+	return n > 0 && strncmp(reply, "{\"ok\":false,", 12) == 0 &&
+	       strstr(reply, "\"code\":\"EBUSY\"") != NULL;
+}
+
+/* Sleep up to WANT_MS, never past DEADLINE; false when it has passed. */
+static bool
+pause_until(int want_ms, int64_t deadline)
+{
+	int64_t left = deadline - now_ms();
+
+	if (left <= 0)
+		return false;
+	poll(NULL, 0, left < want_ms ? (int)left : want_ms);
+	return true;
+}
+
+/* First and longest pause between tries, in ms. */
+#define RETRY_FIRST_MS 1
+#define RETRY_MAX_MS 20
+
+int
+ceems_agent_call_buf(const char *socket_path, const void *request,
+		     size_t len, int timeout_ms, char *reply,
+		     size_t reply_size)
+{
+	struct sockaddr_un addr;
+	int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	int pause_ms = RETRY_FIRST_MS;
+	bool busy = false;
+	int r;
+
+	if (socket_path == NULL || request == NULL || reply == NULL ||
+	    reply_size < 2)
+		return -EINVAL;
+	if (len > CEEMS_AGENT_MSG_MAX)
+		return -EMSGSIZE;
+	memset(&addr, 0, sizeof(addr));
+	addr.sun_family = AF_UNIX;
+	if (strlen(socket_path) >= sizeof(addr.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(addr.sun_path, socket_path, strlen(socket_path) + 1);
+
+	for (;;) {
+		r = call_once(&addr, request, len, deadline, reply, reply_size);
+		/* A deadline that passes in a try after a refusal: the
+		 * agent was busy, not silent. */
+		if (r == -ETIMEDOUT && busy)
+			return -EBUSY;
+		if (r != -EAGAIN && !is_busy_reply(reply, r))
+			return r;
+		busy = true;
+		if (!pause_until(pause_ms, deadline))
+			return r == -EAGAIN ? -EBUSY : r;
+		if (pause_ms < RETRY_MAX_MS)
+			pause_ms *= 2;
+	}
+}
+
 int
 ceems_agent_call(const char *socket_path, const char *request,
 		 int timeout_ms, char *reply, size_t reply_size)
@@ -132,31 +203,37 @@ typed_call(const char *socket_path, const struct ceems_agent_request *req,
 	   int timeout_ms, struct ceems_agent_job_report *out, char *err,
 	   size_t err_size)
 {
-	/* Heap, not stack: slurmstepd threads may have small stacks. */
+	/* Heap, not stack: slurmstepd threads may have small stacks.  Two
+	 * buffers: the request must outlast a busy reply, to be sent again. */
 	char *buf = malloc(CEEMS_AGENT_MSG_MAX + 1);
+	char *reply = malloc(CEEMS_AGENT_MSG_MAX + 1);
 	int n, r;
 
-	if (buf == NULL) {
+	if (buf == NULL || reply == NULL) {
 		snprintf(err, err_size, "out of memory");
-		return -ENOMEM;
+		r = -ENOMEM;
+		goto out;
 	}
 	n = ceems_agent_request_encode(req, buf, CEEMS_AGENT_MSG_MAX + 1);
 	if (n < 0) {
 		snprintf(err, err_size, "cannot encode the request: %s",
 			 strerror(-n));
-		free(buf);
-		return n;
+		r = n;
+		goto out;
 	}
-	n = ceems_agent_call_buf(socket_path, buf, (size_t)n, timeout_ms, buf,
+	n = ceems_agent_call_buf(socket_path, buf, (size_t)n, timeout_ms, reply,
 				 CEEMS_AGENT_MSG_MAX + 1);
 	if (n < 0) {
 		snprintf(err, err_size, "node agent at %s: %s", socket_path,
-			 strerror(-n));
-		free(buf);
-		return n;
+			 n == -EBUSY ? "busy until the deadline (its client slots "
+			 "or its queue were full)" : strerror(-n));
+		r = n;
+		goto out;
 	}
-	r = ceems_agent_reply_decode(buf, (size_t)n, out, err, err_size);
+	r = ceems_agent_reply_decode(reply, (size_t)n, out, err, err_size);
+out:
 	free(buf);
+	free(reply);
 	return r;
 }
 

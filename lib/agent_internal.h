@@ -38,6 +38,17 @@ struct idle_learner {
 	double value;			/* < 0: not learned yet */
 };
 
+/* A job's or step's CPU counter read in a part of a tick, kept until the
+ * tick's end applies it (moves the baseline).  Until then the baseline
+ * is the last tick's, as every request between ticks expects. */
+struct agent_reading {
+	bool waiting;			/* read, not applied yet */
+	uint64_t seq;			/* the tick it was read for */
+	int ret;			/* the read's result */
+	bool have_cpu;
+	uint64_t cpu_usage_ns;
+};
+
 struct agent_step {
 	struct ceems_agent_step_report r;
 	struct ceems_cgroup_reader *reader;	/* NULL once ended */
@@ -48,6 +59,7 @@ struct agent_step {
 	uint64_t rss_bytes;
 	double tick_cpu_s;		/* CPU time in the current tick */
 	bool end_pending;		/* ended in this tick: tick_cpu_s is its last */
+	struct agent_reading rd;
 };
 
 struct agent_job {
@@ -80,6 +92,7 @@ struct agent_job {
 	uint32_t nsteps;
 	struct agent_step steps[CEEMS_AGENT_MAX_STEPS];
 	struct ceems_series *series;	/* NULL: the job keeps none */
+	struct agent_reading rd;
 };
 
 struct ceems_agent {
@@ -110,6 +123,12 @@ struct ceems_agent {
 
 	uint64_t last_tick_ns;
 	uint64_t tick_ns;		/* the tick being taken */
+	/* A tick taken in parts (ceems_agent_tick_begin): its number, whether
+	 * its readings are full ones, the next job to read, open or not. */
+	uint64_t tick_seq;
+	bool tick_full;
+	size_t tick_cursor;
+	bool tick_open;
 	uint64_t last_usage_ns;		/* last full cgroup reading */
 	struct state_file *state;
 	char boot_id[64];		/* this boot's, "unknown" if unread */

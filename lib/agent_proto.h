@@ -181,10 +181,13 @@ int ceems_agent_code_from_name(const char *name);
 
 /* Connect to the agent at SOCKET_PATH, send the request (LEN bytes), and
  * wait at most TIMEOUT_MS in all for the reply, stored NUL-terminated in
- * REPLY.  Returns the reply's length, or -errno: -ENOENT or -ECONNREFUSED
- * at once when no agent listens, -EAGAIN when its backlog is full,
- * -ETIMEDOUT, -EMSGSIZE for a reply that does not fit, -ECONNRESET when
- * the agent closed without a reply.  Never raises SIGPIPE. */
+ * REPLY (which must not overlap REQUEST: a busy agent gets the request
+ * again).  Returns the reply's length, or -errno: -ENOENT or
+ * -ECONNREFUSED at once when no agent listens; a full backlog or an
+ * EBUSY answer (no client slot) is tried again until the deadline, then
+ * -EBUSY (or the EBUSY reply); -ETIMEDOUT, -EMSGSIZE for a reply that
+ * does not fit, -ECONNRESET when the agent closed without a reply.
+ * Never raises SIGPIPE. */
 int ceems_agent_call_buf(const char *socket_path, const void *request,
 			 size_t len, int timeout_ms, char *reply,
 			 size_t reply_size);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,32 +175,28 @@ set_idle_power(struct ceems_agent *a, struct ceems_ledger_node_tick *node)
 	}
 }
 
-/* Read a running step's CPU time for this tick (and its memory on full
- * readings).  A step whose cgroup went away keeps its last figures. */
-void
-agent_collect_step(struct ceems_agent *a, struct agent_step *st, bool full)
+/* Read a running step's counters for the tick being taken: its CPU
+ * counter waits in st->rd for the tick's end; its memory (on full
+ * readings) is a level, not a count, and is kept at once. */
+static void
+read_step(struct ceems_agent *a, struct agent_step *st, bool full)
 {
 	struct ceems_cgroup_stats *cs = &a->scratch;
 	uint32_t want = full ? (CEEMS_CGF_CPU_USAGE | CEEMS_CGF_MEM_RSS |
 				CEEMS_CGF_MEM_PEAK) : CEEMS_CGF_CPU_USAGE;
 
-	if (st->reader == NULL) {
-		if (!st->end_pending)
-			st->tick_cpu_s = 0;
+	st->rd.waiting = false;
+	if (st->reader == NULL)
 		return;
-	}
-	st->tick_cpu_s = 0;
-	if (ceems_cgroup_reader_read_some(st->reader, want, cs) < 0)
+	st->rd.waiting = true;
+	st->rd.seq = a->tick_seq;
+	st->rd.have_cpu = false;
+	st->rd.ret = ceems_cgroup_reader_read_some(st->reader, want, cs);
+	if (st->rd.ret < 0)
 		return;
 	if (cs->present & CEEMS_CGF_CPU_USAGE) {
-		if (st->have_cpu && cs->cpu_usage_ns >= st->cpu_last_ns) {
-			st->tick_cpu_s = (double)(cs->cpu_usage_ns -
-						  st->cpu_last_ns) / 1e9;
-			/* A baseline alone measures nothing yet. */
-			st->r.have_cpu = true;
-		}
-		st->cpu_last_ns = cs->cpu_usage_ns;
-		st->have_cpu = true;
+		st->rd.have_cpu = true;
+		st->rd.cpu_usage_ns = cs->cpu_usage_ns;
 	}
 	if (full && (cs->present & CEEMS_CGF_MEM_RSS)) {
 		st->rss_bytes = cs->mem_rss_bytes;
@@ -209,6 +206,43 @@ agent_collect_step(struct ceems_agent *a, struct agent_step *st, bool full)
 		st->r.have_mem_peak = true;
 		st->r.mem_peak_bytes = cs->mem_peak_bytes;
 	}
+}
+
+/* A running step's CPU time for this tick, from its reading (used up).
+ * A step not read for this tick (started since its job was read) has
+ * none yet: its baseline stays for the next.  A step whose cgroup went
+ * away keeps its last figures. */
+static void
+apply_step(struct ceems_agent *a, struct agent_step *st)
+{
+	bool fresh = st->rd.waiting && st->rd.seq == a->tick_seq;
+
+	st->rd.waiting = false;
+	if (st->reader == NULL) {
+		if (!st->end_pending)
+			st->tick_cpu_s = 0;
+		return;
+	}
+	st->tick_cpu_s = 0;
+	if (!fresh || !st->rd.have_cpu)
+		return;
+	if (st->have_cpu && st->rd.cpu_usage_ns >= st->cpu_last_ns) {
+		st->tick_cpu_s = (double)(st->rd.cpu_usage_ns -
+					  st->cpu_last_ns) / 1e9;
+		/* A baseline alone measures nothing yet. */
+		st->r.have_cpu = true;
+	}
+	st->cpu_last_ns = st->rd.cpu_usage_ns;
+	st->have_cpu = true;
+}
+
+/* Read a running step's CPU time for this tick (and its memory on full
+ * readings) at once. */
+void
+agent_collect_step(struct ceems_agent *a, struct agent_step *st, bool full)
+{
+	read_step(a, st, full);
+	apply_step(a, st);
 }
 
 /* Split the job's share of this tick among its running steps: by CPU
@@ -256,17 +290,45 @@ agent_split_to_steps(struct agent_job *j,
 	}
 }
 
-/* Read one job's usage for this tick into its ledger input. */
-void
-agent_collect_job(struct ceems_agent *a, struct agent_job *j, bool full,
-		  struct ceems_ledger_job_tick *t)
+/* Read job J's counters for the tick being taken: its CPU counter waits
+ * in j->rd for the tick's end; a full reading's levels (memory, IO) are
+ * kept at once.  Read into scratch: a failed reading (the cgroup going
+ * away at the job's end) must not wipe the last good one. */
+static void
+read_job(struct ceems_agent *a, struct agent_job *j, bool full)
 {
-	/* Read into scratch: a failed reading (the cgroup going away at the
-	 * job's end) must not wipe the last good one. */
 	struct ceems_cgroup_stats *st = &a->scratch;
 	uint32_t want = full ? CEEMS_CGF_ALL : CEEMS_CGF_CPU_USAGE;
-	int ret;
 
+	j->rd.waiting = true;
+	j->rd.seq = a->tick_seq;
+	j->rd.have_cpu = false;
+	j->rd.ret = 0;
+	if (j->gone)
+		return;
+	j->rd.ret = ceems_cgroup_reader_read_some(j->reader, want, st);
+	if (j->rd.ret < 0 || (st->present & CEEMS_CGF_CPU_USAGE) == 0)
+		return;
+	j->rd.have_cpu = true;
+	j->rd.cpu_usage_ns = st->cpu_usage_ns;
+	if (full)
+		j->usage = *st;
+	/* Last: the steps' readings reuse the scratch buffer. */
+	for (uint32_t i = 0; i < j->nsteps; i++)
+		read_step(a, &j->steps[i], full);
+}
+
+/* Job J's usage for the tick ending at a->tick_ns, from its reading
+ * (used up), into its ledger input T. */
+static void
+apply_job(struct ceems_agent *a, struct agent_job *j,
+	  struct ceems_ledger_job_tick *t)
+{
+	uint64_t cpu_ns = j->rd.cpu_usage_ns;
+	bool have_cpu = j->rd.waiting && j->rd.have_cpu;
+	int ret = j->rd.ret;
+
+	j->rd.waiting = false;
 	memset(t, 0, sizeof(*t));
 	/* A job whose cgroup is gone holds nothing any more: it is no longer
 	 * charged (it waits only for its deregistration). */
@@ -277,8 +339,9 @@ agent_collect_job(struct ceems_agent *a, struct agent_job *j, bool full,
 	memcpy(t->gpu_share, j->spec.gpu_share, sizeof(t->gpu_share));
 	if ((j->usage.present & CEEMS_CGF_MEM_RSS) != 0)
 		t->rss_bytes = j->usage.mem_rss_bytes;
-	ret = ceems_cgroup_reader_read_some(j->reader, want, st);
-	if (ret < 0 || (st->present & CEEMS_CGF_CPU_USAGE) == 0) {
+	for (uint32_t i = 0; i < j->nsteps; i++)
+		apply_step(a, &j->steps[i]);
+	if (!have_cpu) {
 		if (ret == -ENODEV) {
 			/* It held its resources until some time in this
 			 * tick: this tick is its last, with the CPU time
@@ -295,21 +358,22 @@ agent_collect_job(struct ceems_agent *a, struct agent_job *j, bool full,
 		}
 		return;
 	}
-	if (full) {
-		j->usage = *st;
-		if ((st->present & CEEMS_CGF_MEM_RSS) != 0)
-			t->rss_bytes = st->mem_rss_bytes;
-	}
-	if (j->have_cpu && st->cpu_usage_ns >= j->cpu_last_ns)
-		t->cpu_s = (double)(st->cpu_usage_ns - j->cpu_last_ns) / 1e9;
-	j->cpu_last_ns = st->cpu_usage_ns;
+	if (j->have_cpu && cpu_ns >= j->cpu_last_ns)
+		t->cpu_s = (double)(cpu_ns - j->cpu_last_ns) / 1e9;
+	j->cpu_last_ns = cpu_ns;
 	if (!j->have_cpu) {
-		j->cpu_base_ns = st->cpu_usage_ns;
+		j->cpu_base_ns = cpu_ns;
 		j->have_cpu = true;
 	}
-	/* Last: the steps' readings reuse the scratch buffer. */
-	for (uint32_t i = 0; i < j->nsteps; i++)
-		agent_collect_step(a, &j->steps[i], full);
+}
+
+/* Read one job's usage for this tick into its ledger input, at once. */
+void
+agent_collect_job(struct ceems_agent *a, struct agent_job *j, bool full,
+		  struct ceems_ledger_job_tick *t)
+{
+	read_job(a, j, full);
+	apply_job(a, j, t);
 }
 
 /* A job's end: a full reading of this job alone (its memory peak and IO
@@ -428,58 +492,105 @@ agent_observe_series(const struct agent_job *j, uint64_t now_ns)
 }
 
 void
-ceems_agent_tick(struct ceems_agent *a, uint64_t now_ns)
+ceems_agent_tick_begin(struct ceems_agent *a, uint64_t now_ns)
+{
+	if (a->tick_open || now_ns <= a->last_tick_ns)
+		return;
+	a->tick_open = true;
+	a->tick_seq++;
+	a->tick_full = now_ns - a->last_usage_ns >= a->config.usage_interval_ns;
+	a->tick_cursor = 0;
+}
+
+bool
+ceems_agent_tick_open(const struct ceems_agent *a)
+{
+	return a->tick_open;
+}
+
+bool
+ceems_agent_tick_read(struct ceems_agent *a, size_t max_jobs)
+{
+	size_t n = 0;
+
+	if (!a->tick_open)
+		return true;
+	while (a->tick_cursor < a->njobs && n < max_jobs) {
+		struct agent_job *j = a->jobs[a->tick_cursor++];
+
+		if (j->rd.waiting && j->rd.seq == a->tick_seq)
+			continue;
+		read_job(a, j, a->tick_full);
+		n++;
+	}
+	return a->tick_cursor >= a->njobs;
+}
+
+/* Charge every job its share of the split tick (or a gap). */
+static void
+charge_jobs(struct ceems_agent *a, const struct ceems_ledger_node_tick *node,
+	    int split, uint64_t now_ns)
+{
+	for (size_t i = 0; i < a->njobs; i++) {
+		struct agent_job *j = a->jobs[i];
+
+		if (j->gone && j->gone_ns < now_ns)
+			continue;
+		if (split < 0) {
+			/* The jobs' CPU time was read all the same. */
+			ceems_job_ledger_add_gap(&j->ledger, node->dt_s);
+			j->gap_s += node->dt_s;
+			j->cpu_s += a->job_ticks[i].cpu_s;
+			continue;
+		}
+		ceems_job_ledger_add_tick(&j->ledger, &a->shares[i],
+					  node->dt_s - a->job_ticks[i].absent_s,
+					  a->have_factor ? &a->factor : NULL);
+		j->cpu_s += a->job_ticks[i].cpu_s;
+		agent_split_to_steps(j, &a->shares[i], &a->job_ticks[i]);
+	}
+}
+
+void
+ceems_agent_tick_end(struct ceems_agent *a, uint64_t now_ns)
 {
 	struct ceems_ledger_node_tick node;
-	bool full;
 	int ret;
 
+	if (!a->tick_open)
+		return;
+	a->tick_open = false;
 	if (now_ns <= a->last_tick_ns)
 		return;
-	/* The energy read for jobs that ended since the last tick. */
+	/* The jobs no part read: registered since, or moved in the table
+	 * by a deregistration. */
+	for (size_t i = 0; i < a->njobs; i++)
+		if (!a->jobs[i]->rd.waiting || a->jobs[i]->rd.seq != a->tick_seq)
+			read_job(a, a->jobs[i], a->tick_full);
+	/* The node's counters, at one instant; the energy read for jobs
+	 * that ended since the last tick first. */
 	node = a->pending;
 	memset(&a->pending, 0, sizeof(a->pending));
 	a->tick_ns = now_ns;
 	node.dt_s = (double)(now_ns - a->last_tick_ns) / 1e9;
-	full = now_ns - a->last_usage_ns >= a->config.usage_interval_ns;
 	agent_collect_energy(a, now_ns, &node);
 	collect_node_usage(a, &node);
 	set_idle_power(a, &node);
 	a->last_node = node;
 	ceems_ledger_carry_apply(&a->carry, &node);
 	for (size_t i = 0; i < a->njobs; i++) {
-		agent_collect_job(a, a->jobs[i], full, &a->job_ticks[i]);
+		apply_job(a, a->jobs[i], &a->job_ticks[i]);
 		a->job_ticks[i].absent_s = agent_job_absent_s(a, a->jobs[i]);
 	}
-	if (full)
+	if (a->tick_full)
 		a->last_usage_ns = now_ns;
 
 	ret = ceems_ledger_split(&node, a->job_ticks, a->njobs, a->shares,
 				 &a->last_tick);
-	if (ret < 0) {
+	if (ret < 0)
 		ceems_error("ledger: cannot split this tick (%s); recorded as a gap",
 			    strerror(-ret));
-		/* The jobs' CPU time was read all the same. */
-		for (size_t i = 0; i < a->njobs; i++) {
-			if (a->jobs[i]->gone && a->jobs[i]->gone_ns < now_ns)
-				continue;
-			ceems_job_ledger_add_gap(&a->jobs[i]->ledger, node.dt_s);
-			a->jobs[i]->gap_s += node.dt_s;
-			a->jobs[i]->cpu_s += a->job_ticks[i].cpu_s;
-		}
-	} else {
-		for (size_t i = 0; i < a->njobs; i++) {
-			struct agent_job *j = a->jobs[i];
-
-			if (j->gone && j->gone_ns < now_ns)
-				continue;
-			ceems_job_ledger_add_tick(&j->ledger, &a->shares[i],
-						  node.dt_s - a->job_ticks[i].absent_s,
-						  a->have_factor ? &a->factor : NULL);
-			j->cpu_s += a->job_ticks[i].cpu_s;
-			agent_split_to_steps(j, &a->shares[i], &a->job_ticks[i]);
-		}
-	}
+	charge_jobs(a, &node, ret, now_ns);
 	ceems_ledger_carry_restore(&a->carry, &a->last_tick);
 	ceems_ledger_carry_clear(&a->carry);
 	for (size_t i = 0; i < a->njobs; i++) {
@@ -490,4 +601,12 @@ ceems_agent_tick(struct ceems_agent *a, uint64_t now_ns)
 	}
 	agent_snapshot_node(a, now_ns);
 	a->last_tick_ns = now_ns;
+}
+
+void
+ceems_agent_tick(struct ceems_agent *a, uint64_t now_ns)
+{
+	ceems_agent_tick_begin(a, now_ns);
+	ceems_agent_tick_read(a, SIZE_MAX);
+	ceems_agent_tick_end(a, now_ns);
 }

@@ -9,7 +9,11 @@
  * Authorization is by the peer credentials the kernel gives for the
  * socket (SO_PEERCRED): register and deregister from root only (the
  * job-side plugin runs as root in slurmstepd), a report for root or the
- * job's owner, status for anyone. */
+ * job's owner, status for anyone.  Another local user is an adversary:
+ * root keeps a reserve of client slots, every other uid may hold only a
+ * few (agent_admit.c) and has one request per connection, and status is
+ * answered from the last tick's totals (agent_status.c), never by
+ * ticking, so no request of another user makes the agent read a job. */
 #include "config.h"
 
 #include <sys/epoll.h>
@@ -35,7 +39,10 @@
 #include "agent_proto.h"
 #include "json_util.h"
 #include "fileio.h"
+#include "agent_admit.h"
+#include "agent_listen.h"
 #include "agent_server.h"
+#include "agent_status.h"
 #include "log.h"
 #include "agent_replay.h"
 #include "storage.h"
@@ -57,18 +64,6 @@ struct client {
 	bool used;
 };
 
-/* The node's energy since the agent started, per domain, for status. */
-struct totals {
-	uint64_t ticks;
-	bool measured[CEEMS_DOMAIN_COUNT];
-	double delta_j[CEEMS_DOMAIN_COUNT];
-	double system_j[CEEMS_DOMAIN_COUNT];
-	double idle_j[CEEMS_DOMAIN_COUNT];
-	uint64_t gap_ticks[CEEMS_DOMAIN_COUNT];
-	double residual_clamped_j;
-	uint64_t last_ns;	/* the tick last added */
-};
-
 /* Refusals are logged, but a local user looping on the socket must not
  * flood the log: at most LOG_BURST lines per LOG_WINDOW_NS. */
 #define LOG_BURST 20
@@ -85,10 +80,10 @@ struct server {
 	uint64_t sample_period_ns;	/* 0: no fast sampling */
 	struct client clients[AGENT_MAX_CLIENTS];
 	unsigned nclients;
-	dev_t sock_dev;			/* the socket file we created */
-	ino_t sock_ino;
+	struct agent_admit admit;
+	struct agent_socket sock;	/* the socket file we created */
 	uint64_t started_ns;
-	struct totals totals;
+	struct agent_totals totals;
 	uint64_t requests, refusals;
 	uint64_t log_window_ns;
 	unsigned log_lines, log_suppressed;
@@ -188,30 +183,6 @@ update_sample_timer(struct server *s)
 	s->sample_period_ns = want;
 }
 
-/* Add the engine's last tick, taken at NOW, to the totals (once). */
-static void
-account_tick(struct server *s, uint64_t now)
-{
-	const struct ceems_ledger_tick *t = ceems_agent_last_tick(s->agent);
-	struct totals *tot = &s->totals;
-
-	if (t == NULL || now <= tot->last_ns)
-		return;
-	tot->last_ns = now;
-	tot->ticks++;
-	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
-		if (!t->measured[d])
-			continue;
-		tot->measured[d] = true;
-		tot->delta_j[d] += t->delta_j[d];
-		tot->system_j[d] += t->system_j[d];
-		tot->idle_j[d] += t->idle_j[d];
-		if (t->gap[d] != CEEMS_GAP_NONE)
-			tot->gap_ticks[d]++;
-	}
-	tot->residual_clamped_j += t->residual_clamped_j;
-}
-
 static void
 checkpoint(struct server *s, uint64_t now)
 {
@@ -223,18 +194,47 @@ checkpoint(struct server *s, uint64_t now)
 			      "the jobs' figures since the last one", strerror(-r));
 }
 
+/* The tick's end: the node's counters, the split, the jobs charged. */
 static void
-on_tick(struct server *s)
+end_tick(struct server *s)
 {
 	uint64_t now = now_ns();
 
-	drain_timer(s->tick.fd);
-	ceems_agent_tick(s->agent, now);
-	account_tick(s, now);
+	ceems_agent_tick_end(s->agent, now);
+	agent_totals_add(&s->totals, ceems_agent_last_tick(s->agent), now);
 	ceems_agent_sweep(s->agent, now);
 	if (s->config->checkpoint_interval_ns == 0)
 		checkpoint(s, now);
 	update_sample_timer(s);
+}
+
+/* A tick reads every job's cgroup: with a thousand jobs, one block of it
+ * would hold every request that comes meanwhile (the plugin's among
+ * them).  It is taken in parts of TICK_PART_NS at most, the loop serving
+ * what came between them (tick_part). */
+#define TICK_PART_NS (UINT64_C(1000000))
+
+static void
+tick_part(struct server *s)
+{
+	uint64_t until = now_ns() + TICK_PART_NS;
+
+	while (!ceems_agent_tick_read(s->agent, CEEMS_AGENT_TICK_PART_JOBS))
+		if (now_ns() >= until)
+			return;
+	end_tick(s);
+}
+
+static void
+on_tick(struct server *s)
+{
+	drain_timer(s->tick.fd);
+	/* A tick still in parts when the next is due (a loop starved for a
+	 * whole interval): that one takes the time since. */
+	if (ceems_agent_tick_open(s->agent))
+		return;
+	ceems_agent_tick_begin(s->agent, now_ns());
+	tick_part(s);
 }
 
 /* A one-shot timer in DELAY_NS (at least 1 ns: 0 would disarm it). */
@@ -318,112 +318,19 @@ on_signal(struct server *s)
 	}
 }
 
-/* ------------------------------------------------------------------ */
-/* The listening socket                                                */
-/* ------------------------------------------------------------------ */
-
-/* mkdir -p of the socket's directory, 0755 (clients of any uid must
- * reach the socket; authorization is by peer credentials). */
-static int
-make_parent_dirs(const char *path)
-{
-	char dir[CEEMS_CONFIG_PATH_MAX];
-	char *slash;
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash == NULL || slash == dir)
-		return 0;
-	*slash = '\0';
-	return ceems_mkdir_p(dir, 0755);
-}
-
-/* A socket file left by an agent that died is removed; one another agent
- * still listens on, or a file that is no socket, is left alone. */
-static int
-clear_stale_socket(const char *path)
-{
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	struct stat st;
-	int fd, r;
-
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISSOCK(st.st_mode)) {
-		ceems_error("%s exists and is not a socket: not removing it; "
-			    "set another `socket' in the configuration", path);
-		return -EEXIST;
-	}
-	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	r = connect(fd, (struct sockaddr *)&addr, sizeof(addr));
-	close(fd);
-	if (r == 0 || errno == EAGAIN) {
-		ceems_error("another agent is listening on %s: not starting a second one",
-			    path);
-		return -EADDRINUSE;
-	}
-	if (unlink(path) < 0 && errno != ENOENT)
-		return -errno;
-	ceems_info("removed the stale socket %s of an earlier agent", path);
-	return 0;
-}
-
 static int
 open_listener(struct server *s)
 {
-	const char *path = s->config->socket_path;
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	struct stat st;
-	int fd, r;
+	int fd = agent_listen_open(s->config->socket_path, &s->sock);
+	int r;
 
-	if (strlen(path) >= sizeof(addr.sun_path)) {
-		ceems_error("socket path %s is longer than %zu bytes", path,
-			    sizeof(addr.sun_path) - 1);
-		return -ENAMETOOLONG;
-	}
-	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
-	if ((r = make_parent_dirs(path)) < 0) {
-		ceems_error("cannot create the directory of %s: %s", path, strerror(-r));
-		return r;
-	}
-	if ((r = clear_stale_socket(path)) < 0) {
-		if (r != -EEXIST && r != -EADDRINUSE)
-			ceems_error("cannot remove the stale socket %s: %s", path,
-				    strerror(-r));
-		return r;
-	}
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
-		return -errno;
-	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
-	    chmod(path, 0666) < 0 || lstat(path, &st) < 0 ||
-	    listen(fd, AGENT_MAX_CLIENTS) < 0) {
-		r = -errno;
-		ceems_error("cannot listen on %s: %s", path, strerror(errno));
-		close(fd);
-		return r;
-	}
-	s->sock_dev = st.st_dev;
-	s->sock_ino = st.st_ino;
+		return fd;
 	if ((r = add_watch(s, &s->listen, W_LISTEN, fd)) < 0) {
 		close(fd);
 		return r;
 	}
 	return 0;
-}
-
-/* Remove the socket file, unless another agent has replaced it since. */
-static void
-remove_socket(struct server *s)
-{
-	struct stat st;
-
-	if (lstat(s->config->socket_path, &st) == 0 && st.st_dev == s->sock_dev &&
-	    st.st_ino == s->sock_ino)
-		unlink(s->config->socket_path);
 }
 
 /* ------------------------------------------------------------------ */
@@ -456,6 +363,7 @@ drop_client(struct server *s, struct client *c)
 	close(c->w.fd);
 	c->used = false;
 	s->nclients--;
+	agent_admit_put(&s->admit, c->uid);
 }
 
 /* Send LEN bytes of outbuf to C.  A client whose socket is full is not
@@ -503,68 +411,17 @@ refuse(struct server *s, struct client *c, int code, const char *fmt, ...)
 	send_reply(s, c, ceems_agent_reply_error(code, why, outbuf, sizeof(outbuf)));
 }
 
-static void
-add_domain_totals(struct json_object *energy, const struct totals *t, int d)
-{
-	struct json_object *o = json_object_new_object();
-
-	if (o == NULL)
-		return;
-	json_object_object_add(o, "delta_j", ceems_json_double(t->delta_j[d]));
-	json_object_object_add(o, "system_j", ceems_json_double(t->system_j[d]));
-	json_object_object_add(o, "idle_j", ceems_json_double(t->idle_j[d]));
-	json_object_object_add(o, "gap_ticks", json_object_new_int64((int64_t)t->gap_ticks[d]));
-	json_object_object_add(energy, ceems_energy_domain_name(d), o);
-}
-
 static int
 status_reply(struct server *s)
 {
-	struct json_object *obj = json_object_new_object();
-	struct json_object *energy = json_object_new_object();
-	const char *text;
-	size_t len;
+	struct agent_status_in in = {
+		.config = s->config, .agent = s->agent, .totals = &s->totals,
+		.uptime_ns = now_ns() - s->started_ns, .clients = s->nclients,
+		.requests = s->requests, .refusals = s->refusals,
+		.clients_refused = s->admit.refused_total,
+	};
 
-	if (obj == NULL || energy == NULL) {
-		json_object_put(obj);
-		json_object_put(energy);
-		return -ENOMEM;
-	}
-	json_object_object_add(obj, "ok", json_object_new_boolean(1));
-	json_object_object_add(obj, "version", json_object_new_string(PACKAGE_VERSION));
-	json_object_object_add(obj, "pid", json_object_new_int64(getpid()));
-	json_object_object_add(obj, "uptime_s",
-			       ceems_json_double((double)(now_ns() - s->started_ns) / 1e9));
-	json_object_object_add(obj, "jobs",
-			       json_object_new_int64((int64_t)ceems_agent_njobs(s->agent)));
-	json_object_object_add(obj, "finishing",
-			       json_object_new_int64((int64_t)ceems_agent_nfinishing(s->agent)));
-	json_object_object_add(obj, "max_jobs", json_object_new_int64(s->config->max_jobs));
-	json_object_object_add(obj, "clients", json_object_new_int64(s->nclients));
-	json_object_object_add(obj, "interval_s",
-			       ceems_json_double((double)s->config->interval_ns / 1e9));
-	json_object_object_add(obj, "source_interval_s",
-			       ceems_json_double((double)ceems_agent_source_interval_ns(s->agent) / 1e9));
-	json_object_object_add(obj, "ticks", json_object_new_int64((int64_t)s->totals.ticks));
-	json_object_object_add(obj, "requests", json_object_new_int64((int64_t)s->requests));
-	json_object_object_add(obj, "refusals", json_object_new_int64((int64_t)s->refusals));
-	/* Only the domains the node measures: unknown is not zero. */
-	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
-		if (s->totals.measured[d])
-			add_domain_totals(energy, &s->totals, d);
-	json_object_object_add(obj, "energy", energy);
-	json_object_object_add(obj, "residual_clamped_j",
-			       ceems_json_double(s->totals.residual_clamped_j));
-	text = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
-						   JSON_C_TO_STRING_NOSLASHESCAPE);
-	len = text != NULL ? strlen(text) : 0;
-	if (text == NULL || len >= sizeof(outbuf)) {
-		json_object_put(obj);
-		return -ENOSPC;
-	}
-	memcpy(outbuf, text, len + 1);
-	json_object_put(obj);
-	return (int)len;
+	return agent_status_reply(&in, outbuf, sizeof(outbuf));
 }
 
 static const char *
@@ -627,11 +484,8 @@ handle_request(struct server *s, struct client *c, size_t len)
 	}
 	switch (req.op) {
 	case CEEMS_AGENT_OP_STATUS:
-		/* Totals as of now: the time since the last tick (and what
-		 * jobs that left in it took) is split first. */
-		now = now_ns();
-		ceems_agent_tick(s->agent, now);
-		account_tick(s, now);
+		/* As of the last tick: a tick reads every job, and any user
+		 * may ask for status as often as they like. */
 		send_reply(s, c, status_reply(s));
 		return;
 	case CEEMS_AGENT_OP_REGISTER:
@@ -728,7 +582,8 @@ on_client(struct server *s, struct client *c, uint32_t events)
 			drop_client(s, c);
 			return;
 		}
-		c->deadline_ns = now_ns() + AGENT_CLIENT_TIMEOUT_MS * UINT64_C(1000000);
+		if (c->uid == 0)
+			c->deadline_ns = now_ns() + AGENT_CLIENT_TIMEOUT_MS * UINT64_C(1000000);
 		if ((size_t)n > CEEMS_AGENT_MSG_MAX) {
 			s->requests++;
 			refuse(s, c, -EMSGSIZE, "request of %zd bytes is larger than "
@@ -736,20 +591,53 @@ on_client(struct server *s, struct client *c, uint32_t events)
 			return;
 		}
 		handle_request(s, c, (size_t)n);
+		/* One request per connection for users other than root: a
+		 * connection cannot be kept by sending a byte now and then. */
+		if (c->used && c->uid != 0)
+			drop_client(s, c);
 		return;
 	}
 	if (events & (EPOLLHUP | EPOLLERR))
 		drop_client(s, c);
 }
 
+/* Answer a connection that gets no slot with EBUSY and close it; its
+ * client tries again (lib/agent_client.c).  Not logged one by one: the
+ * refusals are tallied per uid (agent_admit_log). */
+static void
+refuse_connection(int fd)
+{
+	int n = ceems_agent_reply_error(-EBUSY, "the agent has too many clients "
+					"(or this user holds too many); try again",
+					outbuf, sizeof(outbuf));
+
+	if (n > 0)
+		send(fd, outbuf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	close(fd);
+}
+
+/* A slot for a connection the admission allowed (there is one). */
+static struct client *
+free_slot(struct server *s)
+{
+	for (unsigned i = 0; i < AGENT_MAX_CLIENTS; i++)
+		if (!s->clients[i].used)
+			return &s->clients[i];
+	return NULL;
+}
+
+/* Connections accepted per wakeup: a flood of connects must leave the
+ * loop to the ticks and to the clients already in. */
+#define ACCEPT_BATCH 64
+
 static void
 on_accept(struct server *s)
 {
-	for (;;) {
+	for (int k = 0; k < ACCEPT_BATCH; k++) {
 		struct ucred cred;
 		socklen_t len = sizeof(cred);
 		struct epoll_event ev;
-		struct client *c = NULL;
+		struct client *c;
 		int fd;
 
 		fd = accept4(s->listen.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -765,24 +653,9 @@ on_accept(struct server *s)
 			close(fd);
 			continue;
 		}
-		for (unsigned i = 0; i < AGENT_MAX_CLIENTS; i++)
-			if (!s->clients[i].used) {
-				c = &s->clients[i];
-				break;
-			}
-		if (c == NULL) {
-			int n = ceems_agent_reply_error(-EBUSY, "the agent has too many "
-							"clients; try again",
-							outbuf, sizeof(outbuf));
-
-			s->refusals++;
-			if (may_log(s, now_ns()))
-				ceems_warning("refused a client (uid %u pid %d): %d clients "
-					      "already connected", (unsigned)cred.uid,
-					      (int)cred.pid, AGENT_MAX_CLIENTS);
-			if (n > 0)
-				send(fd, outbuf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
-			close(fd);
+		if (agent_admit_take(&s->admit, cred.uid) < 0 ||
+		    (c = free_slot(s)) == NULL) {
+			refuse_connection(fd);
 			continue;
 		}
 		memset(c, 0, sizeof(*c));
@@ -795,6 +668,7 @@ on_accept(struct server *s)
 		ev.data.ptr = &c->w;
 		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 			ceems_warning("cannot watch a client: %s; dropped", strerror(errno));
+			agent_admit_put(&s->admit, cred.uid);
 			close(fd);
 			continue;
 		}
@@ -910,7 +784,7 @@ teardown(struct server *s, bool clean)
 	if (s->agent != NULL && clean)
 		checkpoint(s, now_ns());
 	if (s->listen.fd >= 0) {
-		remove_socket(s);
+		agent_listen_remove(s->config->socket_path, &s->sock);
 		close(s->listen.fd);
 	}
 	if (s->tick.fd >= 0)
@@ -941,12 +815,19 @@ agent_server_run(const struct ceems_config *config)
 	s.listen.fd = s.tick.fd = s.sample.fd = s.checkpoint.fd = s.sig.fd = -1;
 	s.replay_timer.fd = s.replay_child.fd = -1;
 	s.log_window_ns = now_ns();
+	agent_admit_init(&s.admit, s.log_window_ns);
 	if (setup(&s) < 0) {
 		teardown(&s, false);
 		return 1;
 	}
 	while (!s.stop) {
 		int timeout = expire_clients(&s);
+
+		/* A tick in parts: only look for what came meanwhile. */
+		if (ceems_agent_tick_open(s.agent))
+			timeout = 0;
+
+		agent_admit_log(&s.admit, now_ns());
 		int n = epoll_wait(s.epfd, events, 16, timeout);
 
 		if (n < 0) {
@@ -990,6 +871,8 @@ agent_server_run(const struct ceems_config *config)
 				break;
 			}
 		}
+		if (ceems_agent_tick_open(s.agent))
+			tick_part(&s);
 	}
 	teardown(&s, true);
 	ceems_info("stopped");

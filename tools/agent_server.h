@@ -5,11 +5,6 @@
 
 #include "conf.h"
 
-/* Most clients connected at once; more are answered EBUSY and closed. */
-#define AGENT_MAX_CLIENTS 64
-/* A client that sends nothing for this long is dropped. */
-#define AGENT_CLIENT_TIMEOUT_MS 1000
-
 /* Open the engine, restore the jobs of the last checkpoint, listen on
  * the configured socket and serve until SIGTERM or SIGINT.  Returns the
  * process exit status: 0 after a clean stop, 1 when the agent cannot

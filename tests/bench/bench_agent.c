@@ -13,9 +13,16 @@
  * the resident memory after setup.  tests/bench/run.sh runs it for
  * several N and prints the table of doc/performance.md.
  *
- * Usage: bench_agent [-n JOBS] [-t TICKS] [-s] [-k] [-d DIR]
+ * It also times, on the wall clock, the blocks a request arriving during
+ * a tick must wait for: the whole tick, or with -p each part of a tick
+ * taken as the agent takes it (tools/agent_server.c: parts of
+ * CEEMS_AGENT_TICK_PART_JOBS jobs until a millisecond has passed, then
+ * the end); the longest block is the longest a request waits.
+ *
+ * Usage: bench_agent [-n JOBS] [-t TICKS] [-s] [-k] [-p] [-d DIR]
  *   -s  static counters: do not rewrite any counter between ticks
  *   -k  keep the fixture tree (its path is printed)
+ *   -p  take each tick in parts, as the agent does
  *   -d  keep the state file in DIR (e.g. on a disk filesystem, as the
  *       agent's state_dir is) rather than in the fixture tree */
 #include "config.h"
@@ -35,6 +42,7 @@
 
 #include "agent.h"
 #include "log.h"
+#include "bench_time.h"
 #include "../unit/fixture.h"
 #include "../unit/tmptree.h"
 
@@ -333,10 +341,63 @@ cpu_now_ns(void)
  * kept out of line so that its name stays in the binary. */
 void bench_tick(struct ceems_agent *agent, uint64_t now_ns);
 
+/* The blocks of the last ticks, in ms, for their order statistics. */
+static double *blocks;
+static size_t nblocks, blocks_size;
+static double end_ms_max;
+
+static void
+add_block(double ms)
+{
+	if (nblocks == blocks_size) {
+		blocks_size = blocks_size ? 2 * blocks_size : 4096;
+		/* Outside the counted window: see tick_allocs. */
+		blocks = realloc(blocks, blocks_size * sizeof(*blocks));
+		if (blocks == NULL)
+			die("realloc");
+	}
+	blocks[nblocks++] = ms;
+}
+
+/* One tick in parts, as tools/agent_server.c takes it: parts of
+ * CEEMS_AGENT_TICK_PART_JOBS jobs until 1 ms has passed, then the end. */
+static void
+tick_in_parts(struct ceems_agent *agent, uint64_t now_ns)
+{
+	double t0 = bench_now_ms(), t;
+	bool done = false;
+
+	ceems_agent_tick_begin(agent, now_ns);
+	while (!done) {
+		done = ceems_agent_tick_read(agent, CEEMS_AGENT_TICK_PART_JOBS);
+		if (!done && bench_now_ms() - t0 < 1.0)
+			continue;
+		if (done)
+			break;
+		add_block(bench_now_ms() - t0);
+		t0 = bench_now_ms();
+	}
+	ceems_agent_tick_end(agent, now_ns);
+	t = bench_now_ms() - t0;
+	add_block(t);
+	if (t > end_ms_max)
+		end_ms_max = t;
+}
+
+static bool in_parts;
+
 __attribute__((noinline)) void
 bench_tick(struct ceems_agent *agent, uint64_t now_ns)
 {
+	double t0;
+
+	if (in_parts) {
+		tick_in_parts(agent, now_ns);
+		return;
+	}
+	t0 = bench_now_ms();
 	ceems_agent_tick(agent, now_ns);
+	add_block(bench_now_ms() - t0);
 }
 
 /* The process's memory as ps and /proc/self/status show it, in KiB:
@@ -393,7 +454,7 @@ raise_fd_limit(unsigned njobs)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: bench_agent [-n JOBS] [-t TICKS] [-s] [-k] [-d DIR]\n");
+	fprintf(stderr, "usage: bench_agent [-n JOBS] [-t TICKS] [-s] [-k] [-p] [-d DIR]\n");
 	exit(2);
 }
 
@@ -412,7 +473,7 @@ main(int argc, char **argv)
 	struct rss setup, end;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:t:skd:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:t:skpd:")) != -1) {
 		switch (opt) {
 		case 'n':
 			njobs = strtoul(optarg, NULL, 10);
@@ -428,6 +489,9 @@ main(int argc, char **argv)
 			break;
 		case 'd':
 			state_dir = optarg;
+			break;
+		case 'p':
+			in_parts = true;
 			break;
 		default:
 			usage();
@@ -488,6 +552,12 @@ main(int argc, char **argv)
 		advance(1, (unsigned)njobs);
 	ceems_agent_tick(a, now);
 	read_rss(&setup);
+	/* Room for the blocks before the counted window. */
+	blocks_size = nticks * (njobs / CEEMS_AGENT_TICK_PART_JOBS + 2);
+	blocks = malloc(blocks_size * sizeof(*blocks));
+	if (blocks == NULL)
+		die("malloc");
+	nblocks = 0;
 
 	t0 = cpu_now_ns();
 	for (int i = 0; i < 1000; i++)
@@ -532,6 +602,13 @@ main(int argc, char **argv)
 	printf("full_tick_us %.2f\n", nfull > 0 ?
 	       (double)full_ns / 1e3 / (double)nfull : 0.0);
 	printf("budget_us %.2f\n", 20.0 + 5.0 * (double)njobs);
+	printf("ticks_in_parts %s\n", in_parts ? "yes" : "no");
+	printf("blocks %zu\n", nblocks);
+	printf("block_median_ms %.3f\n", bench_sort_median(blocks, nblocks));
+	printf("block_p99_ms %.3f\n", nblocks ? blocks[(nblocks * 99) / 100] : 0.0);
+	printf("block_max_ms %.3f\n", nblocks ? blocks[nblocks - 1] : 0.0);
+	if (in_parts)
+		printf("end_max_ms %.3f\n", end_ms_max);
 	if (COUNT_ALLOCS)
 		printf("tick_allocs %lu\n", tick_allocs);
 	else
@@ -549,6 +626,7 @@ main(int argc, char **argv)
 	for (unsigned i = 0; i < njobs; i++)
 		close(job_usage_fd[i]);
 	free(job_usage_fd);
+	free(blocks);
 	if (keep)
 		printf("tree %s\n", root);
 	else

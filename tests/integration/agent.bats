@@ -366,8 +366,8 @@ _show_log() {
     py=$(_python)
     if [ -n "$py" ]; then
         # An oversized message is refused; a client that says nothing is
-        # dropped after about a second; beyond 64 clients, the next one
-        # is refused EBUSY.
+        # dropped after about a second; beyond 256 clients of root, the
+        # next one is refused EBUSY.
         run "$py" - "$SOCK" <<'EOF'
 import socket, sys, time
 path = sys.argv[1]
@@ -388,7 +388,7 @@ assert data == b"", data
 assert 0.8 < dt < 2.5, dt
 print("silent client dropped after %.2f s" % dt)
 held = []
-for i in range(64):
+for i in range(256):
     c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     c.connect(path)
     held.append(c)
@@ -398,14 +398,85 @@ extra.connect(path)
 extra.settimeout(2)
 reply = extra.recv(1000).decode()
 assert '"code":"EBUSY"' in reply, reply
-print("65th client:", reply)
+print("257th client:", reply)
 EOF
         [ "$status" -eq 0 ] || { _show_log; _fail "raw socket clients: $output"; }
-        sleep 1.2   # the 64 silent clients time out
+        sleep 1.2   # the 256 silent clients time out
     fi
     run _call '{"op":"status"}'
     [ "$status" -eq 0 ] || { _show_log; _fail "the agent no longer answers: $output"; }
     [ "$(echo "$output" | jq -r .jobs)" = 1 ] || _fail "the job was lost: $output"
+}
+
+@test "status never ticks: any number of requests leave the tick count to the timer" {
+    local py first last dt
+    py=$(_python)
+    [ -n "$py" ] || skip "needs python3 to send many requests on one connection"
+    # 300 status requests as fast as the agent answers, on one connection
+    # of root; the ticks the agent counted over that time are the timer's
+    # (every 100 ms), not one per request.
+    run "$py" - "$SOCK" <<'EOF'
+import json, socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+def status():
+    s.send(b'{"op":"status"}')
+    return json.loads(s.recv(70000))
+t0 = time.monotonic()
+first = status()
+for i in range(298):
+    status()
+last = status()
+dt = time.monotonic() - t0
+print(first["ticks"], last["ticks"], "%.3f" % dt)
+EOF
+    [ "$status" -eq 0 ] || { _show_log; _fail "status requests: $output"; }
+    read -r first last dt <<<"$output"
+    echo "# 300 status requests in $dt s: ticks $first -> $last" >&3
+    awk "BEGIN { exit !($last - $first <= $dt / 0.1 + 2) }" ||
+        _fail "300 status requests in $dt s made $((last - first)) ticks: status ticks"
+}
+
+@test "another uid holds 8 connections at most, one request each; root still gets through" {
+    local py
+    py=$(_python)
+    [ -n "$py" ] || skip "needs python3 for raw socket clients"
+    run runuser -u nobody -- "$py" - "$SOCK" <<'EOF'
+import socket, sys, time
+path = sys.argv[1]
+held = []
+for i in range(40):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    c.connect(path)
+    held.append(c)
+time.sleep(0.3)
+kept = []
+for c in held:
+    c.setblocking(False)
+    try:
+        data = c.recv(1000)
+        assert b'"code":"EBUSY"' in data or data == b"", data
+    except BlockingIOError:
+        kept.append(c)
+    except ConnectionResetError:
+        pass
+print("kept", len(kept), "of", len(held))
+# One request per connection: answered, then closed.
+c = kept[0]
+c.setblocking(True)
+c.settimeout(2)
+c.send(b'{"op":"status"}')
+reply = c.recv(70000)
+assert b'"ok":true' in reply, reply
+assert c.recv(10) == b"", "the connection stayed open"
+print("one request, then closed")
+EOF
+    [ "$status" -eq 0 ] || { _show_log; _fail "nobody's clients: $output"; }
+    [[ "$output" == *"kept 8 of 40"* ]] || _fail "$output"
+    [[ "$output" == *"one request, then closed"* ]] || _fail "$output"
+    run _call '{"op":"status"}'
+    [ "$status" -eq 0 ] || _fail "root after nobody's clients: $output"
+    echo "$output" | jq -e '.clients_refused >= 32' >/dev/null || _fail "refusals not counted: $output"
 }
 
 @test "deregister: the job's energy, system and idle add up to what the counters moved" {
