@@ -30,6 +30,10 @@ ceems_recover_verdict_name(enum ceems_recover_verdict v)
 		return "a source without cumulative counters";
 	case CEEMS_RECOVER_CGROUP_REPLACED:
 		return "the job's cgroup was replaced or is gone";
+	case CEEMS_RECOVER_OTHER_RUN:
+		return "an energy device was made again or its controller restarted";
+	case CEEMS_RECOVER_UNIDENTIFIED:
+		return "which run of an energy counter was read is unknown";
 	}
 	return "unknown";
 }
@@ -66,6 +70,19 @@ ceems_recover_counter(const struct state_counter *saved,
 }
 
 enum ceems_recover_verdict
+ceems_recover_identity(const struct state_counter *saved,
+		       const struct ceems_energy_reader *r)
+{
+	if (!r->needs_identity)
+		return CEEMS_RECOVER_OK;
+	if (saved->identity == 0 || r->identity == 0)
+		return CEEMS_RECOVER_UNIDENTIFIED;
+	if (saved->identity != r->identity)
+		return CEEMS_RECOVER_OTHER_RUN;
+	return CEEMS_RECOVER_OK;
+}
+
+enum ceems_recover_verdict
 ceems_recover_job_verdict(const struct ceems_recover_job *job)
 {
 	if (job->figures_tick_ns != job->node_tick_ns || !job->have_cpu_then)
@@ -95,18 +112,23 @@ agent_snapshot_node(struct ceems_agent *a, uint64_t now_ns)
 		for (size_t i = 0; i < src->ncounters; i++) {
 			struct ceems_energy_reader *r =
 				ceems_energy_source_reader(src, i);
+			const char *name = src->counters[i].name;
 			struct state_counter *c;
 
-			if (r == NULL || n->ncounters >= STATE_MAX_COUNTERS)
+			/* A name too long to keep is not found at restore:
+			 * the interval is then a gap. */
+			if (r == NULL || n->ncounters >= STATE_MAX_COUNTERS ||
+			    strlen(name) >= sizeof(c->name))
 				continue;
 			c = &n->counters[n->ncounters++];
-			snprintf(c->name, sizeof(c->name), "%s",
-				 src->counters[i].name);
+			memset(c->name, 0, sizeof(c->name));
+			memcpy(c->name, name, strlen(name));
 			c->domain = (uint32_t)src->counters[i].domain;
 			c->have = r->have_prev;
 			c->raw = r->prev;
 			c->range = r->lim.range;
 			c->read_ns = r->last_ns;
+			c->identity = r->identity;
 		}
 	}
 }
@@ -163,6 +185,9 @@ judge_counters(struct ceems_agent *a, const struct state_node *snap,
 			saved = find_saved(snap, &src->counters[i]);
 			if (saved == NULL || !r->have_prev)
 				return CEEMS_RECOVER_NO_CHECKPOINT;
+			v = ceems_recover_identity(saved, r);
+			if (v != CEEMS_RECOVER_OK)
+				return v;
 			v = ceems_recover_counter(saved, &r->lim, r->prev,
 						  r->last_ns, &joules[s][i]);
 			if (v != CEEMS_RECOVER_OK)

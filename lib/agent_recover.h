@@ -1,6 +1,7 @@
 /* agent_recover.h - the rule that decides whether the interval an agent
  * restart left unaccounted can be accounted after all, from the node's
- * cumulative counters (RAPL energy, /proc/stat busy time, each job's
+ * cumulative counters (RAPL, hwmon energy and pm_counters energy,
+ * /proc/stat busy time, each job's
  * cgroup CPU time) as the last checkpoint held them and as they read
  * now.  Recovered only when that is unambiguous; otherwise it stays a
  * gap.  doc/attribution.md states the rule. */
@@ -30,6 +31,12 @@ enum ceems_recover_verdict {
 	/* The job's cgroup is not the one checkpointed (another cgroup of
 	 * the same name), or is gone. */
 	CEEMS_RECOVER_CGROUP_REPLACED,
+	/* A counter whose readings cannot tell a reset (hwmon,
+	 * pm_counters) is of another run than the one checkpointed: its
+	 * device was made again, or the controller restarted. */
+	CEEMS_RECOVER_OTHER_RUN,
+	/* Which run such a counter is of was not known then or now. */
+	CEEMS_RECOVER_UNIDENTIFIED,
 };
 
 const char *ceems_recover_verdict_name(enum ceems_recover_verdict v);
@@ -45,6 +52,13 @@ enum ceems_recover_verdict ceems_recover_counter(
 	const struct state_counter *saved,
 	const struct ceems_energy_counter_limits *lim, uint64_t raw_now,
 	uint64_t now_ns, double *joules);
+
+/* Whether counter R, now, is of the run SAVED was checkpointed in
+ * (struct ceems_energy_reader's identity): OK, OTHER_RUN or
+ * UNIDENTIFIED.  Always OK for a counter that needs no identity. */
+enum ceems_recover_verdict ceems_recover_identity(
+	const struct state_counter *saved,
+	const struct ceems_energy_reader *r);
 
 /* What is known of one job, then and now. */
 struct ceems_recover_job {

@@ -48,13 +48,21 @@ struct state_figures {
 #define STATE_MAX_COUNTERS 24
 
 struct state_counter {
-	char name[64];		/* as the source names it */
+	char name[56];		/* as the source names it */
+	/* The run of the counter raw belongs to (struct
+	 * ceems_energy_reader), 0 none or unknown.  It took the last 8
+	 * bytes of name, which earlier agents left 0: the layout is
+	 * unchanged. */
+	uint64_t identity;
 	uint64_t raw;		/* the last good reading, in counts */
 	uint64_t range;		/* it wraps after this, 0: never */
 	uint64_t read_ns;	/* monotonic time of that reading */
 	uint32_t domain;	/* enum ceems_energy_domain */
 	uint32_t have;		/* raw is a reading */
 };
+
+_Static_assert(sizeof(struct state_counter) == 96,
+	       "a node counter keeps the size version 5 files have");
 
 struct state_node {
 	uint64_t check;		/* state_checksum of what follows */

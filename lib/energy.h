@@ -148,6 +148,15 @@ struct ceems_energy_reader {
 	bool have_prev;		/* false: the next good reading is a baseline */
 	enum ceems_energy_gap rebase_gap;	/* gap of that baseline */
 	enum ceems_energy_gap state;	/* last outcome; logged on change */
+	/* Which run of the counter prev belongs to, for a source whose
+	 * readings alone cannot tell a reset from a counter that went on
+	 * (hwmon: its file's inode, new when the device is made again;
+	 * pm_counters: the controller's startup).  A checkpoint keeps it,
+	 * and a restarted agent recovers the interval only over the same
+	 * one.  needs_identity false: the range and the readings tell a
+	 * reset (RAPL), identity is 0. */
+	bool needs_identity;
+	uint64_t identity;	/* 0: unknown */
 };
 
 /* A good reading CUR at NOW_NS: add the energy since the previous one to

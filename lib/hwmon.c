@@ -4,8 +4,12 @@
  * of the same number is integrated with the trapezoid rule between
  * samples; past the maximum integration interval the power in between is
  * unknown and the interval is a stall.  Files stay open and are pread
- * every sample. */
+ * every sample.  An energy channel's run is its file's inode: a device
+ * made again (driver reload) has new sysfs files, and its counter
+ * starts again from 0, which a reading alone cannot always tell. */
 #include "config.h"
+
+#include <sys/stat.h>
 
 #include <ctype.h>
 #include <dirent.h>
@@ -119,6 +123,21 @@ ceems_hwmon_classify(const char *chip, const char *label,
 	return 0;
 }
 
+/* Open CH's file; an energy channel's run is the file's inode. */
+static int
+open_value(struct hwmon_channel *ch)
+{
+	struct stat st;
+
+	ch->fd = ceems_energy_open_file(ch->path);
+	if (ch->fd < 0)
+		return ch->fd;
+	ch->reader.identity = 0;
+	if (ch->kind == CHANNEL_ENERGY && fstat(ch->fd, &st) == 0)
+		ch->reader.identity = (uint64_t)st.st_ino;
+	return 0;
+}
+
 /* Read a channel's value, reopening its file if an error closed it. */
 static int
 read_channel(struct hwmon_channel *ch, uint64_t *value)
@@ -126,9 +145,8 @@ read_channel(struct hwmon_channel *ch, uint64_t *value)
 	int err;
 
 	if (ch->fd < 0) {
-		ch->fd = ceems_energy_open_file(ch->path);
-		if (ch->fd < 0) {
-			err = ch->fd;
+		err = open_value(ch);
+		if (err < 0) {
 			ch->fd = -1;
 			return err;
 		}
@@ -233,11 +251,23 @@ hwmon_close(struct ceems_energy_source *src)
 	free(src);
 }
 
+/* Energy channels are cumulative; power channels are not. */
+static struct ceems_energy_reader *
+hwmon_reader(struct ceems_energy_source *src, size_t i)
+{
+	struct hwmon_priv *priv = src->priv;
+
+	if (i >= src->ncounters || priv->channels[i].kind != CHANNEL_ENERGY)
+		return NULL;
+	return &priv->channels[i].reader;
+}
+
 static const struct ceems_energy_source_ops hwmon_ops = {
 	.kind = "hwmon",
 	.sample = hwmon_sample,
 	.max_sample_interval_ns = hwmon_max_sample_interval_ns,
 	.close = hwmon_close,
+	.reader = hwmon_reader,
 };
 
 /* Read a short attribute of DIR into BUF, trailing blanks removed; ""
@@ -365,20 +395,20 @@ open_channel(struct hwmon_priv *priv, const char *hwmon, const char *dir,
 	}
 	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	ch->fd = ceems_energy_open_file(path);
-	if (ch->fd < 0) {
-		err = ch->fd;
-		ceems_warning("hwmon: cannot open %s: %s; channel left out",
-			      path, strerror(-err));
-		return err;
-	}
 	ch->path = strdup(path);
-	if (ch->path == NULL) {
-		close(ch->fd);
+	if (ch->path == NULL)
 		return -ENOMEM;
-	}
 	ch->kind = kind;
 	memset(&ch->reader, 0, sizeof(ch->reader));
+	err = open_value(ch);
+	if (err < 0) {
+		ceems_warning("hwmon: cannot open %s: %s; channel left out",
+			      path, strerror(-err));
+		free(ch->path);
+		ch->path = NULL;
+		return err;
+	}
+	ch->reader.needs_identity = kind == CHANNEL_ENERGY;
 	ch->reader.lim.unit_j = 1e-6;
 	ch->reader.lim.range = 0;
 	ch->reader.lim.max_power_w = CEEMS_HWMON_MAX_POWER_W;

@@ -1,7 +1,15 @@
 /* pm_counters.c - HPE Cray EX pm_counters: accumulated energy in joules
  * per domain, kept by the node controller (the same source as the BMC).
  * The counters are 64-bit and do not wrap; going backwards is a reset
- * (a controller restart).  Files stay open and are pread every sample. */
+ * (a controller restart).  Files stay open and are pread every sample.
+ *
+ * The directory's "startup" changes when the controller restarts and
+ * its counters start again; it is read before the counters each sample
+ * and is the counters' run (struct ceems_energy_reader's identity): a
+ * restart is a reset even when a counter has already passed its old
+ * value.  "generation" counts power-cap changes, across which the
+ * counters go on, and "freshness" moves at every update: neither tells
+ * a restart. */
 #include "config.h"
 
 #include <dirent.h>
@@ -28,6 +36,8 @@ struct pm_counter {
 
 struct pm_priv {
 	struct pm_counter *counters;	/* parallel to src->counters */
+	struct pm_counter startup;	/* the controller's start; no reader */
+	uint64_t last_startup;		/* last value read, 0 none yet */
 };
 
 int
@@ -127,12 +137,59 @@ read_counter(struct pm_counter *pc, uint64_t *joules)
 	return ceems_pm_counters_parse(buf, joules);
 }
 
+/* Read "startup" (reopening it if an error closed it): the run of the
+ * counters about to be read, 0 when unknown. */
+static uint64_t
+read_startup(struct pm_counter *pc)
+{
+	uint64_t value;
+
+	if (pc->path == NULL)
+		return 0;
+	if (pc->fd < 0 && (pc->fd = ceems_energy_open_file(pc->path)) < 0) {
+		pc->fd = -1;
+		return 0;
+	}
+	if (ceems_energy_pread_u64(pc->fd, &value) < 0) {
+		close(pc->fd);
+		pc->fd = -1;
+		return 0;
+	}
+	return value;
+}
+
+/* The counters are of run STARTUP (0 unknown); a change of a known one
+ * is a controller restart, a reset of every counter. */
+static void
+set_run(struct ceems_energy_source *src, uint64_t startup)
+{
+	struct pm_priv *priv = src->priv;
+	bool restarted = startup != 0 && priv->last_startup != 0 &&
+			 startup != priv->last_startup;
+
+	for (size_t i = 0; i < src->ncounters; i++) {
+		struct ceems_energy_reader *r = &priv->counters[i].reader;
+
+		r->identity = startup;
+		if (!restarted)
+			continue;
+		ceems_energy_counter_gap(&src->counters[i], CEEMS_GAP_RESET);
+		ceems_energy_reader_set_state(r, &src->counters[i],
+			CEEMS_GAP_RESET, "the controller restarted (startup changed)");
+		r->have_prev = false;
+		r->rebase_gap = CEEMS_GAP_RESET;
+	}
+	if (startup != 0)
+		priv->last_startup = startup;
+}
+
 static void
 pm_sample(struct ceems_energy_source *src, uint64_t now_ns)
 {
 	struct pm_priv *priv = src->priv;
 	size_t i;
 
+	set_run(src, read_startup(&priv->startup));
 	for (i = 0; i < src->ncounters; i++) {
 		struct pm_counter *pc = &priv->counters[i];
 		struct ceems_energy_counter *c = &src->counters[i];
@@ -157,11 +214,23 @@ pm_max_sample_interval_ns(const struct ceems_energy_source *src)
 	return 0;	/* 64-bit joule counters: no wrap to outrun */
 }
 
+static struct ceems_energy_reader *
+pm_reader(struct ceems_energy_source *src, size_t i)
+{
+	struct pm_priv *priv = src->priv;
+
+	return i < src->ncounters ? &priv->counters[i].reader : NULL;
+}
+
 static void
 pm_close(struct ceems_energy_source *src)
 {
 	struct pm_priv *priv = src->priv;
 	size_t i;
+
+	if (priv->startup.fd >= 0)
+		close(priv->startup.fd);
+	free(priv->startup.path);
 
 	for (i = 0; i < src->ncounters; i++) {
 		if (priv->counters[i].fd >= 0)
@@ -179,6 +248,7 @@ static const struct ceems_energy_source_ops pm_ops = {
 	.sample = pm_sample,
 	.max_sample_interval_ns = pm_max_sample_interval_ns,
 	.close = pm_close,
+	.reader = pm_reader,
 };
 
 static int
@@ -193,7 +263,8 @@ ceems_pm_counters_open(const char *sysfs_root, uint64_t now_ns)
 	char names[CEEMS_PM_COUNTERS_MAX][32];
 	struct ceems_energy_source *src;
 	struct pm_priv *priv;
-	char base[PATH_MAX];
+	char base[PATH_MAX], path[PATH_MAX];
+	uint64_t startup;
 	struct dirent *de;
 	size_t nnames = 0, i;
 	DIR *dir;
@@ -249,11 +320,20 @@ ceems_pm_counters_open(const char *sysfs_root, uint64_t now_ns)
 	}
 	src->ops = &pm_ops;
 	src->priv = priv;
+	priv->startup.fd = -1;
+	if (snprintf(path, sizeof(path), "%s/startup", base) < (int)sizeof(path))
+		priv->startup.path = strdup(path);
 
+	/* Before the counters: their readings are of this run or a later
+	 * one, never of an earlier. */
+	startup = read_startup(&priv->startup);
+	if (startup == 0)
+		ceems_info("pm_counters: no startup under %s: a restart of the agent leaves a gap",
+			   base);
+	priv->last_startup = startup;
 	for (i = 0; i < nnames; i++) {
 		struct pm_counter *pc = &priv->counters[src->ncounters];
 		struct ceems_energy_counter *c = &src->counters[src->ncounters];
-		char path[PATH_MAX];
 		uint64_t joules;
 		int err;
 
@@ -278,6 +358,8 @@ ceems_pm_counters_open(const char *sysfs_root, uint64_t now_ns)
 		pc->reader.lim.unit_j = 1.0;
 		pc->reader.lim.max_power_w = CEEMS_PM_COUNTERS_MAX_POWER_W;
 		pc->reader.lim.slack_ns = CEEMS_PM_COUNTERS_SLACK_NS;
+		pc->reader.needs_identity = true;
+		pc->reader.identity = startup;
 		err = read_counter(pc, &joules);
 		if (err < 0) {
 			ceems_energy_reader_fail(&pc->reader, c, err,

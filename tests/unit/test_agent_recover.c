@@ -2,7 +2,7 @@
  * recovered from the cumulative counters when that is unambiguous, and
  * stays a gap when it is not: the rule alone (agent_recover.h), then the
  * engine on fixture trees, a restarted agent against one that never
- * stopped. */
+ * stopped, with RAPL, hwmon energy and pm_counters as the source. */
 #include "config.h"
 
 #include <sys/stat.h>
@@ -24,10 +24,14 @@
 
 #define SEC 1000000000ULL
 #define RAPL "class/powercap/"
+#define HWMON "class/hwmon/"
+#define PM "cray/pm_counters/"
 #define JOB42_CPUACCT "sys/fs/cgroup/cpu,cpuacct/slurm_localhost/uid_1000/job_42/cpuacct.usage"
 #define BATCH_CPUACCT "sys/fs/cgroup/cpu,cpuacct/slurm_localhost/uid_1000/job_42/step_batch/cpuacct.usage"
 
 static char sys_root[200], cg_root[200], proc_root[200];
+/* The energy source the agents read; the tree holds all three. */
+static enum { SOURCE_RAPL, SOURCE_HWMON, SOURCE_PM } source = SOURCE_RAPL;
 static char state_dir[256];
 static char buf[8192];
 
@@ -63,6 +67,14 @@ make_trees(void)
 	char path[PATH_MAX];
 
 	snprintf(sys_root, sizeof(sys_root), "%s", tmptree_new(fixture_path("sys/rapl-intel")));
+	tmptree_copy(fixture_path("sys/hwmon"), sys_root);
+	tmptree_copy(fixture_path("sys/cray"), sys_root);
+	/* Energy counters only: the power channels come back in
+	 * test_not_cumulative. */
+	snprintf(path, sizeof(path), "%s/" HWMON "hwmon0/power1_average", sys_root);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/" HWMON "hwmon3/power2_input", sys_root);
+	unlink(path);
 	snprintf(cg_root, sizeof(cg_root), "%s", tmptree_new(fixture_path("cgroup/v1")));
 	snprintf(proc_root, sizeof(proc_root), "%s/ceems-test-proc-XXXXXX",
 		 getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
@@ -76,6 +88,21 @@ make_trees(void)
 	tmptree_write(proc_root, "meminfo",
 		      fixture_text("proc/meminfo", buf, sizeof(buf)));
 	write_proc_stat(0);
+}
+
+/* Replace ROOT/REL by a new file holding V: what a device made again
+ * (driver reload) looks like, the same path with another inode. */
+static void
+replace_u64(const char *root, const char *rel, unsigned long long v)
+{
+	char tmp[256], from[PATH_MAX], to[PATH_MAX];
+
+	snprintf(tmp, sizeof(tmp), "%s.new", rel);
+	write_u64(root, tmp, v);
+	snprintf(from, sizeof(from), "%s/%s", root, tmp);
+	snprintf(to, sizeof(to), "%s/%s", root, rel);
+	if (rename(from, to) < 0)
+		tmptree_die("rename", from);
 }
 
 static void
@@ -95,6 +122,9 @@ base_config(struct ceems_config *c)
 	c->idle_power_dram_w = 2;
 	c->usage_interval_ns = SEC;
 	c->max_jobs = 4;
+	c->source_rapl = source == SOURCE_RAPL;
+	c->source_hwmon = source == SOURCE_HWMON;
+	c->source_pm_counters = source == SOURCE_PM;
 }
 
 static void
@@ -114,6 +144,20 @@ job42_spec(struct ceems_agent_job_spec *spec)
 static unsigned long long pkg0_uj = 100000000ULL, pkg1_uj = 200000000ULL;
 static unsigned long long dram0_uj = 20000000ULL, dram1_uj = 30000000ULL;
 static unsigned long long busy_ticks, job_ns = 2483101234ULL;
+/* hwmon (uJ): the sockets follow the packages; the PSU and the Cray
+ * node counter (J) count the node. */
+static unsigned long long psu_uj = 5000000000ULL;
+static double node_j = 123456;
+
+static void
+write_pm(const char *file, double joules)
+{
+	char rel[64], text[64];
+
+	snprintf(rel, sizeof(rel), PM "%s", file);
+	snprintf(text, sizeof(text), "%.0f J 1687170683291597 us\n", joules);
+	tmptree_write(sys_root, rel, text);
+}
 
 /* Add PKG0_J and PKG1_J to the packages, DRAM_J split over the drams,
  * BUSY USER_HZ ticks to the node and CPU_NS to job 42. */
@@ -129,6 +173,14 @@ move(double pkg0_j, double pkg1_j, double dram_j, unsigned busy,
 	write_u64(sys_root, RAPL "intel-rapl:1/energy_uj", pkg1_uj);
 	write_u64(sys_root, RAPL "intel-rapl:0:1/energy_uj", dram0_uj);
 	write_u64(sys_root, RAPL "intel-rapl:1:1/energy_uj", dram1_uj);
+	psu_uj += (unsigned long long)((pkg0_j + pkg1_j + dram_j) * 1.5e6);
+	node_j += (pkg0_j + pkg1_j + dram_j) * 1.5;
+	write_u64(sys_root, HWMON "hwmon1/energy3_input", pkg0_uj);
+	write_u64(sys_root, HWMON "hwmon1/energy4_input", pkg1_uj);
+	write_u64(sys_root, HWMON "hwmon3/energy1_input", psu_uj);
+	write_pm("cpu_energy", (double)((pkg0_uj + pkg1_uj) / 1000000));
+	write_pm("memory_energy", (double)((dram0_uj + dram1_uj) / 1000000));
+	write_pm("energy", node_j);
 	busy_ticks += busy;
 	write_proc_stat(busy_ticks);
 	job_ns += cpu_ns;
@@ -212,6 +264,28 @@ test_rule(void)
 	is_int(ceems_recover_counter(&saved, &lim, 950000, 10 * SEC + 1000000, &j),
 	       CEEMS_RECOVER_NO_CHECKPOINT, "no reading at the checkpoint: a gap");
 
+	{
+		struct ceems_energy_reader rd = { .needs_identity = true, .identity = 42 };
+
+		saved.identity = 42;
+		is_int(ceems_recover_identity(&saved, &rd), CEEMS_RECOVER_OK,
+		       "the same run of the counter: recovered");
+		rd.identity = 43;
+		is_int(ceems_recover_identity(&saved, &rd), CEEMS_RECOVER_OTHER_RUN,
+		       "another run (device made again, controller restarted): a gap");
+		rd.identity = 0;
+		is_int(ceems_recover_identity(&saved, &rd), CEEMS_RECOVER_UNIDENTIFIED,
+		       "the run unknown now: a gap");
+		rd.identity = 42;
+		saved.identity = 0;
+		is_int(ceems_recover_identity(&saved, &rd), CEEMS_RECOVER_UNIDENTIFIED,
+		       "the run unknown then (a file of an earlier agent): a gap");
+		rd.needs_identity = false;
+		rd.identity = 0;
+		is_int(ceems_recover_identity(&saved, &rd), CEEMS_RECOVER_OK,
+		       "a counter whose readings tell a reset needs no run (RAPL)");
+	}
+
 	is_int(ceems_recover_job_verdict(&job), CEEMS_RECOVER_OK,
 	       "the same cgroup, its CPU time moved on: recovered");
 	other = job;
@@ -237,7 +311,43 @@ test_rule(void)
  * DOWN_S over the same counters.  WHAT is done to the node while the
  * second is down.  Returns the restarted agent's report in R, the
  * reference's in REF. */
-enum while_down { NOTHING, RESET_COUNTER, NEW_CGROUP, NEW_BOOT };
+enum while_down {
+	NOTHING, RESET_COUNTER, NEW_CGROUP, NEW_BOOT,
+	NEW_DEVICE,	/* hwmon: the package counter's device made again */
+	NEW_RUN,	/* pm_counters: the controller restarted */
+	NO_STARTUP,	/* pm_counters: which run it is cannot be read */
+};
+
+/* What WHAT does to the node while the agent is down. */
+static void
+while_down(enum while_down what)
+{
+	char path[PATH_MAX];
+
+	if (what == RESET_COUNTER && source == SOURCE_RAPL)
+		write_u64(sys_root, RAPL "intel-rapl:0/energy_uj", 1000);
+	if (what == RESET_COUNTER && source == SOURCE_HWMON)
+		write_u64(sys_root, HWMON "hwmon1/energy3_input", 1000);
+	if (what == RESET_COUNTER && source == SOURCE_PM)
+		write_pm("cpu_energy", 1);
+	if (what == NEW_CGROUP) {
+		snprintf(path, sizeof(path), "%s/%s", cg_root, JOB42_CPUACCT);
+		unlink(path);
+		write_u64(cg_root, JOB42_CPUACCT, job_ns);
+	}
+	if (what == NEW_BOOT)
+		set_boot_id("3c1d2e4f-0000-4000-8000-00000000b008\n");
+	/* The counters read as if they had gone on: only the device's or
+	 * the controller's identity tells. */
+	if (what == NEW_DEVICE)
+		replace_u64(sys_root, HWMON "hwmon1/energy3_input", pkg0_uj);
+	if (what == NEW_RUN)
+		write_u64(sys_root, PM "startup", 1687000000000000ULL + job_ns);
+	if (what == NO_STARTUP) {
+		snprintf(path, sizeof(path), "%s/" PM "startup", sys_root);
+		unlink(path);
+	}
+}
 
 static int
 kill_and_restart(double down_s, enum while_down what,
@@ -266,15 +376,7 @@ kill_and_restart(double down_s, enum while_down what,
 	ceems_agent_close(b);	/* killed: no deregistration */
 
 	run_for(down_s);
-	if (what == RESET_COUNTER)
-		write_u64(sys_root, RAPL "intel-rapl:0/energy_uj", 1000);
-	if (what == NEW_CGROUP) {
-		snprintf(path, sizeof(path), "%s/%s", cg_root, JOB42_CPUACCT);
-		unlink(path);
-		write_u64(cg_root, JOB42_CPUACCT, job_ns);
-	}
-	if (what == NEW_BOOT)
-		set_boot_id("3c1d2e4f-0000-4000-8000-00000000b008\n");
+	while_down(what);
 	b = open_agent(state, restart);
 	restored = ceems_agent_restore(b, restart);
 	run_for(1);
@@ -336,6 +438,90 @@ test_gaps(void)
 	       "another boot: nothing restored, nothing recovered");
 }
 
+/* Down 5 s with SOURCE's counters going on: recovered, every domain the
+ * source measures as the agent that never stopped has it. */
+static void
+check_recovered(const char *kind)
+{
+	struct ceems_agent_job_report r, ref;
+	char name[160];
+	int domains = 0, same = 0;
+
+	snprintf(name, sizeof(name), "%s: killed, restarted 5 s later, restored", kind);
+	is_int(kill_and_restart(5, NOTHING, &r, &ref), 1, name);
+	snprintf(name, sizeof(name), "%s: no gap", kind);
+	is_near(r.gap_s, 0, 0, name);
+	snprintf(name, sizeof(name), "%s: the 5 s are recovered", kind);
+	is_near(r.recovered_s, 5, 1e-9, name);
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
+		double cov = -1, ref_cov = -1;
+
+		if (!ceems_job_ledger_coverage(&ref.ledger, d, &ref_cov))
+			continue;
+		domains++;
+		if (ceems_job_ledger_coverage(&r.ledger, d, &cov) && cov == 1 &&
+		    ref_cov == 1 && fabs(r.ledger.joules[d] - ref.ledger.joules[d]) < 1e-6 &&
+		    (d == CEEMS_DOMAIN_GPU || r.ledger.joules[d] > 0))
+			same++;
+	}
+	snprintf(name, sizeof(name), "%s: %d of %d domains covered 100%% with the reference's energy (package %.3f J)",
+		 kind, same, domains, r.ledger.joules[CEEMS_DOMAIN_PACKAGE]);
+	ok(domains >= 2 && same == domains, "%s", name);
+	snprintf(name, sizeof(name), "%s: the same CPU time", kind);
+	is_near(r.cpu_s, ref.cpu_s, 1e-9, name);
+}
+
+static void
+check_gap(enum while_down what, const char *why)
+{
+	struct ceems_agent_job_report r, ref;
+	char name[160];
+
+	snprintf(name, sizeof(name), what == NEW_BOOT ? "%s: nothing restored" :
+		 "%s: restored", why);
+	is_int(kill_and_restart(5, what, &r, &ref), what == NEW_BOOT ? 0 : 1, name);
+	if (what == NEW_BOOT)
+		return;
+	snprintf(name, sizeof(name), "%s: the 5 s are a gap", why);
+	is_near(r.gap_s, 5, 1e-9, name);
+	snprintf(name, sizeof(name), "%s: nothing recovered", why);
+	is_near(r.recovered_s, 0, 0, name);
+}
+
+/* hwmon energy channels and pm_counters are cumulative: recovered when
+ * the same run of the counters reads on; a gap over a reset, a device
+ * made again, a controller restart (even with counters that read as if
+ * they went on), an unknown run, another boot. */
+static void
+test_other_sources(void)
+{
+	source = SOURCE_HWMON;
+	check_recovered("hwmon");
+	check_gap(RESET_COUNTER, "hwmon: a counter went back while down");
+	check_gap(NEW_DEVICE, "hwmon: a device made again while down");
+	check_gap(NEW_BOOT, "hwmon: another boot");
+
+	source = SOURCE_PM;
+	check_recovered("pm_counters");
+	check_gap(RESET_COUNTER, "pm_counters: a counter went back while down");
+	check_gap(NEW_RUN, "pm_counters: the controller restarted while down");
+	check_gap(NO_STARTUP, "pm_counters: startup unreadable at the restart");
+	write_u64(sys_root, PM "startup", 1687000000000000ULL);
+	check_gap(NEW_BOOT, "pm_counters: another boot");
+	source = SOURCE_RAPL;
+}
+
+/* A power-only channel is integrated, not cumulative: with one in the
+ * source, the interval stays a gap. */
+static void
+test_not_cumulative(void)
+{
+	source = SOURCE_HWMON;
+	write_u64(sys_root, HWMON "hwmon3/power2_input", 15000000);
+	check_gap(NOTHING, "hwmon with a power channel (DIMM)");
+	source = SOURCE_RAPL;
+}
+
 /* A job registered after the last tick, checkpointed before the next:
  * restored after the restart, its time since registration a gap (its
  * figures are not of the node's checkpoint). */
@@ -367,9 +553,12 @@ main(void)
 {
 	ceems_log_set_level(CEEMS_LOG_ERROR);
 	make_trees();
+	move(0, 0, 0, 0, 0);	/* every source's counters from here */
 	test_rule();
 	test_recovered();
 	test_gaps();
 	test_registered_after_tick();
+	test_other_sources();
+	test_not_cumulative();
 	done_testing();
 }

@@ -139,6 +139,21 @@ test_measure(void)
 	ceems_energy_source_sample(src, T0 + 8 * S);
 	take(src);
 	is_int(takes[3].gap, CEEMS_GAP_RESET, "reset: an impossible jump");
+
+	/* The controller restarted: startup changed, and the counters
+	 * read as if they had gone on.  Every counter is reset. */
+	tmptree_write(root, PMDIR "startup", "1687000000000099\n");
+	tmptree_write(root, PMDIR "energy", "1000000740 J 1687170691291597 us\n");
+	ceems_energy_source_sample(src, T0 + 9 * S);
+	take(src);
+	is_int(takes[3].gap, CEEMS_GAP_RESET, "restart: startup changed, the node counter reset");
+	is_int(takes[2].gap, CEEMS_GAP_RESET, "restart: and the cpu counter");
+	tmptree_write(root, PMDIR "energy", "1000001090 J 1687170692291597 us\n");
+	ceems_energy_source_sample(src, T0 + 10 * S);
+	take(src);
+	is_near(takes[3].joules, 350.0, 1e-9, "restart: measured from the new run");
+	is_int(ceems_energy_source_reader(src, 3)->identity, 1687000000000099ULL,
+	       "restart: the counters are of the new run");
 	ceems_energy_source_close(src);
 out:
 	tmptree_remove(root);
