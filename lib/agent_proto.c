@@ -126,7 +126,8 @@ ceems_agent_request_encode(const struct ceems_agent_request *req, char *buf,
 	case CEEMS_AGENT_OP_STEP_START:
 	case CEEMS_AGENT_OP_STEP_END:
 		ceems_json_add(obj, "jobid", json_object_new_int64(req->jobid), &ok);
-		ceems_json_add(obj, "step", json_object_new_string(req->step), &ok);
+		ceems_json_add(obj, "step",
+			       ceems_json_new_text(req->step, sizeof(req->step)), &ok);
 		break;
 	}
 	if (!ok) {
@@ -295,7 +296,9 @@ ceems_agent_reply_error(int code, const char *message, char *buf, size_t size)
 	if (!ok)
 		return -ENOMEM;
 	ceems_json_add(obj, "ok", json_object_new_boolean(0), &ok);
-	ceems_json_add(obj, "error", json_object_new_string(message), &ok);
+	/* The message may quote what a client sent. */
+	ceems_json_add(obj, "error",
+		       ceems_json_new_text(message, CEEMS_AGENT_ERROR_MAX), &ok);
 	ceems_json_add(obj, "code", json_object_new_string(ceems_agent_code_name(code)), &ok);
 	if (!ok) {
 		json_object_put(obj);

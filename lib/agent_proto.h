@@ -157,6 +157,9 @@ int ceems_agent_request_decode(const char *buf, size_t len,
  * Returns the length written, or -ENOSPC / -ENOMEM. */
 int ceems_agent_reply_ok(const struct ceems_agent_job_report *report,
 			 char *buf, size_t size);
+/* Longest MESSAGE of a refusal, bytes: longer is cut (as text.h cuts). */
+#define CEEMS_AGENT_ERROR_MAX 1024
+
 /* {"ok":false,"error":MESSAGE,"code":NAME} for the negative errno CODE.
  * Returns the length written, or -ENOSPC / -ENOMEM. */
 int ceems_agent_reply_error(int code, const char *message, char *buf,

@@ -212,8 +212,12 @@ ledger_to_json(const struct ceems_job_ledger *l, bool *ok)
 		ceems_json_add_double(em, "covered_s", l->emissions_covered_s, ok);
 		ceems_json_add(em, "factor", f, ok);
 		if (f != NULL) {
-			ceems_json_add(f, "source", json_object_new_string(l->factor.source), ok);
-			ceems_json_add(f, "zone", json_object_new_string(l->factor.zone), ok);
+			ceems_json_add(f, "source",
+				       ceems_json_new_text(l->factor.source,
+							   sizeof(l->factor.source)), ok);
+			ceems_json_add(f, "zone",
+				       ceems_json_new_text(l->factor.zone,
+							   sizeof(l->factor.zone)), ok);
 			ceems_json_add(f, "year", json_object_new_int(l->factor.year), ok);
 			ceems_json_add_double(f, "g_per_kwh", l->factor.g_per_kwh, ok);
 			ceems_json_add_double(f, "pue", l->factor.pue, ok);
@@ -234,7 +238,7 @@ step_to_json(const struct ceems_agent_step_report *st,
 		*ok = false;
 		return NULL;
 	}
-	ceems_json_add(obj, "id", json_object_new_string(st->id), ok);
+	ceems_json_add(obj, "id", ceems_json_new_text(st->id, sizeof(st->id)), ok);
 	ceems_json_add(obj, "ended", json_object_new_boolean(st->ended), ok);
 	ceems_json_add_double(obj, "elapsed_s", st->elapsed_s, ok);
 	if (st->have_cpu)

@@ -77,11 +77,14 @@ ceems_agent_job_spec_to_json(const struct ceems_agent_job_spec *spec)
 
 	ceems_json_add(cg, "version", json_object_new_int((int)spec->cgroup.version), &ok);
 	if (spec->cgroup.unified[0] != '\0')
-		ceems_json_add(cg, "unified", json_object_new_string(spec->cgroup.unified), &ok);
+		ceems_json_add(cg, "unified",
+			       ceems_json_new_text(spec->cgroup.unified,
+						   sizeof(spec->cgroup.unified)), &ok);
 	for (int c = 0; c < CEEMS_CG_NCONTROLLERS; c++)
 		if (spec->cgroup.v1[c][0] != '\0')
 			ceems_json_add(v1, ceems_cgroup_controller_name(c),
-			    json_object_new_string(spec->cgroup.v1[c]), &ok);
+			    ceems_json_new_text(spec->cgroup.v1[c],
+						sizeof(spec->cgroup.v1[c])), &ok);
 	if (json_object_object_length(v1) > 0)
 		ceems_json_add(cg, "v1", v1, &ok);
 	else
@@ -121,7 +124,8 @@ ceems_agent_job_spec_to_json(const struct ceems_agent_job_spec *spec)
 			       json_object_new_int64(spec->start_time), &ok);
 	if (spec->cluster[0] != '\0')
 		ceems_json_add(obj, "cluster",
-			       json_object_new_string(spec->cluster), &ok);
+			       ceems_json_new_text(spec->cluster,
+						   sizeof(spec->cluster)), &ok);
 	if (!ok) {
 		json_object_put(obj);
 		return NULL;

@@ -15,6 +15,7 @@
 #include <json-c/json.h>
 
 #include "json_util.h"
+#include "text.h"
 
 int
 ceems_json_error(char *err, size_t err_size, const char *fmt, ...)
@@ -47,6 +48,22 @@ ceems_json_new_u64(uint64_t v)
 	if (v <= (uint64_t)INT64_MAX)
 		return json_object_new_int64((int64_t)v);
 	return json_object_new_uint64(v);
+}
+
+struct json_object *
+ceems_json_new_text(const char *s, size_t size)
+{
+	struct json_object *obj;
+	char small[256], *text = small;
+	size_t len;
+
+	if (size > sizeof(small) && (text = malloc(size)) == NULL)
+		return NULL;
+	len = ceems_text_safe(text, size, s);
+	obj = json_object_new_string_len(text, (int)len);
+	if (text != small)
+		free(text);
+	return obj;
 }
 
 struct json_object *
@@ -153,10 +170,12 @@ ceems_json_read_string(const struct json_object *val, const char *where, char *o
 	if (len < 0 || (size_t)len >= size)
 		return ceems_json_error(err, err_size, "%s is longer than %zu bytes", where,
 			      size - 1);
-	for (int i = 0; i < len; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-			return ceems_json_error(err, err_size,
-				      "%s holds a control character", where);
+	/* What every encoder writes (ceems_json_new_text): UTF-8 without
+	 * controls, C1 included. */
+	if (memchr(s, '\0', (size_t)len) != NULL || !ceems_text_is_clean(s))
+		return ceems_json_error(err, err_size,
+				      "%s holds a control character or bytes that are not UTF-8",
+				      where);
 	memcpy(out, s, (size_t)len);
 	out[len] = '\0';
 	return 0;
@@ -178,6 +197,8 @@ ceems_json_read_text(const struct json_object *val, const char *where,
 					where, size - 1);
 	if (memchr(s, '\0', (size_t)len) != NULL)
 		return ceems_json_error(err, err_size, "%s holds a NUL byte", where);
+	if (!ceems_text_is_utf8(s, (size_t)len))
+		return ceems_json_error(err, err_size, "%s is not UTF-8", where);
 	memcpy(out, s, (size_t)len);
 	out[len] = '\0';
 	return 0;

@@ -22,6 +22,13 @@ int ceems_json_error(char *err, size_t err_size, const char *fmt, ...)
 void ceems_json_add(struct json_object *obj, const char *key,
 		    struct json_object *val, bool *ok);
 struct json_object *ceems_json_new_u64(uint64_t v);
+/* A JSON string of text from outside (a name, a path, a message) for a
+ * field the reader holds in SIZE bytes with its NUL: S as it is when it
+ * is clean text that fits, else escaped and cut as text.h says, so that
+ * the message is valid UTF-8 and reads back into the field.  Every
+ * string an encoder writes that is not a constant of its own goes
+ * through here. */
+struct json_object *ceems_json_new_text(const char *s, size_t size);
 /* The shortest of 15 to 17 digits that reads back exactly; NULL when V
  * is not finite (not a measurement). */
 struct json_object *ceems_json_double(double v);
@@ -39,11 +46,13 @@ int ceems_json_read_real(const struct json_object *val, const char *where,
 			 size_t err_size);
 int ceems_json_read_bool(const struct json_object *val, const char *where,
 			 bool *out, char *err, size_t err_size);
-/* A string without control characters that fits SIZE with its NUL. */
+/* A string without control characters (C0, DEL, C1), valid UTF-8, that
+ * fits SIZE with its NUL: what ceems_json_new_text writes. */
 int ceems_json_read_string(const struct json_object *val, const char *where,
 			   char *out, size_t size, char *err, size_t err_size);
-/* Same, but any byte except NUL is allowed: for text users chose (a job
- * name), which displays escape rather than lose. */
+/* Same, but control characters are allowed: for the job name of records
+ * written before controls were escaped (text.h), which displays escape
+ * rather than lose. */
 int ceems_json_read_text(const struct json_object *val, const char *where,
 			 char *out, size_t size, char *err, size_t err_size);
 /* Every key of OBJ is in the NULL-terminated KNOWN, none is null. */

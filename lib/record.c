@@ -91,7 +91,8 @@ meta_to_json(const struct ceems_job_meta *m, bool *ok)
 		switch (f->kind) {
 		case F_STRING:
 			if (p[0] != '\0')
-				ceems_json_add(obj, f->name, json_object_new_string(p), ok);
+				ceems_json_add(obj, f->name,
+					       ceems_json_new_text(p, f->size), ok);
 			break;
 		case F_U32:
 		case F_U32_ZERO:
@@ -131,8 +132,11 @@ notes_to_json(const struct ceems_job_record *r, bool *ok)
 		bool note_ok = o != NULL;
 
 		if (o != NULL) {
-			ceems_json_add(o, "id", json_object_new_string(n->id), &note_ok);
-			ceems_json_add(o, "text", json_object_new_string(n->text), &note_ok);
+			ceems_json_add(o, "id", ceems_json_new_text(n->id, sizeof(n->id)),
+				       &note_ok);
+			ceems_json_add(o, "text",
+				       ceems_json_new_text(n->text, sizeof(n->text)),
+				       &note_ok);
 			if (n->have_saving_j)
 				ceems_json_add_double(o, "saving_j", n->saving_j, &note_ok);
 			if (n->have_saving_g)
@@ -160,7 +164,8 @@ ceems_record_encode(const struct ceems_job_record *r, char *buf, size_t size)
 		return -ENOMEM;
 	ceems_json_add(obj, "format", json_object_new_string(CEEMS_RECORD_FORMAT), &ok);
 	ceems_json_add(obj, "written_at", json_object_new_int64(r->written_at), &ok);
-	ceems_json_add(obj, "finalized_by", json_object_new_string(r->finalized_by), &ok);
+	ceems_json_add(obj, "finalized_by",
+		       ceems_json_new_text(r->finalized_by, sizeof(r->finalized_by)), &ok);
 	ceems_json_add(obj, "job", meta_to_json(&r->meta, &ok), &ok);
 	ceems_json_add(obj, "measurements",
 		       ceems_agent_job_report_to_json(&r->report), &ok);

@@ -98,7 +98,8 @@ test_round_trip(void)
 	   strstr(buf, "\"dram\"") == NULL, "unknown fields and unmeasured domains are left out");
 	ok(strstr(buf, "\"array_job_id\"") == NULL, "not an array job: no array ids");
 	is_int(ceems_record_decode(buf, (size_t)n, &back, err, sizeof(err)), 0, "record decodes");
-	is_str(back.meta.name, "my \"quoted\" job\twith tab", "job name with quotes survives");
+	is_str(back.meta.name, "my \"quoted\" job\\x09with tab",
+	       "job name with quotes survives, its tab escaped (text.h)");
 	is_int(back.meta.jobid, 42, "jobid");
 	is_int(back.meta.exit_code, 0, "exit code 0 is kept (known)");
 	is_int(back.meta.exit_signal, 0, "no signal");
@@ -113,6 +114,42 @@ test_round_trip(void)
 /* A step the agent could not measure (its cgroup never found) is in the
  * record with its identity and elapsed time only: no CPU time and no
  * energy, though its job has both; a measured step keeps its figures. */
+/* Names Slurm accepts that are not UTF-8, or that a byte-wise cut left
+ * without their last character, are escaped and the record decodes. */
+static void
+test_outside_text(void)
+{
+	static struct ceems_job_record r, back;
+	char many[512];
+	int n;
+
+	sample_record(&r);
+	snprintf(r.meta.name, sizeof(r.meta.name), "bad\xffname");
+	snprintf(r.meta.account, sizeof(r.meta.account), "acc\xc3(t");
+	snprintf(r.meta.user, sizeof(r.meta.user), "\xe2\x82");
+	snprintf(r.meta.nodes, sizeof(r.meta.nodes), "n[1-2]\x1b[2J");
+	n = ceems_record_encode(&r, buf, sizeof(buf));
+	is_int(ceems_record_decode(buf, (size_t)n, &back, err, sizeof(err)), 0,
+	       "a record with bytes that are not UTF-8 decodes");
+	is_str(back.meta.name, "bad\\xffname", "the name's byte is escaped");
+	is_str(back.meta.account, "acc\\xc3(t", "the account's too");
+	is_str(back.meta.user, "\\xe2\\x82", "a user name cut short too");
+	is_str(back.meta.nodes, "n[1-2]\\x1b[2J", "a node list's control too");
+
+	/* Many two-byte characters, cut byte-wise to the field. */
+	for (int i = 0; i < 200; i++)
+		memcpy(many + 2 * i, "\xc3\xa9", 2);
+	many[400] = '\0';
+	sample_record(&r);
+	memcpy(r.meta.name, many, sizeof(r.meta.name) - 1);
+	r.meta.name[sizeof(r.meta.name) - 1] = '\0';
+	n = ceems_record_encode(&r, buf, sizeof(buf));
+	is_int(ceems_record_decode(buf, (size_t)n, &back, err, sizeof(err)), 0,
+	       "a name cut inside a character decodes");
+	is_int(strlen(back.meta.name), 254, "...cut before the broken character");
+	ok(memcmp(back.meta.name, r.meta.name, 254) == 0, "...and otherwise kept");
+}
+
 static void
 test_step_without_figures(void)
 {
@@ -358,6 +395,7 @@ main(void)
 	test_round_trip();
 	test_step_without_figures();
 	test_refusals();
+	test_outside_text();
 	test_reduced();
 	test_array_pair();
 	return done_testing();
