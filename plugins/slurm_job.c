@@ -22,12 +22,15 @@
 #include "job.h"
 #include "log.h"
 #include "plugin.h"
+#include "text.h"
 
+/* Every string Slurm or the system gives enters here: Slurm accepts any
+ * bytes but NUL in names, and the record takes only text (text.h). */
 static void
 copy_string(char *dst, size_t size, const char *src)
 {
 	if (src != NULL)
-		snprintf(dst, size, "%s", src);
+		ceems_text_set(dst, size, src);
 }
 
 /* A state that slurmctld has decided for the job, or NULL while the job
@@ -139,11 +142,10 @@ from_environment(spank_t sp, struct ceems_job_meta *meta)
 			continue;
 		if (spank_getenv(sp, vars[i].name, value, sizeof(value)) ==
 		    ESPANK_SUCCESS)
-			snprintf(field, vars[i].size, "%s", value);
-		else if (spank_context() == S_CTX_JOB_SCRIPT &&
-			 getenv(vars[i].name) != NULL)
+			copy_string(field, vars[i].size, value);
+		else if (spank_context() == S_CTX_JOB_SCRIPT)
 			/* The epilog's environment is its own: slurmd's. */
-			snprintf(field, vars[i].size, "%s", getenv(vars[i].name));
+			copy_string(field, vars[i].size, getenv(vars[i].name));
 	}
 }
 
@@ -211,7 +213,7 @@ ceems_plugin_job_meta(spank_t sp, uint32_t jobid, bool ask_controller,
 {
 	uint32_t uid = CEEMS_UNKNOWN_U32;
 	struct passwd pw, *found = NULL;
-	char pwbuf[1024];
+	char pwbuf[1024], host[256];
 
 	ceems_job_meta_init(meta);
 	meta->jobid = jobid;
@@ -222,9 +224,10 @@ ceems_plugin_job_meta(spank_t sp, uint32_t jobid, bool ask_controller,
 	cluster_name(configured_cluster, meta);
 	from_environment(sp, meta);
 	node_from_nodelist(sp, meta);
-	if (meta->node[0] == '\0' && gethostname(meta->node, sizeof(meta->node)) < 0)
-		meta->node[0] = '\0';
-	meta->node[sizeof(meta->node) - 1] = '\0';
+	if (meta->node[0] == '\0' && gethostname(host, sizeof(host)) == 0) {
+		host[sizeof(host) - 1] = '\0';
+		copy_string(meta->node, sizeof(meta->node), host);
+	}
 	if (uid != CEEMS_UNKNOWN_U32 &&
 	    getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &found) == 0 &&
 	    found != NULL)
