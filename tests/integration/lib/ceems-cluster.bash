@@ -77,7 +77,8 @@ check() { awk "BEGIN { exit !($1) }"; }
 # ceems_cluster_setup NAME [PLUGSTACK_ARGS...]: the node and the cluster;
 # the plugin gets the test's config, agent and agent log, then the
 # arguments given (summary=full when none are).  CEEMS_FAKE_RAPL_ARGS:
-# more options for fake-rapl (its counters' ranges...).
+# more options for fake-rapl (its counters' ranges...).  CEEMS_CLUSTER_CONF,
+# when set, is added to the node's ceems.conf (a database = line, say).
 ceems_cluster_setup() {
 	local name=$1
 	shift
@@ -118,6 +119,7 @@ reap_grace = 8s
 zone = FR
 pue = 1.3
 emissions_table = $CEEMS_TOP_SRCDIR/lib/data/carbon-intensity.tsv
+${CEEMS_CLUSTER_CONF:-}
 EOF
 	SLURM_DIR=$(slurm_harness_mktemp)
 	export SLURM_DIR
