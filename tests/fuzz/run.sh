@@ -31,6 +31,7 @@ seeds_of() {
 	energy) echo "sys *" ;;
 	agent_proto) echo "agent *.json" ;;
 	sacct) echo "sacct/spool *.json" ;;
+	text) echo "sacct/spool *.json" ;;
 	*) echo "run.sh: no seeds known for target '$1'" >&2; exit 1 ;;
 	esac
 }

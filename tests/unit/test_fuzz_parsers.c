@@ -261,6 +261,17 @@ static const struct edge sacct_edges[] = {
 	EDGE("{\"resolution_s\":0,\"columns\":[],\"rows\":[]}"),
 };
 
+/* Strings for every string field, cut at the NULs (checks_text.c). */
+static const char *const text_seeds[] = { "sacct/spool:*.json", NULL };
+static const struct edge text_edges[] = {
+	EDGE(""), EDGE("bad\xffname"), EDGE("\\x41\0\\\0\\\xff\0x\\"),
+	EDGE("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3"),
+	EDGE("\xe2\x82\0\xf0\x9f\x94\0\xed\xa0\x80\0\xf4\x90\x80\x80"),
+	EDGE("\x01\x1b[2J\x7f\0\xc2\x85\xc2\x9b\0\xc0\xaf\0\xe0\x80\xaf"),
+	EDGE("\"\\/\b\f\n\r\t\0\\u0000\0\\ud800\0batch\0extern\0" "7"),
+	EDGE("\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"),
+};
+
 #define NELEMS(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct family families[] = {
@@ -279,6 +290,7 @@ static const struct family families[] = {
 	  agent_proto_edges, NELEMS(agent_proto_edges) },
 	{ "sacct", fuzz_check_sacct, sacct_seeds, sacct_edges,
 	  NELEMS(sacct_edges) },
+	{ "text", fuzz_check_text, text_seeds, text_edges, NELEMS(text_edges) },
 };
 
 /* ---- Random numbers: splitmix64, the same sequence everywhere ---- */
