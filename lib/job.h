@@ -12,6 +12,8 @@
 #define CEEMS_UNKNOWN_U32 UINT32_MAX
 
 struct ceems_job_meta {
+	/* Every string here is text (lib/text.h): what Slurm or the system
+	 * gave, escaped and cut where it entered. */
 	char cluster[64];
 	char node[64];			/* the node this record is from */
 	uint32_t jobid;
@@ -23,7 +25,7 @@ struct ceems_job_meta {
 	char account[64];
 	char partition[64];
 	char qos[64];
-	char name[256];			/* the job name, any bytes but NUL */
+	char name[256];			/* the job name */
 	/* Slurm's job state name: COMPLETED, FAILED, CANCELLED, TIMEOUT,
 	 * OUT_OF_MEMORY, NODE_FAIL, PREEMPTED, RUNNING; "" unknown. */
 	char state[32];
