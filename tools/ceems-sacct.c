@@ -34,6 +34,7 @@
 #include "sacct_spool.h"
 #include "sacct_time.h"
 #include "summary.h"
+#include "text.h"
 #ifdef HAVE_LIBPQ
 #include "sacct_pg.h"
 #endif
@@ -89,11 +90,14 @@ fail(const char *fmt, ...)
 	return 1;
 }
 
-/* Split a comma-separated option into LIST (N entries); 0 or -1. */
+/* Split a comma-separated option into LIST (N entries); 0 or -1.  Each
+ * entry is compared with names as stored (lib/text.h): given as shown,
+ * it is kept; bytes that are not text are escaped as they were. */
 static int
 split_list(const char *opt, const char *text, char (*list)[64], size_t *n)
 {
 	const char *p = text, *end;
+	char entry[64];
 	size_t len;
 
 	for (;;) {
@@ -105,8 +109,9 @@ split_list(const char *opt, const char *text, char (*list)[64], size_t *n)
 					opt, (int)(len > 40 ? 40 : len), p, SACCT_LIST_MAX);
 				return -1;
 			}
-			memcpy(list[*n], p, len);
-			list[*n][len] = '\0';
+			memcpy(entry, p, len);
+			entry[len] = '\0';
+			ceems_text_safe(list[*n], sizeof(list[*n]), entry);
 			(*n)++;
 		}
 		if (end == NULL)

@@ -91,6 +91,7 @@ no_rejected_records() {
 	name=$(row_name "$id")
 	echo "# row: $name" >&3
 	[ "$name" = 'bad\xffname' ]
+	echo "$id" >"$CEEMS_DIR/bad-id"
 	[ "$(sacct_name "$id")" = 'bad\xffname' ]
 	no_rejected_records
 	run grep "not valid JSON" "$SLURM_DIR/log/slurmd.log" "$CEEMS_DIR/agent.log"
@@ -111,6 +112,23 @@ no_rejected_records() {
 	[ "$name" = "$(for _ in $(seq 1 127); do printf '\303\251'; done)" ]
 	[ "$(sacct_name "$id")" = "$name" ]
 	no_rejected_records
+}
+
+@test "ceems-sacct filters by names that are not UTF-8 as they are stored" {
+	# The job of the first test, found by its name's raw byte and by the
+	# name as shown; PostgreSQL would refuse the raw byte as a parameter.
+	read -r id <"$CEEMS_DIR/bad-id"
+	printf 'database = host=%s port=%s dbname=ceems user=postgres\n' \
+		"$PG" "$CEEMS_TEST_PGPORT" >"$CEEMS_DIR/sacct.conf"
+	psql -X -q -v ON_ERROR_STOP=1 \
+		-c "UPDATE ceems.jobs SET account = job_name WHERE jobid = $id"
+	for account in $'bad\xffname' 'bad\xffname'; do
+		run "$CEEMS_TOP_BUILDDIR/tools/ceems-sacct" -c "$CEEMS_DIR/sacct.conf" \
+			-S 2020-01-01 -A "$account" -X -P -n -o JobID
+		echo "# -A $account: $output" >&3
+		[ "$status" -eq 0 ]
+		[ "$output" = "$id" ]
+	done
 }
 
 @test "a backslash typed before x stays apart from an escape: doubled" {
