@@ -50,7 +50,7 @@ int ceems_json_read_bool(const struct json_object *val, const char *where,
  * fits SIZE with its NUL: what ceems_json_new_text writes. */
 int ceems_json_read_string(const struct json_object *val, const char *where,
 			   char *out, size_t size, char *err, size_t err_size);
-/* Same, but control characters are allowed: for the job name of records
+/* Same, but control characters are allowed: for the names in records
  * written before controls were escaped (text.h), which displays escape
  * rather than lose. */
 int ceems_json_read_text(const struct json_object *val, const char *where,

@@ -239,9 +239,10 @@ meta_from_json(const struct json_object *obj, struct ceems_job_meta *m,
 		snprintf(where, sizeof(where), "job.%s", f->name);
 		switch (f->kind) {
 		case F_STRING:
-			/* The job name of a record written before control
-			 * characters were escaped (text.h) may hold some. */
-			r = strcmp(f->name, "name") == 0 ?
+			/* Names from Slurm in a record written before
+			 * control characters were escaped (text.h) may hold
+			 * some: read, not lost.  The state is a word of ours. */
+			r = strcmp(f->name, "state") != 0 ?
 			    ceems_json_read_text(val, where, p, f->size, err, err_size) :
 			    ceems_json_read_string(val, where, p, f->size, err, err_size);
 			break;
