@@ -1,13 +1,16 @@
 /* ceems-agent.c - the ceems node agent: command line, configuration,
  * logging and privileges, then the event loop of agent_server.c.  It
- * always runs in the foreground: the slurmd-side plugin starts and
- * supervises it, and captures its stderr.  The same program is also a
- * small client of a running agent (--status, --call), for admins and
- * tests. */
+ * always runs in the foreground, under its supervisor: the same program
+ * run with --supervise (agent_supervise.c), which the slurmd-side plugin
+ * starts once and adopts after that, and which captures its stderr.  The
+ * same program is also a small client of a running agent (--status,
+ * --call) and the admin's control of the supervisor (--start, --stop,
+ * --restart). */
 #include "config.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,12 +19,20 @@
 #include <unistd.h>
 
 #include "agent_caps.h"
+#include "agent_launch.h"
 #include "agent_proto.h"
 #include "agent_server.h"
+#include "agent_supervise.h"
 #include "conf.h"
 #include "log.h"
 
 #define DEFAULT_CALL_TIMEOUT_MS 5000
+
+/* How long --stop and --restart wait for the supervisor. */
+#define CONTROL_TIMEOUT_MS 30000
+
+/* The name in log lines: the supervisor says it is the supervisor. */
+static const char *log_name = "ceems-agent";
 
 static const char *const level_names[] = {
 	[CEEMS_LOG_ERROR] = "error",
@@ -49,8 +60,8 @@ log_to_stderr(enum ceems_log_level level, const char *message, void *arg)
 		 ts.tv_nsec / 1000000);
 	n = (int)strlen(stamp);
 	strftime(stamp + n, sizeof(stamp) - (size_t)n, "%z", &tm);
-	n = snprintf(line, sizeof(line), "%s ceems-agent[%d]: %s: %s\n", stamp,
-		     (int)getpid(), level_names[level], message);
+	n = snprintf(line, sizeof(line), "%s %s[%d]: %s: %s\n", stamp,
+		     log_name, (int)getpid(), level_names[level], message);
 	if (n < 0)
 		return;
 	if ((size_t)n >= sizeof(line))
@@ -76,6 +87,9 @@ usage(FILE *out)
 		"usage: ceems-agent [-c FILE] [--interval DURATION] [--check-config]\n"
 		"       ceems-agent [-c FILE] [--socket PATH] [--timeout MS] --status\n"
 		"       ceems-agent [-c FILE] [--socket PATH] [--timeout MS] --call JSON|-\n"
+		"       ceems-agent [-c FILE] [--agent PATH] [--log FILE] [--interval DURATION]\n"
+		"                   --start | --supervise\n"
+		"       ceems-agent [-c FILE] --stop | --restart\n"
 		"\n"
 		"The ceems node agent: samples the node's energy counters and every\n"
 		"registered job's cgroup, and splits the energy among jobs.  It runs in\n"
@@ -89,11 +103,19 @@ usage(FILE *out)
 		"      --call JSON     send one request (\"-\": read it from stdin) and\n"
 		"                      print the reply; exit 0 ok, 1 refused, 2 no agent\n"
 		"      --socket PATH   the agent's socket (default: from the configuration)\n"
+		"      --start         start the supervisor (and so the agent) in the\n"
+		"                      background, unless one runs for this configuration\n"
+		"      --stop          stop the running supervisor and its agent\n"
+		"      --restart       restart the agent and its supervisor (a new version)\n"
+		"      --supervise     be the supervisor, in the foreground\n"
+		"      --agent PATH    the agent the supervisor runs (default %s)\n"
+		"      --log FILE      the supervisor's and agent's log (default %s)\n"
 		"      --timeout MS    how long a call waits (default %d)\n"
 		"  -h, --help          this text\n"
 		"  -V, --version       the version\n"
 		"\nSee ceems-agent(8) and ceems.conf(5).\n",
-		CEEMS_DEFAULT_CONFIG_PATH, DEFAULT_CALL_TIMEOUT_MS);
+		CEEMS_DEFAULT_CONFIG_PATH, CEEMS_AGENT_PATH, CEEMS_AGENT_LOG,
+		DEFAULT_CALL_TIMEOUT_MS);
 }
 
 static void
@@ -218,11 +240,50 @@ call(const char *socket_path, const char *request, int timeout_ms)
 	return r == 0 ? 0 : 1;
 }
 
+/* --supervise ('s'), --start ('a'), --stop ('o'), --restart ('r'). */
+static int
+supervisor_mode(int mode, const struct ceems_config *config,
+		const char *config_path, struct agent_supervise_spec *sv)
+{
+	static char pid_path[PATH_MAX], config_abs[PATH_MAX];
+
+	if (ceems_agent_pid_path(config->state_dir, pid_path, sizeof(pid_path)) < 0) {
+		fprintf(stderr, "ceems-agent: state_dir %s is too long\n",
+			config->state_dir);
+		return 1;
+	}
+	sv->pid_path = pid_path;
+	if (mode == 'o')
+		return agent_control_stop(pid_path, CONTROL_TIMEOUT_MS);
+	if (mode == 'r')
+		return agent_control_restart(pid_path, CONTROL_TIMEOUT_MS);
+	/* The supervisor runs from /, and execs the agent anew later.  An
+	 * absolute path stays as given (the default file may be missing). */
+	if (config_path[0] == '/')
+		snprintf(config_abs, sizeof(config_abs), "%s", config_path);
+	else if (realpath(config_path, config_abs) == NULL) {
+		fprintf(stderr, "ceems-agent: %s: %s\n", config_path, strerror(errno));
+		return 1;
+	}
+	sv->config = config_abs;
+	if (sv->agent[0] != '/' || sv->log[0] != '/') {
+		fprintf(stderr, "ceems-agent: --agent and --log take absolute paths\n");
+		return 1;
+	}
+	if (mode == 'a')
+		return agent_control_start(sv);
+	log_name = CEEMS_SUPERVISOR_NAME;
+	ceems_log_set_handler(log_to_stderr, NULL);
+	ceems_log_set_level(level_from_name(config->log_level));
+	return agent_supervise(sv);
+}
+
 int
 main(int argc, char **argv)
 {
 	enum { OPT_CHECK = 256, OPT_CALL, OPT_STATUS, OPT_SOCKET, OPT_TIMEOUT,
-	       OPT_INTERVAL };
+	       OPT_INTERVAL, OPT_SUPERVISE, OPT_START, OPT_STOP, OPT_RESTART,
+	       OPT_AGENT, OPT_LOG, OPT_LOCK_FD };
 	static const struct option options[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "foreground", no_argument, NULL, 'f' },
@@ -232,6 +293,13 @@ main(int argc, char **argv)
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "supervise", no_argument, NULL, OPT_SUPERVISE },
+		{ "start", no_argument, NULL, OPT_START },
+		{ "stop", no_argument, NULL, OPT_STOP },
+		{ "restart", no_argument, NULL, OPT_RESTART },
+		{ "agent", required_argument, NULL, OPT_AGENT },
+		{ "log", required_argument, NULL, OPT_LOG },
+		{ "lock-fd", required_argument, NULL, OPT_LOCK_FD },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -240,7 +308,13 @@ main(int argc, char **argv)
 	const char *config_path = CEEMS_DEFAULT_CONFIG_PATH, *source;
 	const char *request = NULL, *socket_path = NULL;
 	bool explicit_config = false, check = false;
-	int timeout_ms = DEFAULT_CALL_TIMEOUT_MS, opt;
+	int timeout_ms = DEFAULT_CALL_TIMEOUT_MS, opt, control = 0;
+	struct agent_supervise_spec sv = {
+		.agent = CEEMS_AGENT_PATH,
+		.log = CEEMS_AGENT_LOG,
+		.lock_fd = -1,
+	};
+	const char *interval_arg = NULL;
 	uint64_t interval_ns = 0;
 
 	while ((opt = getopt_long(argc, argv, "c:fhV", options, NULL)) != -1) {
@@ -287,6 +361,26 @@ main(int argc, char **argv)
 					optarg);
 				return 1;
 			}
+			interval_arg = optarg;
+			break;
+		case OPT_SUPERVISE:
+		case OPT_START:
+		case OPT_STOP:
+		case OPT_RESTART:
+			control = opt;
+			break;
+		case OPT_AGENT:
+			sv.agent = optarg;
+			break;
+		case OPT_LOG:
+			sv.log = optarg;
+			break;
+		case OPT_LOCK_FD:
+			sv.lock_fd = atoi(optarg);
+			if (sv.lock_fd < 3) {
+				fprintf(stderr, "ceems-agent: --lock-fd takes a descriptor above 2\n");
+				return 1;
+			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -316,6 +410,13 @@ main(int argc, char **argv)
 
 	if (load_config(&config, config_path, explicit_config, &source) < 0)
 		return 1;
+	if (control != 0) {
+		sv.interval = interval_arg;
+		return supervisor_mode(control == OPT_SUPERVISE ? 's' :
+				       control == OPT_START ? 'a' :
+				       control == OPT_STOP ? 'o' : 'r',
+				       &config, config_path, &sv);
+	}
 	/* The plugstack.conf interval= of the slurmd-side plugin. */
 	if (interval_ns != 0)
 		config.interval_ns = interval_ns;
