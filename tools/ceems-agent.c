@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "agent_caps.h"
+#include "agent_confine.h"
 #include "agent_launch.h"
 #include "agent_proto.h"
 #include "agent_server.h"
@@ -84,7 +85,8 @@ static void
 usage(FILE *out)
 {
 	fprintf(out,
-		"usage: ceems-agent [-c FILE] [--interval DURATION] [--check-config]\n"
+		"usage: ceems-agent [-c FILE] [--interval DURATION]\n"
+		"                   [--check-config | --check-privileges]\n"
 		"       ceems-agent [-c FILE] [--socket PATH] [--timeout MS] --status\n"
 		"       ceems-agent [-c FILE] [--socket PATH] [--timeout MS] --call JSON|-\n"
 		"       ceems-agent [-c FILE] [--agent PATH] [--log FILE] [--interval DURATION]\n"
@@ -99,6 +101,8 @@ usage(FILE *out)
 		"  -f, --foreground    accepted for compatibility: always in the foreground\n"
 		"      --interval DURATION  sampling interval, overriding the file's\n"
 		"      --check-config  parse the configuration, print it in full, exit\n"
+		"      --check-privileges  drop privileges as the agent does, then show\n"
+		"                      that /etc/shadow and /etc are out of reach\n"
 		"      --status        ask the running agent for its status\n"
 		"      --call JSON     send one request (\"-\": read it from stdin) and\n"
 		"                      print the reply; exit 0 ok, 1 refused, 2 no agent\n"
@@ -283,7 +287,7 @@ main(int argc, char **argv)
 {
 	enum { OPT_CHECK = 256, OPT_CALL, OPT_STATUS, OPT_SOCKET, OPT_TIMEOUT,
 	       OPT_INTERVAL, OPT_SUPERVISE, OPT_START, OPT_STOP, OPT_RESTART,
-	       OPT_AGENT, OPT_LOG, OPT_LOCK_FD };
+	       OPT_AGENT, OPT_LOG, OPT_LOCK_FD, OPT_CHECK_PRIVILEGES };
 	static const struct option options[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "foreground", no_argument, NULL, 'f' },
@@ -300,6 +304,7 @@ main(int argc, char **argv)
 		{ "agent", required_argument, NULL, OPT_AGENT },
 		{ "log", required_argument, NULL, OPT_LOG },
 		{ "lock-fd", required_argument, NULL, OPT_LOCK_FD },
+		{ "check-privileges", no_argument, NULL, OPT_CHECK_PRIVILEGES },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -363,6 +368,7 @@ main(int argc, char **argv)
 			}
 			interval_arg = optarg;
 			break;
+		case OPT_CHECK_PRIVILEGES:
 		case OPT_SUPERVISE:
 		case OPT_START:
 		case OPT_STOP:
@@ -410,6 +416,10 @@ main(int argc, char **argv)
 
 	if (load_config(&config, config_path, explicit_config, &source) < 0)
 		return 1;
+	if (control == OPT_CHECK_PRIVILEGES) {
+		ceems_log_set_handler(log_to_stderr, NULL);
+		return agent_check_privileges(&config);
+	}
 	if (control != 0) {
 		sv.interval = interval_arg;
 		return supervisor_mode(control == OPT_SUPERVISE ? 's' :

@@ -458,6 +458,47 @@ _register_request() { # JOBID PID
     _check_tree "$new"
 }
 
+@test "the running agent holds no capability and is confined: it can neither read /etc/shadow nor write /etc, and still measures jobs" {
+    local agent f out jobid state rec
+    _start_cluster
+    agent=$(_wait_agent 10)
+    # The test itself (root) can: otherwise the checks below prove nothing.
+    head -c 1 /etc/shadow >/dev/null || _fail "root cannot read /etc/shadow here"
+    [ -w /etc ] || _fail "root cannot write /etc here"
+    for f in CapInh CapPrm CapEff CapBnd CapAmb; do
+        grep -qx "$f:[[:space:]]*0000000000000000" "/proc/$agent/status" ||
+            _fail "agent $agent: $(grep "^$f:" "/proc/$agent/status")"
+    done
+    grep -qx "NoNewPrivs:[[:space:]]*1" "/proc/$agent/status" || _fail "agent $agent: no no_new_privs"
+    [ "$(awk '/^Uid:/ { print $2 }' "/proc/$agent/status")" = 0 ] ||
+        _fail "the agent does not run as uid 0"
+    grep -q "ceems-agent\[$agent\]: info: file system confined (Landlock ABI [0-9]*): read $DIR/sys, /proc, the cgroup mounts; write $DIR/agent/state, $DIR/agent/spool, $DIR/agent\$" \
+        "$DIR/log/agent.log" || _fail "the running agent did not confine itself: $(grep "ceems-agent\[$agent\]" "$DIR/log/agent.log")"
+    # The same calls, in a process of the same uid, then the attempts.
+    out=$("$AGENT" -c "$DIR/ceems.conf" --check-privileges 2>/dev/null) ||
+        _fail "--check-privileges: $out"
+    echo "$out" | grep -qx "ok: cannot read /etc/shadow: Permission denied" || _fail "$out"
+    echo "$out" | grep -qx "ok: cannot create /etc/.ceems-privileges.[0-9]*: Permission denied" || _fail "$out"
+    echo "$out" | grep -qx "ok: can read $DIR/sys/class/powercap/intel-rapl:[0-9:]*/energy_uj" || _fail "$out"
+    echo "$out" | grep -qx "ok: can create $DIR/agent/state/.privileges.[0-9]*" || _fail "$out"
+    ls /etc/.ceems-privileges.* 2>/dev/null && _fail "a file was left in /etc"
+    # And it still measures: the job's record has its energy.
+    jobid=$(sbatch --parsable --time=1 -o "$DIR/out/job-%j.out" --wrap 'sleep 2') || _fail "sbatch"
+    state=$(slurm_harness_wait_job "$jobid" 60) || _fail "slurm_harness_wait_job"
+    [ "$state" = COMPLETED ] || _fail "job $jobid ended $state"
+    for _ in $(seq 60); do
+        for rec in "$DIR"/agent/spool/*.json; do
+            [ -e "$rec" ] && [ "$(jq -r .job.jobid "$rec")" = "$jobid" ] && break 2
+        done
+        rec=
+        sleep 0.5
+    done
+    [ -n "$rec" ] || _fail "no record of job $jobid"
+    jq -e '.measurements.ledger.package.covered_s > 0' "$rec" >/dev/null ||
+        _fail "job $jobid was not measured: $(jq -c .measurements "$rec")"
+    [ "$(_wait_agent 5)" = "$agent" ] || _fail "the agent changed"
+}
+
 @test "agent= names no program: slurmd runs and jobs complete, the error is in slurmd's log" {
     local jobid state
     _start_cluster /nonexistent/ceems-agent
