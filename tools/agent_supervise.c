@@ -448,7 +448,9 @@ agent_supervise(const struct agent_supervise_spec *spec)
 			if (agent > 0)
 				stop_agent(agent, &wait_mask);
 			agent = 0;
-			reexec(spec, lock_fd);
+			/* A SIGTERM during the stop wins: no new start. */
+			if (!got_term)
+				reexec(spec, lock_fd);
 			next_start = monotonic_ms();
 		}
 	}
