@@ -244,7 +244,23 @@ call(const char *socket_path, const char *request, int timeout_ms)
 	return r == 0 ? 0 : 1;
 }
 
-/* --supervise ('s'), --start ('a'), --stop ('o'), --restart ('r'). */
+/* The long options without a short form. */
+enum {
+	OPT_CHECK = 256, OPT_CALL, OPT_STATUS, OPT_SOCKET, OPT_TIMEOUT,
+	OPT_INTERVAL, OPT_SUPERVISE, OPT_START, OPT_STOP, OPT_RESTART,
+	OPT_AGENT, OPT_LOG, OPT_LOCK_FD, OPT_CHECK_PRIVILEGES
+};
+
+/* The command line. */
+struct cli {
+	const char *config_path, *request, *socket_path, *interval;
+	bool explicit_config, check;
+	int timeout_ms, mode;		/* mode: an OPT_* of supervisor_mode */
+	uint64_t interval_ns;
+	struct agent_supervise_spec sv;
+};
+
+/* --supervise, --start, --stop, --restart (MODE: OPT_*). */
 static int
 supervisor_mode(int mode, const struct ceems_config *config,
 		const char *config_path, struct agent_supervise_spec *sv)
@@ -257,9 +273,9 @@ supervisor_mode(int mode, const struct ceems_config *config,
 		return 1;
 	}
 	sv->pid_path = pid_path;
-	if (mode == 'o')
+	if (mode == OPT_STOP)
 		return agent_control_stop(pid_path, CONTROL_TIMEOUT_MS);
-	if (mode == 'r')
+	if (mode == OPT_RESTART)
 		return agent_control_restart(pid_path, CONTROL_TIMEOUT_MS);
 	/* The supervisor runs from /, and execs the agent anew later.  An
 	 * absolute path stays as given (the default file may be missing). */
@@ -274,7 +290,7 @@ supervisor_mode(int mode, const struct ceems_config *config,
 		fprintf(stderr, "ceems-agent: --agent and --log take absolute paths\n");
 		return 1;
 	}
-	if (mode == 'a')
+	if (mode == OPT_START)
 		return agent_control_start(sv);
 	log_name = CEEMS_SUPERVISOR_NAME;
 	ceems_log_set_handler(log_to_stderr, NULL);
@@ -282,12 +298,11 @@ supervisor_mode(int mode, const struct ceems_config *config,
 	return agent_supervise(sv);
 }
 
-int
-main(int argc, char **argv)
+/* Parse the command line into CLI.  Returns 0, 1 after printing the
+ * help or the version (exit 0), -1 after saying what is wrong. */
+static int
+parse_args(int argc, char **argv, struct cli *cli)
 {
-	enum { OPT_CHECK = 256, OPT_CALL, OPT_STATUS, OPT_SOCKET, OPT_TIMEOUT,
-	       OPT_INTERVAL, OPT_SUPERVISE, OPT_START, OPT_STOP, OPT_RESTART,
-	       OPT_AGENT, OPT_LOG, OPT_LOCK_FD, OPT_CHECK_PRIVILEGES };
 	static const struct option options[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "foreground", no_argument, NULL, 'f' },
@@ -309,38 +324,27 @@ main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static struct ceems_config config;
-	const char *config_path = CEEMS_DEFAULT_CONFIG_PATH, *source;
-	const char *request = NULL, *socket_path = NULL;
-	bool explicit_config = false, check = false;
-	int timeout_ms = DEFAULT_CALL_TIMEOUT_MS, opt, control = 0;
-	struct agent_supervise_spec sv = {
-		.agent = CEEMS_AGENT_PATH,
-		.log = CEEMS_AGENT_LOG,
-		.lock_fd = -1,
-	};
-	const char *interval_arg = NULL;
-	uint64_t interval_ns = 0;
+	int opt;
 
 	while ((opt = getopt_long(argc, argv, "c:fhV", options, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
-			config_path = optarg;
-			explicit_config = true;
+			cli->config_path = optarg;
+			cli->explicit_config = true;
 			break;
 		case 'f':
 			break;
 		case OPT_CHECK:
-			check = true;
+			cli->check = true;
 			break;
 		case OPT_CALL:
-			request = optarg;
+			cli->request = optarg;
 			break;
 		case OPT_STATUS:
-			request = "{\"op\":\"status\"}";
+			cli->request = "{\"op\":\"status\"}";
 			break;
 		case OPT_SOCKET:
-			socket_path = optarg;
+			cli->socket_path = optarg;
 			break;
 		case OPT_TIMEOUT: {
 			char *end;
@@ -351,86 +355,101 @@ main(int argc, char **argv)
 			if (errno != 0 || *end != '\0' || v < 1 || v > 3600000) {
 				fprintf(stderr, "ceems-agent: --timeout takes milliseconds, "
 					"1 to 3600000\n");
-				return 1;
+				return -1;
 			}
-			timeout_ms = (int)v;
+			cli->timeout_ms = (int)v;
 			break;
 		}
 		case OPT_INTERVAL:
 			/* The bounds of ceems.conf(5)'s interval key. */
-			if (ceems_parse_duration(optarg, &interval_ns) < 0 ||
-			    interval_ns < 10000000ULL ||
-			    interval_ns > 3600000000000ULL) {
+			if (ceems_parse_duration(optarg, &cli->interval_ns) < 0 ||
+			    cli->interval_ns < 10000000ULL ||
+			    cli->interval_ns > 3600000000000ULL) {
 				fprintf(stderr, "ceems-agent: --interval %s: expected a "
 					"duration from 10ms to 1h (e.g. 500ms, 2s)\n",
 					optarg);
-				return 1;
+				return -1;
 			}
-			interval_arg = optarg;
+			cli->interval = optarg;
 			break;
 		case OPT_CHECK_PRIVILEGES:
 		case OPT_SUPERVISE:
 		case OPT_START:
 		case OPT_STOP:
 		case OPT_RESTART:
-			control = opt;
+			cli->mode = opt;
 			break;
 		case OPT_AGENT:
-			sv.agent = optarg;
+			cli->sv.agent = optarg;
 			break;
 		case OPT_LOG:
-			sv.log = optarg;
+			cli->sv.log = optarg;
 			break;
 		case OPT_LOCK_FD:
-			sv.lock_fd = atoi(optarg);
-			if (sv.lock_fd < 3) {
+			cli->sv.lock_fd = atoi(optarg);
+			if (cli->sv.lock_fd < 3) {
 				fprintf(stderr, "ceems-agent: --lock-fd takes a descriptor above 2\n");
-				return 1;
+				return -1;
 			}
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			return 1;
 		case 'V':
 			printf("ceems-agent %s\n", PACKAGE_VERSION);
-			return 0;
+			return 1;
 		default:
 			usage(stderr);
-			return 1;
+			return -1;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "ceems-agent: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
-		return 1;
+		return -1;
 	}
+	return 0;
+}
 
-	if (request != NULL) {
-		if (socket_path == NULL) {
-			if (load_config(&config, config_path, explicit_config, &source) < 0)
+int
+main(int argc, char **argv)
+{
+	static struct ceems_config config;
+	struct cli cli = {
+		.config_path = CEEMS_DEFAULT_CONFIG_PATH,
+		.timeout_ms = DEFAULT_CALL_TIMEOUT_MS,
+		.sv = { .agent = CEEMS_AGENT_PATH, .log = CEEMS_AGENT_LOG,
+			.lock_fd = -1 },
+	};
+	const char *source;
+	int r;
+
+	if ((r = parse_args(argc, argv, &cli)) != 0)
+		return r > 0 ? 0 : 1;
+	if (cli.request != NULL) {
+		if (cli.socket_path == NULL) {
+			if (load_config(&config, cli.config_path, cli.explicit_config,
+					&source) < 0)
 				return 2;
-			socket_path = config.socket_path;
+			cli.socket_path = config.socket_path;
 		}
-		return call(socket_path, request, timeout_ms);
+		return call(cli.socket_path, cli.request, cli.timeout_ms);
 	}
 
-	if (load_config(&config, config_path, explicit_config, &source) < 0)
+	if (load_config(&config, cli.config_path, cli.explicit_config, &source) < 0)
 		return 1;
-	if (control == OPT_CHECK_PRIVILEGES) {
+	if (cli.mode == OPT_CHECK_PRIVILEGES) {
 		ceems_log_set_handler(log_to_stderr, NULL);
 		return agent_check_privileges(&config);
 	}
-	if (control != 0) {
-		sv.interval = interval_arg;
-		return supervisor_mode(control == OPT_SUPERVISE ? 's' :
-				       control == OPT_START ? 'a' :
-				       control == OPT_STOP ? 'o' : 'r',
-				       &config, config_path, &sv);
+	if (cli.mode != 0) {
+		cli.sv.interval = cli.interval;
+		return supervisor_mode(cli.mode, &config, cli.config_path, &cli.sv);
 	}
 	/* The plugstack.conf interval= of the slurmd-side plugin. */
-	if (interval_ns != 0)
-		config.interval_ns = interval_ns;
-	if (check) {
+	if (cli.interval_ns != 0)
+		config.interval_ns = cli.interval_ns;
+	if (cli.check) {
 		print_config(&config, source);
 		return 0;
 	}
