@@ -106,8 +106,8 @@ int ceems_remote_task_post_fork(spank_t sp);
 int ceems_remote_task_exit(spank_t sp);
 int ceems_remote_exit(spank_t sp);
 
-/* slurmd context: slurmd.c.  Start the node agent's supervisor; stop it
- * (waiting a few seconds for the agent's checkpoint).  Both return 0, or
+/* slurmd context: slurmd.c.  Adopt the node agent's running supervisor
+ * or start one; at slurmd's exit, leave it running.  Both return 0, or
  * -1 after logging why (slurmd goes on regardless). */
 int ceems_slurmd_init(spank_t sp, const struct ceems_plugin_args *args);
 int ceems_slurmd_exit(void);

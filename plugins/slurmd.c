@@ -1,10 +1,19 @@
-/* slurmd.c - the plugin inside slurmd: start the node agent's supervisor
- * (supervisor.c) when slurmd starts, stop it when slurmd exits.
+/* slurmd.c - the plugin inside slurmd: make sure the node agent's
+ * supervisor runs, adopting the one that runs already or starting one
+ * (lib/agent_launch.c); leave it running when slurmd exits.
+ *
+ * The supervisor ("ceems-agent --supervise") outlives slurmd, so that a
+ * slurmd restart (an upgrade, a reconfiguration, slurmd -D or
+ * daemonized, a crash) does not interrupt the measurement of the jobs
+ * that survive it.  Which supervisor runs is decided by the lock of
+ * STATE_DIR/agent.pid: the slurmd that takes it starts the supervisor and
+ * hands the lock to it; every later slurmd (or the second of two
+ * starting at once) finds the lock held and adopts the supervisor.  An
+ * admin stops or restarts the agent with ceems-agent --stop / --restart.
  *
  * slurm_spank_init runs in slurmd context before slurmd daemonizes (up to
- * Slurm 24.05; research/slurm.md section 1.3), so nothing here may depend
- * on the calling process living on: the supervisor is a process of its own
- * that watches a pipe whose write end every slurmd process inherits.
+ * Slurm 24.05; research/slurm.md section 1.3), and again when slurmd
+ * re-executes itself on scontrol reconfigure: both find the lock held.
  * Nothing that goes wrong here reaches slurmd: every failure is logged to
  * the slurmd log and the callbacks return success (the node then runs
  * without measurement). */
@@ -21,15 +30,13 @@
 
 #include <slurm/spank.h>
 
+#include "agent_launch.h"
+#include "agent_proto.h"
 #include "log.h"
 #include "plugin.h"
-#include "supervisor.h"
 
-/* How long slurmd's exit waits for the agent to checkpoint and stop, so
- * that a slurmd restarted at once finds the socket free. */
-#define STOP_WAIT_MS 5000
-
-static struct ceems_supervisor supervisor = { -1, -1, -1 };
+/* How long slurmd's start waits for the adopted agent's status. */
+#define STATUS_WAIT_MS 500
 
 /* Create the log's directory (one level, like /var/log/ceems) if it is
  * missing, and check that the log can be opened: the supervisor has no
@@ -59,39 +66,76 @@ check_log(const char *path)
 	(void)close(fd);
 }
 
+/* A supervisor holds the lock: say which, and whether its agent answers
+ * (it may be between two runs: its supervisor restarts it). */
+static void
+adopt(const char *pid_path, const char *socket_path)
+{
+	static const char request[] = "{\"op\":\"status\"}";
+	char reply[4096];
+	pid_t sv, agent;
+	int n;
+
+	(void)ceems_agent_lock_probe(pid_path, &sv, &agent);
+	n = ceems_agent_call_buf(socket_path, request, sizeof(request) - 1,
+				 STATUS_WAIT_MS, reply, sizeof(reply));
+	if (n >= 0 || n == -EMSGSIZE)
+		ceems_info("adopted the running node agent: supervisor pid %d, agent pid %d, answering on %s",
+			   (int)sv, (int)agent, socket_path);
+	else
+		ceems_info("adopted the running node agent supervisor pid %d (agent pid %d); the agent does not answer on %s yet (%s): its supervisor restarts it",
+			   (int)sv, (int)agent, socket_path, strerror(-n));
+}
+
 int
 ceems_slurmd_init(spank_t sp, const struct ceems_plugin_args *args)
 {
-	struct ceems_supervisor_spec spec = {
-		.agent_path = args->agent_path,
-		.config_path = args->config_path,
-		.log_path = args->agent_log,
+	static struct ceems_config config;
+	struct ceems_launch_spec spec = {
+		.agent = args->agent_path,
+		.config = args->config_path,
+		.log = args->agent_log,
 		.interval = args->interval[0] != '\0' ? args->interval : NULL,
 	};
-	int r;
+	char pid_path[PATH_MAX];
+	pid_t sv;
+	int fd;
 
 	(void)sp;
-	if (supervisor.lifeline >= 0) {
-		ceems_debug("the node agent's supervisor (pid %d) is running already",
-			    (int)supervisor.pid);
+	ceems_plugin_load_config(args->config_path, &config);
+	if (ceems_agent_pid_path(config.state_dir, pid_path, sizeof(pid_path)) < 0) {
+		ceems_error("state_dir %s is too long; jobs on this node are not measured",
+			    config.state_dir);
+		return -1;
+	}
+	fd = ceems_agent_lock_take(pid_path);
+	if (fd == -EWOULDBLOCK) {
+		adopt(pid_path, config.socket_path);
 		return 0;
+	}
+	if (fd < 0) {
+		ceems_error("cannot lock %s: %s; jobs on this node are not measured",
+			    pid_path, strerror(-fd));
+		return -1;
 	}
 	/* Checked here, where the error reaches the slurmd log; the
 	 * supervisor would only retry and log into the agent's log. */
 	if (access(args->agent_path, X_OK) < 0) {
 		ceems_error("cannot execute the node agent %s: %s; jobs on this node are not measured",
 			    args->agent_path, strerror(errno));
+		(void)close(fd);
 		return -1;
 	}
 	check_log(args->agent_log);
-	r = ceems_supervisor_start(&spec, &supervisor);
-	if (r < 0) {
-		ceems_error("cannot start the node agent's supervisor: %s; jobs on this node are not measured",
-			    strerror(-r));
+	sv = ceems_agent_launch(&spec, fd);
+	(void)close(fd);
+	if (sv < 0) {
+		ceems_error("cannot start the node agent's supervisor %s --supervise: %s; jobs on this node are not measured",
+			    args->agent_path, strerror(-sv));
 		return -1;
 	}
 	ceems_info("node agent supervisor %s started, pid %d: %s -c %s%s%s, log %s",
-		   CEEMS_SUPERVISOR_NAME, (int)supervisor.pid, args->agent_path,
+		   CEEMS_SUPERVISOR_NAME, (int)sv, args->agent_path,
 		   args->config_path, spec.interval != NULL ? " --interval " : "",
 		   spec.interval != NULL ? spec.interval : "", args->agent_log);
 	return 0;
@@ -100,16 +144,6 @@ ceems_slurmd_init(spank_t sp, const struct ceems_plugin_args *args)
 int
 ceems_slurmd_exit(void)
 {
-	pid_t pid = supervisor.pid;
-
-	if (supervisor.lifeline < 0)
-		return 0;
-	if (ceems_supervisor_stop(&supervisor, STOP_WAIT_MS) < 0) {
-		ceems_warning("the node agent's supervisor (pid %d) is still stopping the agent after %d ms; not waiting longer",
-			      (int)pid, STOP_WAIT_MS);
-		return -1;
-	}
-	ceems_info("the node agent and its supervisor (pid %d) stopped",
-		   (int)pid);
+	ceems_info("slurmd exits; the node agent keeps running (ceems-agent --stop stops it)");
 	return 0;
 }

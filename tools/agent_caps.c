@@ -9,7 +9,9 @@
  *   CAP_SYS_RAWIO.
  * Everything else goes from the effective, permitted, inheritable,
  * ambient and bounding sets, and no_new_privs is set, so that a bug in
- * the agent cannot be turned into more than reading counters. */
+ * the agent cannot be turned into more than reading counters.  What uid
+ * 0 may still do as the owner of root's files, agent_confine.c takes
+ * away. */
 #include "config.h"
 
 #include <sys/capability.h>

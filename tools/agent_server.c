@@ -40,6 +40,7 @@
 #include "json_util.h"
 #include "fileio.h"
 #include "agent_admit.h"
+#include "agent_confine.h"
 #include "agent_listen.h"
 #include "agent_server.h"
 #include "agent_status.h"
@@ -763,6 +764,10 @@ setup(struct server *s)
 		}
 	}
 	if (open_listener(s) < 0)
+		return -1;
+	/* Everything the agent opens at start is open and its directories
+	 * exist: from here on it reaches only its own files. */
+	if (agent_confine_fs(s->config) < 0)
 		return -1;
 	/* Forked once everything is open (the child closes it all); its
 	 * first pass a second after the start. */

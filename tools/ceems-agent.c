@@ -1,13 +1,16 @@
 /* ceems-agent.c - the ceems node agent: command line, configuration,
  * logging and privileges, then the event loop of agent_server.c.  It
- * always runs in the foreground: the slurmd-side plugin starts and
- * supervises it, and captures its stderr.  The same program is also a
- * small client of a running agent (--status, --call), for admins and
- * tests. */
+ * always runs in the foreground, under its supervisor: the same program
+ * run with --supervise (agent_supervise.c), which the slurmd-side plugin
+ * starts once and adopts after that, and which captures its stderr.  The
+ * same program is also a small client of a running agent (--status,
+ * --call) and the admin's control of the supervisor (--start, --stop,
+ * --restart). */
 #include "config.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,12 +19,21 @@
 #include <unistd.h>
 
 #include "agent_caps.h"
+#include "agent_confine.h"
+#include "agent_launch.h"
 #include "agent_proto.h"
 #include "agent_server.h"
+#include "agent_supervise.h"
 #include "conf.h"
 #include "log.h"
 
 #define DEFAULT_CALL_TIMEOUT_MS 5000
+
+/* How long --stop and --restart wait for the supervisor. */
+#define CONTROL_TIMEOUT_MS 30000
+
+/* The name in log lines: the supervisor says it is the supervisor. */
+static const char *log_name = "ceems-agent";
 
 static const char *const level_names[] = {
 	[CEEMS_LOG_ERROR] = "error",
@@ -49,8 +61,8 @@ log_to_stderr(enum ceems_log_level level, const char *message, void *arg)
 		 ts.tv_nsec / 1000000);
 	n = (int)strlen(stamp);
 	strftime(stamp + n, sizeof(stamp) - (size_t)n, "%z", &tm);
-	n = snprintf(line, sizeof(line), "%s ceems-agent[%d]: %s: %s\n", stamp,
-		     (int)getpid(), level_names[level], message);
+	n = snprintf(line, sizeof(line), "%s %s[%d]: %s: %s\n", stamp,
+		     log_name, (int)getpid(), level_names[level], message);
 	if (n < 0)
 		return;
 	if ((size_t)n >= sizeof(line))
@@ -73,9 +85,13 @@ static void
 usage(FILE *out)
 {
 	fprintf(out,
-		"usage: ceems-agent [-c FILE] [--interval DURATION] [--check-config]\n"
+		"usage: ceems-agent [-c FILE] [--interval DURATION]\n"
+		"                   [--check-config | --check-privileges]\n"
 		"       ceems-agent [-c FILE] [--socket PATH] [--timeout MS] --status\n"
 		"       ceems-agent [-c FILE] [--socket PATH] [--timeout MS] --call JSON|-\n"
+		"       ceems-agent [-c FILE] [--agent PATH] [--log FILE] [--interval DURATION]\n"
+		"                   --start | --supervise\n"
+		"       ceems-agent [-c FILE] --stop | --restart\n"
 		"\n"
 		"The ceems node agent: samples the node's energy counters and every\n"
 		"registered job's cgroup, and splits the energy among jobs.  It runs in\n"
@@ -85,15 +101,25 @@ usage(FILE *out)
 		"  -f, --foreground    accepted for compatibility: always in the foreground\n"
 		"      --interval DURATION  sampling interval, overriding the file's\n"
 		"      --check-config  parse the configuration, print it in full, exit\n"
+		"      --check-privileges  drop privileges as the agent does, then show\n"
+		"                      that /etc/shadow and /etc are out of reach\n"
 		"      --status        ask the running agent for its status\n"
 		"      --call JSON     send one request (\"-\": read it from stdin) and\n"
 		"                      print the reply; exit 0 ok, 1 refused, 2 no agent\n"
 		"      --socket PATH   the agent's socket (default: from the configuration)\n"
+		"      --start         start the supervisor (and so the agent) in the\n"
+		"                      background, unless one runs for this configuration\n"
+		"      --stop          stop the running supervisor and its agent\n"
+		"      --restart       restart the agent and its supervisor (a new version)\n"
+		"      --supervise     be the supervisor, in the foreground\n"
+		"      --agent PATH    the agent the supervisor runs (default %s)\n"
+		"      --log FILE      the supervisor's and agent's log (default %s)\n"
 		"      --timeout MS    how long a call waits (default %d)\n"
 		"  -h, --help          this text\n"
 		"  -V, --version       the version\n"
 		"\nSee ceems-agent(8) and ceems.conf(5).\n",
-		CEEMS_DEFAULT_CONFIG_PATH, DEFAULT_CALL_TIMEOUT_MS);
+		CEEMS_DEFAULT_CONFIG_PATH, CEEMS_AGENT_PATH, CEEMS_AGENT_LOG,
+		DEFAULT_CALL_TIMEOUT_MS);
 }
 
 static void
@@ -218,11 +244,65 @@ call(const char *socket_path, const char *request, int timeout_ms)
 	return r == 0 ? 0 : 1;
 }
 
-int
-main(int argc, char **argv)
+/* The long options without a short form. */
+enum {
+	OPT_CHECK = 256, OPT_CALL, OPT_STATUS, OPT_SOCKET, OPT_TIMEOUT,
+	OPT_INTERVAL, OPT_SUPERVISE, OPT_START, OPT_STOP, OPT_RESTART,
+	OPT_AGENT, OPT_LOG, OPT_LOCK_FD, OPT_CHECK_PRIVILEGES
+};
+
+/* The command line. */
+struct cli {
+	const char *config_path, *request, *socket_path, *interval;
+	bool explicit_config, check;
+	int timeout_ms, mode;		/* mode: an OPT_* of supervisor_mode */
+	uint64_t interval_ns;
+	struct agent_supervise_spec sv;
+};
+
+/* --supervise, --start, --stop, --restart (MODE: OPT_*). */
+static int
+supervisor_mode(int mode, const struct ceems_config *config,
+		const char *config_path, struct agent_supervise_spec *sv)
 {
-	enum { OPT_CHECK = 256, OPT_CALL, OPT_STATUS, OPT_SOCKET, OPT_TIMEOUT,
-	       OPT_INTERVAL };
+	static char pid_path[PATH_MAX], config_abs[PATH_MAX];
+
+	if (ceems_agent_pid_path(config->state_dir, pid_path, sizeof(pid_path)) < 0) {
+		fprintf(stderr, "ceems-agent: state_dir %s is too long\n",
+			config->state_dir);
+		return 1;
+	}
+	sv->pid_path = pid_path;
+	if (mode == OPT_STOP)
+		return agent_control_stop(pid_path, CONTROL_TIMEOUT_MS);
+	if (mode == OPT_RESTART)
+		return agent_control_restart(pid_path, CONTROL_TIMEOUT_MS);
+	/* The supervisor runs from /, and execs the agent anew later.  An
+	 * absolute path stays as given (the default file may be missing). */
+	if (config_path[0] == '/')
+		snprintf(config_abs, sizeof(config_abs), "%s", config_path);
+	else if (realpath(config_path, config_abs) == NULL) {
+		fprintf(stderr, "ceems-agent: %s: %s\n", config_path, strerror(errno));
+		return 1;
+	}
+	sv->config = config_abs;
+	if (sv->agent[0] != '/' || sv->log[0] != '/') {
+		fprintf(stderr, "ceems-agent: --agent and --log take absolute paths\n");
+		return 1;
+	}
+	if (mode == OPT_START)
+		return agent_control_start(sv);
+	log_name = CEEMS_SUPERVISOR_NAME;
+	ceems_log_set_handler(log_to_stderr, NULL);
+	ceems_log_set_level(level_from_name(config->log_level));
+	return agent_supervise(sv);
+}
+
+/* Parse the command line into CLI.  Returns 0, 1 after printing the
+ * help or the version (exit 0), -1 after saying what is wrong. */
+static int
+parse_args(int argc, char **argv, struct cli *cli)
+{
 	static const struct option options[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "foreground", no_argument, NULL, 'f' },
@@ -232,36 +312,39 @@ main(int argc, char **argv)
 		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "supervise", no_argument, NULL, OPT_SUPERVISE },
+		{ "start", no_argument, NULL, OPT_START },
+		{ "stop", no_argument, NULL, OPT_STOP },
+		{ "restart", no_argument, NULL, OPT_RESTART },
+		{ "agent", required_argument, NULL, OPT_AGENT },
+		{ "log", required_argument, NULL, OPT_LOG },
+		{ "lock-fd", required_argument, NULL, OPT_LOCK_FD },
+		{ "check-privileges", no_argument, NULL, OPT_CHECK_PRIVILEGES },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static struct ceems_config config;
-	const char *config_path = CEEMS_DEFAULT_CONFIG_PATH, *source;
-	const char *request = NULL, *socket_path = NULL;
-	bool explicit_config = false, check = false;
-	int timeout_ms = DEFAULT_CALL_TIMEOUT_MS, opt;
-	uint64_t interval_ns = 0;
+	int opt;
 
 	while ((opt = getopt_long(argc, argv, "c:fhV", options, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
-			config_path = optarg;
-			explicit_config = true;
+			cli->config_path = optarg;
+			cli->explicit_config = true;
 			break;
 		case 'f':
 			break;
 		case OPT_CHECK:
-			check = true;
+			cli->check = true;
 			break;
 		case OPT_CALL:
-			request = optarg;
+			cli->request = optarg;
 			break;
 		case OPT_STATUS:
-			request = "{\"op\":\"status\"}";
+			cli->request = "{\"op\":\"status\"}";
 			break;
 		case OPT_SOCKET:
-			socket_path = optarg;
+			cli->socket_path = optarg;
 			break;
 		case OPT_TIMEOUT: {
 			char *end;
@@ -272,54 +355,101 @@ main(int argc, char **argv)
 			if (errno != 0 || *end != '\0' || v < 1 || v > 3600000) {
 				fprintf(stderr, "ceems-agent: --timeout takes milliseconds, "
 					"1 to 3600000\n");
-				return 1;
+				return -1;
 			}
-			timeout_ms = (int)v;
+			cli->timeout_ms = (int)v;
 			break;
 		}
 		case OPT_INTERVAL:
 			/* The bounds of ceems.conf(5)'s interval key. */
-			if (ceems_parse_duration(optarg, &interval_ns) < 0 ||
-			    interval_ns < 10000000ULL ||
-			    interval_ns > 3600000000000ULL) {
+			if (ceems_parse_duration(optarg, &cli->interval_ns) < 0 ||
+			    cli->interval_ns < 10000000ULL ||
+			    cli->interval_ns > 3600000000000ULL) {
 				fprintf(stderr, "ceems-agent: --interval %s: expected a "
 					"duration from 10ms to 1h (e.g. 500ms, 2s)\n",
 					optarg);
-				return 1;
+				return -1;
+			}
+			cli->interval = optarg;
+			break;
+		case OPT_CHECK_PRIVILEGES:
+		case OPT_SUPERVISE:
+		case OPT_START:
+		case OPT_STOP:
+		case OPT_RESTART:
+			cli->mode = opt;
+			break;
+		case OPT_AGENT:
+			cli->sv.agent = optarg;
+			break;
+		case OPT_LOG:
+			cli->sv.log = optarg;
+			break;
+		case OPT_LOCK_FD:
+			cli->sv.lock_fd = atoi(optarg);
+			if (cli->sv.lock_fd < 3) {
+				fprintf(stderr, "ceems-agent: --lock-fd takes a descriptor above 2\n");
+				return -1;
 			}
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			return 1;
 		case 'V':
 			printf("ceems-agent %s\n", PACKAGE_VERSION);
-			return 0;
+			return 1;
 		default:
 			usage(stderr);
-			return 1;
+			return -1;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "ceems-agent: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
-		return 1;
+		return -1;
 	}
+	return 0;
+}
 
-	if (request != NULL) {
-		if (socket_path == NULL) {
-			if (load_config(&config, config_path, explicit_config, &source) < 0)
+int
+main(int argc, char **argv)
+{
+	static struct ceems_config config;
+	struct cli cli = {
+		.config_path = CEEMS_DEFAULT_CONFIG_PATH,
+		.timeout_ms = DEFAULT_CALL_TIMEOUT_MS,
+		.sv = { .agent = CEEMS_AGENT_PATH, .log = CEEMS_AGENT_LOG,
+			.lock_fd = -1 },
+	};
+	const char *source;
+	int r;
+
+	if ((r = parse_args(argc, argv, &cli)) != 0)
+		return r > 0 ? 0 : 1;
+	if (cli.request != NULL) {
+		if (cli.socket_path == NULL) {
+			if (load_config(&config, cli.config_path, cli.explicit_config,
+					&source) < 0)
 				return 2;
-			socket_path = config.socket_path;
+			cli.socket_path = config.socket_path;
 		}
-		return call(socket_path, request, timeout_ms);
+		return call(cli.socket_path, cli.request, cli.timeout_ms);
 	}
 
-	if (load_config(&config, config_path, explicit_config, &source) < 0)
+	if (load_config(&config, cli.config_path, cli.explicit_config, &source) < 0)
 		return 1;
+	if (cli.mode == OPT_CHECK_PRIVILEGES) {
+		ceems_log_set_handler(log_to_stderr, NULL);
+		return agent_check_privileges(&config);
+	}
+	if (cli.mode != 0) {
+		cli.sv.interval = cli.interval;
+		return supervisor_mode(cli.mode, &config, cli.config_path, &cli.sv);
+	}
 	/* The plugstack.conf interval= of the slurmd-side plugin. */
-	if (interval_ns != 0)
-		config.interval_ns = interval_ns;
-	if (check) {
+	if (cli.interval_ns != 0)
+		config.interval_ns = cli.interval_ns;
+	if (cli.check) {
 		print_config(&config, source);
 		return 0;
 	}

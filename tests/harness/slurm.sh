@@ -110,6 +110,22 @@ _slurm_harness_find_procs() {
     done
 }
 
+# _slurm_harness_agent_procs DIR NAME...: processes named NAME of the
+# cluster in DIR or of a ceems configuration its plugstack.conf names
+# (config=PATH): the node agent and its supervisor.
+_slurm_harness_agent_procs() {
+    local dir=$1 word
+    shift
+    {
+        _slurm_harness_find_procs "$dir/" "$@"
+        for word in $(cat "$dir/plugstack.conf" 2>/dev/null); do
+            case $word in
+                config=/*) _slurm_harness_find_procs "${word#config=}" "$@" ;;
+            esac
+        done
+    } | sort -u
+}
+
 # _slurm_harness_pidfile FILE NAME: print the pid in pid file FILE if that
 # process is alive, not a zombie, and named NAME (so that a pid reused by
 # another process is never signalled).
@@ -474,12 +490,17 @@ slurm_harness_stop() {
     # shellcheck disable=SC2086
     _slurm_harness_wait_gone 50 $ctld $slurmd || true
 
-    # The ceems node agent and its supervisor (started by the plugin in
-    # slurmd) stop by themselves once slurmd is gone: give them 10 s.
-    pids=$(_slurm_harness_find_procs "$dir/" ceems-agent-sv ceems-agent lt-ceems-agent)
+    # The ceems node agent's supervisor (started by the plugin in slurmd)
+    # outlives slurmd by design: stop it as an admin would (SIGTERM: it
+    # stops the agent, which checkpoints), give them 10 s, then kill.
+    # They run with the plugin's config= (which may lie outside DIR).
+    pids=$(_slurm_harness_agent_procs "$dir" ceems-agent-sv)
+    # shellcheck disable=SC2086
+    [ -z "$pids" ] || kill -TERM $pids 2>/dev/null || true
+    pids=$(_slurm_harness_agent_procs "$dir" ceems-agent-sv ceems-agent lt-ceems-agent)
     # shellcheck disable=SC2086
     if [ -n "$pids" ] && ! _slurm_harness_wait_gone 100 $pids; then
-        _slurm_harness_err "ceems agent processes of $dir outlive slurmd: killing ${pids//$'\n'/ }"
+        _slurm_harness_err "ceems agent processes of $dir do not stop on SIGTERM: killing ${pids//$'\n'/ }"
         # shellcheck disable=SC2086
         kill -KILL $pids 2>/dev/null || true
     fi
@@ -530,7 +551,7 @@ slurm_harness_stop() {
 }
 
 # slurm_harness_leftovers: print what any harness cluster left behind
-# (slurmctld/slurmd/slurmstepd/munged processes, the node agent's
+# (slurmctld/slurmd/slurmstepd/munged processes, the node agent and its
 # supervisor ceems-agent-sv, listening slurmctld/slurmd
 # ports, slurm_localhost cgroups, ${TMPDIR:-/tmp}/ceems-test.slurm.*
 # directories); return non-zero if there is anything.
@@ -538,7 +559,7 @@ slurm_harness_leftovers() {
     local found=0 pids p port d
 
     pids=$( (_slurm_harness_find_procs CEEMS_TEST_SLURM_DIR= slurmctld slurmd slurmstepd munged ceems-agent-sv
-             _slurm_harness_find_procs ceems-test. slurmctld slurmd slurmstepd munged ceems-agent-sv) |
+             _slurm_harness_find_procs ceems-test. slurmctld slurmd slurmstepd munged ceems-agent-sv ceems-agent lt-ceems-agent) |
            sort -u)
     for p in $pids; do
         echo "leftover process: $p $(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline")"

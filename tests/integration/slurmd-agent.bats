@@ -1,11 +1,15 @@
 #!/usr/bin/env bats
 # tests/integration/slurmd-agent.bats -- the slurmd context of the ceems
 # SPANK plugin on a real single-node Slurm cluster (tests/harness/slurm.sh):
-# slurmd starts the node agent's supervisor (ceems-agent-sv), which starts
-# the agent (tools/ceems-agent), restarts it when it dies and stops it when
-# slurmd is gone, whether slurmd daemonizes or runs with -D, exits cleanly
-# or is killed; a slurmd restart keeps a running job's record; a missing
-# agent leaves slurmd and jobs unharmed; a refused start is retried.
+# slurmd starts the node agent's supervisor (ceems-agent --supervise, named
+# ceems-agent-sv) by fork and exec, detached, which starts the agent
+# (tools/ceems-agent) and restarts it when it dies.  The supervisor
+# outlives slurmd: a slurmd stopped, killed, restarted or reconfigured
+# finds it by the lock of STATE_DIR/agent.pid and adopts it, so a job
+# running across a slurmd restart is measured without a gap, and only one
+# agent ever runs; an admin stops and restarts it with ceems-agent --stop
+# and --restart.  A missing agent leaves slurmd and jobs unharmed; a
+# refused start is retried.
 #
 # Each test starts its own cluster with the plugin loaded as `required`
 # (a load error fails the start), the agent's socket, state and spool
@@ -64,8 +68,8 @@ teardown() {
         grep ceems "$dir/log/slurmd.log" >&2 || true
     fi
     slurm_harness_stop "$dir" || true
-    # The harness kills what outlives slurmd; this is the last net, by
-    # the exact paths of this cluster only.
+    # The harness stops the supervisor, which outlives slurmd; this is
+    # the last net, by the exact paths of this cluster only.
     for p in $(_agent_pids "$dir") $(_supervisor_pids "$dir"); do
         kill -KILL "$p" 2>/dev/null || true
     done
@@ -86,10 +90,10 @@ _pids_with_arg() { # COMM ARG
     done
 }
 
-# The agents and supervisors of the cluster in DIR.  The supervisor is a
-# fork of slurmd: its command line is slurmd's.
+# The agents and supervisors of the cluster in DIR (both run with -c
+# DIR/ceems.conf; the supervisor names itself ceems-agent-sv).
 _agent_pids() { _pids_with_arg ceems-agent "$1/ceems.conf"; }
-_supervisor_pids() { _pids_with_arg ceems-agent-sv "$1/slurm.conf"; }
+_supervisor_pids() { _pids_with_arg ceems-agent-sv "$1/ceems.conf"; }
 
 _stat_field() { # PID N: field N of /proc/PID/stat (comm has no spaces here)
     awk -v n="$2" '{ print $n }' "/proc/$1/stat"
@@ -172,44 +176,83 @@ _check_tree() { # AGENT_PID
     local agent=$1 sv slurmd ppid
     sv=$(_supervisor_pids "$DIR")
     [ "$(echo "$sv" | wc -w)" = 1 ] || _fail "want one supervisor, have: '$sv'"
-    slurmd=$(_slurmd_pid) || _fail "slurmd is not running"
+    [ "$(_agent_pids "$DIR" | wc -w)" = 1 ] || _fail "want one agent, have: '$(_agent_pids "$DIR")'"
     [ "$(_stat_field "$agent" 4)" = "$sv" ] ||
         _fail "the agent $agent is not the child of the supervisor $sv"
+    slurmd=$(_slurmd_pid) || return 0
     ppid=$(_stat_field "$sv" 4)
     [ "$ppid" != "$slurmd" ] || _fail "the supervisor $sv is slurmd's child"
     [ "$(_stat_field "$sv" 6)" != "$(_stat_field "$slurmd" 6)" ] ||
         _fail "the supervisor $sv is in slurmd's session"
 }
 
-@test "daemonized slurmd: a detached supervisor runs the agent, which answers, with a clean environment and no slurmd descriptors" {
-    local agent sv env fds f
+# Stop slurmd with SIGNAL (default TERM) and wait until it is gone.
+_stop_slurmd() { # [SIGNAL]
+    local slurmd
+    slurmd=$(_slurmd_pid) || _fail "slurmd is not running"
+    kill "-${1:-TERM}" "$slurmd"
+    for _ in $(seq 150); do
+        [ -e "/proc/$slurmd" ] || return 0
+        sleep 0.1
+    done
+    _fail "slurmd $slurmd did not stop on SIG${1:-TERM}"
+}
+
+_start_slurmd() {
+    (cd / && slurmd -f "$DIR/slurm.conf" -N localhost) >>"$DIR/log/slurmd.start" 2>&1 ||
+        _fail "slurmd did not restart"
+    for _ in $(seq 100); do
+        _slurmd_pid >/dev/null && return 0
+        sleep 0.1
+    done
+    _fail "slurmd wrote no pid file"
+}
+
+# A slurmd adopted supervisor SUPERVISOR, whose agent AGENT answered.
+_adopted() { # SUPERVISOR AGENT
+    grep -q "ceems: adopted the running node agent: supervisor pid $1, agent pid $2, answering on $DIR/agent/agent.sock" \
+        "$DIR/log/slurmd.log"
+}
+
+@test "daemonized slurmd: a detached supervisor runs the agent, which answers, with a clean environment and no slurmd descriptors; a stale pid file is not adopted" {
+    local agent sv env fds f p
+    _make_dir
+    # A pid file left by a crash or a reboot, naming a live process
+    # (this shell) that holds no lock: it must not be adopted.
+    mkdir -p "$DIR/agent/state"
+    echo "$$ $$" >"$DIR/agent/state/agent.pid"
     _start_cluster
     agent=$(_wait_agent 10)
     _check_tree "$agent"
     sv=$(_supervisor_pids "$DIR")
+    grep -q "ceems: adopted" "$DIR/log/slurmd.log" && _fail "a stale pid file was adopted"
+    [ "$(cat "$DIR/agent/state/agent.pid")" = "$sv $agent" ] ||
+        _fail "the pid file says '$(cat "$DIR/agent/state/agent.pid")', not '$sv $agent'"
 
     # Environment: PATH only, nothing of slurmd's (SLURM_CONF and
-    # CEEMS_TEST_SLURM_DIR are in slurmd's).  The build tree's libtool
-    # wrapper, a bash script, adds LD_LIBRARY_PATH, BIN_SH, DUALCASE, PWD,
-    # SHLVL and _ on its way to the binary.
-    env=$(tr '\0' '\n' <"/proc/$agent/environ" |
-          grep -Ev "^(LD_LIBRARY_PATH=$CEEMS_TOP_BUILDDIR/|BIN_SH=|DUALCASE=|PWD=|SHLVL=|_=)" | sort)
-    [ "$env" = "PATH=/usr/sbin:/usr/bin:/sbin:/bin" ] ||
-        _fail "the agent's environment is not PATH alone: $env"
+    # CEEMS_TEST_SLURM_DIR are in slurmd's), for both.  The build tree's
+    # libtool wrapper, a bash script, adds LD_LIBRARY_PATH, BIN_SH,
+    # DUALCASE, PWD, SHLVL and _ on its way to the binary.
+    for p in "$agent" "$sv"; do
+        env=$(tr '\0' '\n' <"/proc/$p/environ" |
+              grep -Ev "^(LD_LIBRARY_PATH=$CEEMS_TOP_BUILDDIR/|BIN_SH=|DUALCASE=|PWD=|SHLVL=|_=)" | sort)
+        [ "$env" = "PATH=/usr/sbin:/usr/bin:/sbin:/bin" ] ||
+            _fail "the environment of $p is not PATH alone: $env"
+    done
     tr '\0' '\n' <"/proc/$(_slurmd_pid)/environ" | grep -qx "CEEMS_TEST_SLURM_DIR=$DIR" ||
         _fail "slurmd's environment lacks CEEMS_TEST_SLURM_DIR: the check above proves nothing"
 
-    # The supervisor holds /dev/null (0, 1), the log (2) and its two pipes.
+    # The supervisor holds /dev/null (0, 1), the log (2), its lock (3).
     fds=$(ls -l "/proc/$sv/fd" | awk 'NR > 1 { print $9, $11 }')
     echo "$fds" | grep -qx "0 /dev/null" || _fail "supervisor fd 0: $fds"
     echo "$fds" | grep -qx "1 /dev/null" || _fail "supervisor fd 1: $fds"
     echo "$fds" | grep -qx "2 $DIR/log/agent.log" || _fail "supervisor fd 2: $fds"
-    [ "$(echo "$fds" | grep -c ' pipe:')" = 2 ] && [ "$(echo "$fds" | wc -l)" = 5 ] ||
-        _fail "the supervisor holds more than 0-2 and its two pipes: $fds"
-    # The agent: its stderr on the log, no pipe and no file of slurmd's.
+    echo "$fds" | grep -qx "3 $DIR/agent/state/agent.pid" || _fail "supervisor fd 3: $fds"
+    [ "$(echo "$fds" | wc -l)" = 4 ] || _fail "the supervisor holds more than 0-3: $fds"
+    # The agent: its stderr on the log, no lock and no file of slurmd's.
     fds=$(ls -l "/proc/$agent/fd" | awk 'NR > 1 { print $9, $11 }')
     echo "$fds" | grep -qx "2 $DIR/log/agent.log" || _fail "agent fd 2: $fds"
-    for f in ' pipe:' "$DIR/log/slurmd.log" "$DIR/spool/d"; do
+    for f in ' pipe:' "$DIR/log/slurmd.log" "$DIR/spool/d" agent.pid; do
         if echo "$fds" | grep -qF -- "$f"; then
             _fail "the agent inherited '$f': $fds"
         fi
@@ -217,7 +260,7 @@ _check_tree() { # AGENT_PID
 
     grep -q "ceems: node agent supervisor ceems-agent-sv started, pid $sv" "$DIR/log/slurmd.log" ||
         _fail "no start line in the slurmd log"
-    grep -q "ceems-agent-sv\[$sv\]: info: started the agent: pid " "$DIR/log/agent.log" ||
+    grep -q "ceems-agent-sv\[$sv\]: info: started the agent: pid $agent" "$DIR/log/agent.log" ||
         _fail "no start line in the agent's log"
 }
 
@@ -232,6 +275,7 @@ _check_tree() { # AGENT_PID
     [ "$(_supervisor_pids "$DIR")" = "$sv" ] || _fail "the supervisor changed"
     grep -q "the agent (pid $agent) was killed by signal 9 (SIGKILL) after [0-9.]* s; restarting it in 1 s" \
         "$DIR/log/agent.log" || _fail "the agent's death is not logged"
+    [ "$(cat "$DIR/agent/state/agent.pid")" = "$sv $new" ] || _fail "the pid file does not name the new agent"
     # A second quick death waits twice as long.
     kill -KILL "$new"
     _wait_agent 8 "$new" >/dev/null
@@ -239,57 +283,88 @@ _check_tree() { # AGENT_PID
         "$DIR/log/agent.log" || _fail "no backoff after a second quick death"
 }
 
-@test "scontrol reconfigure keeps an agent; scontrol shutdown: the agent checkpoints and exits 0, the supervisor exits, nothing is left" {
+@test "scontrol reconfigure leaves the same agent and supervisor running; scontrol shutdown leaves them running too" {
     local agent sv
     _start_cluster
-    _wait_agent 10 >/dev/null
-    # 22.05 keeps slurmd (and so the agent); 23.11+ re-executes slurmd,
-    # whose new supervisor starts a new agent.
-    scontrol reconfigure >/dev/null || _fail "scontrol reconfigure"
-    sleep 1
-    agent=$(_wait_agent 15)
+    agent=$(_wait_agent 10)
     sv=$(_supervisor_pids "$DIR")
-    [ "$(echo "$sv" | wc -w)" = 1 ] || _fail "want one supervisor after reconfigure, have: '$sv'"
+    scontrol reconfigure >/dev/null || _fail "scontrol reconfigure"
+    sleep 2
+    [ "$(_wait_agent 15)" = "$agent" ] || _fail "another agent answers after reconfigure"
+    _check_tree "$agent"
+    [ "$(_supervisor_pids "$DIR")" = "$sv" ] || _fail "the supervisor changed on reconfigure"
     scontrol shutdown >/dev/null || _fail "scontrol shutdown"
-    _wait_no_agent 15
-    grep -q "ceems-agent\[$agent\]: info: SIGTERM received: checkpointing and stopping" "$DIR/log/agent.log" ||
-        _fail "the agent was not stopped with SIGTERM"
-    grep -q "ceems-agent-sv\[$sv\]: info: the agent (pid $agent) exited with status 0" "$DIR/log/agent.log" ||
-        _fail "the agent's clean exit is not logged"
-    grep -q "ceems: the node agent and its supervisor (pid $sv) stopped" "$DIR/log/slurmd.log" ||
-        _fail "slurmd_exit did not see the supervisor stop"
-    [ ! -e "$DIR/agent/agent.sock" ] || _fail "the socket is left"
-    [ -f "$DIR/agent/state/jobs.state" ] || _fail "no checkpoint in $DIR/agent/state"
+    for _ in $(seq 100); do
+        _slurmd_pid >/dev/null || break
+        sleep 0.1
+    done
+    ! _slurmd_pid >/dev/null || _fail "slurmd did not shut down"
+    grep -q "ceems: slurmd exits; the node agent keeps running" "$DIR/log/slurmd.log" ||
+        _fail "slurmd_exit did not run"
+    [ "$(_wait_agent 5)" = "$agent" ] || _fail "the agent did not outlive slurmd"
+    _check_tree "$agent"
+    ! grep -q "ceems-agent\[$agent\]: info: SIGTERM received" "$DIR/log/agent.log" ||
+        _fail "the agent was stopped with slurmd"
 }
 
-@test "slurmd -D (foreground): the agent runs and stops with slurmd" {
-    local agent slurmd
+@test "slurmd -D (foreground): the agent runs, outlives slurmd, and the next slurmd adopts it" {
+    local agent slurmd sv
     CEEMS_TEST_SLURMD_FOREGROUND=1 _start_cluster
     slurmd=$(_slurmd_pid) || _fail "slurmd -D is not running"
     tr '\0' ' ' <"/proc/$slurmd/cmdline" | grep -q -- ' -D ' || _fail "slurmd runs without -D"
     agent=$(_wait_agent 10)
     _check_tree "$agent"
-    grep -q "supervising the node agent for slurmd pid $slurmd\$" "$DIR/log/agent.log" ||
-        _fail "the supervisor was not started by slurmd $slurmd itself"
-    scontrol shutdown >/dev/null || _fail "scontrol shutdown"
-    _wait_no_agent 15
-    grep -q "ceems-agent-sv\[[0-9]*\]: info: the agent (pid $agent) exited with status 0" "$DIR/log/agent.log" ||
-        _fail "the agent did not exit cleanly"
+    sv=$(_supervisor_pids "$DIR")
+    _stop_slurmd TERM
+    [ "$(_wait_agent 5)" = "$agent" ] || _fail "the agent did not outlive slurmd -D"
+    _start_slurmd
+    for _ in $(seq 100); do
+        _adopted "$sv" "$agent" && break
+        sleep 0.1
+    done
+    _adopted "$sv" "$agent" || _fail "the daemonized slurmd did not adopt supervisor $sv, agent $agent"
+    _check_tree "$agent"
 }
 
-@test "slurmd killed with SIGKILL: the supervisor notices, stops the agent cleanly, nothing is left" {
-    local agent slurmd
+@test "slurmd killed with SIGKILL: the agent runs on, the next slurmd adopts it, the harness's stop stops it" {
+    local agent sv
     _start_cluster
     agent=$(_wait_agent 10)
-    slurmd=$(_slurmd_pid) || _fail "slurmd is not running"
-    kill -KILL "$slurmd"
-    _wait_no_agent 15
-    grep -q "info: slurmd is gone: stopping the agent" "$DIR/log/agent.log" ||
-        _fail "the supervisor did not see slurmd go"
-    grep -q "the agent (pid $agent) exited with status 0" "$DIR/log/agent.log" ||
-        _fail "the agent did not exit cleanly"
-    ! grep -q "ceems: the node agent and its supervisor" "$DIR/log/slurmd.log" ||
-        _fail "slurmd_exit ran: slurmd was not killed"
+    sv=$(_supervisor_pids "$DIR")
+    _stop_slurmd KILL
+    sleep 1
+    [ "$(_wait_agent 5)" = "$agent" ] || _fail "the agent did not outlive slurmd"
+    _start_slurmd
+    for _ in $(seq 100); do
+        _adopted "$sv" "$agent" && break
+        sleep 0.1
+    done
+    _adopted "$sv" "$agent" || _fail "the new slurmd did not adopt supervisor $sv, agent $agent"
+    _check_tree "$agent"
+    # The harness's teardown stops the agent, which slurmd no longer does.
+    slurm_harness_stop "$DIR" || _fail "slurm_harness_stop"
+    [ -z "$(_agent_pids "$DIR")$(_supervisor_pids "$DIR")" ] ||
+        _fail "slurm_harness_stop left the agent: $(_agent_pids "$DIR") $(_supervisor_pids "$DIR")"
+}
+
+@test "slurmd restarts, stopped or killed, and reconfigured: one supervisor and one agent, the same ones throughout" {
+    local agent sv round
+    _start_cluster
+    agent=$(_wait_agent 10)
+    sv=$(_supervisor_pids "$DIR")
+    for round in TERM KILL TERM; do
+        _stop_slurmd "$round"
+        _start_slurmd
+        scontrol reconfigure >/dev/null 2>&1 || true
+        sleep 1
+        [ "$(_wait_agent 10)" = "$agent" ] || _fail "another agent answers after slurmd SIG$round"
+        _check_tree "$agent"
+        [ "$(_supervisor_pids "$DIR")" = "$sv" ] || _fail "the supervisor changed after slurmd SIG$round"
+    done
+    [ "$(grep -c "ceems: adopted the running node agent: supervisor pid $sv, agent pid $agent" "$DIR/log/slurmd.log")" -ge 3 ] ||
+        _fail "not every slurmd start adopted the agent"
+    [ "$(grep -c "ceems-agent-sv\[$sv\]: info: started the agent" "$DIR/log/agent.log")" = 1 ] ||
+        _fail "the agent was started more than once"
 }
 
 # The v1 or v2 cgroup of a job, as a register request would give it:
@@ -308,11 +383,12 @@ _register_request() { # JOBID PID
         }' "/proc/$2/cgroup"
 }
 
-@test "slurmd restarted under a running job: the old agent checkpoints, the new one restores the job's record" {
-    local agent new jobid pid req reply slurmd state i
+@test "a CPU job running across a slurmd stop and start is measured without a gap by the same agent" {
+    local agent new jobid reply rec cov gap i state
     _start_cluster
     agent=$(_wait_agent 10)
-    jobid=$(sbatch --parsable --time=5 -o "$DIR/out/job-%j.out" --wrap 'sleep 300') ||
+    jobid=$(sbatch --parsable --time=2 -o "$DIR/out/job-%j.out" \
+        --wrap 'end=$(( $(date +%s) + 14 )); while [ "$(date +%s)" -lt "$end" ]; do :; done') ||
         _fail "sbatch"
     # The job-side plugin registers the job when its first step starts.
     for i in $(seq 100); do
@@ -321,25 +397,106 @@ _register_request() { # JOBID PID
     done
     echo "$reply" | jq -e ".ok and .report.jobid == $jobid" >/dev/null ||
         _fail "job $jobid was not registered by the plugin: $reply"
+    sleep 2
 
-    # A clean slurmd restart under the running job.
-    slurmd=$(_slurmd_pid) || _fail "slurmd is not running"
-    kill -TERM "$slurmd"
-    _wait_no_agent 15
-    grep -q "ceems-agent\[$agent\]: info: SIGTERM received: checkpointing and stopping" "$DIR/log/agent.log" ||
-        _fail "the old agent was not stopped with SIGTERM"
-    (cd / && slurmd -f "$DIR/slurm.conf" -N localhost) >>"$DIR/log/slurmd.start" 2>&1 ||
-        _fail "slurmd did not restart"
-    new=$(_wait_agent 15 "$agent")
-    state=$(scontrol -o show job "$jobid" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
-    [ "$state" = RUNNING ] || _fail "job $jobid is $state after the slurmd restart"
-    reply=$("$AGENT" -c "$DIR/ceems.conf" --call "{\"op\":\"report\",\"jobid\":$jobid}") ||
-        _fail "the new agent $new lost job $jobid: $reply"
-    echo "$reply" | jq -e ".report.jobid == $jobid and .report.elapsed_s > 0" >/dev/null ||
-        _fail "report after the restart: $reply"
-    grep -q "ceems-agent\[$new\]: info: 1 job restored from the last checkpoint" "$DIR/log/agent.log" ||
-        _fail "the new agent does not log a restored job"
-    scancel "$jobid"
+    # A clean slurmd stop and start under the running job.
+    _stop_slurmd TERM
+    sleep 2
+    [ "$(_wait_agent 5)" = "$agent" ] || _fail "the agent did not outlive slurmd"
+    _start_slurmd
+    new=$(_wait_agent 10)
+    [ "$new" = "$agent" ] || _fail "the agent changed across the slurmd restart: $agent -> $new"
+    state=$(slurm_harness_wait_job "$jobid" 60) || _fail "slurm_harness_wait_job"
+    [ "$state" = COMPLETED ] || _fail "job $jobid ended $state"
+
+    for i in $(seq 60); do
+        for rec in "$DIR"/agent/spool/*.json; do
+            [ -e "$rec" ] && [ "$(jq -r .job.jobid "$rec")" = "$jobid" ] && break 2
+        done
+        rec=
+        sleep 0.5
+    done
+    [ -n "$rec" ] || _fail "no record of job $jobid in $DIR/agent/spool"
+    cov=$(jq '.measurements.ledger.package.coverage' "$rec")
+    gap=$(jq '.measurements.gap_s' "$rec")
+    echo "# job $jobid across a slurmd restart: package coverage $cov, gap $gap s" >&3
+    jq -e '.measurements.ledger.package.coverage == 1 and .measurements.gap_s == 0 and
+           .measurements.cpu_s > 5' "$rec" >/dev/null ||
+        _fail "job $jobid: coverage $cov, gap $gap s: $(jq -c .measurements "$rec")"
+    ! grep -q "energy covers" "$DIR/out/job-$jobid.out" ||
+        _fail "the job's summary says: $(grep 'energy covers' "$DIR/out/job-$jobid.out")"
+    [ "$(_wait_agent 5)" = "$agent" ] || _fail "the agent changed"
+}
+
+@test "ceems-agent --start, --stop and --restart: the admin's controls of the supervisor" {
+    local agent sv new
+    _start_cluster
+    agent=$(_wait_agent 10)
+    sv=$(_supervisor_pids "$DIR")
+    run "$AGENT" -c "$DIR/ceems.conf" --start
+    [ "$status" = 0 ] && [[ $output == *"a supervisor runs already: pid $sv, agent pid $agent"* ]] ||
+        _fail "--start with one running: $status $output"
+    # --restart: a new agent (the program exec'ed anew), same supervisor pid.
+    run "$AGENT" -c "$DIR/ceems.conf" --restart
+    [ "$status" = 0 ] || _fail "--restart: $output"
+    new=$(_wait_agent 10 "$agent")
+    [ "$(_supervisor_pids "$DIR")" = "$sv" ] || _fail "the supervisor's pid changed on --restart"
+    grep -q "ceems-agent-sv\[$sv\]: info: SIGHUP: executing $AGENT --supervise anew" "$DIR/log/agent.log" ||
+        _fail "the supervisor was not exec'ed anew"
+    _check_tree "$new"
+    # --stop: both gone, the agent checkpointed; slurmd unharmed.
+    run "$AGENT" -c "$DIR/ceems.conf" --stop
+    [ "$status" = 0 ] || _fail "--stop: $output"
+    _wait_no_agent 5
+    grep -q "ceems-agent-sv\[$sv\]: info: the agent (pid $new) exited with status 0" "$DIR/log/agent.log" ||
+        _fail "the agent was not stopped cleanly"
+    _slurmd_pid >/dev/null || _fail "--stop stopped slurmd"
+    # --start: a new detached supervisor.
+    run "$AGENT" -c "$DIR/ceems.conf" --agent "$AGENT" --log "$DIR/log/agent.log" --start
+    [ "$status" = 0 ] || _fail "--start: $output"
+    new=$(_wait_agent 10)
+    _check_tree "$new"
+}
+
+@test "the running agent holds no capability and is confined: it can neither read /etc/shadow nor write /etc, and still measures jobs" {
+    local agent f out jobid state rec
+    _start_cluster
+    agent=$(_wait_agent 10)
+    # The test itself (root) can: otherwise the checks below prove nothing.
+    head -c 1 /etc/shadow >/dev/null || _fail "root cannot read /etc/shadow here"
+    [ -w /etc ] || _fail "root cannot write /etc here"
+    for f in CapInh CapPrm CapEff CapBnd CapAmb; do
+        grep -qx "$f:[[:space:]]*0000000000000000" "/proc/$agent/status" ||
+            _fail "agent $agent: $(grep "^$f:" "/proc/$agent/status")"
+    done
+    grep -qx "NoNewPrivs:[[:space:]]*1" "/proc/$agent/status" || _fail "agent $agent: no no_new_privs"
+    [ "$(awk '/^Uid:/ { print $2 }' "/proc/$agent/status")" = 0 ] ||
+        _fail "the agent does not run as uid 0"
+    grep -q "ceems-agent\[$agent\]: info: file system confined (Landlock ABI [0-9]*): read $DIR/sys, /proc, the cgroup mounts; write $DIR/agent/state, $DIR/agent/spool, $DIR/agent\$" \
+        "$DIR/log/agent.log" || _fail "the running agent did not confine itself: $(grep "ceems-agent\[$agent\]" "$DIR/log/agent.log")"
+    # The same calls, in a process of the same uid, then the attempts.
+    out=$("$AGENT" -c "$DIR/ceems.conf" --check-privileges 2>/dev/null) ||
+        _fail "--check-privileges: $out"
+    echo "$out" | grep -qx "ok: cannot read /etc/shadow: Permission denied" || _fail "$out"
+    echo "$out" | grep -qx "ok: cannot create /etc/.ceems-privileges.[0-9]*: Permission denied" || _fail "$out"
+    echo "$out" | grep -qx "ok: can read $DIR/sys/class/powercap/intel-rapl:[0-9:]*/energy_uj" || _fail "$out"
+    echo "$out" | grep -qx "ok: can create $DIR/agent/state/.privileges.[0-9]*" || _fail "$out"
+    ls /etc/.ceems-privileges.* 2>/dev/null && _fail "a file was left in /etc"
+    # And it still measures: the job's record has its energy.
+    jobid=$(sbatch --parsable --time=1 -o "$DIR/out/job-%j.out" --wrap 'sleep 2') || _fail "sbatch"
+    state=$(slurm_harness_wait_job "$jobid" 60) || _fail "slurm_harness_wait_job"
+    [ "$state" = COMPLETED ] || _fail "job $jobid ended $state"
+    for _ in $(seq 60); do
+        for rec in "$DIR"/agent/spool/*.json; do
+            [ -e "$rec" ] && [ "$(jq -r .job.jobid "$rec")" = "$jobid" ] && break 2
+        done
+        rec=
+        sleep 0.5
+    done
+    [ -n "$rec" ] || _fail "no record of job $jobid"
+    jq -e '.measurements.ledger.package.covered_s > 0' "$rec" >/dev/null ||
+        _fail "job $jobid was not measured: $(jq -c .measurements "$rec")"
+    [ "$(_wait_agent 5)" = "$agent" ] || _fail "the agent changed"
 }
 
 @test "agent= names no program: slurmd runs and jobs complete, the error is in slurmd's log" {
