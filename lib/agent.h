@@ -198,6 +198,22 @@ int ceems_agent_sweep(struct ceems_agent *agent, uint64_t now_ns);
 
 size_t ceems_agent_nfinishing(const struct ceems_agent *agent);
 
+/* ---- The agent as the only writer of records (lib/agent_end.c) ---- */
+
+/* The plugin ended job JOBID in one call (a deregistration with BY,
+ * "extern" or "epilog", and the job's metadata META): write its record
+ * now (the spool; the replay takes it into PostgreSQL), forget the job.
+ * Call it after ceems_agent_deregister, once the reply is sent.  0,
+ * -ENOENT, or -errno when not even the spool took it (logged whole). */
+int ceems_agent_end(struct ceems_agent *agent, uint32_t jobid,
+		    const struct ceems_job_meta *meta, const char *by);
+
+/* Turn the notes of the note folder (lib/job_note.h) into records: the
+ * job's own, with its figures, when the agent still holds it; none when
+ * its record was written lately; else a record of the note's metadata
+ * alone, not measured.  Returns how many notes were taken, or -errno. */
+int ceems_agent_take_notes(struct ceems_agent *agent, uint64_t now_ns);
+
 /* A step of a registered job starts: its cgroup is the job's directory
  * plus step_<ID> (Slurm's naming on v1 and v2).  Returns 0, -ENOENT (no
  * such job), -EEXIST (already started), -ENOSPC (too many steps),

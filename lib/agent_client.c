@@ -361,3 +361,20 @@ ceems_agent_release_job(const char *socket_path, uint32_t jobid,
 			    new_request(CEEMS_AGENT_OP_RELEASE, jobid, err, err_size),
 			    timeout_ms, NULL, err, err_size);
 }
+
+int
+ceems_agent_end_job(const char *socket_path, const struct ceems_job_meta *meta,
+		    const char *by, int timeout_ms,
+		    struct ceems_agent_job_report *out, char *err,
+		    size_t err_size)
+{
+	struct ceems_agent_request *req =
+		new_request(CEEMS_AGENT_OP_DEREGISTER, meta->jobid, err, err_size);
+
+	if (req != NULL) {
+		req->meta = *meta;
+		req->have_meta = true;
+		snprintf(req->by, sizeof(req->by), "%s", by);
+	}
+	return send_request(socket_path, req, timeout_ms, out, err, err_size);
+}

@@ -1,5 +1,5 @@
 /* agent_finish.c - finishing jobs and the records the agent writes
- * itself (agent_finish.h).  Everything here runs in the agent's event
+ * (agent_finish.h): it is the only writer of records.  Everything here runs in the agent's event
  * loop: the record goes to the spool only (a file write, milliseconds),
  * never to PostgreSQL, whose timeout would stall the loop; the replay
  * takes it from there. */
@@ -27,11 +27,20 @@ struct finishing {
 	struct ceems_agent_job_report report;
 };
 
+/* Jobs whose record was written lately, so that a note of one of them
+ * (its plugin could not tell it had been heard) makes no second record. */
+#define ENDED_MAX 1024
+
 struct agent_finish {
 	struct ceems_config spool_config;	/* database off: spool only */
 	struct state_file *state;
 	struct finishing **jobs;
 	size_t njobs, max;
+	struct {
+		uint32_t jobid;
+		int64_t start_time;
+	} ended[ENDED_MAX];
+	size_t nended;			/* next entry of ENDED to use */
 };
 
 struct agent_finish *
@@ -97,10 +106,35 @@ release_slot(struct agent_finish *f, int slot)
 		state_slot_release(f->state, slot);
 }
 
+static void
+remember_ended(struct agent_finish *f, uint32_t jobid, int64_t start_time)
+{
+	f->ended[f->nended % ENDED_MAX].jobid = jobid;
+	f->ended[f->nended % ENDED_MAX].start_time = start_time;
+	f->nended++;
+}
+
+bool
+agent_finish_ended(const struct agent_finish *f, uint32_t jobid,
+		   int64_t start_time)
+{
+	for (size_t i = 0; i < ENDED_MAX && i < f->nended; i++)
+		if (f->ended[i].jobid == jobid &&
+		    (start_time == 0 || f->ended[i].start_time == 0 ||
+		     f->ended[i].start_time == start_time))
+			return true;
+	return false;
+}
+
 /* Remove entry I (its slot released, the array kept dense). */
 static void
 drop(struct agent_finish *f, size_t i)
 {
+	remember_ended(f, f->jobs[i]->jobid,
+		       f->jobs[i]->have_meta && f->jobs[i]->meta.start_time != 0 ?
+		       f->jobs[i]->meta.start_time :
+		       f->jobs[i]->job.start_from_slurm ?
+		       f->jobs[i]->job.start_time : 0);
 	release_slot(f, f->jobs[i]->job.slot);
 	free(f->jobs[i]);
 	f->jobs[i] = f->jobs[--f->njobs];
@@ -137,16 +171,61 @@ complete_meta(const struct agent_finish *f, struct ceems_job_meta *m,
 			      job->end_time : m->start_time;
 }
 
+/* The tasks' OOM kills say how the job ended when slurmctld had not
+ * decided it when its metadata were taken. */
+static void
+settle_state(struct ceems_job_meta *m,
+	     const struct ceems_agent_job_report *report)
+{
+	if ((report->usage.present & CEEMS_CGF_OOM_KILLS) &&
+	    report->usage.oom_kills > 0 &&
+	    (m->state[0] == '\0' || strcmp(m->state, "COMPLETED") == 0 ||
+	     strcmp(m->state, "FAILED") == 0))
+		snprintf(m->state, sizeof(m->state), "OUT_OF_MEMORY");
+}
+
+/* Add note ID saying TEXT to REC; the last place when the notes are
+ * full: this one matters more. */
+static struct ceems_summary_note *
+add_note(struct ceems_job_record *rec, const char *id)
+{
+	struct ceems_summary_note *note =
+		&rec->notes[rec->nnotes < CEEMS_SUMMARY_MAX_NOTES ?
+			    rec->nnotes++ : CEEMS_SUMMARY_MAX_NOTES - 1];
+
+	memset(note, 0, sizeof(*note));
+	snprintf(note->id, sizeof(note->id), "%s", id);
+	return note;
+}
+
+static int
+store(struct agent_finish *f, const struct ceems_job_record *rec,
+      const char *why)
+{
+	char err[600];
+	int r = ceems_storage_store(&f->spool_config, rec, err, sizeof(err));
+
+	if (r < 0)
+		ceems_error("job %u: the agent could not keep its record: %s",
+			    rec->meta.jobid, err);
+	else
+		ceems_info("job %u: record written to the spool (%s: %s)",
+			   rec->meta.jobid, rec->finalized_by, why);
+	return r < 0 ? r : 0;
+}
+
+/* BY: "extern" or "epilog" when the plugin ended the job with GIVEN, its
+ * metadata; "agent" when the agent ends it on its own (WHY says why). */
 static int
 write_record(struct agent_finish *f,
 	     const struct ceems_agent_job_report *report,
 	     const struct agent_finish_job *job,
-	     const struct ceems_job_meta *given, const char *why)
+	     const struct ceems_job_meta *given, const char *by,
+	     const char *why)
 {
 	struct ceems_job_record *rec = malloc(sizeof(*rec));
 	struct ceems_job_meta meta;
 	struct ceems_summary_note *note;
-	char err[600];
 	int r;
 
 	if (given != NULL)
@@ -159,13 +238,15 @@ write_record(struct agent_finish *f,
 			    report->jobid);
 		return -ENOMEM;
 	}
-	ceems_record_build(rec, &meta, report, "agent", (int64_t)time(NULL));
-	/* Said in the record itself, for whoever reads it later; the last
-	 * place when the notes are full: this one matters more. */
-	note = &rec->notes[rec->nnotes < CEEMS_SUMMARY_MAX_NOTES ?
-			   rec->nnotes++ : CEEMS_SUMMARY_MAX_NOTES - 1];
-	memset(note, 0, sizeof(*note));
-	snprintf(note->id, sizeof(note->id), "agent-finalized");
+	settle_state(&meta, report);
+	ceems_record_build(rec, &meta, report, by, (int64_t)time(NULL));
+	if (strcmp(by, "agent") != 0) {
+		r = store(f, rec, why);
+		free(rec);
+		return r;
+	}
+	/* Said in the record itself, for whoever reads it later. */
+	note = add_note(rec, "agent-finalized");
 	snprintf(note->text, sizeof(note->text),
 		 "The node agent wrote this record itself: %s.%s%s", why,
 		 given == NULL ? " Job details other than its id, owner, node"
@@ -176,15 +257,9 @@ write_record(struct agent_finish *f,
 		 " Its start time is when the agent registered it: Slurm's"
 		 " was not known, and a record of the job by the plugin has"
 		 " Slurm's.");
-	r = ceems_storage_store(&f->spool_config, rec, err, sizeof(err));
-	if (r < 0)
-		ceems_error("job %u: the agent could not keep its record: %s",
-			    report->jobid, err);
-	else
-		ceems_info("job %u: record written to the spool by the agent (%s)",
-			   report->jobid, why);
+	r = store(f, rec, why);
 	free(rec);
-	return r < 0 ? r : 0;
+	return r;
 }
 
 int
@@ -192,8 +267,10 @@ agent_finish_now(struct agent_finish *f,
 		 const struct ceems_agent_job_report *report,
 		 const struct agent_finish_job *job, const char *why)
 {
-	int r = write_record(f, report, job, NULL, why);
+	int r = write_record(f, report, job, NULL, "agent", why);
 
+	remember_ended(f, report->jobid,
+		       job->start_from_slurm ? job->start_time : 0);
 	release_slot(f, job->slot);
 	return r;
 }
@@ -204,7 +281,7 @@ finalize(struct agent_finish *f, size_t i, const char *why)
 	struct finishing *e = f->jobs[i];
 
 	write_record(f, &e->report, &e->job, e->have_meta ? &e->meta : NULL,
-		     why);
+		     "agent", why);
 	drop(f, i);
 }
 
@@ -291,4 +368,84 @@ agent_finish_expire(struct agent_finish *f, uint64_t now_ns, uint32_t jobid)
 		i++;
 	}
 	return n;
+}
+
+int
+agent_finish_end(struct agent_finish *f, uint32_t jobid, const char *by)
+{
+	size_t i = find_index(f, jobid);
+	struct finishing *e;
+	int r;
+
+	if (i == SIZE_MAX)
+		return -ENOENT;
+	e = f->jobs[i];
+	r = write_record(f, &e->report, &e->job, e->have_meta ? &e->meta : NULL,
+			 by, "ended by the plugin");
+	drop(f, i);
+	return r;
+}
+
+/* A job the agent never measured: its time is all a gap, each domain
+ * the node measures is there with coverage 0, nothing else is. */
+static void
+unmeasured_report(const struct ceems_job_meta *meta,
+		  const bool node_measured[CEEMS_DOMAIN_COUNT],
+		  struct ceems_agent_job_report *report)
+{
+	double lifetime = meta->start_time > 0 && meta->end_time > meta->start_time ?
+			  (double)(meta->end_time - meta->start_time) : 0;
+
+	memset(report, 0, sizeof(*report));
+	report->jobid = meta->jobid;
+	report->uid = meta->uid;
+	report->elapsed_s = lifetime;
+	report->gap_s = lifetime;
+	if (lifetime > 0) {
+		report->ngaps = 1;
+		report->gaps[0].start = (double)meta->start_time;
+		report->gaps[0].end = (double)meta->end_time;
+	}
+	report->ledger.lifetime_s = lifetime;
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+		report->ledger.measured[d] = node_measured[d];
+}
+
+int
+agent_finish_unmeasured(struct agent_finish *f,
+			const struct ceems_job_meta *meta,
+			const bool node_measured[CEEMS_DOMAIN_COUNT],
+			const char *why)
+{
+	struct ceems_job_record *rec = malloc(sizeof(*rec));
+	struct ceems_agent_job_report *report = malloc(sizeof(*report));
+	struct agent_finish_job job = {
+		.slot = -1,
+		.start_time = meta->start_time > 0 ? meta->start_time : time(NULL),
+		.end_time = meta->end_time > 0 ? meta->end_time : time(NULL),
+		.start_from_slurm = meta->start_time > 0,
+	};
+	struct ceems_summary_note *note;
+	struct ceems_job_meta m = *meta;
+	int r;
+
+	if (rec == NULL || report == NULL) {
+		free(rec);
+		free(report);
+		ceems_error("job %u: out of memory for its record", meta->jobid);
+		return -ENOMEM;
+	}
+	unmeasured_report(meta, node_measured, report);
+	complete_meta(f, &m, report, &job);
+	ceems_record_build(rec, &m, report, "agent", (int64_t)time(NULL));
+	note = add_note(rec, "not-measured");
+	snprintf(note->text, sizeof(note->text),
+		 "The node agent did not measure this job: %s. Its figures "
+		 "are absent, not zero; the job's details are Slurm's.", why);
+	r = store(f, rec, why);
+	if (r == 0)
+		remember_ended(f, meta->jobid, meta->start_time);
+	free(report);
+	free(rec);
+	return r;
 }

@@ -77,6 +77,25 @@ int agent_finish_release(struct agent_finish *f, uint32_t jobid);
 int agent_finish_expire(struct agent_finish *f, uint64_t now_ns,
 			uint32_t jobid);
 
+/* The plugin ended finishing job JOBID (BY "extern" or "epilog", with
+ * the metadata agent_finish_set_meta gave): write its record now, forget
+ * it.  0, -ENOENT, or -errno when not even the spool took it (logged
+ * whole). */
+int agent_finish_end(struct agent_finish *f, uint32_t jobid, const char *by);
+
+/* Was a record of JOBID (START_TIME, 0 when unknown) written lately? */
+bool agent_finish_ended(const struct agent_finish *f, uint32_t jobid,
+			int64_t start_time);
+
+/* Write the record of a job the agent never measured, from its
+ * metadata META alone: figures absent, coverage 0 in each domain
+ * NODE_MEASURED, finalized_by "agent", a note "not-measured" saying WHY.
+ * 0 or -errno (logged). */
+int agent_finish_unmeasured(struct agent_finish *f,
+			    const struct ceems_job_meta *meta,
+			    const bool node_measured[CEEMS_DOMAIN_COUNT],
+			    const char *why);
+
 size_t agent_finish_count(const struct agent_finish *f);
 
 #endif

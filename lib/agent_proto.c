@@ -120,6 +120,9 @@ ceems_agent_request_encode(const struct ceems_agent_request *req, char *buf,
 		if (req->op == CEEMS_AGENT_OP_DEREGISTER && req->have_meta)
 			ceems_json_add(obj, "meta",
 				       ceems_record_meta_to_json(&req->meta), &ok);
+		if (req->op == CEEMS_AGENT_OP_DEREGISTER && req->by[0] != '\0')
+			ceems_json_add(obj, "by", json_object_new_string(req->by),
+				       &ok);
 		break;
 	case CEEMS_AGENT_OP_STATUS:
 		break;
@@ -137,6 +140,21 @@ ceems_agent_request_encode(const struct ceems_agent_request *req, char *buf,
 	return finish(obj, buf, size);
 }
 
+/* A deregister's "by": "extern" or "epilog", nothing else. */
+static int
+agent_proto_read_by(const struct json_object *val, char *by, size_t size,
+		    char *err, size_t err_size)
+{
+	int r = ceems_json_read_string(val, "by", by, size, err, err_size);
+
+	if (r < 0)
+		return r;
+	if (strcmp(by, "extern") != 0 && strcmp(by, "epilog") != 0)
+		return ceems_json_error(err, err_size, "deregister request: "
+					"\"by\" must be \"extern\" or \"epilog\"");
+	return 0;
+}
+
 int
 ceems_agent_request_decode(const char *buf, size_t len,
 			   struct ceems_agent_request *req, char *err,
@@ -144,7 +162,7 @@ ceems_agent_request_decode(const char *buf, size_t len,
 {
 	static const char *const known_jobid[] = { "op", "jobid", NULL };
 	static const char *const known_deregister[] = { "op", "jobid", "meta",
-							NULL };
+							"by", NULL };
 	static const char *const known_register[] = { "op", "job", NULL };
 	static const char *const known_status[] = { "op", NULL };
 	static const char *const known_step[] = { "op", "jobid", "step", NULL };
@@ -204,6 +222,11 @@ ceems_agent_request_decode(const char *buf, size_t len,
 				goto out;
 			req->have_meta = true;
 		}
+		if (req->op == CEEMS_AGENT_OP_DEREGISTER &&
+		    (val = ceems_json_get(obj, "by")) != NULL &&
+		    (r = agent_proto_read_by(val, req->by, sizeof(req->by), err,
+					     err_size)) < 0)
+			goto out;
 		if ((val = ceems_json_get(obj, "jobid")) == NULL) {
 			r = ceems_json_error(err, err_size, "%s request needs \"jobid\"", op);
 			goto out;

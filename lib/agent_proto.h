@@ -7,7 +7,8 @@
  *
  * Requests (every key shown is the only one allowed):
  *   {"op":"register","job":SPEC}
- *   {"op":"deregister","jobid":N}      ("meta":JOB optional)
+ *   {"op":"deregister","jobid":N}      ("meta":JOB, "by":"extern"|"epilog"
+ *                                      optional)
  *   {"op":"release","jobid":N}         (the record is stored)
  *   {"op":"report","jobid":N}
  *   {"op":"status"}
@@ -27,7 +28,10 @@
  *     code is the errno name of the refusal (EEXIST, ENOENT, ENOSPC,
  *     EPERM, EINVAL, EMSGSIZE, EBUSY, EIO); clients map it back.
  *
- * The end of a job is in two phases: deregister replies with the final
+ * A deregister with "by" ends the job in one call: the agent replies with
+ * the final report, then writes the record itself (the spool, replayed
+ * into PostgreSQL off its event loop), finalized_by BY, with JOB.
+ * Without "by" (older plugins), the end of a job is in two phases: deregister replies with the final
  * report and the agent keeps it; once the record is stored, the plugin
  * sends release.  Without a release within finish_grace the agent
  * writes the record itself (lib/agent_finish.h), with the job object
@@ -95,6 +99,9 @@
 #include "agent.h"
 #include "job.h"
 
+/* Room for a deregister's "by". */
+#define CEEMS_AGENT_BY_MAX 16
+
 /* Largest request or reply, bytes. */
 #define CEEMS_AGENT_MSG_MAX 65536
 
@@ -115,6 +122,9 @@ struct ceems_agent_request {
 	char step[CEEMS_STEP_ID_MAX];		/* step_start, step_end */
 	bool have_meta;				/* deregister */
 	struct ceems_job_meta meta;
+	/* deregister: who ends the job, "extern" or "epilog"; "" when not
+	 * said (the agent then waits for a release, as before). */
+	char by[CEEMS_AGENT_BY_MAX];
 };
 
 struct json_object;
@@ -216,6 +226,13 @@ int ceems_agent_finish_job(const char *socket_path, uint32_t jobid,
 			   size_t err_size);
 int ceems_agent_release_job(const char *socket_path, uint32_t jobid,
 			    int timeout_ms, char *err, size_t err_size);
+/* End a job in one call: deregister with its metadata META and BY
+ * ("extern" or "epilog"); the agent writes the record itself, no release
+ * follows. */
+int ceems_agent_end_job(const char *socket_path,
+			const struct ceems_job_meta *meta, const char *by,
+			int timeout_ms, struct ceems_agent_job_report *out,
+			char *err, size_t err_size);
 /* A step of a registered job starts or ends (step_end fills OUT with the
  * job's report, which holds the step's figures). */
 int ceems_agent_step_start_call(const char *socket_path, uint32_t jobid,

@@ -49,6 +49,7 @@ static const struct key keys[] = {
 	{ "socket", KEY_PATH, FIELD(socket_path), 0, 0, NULL },
 	{ "state_dir", KEY_PATH, FIELD(state_dir), 0, 0, NULL },
 	{ "spool_dir", KEY_PATH, FIELD(spool_dir), 0, 0, NULL },
+	{ "note_dir", KEY_PATH, FIELD(note_dir), 0, 0, NULL },
 	{ "log_level", KEY_WORD, FIELD(log_level), 0, 0, "error warning info debug" },
 	{ "database", KEY_STRING, FIELD(database), 0, 0, NULL },
 	{ "sacct_database", KEY_STRING, FIELD(sacct_database), 0, 0, NULL },

@@ -34,6 +34,9 @@ struct ceems_config {
 	char socket_path[CEEMS_CONFIG_PATH_MAX];
 	char state_dir[CEEMS_CONFIG_PATH_MAX];
 	char spool_dir[CEEMS_CONFIG_PATH_MAX];
+	/* Notes of jobs whose end the agent was not told (lib/job_note.h);
+	 * "": SPOOL_DIR/notes. */
+	char note_dir[CEEMS_CONFIG_PATH_MAX];
 	char log_level[16];
 
 	/* storage (lib/storage.h): a libpq connection string, a URI or

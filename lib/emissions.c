@@ -18,10 +18,8 @@
 #define TABLE_MAX_BYTES (2u << 20)
 
 /* Figures beyond these are no real grid or site: a typo, not a fact. */
-#define MAX_G_PER_KWH 10000.0
-#define MAX_PUE 10.0
-
-#define JOULES_PER_KWH 3.6e6
+#define MAX_G_PER_KWH CEEMS_EMISSIONS_MAX_G_PER_KWH
+#define MAX_PUE CEEMS_EMISSIONS_MAX_PUE
 
 #define TABLE_FIELDS 5
 #define FIELD_MAX 40
@@ -378,16 +376,3 @@ ceems_emissions_lookup(const struct ceems_emissions_table *t,
 	return 0;
 }
 
-bool
-ceems_emission_factor_valid(const struct ceems_emission_factor *f)
-{
-	return f != NULL && isfinite(f->g_per_kwh) && f->g_per_kwh >= 0 &&
-	    f->g_per_kwh <= MAX_G_PER_KWH && isfinite(f->pue) &&
-	    f->pue >= 1 && f->pue <= MAX_PUE;
-}
-
-double
-ceems_emissions_grams(double joules, const struct ceems_emission_factor *f)
-{
-	return joules / JOULES_PER_KWH * f->pue * f->g_per_kwh;
-}

@@ -65,6 +65,10 @@ int ceems_emissions_lookup(const struct ceems_emissions_table *t,
 			   const char *zone, int year,
 			   struct ceems_emission_factor *out);
 
+/* Figures beyond these are no real grid or site: a typo, not a fact. */
+#define CEEMS_EMISSIONS_MAX_G_PER_KWH 10000.0
+#define CEEMS_EMISSIONS_MAX_PUE 10.0
+
 /* True when F can be applied: finite intensity >= 0, finite PUE >= 1. */
 bool ceems_emission_factor_valid(const struct ceems_emission_factor *f);
 

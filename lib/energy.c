@@ -18,13 +18,6 @@
 #include "log.h"
 #include "number.h"
 
-static const char *const domain_names[] = {
-	[CEEMS_DOMAIN_PACKAGE] = "package",
-	[CEEMS_DOMAIN_DRAM] = "dram",
-	[CEEMS_DOMAIN_GPU] = "gpu",
-	[CEEMS_DOMAIN_NODE] = "node",
-};
-
 static const char *const gap_names[] = {
 	[CEEMS_GAP_NONE] = "none",
 	[CEEMS_GAP_FIRST_READ] = "first_read",
@@ -32,14 +25,6 @@ static const char *const gap_names[] = {
 	[CEEMS_GAP_RESET] = "reset",
 	[CEEMS_GAP_READ_ERROR] = "read_error",
 };
-
-const char *
-ceems_energy_domain_name(enum ceems_energy_domain d)
-{
-	if ((unsigned int)d >= CEEMS_DOMAIN_COUNT)
-		return "unknown";
-	return domain_names[d];
-}
 
 const char *
 ceems_energy_gap_name(enum ceems_energy_gap g)

@@ -9,7 +9,7 @@
 
 #include "fileio.h"
 #include "jobside.h"
-#include "storage.h"
+#include "job_note.h"
 
 /* On v1, slurmstepd is not in the job's cpuacct cgroup (only tasks are):
  * take the controllers it lacks from their siblings, where they exist.
@@ -83,13 +83,32 @@ ceems_jobside_start(const char *socket_path,
 }
 
 int
-ceems_jobside_finish(const struct ceems_config *config,
-		     const struct ceems_job_meta *meta,
-		     const struct ceems_agent_job_report *report,
-		     const char *by, int64_t now,
-		     struct ceems_job_record *record, char *err,
-		     size_t err_size)
+ceems_jobside_end(const char *socket_path, const char *note_dir,
+		  const struct ceems_job_meta *meta, const char *by,
+		  int timeout_ms, struct ceems_agent_job_report *report,
+		  char *err, size_t err_size)
 {
-	ceems_record_build(record, meta, report, by, now);
-	return ceems_storage_store(config, record, err, err_size);
+	static struct ceems_job_note note;
+	char why[256], werr[256];
+	int r;
+
+	r = ceems_agent_end_job(socket_path, meta, by, timeout_ms, report, why,
+				sizeof(why));
+	if (r == 0)
+		return 0;
+	memset(&note, 0, sizeof(note));
+	note.meta = *meta;
+	snprintf(note.by, sizeof(note.by), "%s", by);
+	snprintf(note.why, sizeof(note.why), "%s",
+		 r == -ENOENT ? "the node agent did not know the job: it was not "
+		 "running, or could not be reached, when the job started" :
+		 "the node agent could not be reached when the job ended");
+	if (ceems_note_write(note_dir, &note, werr, sizeof(werr)) < 0) {
+		snprintf(err, err_size, "%s; and no note of the job could be "
+			 "left for it: %s", why, werr);
+		return r;
+	}
+	snprintf(err, err_size, "%s; a note of the job is left in %s for it",
+		 why, note_dir);
+	return 1;
 }

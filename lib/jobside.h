@@ -1,6 +1,7 @@
 /* jobside.h - the work the SPANK plugin does inside slurmstepd at a job's
  * start and end, without Slurm: finding the job's cgroup, registering it
- * and its step with the node agent, and storing its record.  It lives
+ * and its step with the node agent, and ending it (the agent writes the
+ * record).  It lives
  * here, not in plugins/, so that tests/bench/bench_plugin times exactly
  * the calls the plugin makes (the job-start and job-end latency budget of
  * ARCHITECTURE invariant 1), and so that Slurm stays in plugins/. */
@@ -15,7 +16,6 @@
 #include "cgroup_path.h"
 #include "conf.h"
 #include "job.h"
-#include "record.h"
 
 /* Find job JOBID's cgroup from the kernel's /proc/PID/cgroup of one of its
  * processes; on cgroup v1, fill the controllers PID is not in (slurmstepd
@@ -35,15 +35,17 @@ int ceems_jobside_start(const char *socket_path,
 			const char *step, int timeout_ms, char *err,
 			size_t err_size);
 
-/* Build the record of a finished job from META and the agent's final
- * REPORT into RECORD (the caller's: it is large), finalized by BY at
- * Unix time NOW, and store it (PostgreSQL, else the durable spool).
- * Returns what ceems_storage_store returns. */
-int ceems_jobside_finish(const struct ceems_config *config,
-			 const struct ceems_job_meta *meta,
-			 const struct ceems_agent_job_report *report,
-			 const char *by, int64_t now,
-			 struct ceems_job_record *record, char *err,
-			 size_t err_size);
+/* The job is over on this node: deregister it with its metadata META,
+ * ended BY "extern" or "epilog", in one call; the agent writes the
+ * record, REPORT (the caller's: it is large) gets the final figures.
+ * When the agent cannot be told (not reachable, or it does not know the
+ * job), a note of the job is left in NOTE_DIR, which the agent turns
+ * into a record when it is back (job_note.h).  Returns 0 (the agent took
+ * the job), 1 (a note was left; ERR says why), or a negative errno (not
+ * even a note: ERR says why). */
+int ceems_jobside_end(const char *socket_path, const char *note_dir,
+		      const struct ceems_job_meta *meta, const char *by,
+		      int timeout_ms, struct ceems_agent_job_report *report,
+		      char *err, size_t err_size);
 
 #endif

@@ -336,12 +336,6 @@ ceems_ledger_split(const struct ceems_ledger_node_tick *node,
 	return 0;
 }
 
-void
-ceems_job_ledger_init(struct ceems_job_ledger *l)
-{
-	memset(l, 0, sizeof(*l));
-}
-
 static bool
 same_factor(const struct ceems_emission_factor *a,
 	    const struct ceems_emission_factor *b)
@@ -422,29 +416,4 @@ ceems_job_ledger_add_gap(struct ceems_job_ledger *l, double dt_s)
 		return -EINVAL;
 	l->lifetime_s += dt_s;
 	return 0;
-}
-
-bool
-ceems_job_ledger_coverage(const struct ceems_job_ledger *l,
-			  enum ceems_energy_domain d, double *fraction)
-{
-	double f;
-
-	if (l == NULL || (int)d < 0 || d >= CEEMS_DOMAIN_COUNT ||
-	    !l->measured[d] || l->lifetime_s <= 0)
-		return false;
-	f = l->covered_s[d] / l->lifetime_s;
-	*fraction = f > 1 ? 1 : f;
-	return true;
-}
-
-double
-ceems_job_ledger_total_j(const struct ceems_job_ledger *l)
-{
-	double sum = 0;
-	int d;
-
-	for (d = 0; d < CEEMS_DOMAIN_COUNT; d++)
-		sum += l->joules[d];
-	return sum;
 }

@@ -1,53 +1,45 @@
-/* finish.c - a job is over on this node: build its record from the
- * agent's final figures and the job's metadata, and hand it to storage
- * (PostgreSQL, else the durable spool).  Storage never loses a record:
- * what it cannot store or spool it logs whole (lib/storage.c). */
+/* finish.c - a job is over on this node: tell the node agent, in one
+ * call, with the job's metadata; the agent writes the record (it is the
+ * only writer of records).  When it cannot be told, a note of the job is
+ * left for it (lib/job_note.h): the job still gets its row. */
 #include "config.h"
 
 #include <errno.h>
-#include <time.h>
 
 #include "agent_proto.h"
-
+#include "job_note.h"
+#include "jobside.h"
 #include "log.h"
 #include "plugin.h"
-#include "jobside.h"
-#include "record.h"
 
 int
-ceems_plugin_finish_job(const struct ceems_config *config,
-			const struct ceems_job_meta *meta,
-			const struct ceems_agent_job_report *report,
-			const char *by)
+ceems_plugin_end_job(const struct ceems_config *config,
+		     const struct ceems_job_meta *meta, const char *by,
+		     int timeout_ms, struct ceems_agent_job_report *report)
 {
-	static struct ceems_job_record record;
-	char err[512];
-
-	if (ceems_jobside_finish(config, meta, report, by, (int64_t)time(NULL),
-				 &record, err, sizeof(err)) < 0) {
-		ceems_error("job %u: record not stored: %s", meta->jobid, err);
-		return -1;
-	}
-	ceems_info("job %u finished on %s (%s): %.1f J over %.0f s, record stored",
-		   meta->jobid, meta->node, by,
-		   ceems_job_ledger_total_j(&report->ledger), report->elapsed_s);
-	return 0;
-}
-
-void
-ceems_plugin_release_job(const struct ceems_config *config, uint32_t jobid,
-			 int timeout_ms)
-{
-	char err[256];
+	char dir[CEEMS_CONFIG_PATH_MAX + 8], err[768];
 	int r;
 
-	r = ceems_agent_release_job(config->socket_path, jobid, timeout_ms,
-				    err, sizeof(err));
-	/* -ENOENT: an agent older than release, or one that already wrote
-	 * the record after finish_grace (then it is there twice, the same
-	 * figures: the later one stands). */
-	if (r < 0 && r != -ENOENT && r != -EINVAL)
-		ceems_warning("job %u: record stored, but the node agent was not told (%s): "
-			      "it will write the record again after finish_grace",
-			      jobid, err);
+	if (ceems_note_dir(config, dir, sizeof(dir)) < 0) {
+		ceems_error("job %u: the note folder's path is too long: set note_dir",
+			    meta->jobid);
+		dir[0] = '\0';
+	}
+	r = ceems_jobside_end(config->socket_path, dir, meta, by, timeout_ms,
+			      report, err, sizeof(err));
+	if (r == 0) {
+		ceems_info("job %u finished on %s (%s): %.1f J over %.0f s, "
+			   "record left to the node agent", meta->jobid,
+			   meta->node, by,
+			   ceems_job_ledger_total_j(&report->ledger),
+			   report->elapsed_s);
+		return 0;
+	}
+	if (r > 0)
+		ceems_warning("job %u: not measured on this node: %s",
+			      meta->jobid, err);
+	else
+		ceems_error("job %u: %s; its record is lost unless the node agent "
+			    "still holds the job", meta->jobid, err);
+	return r > 0 ? 1 : -1;
 }

@@ -17,8 +17,10 @@
  *     has no task;
  *   - the job's cgroup creation time is seconds after Slurm's start, not
  *     equal to it: useless for a key;
- * so slurmctld is asked, one slurm_load_job per job and node, as the
- * plugin already does at the job's end.  That RPC may block for
+ * so slurmctld is asked, one slurm_load_job per job and node.  The same
+ * answer is the job's metadata in its record (account, partition, QOS,
+ * times, TRES): the job's end asks slurmctld nothing, so that a
+ * slurmctld stopped or hung then adds nothing to it.  That RPC may block for
  * MessageTimeout when slurmctld is slow, and a job must never wait for
  * measurement (ARCHITECTURE invariant 1): it runs in a thread of the
  * step that registered the job, after the registration, and the job
@@ -48,6 +50,7 @@ static struct {
 	int timeout_ms;
 	char socket_path[CEEMS_CONFIG_PATH_MAX];
 	char configured_cluster[CEEMS_AGENT_CLUSTER_MAX];
+	bool registered;
 	struct ceems_agent_job_spec spec;
 	struct ceems_job_meta meta;
 } lookup;
@@ -67,8 +70,9 @@ lookup_main(void *arg)
 		spec->start_time = lookup.meta.start_time;
 	snprintf(spec->cluster, sizeof(spec->cluster), "%s",
 		 lookup.meta.cluster);
-	if (spec->start_time == 0 && spec->cluster[0] == '\0')
-		return NULL;	/* nothing learned: logged by the lookup */
+	if (!lookup.registered ||
+	    (spec->start_time == 0 && spec->cluster[0] == '\0'))
+		return NULL;	/* no agent to tell, or nothing learned */
 	r = ceems_agent_register_job(lookup.socket_path, spec,
 				     lookup.timeout_ms, err, sizeof(err));
 	if (r == -EEXIST || r == 0)
@@ -84,13 +88,15 @@ lookup_main(void *arg)
 
 void
 ceems_job_start_lookup(const struct ceems_config *config,
-		       const struct ceems_agent_job_spec *spec, int timeout_ms)
+		       const struct ceems_agent_job_spec *spec, bool registered,
+		       int timeout_ms)
 {
 	sigset_t all, old;
 	int r;
 
 	if (lookup.running || spec->start_time > 0)
 		return;
+	lookup.registered = registered;
 	lookup.timeout_ms = timeout_ms;
 	snprintf(lookup.socket_path, sizeof(lookup.socket_path), "%s",
 		 config->socket_path);

@@ -53,8 +53,9 @@ struct ceems_user_options {
 void ceems_plugin_register_options(spank_t sp);
 const struct ceems_user_options *ceems_plugin_user_options(void);
 
-/* Job metadata from Slurm (slurm_job.c).  ASK_CONTROLLER: one RPC to
- * slurmctld for what only it knows (account, times, state).  What
+/* Job metadata from Slurm (slurm_job.c).  ASK_CONTROLLER: RPCs to
+ * slurmctld for what only it knows (account, times, state, and the
+ * cluster when not configured); without, no RPC at all.  What
  * accounting goes by (cluster, account, partition, QOS) never comes from
  * the step's environment, which the job's user controls: the cluster is
  * CONFIGURED_CLUSTER when not empty, else Slurm's ClusterName. */
@@ -72,25 +73,23 @@ void ceems_plugin_controller_meta(uint32_t jobid,
 void ceems_plugin_job_outcome(struct ceems_job_meta *meta, int status,
 			      bool have_status, uint64_t oom_kills);
 
-/* A job is over on this node: write its record (finish.c).  BY names
- * what finalized it: "extern" (its last step) or "epilog" (the safety
- * net, when its steps ended without doing so).  0 once stored (database
- * or spool), -1 after logging why not. */
-int ceems_plugin_finish_job(const struct ceems_config *config,
-			    const struct ceems_job_meta *meta,
-			    const struct ceems_agent_job_report *report,
-			    const char *by);
-/* The record is stored (0 from the above): tell the agent, which else
- * writes it itself after finish_grace (lib/agent_finish.h). */
-void ceems_plugin_release_job(const struct ceems_config *config,
-			      uint32_t jobid, int timeout_ms);
+/* A job is over on this node (finish.c): end it with the agent in one
+ * call, with META, BY "extern" (its last step) or "epilog" (the safety
+ * net, when its steps ended without doing so); the agent writes the
+ * record, REPORT gets the final figures.  0; 1 when the agent could not
+ * be told and a note of the job was left for it; -1 (logged) when not
+ * even that. */
+int ceems_plugin_end_job(const struct ceems_config *config,
+			 const struct ceems_job_meta *meta, const char *by,
+			 int timeout_ms, struct ceems_agent_job_report *report);
 
-/* Slurm's start time and cluster of the job SPEC registered, looked up
- * in a thread off the job's start path and sent to the agent
- * (job_start.c); the step's exit joins it. */
+/* What slurmctld says of the job SPEC is about (its metadata, start
+ * time and cluster), looked up in a thread off the job's start path
+ * (job_start.c); when REGISTERED, the start time and cluster are sent to
+ * the agent.  The step's exit joins it. */
 void ceems_job_start_lookup(const struct ceems_config *config,
 			    const struct ceems_agent_job_spec *spec,
-			    int timeout_ms);
+			    bool registered, int timeout_ms);
 void ceems_job_start_join(void);
 /* After the join: fill what META lacks from what slurmctld said when the
  * job started, if the lookup ran in this process and had an answer.

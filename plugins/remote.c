@@ -9,9 +9,10 @@
  *                                step, and in an srun step of a job with
  *                                no batch script, print the summary while
  *                                the user's output is still connected;
- *   exit (extern step)           the job is over on this node: take its
- *                                final figures from the agent and write
- *                                its record.
+ *   exit (extern step)           the job is over on this node: one
+ *                                deregister with the metadata taken at
+ *                                the step's start; the agent writes the
+ *                                record (or a note is left for it).
  *
  * Everything that talks to the agent has a short timeout, and every
  * failure is logged and ignored: measurement never fails, delays or kills
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <slurm/slurm.h>
@@ -57,6 +59,8 @@ static struct {
 	bool cgroup_found;
 	struct ceems_cgroup_job cgroup;
 	bool step_started;
+	bool have_meta;			/* extern step: META taken at start */
+	struct ceems_job_meta meta;
 	uint32_t local_tasks;
 	uint32_t tasks_exited;
 	int exit_status;		/* of the last task that failed, else 0 */
@@ -114,15 +118,23 @@ start_accounting(spank_t sp, pid_t pid)
 	spec.series = ceems_plugin_user_options()->series;
 	r = ceems_jobside_start(step.config.socket_path, &spec, step.step,
 				AGENT_TIMEOUT_MS, err, sizeof(err));
-	if (r < 0) {
+	if (r < 0)
 		ceems_warning("job %u step %s: %s", step.jobid, step.step, err);
-		return 0;
+	else
+		step.step_started = true;
+	/* The extern step ends the job: its metadata are taken now, in the
+	 * step's own time, what the node knows here and what slurmctld
+	 * says in a thread (job_start.c), so that the job's end asks no one.
+	 * The step that registered the job tells the agent its Slurm start
+	 * time from the same answer. */
+	if (step.stepid == SLURM_EXTERN_CONT) {
+		ceems_plugin_job_meta(sp, step.jobid, false, step.config.cluster,
+				      &step.meta);
+		step.have_meta = true;
 	}
-	step.step_started = true;
-	/* The step that registered the job tells the agent its Slurm start
-	 * time, once slurmctld has said it (job_start.c). */
-	if (r > 0)
-		ceems_job_start_lookup(&step.config, &spec, AGENT_TIMEOUT_MS);
+	if (r > 0 || step.stepid == SLURM_EXTERN_CONT)
+		ceems_job_start_lookup(&step.config, &spec, r > 0,
+				       AGENT_TIMEOUT_MS);
 	return 0;
 }
 
@@ -183,7 +195,8 @@ print_summary(spank_t sp, const struct ceems_agent_job_report *report)
 
 	if (style == CEEMS_SUMMARY_NONE || !prints_summary(sp))
 		return;
-	ceems_plugin_job_meta(sp, step.jobid, true, step.config.cluster, &meta);
+	/* What the node knows: no RPC at a step's end (slurmctld may hang). */
+	ceems_plugin_job_meta(sp, step.jobid, false, step.config.cluster, &meta);
 	ceems_plugin_job_outcome(&meta, step.exit_status, step.have_exit_status,
 				 (report->usage.present & CEEMS_CGF_OOM_KILLS) ?
 				 report->usage.oom_kills : 0);
@@ -244,39 +257,28 @@ ceems_remote_exit(spank_t sp)
 {
 	static struct ceems_agent_job_report report;
 	struct ceems_job_meta meta;
-	char err[256];
 
 	/* Before anything else: slurmstepd unloads the plugin after this. */
 	ceems_job_start_join();
 	if (!step.active)
 		return 0;
 	step.active = false;
-	if (step.stepid != SLURM_EXTERN_CONT || !step.cgroup_found)
+	if (step.stepid != SLURM_EXTERN_CONT)
 		return 0;
-	/* The extern step is the last of the job on this node.  The
-	 * metadata goes with the deregistration: should this process give
-	 * up or die before the record is stored, the agent writes it. */
-	ceems_plugin_job_meta(sp, step.jobid, true, step.config.cluster, &meta);
-	/* slurmctld did not answer now: what it said when the job started
-	 * keeps the record's identity (cluster, start time) and accounting
-	 * fields; without a start time the database refuses the record. */
-	if (meta.start_time == 0 && ceems_job_start_fill(&meta))
-		ceems_info("job %u: slurmctld's account of the job's start used for its record",
-			   step.jobid);
-	if (ceems_agent_finish_job(step.config.socket_path, step.jobid, &meta,
-				   AGENT_TIMEOUT_MS, &report, err,
-				   sizeof(err)) < 0) {
-		ceems_warning("job %u: final figures not available from the node agent: %s",
-			      step.jobid, err);
-		return 0;
+	/* The extern step is the last of the job on this node: one call
+	 * ends it with the agent, with the metadata taken at its start
+	 * (what slurmctld said then fills what the node did not know). */
+	if (step.have_meta)
+		meta = step.meta;
+	else
+		ceems_plugin_job_meta(sp, step.jobid, false, step.config.cluster,
+				      &meta);
+	(void)ceems_job_start_fill(&meta);
+	meta.end_time = (int64_t)time(NULL);
+	if (ceems_plugin_end_job(&step.config, &meta, "extern", AGENT_TIMEOUT_MS,
+				 &report) == 0) {
+		ceems_series_free(report.series);
+		report.series = NULL;
 	}
-	ceems_plugin_job_outcome(&meta, 0, false,
-				 (report.usage.present & CEEMS_CGF_OOM_KILLS) ?
-				 report.usage.oom_kills : 0);
-	if (ceems_plugin_finish_job(&step.config, &meta, &report, "extern") == 0)
-		ceems_plugin_release_job(&step.config, step.jobid,
-					 AGENT_TIMEOUT_MS);
-	ceems_series_free(report.series);
-	report.series = NULL;
 	return 0;
 }

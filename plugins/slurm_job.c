@@ -1,5 +1,6 @@
 /* slurm_job.c - fill a job's metadata (lib/job.h) from Slurm: the job's
- * record in slurmctld (one RPC, at the end of the job only), the SPANK
+ * record in slurmctld (one RPC, in a thread at the job's start: job_start.c;
+ * in the epilog), the SPANK
  * items, and the step's environment where slurmctld cannot be reached
  * (for the name and nodes only: never for what jobs are accounted by).
  * The state comes from slurmctld when it has decided one (CANCELLED,
@@ -219,9 +220,14 @@ ceems_plugin_job_meta(spank_t sp, uint32_t jobid, bool ask_controller,
 	meta->jobid = jobid;
 	if (spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS)
 		meta->uid = uid;
-	if (ask_controller)
+	if (ask_controller) {
 		from_controller(meta, jobid);
-	cluster_name(configured_cluster, meta);
+		cluster_name(configured_cluster, meta);
+	} else if (configured_cluster != NULL) {
+		/* No RPC at all: the lookup thread asks (job_start.c). */
+		copy_string(meta->cluster, sizeof(meta->cluster),
+			    configured_cluster);
+	}
 	from_environment(sp, meta);
 	node_from_nodelist(sp, meta);
 	if (meta->node[0] == '\0' && gethostname(host, sizeof(host)) == 0) {

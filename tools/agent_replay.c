@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -94,13 +95,26 @@ by_hand:
 	}
 }
 
+/* Set by SIGUSR1: the agent wrote a record (agent_replay_wake). */
+static volatile sig_atomic_t woken;
+
 static void
-sleep_ns(uint64_t ns)
+on_wake(int sig)
+{
+	(void)sig;
+	woken = 1;
+}
+
+/* Sleep NS, less when woken (and WAKE_OK: after a failure, the backoff
+ * stands, so that a database that is down is not hammered per job). */
+static void
+sleep_ns(uint64_t ns, bool wake_ok)
 {
 	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
 
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+	while (!(wake_ok && woken) && nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+	woken = 0;
 }
 
 static int
@@ -121,6 +135,7 @@ child_main(const struct ceems_config *config, int keep_fd, pid_t parent,
 	   uint64_t first_delay_ns)
 {
 	struct ceems_replay *replay;
+	struct sigaction wake;
 	sigset_t none;
 	uint64_t delay = first_delay_ns;
 
@@ -130,6 +145,11 @@ child_main(const struct ceems_config *config, int keep_fd, pid_t parent,
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGHUP, SIG_IGN);
+	/* No SA_RESTART: the wake must cut the sleep short (libpq retries
+	 * its own waits after EINTR). */
+	memset(&wake, 0, sizeof(wake));
+	wake.sa_handler = on_wake;
+	sigaction(SIGUSR1, &wake, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
@@ -146,9 +166,12 @@ child_main(const struct ceems_config *config, int keep_fd, pid_t parent,
 		ceems_error("replay: out of memory");
 		_exit(1);
 	}
-	for (;;) {
-		sleep_ns(delay);
-		delay = ceems_replay_run(replay, NULL);
+	for (bool ok = true;;) {
+		struct ceems_replay_stats stats;
+
+		sleep_ns(delay, ok);
+		delay = ceems_replay_run(replay, &stats);
+		ok = stats.error == 0;
 	}
 }
 
@@ -249,4 +272,11 @@ agent_replay_free(struct agent_replay *rp)
 		collect(rp, 100);
 	}
 	free(rp);
+}
+
+void
+agent_replay_wake(struct agent_replay *rp)
+{
+	if (rp != NULL && rp->pid > 0)
+		kill(rp->pid, SIGUSR1);
 }

@@ -31,6 +31,10 @@ int agent_replay_spawn(struct agent_replay *rp, uint64_t first_delay_ns);
  * it still runs. */
 uint64_t agent_replay_on_event(struct agent_replay *rp);
 
+/* A record was spooled: the child's next pass comes now, unless it is
+ * backing off after a failure. */
+void agent_replay_wake(struct agent_replay *rp);
+
 /* The running child's pid, 0 when none. */
 pid_t agent_replay_pid(const struct agent_replay *rp);
 

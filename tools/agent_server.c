@@ -203,7 +203,9 @@ end_tick(struct server *s)
 
 	ceems_agent_tick_end(s->agent, now);
 	agent_totals_add(&s->totals, ceems_agent_last_tick(s->agent), now);
-	ceems_agent_sweep(s->agent, now);
+	if (ceems_agent_sweep(s->agent, now) +
+	    ceems_agent_take_notes(s->agent, now) > 0)
+		agent_replay_wake(s->replay);
 	if (s->config->checkpoint_interval_ns == 0)
 		checkpoint(s, now);
 	update_sample_timer(s);
@@ -559,6 +561,16 @@ handle_request(struct server *s, struct client *c, size_t len)
 	}
 	if (req.have_meta)
 		ceems_agent_finishing_meta(s->agent, req.jobid, &req.meta);
+	if (req.by[0] != '\0') {
+		/* One call ends the job: the reply first, then the record
+		 * (the spool; the replay child takes it into PostgreSQL,
+		 * so no request waits for the database). */
+		(void)send_reply(s, c, ceems_agent_reply_ok(&report, outbuf,
+							    sizeof(outbuf)));
+		ceems_agent_end(s->agent, req.jobid, NULL, req.by);
+		agent_replay_wake(s->replay);
+		return;
+	}
 	/* The figures did not reach the plugin: the agent keeps them. */
 	if (send_reply(s, c, ceems_agent_reply_ok(&report, outbuf,
 						  sizeof(outbuf))) < 0)
@@ -747,6 +759,11 @@ setup(struct server *s)
 	else if (r > 0)
 		ceems_info("%d job%s restored from the last checkpoint", r,
 			   r == 1 ? "" : "s");
+	/* Notes left while the agent was away: jobs restored above get
+	 * their own record, the others one of their metadata alone. */
+	r = ceems_agent_take_notes(s->agent, now_ns());
+	if (r > 0)
+		ceems_info("%d job note%s taken", r, r == 1 ? "" : "s");
 	if (open_timer(s, &s->tick, W_TICK, s->config->interval_ns) < 0 ||
 	    open_timer(s, &s->sample, W_SAMPLE, 0) < 0 ||
 	    open_timer(s, &s->checkpoint, W_CHECKPOINT,

@@ -15,13 +15,14 @@
  *                       answered "exists" (batch);
  *   end, batch step     the step's end call to the agent and the summary
  *                       formatted (task_exit of the batch step);
- *   end, job            deregister (the final figures), build the
- *                       record, store it (spool, written and fsynced; or
- *                       PostgreSQL when the configuration names one).
+ *   end, job            one deregister with the job's metadata (the
+ *                       final figures); the agent writes the record
+ *                       after replying, and the replay child takes it
+ *                       into PostgreSQL when one is configured.
  *
  * Not in the figures: what Slurm itself does around the callbacks, and
- * the plugin's one RPC to slurmctld for the job's metadata at the end
- * (slurm_load_job), which depends on the controller, not on ceems.
+ * the plugin's RPC to slurmctld for the job's metadata, which runs in a
+ * thread at the job's start (plugins/job_start.c) and never at its end.
  *
  * Usage: bench_plugin -c CONF [-n OTHER_JOBS] [-r REPS] [-j FIRST_JOBID]
  * Runs as root (it creates cgroups).  Prints "key value" lines. */
@@ -38,6 +39,7 @@
 #include <unistd.h>
 
 #include "agent_proto.h"
+#include "job_note.h"
 #include "conf.h"
 #include "bench_time.h"
 #include "jobside.h"
@@ -215,14 +217,13 @@ int
 main(int argc, char **argv)
 {
 	static struct ceems_agent_job_report report;
-	static struct ceems_job_record record;
 	static char summary[8192];
 	struct ceems_config config;
 	struct ceems_agent_job_spec spec;
 	struct ceems_cgroup_job cgroup;
 	struct ceems_job_meta meta;
 	const char *conf = NULL;
-	char name[64], err[512];
+	char name[64], err[512], notes[CEEMS_CONFIG_PATH_MAX + 8];
 	double *t[NPHASES], t0;
 	uint32_t first = 7000000;
 	int others = 0, reps = 200, opt, status = 0, registered = 0, r;
@@ -244,7 +245,8 @@ main(int argc, char **argv)
 	}
 	ceems_log_set_handler(quiet, NULL);
 	ceems_config_defaults(&config);
-	if (ceems_config_load(&config, conf, err, sizeof(err)) < 0) {
+	if (ceems_config_load(&config, conf, err, sizeof(err)) < 0 ||
+	    ceems_note_dir(&config, notes, sizeof(notes)) < 0) {
 		fprintf(stderr, "bench_plugin: %s\n", err);
 		return 2;
 	}
@@ -352,16 +354,11 @@ main(int argc, char **argv)
 		/* The job ends (extern step's exit): final figures, record. */
 		t0 = bench_now_ms();
 		fake_meta(jobid, &meta);
-		r = ceems_agent_finish_job(config.socket_path, jobid, &meta,
-					   TIMEOUT_MS, &report, err, sizeof(err));
-		if (r == 0)
-			r = ceems_jobside_finish(&config, &meta, &report, "extern",
-						 (int64_t)time(NULL), &record, err,
-						 sizeof(err));
-		if (r >= 0)
-			r = ceems_agent_release_job(config.socket_path, jobid,
-						    TIMEOUT_MS, err, sizeof(err));
+		r = ceems_jobside_end(config.socket_path, notes, &meta, "extern",
+				      TIMEOUT_MS, &report, err, sizeof(err));
 		t[END_JOB][rep] = bench_now_ms() - t0;
+		if (r > 0)
+			r = -EIO;	/* the agent did not take it: a note */
 		if (r < 0) {
 			fprintf(stderr, "bench_plugin: job %u end: %s\n", jobid, err);
 			status = 1;

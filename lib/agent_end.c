@@ -1,0 +1,90 @@
+/* agent_end.c - the agent as the only writer of records: a job ended by
+ * the plugin in one call (deregister with "by"), and the notes of jobs
+ * whose end the agent was not told (lib/job_note.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_finish.h"
+#include "agent_internal.h"
+#include "job_note.h"
+#include "log.h"
+
+int
+ceems_agent_end(struct ceems_agent *a, uint32_t jobid,
+		const struct ceems_job_meta *meta, const char *by)
+{
+	if (meta != NULL && agent_finish_set_meta(a->finish, jobid, meta) < 0)
+		return -ENOENT;
+	return agent_finish_end(a->finish, jobid, by);
+}
+
+/* The domains this node measures: those with a source. */
+static void
+node_measured(const struct ceems_agent *a, bool measured[CEEMS_DOMAIN_COUNT])
+{
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+		measured[d] = a->domain_source[d] >= 0;
+}
+
+/* One note: the job's record, with its figures when the agent holds the
+ * job, else from the note alone.  0 once the record is kept. */
+static int
+take_note(struct ceems_agent *a, const struct ceems_job_note *note,
+	  uint64_t now_ns)
+{
+	static struct ceems_agent_job_report report;
+	bool measured[CEEMS_DOMAIN_COUNT];
+	uint32_t jobid = note->meta.jobid;
+
+	if (agent_find_job(a, jobid, NULL) != NULL &&
+	    ceems_agent_deregister(a, jobid, now_ns, &report) == 0)
+		return ceems_agent_end(a, jobid, &note->meta, note->by);
+	if (agent_finish_find(a->finish, jobid) != NULL)
+		return ceems_agent_end(a, jobid, &note->meta, note->by);
+	if (agent_finish_ended(a->finish, jobid, note->meta.start_time)) {
+		ceems_debug("job %u: a note of a job whose record is written",
+			    jobid);
+		return 0;
+	}
+	node_measured(a, measured);
+	return agent_finish_unmeasured(a->finish, &note->meta, measured,
+				       note->why);
+}
+
+int
+ceems_agent_take_notes(struct ceems_agent *a, uint64_t now_ns)
+{
+	static struct ceems_job_note note;
+	char dir[CEEMS_CONFIG_PATH_MAX + 8], name[CEEMS_NOTE_NAME_MAX] = "",
+	     after[CEEMS_NOTE_NAME_MAX] = "", err[512];
+	int n = 0, r;
+
+	if (ceems_note_dir(&a->config, dir, sizeof(dir)) < 0)
+		return -ENAMETOOLONG;
+	while ((r = ceems_note_next(dir, after, name, sizeof(name))) > 0) {
+		snprintf(after, sizeof(after), "%s", name);
+		r = ceems_note_read(dir, name, &note, err, sizeof(err));
+		if (r == -EINVAL) {
+			ceems_error("%s/%s is no job note (%s): set aside as %s.bad",
+				    dir, name, err, name);
+			(void)ceems_note_set_aside(dir, name);
+			continue;
+		}
+		if (r < 0) {
+			ceems_warning("job note %s/%s: %s: tried again later",
+				      dir, name, err);
+			continue;
+		}
+		/* The note goes only once its record is kept. */
+		if (take_note(a, &note, now_ns) == 0) {
+			(void)ceems_note_remove(dir, name);
+			n++;
+		}
+	}
+	return r < 0 ? r : n;
+}
