@@ -16,6 +16,7 @@
 
 #include "agent.h"
 #include "fileio.h"
+#include "job_note.h"
 #include "log.h"
 #include "record.h"
 #include "spool.h"
@@ -550,6 +551,139 @@ test_reap_stale_slot(void)
 	empty_spool();
 }
 
+/* Job META of job JOBID as the plugin takes it at the job's start. */
+static void
+plugin_meta(uint32_t jobid, struct ceems_job_meta *meta)
+{
+	ceems_job_meta_init(meta);
+	meta->jobid = jobid;
+	meta->uid = 1000;
+	snprintf(meta->cluster, sizeof(meta->cluster), "slurmcluster");
+	snprintf(meta->node, sizeof(meta->node), "node7");
+	snprintf(meta->account, sizeof(meta->account), "physics");
+	meta->start_time = 1700000000;
+	meta->end_time = 1700000600;
+}
+
+/* One call ends a job: the agent writes its record at once, finalized
+ * by the plugin's step, with the plugin's metadata and the figures. */
+static void
+test_one_call_end(void)
+{
+	static struct ceems_agent_job_report report;
+	static struct ceems_job_record rec;
+	struct ceems_agent_job_spec spec;
+	struct ceems_job_meta meta;
+	struct ceems_config c;
+	struct ceems_agent *a;
+	char err[256] = "";
+
+	empty_spool();
+	base_config(&c);
+	a = ceems_agent_open(&c, 10 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, 10 * SEC), 0, "job 42 registers");
+	job_runs(SEC);
+	is_int(ceems_agent_deregister(a, 42, 12 * SEC, &report), 0, "job 42 deregisters");
+	plugin_meta(42, &meta);
+	is_int(ceems_agent_end(a, 42, &meta, "extern"), 0,
+	       "the plugin's one call ends it");
+	is_int((int)ceems_agent_nfinishing(a), 0, "nothing waits for a release");
+	is_int((int)spooled(&rec), 1, "its record is in the spool at once");
+	is_str(rec.finalized_by, "extern", "finalized by the extern step");
+	is_str(rec.meta.account, "physics", "with the plugin's metadata");
+	is_near(rec.report.cpu_s, 1, 1e-9, "and the agent's figures");
+	ok(!has_note(&rec, "agent-finalized"), "no agent-finalized note");
+	is_int(ceems_agent_end(a, 42, &meta, "extern"), -ENOENT,
+	       "a second end: -ENOENT");
+	ceems_agent_close(a);
+	empty_spool();
+}
+
+static void
+write_note(const struct ceems_config *c, const struct ceems_job_meta *meta,
+	   const char *why)
+{
+	static struct ceems_job_note note;
+	char dir[300], err[256] = "";
+
+	memset(&note, 0, sizeof(note));
+	note.meta = *meta;
+	snprintf(note.by, sizeof(note.by), "extern");
+	snprintf(note.why, sizeof(note.why), "%s", why);
+	ceems_note_dir(c, dir, sizeof(dir));
+	if (ceems_note_write(dir, &note, err, sizeof(err)) != 0)
+		printf("# cannot write the note: %s\n", err);
+}
+
+static int
+notes_left(const struct ceems_config *c)
+{
+	char dir[300], name[CEEMS_NOTE_NAME_MAX];
+
+	ceems_note_dir(c, dir, sizeof(dir));
+	return ceems_note_next(dir, "", name, sizeof(name));
+}
+
+/* Notes of jobs whose end the agent was not told: a job it never knew
+ * gets a record of its metadata alone (figures absent, coverage 0, the
+ * reason); a job it still holds gets its own record, with its figures;
+ * a job whose record it wrote lately gets no second one. */
+static void
+test_notes(void)
+{
+	static struct ceems_job_record rec;
+	struct ceems_agent_job_spec spec;
+	struct ceems_job_meta meta;
+	struct ceems_config c;
+	struct ceems_agent *a;
+	char err[256] = "";
+	double coverage = -1;
+
+	empty_spool();
+	base_config(&c);
+	a = ceems_agent_open(&c, 10 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	plugin_meta(77, &meta);
+	write_note(&c, &meta, "the node agent could not be reached when the job ended");
+	is_int(notes_left(&c), 1, "the plugin left a note");
+	is_int(ceems_agent_take_notes(a, 11 * SEC), 1, "the agent takes it");
+	is_int(notes_left(&c), 0, "and removes it");
+	is_int((int)spooled(&rec), 1, "a record of the never-measured job");
+	is_int((int)rec.meta.jobid, 77, "of job 77");
+	is_str(rec.finalized_by, "agent", "written by the agent on its own");
+	is_str(rec.meta.account, "physics", "with Slurm's metadata");
+	ok(note_says(&rec, "not-measured", "could not be reached"),
+	   "the reason is stated");
+	ok(!(rec.report.usage.present & CEEMS_CGF_CPU_USAGE), "no CPU figure");
+	is_near(ceems_job_ledger_total_j(&rec.report.ledger), 0, 0,
+		"no energy");
+	ok(ceems_job_ledger_coverage(&rec.report.ledger, CEEMS_DOMAIN_PACKAGE,
+				     &coverage) && coverage == 0,
+	   "coverage 0 in a domain the node measures");
+	empty_spool();
+	write_note(&c, &meta, "again");
+	is_int(ceems_agent_take_notes(a, 12 * SEC), 1, "a second note of job 77");
+	is_int((int)spooled(NULL), 0, "makes no second record");
+
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, 12 * SEC), 0, "job 42 registers");
+	job_runs(SEC);
+	plugin_meta(42, &meta);
+	write_note(&c, &meta, "the node agent could not be reached when the job ended");
+	is_int(ceems_agent_take_notes(a, 14 * SEC), 1, "a note of job 42, still held");
+	is_int((int)ceems_agent_njobs(a), 0, "ends the job");
+	is_int((int)spooled(&rec), 1, "one record");
+	is_str(rec.finalized_by, "extern", "the plugin's word on its end");
+	is_near(rec.report.cpu_s, 1, 1e-9, "with the agent's figures");
+	ok(!has_note(&rec, "not-measured"), "measured");
+	ceems_agent_close(a);
+	empty_spool();
+}
+
 static void
 quiet(enum ceems_log_level level, const char *message, void *arg)
 {
@@ -571,6 +705,8 @@ main(void)
 	test_reply_lost();
 	test_finishing_survives_restart();
 	test_slurm_identity();
+	test_one_call_end();
+	test_notes();
 	test_reap_stale_slot();	/* removes job 42's cgroup: last */
 	tmptree_remove(sys_root);
 	tmptree_remove(cg_root);
