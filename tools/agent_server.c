@@ -562,12 +562,14 @@ handle_request(struct server *s, struct client *c, size_t len)
 	if (req.have_meta)
 		ceems_agent_finishing_meta(s->agent, req.jobid, &req.meta);
 	if (req.by[0] != '\0') {
-		/* One call ends the job: the reply first, then the record
-		 * (the spool; the replay child takes it into PostgreSQL,
-		 * so no request waits for the database). */
+		/* One call ends the job: the record first (the spool, a
+		 * file write; the replay child takes it into PostgreSQL,
+		 * so no request waits for the database), then the reply,
+		 * which so says the record is kept.  Writing after the
+		 * reply made the next job's start wait for the fsync. */
+		ceems_agent_end(s->agent, req.jobid, NULL, req.by);
 		(void)send_reply(s, c, ceems_agent_reply_ok(&report, outbuf,
 							    sizeof(outbuf)));
-		ceems_agent_end(s->agent, req.jobid, NULL, req.by);
 		agent_replay_wake(s->replay);
 		return;
 	}
