@@ -349,6 +349,8 @@ finish_times(const struct agent_job *j, uint64_t end_ns, uint64_t now_ns,
 	if (fj->end_time < fj->start_time)
 		fj->end_time = fj->start_time;
 	memcpy(fj->cluster, j->spec.cluster, sizeof(fj->cluster));
+	fj->have_status = j->have_status;
+	fj->status = j->status;
 }
 
 /* The job leaves the ticks; its report and times go to the finishing

@@ -208,6 +208,13 @@ size_t ceems_agent_nfinishing(const struct ceems_agent *agent);
 int ceems_agent_end(struct ceems_agent *agent, uint32_t jobid,
 		    const struct ceems_job_meta *meta, const char *by);
 
+/* A step of job JOBID ended with the wait status STATUS: the job's
+ * record takes its exit code and state from it (a failed step's stands)
+ * when the metadata the plugin sent have none (slurmctld is asked at the
+ * job's start, before it decides them).  0 or -ENOENT. */
+int ceems_agent_step_status(struct ceems_agent *agent, uint32_t jobid,
+			    int status);
+
 /* Turn the notes of the note folder (lib/job_note.h) into records: the
  * job's own, with its figures, when the agent still holds it; none when
  * its record was written lately; else a record of the note's metadata

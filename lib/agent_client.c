@@ -378,3 +378,26 @@ ceems_agent_end_job(const char *socket_path, const struct ceems_job_meta *meta,
 	}
 	return send_request(socket_path, req, timeout_ms, out, err, err_size);
 }
+
+int
+ceems_agent_step_end_status_call(const char *socket_path, uint32_t jobid,
+				 const char *step, int status, int timeout_ms,
+				 struct ceems_agent_job_report *out, char *err,
+				 size_t err_size)
+{
+	struct ceems_agent_request *req =
+		new_request(CEEMS_AGENT_OP_STEP_END, jobid, err, err_size);
+
+	if (req != NULL &&
+	    snprintf(req->step, sizeof(req->step), "%s", step) >=
+	    (int)sizeof(req->step)) {
+		free(req);
+		snprintf(err, err_size, "step name '%s' is too long", step);
+		return -EINVAL;
+	}
+	if (req != NULL) {
+		req->have_status = true;
+		req->status = status;
+	}
+	return send_request(socket_path, req, timeout_ms, out, err, err_size);
+}

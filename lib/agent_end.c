@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "agent_finish.h"
 #include "agent_internal.h"
@@ -21,6 +22,21 @@ ceems_agent_end(struct ceems_agent *a, uint32_t jobid,
 	if (meta != NULL && agent_finish_set_meta(a->finish, jobid, meta) < 0)
 		return -ENOENT;
 	return agent_finish_end(a->finish, jobid, by);
+}
+
+int
+ceems_agent_step_status(struct ceems_agent *a, uint32_t jobid, int status)
+{
+	struct agent_job *j = agent_find_job(a, jobid, NULL);
+
+	if (j == NULL)
+		return -ENOENT;
+	/* A failed step's status stands: the job failed. */
+	if (!j->have_status || status != 0) {
+		j->status = status;
+		j->have_status = true;
+	}
+	return 0;
 }
 
 /* The domains this node measures: those with a source. */

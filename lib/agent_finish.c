@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "agent_finish.h"
 #include "agent_state.h"
@@ -171,12 +172,25 @@ complete_meta(const struct agent_finish *f, struct ceems_job_meta *m,
 			      job->end_time : m->start_time;
 }
 
-/* The tasks' OOM kills say how the job ended when slurmctld had not
- * decided it when its metadata were taken. */
+/* The steps' wait status and the tasks' OOM kills say how the job ended
+ * when slurmctld had not decided it when its metadata were taken. */
 static void
 settle_state(struct ceems_job_meta *m,
-	     const struct ceems_agent_job_report *report)
+	     const struct ceems_agent_job_report *report,
+	     const struct agent_finish_job *job)
 {
+	if (job->have_status && m->state[0] == '\0') {
+		if (WIFEXITED(job->status)) {
+			m->exit_code = WEXITSTATUS(job->status);
+			m->exit_signal = 0;
+		} else if (WIFSIGNALED(job->status)) {
+			m->exit_code = 0;
+			m->exit_signal = WTERMSIG(job->status);
+		}
+		snprintf(m->state, sizeof(m->state), "%s",
+			 WIFEXITED(job->status) && WEXITSTATUS(job->status) == 0 ?
+			 "COMPLETED" : "FAILED");
+	}
 	if ((report->usage.present & CEEMS_CGF_OOM_KILLS) &&
 	    report->usage.oom_kills > 0 &&
 	    (m->state[0] == '\0' || strcmp(m->state, "COMPLETED") == 0 ||
@@ -238,7 +252,7 @@ write_record(struct agent_finish *f,
 			    report->jobid);
 		return -ENOMEM;
 	}
-	settle_state(&meta, report);
+	settle_state(&meta, report, job);
 	ceems_record_build(rec, &meta, report, by, (int64_t)time(NULL));
 	if (strcmp(by, "agent") != 0) {
 		r = store(f, rec, why);

@@ -38,6 +38,10 @@ struct agent_finish_job {
 	int64_t end_time;	/* Unix seconds its cgroup went, or now */
 	bool start_from_slurm;
 	char cluster[CEEMS_AGENT_CLUSTER_MAX];	/* the plugin's; "" unknown */
+	/* The wait status its steps ended with (ceems_agent_step_status),
+	 * for the exit code and state slurmctld's metadata lack. */
+	bool have_status;
+	int status;
 };
 
 /* Keep REPORT as the job's final one, waiting for a release until

@@ -73,6 +73,8 @@ struct agent_job {
 	bool have_cpu;
 	bool gone;
 	uint64_t gone_ns;		/* the tick its cgroup was found gone */
+	bool have_status;		/* a step ended with a wait status */
+	int status;			/* the failed one's, else the last */
 	uint32_t alloc_cores;
 	uint64_t alloc_mem_bytes;
 	double cpu_s;

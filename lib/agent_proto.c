@@ -131,6 +131,9 @@ ceems_agent_request_encode(const struct ceems_agent_request *req, char *buf,
 		ceems_json_add(obj, "jobid", json_object_new_int64(req->jobid), &ok);
 		ceems_json_add(obj, "step",
 			       ceems_json_new_text(req->step, sizeof(req->step)), &ok);
+		if (req->op == CEEMS_AGENT_OP_STEP_END && req->have_status)
+			ceems_json_add(obj, "status",
+				       json_object_new_int64(req->status), &ok);
 		break;
 	}
 	if (!ok) {
@@ -138,6 +141,30 @@ ceems_agent_request_encode(const struct ceems_agent_request *req, char *buf,
 		return -ENOMEM;
 	}
 	return finish(obj, buf, size);
+}
+
+/* A step_end's optional "status": a wait status, 0..65535; step_start
+ * has none. */
+static int
+agent_proto_read_status(const struct json_object *obj,
+			struct ceems_agent_request *req, char *err,
+			size_t err_size)
+{
+	const struct json_object *val = ceems_json_get(obj, "status");
+	uint64_t status;
+	int r;
+
+	if (val == NULL)
+		return 0;
+	if (req->op != CEEMS_AGENT_OP_STEP_END)
+		return ceems_json_error(err, err_size, "step_start request: "
+					"unknown key \"status\"");
+	if ((r = ceems_json_read_uint(val, "status", 0, 65535, &status, err,
+				      err_size)) < 0)
+		return r;
+	req->status = (int)status;
+	req->have_status = true;
+	return 0;
 }
 
 /* A deregister's "by": "extern" or "epilog", nothing else. */
@@ -165,7 +192,8 @@ ceems_agent_request_decode(const char *buf, size_t len,
 							"by", NULL };
 	static const char *const known_register[] = { "op", "job", NULL };
 	static const char *const known_status[] = { "op", NULL };
-	static const char *const known_step[] = { "op", "jobid", "step", NULL };
+	static const char *const known_step[] = { "op", "jobid", "step",
+						  "status", NULL };
 	struct json_object *obj, *val;
 	const char *op;
 	uint64_t jobid;
@@ -266,6 +294,8 @@ ceems_agent_request_decode(const char *buf, size_t len,
 				   "(batch, extern, interactive, 0, 1, ...)");
 			goto out;
 		}
+		if ((r = agent_proto_read_status(obj, req, err, err_size)) < 0)
+			goto out;
 	} else if (strcmp(op, "status") == 0) {
 		req->op = CEEMS_AGENT_OP_STATUS;
 		if ((r = ceems_json_check_keys(obj, "status request", known_status, err,

@@ -13,7 +13,9 @@
  *   {"op":"report","jobid":N}
  *   {"op":"status"}
  *   {"op":"step_start","jobid":N,"step":"batch"}
- *   {"op":"step_end","jobid":N,"step":"0"}     (reply: the job's report)
+ *   {"op":"step_end","jobid":N,"step":"0"}     (reply: the job's report;
+ *                                   "status":N optional, the step's wait
+ *                                   status, 0..65535)
  * Replies:
  *   {"ok":true}                       register
  *   {"ok":true,"report":REPORT}       deregister (final), report
@@ -120,6 +122,10 @@ struct ceems_agent_request {
 	uint32_t jobid;		/* deregister, report; register: spec.jobid */
 	struct ceems_agent_job_spec spec;	/* register only */
 	char step[CEEMS_STEP_ID_MAX];		/* step_start, step_end */
+	/* step_end: the wait status of the step's task that failed, else
+	 * of its last one, when the plugin has it (HAVE_STATUS). */
+	bool have_status;
+	int status;
 	bool have_meta;				/* deregister */
 	struct ceems_job_meta meta;
 	/* deregister: who ends the job, "extern" or "epilog"; "" when not
@@ -233,6 +239,14 @@ int ceems_agent_end_job(const char *socket_path,
 			const struct ceems_job_meta *meta, const char *by,
 			int timeout_ms, struct ceems_agent_job_report *out,
 			char *err, size_t err_size);
+/* A step ends with its tasks' wait status STATUS (the agent settles the
+ * job's exit code and state from it when slurmctld's are not known):
+ * as ceems_agent_step_end_call otherwise. */
+int ceems_agent_step_end_status_call(const char *socket_path, uint32_t jobid,
+				     const char *step, int status,
+				     int timeout_ms,
+				     struct ceems_agent_job_report *out,
+				     char *err, size_t err_size);
 /* A step of a registered job starts or ends (step_end fills OUT with the
  * job's report, which holds the step's figures). */
 int ceems_agent_step_start_call(const char *socket_path, uint32_t jobid,

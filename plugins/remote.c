@@ -238,9 +238,16 @@ ceems_remote_task_exit(spank_t sp)
 		return 0;
 	}
 	step.step_started = false;
-	if (ceems_agent_step_end_call(step.config.socket_path, step.jobid,
-				      step.step, AGENT_TIMEOUT_MS, &report, err,
-				      sizeof(err)) < 0) {
+	/* The step's status goes with it: the agent settles the job's
+	 * exit code and state from it (slurmctld is asked at the start). */
+	if ((step.have_exit_status ?
+	     ceems_agent_step_end_status_call(step.config.socket_path,
+					      step.jobid, step.step,
+					      step.exit_status, AGENT_TIMEOUT_MS,
+					      &report, err, sizeof(err)) :
+	     ceems_agent_step_end_call(step.config.socket_path, step.jobid,
+				       step.step, AGENT_TIMEOUT_MS, &report,
+				       err, sizeof(err))) < 0) {
 		ceems_warning("job %u step %s: no figures from the node agent: %s",
 			      step.jobid, step.step, err);
 		if (summary_style() != CEEMS_SUMMARY_NONE && prints_summary(sp))

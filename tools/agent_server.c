@@ -461,6 +461,8 @@ handle_step(struct server *s, struct client *c,
 		send_reply(s, c, ceems_agent_reply_ok(NULL, outbuf, sizeof(outbuf)));
 		return;
 	}
+	if (req->have_status)
+		(void)ceems_agent_step_status(s->agent, req->jobid, req->status);
 	r = ceems_agent_step_end(s->agent, req->jobid, req->step, now, &step);
 	if (r < 0 ||
 	    ceems_agent_report_now(s->agent, req->jobid, now, &report) < 0) {

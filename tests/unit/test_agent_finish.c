@@ -586,6 +586,11 @@ test_one_call_end(void)
 	job42_spec(&spec);
 	is_int(ceems_agent_register(a, &spec, 10 * SEC), 0, "job 42 registers");
 	job_runs(SEC);
+	is_int(ceems_agent_step_status(a, 42, 3 << 8), 0,
+	       "a step ends with exit code 3");
+	is_int(ceems_agent_step_status(a, 42, 0), 0, "a later one with 0");
+	is_int(ceems_agent_step_status(a, 43, 0), -ENOENT,
+	       "no status for a job not registered");
 	is_int(ceems_agent_deregister(a, 42, 12 * SEC, &report), 0, "job 42 deregisters");
 	plugin_meta(42, &meta);
 	is_int(ceems_agent_end(a, 42, &meta, "extern"), 0,
@@ -596,6 +601,12 @@ test_one_call_end(void)
 	is_str(rec.meta.account, "physics", "with the plugin's metadata");
 	is_near(rec.report.cpu_s, 1, 1e-9, "and the agent's figures");
 	ok(!has_note(&rec, "agent-finalized"), "no agent-finalized note");
+	is_int(rec.meta.exit_code, 3, "the failed step's exit code is the job's");
+	/* The fixture's cgroup counted OOM kills: they say more. */
+	is_str(rec.meta.state,
+	       (rec.report.usage.present & CEEMS_CGF_OOM_KILLS) &&
+	       rec.report.usage.oom_kills > 0 ? "OUT_OF_MEMORY" : "FAILED",
+	       "and so its state (FAILED, or OUT_OF_MEMORY after OOM kills)");
 	is_int(ceems_agent_end(a, 42, &meta, "extern"), -ENOENT,
 	       "a second end: -ENOENT");
 	ceems_agent_close(a);

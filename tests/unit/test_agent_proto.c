@@ -185,6 +185,20 @@ test_spec_round_trip(void)
 	ok(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
 	   back.op == CEEMS_AGENT_OP_STEP_END && back.jobid == 7 &&
 	   strcmp(back.step, "batch") == 0, "step_end request round-trips");
+	req.have_status = true;
+	req.status = 3 << 8;
+	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
+	ok(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
+	   back.have_status && back.status == 3 << 8,
+	   "step_end's wait status round-trips");
+	req.have_status = false;
+	req.op = CEEMS_AGENT_OP_DEREGISTER;
+	snprintf(req.by, sizeof(req.by), "extern");
+	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
+	ok(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
+	   strcmp(back.by, "extern") == 0, "deregister's \"by\" round-trips");
+	req.by[0] = '\0';
+	req.op = CEEMS_AGENT_OP_STEP_END;
 	req.op = CEEMS_AGENT_OP_STEP_START;
 	snprintf(req.step, sizeof(req.step), "0+1");
 	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
@@ -545,6 +559,11 @@ static const struct {
 	{ "{\"op\":\"step_end\",\"jobid\":1,\"step\":\"abcdefghijklmnopq\"}", "longer than" },
 	{ "{\"op\":\"step_end\",\"jobid\":1,\"step\":7}", "must be a string" },
 	{ "{\"op\":\"step_end\",\"jobid\":1,\"step\":\"0\",\"x\":1}", "unknown field 'x'" },
+	{ "{\"op\":\"step_end\",\"jobid\":1,\"step\":\"0\",\"status\":65536}", "status" },
+	{ "{\"op\":\"step_end\",\"jobid\":1,\"step\":\"0\",\"status\":-1}", "status" },
+	{ "{\"op\":\"step_start\",\"jobid\":1,\"step\":\"0\",\"status\":0}", "status" },
+	{ "{\"op\":\"deregister\",\"jobid\":1,\"by\":\"agent\"}", "\"by\" must be" },
+	{ "{\"op\":\"deregister\",\"jobid\":1,\"by\":1}", "by" },
 	{ "{\"op\":\"register\",\"job\":[]}", "job must be an object" },
 	{ "{\"op\":\"register\",\"job\":{}}", "job.jobid is missing" },
 	{ "{\"op\":\"register\",\"job\":{\"jobid\":1}}", "job.uid is missing" },
