@@ -46,7 +46,8 @@ ceems_note_encode(const struct ceems_job_note *note, char *buf, size_t size)
 	ceems_json_add(obj, "by", json_object_new_string(note->by), &ok);
 	ceems_json_add(obj, "why", json_object_new_string(note->why), &ok);
 	ceems_json_add(obj, "job", ceems_record_meta_to_json(&note->meta), &ok);
-	text = ok ? json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN) :
+	text = ok ? json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
+						 JSON_C_TO_STRING_NOSLASHESCAPE) :
 		    NULL;
 	if (text == NULL) {
 		json_object_put(obj);

@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "agent_proto.h"
+#include "job_note.h"
 #include "cgroup_path.h"
 #include "cgroup_stats.h"
 #include "conf.h"
@@ -1005,6 +1006,9 @@ same_request(const struct ceems_agent_request *a,
 {
 	if (a->op != b->op || a->jobid != b->jobid)
 		return false;
+	if (strcmp(a->by, b->by) != 0 || a->have_status != b->have_status ||
+	    (a->have_status && a->status != b->status))
+		return false;
 	if (a->op != CEEMS_AGENT_OP_REGISTER)
 		return true;
 	for (int i = 0; i < CEEMS_LEDGER_MAX_GPUS; i++)
@@ -1117,4 +1121,46 @@ fuzz_check_agent_proto(const char *data, size_t len)
 	const char *problem = check_request(data, len);
 
 	return problem != NULL ? problem : check_reply(data, len);
+}
+
+/* ---- job notes (lib/job_note.h) ---- */
+
+const char *
+fuzz_check_job_note(const char *data, size_t len)
+{
+	static const int errors[] = { -EINVAL, 0 };
+	static struct ceems_job_note note, again;
+	static char text[CEEMS_NOTE_MAX + 1];
+	char err[256];
+	int ret, n;
+
+	memset(err, 'x', sizeof(err));
+	ret = ceems_note_decode(data, len, &note, err, sizeof(err));
+	if (!ret_allowed(ret, errors))
+		return "ceems_note_decode: undocumented return code";
+	if (ret < 0) {
+		if (!nul_within(err, sizeof(err)) || err[0] == '\0')
+			return "ceems_note_decode: error without a sentence";
+		return NULL;
+	}
+	if (note.meta.jobid == 0)
+		return "ceems_note_decode: job id 0 accepted";
+	if (strcmp(note.by, "extern") != 0 && strcmp(note.by, "epilog") != 0)
+		return "ceems_note_decode: a writer other than extern or epilog";
+	if (!nul_within(note.why, sizeof(note.why)))
+		return "ceems_note_decode: why not terminated";
+	/* What the agent accepted, the plugin can write again: the same
+	 * writer, reason, job and times (free text such as the account is
+	 * made safe where it enters, lib/text.h, not kept byte for byte). */
+	n = ceems_note_encode(&note, text, sizeof(text));
+	if (n <= 0 || (size_t)n >= sizeof(text))
+		return "ceems_note_encode: cannot encode a decoded note";
+	if (ceems_note_decode(text, (size_t)n, &again, err, sizeof(err)) != 0 ||
+	    strcmp(note.by, again.by) != 0 || strcmp(note.why, again.why) != 0 ||
+	    note.meta.jobid != again.meta.jobid ||
+	    note.meta.uid != again.meta.uid ||
+	    note.meta.start_time != again.meta.start_time ||
+	    note.meta.end_time != again.meta.end_time)
+		return "ceems_note_encode: decoding its text gives another note";
+	return NULL;
 }

@@ -44,6 +44,10 @@ const char *fuzz_check_energy(const char *data, size_t len);
  * ceems_agent_reply_decode. */
 const char *fuzz_check_agent_proto(const char *data, size_t len);
 
+/* ceems_note_decode (all LEN bytes; a note that decodes is encoded and
+ * decoded again to the same note). */
+const char *fuzz_check_job_note(const char *data, size_t len);
+
 /* ceems-sacct's sacct_time_parse, sacct_format_parse, sacct_jobsel_parse
  * and sacct_series_parse (all LEN bytes); tests/fuzz/checks_sacct.c. */
 const char *fuzz_check_sacct(const char *data, size_t len);

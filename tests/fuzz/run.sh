@@ -30,6 +30,7 @@ seeds_of() {
 	emissions) echo "emissions *" ;;
 	energy) echo "sys *" ;;
 	agent_proto) echo "agent *.json" ;;
+	job_note) echo "notes *.json" ;;
 	sacct) echo "sacct/spool *.json" ;;
 	text) echo "sacct/spool *.json" ;;
 	*) echo "run.sh: no seeds known for target '$1'" >&2; exit 1 ;;

@@ -272,6 +272,17 @@ static const struct edge text_edges[] = {
 	EDGE("\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"),
 };
 
+static const char *const job_note_seeds[] = { "notes:*.json", NULL };
+static const struct edge job_note_edges[] = {
+	EDGE(""), EDGE("{}"), EDGE("[]"), EDGE("null"),
+	EDGE("{\"format\":\"ceems-job-note/1\",\"by\":\"agent\",\"why\":\"x\",\"job\":{\"jobid\":1}}"),
+	EDGE("{\"format\":\"ceems-job-note/1\",\"by\":\"extern\",\"why\":\"x\",\"job\":{\"jobid\":0}}"),
+	EDGE("{\"format\":\"ceems-job-note/2\",\"by\":\"extern\",\"why\":\"x\",\"job\":{\"jobid\":1}}"),
+	EDGE("{\"format\":\"ceems-job-note/1\",\"by\":\"extern\",\"why\":\"\\u0007\",\"job\":{\"jobid\":1}}"),
+	EDGE("{\"format\":\"ceems-job-note/1\",\"by\":\"extern\",\"job\":{\"jobid\":1}}"),
+	EDGE("{\"format\":\"ceems-job-note/1\",\"by\":\"extern\",\"why\":\"x\",\"job\":{\"jobid\":1},\"x\":1}"),
+};
+
 #define NELEMS(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct family families[] = {
@@ -291,6 +302,8 @@ static const struct family families[] = {
 	{ "sacct", fuzz_check_sacct, sacct_seeds, sacct_edges,
 	  NELEMS(sacct_edges) },
 	{ "text", fuzz_check_text, text_seeds, text_edges, NELEMS(text_edges) },
+	{ "job_note", fuzz_check_job_note, job_note_seeds, job_note_edges,
+	  NELEMS(job_note_edges) },
 };
 
 /* ---- Random numbers: splitmix64, the same sequence everywhere ---- */
