@@ -200,13 +200,19 @@ size_t ceems_agent_nfinishing(const struct ceems_agent *agent);
 
 /* ---- The agent as the only writer of records (lib/agent_end.c) ---- */
 
-/* The plugin ended job JOBID in one call (a deregistration with BY,
- * "extern" or "epilog", and the job's metadata META): write its record
- * now (the spool; the replay takes it into PostgreSQL), forget the job.
- * Call it after ceems_agent_deregister, once the reply is sent.  0,
- * -ENOENT, or -errno when not even the spool took it (logged whole). */
+/* The plugin's word on the end of job JOBID, with the job's metadata
+ * META (a deregistration with BY; call it after ceems_agent_deregister).
+ * BY "extern": the extern step ended the job, with what slurmctld said at
+ * its start; the record waits for the epilog's word (what slurmctld
+ * decided at the end: state, exit code) until finish_grace, then is
+ * written finalized_by "extern".  BY "epilog": the record is written now
+ * (the spool; the replay takes it into PostgreSQL), the epilog's state
+ * and exit code over the extern step's, finalized_by "extern" when the
+ * extern step ended the job, else "epilog".  0, -ENOENT, or -errno when
+ * not even the spool took it (logged whole). */
 int ceems_agent_end(struct ceems_agent *agent, uint32_t jobid,
-		    const struct ceems_job_meta *meta, const char *by);
+		    const struct ceems_job_meta *meta, const char *by,
+		    uint64_t now_ns);
 
 /* A step of job JOBID ended with the wait status STATUS: the job's
  * record takes its exit code and state from it (a failed step's stands)

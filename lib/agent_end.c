@@ -17,11 +17,10 @@
 
 int
 ceems_agent_end(struct ceems_agent *a, uint32_t jobid,
-		const struct ceems_job_meta *meta, const char *by)
+		const struct ceems_job_meta *meta, const char *by,
+		uint64_t now_ns)
 {
-	if (meta != NULL && agent_finish_set_meta(a->finish, jobid, meta) < 0)
-		return -ENOENT;
-	return agent_finish_end(a->finish, jobid, by);
+	return agent_finish_end(a->finish, jobid, meta, by, now_ns);
 }
 
 int
@@ -57,11 +56,14 @@ take_note(struct ceems_agent *a, const struct ceems_job_note *note,
 	bool measured[CEEMS_DOMAIN_COUNT];
 	uint32_t jobid = note->meta.jobid;
 
+	/* A note is the plugin's last word: the record is written now. */
 	if (agent_find_job(a, jobid, NULL) != NULL &&
 	    ceems_agent_deregister(a, jobid, now_ns, &report) == 0)
-		return ceems_agent_end(a, jobid, &note->meta, note->by);
+		return agent_finish_end_now(a->finish, jobid, &note->meta,
+					    note->by);
 	if (agent_finish_find(a->finish, jobid) != NULL)
-		return ceems_agent_end(a, jobid, &note->meta, note->by);
+		return agent_finish_end_now(a->finish, jobid, &note->meta,
+					    note->by);
 	if (agent_finish_ended(a->finish, jobid, note->meta.start_time)) {
 		ceems_debug("job %u: a note of a job whose record is written",
 			    jobid);

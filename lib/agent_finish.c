@@ -25,6 +25,10 @@ struct finishing {
 	uint64_t deadline_ns;
 	bool have_meta;
 	struct ceems_job_meta meta;
+	/* "extern" once the extern step ended the job: the record waits
+	 * for the epilog's word (slurmctld's state and exit code, decided
+	 * by then) until finish_grace; "" otherwise. */
+	char ended_by[16];
 	struct ceems_agent_job_report report;
 };
 
@@ -294,8 +298,12 @@ finalize(struct agent_finish *f, size_t i, const char *why)
 {
 	struct finishing *e = f->jobs[i];
 
-	write_record(f, &e->report, &e->job, e->have_meta ? &e->meta : NULL,
-		     "agent", why);
+	if (e->ended_by[0] != '\0')
+		write_record(f, &e->report, &e->job, e->have_meta ? &e->meta : NULL,
+			     e->ended_by, "no word from the epilog within finish_grace");
+	else
+		write_record(f, &e->report, &e->job,
+			     e->have_meta ? &e->meta : NULL, "agent", why);
 	drop(f, i);
 }
 
@@ -384,8 +392,47 @@ agent_finish_expire(struct agent_finish *f, uint64_t now_ns, uint32_t jobid)
 	return n;
 }
 
+/* What slurmctld decided at the end (the epilog's metadata) over what it
+ * said at the start (the extern step's). */
+static void
+amend_meta(struct ceems_job_meta *m, const struct ceems_job_meta *late)
+{
+	if (late->state[0] != '\0') {
+		snprintf(m->state, sizeof(m->state), "%s", late->state);
+		m->exit_code = late->exit_code;
+		m->exit_signal = late->exit_signal;
+	}
+	if (late->end_time > 0)
+		m->end_time = late->end_time;
+	ceems_job_meta_fill_from(m, late);
+}
+
 int
-agent_finish_end(struct agent_finish *f, uint32_t jobid, const char *by)
+agent_finish_end(struct agent_finish *f, uint32_t jobid,
+		 const struct ceems_job_meta *meta, const char *by,
+		 uint64_t now_ns)
+{
+	size_t i = find_index(f, jobid);
+	struct finishing *e;
+
+	if (i == SIZE_MAX)
+		return -ENOENT;
+	e = f->jobs[i];
+	if (strcmp(by, "extern") == 0 && meta != NULL) {
+		e->meta = *meta;
+		e->have_meta = true;
+		snprintf(e->ended_by, sizeof(e->ended_by), "extern");
+		e->deadline_ns = now_ns + f->spool_config.finish_grace_ns;
+		if (f->state != NULL)
+			state_slot_finishing_meta(f->state, e->job.slot, meta);
+		return 0;
+	}
+	return agent_finish_end_now(f, jobid, meta, by);
+}
+
+int
+agent_finish_end_now(struct agent_finish *f, uint32_t jobid,
+		     const struct ceems_job_meta *meta, const char *by)
 {
 	size_t i = find_index(f, jobid);
 	struct finishing *e;
@@ -394,8 +441,15 @@ agent_finish_end(struct agent_finish *f, uint32_t jobid, const char *by)
 	if (i == SIZE_MAX)
 		return -ENOENT;
 	e = f->jobs[i];
+	if (meta != NULL && e->have_meta)
+		amend_meta(&e->meta, meta);
+	else if (meta != NULL) {
+		e->meta = *meta;
+		e->have_meta = true;
+	}
 	r = write_record(f, &e->report, &e->job, e->have_meta ? &e->meta : NULL,
-			 by, "ended by the plugin");
+			 e->ended_by[0] != '\0' ? e->ended_by : by,
+			 "ended by the plugin");
 	drop(f, i);
 	return r;
 }

@@ -81,11 +81,21 @@ int agent_finish_release(struct agent_finish *f, uint32_t jobid);
 int agent_finish_expire(struct agent_finish *f, uint64_t now_ns,
 			uint32_t jobid);
 
-/* The plugin ended finishing job JOBID (BY "extern" or "epilog", with
- * the metadata agent_finish_set_meta gave): write its record now, forget
- * it.  0, -ENOENT, or -errno when not even the spool took it (logged
- * whole). */
-int agent_finish_end(struct agent_finish *f, uint32_t jobid, const char *by);
+/* The plugin's word on the end of finishing job JOBID, with its
+ * metadata META (may be NULL).  BY "extern" (the extern step, with what
+ * slurmctld said at the job's start): kept, the record waits for the
+ * epilog's word until NOW_NS + finish_grace, then is written finalized
+ * by "extern".  BY "epilog" (or any other): the record is written now,
+ * META's state, exit code and end time over the extern step's, and
+ * finalized by "extern" when the extern step ended the job, else BY.
+ * 0, -ENOENT, or -errno when not even the spool took it (logged whole). */
+int agent_finish_end(struct agent_finish *f, uint32_t jobid,
+		     const struct ceems_job_meta *meta, const char *by,
+		     uint64_t now_ns);
+/* The same, the record written now whoever BY is (a note of the job:
+ * the plugin's last word). */
+int agent_finish_end_now(struct agent_finish *f, uint32_t jobid,
+			 const struct ceems_job_meta *meta, const char *by);
 
 /* Was a record of JOBID (START_TIME, 0 when unknown) written lately? */
 bool agent_finish_ended(const struct agent_finish *f, uint32_t jobid,

@@ -36,7 +36,7 @@ ceems_plugin_end_job(const struct ceems_config *config,
 		return 0;
 	}
 	if (r > 0)
-		ceems_warning("job %u: not measured on this node: %s",
+		ceems_warning("job %u: the node agent was not told of the job's end: %s",
 			      meta->jobid, err);
 	else
 		ceems_error("job %u: %s; its record is lost unless the node agent "

@@ -203,8 +203,10 @@ end_tick(struct server *s)
 
 	ceems_agent_tick_end(s->agent, now);
 	agent_totals_add(&s->totals, ceems_agent_last_tick(s->agent), now);
-	if (ceems_agent_sweep(s->agent, now) +
-	    ceems_agent_take_notes(s->agent, now) > 0)
+	/* Records written (grace ended, notes taken): the replay now. */
+	if (ceems_agent_sweep(s->agent, now) > 0)
+		agent_replay_wake(s->replay);
+	if (ceems_agent_take_notes(s->agent, now) > 0)
 		agent_replay_wake(s->replay);
 	if (s->config->checkpoint_interval_ns == 0)
 		checkpoint(s, now);
@@ -561,20 +563,23 @@ handle_request(struct server *s, struct client *c, size_t len)
 		refuse(s, c, r, "job %u is not registered", req.jobid);
 		return;
 	}
-	if (req.have_meta)
-		ceems_agent_finishing_meta(s->agent, req.jobid, &req.meta);
 	if (req.by[0] != '\0') {
-		/* One call ends the job: the record first (the spool, a
-		 * file write; the replay child takes it into PostgreSQL,
-		 * so no request waits for the database), then the reply,
-		 * which so says the record is kept.  Writing after the
-		 * reply made the next job's start wait for the fsync. */
-		ceems_agent_end(s->agent, req.jobid, NULL, req.by);
+		/* One call ends the job.  The extern step's: the record
+		 * waits for the epilog's word; the epilog's: the record is
+		 * written to the spool before the reply (a file write; the
+		 * replay child takes it into PostgreSQL, so no request
+		 * waits for the database). */
+		r = ceems_agent_end(s->agent, req.jobid,
+				    req.have_meta ? &req.meta : NULL, req.by,
+				    now);
 		(void)send_reply(s, c, ceems_agent_reply_ok(&report, outbuf,
 							    sizeof(outbuf)));
-		agent_replay_wake(s->replay);
+		if (strcmp(req.by, "extern") != 0 && r == 0)
+			agent_replay_wake(s->replay);
 		return;
 	}
+	if (req.have_meta)
+		ceems_agent_finishing_meta(s->agent, req.jobid, &req.meta);
 	/* The figures did not reach the plugin: the agent keeps them. */
 	if (send_reply(s, c, ceems_agent_reply_ok(&report, outbuf,
 						  sizeof(outbuf))) < 0)

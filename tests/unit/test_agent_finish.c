@@ -565,15 +565,18 @@ plugin_meta(uint32_t jobid, struct ceems_job_meta *meta)
 	meta->end_time = 1700000600;
 }
 
-/* One call ends a job: the agent writes its record at once, finalized
- * by the plugin's step, with the plugin's metadata and the figures. */
+/* One call ends a job: the extern step's deregistration with the
+ * metadata slurmctld gave at the start; the record waits for the
+ * epilog's word (slurmctld's state, decided at the end), then is written
+ * finalized by the extern step, the agent's figures with both words;
+ * without the epilog's word, it is written after finish_grace. */
 static void
 test_one_call_end(void)
 {
 	static struct ceems_agent_job_report report;
 	static struct ceems_job_record rec;
 	struct ceems_agent_job_spec spec;
-	struct ceems_job_meta meta;
+	struct ceems_job_meta meta, late;
 	struct ceems_config c;
 	struct ceems_agent *a;
 	char err[256] = "";
@@ -593,22 +596,54 @@ test_one_call_end(void)
 	       "no status for a job not registered");
 	is_int(ceems_agent_deregister(a, 42, 12 * SEC, &report), 0, "job 42 deregisters");
 	plugin_meta(42, &meta);
-	is_int(ceems_agent_end(a, 42, &meta, "extern"), 0,
-	       "the plugin's one call ends it");
-	is_int((int)ceems_agent_nfinishing(a), 0, "nothing waits for a release");
-	is_int((int)spooled(&rec), 1, "its record is in the spool at once");
+	is_int(ceems_agent_end(a, 42, &meta, "extern", 12 * SEC), 0,
+	       "the extern step's one call ends it");
+	is_int((int)spooled(NULL), 0, "the record waits for the epilog's word");
+	is_int(ceems_agent_deregister(a, 42, 13 * SEC, &report), 0,
+	       "the epilog's deregistration finds the job");
+	ceems_job_meta_init(&late);
+	late.jobid = 42;
+	snprintf(late.state, sizeof(late.state), "CANCELLED");
+	late.exit_code = 0;
+	late.exit_signal = 15;
+	snprintf(late.account, sizeof(late.account), "other");
+	is_int(ceems_agent_end(a, 42, &late, "epilog", 13 * SEC), 0,
+	       "its word writes the record");
+	is_int((int)ceems_agent_nfinishing(a), 0, "nothing waits any more");
+	is_int((int)spooled(&rec), 1, "its record is in the spool");
 	is_str(rec.finalized_by, "extern", "finalized by the extern step");
-	is_str(rec.meta.account, "physics", "with the plugin's metadata");
+	is_str(rec.meta.account, "physics", "with the start's metadata");
+	is_str(rec.meta.state, "CANCELLED", "and the state slurmctld decided");
+	is_int(rec.meta.exit_signal, 15, "and its exit signal");
 	is_near(rec.report.cpu_s, 1, 1e-9, "and the agent's figures");
 	ok(!has_note(&rec, "agent-finalized"), "no agent-finalized note");
+	is_int(ceems_agent_end(a, 42, &late, "epilog", 14 * SEC), -ENOENT,
+	       "a second word: -ENOENT");
+	empty_spool();
+
+	/* No epilog: the record after finish_grace, the steps' status
+	 * giving the exit code slurmctld did not. */
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, 20 * SEC), 0, "job 42 runs again");
+	job_runs(SEC);
+	is_int(ceems_agent_step_status(a, 42, 3 << 8), 0, "exit code 3");
+	is_int(ceems_agent_deregister(a, 42, 22 * SEC, &report), 0, "deregisters");
+	plugin_meta(42, &meta);
+	meta.start_time = 1700001000;
+	is_int(ceems_agent_end(a, 42, &meta, "extern", 22 * SEC), 0,
+	       "the extern step ends it");
+	is_int(ceems_agent_sweep(a, 23 * SEC), 0, "nothing within the grace");
+	is_int(ceems_agent_sweep(a, 22 * SEC + c.finish_grace_ns), 1,
+	       "written at its end");
+	is_int((int)spooled(&rec), 1, "one record");
+	is_str(rec.finalized_by, "extern", "finalized by the extern step");
 	is_int(rec.meta.exit_code, 3, "the failed step's exit code is the job's");
 	/* The fixture's cgroup counted OOM kills: they say more. */
 	is_str(rec.meta.state,
 	       (rec.report.usage.present & CEEMS_CGF_OOM_KILLS) &&
 	       rec.report.usage.oom_kills > 0 ? "OUT_OF_MEMORY" : "FAILED",
 	       "and so its state (FAILED, or OUT_OF_MEMORY after OOM kills)");
-	is_int(ceems_agent_end(a, 42, &meta, "extern"), -ENOENT,
-	       "a second end: -ENOENT");
+	ok(!has_note(&rec, "agent-finalized"), "no agent-finalized note");
 	ceems_agent_close(a);
 	empty_spool();
 }
