@@ -99,10 +99,10 @@ ceems_jobside_end(const char *socket_path, const char *note_dir,
 	memset(&note, 0, sizeof(note));
 	note.meta = *meta;
 	snprintf(note.by, sizeof(note.by), "%s", by);
-	snprintf(note.why, sizeof(note.why), "%s",
-		 r == -ENOENT ? "the node agent did not know the job: it was not "
-		 "running, or could not be reached, when the job started" :
-		 "the node agent could not be reached when the job ended");
+	/* The call's own words: a refusal (the agent did not know the
+	 * job: it was away when the job started) or the transport's. */
+	snprintf(note.why, sizeof(note.why),
+		 "the node agent was not told of the job's end (%.200s)", why);
 	if (ceems_note_write(note_dir, &note, werr, sizeof(werr)) < 0) {
 		snprintf(err, err_size, "%s; and no note of the job could be "
 			 "left for it: %s", why, werr);

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
@@ -195,8 +196,14 @@ print_summary(spank_t sp, const struct ceems_agent_job_report *report)
 
 	if (style == CEEMS_SUMMARY_NONE || !prints_summary(sp))
 		return;
-	/* What the node knows: no RPC at a step's end (slurmctld may hang). */
-	ceems_plugin_job_meta(sp, step.jobid, false, step.config.cluster, &meta);
+	/* A task that exited says COMPLETED or FAILED itself: no RPC at
+	 * the step's end, where slurmctld may hang.  A task killed by a
+	 * signal was cancelled, timed out, preempted...: only slurmctld,
+	 * which has just decided it, knows which. */
+	ceems_plugin_job_meta(sp, step.jobid,
+			      step.have_exit_status &&
+			      WIFSIGNALED(step.exit_status),
+			      step.config.cluster, &meta);
 	ceems_plugin_job_outcome(&meta, step.exit_status, step.have_exit_status,
 				 (report->usage.present & CEEMS_CGF_OOM_KILLS) ?
 				 report->usage.oom_kills : 0);
