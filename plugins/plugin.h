@@ -62,6 +62,9 @@ const struct ceems_user_options *ceems_plugin_user_options(void);
 void ceems_plugin_job_meta(spank_t sp, uint32_t jobid, bool ask_controller,
 			   const char *configured_cluster,
 			   struct ceems_job_meta *meta);
+/* This node's Slurm name into META->node when empty: the job's node
+ * list (META->nodes) at this node's index, else the host name. */
+void ceems_plugin_job_node(spank_t sp, struct ceems_job_meta *meta);
 /* What slurmctld says of job JOBID (the fields above that come from it)
  * and the cluster, as ceems_plugin_job_meta has them; no SPANK handle,
  * so a thread may call it.  Fields slurmctld did not give stay unknown. */

@@ -131,6 +131,10 @@ start_accounting(spank_t sp, pid_t pid)
 	if (step.stepid == SLURM_EXTERN_CONT) {
 		ceems_plugin_job_meta(sp, step.jobid, false, step.config.cluster,
 				      &step.meta);
+		/* The extern step's environment has no node list: the node's
+		 * Slurm name comes from slurmctld's, at the end. */
+		if (step.meta.nodes[0] == '\0')
+			step.meta.node[0] = '\0';
 		step.have_meta = true;
 	}
 	if (r > 0 || step.stepid == SLURM_EXTERN_CONT)
@@ -288,6 +292,7 @@ ceems_remote_exit(spank_t sp)
 		ceems_plugin_job_meta(sp, step.jobid, false, step.config.cluster,
 				      &meta);
 	(void)ceems_job_start_fill(&meta);
+	ceems_plugin_job_node(sp, &meta);
 	meta.end_time = (int64_t)time(NULL);
 	if (ceems_plugin_end_job(&step.config, &meta, "extern", AGENT_TIMEOUT_MS,
 				 &report) == 0) {

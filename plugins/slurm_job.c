@@ -208,13 +208,25 @@ ceems_plugin_controller_meta(uint32_t jobid, const char *configured_cluster,
 }
 
 void
+ceems_plugin_job_node(spank_t sp, struct ceems_job_meta *meta)
+{
+	char host[256];
+
+	node_from_nodelist(sp, meta);
+	if (meta->node[0] == '\0' && gethostname(host, sizeof(host)) == 0) {
+		host[sizeof(host) - 1] = '\0';
+		copy_string(meta->node, sizeof(meta->node), host);
+	}
+}
+
+void
 ceems_plugin_job_meta(spank_t sp, uint32_t jobid, bool ask_controller,
 		      const char *configured_cluster,
 		      struct ceems_job_meta *meta)
 {
 	uint32_t uid = CEEMS_UNKNOWN_U32;
 	struct passwd pw, *found = NULL;
-	char pwbuf[1024], host[256];
+	char pwbuf[1024];
 
 	ceems_job_meta_init(meta);
 	meta->jobid = jobid;
@@ -229,11 +241,7 @@ ceems_plugin_job_meta(spank_t sp, uint32_t jobid, bool ask_controller,
 			    configured_cluster);
 	}
 	from_environment(sp, meta);
-	node_from_nodelist(sp, meta);
-	if (meta->node[0] == '\0' && gethostname(host, sizeof(host)) == 0) {
-		host[sizeof(host) - 1] = '\0';
-		copy_string(meta->node, sizeof(meta->node), host);
-	}
+	ceems_plugin_job_node(sp, meta);
 	if (uid != CEEMS_UNKNOWN_U32 &&
 	    getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &found) == 0 &&
 	    found != NULL)

@@ -22,12 +22,24 @@ setup_file() {
 	PG_DIR=$(pg_harness_mktemp) || return 1
 	echo "$PG_DIR" >"$BATS_FILE_TMPDIR/pg"
 	pg_harness_start "$PG_DIR" || return 1
+	# The agent's replay runs as root without capabilities: it cannot
+	# enter the harness's 0700 socket folder.  A second socket in a
+	# folder of group root (0750) lets it in, and nobody else
+	# (storage.bats does the same).
+	SOCK_DIR=$(mktemp -d /tmp/ceems-thin-sock.XXXXXX)
+	echo "$SOCK_DIR" >"$BATS_FILE_TMPDIR/sock"
+	chown postgres:root "$SOCK_DIR" && chmod 0750 "$SOCK_DIR" || return 1
+	psql -X -q -v ON_ERROR_STOP=1 \
+		-c "ALTER SYSTEM SET unix_socket_directories = '$PG_DIR', '$SOCK_DIR'" \
+		-c "ALTER SYSTEM SET unix_socket_permissions = '0777'" || return 1
+	(cd / && runuser -u postgres -- "$CEEMS_TEST_PGBIN/pg_ctl" -D "$PG_DIR/data" \
+		-l "$PG_DIR/server.log" -w -t 30 restart) >/dev/null || return 1
 	"$CEEMS_TOP_BUILDDIR/tools/ceems-admin" --sql-dir "$SRCDIR/sql/migrations" \
 		-d "host=$PG_DIR port=$CEEMS_TEST_PGPORT dbname=ceems user=postgres" \
 		db init >/dev/null || return 1
 	psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE ROLE ceems_node LOGIN IN ROLE ceems_writer' ||
 		return 1
-	export CEEMS_CLUSTER_CONF="database = host=$PG_DIR port=$CEEMS_TEST_PGPORT dbname=ceems user=ceems_node"
+	export CEEMS_CLUSTER_CONF="database = host=$SOCK_DIR port=$CEEMS_TEST_PGPORT dbname=ceems user=ceems_node"
 	ceems_cluster_setup thin summary=full
 	echo "$CEEMS_DIR" >"$BATS_FILE_TMPDIR/ceems"
 	echo "$SLURM_DIR" >"$BATS_FILE_TMPDIR/slurm"
@@ -46,6 +58,8 @@ teardown_file() {
 	fi
 	ceems_cluster_teardown
 	[ -z "$pg" ] || pg_harness_stop "$pg"
+	sock=$(cat "$BATS_FILE_TMPDIR/sock" 2>/dev/null) && rm -rf "$sock"
+	true
 }
 
 setup() {
@@ -131,6 +145,13 @@ postgres_pids() { _pg_harness_pids "$PG_DIR/data"; }
 	# Every call of both jobs was answered: the agent measured both.
 	! grep -E "\\[($first|$second)\\.[a-z0-9]+\\].*ceems.*(node agent at|not registered|not told)" \
 		"$SLURM_DIR/log/slurmd.log"
+	# The plugin stored nothing itself: the agent has both records, in
+	# the spool while the database does not answer.
+	for id in "$first" "$second"; do
+		grep -q "job $id finished on .* record left to the node agent" \
+			"$SLURM_DIR/log/slurmd.log"
+		[ "$(jq -r .job.jobid "$CEEMS_DIR"/spool/*.json | grep -cx "$id")" = 1 ]
+	done
 	for p in $(postgres_pids); do kill -CONT "$p"; done
 	row_of "$first" "jobid" >/dev/null
 	row_of "$second" "jobid" >/dev/null
