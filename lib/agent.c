@@ -386,6 +386,7 @@ ceems_agent_deregister(struct ceems_agent *a, uint32_t jobid,
 	/* Asked again (a plugin retrying, the epilog): the same report. */
 	if ((final = agent_finish_find(a->finish, jobid)) != NULL) {
 		*out = *final;
+		out->series = NULL;	/* sent with the first reply only */
 		return 0;
 	}
 	if (agent_find_job(a, jobid, NULL) == NULL)
@@ -400,15 +401,17 @@ ceems_agent_deregister(struct ceems_agent *a, uint32_t jobid,
 	agent_full_reading(a, j);
 	fill_report(a, j, now_ns > a->last_tick_ns ? now_ns : a->last_tick_ns,
 		    out);
-	/* The finishing table keeps the report without the series: the
-	 * series is the agent's only until the next deregistration, and a
-	 * record the agent writes itself goes without it. */
 	out->series = NULL;
 	hand_to_finish(a, j, out, now_ns);
-	/* The series goes with the final report; kept until the next
+	/* The series goes with the final report and into the record the
+	 * agent writes: the finishing table owns it until then.  Should
+	 * the table not hold the job, it stays the agent's until the next
 	 * deregistration, so that the caller need not free it. */
 	ceems_series_free(a->handed_out);
-	a->handed_out = out->series = j->series;
+	a->handed_out = NULL;
+	if (agent_finish_set_series(a->finish, jobid, j->series) < 0)
+		a->handed_out = j->series;
+	out->series = j->series;
 	j->series = NULL;
 	a->jobs[i] = a->jobs[--a->njobs];
 	agent_free_job(j);

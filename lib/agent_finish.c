@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "agent_finish.h"
+#include "agent_series.h"
 #include "agent_state.h"
 #include "log.h"
 #include "record.h"
@@ -75,8 +76,10 @@ agent_finish_free(struct agent_finish *f)
 		return;
 	/* An agent stopping with jobs unreleased: their plugins have had
 	 * the figures; a record is written only when it had to be. */
-	for (size_t i = 0; i < f->njobs; i++)
+	for (size_t i = 0; i < f->njobs; i++) {
+		ceems_series_free(f->jobs[i]->report.series);
 		free(f->jobs[i]);
+	}
 	free(f->jobs);
 	free(f);
 }
@@ -141,6 +144,7 @@ drop(struct agent_finish *f, size_t i)
 		       f->jobs[i]->job.start_from_slurm ?
 		       f->jobs[i]->job.start_time : 0);
 	release_slot(f, f->jobs[i]->job.slot);
+	ceems_series_free(f->jobs[i]->report.series);
 	free(f->jobs[i]);
 	f->jobs[i] = f->jobs[--f->njobs];
 }
@@ -332,6 +336,7 @@ agent_finish_add(struct agent_finish *f,
 	e->job = *job;
 	e->deadline_ns = now_ns + f->spool_config.finish_grace_ns;
 	e->report = *report;
+	e->report.series = NULL;	/* agent_finish_set_series */
 	f->jobs[f->njobs++] = e;
 	return 0;
 }
@@ -516,4 +521,17 @@ agent_finish_unmeasured(struct agent_finish *f,
 	free(report);
 	free(rec);
 	return r;
+}
+
+int
+agent_finish_set_series(struct agent_finish *f, uint32_t jobid,
+			struct ceems_series *series)
+{
+	size_t i = find_index(f, jobid);
+
+	if (i == SIZE_MAX)
+		return -ENOENT;
+	ceems_series_free(f->jobs[i]->report.series);
+	f->jobs[i]->report.series = series;
+	return 0;
 }

@@ -72,6 +72,12 @@ int agent_finish_set_meta(struct agent_finish *f, uint32_t jobid,
 bool agent_finish_same_run(const struct agent_finish *f, uint32_t jobid,
 			   int64_t start_time);
 
+/* The job's time series (NULL: none), owned by the table from now on:
+ * it goes into the record the agent writes, and is freed with the job.
+ * 0, or -ENOENT (not finishing: the caller keeps it). */
+int agent_finish_set_series(struct agent_finish *f, uint32_t jobid,
+			    struct ceems_series *series);
+
 /* The plugin stored the record: forget the job.  0 or -ENOENT. */
 int agent_finish_release(struct agent_finish *f, uint32_t jobid);
 

@@ -566,15 +566,23 @@ handle_request(struct server *s, struct client *c, size_t len)
 	if (req.by[0] != '\0') {
 		/* One call ends the job.  The extern step's: the record
 		 * waits for the epilog's word; the epilog's: the record is
-		 * written to the spool before the reply (a file write; the
-		 * replay child takes it into PostgreSQL, so no request
-		 * waits for the database). */
+		 * written to the spool (a file write; the replay child takes
+		 * it into PostgreSQL, so no request waits for the
+		 * database). */
+		bool now_written = strcmp(req.by, "extern") != 0;
+
+		/* The reply first when the record is written now: writing
+		 * it frees the job's series, which the reply carries. */
+		if (now_written)
+			(void)send_reply(s, c, ceems_agent_reply_ok(&report, outbuf,
+								    sizeof(outbuf)));
 		r = ceems_agent_end(s->agent, req.jobid,
 				    req.have_meta ? &req.meta : NULL, req.by,
 				    now);
-		(void)send_reply(s, c, ceems_agent_reply_ok(&report, outbuf,
-							    sizeof(outbuf)));
-		if (strcmp(req.by, "extern") != 0 && r == 0)
+		if (!now_written)
+			(void)send_reply(s, c, ceems_agent_reply_ok(&report, outbuf,
+								    sizeof(outbuf)));
+		else if (r == 0)
 			agent_replay_wake(s->replay);
 		return;
 	}
