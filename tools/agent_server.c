@@ -569,20 +569,18 @@ handle_request(struct server *s, struct client *c, size_t len)
 		 * written to the spool (a file write; the replay child takes
 		 * it into PostgreSQL, so no request waits for the
 		 * database). */
-		bool now_written = strcmp(req.by, "extern") != 0;
+		/* The reply is built first: writing the record frees the
+		 * job's series, which the reply carries.  It is sent after
+		 * the record is kept: sent before, the client's next
+		 * request would wait for the spool's fsync. */
+		int reply_len = ceems_agent_reply_ok(&report, outbuf,
+						     sizeof(outbuf));
 
-		/* The reply first when the record is written now: writing
-		 * it frees the job's series, which the reply carries. */
-		if (now_written)
-			(void)send_reply(s, c, ceems_agent_reply_ok(&report, outbuf,
-								    sizeof(outbuf)));
 		r = ceems_agent_end(s->agent, req.jobid,
 				    req.have_meta ? &req.meta : NULL, req.by,
 				    now);
-		if (!now_written)
-			(void)send_reply(s, c, ceems_agent_reply_ok(&report, outbuf,
-								    sizeof(outbuf)));
-		else if (r == 0)
+		(void)send_reply(s, c, reply_len);
+		if (strcmp(req.by, "extern") != 0 && r == 0)
 			agent_replay_wake(s->replay);
 		return;
 	}

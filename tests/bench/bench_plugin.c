@@ -16,9 +16,10 @@
  *   end, batch step     the step's end call to the agent and the summary
  *                       formatted (task_exit of the batch step);
  *   end, job            one deregister with the job's metadata (the
- *                       final figures); the agent writes the record
- *                       after replying, and the replay child takes it
- *                       into PostgreSQL when one is configured.
+ *                       final figures).  Then, untimed, the epilog's
+ *                       word, on which the agent writes the record
+ *                       (spool, fsync; the replay child takes it into
+ *                       PostgreSQL when one is configured).
  *
  * Not in the figures: what Slurm itself does around the callbacks, and
  * the plugin's RPC to slurmctld for the job's metadata, which runs in a
@@ -359,6 +360,13 @@ main(int argc, char **argv)
 		t[END_JOB][rep] = bench_now_ms() - t0;
 		if (r > 0)
 			r = -EIO;	/* the agent did not take it: a note */
+		/* The epilog's word, untimed (slurmd runs it after the job):
+		 * the agent writes the record to the spool then, in its
+		 * loop, where the next job's calls may wait for it. */
+		if (r == 0)
+			r = ceems_jobside_end(config.socket_path, notes, &meta,
+					      "epilog", TIMEOUT_MS, &report, err,
+					      sizeof(err));
 		if (r < 0) {
 			fprintf(stderr, "bench_plugin: job %u end: %s\n", jobid, err);
 			status = 1;
