@@ -230,8 +230,11 @@ store(struct agent_finish *f, const struct ceems_job_record *rec,
 	if (r < 0)
 		ceems_error("job %u: the agent could not keep its record: %s",
 			    rec->meta.jobid, err);
+	else if (strcmp(rec->finalized_by, "agent") == 0)
+		ceems_info("job %u: record written to the spool by the agent (%s)",
+			   rec->meta.jobid, why);
 	else
-		ceems_info("job %u: record written to the spool (%s: %s)",
+		ceems_info("job %u: record written to the spool, finalized by %s (%s)",
 			   rec->meta.jobid, rec->finalized_by, why);
 	return r < 0 ? r : 0;
 }
