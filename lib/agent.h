@@ -214,6 +214,11 @@ int ceems_agent_end(struct ceems_agent *agent, uint32_t jobid,
 		    const struct ceems_job_meta *meta, const char *by,
 		    uint64_t now_ns);
 
+/* The final report of job JOBID when it is finishing (ended, its record
+ * not yet written), its series left out.  0 or -ENOENT. */
+int ceems_agent_final_report(const struct ceems_agent *agent, uint32_t jobid,
+			     struct ceems_agent_job_report *out);
+
 /* A step of job JOBID ended with the wait status STATUS: the job's
  * record takes its exit code and state from it (a failed step's stands)
  * when the metadata the plugin sent have none (slurmctld is asked at the

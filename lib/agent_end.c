@@ -24,12 +24,26 @@ ceems_agent_end(struct ceems_agent *a, uint32_t jobid,
 }
 
 int
+ceems_agent_final_report(const struct ceems_agent *a, uint32_t jobid,
+			 struct ceems_agent_job_report *out)
+{
+	const struct ceems_agent_job_report *final =
+		agent_finish_find(a->finish, jobid);
+
+	if (final == NULL)
+		return -ENOENT;
+	*out = *final;
+	out->series = NULL;	/* the deregistration's reply had it */
+	return 0;
+}
+
+int
 ceems_agent_step_status(struct ceems_agent *a, uint32_t jobid, int status)
 {
 	struct agent_job *j = agent_find_job(a, jobid, NULL);
 
 	if (j == NULL)
-		return -ENOENT;
+		return agent_finish_step_status(a->finish, jobid, status);
 	/* A failed step's status stands: the job failed. */
 	if (!j->have_status || status != 0) {
 		j->status = status;

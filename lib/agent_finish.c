@@ -538,3 +538,19 @@ agent_finish_set_series(struct agent_finish *f, uint32_t jobid,
 	f->jobs[i]->report.series = series;
 	return 0;
 }
+
+int
+agent_finish_step_status(struct agent_finish *f, uint32_t jobid, int status)
+{
+	size_t i = find_index(f, jobid);
+	struct agent_finish_job *job;
+
+	if (i == SIZE_MAX)
+		return -ENOENT;
+	job = &f->jobs[i]->job;
+	if (!job->have_status || status != 0) {
+		job->status = status;
+		job->have_status = true;
+	}
+	return 0;
+}

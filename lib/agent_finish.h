@@ -78,6 +78,12 @@ bool agent_finish_same_run(const struct agent_finish *f, uint32_t jobid,
 int agent_finish_set_series(struct agent_finish *f, uint32_t jobid,
 			    struct ceems_series *series);
 
+/* A step of finishing job JOBID ended with wait status STATUS (after
+ * the extern step ended the job): as ceems_agent_step_status.  0 or
+ * -ENOENT. */
+int agent_finish_step_status(struct agent_finish *f, uint32_t jobid,
+			     int status);
+
 /* The plugin stored the record: forget the job.  0 or -ENOENT. */
 int agent_finish_release(struct agent_finish *f, uint32_t jobid);
 

@@ -466,6 +466,13 @@ handle_step(struct server *s, struct client *c,
 	if (req->have_status)
 		(void)ceems_agent_step_status(s->agent, req->jobid, req->status);
 	r = ceems_agent_step_end(s->agent, req->jobid, req->step, now, &step);
+	/* The extern step may end the job before the batch step's tasks
+	 * end (a time limit, a cancel: all steps are killed together):
+	 * the batch step gets the job's final figures for its summary. */
+	if (r < 0 && ceems_agent_final_report(s->agent, req->jobid, &report) == 0) {
+		send_reply(s, c, ceems_agent_reply_ok(&report, outbuf, sizeof(outbuf)));
+		return;
+	}
 	if (r < 0 ||
 	    ceems_agent_report_now(s->agent, req->jobid, now, &report) < 0) {
 		refuse(s, c, -ENOENT, "job %u has no step %s", req->jobid, req->step);

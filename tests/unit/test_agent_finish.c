@@ -598,6 +598,9 @@ test_one_call_end(void)
 	plugin_meta(42, &meta);
 	is_int(ceems_agent_end(a, 42, &meta, "extern", 12 * SEC), 0,
 	       "the extern step's one call ends it");
+	is_int(ceems_agent_final_report(a, 42, &report), 0,
+	       "a step ending after the extern step gets the final report");
+	is_near(report.cpu_s, 1, 1e-9, "with the job's figures");
 	is_int((int)spooled(NULL), 0, "the record waits for the epilog's word");
 	is_int(ceems_agent_deregister(a, 42, 13 * SEC, &report), 0,
 	       "the epilog's deregistration finds the job");
@@ -626,12 +629,13 @@ test_one_call_end(void)
 	job42_spec(&spec);
 	is_int(ceems_agent_register(a, &spec, 20 * SEC), 0, "job 42 runs again");
 	job_runs(SEC);
-	is_int(ceems_agent_step_status(a, 42, 3 << 8), 0, "exit code 3");
 	is_int(ceems_agent_deregister(a, 42, 22 * SEC, &report), 0, "deregisters");
 	plugin_meta(42, &meta);
 	meta.start_time = 1700001000;
 	is_int(ceems_agent_end(a, 42, &meta, "extern", 22 * SEC), 0,
 	       "the extern step ends it");
+	is_int(ceems_agent_step_status(a, 42, 3 << 8), 0,
+	       "the batch step ends after it, with exit code 3");
 	is_int(ceems_agent_sweep(a, 23 * SEC), 0, "nothing within the grace");
 	is_int(ceems_agent_sweep(a, 22 * SEC + c.finish_grace_ns), 1,
 	       "written at its end");
