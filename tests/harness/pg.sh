@@ -7,7 +7,10 @@
 #   dir=$(pg_harness_mktemp)    # ${TMPDIR:-/tmp}/ceems-test.pg.XXXXXX
 #   pg_harness_start "$dir"     # exports PGHOST PGPORT PGDATABASE PGUSER
 #   psql -c 'select 1'          # database "ceems", superuser "postgres"
-#   pg_harness_stop "$dir"      # stops the server and removes $dir
+#   sock=$(pg_harness_root_socket "$dir")   # a socket root without
+#                               # capabilities can reach (the node agent)
+#   pg_harness_stop "$dir"      # stops the server and removes $dir (and
+#                               # the root socket's directory)
 #   pg_harness_leftovers        # non-zero if a harness server/dir is left
 #
 # Environment:
@@ -193,6 +196,38 @@ _pg_harness_pids() {
 # pg_harness_stop DIR: stop the server of DIR (fast, then immediate, then
 # SIGKILL), check that none of its processes remain, remove DIR.
 # Idempotent; works after a failed or partial start.
+# pg_harness_root_socket DIR: a second socket for the server in DIR, in a
+# directory of group root (0750) that uid/gid 0 may enter even without
+# capabilities (the node agent drops them all; the harness's own socket
+# directory is postgres's 0700) and nobody else may.  Prints its path;
+# pg_harness_stop DIR removes it.
+pg_harness_root_socket() {
+    local dir=${1:-} sock
+    if [ -z "$dir" ] || [ ! -d "$dir/data" ]; then
+        _pg_harness_err "usage: pg_harness_root_socket DIR (a started harness server)"
+        return 2
+    fi
+    if ! sock=$(mktemp -d "${TMPDIR:-/tmp}/ceems-test.pgsock.XXXXXX"); then
+        _pg_harness_err "mktemp -d for the root socket failed"
+        return 1
+    fi
+    echo "$sock" >"$dir/root-socket" || return 1
+    if ! chown postgres:root "$sock" || ! chmod 0750 "$sock"; then
+        _pg_harness_err "cannot chown/chmod $sock"
+        return 1
+    fi
+    psql -X -q -v ON_ERROR_STOP=1 -h "$dir" -p "$CEEMS_TEST_PGPORT" -U postgres -d postgres \
+        -c "ALTER SYSTEM SET unix_socket_directories = '$dir', '$sock'" \
+        -c "ALTER SYSTEM SET unix_socket_permissions = '0777'" >/dev/null || return 1
+    if ! (cd / && _pg_harness_as_pg "$CEEMS_TEST_PGBIN/pg_ctl" -D "$dir/data" \
+            -l "$dir/server.log" -w -t 30 restart) >/dev/null; then
+        _pg_harness_err "restart with the root socket in $sock failed"
+        _pg_harness_log_tail "$dir"
+        return 1
+    fi
+    echo "$sock"
+}
+
 pg_harness_stop() {
     local dir=${1:-}
     local bin=$CEEMS_TEST_PGBIN
@@ -247,6 +282,13 @@ pg_harness_stop() {
 
     if [ "${PGHOST:-}" = "$dir" ]; then
         unset PGHOST PGPORT PGDATABASE PGUSER
+    fi
+    if [ "$rc" = 0 ] && [ -f "$dir/root-socket" ]; then
+        local sock
+        sock=$(cat "$dir/root-socket") || sock=
+        case $sock in
+            "${TMPDIR:-/tmp}"/ceems-test.pgsock.*) rm -rf -- "$sock" ;;
+        esac
     fi
     if [ "$rc" = 0 ] && ! rm -rf -- "$dir"; then
         _pg_harness_err "cannot remove $dir"

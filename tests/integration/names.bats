@@ -27,6 +27,7 @@ _skip_reason() {
 }
 
 setup_file() {
+	local sock
 	[ -z "$(_skip_reason)" ] || return 0
 	PG=$(pg_harness_mktemp) || return 1
 	export PG
@@ -37,7 +38,9 @@ setup_file() {
 		db init >/dev/null || return 1
 	psql -X -q -v ON_ERROR_STOP=1 \
 		-c 'CREATE ROLE ceems_node LOGIN IN ROLE ceems_writer' || return 1
-	CEEMS_CLUSTER_CONF="database = host=$PG port=$CEEMS_TEST_PGPORT dbname=ceems user=ceems_node" \
+	# The agent writes the records, without capabilities.
+	sock=$(pg_harness_root_socket "$PG") || return 1
+	CEEMS_CLUSTER_CONF="database = host=$sock port=$CEEMS_TEST_PGPORT dbname=ceems user=ceems_node" \
 		ceems_cluster_setup names summary=full
 }
 
