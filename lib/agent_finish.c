@@ -31,10 +31,24 @@ struct finishing {
 	 * by then) until finish_grace; "" otherwise. */
 	char ended_by[16];
 	struct ceems_agent_job_report report;
+	/* The record could not be kept (the spool's disk full or failing):
+	 * it is written again at each sweep, as BY decided it for WHY,
+	 * and the job's entry and state slot are kept until it is. */
+	bool unwritten;
+	unsigned tries;
+	char final_by[16];
+	char final_why[200];
 };
 
 /* Jobs whose record was written lately, so that a note of one of them
- * (its plugin could not tell it had been heard) makes no second record. */
+ * (its plugin could not tell it had been heard) makes no second record.
+ * A note matches by job id and start time, 0 (unknown) matching only 0:
+ * a requeued run is another job.  The spool is not searched for a record
+ * of the note's job: its file names begin with the time each was
+ * written, so no name can be looked up, and the replay empties it.  So
+ * a note of a job whose record left this list (ENDED_MAX records later,
+ * or an agent restart) makes a second, unmeasured record; the database
+ * keeps the measured one over it (sql/migrations/012's precedence). */
 #define ENDED_MAX 1024
 
 struct agent_finish {
@@ -90,13 +104,19 @@ agent_finish_count(const struct agent_finish *f)
 	return f->njobs;
 }
 
+/* A job waiting for its release first; one whose record waits for the
+ * spool only when there is none (a requeued run of the same id). */
 static size_t
 find_index(const struct agent_finish *f, uint32_t jobid)
 {
+	size_t unwritten = SIZE_MAX;
+
 	for (size_t i = 0; i < f->njobs; i++)
-		if (f->jobs[i]->jobid == jobid)
+		if (f->jobs[i]->jobid == jobid && !f->jobs[i]->unwritten)
 			return i;
-	return SIZE_MAX;
+		else if (f->jobs[i]->jobid == jobid && unwritten == SIZE_MAX)
+			unwritten = i;
+	return unwritten;
 }
 
 const struct ceems_agent_job_report *
@@ -128,25 +148,32 @@ agent_finish_ended(const struct agent_finish *f, uint32_t jobid,
 {
 	for (size_t i = 0; i < ENDED_MAX && i < f->nended; i++)
 		if (f->ended[i].jobid == jobid &&
-		    (start_time == 0 || f->ended[i].start_time == 0 ||
-		     f->ended[i].start_time == start_time))
+		    f->ended[i].start_time == start_time)
 			return true;
 	return false;
 }
 
-/* Remove entry I (its slot released, the array kept dense). */
+/* Remove entry I (its slot released, the array kept dense); REMEMBER
+ * when its record is kept, so that a note of the job makes no second. */
 static void
-drop(struct agent_finish *f, size_t i)
+remove_entry(struct agent_finish *f, size_t i, bool remember)
 {
-	remember_ended(f, f->jobs[i]->jobid,
-		       f->jobs[i]->have_meta && f->jobs[i]->meta.start_time != 0 ?
-		       f->jobs[i]->meta.start_time :
-		       f->jobs[i]->job.start_from_slurm ?
-		       f->jobs[i]->job.start_time : 0);
+	if (remember)
+		remember_ended(f, f->jobs[i]->jobid,
+			       f->jobs[i]->have_meta && f->jobs[i]->meta.start_time != 0 ?
+			       f->jobs[i]->meta.start_time :
+			       f->jobs[i]->job.start_from_slurm ?
+			       f->jobs[i]->job.start_time : 0);
 	release_slot(f, f->jobs[i]->job.slot);
 	ceems_series_free(f->jobs[i]->report.series);
 	free(f->jobs[i]);
 	f->jobs[i] = f->jobs[--f->njobs];
+}
+
+static void
+drop(struct agent_finish *f, size_t i)
+{
+	remove_entry(f, i, true);
 }
 
 /* What the agent knows of the job when the plugin told it nothing (or
@@ -220,14 +247,26 @@ add_note(struct ceems_job_record *rec, const char *id)
 	return note;
 }
 
+/* AGAIN: an earlier try failed and was logged; a failure now is only
+ * a debug line.  A record the spool set aside as invalid (-EINVAL) is
+ * kept: 0. */
 static int
 store(struct agent_finish *f, const struct ceems_job_record *rec,
-      const char *why)
+      const char *why, bool again)
 {
 	char err[600];
-	int r = ceems_storage_store(&f->spool_config, rec, err, sizeof(err));
+	int r = again ?
+		ceems_storage_store_again(&f->spool_config, rec, err, sizeof(err)) :
+		ceems_storage_store(&f->spool_config, rec, err, sizeof(err));
 
-	if (r < 0)
+	if (r == -EINVAL) {
+		ceems_error("job %u: %s", rec->meta.jobid, err);
+		return 0;
+	}
+	if (r < 0 && again)
+		ceems_debug("job %u: the spool still does not take its record: %s",
+			    rec->meta.jobid, err);
+	else if (r < 0)
 		ceems_error("job %u: the agent could not keep its record: %s",
 			    rec->meta.jobid, err);
 	else if (strcmp(rec->finalized_by, "agent") == 0)
@@ -246,7 +285,7 @@ write_record(struct agent_finish *f,
 	     const struct ceems_agent_job_report *report,
 	     const struct agent_finish_job *job,
 	     const struct ceems_job_meta *given, const char *by,
-	     const char *why)
+	     const char *why, bool again)
 {
 	struct ceems_job_record *rec = malloc(sizeof(*rec));
 	struct ceems_job_meta meta;
@@ -266,7 +305,7 @@ write_record(struct agent_finish *f,
 	settle_state(&meta, report, job);
 	ceems_record_build(rec, &meta, report, by, (int64_t)time(NULL));
 	if (strcmp(by, "agent") != 0) {
-		r = store(f, rec, why);
+		r = store(f, rec, why, again);
 		free(rec);
 		return r;
 	}
@@ -282,9 +321,26 @@ write_record(struct agent_finish *f,
 		 " Its start time is when the agent registered it: Slurm's"
 		 " was not known, and a record of the job by the plugin has"
 		 " Slurm's.");
-	r = store(f, rec, why);
+	r = store(f, rec, why, again);
 	free(rec);
 	return r;
+}
+
+/* The record of entry E was not kept (R): the entry stays, written
+ * again at each sweep (said once here, not at every try). */
+static void
+keep_unwritten(struct finishing *e, const char *by, const char *why, int r)
+{
+	if (!e->unwritten) {
+		snprintf(e->final_by, sizeof(e->final_by), "%s", by);
+		snprintf(e->final_why, sizeof(e->final_why), "%s", why);
+		ceems_error("job %u: its record could not be written to the "
+			    "spool (%s): the agent keeps it and tries again at "
+			    "each sweep; free space in the spool's file system "
+			    "or fix its errors", e->jobid, strerror(-r));
+	}
+	e->unwritten = true;
+	e->tries++;
 }
 
 int
@@ -292,26 +348,62 @@ agent_finish_now(struct agent_finish *f,
 		 const struct ceems_agent_job_report *report,
 		 const struct agent_finish_job *job, const char *why)
 {
-	int r = write_record(f, report, job, NULL, "agent", why);
+	int r = write_record(f, report, job, NULL, "agent", why, false);
+	struct finishing *e;
 
-	remember_ended(f, report->jobid,
-		       job->start_from_slurm ? job->start_time : 0);
-	release_slot(f, job->slot);
+	if (r == 0 || f->njobs >= f->max ||
+	    (e = calloc(1, sizeof(*e))) == NULL) {
+		if (r == 0)
+			remember_ended(f, report->jobid,
+				       job->start_from_slurm ? job->start_time : 0);
+		release_slot(f, job->slot);
+		return r;
+	}
+	/* Kept for another try; its time series, the caller's, is not. */
+	e->jobid = report->jobid;
+	e->job = *job;
+	e->report = *report;
+	e->report.series = NULL;
+	keep_unwritten(e, "agent", why, r);
+	f->jobs[f->njobs++] = e;
 	return r;
 }
 
-static void
+/* Write the record of entry I, finalized BY for WHY (those of the first
+ * try when this is another), and drop it; when the spool does not take
+ * it, keep it for the next sweep.  0 or -errno. */
+static int
+finalize_as(struct agent_finish *f, size_t i, const char *by, const char *why)
+{
+	struct finishing *e = f->jobs[i];
+	int r;
+
+	if (e->unwritten) {
+		by = e->final_by;
+		why = e->final_why;
+	}
+	r = write_record(f, &e->report, &e->job, e->have_meta ? &e->meta : NULL,
+			 by, why, e->unwritten);
+	if (r < 0) {
+		keep_unwritten(e, by, why, r);
+		return r;
+	}
+	if (e->tries > 0)
+		ceems_info("job %u: its record is written after %u failed "
+			   "tr%s", e->jobid, e->tries, e->tries == 1 ? "y" : "ies");
+	drop(f, i);
+	return 0;
+}
+
+static int
 finalize(struct agent_finish *f, size_t i, const char *why)
 {
 	struct finishing *e = f->jobs[i];
 
 	if (e->ended_by[0] != '\0')
-		write_record(f, &e->report, &e->job, e->have_meta ? &e->meta : NULL,
-			     e->ended_by, "no word from the epilog within finish_grace");
-	else
-		write_record(f, &e->report, &e->job,
-			     e->have_meta ? &e->meta : NULL, "agent", why);
-	drop(f, i);
+		return finalize_as(f, i, e->ended_by, "no word from the epilog "
+				   "within finish_grace");
+	return finalize_as(f, i, "agent", why);
 }
 
 int
@@ -326,8 +418,16 @@ agent_finish_add(struct agent_finish *f,
 		for (size_t i = 1; i < f->njobs; i++)
 			if (f->jobs[i]->deadline_ns < f->jobs[oldest]->deadline_ns)
 				oldest = i;
-		finalize(f, oldest, "too many jobs were waiting for their "
-			 "plugin to confirm their record");
+		if (finalize(f, oldest, "too many jobs were waiting for their "
+			     "plugin to confirm their record") < 0) {
+			/* No room to keep it longer: its record was logged
+			 * whole at its first failure, the last resort. */
+			ceems_error("job %u: too many jobs wait for the spool: "
+				    "the agent gives up its record (logged whole "
+				    "as a ceems-record line when it first failed)",
+				    f->jobs[oldest]->jobid);
+			remove_entry(f, oldest, false);
+		}
 	}
 	e = calloc(1, sizeof(*e));
 	if (e == NULL) {
@@ -387,11 +487,14 @@ agent_finish_expire(struct agent_finish *f, uint64_t now_ns, uint32_t jobid)
 
 	for (size_t i = 0; i < f->njobs;) {
 		if (jobid != 0 ? f->jobs[i]->jobid == jobid :
-		    f->jobs[i]->deadline_ns <= now_ns) {
-			finalize(f, i, jobid != 0 ?
-				 "its final report could not be sent to the plugin" :
-				 "the plugin did not confirm storing it within "
-				 "finish_grace");
+		    f->jobs[i]->deadline_ns <= now_ns || f->jobs[i]->unwritten) {
+			if (finalize(f, i, jobid != 0 ?
+				     "its final report could not be sent to the plugin" :
+				     "the plugin did not confirm storing it within "
+				     "finish_grace") < 0) {
+				i++;	/* kept for the next sweep */
+				continue;
+			}
 			n++;
 			continue;	/* I now holds the last entry */
 		}
@@ -444,7 +547,6 @@ agent_finish_end_now(struct agent_finish *f, uint32_t jobid,
 {
 	size_t i = find_index(f, jobid);
 	struct finishing *e;
-	int r;
 
 	if (i == SIZE_MAX)
 		return -ENOENT;
@@ -455,11 +557,8 @@ agent_finish_end_now(struct agent_finish *f, uint32_t jobid,
 		e->meta = *meta;
 		e->have_meta = true;
 	}
-	r = write_record(f, &e->report, &e->job, e->have_meta ? &e->meta : NULL,
-			 e->ended_by[0] != '\0' ? e->ended_by : by,
-			 "ended by the plugin");
-	drop(f, i);
-	return r;
+	return finalize_as(f, i, e->ended_by[0] != '\0' ? e->ended_by : by,
+			   "ended by the plugin");
 }
 
 /* A job the agent never measured: its time is all a gap, each domain
@@ -518,7 +617,7 @@ agent_finish_unmeasured(struct agent_finish *f,
 	snprintf(note->text, sizeof(note->text),
 		 "The node agent did not measure this job: %s. Its figures "
 		 "are absent, not zero; the job's details are Slurm's.", why);
-	r = store(f, rec, why);
+	r = store(f, rec, why, false);
 	if (r == 0)
 		remember_ended(f, meta->jobid, meta->start_time);
 	free(report);

@@ -52,7 +52,9 @@ int agent_finish_add(struct agent_finish *f,
 		     const struct agent_finish_job *job, uint64_t now_ns);
 
 /* Write the record of a job now (a reaped job).  0, or -errno when not
- * even the spool took it (it was then logged whole). */
+ * even the spool took it (it was then logged whole, and is kept to be
+ * written again at each sweep, without its time series, while there is
+ * room). */
 int agent_finish_now(struct agent_finish *f,
 		     const struct ceems_agent_job_report *report,
 		     const struct agent_finish_job *job, const char *why);
@@ -87,9 +89,10 @@ int agent_finish_step_status(struct agent_finish *f, uint32_t jobid,
 /* The plugin stored the record: forget the job.  0 or -ENOENT. */
 int agent_finish_release(struct agent_finish *f, uint32_t jobid);
 
-/* Write the records of the jobs whose grace ended by NOW_NS (or of
- * JOBID at once when not 0: its reply could not be sent).  Returns how
- * many were finalized. */
+/* Write the records of the jobs whose grace ended by NOW_NS, and again
+ * those the spool did not take before (or of JOBID at once when not 0:
+ * its reply could not be sent).  A record the spool does not take keeps
+ * its job here.  Returns how many were written. */
 int agent_finish_expire(struct agent_finish *f, uint64_t now_ns,
 			uint32_t jobid);
 
@@ -100,7 +103,9 @@ int agent_finish_expire(struct agent_finish *f, uint64_t now_ns,
  * by "extern".  BY "epilog" (or any other): the record is written now,
  * META's state, exit code and end time over the extern step's, and
  * finalized by "extern" when the extern step ended the job, else BY.
- * 0, -ENOENT, or -errno when not even the spool took it (logged whole). */
+ * 0, -ENOENT, or -errno when not even the spool took it (logged whole
+ * the first time; the job is kept, written again at each sweep, and
+ * counts as ended, agent_finish_ended, only once its record is kept). */
 int agent_finish_end(struct agent_finish *f, uint32_t jobid,
 		     const struct ceems_job_meta *meta, const char *by,
 		     uint64_t now_ns);
@@ -109,7 +114,8 @@ int agent_finish_end(struct agent_finish *f, uint32_t jobid,
 int agent_finish_end_now(struct agent_finish *f, uint32_t jobid,
 			 const struct ceems_job_meta *meta, const char *by);
 
-/* Was a record of JOBID (START_TIME, 0 when unknown) written lately? */
+/* Was a record of JOBID (START_TIME, 0 when unknown: matching only a
+ * record written without one) written lately? */
 bool agent_finish_ended(const struct agent_finish *f, uint32_t jobid,
 			int64_t start_time);
 

@@ -472,7 +472,7 @@ ceems_db_close(struct ceems_db *db)
 static int
 reject(const struct ceems_config *config,
        const struct ceems_job_record *record, const char *text, size_t len,
-       const char *why, char *err, size_t err_size)
+       const char *why, bool log_whole, char *err, size_t err_size)
 {
 	char name[CEEMS_SPOOL_NAME_MAX + 8], tag[CEEMS_SPOOL_NAME_MAX];
 	char spool_err[512];
@@ -483,10 +483,12 @@ reject(const struct ceems_config *config,
 	if (r < 0) {
 		if (ceems_spool_name(record, tag, sizeof(tag)) < 0)
 			snprintf(tag, sizeof(tag), "job-%u", (unsigned)record->meta.jobid);
-		ceems_spool_log_record(tag, text, len);
-		say(err, err_size, "job %u: %s; and it cannot be kept (%s): logged "
-		    "whole as ceems-record %s", (unsigned)record->meta.jobid, why,
-		    spool_err, tag);
+		if (log_whole)
+			ceems_spool_log_record(tag, text, len);
+		say(err, err_size, "job %u: %s; and it cannot be kept (%s)%s%s",
+		    (unsigned)record->meta.jobid, why, spool_err,
+		    log_whole ? ": logged whole as ceems-record " : "",
+		    log_whole ? tag : "");
 		return r;
 	}
 	say(err, err_size, "job %u: %s; the record is kept as %s/%s/%s",
@@ -495,10 +497,10 @@ reject(const struct ceems_config *config,
 	return -EINVAL;
 }
 
-int
-ceems_storage_store(const struct ceems_config *config,
-		    const struct ceems_job_record *record, char *err,
-		    size_t err_size)
+static int
+store_record(const struct ceems_config *config,
+	     const struct ceems_job_record *record, bool log_whole, char *err,
+	     size_t err_size)
 {
 	char why[512], name[CEEMS_SPOOL_NAME_MAX + 8], tag[CEEMS_SPOOL_NAME_MAX];
 	char spool_err[512];
@@ -526,7 +528,8 @@ ceems_storage_store(const struct ceems_config *config,
 		char full[600];
 
 		snprintf(full, sizeof(full), "invalid record: %s", why);
-		r = reject(config, record, text, (size_t)len, full, err, err_size);
+		r = reject(config, record, text, (size_t)len, full, log_whole,
+			   err, err_size);
 		free(heap);
 		return r;
 	}
@@ -541,7 +544,8 @@ ceems_storage_store(const struct ceems_config *config,
 			char full[600];
 
 			snprintf(full, sizeof(full), "refused by the database: %s", why);
-			r = reject(config, record, text, (size_t)len, full, err, err_size);
+			r = reject(config, record, text, (size_t)len, full, log_whole,
+			   err, err_size);
 			free(heap);
 			return r;
 		}
@@ -560,9 +564,14 @@ ceems_storage_store(const struct ceems_config *config,
 	if (r < 0) {
 		if (ceems_spool_name(record, tag, sizeof(tag)) < 0)
 			snprintf(tag, sizeof(tag), "job-%u", (unsigned)record->meta.jobid);
-		ceems_spool_log_record(tag, text, (size_t)len);
-		say(err, err_size, "job %u: %s: the record was logged whole as "
-		    "ceems-record %s", (unsigned)record->meta.jobid, spool_err, tag);
+		if (log_whole) {
+			ceems_spool_log_record(tag, text, (size_t)len);
+			say(err, err_size, "job %u: %s: the record was logged "
+			    "whole as ceems-record %s",
+			    (unsigned)record->meta.jobid, spool_err, tag);
+		} else
+			say(err, err_size, "job %u: %s", (unsigned)record->meta.jobid,
+			    spool_err);
 		free(heap);
 		return r;
 	}
@@ -570,4 +579,20 @@ ceems_storage_store(const struct ceems_config *config,
 		    config->spool_dir, name);
 	free(heap);
 	return CEEMS_STORED_SPOOL;
+}
+
+int
+ceems_storage_store(const struct ceems_config *config,
+		    const struct ceems_job_record *record, char *err,
+		    size_t err_size)
+{
+	return store_record(config, record, true, err, err_size);
+}
+
+int
+ceems_storage_store_again(const struct ceems_config *config,
+			  const struct ceems_job_record *record, char *err,
+			  size_t err_size)
+{
+	return store_record(config, record, false, err, err_size);
 }

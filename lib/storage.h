@@ -41,6 +41,11 @@ enum ceems_storage_outcome {
 int ceems_storage_store(const struct ceems_config *config,
 			const struct ceems_job_record *record, char *err,
 			size_t err_size);
+/* The same for a record whose first try failed and was logged whole
+ * then: a failure now is not logged whole again (ERR says why). */
+int ceems_storage_store_again(const struct ceems_config *config,
+			      const struct ceems_job_record *record, char *err,
+			      size_t err_size);
 
 /* Whether records go to a database: one is configured and this build
  * has libpq. */

@@ -586,6 +586,15 @@ handle_request(struct server *s, struct client *c, size_t len)
 		r = ceems_agent_end(s->agent, req.jobid,
 				    req.have_meta ? &req.meta : NULL, req.by,
 				    now);
+		/* Not kept (the spool's disk full or failing): the agent
+		 * tries again at each sweep, and the error makes the
+		 * plugin leave a note of the job, the other way to it. */
+		if (r < 0 && r != -ENOENT) {
+			refuse(s, c, r, "job %u: its record could not be "
+			       "written to the spool (the agent tries again)",
+			       req.jobid);
+			return;
+		}
 		(void)send_reply(s, c, reply_len);
 		if (strcmp(req.by, "extern") != 0 && r == 0)
 			agent_replay_wake(s->replay);
