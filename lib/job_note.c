@@ -125,6 +125,75 @@ out:
 	return r;
 }
 
+/* Open level NAME of AT (a folder descriptor), creating it with MODE
+ * when missing.  A symbolic link is followed only when FOLLOW_ROOTS and
+ * root owns it (a system's own, such as /var/run): another user's could
+ * send root's note anywhere. */
+static int
+open_level(int at, const char *name, mode_t mode, bool follow_roots)
+{
+	struct stat st;
+	int fd;
+
+	if (mkdirat(at, name, mode) < 0 && errno != EEXIST)
+		return -errno;
+	fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 || (errno != ELOOP && errno != ENOTDIR))
+		return fd >= 0 ? fd : -errno;
+	if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (!S_ISLNK(st.st_mode))
+		return -ENOTDIR;
+	if (st.st_uid != 0 || !follow_roots)
+		return -ELOOP;
+	fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd >= 0 ? fd : -errno;
+}
+
+/* Open DIR level by level from the root (or the working folder), each
+ * missing one created: 0755 (the spool's parents, on a node where the
+ * agent never ran), DIR itself 0700 and never a symbolic link. */
+static int
+make_dir(const char *dir, char *err, size_t err_size)
+{
+	char level[CEEMS_CONFIG_PATH_MAX + 8];
+	const char *p = dir;
+	int at = dir[0] == '/' ? open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC) :
+		 open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (at < 0)
+		return -errno;
+	while (*p != '\0') {
+		size_t len;
+		int fd;
+
+		while (*p == '/')
+			p++;
+		len = strcspn(p, "/");
+		if (len == 0)
+			break;
+		if (len >= sizeof(level)) {
+			close(at);
+			return -ENAMETOOLONG;
+		}
+		memcpy(level, p, len);
+		level[len] = '\0';
+		p += len;
+		while (*p == '/')
+			p++;
+		fd = open_level(at, level, *p == '\0' ? 0700 : 0755,
+				*p != '\0');
+		close(at);
+		if (fd < 0) {
+			snprintf(err, err_size, "cannot create or open %s (at %s): "
+				 "%s", dir, level, strerror(-fd));
+			return fd;
+		}
+		at = fd;
+	}
+	return at;
+}
+
 /* Open DIR, creating it, and check that it is root's (this user's)
  * alone: a folder another user can write is no place for root's files. */
 static int
@@ -133,11 +202,12 @@ open_dir(const char *dir, bool create, char *err, size_t err_size)
 	struct stat st;
 	int fd;
 
-	if (create && mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		snprintf(err, err_size, "cannot create %s: %s", dir, strerror(errno));
-		return -errno;
-	}
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (create) {
+		fd = make_dir(dir, err, err_size);
+		if (fd < 0)
+			return fd;
+	} else
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(err, err_size, "cannot open %s: %s", dir, strerror(errno));
 		return -errno;

@@ -34,7 +34,9 @@ struct ceems_job_note {
 /* The folder of CONFIG's notes into DIR.  0 or -ENAMETOOLONG. */
 int ceems_note_dir(const struct ceems_config *config, char *dir, size_t size);
 
-/* Write NOTE into DIR (created mode 0700 when missing), durably
+/* Write NOTE into DIR (created mode 0700 when missing, its missing
+ * parents 0755; a symbolic link on the way is followed only when root
+ * owns it, DIR itself is never one), durably
  * (temporary file, fsync, rename).  DIR must be a real directory owned
  * by this process's user and writable by no one else: nothing is
  * written where another user could plant a link.  0, or -errno with
