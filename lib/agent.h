@@ -229,7 +229,11 @@ int ceems_agent_step_status(struct ceems_agent *agent, uint32_t jobid,
 /* Turn the notes of the note folder (lib/job_note.h) into records: the
  * job's own, with its figures, when the agent still holds it; none when
  * its record was written lately; else a record of the note's metadata
- * alone, not measured.  Returns how many notes were taken, or -errno. */
+ * alone, not measured.  At most CEEMS_NOTES_PER_PASS a call (each costs
+ * a record's fsync), the next call going on after the last of them.
+ * Returns how many notes were taken, or -errno when the folder cannot be
+ * read. */
+#define CEEMS_NOTES_PER_PASS 16
 int ceems_agent_take_notes(struct ceems_agent *agent, uint64_t now_ns);
 
 /* A step of a registered job starts: its cgroup is the job's directory

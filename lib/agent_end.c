@@ -92,14 +92,25 @@ int
 ceems_agent_take_notes(struct ceems_agent *a, uint64_t now_ns)
 {
 	static struct ceems_job_note note;
-	char dir[CEEMS_CONFIG_PATH_MAX + 8], name[CEEMS_NOTE_NAME_MAX] = "",
-	     after[CEEMS_NOTE_NAME_MAX] = "", err[512];
-	int n = 0, r;
+	static char names[CEEMS_NOTES_PER_PASS][CEEMS_NOTE_NAME_MAX];
+	char dir[CEEMS_CONFIG_PATH_MAX + 8], err[512];
+	int n = 0, found, r;
 
 	if (ceems_note_dir(&a->config, dir, sizeof(dir)) < 0)
 		return -ENAMETOOLONG;
-	while ((r = ceems_note_next(dir, after, name, sizeof(name))) > 0) {
-		snprintf(after, sizeof(after), "%s", name);
+	/* One reading of the folder, a bounded batch: each note costs a
+	 * record's fsync in the event loop; the rest are taken next time,
+	 * after the last of this batch. */
+	found = ceems_note_list(dir, a->note_after, names, CEEMS_NOTES_PER_PASS);
+	if (found < 0)
+		return found;
+	if (found == CEEMS_NOTES_PER_PASS)
+		memcpy(a->note_after, names[found - 1], sizeof(a->note_after));
+	else
+		a->note_after[0] = '\0';
+	for (int i = 0; i < found; i++) {
+		const char *name = names[i];
+
 		r = ceems_note_read(dir, name, &note, err, sizeof(err));
 		if (r == -EINVAL) {
 			ceems_error("%s/%s is no job note (%s): set aside as %s.bad",
@@ -118,5 +129,5 @@ ceems_agent_take_notes(struct ceems_agent *a, uint64_t now_ns)
 			n++;
 		}
 	}
-	return r < 0 ? r : n;
+	return n;
 }

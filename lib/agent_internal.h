@@ -17,6 +17,7 @@
 #include "agent_state.h"
 #include "emissions.h"
 #include "energy.h"
+#include "job_note.h"
 #include "ledger_carry.h"
 #include "proc_stats.h"
 
@@ -146,6 +147,10 @@ struct ceems_agent {
 	 * the jobs' figures at each checkpoint (lib/agent_recover.c). */
 	struct state_node snap;
 	struct agent_finish *finish;	/* deregistered, not yet released */
+	/* The last note of the last full batch taken (lib/agent_end.c): the
+	 * next pass starts after it, so that notes that cannot be taken yet
+	 * do not hold back the others; "" from the first. */
+	char note_after[CEEMS_NOTE_NAME_MAX];
 };
 
 /* agent.c */

@@ -294,23 +294,43 @@ is_note_name(const char *name)
 }
 
 int
-ceems_note_next(const char *dir, const char *after, char *name, size_t size)
+ceems_note_list(const char *dir, const char *after,
+		char names[][CEEMS_NOTE_NAME_MAX], size_t max)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
-	bool found = false;
+	size_t n = 0, at;
 
 	if (d == NULL)
 		return errno == ENOENT ? 0 : -errno;
-	while ((e = readdir(d)) != NULL) {
+	/* NAMES holds the first N found so far, in order: each new one
+	 * goes in its place, the last falling out when NAMES is full. */
+	while ((e = readdir(d)) != NULL && max > 0) {
 		if (!is_note_name(e->d_name) || strcmp(e->d_name, after) <= 0 ||
-		    (found && strcmp(e->d_name, name) >= 0))
+		    (n == max && strcmp(e->d_name, names[n - 1]) >= 0))
 			continue;
-		snprintf(name, size, "%s", e->d_name);
-		found = true;
+		at = n < max ? n : max - 1;
+		while (at > 0 && strcmp(e->d_name, names[at - 1]) < 0) {
+			memcpy(names[at], names[at - 1], CEEMS_NOTE_NAME_MAX);
+			at--;
+		}
+		snprintf(names[at], CEEMS_NOTE_NAME_MAX, "%s", e->d_name);
+		if (n < max)
+			n++;
 	}
 	closedir(d);
-	return found ? 1 : 0;
+	return (int)n;
+}
+
+int
+ceems_note_next(const char *dir, const char *after, char *name, size_t size)
+{
+	char first[1][CEEMS_NOTE_NAME_MAX];
+	int r = ceems_note_list(dir, after, first, 1);
+
+	if (r > 0)
+		snprintf(name, size, "%s", first[0]);
+	return r;
 }
 
 int

@@ -58,6 +58,12 @@ int ceems_note_decode(const char *buf, size_t len, struct ceems_job_note *note,
 int ceems_note_next(const char *dir, const char *after, char *name,
 		    size_t size);
 
+/* The first MAX note files of DIR in name order after AFTER ("" for the
+ * first) into NAMES, in one reading of DIR.  How many (0 when DIR does
+ * not exist), or -errno. */
+int ceems_note_list(const char *dir, const char *after,
+		    char names[][CEEMS_NOTE_NAME_MAX], size_t max);
+
 /* Read and decode note NAME of DIR.  0; -EINVAL when it is no note
  * (ERR says why: set it aside); other -errno. */
 int ceems_note_read(const char *dir, const char *name,

@@ -46,6 +46,7 @@
 #include "agent_status.h"
 #include "log.h"
 #include "agent_replay.h"
+#include "job_note.h"
 #include "storage.h"
 
 enum watch_kind { W_LISTEN, W_CLIENT, W_TICK, W_SAMPLE, W_CHECKPOINT, W_SIGNAL,
@@ -88,6 +89,7 @@ struct server {
 	uint64_t requests, refusals;
 	uint64_t log_window_ns;
 	unsigned log_lines, log_suppressed;
+	bool notes_failing;	/* said once until they can be read again */
 	bool stop;
 };
 
@@ -195,6 +197,28 @@ checkpoint(struct server *s, uint64_t now)
 			      "the jobs' figures since the last one", strerror(-r));
 }
 
+/* The notes of jobs whose end the agent was not told: a batch at each
+ * tick.  A folder that cannot be read is said once, until it can. */
+static int
+take_notes(struct server *s, uint64_t now)
+{
+	char dir[CEEMS_CONFIG_PATH_MAX + 8];
+	int r = ceems_agent_take_notes(s->agent, now);
+
+	if (r > 0)
+		agent_replay_wake(s->replay);
+	if (r < 0 && !s->notes_failing) {
+		if (ceems_note_dir(s->config, dir, sizeof(dir)) < 0)
+			snprintf(dir, sizeof(dir), "(the note folder)");
+		ceems_error("cannot read the job notes in %s: %s; the jobs they "
+			    "name get no record until it can be read (check its "
+			    "owner, root, and mode 0700)", dir, strerror(-r));
+	} else if (r >= 0 && s->notes_failing)
+		ceems_info("the job notes can be read again");
+	s->notes_failing = r < 0;
+	return r;
+}
+
 /* The tick's end: the node's counters, the split, the jobs charged. */
 static void
 end_tick(struct server *s)
@@ -206,8 +230,7 @@ end_tick(struct server *s)
 	/* Records written (grace ended, notes taken): the replay now. */
 	if (ceems_agent_sweep(s->agent, now) > 0)
 		agent_replay_wake(s->replay);
-	if (ceems_agent_take_notes(s->agent, now) > 0)
-		agent_replay_wake(s->replay);
+	take_notes(s, now);
 	if (s->config->checkpoint_interval_ns == 0)
 		checkpoint(s, now);
 	update_sample_timer(s);
@@ -792,7 +815,7 @@ setup(struct server *s)
 			   r == 1 ? "" : "s");
 	/* Notes left while the agent was away: jobs restored above get
 	 * their own record, the others one of their metadata alone. */
-	r = ceems_agent_take_notes(s->agent, now_ns());
+	r = take_notes(s, now_ns());
 	if (r > 0)
 		ceems_info("%d job note%s taken", r, r == 1 ? "" : "s");
 	if (open_timer(s, &s->tick, W_TICK, s->config->interval_ns) < 0 ||

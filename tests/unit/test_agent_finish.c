@@ -734,6 +734,38 @@ test_notes(void)
 	empty_spool();
 }
 
+/* More notes than one pass takes (each costs a record's fsync in the
+ * event loop): a bounded batch, the rest at the next pass. */
+static void
+test_notes_batch(void)
+{
+	struct ceems_job_meta meta;
+	struct ceems_config c;
+	struct ceems_agent *a;
+	char err[256] = "";
+	int total = CEEMS_NOTES_PER_PASS + 4;
+
+	empty_spool();
+	base_config(&c);
+	a = ceems_agent_open(&c, 10 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	for (int i = 0; i < total; i++) {
+		plugin_meta(300 + (uint32_t)i, &meta);
+		write_note(&c, &meta, "the node agent could not be reached");
+	}
+	is_int(ceems_agent_take_notes(a, 11 * SEC), CEEMS_NOTES_PER_PASS,
+	       "a pass takes a bounded batch of the notes");
+	is_int((int)spooled(NULL), CEEMS_NOTES_PER_PASS, "one record each");
+	is_int(ceems_agent_take_notes(a, 12 * SEC), total - CEEMS_NOTES_PER_PASS,
+	       "the next pass takes the rest");
+	is_int((int)spooled(NULL), total, "a record for every note");
+	is_int(notes_left(&c), 0, "no note is left");
+	is_int(ceems_agent_take_notes(a, 13 * SEC), 0, "then nothing to take");
+	ceems_agent_close(a);
+	empty_spool();
+}
+
 static void
 quiet(enum ceems_log_level level, const char *message, void *arg)
 {
@@ -757,6 +789,7 @@ main(void)
 	test_slurm_identity();
 	test_one_call_end();
 	test_notes();
+	test_notes_batch();
 	test_reap_stale_slot();	/* removes job 42's cgroup: last */
 	tmptree_remove(sys_root);
 	tmptree_remove(cg_root);

@@ -2,7 +2,8 @@
  * (lib/job_note.c): the missing levels of the note folder are created
  * (its parents 0755, the folder root's alone), so that a node where the
  * agent never ran (no spool yet) still gets the note; another user's
- * symbolic link on the way, or a link as the folder itself, is refused. */
+ * symbolic link on the way, or a link as the folder itself, is refused.
+ * Notes are listed in name order, a bounded batch at a time. */
 #include "config.h"
 
 #include <errno.h>
@@ -40,6 +41,35 @@ write_note(const char *dir, char *err, size_t err_size)
 	snprintf(note.by, sizeof(note.by), "epilog");
 	snprintf(note.why, sizeof(note.why), "the agent was not running");
 	return ceems_note_write(dir, &note, err, err_size);
+}
+
+/* Notes listed in name order, a bounded batch from one reading. */
+static void
+test_list(void)
+{
+	static struct ceems_job_note note;
+	char dir[300], names[2][CEEMS_NOTE_NAME_MAX], err[512] = "";
+	uint32_t ids[] = { 5, 3, 9, 1, 7 };
+
+	snprintf(dir, sizeof(dir), "%s/listed", root_dir);
+	memset(&note, 0, sizeof(note));
+	ceems_job_meta_init(&note.meta);
+	snprintf(note.by, sizeof(note.by), "epilog");
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		note.meta.jobid = ids[i];
+		if (ceems_note_write(dir, &note, err, sizeof(err)) < 0)
+			printf("# cannot write a note: %s\n", err);
+	}
+	is_int(ceems_note_list(dir, "", names, 2), 2, "two of five listed");
+	ok(strncmp(names[0], "job-1-", 6) == 0 && strncmp(names[1], "job-3-", 6) == 0,
+	   "the first two in name order (%s, %s)", names[0], names[1]);
+	is_int(ceems_note_list(dir, names[1], names, 2), 2, "after them, two more");
+	ok(strncmp(names[0], "job-5-", 6) == 0 && strncmp(names[1], "job-7-", 6) == 0,
+	   "the next two (%s, %s)", names[0], names[1]);
+	is_int(ceems_note_list(dir, names[1], names, 2), 1, "then the last");
+	ok(strncmp(names[0], "job-9-", 6) == 0, "job 9's (%s)", names[0]);
+	snprintf(dir, sizeof(dir), "%s/absent", root_dir);
+	is_int(ceems_note_list(dir, "", names, 2), 0, "a folder not there: none");
 }
 
 static unsigned
@@ -125,6 +155,7 @@ main(void)
 	umask(022);
 	test_missing_levels();
 	test_links();
+	test_list();
 	nftw(root_dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 	return done_testing();
 }
