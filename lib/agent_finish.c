@@ -55,7 +55,8 @@ struct agent_finish {
 	struct ceems_config spool_config;	/* database off: spool only */
 	struct state_file *state;
 	struct finishing **jobs;
-	size_t njobs, max;
+	size_t njobs, allocated;
+	size_t max;			/* jobs waiting for their release */
 	struct {
 		uint32_t jobid;
 		int64_t start_time;
@@ -75,7 +76,8 @@ agent_finish_new(const struct ceems_config *config, struct state_file *state,
 	f->spool_config.database[0] = '\0';
 	f->state = state;
 	f->max = max > 0 ? max : 1;
-	f->jobs = calloc(f->max, sizeof(*f->jobs));
+	f->allocated = f->max;
+	f->jobs = calloc(f->allocated, sizeof(*f->jobs));
 	if (f->jobs == NULL) {
 		free(f);
 		return NULL;
@@ -102,6 +104,31 @@ size_t
 agent_finish_count(const struct agent_finish *f)
 {
 	return f->njobs;
+}
+
+/* Room for one more entry: beyond the jobs waiting for their release,
+ * those whose record waits for the spool, up to UNWRITTEN_ROOM times as
+ * many (a spool failing for long on a busy node). */
+#define UNWRITTEN_ROOM 8
+
+static bool
+room(struct agent_finish *f)
+{
+	struct finishing **more;
+	size_t n;
+
+	if (f->njobs < f->allocated)
+		return true;
+	if (f->allocated >= f->max * UNWRITTEN_ROOM)
+		return false;
+	n = f->allocated * 2 < f->max * UNWRITTEN_ROOM ?
+	    f->allocated * 2 : f->max * UNWRITTEN_ROOM;
+	more = realloc(f->jobs, n * sizeof(*more));
+	if (more == NULL)
+		return false;
+	f->jobs = more;
+	f->allocated = n;
+	return true;
 }
 
 /* A job waiting for its release first; one whose record waits for the
@@ -351,8 +378,7 @@ agent_finish_now(struct agent_finish *f,
 	int r = write_record(f, report, job, NULL, "agent", why, false);
 	struct finishing *e;
 
-	if (r == 0 || f->njobs >= f->max ||
-	    (e = calloc(1, sizeof(*e))) == NULL) {
+	if (r == 0 || !room(f) || (e = calloc(1, sizeof(*e))) == NULL) {
 		if (r == 0)
 			remember_ended(f, report->jobid,
 				       job->start_from_slurm ? job->start_time : 0);
@@ -412,22 +438,34 @@ agent_finish_add(struct agent_finish *f,
 		 const struct agent_finish_job *job, uint64_t now_ns)
 {
 	struct finishing *e;
-	size_t oldest = 0;
+	size_t oldest = SIZE_MAX, waiting = 0;
 
-	if (f->njobs >= f->max) {
+	for (size_t i = 0; i < f->njobs; i++) {
+		if (f->jobs[i]->unwritten)
+			continue;
+		waiting++;
+		if (oldest == SIZE_MAX ||
+		    f->jobs[i]->deadline_ns < f->jobs[oldest]->deadline_ns)
+			oldest = i;
+	}
+	if (waiting >= f->max)
+		(void)finalize(f, oldest, "too many jobs were waiting for their "
+			       "plugin to confirm their record");
+	if (!room(f)) {
+		/* No room to keep more: the oldest record waiting for the
+		 * spool goes, logged whole at its first failure (the last
+		 * resort).  One waits: the finalize above made it so. */
+		oldest = 0;
 		for (size_t i = 1; i < f->njobs; i++)
-			if (f->jobs[i]->deadline_ns < f->jobs[oldest]->deadline_ns)
+			if (f->jobs[i]->unwritten &&
+			    (!f->jobs[oldest]->unwritten ||
+			     f->jobs[i]->deadline_ns < f->jobs[oldest]->deadline_ns))
 				oldest = i;
-		if (finalize(f, oldest, "too many jobs were waiting for their "
-			     "plugin to confirm their record") < 0) {
-			/* No room to keep it longer: its record was logged
-			 * whole at its first failure, the last resort. */
-			ceems_error("job %u: too many jobs wait for the spool: "
-				    "the agent gives up its record (logged whole "
-				    "as a ceems-record line when it first failed)",
-				    f->jobs[oldest]->jobid);
-			remove_entry(f, oldest, false);
-		}
+		ceems_error("job %u: too many jobs wait for the spool: the "
+			    "agent gives up its record (logged whole as a "
+			    "ceems-record line when it first failed)",
+			    f->jobs[oldest]->jobid);
+		remove_entry(f, oldest, false);
 	}
 	e = calloc(1, sizeof(*e));
 	if (e == NULL) {

@@ -134,18 +134,27 @@ test_spool_refuses(struct agent_finish *f)
 	ok(agent_finish_now(f, &report, &job, "its cgroup was gone") < 0,
 	   "a reaped job's record is refused too");
 	is_int((int)agent_finish_count(f), 2, "and kept");
+	/* More than the table's 4 jobs waiting for a release. */
+	for (uint32_t id = 50; id < 56; id++) {
+		report.jobid = id;
+		meta.jobid = id;
+		agent_finish_add(f, &report, &job, 13 * SEC);
+		agent_finish_end_now(f, id, &meta, "epilog");
+	}
+	is_int((int)agent_finish_count(f), 8,
+	       "more records than jobs that wait for a release are kept");
 	is_int((int)spooled(), 0, "the spool has nothing");
 
 	spool_writable();
-	is_int(agent_finish_expire(f, 13 * SEC, 0), 2,
-	       "the next sweep writes both records");
-	is_int((int)spooled(), 2, "the spool has them");
+	is_int(agent_finish_expire(f, 13 * SEC, 0), 8,
+	       "the next sweep writes all the records");
+	is_int((int)spooled(), 8, "the spool has them");
 	is_int((int)agent_finish_count(f), 0, "nothing is kept any more");
 	ok(agent_finish_ended(f, 42, 1700000000), "job 42 counts as ended now");
 	is_int(agent_finish_expire(f, 14 * SEC, 0), 0, "a later sweep writes nothing");
 	is_int(agent_finish_end_now(f, 42, &meta, "epilog"), -ENOENT,
 	       "a later word of job 42 finds nothing to write");
-	is_int((int)spooled(), 2, "each record arrived exactly once");
+	is_int((int)spooled(), 8, "each record arrived exactly once");
 }
 
 /* A record written with no start time (the note had none) and a note of
