@@ -62,6 +62,9 @@ struct agent_finish {
 		int64_t start_time;
 	} ended[ENDED_MAX];
 	size_t nended;			/* next entry of ENDED to use */
+	/* The last record of a job note failed: its note is kept and taken
+	 * again, so the next failures are not logged again. */
+	bool notes_unwritten;
 };
 
 struct agent_finish *
@@ -655,7 +658,8 @@ agent_finish_unmeasured(struct agent_finish *f,
 	snprintf(note->text, sizeof(note->text),
 		 "The node agent did not measure this job: %s. Its figures "
 		 "are absent, not zero; the job's details are Slurm's.", why);
-	r = store(f, rec, why, false);
+	r = store(f, rec, why, f->notes_unwritten);
+	f->notes_unwritten = r < 0;
 	if (r == 0)
 		remember_ended(f, meta->jobid, meta->start_time);
 	free(report);

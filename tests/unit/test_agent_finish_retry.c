@@ -107,6 +107,7 @@ job_42(struct ceems_agent_job_report *report, struct agent_finish_job *job,
 static void
 test_spool_refuses(struct agent_finish *f)
 {
+	static const bool measured[CEEMS_DOMAIN_COUNT];
 	static struct ceems_agent_job_report report;
 	struct agent_finish_job job;
 	struct ceems_job_meta meta;
@@ -145,16 +146,27 @@ test_spool_refuses(struct agent_finish *f)
 	       "more records than jobs that wait for a release are kept");
 	is_int((int)spooled(), 0, "the spool has nothing");
 
+	/* A job note's record: its note stays, taken again at each tick. */
+	meta.jobid = 60;
+	ok(agent_finish_unmeasured(f, &meta, measured, "a test") < 0,
+	   "a job note's record is refused");
+	first_errors = errors_logged;
+	ok(agent_finish_unmeasured(f, &meta, measured, "a test") < 0,
+	   "at the next tick too");
+	is_int(errors_logged, first_errors, "logged once, not at every tick");
+
 	spool_writable();
 	is_int(agent_finish_expire(f, 13 * SEC, 0), 8,
 	       "the next sweep writes all the records");
 	is_int((int)spooled(), 8, "the spool has them");
 	is_int((int)agent_finish_count(f), 0, "nothing is kept any more");
 	ok(agent_finish_ended(f, 42, 1700000000), "job 42 counts as ended now");
+	is_int(agent_finish_unmeasured(f, &meta, measured, "a test"), 0,
+	       "the job note's record is written once the spool takes it");
 	is_int(agent_finish_expire(f, 14 * SEC, 0), 0, "a later sweep writes nothing");
 	is_int(agent_finish_end_now(f, 42, &meta, "epilog"), -ENOENT,
 	       "a later word of job 42 finds nothing to write");
-	is_int((int)spooled(), 8, "each record arrived exactly once");
+	is_int((int)spooled(), 9, "each record arrived exactly once");
 }
 
 /* A record written with no start time (the note had none) and a note of
