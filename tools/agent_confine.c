@@ -8,13 +8,16 @@
  * root) and writing /etc (0755 root).  Landlock takes that away: the
  * kernel lets this process, and every child it forks, open only
  *   read:          sysfs_root, procfs_root, the cgroup hierarchies
- *                  (where mountinfo puts them), the emissions table, /etc/ceems, and the system files
- *                  libraries read (name service, time zone, TLS roots,
- *                  libpq's service file);
+ *                  (where mountinfo puts them), the emissions table,
+ *                  /etc/ceems, the system files libraries read (name
+ *                  service, time zone, TLS roots), and what libpq may
+ *                  read for the configured database (lib/pg_files.h:
+ *                  root's ~/.pgpass and ~/.postgresql, the service
+ *                  files, the files the connection string names);
  *   read, execute: /usr and /lib* (libraries loaded later, NSS modules);
- *   read, write:   the state and spool directories and the socket's
- *                  directory (create, rename, remove within them),
- *                  /dev/null.
+ *   read, write:   the state, spool and note directories and the
+ *                  socket's directory (create, rename, remove within
+ *                  them), /dev/null.
  * Everything else, /etc/shadow and every write outside those three
  * directories included, is refused with EACCES.  Files opened before the
  * confinement (the log on stderr, sources opened at start) stay usable.
@@ -34,6 +37,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +54,7 @@
 #include "cgroup_path.h"
 #include "fileio.h"
 #include "log.h"
+#include "pg_files.h"
 
 #if defined(HAVE_LINUX_LANDLOCK_H) && defined(SYS_landlock_create_ruleset)
 #define HAVE_LANDLOCK 1
@@ -171,6 +177,62 @@ allow_cgroups(int ruleset, uint64_t handled, const struct ceems_config *c)
 	return bad;
 }
 
+/* note_dir, when set (it may lie outside spool_dir): created now (0700,
+ * as the plugin would) when missing, since a rule can only name what
+ * exists and the plugin may leave the first note later. */
+static int
+allow_notes(int ruleset, uint64_t handled, const struct ceems_config *c)
+{
+	int r;
+
+	if (c->note_dir[0] == '\0')
+		return 0;
+	if ((r = ceems_mkdir_p(c->note_dir, 0700)) < 0)
+		ceems_warning("confinement: cannot create note_dir %s: %s; notes left there cannot be read until the agent restarts",
+			      c->note_dir, strerror(-r));
+	return allow(ruleset, handled, c->note_dir, FS_WRITE);
+}
+
+struct db_rules {
+	int ruleset;
+	uint64_t handled;
+};
+
+static void
+allow_db_file(const char *path, bool is_dir, void *arg)
+{
+	const struct db_rules *db = arg;
+
+	(void)is_dir;
+	/* Not fatal: a file the agent cannot reach only fails its store,
+	 * logged by libpq, and the records wait in the spool. */
+	(void)allow(db->ruleset, db->handled, path, FS_READ);
+}
+
+/* What libpq may read to reach the configured database (lib/pg_files.h):
+ * root's ~/.pgpass, ~/.pg_service.conf and ~/.postgresql, the service
+ * files, and the files the connection string or its service names. */
+static void
+allow_database(int ruleset, uint64_t handled, const struct ceems_config *c)
+{
+	struct db_rules db = { ruleset, handled };
+	char home[CEEMS_CONFIG_PATH_MAX];
+	struct passwd *pw;
+
+	if (c->database[0] == '\0')
+		return;
+	if (ceems_pg_home(home, sizeof(home)) < 0)
+		home[0] = '\0';
+	if (ceems_pg_files(c->database, home, allow_db_file, &db) < 0) {
+		ceems_warning("confinement: the database connection string does not parse: no credential file is readable");
+		return;
+	}
+	/* libpq before 15 takes the password database's home over $HOME. */
+	pw = getpwuid(geteuid());
+	if (pw != NULL && pw->pw_dir != NULL && strcmp(pw->pw_dir, home) != 0)
+		(void)ceems_pg_files(c->database, pw->pw_dir, allow_db_file, &db);
+}
+
 static int
 add_rules(int ruleset, uint64_t handled, const struct ceems_config *c)
 {
@@ -183,6 +245,8 @@ add_rules(int ruleset, uint64_t handled, const struct ceems_config *c)
 	bad |= allow(ruleset, handled, c->emissions_table, FS_READ);
 	bad |= allow(ruleset, handled, c->state_dir, FS_WRITE);
 	bad |= allow(ruleset, handled, c->spool_dir, FS_WRITE);
+	bad |= allow_notes(ruleset, handled, c);
+	allow_database(ruleset, handled, c);
 	bad |= allow(ruleset, handled,
 		     parent_of(c->socket_path, socket_dir, sizeof(socket_dir)),
 		     FS_WRITE);

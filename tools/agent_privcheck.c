@@ -2,7 +2,9 @@
  * the privilege state of the running agent, by the same calls the agent
  * makes at start (agent_caps.c, agent_confine.c), then try what the agent
  * must not be able to do and what it must still do, and say what
- * happened.  For admins checking a node, and for the tests. */
+ * happened: the database's credential files (lib/pg_files.h) that exist
+ * must be readable, without connecting.  For admins checking a node, and
+ * for the tests. */
 #include "config.h"
 
 #include <dirent.h>
@@ -19,6 +21,7 @@
 #include "agent_confine.h"
 #include "fileio.h"
 #include "log.h"
+#include "pg_files.h"
 
 static int failures;
 
@@ -92,9 +95,65 @@ find_cgroup_file(const struct ceems_config *c, char *buf, size_t size)
 	buf[0] = '\0';
 }
 
+/* The database's credential files that exist, found before the
+ * confinement (as the agent's rules are), checked readable after it. */
+struct db_files {
+	char paths[16][PATH_MAX];
+	bool is_dir[16];
+	int n;
+};
+
+static void
+note_db_file(const char *path, bool is_dir, void *arg)
+{
+	struct db_files *f = arg;
+	struct stat st;
+
+	for (int i = 0; i < f->n; i++)
+		if (strcmp(f->paths[i], path) == 0)
+			return;
+	if (f->n < 16 && stat(path, &st) == 0 &&
+	    snprintf(f->paths[f->n], PATH_MAX, "%s", path) < PATH_MAX)
+		f->is_dir[f->n++] = is_dir || S_ISDIR(st.st_mode);
+}
+
+static void
+find_db_files(const struct ceems_config *config, struct db_files *f)
+{
+	char home[PATH_MAX];
+
+	f->n = 0;
+	if (config->database[0] == '\0')
+		return;
+	if (ceems_pg_home(home, sizeof(home)) < 0)
+		home[0] = '\0';
+	if (ceems_pg_files(config->database, home, note_db_file, f) < 0)
+		expect(false, "the database connection string parses", 0);
+}
+
+/* Connects to nothing: only what libpq would open to do so. */
+static void
+check_db_files(const struct db_files *f)
+{
+	char what[PATH_MAX + 64];
+
+	for (int i = 0; i < f->n; i++) {
+		int fd = open(f->paths[i], O_RDONLY | O_CLOEXEC |
+			      (f->is_dir[i] ? O_DIRECTORY : 0));
+		int err = fd < 0 ? errno : 0;
+
+		if (fd >= 0)
+			(void)close(fd);
+		snprintf(what, sizeof(what), "can read %s (database credentials)",
+			 f->paths[i]);
+		expect(fd >= 0, what, err);
+	}
+}
+
 int
 agent_check_privileges(const struct ceems_config *config)
 {
+	static struct db_files db;
 	char path[PATH_MAX], what[PATH_MAX + 64];
 	int confined, r;
 
@@ -103,6 +162,7 @@ agent_check_privileges(const struct ceems_config *config)
 		ceems_warning("cannot create %s: %s", config->state_dir, strerror(-r));
 	if (agent_restrict_caps(config) < 0)
 		return 1;
+	find_db_files(config, &db);
 	confined = agent_confine_fs(config);
 	if (confined < 0)
 		return 1;
@@ -131,5 +191,6 @@ agent_check_privileges(const struct ceems_config *config)
 		snprintf(what, sizeof(what), "can read %s", path);
 		try_open(path, O_RDONLY, false, what);
 	}
+	check_db_files(&db);
 	return failures == 0 ? 0 : 1;
 }
