@@ -61,6 +61,36 @@ ceems_agent_pid_path(const char *state_dir, char *buf, size_t size)
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
+/* FD (PATH) must be a regular file of this uid's: any other (a link
+ * followed at creation, another user's file) is refused, and group or
+ * other access is taken away, so that no other user can open it and
+ * hold a lock on it. */
+static int
+check_pid_file(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid())
+		return -EPERM;
+	if ((st.st_mode & 07777) != 0600 && fchmod(fd, 0600) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Who holds the lock FD's file description could not take: a
+ * supervisor holds a write lock; a read lock is someone else's. */
+static int
+lock_holder(int fd)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+
+	if (fcntl(fd, F_OFD_GETLK, &fl) < 0)
+		return -errno;
+	return fl.l_type == F_RDLCK ? -EBUSY : -EWOULDBLOCK;
+}
+
 int
 ceems_agent_lock_take(const char *path)
 {
@@ -76,15 +106,36 @@ ceems_agent_lock_take(const char *path)
 		(void)ceems_mkdir_p(dir, 0700);
 	}
 	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
-		  0644);
+		  0600);
 	if (fd < 0)
-		return -errno;
+		return errno == ELOOP ? -EPERM : -errno;
+	if ((err = check_pid_file(fd)) < 0) {
+		(void)close(fd);
+		return err;
+	}
 	if (fcntl(fd, F_OFD_SETLK, &fl) < 0) {
 		err = errno;
+		if (err == EAGAIN || err == EACCES)
+			err = -lock_holder(fd);
 		(void)close(fd);
-		return err == EAGAIN || err == EACCES ? -EWOULDBLOCK : -err;
+		return -err;
 	}
 	return fd;
+}
+
+const char *
+ceems_agent_lock_strerror(int err)
+{
+	switch (err) {
+	case -EBUSY:
+		return "a process that is no ceems-agent supervisor holds a read lock on it (it opened the file while others could read it): find it with lslocks or fuser, end it, then start the agent again";
+	case -EPERM:
+		return "it is not a regular file owned by root (a link, or another user's file): remove it, then start the agent again";
+	case -EWOULDBLOCK:
+		return "a supervisor holds its lock";
+	default:
+		return strerror(-err);
+	}
 }
 
 int
@@ -133,7 +184,9 @@ ceems_agent_pid_parse(const char *buf, size_t len, pid_t *supervisor,
 int
 ceems_agent_lock_probe(const char *path, pid_t *supervisor, pid_t *agent)
 {
-	struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET };
+	/* A write lock is tested: every holder conflicts with it, and its
+	 * type says whose it is. */
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
 	char buf[64];
 	ssize_t n;
 	int fd, err;
@@ -148,9 +201,9 @@ ceems_agent_lock_probe(const char *path, pid_t *supervisor, pid_t *agent)
 		(void)close(fd);
 		return -err;
 	}
-	if (fl.l_type == F_UNLCK) {
+	if (fl.l_type == F_UNLCK || fl.l_type == F_RDLCK) {
 		(void)close(fd);
-		return 0;
+		return fl.l_type == F_UNLCK ? 0 : -EBUSY;
 	}
 	n = pread(fd, buf, sizeof(buf), 0);
 	(void)close(fd);

@@ -17,13 +17,22 @@
 /* STATE_DIR/agent.pid into BUF.  0 or -ENAMETOOLONG. */
 int ceems_agent_pid_path(const char *state_dir, char *buf, size_t size);
 
-/* Open PATH (creating it 0644 and its directory 0700) and take its lock
+/* Open PATH (creating it 0600 and its directory 0700) and take its lock
  * (an open file description lock: it goes with the descriptor through
  * fork and exec, and is gone when the last copy is closed, so a stale
- * pid file after a crash or a reboot holds no lock).  Returns the
- * descriptor (O_CLOEXEC), -EWOULDBLOCK when another process holds the
- * lock, or another -errno. */
+ * pid file after a crash or a reboot holds no lock).  An existing file
+ * must be a regular file of this uid's (not a link): its mode is made
+ * 0600, so that no other user can open it to hold a lock.  Returns the
+ * descriptor (O_CLOEXEC), -EWOULDBLOCK when a supervisor holds the lock
+ * (a write lock), -EBUSY when another process holds a read lock on it
+ * (no supervisor: nothing to adopt, and none can start until it is
+ * gone), -EPERM for a file that is no regular file of this uid's, or
+ * another -errno. */
 int ceems_agent_lock_take(const char *path);
+
+/* What an error of ceems_agent_lock_take or ceems_agent_lock_probe
+ * means, and for -EBUSY and -EPERM what the admin should do. */
+const char *ceems_agent_lock_strerror(int err);
 
 /* Write "SUPERVISOR AGENT\n" into the locked file FD (AGENT 0: none
  * running).  0 or -errno. */
@@ -34,10 +43,12 @@ int ceems_agent_lock_write(int fd, pid_t supervisor, pid_t agent);
 void ceems_agent_pid_parse(const char *buf, size_t len, pid_t *supervisor,
 			   pid_t *agent);
 
-/* Is the lock of PATH held?  1 when it is (*SUPERVISOR and *AGENT read
- * from the file, 0 where it does not say yet), 0 when it is not (no
- * supervisor runs: the file's pids, if any, are stale), or -errno.  Takes
- * no lock, so a probe never makes a starting supervisor fail. */
+/* Is the lock of PATH held by a supervisor?  1 when it is (*SUPERVISOR
+ * and *AGENT read from the file, 0 where it does not say yet), 0 when no
+ * one holds it (no supervisor runs: the file's pids, if any, are stale),
+ * -EBUSY when a process that is no supervisor holds a read lock on it,
+ * or -errno.  Takes no lock, so a probe never makes a starting
+ * supervisor fail. */
 int ceems_agent_lock_probe(const char *path, pid_t *supervisor, pid_t *agent);
 
 /* What to start: AGENT --supervise --agent AGENT -c CONFIG [--interval

@@ -115,7 +115,7 @@ ceems_slurmd_init(spank_t sp, const struct ceems_plugin_args *args)
 	}
 	if (fd < 0) {
 		ceems_error("cannot lock %s: %s; jobs on this node are not measured",
-			    pid_path, strerror(-fd));
+			    pid_path, ceems_agent_lock_strerror(fd));
 		return -1;
 	}
 	/* Checked here, where the error reaches the slurmd log; the

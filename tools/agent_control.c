@@ -37,7 +37,7 @@ agent_control_start(const struct agent_supervise_spec *spec)
 	}
 	if (fd < 0) {
 		fprintf(stderr, "ceems-agent: cannot lock %s: %s\n", spec->pid_path,
-			strerror(-fd));
+			ceems_agent_lock_strerror(fd));
 		return 1;
 	}
 	sv = ceems_agent_launch(&launch, fd);
@@ -60,7 +60,7 @@ find(const char *pid_path, pid_t *sv, pid_t *agent)
 
 	if (r < 0) {
 		fprintf(stderr, "ceems-agent: cannot read %s: %s\n", pid_path,
-			strerror(-r));
+			ceems_agent_lock_strerror(r));
 		return -1;
 	}
 	if (r == 0 || *sv <= 0) {

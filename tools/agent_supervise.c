@@ -357,7 +357,8 @@ hold_lock(const struct agent_supervise_spec *spec)
 		return -1;
 	}
 	if (fd < 0)
-		ceems_error("cannot lock %s: %s", spec->pid_path, strerror(-fd));
+		ceems_error("cannot lock %s: %s", spec->pid_path,
+			    ceems_agent_lock_strerror(fd));
 	return fd;
 }
 

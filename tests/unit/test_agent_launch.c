@@ -4,7 +4,9 @@
  * the launch: the program runs detached (own session, not our child),
  * with PATH alone, /dev/null on 0 and 1, the log on 2, the lock on 3 and
  * nothing else, holding the lock after the caller closed its copy; an
- * exec that fails is reported. */
+ * exec that fails is reported.  The pid file is root's alone (0600, an
+ * old 0644 one made so, a link refused), and a read lock another process
+ * holds on it is reported as foreign, not adopted as a supervisor. */
 #include "config.h"
 
 #include <sys/stat.h>
@@ -25,6 +27,14 @@
 #include "../tap.h"
 
 static char dir[] = "/tmp/ceems-test-launch.XXXXXX";
+
+static unsigned
+file_mode(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (unsigned)(st.st_mode & 07777) : 0;
+}
 
 static void
 test_parse(void)
@@ -62,6 +72,8 @@ test_lock(void)
 	is_int(ceems_agent_lock_probe(path, &sv, &agent), 0, "no file: no supervisor");
 	fd = ceems_agent_lock_take(path);
 	ok(fd >= 0, "the lock is taken (its directory created)");
+	ok(file_mode(path) == 0600, "the pid file is created 0600 (got %04o)",
+	   file_mode(path));
 	is_int(ceems_agent_lock_take(path), -EWOULDBLOCK,
 	       "a second taker, even in the same process, is refused");
 	is_int(ceems_agent_lock_write(fd, 123, 456), 0, "pids written");
@@ -75,6 +87,78 @@ test_lock(void)
 	fd = ceems_agent_lock_take(path);
 	ok(fd >= 0, "a stale file's lock is taken");
 	close(fd);
+}
+
+/* An unprivileged reader's trick: open the pid file read-only while it
+ * was readable by all, take a read lock, and keep it.  Done by a child,
+ * which holds it until told to go (a byte on GO). */
+static pid_t
+hold_read_lock(const char *path, int *go)
+{
+	int ready[2], wait_go[2];
+	char c = 0;
+	pid_t pid;
+
+	if (pipe(ready) < 0 || pipe(wait_go) < 0 || (pid = fork()) < 0) {
+		printf("Bail out! pipe or fork: %s\n", strerror(errno));
+		exit(1);
+	}
+	if (pid == 0) {
+		struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET };
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+		c = fd >= 0 && fcntl(fd, F_OFD_SETLK, &fl) == 0 ? 'y' : 'n';
+		(void)!write(ready[1], &c, 1);
+		(void)!read(wait_go[0], &c, 1);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(wait_go[0]);
+	if (read(ready[0], &c, 1) != 1 || c != 'y') {
+		printf("Bail out! the child could not take a read lock on %s\n", path);
+		exit(1);
+	}
+	close(ready[0]);
+	*go = wait_go[1];
+	return pid;
+}
+
+static void
+test_foreign_lock(void)
+{
+	char path[PATH_MAX], link[PATH_MAX];
+	pid_t sv = -1, agent = -1, child;
+	int fd, go, status;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, CEEMS_AGENT_PID_FILE);
+	f = fopen(path, "w");
+	if (f == NULL) {
+		printf("Bail out! %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	fputs("4321 0\n", f);
+	fclose(f);
+	(void)chmod(path, 0644);
+	child = hold_read_lock(path, &go);
+	is_int(ceems_agent_lock_take(path), -EBUSY,
+	       "a read lock of another process: foreign, not a supervisor to adopt");
+	is_int(ceems_agent_lock_probe(path, &sv, &agent), -EBUSY,
+	       "the probe sees the read lock and reports it as foreign");
+	ok(sv == 0 && agent == 0, "no pid is read from a foreign-held file");
+	ok(strstr(ceems_agent_lock_strerror(-EBUSY), "no ceems-agent supervisor") != NULL,
+	   "the error says that no supervisor holds it");
+	(void)!write(go, "x", 1);
+	close(go);
+	(void)waitpid(child, &status, 0);
+	fd = ceems_agent_lock_take(path);
+	ok(fd >= 0, "the reader gone, the lock is taken");
+	ok(file_mode(path) == 0600, "the old 0644 file is made 0600 (got %04o)",
+	   file_mode(path));
+	close(fd);
+	snprintf(link, sizeof(link), "%s/link.pid", dir);
+	(void)!symlink(path, link);
+	is_int(ceems_agent_lock_take(link), -EPERM, "a link is refused");
 }
 
 /* The launched "agent": a script that writes what it sees and waits for
@@ -228,6 +312,7 @@ main(void)
 	}
 	test_parse();
 	test_lock();
+	test_foreign_lock();
 	test_launch();
 	if (nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS) < 0)
 		printf("# could not remove %s\n", dir);
