@@ -5,9 +5,10 @@
 # and replayed exactly once (by the real node agent), a database killed in
 # the middle of a transaction leaves nothing half-written, a full spool
 # filesystem (a 64 KiB tmpfs) logs the records whole, and corrupted spool
-# files are set aside while the rest replay.  Records are built and stored
-# by tests/integration/storage-driver through libceems, as the plugin
-# does at job end, so no Slurm is needed.
+# files are set aside while the rest replay; the confined agent reaches a
+# password role through root's service and password files.  Records are
+# built and stored by tests/integration/storage-driver through libceems,
+# as the plugin does at job end, so no Slurm is needed.
 #
 # Run as root:  bats --tap tests/integration/storage.bats
 # (make check-integration sets CEEMS_TOP_BUILDDIR and CEEMS_FIXTURES.)
@@ -133,6 +134,7 @@ teardown_file() {
     rm -rf "$(cat "$BATS_FILE_TMPDIR/sock" 2>/dev/null)"
     if [ -n "$d" ]; then
         [ ! -f "$d/agent.pid" ] || kill "$(cat "$d/agent.pid")" 2>/dev/null || true
+        [ ! -f "$d/agent-pw.pid" ] || kill "$(cat "$d/agent-pw.pid")" 2>/dev/null || true
         [ ! -f "$d/locker.pid" ] || kill "$(cat "$d/locker.pid")" 2>/dev/null || true
         mountpoint -q "$d/full" && umount "$d/full"
         rm -rf "$d"
@@ -221,6 +223,62 @@ EOF
     # A replay of the same records changes nothing.
     [ "$(_sql "SELECT count(*) FROM ceems.job_nodes n JOIN ceems.jobs j USING (job_key)
                JOIN ceems.clusters c USING (cluster_id) WHERE c.name = 't-down'")" = 100 ]
+}
+
+@test "a password role reached through a service file and root's ~/.pgpass: the confined agent stores the spool" {
+    local conf i home=$D/home-pw
+    # The role needs its password (scram), which only ~/.pgpass holds;
+    # host, port, database and user come from ~/.pg_service.conf.  The
+    # agent is confined (Landlock): of $D only these files are named.
+    grep -q '^local ceems ceems_pw ' "$PG/data/pg_hba.conf" || {
+        sed -i '1i local ceems ceems_pw scram-sha-256' "$PG/data/pg_hba.conf"
+        _sql "SELECT pg_reload_conf()" >/dev/null
+    }
+    _sql "DROP ROLE IF EXISTS ceems_pw" >/dev/null
+    _sql "CREATE ROLE ceems_pw LOGIN PASSWORD 'pw-of-the-test' IN ROLE ceems_writer" >/dev/null
+    mkdir -p "$home" && chmod 0700 "$home"
+    printf '[ceemspw]\nhost=%s\nport=%s\ndbname=ceems\nuser=ceems_pw\n' \
+        "$SOCK" "$PGPORT" >"$home/.pg_service.conf"
+    printf '*:*:ceems:ceems_pw:pw-of-the-test\n' >"$home/.pgpass"
+    chmod 0600 "$home/.pgpass"
+    # Without the password file the role is refused.
+    run env -i PATH="$PATH" HOME=/nonexistent psql -X -At -h "$SOCK" -p "$PGPORT" \
+        -U ceems_pw -d ceems -w -c 'SELECT 1'
+    [ "$status" -ne 0 ] || _fail "ceems_pw logged in without a password"
+
+    conf=$(_conf pw t-pw no)
+    run "$DRIVER" store "$conf" 3 1
+    [[ "$output" == *"database=0 spool=3 rejected=0 failed=0"* ]] || _fail "$output"
+    cp -r "$CEEMS_FIXTURES/sys/rapl-intel" "$D/sys-pw"
+    cat "$conf" - >"$D/agent-pw.conf" <<EOF
+database = service=ceemspw application_name=storage.bats
+database_timeout = 2s
+interval = 100ms
+socket = $D/run-pw/agent.sock
+state_dir = $D/state-pw
+sysfs_root = $D/sys-pw
+procfs_root = /proc
+source_hwmon = no
+source_pm_counters = no
+zone = FR
+emissions_table = $SRCDIR/lib/data/carbon-intensity.tsv
+EOF
+    run env -i PATH="$PATH" HOME="$home" "$AGENT" -c "$D/agent-pw.conf" --check-privileges
+    [[ "$output" == *"ok: file system confined"* ]] || skip "no Landlock on this kernel: $output"
+    [ "$status" -eq 0 ] || _fail "$output"
+    [[ "$output" == *"ok: can read $home/.pgpass (database credentials)"* ]] || _fail "$output"
+    [[ "$output" == *"ok: can read $home/.pg_service.conf (database credentials)"* ]] || _fail "$output"
+
+    ( env -i PATH="$PATH" HOME="$home" sh -c 'echo $$ >"$1"; shift; exec "$@"' sh \
+        "$D/agent-pw.pid" "$AGENT" -c "$D/agent-pw.conf" 2>>"$D/agent-pw.log" >/dev/null ) 3>&- &
+    for i in $(seq 100); do
+        [ "$(_records "$D/spool-t-pw")" -eq 0 ] && break
+        sleep 0.1
+    done
+    kill "$(cat "$D/agent-pw.pid")"
+    grep -q 'file system confined' "$D/agent-pw.log" || _fail "not confined: $(cat "$D/agent-pw.log")"
+    [ "$(_records "$D/spool-t-pw")" -eq 0 ] || _fail "$(_records "$D/spool-t-pw") records left: $(cat "$D/agent-pw.log")"
+    [ "$(_rows t-pw)" = "3 3 0" ] || _fail "rows: $(_rows t-pw)"
 }
 
 # Hold an exclusive lock on job_nodes from another session, so that the
