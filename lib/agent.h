@@ -214,6 +214,21 @@ int ceems_agent_end(struct ceems_agent *agent, uint32_t jobid,
 		    const struct ceems_job_meta *meta, const char *by,
 		    uint64_t now_ns);
 
+/* The plugin's word on the end of job JOBID (BY, META as for
+ * ceems_agent_end) when the agent does not hold it: the job was never
+ * registered here (the agent was not running when it started), so it
+ * gets a record of META alone, finalized_by "agent", figures absent,
+ * coverage 0, a "not-measured" note saying so; by "extern", that record
+ * waits for the epilog's word as a measured one does.  Never a second
+ * record of a job whose record was written lately.  OUT gets the
+ * report of a job not measured, for the reply.  0 (the record written
+ * or waiting), 1 (written already), -EEXIST (the agent holds the job:
+ * ceems_agent_end), or -errno when not even the spool took it. */
+int ceems_agent_end_unknown(struct ceems_agent *agent, uint32_t jobid,
+			    const struct ceems_job_meta *meta, const char *by,
+			    uint64_t now_ns,
+			    struct ceems_agent_job_report *out);
+
 /* The final report of job JOBID when it is finishing (ended, its record
  * not yet written), its series left out.  0 or -ENOENT. */
 int ceems_agent_final_report(const struct ceems_agent *agent, uint32_t jobid,

@@ -30,7 +30,8 @@ ceems_agent_final_report(const struct ceems_agent *a, uint32_t jobid,
 	const struct ceems_agent_job_report *final =
 		agent_finish_find(a->finish, jobid);
 
-	if (final == NULL)
+	/* A job never measured has no figures for a step's summary. */
+	if (final == NULL || agent_finish_is_unmeasured(a->finish, jobid))
 		return -ENOENT;
 	*out = *final;
 	out->series = NULL;	/* the deregistration's reply had it */
@@ -58,6 +59,39 @@ node_measured(const struct ceems_agent *a, bool measured[CEEMS_DOMAIN_COUNT])
 {
 	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
 		measured[d] = a->domain_source[d] >= 0;
+}
+
+/* Why a job the agent never knew gets a record of its metadata alone. */
+#define NEVER_REGISTERED "the job was never registered with the node agent " \
+	"on this node (the agent was not running when the job started)"
+
+int
+ceems_agent_end_unknown(struct ceems_agent *a, uint32_t jobid,
+			const struct ceems_job_meta *meta, const char *by,
+			uint64_t now_ns, struct ceems_agent_job_report *out)
+{
+	bool measured[CEEMS_DOMAIN_COUNT];
+	struct ceems_job_meta m = *meta;
+	int r;
+
+	m.jobid = jobid;
+	node_measured(a, measured);
+	agent_finish_unmeasured_report(&m, measured, out);
+	if (agent_find_job(a, jobid, NULL) != NULL ||
+	    agent_finish_find(a->finish, jobid) != NULL)
+		return -EEXIST;
+	if (agent_finish_ended(a->finish, jobid, m.start_time)) {
+		ceems_debug("job %u: its end told by the %s, its record written "
+			    "already", jobid, by);
+		return 1;
+	}
+	if (strcmp(by, "extern") == 0)
+		r = agent_finish_add_unmeasured(a->finish, &m, measured,
+						NEVER_REGISTERED, now_ns);
+	else
+		r = agent_finish_unmeasured(a->finish, &m, measured,
+					    NEVER_REGISTERED);
+	return r;
 }
 
 /* One note: the job's record, with its figures when the agent holds the

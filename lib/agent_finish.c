@@ -38,6 +38,12 @@ struct finishing {
 	unsigned tries;
 	char final_by[16];
 	char final_why[200];
+	/* A job the agent never measured (never registered here), ended
+	 * by the extern step: its record is one of metadata alone, saying
+	 * WHY, coverage 0 in each domain the node measures. */
+	bool unmeasured;
+	bool node_measured[CEEMS_DOMAIN_COUNT];
+	char why[160];
 };
 
 /* Jobs whose record was written lately, so that a note of one of them
@@ -398,6 +404,11 @@ agent_finish_now(struct agent_finish *f,
 	return r;
 }
 
+static int write_unmeasured(struct agent_finish *f,
+			    const struct ceems_job_meta *meta,
+			    const bool node_measured[CEEMS_DOMAIN_COUNT],
+			    const char *why, bool again);
+
 /* Write the record of entry I, finalized BY for WHY (those of the first
  * try when this is another), and drop it; when the spool does not take
  * it, keep it for the next sweep.  0 or -errno. */
@@ -411,8 +422,13 @@ finalize_as(struct agent_finish *f, size_t i, const char *by, const char *why)
 		by = e->final_by;
 		why = e->final_why;
 	}
-	r = write_record(f, &e->report, &e->job, e->have_meta ? &e->meta : NULL,
-			 by, why, e->unwritten);
+	if (e->unmeasured)
+		r = write_unmeasured(f, &e->meta, e->node_measured, e->why,
+				     e->unwritten);
+	else
+		r = write_record(f, &e->report, &e->job,
+				 e->have_meta ? &e->meta : NULL, by, why,
+				 e->unwritten);
 	if (r < 0) {
 		keep_unwritten(e, by, why, r);
 		return r;
@@ -435,12 +451,12 @@ finalize(struct agent_finish *f, size_t i, const char *why)
 	return finalize_as(f, i, "agent", why);
 }
 
-int
-agent_finish_add(struct agent_finish *f,
-		 const struct ceems_agent_job_report *report,
-		 const struct agent_finish_job *job, uint64_t now_ns)
+/* A place for one more finishing job: the oldest waiting for its
+ * release is finalized when too many wait; with no room left, the oldest
+ * record waiting for the spool goes. */
+static void
+make_room(struct agent_finish *f)
 {
-	struct finishing *e;
 	size_t oldest = SIZE_MAX, waiting = 0;
 
 	for (size_t i = 0; i < f->njobs; i++) {
@@ -470,6 +486,16 @@ agent_finish_add(struct agent_finish *f,
 			    f->jobs[oldest]->jobid);
 		remove_entry(f, oldest, false);
 	}
+}
+
+int
+agent_finish_add(struct agent_finish *f,
+		 const struct ceems_agent_job_report *report,
+		 const struct agent_finish_job *job, uint64_t now_ns)
+{
+	struct finishing *e;
+
+	make_room(f);
 	e = calloc(1, sizeof(*e));
 	if (e == NULL) {
 		agent_finish_now(f, report, job, "the agent had no memory to "
@@ -627,11 +653,20 @@ unmeasured_report(const struct ceems_job_meta *meta,
 		report->ledger.measured[d] = node_measured[d];
 }
 
-int
-agent_finish_unmeasured(struct agent_finish *f,
-			const struct ceems_job_meta *meta,
-			const bool node_measured[CEEMS_DOMAIN_COUNT],
-			const char *why)
+void
+agent_finish_unmeasured_report(const struct ceems_job_meta *meta,
+			       const bool node_measured[CEEMS_DOMAIN_COUNT],
+			       struct ceems_agent_job_report *report)
+{
+	unmeasured_report(meta, node_measured, report);
+}
+
+/* The record of a job the agent never measured, from META alone; AGAIN
+ * as for store. */
+static int
+write_unmeasured(struct agent_finish *f, const struct ceems_job_meta *meta,
+		 const bool node_measured[CEEMS_DOMAIN_COUNT], const char *why,
+		 bool again)
 {
 	struct ceems_job_record *rec = malloc(sizeof(*rec));
 	struct ceems_agent_job_report *report = malloc(sizeof(*report));
@@ -653,18 +688,69 @@ agent_finish_unmeasured(struct agent_finish *f,
 	}
 	unmeasured_report(meta, node_measured, report);
 	complete_meta(f, &m, report, &job);
+	/* The lifetime to the end complete_meta settled on. */
+	unmeasured_report(&m, node_measured, report);
 	ceems_record_build(rec, &m, report, "agent", (int64_t)time(NULL));
 	note = add_note(rec, "not-measured");
 	snprintf(note->text, sizeof(note->text),
 		 "The node agent did not measure this job: %s. Its figures "
 		 "are absent, not zero; the job's details are Slurm's.", why);
-	r = store(f, rec, why, f->notes_unwritten);
-	f->notes_unwritten = r < 0;
-	if (r == 0)
-		remember_ended(f, meta->jobid, meta->start_time);
+	r = store(f, rec, why, again);
 	free(report);
 	free(rec);
 	return r;
+}
+
+int
+agent_finish_unmeasured(struct agent_finish *f,
+			const struct ceems_job_meta *meta,
+			const bool node_measured[CEEMS_DOMAIN_COUNT],
+			const char *why)
+{
+	int r = write_unmeasured(f, meta, node_measured, why,
+				 f->notes_unwritten);
+
+	f->notes_unwritten = r < 0;
+	if (r == 0)
+		remember_ended(f, meta->jobid, meta->start_time);
+	return r;
+}
+
+int
+agent_finish_add_unmeasured(struct agent_finish *f,
+			    const struct ceems_job_meta *meta,
+			    const bool node_measured[CEEMS_DOMAIN_COUNT],
+			    const char *why, uint64_t now_ns)
+{
+	struct finishing *e;
+
+	make_room(f);
+	e = calloc(1, sizeof(*e));
+	if (e == NULL)		/* written at once */
+		return agent_finish_unmeasured(f, meta, node_measured, why);
+	e->jobid = meta->jobid;
+	e->job.slot = -1;
+	e->job.start_time = meta->start_time;
+	e->job.end_time = meta->end_time;
+	e->job.start_from_slurm = meta->start_time > 0;
+	e->deadline_ns = now_ns + f->spool_config.finish_grace_ns;
+	unmeasured_report(meta, node_measured, &e->report);
+	e->unmeasured = true;
+	memcpy(e->node_measured, node_measured, sizeof(e->node_measured));
+	snprintf(e->why, sizeof(e->why), "%s", why);
+	e->meta = *meta;
+	e->have_meta = true;
+	snprintf(e->ended_by, sizeof(e->ended_by), "extern");
+	f->jobs[f->njobs++] = e;
+	return 0;
+}
+
+bool
+agent_finish_is_unmeasured(const struct agent_finish *f, uint32_t jobid)
+{
+	size_t i = find_index(f, jobid);
+
+	return i != SIZE_MAX && f->jobs[i]->unmeasured;
 }
 
 int

@@ -128,6 +128,27 @@ int agent_finish_unmeasured(struct agent_finish *f,
 			    const bool node_measured[CEEMS_DOMAIN_COUNT],
 			    const char *why);
 
+/* The same, ended by the extern step (BY "extern", META what slurmctld
+ * said at the job's start): kept finishing, the record waits for the
+ * epilog's word (agent_finish_end, its state and exit code over META's)
+ * until NOW_NS + finish_grace.  Not in the state file: an agent restart
+ * forgets it, and the epilog's word then writes it.  0, or as
+ * agent_finish_unmeasured when it had to be written at once. */
+int agent_finish_add_unmeasured(struct agent_finish *f,
+				const struct ceems_job_meta *meta,
+				const bool node_measured[CEEMS_DOMAIN_COUNT],
+				const char *why, uint64_t now_ns);
+
+/* Is finishing job JOBID one the agent never measured? */
+bool agent_finish_is_unmeasured(const struct agent_finish *f, uint32_t jobid);
+
+/* The report of a job never measured: its lifetime (META's start to
+ * end) all a gap, each domain of NODE_MEASURED there with coverage 0,
+ * no figure. */
+void agent_finish_unmeasured_report(const struct ceems_job_meta *meta,
+				    const bool node_measured[CEEMS_DOMAIN_COUNT],
+				    struct ceems_agent_job_report *report);
+
 size_t agent_finish_count(const struct agent_finish *f);
 
 #endif

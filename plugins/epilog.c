@@ -5,8 +5,9 @@
  * extern step has ended the job, with what slurmctld said at its start,
  * and its record waits for this word; when the steps died without ending
  * the job (slurmstepd killed, no PrologFlags=Contain), this ends it.
- * When the agent cannot be reached, a note of the job is left for it
- * (lib/job_note.h).  This is no job's start or end path (slurmd runs it
+ * When the agent never knew the job (it was away when the job started),
+ * it writes a record of these metadata alone (not measured); when it
+ * cannot be reached, a note of the job is left for it (lib/job_note.h).  This is no job's start or end path (slurmd runs it
  * after the job), so slurmctld may be asked here. */
 #include "config.h"
 

@@ -27,6 +27,17 @@ ceems_plugin_end_job(const struct ceems_config *config,
 	}
 	r = ceems_jobside_end(config->socket_path, dir, meta, by, timeout_ms,
 			      report, err, sizeof(err));
+	/* A job the agent never knew (it was away at the job's start):
+	 * its reply is all a gap, no figure; its record is Slurm's
+	 * metadata alone. */
+	if (r == 0 && report->usage.present == 0 &&
+	    report->gap_s >= report->elapsed_s) {
+		ceems_info("job %u finished on %s (%s): not measured, never "
+			   "registered with the node agent; record of its "
+			   "metadata left to the node agent", meta->jobid,
+			   meta->node, by);
+		return 0;
+	}
 	if (r == 0) {
 		ceems_info("job %u finished on %s (%s): %.1f J over %.0f s, "
 			   "record left to the node agent", meta->jobid,

@@ -589,6 +589,23 @@ handle_request(struct server *s, struct client *c, size_t len)
 		return;
 	}
 	r = ceems_agent_deregister(s->agent, req.jobid, now, &report);
+	if (r == -ENOENT && req.by[0] != '\0' && req.have_meta) {
+		/* The job's end, and the agent never knew it: a record of
+		 * its metadata alone (written, or waiting for the epilog's
+		 * word), never a second one. */
+		r = ceems_agent_end_unknown(s->agent, req.jobid, &req.meta,
+					    req.by, now, &report);
+		if (r < 0) {
+			refuse(s, c, r, "job %u: no record could be kept of its end",
+			       req.jobid);
+			return;
+		}
+		(void)send_reply(s, c, ceems_agent_reply_ok(&report, outbuf,
+							    sizeof(outbuf)));
+		if (r == 0 && strcmp(req.by, "extern") != 0)
+			agent_replay_wake(s->replay);
+		return;
+	}
 	if (r < 0) {
 		refuse(s, c, r, "job %u is not registered", req.jobid);
 		return;

@@ -766,6 +766,112 @@ test_notes_batch(void)
 	empty_spool();
 }
 
+/* The plugin's word on the end of a job the agent never knew (it was
+ * not running when the job started, and is back by its end): the
+ * epilog's makes a record of its metadata alone at once (finalized_by
+ * agent, figures absent, coverage 0, the reason); the extern step's
+ * makes one that waits for the epilog's word (slurmctld's final state)
+ * or finish_grace; never a second record of a job written lately, and
+ * a job the agent holds goes the measured way. */
+static void
+test_end_unknown(void)
+{
+	static struct ceems_agent_job_report report;
+	static struct ceems_job_record rec;
+	struct ceems_agent_job_spec spec;
+	struct ceems_job_meta meta, late;
+	struct ceems_config c;
+	struct ceems_agent *a;
+	char err[256] = "";
+	double coverage = -1;
+
+	empty_spool();
+	base_config(&c);
+	a = ceems_agent_open(&c, 10 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	is_int(ceems_agent_deregister(a, 88, 11 * SEC, &report), -ENOENT,
+	       "job 88 was never registered");
+	plugin_meta(88, &meta);
+	snprintf(meta.state, sizeof(meta.state), "COMPLETED");
+	is_int(ceems_agent_end_unknown(a, 88, &meta, "epilog", 11 * SEC, &report),
+	       0, "the epilog's word on it keeps a record");
+	is_near(report.elapsed_s, 600, 1e-9, "the reply: the job's lifetime");
+	is_near(report.gap_s, 600, 1e-9, "all of it a gap");
+	ok(!(report.usage.present & CEEMS_CGF_CPU_USAGE), "and no figure");
+	is_int((int)spooled(&rec), 1, "the record is in the spool");
+	is_int((int)rec.meta.jobid, 88, "of job 88");
+	is_str(rec.finalized_by, "agent", "finalized by the agent");
+	is_str(rec.meta.account, "physics", "with Slurm's metadata");
+	is_str(rec.meta.state, "COMPLETED", "and its state");
+	ok(note_says(&rec, "not-measured", "never registered with the node agent"),
+	   "the reason is stated");
+	ok(!(rec.report.usage.present & CEEMS_CGF_CPU_USAGE), "no CPU figure");
+	ok(ceems_job_ledger_coverage(&rec.report.ledger, CEEMS_DOMAIN_PACKAGE,
+				     &coverage) && coverage == 0,
+	   "coverage 0 in a domain the node measures");
+	empty_spool();
+	is_int(ceems_agent_end_unknown(a, 88, &meta, "epilog", 12 * SEC, &report),
+	       1, "a second word on it: written already");
+	is_int(ceems_agent_take_notes(a, 12 * SEC), 0, "no note");
+	is_int((int)spooled(NULL), 0, "no second record");
+
+	/* The extern step's word: the record waits for the epilog's. */
+	plugin_meta(89, &meta);
+	is_int(ceems_agent_end_unknown(a, 89, &meta, "extern", 13 * SEC, &report),
+	       0, "the extern step's word on job 89, never registered");
+	is_int((int)spooled(NULL), 0, "the record waits for the epilog's word");
+	is_int((int)ceems_agent_nfinishing(a), 1, "job 89 is finishing");
+	is_int(ceems_agent_final_report(a, 89, &report), -ENOENT,
+	       "a step ending now gets no figures for a summary");
+	is_int(ceems_agent_deregister(a, 89, 14 * SEC, &report), 0,
+	       "the epilog's deregistration finds it");
+	ceems_job_meta_init(&late);
+	late.jobid = 89;
+	snprintf(late.state, sizeof(late.state), "CANCELLED");
+	late.exit_signal = 9;
+	late.end_time = 1700000700;
+	is_int(ceems_agent_end(a, 89, &late, "epilog", 14 * SEC), 0,
+	       "its word writes the record");
+	is_int((int)spooled(&rec), 1, "one record");
+	is_str(rec.finalized_by, "agent", "finalized by the agent");
+	is_str(rec.meta.state, "CANCELLED", "the state slurmctld decided");
+	is_str(rec.meta.account, "physics", "the start's metadata");
+	is_near(rec.report.gap_s, 700, 1e-9, "a gap to the epilog's end time");
+	ok(note_says(&rec, "not-measured", "never registered with the node agent"),
+	   "the reason is stated");
+	ok(!has_note(&rec, "agent-finalized"), "no agent-finalized note");
+	empty_spool();
+	is_int(ceems_agent_end_unknown(a, 89, &late, "epilog", 15 * SEC, &report),
+	       1, "a later word: written already");
+	is_int((int)spooled(NULL), 0, "no second record");
+
+	/* No epilog's word: written after finish_grace. */
+	plugin_meta(90, &meta);
+	is_int(ceems_agent_end_unknown(a, 90, &meta, "extern", 20 * SEC, &report),
+	       0, "the extern step's word on job 90");
+	is_int(ceems_agent_sweep(a, 21 * SEC), 0, "nothing within the grace");
+	is_int(ceems_agent_sweep(a, 20 * SEC + c.finish_grace_ns), 1,
+	       "written at its end");
+	is_int((int)spooled(&rec), 1, "one record");
+	ok(rec.meta.jobid == 90 && strcmp(rec.finalized_by, "agent") == 0 &&
+	   has_note(&rec, "not-measured"), "job 90's, not measured");
+	empty_spool();
+
+	/* A job the agent holds is not this path's. */
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, 30 * SEC), 0, "job 42 registers");
+	plugin_meta(42, &meta);
+	is_int(ceems_agent_end_unknown(a, 42, &meta, "epilog", 31 * SEC, &report),
+	       -EEXIST, "a job the agent holds: -EEXIST");
+	is_int((int)spooled(NULL), 0, "and no record");
+	is_int(ceems_agent_deregister(a, 42, 32 * SEC, &report), 0,
+	       "it deregisters");
+	is_int(ceems_agent_release(a, 42), 0, "and is released");
+	ceems_agent_close(a);
+	empty_spool();
+}
+
 static void
 quiet(enum ceems_log_level level, const char *message, void *arg)
 {
@@ -789,6 +895,7 @@ main(void)
 	test_slurm_identity();
 	test_one_call_end();
 	test_notes();
+	test_end_unknown();
 	test_notes_batch();
 	test_reap_stale_slot();	/* removes job 42's cgroup: last */
 	tmptree_remove(sys_root);
