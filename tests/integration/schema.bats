@@ -317,6 +317,56 @@ make_node_records() {
     [ "$output" = "agent-name COMPLETED n2 3" ] || _fail "agent metadata won: $output"
 }
 
+@test "upsert: a record of a job's metadata alone never replaces a measured one of its node" {
+    admin db init >/dev/null || _fail "db init"
+    make_node_records
+    T=$BATS_TEST_TMPDIR
+    # The agent's measured record of n1 (a job it reaped), and its record
+    # of the job's metadata alone written later (the end of a job it no
+    # longer remembered after a restart): figures absent, the note
+    # not-measured, as lib/agent_finish.c writes it.
+    "$GEN" $COMMON node=n1 cores=8 elapsed=3600 cpu_s=14400 package_j=360000 \
+        finalized_by=agent written_at=1700009999 >"$T/measured.json"
+    "$GEN" $COMMON name=late-name node=n1 cores=8 elapsed=3600 finalized_by=agent \
+        written_at=1700019999 |
+        jq -c '.measurements.gap_s = 3600 | .measurements.steps = [] |
+            del(.measurements.ledger.emissions) |
+            .notes = [{"id": "not-measured", "text": "The node agent did not measure this job."}]' \
+        >"$T/unmeasured.json"
+    cols="cpu_time_s, package_j, (SELECT finalized_by FROM ceems.job_nodes WHERE node = 'n1')"
+    [ "$(upsert "$T/measured.json")" = inserted ] || _fail "measured"
+    [ "$(upsert "$T/unmeasured.json")" = unchanged ] ||
+        _fail "the record of metadata alone replaced the measured one"
+    a=$(sql -c "SELECT $cols FROM ceems.jobs")
+    echo "# measured first: $a" >&3
+    [ "$(sql -c "SELECT cpu_time_s IS NOT NULL AND package_j > 0 FROM ceems.jobs")" = t ] ||
+        _fail "the figures are gone: $a"
+    # The other order: the measured record replaces the other.
+    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+    [ "$(upsert "$T/unmeasured.json")" = inserted ] || _fail "metadata alone first"
+    [ "$(sql -c "SELECT cpu_time_s IS NULL AND package_j IS NULL FROM ceems.jobs")" = t ] ||
+        _fail "the record of metadata alone has figures"
+    [ "$(upsert "$T/measured.json")" = replaced ] || _fail "the measured record did not replace it"
+    [ "$(sql -c "SELECT $cols FROM ceems.jobs")" = "$a" ] || _fail "order matters"
+    # In one batch, in both orders, and in batches one after the other:
+    # the same.
+    for batch in "measured unmeasured" "unmeasured measured"; do
+        sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+        set -- $batch
+        call_batch upsert_job_records "$T/$1.json" "$T/$2.json" >/dev/null || _fail "batch $batch"
+        [ "$(sql -c "SELECT $cols FROM ceems.jobs")" = "$a" ] || _fail "batch $batch"
+        sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+        call_batch upsert_job_records "$T/$1.json" >/dev/null || _fail "batch $1"
+        call_batch upsert_job_records "$T/$2.json" "$T/n2.json" >/dev/null || _fail "batch $2"
+        [ "$(sql -c "SELECT cpu_time_s IS NOT NULL AND package_j > 0 FROM ceems.jobs")" = t ] ||
+            _fail "batches $batch: the figures are gone"
+    done
+    # The plugin's record is measured: the other never replaces it.
+    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+    [ "$(upsert "$T/n1.json")" = inserted ] || _fail "n1"
+    [ "$(upsert "$T/unmeasured.json")" = unchanged ] || _fail "it replaced the plugin's"
+}
+
 @test "upsert: a step nobody measured stores NULL, a measured 0 stays 0" {
     admin db init >/dev/null || _fail "db init"
     # Step "0" (the third) had no cgroup: neither CPU time nor energy.
