@@ -2,8 +2,10 @@
 # thin.bats - the job-side plugin as a thin client, end to end on the
 # real local Slurm cluster with a real PostgreSQL: the node agent is the
 # only writer of records, into the database off its event loop; the
-# job's end asks slurmctld nothing; a job the agent never measured still
-# gets its row, figures absent and coverage 0, with the reason.
+# job's end asks slurmctld nothing (the batch step's summary comes with
+# slurmctld stopped); a job the agent never measured (away at the job's
+# start, or at both ends) still gets its row, figures absent and
+# coverage 0, with the reason.
 #
 # The node and cluster setup is tests/integration/lib/ceems-cluster.bash,
 # PostgreSQL's tests/harness/pg.sh.  Runs as root.  Needs
@@ -158,37 +160,88 @@ postgres_pids() { _pg_harness_pids "$PG_DIR/data"; }
 	[ "$(psql -X -At -c "SELECT count(*) FROM ceems.jobs WHERE jobid IN ($first, $second) AND package_j IS NOT NULL")" = 2 ]
 }
 
-@test "slurmctld stopped at a job's end: its record still comes, with the metadata taken at its start" {
-	id=$(submit nobody -J ctld-away -c1 --wrap 'sleep 4')
+# A folder the job (user nobody) can look into: the test lets the batch
+# script go on by creating GO in it.
+go_dir() {
+	local d
+	d=$(mktemp -d /tmp/ceems-thin-go.XXXXXX) && chmod 755 "$d" && echo "$d"
+}
+
+@test "a job started while the node agent was away gets a row once the agent is back at its end, its extern step killed" {
+	go=$(go_dir)
+	mv "$CEEMS_DIR/agent.sock" "$CEEMS_DIR/agent.sock.away"
+	id=$(submit nobody -J unregistered -c1 --wrap "while [ ! -e $go/go ]; do sleep 0.1; done")
+	# Both steps start without the agent: neither registers the job.
+	for _ in $(seq 1 120); do
+		grep -q "\[$id\.batch\].*not registered with the node agent" \
+			"$SLURM_DIR/log/slurmd.log" && break
+		sleep 0.25
+	done
+	mv "$CEEMS_DIR/agent.sock.away" "$CEEMS_DIR/agent.sock"
+	grep "\[$id\.extern\].*not registered with the node agent" "$SLURM_DIR/log/slurmd.log" >&3
+	grep "\[$id\.batch\].*not registered with the node agent" "$SLURM_DIR/log/slurmd.log" >&3
+	# The agent is back; the extern step dies.  The epilog's word is
+	# the job's only end the agent hears of, and it never knew the job.
+	pid=$(pgrep -f "^slurmstepd: \[$id\.extern\]")
+	[ -n "$pid" ]
+	kill -KILL $pid
+	touch "$go/go"
+	state=$(finish "$id")
+	rm -rf "$go"
+	row=$(row_of "$id" "job_name, coalesce(package_j::text, 'absent'), package_coverage, coalesce(cpu_time_s::text, 'absent'), state")
+	echo "# row: $row" >&3
+	[ "$row" = "unregistered|absent|0|absent|$state" ]
+	[ "$(psql -X -At -c "SELECT finalized_by FROM ceems.job_nodes jn JOIN ceems.jobs j USING (job_key) WHERE j.jobid = $id")" = agent ]
+	psql -X -At -c "SELECT n.text FROM ceems.job_notes n JOIN ceems.jobs j USING (job_key) WHERE j.jobid = $id AND n.note_id = 'not-measured'" |
+		grep 'never registered with the node agent on this node' >&3
+	# Made by the epilog's call itself, not from a note of a refusal.
+	grep "job $id finished on .* (epilog): not measured, never registered" "$SLURM_DIR/log/slurmd.log" >&3
+	! grep "job $id: the node agent was not told" "$SLURM_DIR/log/slurmd.log"
+	[ -z "$(ls "$CEEMS_DIR/spool/notes" 2>/dev/null)" ]
+	# One record of the job, and no second one.
+	[ "$(grep -c "job $id: record written to the spool by the agent" "$CEEMS_DIR/agent.log")" = 1 ]
+}
+
+@test "slurmctld stopped before a job's batch script exits: its summary comes at once, its record once slurmctld is back, with the start's metadata" {
+	go=$(go_dir)
+	id=$(submit nobody -J ctld-away -c1 --wrap "while [ ! -e $go/go ]; do sleep 0.1; done; echo script-end \$(date +%s.%N)")
 	wait_running "$id"
+	# The extern step has asked slurmctld for the job's metadata.
 	for _ in $(seq 1 40); do
 		grep -q "job $id: Slurm's start time" "$CEEMS_DIR/agent.log" && break
 		sleep 0.25
 	done
-	# The batch step ends; slurmctld orders the job's end and is
-	# stopped at once: the extern step's end and the epilog meet a
-	# slurmctld that does not answer.
-	while [ "$(squeue -h -j "$id" -o %T 2>/dev/null)" = RUNNING ]; do
-		sleep 0.05
-	done
+	grep -q "job $id: Slurm's start time" "$CEEMS_DIR/agent.log"
 	ctld=$(cat "$SLURM_DIR/run/slurmctld.pid")
 	kill -STOP "$ctld"
-	stopped=$(date +%s)
-	# The extern step ended the job at once, slurmctld or not.
-	for _ in $(seq 1 40); do
-		grep -q "job $id finished on .* (extern)" "$SLURM_DIR/log/slurmd.log" && break
-		sleep 0.25
+	touch "$go/go"
+	# The batch step ends, slurmctld stopped: its summary must not wait
+	# for it (up to MessageTimeout, 10 s, per question).
+	out="$SLURM_DIR/out/job-$id.out"
+	for _ in $(seq 1 300); do
+		grep -q "^ceems - job $id " "$out" && break
+		sleep 0.05
 	done
-	ended=$(date +%s)
-	grep "job $id finished on .* (extern)" "$SLURM_DIR/log/slurmd.log" >&3
-	echo "# extern step's end seen $((ended - stopped)) s after slurmctld stopped" >&3
-	[ $((ended - stopped)) -le 3 ]
-	# The record comes while slurmctld is still stopped (the epilog's
-	# word, after its own wait for slurmctld, or finish_grace).
-	row=$(wait_row "SELECT c.name, j.partition, j.submit_time IS NOT NULL, j.package_j > 0
-		FROM ceems.jobs j JOIN ceems.clusters c USING (cluster_id) WHERE j.jobid = $id")
+	printed=$(date +%s.%N)
+	ended=$(sed -n 's/^script-end //p' "$out")
+	# The extern step ends only when slurmctld ends the job: nothing
+	# ended it yet.
+	sleep 1
+	extern_ended=$(grep -c "job $id finished on .* (extern)" "$SLURM_DIR/log/slurmd.log" || true)
 	kill -CONT "$ctld"
+	rm -rf "$go"
+	cat "$out" >&3
+	[ -n "$ended" ]
+	grep -q "^ceems - job $id (nobody[,)] COMPLETED in " "$out"
+	echo "# summary in the output $(awk "BEGIN { printf \"%.2f\", $printed - $ended }") s after the batch script ended, slurmctld stopped" >&3
+	check "$printed - $ended < 3"
+	[ "$extern_ended" = 0 ]
+	# slurmctld back: it ends the job, the extern step ends it with the
+	# metadata taken at its start, the epilog adds the final state.
+	state=$(finish "$id")
+	row=$(wait_row "SELECT c.name, j.partition, j.submit_time IS NOT NULL, j.package_j > 0, j.state
+		FROM ceems.jobs j JOIN ceems.clusters c USING (cluster_id) WHERE j.jobid = $id")
 	echo "# row: $row" >&3
-	[ "$row" = "ceemstest|debug|t|t" ]
+	[ "$row" = "ceemstest|debug|t|t|$state" ]
 	[ "$(psql -X -At -c "SELECT finalized_by FROM ceems.job_nodes jn JOIN ceems.jobs j USING (job_key) WHERE j.jobid = $id")" = extern ]
 }
