@@ -170,7 +170,7 @@ go_dir() {
 @test "a job started while the node agent was away gets a row once the agent is back at its end, its extern step killed" {
 	go=$(go_dir)
 	mv "$CEEMS_DIR/agent.sock" "$CEEMS_DIR/agent.sock.away"
-	id=$(submit nobody -J unregistered -c1 --wrap "while [ ! -e $go/go ]; do sleep 0.1; done")
+	id=$(submit nobody -J unregistered -c1 --wrap "while [ ! -e $go/go ]; do sleep 0.1; done; sleep 2")
 	# Both steps start without the agent: neither registers the job.
 	for _ in $(seq 1 120); do
 		grep -q "\[$id\.batch\].*not registered with the node agent" \
