@@ -54,7 +54,7 @@ struct finishing {
  * written, so no name can be looked up, and the replay empties it.  So
  * a note of a job whose record left this list (ENDED_MAX records later,
  * or an agent restart) makes a second, unmeasured record; the database
- * keeps the measured one over it (sql/migrations/012's precedence). */
+ * keeps the measured one over it (sql/migrations/017's precedence). */
 #define ENDED_MAX 1024
 
 struct agent_finish {

@@ -828,6 +828,7 @@ test_end_unknown(void)
 	       "the epilog's deregistration finds it");
 	ceems_job_meta_init(&late);
 	late.jobid = 89;
+	late.start_time = meta.start_time;	/* the job's key: Slurm's */
 	snprintf(late.state, sizeof(late.state), "CANCELLED");
 	late.exit_signal = 9;
 	late.end_time = 1700000700;
