@@ -74,8 +74,8 @@ row_name() {
 
 # JobName as ceems-sacct shows job ID from the database.
 sacct_name() {
-	printf 'database = host=%s port=%s dbname=ceems user=postgres\n' \
-		"$PG" "$CEEMS_TEST_PGPORT" >"$CEEMS_DIR/sacct.conf"
+	printf 'database = host=%s port=%s dbname=ceems user=postgres\nspool_dir = %s/spool\n' \
+		"$PG" "$CEEMS_TEST_PGPORT" "$CEEMS_DIR" >"$CEEMS_DIR/sacct.conf"
 	"$CEEMS_TOP_BUILDDIR/tools/ceems-sacct" -c "$CEEMS_DIR/sacct.conf" \
 		-j "$1" -X -P -n -o JobID,JobName | awk -F'|' -v id="$1" '$1 == id { print $2 }'
 }
@@ -121,8 +121,8 @@ no_rejected_records() {
 	# The job of the first test, found by its name's raw byte and by the
 	# name as shown; PostgreSQL would refuse the raw byte as a parameter.
 	read -r id <"$CEEMS_DIR/bad-id"
-	printf 'database = host=%s port=%s dbname=ceems user=postgres\n' \
-		"$PG" "$CEEMS_TEST_PGPORT" >"$CEEMS_DIR/sacct.conf"
+	printf 'database = host=%s port=%s dbname=ceems user=postgres\nspool_dir = %s/spool\n' \
+		"$PG" "$CEEMS_TEST_PGPORT" "$CEEMS_DIR" >"$CEEMS_DIR/sacct.conf"
 	psql -X -q -v ON_ERROR_STOP=1 \
 		-c "UPDATE ceems.jobs SET account = job_name WHERE jobid = $id"
 	for account in $'bad\xffname' 'bad\xffname'; do

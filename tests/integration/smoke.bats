@@ -42,8 +42,15 @@ setup_file() {
     local dir
     dir=$(slurm_harness_mktemp)
     echo "$dir" >"$BATS_FILE_TMPDIR/slurm_dir"
-    slurm_harness_start "$dir" "required $CEEMS_SPANK_PLUGIN" ||
-        _fail "slurm_harness_start with plugstack line 'required $CEEMS_SPANK_PLUGIN'"
+    # No agent, and nothing of the node's own paths: the socket, the
+    # spool and the notes the plugin leaves for an absent agent all stay
+    # in the cluster's directory (a note in the node's default spool
+    # would become a record that later tests' ceems-sacct lists).
+    printf 'socket = %s/agent.sock\nspool_dir = %s/spool\nstate_dir = %s/state\n' \
+        "$dir" "$dir" "$dir" >"$dir/ceems.conf"
+    local line="required $CEEMS_SPANK_PLUGIN config=$dir/ceems.conf agent=$dir/no-agent"
+    slurm_harness_start "$dir" "$line" ||
+        _fail "slurm_harness_start with plugstack line '$line'"
 
     # One batch job with one srun step, run once for all tests below.
     cat >"$dir/out/smoke.sh" <<'EOF'
