@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <slurm/spank.h>
 
@@ -86,10 +87,35 @@ int ceems_plugin_end_job(const struct ceems_config *config,
 			 const struct ceems_job_meta *meta, const char *by,
 			 int timeout_ms, struct ceems_agent_job_report *report);
 
+/* child_call.c: a call that may block, in a forked child, its answer
+ * (ANSWER_SIZE bytes, which FN fills and hands over with
+ * ceems_child_call_answer on FD) read back by a deadline, the child
+ * killed then. */
+struct ceems_child_call {
+	pid_t pid;	/* -1: none */
+	int fd;
+};
+typedef void (*ceems_child_fn)(void *arg, void *answer, size_t size,
+			       int fd);
+int ceems_child_call_start(struct ceems_child_call *c, ceems_child_fn fn,
+			   void *arg, size_t answer_size);
+/* 0 with ANSWER filled; -ETIMEDOUT (no answer within WAIT_MS), -EIO
+ * (the child ended without one), -ENOMEM, -ECHILD (none started).  The
+ * child is gone after it, killed if it still ran. */
+int ceems_child_call_finish(struct ceems_child_call *c, void *answer,
+			    size_t size, int wait_ms);
+void ceems_child_call_answer(int fd, const void *answer, size_t size);
+
+/* How long a step's end waits for slurmctld's answer (child_call.c):
+ * slurmctld answers in milliseconds; this bounds a stopped or hung
+ * one. */
+#define CEEMS_CONTROLLER_WAIT_MS 300
+
 /* What slurmctld says of the job SPEC is about (its metadata, start
- * time and cluster), looked up in a thread off the job's start path
- * (job_start.c); when REGISTERED, the start time and cluster are sent to
- * the agent.  The step's exit joins it. */
+ * time and cluster), looked up in a child process off the job's start
+ * path (job_start.c); when REGISTERED, the start time and cluster are
+ * sent to the agent.  The step's exit collects the answer, waiting
+ * CEEMS_CONTROLLER_WAIT_MS at most. */
 void ceems_job_start_lookup(const struct ceems_config *config,
 			    const struct ceems_agent_job_spec *spec,
 			    bool registered, int timeout_ms);
