@@ -26,6 +26,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -34,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "plugin.h"
+#include "child_call.h"
 
 static int64_t
 now_ms(void)

@@ -5,11 +5,11 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/types.h>
 
 #include <slurm/spank.h>
 
 #include "agent.h"
+#include "child_call.h"
 #include "cgroup_path.h"
 #include "conf.h"
 #include "job.h"
@@ -86,25 +86,6 @@ void ceems_plugin_job_outcome(struct ceems_job_meta *meta, int status,
 int ceems_plugin_end_job(const struct ceems_config *config,
 			 const struct ceems_job_meta *meta, const char *by,
 			 int timeout_ms, struct ceems_agent_job_report *report);
-
-/* child_call.c: a call that may block, in a forked child, its answer
- * (ANSWER_SIZE bytes, which FN fills and hands over with
- * ceems_child_call_answer on FD) read back by a deadline, the child
- * killed then. */
-struct ceems_child_call {
-	pid_t pid;	/* -1: none */
-	int fd;
-};
-typedef void (*ceems_child_fn)(void *arg, void *answer, size_t size,
-			       int fd);
-int ceems_child_call_start(struct ceems_child_call *c, ceems_child_fn fn,
-			   void *arg, size_t answer_size);
-/* 0 with ANSWER filled; -ETIMEDOUT (no answer within WAIT_MS), -EIO
- * (the child ended without one), -ENOMEM, -ECHILD (none started).  The
- * child is gone after it, killed if it still ran. */
-int ceems_child_call_finish(struct ceems_child_call *c, void *answer,
-			    size_t size, int wait_ms);
-void ceems_child_call_answer(int fd, const void *answer, size_t size);
 
 /* How long a step's end waits for slurmctld's answer (child_call.c):
  * slurmctld answers in milliseconds; this bounds a stopped or hung
