@@ -76,8 +76,8 @@ now_ms() { date +%s%3N; }
 	kill -CONT "$ctld"
 	out_of "$id" | grep "^ceems - job $id " >&3
 	echo "# summary $((t1 - t0)) ms after the task was killed" >&3
-	grep "job $id: slurmctld did not say within" "$SLURM_DIR/log/slurmd.log" >&3
 	[ $((t1 - t0)) -le 1500 ]
+	grep "job $id: slurmctld did not say within" "$SLURM_DIR/log/slurmd.log" >&3
 	scancel "$id" 2>/dev/null || true
 	finish "$id" >/dev/null
 }
