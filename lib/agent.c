@@ -250,6 +250,8 @@ leave_now(struct ceems_agent *a, struct agent_job *j, uint64_t now_ns)
 	j->cpu_s += t.cpu_s;
 	agent_split_to_steps(j, &share, &t);
 	ceems_ledger_carry_add(&a->carry, &t, node.dt_s, &share);
+	/* The carry is not checkpointed: no recovery over this interval. */
+	agent_snapshot_job_left(a);
 	agent_observe_series(j, now_ns);
 }
 

@@ -166,6 +166,7 @@ struct ceems_cgroup_reader *agent_open_step_reader(struct ceems_agent *a,
 /* agent_recover.c */
 void agent_snapshot_node(struct ceems_agent *a, uint64_t now_ns);
 void agent_save_node(struct ceems_agent *a);
+void agent_snapshot_job_left(struct ceems_agent *a);
 /* Judge the node's counters against the checkpoint's SNAP (written in
  * boot SAVED_BOOT); when they allow it, set the baselines so that the
  * next tick spans the interval since SNAP's tick.  Returns the verdict. */

@@ -34,6 +34,8 @@ ceems_recover_verdict_name(enum ceems_recover_verdict v)
 		return "an energy device was made again or its controller restarted";
 	case CEEMS_RECOVER_UNIDENTIFIED:
 		return "which run of an energy counter was read is unknown";
+	case CEEMS_RECOVER_JOB_LEFT:
+		return "a job left after the checkpoint, its share already in its record";
 	}
 	return "unknown";
 }
@@ -133,6 +135,21 @@ agent_snapshot_node(struct ceems_agent *a, uint64_t now_ns)
 	}
 }
 
+/* A job left between two ticks and was charged for its part of the
+ * interval since the snapshot (leave_now): that part is kept in the
+ * ledger carry only, so a restart would split the whole interval again
+ * over the jobs left, the system and idle, counting it twice.  The
+ * snapshot is marked, at once and before the job's record is kept, so
+ * that the interval stays a gap; the next tick makes a new one. */
+void
+agent_snapshot_job_left(struct ceems_agent *a)
+{
+	if (a->snap.tick_ns == 0 || a->snap.have_busy == STATE_NODE_JOB_LEFT)
+		return;
+	a->snap.have_busy = STATE_NODE_JOB_LEFT;
+	agent_save_node(a);
+}
+
 void
 agent_save_node(struct ceems_agent *a)
 {
@@ -204,6 +221,8 @@ agent_recover_node(struct ceems_agent *a, const struct state_node *snap,
 	double joules[MAX_SOURCES][STATE_MAX_COUNTERS];
 	enum ceems_recover_verdict v;
 
+	if (snap->tick_ns != 0 && snap->have_busy == STATE_NODE_JOB_LEFT)
+		return CEEMS_RECOVER_JOB_LEFT;
 	if (snap->tick_ns == 0 || snap->tick_ns > now_ns || !snap->have_busy ||
 	    !a->have_node_cpu)
 		return CEEMS_RECOVER_NO_CHECKPOINT;

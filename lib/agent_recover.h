@@ -37,6 +37,10 @@ enum ceems_recover_verdict {
 	CEEMS_RECOVER_OTHER_RUN,
 	/* Which run such a counter is of was not known then or now. */
 	CEEMS_RECOVER_UNIDENTIFIED,
+	/* A job left after the checkpoint: its share of the interval up to
+	 * its departure is in its record already, and the checkpoint does
+	 * not hold it to take it out of the split. */
+	CEEMS_RECOVER_JOB_LEFT,
 };
 
 const char *ceems_recover_verdict_name(enum ceems_recover_verdict v);

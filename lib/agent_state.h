@@ -68,10 +68,16 @@ struct state_node {
 	uint64_t check;		/* state_checksum of what follows */
 	uint64_t tick_ns;	/* the tick; 0: no snapshot */
 	uint64_t busy_ns;	/* node busy CPU time (/proc/stat) */
+	/* 1: busy_ns holds it; 0: not read.  STATE_NODE_JOB_LEFT: a job
+	 * left after this tick, charged for its part of the interval, and
+	 * that part is not in the snapshot: the interval since is not to
+	 * be recovered (agent_recover.c). */
 	uint32_t have_busy;
 	uint32_t ncounters;
 	struct state_counter counters[STATE_MAX_COUNTERS];
 };
+
+#define STATE_NODE_JOB_LEFT 2
 
 struct state_file;
 

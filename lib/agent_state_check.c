@@ -147,7 +147,7 @@ bool
 state_node_sane(const struct state_node *n)
 {
 	if (n->tick_ns == 0 || n->ncounters > STATE_MAX_COUNTERS ||
-	    n->have_busy > 1 ||
+	    n->have_busy > STATE_NODE_JOB_LEFT ||
 	    n->check != state_checksum((const char *)n + sizeof(n->check),
 				       sizeof(*n) - sizeof(n->check)))
 		return false;

@@ -22,19 +22,21 @@
  * times, TRES): the job's end asks slurmctld nothing, so that a
  * slurmctld stopped or hung then adds nothing to it.  That RPC may block for
  * MessageTimeout when slurmctld is slow, and a job must never wait for
- * measurement (ARCHITECTURE invariant 1): it runs in a thread of the
- * step that registered the job, after the registration, and the job
- * starts meanwhile.  The answer goes to the agent as a second register
- * of the job, with the start time and cluster (the agent fills in what
- * it did not know).  The step's exit waits for the thread: slurmstepd
- * unloads the plugin after it.  If slurmctld never answers, the agent
- * falls back to the job's registration time and says so in the record.
+ * measurement (ARCHITECTURE invariant 1): it runs in a child process of
+ * the step that registered the job (child_call.c says why not a
+ * thread), after the registration, and the job starts meanwhile.  The
+ * answer goes to the agent as a second register of the job, with the
+ * start time and cluster (the agent fills in what it did not know), and
+ * back to the step through a pipe.  The extern step's exit waits
+ * CEEMS_CONTROLLER_WAIT_MS at most for it, then kills the child.  The
+ * lookup also runs for an extern step whose registration failed: the
+ * note of the job it then leaves for the agent (finish.c) carries the
+ * metadata.  If slurmctld never answers, the agent falls back to the
+ * job's registration time and says so in the record.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -45,8 +47,9 @@
 #include "plugin.h"
 
 static struct {
+	struct ceems_child_call child;
 	bool running;
-	pthread_t thread;
+	bool answered;
 	int timeout_ms;
 	char socket_path[CEEMS_CONFIG_PATH_MAX];
 	char configured_cluster[CEEMS_AGENT_CLUSTER_MAX];
@@ -55,24 +58,27 @@ static struct {
 	struct ceems_job_meta meta;
 } lookup;
 
-static void *
-lookup_main(void *arg)
+/* In the child: ask slurmctld, hand the answer back first, then tell
+ * the agent. */
+static void
+lookup_main(void *arg, void *answer, size_t size, int fd)
 {
 	struct ceems_agent_job_spec *spec = &lookup.spec;
+	struct ceems_job_meta *meta = answer;
 	char err[256];
 	int r;
 
 	(void)arg;
 	ceems_plugin_controller_meta(spec->jobid, lookup.configured_cluster,
-				     &lookup.meta);
-	if (lookup.meta.start_time > 0 &&
-	    lookup.meta.start_time <= CEEMS_AGENT_START_TIME_MAX)
-		spec->start_time = lookup.meta.start_time;
-	snprintf(spec->cluster, sizeof(spec->cluster), "%s",
-		 lookup.meta.cluster);
+				     meta);
+	ceems_child_call_answer(fd, meta, size);
+	if (meta->start_time > 0 &&
+	    meta->start_time <= CEEMS_AGENT_START_TIME_MAX)
+		spec->start_time = meta->start_time;
+	snprintf(spec->cluster, sizeof(spec->cluster), "%s", meta->cluster);
 	if (!lookup.registered ||
 	    (spec->start_time == 0 && spec->cluster[0] == '\0'))
-		return NULL;	/* no agent to tell, or nothing learned */
+		return;	/* no agent to tell, or nothing learned */
 	r = ceems_agent_register_job(lookup.socket_path, spec,
 				     lookup.timeout_ms, err, sizeof(err));
 	if (r == -EEXIST || r == 0)
@@ -83,7 +89,6 @@ lookup_main(void *arg)
 		ceems_info("job %u: start time not given to the node agent (%s); "
 			   "a record it writes itself would have its own",
 			   spec->jobid, err);
-	return NULL;
 }
 
 void
@@ -91,7 +96,6 @@ ceems_job_start_lookup(const struct ceems_config *config,
 		       const struct ceems_agent_job_spec *spec, bool registered,
 		       int timeout_ms)
 {
-	sigset_t all, old;
 	int r;
 
 	if (lookup.running || spec->start_time > 0)
@@ -103,14 +107,11 @@ ceems_job_start_lookup(const struct ceems_config *config,
 	snprintf(lookup.configured_cluster, sizeof(lookup.configured_cluster),
 		 "%s", config->cluster);
 	lookup.spec = *spec;
-	/* The thread takes no signal meant for slurmstepd. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&lookup.thread, NULL, lookup_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (r != 0) {
+	r = ceems_child_call_start(&lookup.child, lookup_main, NULL,
+				   sizeof(lookup.meta));
+	if (r < 0) {
 		ceems_warning("job %u: cannot start the start time lookup: %s",
-			      spec->jobid, strerror(r));
+			      spec->jobid, strerror(-r));
 		return;
 	}
 	lookup.running = true;
@@ -119,16 +120,25 @@ ceems_job_start_lookup(const struct ceems_config *config,
 void
 ceems_job_start_join(void)
 {
+	int r;
+
 	if (!lookup.running)
 		return;
-	pthread_join(lookup.thread, NULL);
 	lookup.running = false;
+	r = ceems_child_call_finish(&lookup.child, &lookup.meta,
+				    sizeof(lookup.meta),
+				    CEEMS_CONTROLLER_WAIT_MS);
+	lookup.answered = r == 0;
+	if (r == -ETIMEDOUT)
+		ceems_info("job %u: slurmctld did not answer within %d ms; "
+			   "the job's record has what the node knows of it",
+			   lookup.spec.jobid, CEEMS_CONTROLLER_WAIT_MS);
 }
 
 bool
 ceems_job_start_fill(struct ceems_job_meta *meta)
 {
-	if (lookup.running || lookup.meta.start_time <= 0)
+	if (!lookup.answered || lookup.meta.start_time <= 0)
 		return false;
 	ceems_job_meta_fill_from(meta, &lookup.meta);
 	return true;

@@ -9,6 +9,7 @@
 #include <slurm/spank.h>
 
 #include "agent.h"
+#include "child_call.h"
 #include "cgroup_path.h"
 #include "conf.h"
 #include "job.h"
@@ -86,10 +87,16 @@ int ceems_plugin_end_job(const struct ceems_config *config,
 			 const struct ceems_job_meta *meta, const char *by,
 			 int timeout_ms, struct ceems_agent_job_report *report);
 
+/* How long a step's end waits for slurmctld's answer (child_call.c):
+ * slurmctld answers in milliseconds; this bounds a stopped or hung
+ * one. */
+#define CEEMS_CONTROLLER_WAIT_MS 300
+
 /* What slurmctld says of the job SPEC is about (its metadata, start
- * time and cluster), looked up in a thread off the job's start path
- * (job_start.c); when REGISTERED, the start time and cluster are sent to
- * the agent.  The step's exit joins it. */
+ * time and cluster), looked up in a child process off the job's start
+ * path (job_start.c); when REGISTERED, the start time and cluster are
+ * sent to the agent.  The step's exit collects the answer, waiting
+ * CEEMS_CONTROLLER_WAIT_MS at most. */
 void ceems_job_start_lookup(const struct ceems_config *config,
 			    const struct ceems_agent_job_spec *spec,
 			    bool registered, int timeout_ms);

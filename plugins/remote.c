@@ -16,7 +16,11 @@
  *
  * Everything that talks to the agent has a short timeout, and every
  * failure is logged and ignored: measurement never fails, delays or kills
- * a job (ARCHITECTURE invariant 1).  User-visible text is printed with
+ * a job (ARCHITECTURE invariant 1).  slurmctld, which can block a call
+ * for MessageTimeout, is asked only in a child process with a deadline
+ * (child_call.c): at the extern step's start for the job's metadata
+ * (job_start.c), and at the batch step's task exit when a task was
+ * killed by a signal, to tell CANCELLED from TIMEOUT.  User-visible text is printed with
  * slurm_spank_log, which reaches the job's output only from batch and
  * srun steps (research/slurm.md section 1.8). */
 #include "config.h"
@@ -125,7 +129,7 @@ start_accounting(spank_t sp, pid_t pid)
 		step.step_started = true;
 	/* The extern step ends the job: its metadata are taken now, in the
 	 * step's own time, what the node knows here and what slurmctld
-	 * says in a thread (job_start.c), so that the job's end asks no one.
+	 * says in a child process (job_start.c), so that the job's end asks no one.
 	 * The step that registered the job tells the agent its Slurm start
 	 * time from the same answer. */
 	if (step.stepid == SLURM_EXTERN_CONT) {
@@ -189,6 +193,37 @@ prints_summary(spank_t sp)
 	       strcmp(value, "BATCH") != 0;
 }
 
+/* In a child (child_call.c): the job's metadata with slurmctld's word. */
+static void
+controller_meta_main(void *arg, void *answer, size_t size, int fd)
+{
+	ceems_plugin_job_meta(arg, step.jobid, true, step.config.cluster,
+			      answer);
+	ceems_child_call_answer(fd, answer, size);
+}
+
+/* The job's metadata with what slurmctld says of it, if it says it
+ * within CEEMS_CONTROLLER_WAIT_MS; else the node's alone (the state
+ * then comes from the task's status). */
+static void
+controller_meta(spank_t sp, struct ceems_job_meta *meta)
+{
+	struct ceems_child_call child;
+	int r;
+
+	r = ceems_child_call_start(&child, controller_meta_main, sp,
+				   sizeof(*meta));
+	if (r == 0)
+		r = ceems_child_call_finish(&child, meta, sizeof(*meta),
+					    CEEMS_CONTROLLER_WAIT_MS);
+	if (r == 0)
+		return;
+	ceems_info("job %u: slurmctld did not say within %d ms how the job ended (%s); "
+		   "the summary says what its tasks did", step.jobid,
+		   CEEMS_CONTROLLER_WAIT_MS, strerror(-r));
+	ceems_plugin_job_meta(sp, step.jobid, false, step.config.cluster, meta);
+}
+
 static void
 print_summary(spank_t sp, const struct ceems_agent_job_report *report)
 {
@@ -203,11 +238,12 @@ print_summary(spank_t sp, const struct ceems_agent_job_report *report)
 	/* A task that exited says COMPLETED or FAILED itself: no RPC at
 	 * the step's end, where slurmctld may hang.  A task killed by a
 	 * signal was cancelled, timed out, preempted...: only slurmctld,
-	 * which has just decided it, knows which. */
-	ceems_plugin_job_meta(sp, step.jobid,
-			      step.have_exit_status &&
-			      WIFSIGNALED(step.exit_status),
-			      step.config.cluster, &meta);
+	 * which has just decided it, knows which; asked with a deadline. */
+	if (step.have_exit_status && WIFSIGNALED(step.exit_status))
+		controller_meta(sp, &meta);
+	else
+		ceems_plugin_job_meta(sp, step.jobid, false,
+				      step.config.cluster, &meta);
 	ceems_plugin_job_outcome(&meta, step.exit_status, step.have_exit_status,
 				 (report->usage.present & CEEMS_CGF_OOM_KILLS) ?
 				 report->usage.oom_kills : 0);
@@ -276,7 +312,8 @@ ceems_remote_exit(spank_t sp)
 	static struct ceems_agent_job_report report;
 	struct ceems_job_meta meta;
 
-	/* Before anything else: slurmstepd unloads the plugin after this. */
+	/* slurmctld's answer, if it came within the deadline; the child
+	 * is gone after this. */
 	ceems_job_start_join();
 	if (!step.active)
 		return 0;

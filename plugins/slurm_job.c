@@ -1,5 +1,5 @@
 /* slurm_job.c - fill a job's metadata (lib/job.h) from Slurm: the job's
- * record in slurmctld (one RPC, in a thread at the job's start: job_start.c;
+ * record in slurmctld (one RPC, in a child process at the job's start: job_start.c;
  * in the epilog), the SPANK
  * items, and the step's environment where slurmctld cannot be reached
  * (for the name and nodes only: never for what jobs are accounted by).
@@ -236,7 +236,7 @@ ceems_plugin_job_meta(spank_t sp, uint32_t jobid, bool ask_controller,
 		from_controller(meta, jobid);
 		cluster_name(configured_cluster, meta);
 	} else if (configured_cluster != NULL) {
-		/* No RPC at all: the lookup thread asks (job_start.c). */
+		/* No RPC at all: the lookup child asks (job_start.c). */
 		copy_string(meta->cluster, sizeof(meta->cluster),
 			    configured_cluster);
 	}

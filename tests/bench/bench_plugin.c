@@ -23,7 +23,8 @@
  *
  * Not in the figures: what Slurm itself does around the callbacks, and
  * the plugin's RPC to slurmctld for the job's metadata, which runs in a
- * thread at the job's start (plugins/job_start.c) and never at its end.
+ * child process at the job's start (plugins/job_start.c), the step's
+ * end waiting 300 ms at most for its answer.
  *
  * Usage: bench_plugin -c CONF [-n OTHER_JOBS] [-r REPS] [-j FIRST_JOBID]
  * Runs as root (it creates cgroups).  Prints "key value" lines. */

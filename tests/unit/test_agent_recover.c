@@ -27,6 +27,7 @@
 #define HWMON "class/hwmon/"
 #define PM "cray/pm_counters/"
 #define JOB42_CPUACCT "sys/fs/cgroup/cpu,cpuacct/slurm_localhost/uid_1000/job_42/cpuacct.usage"
+#define JOB43_CPUACCT "sys/fs/cgroup/cpu,cpuacct/slurm_localhost/uid_1000/job_43/cpuacct.usage"
 #define BATCH_CPUACCT "sys/fs/cgroup/cpu,cpuacct/slurm_localhost/uid_1000/job_42/step_batch/cpuacct.usage"
 
 static char sys_root[200], cg_root[200], proc_root[200];
@@ -548,6 +549,125 @@ test_registered_after_tick(void)
 	ceems_agent_close(b);
 }
 
+/* Job 43: a copy of job 42's cgroup in every controller. */
+static void
+job43_make(struct ceems_agent_job_spec *spec)
+{
+	static const char *const ctl[] = {
+		"blkio", "cpu,cpuacct", "cpuset", "freezer", "memory",
+	};
+	char from[PATH_MAX], to[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(ctl) / sizeof(ctl[0]); i++) {
+		snprintf(from, sizeof(from), "%s/sys/fs/cgroup/%s/slurm_localhost/uid_1000/job_42",
+			 cg_root, ctl[i]);
+		snprintf(to, sizeof(to), "%s/sys/fs/cgroup/%s/slurm_localhost/uid_1000/job_43",
+			 cg_root, ctl[i]);
+		if (access(from, F_OK) == 0)
+			tmptree_copy(from, to);
+	}
+	job42_spec(spec);
+	spec->jobid = 43;
+	for (int c = 0; c < CEEMS_CG_NCONTROLLERS; c++) {
+		char *p = strstr(spec->cgroup.v1[c], "job_42");
+
+		if (p != NULL)
+			p[5] = '3';
+	}
+}
+
+static double
+package_j(const struct ceems_agent_job_report *r)
+{
+	return r->ledger.joules[CEEMS_DOMAIN_PACKAGE];
+}
+
+static double
+tick_rest_j(const struct ceems_agent *a)
+{
+	const struct ceems_ledger_tick *t = ceems_agent_last_tick(a);
+
+	return t->system_j[CEEMS_DOMAIN_PACKAGE] + t->idle_j[CEEMS_DOMAIN_PACKAGE];
+}
+
+/* Jobs 42 and 43 on the node; a checkpoint at a tick; job 43 leaves
+ * 0.5 s later (its record holds its share up to then); the agent is
+ * killed before the next tick and restarted.  What the restarted agent
+ * charges over the interval from the checkpoint (job 43's last part,
+ * job 42's, the system's and idle) is never more than the node's
+ * package energy in it, as for an agent that never stopped, which
+ * charges exactly that. */
+static void
+test_job_left_after_checkpoint(void)
+{
+	struct ceems_agent_job_spec s42, s43;
+	struct ceems_agent_job_report a42, a43, b42, b43, tmp;
+	struct ceems_agent *a, *b;
+	uint64_t t0 = 700 * SEC;
+	double a_from[2], b_from[2], a_sum, b_sum, node_j_from, node_delta;
+
+	set_boot_id("3c1d2e4f-0000-4000-8000-00000000b00a\n");
+	job42_spec(&s42);
+	job43_make(&s43);
+	a = open_agent("state-left-ref", t0);
+	b = open_agent("state-left", t0);
+	if (ceems_agent_register(a, &s42, t0) != 0 || ceems_agent_register(a, &s43, t0) != 0 ||
+	    ceems_agent_register(b, &s42, t0) != 0 || ceems_agent_register(b, &s43, t0) != 0) {
+		ok(0, "jobs 42 and 43 register");
+		return;
+	}
+	run_for(1);
+	write_u64(cg_root, JOB43_CPUACCT, job_ns / 4);
+	ceems_agent_tick(a, t0 + SEC);
+	ceems_agent_tick(b, t0 + SEC);
+	ceems_agent_checkpoint(b, t0 + SEC);
+	node_j_from = (double)(pkg0_uj + pkg1_uj) / 1e6;
+	ceems_agent_report(a, 42, &tmp);
+	a_from[0] = package_j(&tmp);
+	ceems_agent_report(a, 43, &tmp);
+	a_from[1] = package_j(&tmp);
+	ceems_agent_report(b, 42, &tmp);
+	b_from[0] = package_j(&tmp);
+	ceems_agent_report(b, 43, &tmp);
+	b_from[1] = package_j(&tmp);
+
+	run_for(0.5);
+	write_u64(cg_root, JOB43_CPUACCT, job_ns / 4);
+	ceems_agent_deregister(a, 43, t0 + SEC + SEC / 2, &a43);
+	ceems_agent_deregister(b, 43, t0 + SEC + SEC / 2, &b43);
+	ceems_agent_release(a, 43);
+	ceems_agent_release(b, 43);
+	ok(fabs(package_j(&b43) - package_j(&a43)) < 1e-9 && package_j(&b43) > 0,
+	   "job 43 leaves 0.5 s after the checkpoint: its record as the reference's (%.3f J)",
+	   package_j(&b43));
+	/* A checkpoint between its departure and the kill keeps the mark. */
+	ceems_agent_checkpoint(b, t0 + SEC + SEC * 7 / 10);
+	ceems_agent_close(b);	/* killed before the next tick */
+
+	run_for(3.5);
+	b = open_agent("state-left", t0 + 5 * SEC);
+	is_int(ceems_agent_restore(b, t0 + 5 * SEC), 1, "restarted: job 42 restored");
+	run_for(1);
+	ceems_agent_tick(a, t0 + 6 * SEC);
+	ceems_agent_tick(b, t0 + 6 * SEC);
+	node_delta = (double)(pkg0_uj + pkg1_uj) / 1e6 - node_j_from;
+	ceems_agent_report(a, 42, &a42);
+	if (ceems_agent_report(b, 42, &b42) != 0)
+		memset(&b42, 0, sizeof(b42));
+	a_sum = package_j(&a42) - a_from[0] + package_j(&a43) - a_from[1] + tick_rest_j(a);
+	b_sum = package_j(&b42) - b_from[0] + package_j(&b43) - b_from[1] + tick_rest_j(b);
+	ok(fabs(a_sum - node_delta) < 1e-6,
+	   "never stopped: the jobs, system and idle add up to the node's %.3f J (%.3f J)",
+	   node_delta, a_sum);
+	ok(b_sum <= node_delta + 1e-6,
+	   "restarted: they add up to %.3f J, not more than the node's (no double count)",
+	   b_sum);
+	is_near(b42.gap_s, 4, 1e-9, "job 42's 4 s since the checkpoint are a gap");
+	is_near(b42.recovered_s, 0, 0, "nothing recovered");
+	ceems_agent_close(a);
+	ceems_agent_close(b);
+}
+
 int
 main(void)
 {
@@ -560,5 +680,6 @@ main(void)
 	test_registered_after_tick();
 	test_other_sources();
 	test_not_cumulative();
+	test_job_left_after_checkpoint();
 	done_testing();
 }
