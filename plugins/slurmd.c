@@ -12,7 +12,7 @@
  * admin stops or restarts the agent with ceems-agent --stop / --restart.
  *
  * slurm_spank_init runs in slurmd context before slurmd daemonizes (up to
- * Slurm 24.05; research/slurm.md section 1.3), and again when slurmd
+ * Slurm 24.05), and again when slurmd
  * re-executes itself on scontrol reconfigure: both find the lock held.
  * Nothing that goes wrong here reaches slurmd: every failure is logged to
  * the slurmd log and the callbacks return success (the node then runs
