@@ -82,6 +82,38 @@ struct ceems_agent_gap {
 	double end;
 };
 
+/* A GPU the job held on this node (a whole device, a MIG instance or a
+ * share of a device), and what it did with it over its time there.
+ * Means are over the ticks that read the figure; unknown is not zero. */
+#define CEEMS_AGENT_GPU_UUID_MAX 96
+#define CEEMS_AGENT_GPU_BUS_MAX 32
+struct ceems_agent_gpu_report {
+	char uuid[CEEMS_AGENT_GPU_UUID_MAX];	/* the device's, "GPU-..." */
+	char bus_id[CEEMS_AGENT_GPU_BUS_MAX];	/* "0000:3b:00.0" */
+	int instance;			/* MIG instance / partition id, -1: none */
+	double share;			/* of the device, (0, 1] */
+	/* Its energy is power integrated over fast samples, not the
+	 * device's energy counter (data quality). */
+	bool power_integrated;
+	bool have_energy;
+	double energy_j;		/* charged to the job */
+	bool have_util;
+	double util_pct;		/* mean "GPU utilisation" */
+	bool have_mem_util;
+	double mem_util_pct;
+	bool have_mem_peak;
+	uint64_t mem_peak_bytes;
+	uint64_t mem_total_bytes;	/* its memory (the instance's), 0 unknown */
+	bool have_sm_active;
+	double sm_active_pct;
+	bool have_sm_occupancy;
+	double sm_occupancy_pct;
+	bool have_tensor_active;
+	double tensor_active_pct;
+	bool have_fp_active;
+	double fp_active_pct;
+};
+
 /* What the agent knows of a job: its ledger and its last usage. */
 struct ceems_agent_job_report {
 	uint32_t jobid;
@@ -111,6 +143,9 @@ struct ceems_agent_job_report {
 	double recovered_s;
 	uint32_t nrecovered;
 	struct ceems_agent_gap recovered[CEEMS_AGENT_MAX_GAPS];
+	/* The GPUs it held on this node, in the agent's device order. */
+	uint32_t ngpus;
+	struct ceems_agent_gpu_report gpus[CEEMS_LEDGER_MAX_GPUS];
 };
 
 struct ceems_agent;
