@@ -64,6 +64,11 @@ struct ceems_gpu_device {
 	 * energy is power integrated over fast samples. */
 	bool has_energy_counter;
 	double energy_unit_j;		/* joules per count of that counter */
+	/* The counter wraps to 0 after this many counts; 0: it does not
+	 * (NVML: 64-bit millijoules).  ROCm SMI does not say how wide its
+	 * counter is: it starts at 2^32 and becomes 0 once a reading
+	 * proves the counter wider (the one change after open). */
+	uint64_t energy_range;
 	double max_power_w;		/* power limit; 0 unknown */
 	size_t ninstances;		/* 0: not partitioned */
 	struct ceems_gpu_instance inst[CEEMS_GPU_MAX_INSTANCES];
