@@ -5,6 +5,7 @@
  * compares, so that a parser that wrongly refuses good input fails too. */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -22,6 +23,7 @@
 #include "conf.h"
 #include "emissions.h"
 #include "energy.h"
+#include "gpu_internal.h"
 #include "hwmon.h"
 #include "pm_counters.h"
 #include "proc_stats.h"
@@ -883,6 +885,67 @@ check_classifiers(const char *line, const char *rest)
 	return NULL;
 }
 
+/* The fields of a canonical bus id "dddd:bb:dd.f" (lower-case hex, a
+ * domain of 4 to 8 digits); false when S is not one. */
+static bool
+canonical_bus_id(const char *s, unsigned long *field)
+{
+	size_t n = strspn(s, "0123456789abcdef");
+	char *end;
+	int i;
+
+	if (n < 4 || n > 8 || s[n] != ':')
+		return false;
+	for (i = 0; i < 4; i++) {
+		size_t want = i == 0 ? n : i == 3 ? 1 : 2;
+
+		if (strspn(s, "0123456789abcdef") != want)
+			return false;
+		field[i] = strtoul(s, &end, 16);
+		if (*end != (i < 2 ? ':' : i == 2 ? '.' : '\0'))
+			return false;
+		s = end + (i < 3);
+	}
+	return field[3] <= 7 && field[2] <= 0x1f;
+}
+
+/* ceems_gpu_bus_id_normalise: "" on error; on success a canonical bus
+ * id holding the numbers of the input ([domain:]bus:device.function in
+ * hex), that normalises to itself. */
+static const char *
+check_bus_id(const char *data)
+{
+	char out[CEEMS_GPU_ID_MAX], again[CEEMS_GPU_ID_MAX];
+	unsigned long got[4], in[4] = { 0, 0, 0, 0 };
+	const char *p = data;
+	int nfields = 0, ret;
+	char *end;
+
+	memset(out, 'x', sizeof(out));
+	ret = ceems_gpu_bus_id_normalise(data, out, sizeof(out));
+	if (ret != 0 && ret != -EINVAL)
+		return "ceems_gpu_bus_id_normalise: undocumented return code";
+	if (ret != 0)
+		return out[0] == '\0' ? NULL :
+			"ceems_gpu_bus_id_normalise: output left on error";
+	if (!canonical_bus_id(out, got))
+		return "ceems_gpu_bus_id_normalise: output not canonical";
+	while (nfields < 4 && isxdigit((unsigned char)*p)) {
+		in[nfields++] = strtoul(p, &end, 16);
+		p = *end != '\0' ? end + 1 : end;
+	}
+	if (nfields == 3) {
+		memmove(in + 1, in, 3 * sizeof(in[0]));
+		in[0] = 0;
+	}
+	if (memcmp(in, got, sizeof(in)) != 0)
+		return "ceems_gpu_bus_id_normalise: numbers changed";
+	if (ceems_gpu_bus_id_normalise(out, again, sizeof(again)) != 0 ||
+	    strcmp(out, again) != 0)
+		return "ceems_gpu_bus_id_normalise: not idempotent";
+	return NULL;
+}
+
 const char *
 fuzz_check_energy(const char *data, size_t len)
 {
@@ -895,6 +958,8 @@ fuzz_check_energy(const char *data, size_t len)
 	int ret, want_ret;
 
 	(void)len;
+	if ((problem = check_bus_id(data)) != NULL)
+		return problem;
 	want_ret = expected_decimal(data, &want);
 	ret = ceems_parse_u64(data, &v);
 	if (ret != want_ret || (ret == 0 ? v != want : v != mark))

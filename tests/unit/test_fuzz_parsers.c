@@ -195,6 +195,10 @@ static const struct edge energy_edges[] = {
 	EDGE("energy"), EDGE("cpu_energy"), EDGE("cpu0_energy"),
 	EDGE("cpu4096_energy"), EDGE("accel4095_energy"), EDGE("accel_energy"),
 	EDGE("accel01_energy"), EDGE("memory_energy\n"),
+	EDGE("00000000:3B:00.0"), EDGE("0000:3b:1f.7"), EDGE("3b:00.0"),
+	EDGE("ffffffff:ff:1f.7"), EDGE("100000000:00:00.0"), EDGE("0:100:0.0"),
+	EDGE("0000:3b:20.0"), EDGE("0000:3b:00.8"), EDGE("0000:3b:00.0 "),
+	EDGE("0000:3b:00."), EDGE(":3b:00.0"), EDGE("0000::00.0"),
 };
 
 static const char *const agent_proto_seeds[] = { "agent:*.json", NULL };
