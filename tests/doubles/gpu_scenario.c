@@ -334,11 +334,14 @@ reload(const char *path)
 struct gpu_scenario *
 gpu_scenario_get(const void *self)
 {
-	char path[4096];
+	/* Found once: the double is asked for every figure it has. */
+	static char path[4096];
+	static int have_path;
 	struct stat st;
 
-	if (scenario_path(self, path, sizeof(path)) < 0 ||
-	    stat(path, &st) < 0) {
+	if (!have_path)
+		have_path = scenario_path(self, path, sizeof(path)) == 0 ? 1 : -1;
+	if (have_path < 0 || stat(path, &st) < 0) {
 		if (seen.loaded)
 			memset(&current, 0, sizeof(current));
 		seen.loaded = false;
