@@ -155,7 +155,7 @@ void ceems_gpu_backend_close(struct ceems_gpu_backend *b);
  * the agent for that sampling period).  Counters follow the energy
  * reader rules (wraps, resets, gaps; a lost device is a read error).
  * The source owns the backends from then on and closes them.  NULL when
- * NBACKENDS is 0 or on memory exhaustion. */
+ * NBACKENDS is 0, or on memory exhaustion (the backends closed). */
 #define CEEMS_GPU_POWER_SAMPLE_NS 100000000ULL
 struct ceems_energy_source *ceems_gpu_source_open(
 	struct ceems_gpu_backend **backends, size_t nbackends,
