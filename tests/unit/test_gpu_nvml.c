@@ -244,6 +244,55 @@ test_many(void)
 	ceems_gpu_backend_close(b);
 }
 
+/* Copy the double to DST: a library of its own, whose scenario is
+ * DST.scenario. */
+static int
+copy_double(const char *dst)
+{
+	char buf[65536];
+	FILE *in = fopen(gpu_double_path(NVML_DOUBLE), "rb");
+	FILE *out = fopen(dst, "wb");
+	size_t n;
+	int ret = in != NULL && out != NULL ? 0 : -1;
+
+	while (ret == 0 && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, out) != n)
+			ret = -1;
+	if (in != NULL)
+		fclose(in);
+	if (out != NULL && fclose(out) != 0)
+		ret = -1;
+	return ret;
+}
+
+/* As the agent runs it, with a clean environment: the double finds its
+ * scenario next to itself. */
+static void
+test_scenario_beside(void)
+{
+	char lib[600], scen[700], err[512];
+	struct ceems_gpu_backend *b;
+	FILE *f;
+	int errnum;
+
+	snprintf(lib, sizeof(lib), "%s/libnvml-beside.so", gpu_scenario_dir);
+	snprintf(scen, sizeof(scen), "%s.scenario", lib);
+	f = fopen(scen, "w");
+	if (!ok(copy_double(lib) == 0 && f != NULL, "beside: copied"))
+		return;
+	fputs("[device]\nuuid=GPU-beside\n", f);
+	fclose(f);
+	unsetenv("CEEMS_GPU_DOUBLE_SCENARIO");
+	b = ceems_gpu_nvml_open(lib, &errnum, err, sizeof(err));
+	ok(b != NULL && b->ndevices == 1 &&
+	   strcmp(b->dev[0].uuid, "GPU-beside") == 0,
+	   "the double reads <its path>.scenario");
+	ceems_gpu_backend_close(b);
+	setenv("CEEMS_GPU_DOUBLE_SCENARIO", gpu_scenario_file, 1);
+	unlink(scen);
+	unlink(lib);
+}
+
 int
 main(void)
 {
@@ -253,6 +302,7 @@ main(void)
 	test_reads();
 	test_mig();
 	test_many();
+	test_scenario_beside();
 	gpu_double_teardown();
 	return done_testing();
 }
