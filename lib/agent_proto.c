@@ -385,7 +385,8 @@ ceems_agent_reply_decode(const char *buf, size_t len,
 		struct json_object *code = ceems_json_get(obj, "code");
 
 		ceems_json_error(err, err_size, "%s",
-		       msg != NULL && json_object_is_type(msg, json_type_string)
+		       msg != NULL && json_object_is_type(msg, json_type_string) &&
+			       json_object_get_string(msg)[0] != '\0'
 			       ? json_object_get_string(msg)
 			       : "the agent refused the request without saying why");
 		r = code != NULL && json_object_is_type(code, json_type_string)
