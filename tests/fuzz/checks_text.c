@@ -146,7 +146,7 @@ static const char *
 check_record(const char *data, size_t len, bool raw)
 {
 	struct pieces p = { data, len, 0 };
-	const char *orig[NMETA_TEXT + 4];
+	const char *orig[NMETA_TEXT + 6];
 	struct ceems_job_ledger *l = &record.report.ledger;
 	char err[256];
 	int n;
@@ -171,6 +171,21 @@ check_record(const char *data, size_t len, bool raw)
 	     &orig[NMETA_TEXT + 2]);
 	fill(l->factor.zone, sizeof(l->factor.zone), &p, raw,
 	     &orig[NMETA_TEXT + 3]);
+	record.report.ngpus = 1;
+	record.report.gpus[0].share = 1;
+	record.report.gpus[0].instance = -1;
+	fill(record.report.gpus[0].uuid, sizeof(record.report.gpus[0].uuid), &p,
+	     raw, &orig[NMETA_TEXT + 4]);
+	fill(record.report.gpus[0].bus_id, sizeof(record.report.gpus[0].bus_id),
+	     &p, raw, &orig[NMETA_TEXT + 5]);
+	/* A GPU with no name at all is no GPU: the decoder refuses it. */
+	if (record.report.gpus[0].uuid[0] == '\0' &&
+	    record.report.gpus[0].bus_id[0] == '\0')
+	{
+		snprintf(record.report.gpus[0].bus_id,
+			 sizeof(record.report.gpus[0].bus_id), "0000:3b:00.0");
+		orig[NMETA_TEXT + 5] = record.report.gpus[0].bus_id;
+	}
 	n = ceems_record_encode(&record, text, sizeof(text));
 	if (n <= 0)
 		return "ceems_record_encode: a record with odd strings does not encode";
@@ -187,7 +202,12 @@ check_record(const char *data, size_t len, bool raw)
 	    !came_back(back.report.ledger.factor.source, l->factor.source,
 		       sizeof(l->factor.source), orig[NMETA_TEXT + 2], raw) ||
 	    !came_back(back.report.ledger.factor.zone, l->factor.zone,
-		       sizeof(l->factor.zone), orig[NMETA_TEXT + 3], raw))
+		       sizeof(l->factor.zone), orig[NMETA_TEXT + 3], raw) ||
+	    back.report.ngpus != 1 ||
+	    !came_back(back.report.gpus[0].uuid, record.report.gpus[0].uuid,
+		       sizeof(record.report.gpus[0].uuid), orig[NMETA_TEXT + 4], raw) ||
+	    !came_back(back.report.gpus[0].bus_id, record.report.gpus[0].bus_id,
+		       sizeof(record.report.gpus[0].bus_id), orig[NMETA_TEXT + 5], raw))
 		return "record: a string did not come back as text.h says";
 	return NULL;
 }
@@ -300,8 +320,12 @@ check_step_and_error(const char *data, size_t len, bool raw)
 	n = ceems_agent_reply_error(-EINVAL, orig, text, CEEMS_AGENT_MSG_MAX);
 	if (n <= 0 || !strict_json(text, (size_t)n))
 		return "ceems_agent_reply_error: not valid UTF-8 JSON";
+	/* An empty message comes back as a sentence saying so: a refusal
+	 * always says something. */
 	if (ceems_agent_reply_decode(text, (size_t)n, NULL, err, sizeof(err)) !=
-	    -EINVAL || !came_back(err, orig, CEEMS_AGENT_ERROR_MAX, orig, true))
+	    -EINVAL || (orig[0] != '\0' &&
+			!came_back(err, orig, CEEMS_AGENT_ERROR_MAX, orig, true)) ||
+	    (orig[0] == '\0' && strstr(err, "without saying why") == NULL))
 		return "ceems_agent_reply_error: the message did not come back "
 		       "as text.h says";
 	return NULL;

@@ -478,6 +478,140 @@ test_step_presence(void)
 	   "re-encoded with the measured zeros and without the missing values: %s", msg);
 }
 
+/* The GPUs a job held: a whole device with every figure, a MIG instance
+ * whose energy is integrated power and whose profiling metrics are
+ * unknown; what is unknown comes back absent. */
+static void
+test_gpu_report(void)
+{
+	static struct ceems_agent_job_report r, back;
+	static const struct {
+		const char *gpus;
+		const char *want;
+	} bad[] = {
+		{ "{}", "must be an array" },
+		{ "[1]", "must be objects" },
+		{ "[{\"share\":1}]", "neither uuid nor bus_id" },
+		{ "[{\"uuid\":\"GPU-1\"}]", "share is missing" },
+		{ "[{\"uuid\":\"GPU-1\",\"share\":0}]", "above 0" },
+		{ "[{\"uuid\":\"GPU-1\",\"share\":1.5}]", "share" },
+		{ "[{\"uuid\":\"GPU-1\",\"share\":1,\"util_pct\":100.5}]", "util_pct" },
+		{ "[{\"uuid\":\"GPU-1\",\"share\":1,\"sm_active_pct\":-1}]", "sm_active_pct" },
+		{ "[{\"uuid\":\"GPU-1\",\"share\":1,\"energy_j\":-2}]", "energy_j" },
+		{ "[{\"uuid\":\"GPU-1\",\"share\":1,\"energy_j\":\"5\"}]", "energy_j" },
+		{ "[{\"uuid\":\"GPU-1\",\"share\":1,\"instance\":-1}]", "instance" },
+		{ "[{\"uuid\":\"GPU-1\",\"share\":1,\"mem_peak_bytes\":9223372036854775808}]",
+		  "mem_peak_bytes" },
+		{ "[{\"uuid\":\"GPU-1\",\"share\":1,\"mem_total_bytes\":0}]", "mem_total_bytes" },
+		{ "[{\"uuid\":\"GPU\\u0001\",\"share\":1}]", "uuid" },
+		{ "[{\"uuid\":\"GPU-1\",\"share\":1,\"power_integrated\":1}]", "power_integrated" },
+	};
+	struct ceems_agent_gpu_report *g;
+	int n;
+
+	memset(&r, 0, sizeof(r));
+	ceems_job_ledger_init(&r.ledger);
+	r.jobid = 8;
+	r.uid = 9;
+	r.ngpus = 2;
+	g = &r.gpus[0];
+	snprintf(g->uuid, sizeof(g->uuid), "GPU-8c5b1d3e-0000-1111-2222-333344445555");
+	snprintf(g->bus_id, sizeof(g->bus_id), "0000:3b:00.0");
+	g->instance = -1;
+	g->share = 1;
+	g->have_energy = true;
+	g->energy_j = 123456.5;
+	g->have_util = true;
+	g->util_pct = 1.0 / 3;
+	g->have_mem_util = true;
+	g->mem_util_pct = 0;		/* measured 0: written */
+	g->have_mem_peak = true;
+	g->mem_peak_bytes = UINT64_C(40) << 30;
+	g->mem_total_bytes = UINT64_C(80) << 30;
+	g->have_sm_active = true;
+	g->sm_active_pct = 12.5;
+	g->have_sm_occupancy = true;
+	g->sm_occupancy_pct = 6.25;
+	g->have_tensor_active = true;
+	g->tensor_active_pct = 100;
+	g->have_fp_active = true;
+	g->fp_active_pct = 3;
+	g = &r.gpus[1];
+	snprintf(g->uuid, sizeof(g->uuid), "GPU-aa");
+	g->instance = 3;
+	g->share = 1.0 / 7;
+	g->power_integrated = true;
+	g->have_energy = true;
+	g->energy_j = 50;
+	g->sm_active_pct = 77;		/* not measured: must not be written */
+	g->util_pct = 55;
+	n = ceems_agent_reply_ok(&r, msg, sizeof(msg));
+	ok(n > 0, "a report with GPUs encodes");
+	memset(&back, 0xa5, sizeof(back));
+	if (!ok(ceems_agent_reply_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0,
+		"and decodes (%s)", err))
+		return;
+	is_int(back.ngpus, 2, "both GPUs come back");
+	g = &back.gpus[0];
+	ok(strcmp(g->uuid, r.gpus[0].uuid) == 0 && strcmp(g->bus_id, "0000:3b:00.0") == 0 &&
+	   g->instance == -1 && g->share == 1 && !g->power_integrated,
+	   "a whole device's identity round-trips");
+	ok(g->have_energy && g->energy_j == 123456.5 && g->have_util &&
+	   g->util_pct == 1.0 / 3 && g->have_mem_util && g->mem_util_pct == 0 &&
+	   g->have_mem_peak && g->mem_peak_bytes == r.gpus[0].mem_peak_bytes &&
+	   g->mem_total_bytes == r.gpus[0].mem_total_bytes,
+	   "its energy, utilisation and memory round-trip (a measured 0 too)");
+	ok(g->have_sm_active && g->sm_active_pct == 12.5 && g->have_sm_occupancy &&
+	   g->sm_occupancy_pct == 6.25 && g->have_tensor_active &&
+	   g->tensor_active_pct == 100 && g->have_fp_active && g->fp_active_pct == 3,
+	   "its profiling metrics round-trip");
+	g = &back.gpus[1];
+	ok(strcmp(g->uuid, "GPU-aa") == 0 && g->bus_id[0] == '\0' && g->instance == 3 &&
+	   g->share == 1.0 / 7 && g->power_integrated && g->have_energy && g->energy_j == 50,
+	   "a MIG instance with integrated power round-trips");
+	ok(!g->have_util && !g->have_mem_util && !g->have_mem_peak &&
+	   !g->have_sm_active && !g->have_sm_occupancy && !g->have_tensor_active &&
+	   !g->have_fp_active && g->mem_total_bytes == 0 && g->sm_active_pct == 0,
+	   "its unknown figures come back unknown, not as sent");
+	ok(strstr(msg, "\"sm_active_pct\":77") == NULL && strstr(msg, "\"util_pct\":55") == NULL,
+	   "figures without their have_ flag are not written");
+
+	r.ngpus = 0;
+	n = ceems_agent_reply_ok(&r, msg, sizeof(msg));
+	ok(n > 0 && strstr(msg, "gpus") == NULL, "a job without GPUs has no gpus member");
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[512];
+		struct json_object *obj;
+
+		snprintf(text, sizeof(text), "{\"jobid\":1,\"uid\":2,\"gpus\":%s}", bad[i].gpus);
+		obj = json_tokener_parse(text);
+		memset(&back, 0, sizeof(back));
+		back.ngpus = 77;
+		ok(obj != NULL &&
+		   ceems_agent_job_report_from_json(obj, &back, err, sizeof(err)) == -EINVAL &&
+		   strstr(err, bad[i].want) != NULL && back.ngpus == 77,
+		   "gpus %s refused (%s), the report untouched", bad[i].gpus, err);
+		json_object_put(obj);
+	}
+	{
+		char text[8192];
+		size_t o = (size_t)snprintf(text, sizeof(text), "{\"jobid\":1,\"uid\":2,\"gpus\":[");
+		struct json_object *obj;
+
+		for (int i = 0; i <= CEEMS_LEDGER_MAX_GPUS; i++)
+			o += (size_t)snprintf(text + o, sizeof(text) - o,
+					      "%s{\"bus_id\":\"b%d\",\"share\":1}",
+					      i > 0 ? "," : "", i);
+		snprintf(text + o, sizeof(text) - o, "]}");
+		obj = json_tokener_parse(text);
+		ok(obj != NULL &&
+		   ceems_agent_job_report_from_json(obj, &back, err, sizeof(err)) == -EINVAL &&
+		   strstr(err, "more than") != NULL, "more GPUs than a node has are refused");
+		json_object_put(obj);
+	}
+}
+
 static void
 test_reply_errors(void)
 {
@@ -497,6 +631,9 @@ test_reply_errors(void)
 	n = snprintf(msg, sizeof(msg), "{\"ok\":false}");
 	ok(ceems_agent_reply_decode(msg, (size_t)n, NULL, err, sizeof(err)) == -EREMOTEIO &&
 	   strstr(err, "without saying why") != NULL, "a refusal without words");
+	n = snprintf(msg, sizeof(msg), "{\"ok\":false,\"error\":\"\",\"code\":\"EPERM\"}");
+	ok(ceems_agent_reply_decode(msg, (size_t)n, NULL, err, sizeof(err)) == -EPERM &&
+	   strstr(err, "without saying why") != NULL, "a refusal with empty words says so");
 	n = snprintf(msg, sizeof(msg), "{\"ok\":1}");
 	is_int(ceems_agent_reply_decode(msg, (size_t)n, NULL, err, sizeof(err)), -EPROTO,
 	       "ok must be a boolean");
@@ -991,6 +1128,7 @@ main(void)
 	test_finish_requests();
 	test_report_round_trip();
 	test_step_presence();
+	test_gpu_report();
 	test_reply_errors();
 	test_bad_requests();
 	test_fuzz();
