@@ -1131,6 +1131,43 @@ check_request(const char *data, size_t len)
 	return NULL;
 }
 
+/* The GPUs of a decoded report: within the node's count, named, every
+ * measured figure in its range, the unmeasured ones left at 0. */
+static const char *
+check_report_gpus(const struct ceems_agent_job_report *r)
+{
+	if (r->ngpus > CEEMS_LEDGER_MAX_GPUS)
+		return "ceems_agent_reply_decode: more GPUs than a node has";
+	for (uint32_t i = 0; i < r->ngpus; i++) {
+		const struct ceems_agent_gpu_report *g = &r->gpus[i];
+		const bool have[] = { g->have_util, g->have_mem_util,
+				      g->have_sm_active, g->have_sm_occupancy,
+				      g->have_tensor_active, g->have_fp_active };
+		const double pct[] = { g->util_pct, g->mem_util_pct,
+				       g->sm_active_pct, g->sm_occupancy_pct,
+				       g->tensor_active_pct, g->fp_active_pct };
+
+		if (!nul_within(g->uuid, sizeof(g->uuid)) ||
+		    !nul_within(g->bus_id, sizeof(g->bus_id)) ||
+		    (g->uuid[0] == '\0' && g->bus_id[0] == '\0'))
+			return "ceems_agent_reply_decode: a GPU without a name";
+		if (!(g->share > 0 && g->share <= 1) || g->instance < -1)
+			return "ceems_agent_reply_decode: GPU share or instance out of range";
+		if (!(g->energy_j >= 0) || isinf(g->energy_j) ||
+		    (!g->have_energy && g->energy_j != 0))
+			return "ceems_agent_reply_decode: GPU energy out of range";
+		for (size_t k = 0; k < sizeof(pct) / sizeof(pct[0]); k++)
+			if (!(pct[k] >= 0 && pct[k] <= 100) || (!have[k] && pct[k] != 0))
+				return "ceems_agent_reply_decode: GPU percentage out "
+				       "of range, or set though unknown";
+		if (g->mem_peak_bytes > (uint64_t)INT64_MAX ||
+		    g->mem_total_bytes > (uint64_t)INT64_MAX ||
+		    (!g->have_mem_peak && g->mem_peak_bytes != 0))
+			return "ceems_agent_reply_decode: GPU memory out of range";
+	}
+	return NULL;
+}
+
 static const char *
 check_reply(const char *data, size_t len)
 {
@@ -1177,7 +1214,7 @@ check_reply(const char *data, size_t len)
 		    !nul_within(l->factor.zone, sizeof(l->factor.zone)))
 			return "ceems_agent_reply_decode: unterminated factor string";
 	}
-	return NULL;
+	return check_report_gpus(&report);
 }
 
 const char *

@@ -242,6 +242,11 @@ static const struct edge agent_proto_edges[] = {
 	     "\"cgroup\":{\"version\":2,\"unified\":\"/j\"},\"gpu_share\":"
 	     "[NaN,Infinity]}}"),
 	EDGE("{\"ok\":false,\"error\":\"no\",\"code\":\"EWHAT\"}"),
+	EDGE("{\"ok\":true,\"report\":{\"jobid\":1,\"uid\":0,\"gpus\":"
+	     "[{\"uuid\":\"GPU-1\",\"share\":1e-300,\"instance\":2147483647,"
+	     "\"util_pct\":100,\"mem_peak_bytes\":9223372036854775807}]}}"),
+	EDGE("{\"ok\":true,\"report\":{\"jobid\":1,\"uid\":0,\"gpus\":"
+	     "[{\"bus_id\":\"\\u0000\",\"share\":-0.0,\"energy_j\":1e309}]}}"),
 	EDGE("{\"ok\":false}"), EDGE("{\"ok\":true,\"report\":null}"),
 	EDGE("{\"ok\":true,\"report\":{\"jobid\":1,\"uid\":0,\"usage\":"
 	     "{\"cpuset\":\"0-8192\",\"mem_limit_bytes\":\"maxx\"}}}"),
