@@ -64,7 +64,7 @@ ceems_record_build(struct ceems_job_record *r,
 	snprintf(r->finalized_by, sizeof(r->finalized_by), "%s", finalized_by);
 	r->meta = *meta;
 	r->report = *report;
-	n = ceems_summary_notes(meta, report, NULL, r->notes,
+	n = ceems_summary_notes(meta, report, r->notes,
 				CEEMS_SUMMARY_MAX_NOTES);
 	r->nnotes = n > 0 ? (size_t)n : 0;
 }

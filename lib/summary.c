@@ -220,47 +220,57 @@ gpu_part_shown(const struct figures *f)
 		f->joules[CEEMS_DOMAIN_GPU] > 0);
 }
 
+/* "GPU      2 held (1 MIG), 1 idle (GPU 3b:00.0)   busy  36%", then
+ * what is known of SM activity, memory and energy on the next line. */
 static void
 put_gpu(struct out *o, const struct figures *f)
 {
-	char left[128], list[128];
-	double sum = 0, idle_j;
-	unsigned int nbusy = 0, nidle;
-	bool have_j;
+	char left[160], more[200], a[32], b[32], pct[16];
 
 	if (f->gpus_held == 0)
 		return;
-	if (f->gpu == NULL) {
-		snprintf(left, sizeof(left), "%u held, use not measured",
-			 f->gpus_held);
+	snprintf(left, sizeof(left), "%u held", f->gpus_held);
+	if (f->gpu_nmig > 0)
+		summary_appendf(left, sizeof(left), " (%u MIG)", f->gpu_nmig);
+	if (f->gpu_nbusy == 0) {
+		summary_appendf(left, sizeof(left), ", use not measured");
 		put_field(o, "GPU", left);
-		return;
+	} else {
+		if (f->gpu_nidle > 0)
+			summary_appendf(left, sizeof(left), ", %u idle (%s)",
+				f->gpu_nidle, f->gpu_idle_list);
+		if (f->gpu_nbusy < f->ngpus)
+			summary_appendf(left, sizeof(left), ", %u not measured",
+				f->ngpus - f->gpu_nbusy);
+		put_field_right(o, "GPU", left, "busy", f->gpu_busy_pct / 100);
 	}
-	for (unsigned int i = 0; i < f->gpu->ndevices; i++) {
-		const struct ceems_summary_gpu_device *d = &f->gpu->dev[i];
-
-		if (d->have_busy && isfinite(d->busy_pct) &&
-		    d->busy_pct >= 0 && d->busy_pct <= 100) {
-			sum += d->busy_pct;
-			nbusy++;
+	more[0] = '\0';
+	if (f->have_gpu_sm) {
+		summary_fmt_pct(pct, sizeof(pct), f->gpu_sm_pct / 100);
+		summary_appendf(more, sizeof(more), "SM active %s", pct);
+		if (f->gpu_nsm < f->ngpus)
+			summary_appendf(more, sizeof(more), " (%u of %u)",
+				f->gpu_nsm, f->ngpus);
+	}
+	if (f->have_gpu_mem && f->ngpus > 0) {
+		summary_fmt_bytes(a, sizeof(a), f->gpu_mem_peak);
+		summary_appendf(more, sizeof(more), "%smemory %s peak", more[0] ?
+			", " : "", a);
+		if (f->gpu_mem_total > 0) {
+			summary_fmt_bytes(b, sizeof(b), f->gpu_mem_total);
+			summary_appendf(more, sizeof(more), " of %s", b);
 		}
 	}
-	nidle = summary_gpu_idle_list(f->gpu, list, sizeof(list), &idle_j,
-		&have_j);
-	if (nbusy == 0) {
-		snprintf(left, sizeof(left), "%u held, use not measured",
-			 f->gpus_held);
-		put_field(o, "GPU", left);
-		return;
+	if (f->have_gpu_j && f->ngpus > 0) {
+		summary_fmt_energy(a, sizeof(a), f->gpu_j);
+		summary_appendf(more, sizeof(more), "%s%s", more[0] ? ", " : "", a);
+		if (f->gpu_power_integrated)
+			summary_appendf(more, sizeof(more),
+				" (from power samples where a device has no "
+				"energy counter)");
 	}
-	snprintf(left, sizeof(left), "%u held", f->gpus_held);
-	if (nidle > 0)
-		summary_appendf(left, sizeof(left), ", %u idle (%s)", nidle,
-			list);
-	if (nbusy < f->gpu->ndevices)
-		summary_appendf(left, sizeof(left), ", %u not measured",
-			f->gpu->ndevices - nbusy);
-	put_field_right(o, "GPU", left, "busy", sum / nbusy / 100);
+	if (more[0] != '\0')
+		put_field(o, "", more);
 }
 
 static void
@@ -461,7 +471,6 @@ format_short(struct out *o, const struct figures *f,
 int
 ceems_summary_format(const struct ceems_job_meta *meta,
 		     const struct ceems_agent_job_report *report,
-		     const struct ceems_summary_gpu *gpu,
 		     enum ceems_summary_style style, char *buf, size_t size)
 {
 	struct ceems_summary_note notes[CEEMS_SUMMARY_MAX_NOTES];
@@ -481,7 +490,7 @@ ceems_summary_format(const struct ceems_job_meta *meta,
 	default:
 		return -EINVAL;
 	}
-	summary_figures_compute(meta, report, gpu, &f);
+	summary_figures_compute(meta, report, &f);
 	nnotes = summary_notes_build(&f, notes, CEEMS_SUMMARY_MAX_NOTES);
 	if (style == CEEMS_SUMMARY_FULL)
 		format_full(&o, &f, notes, nnotes);

@@ -25,22 +25,6 @@ enum ceems_summary_style {
 int ceems_summary_style_parse(const char *text,
 			      enum ceems_summary_style *out);
 
-/* A job's GPU usage on this node, for the GPU notes.  Nothing fills it
- * yet (the GPU issue will; it may move into the agent's report then):
- * pass NULL, which means "no GPU usage figures", not "GPUs unused". */
-struct ceems_summary_gpu_device {
-	int index;		/* the device's index on the node */
-	bool have_busy;
-	double busy_pct;	/* mean utilisation over the job, 0..100 */
-	bool have_energy;
-	double energy_j;	/* this device's energy charged to the job */
-};
-
-struct ceems_summary_gpu {
-	unsigned int ndevices;	/* devices the job held on this node */
-	struct ceems_summary_gpu_device dev[CEEMS_LEDGER_MAX_GPUS];
-};
-
 /* No job gets more notes than this (one per rule in doc/summary.md). */
 #define CEEMS_SUMMARY_MAX_NOTES 8
 #define CEEMS_SUMMARY_NOTE_ID_MAX 24
@@ -65,11 +49,10 @@ struct ceems_summary_note {
 /* The notes that fit the job, most important first, into NOTES (up to
  * MAX entries; CEEMS_SUMMARY_MAX_NOTES entries always suffice).  REPORT
  * is the agent's report of the job on this node, or NULL when there is
- * none (the agent never answered); GPU may be NULL.  Returns the number
- * of notes filled, or -EINVAL. */
+ * none (the agent never answered); its GPUs (report->gpus) are the
+ * GPU figures.  Returns the number of notes filled, or -EINVAL. */
 int ceems_summary_notes(const struct ceems_job_meta *meta,
 			const struct ceems_agent_job_report *report,
-			const struct ceems_summary_gpu *gpu,
 			struct ceems_summary_note *notes, size_t max);
 
 /* Write the summary in STYLE into BUF (SIZE bytes, always NUL-terminated
@@ -79,7 +62,6 @@ int ceems_summary_notes(const struct ceems_job_meta *meta,
  * CEEMS_SUMMARY_SIZE bytes are always enough. */
 int ceems_summary_format(const struct ceems_job_meta *meta,
 			 const struct ceems_agent_job_report *report,
-			 const struct ceems_summary_gpu *gpu,
 			 enum ceems_summary_style style, char *buf,
 			 size_t size);
 

@@ -215,10 +215,134 @@ figures_energy(const struct ceems_agent_job_report *r, struct figures *f)
 	}
 }
 
+bool
+summary_gpu_util(const struct ceems_agent_gpu_report *g, double *pct)
+{
+	if (!g->have_util || !isfinite(g->util_pct) || g->util_pct < 0 ||
+	    g->util_pct > 100)
+		return false;
+	*pct = g->util_pct;
+	return true;
+}
+
+/* A device's weight in the job's means: its share of the device (a MIG
+ * slice counts for its slice), 1 when the share is garbage. */
+static double
+gpu_weight(const struct ceems_agent_gpu_report *g)
+{
+	return isfinite(g->share) && g->share > 0 && g->share <= 1 ?
+	       g->share : 1;
+}
+
+/* "GPU 3b:00.0" (the bus id without its PCI domain), "GPU af:00.0
+ * MIG 3", or the UUID's start when the bus id is not known; only
+ * characters of such names, so that a device's name cannot break the
+ * layout. */
+static void
+gpu_name(char *buf, size_t size, const struct ceems_agent_gpu_report *g)
+{
+	const char *id = g->bus_id[0] != '\0' ? g->bus_id : g->uuid;
+	size_t max = g->bus_id[0] != '\0' ? sizeof(g->bus_id) : sizeof(g->uuid);
+	char name[16];
+	size_t n = 0;
+
+	if (g->bus_id[0] != '\0' && strncmp(id, "0000:", 5) == 0)
+		id += 5;
+	for (size_t i = 0; i < max && id[i] != '\0' && n < 12; i++) {
+		char c = id[i];
+
+		if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+		    (c >= 'A' && c <= 'Z') || c == ':' || c == '.' || c == '-')
+			name[n++] = c;
+	}
+	name[n] = '\0';
+	snprintf(buf, size, "GPU %s", n > 0 ? name : "?");
+	if (g->instance >= 0 && g->instance < 1000)
+		summary_appendf(buf, size, " MIG %d", g->instance);
+}
+
+static void
+figures_gpu_idle(const struct ceems_agent_gpu_report *g, struct figures *f)
+{
+	char name[40];
+
+	/* Name a few devices; a node has at most 16. */
+	if (f->gpu_nidle < 3) {
+		gpu_name(name, sizeof(name), g);
+		summary_appendf(f->gpu_idle_list, sizeof(f->gpu_idle_list),
+			"%s%s", f->gpu_nidle ? ", " : "", name);
+	} else if (f->gpu_nidle == 3) {
+		summary_appendf(f->gpu_idle_list, sizeof(f->gpu_idle_list),
+			", ...");
+	}
+	f->gpu_nidle++;
+	if (g->have_energy && summary_usable(g->energy_j))
+		f->gpu_idle_j += g->energy_j;
+	else
+		f->have_gpu_idle_j = false;
+}
+
+/* The GPU figures from the report's devices: means weighted by each
+ * device's share (all held the whole job), sums of memory and energy
+ * only when every device has the figure. */
+static void
+figures_gpu(const struct ceems_agent_job_report *r, struct figures *f)
+{
+	double busy_w = 0, busy = 0, sm_w = 0, sm = 0;
+	bool all_total = true;
+
+	f->ngpus = r->ngpus;
+	f->gpus = r->gpus;
+	f->gpus_held = r->ngpus;
+	f->have_gpu_idle_j = true;
+	f->have_gpu_mem = f->have_gpu_j = true;
+	for (unsigned int i = 0; i < r->ngpus; i++) {
+		const struct ceems_agent_gpu_report *g = &r->gpus[i];
+		double w = gpu_weight(g), pct;
+
+		if (g->instance >= 0)
+			f->gpu_nmig++;
+		if (summary_gpu_util(g, &pct)) {
+			busy += w * pct;
+			busy_w += w;
+			f->gpu_nbusy++;
+			if (pct < GPU_IDLE_PCT)
+				figures_gpu_idle(g, f);
+		}
+		if (g->have_sm_active && isfinite(g->sm_active_pct) &&
+		    g->sm_active_pct >= 0 && g->sm_active_pct <= 100) {
+			sm += w * g->sm_active_pct;
+			sm_w += w;
+			f->gpu_nsm++;
+		}
+		if (g->have_mem_peak && g->mem_peak_bytes <= MAX_BYTES)
+			f->gpu_mem_peak += g->mem_peak_bytes;
+		else
+			f->have_gpu_mem = false;
+		if (g->mem_total_bytes > 0 && g->mem_total_bytes <= MAX_BYTES)
+			f->gpu_mem_total += g->mem_total_bytes;
+		else
+			all_total = false;
+		if (g->have_energy && summary_usable(g->energy_j))
+			f->gpu_j += g->energy_j;
+		else
+			f->have_gpu_j = false;
+		if (g->power_integrated && g->have_energy)
+			f->gpu_power_integrated = true;
+	}
+	if (f->gpu_nbusy > 0)
+		f->gpu_busy_pct = busy / busy_w;
+	f->have_gpu_sm = sm_w > 0;
+	if (f->have_gpu_sm)
+		f->gpu_sm_pct = sm / sm_w;
+	if (!all_total)
+		f->gpu_mem_total = 0;
+}
+
 void
 summary_figures_compute(const struct ceems_job_meta *m,
 			const struct ceems_agent_job_report *r,
-			const struct ceems_summary_gpu *gpu, struct figures *f)
+			struct figures *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->have_report = r != NULL;
@@ -226,11 +350,8 @@ summary_figures_compute(const struct ceems_job_meta *m,
 	figures_time(m, r, f);
 	figures_usage(m, r, f);
 	figures_energy(r, f);
-	if (gpu != NULL && gpu->ndevices > 0 &&
-	    gpu->ndevices <= CEEMS_LEDGER_MAX_GPUS) {
-		f->gpu = gpu;
-		f->gpus_held = gpu->ndevices;
-	} else {
+	if (r != NULL && r->ngpus > 0 && r->ngpus <= CEEMS_LEDGER_MAX_GPUS)
+		figures_gpu(r, f);
+	else
 		f->gpus_held = m->alloc_gpus;
-	}
 }

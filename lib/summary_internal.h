@@ -13,6 +13,9 @@
 #include "emissions.h"
 #include "summary.h"
 
+/* A device busier than this on average was used. */
+#define GPU_IDLE_PCT 1.0
+
 #define GIB (1ULL << 30)
 #define MIB (1ULL << 20)
 
@@ -76,7 +79,26 @@ struct figures {
 	double carbon_cov;
 
 	unsigned int gpus_held;
-	const struct ceems_summary_gpu *gpu;	/* NULL: no GPU figures */
+	/* The GPUs of the report (ngpus 0: no GPU figures), and what
+	 * summary_figures.c made of them; each figure with its have_. */
+	unsigned int ngpus;
+	const struct ceems_agent_gpu_report *gpus;
+	unsigned int gpu_nmig;		/* MIG instances / partitions */
+	unsigned int gpu_nbusy;		/* devices whose utilisation is known */
+	double gpu_busy_pct;		/* their mean, weighted by share */
+	unsigned int gpu_nidle;		/* of those, busy under 1% */
+	char gpu_idle_list[96];		/* "GPU 3b:00.0, GPU af:00.0 MIG 3" */
+	bool have_gpu_idle_j;		/* every idle device's energy known */
+	double gpu_idle_j;
+	bool have_gpu_sm;
+	unsigned int gpu_nsm;		/* devices whose SM activity is known */
+	double gpu_sm_pct;		/* their SM activity, weighted by share */
+	bool have_gpu_mem;		/* every device's peak known */
+	uint64_t gpu_mem_peak;		/* summed over the devices */
+	uint64_t gpu_mem_total;		/* summed, 0: not known for all */
+	bool have_gpu_j;		/* every device's energy known */
+	double gpu_j;
+	bool gpu_power_integrated;	/* some energy is integrated power */
 };
 
 enum summary_energy_unit { UNIT_KWH, UNIT_WH, UNIT_J };
@@ -101,13 +123,11 @@ int summary_pct_floor(double fraction);
 bool summary_state_is(const struct figures *f, const char *state);
 void summary_figures_compute(const struct ceems_job_meta *m,
 			     const struct ceems_agent_job_report *r,
-			     const struct ceems_summary_gpu *gpu,
 			     struct figures *f);
+/* A device's utilisation, when it is known and sane. */
+bool summary_gpu_util(const struct ceems_agent_gpu_report *g, double *pct);
 
 /* summary_notes.c */
-unsigned int summary_gpu_idle_list(const struct ceems_summary_gpu *g,
-				   char *buf, size_t size,
-				   double *idle_j, bool *have_idle_j);
 size_t summary_notes_build(const struct figures *f,
 			   struct ceems_summary_note *notes, size_t max);
 

@@ -31,7 +31,6 @@
 #define MEM_OOM_RAISE 1.50	/* example --mem after an OOM kill */
 #define TIME_LIMIT_RATIO 3.0	/* limit at least this x elapsed */
 #define TIME_LIMIT_SLACK_S 3600.0	/* and at least this much unused */
-#define GPU_IDLE_PCT 1.0	/* a device busier than this was used */
 #define GPU_UNDERUSE_PCT 25.0
 #define COVERAGE_FULL 0.995	/* below: the figure says its coverage */
 
@@ -306,56 +305,13 @@ note_mem_underuse(const struct figures *f, struct ceems_summary_note *n)
 	return true;
 }
 
-/* The GPU list of devices idle over the job: "GPU 1, GPU 3". */
-unsigned int
-summary_gpu_idle_list(const struct ceems_summary_gpu *g, char *buf,
-		      size_t size, double *idle_j, bool *have_idle_j)
-{
-	unsigned int nidle = 0;
-
-	buf[0] = '\0';
-	*idle_j = 0;
-	*have_idle_j = true;
-	for (unsigned int i = 0; i < g->ndevices; i++) {
-		const struct ceems_summary_gpu_device *d = &g->dev[i];
-
-		if (!d->have_busy || !isfinite(d->busy_pct) ||
-		    d->busy_pct < 0 || d->busy_pct >= GPU_IDLE_PCT)
-			continue;
-		/* Name a few devices; a node has at most 16. */
-		if (nidle < 4 && d->index >= 0 && d->index < 1000)
-			summary_appendf(buf, size, "%sGPU %d",
-				nidle ? ", " : "",
-				d->index);
-		else if (nidle < 4)
-			summary_appendf(buf, size, "%sGPU ?",
-				nidle ? ", " : "");
-		else if (nidle == 4)
-			summary_appendf(buf, size, ", ...");
-		nidle++;
-		if (d->have_energy && summary_usable(d->energy_j))
-			*idle_j += d->energy_j;
-		else
-			*have_idle_j = false;
-	}
-	return nidle;
-}
-
 static bool
 note_gpu_idle(const struct figures *f, struct ceems_summary_note *n)
 {
-	char list[128];
-	unsigned int nidle, held;
-	double idle_j;
-	bool have_j;
+	unsigned int held = f->ngpus, nidle = f->gpu_nidle;
 
-	if (f->gpu == NULL || !judged(f, GPU_MIN_JUDGE_S))
+	if (f->ngpus == 0 || nidle == 0 || !judged(f, GPU_MIN_JUDGE_S))
 		return false;
-	nidle = summary_gpu_idle_list(f->gpu, list, sizeof(list), &idle_j,
-		&have_j);
-	if (nidle == 0)
-		return false;
-	held = f->gpu->ndevices;
 	note_init(n, "gpu-idle");
 	if (nidle == held) {
 		summary_appendf(n->text, sizeof(n->text),
@@ -367,51 +323,60 @@ note_gpu_idle(const struct figures *f, struct ceems_summary_note *n)
 	} else {
 		summary_appendf(n->text, sizeof(n->text),
 			"The job did not use %u of its %u GPUs (%s). Asking "
-			"for %u (--gpus=%u) would do.", nidle, held, list,
-			held - nidle, held - nidle);
+			"for %u (--gpus=%u) would do.", nidle, held,
+			f->gpu_idle_list, held - nidle, held - nidle);
 	}
-	if (have_j) {
+	if (f->have_gpu_idle_j) {
 		summary_appendf(n->text, sizeof(n->text),
 			" Not holding %s would have saved ",
 			nidle == 1 ? "it" : "them");
-		note_saving(n, f, idle_j);
+		note_saving(n, f, f->gpu_idle_j);
 		summary_appendf(n->text, sizeof(n->text), ".");
 	}
 	note_qualify(n, f);
 	return true;
 }
 
+/* What the under-used GPUs drew: "They drew about 0.11 kWh (5.0 g
+ * CO2e) over the run." -- a cost stated, not a saving claimed (a busier
+ * GPU draws more power while the job gets shorter). */
+static void
+note_gpu_cost(struct ceems_summary_note *n, const struct figures *f)
+{
+	char e[32], g[32];
+
+	if (!f->have_gpu_j || f->gpu_nbusy != f->ngpus)
+		return;
+	summary_fmt_energy(e, sizeof(e), f->gpu_j);
+	summary_appendf(n->text, sizeof(n->text), " %s drew about %s",
+		f->ngpus == 1 ? "It" : "They", e);
+	if (f->have_carbon) {
+		summary_fmt_grams(g, sizeof(g),
+			ceems_emissions_grams(f->gpu_j, &f->factor));
+		summary_appendf(n->text, sizeof(n->text), " (%s)", g);
+	}
+	summary_appendf(n->text, sizeof(n->text), " over the run.");
+}
+
 static bool
 note_gpu_underuse(const struct figures *f, struct ceems_summary_note *n)
 {
 	char busy[16];
-	double sum = 0;
-	unsigned int nbusy = 0;
 
-	if (f->gpu == NULL || !judged(f, GPU_MIN_JUDGE_S))
+	/* gpu-idle says it better when a device was idle. */
+	if (f->ngpus == 0 || f->gpu_nbusy == 0 || f->gpu_nidle > 0 ||
+	    f->gpu_busy_pct >= GPU_UNDERUSE_PCT || !judged(f, GPU_MIN_JUDGE_S))
 		return false;
-	for (unsigned int i = 0; i < f->gpu->ndevices; i++) {
-		const struct ceems_summary_gpu_device *d = &f->gpu->dev[i];
-
-		if (!d->have_busy || !isfinite(d->busy_pct) ||
-		    d->busy_pct < 0 || d->busy_pct > 100)
-			continue;
-		if (d->busy_pct < GPU_IDLE_PCT)
-			return false;	/* gpu-idle says it better */
-		sum += d->busy_pct;
-		nbusy++;
-	}
-	if (nbusy == 0 || sum / nbusy >= GPU_UNDERUSE_PCT)
-		return false;
-	summary_fmt_pct(busy, sizeof(busy), sum / nbusy / 100);
+	summary_fmt_pct(busy, sizeof(busy), f->gpu_busy_pct / 100);
 	note_init(n, "gpu-underuse");
 	summary_appendf(n->text, sizeof(n->text),
 		"The job's %s busy %s of the time on average. GPUs often "
 		"wait for data prepared on the CPU: more CPU workers for "
 		"loading, larger batches, or a smaller GPU slice (MIG) where "
 		"the cluster offers one would make better use of %s.",
-		nbusy == 1 ? "GPU was" : "GPUs were", busy,
-		nbusy == 1 ? "it" : "them");
+		f->gpu_nbusy == 1 ? "GPU was" : "GPUs were", busy,
+		f->gpu_nbusy == 1 ? "it" : "them");
+	note_gpu_cost(n, f);
 	note_qualify(n, f);
 	return true;
 }
@@ -485,13 +450,12 @@ summary_notes_build(const struct figures *f,
 int
 ceems_summary_notes(const struct ceems_job_meta *meta,
 		    const struct ceems_agent_job_report *report,
-		    const struct ceems_summary_gpu *gpu,
 		    struct ceems_summary_note *notes, size_t max)
 {
 	struct figures f;
 
 	if (meta == NULL || (notes == NULL && max > 0))
 		return -EINVAL;
-	summary_figures_compute(meta, report, gpu, &f);
+	summary_figures_compute(meta, report, &f);
 	return (int)summary_notes_build(&f, notes, max);
 }

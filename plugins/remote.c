@@ -247,8 +247,7 @@ print_summary(spank_t sp, const struct ceems_agent_job_report *report)
 	ceems_plugin_job_outcome(&meta, step.exit_status, step.have_exit_status,
 				 (report->usage.present & CEEMS_CGF_OOM_KILLS) ?
 				 report->usage.oom_kills : 0);
-	n = ceems_summary_format(&meta, report, NULL, style, text,
-				 sizeof(text));
+	n = ceems_summary_format(&meta, report, style, text, sizeof(text));
 	if (n < 0) {
 		ceems_warning("job %u: summary does not fit in %zu bytes",
 			      step.jobid, sizeof(text));

@@ -530,7 +530,7 @@ print_explain(const struct sacct_records *recs, uint32_t jobid)
 		return fail("no job %u visible to you", jobid);
 	for (i = 0; i < recs->n; i++) {
 		if (ceems_summary_format(&recs->v[i].meta, &recs->v[i].report,
-					 NULL, CEEMS_SUMMARY_FULL, buf,
+					 CEEMS_SUMMARY_FULL, buf,
 					 sizeof(buf)) < 0)
 			return fail("job %u: the summary does not fit", jobid);
 		if (i > 0)

@@ -342,7 +342,7 @@ main(int argc, char **argv)
 					      TIMEOUT_MS, &report, err, sizeof(err));
 		if (r == 0) {
 			fake_meta(jobid, &meta);
-			r = ceems_summary_format(&meta, &report, NULL,
+			r = ceems_summary_format(&meta, &report,
 						 CEEMS_SUMMARY_FULL, summary,
 						 sizeof(summary)) < 0 ? -ENOSPC : 0;
 		}

@@ -38,9 +38,7 @@
 struct job {
 	struct ceems_job_meta meta;
 	struct ceems_agent_job_report report;
-	struct ceems_summary_gpu gpu;
 	bool have_report;
-	bool have_gpu;
 };
 
 static struct job J;
@@ -118,12 +116,6 @@ static const struct ceems_agent_job_report *
 report(void)
 {
 	return J.have_report ? &J.report : NULL;
-}
-
-static const struct ceems_summary_gpu *
-gpu(void)
-{
-	return J.have_gpu ? &J.gpu : NULL;
 }
 
 /* ---- The cases ---- */
@@ -315,31 +307,90 @@ case_time_limit(void)
 	J.meta.time_limit_min = 1440;
 }
 
+/* Device I of the report: a whole GPU at BUS with utilisation UTIL and
+ * ENERGY (each < 0: not measured). */
+static struct ceems_agent_gpu_report *
+gpu_add(const char *bus, double util, double energy)
+{
+	struct ceems_agent_gpu_report *g = &J.report.gpus[J.report.ngpus++];
+
+	memset(g, 0, sizeof(*g));
+	snprintf(g->uuid, sizeof(g->uuid), "GPU-%08x-1111-2222-3333-444455556666",
+		 J.report.ngpus);
+	snprintf(g->bus_id, sizeof(g->bus_id), "%s", bus);
+	g->instance = -1;
+	g->share = 1;
+	g->have_util = util >= 0;
+	g->util_pct = util >= 0 ? util : 0;
+	g->have_energy = energy >= 0;
+	g->energy_j = energy >= 0 ? energy : 0;
+	g->mem_total_bytes = 80 * GIB;
+	return g;
+}
+
 static void
 case_gpu_idle(void)
 {
+	struct ceems_agent_gpu_report *g;
+
 	job_new("COMPLETED", 3600, 8, 32 * GIB, 27000, 20 * GIB);
 	J.meta.jobid = J.report.jobid = 1252;
 	J.meta.time_limit_min = 120;
 	J.meta.alloc_gpus = 2;
 	J.report.ledger.joules[CEEMS_DOMAIN_GPU] = 1.26e6;
-	J.have_gpu = true;
-	J.gpu.ndevices = 2;
-	J.gpu.dev[0] = (struct ceems_summary_gpu_device){ 0, true, 71.5, true, 1.08e6 };
-	J.gpu.dev[1] = (struct ceems_summary_gpu_device){ 1, true, 0.0, true, 1.8e5 };
+	g = gpu_add("0000:3b:00.0", 71.5, 1.08e6);
+	g->have_sm_active = true;
+	g->sm_active_pct = 40.5;
+	g->have_mem_peak = true;
+	g->mem_peak_bytes = 30 * GIB;
+	g = gpu_add("0000:af:00.0", 0.0, 1.8e5);
+	g->have_mem_peak = true;
+	g->mem_peak_bytes = 0;
 }
 
 static void
 case_gpu_underuse(void)
 {
+	struct ceems_agent_gpu_report *g;
+
 	job_new("COMPLETED", 3600, 8, 32 * GIB, 27000, 20 * GIB);
 	J.meta.jobid = J.report.jobid = 1253;
 	J.meta.time_limit_min = 120;
 	J.meta.alloc_gpus = 1;
 	J.report.ledger.joules[CEEMS_DOMAIN_GPU] = 4.1e5;
-	J.have_gpu = true;
-	J.gpu.ndevices = 1;
-	J.gpu.dev[0] = (struct ceems_summary_gpu_device){ 3, true, 12.4, true, 4.1e5 };
+	g = gpu_add("0000:3b:00.0", 12.4, 4.1e5);
+	g->have_mem_peak = true;
+	g->mem_peak_bytes = 6 * GIB;
+}
+
+/* A MIG instance (a seventh of an A100) beside a whole device: the
+ * means weigh the slice by its share; the instance's energy is power
+ * integrated (no energy counter), which the GPU line says. */
+static void
+case_gpu_mig(void)
+{
+	struct ceems_agent_gpu_report *g;
+
+	job_new("COMPLETED", 3600, 8, 32 * GIB, 27000, 20 * GIB);
+	J.meta.jobid = J.report.jobid = 1256;
+	J.meta.time_limit_min = 120;
+	J.meta.alloc_gpus = 2;
+	J.report.ledger.joules[CEEMS_DOMAIN_GPU] = 3.0e5;
+	g = gpu_add("0000:3b:00.0", 12, 2.7e5);
+	g->have_sm_active = true;
+	g->sm_active_pct = 10;
+	g->have_mem_peak = true;
+	g->mem_peak_bytes = 8 * GIB;
+	g = gpu_add("0000:af:00.0", 90, 3.0e4);
+	snprintf(g->uuid, sizeof(g->uuid), "MIG-1f2e3d4c-0000-4000-8000-123456789abc");
+	g->instance = 3;
+	g->share = 1.0 / 7;
+	g->power_integrated = true;
+	g->have_sm_active = true;
+	g->sm_active_pct = 80;
+	g->have_mem_peak = true;
+	g->mem_peak_bytes = 4 * GIB;
+	g->mem_total_bytes = 10 * GIB;
 }
 
 static void
@@ -396,6 +447,7 @@ static const struct golden_case cases[] = {
 	{ "gpu-idle", case_gpu_idle, "gpu-idle" },
 	{ "gpu-underuse", case_gpu_underuse, "gpu-underuse" },
 	{ "gpu-unmeasured", case_gpu_unmeasured, "" },
+	{ "gpu-mig", case_gpu_mig, "gpu-underuse" },
 	{ "no-dram", case_no_dram, "mem-underuse" },
 };
 
@@ -440,7 +492,7 @@ layout_fault(const char *text)
 static void
 render(enum ceems_summary_style style, char *buf, size_t size)
 {
-	int n = ceems_summary_format(&J.meta, report(), gpu(), style, buf, size);
+	int n = ceems_summary_format(&J.meta, report(), style, buf, size);
 
 	if (n < 0)
 		snprintf(buf, size, "(error %d)\n", n);
@@ -450,7 +502,7 @@ static void
 note_ids(char *buf, size_t size)
 {
 	struct ceems_summary_note notes[CEEMS_SUMMARY_MAX_NOTES];
-	int n = ceems_summary_notes(&J.meta, report(), gpu(), notes,
+	int n = ceems_summary_notes(&J.meta, report(), notes,
 				    CEEMS_SUMMARY_MAX_NOTES);
 
 	buf[0] = '\0';
@@ -529,7 +581,7 @@ test_savings(void)
 
 	/* Sleeper: 2 cores held, asked for 1: half its package static. */
 	case_sleeper();
-	count = ceems_summary_notes(&J.meta, report(), gpu(), notes, 8);
+	count = ceems_summary_notes(&J.meta, report(), notes, 8);
 	n = find_note(notes, count, "cpu-underuse");
 	ok(n != NULL && n->have_saving_j && n->have_saving_g, "sleeper: saving known");
 	if (n != NULL) {
@@ -543,7 +595,7 @@ test_savings(void)
 
 	/* 64 GiB asked, 3.4 GiB peak: --mem=5G, saving 59/64 of DRAM static. */
 	case_mem_overrequest();
-	count = ceems_summary_notes(&J.meta, report(), gpu(), notes, 8);
+	count = ceems_summary_notes(&J.meta, report(), notes, 8);
 	n = find_note(notes, count, "mem-underuse");
 	ok(n != NULL && strstr(n->text, "--mem=5G") != NULL,
 	   "mem-overrequest: --mem = peak x 1.25 rounded up to a GiB");
@@ -553,14 +605,14 @@ test_savings(void)
 
 	/* Sampled peak: a 50% margin. 1600 MiB x 1.5 = 2400 MiB -> 3G. */
 	case_mem_sampled();
-	count = ceems_summary_notes(&J.meta, report(), gpu(), notes, 8);
+	count = ceems_summary_notes(&J.meta, report(), notes, 8);
 	n = find_note(notes, count, "mem-underuse");
 	ok(n != NULL && strstr(n->text, "--mem=3G") != NULL &&
 	   strstr(n->text, "50% margin") != NULL, "mem-sampled: wider margin");
 
 	/* No DRAM domain: no energy claim, memory freed instead. */
 	case_no_dram();
-	count = ceems_summary_notes(&J.meta, report(), gpu(), notes, 8);
+	count = ceems_summary_notes(&J.meta, report(), notes, 8);
 	n = find_note(notes, count, "mem-underuse");
 	ok(n != NULL && !n->have_saving_j && !n->have_saving_g &&
 	   strstr(n->text, "left 59.0 GiB free") != NULL,
@@ -569,21 +621,44 @@ test_savings(void)
 	/* No zone: the energy saving, no grams. */
 	case_no_zone();
 	J.report.cpu_s = 200;
-	count = ceems_summary_notes(&J.meta, report(), gpu(), notes, 8);
+	count = ceems_summary_notes(&J.meta, report(), notes, 8);
 	n = find_note(notes, count, "cpu-underuse");
 	ok(n != NULL && n->have_saving_j && !n->have_saving_g &&
 	   strstr(n->text, "CO2e") == NULL, "no-zone: energy saving without grams");
 
 	/* GPU idle: the idle device's energy. */
 	case_gpu_idle();
-	count = ceems_summary_notes(&J.meta, report(), gpu(), notes, 8);
+	count = ceems_summary_notes(&J.meta, report(), notes, 8);
 	n = find_note(notes, count, "gpu-idle");
 	ok(n != NULL && n->have_saving_j && fabs(n->saving_j - 1.8e5) < 1e-6 &&
-	   strstr(n->text, "--gpus=1") != NULL, "gpu-idle: asks for 1, saves GPU 1's energy");
+	   strstr(n->text, "--gpus=1") != NULL &&
+	   strstr(n->text, "(GPU af:00.0)") != NULL,
+	   "gpu-idle: asks for 1, names the idle device, saves its energy");
+	ok(n != NULL && n->have_saving_g &&
+	   fabs(n->saving_g - 1.8e5 * grams_per_j) < 1e-9,
+	   "gpu-idle: its grams at the job's own factor");
+
+	/* GPU under-used: what the devices drew is stated, no saving
+	 * claimed; the mean weighs a MIG slice by its share. */
+	case_gpu_mig();
+	count = ceems_summary_notes(&J.meta, report(), notes, 8);
+	n = find_note(notes, count, "gpu-underuse");
+	{
+		char want[96], e[32];
+		double busy = (12 * 1 + 90 * (1.0 / 7)) / (1 + 1.0 / 7);
+
+		snprintf(want, sizeof(want), "busy %.0f%% of the time", busy);
+		ok(n != NULL && strstr(n->text, want) != NULL,
+		   "gpu-underuse: the mean weighted by share (%s)", want);
+		snprintf(e, sizeof(e), "%.1f g CO2e", 3.0e5 * grams_per_j);
+		ok(n != NULL && !n->have_saving_j && strstr(n->text, "drew about 0.08 kWh") != NULL &&
+		   strstr(n->text, e) != NULL,
+		   "gpu-underuse: states what the GPUs drew (%s), claims no saving", e);
+	}
 
 	/* Time limit: 1205 s x 1.5 = 1807.5 s, to 5 min: 00:35:00. */
 	case_time_limit();
-	count = ceems_summary_notes(&J.meta, report(), gpu(), notes, 8);
+	count = ceems_summary_notes(&J.meta, report(), notes, 8);
 	n = find_note(notes, count, "time-limit");
 	ok(n != NULL && strstr(n->text, "--time=00:35:00") != NULL &&
 	   !n->have_saving_j, "time-limit: margin, rounded, no energy claim");
@@ -706,7 +781,7 @@ test_must_not_fire(void)
 
 	/* A GPU without busy figures is not idle. */
 	case_gpu_idle();
-	J.gpu.dev[1].have_busy = false;
+	J.report.gpus[1].have_util = false;
 	note_ids(ids, sizeof(ids));
 	is_str(ids, "", "GPU without figures: no gpu note");
 
@@ -716,13 +791,13 @@ test_must_not_fire(void)
 		int n;
 
 		case_failed();
-		n = ceems_summary_notes(&J.meta, report(), gpu(), notes, 8);
+		n = ceems_summary_notes(&J.meta, report(), notes, 8);
 		ok(n == 2 && strstr(notes[0].text, "ended in state FAILED") != NULL &&
 		   strstr(notes[1].text, "ended in state FAILED") != NULL,
 		   "failed: each note says the run did not complete");
 		case_timeout();
 		J.report.cpu_s = 300;
-		n = ceems_summary_notes(&J.meta, report(), gpu(), notes, 8);
+		n = ceems_summary_notes(&J.meta, report(), notes, 8);
 		ok(n == 2 && strcmp(notes[1].id, "cpu-underuse") == 0 &&
 		   strstr(notes[1].text, "ended in state") == NULL,
 		   "timeout: a full run, no qualifier");
@@ -807,27 +882,27 @@ test_api(void)
 	int n;
 
 	case_sleeper();
-	is_int(ceems_summary_format(&J.meta, report(), NULL, CEEMS_SUMMARY_NONE,
+	is_int(ceems_summary_format(&J.meta, report(), CEEMS_SUMMARY_NONE,
 				    buf, sizeof(buf)), 0, "none: empty");
 	is_str(buf, "", "none: empty string");
-	n = ceems_summary_format(&J.meta, report(), NULL, CEEMS_SUMMARY_FULL,
+	n = ceems_summary_format(&J.meta, report(), CEEMS_SUMMARY_FULL,
 				 buf, sizeof(buf));
 	is_int(n, (long long)strlen(buf), "full: returns its length");
-	is_int(ceems_summary_format(&J.meta, report(), NULL, CEEMS_SUMMARY_FULL,
+	is_int(ceems_summary_format(&J.meta, report(), CEEMS_SUMMARY_FULL,
 				    small, sizeof(small)), -ENOSPC, "small buffer: -ENOSPC");
 	is_str(small, "", "small buffer: left empty");
-	is_int(ceems_summary_format(&J.meta, report(), NULL, CEEMS_SUMMARY_FULL,
+	is_int(ceems_summary_format(&J.meta, report(), CEEMS_SUMMARY_FULL,
 				    buf, (size_t)n), -ENOSPC, "one byte short: -ENOSPC");
-	is_int(ceems_summary_format(&J.meta, report(), NULL, CEEMS_SUMMARY_FULL,
+	is_int(ceems_summary_format(&J.meta, report(), CEEMS_SUMMARY_FULL,
 				    buf, (size_t)n + 1), n, "exact size: fits");
-	is_int(ceems_summary_format(NULL, report(), NULL, CEEMS_SUMMARY_FULL,
+	is_int(ceems_summary_format(NULL, report(), CEEMS_SUMMARY_FULL,
 				    buf, sizeof(buf)), -EINVAL, "NULL meta: -EINVAL");
-	is_int(ceems_summary_format(&J.meta, report(), NULL, (enum ceems_summary_style)7,
+	is_int(ceems_summary_format(&J.meta, report(), (enum ceems_summary_style)7,
 				    buf, sizeof(buf)), -EINVAL, "bad style: -EINVAL");
-	is_int(ceems_summary_notes(&J.meta, report(), NULL, NULL, 0), 0,
+	is_int(ceems_summary_notes(&J.meta, report(), NULL, 0), 0,
 	       "notes: max 0 fills nothing");
 	case_multinode();
-	is_int(ceems_summary_notes(&J.meta, report(), NULL, notes, 1), 1,
+	is_int(ceems_summary_notes(&J.meta, report(), notes, 1), 1,
 	       "notes: at most MAX filled");
 	is_str(notes[0].id, "cpu-underuse", "notes: most important first");
 
@@ -907,10 +982,10 @@ test_garbage(void)
 			J.report.ledger.factor.pue = 1 + wild_double();
 		}
 		J.have_report = iter % 7 != 0;
-		J.have_gpu = iter % 3 == 0;
-		for (size_t i = 0; i < sizeof(J.gpu); i++)
-			((unsigned char *)&J.gpu)[i] = (unsigned char)xorshift();
-		J.gpu.ndevices %= CEEMS_LEDGER_MAX_GPUS + 2;
+		for (size_t i = 0; i < sizeof(J.report.gpus); i++)
+			((unsigned char *)J.report.gpus)[i] = (unsigned char)xorshift();
+		J.report.ngpus = iter % 3 == 0 ? 0 :
+				 (uint32_t)(xorshift() % (CEEMS_LEDGER_MAX_GPUS + 2));
 		/* A bool holds 0 or 1 (a decoder produces nothing else);
 		 * any other byte would be undefined behaviour in the test. */
 		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
@@ -919,13 +994,25 @@ test_garbage(void)
 		J.report.ledger.factor_changed = xorshift() & 1;
 		J.report.cgroup_gone = xorshift() & 1;
 		for (int g = 0; g < CEEMS_LEDGER_MAX_GPUS; g++) {
-			J.gpu.dev[g].have_busy = xorshift() & 1;
-			J.gpu.dev[g].have_energy = xorshift() & 1;
+			struct ceems_agent_gpu_report *d = &J.report.gpus[g];
+			bool *flags[] = { &d->power_integrated, &d->have_energy,
+				&d->have_util, &d->have_mem_util, &d->have_mem_peak,
+				&d->have_sm_active, &d->have_sm_occupancy,
+				&d->have_tensor_active, &d->have_fp_active };
+
+			for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)
+				*flags[k] = xorshift() & 1;
+			if (iter % 2) {
+				d->util_pct = wild_double();
+				d->energy_j = wild_double();
+				d->sm_active_pct = wild_double();
+				d->share = wild_double();
+			}
 		}
 
-		n1 = ceems_summary_format(&J.meta, report(), gpu(), CEEMS_SUMMARY_FULL,
+		n1 = ceems_summary_format(&J.meta, report(), CEEMS_SUMMARY_FULL,
 					  full, sizeof(full));
-		n2 = ceems_summary_format(&J.meta, report(), gpu(), CEEMS_SUMMARY_SHORT,
+		n2 = ceems_summary_format(&J.meta, report(), CEEMS_SUMMARY_SHORT,
 					  brief, sizeof(brief));
 		if (n1 < 0 || n2 < 0) {
 			errors++;
