@@ -12,8 +12,11 @@
  * written_at finalized_by (extern, epilog or agent; extern if left out)
  * steps (number of steps: batch, extern, 0, 1...) bare_steps
  * (how many of the last steps have no CPU time and no energy measured,
- * as a step whose cgroup was never found).  Energy keys left out are
- * domains the node did not measure. */
+ * as a step whose cgroup was never found), gpu_j (the ledger's GPU
+ * energy), gpu=UUID,BUS,INSTANCE,SHARE,ENERGY_J,UTIL,MEM_PEAK,MEM_TOTAL,
+ * SM_ACTIVE,POWER_INTEGRATED (one GPU the job held, repeatable; "-" for
+ * an unknown figure, an absent name or no instance; the last is 0 or 1).
+ * Energy keys left out are domains the node did not measure. */
 #include "config.h"
 
 #include <errno.h>
@@ -30,7 +33,7 @@ struct args {
 	struct ceems_job_meta meta;
 	struct ceems_agent_job_report rep;
 	double covered_s, lifetime_s;
-	bool have_package, have_dram;
+	bool have_package, have_dram, have_gpu;
 	int64_t written_at;
 	char finalized_by[16];
 	unsigned int nsteps;
@@ -66,6 +69,58 @@ set_string(char *dst, size_t size, const char *v)
 	return 0;
 }
 
+/* The next comma-separated figure of *P: 0 with *HAVE false for "-". */
+static int
+next_figure(char **p, double *out, bool *have)
+{
+	char *f = strsep(p, ",");
+
+	*have = false;
+	*out = 0;
+	if (f == NULL)
+		return -1;
+	if (strcmp(f, "-") == 0)
+		return 0;
+	*have = true;
+	return parse_double(f, out);
+}
+
+/* gpu=UUID,BUS,INSTANCE,SHARE,ENERGY_J,UTIL,MEM_PEAK,MEM_TOTAL,SM,PI */
+static int
+add_gpu(struct ceems_agent_job_report *r, char *v)
+{
+	struct ceems_agent_gpu_report *g;
+	char *uuid = strsep(&v, ","), *bus = strsep(&v, ",");
+	double x[8];
+	bool have[8];
+
+	if (r->ngpus >= CEEMS_LEDGER_MAX_GPUS || uuid == NULL || bus == NULL)
+		return -1;
+	for (int i = 0; i < 8; i++)
+		if (next_figure(&v, &x[i], &have[i]) < 0)
+			return -1;
+	if (v != NULL)
+		return -1;
+	g = &r->gpus[r->ngpus++];
+	if (strcmp(uuid, "-") != 0 && set_string(g->uuid, sizeof(g->uuid), uuid) < 0)
+		return -1;
+	if (strcmp(bus, "-") != 0 && set_string(g->bus_id, sizeof(g->bus_id), bus) < 0)
+		return -1;
+	g->instance = have[0] ? (int)x[0] : -1;
+	g->share = x[1];
+	g->have_energy = have[2];
+	g->energy_j = x[2];
+	g->have_util = have[3];
+	g->util_pct = x[3];
+	g->have_mem_peak = have[4];
+	g->mem_peak_bytes = (uint64_t)x[4];
+	g->mem_total_bytes = (uint64_t)x[5];
+	g->have_sm_active = have[6];
+	g->sm_active_pct = x[6];
+	g->power_integrated = x[7] != 0;
+	return 0;
+}
+
 static int
 apply(struct args *a, const char *key, const char *v)
 {
@@ -93,6 +148,13 @@ apply(struct args *a, const char *key, const char *v)
 		return set_string(m->state, sizeof(m->state), v);
 	if (strcmp(key, "finalized_by") == 0)
 		return set_string(a->finalized_by, sizeof(a->finalized_by), v);
+	if (strcmp(key, "gpu") == 0) {
+		char copy[512];
+
+		if (set_string(copy, sizeof(copy), v) < 0)
+			return -1;
+		return add_gpu(r, copy);
+	}
 	if (strcmp(key, "zone") == 0) {
 		l->have_emissions = true;
 		snprintf(l->factor.source, sizeof(l->factor.source), "record-gen");
@@ -146,6 +208,9 @@ apply(struct args *a, const char *key, const char *v)
 	else if (strcmp(key, "dram_j") == 0) {
 		l->joules[CEEMS_DOMAIN_DRAM] = d;
 		a->have_dram = true;
+	} else if (strcmp(key, "gpu_j") == 0) {
+		l->joules[CEEMS_DOMAIN_GPU] = d;
+		a->have_gpu = true;
 	} else if (strcmp(key, "dram_static_j") == 0)
 		l->static_j[CEEMS_DOMAIN_DRAM] = d;
 	else if (strcmp(key, "covered_s") == 0)
@@ -236,6 +301,11 @@ main(int argc, char **argv)
 	if (a.have_dram) {
 		a.rep.ledger.measured[CEEMS_DOMAIN_DRAM] = true;
 		a.rep.ledger.covered_s[CEEMS_DOMAIN_DRAM] =
+			a.covered_s > 0 ? a.covered_s : a.rep.ledger.lifetime_s;
+	}
+	if (a.have_gpu) {
+		a.rep.ledger.measured[CEEMS_DOMAIN_GPU] = true;
+		a.rep.ledger.covered_s[CEEMS_DOMAIN_GPU] =
 			a.covered_s > 0 ? a.covered_s : a.rep.ledger.lifetime_s;
 	}
 	if (a.rep.ledger.have_emissions)

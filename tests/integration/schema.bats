@@ -94,6 +94,7 @@ snapshot() {
         UNION ALL SELECT 'nodes ' || x.xmin || ' ' || x::text FROM ceems.job_nodes x
         UNION ALL SELECT 'steps ' || x.xmin || ' ' || x::text FROM ceems.job_steps x
         UNION ALL SELECT 'notes ' || x.xmin || ' ' || x::text FROM ceems.job_notes x
+        UNION ALL SELECT 'gpus ' || x.xmin || ' ' || x::text FROM ceems.job_gpus x
         UNION ALL SELECT 'clusters ' || x.xmin || ' ' || x::text FROM ceems.clusters x) s"
 }
 
@@ -446,7 +447,9 @@ contents() {
         UNION ALL SELECT 'steps ' || j.jobid || ' ' || (to_jsonb(x) - 'job_key')::text
             FROM ceems.job_steps x JOIN ceems.jobs j USING (job_key)
         UNION ALL SELECT 'notes ' || j.jobid || ' ' || (to_jsonb(x) - 'job_key')::text
-            FROM ceems.job_notes x JOIN ceems.jobs j USING (job_key)) s"
+            FROM ceems.job_notes x JOIN ceems.jobs j USING (job_key)
+        UNION ALL SELECT 'gpus ' || j.jobid || ' ' || (to_jsonb(x) - 'job_key')::text
+            FROM ceems.job_gpus x JOIN ceems.jobs j USING (job_key)) s"
 }
 
 @test "batch: the same rows as one by one, in any order; replays change nothing" {
@@ -651,6 +654,95 @@ batches_of() {
     bad "end before start" 23514 0 '.job.end_time = 1600000000'
     run sql -c "SELECT ceems.upsert_job_records('[1]')"
     echo "$output" | grep -q "records\[0\]: ceems record: not a JSON object" || _fail "a number in the array: $output"
+}
+
+# Job 42's GPUs: on n1 a whole device and a quarter MIG instance whose
+# energy is integrated power, on n2 an idle device without SM figures.
+make_gpu_records() {
+    local gib=1073741824
+    "$GEN" $COMMON node=n1 cores=8 elapsed=3600 gpu_j=1000 written_at=1700003710 \
+        "gpu=GPU-aaaa,0000:3b:00.0,-,1,900,50,$gib,$((2 * gib)),40,0" \
+        "gpu=MIG-bbbb,0000:af:00.0,3,0.25,100,10,$((gib / 2)),$gib,-,1" \
+        >"$BATS_TEST_TMPDIR/g1.json" || _fail "record-gen g1"
+    "$GEN" $COMMON node=n2 cores=8 elapsed=3590 gpu_j=50 written_at=1700003720 \
+        "gpu=GPU-cccc,0000:3b:00.0,-,1,50,0,0,$((2 * gib)),-,0" \
+        >"$BATS_TEST_TMPDIR/g2.json" || _fail "record-gen g2"
+}
+
+@test "gpus: a record's GPUs are stored once, summed into the node and the job, seen by their owner only" {
+    admin db init >/dev/null || _fail "db init"
+    make_gpu_records
+    T=$BATS_TEST_TMPDIR
+    [ "$(upsert "$T/g1.json")" = inserted ] && [ "$(upsert "$T/g2.json")" = inserted ] ||
+        _fail "the records with GPUs were not stored"
+    [ "$(sql -c "SELECT string_agg(node || ':' || ordinal || ':' || coalesce(uuid, '-') || ':' ||
+                     coalesce(instance::text, '-') || ':' || share || ':' || power_integrated || ':' ||
+                     coalesce(sm_active_pct::text, '-'), ' ' ORDER BY node, ordinal)
+                 FROM ceems.job_gpus")" = \
+      "n1:0:GPU-aaaa:-:1:false:40 n1:1:MIG-bbbb:3:0.25:true:- n2:0:GPU-cccc:-:1:false:-" ] ||
+        _fail "GPU rows: $(sql -c 'SELECT * FROM ceems.job_gpus')"
+    # Each figure is the records' own, and each sum recomputed here from them.
+    [ "$(sql -c "SELECT count(*) FROM ceems.job_gpus g JOIN (VALUES
+            ('n1', 0, 900, 50, 1073741824::bigint, 2147483648::bigint),
+            ('n1', 1, 100, 10, 536870912, 1073741824), ('n2', 0, 50, 0, 0, 2147483648))
+            v(node, ord, e, u, peak, total)
+          ON g.node = v.node AND g.ordinal = v.ord AND g.energy_j = v.e AND g.util_pct = v.u
+             AND g.mem_peak_bytes = v.peak AND g.mem_total_bytes = v.total")" = 3 ] ||
+        _fail "GPU figures: $(sql -c 'SELECT * FROM ceems.job_gpus')"
+    [ "$(sql -c "SELECT abs(gpu_util_pct - (50 * 1 + 10 * 0.25) / 1.25) < 1e-9 AND
+                        gpu_mem_peak_bytes = 1073741824::bigint + 536870912 AND
+                        gpu_mem_total_bytes = 3 * 1073741824::bigint AND gpu_sm_active_pct = 40
+                 FROM ceems.job_nodes WHERE node = 'n1'")" = t ] ||
+        _fail "n1's GPU columns: $(sql -c "SELECT * FROM ceems.job_nodes WHERE node = 'n1'")"
+    [ "$(sql -c "SELECT gpu_util_pct = 0 AND gpu_mem_peak_bytes = 0 AND gpu_sm_active_pct IS NULL
+                 FROM ceems.job_nodes WHERE node = 'n2'")" = t ] ||
+        _fail "n2's GPU columns: unknown SM activity must be NULL, idle 0"
+    [ "$(sql -c "SELECT abs(gpu_util_pct - (50 + 10 * 0.25 + 0) / 2.25) < 1e-9 AND
+                        gpu_mem_peak_bytes = 1073741824::bigint + 536870912 AND
+                        gpu_mem_total_bytes = 5 * 1073741824::bigint AND gpu_sm_active_pct = 40 AND
+                        gpu_j = 1050 FROM ceems.jobs")" = t ] ||
+        _fail "the job's GPU columns: $(sql -c 'SELECT gpu_util_pct, gpu_mem_peak_bytes, gpu_mem_total_bytes, gpu_sm_active_pct, gpu_j FROM ceems.jobs')"
+
+    # A replay changes nothing; the set-wise batch stores the same rows.
+    before=$(snapshot)
+    [ "$(upsert "$T/g1.json")" = unchanged ] || _fail "replay not unchanged"
+    [ "$(snapshot)" = "$before" ] || _fail "a replayed record changed rows"
+    one_by_one=$(contents)
+    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes, ceems.job_gpus"
+    [ "$(call_batch store_job_records "$T/g2.json" "$T/g1.json")" = "{inserted,inserted}" ] ||
+        _fail "the set-wise path refused the records with GPUs"
+    [ "$(contents)" = "$one_by_one" ] || _fail "set-wise differs: $(diff <(echo "$one_by_one") <(contents))"
+    before=$(snapshot)
+    [ "$(upsert_batch "$T/g1.json" "$T/g2.json")" = "{unchanged,unchanged}" ] || _fail "replayed batch"
+    [ "$(snapshot)" = "$before" ] || _fail "a replayed batch changed rows"
+
+    # A newer record of n1 without GPUs takes its GPUs with the old one.
+    "$GEN" $COMMON node=n1 cores=8 elapsed=3600 written_at=1700003800 >"$T/g1b.json"
+    [ "$(upsert "$T/g1b.json")" = replaced ] || _fail "newer n1 record not stored"
+    [ "$(sql -c "SELECT string_agg(node, ',') FROM ceems.job_gpus")" = n2 ] || _fail "n1's GPUs stayed"
+    [ "$(sql -c "SELECT gpu_util_pct = 0 AND gpu_mem_total_bytes = 2147483648 AND
+                        gpu_sm_active_pct IS NULL FROM ceems.jobs")" = t ] ||
+        _fail "the job's GPU columns were not recomputed without n1's GPUs"
+
+    # Owners read their GPUs; others and the writer do not.
+    [ "$(sql -U alice -c 'SELECT count(*) FROM ceems.job_gpus')" = 1 ] || _fail "alice does not see her GPUs"
+    [ "$(sql -U bob -c 'SELECT count(*) FROM ceems.job_gpus')" = 0 ] || _fail "bob sees alice's GPUs"
+    run sql -U node -c 'SELECT count(*) FROM ceems.job_gpus'
+    echo "$output" | grep -q "permission denied" || _fail "the writer reads GPUs: $output"
+
+    # What the decoder refuses, the database refuses too.
+    before=$(snapshot)
+    for f in '.measurements.gpus[0].share = 0' '.measurements.gpus[0].util_pct = 101' \
+             '.measurements.gpus[0].energy_j = -1' 'del(.measurements.gpus[0].uuid, .measurements.gpus[0].bus_id)' \
+             '.measurements.gpus[0].instance = -1' '.measurements.gpus[0].mem_total_bytes = 0'; do
+        jq -c "$f | .written_at = 1800000000" "$T/g2.json" >"$T/bad.json"
+        run upsert "$T/bad.json"
+        [ "$status" -ne 0 ] && echo "$output" | grep -q "ERROR:  23514:" || _fail "$f accepted: $output"
+    done
+    jq -c '.measurements.gpus = {} | .written_at = 1800000000' "$T/g2.json" >"$T/bad.json"
+    run upsert "$T/bad.json"
+    [ "$status" -ne 0 ] && echo "$output" | grep -q "ERROR:  22023:" || _fail "gpus as an object accepted: $output"
+    [ "$(snapshot)" = "$before" ] || _fail "a refused record left rows behind"
 }
 
 @test "overlap: clusters.max_job_s bounds a window's query without changing its rows" {
