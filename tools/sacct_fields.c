@@ -373,6 +373,18 @@ f_gpuutil(const struct sacct_row *r, char *buf, size_t size)
 }
 
 static void
+f_gpusmact(const struct sacct_row *r, char *buf, size_t size)
+{
+	sacct_fmt_pct(r->gpu_sm_pct / 100.0, buf, size);
+}
+
+static void
+f_gpumem(const struct sacct_row *r, char *buf, size_t size)
+{
+	sacct_fmt_rss(r->gpu_mem_peak_bytes, buf, size);
+}
+
+static void
 f_kwh(const struct sacct_row *r, char *buf, size_t size)
 {
 	sacct_fmt_sig3(r->total_j / 3.6e6, buf, size);
@@ -462,8 +474,13 @@ static const struct sacct_field fields[] = {
 	  "memory efficiency: sum of node peaks / ReqMem, %" },
 	{ "GPUUtil", 7, true, f_gpuutil, SACCT_NEED_GPU_UTIL,
 	  "mean GPU utilisation, %" },
-	{ "GPUMemEff", 9, true, f_gpumemeff, 0,
+	{ "GPUMemEff", 9, true, f_gpumemeff,
+	  SACCT_NEED_GPU_MEM | SACCT_NEED_GPU_MEM_TOTAL,
 	  "GPU memory peak / GPU memory held, %" },
+	{ "GPUSMAct", 8, true, f_gpusmact, SACCT_NEED_GPU_SM,
+	  "mean SM activity of the GPUs, %" },
+	{ "GPUMem", 10, true, f_gpumem, SACCT_NEED_GPU_MEM,
+	  "GPU memory peak, summed over the GPUs, K" },
 	{ "EnergyCPU", 9, true, f_energy_cpu, SACCT_NEED_PACKAGE,
 	  "CPU package energy, J with K/M/G suffixes" },
 	{ "EnergyDRAM", 10, true, f_energy_dram, SACCT_NEED_DRAM,

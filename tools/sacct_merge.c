@@ -185,6 +185,51 @@ cpu_known(const struct ceems_agent_job_report *rep)
 				      CEEMS_CGF_CPU_SYSTEM)) != 0;
 }
 
+/* The GPU figures of the job's records FIRST..LAST-1, as
+ * ceems.refresh_job_gpus makes them (migration 018): utilisation and SM
+ * activity weighted by each GPU's share, the peaks summed over the GPUs
+ * that measured one, their memory summed when every GPU's is known. */
+static void
+gpu_figures(const struct sacct_records *recs, size_t first, size_t last,
+	    struct sacct_row *row)
+{
+	double util = 0, util_w = 0, sm = 0, sm_w = 0, total = 0;
+	size_t ngpus = 0, ntotal = 0;
+
+	for (size_t i = first; i < last; i++) {
+		const struct ceems_agent_job_report *rep = &recs->v[i].report;
+
+		for (uint32_t k = 0; k < rep->ngpus && k < CEEMS_LEDGER_MAX_GPUS; k++) {
+			const struct ceems_agent_gpu_report *g = &rep->gpus[k];
+
+			ngpus++;
+			if (g->have_util) {
+				util += g->share * g->util_pct;
+				util_w += g->share;
+			}
+			if (g->have_sm_active) {
+				sm += g->share * g->sm_active_pct;
+				sm_w += g->share;
+			}
+			if (g->have_mem_peak)
+				sacct_add_known(&row->gpu_mem_peak_bytes,
+						(double)g->mem_peak_bytes);
+			if (g->mem_total_bytes > 0) {
+				total += (double)g->mem_total_bytes;
+				ntotal++;
+			}
+		}
+	}
+	if (util_w > 0)
+		row->gpu_util_pct = fmin(100, util / util_w);
+	if (sm_w > 0)
+		row->gpu_sm_pct = fmin(100, sm / sm_w);
+	if (ngpus > 0 && ntotal == ngpus)
+		row->gpu_mem_total_bytes = total;
+	if (row->gpu_mem_total_bytes > 0 && isfinite(row->gpu_mem_peak_bytes))
+		row->gpu_mem_eff = row->gpu_mem_peak_bytes / row->gpu_mem_total_bytes;
+}
+
 /* The job's row from its records FIRST..LAST-1 (one job), its strings
  * in ROWS' text.  -1 when out of memory. */
 static int
@@ -279,6 +324,7 @@ job_row(const struct sacct_records *recs, size_t first, size_t last,
 		row->g_per_kwh = factor->g_per_kwh;
 		row->pue = factor->pue;
 	}
+	gpu_figures(recs, first, last, row);
 	return 0;
 }
 

@@ -170,10 +170,11 @@ query(struct sacct_pg *pg, const char *sql, int n, const char *const *params,
 }
 
 /* The oldest schema this tool reads: the listing takes each job's steps
- * from jobs.steps (sql/migrations/016_job_step_sums.sql).  A newer one
+ * from jobs.steps (sql/migrations/016_job_step_sums.sql), its GPUs from
+ * job_gpus and the jobs' GPU columns (018_gpu_devices.sql).  A newer one
  * is read as long as the columns are what the tool expects
  * (pg_binary_init says otherwise). */
-#define SCHEMA_VERSION_MIN 16
+#define SCHEMA_VERSION_MIN 18
 
 int
 sacct_pg_identity(struct sacct_pg *pg, char *user, size_t user_size,
@@ -334,8 +335,8 @@ sacct_pg_params_free(struct sacct_pg_params *p)
 	free(p->jobs);
 }
 
-/* A node record as JSON, rebuilt from job_nodes and its steps and notes:
- * what the database does not keep is absent. */
+/* A node record as JSON, rebuilt from job_nodes and its steps, GPUs
+ * (migration 018) and notes: what the database does not keep is absent. */
 static const char *const records_sql_head =
 	"SELECT n.job_key, n.node, jsonb_strip_nulls(jsonb_build_object("
 	" 'format', 'ceems-job-record/1',"
@@ -381,7 +382,17 @@ static const char *const records_sql_head =
 	"       WHEN 'interactive' THEN 3 ELSE 4 END,"
 	"       CASE WHEN s.step_id ~ '^[0-9]{1,9}$' THEN s.step_id::integer END,"
 	"       s.step_id)"
-	"    FROM ceems.job_steps s WHERE s.job_key = n.job_key AND s.node = n.node)),"
+	"    FROM ceems.job_steps s WHERE s.job_key = n.job_key AND s.node = n.node),"
+	"  'gpus', (SELECT jsonb_agg(jsonb_build_object('uuid', g.uuid,"
+	"     'bus_id', g.bus_id, 'instance', g.instance, 'share', g.share,"
+	"     'power_integrated', CASE WHEN g.power_integrated THEN true END,"
+	"     'energy_j', g.energy_j, 'util_pct', g.util_pct,"
+	"     'mem_util_pct', g.mem_util_pct, 'mem_peak_bytes', g.mem_peak_bytes,"
+	"     'mem_total_bytes', g.mem_total_bytes, 'sm_active_pct', g.sm_active_pct,"
+	"     'sm_occupancy_pct', g.sm_occupancy_pct,"
+	"     'tensor_active_pct', g.tensor_active_pct,"
+	"     'fp_active_pct', g.fp_active_pct) ORDER BY g.ordinal)"
+	"    FROM ceems.job_gpus g WHERE g.job_key = n.job_key AND g.node = n.node)),"
 	" 'notes', (SELECT jsonb_agg(jsonb_build_object('id', o.note_id,"
 	"    'text', o.text, 'saving_j', o.saving_j, 'saving_g', o.saving_g)"
 	"    ORDER BY o.ordinal)"

@@ -6,6 +6,7 @@
  * each choice saved. */
 #include "config.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +34,7 @@ struct listing_column {
 	uint64_t part;
 };
 
-#define ROWS_NCOLS 38
+#define ROWS_NCOLS 41
 #define ROWS_FIRST_FIGURE 23
 #define COL_USER 5
 static const struct listing_column listing[ROWS_NCOLS] = {
@@ -76,7 +77,11 @@ static const struct listing_column listing[ROWS_NCOLS] = {
 	  PG_BINARY_NUMBER, SACCT_NEED_QUALITY },
 	{ "j.emissions_g", PG_BINARY_NUMBER, SACCT_NEED_EMISSIONS },
 	{ "j.emission_g_per_kwh", PG_BINARY_NUMBER, SACCT_NEED_G_PER_KWH },
-	{ "j.pue", PG_BINARY_NUMBER, SACCT_NEED_PUE }
+	{ "j.pue", PG_BINARY_NUMBER, SACCT_NEED_PUE },
+	/* Migration 018's: fetched only when a field reads them. */
+	{ "j.gpu_sm_active_pct", PG_BINARY_NUMBER, SACCT_NEED_GPU_SM },
+	{ "j.gpu_mem_peak_bytes", PG_BINARY_NUMBER, SACCT_NEED_GPU_MEM },
+	{ "j.gpu_mem_total_bytes", PG_BINARY_NUMBER, SACCT_NEED_GPU_MEM_TOTAL }
 };
 
 /* Which listing columns a query fetches, and where they are. */
@@ -245,7 +250,8 @@ job_from_result(struct pg_binary *b, const struct listing_plan *plan, int i,
 		&r->elapsed_s, &r->cpu_s, &r->cpu_eff, &r->mem_peak_bytes,
 		&r->mem_eff, &r->gpu_util_pct, &r->package_j, &r->dram_j,
 		&r->gpu_j, &r->node_j, &r->total_j, &r->quality,
-		&r->emissions_g, &r->g_per_kwh, &r->pue
+		&r->emissions_g, &r->g_per_kwh, &r->pue, &r->gpu_sm_pct,
+		&r->gpu_mem_peak_bytes, &r->gpu_mem_total_bytes
 	};
 	int64_t v, task;
 	int k;
@@ -298,6 +304,8 @@ job_from_result(struct pg_binary *b, const struct listing_plan *plan, int i,
 		if (plan->pos[k] >= 0)
 			*figures[k - ROWS_FIRST_FIGURE] =
 				pg_binary_number(b, i, plan->pos[k]);
+	if (r->gpu_mem_total_bytes > 0 && isfinite(r->gpu_mem_peak_bytes))
+		r->gpu_mem_eff = r->gpu_mem_peak_bytes / r->gpu_mem_total_bytes;
 	return 0;
 }
 

@@ -48,8 +48,11 @@ struct sacct_row {
 	double cpu_eff;			/* 0..1+ */
 	double mem_peak_bytes;		/* the largest node's */
 	double mem_eff;			/* sum of node peaks / requested */
-	double gpu_util_pct;
-	double gpu_mem_eff;
+	double gpu_util_pct;		/* weighted by each GPU's share */
+	double gpu_mem_eff;		/* GPU memory peak / GPU memory */
+	double gpu_sm_pct;		/* mean SM activity, weighted */
+	double gpu_mem_peak_bytes;	/* sum of the GPUs' peaks */
+	double gpu_mem_total_bytes;	/* sum of their memory */
 	double package_j, dram_j, gpu_j, node_j, total_j;
 	double quality;			/* lowest coverage of a measured domain */
 	double emissions_g;
@@ -95,7 +98,10 @@ struct sacct_row {
 #define SACCT_NEED_EMISSIONS	(UINT64_C(1) << 28)
 #define SACCT_NEED_G_PER_KWH	(UINT64_C(1) << 29)
 #define SACCT_NEED_PUE		(UINT64_C(1) << 30)
-#define SACCT_NEED_ALL		((UINT64_C(1) << 31) - 1)
+#define SACCT_NEED_GPU_SM	(UINT64_C(1) << 31)
+#define SACCT_NEED_GPU_MEM	(UINT64_C(1) << 32)
+#define SACCT_NEED_GPU_MEM_TOTAL (UINT64_C(1) << 33)
+#define SACCT_NEED_ALL		((UINT64_C(1) << 34) - 1)
 
 /* *SUM + X where unknown (NaN) adds nothing: NaN + x = x, the sum of
  * what was measured. */

@@ -6,7 +6,7 @@
  *   record-gen KEY=VALUE...
  *
  * Keys (anything else is an error): cluster node jobid uid user account
- * partition qos name state exit submit start end cores cpus mem_bytes
+ * partition qos name state exit submit start end cores cpus alloc_gpus mem_bytes
  * elapsed cpu_s mem_peak package_j package_static_j dram_j
  * dram_static_j covered_s lifetime_s gap_s emissions_g zone pue
  * written_at finalized_by (extern, epilog or agent; extern if left out)
@@ -185,6 +185,8 @@ apply(struct args *a, const char *key, const char *v)
 		a->written_at = (int64_t)u;
 	else if (strcmp(key, "cpus") == 0)
 		m->alloc_cpus = (uint32_t)u;
+	else if (strcmp(key, "alloc_gpus") == 0)
+		m->alloc_gpus = (uint32_t)u;
 	else if (strcmp(key, "cores") == 0)
 		r->alloc_cores = (uint32_t)u;
 	else if (strcmp(key, "nnodes") == 0)

@@ -250,7 +250,7 @@ setup() {
     run "$SACCT" -c "$f" $W -a
     [ "$status" -eq 1 ] || _fail "status $status: $output"
     [ "${#lines[@]}" -eq 1 ] || _fail "more than one line: $output"
-    [[ "$output" == "ceems-sacct: the database's schema is at version 15, and this ceems-sacct reads version 16 or later"* ]] ||
+    [[ "$output" == "ceems-sacct: the database's schema is at version 15, and this ceems-sacct reads version 18 or later"* ]] ||
         _fail "$output"
     [[ "$output" == *"ceems-admin db migrate"* ]] || _fail "no fix named: $output"
     psql -X -q -c "DROP DATABASE old15"
