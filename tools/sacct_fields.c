@@ -363,13 +363,21 @@ JOULE_FIELD(f_energy_other, node_j)
 	{ sacct_fmt_pct(r->member, buf, size); }
 PCT_FIELD(f_cpueff, cpu_eff)
 PCT_FIELD(f_memeff, mem_eff)
-PCT_FIELD(f_gpumemeff, gpu_mem_eff)
 PCT_FIELD(f_quality, quality)
 
 static void
 f_gpuutil(const struct sacct_row *r, char *buf, size_t size)
 {
 	sacct_fmt_pct(r->gpu_util_pct / 100.0, buf, size);
+}
+
+/* GPU memory peak / GPU memory, empty unless both are known. */
+static void
+f_gpumemeff(const struct sacct_row *r, char *buf, size_t size)
+{
+	sacct_fmt_pct(r->gpu_mem_total_bytes > 0 ?
+		      r->gpu_mem_peak_bytes / r->gpu_mem_total_bytes : NAN,
+		      buf, size);
 }
 
 static void

@@ -226,8 +226,6 @@ gpu_figures(const struct sacct_records *recs, size_t first, size_t last,
 		row->gpu_sm_pct = fmin(100, sm / sm_w);
 	if (ngpus > 0 && ntotal == ngpus)
 		row->gpu_mem_total_bytes = total;
-	if (row->gpu_mem_total_bytes > 0 && isfinite(row->gpu_mem_peak_bytes))
-		row->gpu_mem_eff = row->gpu_mem_peak_bytes / row->gpu_mem_total_bytes;
 }
 
 /* The job's row from its records FIRST..LAST-1 (one job), its strings

@@ -6,7 +6,6 @@
  * each choice saved. */
 #include "config.h"
 
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -304,8 +303,6 @@ job_from_result(struct pg_binary *b, const struct listing_plan *plan, int i,
 		if (plan->pos[k] >= 0)
 			*figures[k - ROWS_FIRST_FIGURE] =
 				pg_binary_number(b, i, plan->pos[k]);
-	if (r->gpu_mem_total_bytes > 0 && isfinite(r->gpu_mem_peak_bytes))
-		r->gpu_mem_eff = r->gpu_mem_peak_bytes / r->gpu_mem_total_bytes;
 	return 0;
 }
 

@@ -27,7 +27,7 @@ sacct_row_init(struct sacct_row *row)
 	row->time_limit_min = UINT32_MAX;
 	row->elapsed_s = row->cpu_s = row->cpu_eff = NAN;
 	row->mem_peak_bytes = row->mem_eff = NAN;
-	row->gpu_util_pct = row->gpu_mem_eff = NAN;
+	row->gpu_util_pct = NAN;
 	row->gpu_sm_pct = row->gpu_mem_peak_bytes = row->gpu_mem_total_bytes = NAN;
 	row->package_j = row->dram_j = row->gpu_j = row->node_j = NAN;
 	row->total_j = row->quality = row->emissions_g = NAN;

@@ -49,7 +49,6 @@ struct sacct_row {
 	double mem_peak_bytes;		/* the largest node's */
 	double mem_eff;			/* sum of node peaks / requested */
 	double gpu_util_pct;		/* weighted by each GPU's share */
-	double gpu_mem_eff;		/* GPU memory peak / GPU memory */
 	double gpu_sm_pct;		/* mean SM activity, weighted */
 	double gpu_mem_peak_bytes;	/* sum of the GPUs' peaks */
 	double gpu_mem_total_bytes;	/* sum of their memory */

@@ -82,7 +82,9 @@ full_row(struct sacct_row *r)
 	r->mem_peak_bytes = 3e9;
 	r->mem_eff = 0.35;
 	r->gpu_util_pct = 81;
-	r->gpu_mem_eff = 0.5;
+	r->gpu_sm_pct = 40.5;
+	r->gpu_mem_peak_bytes = 40e9;
+	r->gpu_mem_total_bytes = 80e9;
 	r->package_j = 1.1e6;
 	r->dram_j = 2.2e5;
 	r->gpu_j = 3.3e6;
@@ -132,6 +134,9 @@ forget_part(struct sacct_row *r, uint64_t part)
 	if (part == SACCT_NEED_EMISSIONS) r->emissions_g = NAN;
 	if (part == SACCT_NEED_G_PER_KWH) r->g_per_kwh = NAN;
 	if (part == SACCT_NEED_PUE) r->pue = NAN;
+	if (part == SACCT_NEED_GPU_SM) r->gpu_sm_pct = NAN;
+	if (part == SACCT_NEED_GPU_MEM) r->gpu_mem_peak_bytes = NAN;
+	if (part == SACCT_NEED_GPU_MEM_TOTAL) r->gpu_mem_total_bytes = NAN;
 }
 
 /* Each field reads only the parts it declares: forgetting any other
