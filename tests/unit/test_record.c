@@ -329,6 +329,62 @@ test_reduced(void)
 	   "and keeps the note saying the agent finalized it");
 }
 
+/* The largest reduced record there can be -- every name of the job
+ * and of 16 GPUs at its size, in the character JSON doubles ('"'),
+ * every GPU figure with 17 digits, the agent's note at its size --
+ * still fits the stack buffer that storage keeps for the reduced form
+ * (lib/storage.c), so a job with GPUs is never lost for want of memory. */
+static void
+test_reduced_worst(void)
+{
+	static struct ceems_job_record r, scratch, back;
+	static char small[CEEMS_RECORD_REDUCED_MAX];
+	struct ceems_job_meta *m = &r.meta;
+	char *names[] = { m->cluster, m->node, m->user, m->account,
+			  m->partition, m->qos, m->name, m->nodes };
+	size_t sizes[] = { sizeof(m->cluster), sizeof(m->node), sizeof(m->user),
+			   sizeof(m->account), sizeof(m->partition), sizeof(m->qos),
+			   sizeof(m->name), sizeof(m->nodes) };
+	int n;
+
+	sample_record(&r);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		memset(names[i], '"', sizes[i] - 1);
+		names[i][sizes[i] - 1] = '\0';
+	}
+	r.report.ngpus = CEEMS_LEDGER_MAX_GPUS;
+	for (uint32_t i = 0; i < r.report.ngpus; i++) {
+		struct ceems_agent_gpu_report *g = &r.report.gpus[i];
+
+		memset(g->uuid, '"', sizeof(g->uuid) - 1);
+		g->uuid[sizeof(g->uuid) - 1] = '\0';
+		memset(g->bus_id, '"', sizeof(g->bus_id) - 1);
+		g->bus_id[sizeof(g->bus_id) - 1] = '\0';
+		g->instance = INT32_MAX;
+		g->share = 1.0 / 3;
+		g->power_integrated = true;
+		g->have_energy = g->have_util = g->have_mem_util = true;
+		g->have_mem_peak = g->have_sm_active = g->have_sm_occupancy = true;
+		g->have_tensor_active = g->have_fp_active = true;
+		g->energy_j = 1e15 / 3;
+		g->util_pct = g->mem_util_pct = g->sm_active_pct = 100.0 / 3;
+		g->sm_occupancy_pct = g->tensor_active_pct = g->fp_active_pct = 200.0 / 3;
+		g->mem_peak_bytes = g->mem_total_bytes = (uint64_t)INT64_MAX;
+	}
+	r.nnotes = 2;
+	memset(&r.notes[1], 0, sizeof(r.notes[1]));
+	snprintf(r.notes[1].id, sizeof(r.notes[1].id), "agent-finalized");
+	memset(r.notes[1].text, '"', sizeof(r.notes[1].text) - 1);
+	snprintf(r.finalized_by, sizeof(r.finalized_by), "agent");
+	n = ceems_record_encode_fallback(&r, small, sizeof(small), &scratch);
+	ok(n > 0 && n < (int)sizeof(small), "the largest reduced record with 16 GPUs fits %d bytes (%d)",
+	   CEEMS_RECORD_REDUCED_MAX, n);
+	ok(n > 0 && ceems_record_decode(small, (size_t)n, &back, err, sizeof(err)) == 0 &&
+	   back.report.ngpus == CEEMS_LEDGER_MAX_GPUS &&
+	   back.report.gpus[15].mem_peak_bytes == (uint64_t)INT64_MAX,
+	   "and keeps its GPUs %s", err);
+}
+
 /* Array job and task ids come as a pair. */
 static void
 test_array_pair(void)
@@ -431,6 +487,7 @@ main(void)
 	test_refusals();
 	test_outside_text();
 	test_reduced();
+	test_reduced_worst();
 	test_array_pair();
 	return done_testing();
 }
