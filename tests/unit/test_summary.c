@@ -852,6 +852,18 @@ test_unknown_not_zero(void)
 	   strstr(buf, "; GPU not measured") != NULL,
 	   "GPU held without figures: not measured, not 0");
 
+	/* GPUs in the report, none of their figures measured. */
+	case_gpu_idle();
+	for (uint32_t i = 0; i < J.report.ngpus; i++) {
+		J.report.gpus[i].have_util = J.report.gpus[i].have_energy = false;
+		J.report.gpus[i].have_mem_peak = J.report.gpus[i].have_sm_active = false;
+	}
+	render(CEEMS_SUMMARY_FULL, buf, sizeof(buf));
+	ok(strstr(buf, "GPU      2 held, use not measured\n") != NULL &&
+	   strstr(buf, "SM active") == NULL && strstr(buf, "memory 0") == NULL &&
+	   strstr(buf, "busy") == NULL,
+	   "GPUs without figures: held, use not measured, no 0 anywhere");
+
 	case_no_zone();
 	render(CEEMS_SUMMARY_FULL, buf, sizeof(buf));
 	ok(strstr(buf, "Carbon   not computed (no emission zone") != NULL &&
