@@ -727,6 +727,9 @@ make_gpu_records() {
     # Owners read their GPUs; others and the writer do not.
     [ "$(sql -U alice -c 'SELECT count(*) FROM ceems.job_gpus')" = 1 ] || _fail "alice does not see her GPUs"
     [ "$(sql -U bob -c 'SELECT count(*) FROM ceems.job_gpus')" = 0 ] || _fail "bob sees alice's GPUs"
+    [ "$(sql -U alice -c 'SELECT string_agg(node || $$:$$ || idle, $$,$$) FROM ceems.job_gpu_usage')" = n2:true ] ||
+        _fail "alice's GPU usage view: $(sql -U alice -c 'SELECT * FROM ceems.job_gpu_usage')"
+    [ "$(sql -U bob -c 'SELECT count(*) FROM ceems.job_gpu_usage')" = 0 ] || _fail "bob sees alice's GPUs in the view"
     run sql -U node -c 'SELECT count(*) FROM ceems.job_gpus'
     echo "$output" | grep -q "permission denied" || _fail "the writer reads GPUs: $output"
 
