@@ -88,6 +88,11 @@ agent_spec_valid(const struct ceems_agent_job_spec *s)
 		if (!isfinite(s->gpu_share[g]) || s->gpu_share[g] < 0 ||
 		    s->gpu_share[g] > 1)
 			return false;
+	if (s->ngpu_ids > CEEMS_AGENT_MAX_GPU_IDS)
+		return false;
+	for (uint32_t i = 0; i < s->ngpu_ids; i++)
+		if (memchr(s->gpu_ids[i], '\0', sizeof(s->gpu_ids[i])) == NULL)
+			return false;
 	return true;
 }
 
@@ -107,6 +112,14 @@ learn_identity(struct ceems_agent *a, struct agent_job *j,
 	}
 	if (j->spec.cluster[0] == '\0' && spec->cluster[0] != '\0') {
 		memcpy(j->spec.cluster, spec->cluster, sizeof(j->spec.cluster));
+		learned = true;
+	}
+	if (j->spec.ngpu_ids == 0 && spec->ngpu_ids > 0) {
+		j->spec.ngpu_ids = spec->ngpu_ids;
+		memcpy(j->spec.gpu_ids, spec->gpu_ids, sizeof(j->spec.gpu_ids));
+		if (agent_gpu_resolve(a, &j->spec, &j->gpu) > 0)
+			ceems_info("job %u: holds %u GPU%s", j->spec.jobid,
+				   j->gpu.n, j->gpu.n == 1 ? "" : "s");
 		learned = true;
 	}
 	if (!learned)
@@ -169,6 +182,7 @@ ceems_agent_register(struct ceems_agent *a,
 		return ret;
 	}
 	j->cpu_base_ns = j->cpu_last_ns;
+	agent_gpu_resolve(a, spec, &j->gpu);
 	j->series = ceems_series_for_job(&a->config, spec->series, now_ns,
 					 &j->ledger, j->cpu_s);
 	if (a->state != NULL) {
@@ -247,6 +261,7 @@ leave_now(struct ceems_agent *a, struct agent_job *j, uint64_t now_ns)
 	}
 	ceems_job_ledger_add_tick(&j->ledger, &share, present_s,
 				  a->have_factor ? &a->factor : NULL);
+	agent_gpu_charge(a, &j->gpu, &share, present_s);
 	j->cpu_s += t.cpu_s;
 	agent_split_to_steps(j, &share, &t);
 	ceems_ledger_carry_add(&a->carry, &t, node.dt_s, &share);
@@ -276,7 +291,7 @@ ceems_agent_report_now(struct ceems_agent *a, uint32_t jobid,
 	memset(&t, 0, sizeof(t));
 	t.alloc_cores = j->alloc_cores;
 	t.alloc_mem_bytes = j->alloc_mem_bytes;
-	memcpy(t.gpu_share, j->spec.gpu_share, sizeof(t.gpu_share));
+	agent_job_gpu_shares(a, j, t.gpu_share);
 	if (j->usage.present & CEEMS_CGF_MEM_RSS)
 		t.rss_bytes = j->usage.mem_rss_bytes;
 	if (ceems_cgroup_reader_read_some(j->reader, CEEMS_CGF_CPU_USAGE,
@@ -303,7 +318,6 @@ fill_report(const struct ceems_agent *a, const struct agent_job *j,
 	out->uid = j->spec.uid;
 	out->alloc_cores = j->alloc_cores;
 	out->alloc_mem_bytes = j->alloc_mem_bytes;
-	(void)a;
 	out->elapsed_s = (double)((j->gone ? j->gone_ns : asof_ns) -
 				  j->registered_ns) / 1e9;
 	out->cpu_s = j->cpu_s;
@@ -316,6 +330,7 @@ fill_report(const struct ceems_agent *a, const struct agent_job *j,
 	out->recovered_s = j->recovered_s;
 	out->nrecovered = j->nrecovered;
 	memcpy(out->recovered, j->recovered, sizeof(out->recovered));
+	agent_gpu_report(a, &j->gpu, out);
 	out->nsteps = j->nsteps;
 	for (uint32_t i = 0; i < j->nsteps; i++) {
 		out->steps[i] = j->steps[i].r;

@@ -19,6 +19,9 @@
 
 /* As struct ceems_job_meta's cluster. */
 #define CEEMS_AGENT_CLUSTER_MAX 64
+/* GPU identifiers a job spec carries, and their length (with the NUL). */
+#define CEEMS_AGENT_MAX_GPU_IDS CEEMS_LEDGER_MAX_GPUS
+#define CEEMS_AGENT_GPU_ID_MAX 64
 /* Latest start time a spec may carry: 9999-12-31, any later is garbage. */
 #define CEEMS_AGENT_START_TIME_MAX 253402300799LL
 
@@ -41,6 +44,15 @@ struct ceems_agent_job_spec {
 	 * job as the plugin's record, not a second one (lib/agent_finish.c). */
 	int64_t start_time;
 	char cluster[CEEMS_AGENT_CLUSTER_MAX];
+	/* The GPUs Slurm gave the job on this node, as the plugin found
+	 * them (lib/gres.h): "dev:MAJOR:MINOR" (the device file of one of
+	 * its GRES indices), "gres:N" (a GRES index whose file is not
+	 * known), a UUID ("GPU-...", "MIG-...") or a PCI bus id.  The agent
+	 * matches them to its devices (lib/agent_gpu.c); when it finds
+	 * any, they replace gpu_share.  Fields added later go after these:
+	 * the state file's migration reads the older layout as a prefix. */
+	uint32_t ngpu_ids;
+	char gpu_ids[CEEMS_AGENT_MAX_GPU_IDS][CEEMS_AGENT_GPU_ID_MAX];
 };
 
 /* A job's steps (batch, extern, each srun step) are accounted apart: each

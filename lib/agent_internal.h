@@ -12,6 +12,7 @@
 
 #include "agent.h"
 #include "agent_finish.h"
+#include "agent_gpu.h"
 #include "agent_recover.h"
 #include "agent_series.h"
 #include "agent_state.h"
@@ -21,7 +22,8 @@
 #include "ledger_carry.h"
 #include "proc_stats.h"
 
-enum { MAX_SOURCES = 3 };
+/* RAPL, pm_counters, hwmon, the GPUs, a BMC, and room for one more. */
+enum { MAX_SOURCES = 6 };
 
 /* Below this node busy fraction a tick's power counts as idle power when
  * idle power is learned rather than configured.  The learned value is
@@ -96,6 +98,7 @@ struct agent_job {
 	struct agent_step steps[CEEMS_AGENT_MAX_STEPS];
 	struct ceems_series *series;	/* NULL: the job keeps none */
 	struct agent_reading rd;
+	struct agent_gpu_job gpu;	/* its GPUs (agent_gpu.h) */
 };
 
 struct ceems_agent {
@@ -106,6 +109,8 @@ struct ceems_agent {
 	 * sources measuring the same domain would count it twice). */
 	int domain_source[CEEMS_DOMAIN_COUNT];
 	struct ceems_energy_take *takes[MAX_SOURCES];
+
+	struct agent_gpus gpus;		/* agent_gpu.h */
 
 	struct ceems_proc_reader *proc;
 	struct ceems_node_cpu node_cpu;
@@ -176,6 +181,10 @@ enum ceems_recover_verdict agent_recover_node(struct ceems_agent *a,
 					      uint64_t now_ns);
 
 /* agent_tick.c */
+/* Job J's share of each GPU device this tick, into SHARE. */
+void agent_job_gpu_shares(const struct ceems_agent *a,
+			  const struct agent_job *j,
+			  double share[CEEMS_LEDGER_MAX_GPUS]);
 void agent_collect_energy(struct ceems_agent *a, uint64_t now_ns,
 			  struct ceems_ledger_node_tick *node);
 void agent_collect_step(struct ceems_agent *a, struct agent_step *st,

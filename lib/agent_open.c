@@ -34,7 +34,7 @@
 static const char *const domain_priority[CEEMS_DOMAIN_COUNT][MAX_SOURCES] = {
 	[CEEMS_DOMAIN_PACKAGE] = { "rapl", "pm_counters", "hwmon" },
 	[CEEMS_DOMAIN_DRAM] = { "rapl", "pm_counters", "hwmon" },
-	[CEEMS_DOMAIN_GPU] = { "pm_counters", "hwmon", "rapl" },
+	[CEEMS_DOMAIN_GPU] = { "gpu", "pm_counters", "hwmon" },
 	[CEEMS_DOMAIN_NODE] = { "pm_counters", "hwmon", "rapl" },
 };
 
@@ -82,6 +82,7 @@ open_sources(struct ceems_agent *a, uint64_t now_ns)
 	if (c->source_hwmon &&
 	    (src = ceems_hwmon_open(c->sysfs_root, 0, now_ns)))
 		a->sources[a->nsources++] = src;
+	agent_gpu_open(a, now_ns);
 	for (size_t s = 0; s < a->nsources; s++) {
 		a->takes[s] = calloc(a->sources[s]->ncounters + 1,
 				     sizeof(*a->takes[s]));

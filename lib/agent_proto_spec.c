@@ -11,6 +11,7 @@
  * leads the agent to the file system. */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -56,6 +57,71 @@ check_cgroup_path(const char *path, const char *where, char *err,
 /* ------------------------------------------------------------------ */
 /* Job spec                                                            */
 /* ------------------------------------------------------------------ */
+
+/* A GPU identifier is short printable ASCII without spaces: what UUIDs,
+ * bus ids and "dev:195:0" are made of.  Anything else is garbage. */
+static bool
+gpu_id_valid(const char *id)
+{
+	size_t n = 0;
+
+	for (const char *p = id; *p != '\0'; p++, n++)
+		if (!isalnum((unsigned char)*p) && strchr(":._/-", *p) == NULL)
+			return false;
+	return n > 0 && n < CEEMS_AGENT_GPU_ID_MAX;
+}
+
+static struct json_object *
+gpu_ids_to_json(const struct ceems_agent_job_spec *spec)
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (uint32_t i = 0; arr != NULL && i < spec->ngpu_ids &&
+			     i < CEEMS_AGENT_MAX_GPU_IDS; i++) {
+		struct json_object *id;
+
+		if (!gpu_id_valid(spec->gpu_ids[i]))
+			continue;
+		id = json_object_new_string(spec->gpu_ids[i]);
+		if (id == NULL || json_object_array_add(arr, id) != 0) {
+			json_object_put(id);
+			json_object_put(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+static int
+gpu_ids_from_json(struct json_object *val, struct ceems_agent_job_spec *s,
+		  char *err, size_t err_size)
+{
+	size_t n;
+	int r;
+
+	if (!json_object_is_type(val, json_type_array))
+		return ceems_json_error(err, err_size, "job.gpus must be an array");
+	n = json_object_array_length(val);
+	if (n > CEEMS_AGENT_MAX_GPU_IDS)
+		return ceems_json_error(err, err_size,
+			      "job.gpus has more than %d entries",
+			      CEEMS_AGENT_MAX_GPU_IDS);
+	for (size_t i = 0; i < n; i++) {
+		char where[32];
+
+		snprintf(where, sizeof(where), "job.gpus[%zu]", i);
+		if ((r = ceems_json_read_string(json_object_array_get_idx(val, i),
+				where, s->gpu_ids[i], sizeof(s->gpu_ids[i]),
+				err, err_size)) < 0)
+			return r;
+		if (!gpu_id_valid(s->gpu_ids[i]))
+			return ceems_json_error(err, err_size,
+				"%s is not a GPU identifier (a UUID, a bus id, "
+				"dev:MAJOR:MINOR or gres:N)", where);
+	}
+	s->ngpu_ids = (uint32_t)n;
+	return 0;
+}
 
 struct json_object *
 ceems_agent_job_spec_to_json(const struct ceems_agent_job_spec *spec)
@@ -126,6 +192,8 @@ ceems_agent_job_spec_to_json(const struct ceems_agent_job_spec *spec)
 		ceems_json_add(obj, "cluster",
 			       ceems_json_new_text(spec->cluster,
 						   sizeof(spec->cluster)), &ok);
+	if (spec->ngpu_ids > 0)
+		ceems_json_add(obj, "gpus", gpu_ids_to_json(spec), &ok);
 	if (!ok) {
 		json_object_put(obj);
 		return NULL;
@@ -201,7 +269,7 @@ ceems_agent_job_spec_from_json(const struct json_object *obj,
 {
 	static const char *const known[] = {
 		"jobid", "uid", "cgroup", "alloc_cores", "alloc_mem_bytes",
-		"gpu_share", "series", "start_time", "cluster", NULL,
+		"gpu_share", "series", "start_time", "cluster", "gpus", NULL,
 	};
 	struct ceems_agent_job_spec s;
 	struct json_object *val;
@@ -281,6 +349,9 @@ ceems_agent_job_spec_from_json(const struct json_object *obj,
 			return ceems_json_error(err, err_size,
 				      "job.cluster is empty (leave it out when not known)");
 	}
+	if ((val = ceems_json_get(obj, "gpus")) != NULL &&
+	    (r = gpu_ids_from_json(val, &s, err, err_size)) < 0)
+		return r;
 	*spec = s;
 	return 0;
 }

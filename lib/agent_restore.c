@@ -114,6 +114,24 @@ terminate_spec_strings(struct ceems_agent_job_spec *s)
 	for (int c = 0; c < CEEMS_CG_NCONTROLLERS; c++)
 		s->cgroup.v1[c][sizeof(s->cgroup.v1[c]) - 1] = '\0';
 	s->cluster[sizeof(s->cluster) - 1] = '\0';
+	for (uint32_t i = 0; i < CEEMS_AGENT_MAX_GPU_IDS; i++)
+		s->gpu_ids[i][sizeof(s->gpu_ids[i]) - 1] = '\0';
+}
+
+/* The job's GPU accounts as saved, when they still name this agent's
+ * devices; else its GPUs matched again (their figures start over). */
+static void
+restore_gpus(struct ceems_agent *a, struct agent_job *j,
+	     const struct agent_gpu_job *saved)
+{
+	bool fits = agent_gpu_job_sane(saved);
+
+	for (uint32_t k = 0; fits && k < saved->n; k++)
+		fits = (size_t)saved->acc[k].device < a->gpus.n;
+	if (fits && saved->n > 0)
+		j->gpu = *saved;
+	else
+		agent_gpu_resolve(a, &j->spec, &j->gpu);
 }
 
 static int
@@ -138,6 +156,7 @@ restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 	j->slot = slot;
 	j->registered_ns = registered_ns;
 	j->ledger = fig->ledger;
+	restore_gpus(a, j, &fig->gpu);
 	j->cpu_s = fig->cpu_s;
 	j->gap_s = fig->gap_s;
 	j->ngaps = fig->ngaps;

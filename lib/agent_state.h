@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "agent.h"
+#include "agent_gpu.h"
 #include "job.h"
 
 /* The running figures of a job, as of one tick. */
@@ -38,6 +39,8 @@ struct state_figures {
 	double recovered_s;
 	uint32_t nrecovered;
 	struct ceems_agent_gap recovered[CEEMS_AGENT_MAX_GAPS];
+	struct agent_gpu_job gpu;	/* what its GPUs did */
+	/* Last: only the steps in use are written. */
 	uint32_t nsteps;
 	struct ceems_agent_step_report steps[CEEMS_AGENT_MAX_STEPS];
 };

@@ -80,7 +80,7 @@ recovered_sane(double recovered_s, uint32_t n,
 bool
 state_figures_sane(const struct state_figures *f)
 {
-	return f->have_cpu <= 1 &&
+	return f->have_cpu <= 1 && agent_gpu_job_sane(&f->gpu) &&
 	       recovered_sane(f->recovered_s, f->nrecovered, f->recovered) &&
 	       parts_sane(f->ngaps, f->gaps, f->nsteps, f->steps, f->cpu_s,
 			  f->gap_s, &f->ledger);
@@ -113,6 +113,32 @@ state_best_copy(const struct slot_copy copy[2], uint64_t *seq)
 	return &best->fig;
 }
 
+/* A final report's GPUs: terminated strings, numbers in range. */
+static bool
+gpu_reports_sane(const struct ceems_agent_job_report *r)
+{
+	if (r->ngpus > CEEMS_LEDGER_MAX_GPUS)
+		return false;
+	for (uint32_t i = 0; i < r->ngpus; i++) {
+		const struct ceems_agent_gpu_report *g = &r->gpus[i];
+		const double pct[] = {
+			g->util_pct, g->mem_util_pct, g->sm_active_pct,
+			g->sm_occupancy_pct, g->tensor_active_pct,
+			g->fp_active_pct,
+		};
+
+		if (memchr(g->uuid, '\0', sizeof(g->uuid)) == NULL ||
+		    memchr(g->bus_id, '\0', sizeof(g->bus_id)) == NULL ||
+		    !isfinite(g->share) || g->share < 0 || g->share > 1 ||
+		    !isfinite(g->energy_j) || g->energy_j < 0)
+			return false;
+		for (size_t k = 0; k < sizeof(pct) / sizeof(pct[0]); k++)
+			if (!isfinite(pct[k]) || pct[k] < 0)
+				return false;
+	}
+	return true;
+}
+
 bool
 state_final_sane(const struct ceems_agent_job_spec *spec,
 		 const struct slot_final *final)
@@ -120,6 +146,7 @@ state_final_sane(const struct ceems_agent_job_spec *spec,
 	const struct ceems_agent_job_report *r = &final->report;
 
 	return spec->jobid != 0 && r->jobid == spec->jobid &&
+	       gpu_reports_sane(r) &&
 	       recovered_sane(r->recovered_s, r->nrecovered, r->recovered) &&
 	       flag_sane(&r->cgroup_gone) && isfinite(r->elapsed_s) &&
 	       r->elapsed_s >= 0 && final->start_time > 0 &&

@@ -25,7 +25,9 @@
  * counters (what recovering the interval after a restart needs).  A
  * version 4 file is migrated (agent_state_migrate.c); an older one is
  * set aside like any foreign one. */
-#define STATE_VERSION 5
+/* 6: the spec holds the job's GPU identifiers, the figures and the
+ * final report its GPUs' accounts.  Versions 4 and 5 are migrated. */
+#define STATE_VERSION 6
 #define STATE_HEADER_SIZE 4096
 
 struct state_header {

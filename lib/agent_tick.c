@@ -318,6 +318,17 @@ read_job(struct ceems_agent *a, struct agent_job *j, bool full)
 		read_step(a, &j->steps[i], full);
 }
 
+void
+agent_job_gpu_shares(const struct ceems_agent *a, const struct agent_job *j,
+		     double share[CEEMS_LEDGER_MAX_GPUS])
+{
+	if (j->gpu.n > 0)
+		agent_gpu_shares(a, &j->gpu, share);
+	else
+		memcpy(share, j->spec.gpu_share,
+		       CEEMS_LEDGER_MAX_GPUS * sizeof(share[0]));
+}
+
 /* Job J's usage for the tick ending at a->tick_ns, from its reading
  * (used up), into its ledger input T. */
 static void
@@ -336,7 +347,7 @@ apply_job(struct ceems_agent *a, struct agent_job *j,
 		return;
 	t->alloc_cores = j->alloc_cores;
 	t->alloc_mem_bytes = j->alloc_mem_bytes;
-	memcpy(t->gpu_share, j->spec.gpu_share, sizeof(t->gpu_share));
+	agent_job_gpu_shares(a, j, t->gpu_share);
 	if ((j->usage.present & CEEMS_CGF_MEM_RSS) != 0)
 		t->rss_bytes = j->usage.mem_rss_bytes;
 	for (uint32_t i = 0; i < j->nsteps; i++)
@@ -460,6 +471,7 @@ agent_save_job(struct ceems_agent *a, const struct agent_job *j, uint64_t now_ns
 	fig.ledger = j->ledger;
 	fig.ngaps = j->ngaps;
 	memcpy(fig.gaps, j->gaps, sizeof(fig.gaps));
+	fig.gpu = j->gpu;
 	fig.nsteps = j->nsteps;
 	for (uint32_t i = 0; i < j->nsteps; i++) {
 		fig.steps[i] = j->steps[i].r;
@@ -546,6 +558,8 @@ charge_jobs(struct ceems_agent *a, const struct ceems_ledger_node_tick *node,
 		ceems_job_ledger_add_tick(&j->ledger, &a->shares[i],
 					  node->dt_s - a->job_ticks[i].absent_s,
 					  a->have_factor ? &a->factor : NULL);
+		agent_gpu_charge(a, &j->gpu, &a->shares[i],
+				 node->dt_s - a->job_ticks[i].absent_s);
 		j->cpu_s += a->job_ticks[i].cpu_s;
 		agent_split_to_steps(j, &a->shares[i], &a->job_ticks[i]);
 	}
@@ -574,6 +588,7 @@ ceems_agent_tick_end(struct ceems_agent *a, uint64_t now_ns)
 	a->tick_ns = now_ns;
 	node.dt_s = (double)(now_ns - a->last_tick_ns) / 1e9;
 	agent_collect_energy(a, now_ns, &node);
+	agent_gpu_read_usage(a);
 	collect_node_usage(a, &node);
 	set_idle_power(a, &node);
 	a->last_node = node;

@@ -61,6 +61,9 @@ static const struct key keys[] = {
 	{ "source_rapl", KEY_BOOL, FIELD(source_rapl), 0, 0, NULL },
 	{ "source_hwmon", KEY_BOOL, FIELD(source_hwmon), 0, 0, NULL },
 	{ "source_pm_counters", KEY_BOOL, FIELD(source_pm_counters), 0, 0, NULL },
+	{ "gpu_nvml_library", KEY_STRING, FIELD(gpu_nvml_library), 0, 0, NULL },
+	{ "gpu_rocm_smi_library", KEY_STRING, FIELD(gpu_rocm_smi_library), 0, 0, NULL },
+	{ "gres_conf", KEY_PATH, FIELD(gres_conf), 0, 0, NULL },
 	{ "idle_power_package", KEY_WATTS, FIELD(idle_power_package_w), 0, 100000, NULL },
 	{ "idle_power_dram", KEY_WATTS, FIELD(idle_power_dram_w), 0, 100000, NULL },
 	{ "cluster", KEY_NAME, FIELD(cluster), 0, 0, NULL },
@@ -95,6 +98,12 @@ ceems_config_defaults(struct ceems_config *c)
 	c->source_rapl = true;
 	c->source_hwmon = true;
 	c->source_pm_counters = true;
+	snprintf(c->gpu_nvml_library, sizeof(c->gpu_nvml_library), "%s",
+		 CEEMS_DEFAULT_NVML_LIBRARY);
+	snprintf(c->gpu_rocm_smi_library, sizeof(c->gpu_rocm_smi_library),
+		 "%s", CEEMS_DEFAULT_ROCM_SMI_LIBRARY);
+	snprintf(c->gres_conf, sizeof(c->gres_conf), "%s",
+		 CEEMS_DEFAULT_GRES_CONF);
 	c->idle_power_package_w = -1;
 	c->idle_power_dram_w = -1;
 	c->cluster[0] = '\0';	/* Slurm's ClusterName */

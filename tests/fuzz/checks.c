@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "agent_proto.h"
+#include "gres.h"
 #include "job_note.h"
 #include "cgroup_path.h"
 #include "cgroup_stats.h"
@@ -1062,6 +1063,18 @@ check_spec(const struct ceems_agent_job_spec *s)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			return "ceems_agent_request_decode: control character "
 			       "in the cluster";
+	if (s->ngpu_ids > CEEMS_AGENT_MAX_GPU_IDS)
+		return "ceems_agent_request_decode: too many GPU identifiers";
+	for (uint32_t i = 0; i < s->ngpu_ids; i++) {
+		if (!nul_within(s->gpu_ids[i], sizeof(s->gpu_ids[i])) ||
+		    s->gpu_ids[i][0] == '\0')
+			return "ceems_agent_request_decode: GPU identifier "
+			       "empty or not terminated";
+		for (const char *p = s->gpu_ids[i]; *p != '\0'; p++)
+			if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
+				return "ceems_agent_request_decode: space or "
+				       "non-ASCII in a GPU identifier";
+	}
 	return NULL;
 }
 
@@ -1078,6 +1091,11 @@ same_request(const struct ceems_agent_request *a,
 		return true;
 	for (int i = 0; i < CEEMS_LEDGER_MAX_GPUS; i++)
 		if (a->spec.gpu_share[i] != b->spec.gpu_share[i])
+			return false;
+	if (a->spec.ngpu_ids != b->spec.ngpu_ids)
+		return false;
+	for (uint32_t i = 0; i < a->spec.ngpu_ids; i++)
+		if (strcmp(a->spec.gpu_ids[i], b->spec.gpu_ids[i]) != 0)
 			return false;
 	return a->spec.jobid == b->spec.jobid && a->spec.uid == b->spec.uid &&
 	    a->spec.alloc_cores == b->spec.alloc_cores &&
@@ -1264,5 +1282,48 @@ fuzz_check_job_note(const char *data, size_t len)
 	    note.meta.start_time != again.meta.start_time ||
 	    note.meta.end_time != again.meta.end_time)
 		return "ceems_note_encode: decoding its text gives another note";
+	return NULL;
+}
+
+/* ---- Slurm's GPU allocation (lib/gres.h) ---- */
+
+static bool
+gres_match_all(const char *nodes, void *arg)
+{
+	(void)arg;
+	return nodes[0] != '\0';
+}
+
+const char *
+fuzz_check_gres(const char *data, size_t len)
+{
+	static char files[CEEMS_GRES_MAX_FILES][CEEMS_GRES_PATH_MAX];
+	uint32_t idx[16];
+	unsigned int line = 0;
+	size_t n = 99;
+	int r;
+
+	r = ceems_gres_detail_gpu_indices(data, idx, 16, &n);
+	if (r != 0 && r != -EINVAL && r != -E2BIG)
+		return "ceems_gres_detail_gpu_indices: undocumented return code";
+	if (n > 16)
+		return "ceems_gres_detail_gpu_indices: more indices than room";
+	for (size_t i = 1; r == 0 && i < n; i++)
+		if (idx[i] <= idx[i - 1])
+			return "ceems_gres_detail_gpu_indices: indices not "
+			       "ascending and distinct";
+	r = ceems_gres_conf_gpu_files(data, len, gres_match_all, NULL, files,
+				      &n, &line);
+	if (r != 0 && r != -EINVAL && r != -E2BIG)
+		return "ceems_gres_conf_gpu_files: undocumented return code";
+	if (r == 0 && line != 0)
+		return "ceems_gres_conf_gpu_files: a line number on success";
+	if (n > CEEMS_GRES_MAX_FILES)
+		return "ceems_gres_conf_gpu_files: more files than room";
+	for (size_t i = 0; r == 0 && i < n; i++)
+		if (!nul_within(files[i], sizeof(files[i])) ||
+		    files[i][0] != '/')
+			return "ceems_gres_conf_gpu_files: a file that is not "
+			       "an absolute, terminated path";
 	return NULL;
 }

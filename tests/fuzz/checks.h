@@ -60,4 +60,8 @@ const char *fuzz_check_sacct(const char *data, size_t len);
  * tests/fuzz/checks_text.c. */
 const char *fuzz_check_text(const char *data, size_t len);
 
+/* ceems_gres_detail_gpu_indices (text up to the NUL) and
+ * ceems_gres_conf_gpu_files (all LEN bytes). */
+const char *fuzz_check_gres(const char *data, size_t len);
+
 #endif

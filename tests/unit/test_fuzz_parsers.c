@@ -292,6 +292,18 @@ static const struct edge job_note_edges[] = {
 	EDGE("{\"format\":\"ceems-job-note/1\",\"by\":\"extern\",\"why\":\"x\",\"job\":{\"jobid\":1},\"x\":1}"),
 };
 
+static const char *const gres_seeds[] = { "gres:*", NULL };
+static const struct edge gres_edges[] = {
+	EDGE(""), EDGE("gpu"), EDGE("gpu(IDX:)"), EDGE("gpu(IDX:N/A)"),
+	EDGE("gpu:1(IDX:0-)"), EDGE("gpu:1(IDX:3-1)"), EDGE("gpu:1(IDX:0,)"),
+	EDGE("gpu:2(IDX:0-65536)"), EDGE("gpu((IDX:0)"), EDGE("gpu:1(IDX:0)),"),
+	EDGE("Name=gpu File=/dev/nvidia[0-99999]"),
+	EDGE("Name=gpu File=/dev/nvidia[0-3][0-1]"),
+	EDGE("Name=gpu File=dev/nvidia0"), EDGE("Name=gpu File=/dev/x]"),
+	EDGE("NodeName= Name=gpu File=/dev/nvidia0"),
+	EDGE("Name=gpu File=/dev/nvidia[00-63]"),
+};
+
 #define NELEMS(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct family families[] = {
@@ -313,6 +325,7 @@ static const struct family families[] = {
 	{ "text", fuzz_check_text, text_seeds, text_edges, NELEMS(text_edges) },
 	{ "job_note", fuzz_check_job_note, job_note_seeds, job_note_edges,
 	  NELEMS(job_note_edges) },
+	{ "gres", fuzz_check_gres, gres_seeds, gres_edges, NELEMS(gres_edges) },
 };
 
 /* ---- Random numbers: splitmix64, the same sequence everywhere ---- */

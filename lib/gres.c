@@ -1,0 +1,357 @@
+/* gres.c - Slurm's GPU allocation of a job on a node (gres_detail_str)
+ * and the device files of GPU GRES indices (gres.conf).  See gres.h. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gres.h"
+
+/* GRES indices above this are garbage: no node has that many. */
+#define GRES_INDEX_MAX 65535
+
+static int
+parse_index(const char **p, const char *end, uint32_t *out)
+{
+	uint32_t v = 0;
+	const char *s = *p;
+
+	if (s >= end || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	while (s < end && isdigit((unsigned char)*s)) {
+		v = v * 10 + (uint32_t)(*s - '0');
+		if (v > GRES_INDEX_MAX)
+			return -EINVAL;
+		s++;
+	}
+	*p = s;
+	*out = v;
+	return 0;
+}
+
+/* Add A..B to the sorted set IDX (*N of MAX). */
+static int
+add_range(uint32_t a, uint32_t b, uint32_t *idx, size_t max, size_t *n)
+{
+	for (uint32_t v = a; v <= b; v++) {
+		size_t i = 0;
+
+		while (i < *n && idx[i] < v)
+			i++;
+		if (i < *n && idx[i] == v)
+			continue;
+		if (*n >= max)
+			return -E2BIG;
+		memmove(&idx[i + 1], &idx[i], (*n - i) * sizeof(idx[0]));
+		idx[i] = v;
+		(*n)++;
+	}
+	return 0;
+}
+
+/* "0-1,3" between P and END into the set. */
+static int
+parse_index_list(const char *p, const char *end, uint32_t *idx, size_t max,
+		 size_t *n)
+{
+	while (p < end) {
+		uint32_t a, b;
+		int r;
+
+		if (parse_index(&p, end, &a) < 0)
+			return -EINVAL;
+		b = a;
+		if (p < end && *p == '-') {
+			p++;
+			if (parse_index(&p, end, &b) < 0 || b < a)
+				return -EINVAL;
+		}
+		if ((r = add_range(a, b, idx, max, n)) < 0)
+			return r;
+		if (p < end && *p != ',')
+			return -EINVAL;
+		if (p < end)
+			p++;
+		if (p == end && end[-1] == ',')
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* One entry, "gpu:a100:2(IDX:0-1)", between P and END. */
+static int
+parse_detail_entry(const char *p, const char *end, uint32_t *idx, size_t max,
+		   size_t *n)
+{
+	const char *open = memchr(p, '(', (size_t)(end - p));
+	size_t name_len = strcspn(p, ":(");
+
+	if (name_len > (size_t)(end - p))
+		name_len = (size_t)(end - p);
+	if (name_len != 3 || strncmp(p, "gpu", 3) != 0)
+		return 0;	/* another GRES: not ours */
+	if (open == NULL)
+		return 0;	/* no index list: nothing on this node */
+	if (end[-1] != ')')
+		return -EINVAL;
+	open++;
+	if ((size_t)(end - 1 - open) >= 4 && strncmp(open, "IDX:", 4) == 0)
+		open += 4;
+	else
+		return -EINVAL;
+	/* "IDX:N/A": Slurm knows no index (a GRES without files). */
+	if (end - 1 - open == 3 && strncmp(open, "N/A", 3) == 0)
+		return 0;
+	return parse_index_list(open, end - 1, idx, max, n);
+}
+
+int
+ceems_gres_detail_gpu_indices(const char *detail, uint32_t *idx, size_t max,
+			      size_t *n)
+{
+	const char *p = detail;
+
+	*n = 0;
+	if (detail == NULL)
+		return 0;
+	while (*p != '\0') {
+		const char *e = p;
+		int depth = 0, r;
+
+		/* Entries are split by the commas outside parentheses. */
+		while (*e != '\0' && (depth > 0 || *e != ',')) {
+			if (*e == '(')
+				depth++;
+			else if (*e == ')' && --depth < 0)
+				return -EINVAL;
+			e++;
+		}
+		if (depth != 0 || e == p)
+			return -EINVAL;
+		if ((r = parse_detail_entry(p, e, idx, max, n)) < 0)
+			return r;
+		p = *e == ',' ? e + 1 : e;
+		if (*e == ',' && *p == '\0')
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- gres.conf ---- */
+
+struct gres_line {
+	char name[32];
+	char file[CEEMS_GRES_PATH_MAX];
+	char nodes[512];
+	bool has_name, has_file, has_nodes;
+};
+
+static int
+copy_value(char *dst, size_t size, const char *v, size_t len)
+{
+	if (len == 0 || len >= size)
+		return -EINVAL;
+	memcpy(dst, v, len);
+	dst[len] = '\0';
+	return 0;
+}
+
+/* One "Key=Value" token into L; unknown keys are Slurm's business. */
+static int
+take_token(struct gres_line *l, const char *t, size_t len)
+{
+	const char *eq = memchr(t, '=', len);
+	size_t klen, vlen;
+
+	if (eq == NULL)
+		return 0;
+	klen = (size_t)(eq - t);
+	vlen = len - klen - 1;
+	if (klen == 4 && strncasecmp(t, "Name", 4) == 0) {
+		l->has_name = true;
+		return copy_value(l->name, sizeof(l->name), eq + 1, vlen);
+	}
+	if (klen == 4 && strncasecmp(t, "File", 4) == 0) {
+		l->has_file = true;
+		return copy_value(l->file, sizeof(l->file), eq + 1, vlen);
+	}
+	if (klen == 8 && strncasecmp(t, "NodeName", 8) == 0) {
+		l->has_nodes = true;
+		return copy_value(l->nodes, sizeof(l->nodes), eq + 1, vlen);
+	}
+	return 0;
+}
+
+static int
+parse_line(const char *p, const char *end, struct gres_line *l)
+{
+	memset(l, 0, sizeof(*l));
+	while (p < end) {
+		const char *t;
+		int r;
+
+		while (p < end && isspace((unsigned char)*p))
+			p++;
+		if (p < end && *p == '#')
+			break;
+		t = p;
+		while (p < end && !isspace((unsigned char)*p) && *p != '#')
+			p++;
+		if (p > t && (r = take_token(l, t, (size_t)(p - t))) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int
+add_file(char files[][CEEMS_GRES_PATH_MAX], size_t *n, const char *path)
+{
+	if (*n >= CEEMS_GRES_MAX_FILES)
+		return -E2BIG;
+	if (path[0] != '/' || strlen(path) >= CEEMS_GRES_PATH_MAX)
+		return -EINVAL;
+	snprintf(files[(*n)++], CEEMS_GRES_PATH_MAX, "%s", path);
+	return 0;
+}
+
+/* "/dev/nvidia[0,2-3]" (one bracket at most) or a plain path. */
+static int
+expand_file(const char *item, char files[][CEEMS_GRES_PATH_MAX], size_t *n)
+{
+	const char *open = strchr(item, '['), *close, *p;
+	char path[CEEMS_GRES_PATH_MAX];
+
+	if (open == NULL)
+		return strpbrk(item, "]") != NULL ? -EINVAL :
+		       add_file(files, n, item);
+	close = strchr(open, ']');
+	if (close == NULL || strpbrk(close + 1, "[]") != NULL ||
+	    memchr(item, ']', (size_t)(open - item)) != NULL)
+		return -EINVAL;
+	for (p = open + 1; p < close;) {
+		const char *s = p;
+		uint32_t a, b;
+		int width, r;
+
+		if (parse_index(&p, close, &a) < 0)
+			return -EINVAL;
+		width = (int)(p - s);	/* "[00-03]" keeps the zeros */
+		b = a;
+		if (p < close && *p == '-') {
+			p++;
+			if (parse_index(&p, close, &b) < 0 || b < a ||
+			    b - a >= CEEMS_GRES_MAX_FILES)
+				return -EINVAL;
+		}
+		for (uint32_t v = a; v <= b; v++) {
+			if (snprintf(path, sizeof(path), "%.*s%0*u%s",
+				     (int)(open - item), item, width, v,
+				     close + 1) >= (int)sizeof(path))
+				return -EINVAL;
+			if ((r = add_file(files, n, path)) < 0)
+				return r;
+		}
+		if (p < close && *p++ != ',')
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* File= is a comma-separated list of items, outside brackets. */
+static int
+expand_files(const char *value, char files[][CEEMS_GRES_PATH_MAX], size_t *n)
+{
+	char item[CEEMS_GRES_PATH_MAX];
+	const char *p = value;
+
+	while (*p != '\0') {
+		size_t len = 0;
+		int depth = 0, r;
+
+		while (p[len] != '\0' && (depth > 0 || p[len] != ',')) {
+			depth += p[len] == '[' ? 1 : p[len] == ']' ? -1 : 0;
+			len++;
+		}
+		if (len == 0 || len >= sizeof(item))
+			return -EINVAL;
+		memcpy(item, p, len);
+		item[len] = '\0';
+		if ((r = expand_file(item, files, n)) < 0)
+			return r;
+		p += len;
+		if (*p == ',' && *++p == '\0')
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* The number at the end of a path, as Slurm sorts GPU files by. */
+static unsigned long
+file_suffix(const char *path)
+{
+	size_t len = strlen(path), i = len;
+
+	while (i > 0 && isdigit((unsigned char)path[i - 1]))
+		i--;
+	if (i == len || len - i > 9)
+		return 0;
+	return strtoul(path + i, NULL, 10);
+}
+
+/* Stable insertion sort by suffix: a few dozen files at most. */
+static void
+sort_by_suffix(char files[][CEEMS_GRES_PATH_MAX], size_t n)
+{
+	char tmp[CEEMS_GRES_PATH_MAX];
+
+	for (size_t i = 1; i < n; i++) {
+		size_t j = i;
+
+		memcpy(tmp, files[i], sizeof(tmp));
+		while (j > 0 && file_suffix(files[j - 1]) > file_suffix(tmp)) {
+			memcpy(files[j], files[j - 1], sizeof(tmp));
+			j--;
+		}
+		memcpy(files[j], tmp, sizeof(tmp));
+	}
+}
+
+int
+ceems_gres_conf_gpu_files(const char *text, size_t len,
+			  ceems_gres_node_match_fn match, void *arg,
+			  char files[][CEEMS_GRES_PATH_MAX], size_t *n,
+			  unsigned int *line_no)
+{
+	const char *p = text, *end = text + len;
+	struct gres_line l;
+	int r;
+
+	*n = 0;
+	*line_no = 0;
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+
+		if (eol == NULL)
+			eol = end;
+		(*line_no)++;
+		if (memchr(p, '\0', (size_t)(eol - p)) != NULL)
+			return -EINVAL;
+		if ((r = parse_line(p, eol, &l)) < 0)
+			return r;
+		p = eol < end ? eol + 1 : end;
+		if (!l.has_name || strcasecmp(l.name, "gpu") != 0 ||
+		    !l.has_file)
+			continue;
+		if (l.has_nodes && (match == NULL || !match(l.nodes, arg)))
+			continue;
+		if ((r = expand_files(l.file, files, n)) < 0)
+			return r;
+	}
+	*line_no = 0;
+	sort_by_suffix(files, *n);
+	return 0;
+}
