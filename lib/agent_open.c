@@ -31,7 +31,8 @@
 
 /* Priority of the sources for each domain: RAPL is the finest for CPU
  * and memory, the node controllers (pm_counters) for the whole node. */
-static const char *const domain_priority[CEEMS_DOMAIN_COUNT][MAX_SOURCES] = {
+enum { MAX_KINDS = 4 };
+static const char *const domain_priority[CEEMS_DOMAIN_COUNT][MAX_KINDS] = {
 	[CEEMS_DOMAIN_PACKAGE] = { "rapl", "pm_counters", "hwmon" },
 	[CEEMS_DOMAIN_DRAM] = { "rapl", "pm_counters", "hwmon" },
 	[CEEMS_DOMAIN_GPU] = { "gpu", "pm_counters", "hwmon" },
@@ -53,7 +54,8 @@ choose_domain_sources(struct ceems_agent *a)
 {
 	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
 		a->domain_source[d] = -1;
-		for (int p = 0; p < MAX_SOURCES && a->domain_source[d] < 0; p++)
+		for (int p = 0; p < MAX_KINDS && domain_priority[d][p] != NULL &&
+				a->domain_source[d] < 0; p++)
 			for (size_t s = 0; s < a->nsources; s++)
 				if (strcmp(a->sources[s]->ops->kind,
 					   domain_priority[d][p]) == 0 &&

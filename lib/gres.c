@@ -243,9 +243,10 @@ expand_file(const char *item, char files[][CEEMS_GRES_PATH_MAX], size_t *n)
 		b = a;
 		if (p < close && *p == '-') {
 			p++;
-			if (parse_index(&p, close, &b) < 0 || b < a ||
-			    b - a >= CEEMS_GRES_MAX_FILES)
+			if (parse_index(&p, close, &b) < 0 || b < a)
 				return -EINVAL;
+			if (b - a >= CEEMS_GRES_MAX_FILES)
+				return -E2BIG;
 		}
 		for (uint32_t v = a; v <= b; v++) {
 			if (snprintf(path, sizeof(path), "%.*s%0*u%s",

@@ -33,6 +33,11 @@
  * note of the job it then leaves for the agent (finish.c) carries the
  * metadata.  If slurmctld never answers, the agent falls back to the
  * job's registration time and says so in the record.
+ *
+ * The same answer says which GPUs the job holds on this node (its GRES
+ * indices): the child turns them into device identifiers (job_gpus.c)
+ * and they go to the agent with the start time.  No step's environment
+ * is trusted for that: the job's user sets it.
  */
 #include "config.h"
 
@@ -56,6 +61,8 @@ static struct {
 	bool registered;
 	struct ceems_agent_job_spec spec;
 	struct ceems_job_meta meta;
+	uint32_t nodeid;
+	char gres_conf[CEEMS_CONFIG_PATH_MAX];
 } lookup;
 
 /* In the child: ask slurmctld, hand the answer back first, then tell
@@ -65,26 +72,30 @@ lookup_main(void *arg, void *answer, size_t size, int fd)
 {
 	struct ceems_agent_job_spec *spec = &lookup.spec;
 	struct ceems_job_meta *meta = answer;
+	struct ceems_plugin_job_gpus gpus;
 	char err[256];
 	int r;
 
 	(void)arg;
 	ceems_plugin_controller_meta(spec->jobid, lookup.configured_cluster,
-				     meta);
+				     meta, lookup.nodeid, &gpus);
 	ceems_child_call_answer(fd, meta, size);
 	if (meta->start_time > 0 &&
 	    meta->start_time <= CEEMS_AGENT_START_TIME_MAX)
 		spec->start_time = meta->start_time;
 	snprintf(spec->cluster, sizeof(spec->cluster), "%s", meta->cluster);
+	ceems_plugin_gpu_ids(lookup.gres_conf, &gpus, spec);
 	if (!lookup.registered ||
-	    (spec->start_time == 0 && spec->cluster[0] == '\0'))
+	    (spec->start_time == 0 && spec->cluster[0] == '\0' &&
+	     spec->ngpu_ids == 0))
 		return;	/* no agent to tell, or nothing learned */
 	r = ceems_agent_register_job(lookup.socket_path, spec,
 				     lookup.timeout_ms, err, sizeof(err));
 	if (r == -EEXIST || r == 0)
-		ceems_debug("job %u: start time %lld and cluster '%s' given to the node agent",
+		ceems_debug("job %u: start time %lld, cluster '%s' and %u GPU%s given to the node agent",
 			    spec->jobid, (long long)spec->start_time,
-			    spec->cluster);
+			    spec->cluster, spec->ngpu_ids,
+			    spec->ngpu_ids == 1 ? "" : "s");
 	else
 		ceems_info("job %u: start time not given to the node agent (%s); "
 			   "a record it writes itself would have its own",
@@ -93,8 +104,8 @@ lookup_main(void *arg, void *answer, size_t size, int fd)
 
 void
 ceems_job_start_lookup(const struct ceems_config *config,
-		       const struct ceems_agent_job_spec *spec, bool registered,
-		       int timeout_ms)
+		       const struct ceems_agent_job_spec *spec, uint32_t nodeid,
+		       bool registered, int timeout_ms)
 {
 	int r;
 
@@ -107,6 +118,9 @@ ceems_job_start_lookup(const struct ceems_config *config,
 	snprintf(lookup.configured_cluster, sizeof(lookup.configured_cluster),
 		 "%s", config->cluster);
 	lookup.spec = *spec;
+	lookup.nodeid = nodeid;
+	snprintf(lookup.gres_conf, sizeof(lookup.gres_conf), "%s",
+		 config->gres_conf);
 	r = ceems_child_call_start(&lookup.child, lookup_main, NULL,
 				   sizeof(lookup.meta));
 	if (r < 0) {

@@ -12,6 +12,7 @@
 #include "child_call.h"
 #include "cgroup_path.h"
 #include "conf.h"
+#include "gres.h"
 #include "job.h"
 #include "summary.h"
 
@@ -66,12 +67,27 @@ void ceems_plugin_job_meta(spank_t sp, uint32_t jobid, bool ask_controller,
 /* This node's Slurm name into META->node when empty: the job's node
  * list (META->nodes) at this node's index, else the host name. */
 void ceems_plugin_job_node(spank_t sp, struct ceems_job_meta *meta);
+/* Slurm's GPUs of a job on one node, as slurmctld gives them. */
+struct ceems_plugin_job_gpus {
+	char node[CEEMS_GRES_PATH_MAX];	/* the node's Slurm name */
+	char gres_detail[512];		/* its gres_detail_str, "" none */
+};
+
 /* What slurmctld says of job JOBID (the fields above that come from it)
  * and the cluster, as ceems_plugin_job_meta has them; no SPANK handle,
- * so a thread may call it.  Fields slurmctld did not give stay unknown. */
+ * so a thread may call it.  Fields slurmctld did not give stay unknown.
+ * GPUS, when not NULL, gets the job's GPUs on its node NODEID. */
 void ceems_plugin_controller_meta(uint32_t jobid,
 				  const char *configured_cluster,
-				  struct ceems_job_meta *meta);
+				  struct ceems_job_meta *meta, uint32_t nodeid,
+				  struct ceems_plugin_job_gpus *gpus);
+
+/* job_gpus.c: the identifiers of the GPUs in G (lib/gres.h), the device
+ * files of their GRES indices from GRES_CONF, into SPEC's gpu_ids.
+ * Returns how many. */
+int ceems_plugin_gpu_ids(const char *gres_conf,
+			 const struct ceems_plugin_job_gpus *g,
+			 struct ceems_agent_job_spec *spec);
 /* Settle the job's exit code and state from a task's wait status (when
  * HAVE_STATUS) and its OOM kills, unless slurmctld decided the state. */
 void ceems_plugin_job_outcome(struct ceems_job_meta *meta, int status,
@@ -99,7 +115,7 @@ int ceems_plugin_end_job(const struct ceems_config *config,
  * CEEMS_CONTROLLER_WAIT_MS at most. */
 void ceems_job_start_lookup(const struct ceems_config *config,
 			    const struct ceems_agent_job_spec *spec,
-			    bool registered, int timeout_ms);
+			    uint32_t nodeid, bool registered, int timeout_ms);
 void ceems_job_start_join(void);
 /* After the join: fill what META lacks from what slurmctld said when the
  * job started, if the lookup ran in this process and had an answer.

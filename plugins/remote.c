@@ -141,9 +141,13 @@ start_accounting(spank_t sp, pid_t pid)
 			step.meta.node[0] = '\0';
 		step.have_meta = true;
 	}
-	if (r > 0 || step.stepid == SLURM_EXTERN_CONT)
-		ceems_job_start_lookup(&step.config, &spec, r > 0,
+	if (r > 0 || step.stepid == SLURM_EXTERN_CONT) {
+		uint32_t nodeid = 0;
+
+		spank_get_item(sp, S_JOB_NODEID, &nodeid);
+		ceems_job_start_lookup(&step.config, &spec, nodeid, r > 0,
 				       AGENT_TIMEOUT_MS);
+	}
 	return 0;
 }
 

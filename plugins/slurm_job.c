@@ -66,8 +66,35 @@ outcome_from_status(struct ceems_job_meta *meta, int status)
 	}
 }
 
+/* The job's GPUs on its node NODEID, from slurmctld's answer J. */
 static void
-from_controller(struct ceems_job_meta *meta, uint32_t jobid)
+gpus_from_controller(const slurm_job_info_t *j, uint32_t nodeid,
+		     struct ceems_plugin_job_gpus *gpus)
+{
+	hostlist_t hl;
+	char *host;
+
+	if (j->gres_detail_str == NULL || nodeid >= j->gres_detail_cnt ||
+	    j->gres_detail_str[nodeid] == NULL || j->nodes == NULL)
+		return;
+	copy_string(gpus->gres_detail, sizeof(gpus->gres_detail),
+		    j->gres_detail_str[nodeid]);
+	hl = slurm_hostlist_create(j->nodes);
+	if (hl == NULL)
+		return;
+	for (uint32_t i = 0; (host = slurm_hostlist_shift(hl)) != NULL; i++) {
+		if (i == nodeid)
+			copy_string(gpus->node, sizeof(gpus->node), host);
+		free(host);
+		if (i >= nodeid)
+			break;
+	}
+	slurm_hostlist_destroy(hl);
+}
+
+static void
+from_controller(struct ceems_job_meta *meta, uint32_t jobid, uint32_t nodeid,
+		struct ceems_plugin_job_gpus *gpus)
 {
 	job_info_msg_t *msg = NULL;
 	const slurm_job_info_t *j;
@@ -105,6 +132,8 @@ from_controller(struct ceems_job_meta *meta, uint32_t jobid)
 	    ceems_job_meta_parse_tres(meta, j->tres_alloc_str) < 0)
 		ceems_warning("job %u: cannot parse TRES '%s'", jobid,
 			      j->tres_alloc_str);
+	if (gpus != NULL)
+		gpus_from_controller(j, nodeid, gpus);
 	state = decided_state(j->job_state);
 	if (state != NULL) {
 		copy_string(meta->state, sizeof(meta->state), state);
@@ -199,11 +228,14 @@ cluster_name(const char *configured, struct ceems_job_meta *meta)
 
 void
 ceems_plugin_controller_meta(uint32_t jobid, const char *configured_cluster,
-			     struct ceems_job_meta *meta)
+			     struct ceems_job_meta *meta, uint32_t nodeid,
+			     struct ceems_plugin_job_gpus *gpus)
 {
 	ceems_job_meta_init(meta);
 	meta->jobid = jobid;
-	from_controller(meta, jobid);
+	if (gpus != NULL)
+		memset(gpus, 0, sizeof(*gpus));
+	from_controller(meta, jobid, nodeid, gpus);
 	cluster_name(configured_cluster, meta);
 }
 
@@ -233,7 +265,7 @@ ceems_plugin_job_meta(spank_t sp, uint32_t jobid, bool ask_controller,
 	if (spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS)
 		meta->uid = uid;
 	if (ask_controller) {
-		from_controller(meta, jobid);
+		from_controller(meta, jobid, 0, NULL);
 		cluster_name(configured_cluster, meta);
 	} else if (configured_cluster != NULL) {
 		/* No RPC at all: the lookup child asks (job_start.c). */

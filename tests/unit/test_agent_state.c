@@ -1,7 +1,8 @@
 /* test_agent_state.c - the node agent's state file: sized to the slots in
  * use, a full filesystem under it (a small tmpfs, when the test may mount
  * one) is outlived and logged once, and a file written by the previous
- * version (tests/fixtures/agent/jobs-v4.state) is migrated with its jobs. */
+ * version (tests/fixtures/agent/jobs-v4.state, jobs-v5.state) is migrated
+ * with its jobs. */
 #define _GNU_SOURCE
 #include "config.h"
 
@@ -233,7 +234,7 @@ test_full_disk(void)
 
 	if (unshare(CLONE_NEWNS) < 0 ||
 	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-	    mount("tmpfs", dir, "tmpfs", 0, "size=64k,mode=0700") < 0) {
+	    mount("tmpfs", dir, "tmpfs", 0, "size=128k,mode=0700") < 0) {
 		printf("ok %d # SKIP a small tmpfs cannot be mounted here (%s): run as root\n",
 		       ++tap_count, strerror(errno));
 		rmdir(dir);
@@ -298,10 +299,11 @@ copy_file(const char *from, const char *to)
 	close(out);
 }
 
-/* A file of the previous version, as that agent wrote it: its running
- * job and its finishing job survive the upgrade. */
+/* A file of an older version (FIXTURE, of version OLD), as that agent
+ * wrote it: its running job and its finishing job survive the upgrade.
+ * Version 4 did not keep the job's CPU counter, version 5 did. */
 static void
-test_migrate_v4(void)
+test_migrate(const char *fixture, uint32_t old)
 {
 	struct seen live = { 0 }, finishing = { 0 };
 	struct state_file *sf;
@@ -311,11 +313,11 @@ test_migrate_v4(void)
 	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/jobs.state", dir);
-	copy_file(fixture_path("agent/jobs-v4.state"), path);
+	copy_file(fixture_path(fixture), path);
 	/* The fixture's agent had max_jobs 2: as many slots again for the
 	 * finishing jobs. */
 	sf = state_file_open(dir, 4, FIXTURE_BOOT_ID, &err);
-	if (!ok(sf != NULL, "a version 4 file opens (%d)", err))
+	if (!ok(sf != NULL, "a version %u file opens (%d)", old, err))
 		return;
 	is_int(state_file_restore_finishing(sf, keep_finishing, &finishing), 1,
 	       "its finishing job is kept");
@@ -333,12 +335,17 @@ test_migrate_v4(void)
 	   live.fig.ledger.joules[CEEMS_DOMAIN_PACKAGE]);
 	is_int(live.spec.start_time, 1764000000, "Slurm's start time");
 	is_str(live.spec.cluster, "localcluster", "and cluster");
-	is_int(live.fig.have_cpu, 0, "its CPU counter is not known: no recovery from it");
+	if (old == 4)
+		is_int(live.fig.have_cpu, 0, "its CPU counter is not known: no recovery from it");
+	else
+		ok(live.fig.have_cpu == 1 && live.fig.cpu_last_ns > 0,
+		   "its CPU counter is kept, for recovery");
+	is_int(live.fig.gpu.n, 0, "it held no GPU");
 	state_file_close(sf);
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	ok(fd >= 0 && pread(fd, &version, sizeof(version), 8) == 4 &&
-	   version > 4, "the file is now of the current version (%u)", version);
+	   version > old, "the file is now of the current version (%u)", version);
 	if (fd >= 0)
 		close(fd);
 	snprintf(path, sizeof(path), "%s/jobs.state.bad", dir);
@@ -353,11 +360,11 @@ test_migrate_v4(void)
 	/* Another boot: its jobs are dead, migrated or not. */
 	snprintf(path, sizeof(path), "%s/jobs.state", dir);
 	unlink(path);
-	copy_file(fixture_path("agent/jobs-v4.state"), path);
+	copy_file(fixture_path(fixture), path);
 	memset(&live, 0, sizeof(live));
 	sf = state_file_open(dir, 4, "another-boot", &err);
 	is_int(sf != NULL ? state_file_restore(sf, keep_live, &live) : -1, 0,
-	       "a version 4 file of another boot is set aside");
+	       "an old file of another boot is set aside");
 	state_file_close(sf);
 	remove_dir(dir);
 }
@@ -460,7 +467,8 @@ main(void)
 	ceems_log_set_handler(count_log, NULL);
 	ceems_log_set_level(CEEMS_LOG_INFO);
 	test_sized_to_use();
-	test_migrate_v4();
+	test_migrate("agent/jobs-v4.state", 4);
+	test_migrate("agent/jobs-v5.state", 5);
 	test_damaged_files();
 	test_full_disk();
 	done_testing();
