@@ -17,7 +17,10 @@
  *   read, execute: /usr and /lib* (libraries loaded later, NSS modules);
  *   read, write:   the state, spool and note directories and the
  *                  socket's directory (create, rename, remove within
- *                  them), /dev/null.
+ *                  them), /dev/null;
+ *   read, write existing files only: the GPU devices (/dev/nvidia*,
+ *                  /dev/dri, /dev/kfd), when a GPU library is in use,
+ *                  and read the drivers' files under /proc and /sys.
  * Everything else, /etc/shadow and every write outside those three
  * directories included, is refused with EACCES.  Files opened before the
  * confinement (the log on stderr, sources opened at start) stay usable.
@@ -88,6 +91,19 @@ static const char *const system_read[] = {
 	"/etc/postgresql-common", "/dev/urandom", "/dev/random",
 };
 static const char *const system_exec[] = { "/usr", "/lib", "/lib64", "/lib32" };
+/* What the GPU libraries open while they run: the devices (read and
+ * write, for their ioctls; nothing may be made or removed there) and
+ * the drivers' files under /proc and /sys. */
+#define FS_DEVICE (LANDLOCK_ACCESS_FS_READ_FILE | \
+		   LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+static const char *const gpu_device_dirs[] = {
+	"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools",
+	"/dev/nvidia-modeset", "/dev/nvidia-caps", "/dev/dri", "/dev/kfd",
+};
+static const char *const gpu_read[] = {
+	"/proc/driver/nvidia", "/proc/driver/nvidia-caps", "/sys/bus/pci",
+	"/sys/class/drm", "/sys/class/kfd", "/sys/devices", "/sys/module",
+};
 
 static int
 landlock_abi(void)
@@ -233,6 +249,39 @@ allow_database(int ruleset, uint64_t handled, const struct ceems_config *c)
 		(void)ceems_pg_files(c->database, pw->pw_dir, allow_db_file, &db);
 }
 
+/* The GPU devices and drivers' files, when a GPU library is in use:
+ * each /dev/nvidiaN on its own (a rule on /dev would open every
+ * device). */
+static int
+allow_gpus(int ruleset, uint64_t handled, const struct ceems_config *c)
+{
+	char path[sizeof(((struct dirent *)0)->d_name) + 8];
+	struct dirent *e;
+	DIR *dev;
+	int bad = 0;
+
+	if (strcmp(c->gpu_nvml_library, "none") == 0 &&
+	    strcmp(c->gpu_rocm_smi_library, "none") == 0)
+		return 0;
+	for (size_t i = 0; i < sizeof(gpu_device_dirs) / sizeof(gpu_device_dirs[0]); i++)
+		bad |= allow(ruleset, handled, gpu_device_dirs[i], FS_DEVICE);
+	for (size_t i = 0; i < sizeof(gpu_read) / sizeof(gpu_read[0]); i++)
+		bad |= allow(ruleset, handled, gpu_read[i], FS_READ);
+	if ((dev = opendir("/dev")) == NULL)
+		return bad;
+	while ((e = readdir(dev)) != NULL) {
+		size_t digits = strspn(e->d_name + 6, "0123456789");
+
+		if (strncmp(e->d_name, "nvidia", 6) != 0 || digits == 0 ||
+		    e->d_name[6 + digits] != '\0')
+			continue;
+		snprintf(path, sizeof(path), "/dev/%s", e->d_name);
+		bad |= allow(ruleset, handled, path, FS_DEVICE);
+	}
+	closedir(dev);
+	return bad;
+}
+
 static int
 add_rules(int ruleset, uint64_t handled, const struct ceems_config *c)
 {
@@ -251,6 +300,7 @@ add_rules(int ruleset, uint64_t handled, const struct ceems_config *c)
 		     parent_of(c->socket_path, socket_dir, sizeof(socket_dir)),
 		     FS_WRITE);
 	bad |= allow(ruleset, handled, "/dev/null", FS_WRITE);
+	bad |= allow_gpus(ruleset, handled, c);
 	for (size_t i = 0; i < sizeof(system_read) / sizeof(system_read[0]); i++)
 		bad |= allow(ruleset, handled, system_read[i], FS_READ);
 	for (size_t i = 0; i < sizeof(system_exec) / sizeof(system_exec[0]); i++)
