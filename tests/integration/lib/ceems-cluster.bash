@@ -79,6 +79,8 @@ check() { awk "BEGIN { exit !($1) }"; }
 # arguments given (summary=full when none are).  CEEMS_FAKE_RAPL_ARGS:
 # more options for fake-rapl (its counters' ranges...).  CEEMS_CLUSTER_CONF,
 # when set, is added to the node's ceems.conf (a database = line, say).
+# A function ceems_cluster_prepare, when the test file defines one, runs
+# once CEEMS_DIR and SLURM_DIR exist, before ceems.conf is written.
 ceems_cluster_setup() {
 	local name=$1
 	shift
@@ -97,6 +99,13 @@ ceems_cluster_setup() {
 		[ -e "$CEEMS_DIR/sys/class/powercap/intel-rapl:0/energy_uj" ] && break
 		sleep 0.1
 	done
+	SLURM_DIR=$(slurm_harness_mktemp)
+	export SLURM_DIR
+	# A test file's own preparation of the node (GPU doubles...), which
+	# may set CEEMS_CLUSTER_CONF with the directories now known.
+	if declare -F ceems_cluster_prepare >/dev/null; then
+		ceems_cluster_prepare || return 1
+	fi
 	cat >"$CEEMS_DIR/ceems.conf" <<EOF
 # ceems.conf of the end-to-end test: a simulated RAPL node.
 interval = 250ms
@@ -121,8 +130,6 @@ pue = 1.3
 emissions_table = $CEEMS_TOP_SRCDIR/lib/data/carbon-intensity.tsv
 ${CEEMS_CLUSTER_CONF:-}
 EOF
-	SLURM_DIR=$(slurm_harness_mktemp)
-	export SLURM_DIR
 	slurm_harness_start "$SLURM_DIR" \
 		"required $CEEMS_SPANK_PLUGIN config=$CEEMS_DIR/ceems.conf agent=$(agent_bin) agent_log=$CEEMS_DIR/agent.log ${*:-summary=full}" ||
 		return 1
