@@ -14,6 +14,7 @@
 
 #include "agent_gpu.h"
 #include "agent_internal.h"
+#include "gpu_internal.h"
 #include "log.h"
 
 static void
@@ -110,15 +111,20 @@ parse_dev_id(const char *id, int *major, int *minor)
 static bool
 match_id(const struct ceems_agent *a, const char *id, size_t *dev, int *inst)
 {
+	char bus[CEEMS_GPU_ID_MAX];
 	int major, minor;
 	bool by_dev = parse_dev_id(id, &major, &minor);
+
+	/* A bus id in any spelling ("00000000:3B:00.0") is the backends'. */
+	if (ceems_gpu_bus_id_normalise(id, bus, sizeof(bus)) < 0)
+		bus[0] = '\0';
 
 	for (size_t i = 0; i < a->gpus.n; i++) {
 		const struct ceems_gpu_device *d = device(a, i);
 
 		if (by_dev ? d->major == major && d->minor == minor :
 		    strcasecmp(d->uuid, id) == 0 ||
-		    strcasecmp(d->bus_id, id) == 0) {
+		    (bus[0] != '\0' && strcmp(d->bus_id, bus) == 0)) {
 			*dev = i;
 			*inst = -1;
 			return true;

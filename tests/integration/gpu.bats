@@ -98,7 +98,7 @@ gres_index_of() {
 
 @test "the agent found the three GPUs of the double, each with its energy counter" {
 	for i in 0 1 2; do
-		grep -q "GPU $i: NVIDIA Test GPU, GPU-00000000-0000-0000-0000-00000000aaa$i.*energy counter" \
+		grep -q "GPU $i: nvidia Test GPU, GPU-00000000-0000-0000-0000-00000000aaa$i.*energy counter" \
 			"$CEEMS_DIR/agent.log"
 	done
 }
