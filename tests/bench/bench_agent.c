@@ -19,7 +19,14 @@
  * CEEMS_AGENT_TICK_PART_JOBS jobs until a millisecond has passed, then
  * the end); the longest block is the longest a request waits.
  *
+ * With -g N -G LIB the node also has N GPUs of the NVML double LIB
+ * (tests/doubles/nvml_double.c, with its profiling metrics and a
+ * scenario file in the tree): job i holds GPU i mod N, and every tick
+ * reads the GPUs' energy and usage.  The figures are then ceems's own
+ * cost per GPU; a real driver's calls add their own (ioctls).
+ *
  * Usage: bench_agent [-n JOBS] [-t TICKS] [-s] [-k] [-p] [-d DIR]
+ *                    [-g GPUS -G LIB]
  *   -s  static counters: do not rewrite any counter between ticks
  *   -k  keep the fixture tree (its path is printed)
  *   -p  take each tick in parts, as the agent does
@@ -454,8 +461,36 @@ raise_fd_limit(unsigned njobs)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: bench_agent [-n JOBS] [-t TICKS] [-s] [-k] [-p] [-d DIR]\n");
+	fprintf(stderr, "usage: bench_agent [-n JOBS] [-t TICKS] [-s] [-k] [-p] [-d DIR] [-g GPUS -G LIB]\n");
 	exit(2);
+}
+
+/* A scenario of NGPUS busy devices for the NVML double, in the tree. */
+static void
+write_gpu_scenario(unsigned ngpus)
+{
+	char path[PATH_MAX], dev[512];
+	FILE *f;
+
+	path_printf(path, sizeof(path), "%s/gpu.scenario", root);
+	f = fopen(path, "w");
+	if (f == NULL)
+		die("fopen");
+	fputs("init=ok\n", f);
+	for (unsigned g = 0; g < ngpus; g++) {
+		snprintf(dev, sizeof(dev),
+			 "[device]\nuuid=GPU-00000000-0000-0000-0000-%012u\n"
+			 "bus_id=00000000:%02X:00.0\nname=Bench\nminor=%u\n"
+			 "power_w=300\npower_limit_w=700\nutil=80\n"
+			 "mem_util=40\nmemory_total=85899345920\n"
+			 "memory_used=1073741824\ngpm_sm_active=60\n"
+			 "gpm_sm_occupancy=30\ngpm_tensor=20\ngpm_fp32=10\n",
+			 g, 0x10 + g, g);
+		fputs(dev, f);
+	}
+	if (fclose(f) != 0)
+		die("fclose");
+	setenv("CEEMS_GPU_DOUBLE_SCENARIO", path, 1);
 }
 
 int
@@ -471,9 +506,11 @@ main(int argc, char **argv)
 	unsigned long nfull = 0, allocs_before, tick_allocs = 0;
 	uint64_t ckpt_ns = 0;
 	struct rss setup, end;
+	unsigned long ngpus = 0;
+	const char *gpu_lib = NULL;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:t:skpd:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:t:skpd:g:G:")) != -1) {
 		switch (opt) {
 		case 'n':
 			njobs = strtoul(optarg, NULL, 10);
@@ -493,11 +530,18 @@ main(int argc, char **argv)
 		case 'p':
 			in_parts = true;
 			break;
+		case 'g':
+			ngpus = strtoul(optarg, NULL, 10);
+			break;
+		case 'G':
+			gpu_lib = optarg;
+			break;
 		default:
 			usage();
 		}
 	}
-	if (njobs < 1 || njobs > 65536 || nticks < 1)
+	if (njobs < 1 || njobs > 65536 || nticks < 1 || ngpus > 16 ||
+	    (ngpus > 0 && gpu_lib == NULL))
 		usage();
 	raise_fd_limit((unsigned)njobs);
 	ceems_log_set_level(CEEMS_LOG_WARNING);
@@ -516,6 +560,11 @@ main(int argc, char **argv)
 	snprintf(c.zone, sizeof(c.zone), "FR");
 	c.interval_ns = SEC;
 	c.usage_interval_ns = 10 * SEC;
+	snprintf(c.gpu_rocm_smi_library, sizeof(c.gpu_rocm_smi_library), "none");
+	snprintf(c.gpu_nvml_library, sizeof(c.gpu_nvml_library), "%s",
+		 ngpus > 0 ? gpu_lib : "none");
+	if (ngpus > 0)
+		write_gpu_scenario((unsigned)ngpus);
 	if (c.max_jobs < njobs)
 		c.max_jobs = (uint32_t)njobs;
 	a = ceems_agent_open(&c, now, err, sizeof(err));
@@ -539,6 +588,11 @@ main(int argc, char **argv)
 			 "6:cpu,cpuacct:/" JOB_DIR "/step_batch/task_0\n"
 			 "0::/system.slice/slurmd.service\n",
 			 jobid, jobid, jobid);
+		if (ngpus > 0) {
+			snprintf(spec.gpu_ids[0], sizeof(spec.gpu_ids[0]),
+				 "dev:195:%lu", i % ngpus);
+			spec.ngpu_ids = 1;
+		}
 		if (ceems_cgroup_job_from_proc(text, jobid, &spec.cgroup) != 0 ||
 		    (ret = ceems_agent_register(a, &spec, now)) != 0) {
 			fprintf(stderr, "bench_agent: cannot register job %u\n",
