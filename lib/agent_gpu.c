@@ -17,33 +17,40 @@
 #include "gpu_internal.h"
 #include "log.h"
 
+/* Open one vendor's backend into LIST.  Why it could not, when that is
+ * the normal case of a node without that vendor's GPUs (no library, no
+ * driver, no device), goes to WHY for the one line the caller logs;
+ * anything else is a warning now. */
 static void
 open_backend(struct ceems_gpu_backend **list, size_t *n, const char *vendor,
 	     const char *library,
 	     struct ceems_gpu_backend *(*open_fn)(const char *, int *, char *,
-						  size_t))
+						  size_t),
+	     char *why, size_t why_size)
 {
 	struct ceems_gpu_backend *b;
 	char err[256] = "";
 	int errnum = 0;
+	size_t len = strlen(why);
 
 	if (strcmp(library, "none") == 0)
 		return;
 	b = open_fn(library, &errnum, err, sizeof(err));
-	if (b == NULL) {
-		/* No library or no device is the normal case of a node
-		 * without that vendor's GPUs: one line, at info. */
-		if (errnum == -ENOENT || errnum == -ENODEV)
-			ceems_info("%s GPUs: none measured (%s)", vendor, err);
-		else
-			ceems_warning("%s GPUs: not measured: %s", vendor, err);
-		return;
-	}
-	if (b->ndevices == 0) {
+	if (b != NULL && b->ndevices == 0) {
 		ceems_gpu_backend_close(b);
+		b = NULL;
+		errnum = -ENODEV;
+		snprintf(err, sizeof(err), "%s: no device", library);
+	}
+	if (b != NULL) {
+		list[(*n)++] = b;
 		return;
 	}
-	list[(*n)++] = b;
+	if (errnum == -ENOENT || errnum == -ENODEV)
+		snprintf(why + len, why_size - len, "%s%s: %s",
+			 len > 0 ? "; " : "", vendor, err);
+	else
+		ceems_warning("%s GPUs: not measured: %s", vendor, err);
 }
 
 void
@@ -52,16 +59,20 @@ agent_gpu_open(struct ceems_agent *a, uint64_t now_ns)
 	struct ceems_gpu_backend *list[2];
 	struct agent_gpus *g = &a->gpus;
 	struct ceems_energy_source *src;
+	char why[600] = "";
 	size_t nb = 0;
 
 	memset(g, 0, sizeof(*g));
 	g->source = -1;
 	open_backend(list, &nb, "NVIDIA", a->config.gpu_nvml_library,
-		     ceems_gpu_nvml_open);
+		     ceems_gpu_nvml_open, why, sizeof(why));
 	open_backend(list, &nb, "AMD", a->config.gpu_rocm_smi_library,
-		     ceems_gpu_rocm_smi_open);
-	if (nb == 0)
+		     ceems_gpu_rocm_smi_open, why, sizeof(why));
+	if (nb == 0) {
+		if (why[0] != '\0')
+			ceems_info("no GPU measured (%s)", why);
 		return;
+	}
 	if (a->nsources >= MAX_SOURCES ||
 	    (src = ceems_gpu_source_open(list, nb, now_ns)) == NULL) {
 		ceems_error("GPUs: cannot start their energy source (out of memory)");
