@@ -44,6 +44,7 @@ static const struct key keys[] = {
 	{ "max_jobs", KEY_UINT32, FIELD(max_jobs), 1, 65536, NULL },
 	{ "series_all", KEY_BOOL, FIELD(series_all), 0, 0, NULL },
 	{ "series_interval", KEY_DURATION, FIELD(series_interval_ns), 1e9, 86400e9, NULL },
+	{ "summary_gpu_min_time", KEY_DURATION, FIELD(summary_gpu_min_ns), 0, 86400e9, NULL },
 	{ "finish_grace", KEY_DURATION, FIELD(finish_grace_ns), 10e6, 3600e9, NULL },
 	{ "reap_grace", KEY_DURATION, FIELD(reap_grace_ns), 10e6, 86400e9, NULL },
 	{ "socket", KEY_PATH, FIELD(socket_path), 0, 0, NULL },
@@ -81,6 +82,7 @@ ceems_config_defaults(struct ceems_config *c)
 	c->usage_interval_ns = 10000000000ULL;
 	c->max_jobs = 1024;
 	c->series_interval_ns = 30000000000ULL;
+	c->summary_gpu_min_ns = CEEMS_SUMMARY_GPU_MIN_S * 1000000000ULL;
 	/* 30 s: far beyond the plugin's store (database_timeout, 2 s by
 	 * default, plus the agent call); 60 s: beyond the epilog, which
 	 * slurmd runs within seconds of the job's cgroup removal. */

@@ -17,6 +17,7 @@
 #define CEEMS_DEFAULT_NVML_LIBRARY "libnvidia-ml.so.1"
 #define CEEMS_DEFAULT_ROCM_SMI_LIBRARY "librocm_smi64.so.1"
 #define CEEMS_DEFAULT_GRES_CONF "/etc/slurm/gres.conf"
+#define CEEMS_SUMMARY_GPU_MIN_S 300ULL
 
 struct ceems_config {
 	/* node agent */
@@ -26,6 +27,9 @@ struct ceems_config {
 	uint32_t max_jobs;		/* bounded memory: registrations refused beyond */
 	bool series_all;		/* a time series for every job, not only
 					 * --ceems-series ones */
+	/* Jobs shorter than this get no GPU notes in their summary (the
+	 * GPUs' start-up: driver, model load). */
+	uint64_t summary_gpu_min_ns;
 	uint64_t series_interval_ns;	/* its resolution (whole seconds, at
 					 * least the interval) */
 	/* A deregistered job whose record the plugin has not acknowledged

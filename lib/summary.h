@@ -25,6 +25,13 @@ enum ceems_summary_style {
 int ceems_summary_style_parse(const char *text,
 			      enum ceems_summary_style *out);
 
+/* Jobs shorter than NS get no GPU notes (configuration
+ * summary_gpu_min_time; default CEEMS_SUMMARY_GPU_MIN_S).  Process-wide:
+ * each program that writes or shows summaries sets it from its
+ * configuration once, so that the plugin, the agent's records and
+ * ceems-sacct judge alike. */
+void ceems_summary_set_gpu_min_time(uint64_t ns);
+
 /* No job gets more notes than this (one per rule in doc/summary.md). */
 #define CEEMS_SUMMARY_MAX_NOTES 8
 #define CEEMS_SUMMARY_NOTE_ID_MAX 24

@@ -15,11 +15,13 @@
 
 #include "emissions.h"
 
+#include "conf.h"
 #include "summary_internal.h"
 
 /* Thresholds of the notes; doc/summary.md gives the reasons. */
 #define MIN_JUDGE_S 60.0	/* shorter runs get no efficiency notes */
-#define GPU_MIN_JUDGE_S 300.0	/* GPU start-up (driver, model load) */
+/* GPU start-up (driver, model load): summary_gpu_min_time. */
+static double gpu_min_judge_s = (double)CEEMS_SUMMARY_GPU_MIN_S;
 #define CPU_UNDERUSE_MAX 0.50	/* efficiency at or below: note */
 #define CPU_OVERUSE_MIN 1.10	/* efficiency above: note */
 #define CPU_MARGIN 1.10		/* suggested cores = used x this */
@@ -61,6 +63,12 @@ judged(const struct figures *f, double min_s)
 {
 	return f->have_elapsed && f->elapsed_s >= min_s && f->have_observed &&
 	       f->observed_s >= min_s;
+}
+
+void
+ceems_summary_set_gpu_min_time(uint64_t ns)
+{
+	gpu_min_judge_s = (double)ns / 1e9;
 }
 
 /* ---- Notes ---- */
@@ -310,7 +318,7 @@ note_gpu_idle(const struct figures *f, struct ceems_summary_note *n)
 {
 	unsigned int held = f->ngpus, nidle = f->gpu_nidle;
 
-	if (f->ngpus == 0 || nidle == 0 || !judged(f, GPU_MIN_JUDGE_S))
+	if (f->ngpus == 0 || nidle == 0 || !judged(f, gpu_min_judge_s))
 		return false;
 	note_init(n, "gpu-idle");
 	if (nidle == held) {
@@ -365,7 +373,7 @@ note_gpu_underuse(const struct figures *f, struct ceems_summary_note *n)
 
 	/* gpu-idle says it better when a device was idle. */
 	if (f->ngpus == 0 || f->gpu_nbusy == 0 || f->gpu_nidle > 0 ||
-	    f->gpu_busy_pct >= GPU_UNDERUSE_PCT || !judged(f, GPU_MIN_JUDGE_S))
+	    f->gpu_busy_pct >= GPU_UNDERUSE_PCT || !judged(f, gpu_min_judge_s))
 		return false;
 	summary_fmt_pct(busy, sizeof(busy), f->gpu_busy_pct / 100);
 	note_init(n, "gpu-underuse");

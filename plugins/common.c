@@ -11,6 +11,7 @@
 
 #include "log.h"
 #include "plugin.h"
+#include "summary.h"
 
 static void
 log_to_slurm(enum ceems_log_level level, const char *message, void *arg)
@@ -139,8 +140,10 @@ ceems_plugin_load_config(const char *path, struct ceems_config *config)
 	char err[512];
 
 	ceems_config_defaults(config);
-	if (ceems_config_load(config, path, err, sizeof(err)) == 0)
+	if (ceems_config_load(config, path, err, sizeof(err)) == 0) {
+		ceems_summary_set_gpu_min_time(config->summary_gpu_min_ns);
 		return;
+	}
 	/* No file at the default path: the defaults are the design. */
 	if (access(path, F_OK) == 0 || strcmp(path, CEEMS_DEFAULT_CONFIG) != 0)
 		ceems_error("%s; using the defaults", err);

@@ -24,6 +24,7 @@
 #include "agent_proto.h"
 #include "agent_server.h"
 #include "agent_supervise.h"
+#include "summary.h"
 #include "conf.h"
 #include "log.h"
 
@@ -201,6 +202,7 @@ load_config(struct ceems_config *config, const char *path, bool explicit_path,
 		fprintf(stderr, "ceems-agent: %s\n", err);
 		return -1;
 	}
+	ceems_summary_set_gpu_min_time(config->summary_gpu_min_ns);
 	return 0;
 }
 

@@ -375,6 +375,7 @@ load_config(const struct options *o, struct ceems_config *config)
 	}
 	if (ceems_config_load(config, path, err, sizeof(err)) < 0)
 		return fail("%s", err);
+	ceems_summary_set_gpu_min_time(config->summary_gpu_min_ns);
 	return 0;
 }
 

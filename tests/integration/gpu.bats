@@ -67,7 +67,9 @@ EOF
 	export CEEMS_TEST_GRES_CONF="Name=gpu File=$CEEMS_DIR/dev/nvidia[0-2]"
 	CEEMS_CLUSTER_CONF="gpu_nvml_library = $CEEMS_DIR/sys/gpu/libnvidia-ml.so.1
 gpu_rocm_smi_library = none
-gres_conf = $SLURM_DIR/gres.conf"
+gres_conf = $SLURM_DIR/gres.conf
+# The test's jobs last seconds: GPU notes for them all the same.
+summary_gpu_min_time = 5s"
 }
 
 setup_file() {

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conf.h"
 #include "summary.h"
 #include "../tap.h"
 #include "fixture.h"
@@ -348,6 +349,17 @@ case_gpu_idle(void)
 	g->mem_peak_bytes = 0;
 }
 
+/* The same idle GPU over two minutes: shorter than GPU start-up. */
+static void
+case_gpu_idle_short(void)
+{
+	job_new("COMPLETED", 120, 8, 32 * GIB, 900, 20 * GIB);
+	J.meta.jobid = J.report.jobid = 1254;
+	J.meta.alloc_gpus = 1;
+	J.report.ledger.joules[CEEMS_DOMAIN_GPU] = 6000;
+	gpu_add("0000:af:00.0", 0.0, 6000);
+}
+
 static void
 case_gpu_underuse(void)
 {
@@ -637,6 +649,18 @@ test_savings(void)
 	ok(n != NULL && n->have_saving_g &&
 	   fabs(n->saving_g - 1.8e5 * grams_per_j) < 1e-9,
 	   "gpu-idle: its grams at the job's own factor");
+
+	/* A short job is not judged, unless the site says GPUs start
+	 * faster (summary_gpu_min_time). */
+	case_gpu_idle_short();
+	count = ceems_summary_notes(&J.meta, report(), notes, 8);
+	ok(find_note(notes, count, "gpu-idle") == NULL,
+	   "gpu-idle: none for 2 minutes by default (5 min of start-up)");
+	ceems_summary_set_gpu_min_time(60ULL * 1000000000ULL);
+	count = ceems_summary_notes(&J.meta, report(), notes, 8);
+	ok(find_note(notes, count, "gpu-idle") != NULL,
+	   "gpu-idle: fires for 2 minutes with summary_gpu_min_time = 1min");
+	ceems_summary_set_gpu_min_time(CEEMS_SUMMARY_GPU_MIN_S * 1000000000ULL);
 
 	/* GPU under-used: what the devices drew is stated, no saving
 	 * claimed; the mean weighs a MIG slice by its share. */
