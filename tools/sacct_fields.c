@@ -386,6 +386,15 @@ f_gpusmact(const struct sacct_row *r, char *buf, size_t size)
 	sacct_fmt_pct(r->gpu_sm_pct / 100.0, buf, size);
 }
 
+/* The truest measure of use the job's GPUs give: SM activity where the
+ * driver offers profiling metrics, else utilisation. */
+static void
+f_gpueff(const struct sacct_row *r, char *buf, size_t size)
+{
+	sacct_fmt_pct((isnan(r->gpu_sm_pct) ? r->gpu_util_pct :
+		       r->gpu_sm_pct) / 100.0, buf, size);
+}
+
 static void
 f_gpumem(const struct sacct_row *r, char *buf, size_t size)
 {
@@ -482,6 +491,8 @@ static const struct sacct_field fields[] = {
 	  "memory efficiency: sum of node peaks / ReqMem, %" },
 	{ "GPUUtil", 7, true, f_gpuutil, SACCT_NEED_GPU_UTIL,
 	  "mean GPU utilisation, %" },
+	{ "GPUEff", 6, true, f_gpueff, SACCT_NEED_GPU_SM | SACCT_NEED_GPU_UTIL,
+	  "GPU efficiency: GPUSMAct where known, else GPUUtil, %" },
 	{ "GPUMemEff", 9, true, f_gpumemeff,
 	  SACCT_NEED_GPU_MEM | SACCT_NEED_GPU_MEM_TOTAL,
 	  "GPU memory peak / GPU memory held, %" },
