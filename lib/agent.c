@@ -261,7 +261,7 @@ leave_now(struct ceems_agent *a, struct agent_job *j, uint64_t now_ns)
 	}
 	ceems_job_ledger_add_tick(&j->ledger, &share, present_s,
 				  a->have_factor ? &a->factor : NULL);
-	agent_gpu_charge(a, &j->gpu, &share, present_s);
+	agent_gpu_charge(a, &j->gpu, &node, &share, present_s);
 	j->cpu_s += t.cpu_s;
 	agent_split_to_steps(j, &share, &t);
 	ceems_ledger_carry_add(&a->carry, &t, node.dt_s, &share);

@@ -14,8 +14,12 @@
 
 #include "agent_gpu.h"
 #include "agent_internal.h"
+#include "fileio.h"
+#include "gres.h"
 #include "gpu_internal.h"
 #include "log.h"
+
+static void load_mig_minors(struct ceems_agent *a);
 
 /* Open one vendor's backend into LIST.  Why it could not, when that is
  * the normal case of a node without that vendor's GPUs (no library, no
@@ -73,11 +77,16 @@ agent_gpu_open(struct ceems_agent *a, uint64_t now_ns)
 			ceems_info("no GPU measured (%s)", why);
 		return;
 	}
-	if (a->nsources >= MAX_SOURCES ||
-	    (src = ceems_gpu_source_open(list, nb, now_ns)) == NULL) {
-		ceems_error("GPUs: cannot start their energy source (out of memory)");
+	if (a->nsources >= MAX_SOURCES) {
+		ceems_error("GPUs: not measured: the agent has %d energy sources already, its most",
+			    MAX_SOURCES);
 		for (size_t i = 0; i < nb; i++)
 			ceems_gpu_backend_close(list[i]);
+		return;
+	}
+	/* On failure the source has closed the backends. */
+	if ((src = ceems_gpu_source_open(list, nb, now_ns)) == NULL) {
+		ceems_error("GPUs: not measured: out of memory for their energy source");
 		return;
 	}
 	for (size_t i = 0; i < src->ncounters && i < CEEMS_GPU_MAX_DEVICES; i++) {
@@ -100,12 +109,71 @@ agent_gpu_open(struct ceems_agent *a, uint64_t now_ns)
 	}
 	g->source = (int)a->nsources;
 	a->sources[a->nsources++] = src;
+	load_mig_minors(a);
 }
 
 static const struct ceems_gpu_device *
 device(const struct ceems_agent *a, size_t i)
 {
 	return &a->gpus.dev[i].backend->dev[a->gpus.dev[i].index];
+}
+
+/* Remember that nvidia-caps file MAJOR:M grants instance GI of the
+ * NVIDIA device whose minor is GPU. */
+static void
+add_cap(struct ceems_agent *a, int major, const struct ceems_mig_minor *m)
+{
+	struct agent_gpus *g = &a->gpus;
+
+	for (size_t i = 0; i < g->n; i++) {
+		struct ceems_gpu_device *d =
+			&g->dev[i].backend->dev[g->dev[i].index];
+
+		if (d->vendor != CEEMS_GPU_NVIDIA || d->minor != (int)m->gpu)
+			continue;
+		for (size_t k = 0; k < d->ninstances; k++) {
+			if (d->inst[k].id != m->gi ||
+			    g->ncaps >= sizeof(g->caps) / sizeof(g->caps[0]))
+				continue;
+			g->caps[g->ncaps].major = major;
+			g->caps[g->ncaps].minor = (int)m->minor;
+			g->caps[g->ncaps].dev = (uint8_t)i;
+			g->caps[g->ncaps].inst = (uint8_t)k;
+			g->ncaps++;
+			if (m->ci < 0) {
+				d->inst[k].major = major;
+				d->inst[k].minor = (int)m->minor;
+			}
+		}
+	}
+}
+
+/* The MIG instances' capability files, from the driver's files under
+ * procfs_root; nothing when the node has no MIG (no such files). */
+static void
+load_mig_minors(struct ceems_agent *a)
+{
+	char path[CEEMS_CONFIG_PATH_MAX + 48], *text, *line, *save = NULL;
+	struct ceems_mig_minor m;
+	int major;
+
+	text = malloc(65536);
+	if (text == NULL)
+		return;
+	snprintf(path, sizeof(path), "%s/devices", a->config.procfs_root);
+	if (ceems_read_text_file(path, text, 65536) < 0 ||
+	    (major = ceems_proc_devices_major(text, "nvidia-caps")) < 0) {
+		free(text);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/driver/nvidia-caps/mig-minors",
+		 a->config.procfs_root);
+	if (ceems_read_text_file(path, text, 65536) >= 0)
+		for (line = strtok_r(text, "\n", &save); line != NULL;
+		     line = strtok_r(NULL, "\n", &save))
+			if (ceems_mig_minor_parse(line, &m) == 0)
+				add_cap(a, major, &m);
+	free(text);
 }
 
 /* "dev:MAJOR:MINOR" into its numbers, or false. */
@@ -130,6 +198,13 @@ match_id(const struct ceems_agent *a, const char *id, size_t *dev, int *inst)
 	if (ceems_gpu_bus_id_normalise(id, bus, sizeof(bus)) < 0)
 		bus[0] = '\0';
 
+	for (size_t c = 0; by_dev && c < a->gpus.ncaps; c++)
+		if (a->gpus.caps[c].major == major &&
+		    a->gpus.caps[c].minor == minor) {
+			*dev = a->gpus.caps[c].dev;
+			*inst = a->gpus.caps[c].inst;
+			return true;
+		}
 	for (size_t i = 0; i < a->gpus.n; i++) {
 		const struct ceems_gpu_device *d = device(a, i);
 
@@ -173,6 +248,29 @@ match_gres_index(const struct ceems_agent *a, const char *id, size_t *dev)
 	return false;
 }
 
+/* "dev:195:0/1/4" or "gres:2/1/4": the job holds 1 of the device's 4
+ * shared units (shards, MPS).  ID without the suffix into BASE; the
+ * share, 1 without one.  False for a malformed suffix. */
+static bool
+split_share(const char *id, char *base, size_t size, double *share)
+{
+	const char *slash = strchr(id, '/');
+	unsigned long long a, b;
+	char tail;
+
+	*share = 1;
+	snprintf(base, size, "%s", id);
+	if (slash == NULL || (strncmp(id, "dev:", 4) != 0 &&
+			      strncmp(id, "gres:", 5) != 0))
+		return true;
+	base[slash - id < (ptrdiff_t)size ? slash - id : 0] = '\0';
+	if (sscanf(slash, "/%llu/%llu%c", &a, &b, &tail) != 2 || a == 0 ||
+	    b == 0)
+		return false;
+	*share = a >= b ? 1 : (double)a / (double)b;
+	return true;
+}
+
 static double
 instance_share(const struct ceems_gpu_device *d, int inst)
 {
@@ -187,16 +285,30 @@ instance_share(const struct ceems_gpu_device *d, int inst)
 	return 1.0 / (double)d->ninstances;
 }
 
+uint64_t
+agent_gpu_device_key(const struct ceems_agent *a, size_t i)
+{
+	const struct ceems_gpu_device *d = device(a, i);
+	uint64_t h = 14695981039346656037ULL;	/* FNV-1a */
+
+	for (const char *p = d->uuid; *p != '\0'; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	h = (h ^ '|') * 1099511628211ULL;
+	for (const char *p = d->bus_id; *p != '\0'; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	return h;
+}
+
 static void
 add_account(const struct ceems_agent *a, struct agent_gpu_job *out,
-	    size_t dev, int inst)
+	    size_t dev, int inst, double share)
 {
 	const struct ceems_gpu_device *d = device(a, dev);
 	struct agent_gpu_account *acc;
 
 	for (uint32_t k = 0; k < out->n; k++)
 		if (out->acc[k].device == (int32_t)dev &&
-		    (out->acc[k].instance == inst || out->acc[k].instance < 0))
+		    out->acc[k].instance == inst)
 			return;
 	if (out->n >= CEEMS_LEDGER_MAX_GPUS)
 		return;
@@ -204,12 +316,77 @@ add_account(const struct ceems_agent *a, struct agent_gpu_job *out,
 	memset(acc, 0, sizeof(*acc));
 	acc->device = (int32_t)dev;
 	acc->instance = inst;
-	acc->share = instance_share(d, inst);
+	acc->share = inst >= 0 ? instance_share(d, inst) : share;
 	acc->power_integrated = a->gpus.dev[dev].integrated;
+	acc->device_key = agent_gpu_device_key(a, dev);
 	acc->mem_total_bytes = d->mem_total_bytes;
 	if (inst >= 0 && d->ninstances > 0)
 		acc->mem_total_bytes = (uint64_t)(acc->share *
 						  (double)d->mem_total_bytes);
+}
+
+/* Any device split into MIG instances: then a GRES index is a slice,
+ * not a device, and "gres:N" cannot say which. */
+static bool
+any_partitioned(const struct ceems_agent *a)
+{
+	for (size_t i = 0; i < a->gpus.n; i++)
+		if (device(a, i)->ninstances > 0)
+			return true;
+	return false;
+}
+
+/* A job named both a partitioned device (its /dev/nvidiaN, which every
+ * MIG slice's gres.conf line lists) and one of its instances: it holds
+ * the instance.  Drop the whole-device accounts of such devices. */
+static void
+keep_instances(struct agent_gpu_job *out)
+{
+	uint32_t k = 0;
+
+	while (k < out->n) {
+		bool slice = false;
+
+		for (uint32_t m = 0; m < out->n && out->acc[k].instance < 0; m++)
+			slice |= out->acc[m].device == out->acc[k].device &&
+				 out->acc[m].instance >= 0;
+		if (!slice) {
+			k++;
+			continue;
+		}
+		memmove(&out->acc[k], &out->acc[k + 1],
+			(out->n - k - 1) * sizeof(out->acc[0]));
+		out->n--;
+	}
+}
+
+/* "gres:N" ids, when no id named a device: the N-th device by minor. */
+static void
+resolve_gres_indices(const struct ceems_agent *a,
+		     const struct ceems_agent_job_spec *spec, bool exact,
+		     struct agent_gpu_job *out)
+{
+	for (uint32_t i = 0; i < spec->ngpu_ids && i < CEEMS_AGENT_MAX_GPU_IDS;
+	     i++) {
+		char id[CEEMS_AGENT_GPU_ID_MAX];
+		double share;
+		size_t dev;
+
+		if (!split_share(spec->gpu_ids[i], id, sizeof(id), &share) ||
+		    strncmp(id, "gres:", 5) != 0)
+			continue;
+		if (exact)
+			ceems_info("job %u: GPU %s has no device file in gres.conf while its others do: its energy goes to idle",
+				   spec->jobid, id);
+		else if (any_partitioned(a))
+			ceems_info("job %u: GPU %s: a GRES index alone cannot name a MIG slice (give each slice its files in gres.conf): its energy goes to idle",
+				   spec->jobid, id);
+		else if (match_gres_index(a, id, &dev))
+			add_account(a, out, dev, -1, share);
+		else
+			ceems_info("job %u: GPU %s matches none of this node's %zu",
+				   spec->jobid, id, a->gpus.n);
+	}
 }
 
 int
@@ -220,34 +397,30 @@ agent_gpu_resolve(const struct ceems_agent *a,
 	bool exact = false;
 
 	memset(out, 0, sizeof(*out));
-	for (int pass = 0; pass < 2; pass++) {
-		for (uint32_t i = 0; i < spec->ngpu_ids &&
-				     i < CEEMS_AGENT_MAX_GPU_IDS; i++) {
-			const char *id = spec->gpu_ids[i];
-			size_t dev;
-			int inst;
+	for (uint32_t i = 0; i < spec->ngpu_ids && i < CEEMS_AGENT_MAX_GPU_IDS;
+	     i++) {
+		char id[CEEMS_AGENT_GPU_ID_MAX];
+		double share;
+		size_t dev;
+		int inst;
 
-			if (strncmp(id, "gres:", 5) == 0) {
-				/* Only when nothing names the devices. */
-				if (pass == 1 && !exact &&
-				    match_gres_index(a, id, &dev))
-					add_account(a, out, dev, -1);
-				else if (pass == 1 && !exact)
-					ceems_info("job %u: GPU %s matches none of this node's %zu",
-						   spec->jobid, id, a->gpus.n);
-				continue;
-			}
-			if (pass == 1)
-				continue;
-			if (match_id(a, id, &dev, &inst)) {
-				add_account(a, out, dev, inst);
-				exact = true;
-			} else {
-				ceems_info("job %u: GPU %s matches none of this node's %zu",
-					   spec->jobid, id, a->gpus.n);
-			}
+		if (!split_share(spec->gpu_ids[i], id, sizeof(id), &share)) {
+			ceems_info("job %u: GPU %s: not a share ceems knows",
+				   spec->jobid, spec->gpu_ids[i]);
+			continue;
+		}
+		if (strncmp(id, "gres:", 5) == 0)
+			continue;
+		if (match_id(a, id, &dev, &inst)) {
+			add_account(a, out, dev, inst, share);
+			exact = true;
+		} else {
+			ceems_info("job %u: GPU %s matches none of this node's %zu",
+				   spec->jobid, id, a->gpus.n);
 		}
 	}
+	resolve_gres_indices(a, spec, exact, out);
+	keep_instances(out);
 	return (int)out->n;
 }
 
@@ -315,6 +488,16 @@ instance_part(const struct ceems_agent *a, size_t i, int inst)
 	return all > 0 ? instance_weight(a, i, (size_t)inst, by_use) / all : 0;
 }
 
+/* Account ACC's part of its device this tick: a MIG instance's by
+ * activity, a shared device's by its share. */
+static double
+account_part(const struct ceems_agent *a, const struct agent_gpu_account *acc)
+{
+	if (acc->instance < 0)
+		return acc->share;
+	return instance_part(a, (size_t)acc->device, acc->instance);
+}
+
 void
 agent_gpu_shares(const struct ceems_agent *a, const struct agent_gpu_job *g,
 		 double share[CEEMS_LEDGER_MAX_GPUS])
@@ -325,8 +508,7 @@ agent_gpu_shares(const struct ceems_agent *a, const struct agent_gpu_job *g,
 
 		if (acc->device < 0 || (size_t)acc->device >= a->gpus.n)
 			continue;
-		share[acc->device] += instance_part(a, (size_t)acc->device,
-						    acc->instance);
+		share[acc->device] += account_part(a, acc);
 		if (share[acc->device] > 1)
 			share[acc->device] = 1;
 	}
@@ -335,7 +517,7 @@ agent_gpu_shares(const struct ceems_agent *a, const struct agent_gpu_job *g,
 /* Device I's figures this tick, as the account of instance INST sees
  * them: the instance's own where the driver gives them. */
 static void
-tick_figures(const struct ceems_agent *a, size_t i, int inst,
+tick_figures(const struct ceems_agent *a, size_t i, int inst, double part,
 	     bool have[GPU_NFIGURES], double v[GPU_NFIGURES],
 	     bool *have_mem, uint64_t *mem)
 {
@@ -358,7 +540,7 @@ tick_figures(const struct ceems_agent *a, size_t i, int inst,
 	have[GPU_FIG_FP] = u->have_fp_active;
 	v[GPU_FIG_FP] = u->fp_active_pct;
 	have[GPU_FIG_POWER] = u->have_power;
-	v[GPU_FIG_POWER] = u->power_w * instance_part(a, i, inst);
+	v[GPU_FIG_POWER] = u->power_w * part;
 	*have_mem = u->have_mem_used;
 	*mem = u->mem_used_bytes;
 	if (inst >= 0) {
@@ -374,6 +556,7 @@ tick_figures(const struct ceems_agent *a, size_t i, int inst,
 
 void
 agent_gpu_charge(const struct ceems_agent *a, struct agent_gpu_job *g,
+		 const struct ceems_ledger_node_tick *node,
 		 const struct ceems_ledger_job_share *share, double dt_s)
 {
 	double part[CEEMS_LEDGER_MAX_GPUS];
@@ -391,14 +574,16 @@ agent_gpu_charge(const struct ceems_agent *a, struct agent_gpu_job *g,
 		if (acc->device < 0 || i >= a->gpus.n)
 			continue;
 		/* The device's energy for the job, split among its
-		 * accounts on that device by their parts. */
-		if (share->covered[CEEMS_DOMAIN_GPU] && part[i] > 0) {
+		 * accounts on that device by their parts: whenever this
+		 * device was measured, whatever the job's other GPUs did. */
+		if (i < node->ngpus && node->gpu[i].measured &&
+		    node->gpu[i].gap == CEEMS_GAP_NONE && part[i] > 0) {
 			acc->energy_j += share->gpu_device_j[i] *
-					 instance_part(a, i, acc->instance) /
-					 part[i];
+					 account_part(a, acc) / part[i];
 			acc->have_energy = 1;
 		}
-		tick_figures(a, i, acc->instance, have, v, &have_mem, &mem);
+		tick_figures(a, i, acc->instance, account_part(a, acc), have,
+			     v, &have_mem, &mem);
 		for (int f = 0; f < GPU_NFIGURES; f++)
 			if (have[f] && isfinite(v[f]) && v[f] >= 0) {
 				acc->sum[f] += v[f] * dt_s;
@@ -475,8 +660,8 @@ agent_gpu_series_figures(const struct ceems_agent *a,
 
 		if (acc->device < 0 || (size_t)acc->device >= a->gpus.n)
 			continue;
-		tick_figures(a, (size_t)acc->device, acc->instance, have, v,
-			     &have_mem, &mem);
+		tick_figures(a, (size_t)acc->device, acc->instance,
+			     account_part(a, acc), have, v, &have_mem, &mem);
 		if (have[GPU_FIG_POWER] && isfinite(v[GPU_FIG_POWER])) {
 			p += v[GPU_FIG_POWER];
 			np++;

@@ -50,6 +50,9 @@ struct agent_gpu_account {
 	uint32_t have_mem_peak;
 	uint32_t pad;
 	uint64_t mem_total_bytes;
+	/* The device's identity (a hash of its UUID and bus id): after an
+	 * agent restart, the account is kept only for the same device. */
+	uint64_t device_key;
 };
 
 struct agent_gpu_job {
@@ -71,6 +74,14 @@ struct agent_gpus {
 	bool have_usage[CEEMS_GPU_MAX_DEVICES];
 	struct ceems_gpu_usage usage[CEEMS_GPU_MAX_DEVICES];
 	bool lost_logged[CEEMS_GPU_MAX_DEVICES];
+	/* MIG: the nvidia-caps files that grant each instance (its GPU
+	 * instance's and its compute instances' access files), from the
+	 * driver's mig-minors: what gres.conf names a slice by. */
+	size_t ncaps;
+	struct {
+		int major, minor;
+		uint8_t dev, inst;
+	} caps[4 * CEEMS_GPU_MAX_DEVICES * CEEMS_GPU_MAX_INSTANCES];
 };
 
 /* Open the backends the configuration names and add the GPU energy
@@ -99,6 +110,7 @@ void agent_gpu_shares(const struct ceems_agent *a,
  * accounts: its energy per device from SHARE, its usage from the
  * devices' readings. */
 void agent_gpu_charge(const struct ceems_agent *a, struct agent_gpu_job *g,
+		      const struct ceems_ledger_node_tick *node,
 		      const struct ceems_ledger_job_share *share, double dt_s);
 
 /* The job's GPUs for its report. */
@@ -111,6 +123,9 @@ void agent_gpu_report(const struct ceems_agent *a,
 void agent_gpu_series_figures(const struct ceems_agent *a,
 			      const struct agent_gpu_job *g,
 			      double *power_w, double *util_pct);
+
+/* The identity key of the agent's device I (agent_gpu_account). */
+uint64_t agent_gpu_device_key(const struct ceems_agent *a, size_t i);
 
 /* An account read back from the state file is sane. */
 bool agent_gpu_job_sane(const struct agent_gpu_job *g);

@@ -118,8 +118,9 @@ terminate_spec_strings(struct ceems_agent_job_spec *s)
 		s->gpu_ids[i][sizeof(s->gpu_ids[i]) - 1] = '\0';
 }
 
-/* The job's GPU accounts as saved, when they still name this agent's
- * devices; else its GPUs matched again (their figures start over). */
+/* The job's GPU accounts as saved, when they still name the same
+ * devices (a device lost, the rest are numbered anew); else its GPUs
+ * matched again (their figures start over). */
 static void
 restore_gpus(struct ceems_agent *a, struct agent_job *j,
 	     const struct agent_gpu_job *saved)
@@ -127,7 +128,9 @@ restore_gpus(struct ceems_agent *a, struct agent_job *j,
 	bool fits = agent_gpu_job_sane(saved);
 
 	for (uint32_t k = 0; fits && k < saved->n; k++)
-		fits = (size_t)saved->acc[k].device < a->gpus.n;
+		fits = (size_t)saved->acc[k].device < a->gpus.n &&
+		       saved->acc[k].device_key ==
+		       agent_gpu_device_key(a, (size_t)saved->acc[k].device);
 	if (fits && saved->n > 0)
 		j->gpu = *saved;
 	else

@@ -558,7 +558,7 @@ charge_jobs(struct ceems_agent *a, const struct ceems_ledger_node_tick *node,
 		ceems_job_ledger_add_tick(&j->ledger, &a->shares[i],
 					  node->dt_s - a->job_ticks[i].absent_s,
 					  a->have_factor ? &a->factor : NULL);
-		agent_gpu_charge(a, &j->gpu, &a->shares[i],
+		agent_gpu_charge(a, &j->gpu, node, &a->shares[i],
 				 node->dt_s - a->job_ticks[i].absent_s);
 		j->cpu_s += a->job_ticks[i].cpu_s;
 		agent_split_to_steps(j, &a->shares[i], &a->job_ticks[i]);

@@ -24,6 +24,7 @@ enum key_type {
 	KEY_NAME,	/* [A-Za-z0-9._-]+ */
 	KEY_STRING,	/* any printable text, spaces and '=' included */
 	KEY_BYTES,	/* uint64_t bytes, K/M/G/T suffixes, within [min, max] */
+	KEY_LIBRARY,	/* a library: absolute path, or a name without '/' */
 };
 
 struct key {
@@ -62,8 +63,8 @@ static const struct key keys[] = {
 	{ "source_rapl", KEY_BOOL, FIELD(source_rapl), 0, 0, NULL },
 	{ "source_hwmon", KEY_BOOL, FIELD(source_hwmon), 0, 0, NULL },
 	{ "source_pm_counters", KEY_BOOL, FIELD(source_pm_counters), 0, 0, NULL },
-	{ "gpu_nvml_library", KEY_STRING, FIELD(gpu_nvml_library), 0, 0, NULL },
-	{ "gpu_rocm_smi_library", KEY_STRING, FIELD(gpu_rocm_smi_library), 0, 0, NULL },
+	{ "gpu_nvml_library", KEY_LIBRARY, FIELD(gpu_nvml_library), 0, 0, NULL },
+	{ "gpu_rocm_smi_library", KEY_LIBRARY, FIELD(gpu_rocm_smi_library), 0, 0, NULL },
 	{ "gres_conf", KEY_PATH, FIELD(gres_conf), 0, 0, NULL },
 	{ "idle_power_package", KEY_WATTS, FIELD(idle_power_package_w), 0, 100000, NULL },
 	{ "idle_power_dram", KEY_WATTS, FIELD(idle_power_dram_w), 0, 100000, NULL },
@@ -100,10 +101,6 @@ ceems_config_defaults(struct ceems_config *c)
 	c->source_rapl = true;
 	c->source_hwmon = true;
 	c->source_pm_counters = true;
-	snprintf(c->gpu_nvml_library, sizeof(c->gpu_nvml_library), "%s",
-		 CEEMS_DEFAULT_NVML_LIBRARY);
-	snprintf(c->gpu_rocm_smi_library, sizeof(c->gpu_rocm_smi_library),
-		 "%s", CEEMS_DEFAULT_ROCM_SMI_LIBRARY);
 	snprintf(c->gres_conf, sizeof(c->gres_conf), "%s",
 		 CEEMS_DEFAULT_GRES_CONF);
 	c->idle_power_package_w = -1;
@@ -335,6 +332,18 @@ set_key(struct ceems_config *c, const struct key *k, const char *value)
 	case KEY_NAME:
 		if (!is_name(value))
 			return "may hold only letters, digits, '.', '_' and '-'";
+		if (strlen(value) >= k->size)
+			return "is too long";
+		memcpy(field, value, strlen(value) + 1);
+		return NULL;
+	case KEY_LIBRARY:
+		/* A relative path would be found from the agent's working
+		 * directory: never what root should load. */
+		for (const char *p = value; *p != '\0'; p++)
+			if ((unsigned char)*p <= 0x20 || *p == 0x7f)
+				return "holds a space or a control character";
+		if (value[0] != '/' && strchr(value, '/') != NULL)
+			return "must be an absolute path, or a library name without '/'";
 		if (strlen(value) >= k->size)
 			return "is too long";
 		memcpy(field, value, strlen(value) + 1);

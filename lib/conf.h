@@ -14,8 +14,6 @@
 /* The longest value of a string key (database, sacct_database): 512 bytes. */
 #define CEEMS_CONFIG_STRING_MAX 513
 #define CEEMS_DEFAULT_CONFIG_PATH "/etc/ceems/ceems.conf"
-#define CEEMS_DEFAULT_NVML_LIBRARY "libnvidia-ml.so.1"
-#define CEEMS_DEFAULT_ROCM_SMI_LIBRARY "librocm_smi64.so.1"
 #define CEEMS_DEFAULT_GRES_CONF "/etc/slurm/gres.conf"
 #define CEEMS_SUMMARY_GPU_MIN_S 300ULL
 
@@ -64,9 +62,10 @@ struct ceems_config {
 	bool source_rapl;
 	bool source_hwmon;
 	bool source_pm_counters;
-	/* The GPU management libraries the agent loads (dlopen): a name
-	 * the dynamic linker finds, or an absolute path; "none": that
-	 * vendor's GPUs are not measured. */
+	/* The GPU management libraries the agent loads (dlopen): "" the
+	 * vendor's usual names, a name the dynamic linker finds (no '/'),
+	 * or an absolute path; "none": that vendor's GPUs are not
+	 * measured. */
 	char gpu_nvml_library[CEEMS_CONFIG_PATH_MAX];
 	char gpu_rocm_smi_library[CEEMS_CONFIG_PATH_MAX];
 	/* Slurm's gres.conf, where the job-side plugin finds the device

@@ -1,5 +1,6 @@
 /* gpu_rocm.c - AMD GPUs through ROCm SMI, loaded at run time (dlopen of
- * librocm_smi64.so.1, then librocm_smi64.so, or the path configured):
+ * librocm_smi64.so.1, .so.7, .so.6, .so.5, then .so, or the path
+ * configured):
  * a node without the amdgpu driver or the library has no AMD backend.
  * At open the devices are enumerated with their identity (unique id,
  * PCI bus id from the packed BDF, minor of /dev/dri/renderD*), VRAM,
@@ -327,13 +328,15 @@ struct ceems_gpu_backend *
 ceems_gpu_rocm_smi_open(const char *library, int *errnum, char *err,
 			size_t err_size)
 {
+	/* Debian's soname, then ROCm's own across its releases. */
 	static const char *const defaults[] = {
-		"librocm_smi64.so.1", "librocm_smi64.so",
+		"librocm_smi64.so.1", "librocm_smi64.so.7", "librocm_smi64.so.6",
+		"librocm_smi64.so.5", "librocm_smi64.so",
 	};
 	const char *const *names = defaults;
 	struct ceems_gpu_backend *b;
 	struct rocm_priv *p;
-	size_t nnames = 2;
+	size_t nnames = sizeof(defaults) / sizeof(defaults[0]);
 	uint32_t count = 0;
 
 	if (library != NULL && library[0] != '\0') {

@@ -109,20 +109,21 @@ parse_detail_entry(const char *p, const char *end, uint32_t *idx, size_t max,
 	return parse_index_list(open, end - 1, idx, max, n);
 }
 
-int
-ceems_gres_detail_gpu_indices(const char *detail, uint32_t *idx, size_t max,
-			      size_t *n)
+/* Call FN on each entry of DETAIL ("gpu:2(IDX:0-1),mps:50(IDX:0)"):
+ * entries are split by the commas outside parentheses. */
+static int
+each_detail_entry(const char *detail,
+		  int (*fn)(const char *p, const char *end, void *arg),
+		  void *arg)
 {
 	const char *p = detail;
 
-	*n = 0;
 	if (detail == NULL)
 		return 0;
 	while (*p != '\0') {
 		const char *e = p;
 		int depth = 0, r;
 
-		/* Entries are split by the commas outside parentheses. */
 		while (*e != '\0' && (depth > 0 || *e != ',')) {
 			if (*e == '(')
 				depth++;
@@ -132,7 +133,7 @@ ceems_gres_detail_gpu_indices(const char *detail, uint32_t *idx, size_t max,
 		}
 		if (depth != 0 || e == p)
 			return -EINVAL;
-		if ((r = parse_detail_entry(p, e, idx, max, n)) < 0)
+		if ((r = fn(p, e, arg)) < 0)
 			return r;
 		p = *e == ',' ? e + 1 : e;
 		if (*e == ',' && *p == '\0')
@@ -141,13 +142,146 @@ ceems_gres_detail_gpu_indices(const char *detail, uint32_t *idx, size_t max,
 	return 0;
 }
 
+struct index_set {
+	uint32_t *idx;
+	size_t max, *n;
+};
+
+static int
+gpu_entry(const char *p, const char *end, void *arg)
+{
+	struct index_set *s = arg;
+
+	return parse_detail_entry(p, end, s->idx, s->max, s->n);
+}
+
+int
+ceems_gres_detail_gpu_indices(const char *detail, uint32_t *idx, size_t max,
+			      size_t *n)
+{
+	struct index_set s = { idx, max, n };
+
+	*n = 0;
+	return each_detail_entry(detail, gpu_entry, &s);
+}
+
+struct shared_set {
+	struct ceems_gres_shared *out;
+	size_t max, *n;
+};
+
+static int
+parse_u64(const char **p, const char *end, uint64_t *out)
+{
+	uint64_t v = 0;
+	const char *s = *p;
+
+	if (s >= end || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	for (; s < end && isdigit((unsigned char)*s); s++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*p = s;
+	*out = v;
+	return 0;
+}
+
+/* "2/4,0/4" between P and END: GPU i's part and total, in index order;
+ * NAME (LEN bytes) the GRES's. */
+static int
+shared_parts(const char *name, size_t len, const char *p, const char *end,
+	     struct shared_set *s)
+{
+	for (uint32_t i = 0; p < end; i++) {
+		struct ceems_gres_shared *o;
+		uint64_t a, b;
+
+		if (i > GRES_INDEX_MAX || parse_u64(&p, end, &a) < 0 ||
+		    p >= end || *p++ != '/' || parse_u64(&p, end, &b) < 0 ||
+		    a > b || (p < end && *p != ','))
+			return -EINVAL;
+		if (p < end && ++p == end)
+			return -EINVAL;
+		if (a == 0)
+			continue;
+		if (*s->n >= s->max)
+			return -E2BIG;
+		o = &s->out[(*s->n)++];
+		memset(o, 0, sizeof(*o));
+		memcpy(o->name, name, len);
+		o->index = i;
+		o->count = a;
+		o->ndev = 1;
+		o->total = b;
+	}
+	return 0;
+}
+
+/* "shard:2(IDX:0)", "mps:gv100:50(IDX:0-1)": the count is the number
+ * before the parenthesis. */
+static int
+shared_entry(const char *p, const char *end, void *arg)
+{
+	struct shared_set *s = arg;
+	const char *open = memchr(p, '(', (size_t)(end - p)), *c;
+	size_t name_len = strcspn(p, ":("), ni = 0;
+	uint32_t idx[64];
+	uint64_t count = 0;
+	int r;
+
+	if (name_len > (size_t)(end - p))
+		name_len = (size_t)(end - p);
+	if (!((name_len == 5 && strncmp(p, "shard", 5) == 0) ||
+	      (name_len == 3 && strncmp(p, "mps", 3) == 0)) || open == NULL)
+		return 0;
+	for (c = open; c > p && isdigit((unsigned char)c[-1]); c--)
+		;
+	if (c == open || c[-1] != ':' || open - c > 15)
+		return -EINVAL;
+	for (; c < open; c++)
+		count = count * 10 + (uint64_t)(*c - '0');
+	if (end[-1] != ')')
+		return -EINVAL;
+	if ((size_t)(end - 1 - open) < 5 || strncmp(open + 1, "IDX:", 4) != 0)
+		return shared_parts(p, name_len, open + 1, end - 1, s);
+	if ((r = parse_index_list(open + 5, end - 1, idx, 64, &ni)) < 0)
+		return r;
+	for (size_t i = 0; i < ni; i++) {
+		struct ceems_gres_shared *o;
+
+		if (*s->n >= s->max)
+			return -E2BIG;
+		o = &s->out[(*s->n)++];
+		memset(o, 0, sizeof(*o));
+		memcpy(o->name, p, name_len);
+		o->index = idx[i];
+		o->count = count;
+		o->ndev = (uint32_t)ni;
+	}
+	return 0;
+}
+
+int
+ceems_gres_detail_shared(const char *detail, struct ceems_gres_shared *out,
+			 size_t max, size_t *n)
+{
+	struct shared_set s = { out, max, n };
+
+	*n = 0;
+	return each_detail_entry(detail, shared_entry, &s);
+}
+
 /* ---- gres.conf ---- */
 
 struct gres_line {
 	char name[32];
 	char file[CEEMS_GRES_PATH_MAX];
 	char nodes[512];
-	bool has_name, has_file, has_nodes;
+	char count[24];
+	bool has_name, has_file, has_nodes, has_count;
+	bool multiple;		/* MultipleFiles=: one GRES, several files */
 };
 
 static int
@@ -178,6 +312,14 @@ take_token(struct gres_line *l, const char *t, size_t len)
 	if (klen == 4 && strncasecmp(t, "File", 4) == 0) {
 		l->has_file = true;
 		return copy_value(l->file, sizeof(l->file), eq + 1, vlen);
+	}
+	if (klen == 13 && strncasecmp(t, "MultipleFiles", 13) == 0) {
+		l->has_file = l->multiple = true;
+		return copy_value(l->file, sizeof(l->file), eq + 1, vlen);
+	}
+	if (klen == 5 && strncasecmp(t, "Count", 5) == 0) {
+		l->has_count = true;
+		return copy_value(l->count, sizeof(l->count), eq + 1, vlen);
 	}
 	if (klen == 8 && strncasecmp(t, "NodeName", 8) == 0) {
 		l->has_nodes = true;
@@ -290,6 +432,34 @@ expand_files(const char *value, char files[][CEEMS_GRES_PATH_MAX], size_t *n)
 	return 0;
 }
 
+/* MultipleFiles=: one GRES index whose files (a MIG slice: its GPU and
+ * its nvidia-caps files) are kept together, comma-separated. */
+static int
+add_multiple(const char *value, char files[][CEEMS_GRES_PATH_MAX], size_t *n)
+{
+	static char parts[CEEMS_GRES_MAX_FILES][CEEMS_GRES_PATH_MAX];
+	char joined[CEEMS_GRES_PATH_MAX] = "";
+	size_t np = 0, len = 0;
+	int r;
+
+	if ((r = expand_files(value, parts, &np)) < 0)
+		return r;
+	for (size_t i = 0; i < np; i++) {
+		size_t plen = strlen(parts[i]);
+
+		if (len + plen + 2 > sizeof(joined))
+			return -EINVAL;
+		if (i > 0)
+			joined[len++] = ',';
+		memcpy(joined + len, parts[i], plen + 1);
+		len += plen;
+	}
+	if (*n >= CEEMS_GRES_MAX_FILES)
+		return -E2BIG;
+	memcpy(files[(*n)++], joined, len + 1);
+	return 0;
+}
+
 /* The number at the end of a path, as Slurm sorts GPU files by. */
 static unsigned long
 file_suffix(const char *path)
@@ -349,10 +519,151 @@ ceems_gres_conf_gpu_files(const char *text, size_t len,
 			continue;
 		if (l.has_nodes && (match == NULL || !match(l.nodes, arg)))
 			continue;
-		if ((r = expand_files(l.file, files, n)) < 0)
+		r = l.multiple ? add_multiple(l.file, files, n) :
+		    expand_files(l.file, files, n);
+		if (r < 0)
 			return r;
 	}
 	*line_no = 0;
 	sort_by_suffix(files, *n);
 	return 0;
+}
+
+/* Count=N with Slurm's suffixes (K, M, G: powers of 1024), or -1. */
+static double
+parse_count(const char *text)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!isdigit((unsigned char)text[0]))
+		return -1;
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (errno != 0 || v > (1ULL << 40))
+		return -1;
+	if (*end != '\0' && end[1] != '\0')
+		return -1;
+	switch (*end) {
+	case '\0':
+		return (double)v;
+	case 'k': case 'K':
+		return (double)(v << 10);
+	case 'm': case 'M':
+		return (double)(v << 20);
+	case 'g': case 'G':
+		return (double)(v << 30);
+	}
+	return -1;
+}
+
+/* Spread COUNT over the GPU files L's File= names (all of them when
+ * it names none). */
+static int
+spread_count(const struct gres_line *l, double count,
+	     char gpus[][CEEMS_GRES_PATH_MAX], size_t ngpus, double *counts)
+{
+	static char files[CEEMS_GRES_MAX_FILES][CEEMS_GRES_PATH_MAX];
+	size_t n = 0;
+	int r;
+
+	if (!l->has_file) {
+		for (size_t i = 0; i < ngpus; i++)
+			counts[i] += count / (double)ngpus;
+		return 0;
+	}
+	if ((r = expand_files(l->file, files, &n)) < 0)
+		return r;
+	for (size_t f = 0; f < n; f++)
+		for (size_t i = 0; i < ngpus; i++)
+			if (strcmp(files[f], gpus[i]) == 0)
+				counts[i] += count / (double)n;
+	return 0;
+}
+
+int
+ceems_gres_conf_shared_counts(const char *text, size_t len,
+			      ceems_gres_node_match_fn match, void *arg,
+			      const char *name,
+			      char gpus[][CEEMS_GRES_PATH_MAX], size_t ngpus,
+			      double *counts, unsigned int *line_no)
+{
+	const char *p = text, *end = text + len;
+	struct gres_line l;
+	double count;
+	int r;
+
+	for (size_t i = 0; i < ngpus; i++)
+		counts[i] = 0;
+	*line_no = 0;
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+
+		if (eol == NULL)
+			eol = end;
+		(*line_no)++;
+		if (memchr(p, '\0', (size_t)(eol - p)) != NULL)
+			return -EINVAL;
+		if ((r = parse_line(p, eol, &l)) < 0)
+			return r;
+		p = eol < end ? eol + 1 : end;
+		if (!l.has_name || strcasecmp(l.name, name) != 0 ||
+		    !l.has_count || ngpus == 0)
+			continue;
+		if (l.has_nodes && (match == NULL || !match(l.nodes, arg)))
+			continue;
+		if ((count = parse_count(l.count)) < 0)
+			return -EINVAL;
+		if ((r = spread_count(&l, count, gpus, ngpus, counts)) < 0)
+			return r;
+	}
+	*line_no = 0;
+	return 0;
+}
+
+int
+ceems_mig_minor_parse(const char *line, struct ceems_mig_minor *out)
+{
+	unsigned int gpu, gi, ci, minor;
+	char tail;
+
+	if (sscanf(line, "gpu%u/gi%u/ci%u/access %u%c", &gpu, &gi, &ci,
+		   &minor, &tail) == 4) {
+		if (ci > GRES_INDEX_MAX)
+			return -EINVAL;
+		out->ci = (int32_t)ci;
+	} else if (sscanf(line, "gpu%u/gi%u/access %u%c", &gpu, &gi, &minor,
+			  &tail) == 3) {
+		out->ci = -1;
+	} else {
+		return -EINVAL;
+	}
+	if (gpu > GRES_INDEX_MAX || gi > GRES_INDEX_MAX || minor > 1048575 ||
+	    !isdigit((unsigned char)line[3]))
+		return -EINVAL;
+	out->gpu = gpu;
+	out->gi = gi;
+	out->minor = minor;
+	return 0;
+}
+
+int
+ceems_proc_devices_major(const char *text, const char *driver)
+{
+	size_t dlen = strlen(driver);
+
+	for (const char *p = text; p != NULL && *p != '\0';) {
+		const char *eol = strchr(p, '\n');
+		size_t len = eol != NULL ? (size_t)(eol - p) : strlen(p);
+		unsigned int major;
+		int used = 0;
+
+		/* "195 nvidia-frontend", right-aligned numbers. */
+		if (sscanf(p, "%u %n", &major, &used) == 1 && used > 0 &&
+		    (size_t)used + dlen == len &&
+		    strncmp(p + used, driver, dlen) == 0 && major < 4096)
+			return (int)major;
+		p = eol != NULL ? eol + 1 : NULL;
+	}
+	return -ENOENT;
 }

@@ -270,10 +270,12 @@ allow_gpus(int ruleset, uint64_t handled, const struct ceems_config *c)
 	if ((dev = opendir("/dev")) == NULL)
 		return bad;
 	while ((e = readdir(dev)) != NULL) {
-		size_t digits = strspn(e->d_name + 6, "0123456789");
+		size_t digits;
 
-		if (strncmp(e->d_name, "nvidia", 6) != 0 || digits == 0 ||
-		    e->d_name[6 + digits] != '\0')
+		if (strncmp(e->d_name, "nvidia", 6) != 0)
+			continue;
+		digits = strspn(e->d_name + 6, "0123456789");
+		if (digits == 0 || e->d_name[6 + digits] != '\0')
 			continue;
 		snprintf(path, sizeof(path), "/dev/%s", e->d_name);
 		bad |= allow(ruleset, handled, path, FS_DEVICE);

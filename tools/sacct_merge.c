@@ -187,14 +187,14 @@ cpu_known(const struct ceems_agent_job_report *rep)
 
 /* The GPU figures of the job's records FIRST..LAST-1, as
  * ceems.refresh_job_gpus makes them (migration 018): utilisation and SM
- * activity weighted by each GPU's share, the peaks summed over the GPUs
- * that measured one, their memory summed when every GPU's is known. */
+ * activity weighted by each GPU's share, the peaks and the memory
+ * summed when every GPU's is known. */
 static void
 gpu_figures(const struct sacct_records *recs, size_t first, size_t last,
 	    struct sacct_row *row)
 {
-	double util = 0, util_w = 0, sm = 0, sm_w = 0, total = 0;
-	size_t ngpus = 0, ntotal = 0;
+	double util = 0, util_w = 0, sm = 0, sm_w = 0, total = 0, peak = 0;
+	size_t ngpus = 0, ntotal = 0, npeak = 0;
 
 	for (size_t i = first; i < last; i++) {
 		const struct ceems_agent_job_report *rep = &recs->v[i].report;
@@ -211,9 +211,10 @@ gpu_figures(const struct sacct_records *recs, size_t first, size_t last,
 				sm += g->share * g->sm_active_pct;
 				sm_w += g->share;
 			}
-			if (g->have_mem_peak)
-				sacct_add_known(&row->gpu_mem_peak_bytes,
-						(double)g->mem_peak_bytes);
+			if (g->have_mem_peak) {
+				peak += (double)g->mem_peak_bytes;
+				npeak++;
+			}
 			if (g->mem_total_bytes > 0) {
 				total += (double)g->mem_total_bytes;
 				ntotal++;
@@ -226,6 +227,9 @@ gpu_figures(const struct sacct_records *recs, size_t first, size_t last,
 		row->gpu_sm_pct = fmin(100, sm / sm_w);
 	if (ngpus > 0 && ntotal == ngpus)
 		row->gpu_mem_total_bytes = total;
+	/* A sum over some GPUs would understate the peak: all or none. */
+	if (ngpus > 0 && npeak == ngpus)
+		sacct_add_known(&row->gpu_mem_peak_bytes, peak);
 }
 
 /* The job's row from its records FIRST..LAST-1 (one job), its strings

@@ -12,8 +12,8 @@
 --     of a job is held for the job's whole time, so the share is the
 --     weight of GPU-time);
 --   * gpu_mem_peak_bytes: the sum of the GPUs' peaks (each its own peak,
---     so an upper bound of the memory used at one time), over the GPUs
---     whose peak is known;
+--     so an upper bound of the memory used at one time), when every
+--     GPU's peak is known (a part of the sum would understate it);
 --   * gpu_mem_total_bytes: the sum of their memory, when every GPU's is
 --     known.
 --
@@ -217,7 +217,8 @@ BEGIN
 	FROM (SELECT g.job_key, g.node,
 		     ceems.gpu_mean(sum(g.share * g.util_pct),
 				    sum(g.share) FILTER (WHERE g.util_pct IS NOT NULL)) AS util_pct,
-		     ceems.gpu_bytes(sum(g.mem_peak_bytes)) AS mem_peak_bytes,
+		     CASE WHEN count(*) = count(g.mem_peak_bytes)
+			  THEN ceems.gpu_bytes(sum(g.mem_peak_bytes)) END AS mem_peak_bytes,
 		     CASE WHEN count(*) = count(g.mem_total_bytes)
 			  THEN ceems.gpu_bytes(sum(g.mem_total_bytes)) END AS mem_total_bytes,
 		     ceems.gpu_mean(sum(g.share * g.sm_active_pct),
@@ -264,7 +265,8 @@ BEGIN
 	FROM (SELECT k.job_key,
 		     ceems.gpu_mean(sum(g.share * g.util_pct),
 				    sum(g.share) FILTER (WHERE g.util_pct IS NOT NULL)) AS util_pct,
-		     ceems.gpu_bytes(sum(g.mem_peak_bytes)) AS mem_peak_bytes,
+		     CASE WHEN count(*) = count(g.mem_peak_bytes)
+			  THEN ceems.gpu_bytes(sum(g.mem_peak_bytes)) END AS mem_peak_bytes,
 		     CASE WHEN count(g.ordinal) > 0 AND count(g.ordinal) = count(g.mem_total_bytes)
 			  THEN ceems.gpu_bytes(sum(g.mem_total_bytes)) END AS mem_total_bytes,
 		     ceems.gpu_mean(sum(g.share * g.sm_active_pct),

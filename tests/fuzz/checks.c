@@ -1312,6 +1312,17 @@ fuzz_check_gres(const char *data, size_t len)
 		if (idx[i] <= idx[i - 1])
 			return "ceems_gres_detail_gpu_indices: indices not "
 			       "ascending and distinct";
+	{
+		struct ceems_gres_shared sh[8];
+		size_t ns = 99;
+
+		r = ceems_gres_detail_shared(data, sh, 8, &ns);
+		if (r != 0 && r != -EINVAL && r != -E2BIG)
+			return "ceems_gres_detail_shared: undocumented return code";
+		for (size_t i = 0; r == 0 && i < ns; i++)
+			if (sh[i].ndev == 0 || !nul_within(sh[i].name, sizeof(sh[i].name)))
+				return "ceems_gres_detail_shared: a share of no device";
+	}
 	r = ceems_gres_conf_gpu_files(data, len, gres_match_all, NULL, files,
 				      &n, &line);
 	if (r != 0 && r != -EINVAL && r != -E2BIG)
@@ -1325,5 +1336,18 @@ fuzz_check_gres(const char *data, size_t len)
 		    files[i][0] != '/')
 			return "ceems_gres_conf_gpu_files: a file that is not "
 			       "an absolute, terminated path";
+	if (r == 0) {
+		double counts[CEEMS_GRES_MAX_FILES];
+
+		r = ceems_gres_conf_shared_counts(data, len, gres_match_all,
+						  NULL, "shard", files, n,
+						  counts, &line);
+		if (r != 0 && r != -EINVAL && r != -E2BIG)
+			return "ceems_gres_conf_shared_counts: undocumented return code";
+		for (size_t i = 0; r == 0 && i < n; i++)
+			if (!isfinite(counts[i]) || counts[i] < 0)
+				return "ceems_gres_conf_shared_counts: a count "
+				       "that is not a number >= 0";
+	}
 	return NULL;
 }

@@ -20,8 +20,9 @@
 #   CEEMS_TEST_SRUN_PORT_RANGE  SrunPortRange (default 16830-16899)
 #   CEEMS_TEST_SLURM_CONF_EXTRA extra lines appended to slurm.conf (optional)
 #   CEEMS_TEST_SLURM_NODE_GRES  the node's Gres= (e.g. gpu:2; optional): then
-#                               GresTypes=gpu, and CEEMS_TEST_GRES_CONF (its
-#                               lines) is written to DIR/gres.conf
+#                               GresTypes= its names (gpu, shard...), and
+#                               CEEMS_TEST_GRES_CONF (its lines) is written
+#                               to DIR/gres.conf
 #   CEEMS_TEST_SLURM_TIMEOUT    seconds to wait for the node to be idle (default 30)
 #   CEEMS_TEST_SLURMD_FOREGROUND 1: run slurmd -D (no daemonizing, as under
 #                               systemd) in the background (default: slurmd forks)
@@ -243,7 +244,9 @@ NodeName=localhost NodeAddr=127.0.0.1 $nodeline${CEEMS_TEST_SLURM_NODE_GRES:+ Gr
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 EOF
     if [ -n "${CEEMS_TEST_SLURM_NODE_GRES:-}" ]; then
-        echo "GresTypes=gpu" >>"$dir/slurm.conf"
+        # "gpu:3,shard:4" -> GresTypes=gpu,shard
+        echo "GresTypes=$(printf '%s\n' "$CEEMS_TEST_SLURM_NODE_GRES" |
+            tr ',' '\n' | cut -d: -f1 | paste -sd, -)" >>"$dir/slurm.conf"
         printf '%s\n' "${CEEMS_TEST_GRES_CONF:-}" >"$dir/gres.conf"
         chmod 0644 "$dir/gres.conf"
     fi

@@ -4,7 +4,9 @@
 # by the agent through its normal dlopen path), configured as Slurm GRES
 # on device files the test makes.  Two jobs each holding one GPU get their
 # own device's energy and utilisation; the device nobody holds goes to
-# idle; a job holding a GPU it never uses gets the gpu-idle note.
+# idle; a job holding a GPU it never uses gets the gpu-idle note.  (A
+# job's shards are not tested here: Slurm 22.05 does not say which GPU
+# they are on; tests/unit/test_gres.c and test_agent_gpu.c hold them.)
 #
 # The node and cluster setup is tests/integration/lib/ceems-cluster.bash.
 # Runs as root.  Needs CEEMS_SPANK_PLUGIN, CEEMS_TOP_BUILDDIR,

@@ -50,6 +50,18 @@ make_trees(void)
 		      fixture_text("proc/meminfo", buf, sizeof(buf)));
 	tmptree_write(proc_root, "stat", "cpu  0 0 0 100000 0 0 0 0 0 0\n"
 		      "cpu0 0 0 0 100000 0 0 0 0 0 0\nintr 0\n");
+	/* The NVIDIA driver's MIG capability files of GPU 1's instances. */
+	tmptree_write(proc_root, "devices", "Character devices:\n"
+		      "195 nvidia-frontend\n237 nvidia-caps\n\n"
+		      "Block devices:\n  8 sd\n");
+	snprintf(path, sizeof(path), "%s/driver", proc_root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/driver/nvidia-caps", proc_root);
+	mkdir(path, 0755);
+	tmptree_write(proc_root, "driver/nvidia-caps/mig-minors",
+		      "config 1\nmonitor 2\ngpu1/gi1/access 21\n"
+		      "gpu1/gi1/ci0/access 22\ngpu1/gi2/access 30\n"
+		      "gpu1/gi2/ci0/access 31\ngpu0/gi5/access 40\n");
 }
 
 static void
@@ -145,7 +157,7 @@ test_matching(const char *nvml)
 		{ "00000000:86:00.0", "GPU-aaaa2222-0000-0000-0000-000000000000", -1 },
 		{ "MIG-bbbb1111-0000-0000-0000-000000000000",
 		  "MIG-bbbb1111-0000-0000-0000-000000000000", 2 },
-		{ "gres:1", "GPU-aaaa1111-0000-0000-0000-000000000000", -1 },
+		{ "dev:237:22", "MIG-bbbb0000-0000-0000-0000-000000000000", 1 },
 	};
 
 	scenario(1000, 2000, 3000, 0, 0);
@@ -168,6 +180,24 @@ test_matching(const char *nvml)
 		   r.ngpus > 0 ? r.gpus[0].instance : -9);
 		ceems_agent_release(a, spec.jobid);
 	}
+	/* A MIG slice as gres.conf names it: its GPU's file and its
+	 * capability file.  The job holds the slice, not the GPU. */
+	spec_for(&spec, 190, "dev:195:1");
+	snprintf(spec.gpu_ids[1], sizeof(spec.gpu_ids[1]), "dev:237:30");
+	spec.ngpu_ids = 2;
+	ceems_agent_register(a, &spec, 10 * SEC);
+	ceems_agent_deregister(a, 190, 11 * SEC, &r);
+	ok(r.ngpus == 1 && r.gpus[0].instance == 2,
+	   "a slice's GPU and capability file: the slice alone (%u)", r.ngpus);
+	ceems_agent_release(a, 190);
+	/* On a node with MIG, a GRES index alone names no slice. */
+	gpu_log_reset();
+	spec_for(&spec, 191, "gres:1");
+	ceems_agent_register(a, &spec, 10 * SEC);
+	ceems_agent_deregister(a, 191, 11 * SEC, &r);
+	is_int(r.ngpus, 0, "gres:1 on a MIG node is not guessed");
+	is_int(gpu_log_count("cannot name a MIG slice"), 1, "and says why");
+	ceems_agent_release(a, 191);
 	gpu_log_reset();
 	spec_for(&spec, 200, "GPU-ffffffff-0000-0000-0000-000000000000");
 	is_int(ceems_agent_register(a, &spec, 12 * SEC), 0,
@@ -203,6 +233,9 @@ test_energy_and_usage(const char *nvml)
 	spec_for(&spec, 43, "MIG-bbbb0000-0000-0000-0000-000000000000");
 	is_int(ceems_agent_register(a, &spec, 100 * SEC), 0,
 	       "job 43 holds a MIG instance of GPU 1");
+	spec_for(&spec, 46, "dev:195:2/1/4");
+	is_int(ceems_agent_register(a, &spec, 100 * SEC), 0,
+	       "job 46 holds one of GPU 2's four shards");
 	for (int t = 1; t <= 4; t++) {
 		e0 += 250 * MJ_PER_J;	/* 250 W */
 		e1 += 100 * MJ_PER_J;	/* 100 W */
@@ -213,8 +246,8 @@ test_energy_and_usage(const char *nvml)
 	}
 	/* Instance 1 (4 slices at 80%) against instance 2 (3 at 20%). */
 	part = 4 * 0.8 / (4 * 0.8 + 3 * 0.2);
-	is_near(idle, 4 * (40 + 100 * (1 - part)), 1e-6,
-		"the unheld GPU and the unheld instance's part went to idle");
+	is_near(idle, 4 * (40 * 0.75 + 100 * (1 - part)), 1e-6,
+		"the unheld shards and the unheld instance's part went to idle");
 	ceems_agent_deregister(a, 42, 104 * SEC, &r);
 	ok(r.ngpus == 1 && r.gpus[0].have_energy, "job 42's GPU has energy");
 	is_near(r.gpus[0].energy_j, 4 * 250, 1e-6, "all of GPU 0's: 1000 J");
@@ -239,6 +272,12 @@ test_energy_and_usage(const char *nvml)
 	   "and its own memory");
 	is_near(r.gpus[0].share, 4.0 / 7.0, 1e-9, "its share is 4 of 7 slices");
 	ceems_agent_release(a, 43);
+	ceems_agent_deregister(a, 46, 104 * SEC, &r);
+	ok(r.ngpus == 1 && fabs(r.gpus[0].share - 0.25) < 1e-12,
+	   "job 46's share of GPU 2 is a quarter");
+	is_near(r.gpus[0].energy_j, 4 * 40 * 0.25, 1e-6,
+		"and so is its energy: 40 J");
+	ceems_agent_release(a, 46);
 	ceems_agent_close(a);
 }
 
@@ -286,6 +325,48 @@ test_restart(const char *nvml)
 	ceems_agent_close(a);
 }
 
+/* A job's two GPUs, one lost for a tick: the other's energy is still
+ * its own. */
+static void
+test_one_device_gap(const char *nvml)
+{
+	struct ceems_config c;
+	struct ceems_agent_job_spec spec;
+	struct ceems_agent_job_report r;
+	struct ceems_agent *a;
+	char err[256] = "";
+	char text[2048];
+
+	scenario(1000, 0, 1000, 0, 0);
+	config_for(&c, nvml);
+	a = ceems_agent_open(&c, 500 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "the agent opens (%s)", err))
+		return;
+	spec_for(&spec, 47, "dev:195:0");
+	snprintf(spec.gpu_ids[1], sizeof(spec.gpu_ids[1]), "dev:195:2");
+	spec.ngpu_ids = 2;
+	ceems_agent_register(a, &spec, 500 * SEC);
+	ceems_agent_tick(a, 501 * SEC);
+	/* GPU 0 draws 100 J; GPU 2 is lost. */
+	snprintf(text, sizeof(text),
+		 "init=ok\n[device]\nuuid=GPU-aaaa0000-0000-0000-0000-000000000000\n"
+		 "bus_id=00000000:3B:00.0\nminor=0\npower_limit_w=700\n"
+		 "energy_raw=%llu\n[device]\nuuid=GPU-aaaa1111-0000-0000-0000-000000000000\n"
+		 "bus_id=00000000:5E:00.0\nminor=1\nenergy_raw=0\n"
+		 "[device]\nuuid=GPU-aaaa2222-0000-0000-0000-000000000000\n"
+		 "bus_id=00000000:86:00.0\nminor=2\nlost=1\nenergy_raw=1000\n",
+		 1000 + 100 * MJ_PER_J);
+	gpu_scenario(text);
+	ceems_agent_tick(a, 502 * SEC);
+	ceems_agent_deregister(a, 47, 502 * SEC, &r);
+	ok(r.ngpus == 2 && r.gpus[0].have_energy &&
+	   fabs(r.gpus[0].energy_j - 100) < 1e-6,
+	   "GPU 0's 100 J are the job's though GPU 2 was lost (%.1f J)",
+	   r.ngpus > 0 ? r.gpus[0].energy_j : -1);
+	ceems_agent_release(a, 47);
+	ceems_agent_close(a);
+}
+
 static void
 test_no_gpu(void)
 {
@@ -327,6 +408,7 @@ main(void)
 	test_matching(nvml);
 	test_energy_and_usage(nvml);
 	test_restart(nvml);
+	test_one_device_gap(nvml);
 	test_no_gpu();
 	gpu_double_teardown();
 	memcpy(trees[0], sys_root, sizeof(sys_root));

@@ -113,10 +113,69 @@ test_conf(void)
 	is_int(n, 0, "the cut line has no file");
 }
 
+static void
+test_shared(void)
+{
+	struct ceems_gres_shared sh[4];
+	double counts[3];
+	unsigned int line = 9;
+	size_t n = 0;
+	static const char conf_text[] =
+		"Name=gpu File=/dev/nvidia[0-2]\n"
+		"Name=shard Count=8 File=/dev/nvidia[0-1]\n"
+		"NodeName=other Name=shard Count=100 File=/dev/nvidia2\n"
+		"Name=mps Count=3K\n";
+
+	is_int(ceems_gres_detail_shared("gpu:1(IDX:2),shard:2(IDX:0)", sh, 4, &n),
+	       0, "a job's shards among whole GPUs");
+	ok(n == 1 && strcmp(sh[0].name, "shard") == 0 && sh[0].index == 0 &&
+	   sh[0].count == 2 && sh[0].ndev == 1, "2 shards of GPU 0");
+	is_int(ceems_gres_detail_shared("mps:v100:50(IDX:0-1)", sh, 4, &n), 0,
+	       "an MPS share over two GPUs");
+	ok(n == 2 && sh[1].index == 1 && sh[1].count == 50 && sh[1].ndev == 2,
+	   "50 spread over GPUs 0 and 1");
+	is_int(ceems_gres_detail_shared("gpu:2(IDX:0-1)", sh, 4, &n), 0,
+	       "whole GPUs only");
+	is_int(n, 0, "are no share");
+	is_int(ceems_gres_detail_shared("shard(IDX:0)", sh, 4, &n), -EINVAL,
+	       "a share without its count is garbage");
+	is_int(ceems_gres_detail_shared("gpu:1(IDX:0),shard:3(0/4,2/4,1/8)",
+					sh, 4, &n), 0,
+	       "Slurm 23.02's parts and totals per GPU");
+	ok(n == 2 && sh[0].index == 1 && sh[0].count == 2 && sh[0].total == 4 &&
+	   sh[1].index == 2 && sh[1].count == 1 && sh[1].total == 8,
+	   "2 of GPU 1's 4 and 1 of GPU 2's 8; none of GPU 0");
+	is_int(ceems_gres_detail_shared("shard:2(3/2)", sh, 4, &n), -EINVAL,
+	       "a part above its total is garbage");
+	is_int(ceems_gres_detail_shared("shard:2(1/4,)", sh, 4, &n), -EINVAL,
+	       "a trailing comma is garbage");
+
+	ceems_gres_conf_gpu_files(conf_text, strlen(conf_text), match_gpu01,
+				  NULL, files, &n, &line);
+	is_int(ceems_gres_conf_shared_counts(conf_text, strlen(conf_text),
+					     match_gpu01, NULL, "shard", files,
+					     3, counts, &line), 0,
+	       "the shards gres.conf gives each GPU");
+	ok(counts[0] == 4 && counts[1] == 4 && counts[2] == 0,
+	   "8 over the two files named: 4, 4, 0 (another node's skipped)");
+	is_int(ceems_gres_conf_shared_counts(conf_text, strlen(conf_text),
+					     match_gpu01, NULL, "mps", files,
+					     3, counts, &line), 0,
+	       "MPS without File=");
+	ok(counts[0] == 1024 && counts[2] == 1024,
+	   "3K spread over all three GPUs: 1024 each");
+	is_int(ceems_gres_conf_shared_counts("Name=mps Count=lots\n", 20,
+					     NULL, NULL, "mps", files, 3,
+					     counts, &line), -EINVAL,
+	       "a Count that is not a number is refused");
+	is_int(line, 1, "on its line");
+}
+
 int
 main(void)
 {
 	test_detail();
 	test_conf();
+	test_shared();
 	return done_testing();
 }
