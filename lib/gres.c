@@ -491,17 +491,18 @@ sort_by_suffix(char files[][CEEMS_GRES_PATH_MAX], size_t n)
 	}
 }
 
-int
-ceems_gres_conf_gpu_files(const char *text, size_t len,
-			  ceems_gres_node_match_fn match, void *arg,
-			  char files[][CEEMS_GRES_PATH_MAX], size_t *n,
-			  unsigned int *line_no)
+/* Call FN on each line of gres.conf TEXT (LEN bytes) that names GRES
+ * NAME for this node (MATCH); *LINE_NO is the line a failure is on. */
+static int
+each_line_of(const char *text, size_t len, ceems_gres_node_match_fn match,
+	     void *arg, const char *name,
+	     int (*fn)(const struct gres_line *l, void *ctx), void *ctx,
+	     unsigned int *line_no)
 {
 	const char *p = text, *end = text + len;
 	struct gres_line l;
 	int r;
 
-	*n = 0;
 	*line_no = 0;
 	while (p < end) {
 		const char *eol = memchr(p, '\n', (size_t)(end - p));
@@ -514,17 +515,47 @@ ceems_gres_conf_gpu_files(const char *text, size_t len,
 		if ((r = parse_line(p, eol, &l)) < 0)
 			return r;
 		p = eol < end ? eol + 1 : end;
-		if (!l.has_name || strcasecmp(l.name, "gpu") != 0 ||
-		    !l.has_file)
+		if (!l.has_name || strcasecmp(l.name, name) != 0)
 			continue;
 		if (l.has_nodes && (match == NULL || !match(l.nodes, arg)))
 			continue;
-		r = l.multiple ? add_multiple(l.file, files, n) :
-		    expand_files(l.file, files, n);
-		if (r < 0)
+		if ((r = fn(&l, ctx)) < 0)
 			return r;
 	}
 	*line_no = 0;
+	return 0;
+}
+
+struct file_list {
+	char (*files)[CEEMS_GRES_PATH_MAX];
+	size_t *n;
+};
+
+static int
+add_gpu_line(const struct gres_line *l, void *ctx)
+{
+	struct file_list *f = ctx;
+
+	if (!l->has_file)
+		return 0;
+	return l->multiple ? add_multiple(l->file, f->files, f->n) :
+	       expand_files(l->file, f->files, f->n);
+}
+
+int
+ceems_gres_conf_gpu_files(const char *text, size_t len,
+			  ceems_gres_node_match_fn match, void *arg,
+			  char files[][CEEMS_GRES_PATH_MAX], size_t *n,
+			  unsigned int *line_no)
+{
+	struct file_list f = { files, n };
+	int r;
+
+	*n = 0;
+	r = each_line_of(text, len, match, arg, "gpu", add_gpu_line, &f,
+			 line_no);
+	if (r < 0)
+		return r;
 	sort_by_suffix(files, *n);
 	return 0;
 }
@@ -581,6 +612,25 @@ spread_count(const struct gres_line *l, double count,
 	return 0;
 }
 
+struct shared_counts {
+	char (*gpus)[CEEMS_GRES_PATH_MAX];
+	size_t ngpus;
+	double *counts;
+};
+
+static int
+add_shared_line(const struct gres_line *l, void *ctx)
+{
+	struct shared_counts *c = ctx;
+	double count;
+
+	if (!l->has_count || c->ngpus == 0)
+		return 0;
+	if ((count = parse_count(l->count)) < 0)
+		return -EINVAL;
+	return spread_count(l, count, c->gpus, c->ngpus, c->counts);
+}
+
 int
 ceems_gres_conf_shared_counts(const char *text, size_t len,
 			      ceems_gres_node_match_fn match, void *arg,
@@ -588,37 +638,12 @@ ceems_gres_conf_shared_counts(const char *text, size_t len,
 			      char gpus[][CEEMS_GRES_PATH_MAX], size_t ngpus,
 			      double *counts, unsigned int *line_no)
 {
-	const char *p = text, *end = text + len;
-	struct gres_line l;
-	double count;
-	int r;
+	struct shared_counts c = { gpus, ngpus, counts };
 
 	for (size_t i = 0; i < ngpus; i++)
 		counts[i] = 0;
-	*line_no = 0;
-	while (p < end) {
-		const char *eol = memchr(p, '\n', (size_t)(end - p));
-
-		if (eol == NULL)
-			eol = end;
-		(*line_no)++;
-		if (memchr(p, '\0', (size_t)(eol - p)) != NULL)
-			return -EINVAL;
-		if ((r = parse_line(p, eol, &l)) < 0)
-			return r;
-		p = eol < end ? eol + 1 : end;
-		if (!l.has_name || strcasecmp(l.name, name) != 0 ||
-		    !l.has_count || ngpus == 0)
-			continue;
-		if (l.has_nodes && (match == NULL || !match(l.nodes, arg)))
-			continue;
-		if ((count = parse_count(l.count)) < 0)
-			return -EINVAL;
-		if ((r = spread_count(&l, count, gpus, ngpus, counts)) < 0)
-			return r;
-	}
-	*line_no = 0;
-	return 0;
+	return each_line_of(text, len, match, arg, name, add_shared_line, &c,
+			    line_no);
 }
 
 int
