@@ -256,7 +256,7 @@ leave_now(struct ceems_agent *a, struct agent_job *j, uint64_t now_ns)
 		ceems_job_ledger_add_gap(&j->ledger, present_s);
 		j->gap_s += present_s;
 		j->cpu_s += t.cpu_s;	/* read all the same */
-		agent_observe_series(j, now_ns);
+		agent_observe_series(a, j, now_ns);
 		return;
 	}
 	ceems_job_ledger_add_tick(&j->ledger, &share, present_s,
@@ -267,7 +267,7 @@ leave_now(struct ceems_agent *a, struct agent_job *j, uint64_t now_ns)
 	ceems_ledger_carry_add(&a->carry, &t, node.dt_s, &share);
 	/* The carry is not checkpointed: no recovery over this interval. */
 	agent_snapshot_job_left(a);
-	agent_observe_series(j, now_ns);
+	agent_observe_series(a, j, now_ns);
 }
 
 int

@@ -198,7 +198,8 @@ double agent_job_absent_s(const struct ceems_agent *a,
 			  const struct agent_job *j);
 void agent_save_job(struct ceems_agent *a, const struct agent_job *j,
 		    uint64_t now_ns);
-void agent_observe_series(const struct agent_job *j, uint64_t now_ns);
+void agent_observe_series(const struct ceems_agent *a,
+			  const struct agent_job *j, uint64_t now_ns);
 void agent_split_to_steps(struct agent_job *j,
 			  const struct ceems_ledger_job_share *share,
 			  const struct ceems_ledger_job_tick *t);

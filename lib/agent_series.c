@@ -17,7 +17,7 @@
 
 const char *const ceems_series_columns[CEEMS_SERIES_NCOLUMNS] = {
 	"t", "interval_s", "cpu_s", "mem_bytes",
-	"package_j", "dram_j", "gpu_j", "node_j",
+	"package_j", "dram_j", "gpu_j", "node_j", "gpu_util_pct",
 };
 
 /* First allocation: a short job needs no more. */
@@ -91,6 +91,39 @@ max_known(double a, double b)
 	return a > b ? a : b;
 }
 
+/* The mean of A over WA seconds and B over WB seconds, NaN "unknown":
+ * unknown only when both are.  Kept between A and B, so rounding never
+ * takes a mean of percentages past 100. */
+static double
+mean_by_time(double a, double wa, double b, double wb)
+{
+	double m;
+
+	if (isnan(a))
+		return b;
+	if (isnan(b))
+		return a;
+	if (!(wa + wb > 0))
+		return b;	/* no time to weigh by: the latest */
+	m = (a * wa + b * wb) / (wa + wb);
+	if (m < fmin(a, b))
+		m = fmin(a, b);
+	if (m > fmax(a, b))
+		m = fmax(a, b);
+	return m;
+}
+
+/* Add GPU_UTIL_PCT over DT_S seconds to row R's mean. */
+static void
+add_gpu_util(struct ceems_series_row *r, double gpu_util_pct, double dt_s)
+{
+	if (isnan(gpu_util_pct))
+		return;
+	r->gpu_util_pct = mean_by_time(r->gpu_util_pct, r->gpu_util_s,
+				       gpu_util_pct, dt_s);
+	r->gpu_util_s += dt_s;
+}
+
 static int64_t
 bucket_of(double t, uint32_t resolution_s)
 {
@@ -116,6 +149,7 @@ ceems_series_coarsen(struct ceems_series *s)
 			m->mem_bytes = max_known(m->mem_bytes, r->mem_bytes);
 			for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
 				m->joules[d] = sum_known(m->joules[d], r->joules[d]);
+			add_gpu_util(m, r->gpu_util_pct, r->gpu_util_s);
 			continue;
 		}
 		s->rows[k] = *r;
@@ -158,7 +192,7 @@ make_room(struct ceems_series *s)
 int
 ceems_series_add(struct ceems_series *s, double end, double dt_s,
 		 double cpu_s, double mem_bytes,
-		 const double joules[CEEMS_DOMAIN_COUNT])
+		 const double joules[CEEMS_DOMAIN_COUNT], double gpu_util_pct)
 {
 	struct ceems_series_row *r;
 	double mid = end - dt_s / 2;
@@ -182,6 +216,8 @@ ceems_series_add(struct ceems_series *s, double end, double dt_s,
 				r->mem_bytes = NAN;
 				for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
 					r->joules[d] = NAN;
+				r->gpu_util_pct = NAN;
+				r->gpu_util_s = 0;
 			}
 		} else if (s->nrows == 0) {
 			return -ENOMEM;
@@ -194,6 +230,9 @@ ceems_series_add(struct ceems_series *s, double end, double dt_s,
 		r->mem_bytes = mem_bytes;	/* the latest: at the row's end */
 	for (int d = 0; joules != NULL && d < CEEMS_DOMAIN_COUNT; d++)
 		r->joules[d] = sum_known(r->joules[d], joules[d]);
+	/* A reading out of range is no utilisation: unknown, not clamped. */
+	if (gpu_util_pct >= 0 && gpu_util_pct <= 100)
+		add_gpu_util(r, gpu_util_pct, dt_s);
 	return 0;
 }
 
@@ -256,7 +295,7 @@ ceems_series_backdate(struct ceems_series *s, uint64_t since_ns)
 void
 ceems_series_observe(struct ceems_series *s, uint64_t now_ns,
 		     const struct ceems_job_ledger *l, double cpu_s,
-		     double mem_bytes)
+		     double mem_bytes, double gpu_util_pct)
 {
 	double joules[CEEMS_DOMAIN_COUNT];
 	double dcpu = NAN, dt_s;
@@ -282,7 +321,7 @@ ceems_series_observe(struct ceems_series *s, uint64_t now_ns,
 		dcpu = isnan(s->last_cpu_s) ? cpu_s :
 		       (cpu_s >= s->last_cpu_s ? cpu_s - s->last_cpu_s : 0);
 	(void)ceems_series_add(s, (double)now_ns / 1e9 + s->unix_offset_s,
-			       dt_s, dcpu, mem_bytes, joules);
+			       dt_s, dcpu, mem_bytes, joules, gpu_util_pct);
 	set_baseline(s, now_ns, l, cpu_s);
 }
 
@@ -332,6 +371,7 @@ ceems_series_to_json(const struct ceems_series *s)
 		       ceems_json_new_u64((uint64_t)r->mem_bytes);
 		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
 			v[4 + d] = value_or_null(r->joules[d]);
+		v[8] = value_or_null(r->gpu_util_pct);
 		if (v[0] == NULL || v[1] == NULL ||
 		    (!isnan(r->cpu_s) && v[2] == NULL) ||
 		    (!isnan(r->mem_bytes) && v[3] == NULL))
@@ -339,6 +379,8 @@ ceems_series_to_json(const struct ceems_series *s)
 		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
 			if (!isnan(r->joules[d]) && v[4 + d] == NULL)
 				ok = false;
+		if (!isnan(r->gpu_util_pct) && v[8] == NULL)
+			ok = false;
 		for (int c = 0; c < CEEMS_SERIES_NCOLUMNS; c++)
 			if (json_object_array_add(row, v[c]) != 0) {
 				json_object_put(v[c]);
@@ -371,19 +413,20 @@ read_cell(struct json_object *v, const char *where, bool nullable,
 	return ceems_json_read_real(v, where, 0, max, out, err, err_size);
 }
 
+/* Row I of NCOLS values (the columns there are) into R. */
 static int
-row_from_json(struct json_object *arr, size_t i, struct ceems_series_row *r,
-	      char *err, size_t err_size)
+row_from_json(struct json_object *arr, size_t i, size_t ncols,
+	      struct ceems_series_row *r, char *err, size_t err_size)
 {
 	char where[64];
 	uint64_t u;
 	int ret;
 
 	if (!json_object_is_type(arr, json_type_array) ||
-	    json_object_array_length(arr) != CEEMS_SERIES_NCOLUMNS)
+	    json_object_array_length(arr) != ncols)
 		return ceems_json_error(err, err_size,
-					"series.rows[%zu] must be an array of %d values",
-					i, CEEMS_SERIES_NCOLUMNS);
+					"series.rows[%zu] must be an array of %zu values",
+					i, ncols);
 	snprintf(where, sizeof(where), "series.rows[%zu].t", i);
 	if (json_object_array_get_idx(arr, 0) == NULL)
 		return ceems_json_error(err, err_size, "%s must not be null", where);
@@ -418,6 +461,19 @@ row_from_json(struct json_object *arr, size_t i, struct ceems_series_row *r,
 				     err_size)) < 0)
 			return ret;
 	}
+	r->gpu_util_pct = NAN;
+	r->gpu_util_s = 0;
+	if (ncols > CEEMS_SERIES_NCOLUMNS_V1) {
+		snprintf(where, sizeof(where), "series.rows[%zu].gpu_util_pct", i);
+		if ((ret = read_cell(json_object_array_get_idx(arr, 8), where,
+				     true, 100, &r->gpu_util_pct, err,
+				     err_size)) < 0)
+			return ret;
+		/* The time it was read is not sent: the row's, as the
+		 * database weighs it. */
+		if (!isnan(r->gpu_util_pct))
+			r->gpu_util_s = r->interval_s;
+	}
 	return 0;
 }
 
@@ -430,7 +486,7 @@ ceems_series_from_json(const struct json_object *obj,
 	struct json_object *val, *rows;
 	struct ceems_series *s;
 	uint64_t res;
-	size_t n;
+	size_t n, ncols;
 	int ret;
 
 	*out = NULL;
@@ -443,13 +499,15 @@ ceems_series_from_json(const struct json_object *obj,
 	if ((ret = ceems_json_read_uint(val, "series.resolution_s", 1, INT32_MAX,
 					&res, err, err_size)) < 0)
 		return ret;
+	/* All the columns, or those of the older form. */
 	if ((val = ceems_json_get(obj, "columns")) == NULL ||
 	    !json_object_is_type(val, json_type_array) ||
-	    json_object_array_length(val) != CEEMS_SERIES_NCOLUMNS)
+	    ((ncols = json_object_array_length(val)) != CEEMS_SERIES_NCOLUMNS &&
+	     ncols != CEEMS_SERIES_NCOLUMNS_V1))
 		return ceems_json_error(err, err_size,
-					"series.columns must list the %d columns",
-					CEEMS_SERIES_NCOLUMNS);
-	for (int c = 0; c < CEEMS_SERIES_NCOLUMNS; c++) {
+					"series.columns must list the %d columns (or the first %d)",
+					CEEMS_SERIES_NCOLUMNS, CEEMS_SERIES_NCOLUMNS_V1);
+	for (int c = 0; c < (int)ncols; c++) {
 		struct json_object *name = json_object_array_get_idx(val, (size_t)c);
 
 		if (name == NULL || !json_object_is_type(name, json_type_string) ||
@@ -482,7 +540,7 @@ ceems_series_from_json(const struct json_object *obj,
 	}
 	for (size_t i = 0; i < n; i++) {
 		ret = row_from_json(json_object_array_get_idx(rows, i), i,
-				    &s->rows[i], err, err_size);
+				    ncols, &s->rows[i], err, err_size);
 		if (ret == 0 && i > 0 && s->rows[i].t <= s->rows[i - 1].t)
 			ret = ceems_json_error(err, err_size,
 					       "series.rows[%zu].t is not after the row before",

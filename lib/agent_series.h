@@ -5,21 +5,28 @@
  *
  *   t (bucket start, Unix s), interval_s (time the row covers), cpu_s
  *   (CPU time in it), mem_bytes (memory in use at its end), package_j,
- *   dram_j, gpu_j, node_j (energy charged to the job in it)
+ *   dram_j, gpu_j, node_j (energy charged to the job in it), gpu_util_pct
+ *   (the job's GPU utilisation in it: per tick the mean over the GPUs it
+ *   holds, then the mean over the row weighted by time)
  *
  * The figures are the differences of the job's own ledger and CPU time
  * from one tick to the next, so the rows of a series add up to the job's
  * totals (up to rounding).  Memory is bounded: at most max_rows rows; a
  * full series is coarsened (rows merged two by two into buckets of twice
- * the resolution, as ceems.downsample_job_samples does in SQL: sums, and
- * the largest memory), so a long job keeps its whole span, never a
- * truncated one.  A figure not measured in a row is unknown (NaN here,
- * null in JSON), never 0.
+ * the resolution, as ceems.downsample_job_samples does in SQL: sums, the
+ * largest memory, GPU utilisation averaged by time), so a long job keeps
+ * its whole span, never a truncated one.  A figure not measured in a row
+ * is unknown (NaN here, null in JSON), never 0: GPU utilisation is
+ * unknown in the rows of a job that holds no GPU.  A row's GPU power is
+ * gpu_j / interval_s: no column of its own.
  *
  * JSON form (the job record's "series" member and the agent's deregister
  * reply, doc/record-format.md):
  *   {"resolution_s": N, "columns": ["t","interval_s","cpu_s","mem_bytes",
- *    "package_j","dram_j","gpu_j","node_j"], "rows": [[t, ...], ...]} */
+ *    "package_j","dram_j","gpu_j","node_j","gpu_util_pct"],
+ *    "rows": [[t, ...], ...]}
+ * The reader also takes the form without gpu_util_pct (the first 8
+ * columns: records written before it, still in spools): unknown there. */
 #ifndef CEEMS_AGENT_SERIES_H
 #define CEEMS_AGENT_SERIES_H
 
@@ -32,9 +39,11 @@
 #include "ledger.h"
 
 /* Rows an agent keeps per job: 34 hours at the default 30 s before the
- * first coarsening; 72 bytes each. */
+ * first coarsening; 88 bytes each. */
 #define CEEMS_SERIES_MAX_ROWS 4096
-#define CEEMS_SERIES_NCOLUMNS 8
+#define CEEMS_SERIES_NCOLUMNS 9
+/* Columns of the form before gpu_util_pct, still read. */
+#define CEEMS_SERIES_NCOLUMNS_V1 8
 
 struct ceems_series_row {
 	int64_t t;			/* bucket start, Unix s */
@@ -42,6 +51,9 @@ struct ceems_series_row {
 	double cpu_s;			/* NaN: unknown */
 	double mem_bytes;		/* NaN: unknown */
 	double joules[CEEMS_DOMAIN_COUNT];	/* NaN: not measured */
+	double gpu_util_pct;		/* 0..100, NaN: unknown */
+	/* The time gpu_util_pct is the mean of: its weight in a merge. */
+	double gpu_util_s;
 };
 
 struct ceems_series {
@@ -74,12 +86,14 @@ void ceems_series_free(struct ceems_series *s);
 struct ceems_series *ceems_series_dup(const struct ceems_series *s);
 
 /* Add DT_S seconds ending at Unix time END with these figures (NaN for
- * unknown ones; JOULES may be NULL: none measured) to the bucket of the
- * interval's middle.  A full series is coarsened first.  0, or -EINVAL
- * for a negative or non-finite DT_S or END. */
+ * unknown ones; JOULES may be NULL: none measured; GPU_UTIL_PCT outside
+ * 0..100 is unknown) to the bucket of the interval's middle.  A full
+ * series is coarsened first.  0, or -EINVAL for a negative or non-finite
+ * DT_S or END. */
 int ceems_series_add(struct ceems_series *s, double end, double dt_s,
 		     double cpu_s, double mem_bytes,
-		     const double joules[CEEMS_DOMAIN_COUNT]);
+		     const double joules[CEEMS_DOMAIN_COUNT],
+		     double gpu_util_pct);
 
 /* Merge rows two by two into buckets of twice the resolution. */
 void ceems_series_coarsen(struct ceems_series *s);
@@ -106,10 +120,12 @@ void ceems_series_backdate(struct ceems_series *s, uint64_t since_ns);
 /* A tick of the job at monotonic NOW_NS, after its ledger was updated:
  * the differences since the last observation go into the series.  CPU_S
  * is the job's CPU time so far (NaN: unknown), MEM_BYTES its memory in
- * use (NaN: unknown).  S may be NULL (nothing done). */
+ * use (NaN: unknown), GPU_UTIL_PCT the mean utilisation of its GPUs this
+ * tick (NaN: none, or none read), taken for the whole interval since the
+ * last observation.  S may be NULL (nothing done). */
 void ceems_series_observe(struct ceems_series *s, uint64_t now_ns,
 			  const struct ceems_job_ledger *l, double cpu_s,
-			  double mem_bytes);
+			  double mem_bytes, double gpu_util_pct);
 
 /* ---- JSON ---- */
 
@@ -118,9 +134,10 @@ struct json_object;
 /* A new JSON object (the form above), or NULL when out of memory. */
 struct json_object *ceems_series_to_json(const struct ceems_series *s);
 
-/* Strict: exactly the three members, the columns in order, at most
- * CEEMS_SERIES_MAX_ROWS rows of 8 values, times increasing, no negative
- * figure.  0 with *OUT a new series, or -EINVAL with ERR (or -ENOMEM). */
+/* Strict: exactly the three members, the columns in order (all 9, or
+ * the first 8 of the older form), at most CEEMS_SERIES_MAX_ROWS rows of
+ * as many values, times increasing, no negative figure, GPU utilisation
+ * at most 100.  0 with *OUT a new series, or -EINVAL with ERR (or -ENOMEM). */
 int ceems_series_from_json(const struct json_object *obj,
 			   struct ceems_series **out, char *err,
 			   size_t err_size);

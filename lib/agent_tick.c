@@ -494,13 +494,21 @@ job_mem_bytes(const struct agent_job *j)
 }
 
 /* Job J's ledger has just been charged up to NOW_NS: that difference
- * goes into its series.  Every charge of the ledger is followed by this,
- * or the rows would not add up to the job's totals. */
+ * goes into its series, with its GPUs' utilisation as this tick read
+ * it.  Every charge of the ledger is followed by this, or the rows would
+ * not add up to the job's totals. */
 void
-agent_observe_series(const struct agent_job *j, uint64_t now_ns)
+agent_observe_series(const struct ceems_agent *a, const struct agent_job *j,
+		     uint64_t now_ns)
 {
+	double gpu_power_w, gpu_util_pct;
+
+	if (j->series == NULL)
+		return;
+	agent_gpu_series_figures(a, &j->gpu, &gpu_power_w, &gpu_util_pct);
 	ceems_series_observe(j->series, now_ns, &j->ledger,
-			     j->have_cpu ? j->cpu_s : NAN, job_mem_bytes(j));
+			     j->have_cpu ? j->cpu_s : NAN, job_mem_bytes(j),
+			     gpu_util_pct);
 }
 
 void
@@ -612,7 +620,7 @@ ceems_agent_tick_end(struct ceems_agent *a, uint64_t now_ns)
 		struct agent_job *j = a->jobs[i];
 
 		if (!(j->gone && j->gone_ns < now_ns))
-			agent_observe_series(j, now_ns);
+			agent_observe_series(a, j, now_ns);
 	}
 	agent_snapshot_node(a, now_ns);
 	a->last_tick_ns = now_ns;

@@ -42,6 +42,13 @@ enum flaw { NONE, BAD, REFUSED, SERIES };
 
 #define SERIES_ROWS 20
 
+/* Row I's GPU utilisation: unknown in the first row, then 0 to 100. */
+static double
+series_gpu_util(int i)
+{
+	return i == 0 ? NAN : 12.5 * (i % 9);
+}
+
 /* The records' owner (STORAGE_DRIVER_USER). */
 static char owner_name[64] = "alice";
 static uint32_t owner_uid = 1000;
@@ -113,7 +120,7 @@ build(struct ceems_job_record *r, const struct ceems_config *c,
 				    rep.ledger.joules[d] / SERIES_ROWS : NAN;
 		for (int i = 0; series != NULL && i < SERIES_ROWS; i++)
 			ceems_series_add(series, t0 + 30.0 * (i + 1), 30, 60,
-					 1e9 + i, joules);
+					 1e9 + i, joules, series_gpu_util(i));
 		rep.series = series;
 	}
 	if (flaw == REFUSED)

@@ -1,8 +1,9 @@
 /* test_agent_series.c - a job's time series (lib/agent_series.h): ticks
  * into buckets, coarsening when full without losing time or energy, the
- * differences of a ledger adding up to its totals, the JSON form (strict
- * on garbage), and the series through the agent protocol and the job
- * record, coarsened to fit their limits. */
+ * differences of a ledger adding up to its totals, the GPU utilisation
+ * as a mean by time, the JSON form (strict on garbage, the older form
+ * without GPU utilisation still read), and the series through the agent
+ * protocol and the job record, coarsened to fit their limits. */
 #include "config.h"
 
 #include <errno.h>
@@ -62,7 +63,7 @@ test_buckets(void)
 		return;
 	/* Ticks of 10 s from 1000 (bucket 990) to 1100. */
 	for (int i = 1; i <= 10; i++)
-		ok(ceems_series_add(s, 1000 + 10.0 * i, 10, 5, 1e6 * i, j) == 0,
+		ok(ceems_series_add(s, 1000 + 10.0 * i, 10, 5, 1e6 * i, j, NAN) == 0,
 		   "tick %d added", i);
 	/* Middles 1005..1095: buckets 990 (1005, 1015), 1020, 1050, 1080. */
 	is_int(s->nrows, 4, "four buckets");
@@ -75,10 +76,10 @@ test_buckets(void)
 	is_near(s->rows[1].joules[CEEMS_DOMAIN_PACKAGE], 30, 1e-12, "package energy summed");
 	ok(isnan(s->rows[1].joules[CEEMS_DOMAIN_GPU]), "an unmeasured domain stays unknown, not 0");
 	is_near(sum_rows(s).interval_s, 100, 1e-9, "all the time is in the rows");
-	is_int(ceems_series_add(s, NAN, 1, 0, 0, j), -EINVAL, "a NaN time is refused");
-	is_int(ceems_series_add(s, 2000, -1, 0, 0, j), -EINVAL, "a negative interval is refused");
+	is_int(ceems_series_add(s, NAN, 1, 0, 0, j, NAN), -EINVAL, "a NaN time is refused");
+	is_int(ceems_series_add(s, 2000, -1, 0, 0, j, NAN), -EINVAL, "a negative interval is refused");
 	/* The wall clock stepping back: the last row takes the tick. */
-	is_int(ceems_series_add(s, 900, 10, 1, NAN, NULL), 0, "a tick before the last row");
+	is_int(ceems_series_add(s, 900, 10, 1, NAN, NULL, NAN), 0, "a tick before the last row");
 	is_int(s->nrows, 4, "no row out of order");
 	is_near(s->rows[3].interval_s, 30, 1e-12, "the last row took it");
 	ok(times_increase(s), "times still increase");
@@ -100,7 +101,7 @@ test_full(void)
 	if (!ok(s != NULL, "a series of 8 rows"))
 		return;
 	for (int i = 1; i <= ticks; i++)
-		if (ceems_series_add(s, 5000 + 3.0 * i, 3, 0.5, 100.0 + i, j) < 0)
+		if (ceems_series_add(s, 5000 + 3.0 * i, 3, 0.5, 100.0 + i, j, NAN) < 0)
 			break;
 	m = sum_rows(s);
 	ok(s->nrows <= 8, "never more than 8 rows (%u)", s->nrows);
@@ -161,7 +162,7 @@ test_ledger_differences(void)
 		ceems_job_ledger_add_tick(&l, &share, 1.0, NULL);
 		cpu += 0.1 * i;
 		now += 1000000000ULL;
-		ceems_series_observe(s, now, &l, cpu, 4096.0 * i);
+		ceems_series_observe(s, now, &l, cpu, 4096.0 * i, NAN);
 	}
 	m = sum_rows(s);
 	ok(s->nrows >= 7 && s->nrows <= 9, "37 s in 5 s rows (%u)", s->nrows);
@@ -175,7 +176,7 @@ test_ledger_differences(void)
 	is_near(m.interval_s, 37, 1e-12, "time adds up, exactly");
 	is_int(m.known[CEEMS_DOMAIN_GPU], 0, "a domain never measured is unknown in every row");
 	is_near(s->rows[s->nrows - 1].mem_bytes, 4096.0 * 37, 1e-6, "memory of the last tick");
-	ceems_series_observe(NULL, now, &l, cpu, 0);	/* no series: no crash */
+	ceems_series_observe(NULL, now, &l, cpu, 0, NAN);	/* no series: no crash */
 	c.series_all = true;
 	c.series_interval_ns = 1000000000ULL;
 	c.interval_ns = 3000000000ULL;
@@ -193,7 +194,8 @@ sample_series(int rows)
 
 	for (int i = 0; s != NULL && i < rows; i++)
 		ceems_series_add(s, 1700000000 + 30.0 * (i + 1), 30, 29.987654321,
-				 i == 0 ? NAN : 1073741824.0 + i, j);
+				 i == 0 ? NAN : 1073741824.0 + i, j,
+				 i == 0 ? NAN : 12.5 * (i % 9));
 	return s;
 }
 
@@ -213,6 +215,9 @@ same_series(const struct ceems_series *a, const struct ceems_series *b)
 			if (!(x->joules[d] == y->joules[d] ||
 			      (isnan(x->joules[d]) && isnan(y->joules[d]))))
 				return false;
+		if (!(x->gpu_util_pct == y->gpu_util_pct ||
+		      (isnan(x->gpu_util_pct) && isnan(y->gpu_util_pct))))
+			return false;
 	}
 	return true;
 }
@@ -229,10 +234,12 @@ test_json(void)
 	if (!ok(obj != NULL, "series to JSON"))
 		return;
 	text = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN);
-	ok(strstr(text, "\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\"]") != NULL,
+	ok(strstr(text, "\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\",\"gpu_util_pct\"]") != NULL,
 	   "columns as documented");
-	ok(strstr(text, "[1700000010,30.0,29.987654321,null,123.456789012345,7.25,null,0.0]") != NULL,
-	   "first row: unknown memory and GPU are null, a measured 0 stays 0 (%s)", text);
+	ok(strstr(text, "[1700000010,30.0,29.987654321,null,123.456789012345,7.25,null,0.0,null]") != NULL,
+	   "first row: unknown memory, GPU energy and utilisation are null, a measured 0 stays 0 (%s)", text);
+	ok(strstr(text, "[1700000040,30.0,29.987654321,1073741825,123.456789012345,7.25,null,0.0,12.5]") != NULL,
+	   "second row: its GPU utilisation");
 	ok(ceems_series_from_json(obj, &back, err, sizeof(err)) == 0, "and back (%s)", err);
 	ok(back != NULL && same_series(s, back), "round trip exact");
 	ceems_series_free(back);
@@ -256,6 +263,13 @@ test_json_garbage(void)
 		"{\"resolution_s\":30,\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\"],\"rows\":[[60,30,1,1,\"x\",1,1,1]]}",
 		"{\"resolution_s\":30,\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\"],\"rows\":[[60,30,1,1,1,1,1,1],[60,30,1,1,1,1,1,1]]}",
 		"{\"resolution_s\":30,\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\"],\"rows\":[],\"extra\":1}",
+		"{\"resolution_s\":30,\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\",\"gpu_util_pct\"],\"rows\":[[60,30,1,1,1,1,1,1,100.5]]}",
+		"{\"resolution_s\":30,\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\",\"gpu_util_pct\"],\"rows\":[[60,30,1,1,1,1,1,1,-1]]}",
+		"{\"resolution_s\":30,\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\",\"gpu_util_pct\"],\"rows\":[[60,30,1,1,1,1,1,1]]}",
+		"{\"resolution_s\":30,\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\"],\"rows\":[[60,30,1,1,1,1,1,1,50]]}",
+		"{\"resolution_s\":30,\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\",\"gpu_util\"],\"rows\":[]}",
+		"{\"resolution_s\":30,\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\",\"gpu_util_pct\",\"x\"],\"rows\":[]}",
+		"{\"resolution_s\":30,\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\",\"gpu_util_pct\"],\"rows\":[[60,30,1,1,1,1,1,1,\"50\"]]}",
 	};
 	char err[256];
 
@@ -422,9 +436,9 @@ test_unmergeable_rows(void)
 		json_object_put(obj);
 		return;
 	}
-	is_int(ceems_series_add(s, 1.0, 1.0, 1.0, 1.0, joules), 0,
+	is_int(ceems_series_add(s, 1.0, 1.0, 1.0, 1.0, joules, NAN), 0,
 	       "unmergeable: a row at 1970");
-	is_int(ceems_series_add(s, 7e9, 1.0, 1.0, 1.0, joules), 0,
+	is_int(ceems_series_add(s, 7e9, 1.0, 1.0, 1.0, joules, NAN), 0,
 	       "unmergeable: a row 220 years later");
 	alarm(10);
 	is_int(ceems_series_serialize_with(obj, "series", s, buf, sizeof(buf)),
@@ -432,6 +446,176 @@ test_unmergeable_rows(void)
 	alarm(0);
 	ceems_series_free(s);
 	json_object_put(obj);
+}
+
+/* GPU utilisation: a mean by time over each row, ticks with nothing
+ * read left out (not counted as 0), unknown when never read. */
+static void
+test_gpu_util_means(void)
+{
+	struct ceems_series *s = ceems_series_new(30, 100);
+
+	if (!ok(s != NULL, "gpu util: a series of 30 s buckets"))
+		return;
+	/* Three ticks in the bucket of 990: 10 s at 20 %, 10 s unread,
+	 * 5 s at 80 %. */
+	ceems_series_add(s, 1000, 10, NAN, NAN, NULL, 20);
+	ceems_series_add(s, 1010, 10, NAN, NAN, NULL, NAN);
+	ceems_series_add(s, 1015, 5, NAN, NAN, NULL, 80);
+	is_int(s->nrows, 1, "gpu util: one row");
+	is_near(s->rows[0].gpu_util_pct, (20.0 * 10 + 80.0 * 5) / (10 + 5), 1e-12,
+		"gpu util: the row's mean weighted by time, the unread tick left out");
+	is_near(s->rows[0].interval_s, 25, 1e-12, "gpu util: the row still covers every tick");
+	/* A row whose ticks read nothing, or nonsense. */
+	ceems_series_add(s, 1035, 5, 1, NAN, NULL, NAN);
+	ceems_series_add(s, 1040, 5, 1, NAN, NULL, 100.5);
+	ceems_series_add(s, 1045, 5, 1, NAN, NULL, -1);
+	is_int(s->nrows, 2, "gpu util: a second row");
+	ok(isnan(s->rows[1].gpu_util_pct), "gpu util: unknown when nothing (sane) was read, not 0");
+	/* Means of 100 % stay 100 %, whatever the rounding. */
+	ceems_series_add(s, 1060, 0.1, NAN, NAN, NULL, 100);
+	ceems_series_add(s, 1061, 0.2, NAN, NAN, NULL, 100);
+	ok(s->rows[s->nrows - 1].gpu_util_pct == 100,
+	   "gpu util: 100 %% over 0.1 s and 0.2 s is 100 %% (%.17g)",
+	   s->rows[s->nrows - 1].gpu_util_pct);
+	ceems_series_add(s, 1062, 0.7, NAN, NAN, NULL, 100);
+	is_int(s->nrows, 3, "gpu util: a third row");
+	ok(s->rows[2].gpu_util_pct == 100, "gpu util: a mean of 100 %% is 100 %% (%.17g)",
+	   s->rows[2].gpu_util_pct);
+	ceems_series_free(s);
+}
+
+/* Coarsening (and so a series shrunk to fit a message or record)
+ * merges GPU utilisation by the time each row read it. */
+static void
+test_gpu_util_coarsen(void)
+{
+	struct ceems_series *s = ceems_series_new(10, 100);
+	double util[4] = { 30, 90, NAN, 60 }, dt[4] = { 10, 5, 10, 10 };
+
+	if (!ok(s != NULL, "gpu util coarsen: a series of 10 s buckets"))
+		return;
+	/* One row in each of the buckets 1000, 1010, 1020, 1030. */
+	for (int i = 0; i < 4; i++)
+		ceems_series_add(s, 1010 + 10.0 * i, dt[i], NAN, NAN, NULL, util[i]);
+	is_int(s->nrows, 4, "gpu util coarsen: four rows");
+	ceems_series_coarsen(s);
+	is_int(s->nrows, 2, "gpu util coarsen: two rows of 20 s");
+	is_near(s->rows[0].gpu_util_pct,
+		(util[0] * dt[0] + util[1] * dt[1]) / (dt[0] + dt[1]), 1e-12,
+		"gpu util coarsen: merged rows averaged by their time");
+	is_near(s->rows[1].gpu_util_pct, util[3], 1e-12,
+		"gpu util coarsen: a row that read nothing does not dilute the mean");
+	is_near(s->rows[1].interval_s, dt[2] + dt[3], 1e-12,
+		"gpu util coarsen: but its time is kept");
+	ceems_series_coarsen(s);
+	is_near(s->rows[0].gpu_util_pct,
+		(util[0] * dt[0] + util[1] * dt[1] + util[3] * dt[3]) /
+		(dt[0] + dt[1] + dt[3]), 1e-12,
+		"gpu util coarsen: again, the mean of all the time read");
+	ceems_series_free(s);
+}
+
+/* The agent's use: the utilisation of each tick, over its interval. */
+static void
+test_gpu_util_observe(void)
+{
+	struct ceems_config c;
+	struct ceems_job_ledger l;
+	struct ceems_series *s, *none;
+	uint64_t now = 2000000000000ULL;
+	double sum_pct_s = 0, sum_s = 0, want_sum = 0;
+	unsigned want_n = 0;
+	uint32_t unknown = 0;
+
+	ceems_config_defaults(&c);
+	ceems_job_ledger_init(&l);
+	c.series_interval_ns = 5000000000ULL;
+	c.interval_ns = 1000000000ULL;
+	s = ceems_series_for_job(&c, true, now, &l, 0);
+	none = ceems_series_for_job(&c, true, now, &l, 0);
+	if (!ok(s != NULL && none != NULL, "gpu util observe: two series"))
+		goto out;
+	for (int i = 1; i <= 23; i++) {
+		double u = i % 2 == 1 ? 4.0 * i : NAN;	/* even ticks read nothing */
+
+		now += 1000000000ULL;
+		ceems_series_observe(s, now, &l, NAN, NAN, u);
+		ceems_series_observe(none, now, &l, NAN, NAN, NAN);
+		if (!isnan(u)) {
+			want_sum += u;
+			want_n++;
+		}
+	}
+	for (uint32_t i = 0; i < s->nrows; i++)
+		if (!isnan(s->rows[i].gpu_util_pct)) {
+			sum_pct_s += s->rows[i].gpu_util_pct * s->rows[i].gpu_util_s;
+			sum_s += s->rows[i].gpu_util_s;
+		}
+	is_near(sum_s, want_n, 1e-9, "gpu util observe: each tick read counts its interval");
+	is_near(sum_pct_s / sum_s, want_sum / want_n, 1e-9,
+		"gpu util observe: the rows' means are those of the ticks");
+	for (uint32_t i = 0; i < none->nrows; i++)
+		if (isnan(none->rows[i].gpu_util_pct))
+			unknown++;
+	ok(none->nrows > 0 && unknown == none->nrows,
+	   "gpu util observe: a job without GPUs has no utilisation in any row (%u of %u)",
+	   unknown, none->nrows);
+out:
+	ceems_series_free(s);
+	ceems_series_free(none);
+}
+
+/* Records written before gpu_util_pct (8 columns) still read: the
+ * utilisation unknown; written again, in today's form. */
+static void
+test_json_older_form(void)
+{
+	static const char old[] =
+		"{\"resolution_s\":30,\"columns\":[\"t\",\"interval_s\",\"cpu_s\","
+		"\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\"],"
+		"\"rows\":[[60,30,1.5,4096,2.5,null,7,9],[90,20,null,null,1,1,1,1]]}";
+	static const char weighed[] =
+		"{\"resolution_s\":30,\"columns\":[\"t\",\"interval_s\",\"cpu_s\","
+		"\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\",\"gpu_util_pct\"],"
+		"\"rows\":[[0,30,null,null,null,null,null,null,20],"
+		"[30,10,null,null,null,null,null,null,80]]}";
+	struct json_object *obj = json_tokener_parse(old), *again = NULL;
+	struct ceems_series *s = NULL;
+	char err[256] = "";
+
+	ok(ceems_series_from_json(obj, &s, err, sizeof(err)) == 0,
+	   "the 8-column form reads (%s)", err);
+	json_object_put(obj);
+	if (s == NULL)
+		return;
+	is_int(s->nrows, 2, "8 columns: both rows");
+	ok(s->rows[0].t == 60 && s->rows[0].cpu_s == 1.5 &&
+	   s->rows[0].mem_bytes == 4096 &&
+	   s->rows[0].joules[CEEMS_DOMAIN_GPU] == 7 &&
+	   s->rows[1].joules[CEEMS_DOMAIN_NODE] == 1,
+	   "8 columns: the figures are where they were");
+	ok(isnan(s->rows[0].gpu_util_pct) && isnan(s->rows[1].gpu_util_pct),
+	   "8 columns: GPU utilisation unknown");
+	again = ceems_series_to_json(s);
+	ok(again != NULL && strstr(json_object_to_json_string_ext(again, JSON_C_TO_STRING_PLAIN),
+				   "[60,30.0,1.5,4096,2.5,null,7.0,9.0,null]") != NULL,
+	   "8 columns: written again with gpu_util_pct null");
+	json_object_put(again);
+	ceems_series_free(s);
+
+	/* A decoded row's utilisation weighs by the row's time. */
+	obj = json_tokener_parse(weighed);
+	s = NULL;
+	ok(ceems_series_from_json(obj, &s, err, sizeof(err)) == 0, "9 columns read (%s)", err);
+	json_object_put(obj);
+	if (s == NULL)
+		return;
+	ceems_series_coarsen(s);
+	is_int(s->nrows, 1, "decoded rows merge");
+	is_near(s->rows[0].gpu_util_pct, (20.0 * 30 + 80.0 * 10) / (30 + 10), 1e-12,
+		"decoded rows' utilisation averaged by their time");
+	ceems_series_free(s);
 }
 
 int
@@ -445,5 +629,9 @@ main(void)
 	test_protocol();
 	test_record();
 	test_unmergeable_rows();
+	test_gpu_util_means();
+	test_gpu_util_coarsen();
+	test_gpu_util_observe();
+	test_json_older_form();
 	return done_testing();
 }
