@@ -16,7 +16,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include <json-c/json.h>
+
 #include "agent_proto.h"
+#include "agent_series.h"
 #include "gres.h"
 #include "job_note.h"
 #include "cgroup_path.h"
@@ -1186,6 +1189,71 @@ check_report_gpus(const struct ceems_agent_job_report *r)
 	return NULL;
 }
 
+/* NaN or a figure in MIN..MAX. */
+static bool
+unknown_or_within(double v, double min, double max)
+{
+	return isnan(v) || (v >= min && v <= max);
+}
+
+/* Same values, NaN equal to NaN. */
+static bool
+same_cell(double a, double b)
+{
+	return a == b || (isnan(a) && isnan(b));
+}
+
+/* A decoded time series (lib/agent_series.h): in its bounds, and its
+ * JSON form read back is the same series. */
+static const char *
+check_series(const struct ceems_series *s)
+{
+	struct json_object *obj;
+	struct ceems_series *back = NULL;
+	const char *problem = NULL;
+	char err[256];
+
+	if (s->nrows > CEEMS_SERIES_MAX_ROWS || s->resolution_s == 0 ||
+	    s->resolution_s > INT32_MAX)
+		return "ceems_series_from_json: too many rows or a bad resolution";
+	for (uint32_t i = 0; i < s->nrows; i++) {
+		const struct ceems_series_row *r = &s->rows[i];
+
+		if ((i > 0 && r->t <= s->rows[i - 1].t) ||
+		    !unknown_or_within(r->cpu_s, 0, INFINITY) ||
+		    !unknown_or_within(r->mem_bytes, 0, INFINITY) ||
+		    !(r->interval_s >= 0) ||
+		    !unknown_or_within(r->gpu_util_pct, 0, 100))
+			return "ceems_series_from_json: a row out of order or range";
+		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+			if (!unknown_or_within(r->joules[d], 0, INFINITY))
+				return "ceems_series_from_json: negative energy";
+	}
+	if ((obj = ceems_series_to_json(s)) == NULL)
+		return "ceems_series_to_json: failed on a series it had read";
+	if (ceems_series_from_json(obj, &back, err, sizeof(err)) != 0)
+		problem = "ceems_series_from_json: refused its own JSON form";
+	for (uint32_t i = 0; problem == NULL && i < s->nrows; i++) {
+		const struct ceems_series_row *x = &s->rows[i], *y;
+
+		if (back->nrows != s->nrows) {
+			problem = "ceems_series_to_json: rows lost";
+			break;
+		}
+		y = &back->rows[i];
+		if (x->t != y->t || !same_cell(x->cpu_s, y->cpu_s) ||
+		    !same_cell(x->interval_s, y->interval_s) ||
+		    !same_cell(x->gpu_util_pct, y->gpu_util_pct))
+			problem = "ceems_series_to_json: a row read back differs";
+		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+			if (!same_cell(x->joules[d], y->joules[d]))
+				problem = "ceems_series_to_json: energy read back differs";
+	}
+	ceems_series_free(back);
+	json_object_put(obj);
+	return problem;
+}
+
 static const char *
 check_reply(const char *data, size_t len)
 {
@@ -1231,6 +1299,14 @@ check_reply(const char *data, size_t len)
 		if (!nul_within(l->factor.source, sizeof(l->factor.source)) ||
 		    !nul_within(l->factor.zone, sizeof(l->factor.zone)))
 			return "ceems_agent_reply_decode: unterminated factor string";
+	}
+	if (report.series != NULL) {
+		const char *problem = check_series(report.series);
+
+		ceems_series_free(report.series);
+		report.series = NULL;
+		if (problem != NULL)
+			return problem;
 	}
 	return check_report_gpus(&report);
 }

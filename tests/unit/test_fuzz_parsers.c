@@ -254,6 +254,14 @@ static const struct edge agent_proto_edges[] = {
 	     "{\"package\":{\"joules\":-1e-300}}}}"),
 	EDGE("[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
 	     "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"),
+	/* Replies with a time series: today's form and the older one. */
+	EDGE("{\"ok\":true,\"report\":{\"jobid\":1,\"uid\":0},\"series\":"
+	     "{\"resolution_s\":30,\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\",\"gpu_util_pct\"],"
+	     "\"rows\":[[60,30,1.5,4096,2,null,7,9,99.5],[90,30,1,1,1,1,1,1,null],"
+	     "[120,0,0,0,0,0,0,0,100]]}}"),
+	EDGE("{\"ok\":true,\"report\":{\"jobid\":1,\"uid\":0},\"series\":"
+	     "{\"resolution_s\":30,\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\"],"
+	     "\"rows\":[[60,30,1.5,4096,2,null,7,9],[90,30,1,1,1,1,1,1]]}}"),
 };
 
 static const char *const sacct_seeds[] = { "sacct/spool:*.json", NULL };
@@ -268,6 +276,8 @@ static const struct edge sacct_edges[] = {
 	EDGE("{\"resolution_s\":10,\"columns\":[\"t\"],\"rows\":[[1],[null]]}"),
 	EDGE("{\"resolution_s\":10,\"columns\":[\"t\",\"x\"],\"rows\":[[1,1e999]]}"),
 	EDGE("{\"resolution_s\":0,\"columns\":[],\"rows\":[]}"),
+	EDGE("{\"resolution_s\":30,\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\",\"gpu_util_pct\"],"
+	     "\"rows\":[[60,30,1.5,4096,2,null,7,9,99.5],[90,30,1,1,1,1,1,1,null]]}"),
 };
 
 /* Strings for every string field, cut at the NULs (checks_text.c). */
