@@ -999,3 +999,80 @@ WORLD|2023-01-01 00|2024-01-01 00|480|test-yearly'
     run sql -F ' ' -c "SELECT count(*), sum(package_j), sum(cpu_s), sum(interval_s), max(mem_bytes), min(resolution_s) FROM ceems.job_samples"
     [ "$output" = "2 60 300 600 1059 300" ] || _fail "after downsampling: $output"
 }
+
+# "MEAN" of the time-weighted GPU utilisation of samples.json's samples
+# in the 300 s bucket starting at $1 (null where none has it).
+_util_mean() {
+    jq -r --argjson b "$1" '[.samples[] | select(.t >= $b and .t < $b + 300
+                                              and .gpu_util_pct != null)] |
+        if length == 0 then "null"
+        else (map(.gpu_util_pct * .interval_s) | add) / (map(.interval_s) | add) end' \
+        "$BATS_TEST_TMPDIR/s.json"
+}
+
+# True when numbers $1 and $2 agree to 1e-9 (relative).
+_near() {
+    awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d;
+        exit !(d <= 1e-9 * (a < 0 ? -a : a) + 1e-12) }'
+}
+
+@test "samples: GPU utilisation stored, absent as null, averaged by time when downsampled" {
+    admin db init >/dev/null || _fail "db init"
+    "$GEN" cluster=c1 jobid=8 uid=1000 user=alice start=1700000000 node=n1 elapsed=900 \
+        package_j=600 >"$BATS_TEST_TMPDIR/j.json"
+    upsert "$BATS_TEST_TMPDIR/j.json" >/dev/null
+    # Three 300 s buckets from 1700000100: in the first two, intervals of
+    # 5, 10 and 15 s and utilisations that vary, every fourth sample
+    # without one (as the records written before the column); in the
+    # third none has one; a fourth holds 100 % over uneven intervals.
+    jq -nc '{cluster: "c1", jobid: 8, start_time: 1700000000, node: "n1", resolution_s: 10,
+             samples: ([range(60) | {t: (1700000100 + . * 10), interval_s: (5 + (. % 3) * 5),
+                                     package_j: 1}
+                                   + (if . % 4 == 3 then {} else {gpu_util_pct: ((. * 37) % 101)} end)]
+                       + [range(30) | {t: (1700000700 + . * 10), interval_s: 10, package_j: 1}]
+                       + [range(3) | {t: (1700001000 + . * 10), interval_s: (0.1 * (. + 1)),
+                                      gpu_util_pct: 100}])}' >"$BATS_TEST_TMPDIR/s.json"
+    add() {
+        echo "SELECT ceems.add_job_samples(:'s'::jsonb)" |
+            psql -X -At -v ON_ERROR_STOP=1 -U node -v s="$(cat "$BATS_TEST_TMPDIR/s.json")"
+    }
+    [ "$(add)" = 93 ] || _fail "the writer could not add samples"
+    want=$(jq '[.samples[] | select(.gpu_util_pct != null)] | length' "$BATS_TEST_TMPDIR/s.json")
+    [ "$(sql -c 'SELECT count(gpu_util_pct) FROM ceems.job_samples')" = "$want" ] ||
+        _fail "stored utilisations: $(sql -c 'SELECT count(gpu_util_pct) FROM ceems.job_samples'), want $want"
+    want=$(jq '[.samples[] | select(.gpu_util_pct != null) | .gpu_util_pct] | add' "$BATS_TEST_TMPDIR/s.json")
+    got=$(sql -c 'SELECT sum(gpu_util_pct) FROM ceems.job_samples')
+    _near "$got" "$want" || _fail "stored utilisations sum to $got, want $want"
+    # Out of 0..100 is refused by the column.
+    run sql -c "UPDATE ceems.job_samples SET gpu_util_pct = 100.5"
+    [ "$status" -ne 0 ] && [[ $output == *"check constraint"* ]] ||
+        _fail "a utilisation over 100 % was not refused by the column: $output"
+
+    run sql -U dave -c "SELECT ceems.downsample_job_samples('1 day', 300)"
+    [ "$output" = 4 ] || _fail "downsample wrote $output rows"
+    for b in 1700000100 1700000400 1700000700 1700001000; do
+        want=$(_util_mean "$b")
+        got=$(sql -c "SELECT coalesce(gpu_util_pct::text, 'null') FROM ceems.job_samples
+                      WHERE t = to_timestamp($b)")
+        if [ "$want" = null ]; then
+            [ "$got" = null ] || _fail "bucket $b: $got where no sample had a utilisation"
+        else
+            _near "$got" "$want" || _fail "bucket $b: mean $got, want $want"
+        fi
+    done
+    [ "$(sql -c "SELECT gpu_util_pct = 100 FROM ceems.job_samples WHERE t = to_timestamp(1700001000)")" = t ] ||
+        _fail "a mean of 100 % is not 100 %"
+
+    # A sample that comes late into a merged bucket: the two weighted by
+    # their time.
+    before=$(sql -F ' ' -c "SELECT gpu_util_pct, interval_s FROM ceems.job_samples
+                            WHERE t = to_timestamp(1700000100)")
+    jq -nc '{cluster: "c1", jobid: 8, start_time: 1700000000, node: "n1", resolution_s: 10,
+             samples: [{t: 1700000105, interval_s: 20, gpu_util_pct: 3}]}' >"$BATS_TEST_TMPDIR/s.json"
+    [ "$(add)" = 1 ] || _fail "the late sample was not added"
+    run sql -U dave -c "SELECT ceems.downsample_job_samples('1 day', 300)"
+    [ "$output" = 1 ] || _fail "the late sample's downsample wrote $output rows"
+    want=$(echo "$before" | awk '{ printf "%.17g", ($1 * $2 + 3 * 20) / ($2 + 20) }')
+    got=$(sql -c "SELECT gpu_util_pct FROM ceems.job_samples WHERE t = to_timestamp(1700000100)")
+    _near "$got" "$want" || _fail "late sample merged to $got, want $want"
+}

@@ -541,6 +541,40 @@ _samples_snapshot() {
     [ "$(_samples_snapshot t-series)" = "$snap" ] || _fail "samples rewritten by a replay"
 }
 
+@test "a record's series lands with its GPU utilisation; a spooled record of the older form replays" {
+    local conf spool_conf files old new want got
+    conf=$(_conf gpuutil t-gpuutil yes)
+    spool_conf=$(_conf gpuutil-spool t-gpuutil no)
+    run "$DRIVER" store "$spool_conf" 2 21 series
+    [[ "$output" == *"spool=2"* ]] || _fail "$output"
+    mapfile -t files < <(find "$D/spool-t-gpuutil" -maxdepth 1 -name '*.json' | sort)
+    [ "${#files[@]}" = 2 ] || _fail "spooled: ${files[*]}"
+    new=${files[0]} old=${files[1]}
+    jq -e '.series.columns[8] == "gpu_util_pct"' "$new" >/dev/null || _fail "no gpu_util_pct column: $(cat "$new")"
+    # The second as an agent wrote it before gpu_util_pct: 8 columns.
+    jq -c '.series.columns |= .[0:8] | .series.rows |= map(.[0:8])' "$old" >"$D/old.json"
+    cp "$D/old.json" "$old"
+    cp "$new" "$D/new.json"
+    new=$D/new.json old=$D/old.json	# the replay takes the spooled ones
+    run "$DRIVER" replay "$conf" all
+    [[ "$output" == *"stored=2 set_aside=0 left=0 error=0"* ]] || _fail "$output"
+    # Today's form: every utilisation as the record has it.
+    want=$(jq -r '[.series.rows[] | select(.[8] != null) | .[8]] | "\(length) \(add)"' "$new")
+    got=$(_sql "SELECT count(s.gpu_util_pct) || ' ' || sum(s.gpu_util_pct)
+                FROM ceems.job_samples s JOIN ceems.jobs j USING (job_key)
+                JOIN ceems.clusters c USING (cluster_id)
+                WHERE c.name = 't-gpuutil' AND j.jobid = $(jq .job.jobid "$new")")
+    [ "$got" = "$want" ] || _fail "utilisations stored: $got, want $want"
+    [ "${want%% *}" -gt 0 ] || _fail "the record had no utilisation to store"
+    # The older form: its rows all stored, the utilisation unknown.
+    want=$(jq -r '.series.rows | length' "$old")
+    got=$(_sql "SELECT count(*) || ' ' || count(s.gpu_util_pct) || ' ' || count(s.package_j)
+                FROM ceems.job_samples s JOIN ceems.jobs j USING (job_key)
+                JOIN ceems.clusters c USING (cluster_id)
+                WHERE c.name = 't-gpuutil' AND j.jobid = $(jq .job.jobid "$old")")
+    [ "$got" = "$want 0 $want" ] || _fail "older form stored as: $got (want $want rows)"
+}
+
 # ceems-sacct as USER, with the user's own libpq environment (not the
 # harness's PGUSER): the setgid copy unless SACCT_BIN says otherwise.
 # Its stderr goes to $FB/stderr.
