@@ -19,7 +19,7 @@
 
 const char *const sacct_series_names[SACCT_S_NCOLS] = {
 	"t", "interval_s", "cpu_s", "mem_bytes", "package_j", "dram_j",
-	"gpu_j", "node_j",
+	"gpu_j", "node_j", "gpu_util_pct",
 };
 
 struct ceems_job_record *

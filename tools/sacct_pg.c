@@ -218,6 +218,7 @@ sacct_pg_identity(struct sacct_pg *pg, char *user, size_t user_size,
 		PQclear(res);
 		return -1;
 	}
+	pg->schema_version = version;
 	snprintf(user, user_size, "%s", PQgetvalue(res, 0, 0));
 	*admin = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
 	*coordinator = strcmp(PQgetvalue(res, 0, 2), "t") == 0;
@@ -404,8 +405,13 @@ static const char *const records_sql_head =
 static const enum pg_binary_kind series_kinds[SACCT_S_NCOLS + 1] = {
 	PG_BINARY_TIME, PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER,
 	PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER,
-	PG_BINARY_INT
+	PG_BINARY_NUMBER, PG_BINARY_INT
 };
+
+/* The schema whose job_samples has gpu_util_pct
+ * (sql/migrations/022_series_gpu_util.sql); before it, the column reads
+ * as unknown. */
+#define SCHEMA_VERSION_GPU_UTIL 22
 
 static int
 add_series(struct sacct_pg *pg, long long key, const char *node,
@@ -419,9 +425,15 @@ add_series(struct sacct_pg *pg, long long key, const char *node,
 	int n, i, k;
 
 	snprintf(keytext, sizeof(keytext), "%lld", key);
-	res = sacct_pg_query(pg,
+	res = sacct_pg_query(pg, pg->schema_version >= SCHEMA_VERSION_GPU_UTIL ?
 		       "SELECT t, interval_s, cpu_s,"
-		       " mem_bytes, package_j, dram_j, gpu_j, node_j, resolution_s"
+		       " mem_bytes, package_j, dram_j, gpu_j, node_j, gpu_util_pct,"
+		       " resolution_s"
+		       " FROM ceems.job_samples WHERE job_key = $1::bigint AND node = $2"
+		       " ORDER BY t" :
+		       "SELECT t, interval_s, cpu_s,"
+		       " mem_bytes, package_j, dram_j, gpu_j, node_j,"
+		       " NULL::double precision, resolution_s"
 		       " FROM ceems.job_samples WHERE job_key = $1::bigint AND node = $2"
 		       " ORDER BY t",
 		       2, params, true, err, err_size);

@@ -13,6 +13,7 @@
 
 struct sacct_pg {
 	PGconn *conn;
+	long schema_version;	/* read by sacct_pg_identity, 0 before */
 };
 
 /* SQL with N text PARAMS; results in text, or in binary with BINARY

@@ -44,6 +44,7 @@ struct sacct_query {
 enum sacct_series_col {
 	SACCT_S_T = 0, SACCT_S_INTERVAL, SACCT_S_CPU, SACCT_S_MEM,
 	SACCT_S_PACKAGE, SACCT_S_DRAM, SACCT_S_GPU, SACCT_S_NODE,
+	SACCT_S_GPU_UTIL,
 	SACCT_S_NCOLS
 };
 extern const char *const sacct_series_names[SACCT_S_NCOLS];

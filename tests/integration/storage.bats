@@ -541,8 +541,16 @@ _samples_snapshot() {
     [ "$(_samples_snapshot t-series)" = "$snap" ] || _fail "samples rewritten by a replay"
 }
 
+# "T:GPU_UTIL_PCT ..." of ceems-sacct --series JOBID with configuration
+# CONF (empty where unknown).
+_sacct_series_util() { # CONF JOBID
+    TZ=UTC "$CEEMS_TOP_BUILDDIR/tools/ceems-sacct" -c "$1" --series "$2" |
+        awk -F, 'NR == 1 { if ($11 != "gpu_util_pct") exit 1; next }
+                 { printf "%s:%s ", $3, $11 }'
+}
+
 @test "a record's series lands with its GPU utilisation; a spooled record of the older form replays" {
-    local conf spool_conf files old new want got
+    local conf spool_conf sacct_conf files old new want got f
     conf=$(_conf gpuutil t-gpuutil yes)
     spool_conf=$(_conf gpuutil-spool t-gpuutil no)
     run "$DRIVER" store "$spool_conf" 2 21 series
@@ -556,6 +564,13 @@ _samples_snapshot() {
     cp "$D/old.json" "$old"
     cp "$new" "$D/new.json"
     new=$D/new.json old=$D/old.json	# the replay takes the spooled ones
+    # ceems-sacct --series from the spool: the column as each record has it.
+    want=$(jq -r '[.series.rows[] | "\(.[0]):\(.[8] // "")"] | join(" ") + " "' "$new")
+    got=$(_sacct_series_util "$spool_conf" "$(jq .job.jobid "$new")") || _fail "sacct --series failed"
+    [ "$got" = "$want" ] || _fail "sacct --series from the spool: $got, want $want"
+    want=$(jq -r '[.series.rows[] | "\(.[0]):"] | join(" ") + " "' "$old")
+    got=$(_sacct_series_util "$spool_conf" "$(jq .job.jobid "$old")") || _fail "sacct --series failed"
+    [ "$got" = "$want" ] || _fail "sacct --series of the older form: $got, want $want"
     run "$DRIVER" replay "$conf" all
     [[ "$output" == *"stored=2 set_aside=0 left=0 error=0"* ]] || _fail "$output"
     # Today's form: every utilisation as the record has it.
@@ -573,6 +588,21 @@ _samples_snapshot() {
                 JOIN ceems.clusters c USING (cluster_id)
                 WHERE c.name = 't-gpuutil' AND j.jobid = $(jq .job.jobid "$old")")
     [ "$got" = "$want 0 $want" ] || _fail "older form stored as: $got (want $want rows)"
+
+    # ceems-sacct --series from the database, at the schema these
+    # migrations make.
+    for f in "$SRCDIR"/sql/migrations/[0-9]*.sql; do
+        f=$(basename "$f" .sql)
+        _sql "INSERT INTO ceems.schema_version (version, name, checksum)
+              VALUES (${f%%_*} + 0, '${f#*_}', 'storage.bats') ON CONFLICT DO NOTHING" ||
+            _fail "schema_version"
+    done
+    sacct_conf=$D/gpuutil-sacct.conf
+    printf 'cluster = t-gpuutil\nspool_dir = %s\nsacct_database = host=%s port=%s dbname=ceems user=postgres\n' \
+        "$D/spool-t-gpuutil" "$PGHOST" "$PGPORT" >"$sacct_conf"
+    want=$(jq -r '[.series.rows[] | "\(.[0]):\(.[8] // "")"] | join(" ") + " "' "$new")
+    got=$(_sacct_series_util "$sacct_conf" "$(jq .job.jobid "$new")") || _fail "sacct --series failed"
+    [ "$got" = "$want" ] || _fail "sacct --series from the database: $got, want $want"
 }
 
 # ceems-sacct as USER, with the user's own libpq environment (not the
