@@ -39,7 +39,7 @@
 #include "ledger.h"
 
 /* Rows an agent keeps per job: 34 hours at the default 30 s before the
- * first coarsening; 88 bytes each. */
+ * first coarsening; 80 bytes each. */
 #define CEEMS_SERIES_MAX_ROWS 4096
 #define CEEMS_SERIES_NCOLUMNS 9
 /* Columns of the form before gpu_util_pct, still read. */
