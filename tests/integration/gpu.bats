@@ -4,9 +4,10 @@
 # by the agent through its normal dlopen path), configured as Slurm GRES
 # on device files the test makes.  Two jobs each holding one GPU get their
 # own device's energy and utilisation; the device nobody holds goes to
-# idle; a job holding a GPU it never uses gets the gpu-idle note.  (A
-# job's shards are not tested here: Slurm 22.05 does not say which GPU
-# they are on; tests/unit/test_gres.c and test_agent_gpu.c hold them.)
+# idle; a job's time series carries its GPU's utilisation; a job holding
+# a GPU it never uses gets the gpu-idle note.  (A job's shards are not
+# tested here: Slurm 22.05 does not say which GPU they are on;
+# tests/unit/test_gres.c and test_agent_gpu.c hold them.)
 #
 # The node and cluster setup is tests/integration/lib/ceems-cluster.bash.
 # Runs as root.  Needs CEEMS_SPANK_PLUGIN, CEEMS_TOP_BUILDDIR,
@@ -146,6 +147,28 @@ gres_index_of() {
 	echo "GPU domain: $delta J, jobs $jobs_j J, idle $idle J" >&3
 	check "$idle >= $P2 * $ta * 0.95"
 	check "$jobs_j + $idle <= $delta * 1.001 && $jobs_j + $idle >= $delta * 0.999"
+}
+
+@test "a GPU job's time series carries its GPU's utilisation; a job without GPUs has none" {
+	local id idx rec plain prec u
+	id=$(submit nobody --gres=gpu:1 -n1 --ceems-series --wrap 'sleep 8')
+	plain=$(submit nobody -n1 --ceems-series --wrap 'sleep 4')
+	sleep 2
+	idx=$(gres_index_of "$id")
+	[ -n "$idx" ]
+	eval "u=\$U$idx"
+	[ "$(finish "$id")" = COMPLETED ]
+	[ "$(finish "$plain")" = COMPLETED ]
+	rec=$(record_of "$id")
+	prec=$(record_of "$plain")
+	jq -c .series "$rec" >&3
+	[ "$(jq -r '.series.columns[8]' "$rec")" = gpu_util_pct ]
+	# Rows before the job's GPUs were known have none; every other row
+	# has the device's utilisation, constant in the double.
+	check "$(jq '[.series.rows[] | select(.[8] != null)] | length' "$rec") >= 1"
+	check "$(jq --argjson u "$u" '[.series.rows[] | select(.[8] != null and .[8] != $u)] | length' "$rec") == 0"
+	[ "$(jq '[.series.rows[] | select(.[8] != null)] | length' "$prec")" = 0 ]
+	check "$(jq '.series.rows | length' "$prec") >= 1"
 }
 
 @test "a job that holds a GPU and never uses it gets the gpu-idle note, with what it cost" {
