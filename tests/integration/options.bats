@@ -117,9 +117,11 @@ summary_lines() {
 	[ "$(finish "$plain")" = COMPLETED ]
 	rec=$(record_of "$id")
 	[ "$(jq -r '.series.resolution_s' "$rec")" = 1 ]
-	[ "$(jq -c '.series.columns' "$rec")" = '["t","interval_s","cpu_s","mem_bytes","package_j","dram_j","gpu_j","node_j"]' ]
+	[ "$(jq -c '.series.columns' "$rec")" = '["t","interval_s","cpu_s","mem_bytes","package_j","dram_j","gpu_j","node_j","gpu_util_pct"]' ]
 	rows=$(jq '.series.rows | length' "$rec")
 	[ "$rows" -ge 3 ] || { jq -c .series "$rec"; false; }
+	# No GPU on this node: its utilisation is unknown in every row.
+	[ "$(jq '[.series.rows[][8] | select(. != null)] | length' "$rec")" = 0 ]
 	# The rows add up to the job's totals (package energy, time); a
 	# domain the job's ledger lacks is null in every row, not 0.
 	jq -e '([.series.rows[][4] | select(. != null)] | add) as $s
