@@ -409,9 +409,9 @@ static const enum pg_binary_kind series_kinds[SACCT_S_NCOLS + 1] = {
 };
 
 /* The schema whose job_samples has gpu_util_pct
- * (sql/migrations/022_series_gpu_util.sql); before it, the column reads
+ * (sql/migrations/019_series_gpu_util.sql); before it, the column reads
  * as unknown. */
-#define SCHEMA_VERSION_GPU_UTIL 22
+#define SCHEMA_VERSION_GPU_UTIL 19
 
 static int
 add_series(struct sacct_pg *pg, long long key, const char *node,

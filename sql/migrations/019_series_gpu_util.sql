@@ -1,4 +1,4 @@
--- 022_series_gpu_util.sql - a job's time series carries its GPU
+-- 019_series_gpu_util.sql - a job's time series carries its GPU
 -- utilisation.
 --
 -- The node agent's series (lib/agent_series.h) has a column
@@ -72,7 +72,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION ceems.add_job_samples(jsonb) IS
-	'Store a job''s time series on one node (format in migrations 005 and 022 and doc/storage.md); idempotent; returns rows added';
+	'Store a job''s time series on one node (format in migrations 005 and 019 and doc/storage.md); idempotent; returns rows added';
 
 -- 005's downsample_job_samples, with gpu_util_pct averaged by time.  The
 -- mean is kept between the bucket's least and greatest values, so that
