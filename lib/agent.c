@@ -30,6 +30,7 @@
 void
 agent_free_job(struct agent_job *j)
 {
+	agent_bpf_job_end(j);
 	for (uint32_t i = 0; i < j->nsteps; i++)
 		ceems_cgroup_reader_close(j->steps[i].reader);
 	ceems_cgroup_reader_close(j->reader);
@@ -183,6 +184,7 @@ ceems_agent_register(struct ceems_agent *a,
 	}
 	j->cpu_base_ns = j->cpu_last_ns;
 	agent_gpu_resolve(a, spec, &j->gpu);
+	agent_bpf_job_start(a, j);
 	j->series = ceems_series_for_job(&a->config, spec->series, now_ns,
 					 &j->ledger, j->cpu_s);
 	if (a->state != NULL) {
@@ -331,6 +333,7 @@ fill_report(const struct ceems_agent *a, const struct agent_job *j,
 	out->nrecovered = j->nrecovered;
 	memcpy(out->recovered, j->recovered, sizeof(out->recovered));
 	agent_gpu_report(a, &j->gpu, out);
+	agent_bpf_fill(a, j, &out->io);
 	out->nsteps = j->nsteps;
 	for (uint32_t i = 0; i < j->nsteps; i++) {
 		out->steps[i] = j->steps[i].r;
@@ -416,6 +419,7 @@ ceems_agent_deregister(struct ceems_agent *a, uint32_t jobid,
 	leave_now(a, j, now_ns);
 	/* A last full reading: peak memory and IO as of the job's end. */
 	agent_full_reading(a, j);
+	agent_bpf_job_read(a, j);
 	fill_report(a, j, now_ns > a->last_tick_ns ? now_ns : a->last_tick_ns,
 		    out);
 	out->series = NULL;
@@ -501,6 +505,8 @@ ceems_agent_step_start(struct ceems_agent *a, uint32_t jobid,
 			      jobid, step_id);
 	else
 		agent_collect_step(a, st, true);
+	/* The step's first process, before its tasks run. */
+	agent_bpf_job_read(a, j);
 	j->nsteps++;
 	return 0;
 }

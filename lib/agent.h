@@ -126,6 +126,35 @@ struct ceems_agent_gpu_report {
 	double fp_active_pct;
 };
 
+/* IO and network of a job's processes from the node's eBPF programs
+ * (lib/bpf_io.h), since its registration.  IO is what the read and write
+ * system calls moved (files on any file system, pipes and sockets too,
+ * as sacct's disk figures); network is what the job's sockets sent and
+ * received, by protocol and family.  Unknown is not zero: have_io and
+ * have_net are false when not measured, and absent_why says why. */
+#define CEEMS_AGENT_WHY_MAX 128
+enum { CEEMS_IO_IN = 0, CEEMS_IO_OUT = 1 };
+enum { CEEMS_IO_TCP = 0, CEEMS_IO_UDP = 1 };
+enum { CEEMS_IO_IPV4 = 0, CEEMS_IO_IPV6 = 1 };
+struct ceems_agent_io_report {
+	bool have_io;
+	uint64_t read_bytes;
+	uint64_t read_ops;
+	uint64_t read_errors;
+	uint64_t write_bytes;
+	uint64_t write_ops;
+	uint64_t write_errors;
+	bool have_net;
+	uint64_t net_bytes[2][2][2];	/* [CEEMS_IO_IN/OUT][TCP/UDP][IPV4/6] */
+	uint64_t net_msgs[2][2][2];	/* send/receive calls that moved data */
+	bool have_tcp_retrans;
+	uint64_t tcp_retrans;
+	/* Forks of the node not followed (a full map) while the job ran:
+	 * its figures may miss those processes'. */
+	uint64_t dropped;
+	char absent_why[CEEMS_AGENT_WHY_MAX];	/* "" when measured */
+};
+
 /* What the agent knows of a job: its ledger and its last usage. */
 struct ceems_agent_job_report {
 	uint32_t jobid;
@@ -158,6 +187,8 @@ struct ceems_agent_job_report {
 	/* The GPUs it held on this node, in the agent's device order. */
 	uint32_t ngpus;
 	struct ceems_agent_gpu_report gpus[CEEMS_LEDGER_MAX_GPUS];
+	/* IO and network from eBPF (lib/bpf_io.h). */
+	struct ceems_agent_io_report io;
 };
 
 struct ceems_agent;

@@ -16,6 +16,7 @@
 #include "agent_recover.h"
 #include "agent_series.h"
 #include "agent_state.h"
+#include "bpf_io.h"
 #include "emissions.h"
 #include "energy.h"
 #include "job_note.h"
@@ -99,6 +100,14 @@ struct agent_job {
 	struct ceems_series *series;	/* NULL: the job keeps none */
 	struct agent_reading rd;
 	struct agent_gpu_job gpu;	/* its GPUs (agent_gpu.h) */
+	/* eBPF IO and network (agent_bpf.c): the loader holding its slot
+	 * (NULL: none), its last reading, why none. */
+	struct ceems_bpf_io *bpf;
+	uint32_t bpf_slot;
+	bool bpf_tagged;		/* its v2 cgroup is in the map */
+	uint64_t bpf_drops;		/* the loader's drops at its start */
+	struct ceems_agent_io_report io;
+	char bpf_why[CEEMS_AGENT_WHY_MAX];
 };
 
 struct ceems_agent {
@@ -156,6 +165,11 @@ struct ceems_agent {
 	 * next pass starts after it, so that notes that cannot be taken yet
 	 * do not hold back the others; "" from the first. */
 	char note_after[CEEMS_NOTE_NAME_MAX];
+	/* The eBPF programs (NULL: not loaded, bpf_why says why) and the
+	 * buffer of the cgroup walks (agent_bpf.c). */
+	struct ceems_bpf_io *bpf;
+	char bpf_why[CEEMS_AGENT_WHY_MAX];
+	char *bpf_buf;
 };
 
 /* agent.c */
@@ -203,5 +217,14 @@ void agent_observe_series(const struct ceems_agent *a,
 void agent_split_to_steps(struct agent_job *j,
 			  const struct ceems_ledger_job_share *share,
 			  const struct ceems_ledger_job_tick *t);
+
+/* agent_bpf.c */
+void agent_bpf_open(struct ceems_agent *a);
+void agent_bpf_close(struct ceems_agent *a);
+void agent_bpf_job_start(struct ceems_agent *a, struct agent_job *j);
+void agent_bpf_job_read(struct ceems_agent *a, struct agent_job *j);
+void agent_bpf_job_end(struct agent_job *j);
+void agent_bpf_fill(const struct ceems_agent *a, const struct agent_job *j,
+		    struct ceems_agent_io_report *out);
 
 #endif /* CEEMS_AGENT_INTERNAL_H */

@@ -243,6 +243,7 @@ ceems_agent_open(const struct ceems_config *config, uint64_t now_ns,
 			 config->procfs_root, strerror(-ret));
 		goto fail;
 	}
+	agent_bpf_open(a);
 	if (load_factor(a, err, err_size) < 0)
 		goto fail;
 	if (open_sources(a, now_ns) < 0) {
@@ -276,6 +277,7 @@ ceems_agent_close(struct ceems_agent *a)
 		ceems_energy_source_close(a->sources[s]);
 		free(a->takes[s]);
 	}
+	agent_bpf_close(a);
 	ceems_proc_reader_close(a->proc);
 	agent_finish_free(a->finish);
 	state_file_close(a->state);

@@ -304,6 +304,7 @@ read_job(struct ceems_agent *a, struct agent_job *j, bool full)
 	j->rd.seq = a->tick_seq;
 	j->rd.have_cpu = false;
 	j->rd.ret = 0;
+	agent_bpf_job_read(a, j);
 	if (j->gone)
 		return;
 	j->rd.ret = ceems_cgroup_reader_read_some(j->reader, want, st);

@@ -72,6 +72,7 @@ static const struct key keys[] = {
 	{ "zone", KEY_NAME, FIELD(zone), 0, 0, NULL },
 	{ "pue", KEY_REAL, FIELD(pue), 1.0, 5.0, NULL },
 	{ "emissions_table", KEY_PATH, FIELD(emissions_table), 0, 0, NULL },
+	{ "ebpf", KEY_WORD, FIELD(ebpf), 0, 0, "auto tracepoint off" },
 };
 
 void
@@ -109,6 +110,7 @@ ceems_config_defaults(struct ceems_config *c)
 	c->pue = 1.0;
 	snprintf(c->emissions_table, sizeof(c->emissions_table),
 		 "%s/carbon-intensity.tsv", CEEMS_PKGDATADIR);
+	snprintf(c->ebpf, sizeof(c->ebpf), "auto");
 }
 
 int

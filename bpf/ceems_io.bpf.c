@@ -1,0 +1,417 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* ceems_io.bpf.c - per-job IO and network counters, loaded once per node by
+ * the node agent (lib/bpf_io.c).
+ *
+ * Each hook exists in two variants, of which the loader keeps one: a
+ * BTF tracepoint (tp_btf, no tracefs needed, typed arguments) and a
+ * plain tracepoint (tracefs; fixed record layouts, no BTF needed).
+ *   IO: the exits of the read and write system calls (so that every
+ *       file system counts: local, NFS, Lustre, GPFS), bytes from their
+ *       return values, errors from their negative ones;
+ *   network: sock_send_length / sock_recv_length (every send and
+ *       receive through a socket, by its family and protocol);
+ *   TCP retransmissions: tcp_retransmit_skb, charged to the job that
+ *       last sent on the socket (retransmissions run off timers, in no
+ *       job's context);
+ *   processes: sched_process_fork / sched_process_exit, which follow a
+ *       job's processes where the cgroup cannot tell (cgroup v1).
+ * A process is a job's by its cgroup v2 ancestor's id, or (v1) by its
+ * thread group id in the pid map that the agent fills at registration
+ * and the fork hook extends.  Counters are per CPU and per job slot. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "ceems_io.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by the loader before loading. */
+const volatile __u32 attrib_mode = CEEMS_BPF_BY_PID;
+/* The host's system call numbers (from its <sys/syscall.h>), -1 where
+ * the architecture has none: the BTF variant sees every exit. */
+const volatile long nr_read = -1, nr_readv = -1, nr_pread64 = -1,
+	nr_preadv = -1, nr_preadv2 = -1;
+const volatile long nr_write = -1, nr_writev = -1, nr_pwrite64 = -1,
+	nr_pwritev = -1, nr_pwritev2 = -1;
+const volatile long nr_sendfile = -1, nr_splice = -1,
+	nr_copy_file_range = -1;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CEEMS_BPF_MAX_JOBS);
+	__type(key, __u32);
+	__type(value, struct ceems_bpf_job_counters);
+} job_counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CEEMS_BPF_MAX_PIDS);
+	__type(key, __u32);
+	__type(value, __u32);
+} job_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CEEMS_BPF_MAX_CGROUPS);
+	__type(key, __u64);
+	__type(value, __u32);
+} job_cgroups SEC(".maps");
+
+/* Bit L set: some job's cgroup sits at level L of the v2 tree. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_levels SEC(".maps");
+
+/* A socket's job: (generation << 32) | slot.  The loader bumps a slot's
+ * generation when it gives the slot to another job, so that a socket of
+ * an ended job is never charged to the next one. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CEEMS_BPF_MAX_SOCKS);
+	__type(key, __u64);
+	__type(value, __u64);
+} sock_jobs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CEEMS_BPF_MAX_JOBS);
+	__type(key, __u32);
+	__type(value, __u32);
+} slot_gen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ceems_bpf_drops);
+} drops SEC(".maps");
+
+enum io_kind { IO_NONE, IO_READ, IO_WRITE, IO_BOTH };
+
+static __always_inline __u32 *
+current_slot(void)
+{
+	if (attrib_mode == CEEMS_BPF_BY_CGROUP) {
+		__u32 zero = 0, *mask = bpf_map_lookup_elem(&cgroup_levels, &zero);
+
+		if (mask == NULL || *mask == 0)
+			return NULL;
+		for (int level = 1; level < CEEMS_BPF_MAX_LEVEL; level++) {
+			__u64 id;
+			__u32 *slot;
+
+			if (!(*mask & (1u << level)))
+				continue;
+			id = bpf_get_current_ancestor_cgroup_id(level);
+			slot = bpf_map_lookup_elem(&job_cgroups, &id);
+			if (slot != NULL)
+				return slot;
+		}
+		return NULL;
+	}
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	return bpf_map_lookup_elem(&job_pids, &tgid);
+}
+
+static __always_inline struct ceems_bpf_job_counters *
+current_counters(__u32 *slot_out)
+{
+	__u32 *slot = current_slot(), s;
+
+	/* A process the agent tagged to follow only (slurmstepd): its
+	 * children are the job's, its own IO is Slurm's. */
+	if (slot == NULL || (*slot & CEEMS_BPF_FOLLOW_ONLY))
+		return NULL;
+	s = *slot;
+	if (slot_out != NULL)
+		*slot_out = s;
+	return bpf_map_lookup_elem(&job_counters, &s);
+}
+
+static __always_inline void
+count_io(enum io_kind kind, long ret)
+{
+	struct ceems_bpf_job_counters *c = current_counters(NULL);
+
+	if (c == NULL)
+		return;
+	if (kind == IO_READ || kind == IO_BOTH) {
+		c->read_ops++;
+		if (ret < 0)
+			c->read_errors++;
+		else
+			c->read_bytes += ret;
+	}
+	if (kind == IO_WRITE || kind == IO_BOTH) {
+		c->write_ops++;
+		if (ret < 0)
+			c->write_errors++;
+		else
+			c->write_bytes += ret;
+	}
+}
+
+static __always_inline enum io_kind
+io_kind_of(long nr)
+{
+	if (nr < 0)
+		return IO_NONE;
+	if (nr == nr_read || nr == nr_readv || nr == nr_pread64 ||
+	    nr == nr_preadv || nr == nr_preadv2)
+		return IO_READ;
+	if (nr == nr_write || nr == nr_writev || nr == nr_pwrite64 ||
+	    nr == nr_pwritev || nr == nr_pwritev2)
+		return IO_WRITE;
+	if (nr == nr_sendfile || nr == nr_splice || nr == nr_copy_file_range)
+		return IO_BOTH;
+	return IO_NONE;
+}
+
+static __always_inline void
+count_net(int dir, const void *sk, int family, int protocol, int ret,
+	  int flags)
+{
+	struct ceems_bpf_job_counters *c;
+	int fam, proto;
+	__u32 slot;
+
+	if (ret <= 0 || (dir == CEEMS_NET_IN && (flags & 2 /* MSG_PEEK */)))
+		return;
+	if (family == 2 /* AF_INET */)
+		fam = CEEMS_NET_IPV4;
+	else if (family == 10 /* AF_INET6 */)
+		fam = CEEMS_NET_IPV6;
+	else
+		return;
+	if (protocol == 6 /* IPPROTO_TCP */)
+		proto = CEEMS_NET_TCP;
+	else if (protocol == 17 /* IPPROTO_UDP */)
+		proto = CEEMS_NET_UDP;
+	else
+		return;
+	c = current_counters(&slot);
+	if (c == NULL)
+		return;
+	c->net_bytes[dir][proto][fam] += ret;
+	c->net_msgs[dir][proto][fam]++;
+	if (proto == CEEMS_NET_TCP && dir == CEEMS_NET_OUT) {
+		__u64 key = (__u64)(unsigned long)sk, value, *known;
+		__u32 *gen = bpf_map_lookup_elem(&slot_gen, &slot);
+
+		if (gen == NULL)
+			return;
+		value = ((__u64)*gen << 32) | slot;
+		known = bpf_map_lookup_elem(&sock_jobs, &key);
+		if (known == NULL || *known != value)
+			bpf_map_update_elem(&sock_jobs, &key, &value, BPF_ANY);
+	}
+}
+
+static __always_inline void
+count_retrans(const void *sk)
+{
+	__u64 key = (__u64)(unsigned long)sk;
+	__u64 *value = bpf_map_lookup_elem(&sock_jobs, &key);
+	struct ceems_bpf_job_counters *c;
+	__u32 slot, *gen;
+
+	if (value == NULL)
+		return;
+	slot = (__u32)*value;
+	gen = bpf_map_lookup_elem(&slot_gen, &slot);
+	if (gen == NULL || *gen != (__u32)(*value >> 32))
+		return;
+	c = bpf_map_lookup_elem(&job_counters, &slot);
+	if (c != NULL)
+		c->tcp_retrans++;
+}
+
+static __always_inline void
+follow_fork(__u32 child_pid)
+{
+	__u32 *slot, value;
+
+	if (attrib_mode != CEEMS_BPF_BY_PID)
+		return;
+	slot = current_slot();
+	if (slot == NULL)
+		return;
+	value = *slot & ~CEEMS_BPF_FOLLOW_ONLY;
+	if (bpf_map_update_elem(&job_pids, &child_pid, &value, BPF_ANY) < 0) {
+		__u32 zero = 0;
+		struct ceems_bpf_drops *d = bpf_map_lookup_elem(&drops, &zero);
+
+		if (d != NULL)
+			d->pids++;
+	}
+}
+
+static __always_inline void
+forget_exit(void)
+{
+	__u32 pid = (__u32)bpf_get_current_pid_tgid();
+
+	if (attrib_mode == CEEMS_BPF_BY_PID)
+		bpf_map_delete_elem(&job_pids, &pid);
+}
+
+/* ---- BTF tracepoints ---- */
+
+static __always_inline long
+syscall_nr(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return BPF_CORE_READ(regs, orig_ax);
+#elif defined(__TARGET_ARCH_arm64)
+	return BPF_CORE_READ(regs, syscallno);
+#else
+	return -1;
+#endif
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(io_exit_btf, struct pt_regs *regs, long ret)
+{
+	enum io_kind kind = io_kind_of(syscall_nr(regs));
+
+	if (kind != IO_NONE)
+		count_io(kind, ret);
+	return 0;
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(net_send_btf, struct sock *sk, int ret, int flags)
+{
+	count_net(CEEMS_NET_OUT, sk, BPF_CORE_READ(sk, __sk_common.skc_family),
+		  BPF_CORE_READ(sk, sk_protocol), ret, flags);
+	return 0;
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(net_recv_btf, struct sock *sk, int ret, int flags)
+{
+	count_net(CEEMS_NET_IN, sk, BPF_CORE_READ(sk, __sk_common.skc_family),
+		  BPF_CORE_READ(sk, sk_protocol), ret, flags);
+	return 0;
+}
+
+SEC("tp_btf/tcp_retransmit_skb")
+int BPF_PROG(retrans_btf, const struct sock *sk)
+{
+	count_retrans(sk);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(fork_btf, struct task_struct *parent, struct task_struct *child)
+{
+	/* A new thread shares its thread group's entry. */
+	if (BPF_CORE_READ(child, tgid) != BPF_CORE_READ(parent, tgid))
+		follow_fork(BPF_CORE_READ(child, tgid));
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(exit_btf)
+{
+	forget_exit();
+	return 0;
+}
+
+/* ---- Plain tracepoints (record layouts of their tracefs format) ---- */
+
+struct tp_sys_exit {
+	__u64 common;
+	long nr;
+	long ret;
+};
+
+#define IO_TRACEPOINT(name, kind)					\
+	SEC("tracepoint/syscalls/sys_exit_" #name)			\
+	int io_exit_##name(struct tp_sys_exit *ctx)			\
+	{								\
+		count_io(kind, ctx->ret);				\
+		return 0;						\
+	}
+
+IO_TRACEPOINT(read, IO_READ)
+IO_TRACEPOINT(readv, IO_READ)
+IO_TRACEPOINT(pread64, IO_READ)
+IO_TRACEPOINT(preadv, IO_READ)
+IO_TRACEPOINT(preadv2, IO_READ)
+IO_TRACEPOINT(write, IO_WRITE)
+IO_TRACEPOINT(writev, IO_WRITE)
+IO_TRACEPOINT(pwrite64, IO_WRITE)
+IO_TRACEPOINT(pwritev, IO_WRITE)
+IO_TRACEPOINT(pwritev2, IO_WRITE)
+IO_TRACEPOINT(sendfile64, IO_BOTH)
+IO_TRACEPOINT(splice, IO_BOTH)
+IO_TRACEPOINT(copy_file_range, IO_BOTH)
+
+struct tp_sock_length {
+	__u64 common;
+	const void *sk;
+	__u16 family;
+	__u16 protocol;
+	int ret;
+	int flags;
+};
+
+SEC("tracepoint/sock/sock_send_length")
+int net_send_tp(struct tp_sock_length *ctx)
+{
+	count_net(CEEMS_NET_OUT, ctx->sk, ctx->family, ctx->protocol,
+		  ctx->ret, ctx->flags);
+	return 0;
+}
+
+SEC("tracepoint/sock/sock_recv_length")
+int net_recv_tp(struct tp_sock_length *ctx)
+{
+	count_net(CEEMS_NET_IN, ctx->sk, ctx->family, ctx->protocol,
+		  ctx->ret, ctx->flags);
+	return 0;
+}
+
+struct tp_tcp_retransmit {
+	__u64 common;
+	const void *skbaddr;
+	const void *skaddr;
+};
+
+SEC("tracepoint/tcp/tcp_retransmit_skb")
+int retrans_tp(struct tp_tcp_retransmit *ctx)
+{
+	count_retrans(ctx->skaddr);
+	return 0;
+}
+
+struct tp_sched_fork {
+	__u64 common;
+	__u32 parent_comm;
+	int parent_pid;
+	__u32 child_comm;
+	int child_pid;
+};
+
+SEC("tracepoint/sched/sched_process_fork")
+int fork_tp(struct tp_sched_fork *ctx)
+{
+	/* A thread gets an entry of its own here (the record does not say
+	 * which a child is); it is never looked up and goes at its exit. */
+	follow_fork((__u32)ctx->child_pid);
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_process_exit")
+int exit_tp(void *ctx)
+{
+	forget_exit();
+	return 0;
+}

@@ -1,0 +1,291 @@
+/* agent_bpf.c - the node agent's side of the per-job IO and network
+ * counters (lib/bpf_io.h): the programs loaded once, while the agent
+ * still holds its capabilities; a slot per registered job; the job's
+ * processes (cgroup v1) or cgroup (v2) tagged at registration, at each
+ * step's start and at each tick; the counters read at each tick and at
+ * the job's end, its map entries removed then.
+ *
+ * On cgroup v1 the kernel cannot tell a job's processes by their cgroup
+ * in BPF, so the job's freezer (else cpuacct) directory is walked and
+ * every process listed is tagged; the fork hook tags their children at
+ * once, between walks.  Processes owned by root there (slurmstepd) are
+ * tagged to be followed only: their children are the job's, their own
+ * IO (Slurm's) is not. */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "agent_internal.h"
+#include "bpf_io.h"
+#include "cgroup_path.h"
+#include "fileio.h"
+#include "log.h"
+
+#define WALK_DEPTH 4
+#define PROCS_MAX 65536
+#define MOUNTINFO_MAX (1 << 20)
+
+static struct ceems_bpf_io *preloaded;
+static bool preload_done;
+static char preload_why[CEEMS_AGENT_WHY_MAX];
+
+/* Whether CONFIG wants the programs here; else WHY. */
+static bool
+wanted(const struct ceems_config *config, char *why, size_t why_size)
+{
+	if (strcmp(config->ebpf, "off") == 0) {
+		snprintf(why, why_size, "eBPF is off (ebpf = off in ceems.conf)");
+		return false;
+	}
+	/* A fixture tree: the kernel's cgroups are not the ones read. */
+	if (config->cgroupfs_prefix[0] != '\0' &&
+	    strcmp(config->cgroupfs_prefix, "/") != 0) {
+		snprintf(why, why_size, "the cgroup tree read is not the kernel's "
+			 "(cgroupfs_prefix is set)");
+		return false;
+	}
+	return true;
+}
+
+/* A host where Slurm's v1 hierarchies are mounted attributes by process;
+ * else by cgroup v2 id. */
+static bool
+host_by_cgroup(const struct ceems_config *config)
+{
+	struct ceems_cgroup_mounts mounts;
+	char path[CEEMS_CONFIG_PATH_MAX + 32];
+	char *text = malloc(MOUNTINFO_MAX);
+	ssize_t n;
+	bool v2 = true;
+
+	snprintf(path, sizeof(path), "%s/self/mountinfo", config->procfs_root);
+	if (text != NULL &&
+	    (n = ceems_read_text_file(path, text, MOUNTINFO_MAX)) > 0 &&
+	    ceems_cgroup_mounts_from_mountinfo(text, &mounts) == 0)
+		v2 = mounts.v1[CEEMS_CG_FREEZER][0] == '\0' &&
+		     mounts.v1[CEEMS_CG_CPUACCT][0] == '\0';
+	free(text);
+	return v2;
+}
+
+static struct ceems_bpf_io *
+load(const struct ceems_config *config, char *why, size_t why_size)
+{
+	bool by_cgroup = host_by_cgroup(config);
+	struct ceems_bpf_io *io;
+
+	io = ceems_bpf_io_open(by_cgroup,
+			       strcmp(config->ebpf, "tracepoint") == 0,
+			       config->max_jobs, why, why_size);
+	if (io == NULL) {
+		ceems_warning("per-job IO and network are not measured: %s", why);
+		return NULL;
+	}
+	ceems_info("eBPF loaded (jobs by %s): io %s, net %s, tcp_retrans %s, proc %s",
+		   by_cgroup ? "cgroup v2 id" : "process",
+		   ceems_bpf_attach_name(ceems_bpf_io_attach(io, CEEMS_BPF_HOOK_IO)),
+		   ceems_bpf_attach_name(ceems_bpf_io_attach(io, CEEMS_BPF_HOOK_NET)),
+		   ceems_bpf_attach_name(ceems_bpf_io_attach(io, CEEMS_BPF_HOOK_RETRANS)),
+		   ceems_bpf_attach_name(ceems_bpf_io_attach(io, CEEMS_BPF_HOOK_PROC)));
+	return io;
+}
+
+void
+ceems_bpf_io_preload(const struct ceems_config *config)
+{
+	if (preload_done)
+		return;
+	preload_done = true;
+	if (!wanted(config, preload_why, sizeof(preload_why)))
+		return;
+	preloaded = load(config, preload_why, sizeof(preload_why));
+}
+
+bool
+ceems_bpf_io_preloaded(void)
+{
+	return preloaded != NULL;
+}
+
+struct ceems_bpf_io *
+ceems_bpf_io_take(const struct ceems_config *config, char *why,
+		  size_t why_size)
+{
+	struct ceems_bpf_io *io;
+
+	if (preload_done) {
+		io = preloaded;
+		preloaded = NULL;
+		if (io == NULL)
+			snprintf(why, why_size, "%s", preload_why[0] != '\0' ?
+				 preload_why : "eBPF programs already in use");
+		return io;
+	}
+	if (!wanted(config, why, why_size))
+		return NULL;
+	return load(config, why, why_size);
+}
+
+/* Tag every process listed in DIRFD's cgroup.procs and below. */
+static void
+tag_dir(struct ceems_bpf_io *io, uint32_t slot, int dirfd, int depth,
+	char *buf)
+{
+	ssize_t n = ceems_read_text_file_at(dirfd, "cgroup.procs", buf, PROCS_MAX);
+	struct dirent *de;
+	DIR *d;
+
+	for (char *p = buf, *end; n > 0 && *p != '\0'; p = end) {
+		unsigned long pid = strtoul(p, &end, 10);
+		char stat_path[32];
+		struct stat st;
+
+		if (end == p)
+			break;
+		while (*end == '\n')
+			end++;
+		if (pid == 0 || pid > UINT32_MAX)
+			continue;
+		snprintf(stat_path, sizeof(stat_path), "/proc/%lu", pid);
+		if (stat(stat_path, &st) < 0)
+			continue;
+		if (ceems_bpf_io_tag_pid(io, slot, (uint32_t)pid, st.st_uid == 0) == -ENOSPC)
+			ceems_debug("eBPF: the process map is full; pid %lu not followed", pid);
+	}
+	if (depth >= WALK_DEPTH)
+		return;
+	d = fdopendir(dup(dirfd));
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		int sub;
+
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY |
+			     O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
+			continue;
+		tag_dir(io, slot, sub, depth + 1, buf);
+		close(sub);
+	}
+	closedir(d);
+}
+
+/* The job's processes (v1) or cgroup (v2) into the maps. */
+static void
+tag_job(struct ceems_agent *a, struct agent_job *j)
+{
+	char dir[CEEMS_CGROUP_PATH_MAX * 2];
+	struct stat st;
+	int fd;
+
+	if (ceems_bpf_io_by_cgroup(a->bpf)) {
+		unsigned level = 0;
+
+		/* Once: the job's directory keeps its id. */
+		if (j->bpf_tagged ||
+		    ceems_cgroup_job_dir(&j->spec.cgroup, &a->mounts,
+					 CEEMS_CG_NCONTROLLERS, a->cgroup_prefix,
+					 dir, sizeof(dir)) < 0 ||
+		    stat(dir, &st) < 0)
+			return;
+		for (const char *p = j->spec.cgroup.unified; *p != '\0'; p++)
+			if (*p == '/' && p[1] != '/' && p[1] != '\0')
+				level++;
+		if (ceems_bpf_io_tag_cgroup(a->bpf, j->bpf_slot, st.st_ino,
+					    level) == 0)
+			j->bpf_tagged = true;
+		return;
+	}
+	if (ceems_cgroup_job_dir(&j->spec.cgroup, &a->mounts, CEEMS_CG_FREEZER,
+				 a->cgroup_prefix, dir, sizeof(dir)) < 0 &&
+	    ceems_cgroup_job_dir(&j->spec.cgroup, &a->mounts, CEEMS_CG_CPUACCT,
+				 a->cgroup_prefix, dir, sizeof(dir)) < 0)
+		return;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (a->bpf_buf == NULL)
+		a->bpf_buf = malloc(PROCS_MAX);
+	if (a->bpf_buf != NULL)
+		tag_dir(a->bpf, j->bpf_slot, fd, 0, a->bpf_buf);
+	close(fd);
+}
+
+void
+agent_bpf_open(struct ceems_agent *a)
+{
+	a->bpf = ceems_bpf_io_take(&a->config, a->bpf_why, sizeof(a->bpf_why));
+}
+
+void
+agent_bpf_close(struct ceems_agent *a)
+{
+	ceems_bpf_io_close(a->bpf);
+	a->bpf = NULL;
+	free(a->bpf_buf);
+	a->bpf_buf = NULL;
+}
+
+void
+agent_bpf_job_start(struct ceems_agent *a, struct agent_job *j)
+{
+	int r;
+
+	if (a->bpf == NULL)
+		return;
+	r = ceems_bpf_io_job_start(a->bpf, &j->bpf_slot);
+	if (r < 0) {
+		snprintf(j->bpf_why, sizeof(j->bpf_why),
+			 "no eBPF counter slot for the job (%s)", strerror(-r));
+		return;
+	}
+	j->bpf = a->bpf;
+	j->bpf_drops = ceems_bpf_io_drops(a->bpf);
+	tag_job(a, j);
+}
+
+void
+agent_bpf_job_read(struct ceems_agent *a, struct agent_job *j)
+{
+	if (j->bpf == NULL)
+		return;
+	if (!j->gone)
+		tag_job(a, j);
+	if (ceems_bpf_io_read(j->bpf, j->bpf_slot, &j->io) == 0)
+		j->io.dropped = ceems_bpf_io_drops(j->bpf) - j->bpf_drops;
+}
+
+void
+agent_bpf_job_end(struct agent_job *j)
+{
+	if (j->bpf == NULL)
+		return;
+	ceems_bpf_io_job_end(j->bpf, j->bpf_slot);
+	j->bpf = NULL;
+}
+
+void
+agent_bpf_fill(const struct ceems_agent *a, const struct agent_job *j,
+	       struct ceems_agent_io_report *out)
+{
+	if (j->bpf != NULL || j->io.have_io) {
+		*out = j->io;
+		return;
+	}
+	memset(out, 0, sizeof(*out));
+	snprintf(out->absent_why, sizeof(out->absent_why), "%s",
+		 j->bpf_why[0] != '\0' ? j->bpf_why :
+		 a->bpf_why[0] != '\0' ? a->bpf_why :
+		 "the agent restarted while the job ran");
+}

@@ -1,0 +1,285 @@
+/* test_bpf_io.c - the eBPF loader (lib/bpf_io.c, lib/bpf_choose.c): the
+ * attach type each hook gets from what a kernel offers, and, as root on a
+ * kernel that lets it load, the real programs: a child process tagged as
+ * a job writes, reads and sends over TCP and UDP, IPv4 and IPv6, forks a
+ * grandchild that writes too, and the job's slot holds what they did
+ * and nothing of the parent's. */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bpf_io.h"
+#include "../tap.h"
+
+static void
+test_choose(void)
+{
+	struct ceems_bpf_offer all, tp_only, no_net, none;
+	enum ceems_bpf_attach a[CEEMS_BPF_NHOOKS];
+
+	memset(&all, 0, sizeof(all));
+	for (int h = 0; h < CEEMS_BPF_NHOOKS; h++)
+		all.tp_btf[h] = all.tracepoint[h] = true;
+	is_int(ceems_bpf_choose(&all, true, false, a), 4, "all offered, by pid: 4 hooks");
+	is_int(a[CEEMS_BPF_HOOK_IO], CEEMS_BPF_ATTACH_TP_BTF, "BTF tracepoint preferred");
+	is_int(a[CEEMS_BPF_HOOK_PROC], CEEMS_BPF_ATTACH_TP_BTF, "proc by BTF tracepoint");
+	is_int(ceems_bpf_choose(&all, false, false, a), 3, "by cgroup: no process hooks");
+	is_int(a[CEEMS_BPF_HOOK_PROC], CEEMS_BPF_ATTACH_NONE, "by cgroup: proc not attached");
+	is_int(ceems_bpf_choose(&all, true, true, a), 4, "BTF ruled out: still 4");
+	is_int(a[CEEMS_BPF_HOOK_NET], CEEMS_BPF_ATTACH_TRACEPOINT, "then tracepoints");
+
+	memset(&tp_only, 0, sizeof(tp_only));
+	for (int h = 0; h < CEEMS_BPF_NHOOKS; h++)
+		tp_only.tracepoint[h] = true;
+	ceems_bpf_choose(&tp_only, true, false, a);
+	is_int(a[CEEMS_BPF_HOOK_IO], CEEMS_BPF_ATTACH_TRACEPOINT, "no BTF: tracepoint");
+
+	no_net = all;
+	no_net.tp_btf[CEEMS_BPF_HOOK_NET] = no_net.tracepoint[CEEMS_BPF_HOOK_NET] = false;
+	no_net.tp_btf[CEEMS_BPF_HOOK_IO] = false;
+	is_int(ceems_bpf_choose(&no_net, true, false, a), 3, "no network hook: 3");
+	is_int(a[CEEMS_BPF_HOOK_NET], CEEMS_BPF_ATTACH_NONE, "network absent");
+	is_int(a[CEEMS_BPF_HOOK_IO], CEEMS_BPF_ATTACH_TRACEPOINT,
+	       "each hook chosen apart: IO by tracepoint");
+	is_int(a[CEEMS_BPF_HOOK_RETRANS], CEEMS_BPF_ATTACH_TP_BTF,
+	       "retransmissions by BTF tracepoint");
+
+	none = all;
+	none.tp_btf[CEEMS_BPF_HOOK_PROC] = none.tracepoint[CEEMS_BPF_HOOK_PROC] = false;
+	is_int(ceems_bpf_choose(&none, true, false, a), 0,
+	       "by pid without process hooks: nothing");
+	is_int(ceems_bpf_choose(&none, false, false, a), 3,
+	       "by cgroup the process hooks are not needed");
+	memset(&none, 0, sizeof(none));
+	is_int(ceems_bpf_choose(&none, false, false, a), 0, "nothing offered");
+	is_str(ceems_bpf_attach_name(CEEMS_BPF_ATTACH_TP_BTF), "tp_btf", "name");
+}
+
+/* A figure of the mode being tested against what it must be. */
+#define is_mode(got, want, what)					\
+	ok((long long)(got) == (long long)(want), "%s: %s: %lld, want %lld", \
+	   mode, (what), (long long)(got), (long long)(want))
+
+#define FILE_BYTES (1 << 20)
+#define NET_BYTES (200 * 1000)
+#define UDP_DGRAM 1000
+#define UDP_COUNT 50
+
+/* Send NET_BYTES over TCP of FAMILY to a listener of this process. */
+static int
+tcp_loop(int family, int *listener)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int l, s;
+
+	memset(&ss, 0, sizeof(ss));
+	if (family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+
+		in->sin_family = AF_INET;
+		in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		len = sizeof(*in);
+	} else {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+		in6->sin6_family = AF_INET6;
+		in6->sin6_addr = in6addr_loopback;
+		len = sizeof(*in6);
+	}
+	l = socket(family, SOCK_STREAM, 0);
+	if (l < 0 || bind(l, (struct sockaddr *)&ss, len) < 0 || listen(l, 1) < 0 ||
+	    getsockname(l, (struct sockaddr *)&ss, &len) < 0)
+		return -1;
+	*listener = l;
+	s = socket(family, SOCK_STREAM, 0);
+	if (s < 0 || connect(s, (struct sockaddr *)&ss, len) < 0)
+		return -1;
+	return s;
+}
+
+/* The job: file IO, a grandchild's write, TCP and UDP over IPv4 and
+ * IPv6 to the parent (untagged), which receives. */
+static void
+job_child(const char *path, int tcp4, int tcp6, int udp4, int udp6)
+{
+	static char buf[FILE_BYTES];
+	pid_t g;
+	int fd;
+
+	memset(buf, 'x', sizeof(buf));
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf) ||
+	    pread(fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
+		_exit(2);
+	close(fd);
+	g = fork();
+	if (g == 0) {
+		fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+		_exit(fd >= 0 && write(fd, buf, 4096) == 4096 ? 0 : 3);
+	}
+	if (g < 0 || waitpid(g, NULL, 0) < 0)
+		_exit(4);
+	for (int sent = 0; sent < NET_BYTES; sent += 1000)
+		if (send(tcp4, buf, 1000, 0) != 1000 || send(tcp6, buf, 1000, 0) != 1000)
+			_exit(5);
+	for (int i = 0; i < UDP_COUNT; i++)
+		if (send(udp4, buf, UDP_DGRAM, 0) != UDP_DGRAM ||
+		    send(udp6, buf, UDP_DGRAM, 0) != UDP_DGRAM)
+			_exit(6);
+	_exit(0);
+}
+
+static int
+udp_pair(int family, int *rx)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int r = socket(family, SOCK_DGRAM, 0), s = socket(family, SOCK_DGRAM, 0);
+
+	memset(&ss, 0, sizeof(ss));
+	ss.ss_family = (sa_family_t)family;
+	if (family == AF_INET)
+		((struct sockaddr_in *)&ss)->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	else
+		((struct sockaddr_in6 *)&ss)->sin6_addr = in6addr_loopback;
+	if (r < 0 || s < 0 ||
+	    bind(r, (struct sockaddr *)&ss, family == AF_INET ?
+		 sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6)) < 0 ||
+	    getsockname(r, (struct sockaddr *)&ss, &len) < 0 ||
+	    connect(s, (struct sockaddr *)&ss, len) < 0)
+		return -1;
+	*rx = r;
+	return s;
+}
+
+static void
+drain(int fd, size_t want)
+{
+	static char buf[65536];
+	size_t got = 0;
+
+	while (got < want) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+}
+
+static void
+test_real(bool no_btf)
+{
+	const char *mode = no_btf ? "tracepoint" : "auto";
+	struct ceems_agent_io_report io, io2;
+	int l4, l6, a4, a6, t4, t6, u4, u6, r4, r6, status;
+	char why[256], path[] = "/tmp/test_bpf_io.XXXXXX";
+	struct ceems_bpf_io *bpf;
+	uint32_t slot, slot2;
+	pid_t pid;
+
+	bpf = ceems_bpf_io_open(false, no_btf, 8, why, sizeof(why));
+	if (bpf == NULL) {
+		ok(true, "# skip %s: %s", mode, why);
+		return;
+	}
+	if (no_btf)
+		is_int(ceems_bpf_io_attach(bpf, CEEMS_BPF_HOOK_IO),
+		       CEEMS_BPF_ATTACH_TRACEPOINT, "forced: IO by tracepoint");
+	else
+		ok(ceems_bpf_io_attach(bpf, CEEMS_BPF_HOOK_IO) != CEEMS_BPF_ATTACH_NONE,
+		   "auto: IO by %s", ceems_bpf_attach_name(
+			   ceems_bpf_io_attach(bpf, CEEMS_BPF_HOOK_IO)));
+	is_mode(ceems_bpf_io_job_start(bpf, &slot), 0, "a slot");
+	close(mkstemp(path));
+	t4 = tcp_loop(AF_INET, &l4);
+	t6 = tcp_loop(AF_INET6, &l6);
+	a4 = accept(l4, NULL, NULL);
+	a6 = accept(l6, NULL, NULL);
+	u4 = udp_pair(AF_INET, &r4);
+	u6 = udp_pair(AF_INET6, &r6);
+	ok(t4 >= 0 && t6 >= 0 && a4 >= 0 && a6 >= 0 && u4 >= 0 && u6 >= 0,
+	   "%s: loopback sockets", mode);
+	/* The child waits until it is tagged. */
+	int go[2];
+
+	if (pipe(go) < 0)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		char c;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(7);
+		job_child(path, t4, t6, u4, u6);
+	}
+	close(go[0]);
+	is_mode(ceems_bpf_io_tag_pid(bpf, slot, (uint32_t)pid, false), 0, "child tagged");
+	if (write(go[1], "g", 1) != 1)
+		return;
+	close(go[1]);
+	drain(a4, NET_BYTES);
+	drain(a6, NET_BYTES);
+	waitpid(pid, &status, 0);
+	is_mode(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0, "the job ran");
+	memset(&io, 0, sizeof(io));
+	is_mode(ceems_bpf_io_read(bpf, slot, &io), 0, "read");
+	ok(io.have_io && io.have_net, "%s: IO and network measured", mode);
+	/* The child's own writes and its grandchild's (send() is sendto:
+	 * network, not IO). */
+	is_mode(io.write_bytes, FILE_BYTES + 4096, "file bytes written, the grandchild's included");
+	ok(io.read_bytes >= FILE_BYTES && io.read_bytes < FILE_BYTES + 65536,
+	   "%s: bytes read %llu, the job's alone", mode,
+	   (unsigned long long)io.read_bytes);
+	is_mode(io.write_errors, 0, "no write errors");
+	is_mode(io.net_bytes[CEEMS_IO_OUT][CEEMS_IO_TCP][CEEMS_IO_IPV4], NET_BYTES, "TCP IPv4 bytes out");
+	is_mode(io.net_bytes[CEEMS_IO_OUT][CEEMS_IO_TCP][CEEMS_IO_IPV6], NET_BYTES, "TCP IPv6 bytes out");
+	is_mode(io.net_bytes[CEEMS_IO_OUT][CEEMS_IO_UDP][CEEMS_IO_IPV4],
+	       UDP_COUNT * UDP_DGRAM, "UDP IPv4 bytes out");
+	is_mode(io.net_msgs[CEEMS_IO_OUT][CEEMS_IO_UDP][CEEMS_IO_IPV6], UDP_COUNT, "UDP IPv6 datagrams out");
+	is_mode(io.net_bytes[CEEMS_IO_IN][CEEMS_IO_TCP][CEEMS_IO_IPV4], 0, "the parent's receipts are not the job's");
+	ceems_bpf_io_job_end(bpf, slot);
+	is_mode(ceems_bpf_io_job_start(bpf, &slot2), 0, "a slot again");
+	memset(&io2, 0xff, sizeof(io2));
+	ceems_bpf_io_read(bpf, slot2, &io2);
+	is_mode(io2.write_bytes + io2.read_bytes, 0, "a new slot starts at 0");
+	ceems_bpf_io_job_end(bpf, slot2);
+	unlink(path);
+	for (int fd = 3; fd < 64; fd++)
+		close(fd);
+	ceems_bpf_io_close(bpf);
+}
+
+int
+main(void)
+{
+	test_choose();
+#ifdef HAVE_BPF
+	if (geteuid() == 0) {
+		test_real(false);
+		test_real(true);
+	} else {
+		ok(true, "# skip the real programs need root");
+	}
+#else
+	{
+		char why[256];
+
+		ok(ceems_bpf_io_open(false, false, 8, why, sizeof(why)) == NULL &&
+		   strstr(why, "without eBPF") != NULL, "built without eBPF: says so");
+	}
+#endif
+	return done_testing();
+}
