@@ -14,6 +14,7 @@
 #include "config.h"
 
 #include <sys/stat.h>
+#include <sys/utsname.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -133,6 +134,22 @@ ceems_bpf_io_take(const struct ceems_config *config, char *why,
 	if (!wanted(config, why, why_size))
 		return NULL;
 	return load(config, why, why_size);
+}
+
+bool
+ceems_bpf_io_maps_need_cap(void)
+{
+	struct utsname u;
+	unsigned major = 0, minor = 0;
+	char text[16];
+
+	/* Unreadable: assume the strict setting. */
+	if (ceems_read_text_file("/proc/sys/kernel/unprivileged_bpf_disabled",
+				 text, sizeof(text)) > 0 && text[0] == '0')
+		return false;
+	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+		return true;
+	return major < 6 || (major == 6 && minor < 5);
 }
 
 /* Tag every process listed in DIRFD's cgroup.procs and below. */

@@ -385,6 +385,7 @@ ceems_agent_job_report_to_json(const struct ceems_agent_job_report *r)
 		}
 		ceems_json_add(obj, "gpus", gpus, &ok);
 	}
+	agent_proto_io_to_json(obj, &r->io, &ok);
 	if (!ok) {
 		json_object_put(obj);
 		return NULL;
@@ -864,6 +865,8 @@ ceems_agent_job_report_from_json(const struct json_object *obj,
 		goto out;
 	if ((val = ceems_json_get(obj, "gpus")) != NULL &&
 	    (ret = gpus_from_json(val, r, err, err_size)) < 0)
+		goto out;
+	if ((ret = agent_proto_io_from_json(obj, &r->io, err, err_size)) < 0)
 		goto out;
 	*report = *r;
 	ret = 0;

@@ -79,6 +79,12 @@ bool ceems_bpf_io_preloaded(void);
 struct ceems_bpf_io *ceems_bpf_io_take(const struct ceems_config *config,
 				       char *why, size_t why_size);
 
+/* Whether this kernel refuses the eBPF map reads and updates of a
+ * process without CAP_BPF, even through the maps' descriptors: before
+ * Linux 6.5, when kernel.unprivileged_bpf_disabled is set (Debian's
+ * default). */
+bool ceems_bpf_io_maps_need_cap(void);
+
 /* A slot for a new job, its counters zeroed: 0 and *SLOT, or -ENOSPC,
  * -errno. */
 int ceems_bpf_io_job_start(struct ceems_bpf_io *io, uint32_t *slot);

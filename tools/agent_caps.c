@@ -5,8 +5,11 @@
  *     uid 0 (the owner may read), CAP_DAC_READ_SEARCH as any other uid;
  *   hwmon, pm_counters, cgroupfs, /proc: world-readable, nothing;
  *   the socket and state directories: nothing as their owner (root);
- *   later: eBPF and perf CAP_BPF + CAP_PERFMON, in-band IPMI
- *   CAP_SYS_RAWIO.
+ *   eBPF: CAP_BPF + CAP_PERFMON to load, before this drop
+ *     (tools/ceems-agent.c); after it, CAP_BPF only where the kernel
+ *     (before Linux 6.5, with unprivileged eBPF disabled) refuses map
+ *     reads through their descriptors without it;
+ *   later: perf CAP_PERFMON, in-band IPMI CAP_SYS_RAWIO.
  * Everything else goes from the effective, permitted, inheritable,
  * ambient and bounding sets, and no_new_privs is set, so that a bug in
  * the agent cannot be turned into more than reading counters.  What uid
@@ -24,9 +27,17 @@
 #include <unistd.h>
 
 #include "agent_caps.h"
+#include "bpf_io.h"
 #include "log.h"
 
 #define MAX_KEEP 8
+
+/* CAP_BPF (Linux 5.8); CAP_SYS_ADMIN grants the same before it. */
+#ifdef CAP_BPF
+#define CEEMS_CAP_BPF CAP_BPF
+#else
+#define CEEMS_CAP_BPF CAP_SYS_ADMIN
+#endif
 
 void
 agent_raise_nofile(void)
@@ -101,6 +112,9 @@ agent_restrict_caps(const struct ceems_config *config)
 	if (config->source_rapl && geteuid() != 0)
 		want_cap(keep, why, &nkeep, CAP_DAC_READ_SEARCH,
 			 "RAPL energy_uj is readable by root only");
+	if (ceems_bpf_io_preloaded() && ceems_bpf_io_maps_need_cap())
+		want_cap(keep, why, &nkeep, CEEMS_CAP_BPF,
+			 "this kernel reads eBPF maps for CAP_BPF holders only");
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
 		ceems_error("cannot set no_new_privs: %s", strerror(errno));

@@ -20,6 +20,7 @@
 
 #include "agent_caps.h"
 #include "agent_confine.h"
+#include "bpf_io.h"
 #include "agent_launch.h"
 #include "agent_proto.h"
 #include "agent_server.h"
@@ -462,6 +463,9 @@ main(int argc, char **argv)
 	ceems_info("ceems-agent %s starting (configuration: %s)", PACKAGE_VERSION,
 		   source);
 	agent_raise_nofile();
+	/* The eBPF programs need CAP_BPF and CAP_PERFMON to load: loaded
+	 * now, before the capabilities go (lib/bpf_io.h). */
+	ceems_bpf_io_preload(&config);
 	if (agent_restrict_caps(&config) < 0)
 		return 1;
 	return agent_server_run(&config);

@@ -18,6 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
+#include "agent_proto.h"
 #include "bpf_io.h"
 #include "../tap.h"
 
@@ -69,6 +72,60 @@ test_choose(void)
 #define is_mode(got, want, what)					\
 	ok((long long)(got) == (long long)(want), "%s: %s: %lld, want %lld", \
 	   mode, (what), (long long)(got), (long long)(want))
+
+/* The report's eBPF members survive their JSON, and an absent figure
+ * stays absent, with its reason. */
+static void
+test_report_json(void)
+{
+	struct ceems_agent_job_report r, back;
+	struct json_object *obj;
+	char err[256];
+
+	memset(&r, 0, sizeof(r));
+	r.jobid = 7;
+	r.io.have_io = r.io.have_net = r.io.have_tcp_retrans = true;
+	r.io.read_bytes = 268435456;
+	r.io.write_bytes = UINT64_MAX;
+	r.io.write_errors = 3;
+	r.io.net_bytes[CEEMS_IO_OUT][CEEMS_IO_TCP][CEEMS_IO_IPV6] = 104857600;
+	r.io.net_msgs[CEEMS_IO_IN][CEEMS_IO_UDP][CEEMS_IO_IPV4] = 12;
+	r.io.tcp_retrans = 5;
+	r.io.dropped = 2;
+	obj = ceems_agent_job_report_to_json(&r);
+	memset(&back, 0, sizeof(back));
+	is_int(ceems_agent_job_report_from_json(obj, &back, err, sizeof(err)), 0,
+	       "report with IO decodes");
+	ok(back.io.have_io && back.io.have_net && back.io.have_tcp_retrans,
+	   "measured flags kept");
+	ok(back.io.read_bytes == r.io.read_bytes && back.io.write_bytes == UINT64_MAX &&
+	   back.io.write_errors == 3, "IO figures kept");
+	ok(back.io.net_bytes[CEEMS_IO_OUT][CEEMS_IO_TCP][CEEMS_IO_IPV6] == 104857600 &&
+	   back.io.net_msgs[CEEMS_IO_IN][CEEMS_IO_UDP][CEEMS_IO_IPV4] == 12,
+	   "network by direction, protocol and family kept");
+	ok(back.io.tcp_retrans == 5 && back.io.dropped == 2, "retransmissions, drops kept");
+	json_object_put(obj);
+
+	memset(&r.io, 0, sizeof(r.io));
+	snprintf(r.io.absent_why, sizeof(r.io.absent_why), "no permission");
+	obj = ceems_agent_job_report_to_json(&r);
+	ok(json_object_object_get_ex(obj, "io", NULL) == 0 &&
+	   json_object_object_get_ex(obj, "net", NULL) == 0, "absent: no io, no net");
+	memset(&back, 0, sizeof(back));
+	is_int(ceems_agent_job_report_from_json(obj, &back, err, sizeof(err)), 0,
+	       "absent decodes");
+	ok(!back.io.have_io && !back.io.have_net, "absent stays absent");
+	is_str(back.io.absent_why, "no permission", "the reason kept");
+	json_object_object_add(obj, "io", json_object_new_string("1"));
+	ok(ceems_agent_job_report_from_json(obj, &back, err, sizeof(err)) < 0,
+	   "io of the wrong type refused");
+	json_object_object_add(obj, "io", json_object_new_object());
+	json_object_object_add(json_object_object_get(obj, "io"), "read_bytes",
+			       json_object_new_double(1.5));
+	ok(ceems_agent_job_report_from_json(obj, &back, err, sizeof(err)) < 0,
+	   "a fraction of a byte refused");
+	json_object_put(obj);
+}
 
 #define FILE_BYTES (1 << 20)
 #define NET_BYTES (200 * 1000)
@@ -266,6 +323,7 @@ int
 main(void)
 {
 	test_choose();
+	test_report_json();
 #ifdef HAVE_BPF
 	if (geteuid() == 0) {
 		test_real(false);
