@@ -5,9 +5,10 @@
  * Each hook exists in two variants, of which the loader keeps one: a
  * BTF tracepoint (tp_btf, no tracefs needed, typed arguments) and a
  * plain tracepoint (tracefs; fixed record layouts, no BTF needed).
- *   IO: the exits of the read and write system calls (so that every
- *       file system counts: local, NFS, Lustre, GPFS), bytes from their
- *       return values, errors from their negative ones;
+ *   IO: the exits of the read and write system calls on files (so that
+ *       every file system counts: local, NFS, Lustre, GPFS; not pipes,
+ *       sockets or character devices), bytes from their return values,
+ *       errors from their negative ones;
  *   network: sock_send_length / sock_recv_length (every send and
  *       receive through a socket, by its family and protocol);
  *   TCP retransmissions: tcp_retransmit_skb, charged to the job that
@@ -91,7 +92,14 @@ struct {
 	__type(value, struct ceems_bpf_drops);
 } drops SEC(".maps");
 
-enum io_kind { IO_NONE, IO_READ, IO_WRITE, IO_BOTH };
+/* The read and write calls, by where their file descriptors are:
+ * IO_SENDFILE (out_fd, in_fd, ...), IO_SPLICE (fd_in, off_in, fd_out,
+ * ...) as splice and copy_file_range. */
+enum io_kind { IO_NONE, IO_READ, IO_WRITE, IO_SENDFILE, IO_SPLICE };
+
+#define S_IFMT 0170000
+#define S_IFREG 0100000
+#define S_IFBLK 0060000
 
 static __always_inline __u32 *
 current_slot(void)
@@ -134,27 +142,73 @@ current_counters(__u32 *slot_out)
 	return bpf_map_lookup_elem(&job_counters, &s);
 }
 
-static __always_inline void
-count_io(enum io_kind kind, long ret)
+/* Whether FD of the current process is a file (regular or block
+ * device, on any file system): pipes, sockets, terminals and character
+ * devices (/dev/zero, /dev/null) are not IO. */
+static __always_inline bool
+fd_is_file(long fd)
 {
-	struct ceems_bpf_job_counters *c = current_counters(NULL);
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds, *file = NULL;
+	unsigned int mode;
 
+	if (fdt == NULL || fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds))
+		return false;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_core_read(&file, sizeof(file), &fds[fd]) < 0 || file == NULL)
+		return false;
+	mode = BPF_CORE_READ(file, f_inode, i_mode);
+	return (mode & S_IFMT) == S_IFREG || (mode & S_IFMT) == S_IFBLK;
+}
+
+static __always_inline void
+count_read(struct ceems_bpf_job_counters *c, long ret)
+{
+	c->read_ops++;
+	if (ret < 0)
+		c->read_errors++;
+	else
+		c->read_bytes += ret;
+}
+
+static __always_inline void
+count_write(struct ceems_bpf_job_counters *c, long ret)
+{
+	c->write_ops++;
+	if (ret < 0)
+		c->write_errors++;
+	else
+		c->write_bytes += ret;
+}
+
+/* A read or write call of KIND returned RET; REGS hold its arguments. */
+static __always_inline void
+count_io(enum io_kind kind, long ret, struct pt_regs *regs)
+{
+	struct ceems_bpf_job_counters *c;
+	long in = -1, out = -1;
+
+	if (kind == IO_NONE || regs == NULL)
+		return;
+	c = current_counters(NULL);
 	if (c == NULL)
 		return;
-	if (kind == IO_READ || kind == IO_BOTH) {
-		c->read_ops++;
-		if (ret < 0)
-			c->read_errors++;
-		else
-			c->read_bytes += ret;
+	if (kind == IO_READ)
+		in = PT_REGS_PARM1_CORE_SYSCALL(regs);
+	else if (kind == IO_WRITE)
+		out = PT_REGS_PARM1_CORE_SYSCALL(regs);
+	else if (kind == IO_SENDFILE) {
+		out = PT_REGS_PARM1_CORE_SYSCALL(regs);
+		in = PT_REGS_PARM2_CORE_SYSCALL(regs);
+	} else {
+		in = PT_REGS_PARM1_CORE_SYSCALL(regs);
+		out = PT_REGS_PARM3_CORE_SYSCALL(regs);
 	}
-	if (kind == IO_WRITE || kind == IO_BOTH) {
-		c->write_ops++;
-		if (ret < 0)
-			c->write_errors++;
-		else
-			c->write_bytes += ret;
-	}
+	if (in >= 0 && fd_is_file(in))
+		count_read(c, ret);
+	if (out >= 0 && fd_is_file(out))
+		count_write(c, ret);
 }
 
 static __always_inline enum io_kind
@@ -168,8 +222,10 @@ io_kind_of(long nr)
 	if (nr == nr_write || nr == nr_writev || nr == nr_pwrite64 ||
 	    nr == nr_pwritev || nr == nr_pwritev2)
 		return IO_WRITE;
-	if (nr == nr_sendfile || nr == nr_splice || nr == nr_copy_file_range)
-		return IO_BOTH;
+	if (nr == nr_sendfile)
+		return IO_SENDFILE;
+	if (nr == nr_splice || nr == nr_copy_file_range)
+		return IO_SPLICE;
 	return IO_NONE;
 }
 
@@ -281,7 +337,7 @@ int BPF_PROG(io_exit_btf, struct pt_regs *regs, long ret)
 	enum io_kind kind = io_kind_of(syscall_nr(regs));
 
 	if (kind != IO_NONE)
-		count_io(kind, ret);
+		count_io(kind, ret, regs);
 	return 0;
 }
 
@@ -336,7 +392,8 @@ struct tp_sys_exit {
 	SEC("tracepoint/syscalls/sys_exit_" #name)			\
 	int io_exit_##name(struct tp_sys_exit *ctx)			\
 	{								\
-		count_io(kind, ctx->ret);				\
+		count_io(kind, ctx->ret, (struct pt_regs *)		\
+			 bpf_task_pt_regs(bpf_get_current_task_btf()));	\
 		return 0;						\
 	}
 
@@ -350,9 +407,9 @@ IO_TRACEPOINT(writev, IO_WRITE)
 IO_TRACEPOINT(pwrite64, IO_WRITE)
 IO_TRACEPOINT(pwritev, IO_WRITE)
 IO_TRACEPOINT(pwritev2, IO_WRITE)
-IO_TRACEPOINT(sendfile64, IO_BOTH)
-IO_TRACEPOINT(splice, IO_BOTH)
-IO_TRACEPOINT(copy_file_range, IO_BOTH)
+IO_TRACEPOINT(sendfile64, IO_SENDFILE)
+IO_TRACEPOINT(splice, IO_SPLICE)
+IO_TRACEPOINT(copy_file_range, IO_SPLICE)
 
 struct tp_sock_length {
 	__u64 common;

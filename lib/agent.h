@@ -128,9 +128,10 @@ struct ceems_agent_gpu_report {
 
 /* IO and network of a job's processes from the node's eBPF programs
  * (lib/bpf_io.h), since its registration.  IO is what the read and write
- * system calls moved (files on any file system, pipes and sockets too,
- * as sacct's disk figures); network is what the job's sockets sent and
- * received, by protocol and family.  Unknown is not zero: have_io and
+ * system calls moved to and from files (regular files on any file
+ * system, block devices; not pipes, sockets or character devices);
+ * network is what the job's sockets sent and received, by protocol and
+ * family.  Unknown is not zero: have_io and
  * have_net are false when not measured, and absent_why says why. */
 #define CEEMS_AGENT_WHY_MAX 128
 enum { CEEMS_IO_IN = 0, CEEMS_IO_OUT = 1 };

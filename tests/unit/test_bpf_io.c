@@ -177,8 +177,18 @@ job_child(const char *path, int tcp4, int tcp6, int udp4, int udp6)
 	memset(buf, 'x', sizeof(buf));
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf) ||
-	    pread(fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
+	    pread(fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf) ||
+	    pread(fd, buf, 16, -1) != -1)	/* EINVAL: one read error */
 		_exit(2);
+	close(fd);
+	/* Not files: character devices are not IO. */
+	fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || read(fd, buf, 65536) != 65536)
+		_exit(8);
+	close(fd);
+	fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, buf, 65536) != 65536)
+		_exit(9);
 	close(fd);
 	g = fork();
 	if (g == 0) {
@@ -294,12 +304,12 @@ test_real(bool no_btf)
 	memset(&io, 0, sizeof(io));
 	is_mode(ceems_bpf_io_read(bpf, slot, &io), 0, "read");
 	ok(io.have_io && io.have_net, "%s: IO and network measured", mode);
-	/* The child's own writes and its grandchild's (send() is sendto:
-	 * network, not IO). */
+	/* The child's own writes and its grandchild's (not /dev/null's;
+	 * send() is network, not IO). */
 	is_mode(io.write_bytes, FILE_BYTES + 4096, "file bytes written, the grandchild's included");
-	ok(io.read_bytes >= FILE_BYTES && io.read_bytes < FILE_BYTES + 65536,
-	   "%s: bytes read %llu, the job's alone", mode,
-	   (unsigned long long)io.read_bytes);
+	/* Not the pipe's byte, not /dev/zero's, not the parent's. */
+	is_mode(io.read_bytes, FILE_BYTES, "bytes read from files");
+	is_mode(io.read_errors, 1, "the failed read");
 	is_mode(io.write_errors, 0, "no write errors");
 	is_mode(io.net_bytes[CEEMS_IO_OUT][CEEMS_IO_TCP][CEEMS_IO_IPV4], NET_BYTES, "TCP IPv4 bytes out");
 	is_mode(io.net_bytes[CEEMS_IO_OUT][CEEMS_IO_TCP][CEEMS_IO_IPV6], NET_BYTES, "TCP IPv6 bytes out");
