@@ -319,13 +319,15 @@ forget_exit(void)
 
 /* ---- BTF tracepoints ---- */
 
+/* A BTF tracepoint's REGS is a typed kernel pointer: read directly,
+ * without a helper call (this runs at every system call's exit). */
 static __always_inline long
 syscall_nr(struct pt_regs *regs)
 {
 #if defined(__TARGET_ARCH_x86)
-	return BPF_CORE_READ(regs, orig_ax);
+	return regs->orig_ax;
 #elif defined(__TARGET_ARCH_arm64)
-	return BPF_CORE_READ(regs, syscallno);
+	return regs->syscallno;
 #else
 	return -1;
 #endif

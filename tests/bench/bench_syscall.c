@@ -1,0 +1,98 @@
+/* bench_syscall.c - what the eBPF programs of bpf/ceems_io.bpf.c cost the
+ * processes of a node: a syscall-heavy loop (getppid, a one-byte write
+ * to /dev/null, a 4 KiB pread of a cached file: three calls, two of
+ * them hooked) timed with the programs not loaded, loaded (the process
+ * not a job's: what every process of the node pays) and loaded with the
+ * process tagged as a job's (what a job pays).  The three alternate,
+ * ROUNDS times, so that the ratios compare runs made side by side.
+ * Root (loading needs CAP_BPF and CAP_PERFMON); `make bench-syscall`,
+ * figures in doc/performance.md.
+ *
+ *   bench_syscall [auto|tracepoint] [OPS] [ROUNDS] */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench_time.h"
+#include "bpf_io.h"
+
+#define MAX_ROUNDS 64
+
+static volatile long sink;
+
+/* Nanoseconds per loop turn over OPS turns. */
+static double
+run_loop(int null_fd, int file_fd, long ops)
+{
+	char buf[4096];
+	double t0 = bench_now_ms();
+
+	for (long i = 0; i < ops; i++) {
+		sink += getppid();
+		sink += write(null_fd, buf, 1);
+		sink += pread(file_fd, buf, sizeof(buf), 0);
+	}
+	return (bench_now_ms() - t0) * 1e6 / (double)ops;
+}
+
+int
+main(int argc, char **argv)
+{
+	bool no_btf = argc > 1 && strcmp(argv[1], "tracepoint") == 0;
+	long ops = argc > 2 ? atol(argv[2]) : 200000;
+	int rounds = argc > 3 ? atoi(argv[3]) : 11;
+	double off[MAX_ROUNDS], on[MAX_ROUNDS], job[MAX_ROUNDS];
+	double r_on[MAX_ROUNDS], r_job[MAX_ROUNDS];
+	char path[] = "/tmp/bench_syscall.XXXXXX", buf[4096], why[256];
+	int null_fd, file_fd;
+
+	if (rounds < 1 || rounds > MAX_ROUNDS || ops < 1) {
+		fprintf(stderr, "usage: bench_syscall [auto|tracepoint] [OPS] [ROUNDS <= %d]\n",
+			MAX_ROUNDS);
+		return 2;
+	}
+	memset(buf, 'x', sizeof(buf));
+	null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	file_fd = mkstemp(path);
+	if (null_fd < 0 || file_fd < 0 || write(file_fd, buf, sizeof(buf)) != sizeof(buf)) {
+		perror("bench_syscall: setup");
+		return 1;
+	}
+	unlink(path);
+	run_loop(null_fd, file_fd, ops);	/* warm up */
+	for (int r = 0; r < rounds; r++) {
+		struct ceems_bpf_io *io;
+		uint32_t slot;
+
+		off[r] = run_loop(null_fd, file_fd, ops);
+		io = ceems_bpf_io_open(false, no_btf, 8, why, sizeof(why));
+		if (io == NULL) {
+			fprintf(stderr, "bench_syscall: %s\n", why);
+			return 1;
+		}
+		on[r] = run_loop(null_fd, file_fd, ops);
+		if (ceems_bpf_io_job_start(io, &slot) < 0 ||
+		    ceems_bpf_io_tag_pid(io, slot, (uint32_t)getpid(), false) < 0) {
+			fprintf(stderr, "bench_syscall: cannot tag this process\n");
+			return 1;
+		}
+		job[r] = run_loop(null_fd, file_fd, ops);
+		ceems_bpf_io_job_end(io, slot);
+		ceems_bpf_io_close(io);
+		r_on[r] = on[r] / off[r];
+		r_job[r] = job[r] / off[r];
+	}
+	printf("attach %s, %ld loop turns (3 calls each) x %d rounds\n",
+	       no_btf ? "tracepoint" : "auto", ops, rounds);
+	printf("not loaded:          %7.1f ns/turn (median)\n", bench_sort_median(off, (size_t)rounds));
+	printf("loaded, not a job's: %7.1f ns/turn, ratio %.3f (median of rounds)\n",
+	       bench_sort_median(on, (size_t)rounds), bench_sort_median(r_on, (size_t)rounds));
+	printf("loaded, a job's:     %7.1f ns/turn, ratio %.3f (median of rounds)\n",
+	       bench_sort_median(job, (size_t)rounds), bench_sort_median(r_job, (size_t)rounds));
+	return 0;
+}
