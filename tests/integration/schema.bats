@@ -1075,4 +1075,51 @@ _near() {
     want=$(echo "$before" | awk '{ printf "%.17g", ($1 * $2 + 3 * 20) / ($2 + 20) }')
     got=$(sql -c "SELECT gpu_util_pct FROM ceems.job_samples WHERE t = to_timestamp(1700000100)")
     _near "$got" "$want" || _fail "late sample merged to $got, want $want"
+
+# with_io FILE: FILE's record with a node's eBPF IO and network (019).
+with_io() {
+    jq -c '.measurements.io = {"read_bytes": 268435456, "read_ops": 256,
+            "read_errors": 0, "write_bytes": 268435456, "write_ops": 260,
+            "write_errors": 1}
+        | .measurements.net = {"tcp4": {"in_bytes": 10, "out_bytes": 104857600,
+            "in_msgs": 1, "out_msgs": 1800}, "tcp6": {"in_bytes": 0,
+            "out_bytes": 0, "in_msgs": 0, "out_msgs": 0}, "udp4": {"in_bytes": 5,
+            "out_bytes": 7, "in_msgs": 1, "out_msgs": 1}, "udp6": {"in_bytes": 0,
+            "out_bytes": 0, "in_msgs": 0, "out_msgs": 0}, "tcp_retrans": 3}' "$1"
+}
+
+@test "io-net: a node's eBPF IO and network are stored, one by one and in a batch (019)" {
+    admin db init >/dev/null || _fail "db init"
+    make_node_records
+    T=$BATS_TEST_TMPDIR
+    with_io "$T/n1.json" >"$T/n1io.json"
+    # n2 did not measure them: the agent said why.
+    jq -c '.measurements.ebpf_absent = "no permission to load eBPF programs"' \
+        "$T/n2.json" >"$T/n2abs.json"
+    [ "$(upsert "$T/n1io.json")" = inserted ] || _fail "upsert n1"
+    [ "$(upsert "$T/n2abs.json")" = inserted ] || _fail "upsert n2"
+    q="SELECT string_agg(concat_ws(' ', node, io_source, io_read_bytes, io_write_bytes,
+            io_read_ops, io_write_errors, net_tcp4_out_bytes, net_udp4_in_bytes,
+            net_in_msgs, net_out_msgs, tcp_retrans, coalesce(ebpf_absent, '-')), ',' ORDER BY node)
+        FROM ceems.job_nodes"
+    want="n1 syscall 268435456 268435456 256 1 104857600 5 2 1801 3 -,n2 no permission to load eBPF programs"
+    [ "$(sql -c "$q")" = "$want" ] || _fail "job_nodes: $(sql -c "$q")"
+    # The job's sums over the nodes that measured them.
+    run sql -F ' ' -c "SELECT io_read_bytes, io_write_bytes, net_in_bytes, net_out_bytes,
+        tcp_retrans, io_all_syscall, nodes_not_measured FROM ceems.job_io_net"
+    [ "$output" = "268435456 268435456 15 104857607 3 t 1" ] || _fail "job_io_net: $output"
+    # A replay changes nothing; the batch stores the same rows.
+    before=$(snapshot)
+    [ "$(upsert "$T/n1io.json")" = unchanged ] || _fail "replay"
+    [ "$(snapshot)" = "$before" ] || _fail "a replay changed rows"
+    one_by_one=$(contents)
+    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+    [ "$(upsert_batch -U node "$T/n2abs.json" "$T/n1io.json")" = "{inserted,inserted}" ] ||
+        _fail "batch"
+    [ "$(contents)" = "$one_by_one" ] || _fail "batch differs: $(diff <(echo "$one_by_one") <(contents))"
+    # A fraction of a byte is refused, and writes nothing.
+    jq -c '.measurements.io.read_bytes = 1.5 | .written_at += 1' "$T/n1io.json" >"$T/bad.json"
+    run upsert "$T/bad.json"
+    [ "$status" -ne 0 ] || _fail "a fractional byte count was stored"
+    [ "$(contents)" = "$one_by_one" ] || _fail "the refused record wrote rows"
 }
