@@ -309,6 +309,50 @@ f_maxrss(const struct sacct_row *r, char *buf, size_t size)
 	sacct_fmt_rss(r->mem_peak_bytes, buf, size);
 }
 
+void
+sacct_fmt_bytes(double bytes, char *buf, size_t size)
+{
+	static const char units[] = "KMGTPE";
+	int u = -1;
+
+	if (!isfinite(bytes) || bytes < 0) {
+		put_text(buf, size, "");
+		return;
+	}
+	while (bytes >= 1024 && u < (int)sizeof(units) - 2) {
+		bytes /= 1024;
+		u++;
+	}
+	if (u < 0)
+		put(buf, size, "%.0f", bytes);
+	else
+		put(buf, size, "%.2f%c", bytes, units[u]);
+}
+
+static void
+f_readbytes(const struct sacct_row *r, char *buf, size_t size)
+{
+	sacct_fmt_bytes(r->io_read_bytes, buf, size);
+}
+
+static void
+f_writebytes(const struct sacct_row *r, char *buf, size_t size)
+{
+	sacct_fmt_bytes(r->io_write_bytes, buf, size);
+}
+
+static void
+f_netin(const struct sacct_row *r, char *buf, size_t size)
+{
+	sacct_fmt_bytes(r->net_in_bytes, buf, size);
+}
+
+static void
+f_netout(const struct sacct_row *r, char *buf, size_t size)
+{
+	sacct_fmt_bytes(r->net_out_bytes, buf, size);
+}
+
 static void
 f_totalcpu(const struct sacct_row *r, char *buf, size_t size)
 {
@@ -518,6 +562,14 @@ static const struct sacct_field fields[] = {
 	  "power usage effectiveness used" },
 	{ "Quality", 7, true, f_quality, SACCT_NEED_QUALITY,
 	  "data quality: share of the job's time its least covered energy domain was measured, %" },
+	{ "ReadBytes", 10, true, f_readbytes, SACCT_NEED_IO,
+	  "bytes read from files (any file system), K/M/G (powers of 1024)" },
+	{ "WriteBytes", 10, true, f_writebytes, SACCT_NEED_IO,
+	  "bytes written to files (any file system), K/M/G" },
+	{ "NetIn", 10, true, f_netin, SACCT_NEED_NET,
+	  "bytes received by the job's TCP and UDP sockets, K/M/G" },
+	{ "NetOut", 10, true, f_netout, SACCT_NEED_NET,
+	  "bytes sent by the job's TCP and UDP sockets, K/M/G" },
 };
 
 const struct sacct_field *

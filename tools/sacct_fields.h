@@ -66,6 +66,8 @@ void sacct_fmt_suffix(double value, double step, char *buf, size_t size);
 void sacct_fmt_reqmem(double bytes, char *buf, size_t size);
 /* MaxRSS: kilobytes with a K, as sacct prints it. */
 void sacct_fmt_rss(double bytes, char *buf, size_t size);
+/* Bytes as sacct writes its disk figures, 2.50M ("" unknown). */
+void sacct_fmt_bytes(double bytes, char *buf, size_t size);
 /* Three significant digits, never an exponent: 0.000494, 1.23, 123, 12345. */
 void sacct_fmt_sig3(double value, char *buf, size_t size);
 /* A share 0..1 as a percentage with one decimal, "37.5%". */

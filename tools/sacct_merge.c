@@ -115,6 +115,27 @@ copy_str(char *dst, size_t size, const char *src)
 
 /* The newer record's known fields replace the older ones'.  -1 when
  * out of memory (for ROWS' text). */
+/* A node's IO and network (eBPF) into the job's sums. */
+static void
+merge_io(struct sacct_row *row, const struct ceems_agent_io_report *io)
+{
+	double in = 0, out = 0;
+
+	if (io->have_io) {
+		sacct_add_known(&row->io_read_bytes, (double)io->read_bytes);
+		sacct_add_known(&row->io_write_bytes, (double)io->write_bytes);
+	}
+	if (!io->have_net)
+		return;
+	for (int p = 0; p < 2; p++)
+		for (int f = 0; f < 2; f++) {
+			in += (double)io->net_bytes[CEEMS_IO_IN][p][f];
+			out += (double)io->net_bytes[CEEMS_IO_OUT][p][f];
+		}
+	sacct_add_known(&row->net_in_bytes, in);
+	sacct_add_known(&row->net_out_bytes, out);
+}
+
 static int
 merge_meta(struct sacct_rows *rows, struct sacct_row *row,
 	   const struct ceems_job_meta *m)
@@ -297,6 +318,7 @@ job_row(const struct sacct_records *recs, size_t first, size_t last,
 		}
 		if (have_total)
 			sacct_add_known(&row->total_j, total);
+		merge_io(row, &r->report.io);
 		if (r->report.ledger.have_emissions) {
 			sacct_add_known(&row->emissions_g, r->report.ledger.emissions_g);
 			if (factor_node == NULL || strcmp(r->meta.node, factor_node) < 0) {

@@ -33,7 +33,7 @@ struct listing_column {
 	uint64_t part;
 };
 
-#define ROWS_NCOLS 41
+#define ROWS_NCOLS 45
 #define ROWS_FIRST_FIGURE 23
 #define COL_USER 5
 static const struct listing_column listing[ROWS_NCOLS] = {
@@ -80,7 +80,21 @@ static const struct listing_column listing[ROWS_NCOLS] = {
 	/* Migration 018's: fetched only when a field reads them. */
 	{ "j.gpu_sm_active_pct", PG_BINARY_NUMBER, SACCT_NEED_GPU_SM },
 	{ "j.gpu_mem_peak_bytes", PG_BINARY_NUMBER, SACCT_NEED_GPU_MEM },
-	{ "j.gpu_mem_total_bytes", PG_BINARY_NUMBER, SACCT_NEED_GPU_MEM_TOTAL }
+	{ "j.gpu_mem_total_bytes", PG_BINARY_NUMBER, SACCT_NEED_GPU_MEM_TOTAL },
+	/* IO and network over the job's nodes (migration 019): asked for
+	 * only when read, one index probe of job_nodes each. */
+	{ "(SELECT sum(n.io_read_bytes)::float8 FROM ceems.job_nodes n"
+	  " WHERE n.job_key = j.job_key AND n.io_source = 'syscall')",
+	  PG_BINARY_NUMBER, SACCT_NEED_IO },
+	{ "(SELECT sum(n.io_write_bytes)::float8 FROM ceems.job_nodes n"
+	  " WHERE n.job_key = j.job_key AND n.io_source = 'syscall')",
+	  PG_BINARY_NUMBER, SACCT_NEED_IO },
+	{ "(SELECT sum(n.net_tcp4_in_bytes + n.net_tcp6_in_bytes + n.net_udp4_in_bytes"
+	  " + n.net_udp6_in_bytes)::float8 FROM ceems.job_nodes n WHERE n.job_key = j.job_key)",
+	  PG_BINARY_NUMBER, SACCT_NEED_NET },
+	{ "(SELECT sum(n.net_tcp4_out_bytes + n.net_tcp6_out_bytes + n.net_udp4_out_bytes"
+	  " + n.net_udp6_out_bytes)::float8 FROM ceems.job_nodes n WHERE n.job_key = j.job_key)",
+	  PG_BINARY_NUMBER, SACCT_NEED_NET }
 };
 
 /* Which listing columns a query fetches, and where they are. */
@@ -250,7 +264,9 @@ job_from_result(struct pg_binary *b, const struct listing_plan *plan, int i,
 		&r->mem_eff, &r->gpu_util_pct, &r->package_j, &r->dram_j,
 		&r->gpu_j, &r->node_j, &r->total_j, &r->quality,
 		&r->emissions_g, &r->g_per_kwh, &r->pue, &r->gpu_sm_pct,
-		&r->gpu_mem_peak_bytes, &r->gpu_mem_total_bytes
+		&r->gpu_mem_peak_bytes, &r->gpu_mem_total_bytes,
+		&r->io_read_bytes, &r->io_write_bytes, &r->net_in_bytes,
+		&r->net_out_bytes
 	};
 	int64_t v, task;
 	int k;

@@ -32,6 +32,8 @@ sacct_row_init(struct sacct_row *row)
 	row->package_j = row->dram_j = row->gpu_j = row->node_j = NAN;
 	row->total_j = row->quality = row->emissions_g = NAN;
 	row->g_per_kwh = row->pue = NAN;
+	row->io_read_bytes = row->io_write_bytes = NAN;
+	row->net_in_bytes = row->net_out_bytes = NAN;
 }
 
 int

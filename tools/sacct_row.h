@@ -57,6 +57,10 @@ struct sacct_row {
 	double emissions_g;
 	double g_per_kwh;
 	double pue;
+	/* IO on files and network over the nodes that measured them
+	 * (eBPF); bytes.  Jobs only: steps leave them unknown. */
+	double io_read_bytes, io_write_bytes;
+	double net_in_bytes, net_out_bytes;
 };
 
 /* The parts of a job row that a reader may not need: one bit each, one
@@ -100,7 +104,9 @@ struct sacct_row {
 #define SACCT_NEED_GPU_SM	(UINT64_C(1) << 31)
 #define SACCT_NEED_GPU_MEM	(UINT64_C(1) << 32)
 #define SACCT_NEED_GPU_MEM_TOTAL (UINT64_C(1) << 33)
-#define SACCT_NEED_ALL		((UINT64_C(1) << 34) - 1)
+#define SACCT_NEED_IO		(UINT64_C(1) << 34)	/* io_read, io_write */
+#define SACCT_NEED_NET		(UINT64_C(1) << 35)	/* net_in, net_out */
+#define SACCT_NEED_ALL		((UINT64_C(1) << 36) - 1)
 
 /* *SUM + X where unknown (NaN) adds nothing: NaN + x = x, the sum of
  * what was measured. */

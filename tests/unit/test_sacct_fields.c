@@ -94,6 +94,10 @@ full_row(struct sacct_row *r)
 	r->emissions_g = 95.5;
 	r->g_per_kwh = 56;
 	r->pue = 1.2;
+	r->io_read_bytes = 268435456;
+	r->io_write_bytes = 2621440;
+	r->net_in_bytes = 1000;
+	r->net_out_bytes = 104857600;
 }
 
 /* Make PART of R unknown, as the database backend leaves it. */
@@ -137,6 +141,8 @@ forget_part(struct sacct_row *r, uint64_t part)
 	if (part == SACCT_NEED_GPU_SM) r->gpu_sm_pct = NAN;
 	if (part == SACCT_NEED_GPU_MEM) r->gpu_mem_peak_bytes = NAN;
 	if (part == SACCT_NEED_GPU_MEM_TOTAL) r->gpu_mem_total_bytes = NAN;
+	if (part == SACCT_NEED_IO) r->io_read_bytes = r->io_write_bytes = NAN;
+	if (part == SACCT_NEED_NET) r->net_in_bytes = r->net_out_bytes = NAN;
 }
 
 /* A declared PART that F reads only when another of its parts is
@@ -279,6 +285,16 @@ main(void)
 	is_str(buf, "1537K", "ReqMem not a whole MiB: K");
 	sacct_fmt_rss(3650722201.0, buf, sizeof(buf));
 	is_str(buf, "3565159K", "MaxRSS in K, as sacct");
+	sacct_fmt_bytes(268435456.0, buf, sizeof(buf));
+	is_str(buf, "256.00M", "ReadBytes: 256 MiB");
+	sacct_fmt_bytes(1000.0, buf, sizeof(buf));
+	is_str(buf, "1000", "under 1 KiB: bytes");
+	sacct_fmt_bytes(1536.0, buf, sizeof(buf));
+	is_str(buf, "1.50K", "1.5 KiB");
+	sacct_fmt_bytes(0.0, buf, sizeof(buf));
+	is_str(buf, "0", "a measured 0 is 0");
+	sacct_fmt_bytes(NAN, buf, sizeof(buf));
+	is_str(buf, "", "unknown is empty");
 	sacct_fmt_sig3(0.000494, buf, sizeof(buf));
 	is_str(buf, "0.000494", "three significant digits, small");
 	sacct_fmt_sig3(1.2345, buf, sizeof(buf));

@@ -69,6 +69,14 @@ io_net_dd() {
 	# The idle job: the shell reading its script, no more.
 	check "$(io read_bytes "$i") + $(io write_bytes "$i") < 1024 * 1024"
 	[ "$(jq -r '.measurements | has("ebpf_absent")' "$d")" = false ]
+	# ceems-sacct shows them, sacct's way.
+	run "$CEEMS_TOP_BUILDDIR/tools/ceems-sacct" -c "$CEEMS_DIR/ceems.conf" -a -X -n -P \
+		-j "$DD_ID" --format=JobID,ReadBytes,WriteBytes
+	[ "$status" -eq 0 ]
+	[[ "$output" == "$DD_ID|256."??"M|256."??"M" ]] || {
+		echo "ceems-sacct: $output" >&2
+		return 1
+	}
 }
 
 # pair PROTO FAMILY KEY: a listener job and a sender job of 100 MiB; the
@@ -98,6 +106,12 @@ pair() {
 		[ "$other" = "$key" ] && continue
 		check "$(net "$other" out_bytes "$rs") < $MIB"
 	done
+	run "$CEEMS_TOP_BUILDDIR/tools/ceems-sacct" -c "$CEEMS_DIR/ceems.conf" -a -X -n -P \
+		-j "$S_ID" --format=NetOut
+	[[ "$output" == 10?.??M ]] || {
+		echo "ceems-sacct NetOut: $output" >&2
+		return 1
+	}
 	rm -f "$SLURM_DIR/out/port.$tag" "$SLURM_DIR/out/count.$tag"
 }
 
