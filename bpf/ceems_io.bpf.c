@@ -148,15 +148,17 @@ current_counters(__u32 *slot_out)
 static __always_inline bool
 fd_is_file(long fd)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
-	struct file **fds, *file = NULL;
+	/* Typed pointers, walked with plain loads (the verifier guards
+	 * them); only the descriptor table's slot needs a helper. */
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fdtable *fdt = task->files->fdt;
+	struct file *file = NULL;
 	unsigned int mode;
 
-	if (fdt == NULL || fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds))
+	if (fdt == NULL || fd < 0 || fd >= fdt->max_fds)
 		return false;
-	fds = BPF_CORE_READ(fdt, fd);
-	if (bpf_core_read(&file, sizeof(file), &fds[fd]) < 0 || file == NULL)
+	if (bpf_probe_read_kernel(&file, sizeof(file), &fdt->fd[fd]) < 0 ||
+	    file == NULL)
 		return false;
 	mode = BPF_CORE_READ(file, f_inode, i_mode);
 	return (mode & S_IFMT) == S_IFREG || (mode & S_IFMT) == S_IFBLK;
