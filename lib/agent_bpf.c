@@ -155,7 +155,7 @@ ceems_bpf_io_maps_need_cap(void)
 /* Tag every process listed in DIRFD's cgroup.procs and below. */
 static void
 tag_dir(struct ceems_bpf_io *io, uint32_t slot, int dirfd, int depth,
-	char *buf)
+	const char *procfs, char *buf)
 {
 	ssize_t n = ceems_read_text_file_at(dirfd, "cgroup.procs", buf, PROCS_MAX);
 	struct dirent *de;
@@ -163,7 +163,7 @@ tag_dir(struct ceems_bpf_io *io, uint32_t slot, int dirfd, int depth,
 
 	for (char *p = buf, *end; n > 0 && *p != '\0'; p = end) {
 		unsigned long pid = strtoul(p, &end, 10);
-		char stat_path[32];
+		char stat_path[CEEMS_CONFIG_PATH_MAX + 32];
 		struct stat st;
 
 		if (end == p)
@@ -172,7 +172,7 @@ tag_dir(struct ceems_bpf_io *io, uint32_t slot, int dirfd, int depth,
 			end++;
 		if (pid == 0 || pid > UINT32_MAX)
 			continue;
-		snprintf(stat_path, sizeof(stat_path), "/proc/%lu", pid);
+		snprintf(stat_path, sizeof(stat_path), "%s/%lu", procfs, pid);
 		if (stat(stat_path, &st) < 0)
 			continue;
 		if (ceems_bpf_io_tag_pid(io, slot, (uint32_t)pid, st.st_uid == 0) == -ENOSPC)
@@ -192,7 +192,7 @@ tag_dir(struct ceems_bpf_io *io, uint32_t slot, int dirfd, int depth,
 			     O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0)
 			continue;
-		tag_dir(io, slot, sub, depth + 1, buf);
+		tag_dir(io, slot, sub, depth + 1, procfs, buf);
 		close(sub);
 	}
 	closedir(d);
@@ -235,7 +235,8 @@ tag_job(struct ceems_agent *a, struct agent_job *j)
 	if (a->bpf_buf == NULL)
 		a->bpf_buf = malloc(PROCS_MAX);
 	if (a->bpf_buf != NULL)
-		tag_dir(a->bpf, j->bpf_slot, fd, 0, a->bpf_buf);
+		tag_dir(a->bpf, j->bpf_slot, fd, 0, a->config.procfs_root,
+			a->bpf_buf);
 	close(fd);
 }
 

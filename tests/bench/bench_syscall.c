@@ -8,7 +8,7 @@
  * Root (loading needs CAP_BPF and CAP_PERFMON); `make bench-syscall`,
  * figures in doc/performance.md.
  *
- *   bench_syscall [auto|tracepoint] [OPS] [ROUNDS] */
+ *   bench_syscall [auto|tracepoint] [OPS] [ROUNDS] [blocks] */
 #include "config.h"
 
 #include <errno.h>
@@ -25,17 +25,25 @@
 
 static volatile long sink;
 
-/* Nanoseconds per loop turn over OPS turns. */
+#define BLOCK (64 * 1024)
+
+/* Nanoseconds per loop turn over OPS turns: the syscall-heavy loop, or
+ * (BLOCKS) 64 KiB preads of a cached file, as a program reading its
+ * input in blocks. */
 static double
-run_loop(int null_fd, int file_fd, long ops)
+run_loop(int null_fd, int file_fd, long ops, bool blocks)
 {
-	char buf[4096];
+	static char buf[BLOCK];
 	double t0 = bench_now_ms();
 
 	for (long i = 0; i < ops; i++) {
+		if (blocks) {
+			sink += pread(file_fd, buf, BLOCK, 0);
+			continue;
+		}
 		sink += getppid();
 		sink += write(null_fd, buf, 1);
-		sink += pread(file_fd, buf, sizeof(buf), 0);
+		sink += pread(file_fd, buf, 4096, 0);
 	}
 	return (bench_now_ms() - t0) * 1e6 / (double)ops;
 }
@@ -44,11 +52,13 @@ int
 main(int argc, char **argv)
 {
 	bool no_btf = argc > 1 && strcmp(argv[1], "tracepoint") == 0;
+	bool blocks = argc > 4 && strcmp(argv[4], "blocks") == 0;
 	long ops = argc > 2 ? atol(argv[2]) : 200000;
 	int rounds = argc > 3 ? atoi(argv[3]) : 11;
 	double off[MAX_ROUNDS], on[MAX_ROUNDS], job[MAX_ROUNDS];
 	double r_on[MAX_ROUNDS], r_job[MAX_ROUNDS];
-	char path[] = "/tmp/bench_syscall.XXXXXX", buf[4096], why[256];
+	static char buf[BLOCK];
+	char path[] = "/tmp/bench_syscall.XXXXXX", why[256];
 	int null_fd, file_fd;
 
 	if (rounds < 1 || rounds > MAX_ROUNDS || ops < 1) {
@@ -64,31 +74,32 @@ main(int argc, char **argv)
 		return 1;
 	}
 	unlink(path);
-	run_loop(null_fd, file_fd, ops);	/* warm up */
+	run_loop(null_fd, file_fd, ops, blocks);	/* warm up */
 	for (int r = 0; r < rounds; r++) {
 		struct ceems_bpf_io *io;
 		uint32_t slot;
 
-		off[r] = run_loop(null_fd, file_fd, ops);
+		off[r] = run_loop(null_fd, file_fd, ops, blocks);
 		io = ceems_bpf_io_open(false, no_btf, 8, why, sizeof(why));
 		if (io == NULL) {
 			fprintf(stderr, "bench_syscall: %s\n", why);
 			return 1;
 		}
-		on[r] = run_loop(null_fd, file_fd, ops);
+		on[r] = run_loop(null_fd, file_fd, ops, blocks);
 		if (ceems_bpf_io_job_start(io, &slot) < 0 ||
 		    ceems_bpf_io_tag_pid(io, slot, (uint32_t)getpid(), false) < 0) {
 			fprintf(stderr, "bench_syscall: cannot tag this process\n");
 			return 1;
 		}
-		job[r] = run_loop(null_fd, file_fd, ops);
+		job[r] = run_loop(null_fd, file_fd, ops, blocks);
 		ceems_bpf_io_job_end(io, slot);
 		ceems_bpf_io_close(io);
 		r_on[r] = on[r] / off[r];
 		r_job[r] = job[r] / off[r];
 	}
-	printf("attach %s, %ld loop turns (3 calls each) x %d rounds\n",
-	       no_btf ? "tracepoint" : "auto", ops, rounds);
+	printf("attach %s, %ld loop turns (%s) x %d rounds\n",
+	       no_btf ? "tracepoint" : "auto", ops,
+	       blocks ? "one 64 KiB pread each" : "3 calls each", rounds);
 	printf("not loaded:          %7.1f ns/turn (median)\n", bench_sort_median(off, (size_t)rounds));
 	printf("loaded, not a job's: %7.1f ns/turn, ratio %.3f (median of rounds)\n",
 	       bench_sort_median(on, (size_t)rounds), bench_sort_median(r_on, (size_t)rounds));
