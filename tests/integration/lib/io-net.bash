@@ -61,6 +61,8 @@ io_net_dd() {
 	d=$(record_of "$DD_ID")
 	i=$(record_of "$IDLE_ID")
 	echo "dd: $(jq -c .measurements.io "$d")  idle: $(jq -c .measurements.io "$i")"
+	# The figures measured, in the TAP log.
+	echo "# dd: read $(io read_bytes "$d") written $(io write_bytes "$d") bytes; idle job: read $(io read_bytes "$i") written $(io write_bytes "$i")" >&3
 	near "$(io write_bytes "$d")" $((256 * MIB)) 2
 	check "$(io read_bytes "$d") >= 256 * $MIB"
 	check "$(io read_bytes "$d") <= 256 * $MIB * 1.02"
@@ -93,6 +95,7 @@ pair() {
 	rs=$(record_of "$S_ID")
 	echo "listener: $(jq -c .measurements.net "$rl")"
 	echo "sender: $(jq -c .measurements.net "$rs")"
+	echo "# $key: sender out $(net "$key" out_bytes "$rs"), listener in $(net "$key" in_bytes "$rl") bytes" >&3
 	# What the listener itself counted: all of it arrived.
 	[ "$(cat "$SLURM_DIR/out/count.$tag")" = $((100 * MIB)) ]
 	near "$(net "$key" out_bytes "$rs")" $((100 * MIB)) 5
