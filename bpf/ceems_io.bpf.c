@@ -18,7 +18,8 @@
  *       job's processes where the cgroup cannot tell (cgroup v1).
  * A process is a job's by its cgroup v2 ancestor's id, or (v1) by its
  * thread group id in the pid map that the agent fills at registration
- * and the fork hook extends.  Counters are per CPU and per job slot. */
+ * and the fork hook extends; it counts when it runs as the job's user.
+ * Counters are per CPU and per job slot. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -92,6 +93,16 @@ struct {
 	__type(value, struct ceems_bpf_drops);
 } drops SEC(".maps");
 
+/* The uid of each slot's job: only its processes running as that user
+ * count (not slurmstepd, nor the root helpers Slurm and its plugins fork
+ * in the job's cgroup). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CEEMS_BPF_MAX_JOBS);
+	__type(key, __u32);
+	__type(value, __u32);
+} slot_uid SEC(".maps");
+
 /* The read and write calls, by where their file descriptors are:
  * IO_SENDFILE (out_fd, in_fd, ...), IO_SPLICE (fd_in, off_in, fd_out,
  * ...) as splice and copy_file_range. */
@@ -130,13 +141,16 @@ current_slot(void)
 static __always_inline struct ceems_bpf_job_counters *
 current_counters(__u32 *slot_out)
 {
-	__u32 *slot = current_slot(), s;
+	__u32 *slot = current_slot(), *uid, s;
 
 	/* A process the agent tagged to follow only (slurmstepd): its
 	 * children are the job's, its own IO is Slurm's. */
 	if (slot == NULL || (*slot & CEEMS_BPF_FOLLOW_ONLY))
 		return NULL;
 	s = *slot;
+	uid = bpf_map_lookup_elem(&slot_uid, &s);
+	if (uid == NULL || *uid != (__u32)bpf_get_current_uid_gid())
+		return NULL;
 	if (slot_out != NULL)
 		*slot_out = s;
 	return bpf_map_lookup_elem(&job_counters, &s);

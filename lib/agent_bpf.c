@@ -10,7 +10,8 @@
  * every process listed is tagged; the fork hook tags their children at
  * once, between walks.  Processes owned by root there (slurmstepd) are
  * tagged to be followed only: their children are the job's, their own
- * IO (Slurm's) is not. */
+ * IO (Slurm's) is not.  And only the job's processes running as its
+ * user count (the root helpers slurmstepd and plugins fork do not). */
 #include "config.h"
 
 #include <sys/stat.h>
@@ -262,7 +263,7 @@ agent_bpf_job_start(struct ceems_agent *a, struct agent_job *j)
 
 	if (a->bpf == NULL)
 		return;
-	r = ceems_bpf_io_job_start(a->bpf, &j->bpf_slot);
+	r = ceems_bpf_io_job_start(a->bpf, j->spec.uid, &j->bpf_slot);
 	if (r < 0) {
 		snprintf(j->bpf_why, sizeof(j->bpf_why),
 			 "no eBPF counter slot for the job (%s)", strerror(-r));

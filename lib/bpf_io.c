@@ -235,6 +235,7 @@ load_chosen(struct ceems_bpf_io *io, const char **failed)
 	set_syscall_numbers(io->skel);
 	bpf_map__set_max_entries(io->skel->maps.job_counters, io->nslots);
 	bpf_map__set_max_entries(io->skel->maps.slot_gen, io->nslots);
+	bpf_map__set_max_entries(io->skel->maps.slot_uid, io->nslots);
 	for (size_t i = 0; i < NPROGS; i++) {
 		const struct bpf_prog_desc *p = &progs[i];
 		struct bpf_program *prog =
@@ -361,7 +362,7 @@ ceems_bpf_io_by_cgroup(const struct ceems_bpf_io *io)
 }
 
 int
-ceems_bpf_io_job_start(struct ceems_bpf_io *io, uint32_t *slot)
+ceems_bpf_io_job_start(struct ceems_bpf_io *io, uint32_t uid, uint32_t *slot)
 {
 	uint32_t s;
 	int cpus = io->ncpus;
@@ -378,6 +379,9 @@ ceems_bpf_io_job_start(struct ceems_bpf_io *io, uint32_t *slot)
 	io->gen[s]++;
 	if (bpf_map_update_elem(bpf_map__fd(io->skel->maps.slot_gen), &s,
 				&io->gen[s], BPF_ANY) < 0)
+		return -errno;
+	if (bpf_map_update_elem(bpf_map__fd(io->skel->maps.slot_uid), &s,
+				&uid, BPF_ANY) < 0)
 		return -errno;
 	io->used[s] = true;
 	*slot = s;
@@ -564,9 +568,10 @@ ceems_bpf_io_by_cgroup(const struct ceems_bpf_io *io)
 }
 
 int
-ceems_bpf_io_job_start(struct ceems_bpf_io *io, uint32_t *slot)
+ceems_bpf_io_job_start(struct ceems_bpf_io *io, uint32_t uid, uint32_t *slot)
 {
 	(void)io;
+	(void)uid;
 	(void)slot;
 	return -ENOTSUP;
 }

@@ -85,9 +85,10 @@ struct ceems_bpf_io *ceems_bpf_io_take(const struct ceems_config *config,
  * default). */
 bool ceems_bpf_io_maps_need_cap(void);
 
-/* A slot for a new job, its counters zeroed: 0 and *SLOT, or -ENOSPC,
- * -errno. */
-int ceems_bpf_io_job_start(struct ceems_bpf_io *io, uint32_t *slot);
+/* A slot for a new job of user UID (only its processes running as UID
+ * count), its counters zeroed: 0 and *SLOT, or -ENOSPC, -errno. */
+int ceems_bpf_io_job_start(struct ceems_bpf_io *io, uint32_t uid,
+			   uint32_t *slot);
 /* Tag process PID (cgroup v1) or the cgroup of id CGROUP_ID at LEVEL of
  * the v2 tree as the slot's; a process tagged FOLLOW_ONLY (slurmstepd)
  * is not counted, its children are.  0, -ENOSPC (map full), -errno. */

@@ -86,7 +86,7 @@ main(int argc, char **argv)
 			return 1;
 		}
 		on[r] = run_loop(null_fd, file_fd, ops, blocks);
-		if (ceems_bpf_io_job_start(io, &slot) < 0 ||
+		if (ceems_bpf_io_job_start(io, (uint32_t)getuid(), &slot) < 0 ||
 		    ceems_bpf_io_tag_pid(io, slot, (uint32_t)getpid(), false) < 0) {
 			fprintf(stderr, "bench_syscall: cannot tag this process\n");
 			return 1;

@@ -268,7 +268,7 @@ test_real(bool no_btf)
 		ok(ceems_bpf_io_attach(bpf, CEEMS_BPF_HOOK_IO) != CEEMS_BPF_ATTACH_NONE,
 		   "auto: IO by %s", ceems_bpf_attach_name(
 			   ceems_bpf_io_attach(bpf, CEEMS_BPF_HOOK_IO)));
-	is_mode(ceems_bpf_io_job_start(bpf, &slot), 0, "a slot");
+	is_mode(ceems_bpf_io_job_start(bpf, (uint32_t)getuid(), &slot), 0, "a slot");
 	close(mkstemp(path));
 	t4 = tcp_loop(AF_INET, &l4);
 	t6 = tcp_loop(AF_INET6, &l6);
@@ -318,10 +318,23 @@ test_real(bool no_btf)
 	is_mode(io.net_msgs[CEEMS_IO_OUT][CEEMS_IO_UDP][CEEMS_IO_IPV6], UDP_COUNT, "UDP IPv6 datagrams out");
 	is_mode(io.net_bytes[CEEMS_IO_IN][CEEMS_IO_TCP][CEEMS_IO_IPV4], 0, "the parent's receipts are not the job's");
 	ceems_bpf_io_job_end(bpf, slot);
-	is_mode(ceems_bpf_io_job_start(bpf, &slot2), 0, "a slot again");
+	is_mode(ceems_bpf_io_job_start(bpf, (uint32_t)getuid() + 1, &slot2), 0, "a slot again");
 	memset(&io2, 0xff, sizeof(io2));
 	ceems_bpf_io_read(bpf, slot2, &io2);
 	is_mode(io2.write_bytes + io2.read_bytes, 0, "a new slot starts at 0");
+	/* A process of the job running as another user than the job's
+	 * (slot2's user is not ours) is not counted. */
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+		usleep(100000);
+		_exit(fd >= 0 && write(fd, "other", 5) == 5 ? 0 : 1);
+	}
+	ceems_bpf_io_tag_pid(bpf, slot2, (uint32_t)pid, false);
+	waitpid(pid, &status, 0);
+	ceems_bpf_io_read(bpf, slot2, &io2);
+	is_mode(io2.write_bytes, 0, "another user's process in the job: not counted");
 	ceems_bpf_io_job_end(bpf, slot2);
 	unlink(path);
 	for (int fd = 3; fd < 64; fd++)
