@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <arpa/inet.h>
@@ -342,6 +343,85 @@ test_real(bool no_btf)
 	ceems_bpf_io_close(bpf);
 }
 
+/* Attribution by cgroup v2 id: a child moved into a cgroup of the v2
+ * tree (where one is mounted) is counted by its cgroup, without a pid
+ * entry. */
+static void
+test_cgroup_v2(void)
+{
+	static const char *const roots[] = { "/sys/fs/cgroup/unified", "/sys/fs/cgroup" };
+	char dir[128], procs[160], path[] = "/tmp/test_bpf_io_v2.XXXXXX", why[256];
+	struct ceems_agent_io_report io;
+	struct ceems_bpf_io *bpf;
+	struct stat st;
+	int go[2], status, fd;
+	uint32_t slot;
+	pid_t pid;
+
+	dir[0] = '\0';
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		char probe[160];
+
+		snprintf(probe, sizeof(probe), "%s/cgroup.procs", roots[i]);
+		snprintf(dir, sizeof(dir), "%s/ceems-test-bpf-%d", roots[i], (int)getpid());
+		if (access(probe, W_OK) == 0 && mkdir(dir, 0755) == 0)
+			break;
+		dir[0] = '\0';
+	}
+	if (dir[0] == '\0' || stat(dir, &st) < 0) {
+		ok(true, "# skip cgroup v2: no writable v2 tree");
+		return;
+	}
+	bpf = ceems_bpf_io_open(true, false, 8, why, sizeof(why));
+	if (bpf == NULL) {
+		ok(true, "# skip cgroup v2: %s", why);
+		rmdir(dir);
+		return;
+	}
+	is_int(ceems_bpf_io_attach(bpf, CEEMS_BPF_HOOK_PROC), CEEMS_BPF_ATTACH_NONE,
+	       "v2: no process hooks");
+	ok(ceems_bpf_io_job_start(bpf, (uint32_t)getuid(), &slot) == 0 &&
+	   ceems_bpf_io_tag_cgroup(bpf, slot, st.st_ino, 1) == 0, "v2: the cgroup tagged");
+	close(mkstemp(path));
+	if (pipe(go) < 0)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		char c, buf[8192];
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		memset(buf, 'v', sizeof(buf));
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		_exit(fd >= 0 && write(fd, buf, sizeof(buf)) == sizeof(buf) ? 0 : 2);
+	}
+	close(go[0]);
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
+	fd = open(procs, O_WRONLY | O_CLOEXEC);
+	ok(fd >= 0 && dprintf(fd, "%d\n", (int)pid) > 0, "v2: child moved into the cgroup");
+	if (fd >= 0)
+		close(fd);
+	if (write(go[1], "g", 1) != 1)
+		return;
+	close(go[1]);
+	waitpid(pid, &status, 0);
+	/* This process stays in its own cgroup: not counted. */
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, "parent", 6) != 6)
+			ok(false, "v2: the parent's write");
+		close(fd);
+	}
+	memset(&io, 0, sizeof(io));
+	ceems_bpf_io_read(bpf, slot, &io);
+	is_int(io.write_bytes, 8192, "v2: the child's writes, by its cgroup, not the parent's");
+	ceems_bpf_io_job_end(bpf, slot);
+	ceems_bpf_io_close(bpf);
+	unlink(path);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -351,6 +431,7 @@ main(void)
 	if (geteuid() == 0) {
 		test_real(false);
 		test_real(true);
+		test_cgroup_v2();
 	} else {
 		ok(true, "# skip the real programs need root");
 	}
