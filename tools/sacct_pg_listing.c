@@ -81,7 +81,7 @@ static const struct listing_column listing[ROWS_NCOLS] = {
 	{ "j.gpu_sm_active_pct", PG_BINARY_NUMBER, SACCT_NEED_GPU_SM },
 	{ "j.gpu_mem_peak_bytes", PG_BINARY_NUMBER, SACCT_NEED_GPU_MEM },
 	{ "j.gpu_mem_total_bytes", PG_BINARY_NUMBER, SACCT_NEED_GPU_MEM_TOTAL },
-	/* IO and network over the job's nodes (migration 019): asked for
+	/* IO and network over the job's nodes (migration 020): asked for
 	 * only when read, one index probe of job_nodes each. */
 	{ "(SELECT sum(n.io_read_bytes)::float8 FROM ceems.job_nodes n"
 	  " WHERE n.job_key = j.job_key AND n.io_source = 'syscall')",

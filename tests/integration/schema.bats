@@ -1076,7 +1076,7 @@ _near() {
     got=$(sql -c "SELECT gpu_util_pct FROM ceems.job_samples WHERE t = to_timestamp(1700000100)")
     _near "$got" "$want" || _fail "late sample merged to $got, want $want"
 
-# with_io FILE: FILE's record with a node's eBPF IO and network (019).
+# with_io FILE: FILE's record with a node's eBPF IO and network (020).
 with_io() {
     jq -c '.measurements.io = {"read_bytes": 268435456, "read_ops": 256,
             "read_errors": 0, "write_bytes": 268435456, "write_ops": 260,
@@ -1088,7 +1088,7 @@ with_io() {
             "out_bytes": 0, "in_msgs": 0, "out_msgs": 0}, "tcp_retrans": 3}' "$1"
 }
 
-@test "io-net: a node's eBPF IO and network are stored, one by one and in a batch (019)" {
+@test "io-net: a node's eBPF IO and network are stored, one by one and in a batch (020)" {
     admin db init >/dev/null || _fail "db init"
     make_node_records
     T=$BATS_TEST_TMPDIR
