@@ -1075,6 +1075,7 @@ _near() {
     want=$(echo "$before" | awk '{ printf "%.17g", ($1 * $2 + 3 * 20) / ($2 + 20) }')
     got=$(sql -c "SELECT gpu_util_pct FROM ceems.job_samples WHERE t = to_timestamp(1700000100)")
     _near "$got" "$want" || _fail "late sample merged to $got, want $want"
+}
 
 # with_io FILE: FILE's record with a node's eBPF IO and network (020).
 with_io() {
