@@ -19,6 +19,7 @@
 #include "agent_series.h"
 #include "agent_finish.h"
 #include "agent_state.h"
+#include "bmc.h"
 #include "emissions.h"
 #include "energy.h"
 #include "fileio.h"
@@ -30,13 +31,14 @@
 #include "rapl.h"
 
 /* Priority of the sources for each domain: RAPL is the finest for CPU
- * and memory, the node controllers (pm_counters) for the whole node. */
+ * and memory, the node controllers (pm_counters) for the whole node,
+ * then the BMC (configured on purpose, so before hwmon's meters). */
 enum { MAX_KINDS = 4 };
 static const char *const domain_priority[CEEMS_DOMAIN_COUNT][MAX_KINDS] = {
 	[CEEMS_DOMAIN_PACKAGE] = { "rapl", "pm_counters", "hwmon" },
 	[CEEMS_DOMAIN_DRAM] = { "rapl", "pm_counters", "hwmon" },
 	[CEEMS_DOMAIN_GPU] = { "gpu", "pm_counters", "hwmon" },
-	[CEEMS_DOMAIN_NODE] = { "pm_counters", "hwmon", "rapl" },
+	[CEEMS_DOMAIN_NODE] = { "pm_counters", "bmc", "hwmon", "rapl" },
 };
 
 static bool
@@ -70,6 +72,31 @@ choose_domain_sources(struct ceems_agent *a)
 	}
 }
 
+static struct ceems_energy_source *
+open_bmc(const struct ceems_config *c, uint64_t now_ns)
+{
+	struct ceems_bmc_options o = { .mode = CEEMS_BMC_NONE };
+	char why[256];
+
+	if (strcmp(c->bmc, "inband") == 0)
+		o.mode = CEEMS_BMC_INBAND;
+	else if (strcmp(c->bmc, "lan") == 0)
+		o.mode = CEEMS_BMC_LAN;
+	snprintf(o.host, sizeof(o.host), "%s", c->bmc_host);
+	snprintf(o.credentials_file, sizeof(o.credentials_file), "%s",
+		 c->bmc_credentials_file);
+	snprintf(o.sensor, sizeof(o.sensor), "%s", c->bmc_sensor);
+	o.interval_ns = c->bmc_interval_ns;
+	o.timeout_ns = c->bmc_timeout_ns;
+	if (ceems_bmc_parse_workarounds(c->bmc_workarounds, &o.workarounds,
+					why, sizeof(why)) < 0) {
+		ceems_error("bmc_workarounds: %s: node energy from the BMC is off",
+			    why);
+		return NULL;
+	}
+	return ceems_bmc_open(&o, now_ns);
+}
+
 static int
 open_sources(struct ceems_agent *a, uint64_t now_ns)
 {
@@ -85,6 +112,8 @@ open_sources(struct ceems_agent *a, uint64_t now_ns)
 	    (src = ceems_hwmon_open(c->sysfs_root, 0, now_ns)))
 		a->sources[a->nsources++] = src;
 	agent_gpu_open(a, now_ns);
+	if (a->nsources < MAX_SOURCES && (src = open_bmc(c, now_ns)))
+		a->sources[a->nsources++] = src;
 	for (size_t s = 0; s < a->nsources; s++) {
 		a->takes[s] = calloc(a->sources[s]->ncounters + 1,
 				     sizeof(*a->takes[s]));

@@ -73,6 +73,13 @@ static const struct key keys[] = {
 	{ "pue", KEY_REAL, FIELD(pue), 1.0, 5.0, NULL },
 	{ "emissions_table", KEY_PATH, FIELD(emissions_table), 0, 0, NULL },
 	{ "ebpf", KEY_WORD, FIELD(ebpf), 0, 0, "auto tracepoint off" },
+	{ "bmc", KEY_WORD, FIELD(bmc), 0, 0, "none inband lan" },
+	{ "bmc_host", KEY_STRING, FIELD(bmc_host), 0, 0, NULL },
+	{ "bmc_credentials_file", KEY_PATH, FIELD(bmc_credentials_file), 0, 0, NULL },
+	{ "bmc_interval", KEY_DURATION, FIELD(bmc_interval_ns), 10e6, 3600e9, NULL },
+	{ "bmc_timeout", KEY_DURATION, FIELD(bmc_timeout_ns), 100e6, 60e9, NULL },
+	{ "bmc_sensor", KEY_STRING, FIELD(bmc_sensor), 0, 0, NULL },
+	{ "bmc_workarounds", KEY_STRING, FIELD(bmc_workarounds), 0, 0, NULL },
 };
 
 void
@@ -111,6 +118,11 @@ ceems_config_defaults(struct ceems_config *c)
 	snprintf(c->emissions_table, sizeof(c->emissions_table),
 		 "%s/carbon-intensity.tsv", CEEMS_PKGDATADIR);
 	snprintf(c->ebpf, sizeof(c->ebpf), "auto");
+	snprintf(c->bmc, sizeof(c->bmc), "none");
+	c->bmc_interval_ns = 10000000000ULL;
+	c->bmc_timeout_ns = 5000000000ULL;
+	snprintf(c->bmc_sensor, sizeof(c->bmc_sensor), "auto");
+	snprintf(c->bmc_workarounds, sizeof(c->bmc_workarounds), "none");
 }
 
 int

@@ -84,6 +84,15 @@ struct ceems_config {
 	 * where the kernel offers them, else tracepoints), "tracepoint"
 	 * (tracefs tracepoints only), "off" */
 	char ebpf[16];
+	/* node power from the BMC (lib/bmc.h); its credentials live in
+	 * bmc_credentials_file, never here */
+	char bmc[8];			/* none, inband or lan */
+	char bmc_host[CEEMS_CONFIG_PATH_MAX];	/* lan: name or name:port */
+	char bmc_credentials_file[CEEMS_CONFIG_PATH_MAX];
+	uint64_t bmc_interval_ns;	/* between two readings */
+	uint64_t bmc_timeout_ns;	/* one IPMI exchange */
+	char bmc_sensor[64];		/* auto, dcmi or an SDR id string */
+	char bmc_workarounds[128];	/* freeipmi's names, or none */
 };
 
 /* Fill CONFIG with the documented defaults. */

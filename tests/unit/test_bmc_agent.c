@@ -1,0 +1,376 @@
+/* test_bmc_agent.c - the agent engine with its node energy from a
+ * simulated BMC: OpenIPMI's ipmi_sim on loopback over LANplus
+ * (tests/harness/bmc.sh), whose power sensor the test moves while the
+ * agent ticks.  The node's energy matches the simulator's integral
+ * within 2%, the residual balances, and every failure (BMC down at
+ * start, lost mid-run, wrong password, no such sensor, garbage, a
+ * credentials file others can read) is one clear log line and gaps,
+ * never a stall of the tick.  Needs root and ipmi_sim; skipped
+ * otherwise. */
+#include "config.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "ledger.h"
+#include "log.h"
+#include "../tap.h"
+#include "fixture.h"
+#include "tmptree.h"
+
+#define SEC 1000000000ULL
+#define MS 1000000ULL
+#define RAPL "class/powercap/"
+#define PKG_W 50.0
+#define DRAM_W 5.0
+
+static char sys_root[200], proc_root[200], sim_dir[220], harness[4096];
+static char buf[8192];
+static int port;
+static unsigned long long pkg_uj = 100000000ULL, dram_uj = 20000000ULL;
+
+/* Log lines about the BMC, as the agent writes them. */
+static unsigned bmc_warnings, bmc_infos;
+static char last_warning[1024];
+
+static void
+on_log(enum ceems_log_level level, const char *line, void *arg)
+{
+	(void)arg;
+	if (strncmp(line, "BMC", 3) != 0)
+		return;
+	if (level <= CEEMS_LOG_WARNING) {
+		bmc_warnings++;
+		snprintf(last_warning, sizeof(last_warning), "%s", line);
+	} else {
+		bmc_infos++;
+	}
+	printf("# log: %s\n", line);
+}
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
+}
+
+/* tests/harness/bmc.sh VERB SIM_DIR [ARG]. */
+static int
+run_harness_arg(const char *verb, const char *arg)
+{
+	pid_t pid;
+	int status;
+
+	pid = fork();
+	if (pid == 0) {
+		execl("/bin/bash", "bash", harness, verb, sim_dir, arg,
+		      (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int
+run_harness(const char *verb)
+{
+	char port_text[16];
+
+	snprintf(port_text, sizeof(port_text), "%d", port);
+	return run_harness_arg(verb, strcmp(verb, "start") == 0 ?
+			       port_text : NULL);
+}
+
+/* The sensor's raw byte, through the simulator's console: the power is
+ * twice it. */
+static void
+set_power_raw(const char *raw)
+{
+	if (run_harness_arg("set", raw) != 0)
+		printf("# cannot set the simulated power to %s\n", raw);
+}
+
+static void
+write_u64(const char *rel, unsigned long long v)
+{
+	char text[32];
+
+	snprintf(text, sizeof(text), "%llu\n", v);
+	tmptree_write(sys_root, rel, text);
+}
+
+/* Package and DRAM spend their constant power over DT seconds. */
+static void
+move_rapl(double dt)
+{
+	pkg_uj += (unsigned long long)(PKG_W * dt * 1e6);
+	dram_uj += (unsigned long long)(DRAM_W * dt * 1e6);
+	write_u64(RAPL "intel-rapl:0/energy_uj", pkg_uj);
+	write_u64(RAPL "intel-rapl:0:1/energy_uj", dram_uj);
+}
+
+static void
+make_trees(void)
+{
+	char path[PATH_MAX];
+
+	const char *tree = tmptree_new(fixture_path("sys/rapl-intel"));
+
+	if (strlen(tree) >= sizeof(sys_root))
+		tmptree_die("path too long", tree);
+	memcpy(sys_root, tree, strlen(tree) + 1);
+	snprintf(proc_root, sizeof(proc_root), "%s/ceems-test-proc-XXXXXX",
+		 getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(proc_root) == NULL)
+		tmptree_die("mkdtemp", proc_root);
+	snprintf(path, sizeof(path), "%s/self", proc_root);
+	mkdir(path, 0755);
+	tmptree_write(proc_root, "self/mountinfo",
+		      fixture_text("cgroup/v1/mountinfo.txt", buf, sizeof(buf)));
+	tmptree_write(proc_root, "meminfo",
+		      fixture_text("proc/meminfo", buf, sizeof(buf)));
+	tmptree_write(proc_root, "stat",
+		      "cpu  0 0 0 100000 0 0 0 0 0 0\ncpu0 0 0 0 100000 0 0 0 0 0 0\nintr 0\n");
+	snprintf(sim_dir, sizeof(sim_dir), "%s/bmc", proc_root);
+	mkdir(sim_dir, 0700);
+	move_rapl(0);
+}
+
+static struct ceems_agent *
+open_agent(const char *creds, const char *sensor)
+{
+	struct ceems_config c;
+	struct ceems_agent *a;
+	char err[256] = "";
+
+	ceems_config_defaults(&c);
+	snprintf(c.sysfs_root, sizeof(c.sysfs_root), "%s", sys_root);
+	snprintf(c.procfs_root, sizeof(c.procfs_root), "%s", proc_root);
+	snprintf(c.state_dir, sizeof(c.state_dir), "%s/state", proc_root);
+	c.idle_power_package_w = 20;
+	c.idle_power_dram_w = 2;
+	c.max_jobs = 4;
+	snprintf(c.bmc, sizeof(c.bmc), "lan");
+	snprintf(c.bmc_host, sizeof(c.bmc_host), "127.0.0.1:%d", port);
+	snprintf(c.bmc_credentials_file, sizeof(c.bmc_credentials_file), "%s",
+		 creds);
+	snprintf(c.bmc_sensor, sizeof(c.bmc_sensor), "%s", sensor);
+	snprintf(c.bmc_workarounds, sizeof(c.bmc_workarounds), "opensesspriv");
+	c.bmc_interval_ns = 100 * MS;
+	c.bmc_timeout_ns = 1000 * MS;
+	a = ceems_agent_open(&c, mono_ns(), err, sizeof(err));
+	if (a == NULL)
+		printf("# agent open: %s\n", err);
+	return a;
+}
+
+/* What ticking for a while saw. */
+struct run {
+	unsigned ticks, measured, gaps;
+	uint64_t slowest_ns;		/* the longest tick call */
+	double node_j, want_j;		/* measured, and the simulator's */
+	double worst_balance;		/* |residual + clamped - (node - inner)| */
+	double idle_system_j, residual_j;
+};
+
+/* Tick every 100 ms for SECONDS; the simulator's power is WATTS (for
+ * want_j) over the measured ticks.  Stops early at the first measured
+ * tick when UNTIL_MEASURED. */
+static void
+tick_for(struct ceems_agent *a, double seconds, double watts,
+	 bool until_measured, struct run *r)
+{
+	uint64_t end = mono_ns() + (uint64_t)(seconds * 1e9), last = mono_ns();
+
+	while (mono_ns() < end) {
+		const struct ceems_ledger_tick *t;
+		uint64_t now, took;
+		double dt;
+
+		usleep(100000);
+		now = mono_ns();
+		dt = (double)(now - last) / 1e9;
+		last = now;
+		move_rapl(dt);
+		ceems_agent_tick(a, now);
+		took = mono_ns() - now;
+		if (took > r->slowest_ns)
+			r->slowest_ns = took;
+		t = ceems_agent_last_tick(a);
+		r->ticks++;
+		if (t->measured[CEEMS_DOMAIN_NODE] &&
+		    t->gap[CEEMS_DOMAIN_NODE] == CEEMS_GAP_NONE) {
+			double inner = t->delta_j[CEEMS_DOMAIN_PACKAGE] +
+				       t->delta_j[CEEMS_DOMAIN_DRAM];
+			double bal = fabs(t->delta_j[CEEMS_DOMAIN_NODE] +
+					  t->residual_clamped_j -
+					  (t->node_source_j - inner));
+
+			r->measured++;
+			r->node_j += t->node_source_j;
+			r->want_j += watts * dt;
+			r->residual_j += t->delta_j[CEEMS_DOMAIN_NODE];
+			r->idle_system_j += t->idle_j[CEEMS_DOMAIN_NODE] +
+					    t->system_j[CEEMS_DOMAIN_NODE];
+			if (bal > r->worst_balance)
+				r->worst_balance = bal;
+			if (until_measured)
+				return;
+		} else {
+			r->gaps++;
+		}
+	}
+}
+
+static void
+test_down_then_up_then_lost(const char *creds)
+{
+	struct ceems_agent *a;
+	struct run r = { 0 };
+	unsigned warnings;
+
+	bmc_warnings = bmc_infos = 0;
+	a = open_agent(creds, "auto");
+	if (!ok(a != NULL, "the agent opens with bmc = lan"))
+		return;
+	tick_for(a, 1.5, 200, false, &r);
+	is_int(r.measured, 0, "BMC down at start: no tick measures the node");
+	ok(r.gaps == r.ticks && r.ticks >= 10, "every tick is a node gap (%u of %u)",
+	   r.gaps, r.ticks);
+	is_int(bmc_warnings, 1, "one warning for the BMC down, not one per tick");
+	ok(r.slowest_ns < 50 * MS, "no tick waits for the BMC (slowest %.1f ms)",
+	   (double)r.slowest_ns / 1e6);
+
+	if (!ok(run_harness("start") == 0, "the simulated BMC starts"))
+		goto out;
+	memset(&r, 0, sizeof(r));
+	tick_for(a, 8, 200, true, &r);
+	ok(r.measured == 1, "once it answers, the node measures again");
+	ok(bmc_infos >= 2, "and the agent says so, and how it reads (%u lines)", bmc_infos);
+
+	/* Now the integral: 200 W for 5 s, then 300 W for 5 s. */
+	memset(&r, 0, sizeof(r));
+	tick_for(a, 5, 200, false, &r);
+	set_power_raw("150");
+	tick_for(a, 5, 300, false, &r);
+	ok(r.gaps == 0, "no gap while the BMC answers (%u)", r.gaps);
+	ok(fabs(r.node_j - r.want_j) <= 0.02 * r.want_j,
+	   "node energy %.1f J is the simulator's integral %.1f J within 2%%",
+	   r.node_j, r.want_j);
+	ok(r.worst_balance < 1e-6,
+	   "every tick: residual + clamped = BMC - package - DRAM (worst %g J)",
+	   r.worst_balance);
+	ok(fabs(r.residual_j - r.idle_system_j) < 1e-6 * r.residual_j + 1e-9,
+	   "with no job, the residual (%.1f J) all goes to idle and system",
+	   r.residual_j);
+	ok(r.residual_j > 0.6 * r.node_j, "the residual is the BMC's share beyond package and DRAM");
+
+	/* Garbage: the sensor reads 0 W. */
+	warnings = bmc_warnings;
+	set_power_raw("0");
+	memset(&r, 0, sizeof(r));
+	tick_for(a, 2.5, 0, false, &r);
+	ok(r.gaps > 0, "a 0 W reading is garbage: the node is a gap (%u ticks)", r.gaps);
+	is_int(bmc_warnings, warnings + 1, "one warning for the garbage");
+	ok(strstr(last_warning, "not a node's power") != NULL, "it says why: %s",
+	   last_warning);
+	set_power_raw("100");
+	memset(&r, 0, sizeof(r));
+	tick_for(a, 6, 200, true, &r);
+	ok(r.measured == 1, "a good reading again: it measures again");
+
+	/* Lost mid-run. */
+	warnings = bmc_warnings;
+	run_harness("stop");
+	memset(&r, 0, sizeof(r));
+	tick_for(a, 3, 200, false, &r);
+	ok(r.gaps >= 10, "BMC lost mid-run: the node's ticks become gaps (%u)", r.gaps);
+	ok(r.measured <= 15, "after at most the hold time (%u measured)", r.measured);
+	is_int(bmc_warnings, warnings + 1, "one warning for the loss");
+	ok(r.slowest_ns < 50 * MS, "no tick waits for the lost BMC (slowest %.1f ms)",
+	   (double)r.slowest_ns / 1e6);
+out:
+	ceems_agent_close(a);
+}
+
+/* An agent whose BMC never measures: its one warning holds NEEDLE. */
+static void
+expect_failure(const char *creds, const char *sensor, const char *needle,
+	       const char *what)
+{
+	struct ceems_agent *a;
+	struct run r = { 0 };
+
+	bmc_warnings = 0;
+	last_warning[0] = '\0';
+	a = open_agent(creds, sensor);
+	if (!ok(a != NULL, "%s: the agent opens", what))
+		return;
+	tick_for(a, 2.5, 0, false, &r);
+	is_int(r.measured, 0, "no tick measures the node");
+	is_int(bmc_warnings, 1, "one warning");
+	ok(strstr(last_warning, needle) != NULL, "%s: it says so: %s", what,
+	   last_warning);
+	ok(r.slowest_ns < 50 * MS, "no tick waits (slowest %.1f ms)",
+	   (double)r.slowest_ns / 1e6);
+	ceems_agent_close(a);
+}
+
+static void
+write_creds(const char *name, const char *text, mode_t mode)
+{
+	char path[PATH_MAX];
+
+	tmptree_write(sim_dir, name, text);
+	snprintf(path, sizeof(path), "%s/%s", sim_dir, name);
+	chmod(path, mode);
+}
+
+int
+main(void)
+{
+	char creds[240], wrong[240], open_creds[240];
+
+	if (geteuid() != 0 || access("/usr/bin/ipmi_sim", X_OK) != 0) {
+		printf("1..0 # SKIP needs root and OpenIPMI's ipmi_sim (Debian package openipmi)\n");
+		return 0;
+	}
+	snprintf(harness, sizeof(harness), "%s/../harness/bmc.sh", fixture_root());
+	port = 16000 + (int)(getpid() % 4000);
+	ceems_log_set_handler(on_log, NULL);
+	make_trees();
+	snprintf(creds, sizeof(creds), "%s/credentials", sim_dir);
+	snprintf(wrong, sizeof(wrong), "%s/wrong", sim_dir);
+	snprintf(open_creds, sizeof(open_creds), "%s/readable", sim_dir);
+	write_creds("credentials", "username ceems\npassword ceems-test-pw\n", 0600);
+	write_creds("wrong", "username ceems\npassword not-the-pw\n", 0600);
+	write_creds("readable", "username ceems\npassword ceems-test-pw\n", 0644);
+
+	test_down_then_up_then_lost(creds);
+
+	if (ok(run_harness("start") == 0, "the simulated BMC starts again")) {
+		expect_failure(wrong, "auto", "password", "wrong password");
+		expect_failure(creds, "No Such Sensor", "No Such Sensor",
+			       "sensor missing");
+		expect_failure(open_creds, "auto", "chmod 600",
+			       "credentials others can read");
+		run_harness("stop");
+	}
+	tmptree_remove(sys_root);
+	tmptree_remove(proc_root);
+	return done_testing();
+}
