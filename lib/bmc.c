@@ -43,6 +43,7 @@ struct bmc_priv {
 	pthread_cond_t wake;
 	/* Below: under mu. */
 	bool stop;
+	bool start_failed;		/* the thread could not be made */
 	struct ceems_bmc_curve curve;
 	struct log_line logq[LOG_QUEUE];
 	unsigned nlog;
@@ -228,6 +229,8 @@ bmc_thread(void *arg)
 	return NULL;
 }
 
+static int start_thread(struct bmc_priv *p);
+
 static void
 bmc_sample(struct ceems_energy_source *src, uint64_t now_ns)
 {
@@ -236,7 +239,19 @@ bmc_sample(struct ceems_energy_source *src, uint64_t now_ns)
 	enum ceems_energy_gap gap;
 	unsigned n;
 	double j;
+	int ret;
 
+	/* The thread starts at the first sample, not at the open: by then
+	 * the agent has confined itself (Landlock binds only the threads
+	 * made after it), and the thread inherits the confinement. */
+	if (!p->started && !p->start_failed) {
+		ret = start_thread(p);
+		if (ret < 0) {
+			p->start_failed = true;
+			ceems_error("BMC: cannot start its thread (%s): node energy from the BMC is off",
+				    strerror(-ret));
+		}
+	}
 	pthread_mutex_lock(&p->mu);
 	gap = ceems_bmc_curve_take(&p->curve, now_ns, &j);
 	n = p->nlog;
@@ -307,15 +322,9 @@ options_usable(const struct ceems_bmc_options *o)
 static int
 start_thread(struct bmc_priv *p)
 {
-	pthread_condattr_t ca;
 	sigset_t all, old;
 	int ret;
 
-	pthread_mutex_init(&p->mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&p->wake, &ca);
-	pthread_condattr_destroy(&ca);
 	/* Signals stay with the agent's main thread. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -331,7 +340,7 @@ ceems_bmc_open(const struct ceems_bmc_options *o, uint64_t now_ns)
 {
 	struct ceems_energy_source *src;
 	struct bmc_priv *p;
-	int ret;
+	pthread_condattr_t ca;
 
 	if (o->mode == CEEMS_BMC_NONE || !options_usable(o))
 		return NULL;
@@ -354,11 +363,10 @@ ceems_bmc_open(const struct ceems_bmc_options *o, uint64_t now_ns)
 	 * it: one late or lost answer is no gap, a BMC gone quiet is. */
 	ceems_bmc_curve_init(&p->curve, 2 * o->interval_ns + o->timeout_ns,
 			     now_ns);
-	ret = start_thread(p);
-	if (ret < 0) {
-		ceems_error("BMC: cannot start its thread: %s", strerror(-ret));
-		bmc_close(src);
-		return NULL;
-	}
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->wake, &ca);
+	pthread_condattr_destroy(&ca);
 	return src;
 }

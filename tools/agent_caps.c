@@ -9,7 +9,9 @@
  *     (tools/ceems-agent.c); after it, CAP_BPF only where the kernel
  *     (before Linux 6.5, with unprivileged eBPF disabled) refuses map
  *     reads through their descriptors without it;
- *   later: perf CAP_PERFMON, in-band IPMI CAP_SYS_RAWIO.
+ *   the BMC: nothing (in band through the kernel's /dev/ipmi0, owned by
+ *     root; over LAN a UDP socket);
+ *   later: perf CAP_PERFMON.
  * Everything else goes from the effective, permitted, inheritable,
  * ambient and bounding sets, and no_new_privs is set, so that a bug in
  * the agent cannot be turned into more than reading counters.  What uid

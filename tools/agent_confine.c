@@ -20,7 +20,9 @@
  *                  them), /dev/null;
  *   read, write existing files only: the GPU devices (/dev/nvidia*,
  *                  /dev/dri, /dev/kfd), when a GPU library is in use,
- *                  and read the drivers' files under /proc and /sys.
+ *                  and read the drivers' files under /proc and /sys;
+ *                  the IPMI device /dev/ipmi0 with bmc = inband;
+ *   read:          bmc_credentials_file with bmc = lan.
  * Everything else, /etc/shadow and every write outside those three
  * directories included, is refused with EACCES.  Files opened before the
  * confinement (the log on stderr, sources opened at start) stay usable.
@@ -284,6 +286,18 @@ allow_gpus(int ruleset, uint64_t handled, const struct ceems_config *c)
 	return bad;
 }
 
+/* The BMC's thread reads its credentials file again at every
+ * reconnection (LAN), or talks to the kernel's IPMI device (in band). */
+static int
+allow_bmc(int ruleset, uint64_t handled, const struct ceems_config *c)
+{
+	if (strcmp(c->bmc, "lan") == 0 && c->bmc_credentials_file[0] != '\0')
+		return allow(ruleset, handled, c->bmc_credentials_file, FS_READ);
+	if (strcmp(c->bmc, "inband") == 0)
+		return allow(ruleset, handled, "/dev/ipmi0", FS_DEVICE);
+	return 0;
+}
+
 static int
 add_rules(int ruleset, uint64_t handled, const struct ceems_config *c)
 {
@@ -303,6 +317,7 @@ add_rules(int ruleset, uint64_t handled, const struct ceems_config *c)
 		     FS_WRITE);
 	bad |= allow(ruleset, handled, "/dev/null", FS_WRITE);
 	bad |= allow_gpus(ruleset, handled, c);
+	bad |= allow_bmc(ruleset, handled, c);
 	for (size_t i = 0; i < sizeof(system_read) / sizeof(system_read[0]); i++)
 		bad |= allow(ruleset, handled, system_read[i], FS_READ);
 	for (size_t i = 0; i < sizeof(system_exec) / sizeof(system_exec[0]); i++)

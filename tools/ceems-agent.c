@@ -181,6 +181,15 @@ print_config(const struct ceems_config *c, const char *source)
 		printf("# zone is not set: no emissions are computed\n");
 	printf("pue = %g\n", c->pue);
 	printf("emissions_table = %s\n", c->emissions_table);
+	printf("bmc = %s\n", c->bmc);
+	if (strcmp(c->bmc, "none") != 0) {
+		printf("bmc_host = %s\n", c->bmc_host);
+		printf("bmc_credentials_file = %s\n", c->bmc_credentials_file);
+		printf("bmc_interval = %.3fs\n", (double)c->bmc_interval_ns / 1e9);
+		printf("bmc_timeout = %.3fs\n", (double)c->bmc_timeout_ns / 1e9);
+		printf("bmc_sensor = %s\n", c->bmc_sensor);
+		printf("bmc_workarounds = %s\n", c->bmc_workarounds);
+	}
 }
 
 /* Load the configuration: PATH given explicitly must exist; the default

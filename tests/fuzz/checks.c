@@ -22,6 +22,7 @@
 #include "agent_series.h"
 #include "gres.h"
 #include "job_note.h"
+#include "bmc.h"
 #include "cgroup_path.h"
 #include "cgroup_stats.h"
 #include "conf.h"
@@ -950,6 +951,51 @@ check_bus_id(const char *data)
 	return NULL;
 }
 
+/* A value of the BMC's credentials file: 1 to MAX bytes, one line. */
+static bool
+credential_ok(const char *v, size_t max)
+{
+	size_t n = strlen(v);
+
+	return n >= 1 && n <= max && strpbrk(v, "\n\r") == NULL;
+}
+
+/* The BMC's credentials file and bmc_workarounds: 0 or -EINVAL, a value
+ * that fits and lies in the text, a reason on error, flags only known
+ * ones. */
+static const char *
+check_bmc_texts(const char *data)
+{
+	static const int einval[] = { -EINVAL, 0 };
+	const unsigned known = (CEEMS_BMC_WORKAROUND_NOCHECKSUMCHECK << 1) - 1;
+	struct ceems_bmc_credentials cr;
+	char why[256];
+	unsigned flags = 0x80000000u;
+	int ret;
+
+	why[0] = '\0';
+	ret = ceems_bmc_credentials_parse(data, &cr, why, sizeof(why));
+	if (!ret_allowed(ret, einval))
+		return "ceems_bmc_credentials_parse: undocumented return code";
+	if (ret == 0 && (!credential_ok(cr.username, CEEMS_BMC_USER_MAX) ||
+			 !credential_ok(cr.password, CEEMS_BMC_PASSWORD_MAX) ||
+			 strstr(data, cr.username) == NULL ||
+			 strstr(data, cr.password) == NULL))
+		return "ceems_bmc_credentials_parse: value not from one line of the text";
+	if (ret < 0 && why[0] == '\0')
+		return "ceems_bmc_credentials_parse: no reason given";
+
+	why[0] = '\0';
+	ret = ceems_bmc_parse_workarounds(data, &flags, why, sizeof(why));
+	if (!ret_allowed(ret, einval))
+		return "ceems_bmc_parse_workarounds: undocumented return code";
+	if (ret == 0 && (flags & ~known) != 0)
+		return "ceems_bmc_parse_workarounds: unknown flag set";
+	if (ret < 0 && why[0] == '\0')
+		return "ceems_bmc_parse_workarounds: no reason given";
+	return NULL;
+}
+
 const char *
 fuzz_check_energy(const char *data, size_t len)
 {
@@ -999,6 +1045,8 @@ fuzz_check_energy(const char *data, size_t len)
 		problem = check_classifiers(data, line);
 	free(line);
 	free(rest);
+	if (problem == NULL)
+		problem = check_bmc_texts(data);
 	return problem;
 }
 

@@ -36,8 +36,10 @@ const char *fuzz_check_emissions(const char *data, size_t len);
 /* The sysfs parsers of the energy sources: ceems_parse_u64,
  * ceems_rapl_classify_zone, ceems_hwmon_classify (chip and label: the
  * text before and after its first newline), ceems_pm_counters_parse,
- * ceems_pm_counters_classify; and the GPU backends' bus id,
- * ceems_gpu_bus_id_normalise. */
+ * ceems_pm_counters_classify; the GPU backends' bus id,
+ * ceems_gpu_bus_id_normalise; and the BMC's credentials file and
+ * workaround list (ceems_bmc_credentials_parse,
+ * ceems_bmc_parse_workarounds). */
 const char *fuzz_check_energy(const char *data, size_t len);
 
 /* ceems_agent_request_decode (all LEN bytes; a request that decodes is

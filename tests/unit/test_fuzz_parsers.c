@@ -199,6 +199,11 @@ static const struct edge energy_edges[] = {
 	EDGE("ffffffff:ff:1f.7"), EDGE("100000000:00:00.0"), EDGE("0:100:0.0"),
 	EDGE("0000:3b:20.0"), EDGE("0000:3b:00.8"), EDGE("0000:3b:00.0 "),
 	EDGE("0000:3b:00."), EDGE(":3b:00.0"), EDGE("0000::00.0"),
+	EDGE("username admin\npassword x\n"), EDGE("username \npassword x"),
+	EDGE("username a\rb\npassword x"), EDGE("password 123456789012345678901"),
+	EDGE("username 12345678901234567\npassword x"), EDGE("# c\n\n"),
+	EDGE("opensesspriv"), EDGE("none"), EDGE("intel20,sun20 authcap"),
+	EDGE(",,"), EDGE("opensessprivx"), EDGE("integritycheckvalue,"),
 };
 
 static const char *const agent_proto_seeds[] = { "agent:*.json", NULL };
@@ -373,6 +378,7 @@ static const char *const tokens[] = {
 	"cgroup ", "cgroup2 ", "memory", "\\040", "\\", "1e308", "nan", "-1",
 	"Total ", "Read ", "rbytes=", "MemTotal:", "usage_usec ", "WORLD",
 	"interval = ", "package-", "-die-", "_energy", "accel",
+	"username ", "password ", "opensesspriv", "nochecksumcheck",
 };
 static const char *const huge_numbers[] = {
 	"18446744073709551615", "18446744073709551616", "4294967295",
