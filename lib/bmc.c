@@ -50,7 +50,8 @@ struct bmc_priv {
 	/* The thread's own (no lock). */
 	bool bad;			/* failing since the last good read */
 	unsigned failures;
-	bool stale_logged;
+	uint64_t stale_since_ns;	/* 0: the last reading was fresh */
+	bool stale_warned;
 	char chosen[160];
 };
 
@@ -125,15 +126,23 @@ answered(struct bmc_priv *p, const struct ceems_bmc_reading *r,
 		return;
 	}
 	if (v == CEEMS_BMC_STALE) {
-		/* The BMC's reading lags; the curve holds the last one for
-		 * a while, then makes gaps.  Said once per stale run. */
-		if (!p->stale_logged)
-			ceems_debug("BMC (%s): same reading again (stamp %u)",
-				    where(p), r->stamp);
-		p->stale_logged = true;
+		/* The BMC's reading lags: the curve holds the last one for
+		 * a while, then makes gaps.  Said once per stale run, when
+		 * it has become a gap. */
+		if (p->stale_since_ns == 0)
+			p->stale_since_ns = now_ns;
+		if (!p->stale_warned &&
+		    now_ns - p->stale_since_ns > p->curve.max_hold_ns) {
+			queue_log(p, CEEMS_LOG_WARNING,
+				  "BMC (%s): answers the same DCMI reading (stamp %u) again and again; node energy is a gap until it moves",
+				  where(p), r->stamp);
+			p->stale_warned = true;
+			p->bad = true;
+		}
 		return;
 	}
-	p->stale_logged = false;
+	p->stale_since_ns = 0;
+	p->stale_warned = false;
 	if (p->bad)
 		queue_log(p, CEEMS_LOG_INFO,
 			  "BMC (%s): measures again (%.0f W) after %u failed tries",
