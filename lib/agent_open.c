@@ -86,6 +86,7 @@ open_bmc(const struct ceems_config *c, uint64_t now_ns)
 	snprintf(o.credentials_file, sizeof(o.credentials_file), "%s",
 		 c->bmc_credentials_file);
 	snprintf(o.sensor, sizeof(o.sensor), "%s", c->bmc_sensor);
+	snprintf(o.privilege, sizeof(o.privilege), "%s", c->bmc_privilege);
 	o.interval_ns = c->bmc_interval_ns;
 	o.timeout_ns = c->bmc_timeout_ns;
 	if (ceems_bmc_parse_workarounds(c->bmc_workarounds, &o.workarounds,

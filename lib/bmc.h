@@ -38,6 +38,7 @@ struct ceems_bmc_options {
 	uint64_t interval_ns;		/* between two readings */
 	uint64_t timeout_ns;		/* one IPMI exchange, at most */
 	unsigned workarounds;		/* CEEMS_BMC_WORKAROUND_* */
+	char privilege[16];		/* LAN session: user, operator, admin */
 };
 
 /* freeipmi's workarounds for BMCs that break the IPMI 2.0 session

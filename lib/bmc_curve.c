@@ -105,8 +105,9 @@ ceems_bmc_curve_reading(struct ceems_bmc_curve *c,
 void
 ceems_bmc_curve_lost(struct ceems_bmc_curve *c, enum ceems_energy_gap gap)
 {
+	/* The stamp stays: the BMC's same reading after the loss is still
+	 * not a new one. */
 	c->have_last = false;
-	c->have_stamp = false;
 	if (!c->rebase) {
 		c->rebase = true;
 		c->rebase_gap = gap;

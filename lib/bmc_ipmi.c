@@ -130,6 +130,7 @@ bmc_link_open(const struct ceems_bmc_options *o,
 {
 	struct bmc_link *l = calloc(1, sizeof(*l));
 	unsigned timeout_ms = (unsigned)(o->timeout_ns / 1000000);
+	uint8_t privilege = IPMI_PRIVILEGE_LEVEL_USER;
 	int ret;
 
 	if (l == NULL || (l->ctx = ipmi_ctx_create()) == NULL) {
@@ -139,13 +140,17 @@ bmc_link_open(const struct ceems_bmc_options *o,
 	}
 	if (timeout_ms < 100)
 		timeout_ms = 100;
+	if (strcmp(o->privilege, "admin") == 0)
+		privilege = IPMI_PRIVILEGE_LEVEL_ADMIN;
+	else if (strcmp(o->privilege, "operator") == 0)
+		privilege = IPMI_PRIVILEGE_LEVEL_OPERATOR;
 	if (o->mode == CEEMS_BMC_LAN)
 		/* Cipher suite 3 (HMAC-SHA1, AES-CBC-128): what every IPMI 2.0
 		 * BMC must offer.  The retransmission timeout is a quarter
 		 * of the session's, so a lost datagram is sent again. */
 		ret = ipmi_ctx_open_outofband_2_0(l->ctx, o->host,
 				cr->username, cr->password, NULL, 0,
-				IPMI_PRIVILEGE_LEVEL_USER, 3, timeout_ms,
+				privilege, 3, timeout_ms,
 				timeout_ms / 4,
 				freeipmi_workarounds(o->workarounds), 0);
 	else

@@ -80,6 +80,7 @@ static const struct key keys[] = {
 	{ "bmc_timeout", KEY_DURATION, FIELD(bmc_timeout_ns), 100e6, 60e9, NULL },
 	{ "bmc_sensor", KEY_STRING, FIELD(bmc_sensor), 0, 0, NULL },
 	{ "bmc_workarounds", KEY_STRING, FIELD(bmc_workarounds), 0, 0, NULL },
+	{ "bmc_privilege", KEY_WORD, FIELD(bmc_privilege), 0, 0, "user operator admin" },
 };
 
 void
@@ -123,6 +124,7 @@ ceems_config_defaults(struct ceems_config *c)
 	c->bmc_timeout_ns = 5000000000ULL;
 	snprintf(c->bmc_sensor, sizeof(c->bmc_sensor), "auto");
 	snprintf(c->bmc_workarounds, sizeof(c->bmc_workarounds), "none");
+	snprintf(c->bmc_privilege, sizeof(c->bmc_privilege), "user");
 }
 
 int

@@ -93,6 +93,7 @@ struct ceems_config {
 	uint64_t bmc_timeout_ns;	/* one IPMI exchange */
 	char bmc_sensor[64];		/* auto, dcmi or an SDR id string */
 	char bmc_workarounds[128];	/* freeipmi's names, or none */
+	char bmc_privilege[16];		/* user, operator or admin */
 };
 
 /* Fill CONFIG with the documented defaults. */

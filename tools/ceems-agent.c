@@ -189,6 +189,7 @@ print_config(const struct ceems_config *c, const char *source)
 		printf("bmc_timeout = %.3fs\n", (double)c->bmc_timeout_ns / 1e9);
 		printf("bmc_sensor = %s\n", c->bmc_sensor);
 		printf("bmc_workarounds = %s\n", c->bmc_workarounds);
+		printf("bmc_privilege = %s\n", c->bmc_privilege);
 	}
 }
 

@@ -4,11 +4,17 @@
 # starts and stops the simulator itself, as root, in a private directory).
 #
 # Usage:
-#   bmc.sh start DIR PORT   write DIR/lan.conf, DIR/bmc.emu, DIR/power,
+#   bmc.sh start DIR PORT [DCMI_MODULE]
+#                           write DIR/lan.conf, DIR/bmc.emu and
 #                           DIR/credentials (mode 0600) and start ipmi_sim
 #                           listening on 127.0.0.1:PORT (LAN and LANplus,
-#                           user "ceems", password "ceems-test-pw");
-#                           returns once the simulator runs
+#                           user "ceems", password "ceems-test-pw", up to
+#                           admin privilege); returns once the simulator
+#                           runs.  With DCMI_MODULE (the build's
+#                           tests/doubles/.libs/ipmi_sim_dcmi.so) it also
+#                           answers DCMI Get Power Reading from DIR/dcmi
+#   bmc.sh dcmi DIR WATTS STAMP ACTIVE
+#                           set that answer (tests/doubles/ipmi_sim_dcmi.c)
 #   bmc.sh set DIR RAW      set the power sensor's raw byte (power = 2 x
 #                           RAW W) through the simulator's console
 #   bmc.sh stop DIR         stop the simulator started in DIR
@@ -17,21 +23,28 @@
 # Watts, reading = 2 x raw byte, 200 W at start).  Its console listens on
 # 127.0.0.1:PORT+1 (DIR/console_port): a test sets the node's power by
 # sending "sensor_set_value 0x20 0 0x40 RAW 0" there while the agent
-# runs.  The simulator answers no DCMI command, so the source falls back
-# to the SDR sensor.  Its RMCP+ Open Session answer carries no privilege
+# runs.  Without the DCMI module the simulator answers no DCMI command, so
+# the source falls back to the SDR sensor; with it, DCMI needs an admin
+# session (bmc_privilege = admin).  Its RMCP+ Open Session answer carries no privilege
 # level: clients need freeipmi's "opensesspriv" workaround
 # (bmc_workarounds = opensesspriv).
 set -eu
 
 usage() {
-	echo "usage: bmc.sh start DIR PORT | set DIR RAW | stop DIR" >&2
+	echo "usage: bmc.sh start DIR PORT [DCMI_MODULE] | set DIR RAW | dcmi DIR WATTS STAMP ACTIVE | stop DIR" >&2
 	exit 2
 }
 
 write_files() {
 	dir=$1
 	port=$2
-	cat >"$dir/lan.conf" <<EOF
+	module=${3:-}
+	: >"$dir/lan.conf"
+	if [ -n "$module" ]; then
+		[ -f "$dir/dcmi" ] || echo "0 0 0" >"$dir/dcmi"
+		echo "loadlib \"$module\" \"$dir/dcmi\"" >>"$dir/lan.conf"
+	fi
+	cat >>"$dir/lan.conf" <<EOF
 name "ceemstest"
 set_working_mc 0x20
   startlan 1
@@ -44,7 +57,7 @@ set_working_mc 0x20
     guid a123456789abcdefa123456789abcdef
   endlan
   console 127.0.0.1 $((port + 1))
-  user 2 true "ceems" "ceems-test-pw" user 10 none md2 md5 straight
+  user 2 true "ceems" "ceems-test-pw" admin 10 none md2 md5 straight
 EOF
 	# Full sensor record (type 0x01) of a threshold sensor of type
 	# 0x0b (other units), unit Watts (6), M = 2, B = 0, exponents 0,
@@ -73,7 +86,7 @@ start() {
 	dir=$1
 	port=$2
 	mkdir -p "$dir/state"
-	write_files "$dir" "$port"
+	write_files "$dir" "$port" "${3:-}"
 	ipmi_sim -n -c "$dir/lan.conf" -f "$dir/bmc.emu" -s "$dir/state" \
 		</dev/null >"$dir/sim.log" 2>&1 &
 	echo $! >"$dir/pid"
@@ -92,6 +105,11 @@ start() {
 	done
 	echo "bmc.sh: ipmi_sim did not bind port $port" >&2
 	return 1
+}
+
+set_dcmi() {
+	printf '%s %s %s\n' "$2" "$3" "$4" >"$1/dcmi.new"
+	mv "$1/dcmi.new" "$1/dcmi"
 }
 
 set_raw() {
@@ -122,7 +140,8 @@ stop() {
 
 [ $# -ge 2 ] || usage
 case $1 in
-start) [ $# -eq 3 ] || usage; start "$2" "$3" ;;
+start) [ $# -eq 3 ] || [ $# -eq 4 ] || usage; start "$2" "$3" "${4:-}" ;;
+dcmi) [ $# -eq 5 ] || usage; set_dcmi "$2" "$3" "$4" "$5" ;;
 set) [ $# -eq 3 ] || usage; set_raw "$2" "$3" ;;
 stop) stop "$2" ;;
 *) usage ;;

@@ -131,6 +131,9 @@ test_stale_garbage(void)
 	       "a reading older than the last one is garbage");
 	is_int(ceems_bmc_curve_take(&c, 5 * SEC, &j), CEEMS_GAP_READ_ERROR,
 	       "4 s after the last fresh reading (hold 3 s): a gap");
+	r = dcmi(999, 77);
+	is_int(ceems_bmc_curve_reading(&c, &r, 5 * SEC + SEC / 2), CEEMS_BMC_STALE,
+	       "after the gap, the same stamp is still not a new reading");
 	r = dcmi(310, 78);
 	ceems_bmc_curve_reading(&c, &r, 6 * SEC);
 	is_int(ceems_bmc_curve_take(&c, 7 * SEC, &j), CEEMS_GAP_READ_ERROR,

@@ -3,7 +3,10 @@
  * (tests/harness/bmc.sh), whose power sensor the test moves while the
  * agent ticks.  The node's energy matches the simulator's integral
  * within 2%, the residual balances and goes to a job by its allocated
- * cores and the rest to idle, and every failure (BMC down at
+ * cores and the rest to idle; the same through DCMI Get Power Reading
+ * (tests/doubles/ipmi_sim_dcmi.c), where a stale reading (the same
+ * stamp) makes gaps and a BMC answering 0 W sends the source to the SDR
+ * sensor; and every failure (BMC down at
  * start, lost mid-run, wrong password, no such sensor, garbage, a
  * credentials file others can read) is one clear log line and gaps,
  * never a stall of the tick.  Needs root and ipmi_sim; skipped
@@ -39,14 +42,14 @@
 #define TICK_BOUND (250 * MS)
 
 static char sys_root[200], cg_root[200], proc_root[200], sim_dir[220];
-static char harness[4096];
+static char harness[4096], dcmi_module[4096];
 static char buf[8192];
 static int port;
 static unsigned long long pkg_uj = 100000000ULL, dram_uj = 20000000ULL;
 
 /* Log lines about the BMC, as the agent writes them. */
 static unsigned bmc_warnings, bmc_infos;
-static char last_warning[1024];
+static char last_warning[1024], last_info[1024], chosen_log[1024];
 
 static void
 on_log(enum ceems_log_level level, const char *line, void *arg)
@@ -59,6 +62,9 @@ on_log(enum ceems_log_level level, const char *line, void *arg)
 		snprintf(last_warning, sizeof(last_warning), "%s", line);
 	} else {
 		bmc_infos++;
+		snprintf(last_info, sizeof(last_info), "%s", line);
+		if (strstr(line, "node power from") != NULL)
+			snprintf(chosen_log, sizeof(chosen_log), "%s", line);
 	}
 	printf("# log: %s\n", line);
 }
@@ -162,6 +168,8 @@ make_trees(void)
 	move_rapl(0);
 }
 
+static const char *privilege = "user";
+
 static struct ceems_agent *
 open_agent(const char *creds, const char *sensor)
 {
@@ -183,6 +191,7 @@ open_agent(const char *creds, const char *sensor)
 		 creds);
 	snprintf(c.bmc_sensor, sizeof(c.bmc_sensor), "%s", sensor);
 	snprintf(c.bmc_workarounds, sizeof(c.bmc_workarounds), "opensesspriv");
+	snprintf(c.bmc_privilege, sizeof(c.bmc_privilege), "%s", privilege);
 	c.bmc_interval_ns = 100 * MS;
 	c.bmc_timeout_ns = 1000 * MS;
 	a = ceems_agent_open(&c, mono_ns(), err, sizeof(err));
@@ -200,6 +209,9 @@ struct run {
 	double idle_system_j, residual_j, idle_j;
 };
 
+/* Called before every tick when set: the DCMI double's BMC moves on. */
+static void (*before_tick)(void);
+
 /* Tick every 100 ms for SECONDS; the simulator's power is WATTS (for
  * want_j) over the measured ticks.  Stops early at the first measured
  * tick when UNTIL_MEASURED. */
@@ -215,6 +227,8 @@ tick_for(struct ceems_agent *a, double seconds, double watts,
 		double dt;
 
 		usleep(100000);
+		if (before_tick != NULL)
+			before_tick();
 		now = mono_ns();
 		dt = (double)(now - last) / 1e9;
 		last = now;
@@ -352,6 +366,124 @@ out:
 	ceems_agent_close(a);
 }
 
+/* The DCMI double's answer: WATTS, a stamp that moves every other tick
+ * (a BMC updating its reading every 200 ms) unless frozen. */
+static unsigned dcmi_watts = 250, dcmi_stamp = 1000, dcmi_ticks;
+static bool dcmi_frozen;
+
+static void
+dcmi_move(void)
+{
+	char text[64], from[PATH_MAX], to[PATH_MAX];
+
+	if (!dcmi_frozen && dcmi_ticks++ % 2 == 0)
+		dcmi_stamp++;
+	snprintf(text, sizeof(text), "%u %u 1\n", dcmi_watts, dcmi_stamp);
+	tmptree_write(sim_dir, "dcmi.new", text);
+	snprintf(from, sizeof(from), "%s/dcmi.new", sim_dir);
+	snprintf(to, sizeof(to), "%s/dcmi", sim_dir);
+	rename(from, to);
+}
+
+static int
+start_dcmi_sim(void)
+{
+	pid_t pid;
+	int status;
+	char port_text[16];
+
+	dcmi_move();
+	snprintf(port_text, sizeof(port_text), "%d", port);
+	pid = fork();
+	if (pid == 0) {
+		execl("/bin/bash", "bash", harness, "start", sim_dir, port_text,
+		      dcmi_module, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void
+test_dcmi(const char *creds)
+{
+	struct ceems_agent *a;
+	struct run r = { 0 };
+	unsigned warnings;
+
+	if (access(dcmi_module, R_OK) != 0) {
+		printf("ok - # SKIP no DCMI double at %s (OpenIPMI's headers, libopenipmi-dev, were missing at configure)\n",
+		       dcmi_module);
+		return;
+	}
+	if (!ok(start_dcmi_sim() == 0, "the simulated BMC starts with DCMI"))
+		return;
+	privilege = "admin";
+	bmc_warnings = bmc_infos = 0;
+	last_warning[0] = '\0';
+	before_tick = dcmi_move;
+	a = open_agent(creds, "auto");
+	privilege = "user";
+	if (!ok(a != NULL, "the agent opens"))
+		goto out;
+	tick_for(a, 6, 250, true, &r);
+	ok(r.measured == 1, "DCMI: the node measures");
+	ok(strstr(last_info, "DCMI Get Power Reading") != NULL,
+	   "through DCMI, and the agent says so: %s", last_info);
+
+	/* 250 W for 5 s, then 350 W for 5 s, a new stamp every 200 ms. */
+	memset(&r, 0, sizeof(r));
+	tick_for(a, 5, 250, false, &r);
+	dcmi_watts = 350;
+	tick_for(a, 5, 350, false, &r);
+	ok(r.gaps == 0, "no gap while the stamps move (%u)", r.gaps);
+	ok(fabs(r.node_j - r.want_j) <= 0.02 * r.want_j,
+	   "DCMI: node energy %.1f J is the simulator's integral %.1f J within 2%%",
+	   r.node_j, r.want_j);
+
+	/* The same stamp again and again: stale, never used as new. */
+	warnings = bmc_warnings;
+	dcmi_frozen = true;
+	tick_for(a, 0.5, 350, false, &r);	/* its last stamp is read */
+	dcmi_watts = 900;
+	memset(&r, 0, sizeof(r));
+	tick_for(a, 3, 350, false, &r);
+	ok(r.gaps >= 10, "a stale DCMI reading: the node becomes a gap (%u ticks)", r.gaps);
+	ok(r.node_j <= 350 * 1.5,
+	   "the held power is the last fresh reading, not the stale 900 W (%.1f J)",
+	   r.node_j);
+	is_int(bmc_warnings, warnings + 1, "one warning for the stale readings");
+	ok(strstr(last_warning, "same DCMI reading") != NULL, "it says why: %s",
+	   last_warning);
+
+	dcmi_frozen = false;
+	dcmi_watts = 350;
+	memset(&r, 0, sizeof(r));
+	tick_for(a, 6, 350, true, &r);
+	ok(r.measured == 1, "the stamps move again: the node measures again");
+
+	/* 0 W with moving stamps: no meter behind DCMI; the SDR sensor
+	 * (200 W) takes over. */
+	warnings = bmc_warnings;
+	dcmi_watts = 0;
+	memset(&r, 0, sizeof(r));
+	tick_for(a, 6, 200, false, &r);
+	ok(bmc_warnings == warnings + 1 && strstr(last_warning, "0 W") != NULL,
+	   "DCMI answering 0 W: one warning saying why: %s", last_warning);
+	ok(strstr(chosen_log, "SDR sensor") != NULL,
+	   "the SDR sensor takes over, and the agent says so: %s", chosen_log);
+	memset(&r, 0, sizeof(r));
+	tick_for(a, 2, 200, false, &r);
+	ok(r.gaps == 0 && fabs(r.node_j - r.want_j) <= 0.05 * r.want_j,
+	   "and the node measures its 200 W (%.1f J of %.1f J)", r.node_j,
+	   r.want_j);
+out:
+	before_tick = NULL;
+	ceems_agent_close(a);
+	run_harness("stop");
+}
+
 /* An agent whose BMC never measures: its one warning holds NEEDLE. */
 static void
 expect_failure(const char *creds, const char *sensor, const char *needle,
@@ -395,6 +527,10 @@ main(void)
 		return 0;
 	}
 	snprintf(harness, sizeof(harness), "%s/../harness/bmc.sh", fixture_root());
+	snprintf(dcmi_module, sizeof(dcmi_module),
+		 "%s/tests/doubles/.libs/ipmi_sim_dcmi.so",
+		 getenv("CEEMS_TOP_BUILDDIR") != NULL ?
+		 getenv("CEEMS_TOP_BUILDDIR") : ".");
 	port = 16000 + (int)(getpid() % 4000);
 	ceems_log_set_handler(on_log, NULL);
 	make_trees();
@@ -406,6 +542,7 @@ main(void)
 	write_creds("readable", "username ceems\npassword ceems-test-pw\n", 0644);
 
 	test_down_then_up_then_lost(creds);
+	test_dcmi(creds);
 
 	if (ok(run_harness("start") == 0, "the simulated BMC starts again")) {
 		expect_failure(wrong, "auto", "password", "wrong password");
