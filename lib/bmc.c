@@ -104,8 +104,10 @@ failed(struct bmc_priv *p, const char *why, enum ceems_energy_gap gap)
 			  where(p), p->failures, why);
 	else
 		queue_log(p, CEEMS_LOG_WARNING,
-			  "BMC (%s): %s; node energy is a gap until it answers (retrying with backoff; check bmc_host, bmc_credentials_file, bmc_sensor)",
-			  where(p), why);
+			  "BMC (%s): %s; node energy is a gap until it answers (retrying with backoff; check %s)",
+			  where(p), why, p->o.mode == CEEMS_BMC_LAN ?
+			  "bmc_host, bmc_credentials_file, bmc_sensor, bmc_privilege" :
+			  "that the ipmi_si and ipmi_devintf modules are loaded (/dev/ipmi0), and bmc_sensor");
 	p->bad = true;
 }
 

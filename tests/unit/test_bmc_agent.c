@@ -169,6 +169,7 @@ make_trees(void)
 }
 
 static const char *privilege = "user";
+static const char *bmc_mode = "lan";
 
 static struct ceems_agent *
 open_agent(const char *creds, const char *sensor)
@@ -185,7 +186,7 @@ open_agent(const char *creds, const char *sensor)
 	c.idle_power_package_w = 20;
 	c.idle_power_dram_w = 2;
 	c.max_jobs = 4;
-	snprintf(c.bmc, sizeof(c.bmc), "lan");
+	snprintf(c.bmc, sizeof(c.bmc), "%s", bmc_mode);
 	snprintf(c.bmc_host, sizeof(c.bmc_host), "127.0.0.1:%d", port);
 	snprintf(c.bmc_credentials_file, sizeof(c.bmc_credentials_file), "%s",
 		 creds);
@@ -550,6 +551,12 @@ main(void)
 			       "sensor missing");
 		expect_failure(open_creds, "auto", "chmod 600",
 			       "credentials others can read");
+		if (access("/dev/ipmi0", F_OK) != 0) {
+			bmc_mode = "inband";
+			expect_failure(creds, "auto", "kernel IPMI device",
+				       "in band without /dev/ipmi0");
+			bmc_mode = "lan";
+		}
 		run_harness("stop");
 	}
 	tmptree_remove(cg_root);
