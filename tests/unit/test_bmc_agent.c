@@ -207,7 +207,7 @@ struct run {
 	uint64_t slowest_ns;		/* the longest tick call */
 	double node_j, want_j;		/* measured, and the simulator's */
 	double worst_balance;		/* |residual + clamped - (node - inner)| */
-	double idle_system_j, residual_j, idle_j;
+	double idle_system_j, residual_j, idle_j, clamped_j;
 };
 
 /* Called before every tick when set: the DCMI double's BMC moves on. */
@@ -255,6 +255,7 @@ tick_for(struct ceems_agent *a, double seconds, double watts,
 			r->idle_system_j += t->idle_j[CEEMS_DOMAIN_NODE] +
 					    t->system_j[CEEMS_DOMAIN_NODE];
 			r->idle_j += t->idle_j[CEEMS_DOMAIN_NODE];
+			r->clamped_j += t->residual_clamped_j;
 			if (bal > r->worst_balance)
 				r->worst_balance = bal;
 			if (until_measured)
@@ -338,6 +339,22 @@ test_down_then_up_then_lost(const char *creds)
 		r.residual_j) < 0.005 * r.residual_j,
 	   "job + idle + system = the residual");
 	ok(r.residual_j > 0.6 * r.node_j, "the residual is the BMC's share beyond package and DRAM");
+
+	/* A BMC reading below package + DRAM (40 W < 55 W): the residual
+	 * is negative, clamped to 0 and recorded. */
+	set_power_raw("20");
+	memset(&r, 0, sizeof(r));
+	tick_for(a, 1, 40, false, &r);	/* the new reading takes over */
+	memset(&r, 0, sizeof(r));
+	tick_for(a, 3, 40, false, &r);
+	ok(r.measured >= 20 && r.residual_j == 0,
+	   "a negative residual is clamped: no node energy to split (%.3f J)",
+	   r.residual_j);
+	ok(fabs(r.clamped_j - (PKG_W + DRAM_W - 40) * r.want_j / 40) <
+	   0.05 * r.clamped_j,
+	   "and recorded: %.1f J clamped, %.1f J of package and DRAM beyond the BMC",
+	   r.clamped_j, (PKG_W + DRAM_W - 40) * r.want_j / 40);
+	set_power_raw("100");
 
 	/* Garbage: the sensor reads 0 W. */
 	warnings = bmc_warnings;
