@@ -13,11 +13,13 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gpu.h"
 #include "gpu_internal.h"
@@ -271,6 +273,41 @@ open_device(struct rocm_priv *p, uint32_t idx, struct ceems_gpu_device *dev)
 	return 0;
 }
 
+/* rsmi_init, its own chatter kept out of the agent's log: on a node
+ * without the amdgpu driver the library writes lines of its own to
+ * stdout and stderr ("Failed to open drm root directory", "Exception
+ * caught") before it returns the error this backend reports in one
+ * line.  The agent is single-threaded while it opens its sources. */
+static rsmi_status_t
+quiet_init(struct rocm_priv *p)
+{
+	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	int out = null >= 0 ? fcntl(1, F_DUPFD_CLOEXEC, 3) : -1;
+	int errfd = out >= 0 ? fcntl(2, F_DUPFD_CLOEXEC, 3) : -1;
+	rsmi_status_t s;
+
+	fflush(stdout);
+	fflush(stderr);
+	if (errfd >= 0) {
+		dup2(null, 1);
+		dup2(null, 2);
+	}
+	s = p->f.init(0);
+	if (errfd >= 0) {
+		fflush(stdout);
+		fflush(stderr);
+		dup2(out, 1);
+		dup2(errfd, 2);
+	}
+	if (errfd >= 0)
+		close(errfd);
+	if (out >= 0)
+		close(out);
+	if (null >= 0)
+		close(null);
+	return s;
+}
+
 /* rsmi_init and the device count; 0 or -errno with ERR set. */
 static int
 init_library(struct rocm_priv *p, uint32_t *count, int *errnum, char *err,
@@ -279,7 +316,7 @@ init_library(struct rocm_priv *p, uint32_t *count, int *errnum, char *err,
 	rsmi_status_t s;
 	char why[96];
 
-	s = p->f.init(0);
+	s = quiet_init(p);
 	if (s != RSMI_STATUS_SUCCESS) {
 		int e = rocm_errno(s) == -ENODEV ? -ENODEV : -EIO;
 
