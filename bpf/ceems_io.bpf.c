@@ -467,7 +467,12 @@ int retrans_tp(struct tp_tcp_retransmit *ctx)
 	return 0;
 }
 
-struct tp_sched_fork {
+/* sched_process_fork's record has had two layouts: the names as
+ * __data_loc words (Linux 6.5 and later), child_pid at 20, or as
+ * char[16] (before), child_pid at 44.  One program each, with a
+ * constant offset (the verifier allows no other read of a record): the
+ * loader loads the one tracefs's format file names. */
+struct tp_sched_fork_loc {
 	__u64 common;
 	__u32 parent_comm;
 	int parent_pid;
@@ -475,11 +480,26 @@ struct tp_sched_fork {
 	int child_pid;
 };
 
+struct tp_sched_fork_arr {
+	__u64 common;
+	char parent_comm[16];
+	int parent_pid;
+	char child_comm[16];
+	int child_pid;
+};
+
+/* A thread gets an entry of its own here (the record does not say which
+ * a child is); it is never looked up and goes at its exit. */
 SEC("tracepoint/sched/sched_process_fork")
-int fork_tp(struct tp_sched_fork *ctx)
+int fork_tp(struct tp_sched_fork_loc *ctx)
 {
-	/* A thread gets an entry of its own here (the record does not say
-	 * which a child is); it is never looked up and goes at its exit. */
+	follow_fork((__u32)ctx->child_pid);
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_process_fork")
+int fork_tp_arr(struct tp_sched_fork_arr *ctx)
+{
 	follow_fork((__u32)ctx->child_pid);
 	return 0;
 }

@@ -68,6 +68,7 @@ static const struct bpf_prog_desc {
 	{ "net_recv_tp", CEEMS_BPF_HOOK_NET, CEEMS_BPF_ATTACH_TRACEPOINT, "sock", "sock_recv_length", true },
 	{ "retrans_tp", CEEMS_BPF_HOOK_RETRANS, CEEMS_BPF_ATTACH_TRACEPOINT, "tcp", "tcp_retransmit_skb", true },
 	{ "fork_tp", CEEMS_BPF_HOOK_PROC, CEEMS_BPF_ATTACH_TRACEPOINT, "sched", "sched_process_fork", true },
+	{ "fork_tp_arr", CEEMS_BPF_HOOK_PROC, CEEMS_BPF_ATTACH_TRACEPOINT, "sched", "sched_process_fork", true },
 	{ "exit_tp", CEEMS_BPF_HOOK_PROC, CEEMS_BPF_ATTACH_TRACEPOINT, "sched", "sched_process_exit", true },
 };
 #define NPROGS (sizeof(progs) / sizeof(progs[0]))
@@ -101,6 +102,39 @@ tracepoint_offered(const char *group, const char *event)
 			return true;
 	}
 	return false;
+}
+
+/* The offset of FIELD in tracepoint GROUP/EVENT's record, from its
+ * tracefs format ("field:pid_t child_pid;\toffset:44;\tsize:4;..."),
+ * or 0 when it cannot be read. */
+static uint32_t
+tracepoint_field_offset(const char *group, const char *event,
+			const char *field)
+{
+	char path[256], line[256], want[96];
+	unsigned int off = 0;
+
+	snprintf(want, sizeof(want), " %s;", field);
+	for (size_t i = 0; i < sizeof(tracefs_roots) / sizeof(tracefs_roots[0]); i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%s/%s/format", tracefs_roots[i],
+			 group, event);
+		if ((f = fopen(path, "re")) == NULL)
+			continue;
+		while (fgets(line, sizeof(line), f) != NULL) {
+			const char *at = strstr(line, want), *o;
+
+			if (at != NULL && (o = strstr(at, "offset:")) != NULL &&
+			    sscanf(o, "offset:%u;", &off) == 1)
+				break;
+			off = 0;
+		}
+		fclose(f);
+		if (off > 0)
+			return off < 4096 ? off : 0;
+	}
+	return 0;
 }
 
 static bool
@@ -143,19 +177,20 @@ ceems_bpf_probe(struct ceems_bpf_offer *offer)
 	btf__free(btf);
 }
 
+/* libbpf's messages at debug, a line each: a refused program's
+ * verifier log comes as one message of many lines. */
 static int
 libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char line[512];
-	size_t n;
+	static char text[8192];
+	char *line, *save = NULL;
 
 	if (level == LIBBPF_DEBUG)
 		return 0;
-	vsnprintf(line, sizeof(line), fmt, ap);
-	n = strlen(line);
-	if (n > 0 && line[n - 1] == '\n')
-		line[n - 1] = '\0';
-	ceems_debug("libbpf: %s", line);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	     line = strtok_r(NULL, "\n", &save))
+		ceems_debug("libbpf: %s", line);
 	return 0;
 }
 
@@ -218,11 +253,25 @@ destroy_skel(struct ceems_bpf_io *io)
 	io->skel = NULL;
 }
 
+/* The fork tracepoint program for the record layout whose child_pid is
+ * at OFFSET (tracefs); any other program fits.  An unknown layout loads
+ * neither: forks are then not followed (logged). */
+static bool
+fork_layout_fits(const char *name, uint32_t offset)
+{
+	if (strcmp(name, "fork_tp") == 0)
+		return offset == 20;
+	if (strcmp(name, "fork_tp_arr") == 0)
+		return offset == 44;
+	return true;
+}
+
 /* Open, load and attach the programs of the attach types in
  * IO->attach.  0, or -errno with the skeleton destroyed. */
 static int
 load_chosen(struct ceems_bpf_io *io, const char **failed)
 {
+	uint32_t fork_offset;
 	int err;
 
 	io->skel = ceems_io__open();
@@ -233,6 +282,8 @@ load_chosen(struct ceems_bpf_io *io, const char **failed)
 	io->skel->rodata->attrib_mode = io->by_cgroup ? CEEMS_BPF_BY_CGROUP :
 						        CEEMS_BPF_BY_PID;
 	set_syscall_numbers(io->skel);
+	fork_offset = tracepoint_field_offset("sched", "sched_process_fork",
+					      "child_pid");
 	bpf_map__set_max_entries(io->skel->maps.job_counters, io->nslots);
 	bpf_map__set_max_entries(io->skel->maps.slot_gen, io->nslots);
 	bpf_map__set_max_entries(io->skel->maps.slot_uid, io->nslots);
@@ -242,7 +293,8 @@ load_chosen(struct ceems_bpf_io *io, const char **failed)
 			bpf_object__find_program_by_name(io->skel->obj, p->name);
 		bool load = io->attach[p->hook] == p->attach &&
 			    (p->attach != CEEMS_BPF_ATTACH_TRACEPOINT ||
-			     tracepoint_offered(p->group, p->event));
+			     tracepoint_offered(p->group, p->event)) &&
+			    fork_layout_fits(p->name, fork_offset);
 
 		if (prog != NULL)
 			bpf_program__set_autoload(prog, load);
@@ -273,9 +325,13 @@ fail:
 static void
 explain_failure(int err, const char *failed, char *why, size_t why_size)
 {
-	if (err == -EPERM || err == -EACCES)
+	if (err == -EPERM || (err == -EACCES && geteuid() != 0))
 		snprintf(why, why_size, "no permission to load eBPF programs "
 			 "(CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN, are needed)");
+	else if (err == -EACCES)
+		snprintf(why, why_size, "the kernel refused to %s the eBPF "
+			 "programs (its verifier, as root: log_level = debug "
+			 "shows its log)", failed);
 	else
 		snprintf(why, why_size, "eBPF programs failed to %s%s: %s",
 			 strcmp(failed, "open") == 0 || strcmp(failed, "load") == 0 ?
