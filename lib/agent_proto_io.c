@@ -143,9 +143,11 @@ agent_proto_io_from_json(const struct json_object *obj, struct ceems_agent_io_re
 	for (size_t i = 0; i < NIO_FIELDS; i++) {
 		uint64_t v;
 
-		if ((val = ceems_json_get(o, io_fields[i].name)) == NULL)
-			continue;
 		snprintf(where, sizeof(where), "report.io.%s", io_fields[i].name);
+		/* Measured means all of them: a missing one is not a 0. */
+		if ((val = ceems_json_get(o, io_fields[i].name)) == NULL)
+			return ceems_json_error(err, err_size, "%s is missing",
+						where);
 		if ((r = ceems_json_read_uint(val, where, 0, UINT64_MAX, &v, err,
 					      err_size)) < 0)
 			return r;

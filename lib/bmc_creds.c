@@ -112,7 +112,10 @@ ceems_bmc_credentials_load(const char *path,
 	size_t len = 0;
 	int fd, ret;
 
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO put there must not hold the BMC's thread (and
+	 * the agent's shutdown) forever; fstat below refuses it. */
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY |
+		  O_NONBLOCK);
 	if (fd < 0) {
 		ret = -errno;
 		snprintf(why, why_size, "cannot open it: %s", strerror(errno));
