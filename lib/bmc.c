@@ -136,7 +136,7 @@ answered(struct bmc_priv *p, const struct ceems_bmc_reading *r,
 		if (!p->stale_warned &&
 		    now_ns - p->stale_since_ns > p->curve.max_hold_ns) {
 			queue_log(p, CEEMS_LOG_WARNING,
-				  "BMC (%s): answers the same DCMI reading (stamp %u) again and again; node energy is a gap until it moves",
+				  "BMC (%s): answers the same DCMI reading (stamp %u) again and again; node energy is a gap until it moves (a BMC whose DCMI stamp never moves: set bmc_sensor to one of its SDR power sensors)",
 				  where(p), r->stamp);
 			p->stale_warned = true;
 			p->bad = true;
