@@ -35,6 +35,7 @@ agent_free_job(struct agent_job *j)
 		ceems_cgroup_reader_close(j->steps[i].reader);
 	ceems_cgroup_reader_close(j->reader);
 	ceems_series_free(j->series);
+	agent_perf_close(j);
 	free(j);
 }
 
@@ -156,6 +157,10 @@ ceems_agent_register(struct ceems_agent *a,
 			ceems_series_backdate(j->series, j->registered_ns);
 		}
 		learn_identity(a, j, spec);
+		if (spec->perf && !j->spec.perf) {
+			j->spec.perf = true;
+			agent_perf_hardware(a, j);
+		}
 		return -EEXIST;
 	}
 	/* A late word about a run that has ended: nothing to register. */
@@ -185,6 +190,7 @@ ceems_agent_register(struct ceems_agent *a,
 	j->cpu_base_ns = j->cpu_last_ns;
 	agent_gpu_resolve(a, spec, &j->gpu);
 	agent_bpf_job_start(a, j);
+	agent_perf_open_job(a, j);
 	j->series = ceems_series_for_job(&a->config, spec->series, now_ns,
 					 &j->ledger, j->cpu_s);
 	if (a->state != NULL) {
@@ -320,6 +326,7 @@ fill_report(const struct ceems_agent *a, const struct agent_job *j,
 	out->uid = j->spec.uid;
 	out->alloc_cores = j->alloc_cores;
 	out->alloc_mem_bytes = j->alloc_mem_bytes;
+	agent_perf_report(a, j, &out->perf);
 	out->elapsed_s = (double)((j->gone ? j->gone_ns : asof_ns) -
 				  j->registered_ns) / 1e9;
 	out->cpu_s = j->cpu_s;
@@ -500,6 +507,7 @@ ceems_agent_step_start(struct ceems_agent *a, uint32_t jobid,
 	snprintf(st->r.id, sizeof(st->r.id), "%s", step_id);
 	st->start_ns = now_ns;
 	st->reader = agent_open_step_reader(a, j, step_id);
+	agent_perf_step(a, j);
 	if (st->reader == NULL)
 		ceems_warning("job %u step %s: cgroup not found; the step gets no figures of its own",
 			      jobid, step_id);

@@ -16,6 +16,7 @@
 #include "conf.h"
 #include "job.h"
 #include "ledger.h"
+#include "perf_job.h"
 
 /* As struct ceems_job_meta's cluster. */
 #define CEEMS_AGENT_CLUSTER_MAX 64
@@ -37,6 +38,10 @@ struct ceems_agent_job_spec {
 	double gpu_share[CEEMS_LEDGER_MAX_GPUS];	/* per device, 0..1 */
 	bool series;			/* keep the job's time series
 					 * (--ceems-series; lib/agent_series.h) */
+	/* Hardware perf counters asked for (--ceems-perf; lib/perf_job.h).
+	 * Here, in what was padding, so that the state file's version 4
+	 * slots keep their size (lib/agent_state_migrate.c). */
+	bool perf;
 	/* The job's identity in the database as the plugin's record will
 	 * have it (cluster, jobid, start time): Slurm's start time in Unix
 	 * seconds and the cluster name, 0 and "" when not known (yet).  A
@@ -190,6 +195,9 @@ struct ceems_agent_job_report {
 	struct ceems_agent_gpu_report gpus[CEEMS_LEDGER_MAX_GPUS];
 	/* IO and network from eBPF (lib/bpf_io.h). */
 	struct ceems_agent_io_report io;
+	/* Its perf counters since registration, and why a group has none
+	 * (lib/perf_job.h). */
+	struct ceems_perf_report perf;
 };
 
 struct ceems_agent;

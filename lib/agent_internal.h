@@ -108,6 +108,7 @@ struct agent_job {
 	uint64_t bpf_drops;		/* the loader's drops at its start */
 	struct ceems_agent_io_report io;
 	char bpf_why[CEEMS_AGENT_WHY_MAX];
+	struct agent_perf_job *perf;	/* NULL: none (lib/agent_perf.c) */
 };
 
 struct ceems_agent {
@@ -170,6 +171,10 @@ struct ceems_agent {
 	struct ceems_bpf_io *bpf;
 	char bpf_why[CEEMS_AGENT_WHY_MAX];
 	char *bpf_buf;
+	/* perf counters (lib/agent_perf.c): every job's descriptors, and
+	 * the v1 perf_event mount ("" none). */
+	struct ceems_perf_budget perf_budget;
+	char perf_v1_mount[CEEMS_CGROUP_PATH_MAX];
 };
 
 /* agent.c */
@@ -226,5 +231,15 @@ void agent_bpf_job_read(struct ceems_agent *a, struct agent_job *j);
 void agent_bpf_job_end(struct agent_job *j);
 void agent_bpf_fill(const struct ceems_agent *a, const struct agent_job *j,
 		    struct ceems_agent_io_report *out);
+/* agent_perf.c */
+struct agent_perf_job;
+void agent_perf_open_node(struct ceems_agent *a);
+void agent_perf_open_job(struct ceems_agent *a, struct agent_job *j);
+void agent_perf_hardware(struct ceems_agent *a, struct agent_job *j);
+void agent_perf_step(struct ceems_agent *a, struct agent_job *j);
+void agent_perf_read(struct agent_job *j);
+void agent_perf_report(const struct ceems_agent *a, const struct agent_job *j,
+		       struct ceems_perf_report *out);
+void agent_perf_close(struct agent_job *j);
 
 #endif /* CEEMS_AGENT_INTERNAL_H */

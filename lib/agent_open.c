@@ -274,6 +274,7 @@ ceems_agent_open(const struct ceems_config *config, uint64_t now_ns,
 		goto fail;
 	}
 	agent_bpf_open(a);
+	agent_perf_open_node(a);
 	if (load_factor(a, err, err_size) < 0)
 		goto fail;
 	if (open_sources(a, now_ns) < 0) {

@@ -386,6 +386,8 @@ ceems_agent_job_report_to_json(const struct ceems_agent_job_report *r)
 		ceems_json_add(obj, "gpus", gpus, &ok);
 	}
 	agent_proto_io_to_json(obj, &r->io, &ok);
+	if (ceems_perf_report_any(&r->perf))
+		ceems_json_add(obj, "perf", ceems_perf_report_to_json(&r->perf, &ok), &ok);
 	if (!ok) {
 		json_object_put(obj);
 		return NULL;
@@ -867,6 +869,9 @@ ceems_agent_job_report_from_json(const struct json_object *obj,
 	    (ret = gpus_from_json(val, r, err, err_size)) < 0)
 		goto out;
 	if ((ret = agent_proto_io_from_json(obj, &r->io, err, err_size)) < 0)
+		goto out;
+	if ((val = ceems_json_get(obj, "perf")) != NULL &&
+	    (ret = ceems_perf_report_from_json(val, &r->perf, err, err_size)) < 0)
 		goto out;
 	*report = *r;
 	ret = 0;

@@ -194,6 +194,9 @@ ceems_agent_job_spec_to_json(const struct ceems_agent_job_spec *spec)
 						   sizeof(spec->cluster)), &ok);
 	if (spec->ngpu_ids > 0)
 		ceems_json_add(obj, "gpus", gpu_ids_to_json(spec), &ok);
+	/* Only when asked, as series. */
+	if (spec->perf)
+		ceems_json_add(obj, "perf", json_object_new_boolean(1), &ok);
 	if (!ok) {
 		json_object_put(obj);
 		return NULL;
@@ -269,7 +272,7 @@ ceems_agent_job_spec_from_json(const struct json_object *obj,
 {
 	static const char *const known[] = {
 		"jobid", "uid", "cgroup", "alloc_cores", "alloc_mem_bytes",
-		"gpu_share", "series", "start_time", "cluster", "gpus", NULL,
+		"gpu_share", "series", "start_time", "cluster", "gpus", "perf", NULL,
 	};
 	struct ceems_agent_job_spec s;
 	struct json_object *val;
@@ -351,6 +354,9 @@ ceems_agent_job_spec_from_json(const struct json_object *obj,
 	}
 	if ((val = ceems_json_get(obj, "gpus")) != NULL &&
 	    (r = gpu_ids_from_json(val, &s, err, err_size)) < 0)
+		return r;
+	if ((val = ceems_json_get(obj, "perf")) != NULL &&
+	    (r = ceems_json_read_bool(val, "job.perf", &s.perf, err, err_size)) < 0)
 		return r;
 	*spec = s;
 	return 0;

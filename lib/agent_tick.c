@@ -314,6 +314,7 @@ read_job(struct ceems_agent *a, struct agent_job *j, bool full)
 	j->rd.cpu_usage_ns = st->cpu_usage_ns;
 	if (full)
 		j->usage = *st;
+	agent_perf_read(j);
 	/* Last: the steps' readings reuse the scratch buffer. */
 	for (uint32_t i = 0; i < j->nsteps; i++)
 		read_step(a, &j->steps[i], full);
@@ -396,6 +397,7 @@ agent_collect_job(struct ceems_agent *a, struct agent_job *j, bool full,
 void
 agent_full_reading(struct ceems_agent *a, struct agent_job *j)
 {
+	agent_perf_read(j);
 	if (j->gone || j->reader == NULL)
 		return;
 	if (ceems_cgroup_reader_read_some(j->reader, CEEMS_CGF_ALL,

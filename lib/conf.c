@@ -81,6 +81,10 @@ static const struct key keys[] = {
 	{ "bmc_sensor", KEY_STRING, FIELD(bmc_sensor), 0, 0, NULL },
 	{ "bmc_workarounds", KEY_STRING, FIELD(bmc_workarounds), 0, 0, NULL },
 	{ "bmc_privilege", KEY_WORD, FIELD(bmc_privilege), 0, 0, "user operator admin" },
+	{ "perf", KEY_BOOL, FIELD(perf), 0, 0, NULL },
+	{ "perf_hardware", KEY_BOOL, FIELD(perf_hardware), 0, 0, NULL },
+	{ "perf_max_fds", KEY_UINT32, FIELD(perf_max_fds), 0, 16777216, NULL },
+	{ "perf_adopt", KEY_BOOL, FIELD(perf_adopt), 0, 0, NULL },
 };
 
 void
@@ -125,6 +129,10 @@ ceems_config_defaults(struct ceems_config *c)
 	snprintf(c->bmc_sensor, sizeof(c->bmc_sensor), "auto");
 	snprintf(c->bmc_workarounds, sizeof(c->bmc_workarounds), "none");
 	snprintf(c->bmc_privilege, sizeof(c->bmc_privilege), "user");
+	c->perf = true;
+	c->perf_hardware = false;
+	c->perf_max_fds = 65536;
+	c->perf_adopt = true;
 }
 
 int

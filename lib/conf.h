@@ -94,6 +94,12 @@ struct ceems_config {
 	char bmc_sensor[64];		/* auto, dcmi or an SDR id string */
 	char bmc_workarounds[128];	/* freeipmi's names, or none */
 	char bmc_privilege[16];		/* user, operator or admin */
+	/* perf counters per job (lib/perf_job.h, lib/perf_cgroup.h) */
+	bool perf;			/* software events */
+	bool perf_hardware;		/* hardware events for every job, not
+					 * only --ceems-perf ones */
+	uint32_t perf_max_fds;		/* descriptor budget of all jobs */
+	bool perf_adopt;		/* make a v1 job's perf_event cgroup */
 };
 
 /* Fill CONFIG with the documented defaults. */

@@ -121,6 +121,7 @@ start_accounting(spank_t sp, pid_t pid)
 	if (spank_get_item(sp, S_JOB_ALLOC_MEM, &mem_mb) == ESPANK_SUCCESS)
 		spec.alloc_mem_bytes = mem_mb << 20;
 	spec.series = ceems_plugin_user_options()->series;
+	spec.perf = ceems_plugin_user_options()->perf;
 	r = ceems_jobside_start(step.config.socket_path, &spec, step.step,
 				AGENT_TIMEOUT_MS, err, sizeof(err));
 	if (r < 0)
