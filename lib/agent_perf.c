@@ -128,9 +128,18 @@ agent_perf_step(struct ceems_agent *a, struct agent_job *j)
 {
 	struct agent_perf_job *p = j->perf;
 
-	if (p != NULL && p->adopted[0] != '\0')
-		(void)ceems_perf_cgroup_adopt(p->adopted, &j->spec.cgroup,
-					      &a->mounts, a->cgroup_prefix);
+	int n;
+
+	if (p == NULL || p->adopted[0] == '\0')
+		return;
+	n = ceems_perf_cgroup_adopt(p->adopted, &j->spec.cgroup, &a->mounts,
+				    a->cgroup_prefix);
+	if (n < 0)
+		ceems_warning("job %u: perf: cannot move its processes into %s (%s): what they do is not counted",
+			      j->spec.jobid, p->adopted, strerror(-n));
+	else
+		ceems_debug("job %u: perf: %d processes moved into %s",
+			    j->spec.jobid, n, p->adopted);
 }
 
 void

@@ -196,6 +196,47 @@ ceems_perf_cgroup_open(const struct ceems_cgroup_job *job, uint32_t jobid,
 	return fd;
 }
 
+/* Whether process PID (decimal text) runs slurmstepd; its parent's
+ * id into *PPID when it does. */
+static bool
+runs_slurmstepd(const char *pid, char *ppid, size_t size)
+{
+	char path[48], stat[512];
+	const char *p;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+	if (ceems_read_text_file(path, stat, sizeof(stat)) < 0 ||
+	    strncmp(strchr(stat, '(') != NULL ? strchr(stat, '(') : "",
+		    "(slurmstepd) ", 13) != 0)
+		return false;
+	/* "PID (slurmstepd) S PPID ..." */
+	p = strchr(stat, '(') + 13;
+	if (p[0] == '\0' || p[1] != ' ')
+		return false;
+	p += 2;
+	n = strspn(p, "0123456789");
+	if (n == 0 || n >= size)
+		return false;
+	memcpy(ppid, p, n);
+	ppid[n] = '\0';
+	return true;
+}
+
+/* Slurm's own processes are not the job's work (and one of them, the
+ * extern step's, outlives the job's deregistration: its cgroup could
+ * not go).  A task that slurmstepd forked and holds until the plugin
+ * has seen it runs slurmstepd too, until it runs the user's program:
+ * that one is the job's (its parent is slurmstepd). */
+static bool
+is_slurmstepd(const char *pid)
+{
+	char ppid[16], grand[16];
+
+	return runs_slurmstepd(pid, ppid, sizeof(ppid)) &&
+	       !runs_slurmstepd(ppid, grand, sizeof(grand));
+}
+
 /* Write each process id of the cgroup.procs text TEXT into PROCS_FD. */
 static int
 move_pids(int procs_fd, const char *text)
@@ -213,6 +254,7 @@ move_pids(int procs_fd, const char *text)
 			pid[len] = '\0';
 			/* A process gone since (ESRCH) is not an error. */
 			if (ceems_parse_u64(pid, &v) == 0 && v > 0 &&
+			    !is_slurmstepd(pid) &&
 			    write(procs_fd, pid, len) == (ssize_t)len)
 				moved++;
 		}

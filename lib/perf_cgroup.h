@@ -10,7 +10,7 @@
  * v1 hierarchy holds it), and moves the job's processes there, at the
  * job's registration and at each step's start (Slurm calls the plugin
  * after forking a step's tasks and before they run the user's program:
- * what they start later follows them).  That tree holds no other
+ * what they start later follows them).  slurmstepd stays where it is.  That tree holds no other
  * controller on such a node: the move changes only what perf counts. */
 #ifndef CEEMS_PERF_CGROUP_H
 #define CEEMS_PERF_CGROUP_H
@@ -47,7 +47,8 @@ int ceems_perf_cgroup_open(const struct ceems_cgroup_job *job, uint32_t jobid,
 			   bool adopt, char *adopted, size_t adopted_size);
 
 /* Move every process of job JOB's v1 cgroups (its steps' included) into
- * the cgroup directory ADOPTED.  Returns how many were moved, or -errno
+ * the cgroup directory ADOPTED, but Slurm's own (slurmstepd): they are
+ * not the job's work.  Returns how many were moved, or -errno
  * when ADOPTED cannot be written. */
 int ceems_perf_cgroup_adopt(const char *adopted,
 			    const struct ceems_cgroup_job *job,

@@ -46,15 +46,23 @@
  * record's outcome exists, since add_job_samples needs the job's row.
  * add_job_samples keeps samples already stored: a replay changes
  * nothing.  The result (outcomes, sample counts) is not needed. */
+/* The perf counters (measurements.perf) likewise, after the record:
+ * add_job_perf keeps them only when the node's stored record is this
+ * one (sql/migrations/020_perf.sql). */
 #define UPSERT_SQL \
 	"WITH u AS (SELECT ceems.upsert_job_record($1::jsonb) AS o) " \
 	"SELECT (SELECT ceems.add_job_samples(" SAMPLES_OF("$1::jsonb") ") " \
-	"WHERE u.o IS NOT NULL AND $1::jsonb ? 'series') IS NULL FROM u"
+	"WHERE u.o IS NOT NULL AND $1::jsonb ? 'series') IS NULL, " \
+	"(SELECT ceems.add_job_perf($1::jsonb) " \
+	"WHERE u.o IS NOT NULL AND $1::jsonb -> 'measurements' ? 'perf') FROM u"
 #define UPSERT_BATCH_SQL \
 	"WITH u AS (SELECT ceems.upsert_job_records($1::jsonb) AS o) " \
 	"SELECT (SELECT count(ceems.add_job_samples(" SAMPLES_OF("e.rec") ")) " \
 	"FROM jsonb_array_elements($1::jsonb) e(rec) " \
-	"WHERE u.o IS NOT NULL AND e.rec ? 'series') FROM u"
+	"WHERE u.o IS NOT NULL AND e.rec ? 'series'), " \
+	"(SELECT count(ceems.add_job_perf(e.rec)) " \
+	"FROM jsonb_array_elements($1::jsonb) e(rec) " \
+	"WHERE u.o IS NOT NULL AND e.rec -> 'measurements' ? 'perf') FROM u"
 
 __attribute__((format(printf, 3, 4))) static void
 say(char *err, size_t err_size, const char *fmt, ...)

@@ -10,7 +10,8 @@ BUILD_PACKAGES="autoconf automake libtool pkg-config make gcc clang llvm
 	zlib1g-dev bpftool libfreeipmi-dev librocm-smi-dev libclang-rt-14-dev"
 TEST_PACKAGES="slurmctld slurmd slurm-client munge postgresql-15
 	postgresql-client-15 bats iproute2 procps util-linux valgrind jq
-	python3 time openipmi libopenipmi-dev"
+	python3 time openipmi libopenipmi-dev
+	linux-perf"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "install-deps.sh: run as root (it installs Debian packages)" >&2

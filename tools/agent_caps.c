@@ -11,7 +11,12 @@
  *     reads through their descriptors without it;
  *   the BMC: nothing (in band through the kernel's /dev/ipmi0, owned by
  *     root; over LAN a UDP socket);
- *   later: perf CAP_PERFMON.
+ *   perf counters per job (perf = on): perf_event_open in cgroup mode
+ *     is per CPU, which perf_event_paranoid above 0 (Debian's default
+ *     is 2 or more) allows only with CAP_PERFMON (CAP_SYS_ADMIN on
+ *     kernels before 5.8); moving a v1 job's processes into the
+ *     perf_event cgroup the agent makes needs nothing as uid 0 (it
+ *     owns cgroupfs);
  * Everything else goes from the effective, permitted, inheritable,
  * ambient and bounding sets, and no_new_privs is set, so that a bug in
  * the agent cannot be turned into more than reading counters.  What uid
@@ -24,12 +29,15 @@
 #include <sys/resource.h>
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "agent_caps.h"
 #include "bpf_io.h"
+#include "fileio.h"
 #include "log.h"
 
 #define MAX_KEEP 8
@@ -103,6 +111,32 @@ log_caps(void)
 	cap_free(now);
 }
 
+/* CAP_PERFMON where the kernel knows it (5.8), else CAP_SYS_ADMIN. */
+static cap_value_t
+perf_cap(void)
+{
+#ifdef CAP_PERFMON
+	if (cap_max_bits() > CAP_PERFMON)
+		return CAP_PERFMON;
+#endif
+	return CAP_SYS_ADMIN;
+}
+
+/* Per-CPU events need a capability unless perf_event_paranoid is 0 or
+ * less (an unreadable setting: assume they do). */
+static bool
+perf_needs_cap(void)
+{
+	char text[32];
+	long v;
+
+	if (ceems_read_text_file("/proc/sys/kernel/perf_event_paranoid", text,
+				 sizeof(text)) < 0)
+		return true;
+	v = strtol(text, NULL, 10);
+	return v > 0;
+}
+
 int
 agent_restrict_caps(const struct ceems_config *config)
 {
@@ -117,6 +151,9 @@ agent_restrict_caps(const struct ceems_config *config)
 	if (ceems_bpf_io_preloaded() && ceems_bpf_io_maps_need_cap())
 		want_cap(keep, why, &nkeep, CEEMS_CAP_BPF,
 			 "this kernel reads eBPF maps for CAP_BPF holders only");
+	if (config->perf && perf_needs_cap())
+		want_cap(keep, why, &nkeep, perf_cap(),
+			 "perf counters per job: perf_event_open on a job's cgroup");
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
 		ceems_error("cannot set no_new_privs: %s", strerror(errno));

@@ -17,7 +17,9 @@
  *   read, execute: /usr and /lib* (libraries loaded later, NSS modules);
  *   read, write:   the state, spool and note directories and the
  *                  socket's directory (create, rename, remove within
- *                  them), /dev/null;
+ *                  them), /dev/null, and the perf_event cgroups it
+ *                  makes for jobs of cgroup v1 (ceems_perf/ beneath
+ *                  the perf_event hierarchy, lib/perf_cgroup.h);
  *   read, write existing files only: the GPU devices (/dev/nvidia*,
  *                  /dev/dri, /dev/kfd), when a GPU library is in use,
  *                  and read the drivers' files under /proc and /sys;
@@ -59,6 +61,7 @@
 #include "cgroup_path.h"
 #include "fileio.h"
 #include "log.h"
+#include "perf_cgroup.h"
 #include "pg_files.h"
 
 #if defined(HAVE_LINUX_LANDLOCK_H) && defined(SYS_landlock_create_ruleset)
@@ -164,7 +167,7 @@ static int
 allow_cgroups(int ruleset, uint64_t handled, const struct ceems_config *c)
 {
 	static struct ceems_cgroup_mounts mounts;
-	char path[PATH_MAX], dir[PATH_MAX];
+	char path[PATH_MAX], dir[PATH_MAX], perf_v1[CEEMS_CGROUP_PATH_MAX];
 	const char *prefix = strcmp(c->cgroupfs_prefix, "/") == 0 ? "" :
 		c->cgroupfs_prefix;
 	char *text = malloc(1 << 20);
@@ -175,7 +178,8 @@ allow_cgroups(int ruleset, uint64_t handled, const struct ceems_config *c)
 		return -1;
 	snprintf(path, sizeof(path), "%s/self/mountinfo", c->procfs_root);
 	n = ceems_read_text_file(path, text, 1 << 20);
-	if (n < 0 || ceems_cgroup_mounts_from_mountinfo(text, &mounts) < 0) {
+	if (n < 0 || ceems_cgroup_mounts_from_mountinfo(text, &mounts) < 0 ||
+	    ceems_perf_mount_from_mountinfo(text, perf_v1, sizeof(perf_v1)) < 0) {
 		ceems_warning("confinement: cannot read the cgroup mounts from %s: no cgroup is readable",
 			      path);
 		free(text);
@@ -191,6 +195,14 @@ allow_cgroups(int ruleset, uint64_t handled, const struct ceems_config *c)
 		if (snprintf(dir, sizeof(dir), "%s%s", prefix, mnt) >= (int)sizeof(dir))
 			continue;
 		bad |= allow(ruleset, handled, dir, FS_READ);
+	}
+	/* The perf_event cgroups the agent makes for jobs of cgroup v1
+	 * (lib/perf_cgroup.h), made at start: written beneath. */
+	if (c->perf && c->perf_adopt &&
+	    ceems_perf_root(&mounts, perf_v1, prefix, dir,
+			    sizeof(dir) - sizeof(CEEMS_PERF_ADOPT_DIR) - 1) == 0) {
+		strcat(dir, "/" CEEMS_PERF_ADOPT_DIR);
+		bad |= allow(ruleset, handled, dir, FS_WRITE);
 	}
 	return bad;
 }

@@ -191,6 +191,10 @@ print_config(const struct ceems_config *c, const char *source)
 		printf("bmc_workarounds = %s\n", c->bmc_workarounds);
 		printf("bmc_privilege = %s\n", c->bmc_privilege);
 	}
+	printf("perf = %s\n", c->perf ? "yes" : "no");
+	printf("perf_hardware = %s\n", c->perf_hardware ? "yes" : "no");
+	printf("perf_max_fds = %u\n", c->perf_max_fds);
+	printf("perf_adopt = %s\n", c->perf_adopt ? "yes" : "no");
 }
 
 /* Load the configuration: PATH given explicitly must exist; the default
