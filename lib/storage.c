@@ -48,7 +48,7 @@
  * nothing.  The result (outcomes, sample counts) is not needed. */
 /* The perf counters (measurements.perf) likewise, after the record:
  * add_job_perf keeps them only when the node's stored record is this
- * one (sql/migrations/020_perf.sql). */
+ * one (sql/migrations/021_perf.sql). */
 #define UPSERT_SQL \
 	"WITH u AS (SELECT ceems.upsert_job_record($1::jsonb) AS o) " \
 	"SELECT (SELECT ceems.add_job_samples(" SAMPLES_OF("$1::jsonb") ") " \

@@ -258,7 +258,7 @@ make_node_records() {
     upsert "$BATS_TEST_TMPDIR/n1.json" >/dev/null && upsert "$BATS_TEST_TMPDIR/n2.json" >/dev/null
     a=$(sql -c "SELECT $cols FROM ceems.jobs")
     an=$(sql -c "SELECT node, job_meta, package_j FROM ceems.job_nodes ORDER BY node")
-    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes, ceems.job_node_perf"
     upsert "$BATS_TEST_TMPDIR/n2.json" >/dev/null && upsert "$BATS_TEST_TMPDIR/n1.json" >/dev/null
     b=$(sql -c "SELECT $cols FROM ceems.jobs")
     bn=$(sql -c "SELECT node, job_meta, package_j FROM ceems.job_nodes ORDER BY node")
@@ -302,7 +302,7 @@ make_node_records() {
     a=$(sql -c "SELECT $cols FROM ceems.jobs")
     [ "$(sql -c "SELECT finalized_by FROM ceems.job_nodes WHERE node = 'n1'")" = extern ] || _fail "n1 not the plugin's"
     # The other order: the plugin's record replaces the agent's.
-    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes, ceems.job_node_perf"
     [ "$(upsert "$T/n1agent.json")" = inserted ] || _fail "agent first"
     [ "$(sql -c "SELECT job_name FROM ceems.jobs")" = agent-name ] || _fail "the agent's record alone is not stored"
     [ "$(upsert "$T/n1.json")" = replaced ] || _fail "the plugin's record did not replace the agent's"
@@ -343,7 +343,7 @@ make_node_records() {
     [ "$(sql -c "SELECT cpu_time_s IS NOT NULL AND package_j > 0 FROM ceems.jobs")" = t ] ||
         _fail "the figures are gone: $a"
     # The other order: the measured record replaces the other.
-    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes, ceems.job_node_perf"
     [ "$(upsert "$T/unmeasured.json")" = inserted ] || _fail "metadata alone first"
     [ "$(sql -c "SELECT cpu_time_s IS NULL AND package_j IS NULL FROM ceems.jobs")" = t ] ||
         _fail "the record of metadata alone has figures"
@@ -352,18 +352,18 @@ make_node_records() {
     # In one batch, in both orders, and in batches one after the other:
     # the same.
     for batch in "measured unmeasured" "unmeasured measured"; do
-        sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+        sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes, ceems.job_node_perf"
         set -- $batch
         call_batch upsert_job_records "$T/$1.json" "$T/$2.json" >/dev/null || _fail "batch $batch"
         [ "$(sql -c "SELECT $cols FROM ceems.jobs")" = "$a" ] || _fail "batch $batch"
-        sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+        sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes, ceems.job_node_perf"
         call_batch upsert_job_records "$T/$1.json" >/dev/null || _fail "batch $1"
         call_batch upsert_job_records "$T/$2.json" "$T/n2.json" >/dev/null || _fail "batch $2"
         [ "$(sql -c "SELECT cpu_time_s IS NOT NULL AND package_j > 0 FROM ceems.jobs")" = t ] ||
             _fail "batches $batch: the figures are gone"
     done
     # The plugin's record is measured: the other never replaces it.
-    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes, ceems.job_node_perf"
     [ "$(upsert "$T/n1.json")" = inserted ] || _fail "n1"
     [ "$(upsert "$T/unmeasured.json")" = unchanged ] || _fail "it replaced the plugin's"
 }
@@ -469,7 +469,7 @@ contents() {
     one_by_one=$(contents)
     [ "$(sql -c 'SELECT count(*) FROM ceems.jobs')" = 3 ] || _fail "jobs one by one"
 
-    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes, ceems.job_node_perf"
     run upsert_batch -U node "$@"
     [ "$status" -eq 0 ] || _fail "the writer's batch: $output"
     [ "$output" = "{inserted,inserted,replaced,inserted,inserted}" ] || _fail "outcomes: $output"
@@ -479,7 +479,7 @@ contents() {
     [ "$(snapshot)" = "$before" ] || _fail "a replayed batch changed rows"
 
     # Reversed, and the same record twice in one batch.
-    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes, ceems.job_node_perf"
     upsert_batch "$T/other.json" "$T/requeue.json" "$T/n1b.json" "$T/n2.json" "$T/n1.json" "$T/n2.json" \
         >/dev/null || _fail "reversed batch"
     [ "$(contents)" = "$one_by_one" ] || _fail "reversed batch differs: $(diff <(echo "$one_by_one") <(contents))"
@@ -524,12 +524,12 @@ call_batch() {
     compare() {
         local name=$1 b loop_out=() set_out=() loop_rows
         shift
-        sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+        sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes, ceems.job_node_perf"
         for b in "$@"; do
             loop_out+=("$(call_batch upsert_job_records_each ${b//,/ })") || _fail "$name: loop"
         done
         loop_rows=$(contents)
-        sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+        sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes, ceems.job_node_perf"
         for b in "$@"; do
             run call_batch store_job_records ${b//,/ }
             [ "$status" -eq 0 ] || _fail "$name: the set-wise path gave up: $output"
@@ -562,7 +562,7 @@ call_batch() {
 
     # An older then a newer record of one node in one batch: the loop
     # applies both in turn, the set-wise path gives the batch to it.
-    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes, ceems.job_node_perf"
     run call_batch store_job_records "$n1" "$n1b"
     [ "$status" -ne 0 ] && echo "$output" | grep -q "several records of one node" ||
         _fail "the set-wise path did not give up: $output"
@@ -570,7 +570,7 @@ call_batch() {
     [ "$(call_batch upsert_job_records "$n1" "$n1b" "$n2")" = "{inserted,replaced,inserted}" ] ||
         _fail "upsert_job_records did not fall back to the loop"
     expect=$(contents)
-    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes, ceems.job_node_perf"
     call_batch upsert_job_records_each "$n1" "$n1b" "$n2" >/dev/null
     [ "$(contents)" = "$expect" ] || _fail "the fallback differs from the loop"
 
@@ -610,7 +610,7 @@ batches_of() {
     # TRUNCATE by an admin, or a test, leaves.
     as_calls "$BATS_TEST_TMPDIR/warm.txt" | sql >/dev/null || _fail "first batch"
     sql -c "ANALYZE ceems.jobs, ceems.job_nodes" \
-        -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes" \
+        -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes, ceems.job_node_perf" \
         -c "SELECT pg_stat_reset()" >/dev/null || _fail "truncate"
     # One writer's session, its plans made on the empty table, stores 800
     # jobs that all started in the same second.

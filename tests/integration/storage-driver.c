@@ -1,14 +1,17 @@
 /* storage-driver.c - drives libceems storage the way the plugin and the
  * node agent do, without Slurm, for tests/integration/storage.bats:
  *
- *   storage-driver store CONF COUNT FIRST_JOBID [bad|refused|series]
+ *   storage-driver store CONF COUNT FIRST_JOBID [bad|refused|series|perf]
  *       build COUNT records (job ids FIRST_JOBID...) as the plugin does
  *       at job end and store each with ceems_storage_store; "bad" makes
  *       them invalid (end before start), "refused" valid for libceems
  *       but not for the database's constraints (a static energy larger
  *       than the energy it is part of); "series" gives each a time series
  *       of 20 rows of 30 s (cpu_s 60 and package_j 1/20 of the job's
- *       each, dram_j unknown).  Prints
+ *       each, dram_j unknown); "perf" gives each perf counters (software
+ *       measured: context switches 1000 + the job id, page faults
+ *       2000 + it, task clock 1 s, no migration figure; hardware not
+ *       supported).  Prints
  *       "database=N spool=N rejected=N failed=N".
  *   storage-driver replay CONF once|all [BATCH [MAX]]
  *       once: one ceems_replay_run with the agent's limits (BATCH records
@@ -38,7 +41,7 @@
 #include "replay.h"
 #include "storage.h"
 
-enum flaw { NONE, BAD, REFUSED, SERIES };
+enum flaw { NONE, BAD, REFUSED, SERIES, PERF };
 
 #define SERIES_ROWS 20
 
@@ -122,6 +125,17 @@ build(struct ceems_job_record *r, const struct ceems_config *c,
 			ceems_series_add(series, t0 + 30.0 * (i + 1), 30, 60,
 					 1e9 + i, joules, series_gpu_util(i));
 		rep.series = series;
+	}
+	if (flaw == PERF) {
+		rep.perf.sw_status = CEEMS_PERF_MEASURED;
+		rep.perf.hw_status = CEEMS_PERF_NOT_SUPPORTED;
+		rep.perf.running_fraction = 1;
+		rep.perf.present = 1u << CEEMS_PERF_CONTEXT_SWITCHES |
+				   1u << CEEMS_PERF_PAGE_FAULTS |
+				   1u << CEEMS_PERF_TASK_CLOCK;
+		rep.perf.value[CEEMS_PERF_CONTEXT_SWITCHES] = 1000.0 + jobid;
+		rep.perf.value[CEEMS_PERF_PAGE_FAULTS] = 2000.0 + jobid;
+		rep.perf.value[CEEMS_PERF_TASK_CLOCK] = 1e9;
 	}
 	if (flaw == REFUSED)
 		rep.ledger.static_j[CEEMS_DOMAIN_PACKAGE] = 2 * (1000.0 + jobid);
@@ -218,7 +232,8 @@ main(int argc, char **argv)
 			     (uint32_t)strtoul(argv[4], NULL, 10),
 			     argc <= 5 ? NONE : strcmp(argv[5], "bad") == 0 ? BAD :
 			     strcmp(argv[5], "refused") == 0 ? REFUSED :
-			     strcmp(argv[5], "series") == 0 ? SERIES : NONE);
+			     strcmp(argv[5], "series") == 0 ? SERIES :
+			     strcmp(argv[5], "perf") == 0 ? PERF : NONE);
 	if (strcmp(argv[1], "replay") == 0)
 		return replay(&c, strcmp(argv[3], "all") == 0,
 			      argc > 4 ? (unsigned)strtoul(argv[4], NULL, 10) : 0,

@@ -603,6 +603,49 @@ _sacct_series_util() { # CONF JOBID
     want=$(jq -r '[.series.rows[] | "\(.[0]):\(.[8] // "")"] | join(" ") + " "' "$new")
     got=$(_sacct_series_util "$sacct_conf" "$(jq .job.jobid "$new")") || _fail "sacct --series failed"
     [ "$got" = "$want" ] || _fail "sacct --series from the database: $got, want $want"
+
+# "CONTEXT_SWITCHES PAGE_FAULTS TASK_CLOCK_S MIGRATIONS_NULL HW_STATUS
+# CYCLES_NULL" of the perf view, over CLUSTER's jobs.
+_perf() { # CLUSTER
+    _sql "SELECT coalesce(sum(p.context_switches), -1) || ' ' ||
+                 coalesce(sum(p.page_faults), -1) || ' ' ||
+                 coalesce(sum(p.task_clock_s), -1) || ' ' ||
+                 bool_and(p.cpu_migrations IS NULL) || ' ' ||
+                 string_agg(DISTINCT p.hardware_status, ',') || ' ' ||
+                 bool_and(p.cycles IS NULL AND p.ipc IS NULL) || ' ' || count(*)
+          FROM ceems.job_perf p JOIN ceems.jobs j USING (job_key)
+          JOIN ceems.clusters c USING (cluster_id) WHERE c.name = '$1'"
+}
+
+@test "a record's perf counters land in job_node_perf with the record; unknown stays NULL; replays change nothing" {
+    local conf spool_conf snap
+    conf=$(_conf perf t-perf yes)
+    run "$DRIVER" store "$conf" 3 1 perf
+    [ "$status" -eq 0 ] || _fail "$output"
+    [[ "$output" == *"database=3 spool=0 rejected=0 failed=0"* ]] || _fail "$output"
+    # Jobs 1..3: context switches 1000 + id, page faults 2000 + id, 1 s.
+    [ "$(_perf t-perf)" = "3006 6006 3 true not supported true 3" ] || _fail "perf: $(_perf t-perf)"
+
+    # Through the spool and the batched replay (jobs 11, 12), replayed
+    # twice: the second changes nothing.
+    spool_conf=$(_conf perf-spool t-perf no)
+    run "$DRIVER" store "$spool_conf" 2 11 perf
+    [[ "$output" == *"spool=2"* ]] || _fail "$output"
+    cp "$D"/spool-t-perf/*.json "$D/"
+    run "$DRIVER" replay "$conf" all
+    [[ "$output" == *"stored=2 set_aside=0 left=0 error=0"* ]] || _fail "$output"
+    [ "$(_perf t-perf)" = "5029 10029 5 true not supported true 5" ] || _fail "perf after replay: $(_perf t-perf)"
+    snap=$(_sql "SELECT string_agg(p::text, ';' ORDER BY job_key) FROM ceems.job_node_perf p")
+    mv "$D"/*.json "$D/spool-t-perf/"
+    run "$DRIVER" replay "$conf" all
+    [[ "$output" == *"stored=2 set_aside=0 left=0 error=0"* ]] || _fail "$output"
+    [ "$(_sql "SELECT string_agg(p::text, ';' ORDER BY job_key) FROM ceems.job_node_perf p")" = "$snap" ] ||
+        _fail "perf rows rewritten by a replay"
+    # A job without perf figures has no row: unknown, not zero.
+    run "$DRIVER" store "$conf" 1 21
+    [ "$(_sql "SELECT count(*) FROM ceems.job_node_perf p JOIN ceems.jobs j USING (job_key)
+               JOIN ceems.clusters c USING (cluster_id) WHERE c.name = 't-perf' AND j.jobid = 21")" = 0 ] ||
+        _fail "a row for a job without perf figures"
 }
 
 # ceems-sacct as USER, with the user's own libpq environment (not the
