@@ -30,6 +30,8 @@
 #include "energy.h"
 #include "gpu_internal.h"
 #include "hwmon.h"
+#include "perf_cgroup.h"
+#include "perf_job.h"
 #include "pm_counters.h"
 #include "proc_stats.h"
 #include "rapl.h"
@@ -232,6 +234,18 @@ fuzz_check_cgroup_path(const char *data, size_t len)
 			return problem;
 	}
 
+	{
+		static char perf_mount[CEEMS_CGROUP_PATH_MAX];
+
+		memset(perf_mount, 'x', sizeof(perf_mount));
+		ret = ceems_perf_mount_from_mountinfo(data, perf_mount,
+						      sizeof(perf_mount));
+		if (!ret_allowed(ret, mount_errors))
+			return "ceems_perf_mount_from_mountinfo: undocumented return code";
+		if (ret == 0 && (!nul_within(perf_mount, sizeof(perf_mount)) ||
+				 (perf_mount[0] != '\0' && perf_mount[0] != '/')))
+			return "ceems_perf_mount_from_mountinfo: not an absolute path or none";
+	}
 	ret = ceems_cgroup_mounts_from_mountinfo(data, &mounts);
 	if (!ret_allowed(ret, mount_errors))
 		return "ceems_cgroup_mounts_from_mountinfo: undocumented return code";
@@ -1302,6 +1316,28 @@ check_series(const struct ceems_series *s)
 	return problem;
 }
 
+/* A decoded perf object (lib/perf_json.c): known statuses, counts of
+ * known events only, none negative or NaN; unknown counts absent. */
+static const char *
+check_perf_report(const struct ceems_perf_report *p)
+{
+	if (p->sw_status >= CEEMS_PERF_NSTATUS || p->hw_status >= CEEMS_PERF_NSTATUS)
+		return "ceems_perf_report_from_json: unknown status";
+	if ((p->present & ~((1u << CEEMS_PERF_NEVENTS) - 1)) != 0)
+		return "ceems_perf_report_from_json: present bit of no event";
+	if (!(p->running_fraction >= 0 && p->running_fraction <= 1) &&
+	    !(p->present == 0 && p->running_fraction == 0))
+		return "ceems_perf_report_from_json: running fraction out of [0, 1]";
+	for (unsigned e = 0; e < CEEMS_PERF_NEVENTS; e++) {
+		bool have = (p->present & (1u << e)) != 0;
+
+		if (have ? !(p->value[e] >= 0) || !isfinite(p->value[e]) :
+		    p->value[e] != 0)
+			return "ceems_perf_report_from_json: count negative, NaN or set while absent";
+	}
+	return NULL;
+}
+
 static const char *
 check_reply(const char *data, size_t len)
 {
@@ -1311,6 +1347,7 @@ check_reply(const char *data, size_t len)
 	};
 	static struct ceems_agent_job_report report;
 	char err[256];
+	const char *problem;
 	int ret;
 
 	memset(err, 'x', sizeof(err));
@@ -1349,14 +1386,14 @@ check_reply(const char *data, size_t len)
 			return "ceems_agent_reply_decode: unterminated factor string";
 	}
 	if (report.series != NULL) {
-		const char *problem = check_series(report.series);
-
+		problem = check_series(report.series);
 		ceems_series_free(report.series);
 		report.series = NULL;
 		if (problem != NULL)
 			return problem;
 	}
-	return check_report_gpus(&report);
+	problem = check_report_gpus(&report);
+	return problem != NULL ? problem : check_perf_report(&report.perf);
 }
 
 const char *

@@ -1121,12 +1121,57 @@ test_client(void)
 	rmdir(dir);
 }
 
+/* A report's perf figures: measured counts exact, unknown ones absent
+ * (not 0), the statuses by name; a bad status or count is refused. */
+static void
+test_perf_round_trip(void)
+{
+	static struct ceems_agent_job_report r, back;
+	char bad[1024];
+	int n;
+
+	fill_report(&r);
+	r.perf.sw_status = CEEMS_PERF_MEASURED;
+	r.perf.hw_status = CEEMS_PERF_NOT_SUPPORTED;
+	r.perf.running_fraction = 0.5;
+	r.perf.present = 1u << CEEMS_PERF_PAGE_FAULTS |
+			 1u << CEEMS_PERF_CONTEXT_SWITCHES;
+	r.perf.value[CEEMS_PERF_PAGE_FAULTS] = 123456789.0;
+	r.perf.value[CEEMS_PERF_CONTEXT_SWITCHES] = 1.0 / 3;
+	n = ceems_agent_reply_ok(&r, msg, sizeof(msg));
+	ok(n > 0 && strstr(msg, "\"hardware\":\"not supported\"") != NULL &&
+	   strstr(msg, "cycles") == NULL,
+	   "perf: statuses by name, no figure for what was not measured");
+	memset(&back, 0, sizeof(back));
+	is_int(ceems_agent_reply_decode(msg, (size_t)n, &back, err, sizeof(err)), 0,
+	       "perf: the reply decodes");
+	ok(back.perf.sw_status == CEEMS_PERF_MEASURED &&
+	   back.perf.hw_status == CEEMS_PERF_NOT_SUPPORTED &&
+	   back.perf.present == r.perf.present &&
+	   back.perf.value[CEEMS_PERF_PAGE_FAULTS] == 123456789.0 &&
+	   back.perf.value[CEEMS_PERF_CONTEXT_SWITCHES] == 1.0 / 3 &&
+	   back.perf.running_fraction == 0.5, "perf: figures round-trip exactly");
+	memset(&r.perf, 0, sizeof(r.perf));
+	n = ceems_agent_reply_ok(&r, msg, sizeof(msg));
+	ok(n > 0 && strstr(msg, "perf") == NULL, "perf off: no perf object");
+	snprintf(bad, sizeof(bad), "{\"ok\":true,\"report\":{\"jobid\":1,\"uid\":0,"
+		 "\"perf\":{\"software\":\"great\",\"hardware\":\"off\"}}}");
+	is_int(ceems_agent_reply_decode(bad, strlen(bad), &back, err, sizeof(err)),
+	       -EPROTO, "perf: an unknown status is refused");
+	snprintf(bad, sizeof(bad), "{\"ok\":true,\"report\":{\"jobid\":1,\"uid\":0,"
+		 "\"perf\":{\"software\":\"measured\",\"hardware\":\"off\","
+		 "\"page_faults\":-1}}}");
+	is_int(ceems_agent_reply_decode(bad, strlen(bad), &back, err, sizeof(err)),
+	       -EPROTO, "perf: a negative count is refused");
+}
+
 int
 main(void)
 {
 	test_spec_round_trip();
 	test_finish_requests();
 	test_report_round_trip();
+	test_perf_round_trip();
 	test_step_presence();
 	test_gpu_report();
 	test_reply_errors();

@@ -187,10 +187,31 @@ test_durations(void)
 	ok(ceems_parse_duration("s", &ns) == -1, "unit alone refused");
 }
 
+/* Perf counters: software on, hardware off, a descriptor budget and
+ * adoption by default; each key set; a bad budget refused. */
+static void
+test_perf_keys(void)
+{
+	struct ceems_config c;
+	char err[256] = "";
+
+	ceems_config_defaults(&c);
+	ok(c.perf && !c.perf_hardware && c.perf_adopt && c.perf_max_fds == 65536,
+	   "perf defaults: software on, hardware off, adoption, 65536 descriptors");
+	is_int(ceems_config_parse(&c, "perf = off\nperf_hardware = on\n"
+				  "perf_max_fds = 100\nperf_adopt = no\n",
+				  "t.conf", err, sizeof(err)), 0, "perf keys parse");
+	ok(!c.perf && c.perf_hardware && !c.perf_adopt && c.perf_max_fds == 100,
+	   "perf keys set");
+	expect_error("perf_max_fds = -1\n", "bad.conf:1", "a negative budget");
+	expect_error("perf_hardware = maybe\n", "bad.conf:1", "perf_hardware not a boolean");
+}
+
 int
 main(void)
 {
 	test_defaults();
+	test_perf_keys();
 	test_values();
 	test_errors();
 	test_storage_keys();
