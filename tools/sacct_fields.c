@@ -472,6 +472,32 @@ f_pue(const struct sacct_row *r, char *buf, size_t size)
 		put(buf, size, "%.2f", r->pue);
 }
 
+static void
+f_count(double v, char *buf, size_t size)
+{
+	if (!isfinite(v) || v < 0)
+		put_text(buf, size, "");
+	else
+		put(buf, size, "%.0f", v);
+}
+
+#define COUNT_FIELD(fn, member) \
+	static void fn(const struct sacct_row *r, char *buf, size_t size) \
+	{ f_count(r->member, buf, size); }
+COUNT_FIELD(f_ctxsw, perf_ctxsw)
+COUNT_FIELD(f_pagefaults, perf_page_faults)
+COUNT_FIELD(f_migrations, perf_migrations)
+
+static void
+f_ipc(const struct sacct_row *r, char *buf, size_t size)
+{
+	if (!isfinite(r->perf_cycles) || !isfinite(r->perf_instructions) ||
+	    !(r->perf_cycles > 0) || r->perf_instructions < 0)
+		put_text(buf, size, "");
+	else
+		put(buf, size, "%.2f", r->perf_instructions / r->perf_cycles);
+}
+
 static const struct sacct_field fields[] = {
 	{ "JobID", 12, false, f_jobid, 0,
 	  "job id (ARRAYJOB_TASK for array jobs), .STEP for a step" },
@@ -570,6 +596,14 @@ static const struct sacct_field fields[] = {
 	  "bytes received by the job's TCP and UDP sockets, K/M/G" },
 	{ "NetOut", 10, true, f_netout, SACCT_NEED_NET,
 	  "bytes sent by the job's TCP and UDP sockets, K/M/G" },
+	{ "IPC", 5, true, f_ipc, SACCT_NEED_PERF,
+	  "instructions per cycle (perf hardware events: perf_hardware or --ceems-perf, and a PMU)" },
+	{ "CtxSw", 10, true, f_ctxsw, SACCT_NEED_PERF,
+	  "context switches of the job's tasks (perf)" },
+	{ "PageFaults", 10, true, f_pagefaults, SACCT_NEED_PERF,
+	  "page faults of the job's tasks, minor and major (perf)" },
+	{ "CPUMigr", 8, true, f_migrations, SACCT_NEED_PERF,
+	  "migrations of the job's tasks between CPUs (perf)" },
 };
 
 const struct sacct_field *

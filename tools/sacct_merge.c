@@ -255,6 +255,30 @@ gpu_figures(const struct sacct_records *recs, size_t first, size_t last,
 
 /* The job's row from its records FIRST..LAST-1 (one job), its strings
  * in ROWS' text.  -1 when out of memory. */
+/* One node's count E into SUM: NaN once a node did not measure it (a
+ * partial sum would pass for the whole), as ceems.job_perf. */
+static void
+add_perf_count(double *sum, const struct ceems_perf_report *p, unsigned e,
+	       bool first)
+{
+	if ((p->present & (1u << e)) == 0)
+		*sum = NAN;
+	else if (first)
+		*sum = p->value[e];
+	else
+		*sum += p->value[e];
+}
+
+static void
+add_perf(struct sacct_row *row, const struct ceems_perf_report *p, bool first)
+{
+	add_perf_count(&row->perf_ctxsw, p, CEEMS_PERF_CONTEXT_SWITCHES, first);
+	add_perf_count(&row->perf_page_faults, p, CEEMS_PERF_PAGE_FAULTS, first);
+	add_perf_count(&row->perf_migrations, p, CEEMS_PERF_CPU_MIGRATIONS, first);
+	add_perf_count(&row->perf_cycles, p, CEEMS_PERF_CYCLES, first);
+	add_perf_count(&row->perf_instructions, p, CEEMS_PERF_INSTRUCTIONS, first);
+}
+
 static int
 job_row(const struct sacct_records *recs, size_t first, size_t last,
 	struct sacct_rows *rows, struct sacct_row *row)
@@ -319,6 +343,7 @@ job_row(const struct sacct_records *recs, size_t first, size_t last,
 		if (have_total)
 			sacct_add_known(&row->total_j, total);
 		merge_io(row, &r->report.io);
+		add_perf(row, &r->report.perf, i == first);
 		if (r->report.ledger.have_emissions) {
 			sacct_add_known(&row->emissions_g, r->report.ledger.emissions_g);
 			if (factor_node == NULL || strcmp(r->meta.node, factor_node) < 0) {

@@ -33,7 +33,7 @@ struct listing_column {
 	uint64_t part;
 };
 
-#define ROWS_NCOLS 45
+#define ROWS_NCOLS 50
 #define ROWS_FIRST_FIGURE 23
 #define COL_USER 5
 static const struct listing_column listing[ROWS_NCOLS] = {
@@ -94,7 +94,18 @@ static const struct listing_column listing[ROWS_NCOLS] = {
 	  PG_BINARY_NUMBER, SACCT_NEED_NET },
 	{ "(SELECT sum(n.net_tcp4_out_bytes + n.net_tcp6_out_bytes + n.net_udp4_out_bytes"
 	  " + n.net_udp6_out_bytes)::float8 FROM ceems.job_nodes n WHERE n.job_key = j.job_key)",
-	  PG_BINARY_NUMBER, SACCT_NEED_NET }
+	  PG_BINARY_NUMBER, SACCT_NEED_NET },
+	/* perf counters (migration 021), only when a column shows them */
+	{ "(SELECT p.context_switches FROM ceems.job_perf p WHERE p.job_key = j.job_key)",
+	  PG_BINARY_NUMBER, SACCT_NEED_PERF },
+	{ "(SELECT p.page_faults FROM ceems.job_perf p WHERE p.job_key = j.job_key)",
+	  PG_BINARY_NUMBER, SACCT_NEED_PERF },
+	{ "(SELECT p.cpu_migrations FROM ceems.job_perf p WHERE p.job_key = j.job_key)",
+	  PG_BINARY_NUMBER, SACCT_NEED_PERF },
+	{ "(SELECT p.cycles FROM ceems.job_perf p WHERE p.job_key = j.job_key)",
+	  PG_BINARY_NUMBER, SACCT_NEED_PERF },
+	{ "(SELECT p.instructions FROM ceems.job_perf p WHERE p.job_key = j.job_key)",
+	  PG_BINARY_NUMBER, SACCT_NEED_PERF }
 };
 
 /* Which listing columns a query fetches, and where they are. */
@@ -266,7 +277,9 @@ job_from_result(struct pg_binary *b, const struct listing_plan *plan, int i,
 		&r->emissions_g, &r->g_per_kwh, &r->pue, &r->gpu_sm_pct,
 		&r->gpu_mem_peak_bytes, &r->gpu_mem_total_bytes,
 		&r->io_read_bytes, &r->io_write_bytes, &r->net_in_bytes,
-		&r->net_out_bytes
+		&r->net_out_bytes,
+		&r->perf_ctxsw, &r->perf_page_faults, &r->perf_migrations,
+		&r->perf_cycles, &r->perf_instructions
 	};
 	int64_t v, task;
 	int k;

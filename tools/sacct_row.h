@@ -61,6 +61,10 @@ struct sacct_row {
 	 * (eBPF); bytes.  Jobs only: steps leave them unknown. */
 	double io_read_bytes, io_write_bytes;
 	double net_in_bytes, net_out_bytes;
+	/* perf counters (lib/perf_job.h), summed over the nodes; NaN
+	 * unless every node measured them */
+	double perf_ctxsw, perf_page_faults, perf_migrations;
+	double perf_cycles, perf_instructions;
 };
 
 /* The parts of a job row that a reader may not need: one bit each, one
@@ -106,7 +110,8 @@ struct sacct_row {
 #define SACCT_NEED_GPU_MEM_TOTAL (UINT64_C(1) << 33)
 #define SACCT_NEED_IO		(UINT64_C(1) << 34)	/* io_read, io_write */
 #define SACCT_NEED_NET		(UINT64_C(1) << 35)	/* net_in, net_out */
-#define SACCT_NEED_ALL		((UINT64_C(1) << 36) - 1)
+#define SACCT_NEED_PERF		(UINT64_C(1) << 36)	/* every perf_ figure */
+#define SACCT_NEED_ALL		((UINT64_C(1) << 37) - 1)
 
 /* *SUM + X where unknown (NaN) adds nothing: NaN + x = x, the sum of
  * what was measured. */

@@ -660,7 +660,7 @@ _sacct_as() { # USER ARGS...
 
 @test "database down: the job's user lists their spooled jobs (one warning, the figures the database gives later); no one else does" {
     local FB=$D/fallback conf g f fields out_down saved
-    fields=JobID,JobName,User,State,Elapsed,AllocCPUS,TotalCPU,CPUEff,MemEff,EnergyCPU,EnergyDRAM,Energy,Quality
+    fields=JobID,JobName,User,State,Elapsed,AllocCPUS,TotalCPU,CPUEff,MemEff,EnergyCPU,EnergyDRAM,Energy,Quality,CtxSw,PageFaults,CPUMigr,IPC
     # Installed as doc/install.md says: the spool root's and a group's
     # (here one without a name), ceems-sacct setgid to that group.
     g=64700
@@ -694,7 +694,7 @@ _sacct_as() { # USER ARGS...
 
     # Jobs end while the database is down: their records are spooled.
     _db_down
-    STORAGE_DRIVER_USER=nobody:65534 run "$DRIVER" store "$conf" 3 501
+    STORAGE_DRIVER_USER=nobody:65534 run "$DRIVER" store "$conf" 3 501 perf
     [[ "$output" == *"database=0 spool=3 rejected=0 failed=0"* ]] || _fail "$output"
     STORAGE_DRIVER_USER=daemon:1 run "$DRIVER" store "$conf" 1 601
     [[ "$output" == *"database=0 spool=1 rejected=0 failed=0"* ]] || _fail "$output"
@@ -721,6 +721,10 @@ _sacct_as() { # USER ARGS...
     [ "$(awk -F'|' 'NR > 1 && ($9 != "" || $11 != "")' <<<"$out_down")" = "" ] ||
         _fail "unmeasured figures shown: $out_down"
     [ "$(awk -F'|' 'NR > 1 && $10 == ""' <<<"$out_down")" = "" ] || _fail "energy missing: $out_down"
+    # perf: the records' counts (context switches 1000 + id, page faults
+    # 2000 + id); no migration count and no cycles (IPC): empty, not 0.
+    [ "$(cut -d'|' -f1,14-17 <<<"$out_down" | tail -n +2 | tr '\n' ' ')" = \
+      "501|1501|2501|| 502|1502|2502|| 503|1503|2503|| " ] || _fail "perf: $out_down"
     # The filters apply: -j and -s.
     run _sacct_as nobody -S now-1hour -E now -j 502 -s CD -X -P -n -o JobID
     [ "$status" -eq 0 ] && [ "$output" = 502 ] || _fail "-j 502: $output"

@@ -98,6 +98,11 @@ full_row(struct sacct_row *r)
 	r->io_write_bytes = 2621440;
 	r->net_in_bytes = 1000;
 	r->net_out_bytes = 104857600;
+	r->perf_ctxsw = 1234;
+	r->perf_page_faults = 56789;
+	r->perf_migrations = 12;
+	r->perf_cycles = 4e12;
+	r->perf_instructions = 6e12;
 }
 
 /* Make PART of R unknown, as the database backend leaves it. */
@@ -143,6 +148,10 @@ forget_part(struct sacct_row *r, uint64_t part)
 	if (part == SACCT_NEED_GPU_MEM_TOTAL) r->gpu_mem_total_bytes = NAN;
 	if (part == SACCT_NEED_IO) r->io_read_bytes = r->io_write_bytes = NAN;
 	if (part == SACCT_NEED_NET) r->net_in_bytes = r->net_out_bytes = NAN;
+	if (part == SACCT_NEED_PERF) {
+		r->perf_ctxsw = r->perf_page_faults = r->perf_migrations = NAN;
+		r->perf_cycles = r->perf_instructions = NAN;
+	}
 }
 
 /* A declared PART that F reads only when another of its parts is
@@ -216,6 +225,45 @@ test_field_needs(void)
 	   "the summary's parts are row parts");
 }
 
+/* The perf fields: counts as integers, IPC from the sums of cycles and
+ * instructions; empty when unknown (no PMU: no cycles), never 0. */
+static void
+test_perf_fields(void)
+{
+	const struct sacct_field *all;
+	struct sacct_row r;
+	char cell[64];
+	size_t n, i;
+	int seen = 0;
+
+	all = sacct_fields_all(&n);
+	full_row(&r);
+	for (i = 0; i < n; i++) {
+		all[i].format(&r, cell, sizeof(cell));
+		if (strcmp(all[i].name, "IPC") == 0) {
+			is_str(cell, "1.50", "IPC: instructions / cycles");
+			r.perf_cycles = NAN;
+			all[i].format(&r, cell, sizeof(cell));
+			is_str(cell, "", "IPC: no cycles (no PMU): empty, not 0");
+			r.perf_cycles = 4e12;
+			seen++;
+		} else if (strcmp(all[i].name, "CtxSw") == 0) {
+			is_str(cell, "1234", "CtxSw: a count");
+			seen++;
+		} else if (strcmp(all[i].name, "PageFaults") == 0) {
+			is_str(cell, "56789", "PageFaults: a count");
+			r.perf_page_faults = NAN;
+			all[i].format(&r, cell, sizeof(cell));
+			is_str(cell, "", "PageFaults: unknown is empty");
+			seen++;
+		} else if (strcmp(all[i].name, "CPUMigr") == 0) {
+			is_str(cell, "12", "CPUMigr: a count");
+			seen++;
+		}
+	}
+	is_int(seen, 4, "the four perf fields exist");
+}
+
 int
 main(void)
 {
@@ -228,6 +276,7 @@ main(void)
 	size_t n = 0;
 
 	setenv("TZ", "UTC", 1);
+	test_perf_fields();
 
 	/* --format */
 	ok(sacct_format_parse("JobID,jobname%30,State", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == 0,
