@@ -354,4 +354,11 @@ summary_figures_compute(const struct ceems_job_meta *m,
 		figures_gpu(r, f);
 	else
 		f->gpus_held = m->alloc_gpus;
+	if (r != NULL && r->perf.sw_status == CEEMS_PERF_MEASURED &&
+	    (r->perf.present & (1u << CEEMS_PERF_PAGE_FAULTS)) &&
+	    (r->perf.present & (1u << CEEMS_PERF_TASK_CLOCK))) {
+		f->have_faults = true;
+		f->page_faults = r->perf.value[CEEMS_PERF_PAGE_FAULTS];
+		f->task_clock_s = r->perf.value[CEEMS_PERF_TASK_CLOCK] / 1e9;
+	}
 }

@@ -99,6 +99,12 @@ struct figures {
 	bool have_gpu_j;		/* every device's energy known */
 	double gpu_j;
 	bool gpu_power_integrated;	/* some energy is integrated power */
+
+	/* perf counters (lib/perf_job.h): page faults and the CPU time of
+	 * the same count, when both were measured */
+	bool have_faults;
+	double page_faults;
+	double task_clock_s;
 };
 
 enum summary_energy_unit { UNIT_KWH, UNIT_WH, UNIT_J };

@@ -35,6 +35,8 @@ static double gpu_min_judge_s = (double)CEEMS_SUMMARY_GPU_MIN_S;
 #define TIME_LIMIT_SLACK_S 3600.0	/* and at least this much unused */
 #define GPU_UNDERUSE_PCT 25.0
 #define COVERAGE_FULL 0.995	/* below: the figure says its coverage */
+#define FAULTS_PER_CPU_S 100000.0	/* page faults per CPU-second: note */
+#define FAULTS_MIN_CPU_S 10.0	/* less CPU time: no note */
 
 /* Round a memory size up to what one would type: multiples of 256 MiB
  * up to 1 GiB, whole GiB above.  Returns the bytes, TEXT gets "768M" or
@@ -421,13 +423,37 @@ note_time_limit(const struct figures *f, struct ceems_summary_note *n)
 	return true;
 }
 
+/* Page faults at a rate where handling them takes a share of the CPU
+ * time (a minor fault costs the kernel about a microsecond, more with
+ * zeroing a page: 100000 a second is about a tenth of a core). */
+static bool
+note_page_faults(const struct figures *f, struct ceems_summary_note *n)
+{
+	double rate;
+
+	if (!judged(f, MIN_JUDGE_S) || !f->have_faults ||
+	    f->task_clock_s < FAULTS_MIN_CPU_S)
+		return false;
+	rate = f->page_faults / f->task_clock_s;
+	if (rate < FAULTS_PER_CPU_S)
+		return false;
+	note_init(n, "page-faults");
+	summary_appendf(n->text, sizeof(n->text),
+		"The job took %.0f page faults, %.0f per second of its CPU "
+		"time: the kernel spent a noticeable part of that time "
+		"mapping memory the job touched for the first time. Memory "
+		"allocated and freed over and over is the usual cause: "
+		"allocate once and reuse buffers.", f->page_faults, rate);
+	return true;
+}
+
 typedef bool (*note_rule)(const struct figures *, struct ceems_summary_note *);
 
 /* Most important first. */
 static const note_rule rules[] = {
 	note_oom, note_timeout, note_too_short, note_cpu_overuse,
 	note_cpu_underuse, note_mem_underuse, note_gpu_idle,
-	note_gpu_underuse, note_time_limit,
+	note_gpu_underuse, note_time_limit, note_page_faults,
 };
 
 size_t

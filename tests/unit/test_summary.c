@@ -1070,9 +1070,38 @@ test_garbage(void)
 	ok(max_len < CEEMS_SUMMARY_SIZE / 2, "garbage: longest summary %d bytes", max_len);
 }
 
+/* The page-faults note: fires on a job whose perf counters show more
+ * than 100000 faults per CPU-second; not on a job below that, nor on
+ * one without perf figures (unknown is not zero). */
+static void
+test_page_faults(void)
+{
+	char ids[256];
+
+	/* 30 cores busy for an hour, 8 GiB peak of 16: no other note. */
+	job_new("COMPLETED", 3600, 32, 16 * GIB, 30 * 3600.0, 8 * GIB);
+	J.meta.time_limit_min = 90;
+	note_ids(ids, sizeof(ids));
+	ok(strstr(ids, "page-faults") == NULL, "no perf figures: no page-faults note (%s)", ids);
+	J.report.perf.sw_status = CEEMS_PERF_MEASURED;
+	J.report.perf.present = 1u << CEEMS_PERF_PAGE_FAULTS |
+				1u << CEEMS_PERF_TASK_CLOCK;
+	J.report.perf.value[CEEMS_PERF_TASK_CLOCK] = 30 * 3600.0 * 1e9;
+	J.report.perf.value[CEEMS_PERF_PAGE_FAULTS] = 30 * 3600.0 * 50000;
+	note_ids(ids, sizeof(ids));
+	ok(strstr(ids, "page-faults") == NULL, "50000 faults per CPU-second: no note (%s)", ids);
+	J.report.perf.value[CEEMS_PERF_PAGE_FAULTS] = 30 * 3600.0 * 200000;
+	note_ids(ids, sizeof(ids));
+	ok(strstr(ids, "page-faults") != NULL, "200000 faults per CPU-second: the note (%s)", ids);
+	J.report.perf.present &= ~(1u << CEEMS_PERF_TASK_CLOCK);
+	note_ids(ids, sizeof(ids));
+	ok(strstr(ids, "page-faults") == NULL, "no CPU time counted: no note (%s)", ids);
+}
+
 int
 main(void)
 {
+	test_page_faults();
 	test_golden();
 	test_savings();
 	test_must_not_fire();
