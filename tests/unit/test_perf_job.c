@@ -268,6 +268,31 @@ check_scale(void)
 	ok(ceems_perf_scale(7, 10, 0) < 0, "scale: enabled, never ran is unknown");
 }
 
+/* The budget is at most half the open-files limit: the other half stays
+ * for the agent's cgroup files, sockets and database. */
+static void
+check_budget_rlimit(void)
+{
+	struct ceems_perf_budget b;
+	struct rlimit saved, low;
+
+	if (getrlimit(RLIMIT_NOFILE, &saved) < 0) {
+		skip("getrlimit(RLIMIT_NOFILE) fails");
+		return;
+	}
+	low = saved;
+	low.rlim_cur = 200;
+	if (setrlimit(RLIMIT_NOFILE, &low) < 0) {
+		skip("cannot lower RLIMIT_NOFILE");
+		return;
+	}
+	is_int(ceems_perf_budget_init(&b, 65536), 100,
+	       "budget: half of an open-files limit of 200");
+	is_int(ceems_perf_budget_init(&b, 64), 64,
+	       "budget: the configured limit when lower");
+	(void)setrlimit(RLIMIT_NOFILE, &saved);
+}
+
 static void
 check_mountinfo(void)
 {
@@ -365,6 +390,7 @@ main(void)
 	char perf_v1[512], root[1024], dir[1100];
 
 	check_scale();
+	check_budget_rlimit();
 	check_mountinfo();
 	if (geteuid() != 0 ||
 	    ceems_read_text_file("/proc/self/mountinfo", text, sizeof(text)) < 0 ||
