@@ -8,14 +8,20 @@
 # job's life.  Hardware events asked with --ceems-perf are reported as
 # not supported where the node has no PMU, never as zeros.
 #
+# A job that would take the node's perf descriptors past perf_max_fds
+# is measured without those events, its status saying so.
+#
 # Runs as root.  Needs CEEMS_SPANK_PLUGIN, CEEMS_TOP_BUILDDIR,
 # CEEMS_TOP_SRCDIR (set by `make check-integration`), and perf.
 
 load lib/ceems-cluster
 
 setup_file() {
-	# The agent logs what it does with each job's perf events.
-	CEEMS_CLUSTER_CONF="log_level = debug" ceems_cluster_setup perf summary=full
+	# The agent logs what it does with each job's perf events.  The
+	# descriptor budget fits one job of one CPU with all its events
+	# (4 software + 5 hardware), or two with software events only.
+	CEEMS_CLUSTER_CONF="log_level = debug
+perf_max_fds = 9" ceems_cluster_setup perf summary=full
 }
 
 teardown_file() {
@@ -139,4 +145,26 @@ stat_value() {
 		sleep 0.1
 	done
 	! compgen -G "/sys/fs/cgroup/*/ceems_perf/job_$ID" >/dev/null
+}
+
+@test "beyond the descriptor budget a job's events are not measured, and say so; a job's end gives its share back" {
+	# A holds 4 descriptors (one CPU, software events); B's software
+	# events fit beside them (8 of 9), its hardware ones do not.
+	A=$(submit nobody -J perfA -c1 --wrap 'sleep 12')
+	perf_cgroup_of "$A" >/dev/null
+	B=$(submit nobody -J perfB -c1 --ceems-perf --wrap 'sleep 1')
+	[ "$(finish "$B")" = COMPLETED ]
+	rec=$(record_of "$B")
+	jq -c .measurements.perf "$rec"
+	[ "$(jq -r .measurements.perf.software "$rec")" = measured ]
+	[ "$(jq -r .measurements.perf.hardware "$rec")" = "not measured: descriptor budget" ]
+	[ "$(jq -r '.measurements.perf | has("cycles")' "$rec")" = false ]
+	[ "$(finish "$A")" = COMPLETED ]
+	record_of "$A" >/dev/null
+	# A and B gone, the budget is whole again.
+	C=$(submit nobody -J perfC -c1 --ceems-perf --wrap 'sleep 1')
+	[ "$(finish "$C")" = COMPLETED ]
+	rec=$(record_of "$C")
+	[ "$(jq -r .measurements.perf.hardware "$rec")" != "not measured: descriptor budget" ]
+	[ "$(jq -r .measurements.perf.software "$rec")" = measured ]
 }
