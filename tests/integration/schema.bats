@@ -708,7 +708,7 @@ make_gpu_records() {
     [ "$(upsert "$T/g1.json")" = unchanged ] || _fail "replay not unchanged"
     [ "$(snapshot)" = "$before" ] || _fail "a replayed record changed rows"
     one_by_one=$(contents)
-    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes, ceems.job_gpus"
+    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes, ceems.job_gpus, ceems.job_node_perf"
     [ "$(call_batch store_job_records "$T/g2.json" "$T/g1.json")" = "{inserted,inserted}" ] ||
         _fail "the set-wise path refused the records with GPUs"
     [ "$(contents)" = "$one_by_one" ] || _fail "set-wise differs: $(diff <(echo "$one_by_one") <(contents))"
