@@ -3,7 +3,8 @@
  * Why: the agent runs as uid 0, because RAPL's energy_uj is readable by
  * root only (0400) and another uid would need CAP_DAC_READ_SEARCH, which
  * reads every file on the node (/etc/shadow included).  agent_caps.c
- * drops every capability, so file permissions apply to it again; but to
+ * drops every capability (CAP_PERFMON aside, for perf counters), so file
+ * permissions apply to it again; but to
  * uid 0 they still grant what the owner may: reading /etc/shadow (0640
  * root) and writing /etc (0755 root).  Landlock takes that away: the
  * kernel lets this process, and every child it forks, open only
