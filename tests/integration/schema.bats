@@ -1114,7 +1114,7 @@ with_io() {
     [ "$(upsert "$T/n1io.json")" = unchanged ] || _fail "replay"
     [ "$(snapshot)" = "$before" ] || _fail "a replay changed rows"
     one_by_one=$(contents)
-    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes"
+    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes, ceems.job_node_perf"
     [ "$(upsert_batch -U node "$T/n2abs.json" "$T/n1io.json")" = "{inserted,inserted}" ] ||
         _fail "batch"
     [ "$(contents)" = "$one_by_one" ] || _fail "batch differs: $(diff <(echo "$one_by_one") <(contents))"

@@ -603,6 +603,7 @@ _sacct_series_util() { # CONF JOBID
     want=$(jq -r '[.series.rows[] | "\(.[0]):\(.[8] // "")"] | join(" ") + " "' "$new")
     got=$(_sacct_series_util "$sacct_conf" "$(jq .job.jobid "$new")") || _fail "sacct --series failed"
     [ "$got" = "$want" ] || _fail "sacct --series from the database: $got, want $want"
+}
 
 # "CONTEXT_SWITCHES PAGE_FAULTS TASK_CLOCK_S MIGRATIONS_NULL HW_STATUS
 # CYCLES_NULL" of the perf view, over CLUSTER's jobs.
@@ -631,12 +632,12 @@ _perf() { # CLUSTER
     spool_conf=$(_conf perf-spool t-perf no)
     run "$DRIVER" store "$spool_conf" 2 11 perf
     [[ "$output" == *"spool=2"* ]] || _fail "$output"
-    cp "$D"/spool-t-perf/*.json "$D/"
+    mkdir -p "$D/perf-copy" && cp "$D"/spool-t-perf/*.json "$D/perf-copy/"
     run "$DRIVER" replay "$conf" all
     [[ "$output" == *"stored=2 set_aside=0 left=0 error=0"* ]] || _fail "$output"
     [ "$(_perf t-perf)" = "5029 10029 5 true not supported true 5" ] || _fail "perf after replay: $(_perf t-perf)"
     snap=$(_sql "SELECT string_agg(p::text, ';' ORDER BY job_key) FROM ceems.job_node_perf p")
-    mv "$D"/*.json "$D/spool-t-perf/"
+    mv "$D"/perf-copy/*.json "$D/spool-t-perf/"
     run "$DRIVER" replay "$conf" all
     [[ "$output" == *"stored=2 set_aside=0 left=0 error=0"* ]] || _fail "$output"
     [ "$(_sql "SELECT string_agg(p::text, ';' ORDER BY job_key) FROM ceems.job_node_perf p")" = "$snap" ] ||
