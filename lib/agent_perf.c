@@ -56,6 +56,9 @@ agent_perf_open_node(struct ceems_agent *a)
 	if ((ret = ceems_mkdir_p(root, 0755)) < 0)
 		ceems_warning("perf: cannot create %s (%s): jobs of cgroup v1 get no perf counters",
 			      root, strerror(-ret));
+	else if ((ret = ceems_perf_cgroup_sweep(root)) > 0)
+		ceems_info("perf: %d empty job cgroups of an earlier agent removed from %s",
+			   ret, root);
 }
 
 static bool

@@ -328,6 +328,27 @@ ceems_perf_cgroup_adopt(const char *adopted, const struct ceems_cgroup_job *job,
 	return moved;
 }
 
+int
+ceems_perf_cgroup_sweep(const char *root)
+{
+	DIR *d;
+	struct dirent *de;
+	int fd, n = 0;
+
+	fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			(void)close(fd);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL)
+		if (de->d_type == DT_DIR && strncmp(de->d_name, "job_", 4) == 0 &&
+		    unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) == 0)
+			n++;
+	(void)closedir(d);
+	return n;
+}
+
 void
 ceems_perf_cgroup_remove(const char *adopted)
 {

@@ -55,6 +55,11 @@ int ceems_perf_cgroup_adopt(const char *adopted,
 			    const struct ceems_cgroup_mounts *mounts,
 			    const char *prefix);
 
+/* Remove every job_* directory under ROOT (the adoption directory) that
+ * holds no process any more: what an agent stopped or restarted while
+ * jobs ran left behind.  Returns how many went. */
+int ceems_perf_cgroup_sweep(const char *root);
+
 /* Remove ADOPTED once the job's processes are gone (a directory still
  * holding processes stays; the next job of that id reuses it). */
 void ceems_perf_cgroup_remove(const char *adopted);

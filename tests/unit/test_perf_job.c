@@ -293,6 +293,37 @@ check_budget_rlimit(void)
 	(void)setrlimit(RLIMIT_NOFILE, &saved);
 }
 
+/* The sweep removes empty job_* directories, and nothing else. */
+static void
+check_sweep(void)
+{
+	char root[] = "/tmp/ceems-test-sweep.XXXXXX", path[128];
+
+	if (mkdtemp(root) == NULL) {
+		skip("mkdtemp");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/job_1", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/job_2", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/job_2/busy", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/other", root);
+	mkdir(path, 0755);
+	is_int(ceems_perf_cgroup_sweep(root), 1, "sweep: one empty job directory removed");
+	snprintf(path, sizeof(path), "%s/job_2", root);
+	ok(access(path, F_OK) == 0, "sweep: a job directory not empty stays");
+	snprintf(path, sizeof(path), "%s/other", root);
+	ok(access(path, F_OK) == 0, "sweep: what is not a job's stays");
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/job_2/busy", root);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/job_2", root);
+	rmdir(path);
+	rmdir(root);
+}
+
 static void
 check_mountinfo(void)
 {
@@ -391,6 +422,7 @@ main(void)
 
 	check_scale();
 	check_budget_rlimit();
+	check_sweep();
 	check_mountinfo();
 	if (geteuid() != 0 ||
 	    ceems_read_text_file("/proc/self/mountinfo", text, sizeof(text)) < 0 ||
