@@ -3,7 +3,7 @@
  * start and end, so it must never hang or signal: the socket is
  * non-blocking, every wait is a poll against one overall deadline, and an
  * absent agent (no socket file, nobody listening) fails at once
- * (ARCHITECTURE invariant 1: added latency stays in milliseconds).
+ * (design invariant 1: added latency stays in milliseconds).
  *
  * A busy agent is not an absent one: a connect that finds the agent's
  * queue full (EAGAIN), or a connection the agent answers EBUSY (its

@@ -1,5 +1,5 @@
 /* agent_finish.h - the agent's side of a job's end, in two phases, so
- * that no record is lost between the agent and the plugin (ARCHITECTURE
+ * that no record is lost between the agent and the plugin (design
  * invariant 3).  A deregistration hands the final report to the plugin
  * but keeps it here, "finishing" (and in its state slot, so that an
  * agent restart does not lose it: see hand_to_finish in agent.c and

@@ -5,7 +5,7 @@
  * counter cannot wrap twice between samples) and takes the accumulated
  * energy once per main tick.  An interval whose energy is unknowable (a
  * stall longer than the wrap period, a reset, a read error) is a gap:
- * reported as such, never guessed (ARCHITECTURE invariant 2). */
+ * reported as such, never guessed (design invariant 2). */
 #ifndef CEEMS_ENERGY_H
 #define CEEMS_ENERGY_H
 

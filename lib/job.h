@@ -3,7 +3,7 @@
  * Slurm (lib/ has no Slurm headers: it only sees this struct); the summary,
  * the job record and ceems-sacct read it.  A field that is not known is
  * CEEMS_UNKNOWN_U32 / 0 / "" as documented per field, never a made-up value
- * (ARCHITECTURE invariant 5). */
+ * (design invariant 5). */
 #ifndef CEEMS_JOB_H
 #define CEEMS_JOB_H
 

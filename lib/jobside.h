@@ -4,7 +4,7 @@
  * record).  It lives
  * here, not in plugins/, so that tests/bench/bench_plugin times exactly
  * the calls the plugin makes (the job-start and job-end latency budget of
- * ARCHITECTURE invariant 1), and so that Slurm stays in plugins/. */
+ * design invariant 1), and so that Slurm stays in plugins/. */
 #ifndef CEEMS_JOBSIDE_H
 #define CEEMS_JOBSIDE_H
 

@@ -1,7 +1,7 @@
 /* ledger.h - the per-tick energy ledger: split each energy domain's node
  * delta into every running job's share, a `system` share (busy time
  * outside any job) and an `idle` share (resources nobody holds), so that
- * the shares add up to the delta (ARCHITECTURE invariant 2), and add each
+ * the shares add up to the delta (design invariant 2), and add each
  * job's shares into its own running account.  The model and its formulas
  * are in doc/attribution.md.
  *

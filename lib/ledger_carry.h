@@ -11,7 +11,7 @@
  * given it.  What it took, and what it held and used, is remembered
  * here; the next tick (or the next leaver) splits the node's figures net
  * of it, so that every domain still balances: leavers + jobs + system +
- * idle = the node's delta (ARCHITECTURE invariant 2).
+ * idle = the node's delta (design invariant 2).
  *
  * Pure functions over ledger structures: no I/O. */
 #ifndef CEEMS_LEDGER_CARRY_H

@@ -9,7 +9,7 @@
  *     "series": {...} (optional: the job's time series, agent_series.h) }
  *
  * A value that was not measured or is not known is left out of the
- * document, never written as 0 (ARCHITECTURE invariant 5). */
+ * document, never written as 0 (design invariant 5). */
 #ifndef CEEMS_RECORD_H
 #define CEEMS_RECORD_H
 

@@ -3,7 +3,7 @@
  * closed when the spool is empty or after a failure: an idle node holds
  * no connection.  Records go in batches, one statement each
  * (ceems.upsert_job_records): one record per statement cannot reach the
- * ingest rate of issue 5.  A batch is all or nothing; when the database
+ * ingest rate of 5,000 records a second (doc/performance.md).  A batch is all or nothing; when the database
  * refuses one, its records are stored again one by one, so that only the
  * bad record is set aside. */
 #include "config.h"

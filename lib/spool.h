@@ -7,7 +7,7 @@
  * with the reader below.  What must not be stored (invalid records,
  * records the database refuses, corrupted files) is kept in the
  * "rejected" folder with a NAME.why file: nothing is ever dropped
- * (ARCHITECTURE invariant 3).  The size cap and what happens at it are
+ * (design invariant 3).  The size cap and what happens at it are
  * documented in doc/storage.md. */
 #ifndef CEEMS_SPOOL_H
 #define CEEMS_SPOOL_H

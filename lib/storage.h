@@ -4,7 +4,7 @@
  * node agent replays it later (lib/replay.h).  With no database
  * configured the spool is the store itself.  A record that fails
  * validation, or that the database refuses as wrong, is kept in the
- * spool's rejected folder.  Nothing is ever dropped (ARCHITECTURE
+ * spool's rejected folder.  Nothing is ever dropped (design
  * invariant 3); doc/storage.md has the whole story.
  *
  * The database is reached with the configured `database` string (a libpq

@@ -1,6 +1,6 @@
 /* summary_figures.c - the figures of the end-of-job summary, computed
  * once from the job's metadata and the agent's report into struct
- * figures, where each figure carries whether it is known (ARCHITECTURE
+ * figures, where each figure carries whether it is known (design
  * invariant 5: not measured is never shown as 0).
  *
  * Separate from the notes and the layout, which only read the figures:

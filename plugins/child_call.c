@@ -4,7 +4,7 @@
  * pipe until a deadline, the child killed at the deadline.
  *
  * Why a child process and not a thread: the step must never wait for
- * measurement (ARCHITECTURE invariant 1), so the step's end cannot join
+ * measurement (design invariant 1), so the step's end cannot join
  * a thread that is still in the RPC; and a thread left running cannot
  * be left behind either, since slurmstepd unloads the plugin (dlclose)
  * right after slurm_spank_exit and the thread would then run unmapped

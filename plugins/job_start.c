@@ -22,7 +22,7 @@
  * times, TRES): the job's end asks slurmctld nothing, so that a
  * slurmctld stopped or hung then adds nothing to it.  That RPC may block for
  * MessageTimeout when slurmctld is slow, and a job must never wait for
- * measurement (ARCHITECTURE invariant 1): it runs in a child process of
+ * measurement (design invariant 1): it runs in a child process of
  * the step that registered the job (child_call.c says why not a
  * thread), after the registration, and the job starts meanwhile.  The
  * answer goes to the agent as a second register of the job, with the

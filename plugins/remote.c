@@ -16,13 +16,13 @@
  *
  * Everything that talks to the agent has a short timeout, and every
  * failure is logged and ignored: measurement never fails, delays or kills
- * a job (ARCHITECTURE invariant 1).  slurmctld, which can block a call
+ * a job (design invariant 1).  slurmctld, which can block a call
  * for MessageTimeout, is asked only in a child process with a deadline
  * (child_call.c): at the extern step's start for the job's metadata
  * (job_start.c), and at the batch step's task exit when a task was
- * killed by a signal, to tell CANCELLED from TIMEOUT.  User-visible text is printed with
- * slurm_spank_log, which reaches the job's output only from batch and
- * srun steps (research/slurm.md section 1.8). */
+ * killed by a signal, to tell CANCELLED from TIMEOUT.
+ * User-visible text is printed with slurm_spank_log, which reaches the
+ * job's output only from batch and srun steps. */
 #include "config.h"
 
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* spank_ceems.c - the SPANK entry points of the ceems plugin.  Each one
  * dispatches on spank_context() to the file of that context.  Every entry
  * point returns success whatever happens to measurement: a measurement
- * problem must never fail, delay or kill a job (ARCHITECTURE invariant 1). */
+ * problem must never fail, delay or kill a job (design invariant 1). */
 #include "config.h"
 
 #include <slurm/spank.h>

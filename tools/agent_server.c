@@ -4,7 +4,7 @@
  * within a tick), one for checkpoints, and a signalfd.  Everything is
  * bounded: the number of clients, the size of a message, the time a
  * client may stay silent; a misbehaving client is answered with an error
- * or dropped, never allowed to stall the ticks (ARCHITECTURE invariant 1).
+ * or dropped, never allowed to stall the ticks (design invariant 1).
  *
  * Authorization is by the peer credentials the kernel gives for the
  * socket (SO_PEERCRED): register and deregister from root only (the

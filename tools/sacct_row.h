@@ -4,7 +4,7 @@
  * (sql/migrations/002_upsert.sql), PostgreSQL from the ceems.jobs rows
  * and their steps (jobs.steps); the field formatters read only this.
  * Unknown is NaN for every figure, 0/"" for the metadata as in struct
- * ceems_job_meta (ARCHITECTURE invariant 5: an empty cell, never a 0
+ * ceems_job_meta (design invariant 5: an empty cell, never a 0
  * pretending). */
 #ifndef CEEMS_SACCT_ROW_H
 #define CEEMS_SACCT_ROW_H

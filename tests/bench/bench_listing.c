@@ -1,5 +1,6 @@
-/* bench_listing.c - issue 5's query target measured through ceems-sacct's
- * own code: one user's jobs of a window, asked by sacct_pg_rows
+/* bench_listing.c - the listing target (a user's month in at most 50 ms)
+ * measured through ceems-sacct's own code: one user's jobs of a window,
+ * asked by sacct_pg_rows
  * (tools/sacct_pg_listing.c: the listing with each job's steps,
  * decoded into rows) over one connection, REPEAT times.  Prints the
  * rows and the median and maximum wall time of a call, which is what

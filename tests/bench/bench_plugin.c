@@ -1,5 +1,5 @@
 /* bench_plugin.c - the latency the SPANK plugin adds to a job's start and
- * end (issue 4: at most 10 ms each), measured against a running node agent
+ * end (target: at most 10 ms each), measured against a running node agent
  * (tools/ceems-agent, started by tests/bench/run-plugin.sh) with N other
  * jobs registered in real cgroups.
  *

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench_storage.sh - the storage benchmarks of issue 5 (doc/performance.md,
+# bench_storage.sh - the storage benchmarks (doc/performance.md,
 # "Storage"), against a throwaway PostgreSQL 15 from tests/harness/pg.sh:
 #
 #   1. query: 10 million generated jobs (about 2000 users, 12 months of
@@ -16,7 +16,7 @@
 #      its default columns and all of them), then `ceems-sacct -u USER
 #      -S 2023-06-01 -E 2023-07-01` end to end (process start,
 #      configuration, connection, both queries, formatting) as that
-#      user, BENCH_REPEAT times; median and maximum.  Target (issue 6):
+#      user, BENCH_REPEAT times; median and maximum.  Target:
 #      <= 100 ms.
 #   cluster (after 1 and 3): `ceems-admin db cluster`, timed, then the
 #      queries of 1 and the runs of 3 again on the rewritten table.
@@ -261,9 +261,9 @@ bench_queries_of() {
 		max(max_job_s) * interval '1 second' FROM ceems.clusters)"
 	bench_one "$user" "SELECT $cols FROM ceems.jobs WHERE $overlap AND $bound ORDER BY start_time" \
 		"overlapping the month, start bounded by clusters.max_job_s"
-	# ceems-sacct's select list as it was until session 7 (every
+	# ceems-sacct's select list of an earlier release (every
 	# column, the cluster's name by a join; kept so that the figures
-	# compare across sessions), bounded.  Today's listing, in binary
+	# compare across releases), bounded.  Today's listing, in binary
 	# and with the steps, is bench_listing's (bench_sacct).
 	bench_one "$user" "SELECT $sacct_cols FROM ceems.jobs j JOIN ceems.clusters c USING (cluster_id)
 		WHERE j.$overlap AND j.$bound ORDER BY j.start_time" \

@@ -1,6 +1,6 @@
 #!/bin/sh
 # run-plugin.sh - the latency the SPANK plugin adds at job start and end
-# (issue 4: at most 10 ms each), against a real node agent: start
+# (target: at most 10 ms each), against a real node agent: start
 # tools/ceems-agent on a copy of the RAPL fixture tree, run bench_plugin
 # with 0, 100 and 1000 other jobs registered, print the markdown table of
 # doc/performance.md.  Runs as root (real cgroups).

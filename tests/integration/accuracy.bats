@@ -13,7 +13,7 @@
 # plus k x its own CPU time).  tests/integration/accuracy-driver runs the
 # agent's engine on that tree, the real /proc and the real cgroups, and
 # prints what the agent attributed.  Each job's package energy must match
-# the model's ground truth within 3% (issue 3's acceptance).
+# the model's ground truth within 3%.
 #
 # Run as root, after `make check` built the programs:
 #   CEEMS_TOP_BUILDDIR=$PWD bats --tap ../../tests/integration/accuracy.bats

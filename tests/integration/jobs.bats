@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# jobs.bats - issue 4's acceptance, end to end on the real local Slurm
+# jobs.bats - a job's life end to end on the real local Slurm
 # cluster: the SPANK plugin (job side and slurmd side) with the node agent
 # it supervises, reading a simulated RAPL tree (tests/doubles/fake-rapl:
 # this machine has no RAPL) whose power follows the machine's real CPU

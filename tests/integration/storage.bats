@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# tests/integration/storage.bats -- nothing is lost (ARCHITECTURE
+# tests/integration/storage.bats -- nothing is lost (design
 # invariant 3), against the harness's real PostgreSQL with the schema of
 # sql/migrations: records stored while the database is down are spooled
 # and replayed exactly once (by the real node agent), a database killed in
