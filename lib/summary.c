@@ -262,7 +262,7 @@ put_gpu(struct out *o, const struct figures *f)
 		}
 	}
 	if (f->have_gpu_j && f->ngpus > 0) {
-		summary_fmt_energy(a, sizeof(a), f->gpu_j);
+		ceems_units_fmt_energy(a, sizeof(a), f->gpu_j);
 		summary_appendf(more, sizeof(more), "%s%s", more[0] ? ", " : "", a);
 		if (f->gpu_power_integrated)
 			summary_appendf(more, sizeof(more),
@@ -283,9 +283,9 @@ put_energy(struct out *o, const struct figures *f)
 		[CEEMS_DOMAIN_NODE] = "other",
 	};
 	char text[320], v[32], missing[64] = "";
-	enum summary_energy_unit u;
+	enum ceems_energy_unit u;
 	bool first = true;
-	int d;
+	int d, decimals;
 
 	if (!f->have_report) {
 		put_field(o, "Energy",
@@ -297,8 +297,10 @@ put_energy(struct out *o, const struct figures *f)
 			  "not measured (this node has no energy source)");
 		return;
 	}
-	u = summary_energy_unit(f->total_j);
-	summary_fmt_energy_in(text, sizeof(text), f->total_j, u, true);
+	u = ceems_units_energy_pick(f->total_j);
+	decimals = ceems_units_energy_decimals(f->total_j, u);
+	ceems_units_fmt_energy_in(text, sizeof(text), f->total_j, u, decimals,
+				  true);
 	summary_appendf(text, sizeof(text), "  (");
 	for (d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
 		if (d == CEEMS_DOMAIN_GPU && !gpu_part_shown(f))
@@ -308,7 +310,8 @@ put_energy(struct out *o, const struct figures *f)
 				missing[0] ? ", " : "", names[d]);
 			continue;
 		}
-		summary_fmt_energy_in(v, sizeof(v), f->joules[d], u, false);
+		ceems_units_fmt_energy_in(v, sizeof(v), f->joules[d], u,
+					  decimals, false);
 		summary_appendf(text, sizeof(text), "%s%s %s",
 			first ? "" : ", ",
 			names[d], v);
@@ -347,7 +350,7 @@ put_carbon(struct out *o, const struct figures *f)
 				       "configured for this node)");
 		return;
 	}
-	summary_fmt_grams(text, sizeof(text), f->grams);
+	ceems_units_fmt_grams(text, sizeof(text), f->grams, " CO2e");
 	summary_appendf(text, sizeof(text), "  (%s %d, %.0f g/kWh, PUE %.2f%s)",
 		f->zone, f->factor.year, f->factor.g_per_kwh, f->factor.pue,
 		f->factor_changed ? ", first of several factors" : "");
@@ -416,7 +419,7 @@ format_short(struct out *o, const struct figures *f,
 		snprintf(item[MEM], sizeof(item[MEM]), "mem %s", pc);
 	}
 	if (f->any_energy) {
-		summary_fmt_energy(item[ENERGY], sizeof(item[ENERGY]),
+		ceems_units_fmt_energy(item[ENERGY], sizeof(item[ENERGY]),
 			f->total_j);
 		if (f->partial)
 			summary_appendf(item[ENERGY], sizeof(item[ENERGY]),
@@ -427,7 +430,8 @@ format_short(struct out *o, const struct figures *f,
 			 "energy not measured");
 	}
 	if (f->have_carbon)
-		summary_fmt_grams(item[CARBON], sizeof(item[CARBON]), f->grams);
+		ceems_units_fmt_grams(item[CARBON], sizeof(item[CARBON]), f->grams,
+				" CO2e");
 	if (nnotes > 0) {
 		snprintf(item[NOTES], sizeof(item[NOTES]), "note%s:",
 			 nnotes == 1 ? "" : "s");

@@ -12,6 +12,7 @@
 
 #include "emissions.h"
 #include "summary.h"
+#include "units.h"
 
 /* A device busier than this on average was used. */
 #define GPU_IDLE_PCT 1.0
@@ -107,18 +108,11 @@ struct figures {
 	double task_clock_s;
 };
 
-enum summary_energy_unit { UNIT_KWH, UNIT_WH, UNIT_J };
-
 /* summary_units.c */
 bool summary_usable(double x);
 __attribute__((format(printf, 3, 4))) void
 summary_appendf(char *buf, size_t size, const char *fmt, ...);
 void summary_fmt_duration(char *buf, size_t size, double s);
-enum summary_energy_unit summary_energy_unit(double j);
-void summary_fmt_energy_in(char *buf, size_t size, double j,
-			   enum summary_energy_unit u, bool with_unit);
-void summary_fmt_energy(char *buf, size_t size, double j);
-void summary_fmt_grams(char *buf, size_t size, double g);
 void summary_fmt_bytes(char *buf, size_t size, uint64_t b);
 int summary_pct(double fraction);
 void summary_fmt_pct(char *buf, size_t size, double fraction);

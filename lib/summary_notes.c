@@ -92,11 +92,11 @@ note_saving(struct ceems_summary_note *n, const struct figures *f,
 
 	n->have_saving_j = true;
 	n->saving_j = joules;
-	summary_fmt_energy(e, sizeof(e), joules);
+	ceems_units_fmt_energy(e, sizeof(e), joules);
 	if (f->have_carbon) {
 		n->have_saving_g = true;
 		n->saving_g = ceems_emissions_grams(joules, &f->factor);
-		summary_fmt_grams(g, sizeof(g), n->saving_g);
+		ceems_units_fmt_grams(g, sizeof(g), n->saving_g, " CO2e");
 		summary_appendf(n->text, sizeof(n->text), "about %s (%s)", e,
 			g);
 	} else {
@@ -357,12 +357,12 @@ note_gpu_cost(struct ceems_summary_note *n, const struct figures *f)
 
 	if (!f->have_gpu_j || f->gpu_nbusy != f->ngpus)
 		return;
-	summary_fmt_energy(e, sizeof(e), f->gpu_j);
+	ceems_units_fmt_energy(e, sizeof(e), f->gpu_j);
 	summary_appendf(n->text, sizeof(n->text), " %s drew about %s",
 		f->ngpus == 1 ? "It" : "They", e);
 	if (f->have_carbon) {
-		summary_fmt_grams(g, sizeof(g),
-			ceems_emissions_grams(f->gpu_j, &f->factor));
+		ceems_units_fmt_grams(g, sizeof(g),
+			ceems_emissions_grams(f->gpu_j, &f->factor), " CO2e");
 		summary_appendf(n->text, sizeof(n->text), " (%s)", g);
 	}
 	summary_appendf(n->text, sizeof(n->text), " over the run.");

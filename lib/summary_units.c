@@ -1,6 +1,7 @@
 /* summary_units.c - how the end-of-job summary writes one quantity:
- * durations, energy in kWh/Wh/J, grams of CO2e, bytes, percentages and
- * cores, each with its "<0.01" for a small amount that is not nothing.
+ * durations, bytes, percentages and cores, each with its "<0.1" for a
+ * small amount that is not nothing; energy and grams are spelled by
+ * units.c, shared with ceems-sacct.
  *
  * Kept apart from the figures, the notes and the layout, which all
  * share these spellings: a unit is spelled the same wherever it is
@@ -49,72 +50,6 @@ summary_fmt_duration(char *buf, size_t size, double s)
 	else
 		snprintf(buf, size, "%02llu:%02llu:%02llu", t / 3600,
 			 t / 60 % 60, t % 60);
-}
-
-/* kWh from 0.01 kWh up, Wh from 1 Wh, J below. */
-enum summary_energy_unit
-summary_energy_unit(double j)
-{
-	if (j >= 36000)
-		return UNIT_KWH;
-	if (j >= 3600)
-		return UNIT_WH;
-	return UNIT_J;
-}
-
-/* A measured amount too small for the unit reads "<0.01", not "0.00",
- * which would look like nothing; only a true 0 reads 0. */
-void
-summary_fmt_energy_in(char *buf, size_t size, double j,
-		      enum summary_energy_unit u, bool with_unit)
-{
-	static const double smallest[] = {
-		[UNIT_KWH] = 0.005 * 3.6e6, [UNIT_WH] = 0.05 * 3600,
-		[UNIT_J] = 0.5,
-	};
-	static const char *const below[] = {
-		[UNIT_KWH] = "<0.01", [UNIT_WH] = "<0.1", [UNIT_J] = "<1",
-	};
-	static const char *const unit[] = {
-		[UNIT_KWH] = " kWh", [UNIT_WH] = " Wh", [UNIT_J] = " J",
-	};
-
-	if (j > 0 && j < smallest[u]) {
-		snprintf(buf, size, "%s%s", below[u], with_unit ? unit[u] : "");
-		return;
-	}
-	switch (u) {
-	case UNIT_KWH:
-		snprintf(buf, size, "%.2f%s", j / 3.6e6, with_unit ? " kWh" : "");
-		break;
-	case UNIT_WH:
-		snprintf(buf, size, "%.1f%s", j / 3600, with_unit ? " Wh" : "");
-		break;
-	case UNIT_J:
-		snprintf(buf, size, "%.0f%s", j, with_unit ? " J" : "");
-		break;
-	}
-}
-
-void
-summary_fmt_energy(char *buf, size_t size, double j)
-{
-	summary_fmt_energy_in(buf, size, j, summary_energy_unit(j), true);
-}
-
-void
-summary_fmt_grams(char *buf, size_t size, double g)
-{
-	if (g >= 1000)
-		snprintf(buf, size, "%.2f kg CO2e", g / 1000);
-	else if (g >= 100)
-		snprintf(buf, size, "%.0f g CO2e", g);
-	else if (g >= 1)
-		snprintf(buf, size, "%.1f g CO2e", g);
-	else if (g >= 0.005 || g == 0)
-		snprintf(buf, size, "%.2f g CO2e", g);
-	else
-		snprintf(buf, size, "<0.01 g CO2e");
 }
 
 void

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "sacct_fields.h"
+#include "units.h"
 
 static void
 put(char *buf, size_t size, const char *fmt, ...)
@@ -393,14 +394,43 @@ f_energy_raw(const struct sacct_row *r, char *buf, size_t size)
 		put(buf, size, "%.0f", r->total_j);
 }
 
-#define JOULE_FIELD(fn, member) \
+static void
+f_consumed(const struct sacct_row *r, char *buf, size_t size)
+{
+	sacct_fmt_suffix(r->total_j, 1000.0, buf, size);
+}
+
+/* ceems's own energy fields, in the unit their amount reads best in. */
+#define ENERGY_FIELD(fn, member) \
 	static void fn(const struct sacct_row *r, char *buf, size_t size) \
-	{ sacct_fmt_suffix(r->member, 1000.0, buf, size); }
-JOULE_FIELD(f_consumed, total_j)
-JOULE_FIELD(f_energy_cpu, package_j)
-JOULE_FIELD(f_energy_dram, dram_j)
-JOULE_FIELD(f_energy_gpu, gpu_j)
-JOULE_FIELD(f_energy_other, node_j)
+	{ ceems_units_fmt_energy(buf, size, r->member); }
+ENERGY_FIELD(f_energy, total_j)
+ENERGY_FIELD(f_energy_cpu, package_j)
+ENERGY_FIELD(f_energy_dram, dram_j)
+ENERGY_FIELD(f_energy_gpu, gpu_j)
+ENERGY_FIELD(f_energy_other, node_j)
+
+/* For scripts: the number alone, in a fixed unit, to nine digits. */
+static void
+put_raw(double value, char *buf, size_t size)
+{
+	if (!isfinite(value) || value < 0)
+		put_text(buf, size, "");
+	else
+		put(buf, size, "%.9g", value);
+}
+
+static void
+f_energy_joules(const struct sacct_row *r, char *buf, size_t size)
+{
+	put_raw(r->total_j, buf, size);
+}
+
+static void
+f_co2_grams(const struct sacct_row *r, char *buf, size_t size)
+{
+	put_raw(r->emissions_g, buf, size);
+}
 
 #define PCT_FIELD(fn, member) \
 	static void fn(const struct sacct_row *r, char *buf, size_t size) \
@@ -446,15 +476,9 @@ f_gpumem(const struct sacct_row *r, char *buf, size_t size)
 }
 
 static void
-f_kwh(const struct sacct_row *r, char *buf, size_t size)
-{
-	sacct_fmt_sig3(r->total_j / 3.6e6, buf, size);
-}
-
-static void
 f_co2(const struct sacct_row *r, char *buf, size_t size)
 {
-	sacct_fmt_sig3(r->emissions_g, buf, size);
+	ceems_units_fmt_grams(buf, size, r->emissions_g, NULL);
 }
 
 static void
@@ -571,17 +595,21 @@ static const struct sacct_field fields[] = {
 	{ "GPUMem", 10, true, f_gpumem, SACCT_NEED_GPU_MEM,
 	  "GPU memory peak, summed over the GPUs, K" },
 	{ "EnergyCPU", 9, true, f_energy_cpu, SACCT_NEED_PACKAGE,
-	  "CPU package energy, J with K/M/G suffixes" },
+	  "CPU package energy, J/Wh/kWh/MWh" },
 	{ "EnergyDRAM", 10, true, f_energy_dram, SACCT_NEED_DRAM,
-	  "DRAM energy, J with K/M/G suffixes" },
+	  "DRAM energy, J/Wh/kWh/MWh" },
 	{ "EnergyGPU", 9, true, f_energy_gpu, SACCT_NEED_GPU,
-	  "GPU energy, J with K/M/G suffixes" },
+	  "GPU energy, J/Wh/kWh/MWh" },
 	{ "EnergyOther", 11, true, f_energy_other, SACCT_NEED_NODE,
-	  "rest of the node (BMC total minus the above), J with K/M/G suffixes" },
-	{ "Energy", 8, true, f_kwh, SACCT_NEED_TOTAL,
-	  "energy, all domains, kWh" },
+	  "rest of the node (BMC total minus the above), J/Wh/kWh/MWh" },
+	{ "Energy", 8, true, f_energy, SACCT_NEED_TOTAL,
+	  "energy, all domains, J/Wh/kWh/MWh by amount" },
+	{ "EnergyRaw", 9, true, f_energy_joules, SACCT_NEED_TOTAL,
+	  "energy, all domains, J (a number, for scripts)" },
 	{ "CO2e", 8, true, f_co2, SACCT_NEED_EMISSIONS,
-	  "emissions, g CO2e (energy x PUE x carbon intensity)" },
+	  "emissions, g/kg/t CO2e (energy x PUE x carbon intensity)" },
+	{ "CO2eRaw", 7, true, f_co2_grams, SACCT_NEED_EMISSIONS,
+	  "emissions, g CO2e (a number, for scripts)" },
 	{ "CIFactor", 8, true, f_cifactor, SACCT_NEED_G_PER_KWH,
 	  "carbon intensity used, g CO2e/kWh" },
 	{ "PUE", 5, true, f_pue, SACCT_NEED_PUE,

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "sacct_output.h"
+#include "units.h"
 
 /* The cells' texts are kept end to end in one buffer: a heavy user's
  * month is 600,000 cells, and an allocation each was a tenth of the
@@ -523,9 +524,10 @@ total_cells(const struct total *t, struct grid *g, size_t first)
 	sacct_fmt_sig3(t->cpu_hours, buf[2], sizeof(buf[2]));
 	sacct_fmt_pct(t->cpu_alloc_s > 0 ? t->cpu_used_s / t->cpu_alloc_s : NAN,
 		      buf[3], sizeof(buf[3]));
-	sacct_fmt_sig3(t->measured > 0 ? t->joules / 3.6e6 : NAN, buf[4],
-		       sizeof(buf[4]));
-	sacct_fmt_sig3(t->have_grams ? t->grams : NAN, buf[5], sizeof(buf[5]));
+	ceems_units_fmt_energy(buf[4], sizeof(buf[4]),
+			 t->measured > 0 ? t->joules : NAN);
+	ceems_units_fmt_grams(buf[5], sizeof(buf[5]), t->have_grams ? t->grams : NAN,
+			NULL);
 	snprintf(buf[6], sizeof(buf[6]), "%lu/%lu", t->measured, t->jobs);
 	for (i = 0; i < SUMMARY_COLS; i++)
 		if (grid_put(g, first + (size_t)i, buf[i]) < 0)

@@ -674,8 +674,8 @@ test_savings(void)
 		snprintf(want, sizeof(want), "busy %.0f%% of the time", busy);
 		ok(n != NULL && strstr(n->text, want) != NULL,
 		   "gpu-underuse: the mean weighted by share (%s)", want);
-		snprintf(e, sizeof(e), "%.1f g CO2e", 3.0e5 * grams_per_j);
-		ok(n != NULL && !n->have_saving_j && strstr(n->text, "drew about 0.08 kWh") != NULL &&
+		snprintf(e, sizeof(e), "%.2f g CO2e", 3.0e5 * grams_per_j);
+		ok(n != NULL && !n->have_saving_j && strstr(n->text, "drew about 83.3 Wh") != NULL &&
 		   strstr(n->text, e) != NULL,
 		   "gpu-underuse: states what the GPUs drew (%s), claims no saving", e);
 	}
@@ -895,7 +895,7 @@ test_unknown_not_zero(void)
 
 	case_partial();
 	render(CEEMS_SUMMARY_FULL, buf, sizeof(buf));
-	ok(strstr(buf, "energy covers 92% of the job") != NULL,
+	ok(strstr(buf, "energy covers 92% of the") != NULL,
 	   "partial: coverage 552/600 said as 92%%");
 	ok(strstr(buf, "efficiency  95%") != NULL,
 	   "partial: efficiency over the 552 s observed (2100 / 552 / 4)");
