@@ -8,6 +8,8 @@ set -eu
 BUILD_PACKAGES="autoconf automake libtool pkg-config make gcc clang llvm
 	libslurm-dev libjson-c-dev libcap-dev libpq-dev libbpf-dev libelf-dev
 	zlib1g-dev bpftool libfreeipmi-dev librocm-smi-dev libclang-rt-14-dev"
+# The Debian packages (debian/, tests/packaging/debian.bats).
+PACKAGING_PACKAGES="debhelper lintian"
 TEST_PACKAGES="slurmctld slurmd slurm-client munge postgresql-15
 	postgresql-client-15 bats iproute2 procps util-linux valgrind jq
 	python3 time openipmi libopenipmi-dev
@@ -19,7 +21,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 missing=""
-for pkg in $BUILD_PACKAGES $TEST_PACKAGES; do
+for pkg in $BUILD_PACKAGES $PACKAGING_PACKAGES $TEST_PACKAGES; do
 	status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
 	case "$status" in
 	*"install ok installed"*) ;;

@@ -5,6 +5,7 @@
 #   2. integration tests on real Slurm and PostgreSQL,
 #   3. unit and integration tests again built with ASan + UBSan,
 #   4. make distcheck,
+#   5. the Debian packages: built, lintian, installed, run, purged,
 # and end with one line "N passed, N failed".  Exits non-zero on any failure.
 # Run as root from anywhere; build trees go to _build/ in the checkout.
 set -u
@@ -93,6 +94,7 @@ if configure_build default --enable-werror; then
 	run_suite unit default check
 	run_suite integration default check-integration
 	run_suite distcheck default distcheck
+	run_suite packages default check-packages
 fi
 if configure_build sanitizers --enable-werror --enable-sanitizers; then
 	run_suite unit-sanitizers sanitizers check
