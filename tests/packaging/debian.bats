@@ -140,7 +140,7 @@ debs() {
 	runuser -u nobody -- ceems-sacct -S today
 }
 
-@test "the demo's jobs run through the installed plugin, agent, ceems-admin and ceems-sacct" {
+@test "the demo's jobs run through the installed plugin, agent, ceems-admin and ceems-sacct; an upgrade restarts the agent" {
 	# shellcheck source=tests/harness/slurm.sh
 	. "$CEEMS_TOP_SRCDIR/tests/harness/slurm.sh"
 	# shellcheck source=tests/harness/pg.sh
@@ -225,6 +225,15 @@ debs() {
 	for id in $ids; do
 		echo "$output" | grep -q "^$id|"
 	done
+	# An upgrade (the same packages again) restarts the running agent on
+	# the installed files.
+	old=$(ceems-agent --status -c "$T/ceems.conf" | jq -r .pid)
+	# shellcheck disable=SC2046
+	dpkg -i $(debs) >"$T/upgrade.log" 2>&1 || { cat "$T/upgrade.log"; false; }
+	cat "$T/upgrade.log"
+	grep -q '^ceems-agent: restarted' "$T/upgrade.log"
+	new=$(ceems-agent --status -c "$T/ceems.conf" | jq -r .pid)
+	[ -n "$new" ] && [ "$new" != "$old" ]
 	slurm_harness_stop "$slurm"
 	: >"$T/slurm-dir"
 	kill "$(cat "$T/fake-rapl.pid")"
