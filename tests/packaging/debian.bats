@@ -33,6 +33,14 @@ _skip_reason() {
 		echo "no tests/doubles/fake-rapl in CEEMS_TOP_BUILDDIR (make check builds it)"
 		return
 	fi
+	# A ceems installed otherwise (from the source) keeps its files there:
+	# the test would mix with them, and its cleanup would remove them.
+	for p in /etc/ceems /var/lib/ceems /var/spool/ceems /var/log/ceems /run/ceems; do
+		if [ -e "$p" ]; then
+			echo "$p exists: ceems is installed on this machine, the test would mix with it"
+			return
+		fi
+	done
 	for p in $PKGS; do
 		if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q ' installed$'; then
 			echo "$p is installed on this machine: the test would replace it"
@@ -122,7 +130,7 @@ debs() {
 	dpkg-query -W -f='${Conffiles}\n' slurm-spank-ceems |
 		grep -q '^ /etc/slurm/plugstack.conf.d/ceems.conf '
 	# The snippet is commented out, and names the installed plugin.
-	! grep -v '^#' /etc/slurm/plugstack.conf.d/ceems.conf | grep -q .
+	[ -z "$(grep -v '^#' /etc/slurm/plugstack.conf.d/ceems.conf)" ]
 	grep -q "^#optional /usr/lib/$MULTIARCH/slurm-wlm/spank_ceems.so config=/etc/ceems/ceems.conf\$" \
 		/etc/slurm/plugstack.conf.d/ceems.conf
 	[ -f "/usr/lib/$MULTIARCH/slurm-wlm/spank_ceems.so" ]
@@ -185,31 +193,33 @@ debs() {
 	grep -q . /var/log/ceems/agent.log
 
 	# The demo's jobs, shorter.
+	# shellcheck disable=SC2016 # the scripts' own expansions
 	printf '#!/bin/bash\nend=$((SECONDS + 4)); while [ $SECONDS -lt $end ]; do :; done; echo burned\n' >"$slurm/out/burner.sh"
 	printf '#!/bin/bash\nsleep 3; echo slept\n' >"$slurm/out/sleeper.sh"
 	printf '#!/bin/bash\nsrun -n1 hostname; srun -n1 sleep 1; echo two steps done\n' >"$slurm/out/steps.sh"
 	printf '#!/bin/bash\necho "something went wrong" >&2; exit 3\n' >"$slurm/out/failing.sh"
+	declare -A id_of
 	ids=
 	for name in burner sleeper steps failing; do
 		chmod 755 "$slurm/out/$name.sh"
 		id=$(cd "$slurm/out" && runuser -u nobody -- env SLURM_CONF="$SLURM_CONF" \
 			sbatch --parsable -J "demo-$name" -c 1 -o "$slurm/out/$name-%j.out" "$slurm/out/$name.sh")
 		ids="$ids $id"
-		eval "id_$name=$id"
+		id_of[$name]=$id
 	done
 	for id in $ids; do
 		slurm_harness_wait_job "$id" 120
 	done
-	# shellcheck disable=SC2154
 	for name in burner sleeper steps failing; do
-		eval "id=\$id_$name"
+		id=${id_of[$name]}
 		cat "$slurm/out/$name-$id.out"
 		grep -Eq "^ceems - job $id \\(nobody[,)] " "$slurm/out/$name-$id.out"
 	done
-	grep -Eq "^ceems - job $id_failing \\(nobody[,)] FAILED \\(exit 3\\)" "$slurm/out/failing-$id_failing.out"
+	grep -Eq "^ceems - job ${id_of[failing]} \\(nobody[,)] FAILED \\(exit 3\\)" \
+		"$slurm/out/failing-${id_of[failing]}.out"
 	# Every job's record reaches PostgreSQL through the installed agent.
 	want=$(echo "$ids" | wc -w)
-	list=$(echo $ids | tr ' ' ',')
+	list=$(echo "$ids" | xargs | tr ' ' ',')
 	for _ in $(seq 1 60); do
 		n=$(psql -X -tAc "SELECT count(*) FROM ceems.jobs WHERE jobid IN ($list)")
 		[ "$n" = "$want" ] && break
@@ -217,7 +227,7 @@ debs() {
 	done
 	[ "$n" = "$want" ]
 	# The burner ran 4 s on the simulated node: its energy was measured.
-	[ "$(psql -X -tAc "SELECT total_j > 0 FROM ceems.jobs WHERE jobid = $id_burner")" = t ]
+	[ "$(psql -X -tAc "SELECT total_j > 0 FROM ceems.jobs WHERE jobid = ${id_of[burner]}")" = t ]
 	# The installed ceems-sacct lists them from the database.
 	run ceems-sacct -c "$T/ceems.conf" -X -n -P -o JobID,State,ConsumedEnergyRaw -j "$list"
 	echo "$output"
@@ -263,7 +273,7 @@ debs() {
 	run bash -c "comm -13 '$T/before' '$T/after' | grep -i ceems"
 	echo "$output"
 	[ -z "$output" ]
-	! dpkg-statoverride --list /usr/bin/ceems-sacct
+	[ -z "$(dpkg-statoverride --list /usr/bin/ceems-sacct)" ]
 	# The group stays (Debian policy: files may still carry its id); the
 	# test removes it when it made it.
 	getent group ceems
