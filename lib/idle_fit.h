@@ -1,0 +1,52 @@
+/* idle_fit.h - learn a domain's static (idle) power from a node that is
+ * never quiet: a least-squares line of the domain's power against the
+ * node's busy CPUs over a sliding window of ticks, whose intercept (the
+ * power at no busy CPU) is the static power.  The method and when it is
+ * trusted are in doc/attribution.md ("Learning the static power").
+ *
+ * Pure and allocation-free: the agent keeps one per domain and feeds it
+ * one point per tick of normal length. */
+#ifndef CEEMS_IDLE_FIT_H
+#define CEEMS_IDLE_FIT_H
+
+#include <stdbool.h>
+
+/* The window: at the default 1 s tick, about four minutes of ticks. */
+#define CEEMS_IDLE_FIT_POINTS 256
+/* A fit is trusted only with at least this many points... */
+#define CEEMS_IDLE_FIT_MIN_POINTS 10
+/* ...whose busy CPUs spread by at least this standard deviation (a line
+ * through points of one load has no intercept to tell)... */
+#define CEEMS_IDLE_FIT_MIN_SPREAD 0.25
+/* ...and whose intercept's standard error is at most this fraction of
+ * the intercept (about 2% at two standard errors). */
+#define CEEMS_IDLE_FIT_MAX_REL_SE 0.01
+
+struct ceems_idle_fit {
+	double busy[CEEMS_IDLE_FIT_POINTS];	/* busy CPUs of each tick */
+	double watts[CEEMS_IDLE_FIT_POINTS];	/* the domain's power */
+	unsigned n;				/* points held */
+	unsigned next;				/* ring position */
+
+	/* The window's last fit (whether trusted or not). */
+	double intercept_w, slope_w, intercept_se_w, spread;
+	bool converged;		/* the window's fit is trusted now */
+	/* The last trusted intercept, kept while a later window (a long
+	 * constant load) cannot tell one. */
+	bool learned;
+	double value_w;
+};
+
+void ceems_idle_fit_init(struct ceems_idle_fit *f);
+
+/* Add one tick: BUSY_CPUS (the node's busy CPU-seconds per second) and
+ * the domain's mean power WATTS over it; refits the window.  Non-finite
+ * or negative values are ignored. */
+void ceems_idle_fit_add(struct ceems_idle_fit *f, double busy_cpus,
+			double watts);
+
+/* The learned static power, W: true once some window's fit was trusted
+ * (the last trusted one); false (WATTS untouched) before. */
+bool ceems_idle_fit_value(const struct ceems_idle_fit *f, double *watts);
+
+#endif
