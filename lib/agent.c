@@ -228,6 +228,8 @@ partial_node(struct ceems_agent *a, uint64_t now_ns,
 	node->node_mem_total_bytes = a->last_node.node_mem_total_bytes;
 	memcpy(node->idle_power_w, a->last_node.idle_power_w,
 	       sizeof(node->idle_power_w));
+	memcpy(node->idle_power_unlearned, a->last_node.idle_power_unlearned,
+	       sizeof(node->idle_power_unlearned));
 	if (ceems_proc_read_cpu(a->proc, &cpu) == 0 && a->have_node_cpu &&
 	    cpu.busy_ns >= a->node_cpu.busy_ns) {
 		node->node_busy_cpu_s =

@@ -19,6 +19,7 @@
 #include "bpf_io.h"
 #include "emissions.h"
 #include "energy.h"
+#include "idle_fit.h"
 #include "job_note.h"
 #include "ledger_carry.h"
 #include "proc_stats.h"
@@ -27,13 +28,16 @@
 enum { MAX_SOURCES = 6 };
 
 /* Below this node busy fraction a tick's power counts as idle power when
- * idle power is learned rather than configured.  The learned value is
+ * idle power is learned rather than configured (every tick also goes to
+ * the regression of lib/idle_fit.h, used until quiet ticks teach one).  The learned value is
  * the median of the last IDLE_SAMPLES such ticks, once there are at least
  * IDLE_MIN_SAMPLES: a single lowest reading is at the mercy of one tick
  * whose counter update landed early. */
 #define IDLE_BUSY_FRACTION 0.05
 #define IDLE_SAMPLES 64
 #define IDLE_MIN_SAMPLES 8
+
+enum idle_source { IDLE_UNLEARNED, IDLE_QUIET, IDLE_FIT };
 
 struct idle_learner {
 	double w[IDLE_SAMPLES];		/* ring of quiet-tick powers */
@@ -131,6 +135,13 @@ struct ceems_agent {
 	bool have_factor;
 	struct ceems_emission_factor factor;
 	struct idle_learner idle[CEEMS_DOMAIN_COUNT];
+	/* Static power learned by regression when the node is never quiet
+	 * (lib/idle_fit.h): used where the quiet ticks taught nothing. */
+	struct ceems_idle_fit idle_fit[CEEMS_DOMAIN_COUNT];
+	bool node_busy_known;		/* this tick's busy time was read */
+	/* Where each domain's learned idle power comes from now, logged
+	 * when it changes. */
+	enum idle_source idle_source[CEEMS_DOMAIN_COUNT];
 
 	struct agent_job **jobs;
 	size_t njobs;

@@ -85,8 +85,10 @@
  *   measured (package, dram, gpu, node), "emissions":{...} when any tick
  *   had a factor}.  DOMAIN: {"joules":x, "static_j":x (package and dram
  *   only), "covered_s":x, "coverage":x (covered_s / lifetime_s, when
- *   known)}; joules and static_j are left out when covered_s is 0 (no
- *   measurement at all).  emissions: {"grams":x, "covered_s":x,
+ *   known), "idle_unlearned":true (package and dram: some tick split it
+ *   with the idle power still to be learned; absent otherwise)}; joules
+ *   and static_j are left out when covered_s is 0 (no measurement at
+ *   all).  emissions: {"grams":x, "covered_s":x,
  *   "factor":{"source":s, "zone":s, "year":N, "g_per_kwh":x, "pue":x},
  *   "factor_changed":bool}.
  * Numbers are JSON integers for counters and ids, doubles otherwise

@@ -199,6 +199,9 @@ ledger_to_json(const struct ceems_job_ledger *l, bool *ok)
 		ceems_json_add_double(dom, "covered_s", l->covered_s[d], ok);
 		if (ceems_job_ledger_coverage(l, d, &coverage))
 			ceems_json_add_double(dom, "coverage", coverage, ok);
+		if (l->idle_unlearned[d])
+			ceems_json_add(dom, "idle_unlearned",
+				       json_object_new_boolean(1), ok);
 	}
 	if (l->have_emissions) {
 		struct json_object *em = json_object_new_object();
@@ -547,6 +550,16 @@ ledger_from_json(const struct json_object *obj, struct ceems_job_ledger *l,
 				 parts[i]);
 			if ((r = ceems_json_read_real(val, where, 0, INFINITY, dest[i], err,
 					   err_size)) < 0)
+				return r;
+		}
+		if ((val = ceems_json_get(dom, "idle_unlearned")) != NULL) {
+			char where[64];
+
+			snprintf(where, sizeof(where),
+				 "report.ledger.%s.idle_unlearned", name);
+			if ((r = ceems_json_read_bool(val, where,
+						      &l->idle_unlearned[d],
+						      err, err_size)) < 0)
 				return r;
 		}
 	}

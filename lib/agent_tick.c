@@ -101,10 +101,13 @@ collect_node_usage(struct ceems_agent *a,
 	struct ceems_node_mem mem;
 
 	node->node_cores = a->node_cpu.ncpus;
+	a->node_busy_known = false;
 	if (ceems_proc_read_cpu(a->proc, &cpu) == 0) {
-		if (a->have_node_cpu && cpu.busy_ns >= a->node_cpu.busy_ns)
+		if (a->have_node_cpu && cpu.busy_ns >= a->node_cpu.busy_ns) {
 			node->node_busy_cpu_s =
 				(double)(cpu.busy_ns - a->node_cpu.busy_ns) / 1e9;
+			a->node_busy_known = true;
+		}
 		a->node_cpu = cpu;
 		a->have_node_cpu = true;
 		node->node_cores = cpu.ncpus;
@@ -142,8 +145,31 @@ idle_learner_add(struct idle_learner *l, double w)
 		   (sorted[l->n / 2 - 1] + sorted[l->n / 2]) / 2;
 }
 
+/* Log where a learned idle power comes from when that changes: an admin
+ * reads there when jobs stop being flagged, and from what. */
+static void
+note_idle_source(struct ceems_agent *a, int d, enum idle_source now,
+		 double watts)
+{
+	static const char *const how[] = {
+		[IDLE_QUIET] = "from the node's quiet ticks",
+		[IDLE_FIT] = "by regression on the node's busy CPUs",
+	};
+
+	if (a->idle_source[d] == now)
+		return;
+	a->idle_source[d] = now;
+	if (now != IDLE_UNLEARNED)
+		ceems_info("idle power of the %s learned %s: %.1f W (set idle_power_%s in ceems.conf to fix it)",
+			   d == CEEMS_DOMAIN_PACKAGE ? "package" : "DRAM",
+			   how[now], watts,
+			   d == CEEMS_DOMAIN_PACKAGE ? "package" : "dram");
+}
+
 /* The static power of a domain: configured, else learned from the
- * node's quiet ticks (0 until learned: all energy is then active). */
+ * node's quiet ticks, else from the regression of its power on its busy
+ * CPUs over every tick (lib/idle_fit.h); 0 until learned (all energy is
+ * then active), and the tick says so for the jobs' data quality. */
 static void
 set_idle_power(struct ceems_agent *a, struct ceems_ledger_node_tick *node)
 {
@@ -161,6 +187,8 @@ set_idle_power(struct ceems_agent *a, struct ceems_ledger_node_tick *node)
 		int d = domains[i];
 		const struct ceems_ledger_reading *r = readings[i];
 
+		double fitted;
+
 		if (configured[i] >= 0) {
 			node->idle_power_w[d] = configured[i];
 			continue;
@@ -168,10 +196,26 @@ set_idle_power(struct ceems_agent *a, struct ceems_ledger_node_tick *node)
 		/* Only ticks of about the normal length: the short ones a
 		 * registration forces are below the counters' resolution. */
 		if (r->measured && r->gap == CEEMS_GAP_NONE &&
-		    busy_fraction < IDLE_BUSY_FRACTION &&
-		    node->dt_s * 2e9 >= (double)a->config.interval_ns)
-			idle_learner_add(&a->idle[d], r->joules / node->dt_s);
-		node->idle_power_w[d] = a->idle[d].value > 0 ? a->idle[d].value : 0;
+		    a->node_busy_known &&
+		    node->dt_s * 2e9 >= (double)a->config.interval_ns) {
+			if (busy_fraction < IDLE_BUSY_FRACTION)
+				idle_learner_add(&a->idle[d],
+						 r->joules / node->dt_s);
+			ceems_idle_fit_add(&a->idle_fit[d],
+					   node->node_busy_cpu_s / node->dt_s,
+					   r->joules / node->dt_s);
+		}
+		node->idle_power_unlearned[d] = false;
+		if (a->idle[d].value > 0) {
+			node->idle_power_w[d] = a->idle[d].value;
+			note_idle_source(a, d, IDLE_QUIET, a->idle[d].value);
+		} else if (ceems_idle_fit_value(&a->idle_fit[d], &fitted)) {
+			node->idle_power_w[d] = fitted;
+			note_idle_source(a, d, IDLE_FIT, fitted);
+		} else {
+			node->idle_power_w[d] = 0;
+			node->idle_power_unlearned[d] = true;
+		}
 	}
 }
 

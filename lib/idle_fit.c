@@ -5,9 +5,11 @@
  * The intercept is identifiable only when the load varies: with points of
  * one load the line may turn about them freely.  The fit is trusted when
  * the window holds enough points, their busy CPUs spread enough, the
- * slope is not negative (more work does not draw less power: a negative
- * slope says the line is not the node's) and the intercept's standard
- * error is small next to it.  Until a window is trusted there is no
+ * slope is not clearly negative (more work does not draw less power: a
+ * slope more than two standard errors below 0 says the line is not the
+ * node's; a flat one, as of a DRAM domain whose power does not follow
+ * the CPUs, is fine) and the intercept's standard error is small next
+ * to it.  Until a window is trusted there is no
  * value; after, the last trusted one is kept. */
 #include "config.h"
 
@@ -27,7 +29,7 @@ ceems_idle_fit_init(struct ceems_idle_fit *f)
 static void
 refit(struct ceems_idle_fit *f)
 {
-	double mx = 0, my = 0, sxx = 0, sxy = 0, syy = 0, rss, s2;
+	double mx = 0, my = 0, sxx = 0, sxy = 0, syy = 0, rss, s2, slope_se;
 	unsigned i, n = f->n;
 
 	f->converged = false;
@@ -54,9 +56,10 @@ refit(struct ceems_idle_fit *f)
 	rss = syy - f->slope_w * sxy;
 	s2 = rss > 0 ? rss / (n - 2) : 0;
 	f->intercept_se_w = sqrt(s2 * (1.0 / n + mx * mx / sxx));
+	slope_se = sqrt(s2 / sxx);
 	if (n < CEEMS_IDLE_FIT_MIN_POINTS ||
 	    f->spread < CEEMS_IDLE_FIT_MIN_SPREAD ||
-	    f->slope_w < 0 || !(f->intercept_w > 0) ||
+	    f->slope_w + 2 * slope_se < 0 || !(f->intercept_w > 0) ||
 	    f->intercept_se_w > CEEMS_IDLE_FIT_MAX_REL_SE * f->intercept_w)
 		return;
 	f->converged = true;

@@ -160,8 +160,10 @@ split_static_active(const struct ceems_ledger_node_tick *node,
 	tick->gap[d] = reading_gap(r);
 	if (tick->gap[d] != CEEMS_GAP_NONE)
 		return;
-	for (i = 0; i < njobs; i++)
+	for (i = 0; i < njobs; i++) {
 		shares[i].covered[d] = true;
+		shares[i].idle_unlearned[d] = node->idle_power_unlearned[d];
+	}
 
 	delta = r->joules;
 	static_j = nonneg(node->idle_power_w[d]) * node->dt_s;
@@ -389,6 +391,8 @@ ceems_job_ledger_add_tick(struct ceems_job_ledger *l,
 			l->measured[d] = true;
 		if (share->covered[d])
 			l->covered_s[d] += dt_s;
+		if (share->covered[d] && share->idle_unlearned[d])
+			l->idle_unlearned[d] = true;
 	}
 	if (factor == NULL)
 		return 0;

@@ -47,6 +47,9 @@ struct ceems_ledger_node_tick {
 	/* Static (idle) power of the node, configured or learned, W;
 	 * used for CEEMS_DOMAIN_PACKAGE and CEEMS_DOMAIN_DRAM only. */
 	double idle_power_w[CEEMS_DOMAIN_COUNT];
+	/* The idle power is to be learned and is not yet: idle_power_w is
+	 * then 0, and the jobs' data quality says so. */
+	bool idle_power_unlearned[CEEMS_DOMAIN_COUNT];
 
 	/* What jobs that left during this tick held, as a level over the
 	 * whole tick (cores x the part of the tick they held them...):
@@ -84,6 +87,8 @@ struct ceems_ledger_job_share {
 	 * device it owns); false for a gap or a domain the node lacks. */
 	bool covered[CEEMS_DOMAIN_COUNT];
 	bool measured[CEEMS_DOMAIN_COUNT];	/* the node has the domain */
+	/* Covered, with a static part from an idle power not learned yet. */
+	bool idle_unlearned[CEEMS_DOMAIN_COUNT];
 };
 
 /* The node-wide side of one tick.  For every domain,
@@ -125,6 +130,11 @@ struct ceems_job_ledger {
 	double static_j[CEEMS_DOMAIN_COUNT];
 	double covered_s[CEEMS_DOMAIN_COUNT];	/* time the domain covered */
 	bool measured[CEEMS_DOMAIN_COUNT];	/* the node ever had it */
+	/* Data quality: some tick split the domain with an idle power not
+	 * learned yet (all of it by use).  In the padding before
+	 * lifetime_s: the size, and so the state file's layout, is the
+	 * same. */
+	bool idle_unlearned[CEEMS_DOMAIN_COUNT];
 	double lifetime_s;			/* ticks and gaps alike */
 
 	/* Emissions: only ticks with a factor add to them. */

@@ -333,6 +333,11 @@ put_energy(struct out *o, const struct figures *f)
 				summary_pct_floor(f->cov_min),
 					summary_pct_floor(f->cov_max));
 	}
+	/* All by use for a while: a job holding cores it left idle paid
+	 * less, a busy one more, than its share of the idle power. */
+	if (f->idle_unlearned)
+		summary_appendf(text, sizeof(text),
+			"; part split before the node's idle power was learned");
 	put_field(o, "Energy", text);
 }
 

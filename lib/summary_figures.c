@@ -180,6 +180,8 @@ figures_energy(const struct ceems_agent_job_report *r, struct figures *f)
 		f->measured[d] = true;
 		f->joules[d] = l->joules[d];
 		f->static_j[d] = l->static_j[d];
+		if (l->idle_unlearned[d])
+			f->idle_unlearned = true;
 		f->any_energy = true;
 		f->total_j += l->joules[d];
 		if (ceems_job_ledger_coverage(l, (enum ceems_energy_domain)d,

@@ -70,6 +70,8 @@ struct figures {
 	double total_j;
 	bool partial;		/* some measured domain below full coverage */
 	double cov_min, cov_max;
+	/* Some of it split while the node's idle power was unlearned. */
+	bool idle_unlearned;
 
 	bool have_carbon;
 	double grams;

@@ -313,6 +313,94 @@ test_learned_idle_power(void)
 	ceems_agent_close(a);
 }
 
+/* A simulated node that is never quiet: package power 40 W + 15 W per
+ * busy CPU (60/40 over the two sockets) plus noise, DRAM 4 W; other work
+ * keeps 0.5 to 3.5 of its 4 CPUs busy, changing every few seconds (or,
+ * not VARYING, the node's 4 CPUs are 2 busy all along, job or not).
+ * Returns the truth of job 42 over the ticks it was registered (it
+ * holds 3 cores and uses JOB_CPU CPUs): 3/4 of 40 W + 15 W x its use. */
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+static double
+rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+static double
+run_busy_node(struct ceems_agent *a, uint64_t *t, int seconds,
+	      bool varying, double job_cpu)
+{
+	double other = 2 - job_cpu, truth = 0;
+
+	for (int i = 0; i < seconds; i++) {
+		double busy, pkg;
+
+		if (varying && i % 4 == 0)
+			other = 0.5 + 3 * rnd();
+		busy = other + job_cpu;
+		pkg = 40 + 15 * busy + (varying ? rnd() - 0.5 : 0);
+		move(pkg * 0.6, pkg * 0.4, 4, (unsigned)(busy * 100 + 0.5),
+		     (unsigned long long)(job_cpu * 1e9));
+		ceems_agent_tick(a, *t += SEC);
+		truth += 40.0 * 3 / 4 + 15 * job_cpu;
+	}
+	return truth;
+}
+
+static void
+test_never_quiet_idle_power(void)
+{
+	struct ceems_config c;
+	struct ceems_agent_job_spec spec;
+	struct ceems_agent_job_report r;
+	struct ceems_agent *a;
+	char err[256] = "";
+	uint64_t t = 900 * SEC;
+	double truth;
+
+	base_config(&c);
+	c.idle_power_package_w = -1;
+	c.idle_power_dram_w = -1;
+	/* A fresh agent on a node in ordinary use for two minutes, then
+	 * its first job, which burns one CPU for a minute. */
+	a = ceems_agent_open(&c, t, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	run_busy_node(a, &t, 120, true, 0);
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, t), 0, "never quiet: job registers");
+	truth = run_busy_node(a, &t, 60, true, 1);
+	is_int(ceems_agent_deregister(a, 42, t, &r), 0, "never quiet: job leaves");
+	ok(fabs(r.ledger.joules[CEEMS_DOMAIN_PACKAGE] - truth) <= 0.05 * truth,
+	   "never quiet: first job's package %.1f J, the model's %.1f J (within 5%%)",
+	   r.ledger.joules[CEEMS_DOMAIN_PACKAGE], truth);
+	ok(!r.ledger.idle_unlearned[CEEMS_DOMAIN_PACKAGE] &&
+	   !r.ledger.idle_unlearned[CEEMS_DOMAIN_DRAM],
+	   "never quiet: idle power learned before the job: not flagged");
+	ceems_agent_close(a);
+
+	/* The same node at one constant load (the job takes the place of
+	 * other work): nothing can be learned, the job is split by use
+	 * alone and says so. */
+	a = ceems_agent_open(&c, t, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens again (%s)", err))
+		return;
+	run_busy_node(a, &t, 120, false, 0);
+	is_int(ceems_agent_register(a, &spec, t), 0, "constant load: job registers");
+	run_busy_node(a, &t, 60, false, 1);
+	is_int(ceems_agent_deregister(a, 42, t, &r), 0, "constant load: job leaves");
+	ok(r.ledger.idle_unlearned[CEEMS_DOMAIN_PACKAGE] &&
+	   r.ledger.static_j[CEEMS_DOMAIN_PACKAGE] == 0,
+	   "constant load: no idle power learned, the job is flagged (%d, static %.1f J)",
+	   r.ledger.idle_unlearned[CEEMS_DOMAIN_PACKAGE],
+	   r.ledger.static_j[CEEMS_DOMAIN_PACKAGE]);
+	ceems_agent_close(a);
+}
+
 static void
 test_register_errors(void)
 {
@@ -592,6 +680,7 @@ main(void)
 	test_attribution();
 	test_steps();
 	test_learned_idle_power();
+	test_never_quiet_idle_power();
 	test_register_errors();
 	test_bad_zone();
 	test_restart();

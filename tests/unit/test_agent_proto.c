@@ -285,6 +285,7 @@ fill_report(struct ceems_agent_job_report *r)
 	r->ledger.factor.g_per_kwh = 44.1;
 	r->ledger.factor.pue = 1.35;
 	r->ledger.factor_changed = true;
+	r->ledger.idle_unlearned[CEEMS_DOMAIN_DRAM] = true;
 }
 
 static void
@@ -361,7 +362,8 @@ test_report_round_trip(void)
 		ok(back.ledger.measured[d] == r.ledger.measured[d] &&
 		   back.ledger.joules[d] == r.ledger.joules[d] &&
 		   back.ledger.static_j[d] == r.ledger.static_j[d] &&
-		   back.ledger.covered_s[d] == r.ledger.covered_s[d],
+		   back.ledger.covered_s[d] == r.ledger.covered_s[d] &&
+		   back.ledger.idle_unlearned[d] == r.ledger.idle_unlearned[d],
 		   "ledger domain %s round-trips", ceems_energy_domain_name(d));
 	}
 	ok(back.ledger.have_emissions && back.ledger.emissions_g == 12.5 &&

@@ -350,13 +350,35 @@ test_job_ledger(void)
 	is_near(l.emissions_g, 7200 / 3.6e6 * 1.2 * 50 + 3600 / 3.6e6 * 1.2 * 100, 1e-12,
 		"account: a tick's intensity applies to that tick");
 	ok(l.factor_changed && l.factor.year == 2024, "account: first factor kept, change flagged");
+	ok(!l.idle_unlearned[CEEMS_DOMAIN_PACKAGE],
+	   "account: idle power known, no flag");
+
+	/* A tick split with the idle power still to be learned flags the
+	 * account; a gap in that domain does not (nothing was split). */
+	n.idle_power_unlearned[CEEMS_DOMAIN_PACKAGE] = true;
+	n.package = gap(CEEMS_GAP_STALL);
+	ceems_ledger_split(&n, &j, 1, &s, &t);
+	ceems_job_ledger_add_tick(&l, &s, n.dt_s, NULL);
+	ok(!l.idle_unlearned[CEEMS_DOMAIN_PACKAGE],
+	   "account: unlearned idle power over a gap: no flag");
+	n.package = measured(3600);
+	ceems_ledger_split(&n, &j, 1, &s, &t);
+	ceems_job_ledger_add_tick(&l, &s, n.dt_s, NULL);
+	ok(l.idle_unlearned[CEEMS_DOMAIN_PACKAGE] &&
+	   !l.idle_unlearned[CEEMS_DOMAIN_DRAM],
+	   "account: unlearned idle power flagged, in its domain only");
+	n.idle_power_unlearned[CEEMS_DOMAIN_PACKAGE] = false;
+	ceems_ledger_split(&n, &j, 1, &s, &t);
+	ceems_job_ledger_add_tick(&l, &s, n.dt_s, NULL);
+	ok(l.idle_unlearned[CEEMS_DOMAIN_PACKAGE],
+	   "account: the flag stays once set");
 
 	f.pue = 0.5;
 	is_int(ceems_job_ledger_add_tick(&l, &s, n.dt_s, &f), -EINVAL, "account: PUE < 1 rejected");
 	is_int(ceems_job_ledger_add_tick(&l, &s, -1, NULL), -EINVAL, "account: negative dt rejected");
 	s.joules[0] = NAN;
 	is_int(ceems_job_ledger_add_tick(&l, &s, 1, NULL), -EINVAL, "account: NaN share rejected");
-	is_near(l.lifetime_s, 10, TOL, "account: rejected ticks add nothing");
+	is_near(l.lifetime_s, 16, TOL, "account: rejected ticks add nothing");
 	is_int(ceems_job_ledger_add_gap(&l, NAN), -EINVAL, "account: NaN gap rejected");
 }
 

@@ -430,6 +430,15 @@ case_no_dram(void)
 	J.report.ledger.covered_s[CEEMS_DOMAIN_NODE] = 0;
 }
 
+static void
+case_idle_unlearned(void)
+{
+	/* A fresh agent had no idle power yet: the energy says so. */
+	case_burner();
+	J.meta.jobid = J.report.jobid = 1256;
+	J.report.ledger.idle_unlearned[CEEMS_DOMAIN_PACKAGE] = true;
+}
+
 struct golden_case {
 	const char *name;
 	void (*setup)(void);
@@ -461,6 +470,7 @@ static const struct golden_case cases[] = {
 	{ "gpu-unmeasured", case_gpu_unmeasured, "" },
 	{ "gpu-mig", case_gpu_mig, "gpu-underuse" },
 	{ "no-dram", case_no_dram, "mem-underuse" },
+	{ "idle-unlearned", case_idle_unlearned, "" },
 };
 
 /* ---- Checks on any output ---- */
