@@ -26,12 +26,15 @@
  * cost per GPU; a real driver's calls add their own (ioctls).
  *
  * Usage: bench_agent [-n JOBS] [-t TICKS] [-s] [-k] [-p] [-d DIR]
- *                    [-g GPUS -G LIB]
+ *                    [-g GPUS -G LIB] [-i]
  *   -s  static counters: do not rewrite any counter between ticks
  *   -k  keep the fixture tree (its path is printed)
  *   -p  take each tick in parts, as the agent does
  *   -d  keep the state file in DIR (e.g. on a disk filesystem, as the
- *       agent's state_dir is) rather than in the fixture tree */
+ *       agent's state_dir is) rather than in the fixture tree
+ *   -i  idle power configured (package 60 W, DRAM 10 W), as an admin may
+ *       set it: the agent then learns none (without -i it learns it, the
+ *       default: the regression of lib/idle_fit.c runs every tick) */
 #include "config.h"
 
 #include <errno.h>
@@ -461,7 +464,7 @@ raise_fd_limit(unsigned njobs)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: bench_agent [-n JOBS] [-t TICKS] [-s] [-k] [-p] [-d DIR] [-g GPUS -G LIB]\n");
+	fprintf(stderr, "usage: bench_agent [-n JOBS] [-t TICKS] [-s] [-k] [-p] [-d DIR] [-g GPUS -G LIB] [-i]\n");
 	exit(2);
 }
 
@@ -508,9 +511,10 @@ main(int argc, char **argv)
 	struct rss setup, end;
 	unsigned long ngpus = 0;
 	const char *gpu_lib = NULL;
+	bool idle_configured = false;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:t:skpd:g:G:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:t:skpd:g:G:i")) != -1) {
 		switch (opt) {
 		case 'n':
 			njobs = strtoul(optarg, NULL, 10);
@@ -536,6 +540,9 @@ main(int argc, char **argv)
 		case 'G':
 			gpu_lib = optarg;
 			break;
+		case 'i':
+			idle_configured = true;
+			break;
 		default:
 			usage();
 		}
@@ -560,6 +567,10 @@ main(int argc, char **argv)
 	snprintf(c.zone, sizeof(c.zone), "FR");
 	c.interval_ns = SEC;
 	c.usage_interval_ns = 10 * SEC;
+	if (idle_configured) {
+		c.idle_power_package_w = 60;
+		c.idle_power_dram_w = 10;
+	}
 	snprintf(c.gpu_rocm_smi_library, sizeof(c.gpu_rocm_smi_library), "none");
 	snprintf(c.gpu_nvml_library, sizeof(c.gpu_nvml_library), "%s",
 		 ngpus > 0 ? gpu_lib : "none");

@@ -11,7 +11,8 @@
  * jobs and prints what the agent attributed to each, as key=value lines:
  *
  *     job_<ID>_package_j, _static_package_j, _dram_j, _cpu_s,
- *     _elapsed_s, _alloc_cores, _package_coverage, _gap_s
+ *     _elapsed_s, _alloc_cores, _package_coverage, _gap_s,
+ *     _idle_unlearned (1: some tick split it with no idle power learned)
  *
  * usage: accuracy-driver --sysfs DIR --rapl-pid PID --truth FILE
  *          --state-dir DIR [--duration-s 9] [--tick-ms 100]
@@ -20,11 +21,15 @@
  *
  * --warmup-s ticks the agent for S seconds before the window opens, so
  * that a learned idle power can be learned (the jobs' processes should
- * then stay quiet that long). */
+ * then stay quiet that long); it prints warmup_busy_mean and
+ * warmup_busy_sd, the node's busy CPUs per tick over it as /proc/stat
+ * tells them (a load that did not vary teaches no idle power). */
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +63,13 @@ static struct {
 	struct job_arg jobs[MAX_JOBS];
 	size_t njobs;
 } opt;
+
+/* The node's busy CPUs per warmup tick: count, mean, sum of squares. */
+static struct {
+	uint64_t last_ticks, last_ns;
+	unsigned n;
+	double mean, m2;
+} warm;
 
 static void
 fail(const char *what, const char *arg)
@@ -212,10 +224,45 @@ job_spec(const struct job_arg *arg, struct ceems_agent_job_spec *spec)
 		fail("no job_<ID> cgroup in", path);
 }
 
+/* The node's non-idle time in USER_HZ ticks, as the agent counts it
+ * (user, nice, system, irq, softirq, steal); 0 when unreadable. */
+static uint64_t
+node_busy_ticks(void)
+{
+	unsigned long long v[8] = { 0 };
+	char text[512];
+
+	if (ceems_read_text_file("/proc/stat", text, sizeof(text)) < 0 ||
+	    sscanf(text, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+		   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 8)
+		return 0;
+	return v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+}
+
+/* Add one warmup tick's busy CPUs to the running mean and variance. */
+static void
+observe_busy(void)
+{
+	uint64_t ticks = node_busy_ticks(), t = now_ns();
+	double busy, delta;
+
+	if (warm.last_ns != 0 && ticks >= warm.last_ticks && t > warm.last_ns) {
+		busy = (double)(ticks - warm.last_ticks) /
+		       (double)sysconf(_SC_CLK_TCK) / ((double)(t - warm.last_ns) / 1e9);
+		warm.n++;
+		delta = busy - warm.mean;
+		warm.mean += delta / warm.n;
+		warm.m2 += delta * (busy - warm.mean);
+	}
+	warm.last_ticks = ticks;
+	warm.last_ns = t;
+}
+
 /* Run the agent's two timers until END: the main tick, and the faster
  * source sampling a counter that wraps quickly asks for. */
 static void
-run_until(struct ceems_agent *a, uint64_t *next_tick, uint64_t end)
+run_until(struct ceems_agent *a, uint64_t *next_tick, uint64_t end,
+	  bool warmup)
 {
 	uint64_t tick_ns = (uint64_t)(opt.tick_s * 1e9);
 	uint64_t sample_ns = ceems_agent_source_interval_ns(a);
@@ -230,6 +277,8 @@ run_until(struct ceems_agent *a, uint64_t *next_tick, uint64_t end)
 		}
 		sleep_until(*next_tick);
 		ceems_agent_tick(a, now_ns());
+		if (warmup)
+			observe_busy();
 		*next_tick += tick_ns;
 		next_sample = *next_tick - tick_ns + sample_ns;
 	}
@@ -252,6 +301,9 @@ print_report(const struct ceems_agent_job_report *r)
 	printf("job_%u_alloc_cores=%u\n", id, r->alloc_cores);
 	printf("job_%u_package_coverage=%.6f\n", id, coverage);
 	printf("job_%u_gap_s=%.6f\n", id, r->gap_s);
+	printf("job_%u_idle_unlearned=%d\n", id,
+	       r->ledger.idle_unlearned[CEEMS_DOMAIN_PACKAGE] ||
+	       r->ledger.idle_unlearned[CEEMS_DOMAIN_DRAM]);
 }
 
 int
@@ -290,8 +342,12 @@ main(int argc, char **argv)
 	next_tick = t0 + tick_ns;
 	printf("source_interval_s=%.6f\n",
 	       (double)ceems_agent_source_interval_ns(a) / 1e9);
-	if (opt.warmup_s > 0)
-		run_until(a, &next_tick, t0 + (uint64_t)(opt.warmup_s * 1e9));
+	if (opt.warmup_s > 0) {
+		run_until(a, &next_tick, t0 + (uint64_t)(opt.warmup_s * 1e9),
+			  true);
+		printf("warmup_busy_mean=%.6f\nwarmup_busy_sd=%.6f\n",
+		       warm.mean, warm.n > 1 ? sqrt(warm.m2 / warm.n) : 0);
+	}
 
 	/* Open the truth window, then register at once: the double's step
 	 * at the signal is the last counter value before the jobs. */
@@ -306,7 +362,7 @@ main(int argc, char **argv)
 			fail("registration refused:", strerror(-ret));
 	}
 	next_tick = t0 + tick_ns;
-	run_until(a, &next_tick, t0 + (uint64_t)(opt.duration_s * 1e9));
+	run_until(a, &next_tick, t0 + (uint64_t)(opt.duration_s * 1e9), false);
 
 	/* Close the window: the double takes a last step and stops, so the
 	 * counters the deregistrations read are the window's end. */
