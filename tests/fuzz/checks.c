@@ -1381,6 +1381,10 @@ check_reply(const char *data, size_t len)
 			    !(l->covered_s[d] >= 0))
 				return "ceems_agent_reply_decode: negative or NaN "
 				       "energy in a report";
+		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+			if (l->idle_unlearned[d] && !l->measured[d])
+				return "ceems_agent_reply_decode: idle_unlearned "
+				       "in a domain not measured";
 		if (!nul_within(l->factor.source, sizeof(l->factor.source)) ||
 		    !nul_within(l->factor.zone, sizeof(l->factor.zone)))
 			return "ceems_agent_reply_decode: unterminated factor string";

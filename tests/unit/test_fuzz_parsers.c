@@ -223,6 +223,8 @@ static const struct edge agent_proto_edges[] = {
 	EDGE("{\"op\":\"report\",\"jobid\":18446744073709551615}"),
 	EDGE("{\"op\":\"report\",\"jobid\":99999999999999999999999}"),
 	EDGE("{\"op\":\"status\\u0000\"}"), EDGE("{\"op\":\"st\0atus\"}"),
+	EDGE("{\"ok\":true,\"report\":{\"jobid\":1,\"uid\":0,\"ledger\":"
+	     "{\"package\":{\"idle_unlearned\":1}}}}"),
 	EDGE("{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":4294967295,"
 	     "\"cgroup\":{\"version\":2,\"unified\":\"/a/job_1\"}}}"),
 	EDGE("{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,"
