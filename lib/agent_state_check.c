@@ -55,9 +55,12 @@ parts_sane(uint32_t ngaps, const struct ceems_agent_gap *gaps,
 	    gap_s < 0 || !isfinite(l->lifetime_s) || l->lifetime_s < 0 ||
 	    !isfinite(l->emissions_g) || l->emissions_g < 0)
 		return false;
+	/* idle_unlearned is what was padding in the files of earlier
+	 * agents, written from zeroed structures. */
 	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
 		if (!isfinite(l->joules[d]) || l->joules[d] < 0 ||
-		    !isfinite(l->covered_s[d]) || l->covered_s[d] < 0)
+		    !isfinite(l->covered_s[d]) || l->covered_s[d] < 0 ||
+		    !flag_sane(&l->idle_unlearned[d]))
 			return false;
 	return true;
 }

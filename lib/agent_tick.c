@@ -160,7 +160,7 @@ note_idle_source(struct ceems_agent *a, int d, enum idle_source now,
 		return;
 	a->idle_source[d] = now;
 	if (now != IDLE_UNLEARNED)
-		ceems_info("idle power of the %s learned %s: %.1f W (set idle_power_%s in ceems.conf to fix it)",
+		ceems_info("idle power of the %s learned %s: %.1f W (idle_power_%s in ceems.conf sets a measured value instead)",
 			   d == CEEMS_DOMAIN_PACKAGE ? "package" : "DRAM",
 			   how[now], watts,
 			   d == CEEMS_DOMAIN_PACKAGE ? "package" : "dram");
@@ -186,7 +186,6 @@ set_idle_power(struct ceems_agent *a, struct ceems_ledger_node_tick *node)
 	for (int i = 0; i < 2; i++) {
 		int d = domains[i];
 		const struct ceems_ledger_reading *r = readings[i];
-
 		double fitted;
 
 		if (configured[i] >= 0) {

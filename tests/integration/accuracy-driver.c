@@ -230,11 +230,15 @@ static uint64_t
 node_busy_ticks(void)
 {
 	unsigned long long v[8] = { 0 };
-	char text[512];
+	FILE *fp = fopen("/proc/stat", "re");
+	int n;
 
-	if (ceems_read_text_file("/proc/stat", text, sizeof(text)) < 0 ||
-	    sscanf(text, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
-		   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 8)
+	if (fp == NULL)
+		return 0;
+	n = fscanf(fp, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+		   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+	fclose(fp);
+	if (n != 8)
 		return 0;
 	return v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
 }

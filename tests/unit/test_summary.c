@@ -1038,6 +1038,8 @@ test_garbage(void)
 			J.report.ledger.measured[d] = xorshift() & 1;
 		J.report.ledger.have_emissions = xorshift() & 1;
 		J.report.ledger.factor_changed = xorshift() & 1;
+		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+			J.report.ledger.idle_unlearned[d] = xorshift() & 1;
 		J.report.cgroup_gone = xorshift() & 1;
 		for (int g = 0; g < CEEMS_LEDGER_MAX_GPUS; g++) {
 			struct ceems_agent_gpu_report *d = &J.report.gpus[g];
