@@ -2,18 +2,22 @@
 /* ceems_io.bpf.c - per-job IO and network counters, loaded once per node by
  * the node agent (lib/bpf_io.c).
  *
- * Each hook exists in two variants, of which the loader keeps one: a
- * BTF tracepoint (tp_btf, no tracefs needed, typed arguments) and a
- * plain tracepoint (tracefs; fixed record layouts, no BTF needed).
- *   IO: the exits of the read and write system calls on files (so that
+ * Each hook exists in several variants, of which the loader keeps one
+ * per hook, the best the kernel accepts (lib/bpf_choose.c):
+ *   fentry/fexit (BPF trampolines on the kernel functions themselves:
+ *       calls not hooked pay nothing), kprobe/kretprobe (the same
+ *       functions, through the kprobe machinery), BTF tracepoints
+ *       (tp_btf, typed arguments) and plain tracepoints (tracefs; fixed
+ *       record layouts, no BTF needed).
+ *   IO: the returns of the read and write system calls on files (so that
  *       every file system counts: local, NFS, Lustre, GPFS; not pipes,
  *       sockets or character devices), bytes from their return values,
  *       errors from their negative ones;
- *   network: sock_send_length / sock_recv_length (every send and
- *       receive through a socket, by its family and protocol);
+ *   network: every send and receive through an IPv4 or IPv6 socket, by
+ *       its family and protocol;
  *   TCP retransmissions: tcp_retransmit_skb, charged to the job that
  *       last sent on the socket (retransmissions run off timers, in no
- *       job's context);
+ *       job's context); the socket is forgotten when it closes;
  *   processes: sched_process_fork / sched_process_exit, which follow a
  *       job's processes where the cgroup cannot tell (cgroup v1).
  * A process is a job's by its cgroup v2 ancestor's id, or (v1) by its
@@ -47,11 +51,14 @@ struct {
 	__type(value, struct ceems_bpf_job_counters);
 } job_counters SEC(".maps");
 
+/* A process's job: (generation << 32) | slot, with CEEMS_BPF_FOLLOW_ONLY
+ * in the slot's bits.  An entry of an older generation than its slot's
+ * is stale (the job ended): ignored, and deleted where it is met. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, CEEMS_BPF_MAX_PIDS);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, __u64);
 } job_pids SEC(".maps");
 
 struct {
@@ -69,9 +76,11 @@ struct {
 	__type(value, __u32);
 } cgroup_levels SEC(".maps");
 
-/* A socket's job: (generation << 32) | slot.  The loader bumps a slot's
- * generation when it gives the slot to another job, so that a socket of
- * an ended job is never charged to the next one. */
+/* A socket's job: (generation << 32) | slot, by the socket's address.
+ * The loader bumps a slot's generation when the slot's job ends, so
+ * that a socket of an ended job is never charged to the next one; the
+ * entry goes when the socket closes, so that another socket allocated
+ * at the same address is not charged to the old job. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, CEEMS_BPF_MAX_SOCKS);
@@ -93,6 +102,24 @@ struct {
 	__type(value, struct ceems_bpf_drops);
 } drops SEC(".maps");
 
+/* The kprobe network variant: a job's send or receive in flight, from
+ * the function's entry (its arguments) to its return (its result), by
+ * thread.  LRU: a return the kernel missed does not leak an entry. */
+struct net_call {
+	__u64 sk;
+	__s32 family;
+	__s32 protocol;
+	__s32 flags;
+	__s32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct net_call);
+} net_calls SEC(".maps");
+
 /* The uid of each slot's job: only its processes running as that user
  * count (not slurmstepd, nor the root helpers Slurm and its plugins fork
  * in the job's cgroup). */
@@ -112,14 +139,42 @@ enum io_kind { IO_NONE, IO_READ, IO_WRITE, IO_SENDFILE, IO_SPLICE };
 #define S_IFREG 0100000
 #define S_IFBLK 0060000
 
-static __always_inline __u32 *
-current_slot(void)
+/* Whether the pid map's VALUE is of its slot's current generation. */
+static __always_inline bool
+pid_entry_live(__u64 value)
+{
+	__u32 slot = (__u32)value & ~CEEMS_BPF_FOLLOW_ONLY;
+	__u32 *gen = bpf_map_lookup_elem(&slot_gen, &slot);
+
+	return gen != NULL && *gen == (__u32)(value >> 32);
+}
+
+/* The current process's pid map entry (cgroup v1), NULL when it has
+ * none or a stale one (deleted then: the job ended). */
+static __always_inline __u64 *
+current_pid_entry(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 *value = bpf_map_lookup_elem(&job_pids, &tgid);
+
+	if (value == NULL)
+		return NULL;
+	if (!pid_entry_live(*value)) {
+		bpf_map_delete_elem(&job_pids, &tgid);
+		return NULL;
+	}
+	return value;
+}
+
+/* The current process's slot (with CEEMS_BPF_FOLLOW_ONLY) into *OUT. */
+static __always_inline bool
+current_slot(__u32 *out)
 {
 	if (attrib_mode == CEEMS_BPF_BY_CGROUP) {
 		__u32 zero = 0, *mask = bpf_map_lookup_elem(&cgroup_levels, &zero);
 
 		if (mask == NULL || *mask == 0)
-			return NULL;
+			return false;
 		for (int level = 1; level < CEEMS_BPF_MAX_LEVEL; level++) {
 			__u64 id;
 			__u32 *slot;
@@ -128,26 +183,30 @@ current_slot(void)
 				continue;
 			id = bpf_get_current_ancestor_cgroup_id(level);
 			slot = bpf_map_lookup_elem(&job_cgroups, &id);
-			if (slot != NULL)
-				return slot;
+			if (slot != NULL) {
+				*out = *slot;
+				return true;
+			}
 		}
-		return NULL;
+		return false;
 	}
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 *value = current_pid_entry();
 
-	return bpf_map_lookup_elem(&job_pids, &tgid);
+	if (value == NULL)
+		return false;
+	*out = (__u32)*value;
+	return true;
 }
 
 static __always_inline struct ceems_bpf_job_counters *
 current_counters(__u32 *slot_out)
 {
-	__u32 *slot = current_slot(), *uid, s;
+	__u32 *uid, s;
 
 	/* A process the agent tagged to follow only (slurmstepd): its
 	 * children are the job's, its own IO is Slurm's. */
-	if (slot == NULL || (*slot & CEEMS_BPF_FOLLOW_ONLY))
+	if (!current_slot(&s) || (s & CEEMS_BPF_FOLLOW_ONLY))
 		return NULL;
-	s = *slot;
 	uid = bpf_map_lookup_elem(&slot_uid, &s);
 	if (uid == NULL || *uid != (__u32)bpf_get_current_uid_gid())
 		return NULL;
@@ -304,17 +363,28 @@ count_retrans(const void *sk)
 		c->tcp_retrans++;
 }
 
+/* A TCP socket went to NEWSTATE: closed, it is forgotten (the kernel
+ * may give its address to another socket). */
+static __always_inline void
+forget_closed(const void *sk, int newstate)
+{
+	__u64 key = (__u64)(unsigned long)sk;
+
+	if (newstate == 7 /* TCP_CLOSE */)
+		bpf_map_delete_elem(&sock_jobs, &key);
+}
+
 static __always_inline void
 follow_fork(__u32 child_pid)
 {
-	__u32 *slot, value;
+	__u64 *parent, value;
 
 	if (attrib_mode != CEEMS_BPF_BY_PID)
 		return;
-	slot = current_slot();
-	if (slot == NULL)
+	parent = current_pid_entry();
+	if (parent == NULL)
 		return;
-	value = *slot & ~CEEMS_BPF_FOLLOW_ONLY;
+	value = *parent & ~(__u64)CEEMS_BPF_FOLLOW_ONLY;
 	if (bpf_map_update_elem(&job_pids, &child_pid, &value, BPF_ANY) < 0) {
 		__u32 zero = 0;
 		struct ceems_bpf_drops *d = bpf_map_lookup_elem(&drops, &zero);
@@ -331,6 +401,211 @@ forget_exit(void)
 
 	if (attrib_mode == CEEMS_BPF_BY_PID)
 		bpf_map_delete_elem(&job_pids, &pid);
+}
+
+/* ---- fentry/fexit (BPF trampolines) ---- */
+
+/* IO: fexit on the architecture's system call functions
+ * (__x64_sys_read...), each resolved by the loader from the kernel's BTF
+ * (bpf_program__set_attach_target).  Not vfs_read and vfs_write: the
+ * system calls are exactly what the tracepoint variants count (readv,
+ * preadv, sendfile, splice and copy_file_range do not all pass through
+ * vfs_read or vfs_write, and the kernel's own reads, as at exec, do),
+ * and their functions take the caller's registers, so that count_io()
+ * finds the descriptors as the other variants do.  A trampoline costs
+ * only the calls it hooks: the node's other system calls pay nothing. */
+#define IO_FEXIT(name, kind)						\
+	SEC("fexit")							\
+	int BPF_PROG(io_fexit_##name, const struct pt_regs *regs, long ret) \
+	{								\
+		count_io(kind, ret, (struct pt_regs *)regs);		\
+		return 0;						\
+	}
+
+IO_FEXIT(read, IO_READ)
+IO_FEXIT(readv, IO_READ)
+IO_FEXIT(pread64, IO_READ)
+IO_FEXIT(preadv, IO_READ)
+IO_FEXIT(preadv2, IO_READ)
+IO_FEXIT(write, IO_WRITE)
+IO_FEXIT(writev, IO_WRITE)
+IO_FEXIT(pwrite64, IO_WRITE)
+IO_FEXIT(pwritev, IO_WRITE)
+IO_FEXIT(pwritev2, IO_WRITE)
+IO_FEXIT(sendfile64, IO_SENDFILE)
+IO_FEXIT(splice, IO_SPLICE)
+IO_FEXIT(copy_file_range, IO_SPLICE)
+
+static __always_inline void
+count_net_sock(int dir, struct socket *sock, int ret, int flags)
+{
+	struct sock *sk = BPF_CORE_READ(sock, sk);
+
+	if (sk == NULL)
+		return;
+	count_net(dir, sk, BPF_CORE_READ(sk, __sk_common.skc_family),
+		  BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol), ret, flags);
+}
+
+/* Network: fexit on inet_sendmsg, inet6_sendmsg, inet_recvmsg and
+ * inet6_recvmsg, the socket operations of every IPv4 and IPv6 socket,
+ * which the kernel calls for each send and receive (send, write,
+ * sendmsg, sendmmsg, their receiving twins, and the kernel's own users
+ * of a socket): the calls around which sock_send_length and
+ * sock_recv_length fire, and present on kernels before 6.3 that lack
+ * those tracepoints.  Not sock_sendmsg: recent kernels reach the
+ * operation through __sock_sendmsg, a static function, without it. */
+SEC("fexit")
+int BPF_PROG(net_fexit_send4, struct socket *sock, struct msghdr *msg,
+	     size_t size, int ret)
+{
+	count_net_sock(CEEMS_NET_OUT, sock, ret, 0);
+	return 0;
+}
+
+SEC("fexit")
+int BPF_PROG(net_fexit_send6, struct socket *sock, struct msghdr *msg,
+	     size_t size, int ret)
+{
+	count_net_sock(CEEMS_NET_OUT, sock, ret, 0);
+	return 0;
+}
+
+SEC("fexit")
+int BPF_PROG(net_fexit_recv4, struct socket *sock, struct msghdr *msg,
+	     size_t size, int flags, int ret)
+{
+	count_net_sock(CEEMS_NET_IN, sock, ret, flags);
+	return 0;
+}
+
+SEC("fexit")
+int BPF_PROG(net_fexit_recv6, struct socket *sock, struct msghdr *msg,
+	     size_t size, int flags, int ret)
+{
+	count_net_sock(CEEMS_NET_IN, sock, ret, flags);
+	return 0;
+}
+
+/* ---- kprobes and kretprobes ---- */
+
+/* IO: the same system call functions, at their return (libbpf names
+ * them with the architecture's prefix); the caller's registers, which
+ * a return probe no longer has as an argument, are the task's. */
+#define IO_KRETSYSCALL(name, kind)					\
+	SEC("kretsyscall/" #name)					\
+	int BPF_KRETPROBE(io_kret_##name, long ret)			\
+	{								\
+		count_io(kind, ret, (struct pt_regs *)			\
+			 bpf_task_pt_regs(bpf_get_current_task_btf()));	\
+		return 0;						\
+	}
+
+IO_KRETSYSCALL(read, IO_READ)
+IO_KRETSYSCALL(readv, IO_READ)
+IO_KRETSYSCALL(pread64, IO_READ)
+IO_KRETSYSCALL(preadv, IO_READ)
+IO_KRETSYSCALL(preadv2, IO_READ)
+IO_KRETSYSCALL(write, IO_WRITE)
+IO_KRETSYSCALL(writev, IO_WRITE)
+IO_KRETSYSCALL(pwrite64, IO_WRITE)
+IO_KRETSYSCALL(pwritev, IO_WRITE)
+IO_KRETSYSCALL(pwritev2, IO_WRITE)
+IO_KRETSYSCALL(sendfile64, IO_SENDFILE)
+IO_KRETSYSCALL(splice, IO_SPLICE)
+IO_KRETSYSCALL(copy_file_range, IO_SPLICE)
+
+/* Network: the socket operations as the fexit variant, the arguments
+ * kept from the entry (a job's calls only) for the return. */
+static __always_inline void
+net_enter(struct socket *sock, int flags)
+{
+	__u64 key = bpf_get_current_pid_tgid();
+	struct net_call call = { 0 };
+	struct sock *sk;
+
+	if (current_counters(NULL) == NULL)
+		return;
+	sk = BPF_CORE_READ(sock, sk);
+	if (sk == NULL)
+		return;
+	call.sk = (__u64)(unsigned long)sk;
+	call.family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	call.protocol = BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol);
+	call.flags = flags;
+	bpf_map_update_elem(&net_calls, &key, &call, BPF_ANY);
+}
+
+static __always_inline void
+net_leave(int dir, int ret)
+{
+	__u64 key = bpf_get_current_pid_tgid();
+	struct net_call *call = bpf_map_lookup_elem(&net_calls, &key), copy;
+
+	if (call == NULL)
+		return;
+	copy = *call;
+	bpf_map_delete_elem(&net_calls, &key);
+	count_net(dir, (const void *)(unsigned long)copy.sk, copy.family,
+		  copy.protocol, ret, copy.flags);
+}
+
+SEC("kprobe/inet_sendmsg")
+int BPF_KPROBE(net_kp_send4, struct socket *sock)
+{
+	net_enter(sock, 0);
+	return 0;
+}
+
+SEC("kprobe/inet6_sendmsg")
+int BPF_KPROBE(net_kp_send6, struct socket *sock)
+{
+	net_enter(sock, 0);
+	return 0;
+}
+
+SEC("kprobe/inet_recvmsg")
+int BPF_KPROBE(net_kp_recv4, struct socket *sock, struct msghdr *msg,
+	       size_t size, int flags)
+{
+	net_enter(sock, flags);
+	return 0;
+}
+
+SEC("kprobe/inet6_recvmsg")
+int BPF_KPROBE(net_kp_recv6, struct socket *sock, struct msghdr *msg,
+	       size_t size, int flags)
+{
+	net_enter(sock, flags);
+	return 0;
+}
+
+SEC("kretprobe/inet_sendmsg")
+int BPF_KRETPROBE(net_krp_send4, int ret)
+{
+	net_leave(CEEMS_NET_OUT, ret);
+	return 0;
+}
+
+SEC("kretprobe/inet6_sendmsg")
+int BPF_KRETPROBE(net_krp_send6, int ret)
+{
+	net_leave(CEEMS_NET_OUT, ret);
+	return 0;
+}
+
+SEC("kretprobe/inet_recvmsg")
+int BPF_KRETPROBE(net_krp_recv4, int ret)
+{
+	net_leave(CEEMS_NET_IN, ret);
+	return 0;
+}
+
+SEC("kretprobe/inet6_recvmsg")
+int BPF_KRETPROBE(net_krp_recv6, int ret)
+{
+	net_leave(CEEMS_NET_IN, ret);
+	return 0;
 }
 
 /* ---- BTF tracepoints ---- */
@@ -379,6 +654,13 @@ SEC("tp_btf/tcp_retransmit_skb")
 int BPF_PROG(retrans_btf, const struct sock *sk)
 {
 	count_retrans(sk);
+	return 0;
+}
+
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(close_btf, const struct sock *sk, int oldstate, int newstate)
+{
+	forget_closed(sk, newstate);
 	return 0;
 }
 
@@ -464,6 +746,20 @@ SEC("tracepoint/tcp/tcp_retransmit_skb")
 int retrans_tp(struct tp_tcp_retransmit *ctx)
 {
 	count_retrans(ctx->skaddr);
+	return 0;
+}
+
+struct tp_inet_sock_set_state {
+	__u64 common;
+	const void *skaddr;
+	int oldstate;
+	int newstate;
+};
+
+SEC("tracepoint/sock/inet_sock_set_state")
+int close_tp(struct tp_inet_sock_set_state *ctx)
+{
+	forget_closed(ctx->skaddr, ctx->newstate);
 	return 0;
 }
 

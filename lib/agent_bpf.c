@@ -85,19 +85,22 @@ load(const struct ceems_config *config, char *why, size_t why_size)
 	bool by_cgroup = host_by_cgroup(config);
 	struct ceems_bpf_io *io;
 
-	io = ceems_bpf_io_open(by_cgroup,
-			       strcmp(config->ebpf, "tracepoint") == 0,
+	/* wanted() let only the key's other words (conf.c) through. */
+	io = ceems_bpf_io_open(by_cgroup, (enum ceems_bpf_attach)
+			       ceems_bpf_force_from_word(config->ebpf),
 			       config->max_jobs, why, why_size);
 	if (io == NULL) {
 		ceems_warning("per-job IO and network are not measured: %s", why);
 		return NULL;
 	}
-	ceems_info("eBPF loaded (jobs by %s): io %s, net %s, tcp_retrans %s, proc %s",
+	ceems_info("eBPF loaded (jobs by %s): io %s, net %s, tcp_retrans %s, proc %s%s%s",
 		   by_cgroup ? "cgroup v2 id" : "process",
 		   ceems_bpf_attach_name(ceems_bpf_io_attach(io, CEEMS_BPF_HOOK_IO)),
 		   ceems_bpf_attach_name(ceems_bpf_io_attach(io, CEEMS_BPF_HOOK_NET)),
 		   ceems_bpf_attach_name(ceems_bpf_io_attach(io, CEEMS_BPF_HOOK_RETRANS)),
-		   ceems_bpf_attach_name(ceems_bpf_io_attach(io, CEEMS_BPF_HOOK_PROC)));
+		   ceems_bpf_attach_name(ceems_bpf_io_attach(io, CEEMS_BPF_HOOK_PROC)),
+		   ceems_bpf_io_refusals(io)[0] != '\0' ? "; better types refused: " : "",
+		   ceems_bpf_io_refusals(io));
 	return io;
 }
 

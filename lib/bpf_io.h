@@ -4,11 +4,12 @@
  * slots read at each tick.
  *
  * Each hook (IO, network, TCP retransmissions, process tracking) is
- * attached the best way the kernel offers: a BTF tracepoint, else a
- * plain tracepoint (tracefs).  A build without libbpf (--disable-bpf),
- * a kernel without the hooks or a process without CAP_BPF and
- * CAP_PERFMON (CAP_SYS_ADMIN before Linux 5.8) gets no handle and a
- * reason, and the jobs' figures are absent, not zero. */
+ * attached the best way the kernel accepts (lib/bpf_choose.c): fentry,
+ * kprobe, BTF tracepoint, plain tracepoint, tried by loading.  A build
+ * without libbpf (--disable-bpf), a kernel without the hooks or a
+ * process without CAP_BPF and CAP_PERFMON (CAP_SYS_ADMIN before Linux
+ * 5.8) gets no handle and a reason, and the jobs' figures are absent,
+ * not zero. */
 #ifndef CEEMS_BPF_IO_H
 #define CEEMS_BPF_IO_H
 
@@ -20,47 +21,61 @@
 #include "conf.h"
 
 enum ceems_bpf_hook {
-	CEEMS_BPF_HOOK_IO,		/* read/write system call exits */
-	CEEMS_BPF_HOOK_NET,		/* sock_send_length, sock_recv_length */
-	CEEMS_BPF_HOOK_RETRANS,		/* tcp_retransmit_skb */
+	CEEMS_BPF_HOOK_IO,		/* read/write system call returns */
+	CEEMS_BPF_HOOK_NET,		/* sends and receives on IP sockets */
+	CEEMS_BPF_HOOK_RETRANS,		/* tcp_retransmit_skb, sockets closing */
 	CEEMS_BPF_HOOK_PROC,		/* sched_process_fork, _exit */
 	CEEMS_BPF_NHOOKS,
 };
 
+/* The attach types; NONE doubles as "auto" where a type is forced. */
 enum ceems_bpf_attach {
 	CEEMS_BPF_ATTACH_NONE,
 	CEEMS_BPF_ATTACH_TP_BTF,	/* BTF tracepoint (raw, typed) */
 	CEEMS_BPF_ATTACH_TRACEPOINT,	/* tracefs tracepoint */
+	CEEMS_BPF_ATTACH_FENTRY,	/* fentry/fexit (BPF trampoline) */
+	CEEMS_BPF_ATTACH_KPROBE,	/* kprobe/kretprobe */
+	CEEMS_BPF_NATTACH,
 };
 
-/* What the kernel offers for each hook. */
+/* What the kernel accepts for each hook: OFFERED[hook][attach]. */
 struct ceems_bpf_offer {
-	bool tp_btf[CEEMS_BPF_NHOOKS];	/* btf_trace_<event> in vmlinux BTF */
-	bool tracepoint[CEEMS_BPF_NHOOKS];	/* events/<group>/<event> in tracefs */
+	bool offered[CEEMS_BPF_NHOOKS][CEEMS_BPF_NATTACH];
 };
 
-/* The attach type of each hook: a BTF tracepoint where offered (and not
- * ruled out by NO_BTF, after a failed load), else a tracepoint, else
- * none.  Process tracking (needed on cgroup v1, BY_PID) and IO are the
- * required hooks: without them, everything is NONE.  Returns how many
- * hooks are attached. */
+/* The attach types to try for hook H, best first, into LIST (NATTACH
+ * long); their number.  Auto (FORCE NONE): IO fentry, kprobe, tp_btf,
+ * tracepoint; network fentry, tp_btf, tracepoint, kprobe; the others
+ * tp_btf, tracepoint.  FORCE: that type alone for each hook that has a
+ * variant of it; a hook without one (kprobe, fentry: retransmissions
+ * and processes) its auto list. */
+int ceems_bpf_candidates(enum ceems_bpf_hook h, enum ceems_bpf_attach force,
+			 enum ceems_bpf_attach list[CEEMS_BPF_NATTACH]);
+
+/* The attach type of each hook: the first of its candidates that OFFER
+ * says the kernel accepts, else none.  IO and process tracking (needed
+ * on cgroup v1, BY_PID) are the required hooks: without them, and when
+ * FORCE is refused for a hook that has a variant of it, everything is
+ * NONE.  Returns how many hooks are attached. */
 int ceems_bpf_choose(const struct ceems_bpf_offer *offer, bool by_pid,
-		     bool no_btf, enum ceems_bpf_attach out[CEEMS_BPF_NHOOKS]);
+		     enum ceems_bpf_attach force,
+		     enum ceems_bpf_attach out[CEEMS_BPF_NHOOKS]);
+
+/* The ebpf key's word as the type it forces: auto (NONE), fentry,
+ * kprobe, btf, tracepoint; -1 for any other (off included). */
+int ceems_bpf_force_from_word(const char *word);
 
 const char *ceems_bpf_attach_name(enum ceems_bpf_attach a);
 const char *ceems_bpf_hook_name(enum ceems_bpf_hook h);
 
-/* Fill OFFER from the running kernel (BTF at /sys/kernel/btf/vmlinux,
- * tracefs at /sys/kernel/tracing or /sys/kernel/debug/tracing). */
-void ceems_bpf_probe(struct ceems_bpf_offer *offer);
-
 struct ceems_bpf_io;
 
 /* Load and attach the programs for MAX_JOBS job slots, attributing by
- * cgroup v2 id (BY_CGROUP) or by process (cgroup v1), with plain
- * tracepoints only when NO_BTF.  NULL with WHY (for the jobs' data
- * quality and the log) when it cannot. */
-struct ceems_bpf_io *ceems_bpf_io_open(bool by_cgroup, bool no_btf,
+ * cgroup v2 id (BY_CGROUP) or by process (cgroup v1), each hook the
+ * best way the kernel accepts, or by FORCE where not NONE.  NULL with
+ * WHY (for the jobs' data quality and the log) when it cannot. */
+struct ceems_bpf_io *ceems_bpf_io_open(bool by_cgroup,
+				       enum ceems_bpf_attach force,
 				       uint32_t max_jobs, char *why,
 				       size_t why_size);
 void ceems_bpf_io_close(struct ceems_bpf_io *io);
@@ -69,6 +84,9 @@ void ceems_bpf_io_close(struct ceems_bpf_io *io);
 enum ceems_bpf_attach ceems_bpf_io_attach(const struct ceems_bpf_io *io,
 					  enum ceems_bpf_hook h);
 bool ceems_bpf_io_by_cgroup(const struct ceems_bpf_io *io);
+/* Why hooks got a worse type than the best one of their kind ("io:
+ * fentry refused (...); ..."), "" when none did. */
+const char *ceems_bpf_io_refusals(const struct ceems_bpf_io *io);
 
 /* The node agent loads the programs while it still holds its
  * capabilities (tools/ceems-agent.c), and its engine takes them at
@@ -100,8 +118,13 @@ int ceems_bpf_io_tag_cgroup(struct ceems_bpf_io *io, uint32_t slot,
  * from the hooks attached).  0 or -errno. */
 int ceems_bpf_io_read(struct ceems_bpf_io *io, uint32_t slot,
 		      struct ceems_agent_io_report *out);
-/* Forget the slot's processes and cgroups, free the slot. */
+/* End the slot's job: nothing more is charged to it (its processes'
+ * entries go stale, deleted as they are met and by a sweep when the
+ * pid map fills), its cgroups are forgotten, the slot is free. */
 void ceems_bpf_io_job_end(struct ceems_bpf_io *io, uint32_t slot);
+/* How many sockets the kernel would charge a TCP retransmission to the
+ * slot's job for: those it sent on, not yet closed.  -errno. */
+int ceems_bpf_io_sockets(struct ceems_bpf_io *io, uint32_t slot);
 /* Forks not followed because the pid map was full, since load. */
 uint64_t ceems_bpf_io_drops(struct ceems_bpf_io *io);
 

@@ -80,7 +80,7 @@ main(int argc, char **argv)
 		uint32_t slot;
 
 		off[r] = run_loop(null_fd, file_fd, ops, blocks);
-		io = ceems_bpf_io_open(false, no_btf, 8, why, sizeof(why));
+		io = ceems_bpf_io_open(false, no_btf ? CEEMS_BPF_ATTACH_TRACEPOINT : CEEMS_BPF_ATTACH_NONE, 8, why, sizeof(why));
 		if (io == NULL) {
 			fprintf(stderr, "bench_syscall: %s\n", why);
 			return 1;

@@ -25,48 +25,135 @@
 #include "bpf_io.h"
 #include "../tap.h"
 
+#define F CEEMS_BPF_ATTACH_FENTRY
+#define K CEEMS_BPF_ATTACH_KPROBE
+#define B CEEMS_BPF_ATTACH_TP_BTF
+#define T CEEMS_BPF_ATTACH_TRACEPOINT
+#define NONE CEEMS_BPF_ATTACH_NONE
+
+/* The first of LIST's N types an offer of MASK (bit per type) has. */
+static int
+first_offered(const enum ceems_bpf_attach *list, int n, unsigned mask)
+{
+	for (int i = 0; i < n; i++)
+		if (mask & (1u << list[i]))
+			return (int)list[i];
+	return (int)NONE;
+}
+
+/* Every combination of types accepted, for every hook at once, in
+ * every mode: what choose picks is each hook's first candidate the
+ * kernel accepts, and a refused required hook or forced type gives
+ * nothing. */
+static void
+test_choose_all(void)
+{
+	static const enum ceems_bpf_attach forces[] = { NONE, F, K, B, T };
+	enum ceems_bpf_attach a[CEEMS_BPF_NHOOKS], list[CEEMS_BPF_NATTACH];
+	int bad = 0, runs = 0;
+
+	for (size_t fi = 0; fi < sizeof(forces) / sizeof(forces[0]); fi++)
+		for (unsigned mask = 0; mask < 1u << CEEMS_BPF_NATTACH; mask++)
+			for (int by_pid = 0; by_pid < 2; by_pid++) {
+				struct ceems_bpf_offer offer;
+				enum ceems_bpf_attach force = forces[fi];
+				int want[CEEMS_BPF_NHOOKS], n, wn = 0;
+				bool none = false;
+
+				memset(&offer, 0, sizeof(offer));
+				for (int h = 0; h < CEEMS_BPF_NHOOKS; h++)
+					for (int t = 0; t < CEEMS_BPF_NATTACH; t++)
+						offer.offered[h][t] = (mask >> t) & 1;
+				for (int h = 0; h < CEEMS_BPF_NHOOKS; h++) {
+					int c = ceems_bpf_candidates((enum ceems_bpf_hook)h, force, list);
+
+					want[h] = first_offered(list, c, mask & ~1u);
+					if (force != NONE && c == 1 && list[0] == force &&
+					    want[h] != (int)force && (by_pid || h != CEEMS_BPF_HOOK_PROC))
+						none = true;
+				}
+				if (!by_pid)
+					want[CEEMS_BPF_HOOK_PROC] = NONE;
+				none = none || want[CEEMS_BPF_HOOK_IO] == NONE ||
+				       (by_pid && want[CEEMS_BPF_HOOK_PROC] == NONE);
+				for (int h = 0; h < CEEMS_BPF_NHOOKS; h++) {
+					if (none)
+						want[h] = NONE;
+					wn += want[h] != NONE;
+				}
+				n = ceems_bpf_choose(&offer, by_pid, force, a);
+				runs++;
+				if (n != wn)
+					bad++;
+				for (int h = 0; h < CEEMS_BPF_NHOOKS; h++)
+					if ((int)a[h] != want[h])
+						bad++;
+			}
+	is_int(runs, 5 * 32 * 2, "every combination tried");
+	is_int(bad, 0, "every combination: each hook its first accepted candidate");
+}
+
 static void
 test_choose(void)
 {
-	struct ceems_bpf_offer all, tp_only, no_net, none;
-	enum ceems_bpf_attach a[CEEMS_BPF_NHOOKS];
+	struct ceems_bpf_offer offer;
+	enum ceems_bpf_attach a[CEEMS_BPF_NHOOKS], list[CEEMS_BPF_NATTACH];
+	int n;
 
-	memset(&all, 0, sizeof(all));
+	/* The orders themselves. */
+	n = ceems_bpf_candidates(CEEMS_BPF_HOOK_IO, NONE, list);
+	ok(n == 4 && list[0] == F && list[1] == K && list[2] == B && list[3] == T,
+	   "IO: fentry, kprobe, tp_btf, tracepoint");
+	n = ceems_bpf_candidates(CEEMS_BPF_HOOK_NET, NONE, list);
+	ok(n == 4 && list[0] == F && list[1] == B && list[2] == T && list[3] == K,
+	   "network: fentry, tp_btf, tracepoint, kprobe");
+	n = ceems_bpf_candidates(CEEMS_BPF_HOOK_RETRANS, NONE, list);
+	ok(n == 2 && list[0] == B && list[1] == T, "retransmissions: tracepoints");
+	n = ceems_bpf_candidates(CEEMS_BPF_HOOK_PROC, F, list);
+	ok(n == 2 && list[0] == B && list[1] == T,
+	   "forced fentry: processes keep their tracepoints");
+	n = ceems_bpf_candidates(CEEMS_BPF_HOOK_IO, K, list);
+	ok(n == 1 && list[0] == K, "forced kprobe: IO by kprobe alone");
+
+	/* This test machine: no fentry, no kprobes. */
+	memset(&offer, 0, sizeof(offer));
 	for (int h = 0; h < CEEMS_BPF_NHOOKS; h++)
-		all.tp_btf[h] = all.tracepoint[h] = true;
-	is_int(ceems_bpf_choose(&all, true, false, a), 4, "all offered, by pid: 4 hooks");
-	is_int(a[CEEMS_BPF_HOOK_IO], CEEMS_BPF_ATTACH_TP_BTF, "BTF tracepoint preferred");
-	is_int(a[CEEMS_BPF_HOOK_PROC], CEEMS_BPF_ATTACH_TP_BTF, "proc by BTF tracepoint");
-	is_int(ceems_bpf_choose(&all, false, false, a), 3, "by cgroup: no process hooks");
-	is_int(a[CEEMS_BPF_HOOK_PROC], CEEMS_BPF_ATTACH_NONE, "by cgroup: proc not attached");
-	is_int(ceems_bpf_choose(&all, true, true, a), 4, "BTF ruled out: still 4");
-	is_int(a[CEEMS_BPF_HOOK_NET], CEEMS_BPF_ATTACH_TRACEPOINT, "then tracepoints");
+		offer.offered[h][B] = offer.offered[h][T] = true;
+	is_int(ceems_bpf_choose(&offer, true, NONE, a), 4, "auto, by pid: 4 hooks");
+	is_int(a[CEEMS_BPF_HOOK_IO], B, "auto without fentry or kprobes: tp_btf");
+	is_int(ceems_bpf_choose(&offer, true, F, a), 0, "forced fentry refused: nothing");
+	is_int(a[CEEMS_BPF_HOOK_IO], NONE, "forced fentry refused: IO none");
+	is_int(ceems_bpf_choose(&offer, true, T, a), 4, "forced tracepoint: 4");
+	is_int(a[CEEMS_BPF_HOOK_PROC], T, "forced tracepoint: processes too");
+	is_int(ceems_bpf_choose(&offer, false, NONE, a), 3, "by cgroup: no process hooks");
+	is_int(a[CEEMS_BPF_HOOK_PROC], NONE, "by cgroup: proc not attached");
 
-	memset(&tp_only, 0, sizeof(tp_only));
+	/* A production kernel: fentry and kprobes. */
 	for (int h = 0; h < CEEMS_BPF_NHOOKS; h++)
-		tp_only.tracepoint[h] = true;
-	ceems_bpf_choose(&tp_only, true, false, a);
-	is_int(a[CEEMS_BPF_HOOK_IO], CEEMS_BPF_ATTACH_TRACEPOINT, "no BTF: tracepoint");
+		offer.offered[h][F] = offer.offered[h][K] = true;
+	ceems_bpf_choose(&offer, true, NONE, a);
+	ok(a[CEEMS_BPF_HOOK_IO] == F && a[CEEMS_BPF_HOOK_NET] == F &&
+	   a[CEEMS_BPF_HOOK_RETRANS] == B && a[CEEMS_BPF_HOOK_PROC] == B,
+	   "auto: fentry for IO and network, tracepoints for the rest");
+	offer.offered[CEEMS_BPF_HOOK_IO][F] = offer.offered[CEEMS_BPF_HOOK_NET][F] = false;
+	ceems_bpf_choose(&offer, true, NONE, a);
+	ok(a[CEEMS_BPF_HOOK_IO] == K && a[CEEMS_BPF_HOOK_NET] == B,
+	   "fentry refused: IO by kprobe, network by tp_btf");
+	ceems_bpf_choose(&offer, true, K, a);
+	ok(a[CEEMS_BPF_HOOK_IO] == K && a[CEEMS_BPF_HOOK_NET] == K &&
+	   a[CEEMS_BPF_HOOK_PROC] == B, "forced kprobe: IO and network by kprobe");
+	offer.offered[CEEMS_BPF_HOOK_NET][K] = false;
+	is_int(ceems_bpf_choose(&offer, true, K, a), 0,
+	       "forced kprobe refused for the network alone: nothing");
 
-	no_net = all;
-	no_net.tp_btf[CEEMS_BPF_HOOK_NET] = no_net.tracepoint[CEEMS_BPF_HOOK_NET] = false;
-	no_net.tp_btf[CEEMS_BPF_HOOK_IO] = false;
-	is_int(ceems_bpf_choose(&no_net, true, false, a), 3, "no network hook: 3");
-	is_int(a[CEEMS_BPF_HOOK_NET], CEEMS_BPF_ATTACH_NONE, "network absent");
-	is_int(a[CEEMS_BPF_HOOK_IO], CEEMS_BPF_ATTACH_TRACEPOINT,
-	       "each hook chosen apart: IO by tracepoint");
-	is_int(a[CEEMS_BPF_HOOK_RETRANS], CEEMS_BPF_ATTACH_TP_BTF,
-	       "retransmissions by BTF tracepoint");
-
-	none = all;
-	none.tp_btf[CEEMS_BPF_HOOK_PROC] = none.tracepoint[CEEMS_BPF_HOOK_PROC] = false;
-	is_int(ceems_bpf_choose(&none, true, false, a), 0,
-	       "by pid without process hooks: nothing");
-	is_int(ceems_bpf_choose(&none, false, false, a), 3,
-	       "by cgroup the process hooks are not needed");
-	memset(&none, 0, sizeof(none));
-	is_int(ceems_bpf_choose(&none, false, false, a), 0, "nothing offered");
-	is_str(ceems_bpf_attach_name(CEEMS_BPF_ATTACH_TP_BTF), "tp_btf", "name");
+	is_int(ceems_bpf_force_from_word("auto"), (int)NONE, "auto: nothing forced");
+	is_int(ceems_bpf_force_from_word("fentry"), (int)F, "fentry");
+	is_int(ceems_bpf_force_from_word("kprobe"), (int)K, "kprobe");
+	is_int(ceems_bpf_force_from_word("btf"), (int)B, "btf");
+	is_int(ceems_bpf_force_from_word("tracepoint"), (int)T, "tracepoint");
+	is_int(ceems_bpf_force_from_word("off"), -1, "off is no attach type");
+	is_str(ceems_bpf_attach_name(CEEMS_BPF_ATTACH_FENTRY), "fentry", "name");
+	test_choose_all();
 }
 
 /* A figure of the mode being tested against what it must be. */
@@ -246,34 +333,70 @@ drain(int fd, size_t want)
 	}
 }
 
-static void
-test_real(bool no_btf)
+/* FORCE's programs opened for the real tests, or NULL.  As root the
+ * tracepoints must load (a refusal, the verifier's EACCES too, is a
+ * failure, not a reason to skip); fentry and kprobes where the kernel
+ * accepts them, else a refusal that says so, as auto's notes do. */
+static struct ceems_bpf_io *
+open_forced(enum ceems_bpf_attach force, const char *mode)
 {
-	const char *mode = no_btf ? "tracepoint" : "auto";
+	struct ceems_bpf_io *bpf, *any;
+	char why[512], why_auto[256];
+
+	bpf = ceems_bpf_io_open(false, force, 8, why, sizeof(why));
+	if (bpf != NULL) {
+		if (force == NONE)
+			ok(ceems_bpf_io_attach(bpf, CEEMS_BPF_HOOK_IO) != NONE,
+			   "auto: IO by %s", ceems_bpf_attach_name(
+				   ceems_bpf_io_attach(bpf, CEEMS_BPF_HOOK_IO)));
+		else
+			ok(ceems_bpf_io_attach(bpf, CEEMS_BPF_HOOK_IO) == force &&
+			   (force == F || force == K ||
+			    ceems_bpf_io_attach(bpf, CEEMS_BPF_HOOK_PROC) == force),
+			   "%s: forced: IO by %s", mode, ceems_bpf_attach_name(
+				   ceems_bpf_io_attach(bpf, CEEMS_BPF_HOOK_IO)));
+		return bpf;
+	}
+	if (geteuid() != 0) {
+		ok(true, "# skip %s: %s", mode, why);
+		return NULL;
+	}
+	if (force != F && force != K) {
+		ok(false, "%s: the programs load as root: %s", mode, why);
+		return NULL;
+	}
+	/* Refused here: a clear error, and auto falls back saying why. */
+	char want[128];
+
+	snprintf(want, sizeof(want), "ebpf = %s in ceems.conf, which this kernel "
+		 "does not accept (io: %s", mode, mode);
+	ok(strstr(why, want) != NULL, "%s refused: says so: %s", mode, why);
+	any = ceems_bpf_io_open(false, NONE, 8, why_auto, sizeof(why_auto));
+	snprintf(want, sizeof(want), "io: %s ", mode);
+	ok(any != NULL && ceems_bpf_io_attach(any, CEEMS_BPF_HOOK_IO) != force &&
+	   strstr(ceems_bpf_io_refusals(any), want) != NULL,
+	   "%s refused: auto takes IO by %s, noting: %s", mode,
+	   ceems_bpf_attach_name(ceems_bpf_io_attach(any, CEEMS_BPF_HOOK_IO)),
+	   any != NULL ? ceems_bpf_io_refusals(any) : why_auto);
+	ceems_bpf_io_close(any);
+	return NULL;
+}
+
+static void
+test_real(enum ceems_bpf_attach force)
+{
+	const char *mode = force == NONE ? "auto" : force == B ? "btf" :
+			   ceems_bpf_attach_name(force);
 	struct ceems_agent_io_report io, io2;
 	int l4, l6, a4, a6, t4, t6, u4, u6, r4, r6, status;
-	char why[256], path[] = "/tmp/test_bpf_io.XXXXXX";
+	char path[] = "/tmp/test_bpf_io.XXXXXX";
 	struct ceems_bpf_io *bpf;
 	uint32_t slot, slot2;
 	pid_t pid;
 
-	bpf = ceems_bpf_io_open(false, no_btf, 8, why, sizeof(why));
-	if (bpf == NULL) {
-		/* As root the programs must load: a refusal (the verifier's
-		 * too is EACCES) is a failure, not a reason to skip. */
-		if (geteuid() == 0)
-			ok(false, "%s: the programs load as root: %s", mode, why);
-		else
-			ok(true, "# skip %s: %s", mode, why);
+	bpf = open_forced(force, mode);
+	if (bpf == NULL)
 		return;
-	}
-	if (no_btf)
-		is_int(ceems_bpf_io_attach(bpf, CEEMS_BPF_HOOK_IO),
-		       CEEMS_BPF_ATTACH_TRACEPOINT, "forced: IO by tracepoint");
-	else
-		ok(ceems_bpf_io_attach(bpf, CEEMS_BPF_HOOK_IO) != CEEMS_BPF_ATTACH_NONE,
-		   "auto: IO by %s", ceems_bpf_attach_name(
-			   ceems_bpf_io_attach(bpf, CEEMS_BPF_HOOK_IO)));
 	is_mode(ceems_bpf_io_job_start(bpf, (uint32_t)getuid(), &slot), 0, "a slot");
 	close(mkstemp(path));
 	t4 = tcp_loop(AF_INET, &l4);
@@ -377,7 +500,7 @@ test_cgroup_v2(void)
 		ok(true, "# skip cgroup v2: no writable v2 tree");
 		return;
 	}
-	bpf = ceems_bpf_io_open(true, false, 8, why, sizeof(why));
+	bpf = ceems_bpf_io_open(true, CEEMS_BPF_ATTACH_NONE, 8, why, sizeof(why));
 	if (bpf == NULL) {
 		ok(true, "# skip cgroup v2: %s", why);
 		rmdir(dir);
@@ -434,8 +557,11 @@ main(void)
 	test_report_json();
 #ifdef HAVE_BPF
 	if (geteuid() == 0) {
-		test_real(false);
-		test_real(true);
+		test_real(NONE);
+		test_real(F);
+		test_real(K);
+		test_real(B);
+		test_real(T);
 		test_cgroup_v2();
 	} else {
 		ok(true, "# skip the real programs need root");
@@ -444,7 +570,7 @@ main(void)
 	{
 		char why[256];
 
-		ok(ceems_bpf_io_open(false, false, 8, why, sizeof(why)) == NULL &&
+		ok(ceems_bpf_io_open(false, CEEMS_BPF_ATTACH_NONE, 8, why, sizeof(why)) == NULL &&
 		   strstr(why, "without eBPF") != NULL, "built without eBPF: says so");
 	}
 #endif

@@ -1,0 +1,55 @@
+/* bpf_io_internal.h - what the eBPF loader's two halves share: the
+ * handle (lib/bpf_io.c: open, slots, maps) and the programs' table with
+ * their loading (lib/bpf_progs.c: what the kernel offers and accepts,
+ * which programs load).  Only with libbpf (HAVE_BPF). */
+#ifndef CEEMS_BPF_IO_INTERNAL_H
+#define CEEMS_BPF_IO_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf_io.h"
+
+struct ceems_io;
+struct bpf_link;
+
+/* As many as ceems_io.bpf.c has programs (bpf_progs.c checks). */
+#define BPF_IO_MAX_PROGS 80
+
+struct ceems_bpf_io {
+	struct ceems_io *skel;
+	struct bpf_link *links[BPF_IO_MAX_PROGS];
+	enum ceems_bpf_attach attach[CEEMS_BPF_NHOOKS];
+	bool by_cgroup;
+	uint32_t nslots;
+	bool *used;
+	uint32_t *gen;
+	/* The cgroup id tagged for each slot (v2), 0 when none; a slot
+	 * given a second id is forgotten by a walk of the map. */
+	uint64_t *cgroup_id;
+	bool *cgroup_many;
+	int ncpus;
+	struct ceems_bpf_job_counters *percpu;	/* ncpus values */
+	uint32_t level_mask;
+	uint32_t ends_since_sweep;
+	char refusals[512];
+};
+
+/* Load and attach the programs of the attach types in IO->attach
+ * (SMALL: maps of one entry each, to try whether the kernel accepts
+ * them).  0, or -errno with *FAILED naming the step or program, the
+ * skeleton destroyed. */
+int bpf_io_load_chosen(struct ceems_bpf_io *io, bool small,
+		       const char **failed);
+void bpf_io_destroy_skel(struct ceems_bpf_io *io);
+
+/* Whether the kernel offers attach type A for hook H without loading
+ * anything (its BTF, tracefs, kprobe support); else false with WHY. */
+bool bpf_io_offered(enum ceems_bpf_hook h, enum ceems_bpf_attach a,
+		    char *why, size_t why_size);
+
+/* Explain a load's failure ERR at step FAILED into WHY. */
+void bpf_io_explain(int err, const char *failed, char *why, size_t why_size);
+
+#endif
