@@ -23,6 +23,7 @@
 
 #include "agent_proto.h"
 #include "bpf_io.h"
+#include "../bench/bench_time.h"
 #include "../tap.h"
 
 #define F CEEMS_BPF_ATTACH_FENTRY
@@ -446,7 +447,18 @@ test_real(enum ceems_bpf_attach force)
 	       UDP_COUNT * UDP_DGRAM, "UDP IPv4 bytes out");
 	is_mode(io.net_msgs[CEEMS_IO_OUT][CEEMS_IO_UDP][CEEMS_IO_IPV6], UDP_COUNT, "UDP IPv6 datagrams out");
 	is_mode(io.net_bytes[CEEMS_IO_IN][CEEMS_IO_TCP][CEEMS_IO_IPV4], 0, "the parent's receipts are not the job's");
+	/* The sockets a retransmission would be charged to the job for:
+	 * the two it sent TCP on; one closed, it is forgotten (another
+	 * socket may get its address); the job ended, none. */
+	is_mode(ceems_bpf_io_sockets(bpf, slot), 2, "the job's TCP sockets remembered");
+	close(t4);
+	close(a4);
+	for (int i = 0; i < 100 && ceems_bpf_io_sockets(bpf, slot) > 1; i++)
+		usleep(10000);
+	is_mode(ceems_bpf_io_sockets(bpf, slot), 1, "a closed socket is forgotten");
 	ceems_bpf_io_job_end(bpf, slot);
+	is_mode(ceems_bpf_io_sockets(bpf, slot), 0,
+		"the job ended: none of its open sockets is the slot's any more");
 	is_mode(ceems_bpf_io_job_start(bpf, (uint32_t)getuid() + 1, &slot2), 0, "a slot again");
 	memset(&io2, 0xff, sizeof(io2));
 	ceems_bpf_io_read(bpf, slot2, &io2);
@@ -469,6 +481,78 @@ test_real(enum ceems_bpf_attach force)
 	for (int fd = 3; fd < 64; fd++)
 		close(fd);
 	ceems_bpf_io_close(bpf);
+}
+
+/* A job's end does not walk the pid map: its entries go stale at once
+ * (a process of the ended job still running is not charged to the
+ * slot's next job, of the same user) and a full map makes room by
+ * sweeping them. */
+static void
+test_job_end(void)
+{
+	struct ceems_agent_io_report io;
+	struct ceems_bpf_io *bpf;
+	char why[512], path[] = "/tmp/test_bpf_io_end.XXXXXX";
+	uint32_t big, small, next;
+	int go[2], status, fails = 0;
+	double t0, ms_small, ms_big;
+	pid_t pid;
+
+	bpf = ceems_bpf_io_open(false, NONE, 8, why, sizeof(why));
+	if (bpf == NULL) {
+		ok(false, "job end: the programs load as root: %s", why);
+		return;
+	}
+	ceems_bpf_io_job_start(bpf, (uint32_t)getuid(), &small);
+	ceems_bpf_io_job_start(bpf, (uint32_t)getuid(), &big);
+	/* 60000 processes of one job (no such pids: the map does not care). */
+	for (uint32_t i = 0; i < 60000; i++)
+		fails += ceems_bpf_io_tag_pid(bpf, big, 0x70000000u + i, false) < 0;
+	is_int(fails, 0, "job end: 60000 pids tagged");
+	close(mkstemp(path));
+	if (pipe(go) < 0)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		char c;
+		int fd;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		_exit(fd >= 0 && write(fd, "late", 4) == 4 ? 0 : 2);
+	}
+	close(go[0]);
+	ceems_bpf_io_tag_pid(bpf, small, (uint32_t)pid, false);
+	t0 = bench_now_ms();
+	ceems_bpf_io_job_end(bpf, small);
+	ms_small = bench_now_ms() - t0;
+	t0 = bench_now_ms();
+	ceems_bpf_io_job_end(bpf, big);
+	ms_big = bench_now_ms() - t0;
+	ok(ms_small < 10 && ms_big < 10, "job end with 60000 pids in the map: "
+	   "%.2f ms, %.2f ms for the job of 60000 (no walk)", ms_small, ms_big);
+	/* The same slot to a job of the same user: the ended job's process
+	 * writes now, and is not the new job's. */
+	ceems_bpf_io_job_start(bpf, (uint32_t)getuid(), &next);
+	is_int(next, small, "job end: the slot given again");
+	if (write(go[1], "g", 1) != 1)
+		return;
+	close(go[1]);
+	waitpid(pid, &status, 0);
+	memset(&io, 0, sizeof(io));
+	ceems_bpf_io_read(bpf, next, &io);
+	is_int(io.write_bytes + io.write_ops, 0,
+	       "an ended job's process is not charged to the slot's next job");
+	/* The map still holds the ended job's 60000: room is made. */
+	fails = 0;
+	for (uint32_t i = 0; i < 20000; i++)
+		fails += ceems_bpf_io_tag_pid(bpf, next, 0x60000000u + i, false) < 0;
+	is_int(fails, 0, "a full map sweeps the ended jobs' entries");
+	ceems_bpf_io_job_end(bpf, next);
+	ceems_bpf_io_close(bpf);
+	unlink(path);
 }
 
 /* Attribution by cgroup v2 id: a child moved into a cgroup of the v2
@@ -562,6 +646,7 @@ main(void)
 		test_real(K);
 		test_real(B);
 		test_real(T);
+		test_job_end();
 		test_cgroup_v2();
 	} else {
 		ok(true, "# skip the real programs need root");
