@@ -84,13 +84,15 @@ load(const struct ceems_config *config, char *why, size_t why_size)
 {
 	bool by_cgroup = host_by_cgroup(config);
 	struct ceems_bpf_io *io;
+	char full[768];	/* the log's: each hook's refusals */
 
 	/* wanted() let only the key's other words (conf.c) through. */
 	io = ceems_bpf_io_open(by_cgroup, (enum ceems_bpf_attach)
 			       ceems_bpf_force_from_word(config->ebpf),
-			       config->max_jobs, why, why_size);
+			       config->max_jobs, full, sizeof(full));
 	if (io == NULL) {
-		ceems_warning("per-job IO and network are not measured: %s", why);
+		ceems_warning("per-job IO and network are not measured: %s", full);
+		snprintf(why, why_size, "%s", full);
 		return NULL;
 	}
 	ceems_info("eBPF loaded (jobs by %s): io %s, net %s, tcp_retrans %s, proc %s%s%s",

@@ -75,7 +75,7 @@ accepted(struct ceems_bpf_io *io, enum ceems_bpf_hook h,
 	memset(&trial, 0, sizeof(trial));
 	trial.by_cgroup = io->by_cgroup;
 	trial.attach[h] = a;
-	err = bpf_io_load_chosen(&trial, true, &failed);
+	err = bpf_io_load_chosen(&trial, BPF_IO_LOAD_TRIAL, &failed);
 	if (err == 0) {
 		bpf_io_destroy_skel(&trial);
 		perm[1] = perm[1] && a != CEEMS_BPF_ATTACH_TP_BTF &&
@@ -159,8 +159,8 @@ ceems_bpf_io_open(bool by_cgroup, enum ceems_bpf_attach force,
 			bpf_io_explain(-EPERM, "load", why, why_size);
 		else if (force != CEEMS_BPF_ATTACH_NONE)
 			snprintf(why, why_size, "ebpf = %s in ceems.conf, which "
-				 "this kernel does not accept (%s); set ebpf = "
-				 "auto", force == CEEMS_BPF_ATTACH_TP_BTF ? "btf" :
+				 "this kernel refuses: set ebpf = auto (%s)",
+				 force == CEEMS_BPF_ATTACH_TP_BTF ? "btf" :
 				 ceems_bpf_attach_name(force), io->refusals);
 		else
 			snprintf(why, why_size, "the kernel accepts no hook for "
@@ -170,7 +170,7 @@ ceems_bpf_io_open(bool by_cgroup, enum ceems_bpf_attach force,
 		ceems_bpf_io_close(io);
 		return NULL;
 	}
-	err = bpf_io_load_chosen(io, false, &failed);
+	err = bpf_io_load_chosen(io, BPF_IO_LOAD_FULL, &failed);
 	if (err < 0) {
 		bpf_io_explain(err, failed, why, why_size);
 		ceems_bpf_io_close(io);

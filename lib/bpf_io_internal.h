@@ -36,11 +36,16 @@ struct ceems_bpf_io {
 	char refusals[512];
 };
 
-/* Load and attach the programs of the attach types in IO->attach
- * (SMALL: maps of one entry each, to try whether the kernel accepts
- * them).  0, or -errno with *FAILED naming the step or program, the
- * skeleton destroyed. */
-int bpf_io_load_chosen(struct ceems_bpf_io *io, bool small,
+enum bpf_io_load_mode {
+	BPF_IO_LOAD_FULL,	/* the maps at their sizes, attached */
+	BPF_IO_LOAD_TRIAL,	/* maps of one entry: does the kernel accept */
+	BPF_IO_LOAD_VERIFY,	/* the same, not attached: the verifier's say */
+};
+
+/* Load (and attach, but to verify) the programs of the attach types in
+ * IO->attach.  0, or -errno with *FAILED naming the step or program,
+ * the skeleton destroyed. */
+int bpf_io_load_chosen(struct ceems_bpf_io *io, enum bpf_io_load_mode mode,
 		       const char **failed);
 void bpf_io_destroy_skel(struct ceems_bpf_io *io);
 

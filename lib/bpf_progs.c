@@ -453,7 +453,8 @@ prog_desc(const char *name)
 }
 
 int
-bpf_io_load_chosen(struct ceems_bpf_io *io, bool small, const char **failed)
+bpf_io_load_chosen(struct ceems_bpf_io *io, enum bpf_io_load_mode mode,
+		   const char **failed)
 {
 	struct bpf_program *prog;
 	uint32_t fork_offset;
@@ -470,7 +471,7 @@ bpf_io_load_chosen(struct ceems_bpf_io *io, bool small, const char **failed)
 	set_syscall_numbers(io->skel);
 	fork_offset = tracepoint_field_offset("sched", "sched_process_fork",
 					      "child_pid");
-	if (small) {
+	if (mode != BPF_IO_LOAD_FULL) {
 		shrink_maps(io->skel);
 	} else {
 		bpf_map__set_max_entries(io->skel->maps.job_counters, io->nslots);
@@ -492,7 +493,7 @@ bpf_io_load_chosen(struct ceems_bpf_io *io, bool small, const char **failed)
 		*failed = "load";
 		goto fail;
 	}
-	if ((err = attach_loaded(io, failed)) < 0)
+	if (mode != BPF_IO_LOAD_VERIFY && (err = attach_loaded(io, failed)) < 0)
 		goto fail;
 	return 0;
 fail:

@@ -8,7 +8,11 @@
  * Root (loading needs CAP_BPF and CAP_PERFMON); `make bench-syscall`,
  * figures in doc/performance.md.
  *
- *   bench_syscall [auto|tracepoint] [OPS] [ROUNDS] [blocks] */
+ * The first argument picks the attach type as the ebpf key does: auto
+ * (the best the kernel accepts), or forced: fentry, kprobe, btf (BTF
+ * tracepoints), tracepoint.
+ *
+ *   bench_syscall [auto|fentry|kprobe|btf|tracepoint] [OPS] [ROUNDS] [blocks] */
 #include "config.h"
 
 #include <errno.h>
@@ -51,19 +55,23 @@ run_loop(int null_fd, int file_fd, long ops, bool blocks)
 int
 main(int argc, char **argv)
 {
-	bool no_btf = argc > 1 && strcmp(argv[1], "tracepoint") == 0;
+	const char *mode = argc > 1 ? argv[1] : "auto";
+	int force = ceems_bpf_force_from_word(mode);
 	bool blocks = argc > 4 && strcmp(argv[4], "blocks") == 0;
 	long ops = argc > 2 ? atol(argv[2]) : 200000;
 	int rounds = argc > 3 ? atoi(argv[3]) : 11;
 	double off[MAX_ROUNDS], on[MAX_ROUNDS], job[MAX_ROUNDS];
 	double r_on[MAX_ROUNDS], r_job[MAX_ROUNDS];
 	static char buf[BLOCK];
-	char path[] = "/tmp/bench_syscall.XXXXXX", why[256];
+	char path[] = "/tmp/bench_syscall.XXXXXX", why[768];
 	int null_fd, file_fd;
 
-	if (rounds < 1 || rounds > MAX_ROUNDS || ops < 1) {
-		fprintf(stderr, "usage: bench_syscall [auto|tracepoint] [OPS] [ROUNDS <= %d]\n",
-			MAX_ROUNDS);
+	enum ceems_bpf_attach io_attach = CEEMS_BPF_ATTACH_NONE;
+	char refusals[512] = "";
+
+	if (force < 0 || rounds < 1 || rounds > MAX_ROUNDS || ops < 1) {
+		fprintf(stderr, "usage: bench_syscall [auto|fentry|kprobe|btf|tracepoint] "
+			"[OPS] [ROUNDS <= %d] [blocks]\n", MAX_ROUNDS);
 		return 2;
 	}
 	memset(buf, 'x', sizeof(buf));
@@ -80,11 +88,14 @@ main(int argc, char **argv)
 		uint32_t slot;
 
 		off[r] = run_loop(null_fd, file_fd, ops, blocks);
-		io = ceems_bpf_io_open(false, no_btf ? CEEMS_BPF_ATTACH_TRACEPOINT : CEEMS_BPF_ATTACH_NONE, 8, why, sizeof(why));
+		io = ceems_bpf_io_open(false, (enum ceems_bpf_attach)force, 8,
+				       why, sizeof(why));
 		if (io == NULL) {
 			fprintf(stderr, "bench_syscall: %s\n", why);
 			return 1;
 		}
+		io_attach = ceems_bpf_io_attach(io, CEEMS_BPF_HOOK_IO);
+		snprintf(refusals, sizeof(refusals), "%s", ceems_bpf_io_refusals(io));
 		on[r] = run_loop(null_fd, file_fd, ops, blocks);
 		if (ceems_bpf_io_job_start(io, (uint32_t)getuid(), &slot) < 0 ||
 		    ceems_bpf_io_tag_pid(io, slot, (uint32_t)getpid(), false) < 0) {
@@ -97,9 +108,11 @@ main(int argc, char **argv)
 		r_on[r] = on[r] / off[r];
 		r_job[r] = job[r] / off[r];
 	}
-	printf("attach %s, %ld loop turns (%s) x %d rounds\n",
-	       no_btf ? "tracepoint" : "auto", ops,
+	printf("attach %s: IO by %s, %ld loop turns (%s) x %d rounds\n", mode,
+	       ceems_bpf_attach_name(io_attach), ops,
 	       blocks ? "one 64 KiB pread each" : "3 calls each", rounds);
+	if (refusals[0] != '\0')
+		printf("better types refused: %s\n", refusals);
 	printf("not loaded:          %7.1f ns/turn (median)\n", bench_sort_median(off, (size_t)rounds));
 	printf("loaded, not a job's: %7.1f ns/turn, ratio %.3f (median of rounds)\n",
 	       bench_sort_median(on, (size_t)rounds), bench_sort_median(r_on, (size_t)rounds));

@@ -23,6 +23,7 @@
 
 #include "agent_proto.h"
 #include "bpf_io.h"
+#include "bpf_io_internal.h"
 #include "../bench/bench_time.h"
 #include "../tap.h"
 
@@ -370,7 +371,7 @@ open_forced(enum ceems_bpf_attach force, const char *mode)
 	char want[128];
 
 	snprintf(want, sizeof(want), "ebpf = %s in ceems.conf, which this kernel "
-		 "does not accept (io: %s", mode, mode);
+		 "refuses: set ebpf = auto (io: %s", mode, mode);
 	ok(strstr(why, want) != NULL, "%s refused: says so: %s", mode, why);
 	any = ceems_bpf_io_open(false, NONE, 8, why_auto, sizeof(why_auto));
 	snprintf(want, sizeof(want), "io: %s ", mode);
@@ -481,6 +482,44 @@ test_real(enum ceems_bpf_attach force)
 	for (int fd = 3; fd < 64; fd++)
 		close(fd);
 	ceems_bpf_io_close(bpf);
+}
+
+/* Every hook's programs of every type this kernel can load pass the
+ * verifier, attached or not: kprobe programs load where kprobes cannot
+ * attach (CONFIG_KPROBES off), so that their code is checked here too.
+ * fentry programs where the kernel loads tracing programs of that kind. */
+static void
+test_verify(void)
+{
+	static const enum ceems_bpf_attach types[] = { K, B, T, F };
+
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++)
+		for (int h = 0; h < CEEMS_BPF_NHOOKS; h++) {
+			enum ceems_bpf_attach list[CEEMS_BPF_NATTACH];
+			struct ceems_bpf_io trial;
+			const char *failed = "load";
+			char why[160];
+			int err;
+
+			if (ceems_bpf_candidates((enum ceems_bpf_hook)h, types[t], list) != 1 ||
+			    (types[t] != K && !bpf_io_offered((enum ceems_bpf_hook)h,
+							      types[t], why, sizeof(why))))
+				continue;
+			memset(&trial, 0, sizeof(trial));
+			trial.attach[h] = types[t];
+			err = bpf_io_load_chosen(&trial, BPF_IO_LOAD_VERIFY, &failed);
+			if (types[t] == F && err == -EPERM) {
+				ok(true, "# skip %s fentry: the kernel loads no fentry "
+				   "programs (EPERM)", ceems_bpf_hook_name((enum ceems_bpf_hook)h));
+				continue;
+			}
+			ok(err == 0, "%s %s programs pass the verifier%s%s",
+			   ceems_bpf_hook_name((enum ceems_bpf_hook)h),
+			   ceems_bpf_attach_name(types[t]), err < 0 ? ": " : "",
+			   err < 0 ? failed : "");
+			if (err == 0)
+				bpf_io_destroy_skel(&trial);
+		}
 }
 
 /* A job's end does not walk the pid map: its entries go stale at once
@@ -647,6 +686,7 @@ main(void)
 		test_real(B);
 		test_real(T);
 		test_job_end();
+		test_verify();
 		test_cgroup_v2();
 	} else {
 		ok(true, "# skip the real programs need root");

@@ -1,10 +1,12 @@
-# io-net.bash - the checks of io-net.bats and io-net-tracepoint.bats:
+# io-net.bash - the checks of io-net.bats, io-net-tracepoint.bats and
+# io-net-forced.bats:
 # per-job IO and network from the node agent's eBPF programs, end to end
 # on the real local Slurm cluster (cgroup v1 here: the job's processes
 # are tagged and their forks followed in BPF).  Every figure checked is
 # read from the job's record (measurements.io, measurements.net).
 #
-# CEEMS_EBPF_ATTACH: the ebpf = key the agent gets (auto, tracepoint).
+# CEEMS_EBPF_ATTACH: the ebpf = key the agent gets (auto, fentry, kprobe,
+# btf, tracepoint).
 
 load lib/ceems-cluster
 
@@ -40,14 +42,23 @@ net() { jq -r ".measurements.net.$1.$2" "$3"; }
 
 # The agent loaded the programs once, with the attach types asked for.
 io_net_loaded() {
-	local want=${CEEMS_EBPF_ATTACH:-auto}
+	local want=${CEEMS_EBPF_ATTACH:-auto} line
 	[ "$(grep -c 'eBPF loaded' "$CEEMS_DIR/agent.log")" -eq 1 ]
-	if [ "$want" = tracepoint ]; then
-		grep -q 'eBPF loaded (jobs by process): io tracepoint, net tracepoint' "$CEEMS_DIR/agent.log"
-	else
-		# This machine offers BTF tracepoints: the preferred kind.
-		grep -q 'eBPF loaded (jobs by process): io tp_btf, net tp_btf' "$CEEMS_DIR/agent.log"
-	fi
+	line=$(grep 'eBPF loaded' "$CEEMS_DIR/agent.log")
+	echo "# $line" >&3
+	case $want in
+	tracepoint|btf)
+		[ "$want" = btf ] && want=tp_btf
+		[[ $line == *"(jobs by process): io $want, net $want, tcp_retrans $want, proc $want"* ]] ;;
+	fentry|kprobe)
+		# Retransmissions and processes keep their tracepoints.
+		[[ $line == *"(jobs by process): io $want, net $want, tcp_retrans tp_btf, proc tp_btf"* ]] ;;
+	*)
+		# The best the kernel accepts; short of fentry, the line
+		# says why fentry was refused.
+		[[ $line == *"(jobs by process): io fentry, net fentry"* ]] ||
+			[[ $line == *"better types refused: io: fentry "* ]] ;;
+	esac
 }
 
 # dd writes 256 MiB and reads it back; a job next to it doing no IO.
