@@ -2,6 +2,7 @@
  * type, and the errors an admin's typo must produce. */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "conf.h"
@@ -93,6 +94,27 @@ test_errors(void)
 	expect_error("pue = nan\n", "not a number", "NaN PUE");
 	expect_error("zone = F R\n", "may hold only", "space in zone");
 	expect_error("cluster = a;drop table\n", "may hold only", "odd characters in cluster");
+	expect_error("ebpf = uprobe\n", "allowed words", "unknown eBPF attach type");
+}
+
+/* ebpf: auto, off, and each attach type it may force. */
+static void
+test_ebpf_key(void)
+{
+	static const char *const words[] = {
+		"auto", "fentry", "kprobe", "btf", "tracepoint", "off",
+	};
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		struct ceems_config c;
+		char text[64], err[256] = "";
+
+		ceems_config_defaults(&c);
+		snprintf(text, sizeof(text), "ebpf = %s\n", words[i]);
+		ok(ceems_config_parse(&c, text, "t.conf", err, sizeof(err)) == 0 &&
+		   strcmp(c.ebpf, words[i]) == 0, "ebpf = %s: %s", words[i],
+		   err[0] != '\0' ? err : c.ebpf);
+	}
 }
 
 /* The storage keys: a connection string keeps its spaces and '=', the
@@ -214,6 +236,7 @@ main(void)
 	test_perf_keys();
 	test_values();
 	test_errors();
+	test_ebpf_key();
 	test_storage_keys();
 	test_durations();
 	return done_testing();
