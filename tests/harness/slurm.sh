@@ -19,6 +19,9 @@
 #   CEEMS_TEST_SLURMD_PORT      slurmd port (default 16818)
 #   CEEMS_TEST_SRUN_PORT_RANGE  SrunPortRange (default 16830-16899)
 #   CEEMS_TEST_SLURM_CONF_EXTRA extra lines appended to slurm.conf (optional)
+#   CEEMS_TEST_JOBACCT_GATHER   JobAcctGatherType (default jobacct_gather/cgroup;
+#                               jobacct_gather/none turns Slurm's sampler off)
+#   CEEMS_TEST_JOBACCT_FREQ     JobAcctGatherFrequency (default task=5)
 #   CEEMS_TEST_SLURM_NODE_GRES  the node's Gres= (e.g. gpu:2; optional): then
 #                               GresTypes= its names (gpu, shard...), and
 #                               CEEMS_TEST_GRES_CONF (its lines) is written
@@ -44,6 +47,8 @@
 : "${CEEMS_TEST_SLURMD_PORT:=16818}"
 : "${CEEMS_TEST_SRUN_PORT_RANGE:=16830-16899}"
 : "${CEEMS_TEST_SLURM_TIMEOUT:=30}"
+: "${CEEMS_TEST_JOBACCT_GATHER:=jobacct_gather/cgroup}"
+: "${CEEMS_TEST_JOBACCT_FREQ:=task=5}"
 
 _slurm_harness_err() {
     echo "slurm_harness: $*" >&2
@@ -214,8 +219,8 @@ SlurmctldDebug=info
 SlurmdDebug=debug
 ProctrackType=proctrack/cgroup
 TaskPlugin=task/cgroup,task/affinity
-JobAcctGatherType=jobacct_gather/cgroup
-JobAcctGatherFrequency=task=5
+JobAcctGatherType=$CEEMS_TEST_JOBACCT_GATHER
+JobAcctGatherFrequency=$CEEMS_TEST_JOBACCT_FREQ
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 PrologFlags=Contain

@@ -81,6 +81,9 @@ check() { awk "BEGIN { exit !($1) }"; }
 # when set, is added to the node's ceems.conf (a database = line, say).
 # A function ceems_cluster_prepare, when the test file defines one, runs
 # once CEEMS_DIR and SLURM_DIR exist, before ceems.conf is written.
+# CEEMS_CLUSTER_INTERVAL: the agent's tick (default 250ms).
+# CEEMS_CLUSTER_PLUGIN=no: the same node and cluster without the plugin
+# (no agent), for benchmarks that compare with Slurm alone.
 ceems_cluster_setup() {
 	local name=$1
 	shift
@@ -108,7 +111,7 @@ ceems_cluster_setup() {
 	fi
 	cat >"$CEEMS_DIR/ceems.conf" <<EOF
 # ceems.conf of the end-to-end test: a simulated RAPL node.
-interval = 250ms
+interval = ${CEEMS_CLUSTER_INTERVAL:-250ms}
 usage_interval = 1s
 series_interval = 1s
 socket = $CEEMS_DIR/agent.sock
@@ -130,6 +133,11 @@ pue = 1.3
 emissions_table = $CEEMS_TOP_SRCDIR/lib/data/carbon-intensity.tsv
 ${CEEMS_CLUSTER_CONF:-}
 EOF
+	if [ "${CEEMS_CLUSTER_PLUGIN:-yes}" = no ]; then
+		slurm_harness_start "$SLURM_DIR" || return 1
+		export SLURM_CONF
+		return 0
+	fi
 	slurm_harness_start "$SLURM_DIR" \
 		"required $CEEMS_SPANK_PLUGIN config=$CEEMS_DIR/ceems.conf agent=$(agent_bin) agent_log=$CEEMS_DIR/agent.log ${*:-summary=full}" ||
 		return 1
