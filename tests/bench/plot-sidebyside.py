@@ -101,9 +101,9 @@ def plot_overhead(data, out):
         mean[w] = [sum(float(r[k]) for r in rs) / sum(float(r["job_s"]) for r in rs)
                    * 1000 for k, _ in parts]
     top = nice_top(max(sum(v) for v in mean.values()) * 1.1)
-    svg = Svg(640, 400, "CPU time per job-second (ms), mean of %d rounds"
+    svg = Svg(960, 420, "CPU time per job-second (ms), mean of %d rounds"
               % len([r for r in data if r["way"] == ways[0][0]]))
-    x0, y0, ph, pw = 80, 340, 280, 360
+    x0, y0, ph, pw = 80, 340, 280, 90 * len(ways)
     axis(svg, x0, y0, ph, top, "ms CPU per job-second", plot_w=pw)
     bw = pw / len(ways)
     for i, (w, name) in enumerate(ways):
@@ -115,7 +115,26 @@ def plot_overhead(data, out):
         svg.text(x0 + i * bw + bw / 2, y - 6, "%.3f" % sum(mean[w]), anchor="middle")
         svg.text(x0 + i * bw + bw / 2, y0 + 18, name, anchor="middle", size=11)
     svg.line(x0, y0, x0 + pw, y0)
-    svg.legend(x0 + pw + 20, 80, [n for _, n in parts])
+    for j, (_, n) in enumerate(parts):
+        svg.rect(x0 + j * 150, y0 + 40, 12, 12, COLOURS[j])
+        svg.text(x0 + j * 150 + 18, y0 + 50, n)
+    # right: what each way adds to the node without either
+    if "none" not in mean:
+        svg.save(os.path.join(out, "sidebyside-overhead.svg"))
+        return
+    base = sum(mean["none"])
+    added = [(w, n, sum(mean[w]) - base) for w, n in ways if w != "none"]
+    top2 = nice_top(max([a for _, _, a in added] + [1e-3]) * 1.15)
+    x1, pw2 = x0 + pw + 160, 90 * len(added)
+    svg.text(x1 + pw2 / 2, 46, "added over neither", anchor="middle")
+    axis(svg, x1, y0, ph, top2, "ms CPU per job-second", plot_w=pw2)
+    bw = pw2 / len(added)
+    for i, (w, name, a) in enumerate(added):
+        h = max(a, 0) / top2 * ph
+        svg.rect(x1 + i * bw + bw * 0.2, y0 - h, bw * 0.6, h, COLOURS[3])
+        svg.text(x1 + i * bw + bw / 2, y0 - h - 6, "%.3f" % a, anchor="middle")
+        svg.text(x1 + i * bw + bw / 2, y0 + 18, name, anchor="middle", size=11)
+    svg.line(x1, y0, x1 + pw2, y0)
     svg.save(os.path.join(out, "sidebyside-overhead.svg"))
 
 

@@ -6,11 +6,13 @@
 # and Slurm's sampler") and doc/accuracy.md; tests/bench/plot-sidebyside.py
 # draws them from the CSV files this writes.
 #
-# Every cluster run is one chunk of a few minutes, taken under the
+# The cluster runs go in chunks of a few minutes, each taken under the
 # machine's cluster lock (flock /tmp/ceems-cluster.lock) and released
-# after, so that others can test between chunks.
+# after, so that others can test between chunks: a round of the ways,
+# scale and profile, the two accuracy runs.
 #
-#   run-sidebyside.sh all OUT        every chunk below, in order
+#   run-sidebyside.sh all OUT        BENCH_ROUNDS (2) rounds, then the rest
+#   run-sidebyside.sh round R OUT    one overhead run of each way, in turn
 #   run-sidebyside.sh overhead R WAY OUT
 #       round R, one way: slurm = Slurm's sampler (jobacct_gather/cgroup,
 #       JobAcctGatherFrequency=task=1), no ceems; ceems = the plugin and
@@ -27,19 +29,25 @@
 #   run-sidebyside.sh scale OUT
 #       way ceems; the agent's CPU per second idle and with 1, 16 and 128
 #       sleeping jobs (BENCH_WINDOW, 30 s each) -> OUT/scale.csv
+#   run-sidebyside.sh profile OUT
+#       way ceems, BENCH_JOBS sleeping jobs: where the agent's CPU goes
+#       (perf record, strace -c) -> OUT/agent-profile.txt, agent-syscalls.txt
 #   run-sidebyside.sh accuracy IDLE OUT
 #       the job mix of tests/integration/lib/accuracy-mix.bash
 #       (BENCH_MIX_SCALE 60: the burner's seconds) with the agent told
 #       the idle power (IDLE = configured) or learning it (IDLE = learn)
 #       -> OUT/accuracy-IDLE.csv
 #
-# CPU time: slurmd and the agent from /proc/PID/schedstat (time on CPU,
-# ns), plus the CPU time of the children they reaped (/proc/PID/stat
-# cutime and cstime); the agent counts its supervisor, itself and every
-# child alive at either end.  slurmstepds come and go: they are counted
-# through the cgroup tree Slurm puts them and their jobs in, whose CPU
-# time keeps what its removed children used (cgroup v1 cpuacct.usage of
-# slurm_localhost; v2 cpu.stat of localhost_slurmstepd.scope).
+# CPU time, counted whole, threads and children that are gone included:
+# right after the cluster starts, slurmd is moved into a cpuacct cgroup of
+# the bench's own (ceems_bench_slurm), so that every slurmstepd it forks
+# and their jobs count there, and the agent's processes into another
+# (ceems_bench_agent): a cgroup's CPU time keeps what its exited
+# processes used.  slurmd alone is its /proc/PID/stat utime + stime
+# (clock ticks); the slurmstepds are the first cgroup less slurmd, plus
+# what the jobs' processes used in the cpuacct cgroups Slurm's sampler
+# moves them to (slurm_localhost), so that every way counts the jobs'
+# own processes (sleep and its shell: the same in every way).
 #
 # Run as root from a build directory, after make check:
 #   bash ../../tests/bench/run-sidebyside.sh all ../../doc/bench
@@ -54,6 +62,7 @@ export CEEMS_TOP_SRCDIR=$src CEEMS_TOP_BUILDDIR CEEMS_SPANK_PLUGIN
 LOCK=/tmp/ceems-cluster.lock
 : "${BENCH_JOBS:=16}" "${BENCH_SLEEP:=40}" "${BENCH_LATENCY:=10}"
 : "${BENCH_WINDOW:=30}" "${BENCH_MIX_SCALE:=60}" "${BENCH_ROUNDS:=2}"
+WAYS="slurm ceems ceems1s none"
 # sleeping jobs share the cores: up to 64 jobs per core
 OVERSUBSCRIBE="PartitionName=over Nodes=localhost OverSubscribe=FORCE:64 MaxTime=INFINITE State=UP"
 
@@ -265,6 +274,30 @@ scale_chunk() {
 	bench_teardown
 }
 
+# profile_chunk OUT: where the agent's CPU goes with BENCH_JOBS sleeping
+# jobs (perf record of its processes, cpu-clock, BENCH_WINDOW s), and its
+# system calls over the same time (strace -c).
+profile_chunk() {
+	local out=$1 i pids
+	way_setup ceems
+	for i in $(seq "$BENCH_JOBS"); do
+		submit nobody -p over -c1 --mem=64M -o /dev/null --wrap 'sleep 900' >/dev/null ||
+			{ bench_teardown; die "sbatch failed"; }
+	done
+	wait_running "$BENCH_JOBS"
+	sleep 5
+	pids=$(agent_pids | paste -sd, -)
+	perf record -q -e cpu-clock -F 999 -g -p "$pids" -o "$out/agent.perf.data" \
+		-- sleep "$BENCH_WINDOW" >/dev/null 2>&1
+	perf report -q -i "$out/agent.perf.data" --stdio --no-children \
+		--sort dso,symbol -g none --percent-limit 1 >"$out/agent-profile.txt" 2>&1
+	rm -f "$out/agent.perf.data"
+	timeout "$BENCH_WINDOW" strace -c -f -p "$pids" -o "$out/agent-syscalls.txt" \
+		>/dev/null 2>&1
+	scancel -u nobody 2>/dev/null
+	bench_teardown
+}
+
 accuracy_chunk() {
 	local idle=$1 out=$2
 	export CEEMS_TEST_SLURM_CONF_EXTRA= CEEMS_CLUSTER_INTERVAL=1s CEEMS_CLUSTER_PLUGIN=yes
@@ -304,22 +337,24 @@ shift || true
 case $cmd in
 	overhead) [ $# = 3 ] || die "usage: overhead ROUND WAY OUT"
 		mkdir -p "$3" && overhead_chunk "$1" "$2" "$(cd "$3" && pwd)" ;;
+	profile) [ $# = 1 ] || die "usage: profile OUT"
+		mkdir -p "$1" && profile_chunk "$(cd "$1" && pwd)" ;;
 	scale) [ $# = 1 ] || die "usage: scale OUT"
 		mkdir -p "$1" && scale_chunk "$(cd "$1" && pwd)" ;;
 	accuracy) [ $# = 2 ] || die "usage: accuracy IDLE OUT"
 		mkdir -p "$2" && accuracy_chunk "$1" "$(cd "$2" && pwd)" ;;
+	round) [ $# = 2 ] || die "usage: round R OUT"
+		for w in $WAYS; do
+			bash "$0" overhead "$1" "$w" "$2" || exit 1
+		done ;;
 	all) [ $# = 1 ] || die "usage: all OUT"
 		mkdir -p "$1" && out=$(cd "$1" && pwd) || exit 1
 		rm -f "$out/overhead.csv" "$out/latency.csv"
 		machine >"$out/machine.txt"
 		for r in $(seq "$BENCH_ROUNDS"); do
-			for w in slurm ceems ceems1s none; do
-				flock "$LOCK" bash "$0" overhead "$r" "$w" "$out" || exit 1
-			done
+			flock "$LOCK" bash "$0" round "$r" "$out" || exit 1
 		done
-		flock "$LOCK" bash "$0" scale "$out" || exit 1
-		for i in configured learn; do
-			flock "$LOCK" bash "$0" accuracy "$i" "$out" || exit 1
-		done ;;
+		flock "$LOCK" bash -c 'bash "$0" scale "$1" && bash "$0" profile "$1"' "$0" "$out" || exit 1
+		flock "$LOCK" bash -c 'bash "$0" accuracy configured "$1" && bash "$0" accuracy learn "$1"' "$0" "$out" || exit 1 ;;
 	*) die "usage: run-sidebyside.sh all|overhead|scale|accuracy ... (see its top comment)" ;;
 esac
