@@ -5,13 +5,15 @@ as SVG, drawn from the CSV files tests/bench/run-sidebyside.sh writes
 
 usage: plot-sidebyside.py CSV_DIR [SVG_DIR]
 
-Reads CSV_DIR/overhead.csv, scale.csv, accuracy-configured.csv and
+Reads CSV_DIR/overhead.csv, steady.csv, scale.csv, accuracy-configured.csv and
 accuracy-learn.csv (those present) and writes into SVG_DIR (default
-CSV_DIR): sidebyside-overhead.svg (CPU per job-second of slurmd, the
-slurmstepds and the ceems agent, for each way), sidebyside-scale.svg
+CSV_DIR): sidebyside-overhead.svg and sidebyside-steady.svg (CPU per
+job-second of slurmd, the slurmstepds and the ceems agent, for each way:
+over whole jobs, and while jobs run), sidebyside-scale.svg
 (the agent's CPU per second against the number of jobs) and
 accuracy-energy.svg (each job's package energy: the model's truth,
-ceems, and the node's energy over the job's life as Slurm counts it).
+ceems, and the node's energy over the job's life as Slurm counts it);
+and CSV_DIR/summary.md, the tables of the docs.
 """
 import csv
 import os
@@ -87,7 +89,8 @@ def axis(svg, x0, y0, plot_h, top, label, ticks=5, plot_w=0):
     svg.text(x0 - 48, y0 - plot_h / 2, label, anchor="middle", rotate=-90)
 
 
-def plot_overhead(data, out):
+def plot_overhead(data, out, filename="sidebyside-overhead.svg",
+                  what="jobs of 40 s, starts and ends included"):
     ways = [("slurm", "Slurm, task=1"), ("ceems", "ceems"),
             ("ceems1s", "ceems, all 1 s"), ("none", "neither")]
     ways = [w for w in ways if any(r["way"] == w[0] for r in data)]
@@ -101,8 +104,8 @@ def plot_overhead(data, out):
         mean[w] = [sum(float(r[k]) for r in rs) / sum(float(r["job_s"]) for r in rs)
                    * 1000 for k, _ in parts]
     top = nice_top(max(sum(v) for v in mean.values()) * 1.1)
-    svg = Svg(960, 420, "CPU time per job-second (ms), mean of %d rounds"
-              % len([r for r in data if r["way"] == ways[0][0]]))
+    svg = Svg(960, 420, "CPU time per job-second (ms): %s, %d run(s) each"
+              % (what, len([r for r in data if r["way"] == ways[0][0]])))
     x0, y0, ph, pw = 80, 340, 280, 90 * len(ways)
     axis(svg, x0, y0, ph, top, "ms CPU per job-second", plot_w=pw)
     bw = pw / len(ways)
@@ -120,7 +123,7 @@ def plot_overhead(data, out):
         svg.text(x0 + j * 150 + 18, y0 + 50, n)
     # right: what each way adds to the node without either
     if "none" not in mean:
-        svg.save(os.path.join(out, "sidebyside-overhead.svg"))
+        svg.save(os.path.join(out, filename))
         return
     base = sum(mean["none"])
     added = [(w, n, sum(mean[w]) - base) for w, n in ways if w != "none"]
@@ -135,7 +138,7 @@ def plot_overhead(data, out):
         svg.text(x1 + i * bw + bw / 2, y0 - h - 6, "%.3f" % a, anchor="middle")
         svg.text(x1 + i * bw + bw / 2, y0 + 18, name, anchor="middle", size=11)
     svg.line(x1, y0, x1 + pw2, y0)
-    svg.save(os.path.join(out, "sidebyside-overhead.svg"))
+    svg.save(os.path.join(out, filename))
 
 
 def plot_scale(data, out):
@@ -196,6 +199,102 @@ def plot_accuracy(conf, learn, out):
     svg.save(os.path.join(out, "accuracy-energy.svg"))
 
 
+def summary(src):
+    """The tables of the docs, as markdown, from the CSV files."""
+    out = []
+    data = rows(os.path.join(src, "overhead.csv"))
+    ways = []
+    for r in data:
+        if r["way"] not in ways:
+            ways.append(r["way"])
+    if data:
+        out.append("| way | rounds | slurmd | slurmstepd + jobs | agent | total "
+                   "| added over none |")
+        out.append("|---|--:|--:|--:|--:|--:|--:|")
+        tot = {}
+        for w in ways:
+            rs = [r for r in data if r["way"] == w]
+            js = sum(float(r["job_s"]) for r in rs)
+            v = [sum(float(r[k]) for r in rs) / js * 1000
+                 for k in ("slurmd_cpu_s", "stepd_cpu_s", "agent_cpu_s")]
+            tot[w] = (len(rs), v)
+        base = sum(tot["none"][1]) if "none" in tot else None
+        for w in ways:
+            n, v = tot[w]
+            added = "" if base is None else "%.3f" % (sum(v) - base)
+            out.append("| %s | %d | %.3f | %.3f | %.3f | %.3f | %s |"
+                       % (w, n, v[0], v[1], v[2], sum(v), added))
+        out.append("")
+        out.append("Per round, ms CPU per job-second (added over none):")
+        out.append("")
+        for r in sorted({r["round"] for r in data}):
+            rs = {x["way"]: x for x in data if x["round"] == r}
+            cell = {w: sum(float(rs[w][k]) for k in ("slurmd_cpu_s", "stepd_cpu_s",
+                                                    "agent_cpu_s"))
+                    / float(rs[w]["job_s"]) * 1000 for w in rs}
+            if "none" in cell:
+                out.append("- round %s: " % r + ", ".join(
+                    "%s %.3f" % (w, cell[w] - cell["none"]) for w in ways
+                    if w in cell and w != "none"))
+        out.append("")
+    st = rows(os.path.join(src, "steady.csv"))
+    if st:
+        out.append("Jobs running (no start or end in the window), ms CPU per job-second:")
+        out.append("")
+        out.append("| way | jobs | window s | slurmd | slurmstepd + jobs | agent | total | added over none |")
+        out.append("|---|--:|--:|--:|--:|--:|--:|--:|")
+        cell = {}
+        for r in st:
+            js = float(r["jobs"]) * float(r["window_s"])
+            cell[r["way"]] = [float(r[k]) / js * 1000 for k in
+                              ("slurmd_cpu_s", "stepd_cpu_s", "agent_cpu_s")]
+        for r in st:
+            v = cell[r["way"]]
+            added = ("%.3f" % (sum(v) - sum(cell["none"]))) if "none" in cell else ""
+            out.append("| %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %s |" % (
+                r["way"], r["jobs"], r["window_s"], v[0], v[1], v[2], sum(v), added))
+        out.append("")
+    lat = rows(os.path.join(src, "latency.csv"))
+    if lat:
+        out.append("| way | jobs | submit to start, median ms | max ms "
+                   "| sbatch --wait, median ms | max ms |")
+        out.append("|---|--:|--:|--:|--:|--:|")
+        for w in ways:
+            rs = [r for r in lat if r["way"] == w]
+            a = sorted(int(r["submit_to_start_ms"]) for r in rs)
+            b = sorted(int(r["wait_ms"]) for r in rs)
+            if rs:
+                out.append("| %s | %d | %d | %d | %d | %d |" % (
+                    w, len(rs), a[len(a) // 2], a[-1], b[len(b) // 2], b[-1]))
+        out.append("")
+    sc = rows(os.path.join(src, "scale.csv"))
+    if sc:
+        out.append("| jobs | window s | agent CPU s | ms per s |")
+        out.append("|--:|--:|--:|--:|")
+        for r in sc:
+            out.append("| %s | %s | %s | %s |" % (r["jobs"], r["window_s"],
+                                              r["agent_cpu_s"],
+                                              r["agent_cpu_ms_per_s"]))
+        out.append("")
+    for idle in ("configured", "learn"):
+        acc = rows(os.path.join(src, "accuracy-%s.csv" % idle))
+        if not acc:
+            continue
+        out.append("Idle power %s:" % idle)
+        out.append("")
+        out.append("| job | life s | CPU s | truth J | ceems J | error | "
+                   "Slurm-style J | error |")
+        out.append("|---|--:|--:|--:|--:|--:|--:|--:|")
+        for r in acc:
+            out.append("| %s | %.1f | %.1f | %.1f | %.1f | %+.2f%% | %.1f | %+.1f%% |"
+                       % (r["kind"], float(r["life_s"]), float(r["cpu_s"]),
+                          float(r["truth_j"]), float(r["ceems_j"] or 0),
+                          float(r["ceems_err_pct"]), float(r["slurm_j"]),
+                          float(r["slurm_err_pct"])))
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         sys.stderr.write("usage: plot-sidebyside.py CSV_DIR [SVG_DIR]\n")
@@ -203,9 +302,15 @@ def main():
     src = sys.argv[1]
     out = sys.argv[2] if len(sys.argv) == 3 else src
     plot_overhead(rows(os.path.join(src, "overhead.csv")), out)
+    steady = rows(os.path.join(src, "steady.csv"))
+    for r in steady:
+        r["job_s"] = str(float(r["jobs"]) * float(r["window_s"]))
+    plot_overhead(steady, out, "sidebyside-steady.svg", "jobs running, no start or end")
     plot_scale(rows(os.path.join(src, "scale.csv")), out)
     plot_accuracy(rows(os.path.join(src, "accuracy-configured.csv")),
                   rows(os.path.join(src, "accuracy-learn.csv")), out)
+    with open(os.path.join(src, "summary.md"), "w") as f:
+        f.write(summary(src))
     return 0
 
 

@@ -29,9 +29,12 @@
 #   run-sidebyside.sh scale OUT
 #       way ceems; the agent's CPU per second idle and with 1, 16 and 128
 #       sleeping jobs (BENCH_WINDOW, 30 s each) -> OUT/scale.csv
+#   run-sidebyside.sh steady OUT
+#       each way with BENCH_JOBS jobs running through a BENCH_WINDOW s
+#       window (no job starts or ends in it) -> OUT/steady.csv
 #   run-sidebyside.sh profile OUT
 #       way ceems, BENCH_JOBS sleeping jobs: where the agent's CPU goes
-#       (perf record, strace -c) -> OUT/agent-profile.txt, agent-syscalls.txt
+#       (perf record) -> OUT/agent-profile.txt
 #   run-sidebyside.sh accuracy IDLE OUT
 #       the job mix of tests/integration/lib/accuracy-mix.bash
 #       (BENCH_MIX_SCALE 60: the burner's seconds) with the agent told
@@ -274,9 +277,35 @@ scale_chunk() {
 	bench_teardown
 }
 
+# steady_chunk OUT: each way with BENCH_JOBS jobs that keep running
+# (no start or end in the window): what each costs per job-second while
+# jobs run, BENCH_WINDOW s -> OUT/steady.csv.
+steady_chunk() {
+	local out=$1 way i s0 s1
+	[ -s "$out/steady.csv" ] ||
+		echo "way,jobs,window_s,slurmd_cpu_s,stepd_cpu_s,agent_cpu_s" >"$out/steady.csv"
+	for way in $WAYS; do
+		way_setup "$way"
+		for i in $(seq "$BENCH_JOBS"); do
+			submit nobody -p over -c1 --mem=64M -o /dev/null --wrap 'sleep 900' >/dev/null ||
+				{ bench_teardown; die "sbatch failed"; }
+		done
+		wait_running "$BENCH_JOBS"
+		sleep 5
+		s0=$(snapshot)
+		sleep "$BENCH_WINDOW"
+		s1=$(snapshot)
+		echo "$s0 $s1" | awk -v w="$way" -v n="$BENCH_JOBS" '{
+			slurmd = ($7 - $2) / 1e9; tree = ($8 - $3) / 1e9
+			printf "%s,%d,%.3f,%.6f,%.6f,%.6f\n", w, n, ($6 - $1) / 1e9, slurmd,
+				tree - slurmd + ($10 - $5) / 1e9, ($9 - $4) / 1e9 }' >>"$out/steady.csv"
+		scancel -u nobody 2>/dev/null
+		bench_teardown
+	done
+}
+
 # profile_chunk OUT: where the agent's CPU goes with BENCH_JOBS sleeping
-# jobs (perf record of its processes, cpu-clock, BENCH_WINDOW s), and its
-# system calls over the same time (strace -c).
+# jobs (perf record of its processes, cpu-clock, BENCH_WINDOW s).
 profile_chunk() {
 	local out=$1 i pids
 	way_setup ceems
@@ -292,8 +321,6 @@ profile_chunk() {
 	perf report -q -i "$out/agent.perf.data" --stdio --no-children \
 		--sort dso,symbol -g none --percent-limit 1 >"$out/agent-profile.txt" 2>&1
 	rm -f "$out/agent.perf.data"
-	timeout "$BENCH_WINDOW" strace -c -f -p "$pids" -o "$out/agent-syscalls.txt" \
-		>/dev/null 2>&1
 	scancel -u nobody 2>/dev/null
 	bench_teardown
 }
@@ -337,6 +364,8 @@ shift || true
 case $cmd in
 	overhead) [ $# = 3 ] || die "usage: overhead ROUND WAY OUT"
 		mkdir -p "$3" && overhead_chunk "$1" "$2" "$(cd "$3" && pwd)" ;;
+	steady) [ $# = 1 ] || die "usage: steady OUT"
+		mkdir -p "$1" && steady_chunk "$(cd "$1" && pwd)" ;;
 	profile) [ $# = 1 ] || die "usage: profile OUT"
 		mkdir -p "$1" && profile_chunk "$(cd "$1" && pwd)" ;;
 	scale) [ $# = 1 ] || die "usage: scale OUT"
@@ -355,6 +384,7 @@ case $cmd in
 			flock "$LOCK" bash "$0" round "$r" "$out" || exit 1
 		done
 		flock "$LOCK" bash -c 'bash "$0" scale "$1" && bash "$0" profile "$1"' "$0" "$out" || exit 1
+		flock "$LOCK" bash "$0" steady "$out" || exit 1
 		flock "$LOCK" bash -c 'bash "$0" accuracy configured "$1" && bash "$0" accuracy learn "$1"' "$0" "$out" || exit 1 ;;
 	*) die "usage: run-sidebyside.sh all|overhead|scale|accuracy ... (see its top comment)" ;;
 esac
