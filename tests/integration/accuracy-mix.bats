@@ -24,6 +24,7 @@ MIX_SCALE=24
 
 setup_file() {
 	[ -n "${CEEMS_SPANK_PLUGIN:-}" ] || return 0
+	command -v python3 >/dev/null || return 0
 	CEEMS_CLUSTER_INTERVAL=1s ceems_cluster_setup accmix || return 1
 	mix_run "$MIX_SCALE" "$CEEMS_DIR/mix"
 }
