@@ -1,8 +1,9 @@
-/* admin_migrate.c - applies sql/migrations/NNN_name.sql in order, one
- * transaction each, so that a failed migration leaves the database at
- * the previous version and a rerun picks up where it stopped.  A session
- * advisory lock taken in each transaction keeps two concurrent runs from
- * applying the same file twice. */
+/* admin_migrate.c - applies sql/migrations/NNN_name.sql in order, then,
+ * on reaching the last, the definitions (functions, triggers, views,
+ * policies: admin_definitions.c), all in one transaction: a failure
+ * leaves the database as it was before the run.  An advisory lock taken
+ * in the transaction keeps two concurrent runs from applying the same
+ * file twice. */
 #include "config.h"
 
 #include <dirent.h>
@@ -29,9 +30,8 @@ fail(char *err, size_t err_size, const char *fmt, ...)
 	return -1;
 }
 
-/* libpq's message without its trailing newline. */
-static const char *
-pq_message(const PGconn *conn, const PGresult *res)
+const char *
+admin_pq_message(const PGconn *conn, const PGresult *res)
 {
 	static char msg[1024];
 	const char *m = res != NULL ? PQresultErrorMessage(res) : "";
@@ -76,6 +76,16 @@ by_version(const void *a, const void *b)
 	return (x->version > y->version) - (x->version < y->version);
 }
 
+/* The definitions live in the folder above the migrations'. */
+static int
+scan_definitions(struct admin_migrations *out, char *err, size_t err_size)
+{
+	char root[sizeof(out->dir) + 4];
+
+	snprintf(root, sizeof(root), "%s/..", out->dir);
+	return admin_definitions_scan(root, &out->defs, err, err_size);
+}
+
 int
 admin_migrations_scan(const char *dir, struct admin_migrations *out,
 		      char *err, size_t err_size)
@@ -114,21 +124,17 @@ admin_migrations_scan(const char *dir, struct admin_migrations *out,
 			return fail(err, err_size,
 				    "%s: migrations must be numbered 001, 002, ... without gaps or twins (found %s)",
 				    dir, out->list[i].name);
-	return 0;
+	return scan_definitions(out, err, err_size);
 }
 
-/* Read a migration file whole into a new NUL-terminated buffer. */
-static char *
-read_migration(const struct admin_migrations *m, const struct admin_migration *mig,
-	       char *err, size_t err_size)
+char *
+admin_read_sql(const char *path, char *err, size_t err_size)
 {
-	char path[4096 + ADMIN_MIGRATION_NAME_MAX + 2];
 	struct stat st;
 	char *text;
 	FILE *f;
 	size_t n;
 
-	snprintf(path, sizeof(path), "%s/%s", m->dir, mig->name);
 	if ((f = fopen(path, "re")) == NULL) {
 		fail(err, err_size, "%s: %s", path, strerror(errno));
 		return NULL;
@@ -162,6 +168,16 @@ read_migration(const struct admin_migrations *m, const struct admin_migration *m
 	return text;
 }
 
+static char *
+read_migration(const struct admin_migrations *m, const struct admin_migration *mig,
+	       char *err, size_t err_size)
+{
+	char path[sizeof(m->dir) + ADMIN_MIGRATION_NAME_MAX + 2];
+
+	snprintf(path, sizeof(path), "%s/%s", m->dir, mig->name);
+	return admin_read_sql(path, err, err_size);
+}
+
 static int
 exec_ok(PGconn *conn, const char *sql, char *err, size_t err_size)
 {
@@ -170,7 +186,7 @@ exec_ok(PGconn *conn, const char *sql, char *err, size_t err_size)
 	int r = 0;
 
 	if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK)
-		r = fail(err, err_size, "%s", pq_message(conn, res));
+		r = fail(err, err_size, "%s", admin_pq_message(conn, res));
 	PQclear(res);
 	return r;
 }
@@ -183,7 +199,7 @@ admin_schema_version(PGconn *conn, int *version, char *err, size_t err_size)
 	res = PQexec(conn,
 		     "SELECT CASE WHEN to_regclass('ceems.schema_version') IS NULL THEN -1 END");
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
-		fail(err, err_size, "%s", pq_message(conn, res));
+		fail(err, err_size, "%s", admin_pq_message(conn, res));
 		PQclear(res);
 		return -1;
 	}
@@ -204,7 +220,7 @@ admin_schema_version(PGconn *conn, int *version, char *err, size_t err_size)
 	PQclear(res);
 	res = PQexec(conn, "SELECT coalesce(max(version), 0) FROM ceems.schema_version");
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
-		fail(err, err_size, "%s", pq_message(conn, res));
+		fail(err, err_size, "%s", admin_pq_message(conn, res));
 		PQclear(res);
 		return -1;
 	}
@@ -213,9 +229,7 @@ admin_schema_version(PGconn *conn, int *version, char *err, size_t err_size)
 	return 0;
 }
 
-/* Apply one migration in its own transaction.  Returns 1 when applied,
- * 0 when another run had applied it meanwhile, -1 on error (rolled
- * back). */
+/* Apply one migration and record it, inside the caller's transaction. */
 static int
 apply_one(PGconn *conn, const struct admin_migrations *m,
 	  const struct admin_migration *mig, char *err, size_t err_size)
@@ -224,33 +238,16 @@ apply_one(PGconn *conn, const struct admin_migrations *m,
 	char version[16];
 	char *text;
 	PGresult *res;
-	int current;
 
 	if ((text = read_migration(m, mig, err, err_size)) == NULL)
 		return -1;
-	if (exec_ok(conn, "BEGIN", err, err_size) < 0) {
-		free(text);
-		return -1;
-	}
-	if (exec_ok(conn, "SELECT pg_advisory_xact_lock(" MIGRATION_LOCK ")",
-		    err, err_size) < 0 ||
-	    admin_schema_version(conn, &current, err, err_size) < 0)
-		goto rollback;
-	if (current >= mig->version) {
-		free(text);
-		return exec_ok(conn, "COMMIT", err, err_size) < 0 ? -1 : 0;
-	}
-	if (current != mig->version - 1) {
-		fail(err, err_size, "database at version %d cannot take migration %s",
-		     current, mig->name);
-		goto rollback;
-	}
 	res = PQexec(conn, text);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK &&
 	    PQresultStatus(res) != PGRES_TUPLES_OK) {
-		fail(err, err_size, "%s: %s", mig->name, pq_message(conn, res));
+		fail(err, err_size, "%s: %s", mig->name, admin_pq_message(conn, res));
 		PQclear(res);
-		goto rollback;
+		free(text);
+		return -1;
 	}
 	PQclear(res);
 	snprintf(version, sizeof(version), "%d", mig->version);
@@ -261,21 +258,67 @@ apply_one(PGconn *conn, const struct admin_migrations *m,
 			   "INSERT INTO ceems.schema_version (version, name, checksum) "
 			   "VALUES ($1::integer, $2, md5($3))",
 			   3, NULL, params, NULL, NULL, 0);
+	free(text);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
 		fail(err, err_size, "%s: recording the version: %s", mig->name,
-		     pq_message(conn, res));
+		     admin_pq_message(conn, res));
 		PQclear(res);
-		goto rollback;
+		return -1;
 	}
 	PQclear(res);
-	free(text);
-	return exec_ok(conn, "COMMIT", err, err_size) < 0 ? -1 : 1;
+	return 0;
+}
 
-rollback:
-	free(text);
-	res = PQexec(conn, "ROLLBACK");
-	PQclear(res);
-	return -1;
+/* The version read under the lock, refused when newer than the files or
+ * than TARGET. */
+static int
+check_version(PGconn *conn, const struct admin_migrations *m, int target,
+	      int *current, char *err, size_t err_size)
+{
+	int last = m->list[m->count - 1].version;
+
+	if (admin_schema_version(conn, current, err, err_size) < 0)
+		return -1;
+	if (*current > last)
+		return fail(err, err_size,
+			    "the database is at schema version %d, newer than the migrations in %s (up to %d): refusing to downgrade; use the ceems-admin of the newer release",
+			    *current, m->dir, last);
+	if (*current > target)
+		return fail(err, err_size,
+			    "the database is at schema version %d, past %d: refusing to downgrade",
+			    *current, target);
+	return 0;
+}
+
+/* The migrations after CURRENT up to TARGET, then the definitions when
+ * TARGET is the last and a migration ran or they are not the files'. */
+static int
+apply_pending(PGconn *conn, const struct admin_migrations *m, int current,
+	      int target, int verbose, char *err, size_t err_size)
+{
+	int applied = 0, defs_applied, r;
+
+	for (size_t i = (size_t)current; i < m->count && m->list[i].version <= target; i++) {
+		if (apply_one(conn, m, &m->list[i], err, err_size) < 0)
+			return -1;
+		applied++;
+		if (verbose)
+			printf("applied %s\n", m->list[i].name);
+	}
+	if (target != m->list[m->count - 1].version)
+		return applied;
+	if (applied == 0) {
+		r = admin_definitions_current(conn, &m->defs, &defs_applied, err, err_size);
+		if (r < 0)
+			return -1;
+		if (r == 1)
+			return 0;
+	}
+	if (admin_definitions_apply(conn, &m->defs, err, err_size) < 0)
+		return -1;
+	if (verbose)
+		printf("applied the definitions (%zu files)\n", m->defs.count);
+	return applied;
 }
 
 int
@@ -283,35 +326,49 @@ admin_migrate(PGconn *conn, const struct admin_migrations *m, int target,
 	      int verbose, char *err, size_t err_size)
 {
 	int last = m->list[m->count - 1].version;
-	int current, applied = 0;
+	int current, applied;
+	PGresult *res;
 
 	if (target == 0)
 		target = last;
 	if (target < 0 || target > last)
 		return fail(err, err_size, "no migration %03d in %s (the last is %03d)",
 			    target, m->dir, last);
-	if (admin_schema_version(conn, &current, err, err_size) < 0)
+	if (exec_ok(conn, "BEGIN", err, err_size) < 0)
 		return -1;
-	if (current > last)
-		return fail(err, err_size,
-			    "the database is at schema version %d, newer than the migrations in %s (up to %d): refusing to downgrade; use the ceems-admin of the newer release",
-			    current, m->dir, last);
-	if (current > target)
-		return fail(err, err_size,
-			    "the database is at schema version %d, past %d: refusing to downgrade",
-			    current, target);
-	for (size_t i = (size_t)current; i < m->count && m->list[i].version <= target; i++) {
-		int r = apply_one(conn, m, &m->list[i], err, err_size);
+	if (exec_ok(conn, "SELECT pg_advisory_xact_lock(" MIGRATION_LOCK ")",
+		    err, err_size) < 0 ||
+	    check_version(conn, m, target, &current, err, err_size) < 0 ||
+	    (applied = apply_pending(conn, m, current, target, verbose,
+				     err, err_size)) < 0)
+		goto rollback;
+	return exec_ok(conn, "COMMIT", err, err_size) < 0 ? -1 : applied;
 
-		if (r < 0)
-			return -1;
-		if (r > 0) {
-			applied++;
-			if (verbose)
-				printf("applied %s\n", m->list[i].name);
-		}
-	}
-	return applied;
+rollback:
+	res = PQexec(conn, "ROLLBACK");
+	PQclear(res);
+	return -1;
+}
+
+/* One line on the definitions; 1 when they are the files'. */
+static int
+status_definitions(PGconn *conn, const struct admin_migrations *m, int current,
+		   char *err, size_t err_size)
+{
+	int applied, r;
+
+	if (current == 0)
+		return 0;
+	if ((r = admin_definitions_current(conn, &m->defs, &applied, err, err_size)) < 0)
+		return -1;
+	if (r == 1)
+		printf("definitions: current (%zu files in %s)\n", m->defs.count,
+		       m->defs.root);
+	else if (applied)
+		printf("definitions: changed since applied: ceems-admin db migrate applies them\n");
+	else
+		printf("definitions: not applied (they are with the last migration)\n");
+	return r;
 }
 
 int
@@ -319,7 +376,7 @@ admin_status(PGconn *conn, const struct admin_migrations *m, char *err,
 	     size_t err_size)
 {
 	int last = m->list[m->count - 1].version;
-	int current, pending = 0;
+	int current, pending = 0, defs;
 
 	if (admin_schema_version(conn, &current, err, err_size) < 0)
 		return -1;
@@ -345,7 +402,7 @@ admin_status(PGconn *conn, const struct admin_migrations *m, char *err,
 				   2, NULL, params, NULL, NULL, 0);
 		free(text);
 		if (PQresultStatus(res) != PGRES_TUPLES_OK) {
-			fail(err, err_size, "%s", pq_message(conn, res));
+			fail(err, err_size, "%s", admin_pq_message(conn, res));
 			PQclear(res);
 			return -1;
 		}
@@ -358,7 +415,9 @@ admin_status(PGconn *conn, const struct admin_migrations *m, char *err,
 			printf("pending: %s\n", m->list[i].name);
 			pending++;
 		}
-	if (pending == 0 && current == last)
+	if ((defs = status_definitions(conn, m, current, err, err_size)) < 0)
+		return -1;
+	if (pending == 0 && current == last && defs == 1)
 		printf("up to date\n");
 	return pending;
 }

@@ -40,6 +40,17 @@ COMMENT ON TABLE ceems.schema_version IS
 COMMENT ON COLUMN ceems.schema_version.checksum IS
 	'md5 of the migration file as applied; ceems-admin db status warns when the file has changed since';
 
+CREATE TABLE ceems.schema_definitions (
+	one boolean PRIMARY KEY DEFAULT true CHECK (one),
+	checksum text NOT NULL,
+	files integer NOT NULL,
+	applied_at timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE ceems.schema_definitions IS
+	'The functions, triggers, views and policies (sql/functions, sql/triggers, sql/views, sql/policies) ceems-admin applied last, after the migrations: one row';
+COMMENT ON COLUMN ceems.schema_definitions.checksum IS
+	'md5 of the files'' names and texts in the order applied: db status compares it with the installed files';
+
 CREATE TABLE ceems.clusters (
 	cluster_id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 	name text NOT NULL UNIQUE CHECK (name <> '' AND length(name) <= 63),

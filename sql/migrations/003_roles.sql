@@ -43,9 +43,6 @@ REVOKE ALL ON ALL TABLES IN SCHEMA ceems FROM PUBLIC;
 
 GRANT USAGE ON SCHEMA ceems TO ceems_writer, ceems_reader, ceems_admin;
 
--- The writer: the write function only.
-GRANT EXECUTE ON FUNCTION ceems.upsert_job_record(jsonb) TO ceems_writer;
-
 -- Readers: every table users query, rows filtered below.
 GRANT SELECT ON ceems.jobs, ceems.job_nodes, ceems.job_steps,
 		ceems.job_notes, ceems.clusters, ceems.emission_factors,
@@ -62,36 +59,15 @@ GRANT INSERT, UPDATE ON ceems.clusters TO ceems_admin;
 -- Each predicate's sub-select runs once per query (an InitPlan), not per
 -- row, so the policies stay cheap on large tables.
 ALTER TABLE ceems.jobs ENABLE ROW LEVEL SECURITY;
-CREATE POLICY jobs_own ON ceems.jobs FOR SELECT
-	USING (user_name = current_user);
-CREATE POLICY jobs_coordinated ON ceems.jobs FOR SELECT
-	USING (account = ANY (ARRAY(SELECT c.account FROM ceems.coordinators c
-				    WHERE c.username = current_user)));
-CREATE POLICY jobs_admin ON ceems.jobs FOR SELECT
-	USING ((SELECT pg_has_role(current_user, 'ceems_admin', 'USAGE')));
-COMMENT ON POLICY jobs_own ON ceems.jobs IS 'A user sees the jobs whose user_name is their role name';
-COMMENT ON POLICY jobs_coordinated ON ceems.jobs IS 'A coordinator sees the jobs of their accounts';
-COMMENT ON POLICY jobs_admin ON ceems.jobs IS 'Members of ceems_admin see every job';
 
 -- A child row is visible when its job is (the sub-select on jobs is
 -- itself filtered by the policies above).
 ALTER TABLE ceems.job_nodes ENABLE ROW LEVEL SECURITY;
-CREATE POLICY job_nodes_visible ON ceems.job_nodes FOR SELECT
-	USING (EXISTS (SELECT 1 FROM ceems.jobs j WHERE j.job_key = job_nodes.job_key));
 ALTER TABLE ceems.job_steps ENABLE ROW LEVEL SECURITY;
-CREATE POLICY job_steps_visible ON ceems.job_steps FOR SELECT
-	USING (EXISTS (SELECT 1 FROM ceems.jobs j WHERE j.job_key = job_steps.job_key));
 ALTER TABLE ceems.job_notes ENABLE ROW LEVEL SECURITY;
-CREATE POLICY job_notes_visible ON ceems.job_notes FOR SELECT
-	USING (EXISTS (SELECT 1 FROM ceems.jobs j WHERE j.job_key = job_notes.job_key));
 
 -- Coordinators: a user sees their own entries, admins all of them and
 -- may change them.
 ALTER TABLE ceems.coordinators ENABLE ROW LEVEL SECURITY;
-CREATE POLICY coordinators_own ON ceems.coordinators FOR SELECT
-	USING (username = current_user);
-CREATE POLICY coordinators_admin ON ceems.coordinators FOR ALL
-	USING ((SELECT pg_has_role(current_user, 'ceems_admin', 'USAGE')))
-	WITH CHECK ((SELECT pg_has_role(current_user, 'ceems_admin', 'USAGE')));
 
 CALL ceems.adopt_objects();

@@ -29,33 +29,6 @@ ALTER TABLE ceems.clusters
 COMMENT ON COLUMN ceems.clusters.max_job_s IS
 	'Longest end_time - start_time of the cluster''s jobs, s (kept by triggers on jobs; only grows): bounds the start of the jobs overlapping a window';
 
-CREATE FUNCTION ceems.note_job_durations()
-RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-	-- Locks a clusters row only when its maximum grows: rare once a
-	-- cluster has run its longest jobs.
-	UPDATE ceems.clusters c SET max_job_s = d.s
-	FROM (SELECT n.cluster_id,
-		     max(extract(epoch FROM n.end_time - n.start_time))::double precision AS s
-	      FROM new_jobs n
-	      WHERE n.end_time IS NOT NULL
-	      GROUP BY n.cluster_id) d
-	WHERE c.cluster_id = d.cluster_id AND c.max_job_s < d.s;
-	RETURN NULL;
-END
-$$;
-COMMENT ON FUNCTION ceems.note_job_durations() IS
-	'Trigger: raise clusters.max_job_s to the longest job of the statement''s new or changed jobs rows';
-
-CREATE TRIGGER jobs_duration_insert AFTER INSERT ON ceems.jobs
-	REFERENCING NEW TABLE AS new_jobs
-	FOR EACH STATEMENT EXECUTE FUNCTION ceems.note_job_durations();
-CREATE TRIGGER jobs_duration_update AFTER UPDATE ON ceems.jobs
-	REFERENCING NEW TABLE AS new_jobs
-	FOR EACH STATEMENT EXECUTE FUNCTION ceems.note_job_durations();
-
 -- The jobs already stored.
 UPDATE ceems.clusters c
 	SET max_job_s = coalesce((SELECT max(extract(epoch FROM j.end_time - j.start_time))::double precision

@@ -1,0 +1,130 @@
+-- sql/functions/json.sql - Reading the fields of a record (jsonb): typed, with an error naming the field when it has the wrong type.
+
+-- Typed readers of one member of a JSON object: NULL when absent (the
+-- record format leaves unknown values out), an error naming WHERE when
+-- present with the wrong type.  They cost a PL/pgSQL call each, so only
+-- the identity and the structure are read with them; the many figures
+-- are read with plain casts ((obj ->> key)::type), which refuse a value
+-- of the wrong type too (22P02), only less precisely worded.
+CREATE OR REPLACE FUNCTION ceems.json_text(obj jsonb, key text, path text)
+RETURNS text LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v jsonb := obj -> key;
+BEGIN
+	IF v IS NULL OR jsonb_typeof(v) = 'null' THEN
+		RETURN NULL;
+	END IF;
+	IF jsonb_typeof(v) <> 'string' THEN
+		RAISE EXCEPTION 'ceems record: %.% must be a string', path, key
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	RETURN v #>> '{}';
+END
+$$;
+
+CREATE OR REPLACE FUNCTION ceems.json_float(obj jsonb, key text, path text)
+RETURNS double precision LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v jsonb := obj -> key;
+BEGIN
+	IF v IS NULL OR jsonb_typeof(v) = 'null' THEN
+		RETURN NULL;
+	END IF;
+	IF jsonb_typeof(v) <> 'number' THEN
+		RAISE EXCEPTION 'ceems record: %.% must be a number', path, key
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	RETURN (v #>> '{}')::double precision;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION ceems.json_int(obj jsonb, key text, path text)
+RETURNS bigint LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v jsonb := obj -> key;
+	n numeric;
+BEGIN
+	IF v IS NULL OR jsonb_typeof(v) = 'null' THEN
+		RETURN NULL;
+	END IF;
+	IF jsonb_typeof(v) <> 'number' THEN
+		RAISE EXCEPTION 'ceems record: %.% must be a whole number', path, key
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	n := (v #>> '{}')::numeric;
+	IF n <> trunc(n) THEN
+		RAISE EXCEPTION 'ceems record: %.% must be a whole number', path, key
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	RETURN n::bigint;	-- 22003 when it does not fit
+END
+$$;
+
+CREATE OR REPLACE FUNCTION ceems.json_bool(obj jsonb, key text, path text)
+RETURNS boolean LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v jsonb := obj -> key;
+BEGIN
+	IF v IS NULL OR jsonb_typeof(v) = 'null' THEN
+		RETURN NULL;
+	END IF;
+	IF jsonb_typeof(v) <> 'boolean' THEN
+		RAISE EXCEPTION 'ceems record: %.% must be true or false', path, key
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	RETURN (v #>> '{}')::boolean;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION ceems.json_object(obj jsonb, key text, path text)
+RETURNS jsonb LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v jsonb := obj -> key;
+BEGIN
+	IF v IS NULL OR jsonb_typeof(v) = 'null' THEN
+		RETURN NULL;
+	END IF;
+	IF jsonb_typeof(v) <> 'object' THEN
+		RAISE EXCEPTION 'ceems record: %.% must be an object', path, key
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	RETURN v;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION ceems.json_time(obj jsonb, key text, path text)
+RETURNS timestamptz LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT to_timestamp(ceems.json_int(obj, key, path));
+$$;
+
+-- Merge objects in aggregation order: the later object's fields win
+-- (refresh_job's `meta := meta || job_meta`, as an aggregate).
+CREATE OR REPLACE AGGREGATE ceems.jsonb_merge(jsonb) (
+	SFUNC = pg_catalog.jsonb_concat,
+	STYPE = jsonb,
+	INITCOND = '{}'
+);
+COMMENT ON AGGREGATE ceems.jsonb_merge(jsonb) IS
+	'Merge JSON objects in aggregation order (later fields win): the jobs row''s metadata from its node records';
+
+-- ceems.json_int(obj, key, path) as an expression the planner inlines:
+-- the PL/pgSQL call is made only to raise its error.
+CREATE OR REPLACE FUNCTION ceems.whole_number(obj jsonb, key text, path text)
+RETURNS bigint LANGUAGE sql IMMUTABLE
+RETURN CASE WHEN coalesce(jsonb_typeof(obj -> key), 'null') = 'null' THEN NULL
+	    WHEN jsonb_typeof(obj -> key) <> 'number' THEN ceems.json_int(obj, key, path)
+	    WHEN (obj ->> key)::numeric = trunc((obj ->> key)::numeric)
+	    THEN (obj ->> key)::numeric::bigint
+	    ELSE ceems.json_int(obj, key, path) END;

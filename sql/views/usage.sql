@@ -1,0 +1,152 @@
+-- sql/views/usage.sql - Usage and idle-allocated waste, per job, day, month, user, account and partition.
+
+-- 004_views.sql - usage reports for admins (and Grafana).  Every view is
+-- security_invoker: it runs with the rights of whoever queries it, so
+-- row-level security applies and a user who queries a view sees the sums
+-- of their own jobs only.
+--
+-- A job counts in the day (month) of its end, or of its start while it
+-- has no end time.  Energies in kWh, emissions in kg CO2e.  Efficiencies
+-- are weighted over the jobs that have both terms: CPU efficiency = CPU
+-- time / allocated CPU time.
+CREATE OR REPLACE VIEW ceems.job_usage WITH (security_invoker = true) AS
+SELECT j.job_key,
+       c.name AS cluster,
+       j.jobid,
+       j.user_name,
+       j.account,
+       j.partition,
+       coalesce(j.end_time, j.start_time) AS accounted_at,
+       j.elapsed_s,
+       j.total_j / 3.6e6 AS energy_kwh,
+       j.emissions_g / 1000 AS emissions_kg,
+       j.alloc_cpus * j.elapsed_s / 3600 AS cpu_hours_alloc,
+       j.cpu_time_s / 3600 AS cpu_hours_used,
+       -- the record leaves alloc_gpus out when the job holds none
+       coalesce(j.alloc_gpus, 0) * j.elapsed_s / 3600 AS gpu_hours,
+       j.cpu_efficiency,
+       j.mem_efficiency,
+       -- Energy spent on held but idle resources: the static power of the
+       -- cores (memory) the job held, times the share it did not use.
+       -- An estimate: the ledger charges static power by allocation.
+       j.package_static_j * (1 - ceems.at_most_one(j.cpu_efficiency)) AS idle_cpu_j,
+       j.dram_static_j * (1 - ceems.at_most_one(j.mem_efficiency)) AS idle_mem_j,
+       coalesce(j.package_static_j * (1 - ceems.at_most_one(j.cpu_efficiency)), 0) +
+	       coalesce(j.dram_static_j * (1 - ceems.at_most_one(j.mem_efficiency)), 0)
+	       AS idle_alloc_j,
+       (j.package_static_j IS NOT NULL AND j.cpu_efficiency IS NOT NULL) OR
+	       (j.dram_static_j IS NOT NULL AND j.mem_efficiency IS NOT NULL)
+	       AS idle_alloc_known
+FROM ceems.jobs j
+JOIN ceems.clusters c USING (cluster_id);
+COMMENT ON VIEW ceems.job_usage IS
+	'Per job: energy (kWh), emissions (kg), CPU and GPU hours, efficiencies, energy on idle allocated resources';
+COMMENT ON COLUMN ceems.job_usage.idle_alloc_j IS
+	'Static energy of held but unused cores and memory, J: package_static_j x (1 - CPU efficiency) + dram_static_j x (1 - memory efficiency)';
+
+-- The sums every usage view shares, over the rows of job_usage in a
+-- group.  (A view per grain keeps the queries Grafana needs simple.)
+CREATE OR REPLACE VIEW ceems.usage_daily WITH (security_invoker = true) AS
+SELECT date_trunc('day', accounted_at) AS day,
+       cluster, user_name, account, partition,
+       count(*) AS jobs,
+       sum(energy_kwh) AS energy_kwh,
+       sum(emissions_kg) AS emissions_kg,
+       sum(cpu_hours_alloc) AS cpu_hours_alloc,
+       sum(cpu_hours_used) AS cpu_hours_used,
+       sum(gpu_hours) AS gpu_hours,
+       sum(cpu_hours_used) FILTER (WHERE cpu_efficiency IS NOT NULL) /
+	       nullif(sum(cpu_hours_alloc) FILTER (WHERE cpu_efficiency IS NOT NULL), 0)
+	       AS cpu_efficiency,
+       -- the terms of cpu_efficiency, so that coarser views can weigh it
+       sum(cpu_hours_used) FILTER (WHERE cpu_efficiency IS NOT NULL) AS eff_used_hours,
+       sum(cpu_hours_alloc) FILTER (WHERE cpu_efficiency IS NOT NULL) AS eff_alloc_hours,
+       sum(idle_alloc_j) FILTER (WHERE idle_alloc_known) / 3.6e6 AS idle_alloc_kwh
+FROM ceems.job_usage
+GROUP BY 1, 2, 3, 4, 5;
+COMMENT ON VIEW ceems.usage_daily IS
+	'Usage per day, cluster, user, account and partition';
+
+CREATE OR REPLACE VIEW ceems.usage_monthly WITH (security_invoker = true) AS
+SELECT date_trunc('month', day) AS month,
+       cluster, user_name, account, partition,
+       sum(jobs) AS jobs,
+       sum(energy_kwh) AS energy_kwh,
+       sum(emissions_kg) AS emissions_kg,
+       sum(cpu_hours_alloc) AS cpu_hours_alloc,
+       sum(cpu_hours_used) AS cpu_hours_used,
+       sum(gpu_hours) AS gpu_hours,
+       sum(eff_used_hours) / nullif(sum(eff_alloc_hours), 0) AS cpu_efficiency,
+       sum(eff_used_hours) AS eff_used_hours,
+       sum(eff_alloc_hours) AS eff_alloc_hours,
+       sum(idle_alloc_kwh) AS idle_alloc_kwh
+FROM ceems.usage_daily
+GROUP BY 1, 2, 3, 4, 5;
+COMMENT ON VIEW ceems.usage_monthly IS
+	'Usage per month, cluster, user, account and partition';
+
+CREATE OR REPLACE VIEW ceems.usage_by_user_month WITH (security_invoker = true) AS
+SELECT month, cluster, user_name,
+       sum(jobs) AS jobs, sum(energy_kwh) AS energy_kwh,
+       sum(emissions_kg) AS emissions_kg,
+       sum(cpu_hours_alloc) AS cpu_hours_alloc,
+       sum(cpu_hours_used) AS cpu_hours_used, sum(gpu_hours) AS gpu_hours,
+       sum(eff_used_hours) / nullif(sum(eff_alloc_hours), 0) AS cpu_efficiency,
+       sum(idle_alloc_kwh) AS idle_alloc_kwh
+FROM ceems.usage_monthly GROUP BY 1, 2, 3;
+COMMENT ON VIEW ceems.usage_by_user_month IS 'Usage per month and user';
+
+CREATE OR REPLACE VIEW ceems.usage_by_account_month WITH (security_invoker = true) AS
+SELECT month, cluster, account,
+       sum(jobs) AS jobs, sum(energy_kwh) AS energy_kwh,
+       sum(emissions_kg) AS emissions_kg,
+       sum(cpu_hours_alloc) AS cpu_hours_alloc,
+       sum(cpu_hours_used) AS cpu_hours_used, sum(gpu_hours) AS gpu_hours,
+       sum(eff_used_hours) / nullif(sum(eff_alloc_hours), 0) AS cpu_efficiency,
+       sum(idle_alloc_kwh) AS idle_alloc_kwh
+FROM ceems.usage_monthly GROUP BY 1, 2, 3;
+COMMENT ON VIEW ceems.usage_by_account_month IS 'Usage per month and account';
+
+CREATE OR REPLACE VIEW ceems.usage_by_partition_month WITH (security_invoker = true) AS
+SELECT month, cluster, partition,
+       sum(jobs) AS jobs, sum(energy_kwh) AS energy_kwh,
+       sum(emissions_kg) AS emissions_kg,
+       sum(cpu_hours_alloc) AS cpu_hours_alloc,
+       sum(cpu_hours_used) AS cpu_hours_used, sum(gpu_hours) AS gpu_hours,
+       sum(eff_used_hours) / nullif(sum(eff_alloc_hours), 0) AS cpu_efficiency,
+       sum(idle_alloc_kwh) AS idle_alloc_kwh
+FROM ceems.usage_monthly GROUP BY 1, 2, 3;
+COMMENT ON VIEW ceems.usage_by_partition_month IS 'Usage per month and partition';
+
+-- Top wasters: per month and user, the energy spent on resources their
+-- jobs held and left idle, largest first.
+CREATE OR REPLACE VIEW ceems.idle_waste_by_user_month WITH (security_invoker = true) AS
+SELECT date_trunc('month', accounted_at) AS month,
+       cluster, user_name,
+       count(*) AS jobs,
+       sum(idle_alloc_j) / 3.6e6 AS idle_alloc_kwh,
+       sum(energy_kwh) AS energy_kwh,
+       sum(idle_alloc_j) / 3.6e6 / nullif(sum(energy_kwh), 0) AS idle_share,
+       sum(cpu_hours_alloc) - sum(cpu_hours_used) AS idle_cpu_hours
+FROM ceems.job_usage
+WHERE idle_alloc_known
+GROUP BY 1, 2, 3
+ORDER BY month DESC, idle_alloc_kwh DESC;
+COMMENT ON VIEW ceems.idle_waste_by_user_month IS
+	'Top wasters: energy on held but idle cores and memory per month and user, largest first';
+
+CREATE OR REPLACE VIEW ceems.idle_waste_jobs WITH (security_invoker = true) AS
+SELECT job_key, cluster, jobid, user_name, account, partition,
+       accounted_at, idle_alloc_j / 3.6e6 AS idle_alloc_kwh,
+       energy_kwh, cpu_efficiency, mem_efficiency
+FROM ceems.job_usage
+WHERE idle_alloc_known AND idle_alloc_j > 0
+ORDER BY idle_alloc_j DESC;
+COMMENT ON VIEW ceems.idle_waste_jobs IS
+	'Jobs by energy spent on held but idle cores and memory, largest first (add a time filter)';
+
+GRANT SELECT ON ceems.job_usage, ceems.usage_daily, ceems.usage_monthly,
+		ceems.usage_by_user_month, ceems.usage_by_account_month,
+		ceems.usage_by_partition_month, ceems.idle_waste_by_user_month,
+		ceems.idle_waste_jobs
+	TO ceems_reader;
