@@ -81,8 +81,13 @@ static int
 scan_definitions(struct admin_migrations *out, char *err, size_t err_size)
 {
 	char root[sizeof(out->dir) + 4];
+	size_t len = strlen(out->dir);
 
-	snprintf(root, sizeof(root), "%s/..", out->dir);
+	/* ".../sql/migrations" names its folder ".../sql" in messages. */
+	if (len > 11 && strcmp(out->dir + len - 11, "/migrations") == 0)
+		snprintf(root, sizeof(root), "%.*s", (int)(len - 11), out->dir);
+	else
+		snprintf(root, sizeof(root), "%s/..", out->dir);
 	return admin_definitions_scan(root, &out->defs, err, err_size);
 }
 

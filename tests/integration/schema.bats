@@ -176,39 +176,130 @@ make_node_records() {
 
     # A migration that fails leaves the version where it was.
     sql -c "DELETE FROM ceems.schema_version WHERE version = 999"
-    cp -r "$SQL_DIR" "$BATS_TEST_TMPDIR/sql"
+    cp -r "$SRCDIR/sql" "$BATS_TEST_TMPDIR/sql"
     last=$(ls "$SQL_DIR" | grep -E '^[0-9]{3}_' | tail -n 1 | cut -c1-3)
     next=$(printf '%03d' $((10#$last + 1)))
-    printf 'CREATE TABLE ceems.half_done (x int);\nSELECT 1/0;\n' >"$BATS_TEST_TMPDIR/sql/${next}_broken.sql"
-    run "$ADMIN" --sql-dir "$BATS_TEST_TMPDIR/sql" -d "dbname=$DB" db migrate
+    printf 'CREATE TABLE ceems.half_done (x int);\nSELECT 1/0;\n' >"$BATS_TEST_TMPDIR/sql/migrations/${next}_broken.sql"
+    run "$ADMIN" --sql-dir "$BATS_TEST_TMPDIR/sql/migrations" -d "dbname=$DB" db migrate
     [ "$status" -ne 0 ] || _fail "a broken migration succeeded"
     echo "$output" | grep -q "${next}_broken.sql: ERROR:  division by zero" || _fail "message: $output"
     [ "$(sql -c "SELECT to_regclass('ceems.half_done') IS NULL")" = t ] || _fail "half of a failed migration stayed"
     [ "$(sql -c 'SELECT max(version) FROM ceems.schema_version')" = "$((10#$last))" ] || _fail "version moved"
 }
 
+# copy_rows FROM TO: the rows of FROM's tables into TO's, in the columns
+# TO's tables have (TO is at an older version: the rows an older schema
+# would hold, without that version's functions, which are gone).
+copy_rows() {
+    local t cols
+    for t in clusters jobs job_nodes job_steps job_notes; do
+        cols=$(sql -d "$2" -c "SELECT string_agg(quote_ident(column_name), ', ' ORDER BY ordinal_position)
+                               FROM information_schema.columns
+                               WHERE table_schema = 'ceems' AND table_name = '$t'")
+        sql -d "$1" -c "COPY (SELECT $cols FROM ceems.$t) TO STDOUT" |
+            sql -d "$2" -c "COPY ceems.$t ($cols) FROM STDIN" || return 1
+    done
+}
+
 @test "schema: 016 gives the jobs stored before it the steps a new database stores" {
-    run admin db migrate --to 15
-    [ "$status" -eq 0 ] || _fail "migrate --to 15: $output"
     make_node_records
     "$GEN" cluster=c1 jobid=43 uid=1001 user=bob account=chem start=1700000000 node=n3 \
         elapsed=10 package_j=20 steps=2 bare_steps=1 >"$BATS_TEST_TMPDIR/other.json"
     "$GEN" cluster=c1 jobid=44 uid=1001 user=bob account=chem start=1700000000 node=n3 \
         elapsed=10 steps=0 >"$BATS_TEST_TMPDIR/nosteps.json"
-    set -- n1 n2 other nosteps
-    for f in "$@"; do upsert "$BATS_TEST_TMPDIR/$f.json" >/dev/null || _fail "upsert $f at 15"; done
-    run admin db migrate
-    [ "$status" -eq 0 ] || _fail "migrate to the last: $output"
-    migrated=$(contents)
-    [ "$(sql -c 'SELECT count(*) FROM ceems.jobs WHERE steps IS NOT NULL')" = 2 ] ||
-        _fail "steps of the stored jobs: $migrated"
-
-    DB=${DB}b
-    export PGDATABASE=$DB
-    psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
     admin db init >/dev/null || _fail "db init"
-    for f in "$@"; do upsert "$BATS_TEST_TMPDIR/$f.json" >/dev/null || _fail "upsert $f"; done
-    [ "$(contents)" = "$migrated" ] || _fail "migrated rows differ: $(diff <(echo "$migrated") <(contents))"
+    for f in n1 n2 other nosteps; do upsert "$BATS_TEST_TMPDIR/$f.json" >/dev/null || _fail "upsert $f"; done
+    fresh=$(contents)
+    [ "$(sql -c 'SELECT count(*) FROM ceems.jobs WHERE steps IS NOT NULL')" = 2 ] ||
+        _fail "steps of the stored jobs: $fresh"
+
+    old=${DB}b
+    psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $old" -c "CREATE DATABASE $old"
+    "$ADMIN" --sql-dir "$SQL_DIR" -d "dbname=$old" db migrate --to 15 >/dev/null || _fail "migrate --to 15"
+    copy_rows "$DB" "$old" || _fail "rows copied into the database at 15"
+    "$ADMIN" --sql-dir "$SQL_DIR" -d "dbname=$old" db migrate >/dev/null || _fail "migrate to the last"
+    migrated=$(PGDATABASE=$old contents)
+    [ "$migrated" = "$fresh" ] || _fail "migrated rows differ: $(diff <(echo "$fresh") <(echo "$migrated"))"
+}
+
+# The schema without pg_dump's random \restrict key.
+schema_dump() {
+    "${CEEMS_TEST_PGBIN:-/usr/lib/postgresql/15/bin}/pg_dump" -s -d "$1" | grep -v '^\\\(un\)\?restrict '
+}
+
+@test "schema: a database migrated from every earlier version is the same as a new one" {
+    admin db init >/dev/null || _fail "db init"
+    want=$(schema_dump "$DB")
+    [ -n "$want" ] || _fail "no dump"
+    last=$(ls "$SQL_DIR" | grep -E '^[0-9]{3}_[a-z0-9_]+\.sql$' | tail -n 1 | cut -c1-3)
+    for v in $(seq 1 $((10#$last - 1))); do
+        old=${DB}v$v
+        psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $old" -c "CREATE DATABASE $old"
+        "$ADMIN" --sql-dir "$SQL_DIR" -d "dbname=$old" db migrate --to "$v" >/dev/null || _fail "migrate --to $v"
+        run "$ADMIN" --sql-dir "$SQL_DIR" -d "dbname=$old" db migrate
+        [ "$status" -eq 0 ] || _fail "migrate from $v: $output"
+        got=$(schema_dump "$old")
+        [ "$got" = "$want" ] || _fail "migrated from $v differs: $(diff <(echo "$want") <(echo "$got") | head -40)"
+        run "$ADMIN" --sql-dir "$SQL_DIR" -d "dbname=$old" db status
+        echo "$output" | grep -qx "up to date" || _fail "status after migrating from $v: $output"
+        psql -X -q -d postgres -c "DROP DATABASE $old"
+    done
+}
+
+@test "schema: db migrate on an up-to-date database, and the definitions applied again, change nothing" {
+    admin db init >/dev/null || _fail "db init"
+    make_node_records
+    upsert "$BATS_TEST_TMPDIR/n1.json" >/dev/null || _fail "upsert"
+    before=$(schema_dump "$DB")
+    rows=$(snapshot)
+    applied=$(sql -c "SELECT xmin || ' ' || checksum || ' ' || applied_at FROM ceems.schema_definitions")
+    run admin db migrate
+    [ "$status" -eq 0 ] || _fail "migrate: $output"
+    echo "$output" | grep -qx "schema version $(sql -c 'SELECT max(version) FROM ceems.schema_version') (0 migrations applied)" ||
+        _fail "migrate said: $output"
+    [ "$(schema_dump "$DB")" = "$before" ] || _fail "the schema changed"
+    [ "$(snapshot)" = "$rows" ] || _fail "rows changed"
+    [ "$(sql -c "SELECT xmin || ' ' || checksum || ' ' || applied_at FROM ceems.schema_definitions")" = "$applied" ] ||
+        _fail "the definitions were applied again"
+
+    # Each file is written to be applied again: all of them, in order.
+    for d in functions triggers views policies; do
+        for f in "$SRCDIR"/sql/$d/*.sql; do
+            sql -q -f "$f" >/dev/null || _fail "again: $f"
+        done
+    done
+    sql -c 'CALL ceems.adopt_objects()' >/dev/null || _fail "adopt_objects"
+    [ "$(schema_dump "$DB")" = "$before" ] || _fail "applying the definitions again changed the schema: $(diff <(echo "$before") <(schema_dump "$DB") | head -40)"
+    [ "$(snapshot)" = "$rows" ] || _fail "applying the definitions again changed rows"
+}
+
+@test "schema: a definition that fails names its file and leaves the database as it was" {
+    admin db init >/dev/null || _fail "db init"
+    before=$(schema_dump "$DB")
+    cp -r "$SRCDIR/sql" "$BATS_TEST_TMPDIR/sql"
+    printf 'CREATE TABLE ceems.half_done (x int);\nCREATE OR REPLACE VIEW ceems.job_perf AS SELEC 1;\n' \
+        >>"$BATS_TEST_TMPDIR/sql/views/job_perf.sql"
+    broken() {
+        "$ADMIN" --sql-dir "$BATS_TEST_TMPDIR/sql/migrations" -d "dbname=$1" "${@:2}"
+    }
+    run broken "$DB" db status
+    echo "$output" | grep -qx "definitions: changed since applied: ceems-admin db migrate applies them" ||
+        _fail "status of changed definitions: $output"
+    echo "$output" | grep -qx "up to date" && _fail "changed definitions up to date: $output"
+    run broken "$DB" db migrate
+    [ "$status" -ne 0 ] || _fail "a broken definition was applied"
+    echo "$output" | grep -q "views/job_perf.sql: ERROR:  syntax error" || _fail "message: $output"
+    [ "$(schema_dump "$DB")" = "$before" ] || _fail "the failed run changed the schema"
+
+    # On an empty database, nothing of the run stays: no version, no schema.
+    new=${DB}e
+    psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $new" -c "CREATE DATABASE $new"
+    run broken "$new" db init
+    [ "$status" -ne 0 ] || _fail "init with a broken definition succeeded"
+    echo "$output" | grep -q "views/job_perf.sql: ERROR:  syntax error" || _fail "init message: $output"
+    [ "$(sql -d "$new" -c "SELECT to_regnamespace('ceems') IS NULL")" = t ] || _fail "half of a failed init stayed"
+    run broken "$new" db status
+    echo "$output" | grep -qx "schema version: 0" || _fail "status after the failed init: $output"
 }
 
 @test "upsert: replaying a record changes nothing; the figures are the records' sums" {
