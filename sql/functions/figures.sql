@@ -1,4 +1,5 @@
--- sql/functions/figures.sql - A job's figures from its node, step and GPU rows: job_figures and the helpers of the figures and views.
+-- sql/functions/figures.sql - a job's figures from its node, step and GPU
+-- rows: job_figures and the helpers of the figures and views.
 
 -- min(x, 1) that keeps NULL (least() would turn NULL into 1).
 CREATE OR REPLACE FUNCTION ceems.at_most_one(x double precision)
@@ -6,8 +7,8 @@ RETURNS double precision LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN x > 1 THEN 1 ELSE x END;
 GRANT EXECUTE ON FUNCTION ceems.at_most_one(double precision) TO ceems_reader;
 
--- 012's job_figures, with each job's steps (step_sums) and 015's
--- setting in its definition.
+-- The figures of a jobs row from its node rows and its steps
+-- (job_step_sums); nested loops off (015_figures_joins.sql says why).
 CREATE OR REPLACE FUNCTION ceems.job_figures(p_job_keys bigint[])
 RETURNS TABLE (
 	job_key bigint,

@@ -1,4 +1,5 @@
--- sql/functions/json.sql - Reading the fields of a record (jsonb): typed, with an error naming the field when it has the wrong type.
+-- sql/functions/json.sql - reading the fields of a record (jsonb): typed,
+-- with an error naming the field when it has the wrong type.
 
 -- Typed readers of one member of a JSON object: NULL when absent (the
 -- record format leaves unknown values out), an error naming WHERE when

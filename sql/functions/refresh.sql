@@ -1,4 +1,5 @@
--- sql/functions/refresh.sql - Recomputing jobs rows from their node, step and GPU rows.
+-- sql/functions/refresh.sql - recomputing jobs rows from their node, step
+-- and GPU rows.
 
 -- The loop's refresh of one job: the same figures as a batch.
 CREATE OR REPLACE FUNCTION ceems.refresh_job(p_job_key bigint)
@@ -12,7 +13,8 @@ $$;
 COMMENT ON FUNCTION ceems.refresh_job(bigint) IS
 	'Recompute a jobs row from its job_nodes rows (metadata: newest record per field; figures: sums over nodes)';
 
--- 012's refresh_jobs, with the steps.
+-- refresh_job for many jobs in one statement, steps included (the GPU
+-- columns are refresh_job_gpus's, below).
 CREATE OR REPLACE FUNCTION ceems.refresh_jobs_016(p_job_keys bigint[])
 RETURNS void LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp

@@ -1,4 +1,5 @@
--- sql/functions/samples.sql - The per-job time series: monthly partitions, storing and downsampling samples.
+-- sql/functions/samples.sql - the per-job time series: monthly partitions,
+-- storing and downsampling samples.
 
 CREATE OR REPLACE FUNCTION ceems.create_sample_partition(p_month date)
 RETURNS text LANGUAGE plpgsql VOLATILE
@@ -44,7 +45,8 @@ $$;
 COMMENT ON FUNCTION ceems.ensure_sample_partitions(integer) IS
 	'Create the job_samples partitions of this month and the MONTHS_AHEAD next ones';
 
--- 005's add_job_samples, with gpu_util_pct.
+-- The writer's entry point for series (format in 005_samples.sql and
+-- doc/storage.md), gpu_util_pct included.
 CREATE OR REPLACE FUNCTION ceems.add_job_samples(series jsonb)
 RETURNS bigint LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -102,7 +104,7 @@ GRANT EXECUTE ON FUNCTION ceems.add_job_samples(jsonb) TO ceems_writer;
 COMMENT ON FUNCTION ceems.add_job_samples(jsonb) IS
 	'Store a job''s time series on one node (format in migrations 005 and 019 and doc/storage.md); idempotent; returns rows added';
 
--- 005's downsample_job_samples, with gpu_util_pct averaged by time.  The
+-- Downsampling, gpu_util_pct averaged by time.  The
 -- mean is kept between the bucket's least and greatest values, so that
 -- rounding never takes it past the column's 0..100.
 CREATE OR REPLACE FUNCTION ceems.downsample_job_samples(older_than interval, bucket_s integer)

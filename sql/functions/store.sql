@@ -1,6 +1,8 @@
--- sql/functions/store.sql - Storing records' node, step, note, GPU and IO rows, one record or a batch (the jobs row is refreshed by the callers).
+-- sql/functions/store.sql - storing records' node, step, note, GPU and IO
+-- rows, one record or a batch (the jobs row is refreshed by the callers).
 
--- 012's store_job_record, measured records before metadata alone.
+-- One record's node, step and note rows; a measured record is never
+-- replaced by one of the job's metadata alone (017).
 CREATE OR REPLACE FUNCTION ceems.store_job_record_017(record jsonb, OUT outcome text, OUT stored_key bigint)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -228,7 +230,8 @@ $$;
 COMMENT ON FUNCTION ceems.store_job_record_017(jsonb) IS
 	'upsert_job_record without the refresh of the jobs row: for upsert_job_record and upsert_job_records only (not granted)';
 
--- 013's store_job_records: its new jobs' rows with their steps.
+-- store_job_record set-wise: the batch's rows, its new jobs' rows with
+-- their steps.
 CREATE OR REPLACE FUNCTION ceems.store_job_records_016(records jsonb)
 RETURNS text[] LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp

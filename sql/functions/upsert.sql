@@ -1,4 +1,5 @@
--- sql/functions/upsert.sql - The writer's entry points: ceems.upsert_job_record and ceems.upsert_job_records.
+-- sql/functions/upsert.sql - the writer's entry points:
+-- ceems.upsert_job_record and ceems.upsert_job_records.
 
 CREATE OR REPLACE FUNCTION ceems.upsert_job_record(record jsonb)
 RETURNS text LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -77,8 +78,8 @@ $$;
 COMMENT ON FUNCTION ceems.upsert_job_records_each(jsonb) IS
 	'006''s batch, record by record: what ceems.upsert_job_records falls back to (and the reference the set-wise path is tested against)';
 
--- 008's entry point: batches with a record the agent wrote go to the
--- loop.
+-- The batch entry point: set-wise, except batches with a record the
+-- agent wrote, which go to the loop.
 CREATE OR REPLACE FUNCTION ceems.upsert_job_records(records jsonb)
 RETURNS text[] LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp

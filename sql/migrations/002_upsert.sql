@@ -20,5 +20,9 @@
 --     spool the record and retry;
 --   * SECURITY DEFINER, owned by ceems_owner: the writer role needs
 --     EXECUTE on it and no privilege on any table.
+--
+-- Its functions are defined in sql/functions/json.sql, refresh.sql and upsert.sql
+-- (applied after the migrations, doc/storage.md); this version holds no
+-- table change of its own.
 
 CALL ceems.adopt_objects();

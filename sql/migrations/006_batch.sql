@@ -23,5 +23,9 @@
 --     and do not deadlock;
 --   * returns the outcomes ('inserted', 'replaced', 'unchanged') in the
 --     order of the input array.
+--
+-- Its functions are defined in sql/functions/store.sql and upsert.sql
+-- (applied after the migrations, doc/storage.md); this version holds no
+-- table change of its own.
 
 CALL ceems.adopt_objects();

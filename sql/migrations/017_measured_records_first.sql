@@ -17,5 +17,9 @@
 -- holds any record the agent wrote (rare: a job reaped, a reply lost, a
 -- job never measured) goes to the loop, whose store_job_record applies
 -- the order above, whatever the stored rows are.
+--
+-- Its functions are defined in sql/functions/store.sql and upsert.sql
+-- (applied after the migrations, doc/storage.md); this version holds no
+-- table change of its own.
 
 CALL ceems.adopt_objects();

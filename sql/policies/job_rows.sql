@@ -1,4 +1,5 @@
--- sql/policies/job_rows.sql - Row-level security of a job's other rows: visible with their job.
+-- sql/policies/job_rows.sql - row-level security of a job's other rows:
+-- visible with their job.
 
 DROP POLICY IF EXISTS job_nodes_visible ON ceems.job_nodes;
 CREATE POLICY job_nodes_visible ON ceems.job_nodes FOR SELECT

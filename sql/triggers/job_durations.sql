@@ -1,4 +1,5 @@
--- sql/triggers/job_durations.sql - clusters.max_job_s kept by statement-level triggers on jobs (see 009_job_duration_bound.sql for why).
+-- sql/triggers/job_durations.sql - clusters.max_job_s kept by statement-
+-- level triggers on jobs (see 009_job_duration_bound.sql for why).
 
 CREATE OR REPLACE FUNCTION ceems.note_job_durations()
 RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER

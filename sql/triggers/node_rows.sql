@@ -1,4 +1,6 @@
--- sql/triggers/node_rows.sql - A job's step, note and GPU rows belong to one of its job_nodes rows: checked per statement, deleted with it, its key fixed.
+-- sql/triggers/node_rows.sql - a job's step, note and GPU rows belong to
+-- one of its job_nodes rows: checked per statement, deleted with it, its
+-- key fixed.
 
 -- One index probe per row, whatever the statistics: these plans are kept
 -- for the session, and a plan made while job_nodes was small read the
@@ -47,7 +49,8 @@ CREATE OR REPLACE TRIGGER job_notes_node_update AFTER UPDATE ON ceems.job_notes
 	REFERENCING NEW TABLE AS new_rows
 	FOR EACH STATEMENT EXECUTE FUNCTION ceems.check_node_rows();
 
--- 014's delete_node_rows, with the GPUs.
+-- The steps, notes and GPUs of deleted (or truncated) job_nodes rows go
+-- with them.
 CREATE OR REPLACE FUNCTION ceems.delete_node_rows()
 RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -101,7 +104,7 @@ CREATE OR REPLACE TRIGGER job_nodes_key_fixed BEFORE UPDATE OF job_key, node ON 
 	WHEN (OLD.job_key IS DISTINCT FROM NEW.job_key OR OLD.node IS DISTINCT FROM NEW.node)
 	EXECUTE FUNCTION ceems.refuse_node_key_change();
 
--- As job_steps and job_notes (014): the node row checked once a
+-- As job_steps and job_notes: the node row checked once a
 -- statement, the rows gone with their node row.
 CREATE OR REPLACE TRIGGER job_gpus_node_insert AFTER INSERT ON ceems.job_gpus
 	REFERENCING NEW TABLE AS new_rows

@@ -1,4 +1,5 @@
--- sql/views/usage.sql - Usage and idle-allocated waste, per job, day, month, user, account and partition.
+-- sql/views/usage.sql - usage and idle-allocated waste, per job, day,
+-- month, user, account and partition.
 
 -- 004_views.sql - usage reports for admins (and Grafana).  Every view is
 -- security_invoker: it runs with the rights of whoever queries it, so
