@@ -7,85 +7,11 @@
 -- the identity and the structure are read with them; the many figures
 -- are read with plain casts ((obj ->> key)::type), which refuse a value
 -- of the wrong type too (22P02), only less precisely worded.
-CREATE OR REPLACE FUNCTION ceems.json_text(obj jsonb, key text, path text)
-RETURNS text LANGUAGE plpgsql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	v jsonb := obj -> key;
-BEGIN
-	IF v IS NULL OR jsonb_typeof(v) = 'null' THEN
-		RETURN NULL;
-	END IF;
-	IF jsonb_typeof(v) <> 'string' THEN
-		RAISE EXCEPTION 'ceems record: %.% must be a string', path, key
-			USING ERRCODE = 'invalid_parameter_value';
-	END IF;
-	RETURN v #>> '{}';
-END
-$$;
-
-CREATE OR REPLACE FUNCTION ceems.json_float(obj jsonb, key text, path text)
-RETURNS double precision LANGUAGE plpgsql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	v jsonb := obj -> key;
-BEGIN
-	IF v IS NULL OR jsonb_typeof(v) = 'null' THEN
-		RETURN NULL;
-	END IF;
-	IF jsonb_typeof(v) <> 'number' THEN
-		RAISE EXCEPTION 'ceems record: %.% must be a number', path, key
-			USING ERRCODE = 'invalid_parameter_value';
-	END IF;
-	RETURN (v #>> '{}')::double precision;
-END
-$$;
-
-CREATE OR REPLACE FUNCTION ceems.json_int(obj jsonb, key text, path text)
-RETURNS bigint LANGUAGE plpgsql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	v jsonb := obj -> key;
-	n numeric;
-BEGIN
-	IF v IS NULL OR jsonb_typeof(v) = 'null' THEN
-		RETURN NULL;
-	END IF;
-	IF jsonb_typeof(v) <> 'number' THEN
-		RAISE EXCEPTION 'ceems record: %.% must be a whole number', path, key
-			USING ERRCODE = 'invalid_parameter_value';
-	END IF;
-	n := (v #>> '{}')::numeric;
-	IF n <> trunc(n) THEN
-		RAISE EXCEPTION 'ceems record: %.% must be a whole number', path, key
-			USING ERRCODE = 'invalid_parameter_value';
-	END IF;
-	RETURN n::bigint;	-- 22003 when it does not fit
-END
-$$;
-
-CREATE OR REPLACE FUNCTION ceems.json_bool(obj jsonb, key text, path text)
-RETURNS boolean LANGUAGE plpgsql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	v jsonb := obj -> key;
-BEGIN
-	IF v IS NULL OR jsonb_typeof(v) = 'null' THEN
-		RETURN NULL;
-	END IF;
-	IF jsonb_typeof(v) <> 'boolean' THEN
-		RAISE EXCEPTION 'ceems record: %.% must be true or false', path, key
-			USING ERRCODE = 'invalid_parameter_value';
-	END IF;
-	RETURN (v #>> '{}')::boolean;
-END
-$$;
-
-CREATE OR REPLACE FUNCTION ceems.json_object(obj jsonb, key text, path text)
+-- json_member is the check they share: OBJ's member KEY, NULL when
+-- absent or null, or SQLSTATE 22023 "PATH.KEY must be WHAT" when its
+-- JSON type is not TYPE.
+CREATE OR REPLACE FUNCTION ceems.json_member(obj jsonb, key text, path text,
+					     type text, what text)
 RETURNS jsonb LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -95,13 +21,50 @@ BEGIN
 	IF v IS NULL OR jsonb_typeof(v) = 'null' THEN
 		RETURN NULL;
 	END IF;
-	IF jsonb_typeof(v) <> 'object' THEN
-		RAISE EXCEPTION 'ceems record: %.% must be an object', path, key
+	IF jsonb_typeof(v) <> type THEN
+		RAISE EXCEPTION 'ceems record: %.% must be %', path, key, what
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
 	RETURN v;
 END
 $$;
+COMMENT ON FUNCTION ceems.json_member(jsonb, text, text, text, text) IS
+	'A record''s member of a JSON type, NULL when absent, SQLSTATE 22023 naming it when of another type: for the json_ readers';
+
+CREATE OR REPLACE FUNCTION ceems.json_text(obj jsonb, key text, path text)
+RETURNS text LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+RETURN ceems.json_member(obj, key, path, 'string', 'a string') #>> '{}';
+
+CREATE OR REPLACE FUNCTION ceems.json_float(obj jsonb, key text, path text)
+RETURNS double precision LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+RETURN (ceems.json_member(obj, key, path, 'number', 'a number') #>> '{}')::double precision;
+
+CREATE OR REPLACE FUNCTION ceems.json_int(obj jsonb, key text, path text)
+RETURNS bigint LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	n numeric := (ceems.json_member(obj, key, path, 'number', 'a whole number') #>> '{}')::numeric;
+BEGIN
+	IF n <> trunc(n) THEN
+		RAISE EXCEPTION 'ceems record: %.% must be a whole number', path, key
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	RETURN n::bigint;	-- 22003 when it does not fit
+END
+$$;
+
+CREATE OR REPLACE FUNCTION ceems.json_bool(obj jsonb, key text, path text)
+RETURNS boolean LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+RETURN (ceems.json_member(obj, key, path, 'boolean', 'true or false') #>> '{}')::boolean;
+
+CREATE OR REPLACE FUNCTION ceems.json_object(obj jsonb, key text, path text)
+RETURNS jsonb LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+RETURN ceems.json_member(obj, key, path, 'object', 'an object');
 
 CREATE OR REPLACE FUNCTION ceems.json_time(obj jsonb, key text, path text)
 RETURNS timestamptz LANGUAGE sql IMMUTABLE
