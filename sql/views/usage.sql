@@ -68,55 +68,58 @@ GROUP BY 1, 2, 3, 4, 5;
 COMMENT ON VIEW ceems.usage_daily IS
 	'Usage per day, cluster, user, account and partition';
 
+-- The monthly sums, by user, account and partition or by some of them
+-- (NULL in the columns not grouped by): the one definition the monthly
+-- views share.  A plain SQL function, so that the planner inlines it
+-- into each view with its constant arguments (as if the view held the
+-- query), and row-level security applies to whoever queries the view.
+CREATE OR REPLACE FUNCTION ceems.usage_months(by_user boolean, by_account boolean,
+					      by_partition boolean)
+RETURNS TABLE (month timestamptz, cluster text, user_name text, account text,
+	       partition text, jobs numeric, energy_kwh double precision,
+	       emissions_kg double precision, cpu_hours_alloc double precision,
+	       cpu_hours_used double precision, gpu_hours double precision,
+	       cpu_efficiency double precision, eff_used_hours double precision,
+	       eff_alloc_hours double precision, idle_alloc_kwh double precision)
+LANGUAGE sql STABLE
+AS $$
+SELECT date_trunc('month', d.day),
+       d.cluster,
+       CASE WHEN by_user THEN d.user_name END,
+       CASE WHEN by_account THEN d.account END,
+       CASE WHEN by_partition THEN d.partition END,
+       sum(d.jobs), sum(d.energy_kwh), sum(d.emissions_kg),
+       sum(d.cpu_hours_alloc), sum(d.cpu_hours_used), sum(d.gpu_hours),
+       sum(d.eff_used_hours) / nullif(sum(d.eff_alloc_hours), 0),
+       sum(d.eff_used_hours), sum(d.eff_alloc_hours), sum(d.idle_alloc_kwh)
+FROM ceems.usage_daily d
+GROUP BY 1, 2, 3, 4, 5
+$$;
+COMMENT ON FUNCTION ceems.usage_months(boolean, boolean, boolean) IS
+	'Usage per month and cluster, by user, account and partition as asked: for the monthly views';
+GRANT EXECUTE ON FUNCTION ceems.usage_months(boolean, boolean, boolean) TO ceems_reader;
+
 CREATE OR REPLACE VIEW ceems.usage_monthly WITH (security_invoker = true) AS
-SELECT date_trunc('month', day) AS month,
-       cluster, user_name, account, partition,
-       sum(jobs) AS jobs,
-       sum(energy_kwh) AS energy_kwh,
-       sum(emissions_kg) AS emissions_kg,
-       sum(cpu_hours_alloc) AS cpu_hours_alloc,
-       sum(cpu_hours_used) AS cpu_hours_used,
-       sum(gpu_hours) AS gpu_hours,
-       sum(eff_used_hours) / nullif(sum(eff_alloc_hours), 0) AS cpu_efficiency,
-       sum(eff_used_hours) AS eff_used_hours,
-       sum(eff_alloc_hours) AS eff_alloc_hours,
-       sum(idle_alloc_kwh) AS idle_alloc_kwh
-FROM ceems.usage_daily
-GROUP BY 1, 2, 3, 4, 5;
+SELECT * FROM ceems.usage_months(true, true, true);
 COMMENT ON VIEW ceems.usage_monthly IS
 	'Usage per month, cluster, user, account and partition';
 
 CREATE OR REPLACE VIEW ceems.usage_by_user_month WITH (security_invoker = true) AS
-SELECT month, cluster, user_name,
-       sum(jobs) AS jobs, sum(energy_kwh) AS energy_kwh,
-       sum(emissions_kg) AS emissions_kg,
-       sum(cpu_hours_alloc) AS cpu_hours_alloc,
-       sum(cpu_hours_used) AS cpu_hours_used, sum(gpu_hours) AS gpu_hours,
-       sum(eff_used_hours) / nullif(sum(eff_alloc_hours), 0) AS cpu_efficiency,
-       sum(idle_alloc_kwh) AS idle_alloc_kwh
-FROM ceems.usage_monthly GROUP BY 1, 2, 3;
+SELECT month, cluster, user_name, jobs, energy_kwh, emissions_kg, cpu_hours_alloc,
+       cpu_hours_used, gpu_hours, cpu_efficiency, idle_alloc_kwh
+FROM ceems.usage_months(true, false, false);
 COMMENT ON VIEW ceems.usage_by_user_month IS 'Usage per month and user';
 
 CREATE OR REPLACE VIEW ceems.usage_by_account_month WITH (security_invoker = true) AS
-SELECT month, cluster, account,
-       sum(jobs) AS jobs, sum(energy_kwh) AS energy_kwh,
-       sum(emissions_kg) AS emissions_kg,
-       sum(cpu_hours_alloc) AS cpu_hours_alloc,
-       sum(cpu_hours_used) AS cpu_hours_used, sum(gpu_hours) AS gpu_hours,
-       sum(eff_used_hours) / nullif(sum(eff_alloc_hours), 0) AS cpu_efficiency,
-       sum(idle_alloc_kwh) AS idle_alloc_kwh
-FROM ceems.usage_monthly GROUP BY 1, 2, 3;
+SELECT month, cluster, account, jobs, energy_kwh, emissions_kg, cpu_hours_alloc,
+       cpu_hours_used, gpu_hours, cpu_efficiency, idle_alloc_kwh
+FROM ceems.usage_months(false, true, false);
 COMMENT ON VIEW ceems.usage_by_account_month IS 'Usage per month and account';
 
 CREATE OR REPLACE VIEW ceems.usage_by_partition_month WITH (security_invoker = true) AS
-SELECT month, cluster, partition,
-       sum(jobs) AS jobs, sum(energy_kwh) AS energy_kwh,
-       sum(emissions_kg) AS emissions_kg,
-       sum(cpu_hours_alloc) AS cpu_hours_alloc,
-       sum(cpu_hours_used) AS cpu_hours_used, sum(gpu_hours) AS gpu_hours,
-       sum(eff_used_hours) / nullif(sum(eff_alloc_hours), 0) AS cpu_efficiency,
-       sum(idle_alloc_kwh) AS idle_alloc_kwh
-FROM ceems.usage_monthly GROUP BY 1, 2, 3;
+SELECT month, cluster, partition, jobs, energy_kwh, emissions_kg, cpu_hours_alloc,
+       cpu_hours_used, gpu_hours, cpu_efficiency, idle_alloc_kwh
+FROM ceems.usage_months(false, false, true);
 COMMENT ON VIEW ceems.usage_by_partition_month IS 'Usage per month and partition';
 
 -- Top wasters: per month and user, the energy spent on resources their
