@@ -486,31 +486,36 @@ next:
 }
 
 int
+ceems_config_load_text(struct ceems_config *config, const char *path,
+		       char *text, size_t text_size, char *err, size_t err_size)
+{
+	ssize_t n = ceems_read_text_file(path, text, text_size);
+
+	if (n < 0) {
+		snprintf(err, err_size, "%s: %s", path,
+			 n == -EFBIG ? "file larger than 64 KiB" : strerror((int)-n));
+		return -1;
+	}
+	if ((size_t)n != strlen(text)) {
+		snprintf(err, err_size, "%s: NUL byte in the file", path);
+		return -1;
+	}
+	return ceems_config_parse(config, text, path, err, err_size);
+}
+
+int
 ceems_config_load(struct ceems_config *config, const char *path, char *err,
 		  size_t err_size)
 {
-	enum { CONF_MAX = 65536 };
-	char *text = malloc(CONF_MAX);
-	ssize_t n;
+	char *text = malloc(CEEMS_CONFIG_TEXT_MAX);
 	int ret;
 
 	if (text == NULL) {
 		snprintf(err, err_size, "%s: out of memory", path);
 		return -1;
 	}
-	n = ceems_read_text_file(path, text, CONF_MAX);
-	if (n < 0) {
-		snprintf(err, err_size, "%s: %s", path,
-			 n == -EFBIG ? "file larger than 64 KiB" : strerror((int)-n));
-		free(text);
-		return -1;
-	}
-	if ((size_t)n != strlen(text)) {
-		snprintf(err, err_size, "%s: NUL byte in the file", path);
-		free(text);
-		return -1;
-	}
-	ret = ceems_config_parse(config, text, path, err, err_size);
+	ret = ceems_config_load_text(config, path, text, CEEMS_CONFIG_TEXT_MAX,
+				     err, err_size);
 	free(text);
 	return ret;
 }

@@ -117,6 +117,14 @@ int ceems_config_parse(struct ceems_config *config, const char *text,
 int ceems_config_load(struct ceems_config *config, const char *path,
 		      char *err, size_t err_size);
 
+/* The same, with the file's text left in TEXT (TEXT_SIZE bytes, at most
+ * CEEMS_CONFIG_TEXT_MAX): the agent hands it to its replay process,
+ * which parses the very text the agent did. */
+#define CEEMS_CONFIG_TEXT_MAX 65536
+int ceems_config_load_text(struct ceems_config *config, const char *path,
+			   char *text, size_t text_size, char *err,
+			   size_t err_size);
+
 /* Parse "4096", "64K", "512M", "1G", "2T" (powers of 1024) into bytes.
  * Returns 0 or -1. */
 int ceems_parse_bytes(const char *text, uint64_t *bytes);
