@@ -16,6 +16,10 @@
  *                  root's ~/.pgpass and ~/.postgresql, the service
  *                  files, the files the connection string names);
  *   read, execute: /usr and /lib* (libraries loaded later, NSS modules);
+ *                  with a database, the agent's own program, and read
+ *                  the libraries it was loaded with, wherever they are:
+ *                  its replay process is that program executed anew
+ *                  (agent_replay.h);
  *   read, write:   the state, spool and note directories and the
  *                  socket's directory (create, rename, remove within
  *                  them), /dev/null, and the perf_event cgroups it
@@ -45,6 +49,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <pwd.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -311,6 +316,41 @@ allow_bmc(int ruleset, uint64_t handled, const struct ceems_config *c)
 	return 0;
 }
 
+struct self_rules {
+	int ruleset;
+	uint64_t handled;
+	int bad;
+};
+
+static int
+allow_loaded(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct self_rules *self = arg;
+
+	(void)size;
+	/* The program itself and the vDSO have no path here. */
+	if (info->dlpi_name != NULL && info->dlpi_name[0] == '/')
+		self->bad |= allow(self->ruleset, self->handled, info->dlpi_name,
+				   FS_READ);
+	return 0;
+}
+
+/* With a database, the replay process is the agent's program executed
+ * anew: that file may be executed, and the libraries the agent was
+ * loaded with read (a build or an install outside /usr has them
+ * elsewhere).  Rules on these files alone, not their directories. */
+static int
+allow_self(int ruleset, uint64_t handled, const struct ceems_config *c)
+{
+	struct self_rules self = { ruleset, handled, 0 };
+
+	if (c->database[0] == '\0')
+		return 0;
+	self.bad |= allow(ruleset, handled, "/proc/self/exe", FS_EXEC);
+	dl_iterate_phdr(allow_loaded, &self);
+	return self.bad;
+}
+
 static int
 add_rules(int ruleset, uint64_t handled, const struct ceems_config *c)
 {
@@ -331,6 +371,7 @@ add_rules(int ruleset, uint64_t handled, const struct ceems_config *c)
 	bad |= allow(ruleset, handled, "/dev/null", FS_WRITE);
 	bad |= allow_gpus(ruleset, handled, c);
 	bad |= allow_bmc(ruleset, handled, c);
+	bad |= allow_self(ruleset, handled, c);
 	for (size_t i = 0; i < sizeof(system_read) / sizeof(system_read[0]); i++)
 		bad |= allow(ruleset, handled, system_read[i], FS_READ);
 	for (size_t i = 0; i < sizeof(system_exec) / sizeof(system_exec[0]); i++)

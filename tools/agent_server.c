@@ -279,7 +279,7 @@ arm_once(int fd, uint64_t delay_ns)
 	return timerfd_settime(fd, 0, &its, NULL) < 0 ? -errno : 0;
 }
 
-/* Spooled records into the database, in a child process
+/* Spooled records into the database, in a process of its own
  * (tools/agent_replay.c): a database that does not answer must not hold
  * the loop, where job starts wait.  The timer starts it (again). */
 static void
@@ -791,7 +791,7 @@ expire_clients(struct server *s)
 /* ------------------------------------------------------------------ */
 
 static int
-setup(struct server *s)
+setup(struct server *s, const char *config_text)
 {
 	char err[512];
 	sigset_t mask;
@@ -844,7 +844,7 @@ setup(struct server *s)
 	}
 	update_sample_timer(s);
 	if (ceems_storage_have_database(s->config)) {
-		s->replay = agent_replay_new(s->config);
+		s->replay = agent_replay_new(s->config, config_text);
 		if (s->replay == NULL ||
 		    open_timer(s, &s->replay_timer, W_REPLAY, 0) < 0) {
 			ceems_error("cannot set up the replay of the spool");
@@ -857,8 +857,8 @@ setup(struct server *s)
 	 * exist: from here on it reaches only its own files. */
 	if (agent_confine_fs(s->config) < 0)
 		return -1;
-	/* Forked once everything is open (the child closes it all); its
-	 * first pass a second after the start. */
+	/* Started once everything is open (the new process holds none of
+	 * it); its first pass a second after the start. */
 	if (s->replay != NULL)
 		start_replay(s, 1000000000u);
 	ceems_info("listening on %s: tick %.3f s, %zu job%s, up to %u",
@@ -897,7 +897,7 @@ teardown(struct server *s, bool clean)
 }
 
 int
-agent_server_run(const struct ceems_config *config)
+agent_server_run(const struct ceems_config *config, const char *config_text)
 {
 	static struct server s;
 	struct epoll_event events[16];
@@ -909,7 +909,7 @@ agent_server_run(const struct ceems_config *config)
 	s.replay_timer.fd = s.replay_child.fd = -1;
 	s.log_window_ns = now_ns();
 	agent_admit_init(&s.admit, s.log_window_ns);
-	if (setup(&s) < 0) {
+	if (setup(&s, config_text) < 0) {
 		teardown(&s, false);
 		return 1;
 	}

@@ -4,8 +4,9 @@
  * run with --supervise (agent_supervise.c), which the slurmd-side plugin
  * starts once and adopts after that, and which captures its stderr.  The
  * same program is also a small client of a running agent (--status,
- * --call) and the admin's control of the supervisor (--start, --stop,
- * --restart). */
+ * --call), the admin's control of the supervisor (--start, --stop,
+ * --restart), and the agent's own replay of the spool (--replay, an
+ * internal mode the agent executes, agent_replay.h). */
 #include "config.h"
 
 #include <errno.h>
@@ -23,6 +24,7 @@
 #include "bpf_io.h"
 #include "agent_launch.h"
 #include "agent_proto.h"
+#include "agent_replay.h"
 #include "agent_server.h"
 #include "agent_supervise.h"
 #include "summary.h"
@@ -197,6 +199,10 @@ print_config(const struct ceems_config *c, const char *source)
 	printf("perf_adopt = %s\n", c->perf_adopt ? "yes" : "no");
 }
 
+/* The text the configuration was parsed from ("" for the defaults): the
+ * agent hands it to its replay process (agent_replay.h). */
+static char config_text[CEEMS_CONFIG_TEXT_MAX];
+
 /* Load the configuration: PATH given explicitly must exist; the default
  * file may be missing (then the defaults apply).  Returns 0 or -1 after
  * printing why; *SOURCE says what was used. */
@@ -208,12 +214,14 @@ load_config(struct ceems_config *config, const char *path, bool explicit_path,
 	struct stat st;
 
 	ceems_config_defaults(config);
+	config_text[0] = '\0';
 	*source = path;
 	if (!explicit_path && stat(path, &st) < 0 && errno == ENOENT) {
 		*source = "defaults: no configuration file";
 		return 0;
 	}
-	if (ceems_config_load(config, path, err, sizeof(err)) < 0) {
+	if (ceems_config_load_text(config, path, config_text, sizeof(config_text),
+				   err, sizeof(err)) < 0) {
 		fprintf(stderr, "ceems-agent: %s\n", err);
 		return -1;
 	}
@@ -439,8 +447,17 @@ main(int argc, char **argv)
 			.lock_fd = -1 },
 	};
 	const char *source;
+	uint64_t delay_ns;
 	int r;
 
+	/* The agent's replay process: internal, its own arguments. */
+	if (argc >= 2 && strcmp(argv[1], "--replay") == 0) {
+		ceems_log_set_handler(log_to_stderr, NULL);
+		if (agent_replay_load(argc - 1, argv + 1, &config, &delay_ns) < 0)
+			return 2;
+		ceems_log_set_level(level_from_name(config.log_level));
+		agent_replay_main(&config, delay_ns);
+	}
 	if ((r = parse_args(argc, argv, &cli)) != 0)
 		return r > 0 ? 0 : 1;
 	if (cli.request != NULL) {
@@ -482,5 +499,5 @@ main(int argc, char **argv)
 	ceems_bpf_io_preload(&config);
 	if (agent_restrict_caps(&config) < 0)
 		return 1;
-	return agent_server_run(&config);
+	return agent_server_run(&config, config_text);
 }
