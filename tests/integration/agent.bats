@@ -616,7 +616,7 @@ _stop_agent() {
 }
 
 @test "a database that never answers does not hold requests: the replay runs in its own process" {
-    local job4=$((JOB + 3)) t0 t1 ms max=0 i child
+    local job4=$((JOB + 3)) t0 t1 ms max=0 i child agent fd link
     _stop_agent
     [ -n "$(ls "$D"/spool/*.json 2>/dev/null)" ] || skip "needs the record the previous test spooled"
     mkdir -p "$D/pg"
@@ -632,6 +632,12 @@ while True:
     open(sys.argv[2], "a").write("x\n")' "$D/pg/.s.PGSQL.5999" "$D/accepted" </dev/null >/dev/null 2>&1 3>&- &
     echo $! >"$D/silent.pid"
     printf 'database = host=%s port=5999 dbname=ceems\ndatabase_timeout = 30s\n' "$D/pg" >>"$D/ceems.conf"
+    # A BMC over LAN that does not answer: its thread runs in the agent
+    # (retrying) when the replay process is started.
+    printf 'username ceems\npassword ceems-test-pw\n' >"$D/bmc-credentials"
+    chmod 0600 "$D/bmc-credentials"
+    printf 'bmc = lan\nbmc_host = 127.0.0.1:16659\nbmc_credentials_file = %s\nbmc_interval = 250ms\nbmc_timeout = 1s\n' \
+        "$D/bmc-credentials" >>"$D/ceems.conf"
     _start_agent
     for i in $(seq 100); do
         [ -s "$D/accepted" ] && break
@@ -644,6 +650,29 @@ while True:
     for set in CapPrm CapEff CapAmb; do
         grep -q "^$set:[[:space:]]*0*\$" "/proc/$child/status" ||
             _fail "replay process: $set is not empty: $(grep "^$set" "/proc/$child/status")"
+    done
+    # Started while the agent has the BMC's thread, the replay process is
+    # the agent's program executed anew (a bare fork of a threaded process
+    # may inherit a lock some thread held, and hang on it): the replay
+    # mode on its command line, the same executable, one thread, and of
+    # descriptors only 0-2, its pipe and the database's socket.
+    agent=$(_agent_pid)
+    [ "$(awk '/^Threads:/ { print $2 }' "/proc/$agent/status")" -ge 2 ] ||
+        { _show_log; _fail "the agent has no BMC thread: $(grep Threads "/proc/$agent/status")"; }
+    [ "$(tr '\0' ' ' <"/proc/$child/cmdline")" = "ceems-agent --replay 1000 " ] ||
+        _fail "replay process: command line '$(tr '\0' ' ' <"/proc/$child/cmdline")'"
+    [ "$(readlink "/proc/$child/exe")" = "$(readlink "/proc/$agent/exe")" ] ||
+        _fail "replay process: executable $(readlink "/proc/$child/exe")"
+    grep -q '^Threads:[[:space:]]*1$' "/proc/$child/status" ||
+        _fail "replay process: $(grep Threads "/proc/$child/status")"
+    grep -q '^NoNewPrivs:[[:space:]]*1$' "/proc/$child/status" ||
+        _fail "replay process: no_new_privs is not set"
+    for fd in $(ls "/proc/$child/fd"); do
+        link=$(readlink "/proc/$child/fd/$fd")
+        case $fd:$link in
+        [012]:*|4:pipe:*|*:socket:*) ;;
+        *) _fail "replay process: descriptor $fd is $link" ;;
+        esac
     done
     # The replay now waits up to 30 s on the database; requests must not.
     for i in 1 2 3 4 5; do
