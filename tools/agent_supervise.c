@@ -178,6 +178,9 @@ start_agent(const struct agent_supervise_spec *spec)
 
 	reopen_log(spec->log);
 	agent_argv(spec, argv);
+	/* A plain fork: the supervisor never starts a thread nor loads a
+	 * library that does (it links libceems but opens no source), so
+	 * its child may log if the exec fails. */
 	pid = fork();
 	if (pid < 0) {
 		ceems_error("cannot fork the agent: %s", strerror(errno));

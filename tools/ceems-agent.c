@@ -119,6 +119,7 @@ usage(FILE *out)
 		"      --agent PATH    the agent the supervisor runs (default %s)\n"
 		"      --log FILE      the supervisor's and agent's log (default %s)\n"
 		"      --timeout MS    how long a call waits (default %d)\n"
+		"      --replay DELAY_MS  internal: the agent's own replay process\n"
 		"  -h, --help          this text\n"
 		"  -V, --version       the version\n"
 		"\nSee ceems-agent(8) and ceems.conf(5).\n",
