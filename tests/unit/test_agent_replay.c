@@ -1,7 +1,7 @@
 /* test_agent_replay.c - tools/agent_replay.c: the spool's replay process,
  * started while the starting process has another thread busy in the C
- * library (malloc, the time zone, stdio formatting: locks a bare fork
- * could inherit taken), is that process's program executed anew: the
+ * library (the time zone's code: a lock a bare fork could inherit
+ * taken), is that process's program executed anew: the
  * same executable, "--replay" on its command line, one thread, none of
  * the starter's memory (a mapping made before the start is not in it),
  * only the descriptors it is meant to hold (0-2 and the pipe the starter
@@ -49,22 +49,18 @@
 static char dir[] = "/tmp/ceems-test-replay.XXXXXX";
 static volatile bool busy_stop;
 
-/* The other thread: in and out of the C library's locks all the time. */
+/* The other thread: in the C library's time zone code all the time,
+ * holding its lock most of it. */
 static void *
 busy(void *arg)
 {
-	char buf[64];
+	time_t now = time(NULL);
+	struct tm tm;
 
 	(void)arg;
-	while (!busy_stop) {
-		time_t now = time(NULL);
-		struct tm tm;
-		void *p = malloc(4096);
-
-		localtime_r(&now, &tm);
-		snprintf(buf, sizeof(buf), "%d %p", tm.tm_sec, p);
-		free(p);
-	}
+	while (!busy_stop)
+		for (int i = 0; i < 1000; i++)
+			localtime_r(&now, &tm);
 	return NULL;
 }
 
