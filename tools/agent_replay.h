@@ -1,7 +1,7 @@
 /* agent_replay.h - the replay of the spool into PostgreSQL, off the
  * agent's event loop.  A replay pass can wait on the database for up to
  * database_timeout; done in the loop, it held back every register and
- * step request of the node meanwhile (ARCHITECTURE invariant 1: a job's
+ * step request of the node meanwhile (design invariant 1: a job's
  * start must never wait on a database).  It runs in a process of its
  * own instead, which does nothing but replay (lib/replay.h: bounded
  * passes, its own connection, its own backoff).  The loop watches a pipe
