@@ -4,7 +4,7 @@
 -- Applied by `ceems-admin db migrate` inside one transaction, which then
 -- records the version in ceems.schema_version; never edit a migration that
 -- has been released: add a new one.  Conventions (doc/storage.md):
---   * NULL is "not measured / not known", never 0 (ARCHITECTURE inv. 5);
+--   * NULL is "not measured / not known", never 0 (design invariant 5);
 --   * energies in joules, emissions in grams CO2e, times as timestamptz,
 --     durations in seconds (double precision), sizes in bytes;
 --   * a job is (cluster, job id, start time): Slurm job ids wrap around and

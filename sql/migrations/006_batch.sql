@@ -1,5 +1,5 @@
 -- 006_batch.sql - batched ingest: ceems.upsert_job_records(jsonb) stores
--- a JSON array of records in one statement (issue 5: >= 5,000 records/s
+-- a JSON array of records in one statement (target: >= 5,000 records/s
 -- from one writer; one statement per record gives ~1,400/s, most of it
 -- round trips, commits and the per-record refresh of the jobs row).
 --

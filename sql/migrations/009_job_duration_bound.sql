@@ -1,5 +1,5 @@
 -- 009_job_duration_bound.sql - a user's jobs overlapping a time window
--- through the (user_name, start_time) index (issue 5: a user's month in
+-- through the (user_name, start_time) index (target: a user's month in
 -- <= 50 ms with 10 million jobs; doc/performance.md, "Storage").
 --
 -- ceems-sacct lists, like sacct, the jobs that overlap its window [S, E):

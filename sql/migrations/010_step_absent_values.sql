@@ -1,5 +1,5 @@
 -- 010_step_absent_values.sql - a step figure that was not measured is
--- stored as NULL, never as 0 (ARCHITECTURE invariant 5; issue 4).
+-- stored as NULL, never as 0 (design invariant 5, doc/design.md).
 --
 -- A job record leaves out what was not measured for a step: cpu_s when
 -- the step's cgroup never gave two CPU readings (a step whose cgroup was

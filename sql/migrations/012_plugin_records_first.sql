@@ -1,5 +1,4 @@
--- 012_plugin_records_first.sql - two changes to how records are stored
--- (issue 5):
+-- 012_plugin_records_first.sql - two changes to how records are stored:
 --
 -- 1. A record the job-side plugin wrote (finalized_by 'extern' or
 --    'epilog') is never replaced by one the node agent wrote for the same

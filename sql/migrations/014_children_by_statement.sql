@@ -1,6 +1,6 @@
 -- 014_children_by_statement.sql - a job's steps and notes belong to its
 -- job_nodes row, checked once per statement rather than once per row
--- (issue 5, ingest of 5,000 records/s).
+-- (target: an ingest of 5,000 records/s).
 --
 -- The foreign keys of job_steps and job_notes on job_nodes checked each
 -- new row with a query of its own (a plan executed, the parent row

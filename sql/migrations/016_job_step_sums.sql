@@ -1,5 +1,5 @@
 -- 016_job_step_sums.sql - each job's steps, summed over its nodes, kept
--- in its jobs row (issue 5: a user's month in <= 50 ms with 10 million
+-- in its jobs row (target: a user's month in <= 50 ms with 10 million
 -- jobs).
 --
 -- ceems-sacct lists each job's steps under it, as sacct does: a batch
