@@ -53,8 +53,8 @@ all_upper(const char *s, size_t n)
  * parsed without strtod so the caller's locale cannot change it.  Up to
  * 15 significant digits: the mantissa is then exact in a double, and one
  * division by an exact power of ten rounds correctly. */
-static int
-parse_decimal(const char *s, double *out)
+int
+ceems_emissions_parse_decimal(const char *s, double *out)
 {
 	uint64_t mantissa = 0;
 	unsigned int digits = 0, frac_digits = 0;
@@ -164,7 +164,7 @@ parse_row(const char *line, size_t len, struct ceems_emissions_row *row)
 		return -EINVAL;
 	if (parse_year(f[2], &row->year) < 0)
 		return -EINVAL;
-	if (parse_decimal(f[3], &g) < 0 || g > MAX_G_PER_KWH)
+	if (ceems_emissions_parse_decimal(f[3], &g) < 0 || g > MAX_G_PER_KWH)
 		return -EINVAL;
 	if (!valid_source(f[4]))
 		return -EINVAL;

@@ -65,6 +65,10 @@ int ceems_emissions_lookup(const struct ceems_emissions_table *t,
 			   const char *zone, int year,
 			   struct ceems_emission_factor *out);
 
+/* A plain decimal "123" or "123.456" (no sign, exponent, nan or inf, at
+ * most 15 digits), parsed whatever the locale.  Returns 0 or -EINVAL. */
+int ceems_emissions_parse_decimal(const char *s, double *out);
+
 /* Figures beyond these are no real grid or site: a typo, not a fact. */
 #define CEEMS_EMISSIONS_MAX_G_PER_KWH 10000.0
 #define CEEMS_EMISSIONS_MAX_PUE 10.0

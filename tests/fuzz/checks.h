@@ -33,6 +33,10 @@ const char *fuzz_check_conf(const char *data, size_t len);
  * table it built. */
 const char *fuzz_check_emissions(const char *data, size_t len);
 
+/* ceems_intensity_parse (all LEN bytes), ceems_intensity_at, and a
+ * round trip through ceems_intensity_write and ceems_intensity_load. */
+const char *fuzz_check_intensity(const char *data, size_t len);
+
 /* The sysfs parsers of the energy sources: ceems_parse_u64,
  * ceems_rapl_classify_zone, ceems_hwmon_classify (chip and label: the
  * text before and after its first newline), ceems_pm_counters_parse,

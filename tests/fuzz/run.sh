@@ -28,6 +28,7 @@ seeds_of() {
 	proc_stats) echo "proc stat* proc meminfo*" ;;
 	conf) echo "conf *" ;;
 	emissions) echo "emissions *" ;;
+	intensity) echo "intensity *" ;;
 	energy) echo "sys *" ;;
 	agent_proto) echo "agent *.json" ;;
 	job_note) echo "notes *.json" ;;

@@ -157,6 +157,28 @@ static const struct edge conf_edges[] = {
 	EDGE("1e10h"), EDGE("1e9"), EDGE("0.0000000001ns"), EDGE("5 s"),
 };
 
+static const char *const intensity_seeds[] = { "intensity:*", NULL };
+static const struct edge intensity_edges[] = {
+	EDGE(""), EDGE("ceems-intensity 1"), EDGE("ceems-intensity 2\n"),
+	EDGE("ceems-intensity 1\nzone FR\nsource s\n"),
+	EDGE("ceems-intensity 1\nzone FR\nsource s\n0 1 1\n"),
+	EDGE("ceems-intensity 1\nzone FR\nsource s\n5 5 1\n"),
+	EDGE("ceems-intensity 1\nzone FR\nsource s\n0 10 1\n5 20 1\n"),
+	EDGE("ceems-intensity 1\nzone FR\nsource s\n10 20 1\n0 5 1\n"),
+	EDGE("ceems-intensity 1\nzone FR\nsource s\n0 1 10000.1\n"),
+	EDGE("ceems-intensity 1\nzone FR\nsource s\n0 1000000000000 1\n"),
+	EDGE("ceems-intensity 1\nzone FR\nsource s\n-1 1 1\n"),
+	EDGE("ceems-intensity 1\nzone FR\nsource s\n0  1 1\n"),
+	EDGE("ceems-intensity 1\nzone FR\nsource s\n0\t1 1\n"),
+	EDGE("ceems-intensity 1\nzone FR\nsource s\n0 1 1 1\n"),
+	EDGE("ceems-intensity 1\nzone fr\nsource s\n"),
+	EDGE("ceems-intensity 1\nzone FR\nzone DE\nsource s\n"),
+	EDGE("ceems-intensity 1\nzone FR\nsource 012345678901234567890123\n"),
+	EDGE("ceems-intensity 1\nzone FR\nsource 0123456789012345678901234\n"),
+	EDGE("ceems-intensity 1\nzone FR\nsource s/x\n"),
+	EDGE("ceems-intensity 1\nzone FR\nsource s\n0 1 1\0\n"),
+};
+
 static const char *const emissions_seeds[] = { "emissions:*", NULL };
 static const struct edge emissions_edges[] = {
 	EDGE(""), EDGE("\n"), EDGE("# only a comment\n"), EDGE("\r\n\t \n"),
@@ -343,6 +365,8 @@ static const struct family families[] = {
 	{ "job_note", fuzz_check_job_note, job_note_seeds, job_note_edges,
 	  NELEMS(job_note_edges) },
 	{ "gres", fuzz_check_gres, gres_seeds, gres_edges, NELEMS(gres_edges) },
+	{ "intensity", fuzz_check_intensity, intensity_seeds, intensity_edges,
+	  NELEMS(intensity_edges) },
 };
 
 /* ---- Random numbers: splitmix64, the same sequence everywhere ---- */
