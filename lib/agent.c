@@ -269,8 +269,7 @@ leave_now(struct ceems_agent *a, struct agent_job *j, uint64_t now_ns)
 		agent_observe_series(a, j, now_ns);
 		return;
 	}
-	ceems_job_ledger_add_tick(&j->ledger, &share, present_s,
-				  a->have_factor ? &a->factor : NULL);
+	agent_charge_tick(a, &j->ledger, &share, present_s, now_ns);
 	agent_gpu_charge(a, &j->gpu, &node, &share, present_s);
 	j->cpu_s += t.cpu_s;
 	agent_split_to_steps(j, &share, &t);
@@ -313,8 +312,7 @@ ceems_agent_report_now(struct ceems_agent *a, uint32_t jobid,
 	present_s = node.dt_s - t.absent_s;
 	if (present_s <= 0 || ceems_ledger_split(&node, &t, 1, &share, &tick) < 0)
 		return 0;
-	ceems_job_ledger_add_tick(&out->ledger, &share, present_s,
-				  a->have_factor ? &a->factor : NULL);
+	agent_charge_tick(a, &out->ledger, &share, present_s, now_ns);
 	out->cpu_s += t.cpu_s;
 	return 0;
 }

@@ -211,6 +211,12 @@ struct ceems_agent *ceems_agent_open(const struct ceems_config *config,
 				     size_t err_size);
 void ceems_agent_close(struct ceems_agent *agent);
 
+/* Fix the wall clock of the ticks to their monotonic time + OFFSET_NS
+ * (the intensity series is in wall-clock time).  By default the agent
+ * takes the offset from the clocks each time it looks at the series. */
+void ceems_agent_set_wall_offset(struct ceems_agent *agent,
+				 int64_t offset_ns);
+
 /* How often the energy sources must be sampled so that no counter can
  * wrap twice unseen: the main interval, or shorter when a counter needs
  * it (then call ceems_agent_sample_sources on a timer of that period). */

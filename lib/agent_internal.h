@@ -13,6 +13,7 @@
 #include "agent.h"
 #include "agent_finish.h"
 #include "agent_gpu.h"
+#include "agent_intensity.h"
 #include "agent_recover.h"
 #include "agent_series.h"
 #include "agent_state.h"
@@ -134,6 +135,8 @@ struct ceems_agent {
 
 	bool have_factor;
 	struct ceems_emission_factor factor;
+	/* The time-varying series, where intensity_file names one. */
+	struct agent_intensity intensity;
 	struct idle_learner idle[CEEMS_DOMAIN_COUNT];
 	/* Static power learned by regression when the node is never quiet
 	 * (lib/idle_fit.h): used where the quiet ticks taught nothing. */

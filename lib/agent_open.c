@@ -137,6 +137,12 @@ load_factor(struct ceems_agent *a, char *err, size_t err_size)
 	int ret;
 
 	if (a->config.zone[0] == '\0') {
+		if (a->config.intensity_file[0] != '\0') {
+			snprintf(err, err_size,
+				 "intensity_file = %s needs zone = (the yearly figure stands in where the series has no value)",
+				 a->config.intensity_file);
+			return -1;
+		}
 		ceems_info("no emission zone configured: jobs get no emissions");
 		return 0;
 	}
@@ -277,6 +283,7 @@ ceems_agent_open(const struct ceems_config *config, uint64_t now_ns,
 	agent_perf_open_node(a);
 	if (load_factor(a, err, err_size) < 0)
 		goto fail;
+	agent_intensity_open(a, now_ns);
 	if (open_sources(a, now_ns) < 0) {
 		snprintf(err, err_size, "out of memory");
 		goto fail;
@@ -309,6 +316,7 @@ ceems_agent_close(struct ceems_agent *a)
 		free(a->takes[s]);
 	}
 	agent_bpf_close(a);
+	agent_intensity_close(a);
 	ceems_proc_reader_close(a->proc);
 	agent_finish_free(a->finish);
 	state_file_close(a->state);

@@ -90,7 +90,10 @@
  *   and static_j are left out when covered_s is 0 (no measurement at
  *   all).  emissions: {"grams":x, "covered_s":x,
  *   "factor":{"source":s, "zone":s, "year":N, "g_per_kwh":x, "pue":x},
- *   "factor_changed":bool}.
+ *   "factor_changed":bool, "fallback":x}: fallback (0 to 1) only where
+ *   the node has an intensity series: the part of the energy priced at
+ *   the yearly figure because the series did not cover its time; with
+ *   factor_changed, g_per_kwh is the energy-weighted mean.
  * Numbers are JSON integers for counters and ids, doubles otherwise
  * (written with the fewest digits, up to 17, that round-trip exactly). */
 #ifndef CEEMS_AGENT_PROTO_H

@@ -227,6 +227,8 @@ ledger_to_json(const struct ceems_job_ledger *l, bool *ok)
 			ceems_json_add_double(f, "pue", l->factor.pue, ok);
 		}
 		ceems_json_add(em, "factor_changed", json_object_new_boolean(l->factor_changed), ok);
+		if (l->factor_timed)
+			ceems_json_add_double(em, "fallback", l->factor_fallback, ok);
 	}
 	return obj;
 }
@@ -481,6 +483,15 @@ emissions_from_json(const struct json_object *obj, struct ceems_job_ledger *l,
 	    (r = ceems_json_read_bool(val, "report.ledger.emissions.factor_changed",
 			   &l->factor_changed, err, err_size)) < 0)
 		return r;
+	if ((val = ceems_json_get(obj, "fallback")) != NULL) {
+		double fallback;
+
+		if ((r = ceems_json_read_real(val, "report.ledger.emissions.fallback",
+				   0, 1, &fallback, err, err_size)) < 0)
+			return r;
+		l->factor_timed = true;
+		l->factor_fallback = (float)fallback;
+	}
 	if ((f = ceems_json_get(obj, "factor")) == NULL)
 		return 0;
 	if (!json_object_is_type(f, json_type_object))

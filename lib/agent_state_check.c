@@ -62,6 +62,10 @@ parts_sane(uint32_t ngaps, const struct ceems_agent_gap *gaps,
 		    !isfinite(l->covered_s[d]) || l->covered_s[d] < 0 ||
 		    !flag_sane(&l->idle_unlearned[d]))
 			return false;
+	/* The intensity series' figures are what was padding too. */
+	if (!flag_sane(&l->factor_timed) || !isfinite(l->factor_fallback) ||
+	    l->factor_fallback < 0 || l->factor_fallback > 1)
+		return false;
 	return true;
 }
 

@@ -609,9 +609,8 @@ charge_jobs(struct ceems_agent *a, const struct ceems_ledger_node_tick *node,
 			j->cpu_s += a->job_ticks[i].cpu_s;
 			continue;
 		}
-		ceems_job_ledger_add_tick(&j->ledger, &a->shares[i],
-					  node->dt_s - a->job_ticks[i].absent_s,
-					  a->have_factor ? &a->factor : NULL);
+		agent_charge_tick(a, &j->ledger, &a->shares[i],
+				  node->dt_s - a->job_ticks[i].absent_s, now_ns);
 		agent_gpu_charge(a, &j->gpu, node, &a->shares[i],
 				 node->dt_s - a->job_ticks[i].absent_s);
 		j->cpu_s += a->job_ticks[i].cpu_s;

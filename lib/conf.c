@@ -72,6 +72,7 @@ static const struct key keys[] = {
 	{ "zone", KEY_NAME, FIELD(zone), 0, 0, NULL },
 	{ "pue", KEY_REAL, FIELD(pue), 1.0, 5.0, NULL },
 	{ "emissions_table", KEY_PATH, FIELD(emissions_table), 0, 0, NULL },
+	{ "intensity_file", KEY_PATH, FIELD(intensity_file), 0, 0, NULL },
 	{ "ebpf", KEY_WORD, FIELD(ebpf), 0, 0, "auto fentry kprobe btf tracepoint off" },
 	{ "bmc", KEY_WORD, FIELD(bmc), 0, 0, "none inband lan" },
 	{ "bmc_host", KEY_STRING, FIELD(bmc_host), 0, 0, NULL },

@@ -79,6 +79,9 @@ struct ceems_config {
 	char zone[16];			/* ISO 3166-1 country code, or WORLD */
 	double pue;
 	char emissions_table[CEEMS_CONFIG_PATH_MAX];
+	/* the node's time-varying carbon-intensity series (lib/intensity.h),
+	 * "" for none: the yearly figure of zone only */
+	char intensity_file[CEEMS_CONFIG_PATH_MAX];
 
 	/* per-job IO and network (lib/bpf_io.h): "auto" (BTF tracepoints
 	 * where the kernel offers them, else tracepoints), "tracepoint"

@@ -2,8 +2,7 @@
  * country (lib/data/carbon-intensity.tsv, derived from Our World in Data
  * / Ember, CC BY 4.0), its lookup by zone and year, and the conversion of
  * energy into emissions (energy x PUE x intensity).  A time-varying
- * source (a table admins load into the database) fills the same factor
- * struct later. */
+ * series (lib/intensity.h) fills the same factor struct tick by tick. */
 #ifndef CEEMS_EMISSIONS_H
 #define CEEMS_EMISSIONS_H
 

@@ -15,7 +15,10 @@
 #include <math.h>
 #include <string.h>
 
+#include "intensity.h"
 #include "ledger.h"
+
+#define JOULES_PER_KWH 3.6e6
 
 /* What a job's weight in a split is. */
 enum weight_kind {
@@ -364,13 +367,62 @@ energy_covered(const struct ceems_ledger_job_share *share)
 	return any;
 }
 
+/* After a tick of TICK_J joules under FACTOR (ENERGY_BEFORE joules
+ * before it): the part of the energy at the yearly fallback, and, once
+ * the factor changed, the mean intensity and the series' source. */
+static bool
+from_series(const struct ceems_emission_factor *f)
+{
+	return strncmp(f->source, CEEMS_INTENSITY_SOURCE_PREFIX,
+		       sizeof(CEEMS_INTENSITY_SOURCE_PREFIX) - 1) == 0;
+}
+
+static void
+add_factor_quality(struct ceems_job_ledger *l,
+		   const struct ceems_emission_factor *factor, bool timed,
+		   double energy_before, double tick_j)
+{
+	double energy = energy_before + tick_j;
+
+	if (timed) {
+		double fallback_j = (double)l->factor_fallback * energy_before +
+		    (from_series(factor) ? 0 : tick_j);
+
+		l->factor_timed = true;
+		if (energy > 0)
+			l->factor_fallback = (float)(fallback_j / energy);
+		if (l->factor_fallback > 1)
+			l->factor_fallback = 1;
+	}
+	if (!l->factor_changed)
+		return;
+	if (!from_series(&l->factor) && from_series(factor)) {
+		memcpy(l->factor.source, factor->source, sizeof(l->factor.source));
+		memcpy(l->factor.zone, factor->zone, sizeof(l->factor.zone));
+		l->factor.year = factor->year;
+	}
+	if (energy > 0 && l->factor.pue > 0)
+		l->factor.g_per_kwh = l->emissions_g * JOULES_PER_KWH /
+		    (energy * l->factor.pue);
+}
+
 int
 ceems_job_ledger_add_tick(struct ceems_job_ledger *l,
 			  const struct ceems_ledger_job_share *share,
 			  double dt_s,
 			  const struct ceems_emission_factor *factor)
 {
-	double tick_j = 0;
+	return ceems_job_ledger_add_tick_timed(l, share, dt_s, factor, false);
+}
+
+int
+ceems_job_ledger_add_tick_timed(struct ceems_job_ledger *l,
+				const struct ceems_ledger_job_share *share,
+				double dt_s,
+				const struct ceems_emission_factor *factor,
+				bool timed)
+{
+	double tick_j = 0, energy_before;
 	int d;
 
 	if (l == NULL || share == NULL || !isfinite(dt_s) || dt_s <= 0)
@@ -382,6 +434,7 @@ ceems_job_ledger_add_tick(struct ceems_job_ledger *l,
 		    !isfinite(share->static_j[d]) || share->static_j[d] < 0)
 			return -EINVAL;
 
+	energy_before = ceems_job_ledger_total_j(l);
 	l->lifetime_s += dt_s;
 	for (d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
 		l->joules[d] += share->joules[d];
@@ -407,9 +460,10 @@ ceems_job_ledger_add_tick(struct ceems_job_ledger *l,
 	if (!l->have_emissions) {
 		l->factor = *factor;
 		l->have_emissions = true;
-	} else if (!same_factor(&l->factor, factor)) {
+	} else if (!l->factor_changed && !same_factor(&l->factor, factor)) {
 		l->factor_changed = true;
 	}
+	add_factor_quality(l, factor, timed, energy_before, tick_j);
 	return 0;
 }
 

@@ -139,11 +139,23 @@ struct ceems_job_ledger {
 
 	/* Emissions: only ticks with a factor add to them. */
 	bool have_emissions;
+	/* A tick's factor came from a node with an intensity series: then
+	 * factor_fallback is the part of the energy (0 to 1) charged at the
+	 * yearly figure because the series did not cover its time.  In the
+	 * padding before emissions_g (a float is ample for a fraction):
+	 * the state file's layout is the same. */
+	bool factor_timed;
+	float factor_fallback;
 	double emissions_g;
 	/* Time that had a factor and the energy of every domain the node
 	 * measures: never more than any measured domain's covered_s. */
 	double emissions_covered_s;
-	struct ceems_emission_factor factor;	/* the first one used */
+	/* The factor used: the first one while every tick had the same;
+	 * once a tick had another (factor_changed), g_per_kwh is the
+	 * energy-weighted mean of the ticks' intensities (emissions /
+	 * (energy x PUE)), and the source is the series' when any tick
+	 * used it. */
+	struct ceems_emission_factor factor;
 	bool factor_changed;	/* a later tick used another factor */
 };
 
@@ -156,6 +168,16 @@ int ceems_job_ledger_add_tick(struct ceems_job_ledger *l,
 			      const struct ceems_ledger_job_share *share,
 			      double dt_s,
 			      const struct ceems_emission_factor *factor);
+
+/* The same, on a node with an intensity series (TIMED): a FACTOR whose
+ * source is not the series' ("series:...") is the yearly figure standing
+ * in where the series has no value, and its energy counts in
+ * factor_fallback. */
+int ceems_job_ledger_add_tick_timed(struct ceems_job_ledger *l,
+				    const struct ceems_ledger_job_share *share,
+				    double dt_s,
+				    const struct ceems_emission_factor *factor,
+				    bool timed);
 
 /* Add DT_S seconds of the job's life that no tick covered (the agent was
  * down, or registration came late): lowers every domain's coverage. */

@@ -205,6 +205,10 @@ figures_energy(const struct ceems_agent_job_report *r, struct figures *f)
 		clean(f->zone, sizeof(f->zone), l->factor.zone,
 		      sizeof(l->factor.zone), 5);
 		f->factor_changed = l->factor_changed;
+		if (l->factor_timed && l->factor_fallback > 0 &&
+		    l->factor_fallback <= 1)
+			f->factor_fallback_pct =
+			    (int)ceil((double)l->factor_fallback * 100);
 		lifetime = l->lifetime_s;
 		if (summary_usable(lifetime) && lifetime > 0 &&
 		    summary_usable(l->emissions_covered_s)) {

@@ -78,6 +78,9 @@ struct figures {
 	struct ceems_emission_factor factor;
 	char zone[12];
 	bool factor_changed;
+	/* Percent of the energy priced at the yearly figure where the
+	 * node's intensity series had no value (0: none, or no series). */
+	int factor_fallback_pct;
 	bool carbon_partial;	/* fewer ticks had a factor than energy */
 	double carbon_cov;
 

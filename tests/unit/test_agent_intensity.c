@@ -1,0 +1,421 @@
+/* test_agent_intensity.c - the agent's factor tick by tick from the
+ * node's intensity series (intensity_file) on the simulated RAPL tree:
+ * the grams are the sum over ticks of energy x PUE x the intensity in
+ * force at each tick's time; a tick the series does not cover is priced
+ * at the yearly figure and counted in the job's fallback part; a file
+ * rewritten is read again after the minute, a bad one leaves the series
+ * read before in force. */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "emissions.h"
+#include "fileio.h"
+#include "log.h"
+#include "../tap.h"
+#include "fixture.h"
+#include "tmptree.h"
+
+#define SEC 1000000000ULL
+#define RAPL "class/powercap/"
+#define JOB42_CPUACCT "sys/fs/cgroup/cpu,cpuacct/slurm_localhost/uid_1000/job_42/cpuacct.usage"
+#define BATCH_CPUACCT "sys/fs/cgroup/cpu,cpuacct/slurm_localhost/uid_1000/job_42/step_batch/cpuacct.usage"
+
+static char sys_root[200], cg_root[200], proc_root[200];
+static char state_dir[256];
+static char buf[8192];
+
+/* Write /proc/stat for a 4-CPU node whose busy time is BUSY_TICKS (in
+ * USER_HZ ticks, all as user time). */
+static void
+write_proc_stat(unsigned long long busy_ticks)
+{
+	char text[512];
+
+	snprintf(text, sizeof(text),
+		 "cpu  %llu 0 0 100000 0 0 0 0 0 0\n"
+		 "cpu0 0 0 0 25000 0 0 0 0 0 0\n"
+		 "cpu1 0 0 0 25000 0 0 0 0 0 0\n"
+		 "cpu2 0 0 0 25000 0 0 0 0 0 0\n"
+		 "cpu3 0 0 0 25000 0 0 0 0 0 0\n"
+		 "intr 0\n", busy_ticks);
+	tmptree_write(proc_root, "stat", text);
+}
+
+static void
+write_u64(const char *root, const char *rel, unsigned long long v)
+{
+	char text[32];
+
+	snprintf(text, sizeof(text), "%llu\n", v);
+	tmptree_write(root, rel, text);
+}
+
+static void
+make_trees(void)
+{
+	char path[PATH_MAX];
+
+	snprintf(sys_root, sizeof(sys_root), "%s", tmptree_new(fixture_path("sys/rapl-intel")));
+	snprintf(cg_root, sizeof(cg_root), "%s", tmptree_new(fixture_path("cgroup/v1")));
+	snprintf(proc_root, sizeof(proc_root), "%s/ceems-test-proc-XXXXXX",
+		 getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(proc_root) == NULL)
+		tmptree_die("mkdtemp", proc_root);
+	snprintf(state_dir, sizeof(state_dir), "%s/state", proc_root);
+	snprintf(path, sizeof(path), "%s/self", proc_root);
+	mkdir(path, 0755);
+	tmptree_write(proc_root, "self/mountinfo",
+		      fixture_text("cgroup/v1/mountinfo.txt", buf, sizeof(buf)));
+	tmptree_write(proc_root, "meminfo",
+		      fixture_text("proc/meminfo", buf, sizeof(buf)));
+	write_proc_stat(0);
+}
+
+static void
+base_config(struct ceems_config *c)
+{
+	ceems_config_defaults(c);
+	snprintf(c->sysfs_root, sizeof(c->sysfs_root), "%s", sys_root);
+	snprintf(c->procfs_root, sizeof(c->procfs_root), "%s", proc_root);
+	snprintf(c->cgroupfs_prefix, sizeof(c->cgroupfs_prefix), "%s", cg_root);
+	snprintf(c->state_dir, sizeof(c->state_dir), "%s", state_dir);
+	snprintf(c->spool_dir, sizeof(c->spool_dir), "%s/spool", proc_root);
+	snprintf(c->emissions_table, sizeof(c->emissions_table),
+		 "%s/../../lib/data/carbon-intensity.tsv", fixture_root());
+	snprintf(c->zone, sizeof(c->zone), "FR");
+	c->pue = 1.5;
+	c->idle_power_package_w = 20;
+	c->idle_power_dram_w = 2;
+	c->usage_interval_ns = SEC;
+	c->max_jobs = 4;
+}
+
+static void
+job42_spec(struct ceems_agent_job_spec *spec)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->jobid = 42;
+	spec->uid = 1000;
+	if (ceems_cgroup_job_from_proc(fixture_text("cgroup/v1/cgroup-localhost-batch.txt", buf, sizeof(buf)),
+				       42, &spec->cgroup) != 0) {
+		printf("Bail out! cannot resolve job 42's cgroup fixture\n");
+		exit(1);
+	}
+}
+
+/* The fixture's counters, moved forward by move(): energies in uJ. */
+static unsigned long long pkg0_uj = 100000000ULL, pkg1_uj = 200000000ULL;
+static unsigned long long dram0_uj = 20000000ULL, dram1_uj = 30000000ULL;
+static unsigned long long busy_ticks, job_ns = 2483101234ULL;
+
+/* Add PKG0_J and PKG1_J to the packages, DRAM_J split over the drams,
+ * BUSY USER_HZ ticks to the node and CPU_NS to job 42. */
+static void
+move(double pkg0_j, double pkg1_j, double dram_j, unsigned busy,
+     unsigned long long cpu_ns)
+{
+	pkg0_uj += (unsigned long long)(pkg0_j * 1e6);
+	pkg1_uj += (unsigned long long)(pkg1_j * 1e6);
+	dram0_uj += (unsigned long long)(dram_j * 0.6e6);
+	dram1_uj += (unsigned long long)(dram_j * 0.4e6);
+	write_u64(sys_root, RAPL "intel-rapl:0/energy_uj", pkg0_uj);
+	write_u64(sys_root, RAPL "intel-rapl:1/energy_uj", pkg1_uj);
+	write_u64(sys_root, RAPL "intel-rapl:0:1/energy_uj", dram0_uj);
+	write_u64(sys_root, RAPL "intel-rapl:1:1/energy_uj", dram1_uj);
+	busy_ticks += busy;
+	write_proc_stat(busy_ticks);
+	job_ns += cpu_ns;
+	write_u64(cg_root, JOB42_CPUACCT, job_ns);
+}
+
+/* One more second of a known workload: packages +60 J and +40 J, drams
+ * +10 J, the node 2 CPU-seconds busy (USER_HZ 100) of which job 42 used
+ * CPU_NS. */
+static void
+advance(unsigned long long cpu_ns)
+{
+	move(60, 40, 10, 200, cpu_ns);
+}
+
+/* Wall clock second of monotonic 10 s: the series starts there. */
+#define W0 1704067200LL
+
+static char cache_path[240];
+
+static void
+write_cache(const char *rows)
+{
+	char text[1024];
+
+	snprintf(text, sizeof(text),
+		 "ceems-intensity 1\nzone FR\nsource test-grid\n%s", rows);
+	tmptree_write(proc_root, "intensity", text);
+	snprintf(cache_path, sizeof(cache_path), "%s/intensity", proc_root);
+}
+
+/* The yearly figure of FR this year, read from the shipped table. */
+static double
+yearly_fr(void)
+{
+	struct ceems_emissions_table t;
+	struct ceems_emission_factor f;
+	time_t now = time(NULL);
+	struct tm tm;
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/../../lib/data/carbon-intensity.tsv",
+		 fixture_root());
+	gmtime_r(&now, &tm);
+	if (ceems_emissions_table_load(path, &t) != 0 ||
+	    ceems_emissions_lookup(&t, "FR", tm.tm_year + 1900, &f) != 0) {
+		printf("Bail out! no yearly figure for FR\n");
+		exit(1);
+	}
+	ceems_emissions_table_free(&t);
+	return f.g_per_kwh;
+}
+
+static struct ceems_agent *
+open_agent(bool with_series)
+{
+	struct ceems_config c;
+	struct ceems_agent_job_spec spec;
+	struct ceems_agent *a;
+	char err[256] = "";
+
+	base_config(&c);
+	if (with_series)
+		snprintf(c.intensity_file, sizeof(c.intensity_file), "%s",
+			 cache_path);
+	a = ceems_agent_open(&c, 10 * SEC, err, sizeof(err));
+	if (a == NULL) {
+		printf("Bail out! agent does not open: %s\n", err);
+		exit(1);
+	}
+	ceems_agent_set_wall_offset(a, W0 * (long long)SEC - 10 * (long long)SEC);
+	job42_spec(&spec);
+	if (ceems_agent_register(a, &spec, 10 * SEC) != 0) {
+		printf("Bail out! job 42 does not register\n");
+		exit(1);
+	}
+	return a;
+}
+
+static double
+job_total(struct ceems_agent *a)
+{
+	struct ceems_agent_job_report r;
+
+	if (ceems_agent_report(a, 42, &r) != 0)
+		return NAN;
+	return ceems_job_ledger_total_j(&r.ledger);
+}
+
+/* Ticks at 11..14 s and the deregistration at 15 s: wall W0+1..W0+5.
+ * G[i] is the intensity the test expects at tick i; the grams are summed
+ * here from each tick's energy as the agent measured it. */
+static void
+run_job(struct ceems_agent *a, const double g[5], double *want_g,
+	double *want_fallback_j, const bool fallback[5],
+	struct ceems_agent_job_report *r)
+{
+	double before = 0, after;
+
+	*want_g = 0;
+	*want_fallback_j = 0;
+	for (int i = 0; i < 4; i++) {
+		advance(400000000ULL * (unsigned long long)(i + 1));
+		ceems_agent_tick(a, (11 + (uint64_t)i) * SEC);
+		after = job_total(a);
+		*want_g += (after - before) * 1.5 * g[i] / 3.6e6;
+		if (fallback[i])
+			*want_fallback_j += after - before;
+		before = after;
+	}
+	advance(1500000000ULL);
+	if (ceems_agent_deregister(a, 42, 15 * SEC, r) != 0) {
+		printf("Bail out! job 42 does not deregister\n");
+		exit(1);
+	}
+	after = ceems_job_ledger_total_j(&r->ledger);
+	*want_g += (after - before) * 1.5 * g[4] / 3.6e6;
+	if (fallback[4])
+		*want_fallback_j += after - before;
+}
+
+static void
+test_series_with_gap(void)
+{
+	const double yearly = yearly_fr();
+	const double g[5] = { 100, 300, yearly, 50, 50 };
+	const bool fallback[5] = { false, false, true, false, false };
+	struct ceems_agent_job_report r;
+	struct ceems_agent *a;
+	double want_g, fallback_j, total, mean;
+	char rows[512];
+
+	/* [W0, W0+2) 100; [W0+2, W0+3) 300; a gap; [W0+4, W0+10) 50. */
+	snprintf(rows, sizeof(rows), "%lld %lld 100\n%lld %lld 300\n%lld %lld 50\n",
+		 W0, W0 + 2, W0 + 2, W0 + 3, W0 + 4, W0 + 10);
+	write_cache(rows);
+	a = open_agent(true);
+	run_job(a, g, &want_g, &fallback_j, fallback, &r);
+	total = ceems_job_ledger_total_j(&r.ledger);
+	ok(total > 0 && fallback_j > 0 && fallback_j < total,
+	   "the job used energy in and out of the series (%.3f of %.3f J)",
+	   fallback_j, total);
+	is_near(r.ledger.emissions_g, want_g, 1e-9 * want_g,
+		"grams = sum over ticks of energy x PUE x the intensity in force");
+	ok(r.ledger.factor_changed, "the factor changed during the job");
+	mean = want_g * 3.6e6 / (1.5 * total);
+	is_near(r.ledger.factor.g_per_kwh, mean, 1e-9 * mean,
+		"the recorded intensity is the energy-weighted mean");
+	is_str(r.ledger.factor.source, "series:test-grid",
+	       "the source is the series'");
+	ok(r.ledger.factor_timed, "the job's factor came from a series");
+	is_near(r.ledger.factor_fallback, fallback_j / total, 1e-6,
+		"fallback: the part of the energy at the yearly figure");
+	is_int(ceems_agent_release(a, 42), 0, "released");
+	ceems_agent_close(a);
+}
+
+static void
+test_no_file(void)
+{
+	const double yearly = yearly_fr();
+	const double g[5] = { yearly, yearly, yearly, yearly, yearly };
+	const bool fallback[5] = { true, true, true, true, true };
+	struct ceems_agent_job_report r;
+	struct ceems_agent *a;
+	double want_g, fallback_j;
+
+	unlink(cache_path);
+	a = open_agent(true);
+	run_job(a, g, &want_g, &fallback_j, fallback, &r);
+	is_near(r.ledger.emissions_g, want_g, 1e-9 * want_g,
+		"no file: every tick at the yearly figure");
+	ok(!r.ledger.factor_changed, "one factor all along");
+	ok(r.ledger.factor_timed && r.ledger.factor_fallback == 1,
+	   "all of the energy at the fallback");
+	ok(strncmp(r.ledger.factor.source, "series:", 7) != 0,
+	   "the source is the yearly table's (%s)", r.ledger.factor.source);
+	ceems_agent_release(a, 42);
+	ceems_agent_close(a);
+}
+
+static void
+test_no_series_configured(void)
+{
+	const double yearly = yearly_fr();
+	const double g[5] = { yearly, yearly, yearly, yearly, yearly };
+	const bool fallback[5] = { false, false, false, false, false };
+	struct ceems_agent_job_report r;
+	struct ceems_agent *a;
+	double want_g, fallback_j;
+
+	a = open_agent(false);
+	run_job(a, g, &want_g, &fallback_j, fallback, &r);
+	is_near(r.ledger.emissions_g, want_g, 1e-9 * want_g,
+		"without intensity_file: the yearly figure");
+	ok(!r.ledger.factor_timed && r.ledger.factor_fallback == 0,
+	   "no fallback figure where no series is configured");
+	ceems_agent_release(a, 42);
+	ceems_agent_close(a);
+}
+
+static int intensity_errors;
+static char last_error[512];
+
+static void
+count_logs(enum ceems_log_level level, const char *message, void *arg)
+{
+	(void)arg;
+	if (level <= CEEMS_LOG_WARNING)
+		printf("# log: %s\n", message);
+	if (level == CEEMS_LOG_ERROR && strstr(message, "intensity_file") != NULL) {
+		intensity_errors++;
+		snprintf(last_error, sizeof(last_error), "%s", message);
+	}
+}
+
+/* The file is looked at once a minute: a rewrite is seen after it; a
+ * bad file leaves the series read before in force. */
+static void
+test_reload(void)
+{
+	struct ceems_agent_job_report r;
+	struct ceems_agent *a;
+	char rows[256];
+	double before, after;
+
+	snprintf(rows, sizeof(rows), "%lld %lld 100\n", W0, W0 + 1000);
+	write_cache(rows);
+	a = open_agent(true);
+	advance(1000000000ULL);
+	ceems_agent_tick(a, 11 * SEC);
+	before = job_total(a);
+	snprintf(rows, sizeof(rows), "%lld %lld 400\n", W0, W0 + 1000);
+	write_cache(rows);
+	advance(1000000000ULL);
+	ceems_agent_tick(a, 12 * SEC);
+	ceems_agent_report(a, 42, &r);
+	after = ceems_job_ledger_total_j(&r.ledger);
+	advance(1000000000ULL);
+	ceems_agent_tick(a, 40 * SEC);	/* RAPL read well within a wrap */
+	ceems_agent_report(a, 42, &r);
+	after = ceems_job_ledger_total_j(&r.ledger);
+	is_near(r.ledger.emissions_g, after * 1.5 * 100 / 3.6e6, 1e-9,
+		"within the minute the file is not read again");
+	advance(1000000000ULL);
+	ceems_agent_tick(a, 71 * SEC);
+	ceems_agent_report(a, 42, &r);
+	before = after;
+	after = ceems_job_ledger_total_j(&r.ledger);
+	is_near(r.ledger.emissions_g,
+		(before * 100 + (after - before) * 400) * 1.5 / 3.6e6, 1e-9,
+		"after the minute the new series applies");
+	write_cache("1 2 oops\n");
+	advance(1000000000ULL);
+	ceems_agent_tick(a, 100 * SEC);
+	advance(1000000000ULL);
+	ceems_agent_tick(a, 132 * SEC);
+	ceems_agent_report(a, 42, &r);
+	ok(r.ledger.factor_timed && r.ledger.factor_fallback == 0,
+	   "a bad file: the series read before stays in force");
+	ok(intensity_errors == 1 && strstr(last_error, "line 4") != NULL &&
+	   strstr(last_error, "series read before") != NULL,
+	   "one log line names the bad line and what applies");
+	advance(1000000000ULL);
+	ceems_agent_tick(a, 160 * SEC);
+	advance(1000000000ULL);
+	ceems_agent_tick(a, 193 * SEC);
+	is_int(intensity_errors, 1, "the same bad file is not logged again");
+	ceems_agent_release(a, 42);
+	ceems_agent_close(a);
+}
+
+int
+main(void)
+{
+	ceems_log_set_handler(count_logs, NULL);
+	make_trees();
+	test_series_with_gap();
+	test_no_file();
+	test_no_series_configured();
+	test_reload();
+	tmptree_remove(sys_root);
+	tmptree_remove(cg_root);
+	tmptree_remove(proc_root);
+	return done_testing();
+}
