@@ -54,8 +54,8 @@ ceems_intensity_source_valid(const char *s)
 	return true;
 }
 
-static bool
-zone_valid(const char *z)
+bool
+ceems_intensity_zone_valid(const char *z)
 {
 	size_t n = strlen(z);
 
@@ -168,7 +168,7 @@ parse_line(struct ceems_intensity_series *s, char *line, unsigned int lineno,
 	n = split_words(line, w);
 	if (n == 2 && strcmp(w[0], "zone") == 0 && s->zone[0] == '\0' &&
 	    s->nrows == 0) {
-		if (!zone_valid(w[1]))
+		if (!ceems_intensity_zone_valid(w[1]))
 			return fail(err, err_size, lineno,
 				    "zone must be an upper-case ISO 3166-1 code or WORLD");
 		strcpy(s->zone, w[1]);	/* at most 5 bytes, checked */
@@ -284,7 +284,7 @@ ceems_intensity_write(const char *path,
 	FILE *f;
 	int fd, ret;
 
-	if (path == NULL || s == NULL || !zone_valid(s->zone) ||
+	if (path == NULL || s == NULL || !ceems_intensity_zone_valid(s->zone) ||
 	    !ceems_intensity_source_valid(s->source))
 		return -EINVAL;
 	if (snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", path) >= (int)sizeof(tmp))

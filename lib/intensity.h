@@ -78,4 +78,8 @@ ceems_intensity_at(const struct ceems_intensity_series *s, int64_t t);
  * CEEMS_INTENSITY_SOURCE_MAX - 1 characters of [A-Za-z0-9._-]. */
 bool ceems_intensity_source_valid(const char *source);
 
+/* True when ZONE is a zone the cache may name: an upper-case ISO 3166-1
+ * alpha-2 or alpha-3 code, or WORLD. */
+bool ceems_intensity_zone_valid(const char *zone);
+
 #endif

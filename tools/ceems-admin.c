@@ -2,6 +2,8 @@
  *
  *   ceems-admin [-c CONF] [-d CONNINFO] [--sql-dir DIR] db init|migrate|status
  *   ceems-admin [-c CONF] [-d CONNINFO] factors load FILE.csv
+ *   ceems-admin [-c CONF] [-d CONNINFO] factors export --zone Z
+ *               [--hours-back N] [--hours-ahead N] FILE
  *
  * The database is -d (a libpq connection string, URI or "service=NAME"),
  * else the `database` key of ceems.conf, so that TLS, passwords and peer
@@ -20,6 +22,7 @@
 
 #include <libpq-fe.h>
 
+#include "admin_export.h"
 #include "admin_factors.h"
 #include "admin_migrate.h"
 #include "conf.h"
@@ -36,6 +39,8 @@ struct options {
 	const char *sql_dir;
 	int target;
 	int verbose;
+	const char *zone;	/* factors export */
+	int hours_back, hours_ahead;
 };
 
 static void
@@ -45,7 +50,8 @@ usage(FILE *out)
 		"usage: ceems-admin [-c CONF] [-d CONNINFO] [--sql-dir DIR] [-v] db init|migrate|status\n"
 		"       ceems-admin [-c CONF] [-d CONNINFO] [-v] db migrate --to N\n"
 		"       ceems-admin [-c CONF] [-d CONNINFO] db cluster\n"
-		"       ceems-admin [-c CONF] [-d CONNINFO] factors load FILE.csv\n");
+		"       ceems-admin [-c CONF] [-d CONNINFO] factors load FILE.csv\n"
+		"       ceems-admin [-c CONF] [-d CONNINFO] factors export --zone Z [--hours-back N] [--hours-ahead N] FILE\n");
 }
 
 static void
@@ -308,6 +314,38 @@ load_factors(PGconn *conn, const char *path, const struct admin_factor *rows,
 }
 
 static int
+cmd_export(const struct options *o, const char *path)
+{
+	PGconn *conn;
+	int r;
+
+	if (o->zone == NULL) {
+		fprintf(stderr, "ceems-admin: factors export needs --zone (the node's zone, as in ceems.conf)\n");
+		return 2;
+	}
+	if ((conn = connect_db(o)) == NULL)
+		return 1;
+	r = admin_factors_export(conn, o->zone, o->hours_back, o->hours_ahead,
+				 path);
+	PQfinish(conn);
+	return r < 0 ? 1 : 0;
+}
+
+/* A whole number of hours from 0 to a year, or -1. */
+static int
+parse_hours(const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < 0 || v > 8784)
+		return -1;
+	return (int)v;
+}
+
+static int
 cmd_factors(const struct options *o, int argc, char **argv)
 {
 	struct admin_factor *rows;
@@ -317,6 +355,8 @@ cmd_factors(const struct options *o, int argc, char **argv)
 	char *text;
 	int r;
 
+	if (argc == 2 && strcmp(argv[0], "export") == 0)
+		return cmd_export(o, argv[1]);
 	if (argc != 2 || strcmp(argv[0], "load") != 0) {
 		usage(stderr);
 		return 2;
@@ -351,10 +391,14 @@ main(int argc, char **argv)
 		{ "sql-dir", required_argument, NULL, 's' },
 		{ "to", required_argument, NULL, 't' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "zone", required_argument, NULL, 'z' },
+		{ "hours-back", required_argument, NULL, 'B' },
+		{ "hours-ahead", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct options o = { .sql_dir = DEFAULT_SQL_DIR };
+	struct options o = { .sql_dir = DEFAULT_SQL_DIR, .hours_back = 48,
+			     .hours_ahead = 48 };
 	char *end;
 	int c;
 
@@ -380,6 +424,18 @@ main(int argc, char **argv)
 			break;
 		case 'v':
 			o.verbose = 1;
+			break;
+		case 'z':
+			o.zone = optarg;
+			break;
+		case 'B':
+		case 'A':
+			if (parse_hours(optarg) < 0) {
+				fprintf(stderr, "ceems-admin: --hours-%s wants a number of hours from 0 to 8784\n",
+					c == 'B' ? "back" : "ahead");
+				return 2;
+			}
+			*(c == 'B' ? &o.hours_back : &o.hours_ahead) = parse_hours(optarg);
 			break;
 		case 'h':
 			usage(stdout);
