@@ -4,6 +4,8 @@
  *   ceems-admin [-c CONF] [-d CONNINFO] factors load FILE.csv
  *   ceems-admin [-c CONF] [-d CONNINFO] factors export --zone Z
  *               [--hours-back N] [--hours-ahead N] FILE
+ *   ceems-admin [-c CONF] [-d CONNINFO] factors import FILE --zone Z
+ *               [--format auto|electricitymaps|entsoe|rte|ceems]
  *
  * The database is -d (a libpq connection string, URI or "service=NAME"),
  * else the `database` key of ceems.conf, so that TLS, passwords and peer
@@ -24,6 +26,7 @@
 
 #include "admin_export.h"
 #include "admin_factors.h"
+#include "admin_import.h"
 #include "admin_migrate.h"
 #include "conf.h"
 
@@ -41,6 +44,7 @@ struct options {
 	int verbose;
 	const char *zone;	/* factors export */
 	int hours_back, hours_ahead;
+	int format;		/* factors import: enum admin_import_format */
 };
 
 static void
@@ -51,7 +55,8 @@ usage(FILE *out)
 		"       ceems-admin [-c CONF] [-d CONNINFO] [-v] db migrate --to N\n"
 		"       ceems-admin [-c CONF] [-d CONNINFO] db cluster\n"
 		"       ceems-admin [-c CONF] [-d CONNINFO] factors load FILE.csv\n"
-		"       ceems-admin [-c CONF] [-d CONNINFO] factors export --zone Z [--hours-back N] [--hours-ahead N] FILE\n");
+		"       ceems-admin [-c CONF] [-d CONNINFO] factors export --zone Z [--hours-back N] [--hours-ahead N] FILE\n"
+		"       ceems-admin [-c CONF] [-d CONNINFO] factors import FILE --zone Z [--format auto|electricitymaps|entsoe|rte|ceems]\n");
 }
 
 static void
@@ -331,6 +336,39 @@ cmd_export(const struct options *o, const char *path)
 	return r < 0 ? 1 : 0;
 }
 
+static int
+cmd_import(const struct options *o, const char *path)
+{
+	enum admin_import_format used;
+	struct admin_factor *rows;
+	char err[512];
+	size_t len, n;
+	PGconn *conn;
+	char *text;
+	int r;
+
+	if ((text = read_file(path, &len)) == NULL)
+		return 1;
+	r = admin_import_parse(text, len, o->zone, o->format, &used, &rows, &n,
+			       err, sizeof(err));
+	free(text);
+	if (r < 0) {
+		fprintf(stderr, "ceems-admin: %s: %s: nothing imported\n", path, err);
+		return 1;
+	}
+	if ((conn = connect_db(o)) == NULL) {
+		free(rows);
+		return 1;
+	}
+	r = load_factors(conn, path, rows, n);
+	if (r == 0)
+		printf("imported %zu interval%s (%s) from %s\n", n,
+		       n == 1 ? "" : "s", admin_import_format_name(used), path);
+	free(rows);
+	PQfinish(conn);
+	return r < 0 ? 1 : 0;
+}
+
 /* A whole number of hours from 0 to a year, or -1. */
 static int
 parse_hours(const char *s)
@@ -357,6 +395,8 @@ cmd_factors(const struct options *o, int argc, char **argv)
 
 	if (argc == 2 && strcmp(argv[0], "export") == 0)
 		return cmd_export(o, argv[1]);
+	if (argc == 2 && strcmp(argv[0], "import") == 0)
+		return cmd_import(o, argv[1]);
 	if (argc != 2 || strcmp(argv[0], "load") != 0) {
 		usage(stderr);
 		return 2;
@@ -394,6 +434,7 @@ main(int argc, char **argv)
 		{ "zone", required_argument, NULL, 'z' },
 		{ "hours-back", required_argument, NULL, 'B' },
 		{ "hours-ahead", required_argument, NULL, 'A' },
+		{ "format", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -427,6 +468,14 @@ main(int argc, char **argv)
 			break;
 		case 'z':
 			o.zone = optarg;
+			break;
+		case 'F':
+			o.format = admin_import_format_from_name(optarg);
+			if (o.format < 0) {
+				fprintf(stderr, "ceems-admin: --format %s: auto, electricitymaps, entsoe, rte or ceems\n",
+					optarg);
+				return 2;
+			}
 			break;
 		case 'B':
 		case 'A':

@@ -37,6 +37,9 @@ const char *fuzz_check_emissions(const char *data, size_t len);
  * round trip through ceems_intensity_write and ceems_intensity_load. */
 const char *fuzz_check_intensity(const char *data, size_t len);
 
+/* admin_import_parse in every format (all LEN bytes). */
+const char *fuzz_check_factors_import(const char *data, size_t len);
+
 /* The sysfs parsers of the energy sources: ceems_parse_u64,
  * ceems_rapl_classify_zone, ceems_hwmon_classify (chip and label: the
  * text before and after its first newline), ceems_pm_counters_parse,

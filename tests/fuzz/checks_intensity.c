@@ -2,15 +2,18 @@
  * (lib/intensity.h) held to its contract: documented return codes, an
  * empty series on error, and on success sorted disjoint rows that the
  * lookup finds at their edges and not outside them; a series written and
- * read back is the same series. */
+ * read back is the same series.  And the parsers of `ceems-admin factors
+ * import`: sorted, disjoint intervals of the zone asked for. */
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "admin_import.h"
 #include "checks.h"
 #include "intensity.h"
 
@@ -98,4 +101,60 @@ fuzz_check_intensity(const char *data, size_t len)
 		problem = check_round_trip(&s);
 	ceems_intensity_free(&s);
 	return problem;
+}
+
+/* ------------------------------------------------------------------ */
+/* factors import: the grid operators' exports (tools/admin_import.h)  */
+/* ------------------------------------------------------------------ */
+
+static const char *
+check_import_rows(const struct admin_factor *rows, size_t n, bool ceems)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct admin_factor *r = &rows[i];
+
+		if (!(r->g_per_kwh >= 0) || r->g_per_kwh >= 10000 ||
+		    r->line == 0)
+			return "admin_import_parse: a bad row kept";
+		if (ceems)
+			continue;
+		if (strcmp(r->zone, "FR") != 0 || r->year != 0 ||
+		    strlen(r->valid_from) != 20 || strlen(r->valid_to) != 20 ||
+		    strcmp(r->valid_from, r->valid_to) >= 0)
+			return "admin_import_parse: a bad interval kept";
+		if (i > 0 && strcmp(rows[i - 1].valid_to, r->valid_from) > 0)
+			return "admin_import_parse: intervals overlap or unsorted";
+	}
+	return NULL;
+}
+
+const char *
+fuzz_check_factors_import(const char *data, size_t len)
+{
+	for (int f = ADMIN_IMPORT_AUTO; f <= ADMIN_IMPORT_CEEMS; f++) {
+		struct admin_factor *rows = (struct admin_factor *)&rows;
+		enum admin_import_format used;
+		const char *problem;
+		char err[256] = "";
+		size_t n = 99;
+		int r = admin_import_parse(data, len, "FR", f, &used, &rows, &n,
+					   err, sizeof(err));
+
+		if (r != 0 && r != -1)
+			return "admin_import_parse: undocumented return code";
+		if (r < 0) {
+			if (rows != NULL || n != 0)
+				return "admin_import_parse: rows left after an error";
+			if (err[0] == '\0')
+				return "admin_import_parse: refused without saying why";
+			continue;
+		}
+		if (f != ADMIN_IMPORT_AUTO && used != (enum admin_import_format)f)
+			return "admin_import_parse: read another format than asked";
+		problem = check_import_rows(rows, n, used == ADMIN_IMPORT_CEEMS);
+		free(rows);
+		if (problem != NULL)
+			return problem;
+	}
+	return NULL;
 }

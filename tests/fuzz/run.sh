@@ -29,6 +29,7 @@ seeds_of() {
 	conf) echo "conf *" ;;
 	emissions) echo "emissions *" ;;
 	intensity) echo "intensity *" ;;
+	factors_import) echo "factors-import *" ;;
 	energy) echo "sys *" ;;
 	agent_proto) echo "agent *.json" ;;
 	job_note) echo "notes *.json" ;;

@@ -130,3 +130,32 @@ $((h0 + 7200)) $((h0 + 10800)) 70"
     echo "$output" | grep -q "1 interval of zone FR overlap" || _fail "$output"
     [ "$(tail -n 1 "$cache")" = "$h0 $((h0 + 7200)) 40" ] || _fail "$(cat "$cache")"
 }
+
+@test "factors import: an ENTSO-E export in CET/CEST, idempotent, all or nothing" {
+    run admin factors import "$FIXTURES/factors-import/entsoe-cet.csv" --zone FR
+    [ "$status" -eq 0 ] || _fail "import: $output"
+    [ "$output" = "imported 4 intervals (entsoe) from $FIXTURES/factors-import/entsoe-cet.csv" ] || _fail "$output"
+    run sql -c "SELECT zone, to_char(valid_from AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'),
+        to_char(valid_to AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), g_per_kwh, source
+        FROM ceems.emission_factors ORDER BY valid_from"
+    want='FR|2024-10-26 23:00|2024-10-27 00:00|50|entsoe
+FR|2024-10-27 00:00|2024-10-27 01:00|51|entsoe
+FR|2024-10-27 01:00|2024-10-27 02:00|52|entsoe
+FR|2024-10-27 02:00|2024-10-27 03:00|53|entsoe'
+    [ "$output" = "$want" ] || _fail "rows: $output"
+    before=$(sql -c "SELECT string_agg(xmin::text || x::text, ',' ORDER BY valid_from) FROM ceems.emission_factors x")
+    admin factors import "$FIXTURES/factors-import/entsoe-cet.csv" --zone FR >/dev/null || _fail "reimport"
+    [ "$before" = "$(sql -c "SELECT string_agg(xmin::text || x::text, ',' ORDER BY valid_from) FROM ceems.emission_factors x")" ] ||
+        _fail "importing the same file again changed rows"
+    # A bad line anywhere: nothing of the file is loaded, the line named.
+    printf 'MTU (UTC),Value\n01.02.2024 00:00 - 01.02.2024 01:00,1\n01.02.2024 01:00 - 01.02.2024 02:00,oops\n' \
+        >"$BATS_TEST_TMPDIR/bad.csv"
+    run admin factors import "$BATS_TEST_TMPDIR/bad.csv" --zone FR
+    [ "$status" -ne 0 ] || _fail "bad file imported"
+    echo "$output" | grep -q "line 3: intensity" || _fail "no line number: $output"
+    [ "$(sql -c "SELECT count(*) FROM ceems.emission_factors")" = 4 ] || _fail "part of a bad file loaded"
+    run admin factors import "$FIXTURES/factors-import/rte.csv" --zone FR --format rte
+    [ "$status" -eq 0 ] || _fail "rte: $output"
+    run admin factors import "$FIXTURES/factors-import/rte.csv" --zone FR --format nope
+    [ "$status" -eq 2 ] || _fail "unknown format accepted"
+}

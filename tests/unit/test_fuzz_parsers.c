@@ -179,6 +179,21 @@ static const struct edge intensity_edges[] = {
 	EDGE("ceems-intensity 1\nzone FR\nsource s\n0 1 1\0\n"),
 };
 
+static const char *const factors_import_seeds[] = { "factors-import:*",
+						     "factors:*", NULL };
+static const struct edge factors_import_edges[] = {
+	EDGE(""), EDGE("Datetime (UTC)\n"),
+	EDGE("Datetime (UTC),Carbon Intensity gCO2eq/kWh (Life cycle)\n2024-02-29 23:59:59,9999.9\n"),
+	EDGE("Datetime (UTC),Carbon Intensity gCO2eq/kWh (Life cycle)\n2024-01-01T00:00:00.123Z,1\n2024-01-01T00:00:01Z,2\n"),
+	EDGE("Datetime (UTC),Carbon Intensity gCO2eq/kWh (Life cycle)\n2023-02-29 00:00:00,1\n"),
+	EDGE("MTU (CET/CEST),V\n27.10.2024 02:00 - 27.10.2024 03:00,1\n27.10.2024 02:00 - 27.10.2024 03:00,1\n27.10.2024 02:00 - 27.10.2024 03:00,1\n"),
+	EDGE("MTU (CET/CEST),V\n31.03.2024 02:00 - 31.03.2024 03:00,1\n"),
+	EDGE("MTU (UTC),V\n31.12.9999 23:00 - 01.01.1970 00:00,1\n"),
+	EDGE("Date;Heures;Taux de CO2 (g/kWh)\n31/12/2024;23:59;1\n"),
+	EDGE("Date;Heures;Taux de CO2 (g/kWh)\n\"2024-01-01\";\"00:00\";\"1\"\n"),
+	EDGE("zone,valid_from,g_per_kwh,source\nFR,2024-01-01T00:00:00Z,1,s\n"),
+};
+
 static const char *const emissions_seeds[] = { "emissions:*", NULL };
 static const struct edge emissions_edges[] = {
 	EDGE(""), EDGE("\n"), EDGE("# only a comment\n"), EDGE("\r\n\t \n"),
@@ -367,6 +382,8 @@ static const struct family families[] = {
 	{ "gres", fuzz_check_gres, gres_seeds, gres_edges, NELEMS(gres_edges) },
 	{ "intensity", fuzz_check_intensity, intensity_seeds, intensity_edges,
 	  NELEMS(intensity_edges) },
+	{ "factors_import", fuzz_check_factors_import, factors_import_seeds,
+	  factors_import_edges, NELEMS(factors_import_edges) },
 };
 
 /* ---- Random numbers: splitmix64, the same sequence everywhere ---- */
