@@ -356,12 +356,11 @@ put_carbon(struct out *o, const struct figures *f)
 		return;
 	}
 	ceems_units_fmt_grams(text, sizeof(text), f->grams, " CO2e");
-	summary_appendf(text, sizeof(text), "  (%s %d, %.0f g/kWh, PUE %.2f%s)",
-		f->zone, f->factor.year, f->factor.g_per_kwh, f->factor.pue,
-		f->factor_changed ? ", mean of the intensities in force" : "");
+	summary_appendf(text, sizeof(text), "  (%s %d, %.0f g/kWh%s, PUE %.2f)",
+		f->zone, f->factor.year, f->factor.g_per_kwh,
+		f->factor_changed ? " on average" : "", f->factor.pue);
 	if (f->factor_fallback_pct > 0)
-		summary_appendf(text, sizeof(text),
-			"; %d%% at the yearly figure (no hourly intensity)",
+		summary_appendf(text, sizeof(text), "; %d%% at the yearly figure",
 			f->factor_fallback_pct);
 	if (f->carbon_partial)
 		summary_appendf(text, sizeof(text), "; covers %d%% of the job",

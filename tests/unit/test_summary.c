@@ -439,6 +439,21 @@ case_idle_unlearned(void)
 	J.report.ledger.idle_unlearned[CEEMS_DOMAIN_PACKAGE] = true;
 }
 
+static void
+case_intensity_series(void)
+{
+	/* An hourly series whose intensity changed during the job, and a
+	 * quarter of its energy at the yearly figure (a gap in the series). */
+	case_burner();
+	J.meta.jobid = J.report.jobid = 1257;
+	snprintf(J.report.ledger.factor.source,
+		 sizeof(J.report.ledger.factor.source), "series:test-grid");
+	J.report.ledger.factor.g_per_kwh = 61.5;
+	J.report.ledger.factor_changed = true;
+	J.report.ledger.factor_timed = true;
+	J.report.ledger.factor_fallback = 0.25f;
+}
+
 struct golden_case {
 	const char *name;
 	void (*setup)(void);
@@ -471,6 +486,7 @@ static const struct golden_case cases[] = {
 	{ "gpu-mig", case_gpu_mig, "gpu-underuse" },
 	{ "no-dram", case_no_dram, "mem-underuse" },
 	{ "idle-unlearned", case_idle_unlearned, "" },
+	{ "intensity-series", case_intensity_series, "" },
 };
 
 /* ---- Checks on any output ---- */
@@ -1038,6 +1054,7 @@ test_garbage(void)
 			J.report.ledger.measured[d] = xorshift() & 1;
 		J.report.ledger.have_emissions = xorshift() & 1;
 		J.report.ledger.factor_changed = xorshift() & 1;
+		J.report.ledger.factor_timed = xorshift() & 1;
 		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
 			J.report.ledger.idle_unlearned[d] = xorshift() & 1;
 		J.report.cgroup_gone = xorshift() & 1;
