@@ -18,7 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "agent.h"
+#include "agent_proto.h"
 #include "emissions.h"
 #include "fileio.h"
 #include "log.h"
@@ -254,6 +257,26 @@ run_job(struct ceems_agent *a, const double g[5], double *want_g,
 		*want_fallback_j += after - before;
 }
 
+/* The report as the record carries it keeps the fallback part. */
+static void
+check_report_json(const struct ceems_agent_job_report *r)
+{
+	struct json_object *obj = ceems_agent_job_report_to_json(r);
+	struct ceems_agent_job_report *back = calloc(1, sizeof(*back));
+	char err[256] = "";
+
+	ok(obj != NULL && back != NULL &&
+	   ceems_agent_job_report_from_json(obj, back, err, sizeof(err)) == 0,
+	   "the report goes through JSON (%s)", err);
+	ok(back->ledger.factor_timed &&
+	   back->ledger.factor_fallback == r->ledger.factor_fallback &&
+	   back->ledger.factor_changed &&
+	   strcmp(back->ledger.factor.source, r->ledger.factor.source) == 0,
+	   "and keeps the fallback part, the change and the series' source");
+	json_object_put(obj);
+	free(back);
+}
+
 static void
 test_series_with_gap(void)
 {
@@ -286,6 +309,7 @@ test_series_with_gap(void)
 	ok(r.ledger.factor_timed, "the job's factor came from a series");
 	is_near(r.ledger.factor_fallback, fallback_j / total, 1e-6,
 		"fallback: the part of the energy at the yearly figure");
+	check_report_json(&r);
 	is_int(ceems_agent_release(a, 42), 0, "released");
 	ceems_agent_close(a);
 }
