@@ -159,7 +159,20 @@ struct ceems_agent_io_report {
 	 * its figures may miss those processes'. */
 	uint64_t dropped;
 	char absent_why[CEEMS_AGENT_WHY_MAX];	/* "" when measured */
+	/* Seconds of the job's time no agent counted (it was down between
+	 * two of its agents, whose counts are summed): the figures miss
+	 * what the job did then.  0 when none. */
+	double unmeasured_s;
 };
+
+/* The IO and network of a job whose agent restarted: BEFORE counted by
+ * the earlier agent (its checkpoint), NOW by this one since, DOWN_S the
+ * time between that neither counted.  What both measured is summed, with
+ * DOWN_S added to unmeasured_s; what either did not is absent, with
+ * absent_why saying why (lib/agent_bpf.c). */
+void ceems_agent_io_resume(const struct ceems_agent_io_report *before,
+			   const struct ceems_agent_io_report *now,
+			   double down_s, struct ceems_agent_io_report *out);
 
 /* What the agent knows of a job: its ledger and its last usage. */
 struct ceems_agent_job_report {

@@ -158,19 +158,53 @@ ceems_bpf_io_maps_need_cap(void)
 	return major < 6 || (major == 6 && minor < 5);
 }
 
-/* Tag every process listed in DIRFD's cgroup.procs and below. */
-static void
+int
+agent_bpf_proc_uid(const char *procfs, unsigned long pid, uint32_t *uid)
+{
+	char path[CEEMS_CONFIG_PATH_MAX + 48], text[4096];
+	const char *line;
+	unsigned long long v;
+	char *end;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%lu/status", procfs, pid);
+	n = ceems_read_text_file(path, text, sizeof(text));
+	if (n < 0)
+		return (int)n;
+	for (line = text; line != NULL && *line != '\0';
+	     line = (line = strchr(line, '\n')) != NULL ? line + 1 : NULL) {
+		if (strncmp(line, "Uid:", 4) != 0)
+			continue;
+		line += 4;
+		while (*line == '\t' || *line == ' ')
+			line++;
+		errno = 0;
+		v = strtoull(line, &end, 10);
+		if (end == line || errno != 0 || v > UINT32_MAX ||
+		    (*end != '\t' && *end != ' ' && *end != '\n' && *end != '\0'))
+			return -EINVAL;
+		*uid = (uint32_t)v;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Tag every process listed in DIRFD's cgroup.procs and below.  Returns
+ * how many were tagged. */
+static unsigned
 tag_dir(struct ceems_bpf_io *io, uint32_t slot, int dirfd, int depth,
 	const char *procfs, char *buf)
 {
 	ssize_t n = ceems_read_text_file_at(dirfd, "cgroup.procs", buf, PROCS_MAX);
 	struct dirent *de;
+	unsigned tagged = 0;
+	int dupfd;
 	DIR *d;
 
 	for (char *p = buf, *end; n > 0 && *p != '\0'; p = end) {
 		unsigned long pid = strtoul(p, &end, 10);
-		char stat_path[CEEMS_CONFIG_PATH_MAX + 32];
-		struct stat st;
+		uint32_t uid;
+		int r;
 
 		if (end == p)
 			break;
@@ -178,17 +212,33 @@ tag_dir(struct ceems_bpf_io *io, uint32_t slot, int dirfd, int depth,
 			end++;
 		if (pid == 0 || pid > UINT32_MAX)
 			continue;
-		snprintf(stat_path, sizeof(stat_path), "%s/%lu", procfs, pid);
-		if (stat(stat_path, &st) < 0)
+		/* Its real uid, not the owner of /proc/PID: that is root for
+		 * a process of the user's that made itself not dumpable,
+		 * which would then be followed only, its IO not counted. */
+		if ((r = agent_bpf_proc_uid(procfs, pid, &uid)) < 0) {
+			if (r != -ENOENT && r != -ESRCH)
+				ceems_debug("eBPF: cannot tell who runs pid %lu (%s); not followed",
+					    pid, strerror(-r));
 			continue;
-		if (ceems_bpf_io_tag_pid(io, slot, (uint32_t)pid, st.st_uid == 0) == -ENOSPC)
+		}
+		r = ceems_bpf_io_tag_pid(io, slot, (uint32_t)pid, uid == 0);
+		if (r == 0)
+			tagged++;
+		else if (r == -ENOSPC)
 			ceems_debug("eBPF: the process map is full; pid %lu not followed", pid);
 	}
 	if (depth >= WALK_DEPTH)
-		return;
-	d = fdopendir(dup(dirfd));
-	if (d == NULL)
-		return;
+		return tagged;
+	/* The walk's own descriptor, closed with the stream; not inherited
+	 * by anything the agent starts meanwhile. */
+	dupfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	if (dupfd < 0)
+		return tagged;
+	d = fdopendir(dupfd);
+	if (d == NULL) {
+		close(dupfd);
+		return tagged;
+	}
 	while ((de = readdir(d)) != NULL) {
 		int sub;
 
@@ -198,10 +248,11 @@ tag_dir(struct ceems_bpf_io *io, uint32_t slot, int dirfd, int depth,
 			     O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0)
 			continue;
-		tag_dir(io, slot, sub, depth + 1, procfs, buf);
+		tagged += tag_dir(io, slot, sub, depth + 1, procfs, buf);
 		close(sub);
 	}
 	closedir(d);
+	return tagged;
 }
 
 /* The job's processes (v1) or cgroup (v2) into the maps. */
@@ -240,9 +291,10 @@ tag_job(struct ceems_agent *a, struct agent_job *j)
 		return;
 	if (a->bpf_buf == NULL)
 		a->bpf_buf = malloc(PROCS_MAX);
-	if (a->bpf_buf != NULL)
-		tag_dir(a->bpf, j->bpf_slot, fd, 0, a->config.procfs_root,
-			a->bpf_buf);
+	if (a->bpf_buf != NULL &&
+	    tag_dir(a->bpf, j->bpf_slot, fd, 0, a->config.procfs_root,
+		    a->bpf_buf) > 0)
+		j->bpf_tagged = true;
 	close(fd);
 }
 
@@ -300,16 +352,123 @@ agent_bpf_job_end(struct agent_job *j)
 }
 
 void
-agent_bpf_fill(const struct ceems_agent *a, const struct agent_job *j,
-	       struct ceems_agent_io_report *out)
+agent_bpf_resume(struct ceems_agent *a, struct agent_job *j,
+		 const struct ceems_agent_io_report *saved, double down_s)
 {
-	if (j->bpf != NULL || j->io.have_io) {
+	j->have_io_before = true;
+	j->io_before = *saved;
+	j->io_before.absent_why[sizeof(j->io_before.absent_why) - 1] = '\0';
+	j->io_down_s = down_s;
+	if (!j->gone) {
+		agent_bpf_job_start(a, j);
+		return;
+	}
+	/* It ended while the agent was down: what the earlier agent
+	 * counted is all there is, short of the time it was down. */
+	memset(&j->io, 0, sizeof(j->io));
+	j->bpf_tagged = true;	/* nothing to tag: nothing more to count */
+	j->io.have_io = saved->have_io;
+	j->io.have_net = saved->have_net;
+	j->io.have_tcp_retrans = saved->have_tcp_retrans;
+}
+
+/* What this agent knows of job J's IO, absent_why saying why not. */
+static void
+fill_current(const struct ceems_agent *a, const struct agent_job *j,
+	     struct ceems_agent_io_report *out)
+{
+	/* It held a slot (it may have ended since). */
+	bool had_slot = j->bpf != NULL || j->io.have_io;
+
+	if (had_slot && j->bpf_tagged) {
 		*out = j->io;
 		return;
 	}
 	memset(out, 0, sizeof(*out));
 	snprintf(out->absent_why, sizeof(out->absent_why), "%s",
+		 had_slot ?
+		 "the job's cgroup or processes could not be tagged for eBPF" :
 		 j->bpf_why[0] != '\0' ? j->bpf_why :
 		 a->bpf_why[0] != '\0' ? a->bpf_why :
 		 "the agent restarted while the job ran");
+}
+
+void
+agent_bpf_fill(const struct ceems_agent *a, const struct agent_job *j,
+	       struct ceems_agent_io_report *out)
+{
+	struct ceems_agent_io_report now;
+
+	fill_current(a, j, &now);
+	if (!j->have_io_before) {
+		*out = now;
+		return;
+	}
+	ceems_agent_io_resume(&j->io_before, &now, j->io_down_s, out);
+}
+
+static void
+add_counts(struct ceems_agent_io_report *out,
+	   const struct ceems_agent_io_report *now)
+{
+	out->read_bytes += now->read_bytes;
+	out->read_ops += now->read_ops;
+	out->read_errors += now->read_errors;
+	out->write_bytes += now->write_bytes;
+	out->write_ops += now->write_ops;
+	out->write_errors += now->write_errors;
+	for (int d = 0; d < 2; d++)
+		for (int p = 0; p < 2; p++)
+			for (int f = 0; f < 2; f++) {
+				out->net_bytes[d][p][f] += now->net_bytes[d][p][f];
+				out->net_msgs[d][p][f] += now->net_msgs[d][p][f];
+			}
+	out->tcp_retrans += now->tcp_retrans;
+	out->dropped += now->dropped;
+}
+
+void
+ceems_agent_io_resume(const struct ceems_agent_io_report *before,
+		      const struct ceems_agent_io_report *now, double down_s,
+		      struct ceems_agent_io_report *out)
+{
+	struct ceems_agent_io_report r;
+
+	memset(&r, 0, sizeof(r));
+	if (!before->have_io) {
+		/* Not measured from the job's start: not the job's figure. */
+		snprintf(r.absent_why, sizeof(r.absent_why), "%s",
+			 before->absent_why[0] != '\0' ? before->absent_why :
+			 "the agent restarted while the job ran");
+		*out = r;
+		return;
+	}
+	if (!now->have_io) {
+		/* Cut short rather than not said. */
+		size_t n = (size_t)snprintf(r.absent_why, sizeof(r.absent_why),
+					    "not measured after an agent restart: ");
+
+		if (n < sizeof(r.absent_why))
+			memcpy(r.absent_why + n, now->absent_why[0] != '\0' ?
+			       now->absent_why : "unknown",
+			       strnlen(now->absent_why[0] != '\0' ?
+				       now->absent_why : "unknown",
+				       sizeof(r.absent_why) - 1 - n));
+		*out = r;
+		return;
+	}
+	r = *before;
+	add_counts(&r, now);
+	r.have_net = before->have_net && now->have_net;
+	r.have_tcp_retrans = before->have_tcp_retrans && now->have_tcp_retrans;
+	if (!r.have_net) {
+		memset(r.net_bytes, 0, sizeof(r.net_bytes));
+		memset(r.net_msgs, 0, sizeof(r.net_msgs));
+	}
+	if (!r.have_tcp_retrans)
+		r.tcp_retrans = 0;
+	r.absent_why[0] = '\0';
+	r.unmeasured_s = before->unmeasured_s + now->unmeasured_s +
+			 (down_s > 0 ? down_s : 0);
+	*out = r;
 }

@@ -109,11 +109,19 @@ struct agent_job {
 	 * (NULL: none), its last reading, why none. */
 	struct ceems_bpf_io *bpf;
 	uint32_t bpf_slot;
-	bool bpf_tagged;		/* its v2 cgroup is in the map */
+	/* Its v2 cgroup, or one of its v1 processes, is in the maps: until
+	 * then nothing of it is counted, and its IO is not 0 but unknown. */
+	bool bpf_tagged;
 	uint64_t bpf_drops;		/* the loader's drops at its start */
 	struct ceems_agent_io_report io;
 	char bpf_why[CEEMS_AGENT_WHY_MAX];
 	struct agent_perf_job *perf;	/* NULL: none (lib/agent_perf.c) */
+	/* What an earlier agent counted of its IO, from its checkpoint
+	 * (have_io_before; agent_bpf_resume), and the seconds between
+	 * that no agent counted. */
+	bool have_io_before;
+	struct ceems_agent_io_report io_before;
+	double io_down_s;
 };
 
 struct ceems_agent {
@@ -243,6 +251,14 @@ void agent_bpf_close(struct ceems_agent *a);
 void agent_bpf_job_start(struct ceems_agent *a, struct agent_job *j);
 void agent_bpf_job_read(struct ceems_agent *a, struct agent_job *j);
 void agent_bpf_job_end(struct agent_job *j);
+/* A job restored after a restart: a new slot, and what the earlier agent
+ * counted (SAVED) with the DOWN_S seconds no agent counted. */
+void agent_bpf_resume(struct ceems_agent *a, struct agent_job *j,
+		      const struct ceems_agent_io_report *saved, double down_s);
+/* The uid process PID of the /proc tree PROCFS runs as (its real uid,
+ * from its status file: the owner of /proc/PID is root for a process
+ * that is not dumpable, whoever runs it).  0 or -errno. */
+int agent_bpf_proc_uid(const char *procfs, unsigned long pid, uint32_t *uid);
 void agent_bpf_fill(const struct ceems_agent *a, const struct agent_job *j,
 		    struct ceems_agent_io_report *out);
 /* agent_perf.c */
@@ -255,5 +271,10 @@ void agent_perf_read(struct agent_job *j);
 void agent_perf_report(const struct ceems_agent *a, const struct agent_job *j,
 		       struct ceems_perf_report *out);
 void agent_perf_close(struct agent_job *j);
+/* A job restored after a restart: its events open again, and what the
+ * earlier agent counted (SAVED), with the DOWN_S seconds no agent
+ * counted, is added to their counts. */
+void agent_perf_resume(struct ceems_agent *a, struct agent_job *j,
+		       const struct ceems_perf_report *saved, double down_s);
 
 #endif /* CEEMS_AGENT_INTERNAL_H */

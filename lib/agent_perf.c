@@ -2,8 +2,10 @@
  * between the engine (agent.c, agent_tick.c) and lib/perf_job.c and
  * lib/perf_cgroup.c.  A job's events open at its registration, are read
  * at each tick and at its end, and close when the agent forgets it.  A
- * job restored after an agent restart has none (its counts from then
- * would be a part taken for the whole): its report says so. */
+ * job restored after an agent restart has its events opened again, and
+ * what the earlier agent counted (its checkpoint) added to their counts;
+ * the time between, which no agent counted, is in its report
+ * (unmeasured_s), never a silent undercount. */
 #include "config.h"
 
 #include <errno.h>
@@ -23,6 +25,11 @@ struct agent_perf_job {
 	struct ceems_perf_budget *budget;	/* the agent's */
 	int cgroup_fd;			/* kept for hardware events asked later */
 	char adopted[CEEMS_CGROUP_PATH_MAX * 3];	/* "": not the agent's */
+	/* What an earlier agent counted (restored jobs), and the seconds
+	 * between that no agent counted. */
+	bool have_before;
+	struct ceems_perf_report before;
+	double down_s;
 };
 
 void
@@ -153,11 +160,43 @@ agent_perf_read(struct agent_job *j)
 }
 
 void
+agent_perf_resume(struct ceems_agent *a, struct agent_job *j,
+		  const struct ceems_perf_report *saved, double down_s)
+{
+	struct agent_perf_job *p;
+
+	if (j->gone) {
+		/* Ended while the agent was down: nothing to open, what the
+		 * earlier agent counted is all there is. */
+		if (!a->config.perf || (p = calloc(1, sizeof(*p))) == NULL)
+			return;
+		p->cgroup_fd = -1;
+		p->pj = ceems_perf_job_unmeasured(saved->sw_status,
+						  saved->hw_status);
+		j->perf = p;
+	} else {
+		agent_perf_open_job(a, j);
+		if ((p = j->perf) == NULL)
+			return;
+	}
+	p->have_before = true;
+	p->before = *saved;
+	p->down_s = down_s;
+}
+
+void
 agent_perf_report(const struct ceems_agent *a, const struct agent_job *j,
 		  struct ceems_perf_report *out)
 {
 	if (j->perf != NULL) {
-		ceems_perf_job_report(j->perf->pj, out);
+		struct ceems_perf_report now;
+
+		ceems_perf_job_report(j->perf->pj, &now);
+		if (!j->perf->have_before)
+			*out = now;
+		else
+			ceems_perf_report_resume(&j->perf->before, &now,
+						 j->perf->down_s, out);
 		return;
 	}
 	ceems_perf_job_report(NULL, out);

@@ -80,6 +80,8 @@ agent_proto_io_to_json(struct json_object *obj, const struct ceems_agent_io_repo
 	}
 	if (io->dropped > 0)
 		ceems_json_add(obj, "ebpf_dropped", ceems_json_new_u64(io->dropped), ok);
+	if (io->unmeasured_s > 0)
+		ceems_json_add_double(obj, "ebpf_unmeasured_s", io->unmeasured_s, ok);
 }
 
 static int
@@ -135,6 +137,10 @@ agent_proto_io_from_json(const struct json_object *obj, struct ceems_agent_io_re
 	if ((val = ceems_json_get(obj, "ebpf_dropped")) != NULL &&
 	    (r = ceems_json_read_uint(val, "report.ebpf_dropped", 0, UINT64_MAX,
 				      &io->dropped, err, err_size)) < 0)
+		return r;
+	if ((val = ceems_json_get(obj, "ebpf_unmeasured_s")) != NULL &&
+	    (r = ceems_json_read_real(val, "report.ebpf_unmeasured_s", 0, 1e10,
+				      &io->unmeasured_s, err, err_size)) < 0)
 		return r;
 	if ((o = ceems_json_get(obj, "io")) == NULL)
 		return 0;

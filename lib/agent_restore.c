@@ -193,6 +193,12 @@ restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 	 * when the agent was down): the series restarts here. */
 	j->series = ceems_series_for_job(&a->config, j->spec.series,
 					 j->tick_from_ns, &j->ledger, j->cpu_s);
+	/* The kernel freed the earlier agent's eBPF maps and perf events
+	 * with it: counting starts again, added to what it checkpointed;
+	 * the time since, counted by none, is said in the report (whatever
+	 * the energy's verdict: no counter covers it). */
+	agent_bpf_resume(a, j, &fig->io, down_s > 0 ? down_s : 0);
+	agent_perf_resume(a, j, &fig->perf, down_s > 0 ? down_s : 0);
 	a->jobs[a->njobs++] = j;
 	if (verdict == CEEMS_RECOVER_OK)
 		ceems_info("job %u restored from state: the %.1f s the agent was down are recovered from the counters",

@@ -40,6 +40,11 @@ struct state_figures {
 	uint32_t nrecovered;
 	struct ceems_agent_gap recovered[CEEMS_AGENT_MAX_GAPS];
 	struct agent_gpu_job gpu;	/* what its GPUs did */
+	/* What its eBPF programs and perf events counted: their counts die
+	 * with the agent (the kernel frees its maps and events), so a
+	 * restarted agent adds its own to these. */
+	struct ceems_agent_io_report io;
+	struct ceems_perf_report perf;
 	/* Last: only the steps in use are written. */
 	uint32_t nsteps;
 	struct ceems_agent_step_report steps[CEEMS_AGENT_MAX_STEPS];

@@ -84,10 +84,38 @@ recovered_sane(double recovered_s, uint32_t n,
 	return true;
 }
 
+/* eBPF figures: flags that are flags, a terminated reason. */
+static bool
+io_sane(const struct ceems_agent_io_report *io)
+{
+	return flag_sane(&io->have_io) && flag_sane(&io->have_net) &&
+	       flag_sane(&io->have_tcp_retrans) &&
+	       memchr(io->absent_why, '\0', sizeof(io->absent_why)) != NULL &&
+	       isfinite(io->unmeasured_s) && io->unmeasured_s >= 0;
+}
+
+/* perf figures: known statuses, counts and fractions in range. */
+static bool
+perf_sane(const struct ceems_perf_report *p)
+{
+	if (p->sw_status >= CEEMS_PERF_NSTATUS ||
+	    p->hw_status >= CEEMS_PERF_NSTATUS ||
+	    (p->present >> CEEMS_PERF_NEVENTS) != 0 ||
+	    !isfinite(p->running_fraction) || p->running_fraction < 0 ||
+	    p->running_fraction > 1 || !isfinite(p->unmeasured_s) ||
+	    p->unmeasured_s < 0)
+		return false;
+	for (unsigned e = 0; e < CEEMS_PERF_NEVENTS; e++)
+		if (!isfinite(p->value[e]) || p->value[e] < 0)
+			return false;
+	return true;
+}
+
 bool
 state_figures_sane(const struct state_figures *f)
 {
 	return f->have_cpu <= 1 && agent_gpu_job_sane(&f->gpu) &&
+	       io_sane(&f->io) && perf_sane(&f->perf) &&
 	       recovered_sane(f->recovered_s, f->nrecovered, f->recovered) &&
 	       parts_sane(f->ngaps, f->gaps, f->nsteps, f->steps, f->cpu_s,
 			  f->gap_s, &f->ledger);
@@ -153,7 +181,7 @@ state_final_sane(const struct ceems_agent_job_spec *spec,
 	const struct ceems_agent_job_report *r = &final->report;
 
 	return spec->jobid != 0 && r->jobid == spec->jobid &&
-	       gpu_reports_sane(r) &&
+	       gpu_reports_sane(r) && io_sane(&r->io) && perf_sane(&r->perf) &&
 	       recovered_sane(r->recovered_s, r->nrecovered, r->recovered) &&
 	       flag_sane(&r->cgroup_gone) && isfinite(r->elapsed_s) &&
 	       r->elapsed_s >= 0 && final->start_time > 0 &&

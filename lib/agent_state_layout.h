@@ -26,8 +26,10 @@
  * version 4 file is migrated (agent_state_migrate.c); an older one is
  * set aside like any foreign one. */
 /* 6: the spec holds the job's GPU identifiers, the figures and the
- * final report its GPUs' accounts.  Versions 4 and 5 are migrated. */
-#define STATE_VERSION 6
+ * final report its GPUs' accounts.  7: the figures hold the job's eBPF
+ * and perf counts, and both of its reports the time no agent counted
+ * them.  Versions 4, 5 and 6 are migrated. */
+#define STATE_VERSION 7
 #define STATE_HEADER_SIZE 4096
 
 struct state_header {

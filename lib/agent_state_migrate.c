@@ -1,13 +1,16 @@
 /* agent_state_migrate.c - a state file written by an older agent is
  * rewritten in the current layout, so that upgrading the agent while
  * jobs run keeps them.  Version 4 (mapped into memory, no checksums, no
- * recovery figures) and version 5 (no GPUs) are read here; their jobs
- * come back with their figures.  After a version 4 file the interval the
- * agent was down stays a gap (it does not hold the counters that
- * recovering it needs).
+ * recovery figures), version 5 (no GPUs) and version 6 (no eBPF or perf
+ * counts) are read here; their jobs come back with their figures.  After
+ * a version 4 file the interval the agent was down stays a gap (it does
+ * not hold the counters that recovering it needs); after a version 4, 5
+ * or 6 file a running job's IO and perf counts are absent, "agent
+ * restarted" (those agents did not keep them).
  *
- * tests/fixtures/agent/jobs-v4.state and jobs-v5.state are files written
- * by those agents: tests/unit/test_agent_state.c migrates them. */
+ * tests/fixtures/agent/jobs-v4.state, jobs-v5.state and jobs-v6.state
+ * are files written by those agents: tests/unit/test_agent_state.c
+ * migrates them. */
 #include "config.h"
 
 #include <errno.h>
@@ -107,6 +110,62 @@ struct slot_v5 {
 	struct slot_final_v5 final;
 };
 
+/* Version 6's figures: today's without the eBPF and perf counts. */
+struct state_figures_v6 {
+	uint64_t tick_ns;
+	uint64_t cpu_base_ns;
+	uint64_t cpu_last_ns;
+	uint64_t cgroup_ino;
+	uint32_t have_cpu;
+	uint32_t pad;
+	double cpu_s;
+	double gap_s;
+	struct ceems_job_ledger ledger;
+	uint32_t ngaps;
+	struct ceems_agent_gap gaps[CEEMS_AGENT_MAX_GAPS];
+	double recovered_s;
+	uint32_t nrecovered;
+	struct ceems_agent_gap recovered[CEEMS_AGENT_MAX_GAPS];
+	struct agent_gpu_job gpu;
+	uint32_t nsteps;
+	struct ceems_agent_step_report steps[CEEMS_AGENT_MAX_STEPS];
+};
+
+struct slot_copy_v6 {
+	struct slot_copy_head head;
+	struct state_figures_v6 fig;
+};
+
+/* Version 6's final report: today's up to its eBPF figures, which had
+ * no unmeasured_s, nor had its perf figures. */
+#define REPORT_V6_HEAD offsetof(struct ceems_agent_job_report, io)
+#define IO_V6_SIZE offsetof(struct ceems_agent_io_report, unmeasured_s)
+#define PERF_V6_SIZE offsetof(struct ceems_perf_report, unmeasured_s)
+
+struct report_v6 {
+	_Alignas(8) unsigned char head[REPORT_V6_HEAD];
+	_Alignas(8) unsigned char io[IO_V6_SIZE];
+	_Alignas(8) unsigned char perf[PERF_V6_SIZE];
+};
+
+struct slot_final_v6 {
+	int64_t start_time;
+	int64_t end_time;
+	uint32_t have_meta;
+	uint32_t pad;
+	struct report_v6 report;
+	struct ceems_job_meta meta;
+};
+
+struct slot_v6 {
+	uint32_t in_use;
+	uint32_t finishing;
+	uint64_t registered_ns;
+	struct ceems_agent_job_spec spec;
+	struct slot_copy_v6 copy[2];
+	struct slot_final_v6 final;
+};
+
 /* The structures the old versions wrote are partly shared with today's
  * code (ledger, steps, gaps, metadata, the head of the spec and of the
  * report): if one of them changes, these readers need their own copy
@@ -119,6 +178,97 @@ _Static_assert(sizeof(struct slot_v5) == 24904,
 	       "version 5 state slots are 24904 bytes (jobs-v5.state)");
 _Static_assert(sizeof(struct state_figures_v5) == 6184,
 	       "version 5 figures are 6184 bytes");
+_Static_assert(sizeof(struct slot_v6) == 36504,
+	       "version 6 state slots are 36504 bytes (jobs-v6.state)");
+_Static_assert(sizeof(struct state_figures_v6) == 9008,
+	       "version 6 figures are 9008 bytes");
+
+static void put_copy(struct slot *new, const struct state_figures *fig,
+		     uint64_t seq);
+
+/* Version 6's figures OLD as today's FIG: no eBPF or perf counts. */
+static void
+figures_from_v6(const struct state_figures_v6 *old, struct state_figures *fig)
+{
+	memset(fig, 0, sizeof(*fig));
+	fig->tick_ns = old->tick_ns;
+	fig->cpu_base_ns = old->cpu_base_ns;
+	fig->cpu_last_ns = old->cpu_last_ns;
+	fig->cgroup_ino = old->cgroup_ino;
+	fig->have_cpu = old->have_cpu;
+	fig->cpu_s = old->cpu_s;
+	fig->gap_s = old->gap_s;
+	fig->ledger = old->ledger;
+	fig->ngaps = old->ngaps;
+	memcpy(fig->gaps, old->gaps, sizeof(fig->gaps));
+	fig->recovered_s = old->recovered_s;
+	fig->nrecovered = old->nrecovered;
+	memcpy(fig->recovered, old->recovered, sizeof(fig->recovered));
+	fig->gpu = old->gpu;
+	fig->nsteps = old->nsteps;
+	memcpy(fig->steps, old->steps, fig->nsteps * sizeof(fig->steps[0]));
+}
+
+/* Version 6's latest copy whose length and checksum hold, as current
+ * figures, or false. */
+static bool
+convert_copy_v6(const struct slot_v6 *old, struct state_figures *fig,
+		uint64_t *seq)
+{
+	const struct slot_copy_v6 *best = NULL;
+
+	for (int c = 0; c < 2; c++) {
+		const struct slot_copy_v6 *k = &old->copy[c];
+		size_t want;
+
+		if (k->head.seq == 0 || k->fig.nsteps > CEEMS_AGENT_MAX_STEPS ||
+		    (best != NULL && k->head.seq <= best->head.seq))
+			continue;
+		want = offsetof(struct state_figures_v6, steps) +
+		       k->fig.nsteps * sizeof(k->fig.steps[0]);
+		if (k->head.len != want ||
+		    k->head.check != state_checksum(&k->fig, want))
+			continue;
+		best = k;
+	}
+	if (best == NULL)
+		return false;
+	figures_from_v6(&best->fig, fig);
+	*seq = best->head.seq;
+	return state_figures_sane(fig);
+}
+
+/* Version 6 slot OLD as a current slot NEW.  False when it holds
+ * nothing to keep. */
+static bool
+convert_slot_v6(const struct slot_v6 *old, struct slot *new)
+{
+	struct state_figures fig;
+	uint64_t seq;
+
+	if (old->in_use != 1 || old->spec.jobid == 0)
+		return false;
+	memset(new, 0, sizeof(*new));
+	new->in_use = 1;
+	new->registered_ns = old->registered_ns;
+	new->spec = old->spec;
+	if (old->finishing == 1) {
+		new->finishing = 1;
+		new->final.start_time = old->final.start_time;
+		new->final.end_time = old->final.end_time;
+		new->final.have_meta = old->final.have_meta;
+		memcpy(&new->final.report, old->final.report.head, REPORT_V6_HEAD);
+		memcpy(&new->final.report.io, old->final.report.io, IO_V6_SIZE);
+		memcpy(&new->final.report.perf, old->final.report.perf,
+		       PERF_V6_SIZE);
+		new->final.meta = old->final.meta;
+		return state_final_sane(&new->spec, &new->final);
+	}
+	if (!convert_copy_v6(old, &fig, &seq))
+		return false;
+	put_copy(new, &fig, seq);
+	return true;
+}
 
 /* Version 5's figures OLD as today's FIG: no GPU accounts. */
 static void
@@ -226,6 +376,8 @@ convert_slot(uint32_t version, const void *old, struct slot *new)
 	struct state_figures fig;
 	uint64_t seq;
 
+	if (version == 6)
+		return convert_slot_v6(old, new);
 	/* Both versions start alike up to the spec. */
 	if (o5->in_use != 1)
 		return false;
@@ -261,7 +413,7 @@ convert_slot(uint32_t version, const void *old, struct slot *new)
 	return true;
 }
 
-/* Write the current file NEW_FD from the version 4 file OLD_FD. */
+/* Write the current file NEW_FD from the older file OLD_FD. */
 static int
 write_migrated(int old_fd, int new_fd, const struct state_header *h,
 	       size_t old_size, uint32_t nold, int *kept)
@@ -326,6 +478,9 @@ state_migrate(int fd, const char *path, const struct state_header *h,
 	else if (h->version == 5 && h->slot_size == sizeof(struct slot_v5) &&
 		 h->figures_size == sizeof(struct state_figures_v5))
 		old_size = sizeof(struct slot_v5);
+	else if (h->version == 6 && h->slot_size == sizeof(struct slot_v6) &&
+		 h->figures_size == sizeof(struct state_figures_v6))
+		old_size = sizeof(struct slot_v6);
 	else
 		return -EINVAL;
 	if (size < STATE_HEADER_SIZE)

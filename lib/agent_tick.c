@@ -518,6 +518,8 @@ agent_save_job(struct ceems_agent *a, const struct agent_job *j, uint64_t now_ns
 	fig.ngaps = j->ngaps;
 	memcpy(fig.gaps, j->gaps, sizeof(fig.gaps));
 	fig.gpu = j->gpu;
+	agent_bpf_fill(a, j, &fig.io);
+	agent_perf_report(a, j, &fig.perf);
 	fig.nsteps = j->nsteps;
 	for (uint32_t i = 0; i < j->nsteps; i++) {
 		fig.steps[i] = j->steps[i].r;

@@ -306,6 +306,47 @@ ceems_perf_job_report(const struct ceems_perf_job *j,
 			out->value[e] = j->value[e];
 }
 
+/* Group G's status after a restart: BEFORE's and NOW's statuses. */
+static uint8_t
+resumed_status(uint8_t before, uint8_t now)
+{
+	if (before == CEEMS_PERF_MEASURED)
+		return now == CEEMS_PERF_OFF ? CEEMS_PERF_RESTARTED : now;
+	if (before == CEEMS_PERF_OFF && now != CEEMS_PERF_OFF)
+		return CEEMS_PERF_RESTARTED;
+	return before;
+}
+
+void
+ceems_perf_report_resume(const struct ceems_perf_report *before,
+			 const struct ceems_perf_report *now, double down_s,
+			 struct ceems_perf_report *out)
+{
+	struct ceems_perf_report r;
+
+	memset(&r, 0, sizeof(r));
+	r.sw_status = resumed_status(before->sw_status, now->sw_status);
+	r.hw_status = resumed_status(before->hw_status, now->hw_status);
+	r.running_fraction = before->running_fraction < now->running_fraction ?
+			     before->running_fraction : now->running_fraction;
+	for (unsigned e = 0; e < CEEMS_PERF_NEVENTS; e++) {
+		uint8_t status = e < CEEMS_PERF_FIRST_HW ? r.sw_status : r.hw_status;
+
+		if (status != CEEMS_PERF_MEASURED ||
+		    !(before->present & (1u << e)))
+			continue;
+		r.present |= 1u << e;
+		r.value[e] = before->value[e] +
+			     ((now->present & (1u << e)) ? now->value[e] : 0);
+	}
+	if (r.present != 0)
+		r.unmeasured_s = before->unmeasured_s + now->unmeasured_s +
+				 (down_s > 0 ? down_s : 0);
+	else
+		r.running_fraction = 1;
+	*out = r;
+}
+
 size_t
 ceems_perf_job_nfds(const struct ceems_perf_job *j)
 {

@@ -69,7 +69,21 @@ struct ceems_perf_report {
 	 * the lowest time_running / time_enabled seen, 1 when none was. */
 	double running_fraction;
 	double value[CEEMS_PERF_NEVENTS];
+	/* Seconds of the job's time no agent counted (it was down between
+	 * two of its agents): the counts miss them.  0 when none. */
+	double unmeasured_s;
 };
+
+/* The report of a job whose agent restarted: BEFORE is what the earlier
+ * agent counted (its checkpoint), NOW what this one counted since,
+ * DOWN_S the time between, which neither counted.  A group measured by
+ * both is the sum, with DOWN_S added to unmeasured_s; a group either did
+ * not measure is absent, with a status that says why (the later one's,
+ * or "agent restarted" when only the later one measured it, from part
+ * of the job's time). */
+void ceems_perf_report_resume(const struct ceems_perf_report *before,
+			      const struct ceems_perf_report *now,
+			      double down_s, struct ceems_perf_report *out);
 
 /* False when perf was off for the job (nothing to say about it). */
 bool ceems_perf_report_any(const struct ceems_perf_report *r);

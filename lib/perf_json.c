@@ -75,6 +75,8 @@ ceems_perf_report_to_json(const struct ceems_perf_report *r, bool *ok)
 		       json_object_new_string(ceems_perf_status_name(r->hw_status)), ok);
 	if (r->present != 0)
 		ceems_json_add_double(obj, "running_fraction", r->running_fraction, ok);
+	if (r->present != 0 && r->unmeasured_s > 0)
+		ceems_json_add_double(obj, "unmeasured_s", r->unmeasured_s, ok);
 	for (unsigned e = 0; e < CEEMS_PERF_NEVENTS; e++)
 		if (r->present & (1u << e))
 			ceems_json_add_double(obj, event_names[e], r->value[e], ok);
@@ -110,7 +112,7 @@ ceems_perf_report_from_json(const struct json_object *obj,
 		"software", "hardware", "running_fraction", "task_clock",
 		"context_switches", "cpu_migrations", "page_faults", "cycles",
 		"instructions", "cache_references", "cache_misses",
-		"branch_misses", NULL,
+		"branch_misses", "unmeasured_s", NULL,
 	};
 	struct ceems_perf_report r;
 	struct json_object *val;
@@ -127,6 +129,10 @@ ceems_perf_report_from_json(const struct json_object *obj,
 	if ((val = ceems_json_get(obj, "running_fraction")) != NULL &&
 	    (ret = ceems_json_read_real(val, "perf.running_fraction", 0, 1,
 					&r.running_fraction, err, err_size)) < 0)
+		return ret;
+	if ((val = ceems_json_get(obj, "unmeasured_s")) != NULL &&
+	    (ret = ceems_json_read_real(val, "perf.unmeasured_s", 0, 1e10,
+					&r.unmeasured_s, err, err_size)) < 0)
 		return ret;
 	for (unsigned e = 0; e < CEEMS_PERF_NEVENTS; e++) {
 		char where[40];
