@@ -168,3 +168,63 @@ stat_value() {
 	[ "$(jq -r .measurements.perf.hardware "$rec")" != "not measured: descriptor budget" ]
 	[ "$(jq -r .measurements.perf.software "$rec")" = measured ]
 }
+
+@test "SIGKILL and restart mid-job: perf and IO counts from before the restart are in the record, the time between said" {
+	# Known work on each side of the restart: 32 MiB written and 64 MiB
+	# of pages touched (about 16000 page faults) before, the same after.
+	cat >"$SLURM_DIR/out/perf-restart.sh" <<-'EOF2'
+		#!/bin/sh
+		work() {
+			dd if=/dev/zero of="big.$SLURM_JOB_ID" bs=1M count=32 conv=fsync status=none
+			rm -f "big.$SLURM_JOB_ID"
+			python3 -c '
+		import mmap
+		m = mmap.mmap(-1, 64 << 20)
+		for i in range(0, 64 << 20, 4096):
+		    m[i] = 1
+		'
+		}
+		sleep 1
+		work
+		touch "before.$SLURM_JOB_ID"
+		for i in $(seq 1 300); do
+			[ -e "restarted.$SLURM_JOB_ID" ] && break
+			sleep 0.1
+		done
+		work
+	EOF2
+	chmod 755 "$SLURM_DIR/out/perf-restart.sh"
+	ID=$(submit nobody -J perfrestart -c1 "$SLURM_DIR/out/perf-restart.sh")
+	for _ in $(seq 1 300); do
+		[ -e "$SLURM_DIR/out/before.$ID" ] && break
+		sleep 0.1
+	done
+	[ -e "$SLURM_DIR/out/before.$ID" ]
+	# A checkpoint after the first half (the agent's interval is 1 s).
+	sleep 2
+	pid=$(agent_status | jq .pid)
+	kill -9 "$pid"
+	for _ in $(seq 1 50); do
+		new=$(agent_status 2>/dev/null | jq .pid) && [ -n "$new" ] && [ "$new" != "$pid" ] && break
+		sleep 0.2
+	done
+	[ -n "$new" ] && [ "$new" != "$pid" ]
+	touch "$SLURM_DIR/out/restarted.$ID"
+	[ "$(finish "$ID")" = COMPLETED ]
+	rec=$(record_of "$ID")
+	jq -c '.measurements | {perf, io, ebpf_absent, ebpf_unmeasured_s}' "$rec"
+	grep "job $ID" "$CEEMS_DIR/agent.log" || true
+	grep -q "job $ID restored from state" "$CEEMS_DIR/agent.log"
+	echo "# across a restart: page faults $(jq .measurements.perf.page_faults "$rec"), written $(jq .measurements.io.write_bytes "$rec") bytes, unmeasured perf $(jq .measurements.perf.unmeasured_s "$rec") s, eBPF $(jq .measurements.ebpf_unmeasured_s "$rec") s" >&3
+	[ "$(jq -r .measurements.perf.software "$rec")" = measured ]
+	# Both halves' page faults: the first half's came from the checkpoint.
+	check "$(jq -r .measurements.perf.page_faults "$rec") >= 2 * 16384"
+	# The time the agent was down is said, not hidden.
+	check "$(jq -r .measurements.perf.unmeasured_s "$rec") > 0"
+	if grep -q 'eBPF loaded' "$CEEMS_DIR/agent.log"; then
+		check "$(jq -r .measurements.io.write_bytes "$rec") >= 64 * 1048576"
+		check "$(jq -r .measurements.ebpf_unmeasured_s "$rec") > 0"
+	else
+		[ "$(jq -r '.measurements | has("io")' "$rec")" = false ]
+	fi
+}

@@ -1,8 +1,9 @@
 /* test_agent_state.c - the node agent's state file: sized to the slots in
  * use, a full filesystem under it (a small tmpfs, when the test may mount
  * one) is outlived and logged once, and a file written by the previous
- * version (tests/fixtures/agent/jobs-v4.state, jobs-v5.state) is migrated
- * with its jobs. */
+ * version (tests/fixtures/agent/jobs-v4.state, jobs-v5.state,
+ * jobs-v6.state) is migrated with its jobs.  A job's eBPF and perf counts
+ * go to disk and come back whole. */
 #define _GNU_SOURCE
 #include "config.h"
 
@@ -341,6 +342,11 @@ test_migrate(const char *fixture, uint32_t old)
 		ok(live.fig.have_cpu == 1 && live.fig.cpu_last_ns > 0,
 		   "its CPU counter is kept, for recovery");
 	is_int(live.fig.gpu.n, 0, "it held no GPU");
+	/* Those agents kept no eBPF or perf counts: absent, never zeros. */
+	ok(!live.fig.io.have_io && !live.fig.io.have_net &&
+	   live.fig.perf.present == 0 &&
+	   live.fig.perf.sw_status == CEEMS_PERF_OFF,
+	   "no eBPF or perf counts come from a version %u file", old);
 	state_file_close(sf);
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -366,6 +372,76 @@ test_migrate(const char *fixture, uint32_t old)
 	is_int(sf != NULL ? state_file_restore(sf, keep_live, &live) : -1, 0,
 	       "an old file of another boot is set aside");
 	state_file_close(sf);
+	remove_dir(dir);
+}
+
+/* A job's eBPF and perf counts, as the agent checkpoints them, come
+ * back from the file as they went: a restarted agent adds to them. */
+static void
+test_counts_round_trip(void)
+{
+	struct ceems_agent_job_spec spec;
+	struct state_figures *fig = calloc(1, sizeof(*fig));
+	struct seen live = { 0 };
+	struct state_file *sf;
+	char *dir = new_dir();
+	int err = 0, slot;
+
+	if (fig == NULL)
+		die("calloc", "figures");
+	sf = state_file_open(dir, 4, "boot-a", &err);
+	if (!ok(sf != NULL, "state file opens (%d)", err))
+		return;
+	spec_for(&spec, 77);
+	slot = state_slot_claim(sf, &spec, 1);
+	figures_at(fig, 5000000000ULL, 2.5);
+	fig->io.have_io = true;
+	fig->io.read_bytes = (uint64_t)getpid() * 4096;
+	fig->io.write_bytes = fig->io.read_bytes / 3;
+	fig->io.have_net = true;
+	fig->io.net_bytes[CEEMS_IO_OUT][CEEMS_IO_TCP][CEEMS_IO_IPV6] = fig->io.read_bytes + 1;
+	fig->io.unmeasured_s = 1.25;
+	fig->perf.sw_status = CEEMS_PERF_MEASURED;
+	fig->perf.hw_status = CEEMS_PERF_NOT_SUPPORTED;
+	fig->perf.present = (1u << CEEMS_PERF_NSW) - 1;
+	fig->perf.running_fraction = 1;
+	fig->perf.value[CEEMS_PERF_PAGE_FAULTS] = (double)getpid();
+	fig->perf.unmeasured_s = 0.75;
+	state_slot_update(sf, slot, fig);
+	state_file_close(sf);
+
+	sf = state_file_open(dir, 4, "boot-a", &err);
+	is_int(sf != NULL ? state_file_restore(sf, keep_live, &live) : -1, 1,
+	       "the job comes back");
+	ok(live.fig.io.have_io && live.fig.io.read_bytes == fig->io.read_bytes &&
+	   live.fig.io.write_bytes == fig->io.write_bytes && live.fig.io.have_net &&
+	   live.fig.io.net_bytes[CEEMS_IO_OUT][CEEMS_IO_TCP][CEEMS_IO_IPV6] ==
+	   fig->io.net_bytes[CEEMS_IO_OUT][CEEMS_IO_TCP][CEEMS_IO_IPV6],
+	   "with its IO and network counts");
+	is_near(live.fig.io.unmeasured_s, 1.25, 0, "and the time no agent counted them");
+	ok(live.fig.perf.sw_status == CEEMS_PERF_MEASURED &&
+	   live.fig.perf.hw_status == CEEMS_PERF_NOT_SUPPORTED &&
+	   live.fig.perf.present == fig->perf.present &&
+	   live.fig.perf.value[CEEMS_PERF_PAGE_FAULTS] == (double)getpid(),
+	   "with its perf counts and statuses");
+	state_file_close(sf);
+
+	/* A perf status no agent writes is damage: the copy is refused. */
+	remove_dir(dir);
+	dir = new_dir();
+	sf = state_file_open(dir, 4, "boot-a", &err);
+	slot = state_slot_claim(sf, &spec, 1);
+	fig->perf.sw_status = CEEMS_PERF_NSTATUS;
+	state_slot_update(sf, slot, fig);
+	state_file_close(sf);
+	memset(&live, 0, sizeof(live));
+	ceems_log_set_handler(ignore_log, NULL);
+	sf = state_file_open(dir, 4, "boot-a", &err);
+	is_int(sf != NULL ? state_file_restore(sf, keep_live, &live) : -1, 0,
+	       "figures with an unknown perf status are not restored");
+	ceems_log_set_handler(count_log, NULL);
+	state_file_close(sf);
+	free(fig);
 	remove_dir(dir);
 }
 
@@ -469,6 +545,8 @@ main(void)
 	test_sized_to_use();
 	test_migrate("agent/jobs-v4.state", 4);
 	test_migrate("agent/jobs-v5.state", 5);
+	test_migrate("agent/jobs-v6.state", 6);
+	test_counts_round_trip();
 	test_damaged_files();
 	test_full_disk();
 	done_testing();

@@ -3,9 +3,13 @@
  * kernel that lets it load, the real programs: a child process tagged as
  * a job writes, reads and sends over TCP and UDP, IPv4 and IPv6, forks a
  * grandchild that writes too, and the job's slot holds what they did
- * and nothing of the parent's. */
+ * and nothing of the parent's.  The agent's side (lib/agent_bpf.c): the
+ * counts of two agents, one restarted, add up with the time between
+ * said; a job never tagged has its IO absent, not 0; a process is known
+ * by its real uid, not by the owner of /proc/PID. */
 #include "config.h"
 
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -14,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +26,7 @@
 
 #include <json-c/json.h>
 
+#include "agent_internal.h"
 #include "agent_proto.h"
 #include "bpf_io.h"
 #include "bpf_io_internal.h"
@@ -32,6 +38,148 @@
 #define B CEEMS_BPF_ATTACH_TP_BTF
 #define T CEEMS_BPF_ATTACH_TRACEPOINT
 #define NONE CEEMS_BPF_ATTACH_NONE
+
+/* IO and network of two agents, the second restarted: they add up, the
+ * time between is said; what the second could not count is absent. */
+static void
+test_resume(void)
+{
+	struct ceems_agent_io_report before, now, out;
+	struct ceems_agent_job_report r, back;
+	struct json_object *obj;
+	char err[256];
+
+	memset(&before, 0, sizeof(before));
+	before.have_io = before.have_net = true;
+	before.read_bytes = (uint64_t)getpid() << 12;
+	before.write_bytes = 3 * before.read_bytes;
+	before.net_bytes[CEEMS_IO_IN][CEEMS_IO_TCP][CEEMS_IO_IPV4] = before.read_bytes + 7;
+	now = before;
+	now.read_bytes = before.read_bytes / 2;
+	now.write_bytes = 1;
+	ceems_agent_io_resume(&before, &now, 2.5, &out);
+	ok(out.have_io && out.read_bytes == before.read_bytes + now.read_bytes &&
+	   out.write_bytes == before.write_bytes + 1,
+	   "IO before and after a restart adds up");
+	ok(out.have_net &&
+	   out.net_bytes[CEEMS_IO_IN][CEEMS_IO_TCP][CEEMS_IO_IPV4] ==
+	   2 * before.net_bytes[CEEMS_IO_IN][CEEMS_IO_TCP][CEEMS_IO_IPV4],
+	   "network too");
+	is_near(out.unmeasured_s, 2.5, 0, "the time no agent counted is said");
+	ok(out.absent_why[0] == '\0', "measured: no reason for absence");
+
+	r = (struct ceems_agent_job_report){ .jobid = 9, .io = out };
+	obj = ceems_agent_job_report_to_json(&r);
+	memset(&back, 0, sizeof(back));
+	ok(ceems_agent_job_report_from_json(obj, &back, err, sizeof(err)) == 0 &&
+	   back.io.unmeasured_s == 2.5, "ebpf_unmeasured_s goes through the report");
+	json_object_put(obj);
+
+	memset(&now, 0, sizeof(now));
+	snprintf(now.absent_why, sizeof(now.absent_why), "no eBPF counter slot for the job");
+	ceems_agent_io_resume(&before, &now, 2.5, &out);
+	ok(!out.have_io && !out.have_net && out.read_bytes == 0 &&
+	   strstr(out.absent_why, "after an agent restart: no eBPF counter slot") != NULL,
+	   "not counted after the restart: absent, and why (%s)", out.absent_why);
+
+	memset(&before, 0, sizeof(before));
+	now = out;
+	now.have_io = true;
+	ceems_agent_io_resume(&before, &now, 2.5, &out);
+	ok(!out.have_io && strcmp(out.absent_why, "the agent restarted while the job ran") == 0,
+	   "counted after the restart only (an agent that kept none): absent");
+}
+
+/* A job that got a slot but whose processes or cgroup were never put in
+ * the maps counted nothing: its IO is unknown, not 0. */
+static void
+test_never_tagged(void)
+{
+	struct ceems_agent *a = calloc(1, sizeof(*a));
+	struct agent_job *j = calloc(1, sizeof(*j));
+	struct ceems_agent_io_report out;
+	static char loader;
+
+	if (a == NULL || j == NULL) {
+		printf("Bail out! out of memory\n");
+		exit(1);
+	}
+	/* As after a read of its slot: counted, zeros. */
+	j->bpf = (struct ceems_bpf_io *)&loader;
+	j->io.have_io = j->io.have_net = true;
+	agent_bpf_fill(a, j, &out);
+	ok(!out.have_io && !out.have_net && out.absent_why[0] != '\0',
+	   "a job never tagged: IO absent (%s)", out.absent_why);
+	j->bpf_tagged = true;
+	agent_bpf_fill(a, j, &out);
+	ok(out.have_io && out.absent_why[0] == '\0', "once tagged: measured");
+	/* Its end frees the slot: what it counted stays. */
+	j->bpf = NULL;
+	agent_bpf_fill(a, j, &out);
+	ok(out.have_io, "after its end, measured still");
+	j->bpf_tagged = false;
+	agent_bpf_fill(a, j, &out);
+	ok(!out.have_io, "after its end, never tagged: absent still");
+	free(j);
+	free(a);
+}
+
+/* A process of the user's that runs a set-user-ID root program, not
+ * dumpable: /proc/PID belongs to its effective uid, root; its status
+ * says whose it is (its real uid, by which the eBPF programs count).
+ * Taken for root's (slurmstepd's), it was followed only, its IO not
+ * counted. */
+static void
+test_not_dumpable(void)
+{
+	int go[2], ready[2];
+	uint32_t uid = 0;
+	struct stat st;
+	char path[64], c;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		ok(true, "# skip a process of another uid needs root");
+		return;
+	}
+	if (pipe(go) < 0 || pipe(ready) < 0) {
+		printf("Bail out! pipe: %s\n", strerror(errno));
+		exit(1);
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(go[1]);
+		close(ready[0]);
+		if (setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(65534, 0, 0) < 0)
+			_exit(1);
+		prctl(PR_SET_DUMPABLE, 0);
+		if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(go[0]);
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1) {
+		ok(false, "the child runs as nobody");
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &st) < 0)
+		st.st_uid = UINT32_MAX;
+	ok(st.st_uid == 0, "a set-user-ID process: /proc/PID is root's (%u)",
+	   (unsigned)st.st_uid);
+	is_int(agent_bpf_proc_uid("/proc", (unsigned long)pid, &uid), 0,
+	       "its status is read");
+	is_int(uid, 65534, "its uid is the user's (real), not root's");
+	if (write(go[1], "g", 1) != 1)
+		kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(go[1]);
+	close(ready[0]);
+	is_int(agent_bpf_proc_uid("/proc", 4294967295UL, &uid), -ENOENT,
+	       "a process gone: -ENOENT");
+}
 
 /* The first of LIST's N types an offer of MASK (bit per type) has. */
 static int
@@ -678,6 +826,9 @@ main(void)
 {
 	test_choose();
 	test_report_json();
+	test_resume();
+	test_never_tagged();
+	test_not_dumpable();
 #ifdef HAVE_BPF
 	if (geteuid() == 0) {
 		test_real(NONE);

@@ -28,6 +28,8 @@
 #include "perf_job.h"
 #include "../tap.h"
 
+#include <json-c/json.h>
+
 #define NPAGES 8192
 #define NSLEEPS 400
 
@@ -412,6 +414,74 @@ out:
 	rmdir(base);
 }
 
+/* A report made of measured counts (the software group of N events
+ * counting PER each), for the resume checks. */
+static void
+measured(struct ceems_perf_report *r, unsigned sw, unsigned hw, double per)
+{
+	memset(r, 0, sizeof(*r));
+	r->sw_status = (uint8_t)sw;
+	r->hw_status = (uint8_t)hw;
+	r->running_fraction = 1;
+	for (unsigned e = 0; e < CEEMS_PERF_NEVENTS; e++) {
+		unsigned status = e < CEEMS_PERF_FIRST_HW ? sw : hw;
+
+		if (status == CEEMS_PERF_MEASURED) {
+			r->present |= 1u << e;
+			r->value[e] = per * (e + 1);
+		}
+	}
+}
+
+/* After an agent restart: the earlier agent's counts and the later's
+ * add up, the time between is said; a group either could not count is
+ * absent, its status saying why, never a part taken for the whole. */
+static void
+check_resume(void)
+{
+	struct ceems_perf_report before, now, out, back;
+	struct json_object *obj;
+	char err[256];
+	bool okj = true;
+
+	measured(&before, CEEMS_PERF_MEASURED, CEEMS_PERF_NOT_SUPPORTED, 1000);
+	before.unmeasured_s = 2;
+	measured(&now, CEEMS_PERF_MEASURED, CEEMS_PERF_NOT_SUPPORTED, 10);
+	now.running_fraction = 0.5;
+	ceems_perf_report_resume(&before, &now, 3.5, &out);
+	is_int(out.sw_status, CEEMS_PERF_MEASURED, "both measured: measured");
+	ok(out.value[CEEMS_PERF_PAGE_FAULTS] ==
+	   before.value[CEEMS_PERF_PAGE_FAULTS] + now.value[CEEMS_PERF_PAGE_FAULTS],
+	   "the counts before and after the restart add up (%.0f)",
+	   out.value[CEEMS_PERF_PAGE_FAULTS]);
+	is_near(out.unmeasured_s, 5.5, 1e-12, "the time no agent counted, with the earlier restart's");
+	is_near(out.running_fraction, 0.5, 0, "the lowest running fraction");
+	is_int(out.hw_status, CEEMS_PERF_NOT_SUPPORTED, "hardware: as it was");
+	ok((out.present >> CEEMS_PERF_FIRST_HW) == 0, "no hardware counts");
+
+	measured(&now, CEEMS_PERF_NO_CGROUP, CEEMS_PERF_OFF, 10);
+	ceems_perf_report_resume(&before, &now, 3.5, &out);
+	ok(out.sw_status == CEEMS_PERF_NO_CGROUP && out.present == 0,
+	   "not counted after the restart: absent, the later status says why");
+
+	measured(&before, CEEMS_PERF_OFF, CEEMS_PERF_OFF, 0);
+	measured(&now, CEEMS_PERF_MEASURED, CEEMS_PERF_OFF, 10);
+	ceems_perf_report_resume(&before, &now, 3.5, &out);
+	ok(out.sw_status == CEEMS_PERF_RESTARTED && out.present == 0,
+	   "counted after the restart only (an agent that kept none): absent, agent restarted");
+
+	measured(&before, CEEMS_PERF_MEASURED, CEEMS_PERF_OFF, 1000);
+	measured(&now, CEEMS_PERF_MEASURED, CEEMS_PERF_OFF, 10);
+	ceems_perf_report_resume(&before, &now, 1.25, &out);
+	obj = ceems_perf_report_to_json(&out, &okj);
+	memset(&back, 0, sizeof(back));
+	ok(okj && obj != NULL &&
+	   ceems_perf_report_from_json(obj, &back, err, sizeof(err)) == 0,
+	   "a resumed report encodes and decodes");
+	is_near(back.unmeasured_s, 1.25, 0, "unmeasured_s goes through JSON");
+	json_object_put(obj);
+}
+
 int
 main(void)
 {
@@ -421,6 +491,7 @@ main(void)
 	char perf_v1[512], root[1024], dir[1100];
 
 	check_scale();
+	check_resume();
 	check_budget_rlimit();
 	check_sweep();
 	check_mountinfo();
