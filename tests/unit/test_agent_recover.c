@@ -2,7 +2,9 @@
  * recovered from the cumulative counters when that is unambiguous, and
  * stays a gap when it is not: the rule alone (agent_recover.h), then the
  * engine on fixture trees, a restarted agent against one that never
- * stopped, with RAPL, hwmon energy and pm_counters as the source. */
+ * stopped, with RAPL, hwmon energy and pm_counters as the source.  A
+ * job's eBPF and perf counts, which die with an agent, come back from its
+ * checkpoint: added to, with the time between said, or absent with why. */
 #include "config.h"
 
 #include <sys/stat.h>
@@ -16,6 +18,7 @@
 
 #include "agent.h"
 #include "agent_recover.h"
+#include "agent_state.h"
 #include "fileio.h"
 #include "log.h"
 #include "../tap.h"
@@ -668,6 +671,124 @@ test_job_left_after_checkpoint(void)
 	ceems_agent_close(b);
 }
 
+/* The eBPF and perf counts a checkpoint holds (the fixture trees have
+ * no eBPF or perf: set here as a live agent would have counted them). */
+static struct ceems_agent_io_report saved_io;
+static struct ceems_perf_report saved_perf;
+
+static int
+put_counts(void *arg, int slot, const struct ceems_agent_job_spec *spec,
+	   uint64_t registered_ns, const struct state_figures *fig)
+{
+	struct state_figures *f = malloc(sizeof(*f));
+
+	(void)spec;
+	(void)registered_ns;
+	if (f == NULL)
+		return 0;
+	*f = *fig;
+	f->io = saved_io;
+	f->perf = saved_perf;
+	state_slot_update(arg, slot, f);
+	free(f);
+	return 0;
+}
+
+/* Rename job 42's directory in every hierarchy FROM to TO. */
+static void
+rename_job42(const char *from, const char *to)
+{
+	static const char *const hier[] = { "blkio", "cpu,cpuacct", "cpuset",
+		"freezer", "memory", NULL };
+	char a[PATH_MAX], b[PATH_MAX];
+
+	for (int i = 0; hier[i] != NULL; i++) {
+		snprintf(a, sizeof(a), "%s/sys/fs/cgroup/%s/slurm_localhost/uid_1000/%s",
+			 cg_root, hier[i], from);
+		snprintf(b, sizeof(b), "%s/sys/fs/cgroup/%s/slurm_localhost/uid_1000/%s",
+			 cg_root, hier[i], to);
+		rename(a, b);
+	}
+}
+
+/* Killed with eBPF and perf counts in its checkpoint: the restarted
+ * agent's report of the job holds them (its cgroup gone meanwhile:
+ * nothing more to count) with the time it was down, or, where it cannot
+ * count again (no eBPF on these trees), says so: never a part as the
+ * whole, never 0. */
+static void
+test_counts_across_restart(void)
+{
+	struct ceems_agent_job_spec spec;
+	struct ceems_agent_job_report r;
+	struct ceems_agent *a;
+	struct state_file *sf;
+	uint64_t t0 = 900 * SEC, restart = t0 + 6 * SEC;
+	char dir[PATH_MAX];
+	int err = 0;
+
+	set_boot_id("3c1d2e4f-0000-4000-8000-00000000b00a\n");
+	memset(&saved_io, 0, sizeof(saved_io));
+	saved_io.have_io = saved_io.have_net = true;
+	saved_io.read_bytes = (uint64_t)getpid() * 512;
+	saved_io.write_bytes = 2 * saved_io.read_bytes;
+	memset(&saved_perf, 0, sizeof(saved_perf));
+	saved_perf.sw_status = CEEMS_PERF_MEASURED;
+	saved_perf.hw_status = CEEMS_PERF_OFF;
+	saved_perf.present = (1u << CEEMS_PERF_NSW) - 1;
+	saved_perf.running_fraction = 1;
+	saved_perf.value[CEEMS_PERF_PAGE_FAULTS] = (double)getpid();
+
+	for (int gone = 1; gone >= 0; gone--) {
+		a = open_agent("state-counts", t0);
+		job42_spec(&spec);
+		if (ceems_agent_register(a, &spec, t0) != 0) {
+			ok(false, "job 42 registers");
+			return;
+		}
+		run_for(1);
+		ceems_agent_tick(a, t0 + SEC);
+		ceems_agent_checkpoint(a, t0 + SEC);
+		ceems_agent_close(a);	/* killed */
+
+		snprintf(dir, sizeof(dir), "%s/state-counts", proc_root);
+		sf = state_file_open(dir, 8, "3c1d2e4f-0000-4000-8000-00000000b00a",
+				     &err);
+		if (sf == NULL || state_file_restore(sf, put_counts, sf) != 1) {
+			ok(false, "the checkpoint is there (%d)", err);
+			return;
+		}
+		state_file_close(sf);
+
+		if (gone)
+			rename_job42("job_42", "job_42.gone");
+		a = open_agent("state-counts", restart);
+		is_int(ceems_agent_restore(a, restart), 1, "the job is restored");
+		if (ceems_agent_report_now(a, 42, restart, &r) != 0)
+			memset(&r, 0, sizeof(r));
+		if (gone) {
+			ok(r.io.have_io && r.io.read_bytes == saved_io.read_bytes &&
+			   r.io.write_bytes == saved_io.write_bytes,
+			   "ended while the agent was down: its IO is the checkpoint's");
+			is_near(r.io.unmeasured_s, 5, 1e-9, "the 5 s the agent was down are said (IO)");
+			ok(r.perf.sw_status == CEEMS_PERF_MEASURED &&
+			   r.perf.value[CEEMS_PERF_PAGE_FAULTS] == (double)getpid(),
+			   "its perf counts are the checkpoint's");
+			is_near(r.perf.unmeasured_s, 5, 1e-9, "the 5 s are said (perf)");
+			rename_job42("job_42.gone", "job_42");
+		} else {
+			ok(!r.io.have_io && r.io.read_bytes == 0 &&
+			   strstr(r.io.absent_why, "after an agent restart") != NULL,
+			   "not counted again here: IO absent, and why (%s)", r.io.absent_why);
+			ok(r.perf.sw_status != CEEMS_PERF_MEASURED && r.perf.present == 0,
+			   "perf not counted again here: absent (%s)",
+			   ceems_perf_status_name(r.perf.sw_status));
+		}
+		ceems_agent_close(a);
+		tmptree_remove(dir);
+	}
+}
+
 int
 main(void)
 {
@@ -681,5 +802,6 @@ main(void)
 	test_other_sources();
 	test_not_cumulative();
 	test_job_left_after_checkpoint();
+	test_counts_across_restart();
 	done_testing();
 }
