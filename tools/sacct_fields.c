@@ -330,28 +330,47 @@ sacct_fmt_bytes(double bytes, char *buf, size_t size)
 		put(buf, size, "%.2f%c", bytes, units[u]);
 }
 
+/* BYTES summed over NODES nodes of R's job: "+" after it when fewer
+ * than the job's nodes measured it (at least this much), so that one
+ * node's part never passes for the job's. */
+static void
+fmt_node_sum(const struct sacct_row *r, double bytes, double nodes,
+	     char *buf, size_t size)
+{
+	double want = r->nnodes > 0 ? (double)r->nnodes :
+		      (double)r->nodes_reported;
+	size_t len;
+
+	sacct_fmt_bytes(bytes, buf, size);
+	len = strlen(buf);
+	if (len > 0 && !isnan(nodes) && nodes < want && len + 1 < size) {
+		buf[len] = '+';
+		buf[len + 1] = '\0';
+	}
+}
+
 static void
 f_readbytes(const struct sacct_row *r, char *buf, size_t size)
 {
-	sacct_fmt_bytes(r->io_read_bytes, buf, size);
+	fmt_node_sum(r, r->io_read_bytes, r->io_nodes, buf, size);
 }
 
 static void
 f_writebytes(const struct sacct_row *r, char *buf, size_t size)
 {
-	sacct_fmt_bytes(r->io_write_bytes, buf, size);
+	fmt_node_sum(r, r->io_write_bytes, r->io_nodes, buf, size);
 }
 
 static void
 f_netin(const struct sacct_row *r, char *buf, size_t size)
 {
-	sacct_fmt_bytes(r->net_in_bytes, buf, size);
+	fmt_node_sum(r, r->net_in_bytes, r->net_nodes, buf, size);
 }
 
 static void
 f_netout(const struct sacct_row *r, char *buf, size_t size)
 {
-	sacct_fmt_bytes(r->net_out_bytes, buf, size);
+	fmt_node_sum(r, r->net_out_bytes, r->net_nodes, buf, size);
 }
 
 static void
@@ -616,13 +635,17 @@ static const struct sacct_field fields[] = {
 	  "power usage effectiveness used" },
 	{ "Quality", 7, true, f_quality, SACCT_NEED_QUALITY,
 	  "data quality: share of the job's time its least covered energy domain was measured, %" },
-	{ "ReadBytes", 10, true, f_readbytes, SACCT_NEED_IO,
+	{ "ReadBytes", 10, true, f_readbytes, SACCT_NEED_IO | SACCT_NEED_NNODES |
+	  SACCT_NEED_NODES_REPORTED,
 	  "bytes read from files (any file system), K/M/G (powers of 1024)" },
-	{ "WriteBytes", 10, true, f_writebytes, SACCT_NEED_IO,
+	{ "WriteBytes", 10, true, f_writebytes, SACCT_NEED_IO | SACCT_NEED_NNODES |
+	  SACCT_NEED_NODES_REPORTED,
 	  "bytes written to files (any file system), K/M/G" },
-	{ "NetIn", 10, true, f_netin, SACCT_NEED_NET,
+	{ "NetIn", 10, true, f_netin, SACCT_NEED_NET | SACCT_NEED_NNODES |
+	  SACCT_NEED_NODES_REPORTED,
 	  "bytes received by the job's TCP and UDP sockets, K/M/G" },
-	{ "NetOut", 10, true, f_netout, SACCT_NEED_NET,
+	{ "NetOut", 10, true, f_netout, SACCT_NEED_NET | SACCT_NEED_NNODES |
+	  SACCT_NEED_NODES_REPORTED,
 	  "bytes sent by the job's TCP and UDP sockets, K/M/G" },
 	{ "IPC", 5, true, f_ipc, SACCT_NEED_PERF,
 	  "instructions per cycle (perf hardware events: perf_hardware or --ceems-perf, and a PMU)" },

@@ -124,9 +124,11 @@ merge_io(struct sacct_row *row, const struct ceems_agent_io_report *io)
 	if (io->have_io) {
 		sacct_add_known(&row->io_read_bytes, (double)io->read_bytes);
 		sacct_add_known(&row->io_write_bytes, (double)io->write_bytes);
+		sacct_add_known(&row->io_nodes, 1);
 	}
 	if (!io->have_net)
 		return;
+	sacct_add_known(&row->net_nodes, 1);
 	for (int p = 0; p < 2; p++)
 		for (int f = 0; f < 2; f++) {
 			in += (double)io->net_bytes[CEEMS_IO_IN][p][f];

@@ -33,7 +33,7 @@ struct listing_column {
 	uint64_t part;
 };
 
-#define ROWS_NCOLS 50
+#define ROWS_NCOLS 52
 #define ROWS_FIRST_FIGURE 23
 #define COL_USER 5
 static const struct listing_column listing[ROWS_NCOLS] = {
@@ -105,7 +105,15 @@ static const struct listing_column listing[ROWS_NCOLS] = {
 	{ "(SELECT p.cycles FROM ceems.job_perf p WHERE p.job_key = j.job_key)",
 	  PG_BINARY_NUMBER, SACCT_NEED_PERF },
 	{ "(SELECT p.instructions FROM ceems.job_perf p WHERE p.job_key = j.job_key)",
-	  PG_BINARY_NUMBER, SACCT_NEED_PERF }
+	  PG_BINARY_NUMBER, SACCT_NEED_PERF },
+	/* How many nodes measured IO and network: fewer than the job's,
+	 * their sums are partial. */
+	{ "(SELECT count(*)::float8 FROM ceems.job_nodes n"
+	  " WHERE n.job_key = j.job_key AND n.io_source = 'syscall')",
+	  PG_BINARY_NUMBER, SACCT_NEED_IO },
+	{ "(SELECT count(*)::float8 FROM ceems.job_nodes n"
+	  " WHERE n.job_key = j.job_key AND n.net_tcp4_in_bytes IS NOT NULL)",
+	  PG_BINARY_NUMBER, SACCT_NEED_NET }
 };
 
 /* Which listing columns a query fetches, and where they are. */
@@ -279,7 +287,8 @@ job_from_result(struct pg_binary *b, const struct listing_plan *plan, int i,
 		&r->io_read_bytes, &r->io_write_bytes, &r->net_in_bytes,
 		&r->net_out_bytes,
 		&r->perf_ctxsw, &r->perf_page_faults, &r->perf_migrations,
-		&r->perf_cycles, &r->perf_instructions
+		&r->perf_cycles, &r->perf_instructions,
+		&r->io_nodes, &r->net_nodes
 	};
 	int64_t v, task;
 	int k;

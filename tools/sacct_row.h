@@ -61,6 +61,9 @@ struct sacct_row {
 	 * (eBPF); bytes.  Jobs only: steps leave them unknown. */
 	double io_read_bytes, io_write_bytes;
 	double net_in_bytes, net_out_bytes;
+	/* How many nodes measured them (NaN: none said): fewer than the
+	 * job's nodes, the sums are partial and shown so. */
+	double io_nodes, net_nodes;
 	/* perf counters (lib/perf_job.h), summed over the nodes; NaN
 	 * unless every node measured them */
 	double perf_ctxsw, perf_page_faults, perf_migrations;

@@ -98,6 +98,8 @@ full_row(struct sacct_row *r)
 	r->io_write_bytes = 2621440;
 	r->net_in_bytes = 1000;
 	r->net_out_bytes = 104857600;
+	/* One of its two nodes measured them: partial. */
+	r->io_nodes = r->net_nodes = 1;
 	r->perf_ctxsw = 1234;
 	r->perf_page_faults = 56789;
 	r->perf_migrations = 12;
@@ -146,8 +148,10 @@ forget_part(struct sacct_row *r, uint64_t part)
 	if (part == SACCT_NEED_GPU_SM) r->gpu_sm_pct = NAN;
 	if (part == SACCT_NEED_GPU_MEM) r->gpu_mem_peak_bytes = NAN;
 	if (part == SACCT_NEED_GPU_MEM_TOTAL) r->gpu_mem_total_bytes = NAN;
-	if (part == SACCT_NEED_IO) r->io_read_bytes = r->io_write_bytes = NAN;
-	if (part == SACCT_NEED_NET) r->net_in_bytes = r->net_out_bytes = NAN;
+	if (part == SACCT_NEED_IO)
+		r->io_read_bytes = r->io_write_bytes = r->io_nodes = NAN;
+	if (part == SACCT_NEED_NET)
+		r->net_in_bytes = r->net_out_bytes = r->net_nodes = NAN;
 	if (part == SACCT_NEED_PERF) {
 		r->perf_ctxsw = r->perf_page_faults = r->perf_migrations = NAN;
 		r->perf_cycles = r->perf_instructions = NAN;
@@ -264,6 +268,37 @@ test_perf_fields(void)
 	is_int(seen, 4, "the four perf fields exist");
 }
 
+/* IO and network of a job over its nodes: the sum when every node
+ * measured them, else marked partial ("+": at least this much), never
+ * one node's part passed off as the job's. */
+static void
+test_io_nodes(void)
+{
+	const struct sacct_field *rb = sacct_field_find("ReadBytes");
+	const struct sacct_field *no = sacct_field_find("NetOut");
+	struct sacct_row r;
+
+	if (!ok(rb != NULL && no != NULL, "ReadBytes and NetOut exist"))
+		return;
+	full_row(&r);
+	r.io_nodes = r.net_nodes = 2;
+	rb->format(&r, buf, sizeof(buf));
+	is_str(buf, "256.00M", "both nodes measured it: the sum");
+	r.io_nodes = 1;
+	rb->format(&r, buf, sizeof(buf));
+	is_str(buf, "256.00M+", "one node of two: marked partial");
+	no->format(&r, buf, sizeof(buf));
+	is_str(buf, "100.00M", "network: both nodes");
+	r.nnodes = 0;
+	r.nodes_reported = 1;
+	rb->format(&r, buf, sizeof(buf));
+	is_str(buf, "256.00M", "its node count unknown: as many as reported");
+	r.io_read_bytes = NAN;
+	r.io_nodes = NAN;
+	rb->format(&r, buf, sizeof(buf));
+	is_str(buf, "", "no node measured it: empty");
+}
+
 int
 main(void)
 {
@@ -277,6 +312,7 @@ main(void)
 
 	setenv("TZ", "UTC", 1);
 	test_perf_fields();
+	test_io_nodes();
 
 	/* --format */
 	ok(sacct_format_parse("JobID,jobname%30,State", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == 0,
