@@ -212,9 +212,10 @@ tag_dir(struct ceems_bpf_io *io, uint32_t slot, int dirfd, int depth,
 			end++;
 		if (pid == 0 || pid > UINT32_MAX)
 			continue;
-		/* Its real uid, not the owner of /proc/PID: that is root for
-		 * a process of the user's that made itself not dumpable,
-		 * which would then be followed only, its IO not counted. */
+		/* Its real uid (the eBPF programs count by it), not the owner
+		 * of /proc/PID: that is the effective uid, root for a
+		 * set-user-ID root program the user runs, which would then
+		 * be followed only, its IO not counted. */
 		if ((r = agent_bpf_proc_uid(procfs, pid, &uid)) < 0) {
 			if (r != -ENOENT && r != -ESRCH)
 				ceems_debug("eBPF: cannot tell who runs pid %lu (%s); not followed",

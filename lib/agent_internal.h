@@ -239,6 +239,10 @@ double agent_job_absent_s(const struct ceems_agent *a,
 			  const struct agent_job *j);
 void agent_save_job(struct ceems_agent *a, const struct agent_job *j,
 		    uint64_t now_ns);
+/* Job J's cumulative IO, network and perf counts, for its series. */
+struct ceems_series_counts;
+void agent_series_counts(const struct ceems_agent *a, const struct agent_job *j,
+			 struct ceems_series_counts *c);
 void agent_observe_series(const struct ceems_agent *a,
 			  const struct agent_job *j, uint64_t now_ns);
 void agent_split_to_steps(struct agent_job *j,
@@ -255,9 +259,9 @@ void agent_bpf_job_end(struct agent_job *j);
  * counted (SAVED) with the DOWN_S seconds no agent counted. */
 void agent_bpf_resume(struct ceems_agent *a, struct agent_job *j,
 		      const struct ceems_agent_io_report *saved, double down_s);
-/* The uid process PID of the /proc tree PROCFS runs as (its real uid,
- * from its status file: the owner of /proc/PID is root for a process
- * that is not dumpable, whoever runs it).  0 or -errno. */
+/* The real uid of process PID of the /proc tree PROCFS, from its status
+ * file (world-readable, whatever the process's dumpable flag; the owner
+ * of /proc/PID is its effective uid).  0 or -errno. */
 int agent_bpf_proc_uid(const char *procfs, unsigned long pid, uint32_t *uid);
 void agent_bpf_fill(const struct ceems_agent *a, const struct agent_job *j,
 		    struct ceems_agent_io_report *out);

@@ -199,6 +199,13 @@ restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 	 * the energy's verdict: no counter covers it). */
 	agent_bpf_resume(a, j, &fig->io, down_s > 0 ? down_s : 0);
 	agent_perf_resume(a, j, &fig->perf, down_s > 0 ? down_s : 0);
+	if (j->series != NULL) {
+		struct ceems_series_counts counts;
+
+		/* Its rows count from here, as its energy's do. */
+		agent_series_counts(a, j, &counts);
+		ceems_series_set_counts(j->series, &counts);
+	}
 	a->jobs[a->njobs++] = j;
 	if (verdict == CEEMS_RECOVER_OK)
 		ceems_info("job %u restored from state: the %.1f s the agent was down are recovered from the counters",

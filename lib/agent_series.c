@@ -18,7 +18,19 @@
 const char *const ceems_series_columns[CEEMS_SERIES_NCOLUMNS] = {
 	"t", "interval_s", "cpu_s", "mem_bytes",
 	"package_j", "dram_j", "gpu_j", "node_j", "gpu_util_pct",
+	"read_bytes", "write_bytes", "net_in_bytes", "net_out_bytes",
+	"page_faults", "ctx_switches", "ipc",
 };
+/* The first count column, and ipc's. */
+#define COL_COUNTS 9
+#define COL_IPC (COL_COUNTS + CEEMS_SC_NROW)
+
+void
+ceems_series_counts_unknown(struct ceems_series_counts *c)
+{
+	for (int k = 0; k < CEEMS_SC_N; k++)
+		c->v[k] = NAN;
+}
 
 /* First allocation: a short job needs no more. */
 #define INITIAL_ROWS 16
@@ -36,6 +48,7 @@ ceems_series_new(uint32_t resolution_s, uint32_t max_rows)
 	s->resolution_s = resolution_s;
 	s->max_rows = max_rows;
 	s->last_cpu_s = NAN;
+	ceems_series_counts_unknown(&s->last_counts);
 	return s;
 }
 
@@ -113,6 +126,18 @@ mean_by_time(double a, double wa, double b, double wb)
 	return m;
 }
 
+/* Add IPC weighed by W (the cycles it is of) to row R's mean. */
+static void
+add_ipc(struct ceems_series_row *r, double ipc, double w)
+{
+	if (isnan(ipc) || !(w > 0))
+		return;
+	/* A ratio, not a percentage: no bound to keep it under, but
+	 * kept between the two all the same. */
+	r->ipc = mean_by_time(r->ipc, r->ipc_w, ipc, w);
+	r->ipc_w += w;
+}
+
 /* Add GPU_UTIL_PCT over DT_S seconds to row R's mean. */
 static void
 add_gpu_util(struct ceems_series_row *r, double gpu_util_pct, double dt_s)
@@ -150,6 +175,9 @@ ceems_series_coarsen(struct ceems_series *s)
 			for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
 				m->joules[d] = sum_known(m->joules[d], r->joules[d]);
 			add_gpu_util(m, r->gpu_util_pct, r->gpu_util_s);
+			for (int c = 0; c < CEEMS_SC_NROW; c++)
+				m->count[c] = sum_known(m->count[c], r->count[c]);
+			add_ipc(m, r->ipc, r->ipc_w);
 			continue;
 		}
 		s->rows[k] = *r;
@@ -194,6 +222,27 @@ ceems_series_add(struct ceems_series *s, double end, double dt_s,
 		 double cpu_s, double mem_bytes,
 		 const double joules[CEEMS_DOMAIN_COUNT], double gpu_util_pct)
 {
+	return ceems_series_add_counts(s, end, dt_s, cpu_s, mem_bytes, joules,
+				       gpu_util_pct, NULL);
+}
+
+/* The row's IPC from the interval's DELTA: NaN without cycles in it. */
+static double
+delta_ipc(const struct ceems_series_counts *delta)
+{
+	double cyc = delta->v[CEEMS_SC_CYCLES];
+	double ins = delta->v[CEEMS_SC_INSTRUCTIONS];
+
+	return cyc > 0 && ins >= 0 ? ins / cyc : NAN;
+}
+
+int
+ceems_series_add_counts(struct ceems_series *s, double end, double dt_s,
+			double cpu_s, double mem_bytes,
+			const double joules[CEEMS_DOMAIN_COUNT],
+			double gpu_util_pct,
+			const struct ceems_series_counts *delta)
+{
 	struct ceems_series_row *r;
 	double mid = end - dt_s / 2;
 	int64_t t;
@@ -218,6 +267,10 @@ ceems_series_add(struct ceems_series *s, double end, double dt_s,
 					r->joules[d] = NAN;
 				r->gpu_util_pct = NAN;
 				r->gpu_util_s = 0;
+				for (int c = 0; c < CEEMS_SC_NROW; c++)
+					r->count[c] = NAN;
+				r->ipc = NAN;
+				r->ipc_w = 0;
 			}
 		} else if (s->nrows == 0) {
 			return -ENOMEM;
@@ -233,6 +286,11 @@ ceems_series_add(struct ceems_series *s, double end, double dt_s,
 	/* A reading out of range is no utilisation: unknown, not clamped. */
 	if (gpu_util_pct >= 0 && gpu_util_pct <= 100)
 		add_gpu_util(r, gpu_util_pct, dt_s);
+	for (int c = 0; delta != NULL && c < CEEMS_SC_NROW; c++)
+		if (delta->v[c] >= 0)
+			r->count[c] = sum_known(r->count[c], delta->v[c]);
+	if (delta != NULL)
+		add_ipc(r, delta_ipc(delta), delta->v[CEEMS_SC_CYCLES]);
 	return 0;
 }
 
@@ -293,11 +351,49 @@ ceems_series_backdate(struct ceems_series *s, uint64_t since_ns)
 }
 
 void
+ceems_series_set_counts(struct ceems_series *s,
+			const struct ceems_series_counts *now)
+{
+	if (s != NULL && now != NULL)
+		s->last_counts = *now;
+}
+
+/* The counts since the last observation that had them into DELTA (the
+ * baseline moves to NOW where known). */
+static void
+count_deltas(struct ceems_series *s, const struct ceems_series_counts *now,
+	     struct ceems_series_counts *delta)
+{
+	for (int k = 0; k < CEEMS_SC_N; k++) {
+		double v = now->v[k], last = s->last_counts.v[k];
+
+		if (isnan(v)) {
+			delta->v[k] = NAN;
+			continue;
+		}
+		/* The first known: counted since the registration. */
+		delta->v[k] = isnan(last) ? v : (v >= last ? v - last : 0);
+		s->last_counts.v[k] = v;
+	}
+}
+
+void
 ceems_series_observe(struct ceems_series *s, uint64_t now_ns,
 		     const struct ceems_job_ledger *l, double cpu_s,
 		     double mem_bytes, double gpu_util_pct)
 {
+	ceems_series_observe_counts(s, now_ns, l, cpu_s, mem_bytes,
+				    gpu_util_pct, NULL);
+}
+
+void
+ceems_series_observe_counts(struct ceems_series *s, uint64_t now_ns,
+			    const struct ceems_job_ledger *l, double cpu_s,
+			    double mem_bytes, double gpu_util_pct,
+			    const struct ceems_series_counts *now)
+{
 	double joules[CEEMS_DOMAIN_COUNT];
+	struct ceems_series_counts delta;
 	double dcpu = NAN, dt_s;
 
 	if (s == NULL)
@@ -320,8 +416,11 @@ ceems_series_observe(struct ceems_series *s, uint64_t now_ns,
 	if (!isnan(cpu_s))
 		dcpu = isnan(s->last_cpu_s) ? cpu_s :
 		       (cpu_s >= s->last_cpu_s ? cpu_s - s->last_cpu_s : 0);
-	(void)ceems_series_add(s, (double)now_ns / 1e9 + s->unix_offset_s,
-			       dt_s, dcpu, mem_bytes, joules, gpu_util_pct);
+	if (now != NULL)
+		count_deltas(s, now, &delta);
+	(void)ceems_series_add_counts(s, (double)now_ns / 1e9 + s->unix_offset_s,
+				      dt_s, dcpu, mem_bytes, joules,
+				      gpu_util_pct, now != NULL ? &delta : NULL);
 	set_baseline(s, now_ns, l, cpu_s);
 }
 
@@ -372,6 +471,14 @@ ceems_series_to_json(const struct ceems_series *s)
 		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
 			v[4 + d] = value_or_null(r->joules[d]);
 		v[8] = value_or_null(r->gpu_util_pct);
+		for (int c = 0; c < CEEMS_SC_NROW; c++)
+			v[COL_COUNTS + c] = value_or_null(r->count[c]);
+		v[COL_IPC] = value_or_null(r->ipc);
+		for (int c = 0; c < CEEMS_SC_NROW; c++)
+			if (!isnan(r->count[c]) && v[COL_COUNTS + c] == NULL)
+				ok = false;
+		if (!isnan(r->ipc) && v[COL_IPC] == NULL)
+			ok = false;
 		if (v[0] == NULL || v[1] == NULL ||
 		    (!isnan(r->cpu_s) && v[2] == NULL) ||
 		    (!isnan(r->mem_bytes) && v[3] == NULL))
@@ -411,6 +518,38 @@ read_cell(struct json_object *v, const char *where, bool nullable,
 		return 0;
 	}
 	return ceems_json_read_real(v, where, 0, max, out, err, err_size);
+}
+
+/* Row I's IO, network and perf columns (when NCOLS has them) into R. */
+static int
+counts_from_json(struct json_object *arr, size_t i, size_t ncols,
+		 struct ceems_series_row *r, char *err, size_t err_size)
+{
+	char where[64];
+	int ret;
+
+	for (int c = 0; c < CEEMS_SC_NROW; c++)
+		r->count[c] = NAN;
+	r->ipc = NAN;
+	r->ipc_w = 0;
+	if (ncols < CEEMS_SERIES_NCOLUMNS)
+		return 0;
+	for (int c = 0; c < CEEMS_SC_NROW; c++) {
+		snprintf(where, sizeof(where), "series.rows[%zu].%s", i,
+			 ceems_series_columns[COL_COUNTS + c]);
+		if ((ret = read_cell(json_object_array_get_idx(arr, (size_t)(COL_COUNTS + c)),
+				     where, true, 1e300, &r->count[c], err,
+				     err_size)) < 0)
+			return ret;
+	}
+	snprintf(where, sizeof(where), "series.rows[%zu].ipc", i);
+	if ((ret = read_cell(json_object_array_get_idx(arr, COL_IPC), where,
+			     true, 1e6, &r->ipc, err, err_size)) < 0)
+		return ret;
+	/* Its cycles are not sent: weighed by the row's time. */
+	if (!isnan(r->ipc))
+		r->ipc_w = r->interval_s;
+	return 0;
 }
 
 /* Row I of NCOLS values (the columns there are) into R. */
@@ -474,7 +613,7 @@ row_from_json(struct json_object *arr, size_t i, size_t ncols,
 		if (!isnan(r->gpu_util_pct))
 			r->gpu_util_s = r->interval_s;
 	}
-	return 0;
+	return counts_from_json(arr, i, ncols, r, err, err_size);
 }
 
 int
@@ -503,10 +642,12 @@ ceems_series_from_json(const struct json_object *obj,
 	if ((val = ceems_json_get(obj, "columns")) == NULL ||
 	    !json_object_is_type(val, json_type_array) ||
 	    ((ncols = json_object_array_length(val)) != CEEMS_SERIES_NCOLUMNS &&
+	     ncols != CEEMS_SERIES_NCOLUMNS_V2 &&
 	     ncols != CEEMS_SERIES_NCOLUMNS_V1))
 		return ceems_json_error(err, err_size,
-					"series.columns must list the %d columns (or the first %d)",
-					CEEMS_SERIES_NCOLUMNS, CEEMS_SERIES_NCOLUMNS_V1);
+					"series.columns must list the %d columns (or the first %d or %d)",
+					CEEMS_SERIES_NCOLUMNS, CEEMS_SERIES_NCOLUMNS_V2,
+					CEEMS_SERIES_NCOLUMNS_V1);
 	for (int c = 0; c < (int)ncols; c++) {
 		struct json_object *name = json_object_array_get_idx(val, (size_t)c);
 

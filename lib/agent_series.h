@@ -7,7 +7,12 @@
  *   (CPU time in it), mem_bytes (memory in use at its end), package_j,
  *   dram_j, gpu_j, node_j (energy charged to the job in it), gpu_util_pct
  *   (the job's GPU utilisation in it: per tick the mean over the GPUs it
- *   holds, then the mean over the row weighted by time)
+ *   holds, then the mean over the row weighted by time), read_bytes,
+ *   write_bytes (its read and write system calls on files, eBPF),
+ *   net_in_bytes, net_out_bytes (its TCP and UDP sockets, eBPF),
+ *   page_faults, ctx_switches (perf software events), ipc (instructions
+ *   per cycle, perf hardware events: the row's instructions over its
+ *   cycles)
  *
  * The figures are the differences of the job's own ledger and CPU time
  * from one tick to the next, so the rows of a series add up to the job's
@@ -17,16 +22,21 @@
  * largest memory, GPU utilisation averaged by time), so a long job keeps
  * its whole span, never a truncated one.  A figure not measured in a row
  * is unknown (NaN here, null in JSON), never 0: GPU utilisation is
- * unknown in the rows of a job that holds no GPU.  A row's GPU power is
- * gpu_j / interval_s: no column of its own.
+ * unknown in the rows of a job that holds no GPU, IO and network where
+ * the node has no eBPF, perf figures where perf (its hardware events,
+ * for ipc) did not count.  A row's GPU power is gpu_j / interval_s: no
+ * column of its own.
  *
  * JSON form (the job record's "series" member and the agent's deregister
  * reply, doc/record-format.md):
  *   {"resolution_s": N, "columns": ["t","interval_s","cpu_s","mem_bytes",
- *    "package_j","dram_j","gpu_j","node_j","gpu_util_pct"],
+ *    "package_j","dram_j","gpu_j","node_j","gpu_util_pct","read_bytes",
+ *    "write_bytes","net_in_bytes","net_out_bytes","page_faults",
+ *    "ctx_switches","ipc"],
  *    "rows": [[t, ...], ...]}
- * The reader also takes the form without gpu_util_pct (the first 8
- * columns: records written before it, still in spools): unknown there. */
+ * The reader also takes the older forms, the first 8 columns (before
+ * gpu_util_pct) or the first 9 (before the IO, network and perf ones):
+ * records written before them, still in spools; unknown there. */
 #ifndef CEEMS_AGENT_SERIES_H
 #define CEEMS_AGENT_SERIES_H
 
@@ -39,11 +49,35 @@
 #include "ledger.h"
 
 /* Rows an agent keeps per job: 34 hours at the default 30 s before the
- * first coarsening; 80 bytes each. */
+ * first coarsening; 144 bytes each. */
 #define CEEMS_SERIES_MAX_ROWS 4096
-#define CEEMS_SERIES_NCOLUMNS 9
-/* Columns of the form before gpu_util_pct, still read. */
+#define CEEMS_SERIES_NCOLUMNS 16
+/* Columns of the forms before gpu_util_pct, and before the IO, network
+ * and perf ones, still read. */
 #define CEEMS_SERIES_NCOLUMNS_V1 8
+#define CEEMS_SERIES_NCOLUMNS_V2 9
+
+/* A job's cumulative IO, network and perf counts since its registration
+ * (NaN: not measured), which the series turns into each row's. */
+enum ceems_series_count {
+	CEEMS_SC_READ_BYTES,
+	CEEMS_SC_WRITE_BYTES,
+	CEEMS_SC_NET_IN_BYTES,
+	CEEMS_SC_NET_OUT_BYTES,
+	CEEMS_SC_PAGE_FAULTS,
+	CEEMS_SC_CTX_SWITCHES,
+	CEEMS_SC_NROW,			/* those a row keeps as they are */
+	CEEMS_SC_CYCLES = CEEMS_SC_NROW,	/* these make its ipc */
+	CEEMS_SC_INSTRUCTIONS,
+	CEEMS_SC_N,
+};
+
+struct ceems_series_counts {
+	double v[CEEMS_SC_N];
+};
+
+/* All unknown. */
+void ceems_series_counts_unknown(struct ceems_series_counts *c);
 
 struct ceems_series_row {
 	int64_t t;			/* bucket start, Unix s */
@@ -54,6 +88,11 @@ struct ceems_series_row {
 	double gpu_util_pct;		/* 0..100, NaN: unknown */
 	/* The time gpu_util_pct is the mean of: its weight in a merge. */
 	double gpu_util_s;
+	double count[CEEMS_SC_NROW];	/* in the row; NaN: unknown */
+	double ipc;			/* NaN: unknown */
+	/* What ipc's mean is weighed by in a merge: the row's cycles (the
+	 * row's time when read back from JSON). */
+	double ipc_w;
 };
 
 struct ceems_series {
@@ -72,6 +111,7 @@ struct ceems_series {
 	double last_cpu_s;
 	double last_joules[CEEMS_DOMAIN_COUNT];
 	double last_covered_s[CEEMS_DOMAIN_COUNT];
+	struct ceems_series_counts last_counts;	/* NaN: none yet */
 };
 
 /* The column names, in order. */
@@ -94,6 +134,14 @@ int ceems_series_add(struct ceems_series *s, double end, double dt_s,
 		     double cpu_s, double mem_bytes,
 		     const double joules[CEEMS_DOMAIN_COUNT],
 		     double gpu_util_pct);
+
+/* ceems_series_add with the row's IO, network and perf counts DELTA
+ * (the interval's, not cumulative; NULL: none measured). */
+int ceems_series_add_counts(struct ceems_series *s, double end, double dt_s,
+			    double cpu_s, double mem_bytes,
+			    const double joules[CEEMS_DOMAIN_COUNT],
+			    double gpu_util_pct,
+			    const struct ceems_series_counts *delta);
 
 /* Merge rows two by two into buckets of twice the resolution. */
 void ceems_series_coarsen(struct ceems_series *s);
@@ -126,6 +174,17 @@ void ceems_series_backdate(struct ceems_series *s, uint64_t since_ns);
 void ceems_series_observe(struct ceems_series *s, uint64_t now_ns,
 			  const struct ceems_job_ledger *l, double cpu_s,
 			  double mem_bytes, double gpu_util_pct);
+/* The same with the job's cumulative counts NOW (NULL: none): each row
+ * gets their difference from the last observation that had them (the
+ * first, from the job's registration: they count from it). */
+void ceems_series_observe_counts(struct ceems_series *s, uint64_t now_ns,
+				 const struct ceems_job_ledger *l, double cpu_s,
+				 double mem_bytes, double gpu_util_pct,
+				 const struct ceems_series_counts *now);
+/* The counts the next row's differ from: a series made after a restart
+ * starts from the counts restored, not from the job's registration. */
+void ceems_series_set_counts(struct ceems_series *s,
+			     const struct ceems_series_counts *now);
 
 /* ---- JSON ---- */
 
@@ -134,10 +193,10 @@ struct json_object;
 /* A new JSON object (the form above), or NULL when out of memory. */
 struct json_object *ceems_series_to_json(const struct ceems_series *s);
 
-/* Strict: exactly the three members, the columns in order (all 9, or
- * the first 8 of the older form), at most CEEMS_SERIES_MAX_ROWS rows of
- * as many values, times increasing, no negative figure, GPU utilisation
- * at most 100.  0 with *OUT a new series, or -EINVAL with ERR (or -ENOMEM). */
+/* Strict: exactly the three members, the columns in order (all 16, or
+ * the first 9 or 8 of the older forms), at most CEEMS_SERIES_MAX_ROWS
+ * rows of as many values, times increasing, no negative figure, GPU
+ * utilisation at most 100.  0 with *OUT a new series, or -EINVAL with ERR (or -ENOMEM). */
 int ceems_series_from_json(const struct json_object *obj,
 			   struct ceems_series **out, char *err,
 			   size_t err_size);

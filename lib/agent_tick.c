@@ -546,17 +546,58 @@ job_mem_bytes(const struct agent_job *j)
  * it.  Every charge of the ledger is followed by this, or the rows would
  * not add up to the job's totals. */
 void
+agent_series_counts(const struct ceems_agent *a, const struct agent_job *j,
+		    struct ceems_series_counts *c)
+{
+	struct ceems_agent_io_report io;
+	struct ceems_perf_report perf;
+	static const struct {
+		enum ceems_series_count count;
+		enum ceems_perf_event event;
+	} events[] = {
+		{ CEEMS_SC_PAGE_FAULTS, CEEMS_PERF_PAGE_FAULTS },
+		{ CEEMS_SC_CTX_SWITCHES, CEEMS_PERF_CONTEXT_SWITCHES },
+		{ CEEMS_SC_CYCLES, CEEMS_PERF_CYCLES },
+		{ CEEMS_SC_INSTRUCTIONS, CEEMS_PERF_INSTRUCTIONS },
+	};
+
+	ceems_series_counts_unknown(c);
+	agent_bpf_fill(a, j, &io);
+	if (io.have_io) {
+		c->v[CEEMS_SC_READ_BYTES] = (double)io.read_bytes;
+		c->v[CEEMS_SC_WRITE_BYTES] = (double)io.write_bytes;
+	}
+	if (io.have_net) {
+		double in = 0, out = 0;
+
+		for (int p = 0; p < 2; p++)
+			for (int f = 0; f < 2; f++) {
+				in += (double)io.net_bytes[CEEMS_IO_IN][p][f];
+				out += (double)io.net_bytes[CEEMS_IO_OUT][p][f];
+			}
+		c->v[CEEMS_SC_NET_IN_BYTES] = in;
+		c->v[CEEMS_SC_NET_OUT_BYTES] = out;
+	}
+	agent_perf_report(a, j, &perf);
+	for (size_t k = 0; k < sizeof(events) / sizeof(events[0]); k++)
+		if (perf.present & (1u << events[k].event))
+			c->v[events[k].count] = perf.value[events[k].event];
+}
+
+void
 agent_observe_series(const struct ceems_agent *a, const struct agent_job *j,
 		     uint64_t now_ns)
 {
+	struct ceems_series_counts counts;
 	double gpu_power_w, gpu_util_pct;
 
 	if (j->series == NULL)
 		return;
 	agent_gpu_series_figures(a, &j->gpu, &gpu_power_w, &gpu_util_pct);
-	ceems_series_observe(j->series, now_ns, &j->ledger,
-			     j->have_cpu ? j->cpu_s : NAN, job_mem_bytes(j),
-			     gpu_util_pct);
+	agent_series_counts(a, j, &counts);
+	ceems_series_observe_counts(j->series, now_ns, &j->ledger,
+				    j->have_cpu ? j->cpu_s : NAN,
+				    job_mem_bytes(j), gpu_util_pct, &counts);
 }
 
 void

@@ -19,7 +19,8 @@
 
 const char *const sacct_series_names[SACCT_S_NCOLS] = {
 	"t", "interval_s", "cpu_s", "mem_bytes", "package_j", "dram_j",
-	"gpu_j", "node_j", "gpu_util_pct",
+	"gpu_j", "node_j", "gpu_util_pct", "read_bytes", "write_bytes",
+	"net_in_bytes", "net_out_bytes", "page_faults", "ctx_switches", "ipc",
 };
 
 struct ceems_job_record *

@@ -413,13 +413,19 @@ static const char *const records_sql_head =
 static const enum pg_binary_kind series_kinds[SACCT_S_NCOLS + 1] = {
 	PG_BINARY_TIME, PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER,
 	PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER,
-	PG_BINARY_NUMBER, PG_BINARY_INT
+	PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER,
+	PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER,
+	PG_BINARY_INT
 };
 
 /* The schema whose job_samples has gpu_util_pct
  * (sql/migrations/019_series_gpu_util.sql); before it, the column reads
  * as unknown. */
 #define SCHEMA_VERSION_GPU_UTIL 19
+/* The schema whose job_samples has the IO, network and perf columns
+ * (sql/migrations/022_series_io_perf.sql); before it, they read as
+ * unknown. */
+#define SCHEMA_VERSION_SERIES_IO 22
 
 static int
 add_series(struct sacct_pg *pg, long long key, const char *node,
@@ -433,15 +439,25 @@ add_series(struct sacct_pg *pg, long long key, const char *node,
 	int n, i, k;
 
 	snprintf(keytext, sizeof(keytext), "%lld", key);
-	res = sacct_pg_query(pg, pg->schema_version >= SCHEMA_VERSION_GPU_UTIL ?
+	res = sacct_pg_query(pg, pg->schema_version >= SCHEMA_VERSION_SERIES_IO ?
 		       "SELECT t, interval_s, cpu_s,"
 		       " mem_bytes, package_j, dram_j, gpu_j, node_j, gpu_util_pct,"
-		       " resolution_s"
+		       " read_bytes, write_bytes, net_in_bytes, net_out_bytes,"
+		       " page_faults, ctx_switches, ipc, resolution_s"
+		       " FROM ceems.job_samples WHERE job_key = $1::bigint AND node = $2"
+		       " ORDER BY t" :
+		       pg->schema_version >= SCHEMA_VERSION_GPU_UTIL ?
+		       "SELECT t, interval_s, cpu_s,"
+		       " mem_bytes, package_j, dram_j, gpu_j, node_j, gpu_util_pct,"
+		       " NULL::float8, NULL::float8, NULL::float8, NULL::float8,"
+		       " NULL::float8, NULL::float8, NULL::float8, resolution_s"
 		       " FROM ceems.job_samples WHERE job_key = $1::bigint AND node = $2"
 		       " ORDER BY t" :
 		       "SELECT t, interval_s, cpu_s,"
 		       " mem_bytes, package_j, dram_j, gpu_j, node_j,"
-		       " NULL::double precision, resolution_s"
+		       " NULL::double precision,"
+		       " NULL::float8, NULL::float8, NULL::float8, NULL::float8,"
+		       " NULL::float8, NULL::float8, NULL::float8, resolution_s"
 		       " FROM ceems.job_samples WHERE job_key = $1::bigint AND node = $2"
 		       " ORDER BY t",
 		       2, params, true, err, err_size);

@@ -234,12 +234,15 @@ test_json(void)
 	if (!ok(obj != NULL, "series to JSON"))
 		return;
 	text = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN);
-	ok(strstr(text, "\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\",\"gpu_util_pct\"]") != NULL,
+	ok(strstr(text, "\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\",\"gpu_util_pct\","
+		      "\"read_bytes\",\"write_bytes\",\"net_in_bytes\",\"net_out_bytes\",\"page_faults\",\"ctx_switches\",\"ipc\"]") != NULL,
 	   "columns as documented");
-	ok(strstr(text, "[1700000010,30.0,29.987654321,null,123.456789012345,7.25,null,0.0,null]") != NULL,
+	ok(strstr(text, "[1700000010,30.0,29.987654321,null,123.456789012345,7.25,null,0.0,null,"
+		      "null,null,null,null,null,null,null]") != NULL,
 	   "first row: unknown memory, GPU energy and utilisation are null, a measured 0 stays 0 (%s)", text);
-	ok(strstr(text, "[1700000040,30.0,29.987654321,1073741825,123.456789012345,7.25,null,0.0,12.5]") != NULL,
-	   "second row: its GPU utilisation");
+	ok(strstr(text, "[1700000040,30.0,29.987654321,1073741825,123.456789012345,7.25,null,0.0,12.5,"
+		      "null,null,null,null,null,null,null]") != NULL,
+	   "second row: its GPU utilisation; no IO or perf counted: null");
 	ok(ceems_series_from_json(obj, &back, err, sizeof(err)) == 0, "and back (%s)", err);
 	ok(back != NULL && same_series(s, back), "round trip exact");
 	ceems_series_free(back);
@@ -599,8 +602,9 @@ test_json_older_form(void)
 	   "8 columns: GPU utilisation unknown");
 	again = ceems_series_to_json(s);
 	ok(again != NULL && strstr(json_object_to_json_string_ext(again, JSON_C_TO_STRING_PLAIN),
-				   "[60,30.0,1.5,4096,2.5,null,7.0,9.0,null]") != NULL,
-	   "8 columns: written again with gpu_util_pct null");
+				   "[60,30.0,1.5,4096,2.5,null,7.0,9.0,null,null,null,null,"
+				   "null,null,null,null]") != NULL,
+	   "8 columns: written again with gpu_util_pct and the counts null");
 	json_object_put(again);
 	ceems_series_free(s);
 
@@ -615,6 +619,90 @@ test_json_older_form(void)
 	is_int(s->nrows, 1, "decoded rows merge");
 	is_near(s->rows[0].gpu_util_pct, (20.0 * 30 + 80.0 * 10) / (30 + 10), 1e-12,
 		"decoded rows' utilisation averaged by their time");
+	ceems_series_free(s);
+}
+
+/* IO, network and perf counts: the rows hold the differences of the
+ * job's cumulative counts, which add up to them; IPC is the rows'
+ * instructions over their cycles, merged by cycles; what was never
+ * measured stays null, never 0; a series made after a restart counts
+ * from the counts restored. */
+static void
+test_counts(void)
+{
+	struct ceems_config c;
+	struct ceems_job_ledger l;
+	struct ceems_series_counts now;
+	struct ceems_series *s, *back = NULL;
+	struct json_object *obj;
+	double sum[CEEMS_SC_NROW] = { 0 }, ins = 0, cyc = 0;
+	uint64_t t = 2000000000000ULL;
+	char err[256] = "";
+	uint32_t i;
+
+	ceems_config_defaults(&c);
+	ceems_job_ledger_init(&l);
+	c.series_interval_ns = 4000000000ULL;
+	c.interval_ns = 1000000000ULL;
+	s = ceems_series_for_job(&c, true, t, &l, 0);
+	if (!ok(s != NULL, "a series"))
+		return;
+	ceems_series_counts_unknown(&now);
+	for (int k = 1; k <= 20; k++) {
+		/* Cumulative, as the agent reads them: IO from eBPF, faults
+		 * and cycles from perf; no network (not measured). */
+		now.v[CEEMS_SC_READ_BYTES] = 1e6 * k * k;
+		now.v[CEEMS_SC_WRITE_BYTES] = 4096.0 * k;
+		now.v[CEEMS_SC_PAGE_FAULTS] = 100.0 * k + (k % 3);
+		now.v[CEEMS_SC_CTX_SWITCHES] = 7.0 * k;
+		now.v[CEEMS_SC_CYCLES] = 1e9 * k;
+		now.v[CEEMS_SC_INSTRUCTIONS] = 1.5e9 * k + (k % 2) * 0.5e9;
+		t += 1000000000ULL;
+		ceems_series_observe_counts(s, t, &l, NAN, NAN, NAN, &now);
+	}
+	for (i = 0; i < s->nrows; i++) {
+		for (int k = 0; k < CEEMS_SC_NROW; k++)
+			if (!isnan(s->rows[i].count[k]))
+				sum[k] += s->rows[i].count[k];
+		if (!isnan(s->rows[i].ipc)) {
+			ins += s->rows[i].ipc * s->rows[i].ipc_w;
+			cyc += s->rows[i].ipc_w;
+		}
+	}
+	ok(s->nrows >= 5, "20 s in 4 s rows (%u)", s->nrows);
+	is_near(sum[CEEMS_SC_READ_BYTES], now.v[CEEMS_SC_READ_BYTES], 1e-3,
+		"read bytes: the rows add up to the job's");
+	is_near(sum[CEEMS_SC_PAGE_FAULTS], now.v[CEEMS_SC_PAGE_FAULTS], 1e-9,
+		"page faults too");
+	is_near(ins, now.v[CEEMS_SC_INSTRUCTIONS], 1e-3 * now.v[CEEMS_SC_INSTRUCTIONS],
+		"ipc x cycles adds up to the instructions");
+	is_near(cyc, now.v[CEEMS_SC_CYCLES], 1e-6, "its weights to the cycles");
+	ok(isnan(s->rows[0].count[CEEMS_SC_NET_IN_BYTES]) &&
+	   isnan(s->rows[s->nrows - 1].count[CEEMS_SC_NET_OUT_BYTES]),
+	   "network never measured: unknown in every row, not 0");
+
+	obj = ceems_series_to_json(s);
+	ok(obj != NULL && ceems_series_from_json(obj, &back, err, sizeof(err)) == 0,
+	   "the 16 columns go through JSON (%s)", err);
+	json_object_put(obj);
+	if (back != NULL) {
+		ok(back->nrows == s->nrows &&
+		   back->rows[1].count[CEEMS_SC_WRITE_BYTES] == s->rows[1].count[CEEMS_SC_WRITE_BYTES] &&
+		   back->rows[1].ipc == s->rows[1].ipc &&
+		   isnan(back->rows[1].count[CEEMS_SC_NET_IN_BYTES]),
+		   "counts, ipc and unknowns come back");
+		ceems_series_free(back);
+	}
+
+	/* After a restart: the counts restored are the baseline. */
+	ceems_series_free(s);
+	s = ceems_series_for_job(&c, true, t, &l, 0);
+	ceems_series_set_counts(s, &now);
+	now.v[CEEMS_SC_PAGE_FAULTS] += 5;
+	t += 1000000000ULL;
+	ceems_series_observe_counts(s, t, &l, NAN, NAN, NAN, &now);
+	is_near(s->rows[0].count[CEEMS_SC_PAGE_FAULTS], 5, 0,
+		"restored: the first row holds what came after, not the whole");
 	ceems_series_free(s);
 }
 
@@ -633,5 +721,6 @@ main(void)
 	test_gpu_util_coarsen();
 	test_gpu_util_observe();
 	test_json_older_form();
+	test_counts();
 	return done_testing();
 }
