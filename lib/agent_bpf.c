@@ -31,6 +31,7 @@
 #include "cgroup_path.h"
 #include "fileio.h"
 #include "log.h"
+#include "proc_stats.h"
 
 #define WALK_DEPTH 4
 #define PROCS_MAX 65536
@@ -162,31 +163,13 @@ int
 agent_bpf_proc_uid(const char *procfs, unsigned long pid, uint32_t *uid)
 {
 	char path[CEEMS_CONFIG_PATH_MAX + 48], text[4096];
-	const char *line;
-	unsigned long long v;
-	char *end;
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/%lu/status", procfs, pid);
 	n = ceems_read_text_file(path, text, sizeof(text));
 	if (n < 0)
 		return (int)n;
-	for (line = text; line != NULL && *line != '\0';
-	     line = (line = strchr(line, '\n')) != NULL ? line + 1 : NULL) {
-		if (strncmp(line, "Uid:", 4) != 0)
-			continue;
-		line += 4;
-		while (*line == '\t' || *line == ' ')
-			line++;
-		errno = 0;
-		v = strtoull(line, &end, 10);
-		if (end == line || errno != 0 || v > UINT32_MAX ||
-		    (*end != '\t' && *end != ' ' && *end != '\n' && *end != '\0'))
-			return -EINVAL;
-		*uid = (uint32_t)v;
-		return 0;
-	}
-	return -EINVAL;
+	return ceems_parse_proc_status_uid(text, uid);
 }
 
 /* Tag every process listed in DIRFD's cgroup.procs and below.  Returns

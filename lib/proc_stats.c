@@ -348,3 +348,30 @@ ceems_proc_read_mem(struct ceems_proc_reader *r, struct ceems_node_mem *out)
 		return (int)n;
 	return ceems_parse_proc_meminfo(r->meminfo_buf, out);
 }
+
+int
+ceems_parse_proc_status_uid(const char *text, uint32_t *uid)
+{
+	const char *line = text;
+	uint64_t v;
+	int ret;
+
+	while (line != NULL && strncmp(line, "Uid:", 4) != 0) {
+		line = strchr(line, '\n');
+		if (line != NULL)
+			line++;
+	}
+	if (line == NULL)
+		return -EINVAL;
+	line += 4;
+	while (*line == '\t' || *line == ' ')
+		line++;
+	if ((ret = ceems_take_u64(&line, &v)) < 0)
+		return ret;
+	if (*line != '\t' && *line != ' ' && *line != '\n' && *line != '\0')
+		return -EINVAL;
+	if (v > UINT32_MAX)
+		return -ERANGE;
+	*uid = (uint32_t)v;
+	return 0;
+}

@@ -56,6 +56,11 @@ int ceems_parse_proc_stat(const char *text, long clk_tck,
  * -ERANGE, -ENODATA without MemTotal. */
 int ceems_parse_proc_meminfo(const char *text, struct ceems_node_mem *out);
 
+/* The real uid of a process: the first figure of the "Uid:" line of its
+ * /proc/PID/status text (real, effective, saved, filesystem uids, tabs
+ * between).  Returns 0, -EINVAL (no such line, or not a uid), -ERANGE. */
+int ceems_parse_proc_status_uid(const char *text, uint32_t *uid);
+
 struct ceems_proc_reader;
 
 /* Open PROCFS_ROOT/stat and PROCFS_ROOT/meminfo (PROCFS_ROOT "/proc" or

@@ -572,6 +572,30 @@ fuzz_check_proc_stats(const char *data, size_t len)
 		    ceems_parse_proc_stat(data, -100, &cpu) != -EINVAL)
 			return "ceems_parse_proc_stat: accepted a bad clk_tck";
 	}
+	{
+		static const int errors[] = { -EINVAL, -ERANGE, 0 };
+		uint32_t uid = 0;
+		int ret = ceems_parse_proc_status_uid(data, &uid);
+		const char *line = data;
+		char want[16];
+
+		if (!ret_allowed(ret, errors))
+			return "ceems_parse_proc_status_uid: undocumented return code";
+		/* A uid found is the first figure of a line that starts
+		 * with "Uid:", as it is written there. */
+		while (line != NULL && strncmp(line, "Uid:", 4) != 0)
+			line = (line = strchr(line, '\n')) != NULL ? line + 1 : NULL;
+		if (ret == 0) {
+			if (line == NULL)
+				return "ceems_parse_proc_status_uid: a uid without a Uid: line";
+			line += 4;
+			line += strspn(line, " \t");
+			snprintf(want, sizeof(want), "%" PRIu32, uid);
+			if (strncmp(line + strspn(line, "0"), want + strspn(want, "0"),
+				    strlen(want + strspn(want, "0"))) != 0)
+				return "ceems_parse_proc_status_uid: not the line's first figure";
+		}
+	}
 	return NULL;
 }
 

@@ -106,7 +106,7 @@ static const struct edge cgroup_stats_edges[] = {
 };
 
 static const char *const proc_stats_seeds[] = {
-	"proc:stat*", "proc:meminfo*", NULL,
+	"proc:stat*", "proc:meminfo*", "proc:status", NULL,
 };
 static const struct edge proc_stats_edges[] = {
 	EDGE(""), EDGE("\n"), EDGE("cpu\n"), EDGE("cpu "),
@@ -124,6 +124,8 @@ static const struct edge proc_stats_edges[] = {
 	EDGE("Foo: bar\nMemTotal: 3 kB"), EDGE(": 1 kB"), EDGE("MemTotal: kB"),
 	EDGE("MemTotal: 1 MB\n"), EDGE("MemFree: 1 kB\n"),
 	EDGE("MemTotal: 1 kB\n\n"),
+	EDGE("Uid:\t1000\t0\t0\t1000\n"), EDGE("Uid:"), EDGE("Uid:\t4294967296\n"),
+	EDGE("Uid: 4294967295"), EDGE("Name:\tx\nUid:\t-1\n"), EDGE("xUid:\t1\n"),
 };
 
 static const char *const conf_seeds[] = { "conf:*", NULL };
