@@ -11,6 +11,12 @@
 -- unknown, as in the records written before them), and
 -- downsample_job_samples sums the counts over a bucket and averages ipc
 -- by the time of the rows that have it.
+--
+-- A node agent that restarted while a job ran adds the counts it kept in
+-- its checkpoint to those it counted after, and says how long no agent
+-- counted (measurements.ebpf_unmeasured_s, measurements.perf.unmeasured_s:
+-- doc/record-format.md): job_nodes and job_node_perf keep it, NULL when
+-- the whole job was counted.
 
 ALTER TABLE ceems.job_samples
 	ADD COLUMN read_bytes double precision CHECK (read_bytes >= 0),
@@ -197,5 +203,58 @@ END
 $$;
 COMMENT ON FUNCTION ceems.downsample_job_samples(interval, integer) IS
 	'Merge samples older than OLDER_THAN into BUCKET_S buckets (sums; memory: max; GPU utilisation and IPC: means by time); returns the rows written';
+
+-- The time no agent counted a job's IO and network, and its perf events.
+ALTER TABLE ceems.job_nodes
+	ADD COLUMN ebpf_unmeasured_s double precision CHECK (ebpf_unmeasured_s >= 0);
+COMMENT ON COLUMN ceems.job_nodes.ebpf_unmeasured_s IS
+	'Seconds of the job no agent counted its IO and network (the node agent was down, restarted): the figures miss them; NULL: none';
+ALTER TABLE ceems.job_node_perf
+	ADD COLUMN unmeasured_s double precision CHECK (unmeasured_s >= 0);
+COMMENT ON COLUMN ceems.job_node_perf.unmeasured_s IS
+	'Seconds of the job no agent counted its perf events (the node agent was down, restarted): the counts miss them; NULL: none';
+
+-- 020's store_job_node_io, then the time not counted.
+ALTER FUNCTION ceems.store_job_node_io(bigint, jsonb) RENAME TO store_job_node_io_before_unmeasured;
+CREATE FUNCTION ceems.store_job_node_io(p_key bigint, record jsonb)
+RETURNS void LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	PERFORM ceems.store_job_node_io_before_unmeasured(p_key, record);
+	UPDATE ceems.job_nodes n SET
+		ebpf_unmeasured_s = ceems.json_float(record -> 'measurements',
+						     'ebpf_unmeasured_s', 'measurements')
+	WHERE n.job_key = p_key AND n.node = record #>> '{job,node}';
+END
+$$;
+COMMENT ON FUNCTION ceems.store_job_node_io(bigint, jsonb) IS
+	'The IO and network figures of a record into the node row its writer stored, with the time no agent counted them (not granted)';
+
+-- 021's add_job_perf, then the time not counted.
+ALTER FUNCTION ceems.add_job_perf(jsonb) RENAME TO add_job_perf_before_unmeasured;
+REVOKE EXECUTE ON FUNCTION ceems.add_job_perf_before_unmeasured(jsonb) FROM ceems_writer;
+CREATE FUNCTION ceems.add_job_perf(record jsonb)
+RETURNS boolean LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF NOT ceems.add_job_perf_before_unmeasured(record) THEN
+		RETURN false;
+	END IF;
+	UPDATE ceems.job_node_perf p SET
+		unmeasured_s = ceems.json_float(record #> '{measurements,perf}',
+						'unmeasured_s', 'perf')
+	FROM ceems.jobs j JOIN ceems.clusters c USING (cluster_id)
+	WHERE p.job_key = j.job_key AND p.node = record #>> '{job,node}'
+	  AND c.name = record #>> '{job,cluster}'
+	  AND j.jobid = ceems.json_int(record -> 'job', 'jobid', 'job')
+	  AND j.start_time = ceems.json_time(record -> 'job', 'start_time', 'job');
+	RETURN true;
+END
+$$;
+COMMENT ON FUNCTION ceems.add_job_perf(jsonb) IS
+	'Store the perf counters of a ceems-job-record/1 document (measurements.perf) stored by upsert_job_record(s), with the time no agent counted them; true when its job_nodes row is this record''s';
+GRANT EXECUTE ON FUNCTION ceems.add_job_perf(jsonb) TO ceems_writer;
 
 CALL ceems.adopt_objects();

@@ -194,7 +194,7 @@ stat_value() {
 		work
 	EOF2
 	chmod 755 "$SLURM_DIR/out/perf-restart.sh"
-	ID=$(submit nobody -J perfrestart -c1 "$SLURM_DIR/out/perf-restart.sh")
+	ID=$(submit nobody -J perfrestart -c1 --ceems-series "$SLURM_DIR/out/perf-restart.sh")
 	for _ in $(seq 1 300); do
 		[ -e "$SLURM_DIR/out/before.$ID" ] && break
 		sleep 0.1
@@ -226,5 +226,18 @@ stat_value() {
 		check "$(jq -r .measurements.ebpf_unmeasured_s "$rec") > 0"
 	else
 		[ "$(jq -r '.measurements | has("io")' "$rec")" = false ]
+	fi
+	# The series after the restart: the second half's page faults and
+	# bytes written are in its rows, no more than the job's totals.
+	series_sum() {
+		jq -r --arg c "$1" '.series as $s | ($s.columns | index($c)) as $i |
+			[$s.rows[][$i] | select(. != null)] | add // 0' "$rec"
+	}
+	faults=$(series_sum page_faults)
+	written=$(series_sum write_bytes)
+	echo "# series after the restart: page faults $faults, written $written bytes" >&3
+	check "$faults >= 16384 && $faults <= $(jq -r .measurements.perf.page_faults "$rec")"
+	if grep -q 'eBPF loaded' "$CEEMS_DIR/agent.log"; then
+		check "$written >= 32 * 1048576 && $written <= $(jq -r .measurements.io.write_bytes "$rec")"
 	fi
 }

@@ -121,9 +121,17 @@ build(struct ceems_job_record *r, const struct ceems_config *c,
 		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
 			joules[d] = d == CEEMS_DOMAIN_PACKAGE ?
 				    rep.ledger.joules[d] / SERIES_ROWS : NAN;
-		for (int i = 0; series != NULL && i < SERIES_ROWS; i++)
-			ceems_series_add(series, t0 + 30.0 * (i + 1), 30, 60,
-					 1e9 + i, joules, series_gpu_util(i));
+		for (int i = 0; series != NULL && i < SERIES_ROWS; i++) {
+			struct ceems_series_counts delta;
+
+			/* IO and page faults counted, the network not. */
+			ceems_series_counts_unknown(&delta);
+			delta.v[CEEMS_SC_READ_BYTES] = 1000.0 * i;
+			delta.v[CEEMS_SC_PAGE_FAULTS] = 10;
+			ceems_series_add_counts(series, t0 + 30.0 * (i + 1), 30, 60,
+						1e9 + i, joules, series_gpu_util(i),
+						&delta);
+		}
 		rep.series = series;
 	}
 	if (flaw == PERF) {
@@ -136,6 +144,9 @@ build(struct ceems_job_record *r, const struct ceems_config *c,
 		rep.perf.value[CEEMS_PERF_CONTEXT_SWITCHES] = 1000.0 + jobid;
 		rep.perf.value[CEEMS_PERF_PAGE_FAULTS] = 2000.0 + jobid;
 		rep.perf.value[CEEMS_PERF_TASK_CLOCK] = 1e9;
+		/* Odd jobs ran across an agent restart: 2.5 s not counted. */
+		if (jobid % 2 == 1)
+			rep.perf.unmeasured_s = 2.5;
 	}
 	if (flaw == REFUSED)
 		rep.ledger.static_j[CEEMS_DOMAIN_PACKAGE] = 2 * (1000.0 + jobid);

@@ -520,6 +520,12 @@ _samples_snapshot() {
                    JOIN ceems.clusters c USING (cluster_id) WHERE c.name = 't-series'")
     [ "$want_j" = "3006.000000" ] || _fail "jobs' package energy: $want_j"
     [ "$(_samples t-series)" = "60 3600 $want_j 60 3" ] || _fail "samples: $(_samples t-series)"
+    # The IO and perf columns (022): what the rows counted; the network,
+    # not counted, NULL in every row, never 0.
+    [ "$(_sql "SELECT sum(read_bytes), count(read_bytes), sum(page_faults), count(net_in_bytes)
+               FROM ceems.job_samples s JOIN ceems.jobs j USING (job_key)
+               JOIN ceems.clusters c USING (cluster_id) WHERE c.name = 't-series'")" = "570000|60|600|0" ] ||
+        _fail "counts: $(_sql "SELECT sum(read_bytes), count(read_bytes), sum(page_faults), count(net_in_bytes) FROM ceems.job_samples")"
     [ "$(_sql "SELECT DISTINCT resolution_s FROM ceems.job_samples s JOIN ceems.jobs j USING (job_key)
                 JOIN ceems.clusters c USING (cluster_id) WHERE c.name = 't-series'")" = 30 ] ||
         _fail "resolution"
@@ -629,6 +635,11 @@ _perf() { # CLUSTER
     [[ "$output" == *"database=3 spool=0 rejected=0 failed=0"* ]] || _fail "$output"
     # Jobs 1..3: context switches 1000 + id, page faults 2000 + id, 1 s.
     [ "$(_perf t-perf)" = "3006 6006 3 true not supported true 3" ] || _fail "perf: $(_perf t-perf)"
+    # The time no agent counted (022): jobs 1 and 3 ran across a restart.
+    [ "$(_sql "SELECT count(*) FILTER (WHERE p.unmeasured_s = 2.5), count(*) FILTER (WHERE p.unmeasured_s IS NULL)
+               FROM ceems.job_node_perf p JOIN ceems.jobs j USING (job_key)
+               JOIN ceems.clusters c USING (cluster_id) WHERE c.name = 't-perf'")" = "2|1" ] ||
+        _fail "unmeasured_s: $(_sql "SELECT string_agg(p.unmeasured_s::text, ',') FROM ceems.job_node_perf p")"
 
     # Through the spool and the batched replay (jobs 11, 12), replayed
     # twice: the second changes nothing.
