@@ -148,6 +148,8 @@ ceems_agent_register(struct ceems_agent *a,
 		 * starts from the job's registration, as if it had been on
 		 * from there: its first row holds what was charged since,
 		 * so the rows still add up to the job's totals. */
+		bool options = false;
+
 		if (spec->series && j->series == NULL) {
 			struct ceems_job_ledger none;
 
@@ -156,11 +158,19 @@ ceems_agent_register(struct ceems_agent *a,
 							 now_ns, &none, 0);
 			ceems_series_backdate(j->series, j->registered_ns);
 		}
+		if (spec->series && !j->spec.series) {
+			j->spec.series = true;
+			options = true;
+		}
 		learn_identity(a, j, spec);
 		if (spec->perf && !j->spec.perf) {
 			j->spec.perf = true;
+			options = true;
 			agent_perf_hardware(a, j);
 		}
+		/* Kept for a restarted agent, as the registration is. */
+		if (options && a->state != NULL)
+			state_slot_options(a->state, j->slot, &j->spec);
 		return -EEXIST;
 	}
 	/* A late word about a run that has ended: nothing to register. */

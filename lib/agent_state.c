@@ -487,6 +487,27 @@ state_slot_identity(struct state_file *sf, int slot,
 }
 
 void
+state_slot_options(struct state_file *sf, int slot,
+		   const struct ceems_agent_job_spec *spec)
+{
+	struct pending_claim *p;
+
+	if (!slot_valid(sf, slot) || sf->kind[slot] != SLOT_LIVE)
+		return;
+	p = sf->pending[slot];
+	if (p != NULL) {
+		p->spec.series = spec->series;
+		p->spec.perf = spec->perf;
+		return;
+	}
+	/* Each one byte: a kill leaves it as it was or as it is. */
+	slot_write(sf, (uint32_t)slot, offsetof(struct slot, spec.series),
+		   &spec->series, sizeof(spec->series), "write a job's options");
+	slot_write(sf, (uint32_t)slot, offsetof(struct slot, spec.perf),
+		   &spec->perf, sizeof(spec->perf), "write a job's options");
+}
+
+void
 state_slot_release(struct state_file *sf, int slot)
 {
 	uint32_t zero = 0;

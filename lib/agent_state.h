@@ -106,6 +106,11 @@ int state_slot_claim(struct state_file *sf,
  * (ceems_agent_register). */
 void state_slot_identity(struct state_file *sf, int slot,
 			 const struct ceems_agent_job_spec *spec);
+/* The job's --ceems-series and --ceems-perf, turned on by a later step
+ * than the one that registered it: a restarted agent keeps its series
+ * and opens its hardware events again. */
+void state_slot_options(struct state_file *sf, int slot,
+			const struct ceems_agent_job_spec *spec);
 /* Only the steps in use are copied: most jobs have a few. */
 void state_slot_update(struct state_file *sf, int slot,
 		       const struct state_figures *fig);

@@ -426,6 +426,24 @@ test_counts_round_trip(void)
 	   "with its perf counts and statuses");
 	state_file_close(sf);
 
+	/* Options a later step turned on are kept. */
+	remove_dir(dir);
+	dir = new_dir();
+	sf = state_file_open(dir, 4, "boot-a", &err);
+	spec.series = spec.perf = false;
+	slot = state_slot_claim(sf, &spec, 1);
+	state_slot_update(sf, slot, fig);
+	spec.series = spec.perf = true;
+	state_slot_options(sf, slot, &spec);
+	state_file_close(sf);
+	memset(&live, 0, sizeof(live));
+	sf = state_file_open(dir, 4, "boot-a", &err);
+	is_int(sf != NULL ? state_file_restore(sf, keep_live, &live) : -1, 1,
+	       "the job comes back");
+	ok(live.spec.series && live.spec.perf,
+	   "with the --ceems-series and --ceems-perf a later step asked for");
+	state_file_close(sf);
+
 	/* A perf status no agent writes is damage: the copy is refused. */
 	remove_dir(dir);
 	dir = new_dir();
