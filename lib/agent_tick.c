@@ -541,10 +541,6 @@ job_mem_bytes(const struct agent_job *j)
 	return NAN;
 }
 
-/* Job J's ledger has just been charged up to NOW_NS: that difference
- * goes into its series, with its GPUs' utilisation as this tick read
- * it.  Every charge of the ledger is followed by this, or the rows would
- * not add up to the job's totals. */
 void
 agent_series_counts(const struct ceems_agent *a, const struct agent_job *j,
 		    struct ceems_series_counts *c)
@@ -584,6 +580,11 @@ agent_series_counts(const struct ceems_agent *a, const struct agent_job *j,
 			c->v[events[k].count] = perf.value[events[k].event];
 }
 
+/* Job J's ledger has just been charged up to NOW_NS: that difference
+ * goes into its series, with its GPUs' utilisation as this tick read it
+ * and its IO and perf counts since the last.  Every charge of the ledger
+ * is followed by this, or the rows would not add up to the job's
+ * totals. */
 void
 agent_observe_series(const struct ceems_agent *a, const struct agent_job *j,
 		     uint64_t now_ns)
