@@ -1209,14 +1209,15 @@ with_io() {
     [ "$(upsert_batch -U node "$T/n2abs.json" "$T/n1io.json")" = "{inserted,inserted}" ] ||
         _fail "batch"
     [ "$(contents)" = "$one_by_one" ] || _fail "batch differs: $(diff <(echo "$one_by_one") <(contents))"
-    # ceems-sacct reads them from the database: the measured node's IO,
-    # both nodes' network (n2's unknown adds nothing).
+    # ceems-sacct reads them from the database: the measured node's IO
+    # and network, marked partial (+): n2 did not measure them, and one
+    # node's part is not the job's.
     printf 'cluster = c1\nspool_dir = %s/no-spool\ndatabase = host=%s port=%s dbname=%s user=postgres\n' \
         "$T" "$PGHOST" "$PGPORT" "$DB" >"$T/sacct.conf"
     run "$CEEMS_TOP_BUILDDIR/tools/ceems-sacct" -c "$T/sacct.conf" -a -X -n -P -j 42 \
         -S 2023-01-01 --format=JobID,ReadBytes,WriteBytes,NetIn,NetOut
     [ "$status" -eq 0 ] || _fail "ceems-sacct: $output"
-    [ "$output" = "42|256.00M|256.00M|15|100.00M" ] || _fail "ceems-sacct: $output"
+    [ "$output" = "42|256.00M+|256.00M+|15+|100.00M+" ] || _fail "ceems-sacct: $output"
     # A fraction of a byte is refused, and writes nothing.
     jq -c '.measurements.io.read_bytes = 1.5 | .written_at += 1' "$T/n1io.json" >"$T/bad.json"
     run upsert "$T/bad.json"
