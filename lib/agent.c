@@ -437,6 +437,13 @@ ceems_agent_deregister(struct ceems_agent *a, uint32_t jobid,
 	/* A last full reading: peak memory and IO as of the job's end. */
 	agent_full_reading(a, j);
 	agent_bpf_job_read(a, j);
+	if (j->series != NULL) {
+		struct ceems_series_counts counts;
+
+		/* Read after its last row: the row takes what they add. */
+		agent_series_counts(a, j, &counts);
+		ceems_series_last_counts(j->series, &counts);
+	}
 	fill_report(a, j, now_ns > a->last_tick_ns ? now_ns : a->last_tick_ns,
 		    out);
 	out->series = NULL;

@@ -236,6 +236,16 @@ delta_ipc(const struct ceems_series_counts *delta)
 	return cyc > 0 && ins >= 0 ? ins / cyc : NAN;
 }
 
+/* DELTA's counts into row R. */
+static void
+add_counts(struct ceems_series_row *r, const struct ceems_series_counts *delta)
+{
+	for (int c = 0; c < CEEMS_SC_NROW; c++)
+		if (delta->v[c] >= 0)
+			r->count[c] = sum_known(r->count[c], delta->v[c]);
+	add_ipc(r, delta_ipc(delta), delta->v[CEEMS_SC_CYCLES]);
+}
+
 int
 ceems_series_add_counts(struct ceems_series *s, double end, double dt_s,
 			double cpu_s, double mem_bytes,
@@ -286,11 +296,8 @@ ceems_series_add_counts(struct ceems_series *s, double end, double dt_s,
 	/* A reading out of range is no utilisation: unknown, not clamped. */
 	if (gpu_util_pct >= 0 && gpu_util_pct <= 100)
 		add_gpu_util(r, gpu_util_pct, dt_s);
-	for (int c = 0; delta != NULL && c < CEEMS_SC_NROW; c++)
-		if (delta->v[c] >= 0)
-			r->count[c] = sum_known(r->count[c], delta->v[c]);
 	if (delta != NULL)
-		add_ipc(r, delta_ipc(delta), delta->v[CEEMS_SC_CYCLES]);
+		add_counts(r, delta);
 	return 0;
 }
 
@@ -375,6 +382,18 @@ count_deltas(struct ceems_series *s, const struct ceems_series_counts *now,
 		delta->v[k] = isnan(last) ? v : (v >= last ? v - last : 0);
 		s->last_counts.v[k] = v;
 	}
+}
+
+void
+ceems_series_last_counts(struct ceems_series *s,
+			 const struct ceems_series_counts *now)
+{
+	struct ceems_series_counts delta;
+
+	if (s == NULL || now == NULL || s->nrows == 0)
+		return;
+	count_deltas(s, now, &delta);
+	add_counts(&s->rows[s->nrows - 1], &delta);
 }
 
 void

@@ -181,6 +181,11 @@ void ceems_series_observe_counts(struct ceems_series *s, uint64_t now_ns,
 				 const struct ceems_job_ledger *l, double cpu_s,
 				 double mem_bytes, double gpu_util_pct,
 				 const struct ceems_series_counts *now);
+/* The job's cumulative counts NOW as read at its end, after its last
+ * observation: what they gained since goes into the last row (no time
+ * added), so that the rows add up to the job's final counts. */
+void ceems_series_last_counts(struct ceems_series *s,
+			      const struct ceems_series_counts *now);
 /* The counts the next row's differ from: a series made after a restart
  * starts from the counts restored, not from the job's registration. */
 void ceems_series_set_counts(struct ceems_series *s,

@@ -694,6 +694,18 @@ test_counts(void)
 		ceems_series_free(back);
 	}
 
+	/* Read at the job's end, after its last row: that row takes them. */
+	now.v[CEEMS_SC_PAGE_FAULTS] += 77;
+	ceems_series_last_counts(s, &now);
+	{
+		double total = 0;
+
+		for (i = 0; i < s->nrows; i++)
+			total += s->rows[i].count[CEEMS_SC_PAGE_FAULTS];
+		is_near(total, now.v[CEEMS_SC_PAGE_FAULTS], 1e-9,
+			"counts read at the end go into the last row: the rows add up");
+	}
+
 	/* After a restart: the counts restored are the baseline. */
 	ceems_series_free(s);
 	s = ceems_series_for_job(&c, true, t, &l, 0);
