@@ -345,6 +345,9 @@ agent_bpf_resume(struct ceems_agent *a, struct agent_job *j,
 	j->io_down_s = down_s;
 	if (!j->gone) {
 		agent_bpf_job_start(a, j);
+		/* Its new slot read at once: the counts of a series made
+		 * now start from the restored ones, not from unknown. */
+		agent_bpf_job_read(a, j);
 		return;
 	}
 	/* It ended while the agent was down: what the earlier agent
