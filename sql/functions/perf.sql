@@ -29,7 +29,8 @@ BEGIN
 	INSERT INTO ceems.job_node_perf (job_key, node, software_status,
 		hardware_status, running_fraction, task_clock_s,
 		context_switches, cpu_migrations, page_faults, cycles,
-		instructions, cache_references, cache_misses, branch_misses)
+		instructions, cache_references, cache_misses, branch_misses,
+		unmeasured_s)
 	VALUES (v_key, v_node,
 		ceems.json_text(p, 'software', 'perf'),
 		ceems.json_text(p, 'hardware', 'perf'),
@@ -42,7 +43,8 @@ BEGIN
 		ceems.json_float(p, 'instructions', 'perf'),
 		ceems.json_float(p, 'cache_references', 'perf'),
 		ceems.json_float(p, 'cache_misses', 'perf'),
-		ceems.json_float(p, 'branch_misses', 'perf'))
+		ceems.json_float(p, 'branch_misses', 'perf'),
+		ceems.json_float(p, 'unmeasured_s', 'perf'))
 	ON CONFLICT (job_key, node) DO NOTHING;
 	RETURN true;
 END

@@ -46,7 +46,8 @@ COMMENT ON FUNCTION ceems.ensure_sample_partitions(integer) IS
 	'Create the job_samples partitions of this month and the MONTHS_AHEAD next ones';
 
 -- The writer's entry point for series (format in 005_samples.sql and
--- doc/storage.md), gpu_util_pct included.
+-- doc/storage.md), gpu_util_pct and the IO, network and perf columns
+-- included (absent in a sample: unknown).
 CREATE OR REPLACE FUNCTION ceems.add_job_samples(series jsonb)
 RETURNS bigint LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -84,7 +85,8 @@ BEGIN
 	END LOOP;
 	INSERT INTO ceems.job_samples (job_key, node, t, resolution_s,
 		interval_s, cpu_s, mem_bytes, package_j, dram_j, gpu_j, node_j,
-		gpu_util_pct)
+		gpu_util_pct, read_bytes, write_bytes, net_in_bytes,
+		net_out_bytes, page_faults, ctx_switches, ipc)
 	SELECT v_key, v_node, ceems.json_time(s, 't', 'samples[]'), v_res,
 	       coalesce(ceems.json_float(s, 'interval_s', 'samples[]'), v_res),
 	       ceems.json_float(s, 'cpu_s', 'samples[]'),
@@ -93,7 +95,14 @@ BEGIN
 	       ceems.json_float(s, 'dram_j', 'samples[]'),
 	       ceems.json_float(s, 'gpu_j', 'samples[]'),
 	       ceems.json_float(s, 'node_j', 'samples[]'),
-	       ceems.json_float(s, 'gpu_util_pct', 'samples[]')
+	       ceems.json_float(s, 'gpu_util_pct', 'samples[]'),
+	       ceems.json_float(s, 'read_bytes', 'samples[]'),
+	       ceems.json_float(s, 'write_bytes', 'samples[]'),
+	       ceems.json_float(s, 'net_in_bytes', 'samples[]'),
+	       ceems.json_float(s, 'net_out_bytes', 'samples[]'),
+	       ceems.json_float(s, 'page_faults', 'samples[]'),
+	       ceems.json_float(s, 'ctx_switches', 'samples[]'),
+	       ceems.json_float(s, 'ipc', 'samples[]')
 	FROM jsonb_array_elements(series -> 'samples') s
 	ON CONFLICT (job_key, node, t) DO NOTHING;
 	GET DIAGNOSTICS v_added = ROW_COUNT;
@@ -104,9 +113,16 @@ GRANT EXECUTE ON FUNCTION ceems.add_job_samples(jsonb) TO ceems_writer;
 COMMENT ON FUNCTION ceems.add_job_samples(jsonb) IS
 	'Store a job''s time series on one node (format in migrations 005 and 019 and doc/storage.md); idempotent; returns rows added';
 
--- Downsampling, gpu_util_pct averaged by time.  The
--- mean is kept between the bucket's least and greatest values, so that
--- rounding never takes it past the column's 0..100.
+-- A + B where NULL is unknown: NULL only when both are.
+CREATE OR REPLACE FUNCTION ceems.add_known(a double precision, b double precision)
+RETURNS double precision LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT CASE WHEN a IS NULL THEN b WHEN b IS NULL THEN a ELSE a + b END $$;
+
+-- Downsampling, gpu_util_pct and ipc averaged by time (ipc: the rows'
+-- cycles are not stored, their time stands for them), the IO, network
+-- and perf counts summed.  The means are kept between the bucket's least
+-- and greatest values, so that rounding never takes them past a bound.
 CREATE OR REPLACE FUNCTION ceems.downsample_job_samples(older_than interval, bucket_s integer)
 RETURNS bigint LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -131,17 +147,27 @@ BEGIN
 	       least(max(gpu_util_pct), greatest(min(gpu_util_pct),
 		     sum(gpu_util_pct * interval_s) /
 		     sum(interval_s) FILTER (WHERE gpu_util_pct IS NOT NULL)))
-		       AS gpu_util_pct
+		       AS gpu_util_pct,
+	       sum(read_bytes) AS read_bytes, sum(write_bytes) AS write_bytes,
+	       sum(net_in_bytes) AS net_in_bytes,
+	       sum(net_out_bytes) AS net_out_bytes,
+	       sum(page_faults) AS page_faults,
+	       sum(ctx_switches) AS ctx_switches,
+	       least(max(ipc), greatest(min(ipc),
+		     sum(ipc * interval_s) /
+		     sum(interval_s) FILTER (WHERE ipc IS NOT NULL))) AS ipc
 	FROM ceems.job_samples
 	WHERE t < cutoff AND resolution_s < bucket_s
 	GROUP BY 1, 2, 3;
 	DELETE FROM ceems.job_samples WHERE t < cutoff AND resolution_s < bucket_s;
 	INSERT INTO ceems.job_samples (job_key, node, t, resolution_s,
 		interval_s, cpu_s, mem_bytes, package_j, dram_j, gpu_j, node_j,
-		gpu_util_pct)
+		gpu_util_pct, read_bytes, write_bytes, net_in_bytes,
+		net_out_bytes, page_faults, ctx_switches, ipc)
 	SELECT d.job_key, d.node, d.t, bucket_s, d.interval_s, d.cpu_s,
 	       d.mem_bytes, d.package_j, d.dram_j, d.gpu_j, d.node_j,
-	       d.gpu_util_pct
+	       d.gpu_util_pct, d.read_bytes, d.write_bytes, d.net_in_bytes,
+	       d.net_out_bytes, d.page_faults, d.ctx_switches, d.ipc
 	FROM ceems_downsampled d
 	-- a sample that came late into a bucket merged before: the two
 	-- utilisations weighted by the rows' time
@@ -160,6 +186,21 @@ BEGIN
 				   greatest(least(ceems.job_samples.gpu_util_pct, EXCLUDED.gpu_util_pct),
 					    (ceems.job_samples.gpu_util_pct * ceems.job_samples.interval_s +
 					     EXCLUDED.gpu_util_pct * EXCLUDED.interval_s) /
+					    (ceems.job_samples.interval_s + EXCLUDED.interval_s)))
+		END,
+		read_bytes = ceems.add_known(ceems.job_samples.read_bytes, EXCLUDED.read_bytes),
+		write_bytes = ceems.add_known(ceems.job_samples.write_bytes, EXCLUDED.write_bytes),
+		net_in_bytes = ceems.add_known(ceems.job_samples.net_in_bytes, EXCLUDED.net_in_bytes),
+		net_out_bytes = ceems.add_known(ceems.job_samples.net_out_bytes, EXCLUDED.net_out_bytes),
+		page_faults = ceems.add_known(ceems.job_samples.page_faults, EXCLUDED.page_faults),
+		ctx_switches = ceems.add_known(ceems.job_samples.ctx_switches, EXCLUDED.ctx_switches),
+		ipc = CASE
+			WHEN ceems.job_samples.ipc IS NULL THEN EXCLUDED.ipc
+			WHEN EXCLUDED.ipc IS NULL THEN ceems.job_samples.ipc
+			ELSE least(greatest(ceems.job_samples.ipc, EXCLUDED.ipc),
+				   greatest(least(ceems.job_samples.ipc, EXCLUDED.ipc),
+					    (ceems.job_samples.ipc * ceems.job_samples.interval_s +
+					     EXCLUDED.ipc * EXCLUDED.interval_s) /
 					    (ceems.job_samples.interval_s + EXCLUDED.interval_s)))
 		END;
 	GET DIAGNOSTICS v_rows = ROW_COUNT;

@@ -750,7 +750,8 @@ BEGIN
 			coalesce((x.net #>> '{udp6,out_msgs}')::bigint, 0) END,
 		tcp_retrans = (x.net ->> 'tcp_retrans')::bigint,
 		ebpf_dropped = (x.m ->> 'ebpf_dropped')::bigint,
-		ebpf_absent = x.m ->> 'ebpf_absent'
+		ebpf_absent = x.m ->> 'ebpf_absent',
+		ebpf_unmeasured_s = (x.m ->> 'ebpf_unmeasured_s')::double precision
 	FROM (SELECT record -> 'measurements' AS m,
 		     CASE WHEN jsonb_typeof(record #> '{measurements,io}') = 'object'
 			  THEN record #> '{measurements,io}' END AS io,
