@@ -10,7 +10,7 @@
 # by record-gen (the library's encoder) and stored through
 # ceems.upsert_job_records and ceems.add_job_samples as the writer role
 # (tests/integration/lib/grafana_data.py).  Also: the dashboards are
-# valid Grafana 10/11 JSON, and ceems_admin_reader (migration 024)
+# valid Grafana 10/11 JSON, and ceems_admin_reader (migration 023)
 # reads every job and writes nothing.  Only PostgreSQL is started.
 #
 # Run as root:  bats --tap tests/integration/grafana.bats

@@ -1,4 +1,4 @@
--- 024_admin_reader.sql - a role that reads every job and writes nothing,
+-- 023_admin_reader.sql - a role that reads every job and writes nothing,
 -- for dashboards that show the whole site (Grafana, doc/grafana.md).
 --
 -- ceems_reader sees one user's jobs (or a coordinator's accounts): a
