@@ -9,7 +9,8 @@
 -- source: a login in ceems_admin would let them rewrite who coordinates
 -- what.  ceems_admin_reader is ceems_reader's SELECT on every table and
 -- view, with a policy that shows it every row of jobs (and so of every
--- child table, whose policies look the job up), and nothing else:
+-- child table, whose policies look the job up; sql/policies/jobs.sql),
+-- and nothing else:
 --   CREATE ROLE grafana LOGIN IN ROLE ceems_admin_reader;
 -- A group role (NOLOGIN), created when missing: roles belong to the
 -- whole PostgreSQL cluster, not to the database.
@@ -23,14 +24,6 @@ END
 $$;
 GRANT ceems_reader TO ceems_admin_reader;
 
-CREATE POLICY jobs_admin_reader ON ceems.jobs FOR SELECT
-	USING ((SELECT pg_has_role(current_user, 'ceems_admin_reader', 'USAGE')));
-COMMENT ON POLICY jobs_admin_reader ON ceems.jobs IS
-	'Members of ceems_admin_reader see every job (read only: they hold no write privilege)';
-
-CREATE POLICY coordinators_admin_reader ON ceems.coordinators FOR SELECT
-	USING ((SELECT pg_has_role(current_user, 'ceems_admin_reader', 'USAGE')));
-COMMENT ON POLICY coordinators_admin_reader ON ceems.coordinators IS
-	'Members of ceems_admin_reader see every coordinator entry';
+-- Its policies on jobs and coordinators are in sql/policies/.
 
 CALL ceems.adopt_objects();

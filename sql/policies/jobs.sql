@@ -26,3 +26,9 @@ DROP POLICY IF EXISTS jobs_admin ON ceems.jobs;
 CREATE POLICY jobs_admin ON ceems.jobs FOR SELECT
 	USING ((SELECT pg_has_role(current_user, 'ceems_admin', 'USAGE')));
 COMMENT ON POLICY jobs_admin ON ceems.jobs IS 'Members of ceems_admin see every job';
+
+DROP POLICY IF EXISTS jobs_admin_reader ON ceems.jobs;
+CREATE POLICY jobs_admin_reader ON ceems.jobs FOR SELECT
+	USING ((SELECT pg_has_role(current_user, 'ceems_admin_reader', 'USAGE')));
+COMMENT ON POLICY jobs_admin_reader ON ceems.jobs IS
+	'Members of ceems_admin_reader see every job (read only: they hold no write privilege)';

@@ -228,6 +228,27 @@ pg_harness_root_socket() {
     echo "$sock"
 }
 
+# pg_harness_apply_schema SRCDIR: the schema as ceems-admin applies it,
+# with psql on the connection of the environment (PGHOST...): the
+# migrations in order, then the definitions (functions, triggers, views,
+# policies; doc/storage.md), then ceems.adopt_objects().  For tests that
+# want the schema without ceems-admin.
+pg_harness_apply_schema() {
+    local src=${1:-} f
+    if [ -z "$src" ] || [ ! -d "$src/sql/migrations" ]; then
+        _pg_harness_err "usage: pg_harness_apply_schema SRCDIR (the tree with sql/)"
+        return 2
+    fi
+    for f in "$src"/sql/migrations/[0-9]*.sql "$src"/sql/functions/*.sql \
+        "$src"/sql/triggers/*.sql "$src"/sql/views/*.sql "$src"/sql/policies/*.sql; do
+        psql -X -q -v ON_ERROR_STOP=1 -f "$f" >/dev/null || {
+            _pg_harness_err "cannot apply $f"
+            return 1
+        }
+    done
+    psql -X -q -v ON_ERROR_STOP=1 -c 'CALL ceems.adopt_objects()' >/dev/null
+}
+
 pg_harness_stop() {
     local dir=${1:-}
     local bin=$CEEMS_TEST_PGBIN

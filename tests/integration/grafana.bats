@@ -45,13 +45,7 @@ setup_file() {
     pg=$(pg_harness_mktemp) || return 1
     echo "$pg" >"$BATS_FILE_TMPDIR/pg"
     pg_harness_start "$pg" || return 1
-    # The schema as ceems-admin would apply it, migration by migration.
-    for f in "$SRCDIR"/sql/migrations/[0-9]*.sql; do
-        psql -X -q -v ON_ERROR_STOP=1 -f "$f" >/dev/null || {
-            echo "cannot apply $f" >&2
-            return 1
-        }
-    done
+    pg_harness_apply_schema "$SRCDIR" || return 1
     # Grafana's login, an admin, a user, a coordinator of "chem", a node.
     psql -X -q -v ON_ERROR_STOP=1 <<'EOF' || return 1
 CREATE ROLE grafana LOGIN IN ROLE ceems_admin_reader;

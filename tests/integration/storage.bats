@@ -114,16 +114,7 @@ setup_file() {
         -c "ALTER SYSTEM SET unix_socket_permissions = '0777'" || return 1
     (cd / && runuser -u postgres -- "$CEEMS_TEST_PGBIN/pg_ctl" -D "$pg/data" \
         -l "$pg/server.log" -w -t 30 restart) >/dev/null || return 1
-    # The schema as ceems-admin would apply it, migration by migration,
-    # then the definitions in their order (doc/storage.md).
-    for f in "$SRCDIR"/sql/migrations/[0-9]*.sql "$SRCDIR"/sql/functions/*.sql \
-        "$SRCDIR"/sql/triggers/*.sql "$SRCDIR"/sql/views/*.sql "$SRCDIR"/sql/policies/*.sql; do
-        psql -X -q -v ON_ERROR_STOP=1 -f "$f" >/dev/null || {
-            echo "cannot apply $f" >&2
-            return 1
-        }
-    done
-    psql -X -q -v ON_ERROR_STOP=1 -c 'CALL ceems.adopt_objects()' >/dev/null || return 1
+    pg_harness_apply_schema "$SRCDIR" || return 1
     # Nodes write as a login role that holds ceems_writer and nothing else.
     psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE ROLE ceems_node LOGIN IN ROLE ceems_writer' ||
         return 1
