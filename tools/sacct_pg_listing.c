@@ -23,8 +23,8 @@
  * row part somebody reads (sacct_query.skip) are asked for: a heavy
  * user's month is 18,000 rows, and every column of every row costs the
  * server a send call and libpq a value, NULL or not
- * (doc/performance.md, "The listing's row, smaller").  Part 0 is always
- * read.  The cluster comes as its id, its name from a table fetched
+ * (doc/performance.md, "Why the listing is written as it is").  Part 0
+ * is always read.  The cluster comes as its id, its name from a table fetched
  * once (cluster_names): a join per row for a handful of names cost a
  * sixth of the listing. */
 struct listing_column {

@@ -76,7 +76,7 @@ struct sacct_row {
  * always there.  A field says what it reads (struct sacct_field), and
  * the database backend leaves the parts nobody reads unknown, which
  * spares sending them: a heavy user's month is 18,000 rows
- * (doc/performance.md, "ceems-sacct's listing in binary"). */
+ * (doc/performance.md, "Why the listing is written as it is"). */
 #define SACCT_NEED_UID		(UINT64_C(1) << 0)
 #define SACCT_NEED_ACCOUNT	(UINT64_C(1) << 1)
 #define SACCT_NEED_PARTITION	(UINT64_C(1) << 2)

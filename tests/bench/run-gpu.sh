@@ -1,6 +1,6 @@
 #!/bin/sh
 # run-gpu.sh - the GPU source's cost per agent tick with eight devices of
-# the NVML double (doc/performance.md, "GPU source"): wall time per tick
+# the NVML double (doc/performance.md, "GPUs in the tick"): wall time per tick
 # (median and maximum of BENCH_TICKS), and under callgrind the
 # instructions inside bench_gpu_tick alone, per tick, for a figure that
 # does not depend on the machine's load.  Both with energy counters and
