@@ -1,9 +1,9 @@
 #!/bin/sh
 # check-self-reference.sh - the product speaks only of itself: no file of
 # the source tree (code, comments, docs, SQL, tests, packaging) may refer
-# to the process that made it ("session 4", "issue 5", "issue #5") or to
-# files outside the repository (a design document other than
-# doc/design.md, "research/", "shared/", "seeds/", "/work/").  The design
+# to the process that made it ("session 4", "issue 5", "issue #5",
+# "item 3") or to files outside the repository (a design document other
+# than doc/design.md, "research/", "shared/", "seeds/", "/work/").  The design
 # document is doc/design.md; code cites it as "design invariant N".
 # Each hit is a failure naming file:line.  TAP on stdout; `make check`
 # runs it.
@@ -21,7 +21,7 @@ set -u
 
 top=${CEEMS_TOP_SRCDIR:-.}
 self=tests/unit/check-self-reference.sh
-pattern='[Ss]essions? [0-9]|[Ii]ssues? #?[0-9]|[Ii]ssues? #|ARCHITECTURE|[Aa]rchitecture\.md|research/|shared/|seeds/|/work/'
+pattern='[Ss]essions? [0-9]|[Ii]ssues? #?[0-9]|[Ii]ssues? #|[Ii]tems? [0-9]|ARCHITECTURE|[Aa]rchitecture\.md|research/|shared/|seeds/|/work/'
 
 list_files() {
 	if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1 &&
