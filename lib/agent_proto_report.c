@@ -566,6 +566,13 @@ ledger_from_json(const struct json_object *obj, struct ceems_job_ledger *l,
 		if ((val = ceems_json_get(dom, "idle_unlearned")) != NULL) {
 			char where[64];
 
+			/* Only the CPU domains have a static power to learn
+			 * (doc/record-format.md): a flag elsewhere is a
+			 * record this agent never wrote. */
+			if (d != CEEMS_DOMAIN_PACKAGE && d != CEEMS_DOMAIN_DRAM)
+				return ceems_json_error(err, err_size,
+					"report.ledger.%s.idle_unlearned: only the package and dram domains have an idle power to learn",
+					name);
 			snprintf(where, sizeof(where),
 				 "report.ledger.%s.idle_unlearned", name);
 			if ((r = ceems_json_read_bool(val, where,

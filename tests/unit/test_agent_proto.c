@@ -430,6 +430,41 @@ test_report_round_trip(void)
 	       "an ok reply without the report asked for is -EPROTO");
 }
 
+/* idle_unlearned belongs to the domains with an idle power (package,
+ * dram): on gpu or node it is refused, not kept. */
+static void
+test_idle_unlearned_domains(void)
+{
+	static struct ceems_agent_job_report back;
+	static const char *const reports[] = {
+		"{\"jobid\":5,\"uid\":1,\"ledger\":{\"dram\":{\"joules\":1,"
+		"\"covered_s\":1,\"idle_unlearned\":true}}}",
+		"{\"jobid\":5,\"uid\":1,\"ledger\":{\"gpu\":{\"joules\":1,"
+		"\"covered_s\":1,\"idle_unlearned\":true}}}",
+		"{\"jobid\":5,\"uid\":1,\"ledger\":{\"node\":{\"joules\":1,"
+		"\"covered_s\":1,\"idle_unlearned\":false}}}",
+	};
+
+	for (int i = 0; i < 3; i++) {
+		struct json_object *obj = json_tokener_parse(reports[i]);
+		int r;
+
+		if (!ok(obj != NULL, "test setup: report %d parses", i))
+			return;
+		memset(&back, 0, sizeof(back));
+		err[0] = '\0';
+		r = ceems_agent_job_report_from_json(obj, &back, err, sizeof(err));
+		json_object_put(obj);
+		if (i == 0)
+			ok(r == 0 && back.ledger.idle_unlearned[CEEMS_DOMAIN_DRAM],
+			   "idle_unlearned on dram decodes (%s)", err);
+		else
+			ok(r < 0 && strstr(err, "idle_unlearned") != NULL,
+			   "idle_unlearned on %s refused: %s",
+			   i == 1 ? "gpu" : "node", err);
+	}
+}
+
 /* Presence alone says what was measured: a report written before the
  * flags existed (every step value present) decodes as measured, a measured
  * 0 stays a measured 0, and a missing value is not measured. */
@@ -1175,6 +1210,7 @@ main(void)
 	test_report_round_trip();
 	test_perf_round_trip();
 	test_step_presence();
+	test_idle_unlearned_domains();
 	test_gpu_report();
 	test_reply_errors();
 	test_bad_requests();
