@@ -239,6 +239,12 @@ init_last_node(struct ceems_agent *a)
 	if (a->config.idle_power_dram_w > 0)
 		a->last_node.idle_power_w[CEEMS_DOMAIN_DRAM] =
 			a->config.idle_power_dram_w;
+	/* A domain to be learned has nothing learned yet: a job that ends
+	 * before the first tick is split by use alone and says so. */
+	a->last_node.idle_power_unlearned[CEEMS_DOMAIN_PACKAGE] =
+		a->config.idle_power_package_w < 0;
+	a->last_node.idle_power_unlearned[CEEMS_DOMAIN_DRAM] =
+		a->config.idle_power_dram_w < 0;
 }
 
 struct ceems_agent *

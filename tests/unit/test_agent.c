@@ -407,6 +407,52 @@ test_register_errors(void)
 	struct ceems_config c;
 	struct ceems_agent_job_spec spec;
 	struct ceems_agent *a;
+/* A job that ends before the agent's first tick after a start: with
+ * idle power to be learned, nothing is learned yet and the job says so;
+ * a configured one is used as it is. */
+static void
+test_first_interval_flagged(void)
+{
+	struct ceems_config c;
+	struct ceems_agent_job_spec spec;
+	struct ceems_agent_job_report r;
+	struct ceems_agent *a;
+	char err[256] = "";
+	uint64_t t = 1500 * SEC;
+
+	for (int learn = 1; learn >= 0; learn--) {
+		base_config(&c);
+		if (learn) {
+			c.idle_power_package_w = -1;
+			c.idle_power_dram_w = -1;
+		}
+		a = ceems_agent_open(&c, t, err, sizeof(err));
+		if (!ok(a != NULL, "agent opens (%s)", err))
+			return;
+		job42_spec(&spec);
+		is_int(ceems_agent_register(a, &spec, t), 0,
+		       "first interval: job registers");
+		move(30, 30, 4, 100, 500000000ULL);
+		is_int(ceems_agent_deregister(a, 42, t += SEC / 2, &r), 0,
+		       "first interval: job leaves before the first tick");
+		if (learn)
+			ok(r.ledger.idle_unlearned[CEEMS_DOMAIN_PACKAGE] &&
+			   r.ledger.idle_unlearned[CEEMS_DOMAIN_DRAM] &&
+			   r.ledger.static_j[CEEMS_DOMAIN_PACKAGE] == 0,
+			   "first interval, idle power to learn: flagged (%d %d)",
+			   r.ledger.idle_unlearned[CEEMS_DOMAIN_PACKAGE],
+			   r.ledger.idle_unlearned[CEEMS_DOMAIN_DRAM]);
+		else
+			ok(!r.ledger.idle_unlearned[CEEMS_DOMAIN_PACKAGE] &&
+			   !r.ledger.idle_unlearned[CEEMS_DOMAIN_DRAM] &&
+			   r.ledger.static_j[CEEMS_DOMAIN_PACKAGE] > 0,
+			   "first interval, idle power configured: used, not flagged (static %.2f J)",
+			   r.ledger.static_j[CEEMS_DOMAIN_PACKAGE]);
+		ceems_agent_close(a);
+		t += 100 * SEC;
+	}
+}
+
 	char err[256] = "";
 
 	base_config(&c);
@@ -687,6 +733,7 @@ main(void)
 	test_damaged_state();
 	test_old_state_version();
 	test_series_adds_up();
+	test_first_interval_flagged();
 	tmptree_remove(sys_root);
 	tmptree_remove(cg_root);
 	tmptree_remove(proc_root);
