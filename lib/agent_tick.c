@@ -200,9 +200,15 @@ set_idle_power(struct ceems_agent *a, struct ceems_ledger_node_tick *node)
 			if (busy_fraction < IDLE_BUSY_FRACTION)
 				idle_learner_add(&a->idle[d],
 						 r->joules / node->dt_s);
-			ceems_idle_fit_add(&a->idle_fit[d],
-					   node->node_busy_cpu_s / node->dt_s,
-					   r->joules / node->dt_s);
+			/* DRAM power follows memory traffic, not busy
+			 * CPUs: a line on them reads steady traffic as
+			 * static power (doc/attribution.md). */
+			if (d == CEEMS_DOMAIN_PACKAGE)
+				ceems_idle_fit_add(&a->idle_fit[d],
+						   node->node_busy_cpu_s /
+						   node->dt_s,
+						   node->node_cores,
+						   r->joules / node->dt_s);
 		}
 		node->idle_power_unlearned[d] = false;
 		if (a->idle[d].value > 0) {

@@ -7,10 +7,12 @@
  * the window holds enough points, their busy CPUs spread enough, the
  * slope is not clearly negative (more work does not draw less power: a
  * slope more than two standard errors below 0 says the line is not the
- * node's; a flat one, as of a DRAM domain whose power does not follow
- * the CPUs, is fine) and the intercept's standard error is small next
- * to it.  Until a window is trusted there is no
- * value; after, the last trusted one is kept. */
+ * node's; a flat one is fine) and the intercept's standard error is
+ * small next to it, and (as noise says nothing of a line's shape)
+ * the window's lowest load is near the bottom of the node's range, so
+ * that the intercept is not carried far below the points.  Until a window is
+ * trusted there is no value; after, the last trusted one is kept.  The
+ * agent fits the package only (DRAM power follows memory traffic). */
 #include "config.h"
 
 #include <math.h>
@@ -30,6 +32,7 @@ static void
 refit(struct ceems_idle_fit *f)
 {
 	double mx = 0, my = 0, sxx = 0, sxy = 0, syy = 0, rss, s2, slope_se;
+	double low;
 	unsigned i, n = f->n;
 
 	f->converged = false;
@@ -41,9 +44,12 @@ refit(struct ceems_idle_fit *f)
 	}
 	mx /= n;
 	my /= n;
+	low = f->busy[0];
 	for (i = 0; i < n; i++) {
 		double dx = f->busy[i] - mx, dy = f->watts[i] - my;
 
+		if (f->busy[i] < low)
+			low = f->busy[i];
 		sxx += dx * dx;
 		sxy += dx * dy;
 		syy += dy * dy;
@@ -57,8 +63,10 @@ refit(struct ceems_idle_fit *f)
 	s2 = rss > 0 ? rss / (n - 2) : 0;
 	f->intercept_se_w = sqrt(s2 * (1.0 / n + mx * mx / sxx));
 	slope_se = sqrt(s2 / sxx);
+	f->low_fraction = low / f->cores;
 	if (n < CEEMS_IDLE_FIT_MIN_POINTS ||
 	    f->spread < CEEMS_IDLE_FIT_MIN_SPREAD ||
+	    !(f->low_fraction <= CEEMS_IDLE_FIT_MAX_LOW_FRACTION) ||
 	    f->slope_w + 2 * slope_se < 0 || !(f->intercept_w > 0) ||
 	    f->intercept_se_w > CEEMS_IDLE_FIT_MAX_REL_SE * f->intercept_w)
 		return;
@@ -68,11 +76,13 @@ refit(struct ceems_idle_fit *f)
 }
 
 void
-ceems_idle_fit_add(struct ceems_idle_fit *f, double busy_cpus, double watts)
+ceems_idle_fit_add(struct ceems_idle_fit *f, double busy_cpus, double cores,
+		   double watts)
 {
-	if (!isfinite(busy_cpus) || !isfinite(watts) || busy_cpus < 0 ||
-	    watts < 0)
+	if (!isfinite(busy_cpus) || !isfinite(watts) || !isfinite(cores) ||
+	    busy_cpus < 0 || watts < 0 || !(cores > 0))
 		return;
+	f->cores = cores;
 	f->busy[f->next] = busy_cpus;
 	f->watts[f->next] = watts;
 	f->next = (f->next + 1) % CEEMS_IDLE_FIT_POINTS;

@@ -21,15 +21,24 @@
 /* ...and whose intercept's standard error is at most this fraction of
  * the intercept (about 2% at two standard errors). */
 #define CEEMS_IDLE_FIT_MAX_REL_SE 0.01
+/* ...and whose lowest busy CPUs are at most this fraction of the node's
+ * cores: the intercept is a line carried from the points down to no busy
+ * CPU, and a power that bends (rises steeply on the first cores, as
+ * frequencies and C-states change) is overestimated the more, the
+ * farther the line is carried.  A node never below a quarter busy has an
+ * intercept that its points do not tell, whatever their noise. */
+#define CEEMS_IDLE_FIT_MAX_LOW_FRACTION 0.25
 
 struct ceems_idle_fit {
 	double busy[CEEMS_IDLE_FIT_POINTS];	/* busy CPUs of each tick */
 	double watts[CEEMS_IDLE_FIT_POINTS];	/* the domain's power */
 	unsigned n;				/* points held */
 	unsigned next;				/* ring position */
+	double cores;			/* the node's cores, at the last point */
 
 	/* The window's last fit (whether trusted or not). */
 	double intercept_w, slope_w, intercept_se_w, spread;
+	double low_fraction;	/* the window's lowest busy CPUs / cores */
 	bool converged;		/* the window's fit is trusted now */
 	/* The last trusted intercept, kept while a later window (a long
 	 * constant load) cannot tell one. */
@@ -39,11 +48,12 @@ struct ceems_idle_fit {
 
 void ceems_idle_fit_init(struct ceems_idle_fit *f);
 
-/* Add one tick: BUSY_CPUS (the node's busy CPU-seconds per second) and
- * the domain's mean power WATTS over it; refits the window.  Non-finite
- * or negative values are ignored. */
+/* Add one tick: BUSY_CPUS (the node's busy CPU-seconds per second) of
+ * its CORES, and the domain's mean power WATTS over it; refits the
+ * window.  Non-finite or negative values and ticks of no known cores
+ * are ignored. */
 void ceems_idle_fit_add(struct ceems_idle_fit *f, double busy_cpus,
-			double watts);
+			double cores, double watts);
 
 /* The learned static power, W: true once some window's fit was trusted
  * (the last trusted one); false (WATTS untouched) before. */

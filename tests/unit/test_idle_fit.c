@@ -48,7 +48,7 @@ feed(struct ceems_idle_fit *f, const struct node_model *m, double busy)
 
 	if (busy > m->cores)
 		busy = m->cores;
-	ceems_idle_fit_add(f, seen < 0 ? 0 : seen,
+	ceems_idle_fit_add(f, seen < 0 ? 0 : seen, m->cores,
 			   m->idle_w + m->k_w * busy + m->noise_w * gauss());
 }
 
@@ -168,7 +168,7 @@ test_negative_slope(void)
 	for (int t = 0; t < 100; t++) {
 		double busy = (t % 10) / 5.0;
 
-		ceems_idle_fit_add(&f, busy, 80 - 10 * busy);
+		ceems_idle_fit_add(&f, busy, 2, 80 - 10 * busy);
 	}
 	ok(!f.converged && !ceems_idle_fit_value(&f, &w),
 	   "power falling with load: not trusted");
@@ -180,11 +180,37 @@ test_bad_points(void)
 	struct ceems_idle_fit f;
 
 	ceems_idle_fit_init(&f);
-	ceems_idle_fit_add(&f, NAN, 10);
-	ceems_idle_fit_add(&f, 1, INFINITY);
-	ceems_idle_fit_add(&f, -1, 10);
-	ceems_idle_fit_add(&f, 1, -10);
+	ceems_idle_fit_add(&f, NAN, 2, 10);
+	ceems_idle_fit_add(&f, 1, 2, INFINITY);
+	ceems_idle_fit_add(&f, -1, 2, 10);
+	ceems_idle_fit_add(&f, 1, 2, -10);
+	ceems_idle_fit_add(&f, 1, 0, 10);
+	ceems_idle_fit_add(&f, 1, NAN, 10);
 	is_int(f.n, 0, "non-finite or negative points are ignored");
+}
+
+/* Package power that rises on a curve, steeply on the first cores
+ * (100 W idle, 400 W with all 64 busy, as busy^0.6), on a node never
+ * below 40 busy: the line through its points passes far above 100 W at
+ * no busy CPU, and is not to be trusted however clean the points. */
+static void
+test_curved_far_from_idle(void)
+{
+	struct ceems_idle_fit f;
+	double busy = 52, w = -1;
+	bool ever = false;
+
+	ceems_idle_fit_init(&f);
+	for (unsigned t = 0; t < 600; t++) {
+		if (uniform() < 0.1)
+			busy = 40 + 24 * uniform();
+		ceems_idle_fit_add(&f, busy, 64,
+				   100 + 300 * pow(busy / 64, 0.6) + gauss());
+		ever = ever || f.converged;
+	}
+	ok(!ever && !ceems_idle_fit_value(&f, &w),
+	   "curved power, load 40-64 of 64: never trusted (line %.1f W, lowest %.2f of the cores)",
+	   f.intercept_w, f.low_fraction);
 }
 
 int
@@ -206,5 +232,6 @@ main(void)
 	test_kept_through_constant_load();
 	test_negative_slope();
 	test_bad_points();
+	test_curved_far_from_idle();
 	return done_testing();
 }
