@@ -10,9 +10,10 @@
  * node's; a flat one is fine) and the intercept's standard error is
  * small next to it, and (as noise says nothing of a line's shape)
  * the window's lowest load is near the bottom of the node's range, so
- * that the intercept is not carried far below the points.  Until a window is
- * trusted there is no value; after, the last trusted one is kept.  The
- * agent fits the package only (DRAM power follows memory traffic). */
+ * that the intercept is not carried far below the points.  Every figure must be
+ * finite.  Until a window is trusted there is no value; after, the last
+ * trusted one is kept.  The agent fits the package only (DRAM power
+ * follows memory traffic). */
 #include "config.h"
 
 #include <math.h>
@@ -64,6 +65,9 @@ refit(struct ceems_idle_fit *f)
 	f->intercept_se_w = sqrt(s2 * (1.0 / n + mx * mx / sxx));
 	slope_se = sqrt(s2 / sxx);
 	f->low_fraction = low / f->cores;
+	if (!isfinite(rss) || !isfinite(f->intercept_w) ||
+	    !isfinite(f->intercept_se_w) || !isfinite(slope_se))
+		return;
 	if (n < CEEMS_IDLE_FIT_MIN_POINTS ||
 	    f->spread < CEEMS_IDLE_FIT_MIN_SPREAD ||
 	    !(f->low_fraction <= CEEMS_IDLE_FIT_MAX_LOW_FRACTION) ||
@@ -80,7 +84,8 @@ ceems_idle_fit_add(struct ceems_idle_fit *f, double busy_cpus, double cores,
 		   double watts)
 {
 	if (!isfinite(busy_cpus) || !isfinite(watts) || !isfinite(cores) ||
-	    busy_cpus < 0 || watts < 0 || !(cores > 0))
+	    busy_cpus < 0 || watts < 0 || watts > CEEMS_IDLE_FIT_MAX_WATTS ||
+	    !(cores > 0))
 		return;
 	f->cores = cores;
 	f->busy[f->next] = busy_cpus;

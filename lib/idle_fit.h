@@ -28,6 +28,10 @@
  * farther the line is carried.  A node never below a quarter busy has an
  * intercept that its points do not tell, whatever their noise. */
 #define CEEMS_IDLE_FIT_MAX_LOW_FRACTION 0.25
+/* Points above this are no domain's power (a counter read wrong): one
+ * would overflow the sums (its square is past a double) and the fit
+ * would read as perfect.  A node of a thousand 1 kW sockets is below. */
+#define CEEMS_IDLE_FIT_MAX_WATTS 1e7
 
 struct ceems_idle_fit {
 	double busy[CEEMS_IDLE_FIT_POINTS];	/* busy CPUs of each tick */
@@ -50,8 +54,8 @@ void ceems_idle_fit_init(struct ceems_idle_fit *f);
 
 /* Add one tick: BUSY_CPUS (the node's busy CPU-seconds per second) of
  * its CORES, and the domain's mean power WATTS over it; refits the
- * window.  Non-finite or negative values and ticks of no known cores
- * are ignored. */
+ * window.  Non-finite or negative values, powers above
+ * CEEMS_IDLE_FIT_MAX_WATTS and ticks of no known cores are ignored. */
 void ceems_idle_fit_add(struct ceems_idle_fit *f, double busy_cpus,
 			double cores, double watts);
 

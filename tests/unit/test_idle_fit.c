@@ -189,6 +189,44 @@ test_bad_points(void)
 	is_int(f.n, 0, "non-finite or negative points are ignored");
 }
 
+/* One absurd but finite power among good points: refused at the door,
+ * and (should one be in the window) a fit whose sums overflow is no fit. */
+static void
+test_absurd_point(void)
+{
+	const struct node_model m = { 40, 15, 2, 1.5, 0.03 };
+	struct ceems_idle_fit f;
+	double first_w, before;
+	unsigned n;
+	bool ever = false;
+
+	ceems_idle_fit_init(&f);
+	run_jobs(&f, &m, 0.33, 200, &first_w);
+	n = f.n;
+	before = f.value_w;
+	ceems_idle_fit_add(&f, 1, 2, 1e160);
+	ok(f.learned && f.n == n && f.value_w == before,
+	   "a point of 1e160 W is ignored (%u points, %.2f W kept)", f.n,
+	   f.value_w);
+	ceems_idle_fit_init(&f);
+	for (unsigned i = 0; i < 40; i++) {
+		double busy = (i % 8) / 4.0;
+
+		ceems_idle_fit_add(&f, busy, 2, 40 + 15 * busy);
+		if (i == 20) {
+			/* As if one had got in, a little above the mean
+			 * load: slope and intercept both positive. */
+			f.busy[3] = 1.0;
+			f.watts[3] = 1e160;
+		}
+		else if (i > 20)
+			ever = ever || f.converged;
+	}
+	ok(!ever && isfinite(f.value_w) && f.value_w < 100,
+	   "a window holding 1e160 W is never trusted (%.3g W kept from before)",
+	   f.value_w);
+}
+
 /* Package power that rises on a curve, steeply on the first cores
  * (100 W idle, 400 W with all 64 busy, as busy^0.6), on a node never
  * below 40 busy: the line through its points passes far above 100 W at
@@ -232,6 +270,7 @@ main(void)
 	test_kept_through_constant_load();
 	test_negative_slope();
 	test_bad_points();
+	test_absurd_point();
 	test_curved_far_from_idle();
 	return done_testing();
 }
