@@ -189,7 +189,10 @@ _spawn_in_job() {
 _vary_load() {
     (
         end=$((SECONDS + $1))
-        sh -c 'while :; do :; done' &
+        # A base of about a fifth of a CPU, on a duty cycle: the node is
+        # never under 5% busy, yet its load reaches the bottom quarter of
+        # its cores, where the regression may trust its intercept.
+        sh -c 'while :; do timeout 0.04 sh -c "while :; do :; done"; sleep 0.16; done' &
         base=$!
         echo "$base" >>"$(_state pids)"
         while [ "$SECONDS" -lt "$end" ]; do
