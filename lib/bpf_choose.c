@@ -3,14 +3,16 @@
  * loader so that the choice is tested without libbpf, privileges or a
  * kernel.
  *
- * The order is by cost.  A system call tracepoint (tp_btf sys_exit or
+ * The order is by completeness first, then cost.  fentry/fexit on the
+ * read and write functions cost only the calls they hook and miss
+ * nothing.  A system call tracepoint (tp_btf sys_exit or
  * syscalls:sys_exit_*) sends every system call of every process of the
- * node through the kernel's slow system call path; fentry and kprobes
- * on the read and write functions cost only the calls they hook, a
- * trampoline less than a kprobe.  For the network the socket
- * tracepoints are cheap (not system call tracepoints) and a kprobe
- * variant needs a probe at the entry and one at the return, so kprobes
- * come last there.  Retransmissions and processes have tracepoints on
+ * node through the kernel's slow system call path, but misses nothing
+ * either.  The kprobe variants need return probes (kretsyscall), and a
+ * return probe misses returns silently when the kernel's kretprobe
+ * instances run out (threads blocked in read() on pipes and sockets
+ * hold them), so kprobes come last for IO as for the network; where
+ * they are used the loader reads their missed count (lib/bpf_io.c).  Retransmissions and processes have tracepoints on
  * every kernel the programs load on: those alone. */
 #include "config.h"
 
@@ -21,8 +23,8 @@
 #include "bpf_io.h"
 
 static const enum ceems_bpf_attach order_io[] = {
-	CEEMS_BPF_ATTACH_FENTRY, CEEMS_BPF_ATTACH_KPROBE,
-	CEEMS_BPF_ATTACH_TP_BTF, CEEMS_BPF_ATTACH_TRACEPOINT,
+	CEEMS_BPF_ATTACH_FENTRY, CEEMS_BPF_ATTACH_TP_BTF,
+	CEEMS_BPF_ATTACH_TRACEPOINT, CEEMS_BPF_ATTACH_KPROBE,
 };
 static const enum ceems_bpf_attach order_net[] = {
 	CEEMS_BPF_ATTACH_FENTRY, CEEMS_BPF_ATTACH_TP_BTF,
