@@ -125,7 +125,8 @@ void ceems_bpf_io_job_end(struct ceems_bpf_io *io, uint32_t slot);
 /* How many sockets the kernel would charge a TCP retransmission to the
  * slot's job for: those it sent on, not yet closed.  -errno. */
 int ceems_bpf_io_sockets(struct ceems_bpf_io *io, uint32_t slot);
-/* Forks not followed because the pid map was full, since load. */
+/* Forks not followed and processes not tagged because the pid map was
+ * full, since load. */
 uint64_t ceems_bpf_io_drops(struct ceems_bpf_io *io);
 
 #endif

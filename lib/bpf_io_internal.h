@@ -33,6 +33,9 @@ struct ceems_bpf_io {
 	struct ceems_bpf_job_counters *percpu;	/* ncpus values */
 	uint32_t level_mask;
 	uint32_t ends_since_sweep;
+	/* Processes not tagged because the pid map was full, counted with
+	 * the programs' untracked forks in ceems_bpf_io_drops. */
+	uint64_t tag_drops;
 	char refusals[512];
 };
 

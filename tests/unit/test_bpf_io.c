@@ -752,6 +752,49 @@ test_job_end(void)
 	unlink(path);
 }
 
+/* A full pid map of running jobs' processes: a tag that cannot be made
+ * fails at once (no sweep, which would free nothing) and is counted as a
+ * drop; after a job ends, one sweep makes room again. */
+static void
+test_full_map(void)
+{
+	struct ceems_bpf_io *bpf;
+	char why[512];
+	uint32_t live, ended, n = 0;
+	uint64_t drops0;
+	int fails = 0, r = 0;
+	double t0, ms;
+
+	bpf = ceems_bpf_io_open(false, NONE, 8, why, sizeof(why));
+	if (bpf == NULL) {
+		ok(false, "full map: the programs load as root: %s", why);
+		return;
+	}
+	ceems_bpf_io_job_start(bpf, (uint32_t)getuid(), &live);
+	ceems_bpf_io_job_start(bpf, (uint32_t)getuid(), &ended);
+	ceems_bpf_io_tag_pid(bpf, ended, 0x50000000u, false);
+	while (n < 200000 &&
+	       (r = ceems_bpf_io_tag_pid(bpf, live, 0x40000000u + n, false)) == 0)
+		n++;
+	ok(r == -ENOSPC && n > 60000, "full map: tagging stops with ENOSPC after %u pids", n);
+	drops0 = ceems_bpf_io_drops(bpf);
+	t0 = bench_now_ms();
+	for (uint32_t i = 0; i < 200; i++)
+		fails += ceems_bpf_io_tag_pid(bpf, live, 0x48000000u + i, false) == -ENOSPC;
+	ms = (bench_now_ms() - t0) / 200;
+	is_int(fails, 200, "full map of running jobs: every further tag refused");
+	ok(ms < 0.5, "full map of running jobs: %.4f ms a refused tag (no sweep)", ms);
+	is_int((int)(ceems_bpf_io_drops(bpf) - drops0), 200,
+	       "full map: the refused tags counted as drops");
+	ceems_bpf_io_job_end(bpf, ended);
+	is_int(ceems_bpf_io_tag_pid(bpf, live, 0x49000000u, false), 0,
+	       "full map: a job ended, one sweep makes room");
+	is_int(ceems_bpf_io_tag_pid(bpf, live, 0x49000001u, false), -ENOSPC,
+	       "full map: full again, refused");
+	ceems_bpf_io_job_end(bpf, live);
+	ceems_bpf_io_close(bpf);
+}
+
 /* Attribution by cgroup v2 id: a child moved into a cgroup of the v2
  * tree (where one is mounted) is counted by its cgroup, without a pid
  * entry. */
@@ -847,6 +890,7 @@ main(void)
 		test_real(B);
 		test_real(T);
 		test_job_end();
+		test_full_map();
 		test_verify();
 		test_cgroup_v2();
 	} else {
