@@ -422,9 +422,18 @@ ceems_bpf_io_job_end(struct ceems_bpf_io *io, uint32_t slot)
 	 * processes' exits, and a sweep the rest, now and then. */
 	io->gen[slot]++;
 	if (bpf_map_update_elem(bpf_map__fd(io->skel->maps.slot_gen), &slot,
-				&io->gen[slot], BPF_ANY) < 0)
-		ceems_debug("eBPF: slot %u's generation not updated: %s", slot,
-			    strerror(errno));
+				&io->gen[slot], BPF_ANY) < 0) {
+		/* The programs still see the ended job's generation: its
+		 * processes would be charged to the slot's next job.  The
+		 * slot stays taken (one fewer for jobs) and counts nothing. */
+		ceems_warning("eBPF: slot %u's generation not updated (%s): the "
+			      "slot is not given to another job; restart the "
+			      "agent to have it back", slot, strerror(errno));
+		io->gen[slot]--;
+		bpf_map_update_elem(bpf_map__fd(io->skel->maps.slot_uid), &slot,
+				    &nobody, BPF_ANY);
+		return;
+	}
 	/* No uid is -1 (setuid(-1) changes nothing): nothing counts until
 	 * the next job's uid is set. */
 	bpf_map_update_elem(bpf_map__fd(io->skel->maps.slot_uid), &slot,
@@ -434,6 +443,12 @@ ceems_bpf_io_job_end(struct ceems_bpf_io *io, uint32_t slot)
 	io->used[slot] = false;
 	if (!io->by_cgroup && ++io->ends_since_sweep >= SWEEP_ENDS)
 		sweep_pids(io);
+}
+
+int
+bpf_io_map_fd(struct ceems_bpf_io *io, const char *name)
+{
+	return bpf_object__find_map_fd_by_name(io->skel->obj, name);
 }
 
 int

@@ -39,6 +39,9 @@ struct ceems_bpf_io {
 	char refusals[512];
 };
 
+/* The descriptor of the loaded map NAME (for the tests), or -1. */
+int bpf_io_map_fd(struct ceems_bpf_io *io, const char *name);
+
 enum bpf_io_load_mode {
 	BPF_IO_LOAD_FULL,	/* the maps at their sizes, attached */
 	BPF_IO_LOAD_TRIAL,	/* maps of one entry: does the kernel accept */

@@ -30,6 +30,9 @@
 #include "agent_proto.h"
 #include "bpf_io.h"
 #include "bpf_io_internal.h"
+#ifdef HAVE_BPF
+#include <bpf/bpf.h>
+#endif
 #include "../bench/bench_time.h"
 #include "../tap.h"
 
@@ -795,6 +798,34 @@ test_full_map(void)
 	ceems_bpf_io_close(bpf);
 }
 
+/* A job end whose generation the kernel does not take leaves the slot
+ * taken: given to the next job, the ended job's processes would be
+ * charged to it. */
+static void
+test_gen_refused(void)
+{
+	struct ceems_bpf_io *bpf;
+	char why[512];
+	uint32_t slot, next, gen;
+
+	bpf = ceems_bpf_io_open(false, NONE, 8, why, sizeof(why));
+	if (bpf == NULL) {
+		ok(false, "generation refused: the programs load as root: %s", why);
+		return;
+	}
+	ceems_bpf_io_job_start(bpf, (uint32_t)getuid(), &slot);
+	gen = bpf->gen[slot];
+	/* A frozen map refuses every update from user space. */
+	ok(bpf_map_freeze(bpf_io_map_fd(bpf, "slot_gen")) == 0,
+	   "generation refused: slot_gen frozen");
+	ceems_bpf_io_job_end(bpf, slot);
+	is_int(bpf->gen[slot], gen, "generation refused: the generation rolled back");
+	ceems_bpf_io_job_start(bpf, (uint32_t)getuid(), &next);
+	ok(next != slot, "generation refused: the slot is not given again (%u, %u)",
+	   slot, next);
+	ceems_bpf_io_close(bpf);
+}
+
 /* Attribution by cgroup v2 id: a child moved into a cgroup of the v2
  * tree (where one is mounted) is counted by its cgroup, without a pid
  * entry. */
@@ -891,6 +922,7 @@ main(void)
 		test_real(T);
 		test_job_end();
 		test_full_map();
+		test_gen_refused();
 		test_verify();
 		test_cgroup_v2();
 	} else {
