@@ -238,6 +238,54 @@ ceems_bpf_io_job_start(struct ceems_bpf_io *io, uint32_t uid, uint32_t *slot)
 	return 0;
 }
 
+/* Whether pid map VALUE is of a slot not given or of an ended job. */
+static bool
+pid_value_stale(const struct ceems_bpf_io *io, uint64_t value)
+{
+	uint32_t slot = (uint32_t)value & ~CEEMS_BPF_FOLLOW_ONLY;
+
+	return slot >= io->nslots || !io->used[slot] ||
+	       io->gen[slot] != (uint32_t)(value >> 32);
+}
+
+size_t
+bpf_io_gather_stale_pids(struct ceems_bpf_io *io, uint32_t *keys, size_t max)
+{
+	int fd = bpf_map__fd(io->skel->maps.job_pids);
+	uint32_t key = 0, next = 0;
+	size_t n = 0;
+	void *prev = NULL;
+
+	while (n < max && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		uint64_t value;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &value) == 0 &&
+		    pid_value_stale(io, value))
+			keys[n++] = key;
+	}
+	return n;
+}
+
+void
+bpf_io_delete_stale_pids(struct ceems_bpf_io *io, const uint32_t *keys,
+			 size_t n)
+{
+	int fd = bpf_map__fd(io->skel->maps.job_pids);
+
+	/* Looked up again: between the walk and now a pid may have been
+	 * reused and tagged for a running job (by the agent or by a
+	 * fork), and deleting it would lose that process. */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t value;
+
+		if (bpf_map_lookup_elem(fd, &keys[i], &value) == 0 &&
+		    pid_value_stale(io, value))
+			bpf_map_delete_elem(fd, &keys[i]);
+	}
+}
+
 /* Delete the pid map's entries of an older generation than their
  * slot's (processes of ended jobs that have not run or exited since).
  * The keys are gathered first: deleting while walking would make the
@@ -245,31 +293,15 @@ ceems_bpf_io_job_start(struct ceems_bpf_io *io, uint32_t uid, uint32_t *slot)
 static void
 sweep_pids(struct ceems_bpf_io *io)
 {
-	int fd = bpf_map__fd(io->skel->maps.job_pids);
-	uint32_t key = 0, next = 0, *keys;
-	size_t n = 0;
-	void *prev = NULL;
+	uint32_t *keys;
+	size_t n;
 
 	io->ends_since_sweep = 0;
 	keys = calloc(CEEMS_BPF_MAX_PIDS, sizeof(*keys));
 	if (keys == NULL)
 		return;
-	while (n < CEEMS_BPF_MAX_PIDS &&
-	       bpf_map_get_next_key(fd, prev, &next) == 0) {
-		uint64_t value;
-		uint32_t slot;
-
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &value) < 0)
-			continue;
-		slot = (uint32_t)value & ~CEEMS_BPF_FOLLOW_ONLY;
-		if (slot >= io->nslots || !io->used[slot] ||
-		    io->gen[slot] != (uint32_t)(value >> 32))
-			keys[n++] = key;
-	}
-	for (size_t i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, &keys[i]);
+	n = bpf_io_gather_stale_pids(io, keys, CEEMS_BPF_MAX_PIDS);
+	bpf_io_delete_stale_pids(io, keys, n);
 	free(keys);
 }
 

@@ -42,6 +42,14 @@ struct ceems_bpf_io {
 /* The descriptor of the loaded map NAME (for the tests), or -1. */
 int bpf_io_map_fd(struct ceems_bpf_io *io, const char *name);
 
+/* A sweep of the pid map in its two steps (for the tests): the keys of
+ * stale entries, at most MAX, into KEYS, their number; then those still
+ * stale deleted. */
+size_t bpf_io_gather_stale_pids(struct ceems_bpf_io *io, uint32_t *keys,
+				size_t max);
+void bpf_io_delete_stale_pids(struct ceems_bpf_io *io, const uint32_t *keys,
+			      size_t n);
+
 enum bpf_io_load_mode {
 	BPF_IO_LOAD_FULL,	/* the maps at their sizes, attached */
 	BPF_IO_LOAD_TRIAL,	/* maps of one entry: does the kernel accept */

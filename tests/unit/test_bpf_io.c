@@ -826,6 +826,42 @@ test_gen_refused(void)
 	ceems_bpf_io_close(bpf);
 }
 
+/* A sweep deletes only what is still stale when it deletes: a pid
+ * gathered as an ended job's and tagged again for a running job since
+ * stays. */
+static void
+test_sweep_reused(void)
+{
+	struct ceems_bpf_io *bpf;
+	char why[512];
+	uint32_t ended, live, keys[8];
+	uint64_t value;
+	size_t n;
+
+	bpf = ceems_bpf_io_open(false, NONE, 8, why, sizeof(why));
+	if (bpf == NULL) {
+		ok(false, "sweep: the programs load as root: %s", why);
+		return;
+	}
+	ceems_bpf_io_job_start(bpf, (uint32_t)getuid(), &ended);
+	ceems_bpf_io_job_start(bpf, (uint32_t)getuid(), &live);
+	ceems_bpf_io_tag_pid(bpf, ended, 0x30000000u, false);
+	ceems_bpf_io_tag_pid(bpf, ended, 0x30000001u, false);
+	ceems_bpf_io_job_end(bpf, ended);
+	n = bpf_io_gather_stale_pids(bpf, keys, 8);
+	is_int(n, 2, "sweep: the ended job's two pids gathered");
+	ceems_bpf_io_tag_pid(bpf, live, 0x30000001u, false);
+	bpf_io_delete_stale_pids(bpf, keys, n);
+	ok(bpf_map_lookup_elem(bpf_io_map_fd(bpf, "job_pids"),
+			       &(uint32_t){ 0x30000000u }, &value) < 0,
+	   "sweep: the stale pid deleted");
+	is_int(bpf_map_lookup_elem(bpf_io_map_fd(bpf, "job_pids"),
+				   &(uint32_t){ 0x30000001u }, &value), 0,
+	       "sweep: the pid tagged again for a running job kept");
+	ceems_bpf_io_job_end(bpf, live);
+	ceems_bpf_io_close(bpf);
+}
+
 /* Attribution by cgroup v2 id: a child moved into a cgroup of the v2
  * tree (where one is mounted) is counted by its cgroup, without a pid
  * entry. */
@@ -923,6 +959,7 @@ main(void)
 		test_job_end();
 		test_full_map();
 		test_gen_refused();
+		test_sweep_reused();
 		test_verify();
 		test_cgroup_v2();
 	} else {
