@@ -304,16 +304,14 @@ io_kind_of(long nr)
 	return IO_NONE;
 }
 
+/* A send or receive of RET bytes on SK counted to counters C of slot
+ * SLOT (the calling process's job's): TCP and UDP over IPv4 and IPv6. */
 static __always_inline void
-count_net(int dir, const void *sk, int family, int protocol, int ret,
-	  int flags)
+count_net_to(struct ceems_bpf_job_counters *c, __u32 slot, int dir,
+	     const void *sk, int family, int protocol, int ret)
 {
-	struct ceems_bpf_job_counters *c;
 	int fam, proto;
-	__u32 slot;
 
-	if (ret <= 0 || (dir == CEEMS_NET_IN && (flags & 2 /* MSG_PEEK */)))
-		return;
 	if (family == 2 /* AF_INET */)
 		fam = CEEMS_NET_IPV4;
 	else if (family == 10 /* AF_INET6 */)
@@ -325,9 +323,6 @@ count_net(int dir, const void *sk, int family, int protocol, int ret,
 	else if (protocol == 17 /* IPPROTO_UDP */)
 		proto = CEEMS_NET_UDP;
 	else
-		return;
-	c = current_counters(&slot);
-	if (c == NULL)
 		return;
 	c->net_bytes[dir][proto][fam] += ret;
 	c->net_msgs[dir][proto][fam]++;
@@ -342,6 +337,23 @@ count_net(int dir, const void *sk, int family, int protocol, int ret,
 		if (known == NULL || *known != value)
 			bpf_map_update_elem(&sock_jobs, &key, &value, BPF_ANY);
 	}
+}
+
+/* A send or receive of RET bytes (a receive with FLAGS) on SK, counted
+ * to the calling process's job if it is a job's. */
+static __always_inline void
+count_net(int dir, const void *sk, int family, int protocol, int ret,
+	  int flags)
+{
+	struct ceems_bpf_job_counters *c;
+	__u32 slot;
+
+	if (ret <= 0 || (dir == CEEMS_NET_IN && (flags & 2 /* MSG_PEEK */)))
+		return;
+	c = current_counters(&slot);
+	if (c == NULL)
+		return;
+	count_net_to(c, slot, dir, sk, family, protocol, ret);
 }
 
 static __always_inline void
@@ -439,12 +451,23 @@ IO_FEXIT(copy_file_range, IO_SPLICE)
 static __always_inline void
 count_net_sock(int dir, struct socket *sock, int ret, int flags)
 {
-	struct sock *sk = BPF_CORE_READ(sock, sk);
+	struct ceems_bpf_job_counters *c;
+	struct sock *sk;
+	__u32 slot;
 
+	/* Whether the process is a job's first: every IP send and receive
+	 * of the node comes here, and most are not a job's; the three
+	 * kernel reads are for those that are. */
+	if (ret <= 0 || (dir == CEEMS_NET_IN && (flags & 2 /* MSG_PEEK */)))
+		return;
+	c = current_counters(&slot);
+	if (c == NULL)
+		return;
+	sk = BPF_CORE_READ(sock, sk);
 	if (sk == NULL)
 		return;
-	count_net(dir, sk, BPF_CORE_READ(sk, __sk_common.skc_family),
-		  BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol), ret, flags);
+	count_net_to(c, slot, dir, sk, BPF_CORE_READ(sk, __sk_common.skc_family),
+		     BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol), ret);
 }
 
 /* Network: fexit on inet_sendmsg, inet6_sendmsg, inet_recvmsg and
