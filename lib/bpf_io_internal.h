@@ -50,6 +50,9 @@ size_t bpf_io_gather_stale_pids(struct ceems_bpf_io *io, uint32_t *keys,
 void bpf_io_delete_stale_pids(struct ceems_bpf_io *io, const uint32_t *keys,
 			      size_t n);
 
+/* Whether program NAME's hook is refused a type without it (the tests). */
+bool bpf_io_prog_required(const char *name);
+
 enum bpf_io_load_mode {
 	BPF_IO_LOAD_FULL,	/* the maps at their sizes, attached */
 	BPF_IO_LOAD_TRIAL,	/* maps of one entry: does the kernel accept */

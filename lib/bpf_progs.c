@@ -91,19 +91,22 @@ static const struct bpf_prog_desc {
 	{ "io_exit_sendfile64", IO, T, "syscalls", "sys_exit_sendfile64", false },
 	{ "io_exit_splice", IO, T, "syscalls", "sys_exit_splice", false },
 	{ "io_exit_copy_file_range", IO, T, "syscalls", "sys_exit_copy_file_range", false },
-	/* IPv6 may be a module, not loaded, or off: optional. */
+	/* IPv6 required too: without its programs the jobs' IPv6 bytes
+	 * would read 0, not unknown.  Where IPv6 is a module not loaded,
+	 * or off, these types are not offered and the network takes the
+	 * socket tracepoints (Linux 6.3 and later), else is not measured. */
 	{ "net_fexit_send4", NET, F, NULL, "inet_sendmsg", true },
 	{ "net_fexit_recv4", NET, F, NULL, "inet_recvmsg", true },
-	{ "net_fexit_send6", NET, F, NULL, "inet6_sendmsg", false },
-	{ "net_fexit_recv6", NET, F, NULL, "inet6_recvmsg", false },
+	{ "net_fexit_send6", NET, F, NULL, "inet6_sendmsg", true },
+	{ "net_fexit_recv6", NET, F, NULL, "inet6_recvmsg", true },
 	{ "net_kp_send4", NET, K, NULL, "inet_sendmsg", true },
 	{ "net_krp_send4", NET, K, NULL, "inet_sendmsg", true },
 	{ "net_kp_recv4", NET, K, NULL, "inet_recvmsg", true },
 	{ "net_krp_recv4", NET, K, NULL, "inet_recvmsg", true },
-	{ "net_kp_send6", NET, K, NULL, "inet6_sendmsg", false },
-	{ "net_krp_send6", NET, K, NULL, "inet6_sendmsg", false },
-	{ "net_kp_recv6", NET, K, NULL, "inet6_recvmsg", false },
-	{ "net_krp_recv6", NET, K, NULL, "inet6_recvmsg", false },
+	{ "net_kp_send6", NET, K, NULL, "inet6_sendmsg", true },
+	{ "net_krp_send6", NET, K, NULL, "inet6_sendmsg", true },
+	{ "net_kp_recv6", NET, K, NULL, "inet6_recvmsg", true },
+	{ "net_krp_recv6", NET, K, NULL, "inet6_recvmsg", true },
 	{ "net_send_btf", NET, B, "sock", "sock_send_length", true },
 	{ "net_recv_btf", NET, B, "sock", "sock_recv_length", true },
 	{ "net_send_tp", NET, T, "sock", "sock_send_length", true },
@@ -450,6 +453,14 @@ prog_desc(const char *name)
 		if (strcmp(progs[i].name, name) == 0)
 			return &progs[i];
 	return NULL;
+}
+
+bool
+bpf_io_prog_required(const char *name)
+{
+	const struct bpf_prog_desc *p = prog_desc(name);
+
+	return p != NULL && p->required;
 }
 
 int

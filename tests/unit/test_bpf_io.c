@@ -306,6 +306,23 @@ test_choose(void)
 	is_int(ceems_bpf_choose(&offer, true, K, a), 0,
 	       "forced kprobe refused for the network alone: nothing");
 
+#ifdef HAVE_BPF
+	{
+		/* Unknown is not zero: a network type whose IPv6 programs do
+		 * not attach is refused, not taken with IPv6 reading 0. */
+		static const char *const v6[] = {
+			"net_fexit_send6", "net_fexit_recv6", "net_kp_send6",
+			"net_krp_send6", "net_kp_recv6", "net_krp_recv6",
+		};
+		int optional = 0;
+
+		for (size_t i = 0; i < sizeof(v6) / sizeof(v6[0]); i++)
+			optional += !bpf_io_prog_required(v6[i]);
+		is_int(optional, 0, "network by fentry or kprobe: the IPv6 programs required");
+		ok(bpf_io_prog_required("net_fexit_send4") &&
+		   !bpf_io_prog_required("no_such_program"), "required: by name");
+	}
+#endif
 	is_int(ceems_bpf_force_from_word("auto"), (int)NONE, "auto: nothing forced");
 	is_int(ceems_bpf_force_from_word("fentry"), (int)F, "fentry");
 	is_int(ceems_bpf_force_from_word("kprobe"), (int)K, "kprobe");
