@@ -104,13 +104,20 @@ struct {
 
 /* The kprobe network variant: a job's send or receive in flight, from
  * the function's entry (its arguments) to its return (its result), by
- * thread.  LRU: a return the kernel missed does not leak an entry. */
+ * thread.  LRU: a return the kernel missed does not leak an entry.  The
+ * entry names its function (NET_CALL_*): after a missed return, a
+ * return of another function does not take the stale entry's socket
+ * and flags. */
 struct net_call {
 	__u64 sk;
 	__s32 family;
 	__s32 protocol;
 	__s32 flags;
-	__s32 pad;
+	__s32 fn;
+};
+
+enum {
+	NET_CALL_SEND4 = 1, NET_CALL_SEND6, NET_CALL_RECV4, NET_CALL_RECV6,
 };
 
 struct {
@@ -541,7 +548,7 @@ IO_KRETSYSCALL(copy_file_range, IO_SPLICE)
 /* Network: the socket operations as the fexit variant, the arguments
  * kept from the entry (a job's calls only) for the return. */
 static __always_inline void
-net_enter(struct socket *sock, int flags)
+net_enter(struct socket *sock, int flags, int fn)
 {
 	__u64 key = bpf_get_current_pid_tgid();
 	struct net_call call = { 0 };
@@ -556,11 +563,12 @@ net_enter(struct socket *sock, int flags)
 	call.family = BPF_CORE_READ(sk, __sk_common.skc_family);
 	call.protocol = BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol);
 	call.flags = flags;
+	call.fn = fn;
 	bpf_map_update_elem(&net_calls, &key, &call, BPF_ANY);
 }
 
 static __always_inline void
-net_leave(int dir, int ret)
+net_leave(int dir, int ret, int fn)
 {
 	__u64 key = bpf_get_current_pid_tgid();
 	struct net_call *call = bpf_map_lookup_elem(&net_calls, &key), copy;
@@ -569,6 +577,10 @@ net_leave(int dir, int ret)
 		return;
 	copy = *call;
 	bpf_map_delete_elem(&net_calls, &key);
+	/* Another function's entry, left by a missed return: not this
+	 * call's socket nor flags. */
+	if (copy.fn != fn)
+		return;
 	count_net(dir, (const void *)(unsigned long)copy.sk, copy.family,
 		  copy.protocol, ret, copy.flags);
 }
@@ -576,14 +588,14 @@ net_leave(int dir, int ret)
 SEC("kprobe/inet_sendmsg")
 int BPF_KPROBE(net_kp_send4, struct socket *sock)
 {
-	net_enter(sock, 0);
+	net_enter(sock, 0, NET_CALL_SEND4);
 	return 0;
 }
 
 SEC("kprobe/inet6_sendmsg")
 int BPF_KPROBE(net_kp_send6, struct socket *sock)
 {
-	net_enter(sock, 0);
+	net_enter(sock, 0, NET_CALL_SEND6);
 	return 0;
 }
 
@@ -591,7 +603,7 @@ SEC("kprobe/inet_recvmsg")
 int BPF_KPROBE(net_kp_recv4, struct socket *sock, struct msghdr *msg,
 	       size_t size, int flags)
 {
-	net_enter(sock, flags);
+	net_enter(sock, flags, NET_CALL_RECV4);
 	return 0;
 }
 
@@ -599,35 +611,35 @@ SEC("kprobe/inet6_recvmsg")
 int BPF_KPROBE(net_kp_recv6, struct socket *sock, struct msghdr *msg,
 	       size_t size, int flags)
 {
-	net_enter(sock, flags);
+	net_enter(sock, flags, NET_CALL_RECV6);
 	return 0;
 }
 
 SEC("kretprobe/inet_sendmsg")
 int BPF_KRETPROBE(net_krp_send4, int ret)
 {
-	net_leave(CEEMS_NET_OUT, ret);
+	net_leave(CEEMS_NET_OUT, ret, NET_CALL_SEND4);
 	return 0;
 }
 
 SEC("kretprobe/inet6_sendmsg")
 int BPF_KRETPROBE(net_krp_send6, int ret)
 {
-	net_leave(CEEMS_NET_OUT, ret);
+	net_leave(CEEMS_NET_OUT, ret, NET_CALL_SEND6);
 	return 0;
 }
 
 SEC("kretprobe/inet_recvmsg")
 int BPF_KRETPROBE(net_krp_recv4, int ret)
 {
-	net_leave(CEEMS_NET_IN, ret);
+	net_leave(CEEMS_NET_IN, ret, NET_CALL_RECV4);
 	return 0;
 }
 
 SEC("kretprobe/inet6_recvmsg")
 int BPF_KRETPROBE(net_krp_recv6, int ret)
 {
-	net_leave(CEEMS_NET_IN, ret);
+	net_leave(CEEMS_NET_IN, ret, NET_CALL_RECV6);
 	return 0;
 }
 
