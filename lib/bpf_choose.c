@@ -109,14 +109,21 @@ ceems_bpf_choose(const struct ceems_bpf_offer *offer, bool by_pid,
 		/* On cgroup v2 the process hooks are not needed. */
 		if (h == CEEMS_BPF_HOOK_PROC && !by_pid)
 			continue;
-		if (force != CEEMS_BPF_ATTACH_NONE &&
-		    hook_has((enum ceems_bpf_hook)h, force) && out[h] != force)
+		if (force == CEEMS_BPF_ATTACH_NONE ||
+		    !hook_has((enum ceems_bpf_hook)h, force) || out[h] == force)
+			continue;
+		/* A forced type missing for a hook the figures can do
+		 * without (the network's events came with Linux 6.3, for
+		 * instance) leaves that hook out: its figures are absent. */
+		if (h == CEEMS_BPF_HOOK_NET || h == CEEMS_BPF_HOOK_RETRANS)
+			out[h] = CEEMS_BPF_ATTACH_NONE;
+		else
 			refused = true;
 	}
 	/* Without IO nothing is worth loading; without following forks a
 	 * cgroup v1 job's processes cannot be told from the node's; a
-	 * forced type the kernel refuses is an error, not a quiet
-	 * other type. */
+	 * forced type the kernel refuses for either is an error, not a
+	 * quiet other type. */
 	if (refused || out[CEEMS_BPF_HOOK_IO] == CEEMS_BPF_ATTACH_NONE ||
 	    (by_pid && out[CEEMS_BPF_HOOK_PROC] == CEEMS_BPF_ATTACH_NONE)) {
 		for (int h = 0; h < CEEMS_BPF_NHOOKS; h++)

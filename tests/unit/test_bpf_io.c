@@ -196,8 +196,9 @@ first_offered(const enum ceems_bpf_attach *list, int n, unsigned mask)
 
 /* Every combination of types accepted, for every hook at once, in
  * every mode: what choose picks is each hook's first candidate the
- * kernel accepts, and a refused required hook or forced type gives
- * nothing. */
+ * kernel accepts; a refused required hook, or a forced type refused for
+ * one, gives nothing; a forced type missing for the network or the
+ * retransmissions leaves that hook out. */
 static void
 test_choose_all(void)
 {
@@ -221,8 +222,12 @@ test_choose_all(void)
 					int c = ceems_bpf_candidates((enum ceems_bpf_hook)h, force, list);
 
 					want[h] = first_offered(list, c, mask & ~1u);
-					if (force != NONE && c == 1 && list[0] == force &&
-					    want[h] != (int)force && (by_pid || h != CEEMS_BPF_HOOK_PROC))
+					if (force == NONE || c != 1 || list[0] != force ||
+					    want[h] == (int)force || (!by_pid && h == CEEMS_BPF_HOOK_PROC))
+						continue;
+					if (h == CEEMS_BPF_HOOK_NET || h == CEEMS_BPF_HOOK_RETRANS)
+						want[h] = NONE;
+					else
 						none = true;
 				}
 				if (!by_pid)
@@ -303,8 +308,14 @@ test_choose(void)
 	ok(a[CEEMS_BPF_HOOK_IO] == K && a[CEEMS_BPF_HOOK_NET] == K &&
 	   a[CEEMS_BPF_HOOK_PROC] == B, "forced kprobe: IO and network by kprobe");
 	offer.offered[CEEMS_BPF_HOOK_NET][K] = false;
+	is_int(ceems_bpf_choose(&offer, true, K, a), 3,
+	       "forced kprobe the kernel lacks for the network alone: three hooks");
+	ok(a[CEEMS_BPF_HOOK_IO] == K && a[CEEMS_BPF_HOOK_NET] == NONE &&
+	   a[CEEMS_BPF_HOOK_PROC] == B,
+	   "forced kprobe lacking for the network: IO by kprobe, the network absent");
+	offer.offered[CEEMS_BPF_HOOK_IO][K] = false;
 	is_int(ceems_bpf_choose(&offer, true, K, a), 0,
-	       "forced kprobe refused for the network alone: nothing");
+	       "forced kprobe the kernel lacks for IO: nothing");
 
 #ifdef HAVE_BPF
 	{
