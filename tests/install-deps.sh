@@ -2,7 +2,8 @@
 # install-deps.sh - install the Debian 12 packages that ceems needs to build
 # and to run its tests and demo (real Slurm, PostgreSQL, munge, bats).
 # Idempotent and non-interactive: it only calls apt-get when something is
-# missing.  Run as root.
+# missing.  Run as root.  qemu-system-x86 and busybox-static run the eBPF
+# tests in a virtual machine on Debian's own kernel (tests/vm/README).
 set -eu
 
 BUILD_PACKAGES="autoconf automake libtool pkg-config make gcc clang llvm
@@ -13,7 +14,7 @@ PACKAGING_PACKAGES="debhelper lintian"
 TEST_PACKAGES="slurmctld slurmd slurm-client munge postgresql-15
 	postgresql-client-15 bats iproute2 procps util-linux valgrind jq
 	python3 time openipmi libopenipmi-dev
-	linux-perf"
+	linux-perf qemu-system-x86 busybox-static"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "install-deps.sh: run as root (it installs Debian packages)" >&2

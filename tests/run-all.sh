@@ -83,6 +83,17 @@ note "installing dependencies"
 
 mkdir -p "$build_root/logs"
 touch "$build_root/logs/.start"
+
+# The kernel the eBPF tests boot in a virtual machine (tests/vm/README),
+# fetched once from the Debian archive for every build's `make check`;
+# stale package lists are refreshed once.
+export CEEMS_VM_CACHE="$build_root/vm-cache"
+note "fetching the virtual machine's kernel"
+if ! "$top/tests/vm/run-vm.sh" -c "$CEEMS_VM_CACHE" -k; then
+	apt-get update -qq
+	"$top/tests/vm/run-vm.sh" -c "$CEEMS_VM_CACHE" -k ||
+		echo "run-all.sh: no kernel for the virtual machine: tests/vm/bpf-vm.sh will skip"
+fi
 note "autoreconf"
 ( cd "$top" && autoreconf -fi ) >"$build_root/logs/autoreconf.log" 2>&1 || {
 	tail -n 30 "$build_root/logs/autoreconf.log"
