@@ -22,5 +22,5 @@ cmd='uname -r; grep -m1 "model name" /proc/cpuinfo'
 for t in $types; do
 	cmd="$cmd; bench_syscall $t $ops $rounds"
 done
-exec sh "$top_srcdir/tests/vm/run-vm.sh" -c "${CEEMS_VM_CACHE:-vm-cache}" -t 590 \
+exec sh "$top_srcdir/tests/vm/run-vm.sh" -c "${CEEMS_VM_CACHE:-vm-cache}" -i -t 590 \
 	-f "$bench" -- sh -c "$cmd"

@@ -14,8 +14,13 @@
 # on the guest's second serial port, its exit status on the first (the
 # console), and becomes this script's.
 #
-#   run-vm.sh [-c CACHE] [-f FILE]... [-m MIB] [-t SECONDS] -- COMMAND [ARG]...
+#   run-vm.sh [-c CACHE] [-f FILE]... [-i] [-m MIB] [-t SECONDS] -- COMMAND [ARG]...
 #   run-vm.sh [-c CACHE] -k      fetch the kernel only, print its path
+#
+# -i: under TCG, the guest's clock counts instructions (qemu -icount
+# shift=0: one nanosecond per instruction executed), so that timings
+# compare code paths whatever the host's load; one CPU then.  No effect
+# under KVM.
 #
 # Exit status: the command's; 77 when the machine cannot be made here
 # (no qemu, no busybox-static, no kernel to fetch), with the reason on
@@ -32,6 +37,7 @@ mem=1024
 limit=600
 files=
 fetch_only=no
+icount=no
 
 cannot() {
 	echo "run-vm.sh: cannot run the virtual machine: $*" >&2
@@ -39,16 +45,17 @@ cannot() {
 }
 
 usage() {
-	echo "usage: run-vm.sh [-c CACHE] [-f FILE]... [-m MIB] [-t SECONDS] -- COMMAND [ARG]..." >&2
+	echo "usage: run-vm.sh [-c CACHE] [-f FILE]... [-i] [-m MIB] [-t SECONDS] -- COMMAND [ARG]..." >&2
 	echo "       run-vm.sh [-c CACHE] -k" >&2
 	exit 2
 }
 
-while getopts c:f:km:t: opt; do
+while getopts c:f:ikm:t: opt; do
 	case $opt in
 	c) cache=$OPTARG ;;
 	f) files="$files
 $OPTARG" ;;
+	i) icount=yes ;;
 	k) fetch_only=yes ;;
 	m) mem=$OPTARG ;;
 	t) limit=$OPTARG ;;
@@ -196,12 +203,22 @@ qemu_pid=
 trap 'rm -rf "$work"' EXIT
 trap '[ -n "$qemu_pid" ] && kill "$qemu_pid" 2>/dev/null; exit 99' HUP INT TERM
 boot() {
-	echo "run-vm.sh: booting $(basename "$kernel") under $accel" >&2
+	clock=
+	cpus=2
+	if [ "$icount" = yes ] && [ "$accel" = tcg ]; then
+		# One CPU: with two, the guest hangs under -icount.
+		clock="-icount shift=0,sleep=off"
+		cpus=1
+		echo "run-vm.sh: booting $(basename "$kernel") under tcg, time counting instructions" >&2
+	else
+		echo "run-vm.sh: booting $(basename "$kernel") under $accel" >&2
+	fi
 	: > "$work/console"
 	: > "$work/output"
 	: > "$work/qemu.err"
-	qemu-system-x86_64 -accel "$accel" -cpu "$cpu" \
-		-m "$mem" -smp 2 -nodefaults -no-user-config -display none -no-reboot \
+	# shellcheck disable=SC2086 # CLOCK is two words or none
+	qemu-system-x86_64 -accel "$accel" -cpu "$cpu" $clock \
+		-m "$mem" -smp "$cpus" -nodefaults -no-user-config -display none -no-reboot \
 		-kernel "$kernel" -initrd "$work/initrd" \
 		-append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init" \
 		-serial "file:$work/console" -serial "file:$work/output" \
