@@ -3,8 +3,8 @@
 # tests/bench/bench_syscall run inside the virtual machine of
 # tests/vm/run-vm.sh, once per attach type, figures in doc/performance.md.
 # The host's kernel is not touched.  Under TCG (no usable KVM) the guest's
-# time tracks the instructions emulated, not a real CPU's: the ratios
-# compare instruction paths, not hardware costs.
+# clock counts instructions (run-vm.sh -i): the ratios compare instruction
+# paths, not hardware costs, and do not depend on the host's load.
 #
 # Usage (from the build directory): run-vm.sh [OPS] [ROUNDS]
 # Environment: BENCH_VM_TYPES (the attach types, "auto tracepoint" unless
