@@ -7,13 +7,13 @@
 # paths, not hardware costs, and do not depend on the host's load.
 #
 # Usage (from the build directory): run-vm.sh [OPS] [ROUNDS]
-# Environment: BENCH_VM_TYPES (the attach types, "auto tracepoint" unless
-# told), CEEMS_VM_CACHE, CEEMS_VM_ACCEL (tests/vm/run-vm.sh).
+# Environment: BENCH_VM_TYPES (the attach types, "auto fentry kprobe btf tracepoint"
+# unless told), CEEMS_VM_CACHE, CEEMS_VM_ACCEL (tests/vm/run-vm.sh).
 set -u
 
 ops=${1:-5000}
 rounds=${2:-5}
-types=${BENCH_VM_TYPES:-auto tracepoint}
+types=${BENCH_VM_TYPES:-auto fentry kprobe btf tracepoint}
 top_srcdir=$(cd "$(dirname "$0")/../.." && pwd)
 bench=tests/bench/bench_syscall
 

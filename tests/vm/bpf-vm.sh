@@ -8,7 +8,9 @@
 # skips only when the machine cannot be made here (no qemu, no static
 # busybox, no kernel package to fetch and none cached), or when the
 # build has no eBPF, and says why.  The kernel package is cached in
-# CEEMS_VM_CACHE (the build directory's vm-cache unless told).
+# CEEMS_VM_CACHE (the build directory's vm-cache unless told).  Under TCG
+# the guest's clock counts instructions (run-vm.sh -i), so that the
+# timings test_bpf_io checks do not depend on the host's load.
 set -u
 
 src=${CEEMS_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -16,10 +18,11 @@ build=${CEEMS_TOP_BUILDDIR:-.}
 cache=${CEEMS_VM_CACHE:-$build/vm-cache}
 vm=$src/tests/vm/run-vm.sh
 
-# The attach types to force in the guest, each with whether Debian 12's
-# kernel (6.1) offers its network hook: TYPE:net or TYPE:nonet.  The
-# sock_send_length tracepoints came with Linux 6.3.
-CASES="auto:net tracepoint:nonet"
+# The attach types to force in the guest (words of the ebpf key), each
+# with whether Debian 12's kernel (6.1) offers its network hook: TYPE:net
+# or TYPE:nonet.  The sock_send_length tracepoints came with Linux 6.3;
+# fentry and kprobes hook inet_sendmsg and its kin on any kernel.
+CASES="auto:net fentry:net kprobe:net btf:nonet tracepoint:nonet"
 
 skip_all() {
 	echo "1..0 # SKIP $*"
@@ -46,7 +49,7 @@ done
 
 out=$(mktemp "${TMPDIR:-/tmp}/bpf-vm.XXXXXX") || exit 99
 trap 'rm -f "$out"' EXIT
-sh "$vm" -c "$cache" -t 480 -f "$build/tests/unit/test_bpf_io" -f "$build/tests/vm/vm_io" \
+sh "$vm" -c "$cache" -i -t 480 -f "$build/tests/unit/test_bpf_io" -f "$build/tests/vm/vm_io" \
 	-- sh -c "$guest_cmd" > "$out" 2> "$out.err"
 rc=$?
 sed 's/^/# /' "$out.err"

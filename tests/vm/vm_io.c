@@ -5,9 +5,9 @@
  *
  *   vm_io TYPE net|nonet
  *
- * TYPE is auto or an attach type to force (attach_types below); the
- * programs must load with it, and when forced the IO hook must be
- * attached by it.  A
+ * TYPE is a word of the ebpf key (auto, fentry, kprobe, btf,
+ * tracepoint); the programs must load with it, and when forced the IO
+ * hook must be attached by it.  A
  * child tagged as a job writes 32 MiB to a file and reads them back,
  * then sends 8 MiB over TCP to this (untagged) process: its slot must
  * count each within 2%.  A second child doing no IO must count close to
@@ -38,26 +38,6 @@
 #define TOLERANCE 0.02
 /* What a process doing no IO may be charged: far below a file's worth. */
 #define IDLE_MAX 4096
-
-/* The attach types this build can force, and what forcing one means
- * for the IO hook (NONE: auto, the loader's choice). */
-static const struct attach_type {
-	const char *word;
-	bool no_btf;
-	enum ceems_bpf_attach io;
-} attach_types[] = {
-	{ "auto", false, CEEMS_BPF_ATTACH_NONE },
-	{ "tracepoint", true, CEEMS_BPF_ATTACH_TRACEPOINT },
-};
-
-static const struct attach_type *
-attach_type_named(const char *word)
-{
-	for (size_t i = 0; i < sizeof(attach_types) / sizeof(attach_types[0]); i++)
-		if (strcmp(attach_types[i].word, word) == 0)
-			return &attach_types[i];
-	return NULL;
-}
 
 static bool
 within(uint64_t got, uint64_t want)
@@ -221,29 +201,31 @@ check_idle_job(const char *type, struct ceems_bpf_io *bpf)
 int
 main(int argc, char **argv)
 {
-	const struct attach_type *t;
 	struct ceems_bpf_io *bpf;
 	enum ceems_bpf_attach io;
+	const char *type;
 	char why[256];
 	bool want_net;
+	int force;
 
-	t = argc == 3 ? attach_type_named(argv[1]) : NULL;
-	if (t == NULL || (strcmp(argv[2], "net") != 0 && strcmp(argv[2], "nonet") != 0)) {
-		fprintf(stderr, "usage: vm_io auto|tracepoint net|nonet\n");
+	force = argc == 3 ? ceems_bpf_force_from_word(argv[1]) : -1;
+	if (force < 0 || (strcmp(argv[2], "net") != 0 && strcmp(argv[2], "nonet") != 0)) {
+		fprintf(stderr, "usage: vm_io auto|fentry|kprobe|btf|tracepoint net|nonet\n");
 		return 2;
 	}
+	type = argv[1];
 	want_net = strcmp(argv[2], "net") == 0;
-	bpf = ceems_bpf_io_open(false, t->no_btf, 8, why, sizeof(why));
-	if (!ok(bpf != NULL, "%s: the kernel accepts the programs%s%s", t->word,
+	bpf = ceems_bpf_io_open(false, (enum ceems_bpf_attach)force, 8, why, sizeof(why));
+	if (!ok(bpf != NULL, "%s: the kernel accepts the programs%s%s", type,
 		bpf == NULL ? ": " : "", bpf == NULL ? why : ""))
 		return done_testing();
 	io = ceems_bpf_io_attach(bpf, CEEMS_BPF_HOOK_IO);
-	printf("# %s: io by %s, network by %s\n", t->word, ceems_bpf_attach_name(io),
+	printf("# %s: io by %s, network by %s\n", type, ceems_bpf_attach_name(io),
 	       ceems_bpf_attach_name(ceems_bpf_io_attach(bpf, CEEMS_BPF_HOOK_NET)));
-	if (t->io != CEEMS_BPF_ATTACH_NONE)
-		ok(io == t->io, "%s: forced, IO attached by it", t->word);
-	check_io_job(t->word, bpf, want_net);
-	check_idle_job(t->word, bpf);
+	if (force != CEEMS_BPF_ATTACH_NONE)
+		ok(io == (enum ceems_bpf_attach)force, "%s: forced, IO attached by it", type);
+	check_io_job(type, bpf, want_net);
+	check_idle_job(type, bpf);
 	ceems_bpf_io_close(bpf);
 	return done_testing();
 }
