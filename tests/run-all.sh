@@ -85,7 +85,7 @@ mkdir -p "$build_root/logs"
 touch "$build_root/logs/.start"
 
 # The kernel the eBPF tests boot in a virtual machine (tests/vm/README),
-# fetched once from the Debian archive for every build's `make check`;
+# fetched once from the Debian archive for the integration suites;
 # stale package lists are refreshed once.
 export CEEMS_VM_CACHE="$build_root/vm-cache"
 note "fetching the virtual machine's kernel"
