@@ -16,14 +16,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void
+static __attribute__((unused)) void
 tmptree_die(const char *what, const char *path)
 {
 	printf("Bail out! %s %s: %s\n", what, path, strerror(errno));
 	exit(1);
 }
 
-static void
+static __attribute__((unused)) void
 tmptree_copy(const char *from, const char *to)
 {
 	struct dirent *de;
@@ -67,7 +67,7 @@ tmptree_copy(const char *from, const char *to)
 
 /* Copy fixture directory FROM into a new temporary directory; its path
  * is returned in static storage. */
-static const char *
+static __attribute__((unused)) const char *
 tmptree_new(const char *from)
 {
 	static char root[PATH_MAX];
@@ -81,7 +81,7 @@ tmptree_new(const char *from)
 }
 
 /* Rewrite ROOT/REL with TEXT in place (truncate, same inode). */
-static void
+static __attribute__((unused)) void
 tmptree_write(const char *root, const char *rel, const char *text)
 {
 	char path[PATH_MAX];
@@ -96,7 +96,7 @@ tmptree_write(const char *root, const char *rel, const char *text)
 	close(fd);
 }
 
-static int
+static __attribute__((unused)) int
 tmptree_rm_one(const char *path, const struct stat *st, int flag,
 	       struct FTW *ftw)
 {
@@ -106,7 +106,7 @@ tmptree_rm_one(const char *path, const struct stat *st, int flag,
 	return remove(path);
 }
 
-static void
+static __attribute__((unused)) void
 tmptree_remove(const char *root)
 {
 	nftw(root, tmptree_rm_one, 16, FTW_DEPTH | FTW_PHYS);
