@@ -26,15 +26,7 @@
 #include <unistd.h>
 
 #include "agent_proto.h"
-
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+#include "clock.h"
 
 /* Wait for EVENTS on FD until DEADLINE (ms, CLOCK_MONOTONIC). */
 static int
@@ -42,7 +34,7 @@ wait_for(int fd, short events, int64_t deadline)
 {
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = events };
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - ceems_clock_monotonic_ms();
 		int n;
 
 		if (left <= 0)
@@ -137,7 +129,7 @@ is_busy_reply(const char *reply, int n)
 static bool
 pause_until(int want_ms, int64_t deadline)
 {
-	int64_t left = deadline - now_ms();
+	int64_t left = deadline - ceems_clock_monotonic_ms();
 
 	if (left <= 0)
 		return false;
@@ -155,7 +147,7 @@ ceems_agent_call_buf(const char *socket_path, const void *request,
 		     size_t reply_size)
 {
 	struct sockaddr_un addr;
-	int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	int64_t deadline = ceems_clock_monotonic_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	int pause_ms = RETRY_FIRST_MS;
 	bool busy = false;
 	int r;

@@ -24,6 +24,7 @@
 #include "bmc_ipmi.h"
 #include "energy.h"
 #include "log.h"
+#include "clock.h"
 
 #define BACKOFF_MAX_READS 30
 #define BACKOFF_MAX_NS 300000000000ULL
@@ -54,15 +55,6 @@ struct bmc_priv {
 	bool stale_warned;
 	char chosen[160];
 };
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static const char *
 where(const struct bmc_priv *p)
@@ -195,7 +187,7 @@ read_once(struct bmc_priv *p, struct bmc_link **link)
 		queue_log(p, CEEMS_LOG_INFO, "BMC (%s): node power from %s",
 			  where(p), chosen);
 	}
-	answered(p, &r, mono_ns());
+	answered(p, &r, ceems_clock_monotonic_ns());
 }
 
 /* The wait before the next try: the interval, doubled per failure. */
@@ -224,11 +216,11 @@ bmc_thread(void *arg)
 
 	for (;;) {
 		read_once(p, &link);
-		deadline = mono_ns() + next_wait_ns(p);
+		deadline = ceems_clock_monotonic_ns() + next_wait_ns(p);
 		until.tv_sec = (time_t)(deadline / 1000000000ULL);
 		until.tv_nsec = (long)(deadline % 1000000000ULL);
 		pthread_mutex_lock(&p->mu);
-		while (!p->stop && mono_ns() < deadline)
+		while (!p->stop && ceems_clock_monotonic_ns() < deadline)
 			pthread_cond_timedwait(&p->wake, &p->mu, &until);
 		if (p->stop) {
 			pthread_mutex_unlock(&p->mu);

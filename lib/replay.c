@@ -20,6 +20,7 @@
 #include "replay.h"
 #include "spool.h"
 #include "storage.h"
+#include "clock.h"
 
 /* A batch: "[rec,rec,...]", where each record is in it and the names
  * of their files (copies: a batch sent at the end of one run is still in
@@ -132,15 +133,6 @@ ceems_replay_free(struct ceems_replay *rp)
 	batch_free(&rp->batches[1]);
 	free(rp->removed);
 	free(rp);
-}
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static void
@@ -402,7 +394,7 @@ ceems_replay_run(struct ceems_replay *rp, struct ceems_replay_stats *stats)
 	const char *dir = rp->config->spool_dir;
 	struct ceems_replay_stats local, *st = stats != NULL ? stats : &local;
 	struct ceems_spool_list list;
-	uint64_t start = mono_ns();
+	uint64_t start = ceems_clock_monotonic_ns();
 	char err[512], what[700];
 	const struct replay_batch *carried = rp->sent;
 	unsigned next_in_flight = 0;
@@ -429,7 +421,7 @@ ceems_replay_run(struct ceems_replay *rp, struct ceems_replay_stats *stats)
 	for (i = 0; i < list.count; i++) {
 		size_t len;
 
-		if (i >= l->max_records || mono_ns() - start >= l->budget_ns)
+		if (i >= l->max_records || ceems_clock_monotonic_ns() - start >= l->budget_ns)
 			break;
 		if (in_flight(rp, carried, list.names[i], &next_in_flight))
 			continue;	/* sent by the previous run */

@@ -22,6 +22,7 @@
 #include "log.h"
 #include "spool.h"
 #include "storage.h"
+#include "clock.h"
 
 /* A record's time series (its "series" member: columns and rows,
  * lib/agent_series.h) in the form ceems.add_job_samples takes
@@ -95,15 +96,6 @@ struct ceems_db {
 	uint64_t deadline;		/* of the batch in flight, 0: none */
 };
 
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* libpq's messages span lines; ours are one line each. */
 static void
 say_pq(char *err, size_t err_size, const char *what, const char *message)
@@ -128,7 +120,7 @@ wait_fd(int fd, short events, uint64_t deadline)
 {
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = events };
-		uint64_t now = mono_ns();
+		uint64_t now = ceems_clock_monotonic_ns();
 		int n;
 
 		if (fd < 0)
@@ -325,7 +317,7 @@ db_connect_until(const struct ceems_config *config, uint64_t deadline,
 	 * commit must be durable before the spool forgets the record: with
 	 * synchronous_commit off, the server could lose a commit it has
 	 * confirmed ("local" and stronger settings are kept). */
-	now = mono_ns();
+	now = ceems_clock_monotonic_ns();
 	stmt_ms = now < deadline ? (deadline - now) / 1000000u * 9 / 10 : 1;
 	snprintf(set, sizeof(set), "SET statement_timeout = %llu; "
 		 "SELECT set_config('synchronous_commit', 'on', false) "
@@ -344,7 +336,7 @@ int
 ceems_db_connect(const struct ceems_config *config, struct ceems_db **db,
 		 char *err, size_t err_size)
 {
-	return db_connect_until(config, mono_ns() + config->database_timeout_ns,
+	return db_connect_until(config, ceems_clock_monotonic_ns() + config->database_timeout_ns,
 				db, err, err_size);
 }
 
@@ -352,7 +344,7 @@ int
 ceems_db_upsert(struct ceems_db *db, const char *json, char *err,
 		size_t err_size)
 {
-	return db_exec(db, UPSERT_SQL, json, mono_ns() + db->timeout_ns, err,
+	return db_exec(db, UPSERT_SQL, json, ceems_clock_monotonic_ns() + db->timeout_ns, err,
 		       err_size);
 }
 
@@ -369,7 +361,7 @@ int
 ceems_db_upsert_batch_send(struct ceems_db *db, const char *json_array,
 			   char *err, size_t err_size)
 {
-	uint64_t deadline = mono_ns() + db->timeout_ns;
+	uint64_t deadline = ceems_clock_monotonic_ns() + db->timeout_ns;
 	int r;
 
 	if (db->deadline != 0) {
@@ -409,7 +401,7 @@ static int
 store_in_database(const struct ceems_config *config, const char *json,
 		  char *err, size_t err_size)
 {
-	uint64_t deadline = mono_ns() + config->database_timeout_ns;
+	uint64_t deadline = ceems_clock_monotonic_ns() + config->database_timeout_ns;
 	struct ceems_db *db;
 	int r;
 

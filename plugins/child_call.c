@@ -37,15 +37,7 @@
 #include <unistd.h>
 
 #include "child_call.h"
-
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+#include "clock.h"
 
 static void
 write_all(int fd, const void *buf, size_t size)
@@ -111,7 +103,7 @@ read_until(int fd, char *buf, size_t size, int64_t deadline, bool *eof)
 	*eof = false;
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - ceems_clock_monotonic_ms();
 		char sink[256];
 		ssize_t n;
 
@@ -145,7 +137,7 @@ ceems_child_call_finish(struct ceems_child_call *c, void *answer,
 		return -ECHILD;
 	buf = malloc(size);
 	if (buf != NULL)
-		got = read_until(c->fd, buf, size, now_ms() + wait_ms, &eof);
+		got = read_until(c->fd, buf, size, ceems_clock_monotonic_ms() + wait_ms, &eof);
 	/* Alive while the pipe is open: its pid is still its own. */
 	if (!eof)
 		kill(c->pid, SIGKILL);

@@ -39,6 +39,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "replay.h"
+#include "clock.h"
 
 /* A process that dies is started again after RESPAWN_MIN_NS, doubled up
  * to RESPAWN_MAX_NS while they keep dying within RESPAWN_STABLE_NS. */
@@ -80,15 +81,6 @@ struct exec_plan {
 };
 
 static char arg0[] = "ceems-agent", arg_replay[] = "--replay";
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* The configuration's text in a memfd sealed against any change. */
 static int
@@ -265,7 +257,7 @@ agent_replay_spawn(struct agent_replay *rp, uint64_t first_delay_ns)
 	close(p[1]);
 	rp->pid = pid;
 	rp->fd = p[0];
-	rp->started_ns = mono_ns();
+	rp->started_ns = ceems_clock_monotonic_ns();
 	ceems_debug("replay of the spool in process %d", (int)pid);
 	return rp->fd;
 }
@@ -316,7 +308,7 @@ agent_replay_on_event(struct agent_replay *rp)
 	/* End of file (the process writes nothing): it has ended.  It is
 	 * past its exit's file closing, so waiting for it is short. */
 	collect(rp, 1000);
-	if (mono_ns() - rp->started_ns >= RESPAWN_STABLE_NS || rp->respawn_ns == 0)
+	if (ceems_clock_monotonic_ns() - rp->started_ns >= RESPAWN_STABLE_NS || rp->respawn_ns == 0)
 		rp->respawn_ns = RESPAWN_MIN_NS;
 	else if (rp->respawn_ns < RESPAWN_MAX_NS / 2)
 		rp->respawn_ns *= 2;

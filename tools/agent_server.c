@@ -48,6 +48,7 @@
 #include "agent_replay.h"
 #include "job_note.h"
 #include "storage.h"
+#include "clock.h"
 
 enum watch_kind { W_LISTEN, W_CLIENT, W_TICK, W_SAMPLE, W_CHECKPOINT, W_SIGNAL,
 		  W_REPLAY, W_REPLAY_CHILD };
@@ -96,15 +97,6 @@ struct server {
 /* Requests and replies go through one buffer each: one thread. */
 static char inbuf[CEEMS_AGENT_MSG_MAX + 1];
 static char outbuf[CEEMS_AGENT_MSG_MAX + 1];
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* ------------------------------------------------------------------ */
 /* Timers and signals                                                  */
@@ -223,7 +215,7 @@ take_notes(struct server *s, uint64_t now)
 static void
 end_tick(struct server *s)
 {
-	uint64_t now = now_ns();
+	uint64_t now = ceems_clock_monotonic_ns();
 
 	ceems_agent_tick_end(s->agent, now);
 	agent_totals_add(&s->totals, ceems_agent_last_tick(s->agent), now);
@@ -245,10 +237,10 @@ end_tick(struct server *s)
 static void
 tick_part(struct server *s)
 {
-	uint64_t until = now_ns() + TICK_PART_NS;
+	uint64_t until = ceems_clock_monotonic_ns() + TICK_PART_NS;
 
 	while (!ceems_agent_tick_read(s->agent, CEEMS_AGENT_TICK_PART_JOBS))
-		if (now_ns() >= until)
+		if (ceems_clock_monotonic_ns() >= until)
 			return;
 	end_tick(s);
 }
@@ -261,7 +253,7 @@ on_tick(struct server *s)
 	 * whole interval): that one takes the time since. */
 	if (ceems_agent_tick_open(s->agent))
 		return;
-	ceems_agent_tick_begin(s->agent, now_ns());
+	ceems_agent_tick_begin(s->agent, ceems_clock_monotonic_ns());
 	tick_part(s);
 }
 
@@ -407,7 +399,7 @@ send_reply(struct server *s, struct client *c, int len)
 			return -1;
 	}
 	if (send(c->w.fd, outbuf, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
-		if (may_log(s, now_ns()))
+		if (may_log(s, ceems_clock_monotonic_ns()))
 			ceems_warning("client uid %u pid %d: cannot send the reply (%s): "
 				      "dropped", (unsigned)c->uid, (int)c->pid,
 				      strerror(errno));
@@ -433,7 +425,7 @@ refuse(struct server *s, struct client *c, int code, const char *fmt, ...)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = '?';
 	s->refusals++;
-	if (may_log(s, now_ns()))
+	if (may_log(s, ceems_clock_monotonic_ns()))
 		ceems_warning("refused a request from uid %u pid %d: %s",
 			      (unsigned)c->uid, (int)c->pid, why);
 	send_reply(s, c, ceems_agent_reply_error(code, why, outbuf, sizeof(outbuf)));
@@ -444,7 +436,7 @@ status_reply(struct server *s)
 {
 	struct agent_status_in in = {
 		.config = s->config, .agent = s->agent, .totals = &s->totals,
-		.uptime_ns = now_ns() - s->started_ns, .clients = s->nclients,
+		.uptime_ns = ceems_clock_monotonic_ns() - s->started_ns, .clients = s->nclients,
 		.requests = s->requests, .refusals = s->refusals,
 		.clients_refused = s->admit.refused_total,
 	};
@@ -553,7 +545,7 @@ handle_request(struct server *s, struct client *c, size_t len)
 		return;
 	}
 
-	now = now_ns();
+	now = ceems_clock_monotonic_ns();
 	if (req.op == CEEMS_AGENT_OP_REGISTER) {
 		r = ceems_agent_register(s->agent, &req.spec, now);
 		if (r == -EEXIST) {
@@ -667,7 +659,7 @@ on_client(struct server *s, struct client *c, uint32_t events)
 			return;
 		}
 		if (c->uid == 0)
-			c->deadline_ns = now_ns() + AGENT_CLIENT_TIMEOUT_MS * UINT64_C(1000000);
+			c->deadline_ns = ceems_clock_monotonic_ns() + AGENT_CLIENT_TIMEOUT_MS * UINT64_C(1000000);
 		if ((size_t)n > CEEMS_AGENT_MSG_MAX) {
 			s->requests++;
 			refuse(s, c, -EMSGSIZE, "request of %zd bytes is larger than "
@@ -747,7 +739,7 @@ on_accept(struct server *s)
 		c->w.fd = fd;
 		c->uid = cred.uid;
 		c->pid = cred.pid;
-		c->deadline_ns = now_ns() + AGENT_CLIENT_TIMEOUT_MS * UINT64_C(1000000);
+		c->deadline_ns = ceems_clock_monotonic_ns() + AGENT_CLIENT_TIMEOUT_MS * UINT64_C(1000000);
 		ev.events = EPOLLIN;
 		ev.data.ptr = &c->w;
 		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
@@ -765,7 +757,7 @@ on_accept(struct server *s)
 static int
 expire_clients(struct server *s)
 {
-	uint64_t now = now_ns(), next = UINT64_MAX;
+	uint64_t now = ceems_clock_monotonic_ns(), next = UINT64_MAX;
 
 	for (unsigned i = 0; i < AGENT_MAX_CLIENTS && s->nclients > 0; i++) {
 		struct client *c = &s->clients[i];
@@ -795,7 +787,7 @@ setup(struct server *s, const char *config_text)
 {
 	char err[512];
 	sigset_t mask;
-	uint64_t now = now_ns();
+	uint64_t now = ceems_clock_monotonic_ns();
 	int r, fd;
 
 	s->started_ns = now;
@@ -823,7 +815,7 @@ setup(struct server *s, const char *config_text)
 	}
 	/* Restore before listening: a job that ends now must find its
 	 * state, not a fresh registration. */
-	r = ceems_agent_restore(s->agent, now_ns());
+	r = ceems_agent_restore(s->agent, ceems_clock_monotonic_ns());
 	if (r < 0)
 		ceems_warning("could not restore the jobs of the last checkpoint: %s",
 			      strerror(-r));
@@ -832,7 +824,7 @@ setup(struct server *s, const char *config_text)
 			   r == 1 ? "" : "s");
 	/* Notes left while the agent was away: jobs restored above get
 	 * their own record, the others one of their metadata alone. */
-	r = take_notes(s, now_ns());
+	r = take_notes(s, ceems_clock_monotonic_ns());
 	if (r > 0)
 		ceems_info("%d job note%s taken", r, r == 1 ? "" : "s");
 	if (open_timer(s, &s->tick, W_TICK, s->config->interval_ns) < 0 ||
@@ -875,7 +867,7 @@ teardown(struct server *s, bool clean)
 		if (s->clients[i].used)
 			drop_client(s, &s->clients[i]);
 	if (s->agent != NULL && clean)
-		checkpoint(s, now_ns());
+		checkpoint(s, ceems_clock_monotonic_ns());
 	if (s->listen.fd >= 0) {
 		agent_listen_remove(s->config->socket_path, &s->sock);
 		close(s->listen.fd);
@@ -907,7 +899,7 @@ agent_server_run(const struct ceems_config *config, const char *config_text)
 	s.epfd = -1;
 	s.listen.fd = s.tick.fd = s.sample.fd = s.checkpoint.fd = s.sig.fd = -1;
 	s.replay_timer.fd = s.replay_child.fd = -1;
-	s.log_window_ns = now_ns();
+	s.log_window_ns = ceems_clock_monotonic_ns();
 	agent_admit_init(&s.admit, s.log_window_ns);
 	if (setup(&s, config_text) < 0) {
 		teardown(&s, false);
@@ -920,7 +912,7 @@ agent_server_run(const struct ceems_config *config, const char *config_text)
 		if (ceems_agent_tick_open(s.agent))
 			timeout = 0;
 
-		agent_admit_log(&s.admit, now_ns());
+		agent_admit_log(&s.admit, ceems_clock_monotonic_ns());
 		int n = epoll_wait(s.epfd, events, 16, timeout);
 
 		if (n < 0) {
@@ -947,11 +939,11 @@ agent_server_run(const struct ceems_config *config, const char *config_text)
 				break;
 			case W_SAMPLE:
 				drain_timer(s.sample.fd);
-				ceems_agent_sample_sources(s.agent, now_ns());
+				ceems_agent_sample_sources(s.agent, ceems_clock_monotonic_ns());
 				break;
 			case W_CHECKPOINT:
 				drain_timer(s.checkpoint.fd);
-				checkpoint(&s, now_ns());
+				checkpoint(&s, ceems_clock_monotonic_ns());
 				break;
 			case W_SIGNAL:
 				on_signal(&s);

@@ -39,6 +39,7 @@
 #include "agent_launch.h"
 #include "agent_supervise.h"
 #include "log.h"
+#include "clock.h"
 
 /* Restart backoff: the first restart after a stable run waits
  * BACKOFF_MIN_S, each quick death after that doubles the wait up to
@@ -76,15 +77,6 @@ on_signal(int sig)
 		got_hup = 1;
 	else
 		got_term = 1;
-}
-
-static long long
-monotonic_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static struct timespec
@@ -209,7 +201,7 @@ start_agent(const struct agent_supervise_spec *spec)
 static void
 stop_agent(pid_t agent, const sigset_t *wait_mask)
 {
-	long long deadline = monotonic_ms() + STOP_TIMEOUT_S * 1000LL;
+	long long deadline = ceems_clock_monotonic_ms() + STOP_TIMEOUT_S * 1000LL;
 	bool killed = false;
 	char how[96];
 	int status;
@@ -219,7 +211,7 @@ stop_agent(pid_t agent, const sigset_t *wait_mask)
 		ceems_warning("cannot send SIGTERM to the agent: %s", strerror(errno));
 	while ((p = waitpid(agent, &status, WNOHANG)) != agent) {
 		struct timespec ts;
-		long long left = deadline - monotonic_ms();
+		long long left = deadline - ceems_clock_monotonic_ms();
 
 		if (p < 0 && errno != EINTR)
 			return;		/* not our child any more */
@@ -230,7 +222,7 @@ stop_agent(pid_t agent, const sigset_t *wait_mask)
 				      (int)agent, STOP_TIMEOUT_S);
 			(void)kill(agent, SIGKILL);
 			killed = true;
-			deadline = monotonic_ms() + 2000;
+			deadline = ceems_clock_monotonic_ms() + 2000;
 			continue;
 		}
 		/* Woken early by SIGCHLD. */
@@ -319,7 +311,7 @@ reap(pid_t *agent, long long started, long long *next_start, int *backoff)
 
 		if (p != *agent)
 			continue;
-		now = monotonic_ms();
+		now = ceems_clock_monotonic_ms();
 		ran_ms = now - started;
 		if (ran_ms >= STABLE_S * 1000LL)
 			*backoff = BACKOFF_MIN_S;
@@ -423,9 +415,9 @@ agent_supervise(const struct agent_supervise_spec *spec)
 	ceems_info("supervising the node agent %s (lock %s)", spec->agent,
 		   spec->pid_path);
 
-	next_start = monotonic_ms();
+	next_start = ceems_clock_monotonic_ms();
 	while (!got_term) {
-		long long now = monotonic_ms();
+		long long now = ceems_clock_monotonic_ms();
 		struct timespec ts;
 
 		if (agent <= 0 && now >= next_start) {
@@ -455,7 +447,7 @@ agent_supervise(const struct agent_supervise_spec *spec)
 			/* A SIGTERM during the stop wins: no new start. */
 			if (!got_term)
 				reexec(spec, lock_fd);
-			next_start = monotonic_ms();
+			next_start = ceems_clock_monotonic_ms();
 		}
 	}
 	ceems_info("SIGTERM or SIGINT: %s", agent > 0 ? "stopping the agent" : "exiting");
