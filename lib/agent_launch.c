@@ -39,6 +39,8 @@
 
 #include "agent_launch.h"
 #include "fileio.h"
+#include "clock.h"
+#include "spawn.h"
 
 /* How long the caller waits for the supervisor's exec (or its failure). */
 #define START_WAIT_MS 5000
@@ -226,43 +228,6 @@ struct launch_plan {
 	int null_fd, log_fd, lock, report;
 };
 
-static long long
-monotonic_ms(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &ts) < 0)
-		return 0;
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static pid_t
-fork_plain(void)
-{
-#ifdef HAVE__FORK
-	return _Fork();
-#else
-	return fork();
-#endif
-}
-
-static void
-close_from(unsigned first)
-{
-	struct rlimit rl;
-
-#ifdef SYS_close_range
-	if (syscall(SYS_close_range, first, ~0U, 0) == 0)
-		return;
-#endif
-	/* Kernels before 5.9: one close per possible descriptor. */
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY ||
-	    rl.rlim_cur > (1U << 20))
-		rl.rlim_cur = 1U << 20;
-	for (unsigned fd = first; fd < rl.rlim_cur; fd++)
-		(void)close((int)fd);
-}
-
 /* In the grandchild: descriptors in place, signals as a new program
  * expects them, exec.  Async-signal-safe calls only.  On failure, the
  * errno goes up the report pipe. */
@@ -288,7 +253,7 @@ exec_supervisor(struct launch_plan *p)
 	    dup3(report, LAUNCH_REPORT_FD, O_CLOEXEC) < 0)
 		goto fail;
 	out = LAUNCH_REPORT_FD;
-	close_from(LAUNCH_REPORT_FD + 1);
+	ceems_spawn_close_from(LAUNCH_REPORT_FD + 1);
 
 	/* slurmd's handlers expect slurmd; ignored signals stay ignored
 	 * across execve and the mask is inherited: reset both. */
@@ -324,7 +289,7 @@ wait_report(int fd, long long deadline)
 	int err;
 	ssize_t n;
 
-	while ((left = deadline - monotonic_ms()) > 0) {
+	while ((left = deadline - ceems_clock_monotonic_ms()) > 0) {
 		n = poll(&pfd, 1, (int)(left > INT_MAX ? INT_MAX : left));
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -352,12 +317,12 @@ reap_middle(pid_t mid, long long deadline)
 
 	while ((p = waitpid(mid, NULL, WNOHANG)) == 0 ||
 	       (p < 0 && errno == EINTR)) {
-		if (monotonic_ms() >= deadline) {
+		if (ceems_clock_monotonic_ms() >= deadline) {
 			if (killed)
 				return;
 			(void)kill(mid, SIGKILL);
 			killed = true;
-			deadline = monotonic_ms() + 1000;
+			deadline = ceems_clock_monotonic_ms() + 1000;
 		}
 		(void)poll(NULL, 0, 5);
 	}
@@ -431,7 +396,7 @@ ceems_agent_launch(const struct ceems_launch_spec *spec, int lock_fd)
 	}
 	plan.report = report[1];
 
-	mid = fork_plain();
+	mid = ceems_spawn_fork();
 	if (mid < 0) {
 		err = -errno;
 		goto out;
@@ -440,7 +405,7 @@ ceems_agent_launch(const struct ceems_launch_spec *spec, int lock_fd)
 		pid_t pid;
 
 		(void)setsid();
-		pid = fork_plain();
+		pid = ceems_spawn_fork();
 		if (pid == 0)
 			exec_supervisor(&plan);
 		if (write(pidpipe[1], &pid, sizeof(pid)) < 0) {
@@ -452,8 +417,8 @@ ceems_agent_launch(const struct ceems_launch_spec *spec, int lock_fd)
 	report[1] = -1;
 	(void)close(pidpipe[1]);
 	pidpipe[1] = -1;
-	err = wait_report(report[0], monotonic_ms() + START_WAIT_MS);
-	reap_middle(mid, monotonic_ms() + START_WAIT_MS);
+	err = wait_report(report[0], ceems_clock_monotonic_ms() + START_WAIT_MS);
+	reap_middle(mid, ceems_clock_monotonic_ms() + START_WAIT_MS);
 	if (err == 0 && read(pidpipe[0], &sv, sizeof(sv)) != (ssize_t)sizeof(sv))
 		err = -EIO;
 	if (err == 0 && sv < 0)

@@ -40,6 +40,7 @@
 #include "log.h"
 #include "replay.h"
 #include "clock.h"
+#include "spawn.h"
 
 /* A process that dies is started again after RESPAWN_MIN_NS, doubled up
  * to RESPAWN_MAX_NS while they keep dying within RESPAWN_STABLE_NS. */
@@ -154,24 +155,6 @@ agent_replay_pid(const struct agent_replay *rp)
 /* The agent's side                                                    */
 /* ------------------------------------------------------------------ */
 
-/* Close every descriptor from FIRST up.  Async-signal-safe. */
-static void
-close_from(unsigned first)
-{
-	struct rlimit rl;
-
-#ifdef SYS_close_range
-	if (syscall(SYS_close_range, first, ~0u, 0u) == 0)
-		return;
-#endif
-	/* Kernels before 5.9: one close per possible descriptor. */
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY ||
-	    rl.rlim_cur > (1u << 20))
-		rl.rlim_cur = 1u << 20;
-	for (unsigned fd = first; fd < rl.rlim_cur; fd++)
-		(void)close((int)fd);
-}
-
 /* In the child of the fork: async-signal-safe calls only (the agent's
  * other threads may hold any lock), then the exec.  Exit status 126: a
  * descriptor could not be put in place; 127: the exec failed. */
@@ -190,7 +173,7 @@ exec_replay(struct exec_plan *p)
 	    dup2(alive_fd, AGENT_REPLAY_ALIVE_FD) < 0 ||
 	    dup3(exe_fd, EXE_FD, O_CLOEXEC) < 0)
 		_exit(126);
-	close_from(EXE_FD + 1);
+	ceems_spawn_close_from(EXE_FD + 1);
 	/* SIGUSR1 (a wake) and SIGHUP stay blocked until the new program
 	 * has its handler: their default action would end it.  SIGTERM
 	 * ends it from the start. */
@@ -203,17 +186,6 @@ exec_replay(struct exec_plan *p)
 		_exit(126);
 	fexecve(EXE_FD, p->argv, p->envp);
 	_exit(127);
-}
-
-static pid_t
-fork_plain(void)
-{
-	/* _Fork runs no pthread_atfork handler of any library loaded. */
-#ifdef HAVE__FORK
-	return _Fork();
-#else
-	return fork();
-#endif
 }
 
 int
@@ -244,7 +216,7 @@ agent_replay_spawn(struct agent_replay *rp, uint64_t first_delay_ns)
 	plan.config_fd = rp->config_fd;
 	plan.alive_fd = p[1];
 	plan.exe_fd = rp->exe_fd;
-	pid = fork_plain();
+	pid = ceems_spawn_fork();
 	if (pid < 0) {
 		int e = errno;
 
