@@ -377,15 +377,18 @@ setup() {
 }
 
 @test "fresh agent learning the idle power on a never-quiet node: its first jobs within 5% of the model" {
-    local agent job sd
+    local agent job sd mean
     agent=$(_state learned.agent)
-    # Where other work keeps every CPU busy (a shared test machine under
-    # load), the node's load does not vary and no idle power can be
-    # learned from it: that is the estimator refusing, as it must.
+    # Where other work keeps the CPUs busy (a shared test machine under
+    # load), the node's load does not vary, or never comes down to the
+    # bottom quarter of its cores (the warmup's own load averages about
+    # a fifth of a CPU plus bursts, under half of the 2 CPUs): no idle
+    # power can be learned from it, and the estimator refusing is right.
     sd=$(_value "$agent" warmup_busy_sd)
+    mean=$(_value "$agent" warmup_busy_mean)
     if [ "$(_value "$agent" job_101_idle_unlearned)" = 1 ] &&
-        awk -v s="$sd" 'BEGIN { exit !(s < 0.25) }'; then
-        skip "the node's load did not vary during the warmup (busy CPUs sd $sd): other work saturated this machine"
+        awk -v s="$sd" -v m="$mean" 'BEGIN { exit !(s < 0.25 || m > 1.0) }'; then
+        skip "the node's load did not vary or stayed high during the warmup (busy CPUs mean $mean, sd $sd): other work loaded this machine"
     fi
     _check_job learned busy 101 "$LEARNED_TOLERANCE"
     _check_job learned idle 102 "$LEARNED_TOLERANCE"
