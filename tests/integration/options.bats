@@ -117,7 +117,7 @@ summary_lines() {
 	[ "$(finish "$plain")" = COMPLETED ]
 	rec=$(record_of "$id")
 	[ "$(jq -r '.series.resolution_s' "$rec")" = 1 ]
-	[ "$(jq -c '.series.columns' "$rec")" = '["t","interval_s","cpu_s","mem_bytes","package_j","dram_j","gpu_j","node_j","gpu_util_pct"]' ]
+	[ "$(jq -c '.series.columns' "$rec")" = '["t","interval_s","cpu_s","mem_bytes","package_j","dram_j","gpu_j","node_j","gpu_util_pct","read_bytes","write_bytes","net_in_bytes","net_out_bytes","page_faults","ctx_switches","ipc"]' ]
 	rows=$(jq '.series.rows | length' "$rec")
 	[ "$rows" -ge 3 ] || { jq -c .series "$rec"; false; }
 	# No GPU on this node: its utilisation is unknown in every row.
