@@ -9,6 +9,9 @@ GRANT EXECUTE ON FUNCTION ceems.at_most_one(double precision) TO ceems_reader;
 
 -- The figures of a jobs row from its node rows and its steps
 -- (job_step_sums); nested loops off (015_figures_joins.sql says why).
+-- Dropped first: its result gained columns (migration 024), which
+-- CREATE OR REPLACE refuses; nothing in SQL depends on it.
+DROP FUNCTION IF EXISTS ceems.job_figures(bigint[]);
 CREATE OR REPLACE FUNCTION ceems.job_figures(p_job_keys bigint[])
 RETURNS TABLE (
 	job_key bigint,
@@ -63,7 +66,10 @@ RETURNS TABLE (
 	emission_g_per_kwh double precision,
 	pue double precision,
 	emission_factor_mixed boolean,
-	steps ceems.step_summary[]
+	steps ceems.step_summary[],
+	emission_fallback double precision,
+	package_idle_unlearned boolean,
+	dram_idle_unlearned boolean
 )
 LANGUAGE plpgsql STABLE
 -- A few jobs' figures per call: with the default estimate (1,000 rows)
@@ -142,7 +148,13 @@ SELECT
 		CASE WHEN fc.factors > 0
 		     THEN fc.factors > 1 OR coalesce(agg.factor_changed, false) END
 			AS emission_factor_mixed,
-		sr.steps
+		sr.steps,
+		-- The nodes' shares weighted by their energy; their plain
+		-- mean where none has energy to weigh by.
+		ceems.at_most_one(coalesce(agg.fallback_j / nullif(agg.fallback_weight_j, 0),
+					   agg.fallback_mean)) AS emission_fallback,
+		agg.package_idle_unlearned,
+		agg.dram_idle_unlearned
 	      FROM (SELECT n.job_key,
 			   ceems.jsonb_merge(n.job_meta ORDER BY n.by_plugin, n.written_at, n.node, n.record_digest) AS meta,
 			   count(*) AS nodes,
@@ -165,7 +177,13 @@ SELECT
 			   sum(n.emissions_covered_s) AS emissions_cov,
 			   avg(n.gpu_util_pct) AS gpu_util_pct,
 			   max(n.gpu_mem_peak_bytes) AS gpu_mem_peak,
-			   bool_or(n.emission_factor_changed) AS factor_changed
+			   bool_or(n.emission_factor_changed) AS factor_changed,
+			   sum(n.emission_fallback * n.total_j) AS fallback_j,
+			   sum(n.total_j) FILTER (WHERE n.emission_fallback IS NOT NULL)
+				AS fallback_weight_j,
+			   avg(n.emission_fallback) AS fallback_mean,
+			   bool_or(n.package_idle_unlearned) AS package_idle_unlearned,
+			   bool_or(n.dram_idle_unlearned) AS dram_idle_unlearned
 		    FROM nodes n
 		    GROUP BY n.job_key) agg
 	      -- The newest node row, the plugin's first: one sort for all

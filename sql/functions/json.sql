@@ -66,6 +66,15 @@ RETURNS jsonb LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 RETURN ceems.json_member(obj, key, path, 'object', 'an object');
 
+-- A ledger domain's idle_unlearned (doc/record-format.md): present only
+-- when true, so false where the domain was measured, NULL where it was
+-- not (DOMAIN absent).  store_job_record and store_job_records.
+CREATE OR REPLACE FUNCTION ceems.idle_unlearned(domain jsonb)
+RETURNS boolean LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+RETURN CASE WHEN jsonb_typeof(domain) = 'object'
+	    THEN coalesce((domain ->> 'idle_unlearned')::boolean, false) END;
+
 CREATE OR REPLACE FUNCTION ceems.json_time(obj jsonb, key text, path text)
 RETURNS timestamptz LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog, pg_temp

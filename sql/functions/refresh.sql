@@ -75,6 +75,9 @@ BEGIN
 		pue = x.pue,
 		emission_factor_mixed = x.emission_factor_mixed,
 		steps = x.steps,
+		emission_fallback = x.emission_fallback,
+		package_idle_unlearned = x.package_idle_unlearned,
+		dram_idle_unlearned = x.dram_idle_unlearned,
 		updated_at = now()
 	FROM ceems.job_figures(p_job_keys) x
 	WHERE j.job_key = x.job_key
@@ -93,7 +96,8 @@ BEGIN
 	       j.node_coverage::float8, j.gap_s, j.emissions_g,
 	       j.emissions_coverage::float8, j.emission_factor_source,
 	       j.emission_zone, j.emission_year, j.emission_g_per_kwh, j.pue,
-	       j.emission_factor_mixed, j.steps)
+	       j.emission_factor_mixed, j.steps, j.emission_fallback,
+	       j.package_idle_unlearned, j.dram_idle_unlearned)
 	      IS DISTINCT FROM
 	      (x.array_job_id, x.array_task_id, x.user_name, x.uid, x.gid,
 	       x.account, x.partition, x.qos, x.job_name, x.state::text,
@@ -108,7 +112,8 @@ BEGIN
 	       x.gpu_coverage, x.node_coverage, x.gap_s, x.emissions_g,
 	       x.emissions_coverage, x.emission_factor_source,
 	       x.emission_zone, x.emission_year, x.emission_g_per_kwh, x.pue,
-	       x.emission_factor_mixed, x.steps);
+	       x.emission_factor_mixed, x.steps, x.emission_fallback,
+	       x.package_idle_unlearned, x.dram_idle_unlearned);
 END
 $$;
 COMMENT ON FUNCTION ceems.refresh_jobs_016(bigint[]) IS

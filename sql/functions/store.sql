@@ -147,7 +147,8 @@ BEGIN
 		package_covered_s, dram_covered_s, gpu_covered_s, node_covered_s,
 		emissions_g, emissions_covered_s, emission_factor_source,
 		emission_zone, emission_year, emission_g_per_kwh, pue,
-		emission_factor_changed)
+		emission_factor_changed, emission_fallback,
+		package_idle_unlearned, dram_idle_unlearned)
 	VALUES (
 		v_key, v_node, v_written,
 		(record ->> 'finalized_by'), v_digest, job,
@@ -187,7 +188,10 @@ BEGIN
 		nullif((fac ->> 'year')::bigint, 0),
 		(fac ->> 'g_per_kwh')::double precision,
 		(fac ->> 'pue')::double precision,
-		(em ->> 'factor_changed')::boolean);
+		(em ->> 'factor_changed')::boolean,
+		(em ->> 'fallback')::double precision,
+		ceems.idle_unlearned(v_pkg),
+		ceems.idle_unlearned(v_dram));
 
 	-- Steps and notes: one statement each (a loop of single inserts
 	-- costs several times more), after a check of their shape.
@@ -461,7 +465,8 @@ BEGIN
 		package_covered_s, dram_covered_s, gpu_covered_s, node_covered_s,
 		emissions_g, emissions_covered_s, emission_factor_source,
 		emission_zone, emission_year, emission_g_per_kwh, pue,
-		emission_factor_changed)
+		emission_factor_changed, emission_fallback,
+		package_idle_unlearned, dram_idle_unlearned)
 	SELECT
 		i.job_key, i.node, i.written_at,
 		(r.rec ->> 'finalized_by'), i.digest, r.rec -> 'job',
@@ -505,7 +510,10 @@ BEGIN
 		nullif((l.em -> 'factor' ->> 'year')::bigint, 0),
 		(l.em -> 'factor' ->> 'g_per_kwh')::double precision,
 		(l.em -> 'factor' ->> 'pue')::double precision,
-		(l.em ->> 'factor_changed')::boolean
+		(l.em ->> 'factor_changed')::boolean,
+		(l.em ->> 'fallback')::double precision,
+		ceems.idle_unlearned(l.pkg),
+		ceems.idle_unlearned(l.dram)
 	-- OFFSET 0: each sub-object is taken out of its record once, and
 	-- each figure is then one key away (a path from the record's top
 	-- for each of 40 figures was a fifth of this statement).
@@ -565,7 +573,8 @@ BEGIN
 		total_j, package_static_j, dram_static_j, package_coverage, dram_coverage,
 		gpu_coverage, node_coverage, gap_s, emissions_g, emissions_coverage,
 		emission_factor_source, emission_zone, emission_year, emission_g_per_kwh, pue,
-		emission_factor_mixed, steps)
+		emission_factor_mixed, steps, emission_fallback,
+		package_idle_unlearned, dram_idle_unlearned)
 	OVERRIDING SYSTEM VALUE
 	SELECT f.job_key, f.cluster_id, f.jobid, f.start_time,
 	       x.array_job_id, x.array_task_id, x.user_name, x.uid, x.gid,
@@ -578,7 +587,8 @@ BEGIN
 	       x.total_j, x.package_static_j, x.dram_static_j, x.package_coverage, x.dram_coverage,
 	       x.gpu_coverage, x.node_coverage, x.gap_s, x.emissions_g, x.emissions_coverage,
 	       x.emission_factor_source, x.emission_zone, x.emission_year, x.emission_g_per_kwh, x.pue,
-	       x.emission_factor_mixed, x.steps
+	       x.emission_factor_mixed, x.steps, x.emission_fallback,
+	       x.package_idle_unlearned, x.dram_idle_unlearned
 	FROM (SELECT DISTINCT i.job_key, c.cluster_id, i.jobid, i.start_time
 	      FROM unnest(items) i JOIN ceems.clusters c ON c.name = i.cluster
 	      WHERE i.fresh) f
