@@ -457,6 +457,26 @@ f_co2_grams(const struct sacct_row *r, char *buf, size_t size)
 PCT_FIELD(f_cpueff, cpu_eff)
 PCT_FIELD(f_memeff, mem_eff)
 PCT_FIELD(f_quality, quality)
+PCT_FIELD(f_cifallback, ci_fallback)
+
+/* The domains flagged, "package,dram"; empty when none is (or none was
+ * measured). */
+static void
+f_idleunlearned(const struct sacct_row *r, char *buf, size_t size)
+{
+	int flags;
+
+	if (!isfinite(r->idle_unlearned)) {
+		put_text(buf, size, "");
+		return;
+	}
+	flags = (int)r->idle_unlearned;
+	put(buf, size, "%s%s%s",
+	    (flags & SACCT_IDLE_UNLEARNED_PACKAGE) ? "package" : "",
+	    (flags & SACCT_IDLE_UNLEARNED_PACKAGE) &&
+	    (flags & SACCT_IDLE_UNLEARNED_DRAM) ? "," : "",
+	    (flags & SACCT_IDLE_UNLEARNED_DRAM) ? "dram" : "");
+}
 
 static void
 f_gpuutil(const struct sacct_row *r, char *buf, size_t size)
@@ -655,6 +675,10 @@ static const struct sacct_field fields[] = {
 	  "page faults of the job's tasks, minor and major (perf)" },
 	{ "CPUMigr", 8, true, f_migrations, SACCT_NEED_PERF,
 	  "migrations of the job's tasks between CPUs (perf)" },
+	{ "CIFallback", 10, true, f_cifallback, SACCT_NEED_CI_FALLBACK,
+	  "data quality: share of the energy whose emissions used the yearly carbon intensity, the node's intensity series not covering the time, % (empty: no series)" },
+	{ "IdleUnlearned", 13, false, f_idleunlearned, SACCT_NEED_IDLE_UNLEARNED,
+	  "data quality: energy domains (package, dram) split before the node's idle power was learned, all by use" },
 };
 
 const struct sacct_field *

@@ -282,6 +282,60 @@ add_perf(struct sacct_row *row, const struct ceems_perf_report *p, bool first)
 	add_perf_count(&row->perf_instructions, p, CEEMS_PERF_INSTRUCTIONS, first);
 }
 
+/* The job's data-quality figures as ceems.job_figures makes them
+ * (migration 024): the nodes' shares at the yearly carbon intensity
+ * weighted by their energy (their plain mean where none has energy),
+ * and each domain flagged when any node's was. */
+static void
+quality_figures(const struct sacct_records *recs, size_t first, size_t last,
+		struct sacct_row *row)
+{
+	const struct ceems_job_ledger *l;
+	double weighted = NAN, weight = NAN, shares = 0, total;
+	size_t i, nshares = 0;
+	bool have_total;
+	int d, flags = -1;
+
+	for (i = first; i < last; i++) {
+		l = &recs->v[i].report.ledger;
+		if (l->measured[CEEMS_DOMAIN_PACKAGE] || l->measured[CEEMS_DOMAIN_DRAM]) {
+			if (flags < 0)
+				flags = 0;
+			if (l->measured[CEEMS_DOMAIN_PACKAGE] &&
+			    l->idle_unlearned[CEEMS_DOMAIN_PACKAGE])
+				flags |= SACCT_IDLE_UNLEARNED_PACKAGE;
+			if (l->measured[CEEMS_DOMAIN_DRAM] &&
+			    l->idle_unlearned[CEEMS_DOMAIN_DRAM])
+				flags |= SACCT_IDLE_UNLEARNED_DRAM;
+		}
+		if (!l->have_emissions || !l->factor_timed)
+			continue;
+		shares += (double)l->factor_fallback;
+		nshares++;
+		have_total = false;
+		total = 0;
+		for (d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+			if (l->measured[d] && l->covered_s[d] > 0) {
+				total += l->joules[d];
+				have_total = true;
+			}
+		if (have_total) {
+			sacct_add_known(&weighted, (double)l->factor_fallback * total);
+			sacct_add_known(&weight, total);
+		}
+	}
+	if (flags >= 0)
+		row->idle_unlearned = flags;
+	if (nshares == 0)
+		return;
+	if (weight > 0)
+		row->ci_fallback = weighted / weight;
+	else
+		row->ci_fallback = shares / (double)nshares;
+	if (row->ci_fallback > 1)
+		row->ci_fallback = 1;
+}
+
 static int
 job_row(const struct sacct_records *recs, size_t first, size_t last,
 	struct sacct_rows *rows, struct sacct_row *row)
@@ -377,6 +431,7 @@ job_row(const struct sacct_records *recs, size_t first, size_t last,
 		row->pue = factor->pue;
 	}
 	gpu_figures(recs, first, last, row);
+	quality_figures(recs, first, last, row);
 	return 0;
 }
 

@@ -33,7 +33,7 @@ struct listing_column {
 	uint64_t part;
 };
 
-#define ROWS_NCOLS 52
+#define ROWS_NCOLS 54
 #define ROWS_FIRST_FIGURE 23
 #define COL_USER 5
 static const struct listing_column listing[ROWS_NCOLS] = {
@@ -113,7 +113,15 @@ static const struct listing_column listing[ROWS_NCOLS] = {
 	  PG_BINARY_NUMBER, SACCT_NEED_IO },
 	{ "(SELECT count(*)::float8 FROM ceems.job_nodes n"
 	  " WHERE n.job_key = j.job_key AND n.net_tcp4_in_bytes IS NOT NULL)",
-	  PG_BINARY_NUMBER, SACCT_NEED_NET }
+	  PG_BINARY_NUMBER, SACCT_NEED_NET },
+	/* Data quality (migration 024); the flags as SACCT_IDLE_UNLEARNED_
+	 * bits, NULL where neither domain's is known. */
+	{ "j.emission_fallback", PG_BINARY_NUMBER, SACCT_NEED_CI_FALLBACK },
+	{ "CASE WHEN j.package_idle_unlearned IS NOT NULL"
+	  " OR j.dram_idle_unlearned IS NOT NULL"
+	  " THEN (CASE WHEN j.package_idle_unlearned THEN 1 ELSE 0 END"
+	  " + CASE WHEN j.dram_idle_unlearned THEN 2 ELSE 0 END)::float8 END",
+	  PG_BINARY_NUMBER, SACCT_NEED_IDLE_UNLEARNED }
 };
 
 /* Which listing columns a query fetches, and where they are. */
@@ -288,7 +296,8 @@ job_from_result(struct pg_binary *b, const struct listing_plan *plan, int i,
 		&r->net_out_bytes,
 		&r->perf_ctxsw, &r->perf_page_faults, &r->perf_migrations,
 		&r->perf_cycles, &r->perf_instructions,
-		&r->io_nodes, &r->net_nodes
+		&r->io_nodes, &r->net_nodes,
+		&r->ci_fallback, &r->idle_unlearned
 	};
 	int64_t v, task;
 	int k;

@@ -37,6 +37,7 @@ sacct_row_init(struct sacct_row *row)
 	row->io_nodes = row->net_nodes = NAN;
 	row->perf_ctxsw = row->perf_page_faults = row->perf_migrations = NAN;
 	row->perf_cycles = row->perf_instructions = NAN;
+	row->ci_fallback = row->idle_unlearned = NAN;
 }
 
 int

@@ -68,7 +68,18 @@ struct sacct_row {
 	 * unless every node measured them */
 	double perf_ctxsw, perf_page_faults, perf_migrations;
 	double perf_cycles, perf_instructions;
+	/* Data quality: the share of the energy whose emissions were
+	 * priced at the yearly figure, the series not covering the tick
+	 * (NaN: no node had a series); the domains some of whose ticks were
+	 * split before the node's idle power was learned, as
+	 * SACCT_IDLE_UNLEARNED_* bits (NaN: no node measured package or
+	 * dram).  Jobs only. */
+	double ci_fallback;
+	double idle_unlearned;
 };
+
+#define SACCT_IDLE_UNLEARNED_PACKAGE	1
+#define SACCT_IDLE_UNLEARNED_DRAM	2
 
 /* The parts of a job row that a reader may not need: one bit each, one
  * column of the database's listing each (exit code and signal are one).
@@ -114,7 +125,9 @@ struct sacct_row {
 #define SACCT_NEED_IO		(UINT64_C(1) << 34)	/* io_read, io_write */
 #define SACCT_NEED_NET		(UINT64_C(1) << 35)	/* net_in, net_out */
 #define SACCT_NEED_PERF		(UINT64_C(1) << 36)	/* every perf_ figure */
-#define SACCT_NEED_ALL		((UINT64_C(1) << 37) - 1)
+#define SACCT_NEED_CI_FALLBACK	(UINT64_C(1) << 37)
+#define SACCT_NEED_IDLE_UNLEARNED (UINT64_C(1) << 38)
+#define SACCT_NEED_ALL		((UINT64_C(1) << 39) - 1)
 
 /* *SUM + X where unknown (NaN) adds nothing: NaN + x = x, the sum of
  * what was measured. */

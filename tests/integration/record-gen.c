@@ -15,7 +15,12 @@
  * as a step whose cgroup was never found), gpu_j (the ledger's GPU
  * energy), gpu=UUID,BUS,INSTANCE,SHARE,ENERGY_J,UTIL,MEM_PEAK,MEM_TOTAL,
  * SM_ACTIVE,POWER_INTEGRATED (one GPU the job held, repeatable; "-" for
- * an unknown figure, an absent name or no instance; the last is 0 or 1).
+ * an unknown figure, an absent name or no instance; the last is 0 or 1),
+ * fallback (after zone: the node has an intensity series, and this share
+ * of the energy, 0 to 1, was priced at the yearly figure; between 0 and
+ * 1 the factor changed, the first one the series'), idle_unlearned
+ * (package, dram or package,dram: ticks split before the node's idle
+ * power was learned).
  * Energy keys left out are domains the node did not measure. */
 #include "config.h"
 
@@ -27,6 +32,7 @@
 #include <string.h>
 
 #include "cgroup_stats.h"
+#include "intensity.h"
 #include "record.h"
 
 struct args {
@@ -121,6 +127,22 @@ add_gpu(struct ceems_agent_job_report *r, char *v)
 	return 0;
 }
 
+/* A node with an intensity series (lib/intensity.h) that priced SHARE
+ * of the job's energy at the yearly figure; the zone is set. */
+static int
+set_fallback(struct ceems_job_ledger *l, double share)
+{
+	if (!l->have_emissions || !(share >= 0 && share <= 1))
+		return -1;
+	l->factor_timed = true;
+	l->factor_fallback = (float)share;
+	if (share < 1)
+		snprintf(l->factor.source, sizeof(l->factor.source), "%s%s",
+			 CEEMS_INTENSITY_SOURCE_PREFIX, l->factor.zone);
+	l->factor_changed = share > 0 && share < 1;
+	return 0;
+}
+
 static int
 apply(struct args *a, const char *key, const char *v)
 {
@@ -164,8 +186,18 @@ apply(struct args *a, const char *key, const char *v)
 			l->factor.pue = 1;
 		return set_string(l->factor.zone, sizeof(l->factor.zone), v);
 	}
+	if (strcmp(key, "idle_unlearned") == 0) {
+		if (strcmp(v, "package") == 0 || strcmp(v, "package,dram") == 0)
+			l->idle_unlearned[CEEMS_DOMAIN_PACKAGE] = true;
+		if (strcmp(v, "dram") == 0 || strcmp(v, "package,dram") == 0)
+			l->idle_unlearned[CEEMS_DOMAIN_DRAM] = true;
+		return l->idle_unlearned[CEEMS_DOMAIN_PACKAGE] ||
+		    l->idle_unlearned[CEEMS_DOMAIN_DRAM] ? 0 : -1;
+	}
 	if (parse_double(v, &d) < 0)
 		return -1;
+	if (strcmp(key, "fallback") == 0)
+		return set_fallback(l, d);
 	/* Integer keys must be whole numbers. */
 	if (d >= 0 && d == (double)(uint64_t)d)
 		u = (uint64_t)d;

@@ -113,6 +113,7 @@ case_ table-widths -- $W -X -o JobID%6,JobName%5,State%4,Energy%12
 case_ parsable -- $W -p -o JobID,JobName,State,ExitCode,Elapsed,TotalCPU,ReqMem,MaxRSS,ConsumedEnergy
 case_ parsable2 -- $W -P -o JobID,User,CPUEff,MemEff,GPUUtil,GPUMemEff,EnergyCPU,EnergyDRAM,EnergyGPU,EnergyOther,Energy,CO2e,CIFactor,PUE,Quality
 case_ gpus -- -j 1003 -X -P -o JobID,AllocGPUS,GPUUtil,GPUSMAct,GPUEff,GPUMem,GPUMemEff,EnergyGPU
+case_ quality -- $W -X -P -o JobID,Energy,CO2e,CIFallback,IdleUnlearned,Quality
 case_ delimiter -- $W -P -n --delimiter=';' -X
 case_ noheader -- $W -n -X --table=ascii
 case_ csv -- $W --csv -X -o JobID,JobName,State,Energy,CO2e

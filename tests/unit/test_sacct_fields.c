@@ -105,6 +105,8 @@ full_row(struct sacct_row *r)
 	r->perf_migrations = 12;
 	r->perf_cycles = 4e12;
 	r->perf_instructions = 6e12;
+	r->ci_fallback = 0.125;
+	r->idle_unlearned = SACCT_IDLE_UNLEARNED_DRAM;
 }
 
 /* Make PART of R unknown, as the database backend leaves it. */
@@ -156,6 +158,8 @@ forget_part(struct sacct_row *r, uint64_t part)
 		r->perf_ctxsw = r->perf_page_faults = r->perf_migrations = NAN;
 		r->perf_cycles = r->perf_instructions = NAN;
 	}
+	if (part == SACCT_NEED_CI_FALLBACK) r->ci_fallback = NAN;
+	if (part == SACCT_NEED_IDLE_UNLEARNED) r->idle_unlearned = NAN;
 }
 
 /* A declared PART that F reads only when another of its parts is
@@ -268,6 +272,32 @@ test_perf_fields(void)
 	is_int(seen, 4, "the four perf fields exist");
 }
 
+/* The data-quality figures of migration 024: the share at the yearly
+ * carbon intensity as a %, the domains split before the idle power was
+ * learned by name; empty where not known (no series, no CPU domain),
+ * the share 0 where a series covered every tick. */
+static void
+test_quality_fields(void)
+{
+	struct sacct_row r;
+
+	full_row(&r);
+	is_str(cell("CIFallback", &r), "12.5%", "CIFallback: the share, %");
+	r.ci_fallback = 0;
+	is_str(cell("CIFallback", &r), "0.0%", "a series that covered it all: 0%");
+	r.ci_fallback = NAN;
+	is_str(cell("CIFallback", &r), "", "no series: empty, not 0");
+	is_str(cell("IdleUnlearned", &r), "dram", "IdleUnlearned: dram");
+	r.idle_unlearned = SACCT_IDLE_UNLEARNED_PACKAGE;
+	is_str(cell("IdleUnlearned", &r), "package", "IdleUnlearned: package");
+	r.idle_unlearned = SACCT_IDLE_UNLEARNED_PACKAGE | SACCT_IDLE_UNLEARNED_DRAM;
+	is_str(cell("IdleUnlearned", &r), "package,dram", "IdleUnlearned: both");
+	r.idle_unlearned = 0;
+	is_str(cell("IdleUnlearned", &r), "", "none flagged: empty");
+	r.idle_unlearned = NAN;
+	is_str(cell("IdleUnlearned", &r), "", "not known: empty");
+}
+
 /* IO and network of a job over its nodes: the sum when every node
  * measured them, else marked partial ("+": at least this much), never
  * one node's part passed off as the job's. */
@@ -313,6 +343,7 @@ main(void)
 	setenv("TZ", "UTC", 1);
 	test_perf_fields();
 	test_io_nodes();
+	test_quality_fields();
 
 	/* --format */
 	ok(sacct_format_parse("JobID,jobname%30,State", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == 0,
