@@ -1224,3 +1224,85 @@ with_io() {
     [ "$status" -ne 0 ] || _fail "a fractional byte count was stored"
     [ "$(contents)" = "$one_by_one" ] || _fail "the refused record wrote rows"
 }
+
+@test "upsert: the emissions fallback share and idle_unlearned flags reach job_nodes and jobs (024)" {
+    admin db init >/dev/null || _fail "db init"
+    local T=$BATS_TEST_TMPDIR
+    # Job 42: two nodes with an intensity series, a quarter and a half of
+    # their energy at the yearly figure; n1 split its dram, n2 its
+    # package before their idle power was learned.
+    "$GEN" $COMMON node=n1 covered_s=3600 lifetime_s=3600 package_j=360000 dram_j=36000 emissions_g=30 \
+        fallback=0.25 idle_unlearned=dram written_at=1700003710 >"$T/f1.json" || _fail "record-gen f1"
+    "$GEN" $COMMON node=n2 covered_s=3600 lifetime_s=3600 package_j=400000 dram_j=40000 emissions_g=35 \
+        fallback=0.5 idle_unlearned=package written_at=1700003720 >"$T/f2.json" || _fail "record-gen f2"
+    # Job 43: one node with a series that covered it all, one without a
+    # series (no share: NULL, not 0), neither flagged.
+    local c43=${COMMON/jobid=42/jobid=43}
+    "$GEN" $c43 node=n1 covered_s=3600 lifetime_s=3600 package_j=100000 emissions_g=10 fallback=0 \
+        written_at=1700003710 >"$T/g1.json" || _fail "record-gen g1"
+    "$GEN" $c43 node=n2 covered_s=3600 lifetime_s=3600 package_j=300000 emissions_g=30 \
+        written_at=1700003720 >"$T/g2.json" || _fail "record-gen g2"
+    # Job 44: no energy domain, no emissions: nothing known.
+    local c44=${COMMON/jobid=42/jobid=44}
+    "$GEN" ${c44/zone=FR/} node=n1 written_at=1700003710 >"$T/h1.json" || _fail "record-gen h1"
+    for f in f1 f2 g1 g2 h1; do
+        [ "$(upsert "$T/$f.json")" = inserted ] || _fail "upsert $f"
+    done
+
+    run sql -F ' ' -c "SELECT j.jobid, n.node, coalesce(n.emission_fallback::text, 'null'),
+            coalesce(n.package_idle_unlearned::text, 'null'), coalesce(n.dram_idle_unlearned::text, 'null')
+        FROM ceems.job_nodes n JOIN ceems.jobs j USING (job_key) ORDER BY 1, 2"
+    [ "$output" = "42 n1 0.25 false true
+42 n2 0.5 true false
+43 n1 0 false null
+43 n2 null false null
+44 n1 null null null" ] || _fail "node rows: $output"
+    # The job's share weighted by its nodes' energy (job 42: 396 kJ at a
+    # quarter, 440 kJ at a half); job 43's only node with a series.
+    run sql -F ' ' -c "SELECT jobid, coalesce(round(emission_fallback::numeric, 6)::text, 'null'),
+            coalesce(package_idle_unlearned::text, 'null'), coalesce(dram_idle_unlearned::text, 'null')
+        FROM ceems.jobs ORDER BY 1"
+    [ "$output" = "42 $(awk 'BEGIN { printf "%.6f", (0.25 * 396000 + 0.5 * 440000) / 836000 }') true true
+43 0.000000 false null
+44 null null null" ] || _fail "job rows: $output"
+
+    # The set-wise path stores the same rows.
+    local loop batch
+    loop=$(contents)
+    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes, ceems.job_node_perf" >/dev/null
+    upsert_batch "$T/f1.json" "$T/f2.json" "$T/g1.json" "$T/g2.json" "$T/h1.json" >/dev/null ||
+        _fail "batch"
+    batch=$(contents)
+    [ "$loop" = "$batch" ] || _fail "batch differs: $(diff <(echo "$loop") <(echo "$batch"))"
+
+    # A share is within 0..1 in both tables.
+    run sql -c "UPDATE ceems.job_nodes SET emission_fallback = 1.5"
+    [ "$status" -ne 0 ] || _fail "job_nodes took a share of 1.5"
+    run sql -c "UPDATE ceems.jobs SET emission_fallback = -0.1"
+    [ "$status" -ne 0 ] || _fail "jobs took a share of -0.1"
+}
+
+@test "schema: rows stored before migration 024 hold NULL quality figures, not 0 or false" {
+    local T=$BATS_TEST_TMPDIR
+    admin db migrate --to 23 >/dev/null || _fail "migrate --to 23"
+    # Version 23 has no functions: its rows are written as a table of
+    # that version holds them.
+    sql -c "INSERT INTO ceems.clusters (name) VALUES ('c1')" >/dev/null
+    sql -c "INSERT INTO ceems.jobs (cluster_id, jobid, start_time, uid, user_name,
+                meta_written_at, meta_node, meta_digest)
+            SELECT cluster_id, 42, to_timestamp(1700000100), 1000, 'alice', now(), 'n1', 'x'
+            FROM ceems.clusters" >/dev/null ||
+        _fail "a jobs row at 23"
+    sql -c "INSERT INTO ceems.job_nodes (job_key, node, written_at, finalized_by, record_digest,
+                job_meta, elapsed_s, gap_s, cgroup_gone, package_j, package_covered_s)
+            SELECT job_key, 'n1', now(), 'extern', 'x', '{}', 60, 0, false, 1000, 60
+            FROM ceems.jobs" >/dev/null ||
+        _fail "a job_nodes row at 23"
+    admin db migrate >/dev/null || _fail "migrate"
+    run sql -c "SELECT count(*) FROM ceems.job_nodes WHERE emission_fallback IS NULL
+                  AND package_idle_unlearned IS NULL AND dram_idle_unlearned IS NULL"
+    [ "$output" = 1 ] || _fail "job_nodes: $output"
+    run sql -c "SELECT count(*) FROM ceems.jobs WHERE emission_fallback IS NULL
+                  AND package_idle_unlearned IS NULL AND dram_idle_unlearned IS NULL"
+    [ "$output" = 1 ] || _fail "jobs: $output"
+}
