@@ -118,6 +118,7 @@ case_ delimiter -- $W -P -n --delimiter=';' -X
 case_ noheader -- $W -n -X --table=ascii
 case_ csv -- $W --csv -X -o JobID,JobName,State,Energy,CO2e
 case_ json -- --json -j 1001
+case_ json-quality -- --json -j 1003
 case_ json-window -- $W --json -u bob
 case_ summary -- $W -X --summary
 case_ summary-account -- $W -X -P --summary=account
