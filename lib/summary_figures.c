@@ -206,9 +206,14 @@ figures_energy(const struct ceems_agent_job_report *r, struct figures *f)
 		      sizeof(l->factor.zone), 5);
 		f->factor_changed = l->factor_changed;
 		if (l->factor_timed && l->factor_fallback > 0 &&
-		    l->factor_fallback <= 1)
-			f->factor_fallback_pct =
-			    (int)ceil((double)l->factor_fallback * 100);
+		    l->factor_fallback <= 1) {
+			/* Up, so that a trace reads 1%, but not past what
+			 * the float holds: 0.2 stored is 0.2000000030. */
+			f->factor_fallback_pct = (int)ceil(
+			    (double)l->factor_fallback * 100 - 1e-3);
+			if (f->factor_fallback_pct < 1)
+				f->factor_fallback_pct = 1;
+		}
 		lifetime = l->lifetime_s;
 		if (summary_usable(lifetime) && lifetime > 0 &&
 		    summary_usable(l->emissions_covered_s)) {
