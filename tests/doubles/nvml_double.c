@@ -342,8 +342,12 @@ nvmlDeviceGetAttributes_v2(nvmlDevice_t h, nvmlDeviceAttributes_t *a)
 
 	if ((d = lookup(h, &k, &r)) == NULL)
 		return r;
+	/* As the real library: attributes of MIG device handles only (a
+	 * whole H200 on driver 580 answers "not supported"). */
+	if (k < 0)
+		return NVML_ERROR_NOT_SUPPORTED;
 	memset(a, 0, sizeof(*a));
-	a->multiprocessorCount = k < 0 ? d->sms : d->inst[k].sms;
+	a->multiprocessorCount = d->inst[k].sms;
 	return NVML_SUCCESS;
 }
 
