@@ -119,6 +119,17 @@ RETURNS double precision LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $$ SELECT CASE WHEN a IS NULL THEN b WHEN b IS NULL THEN a ELSE a + b END $$;
 
+-- The mean by time of two rows' figures A (over A_S seconds) and B (over
+-- B_S), where NULL is unknown: the known one alone when the other is not,
+-- and kept between the two, so that rounding never takes it past a bound.
+CREATE OR REPLACE FUNCTION ceems.mean_by_time(a double precision, a_s double precision,
+					      b double precision, b_s double precision)
+RETURNS double precision LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT CASE WHEN a IS NULL THEN b WHEN b IS NULL THEN a
+		  ELSE least(greatest(a, b),
+			     greatest(least(a, b), (a * a_s + b * b_s) / (a_s + b_s))) END $$;
+
 -- Downsampling, gpu_util_pct and ipc averaged by time (ipc: the rows'
 -- cycles are not stored, their time stands for them), the IO, network
 -- and perf counts summed.  The means are kept between the bucket's least
@@ -179,37 +190,22 @@ BEGIN
 		dram_j = ceems.job_samples.dram_j + EXCLUDED.dram_j,
 		gpu_j = ceems.job_samples.gpu_j + EXCLUDED.gpu_j,
 		node_j = ceems.job_samples.node_j + EXCLUDED.node_j,
-		gpu_util_pct = CASE
-			WHEN ceems.job_samples.gpu_util_pct IS NULL THEN EXCLUDED.gpu_util_pct
-			WHEN EXCLUDED.gpu_util_pct IS NULL THEN ceems.job_samples.gpu_util_pct
-			ELSE least(greatest(ceems.job_samples.gpu_util_pct, EXCLUDED.gpu_util_pct),
-				   greatest(least(ceems.job_samples.gpu_util_pct, EXCLUDED.gpu_util_pct),
-					    (ceems.job_samples.gpu_util_pct * ceems.job_samples.interval_s +
-					     EXCLUDED.gpu_util_pct * EXCLUDED.interval_s) /
-					    (ceems.job_samples.interval_s + EXCLUDED.interval_s)))
-		END,
+		gpu_util_pct = ceems.mean_by_time(ceems.job_samples.gpu_util_pct,
+						  ceems.job_samples.interval_s,
+						  EXCLUDED.gpu_util_pct, EXCLUDED.interval_s),
 		read_bytes = ceems.add_known(ceems.job_samples.read_bytes, EXCLUDED.read_bytes),
 		write_bytes = ceems.add_known(ceems.job_samples.write_bytes, EXCLUDED.write_bytes),
 		net_in_bytes = ceems.add_known(ceems.job_samples.net_in_bytes, EXCLUDED.net_in_bytes),
 		net_out_bytes = ceems.add_known(ceems.job_samples.net_out_bytes, EXCLUDED.net_out_bytes),
 		page_faults = ceems.add_known(ceems.job_samples.page_faults, EXCLUDED.page_faults),
 		ctx_switches = ceems.add_known(ceems.job_samples.ctx_switches, EXCLUDED.ctx_switches),
-		ipc = CASE
-			WHEN ceems.job_samples.ipc IS NULL THEN EXCLUDED.ipc
-			WHEN EXCLUDED.ipc IS NULL THEN ceems.job_samples.ipc
-			ELSE least(greatest(ceems.job_samples.ipc, EXCLUDED.ipc),
-				   greatest(least(ceems.job_samples.ipc, EXCLUDED.ipc),
-					    (ceems.job_samples.ipc * ceems.job_samples.interval_s +
-					     EXCLUDED.ipc * EXCLUDED.interval_s) /
-					    (ceems.job_samples.interval_s + EXCLUDED.interval_s)))
-		END;
+		ipc = ceems.mean_by_time(ceems.job_samples.ipc, ceems.job_samples.interval_s,
+					 EXCLUDED.ipc, EXCLUDED.interval_s);
 	GET DIAGNOSTICS v_rows = ROW_COUNT;
 	DROP TABLE ceems_downsampled;
 	RETURN v_rows;
 END
 $$;
-COMMENT ON FUNCTION ceems.downsample_job_samples(interval, integer) IS
-	'Merge samples older than OLDER_THAN into BUCKET_S buckets (sums; memory: max); returns the rows written';
 COMMENT ON FUNCTION ceems.downsample_job_samples(interval, integer) IS
 	'Merge samples older than OLDER_THAN into BUCKET_S buckets (sums; memory: max; GPU utilisation: mean by time); returns the rows written';
 

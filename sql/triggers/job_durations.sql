@@ -21,10 +21,5 @@ $$;
 COMMENT ON FUNCTION ceems.note_job_durations() IS
 	'Trigger: raise clusters.max_job_s to the longest job of the statement''s new or changed jobs rows';
 
-CREATE OR REPLACE TRIGGER jobs_duration_insert AFTER INSERT ON ceems.jobs
-	REFERENCING NEW TABLE AS new_jobs
-	FOR EACH STATEMENT EXECUTE FUNCTION ceems.note_job_durations();
-
-CREATE OR REPLACE TRIGGER jobs_duration_update AFTER UPDATE ON ceems.jobs
-	REFERENCING NEW TABLE AS new_jobs
-	FOR EACH STATEMENT EXECUTE FUNCTION ceems.note_job_durations();
+SELECT ceems.create_statement_triggers('ceems.jobs', 'jobs_duration', 'new_jobs',
+				       'ceems.note_job_durations()');

@@ -33,21 +33,11 @@ $$;
 COMMENT ON FUNCTION ceems.check_node_rows() IS
 	'Trigger: every new job_steps or job_notes row of the statement has its job_nodes row (the foreign key, checked once a statement)';
 
-CREATE OR REPLACE TRIGGER job_steps_node_insert AFTER INSERT ON ceems.job_steps
-	REFERENCING NEW TABLE AS new_rows
-	FOR EACH STATEMENT EXECUTE FUNCTION ceems.check_node_rows();
+SELECT ceems.create_statement_triggers('ceems.job_steps', 'job_steps_node', 'new_rows',
+				       'ceems.check_node_rows()');
 
-CREATE OR REPLACE TRIGGER job_steps_node_update AFTER UPDATE ON ceems.job_steps
-	REFERENCING NEW TABLE AS new_rows
-	FOR EACH STATEMENT EXECUTE FUNCTION ceems.check_node_rows();
-
-CREATE OR REPLACE TRIGGER job_notes_node_insert AFTER INSERT ON ceems.job_notes
-	REFERENCING NEW TABLE AS new_rows
-	FOR EACH STATEMENT EXECUTE FUNCTION ceems.check_node_rows();
-
-CREATE OR REPLACE TRIGGER job_notes_node_update AFTER UPDATE ON ceems.job_notes
-	REFERENCING NEW TABLE AS new_rows
-	FOR EACH STATEMENT EXECUTE FUNCTION ceems.check_node_rows();
+SELECT ceems.create_statement_triggers('ceems.job_notes', 'job_notes_node', 'new_rows',
+				       'ceems.check_node_rows()');
 
 -- The steps, notes and GPUs of deleted (or truncated) job_nodes rows go
 -- with them.
@@ -106,10 +96,5 @@ CREATE OR REPLACE TRIGGER job_nodes_key_fixed BEFORE UPDATE OF job_key, node ON 
 
 -- As job_steps and job_notes: the node row checked once a
 -- statement, the rows gone with their node row.
-CREATE OR REPLACE TRIGGER job_gpus_node_insert AFTER INSERT ON ceems.job_gpus
-	REFERENCING NEW TABLE AS new_rows
-	FOR EACH STATEMENT EXECUTE FUNCTION ceems.check_node_rows();
-
-CREATE OR REPLACE TRIGGER job_gpus_node_update AFTER UPDATE ON ceems.job_gpus
-	REFERENCING NEW TABLE AS new_rows
-	FOR EACH STATEMENT EXECUTE FUNCTION ceems.check_node_rows();
+SELECT ceems.create_statement_triggers('ceems.job_gpus', 'job_gpus_node', 'new_rows',
+				       'ceems.check_node_rows()');

@@ -104,23 +104,27 @@ SELECT * FROM ceems.usage_months(true, true, true);
 COMMENT ON VIEW ceems.usage_monthly IS
 	'Usage per month, cluster, user, account and partition';
 
-CREATE OR REPLACE VIEW ceems.usage_by_user_month WITH (security_invoker = true) AS
-SELECT month, cluster, user_name, jobs, energy_kwh, emissions_kg, cpu_hours_alloc,
-       cpu_hours_used, gpu_hours, cpu_efficiency, idle_alloc_kwh
-FROM ceems.usage_months(true, false, false);
-COMMENT ON VIEW ceems.usage_by_user_month IS 'Usage per month and user';
-
-CREATE OR REPLACE VIEW ceems.usage_by_account_month WITH (security_invoker = true) AS
-SELECT month, cluster, account, jobs, energy_kwh, emissions_kg, cpu_hours_alloc,
-       cpu_hours_used, gpu_hours, cpu_efficiency, idle_alloc_kwh
-FROM ceems.usage_months(false, true, false);
-COMMENT ON VIEW ceems.usage_by_account_month IS 'Usage per month and account';
-
-CREATE OR REPLACE VIEW ceems.usage_by_partition_month WITH (security_invoker = true) AS
-SELECT month, cluster, partition, jobs, energy_kwh, emissions_kg, cpu_hours_alloc,
-       cpu_hours_used, gpu_hours, cpu_efficiency, idle_alloc_kwh
-FROM ceems.usage_months(false, false, true);
-COMMENT ON VIEW ceems.usage_by_partition_month IS 'Usage per month and partition';
+-- The monthly views of one grouping column each (user, account,
+-- partition): alike but for that column and its flag.
+DO $$
+DECLARE
+	v record;
+BEGIN
+	FOR v IN SELECT * FROM (VALUES
+			('usage_by_user_month', 'user_name', 'true, false, false', 'user'),
+			('usage_by_account_month', 'account', 'false, true, false', 'account'),
+			('usage_by_partition_month', 'partition', 'false, false, true', 'partition'))
+		   AS g(name, col, flags, what) LOOP
+		EXECUTE format('CREATE OR REPLACE VIEW ceems.%I WITH (security_invoker = true) AS '
+			       'SELECT month, cluster, %I, jobs, energy_kwh, emissions_kg, '
+			       'cpu_hours_alloc, cpu_hours_used, gpu_hours, cpu_efficiency, '
+			       'idle_alloc_kwh FROM ceems.usage_months(%s)',
+			       v.name, v.col, v.flags);
+		EXECUTE format('COMMENT ON VIEW ceems.%I IS %L',
+			       v.name, 'Usage per month and ' || v.what);
+	END LOOP;
+END
+$$;
 
 -- Top wasters: per month and user, the energy spent on resources their
 -- jobs held and left idle, largest first.
