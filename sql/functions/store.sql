@@ -1,6 +1,142 @@
 -- sql/functions/store.sql - storing records' node, step, note, GPU and IO
 -- rows, one record or a batch (the jobs row is refreshed by the callers).
 
+-- The node, step and note rows of the applied records of ITEMS (outcome
+-- not unchanged, the stored row of their node deleted): each item's
+-- record at its position in RECORDS, its key, node, written_at and digest
+-- the item's.  The one definition of a record's rows, for
+-- store_job_record (one item) and store_job_records (a batch); a record
+-- whose steps or notes are not arrays of objects raises (the batch then
+-- goes to the loop, which names it).
+CREATE OR REPLACE FUNCTION ceems.store_job_nodes(records jsonb, items ceems.batch_record[])
+RETURNS void LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	INSERT INTO ceems.job_nodes (
+		job_key, node, written_at, finalized_by, record_digest, job_meta,
+		alloc_cores, alloc_mem_bytes, elapsed_s, lifetime_s, cpu_s,
+		gap_s, cgroup_gone, mem_peak_bytes, mem_peak_sampled,
+		mem_rss_bytes, mem_limit_bytes, oom_kills, io_read_bytes,
+		io_write_bytes, cpuset, usage_failed,
+		package_j, dram_j, gpu_j, node_j, total_j,
+		package_static_j, dram_static_j,
+		package_covered_s, dram_covered_s, gpu_covered_s, node_covered_s,
+		emissions_g, emissions_covered_s, emission_factor_source,
+		emission_zone, emission_year, emission_g_per_kwh, pue,
+		emission_factor_changed, emission_fallback,
+		package_idle_unlearned, dram_idle_unlearned)
+	SELECT
+		i.job_key, i.node, i.written_at,
+		(r.rec ->> 'finalized_by'), i.digest, r.rec -> 'job',
+		(r.m ->> 'alloc_cores')::bigint,
+		(r.m ->> 'alloc_mem_bytes')::bigint,
+		(r.m ->> 'elapsed_s')::double precision,
+		(l.led ->> 'lifetime_s')::double precision,
+		(r.m ->> 'cpu_s')::double precision,
+		coalesce((r.m ->> 'gap_s')::double precision, 0),
+		coalesce((r.m ->> 'cgroup_gone')::boolean, false),
+		(u.u ->> 'mem_peak_bytes')::bigint,
+		coalesce((u.u ->> 'peak_sampled')::boolean, false),
+		(u.u ->> 'mem_rss_bytes')::bigint,
+		CASE WHEN u.u -> 'mem_limit_bytes' = '"max"' THEN NULL
+		     ELSE (u.u ->> 'mem_limit_bytes')::bigint END,
+		(u.u ->> 'oom_kills')::bigint,
+		(u.u ->> 'io_read_bytes')::bigint,
+		(u.u ->> 'io_write_bytes')::bigint,
+		(u.u ->> 'cpuset'),
+		CASE WHEN jsonb_typeof(u.u -> 'failed') = 'array'
+		     THEN ARRAY(SELECT jsonb_array_elements_text(u.u -> 'failed')) END,
+		(l.pkg ->> 'joules')::double precision,
+		(l.dram ->> 'joules')::double precision,
+		(l.gpu ->> 'joules')::double precision,
+		(l.node ->> 'joules')::double precision,
+		CASE WHEN l.pkg ? 'joules' OR l.dram ? 'joules' OR l.gpu ? 'joules' OR l.node ? 'joules'
+		     THEN coalesce((l.pkg ->> 'joules')::double precision, 0) +
+			  coalesce((l.dram ->> 'joules')::double precision, 0) +
+			  coalesce((l.gpu ->> 'joules')::double precision, 0) +
+			  coalesce((l.node ->> 'joules')::double precision, 0) END,
+		(l.pkg ->> 'static_j')::double precision,
+		(l.dram ->> 'static_j')::double precision,
+		(l.pkg ->> 'covered_s')::double precision,
+		(l.dram ->> 'covered_s')::double precision,
+		(l.gpu ->> 'covered_s')::double precision,
+		(l.node ->> 'covered_s')::double precision,
+		(l.em ->> 'grams')::double precision,
+		(l.em ->> 'covered_s')::double precision,
+		nullif((l.em -> 'factor' ->> 'source'), ''),
+		nullif((l.em -> 'factor' ->> 'zone'), ''),
+		nullif((l.em -> 'factor' ->> 'year')::bigint, 0),
+		(l.em -> 'factor' ->> 'g_per_kwh')::double precision,
+		(l.em -> 'factor' ->> 'pue')::double precision,
+		(l.em ->> 'factor_changed')::boolean,
+		(l.em ->> 'fallback')::double precision,
+		ceems.idle_unlearned(l.pkg),
+		ceems.idle_unlearned(l.dram)
+	-- OFFSET 0: each sub-object is taken out of its record once, and
+	-- each figure is then one key away (a path from the record's top
+	-- for each of 40 figures was a fifth of this statement).
+	FROM unnest(items) i,
+	     LATERAL (SELECT x.rec, x.rec -> 'measurements' AS m
+		      FROM (SELECT records -> (i.ord - 1) AS rec OFFSET 0) x
+		      OFFSET 0) r,
+	     LATERAL (SELECT r.m -> 'usage' AS u OFFSET 0) u,
+	     LATERAL (SELECT y.led, y.led -> 'package' AS pkg, y.led -> 'dram' AS dram,
+			     y.led -> 'gpu' AS gpu, y.led -> 'node' AS node,
+			     y.led -> 'emissions' AS em
+		      FROM (SELECT r.m -> 'ledger' AS led OFFSET 0) y
+		      OFFSET 0) l
+	WHERE i.outcome <> 'unchanged'
+	ORDER BY i.seq;
+
+	-- Steps and notes: one statement each (a loop of single inserts
+	-- costs several times more), after a check of their shape.
+	IF EXISTS (SELECT 1 FROM unnest(items) i,
+			 LATERAL (SELECT records -> (i.ord - 1) AS rec OFFSET 0) r
+		   WHERE i.outcome <> 'unchanged' AND
+			 (jsonb_typeof(coalesce(r.rec -> 'measurements' -> 'steps', '[]')) <> 'array' OR
+			  jsonb_typeof(coalesce(r.rec -> 'notes', '[]')) <> 'array' OR
+			  EXISTS (SELECT 1 FROM jsonb_array_elements(coalesce(r.rec -> 'measurements' -> 'steps', '[]')) s
+				  WHERE jsonb_typeof(s) <> 'object' OR
+					jsonb_typeof(coalesce(s -> 'joules', '{}')) <> 'object') OR
+			  EXISTS (SELECT 1 FROM jsonb_array_elements(coalesce(r.rec -> 'notes', '[]')) n
+				  WHERE jsonb_typeof(n) <> 'object'))) THEN
+		RAISE EXCEPTION 'ceems record: measurements.steps and notes must be arrays of objects'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+
+	INSERT INTO ceems.job_steps (job_key, node, step_id, ended, elapsed_s,
+		cpu_s, mem_peak_bytes, package_j, dram_j, gpu_j, node_j)
+	SELECT i.job_key, i.node,
+	       (s ->> 'id'),
+	       coalesce((s ->> 'ended')::boolean, false),
+	       coalesce((s ->> 'elapsed_s')::double precision, 0),
+	       -- Absent: not measured, NULL (job_steps.cpu_s is nullable
+	       -- from migration 010 on, applied with this one).
+	       (s ->> 'cpu_s')::double precision,
+	       (s ->> 'mem_peak_bytes')::bigint,
+	       (s -> 'joules' ->> 'package')::double precision,
+	       (s -> 'joules' ->> 'dram')::double precision,
+	       (s -> 'joules' ->> 'gpu')::double precision,
+	       (s -> 'joules' ->> 'node')::double precision
+	FROM unnest(items) i,
+	     jsonb_array_elements((records -> (i.ord - 1)) -> 'measurements' -> 'steps') s
+	WHERE i.outcome <> 'unchanged';
+	INSERT INTO ceems.job_notes (job_key, node, ordinal, note_id, text,
+				     saving_j, saving_g)
+	SELECT i.job_key, i.node, (n.ord - 1)::smallint,
+	       (n.value ->> 'id'),
+	       (n.value ->> 'text'),
+	       (n.value ->> 'saving_j')::double precision,
+	       (n.value ->> 'saving_g')::double precision
+	FROM unnest(items) i,
+	     jsonb_array_elements((records -> (i.ord - 1)) -> 'notes') WITH ORDINALITY n(value, ord)
+	WHERE i.outcome <> 'unchanged';
+END
+$$;
+COMMENT ON FUNCTION ceems.store_job_nodes(jsonb, ceems.batch_record[]) IS
+	'The job_nodes, job_steps and job_notes rows of the applied records of a batch (or of one record): for store_job_record and store_job_records only (not granted)';
+
 -- One record's node, step and note rows; a measured record is never
 -- replaced by one of the job's metadata alone (017).
 CREATE OR REPLACE FUNCTION ceems.store_job_record_017(record jsonb, OUT outcome text, OUT stored_key bigint)
@@ -11,9 +147,7 @@ DECLARE
 	job jsonb;
 	m jsonb;
 	led jsonb;
-	usage jsonb;
 	em jsonb;
-	fac jsonb;
 	v_cluster text;
 	v_cluster_id integer;
 	v_jobid bigint;
@@ -26,11 +160,6 @@ DECLARE
 	v_old record;
 	v_outcome text;
 	v_pkg jsonb;
-	v_dram jsonb;
-	v_gpu jsonb;
-	v_nodedom jsonb;
-	v_mem_limit jsonb;
-	v_total double precision;
 BEGIN
 	IF record IS NULL OR jsonb_typeof(record) <> 'object' THEN
 		RAISE EXCEPTION 'ceems record: not a JSON object'
@@ -120,112 +249,21 @@ BEGIN
 		v_outcome := 'inserted';
 	END IF;
 
+	-- The figures' shape (an error names the member): the rows are
+	-- store_job_nodes's, as the batch's.
 	led := ceems.json_object(m, 'ledger', 'measurements');
-	usage := ceems.json_object(m, 'usage', 'measurements');
+	PERFORM ceems.json_object(m, 'usage', 'measurements');
 	v_pkg := ceems.json_object(led, 'package', 'measurements.ledger');
-	v_dram := ceems.json_object(led, 'dram', 'measurements.ledger');
-	v_gpu := ceems.json_object(led, 'gpu', 'measurements.ledger');
-	v_nodedom := ceems.json_object(led, 'node', 'measurements.ledger');
+	PERFORM ceems.json_object(led, 'dram', 'measurements.ledger');
+	PERFORM ceems.json_object(led, 'gpu', 'measurements.ledger');
+	PERFORM ceems.json_object(led, 'node', 'measurements.ledger');
 	em := ceems.json_object(led, 'emissions', 'measurements.ledger');
-	fac := ceems.json_object(em, 'factor', 'measurements.ledger.emissions');
-	v_mem_limit := usage -> 'mem_limit_bytes';
-	IF v_pkg ? 'joules' OR v_dram ? 'joules' OR v_gpu ? 'joules' OR v_nodedom ? 'joules' THEN
-		v_total := coalesce(ceems.json_float(v_pkg, 'joules', 'ledger.package'), 0) +
-			   coalesce((v_dram ->> 'joules')::double precision, 0) +
-			   coalesce((v_gpu ->> 'joules')::double precision, 0) +
-			   coalesce((v_nodedom ->> 'joules')::double precision, 0);
-	END IF;
-
-	INSERT INTO ceems.job_nodes (
-		job_key, node, written_at, finalized_by, record_digest, job_meta,
-		alloc_cores, alloc_mem_bytes, elapsed_s, lifetime_s, cpu_s,
-		gap_s, cgroup_gone, mem_peak_bytes, mem_peak_sampled,
-		mem_rss_bytes, mem_limit_bytes, oom_kills, io_read_bytes,
-		io_write_bytes, cpuset, usage_failed,
-		package_j, dram_j, gpu_j, node_j, total_j,
-		package_static_j, dram_static_j,
-		package_covered_s, dram_covered_s, gpu_covered_s, node_covered_s,
-		emissions_g, emissions_covered_s, emission_factor_source,
-		emission_zone, emission_year, emission_g_per_kwh, pue,
-		emission_factor_changed, emission_fallback,
-		package_idle_unlearned, dram_idle_unlearned)
-	VALUES (
-		v_key, v_node, v_written,
-		(record ->> 'finalized_by'), v_digest, job,
-		(m ->> 'alloc_cores')::bigint,
-		(m ->> 'alloc_mem_bytes')::bigint,
-		(m ->> 'elapsed_s')::double precision,
-		(led ->> 'lifetime_s')::double precision,
-		(m ->> 'cpu_s')::double precision,
-		coalesce((m ->> 'gap_s')::double precision, 0),
-		coalesce((m ->> 'cgroup_gone')::boolean, false),
-		(usage ->> 'mem_peak_bytes')::bigint,
-		coalesce((usage ->> 'peak_sampled')::boolean, false),
-		(usage ->> 'mem_rss_bytes')::bigint,
-		CASE WHEN v_mem_limit = '"max"' THEN NULL
-		     ELSE (usage ->> 'mem_limit_bytes')::bigint END,
-		(usage ->> 'oom_kills')::bigint,
-		(usage ->> 'io_read_bytes')::bigint,
-		(usage ->> 'io_write_bytes')::bigint,
-		(usage ->> 'cpuset'),
-		CASE WHEN jsonb_typeof(usage -> 'failed') = 'array'
-		     THEN ARRAY(SELECT jsonb_array_elements_text(usage -> 'failed')) END,
-		(v_pkg ->> 'joules')::double precision,
-		(v_dram ->> 'joules')::double precision,
-		(v_gpu ->> 'joules')::double precision,
-		(v_nodedom ->> 'joules')::double precision,
-		v_total,
-		(v_pkg ->> 'static_j')::double precision,
-		(v_dram ->> 'static_j')::double precision,
-		(v_pkg ->> 'covered_s')::double precision,
-		(v_dram ->> 'covered_s')::double precision,
-		(v_gpu ->> 'covered_s')::double precision,
-		(v_nodedom ->> 'covered_s')::double precision,
-		(em ->> 'grams')::double precision,
-		(em ->> 'covered_s')::double precision,
-		nullif((fac ->> 'source'), ''),
-		nullif((fac ->> 'zone'), ''),
-		nullif((fac ->> 'year')::bigint, 0),
-		(fac ->> 'g_per_kwh')::double precision,
-		(fac ->> 'pue')::double precision,
-		(em ->> 'factor_changed')::boolean,
-		(em ->> 'fallback')::double precision,
-		ceems.idle_unlearned(v_pkg),
-		ceems.idle_unlearned(v_dram));
-
-	-- Steps and notes: one statement each (a loop of single inserts
-	-- costs several times more), after a check of their shape.
-	IF jsonb_typeof(coalesce(m -> 'steps', '[]')) <> 'array' OR
-	   jsonb_typeof(coalesce(record -> 'notes', '[]')) <> 'array' OR
-	   EXISTS (SELECT 1 FROM jsonb_array_elements(coalesce(m -> 'steps', '[]')) s
-		   WHERE jsonb_typeof(s) <> 'object' OR
-			 jsonb_typeof(coalesce(s -> 'joules', '{}')) <> 'object') OR
-	   EXISTS (SELECT 1 FROM jsonb_array_elements(coalesce(record -> 'notes', '[]')) n
-		   WHERE jsonb_typeof(n) <> 'object') THEN
-		RAISE EXCEPTION 'ceems record: measurements.steps and notes must be arrays of objects'
-			USING ERRCODE = 'invalid_parameter_value';
-	END IF;
-	INSERT INTO ceems.job_steps (job_key, node, step_id, ended, elapsed_s,
-		cpu_s, mem_peak_bytes, package_j, dram_j, gpu_j, node_j)
-	SELECT v_key, v_node,
-	       (s ->> 'id'),
-	       coalesce((s ->> 'ended')::boolean, false),
-	       coalesce((s ->> 'elapsed_s')::double precision, 0),
-	       (s ->> 'cpu_s')::double precision,
-	       (s ->> 'mem_peak_bytes')::bigint,
-	       (s -> 'joules' ->> 'package')::double precision,
-	       (s -> 'joules' ->> 'dram')::double precision,
-	       (s -> 'joules' ->> 'gpu')::double precision,
-	       (s -> 'joules' ->> 'node')::double precision
-	FROM jsonb_array_elements(m -> 'steps') s;
-	INSERT INTO ceems.job_notes (job_key, node, ordinal, note_id, text,
-				     saving_j, saving_g)
-	SELECT v_key, v_node, (n.ord - 1)::smallint,
-	       (n.value ->> 'id'),
-	       (n.value ->> 'text'),
-	       (n.value ->> 'saving_j')::double precision,
-	       (n.value ->> 'saving_g')::double precision
-	FROM jsonb_array_elements(record -> 'notes') WITH ORDINALITY n(value, ord);
+	PERFORM ceems.json_object(em, 'factor', 'measurements.ledger.emissions');
+	PERFORM ceems.json_float(v_pkg, 'joules', 'ledger.package');
+	PERFORM ceems.store_job_nodes(jsonb_build_array(record),
+		ARRAY[ROW(1, 1, NULL, v_cluster, v_jobid, v_uid, v_start, v_node,
+			  v_written, v_digest, v_key, v_outcome,
+			  v_outcome = 'replaced', NULL, NULL)::ceems.batch_record]);
 
 	outcome := v_outcome;
 	stored_key := v_key;
@@ -322,12 +360,7 @@ BEGIN
 		   WHERE i.cluster IS NULL OR i.jobid IS NULL OR i.uid IS NULL OR
 			 i.start_time IS NULL OR i.node IS NULL OR i.written_at IS NULL OR
 			 (r.rec -> 'measurements' ->> 'jobid')::bigint IS DISTINCT FROM i.jobid OR
-			 (r.rec -> 'measurements' ->> 'uid')::bigint IS DISTINCT FROM i.uid OR
-			 EXISTS (SELECT 1 FROM jsonb_array_elements(coalesce(r.rec -> 'measurements' -> 'steps', '[]')) s
-				 WHERE jsonb_typeof(s) <> 'object' OR
-				       jsonb_typeof(coalesce(s -> 'joules', '{}')) <> 'object') OR
-			 EXISTS (SELECT 1 FROM jsonb_array_elements(coalesce(r.rec -> 'notes', '[]')) n
-				 WHERE jsonb_typeof(n) <> 'object')) THEN
+			 (r.rec -> 'measurements' ->> 'uid')::bigint IS DISTINCT FROM i.uid) THEN
 		RAISE EXCEPTION 'ceems records: a record is not valid: store one by one'
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
@@ -454,109 +487,7 @@ BEGIN
 			WHERE jn.job_key = old_key AND jn.node = old_node;
 	END LOOP;
 
-	INSERT INTO ceems.job_nodes (
-		job_key, node, written_at, finalized_by, record_digest, job_meta,
-		alloc_cores, alloc_mem_bytes, elapsed_s, lifetime_s, cpu_s,
-		gap_s, cgroup_gone, mem_peak_bytes, mem_peak_sampled,
-		mem_rss_bytes, mem_limit_bytes, oom_kills, io_read_bytes,
-		io_write_bytes, cpuset, usage_failed,
-		package_j, dram_j, gpu_j, node_j, total_j,
-		package_static_j, dram_static_j,
-		package_covered_s, dram_covered_s, gpu_covered_s, node_covered_s,
-		emissions_g, emissions_covered_s, emission_factor_source,
-		emission_zone, emission_year, emission_g_per_kwh, pue,
-		emission_factor_changed, emission_fallback,
-		package_idle_unlearned, dram_idle_unlearned)
-	SELECT
-		i.job_key, i.node, i.written_at,
-		(r.rec ->> 'finalized_by'), i.digest, r.rec -> 'job',
-		(r.m ->> 'alloc_cores')::bigint,
-		(r.m ->> 'alloc_mem_bytes')::bigint,
-		(r.m ->> 'elapsed_s')::double precision,
-		(l.led ->> 'lifetime_s')::double precision,
-		(r.m ->> 'cpu_s')::double precision,
-		coalesce((r.m ->> 'gap_s')::double precision, 0),
-		coalesce((r.m ->> 'cgroup_gone')::boolean, false),
-		(u.u ->> 'mem_peak_bytes')::bigint,
-		coalesce((u.u ->> 'peak_sampled')::boolean, false),
-		(u.u ->> 'mem_rss_bytes')::bigint,
-		CASE WHEN u.u -> 'mem_limit_bytes' = '"max"' THEN NULL
-		     ELSE (u.u ->> 'mem_limit_bytes')::bigint END,
-		(u.u ->> 'oom_kills')::bigint,
-		(u.u ->> 'io_read_bytes')::bigint,
-		(u.u ->> 'io_write_bytes')::bigint,
-		(u.u ->> 'cpuset'),
-		CASE WHEN jsonb_typeof(u.u -> 'failed') = 'array'
-		     THEN ARRAY(SELECT jsonb_array_elements_text(u.u -> 'failed')) END,
-		(l.pkg ->> 'joules')::double precision,
-		(l.dram ->> 'joules')::double precision,
-		(l.gpu ->> 'joules')::double precision,
-		(l.node ->> 'joules')::double precision,
-		CASE WHEN l.pkg ? 'joules' OR l.dram ? 'joules' OR l.gpu ? 'joules' OR l.node ? 'joules'
-		     THEN coalesce((l.pkg ->> 'joules')::double precision, 0) +
-			  coalesce((l.dram ->> 'joules')::double precision, 0) +
-			  coalesce((l.gpu ->> 'joules')::double precision, 0) +
-			  coalesce((l.node ->> 'joules')::double precision, 0) END,
-		(l.pkg ->> 'static_j')::double precision,
-		(l.dram ->> 'static_j')::double precision,
-		(l.pkg ->> 'covered_s')::double precision,
-		(l.dram ->> 'covered_s')::double precision,
-		(l.gpu ->> 'covered_s')::double precision,
-		(l.node ->> 'covered_s')::double precision,
-		(l.em ->> 'grams')::double precision,
-		(l.em ->> 'covered_s')::double precision,
-		nullif((l.em -> 'factor' ->> 'source'), ''),
-		nullif((l.em -> 'factor' ->> 'zone'), ''),
-		nullif((l.em -> 'factor' ->> 'year')::bigint, 0),
-		(l.em -> 'factor' ->> 'g_per_kwh')::double precision,
-		(l.em -> 'factor' ->> 'pue')::double precision,
-		(l.em ->> 'factor_changed')::boolean,
-		(l.em ->> 'fallback')::double precision,
-		ceems.idle_unlearned(l.pkg),
-		ceems.idle_unlearned(l.dram)
-	-- OFFSET 0: each sub-object is taken out of its record once, and
-	-- each figure is then one key away (a path from the record's top
-	-- for each of 40 figures was a fifth of this statement).
-	FROM unnest(items) i,
-	     LATERAL (SELECT x.rec, x.rec -> 'measurements' AS m
-		      FROM (SELECT records -> (i.ord - 1) AS rec OFFSET 0) x
-		      OFFSET 0) r,
-	     LATERAL (SELECT r.m -> 'usage' AS u OFFSET 0) u,
-	     LATERAL (SELECT y.led, y.led -> 'package' AS pkg, y.led -> 'dram' AS dram,
-			     y.led -> 'gpu' AS gpu, y.led -> 'node' AS node,
-			     y.led -> 'emissions' AS em
-		      FROM (SELECT r.m -> 'ledger' AS led OFFSET 0) y
-		      OFFSET 0) l
-	WHERE i.outcome <> 'unchanged'
-	ORDER BY i.seq;
-
-	INSERT INTO ceems.job_steps (job_key, node, step_id, ended, elapsed_s,
-		cpu_s, mem_peak_bytes, package_j, dram_j, gpu_j, node_j)
-	SELECT i.job_key, i.node,
-	       (s ->> 'id'),
-	       coalesce((s ->> 'ended')::boolean, false),
-	       coalesce((s ->> 'elapsed_s')::double precision, 0),
-	       -- Absent: not measured, NULL (job_steps.cpu_s is nullable
-	       -- from migration 010 on, applied with this one).
-	       (s ->> 'cpu_s')::double precision,
-	       (s ->> 'mem_peak_bytes')::bigint,
-	       (s -> 'joules' ->> 'package')::double precision,
-	       (s -> 'joules' ->> 'dram')::double precision,
-	       (s -> 'joules' ->> 'gpu')::double precision,
-	       (s -> 'joules' ->> 'node')::double precision
-	FROM unnest(items) i,
-	     jsonb_array_elements((records -> (i.ord - 1)) -> 'measurements' -> 'steps') s
-	WHERE i.outcome <> 'unchanged';
-	INSERT INTO ceems.job_notes (job_key, node, ordinal, note_id, text,
-				     saving_j, saving_g)
-	SELECT i.job_key, i.node, (n.ord - 1)::smallint,
-	       (n.value ->> 'id'),
-	       (n.value ->> 'text'),
-	       (n.value ->> 'saving_j')::double precision,
-	       (n.value ->> 'saving_g')::double precision
-	FROM unnest(items) i,
-	     jsonb_array_elements((records -> (i.ord - 1)) -> 'notes') WITH ORDINALITY n(value, ord)
-	WHERE i.outcome <> 'unchanged';
+	PERFORM ceems.store_job_nodes(records, items);
 
 	-- The new jobs, complete, in identity order.  Drawn keys make no
 	-- conflict; a conflict on the identity is another writer's insert
