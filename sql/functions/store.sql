@@ -1,6 +1,13 @@
 -- sql/functions/store.sql - storing records' node, step, note, GPU and IO
 -- rows, one record or a batch (the jobs row is refreshed by the callers).
 
+-- The layers an earlier schema stacked, each wrapping the one before:
+-- store_job_record and store_job_records are whole now.
+DROP FUNCTION IF EXISTS ceems.store_job_record_017(jsonb);
+DROP FUNCTION IF EXISTS ceems.store_job_record_before_io(jsonb);
+DROP FUNCTION IF EXISTS ceems.store_job_records_016(jsonb);
+DROP FUNCTION IF EXISTS ceems.store_job_records_before_io(jsonb);
+
 -- The node, step and note rows of the applied records of ITEMS (outcome
 -- not unchanged, the stored row of their node deleted): each item's
 -- record at its position in RECORDS, its key, node, written_at and digest
@@ -137,9 +144,119 @@ $$;
 COMMENT ON FUNCTION ceems.store_job_nodes(jsonb, ceems.batch_record[]) IS
 	'The job_nodes, job_steps and job_notes rows of the applied records of a batch (or of one record): for store_job_record and store_job_records only (not granted)';
 
--- One record's node, step and note rows; a measured record is never
--- replaced by one of the job's metadata alone (017).
-CREATE OR REPLACE FUNCTION ceems.store_job_record_017(record jsonb, OUT outcome text, OUT stored_key bigint)
+-- The GPUs of stored records: P_KEYS[i], P_NODES[i] is the job_nodes
+-- row just written for the record P_RECORDS[i].  Rows, then the node
+-- rows' GPU columns, one statement each.
+CREATE OR REPLACE FUNCTION ceems.store_job_gpus(p_keys bigint[], p_nodes text[], p_records jsonb[])
+RETURNS void LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF EXISTS (SELECT 1 FROM unnest(p_records) r
+		   WHERE jsonb_typeof(coalesce(r -> 'measurements' -> 'gpus', '[]')) <> 'array') OR
+	   EXISTS (SELECT 1 FROM unnest(p_records) r,
+			 jsonb_array_elements(coalesce(r -> 'measurements' -> 'gpus', '[]')) g
+		   WHERE jsonb_typeof(g) <> 'object') THEN
+		RAISE EXCEPTION 'ceems record: measurements.gpus must be an array of objects'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	INSERT INTO ceems.job_gpus (job_key, node, ordinal, uuid, bus_id,
+		instance, share, power_integrated, energy_j, util_pct,
+		mem_util_pct, mem_peak_bytes, mem_total_bytes, sm_active_pct,
+		sm_occupancy_pct, tensor_active_pct, fp_active_pct)
+	SELECT i.k, i.n, (g.ord - 1)::smallint,
+	       (g.value ->> 'uuid'),
+	       (g.value ->> 'bus_id'),
+	       (g.value ->> 'instance')::integer,
+	       (g.value ->> 'share')::double precision,
+	       coalesce((g.value ->> 'power_integrated')::boolean, false),
+	       (g.value ->> 'energy_j')::double precision,
+	       (g.value ->> 'util_pct')::double precision,
+	       (g.value ->> 'mem_util_pct')::double precision,
+	       (g.value ->> 'mem_peak_bytes')::bigint,
+	       (g.value ->> 'mem_total_bytes')::bigint,
+	       (g.value ->> 'sm_active_pct')::double precision,
+	       (g.value ->> 'sm_occupancy_pct')::double precision,
+	       (g.value ->> 'tensor_active_pct')::double precision,
+	       (g.value ->> 'fp_active_pct')::double precision
+	FROM unnest(p_keys, p_nodes, p_records) i(k, n, r),
+	     jsonb_array_elements(i.r -> 'measurements' -> 'gpus') WITH ORDINALITY g(value, ord)
+	WHERE jsonb_typeof(i.r -> 'measurements' -> 'gpus') = 'array';
+	UPDATE ceems.job_nodes jn SET
+		gpu_util_pct = a.util_pct,
+		gpu_mem_peak_bytes = a.mem_peak_bytes,
+		gpu_mem_total_bytes = a.mem_total_bytes,
+		gpu_sm_active_pct = a.sm_active_pct
+	FROM (SELECT g.job_key, g.node,
+		     ceems.gpu_mean(sum(g.share * g.util_pct),
+				    sum(g.share) FILTER (WHERE g.util_pct IS NOT NULL)) AS util_pct,
+		     CASE WHEN count(*) = count(g.mem_peak_bytes)
+			  THEN ceems.gpu_bytes(sum(g.mem_peak_bytes)) END AS mem_peak_bytes,
+		     CASE WHEN count(*) = count(g.mem_total_bytes)
+			  THEN ceems.gpu_bytes(sum(g.mem_total_bytes)) END AS mem_total_bytes,
+		     ceems.gpu_mean(sum(g.share * g.sm_active_pct),
+				    sum(g.share) FILTER (WHERE g.sm_active_pct IS NOT NULL)) AS sm_active_pct
+	      FROM unnest(p_keys, p_nodes) i(k, n)
+	      JOIN ceems.job_gpus g ON g.job_key = i.k AND g.node = i.n
+	      GROUP BY g.job_key, g.node) a
+	WHERE jn.job_key = a.job_key AND jn.node = a.node;
+END
+$$;
+COMMENT ON FUNCTION ceems.store_job_gpus(bigint[], text[], jsonb[]) IS
+	'The gpus of records just stored into job_gpus, and their nodes'' GPU columns: for store_job_record and store_job_records only (not granted)';
+
+-- The IO and network of RECORD into its node row of job P_KEY.
+CREATE OR REPLACE FUNCTION ceems.store_job_node_io(p_key bigint, record jsonb)
+RETURNS void LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	UPDATE ceems.job_nodes n SET
+		io_source = CASE WHEN x.io IS NOT NULL THEN 'syscall'
+				 WHEN n.io_read_bytes IS NOT NULL OR
+				      n.io_write_bytes IS NOT NULL THEN 'block' END,
+		io_read_bytes = coalesce((x.io ->> 'read_bytes')::bigint, n.io_read_bytes),
+		io_write_bytes = coalesce((x.io ->> 'write_bytes')::bigint, n.io_write_bytes),
+		io_read_ops = (x.io ->> 'read_ops')::bigint,
+		io_write_ops = (x.io ->> 'write_ops')::bigint,
+		io_read_errors = (x.io ->> 'read_errors')::bigint,
+		io_write_errors = (x.io ->> 'write_errors')::bigint,
+		net_tcp4_in_bytes = (x.net #>> '{tcp4,in_bytes}')::bigint,
+		net_tcp4_out_bytes = (x.net #>> '{tcp4,out_bytes}')::bigint,
+		net_tcp6_in_bytes = (x.net #>> '{tcp6,in_bytes}')::bigint,
+		net_tcp6_out_bytes = (x.net #>> '{tcp6,out_bytes}')::bigint,
+		net_udp4_in_bytes = (x.net #>> '{udp4,in_bytes}')::bigint,
+		net_udp4_out_bytes = (x.net #>> '{udp4,out_bytes}')::bigint,
+		net_udp6_in_bytes = (x.net #>> '{udp6,in_bytes}')::bigint,
+		net_udp6_out_bytes = (x.net #>> '{udp6,out_bytes}')::bigint,
+		net_in_msgs = CASE WHEN x.net IS NOT NULL THEN
+			coalesce((x.net #>> '{tcp4,in_msgs}')::bigint, 0) +
+			coalesce((x.net #>> '{tcp6,in_msgs}')::bigint, 0) +
+			coalesce((x.net #>> '{udp4,in_msgs}')::bigint, 0) +
+			coalesce((x.net #>> '{udp6,in_msgs}')::bigint, 0) END,
+		net_out_msgs = CASE WHEN x.net IS NOT NULL THEN
+			coalesce((x.net #>> '{tcp4,out_msgs}')::bigint, 0) +
+			coalesce((x.net #>> '{tcp6,out_msgs}')::bigint, 0) +
+			coalesce((x.net #>> '{udp4,out_msgs}')::bigint, 0) +
+			coalesce((x.net #>> '{udp6,out_msgs}')::bigint, 0) END,
+		tcp_retrans = (x.net ->> 'tcp_retrans')::bigint,
+		ebpf_dropped = (x.m ->> 'ebpf_dropped')::bigint,
+		ebpf_absent = x.m ->> 'ebpf_absent',
+		ebpf_unmeasured_s = (x.m ->> 'ebpf_unmeasured_s')::double precision
+	FROM (SELECT record -> 'measurements' AS m,
+		     CASE WHEN jsonb_typeof(record #> '{measurements,io}') = 'object'
+			  THEN record #> '{measurements,io}' END AS io,
+		     CASE WHEN jsonb_typeof(record #> '{measurements,net}') = 'object'
+			  THEN record #> '{measurements,net}' END AS net) x
+	WHERE n.job_key = p_key AND n.node = record #>> '{job,node}';
+END
+$$;
+COMMENT ON FUNCTION ceems.store_job_node_io(bigint, jsonb) IS
+	'The IO and network figures of a record into the node row its writer stored (not granted)';
+
+-- One record's rows: its node, steps, notes, GPUs, IO and network; a
+-- measured record is never replaced by one of the job's metadata alone.
+CREATE OR REPLACE FUNCTION ceems.store_job_record(record jsonb, OUT outcome text, OUT stored_key bigint)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -264,17 +381,21 @@ BEGIN
 		ARRAY[ROW(1, 1, NULL, v_cluster, v_jobid, v_uid, v_start, v_node,
 			  v_written, v_digest, v_key, v_outcome,
 			  v_outcome = 'replaced', NULL, NULL)::ceems.batch_record]);
+	IF (record -> 'measurements') ? 'gpus' THEN
+		PERFORM ceems.store_job_gpus(ARRAY[v_key], ARRAY[v_node], ARRAY[record]);
+	END IF;
+	PERFORM ceems.store_job_node_io(v_key, record);
 
 	outcome := v_outcome;
 	stored_key := v_key;
 END
 $$;
-COMMENT ON FUNCTION ceems.store_job_record_017(jsonb) IS
+COMMENT ON FUNCTION ceems.store_job_record(jsonb) IS
 	'upsert_job_record without the refresh of the jobs row: for upsert_job_record and upsert_job_records only (not granted)';
 
 -- store_job_record set-wise: the batch's rows, its new jobs' rows with
--- their steps.
-CREATE OR REPLACE FUNCTION ceems.store_job_records_016(records jsonb)
+-- their steps, then the GPUs, IO and network of the records applied.
+CREATE OR REPLACE FUNCTION ceems.store_job_records(records jsonb)
 RETURNS text[] LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 SET plan_cache_mode = force_generic_plan
@@ -287,10 +408,13 @@ DECLARE
 	inserted bigint;
 	old_key bigint;		-- a stored row a record replaces
 	old_node text;
+	stored record;		-- the applied records that have GPUs
 BEGIN
 	-- Parse and validate every record.  The checks are the loop's
 	-- (store_job_record's), made on every record, applied or not: a
-	-- stricter check here only sends the batch to the loop.
+	-- stricter check here only sends the batch to the loop.  The shape
+	-- of the steps and notes is checked where they are stored
+	-- (store_job_nodes), as in the loop.
 	-- The identity's numbers are known to be JSON numbers here: cast
 	-- directly (a fraction, which the loop may accept as a whole number,
 	-- raises and sends the batch to the loop).
@@ -539,208 +663,23 @@ BEGIN
 		PERFORM ceems.refresh_jobs(changed);
 	END IF;
 
-	RETURN ARRAY(SELECT i.outcome FROM unnest(items) i ORDER BY i.ord);
-END
-$$;
-COMMENT ON FUNCTION ceems.store_job_records_016(jsonb) IS
-	'The set-wise path of upsert_job_records: the loop''s result, or an error (then the loop runs); not granted';
-
--- The GPUs of stored records: P_KEYS[i], P_NODES[i] is the job_nodes
--- row just written for the record P_RECORDS[i].  Rows, then the node
--- rows' GPU columns, one statement each.
-CREATE OR REPLACE FUNCTION ceems.store_job_gpus(p_keys bigint[], p_nodes text[], p_records jsonb[])
-RETURNS void LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-	IF EXISTS (SELECT 1 FROM unnest(p_records) r
-		   WHERE jsonb_typeof(coalesce(r -> 'measurements' -> 'gpus', '[]')) <> 'array') OR
-	   EXISTS (SELECT 1 FROM unnest(p_records) r,
-			 jsonb_array_elements(coalesce(r -> 'measurements' -> 'gpus', '[]')) g
-		   WHERE jsonb_typeof(g) <> 'object') THEN
-		RAISE EXCEPTION 'ceems record: measurements.gpus must be an array of objects'
-			USING ERRCODE = 'invalid_parameter_value';
-	END IF;
-	INSERT INTO ceems.job_gpus (job_key, node, ordinal, uuid, bus_id,
-		instance, share, power_integrated, energy_j, util_pct,
-		mem_util_pct, mem_peak_bytes, mem_total_bytes, sm_active_pct,
-		sm_occupancy_pct, tensor_active_pct, fp_active_pct)
-	SELECT i.k, i.n, (g.ord - 1)::smallint,
-	       (g.value ->> 'uuid'),
-	       (g.value ->> 'bus_id'),
-	       (g.value ->> 'instance')::integer,
-	       (g.value ->> 'share')::double precision,
-	       coalesce((g.value ->> 'power_integrated')::boolean, false),
-	       (g.value ->> 'energy_j')::double precision,
-	       (g.value ->> 'util_pct')::double precision,
-	       (g.value ->> 'mem_util_pct')::double precision,
-	       (g.value ->> 'mem_peak_bytes')::bigint,
-	       (g.value ->> 'mem_total_bytes')::bigint,
-	       (g.value ->> 'sm_active_pct')::double precision,
-	       (g.value ->> 'sm_occupancy_pct')::double precision,
-	       (g.value ->> 'tensor_active_pct')::double precision,
-	       (g.value ->> 'fp_active_pct')::double precision
-	FROM unnest(p_keys, p_nodes, p_records) i(k, n, r),
-	     jsonb_array_elements(i.r -> 'measurements' -> 'gpus') WITH ORDINALITY g(value, ord)
-	WHERE jsonb_typeof(i.r -> 'measurements' -> 'gpus') = 'array';
-	UPDATE ceems.job_nodes jn SET
-		gpu_util_pct = a.util_pct,
-		gpu_mem_peak_bytes = a.mem_peak_bytes,
-		gpu_mem_total_bytes = a.mem_total_bytes,
-		gpu_sm_active_pct = a.sm_active_pct
-	FROM (SELECT g.job_key, g.node,
-		     ceems.gpu_mean(sum(g.share * g.util_pct),
-				    sum(g.share) FILTER (WHERE g.util_pct IS NOT NULL)) AS util_pct,
-		     CASE WHEN count(*) = count(g.mem_peak_bytes)
-			  THEN ceems.gpu_bytes(sum(g.mem_peak_bytes)) END AS mem_peak_bytes,
-		     CASE WHEN count(*) = count(g.mem_total_bytes)
-			  THEN ceems.gpu_bytes(sum(g.mem_total_bytes)) END AS mem_total_bytes,
-		     ceems.gpu_mean(sum(g.share * g.sm_active_pct),
-				    sum(g.share) FILTER (WHERE g.sm_active_pct IS NOT NULL)) AS sm_active_pct
-	      FROM unnest(p_keys, p_nodes) i(k, n)
-	      JOIN ceems.job_gpus g ON g.job_key = i.k AND g.node = i.n
-	      GROUP BY g.job_key, g.node) a
-	WHERE jn.job_key = a.job_key AND jn.node = a.node;
-END
-$$;
-COMMENT ON FUNCTION ceems.store_job_gpus(bigint[], text[], jsonb[]) IS
-	'The gpus of records just stored into job_gpus, and their nodes'' GPU columns: for store_job_record and store_job_records only (not granted)';
-
-CREATE OR REPLACE FUNCTION ceems.store_job_record_before_io(record jsonb, OUT outcome text, OUT stored_key bigint)
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	s record;
-BEGIN
-	s := ceems.store_job_record_017(record);
-	IF s.outcome <> 'unchanged' AND (record -> 'measurements') ? 'gpus' THEN
-		PERFORM ceems.store_job_gpus(ARRAY[s.stored_key],
-					     ARRAY[record -> 'job' ->> 'node'],
-					     ARRAY[record]);
-	END IF;
-	outcome := s.outcome;
-	stored_key := s.stored_key;
-END
-$$;
-COMMENT ON FUNCTION ceems.store_job_record_before_io(jsonb) IS
-	'upsert_job_record without the refresh of the jobs row: for upsert_job_record and upsert_job_records only (not granted)';
-
-CREATE OR REPLACE FUNCTION ceems.store_job_records_before_io(records jsonb)
-RETURNS text[] LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-SET enable_seqscan = off
-AS $$
-DECLARE
-	outcomes text[];
-	stored record;
-BEGIN
-	outcomes := ceems.store_job_records_016(records);
-	SELECT array_agg(j.job_key) AS keys, array_agg(e.rec -> 'job' ->> 'node') AS nodes,
-	       array_agg(e.rec) AS recs INTO stored
-	FROM unnest(outcomes) WITH ORDINALITY o(outcome, ord)
-	     CROSS JOIN LATERAL (SELECT records -> (o.ord::integer - 1) AS rec) e
-	     JOIN ceems.clusters c ON c.name = e.rec -> 'job' ->> 'cluster'
-	     JOIN ceems.jobs j ON j.cluster_id = c.cluster_id
-		AND j.jobid = (e.rec -> 'job' ->> 'jobid')::bigint
-		AND j.start_time = ceems.json_time(e.rec -> 'job', 'start_time', 'job')
-	WHERE o.outcome <> 'unchanged' AND (e.rec -> 'measurements') ? 'gpus';
+	-- The GPUs of the records applied, then their jobs' GPU columns
+	-- (the new jobs' too); then the IO and network of each.
+	SELECT array_agg(i.job_key) AS keys, array_agg(i.node) AS nodes,
+	       array_agg(r.rec) AS recs INTO stored
+	FROM unnest(items) i,
+	     LATERAL (SELECT records -> (i.ord - 1) AS rec OFFSET 0) r
+	WHERE i.outcome <> 'unchanged' AND (r.rec -> 'measurements') ? 'gpus';
 	IF stored.keys IS NOT NULL THEN
 		PERFORM ceems.store_job_gpus(stored.keys, stored.nodes, stored.recs);
 		PERFORM ceems.refresh_job_gpus(stored.keys);
 	END IF;
-	RETURN outcomes;
-END
-$$;
-COMMENT ON FUNCTION ceems.store_job_records_before_io(jsonb) IS
-	'The set-wise path of upsert_job_records: the loop''s result, or an error (then the loop runs); not granted';
+	PERFORM ceems.store_job_node_io(i.job_key, records -> (i.ord - 1))
+		FROM unnest(items) i
+		WHERE i.outcome <> 'unchanged';
 
--- The IO and network of RECORD into its node row of job P_KEY.
-CREATE OR REPLACE FUNCTION ceems.store_job_node_io(p_key bigint, record jsonb)
-RETURNS void LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-	UPDATE ceems.job_nodes n SET
-		io_source = CASE WHEN x.io IS NOT NULL THEN 'syscall'
-				 WHEN n.io_read_bytes IS NOT NULL OR
-				      n.io_write_bytes IS NOT NULL THEN 'block' END,
-		io_read_bytes = coalesce((x.io ->> 'read_bytes')::bigint, n.io_read_bytes),
-		io_write_bytes = coalesce((x.io ->> 'write_bytes')::bigint, n.io_write_bytes),
-		io_read_ops = (x.io ->> 'read_ops')::bigint,
-		io_write_ops = (x.io ->> 'write_ops')::bigint,
-		io_read_errors = (x.io ->> 'read_errors')::bigint,
-		io_write_errors = (x.io ->> 'write_errors')::bigint,
-		net_tcp4_in_bytes = (x.net #>> '{tcp4,in_bytes}')::bigint,
-		net_tcp4_out_bytes = (x.net #>> '{tcp4,out_bytes}')::bigint,
-		net_tcp6_in_bytes = (x.net #>> '{tcp6,in_bytes}')::bigint,
-		net_tcp6_out_bytes = (x.net #>> '{tcp6,out_bytes}')::bigint,
-		net_udp4_in_bytes = (x.net #>> '{udp4,in_bytes}')::bigint,
-		net_udp4_out_bytes = (x.net #>> '{udp4,out_bytes}')::bigint,
-		net_udp6_in_bytes = (x.net #>> '{udp6,in_bytes}')::bigint,
-		net_udp6_out_bytes = (x.net #>> '{udp6,out_bytes}')::bigint,
-		net_in_msgs = CASE WHEN x.net IS NOT NULL THEN
-			coalesce((x.net #>> '{tcp4,in_msgs}')::bigint, 0) +
-			coalesce((x.net #>> '{tcp6,in_msgs}')::bigint, 0) +
-			coalesce((x.net #>> '{udp4,in_msgs}')::bigint, 0) +
-			coalesce((x.net #>> '{udp6,in_msgs}')::bigint, 0) END,
-		net_out_msgs = CASE WHEN x.net IS NOT NULL THEN
-			coalesce((x.net #>> '{tcp4,out_msgs}')::bigint, 0) +
-			coalesce((x.net #>> '{tcp6,out_msgs}')::bigint, 0) +
-			coalesce((x.net #>> '{udp4,out_msgs}')::bigint, 0) +
-			coalesce((x.net #>> '{udp6,out_msgs}')::bigint, 0) END,
-		tcp_retrans = (x.net ->> 'tcp_retrans')::bigint,
-		ebpf_dropped = (x.m ->> 'ebpf_dropped')::bigint,
-		ebpf_absent = x.m ->> 'ebpf_absent',
-		ebpf_unmeasured_s = (x.m ->> 'ebpf_unmeasured_s')::double precision
-	FROM (SELECT record -> 'measurements' AS m,
-		     CASE WHEN jsonb_typeof(record #> '{measurements,io}') = 'object'
-			  THEN record #> '{measurements,io}' END AS io,
-		     CASE WHEN jsonb_typeof(record #> '{measurements,net}') = 'object'
-			  THEN record #> '{measurements,net}' END AS net) x
-	WHERE n.job_key = p_key AND n.node = record #>> '{job,node}';
-END
-$$;
-COMMENT ON FUNCTION ceems.store_job_node_io(bigint, jsonb) IS
-	'The IO and network figures of a record into the node row its writer stored (not granted)';
-
-CREATE OR REPLACE FUNCTION ceems.store_job_record(record jsonb, OUT outcome text, OUT stored_key bigint)
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-	SELECT s.outcome, s.stored_key INTO outcome, stored_key
-		FROM ceems.store_job_record_before_io(record) s;
-	IF outcome IN ('inserted', 'replaced') THEN
-		PERFORM ceems.store_job_node_io(stored_key, record);
-	END IF;
-END
-$$;
-COMMENT ON FUNCTION ceems.store_job_record(jsonb) IS
-	'upsert_job_record without the refresh of the jobs row, IO and network included: for upsert_job_record and upsert_job_records only (not granted)';
-
-CREATE OR REPLACE FUNCTION ceems.store_job_records(records jsonb)
-RETURNS text[] LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	outcomes text[];
-BEGIN
-	outcomes := ceems.store_job_records_before_io(records);
-	IF outcomes IS NULL THEN
-		RETURN NULL;
-	END IF;
-	-- The rows written: each record's job by its identity (the jobs
-	-- index), its node row by node.
-	PERFORM ceems.store_job_node_io(j.job_key, e.value)
-		FROM jsonb_array_elements(records) WITH ORDINALITY e(value, ord)
-		JOIN ceems.clusters c ON c.name = e.value #>> '{job,cluster}'
-		JOIN ceems.jobs j ON j.cluster_id = c.cluster_id
-			AND j.jobid = (e.value #>> '{job,jobid}')::bigint
-			AND j.start_time = to_timestamp((e.value #>> '{job,start_time}')::bigint)
-		WHERE outcomes[e.ord] IN ('inserted', 'replaced');
-	RETURN outcomes;
+	RETURN ARRAY(SELECT i.outcome FROM unnest(items) i ORDER BY i.ord);
 END
 $$;
 COMMENT ON FUNCTION ceems.store_job_records(jsonb) IS
-	'store_job_record set-wise, IO and network included: for upsert_job_records only (not granted)';
+	'store_job_record set-wise: the loop''s result, or an error (then upsert_job_records runs the loop); for upsert_job_records only (not granted)';
