@@ -1,5 +1,5 @@
 -- sql/views/usage.sql - usage and idle-allocated waste, per job, day,
--- month, user, account and partition.
+-- month, user, account and partition; per GPU of a job.
 
 -- 004_views.sql - usage reports for admins (and Grafana).  Every view is
 -- security_invoker: it runs with the rights of whoever queries it, so
@@ -152,6 +152,34 @@ WHERE idle_alloc_known AND idle_alloc_j > 0
 ORDER BY idle_alloc_j DESC;
 COMMENT ON VIEW ceems.idle_waste_jobs IS
 	'Jobs by energy spent on held but idle cores and memory, largest first (add a time filter)';
+
+-- Per GPU of a job, for admins and Grafana (a user sees their own jobs'
+-- GPUs only).  The job's columns are job_usage's: one definition of a
+-- job's cluster, owner and accounting time.
+CREATE OR REPLACE VIEW ceems.job_gpu_usage WITH (security_invoker = true) AS
+SELECT g.job_key,
+       u.cluster, u.jobid, u.user_name, u.account, u.partition, u.accounted_at,
+       g.node,
+       g.uuid,
+       g.bus_id,
+       g.instance,
+       g.share,
+       g.share * u.elapsed_s / 3600 AS gpu_hours,
+       g.energy_j / 3.6e6 AS energy_kwh,
+       g.power_integrated,
+       g.util_pct,
+       g.sm_active_pct,
+       g.mem_peak_bytes,
+       g.mem_total_bytes,
+       -- As the summary's gpu-idle note: busy under 1% on average.
+       g.util_pct < 1 AS idle
+FROM ceems.job_gpus g
+JOIN ceems.job_usage u USING (job_key);
+COMMENT ON VIEW ceems.job_gpu_usage IS
+	'Per GPU a job held on a node: GPU hours (share x elapsed), energy (kWh), utilisation, SM activity, memory; idle when busy under 1%';
+COMMENT ON COLUMN ceems.job_gpu_usage.idle IS
+	'Busy under 1% of the time on average (the summary''s gpu-idle); NULL when utilisation was not measured';
+GRANT SELECT ON ceems.job_gpu_usage TO ceems_reader;
 
 GRANT SELECT ON ceems.job_usage, ceems.usage_daily, ceems.usage_monthly,
 		ceems.usage_by_user_month, ceems.usage_by_account_month,
