@@ -13,9 +13,12 @@ $$;
 COMMENT ON FUNCTION ceems.refresh_job(bigint) IS
 	'Recompute a jobs row from its job_nodes rows (metadata: newest record per field; figures: sums over nodes)';
 
--- refresh_job for many jobs in one statement, steps included (the GPU
--- columns are refresh_job_gpus's, below).
-CREATE OR REPLACE FUNCTION ceems.refresh_jobs_016(p_job_keys bigint[])
+-- An earlier schema's layer under refresh_jobs, whole now.
+DROP FUNCTION IF EXISTS ceems.refresh_jobs_016(bigint[]);
+
+-- refresh_job for many jobs in one statement, steps included, then their
+-- GPU columns (refresh_job_gpus, below).
+CREATE OR REPLACE FUNCTION ceems.refresh_jobs(p_job_keys bigint[])
 RETURNS void LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 SET plan_cache_mode = force_generic_plan
@@ -114,10 +117,11 @@ BEGIN
 	       x.emission_zone, x.emission_year, x.emission_g_per_kwh, x.pue,
 	       x.emission_factor_mixed, x.steps, x.emission_fallback,
 	       x.package_idle_unlearned, x.dram_idle_unlearned);
+	PERFORM ceems.refresh_job_gpus(p_job_keys);
 END
 $$;
-COMMENT ON FUNCTION ceems.refresh_jobs_016(bigint[]) IS
-	'refresh_job for many jobs in one statement: the same result per job';
+COMMENT ON FUNCTION ceems.refresh_jobs(bigint[]) IS
+	'Recompute the jobs rows of these jobs from their node, step and GPU rows: refresh_job for many jobs in one statement, the same result per job (not granted)';
 
 -- The jobs' GPU columns from all their GPUs, on every node; a job whose
 -- rows say nothing new is not written.
@@ -151,15 +155,3 @@ END
 $$;
 COMMENT ON FUNCTION ceems.refresh_job_gpus(bigint[]) IS
 	'The GPU columns of these jobs from their job_gpus rows: for refresh_jobs and store_job_records (not granted)';
-
-CREATE OR REPLACE FUNCTION ceems.refresh_jobs(p_job_keys bigint[])
-RETURNS void LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-	PERFORM ceems.refresh_jobs_016(p_job_keys);
-	PERFORM ceems.refresh_job_gpus(p_job_keys);
-END
-$$;
-COMMENT ON FUNCTION ceems.refresh_jobs(bigint[]) IS
-	'Recompute the jobs rows of these jobs from their node, step and GPU rows (not granted)';
