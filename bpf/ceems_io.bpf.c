@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* ceems_io.bpf.c - per-job IO and network counters, loaded once per node by
- * the node agent (lib/bpf_io.c).
+ * the node agent (lib/sources/bpf_io.c).
  *
  * Each hook exists in several variants, of which the loader keeps one
- * per hook, the best the kernel accepts (lib/bpf_choose.c):
+ * per hook, the best the kernel accepts (lib/sources/bpf_choose.c):
  *   fentry/fexit (BPF trampolines on the kernel functions themselves:
  *       calls not hooked pay nothing), kprobe/kretprobe (the same
  *       functions, through the kprobe machinery), BTF tracepoints

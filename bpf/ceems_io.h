@@ -1,5 +1,5 @@
 /* ceems_io.h - the types the eBPF programs of ceems_io.bpf.c and their loader
- * (lib/bpf_io.c) share: the per-job counters, the attribution modes,
+ * (lib/sources/bpf_io.c) share: the per-job counters, the attribution modes,
  * the drop counters, and the bounds of every map.  Plain fixed-width
  * types only: this header is read by clang -target bpf (after
  * vmlinux.h) and by the host compiler (after <linux/types.h>). */

@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 #include "child_call.h"
-#include "clock.h"
+#include "base/clock.h"
 
 static void
 write_all(int fd, const void *buf, size_t size)

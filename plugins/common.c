@@ -9,9 +9,9 @@
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
-#include "log.h"
+#include "base/log.h"
 #include "plugin.h"
-#include "summary.h"
+#include "summary/summary.h"
 
 static void
 log_to_slurm(enum ceems_log_level level, const char *message, void *arg)

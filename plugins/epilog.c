@@ -7,15 +7,15 @@
  * the job (slurmstepd killed, no PrologFlags=Contain), this ends it.
  * When the agent never knew the job (it was away when the job started),
  * it writes a record of these metadata alone (not measured); when it
- * cannot be reached, a note of the job is left for it (lib/job_note.h).  This is no job's start or end path (slurmd runs it
+ * cannot be reached, a note of the job is left for it (lib/record/job_note.h).  This is no job's start or end path (slurmd runs it
  * after the job), so slurmctld may be asked here. */
 #include "config.h"
 
 #include <slurm/spank.h>
 
-#include "agent_proto.h"
-#include "agent_series.h"
-#include "log.h"
+#include "client/agent_proto.h"
+#include "model/agent_series.h"
+#include "base/log.h"
 #include "plugin.h"
 
 #define AGENT_TIMEOUT_MS 500

@@ -1,15 +1,15 @@
 /* finish.c - a job is over on this node: tell the node agent, in one
  * call, with the job's metadata; the agent writes the record (it is the
  * only writer of records).  When it cannot be told, a note of the job is
- * left for it (lib/job_note.h): the job still gets its row. */
+ * left for it (lib/record/job_note.h): the job still gets its row. */
 #include "config.h"
 
 #include <errno.h>
 
-#include "agent_proto.h"
-#include "job_note.h"
-#include "jobside.h"
-#include "log.h"
+#include "client/agent_proto.h"
+#include "record/job_note.h"
+#include "client/jobside.h"
+#include "base/log.h"
 #include "plugin.h"
 
 int

@@ -2,7 +2,8 @@
  * agent: Slurm's GRES indices of the job here (slurmctld's answer), each
  * turned into its device file's numbers through gres.conf, so that the
  * agent matches them to its devices by what cannot be renumbered
- * (lib/gres.h, lib/agent_gpu.h).  Runs in the start lookup's child
+ * (lib/sources/gres.h, lib/agent/agent_gpu.h).  Runs in the start lookup's
+  * child
  * (job_start.c), as root, off the job's path: it reads only gres.conf,
  * root's, and stats device files. */
 #include "config.h"
@@ -17,8 +18,8 @@
 
 #include <slurm/slurm.h>
 
-#include "fileio.h"
-#include "log.h"
+#include "base/fileio.h"
+#include "base/log.h"
 #include "plugin.h"
 
 /* gres.conf larger than this is not one: nodes list a few lines. */

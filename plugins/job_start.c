@@ -1,7 +1,7 @@
 /* job_start.c - Slurm's start time and cluster of a job, given to the
  * node agent soon after the job starts.  The database keys a job by
  * cluster, id and start time; a record the agent writes itself (the
- * plugin never came back for the job: lib/agent_finish.c) must carry the
+ * plugin never came back for the job: lib/agent/agent_finish.c) must carry the
  * same key as the plugin's record of the job, or the job gets two rows.
  *
  * Where the start time comes from, and why from there (Slurm 22.05, the
@@ -46,9 +46,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent_proto.h"
-#include "job.h"
-#include "log.h"
+#include "client/agent_proto.h"
+#include "model/job.h"
+#include "base/log.h"
 #include "plugin.h"
 
 static struct {

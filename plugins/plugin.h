@@ -8,13 +8,13 @@
 
 #include <slurm/spank.h>
 
-#include "agent.h"
+#include "agent/agent.h"
 #include "child_call.h"
-#include "cgroup_path.h"
-#include "conf.h"
-#include "gres.h"
-#include "job.h"
-#include "summary.h"
+#include "cgroup/cgroup_path.h"
+#include "base/conf.h"
+#include "sources/gres.h"
+#include "model/job.h"
+#include "summary/summary.h"
 
 
 /* plugstack.conf arguments, key=value. */
@@ -82,7 +82,7 @@ void ceems_plugin_controller_meta(uint32_t jobid,
 				  struct ceems_job_meta *meta, uint32_t nodeid,
 				  struct ceems_plugin_job_gpus *gpus);
 
-/* job_gpus.c: the identifiers of the GPUs in G (lib/gres.h), the device
+/* job_gpus.c: the identifiers of the GPUs in G (lib/sources/gres.h), the device
  * files of their GRES indices from GRES_CONF, into SPEC's gpu_ids.
  * Returns how many. */
 int ceems_plugin_gpu_ids(const char *gres_conf,

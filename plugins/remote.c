@@ -36,16 +36,16 @@
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
-#include "agent_proto.h"
-#include "agent_series.h"
-#include "cgroup_path.h"
-#include "conf.h"
-#include "fileio.h"
-#include "job.h"
-#include "jobside.h"
-#include "log.h"
+#include "client/agent_proto.h"
+#include "model/agent_series.h"
+#include "cgroup/cgroup_path.h"
+#include "base/conf.h"
+#include "base/fileio.h"
+#include "model/job.h"
+#include "client/jobside.h"
+#include "base/log.h"
 #include "plugin.h"
-#include "summary.h"
+#include "summary/summary.h"
 
 /* The agent answers in about a millisecond; this bounds the cost of an
  * agent that hangs, not the normal case.  A busy node (or a sanitizer
@@ -97,7 +97,7 @@ ceems_remote_init(spank_t sp, const struct ceems_plugin_args *args)
 
 /* Find the job's cgroup from the cgroup membership of PID, register the
  * job (harmless when an earlier step did) and start this step's
- * accounting: lib/jobside.c, which tests/bench/bench_plugin times. */
+ * accounting: lib/client/jobside.c, which tests/bench/bench_plugin times. */
 static int
 start_accounting(spank_t sp, pid_t pid)
 {

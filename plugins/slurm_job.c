@@ -1,4 +1,4 @@
-/* slurm_job.c - fill a job's metadata (lib/job.h) from Slurm: the job's
+/* slurm_job.c - fill a job's metadata (lib/model/job.h) from Slurm: the job's
  * record in slurmctld (one RPC, in a child process at the job's start: job_start.c;
  * in the epilog), the SPANK
  * items, and the step's environment where slurmctld cannot be reached
@@ -20,10 +20,10 @@
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
-#include "job.h"
-#include "log.h"
+#include "model/job.h"
+#include "base/log.h"
 #include "plugin.h"
-#include "text.h"
+#include "base/text.h"
 
 /* Every string Slurm or the system gives enters here: Slurm accepts any
  * bytes but NUL in names, and the record takes only text (text.h). */

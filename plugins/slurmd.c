@@ -1,6 +1,6 @@
 /* slurmd.c - the plugin inside slurmd: make sure the node agent's
  * supervisor runs, adopting the one that runs already or starting one
- * (lib/agent_launch.c); leave it running when slurmd exits.
+ * (lib/client/agent_launch.c); leave it running when slurmd exits.
  *
  * The supervisor ("ceems-agent --supervise") outlives slurmd, so that a
  * slurmd restart (an upgrade, a reconfiguration, slurmd -D or
@@ -30,9 +30,9 @@
 
 #include <slurm/spank.h>
 
-#include "agent_launch.h"
-#include "agent_proto.h"
-#include "log.h"
+#include "client/agent_launch.h"
+#include "client/agent_proto.h"
+#include "base/log.h"
 #include "plugin.h"
 
 /* How long slurmd's start waits for the adopted agent's status. */

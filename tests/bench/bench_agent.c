@@ -15,7 +15,7 @@
  *
  * It also times, on the wall clock, the blocks a request arriving during
  * a tick must wait for: the whole tick, or with -p each part of a tick
- * taken as the agent takes it (tools/agent_server.c: parts of
+ * taken as the agent takes it (tools/agent/agent_server.c: parts of
  * CEEMS_AGENT_TICK_PART_JOBS jobs until a millisecond has passed, then
  * the end); the longest block is the longest a request waits.
  *
@@ -34,7 +34,7 @@
  *       agent's state_dir is) rather than in the fixture tree
  *   -i  idle power configured (package 60 W, DRAM 10 W), as an admin may
  *       set it: the agent then learns none (without -i it learns it, the
- *       default: the regression of lib/idle_fit.c runs every tick) */
+ *       default: the regression of lib/model/idle_fit.c runs every tick) */
 #include "config.h"
 
 #include <errno.h>
@@ -50,8 +50,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent.h"
-#include "log.h"
+#include "agent/agent.h"
+#include "base/log.h"
 #include "bench_time.h"
 #include "../unit/fixture.h"
 #include "../unit/tmptree.h"
@@ -369,7 +369,7 @@ add_block(double ms)
 	blocks[nblocks++] = ms;
 }
 
-/* One tick in parts, as tools/agent_server.c takes it: parts of
+/* One tick in parts, as tools/agent/agent_server.c takes it: parts of
  * CEEMS_AGENT_TICK_PART_JOBS jobs until 1 ms has passed, then the end. */
 static void
 tick_in_parts(struct ceems_agent *agent, uint64_t now_ns)

@@ -25,8 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bmc.h"
-#include "energy.h"
+#include "sources/bmc.h"
+#include "model/energy.h"
 
 static uint64_t
 mono_ns(void)

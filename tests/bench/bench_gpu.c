@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "energy.h"
-#include "gpu.h"
-#include "log.h"
+#include "model/energy.h"
+#include "sources/gpu.h"
+#include "base/log.h"
 #include "bench_time.h"
 
 #define NDEV 8

@@ -19,12 +19,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "conf.h"
-#include "log.h"
-#include "record.h"
-#include "replay.h"
-#include "spool.h"
-#include "storage.h"
+#include "base/conf.h"
+#include "base/log.h"
+#include "record/record.h"
+#include "record/replay.h"
+#include "record/spool.h"
+#include "record/storage.h"
 
 static double
 now_s(void)

@@ -1,7 +1,7 @@
 /* bench_listing.c - the listing target (a user's month in at most 50 ms)
  * measured through ceems-sacct's own code: one user's jobs of a window,
  * asked by sacct_pg_rows
- * (tools/sacct_pg_listing.c: the listing with each job's steps,
+ * (tools/sacct/sacct_pg_listing.c: the listing with each job's steps,
  * decoded into rows) over one connection, REPEAT times.  Prints the
  * rows and the median and maximum wall time of a call, which is what
  * "a user's jobs for a month come back" costs the tool, without its
@@ -22,8 +22,8 @@
 #include <string.h>
 
 #include "bench_time.h"
-#include "sacct_fields.h"
-#include "sacct_pg.h"
+#include "sacct/sacct_fields.h"
+#include "sacct/sacct_pg.h"
 
 int
 main(int argc, char **argv)

@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "bench_time.h"
-#include "sacct_fields.h"
-#include "sacct_output.h"
+#include "sacct/sacct_fields.h"
+#include "sacct/sacct_output.h"
 
 /* Job I's row, then its two steps, with figures of the shapes
  * bench_storage.sh loads (durations up to a day, 1 to 128 CPUs). */

@@ -1,7 +1,7 @@
 /* bench_perf.c - what perf counters add to the node agent's tick: N
  * jobs, each with its own real cgroup (made under the perf_event
  * hierarchy's root, removed at the end) and its software events open on
- * every online CPU, as the agent opens them (lib/perf_job.c); then T
+ * every online CPU, as the agent opens them (lib/sources/perf_job.c); then T
  * ticks that read every job's events, timed with the process CPU clock.
  * Also the time to open one job's events (a registration's share).
  *
@@ -21,11 +21,11 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#include "cgroup_path.h"
-#include "cgroup_stats.h"
-#include "fileio.h"
-#include "perf_cgroup.h"
-#include "perf_job.h"
+#include "cgroup/cgroup_path.h"
+#include "cgroup/cgroup_stats.h"
+#include "base/fileio.h"
+#include "sources/perf_cgroup.h"
+#include "sources/perf_job.h"
 
 static double
 cpu_ns(void)

@@ -6,7 +6,7 @@
  * Each repetition is one job, in real cgroups of its own that this
  * process moves itself into (as slurmstepd is in its job's cgroups), and
  * runs the calls the plugin makes, in the plugin's order, through the
- * same functions (lib/jobside.c):
+ * same functions (lib/client/jobside.c):
  *
  *   start, first step   load the configuration, find the job's cgroup
  *                       from /proc/self/cgroup (+ mountinfo, siblings),
@@ -40,14 +40,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent_proto.h"
-#include "job_note.h"
-#include "conf.h"
+#include "client/agent_proto.h"
+#include "record/job_note.h"
+#include "base/conf.h"
 #include "bench_time.h"
-#include "jobside.h"
-#include "job.h"
-#include "log.h"
-#include "summary.h"
+#include "client/jobside.h"
+#include "model/job.h"
+#include "base/log.h"
+#include "summary/summary.h"
 
 #define TIMEOUT_MS 1000
 

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "bench_time.h"
-#include "bpf_io.h"
+#include "sources/bpf_io.h"
 
 #define MAX_ROUNDS 64
 

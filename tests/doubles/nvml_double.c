@@ -1,6 +1,7 @@
 /* nvml_double.c - a stand-in for libnvidia-ml.so.1 on machines without
  * an NVIDIA GPU: exactly the NVML entry points the project calls, under
- * their real names and with the declared signatures (lib/gpu_nvml_api.h),
+ * their real names and with the declared signatures
+  * (lib/sources/gpu_nvml_api.h),
  * reporting what the scenario file says (gpu_scenario.h).  The code under
  * test loads it through its normal dlopen path, given its file name.
  * Built twice: libnvml-double.so, and libnvml-double-noenergy.so without
@@ -12,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_nvml_api.h"
+#include "sources/gpu_nvml_api.h"
 #include "gpu_scenario.h"
 
 nvml_init_fn nvmlInit_v2;

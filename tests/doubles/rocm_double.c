@@ -1,6 +1,7 @@
 /* rocm_double.c - a stand-in for librocm_smi64.so on machines without an
  * AMD GPU: exactly the ROCm SMI entry points the project calls, under
- * their real names and with the declared signatures (lib/gpu_rocm_api.h),
+ * their real names and with the declared signatures
+  * (lib/sources/gpu_rocm_api.h),
  * reporting what the scenario file says (gpu_scenario.h): bus ids are
  * given as text there and packed here.  Built twice: librocm-double.so,
  * and librocm-double-noenergy.so without rsmi_dev_energy_count_get
@@ -11,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gpu_rocm_api.h"
+#include "sources/gpu_rocm_api.h"
 #include "gpu_scenario.h"
 
 rsmi_init_fn rsmi_init;

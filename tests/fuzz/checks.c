@@ -18,23 +18,23 @@
 
 #include <json-c/json.h>
 
-#include "agent_proto.h"
-#include "agent_series.h"
-#include "gres.h"
-#include "job_note.h"
-#include "bmc.h"
-#include "cgroup_path.h"
-#include "cgroup_stats.h"
-#include "conf.h"
-#include "emissions.h"
-#include "energy.h"
-#include "gpu_internal.h"
-#include "hwmon.h"
-#include "perf_cgroup.h"
-#include "perf_job.h"
-#include "pm_counters.h"
-#include "proc_stats.h"
-#include "rapl.h"
+#include "client/agent_proto.h"
+#include "model/agent_series.h"
+#include "sources/gres.h"
+#include "record/job_note.h"
+#include "sources/bmc.h"
+#include "cgroup/cgroup_path.h"
+#include "cgroup/cgroup_stats.h"
+#include "base/conf.h"
+#include "model/emissions.h"
+#include "model/energy.h"
+#include "sources/gpu_internal.h"
+#include "sources/hwmon.h"
+#include "sources/perf_cgroup.h"
+#include "sources/perf_job.h"
+#include "sources/pm_counters.h"
+#include "sources/proc_stats.h"
+#include "sources/rapl.h"
 
 #include "checks.h"
 
@@ -1289,7 +1289,7 @@ same_cell(double a, double b)
 	return a == b || (isnan(a) && isnan(b));
 }
 
-/* A decoded time series (lib/agent_series.h): in its bounds, and its
+/* A decoded time series (lib/model/agent_series.h): in its bounds, and its
  * JSON form read back is the same series. */
 static const char *
 check_series(const struct ceems_series *s)
@@ -1340,7 +1340,7 @@ check_series(const struct ceems_series *s)
 	return problem;
 }
 
-/* A decoded perf object (lib/perf_json.c): known statuses, counts of
+/* A decoded perf object (lib/sources/perf_json.c): known statuses, counts of
  * known events only, none negative or NaN; unknown counts absent. */
 static const char *
 check_perf_report(const struct ceems_perf_report *p)
@@ -1432,7 +1432,7 @@ fuzz_check_agent_proto(const char *data, size_t len)
 	return problem != NULL ? problem : check_reply(data, len);
 }
 
-/* ---- job notes (lib/job_note.h) ---- */
+/* ---- job notes (lib/record/job_note.h) ---- */
 
 const char *
 fuzz_check_job_note(const char *data, size_t len)
@@ -1460,7 +1460,8 @@ fuzz_check_job_note(const char *data, size_t len)
 		return "ceems_note_decode: why not terminated";
 	/* What the agent accepted, the plugin can write again: the same
 	 * writer, reason, job and times (free text such as the account is
-	 * made safe where it enters, lib/text.h, not kept byte for byte). */
+	 * made safe where it enters, lib/base/text.h, not kept byte for byte).
+	  * */
 	n = ceems_note_encode(&note, text, sizeof(text));
 	if (n <= 0 || (size_t)n >= sizeof(text))
 		return "ceems_note_encode: cannot encode a decoded note";
@@ -1474,7 +1475,7 @@ fuzz_check_job_note(const char *data, size_t len)
 	return NULL;
 }
 
-/* ---- Slurm's GPU allocation (lib/gres.h) ---- */
+/* ---- Slurm's GPU allocation (lib/sources/gres.h) ---- */
 
 static bool
 gres_match_all(const char *nodes, void *arg)

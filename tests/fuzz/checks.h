@@ -65,7 +65,7 @@ const char *fuzz_check_sacct(const char *data, size_t len);
 /* Arbitrary bytes (LEN bytes cut at their NULs, one piece per field) in
  * every string of a job record, a deregistration's metadata, a
  * registration, a step request and a refusal: each encodes into valid
- * UTF-8 JSON that decodes back as lib/text.h promises;
+ * UTF-8 JSON that decodes back as lib/base/text.h promises;
  * tests/fuzz/checks_text.c. */
 const char *fuzz_check_text(const char *data, size_t len);
 

@@ -1,5 +1,5 @@
 /* checks_intensity.c - the node's carbon-intensity cache parser
- * (lib/intensity.h) held to its contract: documented return codes, an
+ * (lib/model/intensity.h) held to its contract: documented return codes, an
  * empty series on error, and on success sorted disjoint rows that the
  * lookup finds at their edges and not outside them; a series written and
  * read back is the same series.  And the parsers of `ceems-admin factors
@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "admin_import.h"
+#include "admin/admin_import.h"
 #include "checks.h"
-#include "intensity.h"
+#include "model/intensity.h"
 
 static const char *
 check_rows(const struct ceems_intensity_series *s)
@@ -104,7 +104,7 @@ fuzz_check_intensity(const char *data, size_t len)
 }
 
 /* ------------------------------------------------------------------ */
-/* factors import: the grid operators' exports (tools/admin_import.h)  */
+/* factors import: the grid operators' exports (tools/admin/admin_import.h)  */
 /* ------------------------------------------------------------------ */
 
 static const char *

@@ -1,5 +1,5 @@
 /* checks_sacct.c - the contract of ceems-sacct's parsers of outside
- * input (tools/sacct_*.h), as a fuzz check: the -S/-E time forms, the
+ * input (tools/sacct/sacct_*.h), as a fuzz check: the -S/-E time forms, the
  * --format list, the -j job ids and a record's "series" member.  Shared
  * by tests/fuzz/fuzz_sacct.c and tests/unit/test_fuzz_parsers.c like
  * the checks of checks.c. */
@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "checks.h"
-#include "sacct_fields.h"
-#include "sacct_query.h"
-#include "sacct_spool.h"
-#include "sacct_time.h"
+#include "sacct/sacct_fields.h"
+#include "sacct/sacct_query.h"
+#include "sacct/sacct_spool.h"
+#include "sacct/sacct_time.h"
 
 #define FUZZ_NOW 1741789845
 

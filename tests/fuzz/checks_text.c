@@ -1,7 +1,7 @@
 /* checks_text.c - arbitrary bytes in every string field of the job
  * record and of the agent's requests and replies, as a fuzz check: the
  * encoders never fail and always write valid UTF-8 JSON, the decoders
- * take it back, and each string comes back as lib/text.h promises (clean
+ * take it back, and each string comes back as lib/base/text.h promises (clean
  * text as it was; anything else escaped and cut between characters).
  * The input is cut at its NUL bytes into the strings, one per field in
  * turn.  Shared by tests/fuzz/fuzz_text.c and
@@ -17,10 +17,10 @@
 
 #include <json-c/json.h>
 
-#include "agent_proto.h"
-#include "json_util.h"
-#include "record.h"
-#include "text.h"
+#include "client/agent_proto.h"
+#include "base/json_util.h"
+#include "record/record.h"
+#include "base/text.h"
 
 #include "checks.h"
 

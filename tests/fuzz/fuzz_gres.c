@@ -1,5 +1,5 @@
 /* fuzz_gres.c - libFuzzer target: Slurm's GPU allocation of a job
- * and gres.conf (lib/gres.h).  The rules checked are in
+ * and gres.conf (lib/sources/gres.h).  The rules checked are in
  * checks.c; `make fuzz` builds and runs it. */
 #include "config.h"
 

@@ -1,5 +1,5 @@
 /* fuzz_job_note.c - libFuzzer target: the notes the job-side plugin
- * leaves for the node agent (lib/job_note.h).  The rules checked are in
+ * leaves for the node agent (lib/record/job_note.h).  The rules checked are in
  * checks.c; `make fuzz` builds and runs it. */
 #include "config.h"
 

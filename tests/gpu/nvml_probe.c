@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gpu.h"
+#include "sources/gpu.h"
 
 static double seconds_since(const struct timespec *t0)
 {

@@ -1,5 +1,5 @@
 #!/bin/sh
-# real-nvml.sh - the NVML backend (lib/gpu_nvml.c, lib/gpu_backend.c) on a
+# real-nvml.sh - the NVML backend (lib/sources/gpu_nvml.c, lib/sources/gpu_backend.c) on a
 # real NVIDIA GPU and driver, without Slurm or PostgreSQL: what it
 # enumerates against nvidia-smi, and what it reads while a CUDA load
 # (gpu_load.cu) runs between idle periods against nvidia-smi's own samples
@@ -36,7 +36,7 @@ mkdir -p "$out/include"
 echo '#define _GNU_SOURCE 1' >"$out/include/config.h"
 "$cc" -std=gnu11 -O2 -Wall -Wextra -Werror -I"$out/include" -I"$top/lib" \
 	-o "$out/nvml_probe" "$top/tests/gpu/nvml_probe.c" \
-	"$top/lib/gpu_nvml.c" "$top/lib/gpu_backend.c" "$top/lib/log.c" \
+	"$top/lib/sources/gpu_nvml.c" "$top/lib/sources/gpu_backend.c" "$top/lib/base/log.c" \
 	-ldl || { echo "Bail out! the probe does not build"; exit 1; }
 nvcc -O2 -o "$out/gpu_load" "$top/tests/gpu/gpu_load.cu" ||
 	{ echo "Bail out! gpu_load.cu does not build"; exit 1; }

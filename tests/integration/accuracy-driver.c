@@ -1,4 +1,4 @@
-/* accuracy-driver.c - drives the node agent's engine (lib/agent.h) for
+/* accuracy-driver.c - drives the node agent's engine (lib/agent/agent.h) for
  * the accuracy test (tests/integration/accuracy.bats), the way
  * tools/ceems-agent drives it, but against the fake powercap tree of
  * tests/doubles/fake-rapl: energy from that tree, CPU time from the real
@@ -37,12 +37,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent.h"
-#include "cgroup_path.h"
-#include "conf.h"
-#include "fileio.h"
-#include "ledger.h"
-#include "log.h"
+#include "agent/agent.h"
+#include "cgroup/cgroup_path.h"
+#include "base/conf.h"
+#include "base/fileio.h"
+#include "model/ledger.h"
+#include "base/log.h"
 
 #define MAX_JOBS 16
 #define SEC 1000000000ULL

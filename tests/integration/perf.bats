@@ -3,7 +3,7 @@
 # cluster (tests/integration/lib/ceems-cluster.bash): the node agent opens
 # a job's software events in cgroup mode on the job's perf_event cgroup
 # (on this cgroup v1 node, the one it makes and moves the job's processes
-# into: lib/perf_cgroup.h), and its counts in the job's record agree
+# into: lib/sources/perf_cgroup.h), and its counts in the job's record agree
 # within 5% with what `perf stat -G` counts on the same cgroup over the
 # job's life.  Hardware events asked with --ceems-perf are reported as
 # not supported where the node has no PMU, never as zeros.

@@ -31,9 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cgroup_stats.h"
-#include "intensity.h"
-#include "record.h"
+#include "cgroup/cgroup_stats.h"
+#include "model/intensity.h"
+#include "record/record.h"
 
 struct args {
 	struct ceems_job_meta meta;
@@ -127,7 +127,7 @@ add_gpu(struct ceems_agent_job_report *r, char *v)
 	return 0;
 }
 
-/* A node with an intensity series (lib/intensity.h) that priced SHARE
+/* A node with an intensity series (lib/model/intensity.h) that priced SHARE
  * of the job's energy at the yearly figure; the zone is set. */
 static int
 set_fallback(struct ceems_job_ledger *l, double share)

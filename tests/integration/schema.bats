@@ -425,7 +425,7 @@ schema_dump() {
     # The agent's measured record of n1 (a job it reaped), and its record
     # of the job's metadata alone written later (the end of a job it no
     # longer remembered after a restart): figures absent, the note
-    # not-measured, as lib/agent_finish.c writes it.
+    # not-measured, as lib/agent/agent_finish.c writes it.
     "$GEN" $COMMON node=n1 cores=8 elapsed=3600 cpu_s=14400 package_j=360000 \
         finalized_by=agent written_at=1700009999 >"$T/measured.json"
     "$GEN" $COMMON name=late-name node=n1 cores=8 elapsed=3600 finalized_by=agent \

@@ -34,12 +34,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent_series.h"
-#include "conf.h"
-#include "log.h"
-#include "record.h"
-#include "replay.h"
-#include "storage.h"
+#include "model/agent_series.h"
+#include "base/conf.h"
+#include "base/log.h"
+#include "record/record.h"
+#include "record/replay.h"
+#include "record/storage.h"
 
 enum flaw { NONE, BAD, REFUSED, SERIES, PERF };
 

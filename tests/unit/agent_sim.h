@@ -7,8 +7,8 @@
 #ifndef CEEMS_TEST_AGENT_SIM_H
 #define CEEMS_TEST_AGENT_SIM_H
 
-#include "agent.h"
-#include "conf.h"
+#include "agent/agent.h"
+#include "base/conf.h"
 
 #define SEC 1000000000ULL
 #define RAPL "class/powercap/"

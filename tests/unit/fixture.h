@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "fileio.h"
+#include "base/fileio.h"
 
 static inline const char *
 fixture_root(void)

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "base/log.h"
 
 static char gpu_scenario_dir[] = "/tmp/ceems-gpu-test.XXXXXX";
 static char gpu_scenario_file[512];

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "admin_factors.h"
+#include "admin/admin_factors.h"
 #include "../tap.h"
 #include "fixture.h"
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "admin_import.h"
+#include "admin/admin_import.h"
 #include "../tap.h"
 #include "fixture.h"
 

@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "agent.h"
-#include "agent_series.h"
-#include "fileio.h"
-#include "log.h"
+#include "agent/agent.h"
+#include "model/agent_series.h"
+#include "base/fileio.h"
+#include "base/log.h"
 #include "../tap.h"
 #include "fixture.h"
 #include "tmptree.h"

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent_proto.h"
+#include "client/agent_proto.h"
 #include "../tap.h"
 
 #define MAX_FILLERS 4096

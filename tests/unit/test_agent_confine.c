@@ -1,4 +1,5 @@
-/* test_agent_confine.c - tools/agent_confine.c and lib/pg_files.c: the
+/* test_agent_confine.c - tools/agent/agent_confine.c and lib/record/pg_files.c:
+ * the
  * files libpq may read for a connection string (its service entry's
  * included) are listed, and a process confined with Landlock can read
  * them, and only them, in the database user's home; a note_dir outside
@@ -20,10 +21,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent_confine.h"
-#include "conf.h"
-#include "log.h"
-#include "pg_files.h"
+#include "agent/agent_confine.h"
+#include "base/conf.h"
+#include "base/log.h"
+#include "record/pg_files.h"
 #include "../tap.h"
 
 static char dir[] = "/tmp/ceems-test-confine.XXXXXX";

@@ -1,5 +1,5 @@
 /* test_agent_finish.c - the two-phase end of a job in the node agent's
- * engine (lib/agent_finish.c): a deregistered job waits for its release
+ * engine (lib/agent/agent_finish.c): a deregistered job waits for its release
  * and a repeated deregistration gets the same report; without a release
  * within finish_grace, or when the reply could not be sent, the agent
  * spools the record itself; a job whose cgroup vanished without a
@@ -14,12 +14,12 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "agent.h"
-#include "fileio.h"
-#include "job_note.h"
-#include "log.h"
-#include "record.h"
-#include "spool.h"
+#include "agent/agent.h"
+#include "base/fileio.h"
+#include "record/job_note.h"
+#include "base/log.h"
+#include "record/record.h"
+#include "record/spool.h"
 #include "../tap.h"
 #include "fixture.h"
 #include "tmptree.h"

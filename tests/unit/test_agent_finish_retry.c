@@ -1,5 +1,5 @@
 /* test_agent_finish_retry.c - a record the spool does not take is not
- * lost (lib/agent_finish.c): the job's entry stays, the failure is
+ * lost (lib/agent/agent_finish.c): the job's entry stays, the failure is
  * logged once, the record is written again at each sweep and arrives
  * exactly once when the spool takes it again; only then does the job
  * count as ended.  And the list of jobs ended lately matches a note of
@@ -18,9 +18,9 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-#include "agent_finish.h"
-#include "log.h"
-#include "spool.h"
+#include "agent/agent_finish.h"
+#include "base/log.h"
+#include "record/spool.h"
 #include "../tap.h"
 
 #define SEC 1000000000ULL

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "agent/agent.h"
 #include "../tap.h"
 #include "fixture.h"
 #include "gpu_double.h"

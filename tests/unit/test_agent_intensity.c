@@ -20,11 +20,11 @@
 
 #include <json-c/json.h>
 
-#include "agent.h"
-#include "agent_proto.h"
-#include "emissions.h"
-#include "fileio.h"
-#include "log.h"
+#include "agent/agent.h"
+#include "client/agent_proto.h"
+#include "model/emissions.h"
+#include "base/fileio.h"
+#include "base/log.h"
 #include "../tap.h"
 #include "fixture.h"
 #include "tmptree.h"

@@ -1,4 +1,5 @@
-/* test_agent_launch.c - lib/agent_launch.c: the supervisor's lock decides
+/* test_agent_launch.c - lib/client/agent_launch.c: the supervisor's lock
+ * decides
  * who runs (a second taker is refused, a probe takes nothing, a file
  * without a holder is stale whatever it says), the pid file's parser, and
  * the launch: the program runs detached (own session, not our child),
@@ -23,7 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent_launch.h"
+#include "client/agent_launch.h"
 #include "../tap.h"
 
 static char dir[] = "/tmp/ceems-test-launch.XXXXXX";

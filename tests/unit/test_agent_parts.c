@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "agent.h"
-#include "log.h"
+#include "agent/agent.h"
+#include "base/log.h"
 #include "../tap.h"
 #include "fixture.h"
 #include "tmptree.h"

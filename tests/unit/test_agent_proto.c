@@ -19,8 +19,8 @@
 
 #include <json-c/json.h>
 
-#include "agent_proto.h"
-#include "json_util.h"
+#include "client/agent_proto.h"
+#include "base/json_util.h"
 #include "../tap.h"
 
 static char msg[CEEMS_AGENT_MSG_MAX + 1];
@@ -66,7 +66,7 @@ same_spec(const struct ceems_agent_job_spec *a,
 }
 
 /* The two-phase end: release, and deregister carrying the job's
- * metadata (lib/agent_finish.h). */
+ * metadata (lib/agent/agent_finish.h). */
 static void
 test_finish_requests(void)
 {

@@ -16,11 +16,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "agent.h"
-#include "agent_recover.h"
-#include "agent_state.h"
-#include "fileio.h"
-#include "log.h"
+#include "agent/agent.h"
+#include "agent/agent_recover.h"
+#include "agent/agent_state.h"
+#include "base/fileio.h"
+#include "base/log.h"
 #include "../tap.h"
 #include "fixture.h"
 #include "tmptree.h"

@@ -1,4 +1,4 @@
-/* test_agent_replay.c - tools/agent_replay.c: the spool's replay process,
+/* test_agent_replay.c - tools/agent/agent_replay.c: the spool's replay process,
  * started while the starting process has another thread busy in the C
  * library (the time zone's code: a lock a bare fork could inherit
  * taken), is that process's program executed anew: the
@@ -36,12 +36,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent.h"
-#include "agent_replay.h"
-#include "conf.h"
-#include "log.h"
-#include "record.h"
-#include "spool.h"
+#include "agent/agent.h"
+#include "agent/agent_replay.h"
+#include "base/conf.h"
+#include "base/log.h"
+#include "record/record.h"
+#include "record/spool.h"
 #include "../tap.h"
 
 #define MARKER_NAME "ceems-test-starter-only"

@@ -1,4 +1,4 @@
-/* test_agent_series.c - a job's time series (lib/agent_series.h): ticks
+/* test_agent_series.c - a job's time series (lib/model/agent_series.h): ticks
  * into buckets, coarsening when full without losing time or energy, the
  * differences of a ledger adding up to its totals, the GPU utilisation
  * as a mean by time, the JSON form (strict on garbage, the older form
@@ -13,10 +13,10 @@
 
 #include <json-c/json.h>
 
-#include "agent_proto.h"
-#include "agent_series.h"
-#include "json_util.h"
-#include "record.h"
+#include "client/agent_proto.h"
+#include "model/agent_series.h"
+#include "base/json_util.h"
+#include "record/record.h"
 #include "../tap.h"
 
 /* Sums of a series' columns (unknown cells left out). */

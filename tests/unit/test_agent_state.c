@@ -19,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent_state.h"
-#include "log.h"
+#include "agent/agent_state.h"
+#include "base/log.h"
 #include "../tap.h"
 #include "fixture.h"
 

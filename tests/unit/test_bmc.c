@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bmc.h"
+#include "sources/bmc.h"
 #include "../tap.h"
 
 #define SEC 1000000000ULL

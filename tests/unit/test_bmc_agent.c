@@ -25,9 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent.h"
-#include "ledger.h"
-#include "log.h"
+#include "agent/agent.h"
+#include "model/ledger.h"
+#include "base/log.h"
 #include "../tap.h"
 #include "fixture.h"
 #include "tmptree.h"

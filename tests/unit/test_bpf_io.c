@@ -1,9 +1,10 @@
-/* test_bpf_io.c - the eBPF loader (lib/bpf_io.c, lib/bpf_choose.c): the
+/* test_bpf_io.c - the eBPF loader (lib/sources/bpf_io.c,
+ * lib/sources/bpf_choose.c): the
  * attach type each hook gets from what a kernel offers, and, as root on a
  * kernel that lets it load, the real programs: a child process tagged as
  * a job writes, reads and sends over TCP and UDP, IPv4 and IPv6, forks a
  * grandchild that writes too, and the job's slot holds what they did
- * and nothing of the parent's.  The agent's side (lib/agent_bpf.c): the
+ * and nothing of the parent's.  The agent's side (lib/agent/agent_bpf.c): the
  * counts of two agents, one restarted, add up with the time between
  * said; a job never tagged has its IO absent, not 0; a process is known
  * by its real uid, not by the owner of /proc/PID. */
@@ -26,10 +27,10 @@
 
 #include <json-c/json.h>
 
-#include "agent_internal.h"
-#include "agent_proto.h"
-#include "bpf_io.h"
-#include "bpf_io_internal.h"
+#include "agent/agent_internal.h"
+#include "client/agent_proto.h"
+#include "sources/bpf_io.h"
+#include "sources/bpf_io_internal.h"
 #ifdef HAVE_BPF
 #include <bpf/bpf.h>
 #endif

@@ -4,7 +4,7 @@
 
 #include <errno.h>
 
-#include "cgroup_path.h"
+#include "cgroup/cgroup_path.h"
 #include "../tap.h"
 #include "fixture.h"
 

@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cgroup_stats.h"
-#include "log.h"
+#include "cgroup/cgroup_stats.h"
+#include "base/log.h"
 #include "../tap.h"
 #include "fixture.h"
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "conf.h"
+#include "base/conf.h"
 #include "../tap.h"
 
 static void

@@ -7,8 +7,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "emissions.h"
-#include "log.h"
+#include "model/emissions.h"
+#include "base/log.h"
 #include "../tap.h"
 #include "fixture.h"
 

@@ -1,4 +1,4 @@
-/* test_fileio.c - the bounded reads of lib/fileio.c: the size limit at
+/* test_fileio.c - the bounded reads of lib/base/fileio.c: the size limit at
  * its exact edge, reading kept-open files again from offset 0, errors,
  * and, where this machine has them, that one pread reads a whole sysfs or
  * cgroupfs file (the premise of ceems_pread_text_once). */
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fileio.h"
+#include "base/fileio.h"
 #include "../tap.h"
 #include "fixture.h"
 #include "tmptree.h"

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "gpu.h"
+#include "sources/gpu.h"
 #include "../tap.h"
 #include "gpu_double.h"
 

@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "energy.h"
-#include "gpu.h"
+#include "model/energy.h"
+#include "sources/gpu.h"
 #include "../tap.h"
 #include "gpu_double.h"
 

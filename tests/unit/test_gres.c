@@ -1,6 +1,6 @@
 /* test_gres.c - Slurm's GPU allocation of a job on a node (the GRES
  * indices of gres_detail_str) and the device files gres.conf gives each
- * index, in Slurm's order (lib/gres.h). */
+ * index, in Slurm's order (lib/sources/gres.h). */
 #include "config.h"
 
 #include <errno.h>
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gres.h"
+#include "sources/gres.h"
 #include "../tap.h"
 
 static char files[CEEMS_GRES_MAX_FILES][CEEMS_GRES_PATH_MAX];

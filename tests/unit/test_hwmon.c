@@ -8,8 +8,8 @@
 #include <errno.h>
 #include <stdint.h>
 
-#include "energy.h"
-#include "hwmon.h"
+#include "model/energy.h"
+#include "sources/hwmon.h"
 #include "../tap.h"
 #include "fixture.h"
 #include "tmptree.h"

@@ -1,5 +1,5 @@
 /* test_idle_fit.c - the static power learned by regression
- * (lib/idle_fit.c) on synthetic nodes that are never quiet: power is
+ * (lib/model/idle_fit.c) on synthetic nodes that are never quiet: power is
  * P_idle + k x busy CPUs plus noise (in the power and in the busy time,
  * as a tick's counters are read a little apart), under load patterns of
  * jobs coming and going.  The fit must find P_idle within 2%, within a
@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "idle_fit.h"
+#include "model/idle_fit.h"
 #include "../tap.h"
 
 static uint64_t seed = 0x2545f4914f6cdd1dULL;

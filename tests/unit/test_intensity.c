@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "intensity.h"
+#include "model/intensity.h"
 #include "../tap.h"
 #include "fixture.h"
 

@@ -1,5 +1,5 @@
 /* test_job_note.c - where the plugin leaves a note of a job
- * (lib/job_note.c): the missing levels of the note folder are created
+ * (lib/record/job_note.c): the missing levels of the note folder are created
  * (its parents 0755, the folder root's alone), so that a node where the
  * agent never ran (no spool yet) still gets the note; another user's
  * symbolic link on the way, or a link as the folder itself, is refused.
@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "job_note.h"
+#include "record/job_note.h"
 #include "../tap.h"
 
 static char root_dir[200];

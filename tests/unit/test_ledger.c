@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ledger.h"
+#include "model/ledger.h"
 #include "../tap.h"
 
 #define TOL 1e-9

@@ -1,5 +1,5 @@
 /* test_ledger_carry.c - jobs that leave between two ticks, split alone
- * (lib/ledger_carry.c).  Property test over random workloads at constant
+ * (lib/model/ledger_carry.c).  Property test over random workloads at constant
  * rates: leavers split at random moments, then the tick splits the rest;
  * every domain must balance (leavers + jobs + system + idle = the node's
  * delta), no share be negative, and every job get what one whole split
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ledger.h"
-#include "ledger_carry.h"
+#include "model/ledger.h"
+#include "model/ledger_carry.h"
 #include "../tap.h"
 
 #define NJOBS 12

@@ -21,11 +21,11 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "cgroup_path.h"
-#include "cgroup_stats.h"
-#include "fileio.h"
-#include "perf_cgroup.h"
-#include "perf_job.h"
+#include "cgroup/cgroup_path.h"
+#include "cgroup/cgroup_stats.h"
+#include "base/fileio.h"
+#include "sources/perf_cgroup.h"
+#include "sources/perf_job.h"
 #include "../tap.h"
 
 #include <json-c/json.h>

@@ -1,4 +1,4 @@
-/* test_pg_binary.c - tools/pg_binary.c on results built with libpq's own
+/* test_pg_binary.c - tools/sacct/pg_binary.c on results built with libpq's own
  * result-construction API (PQmakeEmptyPGresult, PQsetResultAttrs,
  * PQsetvalue): the column checks, every value kind in the server's
  * binary format, NULLs, the rounding of times, and values of the wrong
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "../tap.h"
-#include "pg_binary.h"
+#include "sacct/pg_binary.h"
 
 enum { COL_I2, COL_I4, COL_I8, COL_F8, COL_TEXT, COL_TIME, NCOLS };
 

@@ -6,8 +6,8 @@
 #include <errno.h>
 #include <stdint.h>
 
-#include "energy.h"
-#include "pm_counters.h"
+#include "model/energy.h"
+#include "sources/pm_counters.h"
 #include "../tap.h"
 #include "fixture.h"
 #include "tmptree.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "proc_stats.h"
+#include "sources/proc_stats.h"
 #include "../tap.h"
 #include "fixture.h"
 

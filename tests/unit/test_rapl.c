@@ -9,10 +9,10 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "energy.h"
-#include "log.h"
-#include "number.h"
-#include "rapl.h"
+#include "model/energy.h"
+#include "base/log.h"
+#include "base/number.h"
+#include "sources/rapl.h"
 #include "../tap.h"
 #include "fixture.h"
 #include "tmptree.h"

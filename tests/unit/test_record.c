@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record.h"
+#include "record/record.h"
 #include "../tap.h"
 
 static char buf[CEEMS_RECORD_MAX];
@@ -333,7 +333,8 @@ test_reduced(void)
  * and of 16 GPUs at its size, in the character JSON doubles ('"'),
  * every GPU figure with 17 digits, the agent's note at its size --
  * still fits the stack buffer that storage keeps for the reduced form
- * (lib/storage.c), so a job with GPUs is never lost for want of memory. */
+ * (lib/record/storage.c), so a job with GPUs is never lost for want of memory.
+  * */
 static void
 test_reduced_worst(void)
 {

@@ -1,4 +1,4 @@
-/* test_sacct_combine.c - tools/sacct_combine.c: the database's rows and
+/* test_sacct_combine.c - tools/sacct/sacct_combine.c: the database's rows and
  * records completed with the spool's.  A job the database has is never
  * taken from the spool (its rows win, steps included); a job it lacks
  * comes with its steps and its strings, which must outlive the spool's
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "../tap.h"
-#include "sacct_combine.h"
+#include "sacct/sacct_combine.h"
 
 static struct sacct_row *
 add_row(struct sacct_rows *rows, const char *cluster, uint32_t jobid,

@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "../tap.h"
-#include "sacct_fields.h"
-#include "sacct_output.h"
-#include "sacct_query.h"
+#include "sacct/sacct_fields.h"
+#include "sacct/sacct_output.h"
+#include "sacct/sacct_query.h"
 
 static char buf[SACCT_CELL_MAX];
 

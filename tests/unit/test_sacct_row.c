@@ -1,4 +1,4 @@
-/* test_sacct_row.c - tools/sacct_row.c: the order ceems-sacct prints
+/* test_sacct_row.c - tools/sacct/sacct_row.c: the order ceems-sacct prints
  * rows in (jobs by start, cluster and id, each followed by its steps in
  * Slurm's order), from listings in order, reversed and shuffled, and
  * equal rows kept in the order they came. */
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "../tap.h"
-#include "sacct_row.h"
+#include "sacct/sacct_row.h"
 
 static const char *const step_ids[] = { "", "batch", "extern", "interactive", "0", "2", "10", "zz" };
 #define NSTEPS (sizeof(step_ids) / sizeof(step_ids[0]))

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "../tap.h"
-#include "sacct_time.h"
+#include "sacct/sacct_time.h"
 
 #define NOW 1741789845		/* 2025-03-12T14:30:45Z, a Wednesday */
 #define MIDNIGHT 1741737600	/* 2025-03-12T00:00:00Z */

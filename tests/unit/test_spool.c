@@ -23,13 +23,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "conf.h"
-#include "fileio.h"
-#include "log.h"
-#include "record.h"
-#include "spool.h"
-#include "spool_usage.h"
-#include "storage.h"
+#include "base/conf.h"
+#include "base/fileio.h"
+#include "base/log.h"
+#include "record/record.h"
+#include "record/spool.h"
+#include "record/spool_usage.h"
+#include "record/storage.h"
 #include "../tap.h"
 
 static int

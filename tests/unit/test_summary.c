@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conf.h"
-#include "summary.h"
+#include "base/conf.h"
+#include "summary/summary.h"
 #include "../tap.h"
 #include "fixture.h"
 

@@ -1,4 +1,4 @@
-/* test_text.c - the escape of text from outside (lib/text.h): valid
+/* test_text.c - the escape of text from outside (lib/base/text.h): valid
  * UTF-8 kept, invalid bytes and controls as "\xHH", backslashes doubled
  * where an escape could be misread, cuts only between characters, and
  * the way back to the original bytes. */
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "text.h"
+#include "base/text.h"
 #include "../tap.h"
 
 static const char *

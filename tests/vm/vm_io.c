@@ -28,8 +28,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent.h"
-#include "bpf_io.h"
+#include "agent/agent.h"
+#include "sources/bpf_io.h"
 #include "../tap.h"
 
 #define FILE_BYTES (32u << 20)

@@ -1,0 +1,691 @@
+/* agent.c - the node agent's engine: the jobs and their steps as the
+ * requests see them (register, report, deregister, step start and end),
+ * and the two-phase end (lib/agent/agent_finish.c).  Starting the engine is in
+ * agent_open.c, a tick in agent_tick.c, a restart's restore in
+ * agent_restore.c; what they share is in agent_internal.h. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent/agent.h"
+#include "agent/agent_internal.h"
+#include "model/agent_series.h"
+#include "agent/agent_finish.h"
+#include "agent/agent_state.h"
+#include "model/emissions.h"
+#include "model/energy.h"
+#include "base/fileio.h"
+#include "sources/hwmon.h"
+#include "model/ledger_carry.h"
+#include "base/log.h"
+#include "sources/pm_counters.h"
+#include "sources/proc_stats.h"
+#include "sources/rapl.h"
+
+void
+agent_free_job(struct agent_job *j)
+{
+	agent_bpf_job_end(j);
+	for (uint32_t i = 0; i < j->nsteps; i++)
+		ceems_cgroup_reader_close(j->steps[i].reader);
+	ceems_cgroup_reader_close(j->reader);
+	ceems_series_free(j->series);
+	agent_perf_close(j);
+	free(j);
+}
+
+
+
+struct agent_job *
+agent_find_job(const struct ceems_agent *a, uint32_t jobid, size_t *index)
+{
+	for (size_t i = 0; i < a->njobs; i++)
+		if (a->jobs[i]->spec.jobid == jobid) {
+			if (index != NULL)
+				*index = i;
+			return a->jobs[i];
+		}
+	return NULL;
+}
+
+/* Open a job's cgroup and take its baseline.  0 or -errno. */
+int
+agent_attach_job(struct ceems_agent *a, struct agent_job *j)
+{
+	int err = 0;
+
+	j->reader = ceems_cgroup_reader_open(&j->spec.cgroup, &a->mounts,
+					     a->cgroup_prefix, &err);
+	if (j->reader == NULL)
+		return err != 0 ? err : -ENOENT;
+	if (ceems_cgroup_reader_cpu_ino(j->reader, &j->cgroup_ino) < 0)
+		j->cgroup_ino = 0;
+	if (ceems_cgroup_reader_read(j->reader, &j->usage) == 0 &&
+	    (j->usage.present & CEEMS_CGF_CPU_USAGE)) {
+		j->cpu_last_ns = j->usage.cpu_usage_ns;
+		j->have_cpu = true;
+	}
+	j->alloc_cores = j->spec.alloc_cores;
+	if (j->alloc_cores == 0 && (j->usage.present & CEEMS_CGF_CPUSET))
+		j->alloc_cores = j->usage.ncpus_allocated;
+	j->alloc_mem_bytes = j->spec.alloc_mem_bytes;
+	if (j->alloc_mem_bytes == 0 && (j->usage.present & CEEMS_CGF_MEM_LIMIT) &&
+	    j->usage.mem_limit_bytes != CEEMS_CGROUP_UNLIMITED)
+		j->alloc_mem_bytes = j->usage.mem_limit_bytes;
+	return 0;
+}
+
+bool
+agent_spec_valid(const struct ceems_agent_job_spec *s)
+{
+	if (s->jobid == 0 || s->cgroup.version == CEEMS_CGROUP_NONE ||
+	    s->start_time < 0 || s->start_time > CEEMS_AGENT_START_TIME_MAX)
+		return false;
+	for (int g = 0; g < CEEMS_LEDGER_MAX_GPUS; g++)
+		if (!isfinite(s->gpu_share[g]) || s->gpu_share[g] < 0 ||
+		    s->gpu_share[g] > 1)
+			return false;
+	if (s->ngpu_ids > CEEMS_AGENT_MAX_GPU_IDS)
+		return false;
+	for (uint32_t i = 0; i < s->ngpu_ids; i++)
+		if (memchr(s->gpu_ids[i], '\0', sizeof(s->gpu_ids[i])) == NULL)
+			return false;
+	return true;
+}
+
+/* A later registration of job J says what the first could not: Slurm's
+ * start time and the cluster, which the plugin learns from slurmctld
+ * after the job has started (plugins/job_start.c).  What is known
+ * stays: the first word about a run of the job is its own. */
+static void
+learn_identity(struct ceems_agent *a, struct agent_job *j,
+	       const struct ceems_agent_job_spec *spec)
+{
+	bool learned = false;
+
+	if (j->spec.start_time == 0 && spec->start_time > 0) {
+		j->spec.start_time = spec->start_time;
+		learned = true;
+	}
+	if (j->spec.cluster[0] == '\0' && spec->cluster[0] != '\0') {
+		memcpy(j->spec.cluster, spec->cluster, sizeof(j->spec.cluster));
+		learned = true;
+	}
+	if (j->spec.ngpu_ids == 0 && spec->ngpu_ids > 0) {
+		j->spec.ngpu_ids = spec->ngpu_ids;
+		memcpy(j->spec.gpu_ids, spec->gpu_ids, sizeof(j->spec.gpu_ids));
+		if (agent_gpu_resolve(a, &j->spec, &j->gpu) > 0)
+			ceems_info("job %u: holds %u GPU%s", j->spec.jobid,
+				   j->gpu.n, j->gpu.n == 1 ? "" : "s");
+		learned = true;
+	}
+	if (!learned)
+		return;
+	if (a->state != NULL)
+		state_slot_identity(a->state, j->slot, &j->spec);
+	ceems_info("job %u: Slurm's start time %lld and cluster '%s' learned",
+		   j->spec.jobid, (long long)j->spec.start_time,
+		   j->spec.cluster);
+}
+
+int
+ceems_agent_register(struct ceems_agent *a,
+		     const struct ceems_agent_job_spec *spec, uint64_t now_ns)
+{
+	struct agent_job *j;
+	int ret;
+
+	if (!agent_spec_valid(spec))
+		return -EINVAL;
+	if ((j = agent_find_job(a, spec->jobid, NULL)) != NULL) {
+		/* The step that registered the job first (the extern step)
+		 * may not have seen the user's --ceems-series.  The series
+		 * starts from the job's registration, as if it had been on
+		 * from there: its first row holds what was charged since,
+		 * so the rows still add up to the job's totals. */
+		bool options = false;
+
+		if (spec->series && j->series == NULL) {
+			struct ceems_job_ledger none;
+
+			ceems_job_ledger_init(&none);
+			j->series = ceems_series_for_job(&a->config, true,
+							 now_ns, &none, 0);
+			ceems_series_backdate(j->series, j->registered_ns);
+		}
+		if (spec->series && !j->spec.series) {
+			j->spec.series = true;
+			options = true;
+		}
+		learn_identity(a, j, spec);
+		if (spec->perf && !j->spec.perf) {
+			j->spec.perf = true;
+			options = true;
+			agent_perf_hardware(a, j);
+		}
+		/* Kept for a restarted agent, as the registration is. */
+		if (options && a->state != NULL)
+			state_slot_options(a->state, j->slot, &j->spec);
+		return -EEXIST;
+	}
+	/* A late word about a run that has ended: nothing to register. */
+	if (spec->start_time > 0 &&
+	    agent_finish_same_run(a->finish, spec->jobid, spec->start_time))
+		return -EEXIST;
+	/* The same id again (a requeued job) while the last run waits for
+	 * its release: that run's record is written now. */
+	agent_finish_expire(a->finish, now_ns, spec->jobid);
+	if (a->njobs >= a->config.max_jobs)
+		return -ENOSPC;
+	/* No tick: the job's CPU baseline is read now, and the next tick
+	 * charges what it holds for the part of the tick it was there. */
+	j = calloc(1, sizeof(*j));
+	if (j == NULL)
+		return -ENOMEM;
+	j->spec = *spec;
+	j->slot = -1;
+	j->registered_ns = now_ns;
+	j->tick_from_ns = now_ns;
+	ceems_job_ledger_init(&j->ledger);
+	ret = agent_attach_job(a, j);
+	if (ret < 0) {
+		agent_free_job(j);
+		return ret;
+	}
+	j->cpu_base_ns = j->cpu_last_ns;
+	agent_gpu_resolve(a, spec, &j->gpu);
+	agent_bpf_job_start(a, j);
+	agent_perf_open_job(a, j);
+	j->series = ceems_series_for_job(&a->config, spec->series, now_ns,
+					 &j->ledger, j->cpu_s);
+	if (a->state != NULL) {
+		j->slot = state_slot_claim(a->state, spec, now_ns);
+		agent_save_job(a, j, now_ns);
+	}
+	a->jobs[a->njobs++] = j;
+	ceems_info("job %u registered (uid %u, %u cores, %llu MiB)",
+		   spec->jobid, spec->uid, j->alloc_cores,
+		   (unsigned long long)(j->alloc_mem_bytes >> 20));
+	return 0;
+}
+
+static void fill_report(const struct ceems_agent *, const struct agent_job *,
+			uint64_t, struct ceems_agent_job_report *);
+
+/* Between ticks (ledger_carry.h): the node's figures since the last
+ * tick, for one job's split at NOW_NS.  The energy is read now and kept
+ * for the next tick; the busy time is only looked at (the next tick
+ * reads it again); cores, memory and idle power are the last tick's.
+ * Net of the jobs that already left.  False when no time has passed. */
+static bool
+partial_node(struct ceems_agent *a, uint64_t now_ns,
+	     struct ceems_ledger_node_tick *node)
+{
+	struct ceems_node_cpu cpu;
+
+	if (now_ns <= a->last_tick_ns)
+		return false;
+	agent_collect_energy(a, now_ns, &a->pending);
+	*node = a->pending;
+	node->dt_s = (double)(now_ns - a->last_tick_ns) / 1e9;
+	node->node_cores = a->last_node.node_cores;
+	node->node_mem_used_bytes = a->last_node.node_mem_used_bytes;
+	node->node_mem_total_bytes = a->last_node.node_mem_total_bytes;
+	memcpy(node->idle_power_w, a->last_node.idle_power_w,
+	       sizeof(node->idle_power_w));
+	memcpy(node->idle_power_unlearned, a->last_node.idle_power_unlearned,
+	       sizeof(node->idle_power_unlearned));
+	if (ceems_proc_read_cpu(a->proc, &cpu) == 0 && a->have_node_cpu &&
+	    cpu.busy_ns >= a->node_cpu.busy_ns) {
+		node->node_busy_cpu_s =
+			(double)(cpu.busy_ns - a->node_cpu.busy_ns) / 1e9;
+		node->node_cores = cpu.ncpus;
+	}
+	ceems_ledger_carry_apply(&a->carry, node);
+	return true;
+}
+
+/* Job J leaves at NOW_NS: its part of the tick so far, split for it
+ * alone and added to its ledger (and its steps', and its series),
+ * remembered so that the next tick splits the rest.  Its reading here
+ * may find its cgroup just removed (J is then gone): it is still charged
+ * for this last part, as a tick would, so its series is too. */
+static void
+leave_now(struct ceems_agent *a, struct agent_job *j, uint64_t now_ns)
+{
+	struct ceems_ledger_node_tick node;
+	struct ceems_ledger_job_tick t;
+	struct ceems_ledger_job_share share;
+	struct ceems_ledger_tick tick;
+	double present_s;
+
+	if (j->gone || !partial_node(a, now_ns, &node))
+		return;
+	a->tick_ns = now_ns;
+	agent_collect_job(a, j, false, &t);
+	t.absent_s = agent_job_absent_s(a, j);
+	present_s = node.dt_s - t.absent_s;
+	if (present_s <= 0)
+		return;
+	if (ceems_ledger_split(&node, &t, 1, &share, &tick) < 0) {
+		ceems_job_ledger_add_gap(&j->ledger, present_s);
+		j->gap_s += present_s;
+		j->cpu_s += t.cpu_s;	/* read all the same */
+		agent_observe_series(a, j, now_ns);
+		return;
+	}
+	agent_charge_tick(a, &j->ledger, &share, present_s, now_ns);
+	agent_gpu_charge(a, &j->gpu, &node, &share, present_s);
+	j->cpu_s += t.cpu_s;
+	agent_split_to_steps(j, &share, &t);
+	ceems_ledger_carry_add(&a->carry, &t, node.dt_s, &share);
+	/* The carry is not checkpointed: no recovery over this interval. */
+	agent_snapshot_job_left(a);
+	agent_observe_series(a, j, now_ns);
+}
+
+int
+ceems_agent_report_now(struct ceems_agent *a, uint32_t jobid,
+		       uint64_t now_ns, struct ceems_agent_job_report *out)
+{
+	const struct agent_job *j = agent_find_job(a, jobid, NULL);
+	struct ceems_ledger_node_tick node;
+	struct ceems_ledger_job_tick t;
+	struct ceems_ledger_job_share share;
+	struct ceems_ledger_tick tick;
+	double present_s;
+
+	if (j == NULL)
+		return -ENOENT;
+	fill_report(a, j, now_ns > a->last_tick_ns ? now_ns : a->last_tick_ns,
+		    out);
+	if (j->gone || j->reader == NULL || !partial_node(a, now_ns, &node))
+		return 0;
+	/* The job's CPU time since the last tick, looked at only. */
+	memset(&t, 0, sizeof(t));
+	t.alloc_cores = j->alloc_cores;
+	t.alloc_mem_bytes = j->alloc_mem_bytes;
+	agent_job_gpu_shares(a, j, t.gpu_share);
+	if (j->usage.present & CEEMS_CGF_MEM_RSS)
+		t.rss_bytes = j->usage.mem_rss_bytes;
+	if (ceems_cgroup_reader_read_some(j->reader, CEEMS_CGF_CPU_USAGE,
+					  &a->scratch) == 0 &&
+	    (a->scratch.present & CEEMS_CGF_CPU_USAGE) && j->have_cpu &&
+	    a->scratch.cpu_usage_ns >= j->cpu_last_ns)
+		t.cpu_s = (double)(a->scratch.cpu_usage_ns - j->cpu_last_ns) / 1e9;
+	t.absent_s = agent_job_absent_s(a, j);
+	present_s = node.dt_s - t.absent_s;
+	if (present_s <= 0 || ceems_ledger_split(&node, &t, 1, &share, &tick) < 0)
+		return 0;
+	agent_charge_tick(a, &out->ledger, &share, present_s, now_ns);
+	out->cpu_s += t.cpu_s;
+	return 0;
+}
+
+static void
+fill_report(const struct ceems_agent *a, const struct agent_job *j,
+	    uint64_t asof_ns, struct ceems_agent_job_report *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->jobid = j->spec.jobid;
+	out->uid = j->spec.uid;
+	out->alloc_cores = j->alloc_cores;
+	out->alloc_mem_bytes = j->alloc_mem_bytes;
+	agent_perf_report(a, j, &out->perf);
+	out->elapsed_s = (double)((j->gone ? j->gone_ns : asof_ns) -
+				  j->registered_ns) / 1e9;
+	out->cpu_s = j->cpu_s;
+	out->gap_s = j->gap_s;
+	out->cgroup_gone = j->gone;
+	out->usage = j->usage;
+	out->ledger = j->ledger;
+	out->ngaps = j->ngaps;
+	memcpy(out->gaps, j->gaps, sizeof(out->gaps));
+	out->recovered_s = j->recovered_s;
+	out->nrecovered = j->nrecovered;
+	memcpy(out->recovered, j->recovered, sizeof(out->recovered));
+	agent_gpu_report(a, &j->gpu, out);
+	agent_bpf_fill(a, j, &out->io);
+	out->nsteps = j->nsteps;
+	for (uint32_t i = 0; i < j->nsteps; i++) {
+		out->steps[i] = j->steps[i].r;
+		if (!j->steps[i].r.ended)
+			out->steps[i].elapsed_s =
+				(double)(asof_ns - j->steps[i].start_ns) / 1e9;
+	}
+}
+
+/* Unix seconds of monotonic time T, as of NOW_NS. */
+static int64_t
+unix_at(uint64_t t, uint64_t now_ns)
+{
+	int64_t now = (int64_t)time(NULL);
+	int64_t ago = t < now_ns ? (int64_t)((now_ns - t) / 1000000000u) : 0;
+
+	return ago < now ? now - ago : now;
+}
+
+/* The identity and times of a record of job J that the agent may
+ * write: Slurm's start time when the plugin sent it, else the job's
+ * registration (lib/agent/agent_finish.c says which in the record); its end,
+ * never before its start (slurmctld's clock may be ahead of this
+ * node's). */
+static void
+finish_times(const struct agent_job *j, uint64_t end_ns, uint64_t now_ns,
+	     struct agent_finish_job *fj)
+{
+	fj->start_from_slurm = j->spec.start_time > 0;
+	fj->start_time = fj->start_from_slurm ? j->spec.start_time :
+			 unix_at(j->registered_ns, now_ns);
+	fj->end_time = unix_at(end_ns, now_ns);
+	if (fj->end_time < fj->start_time)
+		fj->end_time = fj->start_time;
+	memcpy(fj->cluster, j->spec.cluster, sizeof(fj->cluster));
+	fj->have_status = j->have_status;
+	fj->status = j->status;
+}
+
+/* The job leaves the ticks; its report and times go to the finishing
+ * table (lib/agent/agent_finish.c) until the plugin releases it. */
+static void
+hand_to_finish(struct ceems_agent *a, const struct agent_job *j,
+	       const struct ceems_agent_job_report *report, uint64_t now_ns)
+{
+	/* The state slot is kept, marked finishing with the final report,
+	 * until the release: an agent restarted meanwhile still writes the
+	 * record if none comes, and never takes the job for a live one
+	 * (its cgroup gone, it would reap it into a second record under
+	 * another start time). */
+	struct agent_finish_job fj = {
+		.slot = a->state != NULL ? j->slot : -1,
+	};
+
+	finish_times(j, j->gone ? j->gone_ns : now_ns, now_ns, &fj);
+	if (a->state != NULL)
+		state_slot_finishing(a->state, fj.slot, report, fj.start_time,
+				     fj.end_time);
+	agent_finish_add(a->finish, report, &fj, now_ns);
+}
+
+int
+ceems_agent_deregister(struct ceems_agent *a, uint32_t jobid,
+		       uint64_t now_ns, struct ceems_agent_job_report *out)
+{
+	const struct ceems_agent_job_report *final;
+	struct agent_job *j;
+	size_t i;
+
+	/* Asked again (a plugin retrying, the epilog): the same report. */
+	if ((final = agent_finish_find(a->finish, jobid)) != NULL) {
+		*out = *final;
+		out->series = NULL;	/* sent with the first reply only */
+		return 0;
+	}
+	if (agent_find_job(a, jobid, NULL) == NULL)
+		return -ENOENT;
+	j = agent_find_job(a, jobid, &i);
+	if (j == NULL)
+		return -ENOENT;
+	/* Its part of the tick so far, split for it alone (and into its
+	 * series). */
+	leave_now(a, j, now_ns);
+	/* A last full reading: peak memory and IO as of the job's end. */
+	agent_full_reading(a, j);
+	agent_bpf_job_read(a, j);
+	if (j->series != NULL) {
+		struct ceems_series_counts counts;
+
+		/* Read after its last row: the row takes what they add. */
+		agent_series_counts(a, j, &counts);
+		ceems_series_last_counts(j->series, &counts);
+	}
+	fill_report(a, j, now_ns > a->last_tick_ns ? now_ns : a->last_tick_ns,
+		    out);
+	out->series = NULL;
+	hand_to_finish(a, j, out, now_ns);
+	/* The series goes with the final report and into the record the
+	 * agent writes: the finishing table owns it until then.  Should
+	 * the table not hold the job, it stays the agent's until the next
+	 * deregistration, so that the caller need not free it. */
+	ceems_series_free(a->handed_out);
+	a->handed_out = NULL;
+	if (agent_finish_set_series(a->finish, jobid, j->series) < 0)
+		a->handed_out = j->series;
+	out->series = j->series;
+	j->series = NULL;
+	a->jobs[i] = a->jobs[--a->njobs];
+	agent_free_job(j);
+	ceems_info("job %u deregistered: %.1f J in %.1f s",
+		   jobid, ceems_job_ledger_total_j(&out->ledger), out->elapsed_s);
+	return 0;
+}
+
+static bool
+step_id_valid(const char *id)
+{
+	size_t n = strlen(id);
+
+	if (n == 0 || n >= CEEMS_STEP_ID_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((id[i] >= '0' && id[i] <= '9') ||
+		      (id[i] >= 'a' && id[i] <= 'z') || id[i] == '+'))
+			return false;
+	return true;
+}
+
+static struct agent_step *
+find_step(struct agent_job *j, const char *id)
+{
+	for (uint32_t i = 0; i < j->nsteps; i++)
+		if (strcmp(j->steps[i].r.id, id) == 0)
+			return &j->steps[i];
+	return NULL;
+}
+
+/* Open the cgroup of step ID of job J.  NULL when it cannot be found. */
+struct ceems_cgroup_reader *
+agent_open_step_reader(struct ceems_agent *a, struct agent_job *j, const char *id)
+{
+	struct ceems_cgroup_dirs dirs;
+	char subdir[CEEMS_STEP_ID_MAX + 8];
+	int err = 0;
+
+	snprintf(subdir, sizeof(subdir), "step_%s", id);
+	if (ceems_cgroup_dirs_for_job(&j->spec.cgroup, &a->mounts,
+				      a->cgroup_prefix, subdir, &dirs) < 0)
+		return NULL;
+	return ceems_cgroup_reader_open_dirs(&dirs, &err);
+}
+
+int
+ceems_agent_step_start(struct ceems_agent *a, uint32_t jobid,
+		       const char *step_id, uint64_t now_ns)
+{
+	struct agent_job *j = agent_find_job(a, jobid, NULL);
+	struct agent_step *st;
+
+	if (j == NULL)
+		return -ENOENT;
+	if (!step_id_valid(step_id))
+		return -EINVAL;
+	if (find_step(j, step_id) != NULL)
+		return -EEXIST;
+	if (j->nsteps >= CEEMS_AGENT_MAX_STEPS)
+		return -ENOSPC;
+	/* No tick: the step's CPU baseline is read now. */
+	st = &j->steps[j->nsteps];
+	memset(st, 0, sizeof(*st));
+	snprintf(st->r.id, sizeof(st->r.id), "%s", step_id);
+	st->start_ns = now_ns;
+	st->reader = agent_open_step_reader(a, j, step_id);
+	agent_perf_step(a, j);
+	if (st->reader == NULL)
+		ceems_warning("job %u step %s: cgroup not found; the step gets no figures of its own",
+			      jobid, step_id);
+	else
+		agent_collect_step(a, st, true);
+	/* The step's first process, before its tasks run. */
+	agent_bpf_job_read(a, j);
+	j->nsteps++;
+	return 0;
+}
+
+int
+ceems_agent_step_end(struct ceems_agent *a, uint32_t jobid,
+		     const char *step_id, uint64_t now_ns,
+		     struct ceems_agent_step_report *out)
+{
+	struct agent_job *j = agent_find_job(a, jobid, NULL);
+	struct agent_step *st;
+
+	if (j == NULL || (st = find_step(j, step_id)) == NULL)
+		return -ENOENT;
+	if (!st->r.ended) {
+		agent_note_job_cpu(a, j);
+		/* No tick: its CPU time up to now is read, and the next tick
+		 * gives it its part of the job's energy by it. */
+		if (st->reader != NULL) {
+			agent_collect_step(a, st, false);
+			st->r.cpu_s += st->tick_cpu_s;
+			st->end_pending = true;
+		}
+		/* A last reading of the step: its memory peak. */
+		agent_step_peak_reading(a, st);
+		ceems_cgroup_reader_close(st->reader);
+		st->reader = NULL;
+		st->r.ended = true;
+		st->r.elapsed_s = (double)(now_ns - st->start_ns) / 1e9;
+		agent_save_job(a, j, a->last_tick_ns);
+	}
+	*out = st->r;
+	return 0;
+}
+
+int
+ceems_agent_report(const struct ceems_agent *a, uint32_t jobid,
+		   struct ceems_agent_job_report *out)
+{
+	const struct agent_job *j = agent_find_job(a, jobid, NULL);
+
+	if (j == NULL)
+		return -ENOENT;
+	fill_report(a, j, a->last_tick_ns, out);
+	return 0;
+}
+
+size_t
+ceems_agent_njobs(const struct ceems_agent *a)
+{
+	return a->njobs;
+}
+
+const struct ceems_ledger_tick *
+ceems_agent_last_tick(const struct ceems_agent *a)
+{
+	return &a->last_tick;
+}
+
+int
+ceems_agent_checkpoint(struct ceems_agent *a, uint64_t now_ns)
+{
+	(void)now_ns;
+	if (a->state == NULL)
+		return -ENOENT;
+	/* As of the last tick: the figures and the node's counters of one
+	 * moment, which is what a restarted agent recovers from.  Before
+	 * this agent's first tick the file holds the last agent's, which
+	 * are that still. */
+	if (a->snap.tick_ns == 0)
+		return 0;
+	for (size_t i = 0; i < a->njobs; i++) {
+		struct agent_job *j = a->jobs[i];
+
+		/* A job registered since the last tick: as of then. */
+		agent_save_job(a, j, j->tick_from_ns > a->last_tick_ns ?
+			       j->tick_from_ns : a->last_tick_ns);
+	}
+	agent_save_node(a);
+	/* A write that failed was logged once by the state file, and is
+	 * retried at every checkpoint: not an error to log each time. */
+	return 0;
+}
+
+
+/* ---- the two-phase end (lib/agent/agent_finish.c) ---- */
+
+int
+ceems_agent_release(struct ceems_agent *a, uint32_t jobid)
+{
+	return agent_finish_release(a->finish, jobid);
+}
+
+int
+ceems_agent_finishing_meta(struct ceems_agent *a, uint32_t jobid,
+			   const struct ceems_job_meta *meta)
+{
+	return agent_finish_set_meta(a->finish, jobid, meta);
+}
+
+int
+ceems_agent_reply_lost(struct ceems_agent *a, uint32_t jobid)
+{
+	return agent_finish_expire(a->finish, 0, jobid) > 0 ? 0 : -ENOENT;
+}
+
+size_t
+ceems_agent_nfinishing(const struct ceems_agent *a)
+{
+	return agent_finish_count(a->finish);
+}
+
+/* A job whose cgroup has been gone for reap_grace was never
+ * deregistered: its plugin and the epilog are not coming. */
+static void
+reap(struct ceems_agent *a, size_t i, uint64_t now_ns)
+{
+	struct ceems_agent_job_report *report = malloc(sizeof(*report));
+	struct agent_job *j = a->jobs[i];
+	struct agent_finish_job fj = {
+		.slot = a->state != NULL ? j->slot : -1,
+	};
+	char why[160];
+
+	if (report == NULL)
+		return;		/* tried again at the next sweep */
+	finish_times(j, j->gone_ns, now_ns, &fj);
+	fill_report(a, j, a->last_tick_ns, report);
+	report->series = j->series;	/* written now, freed with the job */
+	snprintf(why, sizeof(why), "its cgroup had been gone for %.0f s and "
+		 "no deregistration came (its steps and the epilog ended "
+		 "without one)", (double)(now_ns - j->gone_ns) / 1e9);
+	ceems_info("job %u: reaped, %s", j->spec.jobid, why);
+	agent_finish_now(a->finish, report, &fj, why);
+	free(report);
+	a->jobs[i] = a->jobs[--a->njobs];
+	agent_free_job(j);
+}
+
+int
+ceems_agent_sweep(struct ceems_agent *a, uint64_t now_ns)
+{
+	int n = agent_finish_expire(a->finish, now_ns, 0);
+
+	for (size_t i = 0; i < a->njobs;) {
+		const struct agent_job *j = a->jobs[i];
+
+		if (j->gone && now_ns >= j->gone_ns &&
+		    now_ns - j->gone_ns >= a->config.reap_grace_ns) {
+			reap(a, i, now_ns);
+			n++;
+			continue;	/* I now holds the last job */
+		}
+		i++;
+	}
+	return n;
+}

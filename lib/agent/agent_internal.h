@@ -1,0 +1,285 @@
+/* agent_internal.h - the node agent engine's private structures (the
+ * agent, its jobs and steps) and the helpers that cross its files:
+ * agent.c, agent_open.c, agent_tick.c and agent_restore.c.  Not
+ * installed; nothing here is exported (the shared library exports only
+ * ceems_*). */
+#ifndef CEEMS_AGENT_INTERNAL_H
+#define CEEMS_AGENT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/agent.h"
+#include "agent/agent_finish.h"
+#include "agent/agent_gpu.h"
+#include "agent/agent_intensity.h"
+#include "agent/agent_recover.h"
+#include "model/agent_series.h"
+#include "agent/agent_state.h"
+#include "sources/bpf_io.h"
+#include "model/emissions.h"
+#include "model/energy.h"
+#include "model/idle_fit.h"
+#include "record/job_note.h"
+#include "model/ledger_carry.h"
+#include "sources/proc_stats.h"
+
+/* RAPL, pm_counters, hwmon, the GPUs, a BMC, and room for one more. */
+enum { MAX_SOURCES = 6 };
+
+/* Below this node busy fraction a tick's power counts as idle power when
+ * idle power is learned rather than configured (every tick also goes to
+ * the regression of lib/model/idle_fit.h, used until quiet ticks teach one).  The learned value is
+ * the median of the last IDLE_SAMPLES such ticks, once there are at least
+ * IDLE_MIN_SAMPLES: a single lowest reading is at the mercy of one tick
+ * whose counter update landed early. */
+#define IDLE_BUSY_FRACTION 0.05
+#define IDLE_SAMPLES 64
+#define IDLE_MIN_SAMPLES 8
+
+enum idle_source { IDLE_UNLEARNED, IDLE_QUIET, IDLE_FIT };
+
+struct idle_learner {
+	double w[IDLE_SAMPLES];		/* ring of quiet-tick powers */
+	unsigned n;			/* samples held, <= IDLE_SAMPLES */
+	unsigned next;
+	double value;			/* < 0: not learned yet */
+};
+
+/* A job's or step's CPU counter read in a part of a tick, kept until the
+ * tick's end applies it (moves the baseline).  Until then the baseline
+ * is the last tick's, as every request between ticks expects. */
+struct agent_reading {
+	bool waiting;			/* read, not applied yet */
+	uint64_t seq;			/* the tick it was read for */
+	int ret;			/* the read's result */
+	bool have_cpu;
+	uint64_t cpu_usage_ns;
+};
+
+struct agent_step {
+	struct ceems_agent_step_report r;
+	struct ceems_cgroup_reader *reader;	/* NULL once ended */
+	uint64_t start_ns;
+	uint64_t cpu_last_ns;
+	bool have_cpu;
+	bool have_rss;			/* rss_bytes read at least once */
+	uint64_t rss_bytes;
+	double tick_cpu_s;		/* CPU time in the current tick */
+	bool end_pending;		/* ended in this tick: tick_cpu_s is its last */
+	struct agent_reading rd;
+};
+
+struct agent_job {
+	struct ceems_agent_job_spec spec;
+	struct ceems_cgroup_reader *reader;
+	int slot;			/* in the state file, -1 if none */
+	uint64_t registered_ns;
+	uint64_t cpu_base_ns;		/* cgroup usage at registration */
+	uint64_t cpu_last_ns;		/* at the last tick */
+	uint64_t cpu_seen_ns;		/* at the last step's end */
+	bool have_cpu;
+	bool gone;
+	uint64_t gone_ns;		/* the tick its cgroup was found gone */
+	bool have_status;		/* a step ended with a wait status */
+	int status;			/* the failed one's, else the last */
+	uint32_t alloc_cores;
+	uint64_t alloc_mem_bytes;
+	double cpu_s;
+	double gap_s;
+	struct ceems_cgroup_stats usage;	/* last full reading */
+	struct ceems_job_ledger ledger;
+	uint32_t ngaps;
+	struct ceems_agent_gap gaps[CEEMS_AGENT_MAX_GAPS];
+	double recovered_s;
+	uint32_t nrecovered;
+	struct ceems_agent_gap recovered[CEEMS_AGENT_MAX_GAPS];
+	uint64_t cgroup_ino;		/* its CPU usage file's, 0 unknown */
+	/* The next tick charges the job from here (when later than the
+	 * last tick): its registration, or its restore when the interval
+	 * before could not be recovered. */
+	uint64_t tick_from_ns;
+	uint32_t nsteps;
+	struct agent_step steps[CEEMS_AGENT_MAX_STEPS];
+	struct ceems_series *series;	/* NULL: the job keeps none */
+	struct agent_reading rd;
+	struct agent_gpu_job gpu;	/* its GPUs (agent_gpu.h) */
+	/* eBPF IO and network (agent_bpf.c): the loader holding its slot
+	 * (NULL: none), its last reading, why none. */
+	struct ceems_bpf_io *bpf;
+	uint32_t bpf_slot;
+	/* Its v2 cgroup, or one of its v1 processes, is in the maps: until
+	 * then nothing of it is counted, and its IO is not 0 but unknown. */
+	bool bpf_tagged;
+	uint64_t bpf_drops;		/* the loader's drops at its start */
+	struct ceems_agent_io_report io;
+	char bpf_why[CEEMS_AGENT_WHY_MAX];
+	struct agent_perf_job *perf;	/* NULL: none (lib/agent/agent_perf.c) */
+	/* What an earlier agent counted of its IO, from its checkpoint
+	 * (have_io_before; agent_bpf_resume), and the seconds between
+	 * that no agent counted. */
+	bool have_io_before;
+	struct ceems_agent_io_report io_before;
+	double io_down_s;
+};
+
+struct ceems_agent {
+	struct ceems_config config;
+	struct ceems_energy_source *sources[MAX_SOURCES];
+	size_t nsources;
+	/* For each domain, the one source whose counters count (two
+	 * sources measuring the same domain would count it twice). */
+	int domain_source[CEEMS_DOMAIN_COUNT];
+	struct ceems_energy_take *takes[MAX_SOURCES];
+
+	struct agent_gpus gpus;		/* agent_gpu.h */
+
+	struct ceems_proc_reader *proc;
+	struct ceems_node_cpu node_cpu;
+	bool have_node_cpu;
+	struct ceems_cgroup_mounts mounts;
+	const char *cgroup_prefix;
+
+	bool have_factor;
+	struct ceems_emission_factor factor;
+	/* The time-varying series, where intensity_file names one. */
+	struct agent_intensity intensity;
+	struct idle_learner idle[CEEMS_DOMAIN_COUNT];
+	/* Static power learned by regression when the node is never quiet
+	 * (lib/model/idle_fit.h): used where the quiet ticks taught nothing. */
+	struct ceems_idle_fit idle_fit[CEEMS_DOMAIN_COUNT];
+	bool node_busy_known;		/* this tick's busy time was read */
+	/* Where each domain's learned idle power comes from now, logged
+	 * when it changes. */
+	enum idle_source idle_source[CEEMS_DOMAIN_COUNT];
+
+	struct agent_job **jobs;
+	size_t njobs;
+	struct ceems_ledger_job_tick *job_ticks;	/* max_jobs each */
+	struct ceems_ledger_job_share *shares;
+	struct ceems_ledger_tick last_tick;
+	struct ceems_cgroup_stats scratch;
+
+	uint64_t last_tick_ns;
+	uint64_t tick_ns;		/* the tick being taken */
+	/* A tick taken in parts (ceems_agent_tick_begin): its number, whether
+	 * its readings are full ones, the next job to read, open or not. */
+	uint64_t tick_seq;
+	bool tick_full;
+	size_t tick_cursor;
+	bool tick_open;
+	uint64_t last_usage_ns;		/* last full cgroup reading */
+	struct state_file *state;
+	char boot_id[64];		/* this boot's, "unknown" if unread */
+
+	/* Between ticks, a job that ends is split alone (ledger_carry.h):
+	 * the energy read for it waits here for the next tick, with what
+	 * it took; the node's other figures are the last tick's. */
+	struct ceems_ledger_node_tick pending;
+	struct ceems_ledger_carry carry;
+	struct ceems_ledger_node_tick last_node;
+	struct ceems_series *handed_out;	/* the last final report's */
+	/* The node's cumulative counters as of the last tick, written with
+	 * the jobs' figures at each checkpoint (lib/agent/agent_recover.c). */
+	struct state_node snap;
+	struct agent_finish *finish;	/* deregistered, not yet released */
+	/* The last note of the last full batch taken (lib/agent/agent_end.c):
+	 * the
+	 * next pass starts after it, so that notes that cannot be taken yet
+	 * do not hold back the others; "" from the first. */
+	char note_after[CEEMS_NOTE_NAME_MAX];
+	/* The eBPF programs (NULL: not loaded, bpf_why says why) and the
+	 * buffer of the cgroup walks (agent_bpf.c). */
+	struct ceems_bpf_io *bpf;
+	char bpf_why[CEEMS_AGENT_WHY_MAX];
+	char *bpf_buf;
+	/* perf counters (lib/agent/agent_perf.c): every job's descriptors, and
+	 * the v1 perf_event mount ("" none). */
+	struct ceems_perf_budget perf_budget;
+	char perf_v1_mount[CEEMS_CGROUP_PATH_MAX];
+};
+
+/* agent.c */
+void agent_free_job(struct agent_job *j);
+struct agent_job *agent_find_job(const struct ceems_agent *a, uint32_t jobid,
+				 size_t *index);
+int agent_attach_job(struct ceems_agent *a, struct agent_job *j);
+bool agent_spec_valid(const struct ceems_agent_job_spec *s);
+struct ceems_cgroup_reader *agent_open_step_reader(struct ceems_agent *a,
+						   struct agent_job *j,
+						   const char *id);
+
+/* agent_recover.c */
+void agent_snapshot_node(struct ceems_agent *a, uint64_t now_ns);
+void agent_save_node(struct ceems_agent *a);
+void agent_snapshot_job_left(struct ceems_agent *a);
+/* Judge the node's counters against the checkpoint's SNAP (written in
+ * boot SAVED_BOOT); when they allow it, set the baselines so that the
+ * next tick spans the interval since SNAP's tick.  Returns the verdict. */
+enum ceems_recover_verdict agent_recover_node(struct ceems_agent *a,
+					      const struct state_node *snap,
+					      const char *saved_boot,
+					      uint64_t now_ns);
+
+/* agent_tick.c */
+/* Job J's share of each GPU device this tick, into SHARE. */
+void agent_job_gpu_shares(const struct ceems_agent *a,
+			  const struct agent_job *j,
+			  double share[CEEMS_LEDGER_MAX_GPUS]);
+void agent_collect_energy(struct ceems_agent *a, uint64_t now_ns,
+			  struct ceems_ledger_node_tick *node);
+void agent_collect_step(struct ceems_agent *a, struct agent_step *st,
+			bool full);
+void agent_collect_job(struct ceems_agent *a, struct agent_job *j, bool full,
+		       struct ceems_ledger_job_tick *t);
+void agent_full_reading(struct ceems_agent *a, struct agent_job *j);
+void agent_note_job_cpu(struct ceems_agent *a, struct agent_job *j);
+void agent_step_peak_reading(struct ceems_agent *a, struct agent_step *st);
+double agent_job_absent_s(const struct ceems_agent *a,
+			  const struct agent_job *j);
+void agent_save_job(struct ceems_agent *a, const struct agent_job *j,
+		    uint64_t now_ns);
+/* Job J's cumulative IO, network and perf counts, for its series. */
+struct ceems_series_counts;
+void agent_series_counts(const struct ceems_agent *a, const struct agent_job *j,
+			 struct ceems_series_counts *c);
+void agent_observe_series(const struct ceems_agent *a,
+			  const struct agent_job *j, uint64_t now_ns);
+void agent_split_to_steps(struct agent_job *j,
+			  const struct ceems_ledger_job_share *share,
+			  const struct ceems_ledger_job_tick *t);
+
+/* agent_bpf.c */
+void agent_bpf_open(struct ceems_agent *a);
+void agent_bpf_close(struct ceems_agent *a);
+void agent_bpf_job_start(struct ceems_agent *a, struct agent_job *j);
+void agent_bpf_job_read(struct ceems_agent *a, struct agent_job *j);
+void agent_bpf_job_end(struct agent_job *j);
+/* A job restored after a restart: a new slot, and what the earlier agent
+ * counted (SAVED) with the DOWN_S seconds no agent counted. */
+void agent_bpf_resume(struct ceems_agent *a, struct agent_job *j,
+		      const struct ceems_agent_io_report *saved, double down_s);
+/* The real uid of process PID of the /proc tree PROCFS, from its status
+ * file (world-readable, whatever the process's dumpable flag; the owner
+ * of /proc/PID is its effective uid).  0 or -errno. */
+int agent_bpf_proc_uid(const char *procfs, unsigned long pid, uint32_t *uid);
+void agent_bpf_fill(const struct ceems_agent *a, const struct agent_job *j,
+		    struct ceems_agent_io_report *out);
+/* agent_perf.c */
+struct agent_perf_job;
+void agent_perf_open_node(struct ceems_agent *a);
+void agent_perf_open_job(struct ceems_agent *a, struct agent_job *j);
+void agent_perf_hardware(struct ceems_agent *a, struct agent_job *j);
+void agent_perf_step(struct ceems_agent *a, struct agent_job *j);
+void agent_perf_read(struct agent_job *j);
+void agent_perf_report(const struct ceems_agent *a, const struct agent_job *j,
+		       struct ceems_perf_report *out);
+void agent_perf_close(struct agent_job *j);
+/* A job restored after a restart: its events open again, and what the
+ * earlier agent counted (SAVED), with the DOWN_S seconds no agent
+ * counted, is added to their counts. */
+void agent_perf_resume(struct ceems_agent *a, struct agent_job *j,
+		       const struct ceems_perf_report *saved, double down_s);
+
+#endif /* CEEMS_AGENT_INTERNAL_H */

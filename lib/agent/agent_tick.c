@@ -1,0 +1,730 @@
+/* agent_tick.c - one tick of the node agent: read the energy sources,
+ * the node's and each job's and step's usage, learn the idle power,
+ * split the node's energy over the jobs (ledger) and their steps, and
+ * save each job's figures.
+ *
+ * Separate from the job requests (agent.c), which call the readings of
+ * this file at a job's or step's edges (register, step end, leave). */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent/agent.h"
+#include "agent/agent_internal.h"
+#include "model/agent_series.h"
+#include "agent/agent_finish.h"
+#include "agent/agent_state.h"
+#include "model/emissions.h"
+#include "model/energy.h"
+#include "base/fileio.h"
+#include "sources/hwmon.h"
+#include "model/ledger_carry.h"
+#include "base/log.h"
+#include "sources/pm_counters.h"
+#include "sources/proc_stats.h"
+#include "sources/rapl.h"
+
+/* Add one counter's tick to a ledger reading: any gap makes the whole
+ * reading a gap (a domain split from part of its counters would charge
+ * jobs for a wrong total). */
+static void
+add_to_reading(struct ceems_ledger_reading *r,
+	       const struct ceems_energy_take *t)
+{
+	if (!r->measured) {
+		r->measured = true;
+		r->gap = CEEMS_GAP_NONE;
+		r->joules = 0;
+	}
+	if (r->gap != CEEMS_GAP_NONE)
+		return;
+	if (t->gap != CEEMS_GAP_NONE) {
+		r->gap = t->gap;
+		r->joules = 0;
+		return;
+	}
+	r->joules += t->joules;
+}
+
+void
+agent_collect_energy(struct ceems_agent *a, uint64_t now_ns,
+		     struct ceems_ledger_node_tick *node)
+{
+	for (size_t s = 0; s < a->nsources; s++) {
+		const struct ceems_energy_source *src = a->sources[s];
+
+		ceems_energy_source_sample(a->sources[s], now_ns);
+		ceems_energy_source_take(a->sources[s], a->takes[s]);
+		for (size_t i = 0; i < src->ncounters; i++) {
+			const struct ceems_energy_counter *c = &src->counters[i];
+			const struct ceems_energy_take *t = &a->takes[s][i];
+
+			if (a->domain_source[c->domain] != (int)s)
+				continue;
+			switch (c->domain) {
+			case CEEMS_DOMAIN_PACKAGE:
+				add_to_reading(&node->package, t);
+				break;
+			case CEEMS_DOMAIN_DRAM:
+				add_to_reading(&node->dram, t);
+				break;
+			case CEEMS_DOMAIN_NODE:
+				add_to_reading(&node->node, t);
+				break;
+			case CEEMS_DOMAIN_GPU:
+				if (c->device < 0 ||
+				    c->device >= CEEMS_LEDGER_MAX_GPUS)
+					break;
+				add_to_reading(&node->gpu[c->device], t);
+				if ((size_t)c->device + 1 > node->ngpus)
+					node->ngpus = (size_t)c->device + 1;
+				break;
+			case CEEMS_DOMAIN_COUNT:
+				break;
+			}
+		}
+	}
+}
+
+static void
+collect_node_usage(struct ceems_agent *a,
+		   struct ceems_ledger_node_tick *node)
+{
+	struct ceems_node_cpu cpu;
+	struct ceems_node_mem mem;
+
+	node->node_cores = a->node_cpu.ncpus;
+	a->node_busy_known = false;
+	if (ceems_proc_read_cpu(a->proc, &cpu) == 0) {
+		if (a->have_node_cpu && cpu.busy_ns >= a->node_cpu.busy_ns) {
+			node->node_busy_cpu_s =
+				(double)(cpu.busy_ns - a->node_cpu.busy_ns) / 1e9;
+			a->node_busy_known = true;
+		}
+		a->node_cpu = cpu;
+		a->have_node_cpu = true;
+		node->node_cores = cpu.ncpus;
+	}
+	if (ceems_proc_read_mem(a->proc, &mem) == 0 &&
+	    (mem.present & CEEMS_NMF_TOTAL)) {
+		node->node_mem_total_bytes = mem.total;
+		if ((mem.present & CEEMS_NMF_AVAILABLE) && mem.available <= mem.total)
+			node->node_mem_used_bytes = mem.total - mem.available;
+	}
+}
+
+static void
+idle_learner_add(struct idle_learner *l, double w)
+{
+	double sorted[IDLE_SAMPLES];
+
+	l->w[l->next] = w;
+	l->next = (l->next + 1) % IDLE_SAMPLES;
+	if (l->n < IDLE_SAMPLES)
+		l->n++;
+	if (l->n < IDLE_MIN_SAMPLES)
+		return;
+	/* Insertion sort of at most 64 values, on quiet ticks only. */
+	for (unsigned i = 0; i < l->n; i++) {
+		unsigned j = i;
+
+		while (j > 0 && sorted[j - 1] > l->w[i]) {
+			sorted[j] = sorted[j - 1];
+			j--;
+		}
+		sorted[j] = l->w[i];
+	}
+	l->value = l->n % 2 ? sorted[l->n / 2] :
+		   (sorted[l->n / 2 - 1] + sorted[l->n / 2]) / 2;
+}
+
+/* Log where a learned idle power comes from when that changes: an admin
+ * reads there when jobs stop being flagged, and from what. */
+static void
+note_idle_source(struct ceems_agent *a, int d, enum idle_source now,
+		 double watts)
+{
+	static const char *const how[] = {
+		[IDLE_QUIET] = "from the node's quiet ticks",
+		[IDLE_FIT] = "by regression on the node's busy CPUs",
+	};
+
+	if (a->idle_source[d] == now)
+		return;
+	a->idle_source[d] = now;
+	if (now != IDLE_UNLEARNED)
+		ceems_info("idle power of the %s learned %s: %.1f W (idle_power_%s in ceems.conf sets a measured value instead)",
+			   d == CEEMS_DOMAIN_PACKAGE ? "package" : "DRAM",
+			   how[now], watts,
+			   d == CEEMS_DOMAIN_PACKAGE ? "package" : "dram");
+}
+
+/* The static power of a domain: configured, else learned from the
+ * node's quiet ticks, else from the regression of its power on its busy
+ * CPUs over every tick (lib/model/idle_fit.h); 0 until learned (all energy is
+ * then active), and the tick says so for the jobs' data quality. */
+static void
+set_idle_power(struct ceems_agent *a, struct ceems_ledger_node_tick *node)
+{
+	const double configured[2] = { a->config.idle_power_package_w,
+				       a->config.idle_power_dram_w };
+	const struct ceems_ledger_reading *readings[2] = { &node->package,
+							   &node->dram };
+	const int domains[2] = { CEEMS_DOMAIN_PACKAGE, CEEMS_DOMAIN_DRAM };
+	double busy_fraction = 1;
+
+	if (node->node_cores > 0)
+		busy_fraction = node->node_busy_cpu_s /
+				(node->dt_s * node->node_cores);
+	for (int i = 0; i < 2; i++) {
+		int d = domains[i];
+		const struct ceems_ledger_reading *r = readings[i];
+		double fitted;
+
+		if (configured[i] >= 0) {
+			node->idle_power_w[d] = configured[i];
+			continue;
+		}
+		/* Only ticks of about the normal length: the short ones a
+		 * registration forces are below the counters' resolution. */
+		if (r->measured && r->gap == CEEMS_GAP_NONE &&
+		    a->node_busy_known &&
+		    node->dt_s * 2e9 >= (double)a->config.interval_ns) {
+			if (busy_fraction < IDLE_BUSY_FRACTION)
+				idle_learner_add(&a->idle[d],
+						 r->joules / node->dt_s);
+			/* DRAM power follows memory traffic, not busy
+			 * CPUs: a line on them reads steady traffic as
+			 * static power (doc/attribution.md). */
+			if (d == CEEMS_DOMAIN_PACKAGE)
+				ceems_idle_fit_add(&a->idle_fit[d],
+						   node->node_busy_cpu_s /
+						   node->dt_s,
+						   node->node_cores,
+						   r->joules / node->dt_s);
+		}
+		node->idle_power_unlearned[d] = false;
+		if (a->idle[d].value > 0) {
+			node->idle_power_w[d] = a->idle[d].value;
+			note_idle_source(a, d, IDLE_QUIET, a->idle[d].value);
+		} else if (ceems_idle_fit_value(&a->idle_fit[d], &fitted)) {
+			node->idle_power_w[d] = fitted;
+			note_idle_source(a, d, IDLE_FIT, fitted);
+		} else {
+			node->idle_power_w[d] = 0;
+			node->idle_power_unlearned[d] = true;
+		}
+	}
+}
+
+/* Read a running step's counters for the tick being taken: its CPU
+ * counter waits in st->rd for the tick's end; its memory (on full
+ * readings) is a level, not a count, and is kept at once. */
+static void
+read_step(struct ceems_agent *a, struct agent_step *st, bool full)
+{
+	struct ceems_cgroup_stats *cs = &a->scratch;
+	uint32_t want = full ? (CEEMS_CGF_CPU_USAGE | CEEMS_CGF_MEM_RSS |
+				CEEMS_CGF_MEM_PEAK) : CEEMS_CGF_CPU_USAGE;
+
+	st->rd.waiting = false;
+	if (st->reader == NULL)
+		return;
+	st->rd.waiting = true;
+	st->rd.seq = a->tick_seq;
+	st->rd.have_cpu = false;
+	st->rd.ret = ceems_cgroup_reader_read_some(st->reader, want, cs);
+	if (st->rd.ret < 0)
+		return;
+	if (cs->present & CEEMS_CGF_CPU_USAGE) {
+		st->rd.have_cpu = true;
+		st->rd.cpu_usage_ns = cs->cpu_usage_ns;
+	}
+	if (full && (cs->present & CEEMS_CGF_MEM_RSS)) {
+		st->rss_bytes = cs->mem_rss_bytes;
+		st->have_rss = true;
+	}
+	if (full && (cs->present & CEEMS_CGF_MEM_PEAK)) {
+		st->r.have_mem_peak = true;
+		st->r.mem_peak_bytes = cs->mem_peak_bytes;
+	}
+}
+
+/* A running step's CPU time for this tick, from its reading (used up).
+ * A step not read for this tick (started since its job was read) has
+ * none yet: its baseline stays for the next.  A step whose cgroup went
+ * away keeps its last figures. */
+static void
+apply_step(struct ceems_agent *a, struct agent_step *st)
+{
+	bool fresh = st->rd.waiting && st->rd.seq == a->tick_seq;
+
+	st->rd.waiting = false;
+	if (st->reader == NULL) {
+		if (!st->end_pending)
+			st->tick_cpu_s = 0;
+		return;
+	}
+	st->tick_cpu_s = 0;
+	if (!fresh || !st->rd.have_cpu)
+		return;
+	if (st->have_cpu && st->rd.cpu_usage_ns >= st->cpu_last_ns) {
+		st->tick_cpu_s = (double)(st->rd.cpu_usage_ns -
+					  st->cpu_last_ns) / 1e9;
+		/* A baseline alone measures nothing yet. */
+		st->r.have_cpu = true;
+	}
+	st->cpu_last_ns = st->rd.cpu_usage_ns;
+	st->have_cpu = true;
+}
+
+/* Read a running step's CPU time for this tick (and its memory on full
+ * readings) at once. */
+void
+agent_collect_step(struct ceems_agent *a, struct agent_step *st, bool full)
+{
+	read_step(a, st, full);
+	apply_step(a, st);
+}
+
+/* Split the job's share of this tick among its running steps: by CPU
+ * time, memory by RSS.  The denominator is never below the job's own
+ * figure, so the steps never get more than the job. */
+void
+agent_split_to_steps(struct agent_job *j,
+		     const struct ceems_ledger_job_share *share,
+		     const struct ceems_ledger_job_tick *t)
+{
+	double sum_cpu = 0, sum_rss = 0, wcpu, wrss;
+
+	for (uint32_t i = 0; i < j->nsteps; i++) {
+		if (j->steps[i].reader == NULL && !j->steps[i].end_pending)
+			continue;	/* ended: holds nothing any more */
+		sum_cpu += j->steps[i].tick_cpu_s;
+		sum_rss += (double)j->steps[i].rss_bytes;
+	}
+	wcpu = sum_cpu > t->cpu_s ? sum_cpu : t->cpu_s;
+	wrss = sum_rss > (double)t->rss_bytes ? sum_rss : (double)t->rss_bytes;
+	for (uint32_t i = 0; i < j->nsteps; i++) {
+		struct agent_step *st = &j->steps[i];
+
+		if (st->reader == NULL && !st->end_pending)
+			continue;
+		/* A step that ended in this tick: its CPU time was counted
+		 * when it ended, its energy comes now, once. */
+		if (st->end_pending)
+			st->end_pending = false;
+		else
+			st->r.cpu_s += st->tick_cpu_s;
+		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
+			double num = d == CEEMS_DOMAIN_DRAM ?
+				     (double)st->rss_bytes : st->tick_cpu_s;
+			double den = d == CEEMS_DOMAIN_DRAM ? wrss : wcpu;
+
+			/* Its part is known only when the job's was and the
+			 * step's own cgroup gave the figure it is split by. */
+			if (share->covered[d] &&
+			    (d == CEEMS_DOMAIN_DRAM ? st->have_rss : st->have_cpu))
+				st->r.have_joules[d] = true;
+			if (den > 0 && share->joules[d] > 0)
+				st->r.joules[d] += share->joules[d] * num / den;
+		}
+	}
+}
+
+/* Read job J's counters for the tick being taken: its CPU counter waits
+ * in j->rd for the tick's end; a full reading's levels (memory, IO) are
+ * kept at once.  Read into scratch: a failed reading (the cgroup going
+ * away at the job's end) must not wipe the last good one. */
+static void
+read_job(struct ceems_agent *a, struct agent_job *j, bool full)
+{
+	struct ceems_cgroup_stats *st = &a->scratch;
+	uint32_t want = full ? CEEMS_CGF_ALL : CEEMS_CGF_CPU_USAGE;
+
+	j->rd.waiting = true;
+	j->rd.seq = a->tick_seq;
+	j->rd.have_cpu = false;
+	j->rd.ret = 0;
+	agent_bpf_job_read(a, j);
+	if (j->gone)
+		return;
+	j->rd.ret = ceems_cgroup_reader_read_some(j->reader, want, st);
+	if (j->rd.ret < 0 || (st->present & CEEMS_CGF_CPU_USAGE) == 0)
+		return;
+	j->rd.have_cpu = true;
+	j->rd.cpu_usage_ns = st->cpu_usage_ns;
+	if (full)
+		j->usage = *st;
+	agent_perf_read(j);
+	/* Last: the steps' readings reuse the scratch buffer. */
+	for (uint32_t i = 0; i < j->nsteps; i++)
+		read_step(a, &j->steps[i], full);
+}
+
+void
+agent_job_gpu_shares(const struct ceems_agent *a, const struct agent_job *j,
+		     double share[CEEMS_LEDGER_MAX_GPUS])
+{
+	if (j->gpu.n > 0)
+		agent_gpu_shares(a, &j->gpu, share);
+	else
+		memcpy(share, j->spec.gpu_share,
+		       CEEMS_LEDGER_MAX_GPUS * sizeof(share[0]));
+}
+
+/* Job J's usage for the tick ending at a->tick_ns, from its reading
+ * (used up), into its ledger input T. */
+static void
+apply_job(struct ceems_agent *a, struct agent_job *j,
+	  struct ceems_ledger_job_tick *t)
+{
+	uint64_t cpu_ns = j->rd.cpu_usage_ns;
+	bool have_cpu = j->rd.waiting && j->rd.have_cpu;
+	int ret = j->rd.ret;
+
+	j->rd.waiting = false;
+	memset(t, 0, sizeof(*t));
+	/* A job whose cgroup is gone holds nothing any more: it is no longer
+	 * charged (it waits only for its deregistration). */
+	if (j->gone)
+		return;
+	t->alloc_cores = j->alloc_cores;
+	t->alloc_mem_bytes = j->alloc_mem_bytes;
+	agent_job_gpu_shares(a, j, t->gpu_share);
+	if ((j->usage.present & CEEMS_CGF_MEM_RSS) != 0)
+		t->rss_bytes = j->usage.mem_rss_bytes;
+	for (uint32_t i = 0; i < j->nsteps; i++)
+		apply_step(a, &j->steps[i]);
+	if (!have_cpu) {
+		if (ret == -ENODEV) {
+			/* It held its resources until some time in this
+			 * tick: this tick is its last, with the CPU time
+			 * its last step's end saw. */
+			j->gone = true;
+			j->gone_ns = a->tick_ns;
+			if (j->have_cpu && j->cpu_seen_ns > j->cpu_last_ns) {
+				t->cpu_s = (double)(j->cpu_seen_ns -
+						    j->cpu_last_ns) / 1e9;
+				j->cpu_last_ns = j->cpu_seen_ns;
+			}
+			ceems_info("job %u: cgroup removed; its figures stop here",
+				   j->spec.jobid);
+		}
+		return;
+	}
+	if (j->have_cpu && cpu_ns >= j->cpu_last_ns)
+		t->cpu_s = (double)(cpu_ns - j->cpu_last_ns) / 1e9;
+	j->cpu_last_ns = cpu_ns;
+	if (!j->have_cpu) {
+		j->cpu_base_ns = cpu_ns;
+		j->have_cpu = true;
+	}
+}
+
+/* Read one job's usage for this tick into its ledger input, at once. */
+void
+agent_collect_job(struct ceems_agent *a, struct agent_job *j, bool full,
+		  struct ceems_ledger_job_tick *t)
+{
+	read_job(a, j, full);
+	apply_job(a, j, t);
+}
+
+/* A job's end: a full reading of this job alone (its memory peak and IO
+ * as of now).  Forcing a full reading of every job instead cost a node
+ * with 1000 jobs tens of milliseconds at each job's end, inside the
+ * ending step (bench_plugin, doc/performance.md).  The CPU figures are
+ * the tick's: this reading does not move the job's CPU baseline. */
+void
+agent_full_reading(struct ceems_agent *a, struct agent_job *j)
+{
+	agent_perf_read(j);
+	if (j->gone || j->reader == NULL)
+		return;
+	if (ceems_cgroup_reader_read_some(j->reader, CEEMS_CGF_ALL,
+					  &a->scratch) == 0 &&
+	    (a->scratch.present & CEEMS_CGF_CPU_USAGE) != 0)
+		j->usage = a->scratch;
+}
+
+/* A step's end: the job's CPU counter as of now, kept for the tick that
+ * finds the job's cgroup gone.  Slurm removes that cgroup before the
+ * extern step deregisters the job, so the last step's end is the last
+ * time the job's CPU time can be read: without this, what the job used
+ * after the last tick (up to a whole tick) would be lost.  The baseline
+ * does not move: the tick charges it. */
+void
+agent_note_job_cpu(struct ceems_agent *a, struct agent_job *j)
+{
+	if (j->gone || j->reader == NULL || !j->have_cpu)
+		return;
+	if (ceems_cgroup_reader_read_some(j->reader, CEEMS_CGF_CPU_USAGE,
+					  &a->scratch) == 0 &&
+	    (a->scratch.present & CEEMS_CGF_CPU_USAGE) != 0 &&
+	    a->scratch.cpu_usage_ns > j->cpu_seen_ns)
+		j->cpu_seen_ns = a->scratch.cpu_usage_ns;
+}
+
+/* A step's end: its memory peak, without touching its CPU figures. */
+void
+agent_step_peak_reading(struct ceems_agent *a, struct agent_step *st)
+{
+	struct ceems_cgroup_stats *cs = &a->scratch;
+
+	if (st->reader == NULL ||
+	    ceems_cgroup_reader_read_some(st->reader, CEEMS_CGF_MEM_PEAK, cs) < 0)
+		return;
+	if (cs->present & CEEMS_CGF_MEM_PEAK) {
+		st->r.have_mem_peak = true;
+		st->r.mem_peak_bytes = cs->mem_peak_bytes;
+	}
+}
+
+/* The part of the tick since the last one that job J was not there
+ * (it registered during it, or was restored without the interval
+ * before), in seconds. */
+double
+agent_job_absent_s(const struct ceems_agent *a, const struct agent_job *j)
+{
+	return j->tick_from_ns > a->last_tick_ns ?
+	       (double)(j->tick_from_ns - a->last_tick_ns) / 1e9 : 0;
+}
+
+void
+agent_save_job(struct ceems_agent *a, const struct agent_job *j, uint64_t now_ns)
+{
+	struct state_figures fig;
+
+	if (a->state == NULL || j->slot < 0)
+		return;
+	/* What goes to the file, padding included, is set; the steps not
+	 * in use are not written. */
+	memset(&fig, 0, offsetof(struct state_figures, steps) +
+	       (j->nsteps <= CEEMS_AGENT_MAX_STEPS ? j->nsteps : 0) *
+	       sizeof(fig.steps[0]));
+	fig.tick_ns = now_ns;
+	fig.cpu_base_ns = j->cpu_base_ns;
+	fig.cpu_last_ns = j->cpu_last_ns;
+	fig.have_cpu = j->have_cpu;
+	fig.cgroup_ino = j->cgroup_ino;
+	fig.recovered_s = j->recovered_s;
+	fig.nrecovered = j->nrecovered;
+	memcpy(fig.recovered, j->recovered, sizeof(fig.recovered));
+	fig.cpu_s = j->cpu_s;
+	fig.gap_s = j->gap_s;
+	fig.ledger = j->ledger;
+	fig.ngaps = j->ngaps;
+	memcpy(fig.gaps, j->gaps, sizeof(fig.gaps));
+	fig.gpu = j->gpu;
+	agent_bpf_fill(a, j, &fig.io);
+	agent_perf_report(a, j, &fig.perf);
+	fig.nsteps = j->nsteps;
+	for (uint32_t i = 0; i < j->nsteps; i++) {
+		fig.steps[i] = j->steps[i].r;
+		if (!j->steps[i].r.ended)
+			fig.steps[i].elapsed_s =
+				(double)(now_ns - j->steps[i].start_ns) / 1e9;
+	}
+	state_slot_update(a->state, j->slot, &fig);
+}
+
+/* A job's memory in use for its time series, NaN when not known. */
+static double
+job_mem_bytes(const struct agent_job *j)
+{
+	if (j->usage.present & CEEMS_CGF_MEM_CURRENT)
+		return (double)j->usage.mem_current_bytes;
+	if (j->usage.present & CEEMS_CGF_MEM_RSS)
+		return (double)j->usage.mem_rss_bytes;
+	return NAN;
+}
+
+void
+agent_series_counts(const struct ceems_agent *a, const struct agent_job *j,
+		    struct ceems_series_counts *c)
+{
+	struct ceems_agent_io_report io;
+	struct ceems_perf_report perf;
+	static const struct {
+		enum ceems_series_count count;
+		enum ceems_perf_event event;
+	} events[] = {
+		{ CEEMS_SC_PAGE_FAULTS, CEEMS_PERF_PAGE_FAULTS },
+		{ CEEMS_SC_CTX_SWITCHES, CEEMS_PERF_CONTEXT_SWITCHES },
+		{ CEEMS_SC_CYCLES, CEEMS_PERF_CYCLES },
+		{ CEEMS_SC_INSTRUCTIONS, CEEMS_PERF_INSTRUCTIONS },
+	};
+
+	ceems_series_counts_unknown(c);
+	agent_bpf_fill(a, j, &io);
+	if (io.have_io) {
+		c->v[CEEMS_SC_READ_BYTES] = (double)io.read_bytes;
+		c->v[CEEMS_SC_WRITE_BYTES] = (double)io.write_bytes;
+	}
+	if (io.have_net) {
+		double in = 0, out = 0;
+
+		for (int p = 0; p < 2; p++)
+			for (int f = 0; f < 2; f++) {
+				in += (double)io.net_bytes[CEEMS_IO_IN][p][f];
+				out += (double)io.net_bytes[CEEMS_IO_OUT][p][f];
+			}
+		c->v[CEEMS_SC_NET_IN_BYTES] = in;
+		c->v[CEEMS_SC_NET_OUT_BYTES] = out;
+	}
+	agent_perf_report(a, j, &perf);
+	for (size_t k = 0; k < sizeof(events) / sizeof(events[0]); k++)
+		if (perf.present & (1u << events[k].event))
+			c->v[events[k].count] = perf.value[events[k].event];
+}
+
+/* Job J's ledger has just been charged up to NOW_NS: that difference
+ * goes into its series, with its GPUs' utilisation as this tick read it
+ * and its IO and perf counts since the last.  Every charge of the ledger
+ * is followed by this, or the rows would not add up to the job's
+ * totals. */
+void
+agent_observe_series(const struct ceems_agent *a, const struct agent_job *j,
+		     uint64_t now_ns)
+{
+	struct ceems_series_counts counts;
+	double gpu_power_w, gpu_util_pct;
+
+	if (j->series == NULL)
+		return;
+	agent_gpu_series_figures(a, &j->gpu, &gpu_power_w, &gpu_util_pct);
+	agent_series_counts(a, j, &counts);
+	ceems_series_observe_counts(j->series, now_ns, &j->ledger,
+				    j->have_cpu ? j->cpu_s : NAN,
+				    job_mem_bytes(j), gpu_util_pct, &counts);
+}
+
+void
+ceems_agent_tick_begin(struct ceems_agent *a, uint64_t now_ns)
+{
+	if (a->tick_open || now_ns <= a->last_tick_ns)
+		return;
+	a->tick_open = true;
+	a->tick_seq++;
+	a->tick_full = now_ns - a->last_usage_ns >= a->config.usage_interval_ns;
+	a->tick_cursor = 0;
+}
+
+bool
+ceems_agent_tick_open(const struct ceems_agent *a)
+{
+	return a->tick_open;
+}
+
+bool
+ceems_agent_tick_read(struct ceems_agent *a, size_t max_jobs)
+{
+	size_t n = 0;
+
+	if (!a->tick_open)
+		return true;
+	while (a->tick_cursor < a->njobs && n < max_jobs) {
+		struct agent_job *j = a->jobs[a->tick_cursor++];
+
+		if (j->rd.waiting && j->rd.seq == a->tick_seq)
+			continue;
+		read_job(a, j, a->tick_full);
+		n++;
+	}
+	return a->tick_cursor >= a->njobs;
+}
+
+/* Charge every job its share of the split tick (or a gap). */
+static void
+charge_jobs(struct ceems_agent *a, const struct ceems_ledger_node_tick *node,
+	    int split, uint64_t now_ns)
+{
+	for (size_t i = 0; i < a->njobs; i++) {
+		struct agent_job *j = a->jobs[i];
+
+		if (j->gone && j->gone_ns < now_ns)
+			continue;
+		if (split < 0) {
+			/* The jobs' CPU time was read all the same. */
+			ceems_job_ledger_add_gap(&j->ledger, node->dt_s);
+			j->gap_s += node->dt_s;
+			j->cpu_s += a->job_ticks[i].cpu_s;
+			continue;
+		}
+		agent_charge_tick(a, &j->ledger, &a->shares[i],
+				  node->dt_s - a->job_ticks[i].absent_s, now_ns);
+		agent_gpu_charge(a, &j->gpu, node, &a->shares[i],
+				 node->dt_s - a->job_ticks[i].absent_s);
+		j->cpu_s += a->job_ticks[i].cpu_s;
+		agent_split_to_steps(j, &a->shares[i], &a->job_ticks[i]);
+	}
+}
+
+void
+ceems_agent_tick_end(struct ceems_agent *a, uint64_t now_ns)
+{
+	struct ceems_ledger_node_tick node;
+	int ret;
+
+	if (!a->tick_open)
+		return;
+	a->tick_open = false;
+	if (now_ns <= a->last_tick_ns)
+		return;
+	/* The jobs no part read: registered since, or moved in the table
+	 * by a deregistration. */
+	for (size_t i = 0; i < a->njobs; i++)
+		if (!a->jobs[i]->rd.waiting || a->jobs[i]->rd.seq != a->tick_seq)
+			read_job(a, a->jobs[i], a->tick_full);
+	/* The node's counters, at one instant; the energy read for jobs
+	 * that ended since the last tick first. */
+	node = a->pending;
+	memset(&a->pending, 0, sizeof(a->pending));
+	a->tick_ns = now_ns;
+	node.dt_s = (double)(now_ns - a->last_tick_ns) / 1e9;
+	agent_collect_energy(a, now_ns, &node);
+	agent_gpu_read_usage(a);
+	collect_node_usage(a, &node);
+	set_idle_power(a, &node);
+	a->last_node = node;
+	ceems_ledger_carry_apply(&a->carry, &node);
+	for (size_t i = 0; i < a->njobs; i++) {
+		apply_job(a, a->jobs[i], &a->job_ticks[i]);
+		a->job_ticks[i].absent_s = agent_job_absent_s(a, a->jobs[i]);
+	}
+	if (a->tick_full)
+		a->last_usage_ns = now_ns;
+
+	ret = ceems_ledger_split(&node, a->job_ticks, a->njobs, a->shares,
+				 &a->last_tick);
+	if (ret < 0)
+		ceems_error("ledger: cannot split this tick (%s); recorded as a gap",
+			    strerror(-ret));
+	charge_jobs(a, &node, ret, now_ns);
+	ceems_ledger_carry_restore(&a->carry, &a->last_tick);
+	ceems_ledger_carry_clear(&a->carry);
+	for (size_t i = 0; i < a->njobs; i++) {
+		struct agent_job *j = a->jobs[i];
+
+		if (!(j->gone && j->gone_ns < now_ns))
+			agent_observe_series(a, j, now_ns);
+	}
+	agent_snapshot_node(a, now_ns);
+	a->last_tick_ns = now_ns;
+}
+
+void
+ceems_agent_tick(struct ceems_agent *a, uint64_t now_ns)
+{
+	ceems_agent_tick_begin(a, now_ns);
+	ceems_agent_tick_read(a, SIZE_MAX);
+	ceems_agent_tick_end(a, now_ns);
+}

@@ -1,0 +1,129 @@
+/* fileio.c - bounded reads of kernel text files. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/fileio.h"
+
+/* pread from offset 0 until end of file or LIMIT bytes.  The count, or
+ * -errno. */
+static ssize_t
+pread_upto(int fd, char *buf, size_t limit)
+{
+	size_t used = 0;
+
+	while (used < limit) {
+		ssize_t n = pread(fd, buf + used, limit - used, (off_t)used);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+	}
+	return (ssize_t)used;
+}
+
+ssize_t
+ceems_pread_text(int fd, char *buf, size_t size)
+{
+	ssize_t n;
+
+	if (size == 0)
+		return -EINVAL;
+	n = pread_upto(fd, buf, size);
+	if (n < 0)
+		return n;
+	if ((size_t)n == size)
+		return -EFBIG;
+	buf[n] = '\0';
+	return n;
+}
+
+ssize_t
+ceems_pread_head(int fd, char *buf, size_t size)
+{
+	ssize_t n;
+
+	if (size == 0)
+		return -EINVAL;
+	n = pread_upto(fd, buf, size - 1);
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
+}
+
+ssize_t
+ceems_pread_text_once(int fd, char *buf, size_t size)
+{
+	ssize_t n;
+
+	if (size == 0)
+		return -EINVAL;
+	do {
+		n = pread(fd, buf, size, 0);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	/* No room left for the NUL: the file may go on past SIZE. */
+	if ((size_t)n == size)
+		return -EFBIG;
+	buf[n] = '\0';
+	return n;
+}
+
+ssize_t
+ceems_read_text_file_at(int dirfd, const char *path, char *buf, size_t size)
+{
+	ssize_t ret;
+	int fd;
+
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	ret = ceems_pread_text(fd, buf, size);
+	close(fd);
+	return ret;
+}
+
+ssize_t
+ceems_read_text_file(const char *path, char *buf, size_t size)
+{
+	return ceems_read_text_file_at(AT_FDCWD, path, buf, size);
+}
+
+int
+ceems_mkdir_p(const char *path, mode_t mode)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	for (char *p = dir + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(dir, mode) < 0) {
+		if (errno != EEXIST)
+			return -errno;
+		if (stat(dir, &st) < 0)
+			return -errno;
+		if (!S_ISDIR(st.st_mode))
+			return -ENOTDIR;
+	}
+	return 0;
+}

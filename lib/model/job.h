@@ -1,0 +1,64 @@
+/* job.h - what ceems knows about a Slurm job apart from its measurements:
+ * identity, owner, allocation, state and times.  The plugin fills it from
+ * Slurm (lib/ has no Slurm headers: it only sees this struct); the summary,
+ * the job record and ceems-sacct read it.  A field that is not known is
+ * CEEMS_UNKNOWN_U32 / 0 / "" as documented per field, never a made-up value
+ * (design invariant 5). */
+#ifndef CEEMS_JOB_H
+#define CEEMS_JOB_H
+
+#include <stdint.h>
+
+#define CEEMS_UNKNOWN_U32 UINT32_MAX
+
+struct ceems_job_meta {
+	/* Every string here is text (lib/base/text.h): what Slurm or the system
+	 * gave, escaped and cut where it entered. */
+	char cluster[64];
+	char node[64];			/* the node this record is from */
+	uint32_t jobid;
+	uint32_t array_job_id;		/* CEEMS_UNKNOWN_U32: not an array */
+	uint32_t array_task_id;		/* CEEMS_UNKNOWN_U32: not an array */
+	uint32_t uid;
+	uint32_t gid;			/* CEEMS_UNKNOWN_U32 when unknown */
+	char user[64];			/* "" when the uid has no name */
+	char account[64];
+	char partition[64];
+	char qos[64];
+	char name[256];			/* the job name */
+	/* Slurm's job state name: COMPLETED, FAILED, CANCELLED, TIMEOUT,
+	 * OUT_OF_MEMORY, NODE_FAIL, PREEMPTED, RUNNING; "" unknown. */
+	char state[32];
+	int32_t exit_code;		/* -1 unknown */
+	int32_t exit_signal;		/* 0: none */
+	int64_t submit_time;		/* Unix seconds; 0 unknown */
+	int64_t start_time;
+	int64_t end_time;
+	uint32_t time_limit_min;	/* CEEMS_UNKNOWN_U32: none or unknown */
+	uint32_t alloc_cpus;		/* whole job; 0 unknown */
+	uint64_t req_mem_bytes;		/* whole job; 0 unknown */
+	uint32_t alloc_gpus;		/* whole job */
+	uint32_t nnodes;		/* 0 unknown */
+	char nodes[512];		/* hostlist expression, e.g. node[01-02] */
+};
+
+/* Set every field of META to "unknown". */
+void ceems_job_meta_init(struct ceems_job_meta *meta);
+
+/* Fill what META does not know from KNOWN, an earlier account of the
+ * same job (what slurmctld said when the job started, for a job end
+ * whose own question went unanswered): cluster, account, partition,
+ * QOS, name, node list, array ids, group, submit and start times, time
+ * limit, CPUs, memory, GPUs and node count.  Never the state, exit code,
+ * end time, node, owner or job id: those are the end's own. */
+void ceems_job_meta_fill_from(struct ceems_job_meta *meta,
+			      const struct ceems_job_meta *known);
+
+/* Parse Slurm's TRES string ("cpu=4,mem=8G,node=1,billing=4,gres/gpu=2",
+ * gres/gpu:a100=2 counted as GPUs too) into META's alloc_cpus,
+ * req_mem_bytes (units K M G T, default M) and alloc_gpus; fields the
+ * string does not name are left as they are.  Returns 0, or -EINVAL on a
+ * malformed string (META untouched). */
+int ceems_job_meta_parse_tres(struct ceems_job_meta *meta, const char *tres);
+
+#endif

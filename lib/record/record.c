@@ -1,0 +1,526 @@
+/* record.c - the job record's JSON form: encoding, strict decoding and
+ * validation (format in record.h and doc/record-format.md). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "client/agent_proto.h"
+#include "model/agent_series.h"
+#include "base/json_util.h"
+#include "record/record.h"
+
+/* A metadata field: how it is stored and what "unknown" is. */
+enum field_kind {
+	F_STRING,	/* "" unknown */
+	F_U32,		/* CEEMS_UNKNOWN_U32 unknown */
+	F_U32_ZERO,	/* 0 unknown */
+	F_U64_ZERO,	/* 0 unknown */
+	F_I64_ZERO,	/* 0 unknown (times) */
+	F_EXIT,		/* -1 unknown */
+	F_SIGNAL,	/* 0 none */
+};
+
+struct field {
+	const char *name;
+	enum field_kind kind;
+	size_t offset, size;
+};
+
+#define META(name, kind) \
+	{ #name, kind, offsetof(struct ceems_job_meta, name), \
+	  sizeof(((struct ceems_job_meta *)0)->name) }
+
+static const struct field meta_fields[] = {
+	META(cluster, F_STRING), META(node, F_STRING),
+	META(array_job_id, F_U32), META(array_task_id, F_U32),
+	META(gid, F_U32), META(user, F_STRING), META(account, F_STRING),
+	META(partition, F_STRING), META(qos, F_STRING), META(name, F_STRING),
+	META(state, F_STRING), META(exit_code, F_EXIT),
+	META(exit_signal, F_SIGNAL), META(submit_time, F_I64_ZERO),
+	META(start_time, F_I64_ZERO), META(end_time, F_I64_ZERO),
+	META(time_limit_min, F_U32), META(alloc_cpus, F_U32_ZERO),
+	META(req_mem_bytes, F_U64_ZERO), META(alloc_gpus, F_U32_ZERO),
+	META(nnodes, F_U32_ZERO), META(nodes, F_STRING),
+};
+#define NFIELDS (sizeof(meta_fields) / sizeof(meta_fields[0]))
+
+void
+ceems_record_build(struct ceems_job_record *r,
+		   const struct ceems_job_meta *meta,
+		   const struct ceems_agent_job_report *report,
+		   const char *finalized_by, int64_t now)
+{
+	int n;
+
+	memset(r, 0, sizeof(*r));
+	r->written_at = now;
+	snprintf(r->finalized_by, sizeof(r->finalized_by), "%s", finalized_by);
+	r->meta = *meta;
+	r->report = *report;
+	n = ceems_summary_notes(meta, report, r->notes,
+				CEEMS_SUMMARY_MAX_NOTES);
+	r->nnotes = n > 0 ? (size_t)n : 0;
+}
+
+static struct json_object *
+meta_to_json(const struct ceems_job_meta *m, bool *ok)
+{
+	struct json_object *obj = json_object_new_object();
+
+	if (obj == NULL) {
+		*ok = false;
+		return NULL;
+	}
+	ceems_json_add(obj, "jobid", json_object_new_int64(m->jobid), ok);
+	ceems_json_add(obj, "uid", json_object_new_int64(m->uid), ok);
+	for (size_t i = 0; i < NFIELDS; i++) {
+		const struct field *f = &meta_fields[i];
+		const char *p = (const char *)m + f->offset;
+		uint32_t u32;
+		uint64_t u64;
+		int64_t i64;
+		int32_t i32;
+
+		switch (f->kind) {
+		case F_STRING:
+			if (p[0] != '\0')
+				ceems_json_add(obj, f->name,
+					       ceems_json_new_text(p, f->size), ok);
+			break;
+		case F_U32:
+		case F_U32_ZERO:
+			memcpy(&u32, p, sizeof(u32));
+			if (u32 != (f->kind == F_U32 ? CEEMS_UNKNOWN_U32 : 0))
+				ceems_json_add(obj, f->name, json_object_new_int64(u32), ok);
+			break;
+		case F_U64_ZERO:
+			memcpy(&u64, p, sizeof(u64));
+			if (u64 != 0)
+				ceems_json_add(obj, f->name, ceems_json_new_u64(u64), ok);
+			break;
+		case F_I64_ZERO:
+			memcpy(&i64, p, sizeof(i64));
+			if (i64 != 0)
+				ceems_json_add(obj, f->name, json_object_new_int64(i64), ok);
+			break;
+		case F_EXIT:
+		case F_SIGNAL:
+			memcpy(&i32, p, sizeof(i32));
+			if (i32 != (f->kind == F_EXIT ? -1 : 0))
+				ceems_json_add(obj, f->name, json_object_new_int(i32), ok);
+			break;
+		}
+	}
+	return obj;
+}
+
+static struct json_object *
+notes_to_json(const struct ceems_job_record *r, bool *ok)
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (size_t i = 0; arr != NULL && i < r->nnotes; i++) {
+		const struct ceems_summary_note *n = &r->notes[i];
+		struct json_object *o = json_object_new_object();
+		bool note_ok = o != NULL;
+
+		if (o != NULL) {
+			ceems_json_add(o, "id", ceems_json_new_text(n->id, sizeof(n->id)),
+				       &note_ok);
+			ceems_json_add(o, "text",
+				       ceems_json_new_text(n->text, sizeof(n->text)),
+				       &note_ok);
+			if (n->have_saving_j)
+				ceems_json_add_double(o, "saving_j", n->saving_j, &note_ok);
+			if (n->have_saving_g)
+				ceems_json_add_double(o, "saving_g", n->saving_g, &note_ok);
+		}
+		if (!note_ok || json_object_array_add(arr, o) != 0) {
+			json_object_put(o);
+			*ok = false;
+		}
+	}
+	if (arr == NULL)
+		*ok = false;
+	return arr;
+}
+
+int
+ceems_record_encode(const struct ceems_job_record *r, char *buf, size_t size)
+{
+	struct json_object *obj = json_object_new_object();
+	const char *text;
+	size_t len;
+	bool ok = obj != NULL;
+
+	if (!ok)
+		return -ENOMEM;
+	ceems_json_add(obj, "format", json_object_new_string(CEEMS_RECORD_FORMAT), &ok);
+	ceems_json_add(obj, "written_at", json_object_new_int64(r->written_at), &ok);
+	ceems_json_add(obj, "finalized_by",
+		       ceems_json_new_text(r->finalized_by, sizeof(r->finalized_by)), &ok);
+	ceems_json_add(obj, "job", meta_to_json(&r->meta, &ok), &ok);
+	ceems_json_add(obj, "measurements",
+		       ceems_agent_job_report_to_json(&r->report), &ok);
+	ceems_json_add(obj, "notes", notes_to_json(r, &ok), &ok);
+	if (!ok) {
+		json_object_put(obj);
+		return -ENOMEM;
+	}
+	if (r->report.series != NULL) {
+		/* A long series is coarsened until the record fits its
+		 * limit: the record is never refused for its series. */
+		int n = ceems_series_serialize_with(obj, "series", r->report.series,
+						    buf, size < CEEMS_RECORD_MAX + 1 ?
+						    size : CEEMS_RECORD_MAX + 1);
+
+		json_object_put(obj);
+		return n;
+	}
+	text = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
+						   JSON_C_TO_STRING_NOSLASHESCAPE);
+	len = text != NULL ? strlen(text) : 0;
+	if (text == NULL || len + 1 > size) {
+		json_object_put(obj);
+		return text == NULL ? -ENOMEM : -ENOSPC;
+	}
+	memcpy(buf, text, len + 1);
+	json_object_put(obj);
+	return (int)len;
+}
+
+static int
+meta_from_json(const struct json_object *obj, struct ceems_job_meta *m,
+	       char *err, size_t err_size)
+{
+	static const char *known[NFIELDS + 3];
+	struct json_object *val;
+	uint64_t u;
+	double d;
+	int r;
+
+	if (!json_object_is_type(obj, json_type_object))
+		return ceems_json_error(err, err_size, "job must be an object");
+	if (known[0] == NULL) {
+		known[0] = "jobid";
+		known[1] = "uid";
+		for (size_t i = 0; i < NFIELDS; i++)
+			known[i + 2] = meta_fields[i].name;
+	}
+	if ((r = ceems_json_check_keys(obj, "job", known, err, err_size)) < 0)
+		return r;
+	ceems_job_meta_init(m);
+	if ((val = ceems_json_get(obj, "jobid")) == NULL)
+		return ceems_json_error(err, err_size, "job.jobid is missing");
+	if ((r = ceems_json_read_uint(val, "job.jobid", 1, UINT32_MAX - 1, &u,
+				      err, err_size)) < 0)
+		return r;
+	m->jobid = (uint32_t)u;
+	if ((val = ceems_json_get(obj, "uid")) == NULL)
+		return ceems_json_error(err, err_size, "job.uid is missing");
+	if ((r = ceems_json_read_uint(val, "job.uid", 0, UINT32_MAX - 1, &u,
+				      err, err_size)) < 0)
+		return r;
+	m->uid = (uint32_t)u;
+	for (size_t i = 0; i < NFIELDS; i++) {
+		const struct field *f = &meta_fields[i];
+		char *p = (char *)m + f->offset;
+		char where[48];
+
+		if ((val = ceems_json_get(obj, f->name)) == NULL)
+			continue;
+		snprintf(where, sizeof(where), "job.%s", f->name);
+		switch (f->kind) {
+		case F_STRING:
+			/* Names from Slurm in a record written before
+			 * control characters were escaped (text.h) may hold
+			 * some: read, not lost.  The state is a word of ours. */
+			r = strcmp(f->name, "state") != 0 ?
+			    ceems_json_read_text(val, where, p, f->size, err, err_size) :
+			    ceems_json_read_string(val, where, p, f->size, err, err_size);
+			break;
+		case F_U32:
+		case F_U32_ZERO:
+			r = ceems_json_read_uint(val, where, 0, UINT32_MAX - 1, &u,
+						 err, err_size);
+			if (r == 0) {
+				uint32_t v = (uint32_t)u;
+
+				memcpy(p, &v, sizeof(v));
+			}
+			break;
+		case F_U64_ZERO:
+			r = ceems_json_read_uint(val, where, 0, UINT64_MAX, &u,
+						 err, err_size);
+			if (r == 0)
+				memcpy(p, &u, sizeof(u));
+			break;
+		case F_I64_ZERO:
+			/* Unix times from 1970 to 2200. */
+			r = ceems_json_read_uint(val, where, 1, 7258118400ULL, &u,
+						 err, err_size);
+			if (r == 0) {
+				int64_t v = (int64_t)u;
+
+				memcpy(p, &v, sizeof(v));
+			}
+			break;
+		case F_EXIT:
+		case F_SIGNAL:
+			r = ceems_json_read_real(val, where, 0, 255, &d, err,
+						 err_size);
+			if (r == 0 && d != (double)(int32_t)d)
+				r = ceems_json_error(err, err_size,
+						     "%s must be a whole number", where);
+			if (r == 0) {
+				int32_t v = (int32_t)d;
+
+				memcpy(p, &v, sizeof(v));
+			}
+			break;
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int
+notes_from_json(const struct json_object *arr, struct ceems_job_record *r,
+		char *err, size_t err_size)
+{
+	size_t n;
+	int ret;
+
+	if (!json_object_is_type(arr, json_type_array))
+		return ceems_json_error(err, err_size, "notes must be an array");
+	n = json_object_array_length(arr);
+	if (n > CEEMS_SUMMARY_MAX_NOTES)
+		return ceems_json_error(err, err_size, "more than %d notes",
+					CEEMS_SUMMARY_MAX_NOTES);
+	for (size_t i = 0; i < n; i++) {
+		const struct json_object *o = json_object_array_get_idx(arr, i);
+		struct ceems_summary_note *note = &r->notes[i];
+		struct json_object *val;
+
+		if (!json_object_is_type(o, json_type_object))
+			return ceems_json_error(err, err_size, "notes[] must be objects");
+		if ((val = ceems_json_get(o, "id")) == NULL ||
+		    (ret = ceems_json_read_string(val, "notes[].id", note->id,
+						  sizeof(note->id), err, err_size)) < 0)
+			return val == NULL ? ceems_json_error(err, err_size,
+							      "notes[].id is missing") : ret;
+		if ((val = ceems_json_get(o, "text")) == NULL ||
+		    (ret = ceems_json_read_string(val, "notes[].text", note->text,
+						  sizeof(note->text), err, err_size)) < 0)
+			return val == NULL ? ceems_json_error(err, err_size,
+							      "notes[].text is missing") : ret;
+		if ((val = ceems_json_get(o, "saving_j")) != NULL) {
+			if ((ret = ceems_json_read_real(val, "notes[].saving_j", 0, 1e15,
+							&note->saving_j, err, err_size)) < 0)
+				return ret;
+			note->have_saving_j = true;
+		}
+		if ((val = ceems_json_get(o, "saving_g")) != NULL) {
+			if ((ret = ceems_json_read_real(val, "notes[].saving_g", 0, 1e15,
+							&note->saving_g, err, err_size)) < 0)
+				return ret;
+			note->have_saving_g = true;
+		}
+	}
+	r->nnotes = n;
+	return 0;
+}
+
+int
+ceems_record_decode(const char *buf, size_t len, struct ceems_job_record *out,
+		    char *err, size_t err_size)
+{
+	static const char *const known[] = { "format", "written_at",
+		"finalized_by", "job", "measurements", "notes", "series", NULL };
+	struct ceems_job_record *r;
+	struct json_object *obj, *val;
+	uint64_t u;
+	char format[32];
+	int ret = -EINVAL;
+
+	if (len > CEEMS_RECORD_MAX)
+		return ceems_json_error(err, err_size, "record larger than %d bytes",
+					CEEMS_RECORD_MAX);
+	obj = ceems_json_parse(buf, len, true, err, err_size);
+	if (obj == NULL)
+		return -EINVAL;
+	r = calloc(1, sizeof(*r));
+	if (r == NULL) {
+		json_object_put(obj);
+		return ceems_json_error(err, err_size, "out of memory");
+	}
+	if (!json_object_is_type(obj, json_type_object)) {
+		ceems_json_error(err, err_size, "a record is a JSON object");
+		goto out;
+	}
+	if (ceems_json_check_keys(obj, "record", known, err, err_size) < 0)
+		goto out;
+	if ((val = ceems_json_get(obj, "format")) == NULL ||
+	    ceems_json_read_string(val, "format", format, sizeof(format), err,
+				   err_size) < 0 ||
+	    strcmp(format, CEEMS_RECORD_FORMAT) != 0) {
+		ceems_json_error(err, err_size, "not a %s document", CEEMS_RECORD_FORMAT);
+		goto out;
+	}
+	if ((val = ceems_json_get(obj, "written_at")) == NULL ||
+	    ceems_json_read_uint(val, "written_at", 1, 7258118400ULL, &u, err,
+				 err_size) < 0) {
+		if (val == NULL)
+			ceems_json_error(err, err_size, "written_at is missing");
+		goto out;
+	}
+	r->written_at = (int64_t)u;
+	if ((val = ceems_json_get(obj, "finalized_by")) == NULL ||
+	    ceems_json_read_string(val, "finalized_by", r->finalized_by,
+				   sizeof(r->finalized_by), err, err_size) < 0) {
+		if (val == NULL)
+			ceems_json_error(err, err_size, "finalized_by is missing");
+		goto out;
+	}
+	if ((val = ceems_json_get(obj, "job")) == NULL) {
+		ceems_json_error(err, err_size, "job is missing");
+		goto out;
+	}
+	if (meta_from_json(val, &r->meta, err, err_size) < 0)
+		goto out;
+	if ((val = ceems_json_get(obj, "measurements")) == NULL) {
+		ceems_json_error(err, err_size, "measurements is missing");
+		goto out;
+	}
+	if (ceems_agent_job_report_from_json(val, &r->report, err, err_size) < 0)
+		goto out;
+	if ((val = ceems_json_get(obj, "notes")) != NULL &&
+	    notes_from_json(val, r, err, err_size) < 0)
+		goto out;
+	/* Checked, not kept (see record.h). */
+	if ((val = ceems_json_get(obj, "series")) != NULL) {
+		struct ceems_series *series;
+
+		if (ceems_series_from_json(val, &series, err, err_size) < 0)
+			goto out;
+		ceems_series_free(series);
+	}
+	if (ceems_record_validate(r, err, err_size) < 0)
+		goto out;
+	*out = *r;
+	ret = 0;
+out:
+	free(r);
+	json_object_put(obj);
+	return ret;
+}
+
+static bool
+known_state(const char *s)
+{
+	static const char *const states[] = { "COMPLETED", "FAILED",
+		"CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL",
+		"PREEMPTED", "BOOT_FAIL", "DEADLINE", "RUNNING", NULL };
+
+	for (int i = 0; states[i] != NULL; i++)
+		if (strcmp(s, states[i]) == 0)
+			return true;
+	return false;
+}
+
+int
+ceems_record_validate(const struct ceems_job_record *r, char *err,
+		      size_t err_size)
+{
+	const struct ceems_job_meta *m = &r->meta;
+	/* A day of clock skew between nodes is tolerated, no more. */
+	const int64_t future = r->written_at + 86400;
+
+	if (m->jobid == 0 || m->jobid == CEEMS_UNKNOWN_U32)
+		return ceems_json_error(err, err_size, "the record has no job id");
+	if (r->report.jobid != m->jobid)
+		return ceems_json_error(err, err_size,
+					"measurements are for job %u, the record for job %u",
+					r->report.jobid, m->jobid);
+	if (m->uid == CEEMS_UNKNOWN_U32 || r->report.uid != m->uid)
+		return ceems_json_error(err, err_size,
+					"job %u: owner unknown or not the measured one",
+					m->jobid);
+	if ((m->array_job_id == CEEMS_UNKNOWN_U32) !=
+	    (m->array_task_id == CEEMS_UNKNOWN_U32))
+		return ceems_json_error(err, err_size,
+					"job %u: array_job_id and array_task_id come together or not at all",
+					m->jobid);
+	if (strcmp(r->finalized_by, "extern") != 0 &&
+	    strcmp(r->finalized_by, "epilog") != 0 &&
+	    strcmp(r->finalized_by, "agent") != 0)
+		return ceems_json_error(err, err_size, "job %u: finalized_by '%s' is not extern, epilog or agent",
+					m->jobid, r->finalized_by);
+	if (m->state[0] != '\0' && !known_state(m->state))
+		return ceems_json_error(err, err_size, "job %u: state '%s' is not a Slurm job state",
+					m->jobid, m->state);
+	if ((m->submit_time != 0 && m->start_time != 0 &&
+	     m->start_time < m->submit_time) ||
+	    (m->start_time != 0 && m->end_time != 0 && m->end_time < m->start_time))
+		return ceems_json_error(err, err_size, "job %u: submit, start and end times are out of order",
+					m->jobid);
+	if (m->submit_time > future || m->start_time > future || m->end_time > future)
+		return ceems_json_error(err, err_size, "job %u: a time lies after the record was written",
+					m->jobid);
+	if (r->report.elapsed_s > 366.0 * 86400 * 10)
+		return ceems_json_error(err, err_size, "job %u: elapsed time of %.0f s is absurd",
+					m->jobid, r->report.elapsed_s);
+	return 0;
+}
+
+int
+ceems_record_series(const char *buf, size_t len, struct ceems_series **out,
+		    char *err, size_t err_size)
+{
+	struct json_object *obj, *val;
+	int ret = 0;
+
+	*out = NULL;
+	if (len > CEEMS_RECORD_MAX)
+		return ceems_json_error(err, err_size, "record larger than %d bytes",
+					CEEMS_RECORD_MAX);
+	obj = ceems_json_parse(buf, len, true, err, err_size);
+	if (obj == NULL)
+		return -EINVAL;
+	if (json_object_is_type(obj, json_type_object) &&
+	    (val = ceems_json_get(obj, "series")) != NULL)
+		ret = ceems_series_from_json(val, out, err, err_size);
+	json_object_put(obj);
+	return ret;
+}
+
+/* The "job" object alone: the plugin sends it with a deregistration so
+ * that the agent can write the record itself (lib/agent/agent_finish.c). */
+struct json_object *
+ceems_record_meta_to_json(const struct ceems_job_meta *meta)
+{
+	bool ok = true;
+	struct json_object *obj = meta_to_json(meta, &ok);
+
+	if (!ok) {
+		json_object_put(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+int
+ceems_record_meta_from_json(const struct json_object *obj,
+			    struct ceems_job_meta *meta, char *err,
+			    size_t err_size)
+{
+	return meta_from_json(obj, meta, err, err_size);
+}

@@ -1,0 +1,90 @@
+/* record.h - the job record: what ceems keeps of a finished job on one
+ * node, as one JSON document (format "ceems-job-record/1", described in
+ * doc/record-format.md).  The spool stores it, storage loads it into
+ * PostgreSQL, ceems-sacct --json prints it, tests compare it.
+ *
+ *   { "format": "ceems-job-record/1", "written_at": UNIX, "finalized_by":
+ *     "extern" | "epilog" | "agent", "job": {...metadata...}, "measurements":
+ *     {...the agent's report...}, "notes": [ {...} ],
+ *     "series": {...} (optional: the job's time series, agent_series.h) }
+ *
+ * A value that was not measured or is not known is left out of the
+ * document, never written as 0 (design invariant 5). */
+#ifndef CEEMS_RECORD_H
+#define CEEMS_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/agent.h"
+#include "model/job.h"
+#include "summary/summary.h"
+
+#define CEEMS_RECORD_FORMAT "ceems-job-record/1"
+#define CEEMS_RECORD_MAX 262144	/* bytes of JSON; larger is refused */
+
+struct ceems_job_record {
+	int64_t written_at;		/* Unix seconds */
+	char finalized_by[16];		/* "extern", "epilog", "agent" */
+	struct ceems_job_meta meta;
+	struct ceems_agent_job_report report;
+	size_t nnotes;
+	struct ceems_summary_note notes[CEEMS_SUMMARY_MAX_NOTES];
+};
+
+/* Fill R from a finished job (notes computed here). */
+void ceems_record_build(struct ceems_job_record *r,
+			const struct ceems_job_meta *meta,
+			const struct ceems_agent_job_report *report,
+			const char *finalized_by, int64_t now);
+
+/* Encode R as JSON text into BUF.  Returns the length, -ENOSPC, -ENOMEM. */
+int ceems_record_encode(const struct ceems_job_record *r, char *buf,
+			size_t size);
+
+/* Room enough for any reduced record (no steps, gaps or notes). */
+#define CEEMS_RECORD_REDUCED_MAX 16384
+
+/* The reduced form of R into OUT (OUT may be R): identity, metadata and
+ * totals kept; steps, gaps and notes dropped; one note "record-reduced"
+ * says so (record_reduce.c). */
+void ceems_record_reduce(const struct ceems_job_record *r,
+			 struct ceems_job_record *out);
+
+/* ceems_record_encode, and when R cannot be encoded whole into BUF
+ * (-ENOSPC, -ENOMEM) its reduced form, built in SCRATCH, with an error
+ * logged.  Returns the length, or the reduced record's error. */
+int ceems_record_encode_fallback(const struct ceems_job_record *r, char *buf,
+				 size_t size, struct ceems_job_record *scratch);
+
+/* Decode and validate JSON text.  Returns 0, or -EINVAL with ERR naming
+ * the first problem (R untouched).  A "series" member is checked but not
+ * kept (R->report.series is NULL, so that no caller has to free one):
+ * ceems_record_series reads it. */
+int ceems_record_decode(const char *buf, size_t len,
+			struct ceems_job_record *r, char *err,
+			size_t err_size);
+
+/* The "series" member of the record text BUF: 0 with *OUT a new series
+ * (free it with ceems_series_free), or NULL when the record has none;
+ * -EINVAL with ERR when the text or its series is malformed. */
+int ceems_record_series(const char *buf, size_t len,
+			struct ceems_series **out, char *err,
+			size_t err_size);
+
+/* Refuse records with missing or absurd fields before they are stored:
+ * no job id, times out of order or far in the future, a state Slurm does
+ * not have.  Returns 0 or -EINVAL with ERR. */
+int ceems_record_validate(const struct ceems_job_record *r, char *err,
+			  size_t err_size);
+
+/* The record's "job" object alone (META's fields, unknown ones left
+ * out), and back, strictly (unknown keys and bad values are errors;
+ * -EINVAL with ERR).  NULL on allocation failure. */
+struct json_object;
+struct json_object *ceems_record_meta_to_json(const struct ceems_job_meta *meta);
+int ceems_record_meta_from_json(const struct json_object *obj,
+				struct ceems_job_meta *meta, char *err,
+				size_t err_size);
+
+#endif

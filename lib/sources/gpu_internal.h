@@ -1,0 +1,66 @@
+/* gpu_internal.h - what the NVML and ROCm SMI backends share: loading a
+ * vendor library and its entry points, the error line for the admin,
+ * and the PCI bus id in the one spelling the project uses.  Not
+ * installed: the agent sees lib/sources/gpu.h only. */
+#ifndef CEEMS_GPU_INTERNAL_H
+#define CEEMS_GPU_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sources/gpu.h"
+
+/* "dddd:bb:dd.f" and the NUL; a domain over 0xffff has more digits. */
+#define CEEMS_GPU_BUS_ID_LEN 13
+
+/* One entry point of a vendor library: where its address goes (a
+ * function pointer member of the backend's table, as bytes) and
+ * whether the backend works without it. */
+struct ceems_gpu_symbol {
+	const char *name;
+	size_t offset;		/* in the table of function pointers */
+	bool required;
+};
+
+/* dlopen (RTLD_NOW | RTLD_LOCAL) the first of NAMES[0..N-1] that loads.
+ * The handle, or NULL with *ERRNUM -ENOENT and ERR saying which library
+ * is missing and what to do (VENDOR names the hardware). */
+void *ceems_gpu_load_library(const char *const *names, size_t n,
+			     const char *vendor, int *errnum, char *err,
+			     size_t err_size);
+
+/* Look up every SYMS[i] in HANDLE and store its address in TABLE at the
+ * entry's offset (NULL for an optional one that is absent).  0, or
+ * -ENOSYS with ERR naming the first required entry point missing. */
+int ceems_gpu_resolve_symbols(void *handle, const char *library,
+			      const struct ceems_gpu_symbol *syms, size_t n,
+			      void *table, char *err, size_t err_size);
+
+/* Format one line into ERR (when it is not NULL) and set *ERRNUM. */
+void ceems_gpu_set_error(int *errnum, int value, char *err, size_t err_size,
+			 const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/* A PCI bus id as a management library writes it ("00000000:3B:00.0",
+ * "0000:3b:00.0", "3b:00.0", any case) into OUT as "dddd:bb:dd.f", lower
+ * case.  0, or -EINVAL when TEXT is not a bus id (OUT is then ""). */
+int ceems_gpu_bus_id_normalise(const char *text, char *out, size_t size);
+
+/* The bus id of a packed BDF (ROCm SMI: domain in bits 63..32, bus
+ * 15..8, device 7..3, function 2..0) into OUT.  0 or -ENAMETOOLONG. */
+int ceems_gpu_bus_id_from_bdf(uint64_t bdf, char *out, size_t size);
+
+/* A backend with OPS and PRIV and no device yet; NULL on memory
+ * exhaustion. */
+struct ceems_gpu_backend *ceems_gpu_backend_new(
+	const struct ceems_gpu_backend_ops *ops, void *priv);
+
+/* Copy a string the library returned into a device field: at most
+ * SIZE - 1 bytes, stopped at the first byte outside printable ASCII
+ * (a library's string is outside input like any other). */
+void ceems_gpu_copy_id(char *dst, size_t size, const char *src,
+		       size_t src_size);
+
+#endif

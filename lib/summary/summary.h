@@ -1,0 +1,75 @@
+/* summary.h - the end-of-job summary a user sees at the end of the job's
+ * own output: what the job held, what it used, its energy and carbon, and
+ * notes that say what to change and what that would save.  Pure functions
+ * over the job's metadata and the agent's report: no Slurm, no I/O, no
+ * allocation, so the plugin can call them in any context and the tests
+ * can hold the text to golden files.  The rules and thresholds of every
+ * note, and why, are in doc/summary.md. */
+#ifndef CEEMS_SUMMARY_H
+#define CEEMS_SUMMARY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "agent/agent.h"
+#include "model/job.h"
+#include "model/ledger.h"
+
+enum ceems_summary_style {
+	CEEMS_SUMMARY_NONE = 0,	/* print nothing */
+	CEEMS_SUMMARY_SHORT,	/* one line */
+	CEEMS_SUMMARY_FULL,	/* the block: header, figures, notes */
+};
+
+/* "none", "short" or "full" (any case) into *OUT: 0, or -EINVAL. */
+int ceems_summary_style_parse(const char *text,
+			      enum ceems_summary_style *out);
+
+/* Jobs shorter than NS get no GPU notes (configuration
+ * summary_gpu_min_time; default CEEMS_SUMMARY_GPU_MIN_S).  Process-wide:
+ * each program that writes or shows summaries sets it from its
+ * configuration once, so that the plugin, the agent's records and
+ * ceems-sacct judge alike. */
+void ceems_summary_set_gpu_min_time(uint64_t ns);
+
+/* No job gets more notes than this (one per rule in doc/summary.md). */
+#define CEEMS_SUMMARY_MAX_NOTES 8
+#define CEEMS_SUMMARY_NOTE_ID_MAX 24
+#define CEEMS_SUMMARY_NOTE_TEXT_MAX 512
+/* A buffer for ceems_summary_format that any job's summary fits. */
+#define CEEMS_SUMMARY_SIZE 8192
+
+struct ceems_summary_note {
+	/* Stable identifier for the job record: "oom", "timeout",
+	 * "too-short", "cpu-overuse", "cpu-underuse", "mem-underuse",
+	 * "gpu-idle", "gpu-underuse", "time-limit". */
+	char id[CEEMS_SUMMARY_NOTE_ID_MAX];
+	char text[CEEMS_SUMMARY_NOTE_TEXT_MAX];	/* one paragraph, ASCII */
+	/* What following the note would have saved, where it can be
+	 * estimated (doc/summary.md); unknown is not zero. */
+	bool have_saving_j;
+	double saving_j;
+	bool have_saving_g;
+	double saving_g;	/* g CO2e, at the job's own factor */
+};
+
+/* The notes that fit the job, most important first, into NOTES (up to
+ * MAX entries; CEEMS_SUMMARY_MAX_NOTES entries always suffice).  REPORT
+ * is the agent's report of the job on this node, or NULL when there is
+ * none (the agent never answered); its GPUs (report->gpus) are the
+ * GPU figures.  Returns the number of notes filled, or -EINVAL. */
+int ceems_summary_notes(const struct ceems_job_meta *meta,
+			const struct ceems_agent_job_report *report,
+			struct ceems_summary_note *notes, size_t max);
+
+/* Write the summary in STYLE into BUF (SIZE bytes, always NUL-terminated
+ * when SIZE > 0): plain ASCII, every line at most 80 columns and ending
+ * in a newline (none at all for CEEMS_SUMMARY_NONE).  Returns its length,
+ * -ENOSPC when it does not fit (BUF is then ""), or -EINVAL.
+ * CEEMS_SUMMARY_SIZE bytes are always enough. */
+int ceems_summary_format(const struct ceems_job_meta *meta,
+			 const struct ceems_agent_job_report *report,
+			 enum ceems_summary_style style, char *buf,
+			 size_t size);
+
+#endif

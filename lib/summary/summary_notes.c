@@ -1,0 +1,495 @@
+/* summary_notes.c - the notes of the end-of-job summary: which note
+ * fires when, under which thresholds, and what it suggests.  The rules
+ * and their reasons are in doc/summary.md.
+ *
+ * Separate from the layout because the notes are also an API of their
+ * own (ceems_summary_notes), and because tuning a rule should not mean
+ * reading the column arithmetic. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "model/emissions.h"
+
+#include "base/conf.h"
+#include "summary/summary_internal.h"
+
+/* Thresholds of the notes; doc/summary.md gives the reasons. */
+#define MIN_JUDGE_S 60.0	/* shorter runs get no efficiency notes */
+/* GPU start-up (driver, model load): summary_gpu_min_time. */
+static double gpu_min_judge_s = (double)CEEMS_SUMMARY_GPU_MIN_S;
+#define CPU_UNDERUSE_MAX 0.50	/* efficiency at or below: note */
+#define CPU_OVERUSE_MIN 1.10	/* efficiency above: note */
+#define CPU_MARGIN 1.10		/* suggested cores = used x this */
+#define MEM_UNDERUSE_MAX 0.25	/* peak below this share of the request */
+#define MEM_MIN_REQUEST (2ULL << 30)	/* smaller requests: no note */
+#define MEM_MIN_GIVEN_BACK GIB	/* and the change must free this much */
+#define MEM_MARGIN 1.25		/* suggested --mem = peak x this */
+#define MEM_MARGIN_SAMPLED 1.50	/* ... when the peak was only sampled */
+#define MEM_OOM_RAISE 1.50	/* example --mem after an OOM kill */
+#define TIME_LIMIT_RATIO 3.0	/* limit at least this x elapsed */
+#define TIME_LIMIT_SLACK_S 3600.0	/* and at least this much unused */
+#define GPU_UNDERUSE_PCT 25.0
+#define COVERAGE_FULL 0.995	/* below: the figure says its coverage */
+#define FAULTS_PER_CPU_S 100000.0	/* page faults per CPU-second: note */
+#define FAULTS_MIN_CPU_S 10.0	/* less CPU time: no note */
+
+/* Round a memory size up to what one would type: multiples of 256 MiB
+ * up to 1 GiB, whole GiB above.  Returns the bytes, TEXT gets "768M" or
+ * "5G" for --mem. */
+static uint64_t
+round_mem(double bytes, char *text, size_t size)
+{
+	uint64_t r;
+
+	if (bytes <= (double)GIB) {
+		r = (uint64_t)ceil(bytes / (256.0 * MIB));
+		if (r == 0)
+			r = 1;
+		snprintf(text, size, "%lluM", (unsigned long long)(r * 256));
+		return r * 256 * MIB;
+	}
+	r = (uint64_t)ceil(bytes / (double)GIB);
+	snprintf(text, size, "%lluG", (unsigned long long)r);
+	return r * GIB;
+}
+
+/* Efficiency notes need a run long enough to mean something, and the
+ * agent's view of most of it. */
+static bool
+judged(const struct figures *f, double min_s)
+{
+	return f->have_elapsed && f->elapsed_s >= min_s && f->have_observed &&
+	       f->observed_s >= min_s;
+}
+
+void
+ceems_summary_set_gpu_min_time(uint64_t ns)
+{
+	gpu_min_judge_s = (double)ns / 1e9;
+}
+
+/* ---- Notes ---- */
+
+static void
+note_init(struct ceems_summary_note *n, const char *id)
+{
+	memset(n, 0, sizeof(*n));
+	snprintf(n->id, sizeof(n->id), "%s", id);
+}
+
+/* Record a saving of JOULES (when KNOWN) and append its wording:
+ * "about 0.02 kWh (1.1 g CO2e)". */
+static void
+note_saving(struct ceems_summary_note *n, const struct figures *f,
+	    double joules)
+{
+	char e[32], g[32];
+
+	n->have_saving_j = true;
+	n->saving_j = joules;
+	ceems_units_fmt_energy(e, sizeof(e), joules);
+	if (f->have_carbon) {
+		n->have_saving_g = true;
+		n->saving_g = ceems_emissions_grams(joules, &f->factor);
+		ceems_units_fmt_grams(g, sizeof(g), n->saving_g, " CO2e");
+		summary_appendf(n->text, sizeof(n->text), "about %s (%s)", e,
+			g);
+	} else {
+		summary_appendf(n->text, sizeof(n->text), "about %s", e);
+	}
+}
+
+/* A run that ended early may not show how the job behaves. */
+static void
+note_qualify(struct ceems_summary_note *n, const struct figures *f)
+{
+	if (!f->full_run)
+		summary_appendf(n->text, sizeof(n->text),
+			" This run ended in state %s: check a complete run "
+			"before changing the request.", f->state);
+}
+
+static bool
+note_oom(const struct figures *f, struct ceems_summary_note *n)
+{
+	char lim[32], more[16];
+
+	if (!f->oom)
+		return false;
+	note_init(n, "oom");
+	if (f->have_oom_kills && f->oom_kills > 0) {
+		if (f->oom_kills == 1)
+			summary_appendf(n->text, sizeof(n->text),
+				"The job ran out of memory: the kernel killed "
+				"one of its processes");
+		else
+			summary_appendf(n->text, sizeof(n->text),
+				"The job ran out of memory: the kernel killed "
+				"%llu of its processes",
+				(unsigned long long)f->oom_kills);
+		if (f->have_req) {
+			summary_fmt_bytes(lim, sizeof(lim), f->req);
+			summary_appendf(n->text, sizeof(n->text),
+				" at its %s limit",
+				lim);
+		}
+		summary_appendf(n->text, sizeof(n->text), ".");
+	} else {
+		summary_appendf(n->text, sizeof(n->text),
+			"The job ran out of memory.");
+	}
+	if (f->have_req) {
+		round_mem((double)f->req * MEM_OOM_RAISE, more, sizeof(more));
+		summary_appendf(n->text, sizeof(n->text),
+			" Ask for more with --mem (for example --mem=%s), or "
+			"make it hold less in memory at once.", more);
+	} else {
+		summary_appendf(n->text, sizeof(n->text),
+			" Ask for more with --mem, or make it hold less in "
+			"memory at once.");
+	}
+	return true;
+}
+
+static bool
+note_timeout(const struct figures *f, struct ceems_summary_note *n)
+{
+	char lim[32];
+
+	if (!summary_state_is(f, "TIMEOUT"))
+		return false;
+	note_init(n, "timeout");
+	summary_appendf(n->text, sizeof(n->text),
+		"The job reached its time limit");
+	if (f->have_limit) {
+		summary_fmt_duration(lim, sizeof(lim), f->limit_s);
+		summary_appendf(n->text, sizeof(n->text), " of %s", lim);
+	}
+	summary_appendf(n->text, sizeof(n->text),
+		" and was stopped before it finished. If it needs longer, "
+		"raise --time; if it can, have it save checkpoints so that a "
+		"follow-up job can go on from there.");
+	return true;
+}
+
+static bool
+note_too_short(const struct figures *f, struct ceems_summary_note *n)
+{
+	char el[32];
+
+	if (!f->have_elapsed || f->elapsed_s >= MIN_JUDGE_S)
+		return false;
+	note_init(n, "too-short");
+	summary_fmt_duration(el, sizeof(el), f->elapsed_s);
+	summary_appendf(n->text, sizeof(n->text),
+		"The job ran for only %s, too short to judge how well it used "
+		"what it held (ceems judges jobs of one minute or more).", el);
+	/* Packing advice only fits jobs that did their work: a job that
+	 * failed at once needs fixing, not packing. */
+	if (summary_state_is(f, "COMPLETED"))
+		summary_appendf(n->text, sizeof(n->text),
+			" If you run many jobs this short, bundling several "
+			"tasks into each job saves their start-up and "
+			"scheduling time.");
+	return true;
+}
+
+static bool
+note_cpu_overuse(const struct figures *f, struct ceems_summary_note *n)
+{
+	unsigned int need;
+
+	if (!judged(f, MIN_JUDGE_S) || !f->have_cpu || !f->have_held ||
+	    f->used_cores <= f->held * CPU_OVERUSE_MIN)
+		return false;
+	need = (unsigned int)ceil(f->used_cores);
+	note_init(n, "cpu-overuse");
+	summary_appendf(n->text, sizeof(n->text),
+		"The job kept %.1f cores busy on average but held %u: it ran "
+		"more threads or processes than the cores it asked for, which "
+		"slows it and the jobs beside it. Ask for %u cores, or limit "
+		"it to %u (for example OMP_NUM_THREADS=%u).",
+		f->used_cores, f->held, need, f->held, f->held);
+	return true;
+}
+
+static bool
+note_cpu_underuse(const struct figures *f, struct ceems_summary_note *n)
+{
+	char used[16];
+	double eff;
+	unsigned int want;
+	bool multi;
+
+	if (!judged(f, MIN_JUDGE_S) || !f->have_cpu || !f->have_held ||
+	    f->held < 2)
+		return false;
+	eff = f->used_cores / f->held;
+	if (eff > CPU_UNDERUSE_MAX)
+		return false;
+	/* A margin over the average for bursts; a job that used at most
+	 * one core on average is served by one. */
+	if (f->used_cores <= 1.0)
+		want = 1;
+	else
+		want = (unsigned int)ceil(f->used_cores * CPU_MARGIN);
+	if (want >= f->held)
+		return false;
+	multi = f->nnodes > 1;
+	note_init(n, "cpu-underuse");
+	if (multi)
+		summary_appendf(n->text, sizeof(n->text), "On %s the job",
+			f->node[0] ? f->node : "this node");
+	else
+		summary_appendf(n->text, sizeof(n->text), "The job");
+	summary_fmt_cores(used, sizeof(used), f->used_cores);
+	summary_appendf(n->text, sizeof(n->text),
+		" used %s of its %u cores on average. Asking for %u%s "
+		"(--%s=%u for processes, or --cpus-per-task=%u for threads) "
+		"would have ",
+		used, f->held, want, multi ? " per node" : "",
+		multi ? "ntasks-per-node" : "ntasks", want, want);
+	if (f->measured[CEEMS_DOMAIN_PACKAGE]) {
+		summary_appendf(n->text, sizeof(n->text), "saved ");
+		note_saving(n, f, f->static_j[CEEMS_DOMAIN_PACKAGE] *
+				  (double)(f->held - want) / f->held);
+		summary_appendf(n->text, sizeof(n->text), "%s.",
+			multi ? " on this node" : "");
+	} else {
+		summary_appendf(n->text, sizeof(n->text),
+			"left %u cores free for other jobs.", f->held - want);
+	}
+	note_qualify(n, f);
+	return true;
+}
+
+static bool
+note_mem_underuse(const struct figures *f, struct ceems_summary_note *n)
+{
+	char peak[32], req[32], sugg[16];
+	double margin;
+	uint64_t want;
+	bool multi;
+
+	if (!judged(f, MIN_JUDGE_S) || !f->have_req || !f->have_peak ||
+	    f->req < MEM_MIN_REQUEST || f->oom || f->hit_limit ||
+	    (double)f->peak >= (double)f->req * MEM_UNDERUSE_MAX)
+		return false;
+	margin = f->peak_sampled ? MEM_MARGIN_SAMPLED : MEM_MARGIN;
+	want = round_mem((double)f->peak * margin, sugg, sizeof(sugg));
+	if (want >= f->req || f->req - want < MEM_MIN_GIVEN_BACK)
+		return false;
+	multi = f->nnodes > 1;
+	summary_fmt_bytes(peak, sizeof(peak), f->peak);
+	summary_fmt_bytes(req, sizeof(req), f->req);
+	note_init(n, "mem-underuse");
+	if (multi)
+		summary_appendf(n->text, sizeof(n->text), "On %s the job's",
+			f->node[0] ? f->node : "this node");
+	else
+		summary_appendf(n->text, sizeof(n->text), "The job's");
+	summary_appendf(n->text, sizeof(n->text),
+		" memory peaked at %s of the %s it held. --mem=%s%s would "
+		"leave a %d%% margin%s and would have ",
+		peak, req, sugg, multi ? " (per node)" : "",
+		summary_pct(margin - 1),
+		f->peak_sampled ? " (the peak was sampled, hence the wider "
+				  "margin)" : "");
+	if (f->measured[CEEMS_DOMAIN_DRAM]) {
+		summary_appendf(n->text, sizeof(n->text), "saved ");
+		note_saving(n, f, f->static_j[CEEMS_DOMAIN_DRAM] *
+				  (double)(f->req - want) / (double)f->req);
+		summary_appendf(n->text, sizeof(n->text), "%s.",
+			multi ? " on this node" : "");
+	} else {
+		summary_fmt_bytes(req, sizeof(req), f->req - want);
+		summary_appendf(n->text, sizeof(n->text),
+			"left %s free for other jobs.", req);
+	}
+	note_qualify(n, f);
+	return true;
+}
+
+static bool
+note_gpu_idle(const struct figures *f, struct ceems_summary_note *n)
+{
+	unsigned int held = f->ngpus, nidle = f->gpu_nidle;
+
+	if (f->ngpus == 0 || nidle == 0 || !judged(f, gpu_min_judge_s))
+		return false;
+	note_init(n, "gpu-idle");
+	if (nidle == held) {
+		summary_appendf(n->text, sizeof(n->text),
+			"The job did not use the %s it held. If it does not "
+			"need one, leave out --gpus (or --gres=gpu); if it "
+			"should have, check that it finds the GPU (the CUDA or "
+			"ROCm module or container it loads).",
+			held == 1 ? "GPU" : "GPUs");
+	} else {
+		summary_appendf(n->text, sizeof(n->text),
+			"The job did not use %u of its %u GPUs (%s). Asking "
+			"for %u (--gpus=%u) would do.", nidle, held,
+			f->gpu_idle_list, held - nidle, held - nidle);
+	}
+	if (f->have_gpu_idle_j) {
+		summary_appendf(n->text, sizeof(n->text),
+			" Not holding %s would have saved ",
+			nidle == 1 ? "it" : "them");
+		note_saving(n, f, f->gpu_idle_j);
+		summary_appendf(n->text, sizeof(n->text), ".");
+	}
+	note_qualify(n, f);
+	return true;
+}
+
+/* What the under-used GPUs drew: "They drew about 0.11 kWh (5.0 g
+ * CO2e) over the run." -- a cost stated, not a saving claimed (a busier
+ * GPU draws more power while the job gets shorter). */
+static void
+note_gpu_cost(struct ceems_summary_note *n, const struct figures *f)
+{
+	char e[32], g[32];
+
+	if (!f->have_gpu_j || f->gpu_nbusy != f->ngpus)
+		return;
+	ceems_units_fmt_energy(e, sizeof(e), f->gpu_j);
+	summary_appendf(n->text, sizeof(n->text), " %s drew about %s",
+		f->ngpus == 1 ? "It" : "They", e);
+	if (f->have_carbon) {
+		ceems_units_fmt_grams(g, sizeof(g),
+			ceems_emissions_grams(f->gpu_j, &f->factor), " CO2e");
+		summary_appendf(n->text, sizeof(n->text), " (%s)", g);
+	}
+	summary_appendf(n->text, sizeof(n->text), " over the run.");
+}
+
+static bool
+note_gpu_underuse(const struct figures *f, struct ceems_summary_note *n)
+{
+	char busy[16];
+
+	/* gpu-idle says it better when a device was idle. */
+	if (f->ngpus == 0 || f->gpu_nbusy == 0 || f->gpu_nidle > 0 ||
+	    f->gpu_busy_pct >= GPU_UNDERUSE_PCT || !judged(f, gpu_min_judge_s))
+		return false;
+	summary_fmt_pct(busy, sizeof(busy), f->gpu_busy_pct / 100);
+	note_init(n, "gpu-underuse");
+	summary_appendf(n->text, sizeof(n->text),
+		"The job's %s busy %s of the time on average. GPUs often "
+		"wait for data prepared on the CPU: more CPU workers for "
+		"loading, larger batches, or a smaller GPU slice (MIG) where "
+		"the cluster offers one would make better use of %s.",
+		f->gpu_nbusy == 1 ? "GPU was" : "GPUs were", busy,
+		f->gpu_nbusy == 1 ? "it" : "them");
+	note_gpu_cost(n, f);
+	note_qualify(n, f);
+	return true;
+}
+
+static bool
+note_time_limit(const struct figures *f, struct ceems_summary_note *n)
+{
+	char el[32], lim[32], sugg[32];
+	double want, step;
+
+	/* Only a run that finished says how long the job needs. */
+	if (!summary_state_is(f, "COMPLETED") || !f->have_limit ||
+	    !f->have_elapsed ||
+	    f->elapsed_s < MIN_JUDGE_S ||
+	    f->limit_s < f->elapsed_s * TIME_LIMIT_RATIO ||
+	    f->limit_s - f->elapsed_s < TIME_LIMIT_SLACK_S)
+		return false;
+	want = f->elapsed_s * 1.5;
+	if (want < f->elapsed_s + 600)
+		want = f->elapsed_s + 600;
+	step = want < 3600 ? 300 : want < 86400 ? 900 : 3600;
+	want = ceil(want / step) * step;
+	if (want >= f->limit_s)
+		return false;
+	summary_fmt_duration(el, sizeof(el), f->elapsed_s);
+	summary_fmt_duration(lim, sizeof(lim), f->limit_s);
+	summary_fmt_duration(sugg, sizeof(sugg), want);
+	note_init(n, "time-limit");
+	summary_appendf(n->text, sizeof(n->text),
+		"The job ran %s of its %s time limit. If its runs take about "
+		"as long, --time=%s would still leave a margin, and a shorter "
+		"limit lets the scheduler start it sooner in gaps between "
+		"other jobs (backfill).", el, lim, sugg);
+	return true;
+}
+
+/* Page faults at a rate where handling them takes a share of the CPU
+ * time (a minor fault costs the kernel about a microsecond, more with
+ * zeroing a page: 100000 a second is about a tenth of a core). */
+static bool
+note_page_faults(const struct figures *f, struct ceems_summary_note *n)
+{
+	double rate;
+
+	if (!judged(f, MIN_JUDGE_S) || !f->have_faults ||
+	    f->task_clock_s < FAULTS_MIN_CPU_S)
+		return false;
+	rate = f->page_faults / f->task_clock_s;
+	if (rate < FAULTS_PER_CPU_S)
+		return false;
+	note_init(n, "page-faults");
+	summary_appendf(n->text, sizeof(n->text),
+		"The job took %.0f page faults, %.0f per second of its CPU "
+		"time: the kernel spent a noticeable part of that time "
+		"mapping memory the job touched for the first time. Memory "
+		"allocated and freed over and over is the usual cause: "
+		"allocate once and reuse buffers.", f->page_faults, rate);
+	return true;
+}
+
+typedef bool (*note_rule)(const struct figures *, struct ceems_summary_note *);
+
+/* Most important first. */
+static const note_rule rules[] = {
+	note_oom, note_timeout, note_too_short, note_cpu_overuse,
+	note_cpu_underuse, note_mem_underuse, note_gpu_idle,
+	note_gpu_underuse, note_time_limit, note_page_faults,
+};
+
+size_t
+summary_notes_build(const struct figures *f,
+		    struct ceems_summary_note *notes, size_t max)
+{
+	size_t count = 0;
+	bool explained = false;
+
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		struct ceems_summary_note n;
+
+		if (count >= max)
+			break;
+		/* An OOM kill or a timeout explains a short run better
+		 * than "too short to judge" does. */
+		if (rules[i] == note_too_short && explained)
+			continue;
+		if (!rules[i](f, &n))
+			continue;
+		if (rules[i] == note_oom || rules[i] == note_timeout)
+			explained = true;
+		notes[count++] = n;
+	}
+	return count;
+}
+
+int
+ceems_summary_notes(const struct ceems_job_meta *meta,
+		    const struct ceems_agent_job_report *report,
+		    struct ceems_summary_note *notes, size_t max)
+{
+	struct figures f;
+
+	if (meta == NULL || (notes == NULL && max > 0))
+		return -EINVAL;
+	summary_figures_compute(meta, report, &f);
+	return (int)summary_notes_build(&f, notes, max);
+}

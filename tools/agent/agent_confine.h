@@ -1,0 +1,28 @@
+/* agent_confine.h - the node agent's file-system confinement: what it may
+ * read and write, enforced by the kernel (Landlock), on top of the
+ * capabilities of agent_caps.h.  The table is in ceems-agent(8). */
+#ifndef CEEMS_AGENT_CONFINE_H
+#define CEEMS_AGENT_CONFINE_H
+
+#include "base/conf.h"
+
+/* Confine this process (and every child it forks later) to the paths
+ * CONFIG names, the few system files a library may need and, read-only,
+ * the files libpq may read for CONFIG's database (lib/record/pg_files.h).
+  * Paths
+ * that do not exist get no rule: the directories the agent writes in
+ * must have been created before the call (note_dir is created here).
+ * Returns 1 when confined, 0 when the kernel offers no Landlock (logged:
+ * the agent runs unconfined), -1 after logging why confinement failed on
+ * a kernel that offers it (the agent then refuses to run). */
+int agent_confine_fs(const struct ceems_config *config);
+
+/* ceems-agent --check-privileges: drop privileges exactly as the agent
+ * does, then try what it must not do (read /etc/shadow, write in /etc)
+ * and what it must (read a RAPL counter, the proc file system, a cgroup
+ * file, the database's credential files; write in the state directory),
+ * without connecting to anything.  One line each on stdout; returns
+ * 0 when all is as it should be, 1 otherwise. */
+int agent_check_privileges(const struct ceems_config *config);
+
+#endif

@@ -1,0 +1,504 @@
+/* ceems-agent.c - the ceems node agent: command line, configuration,
+ * logging and privileges, then the event loop of agent_server.c.  It
+ * always runs in the foreground, under its supervisor: the same program
+ * run with --supervise (agent_supervise.c), which the slurmd-side plugin
+ * starts once and adopts after that, and which captures its stderr.  The
+ * same program is also a small client of a running agent (--status,
+ * --call), the admin's control of the supervisor (--start, --stop,
+ * --restart), and the agent's own replay of the spool (--replay, an
+ * internal mode the agent executes, agent_replay.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_caps.h"
+#include "agent_confine.h"
+#include "sources/bpf_io.h"
+#include "client/agent_launch.h"
+#include "client/agent_proto.h"
+#include "agent_replay.h"
+#include "agent_server.h"
+#include "agent_supervise.h"
+#include "summary/summary.h"
+#include "base/conf.h"
+#include "base/log.h"
+
+#define DEFAULT_CALL_TIMEOUT_MS 5000
+
+/* How long --stop and --restart wait for the supervisor. */
+#define CONTROL_TIMEOUT_MS 30000
+
+/* The name in log lines: the supervisor says it is the supervisor. */
+static const char *log_name = "ceems-agent";
+
+static const char *const level_names[] = {
+	[CEEMS_LOG_ERROR] = "error",
+	[CEEMS_LOG_WARNING] = "warning",
+	[CEEMS_LOG_INFO] = "info",
+	[CEEMS_LOG_DEBUG] = "debug",
+};
+
+/* One line per event on stderr, with the wall-clock time (what an admin
+ * correlates with other logs) and the level, in a single write so that
+ * lines never interleave in the supervisor's capture. */
+static void
+log_to_stderr(enum ceems_log_level level, const char *message, void *arg)
+{
+	char line[1200], stamp[40];
+	struct timespec ts;
+	struct tm tm;
+	int n;
+
+	(void)arg;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	localtime_r(&ts.tv_sec, &tm);
+	n = (int)strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(stamp + n, sizeof(stamp) - (size_t)n, ".%03ld",
+		 ts.tv_nsec / 1000000);
+	n = (int)strlen(stamp);
+	strftime(stamp + n, sizeof(stamp) - (size_t)n, "%z", &tm);
+	n = snprintf(line, sizeof(line), "%s %s[%d]: %s: %s\n", stamp,
+		     log_name, (int)getpid(), level_names[level], message);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(line))
+		n = (int)sizeof(line) - 1;
+	if (write(STDERR_FILENO, line, (size_t)n) < 0) {
+		/* Nowhere left to say it. */
+	}
+}
+
+static enum ceems_log_level
+level_from_name(const char *name)
+{
+	for (int l = CEEMS_LOG_ERROR; l <= CEEMS_LOG_DEBUG; l++)
+		if (strcmp(name, level_names[l]) == 0)
+			return (enum ceems_log_level)l;
+	return CEEMS_LOG_INFO;
+}
+
+static void
+usage(FILE *out)
+{
+	fprintf(out,
+		"usage: ceems-agent [-c FILE] [--interval DURATION]\n"
+		"                   [--check-config | --check-privileges]\n"
+		"       ceems-agent [-c FILE] [--socket PATH] [--timeout MS] --status\n"
+		"       ceems-agent [-c FILE] [--socket PATH] [--timeout MS] --call JSON|-\n"
+		"       ceems-agent [-c FILE] [--agent PATH] [--log FILE] [--interval DURATION]\n"
+		"                   --start | --supervise\n"
+		"       ceems-agent [-c FILE] --stop | --restart\n"
+		"\n"
+		"The ceems node agent: samples the node's energy counters and every\n"
+		"registered job's cgroup, and splits the energy among jobs.  It runs in\n"
+		"the foreground and logs to stderr.\n"
+		"\n"
+		"  -c, --config FILE   configuration file (default %s)\n"
+		"  -f, --foreground    accepted for compatibility: always in the foreground\n"
+		"      --interval DURATION  sampling interval, overriding the file's\n"
+		"      --check-config  parse the configuration, print it in full, exit\n"
+		"      --check-privileges  drop privileges as the agent does, then show\n"
+		"                      that /etc/shadow and /etc are out of reach\n"
+		"      --status        ask the running agent for its status\n"
+		"      --call JSON     send one request (\"-\": read it from stdin) and\n"
+		"                      print the reply; exit 0 ok, 1 refused, 2 no agent\n"
+		"      --socket PATH   the agent's socket (default: from the configuration)\n"
+		"      --start         start the supervisor (and so the agent) in the\n"
+		"                      background, unless one runs for this configuration\n"
+		"      --stop          stop the running supervisor and its agent\n"
+		"      --restart       restart the agent and its supervisor (a new version)\n"
+		"      --supervise     be the supervisor, in the foreground\n"
+		"      --agent PATH    the agent the supervisor runs (default %s)\n"
+		"      --log FILE      the supervisor's and agent's log (default %s)\n"
+		"      --timeout MS    how long a call waits (default %d)\n"
+		"      --replay DELAY_MS  internal: the agent's own replay process\n"
+		"  -h, --help          this text\n"
+		"  -V, --version       the version\n"
+		"\nSee ceems-agent(8) and ceems.conf(5).\n",
+		CEEMS_DEFAULT_CONFIG_PATH, CEEMS_AGENT_PATH, CEEMS_AGENT_LOG,
+		DEFAULT_CALL_TIMEOUT_MS);
+}
+
+static void
+print_duration(const char *key, uint64_t ns)
+{
+	if (ns % 1000000000u == 0)
+		printf("%s = %llus\n", key, (unsigned long long)(ns / 1000000000u));
+	else if (ns % 1000000u == 0)
+		printf("%s = %llums\n", key, (unsigned long long)(ns / 1000000u));
+	else if (ns % 1000u == 0)
+		printf("%s = %lluus\n", key, (unsigned long long)(ns / 1000u));
+	else
+		printf("%s = %lluns\n", key, (unsigned long long)ns);
+}
+
+static void
+print_watts(const char *key, double w)
+{
+	if (w < 0)
+		printf("%s = learn\n", key);
+	else
+		printf("%s = %g W\n", key, w);
+}
+
+/* The effective configuration, in the file's own syntax: the output is
+ * itself a valid configuration file. */
+static void
+print_config(const struct ceems_config *c, const char *source)
+{
+	printf("# effective configuration (%s)\n", source);
+	print_duration("interval", c->interval_ns);
+	print_duration("checkpoint_interval", c->checkpoint_interval_ns);
+	print_duration("usage_interval", c->usage_interval_ns);
+	printf("max_jobs = %u\n", c->max_jobs);
+	printf("socket = %s\n", c->socket_path);
+	printf("state_dir = %s\n", c->state_dir);
+	printf("spool_dir = %s\n", c->spool_dir);
+	printf("spool_max_bytes = %llu\n", (unsigned long long)c->spool_max_bytes);
+	if (c->database[0] != '\0')
+		printf("database = %s\n", c->database);
+	else
+		printf("# database is not set: records stay in the spool\n");
+	print_duration("database_timeout", c->database_timeout_ns);
+	printf("log_level = %s\n", c->log_level);
+	printf("sysfs_root = %s\n", c->sysfs_root);
+	printf("procfs_root = %s\n", c->procfs_root);
+	printf("cgroupfs_prefix = %s\n", c->cgroupfs_prefix);
+	printf("source_rapl = %s\n", c->source_rapl ? "yes" : "no");
+	printf("source_hwmon = %s\n", c->source_hwmon ? "yes" : "no");
+	printf("source_pm_counters = %s\n", c->source_pm_counters ? "yes" : "no");
+	print_watts("idle_power_package", c->idle_power_package_w);
+	print_watts("idle_power_dram", c->idle_power_dram_w);
+	printf("cluster = %s\n", c->cluster);
+	if (c->zone[0] != '\0')
+		printf("zone = %s\n", c->zone);
+	else
+		printf("# zone is not set: no emissions are computed\n");
+	printf("pue = %g\n", c->pue);
+	printf("emissions_table = %s\n", c->emissions_table);
+	printf("bmc = %s\n", c->bmc);
+	if (strcmp(c->bmc, "none") != 0) {
+		printf("bmc_host = %s\n", c->bmc_host);
+		printf("bmc_credentials_file = %s\n", c->bmc_credentials_file);
+		printf("bmc_interval = %.3fs\n", (double)c->bmc_interval_ns / 1e9);
+		printf("bmc_timeout = %.3fs\n", (double)c->bmc_timeout_ns / 1e9);
+		printf("bmc_sensor = %s\n", c->bmc_sensor);
+		printf("bmc_workarounds = %s\n", c->bmc_workarounds);
+		printf("bmc_privilege = %s\n", c->bmc_privilege);
+	}
+	printf("perf = %s\n", c->perf ? "yes" : "no");
+	printf("perf_hardware = %s\n", c->perf_hardware ? "yes" : "no");
+	printf("perf_max_fds = %u\n", c->perf_max_fds);
+	printf("perf_adopt = %s\n", c->perf_adopt ? "yes" : "no");
+}
+
+/* The text the configuration was parsed from ("" for the defaults): the
+ * agent hands it to its replay process (agent_replay.h). */
+static char config_text[CEEMS_CONFIG_TEXT_MAX];
+
+/* Load the configuration: PATH given explicitly must exist; the default
+ * file may be missing (then the defaults apply).  Returns 0 or -1 after
+ * printing why; *SOURCE says what was used. */
+static int
+load_config(struct ceems_config *config, const char *path, bool explicit_path,
+	    const char **source)
+{
+	char err[512];
+	struct stat st;
+
+	ceems_config_defaults(config);
+	config_text[0] = '\0';
+	*source = path;
+	if (!explicit_path && stat(path, &st) < 0 && errno == ENOENT) {
+		*source = "defaults: no configuration file";
+		return 0;
+	}
+	if (ceems_config_load_text(config, path, config_text, sizeof(config_text),
+				   err, sizeof(err)) < 0) {
+		fprintf(stderr, "ceems-agent: %s\n", err);
+		return -1;
+	}
+	ceems_summary_set_gpu_min_time(config->summary_gpu_min_ns);
+	return 0;
+}
+
+/* Client mode: send REQUEST (or stdin for "-") and print the reply. */
+static int
+call(const char *socket_path, const char *request, int timeout_ms)
+{
+	static char in[CEEMS_AGENT_MSG_MAX + 2], reply[CEEMS_AGENT_MSG_MAX + 1];
+	char err[256];
+	size_t len;
+	int n, r;
+
+	if (strcmp(request, "-") == 0) {
+		len = fread(in, 1, sizeof(in), stdin);
+		if (ferror(stdin)) {
+			fprintf(stderr, "ceems-agent: cannot read the request from stdin\n");
+			return 2;
+		}
+	} else {
+		len = strlen(request);
+		if (len >= sizeof(in)) {
+			fprintf(stderr, "ceems-agent: request larger than %d bytes\n",
+				CEEMS_AGENT_MSG_MAX);
+			return 2;
+		}
+		memcpy(in, request, len);
+	}
+	n = ceems_agent_call_buf(socket_path, in, len, timeout_ms, reply,
+				 sizeof(reply));
+	if (n < 0) {
+		fprintf(stderr, "ceems-agent: no reply from the agent at %s: %s\n",
+			socket_path, strerror(-n));
+		return 2;
+	}
+	printf("%s\n", reply);
+	r = ceems_agent_reply_decode(reply, (size_t)n, NULL, err, sizeof(err));
+	if (r == -EPROTO) {
+		fprintf(stderr, "ceems-agent: %s\n", err);
+		return 2;
+	}
+	return r == 0 ? 0 : 1;
+}
+
+/* The long options without a short form. */
+enum {
+	OPT_CHECK = 256, OPT_CALL, OPT_STATUS, OPT_SOCKET, OPT_TIMEOUT,
+	OPT_INTERVAL, OPT_SUPERVISE, OPT_START, OPT_STOP, OPT_RESTART,
+	OPT_AGENT, OPT_LOG, OPT_LOCK_FD, OPT_CHECK_PRIVILEGES
+};
+
+/* The command line. */
+struct cli {
+	const char *config_path, *request, *socket_path, *interval;
+	bool explicit_config, check;
+	int timeout_ms, mode;		/* mode: an OPT_* of supervisor_mode */
+	uint64_t interval_ns;
+	struct agent_supervise_spec sv;
+};
+
+/* --supervise, --start, --stop, --restart (MODE: OPT_*). */
+static int
+supervisor_mode(int mode, const struct ceems_config *config,
+		const char *config_path, struct agent_supervise_spec *sv)
+{
+	static char pid_path[PATH_MAX], config_abs[PATH_MAX];
+
+	if (ceems_agent_pid_path(config->state_dir, pid_path, sizeof(pid_path)) < 0) {
+		fprintf(stderr, "ceems-agent: state_dir %s is too long\n",
+			config->state_dir);
+		return 1;
+	}
+	sv->pid_path = pid_path;
+	if (mode == OPT_STOP)
+		return agent_control_stop(pid_path, CONTROL_TIMEOUT_MS);
+	if (mode == OPT_RESTART)
+		return agent_control_restart(pid_path, CONTROL_TIMEOUT_MS);
+	/* The supervisor runs from /, and execs the agent anew later.  An
+	 * absolute path stays as given (the default file may be missing). */
+	if (config_path[0] == '/')
+		snprintf(config_abs, sizeof(config_abs), "%s", config_path);
+	else if (realpath(config_path, config_abs) == NULL) {
+		fprintf(stderr, "ceems-agent: %s: %s\n", config_path, strerror(errno));
+		return 1;
+	}
+	sv->config = config_abs;
+	if (sv->agent[0] != '/' || sv->log[0] != '/') {
+		fprintf(stderr, "ceems-agent: --agent and --log take absolute paths\n");
+		return 1;
+	}
+	if (mode == OPT_START)
+		return agent_control_start(sv);
+	log_name = CEEMS_SUPERVISOR_NAME;
+	ceems_log_set_handler(log_to_stderr, NULL);
+	ceems_log_set_level(level_from_name(config->log_level));
+	return agent_supervise(sv);
+}
+
+/* Parse the command line into CLI.  Returns 0, 1 after printing the
+ * help or the version (exit 0), -1 after saying what is wrong. */
+static int
+parse_args(int argc, char **argv, struct cli *cli)
+{
+	static const struct option options[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "check-config", no_argument, NULL, OPT_CHECK },
+		{ "call", required_argument, NULL, OPT_CALL },
+		{ "status", no_argument, NULL, OPT_STATUS },
+		{ "socket", required_argument, NULL, OPT_SOCKET },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "supervise", no_argument, NULL, OPT_SUPERVISE },
+		{ "start", no_argument, NULL, OPT_START },
+		{ "stop", no_argument, NULL, OPT_STOP },
+		{ "restart", no_argument, NULL, OPT_RESTART },
+		{ "agent", required_argument, NULL, OPT_AGENT },
+		{ "log", required_argument, NULL, OPT_LOG },
+		{ "lock-fd", required_argument, NULL, OPT_LOCK_FD },
+		{ "check-privileges", no_argument, NULL, OPT_CHECK_PRIVILEGES },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "c:fhV", options, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			cli->config_path = optarg;
+			cli->explicit_config = true;
+			break;
+		case 'f':
+			break;
+		case OPT_CHECK:
+			cli->check = true;
+			break;
+		case OPT_CALL:
+			cli->request = optarg;
+			break;
+		case OPT_STATUS:
+			cli->request = "{\"op\":\"status\"}";
+			break;
+		case OPT_SOCKET:
+			cli->socket_path = optarg;
+			break;
+		case OPT_TIMEOUT: {
+			char *end;
+			long v;
+
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || v < 1 || v > 3600000) {
+				fprintf(stderr, "ceems-agent: --timeout takes milliseconds, "
+					"1 to 3600000\n");
+				return -1;
+			}
+			cli->timeout_ms = (int)v;
+			break;
+		}
+		case OPT_INTERVAL:
+			/* The bounds of ceems.conf(5)'s interval key. */
+			if (ceems_parse_duration(optarg, &cli->interval_ns) < 0 ||
+			    cli->interval_ns < 10000000ULL ||
+			    cli->interval_ns > 3600000000000ULL) {
+				fprintf(stderr, "ceems-agent: --interval %s: expected a "
+					"duration from 10ms to 1h (e.g. 500ms, 2s)\n",
+					optarg);
+				return -1;
+			}
+			cli->interval = optarg;
+			break;
+		case OPT_CHECK_PRIVILEGES:
+		case OPT_SUPERVISE:
+		case OPT_START:
+		case OPT_STOP:
+		case OPT_RESTART:
+			cli->mode = opt;
+			break;
+		case OPT_AGENT:
+			cli->sv.agent = optarg;
+			break;
+		case OPT_LOG:
+			cli->sv.log = optarg;
+			break;
+		case OPT_LOCK_FD:
+			cli->sv.lock_fd = atoi(optarg);
+			if (cli->sv.lock_fd < 3) {
+				fprintf(stderr, "ceems-agent: --lock-fd takes a descriptor above 2\n");
+				return -1;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		case 'V':
+			printf("ceems-agent %s\n", PACKAGE_VERSION);
+			return 1;
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ceems-agent: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return -1;
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct ceems_config config;
+	struct cli cli = {
+		.config_path = CEEMS_DEFAULT_CONFIG_PATH,
+		.timeout_ms = DEFAULT_CALL_TIMEOUT_MS,
+		.sv = { .agent = CEEMS_AGENT_PATH, .log = CEEMS_AGENT_LOG,
+			.lock_fd = -1 },
+	};
+	const char *source;
+	uint64_t delay_ns;
+	int r;
+
+	/* The agent's replay process: internal, its own arguments. */
+	if (argc >= 2 && strcmp(argv[1], "--replay") == 0) {
+		ceems_log_set_handler(log_to_stderr, NULL);
+		if (agent_replay_load(argc - 1, argv + 1, &config, &delay_ns) < 0)
+			return 2;
+		ceems_log_set_level(level_from_name(config.log_level));
+		agent_replay_main(&config, delay_ns);
+	}
+	if ((r = parse_args(argc, argv, &cli)) != 0)
+		return r > 0 ? 0 : 1;
+	if (cli.request != NULL) {
+		if (cli.socket_path == NULL) {
+			if (load_config(&config, cli.config_path, cli.explicit_config,
+					&source) < 0)
+				return 2;
+			cli.socket_path = config.socket_path;
+		}
+		return call(cli.socket_path, cli.request, cli.timeout_ms);
+	}
+
+	if (load_config(&config, cli.config_path, cli.explicit_config, &source) < 0)
+		return 1;
+	if (cli.mode == OPT_CHECK_PRIVILEGES) {
+		ceems_log_set_handler(log_to_stderr, NULL);
+		return agent_check_privileges(&config);
+	}
+	if (cli.mode != 0) {
+		cli.sv.interval = cli.interval;
+		return supervisor_mode(cli.mode, &config, cli.config_path, &cli.sv);
+	}
+	/* The plugstack.conf interval= of the slurmd-side plugin. */
+	if (cli.interval_ns != 0)
+		config.interval_ns = cli.interval_ns;
+	if (cli.check) {
+		print_config(&config, source);
+		return 0;
+	}
+
+	ceems_log_set_handler(log_to_stderr, NULL);
+	ceems_log_set_level(level_from_name(config.log_level));
+	umask(022);
+	ceems_info("ceems-agent %s starting (configuration: %s)", PACKAGE_VERSION,
+		   source);
+	agent_raise_nofile();
+	/* The eBPF programs need CAP_BPF and CAP_PERFMON to load: loaded
+	 * now, before the capabilities go (lib/sources/bpf_io.h). */
+	ceems_bpf_io_preload(&config);
+	if (agent_restrict_caps(&config) < 0)
+		return 1;
+	return agent_server_run(&config, config_text);
+}

@@ -1,0 +1,861 @@
+/* ceems-sacct.c - sacct's look and options for ceems's job records: the
+ * energy, emissions and efficiency of a user's jobs at the command line.
+ *
+ *   ceems-sacct [-S TIME] [-E TIME] [-j JOBS] [-u USERS] [-o FIELDS] ...
+ *   ceems-sacct --series JOBID | --explain JOBID | --json | -e
+ *
+ * Reads PostgreSQL (`sacct_database` of ceems.conf, else `database`)
+ * with the records this node's spool still holds (not stored yet), or,
+ * without a database or when it cannot be reached, the spool alone (then
+ * with one warning line).  Who sees what: the database's row-level
+ * security, or for the spool the caller's uid (root sees all).  Exit
+ * status: 0, 1 for a runtime error (one line naming it), 2 for a usage
+ * error.  Manual: ceems-sacct(1). */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <locale.h>
+#include <math.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/conf.h"
+#include "record/record.h"
+#include "sacct_combine.h"
+#include "sacct_fields.h"
+#include "sacct_output.h"
+#include "sacct_query.h"
+#include "sacct_spool.h"
+#include "sacct_time.h"
+#include "summary/summary.h"
+#include "base/text.h"
+#ifdef HAVE_LIBPQ
+#include "sacct_pg.h"
+#endif
+
+#define PROG "ceems-sacct"
+
+/* The configuration read without -c; a test build names its own. */
+#ifndef CEEMS_SACCT_CONFIG_PATH
+#define CEEMS_SACCT_CONFIG_PATH CEEMS_DEFAULT_CONFIG_PATH
+#endif
+
+enum { OPT_DELIM = 256, OPT_JSON, OPT_CSV, OPT_SUMMARY, OPT_SERIES,
+       OPT_EXPLAIN, OPT_TABLE };
+
+struct options {
+	const char *config_path;
+	const char *start, *end;
+	struct sacct_query q;
+	struct sacct_column cols[SACCT_MAX_COLUMNS];
+	size_t ncols;
+	struct sacct_output_opts out;
+	bool json, summary, summary_account, allclusters, allusers;
+	bool have_users, have_clusters;
+	uint32_t series_job, explain_job;
+};
+
+static void
+usage(FILE *out)
+{
+	fprintf(out,
+		"usage: ceems-sacct [-S TIME] [-E TIME] [-j JOB[.STEP],...] [-u USER,...] [-a]\n"
+		"                   [-A ACCOUNT,...] [-r PARTITION,...] [-s STATE,...] [-X]\n"
+		"                   [-M CLUSTER,... | -L] [-o FIELD[%%N],...] [-n]\n"
+		"                   [-p | -P | --csv | --json] [--delimiter=TEXT] [--summary[=user|account]]\n"
+		"       ceems-sacct --series JOBID | --explain JOBID\n"
+		"       ceems-sacct -e\n"
+		"Common: -c CONF. Manual: ceems-sacct(1).\n");
+}
+
+static int
+fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int
+fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+/* Split a comma-separated option into LIST (N entries); 0 or -1.  Each
+ * entry is compared with names as stored (lib/base/text.h): given as shown,
+ * it is kept; bytes that are not text are escaped as they were. */
+static int
+split_list(const char *opt, const char *text, char (*list)[64], size_t *n)
+{
+	const char *p = text, *end;
+	char entry[64];
+	size_t len;
+
+	for (;;) {
+		end = strchr(p, ',');
+		len = end != NULL ? (size_t)(end - p) : strlen(p);
+		if (len > 0) {
+			if (len >= 64 || *n >= SACCT_LIST_MAX) {
+				fprintf(stderr, PROG ": %s: '%.*s' is too long or the list has more than %d entries\n",
+					opt, (int)(len > 40 ? 40 : len), p, SACCT_LIST_MAX);
+				return -1;
+			}
+			memcpy(entry, p, len);
+			entry[len] = '\0';
+			ceems_text_safe(list[*n], sizeof(list[*n]), entry);
+			(*n)++;
+		}
+		if (end == NULL)
+			return 0;
+		p = end + 1;
+	}
+}
+
+static int
+parse_jobid(const char *opt, const char *text, uint32_t *out)
+{
+	struct sacct_jobsel sel;
+
+	if (sacct_jobsel_parse(text, &sel) < 0 || sel.step[0] != '\0') {
+		fprintf(stderr, PROG ": %s: '%s' is not a job id\n", opt, text);
+		return -1;
+	}
+	*out = sel.jobid;
+	return 0;
+}
+
+static int
+parse_args(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "uid", required_argument, NULL, 'u' },
+		{ "allusers", no_argument, NULL, 'a' },
+		{ "accounts", required_argument, NULL, 'A' },
+		{ "partition", required_argument, NULL, 'r' },
+		{ "state", required_argument, NULL, 's' },
+		{ "starttime", required_argument, NULL, 'S' },
+		{ "endtime", required_argument, NULL, 'E' },
+		{ "allocations", no_argument, NULL, 'X' },
+		{ "format", required_argument, NULL, 'o' },
+		{ "parsable", no_argument, NULL, 'p' },
+		{ "parsable2", no_argument, NULL, 'P' },
+		{ "delimiter", required_argument, NULL, OPT_DELIM },
+		{ "noheader", no_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "helpformat", no_argument, NULL, 'e' },
+		{ "clusters", required_argument, NULL, 'M' },
+		{ "allclusters", no_argument, NULL, 'L' },
+		{ "csv", no_argument, NULL, OPT_CSV },
+		{ "summary", optional_argument, NULL, OPT_SUMMARY },
+		{ "series", required_argument, NULL, OPT_SERIES },
+		{ "explain", required_argument, NULL, OPT_EXPLAIN },
+		{ "table", required_argument, NULL, OPT_TABLE },
+		{ "config", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char list[SACCT_LIST_MAX][64], err[256];
+	size_t n, i;
+	int c;
+
+	opterr = 0;	/* our own message, without the program's path */
+	while ((c = getopt_long(argc, argv, "j:u:aA:r:s:S:E:Xo:pPneM:Lc:hV",
+				longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			n = 0;
+			if (split_list("--jobs", optarg, list, &n) < 0)
+				return 2;
+			for (i = 0; i < n; i++) {
+				if (o->q.njobs >= SACCT_LIST_MAX ||
+				    sacct_jobsel_parse(list[i], &o->q.jobs[o->q.njobs]) < 0) {
+					fprintf(stderr, PROG ": --jobs: '%s' is not JOBID or JOBID.STEP\n", list[i]);
+					return 2;
+				}
+				o->q.njobs++;
+			}
+			break;
+		case 'u':
+			if (split_list("--user", optarg, o->q.users, &o->q.nusers) < 0)
+				return 2;
+			o->have_users = true;
+			break;
+		case 'a':
+			o->allusers = true;
+			break;
+		case 'A':
+			if (split_list("--accounts", optarg, o->q.accounts, &o->q.naccounts) < 0)
+				return 2;
+			break;
+		case 'r':
+			if (split_list("--partition", optarg, o->q.partitions, &o->q.npartitions) < 0)
+				return 2;
+			break;
+		case 's':
+			n = 0;
+			if (split_list("--state", optarg, list, &n) < 0)
+				return 2;
+			for (i = 0; i < n; i++) {
+				if (o->q.nstates >= SACCT_LIST_MAX ||
+				    sacct_state_parse(list[i], o->q.states[o->q.nstates],
+						      sizeof(o->q.states[0])) < 0) {
+					fprintf(stderr, PROG ": --state: unknown state '%s'\n", list[i]);
+					return 2;
+				}
+				o->q.nstates++;
+			}
+			break;
+		case 'S':
+			o->start = optarg;
+			break;
+		case 'E':
+			o->end = optarg;
+			break;
+		case 'X':
+			o->q.allocations = true;
+			break;
+		case 'o':
+			if (sacct_format_parse(optarg, o->cols, SACCT_MAX_COLUMNS,
+					       &o->ncols, err, sizeof(err)) < 0) {
+				fprintf(stderr, PROG ": --format: %s\n", err);
+				return 2;
+			}
+			break;
+		case 'p':
+			o->out.mode = SACCT_PARSABLE;
+			break;
+		case 'P':
+			o->out.mode = SACCT_PARSABLE2;
+			break;
+		case OPT_DELIM:
+			if (optarg[0] == '\0' || strlen(optarg) > 16) {
+				fprintf(stderr, PROG ": --delimiter: 1 to 16 characters\n");
+				return 2;
+			}
+			o->out.delimiter = optarg;
+			break;
+		case 'n':
+			o->out.noheader = true;
+			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case 'e':
+			sacct_fields_help(stdout);
+			exit(fflush(stdout) == 0 ? 0 : 1);
+		case 'M':
+			if (split_list("--clusters", optarg, o->q.clusters, &o->q.nclusters) < 0)
+				return 2;
+			o->have_clusters = true;
+			break;
+		case 'L':
+			o->allclusters = true;
+			break;
+		case OPT_CSV:
+			o->out.mode = SACCT_CSV;
+			break;
+		case OPT_SUMMARY:
+			o->summary = true;
+			if (optarg == NULL || strcmp(optarg, "user") == 0)
+				o->summary_account = false;
+			else if (strcmp(optarg, "account") == 0)
+				o->summary_account = true;
+			else {
+				fprintf(stderr, PROG ": --summary: 'user' or 'account', not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_SERIES:
+			if (parse_jobid("--series", optarg, &o->series_job) < 0)
+				return 2;
+			break;
+		case OPT_EXPLAIN:
+			if (parse_jobid("--explain", optarg, &o->explain_job) < 0)
+				return 2;
+			break;
+		case OPT_TABLE:
+			if (strcmp(optarg, "ascii") == 0)
+				o->out.style = SACCT_STYLE_ASCII;
+			else if (strcmp(optarg, "box") == 0)
+				o->out.style = SACCT_STYLE_BOX;
+			else if (strcmp(optarg, "auto") == 0)
+				o->out.style = SACCT_STYLE_AUTO;
+			else {
+				fprintf(stderr, PROG ": --table: ascii, box or auto, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'c':
+			o->config_path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("ceems-sacct %s\n", PACKAGE_VERSION);
+			exit(0);
+		default:
+			if (optopt != 0 && optopt < 256)
+				fprintf(stderr, PROG ": bad or incomplete option -%c\n", optopt);
+			else
+				fprintf(stderr, PROG ": bad or incomplete option '%s'\n", argv[optind - 1]);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	if ((o->series_job != 0) + (o->explain_job != 0) + o->json > 1) {
+		fprintf(stderr, PROG ": --series, --explain and --json go alone\n");
+		return 2;
+	}
+	if (o->allclusters && o->have_clusters) {
+		fprintf(stderr, PROG ": -M and -L go alone\n");
+		return 2;
+	}
+	if (o->allusers && o->have_users) {
+		fprintf(stderr, PROG ": -a and -u go alone\n");
+		return 2;
+	}
+	return 0;
+}
+
+/* The group privilege of a setgid installation: dropped at once, taken
+ * back only to read the spool, then given up for good. */
+static gid_t spool_gid;
+static bool setgid_run;
+
+static void
+privilege_init(void)
+{
+	spool_gid = getegid();
+	setgid_run = spool_gid != getgid();
+	if (setgid_run && setegid(getgid()) < 0)
+		exit(fail("cannot drop the group privilege: %s", strerror(errno)));
+}
+
+static void
+privilege_drop(void)
+{
+	gid_t g = getgid();
+
+	if (setgid_run && (setresgid(g, g, g) < 0 || getegid() != g)) {
+		fail("cannot drop the group privilege: %s", strerror(errno));
+		exit(1);
+	}
+	setgid_run = false;
+}
+
+static int
+load_config(const struct options *o, struct ceems_config *config)
+{
+	const char *path = o->config_path;
+	char err[512];
+
+	ceems_config_defaults(config);
+	if (path == NULL) {
+		path = CEEMS_SACCT_CONFIG_PATH;
+		if (access(path, F_OK) < 0)
+			return 0;	/* defaults: the spool, no database */
+	}
+	if (ceems_config_load(config, path, err, sizeof(err)) < 0)
+		return fail("%s", err);
+	ceems_summary_set_gpu_min_time(config->summary_gpu_min_ns);
+	return 0;
+}
+
+/* What this node's spool holds for the caller.  It is read first,
+ * whatever the backend, so that the group of a setgid installation is
+ * given up for good before anything else runs: libpq, which reads the
+ * caller's environment and files, never runs with it, not even as the
+ * saved group.  With a database the spool is what is not stored yet:
+ * the fallback when the database is unreachable, else its complement
+ * (add_spool_extras). */
+struct spool_read {
+	int error;		/* 0; -ENOENT: this node has no spool; -errno */
+	char err[512];
+	size_t skipped;		/* files that could not be read or decoded */
+	struct sacct_records recs;
+};
+
+static void
+spool_read(const struct ceems_config *config, const struct sacct_query *q,
+	   struct spool_read *sr)
+{
+	int fd;
+
+	/* The group is held only while the spool's files are read: names
+	 * from the directory itself, opened relative to it without
+	 * following symlinks; records not the caller's are dropped as they
+	 * are decoded.  Nothing else runs with it. */
+	if (setgid_run && setegid(spool_gid) < 0) {
+		sr->error = -errno;
+		snprintf(sr->err, sizeof(sr->err), "cannot take the spool's group: %s",
+			 strerror(errno));
+		privilege_drop();
+		return;
+	}
+	fd = sacct_spool_open(config->spool_dir, sr->err, sizeof(sr->err));
+	if (fd >= 0) {
+		sr->error = sacct_spool_load(fd, q, &sr->recs, &sr->skipped,
+					     sr->err, sizeof(sr->err));
+		close(fd);
+	} else
+		sr->error = fd;
+	privilege_drop();
+	if (sr->error < 0)
+		sacct_records_free(&sr->recs);
+}
+
+/* Who reads every record of the spool: root, and an unprivileged
+ * ceems-sacct whose caller sets CEEMS_SACCT_ALL_RECORDS=1 (it reads
+ * only files its caller can read anyway: the golden tests run as any
+ * user this way).  Never with the group. */
+static bool
+spool_reads_all(void)
+{
+	const char *all = getenv("CEEMS_SACCT_ALL_RECORDS");
+
+	return getuid() == 0 ||
+		(!setgid_run && all != NULL && strcmp(all, "1") == 0);
+}
+
+/* Keep the records of the jobs Q selects (the spool's --json, --series,
+ * --explain): those of a job whose merged row passes the filters. */
+static int
+select_records(struct sacct_records *recs, const struct sacct_query *q)
+{
+	struct sacct_query jq = *q;
+	struct sacct_rows rows = { 0 };
+	size_t i, j, k, keep = 0;
+	bool hit;
+
+	jq.allocations = true;
+	for (i = 0; i < jq.njobs; i++)
+		jq.jobs[i].step[0] = '\0';
+	if (sacct_merge(recs, &jq, &rows) < 0)
+		return fail("out of memory");
+	for (i = 0; i < recs->n; i++) {
+		hit = false;
+		for (j = 0; j < rows.n && !hit; j++)
+			hit = rows.v[j].jobid == recs->v[i].meta.jobid &&
+				rows.v[j].start_time == recs->v[i].meta.start_time &&
+				strcmp(rows.v[j].cluster, recs->v[i].meta.cluster) == 0;
+		if (!hit) {
+			free(recs->series[i].rows);
+			continue;
+		}
+		k = keep++;
+		if (k != i) {
+			recs->v[k] = recs->v[i];
+			recs->series[k] = recs->series[i];
+		}
+	}
+	recs->n = keep;
+	sacct_rows_free(&rows);
+	return 0;
+}
+
+/* Shortest text that reads back the same double. */
+static void
+put_number(FILE *out, double v)
+{
+	char buf[40];
+	int prec;
+
+	if (!isfinite(v))
+		return;
+	for (prec = 15; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	fputs(buf, out);
+}
+
+static int
+print_series(const struct sacct_records *recs, uint32_t jobid)
+{
+	const struct sacct_series *s;
+	size_t i, r;
+	int k, found = 0;
+
+	for (i = 0; i < recs->n; i++)
+		if (recs->series[i].present)
+			found++;
+	if (recs->n == 0)
+		return fail("no job %u visible to you", jobid);
+	if (found == 0)
+		return fail("no time series kept for job %u (submit with --ceems-series)", jobid);
+	fputs("node,resolution_s", stdout);
+	for (k = 0; k < SACCT_S_NCOLS; k++)
+		printf(",%s", sacct_series_names[k]);
+	fputc('\n', stdout);
+	for (i = 0; i < recs->n; i++) {
+		s = &recs->series[i];
+		for (r = 0; s->present && r < s->nrows; r++) {
+			sacct_csv_field(stdout, recs->v[i].meta.node);
+			printf(",%d", s->resolution_s);
+			for (k = 0; k < SACCT_S_NCOLS; k++) {
+				fputc(',', stdout);
+				put_number(stdout, s->rows[r][k]);
+			}
+			fputc('\n', stdout);
+		}
+	}
+	return 0;
+}
+
+static int
+print_explain(const struct sacct_records *recs, uint32_t jobid)
+{
+	char buf[CEEMS_SUMMARY_SIZE];
+	size_t i;
+
+	if (recs->n == 0)
+		return fail("no job %u visible to you", jobid);
+	for (i = 0; i < recs->n; i++) {
+		if (ceems_summary_format(&recs->v[i].meta, &recs->v[i].report,
+					 CEEMS_SUMMARY_FULL, buf,
+					 sizeof(buf)) < 0)
+			return fail("job %u: the summary does not fit", jobid);
+		if (i > 0)
+			fputc('\n', stdout);
+		if (recs->n > 1)
+			printf("== node %s\n", recs->v[i].meta.node);
+		fputs(buf, stdout);
+	}
+	return 0;
+}
+
+static int
+print_json(const struct sacct_records *recs)
+{
+	char *buf;
+	size_t i;
+	int len;
+
+	if ((buf = malloc(CEEMS_RECORD_MAX + 1)) == NULL)
+		return fail("out of memory");
+	fputs("[", stdout);
+	for (i = 0; i < recs->n; i++) {
+		len = ceems_record_encode(&recs->v[i], buf, CEEMS_RECORD_MAX + 1);
+		if (len < 0) {
+			free(buf);
+			return fail("job %u: the record cannot be encoded", recs->v[i].meta.jobid);
+		}
+		printf("%s\n", i > 0 ? "," : "");
+		fwrite(buf, 1, (size_t)len, stdout);
+	}
+	fputs(recs->n > 0 ? "\n]\n" : "]\n", stdout);
+	free(buf);
+	return 0;
+}
+
+/* A user the system does not know and no row names: a typo, not an
+ * empty history.  Users deleted since keep their jobs visible. */
+static int
+check_unknown_users(const struct sacct_query *q, const struct sacct_rows *rows)
+{
+	size_t i, r;
+	bool seen;
+
+	for (i = 0; !q->all_users && i < q->nusers; i++) {
+		if (getpwnam(q->users[i]) != NULL)
+			continue;
+		for (r = 0, seen = false; r < rows->n && !seen; r++)
+			seen = strcmp(rows->v[r].user, q->users[i]) == 0;
+		if (!seen)
+			return fail("unknown user '%s'", q->users[i]);
+	}
+	return 0;
+}
+
+/* -u may name users by uid, as in sacct. */
+static void
+resolve_uids(struct sacct_query *q)
+{
+	struct passwd *pw;
+	char *end;
+	unsigned long uid;
+	size_t i;
+
+	for (i = 0; i < q->nusers; i++) {
+		if (!isdigit((unsigned char)q->users[i][0]))
+			continue;
+		uid = strtoul(q->users[i], &end, 10);
+		if (*end == '\0' && (pw = getpwuid((uid_t)uid)) != NULL)
+			snprintf(q->users[i], sizeof(q->users[i]), "%s", pw->pw_name);
+	}
+}
+
+static bool
+only_self(const struct sacct_query *q, const char *self)
+{
+	size_t i;
+
+	for (i = 0; i < q->nusers; i++)
+		if (strcmp(q->users[i], self) != 0)
+			return false;
+	return true;
+}
+
+/* The listing from the spool: the backend without a database, or the
+ * fallback when the database cannot be reached (DB_ERR says why, and
+ * one warning line says where the listing comes from).  READS_ALL: the
+ * caller reads every record (spool_reads_all). */
+static int
+from_spool(struct options *o, const struct ceems_config *config,
+	   struct spool_read *sr, bool reads_all, const char *db_err,
+	   bool records_mode, struct sacct_records *recs,
+	   struct sacct_rows *rows)
+{
+	struct passwd *pw;
+	uid_t uid = getuid();
+	char self[64];
+
+	if ((pw = getpwuid(uid)) == NULL)
+		return fail("%s%syour uid %u has no user name", db_err != NULL ?
+			    db_err : "", db_err != NULL ? "; " : "", (unsigned)uid);
+	snprintf(self, sizeof(self), "%s", pw->pw_name);
+	if ((o->allusers || !only_self(&o->q, self)) && !reads_all)
+		return db_err != NULL ?
+			fail("%s; without the database you may see only your own jobs (from this node's spool)", db_err) :
+			fail("you may see only your own jobs (only root reads every record of the spool)");
+	if (sr->error == -ENOENT && db_err != NULL)
+		return fail("%s; no fallback: this node has no spool (%s)",
+			    db_err, config->spool_dir);
+	if (sr->error < 0 && sr->error != -ENOENT)
+		return db_err != NULL ? fail("%s; no fallback: %s", db_err, sr->err) :
+			fail("%s", sr->err);
+	o->q.all_users = o->allusers || (reads_all && !o->have_users);
+	if (!o->have_users && !o->q.all_users) {
+		snprintf(o->q.users[0], sizeof(o->q.users[0]), "%s", self);
+		o->q.nusers = 1;
+	}
+	if (db_err != NULL) {
+		char unread[64] = "";
+
+		if (sr->skipped > 0)
+			snprintf(unread, sizeof(unread), " (%zu file%s of it could not be read)",
+				 sr->skipped, sr->skipped == 1 ? "" : "s");
+		fprintf(stderr, PROG ": warning: %s; listing this node's spool %s instead: it holds only the records not stored yet, so jobs may be missing%s\n",
+			db_err, config->spool_dir, unread);
+	} else if (sr->skipped > 0)
+		fprintf(stderr, PROG ": warning: %zu file%s of the spool %s could not be read\n",
+			sr->skipped, sr->skipped == 1 ? "" : "s", config->spool_dir);
+	*recs = sr->recs;
+	memset(&sr->recs, 0, sizeof(sr->recs));
+	if (records_mode)
+		return select_records(recs, &o->q);
+	if (sacct_merge(recs, &o->q, rows) < 0)
+		return fail("out of memory");
+	sacct_rows_sort(rows);
+	return 0;
+}
+
+#ifdef HAVE_LIBPQ
+/* The spool's records that the database does not hold yet (written
+ * while it was unreachable, not replayed yet) join its answer; where
+ * both have a job, the database's wins.  A spool that could not be
+ * read leaves the database's answer as it is. */
+static int
+add_spool_extras(const struct options *o, struct spool_read *sr,
+		 bool records_mode, struct sacct_records *recs,
+		 struct sacct_rows *rows)
+{
+	struct sacct_rows extra = { 0 };
+	long n;
+
+	if (sr->error != 0 || sr->recs.n == 0)
+		return 0;
+	if (records_mode) {
+		if (select_records(&sr->recs, &o->q) != 0)
+			return 1;
+		if ((n = sacct_records_add_missing(recs, &sr->recs)) < 0)
+			return fail("out of memory");
+		if (n > 0)
+			sacct_records_sort(recs);
+		return 0;
+	}
+	if (sacct_merge(&sr->recs, &o->q, &extra) < 0 ||
+	    (n = sacct_rows_add_missing(rows, &extra)) < 0) {
+		sacct_rows_free(&extra);
+		return fail("out of memory");
+	}
+	sacct_rows_free(&extra);
+	if (n > 0)
+		sacct_rows_sort(rows);
+	return 0;
+}
+
+/* The listing from PostgreSQL, completed with the spool; the spool
+ * alone when the database cannot be reached. */
+static int
+from_database(struct options *o, const struct ceems_config *config,
+	      const char *conninfo, struct spool_read *sr, bool reads_all,
+	      bool records_mode, struct sacct_records *recs,
+	      struct sacct_rows *rows)
+{
+	struct sacct_pg *pg;
+	bool admin = false, coordinator = false;
+	char err[512], self[64];
+	int r;
+
+	if ((pg = sacct_pg_connect(conninfo, err, sizeof(err))) == NULL)
+		return from_spool(o, config, sr, reads_all, err, records_mode,
+				  recs, rows);
+	if ((r = sacct_pg_identity(pg, self, sizeof(self), &admin,
+				   &coordinator, err, sizeof(err))) < 0) {
+		sacct_pg_close(pg);
+		if (r == SACCT_PG_NO_READ && conninfo == config->database)
+			return fail("%s; is `database` in %s the nodes' writer connection? set sacct_database (ceems.conf(5))",
+				    err, o->config_path != NULL ?
+				    o->config_path : CEEMS_SACCT_CONFIG_PATH);
+		return fail("%s", err);
+	}
+	if ((o->allusers || !only_self(&o->q, self)) && !admin && !coordinator) {
+		sacct_pg_close(pg);
+		return fail("you may see only your own jobs (you are %s in the database; coordinators and admins see more)", self);
+	}
+	o->q.all_users = o->allusers || (admin && !o->have_users);
+	if (!o->have_users && !o->q.all_users) {
+		snprintf(o->q.users[0], sizeof(o->q.users[0]), "%s", self);
+		o->q.nusers = 1;
+	}
+	if (records_mode)
+		r = sacct_pg_records(pg, &o->q, o->series_job != 0, recs, err, sizeof(err));
+	else
+		r = sacct_pg_rows(pg, &o->q, rows, err, sizeof(err));
+	sacct_pg_close(pg);
+	if (r < 0)
+		return fail("%s", err);
+	return add_spool_extras(o, sr, records_mode, recs, rows);
+}
+#endif
+
+int
+main(int argc, char **argv)
+{
+	static struct options o;
+	static struct ceems_config config;
+	struct sacct_window_in win = { 0 };
+	struct sacct_records recs = { 0 };
+	struct sacct_rows rows = { 0 };
+	static struct spool_read sr;
+	char err[512];
+	const char *conninfo;
+	bool records_mode, reads_all;
+	time_t now = time(NULL);
+	int r;
+
+	privilege_init();
+	setlocale(LC_ALL, "");
+	o.q.only_uid = UINT32_MAX;
+	if ((r = parse_args(argc, argv, &o)) != 0)
+		return r;
+	/* A configuration of the caller's choosing could name any
+	 * directory as the spool: it gets no privilege. */
+	if (o.config_path != NULL)
+		privilege_drop();
+	if (o.ncols == 0 &&
+	    sacct_format_parse(SACCT_DEFAULT_FORMAT, o.cols, SACCT_MAX_COLUMNS,
+			       &o.ncols, err, sizeof(err)) < 0)
+		return fail("%s", err);
+	if (load_config(&o, &config) != 0)
+		return 1;
+
+	/* The time window, by sacct's rules. */
+	if (o.series_job != 0 || o.explain_job != 0) {
+		o.q.njobs = 1;
+		o.q.jobs[0].jobid = o.series_job != 0 ? o.series_job : o.explain_job;
+		o.q.jobs[0].step[0] = '\0';
+	}
+	win.have_jobs = o.q.njobs > 0;
+	win.have_states = o.q.nstates > 0;
+	if (o.start != NULL) {
+		if (sacct_time_parse(o.start, now, &win.start, err, sizeof(err)) < 0)
+			return fail("--starttime: %s", err);
+		win.have_start = true;
+	}
+	if (o.end != NULL) {
+		if (sacct_time_parse(o.end, now, &win.end, err, sizeof(err)) < 0)
+			return fail("--endtime: %s", err);
+		win.have_end = true;
+	}
+	sacct_time_window(&win, now, &o.q.start, &o.q.end);
+	/* A job still running at the window's end shows: sacct's window
+	 * includes its end second. */
+	o.q.end += 1;
+	if (!o.allclusters && !o.have_clusters && config.cluster[0] != '\0') {
+		snprintf(o.q.clusters[0], sizeof(o.q.clusters[0]), "%s", config.cluster);
+		o.q.nclusters = 1;
+	}
+	resolve_uids(&o.q);
+	records_mode = o.json || o.series_job != 0 || o.explain_job != 0;
+	o.q.skip = SACCT_NEED_ALL & ~(sacct_columns_need(o.cols, o.ncols) |
+				      (o.summary ? SACCT_SUMMARY_NEEDS : 0));
+
+	/* sacct_database is the readers' connection; `database` alone may
+	 * be the nodes' writer one, which cannot read jobs (said below). */
+	conninfo = config.sacct_database[0] != '\0' ? config.sacct_database :
+	    config.database;
+#ifndef HAVE_LIBPQ
+	if (conninfo[0] != '\0')
+		return fail("%s sets a database, but this ceems-sacct was built without PostgreSQL",
+			    o.config_path != NULL ? o.config_path : CEEMS_SACCT_CONFIG_PATH);
+#endif
+	reads_all = spool_reads_all();
+	o.q.only_uid = reads_all ? UINT32_MAX : (uint32_t)getuid();
+	spool_read(&config, &o.q, &sr);
+#ifdef HAVE_LIBPQ
+	if (conninfo[0] != '\0')
+		r = from_database(&o, &config, conninfo, &sr, reads_all,
+				  records_mode, &recs, &rows);
+	else
+#endif
+		r = from_spool(&o, &config, &sr, reads_all, NULL, records_mode,
+			       &recs, &rows);
+	sacct_records_free(&sr.recs);
+	if (r != 0)
+		return r;
+	privilege_drop();
+
+	if (o.series_job != 0)
+		r = print_series(&recs, o.series_job);
+	else if (o.explain_job != 0)
+		r = print_explain(&recs, o.explain_job);
+	else if (o.json)
+		r = print_json(&recs);
+	else if ((r = check_unknown_users(&o.q, &rows)) == 0) {
+		sacct_output_detect(STDOUT_FILENO, &o.out);
+		r = sacct_output_rows(stdout, o.cols, o.ncols, &rows, &o.out) < 0 ?
+			fail("cannot write the output") : 0;
+		if (r == 0 && o.summary) {
+			fputc('\n', stdout);
+			r = sacct_output_summary(stdout, &rows, o.summary_account,
+						 &o.out) < 0 ?
+				fail("cannot write the output") : 0;
+		}
+	}
+	sacct_records_free(&recs);
+	sacct_rows_free(&rows);
+	if (fflush(stdout) != 0 || ferror(stdout))
+		return fail("cannot write the output");
+	return r;
+}

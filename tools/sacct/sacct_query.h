@@ -1,0 +1,95 @@
+/* sacct_query.h - what ceems-sacct asks its backend for (the options,
+ * parsed), the node records of one job (--json, --explain, --series),
+ * and the merging of node records into rows that the spool backend
+ * needs (the database keeps merged rows in ceems.jobs). */
+#ifndef CEEMS_SACCT_QUERY_H
+#define CEEMS_SACCT_QUERY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "record/record.h"
+#include "sacct_row.h"
+
+#define SACCT_LIST_MAX 64
+
+struct sacct_jobsel {
+	uint32_t jobid;
+	char step[SACCT_STEP_MAX];	/* "" the job and its steps */
+};
+
+struct sacct_query {
+	time_t start, end;		/* a job overlapping [start, end) */
+	bool all_users;			/* no user filter (root, admins, -a) */
+	size_t nusers, naccounts, npartitions, nstates, nclusters, njobs;
+	char users[SACCT_LIST_MAX][64];
+	char accounts[SACCT_LIST_MAX][64];
+	char partitions[SACCT_LIST_MAX][64];
+	char states[SACCT_LIST_MAX][32];	/* long upper-case names */
+	char clusters[SACCT_LIST_MAX][64];	/* none: every cluster */
+	struct sacct_jobsel jobs[SACCT_LIST_MAX];
+	bool allocations;		/* -X: no step rows */
+	/* Row parts nobody will read (SACCT_NEED_*): the database backend
+	 * may leave them unknown.  0: every part. */
+	uint64_t skip;
+	/* The spool only: the caller's uid when they may see only their
+	 * own records (not root), else UINT32_MAX. */
+	uint32_t only_uid;
+};
+
+/* A job's time series on one node (--series): rows of the columns below,
+ * NaN where a value is absent. */
+enum sacct_series_col {
+	SACCT_S_T = 0, SACCT_S_INTERVAL, SACCT_S_CPU, SACCT_S_MEM,
+	SACCT_S_PACKAGE, SACCT_S_DRAM, SACCT_S_GPU, SACCT_S_NODE,
+	SACCT_S_GPU_UTIL,
+	SACCT_S_READ, SACCT_S_WRITE, SACCT_S_NET_IN, SACCT_S_NET_OUT,
+	SACCT_S_PAGE_FAULTS, SACCT_S_CTX_SWITCHES, SACCT_S_IPC,
+	SACCT_S_NCOLS
+};
+extern const char *const sacct_series_names[SACCT_S_NCOLS];
+
+struct sacct_series {
+	bool present;
+	int resolution_s;
+	size_t nrows;
+	double (*rows)[SACCT_S_NCOLS];
+};
+
+/* The node records of the selected jobs, with their series. */
+struct sacct_records {
+	struct ceems_job_record *v;
+	struct sacct_series *series;
+	size_t n, cap;
+};
+
+struct ceems_job_record *sacct_records_add(struct sacct_records *recs,
+					   struct sacct_series **series);
+void sacct_records_free(struct sacct_records *recs);
+/* Order: job start, cluster, job id, then node. */
+void sacct_records_sort(struct sacct_records *recs);
+
+/* Merge RECS (sorted) into job rows, and step rows unless Q says -X,
+ * keeping those Q selects.  Returns 0 or -ENOMEM. */
+int sacct_merge(const struct sacct_records *recs, const struct sacct_query *q,
+		struct sacct_rows *rows);
+
+/* -j 123.batch lists the step without its job; -j 123 both. */
+bool sacct_query_wants_job(const struct sacct_query *q, uint32_t jobid);
+bool sacct_query_wants_step(const struct sacct_query *q, uint32_t jobid,
+			    const char *step);
+
+/* Does job row ROW pass Q's filters (window, users, accounts...)? */
+bool sacct_query_selects(const struct sacct_query *q,
+			 const struct sacct_row *row);
+
+/* Parse a state name, short (CD, F, CA, TO, OOM, NF, PR, BF, DL, R) or
+ * long, any case, into its long name.  0 or -1. */
+int sacct_state_parse(const char *text, char *out, size_t size);
+
+/* Parse "123", "123.batch", "123.0" into SEL.  0 or -1. */
+int sacct_jobsel_parse(const char *text, struct sacct_jobsel *sel);
+
+#endif
