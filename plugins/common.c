@@ -1,5 +1,5 @@
 /* common.c - helpers every context of the plugin uses: plugstack.conf
- * arguments, logging into Slurm's logs, step names. */
+ * arguments (args.c), logging into Slurm's logs, step names. */
 #include "config.h"
 
 #include <stdio.h>
@@ -38,84 +38,11 @@ ceems_plugin_log_to_slurm(void)
 	ceems_log_set_level(CEEMS_LOG_DEBUG);
 }
 
-/* An absolute path that fits: copied into BUF, else logged, BUF kept. */
-static int
-parse_path(const char *key, const char *value, char *buf, size_t size)
-{
-	if (value[0] != '/' || strlen(value) >= size) {
-		ceems_error("plugstack.conf: %s=%s must be an absolute path shorter than %zu bytes",
-			    key, value, size);
-		return -1;
-	}
-	snprintf(buf, size, "%s", value);
-	return 0;
-}
-
 int
 ceems_plugin_parse_args(int ac, char **av, struct ceems_plugin_args *args)
 {
-	int ret = 0;
-
-	snprintf(args->config_path, sizeof(args->config_path), "%s",
-		 CEEMS_DEFAULT_CONFIG);
-	args->summary = CEEMS_SUMMARY_FULL;
-	snprintf(args->agent_path, sizeof(args->agent_path), "%s",
-		 CEEMS_AGENT_PATH);
-	snprintf(args->agent_log, sizeof(args->agent_log), "%s",
-		 CEEMS_AGENT_LOG);
-	args->interval[0] = '\0';
-
-	for (int i = 0; i < ac; i++) {
-		const char *eq = strchr(av[i], '=');
-		const char *value = eq ? eq + 1 : "";
-		size_t klen = eq ? (size_t)(eq - av[i]) : strlen(av[i]);
-
-		if (klen == 6 && strncmp(av[i], "config", 6) == 0 && eq) {
-			if (value[0] != '/' ||
-			    strlen(value) >= sizeof(args->config_path)) {
-				ceems_error("plugstack.conf: config=%s must be an absolute path shorter than %zu bytes",
-					    value, sizeof(args->config_path));
-				ret = -1;
-				continue;
-			}
-			snprintf(args->config_path, sizeof(args->config_path),
-				 "%s", value);
-		} else if (klen == 5 && strncmp(av[i], "agent", 5) == 0 && eq) {
-			if (parse_path("agent", value, args->agent_path,
-				       sizeof(args->agent_path)) < 0)
-				ret = -1;
-		} else if (klen == 9 && strncmp(av[i], "agent_log", 9) == 0 && eq) {
-			if (parse_path("agent_log", value, args->agent_log,
-				       sizeof(args->agent_log)) < 0)
-				ret = -1;
-		} else if (klen == 8 && strncmp(av[i], "interval", 8) == 0 && eq) {
-			uint64_t ns;
-
-			/* The agent checks it too; checked here, the error
-			 * reaches the slurmd log and the agent still starts. */
-			if (ceems_parse_duration(value, &ns) < 0 ||
-			    ns < 10000000ULL || ns > 3600000000000ULL ||
-			    strlen(value) >= sizeof(args->interval)) {
-				ceems_error("plugstack.conf: interval=%s is not a duration from 10ms to 1h (e.g. 500ms, 2s)",
-					    value);
-				ret = -1;
-				continue;
-			}
-			snprintf(args->interval, sizeof(args->interval), "%s",
-				 value);
-		} else if (klen == 7 && strncmp(av[i], "summary", 7) == 0 && eq) {
-			if (ceems_summary_style_parse(value, &args->summary) < 0) {
-				ceems_error("plugstack.conf: summary=%s is not one of none, short, full",
-					    value);
-				ret = -1;
-			}
-		} else {
-			ceems_error("plugstack.conf: unknown argument '%s' (known: config=PATH, summary=none|short|full, interval=DURATION, agent=PATH, agent_log=PATH)",
-				    av[i]);
-			ret = -1;
-		}
-	}
-	return ret;
+	return ceems_plugin_args_parse(ac, av, CEEMS_AGENT_PATH, CEEMS_AGENT_LOG,
+				       args);
 }
 
 const char *
@@ -145,7 +72,7 @@ ceems_plugin_load_config(const char *path, struct ceems_config *config)
 		return;
 	}
 	/* No file at the default path: the defaults are the design. */
-	if (access(path, F_OK) == 0 || strcmp(path, CEEMS_DEFAULT_CONFIG) != 0)
+	if (access(path, F_OK) == 0 || strcmp(path, CEEMS_DEFAULT_CONFIG_PATH) != 0)
 		ceems_error("%s; using the defaults", err);
 	ceems_config_defaults(config);
 }

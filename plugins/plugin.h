@@ -9,6 +9,7 @@
 #include <slurm/spank.h>
 
 #include "agent/agent.h"
+#include "args.h"	/* plugstack.conf arguments, key=value */
 #include "child_call.h"
 #include "cgroup/cgroup_path.h"
 #include "base/conf.h"
@@ -17,17 +18,6 @@
 #include "summary/summary.h"
 
 
-/* plugstack.conf arguments, key=value. */
-struct ceems_plugin_args {
-	char config_path[256];
-	enum ceems_summary_style summary;
-	char agent_path[256];	/* slurmd context: the node agent */
-	char agent_log[256];	/* slurmd context: the agent's stderr */
-	char interval[32];	/* slurmd context: the agent's sampling
-				 * interval; "" keeps the config file's */
-};
-
-#define CEEMS_DEFAULT_CONFIG "/etc/ceems/ceems.conf"
 /* CEEMS_AGENT_PATH ($(sbindir)/ceems-agent) and CEEMS_AGENT_LOG
  * ($(localstatedir)/log/ceems/agent.log) come from Makefile.am. */
 

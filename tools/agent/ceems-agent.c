@@ -29,9 +29,8 @@
 #include "agent_supervise.h"
 #include "summary/summary.h"
 #include "base/conf.h"
+#include "base/conf_keys.h"
 #include "base/log.h"
-
-#define DEFAULT_CALL_TIMEOUT_MS 5000
 
 /* How long --stop and --restart wait for the supervisor. */
 #define CONTROL_TIMEOUT_MS 30000
@@ -85,6 +84,42 @@ level_from_name(const char *name)
 	return CEEMS_LOG_INFO;
 }
 
+/* The options of the key table (lib/conf_keys.h), with their ranges
+ * and defaults; an option given overrides the configuration file's key
+ * of the same name. */
+static void
+usage_settings(FILE *out)
+{
+	const struct ceems_key *keys;
+	size_t n;
+
+	fprintf(out, "\nSettings (an option overrides the file's key of the same name):\n");
+	keys = ceems_keys(&n);
+	for (size_t i = 0; i < n; i++) {
+		const struct ceems_key *k = &keys[i];
+		char range[80], arg[64];
+
+		if ((k->surfaces & CEEMS_KEY_IN_AGENT) == 0)
+			continue;
+		snprintf(arg, sizeof(arg), "--%s %s", ceems_key_option(k),
+			 k->type == CEEMS_KEY_DURATION ? "DURATION" :
+			 k->type == CEEMS_KEY_PATH ? "PATH" : "NUMBER");
+		ceems_key_range(k, range, sizeof(range));
+		fprintf(out, "      %-24s %s%s%s%s\n", arg, k->help,
+			range[0] != '\0' ? ", " : "", range,
+			k->default_value == NULL ? "" :
+			(k->surfaces & CEEMS_KEY_IN_CONF) != 0 ?
+			" (default: the file's)" : "");
+		if (k->default_value == NULL)
+			fprintf(out, "      %-24s (default %s)\n", "",
+				strcmp(k->name, "agent") == 0 ? CEEMS_AGENT_PATH :
+				CEEMS_AGENT_LOG);
+		else if ((k->surfaces & CEEMS_KEY_IN_CONF) == 0)
+			fprintf(out, "      %-24s (default %s)\n", "",
+				k->default_value);
+	}
+}
+
 static void
 usage(FILE *out)
 {
@@ -103,28 +138,23 @@ usage(FILE *out)
 		"\n"
 		"  -c, --config FILE   configuration file (default %s)\n"
 		"  -f, --foreground    accepted for compatibility: always in the foreground\n"
-		"      --interval DURATION  sampling interval, overriding the file's\n"
 		"      --check-config  parse the configuration, print it in full, exit\n"
 		"      --check-privileges  drop privileges as the agent does, then show\n"
 		"                      that /etc/shadow and /etc are out of reach\n"
 		"      --status        ask the running agent for its status\n"
 		"      --call JSON     send one request (\"-\": read it from stdin) and\n"
 		"                      print the reply; exit 0 ok, 1 refused, 2 no agent\n"
-		"      --socket PATH   the agent's socket (default: from the configuration)\n"
 		"      --start         start the supervisor (and so the agent) in the\n"
 		"                      background, unless one runs for this configuration\n"
 		"      --stop          stop the running supervisor and its agent\n"
 		"      --restart       restart the agent and its supervisor (a new version)\n"
 		"      --supervise     be the supervisor, in the foreground\n"
-		"      --agent PATH    the agent the supervisor runs (default %s)\n"
-		"      --log FILE      the supervisor's and agent's log (default %s)\n"
-		"      --timeout MS    how long a call waits (default %d)\n"
 		"      --replay DELAY_MS  internal: the agent's own replay process\n"
 		"  -h, --help          this text\n"
-		"  -V, --version       the version\n"
-		"\nSee ceems-agent(8) and ceems.conf(5).\n",
-		CEEMS_DEFAULT_CONFIG_PATH, CEEMS_AGENT_PATH, CEEMS_AGENT_LOG,
-		DEFAULT_CALL_TIMEOUT_MS);
+		"  -V, --version       the version\n",
+		CEEMS_DEFAULT_CONFIG_PATH);
+	usage_settings(out);
+	fprintf(out, "\nSee ceems-agent(8) and ceems.conf(5).\n");
 }
 
 static void
@@ -284,7 +314,69 @@ struct cli {
 	int timeout_ms, mode;		/* mode: an OPT_* of supervisor_mode */
 	uint64_t interval_ns;
 	struct agent_supervise_spec sv;
+	/* The values of the table's options, once checked. */
+	char socket_buf[CEEMS_CONFIG_PATH_MAX];
+	char agent_buf[CEEMS_CONFIG_PATH_MAX], log_buf[CEEMS_CONFIG_PATH_MAX];
 };
+
+/* Check VALUE of the table's option NAME into OUT (SIZE bytes).  Returns
+ * 0, or -1 after saying what is wrong: the option, the value, the range. */
+static int
+setting(const char *name, const char *value, void *out, size_t size)
+{
+	const struct ceems_key *k;
+	char problem[160];
+
+	k = ceems_key_find(name, strlen(name), CEEMS_KEY_IN_AGENT);
+	if (k == NULL) {
+		fprintf(stderr, "ceems-agent: --%s is not in the key table\n", name);
+		return -1;
+	}
+	if (ceems_key_parse(k, value, out, size, problem, sizeof(problem)) < 0) {
+		fprintf(stderr, "ceems-agent: --%s %s %s\n", name, value, problem);
+		return -1;
+	}
+	return 0;
+}
+
+/* The table's option OPT (an OPT_*) with OPTARG into CLI.  0 or -1. */
+static int
+parse_setting(int opt, const char *optarg, struct cli *cli)
+{
+	uint32_t ms;
+
+	switch (opt) {
+	case OPT_SOCKET:
+		if (setting("socket", optarg, cli->socket_buf,
+			    sizeof(cli->socket_buf)) < 0)
+			return -1;
+		cli->socket_path = cli->socket_buf;
+		return 0;
+	case OPT_TIMEOUT:
+		if (setting("timeout", optarg, &ms, sizeof(ms)) < 0)
+			return -1;
+		cli->timeout_ms = (int)ms;
+		return 0;
+	case OPT_INTERVAL:
+		if (setting("interval", optarg, &cli->interval_ns,
+			    sizeof(cli->interval_ns)) < 0)
+			return -1;
+		cli->interval = optarg;
+		return 0;
+	case OPT_AGENT:
+		if (setting("agent", optarg, cli->agent_buf,
+			    sizeof(cli->agent_buf)) < 0)
+			return -1;
+		cli->sv.agent = cli->agent_buf;
+		return 0;
+	case OPT_LOG:
+		if (setting("log", optarg, cli->log_buf, sizeof(cli->log_buf)) < 0)
+			return -1;
+		cli->sv.log = cli->log_buf;
+		return 0;
+	}
+	return -1;
+}
 
 /* --supervise, --start, --stop, --restart (MODE: OPT_*). */
 static int
@@ -370,33 +462,12 @@ parse_args(int argc, char **argv, struct cli *cli)
 			cli->request = "{\"op\":\"status\"}";
 			break;
 		case OPT_SOCKET:
-			cli->socket_path = optarg;
-			break;
-		case OPT_TIMEOUT: {
-			char *end;
-			long v;
-
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno != 0 || *end != '\0' || v < 1 || v > 3600000) {
-				fprintf(stderr, "ceems-agent: --timeout takes milliseconds, "
-					"1 to 3600000\n");
-				return -1;
-			}
-			cli->timeout_ms = (int)v;
-			break;
-		}
+		case OPT_TIMEOUT:
 		case OPT_INTERVAL:
-			/* The bounds of ceems.conf(5)'s interval key. */
-			if (ceems_parse_duration(optarg, &cli->interval_ns) < 0 ||
-			    cli->interval_ns < 10000000ULL ||
-			    cli->interval_ns > 3600000000000ULL) {
-				fprintf(stderr, "ceems-agent: --interval %s: expected a "
-					"duration from 10ms to 1h (e.g. 500ms, 2s)\n",
-					optarg);
+		case OPT_AGENT:
+		case OPT_LOG:
+			if (parse_setting(opt, optarg, cli) < 0)
 				return -1;
-			}
-			cli->interval = optarg;
 			break;
 		case OPT_CHECK_PRIVILEGES:
 		case OPT_SUPERVISE:
@@ -404,12 +475,6 @@ parse_args(int argc, char **argv, struct cli *cli)
 		case OPT_STOP:
 		case OPT_RESTART:
 			cli->mode = opt;
-			break;
-		case OPT_AGENT:
-			cli->sv.agent = optarg;
-			break;
-		case OPT_LOG:
-			cli->sv.log = optarg;
 			break;
 		case OPT_LOCK_FD:
 			cli->sv.lock_fd = atoi(optarg);
@@ -443,7 +508,6 @@ main(int argc, char **argv)
 	static struct ceems_config config;
 	struct cli cli = {
 		.config_path = CEEMS_DEFAULT_CONFIG_PATH,
-		.timeout_ms = DEFAULT_CALL_TIMEOUT_MS,
 		.sv = { .agent = CEEMS_AGENT_PATH, .log = CEEMS_AGENT_LOG,
 			.lock_fd = -1 },
 	};
@@ -461,6 +525,16 @@ main(int argc, char **argv)
 	}
 	if ((r = parse_args(argc, argv, &cli)) != 0)
 		return r > 0 ? 0 : 1;
+	/* --timeout's default is the table's. */
+	if (cli.timeout_ms == 0) {
+		const struct ceems_key *k = ceems_key_find("timeout", 7,
+							   CEEMS_KEY_IN_AGENT);
+		uint32_t ms;
+
+		if (setting("timeout", k->default_value, &ms, sizeof(ms)) < 0)
+			return 2;
+		cli.timeout_ms = (int)ms;
+	}
 	if (cli.request != NULL) {
 		if (cli.socket_path == NULL) {
 			if (load_config(&config, cli.config_path, cli.explicit_config,
