@@ -98,7 +98,7 @@ parse_one(const char *arg, struct ceems_plugin_args *args)
 				 eq + 1);
 	}
 	if (r < 0)
-		ceems_error("plugstack.conf: %s=%s %s; the default is used",
+		ceems_error("plugstack.conf: %s=%s %s",
 			    k->name, eq + 1, problem);
 	return r;
 }

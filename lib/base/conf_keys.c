@@ -44,7 +44,7 @@ static const struct ceems_key keys[] = {
 	{ "series_interval", NULL, CEEMS_KEY_DURATION, CONF, "30s",
 	  1e9, 86400e9, NULL, FIELD(series_interval_ns),
 	  "resolution of the time series" },
-	{ "summary_gpu_min_time", NULL, CEEMS_KEY_DURATION, CONF, "300s",
+	{ "summary_gpu_min_time", NULL, CEEMS_KEY_DURATION, CONF, "5m",
 	  0, 86400e9, NULL, FIELD(summary_gpu_min_ns),
 	  "shorter jobs get no GPU notes" },
 	/* 30 s: far beyond the plugin's store (database_timeout plus the
@@ -277,6 +277,22 @@ ceems_key_range(const struct ceems_key *k, char *buf, size_t size)
 		snprintf(lo, sizeof(lo), "%g", k->min);
 		snprintf(hi, sizeof(hi), "%.15g", k->max);
 		break;
+	case CEEMS_KEY_WORD: {
+		/* "error, warning, info, debug" */
+		size_t o = 0;
+
+		for (const char *p = k->words; *p != '\0' && o + 3 < size; p++) {
+			if (*p == ' ') {
+				buf[o++] = ',';
+				buf[o++] = ' ';
+			} else {
+				buf[o++] = *p;
+			}
+		}
+		if (size > 0)
+			buf[o] = '\0';
+		return;
+	}
 	default:
 		if (size > 0)
 			buf[0] = '\0';
@@ -425,7 +441,7 @@ text_problem(const struct ceems_key *k, const char *value)
 		return value[0] != '/' ? "must be an absolute path" : NULL;
 	case CEEMS_KEY_WORD:
 		return !word_in_list(value, k->words) ?
-		    "is not one of the allowed words" : NULL;
+		    "is not an allowed word" : NULL;
 	case CEEMS_KEY_NAME:
 		return !is_name(value) ?
 		    "may hold only letters, digits, '.', '_' and '-'" : NULL;
