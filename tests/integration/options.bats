@@ -32,12 +32,15 @@ summary_lines() {
 @test "plugstack.conf interval= reaches the agent as --interval" {
 	pid=$(agent_status | jq .pid)
 	tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "--interval 500ms"
+	# It wins over the file's interval (250ms in the cluster's ceems.conf).
+	grep -qx 'interval = 250ms' "$CEEMS_DIR/ceems.conf"
+	[ "$(agent_status | jq .interval_s)" = 0.5 ]
 	# And the agent's own view of it: --check-config with the override.
 	"$(agent_bin)" -c "$CEEMS_DIR/ceems.conf" --interval 500ms --check-config |
 		grep -qx 'interval = 500ms'
 	run "$(agent_bin)" -c "$CEEMS_DIR/ceems.conf" --interval 1ms --check-config
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"--interval 1ms: expected a duration"* ]]
+	[[ "$output" == *"--interval 1ms is out of range; allowed: 10ms to 1h"* ]]
 }
 
 @test "site default summary=none: a job without the option prints nothing" {

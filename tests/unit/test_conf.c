@@ -80,13 +80,17 @@ test_errors(void)
 	expect_error("interval = 1s\nnonsense\n", "bad.conf:2: expected 'key = value'", "line without '='");
 	expect_error("= 3\n", "missing key", "empty key");
 	expect_error("interval = fast\n", "not a duration", "bad duration");
-	expect_error("interval = 1ms\n", "out of range", "interval too short");
+	expect_error("interval = 1ms\n",
+		     "bad.conf:1: interval = '1ms' is out of range; allowed: 10ms to 1h",
+		     "interval too short: the key, the value and the range");
 	expect_error("interval = -1s\n", "not a duration", "negative duration");
 	expect_error("max_jobs = 0\n", "out of range", "max_jobs zero");
 	expect_error("max_jobs = 12abc\n", "whole number", "trailing garbage");
 	expect_error("max_jobs = 99999999999999999999999\n", "whole number", "overflow");
 	expect_error("socket = relative/path\n", "absolute path", "relative path");
-	expect_error("log_level = chatty\n", "allowed words", "unknown level");
+	expect_error("log_level = chatty\n",
+		     "log_level = 'chatty' is not an allowed word; allowed: error, warning, info, debug",
+		     "unknown level, and the allowed words");
 	expect_error("source_rapl = maybe\n", "yes or no", "bad bool");
 	expect_error("idle_power_package = -5\n", "watts", "negative power");
 	expect_error("idle_power_package = 5 kW\n", "watts", "wrong unit");
@@ -94,7 +98,7 @@ test_errors(void)
 	expect_error("pue = nan\n", "not a number", "NaN PUE");
 	expect_error("zone = F R\n", "may hold only", "space in zone");
 	expect_error("cluster = a;drop table\n", "may hold only", "odd characters in cluster");
-	expect_error("ebpf = uprobe\n", "allowed words", "unknown eBPF attach type");
+	expect_error("ebpf = uprobe\n", "not an allowed word", "unknown eBPF attach type");
 }
 
 /* ebpf: auto, off, and each attach type it may force. */
