@@ -739,7 +739,7 @@ fuzz_check_conf(const char *data, size_t len)
 	if (ret < 0 ? ns != mark :
 	    !(data[0] >= '0' && data[0] <= '9') || ns > UINT64_C(1000000000000000001))
 		return "ceems_parse_duration: bad value, or value set on error";
-	return NULL;
+	return fuzz_check_conf_keys(data, len);
 }
 
 /* ------------------------------------------------------------------ */

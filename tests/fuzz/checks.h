@@ -26,8 +26,11 @@ const char *fuzz_check_cgroup_stats(const char *data, size_t len);
 /* ceems_parse_proc_stat, ceems_parse_proc_meminfo. */
 const char *fuzz_check_proc_stats(const char *data, size_t len);
 
-/* ceems_config_parse, ceems_parse_duration. */
+/* ceems_config_parse, ceems_parse_duration, and every key of the table
+ * (fuzz_check_conf_keys, tests/fuzz/checks_keys.c). */
 const char *fuzz_check_conf(const char *data, size_t len);
+/* ceems_key_parse: the text up to the NUL as every key's value. */
+const char *fuzz_check_conf_keys(const char *data, size_t len);
 
 /* ceems_emissions_table_parse (all LEN bytes), then lookups in the
  * table it built. */

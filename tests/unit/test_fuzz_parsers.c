@@ -143,6 +143,11 @@ static const struct edge conf_edges[] = {
 	EDGE("max_jobs = 0"), EDGE("max_jobs = -1"), EDGE("max_jobs = 65536"),
 	EDGE("socket = relative"), EDGE("socket = /"), EDGE("zone = FR"),
 	EDGE("zone = F R"), EDGE("zone = 0123456789abcdef"),
+	/* bare values: every key of the table takes them whole */
+	EDGE("1ms"), EDGE("10ms"), EDGE("3600000000001ns"), EDGE("0"),
+	EDGE("4294967296"), EDGE("65537"), EDGE("3600001"), EDGE("-1"),
+	EDGE("learn"), EDGE("5.0000001"), EDGE("4095"), EDGE("1025T"),
+	EDGE("/x"), EDGE("full"), EDGE("yes"),
 	EDGE("cluster = a/b"), EDGE("source_rapl = maybe"),
 	EDGE("source_hwmon = off\nsource_pm_counters = 1\n"),
 	EDGE("database = service=ceems\n"), EDGE("database = "),
