@@ -52,7 +52,7 @@ parse_one(const char *arg, struct ceems_plugin_args *args)
 {
 	const char *eq = strchr(arg, '=');
 	const struct ceems_key *k = NULL;
-	char problem[160], word[8], known[256];
+	char problem[160], word[64], known[256];
 	uint64_t ns;
 	int r;
 
@@ -77,10 +77,14 @@ parse_one(const char *arg, struct ceems_plugin_args *args)
 				    sizeof(args->agent_log), problem,
 				    sizeof(problem));
 	else if (strcmp(k->name, "summary") == 0) {
-		r = ceems_key_parse(k, eq + 1, word, sizeof(word), problem,
-				    sizeof(problem));
-		if (r == 0)
-			(void)ceems_summary_style_parse(word, &args->summary);
+		/* The table's words, in any case, as --ceems-summary takes
+		 * them (lib/summary.h). */
+		r = ceems_summary_style_parse(eq + 1, &args->summary) < 0 ? -1 : 0;
+		if (r < 0) {
+			ceems_key_range(k, word, sizeof(word));
+			snprintf(problem, sizeof(problem),
+				 "is not an allowed word; allowed: %s", word);
+		}
 	} else {
 		/* interval: checked here, so that the error reaches the
 		 * slurmd log and the agent still starts; passed on as
@@ -108,16 +112,13 @@ ceems_plugin_args_parse(int ac, char **av, const char *agent_path,
 			const char *agent_log, struct ceems_plugin_args *args)
 {
 	const struct ceems_key *summary;
-	char problem[160], word[8];
 	int ret = 0;
 
 	snprintf(args->config_path, sizeof(args->config_path), "%s",
 		 ceems_key_find("config", 6, CEEMS_KEY_IN_PLUGSTACK)->default_value);
 	summary = ceems_key_find("summary", 7, CEEMS_KEY_IN_PLUGSTACK);
 	args->summary = CEEMS_SUMMARY_FULL;
-	if (ceems_key_parse(summary, summary->default_value, word, sizeof(word),
-			    problem, sizeof(problem)) == 0)
-		(void)ceems_summary_style_parse(word, &args->summary);
+	(void)ceems_summary_style_parse(summary->default_value, &args->summary);
 	snprintf(args->agent_path, sizeof(args->agent_path), "%s", agent_path);
 	snprintf(args->agent_log, sizeof(args->agent_log), "%s", agent_log);
 	args->interval[0] = '\0';

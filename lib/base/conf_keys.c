@@ -177,7 +177,7 @@ static const struct ceems_key keys[] = {
 	  0, 0, NULL, NO_FIELD,
 	  "the configuration file" },
 	{ "summary", NULL, CEEMS_KEY_WORD, PLUGSTACK, "full",
-	  0, 0, "none short full", 0, 8,
+	  0, 0, "none short full", NO_FIELD,
 	  "the site's summary at the end of a job" },
 	{ "agent", NULL, CEEMS_KEY_PATH, PLUGSTACK | AGENT, NULL,
 	  0, 0, NULL, NO_FIELD,

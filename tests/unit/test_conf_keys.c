@@ -237,6 +237,21 @@ test_plugstack_bounds(void)
 	   "a refused interval leaves the file's");
 	ok(plugstack(&args, "summary=short") == 0 &&
 	   args.summary == CEEMS_SUMMARY_SHORT, "summary=short");
+	ok(plugstack(&args, "summary=NONE") == 0 &&
+	   args.summary == CEEMS_SUMMARY_NONE,
+	   "summary=NONE: any case, as --ceems-summary");
+	{
+		const struct ceems_key *k = ceems_key_find("summary", 7,
+							   CEEMS_KEY_IN_PLUGSTACK);
+		char words[64], *w, *save = NULL;
+		enum ceems_summary_style style;
+
+		snprintf(words, sizeof(words), "%s", k->words);
+		for (w = strtok_r(words, " ", &save); w != NULL;
+		     w = strtok_r(NULL, " ", &save))
+			ok(ceems_summary_style_parse(w, &style) == 0,
+			   "the table's summary word %s is a summary style", w);
+	}
 	ok(plugstack(&args, "summary=long") < 0 &&
 	   args.summary == CEEMS_SUMMARY_FULL &&
 	   strstr(logged, "summary=long is not an allowed word; allowed: none, short, full") != NULL,
