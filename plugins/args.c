@@ -1,5 +1,5 @@
 /* args.c - the plugstack.conf arguments of the plugin, KEY=VALUE, each
- * checked against the key table (lib/conf_keys.h): the same bounds and
+ * checked against the key table (lib/base/conf_keys.h): the same bounds and
  * messages as ceems.conf and the agent's options. */
 #include "config.h"
 

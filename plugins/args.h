@@ -1,5 +1,5 @@
 /* args.h - the plugin's plugstack.conf arguments (KEY=VALUE), checked
- * against the key table (lib/conf_keys.h).  No Slurm header here: the
+ * against the key table (lib/base/conf_keys.h).  No Slurm header here: the
  * unit tests parse arguments without a Slurm. */
 #ifndef CEEMS_PLUGIN_ARGS_H
 #define CEEMS_PLUGIN_ARGS_H

@@ -87,7 +87,7 @@ load(const struct ceems_config *config, char *why, size_t why_size)
 	struct ceems_bpf_io *io;
 	char full[768];	/* the log's: each hook's refusals */
 
-	/* wanted() let only the key's other words (conf.c) through. */
+	/* wanted() let only the key's other words (base/conf_keys.c) through. */
 	io = ceems_bpf_io_open(by_cgroup, (enum ceems_bpf_attach)
 			       ceems_bpf_force_from_word(config->ebpf),
 			       config->max_jobs, full, sizeof(full));

@@ -2,7 +2,8 @@
  * "key = value" per line, '#' comments.  Parsing is strict: an unknown key
  * or a malformed value is an error naming the file and line, because a
  * silently ignored typo in an energy accounting setup produces wrong
- * numbers for months.  Keys and defaults are documented in ceems.conf(5). */
+ * numbers for months.  The keys, their defaults and bounds are the table of
+ * base/conf_keys.h; ceems.conf(5) documents them. */
 #ifndef CEEMS_CONF_H
 #define CEEMS_CONF_H
 

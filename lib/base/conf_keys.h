@@ -3,7 +3,7 @@
  * setting among the node agent's options, each listed once with its
  * type, default, bounds, the places that accept it and its help line.
  * The file parser (conf.c), the plugin's arguments (plugins/args.c) and
- * the agent's command line (tools/ceems-agent.c) all check values here,
+ * the agent's command line (tools/agent/ceems-agent.c) all check values here,
  * so that a bound or a default is written in one place and every error
  * names the key, the bad value and the allowed range.
  *

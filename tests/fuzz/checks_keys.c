@@ -1,4 +1,4 @@
-/* checks_keys.c - the check of ceems_key_parse (lib/conf_keys.h), which
+/* checks_keys.c - the check of ceems_key_parse (lib/base/conf_keys.h), which
  * takes every setting's value whole: a ceems.conf value, a plugstack.conf
  * argument's, an agent option's.  Every key of the table gets the input
  * as its value. */

@@ -1,6 +1,6 @@
 #!/bin/sh
 # agent-options.sh - ceems-agent's settings on its command line are
-# checked against the key table (lib/conf_keys.h) like ceems.conf's keys:
+# checked against the key table (lib/base/conf_keys.h) like ceems.conf's keys:
 # the bounds are accepted, a value just outside is refused with the
 # option, the value and the range; an option overrides the file's key.
 # Runs the built agent without root (--check-config, and calls to a

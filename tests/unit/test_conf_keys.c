@@ -1,4 +1,4 @@
-/* test_conf_keys.c - the key table (lib/conf_keys.h) and the places that
+/* test_conf_keys.c - the key table (lib/base/conf_keys.h) and the places that
  * take settings from it: every default is a value its key accepts; every
  * bounded key accepts its bounds and refuses a value just outside them,
  * in ceems.conf and as a plugstack.conf argument, with a message naming

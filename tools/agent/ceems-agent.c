@@ -84,7 +84,7 @@ level_from_name(const char *name)
 	return CEEMS_LOG_INFO;
 }
 
-/* The options of the key table (lib/conf_keys.h), with their ranges
+/* The options of the key table (lib/base/conf_keys.h), with their ranges
  * and defaults; an option given overrides the configuration file's key
  * of the same name. */
 static void
