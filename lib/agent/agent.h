@@ -228,6 +228,16 @@ struct ceems_agent *ceems_agent_open(const struct ceems_config *config,
 				     size_t err_size);
 void ceems_agent_close(struct ceems_agent *agent);
 
+/* Start measuring at NOW_NS, once open has returned and before any job
+ * is registered or restored: opening (eBPF programs tried type by type,
+ * GPU libraries, the state file) takes a while after the sources' first
+ * reading, and a counter that wraps faster than that would make the
+ * first tick a stall gap for every job in it.  The sources and the
+ * node's CPU time are read again as the first tick's start.  -EBUSY
+ * once a job is held or a tick has run, -EINVAL for a time before the
+ * open's (nothing is changed then). */
+int ceems_agent_start(struct ceems_agent *agent, uint64_t now_ns);
+
 /* Fix the wall clock of the ticks to their monotonic time + OFFSET_NS
  * (the intensity series is in wall-clock time).  By default the agent
  * takes the offset from the clocks each time it looks at the series. */

@@ -309,6 +309,40 @@ fail:
 	return NULL;
 }
 
+/* A reader whose last reading was good takes the next one as a
+ * baseline, not as the end of an interval: the time since is nobody's. */
+static void
+rebase_readers(struct ceems_energy_source *src)
+{
+	for (size_t i = 0; i < src->ncounters; i++) {
+		struct ceems_energy_reader *r = ceems_energy_source_reader(src, i);
+
+		if (r != NULL && r->have_prev) {
+			r->have_prev = false;
+			r->rebase_gap = CEEMS_GAP_NONE;
+		}
+	}
+}
+
+int
+ceems_agent_start(struct ceems_agent *a, uint64_t now_ns)
+{
+	if (now_ns < a->last_tick_ns)
+		return -EINVAL;
+	if (a->njobs > 0 || a->tick_seq > 0)
+		return -EBUSY;
+	for (size_t s = 0; s < a->nsources; s++) {
+		rebase_readers(a->sources[s]);
+		ceems_energy_source_sample(a->sources[s], now_ns);
+		/* What the open's reading to this one held: charged to no
+		 * job and no tick. */
+		ceems_energy_source_take(a->sources[s], a->takes[s]);
+	}
+	a->have_node_cpu = ceems_proc_read_cpu(a->proc, &a->node_cpu) == 0;
+	a->last_tick_ns = now_ns;
+	a->last_usage_ns = now_ns;
+	return 0;
+}
 
 void
 ceems_agent_close(struct ceems_agent *a)

@@ -584,6 +584,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	/* As the agent does when it starts. */
+	ceems_agent_start(a, now);
 	ceems_agent_restore(a, now);
 	for (unsigned i = 0; i < njobs; i++) {
 		struct ceems_agent_job_spec spec;

@@ -342,6 +342,10 @@ main(int argc, char **argv)
 	a = ceems_agent_open(&c, t0, err, sizeof(err));
 	if (a == NULL)
 		fail("the agent does not open:", err);
+	/* As the agent does: its first tick starts once it is open. */
+	t0 = now_ns();
+	if (ceems_agent_start(a, t0) < 0)
+		fail("the agent does not start:", "jobs held before it did");
 	tick_ns = c.interval_ns;
 	next_tick = t0 + tick_ns;
 	printf("source_interval_s=%.6f\n",

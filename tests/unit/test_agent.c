@@ -332,6 +332,60 @@ test_first_interval_flagged(void)
 	}
 }
 
+/* An agent whose opening took longer than a counter's wrap period (the
+ * fixture's package: 262143 J at 150 W, 1748 s) and that is started
+ * when open: its first tick is measured for a job registered before it.
+ * Not started, the reading at open and the first tick's are a stall
+ * apart, and that tick is a gap for the job. */
+static void
+test_start_after_slow_open(void)
+{
+	struct ceems_config c;
+	struct ceems_agent_job_spec spec;
+	struct ceems_agent_job_report r;
+	struct ceems_agent *a;
+	char err[256] = "";
+	double coverage;
+	uint64_t t = 5000 * SEC;
+
+	for (int started = 1; started >= 0; started--) {
+		base_config(&c);
+		a = ceems_agent_open(&c, t, err, sizeof(err));
+		if (!ok(a != NULL, "slow open: agent opens (%s)", err))
+			return;
+		move(30, 20, 4, 100, 0);
+		t += 1800 * SEC;
+		if (started)
+			is_int(ceems_agent_start(a, t), 0,
+			       "slow open: the agent starts once open");
+		job42_spec(&spec);
+		is_int(ceems_agent_register(a, &spec, t), 0,
+		       "slow open: job registers");
+		if (started)
+			is_int(ceems_agent_start(a, t), -EBUSY,
+			       "slow open: no second start once a job is held");
+		advance(1500000000ULL);
+		ceems_agent_tick(a, t += SEC);
+		advance(1500000000ULL);
+		ceems_agent_tick(a, t += SEC);
+		is_int(ceems_agent_deregister(a, 42, t, &r), 0,
+		       "slow open: job leaves");
+		coverage = -1;
+		ceems_job_ledger_coverage(&r.ledger, CEEMS_DOMAIN_PACKAGE,
+					  &coverage);
+		if (started)
+			ok(coverage == 1 && r.gap_s == 0,
+			   "slow open, started: the job's whole life measured (coverage %.3f)",
+			   coverage);
+		else
+			ok(coverage > 0.49 && coverage < 0.51,
+			   "slow open, not started: the first tick a stall gap (coverage %.3f)",
+			   coverage);
+		ceems_agent_close(a);
+		t += 100 * SEC;
+	}
+}
+
 static void
 test_register_errors(void)
 {
@@ -619,6 +673,7 @@ main(void)
 	test_damaged_state();
 	test_old_state_version();
 	test_series_adds_up();
+	test_start_after_slow_open();
 	tmptree_remove(sys_root);
 	tmptree_remove(cg_root);
 	tmptree_remove(proc_root);

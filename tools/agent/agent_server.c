@@ -813,6 +813,8 @@ setup(struct server *s, const char *config_text)
 		ceems_error("cannot start: %s", err);
 		return -1;
 	}
+	/* Opening took a while since NOW: the first tick starts here. */
+	ceems_agent_start(s->agent, ceems_clock_monotonic_ns());
 	/* Restore before listening: a job that ends now must find its
 	 * state, not a fresh registration. */
 	r = ceems_agent_restore(s->agent, ceems_clock_monotonic_ns());
