@@ -348,12 +348,6 @@ setup() {
     local cov
     for job in 101 102; do
         cov=$(_value "$agent" "job_${job}_package_coverage")
-        # Known defect, open: the busy job's coverage is one 0.1 s tick
-        # short (0.9889 of its 9 s), recorded as a gap, on this tree;
-        # anything else is a failure.
-        if [ "$job" = 101 ] && awk -v c="$cov" 'BEGIN { exit !(c > 0.988 && c < 0.990) }'; then
-            skip "known defect: job 101's package coverage is one tick short ($cov)"
-        fi
         [ "$cov" = 1.000000 ] || _fail "job $job: package coverage $cov"
         [ "$(_value "$agent" "job_${job}_alloc_cores")" = 1 ] ||
             _fail "job $job: $(_value "$agent" "job_${job}_alloc_cores") cores"
