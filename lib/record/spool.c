@@ -85,8 +85,8 @@ ceems_spool_name(const struct ceems_job_record *r, char *name, size_t size)
 	return 0;
 }
 
-static bool
-is_record_name(const char *name)
+bool
+ceems_spool_is_record_name(const char *name)
 {
 	size_t len = strlen(name);
 
@@ -421,6 +421,25 @@ list_add(struct ceems_spool_list *list, size_t *cap, size_t oldest,
 	return 0;
 }
 
+/* DIR opened for reading its entries: 0 with *D, or with *D NULL when
+ * DIR is missing (an empty spool); -errno. */
+static int
+open_listing(const char *dir, DIR **d)
+{
+	int dfd, ret;
+
+	*d = NULL;
+	dfd = open_dir(dir, false);
+	if (dfd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if ((*d = fdopendir(dfd)) == NULL) {
+		ret = -errno;
+		close(dfd);
+		return ret;
+	}
+	return 0;
+}
+
 /* Whether the entry E of DFD is a regular file: the type readdir gives
  * where the file system says (a stat per record made the replay's list
  * of a large spool cost more than storing it), else lstat's. */
@@ -442,21 +461,14 @@ ceems_spool_list(const char *dir, size_t oldest, struct ceems_spool_list *list)
 	bool cut = false;
 	struct dirent *e;
 	DIR *d;
-	int dfd;
+	int dfd, ret;
 
 	memset(list, 0, sizeof(*list));
-	dfd = open_dir(dir, false);
-	if (dfd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	d = fdopendir(dfd);
-	if (d == NULL) {
-		int ret = -errno;
-
-		close(dfd);
+	if ((ret = open_listing(dir, &d)) < 0 || d == NULL)
 		return ret;
-	}
+	dfd = dirfd(d);
 	while ((e = readdir(d)) != NULL) {
-		if (!is_record_name(e->d_name) || !is_regular(dfd, e))
+		if (!ceems_spool_is_record_name(e->d_name) || !is_regular(dfd, e))
 			continue;
 		list->total++;
 		if (list_add(list, &cap, oldest, &cut, e->d_name) < 0) {
@@ -485,7 +497,7 @@ ceems_spool_read(const char *dir, const char *name,
 	ssize_t n;
 	int dfd;
 
-	if (!is_record_name(name) || strchr(name, '/') != NULL) {
+	if (!ceems_spool_is_record_name(name) || strchr(name, '/') != NULL) {
 		fail(err, err_size, "%s is not a spool record name", name);
 		return -EINVAL;
 	}
@@ -522,7 +534,7 @@ ceems_spool_remove(const char *dir, const char *name)
 	struct stat st;
 	int dfd, ret = 0;
 
-	if (!is_record_name(name) || strchr(name, '/') != NULL)
+	if (!ceems_spool_is_record_name(name) || strchr(name, '/') != NULL)
 		return -EINVAL;
 	dfd = open_dir(dir, false);
 	if (dfd < 0)
@@ -563,7 +575,7 @@ ceems_spool_remove_stored(const char *dir, const char *const *names, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		int r = 0;
 
-		if (!is_record_name(names[i]) || strchr(names[i], '/') != NULL)
+		if (!ceems_spool_is_record_name(names[i]) || strchr(names[i], '/') != NULL)
 			r = -EINVAL;
 		else if (fstatat(dfd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 			 unlinkat(dfd, names[i], 0) < 0)
@@ -638,18 +650,11 @@ ceems_spool_sweep(const char *dir, int64_t age_s)
 	size_t n = 0;
 	int found = 0;
 	DIR *d;
-	int dfd;
+	int dfd, ret;
 
-	dfd = open_dir(dir, false);
-	if (dfd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	d = fdopendir(dfd);
-	if (d == NULL) {
-		int ret = -errno;
-
-		close(dfd);
+	if ((ret = open_listing(dir, &d)) < 0 || d == NULL)
 		return ret;
-	}
+	dfd = dirfd(d);
 	/* At most 16 a call: the sweep is bounded work like the replay. */
 	while ((e = readdir(d)) != NULL && n < 16) {
 		struct stat st;

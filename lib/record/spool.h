@@ -12,6 +12,7 @@
 #ifndef CEEMS_SPOOL_H
 #define CEEMS_SPOOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,11 @@
  * -ENAMETOOLONG. */
 int ceems_spool_name(const struct ceems_job_record *r, char *name,
 		     size_t size);
+
+/* Whether NAME, as a directory lists it, is a record's: not hidden (no
+ * temporary file), ending in ".json", shorter than CEEMS_SPOOL_NAME_MAX.
+ * The replay and ceems-sacct read the same files. */
+bool ceems_spool_is_record_name(const char *name);
 
 /* Write TEXT (LEN bytes: R's JSON) durably into DIR (created, mode 0750,
  * when missing).  MAX_BYTES is a soft cap: a record that brings the

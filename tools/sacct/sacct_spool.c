@@ -36,15 +36,6 @@ sacct_spool_open(const char *dir, char *err, size_t err_size)
 	return fd;
 }
 
-static bool
-is_record_name(const char *name)
-{
-	size_t len = strlen(name);
-
-	return name[0] != '.' && len > 5 && len < CEEMS_SPOOL_NAME_MAX &&
-		strcmp(name + len - 5, ".json") == 0;
-}
-
 static int
 series_from_json(const struct json_object *obj, struct sacct_series *s,
 		 char *err, size_t err_size)
@@ -255,7 +246,7 @@ sacct_spool_load(int dirfd, const struct sacct_query *q,
 		return -ENOMEM;
 	}
 	while ((de = readdir(d)) != NULL) {
-		if (!is_record_name(de->d_name))
+		if (!ceems_spool_is_record_name(de->d_name))
 			continue;
 		if (read_record(dirfd, de->d_name, buf, bufsize, &len) < 0) {
 			(*skipped)++;
