@@ -343,14 +343,26 @@ int
 ceems_record_decode(const char *buf, size_t len, struct ceems_job_record *out,
 		    char *err, size_t err_size)
 {
+	return ceems_record_decode_series(buf, len, out, NULL, err, err_size);
+}
+
+int
+ceems_record_decode_series(const char *buf, size_t len,
+			   struct ceems_job_record *out,
+			   struct ceems_series **series_out, char *err,
+			   size_t err_size)
+{
 	static const char *const known[] = { "format", "written_at",
 		"finalized_by", "job", "measurements", "notes", "series", NULL };
 	struct ceems_job_record *r;
 	struct json_object *obj, *val;
 	uint64_t u;
 	char format[32];
+	struct ceems_series *series = NULL;
 	int ret = -EINVAL;
 
+	if (series_out != NULL)
+		*series_out = NULL;
 	if (len > CEEMS_RECORD_MAX)
 		return ceems_json_error(err, err_size, "record larger than %d bytes",
 					CEEMS_RECORD_MAX);
@@ -405,19 +417,20 @@ ceems_record_decode(const char *buf, size_t len, struct ceems_job_record *out,
 	if ((val = ceems_json_get(obj, "notes")) != NULL &&
 	    notes_from_json(val, r, err, err_size) < 0)
 		goto out;
-	/* Checked, not kept (see record.h). */
-	if ((val = ceems_json_get(obj, "series")) != NULL) {
-		struct ceems_series *series;
-
-		if (ceems_series_from_json(val, &series, err, err_size) < 0)
-			goto out;
-		ceems_series_free(series);
-	}
+	/* Checked, and kept only for a caller that asks (see record.h). */
+	if ((val = ceems_json_get(obj, "series")) != NULL &&
+	    ceems_series_from_json(val, &series, err, err_size) < 0)
+		goto out;
 	if (ceems_record_validate(r, err, err_size) < 0)
 		goto out;
 	*out = *r;
+	if (series_out != NULL) {
+		*series_out = series;
+		series = NULL;
+	}
 	ret = 0;
 out:
+	ceems_series_free(series);
 	free(r);
 	json_object_put(obj);
 	return ret;
@@ -479,27 +492,6 @@ ceems_record_validate(const struct ceems_job_record *r, char *err,
 		return ceems_json_error(err, err_size, "job %u: elapsed time of %.0f s is absurd",
 					m->jobid, r->report.elapsed_s);
 	return 0;
-}
-
-int
-ceems_record_series(const char *buf, size_t len, struct ceems_series **out,
-		    char *err, size_t err_size)
-{
-	struct json_object *obj, *val;
-	int ret = 0;
-
-	*out = NULL;
-	if (len > CEEMS_RECORD_MAX)
-		return ceems_json_error(err, err_size, "record larger than %d bytes",
-					CEEMS_RECORD_MAX);
-	obj = ceems_json_parse(buf, len, true, err, err_size);
-	if (obj == NULL)
-		return -EINVAL;
-	if (json_object_is_type(obj, json_type_object) &&
-	    (val = ceems_json_get(obj, "series")) != NULL)
-		ret = ceems_series_from_json(val, out, err, err_size);
-	json_object_put(obj);
-	return ret;
 }
 
 /* The "job" object alone: the plugin sends it with a deregistration so

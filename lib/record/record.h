@@ -60,17 +60,18 @@ int ceems_record_encode_fallback(const struct ceems_job_record *r, char *buf,
 /* Decode and validate JSON text.  Returns 0, or -EINVAL with ERR naming
  * the first problem (R untouched).  A "series" member is checked but not
  * kept (R->report.series is NULL, so that no caller has to free one):
- * ceems_record_series reads it. */
+ * ceems_record_decode_series reads it. */
 int ceems_record_decode(const char *buf, size_t len,
 			struct ceems_job_record *r, char *err,
 			size_t err_size);
 
-/* The "series" member of the record text BUF: 0 with *OUT a new series
- * (free it with ceems_series_free), or NULL when the record has none;
- * -EINVAL with ERR when the text or its series is malformed. */
-int ceems_record_series(const char *buf, size_t len,
-			struct ceems_series **out, char *err,
-			size_t err_size);
+/* ceems_record_decode that keeps the "series" member too: *SERIES is a
+ * new series (free it with ceems_series_free), or NULL when the record
+ * has none or on error.  One parse of the text for both. */
+int ceems_record_decode_series(const char *buf, size_t len,
+			       struct ceems_job_record *r,
+			       struct ceems_series **series, char *err,
+			       size_t err_size);
 
 /* Refuse records with missing or absurd fields before they are stored:
  * no job id, times out of order or far in the future, a state Slurm does

@@ -364,6 +364,7 @@ test_record(void)
 	static char text[CEEMS_RECORD_MAX + 1];
 	struct ceems_agent_job_report rep;
 	struct ceems_job_meta meta;
+	static struct ceems_series not_set;
 	struct ceems_series *s, *got = NULL;
 	char err[256] = "";
 	int n;
@@ -388,7 +389,10 @@ test_record(void)
 	ok(ceems_record_decode(text, (size_t)n, &back, err, sizeof(err)) == 0,
 	   "record with a series decodes (%s)", err);
 	ok(back.report.series == NULL, "the decoded record keeps no series of its own");
-	is_int(ceems_record_series(text, (size_t)n, &got, err, sizeof(err)), 0, "its series reads");
+	is_int(ceems_record_decode_series(text, (size_t)n, &back, &got, err, sizeof(err)), 0,
+	       "the record and its series decode in one go");
+	ok(back.report.series == NULL && back.meta.jobid == 9,
+	   "the record as ceems_record_decode gives it");
 	ok(got != NULL && same_series(s, got), "record round trip exact");
 	ceems_series_free(got);
 	ceems_series_free(s);
@@ -398,8 +402,8 @@ test_record(void)
 	ceems_record_build(&r, &meta, &rep, "extern", 1700001300);
 	n = ceems_record_encode(&r, text, sizeof(text));
 	ok(n > 0 && n <= CEEMS_RECORD_MAX, "a 4096-row series fits the record (%d bytes)", n);
-	ok(ceems_record_decode(text, (size_t)n, &back, err, sizeof(err)) == 0, "and decodes (%s)", err);
-	is_int(ceems_record_series(text, (size_t)n, &got, err, sizeof(err)), 0, "its series reads");
+	ok(ceems_record_decode_series(text, (size_t)n, &back, &got, err, sizeof(err)) == 0,
+	   "and decodes with its series (%s)", err);
 	ok(got != NULL && got->nrows < s->nrows && got->nrows >= s->nrows / 4,
 	   "coarsened no more than needed (%u rows)", got ? got->nrows : 0);
 	if (got != NULL)
@@ -412,7 +416,8 @@ test_record(void)
 	ceems_record_build(&r, &meta, &rep, "extern", 1700001300);
 	n = ceems_record_encode(&r, text, sizeof(text));
 	ok(n > 0 && strstr(text, "series") == NULL, "no series member without a series");
-	is_int(ceems_record_series(text, (size_t)n, &got, err, sizeof(err)), 0, "reads");
+	got = &not_set;
+	is_int(ceems_record_decode_series(text, (size_t)n, &back, &got, err, sizeof(err)), 0, "reads");
 	ok(got == NULL, "no series");
 	/* A malformed series makes the record invalid. */
 	n = ceems_record_encode(&r, text, sizeof(text));
@@ -420,6 +425,9 @@ test_record(void)
 	strcat(text, ",\"series\":{\"resolution_s\":30}}");
 	ok(ceems_record_decode(text, strlen(text), &back, err, sizeof(err)) == -EINVAL,
 	   "a malformed series is refused (%s)", err);
+	got = &not_set;
+	ok(ceems_record_decode_series(text, strlen(text), &back, &got, err, sizeof(err)) == -EINVAL &&
+	   got == NULL, "and no series comes out of it");
 }
 
 /* Rows further apart than the coarsest bucket (UINT32_MAX s, only in a

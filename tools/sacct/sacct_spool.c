@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 
 #include "base/json_util.h"
+#include "model/agent_series.h"
 #include "sacct_spool.h"
 #include "record/spool.h"
 
@@ -36,123 +37,73 @@ sacct_spool_open(const char *dir, char *err, size_t err_size)
 	return fd;
 }
 
+/* The rows of a series as the agent keeps them (lib/model/agent_series.h)
+ * into S, one number a column, NaN where unknown.  0 or -1 with ERR. */
 static int
-series_from_json(const struct json_object *obj, struct sacct_series *s,
-		 char *err, size_t err_size)
+series_copy(const struct ceems_series *from, struct sacct_series *s,
+	    char *err, size_t err_size)
 {
-	struct json_object *cols, *rows, *row, *v;
-	int map[64];
-	size_t ncols, nrows, i, j;
-	uint64_t res;
-	double x;
-	int k;
+	const struct ceems_series_row *f;
+	double *row;
+	int c;
 
-	if (!json_object_is_type(obj, json_type_object))
-		return ceems_json_error(err, err_size, "series: not an object");
-	if ((v = ceems_json_get(obj, "resolution_s")) == NULL ||
-	    ceems_json_read_uint(v, "series.resolution_s", 1, 86400, &res, err, err_size) < 0)
-		return ceems_json_error(err, err_size, "series: resolution_s missing or out of range");
-	cols = ceems_json_get(obj, "columns");
-	rows = ceems_json_get(obj, "rows");
-	if (cols == NULL || !json_object_is_type(cols, json_type_array) ||
-	    rows == NULL || !json_object_is_type(rows, json_type_array))
-		return ceems_json_error(err, err_size, "series: columns and rows must be arrays");
-	ncols = json_object_array_length(cols);
-	if (ncols == 0 || ncols > 64)
-		return ceems_json_error(err, err_size, "series: 1 to 64 columns");
-	for (i = 0; i < ncols; i++) {
-		const char *name;
-
-		v = json_object_array_get_idx(cols, i);
-		if (!json_object_is_type(v, json_type_string))
-			return ceems_json_error(err, err_size, "series: a column name is not a string");
-		name = json_object_get_string(v);
-		map[i] = -1;
-		for (k = 0; k < SACCT_S_NCOLS; k++)
-			if (strcmp(name, sacct_series_names[k]) == 0)
-				map[i] = k;
-	}
-	nrows = json_object_array_length(rows);
-	if (nrows > 10000000)
-		return ceems_json_error(err, err_size, "series: too many rows");
-	s->rows = nrows > 0 ? calloc(nrows, sizeof(s->rows[0])) : NULL;
-	if (nrows > 0 && s->rows == NULL)
+	memset(s, 0, sizeof(*s));
+	if (from->nrows > 0 &&
+	    (s->rows = calloc(from->nrows, sizeof(s->rows[0]))) == NULL)
 		return ceems_json_error(err, err_size, "series: out of memory");
-	for (i = 0; i < nrows; i++) {
-		for (k = 0; k < SACCT_S_NCOLS; k++)
-			s->rows[i][k] = NAN;
-		row = json_object_array_get_idx(rows, i);
-		if (!json_object_is_type(row, json_type_array) ||
-		    json_object_array_length(row) != ncols)
-			goto bad;
-		for (j = 0; j < ncols; j++) {
-			v = json_object_array_get_idx(row, j);
-			if (v == NULL)
-				continue;	/* null: absent */
-			if (!json_object_is_type(v, json_type_int) &&
-			    !json_object_is_type(v, json_type_double))
-				goto bad;
-			x = json_object_get_double(v);
-			if (!isfinite(x))
-				goto bad;
-			if (map[j] >= 0)
-				s->rows[i][map[j]] = x;
-		}
-		if (!isfinite(s->rows[i][SACCT_S_T]))
-			goto bad;
+	for (size_t i = 0; i < from->nrows; i++) {
+		f = &from->rows[i];
+		row = s->rows[i];
+		row[SACCT_S_T] = (double)f->t;
+		row[SACCT_S_INTERVAL] = f->interval_s;
+		row[SACCT_S_CPU] = f->cpu_s;
+		row[SACCT_S_MEM] = f->mem_bytes;
+		for (c = 0; c < CEEMS_DOMAIN_COUNT; c++)
+			row[SACCT_S_PACKAGE + c] = f->joules[c];
+		row[SACCT_S_GPU_UTIL] = f->gpu_util_pct;
+		for (c = 0; c < CEEMS_SC_NROW; c++)
+			row[SACCT_S_READ + c] = f->count[c];
+		row[SACCT_S_IPC] = f->ipc;
 	}
 	s->present = true;
-	s->resolution_s = (int)res;
-	s->nrows = nrows;
+	s->resolution_s = (int)from->resolution_s;
+	s->nrows = from->nrows;
 	return 0;
-bad:
-	free(s->rows);
-	s->rows = NULL;
-	return ceems_json_error(err, err_size, "series: row %zu is not an array of %zu numbers (or null) with a time", i, ncols);
 }
 
 int
 sacct_series_parse(const char *text, size_t len, struct sacct_series *s,
 		   char *err, size_t err_size)
 {
+	struct ceems_series *series = NULL;
 	struct json_object *obj;
 	int r;
 
 	memset(s, 0, sizeof(*s));
 	if ((obj = ceems_json_parse(text, len, true, err, err_size)) == NULL)
 		return -1;
-	r = series_from_json(obj, s, err, err_size);
+	r = ceems_series_from_json(obj, &series, err, err_size);
 	json_object_put(obj);
+	if (r == 0)
+		r = series_copy(series, s, err, err_size);
+	ceems_series_free(series);
 	return r < 0 ? -1 : 0;
 }
 
-/* Decode TEXT; a "series" member (kept beside the record by agents that
- * record time series) is taken out first and parsed on its own. */
+/* Decode TEXT, once, with its "series" member (kept beside the record
+ * by agents that record time series), read as the replay reads it. */
 static int
 decode(const char *text, size_t len, struct ceems_job_record *r,
        struct sacct_series *s, char *err, size_t err_size)
 {
-	struct json_object *obj, *series;
-	const char *rest;
+	struct ceems_series *series;
 	int ret;
 
-	if (memmem(text, len, "\"series\"", 8) == NULL)
-		return ceems_record_decode(text, len, r, err, err_size);
-	if ((obj = ceems_json_parse(text, len, true, err, err_size)) == NULL)
-		return -EINVAL;
-	series = ceems_json_get(obj, "series");
-	if (series == NULL || !json_object_is_type(obj, json_type_object)) {
-		json_object_put(obj);
-		return ceems_record_decode(text, len, r, err, err_size);
-	}
-	json_object_get(series);
-	json_object_object_del(obj, "series");
-	rest = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN);
-	ret = rest != NULL ? ceems_record_decode(rest, strlen(rest), r, err, err_size) : -ENOMEM;
-	if (ret == 0 && series_from_json(series, s, err, err_size) < 0)
-		ret = -EINVAL;
-	json_object_put(series);
-	json_object_put(obj);
+	ret = ceems_record_decode_series(text, len, r, &series, err, err_size);
+	if (ret == 0 && series != NULL &&
+	    series_copy(series, s, err, err_size) < 0)
+		ret = -ENOMEM;
+	ceems_series_free(series);
 	return ret;
 }
 
@@ -227,7 +178,7 @@ sacct_spool_load(int dirfd, const struct sacct_query *q,
 	struct sacct_series *s, ts;
 	struct dirent *de;
 	char *buf, derr[256];
-	size_t len = 0, bufsize = 2 * CEEMS_RECORD_MAX + 1;
+	size_t len = 0, bufsize = CEEMS_RECORD_MAX + 1;
 	DIR *d;
 	int fd;
 
@@ -239,7 +190,6 @@ sacct_spool_load(int dirfd, const struct sacct_query *q,
 		return -errno;
 	}
 	rewinddir(d);
-	/* Records with a series may be larger than a bare record. */
 	if ((buf = malloc(bufsize)) == NULL) {
 		closedir(d);
 		snprintf(err, err_size, "out of memory");
