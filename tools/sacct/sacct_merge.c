@@ -4,7 +4,13 @@
  * by field from the newest record that has it, figures summed over the
  * nodes (memory: the largest node), coverage as covered time over the
  * nodes' summed lifetime.  Also the query's filters and the small
- * parsers of -s and -j. */
+ * parsers of -s and -j.
+ *
+ * Only the spool's records go through this merge (the listing without a
+ * database, and the spool's records the database does not hold yet):
+ * with a database, ceems-sacct reads the rows ceems.refresh_job merged
+ * into ceems.jobs and merges nothing itself.  The two merges must agree;
+ * tests/integration/sacct.bats lists every golden case from both. */
 #include "config.h"
 
 #include <ctype.h>
