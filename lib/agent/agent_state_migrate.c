@@ -67,8 +67,9 @@ struct slot_v4 {
 	struct slot_final_v4 final;
 };
 
-/* Version 5's figures: today's without the GPUs' accounts. */
-struct state_figures_v5 {
+/* What the figures of versions 5 and 6 begin with (today's too, but
+ * today's may change: these may not). */
+struct state_figures_head_v5 {
 	uint64_t tick_ns;
 	uint64_t cpu_base_ns;
 	uint64_t cpu_last_ns;
@@ -83,6 +84,11 @@ struct state_figures_v5 {
 	double recovered_s;
 	uint32_t nrecovered;
 	struct ceems_agent_gap recovered[CEEMS_AGENT_MAX_GAPS];
+};
+
+/* Version 5's figures: today's without the GPUs' accounts. */
+struct state_figures_v5 {
+	struct state_figures_head_v5 head;
 	uint32_t nsteps;
 	struct ceems_agent_step_report steps[CEEMS_AGENT_MAX_STEPS];
 };
@@ -112,20 +118,7 @@ struct slot_v5 {
 
 /* Version 6's figures: today's without the eBPF and perf counts. */
 struct state_figures_v6 {
-	uint64_t tick_ns;
-	uint64_t cpu_base_ns;
-	uint64_t cpu_last_ns;
-	uint64_t cgroup_ino;
-	uint32_t have_cpu;
-	uint32_t pad;
-	double cpu_s;
-	double gap_s;
-	struct ceems_job_ledger ledger;
-	uint32_t ngaps;
-	struct ceems_agent_gap gaps[CEEMS_AGENT_MAX_GAPS];
-	double recovered_s;
-	uint32_t nrecovered;
-	struct ceems_agent_gap recovered[CEEMS_AGENT_MAX_GAPS];
+	struct state_figures_head_v5 head;
 	struct agent_gpu_job gpu;
 	uint32_t nsteps;
 	struct ceems_agent_step_report steps[CEEMS_AGENT_MAX_STEPS];
@@ -186,9 +179,11 @@ _Static_assert(sizeof(struct state_figures_v6) == 9008,
 static void put_copy(struct slot *new, const struct state_figures *fig,
 		     uint64_t seq);
 
-/* Version 6's figures OLD as today's FIG: no eBPF or perf counts. */
+/* The head of version 5's and 6's figures OLD into today's FIG, the
+ * rest of it cleared. */
 static void
-figures_from_v6(const struct state_figures_v6 *old, struct state_figures *fig)
+figures_from_head(const struct state_figures_head_v5 *old,
+		  struct state_figures *fig)
 {
 	memset(fig, 0, sizeof(*fig));
 	fig->tick_ns = old->tick_ns;
@@ -204,9 +199,31 @@ figures_from_v6(const struct state_figures_v6 *old, struct state_figures *fig)
 	fig->recovered_s = old->recovered_s;
 	fig->nrecovered = old->nrecovered;
 	memcpy(fig->recovered, old->recovered, sizeof(fig->recovered));
+}
+
+/* Version 6's figures OLD as today's FIG: no eBPF or perf counts. */
+static void
+figures_from_v6(const struct state_figures_v6 *old, struct state_figures *fig)
+{
+	figures_from_head(&old->head, fig);
 	fig->gpu = old->gpu;
 	fig->nsteps = old->nsteps;
 	memcpy(fig->steps, old->steps, fig->nsteps * sizeof(fig->steps[0]));
+}
+
+/* Whether a copy of an old slot (its HEAD, its figures FIG with NSTEPS
+ * steps of STEP_SIZE bytes from STEPS_OFFSET on) was written whole: its
+ * length and checksum hold. */
+static bool
+copy_holds(const struct slot_copy_head *head, const void *fig,
+	   uint32_t nsteps, size_t steps_offset, size_t step_size)
+{
+	size_t want;
+
+	if (head->seq == 0 || nsteps > CEEMS_AGENT_MAX_STEPS)
+		return false;
+	want = steps_offset + nsteps * step_size;
+	return head->len == want && head->check == state_checksum(fig, want);
 }
 
 /* Version 6's latest copy whose length and checksum hold, as current
@@ -219,17 +236,12 @@ convert_copy_v6(const struct slot_v6 *old, struct state_figures *fig,
 
 	for (int c = 0; c < 2; c++) {
 		const struct slot_copy_v6 *k = &old->copy[c];
-		size_t want;
 
-		if (k->head.seq == 0 || k->fig.nsteps > CEEMS_AGENT_MAX_STEPS ||
-		    (best != NULL && k->head.seq <= best->head.seq))
-			continue;
-		want = offsetof(struct state_figures_v6, steps) +
-		       k->fig.nsteps * sizeof(k->fig.steps[0]);
-		if (k->head.len != want ||
-		    k->head.check != state_checksum(&k->fig, want))
-			continue;
-		best = k;
+		if ((best == NULL || k->head.seq > best->head.seq) &&
+		    copy_holds(&k->head, &k->fig, k->fig.nsteps,
+			       offsetof(struct state_figures_v6, steps),
+			       sizeof(k->fig.steps[0])))
+			best = k;
 	}
 	if (best == NULL)
 		return false;
@@ -274,20 +286,7 @@ convert_slot_v6(const struct slot_v6 *old, struct slot *new)
 static void
 figures_from_v5(const struct state_figures_v5 *old, struct state_figures *fig)
 {
-	memset(fig, 0, sizeof(*fig));
-	fig->tick_ns = old->tick_ns;
-	fig->cpu_base_ns = old->cpu_base_ns;
-	fig->cpu_last_ns = old->cpu_last_ns;
-	fig->cgroup_ino = old->cgroup_ino;
-	fig->have_cpu = old->have_cpu;
-	fig->cpu_s = old->cpu_s;
-	fig->gap_s = old->gap_s;
-	fig->ledger = old->ledger;
-	fig->ngaps = old->ngaps;
-	memcpy(fig->gaps, old->gaps, sizeof(fig->gaps));
-	fig->recovered_s = old->recovered_s;
-	fig->nrecovered = old->nrecovered;
-	memcpy(fig->recovered, old->recovered, sizeof(fig->recovered));
+	figures_from_head(&old->head, fig);
 	fig->nsteps = old->nsteps;
 	memcpy(fig->steps, old->steps, fig->nsteps * sizeof(fig->steps[0]));
 }
@@ -309,13 +308,13 @@ convert_copy_v4(const struct slot_v4 *old, struct state_figures *fig,
 		return false;
 	/* Version 5 added the CPU counter and the cgroup's identity:
 	 * unknown here, so the interval after stays a gap. */
-	v5->tick_ns = best->fig.tick_ns;
-	v5->cpu_base_ns = best->fig.cpu_base_ns;
-	v5->cpu_s = best->fig.cpu_s;
-	v5->gap_s = best->fig.gap_s;
-	v5->ledger = best->fig.ledger;
-	v5->ngaps = best->fig.ngaps;
-	memcpy(v5->gaps, best->fig.gaps, sizeof(v5->gaps));
+	v5->head.tick_ns = best->fig.tick_ns;
+	v5->head.cpu_base_ns = best->fig.cpu_base_ns;
+	v5->head.cpu_s = best->fig.cpu_s;
+	v5->head.gap_s = best->fig.gap_s;
+	v5->head.ledger = best->fig.ledger;
+	v5->head.ngaps = best->fig.ngaps;
+	memcpy(v5->head.gaps, best->fig.gaps, sizeof(v5->head.gaps));
 	v5->nsteps = best->fig.nsteps;
 	memcpy(v5->steps, best->fig.steps, v5->nsteps * sizeof(v5->steps[0]));
 	figures_from_v5(v5, fig);
@@ -334,17 +333,12 @@ convert_copy_v5(const struct slot_v5 *old, struct state_figures *fig,
 
 	for (int c = 0; c < 2; c++) {
 		const struct slot_copy_v5 *k = &old->copy[c];
-		size_t want;
 
-		if (k->head.seq == 0 || k->fig.nsteps > CEEMS_AGENT_MAX_STEPS ||
-		    (best != NULL && k->head.seq <= best->head.seq))
-			continue;
-		want = offsetof(struct state_figures_v5, steps) +
-		       k->fig.nsteps * sizeof(k->fig.steps[0]);
-		if (k->head.len != want ||
-		    k->head.check != state_checksum(&k->fig, want))
-			continue;
-		best = k;
+		if ((best == NULL || k->head.seq > best->head.seq) &&
+		    copy_holds(&k->head, &k->fig, k->fig.nsteps,
+			       offsetof(struct state_figures_v5, steps),
+			       sizeof(k->fig.steps[0])))
+			best = k;
 	}
 	if (best == NULL)
 		return false;
