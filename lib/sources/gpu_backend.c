@@ -46,12 +46,18 @@ ceems_gpu_backend_close(struct ceems_gpu_backend *b)
 }
 
 struct ceems_gpu_backend *
-ceems_gpu_backend_new(const struct ceems_gpu_backend_ops *ops, void *priv)
+ceems_gpu_backend_new(const struct ceems_gpu_backend_ops *ops,
+		      size_t priv_size, int *errnum, char *err, size_t err_size)
 {
-	struct ceems_gpu_backend *b = calloc(1, sizeof(*b));
+	void *priv = calloc(1, priv_size);
+	struct ceems_gpu_backend *b = priv != NULL ? calloc(1, sizeof(*b)) : NULL;
 
-	if (b == NULL)
+	if (b == NULL) {
+		free(priv);
+		ceems_gpu_set_error(errnum, -ENOMEM, err, err_size,
+				    "%s: out of memory", ops->kind);
 		return NULL;
+	}
 	b->ops = ops;
 	b->priv = priv;
 	return b;
@@ -72,9 +78,12 @@ ceems_gpu_set_error(int *errnum, int value, char *err, size_t err_size,
 	va_end(ap);
 }
 
-void *
-ceems_gpu_load_library(const char *const *names, size_t n, const char *vendor,
-		       int *errnum, char *err, size_t err_size)
+/* dlopen (RTLD_NOW | RTLD_LOCAL) the first of NAMES[0..N-1] that loads.
+ * The handle, or NULL with *ERRNUM -ENOENT and ERR saying which library
+ * is missing and what to do (VENDOR names the hardware). */
+static void *
+load_library(const char *const *names, size_t n, const char *vendor,
+	     int *errnum, char *err, size_t err_size)
 {
 	const char *why = "not found";
 	void *h;
@@ -96,10 +105,13 @@ ceems_gpu_load_library(const char *const *names, size_t n, const char *vendor,
 	return NULL;
 }
 
-int
-ceems_gpu_resolve_symbols(void *handle, const char *library,
-			  const struct ceems_gpu_symbol *syms, size_t n,
-			  void *table, char *err, size_t err_size)
+/* Look up every SYMS[i] in HANDLE and store its address in TABLE at the
+ * entry's offset (NULL for an optional one that is absent).  0, or
+ * -ENOSYS with ERR naming the first required entry point missing. */
+static int
+resolve_symbols(void *handle, const char *library,
+		const struct ceems_gpu_symbol *syms, size_t n, void *table,
+		char *err, size_t err_size)
 {
 	size_t i;
 
@@ -118,6 +130,26 @@ ceems_gpu_resolve_symbols(void *handle, const char *library,
 		memcpy((char *)table + syms[i].offset, &addr, sizeof(addr));
 	}
 	return 0;
+}
+
+void *
+ceems_gpu_open_library(const char *const *names, size_t nnames,
+		       const char *vendor, const struct ceems_gpu_symbol *syms,
+		       size_t nsyms, void *table, size_t table_size,
+		       int *errnum, char *err, size_t err_size)
+{
+	void *h = load_library(names, nnames, vendor, errnum, err, err_size);
+
+	if (h == NULL)
+		return NULL;
+	if (resolve_symbols(h, names[0], syms, nsyms, table, err,
+			    err_size) < 0) {
+		ceems_gpu_set_error(errnum, -ENOSYS, NULL, 0, "%s", "");
+		memset(table, 0, table_size);
+		dlclose(h);
+		return NULL;
+	}
+	return h;
 }
 
 void

@@ -24,19 +24,18 @@ struct ceems_gpu_symbol {
 	bool required;
 };
 
-/* dlopen (RTLD_NOW | RTLD_LOCAL) the first of NAMES[0..N-1] that loads.
- * The handle, or NULL with *ERRNUM -ENOENT and ERR saying which library
- * is missing and what to do (VENDOR names the hardware). */
-void *ceems_gpu_load_library(const char *const *names, size_t n,
-			     const char *vendor, int *errnum, char *err,
-			     size_t err_size);
-
-/* Look up every SYMS[i] in HANDLE and store its address in TABLE at the
- * entry's offset (NULL for an optional one that is absent).  0, or
- * -ENOSYS with ERR naming the first required entry point missing. */
-int ceems_gpu_resolve_symbols(void *handle, const char *library,
-			      const struct ceems_gpu_symbol *syms, size_t n,
-			      void *table, char *err, size_t err_size);
+/* dlopen (RTLD_NOW | RTLD_LOCAL) the first of NAMES[0..NNAMES-1] that
+ * loads, and store the address of every SYMS[i] in TABLE (TABLE_SIZE
+ * bytes) at the entry's offset (NULL for an optional one that is
+ * absent).  The handle, or NULL with TABLE cleared, *ERRNUM -ENOENT and
+ * ERR saying which library is missing and what to do (VENDOR names the
+ * hardware), or -ENOSYS and ERR naming the first required entry point
+ * the library lacks. */
+void *ceems_gpu_open_library(const char *const *names, size_t nnames,
+			     const char *vendor,
+			     const struct ceems_gpu_symbol *syms, size_t nsyms,
+			     void *table, size_t table_size, int *errnum,
+			     char *err, size_t err_size);
 
 /* Format one line into ERR (when it is not NULL) and set *ERRNUM. */
 void ceems_gpu_set_error(int *errnum, int value, char *err, size_t err_size,
@@ -52,10 +51,11 @@ int ceems_gpu_bus_id_normalise(const char *text, char *out, size_t size);
  * 15..8, device 7..3, function 2..0) into OUT.  0 or -ENAMETOOLONG. */
 int ceems_gpu_bus_id_from_bdf(uint64_t bdf, char *out, size_t size);
 
-/* A backend with OPS and PRIV and no device yet; NULL on memory
- * exhaustion. */
+/* A backend with OPS, a zeroed PRIV of PRIV_SIZE bytes and no device
+ * yet; NULL on memory exhaustion, with *ERRNUM -ENOMEM and ERR. */
 struct ceems_gpu_backend *ceems_gpu_backend_new(
-	const struct ceems_gpu_backend_ops *ops, void *priv);
+	const struct ceems_gpu_backend_ops *ops, size_t priv_size,
+	int *errnum, char *err, size_t err_size);
 
 /* Copy a string the library returned into a device field: at most
  * SIZE - 1 bytes, stopped at the first byte outside printable ASCII

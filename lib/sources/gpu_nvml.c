@@ -584,27 +584,17 @@ ceems_gpu_nvml_open(const char *library, int *errnum, char *err,
 	unsigned int count = 0;
 
 	ceems_gpu_set_error(errnum, 0, err, err_size, "%s", "");
-	p = calloc(1, sizeof(*p));
-	b = p != NULL ? ceems_gpu_backend_new(&nvml_ops, p) : NULL;
-	if (b == NULL) {
-		free(p);
-		ceems_gpu_set_error(errnum, -ENOMEM, err, err_size,
-				    "nvml: out of memory");
+	b = ceems_gpu_backend_new(&nvml_ops, sizeof(*p), errnum, err, err_size);
+	if (b == NULL)
 		return NULL;
-	}
+	p = b->priv;
 	p->library = name;
-	p->dl = ceems_gpu_load_library(&name, 1, "NVIDIA", errnum, err,
-				       err_size);
+	p->dl = ceems_gpu_open_library(&name, 1, "NVIDIA", nvml_symbols,
+				       sizeof(nvml_symbols) /
+				       sizeof(nvml_symbols[0]), &p->f,
+				       sizeof(p->f), errnum, err, err_size);
 	if (p->dl == NULL)
 		goto fail;
-	if (ceems_gpu_resolve_symbols(p->dl, name, nvml_symbols,
-				      sizeof(nvml_symbols) /
-				      sizeof(nvml_symbols[0]), &p->f, err,
-				      err_size) < 0) {
-		ceems_gpu_set_error(errnum, -ENOSYS, NULL, 0, "%s", "");
-		memset(&p->f, 0, sizeof(p->f));
-		goto fail;
-	}
 	if (init_library(p, &count, errnum, err, err_size) < 0)
 		goto fail;
 	if (open_devices(b, p, count) < 0) {

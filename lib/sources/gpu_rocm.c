@@ -381,27 +381,17 @@ ceems_gpu_rocm_smi_open(const char *library, int *errnum, char *err,
 		nnames = 1;
 	}
 	ceems_gpu_set_error(errnum, 0, err, err_size, "%s", "");
-	p = calloc(1, sizeof(*p));
-	b = p != NULL ? ceems_gpu_backend_new(&rocm_ops, p) : NULL;
-	if (b == NULL) {
-		free(p);
-		ceems_gpu_set_error(errnum, -ENOMEM, err, err_size,
-				    "rocm_smi: out of memory");
+	b = ceems_gpu_backend_new(&rocm_ops, sizeof(*p), errnum, err, err_size);
+	if (b == NULL)
 		return NULL;
-	}
+	p = b->priv;
 	p->library = names[0];
-	p->dl = ceems_gpu_load_library(names, nnames, "AMD", errnum, err,
-				       err_size);
+	p->dl = ceems_gpu_open_library(names, nnames, "AMD", rocm_symbols,
+				       sizeof(rocm_symbols) /
+				       sizeof(rocm_symbols[0]), &p->f,
+				       sizeof(p->f), errnum, err, err_size);
 	if (p->dl == NULL)
 		goto fail;
-	if (ceems_gpu_resolve_symbols(p->dl, names[0], rocm_symbols,
-				      sizeof(rocm_symbols) /
-				      sizeof(rocm_symbols[0]), &p->f, err,
-				      err_size) < 0) {
-		ceems_gpu_set_error(errnum, -ENOSYS, NULL, 0, "%s", "");
-		memset(&p->f, 0, sizeof(p->f));
-		goto fail;
-	}
 	if (init_library(p, &count, errnum, err, err_size) < 0)
 		goto fail;
 	if (open_devices(b, p, count) < 0) {
