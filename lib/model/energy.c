@@ -197,6 +197,40 @@ ceems_energy_reader_set_state(struct ceems_energy_reader *r,
 }
 
 void
+ceems_energy_reader_power(struct ceems_energy_reader *r,
+			  struct ceems_energy_counter *c, double *prev_w,
+			  double w, uint64_t now_ns, uint64_t max_gap_ns)
+{
+	uint64_t elapsed_ns;
+	char why[96];
+
+	if (!r->have_prev) {
+		ceems_energy_counter_gap(c, r->rebase_gap);
+		ceems_energy_reader_set_state(r, c, CEEMS_GAP_NONE, NULL);
+	} else {
+		elapsed_ns = now_ns > r->last_ns ? now_ns - r->last_ns : 0;
+		if (elapsed_ns > max_gap_ns) {
+			snprintf(why, sizeof(why), "%.3f s between power "
+				 "samples, more than the %.3f s allowed",
+				 (double)elapsed_ns / 1e9,
+				 (double)max_gap_ns / 1e9);
+			ceems_energy_counter_gap(c, CEEMS_GAP_STALL);
+			ceems_energy_reader_set_state(r, c, CEEMS_GAP_STALL,
+						      why);
+		} else {
+			ceems_energy_counter_add(c, (*prev_w + w) / 2.0 *
+						 (double)elapsed_ns / 1e9);
+			ceems_energy_reader_set_state(r, c, CEEMS_GAP_NONE,
+						      NULL);
+		}
+	}
+	*prev_w = w;
+	r->last_ns = now_ns;
+	r->have_prev = true;
+	r->rebase_gap = CEEMS_GAP_READ_ERROR;
+}
+
+void
 ceems_energy_reader_fail(struct ceems_energy_reader *r,
 			 struct ceems_energy_counter *c, int err,
 			 enum ceems_energy_gap rebase)

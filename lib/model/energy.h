@@ -165,6 +165,14 @@ void ceems_energy_reader_update(struct ceems_energy_reader *r,
 				struct ceems_energy_counter *c, uint64_t cur,
 				uint64_t now_ns);
 
+/* A good power reading of W watts at NOW_NS, for a source that reads
+ * power, not energy: the energy since the previous reading (*PREV_W,
+ * which W replaces) is the trapezoid's, added to C; more than
+ * MAX_GAP_NS since it, the interval is a stall, and W the baseline. */
+void ceems_energy_reader_power(struct ceems_energy_reader *r,
+			       struct ceems_energy_counter *c, double *prev_w,
+			       double w, uint64_t now_ns, uint64_t max_gap_ns);
+
 /* No usable reading (ERR is a -errno from the read or the parse): record
  * a read error for C; the next good reading becomes a baseline whose
  * interval is a gap of kind REBASE (READ_ERROR, or RESET when the

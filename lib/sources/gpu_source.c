@@ -69,41 +69,6 @@ device_fail(struct gpu_device *d, struct ceems_energy_counter *c, int err)
 				 CEEMS_GAP_RESET : CEEMS_GAP_READ_ERROR);
 }
 
-/* Integrate a power reading of W watts at NOW_NS into C. */
-static void
-power_update(struct gpu_device *d, struct ceems_energy_counter *c, double w,
-	     uint64_t now_ns)
-{
-	struct ceems_energy_reader *r = &d->reader;
-	uint64_t elapsed_ns;
-	char why[96];
-
-	if (!r->have_prev) {
-		ceems_energy_counter_gap(c, r->rebase_gap);
-		ceems_energy_reader_set_state(r, c, CEEMS_GAP_NONE, NULL);
-	} else {
-		elapsed_ns = now_ns > r->last_ns ? now_ns - r->last_ns : 0;
-		if (elapsed_ns > GPU_POWER_MAX_GAP_NS) {
-			snprintf(why, sizeof(why), "%.3f s between power "
-				 "samples, more than the %.3f s allowed",
-				 (double)elapsed_ns / 1e9,
-				 (double)GPU_POWER_MAX_GAP_NS / 1e9);
-			ceems_energy_counter_gap(c, CEEMS_GAP_STALL);
-			ceems_energy_reader_set_state(r, c, CEEMS_GAP_STALL,
-						      why);
-		} else {
-			ceems_energy_counter_add(c, (d->prev_w + w) / 2.0 *
-						 (double)elapsed_ns / 1e9);
-			ceems_energy_reader_set_state(r, c, CEEMS_GAP_NONE,
-						      NULL);
-		}
-	}
-	d->prev_w = w;
-	r->last_ns = now_ns;
-	r->have_prev = true;
-	r->rebase_gap = CEEMS_GAP_READ_ERROR;
-}
-
 static void
 sample_power(struct gpu_device *d, struct ceems_energy_counter *c,
 	     uint64_t now_ns)
@@ -118,7 +83,8 @@ sample_power(struct gpu_device *d, struct ceems_energy_counter *c,
 	if (err < 0)
 		device_fail(d, c, err);
 	else
-		power_update(d, c, w, now_ns);
+		ceems_energy_reader_power(&d->reader, c, &d->prev_w, w, now_ns,
+					  GPU_POWER_MAX_GAP_NS);
 }
 
 /* A device whose counter turned out not to exist: its power from now. */

@@ -162,41 +162,6 @@ read_channel(struct hwmon_channel *ch, uint64_t *value)
 	return err;
 }
 
-/* Integrate a power reading of W watts at NOW_NS into C. */
-static void
-power_update(struct hwmon_priv *priv, struct hwmon_channel *ch,
-	     struct ceems_energy_counter *c, double w, uint64_t now_ns)
-{
-	struct ceems_energy_reader *r = &ch->reader;
-	uint64_t elapsed_ns;
-	char why[96];
-
-	if (!r->have_prev) {
-		ceems_energy_counter_gap(c, r->rebase_gap);
-		ceems_energy_reader_set_state(r, c, CEEMS_GAP_NONE, NULL);
-	} else {
-		elapsed_ns = now_ns > r->last_ns ? now_ns - r->last_ns : 0;
-		if (elapsed_ns > priv->max_power_gap_ns) {
-			snprintf(why, sizeof(why), "%.3f s between power "
-				 "samples, more than the %.3f s allowed",
-				 (double)elapsed_ns / 1e9,
-				 (double)priv->max_power_gap_ns / 1e9);
-			ceems_energy_counter_gap(c, CEEMS_GAP_STALL);
-			ceems_energy_reader_set_state(r, c, CEEMS_GAP_STALL,
-						      why);
-		} else {
-			ceems_energy_counter_add(c, (ch->prev_w + w) / 2.0 *
-						 (double)elapsed_ns / 1e9);
-			ceems_energy_reader_set_state(r, c, CEEMS_GAP_NONE,
-						      NULL);
-		}
-	}
-	ch->prev_w = w;
-	r->last_ns = now_ns;
-	r->have_prev = true;
-	r->rebase_gap = CEEMS_GAP_READ_ERROR;
-}
-
 static void
 hwmon_sample(struct ceems_energy_source *src, uint64_t now_ns)
 {
@@ -220,7 +185,9 @@ hwmon_sample(struct ceems_energy_source *src, uint64_t now_ns)
 			ceems_energy_reader_update(&ch->reader, c, value,
 						   now_ns);
 		else
-			power_update(priv, ch, c, (double)value / 1e6, now_ns);
+			ceems_energy_reader_power(&ch->reader, c, &ch->prev_w,
+						  (double)value / 1e6, now_ns,
+						  priv->max_power_gap_ns);
 	}
 }
 
