@@ -182,6 +182,24 @@ agent_proto_read_by(const struct json_object *val, char *by, size_t size,
 	return 0;
 }
 
+/* The "jobid" of the OP request OBJ into *JOBID: 0 or -EINVAL with ERR. */
+static int
+read_jobid(const struct json_object *obj, const char *op, uint32_t *jobid,
+	   char *err, size_t err_size)
+{
+	struct json_object *val;
+	uint64_t u;
+	int r;
+
+	if ((val = ceems_json_get(obj, "jobid")) == NULL)
+		return ceems_json_error(err, err_size, "%s request needs \"jobid\"", op);
+	if ((r = ceems_json_read_uint(val, "jobid", 1, UINT32_MAX, &u, err,
+				      err_size)) < 0)
+		return r;
+	*jobid = (uint32_t)u;
+	return 0;
+}
+
 int
 ceems_agent_request_decode(const char *buf, size_t len,
 			   struct ceems_agent_request *req, char *err,
@@ -196,7 +214,6 @@ ceems_agent_request_decode(const char *buf, size_t len,
 						  "status", NULL };
 	struct json_object *obj, *val;
 	const char *op;
-	uint64_t jobid;
 	int r = -EINVAL;
 
 	if (len > CEEMS_AGENT_MSG_MAX) {
@@ -255,14 +272,8 @@ ceems_agent_request_decode(const char *buf, size_t len,
 		    (r = agent_proto_read_by(val, req->by, sizeof(req->by), err,
 					     err_size)) < 0)
 			goto out;
-		if ((val = ceems_json_get(obj, "jobid")) == NULL) {
-			r = ceems_json_error(err, err_size, "%s request needs \"jobid\"", op);
+		if ((r = read_jobid(obj, op, &req->jobid, err, err_size)) < 0)
 			goto out;
-		}
-		if ((r = ceems_json_read_uint(val, "jobid", 1, UINT32_MAX, &jobid, err,
-				   err_size)) < 0)
-			goto out;
-		req->jobid = (uint32_t)jobid;
 		if (req->have_meta && req->meta.jobid != req->jobid) {
 			r = ceems_json_error(err, err_size, "deregister request: "
 					     "meta.jobid is not jobid");
@@ -274,14 +285,8 @@ ceems_agent_request_decode(const char *buf, size_t len,
 		if ((r = ceems_json_check_keys(obj, "step request", known_step, err,
 				    err_size)) < 0)
 			goto out;
-		if ((val = ceems_json_get(obj, "jobid")) == NULL) {
-			r = ceems_json_error(err, err_size, "%s request needs \"jobid\"", op);
+		if ((r = read_jobid(obj, op, &req->jobid, err, err_size)) < 0)
 			goto out;
-		}
-		if ((r = ceems_json_read_uint(val, "jobid", 1, UINT32_MAX, &jobid, err,
-				   err_size)) < 0)
-			goto out;
-		req->jobid = (uint32_t)jobid;
 		if ((val = ceems_json_get(obj, "step")) == NULL) {
 			r = ceems_json_error(err, err_size, "%s request needs \"step\"", op);
 			goto out;
