@@ -154,6 +154,24 @@ ceems_json_read_bool(const struct json_object *val, const char *where, bool *out
 	return 0;
 }
 
+/* VAL's string (*S) and its length, when it is a string that fits SIZE
+ * with its NUL; -EINVAL with ERR when not. */
+static int
+string_that_fits(const struct json_object *val, const char *where,
+		 size_t size, const char **s, char *err, size_t err_size)
+{
+	int len;
+
+	if (!json_object_is_type(val, json_type_string))
+		return ceems_json_error(err, err_size, "%s must be a string", where);
+	*s = json_object_get_string((struct json_object *)(uintptr_t)val);
+	len = json_object_get_string_len(val);
+	if (len < 0 || (size_t)len >= size)
+		return ceems_json_error(err, err_size, "%s is longer than %zu bytes",
+					where, size - 1);
+	return len;
+}
+
 /* A string without NUL or control characters that fits SIZE with its
  * NUL. */
 int
@@ -163,13 +181,8 @@ ceems_json_read_string(const struct json_object *val, const char *where, char *o
 	const char *s;
 	int len;
 
-	if (!json_object_is_type(val, json_type_string))
-		return ceems_json_error(err, err_size, "%s must be a string", where);
-	s = json_object_get_string((struct json_object *)(uintptr_t)val);
-	len = json_object_get_string_len(val);
-	if (len < 0 || (size_t)len >= size)
-		return ceems_json_error(err, err_size, "%s is longer than %zu bytes", where,
-			      size - 1);
+	if ((len = string_that_fits(val, where, size, &s, err, err_size)) < 0)
+		return len;
 	/* What every encoder writes (ceems_json_new_text): UTF-8 without
 	 * controls, C1 included. */
 	if (memchr(s, '\0', (size_t)len) != NULL || !ceems_text_is_clean(s))
@@ -188,13 +201,8 @@ ceems_json_read_text(const struct json_object *val, const char *where,
 	const char *s;
 	int len;
 
-	if (!json_object_is_type(val, json_type_string))
-		return ceems_json_error(err, err_size, "%s must be a string", where);
-	s = json_object_get_string((struct json_object *)(uintptr_t)val);
-	len = json_object_get_string_len(val);
-	if (len < 0 || (size_t)len >= size)
-		return ceems_json_error(err, err_size, "%s is longer than %zu bytes",
-					where, size - 1);
+	if ((len = string_that_fits(val, where, size, &s, err, err_size)) < 0)
+		return len;
 	if (memchr(s, '\0', (size_t)len) != NULL)
 		return ceems_json_error(err, err_size, "%s holds a NUL byte", where);
 	if (!ceems_text_is_utf8(s, (size_t)len))
