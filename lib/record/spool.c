@@ -252,16 +252,16 @@ write_why(int rfd, const char *name, const char *why)
 	return durable_write(rfd, whyname, text, (size_t)n, dummy, sizeof(dummy));
 }
 
-int
-ceems_spool_put(const char *dir, uint64_t max_bytes,
-		const struct ceems_job_record *r, const char *text, size_t len,
-		char *name, size_t name_size, char *err, size_t err_size)
+/* R's file name into BASE (CEEMS_SPOOL_NAME_MAX bytes), and DIR opened
+ * (created when missing) to write it in: the descriptor, or -errno
+ * with ERR filled. */
+static int
+open_for_record(const char *dir, const struct ceems_job_record *r,
+		char *base, char *err, size_t err_size)
 {
-	char base[CEEMS_SPOOL_NAME_MAX];
-	struct spool_usage usage;
-	int dfd, ret = 0;
+	int dfd, ret;
 
-	if (ceems_spool_name(r, base, sizeof(base)) < 0) {
+	if (ceems_spool_name(r, base, CEEMS_SPOOL_NAME_MAX) < 0) {
 		errno = ENAMETOOLONG;
 		fail(err, err_size, "job %u: no spool file name fits", r->meta.jobid);
 		return -ENAMETOOLONG;
@@ -272,6 +272,20 @@ ceems_spool_put(const char *dir, uint64_t max_bytes,
 		fail(err, err_size, "spool %s: %s", dir, strerror(errno));
 		return ret;
 	}
+	return dfd;
+}
+
+int
+ceems_spool_put(const char *dir, uint64_t max_bytes,
+		const struct ceems_job_record *r, const char *text, size_t len,
+		char *name, size_t name_size, char *err, size_t err_size)
+{
+	char base[CEEMS_SPOOL_NAME_MAX];
+	struct spool_usage usage;
+	int dfd, ret = 0;
+
+	if ((dfd = open_for_record(dir, r, base, err, err_size)) < 0)
+		return dfd;
 	spool_usage_begin(dfd, &usage);
 	if (usage.bytes + len + 1 > max_bytes)
 		/* Soft cap: the record is written all the same (dropping it
@@ -302,16 +316,8 @@ ceems_spool_reject(const char *dir, const struct ceems_job_record *r,
 	char base[CEEMS_SPOOL_NAME_MAX];
 	int dfd, rfd, ret = 0;
 
-	if (ceems_spool_name(r, base, sizeof(base)) < 0) {
-		fail(err, err_size, "job %u: no spool file name fits", r->meta.jobid);
-		return -ENAMETOOLONG;
-	}
-	dfd = open_dir(dir, true);
-	if (dfd < 0) {
-		ret = -errno;
-		fail(err, err_size, "spool %s: %s", dir, strerror(errno));
-		return ret;
-	}
+	if ((dfd = open_for_record(dir, r, base, err, err_size)) < 0)
+		return dfd;
 	rfd = open_rejected(dfd);
 	if (rfd < 0) {
 		ret = -errno;
