@@ -211,13 +211,34 @@ parse_row(const struct fields *f, const int map[NCOLS], struct admin_factor *r,
 	return 0;
 }
 
+bool
+admin_next_line(const char *text, size_t len, size_t *pos,
+		const char **line, size_t *line_len)
+{
+	const char *p = text + *pos;
+	const char *nl;
+	size_t l;
+
+	if (*pos >= len)
+		return false;
+	nl = memchr(p, '\n', len - *pos);
+	l = nl != NULL ? (size_t)(nl - p) : len - *pos;
+	*pos += l + (nl != NULL);
+	if (l > 0 && p[l - 1] == '\r')
+		l--;
+	*line = p;
+	*line_len = l;
+	return true;
+}
+
 int
 admin_factors_parse(const char *text, size_t len, struct admin_factor **rows,
 		    size_t *nrows, char *err, size_t err_size)
 {
 	struct fields *f = malloc(sizeof(*f));
 	struct admin_factor *out = NULL;
-	size_t n = 0, cap = 0, pos = 0;
+	size_t n = 0, cap = 0, pos = 0, l;
+	const char *p;
 	unsigned int line = 0;
 	int map[NCOLS];
 	int have_header = 0;
@@ -226,15 +247,8 @@ admin_factors_parse(const char *text, size_t len, struct admin_factor **rows,
 	*nrows = 0;
 	if (f == NULL)
 		return fail(err, err_size, 0, "out of memory");
-	while (pos < len) {
-		const char *p = text + pos;
-		const char *nl = memchr(p, '\n', len - pos);
-		size_t l = nl != NULL ? (size_t)(nl - p) : len - pos;
-
-		pos += l + (nl != NULL);
+	while (admin_next_line(text, len, &pos, &p, &l)) {
 		line++;
-		if (l > 0 && p[l - 1] == '\r')
-			l--;
 		if (memchr(p, '\0', l) != NULL) {
 			fail(err, err_size, line, "NUL byte");
 			goto bad;

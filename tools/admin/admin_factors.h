@@ -35,4 +35,11 @@ int admin_factors_parse(const char *text, size_t len,
 			struct admin_factor **rows, size_t *nrows,
 			char *err, size_t err_size);
 
+/* The line of TEXT (LEN bytes) at *POS: *LINE its start, *LINE_LEN its
+ * length without its "\n" or "\r\n"; *POS moves past it.  False at the
+ * end of TEXT.  (The CSV files admins hand to ceems-admin come from any
+ * system.) */
+bool admin_next_line(const char *text, size_t len, size_t *pos,
+		     const char **line, size_t *line_len);
+
 #endif

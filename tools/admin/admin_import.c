@@ -499,22 +499,16 @@ read_lines(struct import *im, const char *text, size_t len, char *err,
 	   size_t err_size)
 {
 	struct csv *c = malloc(sizeof(*c));
-	size_t pos = 0;
+	size_t pos = 0, l;
+	const char *p;
 	unsigned int line = 0;
 	bool have_header = false;
 	int ret = 0;
 
 	if (c == NULL)
 		return fail(err, err_size, 0, "out of memory");
-	while (pos < len && ret == 0) {
-		const char *p = text + pos;
-		const char *nl = memchr(p, '\n', len - pos);
-		size_t l = nl != NULL ? (size_t)(nl - p) : len - pos;
-
-		pos += l + (nl != NULL);
+	while (ret == 0 && admin_next_line(text, len, &pos, &p, &l)) {
 		line++;
-		if (l > 0 && p[l - 1] == '\r')
-			l--;
 		if (memchr(p, '\0', l) != NULL)
 			ret = fail(err, err_size, line, "NUL byte");
 		else if (l == 0 || p[0] == '#')
