@@ -145,8 +145,9 @@ describe_status(int status, char *buf, size_t size)
 		snprintf(buf, size, "ended with wait status %d", status);
 }
 
-/* The agent's argv: AGENT -c CONFIG [--interval INTERVAL]. */
-static void
+/* The agent's argv: AGENT -c CONFIG [--interval INTERVAL], NULL after;
+ * how many, the NULL not counted (at most 5). */
+static int
 agent_argv(const struct agent_supervise_spec *spec, char **argv)
 {
 	int i = 0;
@@ -159,6 +160,7 @@ agent_argv(const struct agent_supervise_spec *spec, char **argv)
 		argv[i++] = args.interval;
 	}
 	argv[i] = NULL;
+	return i;
 }
 
 static pid_t
@@ -276,13 +278,7 @@ reexec(const struct agent_supervise_spec *spec, int lock_fd)
 	argv[i++] = args.agent;
 	argv[i++] = opt_supervise;
 	argv[i++] = opt_agent;
-	argv[i++] = args.agent;
-	argv[i++] = opt_config;
-	argv[i++] = args.config;
-	if (spec->interval != NULL) {
-		argv[i++] = opt_interval;
-		argv[i++] = args.interval;
-	}
+	i += agent_argv(spec, argv + i);	/* --agent's, then the agent's */
 	argv[i++] = opt_log;
 	argv[i++] = args.log;
 	argv[i++] = opt_lock_fd;
