@@ -83,25 +83,33 @@ ceems_series_dup(const struct ceems_series *s)
 	return d;
 }
 
-/* A + B where NaN is "unknown": unknown only when both are. */
+/* Where NaN is "unknown", what A and B make when one of them is: the
+ * other (unknown only when both are).  False when both are known. */
+static bool
+one_unknown(double a, double b, double *out)
+{
+	if (isnan(a) || isnan(b)) {
+		*out = isnan(a) ? b : a;
+		return true;
+	}
+	return false;
+}
+
+/* A + B, unknown only when both are. */
 static double
 sum_known(double a, double b)
 {
-	if (isnan(a))
-		return b;
-	if (isnan(b))
-		return a;
-	return a + b;
+	double v;
+
+	return one_unknown(a, b, &v) ? v : a + b;
 }
 
 static double
 max_known(double a, double b)
 {
-	if (isnan(a))
-		return b;
-	if (isnan(b))
-		return a;
-	return a > b ? a : b;
+	double v;
+
+	return one_unknown(a, b, &v) ? v : a > b ? a : b;
 }
 
 /* The mean of A over WA seconds and B over WB seconds, NaN "unknown":
