@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -33,14 +34,17 @@ pread_upto(int fd, char *buf, size_t limit)
 	return (ssize_t)used;
 }
 
-ssize_t
-ceems_pread_text(int fd, char *buf, size_t size)
+/* FD from offset 0 into BUF (SIZE bytes), NUL-terminated: the whole
+ * file when WHOLE (-EFBIG when it does not fit), else as much as fits. */
+static ssize_t
+pread_nul(int fd, char *buf, size_t size, bool whole)
 {
 	ssize_t n;
 
 	if (size == 0)
 		return -EINVAL;
-	n = pread_upto(fd, buf, size);
+	/* The whole file: one byte more than fits tells it does not. */
+	n = pread_upto(fd, buf, whole ? size : size - 1);
 	if (n < 0)
 		return n;
 	if ((size_t)n == size)
@@ -50,16 +54,15 @@ ceems_pread_text(int fd, char *buf, size_t size)
 }
 
 ssize_t
+ceems_pread_text(int fd, char *buf, size_t size)
+{
+	return pread_nul(fd, buf, size, true);
+}
+
+ssize_t
 ceems_pread_head(int fd, char *buf, size_t size)
 {
-	ssize_t n;
-
-	if (size == 0)
-		return -EINVAL;
-	n = pread_upto(fd, buf, size - 1);
-	if (n >= 0)
-		buf[n] = '\0';
-	return n;
+	return pread_nul(fd, buf, size, false);
 }
 
 ssize_t
