@@ -99,6 +99,9 @@ test_malformed(void)
 	/* A NUL inside the text is refused, not read past. */
 	ok(admin_factors_parse(nul, sizeof(nul) - 1, &rows, &n, err, sizeof(err)) == -1 &&
 	   strstr(err, "NUL") != NULL, "refused: NUL byte");
+	/* What is wrong with the file as a whole names no line. */
+	ok(parse("", &rows, &n, err, sizeof(err)) == -1 &&
+	   strncmp(err, "no header", 9) == 0, "an empty file: no \"line 0\" (%s)", err);
 }
 
 int

@@ -42,4 +42,9 @@ int admin_factors_parse(const char *text, size_t len,
 bool admin_next_line(const char *text, size_t len, size_t *pos,
 		     const char **line, size_t *line_len);
 
+/* "line LINE: " (nothing for line 0: the file as a whole) and FMT into
+ * ERR; -1, what the readers return on error. */
+int admin_line_fail(char *err, size_t err_size, unsigned int line,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 #endif
