@@ -37,6 +37,13 @@ sacct_spool_open(const char *dir, char *err, size_t err_size)
 	return fd;
 }
 
+/* The columns of both are in the order of ceems_series_columns (the
+ * golden --series cases hold the names to the figures). */
+_Static_assert(SACCT_S_NODE - SACCT_S_PACKAGE + 1 == CEEMS_DOMAIN_COUNT,
+	       "a series column per energy domain");
+_Static_assert(SACCT_S_CTX_SWITCHES - SACCT_S_READ + 1 == CEEMS_SC_NROW,
+	       "a series column per count a row keeps");
+
 /* The rows of a series as the agent keeps them (lib/model/agent_series.h)
  * into S, one number a column, NaN where unknown.  0 or -1 with ERR. */
 static int
