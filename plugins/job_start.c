@@ -46,6 +46,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "client/agent_client.h"
 #include "client/agent_proto.h"
 #include "model/job.h"
 #include "base/log.h"
@@ -89,8 +90,8 @@ lookup_main(void *arg, void *answer, size_t size, int fd)
 	    (spec->start_time == 0 && spec->cluster[0] == '\0' &&
 	     spec->ngpu_ids == 0))
 		return;	/* no agent to tell, or nothing learned */
-	r = ceems_agent_register_job(lookup.socket_path, spec,
-				     lookup.timeout_ms, err, sizeof(err));
+	r = ceems_agent_client_register_job(lookup.socket_path, spec,
+					    lookup.timeout_ms, err, sizeof(err));
 	if (r == -EEXIST || r == 0)
 		ceems_debug("job %u: start time %lld, cluster '%s' and %u GPU%s given to the node agent",
 			    spec->jobid, (long long)spec->start_time,

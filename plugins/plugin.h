@@ -8,13 +8,14 @@
 
 #include <slurm/spank.h>
 
-#include "agent/agent.h"
 #include "args.h"	/* plugstack.conf arguments, key=value */
 #include "child_call.h"
 #include "cgroup/cgroup_path.h"
 #include "base/conf.h"
 #include "sources/gres.h"
 #include "model/job.h"
+#include "model/job_spec.h"
+#include "model/measure.h"
 #include "summary/summary.h"
 
 

@@ -36,6 +36,7 @@
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
+#include "client/agent_client.h"
 #include "client/agent_proto.h"
 #include "model/agent_series.h"
 #include "cgroup/cgroup_path.h"
@@ -292,13 +293,13 @@ ceems_remote_task_exit(spank_t sp)
 	/* The step's status goes with it: the agent settles the job's
 	 * exit code and state from it (slurmctld is asked at the start). */
 	if ((step.have_exit_status ?
-	     ceems_agent_step_end_status_call(step.config.socket_path,
-					      step.jobid, step.step,
-					      step.exit_status, AGENT_TIMEOUT_MS,
-					      &report, err, sizeof(err)) :
-	     ceems_agent_step_end_call(step.config.socket_path, step.jobid,
-				       step.step, AGENT_TIMEOUT_MS, &report,
-				       err, sizeof(err))) < 0) {
+	     ceems_agent_client_step_end_status(step.config.socket_path,
+						step.jobid, step.step,
+						step.exit_status, AGENT_TIMEOUT_MS,
+						&report, err, sizeof(err)) :
+	     ceems_agent_client_step_end(step.config.socket_path, step.jobid,
+					 step.step, AGENT_TIMEOUT_MS, &report,
+					 err, sizeof(err))) < 0) {
 		ceems_warning("job %u step %s: no figures from the node agent: %s",
 			      step.jobid, step.step, err);
 		if (summary_style() != CEEMS_SUMMARY_NONE && prints_summary(sp))

@@ -31,6 +31,7 @@
 #include <slurm/spank.h>
 
 #include "client/agent_launch.h"
+#include "client/agent_client.h"
 #include "client/agent_proto.h"
 #include "base/log.h"
 #include "plugin.h"
@@ -77,8 +78,8 @@ adopt(const char *pid_path, const char *socket_path)
 	int n;
 
 	(void)ceems_agent_lock_probe(pid_path, &sv, &agent);
-	n = ceems_agent_call_buf(socket_path, request, sizeof(request) - 1,
-				 STATUS_WAIT_MS, reply, sizeof(reply));
+	n = ceems_agent_client_call_buf(socket_path, request, sizeof(request) - 1,
+					STATUS_WAIT_MS, reply, sizeof(reply));
 	if (n >= 0 || n == -EMSGSIZE)
 		ceems_info("adopted the running node agent: supervisor pid %d, agent pid %d, answering on %s",
 			   (int)sv, (int)agent, socket_path);

@@ -23,6 +23,7 @@
 #include "model/idle_fit.h"
 #include "record/job_note.h"
 #include "model/ledger_carry.h"
+#include "sources/perf_job.h"
 #include "sources/proc_stats.h"
 
 /* RAPL, pm_counters, hwmon, the GPUs, a BMC, and room for one more. */

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client/agent_client.h"
 #include "client/agent_proto.h"
 #include "base/clock.h"
 
@@ -142,9 +143,9 @@ pause_until(int want_ms, int64_t deadline)
 #define RETRY_MAX_MS 20
 
 int
-ceems_agent_call_buf(const char *socket_path, const void *request,
-		     size_t len, int timeout_ms, char *reply,
-		     size_t reply_size)
+ceems_agent_client_call_buf(const char *socket_path, const void *request,
+			    size_t len, int timeout_ms, char *reply,
+			    size_t reply_size)
 {
 	struct sockaddr_un addr;
 	int64_t deadline = ceems_clock_monotonic_ms() + (timeout_ms > 0 ? timeout_ms : 0);
@@ -180,13 +181,13 @@ ceems_agent_call_buf(const char *socket_path, const void *request,
 }
 
 int
-ceems_agent_call(const char *socket_path, const char *request,
-		 int timeout_ms, char *reply, size_t reply_size)
+ceems_agent_client_call(const char *socket_path, const char *request,
+			int timeout_ms, char *reply, size_t reply_size)
 {
 	if (request == NULL)
 		return -EINVAL;
-	return ceems_agent_call_buf(socket_path, request, strlen(request),
-				    timeout_ms, reply, reply_size);
+	return ceems_agent_client_call_buf(socket_path, request, strlen(request),
+					   timeout_ms, reply, reply_size);
 }
 
 /* Send REQ and decode the reply into OUT (may be NULL). */
@@ -213,8 +214,8 @@ typed_call(const char *socket_path, const struct ceems_agent_request *req,
 		r = n;
 		goto out;
 	}
-	n = ceems_agent_call_buf(socket_path, buf, (size_t)n, timeout_ms, reply,
-				 CEEMS_AGENT_MSG_MAX + 1);
+	n = ceems_agent_client_call_buf(socket_path, buf, (size_t)n, timeout_ms, reply,
+					CEEMS_AGENT_MSG_MAX + 1);
 	if (n < 0) {
 		snprintf(err, err_size, "node agent at %s: %s", socket_path,
 			 n == -EBUSY ? "busy until the deadline (its client slots "
@@ -262,9 +263,9 @@ send_request(const char *socket_path, struct ceems_agent_request *req,
 }
 
 int
-ceems_agent_register_job(const char *socket_path,
-			 const struct ceems_agent_job_spec *spec,
-			 int timeout_ms, char *err, size_t err_size)
+ceems_agent_client_register_job(const char *socket_path,
+				const struct ceems_agent_job_spec *spec,
+				int timeout_ms, char *err, size_t err_size)
 {
 	struct ceems_agent_request *req =
 		new_request(CEEMS_AGENT_OP_REGISTER, spec->jobid, err, err_size);
@@ -275,12 +276,12 @@ ceems_agent_register_job(const char *socket_path,
 }
 
 int
-ceems_agent_deregister_job(const char *socket_path, uint32_t jobid,
-			   int timeout_ms, struct ceems_agent_job_report *out,
-			   char *err, size_t err_size)
+ceems_agent_client_deregister_job(const char *socket_path, uint32_t jobid,
+				  int timeout_ms, struct ceems_agent_job_report *out,
+				  char *err, size_t err_size)
 {
-	return ceems_agent_finish_job(socket_path, jobid, NULL, timeout_ms, out,
-				      err, err_size);
+	return ceems_agent_client_finish_job(socket_path, jobid, NULL, timeout_ms, out,
+					     err, err_size);
 }
 
 static int
@@ -301,28 +302,28 @@ step_call(enum ceems_agent_op op, const char *socket_path, uint32_t jobid,
 }
 
 int
-ceems_agent_step_start_call(const char *socket_path, uint32_t jobid,
-			    const char *step, int timeout_ms, char *err,
-			    size_t err_size)
+ceems_agent_client_step_start(const char *socket_path, uint32_t jobid,
+			      const char *step, int timeout_ms, char *err,
+			      size_t err_size)
 {
 	return step_call(CEEMS_AGENT_OP_STEP_START, socket_path, jobid, step,
 			 timeout_ms, NULL, err, err_size);
 }
 
 int
-ceems_agent_step_end_call(const char *socket_path, uint32_t jobid,
-			  const char *step, int timeout_ms,
-			  struct ceems_agent_job_report *out, char *err,
-			  size_t err_size)
+ceems_agent_client_step_end(const char *socket_path, uint32_t jobid,
+			    const char *step, int timeout_ms,
+			    struct ceems_agent_job_report *out, char *err,
+			    size_t err_size)
 {
 	return step_call(CEEMS_AGENT_OP_STEP_END, socket_path, jobid, step,
 			 timeout_ms, out, err, err_size);
 }
 
 int
-ceems_agent_report_job(const char *socket_path, uint32_t jobid,
-		       int timeout_ms, struct ceems_agent_job_report *out,
-		       char *err, size_t err_size)
+ceems_agent_client_report_job(const char *socket_path, uint32_t jobid,
+			      int timeout_ms, struct ceems_agent_job_report *out,
+			      char *err, size_t err_size)
 {
 	return send_request(socket_path,
 			    new_request(CEEMS_AGENT_OP_REPORT, jobid, err, err_size),
@@ -330,10 +331,10 @@ ceems_agent_report_job(const char *socket_path, uint32_t jobid,
 }
 
 int
-ceems_agent_finish_job(const char *socket_path, uint32_t jobid,
-		       const struct ceems_job_meta *meta, int timeout_ms,
-		       struct ceems_agent_job_report *out, char *err,
-		       size_t err_size)
+ceems_agent_client_finish_job(const char *socket_path, uint32_t jobid,
+			      const struct ceems_job_meta *meta, int timeout_ms,
+			      struct ceems_agent_job_report *out, char *err,
+			      size_t err_size)
 {
 	struct ceems_agent_request *req =
 		new_request(CEEMS_AGENT_OP_DEREGISTER, jobid, err, err_size);
@@ -346,8 +347,8 @@ ceems_agent_finish_job(const char *socket_path, uint32_t jobid,
 }
 
 int
-ceems_agent_release_job(const char *socket_path, uint32_t jobid,
-			int timeout_ms, char *err, size_t err_size)
+ceems_agent_client_release_job(const char *socket_path, uint32_t jobid,
+			       int timeout_ms, char *err, size_t err_size)
 {
 	return send_request(socket_path,
 			    new_request(CEEMS_AGENT_OP_RELEASE, jobid, err, err_size),
@@ -355,10 +356,11 @@ ceems_agent_release_job(const char *socket_path, uint32_t jobid,
 }
 
 int
-ceems_agent_end_job(const char *socket_path, const struct ceems_job_meta *meta,
-		    const char *by, int timeout_ms,
-		    struct ceems_agent_job_report *out, char *err,
-		    size_t err_size)
+ceems_agent_client_end_job(const char *socket_path,
+			   const struct ceems_job_meta *meta, const char *by,
+			   int timeout_ms,
+			   struct ceems_agent_job_report *out, char *err,
+			   size_t err_size)
 {
 	struct ceems_agent_request *req =
 		new_request(CEEMS_AGENT_OP_DEREGISTER, meta->jobid, err, err_size);
@@ -372,10 +374,10 @@ ceems_agent_end_job(const char *socket_path, const struct ceems_job_meta *meta,
 }
 
 int
-ceems_agent_step_end_status_call(const char *socket_path, uint32_t jobid,
-				 const char *step, int status, int timeout_ms,
-				 struct ceems_agent_job_report *out, char *err,
-				 size_t err_size)
+ceems_agent_client_step_end_status(const char *socket_path, uint32_t jobid,
+				   const char *step, int status, int timeout_ms,
+				   struct ceems_agent_job_report *out, char *err,
+				   size_t err_size)
 {
 	struct ceems_agent_request *req =
 		new_request(CEEMS_AGENT_OP_STEP_END, jobid, err, err_size);

@@ -5,8 +5,9 @@
  * treats every byte as hostile: bounded size and nesting, exact types,
  * ranges checked.  Replies are decoded type-checked but tolerant of
  * unknown keys, so that an agent can grow fields without breaking older
- * clients.  The job spec and the job report they carry are in
- * agent_proto_spec.c and agent_proto_report.c. */
+ * clients.  The job spec they carry is in agent_proto_spec.c, the job
+ * report in the measurement model's codec (measure.h, measure_json.c),
+ * the job's metadata in job_json.c. */
 #include "config.h"
 
 #include <errno.h>
@@ -20,10 +21,10 @@
 #include <json-c/json.h>
 
 #include "client/agent_proto.h"
-#include "client/agent_proto_internal.h"
 #include "model/agent_series.h"
-#include "record/record.h"
+#include "model/job.h"
 #include "base/json_util.h"
+#include "model/measure.h"
 
 /* ------------------------------------------------------------------ */
 /* Errno names on the wire                                             */
@@ -119,7 +120,7 @@ ceems_agent_request_encode(const struct ceems_agent_request *req, char *buf,
 		ceems_json_add(obj, "jobid", json_object_new_int64(req->jobid), &ok);
 		if (req->op == CEEMS_AGENT_OP_DEREGISTER && req->have_meta)
 			ceems_json_add(obj, "meta",
-				       ceems_record_meta_to_json(&req->meta), &ok);
+				       ceems_job_meta_to_json(&req->meta), &ok);
 		if (req->op == CEEMS_AGENT_OP_DEREGISTER && req->by[0] != '\0')
 			ceems_json_add(obj, "by", json_object_new_string(req->by),
 				       &ok);
@@ -262,7 +263,7 @@ ceems_agent_request_decode(const char *buf, size_t len,
 			goto out;
 		if (req->op == CEEMS_AGENT_OP_DEREGISTER &&
 		    (val = ceems_json_get(obj, "meta")) != NULL) {
-			if ((r = ceems_record_meta_from_json(val, &req->meta, err,
+			if ((r = ceems_job_meta_from_json(val, &req->meta, err,
 							     err_size)) < 0)
 				goto out;
 			req->have_meta = true;
@@ -294,7 +295,7 @@ ceems_agent_request_decode(const char *buf, size_t len,
 		if ((r = ceems_json_read_string(val, "step", req->step, sizeof(req->step),
 				     err, err_size)) < 0)
 			goto out;
-		if (!agent_proto_step_id_ok(req->step)) {
+		if (!ceems_step_id_ok(req->step)) {
 			r = ceems_json_error(err, err_size, "step must be a Slurm step name "
 				   "(batch, extern, interactive, 0, 1, ...)");
 			goto out;

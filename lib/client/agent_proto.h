@@ -2,8 +2,11 @@
  * local unix SOCK_SEQPACKET socket, one request and one reply per
  * message (the socket keeps message boundaries, so there is no framing),
  * at most CEEMS_AGENT_MSG_MAX bytes each.  The job-side plugin uses the
- * client calls below; the agent decodes requests with the strict decoder
- * (a malformed request gets a one-sentence error, never a crash).
+ * client calls of agent_client.h; the agent decodes requests with the
+ * strict decoder (a malformed request gets a one-sentence error, never a
+ * crash).  What the messages carry is the model's: the job spec
+ * (job_spec.h), the job's report (measure.h, whose codec is
+ * measure_json.c), the job's metadata (job.h).
  *
  * Requests (every key shown is the only one allowed):
  *   {"op":"register","job":SPEC}
@@ -62,38 +65,8 @@
  *   optional, written only when known: absent means unknown.  A second
  *   register of a job with them fills them in (ceems_agent_register). 
  *
- * REPORT (struct ceems_agent_job_report).  Unknown is not zero: a value
- * that was not measured is left out, never written as 0.
- *   {"jobid":N, "uid":N, "alloc_cores":N, "alloc_mem_bytes":N,
- *    "elapsed_s":x, "cpu_s":x, "gap_s":x, "cgroup_gone":bool,
- *    "usage":{...}, "ledger":{...}, "gaps":[...], "steps":[...]}
- *   alloc_cores and alloc_mem_bytes are left out when 0 (not known);
- *   cpu_s only when the cgroup's CPU time was measured.
- *   steps: [{"id":s, "ended":bool, "elapsed_s":x, "cpu_s":x,
- *   "mem_peak_bytes":N, "joules":{DOMAIN:x}}]; cpu_s, mem_peak_bytes and
- *   each joules entry only when measured for that step (the have_ flags
- *   of struct ceems_agent_step_report; decoding sets them from presence).
- *   usage: one key per measured field of struct ceems_cgroup_stats, named
- *   as the field (cpu_user_ns, cpu_system_ns, cpu_usage_ns,
- *   mem_current_bytes, mem_peak_bytes, mem_rss_bytes, mem_cache_bytes,
- *   mem_limit_bytes (the string "max" when unlimited), oom_kills,
- *   mem_fail_count, pids_current, io_read_bytes, io_write_bytes,
- *   io_read_ops, io_write_ops, cpuset (a CPU list string, "0-3,8"));
- *   "failed":[names] for fields that could not be read; "peak_sampled",
- *   "cpu_ticks", "partly_gone": true when the flag is set.
- *   ledger: {"lifetime_s":x, DOMAIN:{...} for each domain the node
- *   measured (package, dram, gpu, node), "emissions":{...} when any tick
- *   had a factor}.  DOMAIN: {"joules":x, "static_j":x (package and dram
- *   only), "covered_s":x, "coverage":x (covered_s / lifetime_s, when
- *   known), "idle_unlearned":true (package and dram: some tick split it
- *   with the idle power still to be learned; absent otherwise)}; joules
- *   and static_j are left out when covered_s is 0 (no measurement at
- *   all).  emissions: {"grams":x, "covered_s":x,
- *   "factor":{"source":s, "zone":s, "year":N, "g_per_kwh":x, "pue":x},
- *   "factor_changed":bool, "fallback":x}: fallback (0 to 1) only where
- *   the node has an intensity series: the part of the energy priced at
- *   the yearly figure because the series did not cover its time; with
- *   factor_changed, g_per_kwh is the energy-weighted mean.
+ * REPORT (struct ceems_agent_job_report): the job's report as the
+ *   measurement model writes it (measure.h, where its members are listed).
  * Numbers are JSON integers for counters and ids, doubles otherwise
  * (written with the fewest digits, up to 17, that round-trip exactly). */
 #ifndef CEEMS_AGENT_PROTO_H
@@ -103,8 +76,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/agent.h"
 #include "model/job.h"
+#include "model/job_spec.h"
+#include "model/measure.h"
 
 /* Room for a deregister's "by". */
 #define CEEMS_AGENT_BY_MAX 16
@@ -143,22 +117,16 @@ struct json_object;
 /* ---- JSON objects (json-c), for callers that embed them ---- */
 
 
-/* New JSON objects, or NULL on allocation failure. */
+/* A new JSON object, or NULL on allocation failure.  A report's JSON is
+ * the model's (measure.h). */
 struct json_object *
 ceems_agent_job_spec_to_json(const struct ceems_agent_job_spec *spec);
-struct json_object *
-ceems_agent_job_report_to_json(const struct ceems_agent_job_report *report);
 
 /* Strict: unknown keys, wrong types, out-of-range numbers and bad paths
  * are errors.  0, or -EINVAL with ERR naming the field. */
 int ceems_agent_job_spec_from_json(const struct json_object *obj,
 				   struct ceems_agent_job_spec *spec,
 				   char *err, size_t err_size);
-/* Type-checked, but unknown keys are ignored (an agent newer than its
- * client may add some).  0, or -EINVAL with ERR filled. */
-int ceems_agent_job_report_from_json(const struct json_object *obj,
-				     struct ceems_agent_job_report *report,
-				     char *err, size_t err_size);
 
 /* ---- Messages as text ---- */
 
@@ -200,69 +168,5 @@ int ceems_agent_reply_decode(const char *buf, size_t len,
  * and back (-EREMOTEIO if unknown). */
 const char *ceems_agent_code_name(int code);
 int ceems_agent_code_from_name(const char *name);
-
-/* ---- Client ---- */
-
-/* Connect to the agent at SOCKET_PATH, send the request (LEN bytes), and
- * wait at most TIMEOUT_MS in all for the reply, stored NUL-terminated in
- * REPLY (which must not overlap REQUEST: a busy agent gets the request
- * again).  Returns the reply's length, or -errno: -ENOENT or
- * -ECONNREFUSED at once when no agent listens; a full backlog or an
- * EBUSY answer (no client slot) is tried again until the deadline, then
- * -EBUSY (or the EBUSY reply); -ETIMEDOUT, -EMSGSIZE for a reply that
- * does not fit, -ECONNRESET when the agent closed without a reply.
- * Never raises SIGPIPE. */
-int ceems_agent_call_buf(const char *socket_path, const void *request,
-			 size_t len, int timeout_ms, char *reply,
-			 size_t reply_size);
-/* Same for a NUL-terminated request. */
-int ceems_agent_call(const char *socket_path, const char *request,
-		     int timeout_ms, char *reply, size_t reply_size);
-
-/* Typed calls.  Return 0, a -errno from the transport or the agent's
- * refusal (ERR holds a sentence saying which), or -EPROTO. */
-int ceems_agent_register_job(const char *socket_path,
-			     const struct ceems_agent_job_spec *spec,
-			     int timeout_ms, char *err, size_t err_size);
-int ceems_agent_deregister_job(const char *socket_path, uint32_t jobid,
-			       int timeout_ms,
-			       struct ceems_agent_job_report *out, char *err,
-			       size_t err_size);
-/* Deregister with the job's metadata (META may be NULL), so that the
- * agent can write the record if no release follows; then, once the
- * record is stored, release it. */
-int ceems_agent_finish_job(const char *socket_path, uint32_t jobid,
-			   const struct ceems_job_meta *meta, int timeout_ms,
-			   struct ceems_agent_job_report *out, char *err,
-			   size_t err_size);
-int ceems_agent_release_job(const char *socket_path, uint32_t jobid,
-			    int timeout_ms, char *err, size_t err_size);
-/* End a job in one call: deregister with its metadata META and BY
- * ("extern" or "epilog"); the agent writes the record itself, no release
- * follows. */
-int ceems_agent_end_job(const char *socket_path,
-			const struct ceems_job_meta *meta, const char *by,
-			int timeout_ms, struct ceems_agent_job_report *out,
-			char *err, size_t err_size);
-/* A step ends with its tasks' wait status STATUS (the agent settles the
- * job's exit code and state from it when slurmctld's are not known):
- * as ceems_agent_step_end_call otherwise. */
-int ceems_agent_step_end_status_call(const char *socket_path, uint32_t jobid,
-				     const char *step, int status,
-				     int timeout_ms,
-				     struct ceems_agent_job_report *out,
-				     char *err, size_t err_size);
-/* A step of a registered job starts or ends (step_end fills OUT with the
- * job's report, which holds the step's figures). */
-int ceems_agent_step_start_call(const char *socket_path, uint32_t jobid,
-				const char *step, int timeout_ms, char *err,
-				size_t err_size);
-int ceems_agent_step_end_call(const char *socket_path, uint32_t jobid,
-			      const char *step, int timeout_ms,
-			      struct ceems_agent_job_report *out, char *err,
-			      size_t err_size);
-int ceems_agent_report_job(const char *socket_path, uint32_t jobid,
-			   int timeout_ms, struct ceems_agent_job_report *out,
-			   char *err, size_t err_size);
 
 #endif

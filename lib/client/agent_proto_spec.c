@@ -6,8 +6,8 @@
  * strict, and vets each path so that nothing climbs out of the
  * hierarchy.
  *
- * Separate from the messages (agent_proto.c) and the report
- * (agent_proto_report.c) because it is the one part of a request that
+ * Separate from the messages (agent_proto.c) and the report (the
+ * model's, measure_json.c) because it is the one part of a request that
  * leads the agent to the file system. */
 #include "config.h"
 

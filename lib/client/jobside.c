@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "client/agent_client.h"
 #include "base/fileio.h"
 #include "client/jobside.h"
 #include "record/job_note.h"
@@ -64,16 +65,16 @@ ceems_jobside_start(const char *socket_path,
 	bool registered;
 	int r;
 
-	r = ceems_agent_register_job(socket_path, spec, timeout_ms, why,
-				     sizeof(why));
+	r = ceems_agent_client_register_job(socket_path, spec, timeout_ms, why,
+					    sizeof(why));
 	if (r < 0 && r != -EEXIST) {
 		snprintf(err, err_size, "not registered with the node agent at %s: %s",
 			 socket_path, why);
 		return r;
 	}
 	registered = r == 0;
-	r = ceems_agent_step_start_call(socket_path, spec->jobid, step,
-					timeout_ms, why, sizeof(why));
+	r = ceems_agent_client_step_start(socket_path, spec->jobid, step,
+					  timeout_ms, why, sizeof(why));
 	if (r < 0) {
 		snprintf(err, err_size, "step %s not started with the node agent: %s",
 			 step, why);
@@ -92,8 +93,8 @@ ceems_jobside_end(const char *socket_path, const char *note_dir,
 	char why[256], werr[256];
 	int r;
 
-	r = ceems_agent_end_job(socket_path, meta, by, timeout_ms, report, why,
-				sizeof(why));
+	r = ceems_agent_client_end_job(socket_path, meta, by, timeout_ms, report, why,
+				       sizeof(why));
 	if (r == 0)
 		return 0;
 	memset(&note, 0, sizeof(note));

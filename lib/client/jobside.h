@@ -12,10 +12,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "client/agent_proto.h"
 #include "cgroup/cgroup_path.h"
 #include "base/conf.h"
 #include "model/job.h"
+#include "model/job_spec.h"
+#include "model/measure.h"
 
 /* Find job JOBID's cgroup from the kernel's /proc/PID/cgroup of one of its
  * processes; on cgroup v1, fill the controllers PID is not in (slurmstepd

@@ -7,6 +7,7 @@
 #ifndef CEEMS_JOB_H
 #define CEEMS_JOB_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define CEEMS_UNKNOWN_U32 UINT32_MAX
@@ -60,5 +61,15 @@ void ceems_job_meta_fill_from(struct ceems_job_meta *meta,
  * string does not name are left as they are.  Returns 0, or -EINVAL on a
  * malformed string (META untouched). */
 int ceems_job_meta_parse_tres(struct ceems_job_meta *meta, const char *tres);
+
+/* META as the JSON object "job" of the record (doc/record-format.md),
+ * unknown fields left out; NULL on allocation failure.  And back,
+ * strictly: unknown keys and bad values are errors, 0 or -EINVAL with
+ * ERR (lib/model/job_json.c). */
+struct json_object;
+struct json_object *ceems_job_meta_to_json(const struct ceems_job_meta *meta);
+int ceems_job_meta_from_json(const struct json_object *obj,
+			     struct ceems_job_meta *meta, char *err,
+			     size_t err_size);
 
 #endif

@@ -18,9 +18,9 @@
 #include <json-c/json.h>
 
 #include "base/fileio.h"
+#include "model/job.h"
 #include "record/job_note.h"
 #include "base/json_util.h"
-#include "record/record.h"
 
 int
 ceems_note_dir(const struct ceems_config *config, char *dir, size_t size)
@@ -45,7 +45,7 @@ ceems_note_encode(const struct ceems_job_note *note, char *buf, size_t size)
 	ceems_json_add(obj, "format", json_object_new_string(CEEMS_NOTE_FORMAT), &ok);
 	ceems_json_add(obj, "by", json_object_new_string(note->by), &ok);
 	ceems_json_add(obj, "why", json_object_new_string(note->why), &ok);
-	ceems_json_add(obj, "job", ceems_record_meta_to_json(&note->meta), &ok);
+	ceems_json_add(obj, "job", ceems_job_meta_to_json(&note->meta), &ok);
 	text = ok ? json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
 						 JSON_C_TO_STRING_NOSLASHESCAPE) :
 		    NULL;
@@ -112,7 +112,7 @@ ceems_note_decode(const char *buf, size_t len, struct ceems_job_note *note,
 		ceems_json_error(err, err_size, "note needs \"job\"");
 		goto out;
 	}
-	if ((r = ceems_record_meta_from_json(val, &note->meta, err, err_size)) < 0)
+	if ((r = ceems_job_meta_from_json(val, &note->meta, err, err_size)) < 0)
 		goto out;
 	r = -EINVAL;
 	if (note->meta.jobid == 0) {

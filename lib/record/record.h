@@ -16,8 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/agent.h"
 #include "model/job.h"
+#include "model/measure.h"
 #include "summary/summary.h"
 
 #define CEEMS_RECORD_FORMAT "ceems-job-record/1"
@@ -78,14 +78,5 @@ int ceems_record_decode_series(const char *buf, size_t len,
  * not have.  Returns 0 or -EINVAL with ERR. */
 int ceems_record_validate(const struct ceems_job_record *r, char *err,
 			  size_t err_size);
-
-/* The record's "job" object alone (META's fields, unknown ones left
- * out), and back, strictly (unknown keys and bad values are errors;
- * -EINVAL with ERR).  NULL on allocation failure. */
-struct json_object;
-struct json_object *ceems_record_meta_to_json(const struct ceems_job_meta *meta);
-int ceems_record_meta_from_json(const struct json_object *obj,
-				struct ceems_job_meta *meta, char *err,
-				size_t err_size);
 
 #endif

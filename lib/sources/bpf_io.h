@@ -17,8 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/agent.h"
 #include "base/conf.h"
+#include "model/measure.h"
 
 enum ceems_bpf_hook {
 	CEEMS_BPF_HOOK_IO,		/* read/write system call returns */

@@ -1,19 +1,20 @@
 /* summary.h - the end-of-job summary a user sees at the end of the job's
  * own output: what the job held, what it used, its energy and carbon, and
- * notes that say what to change and what that would save.  Pure functions
- * over the job's metadata and the agent's report: no Slurm, no I/O, no
- * allocation, so the plugin can call them in any context and the tests
- * can hold the text to golden files.  The rules and thresholds of every
- * note, and why, are in doc/summary.md. */
+ * notes that say what to change and what that would save.  Pure
+ * functions over the job's metadata and what the agent measured
+ * (measure.h): no Slurm, no I/O, no allocation, so the plugin can call
+ * them in any context and the tests can hold the text to golden files.
+ * The rules and thresholds of every note, and why, are in
+ * doc/summary.md. */
 #ifndef CEEMS_SUMMARY_H
 #define CEEMS_SUMMARY_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "agent/agent.h"
 #include "model/job.h"
 #include "model/ledger.h"
+#include "model/measure.h"
 
 enum ceems_summary_style {
 	CEEMS_SUMMARY_NONE = 0,	/* print nothing */

@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client/agent_client.h"
 #include "client/agent_proto.h"
 #include "record/job_note.h"
 #include "base/conf.h"
@@ -275,8 +276,8 @@ main(int argc, char **argv)
 		snprintf(name, sizeof(name), "/job_%u", jobid);
 		spec_of(jobid, &spec);
 		if (make_cgroup(name) < 0 ||
-		    ceems_agent_register_job(config.socket_path, &spec, TIMEOUT_MS,
-					     err, sizeof(err)) < 0) {
+		    ceems_agent_client_register_job(config.socket_path, &spec, TIMEOUT_MS,
+						    err, sizeof(err)) < 0) {
 			fprintf(stderr, "bench_plugin: job %u: %s\n", jobid, err);
 			status = 1;
 			goto out;
@@ -338,8 +339,8 @@ main(int argc, char **argv)
 
 		/* The batch step ends: its figures, the summary. */
 		t0 = bench_now_ms();
-		r = ceems_agent_step_end_call(config.socket_path, jobid, "batch",
-					      TIMEOUT_MS, &report, err, sizeof(err));
+		r = ceems_agent_client_step_end(config.socket_path, jobid, "batch",
+						TIMEOUT_MS, &report, err, sizeof(err));
 		if (r == 0) {
 			fake_meta(jobid, &meta);
 			r = ceems_summary_format(&meta, &report,
@@ -387,11 +388,11 @@ out:
 	for (int i = 0; i < registered; i++) {
 		uint32_t jobid = first + (uint32_t)i;
 
-		(void)ceems_agent_deregister_job(config.socket_path, jobid,
-						 TIMEOUT_MS, &report, err,
-						 sizeof(err));
-		(void)ceems_agent_release_job(config.socket_path, jobid,
-					      TIMEOUT_MS, err, sizeof(err));
+		(void)ceems_agent_client_deregister_job(config.socket_path, jobid,
+							TIMEOUT_MS, &report, err,
+							sizeof(err));
+		(void)ceems_agent_client_release_job(config.socket_path, jobid,
+						     TIMEOUT_MS, err, sizeof(err));
 	}
 	for (int i = 0; i < others + reps; i++) {
 		snprintf(name, sizeof(name), "/job_%u", first + (uint32_t)i);

@@ -1340,7 +1340,7 @@ check_series(const struct ceems_series *s)
 	return problem;
 }
 
-/* A decoded perf object (lib/sources/perf_json.c): known statuses, counts of
+/* A decoded perf object (lib/model/measure_perf.c): known statuses, counts of
  * known events only, none negative or NaN; unknown counts absent. */
 static const char *
 check_perf_report(const struct ceems_perf_report *p)

@@ -27,8 +27,8 @@ else
 fi
 
 syms=$(nm "$so" 2>&1)
-if ! printf '%s\n' "$syms" | grep -q ' ceems_agent_end_job$'; then
-	echo "not ok 3 - the plugin's symbol table is readable (no ceems_agent_end_job)"
+if ! printf '%s\n' "$syms" | grep -q ' ceems_agent_client_end_job$'; then
+	echo "not ok 3 - the plugin's symbol table is readable (no ceems_agent_client_end_job)"
 else
 	echo "ok 3 - the plugin's symbol table is readable"
 fi

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client/agent_client.h"
 #include "client/agent_proto.h"
 #include "../tap.h"
 
@@ -115,7 +116,7 @@ test_busy_reply(const char *path)
 {
 	pid_t pid = serve_busy(path, 3);
 	double t0 = now_s();
-	int r = ceems_agent_release_job(path, 42, 2000, err, sizeof(err));
+	int r = ceems_agent_client_release_job(path, 42, 2000, err, sizeof(err));
 
 	is_int(r, 0, "three EBUSY answers, then the request goes through");
 	ok(now_s() - t0 < 0.5, "within milliseconds (%.1f ms)", (now_s() - t0) * 1e3);
@@ -123,7 +124,7 @@ test_busy_reply(const char *path)
 
 	pid = serve_busy(path, 1000000);
 	t0 = now_s();
-	r = ceems_agent_release_job(path, 42, 300, err, sizeof(err));
+	r = ceems_agent_client_release_job(path, 42, 300, err, sizeof(err));
 	is_int(r, -EBUSY, "an agent busy past the deadline: -EBUSY");
 	ok(now_s() - t0 >= 0.29 && now_s() - t0 < 0.6,
 	   "tried until the deadline and no longer (%.0f ms)", (now_s() - t0) * 1e3);
@@ -195,14 +196,14 @@ test_full_queue(const char *path)
 
 	ok(nfill > 0 && nfill < MAX_FILLERS, "the server's queue is full after %d "
 	   "connections", nfill);
-	r = ceems_agent_release_job(path, 42, 200, err, sizeof(err));
+	r = ceems_agent_client_release_job(path, 42, 200, err, sizeof(err));
 	is_int(r, -EBUSY, "a queue full until the deadline: -EBUSY, no blocking");
 	ok(now_s() - t0 >= 0.19 && now_s() - t0 < 0.5, "after the deadline (%.0f ms)",
 	   (now_s() - t0) * 1e3);
 
 	pid = serve_late(lfd, 100);
 	t0 = now_s();
-	r = ceems_agent_release_job(path, 42, 2000, err, sizeof(err));
+	r = ceems_agent_client_release_job(path, 42, 2000, err, sizeof(err));
 	is_int(r, 0, "the queue drains within the deadline: the request goes through");
 	ok(now_s() - t0 >= 0.09 && now_s() - t0 < 1.0,
 	   "once the server accepts (%.0f ms)", (now_s() - t0) * 1e3);

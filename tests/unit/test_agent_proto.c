@@ -19,6 +19,7 @@
 
 #include <json-c/json.h>
 
+#include "client/agent_client.h"
 #include "client/agent_proto.h"
 #include "base/json_util.h"
 #include "../tap.h"
@@ -675,7 +676,7 @@ test_reply_errors(void)
 	is_int(ceems_agent_reply_decode(msg, (size_t)n, NULL, err, sizeof(err)), -EPROTO,
 	       "ok must be a boolean");
 	n = snprintf(msg, sizeof(msg), "{\"ok\":true,\"report\":{\"jobid\":1,\"uid\":2,\"cpu_s\":-1}}");
-	is_int(ceems_agent_report_job("/nonexistent", 1, 10, NULL, err, sizeof(err)), -ENOENT,
+	is_int(ceems_agent_client_report_job("/nonexistent", 1, 10, NULL, err, sizeof(err)), -ENOENT,
 	       "typed call without an agent: -ENOENT");
 	{
 		static struct ceems_agent_job_report rep;
@@ -1102,7 +1103,7 @@ test_client(void)
 	snprintf(path, sizeof(path), "%s/agent.sock", dir);
 
 	t0 = now_s();
-	r = ceems_agent_call(path, "{\"op\":\"status\"}", 5000, reply, sizeof(reply));
+	r = ceems_agent_client_call(path, "{\"op\":\"status\"}", 5000, reply, sizeof(reply));
 	is_int(r, -ENOENT, "no socket file: -ENOENT");
 	ok(now_s() - t0 < 0.05, "and at once (%.1f ms)", (now_s() - t0) * 1e3);
 
@@ -1112,37 +1113,37 @@ test_client(void)
 	bind(fd, (struct sockaddr *)&addr, sizeof(addr));
 	close(fd);
 	t0 = now_s();
-	r = ceems_agent_call(path, "{\"op\":\"status\"}", 5000, reply, sizeof(reply));
+	r = ceems_agent_client_call(path, "{\"op\":\"status\"}", 5000, reply, sizeof(reply));
 	is_int(r, -ECONNREFUSED, "stale socket file: -ECONNREFUSED");
 	ok(now_s() - t0 < 0.05, "and at once (%.1f ms)", (now_s() - t0) * 1e3);
 
 	pid = serve_once(path, SERVE_ECHO_OK);
-	r = ceems_agent_call(path, "{\"op\":\"status\"}", 2000, reply, sizeof(reply));
+	r = ceems_agent_client_call(path, "{\"op\":\"status\"}", 2000, reply, sizeof(reply));
 	is_int(r, (int)strlen("{\"ok\":true,\"got\":15}"), "a reply comes back with its length");
 	is_str(reply, "{\"ok\":true,\"got\":15}", "the server saw the 15-byte message whole");
 	reap(pid);
 
 	pid = serve_once(path, SERVE_SILENT);
 	t0 = now_s();
-	r = ceems_agent_call(path, "{\"op\":\"status\"}", 200, reply, sizeof(reply));
+	r = ceems_agent_client_call(path, "{\"op\":\"status\"}", 200, reply, sizeof(reply));
 	is_int(r, -ETIMEDOUT, "a silent agent: -ETIMEDOUT");
 	ok(now_s() - t0 >= 0.19 && now_s() - t0 < 0.5, "after the timeout (%.0f ms)",
 	   (now_s() - t0) * 1e3);
 	reap(pid);
 
 	pid = serve_once(path, SERVE_HUGE);
-	r = ceems_agent_call(path, "{\"op\":\"status\"}", 2000, reply, sizeof(reply));
+	r = ceems_agent_client_call(path, "{\"op\":\"status\"}", 2000, reply, sizeof(reply));
 	is_int(r, -EMSGSIZE, "a reply larger than the buffer: -EMSGSIZE");
 	reap(pid);
 
 	pid = serve_once(path, SERVE_CLOSE);
-	r = ceems_agent_call(path, "{\"op\":\"status\"}", 2000, reply, sizeof(reply));
+	r = ceems_agent_client_call(path, "{\"op\":\"status\"}", 2000, reply, sizeof(reply));
 	is_int(r, -ECONNRESET, "an agent that closes without a reply: -ECONNRESET");
 	reap(pid);
 
 	fill_spec_v1(&spec);
 	pid = serve_once(path, SERVE_REFUSE);
-	r = ceems_agent_register_job(path, &spec, 2000, err, sizeof(err));
+	r = ceems_agent_client_register_job(path, &spec, 2000, err, sizeof(err));
 	is_int(r, -EPERM, "register refused: the agent's errno");
 	is_str(err, "only root may register jobs", "and its sentence");
 	reap(pid);
@@ -1151,7 +1152,7 @@ test_client(void)
 		static char big[CEEMS_AGENT_MSG_MAX + 2];
 
 		memset(big, ' ', sizeof(big) - 1);
-		is_int(ceems_agent_call(path, big, 100, reply, sizeof(reply)), -EMSGSIZE,
+		is_int(ceems_agent_client_call(path, big, 100, reply, sizeof(reply)), -EMSGSIZE,
 		       "a request over 64 KiB is not sent");
 	}
 	unlink(path);

@@ -23,6 +23,7 @@
 #include "agent_confine.h"
 #include "sources/bpf_io.h"
 #include "client/agent_launch.h"
+#include "client/agent_client.h"
 #include "client/agent_proto.h"
 #include "agent_replay.h"
 #include "agent_server.h"
@@ -284,8 +285,8 @@ call(const char *socket_path, const char *request, int timeout_ms)
 		}
 		memcpy(in, request, len);
 	}
-	n = ceems_agent_call_buf(socket_path, in, len, timeout_ms, reply,
-				 sizeof(reply));
+	n = ceems_agent_client_call_buf(socket_path, in, len, timeout_ms, reply,
+					sizeof(reply));
 	if (n < 0) {
 		fprintf(stderr, "ceems-agent: no reply from the agent at %s: %s\n",
 			socket_path, strerror(-n));

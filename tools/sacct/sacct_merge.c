@@ -21,6 +21,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "model/measure.h"
 #include "sacct_query.h"
 
 const char *const sacct_series_names[SACCT_S_NCOLS] = {

@@ -1,4 +1,4 @@
-/* perf_json.c - a job's perf figures (struct ceems_perf_report) as JSON,
+/* measure_perf.c - a job's perf figures (struct ceems_perf_report) as JSON,
  * both ways: the "perf" object of the agent's report and of the job's
  * record (doc/record-format.md), and the names of its events and
  * statuses.  In the client half of libceems: the plugin decodes reports.
@@ -19,7 +19,7 @@
 #include <json-c/json.h>
 
 #include "base/json_util.h"
-#include "sources/perf_job.h"
+#include "model/measure.h"
 
 static const char *const event_names[CEEMS_PERF_NEVENTS] = {
 	"task_clock", "context_switches", "cpu_migrations", "page_faults",

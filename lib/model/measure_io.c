@@ -1,6 +1,6 @@
-/* agent_proto_io.c - a job report's eBPF figures (struct
+/* measure_io.c - a job report's eBPF figures (struct
  * ceems_agent_io_report: IO, network, drops, or why they are absent) as
- * JSON members of the report, both ways (lib/client/agent_proto_report.c). */
+ * JSON members of the report, both ways (lib/model/measure_json.c). */
 #include "config.h"
 
 #include <stdbool.h>
@@ -11,9 +11,9 @@
 
 #include <json-c/json.h>
 
-#include "client/agent_proto.h"
-#include "client/agent_proto_internal.h"
 #include "base/json_util.h"
+#include "model/measure.h"
+#include "model/measure_internal.h"
 
 /* The eBPF figures (struct ceems_agent_io_report): "io", "net" and
  * "ebpf_dropped" when measured, else "ebpf_absent" with the reason. */
@@ -42,8 +42,8 @@ net_part(struct ceems_agent_io_report *io, int part, int p, int f)
 }
 
 void
-agent_proto_io_to_json(struct json_object *obj, const struct ceems_agent_io_report *io,
-	   bool *ok)
+measure_io_to_json(struct json_object *obj,
+		   const struct ceems_agent_io_report *io, bool *ok)
 {
 	struct ceems_agent_io_report copy = *io;
 	struct json_object *o;
@@ -123,8 +123,9 @@ net_from_json(const struct json_object *obj, struct ceems_agent_io_report *io,
 }
 
 int
-agent_proto_io_from_json(const struct json_object *obj, struct ceems_agent_io_report *io,
-	     char *err, size_t err_size)
+measure_io_from_json(const struct json_object *obj,
+		     struct ceems_agent_io_report *io, char *err,
+		     size_t err_size)
 {
 	struct json_object *val, *o;
 	char where[64];

@@ -1,11 +1,13 @@
-/* agent_proto_report.c - a job's report (usage, ledger, steps, gaps, GPUs) as
- * JSON, both ways: the biggest part of the node agent's replies, also
- * kept in the agent's state and the spool's records.  The decoder checks
- * every type and range, but is tolerant of unknown keys so that an
- * agent can grow fields without breaking older clients.
+/* measure_json.c - a job's measured figures (measure.h: usage, ledger,
+ * steps, gaps, GPUs) as JSON, both ways: the biggest part of the node
+ * agent's replies, also kept in the agent's state and as the spool's
+ * records' "measurements".  The decoder checks every type and range, but
+ * is tolerant of unknown keys so that an agent can grow fields without
+ * breaking older clients.
  *
- * Separate from the messages (agent_proto.c): the report has its own
- * tables of fields and its own rules for what may be absent. */
+ * Separate from the messages (agent_proto.c) and the record (record.c),
+ * which both embed it: the report has its own tables of fields and its
+ * own rules for what may be absent. */
 #include "config.h"
 
 #include <errno.h>
@@ -19,9 +21,9 @@
 
 #include <json-c/json.h>
 
-#include "client/agent_proto.h"
-#include "client/agent_proto_internal.h"
 #include "base/json_util.h"
+#include "model/measure.h"
+#include "model/measure_internal.h"
 
 /* The usage fields on the wire: name, present bit, where in the struct.
  * The cpuset (bit CEEMS_CGF_CPUSET) is written apart, as a CPU list. */
@@ -390,7 +392,7 @@ ceems_agent_job_report_to_json(const struct ceems_agent_job_report *r)
 		}
 		ceems_json_add(obj, "gpus", gpus, &ok);
 	}
-	agent_proto_io_to_json(obj, &r->io, &ok);
+	measure_io_to_json(obj, &r->io, &ok);
 	if (ceems_perf_report_any(&r->perf))
 		ceems_json_add(obj, "perf", ceems_perf_report_to_json(&r->perf, &ok), &ok);
 	if (!ok) {
@@ -587,7 +589,7 @@ ledger_from_json(const struct json_object *obj, struct ceems_job_ledger *l,
 }
 
 bool
-agent_proto_step_id_ok(const char *id)
+ceems_step_id_ok(const char *id)
 {
 	if (id[0] == '\0')
 		return false;
@@ -612,7 +614,7 @@ step_from_json(const struct json_object *obj,
 	if ((r = ceems_json_read_string(val, "report.steps[].id", st->id, sizeof(st->id),
 			     err, err_size)) < 0)
 		return r;
-	if (!agent_proto_step_id_ok(st->id))
+	if (!ceems_step_id_ok(st->id))
 		return ceems_json_error(err, err_size, "report.steps[].id is not a step name");
 	if ((val = ceems_json_get(obj, "ended")) != NULL &&
 	    (r = ceems_json_read_bool(val, "report.steps[].ended", &st->ended, err,
@@ -899,7 +901,7 @@ ceems_agent_job_report_from_json(const struct json_object *obj,
 	if ((val = ceems_json_get(obj, "gpus")) != NULL &&
 	    (ret = gpus_from_json(val, r, err, err_size)) < 0)
 		goto out;
-	if ((ret = agent_proto_io_from_json(obj, &r->io, err, err_size)) < 0)
+	if ((ret = measure_io_from_json(obj, &r->io, err, err_size)) < 0)
 		goto out;
 	if ((val = ceems_json_get(obj, "perf")) != NULL &&
 	    (ret = ceems_perf_report_from_json(val, &r->perf, err, err_size)) < 0)

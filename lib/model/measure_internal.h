@@ -1,0 +1,23 @@
+/* measure_internal.h - what the parts of the measured figures' JSON
+ * codec (measure_json.c, measure_io.c) share and no user of libceems
+ * needs.  Not installed; nothing here is exported (the shared library
+ * exports only ceems_*). */
+#ifndef CEEMS_MEASURE_INTERNAL_H
+#define CEEMS_MEASURE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "model/measure.h"
+
+struct json_object;
+
+/* measure_io.c: the report's eBPF members (io, net, ebpf_dropped,
+ * ebpf_absent) from IO into OBJ, and back (-EINVAL with ERR). */
+void measure_io_to_json(struct json_object *obj,
+			const struct ceems_agent_io_report *io, bool *ok);
+int measure_io_from_json(const struct json_object *obj,
+			 struct ceems_agent_io_report *io, char *err,
+			 size_t err_size);
+
+#endif /* CEEMS_MEASURE_INTERNAL_H */
