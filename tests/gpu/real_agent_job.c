@@ -50,6 +50,7 @@
 
 #include "base/conf.h"
 #include "base/log.h"
+#include "client/agent_client.h"
 #include "client/agent_proto.h"
 #include "client/jobside.h"
 #include "model/job.h"
@@ -270,7 +271,7 @@ start_job(const char *socket, struct ceems_agent_job_spec *spec,
 	for (uint32_t i = 0; i < ngpus; i++)
 		memcpy(spec->gpu_ids[i], gpus[i], CEEMS_AGENT_GPU_ID_MAX);
 	spec->ngpu_ids = ngpus;
-	r = ceems_agent_register_job(socket, spec, TIMEOUT_MS, err, err_size);
+	r = ceems_agent_client_register_job(socket, spec, TIMEOUT_MS, err, err_size);
 	if (r < 0 && r != -EEXIST)
 		return r;
 	return ceems_jobside_start(socket, spec, "batch", TIMEOUT_MS, err,
@@ -363,7 +364,7 @@ main(int argc, char **argv)
 	printf("command_end_unix %.3f\ncommand_status %d\n", now_unix(), status);
 	sleep(idle);
 
-	r = ceems_agent_step_end_status_call(config.socket_path, jobid, "batch",
+	r = ceems_agent_client_step_end_status(config.socket_path, jobid, "batch",
 					     status, TIMEOUT_MS, &report, err,
 					     sizeof(err));
 	if (r < 0)
