@@ -4,7 +4,7 @@
  *   ceems-sacct [-S TIME] [-E TIME] [-j JOBS] [-u USERS] [-o FIELDS] ...
  *   ceems-sacct --series JOBID | --explain JOBID | --json | -e
  *
- * Reads PostgreSQL (`sacct_database` of ceems.conf, else `database`)
+ * (the options: sacct_options.c's table).  Reads PostgreSQL (`sacct_database` of ceems.conf, else `database`)
  * with the records this node's spool still holds (not stored yet), or,
  * without a database or when it cannot be reached, the spool alone (then
  * with one warning line).  Who sees what: the database's row-level
@@ -15,7 +15,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <locale.h>
 #include <math.h>
 #include <pwd.h>
@@ -29,6 +28,7 @@
 #include "record/record.h"
 #include "sacct_combine.h"
 #include "sacct_fields.h"
+#include "sacct_options.h"
 #include "sacct_output.h"
 #include "sacct_query.h"
 #include "sacct_spool.h"
@@ -40,39 +40,6 @@
 #endif
 
 #define PROG "ceems-sacct"
-
-/* The configuration read without -c; a test build names its own. */
-#ifndef CEEMS_SACCT_CONFIG_PATH
-#define CEEMS_SACCT_CONFIG_PATH CEEMS_DEFAULT_CONFIG_PATH
-#endif
-
-enum { OPT_DELIM = 256, OPT_JSON, OPT_CSV, OPT_SUMMARY, OPT_SERIES,
-       OPT_EXPLAIN, OPT_TABLE };
-
-struct options {
-	const char *config_path;
-	const char *start, *end;
-	struct sacct_query q;
-	struct sacct_column cols[SACCT_MAX_COLUMNS];
-	size_t ncols;
-	struct sacct_output_opts out;
-	bool json, summary, summary_account, allclusters, allusers;
-	bool have_users, have_clusters;
-	uint32_t series_job, explain_job;
-};
-
-static void
-usage(FILE *out)
-{
-	fprintf(out,
-		"usage: ceems-sacct [-S TIME] [-E TIME] [-j JOB[.STEP],...] [-u USER,...] [-a]\n"
-		"                   [-A ACCOUNT,...] [-r PARTITION,...] [-s STATE,...] [-X]\n"
-		"                   [-M CLUSTER,... | -L] [-o FIELD[%%N],...] [-n]\n"
-		"                   [-p | -P | --csv | --json] [--delimiter=TEXT] [--summary[=user|account]]\n"
-		"       ceems-sacct --series JOBID | --explain JOBID\n"
-		"       ceems-sacct -e\n"
-		"Common: -c CONF. Manual: ceems-sacct(1).\n");
-}
 
 static int
 fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -88,251 +55,6 @@ fail(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	return 1;
-}
-
-/* Split a comma-separated option into LIST (N entries); 0 or -1.  Each
- * entry is compared with names as stored (lib/base/text.h): given as shown,
- * it is kept; bytes that are not text are escaped as they were. */
-static int
-split_list(const char *opt, const char *text, char (*list)[64], size_t *n)
-{
-	const char *p = text, *end;
-	char entry[64];
-	size_t len;
-
-	for (;;) {
-		end = strchr(p, ',');
-		len = end != NULL ? (size_t)(end - p) : strlen(p);
-		if (len > 0) {
-			if (len >= 64 || *n >= SACCT_LIST_MAX) {
-				fprintf(stderr, PROG ": %s: '%.*s' is too long or the list has more than %d entries\n",
-					opt, (int)(len > 40 ? 40 : len), p, SACCT_LIST_MAX);
-				return -1;
-			}
-			memcpy(entry, p, len);
-			entry[len] = '\0';
-			ceems_text_safe(list[*n], sizeof(list[*n]), entry);
-			(*n)++;
-		}
-		if (end == NULL)
-			return 0;
-		p = end + 1;
-	}
-}
-
-static int
-parse_jobid(const char *opt, const char *text, uint32_t *out)
-{
-	struct sacct_jobsel sel;
-
-	if (sacct_jobsel_parse(text, &sel) < 0 || sel.step[0] != '\0') {
-		fprintf(stderr, PROG ": %s: '%s' is not a job id\n", opt, text);
-		return -1;
-	}
-	*out = sel.jobid;
-	return 0;
-}
-
-static int
-parse_args(int argc, char **argv, struct options *o)
-{
-	static const struct option longopts[] = {
-		{ "jobs", required_argument, NULL, 'j' },
-		{ "user", required_argument, NULL, 'u' },
-		{ "uid", required_argument, NULL, 'u' },
-		{ "allusers", no_argument, NULL, 'a' },
-		{ "accounts", required_argument, NULL, 'A' },
-		{ "partition", required_argument, NULL, 'r' },
-		{ "state", required_argument, NULL, 's' },
-		{ "starttime", required_argument, NULL, 'S' },
-		{ "endtime", required_argument, NULL, 'E' },
-		{ "allocations", no_argument, NULL, 'X' },
-		{ "format", required_argument, NULL, 'o' },
-		{ "parsable", no_argument, NULL, 'p' },
-		{ "parsable2", no_argument, NULL, 'P' },
-		{ "delimiter", required_argument, NULL, OPT_DELIM },
-		{ "noheader", no_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "helpformat", no_argument, NULL, 'e' },
-		{ "clusters", required_argument, NULL, 'M' },
-		{ "allclusters", no_argument, NULL, 'L' },
-		{ "csv", no_argument, NULL, OPT_CSV },
-		{ "summary", optional_argument, NULL, OPT_SUMMARY },
-		{ "series", required_argument, NULL, OPT_SERIES },
-		{ "explain", required_argument, NULL, OPT_EXPLAIN },
-		{ "table", required_argument, NULL, OPT_TABLE },
-		{ "config", required_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	char list[SACCT_LIST_MAX][64], err[256];
-	size_t n, i;
-	int c;
-
-	opterr = 0;	/* our own message, without the program's path */
-	while ((c = getopt_long(argc, argv, "j:u:aA:r:s:S:E:Xo:pPneM:Lc:hV",
-				longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			n = 0;
-			if (split_list("--jobs", optarg, list, &n) < 0)
-				return 2;
-			for (i = 0; i < n; i++) {
-				if (o->q.njobs >= SACCT_LIST_MAX ||
-				    sacct_jobsel_parse(list[i], &o->q.jobs[o->q.njobs]) < 0) {
-					fprintf(stderr, PROG ": --jobs: '%s' is not JOBID or JOBID.STEP\n", list[i]);
-					return 2;
-				}
-				o->q.njobs++;
-			}
-			break;
-		case 'u':
-			if (split_list("--user", optarg, o->q.users, &o->q.nusers) < 0)
-				return 2;
-			o->have_users = true;
-			break;
-		case 'a':
-			o->allusers = true;
-			break;
-		case 'A':
-			if (split_list("--accounts", optarg, o->q.accounts, &o->q.naccounts) < 0)
-				return 2;
-			break;
-		case 'r':
-			if (split_list("--partition", optarg, o->q.partitions, &o->q.npartitions) < 0)
-				return 2;
-			break;
-		case 's':
-			n = 0;
-			if (split_list("--state", optarg, list, &n) < 0)
-				return 2;
-			for (i = 0; i < n; i++) {
-				if (o->q.nstates >= SACCT_LIST_MAX ||
-				    sacct_state_parse(list[i], o->q.states[o->q.nstates],
-						      sizeof(o->q.states[0])) < 0) {
-					fprintf(stderr, PROG ": --state: unknown state '%s'\n", list[i]);
-					return 2;
-				}
-				o->q.nstates++;
-			}
-			break;
-		case 'S':
-			o->start = optarg;
-			break;
-		case 'E':
-			o->end = optarg;
-			break;
-		case 'X':
-			o->q.allocations = true;
-			break;
-		case 'o':
-			if (sacct_format_parse(optarg, o->cols, SACCT_MAX_COLUMNS,
-					       &o->ncols, err, sizeof(err)) < 0) {
-				fprintf(stderr, PROG ": --format: %s\n", err);
-				return 2;
-			}
-			break;
-		case 'p':
-			o->out.mode = SACCT_PARSABLE;
-			break;
-		case 'P':
-			o->out.mode = SACCT_PARSABLE2;
-			break;
-		case OPT_DELIM:
-			if (optarg[0] == '\0' || strlen(optarg) > 16) {
-				fprintf(stderr, PROG ": --delimiter: 1 to 16 characters\n");
-				return 2;
-			}
-			o->out.delimiter = optarg;
-			break;
-		case 'n':
-			o->out.noheader = true;
-			break;
-		case OPT_JSON:
-			o->json = true;
-			break;
-		case 'e':
-			sacct_fields_help(stdout);
-			exit(fflush(stdout) == 0 ? 0 : 1);
-		case 'M':
-			if (split_list("--clusters", optarg, o->q.clusters, &o->q.nclusters) < 0)
-				return 2;
-			o->have_clusters = true;
-			break;
-		case 'L':
-			o->allclusters = true;
-			break;
-		case OPT_CSV:
-			o->out.mode = SACCT_CSV;
-			break;
-		case OPT_SUMMARY:
-			o->summary = true;
-			if (optarg == NULL || strcmp(optarg, "user") == 0)
-				o->summary_account = false;
-			else if (strcmp(optarg, "account") == 0)
-				o->summary_account = true;
-			else {
-				fprintf(stderr, PROG ": --summary: 'user' or 'account', not '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case OPT_SERIES:
-			if (parse_jobid("--series", optarg, &o->series_job) < 0)
-				return 2;
-			break;
-		case OPT_EXPLAIN:
-			if (parse_jobid("--explain", optarg, &o->explain_job) < 0)
-				return 2;
-			break;
-		case OPT_TABLE:
-			if (strcmp(optarg, "ascii") == 0)
-				o->out.style = SACCT_STYLE_ASCII;
-			else if (strcmp(optarg, "box") == 0)
-				o->out.style = SACCT_STYLE_BOX;
-			else if (strcmp(optarg, "auto") == 0)
-				o->out.style = SACCT_STYLE_AUTO;
-			else {
-				fprintf(stderr, PROG ": --table: ascii, box or auto, not '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'c':
-			o->config_path = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case 'V':
-			printf("ceems-sacct %s\n", PACKAGE_VERSION);
-			exit(0);
-		default:
-			if (optopt != 0 && optopt < 256)
-				fprintf(stderr, PROG ": bad or incomplete option -%c\n", optopt);
-			else
-				fprintf(stderr, PROG ": bad or incomplete option '%s'\n", argv[optind - 1]);
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);
-		usage(stderr);
-		return 2;
-	}
-	if ((o->series_job != 0) + (o->explain_job != 0) + o->json > 1) {
-		fprintf(stderr, PROG ": --series, --explain and --json go alone\n");
-		return 2;
-	}
-	if (o->allclusters && o->have_clusters) {
-		fprintf(stderr, PROG ": -M and -L go alone\n");
-		return 2;
-	}
-	if (o->allusers && o->have_users) {
-		fprintf(stderr, PROG ": -a and -u go alone\n");
-		return 2;
-	}
-	return 0;
 }
 
 /* The group privilege of a setgid installation: dropped at once, taken
@@ -362,7 +84,7 @@ privilege_drop(void)
 }
 
 static int
-load_config(const struct options *o, struct ceems_config *config)
+load_config(const struct sacct_options *o, struct ceems_config *config)
 {
 	const char *path = o->config_path;
 	char err[512];
@@ -620,7 +342,7 @@ only_self(const struct sacct_query *q, const char *self)
  * one warning line says where the listing comes from).  READS_ALL: the
  * caller reads every record (spool_reads_all). */
 static int
-from_spool(struct options *o, const struct ceems_config *config,
+from_spool(struct sacct_options *o, const struct ceems_config *config,
 	   struct spool_read *sr, bool reads_all, const char *db_err,
 	   bool records_mode, struct sacct_records *recs,
 	   struct sacct_rows *rows)
@@ -675,7 +397,7 @@ from_spool(struct options *o, const struct ceems_config *config,
  * both have a job, the database's wins.  A spool that could not be
  * read leaves the database's answer as it is. */
 static int
-add_spool_extras(const struct options *o, struct spool_read *sr,
+add_spool_extras(const struct sacct_options *o, struct spool_read *sr,
 		 bool records_mode, struct sacct_records *recs,
 		 struct sacct_rows *rows)
 {
@@ -707,7 +429,7 @@ add_spool_extras(const struct options *o, struct spool_read *sr,
 /* The listing from PostgreSQL, completed with the spool; the spool
  * alone when the database cannot be reached. */
 static int
-from_database(struct options *o, const struct ceems_config *config,
+from_database(struct sacct_options *o, const struct ceems_config *config,
 	      const char *conninfo, struct spool_read *sr, bool reads_all,
 	      bool records_mode, struct sacct_records *recs,
 	      struct sacct_rows *rows)
@@ -749,12 +471,82 @@ from_database(struct options *o, const struct ceems_config *config,
 }
 #endif
 
+/* The query the options and the configuration ask for: the time window
+ * by sacct's rules, the clusters, the users by name, the row parts the
+ * output does not need.  0, or 1 after a line naming the error. */
+static int
+build_query(struct sacct_options *o, const struct ceems_config *config,
+	    time_t now)
+{
+	struct sacct_window_in win = { 0 };
+	char err[512];
+
+	if (o->series_job != 0 || o->explain_job != 0) {
+		o->q.njobs = 1;
+		o->q.jobs[0].jobid = o->series_job != 0 ? o->series_job :
+		    o->explain_job;
+		o->q.jobs[0].step[0] = '\0';
+	}
+	win.have_jobs = o->q.njobs > 0;
+	win.have_states = o->q.nstates > 0;
+	if (o->start != NULL) {
+		if (sacct_time_parse(o->start, now, &win.start, err, sizeof(err)) < 0)
+			return fail("--starttime: %s", err);
+		win.have_start = true;
+	}
+	if (o->end != NULL) {
+		if (sacct_time_parse(o->end, now, &win.end, err, sizeof(err)) < 0)
+			return fail("--endtime: %s", err);
+		win.have_end = true;
+	}
+	sacct_time_window(&win, now, &o->q.start, &o->q.end);
+	/* A job still running at the window's end shows: sacct's window
+	 * includes its end second. */
+	o->q.end += 1;
+	if (!o->allclusters && !o->have_clusters && config->cluster[0] != '\0') {
+		snprintf(o->q.clusters[0], sizeof(o->q.clusters[0]), "%s", config->cluster);
+		o->q.nclusters = 1;
+	}
+	resolve_uids(&o->q);
+	o->q.skip = SACCT_NEED_ALL & ~(sacct_columns_need(o->cols, o->ncols) |
+				       (o->summary ? SACCT_SUMMARY_NEEDS : 0));
+	return 0;
+}
+
+/* What was asked for, on stdout: the series, the summary, the records,
+ * or the listing (with the totals of --summary). */
+static int
+print_result(const struct sacct_options *o, const struct sacct_records *recs,
+	     const struct sacct_rows *rows)
+{
+	struct sacct_output_opts out = o->out;
+	int r;
+
+	if (o->series_job != 0)
+		return print_series(recs, o->series_job);
+	if (o->explain_job != 0)
+		return print_explain(recs, o->explain_job);
+	if (o->json)
+		return print_json(recs);
+	if ((r = check_unknown_users(&o->q, rows)) != 0)
+		return r;
+	sacct_output_detect(STDOUT_FILENO, &out);
+	if (sacct_output_rows(stdout, o->cols, o->ncols, rows, &out) < 0)
+		return fail("cannot write the output");
+	if (o->summary) {
+		fputc('\n', stdout);
+		if (sacct_output_summary(stdout, rows, o->summary_account,
+					 &out) < 0)
+			return fail("cannot write the output");
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
-	static struct options o;
+	static struct sacct_options o;
 	static struct ceems_config config;
-	struct sacct_window_in win = { 0 };
 	struct sacct_records recs = { 0 };
 	struct sacct_rows rows = { 0 };
 	static struct spool_read sr;
@@ -767,7 +559,7 @@ main(int argc, char **argv)
 	privilege_init();
 	setlocale(LC_ALL, "");
 	o.q.only_uid = UINT32_MAX;
-	if ((r = parse_args(argc, argv, &o)) != 0)
+	if ((r = sacct_options_parse(argc, argv, &o)) != 0)
 		return r;
 	/* A configuration of the caller's choosing could name any
 	 * directory as the spool: it gets no privilege. */
@@ -777,39 +569,10 @@ main(int argc, char **argv)
 	    sacct_format_parse(SACCT_DEFAULT_FORMAT, o.cols, SACCT_MAX_COLUMNS,
 			       &o.ncols, err, sizeof(err)) < 0)
 		return fail("%s", err);
-	if (load_config(&o, &config) != 0)
+	if (load_config(&o, &config) != 0 ||
+	    build_query(&o, &config, now) != 0)
 		return 1;
-
-	/* The time window, by sacct's rules. */
-	if (o.series_job != 0 || o.explain_job != 0) {
-		o.q.njobs = 1;
-		o.q.jobs[0].jobid = o.series_job != 0 ? o.series_job : o.explain_job;
-		o.q.jobs[0].step[0] = '\0';
-	}
-	win.have_jobs = o.q.njobs > 0;
-	win.have_states = o.q.nstates > 0;
-	if (o.start != NULL) {
-		if (sacct_time_parse(o.start, now, &win.start, err, sizeof(err)) < 0)
-			return fail("--starttime: %s", err);
-		win.have_start = true;
-	}
-	if (o.end != NULL) {
-		if (sacct_time_parse(o.end, now, &win.end, err, sizeof(err)) < 0)
-			return fail("--endtime: %s", err);
-		win.have_end = true;
-	}
-	sacct_time_window(&win, now, &o.q.start, &o.q.end);
-	/* A job still running at the window's end shows: sacct's window
-	 * includes its end second. */
-	o.q.end += 1;
-	if (!o.allclusters && !o.have_clusters && config.cluster[0] != '\0') {
-		snprintf(o.q.clusters[0], sizeof(o.q.clusters[0]), "%s", config.cluster);
-		o.q.nclusters = 1;
-	}
-	resolve_uids(&o.q);
 	records_mode = o.json || o.series_job != 0 || o.explain_job != 0;
-	o.q.skip = SACCT_NEED_ALL & ~(sacct_columns_need(o.cols, o.ncols) |
-				      (o.summary ? SACCT_SUMMARY_NEEDS : 0));
 
 	/* sacct_database is the readers' connection; `database` alone may
 	 * be the nodes' writer one, which cannot read jobs (said below). */
@@ -836,23 +599,7 @@ main(int argc, char **argv)
 		return r;
 	privilege_drop();
 
-	if (o.series_job != 0)
-		r = print_series(&recs, o.series_job);
-	else if (o.explain_job != 0)
-		r = print_explain(&recs, o.explain_job);
-	else if (o.json)
-		r = print_json(&recs);
-	else if ((r = check_unknown_users(&o.q, &rows)) == 0) {
-		sacct_output_detect(STDOUT_FILENO, &o.out);
-		r = sacct_output_rows(stdout, o.cols, o.ncols, &rows, &o.out) < 0 ?
-			fail("cannot write the output") : 0;
-		if (r == 0 && o.summary) {
-			fputc('\n', stdout);
-			r = sacct_output_summary(stdout, &rows, o.summary_account,
-						 &o.out) < 0 ?
-				fail("cannot write the output") : 0;
-		}
-	}
+	r = print_result(&o, &recs, &rows);
 	sacct_records_free(&recs);
 	sacct_rows_free(&rows);
 	if (fflush(stdout) != 0 || ferror(stdout))

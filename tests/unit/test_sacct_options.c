@@ -1,0 +1,178 @@
+/* test_sacct_options.c - ceems-sacct's option table against what users
+ * read: every option of the table (its long name, its short one) is in
+ * --help and in the manual, ceems-sacct(1); and the table is what the
+ * parser follows (--uid is --user, an optional argument, a handler's
+ * refusal, options that go alone). */
+#include "config.h"
+
+#include <ctype.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../tap.h"
+#include "sacct/sacct_options.h"
+
+/* The whole of PATH, NUL-terminated, or NULL. */
+static char *
+read_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t size = 0, n;
+
+	if (f == NULL)
+		return NULL;
+	for (;;) {
+		char *grown = realloc(buf, size + 4097);
+
+		if (grown == NULL) {
+			free(buf);
+			fclose(f);
+			return NULL;
+		}
+		buf = grown;
+		n = fread(buf + size, 1, 4096, f);
+		size += n;
+		if (n < 4096)
+			break;
+	}
+	buf[size] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* NEEDLE in TEXT, not followed by a character that would make it part
+ * of a longer name (--parsable in --parsable2, -s in -series). */
+static bool
+has_name(const char *text, const char *needle)
+{
+	const char *p = text;
+	size_t len = strlen(needle);
+
+	while ((p = strstr(p, needle)) != NULL) {
+		p += len;
+		if (!isalnum((unsigned char)*p) && *p != '_')
+			return true;
+	}
+	return false;
+}
+
+static char *
+help_text(void)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+
+	if (f == NULL)
+		return NULL;
+	sacct_options_help(f);
+	fclose(f);
+	return buf;
+}
+
+static void
+test_documented(void)
+{
+	const char *top = getenv("CEEMS_TOP_SRCDIR");
+	char path[4096], name[80];
+	char *help = help_text(), *manual;
+	const struct sacct_option *opt;
+	size_t i;
+
+	snprintf(path, sizeof(path), "%s/doc/ceems-sacct.1",
+		 top != NULL ? top : ".");
+	manual = read_text(path);
+	ok(help != NULL, "--help's text is made");
+	ok(manual != NULL, "the manual is read (%s)", path);
+	if (help == NULL || manual == NULL)
+		goto out;
+	ok(sacct_option_count >= 20, "the table holds %zu options",
+	   sacct_option_count);
+	for (i = 0; i < sacct_option_count; i++) {
+		opt = &sacct_option_table[i];
+		snprintf(name, sizeof(name), "--%s", opt->long_name);
+		ok(has_name(help, name), "--help shows %s", name);
+		snprintf(name, sizeof(name), "\\-\\-%s", opt->long_name);
+		ok(has_name(manual, name), "ceems-sacct(1) shows --%s",
+		   opt->long_name);
+		if (opt->short_name == '\0')
+			continue;
+		snprintf(name, sizeof(name), "-%c, --%s", opt->short_name,
+			 opt->long_name);
+		ok(strstr(help, name) != NULL, "--help shows %s", name);
+		snprintf(name, sizeof(name), "\\-%c", opt->short_name);
+		ok(has_name(manual, name), "ceems-sacct(1) shows -%c",
+		   opt->short_name);
+		ok(opt->help != NULL && opt->help[0] != '\0' &&
+		   (opt->arg == SACCT_ARG_NONE) == (opt->arg_name == NULL),
+		   "-%c has a help line, and an argument name when it takes one",
+		   opt->short_name);
+	}
+out:
+	free(help);
+	free(manual);
+}
+
+/* Parse ARGS (NULL-terminated, without the program's name) afresh. */
+static int
+parse(struct sacct_options *o, const char **args)
+{
+	static char store[16][64];
+	char *argv[16];
+	int argc = 0;
+
+	memset(o, 0, sizeof(*o));
+	snprintf(store[argc], sizeof(store[argc]), "ceems-sacct");
+	argv[argc] = store[argc];
+	argc++;
+	while (*args != NULL && argc < 15) {
+		snprintf(store[argc], sizeof(store[argc]), "%s", *args++);
+		argv[argc] = store[argc];
+		argc++;
+	}
+	argv[argc] = NULL;
+	optind = 0;	/* glibc: start over */
+	return sacct_options_parse(argc, argv, o);
+}
+
+static void
+test_parse(void)
+{
+	static struct sacct_options o;
+	const char *uid[] = { "--uid", "bob,carol", NULL };
+	const char *user[] = { "-u", "bob", "-S", "2025-03-01", "-XP", NULL };
+	const char *summary[] = { "--summary", "--table=box", NULL };
+	const char *account[] = { "--summary=account", "--series", "7", NULL };
+	const char *bad_table[] = { "--table", "round", NULL };
+	const char *alone[] = { "--json", "--explain", "7", NULL };
+	const char *clusters[] = { "-M", "c1", "-L", NULL };
+	const char *extra[] = { "-X", "stray", NULL };
+	const char *unknown[] = { "--bogus", NULL };
+
+	ok(parse(&o, uid) == 0 && o.have_users && o.q.nusers == 2 &&
+	   strcmp(o.q.users[0], "bob") == 0 && strcmp(o.q.users[1], "carol") == 0,
+	   "--uid is --user");
+	ok(parse(&o, user) == 0 && o.q.nusers == 1 && o.start != NULL &&
+	   strcmp(o.start, "2025-03-01") == 0 && o.q.allocations &&
+	   o.out.mode == SACCT_PARSABLE2, "short options, alone and bundled");
+	ok(parse(&o, summary) == 0 && o.summary && !o.summary_account &&
+	   o.out.style == SACCT_STYLE_BOX, "--summary without its argument");
+	ok(parse(&o, account) == 0 && o.summary && o.summary_account &&
+	   o.series_job == 7, "--summary=account, --series JOBID");
+	ok(parse(&o, bad_table) == 2, "a handler's refusal is a usage error");
+	ok(parse(&o, alone) == 2, "--json and --explain go alone");
+	ok(parse(&o, clusters) == 2, "-M and -L go alone");
+	ok(parse(&o, extra) == 2, "an argument that is no option's");
+	ok(parse(&o, unknown) == 2, "an option not in the table");
+}
+
+int
+main(void)
+{
+	test_documented();
+	test_parse();
+	return done_testing();
+}

@@ -1,0 +1,522 @@
+/* sacct_options.c - ceems-sacct's command line.  One table lists every
+ * option: its long and short name, its argument, its help line and the
+ * handler that stores it.  getopt_long's arguments are built from the
+ * table, --help prints it, and test_sacct_options checks that each of
+ * its options is in --help and in ceems-sacct(1), so that the three
+ * cannot drift apart.  Checks between options (--series with --json, -M
+ * with -L, -a with -u) come after the table's handlers. */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sacct_options.h"
+#include "base/text.h"
+
+#define PROG "ceems-sacct"
+
+/* Split a comma-separated option into LIST (N entries); 0 or -1.  Each
+ * entry is compared with names as stored (lib/base/text.h): given as shown,
+ * it is kept; bytes that are not text are escaped as they were. */
+static int
+split_list(const char *opt, const char *text, char (*list)[64], size_t *n)
+{
+	const char *p = text, *end;
+	char entry[64];
+	size_t len;
+
+	for (;;) {
+		end = strchr(p, ',');
+		len = end != NULL ? (size_t)(end - p) : strlen(p);
+		if (len > 0) {
+			if (len >= 64 || *n >= SACCT_LIST_MAX) {
+				fprintf(stderr, PROG ": %s: '%.*s' is too long or the list has more than %d entries\n",
+					opt, (int)(len > 40 ? 40 : len), p, SACCT_LIST_MAX);
+				return -1;
+			}
+			memcpy(entry, p, len);
+			entry[len] = '\0';
+			ceems_text_safe(list[*n], sizeof(list[*n]), entry);
+			(*n)++;
+		}
+		if (end == NULL)
+			return 0;
+		p = end + 1;
+	}
+}
+
+static int
+parse_jobid(const char *opt, const char *text, uint32_t *out)
+{
+	struct sacct_jobsel sel;
+
+	if (sacct_jobsel_parse(text, &sel) < 0 || sel.step[0] != '\0') {
+		fprintf(stderr, PROG ": %s: '%s' is not a job id\n", opt, text);
+		return -1;
+	}
+	*out = sel.jobid;
+	return 0;
+}
+
+static int
+opt_jobs(struct sacct_options *o, const char *arg)
+{
+	char list[SACCT_LIST_MAX][64];
+	size_t n = 0, i;
+
+	if (split_list("--jobs", arg, list, &n) < 0)
+		return 2;
+	for (i = 0; i < n; i++) {
+		if (o->q.njobs >= SACCT_LIST_MAX ||
+		    sacct_jobsel_parse(list[i], &o->q.jobs[o->q.njobs]) < 0) {
+			fprintf(stderr, PROG ": --jobs: '%s' is not JOBID or JOBID.STEP\n", list[i]);
+			return 2;
+		}
+		o->q.njobs++;
+	}
+	return 0;
+}
+
+static int
+opt_user(struct sacct_options *o, const char *arg)
+{
+	if (split_list("--user", arg, o->q.users, &o->q.nusers) < 0)
+		return 2;
+	o->have_users = true;
+	return 0;
+}
+
+static int
+opt_allusers(struct sacct_options *o, const char *arg)
+{
+	(void)arg;
+	o->allusers = true;
+	return 0;
+}
+
+static int
+opt_accounts(struct sacct_options *o, const char *arg)
+{
+	if (split_list("--accounts", arg, o->q.accounts, &o->q.naccounts) < 0)
+		return 2;
+	return 0;
+}
+
+static int
+opt_partition(struct sacct_options *o, const char *arg)
+{
+	if (split_list("--partition", arg, o->q.partitions, &o->q.npartitions) < 0)
+		return 2;
+	return 0;
+}
+
+static int
+opt_state(struct sacct_options *o, const char *arg)
+{
+	char list[SACCT_LIST_MAX][64];
+	size_t n = 0, i;
+
+	if (split_list("--state", arg, list, &n) < 0)
+		return 2;
+	for (i = 0; i < n; i++) {
+		if (o->q.nstates >= SACCT_LIST_MAX ||
+		    sacct_state_parse(list[i], o->q.states[o->q.nstates],
+				      sizeof(o->q.states[0])) < 0) {
+			fprintf(stderr, PROG ": --state: unknown state '%s'\n", list[i]);
+			return 2;
+		}
+		o->q.nstates++;
+	}
+	return 0;
+}
+
+static int
+opt_starttime(struct sacct_options *o, const char *arg)
+{
+	o->start = arg;
+	return 0;
+}
+
+static int
+opt_endtime(struct sacct_options *o, const char *arg)
+{
+	o->end = arg;
+	return 0;
+}
+
+static int
+opt_allocations(struct sacct_options *o, const char *arg)
+{
+	(void)arg;
+	o->q.allocations = true;
+	return 0;
+}
+
+static int
+opt_format(struct sacct_options *o, const char *arg)
+{
+	char err[256];
+
+	if (sacct_format_parse(arg, o->cols, SACCT_MAX_COLUMNS, &o->ncols,
+			       err, sizeof(err)) < 0) {
+		fprintf(stderr, PROG ": --format: %s\n", err);
+		return 2;
+	}
+	return 0;
+}
+
+static int
+opt_parsable(struct sacct_options *o, const char *arg)
+{
+	(void)arg;
+	o->out.mode = SACCT_PARSABLE;
+	return 0;
+}
+
+static int
+opt_parsable2(struct sacct_options *o, const char *arg)
+{
+	(void)arg;
+	o->out.mode = SACCT_PARSABLE2;
+	return 0;
+}
+
+static int
+opt_delimiter(struct sacct_options *o, const char *arg)
+{
+	if (arg[0] == '\0' || strlen(arg) > 16) {
+		fprintf(stderr, PROG ": --delimiter: 1 to 16 characters\n");
+		return 2;
+	}
+	o->out.delimiter = arg;
+	return 0;
+}
+
+static int
+opt_noheader(struct sacct_options *o, const char *arg)
+{
+	(void)arg;
+	o->out.noheader = true;
+	return 0;
+}
+
+static int
+opt_json(struct sacct_options *o, const char *arg)
+{
+	(void)arg;
+	o->json = true;
+	return 0;
+}
+
+static int
+opt_helpformat(struct sacct_options *o, const char *arg)
+{
+	(void)o;
+	(void)arg;
+	sacct_fields_help(stdout);
+	exit(fflush(stdout) == 0 ? 0 : 1);
+}
+
+static int
+opt_clusters(struct sacct_options *o, const char *arg)
+{
+	if (split_list("--clusters", arg, o->q.clusters, &o->q.nclusters) < 0)
+		return 2;
+	o->have_clusters = true;
+	return 0;
+}
+
+static int
+opt_allclusters(struct sacct_options *o, const char *arg)
+{
+	(void)arg;
+	o->allclusters = true;
+	return 0;
+}
+
+static int
+opt_csv(struct sacct_options *o, const char *arg)
+{
+	(void)arg;
+	o->out.mode = SACCT_CSV;
+	return 0;
+}
+
+static int
+opt_summary(struct sacct_options *o, const char *arg)
+{
+	o->summary = true;
+	if (arg == NULL || strcmp(arg, "user") == 0)
+		o->summary_account = false;
+	else if (strcmp(arg, "account") == 0)
+		o->summary_account = true;
+	else {
+		fprintf(stderr, PROG ": --summary: 'user' or 'account', not '%s'\n", arg);
+		return 2;
+	}
+	return 0;
+}
+
+static int
+opt_series(struct sacct_options *o, const char *arg)
+{
+	return parse_jobid("--series", arg, &o->series_job) < 0 ? 2 : 0;
+}
+
+static int
+opt_explain(struct sacct_options *o, const char *arg)
+{
+	return parse_jobid("--explain", arg, &o->explain_job) < 0 ? 2 : 0;
+}
+
+static int
+opt_table(struct sacct_options *o, const char *arg)
+{
+	if (strcmp(arg, "ascii") == 0)
+		o->out.style = SACCT_STYLE_ASCII;
+	else if (strcmp(arg, "box") == 0)
+		o->out.style = SACCT_STYLE_BOX;
+	else if (strcmp(arg, "auto") == 0)
+		o->out.style = SACCT_STYLE_AUTO;
+	else {
+		fprintf(stderr, PROG ": --table: ascii, box or auto, not '%s'\n", arg);
+		return 2;
+	}
+	return 0;
+}
+
+static int
+opt_config(struct sacct_options *o, const char *arg)
+{
+	o->config_path = arg;
+	return 0;
+}
+
+static int
+opt_help(struct sacct_options *o, const char *arg)
+{
+	(void)o;
+	(void)arg;
+	sacct_options_help(stdout);
+	exit(0);
+}
+
+static int
+opt_version(struct sacct_options *o, const char *arg)
+{
+	(void)o;
+	(void)arg;
+	printf("ceems-sacct %s\n", PACKAGE_VERSION);
+	exit(0);
+}
+
+/* In the order of ceems-sacct(1).  --uid is sacct's other name for
+ * --user: its own entry, with the same handler (and getopt value). */
+const struct sacct_option sacct_option_table[] = {
+	{ "starttime", 'S', SACCT_ARG_REQUIRED, "TIME",
+	  "list jobs that ran after TIME", opt_starttime },
+	{ "endtime", 'E', SACCT_ARG_REQUIRED, "TIME",
+	  "list jobs that ran before TIME (inclusive)", opt_endtime },
+	{ "jobs", 'j', SACCT_ARG_REQUIRED, "LIST",
+	  "jobs by id; JOB.STEP lists that step alone", opt_jobs },
+	{ "user", 'u', SACCT_ARG_REQUIRED, "LIST",
+	  "users by name or uid (default: the caller)", opt_user },
+	{ "uid", '\0', SACCT_ARG_REQUIRED, "LIST",
+	  "the same as --user", opt_user },
+	{ "allusers", 'a', SACCT_ARG_NONE, NULL,
+	  "every user the caller may see", opt_allusers },
+	{ "accounts", 'A', SACCT_ARG_REQUIRED, "LIST",
+	  "jobs of these accounts", opt_accounts },
+	{ "partition", 'r', SACCT_ARG_REQUIRED, "LIST",
+	  "jobs in these partitions", opt_partition },
+	{ "state", 's', SACCT_ARG_REQUIRED, "LIST",
+	  "job states, long or short (COMPLETED or CD, ...)", opt_state },
+	{ "allocations", 'X', SACCT_ARG_NONE, NULL,
+	  "jobs only, no step lines", opt_allocations },
+	{ "clusters", 'M', SACCT_ARG_REQUIRED, "LIST",
+	  "clusters to list (default: the cluster of ceems.conf)", opt_clusters },
+	{ "allclusters", 'L', SACCT_ARG_NONE, NULL,
+	  "every cluster", opt_allclusters },
+	{ "format", 'o', SACCT_ARG_REQUIRED, "LIST",
+	  "the columns, FIELD[%N] with a width (-e lists them)", opt_format },
+	{ "noheader", 'n', SACCT_ARG_NONE, NULL,
+	  "no header line", opt_noheader },
+	{ "parsable", 'p', SACCT_ARG_NONE, NULL,
+	  "fields separated by '|', one after the last field too", opt_parsable },
+	{ "parsable2", 'P', SACCT_ARG_NONE, NULL,
+	  "the same without the last separator", opt_parsable2 },
+	{ "delimiter", '\0', SACCT_ARG_REQUIRED, "TEXT",
+	  "the separator of -p and -P", opt_delimiter },
+	{ "csv", '\0', SACCT_ARG_NONE, NULL,
+	  "comma-separated values with a header (RFC 4180)", opt_csv },
+	{ "json", '\0', SACCT_ARG_NONE, NULL,
+	  "the selected jobs' records, as a JSON array", opt_json },
+	{ "summary", '\0', SACCT_ARG_OPTIONAL, "user|account",
+	  "totals per user (or account) after the table", opt_summary },
+	{ "series", '\0', SACCT_ARG_REQUIRED, "JOBID",
+	  "the job's time series, as CSV", opt_series },
+	{ "explain", '\0', SACCT_ARG_REQUIRED, "JOBID",
+	  "the end-of-job summary again, with its notes", opt_explain },
+	{ "table", '\0', SACCT_ARG_REQUIRED, "ascii|box|auto",
+	  "box drawing or ASCII lines (default: auto)", opt_table },
+	{ "helpformat", 'e', SACCT_ARG_NONE, NULL,
+	  "list the fields", opt_helpformat },
+	{ "config", 'c', SACCT_ARG_REQUIRED, "CONF",
+	  "the configuration (default: " CEEMS_SACCT_CONFIG_PATH ")", opt_config },
+	{ "help", 'h', SACCT_ARG_NONE, NULL,
+	  "this help", opt_help },
+	{ "version", 'V', SACCT_ARG_NONE, NULL,
+	  "the version", opt_version },
+};
+const size_t sacct_option_count =
+    sizeof(sacct_option_table) / sizeof(sacct_option_table[0]);
+
+#define SACCT_OPTION_MAX 40
+#define SACCT_LONG_ONLY 256	/* getopt's value of a long-only option: + index */
+
+void
+sacct_options_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: ceems-sacct [-S TIME] [-E TIME] [-j JOB[.STEP],...] [-u USER,...] [-a]\n"
+		"                   [-A ACCOUNT,...] [-r PARTITION,...] [-s STATE,...] [-X]\n"
+		"                   [-M CLUSTER,... | -L] [-o FIELD[%%N],...] [-n]\n"
+		"                   [-p | -P | --csv | --json] [--delimiter=TEXT] [--summary[=user|account]]\n"
+		"       ceems-sacct --series JOBID | --explain JOBID\n"
+		"       ceems-sacct -e\n"
+		"Common: -c CONF. Manual: ceems-sacct(1).\n");
+}
+
+void
+sacct_options_help(FILE *out)
+{
+	const struct sacct_option *opt;
+	char name[64];
+	size_t i;
+
+	sacct_options_usage(out);
+	fputs("Options:\n", out);
+	for (i = 0; i < sacct_option_count; i++) {
+		opt = &sacct_option_table[i];
+		snprintf(name, sizeof(name), "%c%c%c --%s%s%s%s%s",
+			 opt->short_name != '\0' ? '-' : ' ',
+			 opt->short_name != '\0' ? opt->short_name : ' ',
+			 opt->short_name != '\0' ? ',' : ' ', opt->long_name,
+			 opt->arg == SACCT_ARG_OPTIONAL ? "[" : "",
+			 opt->arg != SACCT_ARG_NONE ? "=" : "",
+			 opt->arg != SACCT_ARG_NONE ? opt->arg_name : "",
+			 opt->arg == SACCT_ARG_OPTIONAL ? "]" : "");
+		fprintf(out, "  %-30s %s\n", name, opt->help);
+	}
+}
+
+/* getopt_long's value of entry I: a short option's letter; a long-only
+ * option's SACCT_LONG_ONLY + its index, or the letter of the entry with
+ * its handler that has one (--uid is -u, even in error messages). */
+static int
+value_of(size_t i)
+{
+	size_t k;
+
+	if (sacct_option_table[i].short_name != '\0')
+		return (unsigned char)sacct_option_table[i].short_name;
+	for (k = 0; k < sacct_option_count; k++)
+		if (sacct_option_table[k].handle == sacct_option_table[i].handle &&
+		    sacct_option_table[k].short_name != '\0')
+			return (unsigned char)sacct_option_table[k].short_name;
+	return SACCT_LONG_ONLY + (int)i;
+}
+
+/* getopt_long's arguments from the table: each option with its value
+ * (value_of), the short ones' letters in SHORTOPTS. */
+static void
+build_getopt(struct option *longopts, char *shortopts)
+{
+	const struct sacct_option *opt;
+	size_t i, k = 0;
+
+	for (i = 0; i < sacct_option_count; i++) {
+		opt = &sacct_option_table[i];
+		longopts[i].name = opt->long_name;
+		longopts[i].has_arg = opt->arg == SACCT_ARG_REQUIRED ?
+		    required_argument : opt->arg == SACCT_ARG_OPTIONAL ?
+		    optional_argument : no_argument;
+		longopts[i].flag = NULL;
+		longopts[i].val = value_of(i);
+		if (opt->short_name == '\0')
+			continue;
+		shortopts[k++] = opt->short_name;
+		if (opt->arg == SACCT_ARG_REQUIRED)
+			shortopts[k++] = ':';
+	}
+	memset(&longopts[i], 0, sizeof(longopts[i]));
+	shortopts[k] = '\0';
+}
+
+static const struct sacct_option *
+find_option(int val)
+{
+	size_t i;
+
+	if (val >= SACCT_LONG_ONLY)
+		return (size_t)(val - SACCT_LONG_ONLY) < sacct_option_count ?
+		    &sacct_option_table[val - SACCT_LONG_ONLY] : NULL;
+	for (i = 0; i < sacct_option_count; i++)
+		if (sacct_option_table[i].short_name != '\0' &&
+		    (unsigned char)sacct_option_table[i].short_name == val)
+			return &sacct_option_table[i];
+	return NULL;
+}
+
+/* The options that go alone. */
+static int
+check_together(const struct sacct_options *o)
+{
+	if ((o->series_job != 0) + (o->explain_job != 0) + o->json > 1) {
+		fprintf(stderr, PROG ": --series, --explain and --json go alone\n");
+		return 2;
+	}
+	if (o->allclusters && o->have_clusters) {
+		fprintf(stderr, PROG ": -M and -L go alone\n");
+		return 2;
+	}
+	if (o->allusers && o->have_users) {
+		fprintf(stderr, PROG ": -a and -u go alone\n");
+		return 2;
+	}
+	return 0;
+}
+
+int
+sacct_options_parse(int argc, char **argv, struct sacct_options *o)
+{
+	static struct option longopts[SACCT_OPTION_MAX + 1];
+	static char shortopts[2 * SACCT_OPTION_MAX + 1];
+	const struct sacct_option *opt;
+	int c, r;
+
+	if (sacct_option_count > SACCT_OPTION_MAX)
+		abort();	/* the table outgrew its arrays */
+	build_getopt(longopts, shortopts);
+	opterr = 0;	/* our own message, without the program's path */
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if ((opt = find_option(c)) == NULL) {
+			if (optopt != 0 && optopt < SACCT_LONG_ONLY)
+				fprintf(stderr, PROG ": bad or incomplete option -%c\n", optopt);
+			else
+				fprintf(stderr, PROG ": bad or incomplete option '%s'\n", argv[optind - 1]);
+			sacct_options_usage(stderr);
+			return 2;
+		}
+		if ((r = opt->handle(o, optarg)) != 0)
+			return r;
+	}
+	if (optind < argc) {
+		fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);
+		sacct_options_usage(stderr);
+		return 2;
+	}
+	return check_together(o);
+}
