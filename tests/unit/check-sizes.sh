@@ -9,7 +9,8 @@
 # alike in a git checkout and in the distcheck tarball.  Source files are
 # those of the kinds the product is written in (C, SQL, shell, the
 # linker script, templates); data such as the carbon intensity table is
-# not code and may be long.
+# not code and may be long, nor are the headers a build in the source
+# tree generates (bpf/vmlinux.h, the eBPF skeleton *.skel.h).
 #
 # Function lengths come from the house style, which every C file here
 # follows: a function's body opens with "{" alone at column 0 and closes
@@ -29,7 +30,8 @@ list_files() {
 	(cd "$top" && for d in lib plugins tools bpf sql; do
 		[ -d "$d" ] && find "$d" -type f \( -name '*.c' -o -name '*.h' \
 		    -o -name '*.sql' -o -name '*.sh' -o -name '*.in' \
-		    -o -name '*.lds' -o -name '*.awk' -o -name '*.py' \)
+		    -o -name '*.lds' -o -name '*.awk' -o -name '*.py' \) \
+		    ! -name '*.skel.h' ! -name vmlinux.h
 	done) | LC_ALL=C sort
 }
 
