@@ -1,0 +1,282 @@
+/* agent_server_dispatch.c - the node agent's answer to one request:
+ * decoded (lib/client/agent_proto.c), checked against the peer credentials the
+ * kernel gave for the socket (SO_PEERCRED: register, deregister, the
+ * steps and the release from root only, a report for root or the job's
+ * owner, status for anyone), then done by the engine (lib/agent/agent.h) and
+ * answered.  Status is answered from the last tick's totals
+ * (agent_status.c), never by ticking, so no request of another user
+ * makes the agent read a job. */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "agent/agent.h"
+#include "client/agent_proto.h"
+#include "agent_replay.h"
+#include "agent_server_internal.h"
+#include "agent_status.h"
+#include "base/clock.h"
+#include "base/log.h"
+
+static int
+status_reply(struct server *s)
+{
+	struct agent_status_in in = {
+		.config = s->config, .agent = s->agent, .totals = &s->totals,
+		.uptime_ns = ceems_clock_monotonic_ns() - s->started_ns, .clients = s->nclients,
+		.requests = s->requests, .refusals = s->refusals,
+		.clients_refused = s->admit.refused_total,
+	};
+
+	return agent_status_reply(&in, s->outbuf, sizeof(s->outbuf));
+}
+
+static const char *
+register_error(int r)
+{
+	switch (r) {
+	case -ENOSPC: return "cannot be registered: the agent holds max_jobs jobs";
+	case -ENOENT: return "cannot be registered: its cgroup was not found";
+	case -EINVAL: return "cannot be registered: invalid job description";
+	default: return "cannot be registered";
+	}
+}
+
+/* A step starts or ends: no tick (one reads every job); the reply to an
+ * end is the job's report as of NOW. */
+static void
+handle_step(struct server *s, struct client *c,
+	    const struct ceems_agent_request *req, uint64_t now)
+{
+	static struct ceems_agent_job_report report;
+	struct ceems_agent_step_report step;
+	int r;
+
+	if (req->op == CEEMS_AGENT_OP_STEP_START) {
+		r = ceems_agent_step_start(s->agent, req->jobid, req->step, now);
+		if (r < 0) {
+			server_refuse(s, c, r, "job %u step %s: %s", req->jobid, req->step,
+			       r == -ENOENT ? "the job is not registered" :
+			       r == -EEXIST ? "the step has started already" :
+			       r == -ENOSPC ? "the job has too many steps to account apart" :
+			       "cannot start the step");
+			return;
+		}
+		server_send_reply(s, c, ceems_agent_reply_ok(NULL, s->outbuf, sizeof(s->outbuf)));
+		return;
+	}
+	if (req->have_status)
+		(void)ceems_agent_step_status(s->agent, req->jobid, req->status);
+	r = ceems_agent_step_end(s->agent, req->jobid, req->step, now, &step);
+	/* The extern step may end the job before the batch step's tasks
+	 * end (a time limit, a cancel: all steps are killed together):
+	 * the batch step gets the job's final figures for its summary. */
+	if (r < 0 && ceems_agent_final_report(s->agent, req->jobid, &report) == 0) {
+		server_send_reply(s, c, ceems_agent_reply_ok(&report, s->outbuf, sizeof(s->outbuf)));
+		return;
+	}
+	if (r < 0 ||
+	    ceems_agent_report_now(s->agent, req->jobid, now, &report) < 0) {
+		server_refuse(s, c, -ENOENT, "job %u has no step %s", req->jobid, req->step);
+		return;
+	}
+	server_send_reply(s, c, ceems_agent_reply_ok(&report, s->outbuf, sizeof(s->outbuf)));
+}
+
+
+/* Who may ask what: status anyone (as of the last tick: a tick reads
+ * every job, and any user may ask as often as they like); a report
+ * root and the job's owner; register, deregister, the steps and the
+ * release root only (the job-side plugin runs as root). */
+static bool
+allowed(struct server *s, struct client *c,
+	const struct ceems_agent_request *req)
+{
+	if (c->uid == 0 || req->op == CEEMS_AGENT_OP_STATUS ||
+	    req->op == CEEMS_AGENT_OP_REPORT)
+		return true;
+	server_refuse(s, c, -EPERM, "only root may %s jobs (job %u)",
+		      req->op == CEEMS_AGENT_OP_REGISTER ? "register" :
+		      req->op == CEEMS_AGENT_OP_DEREGISTER ? "deregister" :
+		      req->op == CEEMS_AGENT_OP_RELEASE ? "release" :
+		      "start or end the steps of", req->jobid);
+	return false;
+}
+
+static void
+handle_report(struct server *s, struct client *c,
+	      const struct ceems_agent_request *req)
+{
+	static struct ceems_agent_job_report report;
+
+	if (ceems_agent_report(s->agent, req->jobid, &report) < 0) {
+		server_refuse(s, c, -ENOENT, "job %u is not registered", req->jobid);
+		return;
+	}
+	if (c->uid != 0 && c->uid != report.uid) {
+		server_refuse(s, c, -EPERM, "job %u is not yours: only root and the "
+			      "job's owner may read its report", req->jobid);
+		return;
+	}
+	server_send_reply(s, c, ceems_agent_reply_ok(&report, s->outbuf, sizeof(s->outbuf)));
+}
+
+static void
+handle_register(struct server *s, struct client *c,
+		const struct ceems_agent_request *req, uint64_t now)
+{
+	int r = ceems_agent_register(s->agent, &req->spec, now);
+
+	if (r == -EEXIST) {
+		/* Every step of a job registers it (whichever starts
+		 * first must), and the plugin registers again with
+		 * Slurm's start time: the normal answer, not a line
+		 * for the admin. */
+		ceems_debug("job %u: registered already (uid %u pid %d)",
+			    req->jobid, (unsigned)c->uid, (int)c->pid);
+		server_send_reply(s, c, ceems_agent_reply_error(r, "job is already registered",
+								s->outbuf, sizeof(s->outbuf)));
+		return;
+	}
+	if (r < 0) {
+		server_refuse(s, c, r, "job %u %s", req->jobid, register_error(r));
+		return;
+	}
+	server_send_reply(s, c, ceems_agent_reply_ok(NULL, s->outbuf, sizeof(s->outbuf)));
+}
+
+static void
+handle_release(struct server *s, struct client *c,
+	       const struct ceems_agent_request *req)
+{
+	if (ceems_agent_release(s->agent, req->jobid) < 0) {
+		server_refuse(s, c, -ENOENT, "job %u is not waiting for a release",
+			      req->jobid);
+		return;
+	}
+	server_send_reply(s, c, ceems_agent_reply_ok(NULL, s->outbuf, sizeof(s->outbuf)));
+}
+
+/* The job's end, and the agent never knew it: a record of its metadata
+ * alone (written, or waiting for the epilog's word), never a second
+ * one. */
+static void
+end_unknown(struct server *s, struct client *c,
+	    const struct ceems_agent_request *req, uint64_t now)
+{
+	static struct ceems_agent_job_report report;
+	int r;
+
+	r = ceems_agent_end_unknown(s->agent, req->jobid, &req->meta,
+				    req->by, now, &report);
+	if (r < 0) {
+		server_refuse(s, c, r, "job %u: no record could be kept of its end",
+			      req->jobid);
+		return;
+	}
+	(void)server_send_reply(s, c, ceems_agent_reply_ok(&report, s->outbuf,
+							   sizeof(s->outbuf)));
+	if (r == 0 && strcmp(req->by, "extern") != 0)
+		agent_replay_wake(s->replay);
+}
+
+/* One call ends the job.  The extern step's: the record waits for the
+ * epilog's word; the epilog's: the record is written to the spool (a
+ * file write; the replay child takes it into PostgreSQL, so no request
+ * waits for the database).  REPORT: the job's figures, deregistered. */
+static void
+end_job(struct server *s, struct client *c,
+	const struct ceems_agent_request *req,
+	const struct ceems_agent_job_report *report, uint64_t now)
+{
+	/* The reply is built first: writing the record frees the job's
+	 * series, which the reply carries.  It is sent after the record
+	 * is kept: sent before, the client's next request would wait for
+	 * the spool's fsync. */
+	int reply_len = ceems_agent_reply_ok(report, s->outbuf,
+					     sizeof(s->outbuf));
+	int r;
+
+	r = ceems_agent_end(s->agent, req->jobid,
+			    req->have_meta ? &req->meta : NULL, req->by, now);
+	/* Not kept (the spool's disk full or failing): the agent tries
+	 * again at each sweep, and the error makes the plugin leave a note
+	 * of the job, the other way to it. */
+	if (r < 0 && r != -ENOENT) {
+		server_refuse(s, c, r, "job %u: its record could not be "
+			      "written to the spool (the agent tries again)",
+			      req->jobid);
+		return;
+	}
+	(void)server_send_reply(s, c, reply_len);
+	if (strcmp(req->by, "extern") != 0 && r == 0)
+		agent_replay_wake(s->replay);
+}
+
+static void
+handle_deregister(struct server *s, struct client *c,
+		  const struct ceems_agent_request *req, uint64_t now)
+{
+	static struct ceems_agent_job_report report;
+	int r;
+
+	r = ceems_agent_deregister(s->agent, req->jobid, now, &report);
+	if (r == -ENOENT && req->by[0] != '\0' && req->have_meta) {
+		end_unknown(s, c, req, now);
+		return;
+	}
+	if (r < 0) {
+		server_refuse(s, c, r, "job %u is not registered", req->jobid);
+		return;
+	}
+	if (req->by[0] != '\0') {
+		end_job(s, c, req, &report, now);
+		return;
+	}
+	if (req->have_meta)
+		ceems_agent_finishing_meta(s->agent, req->jobid, &req->meta);
+	/* The figures did not reach the plugin: the agent keeps them. */
+	if (server_send_reply(s, c, ceems_agent_reply_ok(&report, s->outbuf,
+							 sizeof(s->outbuf))) < 0)
+		ceems_agent_reply_lost(s->agent, req->jobid);
+}
+
+void
+server_handle_request(struct server *s, struct client *c, size_t len)
+{
+	static struct ceems_agent_request req;
+	char err[256];
+	int r;
+
+	s->requests++;
+	r = ceems_agent_request_decode(s->inbuf, len, &req, err, sizeof(err));
+	if (r < 0) {
+		server_refuse(s, c, r, "%s", err);
+		return;
+	}
+	if (!allowed(s, c, &req))
+		return;
+	switch (req.op) {
+	case CEEMS_AGENT_OP_STATUS:
+		server_send_reply(s, c, status_reply(s));
+		return;
+	case CEEMS_AGENT_OP_REPORT:
+		handle_report(s, c, &req);
+		return;
+	case CEEMS_AGENT_OP_REGISTER:
+		handle_register(s, c, &req, ceems_clock_monotonic_ns());
+		return;
+	case CEEMS_AGENT_OP_STEP_START:
+	case CEEMS_AGENT_OP_STEP_END:
+		handle_step(s, c, &req, ceems_clock_monotonic_ns());
+		return;
+	case CEEMS_AGENT_OP_RELEASE:
+		handle_release(s, c, &req);
+		return;
+	case CEEMS_AGENT_OP_DEREGISTER:
+		handle_deregister(s, c, &req, ceems_clock_monotonic_ns());
+		return;
+	}
+	server_refuse(s, c, -EINVAL, "unknown request %d", (int)req.op);
+}

@@ -1,0 +1,234 @@
+/* agent_server_timers.c - the node agent's clocks: timerfds in the
+ * event loop's epoll set for the main tick, for fast source sampling
+ * (armed only when a counter could wrap within a tick), for checkpoints
+ * and for (re)starting the replay child.  A tick reads every job's
+ * cgroup, so it is taken in parts, the loop serving requests between
+ * them; at its end come the sweep of finished jobs, the job notes, and
+ * the checkpoint when it goes with every tick. */
+#include "config.h"
+
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent_replay.h"
+#include "agent_server_internal.h"
+#include "agent_status.h"
+#include "base/clock.h"
+#include "record/job_note.h"
+#include "base/log.h"
+
+int
+server_add_watch(struct server *s, struct watch *w, enum watch_kind kind, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = w };
+
+	w->kind = kind;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return -errno;
+	w->fd = fd;
+	return 0;
+}
+
+/* A periodic timer of PERIOD_NS (0 disarms it). */
+static int
+arm_timer(int fd, uint64_t period_ns)
+{
+	struct itimerspec its;
+
+	memset(&its, 0, sizeof(its));
+	its.it_interval.tv_sec = (time_t)(period_ns / 1000000000u);
+	its.it_interval.tv_nsec = (long)(period_ns % 1000000000u);
+	its.it_value = its.it_interval;
+	return timerfd_settime(fd, 0, &its, NULL) < 0 ? -errno : 0;
+}
+
+int
+server_open_timer(struct server *s, struct watch *w, enum watch_kind kind,
+	   uint64_t period_ns)
+{
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	if ((r = arm_timer(fd, period_ns)) < 0 ||
+	    (r = server_add_watch(s, w, kind, fd)) < 0) {
+		close(fd);
+		return r;
+	}
+	return 0;
+}
+
+/* Consume a timerfd's expirations (a late loop may have missed some:
+ * the engine measures real elapsed time, so one tick covers them). */
+void
+server_drain_timer(int fd)
+{
+	uint64_t expirations;
+
+	if (read(fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		ceems_warning("timer read failed: %s", strerror(errno));
+}
+
+/* Sample sources on their own timer only when a counter needs it. */
+void
+server_update_sample_timer(struct server *s)
+{
+	uint64_t want = ceems_agent_source_interval_ns(s->agent);
+
+	if (want == 0 || want >= s->config->interval_ns)
+		want = 0;
+	if (want == s->sample_period_ns)
+		return;
+	if (arm_timer(s->sample.fd, want) < 0) {
+		ceems_error("cannot arm the source sampling timer: %s: counters may "
+			    "wrap unseen and their ticks be recorded as gaps",
+			    strerror(errno));
+		return;
+	}
+	if (want > 0)
+		ceems_info("energy counters sampled every %.3f s (faster than the "
+			   "%.3f s tick, so that none can wrap twice unseen)",
+			   (double)want / 1e9, (double)s->config->interval_ns / 1e9);
+	s->sample_period_ns = want;
+}
+
+void
+server_checkpoint(struct server *s, uint64_t now)
+{
+	int r = ceems_agent_checkpoint(s->agent, now);
+
+	/* -ENOENT: no state file (its opening was already logged). */
+	if (r < 0 && r != -ENOENT)
+		ceems_warning("checkpoint failed: %s: a restart now would lose "
+			      "the jobs' figures since the last one", strerror(-r));
+}
+
+/* The notes of jobs whose end the agent was not told: a batch at each
+ * tick.  A folder that cannot be read is said once, until it can. */
+int
+server_take_notes(struct server *s, uint64_t now)
+{
+	char dir[CEEMS_CONFIG_PATH_MAX + 8];
+	int r = ceems_agent_take_notes(s->agent, now);
+
+	if (r > 0)
+		agent_replay_wake(s->replay);
+	if (r < 0 && !s->notes_failing) {
+		if (ceems_note_dir(s->config, dir, sizeof(dir)) < 0)
+			snprintf(dir, sizeof(dir), "(the note folder)");
+		ceems_error("cannot read the job notes in %s: %s; the jobs they "
+			    "name get no record until it can be read (check its "
+			    "owner, root, and mode 0700)", dir, strerror(-r));
+	} else if (r >= 0 && s->notes_failing)
+		ceems_info("the job notes can be read again");
+	s->notes_failing = r < 0;
+	return r;
+}
+
+/* The tick's end: the node's counters, the split, the jobs charged. */
+static void
+end_tick(struct server *s)
+{
+	uint64_t now = ceems_clock_monotonic_ns();
+
+	ceems_agent_tick_end(s->agent, now);
+	agent_totals_add(&s->totals, ceems_agent_last_tick(s->agent), now);
+	/* Records written (grace ended, notes taken): the replay now. */
+	if (ceems_agent_sweep(s->agent, now) > 0)
+		agent_replay_wake(s->replay);
+	server_take_notes(s, now);
+	if (s->config->checkpoint_interval_ns == 0)
+		server_checkpoint(s, now);
+	server_update_sample_timer(s);
+}
+
+/* A tick reads every job's cgroup: with a thousand jobs, one block of it
+ * would hold every request that comes meanwhile (the plugin's among
+ * them).  It is taken in parts of TICK_PART_NS at most, the loop serving
+ * what came between them (server_tick_part). */
+#define TICK_PART_NS (UINT64_C(1000000))
+
+void
+server_tick_part(struct server *s)
+{
+	uint64_t until = ceems_clock_monotonic_ns() + TICK_PART_NS;
+
+	while (!ceems_agent_tick_read(s->agent, CEEMS_AGENT_TICK_PART_JOBS))
+		if (ceems_clock_monotonic_ns() >= until)
+			return;
+	end_tick(s);
+}
+
+void
+server_on_tick(struct server *s)
+{
+	server_drain_timer(s->tick.fd);
+	/* A tick still in parts when the next is due (a loop starved for a
+	 * whole interval): that one takes the time since. */
+	if (ceems_agent_tick_open(s->agent))
+		return;
+	ceems_agent_tick_begin(s->agent, ceems_clock_monotonic_ns());
+	server_tick_part(s);
+}
+
+/* A one-shot timer in DELAY_NS (at least 1 ns: 0 would disarm it). */
+static int
+arm_once(int fd, uint64_t delay_ns)
+{
+	struct itimerspec its;
+
+	memset(&its, 0, sizeof(its));
+	if (delay_ns == 0)
+		delay_ns = 1;
+	its.it_value.tv_sec = (time_t)(delay_ns / 1000000000u);
+	its.it_value.tv_nsec = (long)(delay_ns % 1000000000u);
+	return timerfd_settime(fd, 0, &its, NULL) < 0 ? -errno : 0;
+}
+
+/* Spooled records into the database, in a process of its own
+ * (tools/agent/agent_replay.c): a database that does not answer must not hold
+ * the loop, where job starts wait.  The timer starts it (again). */
+void
+server_start_replay(struct server *s, uint64_t first_delay_ns)
+{
+	int fd = agent_replay_spawn(s->replay, first_delay_ns);
+	int r = fd;
+
+	if (fd >= 0 && (r = server_add_watch(s, &s->replay_child, W_REPLAY_CHILD, fd)) == 0)
+		return;
+	ceems_error("cannot start the replay of the spool: %s: trying again in 60 s",
+		    strerror(-r));
+	if (arm_once(s->replay_timer.fd, 60 * UINT64_C(1000000000)) < 0)
+		ceems_error("cannot arm the replay timer: spooled records wait "
+			    "for an agent restart");
+}
+
+void
+server_on_replay(struct server *s)
+{
+	server_drain_timer(s->replay_timer.fd);
+	server_start_replay(s, 0);
+}
+
+void
+server_on_replay_child(struct server *s)
+{
+	int fd = s->replay_child.fd;
+	uint64_t again = agent_replay_on_event(s->replay);
+
+	if (again == 0)
+		return;
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);	/* closed already */
+	s->replay_child.fd = -1;
+	if (arm_once(s->replay_timer.fd, again) < 0)
+		ceems_error("cannot arm the replay timer: spooled records wait "
+			    "for an agent restart");
+}
