@@ -257,6 +257,54 @@ compare_names(const void *a, const void *b)
 	return strcmp((const char *)a, (const char *)b);
 }
 
+/* Open the energy file NAME under BASE as counter C (PC its reader),
+ * read once: 0, or -1 when it is left out (said why, but for a path
+ * too long or no memory).  STARTUP: the firmware's startup count, the
+ * counter's identity. */
+static int
+open_counter(struct pm_counter *pc, struct ceems_energy_counter *c,
+	     const char *base, const char *name, uint64_t startup,
+	     uint64_t now_ns)
+{
+	char path[PATH_MAX];
+	uint64_t joules;
+	int err;
+
+	if (snprintf(path, sizeof(path), "%s/%s", base, name) >=
+	    (int)sizeof(path))
+		return -1;
+	pc->fd = ceems_energy_open_file(path);
+	if (pc->fd < 0) {
+		ceems_warning("pm_counters: cannot open %s: %s; left out",
+			      path, strerror(-pc->fd));
+		return -1;
+	}
+	pc->path = strdup(path);
+	if (pc->path == NULL) {
+		close(pc->fd);
+		return -1;
+	}
+	memset(c, 0, sizeof(*c));
+	ceems_pm_counters_classify(name, &c->domain, &c->device);
+	snprintf(c->name, sizeof(c->name), "pm_counters/%s", name);
+	memset(&pc->reader, 0, sizeof(pc->reader));
+	pc->reader.lim.unit_j = 1.0;
+	pc->reader.lim.max_power_w = CEEMS_PM_COUNTERS_MAX_POWER_W;
+	pc->reader.lim.slack_ns = CEEMS_PM_COUNTERS_SLACK_NS;
+	pc->reader.needs_identity = true;
+	pc->reader.identity = startup;
+	err = read_counter(pc, &joules);
+	if (err < 0) {
+		ceems_energy_reader_fail(&pc->reader, c, err,
+					 CEEMS_GAP_READ_ERROR);
+	} else {
+		pc->reader.prev = joules;
+		pc->reader.last_ns = now_ns;
+		pc->reader.have_prev = true;
+	}
+	return 0;
+}
+
 struct ceems_energy_source *
 ceems_pm_counters_open(const char *sysfs_root, uint64_t now_ns)
 {
@@ -331,46 +379,11 @@ ceems_pm_counters_open(const char *sysfs_root, uint64_t now_ns)
 		ceems_info("pm_counters: no startup under %s: a restart of the agent leaves a gap",
 			   base);
 	priv->last_startup = startup;
-	for (i = 0; i < nnames; i++) {
-		struct pm_counter *pc = &priv->counters[src->ncounters];
-		struct ceems_energy_counter *c = &src->counters[src->ncounters];
-		uint64_t joules;
-		int err;
-
-		if (snprintf(path, sizeof(path), "%s/%s", base, names[i]) >=
-		    (int)sizeof(path))
-			continue;
-		pc->fd = ceems_energy_open_file(path);
-		if (pc->fd < 0) {
-			ceems_warning("pm_counters: cannot open %s: %s; left out",
-				      path, strerror(-pc->fd));
-			continue;
-		}
-		pc->path = strdup(path);
-		if (pc->path == NULL) {
-			close(pc->fd);
-			continue;
-		}
-		memset(c, 0, sizeof(*c));
-		ceems_pm_counters_classify(names[i], &c->domain, &c->device);
-		snprintf(c->name, sizeof(c->name), "pm_counters/%s", names[i]);
-		memset(&pc->reader, 0, sizeof(pc->reader));
-		pc->reader.lim.unit_j = 1.0;
-		pc->reader.lim.max_power_w = CEEMS_PM_COUNTERS_MAX_POWER_W;
-		pc->reader.lim.slack_ns = CEEMS_PM_COUNTERS_SLACK_NS;
-		pc->reader.needs_identity = true;
-		pc->reader.identity = startup;
-		err = read_counter(pc, &joules);
-		if (err < 0) {
-			ceems_energy_reader_fail(&pc->reader, c, err,
-						 CEEMS_GAP_READ_ERROR);
-		} else {
-			pc->reader.prev = joules;
-			pc->reader.last_ns = now_ns;
-			pc->reader.have_prev = true;
-		}
-		src->ncounters++;
-	}
+	for (i = 0; i < nnames; i++)
+		if (open_counter(&priv->counters[src->ncounters],
+				 &src->counters[src->ncounters], base, names[i],
+				 startup, now_ns) == 0)
+			src->ncounters++;
 	if (src->ncounters == 0) {
 		ceems_info("pm_counters: no readable energy file under %s", base);
 		pm_close(src);
