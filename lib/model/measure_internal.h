@@ -1,5 +1,5 @@
 /* measure_internal.h - what the parts of the measured figures' JSON
- * codec (measure_json.c, measure_io.c) share and no user of libceems
+ * codec (measure_json.c, measure_io.c, measure_gpu.c) share and no user of libceems
  * needs.  Not installed; nothing here is exported (the shared library
  * exports only ceems_*). */
 #ifndef CEEMS_MEASURE_INTERNAL_H
@@ -19,5 +19,13 @@ void measure_io_to_json(struct json_object *obj,
 int measure_io_from_json(const struct json_object *obj,
 			 struct ceems_agent_io_report *io, char *err,
 			 size_t err_size);
+
+/* measure_gpu.c: the report's "gpus" member from R into OBJ (none
+ * without GPUs), and back from its array ARR (-EINVAL with ERR). */
+void measure_gpus_to_json(struct json_object *obj,
+			  const struct ceems_agent_job_report *r, bool *ok);
+int measure_gpus_from_json(const struct json_object *arr,
+			   struct ceems_agent_job_report *r, char *err,
+			   size_t err_size);
 
 #endif /* CEEMS_MEASURE_INTERNAL_H */
