@@ -495,6 +495,67 @@ ceems_spool_list_free(struct ceems_spool_list *list)
 	memset(list, 0, sizeof(*list));
 }
 
+/* What kind of file MODE is, for the message that refuses it. */
+static const char *
+file_kind(mode_t mode)
+{
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode) || S_ISBLK(mode))
+		return "a device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	if (S_ISDIR(mode))
+		return "a directory";
+	return "not a regular file";
+}
+
+ssize_t
+ceems_spool_read_file(int dfd, const char *name, char *text, size_t size,
+		      char *err, size_t err_size)
+{
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	/* O_NONBLOCK: opening a FIFO named like a record must not wait
+	 * for a writer (it would stall the replay); a regular file's
+	 * reads ignore it. */
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK |
+		    O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		n = -errno;
+		close(fd);
+		return n;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		fail(err, err_size, "%s, not a regular file: only the agent's "
+		     "records belong in the spool", file_kind(st.st_mode));
+		return -EINVAL;
+	}
+	n = ceems_pread_text(fd, text, size);
+	close(fd);
+	if (n == -EFBIG) {
+		fail(err, err_size, "larger than a record can be (%d bytes)",
+		     CEEMS_RECORD_MAX);
+		return -EINVAL;
+	}
+	if (n < 0)
+		return n;
+	if (strlen(text) != (size_t)n) {
+		fail(err, err_size, "a NUL byte in the file");
+		return -EINVAL;
+	}
+	if (n == 0) {
+		fail(err, err_size, "empty file");
+		return -EINVAL;
+	}
+	return n;
+}
+
 int
 ceems_spool_read(const char *dir, const char *name,
 		 struct ceems_job_record *r, char *text, size_t size,
@@ -510,23 +571,10 @@ ceems_spool_read(const char *dir, const char *name,
 	dfd = open_dir(dir, false);
 	if (dfd < 0)
 		return -errno;
-	n = ceems_read_text_file_at(dfd, name, text, size);
+	n = ceems_spool_read_file(dfd, name, text, size, err, err_size);
 	close(dfd);
-	if (n == -EFBIG) {
-		fail(err, err_size, "larger than a record can be (%d bytes)",
-		     CEEMS_RECORD_MAX);
-		return -EINVAL;
-	}
 	if (n < 0)
 		return (int)n;
-	if (strlen(text) != (size_t)n) {
-		fail(err, err_size, "a NUL byte in the file");
-		return -EINVAL;
-	}
-	if (n == 0) {
-		fail(err, err_size, "empty file");
-		return -EINVAL;
-	}
 	if (ceems_record_decode(text, (size_t)n, r, err, err_size) < 0)
 		return -EINVAL;
 	*len = (size_t)n;

@@ -12,6 +12,8 @@
 #ifndef CEEMS_SPOOL_H
 #define CEEMS_SPOOL_H
 
+#include <sys/types.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -73,6 +75,16 @@ struct ceems_spool_list {
 int ceems_spool_list(const char *dir, size_t oldest,
 		     struct ceems_spool_list *list);
 void ceems_spool_list_free(struct ceems_spool_list *list);
+
+/* Read the record file NAME of the spool directory DFD whole into TEXT
+ * (SIZE bytes, NUL-terminated), without decoding it: the reader the
+ * replay and ceems-sacct share.  Only a regular file is read: a FIFO or
+ * device named like a record is refused without waiting on it.  Returns
+ * the length; -EINVAL when the file is no record (not a regular file,
+ * too large, a NUL byte, empty: ERR says why); other -errno when it
+ * cannot be read. */
+ssize_t ceems_spool_read_file(int dfd, const char *name, char *text,
+			      size_t size, char *err, size_t err_size);
 
 /* Read and decode the record NAME of DIR.  TEXT (SIZE bytes, at least
  * CEEMS_RECORD_MAX + 1 to read any valid record) receives its JSON and

@@ -59,6 +59,16 @@ on_alarm(int sig)
 	_exit(1);
 }
 
+static void
+on_fifo_alarm(int sig)
+{
+	static const char msg[] = "not ok - reading a FIFO named like a record waited 5 s\n";
+
+	(void)sig;
+	(void)!write(STDOUT_FILENO, msg, sizeof(msg) - 1);
+	_exit(1);
+}
+
 /* ---- captured log ---- */
 
 #define LOG_LINES 512
@@ -397,6 +407,39 @@ test_corrupted(void)
 	ceems_spool_list_free(&list);
 	is_int(ceems_spool_read(dir, name, &back, text, sizeof(text), &len, err,
 				sizeof(err)), 0, "the good record still reads");
+	remove_tree(dir);
+}
+
+/* A FIFO named like a record (planted, or made by mistake) is refused at
+ * once, by the replay's reader and by the one ceems-sacct uses: opening
+ * it for reading would wait for a writer that never comes. */
+static void
+test_fifo_record(void)
+{
+	static struct ceems_job_record back;
+	const char *dir = new_dir();
+	const char *fifo = "000000000020-fifo.json";
+	char path[512], err[256] = "";
+	size_t len = 0;
+	ssize_t n;
+	int dfd, r;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, fifo);
+	ok(mkfifo(path, 0600) == 0, "a FIFO named like a record");
+	signal(SIGALRM, on_fifo_alarm);
+	alarm(5);
+	r = ceems_spool_read(dir, fifo, &back, text, sizeof(text), &len, err,
+			     sizeof(err));
+	ok(r == -EINVAL && strstr(err, "FIFO") != NULL,
+	   "the replay's read refuses it at once as no record: %s", err);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	err[0] = '\0';
+	n = ceems_spool_read_file(dfd, fifo, text, sizeof(text), err, sizeof(err));
+	ok(n == -EINVAL && strstr(err, "not a regular file") != NULL,
+	   "so does ceems-sacct's: %s", err);
+	alarm(0);
+	if (dfd >= 0)
+		close(dfd);
 	remove_tree(dir);
 }
 
@@ -815,6 +858,7 @@ main(void)
 	test_durable_write_and_order();
 	test_list_bounded();
 	test_corrupted();
+	test_fifo_record();
 	test_cap();
 	test_usage_linear();
 	test_usage_lock_held();

@@ -114,37 +114,6 @@ decode(const char *text, size_t len, struct ceems_job_record *r,
 	return ret;
 }
 
-static int
-read_record(int dirfd, const char *name, char *buf, size_t size,
-	    size_t *len)
-{
-	struct stat st;
-	ssize_t n;
-	size_t got = 0;
-	int fd;
-
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	while (got < size) {
-		n = read(fd, buf + got, size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	if (got == size)
-		return -EFBIG;
-	*len = got;
-	return 0;
-}
-
 /* What can be decided from one record alone: its identity (cluster,
  * job id, start) and owner are the same in every node record of a job,
  * so a record they rule out cannot change a job that is listed.  This
@@ -186,6 +155,7 @@ sacct_spool_load(int dirfd, const struct sacct_query *q,
 	struct dirent *de;
 	char *buf, derr[256];
 	size_t len = 0, bufsize = CEEMS_RECORD_MAX + 1;
+	ssize_t n;
 	DIR *d;
 	int fd;
 
@@ -205,10 +175,13 @@ sacct_spool_load(int dirfd, const struct sacct_query *q,
 	while ((de = readdir(d)) != NULL) {
 		if (!ceems_spool_is_record_name(de->d_name))
 			continue;
-		if (read_record(dirfd, de->d_name, buf, bufsize, &len) < 0) {
+		n = ceems_spool_read_file(dirfd, de->d_name, buf, bufsize,
+					  derr, sizeof(derr));
+		if (n < 0) {
 			(*skipped)++;
 			continue;
 		}
+		len = (size_t)n;
 		memset(&ts, 0, sizeof(ts));
 		if (decode(buf, len, &tmp, &ts, derr, sizeof(derr)) < 0) {
 			(*skipped)++;
