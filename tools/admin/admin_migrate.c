@@ -8,7 +8,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,17 +17,6 @@
 
 /* pg_advisory_xact_lock key: "ceems" in ASCII, 0x6365656d73. */
 #define MIGRATION_LOCK "426902908275"
-
-static int
-fail(char *err, size_t err_size, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, err_size, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 const char *
 admin_pq_message(const PGconn *conn, const PGresult *res)
@@ -100,10 +88,10 @@ admin_migrations_scan(const char *dir, struct admin_migrations *out,
 
 	memset(out, 0, sizeof(*out));
 	if (strlen(dir) >= sizeof(out->dir))
-		return fail(err, err_size, "%s: path too long", dir);
+		return admin_fail(err, err_size, "%s: path too long", dir);
 	snprintf(out->dir, sizeof(out->dir), "%s", dir);
 	if ((d = opendir(dir)) == NULL)
-		return fail(err, err_size, "cannot read the migrations in %s: %s",
+		return admin_fail(err, err_size, "cannot read the migrations in %s: %s",
 			    dir, strerror(errno));
 	while ((de = readdir(d)) != NULL) {
 		int v = admin_migration_version(de->d_name);
@@ -112,7 +100,7 @@ admin_migrations_scan(const char *dir, struct admin_migrations *out,
 			continue;
 		if (out->count == ADMIN_MIGRATIONS_MAX) {
 			closedir(d);
-			return fail(err, err_size, "%s: too many migrations", dir);
+			return admin_fail(err, err_size, "%s: too many migrations", dir);
 		}
 		out->list[out->count].version = v;
 		/* admin_migration_version checked the length. */
@@ -122,11 +110,11 @@ admin_migrations_scan(const char *dir, struct admin_migrations *out,
 	}
 	closedir(d);
 	if (out->count == 0)
-		return fail(err, err_size, "no migrations (NNN_name.sql) in %s", dir);
+		return admin_fail(err, err_size, "no migrations (NNN_name.sql) in %s", dir);
 	qsort(out->list, out->count, sizeof(out->list[0]), by_version);
 	for (size_t i = 0; i < out->count; i++)
 		if (out->list[i].version != (int)i + 1)
-			return fail(err, err_size,
+			return admin_fail(err, err_size,
 				    "%s: migrations must be numbered 001, 002, ... without gaps or twins (found %s)",
 				    dir, out->list[i].name);
 	return scan_definitions(out, err, err_size);
@@ -141,33 +129,33 @@ admin_read_sql(const char *path, char *err, size_t err_size)
 	size_t n;
 
 	if ((f = fopen(path, "re")) == NULL) {
-		fail(err, err_size, "%s: %s", path, strerror(errno));
+		admin_fail(err, err_size, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
 	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) ||
 	    st.st_size > ADMIN_MIGRATION_SIZE_MAX) {
 		fclose(f);
-		fail(err, err_size, "%s: not a regular file of at most %d bytes",
+		admin_fail(err, err_size, "%s: not a regular file of at most %d bytes",
 		     path, ADMIN_MIGRATION_SIZE_MAX);
 		return NULL;
 	}
 	if ((text = malloc((size_t)st.st_size + 1)) == NULL) {
 		fclose(f);
-		fail(err, err_size, "out of memory");
+		admin_fail(err, err_size, "out of memory");
 		return NULL;
 	}
 	n = fread(text, 1, (size_t)st.st_size, f);
 	if (ferror(f) || n != (size_t)st.st_size) {
 		fclose(f);
 		free(text);
-		fail(err, err_size, "%s: short read", path);
+		admin_fail(err, err_size, "%s: short read", path);
 		return NULL;
 	}
 	fclose(f);
 	text[n] = '\0';
 	if (strlen(text) != n) {
 		free(text);
-		fail(err, err_size, "%s: contains a NUL byte", path);
+		admin_fail(err, err_size, "%s: contains a NUL byte", path);
 		return NULL;
 	}
 	return text;
@@ -191,7 +179,7 @@ exec_ok(PGconn *conn, const char *sql, char *err, size_t err_size)
 	int r = 0;
 
 	if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK)
-		r = fail(err, err_size, "%s", admin_pq_message(conn, res));
+		r = admin_fail(err, err_size, "%s", admin_pq_message(conn, res));
 	PQclear(res);
 	return r;
 }
@@ -204,7 +192,7 @@ admin_schema_version(PGconn *conn, int *version, char *err, size_t err_size)
 	res = PQexec(conn,
 		     "SELECT CASE WHEN to_regclass('ceems.schema_version') IS NULL THEN -1 END");
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
-		fail(err, err_size, "%s", admin_pq_message(conn, res));
+		admin_fail(err, err_size, "%s", admin_pq_message(conn, res));
 		PQclear(res);
 		return -1;
 	}
@@ -215,7 +203,7 @@ admin_schema_version(PGconn *conn, int *version, char *err, size_t err_size)
 		if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
 		    strcmp(PQgetvalue(res, 0, 0), "t") == 0) {
 			PQclear(res);
-			return fail(err, err_size,
+			return admin_fail(err, err_size,
 				    "the database has a schema \"ceems\" without ceems.schema_version: not made by ceems-admin, refusing to touch it");
 		}
 		PQclear(res);
@@ -225,7 +213,7 @@ admin_schema_version(PGconn *conn, int *version, char *err, size_t err_size)
 	PQclear(res);
 	res = PQexec(conn, "SELECT coalesce(max(version), 0) FROM ceems.schema_version");
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
-		fail(err, err_size, "%s", admin_pq_message(conn, res));
+		admin_fail(err, err_size, "%s", admin_pq_message(conn, res));
 		PQclear(res);
 		return -1;
 	}
@@ -249,7 +237,7 @@ apply_one(PGconn *conn, const struct admin_migrations *m,
 	res = PQexec(conn, text);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK &&
 	    PQresultStatus(res) != PGRES_TUPLES_OK) {
-		fail(err, err_size, "%s: %s", mig->name, admin_pq_message(conn, res));
+		admin_fail(err, err_size, "%s: %s", mig->name, admin_pq_message(conn, res));
 		PQclear(res);
 		free(text);
 		return -1;
@@ -265,7 +253,7 @@ apply_one(PGconn *conn, const struct admin_migrations *m,
 			   3, NULL, params, NULL, NULL, 0);
 	free(text);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-		fail(err, err_size, "%s: recording the version: %s", mig->name,
+		admin_fail(err, err_size, "%s: recording the version: %s", mig->name,
 		     admin_pq_message(conn, res));
 		PQclear(res);
 		return -1;
@@ -285,11 +273,11 @@ check_version(PGconn *conn, const struct admin_migrations *m, int target,
 	if (admin_schema_version(conn, current, err, err_size) < 0)
 		return -1;
 	if (*current > last)
-		return fail(err, err_size,
+		return admin_fail(err, err_size,
 			    "the database is at schema version %d, newer than the migrations in %s (up to %d): refusing to downgrade; use the ceems-admin of the newer release",
 			    *current, m->dir, last);
 	if (*current > target)
-		return fail(err, err_size,
+		return admin_fail(err, err_size,
 			    "the database is at schema version %d, past %d: refusing to downgrade",
 			    *current, target);
 	return 0;
@@ -337,7 +325,7 @@ admin_migrate(PGconn *conn, const struct admin_migrations *m, int target,
 	if (target == 0)
 		target = last;
 	if (target < 0 || target > last)
-		return fail(err, err_size, "no migration %03d in %s (the last is %03d)",
+		return admin_fail(err, err_size, "no migration %03d in %s (the last is %03d)",
 			    target, m->dir, last);
 	if (exec_ok(conn, "BEGIN", err, err_size) < 0)
 		return -1;
@@ -407,7 +395,7 @@ admin_status(PGconn *conn, const struct admin_migrations *m, char *err,
 				   2, NULL, params, NULL, NULL, 0);
 		free(text);
 		if (PQresultStatus(res) != PGRES_TUPLES_OK) {
-			fail(err, err_size, "%s", admin_pq_message(conn, res));
+			admin_fail(err, err_size, "%s", admin_pq_message(conn, res));
 			PQclear(res);
 			return -1;
 		}
