@@ -97,4 +97,27 @@ refuses "--log relative refused" \
 	"ceems-agent: --log agent.log must be an absolute path" \
 	-c "$tmp/c.conf" --log agent.log --stop
 
+# --check-config prints every key of the table (lib/base/conf_keys.c,
+# read here from the source, not from the agent) with its value: as
+# "KEY = VALUE", "# KEY = VALUE (...)" outside ceems.conf, or
+# "# KEY is not set (...)" for an empty text.
+keys=$(sed -n 's/^[[:space:]]*{ "\([a-z_]*\)", .*CEEMS_KEY_.*/\1/p' \
+	"${CEEMS_TOP_SRCDIR:-.}/lib/base/conf_keys.c")
+count=$(printf '%s\n' "$keys" | grep -c .)
+if out=$("$agent" -c "$tmp/c.conf" --check-config 2>&1) && [ "$count" -gt 40 ]; then
+	missing=
+	for k in $keys; do
+		printf '%s\n' "$out" | grep -Eq "^(# )?$k( = .| is not set)" ||
+			missing="$missing $k"
+	done
+	if [ -z "$missing" ]; then say ok "--check-config prints all $count keys of the table"
+	else say fail "--check-config leaves out:$missing" "$out"; fi
+else
+	say fail "--check-config and the table's $count keys" "$out"
+fi
+case "$out" in *"
+socket = $tmp/conf.sock
+"*) say ok "--check-config prints the file's value" ;;
+*) say fail "--check-config prints the file's value" "$out" ;; esac
+
 echo "1..$n"

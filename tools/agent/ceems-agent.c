@@ -180,55 +180,98 @@ print_watts(const char *key, double w)
 		printf("%s = %g W\n", key, w);
 }
 
-/* The effective configuration, in the file's own syntax: the output is
- * itself a valid configuration file. */
+/* The value of the ceems.conf key K in C, in the file's own syntax. */
 static void
-print_config(const struct ceems_config *c, const char *source)
+print_conf_key(const struct ceems_key *k, const struct ceems_config *c)
 {
-	printf("# effective configuration (%s)\n", source);
-	print_duration("interval", c->interval_ns);
-	print_duration("checkpoint_interval", c->checkpoint_interval_ns);
-	print_duration("usage_interval", c->usage_interval_ns);
-	printf("max_jobs = %u\n", c->max_jobs);
-	printf("socket = %s\n", c->socket_path);
-	printf("state_dir = %s\n", c->state_dir);
-	printf("spool_dir = %s\n", c->spool_dir);
-	printf("spool_max_bytes = %llu\n", (unsigned long long)c->spool_max_bytes);
-	if (c->database[0] != '\0')
-		printf("database = %s\n", c->database);
-	else
-		printf("# database is not set: records stay in the spool\n");
-	print_duration("database_timeout", c->database_timeout_ns);
-	printf("log_level = %s\n", c->log_level);
-	printf("sysfs_root = %s\n", c->sysfs_root);
-	printf("procfs_root = %s\n", c->procfs_root);
-	printf("cgroupfs_prefix = %s\n", c->cgroupfs_prefix);
-	printf("source_rapl = %s\n", c->source_rapl ? "yes" : "no");
-	printf("source_hwmon = %s\n", c->source_hwmon ? "yes" : "no");
-	printf("source_pm_counters = %s\n", c->source_pm_counters ? "yes" : "no");
-	print_watts("idle_power_package", c->idle_power_package_w);
-	print_watts("idle_power_dram", c->idle_power_dram_w);
-	printf("cluster = %s\n", c->cluster);
-	if (c->zone[0] != '\0')
-		printf("zone = %s\n", c->zone);
-	else
-		printf("# zone is not set: no emissions are computed\n");
-	printf("pue = %g\n", c->pue);
-	printf("emissions_table = %s\n", c->emissions_table);
-	printf("bmc = %s\n", c->bmc);
-	if (strcmp(c->bmc, "none") != 0) {
-		printf("bmc_host = %s\n", c->bmc_host);
-		printf("bmc_credentials_file = %s\n", c->bmc_credentials_file);
-		printf("bmc_interval = %.3fs\n", (double)c->bmc_interval_ns / 1e9);
-		printf("bmc_timeout = %.3fs\n", (double)c->bmc_timeout_ns / 1e9);
-		printf("bmc_sensor = %s\n", c->bmc_sensor);
-		printf("bmc_workarounds = %s\n", c->bmc_workarounds);
-		printf("bmc_privilege = %s\n", c->bmc_privilege);
+	const char *field = (const char *)c + k->offset;
+	uint64_t u64;
+	uint32_t u32;
+	double d;
+	bool b;
+
+	switch (k->type) {
+	case CEEMS_KEY_DURATION:
+		memcpy(&u64, field, sizeof(u64));
+		print_duration(k->name, u64);
+		return;
+	case CEEMS_KEY_BYTES:
+		memcpy(&u64, field, sizeof(u64));
+		printf("%s = %llu\n", k->name, (unsigned long long)u64);
+		return;
+	case CEEMS_KEY_UINT32:
+		memcpy(&u32, field, sizeof(u32));
+		printf("%s = %u\n", k->name, u32);
+		return;
+	case CEEMS_KEY_BOOL:
+		memcpy(&b, field, sizeof(b));
+		printf("%s = %s\n", k->name, b ? "yes" : "no");
+		return;
+	case CEEMS_KEY_WATTS:
+		memcpy(&d, field, sizeof(d));
+		print_watts(k->name, d);
+		return;
+	case CEEMS_KEY_REAL:
+		memcpy(&d, field, sizeof(d));
+		printf("%s = %g\n", k->name, d);
+		return;
+	default:	/* the text types */
+		if (field[0] == '\0')
+			printf("# %s is not set (%s)\n", k->name, k->help);
+		else
+			printf("%s = %.*s\n", k->name, (int)k->size, field);
+		return;
 	}
-	printf("perf = %s\n", c->perf ? "yes" : "no");
-	printf("perf_hardware = %s\n", c->perf_hardware ? "yes" : "no");
-	printf("perf_max_fds = %u\n", c->perf_max_fds);
-	printf("perf_adopt = %s\n", c->perf_adopt ? "yes" : "no");
+}
+
+/* The agent's values of the keys outside ceems.conf (the plugin's and
+ * the agent's own), for --check-config. */
+struct cli_values {
+	const char *config_path, *agent, *log;
+	int timeout_ms;
+};
+
+/* A key outside ceems.conf, as a comment: the output stays a valid
+ * configuration file. */
+static void
+print_other_key(const struct ceems_key *k, const struct cli_values *v)
+{
+	const char *value = k->default_value;
+	const char *where = k->surfaces & CEEMS_KEY_IN_AGENT ?
+	    "a ceems-agent option" : "a plugstack.conf argument";
+
+	if (strcmp(k->name, "config") == 0)
+		value = v->config_path;
+	else if (strcmp(k->name, "agent") == 0)
+		value = v->agent;
+	else if (strcmp(k->name, "agent_log") == 0)
+		value = v->log;
+	if (strcmp(k->name, "timeout") == 0)
+		printf("# %s = %d (%s)\n", k->name, v->timeout_ms, where);
+	else if (value == NULL)
+		printf("# %s = the installation's (%s)\n", k->name, where);
+	else
+		printf("# %s = %s (%s)\n", k->name, value, where);
+}
+
+/* The effective configuration, every key of the table (conf_keys.h),
+ * in the file's own syntax: the output is itself a valid configuration
+ * file, the keys that are not ceems.conf's as comments. */
+static void
+print_config(const struct ceems_config *c, const char *source,
+	     const struct cli_values *v)
+{
+	const struct ceems_key *keys;
+	size_t n;
+
+	printf("# effective configuration (%s)\n", source);
+	keys = ceems_keys(&n);
+	for (size_t i = 0; i < n; i++) {
+		if (keys[i].surfaces & CEEMS_KEY_IN_CONF)
+			print_conf_key(&keys[i], c);
+		else
+			print_other_key(&keys[i], v);
+	}
 }
 
 /* The text the configuration was parsed from ("" for the defaults): the
@@ -560,7 +603,10 @@ main(int argc, char **argv)
 	if (cli.interval_ns != 0)
 		config.interval_ns = cli.interval_ns;
 	if (cli.check) {
-		print_config(&config, source);
+		struct cli_values v = { cli.config_path, cli.sv.agent,
+					cli.sv.log, cli.timeout_ms };
+
+		print_config(&config, source, &v);
 		return 0;
 	}
 
