@@ -21,7 +21,7 @@ known_arguments(char *buf, size_t size)
 	size_t n, used = 0;
 
 	buf[0] = '\0';
-	keys = ceems_keys(&n);
+	keys = ceems_conf_keys(&n);
 	for (size_t i = 0; i < n && used < size; i++) {
 		const struct ceems_key *k = &keys[i];
 		const char *what = k->type == CEEMS_KEY_PATH ? "PATH" :
@@ -57,7 +57,7 @@ parse_one(const char *arg, struct ceems_plugin_args *args)
 	int r;
 
 	if (eq != NULL)
-		k = ceems_key_find(arg, (size_t)(eq - arg), CEEMS_KEY_IN_PLUGSTACK);
+		k = ceems_conf_keys_find(arg, (size_t)(eq - arg), CEEMS_KEY_IN_PLUGSTACK);
 	if (k == NULL) {
 		known_arguments(known, sizeof(known));
 		ceems_error("plugstack.conf: unknown argument '%s' (known: %s)",
@@ -65,15 +65,15 @@ parse_one(const char *arg, struct ceems_plugin_args *args)
 		return -1;
 	}
 	if (strcmp(k->name, "config") == 0)
-		r = ceems_key_parse(k, eq + 1, args->config_path,
+		r = ceems_conf_keys_parse(k, eq + 1, args->config_path,
 				    sizeof(args->config_path), problem,
 				    sizeof(problem));
 	else if (strcmp(k->name, "agent") == 0)
-		r = ceems_key_parse(k, eq + 1, args->agent_path,
+		r = ceems_conf_keys_parse(k, eq + 1, args->agent_path,
 				    sizeof(args->agent_path), problem,
 				    sizeof(problem));
 	else if (strcmp(k->name, "agent_log") == 0)
-		r = ceems_key_parse(k, eq + 1, args->agent_log,
+		r = ceems_conf_keys_parse(k, eq + 1, args->agent_log,
 				    sizeof(args->agent_log), problem,
 				    sizeof(problem));
 	else if (strcmp(k->name, "summary") == 0) {
@@ -81,7 +81,7 @@ parse_one(const char *arg, struct ceems_plugin_args *args)
 		 * them (lib/summary.h). */
 		r = ceems_summary_style_parse(eq + 1, &args->summary) < 0 ? -1 : 0;
 		if (r < 0) {
-			ceems_key_range(k, word, sizeof(word));
+			ceems_conf_keys_range(k, word, sizeof(word));
 			snprintf(problem, sizeof(problem),
 				 "is not an allowed word; allowed: %s", word);
 		}
@@ -89,7 +89,7 @@ parse_one(const char *arg, struct ceems_plugin_args *args)
 		/* interval: checked here, so that the error reaches the
 		 * slurmd log and the agent still starts; passed on as
 		 * written. */
-		r = ceems_key_parse(k, eq + 1, &ns, sizeof(ns), problem,
+		r = ceems_conf_keys_parse(k, eq + 1, &ns, sizeof(ns), problem,
 				    sizeof(problem));
 		if (r == 0 && strlen(eq + 1) >= sizeof(args->interval)) {
 			snprintf(problem, sizeof(problem),
@@ -108,15 +108,15 @@ parse_one(const char *arg, struct ceems_plugin_args *args)
 }
 
 int
-ceems_plugin_args_parse(int ac, char **av, const char *agent_path,
+ceems_args_parse(int ac, char **av, const char *agent_path,
 			const char *agent_log, struct ceems_plugin_args *args)
 {
 	const struct ceems_key *summary;
 	int ret = 0;
 
 	snprintf(args->config_path, sizeof(args->config_path), "%s",
-		 ceems_key_find("config", 6, CEEMS_KEY_IN_PLUGSTACK)->default_value);
-	summary = ceems_key_find("summary", 7, CEEMS_KEY_IN_PLUGSTACK);
+		 ceems_conf_keys_find("config", 6, CEEMS_KEY_IN_PLUGSTACK)->default_value);
+	summary = ceems_conf_keys_find("summary", 7, CEEMS_KEY_IN_PLUGSTACK);
 	args->summary = CEEMS_SUMMARY_FULL;
 	(void)ceems_summary_style_parse(summary->default_value, &args->summary);
 	snprintf(args->agent_path, sizeof(args->agent_path), "%s", agent_path);

@@ -21,7 +21,7 @@ struct ceems_plugin_args {
  * installation's).  Returns 0, or -1 after logging every bad argument
  * with its key, its value and what is allowed (the plugin keeps that
  * key's default). */
-int ceems_plugin_args_parse(int ac, char **av, const char *agent_path,
+int ceems_args_parse(int ac, char **av, const char *agent_path,
 			    const char *agent_log,
 			    struct ceems_plugin_args *args);
 

@@ -32,21 +32,21 @@ log_to_slurm(enum ceems_log_level level, const char *message, void *arg)
 }
 
 void
-ceems_plugin_log_to_slurm(void)
+ceems_common_log_to_slurm(void)
 {
 	ceems_log_set_handler(log_to_slurm, NULL);
 	ceems_log_set_level(CEEMS_LOG_DEBUG);
 }
 
 int
-ceems_plugin_parse_args(int ac, char **av, struct ceems_plugin_args *args)
+ceems_common_parse_args(int ac, char **av, struct ceems_plugin_args *args)
 {
-	return ceems_plugin_args_parse(ac, av, CEEMS_AGENT_PATH, CEEMS_AGENT_LOG,
+	return ceems_args_parse(ac, av, CEEMS_AGENT_PATH, CEEMS_AGENT_LOG,
 				       args);
 }
 
 const char *
-ceems_plugin_step_name(uint32_t stepid, char *buf, size_t size)
+ceems_common_step_name(uint32_t stepid, char *buf, size_t size)
 {
 	switch (stepid) {
 	case SLURM_BATCH_SCRIPT:
@@ -62,17 +62,17 @@ ceems_plugin_step_name(uint32_t stepid, char *buf, size_t size)
 }
 
 void
-ceems_plugin_load_config(const char *path, struct ceems_config *config)
+ceems_common_load_config(const char *path, struct ceems_config *config)
 {
 	char err[512];
 
-	ceems_config_defaults(config);
-	if (ceems_config_load(config, path, err, sizeof(err)) == 0) {
-		ceems_summary_set_gpu_min_time(config->summary_gpu_min_ns);
+	ceems_conf_defaults(config);
+	if (ceems_conf_load(config, path, err, sizeof(err)) == 0) {
+		ceems_summary_notes_set_gpu_min_time(config->summary_gpu_min_ns);
 		return;
 	}
 	/* No file at the default path: the defaults are the design. */
 	if (access(path, F_OK) == 0 || strcmp(path, CEEMS_DEFAULT_CONFIG_PATH) != 0)
 		ceems_error("%s; using the defaults", err);
-	ceems_config_defaults(config);
+	ceems_conf_defaults(config);
 }

@@ -30,14 +30,14 @@ ceems_epilog_job(spank_t sp, const struct ceems_plugin_args *args)
 
 	if (spank_get_item(sp, S_JOB_ID, &jobid) != ESPANK_SUCCESS)
 		return -1;
-	ceems_plugin_load_config(args->config_path, &config);
+	ceems_common_load_config(args->config_path, &config);
 	/* slurmctld has decided the job's state and exit code by now: they
 	 * complete the extern step's record, or make the record of a job
 	 * whose steps died without ending it. */
-	ceems_plugin_job_meta(sp, jobid, true, config.cluster, &meta);
-	if (ceems_plugin_end_job(&config, &meta, "epilog", AGENT_TIMEOUT_MS,
+	ceems_slurm_job_meta(sp, jobid, true, config.cluster, &meta);
+	if (ceems_finish_end_job(&config, &meta, "epilog", AGENT_TIMEOUT_MS,
 				 &report) == 0) {
-		ceems_series_free(report.series);
+		ceems_agent_series_free(report.series);
 		report.series = NULL;
 	}
 	return 0;

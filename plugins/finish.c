@@ -13,14 +13,14 @@
 #include "plugin.h"
 
 int
-ceems_plugin_end_job(const struct ceems_config *config,
+ceems_finish_end_job(const struct ceems_config *config,
 		     const struct ceems_job_meta *meta, const char *by,
 		     int timeout_ms, struct ceems_agent_job_report *report)
 {
 	char dir[CEEMS_CONFIG_PATH_MAX + 8], err[768];
 	int r;
 
-	if (ceems_note_dir(config, dir, sizeof(dir)) < 0) {
+	if (ceems_job_note_dir(config, dir, sizeof(dir)) < 0) {
 		ceems_error("job %u: the note folder's path is too long: set note_dir",
 			    meta->jobid);
 		dir[0] = '\0';
@@ -42,7 +42,7 @@ ceems_plugin_end_job(const struct ceems_config *config,
 		ceems_info("job %u finished on %s (%s): %.1f J over %.0f s, "
 			   "record left to the node agent", meta->jobid,
 			   meta->node, by,
-			   ceems_job_ledger_total_j(&report->ledger),
+			   ceems_job_figures_ledger_total_j(&report->ledger),
 			   report->elapsed_s);
 		return 0;
 	}

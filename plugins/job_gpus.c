@@ -47,7 +47,7 @@ read_gres_conf(const char *path, ssize_t *len)
 
 	if (text == NULL)
 		return NULL;
-	*len = ceems_read_text_file(path, text, GRES_CONF_MAX);
+	*len = ceems_fileio_read_text_file(path, text, GRES_CONF_MAX);
 	if (*len >= 0)
 		return text;
 	if (*len != -ENOENT)
@@ -150,7 +150,7 @@ add_shared(const char *path, const char *text, size_t len, char *node,
 }
 
 int
-ceems_plugin_gpu_ids(const char *gres_conf,
+ceems_job_gpus_ids(const char *gres_conf,
 		     const struct ceems_plugin_job_gpus *g,
 		     struct ceems_agent_job_spec *spec)
 {

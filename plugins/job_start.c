@@ -78,14 +78,14 @@ lookup_main(void *arg, void *answer, size_t size, int fd)
 	int r;
 
 	(void)arg;
-	ceems_plugin_controller_meta(spec->jobid, lookup.configured_cluster,
+	ceems_slurm_job_controller_meta(spec->jobid, lookup.configured_cluster,
 				     meta, lookup.nodeid, &gpus);
 	ceems_child_call_answer(fd, meta, size);
 	if (meta->start_time > 0 &&
 	    meta->start_time <= CEEMS_AGENT_START_TIME_MAX)
 		spec->start_time = meta->start_time;
 	snprintf(spec->cluster, sizeof(spec->cluster), "%s", meta->cluster);
-	ceems_plugin_gpu_ids(lookup.gres_conf, &gpus, spec);
+	ceems_job_gpus_ids(lookup.gres_conf, &gpus, spec);
 	if (!lookup.registered ||
 	    (spec->start_time == 0 && spec->cluster[0] == '\0' &&
 	     spec->ngpu_ids == 0))

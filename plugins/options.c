@@ -64,7 +64,7 @@ static struct spank_option options[] = {
 };
 
 void
-ceems_plugin_register_options(spank_t sp)
+ceems_options_register(spank_t sp)
 {
 	for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++)
 		if (spank_option_register(sp, &options[i]) != ESPANK_SUCCESS)
@@ -73,7 +73,7 @@ ceems_plugin_register_options(spank_t sp)
 }
 
 const struct ceems_user_options *
-ceems_plugin_user_options(void)
+ceems_options_user(void)
 {
 	return &user_options;
 }

@@ -24,17 +24,17 @@
 
 /* Parse plugstack.conf arguments into ARGS (defaults first).  Returns 0,
  * or -1 after logging every bad argument (the plugin keeps the default). */
-int ceems_plugin_parse_args(int ac, char **av, struct ceems_plugin_args *args);
+int ceems_common_parse_args(int ac, char **av, struct ceems_plugin_args *args);
 
 /* Load the configuration file PATH into CONFIG; a missing default file
  * means defaults, anything else wrong is logged and defaults are used. */
-void ceems_plugin_load_config(const char *path, struct ceems_config *config);
+void ceems_common_load_config(const char *path, struct ceems_config *config);
 
 /* Route libceems log lines to Slurm's logs. */
-void ceems_plugin_log_to_slurm(void);
+void ceems_common_log_to_slurm(void);
 
 /* Readable name of a step id: "batch", "extern", "interactive", "12". */
-const char *ceems_plugin_step_name(uint32_t stepid, char *buf, size_t size);
+const char *ceems_common_step_name(uint32_t stepid, char *buf, size_t size);
 
 /* User options (options.c): --ceems-summary, --ceems-perf, --ceems-series. */
 struct ceems_user_options {
@@ -43,8 +43,8 @@ struct ceems_user_options {
 	bool perf;
 	bool series;
 };
-void ceems_plugin_register_options(spank_t sp);
-const struct ceems_user_options *ceems_plugin_user_options(void);
+void ceems_options_register(spank_t sp);
+const struct ceems_user_options *ceems_options_user(void);
 
 /* Job metadata from Slurm (slurm_job.c).  ASK_CONTROLLER: RPCs to
  * slurmctld for what only it knows (account, times, state, and the
@@ -52,12 +52,12 @@ const struct ceems_user_options *ceems_plugin_user_options(void);
  * accounting goes by (cluster, account, partition, QOS) never comes from
  * the step's environment, which the job's user controls: the cluster is
  * CONFIGURED_CLUSTER when not empty, else Slurm's ClusterName. */
-void ceems_plugin_job_meta(spank_t sp, uint32_t jobid, bool ask_controller,
+void ceems_slurm_job_meta(spank_t sp, uint32_t jobid, bool ask_controller,
 			   const char *configured_cluster,
 			   struct ceems_job_meta *meta);
 /* This node's Slurm name into META->node when empty: the job's node
  * list (META->nodes) at this node's index, else the host name. */
-void ceems_plugin_job_node(spank_t sp, struct ceems_job_meta *meta);
+void ceems_slurm_job_node(spank_t sp, struct ceems_job_meta *meta);
 /* Slurm's GPUs of a job on one node, as slurmctld gives them. */
 struct ceems_plugin_job_gpus {
 	char node[CEEMS_GRES_PATH_MAX];	/* the node's Slurm name */
@@ -65,10 +65,10 @@ struct ceems_plugin_job_gpus {
 };
 
 /* What slurmctld says of job JOBID (the fields above that come from it)
- * and the cluster, as ceems_plugin_job_meta has them; no SPANK handle,
+ * and the cluster, as ceems_slurm_job_meta has them; no SPANK handle,
  * so a thread may call it.  Fields slurmctld did not give stay unknown.
  * GPUS, when not NULL, gets the job's GPUs on its node NODEID. */
-void ceems_plugin_controller_meta(uint32_t jobid,
+void ceems_slurm_job_controller_meta(uint32_t jobid,
 				  const char *configured_cluster,
 				  struct ceems_job_meta *meta, uint32_t nodeid,
 				  struct ceems_plugin_job_gpus *gpus);
@@ -76,12 +76,12 @@ void ceems_plugin_controller_meta(uint32_t jobid,
 /* job_gpus.c: the identifiers of the GPUs in G (lib/sources/gres.h), the device
  * files of their GRES indices from GRES_CONF, into SPEC's gpu_ids.
  * Returns how many. */
-int ceems_plugin_gpu_ids(const char *gres_conf,
+int ceems_job_gpus_ids(const char *gres_conf,
 			 const struct ceems_plugin_job_gpus *g,
 			 struct ceems_agent_job_spec *spec);
 /* Settle the job's exit code and state from a task's wait status (when
  * HAVE_STATUS) and its OOM kills, unless slurmctld decided the state. */
-void ceems_plugin_job_outcome(struct ceems_job_meta *meta, int status,
+void ceems_slurm_job_outcome(struct ceems_job_meta *meta, int status,
 			      bool have_status, uint64_t oom_kills);
 
 /* A job is over on this node (finish.c): end it with the agent in one
@@ -90,7 +90,7 @@ void ceems_plugin_job_outcome(struct ceems_job_meta *meta, int status,
  * record, REPORT gets the final figures.  0; 1 when the agent could not
  * be told and a note of the job was left for it; -1 (logged) when not
  * even that. */
-int ceems_plugin_end_job(const struct ceems_config *config,
+int ceems_finish_end_job(const struct ceems_config *config,
 			 const struct ceems_job_meta *meta, const char *by,
 			 int timeout_ms, struct ceems_agent_job_report *report);
 

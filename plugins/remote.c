@@ -87,11 +87,11 @@ ceems_remote_init(spank_t sp, const struct ceems_plugin_args *args)
 		return -1;
 	}
 	snprintf(step.step, sizeof(step.step), "%s",
-		 ceems_plugin_step_name(step.stepid, name, sizeof(name)));
+		 ceems_common_step_name(step.stepid, name, sizeof(name)));
 	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &step.local_tasks) !=
 	    ESPANK_SUCCESS)
 		step.local_tasks = 1;
-	ceems_plugin_load_config(step.args.config_path, &step.config);
+	ceems_common_load_config(step.args.config_path, &step.config);
 	step.active = true;
 	return 0;
 }
@@ -121,8 +121,8 @@ start_accounting(spank_t sp, pid_t pid)
 	 * cpuset, which the agent reads itself. */
 	if (spank_get_item(sp, S_JOB_ALLOC_MEM, &mem_mb) == ESPANK_SUCCESS)
 		spec.alloc_mem_bytes = mem_mb << 20;
-	spec.series = ceems_plugin_user_options()->series;
-	spec.perf = ceems_plugin_user_options()->perf;
+	spec.series = ceems_options_user()->series;
+	spec.perf = ceems_options_user()->perf;
 	r = ceems_jobside_start(step.config.socket_path, &spec, step.step,
 				AGENT_TIMEOUT_MS, err, sizeof(err));
 	if (r < 0)
@@ -135,7 +135,7 @@ start_accounting(spank_t sp, pid_t pid)
 	 * The step that registered the job tells the agent its Slurm start
 	 * time from the same answer. */
 	if (step.stepid == SLURM_EXTERN_CONT) {
-		ceems_plugin_job_meta(sp, step.jobid, false, step.config.cluster,
+		ceems_slurm_job_meta(sp, step.jobid, false, step.config.cluster,
 				      &step.meta);
 		/* The extern step's environment has no node list: the node's
 		 * Slurm name comes from slurmctld's, at the end. */
@@ -174,7 +174,7 @@ ceems_remote_task_post_fork(spank_t sp)
 static enum ceems_summary_style
 summary_style(void)
 {
-	const struct ceems_user_options *o = ceems_plugin_user_options();
+	const struct ceems_user_options *o = ceems_options_user();
 
 	return o->summary_given ? o->summary : step.args.summary;
 }
@@ -203,7 +203,7 @@ prints_summary(spank_t sp)
 static void
 controller_meta_main(void *arg, void *answer, size_t size, int fd)
 {
-	ceems_plugin_job_meta(arg, step.jobid, true, step.config.cluster,
+	ceems_slurm_job_meta(arg, step.jobid, true, step.config.cluster,
 			      answer);
 	ceems_child_call_answer(fd, answer, size);
 }
@@ -227,7 +227,7 @@ controller_meta(spank_t sp, struct ceems_job_meta *meta)
 	ceems_info("job %u: slurmctld did not say within %d ms how the job ended (%s); "
 		   "the summary says what its tasks did", step.jobid,
 		   CEEMS_CONTROLLER_WAIT_MS, strerror(-r));
-	ceems_plugin_job_meta(sp, step.jobid, false, step.config.cluster, meta);
+	ceems_slurm_job_meta(sp, step.jobid, false, step.config.cluster, meta);
 }
 
 static void
@@ -248,9 +248,9 @@ print_summary(spank_t sp, const struct ceems_agent_job_report *report)
 	if (step.have_exit_status && WIFSIGNALED(step.exit_status))
 		controller_meta(sp, &meta);
 	else
-		ceems_plugin_job_meta(sp, step.jobid, false,
+		ceems_slurm_job_meta(sp, step.jobid, false,
 				      step.config.cluster, &meta);
-	ceems_plugin_job_outcome(&meta, step.exit_status, step.have_exit_status,
+	ceems_slurm_job_outcome(&meta, step.exit_status, step.have_exit_status,
 				 (report->usage.present & CEEMS_CGF_OOM_KILLS) ?
 				 report->usage.oom_kills : 0);
 	n = ceems_summary_format(&meta, report, style, text, sizeof(text));
@@ -331,14 +331,14 @@ ceems_remote_exit(spank_t sp)
 	if (step.have_meta)
 		meta = step.meta;
 	else
-		ceems_plugin_job_meta(sp, step.jobid, false, step.config.cluster,
+		ceems_slurm_job_meta(sp, step.jobid, false, step.config.cluster,
 				      &meta);
 	(void)ceems_job_start_fill(&meta);
-	ceems_plugin_job_node(sp, &meta);
+	ceems_slurm_job_node(sp, &meta);
 	meta.end_time = (int64_t)time(NULL);
-	if (ceems_plugin_end_job(&step.config, &meta, "extern", AGENT_TIMEOUT_MS,
+	if (ceems_finish_end_job(&step.config, &meta, "extern", AGENT_TIMEOUT_MS,
 				 &report) == 0) {
-		ceems_series_free(report.series);
+		ceems_agent_series_free(report.series);
 		report.series = NULL;
 	}
 	return 0;

@@ -227,7 +227,7 @@ cluster_name(const char *configured, struct ceems_job_meta *meta)
 }
 
 void
-ceems_plugin_controller_meta(uint32_t jobid, const char *configured_cluster,
+ceems_slurm_job_controller_meta(uint32_t jobid, const char *configured_cluster,
 			     struct ceems_job_meta *meta, uint32_t nodeid,
 			     struct ceems_plugin_job_gpus *gpus)
 {
@@ -240,7 +240,7 @@ ceems_plugin_controller_meta(uint32_t jobid, const char *configured_cluster,
 }
 
 void
-ceems_plugin_job_node(spank_t sp, struct ceems_job_meta *meta)
+ceems_slurm_job_node(spank_t sp, struct ceems_job_meta *meta)
 {
 	char host[256];
 
@@ -252,7 +252,7 @@ ceems_plugin_job_node(spank_t sp, struct ceems_job_meta *meta)
 }
 
 void
-ceems_plugin_job_meta(spank_t sp, uint32_t jobid, bool ask_controller,
+ceems_slurm_job_meta(spank_t sp, uint32_t jobid, bool ask_controller,
 		      const char *configured_cluster,
 		      struct ceems_job_meta *meta)
 {
@@ -273,7 +273,7 @@ ceems_plugin_job_meta(spank_t sp, uint32_t jobid, bool ask_controller,
 			    configured_cluster);
 	}
 	from_environment(sp, meta);
-	ceems_plugin_job_node(sp, meta);
+	ceems_slurm_job_node(sp, meta);
 	if (uid != CEEMS_UNKNOWN_U32 &&
 	    getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &found) == 0 &&
 	    found != NULL)
@@ -282,7 +282,7 @@ ceems_plugin_job_meta(spank_t sp, uint32_t jobid, bool ask_controller,
 }
 
 void
-ceems_plugin_job_outcome(struct ceems_job_meta *meta, int status,
+ceems_slurm_job_outcome(struct ceems_job_meta *meta, int status,
 			 bool have_status, uint64_t oom_kills)
 {
 	if (have_status)

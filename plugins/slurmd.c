@@ -77,7 +77,7 @@ adopt(const char *pid_path, const char *socket_path)
 	pid_t sv, agent;
 	int n;
 
-	(void)ceems_agent_lock_probe(pid_path, &sv, &agent);
+	(void)ceems_agent_launch_lock_probe(pid_path, &sv, &agent);
 	n = ceems_agent_client_call_buf(socket_path, request, sizeof(request) - 1,
 					STATUS_WAIT_MS, reply, sizeof(reply));
 	if (n >= 0 || n == -EMSGSIZE)
@@ -103,20 +103,20 @@ ceems_slurmd_init(spank_t sp, const struct ceems_plugin_args *args)
 	int fd;
 
 	(void)sp;
-	ceems_plugin_load_config(args->config_path, &config);
-	if (ceems_agent_pid_path(config.state_dir, pid_path, sizeof(pid_path)) < 0) {
+	ceems_common_load_config(args->config_path, &config);
+	if (ceems_agent_launch_pid_path(config.state_dir, pid_path, sizeof(pid_path)) < 0) {
 		ceems_error("state_dir %s is too long; jobs on this node are not measured",
 			    config.state_dir);
 		return -1;
 	}
-	fd = ceems_agent_lock_take(pid_path);
+	fd = ceems_agent_launch_lock_take(pid_path);
 	if (fd == -EWOULDBLOCK) {
 		adopt(pid_path, config.socket_path);
 		return 0;
 	}
 	if (fd < 0) {
 		ceems_error("cannot lock %s: %s; jobs on this node are not measured",
-			    pid_path, ceems_agent_lock_strerror(fd));
+			    pid_path, ceems_agent_launch_lock_strerror(fd));
 		return -1;
 	}
 	/* Checked here, where the error reaches the slurmd log; the

@@ -15,20 +15,20 @@ static struct ceems_plugin_args plugin_args;
 int
 slurm_spank_init(spank_t sp, int ac, char **av)
 {
-	ceems_plugin_log_to_slurm();
+	ceems_common_log_to_slurm();
 	switch (spank_context()) {
 	case S_CTX_LOCAL:
 	case S_CTX_ALLOCATOR:
-		ceems_plugin_register_options(sp);
+		ceems_options_register(sp);
 		break;
 	case S_CTX_REMOTE:
-		ceems_plugin_register_options(sp);
+		ceems_options_register(sp);
 		/* Bad arguments were logged; defaults stand in for them. */
-		(void)ceems_plugin_parse_args(ac, av, &plugin_args);
+		(void)ceems_common_parse_args(ac, av, &plugin_args);
 		(void)ceems_remote_init(sp, &plugin_args);
 		break;
 	case S_CTX_SLURMD:
-		(void)ceems_plugin_parse_args(ac, av, &plugin_args);
+		(void)ceems_common_parse_args(ac, av, &plugin_args);
 		(void)ceems_slurmd_init(sp, &plugin_args);
 		break;
 	default:
@@ -86,8 +86,8 @@ slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 		return ESPANK_SUCCESS;
 	/* Slurm does not call slurm_spank_init in this context (a fresh
 	 * "slurmstepd spank epilog" process): set up here. */
-	ceems_plugin_log_to_slurm();
-	(void)ceems_plugin_parse_args(ac, av, &plugin_args);
+	ceems_common_log_to_slurm();
+	(void)ceems_common_parse_args(ac, av, &plugin_args);
 	(void)ceems_epilog_job(sp, &plugin_args);
 	return ESPANK_SUCCESS;
 }

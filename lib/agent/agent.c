@@ -28,21 +28,21 @@
 #include "sources/rapl.h"
 
 void
-agent_free_job(struct agent_job *j)
+ceems_agent_free_job(struct agent_job *j)
 {
-	agent_bpf_job_end(j);
+	ceems_agent_bpf_job_end(j);
 	for (uint32_t i = 0; i < j->nsteps; i++)
-		ceems_cgroup_reader_close(j->steps[i].reader);
-	ceems_cgroup_reader_close(j->reader);
-	ceems_series_free(j->series);
-	agent_perf_close(j);
+		ceems_cgroup_stats_reader_close(j->steps[i].reader);
+	ceems_cgroup_stats_reader_close(j->reader);
+	ceems_agent_series_free(j->series);
+	ceems_agent_perf_close(j);
 	free(j);
 }
 
 
 
 struct agent_job *
-agent_find_job(const struct ceems_agent *a, uint32_t jobid, size_t *index)
+ceems_agent_find_job(const struct ceems_agent *a, uint32_t jobid, size_t *index)
 {
 	for (size_t i = 0; i < a->njobs; i++)
 		if (a->jobs[i]->spec.jobid == jobid) {
@@ -55,17 +55,17 @@ agent_find_job(const struct ceems_agent *a, uint32_t jobid, size_t *index)
 
 /* Open a job's cgroup and take its baseline.  0 or -errno. */
 int
-agent_attach_job(struct ceems_agent *a, struct agent_job *j)
+ceems_agent_attach_job(struct ceems_agent *a, struct agent_job *j)
 {
 	int err = 0;
 
-	j->reader = ceems_cgroup_reader_open(&j->spec.cgroup, &a->mounts,
+	j->reader = ceems_cgroup_stats_reader_open(&j->spec.cgroup, &a->mounts,
 					     a->cgroup_prefix, &err);
 	if (j->reader == NULL)
 		return err != 0 ? err : -ENOENT;
-	if (ceems_cgroup_reader_cpu_ino(j->reader, &j->cgroup_ino) < 0)
+	if (ceems_cgroup_stats_reader_cpu_ino(j->reader, &j->cgroup_ino) < 0)
 		j->cgroup_ino = 0;
-	if (ceems_cgroup_reader_read(j->reader, &j->usage) == 0 &&
+	if (ceems_cgroup_stats_reader_read(j->reader, &j->usage) == 0 &&
 	    (j->usage.present & CEEMS_CGF_CPU_USAGE)) {
 		j->cpu_last_ns = j->usage.cpu_usage_ns;
 		j->have_cpu = true;
@@ -81,7 +81,7 @@ agent_attach_job(struct ceems_agent *a, struct agent_job *j)
 }
 
 bool
-agent_spec_valid(const struct ceems_agent_job_spec *s)
+ceems_agent_spec_valid(const struct ceems_agent_job_spec *s)
 {
 	if (s->jobid == 0 || s->cgroup.version == CEEMS_CGROUP_NONE ||
 	    s->start_time < 0 || s->start_time > CEEMS_AGENT_START_TIME_MAX)
@@ -119,7 +119,7 @@ learn_identity(struct ceems_agent *a, struct agent_job *j,
 	if (j->spec.ngpu_ids == 0 && spec->ngpu_ids > 0) {
 		j->spec.ngpu_ids = spec->ngpu_ids;
 		memcpy(j->spec.gpu_ids, spec->gpu_ids, sizeof(j->spec.gpu_ids));
-		if (agent_gpu_resolve(a, &j->spec, &j->gpu) > 0)
+		if (ceems_agent_gpu_resolve(a, &j->spec, &j->gpu) > 0)
 			ceems_info("job %u: holds %u GPU%s", j->spec.jobid,
 				   j->gpu.n, j->gpu.n == 1 ? "" : "s");
 		learned = true;
@@ -127,7 +127,7 @@ learn_identity(struct ceems_agent *a, struct agent_job *j,
 	if (!learned)
 		return;
 	if (a->state != NULL)
-		state_slot_identity(a->state, j->slot, &j->spec);
+		ceems_agent_state_slot_identity(a->state, j->slot, &j->spec);
 	ceems_info("job %u: Slurm's start time %lld and cluster '%s' learned",
 		   j->spec.jobid, (long long)j->spec.start_time,
 		   j->spec.cluster);
@@ -140,9 +140,9 @@ ceems_agent_register(struct ceems_agent *a,
 	struct agent_job *j;
 	int ret;
 
-	if (!agent_spec_valid(spec))
+	if (!ceems_agent_spec_valid(spec))
 		return -EINVAL;
-	if ((j = agent_find_job(a, spec->jobid, NULL)) != NULL) {
+	if ((j = ceems_agent_find_job(a, spec->jobid, NULL)) != NULL) {
 		/* The step that registered the job first (the extern step)
 		 * may not have seen the user's --ceems-series.  The series
 		 * starts from the job's registration, as if it had been on
@@ -153,10 +153,10 @@ ceems_agent_register(struct ceems_agent *a,
 		if (spec->series && j->series == NULL) {
 			struct ceems_job_ledger none;
 
-			ceems_job_ledger_init(&none);
-			j->series = ceems_series_for_job(&a->config, true,
+			ceems_job_figures_ledger_init(&none);
+			j->series = ceems_agent_series_for_job(&a->config, true,
 							 now_ns, &none, 0);
-			ceems_series_backdate(j->series, j->registered_ns);
+			ceems_agent_series_backdate(j->series, j->registered_ns);
 		}
 		if (spec->series && !j->spec.series) {
 			j->spec.series = true;
@@ -166,20 +166,20 @@ ceems_agent_register(struct ceems_agent *a,
 		if (spec->perf && !j->spec.perf) {
 			j->spec.perf = true;
 			options = true;
-			agent_perf_hardware(a, j);
+			ceems_agent_perf_hardware(a, j);
 		}
 		/* Kept for a restarted agent, as the registration is. */
 		if (options && a->state != NULL)
-			state_slot_options(a->state, j->slot, &j->spec);
+			ceems_agent_state_slot_options(a->state, j->slot, &j->spec);
 		return -EEXIST;
 	}
 	/* A late word about a run that has ended: nothing to register. */
 	if (spec->start_time > 0 &&
-	    agent_finish_same_run(a->finish, spec->jobid, spec->start_time))
+	    ceems_agent_finish_same_run(a->finish, spec->jobid, spec->start_time))
 		return -EEXIST;
 	/* The same id again (a requeued job) while the last run waits for
 	 * its release: that run's record is written now. */
-	agent_finish_expire(a->finish, now_ns, spec->jobid);
+	ceems_agent_finish_expire(a->finish, now_ns, spec->jobid);
 	if (a->njobs >= a->config.max_jobs)
 		return -ENOSPC;
 	/* No tick: the job's CPU baseline is read now, and the next tick
@@ -191,21 +191,21 @@ ceems_agent_register(struct ceems_agent *a,
 	j->slot = -1;
 	j->registered_ns = now_ns;
 	j->tick_from_ns = now_ns;
-	ceems_job_ledger_init(&j->ledger);
-	ret = agent_attach_job(a, j);
+	ceems_job_figures_ledger_init(&j->ledger);
+	ret = ceems_agent_attach_job(a, j);
 	if (ret < 0) {
-		agent_free_job(j);
+		ceems_agent_free_job(j);
 		return ret;
 	}
 	j->cpu_base_ns = j->cpu_last_ns;
-	agent_gpu_resolve(a, spec, &j->gpu);
-	agent_bpf_job_start(a, j);
-	agent_perf_open_job(a, j);
-	j->series = ceems_series_for_job(&a->config, spec->series, now_ns,
+	ceems_agent_gpu_resolve(a, spec, &j->gpu);
+	ceems_agent_bpf_job_start(a, j);
+	ceems_agent_perf_open_job(a, j);
+	j->series = ceems_agent_series_for_job(&a->config, spec->series, now_ns,
 					 &j->ledger, j->cpu_s);
 	if (a->state != NULL) {
-		j->slot = state_slot_claim(a->state, spec, now_ns);
-		agent_save_job(a, j, now_ns);
+		j->slot = ceems_agent_state_slot_claim(a->state, spec, now_ns);
+		ceems_agent_tick_save_job(a, j, now_ns);
 	}
 	a->jobs[a->njobs++] = j;
 	ceems_info("job %u registered (uid %u, %u cores, %llu MiB)",
@@ -230,7 +230,7 @@ partial_node(struct ceems_agent *a, uint64_t now_ns,
 
 	if (now_ns <= a->last_tick_ns)
 		return false;
-	agent_collect_energy(a, now_ns, &a->pending);
+	ceems_agent_tick_collect_energy(a, now_ns, &a->pending);
 	*node = a->pending;
 	node->dt_s = (double)(now_ns - a->last_tick_ns) / 1e9;
 	node->node_cores = a->last_node.node_cores;
@@ -240,7 +240,7 @@ partial_node(struct ceems_agent *a, uint64_t now_ns,
 	       sizeof(node->idle_power_w));
 	memcpy(node->idle_power_unlearned, a->last_node.idle_power_unlearned,
 	       sizeof(node->idle_power_unlearned));
-	if (ceems_proc_read_cpu(a->proc, &cpu) == 0 && a->have_node_cpu &&
+	if (ceems_proc_stats_read_cpu(a->proc, &cpu) == 0 && a->have_node_cpu &&
 	    cpu.busy_ns >= a->node_cpu.busy_ns) {
 		node->node_busy_cpu_s =
 			(double)(cpu.busy_ns - a->node_cpu.busy_ns) / 1e9;
@@ -267,33 +267,33 @@ leave_now(struct ceems_agent *a, struct agent_job *j, uint64_t now_ns)
 	if (j->gone || !partial_node(a, now_ns, &node))
 		return;
 	a->tick_ns = now_ns;
-	agent_collect_job(a, j, false, &t);
-	t.absent_s = agent_job_absent_s(a, j);
+	ceems_agent_tick_collect_job(a, j, false, &t);
+	t.absent_s = ceems_agent_tick_job_absent_s(a, j);
 	present_s = node.dt_s - t.absent_s;
 	if (present_s <= 0)
 		return;
 	if (ceems_ledger_split(&node, &t, 1, &share, &tick) < 0) {
-		ceems_job_ledger_add_gap(&j->ledger, present_s);
+		ceems_ledger_add_gap(&j->ledger, present_s);
 		j->gap_s += present_s;
 		j->cpu_s += t.cpu_s;	/* read all the same */
-		agent_observe_series(a, j, now_ns);
+		ceems_agent_tick_observe_series(a, j, now_ns);
 		return;
 	}
-	agent_charge_tick(a, &j->ledger, &share, present_s, now_ns);
-	agent_gpu_charge(a, &j->gpu, &node, &share, present_s);
+	ceems_agent_intensity_charge_tick(a, &j->ledger, &share, present_s, now_ns);
+	ceems_agent_gpu_charge(a, &j->gpu, &node, &share, present_s);
 	j->cpu_s += t.cpu_s;
-	agent_split_to_steps(j, &share, &t);
+	ceems_agent_tick_split_to_steps(j, &share, &t);
 	ceems_ledger_carry_add(&a->carry, &t, node.dt_s, &share);
 	/* The carry is not checkpointed: no recovery over this interval. */
-	agent_snapshot_job_left(a);
-	agent_observe_series(a, j, now_ns);
+	ceems_agent_recover_snapshot_job_left(a);
+	ceems_agent_tick_observe_series(a, j, now_ns);
 }
 
 int
 ceems_agent_report_now(struct ceems_agent *a, uint32_t jobid,
 		       uint64_t now_ns, struct ceems_agent_job_report *out)
 {
-	const struct agent_job *j = agent_find_job(a, jobid, NULL);
+	const struct agent_job *j = ceems_agent_find_job(a, jobid, NULL);
 	struct ceems_ledger_node_tick node;
 	struct ceems_ledger_job_tick t;
 	struct ceems_ledger_job_share share;
@@ -310,19 +310,19 @@ ceems_agent_report_now(struct ceems_agent *a, uint32_t jobid,
 	memset(&t, 0, sizeof(t));
 	t.alloc_cores = j->alloc_cores;
 	t.alloc_mem_bytes = j->alloc_mem_bytes;
-	agent_job_gpu_shares(a, j, t.gpu_share);
+	ceems_agent_tick_job_gpu_shares(a, j, t.gpu_share);
 	if (j->usage.present & CEEMS_CGF_MEM_RSS)
 		t.rss_bytes = j->usage.mem_rss_bytes;
-	if (ceems_cgroup_reader_read_some(j->reader, CEEMS_CGF_CPU_USAGE,
+	if (ceems_cgroup_stats_reader_read_some(j->reader, CEEMS_CGF_CPU_USAGE,
 					  &a->scratch) == 0 &&
 	    (a->scratch.present & CEEMS_CGF_CPU_USAGE) && j->have_cpu &&
 	    a->scratch.cpu_usage_ns >= j->cpu_last_ns)
 		t.cpu_s = (double)(a->scratch.cpu_usage_ns - j->cpu_last_ns) / 1e9;
-	t.absent_s = agent_job_absent_s(a, j);
+	t.absent_s = ceems_agent_tick_job_absent_s(a, j);
 	present_s = node.dt_s - t.absent_s;
 	if (present_s <= 0 || ceems_ledger_split(&node, &t, 1, &share, &tick) < 0)
 		return 0;
-	agent_charge_tick(a, &out->ledger, &share, present_s, now_ns);
+	ceems_agent_intensity_charge_tick(a, &out->ledger, &share, present_s, now_ns);
 	out->cpu_s += t.cpu_s;
 	return 0;
 }
@@ -336,7 +336,7 @@ fill_report(const struct ceems_agent *a, const struct agent_job *j,
 	out->uid = j->spec.uid;
 	out->alloc_cores = j->alloc_cores;
 	out->alloc_mem_bytes = j->alloc_mem_bytes;
-	agent_perf_report(a, j, &out->perf);
+	ceems_agent_perf_report(a, j, &out->perf);
 	out->elapsed_s = (double)((j->gone ? j->gone_ns : asof_ns) -
 				  j->registered_ns) / 1e9;
 	out->cpu_s = j->cpu_s;
@@ -349,8 +349,8 @@ fill_report(const struct ceems_agent *a, const struct agent_job *j,
 	out->recovered_s = j->recovered_s;
 	out->nrecovered = j->nrecovered;
 	memcpy(out->recovered, j->recovered, sizeof(out->recovered));
-	agent_gpu_report(a, &j->gpu, out);
-	agent_bpf_fill(a, j, &out->io);
+	ceems_agent_gpu_fill_report(a, &j->gpu, out);
+	ceems_agent_bpf_fill(a, j, &out->io);
 	out->nsteps = j->nsteps;
 	for (uint32_t i = 0; i < j->nsteps; i++) {
 		out->steps[i] = j->steps[i].r;
@@ -407,9 +407,9 @@ hand_to_finish(struct ceems_agent *a, const struct agent_job *j,
 
 	finish_times(j, j->gone ? j->gone_ns : now_ns, now_ns, &fj);
 	if (a->state != NULL)
-		state_slot_finishing(a->state, fj.slot, report, fj.start_time,
+		ceems_agent_state_slot_finishing(a->state, fj.slot, report, fj.start_time,
 				     fj.end_time);
-	agent_finish_add(a->finish, report, &fj, now_ns);
+	ceems_agent_finish_add(a->finish, report, &fj, now_ns);
 }
 
 int
@@ -421,28 +421,28 @@ ceems_agent_deregister(struct ceems_agent *a, uint32_t jobid,
 	size_t i;
 
 	/* Asked again (a plugin retrying, the epilog): the same report. */
-	if ((final = agent_finish_find(a->finish, jobid)) != NULL) {
+	if ((final = ceems_agent_finish_find(a->finish, jobid)) != NULL) {
 		*out = *final;
 		out->series = NULL;	/* sent with the first reply only */
 		return 0;
 	}
-	if (agent_find_job(a, jobid, NULL) == NULL)
+	if (ceems_agent_find_job(a, jobid, NULL) == NULL)
 		return -ENOENT;
-	j = agent_find_job(a, jobid, &i);
+	j = ceems_agent_find_job(a, jobid, &i);
 	if (j == NULL)
 		return -ENOENT;
 	/* Its part of the tick so far, split for it alone (and into its
 	 * series). */
 	leave_now(a, j, now_ns);
 	/* A last full reading: peak memory and IO as of the job's end. */
-	agent_full_reading(a, j);
-	agent_bpf_job_read(a, j);
+	ceems_agent_tick_full_reading(a, j);
+	ceems_agent_bpf_job_read(a, j);
 	if (j->series != NULL) {
 		struct ceems_series_counts counts;
 
 		/* Read after its last row: the row takes what they add. */
-		agent_series_counts(a, j, &counts);
-		ceems_series_last_counts(j->series, &counts);
+		ceems_agent_tick_series_counts(a, j, &counts);
+		ceems_agent_series_last_counts(j->series, &counts);
 	}
 	fill_report(a, j, now_ns > a->last_tick_ns ? now_ns : a->last_tick_ns,
 		    out);
@@ -452,16 +452,16 @@ ceems_agent_deregister(struct ceems_agent *a, uint32_t jobid,
 	 * agent writes: the finishing table owns it until then.  Should
 	 * the table not hold the job, it stays the agent's until the next
 	 * deregistration, so that the caller need not free it. */
-	ceems_series_free(a->handed_out);
+	ceems_agent_series_free(a->handed_out);
 	a->handed_out = NULL;
-	if (agent_finish_set_series(a->finish, jobid, j->series) < 0)
+	if (ceems_agent_finish_set_series(a->finish, jobid, j->series) < 0)
 		a->handed_out = j->series;
 	out->series = j->series;
 	j->series = NULL;
 	a->jobs[i] = a->jobs[--a->njobs];
-	agent_free_job(j);
+	ceems_agent_free_job(j);
 	ceems_info("job %u deregistered: %.1f J in %.1f s",
-		   jobid, ceems_job_ledger_total_j(&out->ledger), out->elapsed_s);
+		   jobid, ceems_job_figures_ledger_total_j(&out->ledger), out->elapsed_s);
 	return 0;
 }
 
@@ -490,24 +490,24 @@ find_step(struct agent_job *j, const char *id)
 
 /* Open the cgroup of step ID of job J.  NULL when it cannot be found. */
 struct ceems_cgroup_reader *
-agent_open_step_reader(struct ceems_agent *a, struct agent_job *j, const char *id)
+ceems_agent_open_step_reader(struct ceems_agent *a, struct agent_job *j, const char *id)
 {
 	struct ceems_cgroup_dirs dirs;
 	char subdir[CEEMS_STEP_ID_MAX + 8];
 	int err = 0;
 
 	snprintf(subdir, sizeof(subdir), "step_%s", id);
-	if (ceems_cgroup_dirs_for_job(&j->spec.cgroup, &a->mounts,
+	if (ceems_cgroup_stats_dirs_for_job(&j->spec.cgroup, &a->mounts,
 				      a->cgroup_prefix, subdir, &dirs) < 0)
 		return NULL;
-	return ceems_cgroup_reader_open_dirs(&dirs, &err);
+	return ceems_cgroup_stats_reader_open_dirs(&dirs, &err);
 }
 
 int
 ceems_agent_step_start(struct ceems_agent *a, uint32_t jobid,
 		       const char *step_id, uint64_t now_ns)
 {
-	struct agent_job *j = agent_find_job(a, jobid, NULL);
+	struct agent_job *j = ceems_agent_find_job(a, jobid, NULL);
 	struct agent_step *st;
 
 	if (j == NULL)
@@ -523,15 +523,15 @@ ceems_agent_step_start(struct ceems_agent *a, uint32_t jobid,
 	memset(st, 0, sizeof(*st));
 	snprintf(st->r.id, sizeof(st->r.id), "%s", step_id);
 	st->start_ns = now_ns;
-	st->reader = agent_open_step_reader(a, j, step_id);
-	agent_perf_step(a, j);
+	st->reader = ceems_agent_open_step_reader(a, j, step_id);
+	ceems_agent_perf_step(a, j);
 	if (st->reader == NULL)
 		ceems_warning("job %u step %s: cgroup not found; the step gets no figures of its own",
 			      jobid, step_id);
 	else
-		agent_collect_step(a, st, true);
+		ceems_agent_tick_collect_step(a, st, true);
 	/* The step's first process, before its tasks run. */
-	agent_bpf_job_read(a, j);
+	ceems_agent_bpf_job_read(a, j);
 	j->nsteps++;
 	return 0;
 }
@@ -541,27 +541,27 @@ ceems_agent_step_end(struct ceems_agent *a, uint32_t jobid,
 		     const char *step_id, uint64_t now_ns,
 		     struct ceems_agent_step_report *out)
 {
-	struct agent_job *j = agent_find_job(a, jobid, NULL);
+	struct agent_job *j = ceems_agent_find_job(a, jobid, NULL);
 	struct agent_step *st;
 
 	if (j == NULL || (st = find_step(j, step_id)) == NULL)
 		return -ENOENT;
 	if (!st->r.ended) {
-		agent_note_job_cpu(a, j);
+		ceems_agent_tick_note_job_cpu(a, j);
 		/* No tick: its CPU time up to now is read, and the next tick
 		 * gives it its part of the job's energy by it. */
 		if (st->reader != NULL) {
-			agent_collect_step(a, st, false);
+			ceems_agent_tick_collect_step(a, st, false);
 			st->r.cpu_s += st->tick_cpu_s;
 			st->end_pending = true;
 		}
 		/* A last reading of the step: its memory peak. */
-		agent_step_peak_reading(a, st);
-		ceems_cgroup_reader_close(st->reader);
+		ceems_agent_tick_step_peak_reading(a, st);
+		ceems_cgroup_stats_reader_close(st->reader);
 		st->reader = NULL;
 		st->r.ended = true;
 		st->r.elapsed_s = (double)(now_ns - st->start_ns) / 1e9;
-		agent_save_job(a, j, a->last_tick_ns);
+		ceems_agent_tick_save_job(a, j, a->last_tick_ns);
 	}
 	*out = st->r;
 	return 0;
@@ -571,7 +571,7 @@ int
 ceems_agent_report(const struct ceems_agent *a, uint32_t jobid,
 		   struct ceems_agent_job_report *out)
 {
-	const struct agent_job *j = agent_find_job(a, jobid, NULL);
+	const struct agent_job *j = ceems_agent_find_job(a, jobid, NULL);
 
 	if (j == NULL)
 		return -ENOENT;
@@ -607,10 +607,10 @@ ceems_agent_checkpoint(struct ceems_agent *a, uint64_t now_ns)
 		struct agent_job *j = a->jobs[i];
 
 		/* A job registered since the last tick: as of then. */
-		agent_save_job(a, j, j->tick_from_ns > a->last_tick_ns ?
+		ceems_agent_tick_save_job(a, j, j->tick_from_ns > a->last_tick_ns ?
 			       j->tick_from_ns : a->last_tick_ns);
 	}
-	agent_save_node(a);
+	ceems_agent_recover_save_node(a);
 	/* A write that failed was logged once by the state file, and is
 	 * retried at every checkpoint: not an error to log each time. */
 	return 0;
@@ -622,26 +622,26 @@ ceems_agent_checkpoint(struct ceems_agent *a, uint64_t now_ns)
 int
 ceems_agent_release(struct ceems_agent *a, uint32_t jobid)
 {
-	return agent_finish_release(a->finish, jobid);
+	return ceems_agent_finish_release(a->finish, jobid);
 }
 
 int
 ceems_agent_finishing_meta(struct ceems_agent *a, uint32_t jobid,
 			   const struct ceems_job_meta *meta)
 {
-	return agent_finish_set_meta(a->finish, jobid, meta);
+	return ceems_agent_finish_set_meta(a->finish, jobid, meta);
 }
 
 int
 ceems_agent_reply_lost(struct ceems_agent *a, uint32_t jobid)
 {
-	return agent_finish_expire(a->finish, 0, jobid) > 0 ? 0 : -ENOENT;
+	return ceems_agent_finish_expire(a->finish, 0, jobid) > 0 ? 0 : -ENOENT;
 }
 
 size_t
 ceems_agent_nfinishing(const struct ceems_agent *a)
 {
-	return agent_finish_count(a->finish);
+	return ceems_agent_finish_count(a->finish);
 }
 
 /* A job whose cgroup has been gone for reap_grace was never
@@ -665,16 +665,16 @@ reap(struct ceems_agent *a, size_t i, uint64_t now_ns)
 		 "no deregistration came (its steps and the epilog ended "
 		 "without one)", (double)(now_ns - j->gone_ns) / 1e9);
 	ceems_info("job %u: reaped, %s", j->spec.jobid, why);
-	agent_finish_now(a->finish, report, &fj, why);
+	ceems_agent_finish_now(a->finish, report, &fj, why);
 	free(report);
 	a->jobs[i] = a->jobs[--a->njobs];
-	agent_free_job(j);
+	ceems_agent_free_job(j);
 }
 
 int
 ceems_agent_sweep(struct ceems_agent *a, uint64_t now_ns)
 {
-	int n = agent_finish_expire(a->finish, now_ns, 0);
+	int n = ceems_agent_finish_expire(a->finish, now_ns, 0);
 
 	for (size_t i = 0; i < a->njobs;) {
 		const struct agent_job *j = a->jobs[i];

@@ -22,7 +22,7 @@
  * time between that neither counted.  What both measured is summed, with
  * DOWN_S added to unmeasured_s; what either did not is absent, with
  * absent_why saying why (lib/agent/agent_bpf.c). */
-void ceems_agent_io_resume(const struct ceems_agent_io_report *before,
+void ceems_agent_bpf_io_resume(const struct ceems_agent_io_report *before,
 			   const struct ceems_agent_io_report *now,
 			   double down_s, struct ceems_agent_io_report *out);
 
@@ -35,7 +35,7 @@ struct ceems_agent;
 struct ceems_agent *ceems_agent_open(const struct ceems_config *config,
 				     uint64_t now_ns, char *err,
 				     size_t err_size);
-void ceems_agent_close(struct ceems_agent *agent);
+void ceems_agent_open_close(struct ceems_agent *agent);
 
 /* Start measuring at NOW_NS, once open has returned and before any job
  * is registered or restored: opening (eBPF programs tried type by type,
@@ -45,19 +45,19 @@ void ceems_agent_close(struct ceems_agent *agent);
  * node's CPU time are read again as the first tick's start.  -EBUSY
  * once a job is held or a tick has run, -EINVAL for a time before the
  * open's (nothing is changed then). */
-int ceems_agent_start(struct ceems_agent *agent, uint64_t now_ns);
+int ceems_agent_open_start(struct ceems_agent *agent, uint64_t now_ns);
 
 /* Fix the wall clock of the ticks to their monotonic time + OFFSET_NS
  * (the intensity series is in wall-clock time).  By default the agent
  * takes the offset from the clocks each time it looks at the series. */
-void ceems_agent_set_wall_offset(struct ceems_agent *agent,
+void ceems_agent_intensity_set_wall_offset(struct ceems_agent *agent,
 				 int64_t offset_ns);
 
 /* How often the energy sources must be sampled so that no counter can
  * wrap twice unseen: the main interval, or shorter when a counter needs
- * it (then call ceems_agent_sample_sources on a timer of that period). */
-uint64_t ceems_agent_source_interval_ns(const struct ceems_agent *agent);
-void ceems_agent_sample_sources(struct ceems_agent *agent, uint64_t now_ns);
+ * it (then call ceems_agent_open_sample_sources on a timer of that period). */
+uint64_t ceems_agent_open_source_interval_ns(const struct ceems_agent *agent);
+void ceems_agent_open_sample_sources(struct ceems_agent *agent, uint64_t now_ns);
 
 /* One main tick: sample every source and job, split the energy since the
  * previous tick, add each job's share to its ledger.  Finishes a tick
@@ -160,14 +160,14 @@ int ceems_agent_end_unknown(struct ceems_agent *agent, uint32_t jobid,
 
 /* The final report of job JOBID when it is finishing (ended, its record
  * not yet written), its series left out.  0 or -ENOENT. */
-int ceems_agent_final_report(const struct ceems_agent *agent, uint32_t jobid,
+int ceems_agent_end_final_report(const struct ceems_agent *agent, uint32_t jobid,
 			     struct ceems_agent_job_report *out);
 
 /* A step of job JOBID ended with the wait status STATUS: the job's
  * record takes its exit code and state from it (a failed step's stands)
  * when the metadata the plugin sent have none (slurmctld is asked at the
  * job's start, before it decides them).  0 or -ENOENT. */
-int ceems_agent_step_status(struct ceems_agent *agent, uint32_t jobid,
+int ceems_agent_end_step_status(struct ceems_agent *agent, uint32_t jobid,
 			    int status);
 
 /* Turn the notes of the note folder (lib/record/job_note.h) into records: the
@@ -178,7 +178,7 @@ int ceems_agent_step_status(struct ceems_agent *agent, uint32_t jobid,
  * Returns how many notes were taken, or -errno when the folder cannot be
  * read. */
 #define CEEMS_NOTES_PER_PASS 16
-int ceems_agent_take_notes(struct ceems_agent *agent, uint64_t now_ns);
+int ceems_agent_end_take_notes(struct ceems_agent *agent, uint64_t now_ns);
 
 /* A step of a registered job starts: its cgroup is the job's directory
  * plus step_<ID> (Slurm's naming on v1 and v2).  Returns 0, -ENOENT (no

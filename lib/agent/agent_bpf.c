@@ -72,8 +72,8 @@ host_by_cgroup(const struct ceems_config *config)
 
 	snprintf(path, sizeof(path), "%s/self/mountinfo", config->procfs_root);
 	if (text != NULL &&
-	    (n = ceems_read_text_file(path, text, MOUNTINFO_MAX)) > 0 &&
-	    ceems_cgroup_mounts_from_mountinfo(text, &mounts) == 0)
+	    (n = ceems_fileio_read_text_file(path, text, MOUNTINFO_MAX)) > 0 &&
+	    ceems_cgroup_path_mounts_from_mountinfo(text, &mounts) == 0)
 		v2 = mounts.v1[CEEMS_CG_FREEZER][0] == '\0' &&
 		     mounts.v1[CEEMS_CG_CPUACCT][0] == '\0';
 	free(text);
@@ -89,7 +89,7 @@ load(const struct ceems_config *config, char *why, size_t why_size)
 
 	/* wanted() let only the key's other words (base/conf_keys.c) through. */
 	io = ceems_bpf_io_open(by_cgroup, (enum ceems_bpf_attach)
-			       ceems_bpf_force_from_word(config->ebpf),
+			       ceems_bpf_choose_force_from_word(config->ebpf),
 			       config->max_jobs, full, sizeof(full));
 	if (io == NULL) {
 		ceems_warning("per-job IO and network are not measured: %s", full);
@@ -98,17 +98,17 @@ load(const struct ceems_config *config, char *why, size_t why_size)
 	}
 	ceems_info("eBPF loaded (jobs by %s): io %s, net %s, tcp_retrans %s, proc %s%s%s",
 		   by_cgroup ? "cgroup v2 id" : "process",
-		   ceems_bpf_attach_name(ceems_bpf_io_attach(io, CEEMS_BPF_HOOK_IO)),
-		   ceems_bpf_attach_name(ceems_bpf_io_attach(io, CEEMS_BPF_HOOK_NET)),
-		   ceems_bpf_attach_name(ceems_bpf_io_attach(io, CEEMS_BPF_HOOK_RETRANS)),
-		   ceems_bpf_attach_name(ceems_bpf_io_attach(io, CEEMS_BPF_HOOK_PROC)),
+		   ceems_bpf_choose_attach_name(ceems_bpf_io_attach(io, CEEMS_BPF_HOOK_IO)),
+		   ceems_bpf_choose_attach_name(ceems_bpf_io_attach(io, CEEMS_BPF_HOOK_NET)),
+		   ceems_bpf_choose_attach_name(ceems_bpf_io_attach(io, CEEMS_BPF_HOOK_RETRANS)),
+		   ceems_bpf_choose_attach_name(ceems_bpf_io_attach(io, CEEMS_BPF_HOOK_PROC)),
 		   ceems_bpf_io_refusals(io)[0] != '\0' ? "; better types refused: " : "",
 		   ceems_bpf_io_refusals(io));
 	return io;
 }
 
 void
-ceems_bpf_io_preload(const struct ceems_config *config)
+ceems_agent_bpf_io_preload(const struct ceems_config *config)
 {
 	if (preload_done)
 		return;
@@ -119,13 +119,13 @@ ceems_bpf_io_preload(const struct ceems_config *config)
 }
 
 bool
-ceems_bpf_io_preloaded(void)
+ceems_agent_bpf_io_preloaded(void)
 {
 	return preloaded != NULL;
 }
 
 struct ceems_bpf_io *
-ceems_bpf_io_take(const struct ceems_config *config, char *why,
+ceems_agent_bpf_io_take(const struct ceems_config *config, char *why,
 		  size_t why_size)
 {
 	struct ceems_bpf_io *io;
@@ -144,14 +144,14 @@ ceems_bpf_io_take(const struct ceems_config *config, char *why,
 }
 
 bool
-ceems_bpf_io_maps_need_cap(void)
+ceems_agent_bpf_io_maps_need_cap(void)
 {
 	struct utsname u;
 	unsigned major = 0, minor = 0;
 	char text[16];
 
 	/* Unreadable: assume the strict setting. */
-	if (ceems_read_text_file("/proc/sys/kernel/unprivileged_bpf_disabled",
+	if (ceems_fileio_read_text_file("/proc/sys/kernel/unprivileged_bpf_disabled",
 				 text, sizeof(text)) > 0 && text[0] == '0')
 		return false;
 	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &major, &minor) != 2)
@@ -160,16 +160,16 @@ ceems_bpf_io_maps_need_cap(void)
 }
 
 int
-agent_bpf_proc_uid(const char *procfs, unsigned long pid, uint32_t *uid)
+ceems_agent_bpf_proc_uid(const char *procfs, unsigned long pid, uint32_t *uid)
 {
 	char path[CEEMS_CONFIG_PATH_MAX + 48], text[4096];
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/%lu/status", procfs, pid);
-	n = ceems_read_text_file(path, text, sizeof(text));
+	n = ceems_fileio_read_text_file(path, text, sizeof(text));
 	if (n < 0)
 		return (int)n;
-	return ceems_parse_proc_status_uid(text, uid);
+	return ceems_proc_stats_parse_proc_status_uid(text, uid);
 }
 
 /* Tag every process listed in DIRFD's cgroup.procs and below.  Returns
@@ -178,7 +178,7 @@ static unsigned
 tag_dir(struct ceems_bpf_io *io, uint32_t slot, int dirfd, int depth,
 	const char *procfs, char *buf)
 {
-	ssize_t n = ceems_read_text_file_at(dirfd, "cgroup.procs", buf, PROCS_MAX);
+	ssize_t n = ceems_fileio_read_text_file_at(dirfd, "cgroup.procs", buf, PROCS_MAX);
 	struct dirent *de;
 	unsigned tagged = 0;
 	int dupfd;
@@ -199,7 +199,7 @@ tag_dir(struct ceems_bpf_io *io, uint32_t slot, int dirfd, int depth,
 		 * of /proc/PID: that is the effective uid, root for a
 		 * set-user-ID root program the user runs, which would then
 		 * be followed only, its IO not counted. */
-		if ((r = agent_bpf_proc_uid(procfs, pid, &uid)) < 0) {
+		if ((r = ceems_agent_bpf_proc_uid(procfs, pid, &uid)) < 0) {
 			if (r != -ENOENT && r != -ESRCH)
 				ceems_debug("eBPF: cannot tell who runs pid %lu (%s); not followed",
 					    pid, strerror(-r));
@@ -252,7 +252,7 @@ tag_job(struct ceems_agent *a, struct agent_job *j)
 
 		/* Once: the job's directory keeps its id. */
 		if (j->bpf_tagged ||
-		    ceems_cgroup_job_dir(&j->spec.cgroup, &a->mounts,
+		    ceems_cgroup_path_job_dir(&j->spec.cgroup, &a->mounts,
 					 CEEMS_CG_NCONTROLLERS, a->cgroup_prefix,
 					 dir, sizeof(dir)) < 0 ||
 		    stat(dir, &st) < 0)
@@ -265,9 +265,9 @@ tag_job(struct ceems_agent *a, struct agent_job *j)
 			j->bpf_tagged = true;
 		return;
 	}
-	if (ceems_cgroup_job_dir(&j->spec.cgroup, &a->mounts, CEEMS_CG_FREEZER,
+	if (ceems_cgroup_path_job_dir(&j->spec.cgroup, &a->mounts, CEEMS_CG_FREEZER,
 				 a->cgroup_prefix, dir, sizeof(dir)) < 0 &&
-	    ceems_cgroup_job_dir(&j->spec.cgroup, &a->mounts, CEEMS_CG_CPUACCT,
+	    ceems_cgroup_path_job_dir(&j->spec.cgroup, &a->mounts, CEEMS_CG_CPUACCT,
 				 a->cgroup_prefix, dir, sizeof(dir)) < 0)
 		return;
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -283,13 +283,13 @@ tag_job(struct ceems_agent *a, struct agent_job *j)
 }
 
 void
-agent_bpf_open(struct ceems_agent *a)
+ceems_agent_bpf_open(struct ceems_agent *a)
 {
-	a->bpf = ceems_bpf_io_take(&a->config, a->bpf_why, sizeof(a->bpf_why));
+	a->bpf = ceems_agent_bpf_io_take(&a->config, a->bpf_why, sizeof(a->bpf_why));
 }
 
 void
-agent_bpf_close(struct ceems_agent *a)
+ceems_agent_bpf_close(struct ceems_agent *a)
 {
 	ceems_bpf_io_close(a->bpf);
 	a->bpf = NULL;
@@ -298,7 +298,7 @@ agent_bpf_close(struct ceems_agent *a)
 }
 
 void
-agent_bpf_job_start(struct ceems_agent *a, struct agent_job *j)
+ceems_agent_bpf_job_start(struct ceems_agent *a, struct agent_job *j)
 {
 	int r;
 
@@ -316,7 +316,7 @@ agent_bpf_job_start(struct ceems_agent *a, struct agent_job *j)
 }
 
 void
-agent_bpf_job_read(struct ceems_agent *a, struct agent_job *j)
+ceems_agent_bpf_job_read(struct ceems_agent *a, struct agent_job *j)
 {
 	if (j->bpf == NULL)
 		return;
@@ -327,7 +327,7 @@ agent_bpf_job_read(struct ceems_agent *a, struct agent_job *j)
 }
 
 void
-agent_bpf_job_end(struct agent_job *j)
+ceems_agent_bpf_job_end(struct agent_job *j)
 {
 	if (j->bpf == NULL)
 		return;
@@ -336,7 +336,7 @@ agent_bpf_job_end(struct agent_job *j)
 }
 
 void
-agent_bpf_resume(struct ceems_agent *a, struct agent_job *j,
+ceems_agent_bpf_resume(struct ceems_agent *a, struct agent_job *j,
 		 const struct ceems_agent_io_report *saved, double down_s)
 {
 	j->have_io_before = true;
@@ -344,10 +344,10 @@ agent_bpf_resume(struct ceems_agent *a, struct agent_job *j,
 	j->io_before.absent_why[sizeof(j->io_before.absent_why) - 1] = '\0';
 	j->io_down_s = down_s;
 	if (!j->gone) {
-		agent_bpf_job_start(a, j);
+		ceems_agent_bpf_job_start(a, j);
 		/* Its new slot read at once: the counts of a series made
 		 * now start from the restored ones, not from unknown. */
-		agent_bpf_job_read(a, j);
+		ceems_agent_bpf_job_read(a, j);
 		return;
 	}
 	/* It ended while the agent was down: what the earlier agent
@@ -381,7 +381,7 @@ fill_current(const struct ceems_agent *a, const struct agent_job *j,
 }
 
 void
-agent_bpf_fill(const struct ceems_agent *a, const struct agent_job *j,
+ceems_agent_bpf_fill(const struct ceems_agent *a, const struct agent_job *j,
 	       struct ceems_agent_io_report *out)
 {
 	struct ceems_agent_io_report now;
@@ -391,7 +391,7 @@ agent_bpf_fill(const struct ceems_agent *a, const struct agent_job *j,
 		*out = now;
 		return;
 	}
-	ceems_agent_io_resume(&j->io_before, &now, j->io_down_s, out);
+	ceems_agent_bpf_io_resume(&j->io_before, &now, j->io_down_s, out);
 }
 
 static void
@@ -415,7 +415,7 @@ add_counts(struct ceems_agent_io_report *out,
 }
 
 void
-ceems_agent_io_resume(const struct ceems_agent_io_report *before,
+ceems_agent_bpf_io_resume(const struct ceems_agent_io_report *before,
 		      const struct ceems_agent_io_report *now, double down_s,
 		      struct ceems_agent_io_report *out)
 {

@@ -20,18 +20,18 @@ ceems_agent_end(struct ceems_agent *a, uint32_t jobid,
 		const struct ceems_job_meta *meta, const char *by,
 		uint64_t now_ns)
 {
-	return agent_finish_end(a->finish, jobid, meta, by, now_ns);
+	return ceems_agent_finish_end(a->finish, jobid, meta, by, now_ns);
 }
 
 int
-ceems_agent_final_report(const struct ceems_agent *a, uint32_t jobid,
+ceems_agent_end_final_report(const struct ceems_agent *a, uint32_t jobid,
 			 struct ceems_agent_job_report *out)
 {
 	const struct ceems_agent_job_report *final =
-		agent_finish_find(a->finish, jobid);
+		ceems_agent_finish_find(a->finish, jobid);
 
 	/* A job never measured has no figures for a step's summary. */
-	if (final == NULL || agent_finish_is_unmeasured(a->finish, jobid))
+	if (final == NULL || ceems_agent_finish_is_unmeasured(a->finish, jobid))
 		return -ENOENT;
 	*out = *final;
 	out->series = NULL;	/* the deregistration's reply had it */
@@ -39,12 +39,12 @@ ceems_agent_final_report(const struct ceems_agent *a, uint32_t jobid,
 }
 
 int
-ceems_agent_step_status(struct ceems_agent *a, uint32_t jobid, int status)
+ceems_agent_end_step_status(struct ceems_agent *a, uint32_t jobid, int status)
 {
-	struct agent_job *j = agent_find_job(a, jobid, NULL);
+	struct agent_job *j = ceems_agent_find_job(a, jobid, NULL);
 
 	if (j == NULL)
-		return agent_finish_step_status(a->finish, jobid, status);
+		return ceems_agent_finish_step_status(a->finish, jobid, status);
 	/* A failed step's status stands: the job failed. */
 	if (!j->have_status || status != 0) {
 		j->status = status;
@@ -76,20 +76,20 @@ ceems_agent_end_unknown(struct ceems_agent *a, uint32_t jobid,
 
 	m.jobid = jobid;
 	node_measured(a, measured);
-	agent_finish_unmeasured_report(&m, measured, out);
-	if (agent_find_job(a, jobid, NULL) != NULL ||
-	    agent_finish_find(a->finish, jobid) != NULL)
+	ceems_agent_finish_unmeasured_report(&m, measured, out);
+	if (ceems_agent_find_job(a, jobid, NULL) != NULL ||
+	    ceems_agent_finish_find(a->finish, jobid) != NULL)
 		return -EEXIST;
-	if (agent_finish_ended(a->finish, jobid, m.start_time)) {
+	if (ceems_agent_finish_ended(a->finish, jobid, m.start_time)) {
 		ceems_debug("job %u: its end told by the %s, its record written "
 			    "already", jobid, by);
 		return 1;
 	}
 	if (strcmp(by, "extern") == 0)
-		r = agent_finish_add_unmeasured(a->finish, &m, measured,
+		r = ceems_agent_finish_add_unmeasured(a->finish, &m, measured,
 						NEVER_REGISTERED, now_ns);
 	else
-		r = agent_finish_unmeasured(a->finish, &m, measured,
+		r = ceems_agent_finish_unmeasured(a->finish, &m, measured,
 					    NEVER_REGISTERED);
 	return r;
 }
@@ -105,37 +105,37 @@ take_note(struct ceems_agent *a, const struct ceems_job_note *note,
 	uint32_t jobid = note->meta.jobid;
 
 	/* A note is the plugin's last word: the record is written now. */
-	if (agent_find_job(a, jobid, NULL) != NULL &&
+	if (ceems_agent_find_job(a, jobid, NULL) != NULL &&
 	    ceems_agent_deregister(a, jobid, now_ns, &report) == 0)
-		return agent_finish_end_now(a->finish, jobid, &note->meta,
+		return ceems_agent_finish_end_now(a->finish, jobid, &note->meta,
 					    note->by);
-	if (agent_finish_find(a->finish, jobid) != NULL)
-		return agent_finish_end_now(a->finish, jobid, &note->meta,
+	if (ceems_agent_finish_find(a->finish, jobid) != NULL)
+		return ceems_agent_finish_end_now(a->finish, jobid, &note->meta,
 					    note->by);
-	if (agent_finish_ended(a->finish, jobid, note->meta.start_time)) {
+	if (ceems_agent_finish_ended(a->finish, jobid, note->meta.start_time)) {
 		ceems_debug("job %u: a note of a job whose record is written",
 			    jobid);
 		return 0;
 	}
 	node_measured(a, measured);
-	return agent_finish_unmeasured(a->finish, &note->meta, measured,
+	return ceems_agent_finish_unmeasured(a->finish, &note->meta, measured,
 				       note->why);
 }
 
 int
-ceems_agent_take_notes(struct ceems_agent *a, uint64_t now_ns)
+ceems_agent_end_take_notes(struct ceems_agent *a, uint64_t now_ns)
 {
 	static struct ceems_job_note note;
 	static char names[CEEMS_NOTES_PER_PASS][CEEMS_NOTE_NAME_MAX];
 	char dir[CEEMS_CONFIG_PATH_MAX + 8], err[512];
 	int n = 0, found, r;
 
-	if (ceems_note_dir(&a->config, dir, sizeof(dir)) < 0)
+	if (ceems_job_note_dir(&a->config, dir, sizeof(dir)) < 0)
 		return -ENAMETOOLONG;
 	/* One reading of the folder, a bounded batch: each note costs a
 	 * record's fsync in the event loop; the rest are taken next time,
 	 * after the last of this batch. */
-	found = ceems_note_list(dir, a->note_after, names, CEEMS_NOTES_PER_PASS);
+	found = ceems_job_note_list(dir, a->note_after, names, CEEMS_NOTES_PER_PASS);
 	if (found < 0)
 		return found;
 	if (found == CEEMS_NOTES_PER_PASS)
@@ -145,11 +145,11 @@ ceems_agent_take_notes(struct ceems_agent *a, uint64_t now_ns)
 	for (int i = 0; i < found; i++) {
 		const char *name = names[i];
 
-		r = ceems_note_read(dir, name, &note, err, sizeof(err));
+		r = ceems_job_note_read(dir, name, &note, err, sizeof(err));
 		if (r == -EINVAL) {
 			ceems_error("%s/%s is no job note (%s): set aside as %s.bad",
 				    dir, name, err, name);
-			(void)ceems_note_set_aside(dir, name);
+			(void)ceems_job_note_set_aside(dir, name);
 			continue;
 		}
 		if (r < 0) {
@@ -159,7 +159,7 @@ ceems_agent_take_notes(struct ceems_agent *a, uint64_t now_ns)
 		}
 		/* The note goes only once its record is kept. */
 		if (take_note(a, &note, now_ns) == 0) {
-			(void)ceems_note_remove(dir, name);
+			(void)ceems_job_note_remove(dir, name);
 			n++;
 		}
 	}

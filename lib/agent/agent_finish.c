@@ -74,7 +74,7 @@ struct agent_finish {
 };
 
 struct agent_finish *
-agent_finish_new(const struct ceems_config *config, struct state_file *state,
+ceems_agent_finish_new(const struct ceems_config *config, struct state_file *state,
 		 size_t max)
 {
 	struct agent_finish *f = calloc(1, sizeof(*f));
@@ -95,14 +95,14 @@ agent_finish_new(const struct ceems_config *config, struct state_file *state,
 }
 
 void
-agent_finish_free(struct agent_finish *f)
+ceems_agent_finish_free(struct agent_finish *f)
 {
 	if (f == NULL)
 		return;
 	/* An agent stopping with jobs unreleased: their plugins have had
 	 * the figures; a record is written only when it had to be. */
 	for (size_t i = 0; i < f->njobs; i++) {
-		ceems_series_free(f->jobs[i]->report.series);
+		ceems_agent_series_free(f->jobs[i]->report.series);
 		free(f->jobs[i]);
 	}
 	free(f->jobs);
@@ -110,7 +110,7 @@ agent_finish_free(struct agent_finish *f)
 }
 
 size_t
-agent_finish_count(const struct agent_finish *f)
+ceems_agent_finish_count(const struct agent_finish *f)
 {
 	return f->njobs;
 }
@@ -156,7 +156,7 @@ find_index(const struct agent_finish *f, uint32_t jobid)
 }
 
 const struct ceems_agent_job_report *
-agent_finish_find(const struct agent_finish *f, uint32_t jobid)
+ceems_agent_finish_find(const struct agent_finish *f, uint32_t jobid)
 {
 	size_t i = find_index(f, jobid);
 
@@ -167,7 +167,7 @@ static void
 release_slot(struct agent_finish *f, int slot)
 {
 	if (f->state != NULL && slot >= 0)
-		state_slot_release(f->state, slot);
+		ceems_agent_state_slot_release(f->state, slot);
 }
 
 static void
@@ -179,7 +179,7 @@ remember_ended(struct agent_finish *f, uint32_t jobid, int64_t start_time)
 }
 
 bool
-agent_finish_ended(const struct agent_finish *f, uint32_t jobid,
+ceems_agent_finish_ended(const struct agent_finish *f, uint32_t jobid,
 		   int64_t start_time)
 {
 	for (size_t i = 0; i < ENDED_MAX && i < f->nended; i++)
@@ -201,7 +201,7 @@ remove_entry(struct agent_finish *f, size_t i, bool remember)
 			       f->jobs[i]->job.start_from_slurm ?
 			       f->jobs[i]->job.start_time : 0);
 	release_slot(f, f->jobs[i]->job.slot);
-	ceems_series_free(f->jobs[i]->report.series);
+	ceems_agent_series_free(f->jobs[i]->report.series);
 	free(f->jobs[i]);
 	f->jobs[i] = f->jobs[--f->njobs];
 }
@@ -380,7 +380,7 @@ keep_unwritten(struct finishing *e, const char *by, const char *why, int r)
 }
 
 int
-agent_finish_now(struct agent_finish *f,
+ceems_agent_finish_now(struct agent_finish *f,
 		 const struct ceems_agent_job_report *report,
 		 const struct agent_finish_job *job, const char *why)
 {
@@ -489,7 +489,7 @@ make_room(struct agent_finish *f)
 }
 
 int
-agent_finish_add(struct agent_finish *f,
+ceems_agent_finish_add(struct agent_finish *f,
 		 const struct ceems_agent_job_report *report,
 		 const struct agent_finish_job *job, uint64_t now_ns)
 {
@@ -498,7 +498,7 @@ agent_finish_add(struct agent_finish *f,
 	make_room(f);
 	e = calloc(1, sizeof(*e));
 	if (e == NULL) {
-		agent_finish_now(f, report, job, "the agent had no memory to "
+		ceems_agent_finish_now(f, report, job, "the agent had no memory to "
 				 "wait for the plugin's confirmation");
 		return -ENOMEM;
 	}
@@ -506,13 +506,13 @@ agent_finish_add(struct agent_finish *f,
 	e->job = *job;
 	e->deadline_ns = now_ns + f->spool_config.finish_grace_ns;
 	e->report = *report;
-	e->report.series = NULL;	/* agent_finish_set_series */
+	e->report.series = NULL;	/* ceems_agent_finish_set_series */
 	f->jobs[f->njobs++] = e;
 	return 0;
 }
 
 int
-agent_finish_set_meta(struct agent_finish *f, uint32_t jobid,
+ceems_agent_finish_set_meta(struct agent_finish *f, uint32_t jobid,
 		      const struct ceems_job_meta *meta)
 {
 	size_t i = find_index(f, jobid);
@@ -522,12 +522,12 @@ agent_finish_set_meta(struct agent_finish *f, uint32_t jobid,
 	f->jobs[i]->meta = *meta;
 	f->jobs[i]->have_meta = true;
 	if (f->state != NULL)
-		state_slot_finishing_meta(f->state, f->jobs[i]->job.slot, meta);
+		ceems_agent_state_slot_finishing_meta(f->state, f->jobs[i]->job.slot, meta);
 	return 0;
 }
 
 bool
-agent_finish_same_run(const struct agent_finish *f, uint32_t jobid,
+ceems_agent_finish_same_run(const struct agent_finish *f, uint32_t jobid,
 		      int64_t start_time)
 {
 	size_t i = find_index(f, jobid);
@@ -537,7 +537,7 @@ agent_finish_same_run(const struct agent_finish *f, uint32_t jobid,
 }
 
 int
-agent_finish_release(struct agent_finish *f, uint32_t jobid)
+ceems_agent_finish_release(struct agent_finish *f, uint32_t jobid)
 {
 	size_t i = find_index(f, jobid);
 
@@ -548,7 +548,7 @@ agent_finish_release(struct agent_finish *f, uint32_t jobid)
 }
 
 int
-agent_finish_expire(struct agent_finish *f, uint64_t now_ns, uint32_t jobid)
+ceems_agent_finish_expire(struct agent_finish *f, uint64_t now_ns, uint32_t jobid)
 {
 	int n = 0;
 
@@ -586,7 +586,7 @@ amend_meta(struct ceems_job_meta *m, const struct ceems_job_meta *late)
 }
 
 int
-agent_finish_end(struct agent_finish *f, uint32_t jobid,
+ceems_agent_finish_end(struct agent_finish *f, uint32_t jobid,
 		 const struct ceems_job_meta *meta, const char *by,
 		 uint64_t now_ns)
 {
@@ -602,14 +602,14 @@ agent_finish_end(struct agent_finish *f, uint32_t jobid,
 		snprintf(e->ended_by, sizeof(e->ended_by), "extern");
 		e->deadline_ns = now_ns + f->spool_config.finish_grace_ns;
 		if (f->state != NULL)
-			state_slot_finishing_meta(f->state, e->job.slot, meta);
+			ceems_agent_state_slot_finishing_meta(f->state, e->job.slot, meta);
 		return 0;
 	}
-	return agent_finish_end_now(f, jobid, meta, by);
+	return ceems_agent_finish_end_now(f, jobid, meta, by);
 }
 
 int
-agent_finish_end_now(struct agent_finish *f, uint32_t jobid,
+ceems_agent_finish_end_now(struct agent_finish *f, uint32_t jobid,
 		     const struct ceems_job_meta *meta, const char *by)
 {
 	size_t i = find_index(f, jobid);
@@ -654,7 +654,7 @@ unmeasured_report(const struct ceems_job_meta *meta,
 }
 
 void
-agent_finish_unmeasured_report(const struct ceems_job_meta *meta,
+ceems_agent_finish_unmeasured_report(const struct ceems_job_meta *meta,
 			       const bool node_measured[CEEMS_DOMAIN_COUNT],
 			       struct ceems_agent_job_report *report)
 {
@@ -702,7 +702,7 @@ write_unmeasured(struct agent_finish *f, const struct ceems_job_meta *meta,
 }
 
 int
-agent_finish_unmeasured(struct agent_finish *f,
+ceems_agent_finish_unmeasured(struct agent_finish *f,
 			const struct ceems_job_meta *meta,
 			const bool node_measured[CEEMS_DOMAIN_COUNT],
 			const char *why)
@@ -717,7 +717,7 @@ agent_finish_unmeasured(struct agent_finish *f,
 }
 
 int
-agent_finish_add_unmeasured(struct agent_finish *f,
+ceems_agent_finish_add_unmeasured(struct agent_finish *f,
 			    const struct ceems_job_meta *meta,
 			    const bool node_measured[CEEMS_DOMAIN_COUNT],
 			    const char *why, uint64_t now_ns)
@@ -727,7 +727,7 @@ agent_finish_add_unmeasured(struct agent_finish *f,
 	make_room(f);
 	e = calloc(1, sizeof(*e));
 	if (e == NULL)		/* written at once */
-		return agent_finish_unmeasured(f, meta, node_measured, why);
+		return ceems_agent_finish_unmeasured(f, meta, node_measured, why);
 	e->jobid = meta->jobid;
 	e->job.slot = -1;
 	e->job.start_time = meta->start_time;
@@ -746,7 +746,7 @@ agent_finish_add_unmeasured(struct agent_finish *f,
 }
 
 bool
-agent_finish_is_unmeasured(const struct agent_finish *f, uint32_t jobid)
+ceems_agent_finish_is_unmeasured(const struct agent_finish *f, uint32_t jobid)
 {
 	size_t i = find_index(f, jobid);
 
@@ -754,20 +754,20 @@ agent_finish_is_unmeasured(const struct agent_finish *f, uint32_t jobid)
 }
 
 int
-agent_finish_set_series(struct agent_finish *f, uint32_t jobid,
+ceems_agent_finish_set_series(struct agent_finish *f, uint32_t jobid,
 			struct ceems_series *series)
 {
 	size_t i = find_index(f, jobid);
 
 	if (i == SIZE_MAX)
 		return -ENOENT;
-	ceems_series_free(f->jobs[i]->report.series);
+	ceems_agent_series_free(f->jobs[i]->report.series);
 	f->jobs[i]->report.series = series;
 	return 0;
 }
 
 int
-agent_finish_step_status(struct agent_finish *f, uint32_t jobid, int status)
+ceems_agent_finish_step_status(struct agent_finish *f, uint32_t jobid, int status)
 {
 	size_t i = find_index(f, jobid);
 	struct agent_finish_job *job;

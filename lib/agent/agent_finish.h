@@ -24,9 +24,9 @@ struct agent_finish;
 
 /* At most MAX finishing jobs are held (the oldest is finalized to make
  * room).  STATE may be NULL.  NULL on allocation failure. */
-struct agent_finish *agent_finish_new(const struct ceems_config *config,
+struct agent_finish *ceems_agent_finish_new(const struct ceems_config *config,
 				      struct state_file *state, size_t max);
-void agent_finish_free(struct agent_finish *f);
+void ceems_agent_finish_free(struct agent_finish *f);
 
 /* What the agent knows of a job it may have to write the record of. */
 struct agent_finish_job {
@@ -38,7 +38,7 @@ struct agent_finish_job {
 	int64_t end_time;	/* Unix seconds its cgroup went, or now */
 	bool start_from_slurm;
 	char cluster[CEEMS_AGENT_CLUSTER_MAX];	/* the plugin's; "" unknown */
-	/* The wait status its steps ended with (ceems_agent_step_status),
+	/* The wait status its steps ended with (ceems_agent_end_step_status),
 	 * for the exit code and state slurmctld's metadata lack. */
 	bool have_status;
 	int status;
@@ -47,7 +47,7 @@ struct agent_finish_job {
 /* Keep REPORT as the job's final one, waiting for a release until
  * NOW_NS + finish_grace.  0 or -ENOMEM (the record is then written at
  * once). */
-int agent_finish_add(struct agent_finish *f,
+int ceems_agent_finish_add(struct agent_finish *f,
 		     const struct ceems_agent_job_report *report,
 		     const struct agent_finish_job *job, uint64_t now_ns);
 
@@ -55,45 +55,45 @@ int agent_finish_add(struct agent_finish *f,
  * even the spool took it (it was then logged whole, and is kept to be
  * written again at each sweep, without its time series, while there is
  * room). */
-int agent_finish_now(struct agent_finish *f,
+int ceems_agent_finish_now(struct agent_finish *f,
 		     const struct ceems_agent_job_report *report,
 		     const struct agent_finish_job *job, const char *why);
 
 /* The final report of finishing job JOBID, NULL if none. */
 const struct ceems_agent_job_report *
-agent_finish_find(const struct agent_finish *f, uint32_t jobid);
+ceems_agent_finish_find(const struct agent_finish *f, uint32_t jobid);
 
 /* The plugin's metadata of the job, for the record the agent may write.
  * 0 or -ENOENT. */
-int agent_finish_set_meta(struct agent_finish *f, uint32_t jobid,
+int ceems_agent_finish_set_meta(struct agent_finish *f, uint32_t jobid,
 			  const struct ceems_job_meta *meta);
 
 /* Is JOBID finishing with Slurm's start time START_TIME?  Then a
  * registration with that start time is a late word about that run of
  * the job, not a new run (a requeue has another start time). */
-bool agent_finish_same_run(const struct agent_finish *f, uint32_t jobid,
+bool ceems_agent_finish_same_run(const struct agent_finish *f, uint32_t jobid,
 			   int64_t start_time);
 
 /* The job's time series (NULL: none), owned by the table from now on:
  * it goes into the record the agent writes, and is freed with the job.
  * 0, or -ENOENT (not finishing: the caller keeps it). */
-int agent_finish_set_series(struct agent_finish *f, uint32_t jobid,
+int ceems_agent_finish_set_series(struct agent_finish *f, uint32_t jobid,
 			    struct ceems_series *series);
 
 /* A step of finishing job JOBID ended with wait status STATUS (after
- * the extern step ended the job): as ceems_agent_step_status.  0 or
+ * the extern step ended the job): as ceems_agent_end_step_status.  0 or
  * -ENOENT. */
-int agent_finish_step_status(struct agent_finish *f, uint32_t jobid,
+int ceems_agent_finish_step_status(struct agent_finish *f, uint32_t jobid,
 			     int status);
 
 /* The plugin stored the record: forget the job.  0 or -ENOENT. */
-int agent_finish_release(struct agent_finish *f, uint32_t jobid);
+int ceems_agent_finish_release(struct agent_finish *f, uint32_t jobid);
 
 /* Write the records of the jobs whose grace ended by NOW_NS, and again
  * those the spool did not take before (or of JOBID at once when not 0:
  * its reply could not be sent).  A record the spool does not take keeps
  * its job here.  Returns how many were written. */
-int agent_finish_expire(struct agent_finish *f, uint64_t now_ns,
+int ceems_agent_finish_expire(struct agent_finish *f, uint64_t now_ns,
 			uint32_t jobid);
 
 /* The plugin's word on the end of finishing job JOBID, with its
@@ -105,50 +105,50 @@ int agent_finish_expire(struct agent_finish *f, uint64_t now_ns,
  * finalized by "extern" when the extern step ended the job, else BY.
  * 0, -ENOENT, or -errno when not even the spool took it (logged whole
  * the first time; the job is kept, written again at each sweep, and
- * counts as ended, agent_finish_ended, only once its record is kept). */
-int agent_finish_end(struct agent_finish *f, uint32_t jobid,
+ * counts as ended, ceems_agent_finish_ended, only once its record is kept). */
+int ceems_agent_finish_end(struct agent_finish *f, uint32_t jobid,
 		     const struct ceems_job_meta *meta, const char *by,
 		     uint64_t now_ns);
 /* The same, the record written now whoever BY is (a note of the job:
  * the plugin's last word). */
-int agent_finish_end_now(struct agent_finish *f, uint32_t jobid,
+int ceems_agent_finish_end_now(struct agent_finish *f, uint32_t jobid,
 			 const struct ceems_job_meta *meta, const char *by);
 
 /* Was a record of JOBID (START_TIME, 0 when unknown: matching only a
  * record written without one) written lately? */
-bool agent_finish_ended(const struct agent_finish *f, uint32_t jobid,
+bool ceems_agent_finish_ended(const struct agent_finish *f, uint32_t jobid,
 			int64_t start_time);
 
 /* Write the record of a job the agent never measured, from its
  * metadata META alone: figures absent, coverage 0 in each domain
  * NODE_MEASURED, finalized_by "agent", a note "not-measured" saying WHY.
  * 0 or -errno (logged). */
-int agent_finish_unmeasured(struct agent_finish *f,
+int ceems_agent_finish_unmeasured(struct agent_finish *f,
 			    const struct ceems_job_meta *meta,
 			    const bool node_measured[CEEMS_DOMAIN_COUNT],
 			    const char *why);
 
 /* The same, ended by the extern step (BY "extern", META what slurmctld
  * said at the job's start): kept finishing, the record waits for the
- * epilog's word (agent_finish_end, its state and exit code over META's)
+ * epilog's word (ceems_agent_finish_end, its state and exit code over META's)
  * until NOW_NS + finish_grace.  Not in the state file: an agent restart
  * forgets it, and the epilog's word then writes it.  0, or as
- * agent_finish_unmeasured when it had to be written at once. */
-int agent_finish_add_unmeasured(struct agent_finish *f,
+ * ceems_agent_finish_unmeasured when it had to be written at once. */
+int ceems_agent_finish_add_unmeasured(struct agent_finish *f,
 				const struct ceems_job_meta *meta,
 				const bool node_measured[CEEMS_DOMAIN_COUNT],
 				const char *why, uint64_t now_ns);
 
 /* Is finishing job JOBID one the agent never measured? */
-bool agent_finish_is_unmeasured(const struct agent_finish *f, uint32_t jobid);
+bool ceems_agent_finish_is_unmeasured(const struct agent_finish *f, uint32_t jobid);
 
 /* The report of a job never measured: its lifetime (META's start to
  * end) all a gap, each domain of NODE_MEASURED there with coverage 0,
  * no figure. */
-void agent_finish_unmeasured_report(const struct ceems_job_meta *meta,
+void ceems_agent_finish_unmeasured_report(const struct ceems_job_meta *meta,
 				    const bool node_measured[CEEMS_DOMAIN_COUNT],
 				    struct ceems_agent_job_report *report);
 
-size_t agent_finish_count(const struct agent_finish *f);
+size_t ceems_agent_finish_count(const struct agent_finish *f);
 
 #endif

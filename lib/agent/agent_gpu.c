@@ -58,7 +58,7 @@ open_backend(struct ceems_gpu_backend **list, size_t *n, const char *vendor,
 }
 
 void
-agent_gpu_open(struct ceems_agent *a, uint64_t now_ns)
+ceems_agent_gpu_open(struct ceems_agent *a, uint64_t now_ns)
 {
 	struct ceems_gpu_backend *list[2];
 	struct agent_gpus *g = &a->gpus;
@@ -103,7 +103,7 @@ agent_gpu_open(struct ceems_agent *a, uint64_t now_ns)
 			&g->dev[i].backend->dev[g->dev[i].index];
 
 		ceems_info("GPU %zu: %s %s, %s, bus %s, energy from %s", i,
-			   ceems_gpu_vendor_name(d->vendor), d->name, d->uuid,
+			   ceems_gpu_backend_vendor_name(d->vendor), d->name, d->uuid,
 			   d->bus_id, g->dev[i].integrated ?
 			   "its power, integrated" : "its energy counter");
 	}
@@ -161,17 +161,17 @@ load_mig_minors(struct ceems_agent *a)
 	if (text == NULL)
 		return;
 	snprintf(path, sizeof(path), "%s/devices", a->config.procfs_root);
-	if (ceems_read_text_file(path, text, 65536) < 0 ||
-	    (major = ceems_proc_devices_major(text, "nvidia-caps")) < 0) {
+	if (ceems_fileio_read_text_file(path, text, 65536) < 0 ||
+	    (major = ceems_gres_proc_devices_major(text, "nvidia-caps")) < 0) {
 		free(text);
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/driver/nvidia-caps/mig-minors",
 		 a->config.procfs_root);
-	if (ceems_read_text_file(path, text, 65536) >= 0)
+	if (ceems_fileio_read_text_file(path, text, 65536) >= 0)
 		for (line = strtok_r(text, "\n", &save); line != NULL;
 		     line = strtok_r(NULL, "\n", &save))
-			if (ceems_mig_minor_parse(line, &m) == 0)
+			if (ceems_gres_mig_minor_parse(line, &m) == 0)
 				add_cap(a, major, &m);
 	free(text);
 }
@@ -195,7 +195,7 @@ match_id(const struct ceems_agent *a, const char *id, size_t *dev, int *inst)
 	bool by_dev = parse_dev_id(id, &major, &minor);
 
 	/* A bus id in any spelling ("00000000:3B:00.0") is the backends'. */
-	if (ceems_gpu_bus_id_normalise(id, bus, sizeof(bus)) < 0)
+	if (ceems_gpu_backend_bus_id_normalise(id, bus, sizeof(bus)) < 0)
 		bus[0] = '\0';
 
 	for (size_t c = 0; by_dev && c < a->gpus.ncaps; c++)
@@ -286,7 +286,7 @@ instance_share(const struct ceems_gpu_device *d, int inst)
 }
 
 uint64_t
-agent_gpu_device_key(const struct ceems_agent *a, size_t i)
+ceems_agent_gpu_device_key(const struct ceems_agent *a, size_t i)
 {
 	const struct ceems_gpu_device *d = device(a, i);
 	uint64_t h = 14695981039346656037ULL;	/* FNV-1a */
@@ -318,7 +318,7 @@ add_account(const struct ceems_agent *a, struct agent_gpu_job *out,
 	acc->instance = inst;
 	acc->share = inst >= 0 ? instance_share(d, inst) : share;
 	acc->power_integrated = a->gpus.dev[dev].integrated;
-	acc->device_key = agent_gpu_device_key(a, dev);
+	acc->device_key = ceems_agent_gpu_device_key(a, dev);
 	acc->mem_total_bytes = d->mem_total_bytes;
 	if (inst >= 0 && d->ninstances > 0)
 		acc->mem_total_bytes = (uint64_t)(acc->share *
@@ -390,7 +390,7 @@ resolve_gres_indices(const struct ceems_agent *a,
 }
 
 int
-agent_gpu_resolve(const struct ceems_agent *a,
+ceems_agent_gpu_resolve(const struct ceems_agent *a,
 		  const struct ceems_agent_job_spec *spec,
 		  struct agent_gpu_job *out)
 {
@@ -425,7 +425,7 @@ agent_gpu_resolve(const struct ceems_agent *a,
 }
 
 void
-agent_gpu_read_usage(struct ceems_agent *a)
+ceems_agent_gpu_read_usage(struct ceems_agent *a)
 {
 	struct agent_gpus *g = &a->gpus;
 
@@ -499,7 +499,7 @@ account_part(const struct ceems_agent *a, const struct agent_gpu_account *acc)
 }
 
 void
-agent_gpu_shares(const struct ceems_agent *a, const struct agent_gpu_job *g,
+ceems_agent_gpu_shares(const struct ceems_agent *a, const struct agent_gpu_job *g,
 		 double share[CEEMS_LEDGER_MAX_GPUS])
 {
 	memset(share, 0, CEEMS_LEDGER_MAX_GPUS * sizeof(share[0]));
@@ -555,7 +555,7 @@ tick_figures(const struct ceems_agent *a, size_t i, int inst, double part,
 }
 
 void
-agent_gpu_charge(const struct ceems_agent *a, struct agent_gpu_job *g,
+ceems_agent_gpu_charge(const struct ceems_agent *a, struct agent_gpu_job *g,
 		 const struct ceems_ledger_node_tick *node,
 		 const struct ceems_ledger_job_share *share, double dt_s)
 {
@@ -563,7 +563,7 @@ agent_gpu_charge(const struct ceems_agent *a, struct agent_gpu_job *g,
 
 	if (g->n == 0 || !(dt_s > 0))
 		return;
-	agent_gpu_shares(a, g, part);
+	ceems_agent_gpu_shares(a, g, part);
 	for (uint32_t k = 0; k < g->n; k++) {
 		struct agent_gpu_account *acc = &g->acc[k];
 		size_t i = (size_t)acc->device;
@@ -606,7 +606,7 @@ mean(const struct agent_gpu_account *acc, int f, double *out)
 }
 
 void
-agent_gpu_report(const struct ceems_agent *a, const struct agent_gpu_job *g,
+ceems_agent_gpu_fill_report(const struct ceems_agent *a, const struct agent_gpu_job *g,
 		 struct ceems_agent_job_report *r)
 {
 	r->ngpus = 0;
@@ -645,7 +645,7 @@ agent_gpu_report(const struct ceems_agent *a, const struct agent_gpu_job *g,
 }
 
 void
-agent_gpu_series_figures(const struct ceems_agent *a,
+ceems_agent_gpu_series_figures(const struct ceems_agent *a,
 			 const struct agent_gpu_job *g, double *power_w,
 			 double *util_pct)
 {
@@ -676,7 +676,7 @@ agent_gpu_series_figures(const struct ceems_agent *a,
 }
 
 bool
-agent_gpu_job_sane(const struct agent_gpu_job *g)
+ceems_agent_gpu_job_sane(const struct agent_gpu_job *g)
 {
 	if (g->n > CEEMS_LEDGER_MAX_GPUS)
 		return false;

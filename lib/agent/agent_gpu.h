@@ -87,47 +87,47 @@ struct agent_gpus {
 /* Open the backends the configuration names and add the GPU energy
  * source to the agent's sources.  A node without GPUs (no library, no
  * driver, no device) logs one line and goes on: never an error. */
-void agent_gpu_open(struct ceems_agent *a, uint64_t now_ns);
+void ceems_agent_gpu_open(struct ceems_agent *a, uint64_t now_ns);
 
 /* Match SPEC's GPU identifiers to the devices into OUT.  Returns how many
  * GPUs the job holds (0 when it names none, or none matched: each
  * identifier that matches nothing is logged). */
-int agent_gpu_resolve(const struct ceems_agent *a,
+int ceems_agent_gpu_resolve(const struct ceems_agent *a,
 		      const struct ceems_agent_job_spec *spec,
 		      struct agent_gpu_job *out);
 
 /* Read every device's usage for the tick ending now. */
-void agent_gpu_read_usage(struct ceems_agent *a);
+void ceems_agent_gpu_read_usage(struct ceems_agent *a);
 
 /* The job's share of each device this tick (the ledger's f_j,g): a whole
  * device 1; a MIG instance its slices among the device's instances,
  * weighted by their activity this tick (doc/attribution.md). */
-void agent_gpu_shares(const struct ceems_agent *a,
+void ceems_agent_gpu_shares(const struct ceems_agent *a,
 		      const struct agent_gpu_job *g,
 		      double share[CEEMS_LEDGER_MAX_GPUS]);
 
 /* Add this tick (DT_S seconds the job was there) to the job's GPU
  * accounts: its energy per device from SHARE, its usage from the
  * devices' readings. */
-void agent_gpu_charge(const struct ceems_agent *a, struct agent_gpu_job *g,
+void ceems_agent_gpu_charge(const struct ceems_agent *a, struct agent_gpu_job *g,
 		      const struct ceems_ledger_node_tick *node,
 		      const struct ceems_ledger_job_share *share, double dt_s);
 
 /* The job's GPUs for its report. */
-void agent_gpu_report(const struct ceems_agent *a,
+void ceems_agent_gpu_fill_report(const struct ceems_agent *a,
 		      const struct agent_gpu_job *g,
 		      struct ceems_agent_job_report *r);
 
 /* The job's mean GPU power and utilisation this tick, for its series:
  * NaN when it holds no GPU or nothing was read. */
-void agent_gpu_series_figures(const struct ceems_agent *a,
+void ceems_agent_gpu_series_figures(const struct ceems_agent *a,
 			      const struct agent_gpu_job *g,
 			      double *power_w, double *util_pct);
 
 /* The identity key of the agent's device I (agent_gpu_account). */
-uint64_t agent_gpu_device_key(const struct ceems_agent *a, size_t i);
+uint64_t ceems_agent_gpu_device_key(const struct ceems_agent *a, size_t i);
 
 /* An account read back from the state file is sane. */
-bool agent_gpu_job_sane(const struct agent_gpu_job *g);
+bool ceems_agent_gpu_job_sane(const struct agent_gpu_job *g);
 
 #endif

@@ -29,7 +29,7 @@ clock_ns(clockid_t id)
 }
 
 void
-ceems_agent_set_wall_offset(struct ceems_agent *a, int64_t offset_ns)
+ceems_agent_intensity_set_wall_offset(struct ceems_agent *a, int64_t offset_ns)
 {
 	a->intensity.wall_offset_ns = offset_ns;
 	a->intensity.wall_fixed = true;
@@ -119,7 +119,7 @@ check_file(struct ceems_agent *a, uint64_t now_ns)
 }
 
 void
-agent_intensity_open(struct ceems_agent *a, uint64_t now_ns)
+ceems_agent_intensity_open(struct ceems_agent *a, uint64_t now_ns)
 {
 	if (a->config.intensity_file[0] == '\0' || !a->have_factor)
 		return;
@@ -127,13 +127,13 @@ agent_intensity_open(struct ceems_agent *a, uint64_t now_ns)
 }
 
 void
-agent_intensity_close(struct ceems_agent *a)
+ceems_agent_intensity_close(struct ceems_agent *a)
 {
 	ceems_intensity_free(&a->intensity.series);
 }
 
 const struct ceems_emission_factor *
-agent_tick_factor(struct ceems_agent *a, uint64_t now_ns)
+ceems_agent_intensity_tick_factor(struct ceems_agent *a, uint64_t now_ns)
 {
 	struct agent_intensity *in = &a->intensity;
 	const struct ceems_intensity_row *row;
@@ -164,11 +164,11 @@ agent_tick_factor(struct ceems_agent *a, uint64_t now_ns)
 }
 
 int
-agent_charge_tick(struct ceems_agent *a, struct ceems_job_ledger *l,
+ceems_agent_intensity_charge_tick(struct ceems_agent *a, struct ceems_job_ledger *l,
 		  const struct ceems_ledger_job_share *share, double dt_s,
 		  uint64_t now_ns)
 {
-	return ceems_job_ledger_add_tick_timed(l, share, dt_s,
-					       agent_tick_factor(a, now_ns),
+	return ceems_ledger_add_tick_timed(l, share, dt_s,
+					       ceems_agent_intensity_tick_factor(a, now_ns),
 					       a->config.intensity_file[0] != '\0');
 }

@@ -37,19 +37,19 @@ struct ceems_agent;
 /* The factor of the tick that ends at monotonic NOW_NS (NULL when the
  * node has no emission zone).  Re-reads the file when due. */
 const struct ceems_emission_factor *
-agent_tick_factor(struct ceems_agent *a, uint64_t now_ns);
+ceems_agent_intensity_tick_factor(struct ceems_agent *a, uint64_t now_ns);
 
 /* Add the tick that ends at NOW_NS to L under that tick's factor (see
- * ceems_job_ledger_add_tick_timed). */
+ * ceems_ledger_add_tick_timed). */
 struct ceems_job_ledger;
 struct ceems_ledger_job_share;
-int agent_charge_tick(struct ceems_agent *a, struct ceems_job_ledger *l,
+int ceems_agent_intensity_charge_tick(struct ceems_agent *a, struct ceems_job_ledger *l,
 		      const struct ceems_ledger_job_share *share, double dt_s,
 		      uint64_t now_ns);
 
 /* Load the file for the first time (at open); a missing or bad file is
  * logged and the yearly figure applies until a good one appears. */
-void agent_intensity_open(struct ceems_agent *a, uint64_t now_ns);
-void agent_intensity_close(struct ceems_agent *a);
+void ceems_agent_intensity_open(struct ceems_agent *a, uint64_t now_ns);
+void ceems_agent_intensity_close(struct ceems_agent *a);
 
 #endif

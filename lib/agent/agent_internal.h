@@ -118,7 +118,7 @@ struct agent_job {
 	char bpf_why[CEEMS_AGENT_WHY_MAX];
 	struct agent_perf_job *perf;	/* NULL: none (lib/agent/agent_perf.c) */
 	/* What an earlier agent counted of its IO, from its checkpoint
-	 * (have_io_before; agent_bpf_resume), and the seconds between
+	 * (have_io_before; ceems_agent_bpf_resume), and the seconds between
 	 * that no agent counted. */
 	bool have_io_before;
 	struct ceems_agent_io_report io_before;
@@ -202,85 +202,85 @@ struct ceems_agent {
 };
 
 /* agent.c */
-void agent_free_job(struct agent_job *j);
-struct agent_job *agent_find_job(const struct ceems_agent *a, uint32_t jobid,
+void ceems_agent_free_job(struct agent_job *j);
+struct agent_job *ceems_agent_find_job(const struct ceems_agent *a, uint32_t jobid,
 				 size_t *index);
-int agent_attach_job(struct ceems_agent *a, struct agent_job *j);
-bool agent_spec_valid(const struct ceems_agent_job_spec *s);
-struct ceems_cgroup_reader *agent_open_step_reader(struct ceems_agent *a,
+int ceems_agent_attach_job(struct ceems_agent *a, struct agent_job *j);
+bool ceems_agent_spec_valid(const struct ceems_agent_job_spec *s);
+struct ceems_cgroup_reader *ceems_agent_open_step_reader(struct ceems_agent *a,
 						   struct agent_job *j,
 						   const char *id);
 
 /* agent_recover.c */
-void agent_snapshot_node(struct ceems_agent *a, uint64_t now_ns);
-void agent_save_node(struct ceems_agent *a);
-void agent_snapshot_job_left(struct ceems_agent *a);
+void ceems_agent_recover_snapshot_node(struct ceems_agent *a, uint64_t now_ns);
+void ceems_agent_recover_save_node(struct ceems_agent *a);
+void ceems_agent_recover_snapshot_job_left(struct ceems_agent *a);
 /* Judge the node's counters against the checkpoint's SNAP (written in
  * boot SAVED_BOOT); when they allow it, set the baselines so that the
  * next tick spans the interval since SNAP's tick.  Returns the verdict. */
-enum ceems_recover_verdict agent_recover_node(struct ceems_agent *a,
+enum ceems_recover_verdict ceems_agent_recover_node(struct ceems_agent *a,
 					      const struct state_node *snap,
 					      const char *saved_boot,
 					      uint64_t now_ns);
 
 /* agent_tick.c */
 /* Job J's share of each GPU device this tick, into SHARE. */
-void agent_job_gpu_shares(const struct ceems_agent *a,
+void ceems_agent_tick_job_gpu_shares(const struct ceems_agent *a,
 			  const struct agent_job *j,
 			  double share[CEEMS_LEDGER_MAX_GPUS]);
-void agent_collect_energy(struct ceems_agent *a, uint64_t now_ns,
+void ceems_agent_tick_collect_energy(struct ceems_agent *a, uint64_t now_ns,
 			  struct ceems_ledger_node_tick *node);
-void agent_collect_step(struct ceems_agent *a, struct agent_step *st,
+void ceems_agent_tick_collect_step(struct ceems_agent *a, struct agent_step *st,
 			bool full);
-void agent_collect_job(struct ceems_agent *a, struct agent_job *j, bool full,
+void ceems_agent_tick_collect_job(struct ceems_agent *a, struct agent_job *j, bool full,
 		       struct ceems_ledger_job_tick *t);
-void agent_full_reading(struct ceems_agent *a, struct agent_job *j);
-void agent_note_job_cpu(struct ceems_agent *a, struct agent_job *j);
-void agent_step_peak_reading(struct ceems_agent *a, struct agent_step *st);
-double agent_job_absent_s(const struct ceems_agent *a,
+void ceems_agent_tick_full_reading(struct ceems_agent *a, struct agent_job *j);
+void ceems_agent_tick_note_job_cpu(struct ceems_agent *a, struct agent_job *j);
+void ceems_agent_tick_step_peak_reading(struct ceems_agent *a, struct agent_step *st);
+double ceems_agent_tick_job_absent_s(const struct ceems_agent *a,
 			  const struct agent_job *j);
-void agent_save_job(struct ceems_agent *a, const struct agent_job *j,
+void ceems_agent_tick_save_job(struct ceems_agent *a, const struct agent_job *j,
 		    uint64_t now_ns);
 /* Job J's cumulative IO, network and perf counts, for its series. */
 struct ceems_series_counts;
-void agent_series_counts(const struct ceems_agent *a, const struct agent_job *j,
+void ceems_agent_tick_series_counts(const struct ceems_agent *a, const struct agent_job *j,
 			 struct ceems_series_counts *c);
-void agent_observe_series(const struct ceems_agent *a,
+void ceems_agent_tick_observe_series(const struct ceems_agent *a,
 			  const struct agent_job *j, uint64_t now_ns);
-void agent_split_to_steps(struct agent_job *j,
+void ceems_agent_tick_split_to_steps(struct agent_job *j,
 			  const struct ceems_ledger_job_share *share,
 			  const struct ceems_ledger_job_tick *t);
 
 /* agent_bpf.c */
-void agent_bpf_open(struct ceems_agent *a);
-void agent_bpf_close(struct ceems_agent *a);
-void agent_bpf_job_start(struct ceems_agent *a, struct agent_job *j);
-void agent_bpf_job_read(struct ceems_agent *a, struct agent_job *j);
-void agent_bpf_job_end(struct agent_job *j);
+void ceems_agent_bpf_open(struct ceems_agent *a);
+void ceems_agent_bpf_close(struct ceems_agent *a);
+void ceems_agent_bpf_job_start(struct ceems_agent *a, struct agent_job *j);
+void ceems_agent_bpf_job_read(struct ceems_agent *a, struct agent_job *j);
+void ceems_agent_bpf_job_end(struct agent_job *j);
 /* A job restored after a restart: a new slot, and what the earlier agent
  * counted (SAVED) with the DOWN_S seconds no agent counted. */
-void agent_bpf_resume(struct ceems_agent *a, struct agent_job *j,
+void ceems_agent_bpf_resume(struct ceems_agent *a, struct agent_job *j,
 		      const struct ceems_agent_io_report *saved, double down_s);
 /* The real uid of process PID of the /proc tree PROCFS, from its status
  * file (world-readable, whatever the process's dumpable flag; the owner
  * of /proc/PID is its effective uid).  0 or -errno. */
-int agent_bpf_proc_uid(const char *procfs, unsigned long pid, uint32_t *uid);
-void agent_bpf_fill(const struct ceems_agent *a, const struct agent_job *j,
+int ceems_agent_bpf_proc_uid(const char *procfs, unsigned long pid, uint32_t *uid);
+void ceems_agent_bpf_fill(const struct ceems_agent *a, const struct agent_job *j,
 		    struct ceems_agent_io_report *out);
 /* agent_perf.c */
 struct agent_perf_job;
-void agent_perf_open_node(struct ceems_agent *a);
-void agent_perf_open_job(struct ceems_agent *a, struct agent_job *j);
-void agent_perf_hardware(struct ceems_agent *a, struct agent_job *j);
-void agent_perf_step(struct ceems_agent *a, struct agent_job *j);
-void agent_perf_read(struct agent_job *j);
-void agent_perf_report(const struct ceems_agent *a, const struct agent_job *j,
+void ceems_agent_perf_open_node(struct ceems_agent *a);
+void ceems_agent_perf_open_job(struct ceems_agent *a, struct agent_job *j);
+void ceems_agent_perf_hardware(struct ceems_agent *a, struct agent_job *j);
+void ceems_agent_perf_step(struct ceems_agent *a, struct agent_job *j);
+void ceems_agent_perf_read(struct agent_job *j);
+void ceems_agent_perf_report(const struct ceems_agent *a, const struct agent_job *j,
 		       struct ceems_perf_report *out);
-void agent_perf_close(struct agent_job *j);
+void ceems_agent_perf_close(struct agent_job *j);
 /* A job restored after a restart: its events open again, and what the
  * earlier agent counted (SAVED), with the DOWN_S seconds no agent
  * counted, is added to their counts. */
-void agent_perf_resume(struct ceems_agent *a, struct agent_job *j,
+void ceems_agent_perf_resume(struct ceems_agent *a, struct agent_job *j,
 		       const struct ceems_perf_report *saved, double down_s);
 
 #endif /* CEEMS_AGENT_INTERNAL_H */

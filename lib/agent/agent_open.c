@@ -67,7 +67,7 @@ choose_domain_sources(struct ceems_agent *a)
 				}
 		if (a->domain_source[d] >= 0)
 			ceems_info("%s energy from %s",
-				   ceems_energy_domain_name(d),
+				   ceems_job_figures_energy_domain_name(d),
 				   a->sources[a->domain_source[d]]->ops->kind);
 	}
 }
@@ -89,7 +89,7 @@ open_bmc(const struct ceems_config *c, uint64_t now_ns)
 	snprintf(o.privilege, sizeof(o.privilege), "%s", c->bmc_privilege);
 	o.interval_ns = c->bmc_interval_ns;
 	o.timeout_ns = c->bmc_timeout_ns;
-	if (ceems_bmc_parse_workarounds(c->bmc_workarounds, &o.workarounds,
+	if (ceems_bmc_ipmi_parse_workarounds(c->bmc_workarounds, &o.workarounds,
 					why, sizeof(why)) < 0) {
 		ceems_error("bmc_workarounds: %s: node energy from the BMC is off",
 			    why);
@@ -112,7 +112,7 @@ open_sources(struct ceems_agent *a, uint64_t now_ns)
 	if (c->source_hwmon &&
 	    (src = ceems_hwmon_open(c->sysfs_root, 0, now_ns)))
 		a->sources[a->nsources++] = src;
-	agent_gpu_open(a, now_ns);
+	ceems_agent_gpu_open(a, now_ns);
 	if (a->nsources < MAX_SOURCES && (src = open_bmc(c, now_ns)))
 		a->sources[a->nsources++] = src;
 	for (size_t s = 0; s < a->nsources; s++) {
@@ -182,12 +182,12 @@ read_mounts(struct ceems_agent *a)
 	if (text == NULL)
 		return -ENOMEM;
 	snprintf(path, sizeof(path), "%s/self/mountinfo", a->config.procfs_root);
-	n = ceems_read_text_file(path, text, 1 << 20);
+	n = ceems_fileio_read_text_file(path, text, 1 << 20);
 	if (n < 0) {
 		free(text);
 		return (int)n;
 	}
-	ret = ceems_cgroup_mounts_from_mountinfo(text, &a->mounts);
+	ret = ceems_cgroup_path_mounts_from_mountinfo(text, &a->mounts);
 	free(text);
 	return ret;
 }
@@ -199,7 +199,7 @@ read_boot_id(const struct ceems_config *c, char *buf, size_t size)
 
 	snprintf(path, sizeof(path), "%s/sys/kernel/random/boot_id",
 		 c->procfs_root);
-	if (ceems_read_text_file(path, buf, size) < 0)
+	if (ceems_fileio_read_text_file(path, buf, size) < 0)
 		snprintf(buf, size, "unknown");
 	buf[strcspn(buf, "\n")] = '\0';
 }
@@ -213,7 +213,7 @@ open_state(struct ceems_agent *a)
 	read_boot_id(&a->config, boot_id, sizeof(a->boot_id));
 	/* As many slots again for the deregistered jobs waiting for their
 	 * release (lib/agent/agent_finish.c holds at most max_jobs). */
-	a->state = state_file_open(a->config.state_dir,
+	a->state = ceems_agent_state_file_open(a->config.state_dir,
 				   2 * a->config.max_jobs, boot_id, &err);
 	if (a->state == NULL)
 		ceems_error("cannot keep job state in %s (%s): an agent restart will lose the running jobs' figures",
@@ -227,7 +227,7 @@ init_last_node(struct ceems_agent *a)
 	struct ceems_node_mem mem;
 
 	a->last_node.node_cores = a->node_cpu.ncpus;
-	if (ceems_proc_read_mem(a->proc, &mem) == 0 &&
+	if (ceems_proc_stats_read_mem(a->proc, &mem) == 0 &&
 	    (mem.present & CEEMS_NMF_TOTAL)) {
 		a->last_node.node_mem_total_bytes = mem.total;
 		if ((mem.present & CEEMS_NMF_AVAILABLE) && mem.available <= mem.total)
@@ -272,31 +272,31 @@ ceems_agent_open(const struct ceems_config *config, uint64_t now_ns,
 			 config->max_jobs);
 		goto fail;
 	}
-	a->proc = ceems_proc_reader_open(config->procfs_root, &ret);
+	a->proc = ceems_proc_stats_reader_open(config->procfs_root, &ret);
 	if (a->proc == NULL) {
 		snprintf(err, err_size, "cannot open %s/stat and meminfo: %s",
 			 config->procfs_root, strerror(-ret));
 		goto fail;
 	}
-	a->have_node_cpu = ceems_proc_read_cpu(a->proc, &a->node_cpu) == 0;
+	a->have_node_cpu = ceems_proc_stats_read_cpu(a->proc, &a->node_cpu) == 0;
 	ret = read_mounts(a);
 	if (ret < 0) {
 		snprintf(err, err_size, "cannot read %s/self/mountinfo: %s",
 			 config->procfs_root, strerror(-ret));
 		goto fail;
 	}
-	agent_bpf_open(a);
-	agent_perf_open_node(a);
+	ceems_agent_bpf_open(a);
+	ceems_agent_perf_open_node(a);
 	if (load_factor(a, err, err_size) < 0)
 		goto fail;
-	agent_intensity_open(a, now_ns);
+	ceems_agent_intensity_open(a, now_ns);
 	if (open_sources(a, now_ns) < 0) {
 		snprintf(err, err_size, "out of memory");
 		goto fail;
 	}
 	open_state(a);
 	init_last_node(a);
-	a->finish = agent_finish_new(&a->config, a->state, config->max_jobs);
+	a->finish = ceems_agent_finish_new(&a->config, a->state, config->max_jobs);
 	if (a->finish == NULL) {
 		snprintf(err, err_size, "out of memory");
 		goto fail;
@@ -305,7 +305,7 @@ ceems_agent_open(const struct ceems_config *config, uint64_t now_ns,
 	a->last_usage_ns = now_ns;
 	return a;
 fail:
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 	return NULL;
 }
 
@@ -325,7 +325,7 @@ rebase_readers(struct ceems_energy_source *src)
 }
 
 int
-ceems_agent_start(struct ceems_agent *a, uint64_t now_ns)
+ceems_agent_open_start(struct ceems_agent *a, uint64_t now_ns)
 {
 	if (now_ns < a->last_tick_ns)
 		return -EINVAL;
@@ -338,29 +338,29 @@ ceems_agent_start(struct ceems_agent *a, uint64_t now_ns)
 		 * job and no tick. */
 		ceems_energy_source_take(a->sources[s], a->takes[s]);
 	}
-	a->have_node_cpu = ceems_proc_read_cpu(a->proc, &a->node_cpu) == 0;
+	a->have_node_cpu = ceems_proc_stats_read_cpu(a->proc, &a->node_cpu) == 0;
 	a->last_tick_ns = now_ns;
 	a->last_usage_ns = now_ns;
 	return 0;
 }
 
 void
-ceems_agent_close(struct ceems_agent *a)
+ceems_agent_open_close(struct ceems_agent *a)
 {
 	if (a == NULL)
 		return;
 	for (size_t i = 0; i < a->njobs; i++)
-		agent_free_job(a->jobs[i]);
+		ceems_agent_free_job(a->jobs[i]);
 	for (size_t s = 0; s < a->nsources; s++) {
 		ceems_energy_source_close(a->sources[s]);
 		free(a->takes[s]);
 	}
-	agent_bpf_close(a);
-	agent_intensity_close(a);
-	ceems_proc_reader_close(a->proc);
-	agent_finish_free(a->finish);
-	state_file_close(a->state);
-	ceems_series_free(a->handed_out);
+	ceems_agent_bpf_close(a);
+	ceems_agent_intensity_close(a);
+	ceems_proc_stats_reader_close(a->proc);
+	ceems_agent_finish_free(a->finish);
+	ceems_agent_state_file_close(a->state);
+	ceems_agent_series_free(a->handed_out);
 	free(a->jobs);
 	free(a->job_ticks);
 	free(a->shares);
@@ -368,7 +368,7 @@ ceems_agent_close(struct ceems_agent *a)
 }
 
 uint64_t
-ceems_agent_source_interval_ns(const struct ceems_agent *a)
+ceems_agent_open_source_interval_ns(const struct ceems_agent *a)
 {
 	uint64_t interval = a->config.interval_ns;
 
@@ -382,7 +382,7 @@ ceems_agent_source_interval_ns(const struct ceems_agent *a)
 }
 
 void
-ceems_agent_sample_sources(struct ceems_agent *a, uint64_t now_ns)
+ceems_agent_open_sample_sources(struct ceems_agent *a, uint64_t now_ns)
 {
 	for (size_t s = 0; s < a->nsources; s++)
 		ceems_energy_source_sample(a->sources[s], now_ns);

@@ -33,7 +33,7 @@ struct agent_perf_job {
 };
 
 void
-agent_perf_open_node(struct ceems_agent *a)
+ceems_agent_perf_open_node(struct ceems_agent *a)
 {
 	char path[CEEMS_CONFIG_PATH_MAX + 32];
 	char root[CEEMS_CGROUP_PATH_MAX * 2 + 16];
@@ -43,24 +43,24 @@ agent_perf_open_node(struct ceems_agent *a)
 	a->perf_v1_mount[0] = '\0';
 	if (!a->config.perf)
 		return;
-	ceems_perf_budget_init(&a->perf_budget, a->config.perf_max_fds);
+	ceems_perf_job_budget_init(&a->perf_budget, a->config.perf_max_fds);
 	text = malloc(1 << 20);
 	if (text == NULL)
 		return;
 	snprintf(path, sizeof(path), "%s/self/mountinfo", a->config.procfs_root);
-	if (ceems_read_text_file(path, text, 1 << 20) < 0 ||
-	    ceems_perf_mount_from_mountinfo(text, a->perf_v1_mount,
+	if (ceems_fileio_read_text_file(path, text, 1 << 20) < 0 ||
+	    ceems_perf_cgroup_mount_from_mountinfo(text, a->perf_v1_mount,
 					    sizeof(a->perf_v1_mount)) < 0)
 		a->perf_v1_mount[0] = '\0';
 	free(text);
 	/* The adoption directory exists before the agent confines itself
 	 * (tools/agent/agent_confine.c allows writing beneath it only). */
 	if (!a->config.perf_adopt || a->mounts.v1[CEEMS_CG_CPUACCT][0] == '\0' ||
-	    ceems_perf_root(&a->mounts, a->perf_v1_mount, a->cgroup_prefix,
+	    ceems_perf_cgroup_root(&a->mounts, a->perf_v1_mount, a->cgroup_prefix,
 			    root, sizeof(root) - 16) < 0)
 		return;
 	strcat(root, "/" CEEMS_PERF_ADOPT_DIR);
-	if ((ret = ceems_mkdir_p(root, 0755)) < 0)
+	if ((ret = ceems_fileio_mkdir_p(root, 0755)) < 0)
 		ceems_warning("perf: cannot create %s (%s): jobs of cgroup v1 get no perf counters",
 			      root, strerror(-ret));
 	else if ((ret = ceems_perf_cgroup_sweep(root)) > 0)
@@ -75,7 +75,7 @@ want_hardware(const struct ceems_agent *a, const struct agent_job *j)
 }
 
 void
-agent_perf_open_job(struct ceems_agent *a, struct agent_job *j)
+ceems_agent_perf_open_job(struct ceems_agent *a, struct agent_job *j)
 {
 	struct agent_perf_job *p;
 	int fd;
@@ -112,8 +112,8 @@ agent_perf_open_job(struct ceems_agent *a, struct agent_job *j)
 
 		ceems_perf_job_report(p->pj, &r);
 		ceems_debug("job %u: perf software %s, hardware %s, %zu descriptors",
-			    j->spec.jobid, ceems_perf_status_name(r.sw_status),
-			    ceems_perf_status_name(r.hw_status),
+			    j->spec.jobid, ceems_measure_perf_status_name(r.sw_status),
+			    ceems_measure_perf_status_name(r.hw_status),
 			    ceems_perf_job_nfds(p->pj));
 	}
 }
@@ -122,7 +122,7 @@ agent_perf_open_job(struct ceems_agent *a, struct agent_job *j)
  * a step after the one that registered the job, the extern step): they
  * open now, before that step's tasks run the user's program. */
 void
-agent_perf_hardware(struct ceems_agent *a, struct agent_job *j)
+ceems_agent_perf_hardware(struct ceems_agent *a, struct agent_job *j)
 {
 	struct agent_perf_job *p = j->perf;
 
@@ -134,7 +134,7 @@ agent_perf_hardware(struct ceems_agent *a, struct agent_job *j)
 }
 
 void
-agent_perf_step(struct ceems_agent *a, struct agent_job *j)
+ceems_agent_perf_step(struct ceems_agent *a, struct agent_job *j)
 {
 	struct agent_perf_job *p = j->perf;
 
@@ -153,14 +153,14 @@ agent_perf_step(struct ceems_agent *a, struct agent_job *j)
 }
 
 void
-agent_perf_read(struct agent_job *j)
+ceems_agent_perf_read(struct agent_job *j)
 {
 	if (j->perf != NULL)
 		ceems_perf_job_read(j->perf->pj);
 }
 
 void
-agent_perf_resume(struct ceems_agent *a, struct agent_job *j,
+ceems_agent_perf_resume(struct ceems_agent *a, struct agent_job *j,
 		  const struct ceems_perf_report *saved, double down_s)
 {
 	struct agent_perf_job *p;
@@ -175,7 +175,7 @@ agent_perf_resume(struct ceems_agent *a, struct agent_job *j,
 						  saved->hw_status);
 		j->perf = p;
 	} else {
-		agent_perf_open_job(a, j);
+		ceems_agent_perf_open_job(a, j);
 		if ((p = j->perf) == NULL)
 			return;
 	}
@@ -185,7 +185,7 @@ agent_perf_resume(struct ceems_agent *a, struct agent_job *j,
 }
 
 void
-agent_perf_report(const struct ceems_agent *a, const struct agent_job *j,
+ceems_agent_perf_report(const struct ceems_agent *a, const struct agent_job *j,
 		  struct ceems_perf_report *out)
 {
 	if (j->perf != NULL) {
@@ -195,7 +195,7 @@ agent_perf_report(const struct ceems_agent *a, const struct agent_job *j,
 		if (!j->perf->have_before)
 			*out = now;
 		else
-			ceems_perf_report_resume(&j->perf->before, &now,
+			ceems_perf_job_report_resume(&j->perf->before, &now,
 						 j->perf->down_s, out);
 		return;
 	}
@@ -208,7 +208,7 @@ agent_perf_report(const struct ceems_agent *a, const struct agent_job *j,
 }
 
 void
-agent_perf_close(struct agent_job *j)
+ceems_agent_perf_close(struct agent_job *j)
 {
 	struct agent_perf_job *p = j->perf;
 

@@ -13,7 +13,7 @@
 #include "agent/agent_recover.h"
 
 const char *
-ceems_recover_verdict_name(enum ceems_recover_verdict v)
+ceems_agent_recover_verdict_name(enum ceems_recover_verdict v)
 {
 	switch (v) {
 	case CEEMS_RECOVER_OK:
@@ -41,7 +41,7 @@ ceems_recover_verdict_name(enum ceems_recover_verdict v)
 }
 
 enum ceems_recover_verdict
-ceems_recover_boot(const char *saved, const char *now)
+ceems_agent_recover_boot(const char *saved, const char *now)
 {
 	if (saved[0] == '\0' || strcmp(now, "unknown") == 0 ||
 	    strcmp(saved, now) != 0)
@@ -50,7 +50,7 @@ ceems_recover_boot(const char *saved, const char *now)
 }
 
 enum ceems_recover_verdict
-ceems_recover_counter(const struct state_counter *saved,
+ceems_agent_recover_counter(const struct state_counter *saved,
 		      const struct ceems_energy_counter_limits *lim,
 		      uint64_t raw_now, uint64_t now_ns, double *joules)
 {
@@ -72,7 +72,7 @@ ceems_recover_counter(const struct state_counter *saved,
 }
 
 enum ceems_recover_verdict
-ceems_recover_identity(const struct state_counter *saved,
+ceems_agent_recover_identity(const struct state_counter *saved,
 		       const struct ceems_energy_reader *r)
 {
 	if (!r->needs_identity)
@@ -85,7 +85,7 @@ ceems_recover_identity(const struct state_counter *saved,
 }
 
 enum ceems_recover_verdict
-ceems_recover_job_verdict(const struct ceems_recover_job *job)
+ceems_agent_recover_job_verdict(const struct ceems_recover_job *job)
 {
 	if (job->figures_tick_ns != job->node_tick_ns || !job->have_cpu_then)
 		return CEEMS_RECOVER_NO_CHECKPOINT;
@@ -100,7 +100,7 @@ ceems_recover_job_verdict(const struct ceems_recover_job *job)
 }
 
 void
-agent_snapshot_node(struct ceems_agent *a, uint64_t now_ns)
+ceems_agent_recover_snapshot_node(struct ceems_agent *a, uint64_t now_ns)
 {
 	struct state_node *n = &a->snap;
 
@@ -142,19 +142,19 @@ agent_snapshot_node(struct ceems_agent *a, uint64_t now_ns)
  * snapshot is marked, at once and before the job's record is kept, so
  * that the interval stays a gap; the next tick makes a new one. */
 void
-agent_snapshot_job_left(struct ceems_agent *a)
+ceems_agent_recover_snapshot_job_left(struct ceems_agent *a)
 {
 	if (a->snap.tick_ns == 0 || a->snap.have_busy == STATE_NODE_JOB_LEFT)
 		return;
 	a->snap.have_busy = STATE_NODE_JOB_LEFT;
-	agent_save_node(a);
+	ceems_agent_recover_save_node(a);
 }
 
 void
-agent_save_node(struct ceems_agent *a)
+ceems_agent_recover_save_node(struct ceems_agent *a)
 {
 	if (a->state != NULL && a->snap.tick_ns != 0)
-		state_file_set_node(a->state, &a->snap);
+		ceems_agent_state_file_set_node(a->state, &a->snap);
 }
 
 /* Whether source S counts for a domain (a source measuring a domain
@@ -202,10 +202,10 @@ judge_counters(struct ceems_agent *a, const struct state_node *snap,
 			saved = find_saved(snap, &src->counters[i]);
 			if (saved == NULL || !r->have_prev)
 				return CEEMS_RECOVER_NO_CHECKPOINT;
-			v = ceems_recover_identity(saved, r);
+			v = ceems_agent_recover_identity(saved, r);
 			if (v != CEEMS_RECOVER_OK)
 				return v;
-			v = ceems_recover_counter(saved, &r->lim, r->prev,
+			v = ceems_agent_recover_counter(saved, &r->lim, r->prev,
 						  r->last_ns, &joules[s][i]);
 			if (v != CEEMS_RECOVER_OK)
 				return v;
@@ -215,7 +215,7 @@ judge_counters(struct ceems_agent *a, const struct state_node *snap,
 }
 
 enum ceems_recover_verdict
-agent_recover_node(struct ceems_agent *a, const struct state_node *snap,
+ceems_agent_recover_node(struct ceems_agent *a, const struct state_node *snap,
 		   const char *saved_boot, uint64_t now_ns)
 {
 	double joules[MAX_SOURCES][STATE_MAX_COUNTERS];
@@ -226,7 +226,7 @@ agent_recover_node(struct ceems_agent *a, const struct state_node *snap,
 	if (snap->tick_ns == 0 || snap->tick_ns > now_ns || !snap->have_busy ||
 	    !a->have_node_cpu)
 		return CEEMS_RECOVER_NO_CHECKPOINT;
-	v = ceems_recover_boot(saved_boot, a->boot_id);
+	v = ceems_agent_recover_boot(saved_boot, a->boot_id);
 	if (v != CEEMS_RECOVER_OK)
 		return v;
 	if (a->node_cpu.busy_ns < snap->busy_ns)

@@ -43,16 +43,16 @@ enum ceems_recover_verdict {
 	CEEMS_RECOVER_JOB_LEFT,
 };
 
-const char *ceems_recover_verdict_name(enum ceems_recover_verdict v);
+const char *ceems_agent_recover_verdict_name(enum ceems_recover_verdict v);
 
 /* The boot the checkpoint was written in against this one. */
-enum ceems_recover_verdict ceems_recover_boot(const char *saved,
+enum ceems_recover_verdict ceems_agent_recover_boot(const char *saved,
 					      const char *now);
 
 /* One energy counter: SAVED as checkpointed, RAW_NOW read at NOW_NS with
  * limits LIM.  OK with *JOULES the energy in between (one wrap at most
  * counted), or why not. */
-enum ceems_recover_verdict ceems_recover_counter(
+enum ceems_recover_verdict ceems_agent_recover_counter(
 	const struct state_counter *saved,
 	const struct ceems_energy_counter_limits *lim, uint64_t raw_now,
 	uint64_t now_ns, double *joules);
@@ -60,7 +60,7 @@ enum ceems_recover_verdict ceems_recover_counter(
 /* Whether counter R, now, is of the run SAVED was checkpointed in
  * (struct ceems_energy_reader's identity): OK, OTHER_RUN or
  * UNIDENTIFIED.  Always OK for a counter that needs no identity. */
-enum ceems_recover_verdict ceems_recover_identity(
+enum ceems_recover_verdict ceems_agent_recover_identity(
 	const struct state_counter *saved,
 	const struct ceems_energy_reader *r);
 
@@ -74,7 +74,7 @@ struct ceems_recover_job {
 	bool gone;			/* its cgroup is gone now */
 };
 
-enum ceems_recover_verdict ceems_recover_job_verdict(
+enum ceems_recover_verdict ceems_agent_recover_job_verdict(
 	const struct ceems_recover_job *job);
 
 #endif

@@ -75,7 +75,7 @@ job_verdict(const struct restore_ctx *ctx, const struct agent_job *j,
 
 	if (ctx->node != CEEMS_RECOVER_OK)
 		return ctx->node;
-	return ceems_recover_job_verdict(&facts);
+	return ceems_agent_recover_job_verdict(&facts);
 }
 
 /* The DOWN_S seconds up to now: recovered (the next tick charges the
@@ -101,7 +101,7 @@ account_down_time(const struct restore_ctx *ctx, struct agent_job *j,
 			     now_unix);
 		return;
 	}
-	ceems_job_ledger_add_gap(&j->ledger, down_s);
+	ceems_ledger_add_gap(&j->ledger, down_s);
 	j->gap_s += down_s;
 	add_interval(j->gaps, &j->ngaps, now_unix - down_s, now_unix);
 }
@@ -125,16 +125,16 @@ static void
 restore_gpus(struct ceems_agent *a, struct agent_job *j,
 	     const struct agent_gpu_job *saved)
 {
-	bool fits = agent_gpu_job_sane(saved);
+	bool fits = ceems_agent_gpu_job_sane(saved);
 
 	for (uint32_t k = 0; fits && k < saved->n; k++)
 		fits = (size_t)saved->acc[k].device < a->gpus.n &&
 		       saved->acc[k].device_key ==
-		       agent_gpu_device_key(a, (size_t)saved->acc[k].device);
+		       ceems_agent_gpu_device_key(a, (size_t)saved->acc[k].device);
 	if (fits && saved->n > 0)
 		j->gpu = *saved;
 	else
-		agent_gpu_resolve(a, &j->spec, &j->gpu);
+		ceems_agent_gpu_resolve(a, &j->spec, &j->gpu);
 }
 
 static int
@@ -147,8 +147,8 @@ restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 	enum ceems_recover_verdict verdict;
 	double down_s;
 
-	if (a->njobs >= a->config.max_jobs || !agent_spec_valid(spec) ||
-	    agent_find_job(a, spec->jobid, NULL) != NULL ||
+	if (a->njobs >= a->config.max_jobs || !ceems_agent_spec_valid(spec) ||
+	    ceems_agent_find_job(a, spec->jobid, NULL) != NULL ||
 	    fig->tick_ns > ctx->now_ns || registered_ns > fig->tick_ns)
 		return 1;
 	j = calloc(1, sizeof(*j));
@@ -168,7 +168,7 @@ restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 	j->nrecovered = fig->nrecovered;
 	memcpy(j->recovered, fig->recovered, sizeof(j->recovered));
 	down_s = (double)(ctx->now_ns - fig->tick_ns) / 1e9;
-	if (agent_attach_job(a, j) < 0) {
+	if (ceems_agent_attach_job(a, j) < 0) {
 		/* The job ended while the agent was down: keep its figures
 		 * for the deregistration that will ask for them. */
 		j->gone = true;
@@ -187,24 +187,24 @@ restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 			       fig->tick_ns - (uint64_t)(st->r.elapsed_s * 1e9) : 0;
 		st->r.elapsed_s = st->r.ended ? st->r.elapsed_s : 0;
 		if (!st->r.ended && !j->gone)
-			st->reader = agent_open_step_reader(a, j, st->r.id);
+			st->reader = ceems_agent_open_step_reader(a, j, st->r.id);
 	}
 	/* The rows before the restart are not kept (the record's gaps say
 	 * when the agent was down): the series restarts here. */
-	j->series = ceems_series_for_job(&a->config, j->spec.series,
+	j->series = ceems_agent_series_for_job(&a->config, j->spec.series,
 					 j->tick_from_ns, &j->ledger, j->cpu_s);
 	/* The kernel freed the earlier agent's eBPF maps and perf events
 	 * with it: counting starts again, added to what it checkpointed;
 	 * the time since, counted by none, is said in the report (whatever
 	 * the energy's verdict: no counter covers it). */
-	agent_bpf_resume(a, j, &fig->io, down_s > 0 ? down_s : 0);
-	agent_perf_resume(a, j, &fig->perf, down_s > 0 ? down_s : 0);
+	ceems_agent_bpf_resume(a, j, &fig->io, down_s > 0 ? down_s : 0);
+	ceems_agent_perf_resume(a, j, &fig->perf, down_s > 0 ? down_s : 0);
 	if (j->series != NULL) {
 		struct ceems_series_counts counts;
 
 		/* Its rows count from here, as its energy's do. */
-		agent_series_counts(a, j, &counts);
-		ceems_series_set_counts(j->series, &counts);
+		ceems_agent_tick_series_counts(a, j, &counts);
+		ceems_agent_series_set_counts(j->series, &counts);
 	}
 	a->jobs[a->njobs++] = j;
 	if (verdict == CEEMS_RECOVER_OK)
@@ -212,11 +212,11 @@ restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 			   spec->jobid, down_s);
 	else
 		ceems_info("job %u restored from state: %.1f s not accounted while the agent was down (%s)",
-			   spec->jobid, down_s, ceems_recover_verdict_name(verdict));
+			   spec->jobid, down_s, ceems_agent_recover_verdict_name(verdict));
 	/* A recovered job's slot keeps the figures of the checkpoint, the
 	 * time its ledger reaches: the next tick's checkpoint moves both. */
 	if (verdict != CEEMS_RECOVER_OK)
-		agent_save_job(a, j, ctx->now_ns);
+		ceems_agent_tick_save_job(a, j, ctx->now_ns);
 	return 0;
 }
 
@@ -246,10 +246,10 @@ restore_finishing(void *arg, int slot,
 	memcpy(fj.cluster, spec->cluster, sizeof(fj.cluster));
 	fj.cluster[sizeof(fj.cluster) - 1] = '\0';
 
-	if (agent_finish_add(ctx->agent->finish, report, &fj, ctx->now_ns) < 0)
+	if (ceems_agent_finish_add(ctx->agent->finish, report, &fj, ctx->now_ns) < 0)
 		return 0;	/* written at once, its slot released */
 	if (meta != NULL)
-		agent_finish_set_meta(ctx->agent->finish, report->jobid, meta);
+		ceems_agent_finish_set_meta(ctx->agent->finish, report->jobid, meta);
 	ceems_info("job %u restored from state as finishing: its record waits for the plugin's release",
 		   report->jobid);
 	return 0;
@@ -264,13 +264,13 @@ ceems_agent_restore(struct ceems_agent *a, uint64_t now_ns)
 	if (a->state == NULL)
 		return 0;
 	a->last_tick_ns = now_ns;
-	snap = state_file_node(a->state);
+	snap = ceems_agent_state_file_node(a->state);
 	ctx.snap_tick_ns = snap->tick_ns;
-	ctx.node = agent_recover_node(a, snap, state_file_boot_id(a->state),
+	ctx.node = ceems_agent_recover_node(a, snap, ceems_agent_state_file_boot_id(a->state),
 				      now_ns);
 	if (ctx.node != CEEMS_RECOVER_OK && snap->tick_ns != 0)
 		ceems_info("the interval since the last checkpoint cannot be recovered (%s): it is a gap for the restored jobs",
-			   ceems_recover_verdict_name(ctx.node));
-	state_file_restore_finishing(a->state, restore_finishing, &ctx);
-	return state_file_restore(a->state, restore_job, &ctx);
+			   ceems_agent_recover_verdict_name(ctx.node));
+	ceems_agent_state_file_restore_finishing(a->state, restore_finishing, &ctx);
+	return ceems_agent_state_file_restore(a->state, restore_job, &ctx);
 }

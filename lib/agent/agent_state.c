@@ -43,7 +43,7 @@ struct state_file {
 };
 
 uint64_t
-state_checksum(const void *data, size_t len)
+ceems_agent_state_checksum(const void *data, size_t len)
 {
 	const unsigned char *p = data;
 	uint64_t h = 14695981039346656037ULL;	/* FNV-1a */
@@ -118,7 +118,7 @@ pwritev_all(int fd, struct iovec iov[2], off_t off)
 }
 
 int
-state_pread_all(int fd, void *buf, size_t len, off_t off)
+ceems_agent_state_pread_all(int fd, void *buf, size_t len, off_t off)
 {
 	char *p = buf;
 
@@ -300,25 +300,25 @@ load_state(struct state_file *sf, const char *dir, const char *boot_id)
 		return -errno;
 	if (st.st_size == 0)
 		return 0;
-	ret = state_pread_all(sf->fd, &h, sizeof(h), 0);
+	ret = ceems_agent_state_pread_all(sf->fd, &h, sizeof(h), 0);
 	if (ret == 0 && memcmp(h.magic, STATE_MAGIC, 8) == 0 &&
 	    h.version < STATE_VERSION &&
 	    strncmp(h.boot_id, boot_id, sizeof(h.boot_id)) == 0) {
-		ret = state_migrate(sf->fd, sf->path, &h, st.st_size);
+		ret = ceems_agent_state_migrate(sf->fd, sf->path, &h, st.st_size);
 		if (ret == 0) {
 			/* The migrated file replaced the old one. */
 			close(sf->fd);
 			sf->fd = open(sf->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 			if (sf->fd < 0 || fstat(sf->fd, &st) < 0)
 				return -errno;
-			ret = state_pread_all(sf->fd, &h, sizeof(h), 0);
+			ret = ceems_agent_state_pread_all(sf->fd, &h, sizeof(h), 0);
 		}
 	}
 	if (ret < 0 || !header_matches(&h, sf->nslots, boot_id) ||
 	    st.st_size < STATE_HEADER_SIZE)
 		return set_aside(sf, dir, "is from another boot, version or max_jobs, or damaged");
 	sf->header_on_disk = true;
-	if (state_node_sane(&h.node))
+	if (ceems_agent_state_check_node_sane(&h.node))
 		sf->header.node = h.node;
 	sf->nalloc = (uint32_t)((uint64_t)(st.st_size - STATE_HEADER_SIZE) /
 				sizeof(struct slot));
@@ -327,7 +327,7 @@ load_state(struct state_file *sf, const char *dir, const char *boot_id)
 	for (uint32_t i = 0; i < sf->nalloc; i++) {
 		uint32_t flags[2];
 
-		if (state_pread_all(sf->fd, flags, sizeof(flags),
+		if (ceems_agent_state_pread_all(sf->fd, flags, sizeof(flags),
 				    slot_offset(i)) < 0)
 			break;
 		if (flags[0] == 1)
@@ -337,7 +337,7 @@ load_state(struct state_file *sf, const char *dir, const char *boot_id)
 }
 
 struct state_file *
-state_file_open(const char *dir, uint32_t nslots, const char *boot_id,
+ceems_agent_state_file_open(const char *dir, uint32_t nslots, const char *boot_id,
 		int *err)
 {
 	struct state_file *sf;
@@ -360,7 +360,7 @@ state_file_open(const char *dir, uint32_t nslots, const char *boot_id,
 		*err = -ENOMEM;
 		goto fail;
 	}
-	if ((*err = ceems_mkdir_p(dir, 0700)) < 0)
+	if ((*err = ceems_fileio_mkdir_p(dir, 0700)) < 0)
 		goto fail;
 	sf->fd = open(sf->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (sf->fd < 0) {
@@ -386,7 +386,7 @@ fail:
 }
 
 void
-state_file_close(struct state_file *sf)
+ceems_agent_state_file_close(struct state_file *sf)
 {
 	if (sf == NULL)
 		return;
@@ -400,7 +400,7 @@ state_file_close(struct state_file *sf)
 }
 
 int
-state_slot_claim(struct state_file *sf, const struct ceems_agent_job_spec *spec,
+ceems_agent_state_slot_claim(struct state_file *sf, const struct ceems_agent_job_spec *spec,
 		 uint64_t registered_ns)
 {
 	for (uint32_t i = 0; i < sf->nslots; i++) {
@@ -429,7 +429,7 @@ slot_valid(const struct state_file *sf, int slot)
 }
 
 void
-state_slot_update(struct state_file *sf, int slot,
+ceems_agent_state_slot_update(struct state_file *sf, int slot,
 		  const struct state_figures *fig)
 {
 	struct slot_copy_head head;
@@ -447,7 +447,7 @@ state_slot_update(struct state_file *sf, int slot,
 	seq = sf->next_seq[slot]++;
 	head.seq = seq;
 	head.len = len;
-	head.check = state_checksum(fig, len);
+	head.check = ceems_agent_state_checksum(fig, len);
 	/* One write of the head and the figures: a kill in its middle
 	 * leaves a copy whose checksum does not match, and the other copy
 	 * is the latest complete one. */
@@ -464,7 +464,7 @@ state_slot_update(struct state_file *sf, int slot,
 }
 
 void
-state_slot_identity(struct state_file *sf, int slot,
+ceems_agent_state_slot_identity(struct state_file *sf, int slot,
 		    const struct ceems_agent_job_spec *spec)
 {
 	struct pending_claim *p;
@@ -487,7 +487,7 @@ state_slot_identity(struct state_file *sf, int slot,
 }
 
 void
-state_slot_options(struct state_file *sf, int slot,
+ceems_agent_state_slot_options(struct state_file *sf, int slot,
 		   const struct ceems_agent_job_spec *spec)
 {
 	struct pending_claim *p;
@@ -508,7 +508,7 @@ state_slot_options(struct state_file *sf, int slot,
 }
 
 void
-state_slot_release(struct state_file *sf, int slot)
+ceems_agent_state_slot_release(struct state_file *sf, int slot)
 {
 	uint32_t zero = 0;
 
@@ -527,13 +527,13 @@ state_slot_release(struct state_file *sf, int slot)
 }
 
 int
-state_file_flush(struct state_file *sf)
+ceems_agent_state_file_flush(struct state_file *sf)
 {
 	return sf->failed;
 }
 
 void
-state_slot_finishing(struct state_file *sf, int slot,
+ceems_agent_state_slot_finishing(struct state_file *sf, int slot,
 		     const struct ceems_agent_job_report *report,
 		     int64_t start_time, int64_t end_time)
 {
@@ -560,7 +560,7 @@ state_slot_finishing(struct state_file *sf, int slot,
 }
 
 void
-state_slot_finishing_meta(struct state_file *sf, int slot,
+ceems_agent_state_slot_finishing_meta(struct state_file *sf, int slot,
 			  const struct ceems_job_meta *meta)
 {
 	uint32_t flag = 0;
@@ -584,11 +584,11 @@ read_slot(struct state_file *sf, uint32_t i, struct slot *s)
 {
 	if (i >= sf->nalloc)
 		return -ENODATA;
-	return state_pread_all(sf->fd, s, sizeof(*s), slot_offset(i));
+	return ceems_agent_state_pread_all(sf->fd, s, sizeof(*s), slot_offset(i));
 }
 
 int
-state_file_restore(struct state_file *sf, state_restore_fn fn, void *arg)
+ceems_agent_state_file_restore(struct state_file *sf, state_restore_fn fn, void *arg)
 {
 	struct slot *s = malloc(sizeof(*s));
 	int kept = 0;
@@ -601,16 +601,16 @@ state_file_restore(struct state_file *sf, state_restore_fn fn, void *arg)
 
 		if (sf->kind[i] != SLOT_LIVE || read_slot(sf, i, s) < 0)
 			continue;
-		best = state_best_copy(s->copy, &seq);
+		best = ceems_agent_state_check_best_copy(s->copy, &seq);
 		if (best == NULL || s->spec.jobid == 0) {
 			ceems_warning("state slot %u (job %u) has no complete figures; dropped",
 				      i, s->spec.jobid);
-			state_slot_release(sf, (int)i);
+			ceems_agent_state_slot_release(sf, (int)i);
 			continue;
 		}
 		sf->next_seq[i] = seq + 1;
 		if (fn(arg, (int)i, &s->spec, s->registered_ns, best) != 0)
-			state_slot_release(sf, (int)i);
+			ceems_agent_state_slot_release(sf, (int)i);
 		else
 			kept++;
 	}
@@ -619,7 +619,7 @@ state_file_restore(struct state_file *sf, state_restore_fn fn, void *arg)
 }
 
 int
-state_file_restore_finishing(struct state_file *sf, state_finish_fn fn,
+ceems_agent_state_file_restore_finishing(struct state_file *sf, state_finish_fn fn,
 			     void *arg)
 {
 	struct slot *s = malloc(sizeof(*s));
@@ -633,22 +633,22 @@ state_file_restore_finishing(struct state_file *sf, state_finish_fn fn,
 
 		if (sf->kind[i] != SLOT_FINISHING || read_slot(sf, i, s) < 0)
 			continue;
-		if (!state_final_sane(&s->spec, &s->final)) {
+		if (!ceems_agent_state_check_final_sane(&s->spec, &s->final)) {
 			ceems_warning("state slot %u (job %u) has a damaged final report; dropped",
 				      i, s->spec.jobid);
-			state_slot_release(sf, (int)i);
+			ceems_agent_state_slot_release(sf, (int)i);
 			continue;
 		}
 		have_meta = s->final.have_meta == 1;
 		if (have_meta) {
 			meta = s->final.meta;
-			state_terminate_meta(&meta);
+			ceems_agent_state_check_terminate_meta(&meta);
 		}
 		s->final.report.series = NULL;
 		if (fn(arg, (int)i, &s->spec, &s->final.report,
 		       s->final.start_time, s->final.end_time,
 		       have_meta ? &meta : NULL) != 0)
-			state_slot_release(sf, (int)i);
+			ceems_agent_state_slot_release(sf, (int)i);
 		else
 			kept++;
 	}
@@ -657,23 +657,23 @@ state_file_restore_finishing(struct state_file *sf, state_finish_fn fn,
 }
 
 const struct state_node *
-state_file_node(const struct state_file *sf)
+ceems_agent_state_file_node(const struct state_file *sf)
 {
 	return &sf->header.node;
 }
 
 const char *
-state_file_boot_id(const struct state_file *sf)
+ceems_agent_state_file_boot_id(const struct state_file *sf)
 {
 	return sf->header.boot_id;
 }
 
 void
-state_file_set_node(struct state_file *sf, const struct state_node *node)
+ceems_agent_state_file_set_node(struct state_file *sf, const struct state_node *node)
 {
 	struct state_node n = *node;
 
-	n.check = state_checksum((const char *)&n + sizeof(n.check),
+	n.check = ceems_agent_state_checksum((const char *)&n + sizeof(n.check),
 				 sizeof(n) - sizeof(n.check));
 	if (reserve_header(sf) == 0)
 		note_write(sf, pwrite_all(sf->fd, &n, sizeof(n),

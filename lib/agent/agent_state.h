@@ -73,7 +73,7 @@ _Static_assert(sizeof(struct state_counter) == 96,
 	       "a node counter keeps the size version 5 files have");
 
 struct state_node {
-	uint64_t check;		/* state_checksum of what follows */
+	uint64_t check;		/* ceems_agent_state_checksum of what follows */
 	uint64_t tick_ns;	/* the tick; 0: no snapshot */
 	uint64_t busy_ns;	/* node busy CPU time (/proc/stat) */
 	/* 1: busy_ns holds it; 0: not read.  STATE_NODE_JOB_LEFT: a job
@@ -93,39 +93,39 @@ struct state_file;
  * boot BOOT_ID (a checkpoint from another boot describes dead jobs and is
  * discarded).  NULL with *ERR = -errno; a damaged or foreign file is
  * renamed to jobs.state.bad, logged, and a fresh one created. */
-struct state_file *state_file_open(const char *dir, uint32_t nslots,
+struct state_file *ceems_agent_state_file_open(const char *dir, uint32_t nslots,
 				   const char *boot_id, int *err);
-void state_file_close(struct state_file *sf);
+void ceems_agent_state_file_close(struct state_file *sf);
 
 /* Claim a free slot for a new job and write its registration.  Returns
  * the slot index, or -ENOSPC. */
-int state_slot_claim(struct state_file *sf,
+int ceems_agent_state_slot_claim(struct state_file *sf,
 		     const struct ceems_agent_job_spec *spec,
 		     uint64_t registered_ns);
 /* The job's Slurm start time and cluster, learned after its claim
  * (ceems_agent_register). */
-void state_slot_identity(struct state_file *sf, int slot,
+void ceems_agent_state_slot_identity(struct state_file *sf, int slot,
 			 const struct ceems_agent_job_spec *spec);
 /* The job's --ceems-series and --ceems-perf, turned on by a later step
  * than the one that registered it: a restarted agent keeps its series
  * and opens its hardware events again. */
-void state_slot_options(struct state_file *sf, int slot,
+void ceems_agent_state_slot_options(struct state_file *sf, int slot,
 			const struct ceems_agent_job_spec *spec);
 /* Only the steps in use are copied: most jobs have a few. */
-void state_slot_update(struct state_file *sf, int slot,
+void ceems_agent_state_slot_update(struct state_file *sf, int slot,
 		       const struct state_figures *fig);
-void state_slot_release(struct state_file *sf, int slot);
+void ceems_agent_state_slot_release(struct state_file *sf, int slot);
 
 /* The node's snapshot in the file as it was opened (tick_ns 0 when it
  * held none), and the writing of a new one. */
-const struct state_node *state_file_node(const struct state_file *sf);
+const struct state_node *ceems_agent_state_file_node(const struct state_file *sf);
 /* The boot the file was written in. */
-const char *state_file_boot_id(const struct state_file *sf);
-void state_file_set_node(struct state_file *sf, const struct state_node *node);
+const char *ceems_agent_state_file_boot_id(const struct state_file *sf);
+void ceems_agent_state_file_set_node(struct state_file *sf, const struct state_node *node);
 
 /* 0, or the -errno of the last write when the file is not up to date
  * (the problem was logged once when it began). */
-int state_file_flush(struct state_file *sf);
+int ceems_agent_state_file_flush(struct state_file *sf);
 
 /* Call FN for every job the file holds (after a restart), with its
  * latest complete figures.  FN returns 0 to keep the slot, or non-zero
@@ -134,19 +134,19 @@ typedef int (*state_restore_fn)(void *arg, int slot,
 				const struct ceems_agent_job_spec *spec,
 				uint64_t registered_ns,
 				const struct state_figures *fig);
-int state_file_restore(struct state_file *sf, state_restore_fn fn,
+int ceems_agent_state_file_restore(struct state_file *sf, state_restore_fn fn,
 		       void *arg);
 
 /* A deregistered job waiting for its release ("finishing"): its slot
  * keeps the final report and the times its record would have, so that
  * an agent restarted before the release can still write the record.
- * Such a slot is never restored as a live job (state_file_restore skips
- * it); state_slot_release frees it. */
-void state_slot_finishing(struct state_file *sf, int slot,
+ * Such a slot is never restored as a live job (ceems_agent_state_file_restore skips
+ * it); ceems_agent_state_slot_release frees it. */
+void ceems_agent_state_slot_finishing(struct state_file *sf, int slot,
 			  const struct ceems_agent_job_report *report,
 			  int64_t start_time, int64_t end_time);
 /* The plugin's metadata of a finishing job, kept with it. */
-void state_slot_finishing_meta(struct state_file *sf, int slot,
+void ceems_agent_state_slot_finishing_meta(struct state_file *sf, int slot,
 			       const struct ceems_job_meta *meta);
 
 /* Call FN for every finishing job the file holds, META NULL when the
@@ -157,7 +157,7 @@ typedef int (*state_finish_fn)(void *arg, int slot,
 			       const struct ceems_agent_job_report *report,
 			       int64_t start_time, int64_t end_time,
 			       const struct ceems_job_meta *meta);
-int state_file_restore_finishing(struct state_file *sf, state_finish_fn fn,
+int ceems_agent_state_file_restore_finishing(struct state_file *sf, state_finish_fn fn,
 				 void *arg);
 
 #endif

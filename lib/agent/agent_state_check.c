@@ -112,9 +112,9 @@ perf_sane(const struct ceems_perf_report *p)
 }
 
 bool
-state_figures_sane(const struct state_figures *f)
+ceems_agent_state_check_figures_sane(const struct state_figures *f)
 {
-	return f->have_cpu <= 1 && agent_gpu_job_sane(&f->gpu) &&
+	return f->have_cpu <= 1 && ceems_agent_gpu_job_sane(&f->gpu) &&
 	       io_sane(&f->io) && perf_sane(&f->perf) &&
 	       recovered_sane(f->recovered_s, f->nrecovered, f->recovered) &&
 	       parts_sane(f->ngaps, f->gaps, f->nsteps, f->steps, f->cpu_s,
@@ -122,7 +122,7 @@ state_figures_sane(const struct state_figures *f)
 }
 
 const struct state_figures *
-state_best_copy(const struct slot_copy copy[2], uint64_t *seq)
+ceems_agent_state_check_best_copy(const struct slot_copy copy[2], uint64_t *seq)
 {
 	const struct slot_copy *best = NULL;
 
@@ -137,8 +137,8 @@ state_best_copy(const struct slot_copy copy[2], uint64_t *seq)
 		want = offsetof(struct state_figures, steps) +
 		       k->fig.nsteps * sizeof(k->fig.steps[0]);
 		if (k->head.len != want ||
-		    k->head.check != state_checksum(&k->fig, want) ||
-		    !state_figures_sane(&k->fig))
+		    k->head.check != ceems_agent_state_checksum(&k->fig, want) ||
+		    !ceems_agent_state_check_figures_sane(&k->fig))
 			continue;
 		best = k;
 	}
@@ -175,7 +175,7 @@ gpu_reports_sane(const struct ceems_agent_job_report *r)
 }
 
 bool
-state_final_sane(const struct ceems_agent_job_spec *spec,
+ceems_agent_state_check_final_sane(const struct ceems_agent_job_spec *spec,
 		 const struct slot_final *final)
 {
 	const struct ceems_agent_job_report *r = &final->report;
@@ -192,7 +192,7 @@ state_final_sane(const struct ceems_agent_job_spec *spec,
 
 /* Every string of metadata read back from disk ends inside its buffer. */
 void
-state_terminate_meta(struct ceems_job_meta *m)
+ceems_agent_state_check_terminate_meta(struct ceems_job_meta *m)
 {
 	m->cluster[sizeof(m->cluster) - 1] = '\0';
 	m->node[sizeof(m->node) - 1] = '\0';
@@ -206,11 +206,11 @@ state_terminate_meta(struct ceems_job_meta *m)
 }
 
 bool
-state_node_sane(const struct state_node *n)
+ceems_agent_state_check_node_sane(const struct state_node *n)
 {
 	if (n->tick_ns == 0 || n->ncounters > STATE_MAX_COUNTERS ||
 	    n->have_busy > STATE_NODE_JOB_LEFT ||
-	    n->check != state_checksum((const char *)n + sizeof(n->check),
+	    n->check != ceems_agent_state_checksum((const char *)n + sizeof(n->check),
 				       sizeof(*n) - sizeof(n->check)))
 		return false;
 	for (uint32_t i = 0; i < n->ncounters; i++) {

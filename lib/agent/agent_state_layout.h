@@ -46,11 +46,11 @@ _Static_assert(sizeof(struct state_header) <= STATE_HEADER_SIZE,
 	       "the state file's header fits its page");
 
 /* Written with the figures it describes, in one write: see
- * state_slot_update. */
+ * ceems_agent_state_slot_update. */
 struct slot_copy_head {
 	uint64_t seq;		/* 0: never written */
 	uint64_t len;		/* bytes of figures written */
-	uint64_t check;		/* state_checksum of those bytes */
+	uint64_t check;		/* ceems_agent_state_checksum of those bytes */
 };
 
 struct slot_copy {
@@ -86,26 +86,26 @@ copy_offset(unsigned which)
 }
 
 /* agent_state.c */
-uint64_t state_checksum(const void *data, size_t len);
-int state_pread_all(int fd, void *buf, size_t len, off_t off);
+uint64_t ceems_agent_state_checksum(const void *data, size_t len);
+int ceems_agent_state_pread_all(int fd, void *buf, size_t len, off_t off);
 
 /* agent_state_check.c: what is read back from disk is checked like any
  * outside input. */
 /* The latest copy whose length, checksum and figures are sane (its
  * sequence number in *SEQ), or NULL. */
-const struct state_figures *state_best_copy(const struct slot_copy copy[2],
+const struct state_figures *ceems_agent_state_check_best_copy(const struct slot_copy copy[2],
 					    uint64_t *seq);
-bool state_figures_sane(const struct state_figures *f);
-bool state_final_sane(const struct ceems_agent_job_spec *spec,
+bool ceems_agent_state_check_figures_sane(const struct state_figures *f);
+bool ceems_agent_state_check_final_sane(const struct ceems_agent_job_spec *spec,
 		      const struct slot_final *final);
-void state_terminate_meta(struct ceems_job_meta *m);
-bool state_node_sane(const struct state_node *n);
+void ceems_agent_state_check_terminate_meta(struct ceems_job_meta *m);
+bool ceems_agent_state_check_node_sane(const struct state_node *n);
 
 /* agent_state_migrate.c: rewrite the file at PATH (open on FD, SIZE
  * bytes, header H) of an older version as a current one, in place of
  * the old (a new file renamed over it).  0, or -errno (the old file is
  * then left as it was). */
-int state_migrate(int fd, const char *path, const struct state_header *h,
+int ceems_agent_state_migrate(int fd, const char *path, const struct state_header *h,
 		  off_t size);
 
 #endif

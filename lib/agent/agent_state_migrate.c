@@ -223,7 +223,7 @@ copy_holds(const struct slot_copy_head *head, const void *fig,
 	if (head->seq == 0 || nsteps > CEEMS_AGENT_MAX_STEPS)
 		return false;
 	want = steps_offset + nsteps * step_size;
-	return head->len == want && head->check == state_checksum(fig, want);
+	return head->len == want && head->check == ceems_agent_state_checksum(fig, want);
 }
 
 /* Version 6's latest copy whose length and checksum hold, as current
@@ -247,7 +247,7 @@ convert_copy_v6(const struct slot_v6 *old, struct state_figures *fig,
 		return false;
 	figures_from_v6(&best->fig, fig);
 	*seq = best->head.seq;
-	return state_figures_sane(fig);
+	return ceems_agent_state_check_figures_sane(fig);
 }
 
 /* Version 6 slot OLD as a current slot NEW.  False when it holds
@@ -274,7 +274,7 @@ convert_slot_v6(const struct slot_v6 *old, struct slot *new)
 		memcpy(&new->final.report.perf, old->final.report.perf,
 		       PERF_V6_SIZE);
 		new->final.meta = old->final.meta;
-		return state_final_sane(&new->spec, &new->final);
+		return ceems_agent_state_check_final_sane(&new->spec, &new->final);
 	}
 	if (!convert_copy_v6(old, &fig, &seq))
 		return false;
@@ -320,7 +320,7 @@ convert_copy_v4(const struct slot_v4 *old, struct state_figures *fig,
 	figures_from_v5(v5, fig);
 	free(v5);
 	*seq = best->seq;
-	return state_figures_sane(fig);
+	return ceems_agent_state_check_figures_sane(fig);
 }
 
 /* Version 5's latest copy whose length and checksum hold, as current
@@ -344,7 +344,7 @@ convert_copy_v5(const struct slot_v5 *old, struct state_figures *fig,
 		return false;
 	figures_from_v5(&best->fig, fig);
 	*seq = best->head.seq;
-	return state_figures_sane(fig);
+	return ceems_agent_state_check_figures_sane(fig);
 }
 
 /* The running figures FIG (of sequence SEQ) as NEW's copy. */
@@ -357,7 +357,7 @@ put_copy(struct slot *new, const struct state_figures *fig, uint64_t seq)
 	new->copy[seq & 1].fig = *fig;
 	new->copy[seq & 1].head.seq = seq;
 	new->copy[seq & 1].head.len = len;
-	new->copy[seq & 1].head.check = state_checksum(fig, len);
+	new->copy[seq & 1].head.check = ceems_agent_state_checksum(fig, len);
 }
 
 /* Old slot OLD (of version VERSION) as a current slot NEW.  False when
@@ -398,7 +398,7 @@ convert_slot(uint32_t version, const void *old, struct slot *new)
 			       REPORT_V5_SIZE);
 			new->final.meta = o5->final.meta;
 		}
-		return state_final_sane(&new->spec, &new->final);
+		return ceems_agent_state_check_final_sane(&new->spec, &new->final);
 	}
 	if (version == 4 ? !convert_copy_v4(o4, &fig, &seq) :
 	    !convert_copy_v5(o5, &fig, &seq))
@@ -437,7 +437,7 @@ write_migrated(int old_fd, int new_fd, const struct state_header *h,
 	for (uint32_t i = 0; i < nold; i++) {
 		off_t off = STATE_HEADER_SIZE + (off_t)n * (off_t)sizeof(*new);
 
-		if (state_pread_all(old_fd, old, old_size, STATE_HEADER_SIZE +
+		if (ceems_agent_state_pread_all(old_fd, old, old_size, STATE_HEADER_SIZE +
 				    (off_t)i * (off_t)old_size) < 0 ||
 		    !convert_slot(h->version, old, new))
 			continue;
@@ -458,7 +458,7 @@ out:
 }
 
 int
-state_migrate(int fd, const char *path, const struct state_header *h,
+ceems_agent_state_migrate(int fd, const char *path, const struct state_header *h,
 	      off_t size)
 {
 	char tmp[CEEMS_CONFIG_PATH_MAX + 48];

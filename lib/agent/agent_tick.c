@@ -54,7 +54,7 @@ add_to_reading(struct ceems_ledger_reading *r,
 }
 
 void
-agent_collect_energy(struct ceems_agent *a, uint64_t now_ns,
+ceems_agent_tick_collect_energy(struct ceems_agent *a, uint64_t now_ns,
 		     struct ceems_ledger_node_tick *node)
 {
 	for (size_t s = 0; s < a->nsources; s++) {
@@ -102,7 +102,7 @@ collect_node_usage(struct ceems_agent *a,
 
 	node->node_cores = a->node_cpu.ncpus;
 	a->node_busy_known = false;
-	if (ceems_proc_read_cpu(a->proc, &cpu) == 0) {
+	if (ceems_proc_stats_read_cpu(a->proc, &cpu) == 0) {
 		if (a->have_node_cpu && cpu.busy_ns >= a->node_cpu.busy_ns) {
 			node->node_busy_cpu_s =
 				(double)(cpu.busy_ns - a->node_cpu.busy_ns) / 1e9;
@@ -112,7 +112,7 @@ collect_node_usage(struct ceems_agent *a,
 		a->have_node_cpu = true;
 		node->node_cores = cpu.ncpus;
 	}
-	if (ceems_proc_read_mem(a->proc, &mem) == 0 &&
+	if (ceems_proc_stats_read_mem(a->proc, &mem) == 0 &&
 	    (mem.present & CEEMS_NMF_TOTAL)) {
 		node->node_mem_total_bytes = mem.total;
 		if ((mem.present & CEEMS_NMF_AVAILABLE) && mem.available <= mem.total)
@@ -240,7 +240,7 @@ read_step(struct ceems_agent *a, struct agent_step *st, bool full)
 	st->rd.waiting = true;
 	st->rd.seq = a->tick_seq;
 	st->rd.have_cpu = false;
-	st->rd.ret = ceems_cgroup_reader_read_some(st->reader, want, cs);
+	st->rd.ret = ceems_cgroup_stats_reader_read_some(st->reader, want, cs);
 	if (st->rd.ret < 0)
 		return;
 	if (cs->present & CEEMS_CGF_CPU_USAGE) {
@@ -288,7 +288,7 @@ apply_step(struct ceems_agent *a, struct agent_step *st)
 /* Read a running step's CPU time for this tick (and its memory on full
  * readings) at once. */
 void
-agent_collect_step(struct ceems_agent *a, struct agent_step *st, bool full)
+ceems_agent_tick_collect_step(struct ceems_agent *a, struct agent_step *st, bool full)
 {
 	read_step(a, st, full);
 	apply_step(a, st);
@@ -298,7 +298,7 @@ agent_collect_step(struct ceems_agent *a, struct agent_step *st, bool full)
  * time, memory by RSS.  The denominator is never below the job's own
  * figure, so the steps never get more than the job. */
 void
-agent_split_to_steps(struct agent_job *j,
+ceems_agent_tick_split_to_steps(struct agent_job *j,
 		     const struct ceems_ledger_job_share *share,
 		     const struct ceems_ledger_job_tick *t)
 {
@@ -353,28 +353,28 @@ read_job(struct ceems_agent *a, struct agent_job *j, bool full)
 	j->rd.seq = a->tick_seq;
 	j->rd.have_cpu = false;
 	j->rd.ret = 0;
-	agent_bpf_job_read(a, j);
+	ceems_agent_bpf_job_read(a, j);
 	if (j->gone)
 		return;
-	j->rd.ret = ceems_cgroup_reader_read_some(j->reader, want, st);
+	j->rd.ret = ceems_cgroup_stats_reader_read_some(j->reader, want, st);
 	if (j->rd.ret < 0 || (st->present & CEEMS_CGF_CPU_USAGE) == 0)
 		return;
 	j->rd.have_cpu = true;
 	j->rd.cpu_usage_ns = st->cpu_usage_ns;
 	if (full)
 		j->usage = *st;
-	agent_perf_read(j);
+	ceems_agent_perf_read(j);
 	/* Last: the steps' readings reuse the scratch buffer. */
 	for (uint32_t i = 0; i < j->nsteps; i++)
 		read_step(a, &j->steps[i], full);
 }
 
 void
-agent_job_gpu_shares(const struct ceems_agent *a, const struct agent_job *j,
+ceems_agent_tick_job_gpu_shares(const struct ceems_agent *a, const struct agent_job *j,
 		     double share[CEEMS_LEDGER_MAX_GPUS])
 {
 	if (j->gpu.n > 0)
-		agent_gpu_shares(a, &j->gpu, share);
+		ceems_agent_gpu_shares(a, &j->gpu, share);
 	else
 		memcpy(share, j->spec.gpu_share,
 		       CEEMS_LEDGER_MAX_GPUS * sizeof(share[0]));
@@ -398,7 +398,7 @@ apply_job(struct ceems_agent *a, struct agent_job *j,
 		return;
 	t->alloc_cores = j->alloc_cores;
 	t->alloc_mem_bytes = j->alloc_mem_bytes;
-	agent_job_gpu_shares(a, j, t->gpu_share);
+	ceems_agent_tick_job_gpu_shares(a, j, t->gpu_share);
 	if ((j->usage.present & CEEMS_CGF_MEM_RSS) != 0)
 		t->rss_bytes = j->usage.mem_rss_bytes;
 	for (uint32_t i = 0; i < j->nsteps; i++)
@@ -431,7 +431,7 @@ apply_job(struct ceems_agent *a, struct agent_job *j,
 
 /* Read one job's usage for this tick into its ledger input, at once. */
 void
-agent_collect_job(struct ceems_agent *a, struct agent_job *j, bool full,
+ceems_agent_tick_collect_job(struct ceems_agent *a, struct agent_job *j, bool full,
 		  struct ceems_ledger_job_tick *t)
 {
 	read_job(a, j, full);
@@ -444,12 +444,12 @@ agent_collect_job(struct ceems_agent *a, struct agent_job *j, bool full,
  * ending step (bench_plugin, doc/performance.md).  The CPU figures are
  * the tick's: this reading does not move the job's CPU baseline. */
 void
-agent_full_reading(struct ceems_agent *a, struct agent_job *j)
+ceems_agent_tick_full_reading(struct ceems_agent *a, struct agent_job *j)
 {
-	agent_perf_read(j);
+	ceems_agent_perf_read(j);
 	if (j->gone || j->reader == NULL)
 		return;
-	if (ceems_cgroup_reader_read_some(j->reader, CEEMS_CGF_ALL,
+	if (ceems_cgroup_stats_reader_read_some(j->reader, CEEMS_CGF_ALL,
 					  &a->scratch) == 0 &&
 	    (a->scratch.present & CEEMS_CGF_CPU_USAGE) != 0)
 		j->usage = a->scratch;
@@ -462,11 +462,11 @@ agent_full_reading(struct ceems_agent *a, struct agent_job *j)
  * after the last tick (up to a whole tick) would be lost.  The baseline
  * does not move: the tick charges it. */
 void
-agent_note_job_cpu(struct ceems_agent *a, struct agent_job *j)
+ceems_agent_tick_note_job_cpu(struct ceems_agent *a, struct agent_job *j)
 {
 	if (j->gone || j->reader == NULL || !j->have_cpu)
 		return;
-	if (ceems_cgroup_reader_read_some(j->reader, CEEMS_CGF_CPU_USAGE,
+	if (ceems_cgroup_stats_reader_read_some(j->reader, CEEMS_CGF_CPU_USAGE,
 					  &a->scratch) == 0 &&
 	    (a->scratch.present & CEEMS_CGF_CPU_USAGE) != 0 &&
 	    a->scratch.cpu_usage_ns > j->cpu_seen_ns)
@@ -475,12 +475,12 @@ agent_note_job_cpu(struct ceems_agent *a, struct agent_job *j)
 
 /* A step's end: its memory peak, without touching its CPU figures. */
 void
-agent_step_peak_reading(struct ceems_agent *a, struct agent_step *st)
+ceems_agent_tick_step_peak_reading(struct ceems_agent *a, struct agent_step *st)
 {
 	struct ceems_cgroup_stats *cs = &a->scratch;
 
 	if (st->reader == NULL ||
-	    ceems_cgroup_reader_read_some(st->reader, CEEMS_CGF_MEM_PEAK, cs) < 0)
+	    ceems_cgroup_stats_reader_read_some(st->reader, CEEMS_CGF_MEM_PEAK, cs) < 0)
 		return;
 	if (cs->present & CEEMS_CGF_MEM_PEAK) {
 		st->r.have_mem_peak = true;
@@ -492,14 +492,14 @@ agent_step_peak_reading(struct ceems_agent *a, struct agent_step *st)
  * (it registered during it, or was restored without the interval
  * before), in seconds. */
 double
-agent_job_absent_s(const struct ceems_agent *a, const struct agent_job *j)
+ceems_agent_tick_job_absent_s(const struct ceems_agent *a, const struct agent_job *j)
 {
 	return j->tick_from_ns > a->last_tick_ns ?
 	       (double)(j->tick_from_ns - a->last_tick_ns) / 1e9 : 0;
 }
 
 void
-agent_save_job(struct ceems_agent *a, const struct agent_job *j, uint64_t now_ns)
+ceems_agent_tick_save_job(struct ceems_agent *a, const struct agent_job *j, uint64_t now_ns)
 {
 	struct state_figures fig;
 
@@ -524,8 +524,8 @@ agent_save_job(struct ceems_agent *a, const struct agent_job *j, uint64_t now_ns
 	fig.ngaps = j->ngaps;
 	memcpy(fig.gaps, j->gaps, sizeof(fig.gaps));
 	fig.gpu = j->gpu;
-	agent_bpf_fill(a, j, &fig.io);
-	agent_perf_report(a, j, &fig.perf);
+	ceems_agent_bpf_fill(a, j, &fig.io);
+	ceems_agent_perf_report(a, j, &fig.perf);
 	fig.nsteps = j->nsteps;
 	for (uint32_t i = 0; i < j->nsteps; i++) {
 		fig.steps[i] = j->steps[i].r;
@@ -533,7 +533,7 @@ agent_save_job(struct ceems_agent *a, const struct agent_job *j, uint64_t now_ns
 			fig.steps[i].elapsed_s =
 				(double)(now_ns - j->steps[i].start_ns) / 1e9;
 	}
-	state_slot_update(a->state, j->slot, &fig);
+	ceems_agent_state_slot_update(a->state, j->slot, &fig);
 }
 
 /* A job's memory in use for its time series, NaN when not known. */
@@ -548,7 +548,7 @@ job_mem_bytes(const struct agent_job *j)
 }
 
 void
-agent_series_counts(const struct ceems_agent *a, const struct agent_job *j,
+ceems_agent_tick_series_counts(const struct ceems_agent *a, const struct agent_job *j,
 		    struct ceems_series_counts *c)
 {
 	struct ceems_agent_io_report io;
@@ -563,8 +563,8 @@ agent_series_counts(const struct ceems_agent *a, const struct agent_job *j,
 		{ CEEMS_SC_INSTRUCTIONS, CEEMS_PERF_INSTRUCTIONS },
 	};
 
-	ceems_series_counts_unknown(c);
-	agent_bpf_fill(a, j, &io);
+	ceems_agent_series_counts_unknown(c);
+	ceems_agent_bpf_fill(a, j, &io);
 	if (io.have_io) {
 		c->v[CEEMS_SC_READ_BYTES] = (double)io.read_bytes;
 		c->v[CEEMS_SC_WRITE_BYTES] = (double)io.write_bytes;
@@ -580,7 +580,7 @@ agent_series_counts(const struct ceems_agent *a, const struct agent_job *j,
 		c->v[CEEMS_SC_NET_IN_BYTES] = in;
 		c->v[CEEMS_SC_NET_OUT_BYTES] = out;
 	}
-	agent_perf_report(a, j, &perf);
+	ceems_agent_perf_report(a, j, &perf);
 	for (size_t k = 0; k < sizeof(events) / sizeof(events[0]); k++)
 		if (perf.present & (1u << events[k].event))
 			c->v[events[k].count] = perf.value[events[k].event];
@@ -592,7 +592,7 @@ agent_series_counts(const struct ceems_agent *a, const struct agent_job *j,
  * is followed by this, or the rows would not add up to the job's
  * totals. */
 void
-agent_observe_series(const struct ceems_agent *a, const struct agent_job *j,
+ceems_agent_tick_observe_series(const struct ceems_agent *a, const struct agent_job *j,
 		     uint64_t now_ns)
 {
 	struct ceems_series_counts counts;
@@ -600,9 +600,9 @@ agent_observe_series(const struct ceems_agent *a, const struct agent_job *j,
 
 	if (j->series == NULL)
 		return;
-	agent_gpu_series_figures(a, &j->gpu, &gpu_power_w, &gpu_util_pct);
-	agent_series_counts(a, j, &counts);
-	ceems_series_observe_counts(j->series, now_ns, &j->ledger,
+	ceems_agent_gpu_series_figures(a, &j->gpu, &gpu_power_w, &gpu_util_pct);
+	ceems_agent_tick_series_counts(a, j, &counts);
+	ceems_agent_series_observe_counts(j->series, now_ns, &j->ledger,
 				    j->have_cpu ? j->cpu_s : NAN,
 				    job_mem_bytes(j), gpu_util_pct, &counts);
 }
@@ -654,17 +654,17 @@ charge_jobs(struct ceems_agent *a, const struct ceems_ledger_node_tick *node,
 			continue;
 		if (split < 0) {
 			/* The jobs' CPU time was read all the same. */
-			ceems_job_ledger_add_gap(&j->ledger, node->dt_s);
+			ceems_ledger_add_gap(&j->ledger, node->dt_s);
 			j->gap_s += node->dt_s;
 			j->cpu_s += a->job_ticks[i].cpu_s;
 			continue;
 		}
-		agent_charge_tick(a, &j->ledger, &a->shares[i],
+		ceems_agent_intensity_charge_tick(a, &j->ledger, &a->shares[i],
 				  node->dt_s - a->job_ticks[i].absent_s, now_ns);
-		agent_gpu_charge(a, &j->gpu, node, &a->shares[i],
+		ceems_agent_gpu_charge(a, &j->gpu, node, &a->shares[i],
 				 node->dt_s - a->job_ticks[i].absent_s);
 		j->cpu_s += a->job_ticks[i].cpu_s;
-		agent_split_to_steps(j, &a->shares[i], &a->job_ticks[i]);
+		ceems_agent_tick_split_to_steps(j, &a->shares[i], &a->job_ticks[i]);
 	}
 }
 
@@ -690,15 +690,15 @@ ceems_agent_tick_end(struct ceems_agent *a, uint64_t now_ns)
 	memset(&a->pending, 0, sizeof(a->pending));
 	a->tick_ns = now_ns;
 	node.dt_s = (double)(now_ns - a->last_tick_ns) / 1e9;
-	agent_collect_energy(a, now_ns, &node);
-	agent_gpu_read_usage(a);
+	ceems_agent_tick_collect_energy(a, now_ns, &node);
+	ceems_agent_gpu_read_usage(a);
 	collect_node_usage(a, &node);
 	set_idle_power(a, &node);
 	a->last_node = node;
 	ceems_ledger_carry_apply(&a->carry, &node);
 	for (size_t i = 0; i < a->njobs; i++) {
 		apply_job(a, a->jobs[i], &a->job_ticks[i]);
-		a->job_ticks[i].absent_s = agent_job_absent_s(a, a->jobs[i]);
+		a->job_ticks[i].absent_s = ceems_agent_tick_job_absent_s(a, a->jobs[i]);
 	}
 	if (a->tick_full)
 		a->last_usage_ns = now_ns;
@@ -715,9 +715,9 @@ ceems_agent_tick_end(struct ceems_agent *a, uint64_t now_ns)
 		struct agent_job *j = a->jobs[i];
 
 		if (!(j->gone && j->gone_ns < now_ns))
-			agent_observe_series(a, j, now_ns);
+			ceems_agent_tick_observe_series(a, j, now_ns);
 	}
-	agent_snapshot_node(a, now_ns);
+	ceems_agent_recover_snapshot_node(a, now_ns);
 	a->last_tick_ns = now_ns;
 }
 

@@ -19,27 +19,27 @@
  * would be: one place for each default, and each within its bounds
  * (tests/unit/test_conf_keys checks that every one parses). */
 void
-ceems_config_defaults(struct ceems_config *c)
+ceems_conf_defaults(struct ceems_config *c)
 {
 	const struct ceems_key *keys;
 	size_t n;
 	char problem[160];
 
 	memset(c, 0, sizeof(*c));
-	keys = ceems_keys(&n);
+	keys = ceems_conf_keys(&n);
 	for (size_t i = 0; i < n; i++) {
 		const struct ceems_key *k = &keys[i];
 
 		if ((k->surfaces & CEEMS_KEY_IN_CONF) == 0 ||
 		    k->default_value == NULL || k->default_value[0] == '\0')
 			continue;
-		(void)ceems_key_parse(k, k->default_value, (char *)c + k->offset,
+		(void)ceems_conf_keys_parse(k, k->default_value, (char *)c + k->offset,
 				      k->size, problem, sizeof(problem));
 	}
 }
 
 int
-ceems_parse_duration(const char *text, uint64_t *ns)
+ceems_conf_parse_duration(const char *text, uint64_t *ns)
 {
 	static const struct { const char *suffix; double scale; } units[] = {
 		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
@@ -68,7 +68,7 @@ ceems_parse_duration(const char *text, uint64_t *ns)
 }
 
 int
-ceems_parse_bytes(const char *text, uint64_t *bytes)
+ceems_conf_parse_bytes(const char *text, uint64_t *bytes)
 {
 	static const struct { const char *suffix; unsigned shift; } units[] = {
 		{ "", 0 }, { "K", 10 }, { "M", 20 }, { "G", 30 }, { "T", 40 },
@@ -119,7 +119,7 @@ fail(char *err, size_t err_size, const char *name, unsigned line,
 }
 
 int
-ceems_config_parse(struct ceems_config *config, const char *text,
+ceems_conf_parse(struct ceems_config *config, const char *text,
 		   const char *name, char *err, size_t err_size)
 {
 	struct ceems_config work = *config;
@@ -149,7 +149,7 @@ ceems_config_parse(struct ceems_config *config, const char *text,
 		}
 		if (kstart == kend)
 			return fail(err, err_size, name, lineno, "missing key before '='");
-		k = ceems_key_find(kstart, (size_t)(kend - kstart),
+		k = ceems_conf_keys_find(kstart, (size_t)(kend - kstart),
 				   CEEMS_KEY_IN_CONF);
 		if (k == NULL)
 			return fail(err, err_size, name, lineno, "unknown key '%.*s'",
@@ -162,7 +162,7 @@ ceems_config_parse(struct ceems_config *config, const char *text,
 				    k->name);
 		memcpy(value, vstart, (size_t)(vend - vstart));
 		value[vend - vstart] = '\0';
-		if (ceems_key_parse(k, value, (char *)&work + k->offset, k->size,
+		if (ceems_conf_keys_parse(k, value, (char *)&work + k->offset, k->size,
 				    problem, sizeof(problem)) < 0)
 			return fail(err, err_size, name, lineno, "%s = '%s' %s",
 				    k->name, value, problem);
@@ -176,10 +176,10 @@ next:
 }
 
 int
-ceems_config_load_text(struct ceems_config *config, const char *path,
+ceems_conf_load_text(struct ceems_config *config, const char *path,
 		       char *text, size_t text_size, char *err, size_t err_size)
 {
-	ssize_t n = ceems_read_text_file(path, text, text_size);
+	ssize_t n = ceems_fileio_read_text_file(path, text, text_size);
 
 	if (n < 0) {
 		snprintf(err, err_size, "%s: %s", path,
@@ -190,11 +190,11 @@ ceems_config_load_text(struct ceems_config *config, const char *path,
 		snprintf(err, err_size, "%s: NUL byte in the file", path);
 		return -1;
 	}
-	return ceems_config_parse(config, text, path, err, err_size);
+	return ceems_conf_parse(config, text, path, err, err_size);
 }
 
 int
-ceems_config_load(struct ceems_config *config, const char *path, char *err,
+ceems_conf_load(struct ceems_config *config, const char *path, char *err,
 		  size_t err_size)
 {
 	char *text = malloc(CEEMS_CONFIG_TEXT_MAX);
@@ -204,7 +204,7 @@ ceems_config_load(struct ceems_config *config, const char *path, char *err,
 		snprintf(err, err_size, "%s: out of memory", path);
 		return -1;
 	}
-	ret = ceems_config_load_text(config, path, text, CEEMS_CONFIG_TEXT_MAX,
+	ret = ceems_conf_load_text(config, path, text, CEEMS_CONFIG_TEXT_MAX,
 				     err, err_size);
 	free(text);
 	return ret;

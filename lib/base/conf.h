@@ -111,34 +111,34 @@ struct ceems_config {
 };
 
 /* Fill CONFIG with the documented defaults. */
-void ceems_config_defaults(struct ceems_config *config);
+void ceems_conf_defaults(struct ceems_config *config);
 
 /* Parse TEXT (the file's contents; NAME is used in messages) over CONFIG,
  * which holds defaults or earlier settings.  Returns 0, or -1 after
  * writing "NAME:LINE: problem" into ERR (ERR_SIZE bytes); CONFIG is then
  * unchanged (parsing happens into a copy). */
-int ceems_config_parse(struct ceems_config *config, const char *text,
+int ceems_conf_parse(struct ceems_config *config, const char *text,
 		       const char *name, char *err, size_t err_size);
 
 /* Read and parse the file at PATH.  Same return convention; a missing
  * file is an error too (the caller decides whether defaults will do). */
-int ceems_config_load(struct ceems_config *config, const char *path,
+int ceems_conf_load(struct ceems_config *config, const char *path,
 		      char *err, size_t err_size);
 
 /* The same, with the file's text left in TEXT (TEXT_SIZE bytes, at most
  * CEEMS_CONFIG_TEXT_MAX): the agent hands it to its replay process,
  * which parses the very text the agent did. */
 #define CEEMS_CONFIG_TEXT_MAX 65536
-int ceems_config_load_text(struct ceems_config *config, const char *path,
+int ceems_conf_load_text(struct ceems_config *config, const char *path,
 			   char *text, size_t text_size, char *err,
 			   size_t err_size);
 
 /* Parse "4096", "64K", "512M", "1G", "2T" (powers of 1024) into bytes.
  * Returns 0 or -1. */
-int ceems_parse_bytes(const char *text, uint64_t *bytes);
+int ceems_conf_parse_bytes(const char *text, uint64_t *bytes);
 
 /* Parse "250ms", "1s", "1.5s", "2m", "1h" (a bare number is seconds) into
  * nanoseconds.  Returns 0 or -1. */
-int ceems_parse_duration(const char *text, uint64_t *ns);
+int ceems_conf_parse_duration(const char *text, uint64_t *ns);
 
 #endif

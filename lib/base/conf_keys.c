@@ -191,24 +191,24 @@ static const struct ceems_key keys[] = {
 };
 
 const struct ceems_key *
-ceems_keys(size_t *count)
+ceems_conf_keys(size_t *count)
 {
 	*count = sizeof(keys) / sizeof(keys[0]);
 	return keys;
 }
 
 const char *
-ceems_key_option(const struct ceems_key *k)
+ceems_conf_keys_option(const struct ceems_key *k)
 {
 	return k->option != NULL ? k->option : k->name;
 }
 
 const struct ceems_key *
-ceems_key_find(const char *name, size_t len, unsigned surface)
+ceems_conf_keys_find(const char *name, size_t len, unsigned surface)
 {
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		const char *kname = surface == CEEMS_KEY_IN_AGENT ?
-		    ceems_key_option(&keys[i]) : keys[i].name;
+		    ceems_conf_keys_option(&keys[i]) : keys[i].name;
 
 		if ((keys[i].surfaces & surface) != 0 &&
 		    strlen(kname) == len && strncmp(kname, name, len) == 0)
@@ -256,7 +256,7 @@ format_bytes(double bytes, char *buf, size_t size)
 }
 
 void
-ceems_key_range(const struct ceems_key *k, char *buf, size_t size)
+ceems_conf_keys_range(const struct ceems_key *k, char *buf, size_t size)
 {
 	char lo[32], hi[32];
 
@@ -476,12 +476,12 @@ number_problem(const struct ceems_key *k, const char *value, double *v)
 
 	switch (k->type) {
 	case CEEMS_KEY_DURATION:
-		if (ceems_parse_duration(value, &u) < 0)
+		if (ceems_conf_parse_duration(value, &u) < 0)
 			return "is not a duration (examples: 250ms, 1s, 2m)";
 		*v = (double)u;
 		return NULL;
 	case CEEMS_KEY_BYTES:
-		if (ceems_parse_bytes(value, &u) < 0)
+		if (ceems_conf_parse_bytes(value, &u) < 0)
 			return "is not a size in bytes (examples: 65536, 64K, 512M, 1G)";
 		*v = (double)u;
 		return NULL;
@@ -511,8 +511,8 @@ store_number(const struct ceems_key *k, const char *value, double v,
 		/* Again from the text: a double loses the last digits. */
 		if (out_size != sizeof(u64) ||
 		    (k->type == CEEMS_KEY_DURATION ?
-		     ceems_parse_duration(value, &u64) :
-		     ceems_parse_bytes(value, &u64)) < 0)
+		     ceems_conf_parse_duration(value, &u64) :
+		     ceems_conf_parse_bytes(value, &u64)) < 0)
 			return -1;
 		memcpy(out, &u64, sizeof(u64));
 		return 0;
@@ -541,7 +541,7 @@ say(char *problem, size_t size, const char *what, const char *range)
 }
 
 int
-ceems_key_parse(const struct ceems_key *k, const char *value, void *out,
+ceems_conf_keys_parse(const struct ceems_key *k, const char *value, void *out,
 		size_t out_size, char *problem, size_t problem_size)
 {
 	const char *what;
@@ -549,7 +549,7 @@ ceems_key_parse(const struct ceems_key *k, const char *value, void *out,
 	double v = 0;
 	bool b;
 
-	ceems_key_range(k, range, sizeof(range));
+	ceems_conf_keys_range(k, range, sizeof(range));
 	if (k->type == CEEMS_KEY_BOOL) {
 		if (parse_bool(value, &b) < 0)
 			return say(problem, problem_size, "is not yes or no", "");

@@ -52,25 +52,25 @@ struct ceems_key {
 };
 
 /* The table: *COUNT entries. */
-const struct ceems_key *ceems_keys(size_t *count);
+const struct ceems_key *ceems_conf_keys(size_t *count);
 
 /* The key named NAME (LEN bytes) accepted in SURFACE (a CEEMS_KEY_IN_
  * bit); for CEEMS_KEY_IN_AGENT the name is the option's.  NULL if none. */
-const struct ceems_key *ceems_key_find(const char *name, size_t len,
+const struct ceems_key *ceems_conf_keys_find(const char *name, size_t len,
 				       unsigned surface);
 
 /* The agent's option name of K. */
-const char *ceems_key_option(const struct ceems_key *k);
+const char *ceems_conf_keys_option(const struct ceems_key *k);
 
 /* The allowed range of K in words ("10ms to 1h"), "" when unbounded. */
-void ceems_key_range(const struct ceems_key *k, char *buf, size_t size);
+void ceems_conf_keys_range(const struct ceems_key *k, char *buf, size_t size);
 
 /* Check VALUE for K and store it into OUT, OUT_SIZE bytes: the size of
  * the C type of K (uint64_t, uint32_t, double, bool), or of the buffer
  * of a text type.  Returns 0, or -1 after writing what is wrong into
  * PROBLEM ("is out of range: 10ms to 1h"), OUT untouched; the caller
  * puts the key and the value in front. */
-int ceems_key_parse(const struct ceems_key *k, const char *value, void *out,
+int ceems_conf_keys_parse(const struct ceems_key *k, const char *value, void *out,
 		    size_t out_size, char *problem, size_t problem_size);
 
 #endif

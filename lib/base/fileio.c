@@ -54,19 +54,19 @@ pread_nul(int fd, char *buf, size_t size, bool whole)
 }
 
 ssize_t
-ceems_pread_text(int fd, char *buf, size_t size)
+ceems_fileio_pread_text(int fd, char *buf, size_t size)
 {
 	return pread_nul(fd, buf, size, true);
 }
 
 ssize_t
-ceems_pread_head(int fd, char *buf, size_t size)
+ceems_fileio_pread_head(int fd, char *buf, size_t size)
 {
 	return pread_nul(fd, buf, size, false);
 }
 
 ssize_t
-ceems_pread_text_once(int fd, char *buf, size_t size)
+ceems_fileio_pread_text_once(int fd, char *buf, size_t size)
 {
 	ssize_t n;
 
@@ -85,7 +85,7 @@ ceems_pread_text_once(int fd, char *buf, size_t size)
 }
 
 ssize_t
-ceems_read_text_file_at(int dirfd, const char *path, char *buf, size_t size)
+ceems_fileio_read_text_file_at(int dirfd, const char *path, char *buf, size_t size)
 {
 	ssize_t ret;
 	int fd;
@@ -93,19 +93,19 @@ ceems_read_text_file_at(int dirfd, const char *path, char *buf, size_t size)
 	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	ret = ceems_pread_text(fd, buf, size);
+	ret = ceems_fileio_pread_text(fd, buf, size);
 	close(fd);
 	return ret;
 }
 
 ssize_t
-ceems_read_text_file(const char *path, char *buf, size_t size)
+ceems_fileio_read_text_file(const char *path, char *buf, size_t size)
 {
-	return ceems_read_text_file_at(AT_FDCWD, path, buf, size);
+	return ceems_fileio_read_text_file_at(AT_FDCWD, path, buf, size);
 }
 
 int
-ceems_mkdir_p(const char *path, mode_t mode)
+ceems_fileio_mkdir_p(const char *path, mode_t mode)
 {
 	char dir[PATH_MAX];
 	struct stat st;

@@ -9,33 +9,33 @@
 /* Read the whole file PATH into BUF (SIZE bytes, NUL-terminated).
  * Returns the length read, or -errno.  A file that does not fit is
  * -EFBIG: a truncated kernel file would be misparsed. */
-ssize_t ceems_read_text_file(const char *path, char *buf, size_t size);
+ssize_t ceems_fileio_read_text_file(const char *path, char *buf, size_t size);
 
 /* Same, relative to the directory descriptor DIRFD. */
-ssize_t ceems_read_text_file_at(int dirfd, const char *path, char *buf,
+ssize_t ceems_fileio_read_text_file_at(int dirfd, const char *path, char *buf,
 				size_t size);
 
 /* pread the whole of an already open FD from offset 0 (counter files are
  * kept open and re-read every tick).  Same return convention.  It reads
  * until pread returns 0, so a file that comes in pieces (/proc/stat,
  * /proc/meminfo on a large machine) is read whole. */
-ssize_t ceems_pread_text(int fd, char *buf, size_t size);
+ssize_t ceems_fileio_pread_text(int fd, char *buf, size_t size);
 
 /* The first SIZE - 1 bytes of FD at most, NUL-terminated: a full buffer
  * is not an error (the caller tells whether it has read enough, e.g.
  * all the cpu lines of /proc/stat).  The length, or -errno. */
-ssize_t ceems_pread_head(int fd, char *buf, size_t size);
+ssize_t ceems_fileio_pread_head(int fd, char *buf, size_t size);
 
 /* The same with a single pread, for sysfs attributes and cgroupfs
  * counter files only: each is produced by one show() call and handed
  * over whole when the buffer is larger, so a read that does not fill BUF
- * is the whole file and the second, empty pread of ceems_pread_text is
+ * is the whole file and the second, empty pread of ceems_fileio_pread_text is
  * saved.  Same return convention: a file of SIZE bytes or more is
  * -EFBIG.  Not for /proc files, which may come in page-sized pieces. */
-ssize_t ceems_pread_text_once(int fd, char *buf, size_t size);
+ssize_t ceems_fileio_pread_text_once(int fd, char *buf, size_t size);
 
 /* Create directory PATH with MODE, and its missing parents with 0755
  * (like mkdir -p).  An existing directory is fine.  0 or -errno. */
-int ceems_mkdir_p(const char *path, mode_t mode);
+int ceems_fileio_mkdir_p(const char *path, mode_t mode);
 
 #endif

@@ -18,7 +18,7 @@
 #include "base/text.h"
 
 int
-ceems_json_error(char *err, size_t err_size, const char *fmt, ...)
+ceems_json_util_error(char *err, size_t err_size, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -33,7 +33,7 @@ ceems_json_error(char *err, size_t err_size, const char *fmt, ...)
 /* Add KEY: VAL to OBJ; a NULL VAL (allocation failure) fails the whole
  * encoding, tracked in *OK, so callers check once at the end. */
 void
-ceems_json_add(struct json_object *obj, const char *key, struct json_object *val,
+ceems_json_util_add(struct json_object *obj, const char *key, struct json_object *val,
     bool *ok)
 {
 	if (val == NULL || json_object_object_add(obj, key, val) != 0) {
@@ -43,7 +43,7 @@ ceems_json_add(struct json_object *obj, const char *key, struct json_object *val
 }
 
 struct json_object *
-ceems_json_new_u64(uint64_t v)
+ceems_json_util_new_u64(uint64_t v)
 {
 	if (v <= (uint64_t)INT64_MAX)
 		return json_object_new_int64((int64_t)v);
@@ -51,7 +51,7 @@ ceems_json_new_u64(uint64_t v)
 }
 
 struct json_object *
-ceems_json_new_text(const char *s, size_t size)
+ceems_json_util_new_text(const char *s, size_t size)
 {
 	struct json_object *obj;
 	char small[256], *text = small;
@@ -67,7 +67,7 @@ ceems_json_new_text(const char *s, size_t size)
 }
 
 struct json_object *
-ceems_json_double(double v)
+ceems_json_util_double(double v)
 {
 	char text[40];
 
@@ -89,31 +89,31 @@ ceems_json_double(double v)
 /* A double that is not finite is not a measurement: the caller leaves
  * the key out. */
 void
-ceems_json_add_double(struct json_object *obj, const char *key, double v, bool *ok)
+ceems_json_util_add_double(struct json_object *obj, const char *key, double v, bool *ok)
 {
 	if (isfinite(v))
-		ceems_json_add(obj, key, ceems_json_double(v), ok);
+		ceems_json_util_add(obj, key, ceems_json_util_double(v), ok);
 }
 
 /* Read an unsigned integer: a JSON integer (not a double) in
  * [MIN, MAX].  WHERE names the field in the message. */
 int
-ceems_json_read_uint(const struct json_object *val, const char *where, uint64_t min,
+ceems_json_util_read_uint(const struct json_object *val, const char *where, uint64_t min,
 	  uint64_t max, uint64_t *out, char *err, size_t err_size)
 {
 	int64_t s;
 	uint64_t u;
 
 	if (!json_object_is_type(val, json_type_int))
-		return ceems_json_error(err, err_size, "%s must be a whole number", where);
+		return ceems_json_util_error(err, err_size, "%s must be a whole number", where);
 	s = json_object_get_int64(val);
 	if (s < 0)
-		return ceems_json_error(err, err_size, "%s must not be negative", where);
+		return ceems_json_util_error(err, err_size, "%s must not be negative", where);
 	u = (uint64_t)s;
 	if (s == INT64_MAX)	/* maybe larger: json-c keeps those as uint64 */
 		u = json_object_get_uint64(val);
 	if (u < min || u > max)
-		return ceems_json_error(err, err_size,
+		return ceems_json_util_error(err, err_size,
 			      "%s must be between %llu and %llu", where,
 			      (unsigned long long)min, (unsigned long long)max);
 	*out = u;
@@ -122,7 +122,7 @@ ceems_json_read_uint(const struct json_object *val, const char *where, uint64_t 
 
 /* A finite number (integer or not) in [MIN, MAX]. */
 int
-ceems_json_read_real(const struct json_object *val, const char *where, double min,
+ceems_json_util_read_real(const struct json_object *val, const char *where, double min,
 	  double max, double *out, char *err, size_t err_size)
 {
 	double d;
@@ -135,21 +135,21 @@ ceems_json_read_real(const struct json_object *val, const char *where, double mi
 	} else if (json_object_is_type(val, json_type_double)) {
 		d = json_object_get_double(val);
 	} else {
-		return ceems_json_error(err, err_size, "%s must be a number", where);
+		return ceems_json_util_error(err, err_size, "%s must be a number", where);
 	}
 	if (!isfinite(d) || d < min || d > max)
-		return ceems_json_error(err, err_size, "%s must be a number between %g and %g",
+		return ceems_json_util_error(err, err_size, "%s must be a number between %g and %g",
 			      where, min, max);
 	*out = d;
 	return 0;
 }
 
 int
-ceems_json_read_bool(const struct json_object *val, const char *where, bool *out,
+ceems_json_util_read_bool(const struct json_object *val, const char *where, bool *out,
 	  char *err, size_t err_size)
 {
 	if (!json_object_is_type(val, json_type_boolean))
-		return ceems_json_error(err, err_size, "%s must be true or false", where);
+		return ceems_json_util_error(err, err_size, "%s must be true or false", where);
 	*out = json_object_get_boolean(val);
 	return 0;
 }
@@ -163,11 +163,11 @@ string_that_fits(const struct json_object *val, const char *where,
 	int len;
 
 	if (!json_object_is_type(val, json_type_string))
-		return ceems_json_error(err, err_size, "%s must be a string", where);
+		return ceems_json_util_error(err, err_size, "%s must be a string", where);
 	*s = json_object_get_string((struct json_object *)(uintptr_t)val);
 	len = json_object_get_string_len(val);
 	if (len < 0 || (size_t)len >= size)
-		return ceems_json_error(err, err_size, "%s is longer than %zu bytes",
+		return ceems_json_util_error(err, err_size, "%s is longer than %zu bytes",
 					where, size - 1);
 	return len;
 }
@@ -175,7 +175,7 @@ string_that_fits(const struct json_object *val, const char *where,
 /* A string without NUL or control characters that fits SIZE with its
  * NUL. */
 int
-ceems_json_read_string(const struct json_object *val, const char *where, char *out,
+ceems_json_util_read_string(const struct json_object *val, const char *where, char *out,
 	    size_t size, char *err, size_t err_size)
 {
 	const char *s;
@@ -183,10 +183,10 @@ ceems_json_read_string(const struct json_object *val, const char *where, char *o
 
 	if ((len = string_that_fits(val, where, size, &s, err, err_size)) < 0)
 		return len;
-	/* What every encoder writes (ceems_json_new_text): UTF-8 without
+	/* What every encoder writes (ceems_json_util_new_text): UTF-8 without
 	 * controls, C1 included. */
 	if (memchr(s, '\0', (size_t)len) != NULL || !ceems_text_is_clean(s))
-		return ceems_json_error(err, err_size,
+		return ceems_json_util_error(err, err_size,
 				      "%s holds a control character or bytes that are not UTF-8",
 				      where);
 	memcpy(out, s, (size_t)len);
@@ -195,7 +195,7 @@ ceems_json_read_string(const struct json_object *val, const char *where, char *o
 }
 
 int
-ceems_json_read_text(const struct json_object *val, const char *where,
+ceems_json_util_read_text(const struct json_object *val, const char *where,
 		     char *out, size_t size, char *err, size_t err_size)
 {
 	const char *s;
@@ -204,9 +204,9 @@ ceems_json_read_text(const struct json_object *val, const char *where,
 	if ((len = string_that_fits(val, where, size, &s, err, err_size)) < 0)
 		return len;
 	if (memchr(s, '\0', (size_t)len) != NULL)
-		return ceems_json_error(err, err_size, "%s holds a NUL byte", where);
+		return ceems_json_util_error(err, err_size, "%s holds a NUL byte", where);
 	if (!ceems_text_is_utf8(s, (size_t)len))
-		return ceems_json_error(err, err_size, "%s is not UTF-8", where);
+		return ceems_json_util_error(err, err_size, "%s is not UTF-8", where);
 	memcpy(out, s, (size_t)len);
 	out[len] = '\0';
 	return 0;
@@ -214,7 +214,7 @@ ceems_json_read_text(const struct json_object *val, const char *where,
 
 /* Objects whose keys must all be known: the key set is checked first. */
 int
-ceems_json_check_keys(const struct json_object *obj, const char *where,
+ceems_json_util_check_keys(const struct json_object *obj, const char *where,
 	   const char *const *known, char *err, size_t err_size)
 {
 	json_object_object_foreach((struct json_object *)(uintptr_t)obj, key, val) {
@@ -224,19 +224,19 @@ ceems_json_check_keys(const struct json_object *obj, const char *where,
 			if (strcmp(key, known[i]) == 0)
 				break;
 		if (known[i] == NULL)
-			return ceems_json_error(err, err_size, "%s has an unknown field '%.40s'",
+			return ceems_json_util_error(err, err_size, "%s has an unknown field '%.40s'",
 				      where, key);
 		/* json-c stores null as a NULL value, which lookups would
 		 * take for a missing key: refuse it here, by name. */
 		if (val == NULL)
-			return ceems_json_error(err, err_size, "%s: field '%s' is null",
+			return ceems_json_util_error(err, err_size, "%s: field '%s' is null",
 				      where, key);
 	}
 	return 0;
 }
 
 struct json_object *
-ceems_json_get(const struct json_object *obj, const char *key)
+ceems_json_util_get(const struct json_object *obj, const char *key)
 {
 	struct json_object *val = NULL;
 
@@ -248,7 +248,7 @@ ceems_json_get(const struct json_object *obj, const char *key)
 /* Parse exactly LEN bytes as one JSON value; NULL with ERR on failure.
  * STRICT refuses json-c's extensions (single quotes, NaN, comments...). */
 struct json_object *
-ceems_json_parse(const char *buf, size_t len, bool strict, char *err,
+ceems_json_util_parse(const char *buf, size_t len, bool strict, char *err,
 	      size_t err_size)
 {
 	struct json_tokener *tok;
@@ -257,16 +257,16 @@ ceems_json_parse(const char *buf, size_t len, bool strict, char *err,
 	bool consumed_all = false;
 
 	if (len == 0) {
-		ceems_json_error(err, err_size, "empty message");
+		ceems_json_util_error(err, err_size, "empty message");
 		return NULL;
 	}
 	if (memchr(buf, '\0', len) != NULL) {
-		ceems_json_error(err, err_size, "message holds a NUL byte: not JSON text");
+		ceems_json_util_error(err, err_size, "message holds a NUL byte: not JSON text");
 		return NULL;
 	}
 	tok = json_tokener_new_ex(CEEMS_JSON_MAX_DEPTH);
 	if (tok == NULL) {
-		ceems_json_error(err, err_size, "out of memory parsing a message");
+		ceems_json_util_error(err, err_size, "out of memory parsing a message");
 		return NULL;
 	}
 	if (strict)
@@ -284,9 +284,9 @@ ceems_json_parse(const char *buf, size_t len, bool strict, char *err,
 	if (obj == NULL || jerr != json_tokener_success) {
 		if (jerr == json_tokener_continue ||
 		    jerr == json_tokener_error_parse_eof)
-			ceems_json_error(err, err_size, "message is not complete JSON (cut short?)");
+			ceems_json_util_error(err, err_size, "message is not complete JSON (cut short?)");
 		else
-			ceems_json_error(err, err_size, "message is not valid JSON: %s",
+			ceems_json_util_error(err, err_size, "message is not valid JSON: %s",
 			       json_tokener_error_desc(jerr));
 		json_object_put(obj);
 		obj = NULL;
@@ -295,7 +295,7 @@ ceems_json_parse(const char *buf, size_t len, bool strict, char *err,
 		for (size_t i = json_tokener_get_parse_end(tok); i < len; i++) {
 			if (buf[i] != ' ' && buf[i] != '\n' && buf[i] != '\t' &&
 			    buf[i] != '\r') {
-				ceems_json_error(err, err_size,
+				ceems_json_util_error(err, err_size,
 				       "message has data after its JSON value");
 				json_object_put(obj);
 				obj = NULL;

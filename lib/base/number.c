@@ -8,7 +8,7 @@
 #include "base/number.h"
 
 int
-ceems_take_u64(const char **p, uint64_t *out)
+ceems_number_take_u64(const char **p, uint64_t *out)
 {
 	const char *s = *p;
 	uint64_t v = 0;
@@ -30,13 +30,13 @@ ceems_take_u64(const char **p, uint64_t *out)
 }
 
 int
-ceems_parse_u64(const char *text, uint64_t *out)
+ceems_number_parse_u64(const char *text, uint64_t *out)
 {
 	const char *p = text;
 	uint64_t v;
 	int ret;
 
-	if ((ret = ceems_take_u64(&p, &v)) < 0)
+	if ((ret = ceems_number_take_u64(&p, &v)) < 0)
 		return ret;
 	if (*p == '\n')
 		p++;

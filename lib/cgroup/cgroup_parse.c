@@ -45,22 +45,22 @@ at_value_end(const char *p)
 }
 
 int
-ceems_parse_u64_or_max(const char *text, uint64_t *out)
+ceems_cgroup_parse_u64_or_max(const char *text, uint64_t *out)
 {
 	if (strncmp(text, "max", 3) == 0 && at_value_end(text + 3)) {
 		*out = CEEMS_CGROUP_UNLIMITED;
 		return 0;
 	}
-	return ceems_parse_u64(text, out);
+	return ceems_number_parse_u64(text, out);
 }
 
 int
-ceems_parse_cgroup1_limit(const char *text, uint64_t *out)
+ceems_cgroup_parse_cgroup1_limit(const char *text, uint64_t *out)
 {
 	uint64_t v;
 	int ret;
 
-	if ((ret = ceems_parse_u64(text, &v)) < 0)
+	if ((ret = ceems_number_parse_u64(text, &v)) < 0)
 		return ret;
 	/* "No limit" is LONG_MAX rounded down to a page
 	 * (9223372036854771712 with 4 KiB pages); nobody has 4 EiB. */
@@ -75,7 +75,7 @@ ceems_parse_cgroup1_limit(const char *text, uint64_t *out)
 /* ------------------------------------------------------------------ */
 
 int
-ceems_parse_flat_keyed(const char *text, const char *const *keys,
+ceems_cgroup_parse_flat_keyed(const char *text, const char *const *keys,
 		       size_t nkeys, uint64_t *values, uint32_t *found)
 {
 	uint64_t got[32];
@@ -104,7 +104,7 @@ ceems_parse_flat_keyed(const char *text, const char *const *keys,
 				continue;
 			if (seen & (1u << i))
 				return -EINVAL;
-			if ((ret = ceems_take_u64(&p, &got[i])) < 0)
+			if ((ret = ceems_number_take_u64(&p, &got[i])) < 0)
 				return ret;
 			if (p != end)
 				return -EINVAL;
@@ -127,7 +127,7 @@ static int
 parse_keyed_some(const char *text, const char *const *keys, size_t nkeys,
 		 uint64_t *values, uint32_t *found)
 {
-	int ret = ceems_parse_flat_keyed(text, keys, nkeys, values, found);
+	int ret = ceems_cgroup_parse_flat_keyed(text, keys, nkeys, values, found);
 
 	if (ret == 0 && *found == 0)
 		return -ENODATA;
@@ -135,7 +135,7 @@ parse_keyed_some(const char *text, const char *const *keys, size_t nkeys,
 }
 
 int
-ceems_parse_cgroup2_cpu_stat(const char *text, struct ceems_cgroup_stats *st)
+ceems_cgroup_parse_cgroup2_cpu_stat(const char *text, struct ceems_cgroup_stats *st)
 {
 	static const char *const keys[] = {
 		"usage_usec", "user_usec", "system_usec",
@@ -191,7 +191,7 @@ parse_two_keys(const char *text, const char *const keys[2], uint64_t *a,
 }
 
 int
-ceems_parse_cgroup2_memory_stat(const char *text,
+ceems_cgroup_parse_cgroup2_memory_stat(const char *text,
 				struct ceems_cgroup_stats *st)
 {
 	static const char *const keys[2] = { "anon", "file" };
@@ -202,7 +202,7 @@ ceems_parse_cgroup2_memory_stat(const char *text,
 }
 
 int
-ceems_parse_cgroup1_memory_stat(const char *text,
+ceems_cgroup_parse_cgroup1_memory_stat(const char *text,
 				struct ceems_cgroup_stats *st)
 {
 	/* total_rss already includes total_rss_huge. */
@@ -214,7 +214,7 @@ ceems_parse_cgroup1_memory_stat(const char *text,
 }
 
 int
-ceems_parse_cgroup2_memory_events(const char *text,
+ceems_cgroup_parse_cgroup2_memory_events(const char *text,
 				  struct ceems_cgroup_stats *st)
 {
 	/* oom_kill (processes killed) rather than oom (OOM situations, some
@@ -227,7 +227,7 @@ ceems_parse_cgroup2_memory_events(const char *text,
 }
 
 int
-ceems_parse_cgroup1_oom_control(const char *text,
+ceems_cgroup_parse_cgroup1_oom_control(const char *text,
 				struct ceems_cgroup_stats *st)
 {
 	static const char *const keys[1] = { "oom_kill" };
@@ -256,7 +256,7 @@ ticks_to_ns(uint64_t ticks, long clk_tck, uint64_t *ns)
 }
 
 int
-ceems_parse_cgroup1_cpuacct_stat(const char *text, long clk_tck,
+ceems_cgroup_parse_cgroup1_cpuacct_stat(const char *text, long clk_tck,
 				 struct ceems_cgroup_stats *st)
 {
 	static const char *const keys[2] = { "user", "system" };
@@ -292,16 +292,16 @@ take_devno(const char **p)
 {
 	uint64_t n;
 
-	if (ceems_take_u64(p, &n) < 0 || **p != ':')
+	if (ceems_number_take_u64(p, &n) < 0 || **p != ':')
 		return -EINVAL;
 	(*p)++;
-	if (ceems_take_u64(p, &n) < 0)
+	if (ceems_number_take_u64(p, &n) < 0)
 		return -EINVAL;
 	return 0;
 }
 
 int
-ceems_parse_cgroup2_io_stat(const char *text, struct ceems_cgroup_stats *st)
+ceems_cgroup_parse_cgroup2_io_stat(const char *text, struct ceems_cgroup_stats *st)
 {
 	static const char *const keys[] = { "rbytes", "wbytes", "rios",
 					    "wios" };
@@ -328,7 +328,7 @@ ceems_parse_cgroup2_io_stat(const char *text, struct ceems_cgroup_stats *st)
 				if (strlen(keys[i]) != (size_t)(eq - key) ||
 				    memcmp(key, keys[i], (size_t)(eq - key)))
 					continue;
-				if ((ret = ceems_take_u64(&p, &v)) < 0)
+				if ((ret = ceems_number_take_u64(&p, &v)) < 0)
 					return ret;
 				if (add_u64(&sum[i], v) < 0)
 					return -ERANGE;
@@ -352,7 +352,7 @@ ceems_parse_cgroup2_io_stat(const char *text, struct ceems_cgroup_stats *st)
 }
 
 int
-ceems_parse_cgroup1_blkio(const char *text, uint64_t *read_sum,
+ceems_cgroup_parse_cgroup1_blkio(const char *text, uint64_t *read_sum,
 			  uint64_t *write_sum)
 {
 	uint64_t r = 0, w = 0, v;
@@ -368,7 +368,7 @@ ceems_parse_cgroup1_blkio(const char *text, uint64_t *read_sum,
 			return -EINVAL;	/* "Total" is the last line */
 		if (strncmp(p, "Total ", 6) == 0) {
 			p += 6;
-			if ((ret = ceems_take_u64(&p, &v)) < 0)
+			if ((ret = ceems_number_take_u64(&p, &v)) < 0)
 				return ret;
 			total_seen = true;
 		} else {
@@ -381,7 +381,7 @@ ceems_parse_cgroup1_blkio(const char *text, uint64_t *read_sum,
 			if (oplen == 0 || *p != ' ')
 				return -EINVAL;
 			p++;
-			if ((ret = ceems_take_u64(&p, &v)) < 0)
+			if ((ret = ceems_number_take_u64(&p, &v)) < 0)
 				return ret;
 			if (oplen == 4 && memcmp(op, "Read", 4) == 0) {
 				if (add_u64(&r, v) < 0)
@@ -406,7 +406,7 @@ ceems_parse_cgroup1_blkio(const char *text, uint64_t *read_sum,
 /* ------------------------------------------------------------------ */
 
 bool
-ceems_cpuset_has(const struct ceems_cpuset *set, unsigned cpu)
+ceems_cgroup_parse_cpuset_has(const struct ceems_cpuset *set, unsigned cpu)
 {
 	if (cpu >= CEEMS_CPUSET_MAX_CPUS)
 		return false;
@@ -414,7 +414,7 @@ ceems_cpuset_has(const struct ceems_cpuset *set, unsigned cpu)
 }
 
 int
-ceems_parse_cpu_list(const char *text, struct ceems_cpuset *set)
+ceems_cgroup_parse_cpu_list(const char *text, struct ceems_cpuset *set)
 {
 	static struct ceems_cpuset empty;
 	struct ceems_cpuset tmp = empty;
@@ -428,12 +428,12 @@ ceems_parse_cpu_list(const char *text, struct ceems_cpuset *set)
 		uint64_t lo, hi;
 		int ret;
 
-		if ((ret = ceems_take_u64(&p, &lo)) < 0)
+		if ((ret = ceems_number_take_u64(&p, &lo)) < 0)
 			return ret;
 		hi = lo;
 		if (*p == '-') {
 			p++;
-			if ((ret = ceems_take_u64(&p, &hi)) < 0)
+			if ((ret = ceems_number_take_u64(&p, &hi)) < 0)
 				return ret;
 		}
 		if (hi < lo)

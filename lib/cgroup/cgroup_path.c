@@ -20,7 +20,7 @@ static const char *const controller_names[CEEMS_CG_NCONTROLLERS] = {
 };
 
 const char *
-ceems_cgroup_controller_name(enum ceems_cgroup_controller c)
+ceems_cgroup_path_controller_name(enum ceems_cgroup_controller c)
 {
 	if (c >= CEEMS_CG_NCONTROLLERS)
 		return "unified";
@@ -82,7 +82,7 @@ cut_at_job(const char *path, size_t len, const char *job_component,
 }
 
 int
-ceems_cgroup_job_from_proc(const char *text, uint32_t jobid,
+ceems_cgroup_path_job_from_proc(const char *text, uint32_t jobid,
 			   struct ceems_cgroup_job *job)
 {
 	char job_component[32];
@@ -188,7 +188,7 @@ record_mount(char *dst, char *dst_root, size_t size, const char *mnt,
 }
 
 int
-ceems_cgroup_mounts_from_mountinfo(const char *text,
+ceems_cgroup_path_mounts_from_mountinfo(const char *text,
 				   struct ceems_cgroup_mounts *mounts)
 {
 	const char *line = text;
@@ -247,7 +247,7 @@ next:
 }
 
 int
-ceems_cgroup_job_dir(const struct ceems_cgroup_job *job,
+ceems_cgroup_path_job_dir(const struct ceems_cgroup_job *job,
 		     const struct ceems_cgroup_mounts *mounts,
 		     enum ceems_cgroup_controller c, const char *prefix,
 		     char *out, size_t out_size)
@@ -279,7 +279,7 @@ ceems_cgroup_job_dir(const struct ceems_cgroup_job *job,
 }
 
 int
-ceems_cgroup_job_fill_siblings(struct ceems_cgroup_job *job,
+ceems_cgroup_path_job_fill_siblings(struct ceems_cgroup_job *job,
 			       const struct ceems_cgroup_mounts *mounts,
 			       const char *prefix)
 {
@@ -302,7 +302,7 @@ ceems_cgroup_job_fill_siblings(struct ceems_cgroup_job *job,
 			continue;
 		probe = *job;
 		snprintf(probe.v1[c], sizeof(probe.v1[c]), "%s", sibling);
-		if (ceems_cgroup_job_dir(&probe, mounts, (enum ceems_cgroup_controller)c,
+		if (ceems_cgroup_path_job_dir(&probe, mounts, (enum ceems_cgroup_controller)c,
 					 prefix, dir, sizeof(dir)) < 0 ||
 		    stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
 			continue;

@@ -28,7 +28,7 @@ enum ceems_cgroup_controller {
 	CEEMS_CG_NCONTROLLERS,
 };
 
-const char *ceems_cgroup_controller_name(enum ceems_cgroup_controller c);
+const char *ceems_cgroup_path_controller_name(enum ceems_cgroup_controller c);
 
 /* A job's cgroup paths, relative to each hierarchy's root ("" = the job
  * is not in that v1 controller). */
@@ -43,7 +43,7 @@ struct ceems_cgroup_job {
  * controllers hold the job is v1, even if an (empty) v2 tree is also
  * mounted.  Returns 0, -ENOENT when no line names job_JOBID, -EINVAL on
  * malformed text, -ENAMETOOLONG when a path does not fit. */
-int ceems_cgroup_job_from_proc(const char *text, uint32_t jobid,
+int ceems_cgroup_path_job_from_proc(const char *text, uint32_t jobid,
 			       struct ceems_cgroup_job *job);
 
 /* Where each hierarchy is mounted, from /proc/self/mountinfo. */
@@ -55,14 +55,14 @@ struct ceems_cgroup_mounts {
 };
 
 /* Returns 0, or -EINVAL on malformed text. */
-int ceems_cgroup_mounts_from_mountinfo(const char *text,
+int ceems_cgroup_path_mounts_from_mountinfo(const char *text,
 				       struct ceems_cgroup_mounts *mounts);
 
 /* Absolute directory of the job in hierarchy C (CEEMS_CG_NCONTROLLERS
  * means the unified tree), under the filesystem root PREFIX ("" for the
  * real one; tests point it at a fixture tree).  Returns 0, -ENOENT when
  * that hierarchy does not hold the job, -ENAMETOOLONG. */
-int ceems_cgroup_job_dir(const struct ceems_cgroup_job *job,
+int ceems_cgroup_path_job_dir(const struct ceems_cgroup_job *job,
 			 const struct ceems_cgroup_mounts *mounts,
 			 enum ceems_cgroup_controller c, const char *prefix,
 			 char *out, size_t out_size);
@@ -72,9 +72,9 @@ int ceems_cgroup_job_dir(const struct ceems_cgroup_job *job,
  * step) in some of them only: cpuacct holds the tasks, not slurmstepd.
  * Fill each v1 controller JOB lacks with a sibling controller's path,
  * when that directory exists under the controller's mount (PREFIX as in
- * ceems_cgroup_job_dir): seen, not guessed.  Returns how many were
+ * ceems_cgroup_path_job_dir): seen, not guessed.  Returns how many were
  * filled. */
-int ceems_cgroup_job_fill_siblings(struct ceems_cgroup_job *job,
+int ceems_cgroup_path_job_fill_siblings(struct ceems_cgroup_job *job,
 				   const struct ceems_cgroup_mounts *mounts,
 				   const char *prefix);
 

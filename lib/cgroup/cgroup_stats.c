@@ -57,7 +57,7 @@ dir_with_subdir(const struct ceems_cgroup_job *job,
 	size_t len;
 	int ret;
 
-	ret = ceems_cgroup_job_dir(job, mounts, c, prefix, out,
+	ret = ceems_cgroup_path_job_dir(job, mounts, c, prefix, out,
 				   CEEMS_CGROUP_DIR_MAX);
 	if (ret < 0 || subdir == NULL || subdir[0] == '\0')
 		return ret;
@@ -70,7 +70,7 @@ dir_with_subdir(const struct ceems_cgroup_job *job,
 }
 
 int
-ceems_cgroup_dirs_for_job(const struct ceems_cgroup_job *job,
+ceems_cgroup_stats_dirs_for_job(const struct ceems_cgroup_job *job,
 			  const struct ceems_cgroup_mounts *mounts,
 			  const char *prefix, const char *subdir,
 			  struct ceems_cgroup_dirs *dirs)
@@ -256,7 +256,7 @@ open_source(struct ceems_cgroup_reader *r, enum source s, int dirfd)
 }
 
 struct ceems_cgroup_reader *
-ceems_cgroup_reader_open_dirs(const struct ceems_cgroup_dirs *dirs, int *err)
+ceems_cgroup_stats_reader_open_dirs(const struct ceems_cgroup_dirs *dirs, int *err)
 {
 	struct ceems_cgroup_reader *r;
 	int dirfd[CEEMS_CG_NCONTROLLERS + 1];
@@ -317,23 +317,23 @@ ceems_cgroup_reader_open_dirs(const struct ceems_cgroup_dirs *dirs, int *err)
 }
 
 struct ceems_cgroup_reader *
-ceems_cgroup_reader_open(const struct ceems_cgroup_job *job,
+ceems_cgroup_stats_reader_open(const struct ceems_cgroup_job *job,
 			 const struct ceems_cgroup_mounts *mounts,
 			 const char *root_prefix, int *err)
 {
 	struct ceems_cgroup_dirs dirs;
 	int ret;
 
-	ret = ceems_cgroup_dirs_for_job(job, mounts, root_prefix, NULL, &dirs);
+	ret = ceems_cgroup_stats_dirs_for_job(job, mounts, root_prefix, NULL, &dirs);
 	if (ret < 0) {
 		*err = ret;
 		return NULL;
 	}
-	return ceems_cgroup_reader_open_dirs(&dirs, err);
+	return ceems_cgroup_stats_reader_open_dirs(&dirs, err);
 }
 
 unsigned
-ceems_cgroup_reader_nfiles(const struct ceems_cgroup_reader *r)
+ceems_cgroup_stats_reader_nfiles(const struct ceems_cgroup_reader *r)
 {
 	unsigned n = 0;
 
@@ -344,7 +344,7 @@ ceems_cgroup_reader_nfiles(const struct ceems_cgroup_reader *r)
 }
 
 int
-ceems_cgroup_reader_cpu_ino(const struct ceems_cgroup_reader *r, uint64_t *ino)
+ceems_cgroup_stats_reader_cpu_ino(const struct ceems_cgroup_reader *r, uint64_t *ino)
 {
 	int fd = r->version == CEEMS_CGROUP_V2 ? r->fd[SRC_CPU_STAT] :
 		 r->fd[SRC_CPUACCT_USAGE];
@@ -359,7 +359,7 @@ ceems_cgroup_reader_cpu_ino(const struct ceems_cgroup_reader *r, uint64_t *ino)
 }
 
 void
-ceems_cgroup_reader_close(struct ceems_cgroup_reader *r)
+ceems_cgroup_stats_reader_close(struct ceems_cgroup_reader *r)
 {
 	if (r == NULL)
 		return;
@@ -380,25 +380,25 @@ parse_source(struct ceems_cgroup_reader *r, enum source s,
 
 	switch (s) {
 	case SRC_CPU_STAT:
-		return ceems_parse_cgroup2_cpu_stat(text, st);
+		return ceems_cgroup_parse_cgroup2_cpu_stat(text, st);
 	case SRC_MEM_STAT:
-		return ceems_parse_cgroup2_memory_stat(text, st);
+		return ceems_cgroup_parse_cgroup2_memory_stat(text, st);
 	case SRC_MEM_EVENTS:
-		return ceems_parse_cgroup2_memory_events(text, st);
+		return ceems_cgroup_parse_cgroup2_memory_events(text, st);
 	case SRC_IO_STAT:
-		return ceems_parse_cgroup2_io_stat(text, st);
+		return ceems_cgroup_parse_cgroup2_io_stat(text, st);
 	case SRC_CPUACCT_STAT:
-		ret = ceems_parse_cgroup1_cpuacct_stat(text, r->clk_tck, st);
+		ret = ceems_cgroup_parse_cgroup1_cpuacct_stat(text, r->clk_tck, st);
 		if (ret == 0)
 			st->flags |= CEEMS_CGS_CPU_TICKS;
 		return ret;
 	case SRC_V1_MEM_STAT:
-		return ceems_parse_cgroup1_memory_stat(text, st);
+		return ceems_cgroup_parse_cgroup1_memory_stat(text, st);
 	case SRC_V1_OOM_CONTROL:
-		return ceems_parse_cgroup1_oom_control(text, st);
+		return ceems_cgroup_parse_cgroup1_oom_control(text, st);
 	case SRC_CPUSET:
 	case SRC_V1_CPUSET:
-		ret = ceems_parse_cpu_list(text, &st->cpuset);
+		ret = ceems_cgroup_parse_cpu_list(text, &st->cpuset);
 		if (ret < 0)
 			return ret;
 		/* An empty v2 cpuset.cpus means "the parent's": unknown. */
@@ -409,7 +409,7 @@ parse_source(struct ceems_cgroup_reader *r, enum source s,
 		return 0;
 	case SRC_V1_BLKIO_BYTES:
 	case SRC_V1_BLKIO_OPS:
-		if ((ret = ceems_parse_cgroup1_blkio(text, &a, &b)) < 0)
+		if ((ret = ceems_cgroup_parse_cgroup1_blkio(text, &a, &b)) < 0)
 			return ret;
 		if (s == SRC_V1_BLKIO_BYTES) {
 			st->io_read_bytes = a;
@@ -421,13 +421,13 @@ parse_source(struct ceems_cgroup_reader *r, enum source s,
 		st->present |= sources[s].fields;
 		return 0;
 	case SRC_MEM_MAX:
-		ret = ceems_parse_u64_or_max(text, &a);
+		ret = ceems_cgroup_parse_u64_or_max(text, &a);
 		break;
 	case SRC_V1_MEM_LIMIT:
-		ret = ceems_parse_cgroup1_limit(text, &a);
+		ret = ceems_cgroup_parse_cgroup1_limit(text, &a);
 		break;
 	default:
-		ret = ceems_parse_u64(text, &a);
+		ret = ceems_number_parse_u64(text, &a);
 		break;
 	}
 	if (ret < 0)
@@ -486,14 +486,14 @@ source_name(const struct ceems_cgroup_reader *r, enum source s)
 }
 
 int
-ceems_cgroup_reader_read(struct ceems_cgroup_reader *r,
+ceems_cgroup_stats_reader_read(struct ceems_cgroup_reader *r,
 			 struct ceems_cgroup_stats *st)
 {
-	return ceems_cgroup_reader_read_some(r, CEEMS_CGF_ALL, st);
+	return ceems_cgroup_stats_reader_read_some(r, CEEMS_CGF_ALL, st);
 }
 
 int
-ceems_cgroup_reader_read_some(struct ceems_cgroup_reader *r, uint32_t wanted,
+ceems_cgroup_stats_reader_read_some(struct ceems_cgroup_reader *r, uint32_t wanted,
 			      struct ceems_cgroup_stats *st)
 {
 	bool sample_peak = r->version == CEEMS_CGROUP_V2 &&
@@ -511,7 +511,7 @@ ceems_cgroup_reader_read_some(struct ceems_cgroup_reader *r, uint32_t wanted,
 
 		if (r->fd[s] < 0 || !(sources[s].fields & wanted))
 			continue;
-		n = ceems_pread_text_once(r->fd[s], r->buf, sizeof(r->buf));
+		n = ceems_fileio_pread_text_once(r->fd[s], r->buf, sizeof(r->buf));
 		/* A removed cgroup's open files answer ENODEV. */
 		if (n == -ENODEV) {
 			gone++;

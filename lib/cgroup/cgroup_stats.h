@@ -111,7 +111,7 @@ struct ceems_cgroup_dirs {
  * "" (a step: "step_batch", "step_0", "step_extern").  SUBDIR must be a
  * relative path without "." or ".." components.  Returns 0, -ENOENT when
  * no hierarchy holds the job, -EINVAL, -ENAMETOOLONG. */
-int ceems_cgroup_dirs_for_job(const struct ceems_cgroup_job *job,
+int ceems_cgroup_stats_dirs_for_job(const struct ceems_cgroup_job *job,
 			      const struct ceems_cgroup_mounts *mounts,
 			      const char *prefix, const char *subdir,
 			      struct ceems_cgroup_dirs *dirs);
@@ -122,11 +122,11 @@ struct ceems_cgroup_reader;
  * to -ENOENT when none of the directories exists (the job is gone or was
  * never there), -ENOMEM, or -EINVAL on a bad DIRS. */
 struct ceems_cgroup_reader *
-ceems_cgroup_reader_open_dirs(const struct ceems_cgroup_dirs *dirs, int *err);
+ceems_cgroup_stats_reader_open_dirs(const struct ceems_cgroup_dirs *dirs, int *err);
 
-/* The job-level reader: ceems_cgroup_dirs_for_job + open_dirs. */
+/* The job-level reader: ceems_cgroup_stats_dirs_for_job + open_dirs. */
 struct ceems_cgroup_reader *
-ceems_cgroup_reader_open(const struct ceems_cgroup_job *job,
+ceems_cgroup_stats_reader_open(const struct ceems_cgroup_job *job,
 			 const struct ceems_cgroup_mounts *mounts,
 			 const char *root_prefix, int *err);
 
@@ -134,7 +134,7 @@ ceems_cgroup_reader_open(const struct ceems_cgroup_job *job,
  * was measured, OUT->failed for what could not be), or -ENODEV when the
  * cgroup has been removed since it was opened and nothing could be read.
  * A file that fails for the first time is logged once as a warning. */
-int ceems_cgroup_reader_read(struct ceems_cgroup_reader *reader,
+int ceems_cgroup_stats_reader_read(struct ceems_cgroup_reader *reader,
 			     struct ceems_cgroup_stats *out);
 
 /* Same, reading only the files that measure a field of WANTED (a mask of
@@ -143,19 +143,19 @@ int ceems_cgroup_reader_read(struct ceems_cgroup_reader *reader,
  * (v1 memory.stat costs about 8 us, most others about 1 us) to every Nth
  * tick.  Other fields of the same file may come along.  A sampled peak
  * (CEEMS_CGS_PEAK_SAMPLED) only sees the reads that asked for the peak. */
-int ceems_cgroup_reader_read_some(struct ceems_cgroup_reader *reader,
+int ceems_cgroup_stats_reader_read_some(struct ceems_cgroup_reader *reader,
 				  uint32_t wanted,
 				  struct ceems_cgroup_stats *out);
 
 /* Number of files the reader keeps open (for the caller's fd budget). */
-unsigned ceems_cgroup_reader_nfiles(const struct ceems_cgroup_reader *reader);
+unsigned ceems_cgroup_stats_reader_nfiles(const struct ceems_cgroup_reader *reader);
 
 /* The inode of the file the reader reads the CPU usage from: the same
  * cgroup keeps it, a cgroup removed and made again under the same name
  * (a new job) has another.  0 or -errno. */
-int ceems_cgroup_reader_cpu_ino(const struct ceems_cgroup_reader *reader,
+int ceems_cgroup_stats_reader_cpu_ino(const struct ceems_cgroup_reader *reader,
 				uint64_t *ino);
-void ceems_cgroup_reader_close(struct ceems_cgroup_reader *reader);
+void ceems_cgroup_stats_reader_close(struct ceems_cgroup_reader *reader);
 
 /* ---- Pure parsers of the kernel's text formats (fuzzable) ----
  * TEXT is NUL-terminated.  Each returns 0, -EINVAL on malformed text,
@@ -163,48 +163,48 @@ void ceems_cgroup_reader_close(struct ceems_cgroup_reader *reader);
  * -ENODATA when a keyed file has none of the wanted keys.  On error the
  * output fields and present bits are left as they were. */
 
-/* ceems_parse_u64 (number.h), or "max" meaning CEEMS_CGROUP_UNLIMITED. */
-int ceems_parse_u64_or_max(const char *text, uint64_t *out);
+/* ceems_number_parse_u64 (number.h), or "max" meaning CEEMS_CGROUP_UNLIMITED. */
+int ceems_cgroup_parse_u64_or_max(const char *text, uint64_t *out);
 
 /* A flat keyed file ("key value" lines).  VALUES[i] and bit i of *FOUND
  * are set for each KEYS[i] present (NKEYS <= 32).  Every line must be a
  * key, a space and a value; only the wanted keys' values must be
  * unsigned decimals, and none may appear twice. */
-int ceems_parse_flat_keyed(const char *text, const char *const *keys,
+int ceems_cgroup_parse_flat_keyed(const char *text, const char *const *keys,
 			   size_t nkeys, uint64_t *values, uint32_t *found);
 
 /* v2 cpu.stat: usage_usec, user_usec, system_usec. */
-int ceems_parse_cgroup2_cpu_stat(const char *text,
+int ceems_cgroup_parse_cgroup2_cpu_stat(const char *text,
 				 struct ceems_cgroup_stats *st);
 /* v2 memory.stat: anon, file. */
-int ceems_parse_cgroup2_memory_stat(const char *text,
+int ceems_cgroup_parse_cgroup2_memory_stat(const char *text,
 				    struct ceems_cgroup_stats *st);
 /* v2 memory.events: oom_kill, max. */
-int ceems_parse_cgroup2_memory_events(const char *text,
+int ceems_cgroup_parse_cgroup2_memory_events(const char *text,
 				      struct ceems_cgroup_stats *st);
 /* v2 io.stat ("MAJ:MIN rbytes=N wbytes=N rios=N wios=N ..."), summed
  * over devices; an empty file is a cgroup that did no IO. */
-int ceems_parse_cgroup2_io_stat(const char *text,
+int ceems_cgroup_parse_cgroup2_io_stat(const char *text,
 				struct ceems_cgroup_stats *st);
 /* v1 cpuacct.stat ("user T\nsystem T", T in CLK_TCK ticks per second). */
-int ceems_parse_cgroup1_cpuacct_stat(const char *text, long clk_tck,
+int ceems_cgroup_parse_cgroup1_cpuacct_stat(const char *text, long clk_tck,
 				     struct ceems_cgroup_stats *st);
 /* v1 memory.stat: total_rss, total_cache (hierarchical: a job's own
  * rss/cache lines are 0, its tasks live in child cgroups). */
-int ceems_parse_cgroup1_memory_stat(const char *text,
+int ceems_cgroup_parse_cgroup1_memory_stat(const char *text,
 				    struct ceems_cgroup_stats *st);
 /* v1 memory.oom_control: oom_kill (Linux >= 4.13). */
-int ceems_parse_cgroup1_oom_control(const char *text,
+int ceems_cgroup_parse_cgroup1_oom_control(const char *text,
 				    struct ceems_cgroup_stats *st);
 /* v1 memory.limit_in_bytes: the page-counter maximum is unlimited. */
-int ceems_parse_cgroup1_limit(const char *text, uint64_t *out);
+int ceems_cgroup_parse_cgroup1_limit(const char *text, uint64_t *out);
 /* v1 blkio.*io_service_bytes* / *io_serviced* ("MAJ:MIN Op N" lines and
  * a final "Total N"): Read and Write summed over devices. */
-int ceems_parse_cgroup1_blkio(const char *text, uint64_t *read_sum,
+int ceems_cgroup_parse_cgroup1_blkio(const char *text, uint64_t *read_sum,
 			      uint64_t *write_sum);
 /* A CPU list as the kernel prints it: "0-3,8,10-11\n"; "" is empty. */
-int ceems_parse_cpu_list(const char *text, struct ceems_cpuset *set);
+int ceems_cgroup_parse_cpu_list(const char *text, struct ceems_cpuset *set);
 
-bool ceems_cpuset_has(const struct ceems_cpuset *set, unsigned cpu);
+bool ceems_cgroup_parse_cpuset_has(const struct ceems_cpuset *set, unsigned cpu);
 
 #endif

@@ -207,7 +207,7 @@ typed_call(const char *socket_path, const struct ceems_agent_request *req,
 		r = -ENOMEM;
 		goto out;
 	}
-	n = ceems_agent_request_encode(req, buf, CEEMS_AGENT_MSG_MAX + 1);
+	n = ceems_agent_proto_request_encode(req, buf, CEEMS_AGENT_MSG_MAX + 1);
 	if (n < 0) {
 		snprintf(err, err_size, "cannot encode the request: %s",
 			 strerror(-n));
@@ -223,7 +223,7 @@ typed_call(const char *socket_path, const struct ceems_agent_request *req,
 		r = n;
 		goto out;
 	}
-	r = ceems_agent_reply_decode(reply, (size_t)n, out, err, err_size);
+	r = ceems_agent_proto_reply_decode(reply, (size_t)n, out, err, err_size);
 out:
 	free(buf);
 	free(reply);

@@ -56,7 +56,7 @@
 #define LAUNCH_PARK_FD 10
 
 int
-ceems_agent_pid_path(const char *state_dir, char *buf, size_t size)
+ceems_agent_launch_pid_path(const char *state_dir, char *buf, size_t size)
 {
 	int n = snprintf(buf, size, "%s/%s", state_dir, CEEMS_AGENT_PID_FILE);
 
@@ -94,7 +94,7 @@ lock_holder(int fd)
 }
 
 int
-ceems_agent_lock_take(const char *path)
+ceems_agent_launch_lock_take(const char *path)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
 	char dir[PATH_MAX];
@@ -105,7 +105,7 @@ ceems_agent_lock_take(const char *path)
 	    (size_t)(slash - path) < sizeof(dir)) {
 		memcpy(dir, path, (size_t)(slash - path));
 		dir[slash - path] = '\0';
-		(void)ceems_mkdir_p(dir, 0700);
+		(void)ceems_fileio_mkdir_p(dir, 0700);
 	}
 	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
 		  0600);
@@ -126,7 +126,7 @@ ceems_agent_lock_take(const char *path)
 }
 
 const char *
-ceems_agent_lock_strerror(int err)
+ceems_agent_launch_lock_strerror(int err)
 {
 	switch (err) {
 	case -EBUSY:
@@ -141,7 +141,7 @@ ceems_agent_lock_strerror(int err)
 }
 
 int
-ceems_agent_lock_write(int fd, pid_t supervisor, pid_t agent)
+ceems_agent_launch_lock_write(int fd, pid_t supervisor, pid_t agent)
 {
 	char line[48];
 	int n = snprintf(line, sizeof(line), "%ld %ld\n", (long)supervisor,
@@ -157,7 +157,7 @@ ceems_agent_lock_write(int fd, pid_t supervisor, pid_t agent)
 /* "SUPERVISOR AGENT\n", each a positive decimal below 2^31 (AGENT may be
  * 0).  Anything else leaves the one it cannot read 0. */
 void
-ceems_agent_pid_parse(const char *buf, size_t len, pid_t *supervisor,
+ceems_agent_launch_pid_parse(const char *buf, size_t len, pid_t *supervisor,
 		      pid_t *agent)
 {
 	pid_t *out[2] = { supervisor, agent };
@@ -184,7 +184,7 @@ ceems_agent_pid_parse(const char *buf, size_t len, pid_t *supervisor,
 }
 
 int
-ceems_agent_lock_probe(const char *path, pid_t *supervisor, pid_t *agent)
+ceems_agent_launch_lock_probe(const char *path, pid_t *supervisor, pid_t *agent)
 {
 	/* A write lock is tested: every holder conflicts with it, and its
 	 * type says whose it is. */
@@ -210,7 +210,7 @@ ceems_agent_lock_probe(const char *path, pid_t *supervisor, pid_t *agent)
 	n = pread(fd, buf, sizeof(buf), 0);
 	(void)close(fd);
 	if (n > 0)
-		ceems_agent_pid_parse(buf, (size_t)n, supervisor, agent);
+		ceems_agent_launch_pid_parse(buf, (size_t)n, supervisor, agent);
 	return 1;
 }
 

@@ -15,7 +15,7 @@
 #define CEEMS_SUPERVISOR_NAME "ceems-agent-sv"
 
 /* STATE_DIR/agent.pid into BUF.  0 or -ENAMETOOLONG. */
-int ceems_agent_pid_path(const char *state_dir, char *buf, size_t size);
+int ceems_agent_launch_pid_path(const char *state_dir, char *buf, size_t size);
 
 /* Open PATH (creating it 0600 and its directory 0700) and take its lock
  * (an open file description lock: it goes with the descriptor through
@@ -28,19 +28,19 @@ int ceems_agent_pid_path(const char *state_dir, char *buf, size_t size);
  * (no supervisor: nothing to adopt, and none can start until it is
  * gone), -EPERM for a file that is no regular file of this uid's, or
  * another -errno. */
-int ceems_agent_lock_take(const char *path);
+int ceems_agent_launch_lock_take(const char *path);
 
-/* What an error of ceems_agent_lock_take or ceems_agent_lock_probe
+/* What an error of ceems_agent_launch_lock_take or ceems_agent_launch_lock_probe
  * means, and for -EBUSY and -EPERM what the admin should do. */
-const char *ceems_agent_lock_strerror(int err);
+const char *ceems_agent_launch_lock_strerror(int err);
 
 /* Write "SUPERVISOR AGENT\n" into the locked file FD (AGENT 0: none
  * running).  0 or -errno. */
-int ceems_agent_lock_write(int fd, pid_t supervisor, pid_t agent);
+int ceems_agent_launch_lock_write(int fd, pid_t supervisor, pid_t agent);
 
 /* Read the file's "SUPERVISOR AGENT\n" (LEN bytes of BUF, any bytes):
  * a pid it cannot read is 0. */
-void ceems_agent_pid_parse(const char *buf, size_t len, pid_t *supervisor,
+void ceems_agent_launch_pid_parse(const char *buf, size_t len, pid_t *supervisor,
 			   pid_t *agent);
 
 /* Is the lock of PATH held by a supervisor?  1 when it is (*SUPERVISOR
@@ -49,7 +49,7 @@ void ceems_agent_pid_parse(const char *buf, size_t len, pid_t *supervisor,
  * -EBUSY when a process that is no supervisor holds a read lock on it,
  * or -errno.  Takes no lock, so a probe never makes a starting
  * supervisor fail. */
-int ceems_agent_lock_probe(const char *path, pid_t *supervisor, pid_t *agent);
+int ceems_agent_launch_lock_probe(const char *path, pid_t *supervisor, pid_t *agent);
 
 /* What to start: AGENT --supervise --agent AGENT -c CONFIG [--interval
  * INTERVAL] --log LOG --lock-fd 3.  Paths absolute, INTERVAL NULL to keep
@@ -62,7 +62,7 @@ struct ceems_launch_spec {
 };
 
 /* Start the supervisor, which holds the lock of LOCK_FD (taken by the
- * caller with ceems_agent_lock_take; the caller closes its own copy
+ * caller with ceems_agent_launch_lock_take; the caller closes its own copy
  * afterwards).  The supervisor is forked twice (the middle process calls
  * setsid and exits), so it is nobody's child and in a session of its
  * own; it gets a clean environment, /dev/null on 0 and 1, LOG on 2, the

@@ -41,7 +41,7 @@ static const struct {
 };
 
 const char *
-ceems_agent_code_name(int code)
+ceems_agent_proto_code_name(int code)
 {
 	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
 		if (codes[i].code == code)
@@ -50,7 +50,7 @@ ceems_agent_code_name(int code)
 }
 
 int
-ceems_agent_code_from_name(const char *name)
+ceems_agent_proto_code_from_name(const char *name)
 {
 	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
 		if (strcmp(codes[i].name, name) == 0)
@@ -98,7 +98,7 @@ static const char *const op_names[] = {
 };
 
 int
-ceems_agent_request_encode(const struct ceems_agent_request *req, char *buf,
+ceems_agent_proto_request_encode(const struct ceems_agent_request *req, char *buf,
 			   size_t size)
 {
 	struct json_object *obj;
@@ -109,31 +109,31 @@ ceems_agent_request_encode(const struct ceems_agent_request *req, char *buf,
 	obj = json_object_new_object();
 	if (obj == NULL)
 		return -ENOMEM;
-	ceems_json_add(obj, "op", json_object_new_string(op_names[req->op]), &ok);
+	ceems_json_util_add(obj, "op", json_object_new_string(op_names[req->op]), &ok);
 	switch (req->op) {
 	case CEEMS_AGENT_OP_REGISTER:
-		ceems_json_add(obj, "job", ceems_agent_job_spec_to_json(&req->spec), &ok);
+		ceems_json_util_add(obj, "job", ceems_agent_proto_spec_to_json(&req->spec), &ok);
 		break;
 	case CEEMS_AGENT_OP_DEREGISTER:
 	case CEEMS_AGENT_OP_REPORT:
 	case CEEMS_AGENT_OP_RELEASE:
-		ceems_json_add(obj, "jobid", json_object_new_int64(req->jobid), &ok);
+		ceems_json_util_add(obj, "jobid", json_object_new_int64(req->jobid), &ok);
 		if (req->op == CEEMS_AGENT_OP_DEREGISTER && req->have_meta)
-			ceems_json_add(obj, "meta",
-				       ceems_job_meta_to_json(&req->meta), &ok);
+			ceems_json_util_add(obj, "meta",
+				       ceems_job_json_meta_to_json(&req->meta), &ok);
 		if (req->op == CEEMS_AGENT_OP_DEREGISTER && req->by[0] != '\0')
-			ceems_json_add(obj, "by", json_object_new_string(req->by),
+			ceems_json_util_add(obj, "by", json_object_new_string(req->by),
 				       &ok);
 		break;
 	case CEEMS_AGENT_OP_STATUS:
 		break;
 	case CEEMS_AGENT_OP_STEP_START:
 	case CEEMS_AGENT_OP_STEP_END:
-		ceems_json_add(obj, "jobid", json_object_new_int64(req->jobid), &ok);
-		ceems_json_add(obj, "step",
-			       ceems_json_new_text(req->step, sizeof(req->step)), &ok);
+		ceems_json_util_add(obj, "jobid", json_object_new_int64(req->jobid), &ok);
+		ceems_json_util_add(obj, "step",
+			       ceems_json_util_new_text(req->step, sizeof(req->step)), &ok);
 		if (req->op == CEEMS_AGENT_OP_STEP_END && req->have_status)
-			ceems_json_add(obj, "status",
+			ceems_json_util_add(obj, "status",
 				       json_object_new_int64(req->status), &ok);
 		break;
 	}
@@ -151,16 +151,16 @@ agent_proto_read_status(const struct json_object *obj,
 			struct ceems_agent_request *req, char *err,
 			size_t err_size)
 {
-	const struct json_object *val = ceems_json_get(obj, "status");
+	const struct json_object *val = ceems_json_util_get(obj, "status");
 	uint64_t status;
 	int r;
 
 	if (val == NULL)
 		return 0;
 	if (req->op != CEEMS_AGENT_OP_STEP_END)
-		return ceems_json_error(err, err_size, "step_start request: "
+		return ceems_json_util_error(err, err_size, "step_start request: "
 					"unknown key \"status\"");
-	if ((r = ceems_json_read_uint(val, "status", 0, 65535, &status, err,
+	if ((r = ceems_json_util_read_uint(val, "status", 0, 65535, &status, err,
 				      err_size)) < 0)
 		return r;
 	req->status = (int)status;
@@ -173,12 +173,12 @@ static int
 agent_proto_read_by(const struct json_object *val, char *by, size_t size,
 		    char *err, size_t err_size)
 {
-	int r = ceems_json_read_string(val, "by", by, size, err, err_size);
+	int r = ceems_json_util_read_string(val, "by", by, size, err, err_size);
 
 	if (r < 0)
 		return r;
 	if (strcmp(by, "extern") != 0 && strcmp(by, "epilog") != 0)
-		return ceems_json_error(err, err_size, "deregister request: "
+		return ceems_json_util_error(err, err_size, "deregister request: "
 					"\"by\" must be \"extern\" or \"epilog\"");
 	return 0;
 }
@@ -192,9 +192,9 @@ read_jobid(const struct json_object *obj, const char *op, uint32_t *jobid,
 	uint64_t u;
 	int r;
 
-	if ((val = ceems_json_get(obj, "jobid")) == NULL)
-		return ceems_json_error(err, err_size, "%s request needs \"jobid\"", op);
-	if ((r = ceems_json_read_uint(val, "jobid", 1, UINT32_MAX, &u, err,
+	if ((val = ceems_json_util_get(obj, "jobid")) == NULL)
+		return ceems_json_util_error(err, err_size, "%s request needs \"jobid\"", op);
+	if ((r = ceems_json_util_read_uint(val, "jobid", 1, UINT32_MAX, &u, err,
 				      err_size)) < 0)
 		return r;
 	*jobid = (uint32_t)u;
@@ -202,7 +202,7 @@ read_jobid(const struct json_object *obj, const char *op, uint32_t *jobid,
 }
 
 int
-ceems_agent_request_decode(const char *buf, size_t len,
+ceems_agent_proto_request_decode(const char *buf, size_t len,
 			   struct ceems_agent_request *req, char *err,
 			   size_t err_size)
 {
@@ -218,35 +218,35 @@ ceems_agent_request_decode(const char *buf, size_t len,
 	int r = -EINVAL;
 
 	if (len > CEEMS_AGENT_MSG_MAX) {
-		ceems_json_error(err, err_size, "request is larger than %d bytes",
+		ceems_json_util_error(err, err_size, "request is larger than %d bytes",
 		       CEEMS_AGENT_MSG_MAX);
 		return -EMSGSIZE;
 	}
-	obj = ceems_json_parse(buf, len, true, err, err_size);
+	obj = ceems_json_util_parse(buf, len, true, err, err_size);
 	if (obj == NULL)
 		return -EINVAL;
 	memset(req, 0, sizeof(*req));
 	if (!json_object_is_type(obj, json_type_object)) {
-		ceems_json_error(err, err_size, "request must be a JSON object");
+		ceems_json_util_error(err, err_size, "request must be a JSON object");
 		goto out;
 	}
-	val = ceems_json_get(obj, "op");
+	val = ceems_json_util_get(obj, "op");
 	if (val == NULL || !json_object_is_type(val, json_type_string)) {
-		ceems_json_error(err, err_size, "request needs \"op\": one of register, "
+		ceems_json_util_error(err, err_size, "request needs \"op\": one of register, "
 		       "deregister, release, report, status, step_start, step_end");
 		goto out;
 	}
 	op = json_object_get_string(val);
 	if (strcmp(op, "register") == 0) {
 		req->op = CEEMS_AGENT_OP_REGISTER;
-		if ((r = ceems_json_check_keys(obj, "register request", known_register, err,
+		if ((r = ceems_json_util_check_keys(obj, "register request", known_register, err,
 				    err_size)) < 0)
 			goto out;
-		if ((val = ceems_json_get(obj, "job")) == NULL) {
-			r = ceems_json_error(err, err_size, "register request needs \"job\"");
+		if ((val = ceems_json_util_get(obj, "job")) == NULL) {
+			r = ceems_json_util_error(err, err_size, "register request needs \"job\"");
 			goto out;
 		}
-		if ((r = ceems_agent_job_spec_from_json(val, &req->spec, err,
+		if ((r = ceems_agent_proto_spec_from_json(val, &req->spec, err,
 							err_size)) < 0)
 			goto out;
 		req->jobid = req->spec.jobid;
@@ -255,48 +255,48 @@ ceems_agent_request_decode(const char *buf, size_t len,
 		req->op = op[0] == 'd' ? CEEMS_AGENT_OP_DEREGISTER :
 			  op[0] == 'r' && op[2] == 'p' ? CEEMS_AGENT_OP_REPORT :
 			  CEEMS_AGENT_OP_RELEASE;
-		if ((r = ceems_json_check_keys(obj, op[0] == 'd' ? "deregister request" :
+		if ((r = ceems_json_util_check_keys(obj, op[0] == 'd' ? "deregister request" :
 					       req->op == CEEMS_AGENT_OP_REPORT ?
 					       "report request" : "release request",
 				    op[0] == 'd' ? known_deregister : known_jobid,
 				    err, err_size)) < 0)
 			goto out;
 		if (req->op == CEEMS_AGENT_OP_DEREGISTER &&
-		    (val = ceems_json_get(obj, "meta")) != NULL) {
-			if ((r = ceems_job_meta_from_json(val, &req->meta, err,
+		    (val = ceems_json_util_get(obj, "meta")) != NULL) {
+			if ((r = ceems_job_json_meta_from_json(val, &req->meta, err,
 							     err_size)) < 0)
 				goto out;
 			req->have_meta = true;
 		}
 		if (req->op == CEEMS_AGENT_OP_DEREGISTER &&
-		    (val = ceems_json_get(obj, "by")) != NULL &&
+		    (val = ceems_json_util_get(obj, "by")) != NULL &&
 		    (r = agent_proto_read_by(val, req->by, sizeof(req->by), err,
 					     err_size)) < 0)
 			goto out;
 		if ((r = read_jobid(obj, op, &req->jobid, err, err_size)) < 0)
 			goto out;
 		if (req->have_meta && req->meta.jobid != req->jobid) {
-			r = ceems_json_error(err, err_size, "deregister request: "
+			r = ceems_json_util_error(err, err_size, "deregister request: "
 					     "meta.jobid is not jobid");
 			goto out;
 		}
 	} else if (strcmp(op, "step_start") == 0 || strcmp(op, "step_end") == 0) {
 		req->op = op[5] == 's' ? CEEMS_AGENT_OP_STEP_START
 				       : CEEMS_AGENT_OP_STEP_END;
-		if ((r = ceems_json_check_keys(obj, "step request", known_step, err,
+		if ((r = ceems_json_util_check_keys(obj, "step request", known_step, err,
 				    err_size)) < 0)
 			goto out;
 		if ((r = read_jobid(obj, op, &req->jobid, err, err_size)) < 0)
 			goto out;
-		if ((val = ceems_json_get(obj, "step")) == NULL) {
-			r = ceems_json_error(err, err_size, "%s request needs \"step\"", op);
+		if ((val = ceems_json_util_get(obj, "step")) == NULL) {
+			r = ceems_json_util_error(err, err_size, "%s request needs \"step\"", op);
 			goto out;
 		}
-		if ((r = ceems_json_read_string(val, "step", req->step, sizeof(req->step),
+		if ((r = ceems_json_util_read_string(val, "step", req->step, sizeof(req->step),
 				     err, err_size)) < 0)
 			goto out;
-		if (!ceems_step_id_ok(req->step)) {
-			r = ceems_json_error(err, err_size, "step must be a Slurm step name "
+		if (!ceems_measure_json_step_id_ok(req->step)) {
+			r = ceems_json_util_error(err, err_size, "step must be a Slurm step name "
 				   "(batch, extern, interactive, 0, 1, ...)");
 			goto out;
 		}
@@ -304,11 +304,11 @@ ceems_agent_request_decode(const char *buf, size_t len,
 			goto out;
 	} else if (strcmp(op, "status") == 0) {
 		req->op = CEEMS_AGENT_OP_STATUS;
-		if ((r = ceems_json_check_keys(obj, "status request", known_status, err,
+		if ((r = ceems_json_util_check_keys(obj, "status request", known_status, err,
 				    err_size)) < 0)
 			goto out;
 	} else {
-		r = ceems_json_error(err, err_size, "unknown op '%.40s': expected register, "
+		r = ceems_json_util_error(err, err_size, "unknown op '%.40s': expected register, "
 			   "deregister, release, report, status, step_start or step_end", op);
 		goto out;
 	}
@@ -319,7 +319,7 @@ out:
 }
 
 int
-ceems_agent_reply_ok(const struct ceems_agent_job_report *report, char *buf,
+ceems_agent_proto_reply_ok(const struct ceems_agent_job_report *report, char *buf,
 		     size_t size)
 {
 	struct json_object *obj = json_object_new_object();
@@ -327,9 +327,9 @@ ceems_agent_reply_ok(const struct ceems_agent_job_report *report, char *buf,
 
 	if (!ok)
 		return -ENOMEM;
-	ceems_json_add(obj, "ok", json_object_new_boolean(1), &ok);
+	ceems_json_util_add(obj, "ok", json_object_new_boolean(1), &ok);
 	if (report != NULL)
-		ceems_json_add(obj, "report", ceems_agent_job_report_to_json(report), &ok);
+		ceems_json_util_add(obj, "report", ceems_measure_json_report_to_json(report), &ok);
 	if (!ok) {
 		json_object_put(obj);
 		return -ENOMEM;
@@ -337,7 +337,7 @@ ceems_agent_reply_ok(const struct ceems_agent_job_report *report, char *buf,
 	if (report != NULL && report->series != NULL) {
 		/* Beside the report, not in it (the record keeps the report
 		 * as its measurements); coarsened if it does not fit. */
-		int n = ceems_series_serialize_with(obj, "series",
+		int n = ceems_agent_series_serialize_with(obj, "series",
 						    report->series, buf, size);
 
 		json_object_put(obj);
@@ -347,18 +347,18 @@ ceems_agent_reply_ok(const struct ceems_agent_job_report *report, char *buf,
 }
 
 int
-ceems_agent_reply_error(int code, const char *message, char *buf, size_t size)
+ceems_agent_proto_reply_error(int code, const char *message, char *buf, size_t size)
 {
 	struct json_object *obj = json_object_new_object();
 	bool ok = obj != NULL;
 
 	if (!ok)
 		return -ENOMEM;
-	ceems_json_add(obj, "ok", json_object_new_boolean(0), &ok);
+	ceems_json_util_add(obj, "ok", json_object_new_boolean(0), &ok);
 	/* The message may quote what a client sent. */
-	ceems_json_add(obj, "error",
-		       ceems_json_new_text(message, CEEMS_AGENT_ERROR_MAX), &ok);
-	ceems_json_add(obj, "code", json_object_new_string(ceems_agent_code_name(code)), &ok);
+	ceems_json_util_add(obj, "error",
+		       ceems_json_util_new_text(message, CEEMS_AGENT_ERROR_MAX), &ok);
+	ceems_json_util_add(obj, "code", json_object_new_string(ceems_agent_proto_code_name(code)), &ok);
 	if (!ok) {
 		json_object_put(obj);
 		return -ENOMEM;
@@ -367,7 +367,7 @@ ceems_agent_reply_error(int code, const char *message, char *buf, size_t size)
 }
 
 int
-ceems_agent_reply_decode(const char *buf, size_t len,
+ceems_agent_proto_reply_decode(const char *buf, size_t len,
 			 struct ceems_agent_job_report *report, char *err,
 			 size_t err_size)
 {
@@ -375,45 +375,45 @@ ceems_agent_reply_decode(const char *buf, size_t len,
 	char why[256];
 	int r = -EPROTO;
 
-	obj = ceems_json_parse(buf, len, false, why, sizeof(why));
+	obj = ceems_json_util_parse(buf, len, false, why, sizeof(why));
 	if (obj == NULL) {
-		ceems_json_error(err, err_size, "malformed reply from the agent: %s", why);
+		ceems_json_util_error(err, err_size, "malformed reply from the agent: %s", why);
 		return -EPROTO;
 	}
 	if (!json_object_is_type(obj, json_type_object) ||
-	    (val = ceems_json_get(obj, "ok")) == NULL ||
+	    (val = ceems_json_util_get(obj, "ok")) == NULL ||
 	    !json_object_is_type(val, json_type_boolean)) {
-		ceems_json_error(err, err_size, "malformed reply from the agent: no \"ok\"");
+		ceems_json_util_error(err, err_size, "malformed reply from the agent: no \"ok\"");
 		goto out;
 	}
 	if (!json_object_get_boolean(val)) {
-		struct json_object *msg = ceems_json_get(obj, "error");
-		struct json_object *code = ceems_json_get(obj, "code");
+		struct json_object *msg = ceems_json_util_get(obj, "error");
+		struct json_object *code = ceems_json_util_get(obj, "code");
 
-		ceems_json_error(err, err_size, "%s",
+		ceems_json_util_error(err, err_size, "%s",
 		       msg != NULL && json_object_is_type(msg, json_type_string) &&
 			       json_object_get_string(msg)[0] != '\0'
 			       ? json_object_get_string(msg)
 			       : "the agent refused the request without saying why");
 		r = code != NULL && json_object_is_type(code, json_type_string)
-			    ? ceems_agent_code_from_name(json_object_get_string(code))
+			    ? ceems_agent_proto_code_from_name(json_object_get_string(code))
 			    : -EREMOTEIO;
 		goto out;
 	}
 	if (report != NULL) {
-		if ((val = ceems_json_get(obj, "report")) == NULL) {
-			ceems_json_error(err, err_size, "malformed reply from the agent: no report");
+		if ((val = ceems_json_util_get(obj, "report")) == NULL) {
+			ceems_json_util_error(err, err_size, "malformed reply from the agent: no report");
 			goto out;
 		}
-		if (ceems_agent_job_report_from_json(val, report, why,
+		if (ceems_measure_json_report_from_json(val, report, why,
 						     sizeof(why)) < 0) {
-			ceems_json_error(err, err_size, "malformed reply from the agent: %s", why);
+			ceems_json_util_error(err, err_size, "malformed reply from the agent: %s", why);
 			goto out;
 		}
-		if ((val = ceems_json_get(obj, "series")) != NULL &&
-		    ceems_series_from_json(val, &report->series, why,
+		if ((val = ceems_json_util_get(obj, "series")) != NULL &&
+		    ceems_agent_series_from_json(val, &report->series, why,
 					   sizeof(why)) < 0) {
-			ceems_json_error(err, err_size, "malformed reply from the agent: %s", why);
+			ceems_json_util_error(err, err_size, "malformed reply from the agent: %s", why);
 			goto out;
 		}
 	}

@@ -120,11 +120,11 @@ struct json_object;
 /* A new JSON object, or NULL on allocation failure.  A report's JSON is
  * the model's (measure.h). */
 struct json_object *
-ceems_agent_job_spec_to_json(const struct ceems_agent_job_spec *spec);
+ceems_agent_proto_spec_to_json(const struct ceems_agent_job_spec *spec);
 
 /* Strict: unknown keys, wrong types, out-of-range numbers and bad paths
  * are errors.  0, or -EINVAL with ERR naming the field. */
-int ceems_agent_job_spec_from_json(const struct json_object *obj,
+int ceems_agent_proto_spec_from_json(const struct json_object *obj,
 				   struct ceems_agent_job_spec *spec,
 				   char *err, size_t err_size);
 
@@ -132,41 +132,41 @@ int ceems_agent_job_spec_from_json(const struct json_object *obj,
 
 /* Write REQ as a request message into BUF (NUL-terminated).  Returns its
  * length, -ENOSPC when BUF is too small, -EINVAL, -ENOMEM. */
-int ceems_agent_request_encode(const struct ceems_agent_request *req,
+int ceems_agent_proto_request_encode(const struct ceems_agent_request *req,
 			       char *buf, size_t size);
 
 /* Decode the LEN bytes at BUF (no NUL needed).  Returns 0, or -EINVAL
  * (-EMSGSIZE for a message over CEEMS_AGENT_MSG_MAX) with ERR holding
  * one sentence fit to send back to the client. */
-int ceems_agent_request_decode(const char *buf, size_t len,
+int ceems_agent_proto_request_decode(const char *buf, size_t len,
 			       struct ceems_agent_request *req, char *err,
 			       size_t err_size);
 
 /* {"ok":true}, or {"ok":true,"report":...} when REPORT is not NULL.
  * Returns the length written, or -ENOSPC / -ENOMEM. */
-int ceems_agent_reply_ok(const struct ceems_agent_job_report *report,
+int ceems_agent_proto_reply_ok(const struct ceems_agent_job_report *report,
 			 char *buf, size_t size);
 /* Longest MESSAGE of a refusal, bytes: longer is cut (as text.h cuts). */
 #define CEEMS_AGENT_ERROR_MAX 1024
 
 /* {"ok":false,"error":MESSAGE,"code":NAME} for the negative errno CODE.
  * Returns the length written, or -ENOSPC / -ENOMEM. */
-int ceems_agent_reply_error(int code, const char *message, char *buf,
+int ceems_agent_proto_reply_error(int code, const char *message, char *buf,
 			    size_t size);
 
 /* Decode a reply.  Returns 0 for ok (REPORT, when not NULL, is filled
  * from the reply's report, which must then be present; REPORT->series
  * is a new series when the reply has one, else NULL: free it with
- * ceems_series_free); for a refusal
+ * ceems_agent_series_free); for a refusal
  * the negative errno its code names (-EREMOTEIO for an unknown code),
  * ERR holding the agent's sentence; -EPROTO for a malformed reply. */
-int ceems_agent_reply_decode(const char *buf, size_t len,
+int ceems_agent_proto_reply_decode(const char *buf, size_t len,
 			     struct ceems_agent_job_report *report,
 			     char *err, size_t err_size);
 
 /* Name of a negative errno as the protocol writes it, "EIO" if unknown;
  * and back (-EREMOTEIO if unknown). */
-const char *ceems_agent_code_name(int code);
-int ceems_agent_code_from_name(const char *name);
+const char *ceems_agent_proto_code_name(int code);
+int ceems_agent_proto_code_from_name(const char *name);
 
 #endif

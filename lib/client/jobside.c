@@ -23,10 +23,10 @@ fill_siblings(struct ceems_cgroup_job *cgroup)
 	struct ceems_cgroup_mounts mounts;
 
 	if (cgroup->version != CEEMS_CGROUP_V1 ||
-	    ceems_read_text_file("/proc/self/mountinfo", text, sizeof(text)) < 0 ||
-	    ceems_cgroup_mounts_from_mountinfo(text, &mounts) < 0)
+	    ceems_fileio_read_text_file("/proc/self/mountinfo", text, sizeof(text)) < 0 ||
+	    ceems_cgroup_path_mounts_from_mountinfo(text, &mounts) < 0)
 		return;
-	ceems_cgroup_job_fill_siblings(cgroup, &mounts, "");
+	ceems_cgroup_path_job_fill_siblings(cgroup, &mounts, "");
 }
 
 int
@@ -39,13 +39,13 @@ ceems_jobside_find_cgroup(pid_t pid, uint32_t jobid,
 	int ret;
 
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	n = ceems_read_text_file(path, text, sizeof(text));
+	n = ceems_fileio_read_text_file(path, text, sizeof(text));
 	if (n < 0) {
 		snprintf(err, err_size, "cannot read %s: %s", path,
 			 strerror((int)-n));
 		return (int)n;
 	}
-	ret = ceems_cgroup_job_from_proc(text, jobid, cgroup);
+	ret = ceems_cgroup_path_job_from_proc(text, jobid, cgroup);
 	if (ret < 0) {
 		snprintf(err, err_size,
 			 "%s does not place pid %d in a job_%u cgroup (%s); is ProctrackType=proctrack/cgroup set?",
@@ -104,7 +104,7 @@ ceems_jobside_end(const char *socket_path, const char *note_dir,
 	 * job: it was away when the job started) or the transport's. */
 	snprintf(note.why, sizeof(note.why),
 		 "the node agent was not told of the job's end (%.200s)", why);
-	if (ceems_note_write(note_dir, &note, werr, sizeof(werr)) < 0) {
+	if (ceems_job_note_write(note_dir, &note, werr, sizeof(werr)) < 0) {
 		snprintf(err, err_size, "%s; and no note of the job could be "
 			 "left for it: %s", why, werr);
 		return r;

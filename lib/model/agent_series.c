@@ -26,7 +26,7 @@ const char *const ceems_series_columns[CEEMS_SERIES_NCOLUMNS] = {
 #define COL_IPC (COL_COUNTS + CEEMS_SC_NROW)
 
 void
-ceems_series_counts_unknown(struct ceems_series_counts *c)
+ceems_agent_series_counts_unknown(struct ceems_series_counts *c)
 {
 	for (int k = 0; k < CEEMS_SC_N; k++)
 		c->v[k] = NAN;
@@ -36,7 +36,7 @@ ceems_series_counts_unknown(struct ceems_series_counts *c)
 #define INITIAL_ROWS 16
 
 struct ceems_series *
-ceems_series_new(uint32_t resolution_s, uint32_t max_rows)
+ceems_agent_series_new(uint32_t resolution_s, uint32_t max_rows)
 {
 	struct ceems_series *s;
 
@@ -48,12 +48,12 @@ ceems_series_new(uint32_t resolution_s, uint32_t max_rows)
 	s->resolution_s = resolution_s;
 	s->max_rows = max_rows;
 	s->last_cpu_s = NAN;
-	ceems_series_counts_unknown(&s->last_counts);
+	ceems_agent_series_counts_unknown(&s->last_counts);
 	return s;
 }
 
 void
-ceems_series_free(struct ceems_series *s)
+ceems_agent_series_free(struct ceems_series *s)
 {
 	if (s == NULL)
 		return;
@@ -62,7 +62,7 @@ ceems_series_free(struct ceems_series *s)
 }
 
 struct ceems_series *
-ceems_series_dup(const struct ceems_series *s)
+ceems_agent_series_dup(const struct ceems_series *s)
 {
 	struct ceems_series *d = malloc(sizeof(*d));
 
@@ -164,7 +164,7 @@ bucket_of(double t, uint32_t resolution_s)
 }
 
 void
-ceems_series_coarsen(struct ceems_series *s)
+ceems_agent_series_coarsen(struct ceems_series *s)
 {
 	uint32_t res = s->resolution_s * 2, k = 0;
 
@@ -218,7 +218,7 @@ make_room(struct ceems_series *s)
 		 * there are. */
 		uint32_t before = s->nrows;
 
-		ceems_series_coarsen(s);
+		ceems_agent_series_coarsen(s);
 		if (s->nrows == before)
 			return false;
 	}
@@ -226,11 +226,11 @@ make_room(struct ceems_series *s)
 }
 
 int
-ceems_series_add(struct ceems_series *s, double end, double dt_s,
+ceems_agent_series_add(struct ceems_series *s, double end, double dt_s,
 		 double cpu_s, double mem_bytes,
 		 const double joules[CEEMS_DOMAIN_COUNT], double gpu_util_pct)
 {
-	return ceems_series_add_counts(s, end, dt_s, cpu_s, mem_bytes, joules,
+	return ceems_agent_series_add_counts(s, end, dt_s, cpu_s, mem_bytes, joules,
 				       gpu_util_pct, NULL);
 }
 
@@ -255,7 +255,7 @@ add_counts(struct ceems_series_row *r, const struct ceems_series_counts *delta)
 }
 
 int
-ceems_series_add_counts(struct ceems_series *s, double end, double dt_s,
+ceems_agent_series_add_counts(struct ceems_series *s, double end, double dt_s,
 			double cpu_s, double mem_bytes,
 			const double joules[CEEMS_DOMAIN_COUNT],
 			double gpu_util_pct,
@@ -326,7 +326,7 @@ set_baseline(struct ceems_series *s, uint64_t now_ns,
 }
 
 struct ceems_series *
-ceems_series_for_job(const struct ceems_config *c, bool wanted,
+ceems_agent_series_for_job(const struct ceems_config *c, bool wanted,
 		     uint64_t now_ns, const struct ceems_job_ledger *l,
 		     double cpu_s)
 {
@@ -343,7 +343,7 @@ ceems_series_for_job(const struct ceems_config *c, bool wanted,
 		res_s = (c->interval_ns + 999999999u) / 1000000000u;
 	if (res_s > INT32_MAX)
 		res_s = INT32_MAX;
-	s = ceems_series_new(res_s > 0 ? (uint32_t)res_s : 1,
+	s = ceems_agent_series_new(res_s > 0 ? (uint32_t)res_s : 1,
 			     CEEMS_SERIES_MAX_ROWS);
 	if (s == NULL) {
 		ceems_error("out of memory for a job's time series: the job is "
@@ -359,14 +359,14 @@ ceems_series_for_job(const struct ceems_config *c, bool wanted,
 }
 
 void
-ceems_series_backdate(struct ceems_series *s, uint64_t since_ns)
+ceems_agent_series_backdate(struct ceems_series *s, uint64_t since_ns)
 {
 	if (s != NULL && since_ns < s->last_ns)
 		s->last_ns = since_ns;
 }
 
 void
-ceems_series_set_counts(struct ceems_series *s,
+ceems_agent_series_set_counts(struct ceems_series *s,
 			const struct ceems_series_counts *now)
 {
 	if (s != NULL && now != NULL)
@@ -393,7 +393,7 @@ count_deltas(struct ceems_series *s, const struct ceems_series_counts *now,
 }
 
 void
-ceems_series_last_counts(struct ceems_series *s,
+ceems_agent_series_last_counts(struct ceems_series *s,
 			 const struct ceems_series_counts *now)
 {
 	struct ceems_series_counts delta;
@@ -405,16 +405,16 @@ ceems_series_last_counts(struct ceems_series *s,
 }
 
 void
-ceems_series_observe(struct ceems_series *s, uint64_t now_ns,
+ceems_agent_series_observe(struct ceems_series *s, uint64_t now_ns,
 		     const struct ceems_job_ledger *l, double cpu_s,
 		     double mem_bytes, double gpu_util_pct)
 {
-	ceems_series_observe_counts(s, now_ns, l, cpu_s, mem_bytes,
+	ceems_agent_series_observe_counts(s, now_ns, l, cpu_s, mem_bytes,
 				    gpu_util_pct, NULL);
 }
 
 void
-ceems_series_observe_counts(struct ceems_series *s, uint64_t now_ns,
+ceems_agent_series_observe_counts(struct ceems_series *s, uint64_t now_ns,
 			    const struct ceems_job_ledger *l, double cpu_s,
 			    double mem_bytes, double gpu_util_pct,
 			    const struct ceems_series_counts *now)
@@ -445,7 +445,7 @@ ceems_series_observe_counts(struct ceems_series *s, uint64_t now_ns,
 		       (cpu_s >= s->last_cpu_s ? cpu_s - s->last_cpu_s : 0);
 	if (now != NULL)
 		count_deltas(s, now, &delta);
-	(void)ceems_series_add_counts(s, (double)now_ns / 1e9 + s->unix_offset_s,
+	(void)ceems_agent_series_add_counts(s, (double)now_ns / 1e9 + s->unix_offset_s,
 				      dt_s, dcpu, mem_bytes, joules,
 				      gpu_util_pct, now != NULL ? &delta : NULL);
 	set_baseline(s, now_ns, l, cpu_s);
@@ -459,11 +459,11 @@ static struct json_object *
 value_or_null(double v)
 {
 	/* json-c's NULL object is JSON null. */
-	return isnan(v) ? NULL : ceems_json_double(v);
+	return isnan(v) ? NULL : ceems_json_util_double(v);
 }
 
 struct json_object *
-ceems_series_to_json(const struct ceems_series *s)
+ceems_agent_series_to_json(const struct ceems_series *s)
 {
 	struct json_object *obj = json_object_new_object();
 	struct json_object *cols = json_object_new_array();
@@ -476,11 +476,11 @@ ceems_series_to_json(const struct ceems_series *s)
 		json_object_put(rows);
 		return NULL;
 	}
-	ceems_json_add(obj, "resolution_s", json_object_new_int64(s->resolution_s), &ok);
+	ceems_json_util_add(obj, "resolution_s", json_object_new_int64(s->resolution_s), &ok);
 	for (int c = 0; c < CEEMS_SERIES_NCOLUMNS; c++)
 		if (json_object_array_add(cols, json_object_new_string(ceems_series_columns[c])) != 0)
 			ok = false;
-	ceems_json_add(obj, "columns", cols, &ok);
+	ceems_json_util_add(obj, "columns", cols, &ok);
 	for (uint32_t i = 0; ok && i < s->nrows; i++) {
 		const struct ceems_series_row *r = &s->rows[i];
 		struct json_object *row = json_object_new_array_ext(CEEMS_SERIES_NCOLUMNS);
@@ -491,10 +491,10 @@ ceems_series_to_json(const struct ceems_series *s)
 			break;
 		}
 		v[0] = json_object_new_int64(r->t);
-		v[1] = ceems_json_double(r->interval_s);
+		v[1] = ceems_json_util_double(r->interval_s);
 		v[2] = value_or_null(r->cpu_s);
 		v[3] = isnan(r->mem_bytes) ? NULL :
-		       ceems_json_new_u64((uint64_t)r->mem_bytes);
+		       ceems_json_util_new_u64((uint64_t)r->mem_bytes);
 		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
 			v[4 + d] = value_or_null(r->joules[d]);
 		v[8] = value_or_null(r->gpu_util_pct);
@@ -525,7 +525,7 @@ ceems_series_to_json(const struct ceems_series *s)
 			ok = false;
 		}
 	}
-	ceems_json_add(obj, "rows", rows, &ok);
+	ceems_json_util_add(obj, "rows", rows, &ok);
 	if (!ok) {
 		json_object_put(obj);
 		return NULL;
@@ -540,11 +540,11 @@ read_cell(struct json_object *v, const char *where, bool nullable,
 {
 	if (v == NULL) {
 		if (!nullable)
-			return ceems_json_error(err, err_size, "%s must not be null", where);
+			return ceems_json_util_error(err, err_size, "%s must not be null", where);
 		*out = NAN;
 		return 0;
 	}
-	return ceems_json_read_real(v, where, 0, max, out, err, err_size);
+	return ceems_json_util_read_real(v, where, 0, max, out, err, err_size);
 }
 
 /* Row I's IO, network and perf columns (when NCOLS has them) into R. */
@@ -590,14 +590,14 @@ row_from_json(struct json_object *arr, size_t i, size_t ncols,
 
 	if (!json_object_is_type(arr, json_type_array) ||
 	    json_object_array_length(arr) != ncols)
-		return ceems_json_error(err, err_size,
+		return ceems_json_util_error(err, err_size,
 					"series.rows[%zu] must be an array of %zu values",
 					i, ncols);
 	snprintf(where, sizeof(where), "series.rows[%zu].t", i);
 	if (json_object_array_get_idx(arr, 0) == NULL)
-		return ceems_json_error(err, err_size, "%s must not be null", where);
+		return ceems_json_util_error(err, err_size, "%s must not be null", where);
 	/* Up to the year 9999. */
-	if ((ret = ceems_json_read_uint(json_object_array_get_idx(arr, 0), where,
+	if ((ret = ceems_json_util_read_uint(json_object_array_get_idx(arr, 0), where,
 					0, 253402300799ULL, &u, err, err_size)) < 0)
 		return ret;
 	r->t = (int64_t)u;
@@ -613,7 +613,7 @@ row_from_json(struct json_object *arr, size_t i, size_t ncols,
 	if (json_object_array_get_idx(arr, 3) == NULL) {
 		r->mem_bytes = NAN;
 	} else {
-		if ((ret = ceems_json_read_uint(json_object_array_get_idx(arr, 3),
+		if ((ret = ceems_json_util_read_uint(json_object_array_get_idx(arr, 3),
 						where, 0, UINT64_MAX, &u, err,
 						err_size)) < 0)
 			return ret;
@@ -644,7 +644,7 @@ row_from_json(struct json_object *arr, size_t i, size_t ncols,
 }
 
 int
-ceems_series_from_json(const struct json_object *obj,
+ceems_agent_series_from_json(const struct json_object *obj,
 		       struct ceems_series **out, char *err, size_t err_size)
 {
 	static const char *const known[] = { "resolution_s", "columns", "rows",
@@ -657,21 +657,21 @@ ceems_series_from_json(const struct json_object *obj,
 
 	*out = NULL;
 	if (obj == NULL || !json_object_is_type(obj, json_type_object))
-		return ceems_json_error(err, err_size, "series must be an object");
-	if ((ret = ceems_json_check_keys(obj, "series", known, err, err_size)) < 0)
+		return ceems_json_util_error(err, err_size, "series must be an object");
+	if ((ret = ceems_json_util_check_keys(obj, "series", known, err, err_size)) < 0)
 		return ret;
-	if ((val = ceems_json_get(obj, "resolution_s")) == NULL)
-		return ceems_json_error(err, err_size, "series.resolution_s is missing");
-	if ((ret = ceems_json_read_uint(val, "series.resolution_s", 1, INT32_MAX,
+	if ((val = ceems_json_util_get(obj, "resolution_s")) == NULL)
+		return ceems_json_util_error(err, err_size, "series.resolution_s is missing");
+	if ((ret = ceems_json_util_read_uint(val, "series.resolution_s", 1, INT32_MAX,
 					&res, err, err_size)) < 0)
 		return ret;
 	/* All the columns, or those of the older form. */
-	if ((val = ceems_json_get(obj, "columns")) == NULL ||
+	if ((val = ceems_json_util_get(obj, "columns")) == NULL ||
 	    !json_object_is_type(val, json_type_array) ||
 	    ((ncols = json_object_array_length(val)) != CEEMS_SERIES_NCOLUMNS &&
 	     ncols != CEEMS_SERIES_NCOLUMNS_V2 &&
 	     ncols != CEEMS_SERIES_NCOLUMNS_V1))
-		return ceems_json_error(err, err_size,
+		return ceems_json_util_error(err, err_size,
 					"series.columns must list the %d columns (or the first %d or %d)",
 					CEEMS_SERIES_NCOLUMNS, CEEMS_SERIES_NCOLUMNS_V2,
 					CEEMS_SERIES_NCOLUMNS_V1);
@@ -680,28 +680,28 @@ ceems_series_from_json(const struct json_object *obj,
 
 		if (name == NULL || !json_object_is_type(name, json_type_string) ||
 		    strcmp(json_object_get_string(name), ceems_series_columns[c]) != 0)
-			return ceems_json_error(err, err_size,
+			return ceems_json_util_error(err, err_size,
 						"series.columns[%d] must be \"%s\"",
 						c, ceems_series_columns[c]);
 	}
-	if ((rows = ceems_json_get(obj, "rows")) == NULL ||
+	if ((rows = ceems_json_util_get(obj, "rows")) == NULL ||
 	    !json_object_is_type(rows, json_type_array))
-		return ceems_json_error(err, err_size, "series.rows must be an array");
+		return ceems_json_util_error(err, err_size, "series.rows must be an array");
 	n = json_object_array_length(rows);
 	if (n > CEEMS_SERIES_MAX_ROWS)
-		return ceems_json_error(err, err_size,
+		return ceems_json_util_error(err, err_size,
 					"series.rows has more than %d rows",
 					CEEMS_SERIES_MAX_ROWS);
-	s = ceems_series_new((uint32_t)res, CEEMS_SERIES_MAX_ROWS);
+	s = ceems_agent_series_new((uint32_t)res, CEEMS_SERIES_MAX_ROWS);
 	if (s == NULL) {
-		ceems_json_error(err, err_size, "out of memory");
+		ceems_json_util_error(err, err_size, "out of memory");
 		return -ENOMEM;
 	}
 	if (n > 0) {
 		s->rows = calloc(n, sizeof(*s->rows));
 		if (s->rows == NULL) {
-			ceems_series_free(s);
-			ceems_json_error(err, err_size, "out of memory");
+			ceems_agent_series_free(s);
+			ceems_json_util_error(err, err_size, "out of memory");
 			return -ENOMEM;
 		}
 		s->cap = (uint32_t)n;
@@ -710,11 +710,11 @@ ceems_series_from_json(const struct json_object *obj,
 		ret = row_from_json(json_object_array_get_idx(rows, i), i,
 				    ncols, &s->rows[i], err, err_size);
 		if (ret == 0 && i > 0 && s->rows[i].t <= s->rows[i - 1].t)
-			ret = ceems_json_error(err, err_size,
+			ret = ceems_json_util_error(err, err_size,
 					       "series.rows[%zu].t is not after the row before",
 					       i);
 		if (ret < 0) {
-			ceems_series_free(s);
+			ceems_agent_series_free(s);
 			return ret;
 		}
 		s->nrows++;
@@ -743,7 +743,7 @@ serialize(struct json_object *obj, char *buf, size_t size)
 }
 
 int
-ceems_series_serialize_with(struct json_object *obj, const char *key,
+ceems_agent_series_serialize_with(struct json_object *obj, const char *key,
 			    const struct ceems_series *s, char *buf,
 			    size_t size)
 {
@@ -754,7 +754,7 @@ ceems_series_serialize_with(struct json_object *obj, const char *key,
 	if (s == NULL)
 		return serialize(obj, buf, size);
 	for (;;) {
-		struct json_object *js = ceems_series_to_json(cur);
+		struct json_object *js = ceems_agent_series_to_json(cur);
 
 		if (js == NULL) {
 			ret = -ENOMEM;
@@ -769,7 +769,7 @@ ceems_series_serialize_with(struct json_object *obj, const char *key,
 		ret = serialize(obj, buf, size);
 		if (ret != -ENOSPC || cur->nrows <= 1)
 			break;
-		if (coarse == NULL && (coarse = ceems_series_dup(s)) == NULL) {
+		if (coarse == NULL && (coarse = ceems_agent_series_dup(s)) == NULL) {
 			ret = -ENOMEM;
 			break;
 		}
@@ -780,7 +780,7 @@ ceems_series_serialize_with(struct json_object *obj, const char *key,
 			uint32_t before = coarse->nrows;
 
 			do
-				ceems_series_coarsen(coarse);
+				ceems_agent_series_coarsen(coarse);
 			while (coarse->nrows == before &&
 			       coarse->resolution_s < UINT32_MAX);
 			/* Rows too far apart for any bucket to merge (only
@@ -791,6 +791,6 @@ ceems_series_serialize_with(struct json_object *obj, const char *key,
 		cur = coarse;
 	}
 	json_object_object_del(obj, key);
-	ceems_series_free(coarse);
+	ceems_agent_series_free(coarse);
 	return ret;
 }

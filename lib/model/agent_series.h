@@ -77,7 +77,7 @@ struct ceems_series_counts {
 };
 
 /* All unknown. */
-void ceems_series_counts_unknown(struct ceems_series_counts *c);
+void ceems_agent_series_counts_unknown(struct ceems_series_counts *c);
 
 struct ceems_series_row {
 	int64_t t;			/* bucket start, Unix s */
@@ -119,32 +119,32 @@ extern const char *const ceems_series_columns[CEEMS_SERIES_NCOLUMNS];
 
 /* A new empty series.  NULL when out of memory or RESOLUTION_S or
  * MAX_ROWS is 0. */
-struct ceems_series *ceems_series_new(uint32_t resolution_s,
+struct ceems_series *ceems_agent_series_new(uint32_t resolution_s,
 				      uint32_t max_rows);
-void ceems_series_free(struct ceems_series *s);
+void ceems_agent_series_free(struct ceems_series *s);
 /* A deep copy, or NULL. */
-struct ceems_series *ceems_series_dup(const struct ceems_series *s);
+struct ceems_series *ceems_agent_series_dup(const struct ceems_series *s);
 
 /* Add DT_S seconds ending at Unix time END with these figures (NaN for
  * unknown ones; JOULES may be NULL: none measured; GPU_UTIL_PCT outside
  * 0..100 is unknown) to the bucket of the interval's middle.  A full
  * series is coarsened first.  0, or -EINVAL for a negative or non-finite
  * DT_S or END. */
-int ceems_series_add(struct ceems_series *s, double end, double dt_s,
+int ceems_agent_series_add(struct ceems_series *s, double end, double dt_s,
 		     double cpu_s, double mem_bytes,
 		     const double joules[CEEMS_DOMAIN_COUNT],
 		     double gpu_util_pct);
 
-/* ceems_series_add with the row's IO, network and perf counts DELTA
+/* ceems_agent_series_add with the row's IO, network and perf counts DELTA
  * (the interval's, not cumulative; NULL: none measured). */
-int ceems_series_add_counts(struct ceems_series *s, double end, double dt_s,
+int ceems_agent_series_add_counts(struct ceems_series *s, double end, double dt_s,
 			    double cpu_s, double mem_bytes,
 			    const double joules[CEEMS_DOMAIN_COUNT],
 			    double gpu_util_pct,
 			    const struct ceems_series_counts *delta);
 
 /* Merge rows two by two into buckets of twice the resolution. */
-void ceems_series_coarsen(struct ceems_series *s);
+void ceems_agent_series_coarsen(struct ceems_series *s);
 
 /* ---- The agent's use: differences of a job's ledger ---- */
 
@@ -153,7 +153,7 @@ void ceems_series_coarsen(struct ceems_series *s);
  * NULL when the job does not keep one (neither WANTED nor series_all) or
  * memory is short (logged).  The ledger and CPU time as they are now are
  * the baseline: only what comes after is in the series. */
-struct ceems_series *ceems_series_for_job(const struct ceems_config *c,
+struct ceems_series *ceems_agent_series_for_job(const struct ceems_config *c,
 					  bool wanted, uint64_t now_ns,
 					  const struct ceems_job_ledger *l,
 					  double cpu_s);
@@ -163,7 +163,7 @@ struct ceems_series *ceems_series_for_job(const struct ceems_config *c,
  * job's registration (by a later step's) starts from that registration
  * with a zero ledger, so that its first row holds what was charged
  * since.  A SINCE_NS after the baseline is ignored. */
-void ceems_series_backdate(struct ceems_series *s, uint64_t since_ns);
+void ceems_agent_series_backdate(struct ceems_series *s, uint64_t since_ns);
 
 /* A tick of the job at monotonic NOW_NS, after its ledger was updated:
  * the differences since the last observation go into the series.  CPU_S
@@ -171,24 +171,24 @@ void ceems_series_backdate(struct ceems_series *s, uint64_t since_ns);
  * use (NaN: unknown), GPU_UTIL_PCT the mean utilisation of its GPUs this
  * tick (NaN: none, or none read), taken for the whole interval since the
  * last observation.  S may be NULL (nothing done). */
-void ceems_series_observe(struct ceems_series *s, uint64_t now_ns,
+void ceems_agent_series_observe(struct ceems_series *s, uint64_t now_ns,
 			  const struct ceems_job_ledger *l, double cpu_s,
 			  double mem_bytes, double gpu_util_pct);
 /* The same with the job's cumulative counts NOW (NULL: none): each row
  * gets their difference from the last observation that had them (the
  * first, from the job's registration: they count from it). */
-void ceems_series_observe_counts(struct ceems_series *s, uint64_t now_ns,
+void ceems_agent_series_observe_counts(struct ceems_series *s, uint64_t now_ns,
 				 const struct ceems_job_ledger *l, double cpu_s,
 				 double mem_bytes, double gpu_util_pct,
 				 const struct ceems_series_counts *now);
 /* The job's cumulative counts NOW as read at its end, after its last
  * observation: what they gained since goes into the last row (no time
  * added), so that the rows add up to the job's final counts. */
-void ceems_series_last_counts(struct ceems_series *s,
+void ceems_agent_series_last_counts(struct ceems_series *s,
 			      const struct ceems_series_counts *now);
 /* The counts the next row's differ from: a series made after a restart
  * starts from the counts restored, not from the job's registration. */
-void ceems_series_set_counts(struct ceems_series *s,
+void ceems_agent_series_set_counts(struct ceems_series *s,
 			     const struct ceems_series_counts *now);
 
 /* ---- JSON ---- */
@@ -196,13 +196,13 @@ void ceems_series_set_counts(struct ceems_series *s,
 struct json_object;
 
 /* A new JSON object (the form above), or NULL when out of memory. */
-struct json_object *ceems_series_to_json(const struct ceems_series *s);
+struct json_object *ceems_agent_series_to_json(const struct ceems_series *s);
 
 /* Strict: exactly the three members, the columns in order (all 16, or
  * the first 9 or 8 of the older forms), at most CEEMS_SERIES_MAX_ROWS
  * rows of as many values, times increasing, no negative figure, GPU
  * utilisation at most 100.  0 with *OUT a new series, or -EINVAL with ERR (or -ENOMEM). */
-int ceems_series_from_json(const struct json_object *obj,
+int ceems_agent_series_from_json(const struct json_object *obj,
 			   struct ceems_series **out, char *err,
 			   size_t err_size);
 
@@ -211,7 +211,7 @@ int ceems_series_from_json(const struct json_object *obj,
  * is coarsened (on a copy) until it does: a series never makes a
  * message or record fail.  OBJ stays the caller's.  Returns the length,
  * -ENOSPC when not even OBJ alone fits, or -ENOMEM. */
-int ceems_series_serialize_with(struct json_object *obj, const char *key,
+int ceems_agent_series_serialize_with(struct json_object *obj, const char *key,
 				const struct ceems_series *s, char *buf,
 				size_t size);
 

@@ -290,7 +290,7 @@ ceems_emissions_table_load(const char *path, struct ceems_emissions_table *t)
 	buf = malloc(TABLE_MAX_BYTES + 1);
 	if (buf == NULL)
 		return -ENOMEM;
-	len = ceems_read_text_file(path, buf, TABLE_MAX_BYTES + 1);
+	len = ceems_fileio_read_text_file(path, buf, TABLE_MAX_BYTES + 1);
 	if (len < 0) {
 		free(buf);
 		return (int)len;

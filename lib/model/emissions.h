@@ -73,11 +73,11 @@ int ceems_emissions_parse_decimal(const char *s, double *out);
 #define CEEMS_EMISSIONS_MAX_PUE 10.0
 
 /* True when F can be applied: finite intensity >= 0, finite PUE >= 1. */
-bool ceems_emission_factor_valid(const struct ceems_emission_factor *f);
+bool ceems_job_figures_emission_factor_valid(const struct ceems_emission_factor *f);
 
 /* Emissions in grams of CO2e of JOULES of IT energy under F:
  * joules / 3.6e6 x pue x g_per_kwh.  F must be valid. */
-double ceems_emissions_grams(double joules,
+double ceems_job_figures_emissions_grams(double joules,
 			     const struct ceems_emission_factor *f);
 
 #endif

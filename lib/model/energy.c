@@ -98,11 +98,11 @@ int
 ceems_energy_pread_u64(int fd, uint64_t *value)
 {
 	char buf[64];
-	ssize_t n = ceems_pread_text_once(fd, buf, sizeof(buf));
+	ssize_t n = ceems_fileio_pread_text_once(fd, buf, sizeof(buf));
 
 	if (n < 0)
 		return (int)n;
-	return ceems_parse_u64(buf, value);
+	return ceems_number_parse_u64(buf, value);
 }
 
 uint64_t
@@ -186,11 +186,11 @@ ceems_energy_reader_set_state(struct ceems_energy_reader *r,
 		return;
 	if (state == CEEMS_GAP_NONE)
 		ceems_info("energy counter %s (%s): measuring again", c->name,
-			   ceems_energy_domain_name(c->domain));
+			   ceems_job_figures_energy_domain_name(c->domain));
 	else
 		ceems_warning("energy counter %s (%s): %s%s%s; the interval "
 			      "is a gap, no energy counted", c->name,
-			      ceems_energy_domain_name(c->domain),
+			      ceems_job_figures_energy_domain_name(c->domain),
 			      ceems_energy_gap_name(state),
 			      why != NULL ? ": " : "", why != NULL ? why : "");
 	r->state = state;

@@ -21,7 +21,7 @@ enum ceems_energy_domain {
 	CEEMS_DOMAIN_COUNT,
 };
 
-const char *ceems_energy_domain_name(enum ceems_energy_domain d);
+const char *ceems_job_figures_energy_domain_name(enum ceems_energy_domain d);
 
 /* Why a counter's energy since the last take is not a measurement. */
 enum ceems_energy_gap {
@@ -125,7 +125,7 @@ int ceems_energy_sysfs_path(char *buf, size_t size, const char *sysfs_root,
 int ceems_energy_open_file(const char *path);
 
 /* pread the kept-open sysfs counter FD (one show() call, so one pread)
- * and parse it with ceems_parse_u64.  0 or a negative errno. */
+ * and parse it with ceems_number_parse_u64.  0 or a negative errno. */
 int ceems_energy_pread_u64(int fd, uint64_t *value);
 
 /* Judge the readings PREV then CUR taken ELAPSED_NS apart.  Returns

@@ -248,7 +248,7 @@ ceems_intensity_load(const char *path, struct ceems_intensity_series *s,
 	buf = malloc(CEEMS_INTENSITY_MAX_BYTES + 1);
 	if (buf == NULL)
 		return -ENOMEM;
-	len = ceems_read_text_file(path, buf, CEEMS_INTENSITY_MAX_BYTES + 1);
+	len = ceems_fileio_read_text_file(path, buf, CEEMS_INTENSITY_MAX_BYTES + 1);
 	if (len < 0) {
 		free(buf);
 		if (len == -EFBIG)

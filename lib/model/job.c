@@ -96,7 +96,7 @@ ceems_job_meta_parse_tres(struct ceems_job_meta *meta, const char *tres)
 			return -EINVAL;
 		klen = (size_t)(eq - p);
 		end = eq + 1;
-		if (ceems_take_u64(&end, &n) < 0)
+		if (ceems_number_take_u64(&end, &n) < 0)
 			return -EINVAL;
 		if (klen == 3 && strncmp(p, "cpu", 3) == 0) {
 			if (*end != ',' && *end != '\0')

@@ -67,8 +67,8 @@ int ceems_job_meta_parse_tres(struct ceems_job_meta *meta, const char *tres);
  * strictly: unknown keys and bad values are errors, 0 or -EINVAL with
  * ERR (lib/model/job_json.c). */
 struct json_object;
-struct json_object *ceems_job_meta_to_json(const struct ceems_job_meta *meta);
-int ceems_job_meta_from_json(const struct json_object *obj,
+struct json_object *ceems_job_json_meta_to_json(const struct ceems_job_meta *meta);
+int ceems_job_json_meta_from_json(const struct json_object *obj,
 			     struct ceems_job_meta *meta, char *err,
 			     size_t err_size);
 

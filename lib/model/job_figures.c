@@ -25,7 +25,7 @@ static const char *const domain_names[] = {
 };
 
 const char *
-ceems_energy_domain_name(enum ceems_energy_domain d)
+ceems_job_figures_energy_domain_name(enum ceems_energy_domain d)
 {
 	if ((unsigned int)d >= CEEMS_DOMAIN_COUNT)
 		return "unknown";
@@ -33,13 +33,13 @@ ceems_energy_domain_name(enum ceems_energy_domain d)
 }
 
 void
-ceems_job_ledger_init(struct ceems_job_ledger *l)
+ceems_job_figures_ledger_init(struct ceems_job_ledger *l)
 {
 	memset(l, 0, sizeof(*l));
 }
 
 bool
-ceems_job_ledger_coverage(const struct ceems_job_ledger *l,
+ceems_job_figures_ledger_coverage(const struct ceems_job_ledger *l,
 			  enum ceems_energy_domain d, double *fraction)
 {
 	double f;
@@ -53,7 +53,7 @@ ceems_job_ledger_coverage(const struct ceems_job_ledger *l,
 }
 
 double
-ceems_job_ledger_total_j(const struct ceems_job_ledger *l)
+ceems_job_figures_ledger_total_j(const struct ceems_job_ledger *l)
 {
 	double sum = 0;
 	int d;
@@ -64,7 +64,7 @@ ceems_job_ledger_total_j(const struct ceems_job_ledger *l)
 }
 
 bool
-ceems_emission_factor_valid(const struct ceems_emission_factor *f)
+ceems_job_figures_emission_factor_valid(const struct ceems_emission_factor *f)
 {
 	return f != NULL && isfinite(f->g_per_kwh) && f->g_per_kwh >= 0 &&
 	    f->g_per_kwh <= CEEMS_EMISSIONS_MAX_G_PER_KWH && isfinite(f->pue) &&
@@ -72,7 +72,7 @@ ceems_emission_factor_valid(const struct ceems_emission_factor *f)
 }
 
 double
-ceems_emissions_grams(double joules, const struct ceems_emission_factor *f)
+ceems_job_figures_emissions_grams(double joules, const struct ceems_emission_factor *f)
 {
 	return joules / JOULES_PER_KWH * f->pue * f->g_per_kwh;
 }

@@ -61,8 +61,8 @@ meta_to_json(const struct ceems_job_meta *m, bool *ok)
 		*ok = false;
 		return NULL;
 	}
-	ceems_json_add(obj, "jobid", json_object_new_int64(m->jobid), ok);
-	ceems_json_add(obj, "uid", json_object_new_int64(m->uid), ok);
+	ceems_json_util_add(obj, "jobid", json_object_new_int64(m->jobid), ok);
+	ceems_json_util_add(obj, "uid", json_object_new_int64(m->uid), ok);
 	for (size_t i = 0; i < NFIELDS; i++) {
 		const struct field *f = &meta_fields[i];
 		const char *p = (const char *)m + f->offset;
@@ -74,30 +74,30 @@ meta_to_json(const struct ceems_job_meta *m, bool *ok)
 		switch (f->kind) {
 		case F_STRING:
 			if (p[0] != '\0')
-				ceems_json_add(obj, f->name,
-					       ceems_json_new_text(p, f->size), ok);
+				ceems_json_util_add(obj, f->name,
+					       ceems_json_util_new_text(p, f->size), ok);
 			break;
 		case F_U32:
 		case F_U32_ZERO:
 			memcpy(&u32, p, sizeof(u32));
 			if (u32 != (f->kind == F_U32 ? CEEMS_UNKNOWN_U32 : 0))
-				ceems_json_add(obj, f->name, json_object_new_int64(u32), ok);
+				ceems_json_util_add(obj, f->name, json_object_new_int64(u32), ok);
 			break;
 		case F_U64_ZERO:
 			memcpy(&u64, p, sizeof(u64));
 			if (u64 != 0)
-				ceems_json_add(obj, f->name, ceems_json_new_u64(u64), ok);
+				ceems_json_util_add(obj, f->name, ceems_json_util_new_u64(u64), ok);
 			break;
 		case F_I64_ZERO:
 			memcpy(&i64, p, sizeof(i64));
 			if (i64 != 0)
-				ceems_json_add(obj, f->name, json_object_new_int64(i64), ok);
+				ceems_json_util_add(obj, f->name, json_object_new_int64(i64), ok);
 			break;
 		case F_EXIT:
 		case F_SIGNAL:
 			memcpy(&i32, p, sizeof(i32));
 			if (i32 != (f->kind == F_EXIT ? -1 : 0))
-				ceems_json_add(obj, f->name, json_object_new_int(i32), ok);
+				ceems_json_util_add(obj, f->name, json_object_new_int(i32), ok);
 			break;
 		}
 	}
@@ -115,25 +115,25 @@ meta_from_json(const struct json_object *obj, struct ceems_job_meta *m,
 	int r;
 
 	if (!json_object_is_type(obj, json_type_object))
-		return ceems_json_error(err, err_size, "job must be an object");
+		return ceems_json_util_error(err, err_size, "job must be an object");
 	if (known[0] == NULL) {
 		known[0] = "jobid";
 		known[1] = "uid";
 		for (size_t i = 0; i < NFIELDS; i++)
 			known[i + 2] = meta_fields[i].name;
 	}
-	if ((r = ceems_json_check_keys(obj, "job", known, err, err_size)) < 0)
+	if ((r = ceems_json_util_check_keys(obj, "job", known, err, err_size)) < 0)
 		return r;
 	ceems_job_meta_init(m);
-	if ((val = ceems_json_get(obj, "jobid")) == NULL)
-		return ceems_json_error(err, err_size, "job.jobid is missing");
-	if ((r = ceems_json_read_uint(val, "job.jobid", 1, UINT32_MAX - 1, &u,
+	if ((val = ceems_json_util_get(obj, "jobid")) == NULL)
+		return ceems_json_util_error(err, err_size, "job.jobid is missing");
+	if ((r = ceems_json_util_read_uint(val, "job.jobid", 1, UINT32_MAX - 1, &u,
 				      err, err_size)) < 0)
 		return r;
 	m->jobid = (uint32_t)u;
-	if ((val = ceems_json_get(obj, "uid")) == NULL)
-		return ceems_json_error(err, err_size, "job.uid is missing");
-	if ((r = ceems_json_read_uint(val, "job.uid", 0, UINT32_MAX - 1, &u,
+	if ((val = ceems_json_util_get(obj, "uid")) == NULL)
+		return ceems_json_util_error(err, err_size, "job.uid is missing");
+	if ((r = ceems_json_util_read_uint(val, "job.uid", 0, UINT32_MAX - 1, &u,
 				      err, err_size)) < 0)
 		return r;
 	m->uid = (uint32_t)u;
@@ -142,7 +142,7 @@ meta_from_json(const struct json_object *obj, struct ceems_job_meta *m,
 		char *p = (char *)m + f->offset;
 		char where[48];
 
-		if ((val = ceems_json_get(obj, f->name)) == NULL)
+		if ((val = ceems_json_util_get(obj, f->name)) == NULL)
 			continue;
 		snprintf(where, sizeof(where), "job.%s", f->name);
 		switch (f->kind) {
@@ -151,12 +151,12 @@ meta_from_json(const struct json_object *obj, struct ceems_job_meta *m,
 			 * control characters were escaped (text.h) may hold
 			 * some: read, not lost.  The state is a word of ours. */
 			r = strcmp(f->name, "state") != 0 ?
-			    ceems_json_read_text(val, where, p, f->size, err, err_size) :
-			    ceems_json_read_string(val, where, p, f->size, err, err_size);
+			    ceems_json_util_read_text(val, where, p, f->size, err, err_size) :
+			    ceems_json_util_read_string(val, where, p, f->size, err, err_size);
 			break;
 		case F_U32:
 		case F_U32_ZERO:
-			r = ceems_json_read_uint(val, where, 0, UINT32_MAX - 1, &u,
+			r = ceems_json_util_read_uint(val, where, 0, UINT32_MAX - 1, &u,
 						 err, err_size);
 			if (r == 0) {
 				uint32_t v = (uint32_t)u;
@@ -165,14 +165,14 @@ meta_from_json(const struct json_object *obj, struct ceems_job_meta *m,
 			}
 			break;
 		case F_U64_ZERO:
-			r = ceems_json_read_uint(val, where, 0, UINT64_MAX, &u,
+			r = ceems_json_util_read_uint(val, where, 0, UINT64_MAX, &u,
 						 err, err_size);
 			if (r == 0)
 				memcpy(p, &u, sizeof(u));
 			break;
 		case F_I64_ZERO:
 			/* Unix times from 1970 to 2200. */
-			r = ceems_json_read_uint(val, where, 1, 7258118400ULL, &u,
+			r = ceems_json_util_read_uint(val, where, 1, 7258118400ULL, &u,
 						 err, err_size);
 			if (r == 0) {
 				int64_t v = (int64_t)u;
@@ -182,10 +182,10 @@ meta_from_json(const struct json_object *obj, struct ceems_job_meta *m,
 			break;
 		case F_EXIT:
 		case F_SIGNAL:
-			r = ceems_json_read_real(val, where, 0, 255, &d, err,
+			r = ceems_json_util_read_real(val, where, 0, 255, &d, err,
 						 err_size);
 			if (r == 0 && d != (double)(int32_t)d)
-				r = ceems_json_error(err, err_size,
+				r = ceems_json_util_error(err, err_size,
 						     "%s must be a whole number", where);
 			if (r == 0) {
 				int32_t v = (int32_t)d;
@@ -201,7 +201,7 @@ meta_from_json(const struct json_object *obj, struct ceems_job_meta *m,
 }
 
 struct json_object *
-ceems_job_meta_to_json(const struct ceems_job_meta *meta)
+ceems_job_json_meta_to_json(const struct ceems_job_meta *meta)
 {
 	bool ok = true;
 	struct json_object *obj = meta_to_json(meta, &ok);
@@ -214,7 +214,7 @@ ceems_job_meta_to_json(const struct ceems_job_meta *meta)
 }
 
 int
-ceems_job_meta_from_json(const struct json_object *obj,
+ceems_job_json_meta_from_json(const struct json_object *obj,
 			 struct ceems_job_meta *meta, char *err,
 			 size_t err_size)
 {

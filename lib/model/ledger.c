@@ -407,16 +407,16 @@ add_factor_quality(struct ceems_job_ledger *l,
 }
 
 int
-ceems_job_ledger_add_tick(struct ceems_job_ledger *l,
+ceems_ledger_add_tick(struct ceems_job_ledger *l,
 			  const struct ceems_ledger_job_share *share,
 			  double dt_s,
 			  const struct ceems_emission_factor *factor)
 {
-	return ceems_job_ledger_add_tick_timed(l, share, dt_s, factor, false);
+	return ceems_ledger_add_tick_timed(l, share, dt_s, factor, false);
 }
 
 int
-ceems_job_ledger_add_tick_timed(struct ceems_job_ledger *l,
+ceems_ledger_add_tick_timed(struct ceems_job_ledger *l,
 				const struct ceems_ledger_job_share *share,
 				double dt_s,
 				const struct ceems_emission_factor *factor,
@@ -427,14 +427,14 @@ ceems_job_ledger_add_tick_timed(struct ceems_job_ledger *l,
 
 	if (l == NULL || share == NULL || !isfinite(dt_s) || dt_s <= 0)
 		return -EINVAL;
-	if (factor != NULL && !ceems_emission_factor_valid(factor))
+	if (factor != NULL && !ceems_job_figures_emission_factor_valid(factor))
 		return -EINVAL;
 	for (d = 0; d < CEEMS_DOMAIN_COUNT; d++)
 		if (!isfinite(share->joules[d]) || share->joules[d] < 0 ||
 		    !isfinite(share->static_j[d]) || share->static_j[d] < 0)
 			return -EINVAL;
 
-	energy_before = ceems_job_ledger_total_j(l);
+	energy_before = ceems_job_figures_ledger_total_j(l);
 	l->lifetime_s += dt_s;
 	for (d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
 		l->joules[d] += share->joules[d];
@@ -451,7 +451,7 @@ ceems_job_ledger_add_tick_timed(struct ceems_job_ledger *l,
 		return 0;
 	/* Energy x PUE x the intensity of this tick: a factor that varies
 	 * in time is applied to the energy of its own time. */
-	l->emissions_g += ceems_emissions_grams(tick_j, factor);
+	l->emissions_g += ceems_job_figures_emissions_grams(tick_j, factor);
 	/* The emissions cover the tick only if its energy does: a tick with
 	 * a factor but a gap in a measured domain (or no energy source at
 	 * all) has emissions that are short of the truth. */
@@ -468,7 +468,7 @@ ceems_job_ledger_add_tick_timed(struct ceems_job_ledger *l,
 }
 
 int
-ceems_job_ledger_add_gap(struct ceems_job_ledger *l, double dt_s)
+ceems_ledger_add_gap(struct ceems_job_ledger *l, double dt_s)
 {
 	if (l == NULL || !isfinite(dt_s) || dt_s <= 0)
 		return -EINVAL;

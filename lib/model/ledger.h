@@ -159,12 +159,12 @@ struct ceems_job_ledger {
 	bool factor_changed;	/* a later tick used another factor */
 };
 
-void ceems_job_ledger_init(struct ceems_job_ledger *l);
+void ceems_job_figures_ledger_init(struct ceems_job_ledger *l);
 
 /* Add one tick of DT_S seconds: SHARE's energy and coverage, and, when
  * FACTOR is not NULL, emissions = energy x PUE x intensity at that time.
  * Returns 0, or -EINVAL (nothing added) for a bad DT_S or share. */
-int ceems_job_ledger_add_tick(struct ceems_job_ledger *l,
+int ceems_ledger_add_tick(struct ceems_job_ledger *l,
 			      const struct ceems_ledger_job_share *share,
 			      double dt_s,
 			      const struct ceems_emission_factor *factor);
@@ -173,7 +173,7 @@ int ceems_job_ledger_add_tick(struct ceems_job_ledger *l,
  * source is not the series' ("series:...") is the yearly figure standing
  * in where the series has no value, and its energy counts in
  * factor_fallback. */
-int ceems_job_ledger_add_tick_timed(struct ceems_job_ledger *l,
+int ceems_ledger_add_tick_timed(struct ceems_job_ledger *l,
 				    const struct ceems_ledger_job_share *share,
 				    double dt_s,
 				    const struct ceems_emission_factor *factor,
@@ -181,16 +181,16 @@ int ceems_job_ledger_add_tick_timed(struct ceems_job_ledger *l,
 
 /* Add DT_S seconds of the job's life that no tick covered (the agent was
  * down, or registration came late): lowers every domain's coverage. */
-int ceems_job_ledger_add_gap(struct ceems_job_ledger *l, double dt_s);
+int ceems_ledger_add_gap(struct ceems_job_ledger *l, double dt_s);
 
 /* The job's data quality for domain D: covered time / lifetime, in
  * [0, 1].  False (FRACTION untouched) when it is unknown: no lifetime
  * yet, or the node never measured the domain. */
-bool ceems_job_ledger_coverage(const struct ceems_job_ledger *l,
+bool ceems_job_figures_ledger_coverage(const struct ceems_job_ledger *l,
 			       enum ceems_energy_domain d, double *fraction);
 
 /* Sum of the job's energy over all domains, J.  The NODE domain holds the
  * residual only, so nothing is counted twice. */
-double ceems_job_ledger_total_j(const struct ceems_job_ledger *l);
+double ceems_job_figures_ledger_total_j(const struct ceems_job_ledger *l);
 
 #endif

@@ -89,11 +89,11 @@ enum ceems_perf_status {
 
 /* "measured", "not supported", ...; "unknown" for a number out of
  * range.  These and the JSON below are in lib/model/measure_perf.c. */
-const char *ceems_perf_status_name(unsigned status);
+const char *ceems_measure_perf_status_name(unsigned status);
 /* The status named NAME, or -EINVAL. */
-int ceems_perf_status_parse(const char *name);
+int ceems_measure_perf_status_parse(const char *name);
 /* "task_clock", "context_switches", ... (record and database names). */
-const char *ceems_perf_event_name(unsigned event);
+const char *ceems_measure_perf_event_name(unsigned event);
 
 /* A job's perf figures as of its last reading.  value[e] counts since
  * registration (task_clock in ns), valid only when bit e of present is
@@ -114,14 +114,14 @@ struct ceems_perf_report {
 struct json_object;
 
 /* False when perf was off for the job (nothing to say about it). */
-bool ceems_perf_report_any(const struct ceems_perf_report *r);
+bool ceems_measure_perf_report_any(const struct ceems_perf_report *r);
 
 /* R as the JSON object of measure_perf.c; *OK false on failure. */
-struct json_object *ceems_perf_report_to_json(const struct ceems_perf_report *r,
+struct json_object *ceems_measure_perf_report_to_json(const struct ceems_perf_report *r,
 					      bool *ok);
 /* The JSON object OBJ into OUT (untouched on error).  0 or -EINVAL
  * with ERR. */
-int ceems_perf_report_from_json(const struct json_object *obj,
+int ceems_measure_perf_report_from_json(const struct json_object *obj,
 				struct ceems_perf_report *out, char *err,
 				size_t err_size);
 
@@ -251,7 +251,7 @@ struct ceems_agent_job_report {
 	/* The job's time series, in the final report of a job that kept
 	 * one, else NULL.  Not owned by the report: the agent's is valid
 	 * until its next deregistration; a decoded reply's is the caller's
-	 * to free (ceems_series_free).  Copying a report copies the pointer
+	 * to free (ceems_agent_series_free).  Copying a report copies the pointer
 	 * only. */
 	struct ceems_series *series;
 	/* Intervals the agent was down (restarted) that the cumulative
@@ -274,16 +274,16 @@ struct ceems_agent_job_report {
 /* Whether ID can be a step id: not empty, and only digits, lower-case
  * letters and '+'.  Reports and the
  * protocol's step requests carry step ids. */
-bool ceems_step_id_ok(const char *id);
+bool ceems_measure_json_step_id_ok(const char *id);
 
 /* A new JSON object of REPORT (its series left out: the record and the
  * reply write it apart), or NULL on allocation failure. */
 struct json_object *
-ceems_agent_job_report_to_json(const struct ceems_agent_job_report *report);
+ceems_measure_json_report_to_json(const struct ceems_agent_job_report *report);
 
 /* Type-checked, but unknown keys are ignored (an agent newer than its
  * client may add some).  0, or -EINVAL with ERR filled. */
-int ceems_agent_job_report_from_json(const struct json_object *obj,
+int ceems_measure_json_report_from_json(const struct json_object *obj,
 				     struct ceems_agent_job_report *report,
 				     char *err, size_t err_size);
 

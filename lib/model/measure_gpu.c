@@ -41,17 +41,17 @@ gpu_to_json(const struct ceems_agent_gpu_report *g, bool *ok)
 		return NULL;
 	}
 	if (g->uuid[0] != '\0')
-		ceems_json_add(obj, "uuid", ceems_json_new_text(g->uuid, sizeof(g->uuid)), ok);
+		ceems_json_util_add(obj, "uuid", ceems_json_util_new_text(g->uuid, sizeof(g->uuid)), ok);
 	if (g->bus_id[0] != '\0')
-		ceems_json_add(obj, "bus_id",
-			       ceems_json_new_text(g->bus_id, sizeof(g->bus_id)), ok);
+		ceems_json_util_add(obj, "bus_id",
+			       ceems_json_util_new_text(g->bus_id, sizeof(g->bus_id)), ok);
 	if (g->instance >= 0)
-		ceems_json_add(obj, "instance", json_object_new_int(g->instance), ok);
-	ceems_json_add_double(obj, "share", g->share, ok);
+		ceems_json_util_add(obj, "instance", json_object_new_int(g->instance), ok);
+	ceems_json_util_add_double(obj, "share", g->share, ok);
 	if (g->power_integrated)
-		ceems_json_add(obj, "power_integrated", json_object_new_boolean(1), ok);
+		ceems_json_util_add(obj, "power_integrated", json_object_new_boolean(1), ok);
 	if (g->have_energy)
-		ceems_json_add_double(obj, "energy_j", g->energy_j, ok);
+		ceems_json_util_add_double(obj, "energy_j", g->energy_j, ok);
 	for (size_t i = 0; i < NGPU_PCTS; i++) {
 		bool have;
 		double v;
@@ -59,17 +59,17 @@ gpu_to_json(const struct ceems_agent_gpu_report *g, bool *ok)
 		memcpy(&have, (const char *)g + gpu_pcts[i].have, sizeof(have));
 		memcpy(&v, (const char *)g + gpu_pcts[i].value, sizeof(v));
 		if (have)
-			ceems_json_add_double(obj, gpu_pcts[i].name, v, ok);
+			ceems_json_util_add_double(obj, gpu_pcts[i].name, v, ok);
 	}
 	if (g->have_mem_peak)
-		ceems_json_add(obj, "mem_peak_bytes", ceems_json_new_u64(g->mem_peak_bytes), ok);
+		ceems_json_util_add(obj, "mem_peak_bytes", ceems_json_util_new_u64(g->mem_peak_bytes), ok);
 	if (g->mem_total_bytes != 0)
-		ceems_json_add(obj, "mem_total_bytes", ceems_json_new_u64(g->mem_total_bytes), ok);
+		ceems_json_util_add(obj, "mem_total_bytes", ceems_json_util_new_u64(g->mem_total_bytes), ok);
 	return obj;
 }
 
 void
-measure_gpus_to_json(struct json_object *obj,
+ceems_measure_gpu_to_json(struct json_object *obj,
 			 const struct ceems_agent_job_report *r, bool *ok)
 {
 	struct json_object *gpus;
@@ -86,7 +86,7 @@ measure_gpus_to_json(struct json_object *obj,
 			*ok = false;
 		}
 	}
-	ceems_json_add(obj, "gpus", gpus, ok);
+	ceems_json_util_add(obj, "gpus", gpus, ok);
 }
 
 /* Bytes beyond this are no GPU's: PostgreSQL's bigint holds them. */
@@ -101,41 +101,41 @@ gpu_from_json(const struct json_object *obj, struct ceems_agent_gpu_report *g,
 	int r;
 
 	if (!json_object_is_type(obj, json_type_object))
-		return ceems_json_error(err, err_size, "report.gpus[] must be objects");
+		return ceems_json_util_error(err, err_size, "report.gpus[] must be objects");
 	memset(g, 0, sizeof(*g));
 	g->instance = -1;
-	if ((val = ceems_json_get(obj, "uuid")) != NULL &&
-	    (r = ceems_json_read_string(val, "report.gpus[].uuid", g->uuid,
+	if ((val = ceems_json_util_get(obj, "uuid")) != NULL &&
+	    (r = ceems_json_util_read_string(val, "report.gpus[].uuid", g->uuid,
 					sizeof(g->uuid), err, err_size)) < 0)
 		return r;
-	if ((val = ceems_json_get(obj, "bus_id")) != NULL &&
-	    (r = ceems_json_read_string(val, "report.gpus[].bus_id", g->bus_id,
+	if ((val = ceems_json_util_get(obj, "bus_id")) != NULL &&
+	    (r = ceems_json_util_read_string(val, "report.gpus[].bus_id", g->bus_id,
 					sizeof(g->bus_id), err, err_size)) < 0)
 		return r;
 	/* The device is known by one of them, or it is no device. */
 	if (g->uuid[0] == '\0' && g->bus_id[0] == '\0')
-		return ceems_json_error(err, err_size,
+		return ceems_json_util_error(err, err_size,
 					"report.gpus[] has neither uuid nor bus_id");
-	if ((val = ceems_json_get(obj, "instance")) != NULL) {
-		if ((r = ceems_json_read_uint(val, "report.gpus[].instance", 0,
+	if ((val = ceems_json_util_get(obj, "instance")) != NULL) {
+		if ((r = ceems_json_util_read_uint(val, "report.gpus[].instance", 0,
 					      INT32_MAX, &u, err, err_size)) < 0)
 			return r;
 		g->instance = (int)u;
 	}
-	if ((val = ceems_json_get(obj, "share")) == NULL)
-		return ceems_json_error(err, err_size, "report.gpus[].share is missing");
-	if ((r = ceems_json_read_real(val, "report.gpus[].share", 0, 1, &g->share,
+	if ((val = ceems_json_util_get(obj, "share")) == NULL)
+		return ceems_json_util_error(err, err_size, "report.gpus[].share is missing");
+	if ((r = ceems_json_util_read_real(val, "report.gpus[].share", 0, 1, &g->share,
 				      err, err_size)) < 0)
 		return r;
 	if (g->share <= 0)
-		return ceems_json_error(err, err_size,
+		return ceems_json_util_error(err, err_size,
 					"report.gpus[].share must be above 0");
-	if ((val = ceems_json_get(obj, "power_integrated")) != NULL &&
-	    (r = ceems_json_read_bool(val, "report.gpus[].power_integrated",
+	if ((val = ceems_json_util_get(obj, "power_integrated")) != NULL &&
+	    (r = ceems_json_util_read_bool(val, "report.gpus[].power_integrated",
 				      &g->power_integrated, err, err_size)) < 0)
 		return r;
-	if ((val = ceems_json_get(obj, "energy_j")) != NULL) {
-		if ((r = ceems_json_read_real(val, "report.gpus[].energy_j", 0,
+	if ((val = ceems_json_util_get(obj, "energy_j")) != NULL) {
+		if ((r = ceems_json_util_read_real(val, "report.gpus[].energy_j", 0,
 					      INFINITY, &g->energy_j, err, err_size)) < 0)
 			return r;
 		g->have_energy = true;
@@ -145,24 +145,24 @@ gpu_from_json(const struct json_object *obj, struct ceems_agent_gpu_report *g,
 		char where[48];
 		double v;
 
-		if ((val = ceems_json_get(obj, gpu_pcts[i].name)) == NULL)
+		if ((val = ceems_json_util_get(obj, gpu_pcts[i].name)) == NULL)
 			continue;
 		snprintf(where, sizeof(where), "report.gpus[].%s", gpu_pcts[i].name);
-		if ((r = ceems_json_read_real(val, where, 0, 100, &v, err,
+		if ((r = ceems_json_util_read_real(val, where, 0, 100, &v, err,
 					      err_size)) < 0)
 			return r;
 		memcpy((char *)g + gpu_pcts[i].value, &v, sizeof(v));
 		memcpy((char *)g + gpu_pcts[i].have, &yes, sizeof(yes));
 	}
-	if ((val = ceems_json_get(obj, "mem_peak_bytes")) != NULL) {
-		if ((r = ceems_json_read_uint(val, "report.gpus[].mem_peak_bytes", 0,
+	if ((val = ceems_json_util_get(obj, "mem_peak_bytes")) != NULL) {
+		if ((r = ceems_json_util_read_uint(val, "report.gpus[].mem_peak_bytes", 0,
 					      GPU_BYTES_MAX, &g->mem_peak_bytes,
 					      err, err_size)) < 0)
 			return r;
 		g->have_mem_peak = true;
 	}
-	if ((val = ceems_json_get(obj, "mem_total_bytes")) != NULL &&
-	    (r = ceems_json_read_uint(val, "report.gpus[].mem_total_bytes", 1,
+	if ((val = ceems_json_util_get(obj, "mem_total_bytes")) != NULL &&
+	    (r = ceems_json_util_read_uint(val, "report.gpus[].mem_total_bytes", 1,
 				      GPU_BYTES_MAX, &g->mem_total_bytes, err,
 				      err_size)) < 0)
 		return r;
@@ -170,7 +170,7 @@ gpu_from_json(const struct json_object *obj, struct ceems_agent_gpu_report *g,
 }
 
 int
-measure_gpus_from_json(const struct json_object *arr,
+ceems_measure_gpu_from_json(const struct json_object *arr,
 			   struct ceems_agent_job_report *r, char *err,
 			   size_t err_size)
 {
@@ -178,10 +178,10 @@ measure_gpus_from_json(const struct json_object *arr,
 	int ret;
 
 	if (!json_object_is_type(arr, json_type_array))
-		return ceems_json_error(err, err_size, "report.gpus must be an array");
+		return ceems_json_util_error(err, err_size, "report.gpus must be an array");
 	n = json_object_array_length(arr);
 	if (n > CEEMS_LEDGER_MAX_GPUS)
-		return ceems_json_error(err, err_size, "report.gpus has more than %d GPUs",
+		return ceems_json_util_error(err, err_size, "report.gpus has more than %d GPUs",
 					CEEMS_LEDGER_MAX_GPUS);
 	for (size_t i = 0; i < n; i++)
 		if ((ret = gpu_from_json(json_object_array_get_idx(arr, i),

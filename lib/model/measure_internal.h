@@ -14,17 +14,17 @@ struct json_object;
 
 /* measure_io.c: the report's eBPF members (io, net, ebpf_dropped,
  * ebpf_absent) from IO into OBJ, and back (-EINVAL with ERR). */
-void measure_io_to_json(struct json_object *obj,
+void ceems_measure_io_to_json(struct json_object *obj,
 			const struct ceems_agent_io_report *io, bool *ok);
-int measure_io_from_json(const struct json_object *obj,
+int ceems_measure_io_from_json(const struct json_object *obj,
 			 struct ceems_agent_io_report *io, char *err,
 			 size_t err_size);
 
 /* measure_gpu.c: the report's "gpus" member from R into OBJ (none
  * without GPUs), and back from its array ARR (-EINVAL with ERR). */
-void measure_gpus_to_json(struct json_object *obj,
+void ceems_measure_gpu_to_json(struct json_object *obj,
 			  const struct ceems_agent_job_report *r, bool *ok);
-int measure_gpus_from_json(const struct json_object *arr,
+int ceems_measure_gpu_from_json(const struct json_object *arr,
 			   struct ceems_agent_job_report *r, char *err,
 			   size_t err_size);
 

@@ -42,7 +42,7 @@ net_part(struct ceems_agent_io_report *io, int part, int p, int f)
 }
 
 void
-measure_io_to_json(struct json_object *obj,
+ceems_measure_io_to_json(struct json_object *obj,
 		   const struct ceems_agent_io_report *io, bool *ok)
 {
 	struct ceems_agent_io_report copy = *io;
@@ -50,8 +50,8 @@ measure_io_to_json(struct json_object *obj,
 
 	if (!io->have_io) {
 		if (io->absent_why[0] != '\0')
-			ceems_json_add(obj, "ebpf_absent",
-				       ceems_json_new_text(io->absent_why,
+			ceems_json_util_add(obj, "ebpf_absent",
+				       ceems_json_util_new_text(io->absent_why,
 							   sizeof(io->absent_why)), ok);
 		return;
 	}
@@ -60,9 +60,9 @@ measure_io_to_json(struct json_object *obj,
 		uint64_t v;
 
 		memcpy(&v, (const char *)io + io_fields[i].offset, sizeof(v));
-		ceems_json_add(o, io_fields[i].name, ceems_json_new_u64(v), ok);
+		ceems_json_util_add(o, io_fields[i].name, ceems_json_util_new_u64(v), ok);
 	}
-	ceems_json_add(obj, "io", o, ok);
+	ceems_json_util_add(obj, "io", o, ok);
 	if (io->have_net) {
 		o = json_object_new_object();
 		for (int p = 0; o != NULL && p < 2; p++)
@@ -70,18 +70,18 @@ measure_io_to_json(struct json_object *obj,
 				struct json_object *n = json_object_new_object();
 
 				for (int k = 0; n != NULL && k < 4; k++)
-					ceems_json_add(n, net_parts[k], ceems_json_new_u64(
+					ceems_json_util_add(n, net_parts[k], ceems_json_util_new_u64(
 						*net_part(&copy, k, p, f)), ok);
-				ceems_json_add(o, net_names[p][f], n, ok);
+				ceems_json_util_add(o, net_names[p][f], n, ok);
 			}
 		if (o != NULL && io->have_tcp_retrans)
-			ceems_json_add(o, "tcp_retrans", ceems_json_new_u64(io->tcp_retrans), ok);
-		ceems_json_add(obj, "net", o, ok);
+			ceems_json_util_add(o, "tcp_retrans", ceems_json_util_new_u64(io->tcp_retrans), ok);
+		ceems_json_util_add(obj, "net", o, ok);
 	}
 	if (io->dropped > 0)
-		ceems_json_add(obj, "ebpf_dropped", ceems_json_new_u64(io->dropped), ok);
+		ceems_json_util_add(obj, "ebpf_dropped", ceems_json_util_new_u64(io->dropped), ok);
 	if (io->unmeasured_s > 0)
-		ceems_json_add_double(obj, "ebpf_unmeasured_s", io->unmeasured_s, ok);
+		ceems_json_util_add_double(obj, "ebpf_unmeasured_s", io->unmeasured_s, ok);
 }
 
 static int
@@ -93,27 +93,27 @@ net_from_json(const struct json_object *obj, struct ceems_agent_io_report *io,
 	int r;
 
 	if (!json_object_is_type(obj, json_type_object))
-		return ceems_json_error(err, err_size, "report.net must be an object");
+		return ceems_json_util_error(err, err_size, "report.net must be an object");
 	for (int p = 0; p < 2; p++)
 		for (int f = 0; f < 2; f++) {
-			if ((n = ceems_json_get(obj, net_names[p][f])) == NULL)
+			if ((n = ceems_json_util_get(obj, net_names[p][f])) == NULL)
 				continue;
 			if (!json_object_is_type(n, json_type_object))
-				return ceems_json_error(err, err_size, "report.net.%s must be an object",
+				return ceems_json_util_error(err, err_size, "report.net.%s must be an object",
 							net_names[p][f]);
 			for (int k = 0; k < 4; k++) {
-				if ((val = ceems_json_get(n, net_parts[k])) == NULL)
+				if ((val = ceems_json_util_get(n, net_parts[k])) == NULL)
 					continue;
 				snprintf(where, sizeof(where), "report.net.%s.%s",
 					 net_names[p][f], net_parts[k]);
-				if ((r = ceems_json_read_uint(val, where, 0, UINT64_MAX,
+				if ((r = ceems_json_util_read_uint(val, where, 0, UINT64_MAX,
 							      net_part(io, k, p, f), err,
 							      err_size)) < 0)
 					return r;
 			}
 		}
-	if ((val = ceems_json_get(obj, "tcp_retrans")) != NULL) {
-		if ((r = ceems_json_read_uint(val, "report.net.tcp_retrans", 0, UINT64_MAX,
+	if ((val = ceems_json_util_get(obj, "tcp_retrans")) != NULL) {
+		if ((r = ceems_json_util_read_uint(val, "report.net.tcp_retrans", 0, UINT64_MAX,
 					      &io->tcp_retrans, err, err_size)) < 0)
 			return r;
 		io->have_tcp_retrans = true;
@@ -123,7 +123,7 @@ net_from_json(const struct json_object *obj, struct ceems_agent_io_report *io,
 }
 
 int
-measure_io_from_json(const struct json_object *obj,
+ceems_measure_io_from_json(const struct json_object *obj,
 		     struct ceems_agent_io_report *io, char *err,
 		     size_t err_size)
 {
@@ -131,37 +131,37 @@ measure_io_from_json(const struct json_object *obj,
 	char where[64];
 	int r;
 
-	if ((val = ceems_json_get(obj, "ebpf_absent")) != NULL &&
-	    (r = ceems_json_read_string(val, "report.ebpf_absent", io->absent_why,
+	if ((val = ceems_json_util_get(obj, "ebpf_absent")) != NULL &&
+	    (r = ceems_json_util_read_string(val, "report.ebpf_absent", io->absent_why,
 					sizeof(io->absent_why), err, err_size)) < 0)
 		return r;
-	if ((val = ceems_json_get(obj, "ebpf_dropped")) != NULL &&
-	    (r = ceems_json_read_uint(val, "report.ebpf_dropped", 0, UINT64_MAX,
+	if ((val = ceems_json_util_get(obj, "ebpf_dropped")) != NULL &&
+	    (r = ceems_json_util_read_uint(val, "report.ebpf_dropped", 0, UINT64_MAX,
 				      &io->dropped, err, err_size)) < 0)
 		return r;
-	if ((val = ceems_json_get(obj, "ebpf_unmeasured_s")) != NULL &&
-	    (r = ceems_json_read_real(val, "report.ebpf_unmeasured_s", 0, 1e10,
+	if ((val = ceems_json_util_get(obj, "ebpf_unmeasured_s")) != NULL &&
+	    (r = ceems_json_util_read_real(val, "report.ebpf_unmeasured_s", 0, 1e10,
 				      &io->unmeasured_s, err, err_size)) < 0)
 		return r;
-	if ((o = ceems_json_get(obj, "io")) == NULL)
+	if ((o = ceems_json_util_get(obj, "io")) == NULL)
 		return 0;
 	if (!json_object_is_type(o, json_type_object))
-		return ceems_json_error(err, err_size, "report.io must be an object");
+		return ceems_json_util_error(err, err_size, "report.io must be an object");
 	for (size_t i = 0; i < NIO_FIELDS; i++) {
 		uint64_t v;
 
 		snprintf(where, sizeof(where), "report.io.%s", io_fields[i].name);
 		/* Measured means all of them: a missing one is not a 0. */
-		if ((val = ceems_json_get(o, io_fields[i].name)) == NULL)
-			return ceems_json_error(err, err_size, "%s is missing",
+		if ((val = ceems_json_util_get(o, io_fields[i].name)) == NULL)
+			return ceems_json_util_error(err, err_size, "%s is missing",
 						where);
-		if ((r = ceems_json_read_uint(val, where, 0, UINT64_MAX, &v, err,
+		if ((r = ceems_json_util_read_uint(val, where, 0, UINT64_MAX, &v, err,
 					      err_size)) < 0)
 			return r;
 		memcpy((char *)io + io_fields[i].offset, &v, sizeof(v));
 	}
 	io->have_io = true;
-	if ((o = ceems_json_get(obj, "net")) != NULL)
+	if ((o = ceems_json_util_get(obj, "net")) != NULL)
 		return net_from_json(o, io, err, err_size);
 	return 0;
 }

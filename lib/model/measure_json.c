@@ -97,10 +97,10 @@ cpuset_to_list(const struct ceems_cpuset *set, char *buf, size_t size)
 		unsigned last = cpu;
 		int n;
 
-		if (!ceems_cpuset_has(set, cpu))
+		if (!ceems_cgroup_parse_cpuset_has(set, cpu))
 			continue;
 		while (last + 1 < CEEMS_CPUSET_MAX_CPUS &&
-		       ceems_cpuset_has(set, last + 1))
+		       ceems_cgroup_parse_cpuset_has(set, last + 1))
 			last++;
 		if (last == cpu)
 			n = snprintf(buf + len, size - len, "%s%u",
@@ -135,9 +135,9 @@ usage_to_json(const struct ceems_cgroup_stats *st, bool *ok)
 		memcpy(&v, (const char *)st + usage_fields[i].offset, sizeof(v));
 		if (usage_fields[i].bit == CEEMS_CGF_MEM_LIMIT &&
 		    v == CEEMS_CGROUP_UNLIMITED)
-			ceems_json_add(obj, usage_fields[i].name, json_object_new_string("max"), ok);
+			ceems_json_util_add(obj, usage_fields[i].name, json_object_new_string("max"), ok);
 		else
-			ceems_json_add(obj, usage_fields[i].name, ceems_json_new_u64(v), ok);
+			ceems_json_util_add(obj, usage_fields[i].name, ceems_json_util_new_u64(v), ok);
 	}
 	if (st->present & CEEMS_CGF_CPUSET) {
 		/* Worst case "0,2,4,...,8190": about 20 KiB. */
@@ -148,10 +148,10 @@ usage_to_json(const struct ceems_cgroup_stats *st, bool *ok)
 			*ok = false;
 		} else {
 			cpuset_to_list(&st->cpuset, list, size);
-			ceems_json_add(obj, "cpuset", json_object_new_string(list), ok);
+			ceems_json_util_add(obj, "cpuset", json_object_new_string(list), ok);
 			free(list);
 		}
-		ceems_json_add(obj, "ncpus_allocated", json_object_new_int64(st->cpuset.count), ok);
+		ceems_json_util_add(obj, "ncpus_allocated", json_object_new_int64(st->cpuset.count), ok);
 	}
 	for (uint32_t bit = 1; bit & CEEMS_CGF_ALL; bit <<= 1) {
 		const char *name = field_name(bit);
@@ -160,7 +160,7 @@ usage_to_json(const struct ceems_cgroup_stats *st, bool *ok)
 			continue;
 		if (failed == NULL) {
 			failed = json_object_new_array();
-			ceems_json_add(obj, "failed", failed, ok);
+			ceems_json_util_add(obj, "failed", failed, ok);
 			if (failed == NULL)
 				break;
 		}
@@ -169,7 +169,7 @@ usage_to_json(const struct ceems_cgroup_stats *st, bool *ok)
 	}
 	for (size_t i = 0; i < sizeof(usage_flags) / sizeof(usage_flags[0]); i++)
 		if (st->flags & usage_flags[i].bit)
-			ceems_json_add(obj, usage_flags[i].name, json_object_new_boolean(1), ok);
+			ceems_json_util_add(obj, usage_flags[i].name, json_object_new_boolean(1), ok);
 	return obj;
 }
 
@@ -182,7 +182,7 @@ ledger_to_json(const struct ceems_job_ledger *l, bool *ok)
 		*ok = false;
 		return NULL;
 	}
-	ceems_json_add_double(obj, "lifetime_s", l->lifetime_s, ok);
+	ceems_json_util_add_double(obj, "lifetime_s", l->lifetime_s, ok);
 	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
 		struct json_object *dom;
 		double coverage;
@@ -190,48 +190,48 @@ ledger_to_json(const struct ceems_job_ledger *l, bool *ok)
 		if (!l->measured[d])
 			continue;
 		dom = json_object_new_object();
-		ceems_json_add(obj, ceems_energy_domain_name(d), dom, ok);
+		ceems_json_util_add(obj, ceems_job_figures_energy_domain_name(d), dom, ok);
 		if (dom == NULL)
 			break;
 		/* Energy over no covered time is unknown, not zero. */
 		if (l->covered_s[d] > 0) {
-			ceems_json_add_double(dom, "joules", l->joules[d], ok);
+			ceems_json_util_add_double(dom, "joules", l->joules[d], ok);
 			if (d == CEEMS_DOMAIN_PACKAGE || d == CEEMS_DOMAIN_DRAM)
-				ceems_json_add_double(dom, "static_j", l->static_j[d], ok);
+				ceems_json_util_add_double(dom, "static_j", l->static_j[d], ok);
 		}
-		ceems_json_add_double(dom, "covered_s", l->covered_s[d], ok);
-		if (ceems_job_ledger_coverage(l, d, &coverage))
-			ceems_json_add_double(dom, "coverage", coverage, ok);
+		ceems_json_util_add_double(dom, "covered_s", l->covered_s[d], ok);
+		if (ceems_job_figures_ledger_coverage(l, d, &coverage))
+			ceems_json_util_add_double(dom, "coverage", coverage, ok);
 		if (l->idle_unlearned[d])
-			ceems_json_add(dom, "idle_unlearned",
+			ceems_json_util_add(dom, "idle_unlearned",
 				       json_object_new_boolean(1), ok);
 	}
 	if (l->have_emissions) {
 		struct json_object *em = json_object_new_object();
 		struct json_object *f = json_object_new_object();
 
-		ceems_json_add(obj, "emissions", em, ok);
+		ceems_json_util_add(obj, "emissions", em, ok);
 		if (em == NULL) {
 			json_object_put(f);
 			return obj;
 		}
-		ceems_json_add_double(em, "grams", l->emissions_g, ok);
-		ceems_json_add_double(em, "covered_s", l->emissions_covered_s, ok);
-		ceems_json_add(em, "factor", f, ok);
+		ceems_json_util_add_double(em, "grams", l->emissions_g, ok);
+		ceems_json_util_add_double(em, "covered_s", l->emissions_covered_s, ok);
+		ceems_json_util_add(em, "factor", f, ok);
 		if (f != NULL) {
-			ceems_json_add(f, "source",
-				       ceems_json_new_text(l->factor.source,
+			ceems_json_util_add(f, "source",
+				       ceems_json_util_new_text(l->factor.source,
 							   sizeof(l->factor.source)), ok);
-			ceems_json_add(f, "zone",
-				       ceems_json_new_text(l->factor.zone,
+			ceems_json_util_add(f, "zone",
+				       ceems_json_util_new_text(l->factor.zone,
 							   sizeof(l->factor.zone)), ok);
-			ceems_json_add(f, "year", json_object_new_int(l->factor.year), ok);
-			ceems_json_add_double(f, "g_per_kwh", l->factor.g_per_kwh, ok);
-			ceems_json_add_double(f, "pue", l->factor.pue, ok);
+			ceems_json_util_add(f, "year", json_object_new_int(l->factor.year), ok);
+			ceems_json_util_add_double(f, "g_per_kwh", l->factor.g_per_kwh, ok);
+			ceems_json_util_add_double(f, "pue", l->factor.pue, ok);
 		}
-		ceems_json_add(em, "factor_changed", json_object_new_boolean(l->factor_changed), ok);
+		ceems_json_util_add(em, "factor_changed", json_object_new_boolean(l->factor_changed), ok);
 		if (l->factor_timed)
-			ceems_json_add_double(em, "fallback", l->factor_fallback, ok);
+			ceems_json_util_add_double(em, "fallback", l->factor_fallback, ok);
 	}
 	return obj;
 }
@@ -247,18 +247,18 @@ step_to_json(const struct ceems_agent_step_report *st,
 		*ok = false;
 		return NULL;
 	}
-	ceems_json_add(obj, "id", ceems_json_new_text(st->id, sizeof(st->id)), ok);
-	ceems_json_add(obj, "ended", json_object_new_boolean(st->ended), ok);
-	ceems_json_add_double(obj, "elapsed_s", st->elapsed_s, ok);
+	ceems_json_util_add(obj, "id", ceems_json_util_new_text(st->id, sizeof(st->id)), ok);
+	ceems_json_util_add(obj, "ended", json_object_new_boolean(st->ended), ok);
+	ceems_json_util_add_double(obj, "elapsed_s", st->elapsed_s, ok);
 	if (st->have_cpu)
-		ceems_json_add_double(obj, "cpu_s", st->cpu_s, ok);
+		ceems_json_util_add_double(obj, "cpu_s", st->cpu_s, ok);
 	if (st->have_mem_peak)
-		ceems_json_add(obj, "mem_peak_bytes", ceems_json_new_u64(st->mem_peak_bytes), ok);
+		ceems_json_util_add(obj, "mem_peak_bytes", ceems_json_util_new_u64(st->mem_peak_bytes), ok);
 	j = json_object_new_object();
 	for (int d = 0; j != NULL && d < CEEMS_DOMAIN_COUNT; d++)
 		if (l->measured[d] && st->have_joules[d])
-			ceems_json_add_double(j, ceems_energy_domain_name(d), st->joules[d], ok);
-	ceems_json_add(obj, "joules", j, ok);
+			ceems_json_util_add_double(j, ceems_job_figures_energy_domain_name(d), st->joules[d], ok);
+	ceems_json_util_add(obj, "joules", j, ok);
 	return obj;
 }
 
@@ -273,8 +273,8 @@ intervals_to_json(const struct ceems_agent_gap *list, uint32_t n, bool *ok)
 		bool g_ok = g != NULL;
 
 		if (g != NULL) {
-			ceems_json_add_double(g, "start", list[i].start, &g_ok);
-			ceems_json_add_double(g, "end", list[i].end, &g_ok);
+			ceems_json_util_add_double(g, "start", list[i].start, &g_ok);
+			ceems_json_util_add_double(g, "end", list[i].end, &g_ok);
 		}
 		if (!g_ok || json_object_array_add(arr, g) != 0) {
 			json_object_put(g);
@@ -285,33 +285,33 @@ intervals_to_json(const struct ceems_agent_gap *list, uint32_t n, bool *ok)
 }
 
 struct json_object *
-ceems_agent_job_report_to_json(const struct ceems_agent_job_report *r)
+ceems_measure_json_report_to_json(const struct ceems_agent_job_report *r)
 {
 	struct json_object *obj = json_object_new_object();
 	bool ok = obj != NULL;
 
 	if (!ok)
 		return NULL;
-	ceems_json_add(obj, "jobid", json_object_new_int64(r->jobid), &ok);
-	ceems_json_add(obj, "uid", json_object_new_int64(r->uid), &ok);
+	ceems_json_util_add(obj, "jobid", json_object_new_int64(r->jobid), &ok);
+	ceems_json_util_add(obj, "uid", json_object_new_int64(r->uid), &ok);
 	if (r->alloc_cores != 0)
-		ceems_json_add(obj, "alloc_cores", json_object_new_int64(r->alloc_cores), &ok);
+		ceems_json_util_add(obj, "alloc_cores", json_object_new_int64(r->alloc_cores), &ok);
 	if (r->alloc_mem_bytes != 0)
-		ceems_json_add(obj, "alloc_mem_bytes", ceems_json_new_u64(r->alloc_mem_bytes), &ok);
-	ceems_json_add_double(obj, "elapsed_s", r->elapsed_s, &ok);
+		ceems_json_util_add(obj, "alloc_mem_bytes", ceems_json_util_new_u64(r->alloc_mem_bytes), &ok);
+	ceems_json_util_add_double(obj, "elapsed_s", r->elapsed_s, &ok);
 	if (r->usage.present & (CEEMS_CGF_CPU_USAGE | CEEMS_CGF_CPU_USER |
 				CEEMS_CGF_CPU_SYSTEM))
-		ceems_json_add_double(obj, "cpu_s", r->cpu_s, &ok);
-	ceems_json_add_double(obj, "gap_s", r->gap_s, &ok);
-	ceems_json_add(obj, "cgroup_gone", json_object_new_boolean(r->cgroup_gone), &ok);
-	ceems_json_add(obj, "usage", usage_to_json(&r->usage, &ok), &ok);
-	ceems_json_add(obj, "ledger", ledger_to_json(&r->ledger, &ok), &ok);
+		ceems_json_util_add_double(obj, "cpu_s", r->cpu_s, &ok);
+	ceems_json_util_add_double(obj, "gap_s", r->gap_s, &ok);
+	ceems_json_util_add(obj, "cgroup_gone", json_object_new_boolean(r->cgroup_gone), &ok);
+	ceems_json_util_add(obj, "usage", usage_to_json(&r->usage, &ok), &ok);
+	ceems_json_util_add(obj, "ledger", ledger_to_json(&r->ledger, &ok), &ok);
 	if (r->ngaps > 0)
-		ceems_json_add(obj, "gaps", intervals_to_json(r->gaps, r->ngaps, &ok), &ok);
+		ceems_json_util_add(obj, "gaps", intervals_to_json(r->gaps, r->ngaps, &ok), &ok);
 	if (r->recovered_s > 0)
-		ceems_json_add_double(obj, "recovered_s", r->recovered_s, &ok);
+		ceems_json_util_add_double(obj, "recovered_s", r->recovered_s, &ok);
 	if (r->nrecovered > 0)
-		ceems_json_add(obj, "recovered",
+		ceems_json_util_add(obj, "recovered",
 			       intervals_to_json(r->recovered, r->nrecovered, &ok), &ok);
 	if (r->nsteps > 0) {
 		struct json_object *steps = json_object_new_array();
@@ -326,12 +326,12 @@ ceems_agent_job_report_to_json(const struct ceems_agent_job_report *r)
 				ok = false;
 			}
 		}
-		ceems_json_add(obj, "steps", steps, &ok);
+		ceems_json_util_add(obj, "steps", steps, &ok);
 	}
-	measure_gpus_to_json(obj, r, &ok);
-	measure_io_to_json(obj, &r->io, &ok);
-	if (ceems_perf_report_any(&r->perf))
-		ceems_json_add(obj, "perf", ceems_perf_report_to_json(&r->perf, &ok), &ok);
+	ceems_measure_gpu_to_json(obj, r, &ok);
+	ceems_measure_io_to_json(obj, &r->io, &ok);
+	if (ceems_measure_perf_report_any(&r->perf))
+		ceems_json_util_add(obj, "perf", ceems_measure_perf_report_to_json(&r->perf, &ok), &ok);
 	if (!ok) {
 		json_object_put(obj);
 		return NULL;
@@ -347,40 +347,40 @@ usage_from_json(const struct json_object *obj, struct ceems_cgroup_stats *st,
 	int r;
 
 	if (!json_object_is_type(obj, json_type_object))
-		return ceems_json_error(err, err_size, "report.usage must be an object");
+		return ceems_json_util_error(err, err_size, "report.usage must be an object");
 	for (size_t i = 0; i < NUSAGE_FIELDS; i++) {
 		char where[64];
 		uint64_t v;
 
-		if ((val = ceems_json_get(obj, usage_fields[i].name)) == NULL)
+		if ((val = ceems_json_util_get(obj, usage_fields[i].name)) == NULL)
 			continue;
 		snprintf(where, sizeof(where), "report.usage.%s", usage_fields[i].name);
 		if (usage_fields[i].bit == CEEMS_CGF_MEM_LIMIT &&
 		    json_object_is_type(val, json_type_string) &&
 		    strcmp(json_object_get_string(val), "max") == 0)
 			v = CEEMS_CGROUP_UNLIMITED;
-		else if ((r = ceems_json_read_uint(val, where, 0, UINT64_MAX, &v, err,
+		else if ((r = ceems_json_util_read_uint(val, where, 0, UINT64_MAX, &v, err,
 					err_size)) < 0)
 			return r;
 		memcpy((char *)st + usage_fields[i].offset, &v, sizeof(v));
 		st->present |= usage_fields[i].bit;
 	}
-	if ((val = ceems_json_get(obj, "cpuset")) != NULL) {
+	if ((val = ceems_json_util_get(obj, "cpuset")) != NULL) {
 		if (!json_object_is_type(val, json_type_string) ||
-		    ceems_parse_cpu_list(json_object_get_string(val), &st->cpuset) < 0)
-			return ceems_json_error(err, err_size,
+		    ceems_cgroup_parse_cpu_list(json_object_get_string(val), &st->cpuset) < 0)
+			return ceems_json_util_error(err, err_size,
 				      "report.usage.cpuset must be a CPU list such as \"0-3,8\"");
 		st->ncpus_allocated = st->cpuset.count;
 		st->present |= CEEMS_CGF_CPUSET;
 	}
-	if ((val = ceems_json_get(obj, "failed")) != NULL) {
+	if ((val = ceems_json_util_get(obj, "failed")) != NULL) {
 		if (!json_object_is_type(val, json_type_array))
-			return ceems_json_error(err, err_size, "report.usage.failed must be an array");
+			return ceems_json_util_error(err, err_size, "report.usage.failed must be an array");
 		for (size_t i = 0; i < json_object_array_length(val); i++) {
 			struct json_object *name = json_object_array_get_idx(val, i);
 
 			if (!json_object_is_type(name, json_type_string))
-				return ceems_json_error(err, err_size,
+				return ceems_json_util_error(err, err_size,
 					      "report.usage.failed must hold field names");
 			/* A name this client does not know is skipped. */
 			st->failed |= field_bit(json_object_get_string(name));
@@ -389,9 +389,9 @@ usage_from_json(const struct json_object *obj, struct ceems_cgroup_stats *st,
 	for (size_t i = 0; i < sizeof(usage_flags) / sizeof(usage_flags[0]); i++) {
 		bool b = false;
 
-		if ((val = ceems_json_get(obj, usage_flags[i].name)) == NULL)
+		if ((val = ceems_json_util_get(obj, usage_flags[i].name)) == NULL)
 			continue;
-		if ((r = ceems_json_read_bool(val, usage_flags[i].name, &b, err, err_size)) < 0)
+		if ((r = ceems_json_util_read_bool(val, usage_flags[i].name, &b, err, err_size)) < 0)
 			return r;
 		if (b)
 			st->flags |= usage_flags[i].bit;
@@ -408,56 +408,56 @@ emissions_from_json(const struct json_object *obj, struct ceems_job_ledger *l,
 	int r;
 
 	if (!json_object_is_type(obj, json_type_object))
-		return ceems_json_error(err, err_size, "report.ledger.emissions must be an object");
+		return ceems_json_util_error(err, err_size, "report.ledger.emissions must be an object");
 	l->have_emissions = true;
-	if ((val = ceems_json_get(obj, "grams")) != NULL &&
-	    (r = ceems_json_read_real(val, "report.ledger.emissions.grams", 0, INFINITY,
+	if ((val = ceems_json_util_get(obj, "grams")) != NULL &&
+	    (r = ceems_json_util_read_real(val, "report.ledger.emissions.grams", 0, INFINITY,
 			   &l->emissions_g, err, err_size)) < 0)
 		return r;
-	if ((val = ceems_json_get(obj, "covered_s")) != NULL &&
-	    (r = ceems_json_read_real(val, "report.ledger.emissions.covered_s", 0, INFINITY,
+	if ((val = ceems_json_util_get(obj, "covered_s")) != NULL &&
+	    (r = ceems_json_util_read_real(val, "report.ledger.emissions.covered_s", 0, INFINITY,
 			   &l->emissions_covered_s, err, err_size)) < 0)
 		return r;
-	if ((val = ceems_json_get(obj, "factor_changed")) != NULL &&
-	    (r = ceems_json_read_bool(val, "report.ledger.emissions.factor_changed",
+	if ((val = ceems_json_util_get(obj, "factor_changed")) != NULL &&
+	    (r = ceems_json_util_read_bool(val, "report.ledger.emissions.factor_changed",
 			   &l->factor_changed, err, err_size)) < 0)
 		return r;
-	if ((val = ceems_json_get(obj, "fallback")) != NULL) {
+	if ((val = ceems_json_util_get(obj, "fallback")) != NULL) {
 		double fallback;
 
-		if ((r = ceems_json_read_real(val, "report.ledger.emissions.fallback",
+		if ((r = ceems_json_util_read_real(val, "report.ledger.emissions.fallback",
 				   0, 1, &fallback, err, err_size)) < 0)
 			return r;
 		l->factor_timed = true;
 		l->factor_fallback = (float)fallback;
 	}
-	if ((f = ceems_json_get(obj, "factor")) == NULL)
+	if ((f = ceems_json_util_get(obj, "factor")) == NULL)
 		return 0;
 	if (!json_object_is_type(f, json_type_object))
-		return ceems_json_error(err, err_size,
+		return ceems_json_util_error(err, err_size,
 			      "report.ledger.emissions.factor must be an object");
-	if ((val = ceems_json_get(f, "source")) != NULL &&
-	    (r = ceems_json_read_string(val, "report.ledger.emissions.factor.source",
+	if ((val = ceems_json_util_get(f, "source")) != NULL &&
+	    (r = ceems_json_util_read_string(val, "report.ledger.emissions.factor.source",
 			     l->factor.source, sizeof(l->factor.source), err,
 			     err_size)) < 0)
 		return r;
-	if ((val = ceems_json_get(f, "zone")) != NULL &&
-	    (r = ceems_json_read_string(val, "report.ledger.emissions.factor.zone",
+	if ((val = ceems_json_util_get(f, "zone")) != NULL &&
+	    (r = ceems_json_util_read_string(val, "report.ledger.emissions.factor.zone",
 			     l->factor.zone, sizeof(l->factor.zone), err,
 			     err_size)) < 0)
 		return r;
-	if ((val = ceems_json_get(f, "year")) != NULL) {
-		if ((r = ceems_json_read_uint(val, "report.ledger.emissions.factor.year", 0,
+	if ((val = ceems_json_util_get(f, "year")) != NULL) {
+		if ((r = ceems_json_util_read_uint(val, "report.ledger.emissions.factor.year", 0,
 				   9999, &year, err, err_size)) < 0)
 			return r;
 		l->factor.year = (int)year;
 	}
-	if ((val = ceems_json_get(f, "g_per_kwh")) != NULL &&
-	    (r = ceems_json_read_real(val, "report.ledger.emissions.factor.g_per_kwh", 0,
+	if ((val = ceems_json_util_get(f, "g_per_kwh")) != NULL &&
+	    (r = ceems_json_util_read_real(val, "report.ledger.emissions.factor.g_per_kwh", 0,
 			   INFINITY, &l->factor.g_per_kwh, err, err_size)) < 0)
 		return r;
-	if ((val = ceems_json_get(f, "pue")) != NULL &&
-	    (r = ceems_json_read_real(val, "report.ledger.emissions.factor.pue", 0,
+	if ((val = ceems_json_util_get(f, "pue")) != NULL &&
+	    (r = ceems_json_util_read_real(val, "report.ledger.emissions.factor.pue", 0,
 			   INFINITY, &l->factor.pue, err, err_size)) < 0)
 		return r;
 	return 0;
@@ -471,21 +471,21 @@ ledger_from_json(const struct json_object *obj, struct ceems_job_ledger *l,
 	int r;
 
 	if (!json_object_is_type(obj, json_type_object))
-		return ceems_json_error(err, err_size, "report.ledger must be an object");
-	if ((val = ceems_json_get(obj, "lifetime_s")) != NULL &&
-	    (r = ceems_json_read_real(val, "report.ledger.lifetime_s", 0, INFINITY,
+		return ceems_json_util_error(err, err_size, "report.ledger must be an object");
+	if ((val = ceems_json_util_get(obj, "lifetime_s")) != NULL &&
+	    (r = ceems_json_util_read_real(val, "report.ledger.lifetime_s", 0, INFINITY,
 			   &l->lifetime_s, err, err_size)) < 0)
 		return r;
 	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
-		const char *name = ceems_energy_domain_name(d);
-		struct json_object *dom = ceems_json_get(obj, name);
+		const char *name = ceems_job_figures_energy_domain_name(d);
+		struct json_object *dom = ceems_json_util_get(obj, name);
 		static const char *const parts[] = { "joules", "static_j", "covered_s" };
 		double *dest[3];
 
 		if (dom == NULL)
 			continue;
 		if (!json_object_is_type(dom, json_type_object))
-			return ceems_json_error(err, err_size, "report.ledger.%s must be an object",
+			return ceems_json_util_error(err, err_size, "report.ledger.%s must be an object",
 				      name);
 		l->measured[d] = true;
 		dest[0] = &l->joules[d];
@@ -494,39 +494,39 @@ ledger_from_json(const struct json_object *obj, struct ceems_job_ledger *l,
 		for (int i = 0; i < 3; i++) {
 			char where[64];
 
-			if ((val = ceems_json_get(dom, parts[i])) == NULL)
+			if ((val = ceems_json_util_get(dom, parts[i])) == NULL)
 				continue;
 			snprintf(where, sizeof(where), "report.ledger.%s.%s", name,
 				 parts[i]);
-			if ((r = ceems_json_read_real(val, where, 0, INFINITY, dest[i], err,
+			if ((r = ceems_json_util_read_real(val, where, 0, INFINITY, dest[i], err,
 					   err_size)) < 0)
 				return r;
 		}
-		if ((val = ceems_json_get(dom, "idle_unlearned")) != NULL) {
+		if ((val = ceems_json_util_get(dom, "idle_unlearned")) != NULL) {
 			char where[64];
 
 			/* Only the CPU domains have a static power to learn
 			 * (doc/record-format.md): a flag elsewhere is a
 			 * record this agent never wrote. */
 			if (d != CEEMS_DOMAIN_PACKAGE && d != CEEMS_DOMAIN_DRAM)
-				return ceems_json_error(err, err_size,
+				return ceems_json_util_error(err, err_size,
 					"report.ledger.%s.idle_unlearned: only the package and dram domains have an idle power to learn",
 					name);
 			snprintf(where, sizeof(where),
 				 "report.ledger.%s.idle_unlearned", name);
-			if ((r = ceems_json_read_bool(val, where,
+			if ((r = ceems_json_util_read_bool(val, where,
 						      &l->idle_unlearned[d],
 						      err, err_size)) < 0)
 				return r;
 		}
 	}
-	if ((val = ceems_json_get(obj, "emissions")) != NULL)
+	if ((val = ceems_json_util_get(obj, "emissions")) != NULL)
 		return emissions_from_json(val, l, err, err_size);
 	return 0;
 }
 
 bool
-ceems_step_id_ok(const char *id)
+ceems_measure_json_step_id_ok(const char *id)
 {
 	if (id[0] == '\0')
 		return false;
@@ -545,45 +545,45 @@ step_from_json(const struct json_object *obj,
 	int r;
 
 	if (!json_object_is_type(obj, json_type_object))
-		return ceems_json_error(err, err_size, "report.steps[] must be objects");
-	if ((val = ceems_json_get(obj, "id")) == NULL)
-		return ceems_json_error(err, err_size, "report.steps[].id is missing");
-	if ((r = ceems_json_read_string(val, "report.steps[].id", st->id, sizeof(st->id),
+		return ceems_json_util_error(err, err_size, "report.steps[] must be objects");
+	if ((val = ceems_json_util_get(obj, "id")) == NULL)
+		return ceems_json_util_error(err, err_size, "report.steps[].id is missing");
+	if ((r = ceems_json_util_read_string(val, "report.steps[].id", st->id, sizeof(st->id),
 			     err, err_size)) < 0)
 		return r;
-	if (!ceems_step_id_ok(st->id))
-		return ceems_json_error(err, err_size, "report.steps[].id is not a step name");
-	if ((val = ceems_json_get(obj, "ended")) != NULL &&
-	    (r = ceems_json_read_bool(val, "report.steps[].ended", &st->ended, err,
+	if (!ceems_measure_json_step_id_ok(st->id))
+		return ceems_json_util_error(err, err_size, "report.steps[].id is not a step name");
+	if ((val = ceems_json_util_get(obj, "ended")) != NULL &&
+	    (r = ceems_json_util_read_bool(val, "report.steps[].ended", &st->ended, err,
 			   err_size)) < 0)
 		return r;
-	if ((val = ceems_json_get(obj, "elapsed_s")) != NULL &&
-	    (r = ceems_json_read_real(val, "report.steps[].elapsed_s", 0, INFINITY,
+	if ((val = ceems_json_util_get(obj, "elapsed_s")) != NULL &&
+	    (r = ceems_json_util_read_real(val, "report.steps[].elapsed_s", 0, INFINITY,
 			   &st->elapsed_s, err, err_size)) < 0)
 		return r;
 	/* A figure is measured when it is there (records written before
 	 * the flags existed always had them). */
-	if ((val = ceems_json_get(obj, "cpu_s")) != NULL) {
-		if ((r = ceems_json_read_real(val, "report.steps[].cpu_s", 0,
+	if ((val = ceems_json_util_get(obj, "cpu_s")) != NULL) {
+		if ((r = ceems_json_util_read_real(val, "report.steps[].cpu_s", 0,
 				   INFINITY, &st->cpu_s, err, err_size)) < 0)
 			return r;
 		st->have_cpu = true;
 	}
-	if ((val = ceems_json_get(obj, "mem_peak_bytes")) != NULL) {
-		if ((r = ceems_json_read_uint(val, "report.steps[].mem_peak_bytes", 0,
+	if ((val = ceems_json_util_get(obj, "mem_peak_bytes")) != NULL) {
+		if ((r = ceems_json_util_read_uint(val, "report.steps[].mem_peak_bytes", 0,
 				   UINT64_MAX, &st->mem_peak_bytes, err,
 				   err_size)) < 0)
 			return r;
 		st->have_mem_peak = true;
 	}
-	if ((j = ceems_json_get(obj, "joules")) == NULL)
+	if ((j = ceems_json_util_get(obj, "joules")) == NULL)
 		return 0;
 	if (!json_object_is_type(j, json_type_object))
-		return ceems_json_error(err, err_size, "report.steps[].joules must be an object");
+		return ceems_json_util_error(err, err_size, "report.steps[].joules must be an object");
 	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
-		if ((val = ceems_json_get(j, ceems_energy_domain_name(d))) == NULL)
+		if ((val = ceems_json_util_get(j, ceems_job_figures_energy_domain_name(d))) == NULL)
 			continue;
-		if ((r = ceems_json_read_real(val, "report.steps[].joules", 0,
+		if ((r = ceems_json_util_read_real(val, "report.steps[].joules", 0,
 				   INFINITY, &st->joules[d], err, err_size)) < 0)
 			return r;
 		st->have_joules[d] = true;
@@ -603,31 +603,31 @@ intervals_from_json(const struct json_object *arr, const char *name,
 	int ret;
 
 	if (!json_object_is_type(arr, json_type_array))
-		return ceems_json_error(err, err_size, "%s must be an array", name);
+		return ceems_json_util_error(err, err_size, "%s must be an array", name);
 	n = json_object_array_length(arr);
 	if (n > CEEMS_AGENT_MAX_GAPS)
-		return ceems_json_error(err, err_size, "%s has more than %d intervals",
+		return ceems_json_util_error(err, err_size, "%s has more than %d intervals",
 					name, CEEMS_AGENT_MAX_GAPS);
 	for (size_t i = 0; i < n; i++) {
 		const struct json_object *g = json_object_array_get_idx(arr, i);
 		struct json_object *val;
 
 		if (!json_object_is_type(g, json_type_object))
-			return ceems_json_error(err, err_size, "%s[] must be objects", name);
+			return ceems_json_util_error(err, err_size, "%s[] must be objects", name);
 		snprintf(what, sizeof(what), "%s[].start", name);
-		if ((val = ceems_json_get(g, "start")) == NULL ||
-		    (ret = ceems_json_read_real(val, what, 0, 1e11, &list[i].start,
+		if ((val = ceems_json_util_get(g, "start")) == NULL ||
+		    (ret = ceems_json_util_read_real(val, what, 0, 1e11, &list[i].start,
 						err, err_size)) < 0)
-			return val == NULL ? ceems_json_error(err, err_size,
+			return val == NULL ? ceems_json_util_error(err, err_size,
 							      "%s is missing", what) : ret;
 		snprintf(what, sizeof(what), "%s[].end", name);
-		if ((val = ceems_json_get(g, "end")) == NULL ||
-		    (ret = ceems_json_read_real(val, what, 0, 1e11, &list[i].end,
+		if ((val = ceems_json_util_get(g, "end")) == NULL ||
+		    (ret = ceems_json_util_read_real(val, what, 0, 1e11, &list[i].end,
 						err, err_size)) < 0)
-			return val == NULL ? ceems_json_error(err, err_size,
+			return val == NULL ? ceems_json_util_error(err, err_size,
 							      "%s is missing", what) : ret;
 		if (list[i].end < list[i].start)
-			return ceems_json_error(err, err_size, "%s[] ends before it starts", name);
+			return ceems_json_util_error(err, err_size, "%s[] ends before it starts", name);
 	}
 	*n_out = (uint32_t)n;
 	return 0;
@@ -641,10 +641,10 @@ steps_from_json(const struct json_object *arr,
 	int ret;
 
 	if (!json_object_is_type(arr, json_type_array))
-		return ceems_json_error(err, err_size, "report.steps must be an array");
+		return ceems_json_util_error(err, err_size, "report.steps must be an array");
 	n = json_object_array_length(arr);
 	if (n > CEEMS_AGENT_MAX_STEPS)
-		return ceems_json_error(err, err_size, "report.steps has more than %d steps",
+		return ceems_json_util_error(err, err_size, "report.steps has more than %d steps",
 			      CEEMS_AGENT_MAX_STEPS);
 	for (size_t i = 0; i < n; i++)
 		if ((ret = step_from_json(json_object_array_get_idx(arr, i),
@@ -655,7 +655,7 @@ steps_from_json(const struct json_object *arr,
 }
 
 int
-ceems_agent_job_report_from_json(const struct json_object *obj,
+ceems_measure_json_report_from_json(const struct json_object *obj,
 				 struct ceems_agent_job_report *report,
 				 char *err, size_t err_size)
 {
@@ -665,82 +665,82 @@ ceems_agent_job_report_from_json(const struct json_object *obj,
 	int ret = -EINVAL;
 
 	if (obj == NULL || !json_object_is_type(obj, json_type_object))
-		return ceems_json_error(err, err_size, "report must be an object");
+		return ceems_json_util_error(err, err_size, "report must be an object");
 	/* Built aside (the struct is large for a stack: the cpuset), so that
 	 * REPORT is untouched on error. */
 	r = calloc(1, sizeof(*r));
 	if (r == NULL)
-		return ceems_json_error(err, err_size, "out of memory decoding a report");
-	ceems_job_ledger_init(&r->ledger);
+		return ceems_json_util_error(err, err_size, "out of memory decoding a report");
+	ceems_job_figures_ledger_init(&r->ledger);
 
-	if ((val = ceems_json_get(obj, "jobid")) == NULL) {
-		ceems_json_error(err, err_size, "report.jobid is missing");
+	if ((val = ceems_json_util_get(obj, "jobid")) == NULL) {
+		ceems_json_util_error(err, err_size, "report.jobid is missing");
 		goto out;
 	}
-	if ((ret = ceems_json_read_uint(val, "report.jobid", 1, UINT32_MAX, &u, err, err_size)) < 0)
+	if ((ret = ceems_json_util_read_uint(val, "report.jobid", 1, UINT32_MAX, &u, err, err_size)) < 0)
 		goto out;
 	r->jobid = (uint32_t)u;
-	if ((val = ceems_json_get(obj, "uid")) == NULL) {
-		ret = ceems_json_error(err, err_size, "report.uid is missing");
+	if ((val = ceems_json_util_get(obj, "uid")) == NULL) {
+		ret = ceems_json_util_error(err, err_size, "report.uid is missing");
 		goto out;
 	}
-	if ((ret = ceems_json_read_uint(val, "report.uid", 0, UINT32_MAX, &u, err, err_size)) < 0)
+	if ((ret = ceems_json_util_read_uint(val, "report.uid", 0, UINT32_MAX, &u, err, err_size)) < 0)
 		goto out;
 	r->uid = (uint32_t)u;
-	if ((val = ceems_json_get(obj, "alloc_cores")) != NULL) {
-		if ((ret = ceems_json_read_uint(val, "report.alloc_cores", 0, UINT32_MAX, &u,
+	if ((val = ceems_json_util_get(obj, "alloc_cores")) != NULL) {
+		if ((ret = ceems_json_util_read_uint(val, "report.alloc_cores", 0, UINT32_MAX, &u,
 				     err, err_size)) < 0)
 			goto out;
 		r->alloc_cores = (uint32_t)u;
 	}
-	if ((val = ceems_json_get(obj, "alloc_mem_bytes")) != NULL &&
-	    (ret = ceems_json_read_uint(val, "report.alloc_mem_bytes", 0, UINT64_MAX,
+	if ((val = ceems_json_util_get(obj, "alloc_mem_bytes")) != NULL &&
+	    (ret = ceems_json_util_read_uint(val, "report.alloc_mem_bytes", 0, UINT64_MAX,
 			     &r->alloc_mem_bytes, err, err_size)) < 0)
 		goto out;
-	if ((val = ceems_json_get(obj, "elapsed_s")) != NULL &&
-	    (ret = ceems_json_read_real(val, "report.elapsed_s", 0, INFINITY, &r->elapsed_s,
+	if ((val = ceems_json_util_get(obj, "elapsed_s")) != NULL &&
+	    (ret = ceems_json_util_read_real(val, "report.elapsed_s", 0, INFINITY, &r->elapsed_s,
 			     err, err_size)) < 0)
 		goto out;
-	if ((val = ceems_json_get(obj, "cpu_s")) != NULL &&
-	    (ret = ceems_json_read_real(val, "report.cpu_s", 0, INFINITY, &r->cpu_s, err,
+	if ((val = ceems_json_util_get(obj, "cpu_s")) != NULL &&
+	    (ret = ceems_json_util_read_real(val, "report.cpu_s", 0, INFINITY, &r->cpu_s, err,
 			     err_size)) < 0)
 		goto out;
-	if ((val = ceems_json_get(obj, "gap_s")) != NULL &&
-	    (ret = ceems_json_read_real(val, "report.gap_s", 0, INFINITY, &r->gap_s, err,
+	if ((val = ceems_json_util_get(obj, "gap_s")) != NULL &&
+	    (ret = ceems_json_util_read_real(val, "report.gap_s", 0, INFINITY, &r->gap_s, err,
 			     err_size)) < 0)
 		goto out;
-	if ((val = ceems_json_get(obj, "cgroup_gone")) != NULL &&
-	    (ret = ceems_json_read_bool(val, "report.cgroup_gone", &r->cgroup_gone, err,
+	if ((val = ceems_json_util_get(obj, "cgroup_gone")) != NULL &&
+	    (ret = ceems_json_util_read_bool(val, "report.cgroup_gone", &r->cgroup_gone, err,
 			     err_size)) < 0)
 		goto out;
-	if ((val = ceems_json_get(obj, "usage")) != NULL &&
+	if ((val = ceems_json_util_get(obj, "usage")) != NULL &&
 	    (ret = usage_from_json(val, &r->usage, err, err_size)) < 0)
 		goto out;
-	if ((val = ceems_json_get(obj, "ledger")) != NULL &&
+	if ((val = ceems_json_util_get(obj, "ledger")) != NULL &&
 	    (ret = ledger_from_json(val, &r->ledger, err, err_size)) < 0)
 		goto out;
-	if ((val = ceems_json_get(obj, "gaps")) != NULL &&
+	if ((val = ceems_json_util_get(obj, "gaps")) != NULL &&
 	    (ret = intervals_from_json(val, "report.gaps", r->gaps, &r->ngaps,
 				       err, err_size)) < 0)
 		goto out;
-	if ((val = ceems_json_get(obj, "recovered_s")) != NULL &&
-	    (ret = ceems_json_read_real(val, "report.recovered_s", 0, INFINITY,
+	if ((val = ceems_json_util_get(obj, "recovered_s")) != NULL &&
+	    (ret = ceems_json_util_read_real(val, "report.recovered_s", 0, INFINITY,
 					&r->recovered_s, err, err_size)) < 0)
 		goto out;
-	if ((val = ceems_json_get(obj, "recovered")) != NULL &&
+	if ((val = ceems_json_util_get(obj, "recovered")) != NULL &&
 	    (ret = intervals_from_json(val, "report.recovered", r->recovered,
 				       &r->nrecovered, err, err_size)) < 0)
 		goto out;
-	if ((val = ceems_json_get(obj, "steps")) != NULL &&
+	if ((val = ceems_json_util_get(obj, "steps")) != NULL &&
 	    (ret = steps_from_json(val, r, err, err_size)) < 0)
 		goto out;
-	if ((val = ceems_json_get(obj, "gpus")) != NULL &&
-	    (ret = measure_gpus_from_json(val, r, err, err_size)) < 0)
+	if ((val = ceems_json_util_get(obj, "gpus")) != NULL &&
+	    (ret = ceems_measure_gpu_from_json(val, r, err, err_size)) < 0)
 		goto out;
-	if ((ret = measure_io_from_json(obj, &r->io, err, err_size)) < 0)
+	if ((ret = ceems_measure_io_from_json(obj, &r->io, err, err_size)) < 0)
 		goto out;
-	if ((val = ceems_json_get(obj, "perf")) != NULL &&
-	    (ret = ceems_perf_report_from_json(val, &r->perf, err, err_size)) < 0)
+	if ((val = ceems_json_util_get(obj, "perf")) != NULL &&
+	    (ret = ceems_measure_perf_report_from_json(val, &r->perf, err, err_size)) < 0)
 		goto out;
 	*report = *r;
 	ret = 0;

@@ -23,7 +23,7 @@
 #include "base/json_util.h"
 
 int
-ceems_note_dir(const struct ceems_config *config, char *dir, size_t size)
+ceems_job_note_dir(const struct ceems_config *config, char *dir, size_t size)
 {
 	int n = config->note_dir[0] != '\0' ?
 		snprintf(dir, size, "%s", config->note_dir) :
@@ -33,7 +33,7 @@ ceems_note_dir(const struct ceems_config *config, char *dir, size_t size)
 }
 
 int
-ceems_note_encode(const struct ceems_job_note *note, char *buf, size_t size)
+ceems_job_note_encode(const struct ceems_job_note *note, char *buf, size_t size)
 {
 	struct json_object *obj = json_object_new_object();
 	const char *text;
@@ -42,10 +42,10 @@ ceems_note_encode(const struct ceems_job_note *note, char *buf, size_t size)
 
 	if (obj == NULL)
 		return -ENOMEM;
-	ceems_json_add(obj, "format", json_object_new_string(CEEMS_NOTE_FORMAT), &ok);
-	ceems_json_add(obj, "by", json_object_new_string(note->by), &ok);
-	ceems_json_add(obj, "why", json_object_new_string(note->why), &ok);
-	ceems_json_add(obj, "job", ceems_job_meta_to_json(&note->meta), &ok);
+	ceems_json_util_add(obj, "format", json_object_new_string(CEEMS_NOTE_FORMAT), &ok);
+	ceems_json_util_add(obj, "by", json_object_new_string(note->by), &ok);
+	ceems_json_util_add(obj, "why", json_object_new_string(note->why), &ok);
+	ceems_json_util_add(obj, "job", ceems_job_json_meta_to_json(&note->meta), &ok);
 	text = ok ? json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
 						 JSON_C_TO_STRING_NOSLASHESCAPE) :
 		    NULL;
@@ -64,7 +64,7 @@ ceems_note_encode(const struct ceems_job_note *note, char *buf, size_t size)
 }
 
 int
-ceems_note_decode(const char *buf, size_t len, struct ceems_job_note *note,
+ceems_job_note_decode(const char *buf, size_t len, struct ceems_job_note *note,
 		  char *err, size_t err_size)
 {
 	static const char *const known[] = { "format", "by", "why", "job", NULL };
@@ -73,50 +73,50 @@ ceems_note_decode(const char *buf, size_t len, struct ceems_job_note *note,
 	int r = -EINVAL;
 
 	if (len > CEEMS_NOTE_MAX)
-		return ceems_json_error(err, err_size, "note is larger than %d bytes",
+		return ceems_json_util_error(err, err_size, "note is larger than %d bytes",
 					CEEMS_NOTE_MAX);
-	obj = ceems_json_parse(buf, len, true, err, err_size);
+	obj = ceems_json_util_parse(buf, len, true, err, err_size);
 	if (obj == NULL)
 		return -EINVAL;
 	memset(note, 0, sizeof(*note));
 	if (!json_object_is_type(obj, json_type_object)) {
-		ceems_json_error(err, err_size, "note must be a JSON object");
+		ceems_json_util_error(err, err_size, "note must be a JSON object");
 		goto out;
 	}
-	if ((r = ceems_json_check_keys(obj, "note", known, err, err_size)) < 0)
+	if ((r = ceems_json_util_check_keys(obj, "note", known, err, err_size)) < 0)
 		goto out;
 	r = -EINVAL;
-	if ((val = ceems_json_get(obj, "format")) == NULL ||
-	    ceems_json_read_string(val, "format", format, sizeof(format), err,
+	if ((val = ceems_json_util_get(obj, "format")) == NULL ||
+	    ceems_json_util_read_string(val, "format", format, sizeof(format), err,
 				   err_size) < 0 ||
 	    strcmp(format, CEEMS_NOTE_FORMAT) != 0) {
-		ceems_json_error(err, err_size, "note: \"format\" must be \"%s\"",
+		ceems_json_util_error(err, err_size, "note: \"format\" must be \"%s\"",
 				 CEEMS_NOTE_FORMAT);
 		goto out;
 	}
-	if ((val = ceems_json_get(obj, "by")) == NULL ||
-	    ceems_json_read_string(val, "by", note->by, sizeof(note->by), err,
+	if ((val = ceems_json_util_get(obj, "by")) == NULL ||
+	    ceems_json_util_read_string(val, "by", note->by, sizeof(note->by), err,
 				   err_size) < 0 ||
 	    (strcmp(note->by, "extern") != 0 && strcmp(note->by, "epilog") != 0)) {
-		ceems_json_error(err, err_size, "note: \"by\" must be \"extern\" or \"epilog\"");
+		ceems_json_util_error(err, err_size, "note: \"by\" must be \"extern\" or \"epilog\"");
 		goto out;
 	}
-	if ((val = ceems_json_get(obj, "why")) == NULL ||
-	    ceems_json_read_string(val, "why", note->why, sizeof(note->why), err,
+	if ((val = ceems_json_util_get(obj, "why")) == NULL ||
+	    ceems_json_util_read_string(val, "why", note->why, sizeof(note->why), err,
 				   err_size) < 0) {
 		if (val == NULL)
-			ceems_json_error(err, err_size, "note needs \"why\"");
+			ceems_json_util_error(err, err_size, "note needs \"why\"");
 		goto out;
 	}
-	if ((val = ceems_json_get(obj, "job")) == NULL) {
-		ceems_json_error(err, err_size, "note needs \"job\"");
+	if ((val = ceems_json_util_get(obj, "job")) == NULL) {
+		ceems_json_util_error(err, err_size, "note needs \"job\"");
 		goto out;
 	}
-	if ((r = ceems_job_meta_from_json(val, &note->meta, err, err_size)) < 0)
+	if ((r = ceems_job_json_meta_from_json(val, &note->meta, err, err_size)) < 0)
 		goto out;
 	r = -EINVAL;
 	if (note->meta.jobid == 0) {
-		ceems_json_error(err, err_size, "note: the job has no id");
+		ceems_json_util_error(err, err_size, "note: the job has no id");
 		goto out;
 	}
 	r = 0;
@@ -240,14 +240,14 @@ write_all(int fd, const char *buf, size_t len)
 }
 
 int
-ceems_note_write(const char *dir, const struct ceems_job_note *note,
+ceems_job_note_write(const char *dir, const struct ceems_job_note *note,
 		 char *err, size_t err_size)
 {
 	char text[CEEMS_NOTE_MAX + 1], name[CEEMS_NOTE_NAME_MAX],
 	     tmp[CEEMS_NOTE_NAME_MAX + 8];
 	int dfd, fd, len, r;
 
-	len = ceems_note_encode(note, text, sizeof(text));
+	len = ceems_job_note_encode(note, text, sizeof(text));
 	if (len < 0) {
 		snprintf(err, err_size, "cannot encode the note: %s", strerror(-len));
 		return len;
@@ -294,7 +294,7 @@ is_note_name(const char *name)
 }
 
 int
-ceems_note_list(const char *dir, const char *after,
+ceems_job_note_list(const char *dir, const char *after,
 		char names[][CEEMS_NOTE_NAME_MAX], size_t max)
 {
 	DIR *d = opendir(dir);
@@ -323,10 +323,10 @@ ceems_note_list(const char *dir, const char *after,
 }
 
 int
-ceems_note_next(const char *dir, const char *after, char *name, size_t size)
+ceems_job_note_next(const char *dir, const char *after, char *name, size_t size)
 {
 	char first[1][CEEMS_NOTE_NAME_MAX];
-	int r = ceems_note_list(dir, after, first, 1);
+	int r = ceems_job_note_list(dir, after, first, 1);
 
 	if (r > 0)
 		snprintf(name, size, "%s", first[0]);
@@ -334,7 +334,7 @@ ceems_note_next(const char *dir, const char *after, char *name, size_t size)
 }
 
 int
-ceems_note_read(const char *dir, const char *name, struct ceems_job_note *note,
+ceems_job_note_read(const char *dir, const char *name, struct ceems_job_note *note,
 		char *err, size_t err_size)
 {
 	char text[CEEMS_NOTE_MAX + 1];
@@ -343,21 +343,21 @@ ceems_note_read(const char *dir, const char *name, struct ceems_job_note *note,
 
 	if ((dfd = open_dir(dir, false, err, err_size)) < 0)
 		return dfd == -EPERM ? -EPERM : dfd;
-	n = ceems_read_text_file_at(dfd, name, text, sizeof(text));
+	n = ceems_fileio_read_text_file_at(dfd, name, text, sizeof(text));
 	close(dfd);
 	if (n == -EFBIG)
-		return ceems_json_error(err, err_size, "note is larger than %d bytes",
+		return ceems_json_util_error(err, err_size, "note is larger than %d bytes",
 					CEEMS_NOTE_MAX);
 	if (n < 0) {
 		snprintf(err, err_size, "cannot read %s/%s: %s", dir, name,
 			 strerror((int)-n));
 		return (int)n;
 	}
-	return ceems_note_decode(text, (size_t)n, note, err, err_size);
+	return ceems_job_note_decode(text, (size_t)n, note, err, err_size);
 }
 
 int
-ceems_note_remove(const char *dir, const char *name)
+ceems_job_note_remove(const char *dir, const char *name)
 {
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	int r = 0;
@@ -371,7 +371,7 @@ ceems_note_remove(const char *dir, const char *name)
 }
 
 int
-ceems_note_set_aside(const char *dir, const char *name)
+ceems_job_note_set_aside(const char *dir, const char *name)
 {
 	char bad[CEEMS_NOTE_NAME_MAX + 8];
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

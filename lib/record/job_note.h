@@ -32,7 +32,7 @@ struct ceems_job_note {
 };
 
 /* The folder of CONFIG's notes into DIR.  0 or -ENAMETOOLONG. */
-int ceems_note_dir(const struct ceems_config *config, char *dir, size_t size);
+int ceems_job_note_dir(const struct ceems_config *config, char *dir, size_t size);
 
 /* Write NOTE into DIR (created mode 0700 when missing, its missing
  * parents 0755; a symbolic link on the way is followed only when root
@@ -41,37 +41,37 @@ int ceems_note_dir(const struct ceems_config *config, char *dir, size_t size);
  * by this process's user and writable by no one else: nothing is
  * written where another user could plant a link.  0, or -errno with
  * ERR saying why. */
-int ceems_note_write(const char *dir, const struct ceems_job_note *note,
+int ceems_job_note_write(const char *dir, const struct ceems_job_note *note,
 		     char *err, size_t err_size);
 
 /* Encode NOTE into BUF.  Returns the length, -ENOSPC or -ENOMEM. */
-int ceems_note_encode(const struct ceems_job_note *note, char *buf,
+int ceems_job_note_encode(const struct ceems_job_note *note, char *buf,
 		      size_t size);
 
 /* Decode LEN bytes of note text, strictly.  0, or -EINVAL with ERR. */
-int ceems_note_decode(const char *buf, size_t len, struct ceems_job_note *note,
+int ceems_job_note_decode(const char *buf, size_t len, struct ceems_job_note *note,
 		      char *err, size_t err_size);
 
 /* The first note file of DIR in name order after AFTER ("" for the
  * first) into NAME.  1 when one was found, 0 when none is left (or DIR
  * does not exist), -errno. */
-int ceems_note_next(const char *dir, const char *after, char *name,
+int ceems_job_note_next(const char *dir, const char *after, char *name,
 		    size_t size);
 
 /* The first MAX note files of DIR in name order after AFTER ("" for the
  * first) into NAMES, in one reading of DIR.  How many (0 when DIR does
  * not exist), or -errno. */
-int ceems_note_list(const char *dir, const char *after,
+int ceems_job_note_list(const char *dir, const char *after,
 		    char names[][CEEMS_NOTE_NAME_MAX], size_t max);
 
 /* Read and decode note NAME of DIR.  0; -EINVAL when it is no note
  * (ERR says why: set it aside); other -errno. */
-int ceems_note_read(const char *dir, const char *name,
+int ceems_job_note_read(const char *dir, const char *name,
 		    struct ceems_job_note *note, char *err, size_t err_size);
 
 /* Remove note NAME of DIR (its record is kept).  0 or -errno.  A note
  * that is no note is renamed NAME.bad instead, kept for the admin. */
-int ceems_note_remove(const char *dir, const char *name);
-int ceems_note_set_aside(const char *dir, const char *name);
+int ceems_job_note_remove(const char *dir, const char *name);
+int ceems_job_note_set_aside(const char *dir, const char *name);
 
 #endif

@@ -32,7 +32,7 @@
 #include "record/pg_files.h"
 
 int
-ceems_pg_home(char *buf, size_t size)
+ceems_pg_files_home(char *buf, size_t size)
 {
 	const char *home = getenv("HOME");
 	struct passwd *pw;

@@ -13,7 +13,7 @@ typedef void (*ceems_pg_file_fn)(const char *path, bool is_dir, void *arg);
 
 /* The home directory libpq uses: $HOME when set and not empty, else the
  * password database's for this uid.  0, or -ENOENT / -ENAMETOOLONG. */
-int ceems_pg_home(char *buf, size_t size);
+int ceems_pg_files_home(char *buf, size_t size);
 
 /* Call ADD for each file libpq may read when it connects with CONNINFO
  * (keywords or a URI) in a process whose home is HOME: HOME/.pgpass,

@@ -46,15 +46,15 @@ notes_to_json(const struct ceems_job_record *r, bool *ok)
 		bool note_ok = o != NULL;
 
 		if (o != NULL) {
-			ceems_json_add(o, "id", ceems_json_new_text(n->id, sizeof(n->id)),
+			ceems_json_util_add(o, "id", ceems_json_util_new_text(n->id, sizeof(n->id)),
 				       &note_ok);
-			ceems_json_add(o, "text",
-				       ceems_json_new_text(n->text, sizeof(n->text)),
+			ceems_json_util_add(o, "text",
+				       ceems_json_util_new_text(n->text, sizeof(n->text)),
 				       &note_ok);
 			if (n->have_saving_j)
-				ceems_json_add_double(o, "saving_j", n->saving_j, &note_ok);
+				ceems_json_util_add_double(o, "saving_j", n->saving_j, &note_ok);
 			if (n->have_saving_g)
-				ceems_json_add_double(o, "saving_g", n->saving_g, &note_ok);
+				ceems_json_util_add_double(o, "saving_g", n->saving_g, &note_ok);
 		}
 		if (!note_ok || json_object_array_add(arr, o) != 0) {
 			json_object_put(o);
@@ -76,14 +76,14 @@ ceems_record_encode(const struct ceems_job_record *r, char *buf, size_t size)
 
 	if (!ok)
 		return -ENOMEM;
-	ceems_json_add(obj, "format", json_object_new_string(CEEMS_RECORD_FORMAT), &ok);
-	ceems_json_add(obj, "written_at", json_object_new_int64(r->written_at), &ok);
-	ceems_json_add(obj, "finalized_by",
-		       ceems_json_new_text(r->finalized_by, sizeof(r->finalized_by)), &ok);
-	ceems_json_add(obj, "job", ceems_job_meta_to_json(&r->meta), &ok);
-	ceems_json_add(obj, "measurements",
-		       ceems_agent_job_report_to_json(&r->report), &ok);
-	ceems_json_add(obj, "notes", notes_to_json(r, &ok), &ok);
+	ceems_json_util_add(obj, "format", json_object_new_string(CEEMS_RECORD_FORMAT), &ok);
+	ceems_json_util_add(obj, "written_at", json_object_new_int64(r->written_at), &ok);
+	ceems_json_util_add(obj, "finalized_by",
+		       ceems_json_util_new_text(r->finalized_by, sizeof(r->finalized_by)), &ok);
+	ceems_json_util_add(obj, "job", ceems_job_json_meta_to_json(&r->meta), &ok);
+	ceems_json_util_add(obj, "measurements",
+		       ceems_measure_json_report_to_json(&r->report), &ok);
+	ceems_json_util_add(obj, "notes", notes_to_json(r, &ok), &ok);
 	if (!ok) {
 		json_object_put(obj);
 		return -ENOMEM;
@@ -91,7 +91,7 @@ ceems_record_encode(const struct ceems_job_record *r, char *buf, size_t size)
 	if (r->report.series != NULL) {
 		/* A long series is coarsened until the record fits its
 		 * limit: the record is never refused for its series. */
-		int n = ceems_series_serialize_with(obj, "series", r->report.series,
+		int n = ceems_agent_series_serialize_with(obj, "series", r->report.series,
 						    buf, size < CEEMS_RECORD_MAX + 1 ?
 						    size : CEEMS_RECORD_MAX + 1);
 
@@ -118,10 +118,10 @@ notes_from_json(const struct json_object *arr, struct ceems_job_record *r,
 	int ret;
 
 	if (!json_object_is_type(arr, json_type_array))
-		return ceems_json_error(err, err_size, "notes must be an array");
+		return ceems_json_util_error(err, err_size, "notes must be an array");
 	n = json_object_array_length(arr);
 	if (n > CEEMS_SUMMARY_MAX_NOTES)
-		return ceems_json_error(err, err_size, "more than %d notes",
+		return ceems_json_util_error(err, err_size, "more than %d notes",
 					CEEMS_SUMMARY_MAX_NOTES);
 	for (size_t i = 0; i < n; i++) {
 		const struct json_object *o = json_object_array_get_idx(arr, i);
@@ -129,25 +129,25 @@ notes_from_json(const struct json_object *arr, struct ceems_job_record *r,
 		struct json_object *val;
 
 		if (!json_object_is_type(o, json_type_object))
-			return ceems_json_error(err, err_size, "notes[] must be objects");
-		if ((val = ceems_json_get(o, "id")) == NULL ||
-		    (ret = ceems_json_read_string(val, "notes[].id", note->id,
+			return ceems_json_util_error(err, err_size, "notes[] must be objects");
+		if ((val = ceems_json_util_get(o, "id")) == NULL ||
+		    (ret = ceems_json_util_read_string(val, "notes[].id", note->id,
 						  sizeof(note->id), err, err_size)) < 0)
-			return val == NULL ? ceems_json_error(err, err_size,
+			return val == NULL ? ceems_json_util_error(err, err_size,
 							      "notes[].id is missing") : ret;
-		if ((val = ceems_json_get(o, "text")) == NULL ||
-		    (ret = ceems_json_read_string(val, "notes[].text", note->text,
+		if ((val = ceems_json_util_get(o, "text")) == NULL ||
+		    (ret = ceems_json_util_read_string(val, "notes[].text", note->text,
 						  sizeof(note->text), err, err_size)) < 0)
-			return val == NULL ? ceems_json_error(err, err_size,
+			return val == NULL ? ceems_json_util_error(err, err_size,
 							      "notes[].text is missing") : ret;
-		if ((val = ceems_json_get(o, "saving_j")) != NULL) {
-			if ((ret = ceems_json_read_real(val, "notes[].saving_j", 0, 1e15,
+		if ((val = ceems_json_util_get(o, "saving_j")) != NULL) {
+			if ((ret = ceems_json_util_read_real(val, "notes[].saving_j", 0, 1e15,
 							&note->saving_j, err, err_size)) < 0)
 				return ret;
 			note->have_saving_j = true;
 		}
-		if ((val = ceems_json_get(o, "saving_g")) != NULL) {
-			if ((ret = ceems_json_read_real(val, "notes[].saving_g", 0, 1e15,
+		if ((val = ceems_json_util_get(o, "saving_g")) != NULL) {
+			if ((ret = ceems_json_util_read_real(val, "notes[].saving_g", 0, 1e15,
 							&note->saving_g, err, err_size)) < 0)
 				return ret;
 			note->have_saving_g = true;
@@ -182,62 +182,62 @@ ceems_record_decode_series(const char *buf, size_t len,
 	if (series_out != NULL)
 		*series_out = NULL;
 	if (len > CEEMS_RECORD_MAX)
-		return ceems_json_error(err, err_size, "record larger than %d bytes",
+		return ceems_json_util_error(err, err_size, "record larger than %d bytes",
 					CEEMS_RECORD_MAX);
-	obj = ceems_json_parse(buf, len, true, err, err_size);
+	obj = ceems_json_util_parse(buf, len, true, err, err_size);
 	if (obj == NULL)
 		return -EINVAL;
 	r = calloc(1, sizeof(*r));
 	if (r == NULL) {
 		json_object_put(obj);
-		return ceems_json_error(err, err_size, "out of memory");
+		return ceems_json_util_error(err, err_size, "out of memory");
 	}
 	if (!json_object_is_type(obj, json_type_object)) {
-		ceems_json_error(err, err_size, "a record is a JSON object");
+		ceems_json_util_error(err, err_size, "a record is a JSON object");
 		goto out;
 	}
-	if (ceems_json_check_keys(obj, "record", known, err, err_size) < 0)
+	if (ceems_json_util_check_keys(obj, "record", known, err, err_size) < 0)
 		goto out;
-	if ((val = ceems_json_get(obj, "format")) == NULL ||
-	    ceems_json_read_string(val, "format", format, sizeof(format), err,
+	if ((val = ceems_json_util_get(obj, "format")) == NULL ||
+	    ceems_json_util_read_string(val, "format", format, sizeof(format), err,
 				   err_size) < 0 ||
 	    strcmp(format, CEEMS_RECORD_FORMAT) != 0) {
-		ceems_json_error(err, err_size, "not a %s document", CEEMS_RECORD_FORMAT);
+		ceems_json_util_error(err, err_size, "not a %s document", CEEMS_RECORD_FORMAT);
 		goto out;
 	}
-	if ((val = ceems_json_get(obj, "written_at")) == NULL ||
-	    ceems_json_read_uint(val, "written_at", 1, 7258118400ULL, &u, err,
+	if ((val = ceems_json_util_get(obj, "written_at")) == NULL ||
+	    ceems_json_util_read_uint(val, "written_at", 1, 7258118400ULL, &u, err,
 				 err_size) < 0) {
 		if (val == NULL)
-			ceems_json_error(err, err_size, "written_at is missing");
+			ceems_json_util_error(err, err_size, "written_at is missing");
 		goto out;
 	}
 	r->written_at = (int64_t)u;
-	if ((val = ceems_json_get(obj, "finalized_by")) == NULL ||
-	    ceems_json_read_string(val, "finalized_by", r->finalized_by,
+	if ((val = ceems_json_util_get(obj, "finalized_by")) == NULL ||
+	    ceems_json_util_read_string(val, "finalized_by", r->finalized_by,
 				   sizeof(r->finalized_by), err, err_size) < 0) {
 		if (val == NULL)
-			ceems_json_error(err, err_size, "finalized_by is missing");
+			ceems_json_util_error(err, err_size, "finalized_by is missing");
 		goto out;
 	}
-	if ((val = ceems_json_get(obj, "job")) == NULL) {
-		ceems_json_error(err, err_size, "job is missing");
+	if ((val = ceems_json_util_get(obj, "job")) == NULL) {
+		ceems_json_util_error(err, err_size, "job is missing");
 		goto out;
 	}
-	if (ceems_job_meta_from_json(val, &r->meta, err, err_size) < 0)
+	if (ceems_job_json_meta_from_json(val, &r->meta, err, err_size) < 0)
 		goto out;
-	if ((val = ceems_json_get(obj, "measurements")) == NULL) {
-		ceems_json_error(err, err_size, "measurements is missing");
+	if ((val = ceems_json_util_get(obj, "measurements")) == NULL) {
+		ceems_json_util_error(err, err_size, "measurements is missing");
 		goto out;
 	}
-	if (ceems_agent_job_report_from_json(val, &r->report, err, err_size) < 0)
+	if (ceems_measure_json_report_from_json(val, &r->report, err, err_size) < 0)
 		goto out;
-	if ((val = ceems_json_get(obj, "notes")) != NULL &&
+	if ((val = ceems_json_util_get(obj, "notes")) != NULL &&
 	    notes_from_json(val, r, err, err_size) < 0)
 		goto out;
 	/* Checked, and kept only for a caller that asks (see record.h). */
-	if ((val = ceems_json_get(obj, "series")) != NULL &&
-	    ceems_series_from_json(val, &series, err, err_size) < 0)
+	if ((val = ceems_json_util_get(obj, "series")) != NULL &&
+	    ceems_agent_series_from_json(val, &series, err, err_size) < 0)
 		goto out;
 	if (ceems_record_validate(r, err, err_size) < 0)
 		goto out;
@@ -248,7 +248,7 @@ ceems_record_decode_series(const char *buf, size_t len,
 	}
 	ret = 0;
 out:
-	ceems_series_free(series);
+	ceems_agent_series_free(series);
 	free(r);
 	json_object_put(obj);
 	return ret;
@@ -276,38 +276,38 @@ ceems_record_validate(const struct ceems_job_record *r, char *err,
 	const int64_t future = r->written_at + 86400;
 
 	if (m->jobid == 0 || m->jobid == CEEMS_UNKNOWN_U32)
-		return ceems_json_error(err, err_size, "the record has no job id");
+		return ceems_json_util_error(err, err_size, "the record has no job id");
 	if (r->report.jobid != m->jobid)
-		return ceems_json_error(err, err_size,
+		return ceems_json_util_error(err, err_size,
 					"measurements are for job %u, the record for job %u",
 					r->report.jobid, m->jobid);
 	if (m->uid == CEEMS_UNKNOWN_U32 || r->report.uid != m->uid)
-		return ceems_json_error(err, err_size,
+		return ceems_json_util_error(err, err_size,
 					"job %u: owner unknown or not the measured one",
 					m->jobid);
 	if ((m->array_job_id == CEEMS_UNKNOWN_U32) !=
 	    (m->array_task_id == CEEMS_UNKNOWN_U32))
-		return ceems_json_error(err, err_size,
+		return ceems_json_util_error(err, err_size,
 					"job %u: array_job_id and array_task_id come together or not at all",
 					m->jobid);
 	if (strcmp(r->finalized_by, "extern") != 0 &&
 	    strcmp(r->finalized_by, "epilog") != 0 &&
 	    strcmp(r->finalized_by, "agent") != 0)
-		return ceems_json_error(err, err_size, "job %u: finalized_by '%s' is not extern, epilog or agent",
+		return ceems_json_util_error(err, err_size, "job %u: finalized_by '%s' is not extern, epilog or agent",
 					m->jobid, r->finalized_by);
 	if (m->state[0] != '\0' && !known_state(m->state))
-		return ceems_json_error(err, err_size, "job %u: state '%s' is not a Slurm job state",
+		return ceems_json_util_error(err, err_size, "job %u: state '%s' is not a Slurm job state",
 					m->jobid, m->state);
 	if ((m->submit_time != 0 && m->start_time != 0 &&
 	     m->start_time < m->submit_time) ||
 	    (m->start_time != 0 && m->end_time != 0 && m->end_time < m->start_time))
-		return ceems_json_error(err, err_size, "job %u: submit, start and end times are out of order",
+		return ceems_json_util_error(err, err_size, "job %u: submit, start and end times are out of order",
 					m->jobid);
 	if (m->submit_time > future || m->start_time > future || m->end_time > future)
-		return ceems_json_error(err, err_size, "job %u: a time lies after the record was written",
+		return ceems_json_util_error(err, err_size, "job %u: a time lies after the record was written",
 					m->jobid);
 	if (r->report.elapsed_s > 366.0 * 86400 * 10)
-		return ceems_json_error(err, err_size, "job %u: elapsed time of %.0f s is absurd",
+		return ceems_json_util_error(err, err_size, "job %u: elapsed time of %.0f s is absurd",
 					m->jobid, r->report.elapsed_s);
 	return 0;
 }

@@ -54,7 +54,7 @@ void ceems_record_reduce(const struct ceems_job_record *r,
 /* ceems_record_encode, and when R cannot be encoded whole into BUF
  * (-ENOSPC, -ENOMEM) its reduced form, built in SCRATCH, with an error
  * logged.  Returns the length, or the reduced record's error. */
-int ceems_record_encode_fallback(const struct ceems_job_record *r, char *buf,
+int ceems_record_reduce_encode_fallback(const struct ceems_job_record *r, char *buf,
 				 size_t size, struct ceems_job_record *scratch);
 
 /* Decode and validate JSON text.  Returns 0, or -EINVAL with ERR naming
@@ -66,7 +66,7 @@ int ceems_record_decode(const char *buf, size_t len,
 			size_t err_size);
 
 /* ceems_record_decode that keeps the "series" member too: *SERIES is a
- * new series (free it with ceems_series_free), or NULL when the record
+ * new series (free it with ceems_agent_series_free), or NULL when the record
  * has none or on error.  One parse of the text for both. */
 int ceems_record_decode_series(const char *buf, size_t len,
 			       struct ceems_job_record *r,

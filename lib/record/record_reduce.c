@@ -56,7 +56,7 @@ ceems_record_reduce(const struct ceems_job_record *r,
 }
 
 int
-ceems_record_encode_fallback(const struct ceems_job_record *r, char *buf,
+ceems_record_reduce_encode_fallback(const struct ceems_job_record *r, char *buf,
 			     size_t size, struct ceems_job_record *scratch)
 {
 	int n = ceems_record_encode(r, buf, size);

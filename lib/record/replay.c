@@ -128,7 +128,7 @@ ceems_replay_free(struct ceems_replay *rp)
 {
 	if (rp == NULL)
 		return;
-	ceems_db_close(rp->db);
+	ceems_storage_db_close(rp->db);
 	batch_free(&rp->batches[0]);
 	batch_free(&rp->batches[1]);
 	free(rp->removed);
@@ -148,7 +148,7 @@ batch_empty(struct replay_batch *b)
 static void
 drop_connection(struct ceems_replay *rp)
 {
-	ceems_db_close(rp->db);
+	ceems_storage_db_close(rp->db);
 	rp->db = NULL;
 	if (rp->sent != NULL) {
 		batch_empty(rp->sent);
@@ -187,9 +187,9 @@ store_one(struct ceems_replay *rp, const char *name, char *err,
 	int r;
 
 	if (rp->db == NULL &&
-	    (r = ceems_db_connect(rp->config, &rp->db, err, err_size)) < 0)
+	    (r = ceems_storage_db_connect(rp->config, &rp->db, err, err_size)) < 0)
 		return r;
-	r = ceems_db_upsert(rp->db, rp->text, err, err_size);
+	r = ceems_storage_db_upsert(rp->db, rp->text, err, err_size);
 	if (r == -EBADMSG) {
 		snprintf(why, sizeof(why), "refused by the database: %s", err);
 		r = ceems_spool_quarantine(dir, name, why);
@@ -286,7 +286,7 @@ batch_await(struct ceems_replay *rp, struct ceems_replay_stats *st,
 	if (b == NULL)
 		return 0;
 	rp->sent = NULL;
-	r = ceems_db_upsert_batch_finish(rp->db, err, err_size);
+	r = ceems_storage_db_upsert_batch_finish(rp->db, err, err_size);
 	if (r == 0) {
 		rp->committed = b;
 		return 0;
@@ -353,9 +353,9 @@ batch_flush(struct ceems_replay *rp, struct ceems_replay_stats *st,
 	b->text[b->len] = ']';
 	b->text[b->len + 1] = '\0';
 	if (rp->db == NULL)
-		r = ceems_db_connect(rp->config, &rp->db, err, err_size);
+		r = ceems_storage_db_connect(rp->config, &rp->db, err, err_size);
 	if (r == 0) {
-		r = ceems_db_upsert_batch_send(rp->db, b->text, err, err_size);
+		r = ceems_storage_db_upsert_batch_send(rp->db, b->text, err, err_size);
 		if (r < 0 && rp->batch_now > 1)
 			rp->batch_now /= 2;	/* as a failed batch */
 	}

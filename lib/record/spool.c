@@ -286,7 +286,7 @@ ceems_spool_put(const char *dir, uint64_t max_bytes,
 
 	if ((dfd = open_for_record(dir, r, base, err, err_size)) < 0)
 		return dfd;
-	spool_usage_begin(dfd, &usage);
+	ceems_spool_usage_begin(dfd, &usage);
 	if (usage.bytes + len + 1 > max_bytes)
 		/* Soft cap: the record is written all the same (dropping it
 		 * would lose a job); the filesystem is the hard limit. */
@@ -301,9 +301,9 @@ ceems_spool_put(const char *dir, uint64_t max_bytes,
 		ret = -errno;
 		fail(err, err_size, "spool %s: cannot write %s: %s", dir, base,
 		     strerror(errno));
-		spool_usage_end(dfd, &usage, 0, 0);
+		ceems_spool_usage_end(dfd, &usage, 0, 0);
 	} else
-		spool_usage_end(dfd, &usage, (int64_t)len + 1, 1);
+		ceems_spool_usage_end(dfd, &usage, (int64_t)len + 1, 1);
 	close(dfd);
 	return ret;
 }
@@ -536,7 +536,7 @@ ceems_spool_read_file(int dfd, const char *name, char *text, size_t size,
 		     "records belong in the spool", file_kind(st.st_mode));
 		return -EINVAL;
 	}
-	n = ceems_pread_text(fd, text, size);
+	n = ceems_fileio_pread_text(fd, text, size);
 	close(fd);
 	if (n == -EFBIG) {
 		fail(err, err_size, "larger than a record can be (%d bytes)",
@@ -593,13 +593,13 @@ ceems_spool_remove(const char *dir, const char *name)
 	dfd = open_dir(dir, false);
 	if (dfd < 0)
 		return -errno;
-	spool_usage_begin(dfd, &usage);
+	ceems_spool_usage_begin(dfd, &usage);
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    unlinkat(dfd, name, 0) < 0) {
 		ret = -errno;
-		spool_usage_end(dfd, &usage, 0, 0);
+		ceems_spool_usage_end(dfd, &usage, 0, 0);
 	} else {
-		spool_usage_end(dfd, &usage, S_ISREG(st.st_mode) ?
+		ceems_spool_usage_end(dfd, &usage, S_ISREG(st.st_mode) ?
 				-(int64_t)st.st_size : 0,
 				S_ISREG(st.st_mode) ? -1 : 0);
 		if (fsync(dfd) < 0)
@@ -625,7 +625,7 @@ ceems_spool_remove_stored(const char *dir, const char *const *names, size_t n,
 			results[i] = first;
 		return first;
 	}
-	spool_usage_begin(dfd, &usage);
+	ceems_spool_usage_begin(dfd, &usage);
 	for (size_t i = 0; i < n; i++) {
 		int r = 0;
 
@@ -643,7 +643,7 @@ ceems_spool_remove_stored(const char *dir, const char *const *names, size_t n,
 		if (r < 0 && first == 0)
 			first = r;
 	}
-	spool_usage_end(dfd, &usage, bytes, count);
+	ceems_spool_usage_end(dfd, &usage, bytes, count);
 	if (fsync(dfd) < 0 && first == 0)
 		first = -errno;
 	close(dfd);

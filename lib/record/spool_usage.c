@@ -113,7 +113,7 @@ parse_u64(const char **p, const char *end, uint64_t *out)
 }
 
 int
-spool_usage_parse(const char *buf, size_t len, uint64_t *bytes,
+ceems_spool_usage_parse(const char *buf, size_t len, uint64_t *bytes,
 		  uint64_t *count, int64_t *sec, long *nsec)
 {
 	const char *p = buf, *end = buf + len;
@@ -152,7 +152,7 @@ lock_bounded(int fd)
 }
 
 void
-spool_usage_begin(int dfd, struct spool_usage *u)
+ceems_spool_usage_begin(int dfd, struct spool_usage *u)
 {
 	char buf[128];
 	struct stat dst;
@@ -172,7 +172,7 @@ spool_usage_begin(int dfd, struct spool_usage *u)
 	}
 	if (u->fd >= 0 && fstat(dfd, &dst) == 0 &&
 	    (n = pread(u->fd, buf, sizeof(buf), 0)) > 0 &&
-	    spool_usage_parse(buf, (size_t)n, &u->bytes, &u->count, &sec,
+	    ceems_spool_usage_parse(buf, (size_t)n, &u->bytes, &u->count, &sec,
 			      &nsec) == 0 &&
 	    sec == (int64_t)dst.st_mtim.tv_sec && nsec == dst.st_mtim.tv_nsec)
 		return;
@@ -180,7 +180,7 @@ spool_usage_begin(int dfd, struct spool_usage *u)
 }
 
 void
-spool_usage_end(int dfd, struct spool_usage *u, int64_t dbytes,
+ceems_spool_usage_end(int dfd, struct spool_usage *u, int64_t dbytes,
 		int64_t dcount)
 {
 	char buf[128];

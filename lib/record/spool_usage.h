@@ -21,17 +21,17 @@ struct spool_usage {
  * count the directory (the only listing).  Never fails and never
  * waits long: without a usable file (or its lock within 200 ms), U->fd
  * is -1 and the figures come from a listing. */
-void spool_usage_begin(int dfd, struct spool_usage *u);
+void ceems_spool_usage_begin(int dfd, struct spool_usage *u);
 
-/* After the change made under spool_usage_begin: record the figures
+/* After the change made under ceems_spool_usage_begin: record the figures
  * plus DBYTES and DCOUNT with the directory's new modification time,
  * unlock. */
-void spool_usage_end(int dfd, struct spool_usage *u, int64_t dbytes,
+void ceems_spool_usage_end(int dfd, struct spool_usage *u, int64_t dbytes,
 		     int64_t dcount);
 
 /* Parse the text of a usage file ("BYTES COUNT SEC NSEC\n").  Pure;
  * returns 0, or -1 for anything else. */
-int spool_usage_parse(const char *buf, size_t len, uint64_t *bytes,
+int ceems_spool_usage_parse(const char *buf, size_t len, uint64_t *bytes,
 		      uint64_t *count, int64_t *sec, long *nsec);
 
 /* Directory entries examined by listings since the process started:

@@ -283,14 +283,14 @@ db_connect_until(const struct ceems_config *config, uint64_t deadline,
 	}
 	if (PQstatus(db->conn) == CONNECTION_BAD) {
 		say_pq(err, err_size, "cannot connect", PQerrorMessage(db->conn));
-		ceems_db_close(db);
+		ceems_storage_db_close(db);
 		return -ECONNREFUSED;
 	}
 	/* The first PQconnectPoll comes after the socket is writable. */
 	while (st != PGRES_POLLING_OK) {
 		if (st == PGRES_POLLING_FAILED) {
 			say_pq(err, err_size, "cannot connect", PQerrorMessage(db->conn));
-			ceems_db_close(db);
+			ceems_storage_db_close(db);
 			return -ECONNREFUSED;
 		}
 		r = wait_fd(PQsocket(db->conn),
@@ -301,14 +301,14 @@ db_connect_until(const struct ceems_config *config, uint64_t deadline,
 				    (double)db->timeout_ns / 1e9);
 			else
 				say(err, err_size, "cannot connect: %s", strerror(-r));
-			ceems_db_close(db);
+			ceems_storage_db_close(db);
 			return r;
 		}
 		st = PQconnectPoll(db->conn);
 	}
 	if (PQsetnonblocking(db->conn, 1) != 0) {
 		say_pq(err, err_size, "cannot connect", PQerrorMessage(db->conn));
-		ceems_db_close(db);
+		ceems_storage_db_close(db);
 		return -EIO;
 	}
 	/* The server gives up a statement by itself a little before we
@@ -325,7 +325,7 @@ db_connect_until(const struct ceems_config *config, uint64_t deadline,
 		 (unsigned long long)(stmt_ms > 0 ? stmt_ms : 1));
 	r = db_exec(db, set, NULL, deadline, err, err_size);
 	if (r < 0) {
-		ceems_db_close(db);
+		ceems_storage_db_close(db);
 		return r == -EBADMSG ? -EIO : r;
 	}
 	*out = db;
@@ -333,7 +333,7 @@ db_connect_until(const struct ceems_config *config, uint64_t deadline,
 }
 
 int
-ceems_db_connect(const struct ceems_config *config, struct ceems_db **db,
+ceems_storage_db_connect(const struct ceems_config *config, struct ceems_db **db,
 		 char *err, size_t err_size)
 {
 	return db_connect_until(config, ceems_clock_monotonic_ns() + config->database_timeout_ns,
@@ -341,7 +341,7 @@ ceems_db_connect(const struct ceems_config *config, struct ceems_db **db,
 }
 
 int
-ceems_db_upsert(struct ceems_db *db, const char *json, char *err,
+ceems_storage_db_upsert(struct ceems_db *db, const char *json, char *err,
 		size_t err_size)
 {
 	return db_exec(db, UPSERT_SQL, json, ceems_clock_monotonic_ns() + db->timeout_ns, err,
@@ -349,16 +349,16 @@ ceems_db_upsert(struct ceems_db *db, const char *json, char *err,
 }
 
 int
-ceems_db_upsert_batch(struct ceems_db *db, const char *json_array,
+ceems_storage_db_upsert_batch(struct ceems_db *db, const char *json_array,
 		      char *err, size_t err_size)
 {
-	int r = ceems_db_upsert_batch_send(db, json_array, err, err_size);
+	int r = ceems_storage_db_upsert_batch_send(db, json_array, err, err_size);
 
-	return r < 0 ? r : ceems_db_upsert_batch_finish(db, err, err_size);
+	return r < 0 ? r : ceems_storage_db_upsert_batch_finish(db, err, err_size);
 }
 
 int
-ceems_db_upsert_batch_send(struct ceems_db *db, const char *json_array,
+ceems_storage_db_upsert_batch_send(struct ceems_db *db, const char *json_array,
 			   char *err, size_t err_size)
 {
 	uint64_t deadline = ceems_clock_monotonic_ns() + db->timeout_ns;
@@ -375,7 +375,7 @@ ceems_db_upsert_batch_send(struct ceems_db *db, const char *json_array,
 }
 
 int
-ceems_db_upsert_batch_finish(struct ceems_db *db, char *err, size_t err_size)
+ceems_storage_db_upsert_batch_finish(struct ceems_db *db, char *err, size_t err_size)
 {
 	uint64_t deadline = db->deadline;
 
@@ -388,7 +388,7 @@ ceems_db_upsert_batch_finish(struct ceems_db *db, char *err, size_t err_size)
 }
 
 void
-ceems_db_close(struct ceems_db *db)
+ceems_storage_db_close(struct ceems_db *db)
 {
 	if (db == NULL)
 		return;
@@ -409,14 +409,14 @@ store_in_database(const struct ceems_config *config, const char *json,
 	if (r < 0)
 		return r;
 	r = db_exec(db, UPSERT_SQL, json, deadline, err, err_size);
-	ceems_db_close(db);
+	ceems_storage_db_close(db);
 	return r;
 }
 
 #else /* !HAVE_LIBPQ */
 
 int
-ceems_db_connect(const struct ceems_config *config, struct ceems_db **db,
+ceems_storage_db_connect(const struct ceems_config *config, struct ceems_db **db,
 		 char *err, size_t err_size)
 {
 	(void)config;
@@ -426,7 +426,7 @@ ceems_db_connect(const struct ceems_config *config, struct ceems_db **db,
 }
 
 int
-ceems_db_upsert(struct ceems_db *db, const char *json, char *err,
+ceems_storage_db_upsert(struct ceems_db *db, const char *json, char *err,
 		size_t err_size)
 {
 	(void)db;
@@ -436,7 +436,7 @@ ceems_db_upsert(struct ceems_db *db, const char *json, char *err,
 }
 
 int
-ceems_db_upsert_batch(struct ceems_db *db, const char *json_array,
+ceems_storage_db_upsert_batch(struct ceems_db *db, const char *json_array,
 		      char *err, size_t err_size)
 {
 	(void)db;
@@ -446,14 +446,14 @@ ceems_db_upsert_batch(struct ceems_db *db, const char *json_array,
 }
 
 int
-ceems_db_upsert_batch_send(struct ceems_db *db, const char *json_array,
+ceems_storage_db_upsert_batch_send(struct ceems_db *db, const char *json_array,
 			   char *err, size_t err_size)
 {
-	return ceems_db_upsert_batch(db, json_array, err, err_size);
+	return ceems_storage_db_upsert_batch(db, json_array, err, err_size);
 }
 
 int
-ceems_db_upsert_batch_finish(struct ceems_db *db, char *err, size_t err_size)
+ceems_storage_db_upsert_batch_finish(struct ceems_db *db, char *err, size_t err_size)
 {
 	(void)db;
 	say(err, err_size, "this ceems was built without PostgreSQL (--without-pq)");
@@ -461,7 +461,7 @@ ceems_db_upsert_batch_finish(struct ceems_db *db, char *err, size_t err_size)
 }
 
 void
-ceems_db_close(struct ceems_db *db)
+ceems_storage_db_close(struct ceems_db *db)
 {
 	(void)db;
 }
@@ -515,7 +515,7 @@ store_record(const struct ceems_config *config,
 	 * reduced form always does). */
 	heap = malloc(CEEMS_RECORD_MAX + 1);
 	text = heap != NULL ? heap : small;
-	len = ceems_record_encode_fallback(record, text, heap != NULL ?
+	len = ceems_record_reduce_encode_fallback(record, text, heap != NULL ?
 					   CEEMS_RECORD_MAX + 1 : sizeof(small),
 					   &scratch);
 	if (len < 0) {

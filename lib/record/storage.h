@@ -58,7 +58,7 @@ struct ceems_db;
 /* Connect within config->database_timeout.  Returns 0 with *DB set, or
  * -errno with ERR: -ENOTSUP without libpq or without a database
  * configured, -ETIMEDOUT, -ECONNREFUSED (libpq's message in ERR). */
-int ceems_db_connect(const struct ceems_config *config,
+int ceems_storage_db_connect(const struct ceems_config *config,
 		     struct ceems_db **db, char *err, size_t err_size);
 
 /* Store one record (its JSON text) within the configured timeout.
@@ -68,27 +68,27 @@ int ceems_db_connect(const struct ceems_config *config,
  * otherwise (the connection is then broken: close it, retry later).
  * The transaction is the single statement: a failure leaves nothing
  * half-written. */
-int ceems_db_upsert(struct ceems_db *db, const char *json, char *err,
+int ceems_storage_db_upsert(struct ceems_db *db, const char *json, char *err,
 		    size_t err_size);
 
 /* Store a JSON array of records in one statement, all or nothing
  * (ceems.upsert_job_records, sql/migrations/006_batch.sql).  Returns as
- * ceems_db_upsert; -EBADMSG means one of them was refused: store them
+ * ceems_storage_db_upsert; -EBADMSG means one of them was refused: store them
  * one by one to find it. */
-int ceems_db_upsert_batch(struct ceems_db *db, const char *json_array,
+int ceems_storage_db_upsert_batch(struct ceems_db *db, const char *json_array,
 			  char *err, size_t err_size);
 
-/* ceems_db_upsert_batch in two halves, so that the caller can prepare
+/* ceems_storage_db_upsert_batch in two halves, so that the caller can prepare
  * the next batch while the database stores this one: _send returns once
  * the statement is sent (JSON_ARRAY may then be reused; -EBUSY if a
  * batch is in flight), _finish waits for its outcome, returned as
- * ceems_db_upsert_batch would, the timeout counted from the send.  Only
- * _finish (or ceems_db_close) may follow a successful _send. */
-int ceems_db_upsert_batch_send(struct ceems_db *db, const char *json_array,
+ * ceems_storage_db_upsert_batch would, the timeout counted from the send.  Only
+ * _finish (or ceems_storage_db_close) may follow a successful _send. */
+int ceems_storage_db_upsert_batch_send(struct ceems_db *db, const char *json_array,
 			       char *err, size_t err_size);
-int ceems_db_upsert_batch_finish(struct ceems_db *db, char *err,
+int ceems_storage_db_upsert_batch_finish(struct ceems_db *db, char *err,
 				 size_t err_size);
 
-void ceems_db_close(struct ceems_db *db);
+void ceems_storage_db_close(struct ceems_db *db);
 
 #endif

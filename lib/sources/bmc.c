@@ -158,7 +158,7 @@ read_once(struct bmc_priv *p, struct bmc_link **link)
 	if (*link == NULL) {
 		memset(&cr, 0, sizeof(cr));
 		if (p->o.mode == CEEMS_BMC_LAN &&
-		    ceems_bmc_credentials_load(p->o.credentials_file, &cr, why,
+		    ceems_bmc_creds_load(p->o.credentials_file, &cr, why,
 					       sizeof(why)) < 0) {
 			char msg[sizeof(why) + CEEMS_BMC_PATH_MAX + 32];
 
@@ -167,17 +167,17 @@ read_once(struct bmc_priv *p, struct bmc_link **link)
 			failed(p, msg, CEEMS_GAP_READ_ERROR);
 			return;
 		}
-		*link = bmc_link_open(&p->o, &cr, why, sizeof(why));
+		*link = ceems_bmc_ipmi_link_open(&p->o, &cr, why, sizeof(why));
 		explicit_bzero(&cr, sizeof(cr));
 		if (*link == NULL) {
 			failed(p, why, CEEMS_GAP_READ_ERROR);
 			return;
 		}
 	}
-	ret = bmc_link_read(*link, &p->o, &r, chosen, sizeof(chosen), why,
+	ret = ceems_bmc_ipmi_link_read(*link, &p->o, &r, chosen, sizeof(chosen), why,
 			    sizeof(why));
 	if (ret < 0) {
-		bmc_link_close(*link);
+		ceems_bmc_ipmi_link_close(*link);
 		*link = NULL;
 		failed(p, why, CEEMS_GAP_READ_ERROR);
 		return;
@@ -228,7 +228,7 @@ bmc_thread(void *arg)
 		}
 		pthread_mutex_unlock(&p->mu);
 	}
-	bmc_link_close(link);
+	ceems_bmc_ipmi_link_close(link);
 	return NULL;
 }
 

@@ -56,7 +56,7 @@ enum {
 /* Parse TEXT, workaround names separated by commas or spaces ("" or
  * "none": none), into *FLAGS.  0, or -EINVAL naming the unknown word in
  * WHY. */
-int ceems_bmc_parse_workarounds(const char *text, unsigned *flags, char *why,
+int ceems_bmc_ipmi_parse_workarounds(const char *text, unsigned *flags, char *why,
 				size_t why_size);
 
 /* --- Credentials (bmc_creds.c). --- */
@@ -72,14 +72,14 @@ struct ceems_bmc_credentials {
 /* Parse TEXT: lines "username NAME" and "password SECRET" (one space,
  * the rest of the line is the value), blank lines and "#" comments.  0,
  * or -EINVAL with a reason in WHY (never quoting the password). */
-int ceems_bmc_credentials_parse(const char *text,
+int ceems_bmc_creds_parse(const char *text,
 				struct ceems_bmc_credentials *out,
 				char *why, size_t why_size);
 
 /* Read PATH: a regular file (no symlink) owned by this process's
  * effective user and readable by no one else, else refused.  0 or
  * -errno with the reason in WHY. */
-int ceems_bmc_credentials_load(const char *path,
+int ceems_bmc_creds_load(const char *path,
 			       struct ceems_bmc_credentials *out,
 			       char *why, size_t why_size);
 
@@ -102,7 +102,7 @@ struct ceems_bmc_reading {
  * state bit), the current power and the time stamp.  0 when usable, or
  * -ENODATA (measurement inactive, or 0 W: a BMC without a power meter
  * answers either way), with the reason in WHY. */
-int ceems_bmc_dcmi_judge(bool active, unsigned current_w, uint32_t stamp,
+int ceems_bmc_ipmi_dcmi_judge(bool active, unsigned current_w, uint32_t stamp,
 			 char *why, size_t why_size);
 
 /* --- The curve of readings (bmc_curve.c). --- */

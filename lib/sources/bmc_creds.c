@@ -54,7 +54,7 @@ parse_line(const char *line, size_t len, struct ceems_bmc_credentials *out,
 }
 
 int
-ceems_bmc_credentials_parse(const char *text,
+ceems_bmc_creds_parse(const char *text,
 			    struct ceems_bmc_credentials *out, char *why,
 			    size_t why_size)
 {
@@ -103,7 +103,7 @@ check_file(int fd, char *why, size_t why_size)
 }
 
 int
-ceems_bmc_credentials_load(const char *path,
+ceems_bmc_creds_load(const char *path,
 			   struct ceems_bmc_credentials *out, char *why,
 			   size_t why_size)
 {
@@ -145,7 +145,7 @@ ceems_bmc_credentials_load(const char *path,
 			snprintf(why, why_size, "holds a NUL byte");
 			ret = -EINVAL;
 		} else {
-			ret = ceems_bmc_credentials_parse(text, out, why,
+			ret = ceems_bmc_creds_parse(text, out, why,
 							  why_size);
 		}
 	}

@@ -27,7 +27,7 @@
 #include "sources/bmc_ipmi.h"
 
 int
-ceems_bmc_dcmi_judge(bool active, unsigned current_w, uint32_t stamp,
+ceems_bmc_ipmi_dcmi_judge(bool active, unsigned current_w, uint32_t stamp,
 		     char *why, size_t why_size)
 {
 	(void)stamp;
@@ -75,7 +75,7 @@ workaround_word(const char *word, size_t len, unsigned *flags, char *why,
 }
 
 int
-ceems_bmc_parse_workarounds(const char *text, unsigned *flags, char *why,
+ceems_bmc_ipmi_parse_workarounds(const char *text, unsigned *flags, char *why,
 			    size_t why_size)
 {
 	*flags = 0;
@@ -95,7 +95,7 @@ ceems_bmc_parse_workarounds(const char *text, unsigned *flags, char *why,
 #ifdef HAVE_FREEIPMI
 
 void
-bmc_ipmi_why(struct bmc_link *l, const char *what, char *why, size_t why_size)
+ceems_bmc_ipmi_why(struct bmc_link *l, const char *what, char *why, size_t why_size)
 {
 	snprintf(why, why_size, "%s: %s", what,
 		 ipmi_ctx_errormsg(l->ctx));
@@ -124,7 +124,7 @@ freeipmi_workarounds(unsigned w)
 }
 
 struct bmc_link *
-bmc_link_open(const struct ceems_bmc_options *o,
+ceems_bmc_ipmi_link_open(const struct ceems_bmc_options *o,
 	      const struct ceems_bmc_credentials *cr, char *why,
 	      size_t why_size)
 {
@@ -157,16 +157,16 @@ bmc_link_open(const struct ceems_bmc_options *o,
 		ret = ipmi_ctx_open_inband(l->ctx, IPMI_DEVICE_OPENIPMI, 0, 0,
 					   0, NULL, 0, 0);
 	if (ret < 0) {
-		bmc_ipmi_why(l, o->mode == CEEMS_BMC_LAN ? "LANplus session" :
+		ceems_bmc_ipmi_why(l, o->mode == CEEMS_BMC_LAN ? "LANplus session" :
 			 "kernel IPMI device", why, why_size);
-		bmc_link_close(l);
+		ceems_bmc_ipmi_link_close(l);
 		return NULL;
 	}
 	return l;
 }
 
 void
-bmc_link_close(struct bmc_link *l)
+ceems_bmc_ipmi_link_close(struct bmc_link *l)
 {
 	if (l == NULL)
 		return;
@@ -206,7 +206,7 @@ read_dcmi(struct bmc_link *l, struct ceems_bmc_reading *r, char *why,
 	if (ipmi_cmd_dcmi_get_power_reading(l->ctx,
 			IPMI_DCMI_POWER_READING_MODE_SYSTEM_POWER_STATISTICS,
 			0, obj) < 0) {
-		bmc_ipmi_why(l, "DCMI Get Power Reading", why, why_size);
+		ceems_bmc_ipmi_why(l, "DCMI Get Power Reading", why, why_size);
 		ret = no_such_command(ipmi_ctx_errnum(l->ctx)) ? -ENOTSUP :
 		      -EIO;
 	} else if (FIID_OBJ_GET(obj, "current_power", &current) < 0 ||
@@ -217,7 +217,7 @@ read_dcmi(struct bmc_link *l, struct ceems_bmc_reading *r, char *why,
 				&active) < 0) {
 		snprintf(why, why_size, "DCMI Get Power Reading: short answer");
 		ret = -ENOTSUP;
-	} else if (ceems_bmc_dcmi_judge(active != 0, (unsigned)current,
+	} else if (ceems_bmc_ipmi_dcmi_judge(active != 0, (unsigned)current,
 					(uint32_t)stamp, why, why_size) < 0) {
 		ret = -ENOTSUP;
 	} else {
@@ -232,7 +232,7 @@ read_dcmi(struct bmc_link *l, struct ceems_bmc_reading *r, char *why,
 }
 
 int
-bmc_link_read(struct bmc_link *l, const struct ceems_bmc_options *o,
+ceems_bmc_ipmi_link_read(struct bmc_link *l, const struct ceems_bmc_options *o,
 	      struct ceems_bmc_reading *r, char *chosen, size_t chosen_size,
 	      char *why, size_t why_size)
 {
@@ -245,7 +245,7 @@ bmc_link_read(struct bmc_link *l, const struct ceems_bmc_options *o,
 	if (l->how == BMC_HOW_DCMI)
 		return read_dcmi(l, r, why, why_size) == 0 ? 0 : -EIO;
 	if (l->how == BMC_HOW_SDR)
-		return bmc_sdr_read(l, r, why, why_size);
+		return ceems_bmc_sdr_read(l, r, why, why_size);
 	if (want_dcmi) {
 		ret = read_dcmi(l, r, why, why_size);
 		if (ret == 0) {
@@ -258,13 +258,13 @@ bmc_link_read(struct bmc_link *l, const struct ceems_bmc_options *o,
 		if (strcmp(o->sensor, "dcmi") == 0)
 			return -ENOENT;
 	}
-	ret = bmc_sdr_find(l, o, why, why_size);
+	ret = ceems_bmc_sdr_find(l, o, why, why_size);
 	if (ret < 0)
 		return ret;
 	l->how = BMC_HOW_SDR;
 	snprintf(chosen, chosen_size, "SDR sensor \"%s\" (number %u)",
 		 l->sensor_id, l->sensor_number);
-	return bmc_sdr_read(l, r, why, why_size);
+	return ceems_bmc_sdr_read(l, r, why, why_size);
 }
 
 #else /* !HAVE_FREEIPMI */
@@ -274,7 +274,7 @@ struct bmc_link {
 };
 
 struct bmc_link *
-bmc_link_open(const struct ceems_bmc_options *o,
+ceems_bmc_ipmi_link_open(const struct ceems_bmc_options *o,
 	      const struct ceems_bmc_credentials *cr, char *why,
 	      size_t why_size)
 {
@@ -285,7 +285,7 @@ bmc_link_open(const struct ceems_bmc_options *o,
 }
 
 int
-bmc_link_read(struct bmc_link *l, const struct ceems_bmc_options *o,
+ceems_bmc_ipmi_link_read(struct bmc_link *l, const struct ceems_bmc_options *o,
 	      struct ceems_bmc_reading *r, char *chosen, size_t chosen_size,
 	      char *why, size_t why_size)
 {
@@ -299,7 +299,7 @@ bmc_link_read(struct bmc_link *l, const struct ceems_bmc_options *o,
 }
 
 void
-bmc_link_close(struct bmc_link *l)
+ceems_bmc_ipmi_link_close(struct bmc_link *l)
 {
 	(void)l;
 }

@@ -28,16 +28,16 @@ struct bmc_link {
 };
 
 /* WHY = WHAT and libfreeipmi's message of L's last error. */
-void bmc_ipmi_why(struct bmc_link *l, const char *what, char *why,
+void ceems_bmc_ipmi_why(struct bmc_link *l, const char *what, char *why,
 		  size_t why_size);
 
 /* Find the SDR's power sensor for O->sensor into L (bmc_sdr.c).  0,
  * -ENOENT (none such) or -EIO. */
-int bmc_sdr_find(struct bmc_link *l, const struct ceems_bmc_options *o,
+int ceems_bmc_sdr_find(struct bmc_link *l, const struct ceems_bmc_options *o,
 		 char *why, size_t why_size);
 
 /* Read L's sensor into R.  0 or -EIO. */
-int bmc_sdr_read(struct bmc_link *l, struct ceems_bmc_reading *r, char *why,
+int ceems_bmc_sdr_read(struct bmc_link *l, struct ceems_bmc_reading *r, char *why,
 		 size_t why_size);
 #else
 struct bmc_link;
@@ -45,7 +45,7 @@ struct bmc_link;
 
 /* Connect as the options say.  The link, or NULL with the reason in
  * WHY. */
-struct bmc_link *bmc_link_open(const struct ceems_bmc_options *o,
+struct bmc_link *ceems_bmc_ipmi_link_open(const struct ceems_bmc_options *o,
 			       const struct ceems_bmc_credentials *cr,
 			       char *why, size_t why_size);
 
@@ -54,10 +54,10 @@ struct bmc_link *bmc_link_open(const struct ceems_bmc_options *o,
  * chosen).  0; -ENOENT when the BMC has no such sensor (no point in
  * retrying soon); another -errno when the exchange failed (the link
  * should be reopened).  WHY says what happened. */
-int bmc_link_read(struct bmc_link *l, const struct ceems_bmc_options *o,
+int ceems_bmc_ipmi_link_read(struct bmc_link *l, const struct ceems_bmc_options *o,
 		  struct ceems_bmc_reading *r, char *chosen, size_t chosen_size,
 		  char *why, size_t why_size);
 
-void bmc_link_close(struct bmc_link *l);
+void ceems_bmc_ipmi_link_close(struct bmc_link *l);
 
 #endif

@@ -123,7 +123,7 @@ reserve(struct bmc_link *l, uint16_t *reservation, char *why, size_t why_size)
 		return -ENOMEM;
 	if (ipmi_cmd_reserve_sdr_repository(l->ctx, obj) < 0 ||
 	    FIID_OBJ_GET(obj, "reservation_id", &v) < 0) {
-		bmc_ipmi_why(l, "Reserve SDR Repository", why, why_size);
+		ceems_bmc_ipmi_why(l, "Reserve SDR Repository", why, why_size);
 		ret = -EIO;
 	}
 	*reservation = (uint16_t)v;
@@ -133,7 +133,7 @@ reserve(struct bmc_link *l, uint16_t *reservation, char *why, size_t why_size)
 
 /* Walk the SDR.  0, -ENOENT (no such sensor) or -EIO. */
 int
-bmc_sdr_find(struct bmc_link *l, const struct ceems_bmc_options *o, char *why,
+ceems_bmc_sdr_find(struct bmc_link *l, const struct ceems_bmc_options *o, char *why,
 	    size_t why_size)
 {
 	const char *want = strcmp(o->sensor, "dcmi") == 0 ? "auto" : o->sensor;
@@ -148,7 +148,7 @@ bmc_sdr_find(struct bmc_link *l, const struct ceems_bmc_options *o, char *why,
 	while (ret == 0 && records++ < 4096) {
 		len = get_record(l, reservation, id, &next, buf, sizeof(buf));
 		if (len < 0) {
-			bmc_ipmi_why(l, "Get SDR", why, why_size);
+			ceems_bmc_ipmi_why(l, "Get SDR", why, why_size);
 			ret = -EIO;
 			break;
 		}
@@ -170,7 +170,7 @@ bmc_sdr_find(struct bmc_link *l, const struct ceems_bmc_options *o, char *why,
 
 /* 0, or -EIO when the sensor could not be read (or has no reading). */
 int
-bmc_sdr_read(struct bmc_link *l, struct ceems_bmc_reading *r, char *why,
+ceems_bmc_sdr_read(struct bmc_link *l, struct ceems_bmc_reading *r, char *why,
 	    size_t why_size)
 {
 	fiid_obj_t obj = fiid_obj_create(tmpl_cmd_get_sensor_reading_rs);
@@ -181,7 +181,7 @@ bmc_sdr_read(struct bmc_link *l, struct ceems_bmc_reading *r, char *why,
 	if (obj == NULL)
 		return -ENOMEM;
 	if (ipmi_cmd_get_sensor_reading(l->ctx, l->sensor_number, obj) < 0) {
-		bmc_ipmi_why(l, "Get Sensor Reading", why, why_size);
+		ceems_bmc_ipmi_why(l, "Get Sensor Reading", why, why_size);
 		ret = -EIO;
 	} else if (FIID_OBJ_GET(obj, "sensor_reading", &raw) < 0 ||
 		   FIID_OBJ_GET(obj, "reading_state", &unavailable) < 0 ||

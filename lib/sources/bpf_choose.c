@@ -67,7 +67,7 @@ hook_has(enum ceems_bpf_hook h, enum ceems_bpf_attach a)
 }
 
 int
-ceems_bpf_candidates(enum ceems_bpf_hook h, enum ceems_bpf_attach force,
+ceems_bpf_choose_candidates(enum ceems_bpf_hook h, enum ceems_bpf_attach force,
 		     enum ceems_bpf_attach list[CEEMS_BPF_NATTACH])
 {
 	const enum ceems_bpf_attach *order;
@@ -88,7 +88,7 @@ choose_one(const struct ceems_bpf_offer *offer, enum ceems_bpf_hook h,
 	   enum ceems_bpf_attach force)
 {
 	enum ceems_bpf_attach list[CEEMS_BPF_NATTACH];
-	int n = ceems_bpf_candidates(h, force, list);
+	int n = ceems_bpf_choose_candidates(h, force, list);
 
 	for (int i = 0; i < n; i++)
 		if (offer->offered[h][list[i]])
@@ -139,7 +139,7 @@ ceems_bpf_choose(const struct ceems_bpf_offer *offer, bool by_pid,
 }
 
 int
-ceems_bpf_force_from_word(const char *word)
+ceems_bpf_choose_force_from_word(const char *word)
 {
 	static const struct {
 		const char *word;
@@ -159,7 +159,7 @@ ceems_bpf_force_from_word(const char *word)
 }
 
 const char *
-ceems_bpf_attach_name(enum ceems_bpf_attach a)
+ceems_bpf_choose_attach_name(enum ceems_bpf_attach a)
 {
 	switch (a) {
 	case CEEMS_BPF_ATTACH_TP_BTF:
@@ -178,7 +178,7 @@ ceems_bpf_attach_name(enum ceems_bpf_attach a)
 }
 
 const char *
-ceems_bpf_hook_name(enum ceems_bpf_hook h)
+ceems_bpf_choose_hook_name(enum ceems_bpf_hook h)
 {
 	switch (h) {
 	case CEEMS_BPF_HOOK_IO:

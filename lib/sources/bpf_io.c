@@ -49,8 +49,8 @@ note_refusal(struct ceems_bpf_io *io, enum ceems_bpf_hook h,
 	size_t len = strlen(io->refusals);
 
 	snprintf(io->refusals + len, sizeof(io->refusals) - len, "%s%s: %s %s (%s)",
-		 len > 0 ? "; " : "", ceems_bpf_hook_name(h),
-		 ceems_bpf_attach_name(a), what, detail);
+		 len > 0 ? "; " : "", ceems_bpf_choose_hook_name(h),
+		 ceems_bpf_choose_attach_name(a), what, detail);
 }
 
 /* Whether the kernel loads and attaches hook H's programs of type A,
@@ -66,7 +66,7 @@ accepted(struct ceems_bpf_io *io, enum ceems_bpf_hook h,
 	char why[160];
 	int err;
 
-	if (!bpf_io_offered(h, a, why, sizeof(why))) {
+	if (!ceems_bpf_progs_io_offered(h, a, why, sizeof(why))) {
 		note_refusal(io, h, a, "not offered", why);
 		return false;
 	}
@@ -75,9 +75,9 @@ accepted(struct ceems_bpf_io *io, enum ceems_bpf_hook h,
 	memset(&trial, 0, sizeof(trial));
 	trial.by_cgroup = io->by_cgroup;
 	trial.attach[h] = a;
-	err = bpf_io_load_chosen(&trial, BPF_IO_LOAD_TRIAL, &failed);
+	err = ceems_bpf_progs_io_load_chosen(&trial, BPF_IO_LOAD_TRIAL, &failed);
 	if (err == 0) {
-		bpf_io_destroy_skel(&trial);
+		ceems_bpf_progs_io_destroy_skel(&trial);
 		perm[1] = perm[1] && a != CEEMS_BPF_ATTACH_TP_BTF &&
 			  a != CEEMS_BPF_ATTACH_TRACEPOINT;
 		return true;
@@ -108,7 +108,7 @@ choose_by_trying(struct ceems_bpf_io *io, enum ceems_bpf_attach force,
 	memset(&offer, 0, sizeof(offer));
 	for (int h = 0; h < CEEMS_BPF_NHOOKS; h++) {
 		enum ceems_bpf_attach list[CEEMS_BPF_NATTACH];
-		int n = ceems_bpf_candidates((enum ceems_bpf_hook)h, force, list);
+		int n = ceems_bpf_choose_candidates((enum ceems_bpf_hook)h, force, list);
 
 		if (h == CEEMS_BPF_HOOK_PROC && io->by_cgroup)
 			continue;
@@ -156,12 +156,12 @@ ceems_bpf_io_open(bool by_cgroup, enum ceems_bpf_attach force,
 	}
 	if (choose_by_trying(io, force, &perm) == 0) {
 		if (perm)
-			bpf_io_explain(-EPERM, "load", why, why_size);
+			ceems_bpf_progs_io_explain(-EPERM, "load", why, why_size);
 		else if (force != CEEMS_BPF_ATTACH_NONE)
 			snprintf(why, why_size, "ebpf = %s in ceems.conf, which "
 				 "this kernel refuses: set ebpf = auto (%s)",
 				 force == CEEMS_BPF_ATTACH_TP_BTF ? "btf" :
-				 ceems_bpf_attach_name(force), io->refusals);
+				 ceems_bpf_choose_attach_name(force), io->refusals);
 		else
 			snprintf(why, why_size, "the kernel accepts no hook for "
 				 "the read and write system calls%s (%s)",
@@ -170,9 +170,9 @@ ceems_bpf_io_open(bool by_cgroup, enum ceems_bpf_attach force,
 		ceems_bpf_io_close(io);
 		return NULL;
 	}
-	err = bpf_io_load_chosen(io, BPF_IO_LOAD_FULL, &failed);
+	err = ceems_bpf_progs_io_load_chosen(io, BPF_IO_LOAD_FULL, &failed);
 	if (err < 0) {
-		bpf_io_explain(err, failed, why, why_size);
+		ceems_bpf_progs_io_explain(err, failed, why, why_size);
 		ceems_bpf_io_close(io);
 		return NULL;
 	}
@@ -184,7 +184,7 @@ ceems_bpf_io_close(struct ceems_bpf_io *io)
 {
 	if (io == NULL)
 		return;
-	bpf_io_destroy_skel(io);
+	ceems_bpf_progs_io_destroy_skel(io);
 	free(io->used);
 	free(io->gen);
 	free(io->cgroup_id);
@@ -249,7 +249,7 @@ pid_value_stale(const struct ceems_bpf_io *io, uint64_t value)
 }
 
 size_t
-bpf_io_gather_stale_pids(struct ceems_bpf_io *io, uint32_t *keys, size_t max)
+ceems_bpf_io_gather_stale_pids(struct ceems_bpf_io *io, uint32_t *keys, size_t max)
 {
 	int fd = bpf_map__fd(io->skel->maps.job_pids);
 	uint32_t key = 0, next = 0;
@@ -269,7 +269,7 @@ bpf_io_gather_stale_pids(struct ceems_bpf_io *io, uint32_t *keys, size_t max)
 }
 
 void
-bpf_io_delete_stale_pids(struct ceems_bpf_io *io, const uint32_t *keys,
+ceems_bpf_io_delete_stale_pids(struct ceems_bpf_io *io, const uint32_t *keys,
 			 size_t n)
 {
 	int fd = bpf_map__fd(io->skel->maps.job_pids);
@@ -300,8 +300,8 @@ sweep_pids(struct ceems_bpf_io *io)
 	keys = calloc(CEEMS_BPF_MAX_PIDS, sizeof(*keys));
 	if (keys == NULL)
 		return;
-	n = bpf_io_gather_stale_pids(io, keys, CEEMS_BPF_MAX_PIDS);
-	bpf_io_delete_stale_pids(io, keys, n);
+	n = ceems_bpf_io_gather_stale_pids(io, keys, CEEMS_BPF_MAX_PIDS);
+	ceems_bpf_io_delete_stale_pids(io, keys, n);
 	free(keys);
 }
 
@@ -478,7 +478,7 @@ ceems_bpf_io_job_end(struct ceems_bpf_io *io, uint32_t slot)
 }
 
 int
-bpf_io_map_fd(struct ceems_bpf_io *io, const char *name)
+ceems_bpf_io_map_fd(struct ceems_bpf_io *io, const char *name)
 {
 	return bpf_object__find_map_fd_by_name(io->skel->obj, name);
 }

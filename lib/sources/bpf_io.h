@@ -49,7 +49,7 @@ struct ceems_bpf_offer {
  * tp_btf, tracepoint.  FORCE: that type alone for each hook that has a
  * variant of it; a hook without one (kprobe, fentry: retransmissions
  * and processes) its auto list. */
-int ceems_bpf_candidates(enum ceems_bpf_hook h, enum ceems_bpf_attach force,
+int ceems_bpf_choose_candidates(enum ceems_bpf_hook h, enum ceems_bpf_attach force,
 			 enum ceems_bpf_attach list[CEEMS_BPF_NATTACH]);
 
 /* The attach type of each hook: the first of its candidates that OFFER
@@ -63,10 +63,10 @@ int ceems_bpf_choose(const struct ceems_bpf_offer *offer, bool by_pid,
 
 /* The ebpf key's word as the type it forces: auto (NONE), fentry,
  * kprobe, btf, tracepoint; -1 for any other (off included). */
-int ceems_bpf_force_from_word(const char *word);
+int ceems_bpf_choose_force_from_word(const char *word);
 
-const char *ceems_bpf_attach_name(enum ceems_bpf_attach a);
-const char *ceems_bpf_hook_name(enum ceems_bpf_hook h);
+const char *ceems_bpf_choose_attach_name(enum ceems_bpf_attach a);
+const char *ceems_bpf_choose_hook_name(enum ceems_bpf_hook h);
 
 struct ceems_bpf_io;
 
@@ -92,16 +92,16 @@ const char *ceems_bpf_io_refusals(const struct ceems_bpf_io *io);
  * capabilities (tools/agent/ceems-agent.c), and its engine takes them at
  * open.  Take returns the loaded handle (once), or loads now; NULL with
  * WHY as ceems_bpf_io_open. */
-void ceems_bpf_io_preload(const struct ceems_config *config);
-bool ceems_bpf_io_preloaded(void);
-struct ceems_bpf_io *ceems_bpf_io_take(const struct ceems_config *config,
+void ceems_agent_bpf_io_preload(const struct ceems_config *config);
+bool ceems_agent_bpf_io_preloaded(void);
+struct ceems_bpf_io *ceems_agent_bpf_io_take(const struct ceems_config *config,
 				       char *why, size_t why_size);
 
 /* Whether this kernel refuses the eBPF map reads and updates of a
  * process without CAP_BPF, even through the maps' descriptors: before
  * Linux 6.5, when kernel.unprivileged_bpf_disabled is set (Debian's
  * default). */
-bool ceems_bpf_io_maps_need_cap(void);
+bool ceems_agent_bpf_io_maps_need_cap(void);
 
 /* A slot for a new job of user UID (only its processes running as UID
  * count), its counters zeroed: 0 and *SLOT, or -ENOSPC, -errno. */

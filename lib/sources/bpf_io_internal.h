@@ -40,18 +40,18 @@ struct ceems_bpf_io {
 };
 
 /* The descriptor of the loaded map NAME (for the tests), or -1. */
-int bpf_io_map_fd(struct ceems_bpf_io *io, const char *name);
+int ceems_bpf_io_map_fd(struct ceems_bpf_io *io, const char *name);
 
 /* A sweep of the pid map in its two steps (for the tests): the keys of
  * stale entries, at most MAX, into KEYS, their number; then those still
  * stale deleted. */
-size_t bpf_io_gather_stale_pids(struct ceems_bpf_io *io, uint32_t *keys,
+size_t ceems_bpf_io_gather_stale_pids(struct ceems_bpf_io *io, uint32_t *keys,
 				size_t max);
-void bpf_io_delete_stale_pids(struct ceems_bpf_io *io, const uint32_t *keys,
+void ceems_bpf_io_delete_stale_pids(struct ceems_bpf_io *io, const uint32_t *keys,
 			      size_t n);
 
 /* Whether program NAME's hook is refused a type without it (the tests). */
-bool bpf_io_prog_required(const char *name);
+bool ceems_bpf_progs_io_prog_required(const char *name);
 
 enum bpf_io_load_mode {
 	BPF_IO_LOAD_FULL,	/* the maps at their sizes, attached */
@@ -62,16 +62,16 @@ enum bpf_io_load_mode {
 /* Load (and attach, but to verify) the programs of the attach types in
  * IO->attach.  0, or -errno with *FAILED naming the step or program,
  * the skeleton destroyed. */
-int bpf_io_load_chosen(struct ceems_bpf_io *io, enum bpf_io_load_mode mode,
+int ceems_bpf_progs_io_load_chosen(struct ceems_bpf_io *io, enum bpf_io_load_mode mode,
 		       const char **failed);
-void bpf_io_destroy_skel(struct ceems_bpf_io *io);
+void ceems_bpf_progs_io_destroy_skel(struct ceems_bpf_io *io);
 
 /* Whether the kernel offers attach type A for hook H without loading
  * anything (its BTF, tracefs, kprobe support); else false with WHY. */
-bool bpf_io_offered(enum ceems_bpf_hook h, enum ceems_bpf_attach a,
+bool ceems_bpf_progs_io_offered(enum ceems_bpf_hook h, enum ceems_bpf_attach a,
 		    char *why, size_t why_size);
 
 /* Explain a load's failure ERR at step FAILED into WHY. */
-void bpf_io_explain(int err, const char *failed, char *why, size_t why_size);
+void ceems_bpf_progs_io_explain(int err, const char *failed, char *why, size_t why_size);
 
 #endif

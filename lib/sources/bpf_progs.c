@@ -273,7 +273,7 @@ required_present(const struct btf *btf, enum ceems_bpf_hook h,
 }
 
 bool
-bpf_io_offered(enum ceems_bpf_hook h, enum ceems_bpf_attach a, char *why,
+ceems_bpf_progs_io_offered(enum ceems_bpf_hook h, enum ceems_bpf_attach a, char *why,
 	       size_t why_size)
 {
 	struct btf *btf = NULL;
@@ -368,7 +368,7 @@ set_syscall_numbers(struct ceems_io *skel)
 }
 
 void
-bpf_io_destroy_skel(struct ceems_bpf_io *io)
+ceems_bpf_progs_io_destroy_skel(struct ceems_bpf_io *io)
 {
 	for (size_t i = 0; i < NPROGS; i++) {
 		bpf_link__destroy(io->links[i]);
@@ -456,7 +456,7 @@ prog_desc(const char *name)
 }
 
 bool
-bpf_io_prog_required(const char *name)
+ceems_bpf_progs_io_prog_required(const char *name)
 {
 	const struct bpf_prog_desc *p = prog_desc(name);
 
@@ -464,7 +464,7 @@ bpf_io_prog_required(const char *name)
 }
 
 int
-bpf_io_load_chosen(struct ceems_bpf_io *io, enum bpf_io_load_mode mode,
+ceems_bpf_progs_io_load_chosen(struct ceems_bpf_io *io, enum bpf_io_load_mode mode,
 		   const char **failed)
 {
 	struct bpf_program *prog;
@@ -508,12 +508,12 @@ bpf_io_load_chosen(struct ceems_bpf_io *io, enum bpf_io_load_mode mode,
 		goto fail;
 	return 0;
 fail:
-	bpf_io_destroy_skel(io);
+	ceems_bpf_progs_io_destroy_skel(io);
 	return err < 0 ? err : -EINVAL;
 }
 
 void
-bpf_io_explain(int err, const char *failed, char *why, size_t why_size)
+ceems_bpf_progs_io_explain(int err, const char *failed, char *why, size_t why_size)
 {
 	if (err == -EPERM || (err == -EACCES && geteuid() != 0))
 		snprintf(why, why_size, "no permission to load eBPF programs "

@@ -33,7 +33,7 @@ enum ceems_gpu_vendor {
 	CEEMS_GPU_AMD = 2,
 };
 
-const char *ceems_gpu_vendor_name(enum ceems_gpu_vendor v);
+const char *ceems_gpu_backend_vendor_name(enum ceems_gpu_vendor v);
 
 /* A MIG GPU instance or an AMD compute partition: a slice of a device
  * that Slurm can hand to a job on its own. */

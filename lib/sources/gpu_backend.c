@@ -17,7 +17,7 @@
 #include "sources/gpu_internal.h"
 
 const char *
-ceems_gpu_vendor_name(enum ceems_gpu_vendor v)
+ceems_gpu_backend_vendor_name(enum ceems_gpu_vendor v)
 {
 	switch (v) {
 	case CEEMS_GPU_NVIDIA:
@@ -54,7 +54,7 @@ ceems_gpu_backend_new(const struct ceems_gpu_backend_ops *ops,
 
 	if (b == NULL) {
 		free(priv);
-		ceems_gpu_set_error(errnum, -ENOMEM, err, err_size,
+		ceems_gpu_backend_set_error(errnum, -ENOMEM, err, err_size,
 				    "%s: out of memory", ops->kind);
 		return NULL;
 	}
@@ -64,7 +64,7 @@ ceems_gpu_backend_new(const struct ceems_gpu_backend_ops *ops,
 }
 
 void
-ceems_gpu_set_error(int *errnum, int value, char *err, size_t err_size,
+ceems_gpu_backend_set_error(int *errnum, int value, char *err, size_t err_size,
 		    const char *fmt, ...)
 {
 	va_list ap;
@@ -97,7 +97,7 @@ load_library(const char *const *names, size_t n, const char *vendor,
 		if (why == NULL)
 			why = "not found";
 	}
-	ceems_gpu_set_error(errnum, -ENOENT, err, err_size,
+	ceems_gpu_backend_set_error(errnum, -ENOENT, err, err_size,
 			    "%s cannot be loaded (%s): no %s GPU is measured; "
 			    "install the driver's management library or set "
 			    "the library path in ceems.conf",
@@ -119,7 +119,7 @@ resolve_symbols(void *handle, const char *library,
 		void *addr = dlsym(handle, syms[i].name);
 
 		if (addr == NULL && syms[i].required) {
-			ceems_gpu_set_error(NULL, -ENOSYS, err, err_size,
+			ceems_gpu_backend_set_error(NULL, -ENOSYS, err, err_size,
 					    "%s has no %s: the library is too "
 					    "old or not the vendor's; install "
 					    "the driver's own", library,
@@ -133,7 +133,7 @@ resolve_symbols(void *handle, const char *library,
 }
 
 void *
-ceems_gpu_open_library(const char *const *names, size_t nnames,
+ceems_gpu_backend_open_library(const char *const *names, size_t nnames,
 		       const char *vendor, const struct ceems_gpu_symbol *syms,
 		       size_t nsyms, void *table, size_t table_size,
 		       int *errnum, char *err, size_t err_size)
@@ -144,7 +144,7 @@ ceems_gpu_open_library(const char *const *names, size_t nnames,
 		return NULL;
 	if (resolve_symbols(h, names[0], syms, nsyms, table, err,
 			    err_size) < 0) {
-		ceems_gpu_set_error(errnum, -ENOSYS, NULL, 0, "%s", "");
+		ceems_gpu_backend_set_error(errnum, -ENOSYS, NULL, 0, "%s", "");
 		memset(table, 0, table_size);
 		dlclose(h);
 		return NULL;
@@ -153,7 +153,7 @@ ceems_gpu_open_library(const char *const *names, size_t nnames,
 }
 
 void
-ceems_gpu_copy_id(char *dst, size_t size, const char *src, size_t src_size)
+ceems_gpu_backend_copy_id(char *dst, size_t size, const char *src, size_t src_size)
 {
 	size_t i;
 
@@ -202,7 +202,7 @@ take_hex(const char **p, unsigned int max_digits, uint32_t *out)
 }
 
 int
-ceems_gpu_bus_id_normalise(const char *text, char *out, size_t size)
+ceems_gpu_backend_bus_id_normalise(const char *text, char *out, size_t size)
 {
 	uint32_t a, b, domain = 0, bus, dev, fn;
 	const char *p = text;
@@ -239,7 +239,7 @@ ceems_gpu_bus_id_normalise(const char *text, char *out, size_t size)
 }
 
 int
-ceems_gpu_bus_id_from_bdf(uint64_t bdf, char *out, size_t size)
+ceems_gpu_backend_bus_id_from_bdf(uint64_t bdf, char *out, size_t size)
 {
 	int n = snprintf(out, size, "%04" PRIx64 ":%02" PRIx64 ":%02" PRIx64
 			 ".%" PRIx64, bdf >> 32, (bdf >> 8) & 0xff,

@@ -434,7 +434,7 @@ open_instances(struct nvml_priv *p, struct ceems_gpu_device *dev,
 		memset(gi, 0, sizeof(*gi));
 		gi->id = id;
 		if (p->f.uuid(mig, uuid, sizeof(uuid)) == NVML_SUCCESS)
-			ceems_gpu_copy_id(gi->uuid, sizeof(gi->uuid), uuid,
+			ceems_gpu_backend_copy_id(gi->uuid, sizeof(gi->uuid), uuid,
 					  sizeof(uuid));
 		gi->slices = sm_count(p, mig);
 		gi->major = -1;
@@ -471,19 +471,19 @@ open_device(struct nvml_priv *p, unsigned int index,
 			      nvml_strerror(p, r, why, sizeof(why)));
 		return nvml_errno(r);
 	}
-	ceems_gpu_copy_id(dev->uuid, sizeof(dev->uuid), buf,
+	ceems_gpu_backend_copy_id(dev->uuid, sizeof(dev->uuid), buf,
 			  NVML_DEVICE_UUID_BUFFER_SIZE);
 	memset(&pci, 0, sizeof(pci));
 	if (p->f.pci(d->handle, &pci) == NVML_SUCCESS) {
 		pci.busId[sizeof(pci.busId) - 1] = '\0';
-		if (ceems_gpu_bus_id_normalise(pci.busId, dev->bus_id,
+		if (ceems_gpu_backend_bus_id_normalise(pci.busId, dev->bus_id,
 					       sizeof(dev->bus_id)) < 0)
 			ceems_warning("nvml: GPU %u (%s): bus id not understood",
 				      index, dev->uuid);
 	}
 	if (p->f.name(d->handle, buf, NVML_DEVICE_NAME_V2_BUFFER_SIZE) ==
 	    NVML_SUCCESS)
-		ceems_gpu_copy_id(dev->name, sizeof(dev->name), buf,
+		ceems_gpu_backend_copy_id(dev->name, sizeof(dev->name), buf,
 				  NVML_DEVICE_NAME_V2_BUFFER_SIZE);
 	dev->major = -1;
 	dev->minor = -1;
@@ -544,7 +544,7 @@ init_library(struct nvml_priv *p, unsigned int *count, int *errnum,
 		p->f.shutdown = NULL;	/* nothing to shut down */
 	if (r == NVML_ERROR_DRIVER_NOT_LOADED ||
 	    r == NVML_ERROR_LIBRARY_NOT_FOUND) {
-		ceems_gpu_set_error(errnum, -ENODEV, err, err_size,
+		ceems_gpu_backend_set_error(errnum, -ENODEV, err, err_size,
 				    "%s: the NVIDIA driver is not loaded (%s): "
 				    "no NVIDIA GPU is measured; load the nvidia "
 				    "kernel module on GPU nodes", p->library,
@@ -552,7 +552,7 @@ init_library(struct nvml_priv *p, unsigned int *count, int *errnum,
 		return -ENODEV;
 	}
 	if (r != NVML_SUCCESS) {
-		ceems_gpu_set_error(errnum, -EIO, err, err_size,
+		ceems_gpu_backend_set_error(errnum, -EIO, err, err_size,
 				    "%s: NVML cannot start (%s): no NVIDIA GPU "
 				    "is measured; check the driver with "
 				    "nvidia-smi", p->library,
@@ -563,7 +563,7 @@ init_library(struct nvml_priv *p, unsigned int *count, int *errnum,
 	if (r != NVML_SUCCESS || *count == 0) {
 		p->f.shutdown();
 		p->f.shutdown = NULL;
-		ceems_gpu_set_error(errnum, -ENODEV, err, err_size,
+		ceems_gpu_backend_set_error(errnum, -ENODEV, err, err_size,
 				    "%s: %s: no NVIDIA GPU is measured",
 				    p->library, r != NVML_SUCCESS ?
 				    nvml_strerror(p, r, why, sizeof(why)) :
@@ -583,13 +583,13 @@ ceems_gpu_nvml_open(const char *library, int *errnum, char *err,
 	struct nvml_priv *p;
 	unsigned int count = 0;
 
-	ceems_gpu_set_error(errnum, 0, err, err_size, "%s", "");
+	ceems_gpu_backend_set_error(errnum, 0, err, err_size, "%s", "");
 	b = ceems_gpu_backend_new(&nvml_ops, sizeof(*p), errnum, err, err_size);
 	if (b == NULL)
 		return NULL;
 	p = b->priv;
 	p->library = name;
-	p->dl = ceems_gpu_open_library(&name, 1, "NVIDIA", nvml_symbols,
+	p->dl = ceems_gpu_backend_open_library(&name, 1, "NVIDIA", nvml_symbols,
 				       sizeof(nvml_symbols) /
 				       sizeof(nvml_symbols[0]), &p->f,
 				       sizeof(p->f), errnum, err, err_size);
@@ -598,7 +598,7 @@ ceems_gpu_nvml_open(const char *library, int *errnum, char *err,
 	if (init_library(p, &count, errnum, err, err_size) < 0)
 		goto fail;
 	if (open_devices(b, p, count) < 0) {
-		ceems_gpu_set_error(errnum, -ENODEV, err, err_size,
+		ceems_gpu_backend_set_error(errnum, -ENODEV, err, err_size,
 				    "%s: none of the %u GPUs could be read: no "
 				    "NVIDIA GPU is measured; check them with "
 				    "nvidia-smi", name, count);

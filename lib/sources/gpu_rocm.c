@@ -234,7 +234,7 @@ open_device(struct rocm_priv *p, uint32_t idx, struct ceems_gpu_device *dev)
 	dev->vendor = CEEMS_GPU_AMD;
 	s = p->f.pci_id(idx, &v);
 	if (s != RSMI_STATUS_SUCCESS ||
-	    ceems_gpu_bus_id_from_bdf(v, dev->bus_id, sizeof(dev->bus_id)) < 0) {
+	    ceems_gpu_backend_bus_id_from_bdf(v, dev->bus_id, sizeof(dev->bus_id)) < 0) {
 		ceems_warning("rocm_smi: GPU %u left out, its PCI id cannot be "
 			      "read: %s", idx, rocm_strerror(p, s, why,
 							      sizeof(why)));
@@ -245,7 +245,7 @@ open_device(struct rocm_priv *p, uint32_t idx, struct ceems_gpu_device *dev)
 			 (unsigned long long)v);
 	memset(name, 0, sizeof(name));
 	if (p->f.name(idx, name, sizeof(name)) == RSMI_STATUS_SUCCESS)
-		ceems_gpu_copy_id(dev->name, sizeof(dev->name), name,
+		ceems_gpu_backend_copy_id(dev->name, sizeof(dev->name), name,
 				  sizeof(name));
 	dev->major = -1;
 	dev->minor = -1;
@@ -322,7 +322,7 @@ init_library(struct rocm_priv *p, uint32_t *count, int *errnum, char *err,
 
 		p->f.shut_down = NULL;	/* nothing to shut down */
 
-		ceems_gpu_set_error(errnum, e, err, err_size,
+		ceems_gpu_backend_set_error(errnum, e, err, err_size,
 				    "%s: ROCm SMI cannot start (%s): %s; no AMD "
 				    "GPU is measured", p->library,
 				    rocm_strerror(p, s, why, sizeof(why)),
@@ -335,7 +335,7 @@ init_library(struct rocm_priv *p, uint32_t *count, int *errnum, char *err,
 	if (s != RSMI_STATUS_SUCCESS || *count == 0) {
 		p->f.shut_down();
 		p->f.shut_down = NULL;
-		ceems_gpu_set_error(errnum, -ENODEV, err, err_size,
+		ceems_gpu_backend_set_error(errnum, -ENODEV, err, err_size,
 				    "%s: %s: no AMD GPU is measured", p->library,
 				    s != RSMI_STATUS_SUCCESS ?
 				    rocm_strerror(p, s, why, sizeof(why)) :
@@ -380,13 +380,13 @@ ceems_gpu_rocm_smi_open(const char *library, int *errnum, char *err,
 		names = &library;
 		nnames = 1;
 	}
-	ceems_gpu_set_error(errnum, 0, err, err_size, "%s", "");
+	ceems_gpu_backend_set_error(errnum, 0, err, err_size, "%s", "");
 	b = ceems_gpu_backend_new(&rocm_ops, sizeof(*p), errnum, err, err_size);
 	if (b == NULL)
 		return NULL;
 	p = b->priv;
 	p->library = names[0];
-	p->dl = ceems_gpu_open_library(names, nnames, "AMD", rocm_symbols,
+	p->dl = ceems_gpu_backend_open_library(names, nnames, "AMD", rocm_symbols,
 				       sizeof(rocm_symbols) /
 				       sizeof(rocm_symbols[0]), &p->f,
 				       sizeof(p->f), errnum, err, err_size);
@@ -395,7 +395,7 @@ ceems_gpu_rocm_smi_open(const char *library, int *errnum, char *err,
 	if (init_library(p, &count, errnum, err, err_size) < 0)
 		goto fail;
 	if (open_devices(b, p, count) < 0) {
-		ceems_gpu_set_error(errnum, -ENODEV, err, err_size,
+		ceems_gpu_backend_set_error(errnum, -ENODEV, err, err_size,
 				    "%s: none of the %u GPUs could be read: no "
 				    "AMD GPU is measured; check them with "
 				    "rocm-smi", names[0], count);

@@ -647,7 +647,7 @@ ceems_gres_conf_shared_counts(const char *text, size_t len,
 }
 
 int
-ceems_mig_minor_parse(const char *line, struct ceems_mig_minor *out)
+ceems_gres_mig_minor_parse(const char *line, struct ceems_mig_minor *out)
 {
 	unsigned int gpu, gi, ci, minor;
 	char tail;
@@ -673,7 +673,7 @@ ceems_mig_minor_parse(const char *line, struct ceems_mig_minor *out)
 }
 
 int
-ceems_proc_devices_major(const char *text, const char *driver)
+ceems_gres_proc_devices_major(const char *text, const char *driver)
 {
 	size_t dlen = strlen(driver);
 

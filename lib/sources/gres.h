@@ -85,10 +85,10 @@ struct ceems_mig_minor {
 	int32_t ci;		/* the compute instance id, -1: the GI's own */
 	uint32_t minor;		/* of its nvidia-caps access file */
 };
-int ceems_mig_minor_parse(const char *line, struct ceems_mig_minor *out);
+int ceems_gres_mig_minor_parse(const char *line, struct ceems_mig_minor *out);
 
 /* The major number of DRIVER ("nvidia-caps") in /proc/devices TEXT, or
  * -ENOENT. */
-int ceems_proc_devices_major(const char *text, const char *driver);
+int ceems_gres_proc_devices_major(const char *text, const char *driver);
 
 #endif

@@ -248,7 +248,7 @@ read_label(const char *dir, const char *attr, char *buf, size_t size)
 	buf[0] = '\0';
 	if (snprintf(path, sizeof(path), "%s/%s", dir, attr) >= (int)sizeof(path))
 		return;
-	n = ceems_read_text_file(path, buf, size);
+	n = ceems_fileio_read_text_file(path, buf, size);
 	if (n < 0) {
 		buf[0] = '\0';
 		return;
@@ -400,7 +400,7 @@ open_channel(struct hwmon_priv *priv, const char *hwmon, const char *dir,
 	if (kind == CHANNEL_POWER)
 		priv->have_power = true;
 	ceems_debug("hwmon: %s (chip '%s', label '%s') as %s %d", c->name,
-		    chip, label, ceems_energy_domain_name(domain), device);
+		    chip, label, ceems_job_figures_energy_domain_name(domain), device);
 	return 0;
 }
 

@@ -72,7 +72,7 @@ has_word(const char *list, const char *word)
 }
 
 int
-ceems_perf_mount_from_mountinfo(const char *text, char *v1_mount, size_t size)
+ceems_perf_cgroup_mount_from_mountinfo(const char *text, char *v1_mount, size_t size)
 {
 	const char *line = text;
 
@@ -107,7 +107,7 @@ ceems_perf_mount_from_mountinfo(const char *text, char *v1_mount, size_t size)
 }
 
 int
-ceems_perf_root(const struct ceems_cgroup_mounts *mounts,
+ceems_perf_cgroup_root(const struct ceems_cgroup_mounts *mounts,
 		const char *perf_v1_mount, const char *prefix, char *out,
 		size_t size)
 {
@@ -140,7 +140,7 @@ open_existing(const struct ceems_cgroup_job *job,
 	int n;
 
 	if (job->version == CEEMS_CGROUP_V2) {
-		if (ceems_cgroup_job_dir(job, mounts, CEEMS_CG_NCONTROLLERS,
+		if (ceems_cgroup_path_job_dir(job, mounts, CEEMS_CG_NCONTROLLERS,
 					 prefix, dir, sizeof(dir)) < 0)
 			return -ENOENT;
 		return open_dir(dir);
@@ -172,7 +172,7 @@ ceems_perf_cgroup_open(const struct ceems_cgroup_job *job, uint32_t jobid,
 	fd = open_existing(job, mounts, perf_v1_mount, prefix);
 	if (fd >= 0 || fd != -ENOENT || !adopt || job->version != CEEMS_CGROUP_V1)
 		return fd;
-	if ((ret = ceems_perf_root(mounts, perf_v1_mount, prefix, root,
+	if ((ret = ceems_perf_cgroup_root(mounts, perf_v1_mount, prefix, root,
 				   sizeof(root))) < 0)
 		return ret;
 	n = snprintf(adopted, adopted_size, "%s/%s/job_%u", root,
@@ -181,7 +181,7 @@ ceems_perf_cgroup_open(const struct ceems_cgroup_job *job, uint32_t jobid,
 		adopted[0] = '\0';
 		return -ENAMETOOLONG;
 	}
-	if ((ret = ceems_mkdir_p(adopted, 0755)) < 0 ||
+	if ((ret = ceems_fileio_mkdir_p(adopted, 0755)) < 0 ||
 	    (fd = open_dir(adopted)) < 0) {
 		ret = ret < 0 ? ret : fd;
 		adopted[0] = '\0';
@@ -206,7 +206,7 @@ runs_slurmstepd(const char *pid, char *ppid, size_t size)
 	size_t n;
 
 	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
-	if (ceems_read_text_file(path, stat, sizeof(stat)) < 0 ||
+	if (ceems_fileio_read_text_file(path, stat, sizeof(stat)) < 0 ||
 	    strncmp(strchr(stat, '(') != NULL ? strchr(stat, '(') : "",
 		    "(slurmstepd) ", 13) != 0)
 		return false;
@@ -253,7 +253,7 @@ move_pids(int procs_fd, const char *text)
 			memcpy(pid, p, len);
 			pid[len] = '\0';
 			/* A process gone since (ESRCH) is not an error. */
-			if (ceems_parse_u64(pid, &v) == 0 && v > 0 &&
+			if (ceems_number_parse_u64(pid, &v) == 0 && v > 0 &&
 			    !is_slurmstepd(pid) &&
 			    write(procs_fd, pid, len) == (ssize_t)len)
 				moved++;
@@ -273,7 +273,7 @@ adopt_tree(int procs_fd, int dir_fd, int depth, char *buf)
 	struct dirent *de;
 	int moved = 0;
 
-	if (ceems_read_text_file_at(dir_fd, "cgroup.procs", buf, PROCS_MAX) >= 0)
+	if (ceems_fileio_read_text_file_at(dir_fd, "cgroup.procs", buf, PROCS_MAX) >= 0)
 		moved += move_pids(procs_fd, buf);
 	if (depth >= ADOPT_DEPTH || (d = fdopendir(dir_fd)) == NULL) {
 		(void)close(dir_fd);
@@ -316,7 +316,7 @@ ceems_perf_cgroup_adopt(const char *adopted, const struct ceems_cgroup_job *job,
 	for (int c = 0; c < CEEMS_CG_NCONTROLLERS; c++) {
 		int fd;
 
-		if (ceems_cgroup_job_dir(job, mounts, (enum ceems_cgroup_controller)c,
+		if (ceems_cgroup_path_job_dir(job, mounts, (enum ceems_cgroup_controller)c,
 					 prefix, path, sizeof(path)) < 0)
 			continue;
 		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -26,13 +26,13 @@
 /* Where perf_event cgroups are: the mount point of a v1 hierarchy with
  * the perf_event controller, "" when none (then the unified tree, when
  * mounted).  From the text of /proc/self/mountinfo.  0, or -EINVAL. */
-int ceems_perf_mount_from_mountinfo(const char *text, char *v1_mount,
+int ceems_perf_cgroup_mount_from_mountinfo(const char *text, char *v1_mount,
 				    size_t size);
 
 /* The root directory perf_event cgroups are made in (absolute, PREFIX
  * first) for adoption: the v1 perf_event mount, else the unified mount.
  * 0, -ENOENT when neither, -ENAMETOOLONG. */
-int ceems_perf_root(const struct ceems_cgroup_mounts *mounts,
+int ceems_perf_cgroup_root(const struct ceems_cgroup_mounts *mounts,
 		    const char *perf_v1_mount, const char *prefix,
 		    char *out, size_t size);
 

@@ -55,7 +55,7 @@ struct ceems_perf_job {
 };
 
 size_t
-ceems_perf_budget_init(struct ceems_perf_budget *b, uint32_t max_fds)
+ceems_perf_job_budget_init(struct ceems_perf_budget *b, uint32_t max_fds)
 {
 	struct rlimit rl;
 
@@ -68,7 +68,7 @@ ceems_perf_budget_init(struct ceems_perf_budget *b, uint32_t max_fds)
 }
 
 double
-ceems_perf_scale(uint64_t raw, uint64_t enabled, uint64_t running)
+ceems_perf_job_scale(uint64_t raw, uint64_t enabled, uint64_t running)
 {
 	if (running == 0)
 		return enabled == 0 ? 0 : -1;
@@ -152,7 +152,7 @@ kind_open(struct perf_kind *k, int cgroup_fd, const struct ceems_cpuset *cpus,
 	for (size_t f = 0; f < want; f++)
 		k->fds[f] = -1;
 	for (unsigned cpu = 0; cpu < CEEMS_CPUSET_MAX_CPUS && i < want; cpu++) {
-		if (!ceems_cpuset_has(cpus, cpu))
+		if (!ceems_cgroup_parse_cpuset_has(cpus, cpu))
 			continue;
 		for (unsigned e = 0; e < k->n; e++, i++) {
 			int leader = e == 0 ? -1 : k->fds[i - e];
@@ -163,7 +163,7 @@ kind_open(struct perf_kind *k, int cgroup_fd, const struct ceems_cpuset *cpus,
 				k->status = status_of_errno(errno);
 				if (k->status == CEEMS_PERF_FAILED)
 					ceems_warning("perf: %s on CPU %u: %s",
-						      ceems_perf_event_name(k->first + e),
+						      ceems_measure_perf_event_name(k->first + e),
 						      cpu, strerror(errno));
 				k->ncpus = i / k->n + 1;
 				kind_close(k);
@@ -252,7 +252,7 @@ kind_read(const struct perf_kind *k, double *sum, double *fraction)
 		if (got != (ssize_t)want || buf[0] != k->n)
 			return false;
 		for (unsigned e = 0; e < k->n; e++) {
-			double v = ceems_perf_scale(buf[3 + e], buf[1], buf[2]);
+			double v = ceems_perf_job_scale(buf[3 + e], buf[1], buf[2]);
 
 			if (v < 0)
 				return false;
@@ -318,7 +318,7 @@ resumed_status(uint8_t before, uint8_t now)
 }
 
 void
-ceems_perf_report_resume(const struct ceems_perf_report *before,
+ceems_perf_job_report_resume(const struct ceems_perf_report *before,
 			 const struct ceems_perf_report *now, double down_s,
 			 struct ceems_perf_report *out)
 {

@@ -28,7 +28,7 @@
  * not measure is absent, with a status that says why (the later one's,
  * or "agent restarted" when only the later one measured it, from part
  * of the job's time). */
-void ceems_perf_report_resume(const struct ceems_perf_report *before,
+void ceems_perf_job_report_resume(const struct ceems_perf_report *before,
 			      const struct ceems_perf_report *now,
 			      double down_s, struct ceems_perf_report *out);
 
@@ -41,7 +41,7 @@ struct ceems_perf_budget {
 /* Set BUDGET's limit: MAX_FDS, lowered to half the process's open-files
  * soft limit (the other half stays for cgroup files, sockets, the
  * database).  Returns the limit. */
-size_t ceems_perf_budget_init(struct ceems_perf_budget *budget,
+size_t ceems_perf_job_budget_init(struct ceems_perf_budget *budget,
 			      uint32_t max_fds);
 
 struct ceems_perf_job;
@@ -84,6 +84,6 @@ void ceems_perf_job_close(struct ceems_perf_job *job,
 /* Scale a count read with its times: RAW * ENABLED / RUNNING; RUNNING 0
  * with ENABLED 0 is 0 (never scheduled: nothing to count), RUNNING 0
  * with ENABLED > 0 is unknown (-1). */
-double ceems_perf_scale(uint64_t raw, uint64_t enabled, uint64_t running);
+double ceems_perf_job_scale(uint64_t raw, uint64_t enabled, uint64_t running);
 
 #endif

@@ -59,7 +59,7 @@ ceems_pm_counters_parse(const char *text, uint64_t *joules)
 		p++;
 	if (p[0] != 'J' || (p[1] != '\0' && p[1] != ' ' && p[1] != '\n'))
 		return -EINVAL;
-	return ceems_parse_u64(value, joules);
+	return ceems_number_parse_u64(value, joules);
 }
 
 static int
@@ -126,7 +126,7 @@ read_counter(struct pm_counter *pc, uint64_t *joules)
 			return err;
 		}
 	}
-	n = ceems_pread_text_once(pc->fd, buf, sizeof(buf));
+	n = ceems_fileio_pread_text_once(pc->fd, buf, sizeof(buf));
 	if (n < 0) {
 		if (n != -EFBIG) {
 			close(pc->fd);

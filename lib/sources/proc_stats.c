@@ -50,7 +50,7 @@ parse_cpu_numbers(const char *p, const char *end, uint64_t ticks[NMODES])
 			p++;
 		if (p == end)
 			break;		/* trailing spaces */
-		if ((ret = ceems_take_u64(&p, &v)) < 0)
+		if ((ret = ceems_number_take_u64(&p, &v)) < 0)
 			return ret;
 		/* guest and guest_nice are already inside user and nice. */
 		if (n < NMODES)
@@ -81,7 +81,7 @@ check_cpu_line(const char *p, const char *end)
 	return 0;
 }
 
-/* As ceems_parse_proc_stat; *SAW_END tells whether the line after the
+/* As ceems_proc_stats_parse_proc_stat; *SAW_END tells whether the line after the
  * last cpuN line was seen (else TEXT may have been cut short). */
 static int
 parse_proc_stat(const char *text, long clk_tck, struct ceems_node_cpu *out,
@@ -159,7 +159,7 @@ parse_proc_stat(const char *text, long clk_tck, struct ceems_node_cpu *out,
 }
 
 int
-ceems_parse_proc_stat(const char *text, long clk_tck,
+ceems_proc_stats_parse_proc_stat(const char *text, long clk_tck,
 		      struct ceems_node_cpu *out)
 {
 	bool saw_end;
@@ -168,7 +168,7 @@ ceems_parse_proc_stat(const char *text, long clk_tck,
 }
 
 int
-ceems_parse_proc_meminfo(const char *text, struct ceems_node_mem *out)
+ceems_proc_stats_parse_proc_meminfo(const char *text, struct ceems_node_mem *out)
 {
 	static const struct {
 		const char *key;
@@ -215,7 +215,7 @@ ceems_parse_proc_meminfo(const char *text, struct ceems_node_mem *out)
 				return -EINVAL;
 			while (p < end && *p == ' ')
 				p++;
-			if ((ret = ceems_take_u64(&p, &kib)) < 0)
+			if ((ret = ceems_number_take_u64(&p, &kib)) < 0)
 				return ret;
 			if ((size_t)(end - p) != 3 || memcmp(p, " kB", 3) != 0)
 				return -EINVAL;
@@ -252,7 +252,7 @@ struct ceems_proc_reader {
 };
 
 struct ceems_proc_reader *
-ceems_proc_reader_open(const char *procfs_root, int *err)
+ceems_proc_stats_reader_open(const char *procfs_root, int *err)
 {
 	struct ceems_proc_reader *r;
 	char path[4096];
@@ -292,12 +292,12 @@ ceems_proc_reader_open(const char *procfs_root, int *err)
 	*err = 0;
 	return r;
 fail:
-	ceems_proc_reader_close(r);
+	ceems_proc_stats_reader_close(r);
 	return NULL;
 }
 
 void
-ceems_proc_reader_close(struct ceems_proc_reader *r)
+ceems_proc_stats_reader_close(struct ceems_proc_reader *r)
 {
 	if (r == NULL)
 		return;
@@ -310,10 +310,10 @@ ceems_proc_reader_close(struct ceems_proc_reader *r)
 }
 
 int
-ceems_proc_read_cpu(struct ceems_proc_reader *r, struct ceems_node_cpu *out)
+ceems_proc_stats_read_cpu(struct ceems_proc_reader *r, struct ceems_node_cpu *out)
 {
 	for (;;) {
-		ssize_t n = ceems_pread_head(r->stat_fd, r->stat_buf, r->stat_size);
+		ssize_t n = ceems_fileio_pread_head(r->stat_fd, r->stat_buf, r->stat_size);
 		struct ceems_node_cpu cpu;
 		bool saw_end;
 		char *bigger;
@@ -339,18 +339,18 @@ ceems_proc_read_cpu(struct ceems_proc_reader *r, struct ceems_node_cpu *out)
 }
 
 int
-ceems_proc_read_mem(struct ceems_proc_reader *r, struct ceems_node_mem *out)
+ceems_proc_stats_read_mem(struct ceems_proc_reader *r, struct ceems_node_mem *out)
 {
-	ssize_t n = ceems_pread_text(r->meminfo_fd, r->meminfo_buf,
+	ssize_t n = ceems_fileio_pread_text(r->meminfo_fd, r->meminfo_buf,
 				     sizeof(r->meminfo_buf));
 
 	if (n < 0)
 		return (int)n;
-	return ceems_parse_proc_meminfo(r->meminfo_buf, out);
+	return ceems_proc_stats_parse_proc_meminfo(r->meminfo_buf, out);
 }
 
 int
-ceems_parse_proc_status_uid(const char *text, uint32_t *uid)
+ceems_proc_stats_parse_proc_status_uid(const char *text, uint32_t *uid)
 {
 	const char *line = text;
 	uint64_t v;
@@ -366,7 +366,7 @@ ceems_parse_proc_status_uid(const char *text, uint32_t *uid)
 	line += 4;
 	while (*line == '\t' || *line == ' ')
 		line++;
-	if ((ret = ceems_take_u64(&line, &v)) < 0)
+	if ((ret = ceems_number_take_u64(&line, &v)) < 0)
 		return ret;
 	if (*line != '\t' && *line != ' ' && *line != '\n' && *line != '\0')
 		return -EINVAL;

@@ -48,32 +48,32 @@ struct ceems_node_mem {
  * but its fields are neither converted nor counted.  CLK_TCK: ticks per second of the counters
  * (sysconf(_SC_CLK_TCK)).  Returns 0, -EINVAL on malformed or truncated
  * text, -ERANGE on overflow of the "cpu" line's figures. */
-int ceems_parse_proc_stat(const char *text, long clk_tck,
+int ceems_proc_stats_parse_proc_stat(const char *text, long clk_tck,
 			  struct ceems_node_cpu *out);
 
 /* Parse /proc/meminfo.  Lines we do not use are skipped whatever their
  * value; the wanted ones must be "Key: N kB".  Returns 0, -EINVAL,
  * -ERANGE, -ENODATA without MemTotal. */
-int ceems_parse_proc_meminfo(const char *text, struct ceems_node_mem *out);
+int ceems_proc_stats_parse_proc_meminfo(const char *text, struct ceems_node_mem *out);
 
 /* The real uid of a process: the first figure of the "Uid:" line of its
  * /proc/PID/status text (real, effective, saved, filesystem uids, tabs
  * between).  Returns 0, -EINVAL (no such line, or not a uid), -ERANGE. */
-int ceems_parse_proc_status_uid(const char *text, uint32_t *uid);
+int ceems_proc_stats_parse_proc_status_uid(const char *text, uint32_t *uid);
 
 struct ceems_proc_reader;
 
 /* Open PROCFS_ROOT/stat and PROCFS_ROOT/meminfo (PROCFS_ROOT "/proc" or
  * a fixture directory).  Returns NULL with *ERR = -errno on failure. */
-struct ceems_proc_reader *ceems_proc_reader_open(const char *procfs_root,
+struct ceems_proc_reader *ceems_proc_stats_reader_open(const char *procfs_root,
 						 int *err);
 
 /* Each returns 0 or a negative errno; OUT is untouched on error. */
-int ceems_proc_read_cpu(struct ceems_proc_reader *reader,
+int ceems_proc_stats_read_cpu(struct ceems_proc_reader *reader,
 			struct ceems_node_cpu *out);
-int ceems_proc_read_mem(struct ceems_proc_reader *reader,
+int ceems_proc_stats_read_mem(struct ceems_proc_reader *reader,
 			struct ceems_node_mem *out);
 
-void ceems_proc_reader_close(struct ceems_proc_reader *reader);
+void ceems_proc_stats_reader_close(struct ceems_proc_reader *reader);
 
 #endif

@@ -145,7 +145,7 @@ read_attr(const char *dir, const char *attr, char *buf, size_t size)
 	len = snprintf(path, sizeof(path), "%s/%s", dir, attr);
 	if (len < 0 || (size_t)len >= sizeof(path))
 		return -ENAMETOOLONG;
-	n = ceems_read_text_file(path, buf, size);
+	n = ceems_fileio_read_text_file(path, buf, size);
 	if (n < 0)
 		return (int)n;
 	if (n > 0 && buf[n - 1] == '\n')
@@ -161,7 +161,7 @@ read_attr_u64(const char *dir, const char *attr, uint64_t *value)
 
 	if (err < 0)
 		return err;
-	return ceems_parse_u64(buf, value);
+	return ceems_number_parse_u64(buf, value);
 }
 
 /* The zone's maximum power: see rapl.h for the rule. */
@@ -485,7 +485,7 @@ open_zone(const char *base, const struct zone_entry *e,
 		z->reader.have_prev = true;
 	}
 	ceems_debug("rapl: %s (%s) as %s %d, range %.3f J, max %.1f W",
-		    e->name, name, ceems_energy_domain_name(domain), device,
+		    e->name, name, ceems_job_figures_energy_domain_name(domain), device,
 		    (double)range / 1e6, z->reader.lim.max_power_w);
 	return 0;
 }

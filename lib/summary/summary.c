@@ -132,7 +132,7 @@ put_field_right(struct out *o, const char *label, const char *left,
 	char text[256], value[16];
 	size_t used = LABEL_WIDTH + strlen(left);
 
-	summary_fmt_pct(value, sizeof(value), fraction);
+	ceems_summary_units_fmt_pct(value, sizeof(value), fraction);
 	if (used + 2 <= RIGHT_COL && RIGHT_COL + 16 <= WIDTH)
 		snprintf(text, sizeof(text), "%s%*s%-11s%4s", left,
 			 (int)(RIGHT_COL - used), "", rlabel, value);
@@ -149,16 +149,16 @@ put_header(struct out *o, const struct figures *f)
 	snprintf(text, sizeof(text), "job %s (%s%s%s)", f->jobid, f->user,
 		 f->account[0] ? ", " : "", f->account);
 	if (f->state[0])
-		summary_appendf(text, sizeof(text), " %s", f->state);
+		ceems_summary_units_appendf(text, sizeof(text), " %s", f->state);
 	if (f->exit[0])
-		summary_appendf(text, sizeof(text), " (%s)", f->exit);
+		ceems_summary_units_appendf(text, sizeof(text), " (%s)", f->exit);
 	if (f->have_elapsed) {
-		summary_fmt_duration(el, sizeof(el), f->elapsed_s);
-		summary_appendf(text, sizeof(text), " %s %s",
+		ceems_summary_units_fmt_duration(el, sizeof(el), f->elapsed_s);
+		ceems_summary_units_appendf(text, sizeof(text), " %s %s",
 			f->state[0] ? "in" : "ran for", el);
 	}
 	if (f->nodes[0])
-		summary_appendf(text, sizeof(text), " on %s", f->nodes);
+		ceems_summary_units_appendf(text, sizeof(text), " on %s", f->nodes);
 	put_wrapped(o, "ceems - ", HEADER_INDENT, text);
 }
 
@@ -167,7 +167,7 @@ put_cpu(struct out *o, const struct figures *f)
 {
 	char left[128], used[16];
 
-	summary_fmt_cores(used, sizeof(used), f->used_cores);
+	ceems_summary_units_fmt_cores(used, sizeof(used), f->used_cores);
 	if (f->have_held && f->have_cpu) {
 		snprintf(left, sizeof(left), "%u core%s held, %s used on average",
 			 f->held, f->held == 1 ? "" : "s", used);
@@ -192,8 +192,8 @@ put_memory(struct out *o, const struct figures *f)
 {
 	char left[128], req[32], peak[32];
 
-	summary_fmt_bytes(req, sizeof(req), f->req);
-	summary_fmt_bytes(peak, sizeof(peak), f->peak);
+	ceems_summary_units_fmt_bytes(req, sizeof(req), f->req);
+	ceems_summary_units_fmt_bytes(peak, sizeof(peak), f->peak);
 	if (f->have_req && f->have_peak) {
 		snprintf(left, sizeof(left), "%s requested, %s peak%s", req,
 			 peak, f->peak_sampled ? " (sampled)" : "");
@@ -231,41 +231,41 @@ put_gpu(struct out *o, const struct figures *f)
 		return;
 	snprintf(left, sizeof(left), "%u held", f->gpus_held);
 	if (f->gpu_nmig > 0)
-		summary_appendf(left, sizeof(left), " (%u MIG)", f->gpu_nmig);
+		ceems_summary_units_appendf(left, sizeof(left), " (%u MIG)", f->gpu_nmig);
 	if (f->gpu_nbusy == 0) {
-		summary_appendf(left, sizeof(left), ", use not measured");
+		ceems_summary_units_appendf(left, sizeof(left), ", use not measured");
 		put_field(o, "GPU", left);
 	} else {
 		if (f->gpu_nidle > 0)
-			summary_appendf(left, sizeof(left), ", %u idle (%s)",
+			ceems_summary_units_appendf(left, sizeof(left), ", %u idle (%s)",
 				f->gpu_nidle, f->gpu_idle_list);
 		if (f->gpu_nbusy < f->ngpus)
-			summary_appendf(left, sizeof(left), ", %u not measured",
+			ceems_summary_units_appendf(left, sizeof(left), ", %u not measured",
 				f->ngpus - f->gpu_nbusy);
 		put_field_right(o, "GPU", left, "busy", f->gpu_busy_pct / 100);
 	}
 	more[0] = '\0';
 	if (f->have_gpu_sm) {
-		summary_fmt_pct(pct, sizeof(pct), f->gpu_sm_pct / 100);
-		summary_appendf(more, sizeof(more), "SM active %s", pct);
+		ceems_summary_units_fmt_pct(pct, sizeof(pct), f->gpu_sm_pct / 100);
+		ceems_summary_units_appendf(more, sizeof(more), "SM active %s", pct);
 		if (f->gpu_nsm < f->ngpus)
-			summary_appendf(more, sizeof(more), " (%u of %u)",
+			ceems_summary_units_appendf(more, sizeof(more), " (%u of %u)",
 				f->gpu_nsm, f->ngpus);
 	}
 	if (f->have_gpu_mem && f->ngpus > 0) {
-		summary_fmt_bytes(a, sizeof(a), f->gpu_mem_peak);
-		summary_appendf(more, sizeof(more), "%smemory %s peak", more[0] ?
+		ceems_summary_units_fmt_bytes(a, sizeof(a), f->gpu_mem_peak);
+		ceems_summary_units_appendf(more, sizeof(more), "%smemory %s peak", more[0] ?
 			", " : "", a);
 		if (f->gpu_mem_total > 0) {
-			summary_fmt_bytes(b, sizeof(b), f->gpu_mem_total);
-			summary_appendf(more, sizeof(more), " of %s", b);
+			ceems_summary_units_fmt_bytes(b, sizeof(b), f->gpu_mem_total);
+			ceems_summary_units_appendf(more, sizeof(more), " of %s", b);
 		}
 	}
 	if (f->have_gpu_j && f->ngpus > 0) {
 		ceems_units_fmt_energy(a, sizeof(a), f->gpu_j);
-		summary_appendf(more, sizeof(more), "%s%s", more[0] ? ", " : "", a);
+		ceems_summary_units_appendf(more, sizeof(more), "%s%s", more[0] ? ", " : "", a);
 		if (f->gpu_power_integrated)
-			summary_appendf(more, sizeof(more),
+			ceems_summary_units_appendf(more, sizeof(more),
 				" (from power samples where a device has no "
 				"energy counter)");
 	}
@@ -301,42 +301,42 @@ put_energy(struct out *o, const struct figures *f)
 	decimals = ceems_units_energy_decimals(f->total_j, u);
 	ceems_units_fmt_energy_in(text, sizeof(text), f->total_j, u, decimals,
 				  true);
-	summary_appendf(text, sizeof(text), "  (");
+	ceems_summary_units_appendf(text, sizeof(text), "  (");
 	for (d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
 		if (d == CEEMS_DOMAIN_GPU && !gpu_part_shown(f))
 			continue;
 		if (!f->measured[d]) {
-			summary_appendf(missing, sizeof(missing), "%s%s",
+			ceems_summary_units_appendf(missing, sizeof(missing), "%s%s",
 				missing[0] ? ", " : "", names[d]);
 			continue;
 		}
 		ceems_units_fmt_energy_in(v, sizeof(v), f->joules[d], u,
 					  decimals, false);
-		summary_appendf(text, sizeof(text), "%s%s %s",
+		ceems_summary_units_appendf(text, sizeof(text), "%s%s %s",
 			first ? "" : ", ",
 			names[d], v);
 		first = false;
 	}
 	if (missing[0])
-		summary_appendf(text, sizeof(text), "; %s not measured",
+		ceems_summary_units_appendf(text, sizeof(text), "; %s not measured",
 			missing);
-	summary_appendf(text, sizeof(text), ")");
+	ceems_summary_units_appendf(text, sizeof(text), ")");
 	if (f->partial) {
-		if (summary_pct_floor(f->cov_min) ==
-		    summary_pct_floor(f->cov_max))
-			summary_appendf(text, sizeof(text),
+		if (ceems_summary_units_pct_floor(f->cov_min) ==
+		    ceems_summary_units_pct_floor(f->cov_max))
+			ceems_summary_units_appendf(text, sizeof(text),
 				"; energy covers %d%% of the job",
-				summary_pct_floor(f->cov_min));
+				ceems_summary_units_pct_floor(f->cov_min));
 		else
-			summary_appendf(text, sizeof(text),
+			ceems_summary_units_appendf(text, sizeof(text),
 				"; energy covers %d%% to %d%% of the job",
-				summary_pct_floor(f->cov_min),
-					summary_pct_floor(f->cov_max));
+				ceems_summary_units_pct_floor(f->cov_min),
+					ceems_summary_units_pct_floor(f->cov_max));
 	}
 	/* All by use for a while: a job holding cores it left idle paid
 	 * less, a busy one more, than its share of the idle power. */
 	if (f->idle_unlearned)
-		summary_appendf(text, sizeof(text),
+		ceems_summary_units_appendf(text, sizeof(text),
 			"; part split before the node's idle power was learned");
 	put_field(o, "Energy", text);
 }
@@ -356,15 +356,15 @@ put_carbon(struct out *o, const struct figures *f)
 		return;
 	}
 	ceems_units_fmt_grams(text, sizeof(text), f->grams, " CO2e");
-	summary_appendf(text, sizeof(text), "  (%s %d, %.0f g/kWh%s, PUE %.2f)",
+	ceems_summary_units_appendf(text, sizeof(text), "  (%s %d, %.0f g/kWh%s, PUE %.2f)",
 		f->zone, f->factor.year, f->factor.g_per_kwh,
 		f->factor_changed ? " on average" : "", f->factor.pue);
 	if (f->factor_fallback_pct > 0)
-		summary_appendf(text, sizeof(text), "; %d%% at the yearly figure",
+		ceems_summary_units_appendf(text, sizeof(text), "; %d%% at the yearly figure",
 			f->factor_fallback_pct);
 	if (f->carbon_partial)
-		summary_appendf(text, sizeof(text), "; covers %d%% of the job",
-			summary_pct_floor(f->carbon_cov));
+		ceems_summary_units_appendf(text, sizeof(text), "; covers %d%% of the job",
+			ceems_summary_units_pct_floor(f->carbon_cov));
 	put_field(o, "Carbon", text);
 }
 
@@ -404,25 +404,25 @@ format_short(struct out *o, const struct figures *f,
 
 	snprintf(line, sizeof(line), "ceems: job %s", f->jobid);
 	if (f->state[0])
-		summary_appendf(line, sizeof(line), " %s", f->state);
+		ceems_summary_units_appendf(line, sizeof(line), " %s", f->state);
 	if (f->exit[0])
-		summary_appendf(line, sizeof(line), " (%s)", f->exit);
+		ceems_summary_units_appendf(line, sizeof(line), " (%s)", f->exit);
 	if (f->have_elapsed) {
-		summary_fmt_duration(el, sizeof(el), f->elapsed_s);
-		summary_appendf(line, sizeof(line), " %s", el);
+		ceems_summary_units_fmt_duration(el, sizeof(el), f->elapsed_s);
+		ceems_summary_units_appendf(line, sizeof(line), " %s", el);
 	}
 
 	for (int i = 0; i < NITEMS; i++)
 		item[i][0] = '\0';
 	if (f->have_cpu && f->have_held) {
-		summary_fmt_pct(pc, sizeof(pc), f->used_cores / f->held);
+		ceems_summary_units_fmt_pct(pc, sizeof(pc), f->used_cores / f->held);
 		snprintf(item[CPU], sizeof(item[CPU]), "CPU %s of %u", pc,
 			 f->held);
 	} else {
 		snprintf(item[CPU], sizeof(item[CPU]), "CPU not measured");
 	}
 	if (f->have_peak && f->have_req) {
-		summary_fmt_pct(pc, sizeof(pc),
+		ceems_summary_units_fmt_pct(pc, sizeof(pc),
 			(double)f->peak / (double)f->req);
 		snprintf(item[MEM], sizeof(item[MEM]), "mem %s", pc);
 	}
@@ -430,9 +430,9 @@ format_short(struct out *o, const struct figures *f,
 		ceems_units_fmt_energy(item[ENERGY], sizeof(item[ENERGY]),
 			f->total_j);
 		if (f->partial)
-			summary_appendf(item[ENERGY], sizeof(item[ENERGY]),
+			ceems_summary_units_appendf(item[ENERGY], sizeof(item[ENERGY]),
 				" (covers %d%%)",
-					summary_pct_floor(f->cov_min));
+					ceems_summary_units_pct_floor(f->cov_min));
 	} else {
 		snprintf(item[ENERGY], sizeof(item[ENERGY]),
 			 "energy not measured");
@@ -444,7 +444,7 @@ format_short(struct out *o, const struct figures *f,
 		snprintf(item[NOTES], sizeof(item[NOTES]), "note%s:",
 			 nnotes == 1 ? "" : "s");
 		for (size_t i = 0; i < nnotes; i++)
-			summary_appendf(item[NOTES], sizeof(item[NOTES]),
+			ceems_summary_units_appendf(item[NOTES], sizeof(item[NOTES]),
 				"%s%s",
 				i ? "," : " ", notes[i].id);
 	}
@@ -469,7 +469,7 @@ format_short(struct out *o, const struct figures *f,
 	for (int i = 0; i < NITEMS; i++) {
 		if (!take[i])
 			continue;
-		summary_appendf(line, sizeof(line), "%s %s", first ? ":" : ",",
+		ceems_summary_units_appendf(line, sizeof(line), "%s %s", first ? ":" : ",",
 			item[i]);
 		first = false;
 	}
@@ -502,8 +502,8 @@ ceems_summary_format(const struct ceems_job_meta *meta,
 	default:
 		return -EINVAL;
 	}
-	summary_figures_compute(meta, report, &f);
-	nnotes = summary_notes_build(&f, notes, CEEMS_SUMMARY_MAX_NOTES);
+	ceems_summary_figures_compute(meta, report, &f);
+	nnotes = ceems_summary_notes_build(&f, notes, CEEMS_SUMMARY_MAX_NOTES);
 	if (style == CEEMS_SUMMARY_FULL)
 		format_full(&o, &f, notes, nnotes);
 	else

@@ -31,7 +31,7 @@ int ceems_summary_style_parse(const char *text,
  * each program that writes or shows summaries sets it from its
  * configuration once, so that the plugin, the agent's records and
  * ceems-sacct judge alike. */
-void ceems_summary_set_gpu_min_time(uint64_t ns);
+void ceems_summary_notes_set_gpu_min_time(uint64_t ns);
 
 /* No job gets more notes than this (one per rule in doc/summary.md). */
 #define CEEMS_SUMMARY_MAX_NOTES 8

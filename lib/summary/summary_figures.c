@@ -42,7 +42,7 @@ clean(char *dst, size_t size, const char *src, size_t srcmax, size_t keep)
 }
 
 bool
-summary_state_is(const struct figures *f, const char *state)
+ceems_summary_figures_state_is(const struct figures *f, const char *state)
 {
 	return strcmp(f->state, state) == 0;
 }
@@ -79,9 +79,9 @@ figures_identity(const struct ceems_job_meta *m, struct figures *f)
 		snprintf(f->exit, sizeof(f->exit), "signal %d", m->exit_signal);
 
 	f->full_run = f->state[0] == '\0' ||
-		      summary_state_is(f, "COMPLETED") ||
-		      summary_state_is(f, "TIMEOUT") ||
-		      summary_state_is(f, "RUNNING");
+		      ceems_summary_figures_state_is(f, "COMPLETED") ||
+		      ceems_summary_figures_state_is(f, "TIMEOUT") ||
+		      ceems_summary_figures_state_is(f, "RUNNING");
 }
 
 static void
@@ -91,7 +91,7 @@ figures_time(const struct ceems_job_meta *m,
 	if (m->start_time > 0 && m->end_time >= m->start_time) {
 		f->have_elapsed = true;
 		f->elapsed_s = (double)(m->end_time - m->start_time);
-	} else if (r != NULL && summary_usable(r->elapsed_s)) {
+	} else if (r != NULL && ceems_summary_units_usable(r->elapsed_s)) {
 		f->have_elapsed = true;
 		f->elapsed_s = r->elapsed_s;
 	}
@@ -102,8 +102,8 @@ figures_time(const struct ceems_job_meta *m,
 	}
 	/* The agent adds CPU time only over the ticks it saw: the time it
 	 * was down (gap_s) is left out of both sides of the ratio. */
-	if (r != NULL && summary_usable(r->elapsed_s) &&
-	    summary_usable(r->gap_s) && r->elapsed_s > r->gap_s) {
+	if (r != NULL && ceems_summary_units_usable(r->elapsed_s) &&
+	    ceems_summary_units_usable(r->gap_s) && r->elapsed_s > r->gap_s) {
 		f->have_observed = true;
 		f->observed_s = r->elapsed_s - r->gap_s;
 	}
@@ -126,7 +126,7 @@ figures_usage(const struct ceems_job_meta *m,
 	 * shorter than a tick has its CPU time all the same: its cgroup was
 	 * read when its step ended. */
 	if (u != NULL && (u->present & CEEMS_CGF_CPU_USAGE) &&
-	    summary_usable(r->cpu_s) && f->have_observed && f->observed_s > 0 &&
+	    ceems_summary_units_usable(r->cpu_s) && f->have_observed && f->observed_s > 0 &&
 	    r->cpu_s / f->observed_s < MAX_CORES) {
 		f->have_cpu = true;
 		f->used_cores = r->cpu_s / f->observed_s;
@@ -152,7 +152,7 @@ figures_usage(const struct ceems_job_meta *m,
 		f->oom_kills = u->oom_kills;
 	}
 	f->oom = (f->have_oom_kills && f->oom_kills > 0) ||
-		 summary_state_is(f, "OUT_OF_MEMORY");
+		 ceems_summary_figures_state_is(f, "OUT_OF_MEMORY");
 	f->hit_limit = u != NULL && (u->present & CEEMS_CGF_MEM_FAILS) &&
 		       u->mem_fail_count > 0;
 }
@@ -174,8 +174,8 @@ figures_energy(const struct ceems_agent_job_report *r, struct figures *f)
 
 		/* A domain that covered none of the job's life measured
 		 * nothing for it: not 0 J. */
-		if (!l->measured[d] || !summary_usable(l->joules[d]) ||
-		    !summary_usable(l->static_j[d]) || !(l->covered_s[d] > 0))
+		if (!l->measured[d] || !ceems_summary_units_usable(l->joules[d]) ||
+		    !ceems_summary_units_usable(l->static_j[d]) || !(l->covered_s[d] > 0))
 			continue;
 		f->measured[d] = true;
 		f->joules[d] = l->joules[d];
@@ -184,7 +184,7 @@ figures_energy(const struct ceems_agent_job_report *r, struct figures *f)
 			f->idle_unlearned = true;
 		f->any_energy = true;
 		f->total_j += l->joules[d];
-		if (ceems_job_ledger_coverage(l, (enum ceems_energy_domain)d,
+		if (ceems_job_figures_ledger_coverage(l, (enum ceems_energy_domain)d,
 					      &c) && isfinite(c)) {
 			if (c < f->cov_min)
 				f->cov_min = c;
@@ -197,8 +197,8 @@ figures_energy(const struct ceems_agent_job_report *r, struct figures *f)
 	f->partial = f->cov_min < COVERAGE_FULL;
 
 	/* Emissions mean something only over measured energy. */
-	if (l->have_emissions && summary_usable(l->emissions_g) &&
-	    ceems_emission_factor_valid(&l->factor)) {
+	if (l->have_emissions && ceems_summary_units_usable(l->emissions_g) &&
+	    ceems_job_figures_emission_factor_valid(&l->factor)) {
 		f->have_carbon = true;
 		f->grams = l->emissions_g;
 		f->factor = l->factor;
@@ -215,8 +215,8 @@ figures_energy(const struct ceems_agent_job_report *r, struct figures *f)
 				f->factor_fallback_pct = 1;
 		}
 		lifetime = l->lifetime_s;
-		if (summary_usable(lifetime) && lifetime > 0 &&
-		    summary_usable(l->emissions_covered_s)) {
+		if (ceems_summary_units_usable(lifetime) && lifetime > 0 &&
+		    ceems_summary_units_usable(l->emissions_covered_s)) {
 			f->carbon_cov = l->emissions_covered_s / lifetime;
 			if (f->carbon_cov > 1)
 				f->carbon_cov = 1;
@@ -227,7 +227,7 @@ figures_energy(const struct ceems_agent_job_report *r, struct figures *f)
 }
 
 bool
-summary_gpu_util(const struct ceems_agent_gpu_report *g, double *pct)
+ceems_summary_figures_gpu_util(const struct ceems_agent_gpu_report *g, double *pct)
 {
 	if (!g->have_util || !isfinite(g->util_pct) || g->util_pct < 0 ||
 	    g->util_pct > 100)
@@ -269,7 +269,7 @@ gpu_name(char *buf, size_t size, const struct ceems_agent_gpu_report *g)
 	name[n] = '\0';
 	snprintf(buf, size, "GPU %s", n > 0 ? name : "?");
 	if (g->instance >= 0 && g->instance < 1000)
-		summary_appendf(buf, size, " MIG %d", g->instance);
+		ceems_summary_units_appendf(buf, size, " MIG %d", g->instance);
 }
 
 static void
@@ -280,14 +280,14 @@ figures_gpu_idle(const struct ceems_agent_gpu_report *g, struct figures *f)
 	/* Name a few devices; a node has at most 16. */
 	if (f->gpu_nidle < 3) {
 		gpu_name(name, sizeof(name), g);
-		summary_appendf(f->gpu_idle_list, sizeof(f->gpu_idle_list),
+		ceems_summary_units_appendf(f->gpu_idle_list, sizeof(f->gpu_idle_list),
 			"%s%s", f->gpu_nidle ? ", " : "", name);
 	} else if (f->gpu_nidle == 3) {
-		summary_appendf(f->gpu_idle_list, sizeof(f->gpu_idle_list),
+		ceems_summary_units_appendf(f->gpu_idle_list, sizeof(f->gpu_idle_list),
 			", ...");
 	}
 	f->gpu_nidle++;
-	if (g->have_energy && summary_usable(g->energy_j))
+	if (g->have_energy && ceems_summary_units_usable(g->energy_j))
 		f->gpu_idle_j += g->energy_j;
 	else
 		f->have_gpu_idle_j = false;
@@ -313,7 +313,7 @@ figures_gpu(const struct ceems_agent_job_report *r, struct figures *f)
 
 		if (g->instance >= 0)
 			f->gpu_nmig++;
-		if (summary_gpu_util(g, &pct)) {
+		if (ceems_summary_figures_gpu_util(g, &pct)) {
 			busy += w * pct;
 			busy_w += w;
 			f->gpu_nbusy++;
@@ -334,7 +334,7 @@ figures_gpu(const struct ceems_agent_job_report *r, struct figures *f)
 			f->gpu_mem_total += g->mem_total_bytes;
 		else
 			all_total = false;
-		if (g->have_energy && summary_usable(g->energy_j))
+		if (g->have_energy && ceems_summary_units_usable(g->energy_j))
 			f->gpu_j += g->energy_j;
 		else
 			f->have_gpu_j = false;
@@ -351,7 +351,7 @@ figures_gpu(const struct ceems_agent_job_report *r, struct figures *f)
 }
 
 void
-summary_figures_compute(const struct ceems_job_meta *m,
+ceems_summary_figures_compute(const struct ceems_job_meta *m,
 			const struct ceems_agent_job_report *r,
 			struct figures *f)
 {

@@ -115,26 +115,26 @@ struct figures {
 };
 
 /* summary_units.c */
-bool summary_usable(double x);
+bool ceems_summary_units_usable(double x);
 __attribute__((format(printf, 3, 4))) void
-summary_appendf(char *buf, size_t size, const char *fmt, ...);
-void summary_fmt_duration(char *buf, size_t size, double s);
-void summary_fmt_bytes(char *buf, size_t size, uint64_t b);
-int summary_pct(double fraction);
-void summary_fmt_pct(char *buf, size_t size, double fraction);
-void summary_fmt_cores(char *buf, size_t size, double cores);
-int summary_pct_floor(double fraction);
+ceems_summary_units_appendf(char *buf, size_t size, const char *fmt, ...);
+void ceems_summary_units_fmt_duration(char *buf, size_t size, double s);
+void ceems_summary_units_fmt_bytes(char *buf, size_t size, uint64_t b);
+int ceems_summary_units_pct(double fraction);
+void ceems_summary_units_fmt_pct(char *buf, size_t size, double fraction);
+void ceems_summary_units_fmt_cores(char *buf, size_t size, double cores);
+int ceems_summary_units_pct_floor(double fraction);
 
 /* summary_figures.c */
-bool summary_state_is(const struct figures *f, const char *state);
-void summary_figures_compute(const struct ceems_job_meta *m,
+bool ceems_summary_figures_state_is(const struct figures *f, const char *state);
+void ceems_summary_figures_compute(const struct ceems_job_meta *m,
 			     const struct ceems_agent_job_report *r,
 			     struct figures *f);
 /* A device's utilisation, when it is known and sane. */
-bool summary_gpu_util(const struct ceems_agent_gpu_report *g, double *pct);
+bool ceems_summary_figures_gpu_util(const struct ceems_agent_gpu_report *g, double *pct);
 
 /* summary_notes.c */
-size_t summary_notes_build(const struct figures *f,
+size_t ceems_summary_notes_build(const struct figures *f,
 			   struct ceems_summary_note *notes, size_t max);
 
 #endif /* CEEMS_SUMMARY_INTERNAL_H */

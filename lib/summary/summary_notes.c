@@ -68,7 +68,7 @@ judged(const struct figures *f, double min_s)
 }
 
 void
-ceems_summary_set_gpu_min_time(uint64_t ns)
+ceems_summary_notes_set_gpu_min_time(uint64_t ns)
 {
 	gpu_min_judge_s = (double)ns / 1e9;
 }
@@ -95,12 +95,12 @@ note_saving(struct ceems_summary_note *n, const struct figures *f,
 	ceems_units_fmt_energy(e, sizeof(e), joules);
 	if (f->have_carbon) {
 		n->have_saving_g = true;
-		n->saving_g = ceems_emissions_grams(joules, &f->factor);
+		n->saving_g = ceems_job_figures_emissions_grams(joules, &f->factor);
 		ceems_units_fmt_grams(g, sizeof(g), n->saving_g, " CO2e");
-		summary_appendf(n->text, sizeof(n->text), "about %s (%s)", e,
+		ceems_summary_units_appendf(n->text, sizeof(n->text), "about %s (%s)", e,
 			g);
 	} else {
-		summary_appendf(n->text, sizeof(n->text), "about %s", e);
+		ceems_summary_units_appendf(n->text, sizeof(n->text), "about %s", e);
 	}
 }
 
@@ -109,7 +109,7 @@ static void
 note_qualify(struct ceems_summary_note *n, const struct figures *f)
 {
 	if (!f->full_run)
-		summary_appendf(n->text, sizeof(n->text),
+		ceems_summary_units_appendf(n->text, sizeof(n->text),
 			" This run ended in state %s: check a complete run "
 			"before changing the request.", f->state);
 }
@@ -124,32 +124,32 @@ note_oom(const struct figures *f, struct ceems_summary_note *n)
 	note_init(n, "oom");
 	if (f->have_oom_kills && f->oom_kills > 0) {
 		if (f->oom_kills == 1)
-			summary_appendf(n->text, sizeof(n->text),
+			ceems_summary_units_appendf(n->text, sizeof(n->text),
 				"The job ran out of memory: the kernel killed "
 				"one of its processes");
 		else
-			summary_appendf(n->text, sizeof(n->text),
+			ceems_summary_units_appendf(n->text, sizeof(n->text),
 				"The job ran out of memory: the kernel killed "
 				"%llu of its processes",
 				(unsigned long long)f->oom_kills);
 		if (f->have_req) {
-			summary_fmt_bytes(lim, sizeof(lim), f->req);
-			summary_appendf(n->text, sizeof(n->text),
+			ceems_summary_units_fmt_bytes(lim, sizeof(lim), f->req);
+			ceems_summary_units_appendf(n->text, sizeof(n->text),
 				" at its %s limit",
 				lim);
 		}
-		summary_appendf(n->text, sizeof(n->text), ".");
+		ceems_summary_units_appendf(n->text, sizeof(n->text), ".");
 	} else {
-		summary_appendf(n->text, sizeof(n->text),
+		ceems_summary_units_appendf(n->text, sizeof(n->text),
 			"The job ran out of memory.");
 	}
 	if (f->have_req) {
 		round_mem((double)f->req * MEM_OOM_RAISE, more, sizeof(more));
-		summary_appendf(n->text, sizeof(n->text),
+		ceems_summary_units_appendf(n->text, sizeof(n->text),
 			" Ask for more with --mem (for example --mem=%s), or "
 			"make it hold less in memory at once.", more);
 	} else {
-		summary_appendf(n->text, sizeof(n->text),
+		ceems_summary_units_appendf(n->text, sizeof(n->text),
 			" Ask for more with --mem, or make it hold less in "
 			"memory at once.");
 	}
@@ -161,16 +161,16 @@ note_timeout(const struct figures *f, struct ceems_summary_note *n)
 {
 	char lim[32];
 
-	if (!summary_state_is(f, "TIMEOUT"))
+	if (!ceems_summary_figures_state_is(f, "TIMEOUT"))
 		return false;
 	note_init(n, "timeout");
-	summary_appendf(n->text, sizeof(n->text),
+	ceems_summary_units_appendf(n->text, sizeof(n->text),
 		"The job reached its time limit");
 	if (f->have_limit) {
-		summary_fmt_duration(lim, sizeof(lim), f->limit_s);
-		summary_appendf(n->text, sizeof(n->text), " of %s", lim);
+		ceems_summary_units_fmt_duration(lim, sizeof(lim), f->limit_s);
+		ceems_summary_units_appendf(n->text, sizeof(n->text), " of %s", lim);
 	}
-	summary_appendf(n->text, sizeof(n->text),
+	ceems_summary_units_appendf(n->text, sizeof(n->text),
 		" and was stopped before it finished. If it needs longer, "
 		"raise --time; if it can, have it save checkpoints so that a "
 		"follow-up job can go on from there.");
@@ -185,14 +185,14 @@ note_too_short(const struct figures *f, struct ceems_summary_note *n)
 	if (!f->have_elapsed || f->elapsed_s >= MIN_JUDGE_S)
 		return false;
 	note_init(n, "too-short");
-	summary_fmt_duration(el, sizeof(el), f->elapsed_s);
-	summary_appendf(n->text, sizeof(n->text),
+	ceems_summary_units_fmt_duration(el, sizeof(el), f->elapsed_s);
+	ceems_summary_units_appendf(n->text, sizeof(n->text),
 		"The job ran for only %s, too short to judge how well it used "
 		"what it held (ceems judges jobs of one minute or more).", el);
 	/* Packing advice only fits jobs that did their work: a job that
 	 * failed at once needs fixing, not packing. */
-	if (summary_state_is(f, "COMPLETED"))
-		summary_appendf(n->text, sizeof(n->text),
+	if (ceems_summary_figures_state_is(f, "COMPLETED"))
+		ceems_summary_units_appendf(n->text, sizeof(n->text),
 			" If you run many jobs this short, bundling several "
 			"tasks into each job saves their start-up and "
 			"scheduling time.");
@@ -209,7 +209,7 @@ note_cpu_overuse(const struct figures *f, struct ceems_summary_note *n)
 		return false;
 	need = (unsigned int)ceil(f->used_cores);
 	note_init(n, "cpu-overuse");
-	summary_appendf(n->text, sizeof(n->text),
+	ceems_summary_units_appendf(n->text, sizeof(n->text),
 		"The job kept %.1f cores busy on average but held %u: it ran "
 		"more threads or processes than the cores it asked for, which "
 		"slows it and the jobs beside it. Ask for %u cores, or limit "
@@ -243,25 +243,25 @@ note_cpu_underuse(const struct figures *f, struct ceems_summary_note *n)
 	multi = f->nnodes > 1;
 	note_init(n, "cpu-underuse");
 	if (multi)
-		summary_appendf(n->text, sizeof(n->text), "On %s the job",
+		ceems_summary_units_appendf(n->text, sizeof(n->text), "On %s the job",
 			f->node[0] ? f->node : "this node");
 	else
-		summary_appendf(n->text, sizeof(n->text), "The job");
-	summary_fmt_cores(used, sizeof(used), f->used_cores);
-	summary_appendf(n->text, sizeof(n->text),
+		ceems_summary_units_appendf(n->text, sizeof(n->text), "The job");
+	ceems_summary_units_fmt_cores(used, sizeof(used), f->used_cores);
+	ceems_summary_units_appendf(n->text, sizeof(n->text),
 		" used %s of its %u cores on average. Asking for %u%s "
 		"(--%s=%u for processes, or --cpus-per-task=%u for threads) "
 		"would have ",
 		used, f->held, want, multi ? " per node" : "",
 		multi ? "ntasks-per-node" : "ntasks", want, want);
 	if (f->measured[CEEMS_DOMAIN_PACKAGE]) {
-		summary_appendf(n->text, sizeof(n->text), "saved ");
+		ceems_summary_units_appendf(n->text, sizeof(n->text), "saved ");
 		note_saving(n, f, f->static_j[CEEMS_DOMAIN_PACKAGE] *
 				  (double)(f->held - want) / f->held);
-		summary_appendf(n->text, sizeof(n->text), "%s.",
+		ceems_summary_units_appendf(n->text, sizeof(n->text), "%s.",
 			multi ? " on this node" : "");
 	} else {
-		summary_appendf(n->text, sizeof(n->text),
+		ceems_summary_units_appendf(n->text, sizeof(n->text),
 			"left %u cores free for other jobs.", f->held - want);
 	}
 	note_qualify(n, f);
@@ -285,30 +285,30 @@ note_mem_underuse(const struct figures *f, struct ceems_summary_note *n)
 	if (want >= f->req || f->req - want < MEM_MIN_GIVEN_BACK)
 		return false;
 	multi = f->nnodes > 1;
-	summary_fmt_bytes(peak, sizeof(peak), f->peak);
-	summary_fmt_bytes(req, sizeof(req), f->req);
+	ceems_summary_units_fmt_bytes(peak, sizeof(peak), f->peak);
+	ceems_summary_units_fmt_bytes(req, sizeof(req), f->req);
 	note_init(n, "mem-underuse");
 	if (multi)
-		summary_appendf(n->text, sizeof(n->text), "On %s the job's",
+		ceems_summary_units_appendf(n->text, sizeof(n->text), "On %s the job's",
 			f->node[0] ? f->node : "this node");
 	else
-		summary_appendf(n->text, sizeof(n->text), "The job's");
-	summary_appendf(n->text, sizeof(n->text),
+		ceems_summary_units_appendf(n->text, sizeof(n->text), "The job's");
+	ceems_summary_units_appendf(n->text, sizeof(n->text),
 		" memory peaked at %s of the %s it held. --mem=%s%s would "
 		"leave a %d%% margin%s and would have ",
 		peak, req, sugg, multi ? " (per node)" : "",
-		summary_pct(margin - 1),
+		ceems_summary_units_pct(margin - 1),
 		f->peak_sampled ? " (the peak was sampled, hence the wider "
 				  "margin)" : "");
 	if (f->measured[CEEMS_DOMAIN_DRAM]) {
-		summary_appendf(n->text, sizeof(n->text), "saved ");
+		ceems_summary_units_appendf(n->text, sizeof(n->text), "saved ");
 		note_saving(n, f, f->static_j[CEEMS_DOMAIN_DRAM] *
 				  (double)(f->req - want) / (double)f->req);
-		summary_appendf(n->text, sizeof(n->text), "%s.",
+		ceems_summary_units_appendf(n->text, sizeof(n->text), "%s.",
 			multi ? " on this node" : "");
 	} else {
-		summary_fmt_bytes(req, sizeof(req), f->req - want);
-		summary_appendf(n->text, sizeof(n->text),
+		ceems_summary_units_fmt_bytes(req, sizeof(req), f->req - want);
+		ceems_summary_units_appendf(n->text, sizeof(n->text),
 			"left %s free for other jobs.", req);
 	}
 	note_qualify(n, f);
@@ -324,24 +324,24 @@ note_gpu_idle(const struct figures *f, struct ceems_summary_note *n)
 		return false;
 	note_init(n, "gpu-idle");
 	if (nidle == held) {
-		summary_appendf(n->text, sizeof(n->text),
+		ceems_summary_units_appendf(n->text, sizeof(n->text),
 			"The job did not use the %s it held. If it does not "
 			"need one, leave out --gpus (or --gres=gpu); if it "
 			"should have, check that it finds the GPU (the CUDA or "
 			"ROCm module or container it loads).",
 			held == 1 ? "GPU" : "GPUs");
 	} else {
-		summary_appendf(n->text, sizeof(n->text),
+		ceems_summary_units_appendf(n->text, sizeof(n->text),
 			"The job did not use %u of its %u GPUs (%s). Asking "
 			"for %u (--gpus=%u) would do.", nidle, held,
 			f->gpu_idle_list, held - nidle, held - nidle);
 	}
 	if (f->have_gpu_idle_j) {
-		summary_appendf(n->text, sizeof(n->text),
+		ceems_summary_units_appendf(n->text, sizeof(n->text),
 			" Not holding %s would have saved ",
 			nidle == 1 ? "it" : "them");
 		note_saving(n, f, f->gpu_idle_j);
-		summary_appendf(n->text, sizeof(n->text), ".");
+		ceems_summary_units_appendf(n->text, sizeof(n->text), ".");
 	}
 	note_qualify(n, f);
 	return true;
@@ -358,14 +358,14 @@ note_gpu_cost(struct ceems_summary_note *n, const struct figures *f)
 	if (!f->have_gpu_j || f->gpu_nbusy != f->ngpus)
 		return;
 	ceems_units_fmt_energy(e, sizeof(e), f->gpu_j);
-	summary_appendf(n->text, sizeof(n->text), " %s drew about %s",
+	ceems_summary_units_appendf(n->text, sizeof(n->text), " %s drew about %s",
 		f->ngpus == 1 ? "It" : "They", e);
 	if (f->have_carbon) {
 		ceems_units_fmt_grams(g, sizeof(g),
-			ceems_emissions_grams(f->gpu_j, &f->factor), " CO2e");
-		summary_appendf(n->text, sizeof(n->text), " (%s)", g);
+			ceems_job_figures_emissions_grams(f->gpu_j, &f->factor), " CO2e");
+		ceems_summary_units_appendf(n->text, sizeof(n->text), " (%s)", g);
 	}
-	summary_appendf(n->text, sizeof(n->text), " over the run.");
+	ceems_summary_units_appendf(n->text, sizeof(n->text), " over the run.");
 }
 
 static bool
@@ -377,9 +377,9 @@ note_gpu_underuse(const struct figures *f, struct ceems_summary_note *n)
 	if (f->ngpus == 0 || f->gpu_nbusy == 0 || f->gpu_nidle > 0 ||
 	    f->gpu_busy_pct >= GPU_UNDERUSE_PCT || !judged(f, gpu_min_judge_s))
 		return false;
-	summary_fmt_pct(busy, sizeof(busy), f->gpu_busy_pct / 100);
+	ceems_summary_units_fmt_pct(busy, sizeof(busy), f->gpu_busy_pct / 100);
 	note_init(n, "gpu-underuse");
-	summary_appendf(n->text, sizeof(n->text),
+	ceems_summary_units_appendf(n->text, sizeof(n->text),
 		"The job's %s busy %s of the time on average. GPUs often "
 		"wait for data prepared on the CPU: more CPU workers for "
 		"loading, larger batches, or a smaller GPU slice (MIG) where "
@@ -398,7 +398,7 @@ note_time_limit(const struct figures *f, struct ceems_summary_note *n)
 	double want, step;
 
 	/* Only a run that finished says how long the job needs. */
-	if (!summary_state_is(f, "COMPLETED") || !f->have_limit ||
+	if (!ceems_summary_figures_state_is(f, "COMPLETED") || !f->have_limit ||
 	    !f->have_elapsed ||
 	    f->elapsed_s < MIN_JUDGE_S ||
 	    f->limit_s < f->elapsed_s * TIME_LIMIT_RATIO ||
@@ -411,11 +411,11 @@ note_time_limit(const struct figures *f, struct ceems_summary_note *n)
 	want = ceil(want / step) * step;
 	if (want >= f->limit_s)
 		return false;
-	summary_fmt_duration(el, sizeof(el), f->elapsed_s);
-	summary_fmt_duration(lim, sizeof(lim), f->limit_s);
-	summary_fmt_duration(sugg, sizeof(sugg), want);
+	ceems_summary_units_fmt_duration(el, sizeof(el), f->elapsed_s);
+	ceems_summary_units_fmt_duration(lim, sizeof(lim), f->limit_s);
+	ceems_summary_units_fmt_duration(sugg, sizeof(sugg), want);
 	note_init(n, "time-limit");
-	summary_appendf(n->text, sizeof(n->text),
+	ceems_summary_units_appendf(n->text, sizeof(n->text),
 		"The job ran %s of its %s time limit. If its runs take about "
 		"as long, --time=%s would still leave a margin, and a shorter "
 		"limit lets the scheduler start it sooner in gaps between "
@@ -438,7 +438,7 @@ note_page_faults(const struct figures *f, struct ceems_summary_note *n)
 	if (rate < FAULTS_PER_CPU_S)
 		return false;
 	note_init(n, "page-faults");
-	summary_appendf(n->text, sizeof(n->text),
+	ceems_summary_units_appendf(n->text, sizeof(n->text),
 		"The job took %.0f page faults, %.0f per second of its CPU "
 		"time: the kernel spent a noticeable part of that time "
 		"mapping memory the job touched for the first time. Memory "
@@ -457,7 +457,7 @@ static const note_rule rules[] = {
 };
 
 size_t
-summary_notes_build(const struct figures *f,
+ceems_summary_notes_build(const struct figures *f,
 		    struct ceems_summary_note *notes, size_t max)
 {
 	size_t count = 0;
@@ -490,6 +490,6 @@ ceems_summary_notes(const struct ceems_job_meta *meta,
 
 	if (meta == NULL || (notes == NULL && max > 0))
 		return -EINVAL;
-	summary_figures_compute(meta, report, &f);
-	return (int)summary_notes_build(&f, notes, max);
+	ceems_summary_figures_compute(meta, report, &f);
+	return (int)ceems_summary_notes_build(&f, notes, max);
 }

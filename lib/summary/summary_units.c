@@ -17,14 +17,14 @@
 #include "summary/summary_internal.h"
 
 bool
-summary_usable(double x)
+ceems_summary_units_usable(double x)
 {
 	return isfinite(x) && x >= 0 && x < MAX_PLAUSIBLE;
 }
 
 /* Append to a NUL-terminated BUF of SIZE bytes; silently cut. */
 __attribute__((format(printf, 3, 4))) void
-summary_appendf(char *buf, size_t size, const char *fmt, ...)
+ceems_summary_units_appendf(char *buf, size_t size, const char *fmt, ...)
 {
 	size_t len = strnlen(buf, size);
 	va_list ap;
@@ -38,7 +38,7 @@ summary_appendf(char *buf, size_t size, const char *fmt, ...)
 
 /* Slurm's [D-]HH:MM:SS. */
 void
-summary_fmt_duration(char *buf, size_t size, double s)
+ceems_summary_units_fmt_duration(char *buf, size_t size, double s)
 {
 	unsigned long long t = (unsigned long long)llround(s < 0 ? 0 : s);
 	unsigned long long d = t / 86400;
@@ -53,7 +53,7 @@ summary_fmt_duration(char *buf, size_t size, double s)
 }
 
 void
-summary_fmt_bytes(char *buf, size_t size, uint64_t b)
+ceems_summary_units_fmt_bytes(char *buf, size_t size, uint64_t b)
 {
 	if (b >= GIB)
 		snprintf(buf, size, "%.1f GiB", (double)b / (double)GIB);
@@ -75,24 +75,24 @@ clamp_fraction(double fraction)
 }
 
 int
-summary_pct(double fraction)
+ceems_summary_units_pct(double fraction)
 {
 	return (int)floor(clamp_fraction(fraction) * 100 + 0.5);
 }
 
 /* A measured share that rounds to 0 reads "<1%", not "0%". */
 void
-summary_fmt_pct(char *buf, size_t size, double fraction)
+ceems_summary_units_fmt_pct(char *buf, size_t size, double fraction)
 {
 	if (fraction > 0 && fraction < 0.005)
 		snprintf(buf, size, "<1%%");
 	else
-		snprintf(buf, size, "%d%%", summary_pct(fraction));
+		snprintf(buf, size, "%d%%", ceems_summary_units_pct(fraction));
 }
 
 /* Cores used on average, one decimal; "<0.1" for a little but not 0. */
 void
-summary_fmt_cores(char *buf, size_t size, double cores)
+ceems_summary_units_fmt_cores(char *buf, size_t size, double cores)
 {
 	if (cores > 0 && cores < 0.05)
 		snprintf(buf, size, "<0.1");
@@ -101,7 +101,7 @@ summary_fmt_cores(char *buf, size_t size, double cores)
 }
 
 int
-summary_pct_floor(double fraction)
+ceems_summary_units_pct_floor(double fraction)
 {
 	return (int)floor(clamp_fraction(fraction) * 100);
 }

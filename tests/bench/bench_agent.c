@@ -196,7 +196,7 @@ copy_files(const char *from, const char *to)
 			tmptree_die("lstat", src);
 		if (!S_ISREG(st.st_mode))
 			continue;
-		if (ceems_read_text_file(src, text, sizeof(text)) < 0)
+		if (ceems_fileio_read_text_file(src, text, sizeof(text)) < 0)
 			tmptree_die("read", src);
 		path_printf(rel, sizeof(rel), "%s/%s", to + strlen(root) + 1,
 			 de->d_name);
@@ -554,7 +554,7 @@ main(int argc, char **argv)
 	ceems_log_set_level(CEEMS_LOG_WARNING);
 	make_node((unsigned)njobs);
 
-	ceems_config_defaults(&c);
+	ceems_conf_defaults(&c);
 	path_printf(c.sysfs_root, sizeof(c.sysfs_root), "%s", sys_root);
 	path_printf(c.procfs_root, sizeof(c.procfs_root), "%s", proc_root);
 	path_printf(c.cgroupfs_prefix, sizeof(c.cgroupfs_prefix), "%s", cg_root);
@@ -584,7 +584,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	/* As the agent does when it starts. */
-	ceems_agent_start(a, now);
+	ceems_agent_open_start(a, now);
 	ceems_agent_restore(a, now);
 	for (unsigned i = 0; i < njobs; i++) {
 		struct ceems_agent_job_spec spec;
@@ -605,7 +605,7 @@ main(int argc, char **argv)
 				 "dev:195:%lu", i % ngpus);
 			spec.ngpu_ids = 1;
 		}
-		if (ceems_cgroup_job_from_proc(text, jobid, &spec.cgroup) != 0 ||
+		if (ceems_cgroup_path_job_from_proc(text, jobid, &spec.cgroup) != 0 ||
 		    (ret = ceems_agent_register(a, &spec, now)) != 0) {
 			fprintf(stderr, "bench_agent: cannot register job %u\n",
 				jobid);
@@ -688,7 +688,7 @@ main(int argc, char **argv)
 	printf("hwm_kib %lu\n", end.hwm);
 	printf("njobs_agent %zu\n", ceems_agent_njobs(a));
 
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 	for (unsigned i = 0; i < njobs; i++)
 		close(job_usage_fd[i]);
 	free(job_usage_fd);

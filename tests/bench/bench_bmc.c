@@ -114,7 +114,7 @@ parse_args(int argc, char **argv, struct args *a)
 				 sizeof(a->o.credentials_file), "%s", optarg);
 			break;
 		case 'w':
-			if (ceems_bmc_parse_workarounds(optarg, &a->o.workarounds,
+			if (ceems_bmc_ipmi_parse_workarounds(optarg, &a->o.workarounds,
 							why, sizeof(why)) < 0) {
 				fprintf(stderr, "bench_bmc: %s\n", why);
 				return -1;

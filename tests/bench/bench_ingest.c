@@ -68,7 +68,7 @@ build(struct ceems_job_record *r, uint32_t jobid, int64_t now)
 	rep.alloc_cores = 16;
 	rep.elapsed_s = 3599;
 	rep.cpu_s = 30000;
-	ceems_job_ledger_init(&rep.ledger);
+	ceems_job_figures_ledger_init(&rep.ledger);
 	rep.ledger.lifetime_s = 3599;
 	rep.ledger.measured[CEEMS_DOMAIN_PACKAGE] = true;
 	rep.ledger.joules[CEEMS_DOMAIN_PACKAGE] = 500000.0 + jobid % 1000;
@@ -136,7 +136,7 @@ main(int argc, char **argv)
 	}
 	count = (unsigned)strtoul(argv[3], NULL, 10);
 	batch = (unsigned)strtoul(argv[4], NULL, 10);
-	ceems_config_defaults(&c);
+	ceems_conf_defaults(&c);
 	snprintf(c.cluster, sizeof(c.cluster), "bench");
 	snprintf(c.spool_dir, sizeof(c.spool_dir), "%s", argv[1]);
 	snprintf(c.database, sizeof(c.database), "%s", argv[2]);

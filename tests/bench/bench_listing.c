@@ -1,6 +1,6 @@
 /* bench_listing.c - the listing target (a user's month in at most 50 ms)
  * measured through ceems-sacct's own code: one user's jobs of a window,
- * asked by sacct_pg_rows
+ * asked by sacct_pg_listing_rows
  * (tools/sacct/sacct_pg_listing.c: the listing with each job's steps,
  * decoded into rows) over one connection, REPEAT times.  Prints the
  * rows and the median and maximum wall time of a call, which is what
@@ -46,12 +46,12 @@ main(int argc, char **argv)
 		format = argv[6];
 	q.allocations = argc == 8;
 	if (strcmp(format, "all") != 0) {
-		if (sacct_format_parse(format, cols, SACCT_MAX_COLUMNS, &ncols,
+		if (sacct_fields_format_parse(format, cols, SACCT_MAX_COLUMNS, &ncols,
 				       err, sizeof(err)) < 0) {
 			fprintf(stderr, "bench_listing: %s\n", err);
 			return 2;
 		}
-		q.skip = SACCT_NEED_ALL & ~sacct_columns_need(cols, ncols);
+		q.skip = SACCT_NEED_ALL & ~sacct_fields_columns_need(cols, ncols);
 	}
 	if (repeat < 1 || (t = calloc((size_t)repeat, sizeof(*t))) == NULL) {
 		fprintf(stderr, "bench_listing: bad REPEAT\n");
@@ -70,18 +70,18 @@ main(int argc, char **argv)
 		struct sacct_rows rows = { 0 };
 
 		t0 = bench_now_ms();
-		if (sacct_pg_rows(pg, &q, &rows, err, sizeof(err)) < 0) {
+		if (sacct_pg_listing_rows(pg, &q, &rows, err, sizeof(err)) < 0) {
 			fprintf(stderr, "bench_listing: %s\n", err);
 			sacct_pg_close(pg);
 			return 1;
 		}
 		t[i] = bench_now_ms() - t0;
 		nrows = rows.n;
-		sacct_rows_free(&rows);
+		sacct_row_free(&rows);
 	}
 	sacct_pg_close(pg);
 	median = bench_sort_median(t, (size_t)repeat);
-	printf("listing %s (sacct_pg_rows, -o %s%s): %zu rows, %d runs: median %.2f ms, max %.2f ms\n",
+	printf("listing %s (sacct_pg_listing_rows, -o %s%s): %zu rows, %d runs: median %.2f ms, max %.2f ms\n",
 	       argv[2], strcmp(format, SACCT_DEFAULT_FORMAT) == 0 ? "default" : format,
 	       q.allocations ? " -X" : "", nrows, repeat, median, t[repeat - 1]);
 	free(t);

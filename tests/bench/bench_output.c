@@ -3,7 +3,7 @@
  * (as the plugin records a batch job), printed as ceems-sacct prints
  * them (sacct_output_rows, its default columns, the ASCII table) to
  * /dev/null, REPEAT times.  Prints the median and maximum wall time of
- * a print.  No database: the rows are what sacct_pg_rows would give.
+ * a print.  No database: the rows are what sacct_pg_listing_rows would give.
  * For instruction counts that repeat from run to run:
  *   valgrind --tool=callgrind tests/bench/bench_output 18392 1
  *
@@ -33,7 +33,7 @@ add_job(struct sacct_rows *rows, unsigned i)
 	double e = 0.05 + (double)((i * 104729u) % 950) / 1000;
 	int k;
 
-	if ((job = sacct_rows_add(rows)) == NULL)
+	if ((job = sacct_row_add(rows)) == NULL)
 		return -1;
 	snprintf(job->cluster, sizeof(job->cluster), "bench");
 	job->jobid = 4000000 + i;
@@ -43,7 +43,7 @@ add_job(struct sacct_rows *rows, unsigned i)
 	snprintf(job->partition, sizeof(job->partition), "cpu");
 	snprintf(job->qos, sizeof(job->qos), "normal");
 	snprintf(name, sizeof(name), "job-%u", i % 1000);
-	if ((job->name = sacct_rows_text(rows, name, SACCT_NAME_MAX)) == NULL)
+	if ((job->name = sacct_row_text(rows, name, SACCT_NAME_MAX)) == NULL)
 		return -1;
 	snprintf(job->state, sizeof(job->state), "%s", i % 10 < 8 ? "COMPLETED" : "FAILED");
 	job->exit_code = i % 10 < 8 ? 0 : 1;
@@ -65,8 +65,8 @@ add_job(struct sacct_rows *rows, unsigned i)
 	j = rows->n - 1;
 	for (k = 0; k < 2; k++) {
 		/* An add may move the rows: the job by its index. */
-		if ((st = sacct_rows_add(rows)) == NULL ||
-		    sacct_rows_step_of(rows, st, &rows->v[j], steps[k]) < 0)
+		if ((st = sacct_row_add(rows)) == NULL ||
+		    sacct_row_step_of(rows, st, &rows->v[j], steps[k]) < 0)
 			return -1;
 		job = &rows->v[j];
 		st->nodes_reported = 1;
@@ -95,7 +95,7 @@ main(int argc, char **argv)
 	FILE *out;
 
 	if (repeat < 1 || (t = calloc((size_t)repeat, sizeof(*t))) == NULL ||
-	    sacct_format_parse(format, cols, SACCT_MAX_COLUMNS, &ncols, err, sizeof(err)) < 0 ||
+	    sacct_fields_format_parse(format, cols, SACCT_MAX_COLUMNS, &ncols, err, sizeof(err)) < 0 ||
 	    (out = fopen("/dev/null", "w")) == NULL) {
 		fprintf(stderr, "usage: bench_output [JOBS [REPEAT [FORMAT]]]\n");
 		return 2;
@@ -117,7 +117,7 @@ main(int argc, char **argv)
 	median = bench_sort_median(t, (size_t)repeat);
 	printf("output: %zu rows, %zu columns, %d runs: median %.2f ms, max %.2f ms\n",
 	       rows.n, ncols, repeat, median, t[repeat - 1]);
-	sacct_rows_free(&rows);
+	sacct_row_free(&rows);
 	fclose(out);
 	free(t);
 	return 0;

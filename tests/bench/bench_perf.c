@@ -59,13 +59,13 @@ main(int argc, char **argv)
 			return 2;
 	}
 	if (njobs < 1 || nticks < 1 ||
-	    ceems_read_text_file("/proc/self/mountinfo", text, sizeof(text)) < 0 ||
-	    ceems_cgroup_mounts_from_mountinfo(text, &mounts) < 0 ||
-	    ceems_perf_mount_from_mountinfo(text, perf_v1, sizeof(perf_v1)) < 0 ||
-	    ceems_perf_root(&mounts, perf_v1, "", root, sizeof(root)) < 0 ||
-	    ceems_read_text_file("/sys/devices/system/cpu/online", text,
+	    ceems_fileio_read_text_file("/proc/self/mountinfo", text, sizeof(text)) < 0 ||
+	    ceems_cgroup_path_mounts_from_mountinfo(text, &mounts) < 0 ||
+	    ceems_perf_cgroup_mount_from_mountinfo(text, perf_v1, sizeof(perf_v1)) < 0 ||
+	    ceems_perf_cgroup_root(&mounts, perf_v1, "", root, sizeof(root)) < 0 ||
+	    ceems_fileio_read_text_file("/sys/devices/system/cpu/online", text,
 				 sizeof(text)) < 0 ||
-	    ceems_parse_cpu_list(text, &cpus) < 0) {
+	    ceems_cgroup_parse_cpu_list(text, &cpus) < 0) {
 		fprintf(stderr, "bench_perf: no perf_event hierarchy or CPU list here\n");
 		return 1;
 	}
@@ -73,7 +73,7 @@ main(int argc, char **argv)
 		rl.rlim_cur = rl.rlim_max;
 		(void)setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	ceems_perf_budget_init(&budget, 16777216);
+	ceems_perf_job_budget_init(&budget, 16777216);
 	jobs = calloc((size_t)njobs, sizeof(*jobs));
 	if (jobs == NULL)
 		return 1;

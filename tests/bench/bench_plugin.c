@@ -247,9 +247,9 @@ main(int argc, char **argv)
 		return 2;
 	}
 	ceems_log_set_handler(quiet, NULL);
-	ceems_config_defaults(&config);
-	if (ceems_config_load(&config, conf, err, sizeof(err)) < 0 ||
-	    ceems_note_dir(&config, notes, sizeof(notes)) < 0) {
+	ceems_conf_defaults(&config);
+	if (ceems_conf_load(&config, conf, err, sizeof(err)) < 0 ||
+	    ceems_job_note_dir(&config, notes, sizeof(notes)) < 0) {
 		fprintf(stderr, "bench_plugin: %s\n", err);
 		return 2;
 	}
@@ -298,8 +298,8 @@ main(int argc, char **argv)
 
 		/* Job start, first step (extern). */
 		t0 = bench_now_ms();
-		ceems_config_defaults(&config);
-		(void)ceems_config_load(&config, conf, err, sizeof(err));
+		ceems_conf_defaults(&config);
+		(void)ceems_conf_load(&config, conf, err, sizeof(err));
 		r = ceems_jobside_find_cgroup(getpid(), jobid, &cgroup, err, sizeof(err));
 		if (r == 0) {
 			memset(&spec, 0, sizeof(spec));
@@ -317,8 +317,8 @@ main(int argc, char **argv)
 
 		/* Job start, a later step (batch). */
 		t0 = bench_now_ms();
-		ceems_config_defaults(&config);
-		(void)ceems_config_load(&config, conf, err, sizeof(err));
+		ceems_conf_defaults(&config);
+		(void)ceems_conf_load(&config, conf, err, sizeof(err));
 		r = ceems_jobside_find_cgroup(getpid(), jobid, &cgroup, err, sizeof(err));
 		if (r == 0) {
 			memset(&spec, 0, sizeof(spec));

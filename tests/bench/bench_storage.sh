@@ -12,7 +12,7 @@
 #      row-level security applies), and its median and maximum reported,
 #      with its EXPLAIN (ANALYZE).  Target: <= 50 ms.
 #   3. sacct (after 1, on its data): ceems-sacct's own listing call
-#      (tests/bench/bench_listing: sacct_pg_rows over one connection,
+#      (tests/bench/bench_listing: sacct_pg_listing_rows over one connection,
 #      its default columns and all of them), then `ceems-sacct -u USER
 #      -S 2023-06-01 -E 2023-07-01` end to end (process start,
 #      configuration, connection, both queries, formatting) as that

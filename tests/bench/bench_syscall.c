@@ -56,7 +56,7 @@ int
 main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "auto";
-	int force = ceems_bpf_force_from_word(mode);
+	int force = ceems_bpf_choose_force_from_word(mode);
 	bool blocks = argc > 4 && strcmp(argv[4], "blocks") == 0;
 	long ops = argc > 2 ? atol(argv[2]) : 200000;
 	int rounds = argc > 3 ? atoi(argv[3]) : 11;
@@ -109,7 +109,7 @@ main(int argc, char **argv)
 		r_job[r] = job[r] / off[r];
 	}
 	printf("attach %s: IO by %s, %ld loop turns (%s) x %d rounds\n", mode,
-	       ceems_bpf_attach_name(io_attach), ops,
+	       ceems_bpf_choose_attach_name(io_attach), ops,
 	       blocks ? "one 64 KiB pread each" : "3 calls each", rounds);
 	if (refusals[0] != '\0')
 		printf("better types refused: %s\n", refusals);

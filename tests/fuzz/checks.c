@@ -143,36 +143,36 @@ check_job_dirs(const struct ceems_cgroup_job *job,
 	char out[CEEMS_CGROUP_DIR_MAX], small[24];
 
 	for (int c = 0; c <= CEEMS_CG_NCONTROLLERS; c++) {
-		int ret = ceems_cgroup_job_dir(job, mounts,
+		int ret = ceems_cgroup_path_job_dir(job, mounts,
 					       (enum ceems_cgroup_controller)c,
 					       "/prefix", out, sizeof(out));
 
 		if (!ret_allowed(ret, dir_errors))
-			return "ceems_cgroup_job_dir: undocumented return code";
+			return "ceems_cgroup_path_job_dir: undocumented return code";
 		if (ret == 0 && (!nul_within(out, sizeof(out)) ||
 				 strncmp(out, "/prefix/", 8) != 0))
-			return "ceems_cgroup_job_dir: not under the prefix";
+			return "ceems_cgroup_path_job_dir: not under the prefix";
 		memset(small, 'x', sizeof(small));
-		ret = ceems_cgroup_job_dir(job, mounts,
+		ret = ceems_cgroup_path_job_dir(job, mounts,
 					   (enum ceems_cgroup_controller)c, "",
 					   small, 16);
 		if (!ret_allowed(ret, dir_errors) || small[16] != 'x' ||
 		    (ret == 0 && !nul_within(small, 16)))
-			return "ceems_cgroup_job_dir: overran a small buffer";
+			return "ceems_cgroup_path_job_dir: overran a small buffer";
 	}
 	for (size_t i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
-		int ret = ceems_cgroup_dirs_for_job(job, mounts, "/p",
+		int ret = ceems_cgroup_stats_dirs_for_job(job, mounts, "/p",
 						    subdirs[i], &dirs);
 
 		if (!ret_allowed(ret, dirs_errors))
-			return "ceems_cgroup_dirs_for_job: undocumented return code";
+			return "ceems_cgroup_stats_dirs_for_job: undocumented return code";
 		if (i == 2 && ret != -EINVAL)
-			return "ceems_cgroup_dirs_for_job: accepted a '..' subdir";
+			return "ceems_cgroup_stats_dirs_for_job: accepted a '..' subdir";
 		for (int c = 0; ret == 0 && c <= CEEMS_CG_NCONTROLLERS; c++)
 			if (!nul_within(dirs.dir[c], sizeof(dirs.dir[c])) ||
 			    (dirs.dir[c][0] != '\0' &&
 			     strncmp(dirs.dir[c], "/p/", 3) != 0))
-				return "ceems_cgroup_dirs_for_job: bad directory";
+				return "ceems_cgroup_stats_dirs_for_job: bad directory";
 	}
 	return NULL;
 }
@@ -204,8 +204,8 @@ fuzz_check_cgroup_path(const char *data, size_t len)
 
 	(void)len;
 	if (!have_fixed) {
-		if (ceems_cgroup_job_from_proc(fixed_cgroup, 42, &fixed_job) != 0 ||
-		    ceems_cgroup_mounts_from_mountinfo(fixed_mountinfo,
+		if (ceems_cgroup_path_job_from_proc(fixed_cgroup, 42, &fixed_job) != 0 ||
+		    ceems_cgroup_path_mounts_from_mountinfo(fixed_mountinfo,
 						       &fixed_mounts) != 0)
 			return "cgroup_path: the fixed job or mounts do not parse";
 		have_fixed = true;
@@ -213,22 +213,22 @@ fuzz_check_cgroup_path(const char *data, size_t len)
 	for (size_t i = 0; i < sizeof(jobids) / sizeof(jobids[0]); i++) {
 		bool any_v1 = false;
 
-		ret = ceems_cgroup_job_from_proc(data, jobids[i], &job);
+		ret = ceems_cgroup_path_job_from_proc(data, jobids[i], &job);
 		if (!ret_allowed(ret, job_errors))
-			return "ceems_cgroup_job_from_proc: undocumented return code";
+			return "ceems_cgroup_path_job_from_proc: undocumented return code";
 		if (ret < 0)
 			continue;
 		if (!job_path_ok(job.unified, sizeof(job.unified), jobids[i]))
-			return "ceems_cgroup_job_from_proc: bad unified path";
+			return "ceems_cgroup_path_job_from_proc: bad unified path";
 		for (int c = 0; c < CEEMS_CG_NCONTROLLERS; c++) {
 			if (!job_path_ok(job.v1[c], sizeof(job.v1[c]), jobids[i]))
-				return "ceems_cgroup_job_from_proc: bad v1 path";
+				return "ceems_cgroup_path_job_from_proc: bad v1 path";
 			any_v1 |= job.v1[c][0] != '\0';
 		}
 		if (job.version == CEEMS_CGROUP_V1 ? !any_v1 :
 		    job.version != CEEMS_CGROUP_V2 || any_v1 ||
 		    job.unified[0] == '\0')
-			return "ceems_cgroup_job_from_proc: version does not match "
+			return "ceems_cgroup_path_job_from_proc: version does not match "
 			       "the paths found";
 		if ((problem = check_job_dirs(&job, &fixed_mounts)) != NULL)
 			return problem;
@@ -238,24 +238,24 @@ fuzz_check_cgroup_path(const char *data, size_t len)
 		static char perf_mount[CEEMS_CGROUP_PATH_MAX];
 
 		memset(perf_mount, 'x', sizeof(perf_mount));
-		ret = ceems_perf_mount_from_mountinfo(data, perf_mount,
+		ret = ceems_perf_cgroup_mount_from_mountinfo(data, perf_mount,
 						      sizeof(perf_mount));
 		if (!ret_allowed(ret, mount_errors))
-			return "ceems_perf_mount_from_mountinfo: undocumented return code";
+			return "ceems_perf_cgroup_mount_from_mountinfo: undocumented return code";
 		if (ret == 0 && (!nul_within(perf_mount, sizeof(perf_mount)) ||
 				 (perf_mount[0] != '\0' && perf_mount[0] != '/')))
-			return "ceems_perf_mount_from_mountinfo: not an absolute path or none";
+			return "ceems_perf_cgroup_mount_from_mountinfo: not an absolute path or none";
 	}
-	ret = ceems_cgroup_mounts_from_mountinfo(data, &mounts);
+	ret = ceems_cgroup_path_mounts_from_mountinfo(data, &mounts);
 	if (!ret_allowed(ret, mount_errors))
-		return "ceems_cgroup_mounts_from_mountinfo: undocumented return code";
+		return "ceems_cgroup_path_mounts_from_mountinfo: undocumented return code";
 	if (ret < 0)
 		return NULL;
 	if (!mount_pair_ok(mounts.unified, mounts.unified_root))
-		return "ceems_cgroup_mounts_from_mountinfo: bad unified mount";
+		return "ceems_cgroup_path_mounts_from_mountinfo: bad unified mount";
 	for (int c = 0; c < CEEMS_CG_NCONTROLLERS; c++)
 		if (!mount_pair_ok(mounts.v1[c], mounts.v1_root[c]))
-			return "ceems_cgroup_mounts_from_mountinfo: bad v1 mount";
+			return "ceems_cgroup_path_mounts_from_mountinfo: bad v1 mount";
 	return check_job_dirs(&fixed_job, &mounts);
 }
 
@@ -292,22 +292,22 @@ static const struct {
 	bool all;		/* it sets every owned bit on success */
 	uint64_t quantum;	/* every value it stores is a multiple */
 } stats_parsers[NSTATS_PARSERS] = {
-	[P_CPU2] = { "ceems_parse_cgroup2_cpu_stat", CEEMS_CGF_CPU_USAGE |
+	[P_CPU2] = { "ceems_cgroup_parse_cgroup2_cpu_stat", CEEMS_CGF_CPU_USAGE |
 		     CEEMS_CGF_CPU_USER | CEEMS_CGF_CPU_SYSTEM, false, 1000 },
-	[P_MEM2] = { "ceems_parse_cgroup2_memory_stat", CEEMS_CGF_MEM_RSS |
+	[P_MEM2] = { "ceems_cgroup_parse_cgroup2_memory_stat", CEEMS_CGF_MEM_RSS |
 		     CEEMS_CGF_MEM_CACHE, false, 1 },
-	[P_EVENTS2] = { "ceems_parse_cgroup2_memory_events",
+	[P_EVENTS2] = { "ceems_cgroup_parse_cgroup2_memory_events",
 			CEEMS_CGF_OOM_KILLS | CEEMS_CGF_MEM_FAILS, false, 1 },
-	[P_IO2] = { "ceems_parse_cgroup2_io_stat", CEEMS_CGF_IO_READ_BYTES |
+	[P_IO2] = { "ceems_cgroup_parse_cgroup2_io_stat", CEEMS_CGF_IO_READ_BYTES |
 		    CEEMS_CGF_IO_WRITE_BYTES | CEEMS_CGF_IO_READ_OPS |
 		    CEEMS_CGF_IO_WRITE_OPS, true, 1 },
 	/* USER_HZ 100: 10 ms a tick. */
-	[P_CPUACCT1] = { "ceems_parse_cgroup1_cpuacct_stat",
+	[P_CPUACCT1] = { "ceems_cgroup_parse_cgroup1_cpuacct_stat",
 			 CEEMS_CGF_CPU_USER | CEEMS_CGF_CPU_SYSTEM, false,
 			 10000000 },
-	[P_MEM1] = { "ceems_parse_cgroup1_memory_stat", CEEMS_CGF_MEM_RSS |
+	[P_MEM1] = { "ceems_cgroup_parse_cgroup1_memory_stat", CEEMS_CGF_MEM_RSS |
 		     CEEMS_CGF_MEM_CACHE, false, 1 },
-	[P_OOM1] = { "ceems_parse_cgroup1_oom_control", CEEMS_CGF_OOM_KILLS,
+	[P_OOM1] = { "ceems_cgroup_parse_cgroup1_oom_control", CEEMS_CGF_OOM_KILLS,
 		     true, 1 },
 };
 
@@ -316,14 +316,14 @@ run_stats_parser(enum stats_parser p, const char *text,
 		 struct ceems_cgroup_stats *st)
 {
 	switch (p) {
-	case P_CPU2: return ceems_parse_cgroup2_cpu_stat(text, st);
-	case P_MEM2: return ceems_parse_cgroup2_memory_stat(text, st);
-	case P_EVENTS2: return ceems_parse_cgroup2_memory_events(text, st);
-	case P_IO2: return ceems_parse_cgroup2_io_stat(text, st);
+	case P_CPU2: return ceems_cgroup_parse_cgroup2_cpu_stat(text, st);
+	case P_MEM2: return ceems_cgroup_parse_cgroup2_memory_stat(text, st);
+	case P_EVENTS2: return ceems_cgroup_parse_cgroup2_memory_events(text, st);
+	case P_IO2: return ceems_cgroup_parse_cgroup2_io_stat(text, st);
 	case P_CPUACCT1:
-		return ceems_parse_cgroup1_cpuacct_stat(text, 100, st);
-	case P_MEM1: return ceems_parse_cgroup1_memory_stat(text, st);
-	case P_OOM1: return ceems_parse_cgroup1_oom_control(text, st);
+		return ceems_cgroup_parse_cgroup1_cpuacct_stat(text, 100, st);
+	case P_MEM1: return ceems_cgroup_parse_cgroup1_memory_stat(text, st);
+	case P_OOM1: return ceems_cgroup_parse_cgroup1_oom_control(text, st);
 	case NSTATS_PARSERS: break;
 	}
 	return -ENOSYS;
@@ -373,12 +373,12 @@ single_values_ok(const char *text)
 	uint64_t v = mark, want = 0;
 	int ret, want_ret = expected_decimal(text, &want);
 
-	ret = ceems_parse_u64(text, &v);
+	ret = ceems_number_parse_u64(text, &v);
 	if (ret != want_ret || (ret == 0 ? v != want : v != mark))
 		return false;
 
 	v = mark;
-	ret = ceems_parse_u64_or_max(text, &v);
+	ret = ceems_cgroup_parse_u64_or_max(text, &v);
 	if (strcmp(text, "max") == 0 || strcmp(text, "max\n") == 0) {
 		if (ret != 0 || v != CEEMS_CGROUP_UNLIMITED)
 			return false;
@@ -387,7 +387,7 @@ single_values_ok(const char *text)
 	}
 
 	v = mark;
-	ret = ceems_parse_cgroup1_limit(text, &v);
+	ret = ceems_cgroup_parse_cgroup1_limit(text, &v);
 	if (want_ret == 0 && want >= (UINT64_C(1) << 62))
 		want = CEEMS_CGROUP_UNLIMITED;
 	if (!ret_allowed(ret, errors) || ret != want_ret ||
@@ -412,7 +412,7 @@ flat_keyed_ok(const char *text)
 
 	for (size_t i = 0; i < nkeys; i++)
 		values[i] = mark;
-	ret = ceems_parse_flat_keyed(text, keys, nkeys, values, &found);
+	ret = ceems_cgroup_parse_flat_keyed(text, keys, nkeys, values, &found);
 	if (!ret_allowed(ret, errors))
 		return false;
 	if (ret < 0)
@@ -431,7 +431,7 @@ blkio_ok(const char *text)
 	static const int errors[] = { -EINVAL, -ERANGE, 0 };
 	const uint64_t mark = 0x5a5a5a5a5a5a5a5aULL;
 	uint64_t r = mark, w = mark;
-	int ret = ceems_parse_cgroup1_blkio(text, &r, &w);
+	int ret = ceems_cgroup_parse_cgroup1_blkio(text, &r, &w);
 
 	if (!ret_allowed(ret, errors))
 		return false;
@@ -448,7 +448,7 @@ cpu_list_ok(const char *text)
 
 	memset(&before, 0xa5, sizeof(before));
 	set = before;
-	ret = ceems_parse_cpu_list(text, &set);
+	ret = ceems_cgroup_parse_cpu_list(text, &set);
 	if (!ret_allowed(ret, errors))
 		return false;
 	if (ret < 0)
@@ -460,10 +460,10 @@ cpu_list_ok(const char *text)
 	if ((text[0] == '\0' || strcmp(text, "\n") == 0) && count != 0)
 		return false;
 	for (unsigned cpu = 0; cpu < CEEMS_CPUSET_MAX_CPUS; cpu += 97)
-		if (ceems_cpuset_has(&set, cpu) !=
+		if (ceems_cgroup_parse_cpuset_has(&set, cpu) !=
 		    (((set.bits[cpu / 64] >> (cpu % 64)) & 1u) != 0))
 			return false;
-	return !ceems_cpuset_has(&set, CEEMS_CPUSET_MAX_CPUS);
+	return !ceems_cgroup_parse_cpuset_has(&set, CEEMS_CPUSET_MAX_CPUS);
 }
 
 const char *
@@ -474,14 +474,14 @@ fuzz_check_cgroup_stats(const char *data, size_t len)
 		if (!stats_parser_ok((enum stats_parser)p, data))
 			return stats_parsers[p].name;
 	if (!single_values_ok(data))
-		return "ceems_parse_u64, _u64_or_max or _cgroup1_limit: wrong "
+		return "ceems_number_parse_u64, _u64_or_max or _cgroup1_limit: wrong "
 		       "value or code for a single-value file";
 	if (!flat_keyed_ok(data))
-		return "ceems_parse_flat_keyed: bad code, found bits or values";
+		return "ceems_cgroup_parse_flat_keyed: bad code, found bits or values";
 	if (!blkio_ok(data))
-		return "ceems_parse_cgroup1_blkio: bad code, or sums set on error";
+		return "ceems_cgroup_parse_cgroup1_blkio: bad code, or sums set on error";
 	if (!cpu_list_ok(data))
-		return "ceems_parse_cpu_list: bad code, count or set";
+		return "ceems_cgroup_parse_cpu_list: bad code, count or set";
 	return NULL;
 }
 
@@ -499,7 +499,7 @@ proc_stat_ok(const char *text, long clk_tck)
 	int ret;
 
 	memset(&cpu, 0, sizeof(cpu));
-	ret = ceems_parse_proc_stat(text, clk_tck, &cpu);
+	ret = ceems_proc_stats_parse_proc_stat(text, clk_tck, &cpu);
 	if (!ret_allowed(ret, errors))
 		return false;
 	if (ret < 0)
@@ -533,7 +533,7 @@ meminfo_ok(const char *text)
 	int ret;
 
 	memset(&mem, 0, sizeof(mem));
-	ret = ceems_parse_proc_meminfo(text, &mem);
+	ret = ceems_proc_stats_parse_proc_meminfo(text, &mem);
 	if (!ret_allowed(ret, errors))
 		return false;
 	if (ret < 0)
@@ -562,38 +562,38 @@ fuzz_check_proc_stats(const char *data, size_t len)
 {
 	(void)len;
 	if (!proc_stat_ok(data, 100) || !proc_stat_ok(data, 1000000))
-		return "ceems_parse_proc_stat: bad code or inconsistent sums";
+		return "ceems_proc_stats_parse_proc_stat: bad code or inconsistent sums";
 	if (!meminfo_ok(data))
-		return "ceems_parse_proc_meminfo: bad code or present bits";
+		return "ceems_proc_stats_parse_proc_meminfo: bad code or present bits";
 	{
 		struct ceems_node_cpu cpu;
 
-		if (ceems_parse_proc_stat(data, 0, &cpu) != -EINVAL ||
-		    ceems_parse_proc_stat(data, -100, &cpu) != -EINVAL)
-			return "ceems_parse_proc_stat: accepted a bad clk_tck";
+		if (ceems_proc_stats_parse_proc_stat(data, 0, &cpu) != -EINVAL ||
+		    ceems_proc_stats_parse_proc_stat(data, -100, &cpu) != -EINVAL)
+			return "ceems_proc_stats_parse_proc_stat: accepted a bad clk_tck";
 	}
 	{
 		static const int errors[] = { -EINVAL, -ERANGE, 0 };
 		uint32_t uid = 0;
-		int ret = ceems_parse_proc_status_uid(data, &uid);
+		int ret = ceems_proc_stats_parse_proc_status_uid(data, &uid);
 		const char *line = data;
 		char want[16];
 
 		if (!ret_allowed(ret, errors))
-			return "ceems_parse_proc_status_uid: undocumented return code";
+			return "ceems_proc_stats_parse_proc_status_uid: undocumented return code";
 		/* A uid found is the first figure of a line that starts
 		 * with "Uid:", as it is written there. */
 		while (line != NULL && strncmp(line, "Uid:", 4) != 0)
 			line = (line = strchr(line, '\n')) != NULL ? line + 1 : NULL;
 		if (ret == 0) {
 			if (line == NULL)
-				return "ceems_parse_proc_status_uid: a uid without a Uid: line";
+				return "ceems_proc_stats_parse_proc_status_uid: a uid without a Uid: line";
 			line += 4;
 			line += strspn(line, " \t");
 			snprintf(want, sizeof(want), "%" PRIu32, uid);
 			if (strncmp(line + strspn(line, "0"), want + strspn(want, "0"),
 				    strlen(want + strspn(want, "0"))) != 0)
-				return "ceems_parse_proc_status_uid: not the line's first figure";
+				return "ceems_proc_stats_parse_proc_status_uid: not the line's first figure";
 		}
 	}
 	return NULL;
@@ -709,36 +709,36 @@ fuzz_check_conf(const char *data, size_t len)
 	int ret;
 
 	(void)len;
-	ceems_config_defaults(&before);
+	ceems_conf_defaults(&before);
 	if (!config_valid(&before))
-		return "ceems_config_defaults: a default is out of range";
+		return "ceems_conf_defaults: a default is out of range";
 	config = before;
 	memset(err, 'x', sizeof(err));
-	ret = ceems_config_parse(&config, data, "fuzz.conf", err, sizeof(err));
+	ret = ceems_conf_parse(&config, data, "fuzz.conf", err, sizeof(err));
 	if (ret != 0 && ret != -1)
-		return "ceems_config_parse: returned neither 0 nor -1";
+		return "ceems_conf_parse: returned neither 0 nor -1";
 	if (ret < 0) {
 		if (memcmp(&config, &before, sizeof(config)) != 0)
-			return "ceems_config_parse: changed the config on error";
+			return "ceems_conf_parse: changed the config on error";
 		if (!nul_within(err, sizeof(err)) ||
 		    strncmp(err, "fuzz.conf:", 10) != 0)
-			return "ceems_config_parse: no 'NAME:LINE: problem' message";
+			return "ceems_conf_parse: no 'NAME:LINE: problem' message";
 		/* A short message buffer is cut, not overrun. */
 		memset(small, 'x', sizeof(small));
 		config = before;
-		if (ceems_config_parse(&config, data, "fuzz.conf", small, 12) != -1 ||
+		if (ceems_conf_parse(&config, data, "fuzz.conf", small, 12) != -1 ||
 		    !nul_within(small, 12) || small[12] != 'x')
-			return "ceems_config_parse: overran a short message buffer";
+			return "ceems_conf_parse: overran a short message buffer";
 	} else if (!config_valid(&config)) {
-		return "ceems_config_parse: accepted a value out of range";
+		return "ceems_conf_parse: accepted a value out of range";
 	}
 
-	ret = ceems_parse_duration(data, &ns);
+	ret = ceems_conf_parse_duration(data, &ns);
 	if (ret != 0 && ret != -1)
-		return "ceems_parse_duration: returned neither 0 nor -1";
+		return "ceems_conf_parse_duration: returned neither 0 nor -1";
 	if (ret < 0 ? ns != mark :
 	    !(data[0] >= '0' && data[0] <= '9') || ns > UINT64_C(1000000000000000001))
-		return "ceems_parse_duration: bad value, or value set on error";
+		return "ceems_conf_parse_duration: bad value, or value set on error";
 	return fuzz_check_conf_keys(data, len);
 }
 
@@ -835,11 +835,11 @@ check_table(const struct ceems_emissions_table *t, size_t content,
 		if (ret != 0 || f.year != r->year || f.g_per_kwh != r->g_per_kwh ||
 		    strcmp(f.zone, r->zone) != 0 ||
 		    strcmp(f.source, r->source) != 0 ||
-		    !ceems_emission_factor_valid(&f))
+		    !ceems_job_figures_emission_factor_valid(&f))
 			return "ceems_emissions_lookup: a kept row is not found";
 		if (r->alpha3[0] != '\0' &&
 		    (ceems_emissions_lookup(t, r->alpha3, 3000, &f) != 0 ||
-		     !ceems_emission_factor_valid(&f)))
+		     !ceems_job_figures_emission_factor_valid(&f)))
 			return "ceems_emissions_lookup: alpha-3 code not found";
 	}
 	{
@@ -850,7 +850,7 @@ check_table(const struct ceems_emissions_table *t, size_t content,
 			int ret = ceems_emissions_lookup(t, zones[i], 2021, &f);
 
 			if (!ret_allowed(ret, lookup_errors) ||
-			    (ret == 0 && !ceems_emission_factor_valid(&f)))
+			    (ret == 0 && !ceems_job_figures_emission_factor_valid(&f)))
 				return "ceems_emissions_lookup: bad code or factor";
 		}
 	}
@@ -952,7 +952,7 @@ canonical_bus_id(const char *s, unsigned long *field)
 	return field[3] <= 7 && field[2] <= 0x1f;
 }
 
-/* ceems_gpu_bus_id_normalise: "" on error; on success a canonical bus
+/* ceems_gpu_backend_bus_id_normalise: "" on error; on success a canonical bus
  * id holding the numbers of the input ([domain:]bus:device.function in
  * hex), that normalises to itself. */
 static const char *
@@ -965,14 +965,14 @@ check_bus_id(const char *data)
 	char *end;
 
 	memset(out, 'x', sizeof(out));
-	ret = ceems_gpu_bus_id_normalise(data, out, sizeof(out));
+	ret = ceems_gpu_backend_bus_id_normalise(data, out, sizeof(out));
 	if (ret != 0 && ret != -EINVAL)
-		return "ceems_gpu_bus_id_normalise: undocumented return code";
+		return "ceems_gpu_backend_bus_id_normalise: undocumented return code";
 	if (ret != 0)
 		return out[0] == '\0' ? NULL :
-			"ceems_gpu_bus_id_normalise: output left on error";
+			"ceems_gpu_backend_bus_id_normalise: output left on error";
 	if (!canonical_bus_id(out, got))
-		return "ceems_gpu_bus_id_normalise: output not canonical";
+		return "ceems_gpu_backend_bus_id_normalise: output not canonical";
 	while (nfields < 4 && isxdigit((unsigned char)*p)) {
 		in[nfields++] = strtoul(p, &end, 16);
 		p = *end != '\0' ? end + 1 : end;
@@ -982,10 +982,10 @@ check_bus_id(const char *data)
 		in[0] = 0;
 	}
 	if (memcmp(in, got, sizeof(in)) != 0)
-		return "ceems_gpu_bus_id_normalise: numbers changed";
-	if (ceems_gpu_bus_id_normalise(out, again, sizeof(again)) != 0 ||
+		return "ceems_gpu_backend_bus_id_normalise: numbers changed";
+	if (ceems_gpu_backend_bus_id_normalise(out, again, sizeof(again)) != 0 ||
 	    strcmp(out, again) != 0)
-		return "ceems_gpu_bus_id_normalise: not idempotent";
+		return "ceems_gpu_backend_bus_id_normalise: not idempotent";
 	return NULL;
 }
 
@@ -1012,25 +1012,25 @@ check_bmc_texts(const char *data)
 	int ret;
 
 	why[0] = '\0';
-	ret = ceems_bmc_credentials_parse(data, &cr, why, sizeof(why));
+	ret = ceems_bmc_creds_parse(data, &cr, why, sizeof(why));
 	if (!ret_allowed(ret, einval))
-		return "ceems_bmc_credentials_parse: undocumented return code";
+		return "ceems_bmc_creds_parse: undocumented return code";
 	if (ret == 0 && (!credential_ok(cr.username, CEEMS_BMC_USER_MAX) ||
 			 !credential_ok(cr.password, CEEMS_BMC_PASSWORD_MAX) ||
 			 strstr(data, cr.username) == NULL ||
 			 strstr(data, cr.password) == NULL))
-		return "ceems_bmc_credentials_parse: value not from one line of the text";
+		return "ceems_bmc_creds_parse: value not from one line of the text";
 	if (ret < 0 && why[0] == '\0')
-		return "ceems_bmc_credentials_parse: no reason given";
+		return "ceems_bmc_creds_parse: no reason given";
 
 	why[0] = '\0';
-	ret = ceems_bmc_parse_workarounds(data, &flags, why, sizeof(why));
+	ret = ceems_bmc_ipmi_parse_workarounds(data, &flags, why, sizeof(why));
 	if (!ret_allowed(ret, einval))
-		return "ceems_bmc_parse_workarounds: undocumented return code";
+		return "ceems_bmc_ipmi_parse_workarounds: undocumented return code";
 	if (ret == 0 && (flags & ~known) != 0)
-		return "ceems_bmc_parse_workarounds: unknown flag set";
+		return "ceems_bmc_ipmi_parse_workarounds: unknown flag set";
 	if (ret < 0 && why[0] == '\0')
-		return "ceems_bmc_parse_workarounds: no reason given";
+		return "ceems_bmc_ipmi_parse_workarounds: no reason given";
 	return NULL;
 }
 
@@ -1049,9 +1049,9 @@ fuzz_check_energy(const char *data, size_t len)
 	if ((problem = check_bus_id(data)) != NULL)
 		return problem;
 	want_ret = expected_decimal(data, &want);
-	ret = ceems_parse_u64(data, &v);
+	ret = ceems_number_parse_u64(data, &v);
 	if (ret != want_ret || (ret == 0 ? v != want : v != mark))
-		return "ceems_parse_u64: wrong value or code";
+		return "ceems_number_parse_u64: wrong value or code";
 
 	/* "<joules> J <timestamp> us": the joules are the leading digits. */
 	v = mark;
@@ -1128,40 +1128,40 @@ check_spec(const struct ceems_agent_job_spec *s)
 
 	if (s->jobid == 0 || s->uid == UINT32_MAX ||
 	    s->alloc_cores > CEEMS_CPUSET_MAX_CPUS)
-		return "ceems_agent_request_decode: job id, uid or cores out of range";
+		return "ceems_agent_proto_request_decode: job id, uid or cores out of range";
 	if (!spec_path_ok(s->cgroup.unified, sizeof(s->cgroup.unified)))
-		return "ceems_agent_request_decode: unsafe unified path";
+		return "ceems_agent_proto_request_decode: unsafe unified path";
 	for (int c = 0; c < CEEMS_CG_NCONTROLLERS; c++) {
 		if (!spec_path_ok(s->cgroup.v1[c], sizeof(s->cgroup.v1[c])))
-			return "ceems_agent_request_decode: unsafe v1 path";
+			return "ceems_agent_proto_request_decode: unsafe v1 path";
 		any_v1 |= s->cgroup.v1[c][0] != '\0';
 	}
 	if (s->cgroup.version == CEEMS_CGROUP_V2 ? s->cgroup.unified[0] == '\0' :
 	    s->cgroup.version != CEEMS_CGROUP_V1 || !any_v1)
-		return "ceems_agent_request_decode: job without a path for its "
+		return "ceems_agent_proto_request_decode: job without a path for its "
 		       "cgroup version";
 	for (int i = 0; i < CEEMS_LEDGER_MAX_GPUS; i++)
 		if (!isfinite(s->gpu_share[i]) || s->gpu_share[i] < 0 ||
 		    s->gpu_share[i] > 1)
-			return "ceems_agent_request_decode: gpu share out of [0, 1]";
+			return "ceems_agent_proto_request_decode: gpu share out of [0, 1]";
 	if (s->start_time < 0 || s->start_time > CEEMS_AGENT_START_TIME_MAX)
-		return "ceems_agent_request_decode: start time out of range";
+		return "ceems_agent_proto_request_decode: start time out of range";
 	if (!nul_within(s->cluster, sizeof(s->cluster)))
-		return "ceems_agent_request_decode: cluster not terminated";
+		return "ceems_agent_proto_request_decode: cluster not terminated";
 	for (const char *p = s->cluster; *p != '\0'; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			return "ceems_agent_request_decode: control character "
+			return "ceems_agent_proto_request_decode: control character "
 			       "in the cluster";
 	if (s->ngpu_ids > CEEMS_AGENT_MAX_GPU_IDS)
-		return "ceems_agent_request_decode: too many GPU identifiers";
+		return "ceems_agent_proto_request_decode: too many GPU identifiers";
 	for (uint32_t i = 0; i < s->ngpu_ids; i++) {
 		if (!nul_within(s->gpu_ids[i], sizeof(s->gpu_ids[i])) ||
 		    s->gpu_ids[i][0] == '\0')
-			return "ceems_agent_request_decode: GPU identifier "
+			return "ceems_agent_proto_request_decode: GPU identifier "
 			       "empty or not terminated";
 		for (const char *p = s->gpu_ids[i]; *p != '\0'; p++)
 			if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
-				return "ceems_agent_request_decode: space or "
+				return "ceems_agent_proto_request_decode: space or "
 				       "non-ASCII in a GPU identifier";
 	}
 	return NULL;
@@ -1208,32 +1208,32 @@ check_request(const char *data, size_t len)
 	int ret, n;
 
 	memset(err, 'x', sizeof(err));
-	ret = ceems_agent_request_decode(data, len, &req, err, sizeof(err));
+	ret = ceems_agent_proto_request_decode(data, len, &req, err, sizeof(err));
 	if (!ret_allowed(ret, errors))
-		return "ceems_agent_request_decode: undocumented return code";
+		return "ceems_agent_proto_request_decode: undocumented return code";
 	if (ret < 0) {
 		if (!nul_within(err, sizeof(err)) || err[0] == '\0')
-			return "ceems_agent_request_decode: error without a sentence";
+			return "ceems_agent_proto_request_decode: error without a sentence";
 		return NULL;
 	}
 	if (req.op < CEEMS_AGENT_OP_REGISTER || req.op > CEEMS_AGENT_OP_STATUS)
-		return "ceems_agent_request_decode: unknown op accepted";
+		return "ceems_agent_proto_request_decode: unknown op accepted";
 	if (req.op != CEEMS_AGENT_OP_STATUS && req.jobid == 0)
-		return "ceems_agent_request_decode: job id 0 accepted";
+		return "ceems_agent_proto_request_decode: job id 0 accepted";
 	if (req.op == CEEMS_AGENT_OP_REGISTER) {
 		if (req.jobid != req.spec.jobid)
-			return "ceems_agent_request_decode: jobid is not the spec's";
+			return "ceems_agent_proto_request_decode: jobid is not the spec's";
 		if ((problem = check_spec(&req.spec)) != NULL)
 			return problem;
 	}
 	/* What the agent accepted, a client can send again, unchanged. */
-	n = ceems_agent_request_encode(&req, text, sizeof(text));
+	n = ceems_agent_proto_request_encode(&req, text, sizeof(text));
 	if (n <= 0 || (size_t)n >= sizeof(text) || text[n] != '\0')
-		return "ceems_agent_request_encode: cannot encode a decoded request";
-	if (ceems_agent_request_decode(text, (size_t)n, &again, err,
+		return "ceems_agent_proto_request_encode: cannot encode a decoded request";
+	if (ceems_agent_proto_request_decode(text, (size_t)n, &again, err,
 				       sizeof(err)) != 0 ||
 	    !same_request(&req, &again))
-		return "ceems_agent_request_encode: decoding its text gives "
+		return "ceems_agent_proto_request_encode: decoding its text gives "
 		       "another request";
 	return NULL;
 }
@@ -1244,7 +1244,7 @@ static const char *
 check_report_gpus(const struct ceems_agent_job_report *r)
 {
 	if (r->ngpus > CEEMS_LEDGER_MAX_GPUS)
-		return "ceems_agent_reply_decode: more GPUs than a node has";
+		return "ceems_agent_proto_reply_decode: more GPUs than a node has";
 	for (uint32_t i = 0; i < r->ngpus; i++) {
 		const struct ceems_agent_gpu_report *g = &r->gpus[i];
 		const bool have[] = { g->have_util, g->have_mem_util,
@@ -1257,20 +1257,20 @@ check_report_gpus(const struct ceems_agent_job_report *r)
 		if (!nul_within(g->uuid, sizeof(g->uuid)) ||
 		    !nul_within(g->bus_id, sizeof(g->bus_id)) ||
 		    (g->uuid[0] == '\0' && g->bus_id[0] == '\0'))
-			return "ceems_agent_reply_decode: a GPU without a name";
+			return "ceems_agent_proto_reply_decode: a GPU without a name";
 		if (!(g->share > 0 && g->share <= 1) || g->instance < -1)
-			return "ceems_agent_reply_decode: GPU share or instance out of range";
+			return "ceems_agent_proto_reply_decode: GPU share or instance out of range";
 		if (!(g->energy_j >= 0) || isinf(g->energy_j) ||
 		    (!g->have_energy && g->energy_j != 0))
-			return "ceems_agent_reply_decode: GPU energy out of range";
+			return "ceems_agent_proto_reply_decode: GPU energy out of range";
 		for (size_t k = 0; k < sizeof(pct) / sizeof(pct[0]); k++)
 			if (!(pct[k] >= 0 && pct[k] <= 100) || (!have[k] && pct[k] != 0))
-				return "ceems_agent_reply_decode: GPU percentage out "
+				return "ceems_agent_proto_reply_decode: GPU percentage out "
 				       "of range, or set though unknown";
 		if (g->mem_peak_bytes > (uint64_t)INT64_MAX ||
 		    g->mem_total_bytes > (uint64_t)INT64_MAX ||
 		    (!g->have_mem_peak && g->mem_peak_bytes != 0))
-			return "ceems_agent_reply_decode: GPU memory out of range";
+			return "ceems_agent_proto_reply_decode: GPU memory out of range";
 	}
 	return NULL;
 }
@@ -1301,7 +1301,7 @@ check_series(const struct ceems_series *s)
 
 	if (s->nrows > CEEMS_SERIES_MAX_ROWS || s->resolution_s == 0 ||
 	    s->resolution_s > INT32_MAX)
-		return "ceems_series_from_json: too many rows or a bad resolution";
+		return "ceems_agent_series_from_json: too many rows or a bad resolution";
 	for (uint32_t i = 0; i < s->nrows; i++) {
 		const struct ceems_series_row *r = &s->rows[i];
 
@@ -1310,32 +1310,32 @@ check_series(const struct ceems_series *s)
 		    !unknown_or_within(r->mem_bytes, 0, INFINITY) ||
 		    !(r->interval_s >= 0) ||
 		    !unknown_or_within(r->gpu_util_pct, 0, 100))
-			return "ceems_series_from_json: a row out of order or range";
+			return "ceems_agent_series_from_json: a row out of order or range";
 		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
 			if (!unknown_or_within(r->joules[d], 0, INFINITY))
-				return "ceems_series_from_json: negative energy";
+				return "ceems_agent_series_from_json: negative energy";
 	}
-	if ((obj = ceems_series_to_json(s)) == NULL)
-		return "ceems_series_to_json: failed on a series it had read";
-	if (ceems_series_from_json(obj, &back, err, sizeof(err)) != 0)
-		problem = "ceems_series_from_json: refused its own JSON form";
+	if ((obj = ceems_agent_series_to_json(s)) == NULL)
+		return "ceems_agent_series_to_json: failed on a series it had read";
+	if (ceems_agent_series_from_json(obj, &back, err, sizeof(err)) != 0)
+		problem = "ceems_agent_series_from_json: refused its own JSON form";
 	for (uint32_t i = 0; problem == NULL && i < s->nrows; i++) {
 		const struct ceems_series_row *x = &s->rows[i], *y;
 
 		if (back->nrows != s->nrows) {
-			problem = "ceems_series_to_json: rows lost";
+			problem = "ceems_agent_series_to_json: rows lost";
 			break;
 		}
 		y = &back->rows[i];
 		if (x->t != y->t || !same_cell(x->cpu_s, y->cpu_s) ||
 		    !same_cell(x->interval_s, y->interval_s) ||
 		    !same_cell(x->gpu_util_pct, y->gpu_util_pct))
-			problem = "ceems_series_to_json: a row read back differs";
+			problem = "ceems_agent_series_to_json: a row read back differs";
 		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
 			if (!same_cell(x->joules[d], y->joules[d]))
-				problem = "ceems_series_to_json: energy read back differs";
+				problem = "ceems_agent_series_to_json: energy read back differs";
 	}
-	ceems_series_free(back);
+	ceems_agent_series_free(back);
 	json_object_put(obj);
 	return problem;
 }
@@ -1346,18 +1346,18 @@ static const char *
 check_perf_report(const struct ceems_perf_report *p)
 {
 	if (p->sw_status >= CEEMS_PERF_NSTATUS || p->hw_status >= CEEMS_PERF_NSTATUS)
-		return "ceems_perf_report_from_json: unknown status";
+		return "ceems_measure_perf_report_from_json: unknown status";
 	if ((p->present & ~((1u << CEEMS_PERF_NEVENTS) - 1)) != 0)
-		return "ceems_perf_report_from_json: present bit of no event";
+		return "ceems_measure_perf_report_from_json: present bit of no event";
 	if (!(p->running_fraction >= 0 && p->running_fraction <= 1) &&
 	    !(p->present == 0 && p->running_fraction == 0))
-		return "ceems_perf_report_from_json: running fraction out of [0, 1]";
+		return "ceems_measure_perf_report_from_json: running fraction out of [0, 1]";
 	for (unsigned e = 0; e < CEEMS_PERF_NEVENTS; e++) {
 		bool have = (p->present & (1u << e)) != 0;
 
 		if (have ? !(p->value[e] >= 0) || !isfinite(p->value[e]) :
 		    p->value[e] != 0)
-			return "ceems_perf_report_from_json: count negative, NaN or set while absent";
+			return "ceems_measure_perf_report_from_json: count negative, NaN or set while absent";
 	}
 	return NULL;
 }
@@ -1375,21 +1375,21 @@ check_reply(const char *data, size_t len)
 	int ret;
 
 	memset(err, 'x', sizeof(err));
-	ret = ceems_agent_reply_decode(data, len, NULL, err, sizeof(err));
+	ret = ceems_agent_proto_reply_decode(data, len, NULL, err, sizeof(err));
 	if (!ret_allowed(ret, errors))
-		return "ceems_agent_reply_decode: undocumented return code";
+		return "ceems_agent_proto_reply_decode: undocumented return code";
 	if (ret < 0 && (!nul_within(err, sizeof(err)) || err[0] == '\0'))
-		return "ceems_agent_reply_decode: error without a sentence";
+		return "ceems_agent_proto_reply_decode: error without a sentence";
 	memset(&report, 0, sizeof(report));
-	ret = ceems_agent_reply_decode(data, len, &report, err, sizeof(err));
+	ret = ceems_agent_proto_reply_decode(data, len, &report, err, sizeof(err));
 	if (!ret_allowed(ret, errors))
-		return "ceems_agent_reply_decode: undocumented return code";
+		return "ceems_agent_proto_reply_decode: undocumented return code";
 	if (ret < 0)
 		return NULL;
 	if (report.jobid == 0 || (report.usage.present & ~CEEMS_CGF_ALL) != 0 ||
 	    (report.usage.failed & ~CEEMS_CGF_ALL) != 0 ||
 	    report.usage.cpuset.count > CEEMS_CPUSET_MAX_CPUS)
-		return "ceems_agent_reply_decode: report out of range";
+		return "ceems_agent_proto_reply_decode: report out of range";
 	{
 		const struct ceems_job_ledger *l = &report.ledger;
 		const double v[] = { report.elapsed_s, report.cpu_s,
@@ -1398,24 +1398,24 @@ check_reply(const char *data, size_t len)
 
 		for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 			if (!(v[i] >= 0) || isnan(v[i]))
-				return "ceems_agent_reply_decode: negative or NaN "
+				return "ceems_agent_proto_reply_decode: negative or NaN "
 				       "figure in a report";
 		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
 			if (!(l->joules[d] >= 0) || !(l->static_j[d] >= 0) ||
 			    !(l->covered_s[d] >= 0))
-				return "ceems_agent_reply_decode: negative or NaN "
+				return "ceems_agent_proto_reply_decode: negative or NaN "
 				       "energy in a report";
 		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
 			if (l->idle_unlearned[d] && !l->measured[d])
-				return "ceems_agent_reply_decode: idle_unlearned "
+				return "ceems_agent_proto_reply_decode: idle_unlearned "
 				       "in a domain not measured";
 		if (!nul_within(l->factor.source, sizeof(l->factor.source)) ||
 		    !nul_within(l->factor.zone, sizeof(l->factor.zone)))
-			return "ceems_agent_reply_decode: unterminated factor string";
+			return "ceems_agent_proto_reply_decode: unterminated factor string";
 	}
 	if (report.series != NULL) {
 		problem = check_series(report.series);
-		ceems_series_free(report.series);
+		ceems_agent_series_free(report.series);
 		report.series = NULL;
 		if (problem != NULL)
 			return problem;
@@ -1444,34 +1444,34 @@ fuzz_check_job_note(const char *data, size_t len)
 	int ret, n;
 
 	memset(err, 'x', sizeof(err));
-	ret = ceems_note_decode(data, len, &note, err, sizeof(err));
+	ret = ceems_job_note_decode(data, len, &note, err, sizeof(err));
 	if (!ret_allowed(ret, errors))
-		return "ceems_note_decode: undocumented return code";
+		return "ceems_job_note_decode: undocumented return code";
 	if (ret < 0) {
 		if (!nul_within(err, sizeof(err)) || err[0] == '\0')
-			return "ceems_note_decode: error without a sentence";
+			return "ceems_job_note_decode: error without a sentence";
 		return NULL;
 	}
 	if (note.meta.jobid == 0)
-		return "ceems_note_decode: job id 0 accepted";
+		return "ceems_job_note_decode: job id 0 accepted";
 	if (strcmp(note.by, "extern") != 0 && strcmp(note.by, "epilog") != 0)
-		return "ceems_note_decode: a writer other than extern or epilog";
+		return "ceems_job_note_decode: a writer other than extern or epilog";
 	if (!nul_within(note.why, sizeof(note.why)))
-		return "ceems_note_decode: why not terminated";
+		return "ceems_job_note_decode: why not terminated";
 	/* What the agent accepted, the plugin can write again: the same
 	 * writer, reason, job and times (free text such as the account is
 	 * made safe where it enters, lib/base/text.h, not kept byte for byte).
 	  * */
-	n = ceems_note_encode(&note, text, sizeof(text));
+	n = ceems_job_note_encode(&note, text, sizeof(text));
 	if (n <= 0 || (size_t)n >= sizeof(text))
-		return "ceems_note_encode: cannot encode a decoded note";
-	if (ceems_note_decode(text, (size_t)n, &again, err, sizeof(err)) != 0 ||
+		return "ceems_job_note_encode: cannot encode a decoded note";
+	if (ceems_job_note_decode(text, (size_t)n, &again, err, sizeof(err)) != 0 ||
 	    strcmp(note.by, again.by) != 0 || strcmp(note.why, again.why) != 0 ||
 	    note.meta.jobid != again.meta.jobid ||
 	    note.meta.uid != again.meta.uid ||
 	    note.meta.start_time != again.meta.start_time ||
 	    note.meta.end_time != again.meta.end_time)
-		return "ceems_note_encode: decoding its text gives another note";
+		return "ceems_job_note_encode: decoding its text gives another note";
 	return NULL;
 }
 

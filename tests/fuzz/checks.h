@@ -16,20 +16,20 @@
 
 #include <stddef.h>
 
-/* ceems_cgroup_job_from_proc, ceems_cgroup_mounts_from_mountinfo, and
- * what they feed: ceems_cgroup_job_dir, ceems_cgroup_dirs_for_job. */
+/* ceems_cgroup_path_job_from_proc, ceems_cgroup_path_mounts_from_mountinfo, and
+ * what they feed: ceems_cgroup_path_job_dir, ceems_cgroup_stats_dirs_for_job. */
 const char *fuzz_check_cgroup_path(const char *data, size_t len);
 
 /* Every ceems_parse_* of cgroup_stats.h. */
 const char *fuzz_check_cgroup_stats(const char *data, size_t len);
 
-/* ceems_parse_proc_stat, ceems_parse_proc_meminfo. */
+/* ceems_proc_stats_parse_proc_stat, ceems_proc_stats_parse_proc_meminfo. */
 const char *fuzz_check_proc_stats(const char *data, size_t len);
 
-/* ceems_config_parse, ceems_parse_duration, and every key of the table
+/* ceems_conf_parse, ceems_conf_parse_duration, and every key of the table
  * (fuzz_check_conf_keys, tests/fuzz/checks_keys.c). */
 const char *fuzz_check_conf(const char *data, size_t len);
-/* ceems_key_parse: the text up to the NUL as every key's value. */
+/* ceems_conf_keys_parse: the text up to the NUL as every key's value. */
 const char *fuzz_check_conf_keys(const char *data, size_t len);
 
 /* ceems_emissions_table_parse (all LEN bytes), then lookups in the
@@ -43,26 +43,26 @@ const char *fuzz_check_intensity(const char *data, size_t len);
 /* admin_import_parse in every format (all LEN bytes). */
 const char *fuzz_check_factors_import(const char *data, size_t len);
 
-/* The sysfs parsers of the energy sources: ceems_parse_u64,
+/* The sysfs parsers of the energy sources: ceems_number_parse_u64,
  * ceems_rapl_classify_zone, ceems_hwmon_classify (chip and label: the
  * text before and after its first newline), ceems_pm_counters_parse,
  * ceems_pm_counters_classify; the GPU backends' bus id,
- * ceems_gpu_bus_id_normalise; and the BMC's credentials file and
- * workaround list (ceems_bmc_credentials_parse,
- * ceems_bmc_parse_workarounds). */
+ * ceems_gpu_backend_bus_id_normalise; and the BMC's credentials file and
+ * workaround list (ceems_bmc_creds_parse,
+ * ceems_bmc_ipmi_parse_workarounds). */
 const char *fuzz_check_energy(const char *data, size_t len);
 
-/* ceems_agent_request_decode (all LEN bytes; a request that decodes is
+/* ceems_agent_proto_request_decode (all LEN bytes; a request that decodes is
  * encoded and decoded again to the same request) and
- * ceems_agent_reply_decode. */
+ * ceems_agent_proto_reply_decode. */
 const char *fuzz_check_agent_proto(const char *data, size_t len);
 
-/* ceems_note_decode (all LEN bytes; a note that decodes is encoded and
+/* ceems_job_note_decode (all LEN bytes; a note that decodes is encoded and
  * decoded again to the same note). */
 const char *fuzz_check_job_note(const char *data, size_t len);
 
-/* ceems-sacct's sacct_time_parse, sacct_format_parse, sacct_jobsel_parse
- * and sacct_series_parse (all LEN bytes); tests/fuzz/checks_sacct.c. */
+/* ceems-sacct's sacct_time_parse, sacct_fields_format_parse, sacct_merge_jobsel_parse
+ * and sacct_spool_series_parse (all LEN bytes); tests/fuzz/checks_sacct.c. */
 const char *fuzz_check_sacct(const char *data, size_t len);
 
 /* Arbitrary bytes (LEN bytes cut at their NULs, one piece per field) in

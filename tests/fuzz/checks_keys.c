@@ -1,4 +1,4 @@
-/* checks_keys.c - the check of ceems_key_parse (lib/base/conf_keys.h), which
+/* checks_keys.c - the check of ceems_conf_keys_parse (lib/base/conf_keys.h), which
  * takes every setting's value whole: a ceems.conf value, a plugstack.conf
  * argument's, an agent option's.  Every key of the table gets the input
  * as its value. */
@@ -77,24 +77,24 @@ fuzz_check_conf_keys(const char *data, size_t len)
 	size_t n;
 
 	(void)len;
-	keys = ceems_keys(&n);
+	keys = ceems_conf_keys(&n);
 	for (size_t i = 0; i < n; i++) {
 		int r;
 
 		memset(out, 0x5a, sizeof(out));
 		memcpy(before, out, sizeof(out));
 		memset(problem, 'x', sizeof(problem));
-		r = ceems_key_parse(&keys[i], data, out, value_size(&keys[i]),
+		r = ceems_conf_keys_parse(&keys[i], data, out, value_size(&keys[i]),
 				    problem, sizeof(problem));
 		if (r != 0 && r != -1)
-			return "ceems_key_parse: returned neither 0 nor -1";
+			return "ceems_conf_keys_parse: returned neither 0 nor -1";
 		if (r < 0) {
 			if (!terminated(problem, sizeof(problem)) || problem[0] == '\0')
-				return "ceems_key_parse: no message on error";
+				return "ceems_conf_keys_parse: no message on error";
 			if (memcmp(out, before, sizeof(out)) != 0)
-				return "ceems_key_parse: changed the value on error";
+				return "ceems_conf_keys_parse: changed the value on error";
 		} else if (!value_allowed(&keys[i], out)) {
-			return "ceems_key_parse: accepted a value out of range";
+			return "ceems_conf_keys_parse: accepted a value out of range";
 		}
 	}
 	return NULL;

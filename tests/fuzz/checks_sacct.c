@@ -48,32 +48,32 @@ fuzz_check_sacct(const char *data, size_t len)
 			!terminated(small, 8) || small[8] != 'x'))
 		return "sacct_time_parse: overran a short message buffer";
 
-	ret = sacct_format_parse(data, cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err));
+	ret = sacct_fields_format_parse(data, cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err));
 	if (ret != 0 && ret != -1)
-		return "sacct_format_parse: returned neither 0 nor -1";
+		return "sacct_fields_format_parse: returned neither 0 nor -1";
 	if (ret < 0 && (n != 0 || !terminated(err, sizeof(err))))
-		return "sacct_format_parse: changed the columns or no message on error";
+		return "sacct_fields_format_parse: changed the columns or no message on error";
 	for (i = 0; ret == 0 && i < n; i++)
 		if (cols[i].field == NULL || cols[i].width < 0 || cols[i].width > 1000)
-			return "sacct_format_parse: a column without a field or a bad width";
+			return "sacct_fields_format_parse: a column without a field or a bad width";
 	if (ret == 0 && (n == 0 || n > SACCT_MAX_COLUMNS))
-		return "sacct_format_parse: accepted no columns or too many";
+		return "sacct_fields_format_parse: accepted no columns or too many";
 
-	ret = sacct_jobsel_parse(data, &sel);
+	ret = sacct_merge_jobsel_parse(data, &sel);
 	if (ret != 0 && ret != -1)
-		return "sacct_jobsel_parse: returned neither 0 nor -1";
+		return "sacct_merge_jobsel_parse: returned neither 0 nor -1";
 	if (ret == 0 && (sel.jobid == 0 || sel.jobid == UINT32_MAX ||
 			 !terminated(sel.step, sizeof(sel.step))))
-		return "sacct_jobsel_parse: a bad job id or step accepted";
+		return "sacct_merge_jobsel_parse: a bad job id or step accepted";
 
-	ret = sacct_series_parse(data, len, &s, err, sizeof(err));
+	ret = sacct_spool_series_parse(data, len, &s, err, sizeof(err));
 	if (ret != 0 && ret != -1)
-		return "sacct_series_parse: returned neither 0 nor -1";
+		return "sacct_spool_series_parse: returned neither 0 nor -1";
 	if (ret < 0 && (s.rows != NULL || s.present))
-		return "sacct_series_parse: left rows behind on error";
+		return "sacct_spool_series_parse: left rows behind on error";
 	for (i = 0; ret == 0 && i < s.nrows; i++)
 		if (!isfinite(s.rows[i][SACCT_S_T]))
-			return "sacct_series_parse: a row without a time";
+			return "sacct_spool_series_parse: a row without a time";
 	free(s.rows);
 	return NULL;
 }

@@ -99,7 +99,7 @@ came_back(const char *got, const char *sent, size_t size, const char *orig,
 static bool
 strict_json(const char *text, size_t len)
 {
-	struct json_object *obj = ceems_json_parse(text, len, true, NULL, 0);
+	struct json_object *obj = ceems_json_util_parse(text, len, true, NULL, 0);
 
 	json_object_put(obj);
 	return obj != NULL;
@@ -159,7 +159,7 @@ check_record(const char *data, size_t len, bool raw)
 	record.meta.uid = record.report.uid = 1000;
 	record.meta.start_time = 1763790010;
 	record.meta.end_time = 1763790610;
-	ceems_job_ledger_init(l);
+	ceems_job_figures_ledger_init(l);
 	fill_meta(&record.meta, &p, raw, orig);
 	record.nnotes = 1;
 	fill(record.notes[0].id, sizeof(record.notes[0].id), &p, raw,
@@ -231,15 +231,15 @@ check_deregister(const char *data, size_t len, bool raw)
 	req.meta.jobid = 42;
 	req.meta.uid = 1000;
 	fill_meta(&req.meta, &p, raw, orig);
-	n = ceems_agent_request_encode(&req, text, CEEMS_AGENT_MSG_MAX);
+	n = ceems_agent_proto_request_encode(&req, text, CEEMS_AGENT_MSG_MAX);
 	if (n <= 0)
-		return "ceems_agent_request_encode: a deregistration does not encode";
+		return "ceems_agent_proto_request_encode: a deregistration does not encode";
 	if (!strict_json(text, (size_t)n))
-		return "ceems_agent_request_encode: not valid UTF-8 JSON";
-	if (ceems_agent_request_decode(text, (size_t)n, &req_back, err,
+		return "ceems_agent_proto_request_encode: not valid UTF-8 JSON";
+	if (ceems_agent_proto_request_decode(text, (size_t)n, &req_back, err,
 				       sizeof(err)) != 0 || !req_back.have_meta)
-		return "ceems_agent_request_decode: refuses a deregistration "
-		       "ceems_agent_request_encode wrote";
+		return "ceems_agent_proto_request_decode: refuses a deregistration "
+		       "ceems_agent_proto_request_encode wrote";
 	if (!meta_came_back(&req_back.meta, &req.meta, orig, raw))
 		return "deregister: a string did not come back as text.h says";
 	return NULL;
@@ -276,15 +276,15 @@ check_register(const char *data, size_t len, bool raw)
 	snprintf(path + o, sizeof(path) - o, "/job_42");
 	fill(s->cgroup.unified, sizeof(s->cgroup.unified),
 	     &(struct pieces){ path, strlen(path), 0 }, raw, &component);
-	n = ceems_agent_request_encode(&req, text, CEEMS_AGENT_MSG_MAX);
+	n = ceems_agent_proto_request_encode(&req, text, CEEMS_AGENT_MSG_MAX);
 	if (n <= 0)
-		return "ceems_agent_request_encode: a registration does not encode";
+		return "ceems_agent_proto_request_encode: a registration does not encode";
 	if (!strict_json(text, (size_t)n))
-		return "ceems_agent_request_encode: not valid UTF-8 JSON";
-	if (ceems_agent_request_decode(text, (size_t)n, &req_back, err,
+		return "ceems_agent_proto_request_encode: not valid UTF-8 JSON";
+	if (ceems_agent_proto_request_decode(text, (size_t)n, &req_back, err,
 				       sizeof(err)) != 0)
-		return "ceems_agent_request_decode: refuses a registration "
-		       "ceems_agent_request_encode wrote";
+		return "ceems_agent_proto_request_decode: refuses a registration "
+		       "ceems_agent_proto_request_encode wrote";
 	if (!came_back(req_back.spec.cluster, s->cluster, sizeof(s->cluster),
 		       cluster, raw) ||
 	    !came_back(req_back.spec.cgroup.unified, s->cgroup.unified,
@@ -307,26 +307,26 @@ check_step_and_error(const char *data, size_t len, bool raw)
 	req.op = CEEMS_AGENT_OP_STEP_START;
 	req.jobid = 42;
 	fill(req.step, sizeof(req.step), &p, raw, &orig);
-	n = ceems_agent_request_encode(&req, text, CEEMS_AGENT_MSG_MAX);
+	n = ceems_agent_proto_request_encode(&req, text, CEEMS_AGENT_MSG_MAX);
 	if (n <= 0 || !strict_json(text, (size_t)n))
-		return "ceems_agent_request_encode: a step request is not valid JSON";
-	r = ceems_agent_request_decode(text, (size_t)n, &req_back, err, sizeof(err));
+		return "ceems_agent_proto_request_encode: a step request is not valid JSON";
+	r = ceems_agent_proto_request_decode(text, (size_t)n, &req_back, err, sizeof(err));
 	if (r != 0 && r != -EINVAL)
-		return "ceems_agent_request_decode: undocumented return code";
+		return "ceems_agent_proto_request_decode: undocumented return code";
 	if (r == 0 && !came_back(req_back.step, req.step, sizeof(req.step), orig,
 				 raw))
 		return "step: the name did not come back as text.h says";
 	orig = next_piece(&p);
-	n = ceems_agent_reply_error(-EINVAL, orig, text, CEEMS_AGENT_MSG_MAX);
+	n = ceems_agent_proto_reply_error(-EINVAL, orig, text, CEEMS_AGENT_MSG_MAX);
 	if (n <= 0 || !strict_json(text, (size_t)n))
-		return "ceems_agent_reply_error: not valid UTF-8 JSON";
+		return "ceems_agent_proto_reply_error: not valid UTF-8 JSON";
 	/* An empty message comes back as a sentence saying so: a refusal
 	 * always says something. */
-	if (ceems_agent_reply_decode(text, (size_t)n, NULL, err, sizeof(err)) !=
+	if (ceems_agent_proto_reply_decode(text, (size_t)n, NULL, err, sizeof(err)) !=
 	    -EINVAL || (orig[0] != '\0' &&
 			!came_back(err, orig, CEEMS_AGENT_ERROR_MAX, orig, true)) ||
 	    (orig[0] == '\0' && strstr(err, "without saying why") == NULL))
-		return "ceems_agent_reply_error: the message did not come back "
+		return "ceems_agent_proto_reply_error: the message did not come back "
 		       "as text.h says";
 	return NULL;
 }

@@ -318,9 +318,9 @@ main(int argc, char **argv)
 	if (conf == NULL || jobid == 0 || optind >= argc || idle > 3600)
 		return usage();
 	ceems_log_set_handler(to_stderr, NULL);
-	ceems_config_defaults(&config);
-	if (ceems_config_load(&config, conf, err, sizeof(err)) < 0 ||
-	    ceems_note_dir(&config, notes, sizeof(notes)) < 0) {
+	ceems_conf_defaults(&config);
+	if (ceems_conf_load(&config, conf, err, sizeof(err)) < 0 ||
+	    ceems_job_note_dir(&config, notes, sizeof(notes)) < 0) {
 		fprintf(stderr, "real_agent_job: %s\n", err);
 		return 2;
 	}

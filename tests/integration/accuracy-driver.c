@@ -217,9 +217,9 @@ job_spec(const struct job_arg *arg, struct ceems_agent_job_spec *spec)
 	spec->uid = 0;
 	spec->alloc_cores = arg->cores;
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)arg->pid);
-	if (ceems_read_text_file(path, text, sizeof(text)) < 0)
+	if (ceems_fileio_read_text_file(path, text, sizeof(text)) < 0)
 		fail("cannot read", path);
-	ret = ceems_cgroup_job_from_proc(text, arg->jobid, &spec->cgroup);
+	ret = ceems_cgroup_path_job_from_proc(text, arg->jobid, &spec->cgroup);
 	if (ret < 0)
 		fail("no job_<ID> cgroup in", path);
 }
@@ -269,13 +269,13 @@ run_until(struct ceems_agent *a, uint64_t *next_tick, uint64_t end,
 	  bool warmup)
 {
 	uint64_t tick_ns = (uint64_t)(opt.tick_s * 1e9);
-	uint64_t sample_ns = ceems_agent_source_interval_ns(a);
+	uint64_t sample_ns = ceems_agent_open_source_interval_ns(a);
 	uint64_t next_sample = *next_tick - tick_ns + sample_ns;
 
 	while (*next_tick <= end) {
 		if (sample_ns < tick_ns && next_sample < *next_tick) {
 			sleep_until(next_sample);
-			ceems_agent_sample_sources(a, now_ns());
+			ceems_agent_open_sample_sources(a, now_ns());
 			next_sample += sample_ns;
 			continue;
 		}
@@ -294,7 +294,7 @@ print_report(const struct ceems_agent_job_report *r)
 	double coverage = -1;
 	uint32_t id = r->jobid;
 
-	ceems_job_ledger_coverage(&r->ledger, CEEMS_DOMAIN_PACKAGE, &coverage);
+	ceems_job_figures_ledger_coverage(&r->ledger, CEEMS_DOMAIN_PACKAGE, &coverage);
 	printf("job_%u_package_j=%.6f\n", id,
 	       r->ledger.joules[CEEMS_DOMAIN_PACKAGE]);
 	printf("job_%u_static_package_j=%.6f\n", id,
@@ -325,7 +325,7 @@ main(int argc, char **argv)
 	for (size_t i = 0; i < opt.njobs; i++)
 		job_spec(&opt.jobs[i], &specs[i]);
 
-	ceems_config_defaults(&c);
+	ceems_conf_defaults(&c);
 	snprintf(c.sysfs_root, sizeof(c.sysfs_root), "%s", opt.sysfs);
 	snprintf(c.procfs_root, sizeof(c.procfs_root), "/proc");
 	snprintf(c.cgroupfs_prefix, sizeof(c.cgroupfs_prefix), "%s", "");
@@ -344,12 +344,12 @@ main(int argc, char **argv)
 		fail("the agent does not open:", err);
 	/* As the agent does: its first tick starts once it is open. */
 	t0 = now_ns();
-	if (ceems_agent_start(a, t0) < 0)
+	if (ceems_agent_open_start(a, t0) < 0)
 		fail("the agent does not start:", "jobs held before it did");
 	tick_ns = c.interval_ns;
 	next_tick = t0 + tick_ns;
 	printf("source_interval_s=%.6f\n",
-	       (double)ceems_agent_source_interval_ns(a) / 1e9);
+	       (double)ceems_agent_open_source_interval_ns(a) / 1e9);
 	if (opt.warmup_s > 0) {
 		run_until(a, &next_tick, t0 + (uint64_t)(opt.warmup_s * 1e9),
 			  true);
@@ -384,6 +384,6 @@ main(int argc, char **argv)
 			fail("deregistration failed:", strerror(-ret));
 		print_report(&report);
 	}
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 	return 0;
 }

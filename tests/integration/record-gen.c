@@ -311,7 +311,7 @@ main(int argc, char **argv)
 	int n;
 
 	ceems_job_meta_init(&a.meta);
-	ceems_job_ledger_init(&a.rep.ledger);
+	ceems_job_figures_ledger_init(&a.rep.ledger);
 	a.written_at = 1700000000;
 	for (int i = 1; i < argc; i++) {
 		char *eq = strchr(argv[i], '=');

@@ -106,7 +106,7 @@ build(struct ceems_job_record *r, const struct ceems_config *c,
 	rep.alloc_cores = 4;
 	rep.elapsed_s = 599;
 	rep.cpu_s = 1200;
-	ceems_job_ledger_init(&rep.ledger);
+	ceems_job_figures_ledger_init(&rep.ledger);
 	rep.ledger.lifetime_s = 599;
 	rep.ledger.measured[CEEMS_DOMAIN_PACKAGE] = true;
 	rep.ledger.joules[CEEMS_DOMAIN_PACKAGE] = 1000.0 + jobid;
@@ -116,8 +116,8 @@ build(struct ceems_job_record *r, const struct ceems_config *c,
 		double joules[CEEMS_DOMAIN_COUNT] = { 0 };
 		double t0 = (double)(meta.start_time / 30 * 30 + 30);
 
-		ceems_series_free(series);
-		series = ceems_series_new(30, CEEMS_SERIES_MAX_ROWS);
+		ceems_agent_series_free(series);
+		series = ceems_agent_series_new(30, CEEMS_SERIES_MAX_ROWS);
 		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
 			joules[d] = d == CEEMS_DOMAIN_PACKAGE ?
 				    rep.ledger.joules[d] / SERIES_ROWS : NAN;
@@ -125,10 +125,10 @@ build(struct ceems_job_record *r, const struct ceems_config *c,
 			struct ceems_series_counts delta;
 
 			/* IO and page faults counted, the network not. */
-			ceems_series_counts_unknown(&delta);
+			ceems_agent_series_counts_unknown(&delta);
 			delta.v[CEEMS_SC_READ_BYTES] = 1000.0 * i;
 			delta.v[CEEMS_SC_PAGE_FAULTS] = 10;
-			ceems_series_add_counts(series, t0 + 30.0 * (i + 1), 30, 60,
+			ceems_agent_series_add_counts(series, t0 + 30.0 * (i + 1), 30, 60,
 						1e9 + i, joules, series_gpu_util(i),
 						&delta);
 		}
@@ -233,8 +233,8 @@ main(int argc, char **argv)
 		return 2;
 	}
 	ceems_log_set_level(CEEMS_LOG_DEBUG);
-	ceems_config_defaults(&c);
-	if (ceems_config_load(&c, argv[2], err, sizeof(err)) < 0) {
+	ceems_conf_defaults(&c);
+	if (ceems_conf_load(&c, argv[2], err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return 2;
 	}

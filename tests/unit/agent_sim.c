@@ -68,7 +68,7 @@ make_trees(void)
 void
 base_config(struct ceems_config *c)
 {
-	ceems_config_defaults(c);
+	ceems_conf_defaults(c);
 	snprintf(c->sysfs_root, sizeof(c->sysfs_root), "%s", sys_root);
 	snprintf(c->procfs_root, sizeof(c->procfs_root), "%s", proc_root);
 	snprintf(c->cgroupfs_prefix, sizeof(c->cgroupfs_prefix), "%s", cg_root);
@@ -90,7 +90,7 @@ job42_spec(struct ceems_agent_job_spec *spec)
 	memset(spec, 0, sizeof(*spec));
 	spec->jobid = 42;
 	spec->uid = 1000;
-	if (ceems_cgroup_job_from_proc(fixture_text("cgroup/v1/cgroup-localhost-batch.txt", buf, sizeof(buf)),
+	if (ceems_cgroup_path_job_from_proc(fixture_text("cgroup/v1/cgroup-localhost-batch.txt", buf, sizeof(buf)),
 				       42, &spec->cgroup) != 0) {
 		printf("Bail out! cannot resolve job 42's cgroup fixture\n");
 		exit(1);

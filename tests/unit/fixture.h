@@ -31,7 +31,7 @@ fixture_path(const char *name)
 static inline const char *
 fixture_text(const char *name, char *buf, size_t size)
 {
-	if (ceems_read_text_file(fixture_path(name), buf, size) < 0) {
+	if (ceems_fileio_read_text_file(fixture_path(name), buf, size) < 0) {
 		printf("Bail out! cannot read fixture %s\n", fixture_path(name));
 		exit(1);
 	}

@@ -79,7 +79,7 @@ test_attribution(void)
 	is_int(ceems_agent_njobs(a), 0, "no job left after deregistration");
 	is_int(ceems_agent_release(a, 42), 0, "released once its record is stored");
 	is_int(ceems_agent_deregister(a, 42, 13 * SEC, &r), -ENOENT, "unknown job");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 }
 
 /* Steps share their job's energy by CPU time and never exceed it. */
@@ -139,7 +139,7 @@ test_steps(void)
 		sum += r.steps[i].joules[CEEMS_DOMAIN_PACKAGE];
 	ok(sum <= job_pkg + 1e-9, "steps never add up to more than the job (%.3f <= %.3f)", sum, job_pkg);
 	is_int(ceems_agent_step_end(a, 42, "7", 401 * SEC, &st), -ENOENT, "an unknown step cannot end");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 
 	/* The steps survive an agent restart with the job. */
 	a = ceems_agent_open(&c, 403 * SEC, err, sizeof(err));
@@ -153,7 +153,7 @@ test_steps(void)
 	   !r.steps[1].have_cpu && !r.steps[1].have_joules[CEEMS_DOMAIN_PACKAGE],
 	   "and with what was and was not measured");
 	is_int(ceems_agent_deregister(a, 42, 404 * SEC, &r), 0, "job deregisters");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 }
 
 /* Learned idle power: the median of quiet ticks, not their minimum, so
@@ -189,7 +189,7 @@ test_learned_idle_power(void)
 		before.ledger.static_j[CEEMS_DOMAIN_PACKAGE], 24.0 * 3 / 4, 1e-9,
 		"learned idle power is the quiet ticks' median, not the odd low one");
 	ceems_agent_deregister(a, 42, t, &after);
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 }
 
 /* A simulated node that is never quiet: package power 40 W + 15 W per
@@ -266,7 +266,7 @@ test_never_quiet_idle_power(void)
 	   r.ledger.static_j[CEEMS_DOMAIN_DRAM] == 0,
 	   "never quiet: DRAM not learned from busy CPUs, flagged (static %.1f J)",
 	   r.ledger.static_j[CEEMS_DOMAIN_DRAM]);
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 
 	/* The same node at one constant load (the job takes the place of
 	 * other work): nothing can be learned, the job is split by use
@@ -283,7 +283,7 @@ test_never_quiet_idle_power(void)
 	   "constant load: no idle power learned, the job is flagged (%d, static %.1f J)",
 	   r.ledger.idle_unlearned[CEEMS_DOMAIN_PACKAGE],
 	   r.ledger.static_j[CEEMS_DOMAIN_PACKAGE]);
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 }
 
 /* A job that ends before the agent's first tick after a start: with
@@ -327,7 +327,7 @@ test_first_interval_flagged(void)
 			   r.ledger.static_j[CEEMS_DOMAIN_PACKAGE] > 0,
 			   "first interval, idle power configured: used, not flagged (static %.2f J)",
 			   r.ledger.static_j[CEEMS_DOMAIN_PACKAGE]);
-		ceems_agent_close(a);
+		ceems_agent_open_close(a);
 		t += 100 * SEC;
 	}
 }
@@ -356,13 +356,13 @@ test_start_after_slow_open(void)
 		move(30, 20, 4, 100, 0);
 		t += 1800 * SEC;
 		if (started)
-			is_int(ceems_agent_start(a, t), 0,
+			is_int(ceems_agent_open_start(a, t), 0,
 			       "slow open: the agent starts once open");
 		job42_spec(&spec);
 		is_int(ceems_agent_register(a, &spec, t), 0,
 		       "slow open: job registers");
 		if (started)
-			is_int(ceems_agent_start(a, t), -EBUSY,
+			is_int(ceems_agent_open_start(a, t), -EBUSY,
 			       "slow open: no second start once a job is held");
 		advance(1500000000ULL);
 		ceems_agent_tick(a, t += SEC);
@@ -371,7 +371,7 @@ test_start_after_slow_open(void)
 		is_int(ceems_agent_deregister(a, 42, t, &r), 0,
 		       "slow open: job leaves");
 		coverage = -1;
-		ceems_job_ledger_coverage(&r.ledger, CEEMS_DOMAIN_PACKAGE,
+		ceems_job_figures_ledger_coverage(&r.ledger, CEEMS_DOMAIN_PACKAGE,
 					  &coverage);
 		if (started)
 			ok(coverage == 1 && r.gap_s == 0,
@@ -381,7 +381,7 @@ test_start_after_slow_open(void)
 			ok(coverage > 0.49 && coverage < 0.51,
 			   "slow open, not started: the first tick a stall gap (coverage %.3f)",
 			   coverage);
-		ceems_agent_close(a);
+		ceems_agent_open_close(a);
 		t += 100 * SEC;
 	}
 }
@@ -416,7 +416,7 @@ test_register_errors(void)
 	is_int(ceems_agent_register(a, &spec, 100 * SEC), 0, "job 42 registers");
 	spec.jobid = 44;
 	is_int(ceems_agent_register(a, &spec, 100 * SEC), -ENOSPC, "max_jobs bounds the agent");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 }
 
 static void
@@ -454,7 +454,7 @@ test_restart(void)
 	 * no clean close of the job; the state file stays as the last
 	 * checkpoint left it. */
 	is_int(ceems_agent_checkpoint(a, 201 * SEC), 0, "checkpoint");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 
 	a = ceems_agent_open(&c, 206 * SEC, err, sizeof(err));
 	if (!ok(a != NULL, "second agent opens (%s)", err))
@@ -473,11 +473,11 @@ test_restart(void)
 	   after.ledger.covered_s[CEEMS_DOMAIN_PACKAGE], after.ledger.lifetime_s);
 	is_int(ceems_agent_deregister(a, 42, 207 * SEC, &after), 0, "restored job deregisters");
 	ceems_agent_release(a, 42);
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 
 	a = ceems_agent_open(&c, 208 * SEC, err, sizeof(err));
 	is_int(a != NULL ? ceems_agent_restore(a, 208 * SEC) : -1, 0, "a deregistered job is not restored");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 }
 
 static void
@@ -499,7 +499,7 @@ test_damaged_state(void)
 	snprintf(path, sizeof(path), "%s/jobs.state", state_dir);
 	ok(stat(path, &st) == 0 && st.st_size == 4096,
 	   "a fresh state file is in use under the real name, its header only");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 }
 
 /* A state file of an older layout version (version 1: steps without
@@ -527,7 +527,7 @@ test_old_state_version(void)
 	job42_spec(&spec);
 	is_int(ceems_agent_register(a, &spec, 500 * SEC), 0, "job registers");
 	is_int(ceems_agent_step_start(a, 42, "batch", 500 * SEC), 0, "its step starts");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 	/* The header: 8 bytes of magic, then the version. */
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	ok(fd >= 0 && pwrite(fd, &version, sizeof(version), 8) == sizeof(version) &&
@@ -540,7 +540,7 @@ test_old_state_version(void)
 	       "its job is not restored");
 	ok(stat(bad, &st_bad) == 0 && st_bad.st_size == st.st_size,
 	   "the version 1 file is set aside whole");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 	unlink(bad);
 }
 
@@ -623,7 +623,7 @@ test_series_adds_up(void)
 	s = r.series;
 	if (!ok(s != NULL && s->nrows >= 2, "the final report holds the series (%u rows)",
 		s != NULL ? s->nrows : 0)) {
-		ceems_agent_close(a);
+		ceems_agent_open_close(a);
 		return;
 	}
 	for (uint32_t i = 0; i < s->nrows; i++) {
@@ -646,7 +646,7 @@ test_series_adds_up(void)
 		snprintf(name, sizeof(name), "domain %d: known in some row iff covered", d);
 		ok((known[d] > 0) == (r.ledger.covered_s[d] > 0), "%s", name);
 	}
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 }
 
 static void

@@ -66,11 +66,11 @@ answer(int fd)
 	if (n <= 0)
 		return;
 	in[n] = '\0';
-	if (ceems_agent_request_decode(in, (size_t)n, &req, why, sizeof(why)) == 0 &&
+	if (ceems_agent_proto_request_decode(in, (size_t)n, &req, why, sizeof(why)) == 0 &&
 	    req.op == CEEMS_AGENT_OP_RELEASE && req.jobid == 42)
-		len = ceems_agent_reply_ok(NULL, out, sizeof(out));
+		len = ceems_agent_proto_reply_ok(NULL, out, sizeof(out));
 	else
-		len = ceems_agent_reply_error(-EINVAL, "not the request sent",
+		len = ceems_agent_proto_reply_error(-EINVAL, "not the request sent",
 					      out, sizeof(out));
 	send(fd, out, (size_t)len, 0);
 }
@@ -85,7 +85,7 @@ serve_busy(const char *path, int busy)
 
 	if (pid == 0) {
 		char out[256];
-		int n = ceems_agent_reply_error(-EBUSY, "the agent has too many clients",
+		int n = ceems_agent_proto_reply_error(-EBUSY, "the agent has too many clients",
 						out, sizeof(out));
 
 		for (int i = 0; i < busy; i++) {

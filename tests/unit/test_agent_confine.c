@@ -167,7 +167,7 @@ test_confined(void)
 	int fds[2], status;
 	pid_t pid;
 
-	ceems_config_defaults(&config);
+	ceems_conf_defaults(&config);
 	path_of(config.state_dir, sizeof(config.state_dir), "state");
 	path_of(config.spool_dir, sizeof(config.spool_dir), "spool");
 	path_of(config.note_dir, sizeof(config.note_dir), "notes");

@@ -58,7 +58,7 @@ make_trees(void)
 static void
 base_config(struct ceems_config *c)
 {
-	ceems_config_defaults(c);
+	ceems_conf_defaults(c);
 	snprintf(c->sysfs_root, sizeof(c->sysfs_root), "%s", sys_root);
 	snprintf(c->procfs_root, sizeof(c->procfs_root), "%s", proc_root);
 	snprintf(c->cgroupfs_prefix, sizeof(c->cgroupfs_prefix), "%s", cg_root);
@@ -75,7 +75,7 @@ job42_spec(struct ceems_agent_job_spec *spec)
 	memset(spec, 0, sizeof(*spec));
 	spec->jobid = 42;
 	spec->uid = 1000;
-	if (ceems_cgroup_job_from_proc(fixture_text("cgroup/v1/cgroup-localhost-batch.txt", buf, sizeof(buf)),
+	if (ceems_cgroup_path_job_from_proc(fixture_text("cgroup/v1/cgroup-localhost-batch.txt", buf, sizeof(buf)),
 				       42, &spec->cgroup) != 0) {
 		printf("Bail out! cannot resolve job 42's cgroup fixture\n");
 		exit(1);
@@ -183,11 +183,11 @@ test_release(void)
 	       "deregistration after the release: -ENOENT");
 	is_int(ceems_agent_sweep(a, 100 * SEC), 0, "no record written by the agent");
 	is_int((int)spooled(NULL), 0, "the spool is empty");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 	a = ceems_agent_open(&c, 101 * SEC, err, sizeof(err));
 	is_int(a != NULL ? ceems_agent_restore(a, 101 * SEC) : -1, 0,
 	       "a released job's slot is free: nothing restored");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 }
 
 /* No release within finish_grace: the agent spools the record, with the
@@ -240,11 +240,11 @@ test_no_release(void)
 	}
 	is_int(ceems_agent_deregister(a, 42, 53 * SEC, &report), -ENOENT,
 	       "deregistration after the agent wrote it: -ENOENT");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 	a = ceems_agent_open(&c, 60 * SEC, err, sizeof(err));
 	is_int(a != NULL ? ceems_agent_restore(a, 60 * SEC) : -1, 0,
 	       "its slot was freed: nothing restored");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 	empty_spool();
 }
 
@@ -281,7 +281,7 @@ test_reply_lost(void)
 		ok(ceems_record_validate(&rec, err, sizeof(err)) == 0,
 		   "the record is valid for storage (%s)", err);
 	}
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 	empty_spool();
 }
 
@@ -340,7 +340,7 @@ test_slurm_identity(void)
 	later.start_time = 1700001000;
 	is_int(ceems_agent_register(a, &later, 710 * SEC), 0,
 	       "job 42 runs again, registered with its start time");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 	a = ceems_agent_open(&c, 712 * SEC, err, sizeof(err));
 	if (!ok(a != NULL, "agent restarts (%s)", err))
 		return;
@@ -359,7 +359,7 @@ test_slurm_identity(void)
 	is_int(ceems_agent_nfinishing(a), 1, "the job still waits for its release");
 	is_int(ceems_agent_njobs(a), 0, "and is not registered anew");
 	is_int((int)spooled(NULL), 0, "nothing spooled by it");
-	ceems_agent_close(a);	/* and dies again before the release */
+	ceems_agent_open_close(a);	/* and dies again before the release */
 	a = ceems_agent_open(&c, 720 * SEC, err, sizeof(err));
 	if (!ok(a != NULL, "agent restarts (%s)", err))
 		return;
@@ -388,7 +388,7 @@ test_slurm_identity(void)
 		ok(rec.meta.start_time == 1700001000, "under the first run's start time");
 	is_int(ceems_agent_deregister(a, 42, 763 * SEC, &report), 0, "the new run deregisters");
 	is_int(ceems_agent_release(a, 42), 0, "and is released");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 	empty_spool();
 }
 
@@ -425,7 +425,7 @@ test_finishing_survives_restart(void)
 	meta.start_time = 1700000500;
 	meta.end_time = 1700000504;
 	is_int(ceems_agent_finishing_meta(a, 42, &meta), 0, "with the plugin's metadata");
-	ceems_agent_close(a);	/* the agent dies before any release */
+	ceems_agent_open_close(a);	/* the agent dies before any release */
 
 	a = ceems_agent_open(&c, 210 * SEC, err, sizeof(err));
 	if (!ok(a != NULL, "agent restarts (%s)", err))
@@ -451,11 +451,11 @@ test_finishing_survives_restart(void)
 	}
 	is_int(ceems_agent_sweep(a, 400 * SEC), 0, "nothing more, nothing reaped");
 	is_int((int)spooled(NULL), 1, "still one record");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 	a = ceems_agent_open(&c, 410 * SEC, err, sizeof(err));
 	is_int(a != NULL ? ceems_agent_restore(a, 410 * SEC) : -1, 0, "its slot was freed");
 	is_int(a != NULL ? (int)ceems_agent_nfinishing(a) : -1, 0, "nothing finishing");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 	empty_spool();
 
 	/* Released before the restart: nothing comes back. */
@@ -466,13 +466,13 @@ test_finishing_survives_restart(void)
 	job_runs(SEC);
 	is_int(ceems_agent_deregister(a, 42, 502 * SEC, &report), 0, "deregisters");
 	is_int(ceems_agent_release(a, 42), 0, "and is released");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 	a = ceems_agent_open(&c, 510 * SEC, err, sizeof(err));
 	is_int(a != NULL ? ceems_agent_restore(a, 510 * SEC) : -1, 0, "nothing live restored");
 	is_int(a != NULL ? (int)ceems_agent_nfinishing(a) : -1, 0, "nothing finishing");
 	is_int(a != NULL ? ceems_agent_sweep(a, 600 * SEC) : -1, 0, "nothing written");
 	is_int((int)spooled(NULL), 0, "the spool is empty");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 }
 
 /* A job whose plugin died, and an agent restarted over its stale slot:
@@ -502,7 +502,7 @@ test_reap_stale_slot(void)
 	job_runs(3 * SEC);
 	ceems_agent_tick(a, 103 * SEC);
 	ceems_agent_checkpoint(a, 103 * SEC);
-	ceems_agent_close(a);	/* the agent dies; so does the job */
+	ceems_agent_open_close(a);	/* the agent dies; so does the job */
 
 	/* The job's cgroup directories go (cpuacct, memory, cpuset...). */
 	snprintf(job_dir, sizeof(job_dir), "%s/sys/fs/cgroup", cg_root);
@@ -543,11 +543,11 @@ test_reap_stale_slot(void)
 		ok(ceems_record_validate(&rec, err, sizeof(err)) == 0,
 		   "valid for storage (%s)", err);
 	}
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 	a = ceems_agent_open(&c, 170 * SEC, err, sizeof(err));
 	is_int(a != NULL ? ceems_agent_restore(a, 170 * SEC) : -1, 0,
 	       "the slot was freed: nothing restored");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 	empty_spool();
 }
 
@@ -589,16 +589,16 @@ test_one_call_end(void)
 	job42_spec(&spec);
 	is_int(ceems_agent_register(a, &spec, 10 * SEC), 0, "job 42 registers");
 	job_runs(SEC);
-	is_int(ceems_agent_step_status(a, 42, 3 << 8), 0,
+	is_int(ceems_agent_end_step_status(a, 42, 3 << 8), 0,
 	       "a step ends with exit code 3");
-	is_int(ceems_agent_step_status(a, 42, 0), 0, "a later one with 0");
-	is_int(ceems_agent_step_status(a, 43, 0), -ENOENT,
+	is_int(ceems_agent_end_step_status(a, 42, 0), 0, "a later one with 0");
+	is_int(ceems_agent_end_step_status(a, 43, 0), -ENOENT,
 	       "no status for a job not registered");
 	is_int(ceems_agent_deregister(a, 42, 12 * SEC, &report), 0, "job 42 deregisters");
 	plugin_meta(42, &meta);
 	is_int(ceems_agent_end(a, 42, &meta, "extern", 12 * SEC), 0,
 	       "the extern step's one call ends it");
-	is_int(ceems_agent_final_report(a, 42, &report), 0,
+	is_int(ceems_agent_end_final_report(a, 42, &report), 0,
 	       "a step ending after the extern step gets the final report");
 	is_near(report.cpu_s, 1, 1e-9, "with the job's figures");
 	is_int((int)spooled(NULL), 0, "the record waits for the epilog's word");
@@ -634,7 +634,7 @@ test_one_call_end(void)
 	meta.start_time = 1700001000;
 	is_int(ceems_agent_end(a, 42, &meta, "extern", 22 * SEC), 0,
 	       "the extern step ends it");
-	is_int(ceems_agent_step_status(a, 42, 3 << 8), 0,
+	is_int(ceems_agent_end_step_status(a, 42, 3 << 8), 0,
 	       "the batch step ends after it, with exit code 3");
 	is_int(ceems_agent_sweep(a, 23 * SEC), 0, "nothing within the grace");
 	is_int(ceems_agent_sweep(a, 22 * SEC + c.finish_grace_ns), 1,
@@ -648,7 +648,7 @@ test_one_call_end(void)
 	       rec.report.usage.oom_kills > 0 ? "OUT_OF_MEMORY" : "FAILED",
 	       "and so its state (FAILED, or OUT_OF_MEMORY after OOM kills)");
 	ok(!has_note(&rec, "agent-finalized"), "no agent-finalized note");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 	empty_spool();
 }
 
@@ -663,8 +663,8 @@ write_note(const struct ceems_config *c, const struct ceems_job_meta *meta,
 	note.meta = *meta;
 	snprintf(note.by, sizeof(note.by), "extern");
 	snprintf(note.why, sizeof(note.why), "%s", why);
-	ceems_note_dir(c, dir, sizeof(dir));
-	if (ceems_note_write(dir, &note, err, sizeof(err)) != 0)
+	ceems_job_note_dir(c, dir, sizeof(dir));
+	if (ceems_job_note_write(dir, &note, err, sizeof(err)) != 0)
 		printf("# cannot write the note: %s\n", err);
 }
 
@@ -673,8 +673,8 @@ notes_left(const struct ceems_config *c)
 {
 	char dir[300], name[CEEMS_NOTE_NAME_MAX];
 
-	ceems_note_dir(c, dir, sizeof(dir));
-	return ceems_note_next(dir, "", name, sizeof(name));
+	ceems_job_note_dir(c, dir, sizeof(dir));
+	return ceems_job_note_next(dir, "", name, sizeof(name));
 }
 
 /* Notes of jobs whose end the agent was not told: a job it never knew
@@ -700,7 +700,7 @@ test_notes(void)
 	plugin_meta(77, &meta);
 	write_note(&c, &meta, "the node agent could not be reached when the job ended");
 	is_int(notes_left(&c), 1, "the plugin left a note");
-	is_int(ceems_agent_take_notes(a, 11 * SEC), 1, "the agent takes it");
+	is_int(ceems_agent_end_take_notes(a, 11 * SEC), 1, "the agent takes it");
 	is_int(notes_left(&c), 0, "and removes it");
 	is_int((int)spooled(&rec), 1, "a record of the never-measured job");
 	is_int((int)rec.meta.jobid, 77, "of job 77");
@@ -709,14 +709,14 @@ test_notes(void)
 	ok(note_says(&rec, "not-measured", "could not be reached"),
 	   "the reason is stated");
 	ok(!(rec.report.usage.present & CEEMS_CGF_CPU_USAGE), "no CPU figure");
-	is_near(ceems_job_ledger_total_j(&rec.report.ledger), 0, 0,
+	is_near(ceems_job_figures_ledger_total_j(&rec.report.ledger), 0, 0,
 		"no energy");
-	ok(ceems_job_ledger_coverage(&rec.report.ledger, CEEMS_DOMAIN_PACKAGE,
+	ok(ceems_job_figures_ledger_coverage(&rec.report.ledger, CEEMS_DOMAIN_PACKAGE,
 				     &coverage) && coverage == 0,
 	   "coverage 0 in a domain the node measures");
 	empty_spool();
 	write_note(&c, &meta, "again");
-	is_int(ceems_agent_take_notes(a, 12 * SEC), 1, "a second note of job 77");
+	is_int(ceems_agent_end_take_notes(a, 12 * SEC), 1, "a second note of job 77");
 	is_int((int)spooled(NULL), 0, "makes no second record");
 
 	job42_spec(&spec);
@@ -724,13 +724,13 @@ test_notes(void)
 	job_runs(SEC);
 	plugin_meta(42, &meta);
 	write_note(&c, &meta, "the node agent could not be reached when the job ended");
-	is_int(ceems_agent_take_notes(a, 14 * SEC), 1, "a note of job 42, still held");
+	is_int(ceems_agent_end_take_notes(a, 14 * SEC), 1, "a note of job 42, still held");
 	is_int((int)ceems_agent_njobs(a), 0, "ends the job");
 	is_int((int)spooled(&rec), 1, "one record");
 	is_str(rec.finalized_by, "extern", "the plugin's word on its end");
 	is_near(rec.report.cpu_s, 1, 1e-9, "with the agent's figures");
 	ok(!has_note(&rec, "not-measured"), "measured");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 	empty_spool();
 }
 
@@ -754,15 +754,15 @@ test_notes_batch(void)
 		plugin_meta(300 + (uint32_t)i, &meta);
 		write_note(&c, &meta, "the node agent could not be reached");
 	}
-	is_int(ceems_agent_take_notes(a, 11 * SEC), CEEMS_NOTES_PER_PASS,
+	is_int(ceems_agent_end_take_notes(a, 11 * SEC), CEEMS_NOTES_PER_PASS,
 	       "a pass takes a bounded batch of the notes");
 	is_int((int)spooled(NULL), CEEMS_NOTES_PER_PASS, "one record each");
-	is_int(ceems_agent_take_notes(a, 12 * SEC), total - CEEMS_NOTES_PER_PASS,
+	is_int(ceems_agent_end_take_notes(a, 12 * SEC), total - CEEMS_NOTES_PER_PASS,
 	       "the next pass takes the rest");
 	is_int((int)spooled(NULL), total, "a record for every note");
 	is_int(notes_left(&c), 0, "no note is left");
-	is_int(ceems_agent_take_notes(a, 13 * SEC), 0, "then nothing to take");
-	ceems_agent_close(a);
+	is_int(ceems_agent_end_take_notes(a, 13 * SEC), 0, "then nothing to take");
+	ceems_agent_open_close(a);
 	empty_spool();
 }
 
@@ -807,13 +807,13 @@ test_end_unknown(void)
 	ok(note_says(&rec, "not-measured", "never registered with the node agent"),
 	   "the reason is stated");
 	ok(!(rec.report.usage.present & CEEMS_CGF_CPU_USAGE), "no CPU figure");
-	ok(ceems_job_ledger_coverage(&rec.report.ledger, CEEMS_DOMAIN_PACKAGE,
+	ok(ceems_job_figures_ledger_coverage(&rec.report.ledger, CEEMS_DOMAIN_PACKAGE,
 				     &coverage) && coverage == 0,
 	   "coverage 0 in a domain the node measures");
 	empty_spool();
 	is_int(ceems_agent_end_unknown(a, 88, &meta, "epilog", 12 * SEC, &report),
 	       1, "a second word on it: written already");
-	is_int(ceems_agent_take_notes(a, 12 * SEC), 0, "no note");
+	is_int(ceems_agent_end_take_notes(a, 12 * SEC), 0, "no note");
 	is_int((int)spooled(NULL), 0, "no second record");
 
 	/* The extern step's word: the record waits for the epilog's. */
@@ -822,7 +822,7 @@ test_end_unknown(void)
 	       0, "the extern step's word on job 89, never registered");
 	is_int((int)spooled(NULL), 0, "the record waits for the epilog's word");
 	is_int((int)ceems_agent_nfinishing(a), 1, "job 89 is finishing");
-	is_int(ceems_agent_final_report(a, 89, &report), -ENOENT,
+	is_int(ceems_agent_end_final_report(a, 89, &report), -ENOENT,
 	       "a step ending now gets no figures for a summary");
 	is_int(ceems_agent_deregister(a, 89, 14 * SEC, &report), 0,
 	       "the epilog's deregistration finds it");
@@ -869,7 +869,7 @@ test_end_unknown(void)
 	is_int(ceems_agent_deregister(a, 42, 32 * SEC, &report), 0,
 	       "it deregisters");
 	is_int(ceems_agent_release(a, 42), 0, "and is released");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 	empty_spool();
 }
 

@@ -114,57 +114,57 @@ test_spool_refuses(struct agent_finish *f)
 	int first_errors;
 
 	job_42(&report, &job, &meta);
-	is_int(agent_finish_add(f, &report, &job, 10 * SEC), 0,
+	is_int(ceems_agent_finish_add(f, &report, &job, 10 * SEC), 0,
 	       "job 42 waits for its end");
 	errors_logged = 0;
-	ok(agent_finish_end_now(f, 42, &meta, "epilog") < 0,
+	ok(ceems_agent_finish_end_now(f, 42, &meta, "epilog") < 0,
 	   "the epilog's end: the spool does not take the record");
 	first_errors = errors_logged;
 	ok(first_errors > 0, "the failure is logged (%d lines)", first_errors);
-	is_int((int)agent_finish_count(f), 1, "the job's entry is kept");
-	ok(!agent_finish_ended(f, 42, 1700000000),
+	is_int((int)ceems_agent_finish_count(f), 1, "the job's entry is kept");
+	ok(!ceems_agent_finish_ended(f, 42, 1700000000),
 	   "the job does not count as ended");
-	is_int(agent_finish_expire(f, 11 * SEC, 0), 0,
+	is_int(ceems_agent_finish_expire(f, 11 * SEC, 0), 0,
 	       "a sweep tries again: still refused");
-	is_int(agent_finish_expire(f, 12 * SEC, 0), 0, "and another");
+	is_int(ceems_agent_finish_expire(f, 12 * SEC, 0), 0, "and another");
 	is_int(errors_logged, first_errors, "no error logged again");
-	is_int((int)agent_finish_count(f), 1, "the entry is still kept");
+	is_int((int)ceems_agent_finish_count(f), 1, "the entry is still kept");
 
 	/* A reaped job: no entry before, one kept now. */
 	report.jobid = 43;
-	ok(agent_finish_now(f, &report, &job, "its cgroup was gone") < 0,
+	ok(ceems_agent_finish_now(f, &report, &job, "its cgroup was gone") < 0,
 	   "a reaped job's record is refused too");
-	is_int((int)agent_finish_count(f), 2, "and kept");
+	is_int((int)ceems_agent_finish_count(f), 2, "and kept");
 	/* More than the table's 4 jobs waiting for a release. */
 	for (uint32_t id = 50; id < 56; id++) {
 		report.jobid = id;
 		meta.jobid = id;
-		agent_finish_add(f, &report, &job, 13 * SEC);
-		agent_finish_end_now(f, id, &meta, "epilog");
+		ceems_agent_finish_add(f, &report, &job, 13 * SEC);
+		ceems_agent_finish_end_now(f, id, &meta, "epilog");
 	}
-	is_int((int)agent_finish_count(f), 8,
+	is_int((int)ceems_agent_finish_count(f), 8,
 	       "more records than jobs that wait for a release are kept");
 	is_int((int)spooled(), 0, "the spool has nothing");
 
 	/* A job note's record: its note stays, taken again at each tick. */
 	meta.jobid = 60;
-	ok(agent_finish_unmeasured(f, &meta, measured, "a test") < 0,
+	ok(ceems_agent_finish_unmeasured(f, &meta, measured, "a test") < 0,
 	   "a job note's record is refused");
 	first_errors = errors_logged;
-	ok(agent_finish_unmeasured(f, &meta, measured, "a test") < 0,
+	ok(ceems_agent_finish_unmeasured(f, &meta, measured, "a test") < 0,
 	   "at the next tick too");
 	is_int(errors_logged, first_errors, "logged once, not at every tick");
 
 	spool_writable();
-	is_int(agent_finish_expire(f, 13 * SEC, 0), 8,
+	is_int(ceems_agent_finish_expire(f, 13 * SEC, 0), 8,
 	       "the next sweep writes all the records");
 	is_int((int)spooled(), 8, "the spool has them");
-	is_int((int)agent_finish_count(f), 0, "nothing is kept any more");
-	ok(agent_finish_ended(f, 42, 1700000000), "job 42 counts as ended now");
-	is_int(agent_finish_unmeasured(f, &meta, measured, "a test"), 0,
+	is_int((int)ceems_agent_finish_count(f), 0, "nothing is kept any more");
+	ok(ceems_agent_finish_ended(f, 42, 1700000000), "job 42 counts as ended now");
+	is_int(ceems_agent_finish_unmeasured(f, &meta, measured, "a test"), 0,
 	       "the job note's record is written once the spool takes it");
-	is_int(agent_finish_expire(f, 14 * SEC, 0), 0, "a later sweep writes nothing");
-	is_int(agent_finish_end_now(f, 42, &meta, "epilog"), -ENOENT,
+	is_int(ceems_agent_finish_expire(f, 14 * SEC, 0), 0, "a later sweep writes nothing");
+	is_int(ceems_agent_finish_end_now(f, 42, &meta, "epilog"), -ENOENT,
 	       "a later word of job 42 finds nothing to write");
 	is_int((int)spooled(), 9, "each record arrived exactly once");
 }
@@ -180,19 +180,19 @@ test_ended_runs(struct agent_finish *f)
 	ceems_job_meta_init(&meta);
 	meta.jobid = 77;
 	meta.uid = 1000;
-	is_int(agent_finish_unmeasured(f, &meta, measured, "a test"), 0,
+	is_int(ceems_agent_finish_unmeasured(f, &meta, measured, "a test"), 0,
 	       "job 77's record, with no start time");
-	ok(agent_finish_ended(f, 77, 0), "a note of it with none is its own");
-	ok(!agent_finish_ended(f, 77, 1700005000),
+	ok(ceems_agent_finish_ended(f, 77, 0), "a note of it with none is its own");
+	ok(!ceems_agent_finish_ended(f, 77, 1700005000),
 	   "a note of a run with a start time is another run's");
 	meta.jobid = 78;
 	meta.start_time = 1700006000;
 	meta.end_time = 1700006100;
-	is_int(agent_finish_unmeasured(f, &meta, measured, "a test"), 0,
+	is_int(ceems_agent_finish_unmeasured(f, &meta, measured, "a test"), 0,
 	       "job 78's record, with its start time");
-	ok(agent_finish_ended(f, 78, 1700006000), "the same run matches");
-	ok(!agent_finish_ended(f, 78, 0), "a note with no start time does not");
-	ok(!agent_finish_ended(f, 78, 1700007000), "another run does not");
+	ok(ceems_agent_finish_ended(f, 78, 1700006000), "the same run matches");
+	ok(!ceems_agent_finish_ended(f, 78, 0), "a note with no start time does not");
+	ok(!ceems_agent_finish_ended(f, 78, 1700007000), "another run does not");
 }
 
 int
@@ -211,10 +211,10 @@ main(void)
 	}
 	snprintf(spool_dir, sizeof(spool_dir), "%s/spool", root_dir);
 	mkdir(spool_dir, 0700);
-	ceems_config_defaults(&c);
+	ceems_conf_defaults(&c);
 	snprintf(c.spool_dir, sizeof(c.spool_dir), "%s", spool_dir);
 	snprintf(c.cluster, sizeof(c.cluster), "testcluster");
-	f = agent_finish_new(&c, NULL, 4);
+	f = ceems_agent_finish_new(&c, NULL, 4);
 	if (!ok(f != NULL, "finishing table"))
 		return done_testing();
 	if (spool_read_only() && access(spool_dir, W_OK) < 0)
@@ -224,7 +224,7 @@ main(void)
 		       ++tap_count, strerror(errno));
 	spool_writable();
 	test_ended_runs(f);
-	agent_finish_free(f);
+	ceems_agent_finish_free(f);
 	nftw(root_dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 	return done_testing();
 }

@@ -67,7 +67,7 @@ make_trees(void)
 static void
 config_for(struct ceems_config *c, const char *nvml)
 {
-	ceems_config_defaults(c);
+	ceems_conf_defaults(c);
 	snprintf(c->sysfs_root, sizeof(c->sysfs_root), "%s", sys_root);
 	snprintf(c->procfs_root, sizeof(c->procfs_root), "%s", proc_root);
 	snprintf(c->cgroupfs_prefix, sizeof(c->cgroupfs_prefix), "%s", cg_root);
@@ -87,7 +87,7 @@ spec_for(struct ceems_agent_job_spec *spec, uint32_t jobid, const char *id)
 	memset(spec, 0, sizeof(*spec));
 	spec->jobid = jobid;
 	spec->uid = 1000;
-	if (ceems_cgroup_job_from_proc(fixture_text("cgroup/v1/cgroup-localhost-batch.txt",
+	if (ceems_cgroup_path_job_from_proc(fixture_text("cgroup/v1/cgroup-localhost-batch.txt",
 						    buf, sizeof(buf)),
 				       42, &spec->cgroup) != 0) {
 		printf("Bail out! cannot resolve job 42's cgroup fixture\n");
@@ -206,7 +206,7 @@ test_matching(const char *nvml)
 	is_int(r.ngpus, 0, "it holds no GPU here");
 	is_int(gpu_log_count("matches none of this node's 3"), 1,
 	       "and the unknown GPU is logged");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 }
 
 static void
@@ -278,7 +278,7 @@ test_energy_and_usage(const char *nvml)
 	is_near(r.gpus[0].energy_j, 4 * 40 * 0.25, 1e-6,
 		"and so is its energy: 40 J");
 	ceems_agent_release(a, 46);
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 }
 
 static void
@@ -304,7 +304,7 @@ test_restart(const char *nvml)
 	scenario(e0, 0, 0, 0, 0);
 	ceems_agent_tick(a, 301 * SEC);
 	ceems_agent_checkpoint(a, 301 * SEC);
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 
 	a = ceems_agent_open(&c, 302 * SEC, err, sizeof(err));
 	if (!ok(a != NULL, "a new agent opens (%s)", err))
@@ -322,7 +322,7 @@ test_restart(const char *nvml)
 	ok(r.ngpus == 1 && fabs(r.gpus[0].energy_j -
 				r.ledger.joules[CEEMS_DOMAIN_GPU]) < 1e-6,
 	   "and agrees with the restored ledger");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 }
 
 /* A job's two GPUs, one lost for a tick: the other's energy is still
@@ -364,7 +364,7 @@ test_one_device_gap(const char *nvml)
 	   "GPU 0's 100 J are the job's though GPU 2 was lost (%.1f J)",
 	   r.ngpus > 0 ? r.gpus[0].energy_j : -1);
 	ceems_agent_release(a, 47);
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 }
 
 static void
@@ -392,7 +392,7 @@ test_no_gpu(void)
 	ceems_agent_deregister(a, 45, 401 * SEC, &r);
 	ok(r.ngpus == 0 && !r.ledger.measured[CEEMS_DOMAIN_GPU],
 	   "the GPU domain is absent, not zero");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 }
 
 int

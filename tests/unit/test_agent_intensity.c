@@ -85,7 +85,7 @@ open_agent(bool with_series)
 		printf("Bail out! agent does not open: %s\n", err);
 		exit(1);
 	}
-	ceems_agent_set_wall_offset(a, W0 * (long long)SEC - 10 * (long long)SEC);
+	ceems_agent_intensity_set_wall_offset(a, W0 * (long long)SEC - 10 * (long long)SEC);
 	job42_spec(&spec);
 	if (ceems_agent_register(a, &spec, 10 * SEC) != 0) {
 		printf("Bail out! job 42 does not register\n");
@@ -101,7 +101,7 @@ job_total(struct ceems_agent *a)
 
 	if (ceems_agent_report(a, 42, &r) != 0)
 		return NAN;
-	return ceems_job_ledger_total_j(&r.ledger);
+	return ceems_job_figures_ledger_total_j(&r.ledger);
 }
 
 /* Ticks at 11..14 s and the deregistration at 15 s: wall W0+1..W0+5.
@@ -130,7 +130,7 @@ run_job(struct ceems_agent *a, const double g[5], double *want_g,
 		printf("Bail out! job 42 does not deregister\n");
 		exit(1);
 	}
-	after = ceems_job_ledger_total_j(&r->ledger);
+	after = ceems_job_figures_ledger_total_j(&r->ledger);
 	*want_g += (after - before) * 1.5 * g[4] / 3.6e6;
 	if (fallback[4])
 		*want_fallback_j += after - before;
@@ -140,12 +140,12 @@ run_job(struct ceems_agent *a, const double g[5], double *want_g,
 static void
 check_report_json(const struct ceems_agent_job_report *r)
 {
-	struct json_object *obj = ceems_agent_job_report_to_json(r);
+	struct json_object *obj = ceems_measure_json_report_to_json(r);
 	struct ceems_agent_job_report *back = calloc(1, sizeof(*back));
 	char err[256] = "";
 
 	ok(obj != NULL && back != NULL &&
-	   ceems_agent_job_report_from_json(obj, back, err, sizeof(err)) == 0,
+	   ceems_measure_json_report_from_json(obj, back, err, sizeof(err)) == 0,
 	   "the report goes through JSON (%s)", err);
 	ok(back->ledger.factor_timed &&
 	   back->ledger.factor_fallback == r->ledger.factor_fallback &&
@@ -173,7 +173,7 @@ test_series_with_gap(void)
 	write_cache(rows);
 	a = open_agent(true);
 	run_job(a, g, &want_g, &fallback_j, fallback, &r);
-	total = ceems_job_ledger_total_j(&r.ledger);
+	total = ceems_job_figures_ledger_total_j(&r.ledger);
 	ok(total > 0 && fallback_j > 0 && fallback_j < total,
 	   "the job used energy in and out of the series (%.3f of %.3f J)",
 	   fallback_j, total);
@@ -190,7 +190,7 @@ test_series_with_gap(void)
 		"fallback: the part of the energy at the yearly figure");
 	check_report_json(&r);
 	is_int(ceems_agent_release(a, 42), 0, "released");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 }
 
 static void
@@ -214,7 +214,7 @@ test_no_file(void)
 	ok(strncmp(r.ledger.factor.source, "series:", 7) != 0,
 	   "the source is the yearly table's (%s)", r.ledger.factor.source);
 	ceems_agent_release(a, 42);
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 }
 
 static void
@@ -234,7 +234,7 @@ test_no_series_configured(void)
 	ok(!r.ledger.factor_timed && r.ledger.factor_fallback == 0,
 	   "no fallback figure where no series is configured");
 	ceems_agent_release(a, 42);
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 }
 
 static int intensity_errors;
@@ -273,18 +273,18 @@ test_reload(void)
 	advance(1000000000ULL);
 	ceems_agent_tick(a, 12 * SEC);
 	ceems_agent_report(a, 42, &r);
-	after = ceems_job_ledger_total_j(&r.ledger);
+	after = ceems_job_figures_ledger_total_j(&r.ledger);
 	advance(1000000000ULL);
 	ceems_agent_tick(a, 40 * SEC);	/* RAPL read well within a wrap */
 	ceems_agent_report(a, 42, &r);
-	after = ceems_job_ledger_total_j(&r.ledger);
+	after = ceems_job_figures_ledger_total_j(&r.ledger);
 	is_near(r.ledger.emissions_g, after * 1.5 * 100 / 3.6e6, 1e-9,
 		"within the minute the file is not read again");
 	advance(1000000000ULL);
 	ceems_agent_tick(a, 71 * SEC);
 	ceems_agent_report(a, 42, &r);
 	before = after;
-	after = ceems_job_ledger_total_j(&r.ledger);
+	after = ceems_job_figures_ledger_total_j(&r.ledger);
 	is_near(r.ledger.emissions_g,
 		(before * 100 + (after - before) * 400) * 1.5 / 3.6e6, 1e-9,
 		"after the minute the new series applies");
@@ -305,7 +305,7 @@ test_reload(void)
 	ceems_agent_tick(a, 193 * SEC);
 	is_int(intensity_errors, 1, "the same bad file is not logged again");
 	ceems_agent_release(a, 42);
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 }
 
 int

@@ -54,7 +54,7 @@ test_parse(void)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		pid_t sv = -1, agent = -1;
 
-		ceems_agent_pid_parse(cases[i].text, strlen(cases[i].text), &sv,
+		ceems_agent_launch_pid_parse(cases[i].text, strlen(cases[i].text), &sv,
 				      &agent);
 		ok(sv == cases[i].sv && agent == cases[i].agent,
 		   "parse '%s' -> %ld %ld (got %ld %ld)", cases[i].text,
@@ -70,22 +70,22 @@ test_lock(void)
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/state/%s", dir, CEEMS_AGENT_PID_FILE);
-	is_int(ceems_agent_lock_probe(path, &sv, &agent), 0, "no file: no supervisor");
-	fd = ceems_agent_lock_take(path);
+	is_int(ceems_agent_launch_lock_probe(path, &sv, &agent), 0, "no file: no supervisor");
+	fd = ceems_agent_launch_lock_take(path);
 	ok(fd >= 0, "the lock is taken (its directory created)");
 	ok(file_mode(path) == 0600, "the pid file is created 0600 (got %04o)",
 	   file_mode(path));
-	is_int(ceems_agent_lock_take(path), -EWOULDBLOCK,
+	is_int(ceems_agent_launch_lock_take(path), -EWOULDBLOCK,
 	       "a second taker, even in the same process, is refused");
-	is_int(ceems_agent_lock_write(fd, 123, 456), 0, "pids written");
-	is_int(ceems_agent_lock_probe(path, &sv, &agent), 1, "probe: held");
+	is_int(ceems_agent_launch_lock_write(fd, 123, 456), 0, "pids written");
+	is_int(ceems_agent_launch_lock_probe(path, &sv, &agent), 1, "probe: held");
 	ok(sv == 123 && agent == 456, "probe reads the pids");
-	is_int(ceems_agent_lock_probe(path, &sv, &agent), 1,
+	is_int(ceems_agent_launch_lock_probe(path, &sv, &agent), 1,
 	       "a probe takes no lock (a second one sees the same)");
 	close(fd);
-	is_int(ceems_agent_lock_probe(path, &sv, &agent), 0,
+	is_int(ceems_agent_launch_lock_probe(path, &sv, &agent), 0,
 	       "the holder gone, the file (still naming pids) is stale");
-	fd = ceems_agent_lock_take(path);
+	fd = ceems_agent_launch_lock_take(path);
 	ok(fd >= 0, "a stale file's lock is taken");
 	close(fd);
 }
@@ -142,24 +142,24 @@ test_foreign_lock(void)
 	fclose(f);
 	(void)chmod(path, 0644);
 	child = hold_read_lock(path, &go);
-	is_int(ceems_agent_lock_take(path), -EBUSY,
+	is_int(ceems_agent_launch_lock_take(path), -EBUSY,
 	       "a read lock of another process: foreign, not a supervisor to adopt");
-	is_int(ceems_agent_lock_probe(path, &sv, &agent), -EBUSY,
+	is_int(ceems_agent_launch_lock_probe(path, &sv, &agent), -EBUSY,
 	       "the probe sees the read lock and reports it as foreign");
 	ok(sv == 0 && agent == 0, "no pid is read from a foreign-held file");
-	ok(strstr(ceems_agent_lock_strerror(-EBUSY), "no ceems-agent supervisor") != NULL,
+	ok(strstr(ceems_agent_launch_lock_strerror(-EBUSY), "no ceems-agent supervisor") != NULL,
 	   "the error says that no supervisor holds it");
 	(void)!write(go, "x", 1);
 	close(go);
 	(void)waitpid(child, &status, 0);
-	fd = ceems_agent_lock_take(path);
+	fd = ceems_agent_launch_lock_take(path);
 	ok(fd >= 0, "the reader gone, the lock is taken");
 	ok(file_mode(path) == 0600, "the old 0644 file is made 0600 (got %04o)",
 	   file_mode(path));
 	close(fd);
 	snprintf(link, sizeof(link), "%s/link.pid", dir);
 	(void)!symlink(path, link);
-	is_int(ceems_agent_lock_take(link), -EPERM, "a link is refused");
+	is_int(ceems_agent_launch_lock_take(link), -EPERM, "a link is refused");
 }
 
 /* The launched "agent": a script that writes what it sees and waits for
@@ -239,7 +239,7 @@ test_launch(void)
 					   .log = log, .interval = "2s" };
 
 	junk = open("/dev/null", O_RDONLY);	/* not O_CLOEXEC: must not leak */
-	fd = ceems_agent_lock_take(lock);
+	fd = ceems_agent_launch_lock_take(lock);
 	sv = ceems_agent_launch(&spec, fd);
 	close(fd);
 	ok(sv > 0, "launched: pid %ld", (long)sv);
@@ -277,18 +277,18 @@ test_launch(void)
 			}
 		is_str(kept, want, "descriptors: /dev/null, /dev/null, the log, the lock");
 	}
-	is_int(ceems_agent_lock_take(lock), -EWOULDBLOCK,
+	is_int(ceems_agent_launch_lock_take(lock), -EWOULDBLOCK,
 	       "the launched program holds the lock");
-	is_int(ceems_agent_lock_probe(lock, &p, &a), 1, "a probe sees it held");
+	is_int(ceems_agent_launch_lock_probe(lock, &p, &a), 1, "a probe sees it held");
 	unlink(hold);
-	for (int i = 0; i < 200 && ceems_agent_lock_probe(lock, &p, &a) == 1; i++)
+	for (int i = 0; i < 200 && ceems_agent_launch_lock_probe(lock, &p, &a) == 1; i++)
 		poll(NULL, 0, 25);
-	is_int(ceems_agent_lock_probe(lock, &p, &a), 0,
+	is_int(ceems_agent_launch_lock_probe(lock, &p, &a), 0,
 	       "the lock goes with the program's exit");
 	close(junk);
 
 	spec.agent = "/nonexistent/ceems-agent";
-	fd = ceems_agent_lock_take(lock);
+	fd = ceems_agent_launch_lock_take(lock);
 	is_int(ceems_agent_launch(&spec, fd), -ENOENT, "a failed exec is reported");
 	close(fd);
 	spec.agent = "relative";

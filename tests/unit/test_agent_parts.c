@@ -105,7 +105,7 @@ spec_for(struct ceems_agent_job_spec *spec, uint32_t jobid)
 	memset(spec, 0, sizeof(*spec));
 	spec->jobid = jobid;
 	spec->uid = 1000;
-	if (ceems_cgroup_job_from_proc(fixture_text("cgroup/v1/cgroup-localhost-batch.txt", buf, sizeof(buf)),
+	if (ceems_cgroup_path_job_from_proc(fixture_text("cgroup/v1/cgroup-localhost-batch.txt", buf, sizeof(buf)),
 				       42, &spec->cgroup) != 0) {
 		printf("Bail out! cannot resolve job 42's cgroup fixture\n");
 		exit(1);
@@ -151,7 +151,7 @@ test_parts(void)
 	char err[256] = "";
 
 	memset(&s, 0, sizeof(s));
-	ceems_config_defaults(&c);
+	ceems_conf_defaults(&c);
 	snprintf(c.sysfs_root, sizeof(c.sysfs_root), "%s", sys_root);
 	snprintf(c.procfs_root, sizeof(c.procfs_root), "%s", proc_root);
 	snprintf(c.cgroupfs_prefix, sizeof(c.cgroupfs_prefix), "%s", cg_root);
@@ -234,7 +234,7 @@ test_parts(void)
 	}
 	is_near(s.delta[CEEMS_DOMAIN_PACKAGE], 240, 1e-6,
 		"the ticks' package delta is every joule the counter moved");
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 }
 
 static void

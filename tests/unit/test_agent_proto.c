@@ -77,9 +77,9 @@ test_finish_requests(void)
 	memset(&req, 0, sizeof(req));
 	req.op = CEEMS_AGENT_OP_RELEASE;
 	req.jobid = 7;
-	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
+	n = ceems_agent_proto_request_encode(&req, msg, sizeof(msg));
 	is_str(msg, "{\"op\":\"release\",\"jobid\":7}", "release request text");
-	ok(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
+	ok(ceems_agent_proto_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
 	   back.op == CEEMS_AGENT_OP_RELEASE && back.jobid == 7, "release round-trips");
 	req.op = CEEMS_AGENT_OP_DEREGISTER;
 	req.have_meta = true;
@@ -89,16 +89,16 @@ test_finish_requests(void)
 	snprintf(req.meta.cluster, sizeof(req.meta.cluster), "alpha");
 	snprintf(req.meta.name, sizeof(req.meta.name), "a \"quoted\" name");
 	req.meta.start_time = 1700000000;
-	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
+	n = ceems_agent_proto_request_encode(&req, msg, sizeof(msg));
 	ok(n > 0 && strstr(msg, "\"meta\":{") != NULL, "deregister carries the job's metadata");
-	ok(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0,
+	ok(ceems_agent_proto_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0,
 	   "and decodes (%s)", err);
 	ok(back.op == CEEMS_AGENT_OP_DEREGISTER && back.have_meta &&
 	   strcmp(back.meta.cluster, "alpha") == 0 &&
 	   strcmp(back.meta.name, "a \"quoted\" name") == 0 &&
 	   back.meta.start_time == 1700000000 && back.meta.uid == 1000,
 	   "the metadata round-trips");
-	ok(ceems_agent_request_decode("{\"op\":\"deregister\",\"jobid\":7}", 29,
+	ok(ceems_agent_proto_request_decode("{\"op\":\"deregister\",\"jobid\":7}", 29,
 				      &back, err, sizeof(err)) == 0 && !back.have_meta,
 	   "a deregister without metadata (older plugins) still decodes");
 }
@@ -112,9 +112,9 @@ test_spec_round_trip(void)
 	memset(&req, 0, sizeof(req));
 	req.op = CEEMS_AGENT_OP_REGISTER;
 	fill_spec_v1(&req.spec);
-	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
+	n = ceems_agent_proto_request_encode(&req, msg, sizeof(msg));
 	ok(n > 0, "register request encodes (%d bytes)", n);
-	is_int(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)), 0,
+	is_int(ceems_agent_proto_request_decode(msg, (size_t)n, &back, err, sizeof(err)), 0,
 	       "register request decodes");
 	is_int(back.op, CEEMS_AGENT_OP_REGISTER, "op is register");
 	is_int(back.jobid, 4242, "request jobid is the spec's");
@@ -128,11 +128,11 @@ test_spec_round_trip(void)
 	req.spec.cgroup.version = CEEMS_CGROUP_V2;
 	snprintf(req.spec.cgroup.unified, CEEMS_CGROUP_PATH_MAX,
 		 "/system.slice/node01_slurmstepd.scope/job_4294967295");
-	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
+	n = ceems_agent_proto_request_encode(&req, msg, sizeof(msg));
 	ok(n > 0 && strstr(msg, "alloc_cores") == NULL &&
 	   strstr(msg, "alloc_mem_bytes") == NULL && strstr(msg, "gpu_share") == NULL,
 	   "v2 spec: alloc 0 (agent reads the cgroup) and no GPU are left out");
-	is_int(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)), 0,
+	is_int(ceems_agent_proto_request_decode(msg, (size_t)n, &back, err, sizeof(err)), 0,
 	       "v2 register decodes");
 	ok(same_spec(&req.spec, &back.spec), "v2 spec round-trips, jobid 2^32-1 kept");
 	ok(strstr(msg, "start_time") == NULL && strstr(msg, "cluster") == NULL &&
@@ -144,17 +144,17 @@ test_spec_round_trip(void)
 	memset(req.spec.cluster, 'c', sizeof(req.spec.cluster) - 1);
 	req.spec.cluster[sizeof(req.spec.cluster) - 1] = '\0';
 	is_int((int)strlen(req.spec.cluster), 63, "cluster of the largest length");
-	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
+	n = ceems_agent_proto_request_encode(&req, msg, sizeof(msg));
 	ok(n > 0 && strstr(msg, "\"start_time\":1700000123") != NULL,
 	   "start time sent as Unix seconds");
-	is_int(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)), 0,
+	is_int(ceems_agent_proto_request_decode(msg, (size_t)n, &back, err, sizeof(err)), 0,
 	       "register with start time and cluster decodes");
 	ok(same_spec(&req.spec, &back.spec) && back.spec.start_time == 1700000123 &&
 	   strcmp(back.spec.cluster, req.spec.cluster) == 0,
 	   "start time and cluster round-trip");
 	req.spec.start_time = CEEMS_AGENT_START_TIME_MAX;
-	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
-	ok(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
+	n = ceems_agent_proto_request_encode(&req, msg, sizeof(msg));
+	ok(ceems_agent_proto_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
 	   back.spec.start_time == CEEMS_AGENT_START_TIME_MAX,
 	   "the latest start time allowed decodes");
 
@@ -162,48 +162,48 @@ test_spec_round_trip(void)
 	memset(&req, 0, sizeof(req));
 	req.op = CEEMS_AGENT_OP_DEREGISTER;
 	req.jobid = 7;
-	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
+	n = ceems_agent_proto_request_encode(&req, msg, sizeof(msg));
 	is_str(msg, "{\"op\":\"deregister\",\"jobid\":7}", "deregister request text");
-	is_int(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)), 0,
+	is_int(ceems_agent_proto_request_decode(msg, (size_t)n, &back, err, sizeof(err)), 0,
 	       "deregister decodes");
 	ok(back.op == CEEMS_AGENT_OP_DEREGISTER && back.jobid == 7, "deregister fields");
 	req.op = CEEMS_AGENT_OP_REPORT;
-	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
-	ok(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
+	n = ceems_agent_proto_request_encode(&req, msg, sizeof(msg));
+	ok(ceems_agent_proto_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
 	   back.op == CEEMS_AGENT_OP_REPORT && back.jobid == 7, "report request round-trips");
 	req.op = CEEMS_AGENT_OP_STATUS;
-	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
+	n = ceems_agent_proto_request_encode(&req, msg, sizeof(msg));
 	is_str(msg, "{\"op\":\"status\"}", "status request text");
-	is_int(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)), 0,
+	is_int(ceems_agent_proto_request_decode(msg, (size_t)n, &back, err, sizeof(err)), 0,
 	       "status decodes");
-	is_int(ceems_agent_request_encode(&req, msg, 8), -ENOSPC,
+	is_int(ceems_agent_proto_request_encode(&req, msg, 8), -ENOSPC,
 	       "encoding into a buffer too small is -ENOSPC");
 	req.op = CEEMS_AGENT_OP_STEP_END;
 	req.jobid = 7;
 	snprintf(req.step, sizeof(req.step), "batch");
-	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
+	n = ceems_agent_proto_request_encode(&req, msg, sizeof(msg));
 	is_str(msg, "{\"op\":\"step_end\",\"jobid\":7,\"step\":\"batch\"}", "step_end request text");
-	ok(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
+	ok(ceems_agent_proto_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
 	   back.op == CEEMS_AGENT_OP_STEP_END && back.jobid == 7 &&
 	   strcmp(back.step, "batch") == 0, "step_end request round-trips");
 	req.have_status = true;
 	req.status = 3 << 8;
-	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
-	ok(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
+	n = ceems_agent_proto_request_encode(&req, msg, sizeof(msg));
+	ok(ceems_agent_proto_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
 	   back.have_status && back.status == 3 << 8,
 	   "step_end's wait status round-trips");
 	req.have_status = false;
 	req.op = CEEMS_AGENT_OP_DEREGISTER;
 	snprintf(req.by, sizeof(req.by), "extern");
-	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
-	ok(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
+	n = ceems_agent_proto_request_encode(&req, msg, sizeof(msg));
+	ok(ceems_agent_proto_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
 	   strcmp(back.by, "extern") == 0, "deregister's \"by\" round-trips");
 	req.by[0] = '\0';
 	req.op = CEEMS_AGENT_OP_STEP_END;
 	req.op = CEEMS_AGENT_OP_STEP_START;
 	snprintf(req.step, sizeof(req.step), "0+1");
-	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
-	ok(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
+	n = ceems_agent_proto_request_encode(&req, msg, sizeof(msg));
+	ok(ceems_agent_proto_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
 	   back.op == CEEMS_AGENT_OP_STEP_START && strcmp(back.step, "0+1") == 0,
 	   "step_start of a heterogeneous step round-trips");
 }
@@ -237,10 +237,10 @@ fill_report(struct ceems_agent_job_report *r)
 	r->usage.io_write_bytes = 5;
 	r->usage.io_read_ops = 6;
 	r->usage.io_write_ops = 7;
-	ceems_parse_cpu_list("0-3,8,10-11,8191", &r->usage.cpuset);
+	ceems_cgroup_parse_cpu_list("0-3,8,10-11,8191", &r->usage.cpuset);
 	r->usage.ncpus_allocated = r->usage.cpuset.count;
 
-	ceems_job_ledger_init(&r->ledger);
+	ceems_job_figures_ledger_init(&r->ledger);
 	r->ledger.lifetime_s = 3601.25;
 	r->ledger.measured[CEEMS_DOMAIN_PACKAGE] = true;
 	r->ledger.joules[CEEMS_DOMAIN_PACKAGE] = 123456.789;
@@ -297,10 +297,10 @@ test_report_round_trip(void)
 	int n;
 
 	fill_report(&r);
-	n = ceems_agent_reply_ok(&r, msg, sizeof(msg));
+	n = ceems_agent_proto_reply_ok(&r, msg, sizeof(msg));
 	ok(n > 0, "reply with a report encodes (%d bytes)", n);
 	memset(&back, 0xa5, sizeof(back));
-	is_int(ceems_agent_reply_decode(msg, (size_t)n, &back, err, sizeof(err)), 0,
+	is_int(ceems_agent_proto_reply_decode(msg, (size_t)n, &back, err, sizeof(err)), 0,
 	       "reply decodes");
 	ok(back.jobid == 99 && back.uid == 1234 && back.alloc_cores == 4 &&
 	   back.alloc_mem_bytes == r.alloc_mem_bytes, "ids and allocation");
@@ -365,7 +365,7 @@ test_report_round_trip(void)
 		   back.ledger.static_j[d] == r.ledger.static_j[d] &&
 		   back.ledger.covered_s[d] == r.ledger.covered_s[d] &&
 		   back.ledger.idle_unlearned[d] == r.ledger.idle_unlearned[d],
-		   "ledger domain %s round-trips", ceems_energy_domain_name(d));
+		   "ledger domain %s round-trips", ceems_job_figures_energy_domain_name(d));
 	}
 	ok(back.ledger.have_emissions && back.ledger.emissions_g == 12.5 &&
 	   back.ledger.emissions_covered_s == 3000 && back.ledger.factor_changed,
@@ -395,39 +395,39 @@ test_report_round_trip(void)
 
 	/* Nothing measured at all: only what is known is written. */
 	memset(&r, 0, sizeof(r));
-	ceems_job_ledger_init(&r.ledger);
+	ceems_job_figures_ledger_init(&r.ledger);
 	r.jobid = 5;
 	r.uid = 6;
 	r.elapsed_s = 0.5;
-	n = ceems_agent_reply_ok(&r, msg, sizeof(msg));
+	n = ceems_agent_proto_reply_ok(&r, msg, sizeof(msg));
 	ok(n > 0 && strstr(msg, "cpu_s") == NULL && strstr(msg, "alloc_cores") == NULL &&
 	   strstr(msg, "\"usage\":{}") != NULL && strstr(msg, "emissions") == NULL &&
 	   strstr(msg, "package") == NULL,
 	   "an unmeasured report has no CPU, allocation, usage, energy or emissions");
-	ok(ceems_agent_reply_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
+	ok(ceems_agent_proto_reply_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
 	   back.usage.present == 0 && !back.ledger.measured[CEEMS_DOMAIN_PACKAGE] &&
 	   !back.ledger.have_emissions, "and decodes back to nothing measured");
 
 	/* Non-finite doubles are not measurements: left out, JSON stays valid. */
 	r.cpu_s = NAN;
 	r.usage.present = CEEMS_CGF_CPU_USAGE;
-	n = ceems_agent_reply_ok(&r, msg, sizeof(msg));
+	n = ceems_agent_proto_reply_ok(&r, msg, sizeof(msg));
 	ok(n > 0 && strstr(msg, "cpu_s") == NULL && strstr(msg, "NaN") == NULL,
 	   "a NaN is left out, never written");
 
 	{
-		struct json_object *d = ceems_json_double(5);
+		struct json_object *d = ceems_json_util_double(5);
 
 		is_str(json_object_to_json_string(d), "5.0", "an integral double stays a JSON double");
 		json_object_put(d);
-		ok(ceems_json_double(INFINITY) == NULL, "infinity is no JSON number");
+		ok(ceems_json_util_double(INFINITY) == NULL, "infinity is no JSON number");
 	}
 
-	n = ceems_agent_reply_ok(NULL, msg, sizeof(msg));
+	n = ceems_agent_proto_reply_ok(NULL, msg, sizeof(msg));
 	is_str(msg, "{\"ok\":true}", "bare ok reply");
-	is_int(ceems_agent_reply_decode(msg, (size_t)n, NULL, err, sizeof(err)), 0,
+	is_int(ceems_agent_proto_reply_decode(msg, (size_t)n, NULL, err, sizeof(err)), 0,
 	       "bare ok decodes");
-	is_int(ceems_agent_reply_decode(msg, (size_t)n, &back, err, sizeof(err)), -EPROTO,
+	is_int(ceems_agent_proto_reply_decode(msg, (size_t)n, &back, err, sizeof(err)), -EPROTO,
 	       "an ok reply without the report asked for is -EPROTO");
 }
 
@@ -454,7 +454,7 @@ test_idle_unlearned_domains(void)
 			return;
 		memset(&back, 0, sizeof(back));
 		err[0] = '\0';
-		r = ceems_agent_job_report_from_json(obj, &back, err, sizeof(err));
+		r = ceems_measure_json_report_from_json(obj, &back, err, sizeof(err));
 		json_object_put(obj);
 		if (i == 0)
 			ok(r == 0 && back.ledger.idle_unlearned[CEEMS_DOMAIN_DRAM],
@@ -484,7 +484,7 @@ test_step_presence(void)
 
 	if (!ok(obj != NULL, "test setup: the old-style report parses"))
 		return;
-	is_int(ceems_agent_job_report_from_json(obj, &back, err, sizeof(err)), 0,
+	is_int(ceems_measure_json_report_from_json(obj, &back, err, sizeof(err)), 0,
 	       "an old-style report decodes");
 	json_object_put(obj);
 	ok(back.nsteps == 3 && back.steps[0].have_cpu && back.steps[0].cpu_s == 0 &&
@@ -503,7 +503,7 @@ test_step_presence(void)
 	 * energy only for domains the node had). */
 	back.ledger.measured[CEEMS_DOMAIN_PACKAGE] = true;
 	back.ledger.measured[CEEMS_DOMAIN_DRAM] = true;
-	again = ceems_agent_job_report_to_json(&back);
+	again = ceems_measure_json_report_to_json(&back);
 	if (!ok(again != NULL, "the decoded report encodes"))
 		return;
 	snprintf(msg, sizeof(msg), "%s",
@@ -548,7 +548,7 @@ test_gpu_report(void)
 	int n;
 
 	memset(&r, 0, sizeof(r));
-	ceems_job_ledger_init(&r.ledger);
+	ceems_job_figures_ledger_init(&r.ledger);
 	r.jobid = 8;
 	r.uid = 9;
 	r.ngpus = 2;
@@ -583,10 +583,10 @@ test_gpu_report(void)
 	g->energy_j = 50;
 	g->sm_active_pct = 77;		/* not measured: must not be written */
 	g->util_pct = 55;
-	n = ceems_agent_reply_ok(&r, msg, sizeof(msg));
+	n = ceems_agent_proto_reply_ok(&r, msg, sizeof(msg));
 	ok(n > 0, "a report with GPUs encodes");
 	memset(&back, 0xa5, sizeof(back));
-	if (!ok(ceems_agent_reply_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0,
+	if (!ok(ceems_agent_proto_reply_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0,
 		"and decodes (%s)", err))
 		return;
 	is_int(back.ngpus, 2, "both GPUs come back");
@@ -615,7 +615,7 @@ test_gpu_report(void)
 	   "figures without their have_ flag are not written");
 
 	r.ngpus = 0;
-	n = ceems_agent_reply_ok(&r, msg, sizeof(msg));
+	n = ceems_agent_proto_reply_ok(&r, msg, sizeof(msg));
 	ok(n > 0 && strstr(msg, "gpus") == NULL, "a job without GPUs has no gpus member");
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -627,7 +627,7 @@ test_gpu_report(void)
 		memset(&back, 0, sizeof(back));
 		back.ngpus = 77;
 		ok(obj != NULL &&
-		   ceems_agent_job_report_from_json(obj, &back, err, sizeof(err)) == -EINVAL &&
+		   ceems_measure_json_report_from_json(obj, &back, err, sizeof(err)) == -EINVAL &&
 		   strstr(err, bad[i].want) != NULL && back.ngpus == 77,
 		   "gpus %s refused (%s), the report untouched", bad[i].gpus, err);
 		json_object_put(obj);
@@ -644,7 +644,7 @@ test_gpu_report(void)
 		snprintf(text + o, sizeof(text) - o, "]}");
 		obj = json_tokener_parse(text);
 		ok(obj != NULL &&
-		   ceems_agent_job_report_from_json(obj, &back, err, sizeof(err)) == -EINVAL &&
+		   ceems_measure_json_report_from_json(obj, &back, err, sizeof(err)) == -EINVAL &&
 		   strstr(err, "more than") != NULL, "more GPUs than a node has are refused");
 		json_object_put(obj);
 	}
@@ -655,25 +655,25 @@ test_reply_errors(void)
 {
 	int n;
 
-	n = ceems_agent_reply_error(-EEXIST, "job 42 is already registered", msg,
+	n = ceems_agent_proto_reply_error(-EEXIST, "job 42 is already registered", msg,
 				    sizeof(msg));
 	ok(n > 0, "error reply encodes");
 	is_str(msg, "{\"ok\":false,\"error\":\"job 42 is already registered\",\"code\":\"EEXIST\"}",
 	       "error reply text");
-	is_int(ceems_agent_reply_decode(msg, (size_t)n, NULL, err, sizeof(err)), -EEXIST,
+	is_int(ceems_agent_proto_reply_decode(msg, (size_t)n, NULL, err, sizeof(err)), -EEXIST,
 	       "a refusal decodes to its errno");
 	is_str(err, "job 42 is already registered", "and its sentence");
 	n = snprintf(msg, sizeof(msg), "{\"ok\":false,\"error\":\"x\",\"code\":\"EWHATEVER\"}");
-	is_int(ceems_agent_reply_decode(msg, (size_t)n, NULL, err, sizeof(err)), -EREMOTEIO,
+	is_int(ceems_agent_proto_reply_decode(msg, (size_t)n, NULL, err, sizeof(err)), -EREMOTEIO,
 	       "an unknown code is -EREMOTEIO");
 	n = snprintf(msg, sizeof(msg), "{\"ok\":false}");
-	ok(ceems_agent_reply_decode(msg, (size_t)n, NULL, err, sizeof(err)) == -EREMOTEIO &&
+	ok(ceems_agent_proto_reply_decode(msg, (size_t)n, NULL, err, sizeof(err)) == -EREMOTEIO &&
 	   strstr(err, "without saying why") != NULL, "a refusal without words");
 	n = snprintf(msg, sizeof(msg), "{\"ok\":false,\"error\":\"\",\"code\":\"EPERM\"}");
-	ok(ceems_agent_reply_decode(msg, (size_t)n, NULL, err, sizeof(err)) == -EPERM &&
+	ok(ceems_agent_proto_reply_decode(msg, (size_t)n, NULL, err, sizeof(err)) == -EPERM &&
 	   strstr(err, "without saying why") != NULL, "a refusal with empty words says so");
 	n = snprintf(msg, sizeof(msg), "{\"ok\":1}");
-	is_int(ceems_agent_reply_decode(msg, (size_t)n, NULL, err, sizeof(err)), -EPROTO,
+	is_int(ceems_agent_proto_reply_decode(msg, (size_t)n, NULL, err, sizeof(err)), -EPROTO,
 	       "ok must be a boolean");
 	n = snprintf(msg, sizeof(msg), "{\"ok\":true,\"report\":{\"jobid\":1,\"uid\":2,\"cpu_s\":-1}}");
 	is_int(ceems_agent_client_report_job("/nonexistent", 1, 10, NULL, err, sizeof(err)), -ENOENT,
@@ -681,12 +681,12 @@ test_reply_errors(void)
 	{
 		static struct ceems_agent_job_report rep;
 
-		ok(ceems_agent_reply_decode(msg, (size_t)n, &rep, err, sizeof(err)) == -EPROTO &&
+		ok(ceems_agent_proto_reply_decode(msg, (size_t)n, &rep, err, sizeof(err)) == -EPROTO &&
 		   strstr(err, "cpu_s") != NULL, "a negative CPU time in a report is refused");
 	}
-	is_int(ceems_agent_code_from_name(ceems_agent_code_name(-ENOSPC)), -ENOSPC,
+	is_int(ceems_agent_proto_code_from_name(ceems_agent_proto_code_name(-ENOSPC)), -ENOSPC,
 	       "ENOSPC name round-trips");
-	is_str(ceems_agent_code_name(-12345), "EIO", "unknown errno is written EIO");
+	is_str(ceems_agent_proto_code_name(-12345), "EIO", "unknown errno is written EIO");
 }
 
 /* One malformed request and a word its error must contain. */
@@ -826,7 +826,7 @@ test_bad_requests(void)
 
 	for (size_t i = 0; i < sizeof(bad_requests) / sizeof(bad_requests[0]); i++) {
 		err[0] = '\0';
-		r = ceems_agent_request_decode(bad_requests[i].text,
+		r = ceems_agent_proto_request_decode(bad_requests[i].text,
 					       strlen(bad_requests[i].text), &req,
 					       err, sizeof(err));
 		if (!ok(r == -EINVAL && err[0] != '\0' &&
@@ -835,9 +835,9 @@ test_bad_requests(void)
 			printf("#   request: %s\n#   want: '%s' in the error (returned %d)\n",
 			       bad_requests[i].text, bad_requests[i].want, r);
 	}
-	r = ceems_agent_request_decode("{\"op\":\"status\"}\0x", 17, &req, err, sizeof(err));
+	r = ceems_agent_proto_request_decode("{\"op\":\"status\"}\0x", 17, &req, err, sizeof(err));
 	ok(r == -EINVAL && strstr(err, "NUL") != NULL, "a NUL byte inside the message");
-	r = ceems_agent_request_decode("{\"op\":\"status\"}\n", 16, &req, err, sizeof(err));
+	r = ceems_agent_proto_request_decode("{\"op\":\"status\"}\n", 16, &req, err, sizeof(err));
 	is_int(r, 0, "trailing newline is fine");
 
 	/* A path longer than the spec can hold, then a message too large. */
@@ -848,12 +848,12 @@ test_bad_requests(void)
 	memset(huge + strlen(huge), 'a', n);
 	huge[strlen("{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/") + n] = '\0';
 	strcat(huge, "\"}}}");
-	r = ceems_agent_request_decode(huge, strlen(huge), &req, err, sizeof(err));
+	r = ceems_agent_proto_request_decode(huge, strlen(huge), &req, err, sizeof(err));
 	ok(r == -EINVAL && strstr(err, "longer than 511 bytes") != NULL,
 	   "a 4 KiB path is refused: %s", err);
 	memset(huge, ' ', CEEMS_AGENT_MSG_MAX + 1);
 	memcpy(huge, "{\"op\":\"status\"}", 15);
-	r = ceems_agent_request_decode(huge, CEEMS_AGENT_MSG_MAX + 1, &req, err, sizeof(err));
+	r = ceems_agent_proto_request_decode(huge, CEEMS_AGENT_MSG_MAX + 1, &req, err, sizeof(err));
 	ok(r == -EMSGSIZE && strstr(err, "larger than 65536") != NULL,
 	   "a message over 64 KiB is -EMSGSIZE");
 	free(huge);
@@ -946,15 +946,15 @@ test_fuzz(void)
 	memset(&req, 0, sizeof(req));
 	req.op = CEEMS_AGENT_OP_REGISTER;
 	fill_spec_v1(&req.spec);
-	ceems_agent_request_encode(&req, seeds[nseeds++], sizeof(seeds[0]));
+	ceems_agent_proto_request_encode(&req, seeds[nseeds++], sizeof(seeds[0]));
 	req.spec.cgroup.version = CEEMS_CGROUP_V2;
 	snprintf(req.spec.cgroup.unified, CEEMS_CGROUP_PATH_MAX, "/system.slice/x/job_1");
-	ceems_agent_request_encode(&req, seeds[nseeds++], sizeof(seeds[0]));
+	ceems_agent_proto_request_encode(&req, seeds[nseeds++], sizeof(seeds[0]));
 	req.op = CEEMS_AGENT_OP_DEREGISTER;
 	req.jobid = 12;
-	ceems_agent_request_encode(&req, seeds[nseeds++], sizeof(seeds[0]));
+	ceems_agent_proto_request_encode(&req, seeds[nseeds++], sizeof(seeds[0]));
 	req.op = CEEMS_AGENT_OP_STATUS;
-	ceems_agent_request_encode(&req, seeds[nseeds++], sizeof(seeds[0]));
+	ceems_agent_proto_request_encode(&req, seeds[nseeds++], sizeof(seeds[0]));
 
 	for (int i = 0; i < 4000; i++) {
 		const char *seed = seeds[rng() % (uint64_t)nseeds];
@@ -964,17 +964,17 @@ test_fuzz(void)
 		memcpy(buf, seed, len);
 		len = mutate(buf, len, sizeof(buf));
 		err[0] = '\0';
-		r = ceems_agent_request_decode(buf, len, &req, err, sizeof(err));
+		r = ceems_agent_proto_request_decode(buf, len, &req, err, sizeof(err));
 		if (r == 0) {
 			char again[4096];
 			struct ceems_agent_request back;
-			int n = ceems_agent_request_encode(&req, again, sizeof(again));
+			int n = ceems_agent_proto_request_encode(&req, again, sizeof(again));
 
 			accepted++;
 			/* Whatever was accepted must be valid: it re-encodes
 			 * and decodes to the same thing. */
 			if (n < 0 ||
-			    ceems_agent_request_decode(again, (size_t)n, &back, err,
+			    ceems_agent_proto_request_decode(again, (size_t)n, &back, err,
 						       sizeof(err)) != 0 ||
 			    back.op != req.op || back.jobid != req.jobid ||
 			    (req.op == CEEMS_AGENT_OP_REGISTER &&
@@ -993,7 +993,7 @@ test_fuzz(void)
 	is_int(reencode_bad, 0, "every accepted mutation is a valid request");
 
 	fill_report(&rep);
-	reply_len = (size_t)ceems_agent_reply_ok(&rep, reply_seed, sizeof(reply_seed));
+	reply_len = (size_t)ceems_agent_proto_reply_ok(&rep, reply_seed, sizeof(reply_seed));
 	for (int i = 0; i < 3000; i++) {
 		size_t len = reply_len;
 		int r;
@@ -1001,7 +1001,7 @@ test_fuzz(void)
 		memcpy(buf, reply_seed, len);
 		len = mutate(buf, len, sizeof(buf));
 		err[0] = '\0';
-		r = ceems_agent_reply_decode(buf, len, &rep, err, sizeof(err));
+		r = ceems_agent_proto_reply_decode(buf, len, &rep, err, sizeof(err));
 		if (r == 0)
 			reply_ok++;
 		else if (err[0] != '\0')
@@ -1065,7 +1065,7 @@ serve_once(const char *path, enum server_mode mode)
 			send(fd, out, 100000, 0);
 			break;
 		case SERVE_REFUSE:
-			n = ceems_agent_reply_error(-EPERM, "only root may register jobs",
+			n = ceems_agent_proto_reply_error(-EPERM, "only root may register jobs",
 						    out, sizeof(out));
 			send(fd, out, (size_t)n, 0);
 			break;
@@ -1176,12 +1176,12 @@ test_perf_round_trip(void)
 			 1u << CEEMS_PERF_CONTEXT_SWITCHES;
 	r.perf.value[CEEMS_PERF_PAGE_FAULTS] = 123456789.0;
 	r.perf.value[CEEMS_PERF_CONTEXT_SWITCHES] = 1.0 / 3;
-	n = ceems_agent_reply_ok(&r, msg, sizeof(msg));
+	n = ceems_agent_proto_reply_ok(&r, msg, sizeof(msg));
 	ok(n > 0 && strstr(msg, "\"hardware\":\"not supported\"") != NULL &&
 	   strstr(msg, "cycles") == NULL,
 	   "perf: statuses by name, no figure for what was not measured");
 	memset(&back, 0, sizeof(back));
-	is_int(ceems_agent_reply_decode(msg, (size_t)n, &back, err, sizeof(err)), 0,
+	is_int(ceems_agent_proto_reply_decode(msg, (size_t)n, &back, err, sizeof(err)), 0,
 	       "perf: the reply decodes");
 	ok(back.perf.sw_status == CEEMS_PERF_MEASURED &&
 	   back.perf.hw_status == CEEMS_PERF_NOT_SUPPORTED &&
@@ -1190,16 +1190,16 @@ test_perf_round_trip(void)
 	   back.perf.value[CEEMS_PERF_CONTEXT_SWITCHES] == 1.0 / 3 &&
 	   back.perf.running_fraction == 0.5, "perf: figures round-trip exactly");
 	memset(&r.perf, 0, sizeof(r.perf));
-	n = ceems_agent_reply_ok(&r, msg, sizeof(msg));
+	n = ceems_agent_proto_reply_ok(&r, msg, sizeof(msg));
 	ok(n > 0 && strstr(msg, "perf") == NULL, "perf off: no perf object");
 	snprintf(bad, sizeof(bad), "{\"ok\":true,\"report\":{\"jobid\":1,\"uid\":0,"
 		 "\"perf\":{\"software\":\"great\",\"hardware\":\"off\"}}}");
-	is_int(ceems_agent_reply_decode(bad, strlen(bad), &back, err, sizeof(err)),
+	is_int(ceems_agent_proto_reply_decode(bad, strlen(bad), &back, err, sizeof(err)),
 	       -EPROTO, "perf: an unknown status is refused");
 	snprintf(bad, sizeof(bad), "{\"ok\":true,\"report\":{\"jobid\":1,\"uid\":0,"
 		 "\"perf\":{\"software\":\"measured\",\"hardware\":\"off\","
 		 "\"page_faults\":-1}}}");
-	is_int(ceems_agent_reply_decode(bad, strlen(bad), &back, err, sizeof(err)),
+	is_int(ceems_agent_proto_reply_decode(bad, strlen(bad), &back, err, sizeof(err)),
 	       -EPROTO, "perf: a negative count is refused");
 }
 

@@ -112,7 +112,7 @@ replace_u64(const char *root, const char *rel, unsigned long long v)
 static void
 base_config(struct ceems_config *c)
 {
-	ceems_config_defaults(c);
+	ceems_conf_defaults(c);
 	snprintf(c->sysfs_root, sizeof(c->sysfs_root), "%s", sys_root);
 	snprintf(c->procfs_root, sizeof(c->procfs_root), "%s", proc_root);
 	snprintf(c->cgroupfs_prefix, sizeof(c->cgroupfs_prefix), "%s", cg_root);
@@ -137,7 +137,7 @@ job42_spec(struct ceems_agent_job_spec *spec)
 	memset(spec, 0, sizeof(*spec));
 	spec->jobid = 42;
 	spec->uid = 1000;
-	if (ceems_cgroup_job_from_proc(fixture_text("cgroup/v1/cgroup-localhost-batch.txt", buf, sizeof(buf)),
+	if (ceems_cgroup_path_job_from_proc(fixture_text("cgroup/v1/cgroup-localhost-batch.txt", buf, sizeof(buf)),
 				       42, &spec->cgroup) != 0) {
 		printf("Bail out! cannot resolve job 42's cgroup fixture\n");
 		exit(1);
@@ -205,7 +205,7 @@ set_boot_id(const char *id)
 	char path[PATH_MAX];
 
 	snprintf(path, sizeof(path), "%s/sys/kernel/random", proc_root);
-	if (ceems_mkdir_p(path, 0755) < 0)
+	if (ceems_fileio_mkdir_p(path, 0755) < 0)
 		tmptree_die("mkdir", path);
 	tmptree_write(proc_root, "sys/kernel/random/boot_id", id);
 }
@@ -246,67 +246,67 @@ test_rule(void)
 	struct ceems_recover_job other;
 	double j = -1, direct = -1;
 
-	is_int(ceems_recover_boot("b1", "b1"), CEEMS_RECOVER_OK, "same boot");
-	is_int(ceems_recover_boot("b1", "b2"), CEEMS_RECOVER_OTHER_BOOT,
+	is_int(ceems_agent_recover_boot("b1", "b1"), CEEMS_RECOVER_OK, "same boot");
+	is_int(ceems_agent_recover_boot("b1", "b2"), CEEMS_RECOVER_OTHER_BOOT,
 	       "another boot: a gap");
-	is_int(ceems_recover_boot("unknown", "unknown"), CEEMS_RECOVER_OTHER_BOOT,
+	is_int(ceems_agent_recover_boot("unknown", "unknown"), CEEMS_RECOVER_OTHER_BOOT,
 	       "an unknown boot: a gap");
 	/* 1 J range, 100 W: it wraps at most once in 10 ms. */
-	is_int(ceems_recover_counter(&saved, &lim, 200000, 10 * SEC + 5000000, &j),
+	is_int(ceems_agent_recover_counter(&saved, &lim, 200000, 10 * SEC + 5000000, &j),
 	       CEEMS_RECOVER_OK, "one wrap within the wrap period: recovered");
 	ceems_energy_counter_delta(&lim, saved.raw, 200000, 5000000, &direct);
 	ok(j > 0 && j == direct, "as much energy as two samples would give (%.3f J)", j);
-	is_int(ceems_recover_counter(&saved, &lim, 200000, 10 * SEC + 20000000, &j),
+	is_int(ceems_agent_recover_counter(&saved, &lim, 200000, 10 * SEC + 20000000, &j),
 	       CEEMS_RECOVER_TOO_LONG, "longer than the wrap period: a gap");
-	is_int(ceems_recover_counter(&saved, &lim, 100, 10 * SEC + 1000000, &j),
+	is_int(ceems_agent_recover_counter(&saved, &lim, 100, 10 * SEC + 1000000, &j),
 	       CEEMS_RECOVER_RESET, "more energy than the power allows: a reset, a gap");
 	saved.range = 2000000;
-	is_int(ceems_recover_counter(&saved, &lim, 950000, 10 * SEC + 1000000, &j),
+	is_int(ceems_agent_recover_counter(&saved, &lim, 950000, 10 * SEC + 1000000, &j),
 	       CEEMS_RECOVER_RESET, "another range: another counter, a gap");
 	saved.range = 1000000;
 	saved.have = 0;
-	is_int(ceems_recover_counter(&saved, &lim, 950000, 10 * SEC + 1000000, &j),
+	is_int(ceems_agent_recover_counter(&saved, &lim, 950000, 10 * SEC + 1000000, &j),
 	       CEEMS_RECOVER_NO_CHECKPOINT, "no reading at the checkpoint: a gap");
 
 	{
 		struct ceems_energy_reader rd = { .needs_identity = true, .identity = 42 };
 
 		saved.identity = 42;
-		is_int(ceems_recover_identity(&saved, &rd), CEEMS_RECOVER_OK,
+		is_int(ceems_agent_recover_identity(&saved, &rd), CEEMS_RECOVER_OK,
 		       "the same run of the counter: recovered");
 		rd.identity = 43;
-		is_int(ceems_recover_identity(&saved, &rd), CEEMS_RECOVER_OTHER_RUN,
+		is_int(ceems_agent_recover_identity(&saved, &rd), CEEMS_RECOVER_OTHER_RUN,
 		       "another run (device made again, controller restarted): a gap");
 		rd.identity = 0;
-		is_int(ceems_recover_identity(&saved, &rd), CEEMS_RECOVER_UNIDENTIFIED,
+		is_int(ceems_agent_recover_identity(&saved, &rd), CEEMS_RECOVER_UNIDENTIFIED,
 		       "the run unknown now: a gap");
 		rd.identity = 42;
 		saved.identity = 0;
-		is_int(ceems_recover_identity(&saved, &rd), CEEMS_RECOVER_UNIDENTIFIED,
+		is_int(ceems_agent_recover_identity(&saved, &rd), CEEMS_RECOVER_UNIDENTIFIED,
 		       "the run unknown then (a file of an earlier agent): a gap");
 		rd.needs_identity = false;
 		rd.identity = 0;
-		is_int(ceems_recover_identity(&saved, &rd), CEEMS_RECOVER_OK,
+		is_int(ceems_agent_recover_identity(&saved, &rd), CEEMS_RECOVER_OK,
 		       "a counter whose readings tell a reset needs no run (RAPL)");
 	}
 
-	is_int(ceems_recover_job_verdict(&job), CEEMS_RECOVER_OK,
+	is_int(ceems_agent_recover_job_verdict(&job), CEEMS_RECOVER_OK,
 	       "the same cgroup, its CPU time moved on: recovered");
 	other = job;
 	other.cgroup_ino_now = 8;
-	is_int(ceems_recover_job_verdict(&other), CEEMS_RECOVER_CGROUP_REPLACED,
+	is_int(ceems_agent_recover_job_verdict(&other), CEEMS_RECOVER_CGROUP_REPLACED,
 	       "another cgroup under the name: a gap");
 	other = job;
 	other.gone = true;
-	is_int(ceems_recover_job_verdict(&other), CEEMS_RECOVER_CGROUP_REPLACED,
+	is_int(ceems_agent_recover_job_verdict(&other), CEEMS_RECOVER_CGROUP_REPLACED,
 	       "its cgroup gone: a gap");
 	other = job;
 	other.cpu_now_ns = 50;
-	is_int(ceems_recover_job_verdict(&other), CEEMS_RECOVER_RESET,
+	is_int(ceems_agent_recover_job_verdict(&other), CEEMS_RECOVER_RESET,
 	       "its CPU time went back: a gap");
 	other = job;
 	other.figures_tick_ns = 9 * SEC;
-	is_int(ceems_recover_job_verdict(&other), CEEMS_RECOVER_NO_CHECKPOINT,
+	is_int(ceems_agent_recover_job_verdict(&other), CEEMS_RECOVER_NO_CHECKPOINT,
 	       "figures of another tick than the node's: a gap");
 }
 
@@ -377,7 +377,7 @@ kill_and_restart(double down_s, enum while_down what,
 	ceems_agent_tick(a, t0 + SEC);
 	ceems_agent_tick(b, t0 + SEC);
 	ceems_agent_checkpoint(b, t0 + SEC);
-	ceems_agent_close(b);	/* killed: no deregistration */
+	ceems_agent_open_close(b);	/* killed: no deregistration */
 
 	run_for(down_s);
 	while_down(what);
@@ -391,8 +391,8 @@ kill_and_restart(double down_s, enum while_down what,
 		memset(r, 0, sizeof(*r));
 	ceems_agent_deregister(a, 42, restart + SEC, ref);
 	ceems_agent_release(a, 42);
-	ceems_agent_close(a);
-	ceems_agent_close(b);
+	ceems_agent_open_close(a);
+	ceems_agent_open_close(b);
 	snprintf(path, sizeof(path), "%s/%s", proc_root, state);
 	tmptree_remove(path);
 	return restored;
@@ -409,9 +409,9 @@ test_recovered(void)
 	is_near(r.recovered_s, 5, 1e-9, "the 5 s it was down are recovered");
 	ok(r.nrecovered == 1 && fabs(r.recovered[0].end - r.recovered[0].start - 5) < 1e-6 &&
 	   r.recovered[0].end > 1.7e9, "and listed as recovered (Unix times, 5 s)");
-	ok(ceems_job_ledger_coverage(&r.ledger, CEEMS_DOMAIN_PACKAGE, &cov) && cov == 1,
+	ok(ceems_job_figures_ledger_coverage(&r.ledger, CEEMS_DOMAIN_PACKAGE, &cov) && cov == 1,
 	   "package coverage 100%% (%.4f)", cov);
-	ok(ceems_job_ledger_coverage(&r.ledger, CEEMS_DOMAIN_DRAM, &cov) && cov == 1,
+	ok(ceems_job_figures_ledger_coverage(&r.ledger, CEEMS_DOMAIN_DRAM, &cov) && cov == 1,
 	   "dram coverage 100%% (%.4f)", cov);
 	is_near(r.ledger.joules[CEEMS_DOMAIN_PACKAGE], ref.ledger.joules[CEEMS_DOMAIN_PACKAGE], 1e-6,
 		"package energy as an agent that never stopped split it");
@@ -460,10 +460,10 @@ check_recovered(const char *kind)
 	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
 		double cov = -1, ref_cov = -1;
 
-		if (!ceems_job_ledger_coverage(&ref.ledger, d, &ref_cov))
+		if (!ceems_job_figures_ledger_coverage(&ref.ledger, d, &ref_cov))
 			continue;
 		domains++;
-		if (ceems_job_ledger_coverage(&r.ledger, d, &cov) && cov == 1 &&
+		if (ceems_job_figures_ledger_coverage(&r.ledger, d, &cov) && cov == 1 &&
 		    ref_cov == 1 && fabs(r.ledger.joules[d] - ref.ledger.joules[d]) < 1e-6 &&
 		    (d == CEEMS_DOMAIN_GPU || r.ledger.joules[d] > 0))
 			same++;
@@ -544,12 +544,12 @@ test_registered_after_tick(void)
 	is_int(ceems_agent_register(b, &spec, 501 * SEC + SEC / 2), 0,
 	       "a job registers between two ticks");
 	ceems_agent_checkpoint(b, 501 * SEC + SEC / 2);
-	ceems_agent_close(b);
+	ceems_agent_open_close(b);
 	b = open_agent("state-late", 503 * SEC);
 	is_int(ceems_agent_restore(b, 503 * SEC), 1, "it is restored");
 	is_int(ceems_agent_report(b, 42, &r), 0, "and reports");
 	is_near(r.gap_s, 1.5, 1e-9, "its 1.5 s since registration are a gap");
-	ceems_agent_close(b);
+	ceems_agent_open_close(b);
 }
 
 /* Job 43: a copy of job 42's cgroup in every controller. */
@@ -645,7 +645,7 @@ test_job_left_after_checkpoint(void)
 	   package_j(&b43));
 	/* A checkpoint between its departure and the kill keeps the mark. */
 	ceems_agent_checkpoint(b, t0 + SEC + SEC * 7 / 10);
-	ceems_agent_close(b);	/* killed before the next tick */
+	ceems_agent_open_close(b);	/* killed before the next tick */
 
 	run_for(3.5);
 	b = open_agent("state-left", t0 + 5 * SEC);
@@ -667,8 +667,8 @@ test_job_left_after_checkpoint(void)
 	   b_sum);
 	is_near(b42.gap_s, 4, 1e-9, "job 42's 4 s since the checkpoint are a gap");
 	is_near(b42.recovered_s, 0, 0, "nothing recovered");
-	ceems_agent_close(a);
-	ceems_agent_close(b);
+	ceems_agent_open_close(a);
+	ceems_agent_open_close(b);
 }
 
 /* The eBPF and perf counts a checkpoint holds (the fixture trees have
@@ -689,7 +689,7 @@ put_counts(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 	*f = *fig;
 	f->io = saved_io;
 	f->perf = saved_perf;
-	state_slot_update(arg, slot, f);
+	ceems_agent_state_slot_update(arg, slot, f);
 	free(f);
 	return 0;
 }
@@ -749,16 +749,16 @@ test_counts_across_restart(void)
 		run_for(1);
 		ceems_agent_tick(a, t0 + SEC);
 		ceems_agent_checkpoint(a, t0 + SEC);
-		ceems_agent_close(a);	/* killed */
+		ceems_agent_open_close(a);	/* killed */
 
 		snprintf(dir, sizeof(dir), "%s/state-counts", proc_root);
-		sf = state_file_open(dir, 8, "3c1d2e4f-0000-4000-8000-00000000b00a",
+		sf = ceems_agent_state_file_open(dir, 8, "3c1d2e4f-0000-4000-8000-00000000b00a",
 				     &err);
-		if (sf == NULL || state_file_restore(sf, put_counts, sf) != 1) {
+		if (sf == NULL || ceems_agent_state_file_restore(sf, put_counts, sf) != 1) {
 			ok(false, "the checkpoint is there (%d)", err);
 			return;
 		}
-		state_file_close(sf);
+		ceems_agent_state_file_close(sf);
 
 		if (gone)
 			rename_job42("job_42", "job_42.gone");
@@ -782,9 +782,9 @@ test_counts_across_restart(void)
 			   "not counted again here: IO absent, and why (%s)", r.io.absent_why);
 			ok(r.perf.sw_status != CEEMS_PERF_MEASURED && r.perf.present == 0,
 			   "perf not counted again here: absent (%s)",
-			   ceems_perf_status_name(r.perf.sw_status));
+			   ceems_measure_perf_status_name(r.perf.sw_status));
 		}
-		ceems_agent_close(a);
+		ceems_agent_open_close(a);
 		tmptree_remove(dir);
 	}
 }

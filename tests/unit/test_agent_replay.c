@@ -175,7 +175,7 @@ spool_one(const char *spool)
 	rep.jobid = 4242;
 	rep.uid = 1000;
 	rep.elapsed_s = 600;
-	ceems_job_ledger_init(&rep.ledger);
+	ceems_job_figures_ledger_init(&rep.ledger);
 	ceems_record_build(&r, &meta, &rep, "extern", 1700000601);
 	n = ceems_record_encode(&r, text, sizeof(text));
 	if (n < 0 || ceems_spool_put(spool, 1 << 20, &r, text, (size_t)n, name,
@@ -363,8 +363,8 @@ main(int argc, char **argv)
 	lfd = listen_db(dir);
 	snprintf(text, sizeof(text), "spool_dir = %s\ndatabase = host=%s port=5999 "
 		 "dbname=ceems connect_timeout=2\ndatabase_timeout = 2s\n", spool, dir);
-	ceems_config_defaults(&config);
-	if (ceems_config_parse(&config, text, "test", err, sizeof(err)) < 0) {
+	ceems_conf_defaults(&config);
+	if (ceems_conf_parse(&config, text, "test", err, sizeof(err)) < 0) {
 		printf("Bail out! %s\n", err);
 		return 1;
 	}

@@ -57,13 +57,13 @@ static void
 test_buckets(void)
 {
 	double j[CEEMS_DOMAIN_COUNT] = { 10, 1, NAN, NAN };
-	struct ceems_series *s = ceems_series_new(30, 100);
+	struct ceems_series *s = ceems_agent_series_new(30, 100);
 
 	if (!ok(s != NULL, "a series of 30 s buckets"))
 		return;
 	/* Ticks of 10 s from 1000 (bucket 990) to 1100. */
 	for (int i = 1; i <= 10; i++)
-		ok(ceems_series_add(s, 1000 + 10.0 * i, 10, 5, 1e6 * i, j, NAN) == 0,
+		ok(ceems_agent_series_add(s, 1000 + 10.0 * i, 10, 5, 1e6 * i, j, NAN) == 0,
 		   "tick %d added", i);
 	/* Middles 1005..1095: buckets 990 (1005, 1015), 1020, 1050, 1080. */
 	is_int(s->nrows, 4, "four buckets");
@@ -76,15 +76,15 @@ test_buckets(void)
 	is_near(s->rows[1].joules[CEEMS_DOMAIN_PACKAGE], 30, 1e-12, "package energy summed");
 	ok(isnan(s->rows[1].joules[CEEMS_DOMAIN_GPU]), "an unmeasured domain stays unknown, not 0");
 	is_near(sum_rows(s).interval_s, 100, 1e-9, "all the time is in the rows");
-	is_int(ceems_series_add(s, NAN, 1, 0, 0, j, NAN), -EINVAL, "a NaN time is refused");
-	is_int(ceems_series_add(s, 2000, -1, 0, 0, j, NAN), -EINVAL, "a negative interval is refused");
+	is_int(ceems_agent_series_add(s, NAN, 1, 0, 0, j, NAN), -EINVAL, "a NaN time is refused");
+	is_int(ceems_agent_series_add(s, 2000, -1, 0, 0, j, NAN), -EINVAL, "a negative interval is refused");
 	/* The wall clock stepping back: the last row takes the tick. */
-	is_int(ceems_series_add(s, 900, 10, 1, NAN, NULL, NAN), 0, "a tick before the last row");
+	is_int(ceems_agent_series_add(s, 900, 10, 1, NAN, NULL, NAN), 0, "a tick before the last row");
 	is_int(s->nrows, 4, "no row out of order");
 	is_near(s->rows[3].interval_s, 30, 1e-12, "the last row took it");
 	ok(times_increase(s), "times still increase");
-	ceems_series_free(s);
-	ok(ceems_series_new(0, 10) == NULL && ceems_series_new(10, 0) == NULL,
+	ceems_agent_series_free(s);
+	ok(ceems_agent_series_new(0, 10) == NULL && ceems_agent_series_new(10, 0) == NULL,
 	   "zero resolution or capacity refused");
 }
 
@@ -94,14 +94,14 @@ static void
 test_full(void)
 {
 	double j[CEEMS_DOMAIN_COUNT] = { 2.5, NAN, NAN, 1 };
-	struct ceems_series *s = ceems_series_new(10, 8);
+	struct ceems_series *s = ceems_agent_series_new(10, 8);
 	struct sums m;
 	int ticks = 1000;
 
 	if (!ok(s != NULL, "a series of 8 rows"))
 		return;
 	for (int i = 1; i <= ticks; i++)
-		if (ceems_series_add(s, 5000 + 3.0 * i, 3, 0.5, 100.0 + i, j, NAN) < 0)
+		if (ceems_agent_series_add(s, 5000 + 3.0 * i, 3, 0.5, 100.0 + i, j, NAN) < 0)
 			break;
 	m = sum_rows(s);
 	ok(s->nrows <= 8, "never more than 8 rows (%u)", s->nrows);
@@ -120,7 +120,7 @@ test_full(void)
 		if (s->rows[i].t % (int64_t)s->resolution_s != 0)
 			ok(false, "row %u not aligned on the resolution", i);
 	is_near(s->rows[s->nrows - 1].mem_bytes > 0 ? 1 : 0, 1, 0, "memory known");
-	ceems_series_free(s);
+	ceems_agent_series_free(s);
 }
 
 /* The agent's use: differences of a ledger add up to the ledger. */
@@ -135,13 +135,13 @@ test_ledger_differences(void)
 	double cpu = 0;
 	uint64_t now = 1000000000000ULL;
 
-	ceems_config_defaults(&c);
-	ceems_job_ledger_init(&l);
-	ok(ceems_series_for_job(&c, false, now, &l, 0) == NULL,
+	ceems_conf_defaults(&c);
+	ceems_job_figures_ledger_init(&l);
+	ok(ceems_agent_series_for_job(&c, false, now, &l, 0) == NULL,
 	   "no series unless asked for or series_all");
 	c.series_interval_ns = 5000000000ULL;
 	c.interval_ns = 1000000000ULL;
-	s = ceems_series_for_job(&c, true, now, &l, 0);
+	s = ceems_agent_series_for_job(&c, true, now, &l, 0);
 	if (!ok(s != NULL, "a series when asked for"))
 		return;
 	is_int(s->resolution_s, 5, "resolution from series_interval");
@@ -159,10 +159,10 @@ test_ledger_differences(void)
 		share.measured[CEEMS_DOMAIN_NODE] = true;
 		share.covered[CEEMS_DOMAIN_NODE] = i % 3 != 0;
 		share.joules[CEEMS_DOMAIN_NODE] = 0.5;
-		ceems_job_ledger_add_tick(&l, &share, 1.0, NULL);
+		ceems_ledger_add_tick(&l, &share, 1.0, NULL);
 		cpu += 0.1 * i;
 		now += 1000000000ULL;
-		ceems_series_observe(s, now, &l, cpu, 4096.0 * i, NAN);
+		ceems_agent_series_observe(s, now, &l, cpu, 4096.0 * i, NAN);
 	}
 	m = sum_rows(s);
 	ok(s->nrows >= 7 && s->nrows <= 9, "37 s in 5 s rows (%u)", s->nrows);
@@ -176,24 +176,24 @@ test_ledger_differences(void)
 	is_near(m.interval_s, 37, 1e-12, "time adds up, exactly");
 	is_int(m.known[CEEMS_DOMAIN_GPU], 0, "a domain never measured is unknown in every row");
 	is_near(s->rows[s->nrows - 1].mem_bytes, 4096.0 * 37, 1e-6, "memory of the last tick");
-	ceems_series_observe(NULL, now, &l, cpu, 0, NAN);	/* no series: no crash */
+	ceems_agent_series_observe(NULL, now, &l, cpu, 0, NAN);	/* no series: no crash */
 	c.series_all = true;
 	c.series_interval_ns = 1000000000ULL;
 	c.interval_ns = 3000000000ULL;
-	ceems_series_free(s);
-	s = ceems_series_for_job(&c, false, now, &l, cpu);
+	ceems_agent_series_free(s);
+	s = ceems_agent_series_for_job(&c, false, now, &l, cpu);
 	ok(s != NULL && s->resolution_s == 3, "series_all; never finer than the tick");
-	ceems_series_free(s);
+	ceems_agent_series_free(s);
 }
 
 static struct ceems_series *
 sample_series(int rows)
 {
 	double j[CEEMS_DOMAIN_COUNT] = { 123.456789012345, 7.25, NAN, 0 };
-	struct ceems_series *s = ceems_series_new(30, CEEMS_SERIES_MAX_ROWS);
+	struct ceems_series *s = ceems_agent_series_new(30, CEEMS_SERIES_MAX_ROWS);
 
 	for (int i = 0; s != NULL && i < rows; i++)
-		ceems_series_add(s, 1700000000 + 30.0 * (i + 1), 30, 29.987654321,
+		ceems_agent_series_add(s, 1700000000 + 30.0 * (i + 1), 30, 29.987654321,
 				 i == 0 ? NAN : 1073741824.0 + i, j,
 				 i == 0 ? NAN : 12.5 * (i % 9));
 	return s;
@@ -230,7 +230,7 @@ test_json(void)
 	const char *text;
 	char err[256] = "";
 
-	obj = ceems_series_to_json(s);
+	obj = ceems_agent_series_to_json(s);
 	if (!ok(obj != NULL, "series to JSON"))
 		return;
 	text = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN);
@@ -243,11 +243,11 @@ test_json(void)
 	ok(strstr(text, "[1700000040,30.0,29.987654321,1073741825,123.456789012345,7.25,null,0.0,12.5,"
 		      "null,null,null,null,null,null,null]") != NULL,
 	   "second row: its GPU utilisation; no IO or perf counted: null");
-	ok(ceems_series_from_json(obj, &back, err, sizeof(err)) == 0, "and back (%s)", err);
+	ok(ceems_agent_series_from_json(obj, &back, err, sizeof(err)) == 0, "and back (%s)", err);
 	ok(back != NULL && same_series(s, back), "round trip exact");
-	ceems_series_free(back);
+	ceems_agent_series_free(back);
 	json_object_put(obj);
-	ceems_series_free(s);
+	ceems_agent_series_free(s);
 }
 
 static void
@@ -281,7 +281,7 @@ test_json_garbage(void)
 		struct ceems_series *s = (struct ceems_series *)&err;	/* must be reset */
 
 		err[0] = '\0';
-		ok(ceems_series_from_json(obj, &s, err, sizeof(err)) == -EINVAL &&
+		ok(ceems_agent_series_from_json(obj, &s, err, sizeof(err)) == -EINVAL &&
 		   s == NULL && err[0] != '\0', "refused: %s (%s)", bad[i], err);
 		json_object_put(obj);
 	}
@@ -305,36 +305,36 @@ test_protocol(void)
 	req.spec.uid = 1000;
 	req.spec.cgroup.version = CEEMS_CGROUP_V2;
 	snprintf(req.spec.cgroup.unified, sizeof(req.spec.cgroup.unified), "/system.slice/job_7");
-	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
+	n = ceems_agent_proto_request_encode(&req, msg, sizeof(msg));
 	ok(n > 0 && strstr(msg, "series") == NULL, "no series key unless wanted (old agents)");
 	req.spec.series = true;
-	n = ceems_agent_request_encode(&req, msg, sizeof(msg));
+	n = ceems_agent_proto_request_encode(&req, msg, sizeof(msg));
 	ok(n > 0 && strstr(msg, "\"series\":true") != NULL, "the wish is sent");
-	ok(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0,
+	ok(ceems_agent_proto_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0,
 	   "register with series decodes (%s)", err);
 	ok(back.spec.series, "the wish arrives");
 	n = snprintf(msg, sizeof(msg), "{\"op\":\"register\",\"job\":{\"jobid\":7,\"uid\":1,\"cgroup\":{\"version\":2,\"unified\":\"/a\"},\"series\":1}}");
-	ok(ceems_agent_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == -EINVAL,
+	ok(ceems_agent_proto_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == -EINVAL,
 	   "series must be a boolean (%s)", err);
 
 	memset(&rep, 0, sizeof(rep));
 	rep.jobid = 7;
 	rep.uid = 1000;
-	ceems_job_ledger_init(&rep.ledger);
+	ceems_job_figures_ledger_init(&rep.ledger);
 	rep.series = s = sample_series(40);
-	n = ceems_agent_reply_ok(&rep, msg, sizeof(msg));
+	n = ceems_agent_proto_reply_ok(&rep, msg, sizeof(msg));
 	ok(n > 0, "reply with a series");
-	ok(ceems_agent_reply_decode(msg, (size_t)n, &got, err, sizeof(err)) == 0,
+	ok(ceems_agent_proto_reply_decode(msg, (size_t)n, &got, err, sizeof(err)) == 0,
 	   "reply decodes (%s)", err);
 	ok(got.series != NULL && same_series(s, got.series), "series round trip exact");
-	ceems_series_free(got.series);
-	ceems_series_free(s);
+	ceems_agent_series_free(got.series);
+	ceems_agent_series_free(s);
 
 	/* 4096 rows do not fit 64 KiB: coarsened, every joule kept. */
 	rep.series = s = sample_series(CEEMS_SERIES_MAX_ROWS);
-	n = ceems_agent_reply_ok(&rep, msg, sizeof(msg));
+	n = ceems_agent_proto_reply_ok(&rep, msg, sizeof(msg));
 	ok(n > 0 && (size_t)n < sizeof(msg), "a full series still fits the reply (%d bytes)", n);
-	ok(ceems_agent_reply_decode(msg, (size_t)n, &got, err, sizeof(err)) == 0,
+	ok(ceems_agent_proto_reply_decode(msg, (size_t)n, &got, err, sizeof(err)) == 0,
 	   "and decodes (%s)", err);
 	if (ok(got.series != NULL && got.series->nrows < s->nrows &&
 	       got.series->resolution_s > s->resolution_s,
@@ -347,13 +347,13 @@ test_protocol(void)
 		is_near(b.interval_s, a.interval_s, 1e-6, "time kept");
 	}
 	is_int(s->nrows, CEEMS_SERIES_MAX_ROWS, "the agent's series is untouched");
-	ceems_series_free(got.series);
-	ceems_series_free(s);
+	ceems_agent_series_free(got.series);
+	ceems_agent_series_free(s);
 	/* A reply without a series leaves it NULL. */
 	rep.series = NULL;
-	n = ceems_agent_reply_ok(&rep, msg, sizeof(msg));
+	n = ceems_agent_proto_reply_ok(&rep, msg, sizeof(msg));
 	got.series = (struct ceems_series *)msg;
-	is_int(ceems_agent_reply_decode(msg, (size_t)n, &got, err, sizeof(err)), 0, "reply without series");
+	is_int(ceems_agent_proto_reply_decode(msg, (size_t)n, &got, err, sizeof(err)), 0, "reply without series");
 	ok(got.series == NULL, "no series");
 }
 
@@ -381,7 +381,7 @@ test_record(void)
 	memset(&rep, 0, sizeof(rep));
 	rep.jobid = 9;
 	rep.uid = 1000;
-	ceems_job_ledger_init(&rep.ledger);
+	ceems_job_figures_ledger_init(&rep.ledger);
 	rep.series = s = sample_series(40);
 	ceems_record_build(&r, &meta, &rep, "extern", 1700001300);
 	n = ceems_record_encode(&r, text, sizeof(text));
@@ -394,8 +394,8 @@ test_record(void)
 	ok(back.report.series == NULL && back.meta.jobid == 9,
 	   "the record as ceems_record_decode gives it");
 	ok(got != NULL && same_series(s, got), "record round trip exact");
-	ceems_series_free(got);
-	ceems_series_free(s);
+	ceems_agent_series_free(got);
+	ceems_agent_series_free(s);
 
 	/* A series too long for the record's 256 KiB: coarsened. */
 	rep.series = s = sample_series(CEEMS_SERIES_MAX_ROWS);
@@ -409,8 +409,8 @@ test_record(void)
 	if (got != NULL)
 		is_near(sum_rows(got).joules[CEEMS_DOMAIN_DRAM], sum_rows(s).joules[CEEMS_DOMAIN_DRAM],
 			1e-6, "dram energy kept");
-	ceems_series_free(got);
-	ceems_series_free(s);
+	ceems_agent_series_free(got);
+	ceems_agent_series_free(s);
 	/* A record without one. */
 	rep.series = NULL;
 	ceems_record_build(&r, &meta, &rep, "extern", 1700001300);
@@ -436,26 +436,26 @@ test_record(void)
 static void
 test_unmergeable_rows(void)
 {
-	struct ceems_series *s = ceems_series_new(1, 16);
+	struct ceems_series *s = ceems_agent_series_new(1, 16);
 	struct json_object *obj = json_object_new_object();
 	double joules[CEEMS_DOMAIN_COUNT] = { 1, NAN, NAN, NAN };
 	char buf[64];
 
 	ok(s != NULL && obj != NULL, "unmergeable: set up");
 	if (s == NULL || obj == NULL) {
-		ceems_series_free(s);
+		ceems_agent_series_free(s);
 		json_object_put(obj);
 		return;
 	}
-	is_int(ceems_series_add(s, 1.0, 1.0, 1.0, 1.0, joules, NAN), 0,
+	is_int(ceems_agent_series_add(s, 1.0, 1.0, 1.0, 1.0, joules, NAN), 0,
 	       "unmergeable: a row at 1970");
-	is_int(ceems_series_add(s, 7e9, 1.0, 1.0, 1.0, joules, NAN), 0,
+	is_int(ceems_agent_series_add(s, 7e9, 1.0, 1.0, 1.0, joules, NAN), 0,
 	       "unmergeable: a row 220 years later");
 	alarm(10);
-	is_int(ceems_series_serialize_with(obj, "series", s, buf, sizeof(buf)),
+	is_int(ceems_agent_series_serialize_with(obj, "series", s, buf, sizeof(buf)),
 	       -ENOSPC, "unmergeable: too small is -ENOSPC, in bounded time");
 	alarm(0);
-	ceems_series_free(s);
+	ceems_agent_series_free(s);
 	json_object_put(obj);
 }
 
@@ -464,36 +464,36 @@ test_unmergeable_rows(void)
 static void
 test_gpu_util_means(void)
 {
-	struct ceems_series *s = ceems_series_new(30, 100);
+	struct ceems_series *s = ceems_agent_series_new(30, 100);
 
 	if (!ok(s != NULL, "gpu util: a series of 30 s buckets"))
 		return;
 	/* Three ticks in the bucket of 990: 10 s at 20 %, 10 s unread,
 	 * 5 s at 80 %. */
-	ceems_series_add(s, 1000, 10, NAN, NAN, NULL, 20);
-	ceems_series_add(s, 1010, 10, NAN, NAN, NULL, NAN);
-	ceems_series_add(s, 1015, 5, NAN, NAN, NULL, 80);
+	ceems_agent_series_add(s, 1000, 10, NAN, NAN, NULL, 20);
+	ceems_agent_series_add(s, 1010, 10, NAN, NAN, NULL, NAN);
+	ceems_agent_series_add(s, 1015, 5, NAN, NAN, NULL, 80);
 	is_int(s->nrows, 1, "gpu util: one row");
 	is_near(s->rows[0].gpu_util_pct, (20.0 * 10 + 80.0 * 5) / (10 + 5), 1e-12,
 		"gpu util: the row's mean weighted by time, the unread tick left out");
 	is_near(s->rows[0].interval_s, 25, 1e-12, "gpu util: the row still covers every tick");
 	/* A row whose ticks read nothing, or nonsense. */
-	ceems_series_add(s, 1035, 5, 1, NAN, NULL, NAN);
-	ceems_series_add(s, 1040, 5, 1, NAN, NULL, 100.5);
-	ceems_series_add(s, 1045, 5, 1, NAN, NULL, -1);
+	ceems_agent_series_add(s, 1035, 5, 1, NAN, NULL, NAN);
+	ceems_agent_series_add(s, 1040, 5, 1, NAN, NULL, 100.5);
+	ceems_agent_series_add(s, 1045, 5, 1, NAN, NULL, -1);
 	is_int(s->nrows, 2, "gpu util: a second row");
 	ok(isnan(s->rows[1].gpu_util_pct), "gpu util: unknown when nothing (sane) was read, not 0");
 	/* Means of 100 % stay 100 %, whatever the rounding. */
-	ceems_series_add(s, 1060, 0.1, NAN, NAN, NULL, 100);
-	ceems_series_add(s, 1061, 0.2, NAN, NAN, NULL, 100);
+	ceems_agent_series_add(s, 1060, 0.1, NAN, NAN, NULL, 100);
+	ceems_agent_series_add(s, 1061, 0.2, NAN, NAN, NULL, 100);
 	ok(s->rows[s->nrows - 1].gpu_util_pct == 100,
 	   "gpu util: 100 %% over 0.1 s and 0.2 s is 100 %% (%.17g)",
 	   s->rows[s->nrows - 1].gpu_util_pct);
-	ceems_series_add(s, 1062, 0.7, NAN, NAN, NULL, 100);
+	ceems_agent_series_add(s, 1062, 0.7, NAN, NAN, NULL, 100);
 	is_int(s->nrows, 3, "gpu util: a third row");
 	ok(s->rows[2].gpu_util_pct == 100, "gpu util: a mean of 100 %% is 100 %% (%.17g)",
 	   s->rows[2].gpu_util_pct);
-	ceems_series_free(s);
+	ceems_agent_series_free(s);
 }
 
 /* Coarsening (and so a series shrunk to fit a message or record)
@@ -501,16 +501,16 @@ test_gpu_util_means(void)
 static void
 test_gpu_util_coarsen(void)
 {
-	struct ceems_series *s = ceems_series_new(10, 100);
+	struct ceems_series *s = ceems_agent_series_new(10, 100);
 	double util[4] = { 30, 90, NAN, 60 }, dt[4] = { 10, 5, 10, 10 };
 
 	if (!ok(s != NULL, "gpu util coarsen: a series of 10 s buckets"))
 		return;
 	/* One row in each of the buckets 1000, 1010, 1020, 1030. */
 	for (int i = 0; i < 4; i++)
-		ceems_series_add(s, 1010 + 10.0 * i, dt[i], NAN, NAN, NULL, util[i]);
+		ceems_agent_series_add(s, 1010 + 10.0 * i, dt[i], NAN, NAN, NULL, util[i]);
 	is_int(s->nrows, 4, "gpu util coarsen: four rows");
-	ceems_series_coarsen(s);
+	ceems_agent_series_coarsen(s);
 	is_int(s->nrows, 2, "gpu util coarsen: two rows of 20 s");
 	is_near(s->rows[0].gpu_util_pct,
 		(util[0] * dt[0] + util[1] * dt[1]) / (dt[0] + dt[1]), 1e-12,
@@ -519,12 +519,12 @@ test_gpu_util_coarsen(void)
 		"gpu util coarsen: a row that read nothing does not dilute the mean");
 	is_near(s->rows[1].interval_s, dt[2] + dt[3], 1e-12,
 		"gpu util coarsen: but its time is kept");
-	ceems_series_coarsen(s);
+	ceems_agent_series_coarsen(s);
 	is_near(s->rows[0].gpu_util_pct,
 		(util[0] * dt[0] + util[1] * dt[1] + util[3] * dt[3]) /
 		(dt[0] + dt[1] + dt[3]), 1e-12,
 		"gpu util coarsen: again, the mean of all the time read");
-	ceems_series_free(s);
+	ceems_agent_series_free(s);
 }
 
 /* The agent's use: the utilisation of each tick, over its interval. */
@@ -539,20 +539,20 @@ test_gpu_util_observe(void)
 	unsigned want_n = 0;
 	uint32_t unknown = 0;
 
-	ceems_config_defaults(&c);
-	ceems_job_ledger_init(&l);
+	ceems_conf_defaults(&c);
+	ceems_job_figures_ledger_init(&l);
 	c.series_interval_ns = 5000000000ULL;
 	c.interval_ns = 1000000000ULL;
-	s = ceems_series_for_job(&c, true, now, &l, 0);
-	none = ceems_series_for_job(&c, true, now, &l, 0);
+	s = ceems_agent_series_for_job(&c, true, now, &l, 0);
+	none = ceems_agent_series_for_job(&c, true, now, &l, 0);
 	if (!ok(s != NULL && none != NULL, "gpu util observe: two series"))
 		goto out;
 	for (int i = 1; i <= 23; i++) {
 		double u = i % 2 == 1 ? 4.0 * i : NAN;	/* even ticks read nothing */
 
 		now += 1000000000ULL;
-		ceems_series_observe(s, now, &l, NAN, NAN, u);
-		ceems_series_observe(none, now, &l, NAN, NAN, NAN);
+		ceems_agent_series_observe(s, now, &l, NAN, NAN, u);
+		ceems_agent_series_observe(none, now, &l, NAN, NAN, NAN);
 		if (!isnan(u)) {
 			want_sum += u;
 			want_n++;
@@ -573,8 +573,8 @@ test_gpu_util_observe(void)
 	   "gpu util observe: a job without GPUs has no utilisation in any row (%u of %u)",
 	   unknown, none->nrows);
 out:
-	ceems_series_free(s);
-	ceems_series_free(none);
+	ceems_agent_series_free(s);
+	ceems_agent_series_free(none);
 }
 
 /* Records written before gpu_util_pct (8 columns) still read: the
@@ -595,7 +595,7 @@ test_json_older_form(void)
 	struct ceems_series *s = NULL;
 	char err[256] = "";
 
-	ok(ceems_series_from_json(obj, &s, err, sizeof(err)) == 0,
+	ok(ceems_agent_series_from_json(obj, &s, err, sizeof(err)) == 0,
 	   "the 8-column form reads (%s)", err);
 	json_object_put(obj);
 	if (s == NULL)
@@ -608,26 +608,26 @@ test_json_older_form(void)
 	   "8 columns: the figures are where they were");
 	ok(isnan(s->rows[0].gpu_util_pct) && isnan(s->rows[1].gpu_util_pct),
 	   "8 columns: GPU utilisation unknown");
-	again = ceems_series_to_json(s);
+	again = ceems_agent_series_to_json(s);
 	ok(again != NULL && strstr(json_object_to_json_string_ext(again, JSON_C_TO_STRING_PLAIN),
 				   "[60,30.0,1.5,4096,2.5,null,7.0,9.0,null,null,null,null,"
 				   "null,null,null,null]") != NULL,
 	   "8 columns: written again with gpu_util_pct and the counts null");
 	json_object_put(again);
-	ceems_series_free(s);
+	ceems_agent_series_free(s);
 
 	/* A decoded row's utilisation weighs by the row's time. */
 	obj = json_tokener_parse(weighed);
 	s = NULL;
-	ok(ceems_series_from_json(obj, &s, err, sizeof(err)) == 0, "9 columns read (%s)", err);
+	ok(ceems_agent_series_from_json(obj, &s, err, sizeof(err)) == 0, "9 columns read (%s)", err);
 	json_object_put(obj);
 	if (s == NULL)
 		return;
-	ceems_series_coarsen(s);
+	ceems_agent_series_coarsen(s);
 	is_int(s->nrows, 1, "decoded rows merge");
 	is_near(s->rows[0].gpu_util_pct, (20.0 * 30 + 80.0 * 10) / (30 + 10), 1e-12,
 		"decoded rows' utilisation averaged by their time");
-	ceems_series_free(s);
+	ceems_agent_series_free(s);
 }
 
 /* IO, network and perf counts: the rows hold the differences of the
@@ -648,14 +648,14 @@ test_counts(void)
 	char err[256] = "";
 	uint32_t i;
 
-	ceems_config_defaults(&c);
-	ceems_job_ledger_init(&l);
+	ceems_conf_defaults(&c);
+	ceems_job_figures_ledger_init(&l);
 	c.series_interval_ns = 4000000000ULL;
 	c.interval_ns = 1000000000ULL;
-	s = ceems_series_for_job(&c, true, t, &l, 0);
+	s = ceems_agent_series_for_job(&c, true, t, &l, 0);
 	if (!ok(s != NULL, "a series"))
 		return;
-	ceems_series_counts_unknown(&now);
+	ceems_agent_series_counts_unknown(&now);
 	for (int k = 1; k <= 20; k++) {
 		/* Cumulative, as the agent reads them: IO from eBPF, faults
 		 * and cycles from perf; no network (not measured). */
@@ -666,7 +666,7 @@ test_counts(void)
 		now.v[CEEMS_SC_CYCLES] = 1e9 * k;
 		now.v[CEEMS_SC_INSTRUCTIONS] = 1.5e9 * k + (k % 2) * 0.5e9;
 		t += 1000000000ULL;
-		ceems_series_observe_counts(s, t, &l, NAN, NAN, NAN, &now);
+		ceems_agent_series_observe_counts(s, t, &l, NAN, NAN, NAN, &now);
 	}
 	for (i = 0; i < s->nrows; i++) {
 		for (int k = 0; k < CEEMS_SC_NROW; k++)
@@ -689,8 +689,8 @@ test_counts(void)
 	   isnan(s->rows[s->nrows - 1].count[CEEMS_SC_NET_OUT_BYTES]),
 	   "network never measured: unknown in every row, not 0");
 
-	obj = ceems_series_to_json(s);
-	ok(obj != NULL && ceems_series_from_json(obj, &back, err, sizeof(err)) == 0,
+	obj = ceems_agent_series_to_json(s);
+	ok(obj != NULL && ceems_agent_series_from_json(obj, &back, err, sizeof(err)) == 0,
 	   "the 16 columns go through JSON (%s)", err);
 	json_object_put(obj);
 	if (back != NULL) {
@@ -699,12 +699,12 @@ test_counts(void)
 		   back->rows[1].ipc == s->rows[1].ipc &&
 		   isnan(back->rows[1].count[CEEMS_SC_NET_IN_BYTES]),
 		   "counts, ipc and unknowns come back");
-		ceems_series_free(back);
+		ceems_agent_series_free(back);
 	}
 
 	/* Read at the job's end, after its last row: that row takes them. */
 	now.v[CEEMS_SC_PAGE_FAULTS] += 77;
-	ceems_series_last_counts(s, &now);
+	ceems_agent_series_last_counts(s, &now);
 	{
 		double total = 0;
 
@@ -715,15 +715,15 @@ test_counts(void)
 	}
 
 	/* After a restart: the counts restored are the baseline. */
-	ceems_series_free(s);
-	s = ceems_series_for_job(&c, true, t, &l, 0);
-	ceems_series_set_counts(s, &now);
+	ceems_agent_series_free(s);
+	s = ceems_agent_series_for_job(&c, true, t, &l, 0);
+	ceems_agent_series_set_counts(s, &now);
 	now.v[CEEMS_SC_PAGE_FAULTS] += 5;
 	t += 1000000000ULL;
-	ceems_series_observe_counts(s, t, &l, NAN, NAN, NAN, &now);
+	ceems_agent_series_observe_counts(s, t, &l, NAN, NAN, NAN, &now);
 	is_near(s->rows[0].count[CEEMS_SC_PAGE_FAULTS], 5, 0,
 		"restored: the first row holds what came after, not the whole");
-	ceems_series_free(s);
+	ceems_agent_series_free(s);
 }
 
 int

@@ -170,7 +170,7 @@ test_sized_to_use(void)
 	struct stat st;
 	char path[PATH_MAX + 16];
 
-	sf = state_file_open(dir, 2048, "boot-a", &err);
+	sf = ceems_agent_state_file_open(dir, 2048, "boot-a", &err);
 	if (!ok(sf != NULL, "state file opens with 2048 slots (%d)", err))
 		return;
 	empty = file_size(dir);
@@ -178,7 +178,7 @@ test_sized_to_use(void)
 	   (long long)empty);
 	for (int i = 0; i < 3; i++) {
 		spec_for(&spec, 100 + (uint32_t)i);
-		s[i] = state_slot_claim(sf, &spec, 1);
+		s[i] = ceems_agent_state_slot_claim(sf, &spec, 1);
 		if (i == 0)
 			one = file_size(dir);
 	}
@@ -189,15 +189,15 @@ test_sized_to_use(void)
 	ok(stat(path, &st) == 0 && (off_t)st.st_blocks * 512 >= st.st_size,
 	   "the slots' space is allocated (%lld of %lld bytes)",
 	   (long long)st.st_blocks * 512, (long long)st.st_size);
-	state_slot_release(sf, s[0]);
+	ceems_agent_state_slot_release(sf, s[0]);
 	is_int(file_size(dir), empty + 3 * slot_size,
 	       "a free slot below one in use stays");
-	state_slot_release(sf, s[2]);
+	ceems_agent_state_slot_release(sf, s[2]);
 	is_int(file_size(dir), empty + 2 * slot_size,
 	       "the last slots released are given back");
-	state_slot_release(sf, s[1]);
+	ceems_agent_state_slot_release(sf, s[1]);
 	is_int(file_size(dir), empty, "no job: the header only");
-	state_file_close(sf);
+	ceems_agent_state_file_close(sf);
 	remove_dir(dir);
 }
 
@@ -243,20 +243,20 @@ test_full_disk(void)
 	}
 	fill(dir);
 	errors_logged = infos_logged = 0;
-	sf = state_file_open(dir, 8, "boot-a", &err);
+	sf = ceems_agent_state_file_open(dir, 8, "boot-a", &err);
 	if (!ok(sf != NULL, "state file opens on a full filesystem (%d)", err))
 		goto out;
 	for (int i = 0; i < 2; i++) {
 		spec_for(&spec, 200 + (uint32_t)i);
-		slots[i] = state_slot_claim(sf, &spec, 1);
+		slots[i] = ceems_agent_state_slot_claim(sf, &spec, 1);
 	}
 	ok(slots[0] >= 0 && slots[1] >= 0, "jobs are still claimed");
 	for (int t = 1; t <= 10; t++)
 		for (int i = 0; i < 2; i++) {
 			figures_at(&fig, (uint64_t)t * 1000000000ULL, t + i);
-			state_slot_update(sf, slots[i], &fig);
+			ceems_agent_state_slot_update(sf, slots[i], &fig);
 		}
-	ok(state_file_flush(sf) < 0, "the file reports that it is behind");
+	ok(ceems_agent_state_file_flush(sf) < 0, "the file reports that it is behind");
 	is_int(errors_logged, 1, "the problem is logged once, not at every write");
 
 	snprintf(path, sizeof(path), "%s/filler", dir);
@@ -264,20 +264,20 @@ test_full_disk(void)
 	infos_logged = 0;
 	for (int i = 0; i < 2; i++) {
 		figures_at(&fig, 11000000000ULL, 11 + i);
-		state_slot_update(sf, slots[i], &fig);
+		ceems_agent_state_slot_update(sf, slots[i], &fig);
 	}
-	is_int(state_file_flush(sf), 0, "space back: the file is up to date");
+	is_int(ceems_agent_state_file_flush(sf), 0, "space back: the file is up to date");
 	is_int(infos_logged, 1, "and says so once");
 	is_int(errors_logged, 1, "with no other error");
-	state_file_close(sf);
+	ceems_agent_state_file_close(sf);
 
-	sf = state_file_open(dir, 8, "boot-a", &err);
-	is_int(sf != NULL ? state_file_restore(sf, keep_live, &seen) : -1, 2,
+	sf = ceems_agent_state_file_open(dir, 8, "boot-a", &err);
+	is_int(sf != NULL ? ceems_agent_state_file_restore(sf, keep_live, &seen) : -1, 2,
 	       "both jobs come back after a restart");
 	ok(seen.n == 2 && seen.cpu_s[0] == 11 && seen.cpu_s[1] == 12 &&
 	   seen.tick_ns[0] == 11000000000ULL,
 	   "with the figures written once space returned");
-	state_file_close(sf);
+	ceems_agent_state_file_close(sf);
 out:
 	umount2(dir, MNT_DETACH);
 	rmdir(dir);
@@ -317,13 +317,13 @@ test_migrate(const char *fixture, uint32_t old)
 	copy_file(fixture_path(fixture), path);
 	/* The fixture's agent had max_jobs 2: as many slots again for the
 	 * finishing jobs. */
-	sf = state_file_open(dir, 4, FIXTURE_BOOT_ID, &err);
+	sf = ceems_agent_state_file_open(dir, 4, FIXTURE_BOOT_ID, &err);
 	if (!ok(sf != NULL, "a version %u file opens (%d)", old, err))
 		return;
-	is_int(state_file_restore_finishing(sf, keep_finishing, &finishing), 1,
+	is_int(ceems_agent_state_file_restore_finishing(sf, keep_finishing, &finishing), 1,
 	       "its finishing job is kept");
 	ok(finishing.n == 1 && finishing.jobid[0] == 43, "job 43");
-	is_int(state_file_restore(sf, keep_live, &live), 1,
+	is_int(ceems_agent_state_file_restore(sf, keep_live, &live), 1,
 	       "its running job is kept");
 	ok(live.n == 1 && live.jobid[0] == 42, "job 42");
 	is_int(live.fig.tick_ns, 1003000000000ULL,
@@ -347,7 +347,7 @@ test_migrate(const char *fixture, uint32_t old)
 	   live.fig.perf.present == 0 &&
 	   live.fig.perf.sw_status == CEEMS_PERF_OFF,
 	   "no eBPF or perf counts come from a version %u file", old);
-	state_file_close(sf);
+	ceems_agent_state_file_close(sf);
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	ok(fd >= 0 && pread(fd, &version, sizeof(version), 8) == 4 &&
@@ -358,20 +358,20 @@ test_migrate(const char *fixture, uint32_t old)
 	ok(stat(path, &st) < 0, "nothing set aside");
 
 	memset(&live, 0, sizeof(live));
-	sf = state_file_open(dir, 4, FIXTURE_BOOT_ID, &err);
-	is_int(sf != NULL ? state_file_restore(sf, keep_live, &live) : -1, 1,
+	sf = ceems_agent_state_file_open(dir, 4, FIXTURE_BOOT_ID, &err);
+	is_int(sf != NULL ? ceems_agent_state_file_restore(sf, keep_live, &live) : -1, 1,
 	       "opened again, the migrated file keeps the job");
-	state_file_close(sf);
+	ceems_agent_state_file_close(sf);
 
 	/* Another boot: its jobs are dead, migrated or not. */
 	snprintf(path, sizeof(path), "%s/jobs.state", dir);
 	unlink(path);
 	copy_file(fixture_path(fixture), path);
 	memset(&live, 0, sizeof(live));
-	sf = state_file_open(dir, 4, "another-boot", &err);
-	is_int(sf != NULL ? state_file_restore(sf, keep_live, &live) : -1, 0,
+	sf = ceems_agent_state_file_open(dir, 4, "another-boot", &err);
+	is_int(sf != NULL ? ceems_agent_state_file_restore(sf, keep_live, &live) : -1, 0,
 	       "an old file of another boot is set aside");
-	state_file_close(sf);
+	ceems_agent_state_file_close(sf);
 	remove_dir(dir);
 }
 
@@ -389,11 +389,11 @@ test_counts_round_trip(void)
 
 	if (fig == NULL)
 		die("calloc", "figures");
-	sf = state_file_open(dir, 4, "boot-a", &err);
+	sf = ceems_agent_state_file_open(dir, 4, "boot-a", &err);
 	if (!ok(sf != NULL, "state file opens (%d)", err))
 		return;
 	spec_for(&spec, 77);
-	slot = state_slot_claim(sf, &spec, 1);
+	slot = ceems_agent_state_slot_claim(sf, &spec, 1);
 	figures_at(fig, 5000000000ULL, 2.5);
 	fig->io.have_io = true;
 	fig->io.read_bytes = (uint64_t)getpid() * 4096;
@@ -407,11 +407,11 @@ test_counts_round_trip(void)
 	fig->perf.running_fraction = 1;
 	fig->perf.value[CEEMS_PERF_PAGE_FAULTS] = (double)getpid();
 	fig->perf.unmeasured_s = 0.75;
-	state_slot_update(sf, slot, fig);
-	state_file_close(sf);
+	ceems_agent_state_slot_update(sf, slot, fig);
+	ceems_agent_state_file_close(sf);
 
-	sf = state_file_open(dir, 4, "boot-a", &err);
-	is_int(sf != NULL ? state_file_restore(sf, keep_live, &live) : -1, 1,
+	sf = ceems_agent_state_file_open(dir, 4, "boot-a", &err);
+	is_int(sf != NULL ? ceems_agent_state_file_restore(sf, keep_live, &live) : -1, 1,
 	       "the job comes back");
 	ok(live.fig.io.have_io && live.fig.io.read_bytes == fig->io.read_bytes &&
 	   live.fig.io.write_bytes == fig->io.write_bytes && live.fig.io.have_net &&
@@ -424,41 +424,41 @@ test_counts_round_trip(void)
 	   live.fig.perf.present == fig->perf.present &&
 	   live.fig.perf.value[CEEMS_PERF_PAGE_FAULTS] == (double)getpid(),
 	   "with its perf counts and statuses");
-	state_file_close(sf);
+	ceems_agent_state_file_close(sf);
 
 	/* Options a later step turned on are kept. */
 	remove_dir(dir);
 	dir = new_dir();
-	sf = state_file_open(dir, 4, "boot-a", &err);
+	sf = ceems_agent_state_file_open(dir, 4, "boot-a", &err);
 	spec.series = spec.perf = false;
-	slot = state_slot_claim(sf, &spec, 1);
-	state_slot_update(sf, slot, fig);
+	slot = ceems_agent_state_slot_claim(sf, &spec, 1);
+	ceems_agent_state_slot_update(sf, slot, fig);
 	spec.series = spec.perf = true;
-	state_slot_options(sf, slot, &spec);
-	state_file_close(sf);
+	ceems_agent_state_slot_options(sf, slot, &spec);
+	ceems_agent_state_file_close(sf);
 	memset(&live, 0, sizeof(live));
-	sf = state_file_open(dir, 4, "boot-a", &err);
-	is_int(sf != NULL ? state_file_restore(sf, keep_live, &live) : -1, 1,
+	sf = ceems_agent_state_file_open(dir, 4, "boot-a", &err);
+	is_int(sf != NULL ? ceems_agent_state_file_restore(sf, keep_live, &live) : -1, 1,
 	       "the job comes back");
 	ok(live.spec.series && live.spec.perf,
 	   "with the --ceems-series and --ceems-perf a later step asked for");
-	state_file_close(sf);
+	ceems_agent_state_file_close(sf);
 
 	/* A perf status no agent writes is damage: the copy is refused. */
 	remove_dir(dir);
 	dir = new_dir();
-	sf = state_file_open(dir, 4, "boot-a", &err);
-	slot = state_slot_claim(sf, &spec, 1);
+	sf = ceems_agent_state_file_open(dir, 4, "boot-a", &err);
+	slot = ceems_agent_state_slot_claim(sf, &spec, 1);
 	fig->perf.sw_status = CEEMS_PERF_NSTATUS;
-	state_slot_update(sf, slot, fig);
-	state_file_close(sf);
+	ceems_agent_state_slot_update(sf, slot, fig);
+	ceems_agent_state_file_close(sf);
 	memset(&live, 0, sizeof(live));
 	ceems_log_set_handler(ignore_log, NULL);
-	sf = state_file_open(dir, 4, "boot-a", &err);
-	is_int(sf != NULL ? state_file_restore(sf, keep_live, &live) : -1, 0,
+	sf = ceems_agent_state_file_open(dir, 4, "boot-a", &err);
+	is_int(sf != NULL ? ceems_agent_state_file_restore(sf, keep_live, &live) : -1, 0,
 	       "figures with an unknown perf status are not restored");
 	ceems_log_set_handler(count_log, NULL);
-	state_file_close(sf);
+	ceems_agent_state_file_close(sf);
 	free(fig);
 	remove_dir(dir);
 }
@@ -537,17 +537,17 @@ test_damaged_files(void)
 		copy_file(fixture_path("agent/jobs-v4.state"), path);
 		if (seed > 150) {
 			/* A current file: the fixture migrated once. */
-			sf = state_file_open(dir, 4, FIXTURE_BOOT_ID, &err);
-			state_file_close(sf);
+			sf = ceems_agent_state_file_open(dir, 4, FIXTURE_BOOT_ID, &err);
+			ceems_agent_state_file_close(sf);
 		}
 		damage(path, seed, 1 + (int)(seed % 64));
-		sf = state_file_open(dir, 4, FIXTURE_BOOT_ID, &err);
+		sf = ceems_agent_state_file_open(dir, 4, FIXTURE_BOOT_ID, &err);
 		if (sf == NULL)
 			continue;
 		opened++;
-		state_file_restore_finishing(sf, count_finishing, &bad);
-		state_file_restore(sf, count_any, &bad);
-		state_file_close(sf);
+		ceems_agent_state_file_restore_finishing(sf, count_finishing, &bad);
+		ceems_agent_state_file_restore(sf, count_any, &bad);
+		ceems_agent_state_file_close(sf);
 	}
 	ceems_log_set_handler(count_log, NULL);
 	ok(opened > 0, "300 damaged files read without a crash (%d opened)", opened);

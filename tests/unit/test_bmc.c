@@ -176,17 +176,17 @@ test_credentials(void)
 	char why[256], dir[] = "/tmp/ceems-test-bmc-XXXXXX", path[300], link[300];
 	int fd;
 
-	is_int(ceems_bmc_credentials_parse("# BMC\nusername admin\npassword s3cret pw\n",
+	is_int(ceems_bmc_creds_parse("# BMC\nusername admin\npassword s3cret pw\n",
 					   &cr, why, sizeof(why)), 0, "credentials parse");
 	is_str(cr.username, "admin", "user name");
 	is_str(cr.password, "s3cret pw", "the password is the rest of the line");
-	is_int(ceems_bmc_credentials_parse("username admin\n", &cr, why, sizeof(why)),
+	is_int(ceems_bmc_creds_parse("username admin\n", &cr, why, sizeof(why)),
 	       -EINVAL, "a password is needed");
-	is_int(ceems_bmc_credentials_parse("username admin\npassword 123456789012345678901\n",
+	is_int(ceems_bmc_creds_parse("username admin\npassword 123456789012345678901\n",
 					   &cr, why, sizeof(why)),
 	       -EINVAL, "a password over 20 bytes is refused");
 	ok(strstr(why, "123456") == NULL, "and the reason does not quote it");
-	is_int(ceems_bmc_credentials_parse("user admin\npassword x\n", &cr, why, sizeof(why)),
+	is_int(ceems_bmc_creds_parse("user admin\npassword x\n", &cr, why, sizeof(why)),
 	       -EINVAL, "an unknown line is refused");
 
 	if (mkdtemp(dir) == NULL) {
@@ -199,17 +199,17 @@ test_credentials(void)
 	if (fd < 0 || write(fd, "username u\npassword p\n", 22) != 22)
 		ok(false, "write %s", path);
 	close(fd);
-	is_int(ceems_bmc_credentials_load(path, &cr, why, sizeof(why)), 0,
+	is_int(ceems_bmc_creds_load(path, &cr, why, sizeof(why)), 0,
 	       "a 0600 file of this user loads");
 	is_str(cr.password, "p", "its password");
 	chmod(path, 0640);
-	is_int(ceems_bmc_credentials_load(path, &cr, why, sizeof(why)), -EPERM,
+	is_int(ceems_bmc_creds_load(path, &cr, why, sizeof(why)), -EPERM,
 	       "a file the group can read is refused");
 	ok(strstr(why, "chmod 600") != NULL, "the reason says what to do (%s)", why);
 	chmod(path, 0600);
 	if (symlink(path, link) < 0)
 		ok(false, "symlink");
-	is_int(ceems_bmc_credentials_load(link, &cr, why, sizeof(why)), -ELOOP,
+	is_int(ceems_bmc_creds_load(link, &cr, why, sizeof(why)), -ELOOP,
 	       "a symlink is not followed");
 	unlink(link);
 	unlink(path);
@@ -221,11 +221,11 @@ test_dcmi_judge(void)
 {
 	char why[128];
 
-	is_int(ceems_bmc_dcmi_judge(true, 250, 1, why, sizeof(why)), 0,
+	is_int(ceems_bmc_ipmi_dcmi_judge(true, 250, 1, why, sizeof(why)), 0,
 	       "an active DCMI reading is usable");
-	is_int(ceems_bmc_dcmi_judge(false, 250, 1, why, sizeof(why)), -ENODATA,
+	is_int(ceems_bmc_ipmi_dcmi_judge(false, 250, 1, why, sizeof(why)), -ENODATA,
 	       "an inactive power measurement is no reading");
-	is_int(ceems_bmc_dcmi_judge(true, 0, 1, why, sizeof(why)), -ENODATA,
+	is_int(ceems_bmc_ipmi_dcmi_judge(true, 0, 1, why, sizeof(why)), -ENODATA,
 	       "a BMC answering 0 W has no meter");
 }
 

@@ -178,7 +178,7 @@ open_agent(const char *creds, const char *sensor)
 	struct ceems_agent *a;
 	char err[256] = "";
 
-	ceems_config_defaults(&c);
+	ceems_conf_defaults(&c);
 	snprintf(c.sysfs_root, sizeof(c.sysfs_root), "%s", sys_root);
 	snprintf(c.procfs_root, sizeof(c.procfs_root), "%s", proc_root);
 	snprintf(c.cgroupfs_prefix, sizeof(c.cgroupfs_prefix), "%s", cg_root);
@@ -273,7 +273,7 @@ register_job(struct ceems_agent *a, uint32_t alloc)
 	struct ceems_agent_job_spec spec;
 
 	memset(&spec, 0, sizeof(spec));
-	if (ceems_cgroup_job_from_proc(fixture_text("cgroup/v1/cgroup-localhost-batch.txt",
+	if (ceems_cgroup_path_job_from_proc(fixture_text("cgroup/v1/cgroup-localhost-batch.txt",
 						    buf, sizeof(buf)),
 				       42, &spec.cgroup) != 0)
 		return -1;
@@ -381,7 +381,7 @@ test_down_then_up_then_lost(const char *creds)
 	ok(r.slowest_ns < TICK_BOUND, "no tick waits for the lost BMC (slowest %.1f ms)",
 	   (double)r.slowest_ns / 1e6);
 out:
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 }
 
 /* The DCMI double's answer: WATTS, a stamp that moves every other tick
@@ -498,7 +498,7 @@ test_dcmi(const char *creds)
 	   r.want_j);
 out:
 	before_tick = NULL;
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 	run_harness("stop");
 }
 
@@ -522,7 +522,7 @@ expect_failure(const char *creds, const char *sensor, const char *needle,
 	   last_warning);
 	ok(r.slowest_ns < TICK_BOUND, "no tick waits (slowest %.1f ms)",
 	   (double)r.slowest_ns / 1e6);
-	ceems_agent_close(a);
+	ceems_agent_open_close(a);
 }
 
 static void

@@ -61,7 +61,7 @@ test_resume(void)
 	now = before;
 	now.read_bytes = before.read_bytes / 2;
 	now.write_bytes = 1;
-	ceems_agent_io_resume(&before, &now, 2.5, &out);
+	ceems_agent_bpf_io_resume(&before, &now, 2.5, &out);
 	ok(out.have_io && out.read_bytes == before.read_bytes + now.read_bytes &&
 	   out.write_bytes == before.write_bytes + 1,
 	   "IO before and after a restart adds up");
@@ -73,15 +73,15 @@ test_resume(void)
 	ok(out.absent_why[0] == '\0', "measured: no reason for absence");
 
 	r = (struct ceems_agent_job_report){ .jobid = 9, .io = out };
-	obj = ceems_agent_job_report_to_json(&r);
+	obj = ceems_measure_json_report_to_json(&r);
 	memset(&back, 0, sizeof(back));
-	ok(ceems_agent_job_report_from_json(obj, &back, err, sizeof(err)) == 0 &&
+	ok(ceems_measure_json_report_from_json(obj, &back, err, sizeof(err)) == 0 &&
 	   back.io.unmeasured_s == 2.5, "ebpf_unmeasured_s goes through the report");
 	json_object_put(obj);
 
 	memset(&now, 0, sizeof(now));
 	snprintf(now.absent_why, sizeof(now.absent_why), "no eBPF counter slot for the job");
-	ceems_agent_io_resume(&before, &now, 2.5, &out);
+	ceems_agent_bpf_io_resume(&before, &now, 2.5, &out);
 	ok(!out.have_io && !out.have_net && out.read_bytes == 0 &&
 	   strstr(out.absent_why, "after an agent restart: no eBPF counter slot") != NULL,
 	   "not counted after the restart: absent, and why (%s)", out.absent_why);
@@ -89,7 +89,7 @@ test_resume(void)
 	memset(&before, 0, sizeof(before));
 	now = out;
 	now.have_io = true;
-	ceems_agent_io_resume(&before, &now, 2.5, &out);
+	ceems_agent_bpf_io_resume(&before, &now, 2.5, &out);
 	ok(!out.have_io && strcmp(out.absent_why, "the agent restarted while the job ran") == 0,
 	   "counted after the restart only (an agent that kept none): absent");
 }
@@ -111,18 +111,18 @@ test_never_tagged(void)
 	/* As after a read of its slot: counted, zeros. */
 	j->bpf = (struct ceems_bpf_io *)&loader;
 	j->io.have_io = j->io.have_net = true;
-	agent_bpf_fill(a, j, &out);
+	ceems_agent_bpf_fill(a, j, &out);
 	ok(!out.have_io && !out.have_net && out.absent_why[0] != '\0',
 	   "a job never tagged: IO absent (%s)", out.absent_why);
 	j->bpf_tagged = true;
-	agent_bpf_fill(a, j, &out);
+	ceems_agent_bpf_fill(a, j, &out);
 	ok(out.have_io && out.absent_why[0] == '\0', "once tagged: measured");
 	/* Its end frees the slot: what it counted stays. */
 	j->bpf = NULL;
-	agent_bpf_fill(a, j, &out);
+	ceems_agent_bpf_fill(a, j, &out);
 	ok(out.have_io, "after its end, measured still");
 	j->bpf_tagged = false;
-	agent_bpf_fill(a, j, &out);
+	ceems_agent_bpf_fill(a, j, &out);
 	ok(!out.have_io, "after its end, never tagged: absent still");
 	free(j);
 	free(a);
@@ -173,7 +173,7 @@ test_not_dumpable(void)
 		st.st_uid = UINT32_MAX;
 	ok(st.st_uid == 0, "a set-user-ID process: /proc/PID is root's (%u)",
 	   (unsigned)st.st_uid);
-	is_int(agent_bpf_proc_uid("/proc", (unsigned long)pid, &uid), 0,
+	is_int(ceems_agent_bpf_proc_uid("/proc", (unsigned long)pid, &uid), 0,
 	       "its status is read");
 	is_int(uid, 65534, "its uid is the user's (real), not root's");
 	if (write(go[1], "g", 1) != 1)
@@ -181,7 +181,7 @@ test_not_dumpable(void)
 	waitpid(pid, NULL, 0);
 	close(go[1]);
 	close(ready[0]);
-	is_int(agent_bpf_proc_uid("/proc", 4294967295UL, &uid), -ENOENT,
+	is_int(ceems_agent_bpf_proc_uid("/proc", 4294967295UL, &uid), -ENOENT,
 	       "a process gone: -ENOENT");
 }
 
@@ -220,7 +220,7 @@ test_choose_all(void)
 					for (int t = 0; t < CEEMS_BPF_NATTACH; t++)
 						offer.offered[h][t] = (mask >> t) & 1;
 				for (int h = 0; h < CEEMS_BPF_NHOOKS; h++) {
-					int c = ceems_bpf_candidates((enum ceems_bpf_hook)h, force, list);
+					int c = ceems_bpf_choose_candidates((enum ceems_bpf_hook)h, force, list);
 
 					want[h] = first_offered(list, c, mask & ~1u);
 					if (force == NONE || c != 1 || list[0] != force ||
@@ -260,18 +260,18 @@ test_choose(void)
 	int n;
 
 	/* The orders themselves. */
-	n = ceems_bpf_candidates(CEEMS_BPF_HOOK_IO, NONE, list);
+	n = ceems_bpf_choose_candidates(CEEMS_BPF_HOOK_IO, NONE, list);
 	ok(n == 4 && list[0] == F && list[1] == B && list[2] == T && list[3] == K,
 	   "IO: fentry, tp_btf, tracepoint, kprobe");
-	n = ceems_bpf_candidates(CEEMS_BPF_HOOK_NET, NONE, list);
+	n = ceems_bpf_choose_candidates(CEEMS_BPF_HOOK_NET, NONE, list);
 	ok(n == 4 && list[0] == F && list[1] == B && list[2] == T && list[3] == K,
 	   "network: fentry, tp_btf, tracepoint, kprobe");
-	n = ceems_bpf_candidates(CEEMS_BPF_HOOK_RETRANS, NONE, list);
+	n = ceems_bpf_choose_candidates(CEEMS_BPF_HOOK_RETRANS, NONE, list);
 	ok(n == 2 && list[0] == B && list[1] == T, "retransmissions: tracepoints");
-	n = ceems_bpf_candidates(CEEMS_BPF_HOOK_PROC, F, list);
+	n = ceems_bpf_choose_candidates(CEEMS_BPF_HOOK_PROC, F, list);
 	ok(n == 2 && list[0] == B && list[1] == T,
 	   "forced fentry: processes keep their tracepoints");
-	n = ceems_bpf_candidates(CEEMS_BPF_HOOK_IO, K, list);
+	n = ceems_bpf_choose_candidates(CEEMS_BPF_HOOK_IO, K, list);
 	ok(n == 1 && list[0] == K, "forced kprobe: IO by kprobe alone");
 
 	/* This test machine: no fentry, no kprobes. */
@@ -329,19 +329,19 @@ test_choose(void)
 		int optional = 0;
 
 		for (size_t i = 0; i < sizeof(v6) / sizeof(v6[0]); i++)
-			optional += !bpf_io_prog_required(v6[i]);
+			optional += !ceems_bpf_progs_io_prog_required(v6[i]);
 		is_int(optional, 0, "network by fentry or kprobe: the IPv6 programs required");
-		ok(bpf_io_prog_required("net_fexit_send4") &&
-		   !bpf_io_prog_required("no_such_program"), "required: by name");
+		ok(ceems_bpf_progs_io_prog_required("net_fexit_send4") &&
+		   !ceems_bpf_progs_io_prog_required("no_such_program"), "required: by name");
 	}
 #endif
-	is_int(ceems_bpf_force_from_word("auto"), (int)NONE, "auto: nothing forced");
-	is_int(ceems_bpf_force_from_word("fentry"), (int)F, "fentry");
-	is_int(ceems_bpf_force_from_word("kprobe"), (int)K, "kprobe");
-	is_int(ceems_bpf_force_from_word("btf"), (int)B, "btf");
-	is_int(ceems_bpf_force_from_word("tracepoint"), (int)T, "tracepoint");
-	is_int(ceems_bpf_force_from_word("off"), -1, "off is no attach type");
-	is_str(ceems_bpf_attach_name(CEEMS_BPF_ATTACH_FENTRY), "fentry", "name");
+	is_int(ceems_bpf_choose_force_from_word("auto"), (int)NONE, "auto: nothing forced");
+	is_int(ceems_bpf_choose_force_from_word("fentry"), (int)F, "fentry");
+	is_int(ceems_bpf_choose_force_from_word("kprobe"), (int)K, "kprobe");
+	is_int(ceems_bpf_choose_force_from_word("btf"), (int)B, "btf");
+	is_int(ceems_bpf_choose_force_from_word("tracepoint"), (int)T, "tracepoint");
+	is_int(ceems_bpf_choose_force_from_word("off"), -1, "off is no attach type");
+	is_str(ceems_bpf_choose_attach_name(CEEMS_BPF_ATTACH_FENTRY), "fentry", "name");
 	test_choose_all();
 }
 
@@ -369,9 +369,9 @@ test_report_json(void)
 	r.io.net_msgs[CEEMS_IO_IN][CEEMS_IO_UDP][CEEMS_IO_IPV4] = 12;
 	r.io.tcp_retrans = 5;
 	r.io.dropped = 2;
-	obj = ceems_agent_job_report_to_json(&r);
+	obj = ceems_measure_json_report_to_json(&r);
 	memset(&back, 0, sizeof(back));
-	is_int(ceems_agent_job_report_from_json(obj, &back, err, sizeof(err)), 0,
+	is_int(ceems_measure_json_report_from_json(obj, &back, err, sizeof(err)), 0,
 	       "report with IO decodes");
 	ok(back.io.have_io && back.io.have_net && back.io.have_tcp_retrans,
 	   "measured flags kept");
@@ -385,21 +385,21 @@ test_report_json(void)
 
 	memset(&r.io, 0, sizeof(r.io));
 	snprintf(r.io.absent_why, sizeof(r.io.absent_why), "no permission");
-	obj = ceems_agent_job_report_to_json(&r);
+	obj = ceems_measure_json_report_to_json(&r);
 	ok(json_object_object_get_ex(obj, "io", NULL) == 0 &&
 	   json_object_object_get_ex(obj, "net", NULL) == 0, "absent: no io, no net");
 	memset(&back, 0, sizeof(back));
-	is_int(ceems_agent_job_report_from_json(obj, &back, err, sizeof(err)), 0,
+	is_int(ceems_measure_json_report_from_json(obj, &back, err, sizeof(err)), 0,
 	       "absent decodes");
 	ok(!back.io.have_io && !back.io.have_net, "absent stays absent");
 	is_str(back.io.absent_why, "no permission", "the reason kept");
 	json_object_object_add(obj, "io", json_object_new_string("1"));
-	ok(ceems_agent_job_report_from_json(obj, &back, err, sizeof(err)) < 0,
+	ok(ceems_measure_json_report_from_json(obj, &back, err, sizeof(err)) < 0,
 	   "io of the wrong type refused");
 	json_object_object_add(obj, "io", json_object_new_object());
 	json_object_object_add(json_object_object_get(obj, "io"), "read_bytes",
 			       json_object_new_double(1.5));
-	ok(ceems_agent_job_report_from_json(obj, &back, err, sizeof(err)) < 0,
+	ok(ceems_measure_json_report_from_json(obj, &back, err, sizeof(err)) < 0,
 	   "a fraction of a byte refused");
 	json_object_put(obj);
 }
@@ -536,13 +536,13 @@ open_forced(enum ceems_bpf_attach force, const char *mode)
 	if (bpf != NULL) {
 		if (force == NONE)
 			ok(ceems_bpf_io_attach(bpf, CEEMS_BPF_HOOK_IO) != NONE,
-			   "auto: IO by %s", ceems_bpf_attach_name(
+			   "auto: IO by %s", ceems_bpf_choose_attach_name(
 				   ceems_bpf_io_attach(bpf, CEEMS_BPF_HOOK_IO)));
 		else
 			ok(ceems_bpf_io_attach(bpf, CEEMS_BPF_HOOK_IO) == force &&
 			   (force == F || force == K ||
 			    ceems_bpf_io_attach(bpf, CEEMS_BPF_HOOK_PROC) == force),
-			   "%s: forced: IO by %s", mode, ceems_bpf_attach_name(
+			   "%s: forced: IO by %s", mode, ceems_bpf_choose_attach_name(
 				   ceems_bpf_io_attach(bpf, CEEMS_BPF_HOOK_IO)));
 		return bpf;
 	}
@@ -568,7 +568,7 @@ open_forced(enum ceems_bpf_attach force, const char *mode)
 	ok(any != NULL && ceems_bpf_io_attach(any, CEEMS_BPF_HOOK_IO) != force &&
 	   (strstr(ceems_bpf_io_refusals(any), want) != NULL) == (force == F),
 	   "%s refused: auto takes IO by %s, noting: %s", mode,
-	   ceems_bpf_attach_name(ceems_bpf_io_attach(any, CEEMS_BPF_HOOK_IO)),
+	   ceems_bpf_choose_attach_name(ceems_bpf_io_attach(any, CEEMS_BPF_HOOK_IO)),
 	   any != NULL ? ceems_bpf_io_refusals(any) : why_auto);
 	ceems_bpf_io_close(any);
 	return NULL;
@@ -610,7 +610,7 @@ static void
 test_real(enum ceems_bpf_attach force)
 {
 	const char *mode = force == NONE ? "auto" : force == B ? "btf" :
-			   ceems_bpf_attach_name(force);
+			   ceems_bpf_choose_attach_name(force);
 	struct ceems_agent_io_report io, io2;
 	int l4, l6, a4, a6, t4, t6, u4, u6, r4, r6, status;
 	char path[] = "/tmp/test_bpf_io.XXXXXX";
@@ -719,24 +719,24 @@ test_verify(void)
 			char why[160];
 			int err;
 
-			if (ceems_bpf_candidates((enum ceems_bpf_hook)h, types[t], list) != 1 ||
-			    (types[t] != K && !bpf_io_offered((enum ceems_bpf_hook)h,
+			if (ceems_bpf_choose_candidates((enum ceems_bpf_hook)h, types[t], list) != 1 ||
+			    (types[t] != K && !ceems_bpf_progs_io_offered((enum ceems_bpf_hook)h,
 							      types[t], why, sizeof(why))))
 				continue;
 			memset(&trial, 0, sizeof(trial));
 			trial.attach[h] = types[t];
-			err = bpf_io_load_chosen(&trial, BPF_IO_LOAD_VERIFY, &failed);
+			err = ceems_bpf_progs_io_load_chosen(&trial, BPF_IO_LOAD_VERIFY, &failed);
 			if (types[t] == F && err == -EPERM) {
 				ok(true, "# skip %s fentry: the kernel loads no fentry "
-				   "programs (EPERM)", ceems_bpf_hook_name((enum ceems_bpf_hook)h));
+				   "programs (EPERM)", ceems_bpf_choose_hook_name((enum ceems_bpf_hook)h));
 				continue;
 			}
 			ok(err == 0, "%s %s programs pass the verifier%s%s",
-			   ceems_bpf_hook_name((enum ceems_bpf_hook)h),
-			   ceems_bpf_attach_name(types[t]), err < 0 ? ": " : "",
+			   ceems_bpf_choose_hook_name((enum ceems_bpf_hook)h),
+			   ceems_bpf_choose_attach_name(types[t]), err < 0 ? ": " : "",
 			   err < 0 ? failed : "");
 			if (err == 0)
-				bpf_io_destroy_skel(&trial);
+				ceems_bpf_progs_io_destroy_skel(&trial);
 		}
 }
 
@@ -873,7 +873,7 @@ test_gen_refused(void)
 	ceems_bpf_io_job_start(bpf, (uint32_t)getuid(), &slot);
 	gen = bpf->gen[slot];
 	/* A frozen map refuses every update from user space. */
-	ok(bpf_map_freeze(bpf_io_map_fd(bpf, "slot_gen")) == 0,
+	ok(bpf_map_freeze(ceems_bpf_io_map_fd(bpf, "slot_gen")) == 0,
 	   "generation refused: slot_gen frozen");
 	ceems_bpf_io_job_end(bpf, slot);
 	is_int(bpf->gen[slot], gen, "generation refused: the generation rolled back");
@@ -905,14 +905,14 @@ test_sweep_reused(void)
 	ceems_bpf_io_tag_pid(bpf, ended, 0x30000000u, false);
 	ceems_bpf_io_tag_pid(bpf, ended, 0x30000001u, false);
 	ceems_bpf_io_job_end(bpf, ended);
-	n = bpf_io_gather_stale_pids(bpf, keys, 8);
+	n = ceems_bpf_io_gather_stale_pids(bpf, keys, 8);
 	is_int(n, 2, "sweep: the ended job's two pids gathered");
 	ceems_bpf_io_tag_pid(bpf, live, 0x30000001u, false);
-	bpf_io_delete_stale_pids(bpf, keys, n);
-	ok(bpf_map_lookup_elem(bpf_io_map_fd(bpf, "job_pids"),
+	ceems_bpf_io_delete_stale_pids(bpf, keys, n);
+	ok(bpf_map_lookup_elem(ceems_bpf_io_map_fd(bpf, "job_pids"),
 			       &(uint32_t){ 0x30000000u }, &value) < 0,
 	   "sweep: the stale pid deleted");
-	is_int(bpf_map_lookup_elem(bpf_io_map_fd(bpf, "job_pids"),
+	is_int(bpf_map_lookup_elem(ceems_bpf_io_map_fd(bpf, "job_pids"),
 				   &(uint32_t){ 0x30000001u }, &value), 0,
 	       "sweep: the pid tagged again for a running job kept");
 	ceems_bpf_io_job_end(bpf, live);

@@ -17,7 +17,7 @@ test_v1_batch(void)
 	struct ceems_cgroup_mounts mnt;
 	char dir[1024];
 
-	is_int(ceems_cgroup_job_from_proc(fixture_text("proc/cgroup-v1-batch.txt", buf, sizeof(buf)), 42, &job), 0,
+	is_int(ceems_cgroup_path_job_from_proc(fixture_text("proc/cgroup-v1-batch.txt", buf, sizeof(buf)), 42, &job), 0,
 	       "v1: job found");
 	is_int(job.version, CEEMS_CGROUP_V1, "v1: version is 1 even with an empty 0:: line");
 	is_str(job.v1[CEEMS_CG_MEMORY], "/slurm_localhost/uid_1000/job_42", "v1: memory path cut at job");
@@ -25,15 +25,15 @@ test_v1_batch(void)
 	is_str(job.v1[CEEMS_CG_BLKIO], "", "v1: blkio not holding the job stays empty");
 	is_str(job.unified, "", "v1: unified empty");
 
-	is_int(ceems_cgroup_mounts_from_mountinfo(fixture_text("proc/mountinfo-v1-hybrid.txt", buf, sizeof(buf)), &mnt), 0,
+	is_int(ceems_cgroup_path_mounts_from_mountinfo(fixture_text("proc/mountinfo-v1-hybrid.txt", buf, sizeof(buf)), &mnt), 0,
 	       "v1: mountinfo parsed");
 	is_str(mnt.v1[CEEMS_CG_CPUACCT], "/sys/fs/cgroup/cpu,cpuacct", "v1: cpuacct mount");
 	is_str(mnt.unified, "/sys/fs/cgroup/unified", "v1: hybrid unified mount");
-	is_int(ceems_cgroup_job_dir(&job, &mnt, CEEMS_CG_MEMORY, "/fix", dir, sizeof(dir)), 0, "v1: memory dir");
+	is_int(ceems_cgroup_path_job_dir(&job, &mnt, CEEMS_CG_MEMORY, "/fix", dir, sizeof(dir)), 0, "v1: memory dir");
 	is_str(dir, "/fix/sys/fs/cgroup/memory/slurm_localhost/uid_1000/job_42", "v1: memory dir under prefix");
-	is_int(ceems_cgroup_job_dir(&job, &mnt, CEEMS_CG_BLKIO, "", dir, sizeof(dir)), -ENOENT,
+	is_int(ceems_cgroup_path_job_dir(&job, &mnt, CEEMS_CG_BLKIO, "", dir, sizeof(dir)), -ENOENT,
 	       "v1: no blkio dir (controller not mounted, job not in it)");
-	is_int(ceems_cgroup_job_dir(&job, &mnt, CEEMS_CG_NCONTROLLERS, "", dir, sizeof(dir)), -ENOENT,
+	is_int(ceems_cgroup_path_job_dir(&job, &mnt, CEEMS_CG_NCONTROLLERS, "", dir, sizeof(dir)), -ENOENT,
 	       "v1: no unified dir for a v1 job");
 }
 
@@ -44,25 +44,25 @@ test_v2(void)
 	struct ceems_cgroup_mounts mnt;
 	char dir[1024];
 
-	is_int(ceems_cgroup_job_from_proc(fixture_text("proc/cgroup-v2-step.txt", buf, sizeof(buf)), 4242, &job), 0,
+	is_int(ceems_cgroup_path_job_from_proc(fixture_text("proc/cgroup-v2-step.txt", buf, sizeof(buf)), 4242, &job), 0,
 	       "v2: job found");
 	is_int(job.version, CEEMS_CGROUP_V2, "v2: version is 2");
 	is_str(job.unified, "/system.slice/node01_slurmstepd.scope/job_4242", "v2: multiple-slurmd scope name kept");
-	is_int(ceems_cgroup_mounts_from_mountinfo(fixture_text("proc/mountinfo-v2.txt", buf, sizeof(buf)), &mnt), 0,
+	is_int(ceems_cgroup_path_mounts_from_mountinfo(fixture_text("proc/mountinfo-v2.txt", buf, sizeof(buf)), &mnt), 0,
 	       "v2: mountinfo parsed");
 	is_str(mnt.unified, "/sys/fs/cgroup", "v2: unified mount");
-	is_int(ceems_cgroup_job_dir(&job, &mnt, CEEMS_CG_NCONTROLLERS, "", dir, sizeof(dir)), 0, "v2: dir");
+	is_int(ceems_cgroup_path_job_dir(&job, &mnt, CEEMS_CG_NCONTROLLERS, "", dir, sizeof(dir)), 0, "v2: dir");
 	is_str(dir, "/sys/fs/cgroup/system.slice/node01_slurmstepd.scope/job_4242", "v2: absolute dir");
 
-	is_int(ceems_cgroup_job_from_proc(fixture_text("proc/cgroup-v2-extern.txt", buf, sizeof(buf)), 7, &job), 0,
+	is_int(ceems_cgroup_path_job_from_proc(fixture_text("proc/cgroup-v2-extern.txt", buf, sizeof(buf)), 7, &job), 0,
 	       "v2: extern step (slurmstepd in step_extern/slurm)");
 	is_str(job.unified, "/system.slice/slurmstepd.scope/job_7", "v2: extern cut at job");
 
 	/* A cgroup namespace: the mount shows a subtree. */
-	is_int(ceems_cgroup_mounts_from_mountinfo(fixture_text("proc/mountinfo-v2-container.txt", buf, sizeof(buf)), &mnt), 0,
+	is_int(ceems_cgroup_path_mounts_from_mountinfo(fixture_text("proc/mountinfo-v2-container.txt", buf, sizeof(buf)), &mnt), 0,
 	       "v2: container mountinfo parsed");
 	snprintf(job.unified, sizeof(job.unified), "/kubepods/pod1/job_7");
-	is_int(ceems_cgroup_job_dir(&job, &mnt, CEEMS_CG_NCONTROLLERS, "", dir, sizeof(dir)), 0, "v2: subtree dir");
+	is_int(ceems_cgroup_path_job_dir(&job, &mnt, CEEMS_CG_NCONTROLLERS, "", dir, sizeof(dir)), 0, "v2: subtree dir");
 	is_str(dir, "/sys/fs/cgroup/job_7", "v2: subtree root stripped");
 }
 
@@ -71,10 +71,10 @@ test_not_this_job(void)
 {
 	struct ceems_cgroup_job job;
 
-	is_int(ceems_cgroup_job_from_proc(fixture_text("proc/cgroup-other-job.txt", buf, sizeof(buf)), 42, &job), -ENOENT,
+	is_int(ceems_cgroup_path_job_from_proc(fixture_text("proc/cgroup-other-job.txt", buf, sizeof(buf)), 42, &job), -ENOENT,
 	       "job_420 is not job_42");
-	is_int(ceems_cgroup_job_from_proc("", 1, &job), -ENOENT, "empty text: no job");
-	is_int(ceems_cgroup_job_from_proc("0::/a/job_1x/b\n", 1, &job), -ENOENT, "job_1x is not job_1");
+	is_int(ceems_cgroup_path_job_from_proc("", 1, &job), -ENOENT, "empty text: no job");
+	is_int(ceems_cgroup_path_job_from_proc("0::/a/job_1x/b\n", 1, &job), -ENOENT, "job_1x is not job_1");
 }
 
 static void
@@ -84,28 +84,28 @@ test_malformed(void)
 	struct ceems_cgroup_mounts mnt;
 	char longpath[CEEMS_CGROUP_PATH_MAX + 64];
 
-	is_int(ceems_cgroup_job_from_proc("garbage\n", 1, &job), -EINVAL, "line without colons");
-	is_int(ceems_cgroup_job_from_proc("3:memory\n", 1, &job), -EINVAL, "line with one colon");
-	is_int(ceems_cgroup_job_from_proc("3:memory:relative/job_1\n", 1, &job), -EINVAL, "relative path");
-	is_int(ceems_cgroup_job_from_proc("0::/../../slurm/job_1\n", 1, &job), -EINVAL,
+	is_int(ceems_cgroup_path_job_from_proc("garbage\n", 1, &job), -EINVAL, "line without colons");
+	is_int(ceems_cgroup_path_job_from_proc("3:memory\n", 1, &job), -EINVAL, "line with one colon");
+	is_int(ceems_cgroup_path_job_from_proc("3:memory:relative/job_1\n", 1, &job), -EINVAL, "relative path");
+	is_int(ceems_cgroup_path_job_from_proc("0::/../../slurm/job_1\n", 1, &job), -EINVAL,
 	       "a path outside the cgroup namespace (/..) is refused");
-	is_int(ceems_cgroup_job_from_proc("0::/a/./job_1\n", 1, &job), -EINVAL, "a '.' component is refused");
-	is_int(ceems_cgroup_job_from_proc("0::/a/job_1/../x\n", 1, &job), 0,
+	is_int(ceems_cgroup_path_job_from_proc("0::/a/./job_1\n", 1, &job), -EINVAL, "a '.' component is refused");
+	is_int(ceems_cgroup_path_job_from_proc("0::/a/job_1/../x\n", 1, &job), 0,
 	       "components after the job's are cut off, not looked at");
 	memset(longpath, 'a', sizeof(longpath));
 	memcpy(longpath, "0::/", 4);
 	memcpy(longpath + sizeof(longpath) - 8, "/job_1\n", 8);
-	is_int(ceems_cgroup_job_from_proc(longpath, 1, &job), -ENAMETOOLONG, "overlong path refused, not cut");
-	is_int(ceems_cgroup_mounts_from_mountinfo("1 2 3\n", &mnt), -EINVAL, "short mountinfo line");
-	is_int(ceems_cgroup_mounts_from_mountinfo("1 2 0:1 / /x rw\n", &mnt), -EINVAL, "mountinfo line without separator");
+	is_int(ceems_cgroup_path_job_from_proc(longpath, 1, &job), -ENAMETOOLONG, "overlong path refused, not cut");
+	is_int(ceems_cgroup_path_mounts_from_mountinfo("1 2 3\n", &mnt), -EINVAL, "short mountinfo line");
+	is_int(ceems_cgroup_path_mounts_from_mountinfo("1 2 0:1 / /x rw\n", &mnt), -EINVAL, "mountinfo line without separator");
 	/* Found by fuzzing: a line missing its root field shifted the mount
 	 * options into the mount point, and the job's directory became
 	 * PREFIX "rw,nosuid" PATH, outside the prefix. */
-	is_int(ceems_cgroup_mounts_from_mountinfo("28 25 0:25 /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw\n", &mnt),
+	is_int(ceems_cgroup_path_mounts_from_mountinfo("28 25 0:25 /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw\n", &mnt),
 	       -EINVAL, "cgroup mount point that is not absolute");
-	is_int(ceems_cgroup_mounts_from_mountinfo("31 30 0:27 cpu /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu,cpuacct\n", &mnt),
+	is_int(ceems_cgroup_path_mounts_from_mountinfo("31 30 0:27 cpu /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu,cpuacct\n", &mnt),
 	       -EINVAL, "cgroup root that is not absolute");
-	is_int(ceems_cgroup_mounts_from_mountinfo("4 2 0:4 net:[4026532281] /run/netns/a rw - nsfs nsfs rw\n", &mnt), 0,
+	is_int(ceems_cgroup_path_mounts_from_mountinfo("4 2 0:4 net:[4026532281] /run/netns/a rw - nsfs nsfs rw\n", &mnt), 0,
 	       "a relative root of another filesystem (nsfs) is fine");
 }
 
@@ -119,18 +119,18 @@ test_fill_siblings(void)
 	char root[4096];
 
 	snprintf(root, sizeof(root), "%s/cgroup/v1", fixture_root());
-	is_int(ceems_cgroup_job_from_proc("6:freezer:/slurm_localhost/uid_1000/job_42\n"
+	is_int(ceems_cgroup_path_job_from_proc("6:freezer:/slurm_localhost/uid_1000/job_42\n"
 					  "4:memory:/slurm_localhost/uid_1000/job_42/step_extern\n"
 					  "2:cpuacct:/\n1:cpu:/\n8:pids:/\n", 42, &job), 0,
 	       "extern step's membership parsed");
 	is_str(job.v1[CEEMS_CG_CPUACCT], "", "slurmstepd is not in the job's cpuacct");
-	is_int(ceems_cgroup_mounts_from_mountinfo(fixture_text("cgroup/v1/mountinfo.txt", buf, sizeof(buf)), &mnt), 0,
+	is_int(ceems_cgroup_path_mounts_from_mountinfo(fixture_text("cgroup/v1/mountinfo.txt", buf, sizeof(buf)), &mnt), 0,
 	       "fixture mountinfo");
-	is_int(ceems_cgroup_job_fill_siblings(&job, &mnt, root), 2,
+	is_int(ceems_cgroup_path_job_fill_siblings(&job, &mnt, root), 2,
 	       "cpuacct and cpuset filled: their job directories exist");
 	is_str(job.v1[CEEMS_CG_CPUACCT], "/slurm_localhost/uid_1000/job_42", "cpuacct from a sibling");
 	is_str(job.v1[CEEMS_CG_PIDS], "", "pids has no such directory: left empty, not guessed");
-	is_int(ceems_cgroup_job_fill_siblings(&job, &mnt, root), 0, "nothing more to fill");
+	is_int(ceems_cgroup_path_job_fill_siblings(&job, &mnt, root), 0, "nothing more to fill");
 }
 
 int

@@ -46,9 +46,9 @@ static void
 load_job(const char *cgfile, uint32_t jobid, const char *mountinfo,
 	 struct ceems_cgroup_job *job, struct ceems_cgroup_mounts *mounts)
 {
-	if (ceems_cgroup_job_from_proc(fixture_text(cgfile, buf, sizeof(buf)),
+	if (ceems_cgroup_path_job_from_proc(fixture_text(cgfile, buf, sizeof(buf)),
 				       jobid, job) != 0 ||
-	    ceems_cgroup_mounts_from_mountinfo(fixture_text(mountinfo, buf,
+	    ceems_cgroup_path_mounts_from_mountinfo(fixture_text(mountinfo, buf,
 							    sizeof(buf)),
 					       mounts) != 0) {
 		printf("Bail out! cannot resolve the job of %s\n", cgfile);
@@ -64,10 +64,10 @@ open_at(const struct ceems_cgroup_job *job,
 {
 	struct ceems_cgroup_dirs dirs;
 
-	*err = ceems_cgroup_dirs_for_job(job, mounts, prefix, subdir, &dirs);
+	*err = ceems_cgroup_stats_dirs_for_job(job, mounts, prefix, subdir, &dirs);
 	if (*err < 0)
 		return NULL;
-	return ceems_cgroup_reader_open_dirs(&dirs, err);
+	return ceems_cgroup_stats_reader_open_dirs(&dirs, err);
 }
 
 /* ---------------------------------------------------------------- */
@@ -77,30 +77,30 @@ test_parse_numbers(void)
 {
 	uint64_t v = 7;
 
-	is_int(ceems_parse_u64("123\n", &v), 0, "u64: with newline");
+	is_int(ceems_number_parse_u64("123\n", &v), 0, "u64: with newline");
 	is_int(v, 123, "u64: value");
-	is_int(ceems_parse_u64("0", &v), 0, "u64: without newline");
-	is_int(ceems_parse_u64("18446744073709551615\n", &v), 0, "u64: max fits");
+	is_int(ceems_number_parse_u64("0", &v), 0, "u64: without newline");
+	is_int(ceems_number_parse_u64("18446744073709551615\n", &v), 0, "u64: max fits");
 	ok(v == UINT64_MAX, "u64: max value");
 	v = 7;
-	is_int(ceems_parse_u64("18446744073709551616\n", &v), -ERANGE, "u64: max+1 overflows");
-	is_int(ceems_parse_u64("99999999999999999999999\n", &v), -ERANGE, "u64: 99999999999999999999999");
-	is_int(ceems_parse_u64("-1\n", &v), -EINVAL, "u64: negative");
-	is_int(ceems_parse_u64("", &v), -EINVAL, "u64: empty");
-	is_int(ceems_parse_u64("\n", &v), -EINVAL, "u64: only newline");
-	is_int(ceems_parse_u64(" 1\n", &v), -EINVAL, "u64: leading space");
-	is_int(ceems_parse_u64("12a\n", &v), -EINVAL, "u64: trailing garbage");
-	is_int(ceems_parse_u64("1\n\n", &v), -EINVAL, "u64: two newlines");
-	is_int(ceems_parse_u64("max\n", &v), -EINVAL, "u64: max is not a number");
+	is_int(ceems_number_parse_u64("18446744073709551616\n", &v), -ERANGE, "u64: max+1 overflows");
+	is_int(ceems_number_parse_u64("99999999999999999999999\n", &v), -ERANGE, "u64: 99999999999999999999999");
+	is_int(ceems_number_parse_u64("-1\n", &v), -EINVAL, "u64: negative");
+	is_int(ceems_number_parse_u64("", &v), -EINVAL, "u64: empty");
+	is_int(ceems_number_parse_u64("\n", &v), -EINVAL, "u64: only newline");
+	is_int(ceems_number_parse_u64(" 1\n", &v), -EINVAL, "u64: leading space");
+	is_int(ceems_number_parse_u64("12a\n", &v), -EINVAL, "u64: trailing garbage");
+	is_int(ceems_number_parse_u64("1\n\n", &v), -EINVAL, "u64: two newlines");
+	is_int(ceems_number_parse_u64("max\n", &v), -EINVAL, "u64: max is not a number");
 	is_int(v, 7, "u64: output untouched on errors");
-	is_int(ceems_parse_u64_or_max("max\n", &v), 0, "u64_or_max: max");
+	is_int(ceems_cgroup_parse_u64_or_max("max\n", &v), 0, "u64_or_max: max");
 	ok(v == CEEMS_CGROUP_UNLIMITED, "u64_or_max: max is unlimited");
-	is_int(ceems_parse_u64_or_max("4096\n", &v), 0, "u64_or_max: number");
+	is_int(ceems_cgroup_parse_u64_or_max("4096\n", &v), 0, "u64_or_max: number");
 	is_int(v, 4096, "u64_or_max: value");
-	is_int(ceems_parse_u64_or_max("maxx\n", &v), -EINVAL, "u64_or_max: maxx");
-	is_int(ceems_parse_cgroup1_limit("9223372036854771712\n", &v), 0, "v1 limit: no-limit value");
+	is_int(ceems_cgroup_parse_u64_or_max("maxx\n", &v), -EINVAL, "u64_or_max: maxx");
+	is_int(ceems_cgroup_parse_cgroup1_limit("9223372036854771712\n", &v), 0, "v1 limit: no-limit value");
 	ok(v == CEEMS_CGROUP_UNLIMITED, "v1 limit: page-counter max is unlimited");
-	is_int(ceems_parse_cgroup1_limit("1073741824\n", &v), 0, "v1 limit: 1 GiB");
+	is_int(ceems_cgroup_parse_cgroup1_limit("1073741824\n", &v), 0, "v1 limit: 1 GiB");
 	is_int(v, 1073741824, "v1 limit: value");
 }
 
@@ -112,48 +112,48 @@ test_parse_keyed(void)
 	uint64_t vals[2] = { 0, 0 };
 	uint32_t found;
 
-	is_int(ceems_parse_flat_keyed("a 1\nzz junk\nb 2\n", keys, 2, vals, &found), 0,
+	is_int(ceems_cgroup_parse_flat_keyed("a 1\nzz junk\nb 2\n", keys, 2, vals, &found), 0,
 	       "keyed: unknown keys with any value skipped");
 	ok(found == 3 && vals[0] == 1 && vals[1] == 2, "keyed: both found");
-	is_int(ceems_parse_flat_keyed("a 1\na 2\n", keys, 2, vals, &found), -EINVAL, "keyed: duplicate");
-	is_int(ceems_parse_flat_keyed("a\n", keys, 2, vals, &found), -EINVAL, "keyed: no value");
-	is_int(ceems_parse_flat_keyed("a \n", keys, 2, vals, &found), -EINVAL, "keyed: empty value");
-	is_int(ceems_parse_flat_keyed("a -1\n", keys, 2, vals, &found), -EINVAL, "keyed: negative");
-	is_int(ceems_parse_flat_keyed("a 1 2\n", keys, 2, vals, &found), -EINVAL, "keyed: two values");
-	is_int(ceems_parse_flat_keyed("a 1\n\nb 2\n", keys, 2, vals, &found), -EINVAL, "keyed: blank line");
-	is_int(ceems_parse_flat_keyed("garbage\n", keys, 2, vals, &found), -EINVAL, "keyed: garbage line");
-	is_int(ceems_parse_flat_keyed("a 99999999999999999999999\n", keys, 2, vals, &found), -ERANGE,
+	is_int(ceems_cgroup_parse_flat_keyed("a 1\na 2\n", keys, 2, vals, &found), -EINVAL, "keyed: duplicate");
+	is_int(ceems_cgroup_parse_flat_keyed("a\n", keys, 2, vals, &found), -EINVAL, "keyed: no value");
+	is_int(ceems_cgroup_parse_flat_keyed("a \n", keys, 2, vals, &found), -EINVAL, "keyed: empty value");
+	is_int(ceems_cgroup_parse_flat_keyed("a -1\n", keys, 2, vals, &found), -EINVAL, "keyed: negative");
+	is_int(ceems_cgroup_parse_flat_keyed("a 1 2\n", keys, 2, vals, &found), -EINVAL, "keyed: two values");
+	is_int(ceems_cgroup_parse_flat_keyed("a 1\n\nb 2\n", keys, 2, vals, &found), -EINVAL, "keyed: blank line");
+	is_int(ceems_cgroup_parse_flat_keyed("garbage\n", keys, 2, vals, &found), -EINVAL, "keyed: garbage line");
+	is_int(ceems_cgroup_parse_flat_keyed("a 99999999999999999999999\n", keys, 2, vals, &found), -ERANGE,
 	       "keyed: overflow");
-	is_int(ceems_parse_flat_keyed("b 5", keys, 2, vals, &found), 0, "keyed: no final newline");
+	is_int(ceems_cgroup_parse_flat_keyed("b 5", keys, 2, vals, &found), 0, "keyed: no final newline");
 	ok(found == 2 && vals[1] == 5, "keyed: b only");
 
 	memset(&st, 0, sizeof(st));
-	is_int(ceems_parse_cgroup2_cpu_stat("usage_usec 18446744073709552\nuser_usec 1\n", &st), -ERANGE,
+	is_int(ceems_cgroup_parse_cgroup2_cpu_stat("usage_usec 18446744073709552\nuser_usec 1\n", &st), -ERANGE,
 	       "cpu.stat: usec that overflows in ns");
 	is_int(st.present, 0, "cpu.stat: nothing set on error");
-	is_int(ceems_parse_cgroup2_cpu_stat("nr_periods 0\n", &st), -ENODATA, "cpu.stat: no wanted key");
-	is_int(ceems_parse_cgroup2_cpu_stat("usage_usec 5\n", &st), 0, "cpu.stat: usage only");
+	is_int(ceems_cgroup_parse_cgroup2_cpu_stat("nr_periods 0\n", &st), -ENODATA, "cpu.stat: no wanted key");
+	is_int(ceems_cgroup_parse_cgroup2_cpu_stat("usage_usec 5\n", &st), 0, "cpu.stat: usage only");
 	is_int(st.present, CEEMS_CGF_CPU_USAGE, "cpu.stat: only usage present");
 	is_int(st.cpu_usage_ns, 5000, "cpu.stat: usec to ns");
 
 	memset(&st, 0, sizeof(st));
-	is_int(ceems_parse_cgroup1_cpuacct_stat("user 218\nsystem 29\n", 100, &st), 0, "cpuacct.stat: parsed");
+	is_int(ceems_cgroup_parse_cgroup1_cpuacct_stat("user 218\nsystem 29\n", 100, &st), 0, "cpuacct.stat: parsed");
 	is_int(st.cpu_user_ns, UINT64_C(2180000000), "cpuacct.stat: 218 ticks at 100 Hz");
 	is_int(st.cpu_system_ns, UINT64_C(290000000), "cpuacct.stat: 29 ticks");
-	is_int(ceems_parse_cgroup1_cpuacct_stat("user 3\nsystem 1\n", 300, &st), 0, "cpuacct.stat: 300 Hz");
+	is_int(ceems_cgroup_parse_cgroup1_cpuacct_stat("user 3\nsystem 1\n", 300, &st), 0, "cpuacct.stat: 300 Hz");
 	is_int(st.cpu_user_ns, 10000000, "cpuacct.stat: 3 ticks at 300 Hz = 10 ms");
 	is_int(st.cpu_system_ns, 3333333, "cpuacct.stat: 1 tick at 300 Hz, rounded down");
-	is_int(ceems_parse_cgroup1_cpuacct_stat("user 1\n", 0, &st), -EINVAL, "cpuacct.stat: CLK_TCK 0");
-	is_int(ceems_parse_cgroup1_cpuacct_stat("user 18446744073709551615\n", 100, &st), -ERANGE,
+	is_int(ceems_cgroup_parse_cgroup1_cpuacct_stat("user 1\n", 0, &st), -EINVAL, "cpuacct.stat: CLK_TCK 0");
+	is_int(ceems_cgroup_parse_cgroup1_cpuacct_stat("user 18446744073709551615\n", 100, &st), -ERANGE,
 	       "cpuacct.stat: overflow in ns");
 
 	memset(&st, 0, sizeof(st));
-	is_int(ceems_parse_cgroup2_memory_events("low 0\nhigh 0\nmax 7\noom 2\noom_kill 1\n", &st), 0,
+	is_int(ceems_cgroup_parse_cgroup2_memory_events("low 0\nhigh 0\nmax 7\noom 2\noom_kill 1\n", &st), 0,
 	       "memory.events: parsed");
 	ok(st.oom_kills == 1 && st.mem_fail_count == 7, "memory.events: oom_kill and max");
-	is_int(ceems_parse_cgroup2_memory_events("low 0\nhigh 0\nmax 7\noom_kill", &st), -EINVAL,
+	is_int(ceems_cgroup_parse_cgroup2_memory_events("low 0\nhigh 0\nmax 7\noom_kill", &st), -EINVAL,
 	       "memory.events: truncated in a line");
-	is_int(ceems_parse_cgroup1_oom_control("oom_kill_disable 0\nunder_oom 0\n", &st), -ENODATA,
+	is_int(ceems_cgroup_parse_cgroup1_oom_control("oom_kill_disable 0\nunder_oom 0\n", &st), -ENODATA,
 	       "oom_control before 4.13: no oom_kill");
 }
 
@@ -164,40 +164,40 @@ test_parse_io(void)
 	uint64_t r = 9, w = 9;
 
 	memset(&st, 0, sizeof(st));
-	is_int(ceems_parse_cgroup2_io_stat("259:0 rbytes=10 wbytes=20 rios=1 wios=2 dbytes=0 dios=0\n"
+	is_int(ceems_cgroup_parse_cgroup2_io_stat("259:0 rbytes=10 wbytes=20 rios=1 wios=2 dbytes=0 dios=0\n"
 					   "8:0 rbytes=5 wbytes=0 rios=1 wios=0 dbytes=0 dios=0\n", &st), 0,
 	       "io.stat: two devices");
 	ok(st.io_read_bytes == 15 && st.io_write_bytes == 20 && st.io_read_ops == 2 && st.io_write_ops == 2,
 	   "io.stat: summed over devices");
 	is_int(st.present, IO_FIELDS, "io.stat: the four IO fields present");
-	is_int(ceems_parse_cgroup2_io_stat("8:0 rbytes=1 wbytes=2 rios=3 wios=4 dbytes=0 dios=0 "
+	is_int(ceems_cgroup_parse_cgroup2_io_stat("8:0 rbytes=1 wbytes=2 rios=3 wios=4 dbytes=0 dios=0 "
 					   "cost.vrate=100.00 cost.usage=12 cost.wait=0 cost.indebt=0\n", &st), 0,
 	       "io.stat: iocost keys with decimals skipped");
 	is_int(st.io_write_ops, 4, "io.stat: wios with iocost");
 	memset(&st, 0, sizeof(st));
-	is_int(ceems_parse_cgroup2_io_stat("", &st), 0, "io.stat: empty = no IO yet");
+	is_int(ceems_cgroup_parse_cgroup2_io_stat("", &st), 0, "io.stat: empty = no IO yet");
 	ok(st.present == IO_FIELDS && st.io_read_bytes == 0, "io.stat: empty gives measured zeros");
 	memset(&st, 0, sizeof(st));
-	is_int(ceems_parse_cgroup2_io_stat("garbage\n", &st), -EINVAL, "io.stat: garbage");
-	is_int(ceems_parse_cgroup2_io_stat("8:0 rbytes\n", &st), -EINVAL, "io.stat: key without =");
-	is_int(ceems_parse_cgroup2_io_stat("8:0 rbytes=-1\n", &st), -EINVAL, "io.stat: negative");
-	is_int(ceems_parse_cgroup2_io_stat("8 rbytes=1\n", &st), -EINVAL, "io.stat: bad device number");
-	is_int(ceems_parse_cgroup2_io_stat("8:0 rbytes=18446744073709551615\n8:1 rbytes=1\n", &st), -ERANGE,
+	is_int(ceems_cgroup_parse_cgroup2_io_stat("garbage\n", &st), -EINVAL, "io.stat: garbage");
+	is_int(ceems_cgroup_parse_cgroup2_io_stat("8:0 rbytes\n", &st), -EINVAL, "io.stat: key without =");
+	is_int(ceems_cgroup_parse_cgroup2_io_stat("8:0 rbytes=-1\n", &st), -EINVAL, "io.stat: negative");
+	is_int(ceems_cgroup_parse_cgroup2_io_stat("8 rbytes=1\n", &st), -EINVAL, "io.stat: bad device number");
+	is_int(ceems_cgroup_parse_cgroup2_io_stat("8:0 rbytes=18446744073709551615\n8:1 rbytes=1\n", &st), -ERANGE,
 	       "io.stat: sum overflow");
 	is_int(st.present, 0, "io.stat: nothing set on errors");
 
-	is_int(ceems_parse_cgroup1_blkio(fixture_text("cgroup/v1/sys/fs/cgroup/blkio/blkio.throttle.io_service_bytes_recursive",
+	is_int(ceems_cgroup_parse_cgroup1_blkio(fixture_text("cgroup/v1/sys/fs/cgroup/blkio/blkio.throttle.io_service_bytes_recursive",
 						      buf, sizeof(buf)), &r, &w), 0, "blkio bytes: parsed");
 	is_int(r, 1052672 + 524288000, "blkio bytes: Read summed over devices");
 	is_int(w, 4096 + 73400320, "blkio bytes: Write summed, Total lines not added");
-	is_int(ceems_parse_cgroup1_blkio("Total 0\n", &r, &w), 0, "blkio: an idle cgroup");
+	is_int(ceems_cgroup_parse_cgroup1_blkio("Total 0\n", &r, &w), 0, "blkio: an idle cgroup");
 	ok(r == 0 && w == 0, "blkio: zeros");
 	r = w = 9;
-	is_int(ceems_parse_cgroup1_blkio("8:0 Read\n", &r, &w), -EINVAL, "blkio: no value");
-	is_int(ceems_parse_cgroup1_blkio("Total 5\n8:0 Read 1\n", &r, &w), -EINVAL, "blkio: line after Total");
-	is_int(ceems_parse_cgroup1_blkio("8:0 Read 99999999999999999999999\n", &r, &w), -ERANGE,
+	is_int(ceems_cgroup_parse_cgroup1_blkio("8:0 Read\n", &r, &w), -EINVAL, "blkio: no value");
+	is_int(ceems_cgroup_parse_cgroup1_blkio("Total 5\n8:0 Read 1\n", &r, &w), -EINVAL, "blkio: line after Total");
+	is_int(ceems_cgroup_parse_cgroup1_blkio("8:0 Read 99999999999999999999999\n", &r, &w), -ERANGE,
 	       "blkio: overflow");
-	is_int(ceems_parse_cgroup1_blkio("8:0 Read 18446744073709551615\n8:1 Read 1\n", &r, &w), -ERANGE,
+	is_int(ceems_cgroup_parse_cgroup1_blkio("8:0 Read 18446744073709551615\n8:1 Read 1\n", &r, &w), -ERANGE,
 	       "blkio: sum overflow");
 	ok(r == 9 && w == 9, "blkio: outputs untouched on errors");
 }
@@ -207,28 +207,28 @@ test_parse_cpu_list(void)
 {
 	static struct ceems_cpuset set;
 
-	is_int(ceems_parse_cpu_list("0-3,8,10-11\n", &set), 0, "cpu list: ranges and singles");
+	is_int(ceems_cgroup_parse_cpu_list("0-3,8,10-11\n", &set), 0, "cpu list: ranges and singles");
 	is_int(set.count, 7, "cpu list: 7 CPUs");
-	ok(ceems_cpuset_has(&set, 8) && !ceems_cpuset_has(&set, 9) && ceems_cpuset_has(&set, 11) &&
-	   !ceems_cpuset_has(&set, 12), "cpu list: membership");
-	is_int(ceems_parse_cpu_list("1,1,0-1\n", &set), 0, "cpu list: overlaps");
+	ok(ceems_cgroup_parse_cpuset_has(&set, 8) && !ceems_cgroup_parse_cpuset_has(&set, 9) && ceems_cgroup_parse_cpuset_has(&set, 11) &&
+	   !ceems_cgroup_parse_cpuset_has(&set, 12), "cpu list: membership");
+	is_int(ceems_cgroup_parse_cpu_list("1,1,0-1\n", &set), 0, "cpu list: overlaps");
 	is_int(set.count, 2, "cpu list: overlaps counted once");
-	is_int(ceems_parse_cpu_list("0-8191\n", &set), 0, "cpu list: the largest set");
+	is_int(ceems_cgroup_parse_cpu_list("0-8191\n", &set), 0, "cpu list: the largest set");
 	is_int(set.count, 8192, "cpu list: 8192 CPUs");
-	is_int(ceems_parse_cpu_list("\n", &set), 0, "cpu list: empty line");
+	is_int(ceems_cgroup_parse_cpu_list("\n", &set), 0, "cpu list: empty line");
 	is_int(set.count, 0, "cpu list: empty set");
-	is_int(ceems_parse_cpu_list("3\n", &set), 0, "cpu list: one CPU");
-	is_int(ceems_parse_cpu_list("8192\n", &set), -ERANGE, "cpu list: CPU 8192 out of range");
-	is_int(ceems_parse_cpu_list("0-99999999999999999999999\n", &set), -ERANGE, "cpu list: overflow");
-	is_int(ceems_parse_cpu_list("3-1\n", &set), -EINVAL, "cpu list: reversed range");
-	is_int(ceems_parse_cpu_list("1,,2\n", &set), -EINVAL, "cpu list: empty item");
-	is_int(ceems_parse_cpu_list("1-\n", &set), -EINVAL, "cpu list: open range");
-	is_int(ceems_parse_cpu_list(",1\n", &set), -EINVAL, "cpu list: leading comma");
-	is_int(ceems_parse_cpu_list("1,\n", &set), -EINVAL, "cpu list: trailing comma");
-	is_int(ceems_parse_cpu_list("0-3:2/4\n", &set), -EINVAL, "cpu list: stride syntax refused");
-	is_int(ceems_parse_cpu_list("-1\n", &set), -EINVAL, "cpu list: negative");
-	is_int(ceems_parse_cpu_list("garbage", &set), -EINVAL, "cpu list: garbage");
-	ok(set.count == 1 && ceems_cpuset_has(&set, 3), "cpu list: set untouched by every failure");
+	is_int(ceems_cgroup_parse_cpu_list("3\n", &set), 0, "cpu list: one CPU");
+	is_int(ceems_cgroup_parse_cpu_list("8192\n", &set), -ERANGE, "cpu list: CPU 8192 out of range");
+	is_int(ceems_cgroup_parse_cpu_list("0-99999999999999999999999\n", &set), -ERANGE, "cpu list: overflow");
+	is_int(ceems_cgroup_parse_cpu_list("3-1\n", &set), -EINVAL, "cpu list: reversed range");
+	is_int(ceems_cgroup_parse_cpu_list("1,,2\n", &set), -EINVAL, "cpu list: empty item");
+	is_int(ceems_cgroup_parse_cpu_list("1-\n", &set), -EINVAL, "cpu list: open range");
+	is_int(ceems_cgroup_parse_cpu_list(",1\n", &set), -EINVAL, "cpu list: leading comma");
+	is_int(ceems_cgroup_parse_cpu_list("1,\n", &set), -EINVAL, "cpu list: trailing comma");
+	is_int(ceems_cgroup_parse_cpu_list("0-3:2/4\n", &set), -EINVAL, "cpu list: stride syntax refused");
+	is_int(ceems_cgroup_parse_cpu_list("-1\n", &set), -EINVAL, "cpu list: negative");
+	is_int(ceems_cgroup_parse_cpu_list("garbage", &set), -EINVAL, "cpu list: garbage");
+	ok(set.count == 1 && ceems_cgroup_parse_cpuset_has(&set, 3), "cpu list: set untouched by every failure");
 }
 
 /* ---------------------------------------------------------------- */
@@ -246,12 +246,12 @@ test_v1_job_and_steps(void)
 	load_job("cgroup/v1/cgroup-localhost-batch.txt", 42, "cgroup/v1/mountinfo.txt", &job, &mnt);
 	snprintf(prefix, sizeof(prefix), "%s", fixture_path("cgroup/v1"));
 
-	r = ceems_cgroup_reader_open(&job, &mnt, prefix, &err);
+	r = ceems_cgroup_stats_reader_open(&job, &mnt, prefix, &err);
 	ok(r != NULL && err == 0, "v1 job 42: reader opened from /proc/PID/cgroup and mountinfo");
 	if (r == NULL)
 		return;
-	is_int(ceems_cgroup_reader_nfiles(r), 10, "v1: 3 cpuacct + 6 memory + 1 cpuset files kept open");
-	is_int(ceems_cgroup_reader_read(r, &st), 0, "v1: read");
+	is_int(ceems_cgroup_stats_reader_nfiles(r), 10, "v1: 3 cpuacct + 6 memory + 1 cpuset files kept open");
+	is_int(ceems_cgroup_stats_reader_read(r, &st), 0, "v1: read");
 	is_int(st.present, V1_JOB_FIELDS, "v1: everything but pids and IO (Slurm uses neither)");
 	is_int(st.failed, 0, "v1: nothing failed");
 	is_int(st.flags, 0, "v1: exact values, no fallbacks");
@@ -266,35 +266,35 @@ test_v1_job_and_steps(void)
 	is_int(st.mem_fail_count, 3, "v1: memory.failcnt");
 	is_int(st.oom_kills, 1, "v1: oom_control oom_kill");
 	is_int(st.ncpus_allocated, 3, "v1: cpuset 2-3,6 is 3 CPUs");
-	ok(ceems_cpuset_has(&st.cpuset, 6) && !ceems_cpuset_has(&st.cpuset, 4), "v1: cpuset bits");
-	is_int(ceems_cgroup_reader_read(r, &st), 0, "v1: second read of the same fds");
+	ok(ceems_cgroup_parse_cpuset_has(&st.cpuset, 6) && !ceems_cgroup_parse_cpuset_has(&st.cpuset, 4), "v1: cpuset bits");
+	is_int(ceems_cgroup_stats_reader_read(r, &st), 0, "v1: second read of the same fds");
 	is_int(st.cpu_usage_ns, UINT64_C(2483101234), "v1: same value again");
-	is_int(ceems_cgroup_reader_read_some(r, CEEMS_CGF_CPU_USAGE, &st), 0, "v1: read CPU usage only");
+	is_int(ceems_cgroup_stats_reader_read_some(r, CEEMS_CGF_CPU_USAGE, &st), 0, "v1: read CPU usage only");
 	is_int(st.present, CEEMS_CGF_CPU_USAGE, "v1: one file read, one field present");
 	is_int(st.cpu_usage_ns, UINT64_C(2483101234), "v1: usage from the partial read");
-	is_int(ceems_cgroup_reader_read_some(r, CEEMS_CGF_MEM_RSS | CEEMS_CGF_CPUSET, &st), 0,
+	is_int(ceems_cgroup_stats_reader_read_some(r, CEEMS_CGF_MEM_RSS | CEEMS_CGF_CPUSET, &st), 0,
 	       "v1: read rss and cpuset only");
 	is_int(st.present, CEEMS_CGF_MEM_RSS | CEEMS_CGF_MEM_CACHE | CEEMS_CGF_CPUSET,
 	       "v1: memory.stat brings cache along, nothing else read");
-	ceems_cgroup_reader_close(r);
+	ceems_cgroup_stats_reader_close(r);
 
 	r = open_at(&job, &mnt, prefix, "step_batch", &err);
 	ok(r != NULL, "v1 step_batch: reader opened");
 	if (r != NULL) {
-		is_int(ceems_cgroup_reader_read(r, &st), 0, "v1 step_batch: read");
+		is_int(ceems_cgroup_stats_reader_read(r, &st), 0, "v1 step_batch: read");
 		is_int(st.present, V1_JOB_FIELDS, "v1 step_batch: same fields as the job");
 		is_int(st.cpu_usage_ns, UINT64_C(2401000000), "v1 step_batch: its own CPU time");
 		is_int(st.mem_rss_bytes, 130023424, "v1 step_batch: its own rss");
 		is_int(st.mem_fail_count, 2, "v1 step_batch: its own failcnt");
-		ceems_cgroup_reader_close(r);
+		ceems_cgroup_stats_reader_close(r);
 	}
 	r = open_at(&job, &mnt, prefix, "step_extern", &err);
 	ok(r != NULL, "v1 step_extern: reader opened");
 	if (r != NULL) {
-		is_int(ceems_cgroup_reader_read(r, &st), 0, "v1 step_extern: read");
+		is_int(ceems_cgroup_stats_reader_read(r, &st), 0, "v1 step_extern: read");
 		is_int(st.cpu_usage_ns, 1503111, "v1 step_extern: CPU time");
 		is_int(st.mem_rss_bytes, 73728, "v1 step_extern: rss");
-		ceems_cgroup_reader_close(r);
+		ceems_cgroup_stats_reader_close(r);
 	}
 	r = open_at(&job, &mnt, prefix, "step_0", &err);
 	ok(r == NULL && err == -ENOENT, "v1: a step that does not exist is -ENOENT");
@@ -318,26 +318,26 @@ test_v1_multiple_slurmd(void)
 
 	snprintf(prefix, sizeof(prefix), "%s", fixture_path("cgroup/v1"));
 	load_job("cgroup/v1/cgroup-node1-step0.txt", 100, "cgroup/v1/mountinfo.txt", &job, &mnt);
-	r = ceems_cgroup_reader_open(&job, &mnt, prefix, &err);
+	r = ceems_cgroup_stats_reader_open(&job, &mnt, prefix, &err);
 	ok(r != NULL, "multi-slurmd node1: job 100 opened under slurm_node1");
 	if (r != NULL) {
-		is_int(ceems_cgroup_reader_read(r, &st), 0, "node1: read");
+		is_int(ceems_cgroup_stats_reader_read(r, &st), 0, "node1: read");
 		is_int(st.cpu_usage_ns, UINT64_C(9000000000), "node1: its CPU time");
 		is_int(st.ncpus_allocated, 2, "node1: cpuset 0-1");
 		is_int(st.mem_limit_bytes, UINT64_C(2147483648), "node1: limit");
 		is_int(st.mem_fail_count, 0, "node1: failcnt");
-		ceems_cgroup_reader_close(r);
+		ceems_cgroup_stats_reader_close(r);
 	}
 	load_job("cgroup/v1/cgroup-node2-step0.txt", 100, "cgroup/v1/mountinfo.txt", &job, &mnt);
-	r = ceems_cgroup_reader_open(&job, &mnt, prefix, &err);
+	r = ceems_cgroup_stats_reader_open(&job, &mnt, prefix, &err);
 	ok(r != NULL, "multi-slurmd node2: same job id, other node's tree");
 	if (r != NULL) {
-		is_int(ceems_cgroup_reader_read(r, &st), 0, "node2: read");
+		is_int(ceems_cgroup_stats_reader_read(r, &st), 0, "node2: read");
 		is_int(st.cpu_usage_ns, UINT64_C(17000000000), "node2: its own CPU time, not node1's");
 		is_int(st.ncpus_allocated, 4, "node2: cpuset 4-7");
-		ok(ceems_cpuset_has(&st.cpuset, 4) && !ceems_cpuset_has(&st.cpuset, 0), "node2: cpu bits");
+		ok(ceems_cgroup_parse_cpuset_has(&st.cpuset, 4) && !ceems_cgroup_parse_cpuset_has(&st.cpuset, 0), "node2: cpu bits");
 		is_int(st.mem_fail_count, 5, "node2: failcnt");
-		ceems_cgroup_reader_close(r);
+		ceems_cgroup_stats_reader_close(r);
 	}
 }
 
@@ -355,18 +355,18 @@ test_v1_blkio(void)
 	dirs.version = CEEMS_CGROUP_V1;
 	snprintf(dirs.dir[CEEMS_CG_BLKIO], sizeof(dirs.dir[0]), "%s",
 		 fixture_path("cgroup/v1/sys/fs/cgroup/blkio"));
-	r = ceems_cgroup_reader_open_dirs(&dirs, &err);
+	r = ceems_cgroup_stats_reader_open_dirs(&dirs, &err);
 	ok(r != NULL, "v1 blkio: reader on a single blkio directory");
 	if (r == NULL)
 		return;
-	is_int(ceems_cgroup_reader_nfiles(r), 2, "v1 blkio: bytes and ops files");
-	is_int(ceems_cgroup_reader_read(r, &st), 0, "v1 blkio: read");
+	is_int(ceems_cgroup_stats_reader_nfiles(r), 2, "v1 blkio: bytes and ops files");
+	is_int(ceems_cgroup_stats_reader_read(r, &st), 0, "v1 blkio: read");
 	is_int(st.present, IO_FIELDS, "v1 blkio: only IO present");
 	is_int(st.io_read_bytes, 1052672 + 524288000, "v1 blkio: read bytes");
 	is_int(st.io_write_bytes, 4096 + 73400320, "v1 blkio: write bytes");
 	is_int(st.io_read_ops, 257 + 4000, "v1 blkio: read ops");
 	is_int(st.io_write_ops, 1 + 560, "v1 blkio: write ops");
-	ceems_cgroup_reader_close(r);
+	ceems_cgroup_stats_reader_close(r);
 }
 
 static void
@@ -381,12 +381,12 @@ test_v2(void)
 
 	load_job("cgroup/v2/cgroup-node01-step0.txt", 4242, "cgroup/v2/mountinfo.txt", &job, &mnt);
 	snprintf(prefix, sizeof(prefix), "%s", fixture_path("cgroup/v2"));
-	r = ceems_cgroup_reader_open(&job, &mnt, prefix, &err);
+	r = ceems_cgroup_stats_reader_open(&job, &mnt, prefix, &err);
 	ok(r != NULL, "v2 job 4242 under node01_slurmstepd.scope: opened");
 	if (r == NULL)
 		return;
-	is_int(ceems_cgroup_reader_nfiles(r), 9, "v2: nine files kept open");
-	is_int(ceems_cgroup_reader_read(r, &st), 0, "v2: read");
+	is_int(ceems_cgroup_stats_reader_nfiles(r), 9, "v2: nine files kept open");
+	is_int(ceems_cgroup_stats_reader_read(r, &st), 0, "v2: read");
 	is_int(st.present, V1_JOB_FIELDS | CEEMS_CGF_PIDS | IO_FIELDS, "v2: every field present");
 	is_int(st.flags, 0, "v2: kernel peak, no fallback");
 	is_int(st.cpu_usage_ns, UINT64_C(7341234000), "v2: usage_usec in ns");
@@ -405,28 +405,28 @@ test_v2(void)
 	is_int(st.io_read_ops, 1601, "v2: rios");
 	is_int(st.io_write_ops, 800, "v2: wios");
 	is_int(st.ncpus_allocated, 4, "v2: cpuset.cpus.effective 4-7");
-	ceems_cgroup_reader_close(r);
+	ceems_cgroup_stats_reader_close(r);
 
 	r = open_at(&job, &mnt, prefix, "step_extern", &err);
 	ok(r != NULL, "v2 step_extern: opened");
 	if (r != NULL) {
-		is_int(ceems_cgroup_reader_read(r, &st), 0, "v2 step_extern: read");
+		is_int(ceems_cgroup_stats_reader_read(r, &st), 0, "v2 step_extern: read");
 		ok(st.mem_limit_bytes == CEEMS_CGROUP_UNLIMITED && (st.present & CEEMS_CGF_MEM_LIMIT),
 		   "v2 step_extern: memory.max \"max\" is a present unlimited limit");
 		ok((st.present & IO_FIELDS) == IO_FIELDS && st.io_read_bytes == 0,
 		   "v2 step_extern: empty io.stat is measured zero IO");
 		is_int(st.pids_current, 1, "v2 step_extern: pids");
-		ceems_cgroup_reader_close(r);
+		ceems_cgroup_stats_reader_close(r);
 	}
 	r = open_at(&job, &mnt, prefix, "step_0/user/task_0", &err);
 	ok(r != NULL, "v2 task_0 (a leaf with cpu.stat only): opened");
 	if (r != NULL) {
-		is_int(ceems_cgroup_reader_read(r, &st), 0, "v2 task_0: read");
+		is_int(ceems_cgroup_stats_reader_read(r, &st), 0, "v2 task_0: read");
 		is_int(st.present, CEEMS_CGF_CPU_USAGE | CEEMS_CGF_CPU_USER | CEEMS_CGF_CPU_SYSTEM,
 		       "v2 task_0: memory and the rest absent, not 0");
 		is_int(st.cpu_usage_ns, UINT64_C(7290000000), "v2 task_0: CPU time");
 		is_int(st.failed, 0, "v2 task_0: absent is not failed");
-		ceems_cgroup_reader_close(r);
+		ceems_cgroup_stats_reader_close(r);
 	}
 }
 
@@ -513,30 +513,30 @@ test_v2_damaged(void)
 	root = tmp_copy("cgroup/v2");
 	snprintf(dir, sizeof(dir), "%s/%s", root, V2_JOB);
 	drop(dir, "memory.peak");
-	r = ceems_cgroup_reader_open(&job, &mnt, root, &err);
+	r = ceems_cgroup_stats_reader_open(&job, &mnt, root, &err);
 	ok(r != NULL, "v2 without memory.peak: opened");
 	if (r != NULL) {
-		is_int(ceems_cgroup_reader_read(r, &st), 0, "no peak: read");
+		is_int(ceems_cgroup_stats_reader_read(r, &st), 0, "no peak: read");
 		ok((st.present & CEEMS_CGF_MEM_PEAK) && (st.flags & CEEMS_CGS_PEAK_SAMPLED),
 		   "no peak: peak present and flagged as sampled");
 		is_int(st.mem_peak_bytes, 268435456, "no peak: first sample is memory.current");
 		put(dir, "memory.current", "536870912\n");
-		ceems_cgroup_reader_read(r, &st);
+		ceems_cgroup_stats_reader_read(r, &st);
 		is_int(st.mem_peak_bytes, 536870912, "no peak: follows a higher current");
 		put(dir, "memory.current", "1048576\n");
-		ceems_cgroup_reader_read(r, &st);
+		ceems_cgroup_stats_reader_read(r, &st);
 		is_int(st.mem_peak_bytes, 536870912, "no peak: keeps the maximum seen");
 		is_int(st.mem_current_bytes, 1048576, "no peak: current is current");
 		put(dir, "memory.current", "600000000\n");
-		ceems_cgroup_reader_read_some(r, CEEMS_CGF_CPU_USAGE, &st);
+		ceems_cgroup_stats_reader_read_some(r, CEEMS_CGF_CPU_USAGE, &st);
 		ok(!(st.present & CEEMS_CGF_MEM_PEAK), "no peak: a CPU-only read neither reports nor samples the peak");
-		ceems_cgroup_reader_read_some(r, CEEMS_CGF_MEM_PEAK, &st);
+		ceems_cgroup_stats_reader_read_some(r, CEEMS_CGF_MEM_PEAK, &st);
 		is_int(st.mem_peak_bytes, 600000000, "no peak: a peak-only read samples memory.current");
-		ceems_cgroup_reader_close(r);
+		ceems_cgroup_stats_reader_close(r);
 	}
 
 	/* Bad contents in files opened before they went bad. */
-	r = ceems_cgroup_reader_open(&job, &mnt, root, &err);
+	r = ceems_cgroup_stats_reader_open(&job, &mnt, root, &err);
 	ok(r != NULL, "v2 damaged: opened");
 	if (r != NULL) {
 		warnings = 0;
@@ -546,7 +546,7 @@ test_v2_damaged(void)
 		put(dir, "pids.current", "99999999999999999999999\n");
 		put(dir, "io.stat", "259:0 rbytes=1 wbytes=2 rios=3 wios=x\n");
 		put(dir, "cpuset.cpus.effective", "");
-		is_int(ceems_cgroup_reader_read(r, &st), 0, "damaged: read still succeeds");
+		is_int(ceems_cgroup_stats_reader_read(r, &st), 0, "damaged: read still succeeds");
 		is_int(st.present, CEEMS_CGF_CPU_USAGE | CEEMS_CGF_CPU_USER | CEEMS_CGF_CPU_SYSTEM |
 		       CEEMS_CGF_MEM_LIMIT,
 		       "damaged: only the sound files' fields are present");
@@ -556,24 +556,24 @@ test_v2_damaged(void)
 		       "damaged: garbage, truncated, negative, overflow, bad io, empty cpuset all failed");
 		ok(st.mem_rss_bytes == 0 && st.pids_current == 0, "damaged: failed fields are not filled in");
 		is_int(warnings, 6, "damaged: one warning per bad file");
-		ceems_cgroup_reader_read(r, &st);
+		ceems_cgroup_stats_reader_read(r, &st);
 		is_int(warnings, 6, "damaged: not logged again on the next tick");
 		put(dir, "pids.current", "13\n");
-		ceems_cgroup_reader_read(r, &st);
+		ceems_cgroup_stats_reader_read(r, &st);
 		ok((st.present & CEEMS_CGF_PIDS) && st.pids_current == 13, "damaged: a repaired file is read again");
-		ceems_cgroup_reader_close(r);
+		ceems_cgroup_stats_reader_close(r);
 	}
 
 	/* A file replaced by a symlink is not followed (open is refused). */
 	snprintf(cmd, sizeof(cmd), "ln -sf /etc/hostname '%s/memory.max'", dir);
 	if (system(cmd) == 0) {
-		r = ceems_cgroup_reader_open(&job, &mnt, root, &err);
+		r = ceems_cgroup_stats_reader_open(&job, &mnt, root, &err);
 		ok(r != NULL, "v2 symlinked memory.max: opened");
 		if (r != NULL) {
-			ceems_cgroup_reader_read(r, &st);
+			ceems_cgroup_stats_reader_read(r, &st);
 			ok(!(st.present & CEEMS_CGF_MEM_LIMIT) && !(st.failed & CEEMS_CGF_MEM_LIMIT),
 			   "symlinked memory.max: not followed, limit absent");
-			ceems_cgroup_reader_close(r);
+			ceems_cgroup_stats_reader_close(r);
 		}
 	}
 
@@ -581,7 +581,7 @@ test_v2_damaged(void)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		printf("# rm failed\n");
-	r = ceems_cgroup_reader_open(&job, &mnt, root, &err);
+	r = ceems_cgroup_stats_reader_open(&job, &mnt, root, &err);
 	ok(r == NULL && err == -ENOENT, "v2 job directory gone: -ENOENT at open, no crash");
 	tmp_remove();
 }
@@ -604,37 +604,37 @@ test_v1_damaged(void)
 	snprintf(dir, sizeof(dir), "%s/%s", root, V1_CPU_JOB);
 	drop(dir, "cpuacct.usage_user");
 	drop(dir, "cpuacct.usage_sys");
-	r = ceems_cgroup_reader_open(&job, &mnt, root, &err);
+	r = ceems_cgroup_stats_reader_open(&job, &mnt, root, &err);
 	ok(r != NULL, "v1 without usage_user/sys: opened");
 	if (r != NULL) {
 		long hz = sysconf(_SC_CLK_TCK);
 
-		is_int(ceems_cgroup_reader_read(r, &st), 0, "ticks: read");
+		is_int(ceems_cgroup_stats_reader_read(r, &st), 0, "ticks: read");
 		ok(st.flags & CEEMS_CGS_CPU_TICKS, "ticks: flagged");
 		is_int(st.cpu_user_ns, UINT64_C(218) * (1000000000 / (uint64_t)hz),
 		       "ticks: cpuacct.stat user ticks at this host's CLK_TCK");
 		is_int(st.cpu_usage_ns, UINT64_C(2483101234), "ticks: total still exact from cpuacct.usage");
-		ceems_cgroup_reader_close(r);
+		ceems_cgroup_stats_reader_close(r);
 	}
 
 	/* The cpuset controller does not hold the job (ConstrainCores=no). */
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s/sys/fs/cgroup/cpuset/slurm_localhost'", root);
 	if (system(cmd) != 0)
 		printf("# rm failed\n");
-	r = ceems_cgroup_reader_open(&job, &mnt, root, &err);
+	r = ceems_cgroup_stats_reader_open(&job, &mnt, root, &err);
 	ok(r != NULL, "v1 without a cpuset dir: opened");
 	if (r != NULL) {
-		ceems_cgroup_reader_read(r, &st);
+		ceems_cgroup_stats_reader_read(r, &st);
 		ok(!(st.present & CEEMS_CGF_CPUSET) && st.ncpus_allocated == 0,
 		   "v1 without cpuset: allocation absent");
-		ceems_cgroup_reader_close(r);
+		ceems_cgroup_stats_reader_close(r);
 	}
 
 	/* Every directory gone. */
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s/%s' '%s/%s'", root, V1_CPU_JOB, root, V1_MEM_JOB);
 	if (system(cmd) != 0)
 		printf("# rm failed\n");
-	r = ceems_cgroup_reader_open(&job, &mnt, root, &err);
+	r = ceems_cgroup_stats_reader_open(&job, &mnt, root, &err);
 	ok(r == NULL && err == -ENOENT, "v1 job gone: -ENOENT at open");
 	tmp_remove();
 }
@@ -663,8 +663,8 @@ test_real_vanish(void)
 		skip("real cgroup: not root");
 		return;
 	}
-	if (ceems_read_text_file("/proc/self/mountinfo", text, sizeof(text)) < 0 ||
-	    ceems_cgroup_mounts_from_mountinfo(text, &mnt) < 0 ||
+	if (ceems_fileio_read_text_file("/proc/self/mountinfo", text, sizeof(text)) < 0 ||
+	    ceems_cgroup_path_mounts_from_mountinfo(text, &mnt) < 0 ||
 	    mnt.v1[CEEMS_CG_MEMORY][0] == '\0' || mnt.v1[CEEMS_CG_CPUACCT][0] == '\0') {
 		skip("real cgroup: no v1 memory and cpuacct hierarchies");
 		return;
@@ -683,10 +683,10 @@ test_real_vanish(void)
 		skip("real cgroup: cannot create a cpuacct cgroup");
 		return;
 	}
-	r = ceems_cgroup_reader_open_dirs(&dirs, &err);
+	r = ceems_cgroup_stats_reader_open_dirs(&dirs, &err);
 	ok(r != NULL, "real v1 cgroup: opened");
 	if (r != NULL) {
-		is_int(ceems_cgroup_reader_read(r, &st), 0, "real v1 cgroup: read");
+		is_int(ceems_cgroup_stats_reader_read(r, &st), 0, "real v1 cgroup: read");
 		ok((st.present & (CEEMS_CGF_CPU_USAGE | CEEMS_CGF_MEM_CURRENT | CEEMS_CGF_MEM_RSS)) ==
 		   (CEEMS_CGF_CPU_USAGE | CEEMS_CGF_MEM_CURRENT | CEEMS_CGF_MEM_RSS),
 		   "real v1 cgroup: the kernel's own formats parse");
@@ -694,15 +694,15 @@ test_real_vanish(void)
 	}
 	rmdir(dirs.dir[CEEMS_CG_MEMORY]);
 	if (r != NULL) {
-		is_int(ceems_cgroup_reader_read(r, &st), 0, "real: memory dir removed, cpuacct still read");
+		is_int(ceems_cgroup_stats_reader_read(r, &st), 0, "real: memory dir removed, cpuacct still read");
 		ok((st.flags & CEEMS_CGS_PARTLY_GONE) && !(st.present & CEEMS_CGF_MEM_CURRENT) &&
 		   (st.present & CEEMS_CGF_CPU_USAGE), "real: partly gone, memory absent, CPU present");
 	}
 	rmdir(dirs.dir[CEEMS_CG_CPUACCT]);
 	if (r != NULL) {
-		is_int(ceems_cgroup_reader_read(r, &st), -ENODEV, "real: all removed: -ENODEV");
+		is_int(ceems_cgroup_stats_reader_read(r, &st), -ENODEV, "real: all removed: -ENODEV");
 		is_int(st.present, 0, "real: nothing present after -ENODEV");
-		ceems_cgroup_reader_close(r);
+		ceems_cgroup_stats_reader_close(r);
 	}
 }
 

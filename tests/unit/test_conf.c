@@ -13,7 +13,7 @@ test_defaults(void)
 {
 	struct ceems_config c;
 
-	ceems_config_defaults(&c);
+	ceems_conf_defaults(&c);
 	is_int(c.interval_ns, 1000000000, "default interval 1 s");
 	is_str(c.socket_path, "/run/ceems/agent.sock", "default socket");
 	ok(c.idle_power_package_w < 0, "idle power learned by default");
@@ -41,8 +41,8 @@ test_values(void)
 		"pue = 1.3\n"
 		"cluster = jean-zay_2\n";
 
-	ceems_config_defaults(&c);
-	is_int(ceems_config_parse(&c, text, "t.conf", err, sizeof(err)), 0, "valid file parses");
+	ceems_conf_defaults(&c);
+	is_int(ceems_conf_parse(&c, text, "t.conf", err, sizeof(err)), 0, "valid file parses");
 	is_str(err, "", "no error message");
 	is_int(c.interval_ns, 250000000, "250ms");
 	is_int(c.checkpoint_interval_ns, 5000000000ULL, "5s");
@@ -66,9 +66,9 @@ expect_error(const char *text, const char *want_substring, const char *what)
 	char err[256] = "";
 	int ret;
 
-	ceems_config_defaults(&c);
+	ceems_conf_defaults(&c);
 	before = c;
-	ret = ceems_config_parse(&c, text, "bad.conf", err, sizeof(err));
+	ret = ceems_conf_parse(&c, text, "bad.conf", err, sizeof(err));
 	ok(ret == -1 && strstr(err, want_substring) != NULL &&
 	   memcmp(&c, &before, sizeof(c)) == 0, "%s -> %s", what, err);
 }
@@ -113,9 +113,9 @@ test_ebpf_key(void)
 		struct ceems_config c;
 		char text[64], err[256] = "";
 
-		ceems_config_defaults(&c);
+		ceems_conf_defaults(&c);
 		snprintf(text, sizeof(text), "ebpf = %s\n", words[i]);
-		ok(ceems_config_parse(&c, text, "t.conf", err, sizeof(err)) == 0 &&
+		ok(ceems_conf_parse(&c, text, "t.conf", err, sizeof(err)) == 0 &&
 		   strcmp(c.ebpf, words[i]) == 0, "ebpf = %s: %s", words[i],
 		   err[0] != '\0' ? err : c.ebpf);
 	}
@@ -131,11 +131,11 @@ test_storage_keys(void)
 	char text[1200];
 	uint64_t b = 0;
 
-	ceems_config_defaults(&c);
+	ceems_conf_defaults(&c);
 	is_str(c.database, "", "no database by default: the spool is the store");
 	is_int(c.database_timeout_ns, 2000000000ULL, "database timeout 2 s by default");
 	is_int(c.spool_max_bytes, 1073741824ULL, "spool cap 1 GiB by default");
-	is_int(ceems_config_parse(&c,
+	is_int(ceems_conf_parse(&c,
 				  "database = host=db.example port=5433 dbname=ceems "
 				  "sslmode=verify-full  # comment\n"
 				  "database_timeout = 750ms\n"
@@ -145,10 +145,10 @@ test_storage_keys(void)
 	       "conninfo kept whole, inner spaces and '=' included, comment cut");
 	is_int(c.database_timeout_ns, 750000000ULL, "database_timeout 750ms");
 	is_int(c.spool_max_bytes, 64ULL << 20, "64M is 64 MiB");
-	is_int(ceems_config_parse(&c, "database = service=ceems\n", "t.conf", err,
+	is_int(ceems_conf_parse(&c, "database = service=ceems\n", "t.conf", err,
 				  sizeof(err)), 0, "service name");
 	is_str(c.database, "service=ceems", "service=NAME kept");
-	is_int(ceems_config_parse(&c, "database = postgresql://writer@db/ceems?sslmode=require\n",
+	is_int(ceems_conf_parse(&c, "database = postgresql://writer@db/ceems?sslmode=require\n",
 				  "t.conf", err, sizeof(err)), 0, "URI without password");
 	is_str(c.database, "postgresql://writer@db/ceems?sslmode=require", "URI kept");
 
@@ -157,7 +157,7 @@ test_storage_keys(void)
 	strcpy(text, "database = ");
 	memset(text + strlen(text), 'a', 512);
 	strcat(text, "\n");
-	is_int(ceems_config_parse(&c, text, "t.conf", err, sizeof(err)), 0, "512-byte database string");
+	is_int(ceems_conf_parse(&c, text, "t.conf", err, sizeof(err)), 0, "512-byte database string");
 	is_int(strlen(c.database), 512, "all 512 bytes kept");
 	text[strlen(text) - 1] = 'a';
 	strcat(text, "\n");
@@ -170,9 +170,9 @@ test_storage_keys(void)
 	expect_error("database = host=db\x01\n", "control character", "control byte");
 
 	/* sacct_database: the same string rules as database */
-	ceems_config_defaults(&c);
+	ceems_conf_defaults(&c);
 	is_str(c.sacct_database, "", "no sacct_database by default");
-	is_int(ceems_config_parse(&c, "database = service=ceems-write\n"
+	is_int(ceems_conf_parse(&c, "database = service=ceems-write\n"
 				  "sacct_database = service=ceems-read\n", "t.conf", err,
 				  sizeof(err)), 0, "database and sacct_database parse");
 	is_str(c.sacct_database, "service=ceems-read", "sacct_database kept");
@@ -190,12 +190,12 @@ test_storage_keys(void)
 	expect_error("spool_max_bytes = -1\n", "not a size", "negative spool cap");
 	expect_error("spool_max_bytes = 99999999999T\n", "not a size", "spool cap overflowing");
 
-	ok(ceems_parse_bytes("4096", &b) == 0 && b == 4096, "bare number is bytes");
-	ok(ceems_parse_bytes("3G", &b) == 0 && b == 3ULL << 30, "3G");
-	ok(ceems_parse_bytes("2T", &b) == 0 && b == 2ULL << 40, "2T");
-	ok(ceems_parse_bytes("1k", &b) == -1, "lower-case k refused (K is KiB)");
-	ok(ceems_parse_bytes("", &b) == -1, "empty refused");
-	ok(ceems_parse_bytes("18446744073709551616", &b) == -1, "2^64 refused");
+	ok(ceems_conf_parse_bytes("4096", &b) == 0 && b == 4096, "bare number is bytes");
+	ok(ceems_conf_parse_bytes("3G", &b) == 0 && b == 3ULL << 30, "3G");
+	ok(ceems_conf_parse_bytes("2T", &b) == 0 && b == 2ULL << 40, "2T");
+	ok(ceems_conf_parse_bytes("1k", &b) == -1, "lower-case k refused (K is KiB)");
+	ok(ceems_conf_parse_bytes("", &b) == -1, "empty refused");
+	ok(ceems_conf_parse_bytes("18446744073709551616", &b) == -1, "2^64 refused");
 }
 
 static void
@@ -203,14 +203,14 @@ test_durations(void)
 {
 	uint64_t ns = 0;
 
-	ok(ceems_parse_duration("2", &ns) == 0 && ns == 2000000000ULL, "bare number is seconds");
-	ok(ceems_parse_duration("1.5s", &ns) == 0 && ns == 1500000000ULL, "fractional seconds");
-	ok(ceems_parse_duration("2m", &ns) == 0 && ns == 120000000000ULL, "minutes");
-	ok(ceems_parse_duration("1h", &ns) == 0 && ns == 3600000000000ULL, "hours");
-	ok(ceems_parse_duration("100us", &ns) == 0 && ns == 100000ULL, "microseconds");
-	ok(ceems_parse_duration("1 s", &ns) == -1, "space before unit refused");
-	ok(ceems_parse_duration("1e30s", &ns) == -1, "absurd value refused");
-	ok(ceems_parse_duration("s", &ns) == -1, "unit alone refused");
+	ok(ceems_conf_parse_duration("2", &ns) == 0 && ns == 2000000000ULL, "bare number is seconds");
+	ok(ceems_conf_parse_duration("1.5s", &ns) == 0 && ns == 1500000000ULL, "fractional seconds");
+	ok(ceems_conf_parse_duration("2m", &ns) == 0 && ns == 120000000000ULL, "minutes");
+	ok(ceems_conf_parse_duration("1h", &ns) == 0 && ns == 3600000000000ULL, "hours");
+	ok(ceems_conf_parse_duration("100us", &ns) == 0 && ns == 100000ULL, "microseconds");
+	ok(ceems_conf_parse_duration("1 s", &ns) == -1, "space before unit refused");
+	ok(ceems_conf_parse_duration("1e30s", &ns) == -1, "absurd value refused");
+	ok(ceems_conf_parse_duration("s", &ns) == -1, "unit alone refused");
 }
 
 /* Perf counters: software on, hardware off, a descriptor budget and
@@ -221,10 +221,10 @@ test_perf_keys(void)
 	struct ceems_config c;
 	char err[256] = "";
 
-	ceems_config_defaults(&c);
+	ceems_conf_defaults(&c);
 	ok(c.perf && !c.perf_hardware && c.perf_adopt && c.perf_max_fds == 65536,
 	   "perf defaults: software on, hardware off, adoption, 65536 descriptors");
-	is_int(ceems_config_parse(&c, "perf = off\nperf_hardware = on\n"
+	is_int(ceems_conf_parse(&c, "perf = off\nperf_hardware = on\n"
 				  "perf_max_fds = 100\nperf_adopt = no\n",
 				  "t.conf", err, sizeof(err)), 0, "perf keys parse");
 	ok(!c.perf && c.perf_hardware && !c.perf_adopt && c.perf_max_fds == 100,

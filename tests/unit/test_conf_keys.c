@@ -55,7 +55,7 @@ edges(const struct ceems_key *k, char *lo, char *hi, char *below, char *above,
 {
 	char range[80], *to;
 
-	ceems_key_range(k, range, sizeof(range));
+	ceems_conf_keys_range(k, range, sizeof(range));
 	to = strstr(range, " to ");
 	snprintf(lo, size, "%.*s", (int)(to - range), range);
 	snprintf(hi, size, "%.*s", (int)strcspn(to + 4, " "), to + 4);
@@ -106,13 +106,13 @@ test_defaults(void)
 	const struct ceems_key *keys;
 	size_t n;
 
-	keys = ceems_keys(&n);
+	keys = ceems_conf_keys(&n);
 	for (size_t i = 0; i < n; i++) {
 		char out[CEEMS_CONFIG_STRING_MAX], problem[160] = "";
 
 		if (keys[i].default_value == NULL || keys[i].default_value[0] == '\0')
 			continue;
-		ok(ceems_key_parse(&keys[i], keys[i].default_value, out,
+		ok(ceems_conf_keys_parse(&keys[i], keys[i].default_value, out,
 				   value_size(&keys[i]), problem,
 				   sizeof(problem)) == 0,
 		   "default %s = %s is a value of its key %s", keys[i].name,
@@ -122,7 +122,7 @@ test_defaults(void)
 	{
 		struct ceems_config c;
 
-		ceems_config_defaults(&c);
+		ceems_conf_defaults(&c);
 		is_int(c.summary_gpu_min_ns, CEEMS_SUMMARY_GPU_MIN_S * 1000000000ULL,
 		       "summary_gpu_min_time's default is the summary's");
 	}
@@ -136,7 +136,7 @@ test_conf_bounds(void)
 	const struct ceems_key *keys;
 	size_t n;
 
-	keys = ceems_keys(&n);
+	keys = ceems_conf_keys(&n);
 	for (size_t i = 0; i < n; i++) {
 		const struct ceems_key *k = &keys[i];
 		char lo[40], hi[40], below[40], above[40], range[80];
@@ -147,14 +147,14 @@ test_conf_bounds(void)
 		if ((k->surfaces & CEEMS_KEY_IN_CONF) == 0 || !bounded(k))
 			continue;
 		edges(k, lo, hi, below, above, sizeof(lo));
-		ceems_key_range(k, range, sizeof(range));
+		ceems_conf_keys_range(k, range, sizeof(range));
 		for (int e = 0; e < 2; e++) {
 			const char *v = e == 0 ? lo : hi;
 
-			ceems_config_defaults(&c);
+			ceems_conf_defaults(&c);
 			snprintf(text, sizeof(text), "%s = %s\n", k->name, v);
 			err[0] = '\0';
-			ok(ceems_config_parse(&c, text, "t.conf", err, sizeof(err)) == 0,
+			ok(ceems_conf_parse(&c, text, "t.conf", err, sizeof(err)) == 0,
 			   "ceems.conf: %s = %s accepted %s", k->name, v, err);
 			ok(stored(k, &c) == (e == 0 ? k->min : k->max),
 			   "ceems.conf: %s = %s is the table's %s", k->name, v,
@@ -165,12 +165,12 @@ test_conf_bounds(void)
 
 			if (bad[e][0] == '\0')
 				continue;
-			ceems_config_defaults(&c);
+			ceems_conf_defaults(&c);
 			snprintf(text, sizeof(text), "%s = %s\n", k->name, bad[e]);
 			snprintf(want, sizeof(want), "%s = '%s' is out of range; allowed: %s",
 				 k->name, bad[e], range);
 			err[0] = '\0';
-			ok(ceems_config_parse(&c, text, "t.conf", err, sizeof(err)) < 0 &&
+			ok(ceems_conf_parse(&c, text, "t.conf", err, sizeof(err)) < 0 &&
 			   strstr(err, want) != NULL,
 			   "ceems.conf: %s = %s refused: %s", k->name, bad[e], err);
 		}
@@ -195,7 +195,7 @@ plugstack(struct ceems_plugin_args *args, const char *arg)
 
 	snprintf(copy, sizeof(copy), "%s", arg);
 	logged[0] = '\0';
-	return ceems_plugin_args_parse(1, av, "/sbin/agent", "/var/log/a.log",
+	return ceems_args_parse(1, av, "/sbin/agent", "/var/log/a.log",
 				       args);
 }
 
@@ -209,7 +209,7 @@ test_plugstack_bounds(void)
 	char arg[128], want[300];
 	size_t n;
 
-	keys = ceems_keys(&n);
+	keys = ceems_conf_keys(&n);
 	for (size_t i = 0; i < n; i++) {
 		const struct ceems_key *k = &keys[i];
 		char lo[40], hi[40], below[40], above[40], range[80];
@@ -217,7 +217,7 @@ test_plugstack_bounds(void)
 		if ((k->surfaces & CEEMS_KEY_IN_PLUGSTACK) == 0 || !bounded(k))
 			continue;
 		edges(k, lo, hi, below, above, sizeof(lo));
-		ceems_key_range(k, range, sizeof(range));
+		ceems_conf_keys_range(k, range, sizeof(range));
 		snprintf(arg, sizeof(arg), "%s=%s", k->name, lo);
 		ok(plugstack(&args, arg) == 0 && logged[0] == '\0',
 		   "plugstack.conf: %s accepted %s", arg, logged);
@@ -241,7 +241,7 @@ test_plugstack_bounds(void)
 	   args.summary == CEEMS_SUMMARY_NONE,
 	   "summary=NONE: any case, as --ceems-summary");
 	{
-		const struct ceems_key *k = ceems_key_find("summary", 7,
+		const struct ceems_key *k = ceems_conf_keys_find("summary", 7,
 							   CEEMS_KEY_IN_PLUGSTACK);
 		char words[64], *w, *save = NULL;
 		enum ceems_summary_style style;
@@ -312,7 +312,7 @@ read_page(const char *name)
 		 name);
 	if (text == NULL)
 		return NULL;
-	r = ceems_read_text_file(path, text, 262144);
+	r = ceems_fileio_read_text_file(path, text, 262144);
 	ok(r > 0, "%s read", path);
 	if (r <= 0) {
 		free(text);
@@ -332,7 +332,7 @@ test_conf_page(void)
 
 	if (page == NULL)
 		return;
-	keys = ceems_keys(&n);
+	keys = ceems_conf_keys(&n);
 	for (size_t i = 0; i < n; i++) {
 		const struct ceems_key *k = &keys[i];
 
@@ -343,7 +343,7 @@ test_conf_page(void)
 		   "ceems.conf(5) documents %s", k->name);
 		if (!bounded(k) || k->type == CEEMS_KEY_WATTS)
 			continue;
-		ceems_key_range(k, range, sizeof(range));
+		ceems_conf_keys_range(k, range, sizeof(range));
 		ok(paragraph(page, head, para, sizeof(para)) != NULL &&
 		   strstr(para, range) != NULL,
 		   "ceems.conf(5) gives %s the range %s", k->name, range);
@@ -353,7 +353,7 @@ test_conf_page(void)
 
 		if (p[5 + len] != ' ')
 			continue;	/* ".BI service= NAME": not a key */
-		ok(ceems_key_find(p + 5, len, CEEMS_KEY_IN_CONF) != NULL,
+		ok(ceems_conf_keys_find(p + 5, len, CEEMS_KEY_IN_CONF) != NULL,
 		   "ceems.conf(5)'s %.*s is a key of the file", (int)len, p + 5);
 	}
 	free(page);
@@ -375,11 +375,11 @@ test_other_pages(void)
 		free(agent);
 		return;
 	}
-	keys = ceems_keys(&n);
+	keys = ceems_conf_keys(&n);
 	for (size_t i = 0; i < n; i++) {
 		const struct ceems_key *k = &keys[i];
 
-		ceems_key_range(k, range, sizeof(range));
+		ceems_conf_keys_range(k, range, sizeof(range));
 		if ((k->surfaces & CEEMS_KEY_IN_PLUGSTACK) != 0) {
 			snprintf(head, sizeof(head), ".B%c %s=",
 				 k->type == CEEMS_KEY_WORD ? 'R' : 'I', k->name);
@@ -389,10 +389,10 @@ test_other_pages(void)
 		}
 		if ((k->surfaces & CEEMS_KEY_IN_AGENT) != 0) {
 			snprintf(head, sizeof(head), ".BI \\-\\-%s \"",
-				 ceems_key_option(k));
+				 ceems_conf_keys_option(k));
 			ok(paragraph(agent, head, para, sizeof(para)) != NULL &&
 			   (!bounded(k) || strstr(para, range) != NULL),
-			   "ceems-agent(8) documents --%s %s", ceems_key_option(k),
+			   "ceems-agent(8) documents --%s %s", ceems_conf_keys_option(k),
 			   range);
 		}
 	}

@@ -86,7 +86,7 @@ test_shipped(void)
 	ok(t.rows == NULL && t.nrows == 0, "shipped: freed");
 
 	/* The attribution the licence requires travels with the data. */
-	ok(ceems_read_text_file(shipped_table(), buf, sizeof(buf)) > 0 &&
+	ok(ceems_fileio_read_text_file(shipped_table(), buf, sizeof(buf)) > 0 &&
 	   strstr(buf, "Our World in Data, based on Ember (2025) and Energy Institute") != NULL &&
 	   strstr(buf, "CC BY 4.0") != NULL && strstr(buf, "gCO2e/kWh") != NULL,
 	   "shipped: attribution, licence and unit in the header");
@@ -149,18 +149,18 @@ test_grams(void)
 {
 	struct ceems_emission_factor f = { "static", "FR", 2024, 100, 1.5 };
 
-	ok(ceems_emission_factor_valid(&f), "factor valid");
+	ok(ceems_job_figures_emission_factor_valid(&f), "factor valid");
 	/* 1 kWh x 1.5 x 100 g/kWh. */
-	is_near(ceems_emissions_grams(3.6e6, &f), 150, 1e-9, "grams: 1 kWh, PUE 1.5, 100 g/kWh");
-	is_near(ceems_emissions_grams(0, &f), 0, 0, "grams: no energy, no emissions");
+	is_near(ceems_job_figures_emissions_grams(3.6e6, &f), 150, 1e-9, "grams: 1 kWh, PUE 1.5, 100 g/kWh");
+	is_near(ceems_job_figures_emissions_grams(0, &f), 0, 0, "grams: no energy, no emissions");
 	f.pue = 0.9;
-	ok(!ceems_emission_factor_valid(&f), "PUE below 1 invalid");
+	ok(!ceems_job_figures_emission_factor_valid(&f), "PUE below 1 invalid");
 	f.pue = NAN;
-	ok(!ceems_emission_factor_valid(&f), "PUE NaN invalid");
+	ok(!ceems_job_figures_emission_factor_valid(&f), "PUE NaN invalid");
 	f.pue = 1.2;
 	f.g_per_kwh = -1;
-	ok(!ceems_emission_factor_valid(&f), "negative intensity invalid");
-	ok(!ceems_emission_factor_valid(NULL), "NULL invalid");
+	ok(!ceems_job_figures_emission_factor_valid(&f), "negative intensity invalid");
+	ok(!ceems_job_figures_emission_factor_valid(NULL), "NULL invalid");
 }
 
 static void

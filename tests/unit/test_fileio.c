@@ -1,7 +1,7 @@
 /* test_fileio.c - the bounded reads of lib/base/fileio.c: the size limit at
  * its exact edge, reading kept-open files again from offset 0, errors,
  * and, where this machine has them, that one pread reads a whole sysfs or
- * cgroupfs file (the premise of ceems_pread_text_once). */
+ * cgroupfs file (the premise of ceems_fileio_pread_text_once). */
 #include "config.h"
 
 #include <errno.h>
@@ -121,8 +121,8 @@ test_kernel_files(void)
 			ok(1, "# SKIP kernel file %s: %s", paths[i], strerror(errno));
 			continue;
 		}
-		n1 = ceems_pread_text_once(fd, once, sizeof(once));
-		n2 = ceems_pread_text(fd, whole, sizeof(whole));
+		n1 = ceems_fileio_pread_text_once(fd, once, sizeof(once));
+		n2 = ceems_fileio_pread_text(fd, whole, sizeof(whole));
 		close(fd);
 		ok(n1 > 0 && n2 > 0 && once[n1 - 1] == '\n' &&
 		   count_lines(once) == count_lines(whole),
@@ -138,16 +138,16 @@ test_mkdir_p(void)
 	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/a/b/c", root);
-	is_int(ceems_mkdir_p(path, 0700), 0, "mkdir_p: creates missing parents");
+	is_int(ceems_fileio_mkdir_p(path, 0700), 0, "mkdir_p: creates missing parents");
 	ok(stat(path, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700,
 	   "mkdir_p: the leaf has the mode asked for");
 	snprintf(path, sizeof(path), "%s/a/b", root);
 	ok(stat(path, &st) == 0 && (st.st_mode & 0777) == 0755, "mkdir_p: parents are 0755");
-	is_int(ceems_mkdir_p(path, 0700), 0, "mkdir_p: an existing directory is fine");
+	is_int(ceems_fileio_mkdir_p(path, 0700), 0, "mkdir_p: an existing directory is fine");
 	snprintf(path, sizeof(path), "%s/stat", root);
-	is_int(ceems_mkdir_p(path, 0700), -ENOTDIR, "mkdir_p: a file in the way is an error");
+	is_int(ceems_fileio_mkdir_p(path, 0700), -ENOTDIR, "mkdir_p: a file in the way is an error");
 	snprintf(path, sizeof(path), "%s/stat/x", root);
-	is_int(ceems_mkdir_p(path, 0700), -ENOTDIR, "mkdir_p: a file as a parent is an error");
+	is_int(ceems_fileio_mkdir_p(path, 0700), -ENOTDIR, "mkdir_p: a file as a parent is an error");
 }
 
 int
@@ -155,8 +155,8 @@ main(void)
 {
 	/* A scratch directory; any small fixture tree will do. */
 	root = tmptree_new(fixture_path("proc"));
-	test_limits(ceems_pread_text, "pread_text");
-	test_limits(ceems_pread_text_once, "pread_text_once");
+	test_limits(ceems_fileio_pread_text, "pread_text");
+	test_limits(ceems_fileio_pread_text_once, "pread_text_once");
 	test_kernel_files();
 	test_mkdir_p();
 	tmptree_remove(root);

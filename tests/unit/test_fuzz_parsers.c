@@ -717,7 +717,7 @@ load_seed_files(const char *const *specs)
 	}
 	qsort(seed_files, nseed_files, sizeof(*seed_files), compare_seed_paths);
 	for (size_t i = 0; i < nseed_files; i++) {
-		ssize_t n = ceems_read_text_file(seed_files[i].path, text,
+		ssize_t n = ceems_fileio_read_text_file(seed_files[i].path, text,
 						 sizeof(text));
 		bool dup = false;
 

@@ -106,7 +106,7 @@ test_identity(void)
 	is_int(b->ndevices, 2, "two devices");
 	d = &b->dev[0];
 	is_int(d->vendor, CEEMS_GPU_NVIDIA, "vendor");
-	is_str(ceems_gpu_vendor_name(d->vendor), "nvidia", "vendor name");
+	is_str(ceems_gpu_backend_vendor_name(d->vendor), "nvidia", "vendor name");
 	is_str(d->uuid, "GPU-11111111-2222-3333-4444-555555555555", "uuid");
 	is_str(d->bus_id, "0000:3b:00.0", "bus id normalised");
 	is_str(d->name, "NVIDIA H100 80GB HBM3", "name");

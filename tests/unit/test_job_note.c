@@ -40,7 +40,7 @@ write_note(const char *dir, char *err, size_t err_size)
 	note.meta.start_time = 1700000000;
 	snprintf(note.by, sizeof(note.by), "epilog");
 	snprintf(note.why, sizeof(note.why), "the agent was not running");
-	return ceems_note_write(dir, &note, err, err_size);
+	return ceems_job_note_write(dir, &note, err, err_size);
 }
 
 /* Notes listed in name order, a bounded batch from one reading. */
@@ -57,19 +57,19 @@ test_list(void)
 	snprintf(note.by, sizeof(note.by), "epilog");
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
 		note.meta.jobid = ids[i];
-		if (ceems_note_write(dir, &note, err, sizeof(err)) < 0)
+		if (ceems_job_note_write(dir, &note, err, sizeof(err)) < 0)
 			printf("# cannot write a note: %s\n", err);
 	}
-	is_int(ceems_note_list(dir, "", names, 2), 2, "two of five listed");
+	is_int(ceems_job_note_list(dir, "", names, 2), 2, "two of five listed");
 	ok(strncmp(names[0], "job-1-", 6) == 0 && strncmp(names[1], "job-3-", 6) == 0,
 	   "the first two in name order (%s, %s)", names[0], names[1]);
-	is_int(ceems_note_list(dir, names[1], names, 2), 2, "after them, two more");
+	is_int(ceems_job_note_list(dir, names[1], names, 2), 2, "after them, two more");
 	ok(strncmp(names[0], "job-5-", 6) == 0 && strncmp(names[1], "job-7-", 6) == 0,
 	   "the next two (%s, %s)", names[0], names[1]);
-	is_int(ceems_note_list(dir, names[1], names, 2), 1, "then the last");
+	is_int(ceems_job_note_list(dir, names[1], names, 2), 1, "then the last");
 	ok(strncmp(names[0], "job-9-", 6) == 0, "job 9's (%s)", names[0]);
 	snprintf(dir, sizeof(dir), "%s/absent", root_dir);
-	is_int(ceems_note_list(dir, "", names, 2), 0, "a folder not there: none");
+	is_int(ceems_job_note_list(dir, "", names, 2), 0, "a folder not there: none");
 }
 
 static unsigned
@@ -94,8 +94,8 @@ test_missing_levels(void)
 	snprintf(path, sizeof(path), "%s/var/spool/ceems", root_dir);
 	is_int((int)mode_of(path), 0755, "the spool too");
 	is_int((int)mode_of(dir), 0700, "the note folder is its owner's alone");
-	is_int(ceems_note_next(dir, "", name, sizeof(name)), 1, "the note is there");
-	ok(ceems_note_read(dir, name, &back, err, sizeof(err)) == 0,
+	is_int(ceems_job_note_next(dir, "", name, sizeof(name)), 1, "the note is there");
+	ok(ceems_job_note_read(dir, name, &back, err, sizeof(err)) == 0,
 	   "and reads back (%s)", err);
 	is_int((int)back.meta.jobid, 91, "as job 91's");
 	ok(write_note(dir, err, sizeof(err)) == 0,

@@ -310,8 +310,8 @@ test_job_ledger(void)
 	struct ceems_emission_factor f = { "owid-ember-2025", "FR", 2024, 50, 1.2 };
 	double q;
 
-	ceems_job_ledger_init(&l);
-	ok(!ceems_job_ledger_coverage(&l, CEEMS_DOMAIN_PACKAGE, &q), "account: no lifetime, coverage unknown");
+	ceems_job_figures_ledger_init(&l);
+	ok(!ceems_job_figures_ledger_coverage(&l, CEEMS_DOMAIN_PACKAGE, &q), "account: no lifetime, coverage unknown");
 
 	/* 64 cores all held, 3600 J a tick for 2 s: 1 800 000 J in all. */
 	node_init(&n, 3600);
@@ -321,24 +321,24 @@ test_job_ledger(void)
 	j.alloc_cores = 64;
 	j.cpu_s = 10;
 	ceems_ledger_split(&n, &j, 1, &s, &t);
-	is_int(ceems_job_ledger_add_tick(&l, &s, n.dt_s, &f), 0, "account: tick 1");
+	is_int(ceems_ledger_add_tick(&l, &s, n.dt_s, &f), 0, "account: tick 1");
 	n.package = gap(CEEMS_GAP_STALL);
 	ceems_ledger_split(&n, &j, 1, &s, &t);
-	is_int(ceems_job_ledger_add_tick(&l, &s, n.dt_s, &f), 0, "account: tick 2 (gap)");
+	is_int(ceems_ledger_add_tick(&l, &s, n.dt_s, &f), 0, "account: tick 2 (gap)");
 	n.package = measured(3600);
 	ceems_ledger_split(&n, &j, 1, &s, &t);
-	is_int(ceems_job_ledger_add_tick(&l, &s, n.dt_s, &f), 0, "account: tick 3");
-	is_int(ceems_job_ledger_add_gap(&l, 2), 0, "account: agent down 2 s");
+	is_int(ceems_ledger_add_tick(&l, &s, n.dt_s, &f), 0, "account: tick 3");
+	is_int(ceems_ledger_add_gap(&l, 2), 0, "account: agent down 2 s");
 
 	is_near(l.joules[CEEMS_DOMAIN_PACKAGE], 7200, TOL, "account: two ticks of energy");
 	is_near(l.static_j[CEEMS_DOMAIN_PACKAGE], 400, TOL, "account: 2 x 100 W x 2 s static");
 	is_near(l.lifetime_s, 8, TOL, "account: lifetime counts gaps");
-	ok(ceems_job_ledger_coverage(&l, CEEMS_DOMAIN_PACKAGE, &q), "account: package coverage known");
+	ok(ceems_job_figures_ledger_coverage(&l, CEEMS_DOMAIN_PACKAGE, &q), "account: package coverage known");
 	is_near(q, 4.0 / 8, TOL, "account: package covered 4 of 8 s");
-	ok(!ceems_job_ledger_coverage(&l, CEEMS_DOMAIN_DRAM, &q), "account: dram never measured, unknown");
+	ok(!ceems_job_figures_ledger_coverage(&l, CEEMS_DOMAIN_DRAM, &q), "account: dram never measured, unknown");
 	/* 7200 J = 0.002 kWh, x 1.2 x 50 g/kWh = 0.12 g. */
 	is_near(l.emissions_g, 7200 / 3.6e6 * 1.2 * 50, 1e-12, "account: emissions = E x PUE x intensity");
-	is_near(ceems_job_ledger_total_j(&l), 7200, TOL, "account: total");
+	is_near(ceems_job_figures_ledger_total_j(&l), 7200, TOL, "account: total");
 	is_str(l.factor.zone, "FR", "account: factor zone recorded");
 	ok(!l.factor_changed, "account: one factor");
 
@@ -346,7 +346,7 @@ test_job_ledger(void)
 	f.year = 2025;
 	f.g_per_kwh = 100;
 	ceems_ledger_split(&n, &j, 1, &s, &t);
-	ceems_job_ledger_add_tick(&l, &s, n.dt_s, &f);
+	ceems_ledger_add_tick(&l, &s, n.dt_s, &f);
 	is_near(l.emissions_g, 7200 / 3.6e6 * 1.2 * 50 + 3600 / 3.6e6 * 1.2 * 100, 1e-12,
 		"account: a tick's intensity applies to that tick");
 	ok(l.factor_changed && l.factor.year == 2024, "account: first factor kept, change flagged");
@@ -358,28 +358,28 @@ test_job_ledger(void)
 	n.idle_power_unlearned[CEEMS_DOMAIN_PACKAGE] = true;
 	n.package = gap(CEEMS_GAP_STALL);
 	ceems_ledger_split(&n, &j, 1, &s, &t);
-	ceems_job_ledger_add_tick(&l, &s, n.dt_s, NULL);
+	ceems_ledger_add_tick(&l, &s, n.dt_s, NULL);
 	ok(!l.idle_unlearned[CEEMS_DOMAIN_PACKAGE],
 	   "account: unlearned idle power over a gap: no flag");
 	n.package = measured(3600);
 	ceems_ledger_split(&n, &j, 1, &s, &t);
-	ceems_job_ledger_add_tick(&l, &s, n.dt_s, NULL);
+	ceems_ledger_add_tick(&l, &s, n.dt_s, NULL);
 	ok(l.idle_unlearned[CEEMS_DOMAIN_PACKAGE] &&
 	   !l.idle_unlearned[CEEMS_DOMAIN_DRAM],
 	   "account: unlearned idle power flagged, in its domain only");
 	n.idle_power_unlearned[CEEMS_DOMAIN_PACKAGE] = false;
 	ceems_ledger_split(&n, &j, 1, &s, &t);
-	ceems_job_ledger_add_tick(&l, &s, n.dt_s, NULL);
+	ceems_ledger_add_tick(&l, &s, n.dt_s, NULL);
 	ok(l.idle_unlearned[CEEMS_DOMAIN_PACKAGE],
 	   "account: the flag stays once set");
 
 	f.pue = 0.5;
-	is_int(ceems_job_ledger_add_tick(&l, &s, n.dt_s, &f), -EINVAL, "account: PUE < 1 rejected");
-	is_int(ceems_job_ledger_add_tick(&l, &s, -1, NULL), -EINVAL, "account: negative dt rejected");
+	is_int(ceems_ledger_add_tick(&l, &s, n.dt_s, &f), -EINVAL, "account: PUE < 1 rejected");
+	is_int(ceems_ledger_add_tick(&l, &s, -1, NULL), -EINVAL, "account: negative dt rejected");
 	s.joules[0] = NAN;
-	is_int(ceems_job_ledger_add_tick(&l, &s, 1, NULL), -EINVAL, "account: NaN share rejected");
+	is_int(ceems_ledger_add_tick(&l, &s, 1, NULL), -EINVAL, "account: NaN share rejected");
 	is_near(l.lifetime_s, 16, TOL, "account: rejected ticks add nothing");
-	is_int(ceems_job_ledger_add_gap(&l, NAN), -EINVAL, "account: NaN gap rejected");
+	is_int(ceems_ledger_add_gap(&l, NAN), -EINVAL, "account: NaN gap rejected");
 }
 
 /* splitmix64: small, seedable, the same sequence on every platform. */
@@ -449,7 +449,7 @@ test_property(void)
 	printf("# property seed %" PRIu64 " (set CEEMS_TEST_SEED to replay)\n", seed);
 	rng_state = seed;
 	for (i = 0; i < PROP_MAX_JOBS; i++)
-		ceems_job_ledger_init(&accounts[i]);
+		ceems_job_figures_ledger_init(&accounts[i]);
 
 	for (tick_no = 0; tick_no < PROP_TICKS; tick_no++) {
 		struct ceems_ledger_node_tick n;
@@ -549,12 +549,12 @@ test_property(void)
 				node_identity++;
 		}
 		for (i = 0; i < njobs; i++)
-			if (ceems_job_ledger_add_tick(&accounts[i], &shares[i],
+			if (ceems_ledger_add_tick(&accounts[i], &shares[i],
 						      n.dt_s, NULL) != 0)
 				failures++;
 	}
 	for (i = 0; i < PROP_MAX_JOBS; i++)
-		total_accounts += ceems_job_ledger_total_j(&accounts[i]);
+		total_accounts += ceems_job_figures_ledger_total_j(&accounts[i]);
 
 	printf("# worst relative imbalance %.3g over %d ticks, %lu clamped\n",
 	       worst, PROP_TICKS, clamped);
@@ -582,7 +582,7 @@ test_emissions_coverage_property(void)
 		struct ceems_job_ledger l;
 		bool node_has[CEEMS_DOMAIN_COUNT];
 
-		ceems_job_ledger_init(&l);
+		ceems_job_figures_ledger_init(&l);
 		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
 			x ^= x << 13; x ^= x >> 7; x ^= x << 17;
 			node_has[d] = (x & 3) != 0 && job % 7 != 0;
@@ -598,7 +598,7 @@ test_emissions_coverage_property(void)
 				if (sh.covered[d])
 					sh.joules[d] = (double)(x % 1000);
 			}
-			ceems_job_ledger_add_tick(&l, &sh, 1, &f);
+			ceems_ledger_add_tick(&l, &sh, 1, &f);
 		}
 		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
 			if (l.measured[d] && l.emissions_covered_s > l.covered_s[d] + 1e-9)

@@ -174,7 +174,7 @@ check_counts(const char *dir, const struct ceems_cpuset *cpus)
 	struct child c;
 	int fd;
 
-	ceems_perf_budget_init(&budget, 65536);
+	ceems_perf_job_budget_init(&budget, 65536);
 	if (child_start(&c) < 0 || move_to(dir, c.pid) < 0) {
 		ok(0, "a child moved into the test's cgroup");
 		return;
@@ -189,7 +189,7 @@ check_counts(const char *dir, const struct ceems_cpuset *cpus)
 		child_finish(&c);
 		return;
 	}
-	is_str(ceems_perf_status_name(r.sw_status), "measured",
+	is_str(ceems_measure_perf_status_name(r.sw_status), "measured",
 	       "software events open on the job's cgroup");
 	is_int(budget.used, ceems_perf_job_nfds(pj),
 	       "the budget counts the job's descriptors");
@@ -220,7 +220,7 @@ check_counts(const char *dir, const struct ceems_cpuset *cpus)
 	if (r.hw_status == CEEMS_PERF_MEASURED) {
 		ok(r.value[CEEMS_PERF_CYCLES] > 0, "cycles counted (a PMU here)");
 	} else {
-		is_str(ceems_perf_status_name(r.hw_status), "not supported",
+		is_str(ceems_measure_perf_status_name(r.hw_status), "not supported",
 		       "no PMU: hardware events are not supported");
 		ok((r.present >> CEEMS_PERF_FIRST_HW) == 0,
 		   "no PMU: no hardware figure, not zeros");
@@ -239,14 +239,14 @@ check_budget(const char *dir, const struct ceems_cpuset *cpus)
 	struct ceems_perf_job *a, *b;
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	ceems_perf_budget_init(&budget, cpus->count * CEEMS_PERF_NSW);
+	ceems_perf_job_budget_init(&budget, cpus->count * CEEMS_PERF_NSW);
 	a = ceems_perf_job_open(fd, cpus, true, false, &budget);
 	b = ceems_perf_job_open(fd, cpus, true, false, &budget);
 	ceems_perf_job_report(a, &r1);
 	ceems_perf_job_report(b, &r2);
-	is_str(ceems_perf_status_name(r1.sw_status), "measured",
+	is_str(ceems_measure_perf_status_name(r1.sw_status), "measured",
 	       "budget: the first job is measured");
-	is_str(ceems_perf_status_name(r2.sw_status),
+	is_str(ceems_measure_perf_status_name(r2.sw_status),
 	       "not measured: descriptor budget",
 	       "budget: the second is not, and says why");
 	is_int(r2.present, 0, "budget: the second has no figures");
@@ -255,7 +255,7 @@ check_budget(const char *dir, const struct ceems_cpuset *cpus)
 	ceems_perf_job_close(b, &budget);
 	a = ceems_perf_job_open(fd, cpus, true, false, &budget);
 	ceems_perf_job_report(a, &r1);
-	is_str(ceems_perf_status_name(r1.sw_status), "measured",
+	is_str(ceems_measure_perf_status_name(r1.sw_status), "measured",
 	       "budget: a job after the first ended is measured");
 	ceems_perf_job_close(a, &budget);
 	close(fd);
@@ -264,10 +264,10 @@ check_budget(const char *dir, const struct ceems_cpuset *cpus)
 static void
 check_scale(void)
 {
-	is_near(ceems_perf_scale(1000, 10, 10), 1000, 0, "scale: not multiplexed");
-	is_near(ceems_perf_scale(1000, 10, 5), 2000, 1e-9, "scale: ran half the time");
-	is_near(ceems_perf_scale(0, 0, 0), 0, 0, "scale: never enabled is 0");
-	ok(ceems_perf_scale(7, 10, 0) < 0, "scale: enabled, never ran is unknown");
+	is_near(ceems_perf_job_scale(1000, 10, 10), 1000, 0, "scale: not multiplexed");
+	is_near(ceems_perf_job_scale(1000, 10, 5), 2000, 1e-9, "scale: ran half the time");
+	is_near(ceems_perf_job_scale(0, 0, 0), 0, 0, "scale: never enabled is 0");
+	ok(ceems_perf_job_scale(7, 10, 0) < 0, "scale: enabled, never ran is unknown");
 }
 
 /* The budget is at most half the open-files limit: the other half stays
@@ -288,9 +288,9 @@ check_budget_rlimit(void)
 		skip("cannot lower RLIMIT_NOFILE");
 		return;
 	}
-	is_int(ceems_perf_budget_init(&b, 65536), 100,
+	is_int(ceems_perf_job_budget_init(&b, 65536), 100,
 	       "budget: half of an open-files limit of 200");
-	is_int(ceems_perf_budget_init(&b, 64), 64,
+	is_int(ceems_perf_job_budget_init(&b, 64), 64,
 	       "budget: the configured limit when lower");
 	(void)setrlimit(RLIMIT_NOFILE, &saved);
 }
@@ -331,13 +331,13 @@ check_mountinfo(void)
 {
 	char mnt[256];
 
-	ok(ceems_perf_mount_from_mountinfo(
+	ok(ceems_perf_cgroup_mount_from_mountinfo(
 		   "30 25 0:26 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n"
 		   "31 25 0:27 / /sys/fs/cgroup/perf_event rw,nosuid - cgroup cgroup rw,perf_event\n",
 		   mnt, sizeof(mnt)) == 0 &&
 	   strcmp(mnt, "/sys/fs/cgroup/perf_event") == 0,
 	   "mountinfo: the v1 perf_event mount");
-	ok(ceems_perf_mount_from_mountinfo(
+	ok(ceems_perf_cgroup_mount_from_mountinfo(
 		   "30 25 0:26 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n"
 		   "31 25 0:27 /sub /mnt/pe rw - cgroup cgroup rw,perf_event\n",
 		   mnt, sizeof(mnt)) == 0 && mnt[0] == '\0',
@@ -363,7 +363,7 @@ check_adopt(const struct ceems_cgroup_mounts *mounts, const char *perf_v1,
 	snprintf(base, sizeof(base), "%s/ceems_test_perf_%d",
 		 mounts->v1[CEEMS_CG_CPUACCT], (int)getpid());
 	snprintf(step, sizeof(step), "%s/job_%u/step_0", base, jobid);
-	if (ceems_mkdir_p(step, 0755) < 0) {
+	if (ceems_fileio_mkdir_p(step, 0755) < 0) {
 		skip("cannot make a v1 cgroup here");
 		return;
 	}
@@ -381,7 +381,7 @@ check_adopt(const struct ceems_cgroup_mounts *mounts, const char *perf_v1,
 	   adopted);
 	snprintf(want, sizeof(want), "/%s/job_%u\n", CEEMS_PERF_ADOPT_DIR, jobid);
 	snprintf(text, sizeof(text), "/proc/%d/cgroup", (int)c.pid);
-	if (ceems_read_text_file(text, text, sizeof(text)) < 0)
+	if (ceems_fileio_read_text_file(text, text, sizeof(text)) < 0)
 		text[0] = '\0';
 	ok(strstr(text, want) != NULL, "adopt: the step's process is in it");
 	if (fd >= 0) {
@@ -390,7 +390,7 @@ check_adopt(const struct ceems_cgroup_mounts *mounts, const char *perf_v1,
 		struct ceems_perf_job *pj;
 		struct child_counts own;
 
-		ceems_perf_budget_init(&budget, 65536);
+		ceems_perf_job_budget_init(&budget, 65536);
 		pj = ceems_perf_job_open(fd, cpus, true, false, &budget);
 		poke(c.go[1], 'g');
 		if (read(c.result[0], &own, sizeof(own)) != (ssize_t)sizeof(own))
@@ -448,7 +448,7 @@ check_resume(void)
 	before.unmeasured_s = 2;
 	measured(&now, CEEMS_PERF_MEASURED, CEEMS_PERF_NOT_SUPPORTED, 10);
 	now.running_fraction = 0.5;
-	ceems_perf_report_resume(&before, &now, 3.5, &out);
+	ceems_perf_job_report_resume(&before, &now, 3.5, &out);
 	is_int(out.sw_status, CEEMS_PERF_MEASURED, "both measured: measured");
 	ok(out.value[CEEMS_PERF_PAGE_FAULTS] ==
 	   before.value[CEEMS_PERF_PAGE_FAULTS] + now.value[CEEMS_PERF_PAGE_FAULTS],
@@ -460,23 +460,23 @@ check_resume(void)
 	ok((out.present >> CEEMS_PERF_FIRST_HW) == 0, "no hardware counts");
 
 	measured(&now, CEEMS_PERF_NO_CGROUP, CEEMS_PERF_OFF, 10);
-	ceems_perf_report_resume(&before, &now, 3.5, &out);
+	ceems_perf_job_report_resume(&before, &now, 3.5, &out);
 	ok(out.sw_status == CEEMS_PERF_NO_CGROUP && out.present == 0,
 	   "not counted after the restart: absent, the later status says why");
 
 	measured(&before, CEEMS_PERF_OFF, CEEMS_PERF_OFF, 0);
 	measured(&now, CEEMS_PERF_MEASURED, CEEMS_PERF_OFF, 10);
-	ceems_perf_report_resume(&before, &now, 3.5, &out);
+	ceems_perf_job_report_resume(&before, &now, 3.5, &out);
 	ok(out.sw_status == CEEMS_PERF_RESTARTED && out.present == 0,
 	   "counted after the restart only (an agent that kept none): absent, agent restarted");
 
 	measured(&before, CEEMS_PERF_MEASURED, CEEMS_PERF_OFF, 1000);
 	measured(&now, CEEMS_PERF_MEASURED, CEEMS_PERF_OFF, 10);
-	ceems_perf_report_resume(&before, &now, 1.25, &out);
-	obj = ceems_perf_report_to_json(&out, &okj);
+	ceems_perf_job_report_resume(&before, &now, 1.25, &out);
+	obj = ceems_measure_perf_report_to_json(&out, &okj);
 	memset(&back, 0, sizeof(back));
 	ok(okj && obj != NULL &&
-	   ceems_perf_report_from_json(obj, &back, err, sizeof(err)) == 0,
+	   ceems_measure_perf_report_from_json(obj, &back, err, sizeof(err)) == 0,
 	   "a resumed report encodes and decodes");
 	is_near(back.unmeasured_s, 1.25, 0, "unmeasured_s goes through JSON");
 	json_object_put(obj);
@@ -496,13 +496,13 @@ main(void)
 	check_sweep();
 	check_mountinfo();
 	if (geteuid() != 0 ||
-	    ceems_read_text_file("/proc/self/mountinfo", text, sizeof(text)) < 0 ||
-	    ceems_cgroup_mounts_from_mountinfo(text, &mounts) < 0 ||
-	    ceems_perf_mount_from_mountinfo(text, perf_v1, sizeof(perf_v1)) < 0 ||
-	    ceems_perf_root(&mounts, perf_v1, "", root, sizeof(root)) < 0 ||
-	    ceems_read_text_file("/sys/devices/system/cpu/online", text,
+	    ceems_fileio_read_text_file("/proc/self/mountinfo", text, sizeof(text)) < 0 ||
+	    ceems_cgroup_path_mounts_from_mountinfo(text, &mounts) < 0 ||
+	    ceems_perf_cgroup_mount_from_mountinfo(text, perf_v1, sizeof(perf_v1)) < 0 ||
+	    ceems_perf_cgroup_root(&mounts, perf_v1, "", root, sizeof(root)) < 0 ||
+	    ceems_fileio_read_text_file("/sys/devices/system/cpu/online", text,
 				 sizeof(text)) < 0 ||
-	    ceems_parse_cpu_list(text, &cpus) < 0) {
+	    ceems_cgroup_parse_cpu_list(text, &cpus) < 0) {
 		skip("not root, or no perf_event cgroup hierarchy here");
 		return done_testing();
 	}

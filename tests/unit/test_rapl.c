@@ -47,21 +47,21 @@ test_parse_u64(void)
 {
 	uint64_t v = 7;
 
-	is_int(ceems_parse_u64("0", &v), 0, "parse: 0");
+	is_int(ceems_number_parse_u64("0", &v), 0, "parse: 0");
 	is_int(v, 0, "parse: 0 value");
-	is_int(ceems_parse_u64("262143328850\n", &v), 0, "parse: with newline");
+	is_int(ceems_number_parse_u64("262143328850\n", &v), 0, "parse: with newline");
 	is_int(v, 262143328850ULL, "parse: value");
-	is_int(ceems_parse_u64("18446744073709551615\n", &v), 0, "parse: UINT64_MAX");
+	is_int(ceems_number_parse_u64("18446744073709551615\n", &v), 0, "parse: UINT64_MAX");
 	ok(v == UINT64_MAX, "parse: UINT64_MAX value");
-	is_int(ceems_parse_u64("18446744073709551616", &v), -ERANGE, "parse: 2^64 is out of range");
-	is_int(ceems_parse_u64("1180591620717411303424\n", &v), -ERANGE, "parse: 2^70 is out of range");
-	is_int(ceems_parse_u64("", &v), -EINVAL, "parse: empty (truncated file)");
-	is_int(ceems_parse_u64("\n", &v), -EINVAL, "parse: only a newline");
-	is_int(ceems_parse_u64("-1\n", &v), -EINVAL, "parse: negative");
-	is_int(ceems_parse_u64(" 1", &v), -EINVAL, "parse: leading blank");
-	is_int(ceems_parse_u64("12abc\n", &v), -EINVAL, "parse: trailing garbage");
-	is_int(ceems_parse_u64("1\n\n", &v), -EINVAL, "parse: two newlines");
-	is_int(ceems_parse_u64("0x10", &v), -EINVAL, "parse: hex");
+	is_int(ceems_number_parse_u64("18446744073709551616", &v), -ERANGE, "parse: 2^64 is out of range");
+	is_int(ceems_number_parse_u64("1180591620717411303424\n", &v), -ERANGE, "parse: 2^70 is out of range");
+	is_int(ceems_number_parse_u64("", &v), -EINVAL, "parse: empty (truncated file)");
+	is_int(ceems_number_parse_u64("\n", &v), -EINVAL, "parse: only a newline");
+	is_int(ceems_number_parse_u64("-1\n", &v), -EINVAL, "parse: negative");
+	is_int(ceems_number_parse_u64(" 1", &v), -EINVAL, "parse: leading blank");
+	is_int(ceems_number_parse_u64("12abc\n", &v), -EINVAL, "parse: trailing garbage");
+	is_int(ceems_number_parse_u64("1\n\n", &v), -EINVAL, "parse: two newlines");
+	is_int(ceems_number_parse_u64("0x10", &v), -EINVAL, "parse: hex");
 }
 
 static void
@@ -100,8 +100,8 @@ test_names_and_take(void)
 	struct ceems_energy_source src = { NULL, c, 2, NULL };
 	struct ceems_energy_take out[2];
 
-	is_str(ceems_energy_domain_name(CEEMS_DOMAIN_DRAM), "dram", "domain name");
-	is_str(ceems_energy_domain_name(CEEMS_DOMAIN_COUNT), "unknown", "domain name out of range");
+	is_str(ceems_job_figures_energy_domain_name(CEEMS_DOMAIN_DRAM), "dram", "domain name");
+	is_str(ceems_job_figures_energy_domain_name(CEEMS_DOMAIN_COUNT), "unknown", "domain name out of range");
 	is_str(ceems_energy_gap_name(CEEMS_GAP_STALL), "stall", "gap name");
 	is_str(ceems_energy_gap_name((enum ceems_energy_gap)42), "unknown", "gap name out of range");
 

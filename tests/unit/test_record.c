@@ -75,7 +75,7 @@ sample_record(struct ceems_job_record *r)
 	rep.usage.present = CEEMS_CGF_CPU_USAGE | CEEMS_CGF_MEM_PEAK;
 	rep.usage.cpu_usage_ns = 2460000000000ULL;
 	rep.usage.mem_peak_bytes = 3650722201ULL;
-	ceems_job_ledger_init(&rep.ledger);
+	ceems_job_figures_ledger_init(&rep.ledger);
 	rep.ledger.lifetime_s = 600;
 	rep.ledger.measured[CEEMS_DOMAIN_PACKAGE] = true;
 	rep.ledger.joules[CEEMS_DOMAIN_PACKAGE] = 792000;
@@ -291,7 +291,7 @@ test_reduced(void)
 	whole = ceems_record_encode(&r, buf, sizeof(buf));
 	ok(whole > (int)sizeof(small), "the whole record (%d bytes) is larger than the buffer", whole);
 	is_int(ceems_record_encode(&r, small, sizeof(small)), -ENOSPC, "so it does not fit");
-	n = ceems_record_encode_fallback(&r, small, sizeof(small), &scratch);
+	n = ceems_record_reduce_encode_fallback(&r, small, sizeof(small), &scratch);
 	ok(n > 0 && n < (int)sizeof(small), "the fallback encodes it reduced (%d bytes)", n);
 	err[0] = '\0';
 	ok(ceems_record_decode(small, (size_t)n, &back, err, sizeof(err)) == 0,
@@ -310,10 +310,10 @@ test_reduced(void)
 	   "one note says the record is reduced");
 	ok(!back.notes[0].have_saving_j, "with no saving (unknown, not zero)");
 	/* A record that fits is not reduced. */
-	n = ceems_record_encode_fallback(&r, buf, sizeof(buf), &scratch);
+	n = ceems_record_reduce_encode_fallback(&r, buf, sizeof(buf), &scratch);
 	is_int(n, whole, "a record that fits is encoded whole");
 	/* Not even the reduced form fits: the error comes back. */
-	is_int(ceems_record_encode_fallback(&r, small, 64, &scratch), -ENOSPC,
+	is_int(ceems_record_reduce_encode_fallback(&r, small, 64, &scratch), -ENOSPC,
 	       "a buffer too small for the reduced record: -ENOSPC");
 	/* The note of a record the agent finalized survives the reduction. */
 	r.nnotes = 2;
@@ -321,7 +321,7 @@ test_reduced(void)
 	snprintf(r.notes[1].id, sizeof(r.notes[1].id), "agent-finalized");
 	snprintf(r.notes[1].text, sizeof(r.notes[1].text), "no release came");
 	snprintf(r.finalized_by, sizeof(r.finalized_by), "agent");
-	n = ceems_record_encode_fallback(&r, small, sizeof(small), &scratch);
+	n = ceems_record_reduce_encode_fallback(&r, small, sizeof(small), &scratch);
 	ok(n > 0 && ceems_record_decode(small, (size_t)n, &back, err, sizeof(err)) == 0,
 	   "an agent-finalized record is reduced too %s", err);
 	ok(back.nnotes == 2 && strcmp(back.notes[0].id, "record-reduced") == 0 &&
@@ -377,7 +377,7 @@ test_reduced_worst(void)
 	snprintf(r.notes[1].id, sizeof(r.notes[1].id), "agent-finalized");
 	memset(r.notes[1].text, '"', sizeof(r.notes[1].text) - 1);
 	snprintf(r.finalized_by, sizeof(r.finalized_by), "agent");
-	n = ceems_record_encode_fallback(&r, small, sizeof(small), &scratch);
+	n = ceems_record_reduce_encode_fallback(&r, small, sizeof(small), &scratch);
 	ok(n > 0 && n < (int)sizeof(small), "the largest reduced record with 16 GPUs fits %d bytes (%d)",
 	   CEEMS_RECORD_REDUCED_MAX, n);
 	ok(n > 0 && ceems_record_decode(small, (size_t)n, &back, err, sizeof(err)) == 0 &&

@@ -17,7 +17,7 @@ static struct sacct_row *
 add_row(struct sacct_rows *rows, const char *cluster, uint32_t jobid,
 	int64_t start, const char *step, const char *name, double energy)
 {
-	struct sacct_row *r = sacct_rows_add(rows);
+	struct sacct_row *r = sacct_row_add(rows);
 
 	if (r == NULL)
 		abort();
@@ -25,8 +25,8 @@ add_row(struct sacct_rows *rows, const char *cluster, uint32_t jobid,
 	r->jobid = jobid;
 	r->start_time = start;
 	snprintf(r->step, sizeof(r->step), "%s", step);
-	r->name = sacct_rows_text(rows, name, SACCT_NAME_MAX);
-	r->nodes = sacct_rows_text(rows, "node01", SACCT_NODES_MAX);
+	r->name = sacct_row_text(rows, name, SACCT_NAME_MAX);
+	r->nodes = sacct_row_text(rows, "node01", SACCT_NODES_MAX);
 	r->total_j = energy;
 	return r;
 }
@@ -47,7 +47,7 @@ test_rows(void)
 	add_row(&spool, "c1", 10, 2000, "", "restarted", 1);
 	add_row(&spool, "c2", 10, 1000, "", "other-cluster", NAN);
 	add_row(&spool, "c2", 10, 1000, "batch", "batch", NAN);
-	is_int(sacct_rows_add_missing(&db, &spool), 3, "three rows of two jobs added");
+	is_int(sacct_combine_rows_add_missing(&db, &spool), 3, "three rows of two jobs added");
 	is_int(db.n, 5, "five rows");
 	is_str(db.v[0].name, "from-db", "the database's row stays first");
 	ok(db.v[0].total_j == 5, "with its figure");
@@ -57,17 +57,17 @@ test_rows(void)
 	is_str(db.v[4].step, "batch", "with its step");
 	/* The strings are the database's rows' own now. */
 	snprintf(name, sizeof(name), "%s", db.v[3].name);
-	sacct_rows_free(&spool);
+	sacct_row_free(&spool);
 	is_str(db.v[3].name, name, "the name outlives the spool's rows");
 	is_str(db.v[3].nodes, "node01", "the node list too");
-	sacct_rows_free(&db);
+	sacct_row_free(&db);
 
 	/* An empty database answer takes every row. */
 	add_row(&spool, "c1", 11, 1000, "", "a", 1);
 	add_row(&spool, "c1", 11, 1000, "batch", "batch", 1);
-	is_int(sacct_rows_add_missing(&db, &spool), 2, "every row into an empty answer");
-	sacct_rows_free(&spool);
-	sacct_rows_free(&db);
+	is_int(sacct_combine_rows_add_missing(&db, &spool), 2, "every row into an empty answer");
+	sacct_row_free(&spool);
+	sacct_row_free(&db);
 }
 
 static void
@@ -75,7 +75,7 @@ add_record(struct sacct_records *recs, uint32_t jobid, const char *node,
 	   const char *name, size_t series_rows)
 {
 	struct sacct_series *s;
-	struct ceems_job_record *r = sacct_records_add(recs, &s);
+	struct ceems_job_record *r = sacct_merge_records_add(recs, &s);
 
 	if (r == NULL)
 		abort();
@@ -103,7 +103,7 @@ test_records(void)
 	add_record(&spool, 20, "node01", "from-spool", 3);	/* dropped */
 	add_record(&spool, 20, "node02", "node02", 4);	/* the node the database lacks */
 	add_record(&spool, 21, "node01", "new", 0);
-	is_int(sacct_records_add_missing(&db, &spool), 2, "two node records moved");
+	is_int(sacct_combine_records_add_missing(&db, &spool), 2, "two node records moved");
 	is_int(spool.n, 0, "the spool's records are freed");
 	is_int(db.n, 3, "three records");
 	is_str(db.v[0].meta.name, "from-db", "the database's record stays");
@@ -111,7 +111,7 @@ test_records(void)
 	ok(db.series[1].present && db.series[1].nrows == 4 && db.series[1].rows != NULL,
 	   "with its series");
 	is_str(db.v[2].meta.name, "new", "a job the database lacks");
-	sacct_records_free(&db);
+	sacct_merge_records_free(&db);
 }
 
 int

@@ -21,7 +21,7 @@ static char buf[SACCT_CELL_MAX];
 static const char *
 cell(const char *field, const struct sacct_row *row)
 {
-	const struct sacct_field *f = sacct_field_find(field);
+	const struct sacct_field *f = sacct_fields_find(field);
 
 	buf[0] = '\0';
 	if (f == NULL)
@@ -40,7 +40,7 @@ render(const char *format, const struct sacct_rows *rows,
 	char err[128], *text = NULL;
 	FILE *f = open_memstream(&text, &len);
 
-	if (f == NULL || sacct_format_parse(format, cols, SACCT_MAX_COLUMNS,
+	if (f == NULL || sacct_fields_format_parse(format, cols, SACCT_MAX_COLUMNS,
 					    &n, err, sizeof(err)) < 0)
 		return strdup("(error)");
 	sacct_output_rows(f, cols, n, rows, o);
@@ -304,8 +304,8 @@ test_quality_fields(void)
 static void
 test_io_nodes(void)
 {
-	const struct sacct_field *rb = sacct_field_find("ReadBytes");
-	const struct sacct_field *no = sacct_field_find("NetOut");
+	const struct sacct_field *rb = sacct_fields_find("ReadBytes");
+	const struct sacct_field *no = sacct_fields_find("NetOut");
 	struct sacct_row r;
 
 	if (!ok(rb != NULL && no != NULL, "ReadBytes and NetOut exist"))
@@ -346,82 +346,82 @@ main(void)
 	test_quality_fields();
 
 	/* --format */
-	ok(sacct_format_parse("JobID,jobname%30,State", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == 0,
+	ok(sacct_fields_format_parse("JobID,jobname%30,State", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == 0,
 	   "a format list parses");
 	is_int(n, 3, "three columns");
 	is_str(cols[1].field->name, "JobName", "field names are case-insensitive");
 	is_int(cols[1].width, 30, "%30 sets the width");
 	is_int(cols[0].width, 0, "no %N: fitted");
-	ok(sacct_format_parse("Energy,CO2e", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == 0 && n == 5,
+	ok(sacct_fields_format_parse("Energy,CO2e", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == 0 && n == 5,
 	   "a second -o adds columns");
-	ok(sacct_format_parse("JobID,Bogus", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == -1 && n == 5,
+	ok(sacct_fields_format_parse("JobID,Bogus", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == -1 && n == 5,
 	   "an unknown field is refused, the columns unchanged");
 	ok(strstr(err, "unknown field 'Bogus'") != NULL, "the error names it: %s", err);
-	ok(sacct_format_parse("JobID%0", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == -1, "%%0 is refused");
-	ok(sacct_format_parse("JobID%x", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == -1, "%%x is refused");
-	ok(sacct_format_parse("JobID%5x", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == -1, "%%5x is refused");
-	ok(sacct_format_parse("JobID%1001", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == -1, "%%1001 is refused");
-	ok(sacct_format_parse(",,", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == -1, "an empty list is refused");
+	ok(sacct_fields_format_parse("JobID%0", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == -1, "%%0 is refused");
+	ok(sacct_fields_format_parse("JobID%x", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == -1, "%%x is refused");
+	ok(sacct_fields_format_parse("JobID%5x", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == -1, "%%5x is refused");
+	ok(sacct_fields_format_parse("JobID%1001", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == -1, "%%1001 is refused");
+	ok(sacct_fields_format_parse(",,", cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == -1, "an empty list is refused");
 	n = 0;
-	ok(sacct_format_parse(SACCT_DEFAULT_FORMAT, cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == 0,
+	ok(sacct_fields_format_parse(SACCT_DEFAULT_FORMAT, cols, SACCT_MAX_COLUMNS, &n, err, sizeof(err)) == 0,
 	   "the default format parses");
 
 	/* sacct's units */
-	sacct_fmt_elapsed(0, buf, sizeof(buf));
+	sacct_fields_fmt_elapsed(0, buf, sizeof(buf));
 	is_str(buf, "00:00:00", "Elapsed 0");
-	sacct_fmt_elapsed(3723.4, buf, sizeof(buf));
+	sacct_fields_fmt_elapsed(3723.4, buf, sizeof(buf));
 	is_str(buf, "01:02:03", "Elapsed 1 h 2 min 3 s");
-	sacct_fmt_elapsed(2 * 86400 + 3600 + 1, buf, sizeof(buf));
+	sacct_fields_fmt_elapsed(2 * 86400 + 3600 + 1, buf, sizeof(buf));
 	is_str(buf, "2-01:00:01", "Elapsed over a day");
-	sacct_fmt_elapsed(NAN, buf, sizeof(buf));
+	sacct_fields_fmt_elapsed(NAN, buf, sizeof(buf));
 	is_str(buf, "", "Elapsed unknown: empty");
-	sacct_fmt_cpu(61.5, buf, sizeof(buf));
+	sacct_fields_fmt_cpu(61.5, buf, sizeof(buf));
 	is_str(buf, "01:01.500", "TotalCPU under an hour: MM:SS.mmm");
-	sacct_fmt_cpu(90061, buf, sizeof(buf));
+	sacct_fields_fmt_cpu(90061, buf, sizeof(buf));
 	is_str(buf, "1-01:01:01", "TotalCPU over a day");
-	sacct_fmt_suffix(950, 1000, buf, sizeof(buf));
+	sacct_fields_fmt_suffix(950, 1000, buf, sizeof(buf));
 	is_str(buf, "950", "energy under 1000 J: no suffix");
-	sacct_fmt_suffix(1780, 1000, buf, sizeof(buf));
+	sacct_fields_fmt_suffix(1780, 1000, buf, sizeof(buf));
 	is_str(buf, "1.78K", "1780 J is 1.78K");
-	sacct_fmt_suffix(612000, 1000, buf, sizeof(buf));
+	sacct_fields_fmt_suffix(612000, 1000, buf, sizeof(buf));
 	is_str(buf, "612K", "612000 J is 612K");
-	sacct_fmt_suffix(1050000, 1000, buf, sizeof(buf));
+	sacct_fields_fmt_suffix(1050000, 1000, buf, sizeof(buf));
 	is_str(buf, "1.05M", "1050000 J is 1.05M");
-	sacct_fmt_suffix(0, 1000, buf, sizeof(buf));
+	sacct_fields_fmt_suffix(0, 1000, buf, sizeof(buf));
 	is_str(buf, "0", "a measured 0 J shows 0");
-	sacct_fmt_suffix(NAN, 1000, buf, sizeof(buf));
+	sacct_fields_fmt_suffix(NAN, 1000, buf, sizeof(buf));
 	is_str(buf, "", "unmeasured energy: empty");
-	sacct_fmt_reqmem(34359738368.0, buf, sizeof(buf));
+	sacct_fields_fmt_reqmem(34359738368.0, buf, sizeof(buf));
 	is_str(buf, "32G", "ReqMem 32 GiB");
-	sacct_fmt_reqmem(4000.0 * 1048576, buf, sizeof(buf));
+	sacct_fields_fmt_reqmem(4000.0 * 1048576, buf, sizeof(buf));
 	is_str(buf, "4000M", "ReqMem 4000 MiB");
-	sacct_fmt_reqmem(2.0 * 1099511627776.0, buf, sizeof(buf));
+	sacct_fields_fmt_reqmem(2.0 * 1099511627776.0, buf, sizeof(buf));
 	is_str(buf, "2T", "ReqMem 2 TiB");
-	sacct_fmt_reqmem(1536.0 * 1024 + 512, buf, sizeof(buf));
+	sacct_fields_fmt_reqmem(1536.0 * 1024 + 512, buf, sizeof(buf));
 	is_str(buf, "1537K", "ReqMem not a whole MiB: K");
-	sacct_fmt_rss(3650722201.0, buf, sizeof(buf));
+	sacct_fields_fmt_rss(3650722201.0, buf, sizeof(buf));
 	is_str(buf, "3565159K", "MaxRSS in K, as sacct");
-	sacct_fmt_bytes(268435456.0, buf, sizeof(buf));
+	sacct_fields_fmt_bytes(268435456.0, buf, sizeof(buf));
 	is_str(buf, "256.00M", "ReadBytes: 256 MiB");
-	sacct_fmt_bytes(1000.0, buf, sizeof(buf));
+	sacct_fields_fmt_bytes(1000.0, buf, sizeof(buf));
 	is_str(buf, "1000", "under 1 KiB: bytes");
-	sacct_fmt_bytes(1536.0, buf, sizeof(buf));
+	sacct_fields_fmt_bytes(1536.0, buf, sizeof(buf));
 	is_str(buf, "1.50K", "1.5 KiB");
-	sacct_fmt_bytes(0.0, buf, sizeof(buf));
+	sacct_fields_fmt_bytes(0.0, buf, sizeof(buf));
 	is_str(buf, "0", "a measured 0 is 0");
-	sacct_fmt_bytes(NAN, buf, sizeof(buf));
+	sacct_fields_fmt_bytes(NAN, buf, sizeof(buf));
 	is_str(buf, "", "unknown is empty");
-	sacct_fmt_sig3(0.000494, buf, sizeof(buf));
+	sacct_fields_fmt_sig3(0.000494, buf, sizeof(buf));
 	is_str(buf, "0.000494", "three significant digits, small");
-	sacct_fmt_sig3(1.2345, buf, sizeof(buf));
+	sacct_fields_fmt_sig3(1.2345, buf, sizeof(buf));
 	is_str(buf, "1.23", "three significant digits");
-	sacct_fmt_sig3(12345.6, buf, sizeof(buf));
+	sacct_fields_fmt_sig3(12345.6, buf, sizeof(buf));
 	is_str(buf, "12346", "large: whole");
-	sacct_fmt_pct(0.375, buf, sizeof(buf));
+	sacct_fields_fmt_pct(0.375, buf, sizeof(buf));
 	is_str(buf, "37.5%", "a percentage");
 
 	/* Rows: empty cells for unknowns, known zeros shown. */
-	r = sacct_rows_add(&rows);
+	r = sacct_row_add(&rows);
 	r->jobid = 42;
 	r->name = "a,b \"c\"";
 	snprintf(r->state, sizeof(r->state), "COMPLETED");
@@ -485,7 +485,7 @@ main(void)
 	r->step[0] = '\0';
 	r->array_job_id = UINT32_MAX;
 
-	r = sacct_rows_add(&rows);
+	r = sacct_row_add(&rows);
 	r->jobid = 43;
 	r->name = "a-very-long-job-name-indeed";
 	snprintf(r->state, sizeof(r->state), "FAILED");
@@ -570,21 +570,21 @@ main(void)
 	       "ab?c    43\n",
 	       "widths in characters, controls counted as their '?'");
 	free(text);
-	sacct_rows_free(&rows);
+	sacct_row_free(&rows);
 
 	/* -s and -j */
-	ok(sacct_state_parse("cd", state, sizeof(state)) == 0 && strcmp(state, "COMPLETED") == 0, "state CD");
-	ok(sacct_state_parse("oom", state, sizeof(state)) == 0 && strcmp(state, "OUT_OF_MEMORY") == 0, "state OOM");
-	ok(sacct_state_parse("Timeout", state, sizeof(state)) == 0 && strcmp(state, "TIMEOUT") == 0, "state Timeout");
-	ok(sacct_state_parse("DONE", state, sizeof(state)) == -1, "an unknown state is refused");
-	ok(sacct_jobsel_parse("123", &sel) == 0 && sel.jobid == 123 && sel.step[0] == '\0', "job 123");
-	ok(sacct_jobsel_parse("123.batch", &sel) == 0 && sel.jobid == 123 && strcmp(sel.step, "batch") == 0, "step 123.batch");
-	ok(sacct_jobsel_parse("123.0", &sel) == 0 && strcmp(sel.step, "0") == 0, "step 123.0");
-	ok(sacct_jobsel_parse("0", &sel) == -1, "job 0 is refused");
-	ok(sacct_jobsel_parse("123.", &sel) == -1, "an empty step is refused");
-	ok(sacct_jobsel_parse("12x", &sel) == -1, "12x is refused");
-	ok(sacct_jobsel_parse("4294967295", &sel) == -1, "a job id out of range is refused");
-	ok(sacct_jobsel_parse("1.a/b", &sel) == -1, "a step with a slash is refused");
+	ok(sacct_merge_state_parse("cd", state, sizeof(state)) == 0 && strcmp(state, "COMPLETED") == 0, "state CD");
+	ok(sacct_merge_state_parse("oom", state, sizeof(state)) == 0 && strcmp(state, "OUT_OF_MEMORY") == 0, "state OOM");
+	ok(sacct_merge_state_parse("Timeout", state, sizeof(state)) == 0 && strcmp(state, "TIMEOUT") == 0, "state Timeout");
+	ok(sacct_merge_state_parse("DONE", state, sizeof(state)) == -1, "an unknown state is refused");
+	ok(sacct_merge_jobsel_parse("123", &sel) == 0 && sel.jobid == 123 && sel.step[0] == '\0', "job 123");
+	ok(sacct_merge_jobsel_parse("123.batch", &sel) == 0 && sel.jobid == 123 && strcmp(sel.step, "batch") == 0, "step 123.batch");
+	ok(sacct_merge_jobsel_parse("123.0", &sel) == 0 && strcmp(sel.step, "0") == 0, "step 123.0");
+	ok(sacct_merge_jobsel_parse("0", &sel) == -1, "job 0 is refused");
+	ok(sacct_merge_jobsel_parse("123.", &sel) == -1, "an empty step is refused");
+	ok(sacct_merge_jobsel_parse("12x", &sel) == -1, "12x is refused");
+	ok(sacct_merge_jobsel_parse("4294967295", &sel) == -1, "a job id out of range is refused");
+	ok(sacct_merge_jobsel_parse("1.a/b", &sel) == -1, "a step with a slash is refused");
 	test_field_needs();
 	return done_testing();
 }

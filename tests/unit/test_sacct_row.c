@@ -24,7 +24,7 @@ expected_rows(struct sacct_rows *rows)
 
 	for (j = 0; j < NJOBS; j++)
 		for (k = 0; k < NSTEPS; k++) {
-			struct sacct_row *r = sacct_rows_add(rows);
+			struct sacct_row *r = sacct_row_add(rows);
 
 			if (r == NULL)
 				abort();
@@ -79,7 +79,7 @@ test_order(void)
 
 	expected_rows(&rows);
 	before = rows.v;
-	sacct_rows_sort(&rows);
+	sacct_row_sort(&rows);
 	ok(in_rank_order(&rows) && rows.v == before,
 	   "rows already in order are left where they are");
 
@@ -89,15 +89,15 @@ test_order(void)
 		rows.v[i] = rows.v[rows.n - 1 - i];
 		rows.v[rows.n - 1 - i] = tmp;
 	}
-	sacct_rows_sort(&rows);
+	sacct_row_sort(&rows);
 	ok(in_rank_order(&rows), "reversed rows come out in order");
 
 	for (seed = 1; seed <= 5; seed++) {
 		shuffle(&rows, seed);
-		sacct_rows_sort(&rows);
+		sacct_row_sort(&rows);
 		ok(in_rank_order(&rows), "shuffled rows (seed %u) come out in order", seed);
 	}
-	sacct_rows_free(&rows);
+	sacct_row_free(&rows);
 }
 
 /* Rows that compare equal (two records of one step, as a spool with a
@@ -110,7 +110,7 @@ test_equal_rows_stay(void)
 	bool kept = true;
 
 	for (i = 0; i < 50; i++) {
-		struct sacct_row *r = sacct_rows_add(&rows);
+		struct sacct_row *r = sacct_row_add(&rows);
 
 		if (r == NULL)
 			abort();
@@ -118,14 +118,14 @@ test_equal_rows_stay(void)
 		r->jobid = 7;
 		snprintf(r->user, sizeof(r->user), "%zu", i);
 	}
-	sacct_rows_sort(&rows);
+	sacct_row_sort(&rows);
 	for (i = 1; i < rows.n; i++)
 		if (rows.v[i - 1].start_time == rows.v[i].start_time &&
 		    atoi(rows.v[i - 1].user) > atoi(rows.v[i].user))
 			kept = false;
 	ok(rows.v[0].start_time == 10 && rows.v[49].start_time == 20 && kept,
 	   "equal rows keep their order");
-	sacct_rows_free(&rows);
+	sacct_row_free(&rows);
 }
 
 int

@@ -138,7 +138,7 @@ make_record(struct ceems_job_record *r, uint32_t jobid, int64_t written_at,
 	rep.jobid = jobid;
 	rep.uid = 1000;
 	rep.elapsed_s = 599;
-	ceems_job_ledger_init(&rep.ledger);
+	ceems_job_figures_ledger_init(&rep.ledger);
 	rep.ledger.lifetime_s = 599;
 	rep.ledger.measured[CEEMS_DOMAIN_PACKAGE] = true;
 	rep.ledger.joules[CEEMS_DOMAIN_PACKAGE] = 1000.0 + jobid;
@@ -189,7 +189,7 @@ exists(const char *dir, const char *name)
 static int
 read_why(const char *path, char *buf, size_t size)
 {
-	ssize_t n = ceems_read_text_file(path, buf, size);
+	ssize_t n = ceems_fileio_read_text_file(path, buf, size);
 
 	if (n <= 0)
 		return -1;
@@ -497,8 +497,8 @@ read_usage(const char *dir, uint64_t *bytes, uint64_t *count)
 	snprintf(path, sizeof(path), "%s/%s", dir, SPOOL_USAGE_FILE);
 	*bytes = 0;
 	*count = 0;
-	n = ceems_read_text_file(path, buf, sizeof(buf));
-	if (n <= 0 || spool_usage_parse(buf, (size_t)n, bytes, count, &sec, &nsec) < 0)
+	n = ceems_fileio_read_text_file(path, buf, sizeof(buf));
+	if (n <= 0 || ceems_spool_usage_parse(buf, (size_t)n, bytes, count, &sec, &nsec) < 0)
 		*bytes = *count = 0;
 }
 
@@ -606,17 +606,17 @@ test_usage_linear(void)
 	is_int(count, 2, "and is rewritten right");
 
 	/* The parser: exactly four numbers. */
-	ok(spool_usage_parse("1 2 3 4\n", 8, &bytes, &count, &sec, &nsec) == 0 &&
+	ok(ceems_spool_usage_parse("1 2 3 4\n", 8, &bytes, &count, &sec, &nsec) == 0 &&
 	   bytes == 1 && count == 2 && sec == 3 && nsec == 4, "parses BYTES COUNT SEC NSEC");
-	ok(spool_usage_parse("1 2 3\n", 6, &bytes, &count, &sec, &nsec) < 0, "three numbers refused");
-	ok(spool_usage_parse("1 2 3 4", 7, &bytes, &count, &sec, &nsec) < 0, "no newline refused");
-	ok(spool_usage_parse("1 2 3 4\nx", 9, &bytes, &count, &sec, &nsec) < 0, "trailing bytes refused");
-	ok(spool_usage_parse("-1 2 3 4\n", 9, &bytes, &count, &sec, &nsec) < 0, "a sign refused");
-	ok(spool_usage_parse("1 2 3 1000000000\n", 17, &bytes, &count, &sec, &nsec) < 0,
+	ok(ceems_spool_usage_parse("1 2 3\n", 6, &bytes, &count, &sec, &nsec) < 0, "three numbers refused");
+	ok(ceems_spool_usage_parse("1 2 3 4", 7, &bytes, &count, &sec, &nsec) < 0, "no newline refused");
+	ok(ceems_spool_usage_parse("1 2 3 4\nx", 9, &bytes, &count, &sec, &nsec) < 0, "trailing bytes refused");
+	ok(ceems_spool_usage_parse("-1 2 3 4\n", 9, &bytes, &count, &sec, &nsec) < 0, "a sign refused");
+	ok(ceems_spool_usage_parse("1 2 3 1000000000\n", 17, &bytes, &count, &sec, &nsec) < 0,
 	   "nanoseconds past a second refused");
-	ok(spool_usage_parse("99999999999999999999 2 3 4\n", 27, &bytes, &count, &sec, &nsec) < 0,
+	ok(ceems_spool_usage_parse("99999999999999999999 2 3 4\n", 27, &bytes, &count, &sec, &nsec) < 0,
 	   "an overflow refused");
-	ok(spool_usage_parse("", 0, &bytes, &count, &sec, &nsec) < 0, "empty refused");
+	ok(ceems_spool_usage_parse("", 0, &bytes, &count, &sec, &nsec) < 0, "empty refused");
 	remove_tree(dir);
 }
 
@@ -631,7 +631,7 @@ test_store_without_database(void)
 	struct ceems_spool_list list;
 	char err[512], path[600], why[1300];
 
-	ceems_config_defaults(&c);
+	ceems_conf_defaults(&c);
 	snprintf(c.spool_dir, sizeof(c.spool_dir), "%s", dir);
 	ok(!ceems_storage_have_database(&c), "no database by default");
 	make_record(&r, 77, 1763790000, "c", "n", "ok");
@@ -703,7 +703,7 @@ test_last_resort(void)
 	size_t len;
 	int parts = 0;
 
-	ceems_config_defaults(&c);
+	ceems_conf_defaults(&c);
 	snprintf(name, sizeof(name), "%s/file", root);
 	write_file(root, "file", "x", 1);
 	snprintf(c.spool_dir, sizeof(c.spool_dir), "%s/file/spool", root);
@@ -780,7 +780,7 @@ test_silent_database(void)
 		ok(false, "test setup: a silent listener: %s", strerror(errno));
 		return;
 	}
-	ceems_config_defaults(&c);
+	ceems_conf_defaults(&c);
 	snprintf(c.spool_dir, sizeof(c.spool_dir), "%s", dir);
 	snprintf(c.database, sizeof(c.database),
 		 "host=127.0.0.1 port=%u dbname=ceems user=nobody sslmode=disable",

@@ -108,8 +108,8 @@ job_new(const char *state, double elapsed, unsigned int cores,
 		share.measured[d] = true;
 		share.covered[d] = true;
 	}
-	ceems_job_ledger_init(&r->ledger);
-	ceems_job_ledger_add_tick(&r->ledger, &share, elapsed, &fr);
+	ceems_job_figures_ledger_init(&r->ledger);
+	ceems_ledger_add_tick(&r->ledger, &share, elapsed, &fr);
 	J.have_report = true;
 }
 
@@ -217,7 +217,7 @@ case_no_energy(void)
 {
 	job_new("COMPLETED", 600, 2, 2 * GIB, 1140, 900 * MIB);
 	J.meta.jobid = J.report.jobid = 1244;
-	ceems_job_ledger_init(&J.report.ledger);
+	ceems_job_figures_ledger_init(&J.report.ledger);
 	/* Ticks with no domain measured, under a factor: what the agent
 	 * records on a node without any energy source. */
 	J.report.ledger.lifetime_s = 600;
@@ -238,7 +238,7 @@ case_partial(void)
 	J.meta.end_time = J.meta.start_time + 600;
 	J.report.elapsed_s = 600;
 	J.report.gap_s = 48;
-	ceems_job_ledger_add_gap(&J.report.ledger, 48);
+	ceems_ledger_add_gap(&J.report.ledger, 48);
 }
 
 static void
@@ -580,7 +580,7 @@ test_golden(void)
 			ok(fp != NULL && fputs(got, fp) >= 0 && fclose(fp) == 0,
 			   "%s: golden file rewritten", c->name);
 		} else {
-			if (ceems_read_text_file(fixture_path(name), want, sizeof(want)) < 0)
+			if (ceems_fileio_read_text_file(fixture_path(name), want, sizeof(want)) < 0)
 				snprintf(want, sizeof(want), "(missing %s)", fixture_path(name));
 			if (!is_str(got, want, c->name))
 				printf("#   (CEEMS_UPDATE_GOLDEN=1 rewrites it)\n");
@@ -682,11 +682,11 @@ test_savings(void)
 	count = ceems_summary_notes(&J.meta, report(), notes, 8);
 	ok(find_note(notes, count, "gpu-idle") == NULL,
 	   "gpu-idle: none for 2 minutes by default (5 min of start-up)");
-	ceems_summary_set_gpu_min_time(60ULL * 1000000000ULL);
+	ceems_summary_notes_set_gpu_min_time(60ULL * 1000000000ULL);
 	count = ceems_summary_notes(&J.meta, report(), notes, 8);
 	ok(find_note(notes, count, "gpu-idle") != NULL,
 	   "gpu-idle: fires for 2 minutes with summary_gpu_min_time = 1min");
-	ceems_summary_set_gpu_min_time(CEEMS_SUMMARY_GPU_MIN_S * 1000000000ULL);
+	ceems_summary_notes_set_gpu_min_time(CEEMS_SUMMARY_GPU_MIN_S * 1000000000ULL);
 
 	/* GPU under-used: what the devices drew is stated, no saving
 	 * claimed; the mean weighs a MIG slice by its share. */

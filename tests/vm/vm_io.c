@@ -208,7 +208,7 @@ main(int argc, char **argv)
 	bool want_net;
 	int force;
 
-	force = argc == 3 ? ceems_bpf_force_from_word(argv[1]) : -1;
+	force = argc == 3 ? ceems_bpf_choose_force_from_word(argv[1]) : -1;
 	if (force < 0 || (strcmp(argv[2], "net") != 0 && strcmp(argv[2], "nonet") != 0)) {
 		fprintf(stderr, "usage: vm_io auto|fentry|kprobe|btf|tracepoint net|nonet\n");
 		return 2;
@@ -220,8 +220,8 @@ main(int argc, char **argv)
 		bpf == NULL ? ": " : "", bpf == NULL ? why : ""))
 		return done_testing();
 	io = ceems_bpf_io_attach(bpf, CEEMS_BPF_HOOK_IO);
-	printf("# %s: io by %s, network by %s\n", type, ceems_bpf_attach_name(io),
-	       ceems_bpf_attach_name(ceems_bpf_io_attach(bpf, CEEMS_BPF_HOOK_NET)));
+	printf("# %s: io by %s, network by %s\n", type, ceems_bpf_choose_attach_name(io),
+	       ceems_bpf_choose_attach_name(ceems_bpf_io_attach(bpf, CEEMS_BPF_HOOK_NET)));
 	if (force != CEEMS_BPF_ATTACH_NONE)
 		ok(io == (enum ceems_bpf_attach)force, "%s: forced, IO attached by it", type);
 	check_io_job(type, bpf, want_net);

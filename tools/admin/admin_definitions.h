@@ -23,7 +23,7 @@ struct admin_definitions {
 /* Write the message FMT into ERR (ERR_SIZE bytes) and return -1: the
  * error path of the migrations and the definitions, which report what
  * went wrong through ERR. */
-int admin_fail(char *err, size_t err_size, const char *fmt, ...)
+int admin_definitions_fail(char *err, size_t err_size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* List the definition files under ROOT: the folders functions, triggers,

@@ -83,7 +83,7 @@ fill_series(PGresult *res, struct ceems_intensity_series *s, size_t *skipped)
 }
 
 int
-admin_factors_export(PGconn *conn, const char *zone, int hours_back,
+admin_export_factors(PGconn *conn, const char *zone, int hours_back,
 		     int hours_ahead, const char *path)
 {
 	struct ceems_intensity_series s;

@@ -8,7 +8,7 @@
 /* The intervals of ZONE that end after now - HOURS_BACK and start before
  * now + HOURS_AHEAD, written atomically to PATH.  Returns 0, or -1 with
  * the reason on stderr (PATH is then left as it was). */
-int admin_factors_export(PGconn *conn, const char *zone, int hours_back,
+int admin_export_factors(PGconn *conn, const char *zone, int hours_back,
 			 int hours_ahead, const char *path);
 
 #endif

@@ -28,7 +28,7 @@ struct fields {
 };
 
 int
-admin_line_fail(char *err, size_t err_size, unsigned int line,
+admin_factors_line_fail(char *err, size_t err_size, unsigned int line,
 		const char *fmt, ...)
 {
 	va_list ap;
@@ -55,12 +55,12 @@ split(const char *p, size_t len, struct fields *f, unsigned int line,
 		char *out;
 
 		if (f->count == MAX_FIELDS)
-			return admin_line_fail(err, err_size, line, "more than %d fields", MAX_FIELDS);
+			return admin_factors_line_fail(err, err_size, line, "more than %d fields", MAX_FIELDS);
 		out = f->text[f->count++];
 		if (i < len && p[i] == '"') {
 			for (i++;; i++) {
 				if (i >= len)
-					return admin_line_fail(err, err_size, line, "unterminated quote");
+					return admin_factors_line_fail(err, err_size, line, "unterminated quote");
 				if (p[i] == '"') {
 					if (i + 1 < len && p[i + 1] == '"')
 						i++;
@@ -68,19 +68,19 @@ split(const char *p, size_t len, struct fields *f, unsigned int line,
 						break;
 				}
 				if (n + 1 >= FIELD_MAX)
-					return admin_line_fail(err, err_size, line, "field longer than %d bytes",
+					return admin_factors_line_fail(err, err_size, line, "field longer than %d bytes",
 							       FIELD_MAX - 1);
 				out[n++] = p[i];
 			}
 			i++;	/* the closing quote */
 			if (i < len && p[i] != ',')
-				return admin_line_fail(err, err_size, line, "text after a closing quote");
+				return admin_factors_line_fail(err, err_size, line, "text after a closing quote");
 		} else {
 			for (; i < len && p[i] != ','; i++) {
 				if (p[i] == '"')
-					return admin_line_fail(err, err_size, line, "a quote inside an unquoted field");
+					return admin_factors_line_fail(err, err_size, line, "a quote inside an unquoted field");
 				if (n + 1 >= FIELD_MAX)
-					return admin_line_fail(err, err_size, line, "field longer than %d bytes",
+					return admin_factors_line_fail(err, err_size, line, "field longer than %d bytes",
 							       FIELD_MAX - 1);
 				out[n++] = p[i];
 			}
@@ -96,7 +96,7 @@ split(const char *p, size_t len, struct fields *f, unsigned int line,
 		}
 		for (size_t k = 0; out[k] != '\0'; k++)
 			if ((unsigned char)out[k] < 0x20)
-				return admin_line_fail(err, err_size, line, "control character in a field");
+				return admin_factors_line_fail(err, err_size, line, "control character in a field");
 		if (i >= len)
 			return 0;
 		i++;	/* the comma */
@@ -116,19 +116,19 @@ parse_header(const struct fields *f, int map[NCOLS], unsigned int line,
 			if (strcmp(f->text[i], column_names[c]) == 0)
 				break;
 		if (c == NCOLS)
-			return admin_line_fail(err, err_size, line,
+			return admin_factors_line_fail(err, err_size, line,
 					       "unknown column \"%s\" (zone, year, valid_from, valid_to, g_per_kwh, source)",
 					       f->text[i]);
 		if (map[c] >= 0)
-			return admin_line_fail(err, err_size, line, "column %s twice", column_names[c]);
+			return admin_factors_line_fail(err, err_size, line, "column %s twice", column_names[c]);
 		map[c] = (int)i;
 	}
 	if (map[COL_ZONE] < 0 || map[COL_G] < 0 || map[COL_SOURCE] < 0)
-		return admin_line_fail(err, err_size, line, "the header must name zone, g_per_kwh and source");
+		return admin_factors_line_fail(err, err_size, line, "the header must name zone, g_per_kwh and source");
 	if ((map[COL_YEAR] >= 0) == (map[COL_FROM] >= 0))
-		return admin_line_fail(err, err_size, line, "the header must name either year or valid_from");
+		return admin_factors_line_fail(err, err_size, line, "the header must name either year or valid_from");
 	if (map[COL_TO] >= 0 && map[COL_FROM] < 0)
-		return admin_line_fail(err, err_size, line, "valid_to needs valid_from");
+		return admin_factors_line_fail(err, err_size, line, "valid_to needs valid_from");
 	return 0;
 }
 
@@ -169,23 +169,23 @@ parse_row(const struct fields *f, const int map[NCOLS], struct admin_factor *r,
 	r->line = line;
 	for (int c = 0; c < NCOLS; c++)
 		if (map[c] >= (int)f->count)
-			return admin_line_fail(err, err_size, line, "%zu fields, the header has more",
+			return admin_factors_line_fail(err, err_size, line, "%zu fields, the header has more",
 					       f->count);
 	zone = f->text[map[COL_ZONE]];
 	g = f->text[map[COL_G]];
 	source = f->text[map[COL_SOURCE]];
 	if (!valid_zone(zone))
-		return admin_line_fail(err, err_size, line,
+		return admin_factors_line_fail(err, err_size, line,
 				       "zone \"%s\" is not 2 to 16 of A-Z, 0-9, _ and -", zone);
 	snprintf(r->zone, sizeof(r->zone), "%s", zone);
 	errno = 0;
 	r->g_per_kwh = strtod(g, &end);
 	if (errno != 0 || end == g || *end != '\0' || !isfinite(r->g_per_kwh) ||
 	    r->g_per_kwh < 0 || r->g_per_kwh >= 10000)
-		return admin_line_fail(err, err_size, line,
+		return admin_factors_line_fail(err, err_size, line,
 				       "g_per_kwh \"%s\" is not a number from 0 to 10000", g);
 	if (source[0] == '\0' || strlen(source) >= sizeof(r->source))
-		return admin_line_fail(err, err_size, line, "source must be 1 to %zu bytes",
+		return admin_factors_line_fail(err, err_size, line, "source must be 1 to %zu bytes",
 				       sizeof(r->source) - 1);
 	snprintf(r->source, sizeof(r->source), "%s", source);
 	if (map[COL_YEAR] >= 0) {
@@ -195,17 +195,17 @@ parse_row(const struct fields *f, const int map[NCOLS], struct admin_factor *r,
 		errno = 0;
 		year = strtol(y, &end, 10);
 		if (errno != 0 || end == y || *end != '\0' || year < 1900 || year > 2199)
-			return admin_line_fail(err, err_size, line, "year \"%s\" is not from 1900 to 2199", y);
+			return admin_factors_line_fail(err, err_size, line, "year \"%s\" is not from 1900 to 2199", y);
 		r->year = (int)year;
 		return 0;
 	}
 	if (!valid_time(f->text[map[COL_FROM]]))
-		return admin_line_fail(err, err_size, line, "valid_from \"%s\" is not an ISO 8601 time",
+		return admin_factors_line_fail(err, err_size, line, "valid_from \"%s\" is not an ISO 8601 time",
 				       f->text[map[COL_FROM]]);
 	snprintf(r->valid_from, sizeof(r->valid_from), "%s", f->text[map[COL_FROM]]);
 	if (map[COL_TO] >= 0 && f->text[map[COL_TO]][0] != '\0') {
 		if (!valid_time(f->text[map[COL_TO]]))
-			return admin_line_fail(err, err_size, line, "valid_to \"%s\" is not an ISO 8601 time",
+			return admin_factors_line_fail(err, err_size, line, "valid_to \"%s\" is not an ISO 8601 time",
 					       f->text[map[COL_TO]]);
 		snprintf(r->valid_to, sizeof(r->valid_to), "%s", f->text[map[COL_TO]]);
 	}
@@ -213,7 +213,7 @@ parse_row(const struct fields *f, const int map[NCOLS], struct admin_factor *r,
 }
 
 bool
-admin_next_line(const char *text, size_t len, size_t *pos,
+admin_factors_next_line(const char *text, size_t len, size_t *pos,
 		const char **line, size_t *line_len)
 {
 	const char *p = text + *pos;
@@ -247,11 +247,11 @@ admin_factors_parse(const char *text, size_t len, struct admin_factor **rows,
 	*rows = NULL;
 	*nrows = 0;
 	if (f == NULL)
-		return admin_line_fail(err, err_size, 0, "out of memory");
-	while (admin_next_line(text, len, &pos, &p, &l)) {
+		return admin_factors_line_fail(err, err_size, 0, "out of memory");
+	while (admin_factors_next_line(text, len, &pos, &p, &l)) {
 		line++;
 		if (memchr(p, '\0', l) != NULL) {
-			admin_line_fail(err, err_size, line, "NUL byte");
+			admin_factors_line_fail(err, err_size, line, "NUL byte");
 			goto bad;
 		}
 		if (l == 0 || p[0] == '#')
@@ -265,7 +265,7 @@ admin_factors_parse(const char *text, size_t len, struct admin_factor **rows,
 			continue;
 		}
 		if (n == ADMIN_FACTORS_MAX) {
-			admin_line_fail(err, err_size, line, "more than %d factors", ADMIN_FACTORS_MAX);
+			admin_factors_line_fail(err, err_size, line, "more than %d factors", ADMIN_FACTORS_MAX);
 			goto bad;
 		}
 		if (n == cap) {
@@ -273,7 +273,7 @@ admin_factors_parse(const char *text, size_t len, struct admin_factor **rows,
 			struct admin_factor *grown = realloc(out, ncap * sizeof(*out));
 
 			if (grown == NULL) {
-				admin_line_fail(err, err_size, line, "out of memory");
+				admin_factors_line_fail(err, err_size, line, "out of memory");
 				goto bad;
 			}
 			out = grown;
@@ -286,7 +286,7 @@ admin_factors_parse(const char *text, size_t len, struct admin_factor **rows,
 	free(f);
 	if (!have_header) {
 		free(out);
-		return admin_line_fail(err, err_size, line, "no header line (zone,year,g_per_kwh,source)");
+		return admin_factors_line_fail(err, err_size, line, "no header line (zone,year,g_per_kwh,source)");
 	}
 	*rows = out;
 	*nrows = n;

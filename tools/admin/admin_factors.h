@@ -39,12 +39,12 @@ int admin_factors_parse(const char *text, size_t len,
  * length without its "\n" or "\r\n"; *POS moves past it.  False at the
  * end of TEXT.  (The CSV files admins hand to ceems-admin come from any
  * system.) */
-bool admin_next_line(const char *text, size_t len, size_t *pos,
+bool admin_factors_next_line(const char *text, size_t len, size_t *pos,
 		     const char **line, size_t *line_len);
 
 /* "line LINE: " (nothing for line 0: the file as a whole) and FMT into
  * ERR; -1, what the readers return on error. */
-int admin_line_fail(char *err, size_t err_size, unsigned int line,
+int admin_factors_line_fail(char *err, size_t err_size, unsigned int line,
 		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif

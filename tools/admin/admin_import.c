@@ -72,7 +72,7 @@ csv_split(const char *p, size_t len, char sep, struct csv *c,
 		bool quoted = false;
 
 		if (c->n == CSV_FIELDS)
-			return admin_line_fail(err, err_size, line, "more than %d fields", CSV_FIELDS);
+			return admin_factors_line_fail(err, err_size, line, "more than %d fields", CSV_FIELDS);
 		out = c->f[c->n++];
 		while (i < len && p[i] == ' ')
 			i++;
@@ -86,14 +86,14 @@ csv_split(const char *p, size_t len, char sep, struct csv *c,
 				}
 			}
 			if ((unsigned char)p[i] < 0x20 && p[i] != '\t')
-				return admin_line_fail(err, err_size, line, "control character in a field");
+				return admin_factors_line_fail(err, err_size, line, "control character in a field");
 			if (n + 1 >= CSV_FIELD_MAX)
-				return admin_line_fail(err, err_size, line, "field longer than %d bytes",
+				return admin_factors_line_fail(err, err_size, line, "field longer than %d bytes",
 						       CSV_FIELD_MAX - 1);
 			out[n++] = p[i];
 		}
 		if (quoted)
-			return admin_line_fail(err, err_size, line, "unterminated quote");
+			return admin_factors_line_fail(err, err_size, line, "unterminated quote");
 		while (n > 0 && (out[n - 1] == ' ' || out[n - 1] == '\t'))
 			n--;
 		out[n] = '\0';
@@ -295,7 +295,7 @@ header_electricitymaps(struct import *im, const struct csv *h,
 	im->col_time = find_column(h, "Datetime (UTC)", NULL);
 	im->col_value = find_column(h, "Carbon Intensity", "(Life cycle)");
 	if (im->col_time < 0 || im->col_value < 0)
-		return admin_line_fail(err, err_size, line,
+		return admin_factors_line_fail(err, err_size, line,
 				       "an Electricity Maps export has one \"Datetime (UTC)\" and one \"Carbon Intensity gCO2eq/kWh (Life cycle)\" column");
 	return 0;
 }
@@ -306,20 +306,20 @@ header_entsoe(struct import *im, const struct csv *h, unsigned int line,
 {
 	im->col_time = find_column(h, "MTU", NULL);
 	if (im->col_time < 0)
-		return admin_line_fail(err, err_size, line, "no single MTU column");
+		return admin_factors_line_fail(err, err_size, line, "no single MTU column");
 	if (strstr(h->f[im->col_time], "(UTC)") != NULL)
 		im->local = false;
 	else if (strstr(h->f[im->col_time], "(CET/CEST)") != NULL)
 		im->local = true;
 	else
-		return admin_line_fail(err, err_size, line,
+		return admin_factors_line_fail(err, err_size, line,
 				       "the MTU column must say its time zone: \"MTU (UTC)\" or \"MTU (CET/CEST)\"");
 	if (h->n == 2)
 		im->col_value = 1 - im->col_time;
 	else
 		im->col_value = find_column(h, "CO2", NULL);
 	if (im->col_value < 0)
-		return admin_line_fail(err, err_size, line,
+		return admin_factors_line_fail(err, err_size, line,
 				       "one value column besides MTU, or one whose title names CO2");
 	return 0;
 }
@@ -335,7 +335,7 @@ header_rte(struct import *im, const struct csv *h, unsigned int line,
 		im->col_value = find_column(h, "Taux de Co2", NULL);
 	im->local = true;
 	if (im->col_time < 0 || im->col_hour < 0 || im->col_value < 0)
-		return admin_line_fail(err, err_size, line,
+		return admin_factors_line_fail(err, err_size, line,
 				       "an eco2mix export has one Date, one Heures and one \"Taux de CO2 (g/kWh)\" column");
 	return 0;
 }
@@ -376,24 +376,24 @@ row_times(struct import *im, const struct csv *c, unsigned int line,
 	*to = 0;
 	if (im->format == ADMIN_IMPORT_ELECTRICITYMAPS) {
 		if (!parse_iso(t, from))
-			return admin_line_fail(err, err_size, line,
+			return admin_factors_line_fail(err, err_size, line,
 					       "Datetime (UTC) \"%s\" is not YYYY-MM-DD HH:MM:SS", t);
 		return 0;
 	}
 	if (im->format == ADMIN_IMPORT_RTE) {
 		if (!parse_rte_time(t, c->f[im->col_hour], &local))
-			return admin_line_fail(err, err_size, line,
+			return admin_factors_line_fail(err, err_size, line,
 					       "Date \"%s\" and Heures \"%s\" are not YYYY-MM-DD (or DD/MM/YYYY) and HH:MM",
 					       t, c->f[im->col_hour]);
 		if (!cet_to_utc(local, im->prev, from, &offset))
-			return admin_line_fail(err, err_size, line,
+			return admin_factors_line_fail(err, err_size, line,
 					       "%s %s does not exist in Europe/Paris (the hour skipped in March)",
 					       t, c->f[im->col_hour]);
 		return 0;
 	}
 	/* ENTSO-E: "DD.MM.YYYY HH:MM - DD.MM.YYYY HH:MM". */
 	if (strlen(t) != 35 || strncmp(t + 16, " - ", 3) != 0) {
-		return admin_line_fail(err, err_size, line,
+		return admin_factors_line_fail(err, err_size, line,
 				       "MTU \"%s\" is not \"DD.MM.YYYY HH:MM - DD.MM.YYYY HH:MM\"", t);
 	}
 	char start[17], end[17];
@@ -403,16 +403,16 @@ row_times(struct import *im, const struct csv *c, unsigned int line,
 	memcpy(end, t + 19, 16);
 	end[16] = '\0';
 	if (!parse_dmy_hm(start, &local) || !parse_dmy_hm(end, to))
-		return admin_line_fail(err, err_size, line, "MTU \"%s\": no such date or time", t);
+		return admin_factors_line_fail(err, err_size, line, "MTU \"%s\": no such date or time", t);
 	*from = local;
 	if (im->local && !cet_to_utc(local, im->prev, from, &offset))
-		return admin_line_fail(err, err_size, line,
+		return admin_factors_line_fail(err, err_size, line,
 				       "MTU \"%s\" starts at a time that does not exist in CET/CEST", t);
 	/* The end at the start's offset: the end of the last summer hour
 	 * in October is the instant the clocks go back. */
 	*to -= offset;
 	if (*to <= *from || *to - *from > MAX_STEP_S)
-		return admin_line_fail(err, err_size, line,
+		return admin_factors_line_fail(err, err_size, line,
 				       "MTU \"%s\" must end after its start, within a day", t);
 	return 0;
 }
@@ -427,24 +427,24 @@ data_line(struct import *im, const struct csv *c, unsigned int line,
 
 	if ((size_t)im->col_time >= c->n || (size_t)im->col_value >= c->n ||
 	    (im->col_hour >= 0 && (size_t)im->col_hour >= c->n))
-		return admin_line_fail(err, err_size, line, "fewer fields than the header");
+		return admin_factors_line_fail(err, err_size, line, "fewer fields than the header");
 	v = parse_value(c->f[im->col_value], &g);
 	if (v < 0)
-		return admin_line_fail(err, err_size, line,
+		return admin_factors_line_fail(err, err_size, line,
 				       "intensity \"%s\" is not a plain number from 0 to 10000 g/kWh",
 				       c->f[im->col_value]);
 	if (row_times(im, c, line, &from, &to, err, err_size) < 0)
 		return -1;
 	if (im->pts.n > 0 || im->prev != INT64_MIN) {
 		if (from <= im->prev)
-			return admin_line_fail(err, err_size, line,
+			return admin_factors_line_fail(err, err_size, line,
 					       "not after the previous row (rows must be in time order, each once)");
 	}
 	im->prev = from;
 	if (v == 1)
 		return 0;
 	if (add_point(&im->pts, line, from, to, g) < 0)
-		return admin_line_fail(err, err_size, line, "too many rows or out of memory");
+		return admin_factors_line_fail(err, err_size, line, "too many rows or out of memory");
 	return 0;
 }
 
@@ -492,11 +492,11 @@ read_lines(struct import *im, const char *text, size_t len, char *err,
 	int ret = 0;
 
 	if (c == NULL)
-		return admin_line_fail(err, err_size, 0, "out of memory");
-	while (ret == 0 && admin_next_line(text, len, &pos, &p, &l)) {
+		return admin_factors_line_fail(err, err_size, 0, "out of memory");
+	while (ret == 0 && admin_factors_next_line(text, len, &pos, &p, &l)) {
 		line++;
 		if (memchr(p, '\0', l) != NULL)
-			ret = admin_line_fail(err, err_size, line, "NUL byte");
+			ret = admin_factors_line_fail(err, err_size, line, "NUL byte");
 		else if (l == 0 || p[0] == '#')
 			continue;
 		else if (csv_split(p, l, im->sep, c, line, err, err_size) < 0)
@@ -509,7 +509,7 @@ read_lines(struct import *im, const char *text, size_t len, char *err,
 	}
 	free(c);
 	if (ret == 0 && im->pts.n == 0)
-		ret = admin_line_fail(err, err_size, line, "no intensity in the file");
+		ret = admin_factors_line_fail(err, err_size, line, "no intensity in the file");
 	return ret;
 }
 
@@ -529,13 +529,13 @@ close_intervals(struct points *ps, char *err, size_t err_size)
 	if (step == 0)
 		step = 3600;	/* one row: an hour, the usual series */
 	if (step > MAX_STEP_S)
-		return admin_line_fail(err, err_size, ps->p[1].line,
+		return admin_factors_line_fail(err, err_size, ps->p[1].line,
 				       "rows more than a day apart are no intensity series");
 	for (size_t i = 0; i < ps->n; i++) {
 		if (ps->p[i].to == 0)
 			ps->p[i].to = ps->p[i].from + step;
 		if (i > 0 && ps->p[i].from < ps->p[i - 1].to)
-			return admin_line_fail(err, err_size, ps->p[i].line,
+			return admin_factors_line_fail(err, err_size, ps->p[i].line,
 					       "overlaps the interval of line %u",
 					       ps->p[i - 1].line);
 	}
@@ -597,7 +597,7 @@ import_ceems(const char *text, size_t len, const char *zone,
 		return -1;
 	for (size_t i = 0; zone != NULL && i < *nrows; i++)
 		if (strcmp((*rows)[i].zone, zone) != 0) {
-			admin_line_fail(err, err_size, (*rows)[i].line,
+			admin_factors_line_fail(err, err_size, (*rows)[i].line,
 					"zone %s is not --zone %s", (*rows)[i].zone, zone);
 			free(*rows);
 			*rows = NULL;
@@ -649,19 +649,19 @@ admin_import_parse(const char *text, size_t len, const char *zone,
 	}
 	*used = format;
 	if (zone != NULL && !zone_ok(zone))
-		return admin_line_fail(err, err_size, 0,
+		return admin_factors_line_fail(err, err_size, 0,
 				       "--zone %s: 2 to 16 of A-Z 0-9 _ - (the agent's zone, as in ceems.conf)", zone);
 	if (format == ADMIN_IMPORT_CEEMS)
 		return import_ceems(text, len, zone, rows, nrows, err, err_size);
 	if (zone == NULL)
-		return admin_line_fail(err, err_size, 0, "this format needs --zone");
+		return admin_factors_line_fail(err, err_size, 0, "this format needs --zone");
 	im.format = format;
 	im.sep = format == ADMIN_IMPORT_RTE ? ';' : ',';
 	ret = read_lines(&im, text, len, err, err_size);
 	if (ret == 0)
 		ret = close_intervals(&im.pts, err, err_size);
 	if (ret == 0 && to_factors(&im.pts, zone, sources[format], rows, nrows) < 0)
-		ret = admin_line_fail(err, err_size, 0, "out of memory");
+		ret = admin_factors_line_fail(err, err_size, 0, "out of memory");
 	free(im.pts.p);
 	return ret;
 }

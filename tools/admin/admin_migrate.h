@@ -30,17 +30,17 @@ struct admin_migrations {
 /* Parse a file name: "NNN_words.sql" (lower-case letters, digits and
  * underscores) into its version.  Returns the version (1..999), or -1
  * for a name that is not a migration. */
-int admin_migration_version(const char *name);
+int admin_migrate_version_of(const char *name);
 
 /* List the migrations of DIR, sorted, and the definitions of the folder
  * above it.  Two files of one version, or a version missing between 1
  * and the last, are errors.  Returns 0, or -1 with ERR filled. */
-int admin_migrations_scan(const char *dir, struct admin_migrations *out,
+int admin_migrate_scan(const char *dir, struct admin_migrations *out,
 			  char *err, size_t err_size);
 
 /* The database's schema version: 0 for none yet.  Returns 0 with
  * *VERSION set, or -1 with ERR. */
-int admin_schema_version(PGconn *conn, int *version, char *err,
+int admin_migrate_schema_version(PGconn *conn, int *version, char *err,
 			 size_t err_size);
 
 /* Apply every migration after the database's version, up to TARGET (0:
@@ -56,15 +56,15 @@ int admin_migrate(PGconn *conn, const struct admin_migrations *m, int target,
 /* Print the version, the migrations pending, applied ones whose file
  * changed since, and whether the definitions are the files'.  Returns
  * the number pending, or -1 with ERR. */
-int admin_status(PGconn *conn, const struct admin_migrations *m, char *err,
+int admin_migrate_status(PGconn *conn, const struct admin_migrations *m, char *err,
 		 size_t err_size);
 
 /* A SQL file read whole into a new NUL-terminated buffer, or NULL with
  * ERR. */
-char *admin_read_sql(const char *path, char *err, size_t err_size);
+char *admin_migrate_read_sql(const char *path, char *err, size_t err_size);
 
 /* libpq's message of RES (or of CONN) without its trailing newline, in a
  * static buffer. */
-const char *admin_pq_message(const PGconn *conn, const PGresult *res);
+const char *admin_migrate_pq_message(const PGconn *conn, const PGresult *res);
 
 #endif

@@ -80,7 +80,7 @@ conninfo(const struct options *o, char *buf, size_t size)
 		snprintf(buf, size, "%s", o->conninfo);
 		return 0;
 	}
-	ceems_config_defaults(&config);
+	ceems_conf_defaults(&config);
 	if (path == NULL) {
 		path = CEEMS_DEFAULT_CONFIG_PATH;
 		if (access(path, F_OK) < 0) {
@@ -88,7 +88,7 @@ conninfo(const struct options *o, char *buf, size_t size)
 			return -1;
 		}
 	}
-	if (ceems_config_load(&config, path, err, sizeof(err)) < 0) {
+	if (ceems_conf_load(&config, path, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ceems-admin: %s\n", err);
 		return -1;
 	}
@@ -193,14 +193,14 @@ cmd_db(const struct options *o, const char *what)
 		usage(stderr);
 		return 2;
 	}
-	if (admin_migrations_scan(o->sql_dir, &m, err, sizeof(err)) < 0) {
+	if (admin_migrate_scan(o->sql_dir, &m, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ceems-admin: %s\n", err);
 		return 1;
 	}
 	if ((conn = connect_db(o)) == NULL)
 		return 1;
 	if (strcmp(what, "status") == 0) {
-		r = admin_status(conn, &m, err, sizeof(err));
+		r = admin_migrate_status(conn, &m, err, sizeof(err));
 		if (r < 0)
 			fprintf(stderr, "ceems-admin: %s\n", err);
 		PQfinish(conn);
@@ -208,7 +208,7 @@ cmd_db(const struct options *o, const char *what)
 	}
 	/* init is migrate from nothing; on an existing schema it says so. */
 	if (strcmp(what, "init") == 0) {
-		if (admin_schema_version(conn, &version, err, sizeof(err)) < 0) {
+		if (admin_migrate_schema_version(conn, &version, err, sizeof(err)) < 0) {
 			fprintf(stderr, "ceems-admin: %s\n", err);
 			PQfinish(conn);
 			return 1;
@@ -222,7 +222,7 @@ cmd_db(const struct options *o, const char *what)
 		PQfinish(conn);
 		return 1;
 	}
-	if (admin_schema_version(conn, &version, err, sizeof(err)) < 0) {
+	if (admin_migrate_schema_version(conn, &version, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ceems-admin: %s\n", err);
 		PQfinish(conn);
 		return 1;
@@ -330,7 +330,7 @@ cmd_export(const struct options *o, const char *path)
 	}
 	if ((conn = connect_db(o)) == NULL)
 		return 1;
-	r = admin_factors_export(conn, o->zone, o->hours_back, o->hours_ahead,
+	r = admin_export_factors(conn, o->zone, o->hours_back, o->hours_ahead,
 				 path);
 	PQfinish(conn);
 	return r < 0 ? 1 : 0;

@@ -50,7 +50,7 @@
 #endif
 
 void
-agent_raise_nofile(void)
+agent_caps_raise_nofile(void)
 {
 	struct rlimit rl;
 	rlim_t want;
@@ -130,7 +130,7 @@ perf_needs_cap(void)
 	char text[32];
 	long v;
 
-	if (ceems_read_text_file("/proc/sys/kernel/perf_event_paranoid", text,
+	if (ceems_fileio_read_text_file("/proc/sys/kernel/perf_event_paranoid", text,
 				 sizeof(text)) < 0)
 		return true;
 	v = strtol(text, NULL, 10);
@@ -138,7 +138,7 @@ perf_needs_cap(void)
 }
 
 int
-agent_restrict_caps(const struct ceems_config *config)
+agent_caps_restrict(const struct ceems_config *config)
 {
 	cap_value_t keep[MAX_KEEP];
 	const char *why[MAX_KEEP];
@@ -148,7 +148,7 @@ agent_restrict_caps(const struct ceems_config *config)
 	if (config->source_rapl && geteuid() != 0)
 		want_cap(keep, why, &nkeep, CAP_DAC_READ_SEARCH,
 			 "RAPL energy_uj is readable by root only");
-	if (ceems_bpf_io_preloaded() && ceems_bpf_io_maps_need_cap())
+	if (ceems_agent_bpf_io_preloaded() && ceems_agent_bpf_io_maps_need_cap())
 		want_cap(keep, why, &nkeep, CEEMS_CAP_BPF,
 			 "this kernel reads eBPF maps for CAP_BPF holders only");
 	if (config->perf && perf_needs_cap())

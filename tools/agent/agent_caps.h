@@ -8,11 +8,11 @@
 #include "base/conf.h"
 
 /* Raise RLIMIT_NOFILE's soft limit to its hard limit (logged). */
-void agent_raise_nofile(void);
+void agent_caps_raise_nofile(void);
 
 /* Restrict the process's capabilities for CONFIG.  Returns 0, or -1
  * after logging why the process could not be restricted (the agent
  * then refuses to run rather than run with more than it needs). */
-int agent_restrict_caps(const struct ceems_config *config);
+int agent_caps_restrict(const struct ceems_config *config);
 
 #endif

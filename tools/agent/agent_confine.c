@@ -183,9 +183,9 @@ allow_cgroups(int ruleset, uint64_t handled, const struct ceems_config *c)
 	if (text == NULL)
 		return -1;
 	snprintf(path, sizeof(path), "%s/self/mountinfo", c->procfs_root);
-	n = ceems_read_text_file(path, text, 1 << 20);
-	if (n < 0 || ceems_cgroup_mounts_from_mountinfo(text, &mounts) < 0 ||
-	    ceems_perf_mount_from_mountinfo(text, perf_v1, sizeof(perf_v1)) < 0) {
+	n = ceems_fileio_read_text_file(path, text, 1 << 20);
+	if (n < 0 || ceems_cgroup_path_mounts_from_mountinfo(text, &mounts) < 0 ||
+	    ceems_perf_cgroup_mount_from_mountinfo(text, perf_v1, sizeof(perf_v1)) < 0) {
 		ceems_warning("confinement: cannot read the cgroup mounts from %s: no cgroup is readable",
 			      path);
 		free(text);
@@ -205,7 +205,7 @@ allow_cgroups(int ruleset, uint64_t handled, const struct ceems_config *c)
 	/* The perf_event cgroups the agent makes for jobs of cgroup v1
 	 * (lib/sources/perf_cgroup.h), made at start: written beneath. */
 	if (c->perf && c->perf_adopt &&
-	    ceems_perf_root(&mounts, perf_v1, prefix, dir,
+	    ceems_perf_cgroup_root(&mounts, perf_v1, prefix, dir,
 			    sizeof(dir) - sizeof(CEEMS_PERF_ADOPT_DIR) - 1) == 0) {
 		strcat(dir, "/" CEEMS_PERF_ADOPT_DIR);
 		bad |= allow(ruleset, handled, dir, FS_WRITE);
@@ -223,7 +223,7 @@ allow_notes(int ruleset, uint64_t handled, const struct ceems_config *c)
 
 	if (c->note_dir[0] == '\0')
 		return 0;
-	if ((r = ceems_mkdir_p(c->note_dir, 0700)) < 0)
+	if ((r = ceems_fileio_mkdir_p(c->note_dir, 0700)) < 0)
 		ceems_warning("confinement: cannot create note_dir %s: %s; notes left there cannot be read until the agent restarts",
 			      c->note_dir, strerror(-r));
 	return allow(ruleset, handled, c->note_dir, FS_WRITE);
@@ -257,7 +257,7 @@ allow_database(int ruleset, uint64_t handled, const struct ceems_config *c)
 
 	if (c->database[0] == '\0')
 		return;
-	if (ceems_pg_home(home, sizeof(home)) < 0)
+	if (ceems_pg_files_home(home, sizeof(home)) < 0)
 		home[0] = '\0';
 	if (ceems_pg_files(c->database, home, allow_db_file, &db) < 0) {
 		ceems_warning("confinement: the database connection string does not parse: no credential file is readable");

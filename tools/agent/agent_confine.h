@@ -23,6 +23,6 @@ int agent_confine_fs(const struct ceems_config *config);
  * file, the database's credential files; write in the state directory),
  * without connecting to anything.  One line each on stdout; returns
  * 0 when all is as it should be, 1 otherwise. */
-int agent_check_privileges(const struct ceems_config *config);
+int agent_privcheck_run(const struct ceems_config *config);
 
 #endif

@@ -28,16 +28,16 @@ agent_control_start(const struct agent_supervise_spec *spec)
 	pid_t sv = 0, agent = 0;
 	int fd;
 
-	fd = ceems_agent_lock_take(spec->pid_path);
+	fd = ceems_agent_launch_lock_take(spec->pid_path);
 	if (fd == -EWOULDBLOCK) {
-		(void)ceems_agent_lock_probe(spec->pid_path, &sv, &agent);
+		(void)ceems_agent_launch_lock_probe(spec->pid_path, &sv, &agent);
 		printf("ceems-agent: a supervisor runs already: pid %d, agent pid %d (%s)\n",
 		       (int)sv, (int)agent, spec->pid_path);
 		return 0;
 	}
 	if (fd < 0) {
 		fprintf(stderr, "ceems-agent: cannot lock %s: %s\n", spec->pid_path,
-			ceems_agent_lock_strerror(fd));
+			ceems_agent_launch_lock_strerror(fd));
 		return 1;
 	}
 	sv = ceems_agent_launch(&launch, fd);
@@ -56,11 +56,11 @@ agent_control_start(const struct agent_supervise_spec *spec)
 static int
 find(const char *pid_path, pid_t *sv, pid_t *agent)
 {
-	int r = ceems_agent_lock_probe(pid_path, sv, agent);
+	int r = ceems_agent_launch_lock_probe(pid_path, sv, agent);
 
 	if (r < 0) {
 		fprintf(stderr, "ceems-agent: cannot read %s: %s\n", pid_path,
-			ceems_agent_lock_strerror(r));
+			ceems_agent_launch_lock_strerror(r));
 		return -1;
 	}
 	if (r == 0 || *sv <= 0) {
@@ -87,7 +87,7 @@ agent_control_stop(const char *pid_path, int timeout_ms)
 	for (int waited = 0; waited < timeout_ms; waited += POLL_MS) {
 		pid_t s, a;
 
-		if (ceems_agent_lock_probe(pid_path, &s, &a) == 0) {
+		if (ceems_agent_launch_lock_probe(pid_path, &s, &a) == 0) {
 			printf("ceems-agent: stopped the supervisor (pid %d) and the agent (pid %d)\n",
 			       (int)sv, (int)agent);
 			return 0;
@@ -115,7 +115,7 @@ agent_control_restart(const char *pid_path, int timeout_ms)
 	for (int waited = 0; waited < timeout_ms; waited += POLL_MS) {
 		pid_t s, a;
 
-		if (ceems_agent_lock_probe(pid_path, &s, &a) == 1 && a > 0 &&
+		if (ceems_agent_launch_lock_probe(pid_path, &s, &a) == 1 && a > 0 &&
 		    a != agent) {
 			printf("ceems-agent: restarted: supervisor pid %d, agent pid %d (was %d)\n",
 			       (int)s, (int)a, (int)agent);

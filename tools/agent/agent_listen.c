@@ -33,7 +33,7 @@ make_parent_dirs(const char *path)
 	if (slash == NULL || slash == dir)
 		return 0;
 	*slash = '\0';
-	return ceems_mkdir_p(dir, 0755);
+	return ceems_fileio_mkdir_p(dir, 0755);
 }
 
 /* A socket file left by an agent that died is removed; one another agent

@@ -125,7 +125,7 @@ find_db_files(const struct ceems_config *config, struct db_files *f)
 	f->n = 0;
 	if (config->database[0] == '\0')
 		return;
-	if (ceems_pg_home(home, sizeof(home)) < 0)
+	if (ceems_pg_files_home(home, sizeof(home)) < 0)
 		home[0] = '\0';
 	if (ceems_pg_files(config->database, home, note_db_file, f) < 0)
 		expect(false, "the database connection string parses", 0);
@@ -151,16 +151,16 @@ check_db_files(const struct db_files *f)
 }
 
 int
-agent_check_privileges(const struct ceems_config *config)
+agent_privcheck_run(const struct ceems_config *config)
 {
 	static struct db_files db;
 	char path[PATH_MAX], what[PATH_MAX + 64];
 	int confined, r;
 
 	/* The agent creates its state directory before it is confined. */
-	if ((r = ceems_mkdir_p(config->state_dir, 0700)) < 0)
+	if ((r = ceems_fileio_mkdir_p(config->state_dir, 0700)) < 0)
 		ceems_warning("cannot create %s: %s", config->state_dir, strerror(-r));
-	if (agent_restrict_caps(config) < 0)
+	if (agent_caps_restrict(config) < 0)
 		return 1;
 	find_db_files(config, &db);
 	confined = agent_confine_fs(config);

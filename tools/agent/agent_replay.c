@@ -366,15 +366,15 @@ agent_replay_load(int argc, char **argv, struct ceems_config *config,
 		ceems_error("replay: out of memory");
 		return -1;
 	}
-	n = ceems_pread_text(AGENT_REPLAY_CONFIG_FD, text, CEEMS_CONFIG_TEXT_MAX);
-	ceems_config_defaults(config);
+	n = ceems_fileio_pread_text(AGENT_REPLAY_CONFIG_FD, text, CEEMS_CONFIG_TEXT_MAX);
+	ceems_conf_defaults(config);
 	if (n < 0 || (size_t)n != strlen(text)) {
 		ceems_error("replay: cannot read the agent's configuration: %s",
 			    n < 0 ? strerror((int)-n) : "NUL byte");
 		free(text);
 		return -1;
 	}
-	r = ceems_config_parse(config, text, "the agent's configuration", err,
+	r = ceems_conf_parse(config, text, "the agent's configuration", err,
 			       sizeof(err));
 	free(text);
 	(void)close(AGENT_REPLAY_CONFIG_FD);

@@ -76,7 +76,7 @@ setup(struct server *s, const char *config_text)
 	sigaddset(&mask, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ||
 	    (fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0 ||
-	    server_add_watch(s, &s->sig, W_SIGNAL, fd) < 0) {
+	    agent_server_timers_add_watch(s, &s->sig, W_SIGNAL, fd) < 0) {
 		ceems_error("cannot set up signal handling: %s", strerror(errno));
 		return -1;
 	}
@@ -88,7 +88,7 @@ setup(struct server *s, const char *config_text)
 		return -1;
 	}
 	/* Opening took a while since NOW: the first tick starts here. */
-	ceems_agent_start(s->agent, ceems_clock_monotonic_ns());
+	ceems_agent_open_start(s->agent, ceems_clock_monotonic_ns());
 	/* Restore before listening: a job that ends now must find its
 	 * state, not a fresh registration. */
 	r = ceems_agent_restore(s->agent, ceems_clock_monotonic_ns());
@@ -100,26 +100,26 @@ setup(struct server *s, const char *config_text)
 			   r == 1 ? "" : "s");
 	/* Notes left while the agent was away: jobs restored above get
 	 * their own record, the others one of their metadata alone. */
-	r = server_take_notes(s, ceems_clock_monotonic_ns());
+	r = agent_server_timers_take_notes(s, ceems_clock_monotonic_ns());
 	if (r > 0)
 		ceems_info("%d job note%s taken", r, r == 1 ? "" : "s");
-	if (server_open_timer(s, &s->tick, W_TICK, s->config->interval_ns) < 0 ||
-	    server_open_timer(s, &s->sample, W_SAMPLE, 0) < 0 ||
-	    server_open_timer(s, &s->checkpoint, W_CHECKPOINT,
+	if (agent_server_timers_open_timer(s, &s->tick, W_TICK, s->config->interval_ns) < 0 ||
+	    agent_server_timers_open_timer(s, &s->sample, W_SAMPLE, 0) < 0 ||
+	    agent_server_timers_open_timer(s, &s->checkpoint, W_CHECKPOINT,
 		       s->config->checkpoint_interval_ns) < 0) {
 		ceems_error("cannot create the agent's timers: %s", strerror(errno));
 		return -1;
 	}
-	server_update_sample_timer(s);
+	agent_server_timers_update_sample_timer(s);
 	if (ceems_storage_have_database(s->config)) {
 		s->replay = agent_replay_new(s->config, config_text);
 		if (s->replay == NULL ||
-		    server_open_timer(s, &s->replay_timer, W_REPLAY, 0) < 0) {
+		    agent_server_timers_open_timer(s, &s->replay_timer, W_REPLAY, 0) < 0) {
 			ceems_error("cannot set up the replay of the spool");
 			return -1;
 		}
 	}
-	if (server_open_listener(s) < 0)
+	if (agent_server_clients_open_listener(s) < 0)
 		return -1;
 	/* Everything the agent opens at start is open and its directories
 	 * exist: from here on it reaches only its own files. */
@@ -128,7 +128,7 @@ setup(struct server *s, const char *config_text)
 	/* Started once everything is open (the new process holds none of
 	 * it); its first pass a second after the start. */
 	if (s->replay != NULL)
-		server_start_replay(s, 1000000000u);
+		agent_server_timers_start_replay(s, 1000000000u);
 	ceems_info("listening on %s: tick %.3f s, %zu job%s, up to %u",
 		   s->config->socket_path, (double)s->config->interval_ns / 1e9,
 		   ceems_agent_njobs(s->agent),
@@ -141,9 +141,9 @@ teardown(struct server *s, bool clean)
 {
 	for (unsigned i = 0; i < AGENT_MAX_CLIENTS; i++)
 		if (s->clients[i].used)
-			server_drop_client(s, &s->clients[i]);
+			agent_server_clients_drop_client(s, &s->clients[i]);
 	if (s->agent != NULL && clean)
-		server_checkpoint(s, ceems_clock_monotonic_ns());
+		agent_server_timers_checkpoint(s, ceems_clock_monotonic_ns());
 	if (s->listen.fd >= 0) {
 		agent_listen_remove(s->config->socket_path, &s->sock);
 		close(s->listen.fd);
@@ -161,7 +161,7 @@ teardown(struct server *s, bool clean)
 	agent_replay_free(s->replay);	/* closes replay_child's fd */
 	if (s->epfd >= 0)
 		close(s->epfd);
-	ceems_agent_close(s->agent);
+	ceems_agent_open_close(s->agent);
 }
 
 int
@@ -182,7 +182,7 @@ agent_server_run(const struct ceems_config *config, const char *config_text)
 		return 1;
 	}
 	while (!s.stop) {
-		int timeout = server_expire_clients(&s);
+		int timeout = agent_server_clients_expire_clients(&s);
 
 		/* A tick in parts: only look for what came meanwhile. */
 		if (ceems_agent_tick_open(s.agent))
@@ -202,38 +202,38 @@ agent_server_run(const struct ceems_config *config, const char *config_text)
 
 			switch (w->kind) {
 			case W_LISTEN:
-				server_on_accept(&s);
+				agent_server_clients_on_accept(&s);
 				break;
 			case W_CLIENT:
 				/* A client dropped earlier in this batch is
 				 * skipped: its slot is no longer used. */
 				if (((struct client *)w)->used)
-					server_on_client(&s, (struct client *)w, events[i].events);
+					agent_server_clients_on_client(&s, (struct client *)w, events[i].events);
 				break;
 			case W_TICK:
-				server_on_tick(&s);
+				agent_server_timers_on_tick(&s);
 				break;
 			case W_SAMPLE:
-				server_drain_timer(s.sample.fd);
-				ceems_agent_sample_sources(s.agent, ceems_clock_monotonic_ns());
+				agent_server_timers_drain_timer(s.sample.fd);
+				ceems_agent_open_sample_sources(s.agent, ceems_clock_monotonic_ns());
 				break;
 			case W_CHECKPOINT:
-				server_drain_timer(s.checkpoint.fd);
-				server_checkpoint(&s, ceems_clock_monotonic_ns());
+				agent_server_timers_drain_timer(s.checkpoint.fd);
+				agent_server_timers_checkpoint(&s, ceems_clock_monotonic_ns());
 				break;
 			case W_SIGNAL:
 				on_signal(&s);
 				break;
 			case W_REPLAY:
-				server_on_replay(&s);
+				agent_server_timers_on_replay(&s);
 				break;
 			case W_REPLAY_CHILD:
-				server_on_replay_child(&s);
+				agent_server_timers_on_replay_child(&s);
 				break;
 			}
 		}
 		if (ceems_agent_tick_open(s.agent))
-			server_tick_part(&s);
+			agent_server_timers_tick_part(&s);
 	}
 	teardown(&s, true);
 	ceems_info("stopped");

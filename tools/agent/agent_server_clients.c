@@ -27,14 +27,14 @@
 #include "base/log.h"
 
 int
-server_open_listener(struct server *s)
+agent_server_clients_open_listener(struct server *s)
 {
 	int fd = agent_listen_open(s->config->socket_path, &s->sock);
 	int r;
 
 	if (fd < 0)
 		return fd;
-	if ((r = server_add_watch(s, &s->listen, W_LISTEN, fd)) < 0) {
+	if ((r = agent_server_timers_add_watch(s, &s->listen, W_LISTEN, fd)) < 0) {
 		close(fd);
 		return r;
 	}
@@ -61,7 +61,7 @@ may_log(struct server *s, uint64_t now)
 }
 
 void
-server_drop_client(struct server *s, struct client *c)
+agent_server_clients_drop_client(struct server *s, struct client *c)
 {
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->w.fd, NULL);
 	close(c->w.fd);
@@ -74,10 +74,10 @@ server_drop_client(struct server *s, struct client *c)
  * reading its replies: it is dropped rather than waited for.  0, or -1
  * when the reply did not go. */
 int
-server_send_reply(struct server *s, struct client *c, int len)
+agent_server_clients_send_reply(struct server *s, struct client *c, int len)
 {
 	if (len < 0) {
-		len = ceems_agent_reply_error(-EIO, "the agent could not build its reply",
+		len = ceems_agent_proto_reply_error(-EIO, "the agent could not build its reply",
 					      s->outbuf, sizeof(s->outbuf));
 		if (len < 0)
 			return -1;
@@ -87,7 +87,7 @@ server_send_reply(struct server *s, struct client *c, int len)
 			ceems_warning("client uid %u pid %d: cannot send the reply (%s): "
 				      "dropped", (unsigned)c->uid, (int)c->pid,
 				      strerror(errno));
-		server_drop_client(s, c);
+		agent_server_clients_drop_client(s, c);
 		return -1;
 	}
 	return 0;
@@ -95,7 +95,7 @@ server_send_reply(struct server *s, struct client *c, int len)
 
 /* Answer C with an error, logged as a refusal. */
 void
-server_refuse(struct server *s, struct client *c, int code, const char *fmt, ...)
+agent_server_clients_refuse(struct server *s, struct client *c, int code, const char *fmt, ...)
 {
 	char why[512];
 	va_list ap;
@@ -112,11 +112,11 @@ server_refuse(struct server *s, struct client *c, int code, const char *fmt, ...
 	if (may_log(s, ceems_clock_monotonic_ns()))
 		ceems_warning("refused a request from uid %u pid %d: %s",
 			      (unsigned)c->uid, (int)c->pid, why);
-	server_send_reply(s, c, ceems_agent_reply_error(code, why, s->outbuf, sizeof(s->outbuf)));
+	agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_error(code, why, s->outbuf, sizeof(s->outbuf)));
 }
 
 void
-server_on_client(struct server *s, struct client *c, uint32_t events)
+agent_server_clients_on_client(struct server *s, struct client *c, uint32_t events)
 {
 	ssize_t n;
 
@@ -126,30 +126,30 @@ server_on_client(struct server *s, struct client *c, uint32_t events)
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				return;
-			server_drop_client(s, c);
+			agent_server_clients_drop_client(s, c);
 			return;
 		}
 		if (n == 0) {	/* closed (or an empty message: same answer) */
-			server_drop_client(s, c);
+			agent_server_clients_drop_client(s, c);
 			return;
 		}
 		if (c->uid == 0)
 			c->deadline_ns = ceems_clock_monotonic_ns() + AGENT_CLIENT_TIMEOUT_MS * UINT64_C(1000000);
 		if ((size_t)n > CEEMS_AGENT_MSG_MAX) {
 			s->requests++;
-			server_refuse(s, c, -EMSGSIZE, "request of %zd bytes is larger than "
+			agent_server_clients_refuse(s, c, -EMSGSIZE, "request of %zd bytes is larger than "
 			       "the %d allowed", n, CEEMS_AGENT_MSG_MAX);
 			return;
 		}
-		server_handle_request(s, c, (size_t)n);
+		agent_server_dispatch_handle_request(s, c, (size_t)n);
 		/* One request per connection for users other than root: a
 		 * connection cannot be kept by sending a byte now and then. */
 		if (c->used && c->uid != 0)
-			server_drop_client(s, c);
+			agent_server_clients_drop_client(s, c);
 		return;
 	}
 	if (events & (EPOLLHUP | EPOLLERR))
-		server_drop_client(s, c);
+		agent_server_clients_drop_client(s, c);
 }
 
 /* Answer a connection that gets no slot with EBUSY and close it; its
@@ -158,7 +158,7 @@ server_on_client(struct server *s, struct client *c, uint32_t events)
 static void
 refuse_connection(struct server *s, int fd)
 {
-	int n = ceems_agent_reply_error(-EBUSY, "the agent has too many clients "
+	int n = ceems_agent_proto_reply_error(-EBUSY, "the agent has too many clients "
 					"(or this user holds too many); try again",
 					s->outbuf, sizeof(s->outbuf));
 
@@ -182,7 +182,7 @@ free_slot(struct server *s)
 #define ACCEPT_BATCH 64
 
 void
-server_on_accept(struct server *s)
+agent_server_clients_on_accept(struct server *s)
 {
 	for (int k = 0; k < ACCEPT_BATCH; k++) {
 		struct ucred cred;
@@ -230,7 +230,7 @@ server_on_accept(struct server *s)
 
 /* Drop silent clients; return the ms until the next deadline (-1 none). */
 int
-server_expire_clients(struct server *s)
+agent_server_clients_expire_clients(struct server *s)
 {
 	uint64_t now = ceems_clock_monotonic_ns(), next = UINT64_MAX;
 
@@ -242,7 +242,7 @@ server_expire_clients(struct server *s)
 		if (c->deadline_ns <= now) {
 			ceems_debug("client uid %u pid %d silent for %d ms: dropped",
 				    (unsigned)c->uid, (int)c->pid, AGENT_CLIENT_TIMEOUT_MS);
-			server_drop_client(s, c);
+			agent_server_clients_drop_client(s, c);
 			continue;
 		}
 		if (c->deadline_ns < next)

@@ -56,32 +56,32 @@ handle_step(struct server *s, struct client *c,
 	if (req->op == CEEMS_AGENT_OP_STEP_START) {
 		r = ceems_agent_step_start(s->agent, req->jobid, req->step, now);
 		if (r < 0) {
-			server_refuse(s, c, r, "job %u step %s: %s", req->jobid, req->step,
+			agent_server_clients_refuse(s, c, r, "job %u step %s: %s", req->jobid, req->step,
 			       r == -ENOENT ? "the job is not registered" :
 			       r == -EEXIST ? "the step has started already" :
 			       r == -ENOSPC ? "the job has too many steps to account apart" :
 			       "cannot start the step");
 			return;
 		}
-		server_send_reply(s, c, ceems_agent_reply_ok(NULL, s->outbuf, sizeof(s->outbuf)));
+		agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(NULL, s->outbuf, sizeof(s->outbuf)));
 		return;
 	}
 	if (req->have_status)
-		(void)ceems_agent_step_status(s->agent, req->jobid, req->status);
+		(void)ceems_agent_end_step_status(s->agent, req->jobid, req->status);
 	r = ceems_agent_step_end(s->agent, req->jobid, req->step, now, &step);
 	/* The extern step may end the job before the batch step's tasks
 	 * end (a time limit, a cancel: all steps are killed together):
 	 * the batch step gets the job's final figures for its summary. */
-	if (r < 0 && ceems_agent_final_report(s->agent, req->jobid, &report) == 0) {
-		server_send_reply(s, c, ceems_agent_reply_ok(&report, s->outbuf, sizeof(s->outbuf)));
+	if (r < 0 && ceems_agent_end_final_report(s->agent, req->jobid, &report) == 0) {
+		agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(&report, s->outbuf, sizeof(s->outbuf)));
 		return;
 	}
 	if (r < 0 ||
 	    ceems_agent_report_now(s->agent, req->jobid, now, &report) < 0) {
-		server_refuse(s, c, -ENOENT, "job %u has no step %s", req->jobid, req->step);
+		agent_server_clients_refuse(s, c, -ENOENT, "job %u has no step %s", req->jobid, req->step);
 		return;
 	}
-	server_send_reply(s, c, ceems_agent_reply_ok(&report, s->outbuf, sizeof(s->outbuf)));
+	agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(&report, s->outbuf, sizeof(s->outbuf)));
 }
 
 
@@ -96,7 +96,7 @@ allowed(struct server *s, struct client *c,
 	if (c->uid == 0 || req->op == CEEMS_AGENT_OP_STATUS ||
 	    req->op == CEEMS_AGENT_OP_REPORT)
 		return true;
-	server_refuse(s, c, -EPERM, "only root may %s jobs (job %u)",
+	agent_server_clients_refuse(s, c, -EPERM, "only root may %s jobs (job %u)",
 		      req->op == CEEMS_AGENT_OP_REGISTER ? "register" :
 		      req->op == CEEMS_AGENT_OP_DEREGISTER ? "deregister" :
 		      req->op == CEEMS_AGENT_OP_RELEASE ? "release" :
@@ -111,15 +111,15 @@ handle_report(struct server *s, struct client *c,
 	static struct ceems_agent_job_report report;
 
 	if (ceems_agent_report(s->agent, req->jobid, &report) < 0) {
-		server_refuse(s, c, -ENOENT, "job %u is not registered", req->jobid);
+		agent_server_clients_refuse(s, c, -ENOENT, "job %u is not registered", req->jobid);
 		return;
 	}
 	if (c->uid != 0 && c->uid != report.uid) {
-		server_refuse(s, c, -EPERM, "job %u is not yours: only root and the "
+		agent_server_clients_refuse(s, c, -EPERM, "job %u is not yours: only root and the "
 			      "job's owner may read its report", req->jobid);
 		return;
 	}
-	server_send_reply(s, c, ceems_agent_reply_ok(&report, s->outbuf, sizeof(s->outbuf)));
+	agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(&report, s->outbuf, sizeof(s->outbuf)));
 }
 
 static void
@@ -135,15 +135,15 @@ handle_register(struct server *s, struct client *c,
 		 * for the admin. */
 		ceems_debug("job %u: registered already (uid %u pid %d)",
 			    req->jobid, (unsigned)c->uid, (int)c->pid);
-		server_send_reply(s, c, ceems_agent_reply_error(r, "job is already registered",
+		agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_error(r, "job is already registered",
 								s->outbuf, sizeof(s->outbuf)));
 		return;
 	}
 	if (r < 0) {
-		server_refuse(s, c, r, "job %u %s", req->jobid, register_error(r));
+		agent_server_clients_refuse(s, c, r, "job %u %s", req->jobid, register_error(r));
 		return;
 	}
-	server_send_reply(s, c, ceems_agent_reply_ok(NULL, s->outbuf, sizeof(s->outbuf)));
+	agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(NULL, s->outbuf, sizeof(s->outbuf)));
 }
 
 static void
@@ -151,11 +151,11 @@ handle_release(struct server *s, struct client *c,
 	       const struct ceems_agent_request *req)
 {
 	if (ceems_agent_release(s->agent, req->jobid) < 0) {
-		server_refuse(s, c, -ENOENT, "job %u is not waiting for a release",
+		agent_server_clients_refuse(s, c, -ENOENT, "job %u is not waiting for a release",
 			      req->jobid);
 		return;
 	}
-	server_send_reply(s, c, ceems_agent_reply_ok(NULL, s->outbuf, sizeof(s->outbuf)));
+	agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(NULL, s->outbuf, sizeof(s->outbuf)));
 }
 
 /* The job's end, and the agent never knew it: a record of its metadata
@@ -171,11 +171,11 @@ end_unknown(struct server *s, struct client *c,
 	r = ceems_agent_end_unknown(s->agent, req->jobid, &req->meta,
 				    req->by, now, &report);
 	if (r < 0) {
-		server_refuse(s, c, r, "job %u: no record could be kept of its end",
+		agent_server_clients_refuse(s, c, r, "job %u: no record could be kept of its end",
 			      req->jobid);
 		return;
 	}
-	(void)server_send_reply(s, c, ceems_agent_reply_ok(&report, s->outbuf,
+	(void)agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(&report, s->outbuf,
 							   sizeof(s->outbuf)));
 	if (r == 0 && strcmp(req->by, "extern") != 0)
 		agent_replay_wake(s->replay);
@@ -194,7 +194,7 @@ end_job(struct server *s, struct client *c,
 	 * series, which the reply carries.  It is sent after the record
 	 * is kept: sent before, the client's next request would wait for
 	 * the spool's fsync. */
-	int reply_len = ceems_agent_reply_ok(report, s->outbuf,
+	int reply_len = ceems_agent_proto_reply_ok(report, s->outbuf,
 					     sizeof(s->outbuf));
 	int r;
 
@@ -204,12 +204,12 @@ end_job(struct server *s, struct client *c,
 	 * again at each sweep, and the error makes the plugin leave a note
 	 * of the job, the other way to it. */
 	if (r < 0 && r != -ENOENT) {
-		server_refuse(s, c, r, "job %u: its record could not be "
+		agent_server_clients_refuse(s, c, r, "job %u: its record could not be "
 			      "written to the spool (the agent tries again)",
 			      req->jobid);
 		return;
 	}
-	(void)server_send_reply(s, c, reply_len);
+	(void)agent_server_clients_send_reply(s, c, reply_len);
 	if (strcmp(req->by, "extern") != 0 && r == 0)
 		agent_replay_wake(s->replay);
 }
@@ -227,7 +227,7 @@ handle_deregister(struct server *s, struct client *c,
 		return;
 	}
 	if (r < 0) {
-		server_refuse(s, c, r, "job %u is not registered", req->jobid);
+		agent_server_clients_refuse(s, c, r, "job %u is not registered", req->jobid);
 		return;
 	}
 	if (req->by[0] != '\0') {
@@ -237,29 +237,29 @@ handle_deregister(struct server *s, struct client *c,
 	if (req->have_meta)
 		ceems_agent_finishing_meta(s->agent, req->jobid, &req->meta);
 	/* The figures did not reach the plugin: the agent keeps them. */
-	if (server_send_reply(s, c, ceems_agent_reply_ok(&report, s->outbuf,
+	if (agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(&report, s->outbuf,
 							 sizeof(s->outbuf))) < 0)
 		ceems_agent_reply_lost(s->agent, req->jobid);
 }
 
 void
-server_handle_request(struct server *s, struct client *c, size_t len)
+agent_server_dispatch_handle_request(struct server *s, struct client *c, size_t len)
 {
 	static struct ceems_agent_request req;
 	char err[256];
 	int r;
 
 	s->requests++;
-	r = ceems_agent_request_decode(s->inbuf, len, &req, err, sizeof(err));
+	r = ceems_agent_proto_request_decode(s->inbuf, len, &req, err, sizeof(err));
 	if (r < 0) {
-		server_refuse(s, c, r, "%s", err);
+		agent_server_clients_refuse(s, c, r, "%s", err);
 		return;
 	}
 	if (!allowed(s, c, &req))
 		return;
 	switch (req.op) {
 	case CEEMS_AGENT_OP_STATUS:
-		server_send_reply(s, c, status_reply(s));
+		agent_server_clients_send_reply(s, c, status_reply(s));
 		return;
 	case CEEMS_AGENT_OP_REPORT:
 		handle_report(s, c, &req);
@@ -278,5 +278,5 @@ server_handle_request(struct server *s, struct client *c, size_t len)
 		handle_deregister(s, c, &req, ceems_clock_monotonic_ns());
 		return;
 	}
-	server_refuse(s, c, -EINVAL, "unknown request %d", (int)req.op);
+	agent_server_clients_refuse(s, c, -EINVAL, "unknown request %d", (int)req.op);
 }

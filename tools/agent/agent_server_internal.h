@@ -70,33 +70,33 @@ struct server {
 
 /* agent_server_timers.c: the timerfds, the tick in parts, checkpoints,
  * the job notes and the replay child. */
-int server_add_watch(struct server *s, struct watch *w, enum watch_kind kind,
+int agent_server_timers_add_watch(struct server *s, struct watch *w, enum watch_kind kind,
 		     int fd);
-int server_open_timer(struct server *s, struct watch *w, enum watch_kind kind,
+int agent_server_timers_open_timer(struct server *s, struct watch *w, enum watch_kind kind,
 		      uint64_t period_ns);
-void server_drain_timer(int fd);
-void server_update_sample_timer(struct server *s);
-void server_checkpoint(struct server *s, uint64_t now);
-int server_take_notes(struct server *s, uint64_t now);
-void server_tick_part(struct server *s);
-void server_on_tick(struct server *s);
-void server_start_replay(struct server *s, uint64_t first_delay_ns);
-void server_on_replay(struct server *s);
-void server_on_replay_child(struct server *s);
+void agent_server_timers_drain_timer(int fd);
+void agent_server_timers_update_sample_timer(struct server *s);
+void agent_server_timers_checkpoint(struct server *s, uint64_t now);
+int agent_server_timers_take_notes(struct server *s, uint64_t now);
+void agent_server_timers_tick_part(struct server *s);
+void agent_server_timers_on_tick(struct server *s);
+void agent_server_timers_start_replay(struct server *s, uint64_t first_delay_ns);
+void agent_server_timers_on_replay(struct server *s);
+void agent_server_timers_on_replay_child(struct server *s);
 
 /* agent_server_clients.c: the listening socket, admission, clients'
  * messages in, replies and refusals out. */
-int server_open_listener(struct server *s);
-void server_on_accept(struct server *s);
-void server_on_client(struct server *s, struct client *c, uint32_t events);
-int server_expire_clients(struct server *s);
-void server_drop_client(struct server *s, struct client *c);
-int server_send_reply(struct server *s, struct client *c, int len);
-void server_refuse(struct server *s, struct client *c, int code,
+int agent_server_clients_open_listener(struct server *s);
+void agent_server_clients_on_accept(struct server *s);
+void agent_server_clients_on_client(struct server *s, struct client *c, uint32_t events);
+int agent_server_clients_expire_clients(struct server *s);
+void agent_server_clients_drop_client(struct server *s, struct client *c);
+int agent_server_clients_send_reply(struct server *s, struct client *c, int len);
+void agent_server_clients_refuse(struct server *s, struct client *c, int code,
 		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* agent_server_dispatch.c: one request of LEN bytes in s->inbuf from C,
  * answered. */
-void server_handle_request(struct server *s, struct client *c, size_t len);
+void agent_server_dispatch_handle_request(struct server *s, struct client *c, size_t len);
 
 #endif

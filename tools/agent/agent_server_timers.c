@@ -25,7 +25,7 @@
 #include "base/log.h"
 
 int
-server_add_watch(struct server *s, struct watch *w, enum watch_kind kind, int fd)
+agent_server_timers_add_watch(struct server *s, struct watch *w, enum watch_kind kind, int fd)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = w };
 
@@ -50,7 +50,7 @@ arm_timer(int fd, uint64_t period_ns)
 }
 
 int
-server_open_timer(struct server *s, struct watch *w, enum watch_kind kind,
+agent_server_timers_open_timer(struct server *s, struct watch *w, enum watch_kind kind,
 	   uint64_t period_ns)
 {
 	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
@@ -59,7 +59,7 @@ server_open_timer(struct server *s, struct watch *w, enum watch_kind kind,
 	if (fd < 0)
 		return -errno;
 	if ((r = arm_timer(fd, period_ns)) < 0 ||
-	    (r = server_add_watch(s, w, kind, fd)) < 0) {
+	    (r = agent_server_timers_add_watch(s, w, kind, fd)) < 0) {
 		close(fd);
 		return r;
 	}
@@ -69,7 +69,7 @@ server_open_timer(struct server *s, struct watch *w, enum watch_kind kind,
 /* Consume a timerfd's expirations (a late loop may have missed some:
  * the engine measures real elapsed time, so one tick covers them). */
 void
-server_drain_timer(int fd)
+agent_server_timers_drain_timer(int fd)
 {
 	uint64_t expirations;
 
@@ -79,9 +79,9 @@ server_drain_timer(int fd)
 
 /* Sample sources on their own timer only when a counter needs it. */
 void
-server_update_sample_timer(struct server *s)
+agent_server_timers_update_sample_timer(struct server *s)
 {
-	uint64_t want = ceems_agent_source_interval_ns(s->agent);
+	uint64_t want = ceems_agent_open_source_interval_ns(s->agent);
 
 	if (want == 0 || want >= s->config->interval_ns)
 		want = 0;
@@ -101,7 +101,7 @@ server_update_sample_timer(struct server *s)
 }
 
 void
-server_checkpoint(struct server *s, uint64_t now)
+agent_server_timers_checkpoint(struct server *s, uint64_t now)
 {
 	int r = ceems_agent_checkpoint(s->agent, now);
 
@@ -114,15 +114,15 @@ server_checkpoint(struct server *s, uint64_t now)
 /* The notes of jobs whose end the agent was not told: a batch at each
  * tick.  A folder that cannot be read is said once, until it can. */
 int
-server_take_notes(struct server *s, uint64_t now)
+agent_server_timers_take_notes(struct server *s, uint64_t now)
 {
 	char dir[CEEMS_CONFIG_PATH_MAX + 8];
-	int r = ceems_agent_take_notes(s->agent, now);
+	int r = ceems_agent_end_take_notes(s->agent, now);
 
 	if (r > 0)
 		agent_replay_wake(s->replay);
 	if (r < 0 && !s->notes_failing) {
-		if (ceems_note_dir(s->config, dir, sizeof(dir)) < 0)
+		if (ceems_job_note_dir(s->config, dir, sizeof(dir)) < 0)
 			snprintf(dir, sizeof(dir), "(the note folder)");
 		ceems_error("cannot read the job notes in %s: %s; the jobs they "
 			    "name get no record until it can be read (check its "
@@ -140,24 +140,24 @@ end_tick(struct server *s)
 	uint64_t now = ceems_clock_monotonic_ns();
 
 	ceems_agent_tick_end(s->agent, now);
-	agent_totals_add(&s->totals, ceems_agent_last_tick(s->agent), now);
+	agent_status_totals_add(&s->totals, ceems_agent_last_tick(s->agent), now);
 	/* Records written (grace ended, notes taken): the replay now. */
 	if (ceems_agent_sweep(s->agent, now) > 0)
 		agent_replay_wake(s->replay);
-	server_take_notes(s, now);
+	agent_server_timers_take_notes(s, now);
 	if (s->config->checkpoint_interval_ns == 0)
-		server_checkpoint(s, now);
-	server_update_sample_timer(s);
+		agent_server_timers_checkpoint(s, now);
+	agent_server_timers_update_sample_timer(s);
 }
 
 /* A tick reads every job's cgroup: with a thousand jobs, one block of it
  * would hold every request that comes meanwhile (the plugin's among
  * them).  It is taken in parts of TICK_PART_NS at most, the loop serving
- * what came between them (server_tick_part). */
+ * what came between them (agent_server_timers_tick_part). */
 #define TICK_PART_NS (UINT64_C(1000000))
 
 void
-server_tick_part(struct server *s)
+agent_server_timers_tick_part(struct server *s)
 {
 	uint64_t until = ceems_clock_monotonic_ns() + TICK_PART_NS;
 
@@ -168,15 +168,15 @@ server_tick_part(struct server *s)
 }
 
 void
-server_on_tick(struct server *s)
+agent_server_timers_on_tick(struct server *s)
 {
-	server_drain_timer(s->tick.fd);
+	agent_server_timers_drain_timer(s->tick.fd);
 	/* A tick still in parts when the next is due (a loop starved for a
 	 * whole interval): that one takes the time since. */
 	if (ceems_agent_tick_open(s->agent))
 		return;
 	ceems_agent_tick_begin(s->agent, ceems_clock_monotonic_ns());
-	server_tick_part(s);
+	agent_server_timers_tick_part(s);
 }
 
 /* A one-shot timer in DELAY_NS (at least 1 ns: 0 would disarm it). */
@@ -197,12 +197,12 @@ arm_once(int fd, uint64_t delay_ns)
  * (tools/agent/agent_replay.c): a database that does not answer must not hold
  * the loop, where job starts wait.  The timer starts it (again). */
 void
-server_start_replay(struct server *s, uint64_t first_delay_ns)
+agent_server_timers_start_replay(struct server *s, uint64_t first_delay_ns)
 {
 	int fd = agent_replay_spawn(s->replay, first_delay_ns);
 	int r = fd;
 
-	if (fd >= 0 && (r = server_add_watch(s, &s->replay_child, W_REPLAY_CHILD, fd)) == 0)
+	if (fd >= 0 && (r = agent_server_timers_add_watch(s, &s->replay_child, W_REPLAY_CHILD, fd)) == 0)
 		return;
 	ceems_error("cannot start the replay of the spool: %s: trying again in 60 s",
 		    strerror(-r));
@@ -212,14 +212,14 @@ server_start_replay(struct server *s, uint64_t first_delay_ns)
 }
 
 void
-server_on_replay(struct server *s)
+agent_server_timers_on_replay(struct server *s)
 {
-	server_drain_timer(s->replay_timer.fd);
-	server_start_replay(s, 0);
+	agent_server_timers_drain_timer(s->replay_timer.fd);
+	agent_server_timers_start_replay(s, 0);
 }
 
 void
-server_on_replay_child(struct server *s)
+agent_server_timers_on_replay_child(struct server *s)
 {
 	int fd = s->replay_child.fd;
 	uint64_t again = agent_replay_on_event(s->replay);

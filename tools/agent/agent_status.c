@@ -12,7 +12,7 @@
 #include "base/json_util.h"
 
 void
-agent_totals_add(struct agent_totals *tot, const struct ceems_ledger_tick *t,
+agent_status_totals_add(struct agent_totals *tot, const struct ceems_ledger_tick *t,
 		 uint64_t now)
 {
 	if (t == NULL || now <= tot->last_ns)
@@ -39,11 +39,11 @@ add_domain_totals(struct json_object *energy, const struct agent_totals *t, int 
 
 	if (o == NULL)
 		return;
-	json_object_object_add(o, "delta_j", ceems_json_double(t->delta_j[d]));
-	json_object_object_add(o, "system_j", ceems_json_double(t->system_j[d]));
-	json_object_object_add(o, "idle_j", ceems_json_double(t->idle_j[d]));
+	json_object_object_add(o, "delta_j", ceems_json_util_double(t->delta_j[d]));
+	json_object_object_add(o, "system_j", ceems_json_util_double(t->system_j[d]));
+	json_object_object_add(o, "idle_j", ceems_json_util_double(t->idle_j[d]));
 	json_object_object_add(o, "gap_ticks", json_object_new_int64((int64_t)t->gap_ticks[d]));
-	json_object_object_add(energy, ceems_energy_domain_name(d), o);
+	json_object_object_add(energy, ceems_job_figures_energy_domain_name(d), o);
 }
 
 static void
@@ -70,15 +70,15 @@ agent_status_reply(const struct agent_status_in *in, char *buf, size_t size)
 	json_object_object_add(obj, "version", json_object_new_string(PACKAGE_VERSION));
 	add_int(obj, "pid", getpid());
 	json_object_object_add(obj, "uptime_s",
-			       ceems_json_double((double)in->uptime_ns / 1e9));
+			       ceems_json_util_double((double)in->uptime_ns / 1e9));
 	add_int(obj, "jobs", (int64_t)ceems_agent_njobs(in->agent));
 	add_int(obj, "finishing", (int64_t)ceems_agent_nfinishing(in->agent));
 	add_int(obj, "max_jobs", in->config->max_jobs);
 	add_int(obj, "clients", in->clients);
 	json_object_object_add(obj, "interval_s",
-			       ceems_json_double((double)in->config->interval_ns / 1e9));
+			       ceems_json_util_double((double)in->config->interval_ns / 1e9));
 	json_object_object_add(obj, "source_interval_s",
-			       ceems_json_double((double)ceems_agent_source_interval_ns(in->agent) / 1e9));
+			       ceems_json_util_double((double)ceems_agent_open_source_interval_ns(in->agent) / 1e9));
 	add_int(obj, "ticks", (int64_t)tot->ticks);
 	add_int(obj, "requests", (int64_t)in->requests);
 	add_int(obj, "refusals", (int64_t)in->refusals);
@@ -89,7 +89,7 @@ agent_status_reply(const struct agent_status_in *in, char *buf, size_t size)
 			add_domain_totals(energy, tot, d);
 	json_object_object_add(obj, "energy", energy);
 	json_object_object_add(obj, "residual_clamped_j",
-			       ceems_json_double(tot->residual_clamped_j));
+			       ceems_json_util_double(tot->residual_clamped_j));
 	text = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
 						   JSON_C_TO_STRING_NOSLASHESCAPE);
 	len = text != NULL ? strlen(text) : 0;

@@ -35,7 +35,7 @@ struct agent_status_in {
 };
 
 /* Add TICK, taken at NOW_NS, to TOT (once: a tick already added is not). */
-void agent_totals_add(struct agent_totals *tot,
+void agent_status_totals_add(struct agent_totals *tot,
 		      const struct ceems_ledger_tick *tick, uint64_t now_ns);
 
 /* The status reply into BUF of SIZE: its length, or -ENOMEM, -ENOSPC. */

@@ -340,23 +340,23 @@ hold_lock(const struct agent_supervise_spec *spec)
 		(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
 		return fd;
 	}
-	fd = ceems_agent_lock_take(spec->pid_path);
+	fd = ceems_agent_launch_lock_take(spec->pid_path);
 	if (fd == -EWOULDBLOCK) {
-		(void)ceems_agent_lock_probe(spec->pid_path, &sv, &agent);
+		(void)ceems_agent_launch_lock_probe(spec->pid_path, &sv, &agent);
 		ceems_error("a supervisor (pid %d) runs already for %s: see ceems-agent --stop and --restart",
 			    (int)sv, spec->pid_path);
 		return -1;
 	}
 	if (fd < 0)
 		ceems_error("cannot lock %s: %s", spec->pid_path,
-			    ceems_agent_lock_strerror(fd));
+			    ceems_agent_launch_lock_strerror(fd));
 	return fd;
 }
 
 static void
 write_pids(int lock_fd, const char *path, pid_t agent)
 {
-	int r = ceems_agent_lock_write(lock_fd, getpid(), agent);
+	int r = ceems_agent_launch_lock_write(lock_fd, getpid(), agent);
 
 	if (r < 0)
 		ceems_warning("cannot write %s: %s; ceems-agent --stop and --restart cannot find this supervisor",

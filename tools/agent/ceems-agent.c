@@ -95,17 +95,17 @@ usage_settings(FILE *out)
 	size_t n;
 
 	fprintf(out, "\nSettings (an option overrides the file's key of the same name):\n");
-	keys = ceems_keys(&n);
+	keys = ceems_conf_keys(&n);
 	for (size_t i = 0; i < n; i++) {
 		const struct ceems_key *k = &keys[i];
 		char range[80], arg[64];
 
 		if ((k->surfaces & CEEMS_KEY_IN_AGENT) == 0)
 			continue;
-		snprintf(arg, sizeof(arg), "--%s %s", ceems_key_option(k),
+		snprintf(arg, sizeof(arg), "--%s %s", ceems_conf_keys_option(k),
 			 k->type == CEEMS_KEY_DURATION ? "DURATION" :
 			 k->type == CEEMS_KEY_PATH ? "PATH" : "NUMBER");
-		ceems_key_range(k, range, sizeof(range));
+		ceems_conf_keys_range(k, range, sizeof(range));
 		fprintf(out, "      %-24s %s%s%s%s\n", arg, k->help,
 			range[0] != '\0' ? ", " : "", range,
 			k->default_value == NULL ? "" :
@@ -265,7 +265,7 @@ print_config(const struct ceems_config *c, const char *source,
 	size_t n;
 
 	printf("# effective configuration (%s)\n", source);
-	keys = ceems_keys(&n);
+	keys = ceems_conf_keys(&n);
 	for (size_t i = 0; i < n; i++) {
 		if (keys[i].surfaces & CEEMS_KEY_IN_CONF)
 			print_conf_key(&keys[i], c);
@@ -288,19 +288,19 @@ load_config(struct ceems_config *config, const char *path, bool explicit_path,
 	char err[512];
 	struct stat st;
 
-	ceems_config_defaults(config);
+	ceems_conf_defaults(config);
 	config_text[0] = '\0';
 	*source = path;
 	if (!explicit_path && stat(path, &st) < 0 && errno == ENOENT) {
 		*source = "defaults: no configuration file";
 		return 0;
 	}
-	if (ceems_config_load_text(config, path, config_text, sizeof(config_text),
+	if (ceems_conf_load_text(config, path, config_text, sizeof(config_text),
 				   err, sizeof(err)) < 0) {
 		fprintf(stderr, "ceems-agent: %s\n", err);
 		return -1;
 	}
-	ceems_summary_set_gpu_min_time(config->summary_gpu_min_ns);
+	ceems_summary_notes_set_gpu_min_time(config->summary_gpu_min_ns);
 	return 0;
 }
 
@@ -336,7 +336,7 @@ call(const char *socket_path, const char *request, int timeout_ms)
 		return 2;
 	}
 	printf("%s\n", reply);
-	r = ceems_agent_reply_decode(reply, (size_t)n, NULL, err, sizeof(err));
+	r = ceems_agent_proto_reply_decode(reply, (size_t)n, NULL, err, sizeof(err));
 	if (r == -EPROTO) {
 		fprintf(stderr, "ceems-agent: %s\n", err);
 		return 2;
@@ -371,12 +371,12 @@ setting(const char *name, const char *value, void *out, size_t size)
 	const struct ceems_key *k;
 	char problem[160];
 
-	k = ceems_key_find(name, strlen(name), CEEMS_KEY_IN_AGENT);
+	k = ceems_conf_keys_find(name, strlen(name), CEEMS_KEY_IN_AGENT);
 	if (k == NULL) {
 		fprintf(stderr, "ceems-agent: --%s is not in the key table\n", name);
 		return -1;
 	}
-	if (ceems_key_parse(k, value, out, size, problem, sizeof(problem)) < 0) {
+	if (ceems_conf_keys_parse(k, value, out, size, problem, sizeof(problem)) < 0) {
 		fprintf(stderr, "ceems-agent: --%s %s %s\n", name, value, problem);
 		return -1;
 	}
@@ -429,7 +429,7 @@ supervisor_mode(int mode, const struct ceems_config *config,
 {
 	static char pid_path[PATH_MAX], config_abs[PATH_MAX];
 
-	if (ceems_agent_pid_path(config->state_dir, pid_path, sizeof(pid_path)) < 0) {
+	if (ceems_agent_launch_pid_path(config->state_dir, pid_path, sizeof(pid_path)) < 0) {
 		fprintf(stderr, "ceems-agent: state_dir %s is too long\n",
 			config->state_dir);
 		return 1;
@@ -571,7 +571,7 @@ main(int argc, char **argv)
 		return r > 0 ? 0 : 1;
 	/* --timeout's default is the table's. */
 	if (cli.timeout_ms == 0) {
-		const struct ceems_key *k = ceems_key_find("timeout", 7,
+		const struct ceems_key *k = ceems_conf_keys_find("timeout", 7,
 							   CEEMS_KEY_IN_AGENT);
 		uint32_t ms;
 
@@ -593,7 +593,7 @@ main(int argc, char **argv)
 		return 1;
 	if (cli.mode == OPT_CHECK_PRIVILEGES) {
 		ceems_log_set_handler(log_to_stderr, NULL);
-		return agent_check_privileges(&config);
+		return agent_privcheck_run(&config);
 	}
 	if (cli.mode != 0) {
 		cli.sv.interval = cli.interval;
@@ -615,11 +615,11 @@ main(int argc, char **argv)
 	umask(022);
 	ceems_info("ceems-agent %s starting (configuration: %s)", PACKAGE_VERSION,
 		   source);
-	agent_raise_nofile();
+	agent_caps_raise_nofile();
 	/* The eBPF programs need CAP_BPF and CAP_PERFMON to load: loaded
 	 * now, before the capabilities go (lib/sources/bpf_io.h). */
-	ceems_bpf_io_preload(&config);
-	if (agent_restrict_caps(&config) < 0)
+	ceems_agent_bpf_io_preload(&config);
+	if (agent_caps_restrict(&config) < 0)
 		return 1;
 	return agent_server_run(&config, config_text);
 }

@@ -89,15 +89,15 @@ load_config(const struct sacct_options *o, struct ceems_config *config)
 	const char *path = o->config_path;
 	char err[512];
 
-	ceems_config_defaults(config);
+	ceems_conf_defaults(config);
 	if (path == NULL) {
 		path = CEEMS_SACCT_CONFIG_PATH;
 		if (access(path, F_OK) < 0)
 			return 0;	/* defaults: the spool, no database */
 	}
-	if (ceems_config_load(config, path, err, sizeof(err)) < 0)
+	if (ceems_conf_load(config, path, err, sizeof(err)) < 0)
 		return fail("%s", err);
-	ceems_summary_set_gpu_min_time(config->summary_gpu_min_ns);
+	ceems_summary_notes_set_gpu_min_time(config->summary_gpu_min_ns);
 	return 0;
 }
 
@@ -141,7 +141,7 @@ spool_read(const struct ceems_config *config, const struct sacct_query *q,
 		sr->error = fd;
 	privilege_drop();
 	if (sr->error < 0)
-		sacct_records_free(&sr->recs);
+		sacct_merge_records_free(&sr->recs);
 }
 
 /* Who reads every record of the spool: root, and an unprivileged
@@ -189,7 +189,7 @@ select_records(struct sacct_records *recs, const struct sacct_query *q)
 		}
 	}
 	recs->n = keep;
-	sacct_rows_free(&rows);
+	sacct_row_free(&rows);
 	return 0;
 }
 
@@ -231,7 +231,7 @@ print_series(const struct sacct_records *recs, uint32_t jobid)
 	for (i = 0; i < recs->n; i++) {
 		s = &recs->series[i];
 		for (r = 0; s->present && r < s->nrows; r++) {
-			sacct_csv_field(stdout, recs->v[i].meta.node);
+			sacct_output_csv_field(stdout, recs->v[i].meta.node);
 			printf(",%d", s->resolution_s);
 			for (k = 0; k < SACCT_S_NCOLS; k++) {
 				fputc(',', stdout);
@@ -387,7 +387,7 @@ from_spool(struct sacct_options *o, const struct ceems_config *config,
 		return select_records(recs, &o->q);
 	if (sacct_merge(recs, &o->q, rows) < 0)
 		return fail("out of memory");
-	sacct_rows_sort(rows);
+	sacct_row_sort(rows);
 	return 0;
 }
 
@@ -409,20 +409,20 @@ add_spool_extras(const struct sacct_options *o, struct spool_read *sr,
 	if (records_mode) {
 		if (select_records(&sr->recs, &o->q) != 0)
 			return 1;
-		if ((n = sacct_records_add_missing(recs, &sr->recs)) < 0)
+		if ((n = sacct_combine_records_add_missing(recs, &sr->recs)) < 0)
 			return fail("out of memory");
 		if (n > 0)
-			sacct_records_sort(recs);
+			sacct_merge_records_sort(recs);
 		return 0;
 	}
 	if (sacct_merge(&sr->recs, &o->q, &extra) < 0 ||
-	    (n = sacct_rows_add_missing(rows, &extra)) < 0) {
-		sacct_rows_free(&extra);
+	    (n = sacct_combine_rows_add_missing(rows, &extra)) < 0) {
+		sacct_row_free(&extra);
 		return fail("out of memory");
 	}
-	sacct_rows_free(&extra);
+	sacct_row_free(&extra);
 	if (n > 0)
-		sacct_rows_sort(rows);
+		sacct_row_sort(rows);
 	return 0;
 }
 
@@ -463,7 +463,7 @@ from_database(struct sacct_options *o, const struct ceems_config *config,
 	if (records_mode)
 		r = sacct_pg_records(pg, &o->q, o->series_job != 0, recs, err, sizeof(err));
 	else
-		r = sacct_pg_rows(pg, &o->q, rows, err, sizeof(err));
+		r = sacct_pg_listing_rows(pg, &o->q, rows, err, sizeof(err));
 	sacct_pg_close(pg);
 	if (r < 0)
 		return fail("%s", err);
@@ -508,7 +508,7 @@ build_query(struct sacct_options *o, const struct ceems_config *config,
 		o->q.nclusters = 1;
 	}
 	resolve_uids(&o->q);
-	o->q.skip = SACCT_NEED_ALL & ~(sacct_columns_need(o->cols, o->ncols) |
+	o->q.skip = SACCT_NEED_ALL & ~(sacct_fields_columns_need(o->cols, o->ncols) |
 				       (o->summary ? SACCT_SUMMARY_NEEDS : 0));
 	return 0;
 }
@@ -566,7 +566,7 @@ main(int argc, char **argv)
 	if (o.config_path != NULL)
 		privilege_drop();
 	if (o.ncols == 0 &&
-	    sacct_format_parse(SACCT_DEFAULT_FORMAT, o.cols, SACCT_MAX_COLUMNS,
+	    sacct_fields_format_parse(SACCT_DEFAULT_FORMAT, o.cols, SACCT_MAX_COLUMNS,
 			       &o.ncols, err, sizeof(err)) < 0)
 		return fail("%s", err);
 	if (load_config(&o, &config) != 0 ||
@@ -594,14 +594,14 @@ main(int argc, char **argv)
 #endif
 		r = from_spool(&o, &config, &sr, reads_all, NULL, records_mode,
 			       &recs, &rows);
-	sacct_records_free(&sr.recs);
+	sacct_merge_records_free(&sr.recs);
 	if (r != 0)
 		return r;
 	privilege_drop();
 
 	r = print_result(&o, &recs, &rows);
-	sacct_records_free(&recs);
-	sacct_rows_free(&rows);
+	sacct_merge_records_free(&recs);
+	sacct_row_free(&rows);
 	if (fflush(stdout) != 0 || ferror(stdout))
 		return fail("cannot write the output");
 	return r;

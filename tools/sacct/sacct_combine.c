@@ -25,7 +25,7 @@ job_among(const struct sacct_row *v, size_t n, const struct sacct_row *row)
 }
 
 long
-sacct_rows_add_missing(struct sacct_rows *db, const struct sacct_rows *extra)
+sacct_combine_rows_add_missing(struct sacct_rows *db, const struct sacct_rows *extra)
 {
 	size_t i, had = db->n;
 	struct sacct_row *row;
@@ -36,11 +36,11 @@ sacct_rows_add_missing(struct sacct_rows *db, const struct sacct_rows *extra)
 		 * from the spool follow its job row in. */
 		if (job_among(db->v, had, &extra->v[i]))
 			continue;
-		if ((row = sacct_rows_add(db)) == NULL)
+		if ((row = sacct_row_add(db)) == NULL)
 			return -1;
 		*row = extra->v[i];
-		row->name = sacct_rows_text(db, extra->v[i].name, SACCT_NAME_MAX);
-		row->nodes = sacct_rows_text(db, extra->v[i].nodes, SACCT_NODES_MAX);
+		row->name = sacct_row_text(db, extra->v[i].name, SACCT_NAME_MAX);
+		row->nodes = sacct_row_text(db, extra->v[i].nodes, SACCT_NODES_MAX);
 		if (row->name == NULL || row->nodes == NULL) {
 			row->name = row->nodes = "";
 			return -1;
@@ -61,7 +61,7 @@ same_node_record(const struct ceems_job_record *a,
 }
 
 long
-sacct_records_add_missing(struct sacct_records *db,
+sacct_combine_records_add_missing(struct sacct_records *db,
 			  struct sacct_records *extra)
 {
 	struct ceems_job_record *r;
@@ -75,8 +75,8 @@ sacct_records_add_missing(struct sacct_records *db,
 			have = same_node_record(&db->v[j], &extra->v[i]);
 		if (have)
 			continue;
-		if ((r = sacct_records_add(db, &s)) == NULL) {
-			sacct_records_free(extra);
+		if ((r = sacct_merge_records_add(db, &s)) == NULL) {
+			sacct_merge_records_free(extra);
 			return -1;
 		}
 		*r = extra->v[i];
@@ -84,6 +84,6 @@ sacct_records_add_missing(struct sacct_records *db,
 		extra->series[i].rows = NULL;	/* DB owns them now */
 		moved++;
 	}
-	sacct_records_free(extra);
+	sacct_merge_records_free(extra);
 	return moved;
 }

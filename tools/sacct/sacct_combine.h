@@ -17,13 +17,13 @@
  * whose job (cluster, job id, start) has no row in DB, their strings
  * copied into DB's text.  DB is not re-sorted.  Returns how many rows
  * were added, or -1 when out of memory. */
-long sacct_rows_add_missing(struct sacct_rows *db,
+long sacct_combine_rows_add_missing(struct sacct_rows *db,
 			    const struct sacct_rows *extra);
 
 /* Move into DB the records of EXTRA whose job and node (cluster, job
  * id, start, node) DB lacks.  EXTRA is freed, DB is not re-sorted.
  * Returns how many were moved, or -1 when out of memory. */
-long sacct_records_add_missing(struct sacct_records *db,
+long sacct_combine_records_add_missing(struct sacct_records *db,
 			       struct sacct_records *extra);
 
 #endif

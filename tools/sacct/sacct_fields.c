@@ -48,7 +48,7 @@ put_text(char *buf, size_t size, const char *s)
 }
 
 void
-sacct_fmt_elapsed(double seconds, char *buf, size_t size)
+sacct_fields_fmt_elapsed(double seconds, char *buf, size_t size)
 {
 	long long s;
 
@@ -66,7 +66,7 @@ sacct_fmt_elapsed(double seconds, char *buf, size_t size)
 }
 
 void
-sacct_fmt_cpu(double seconds, char *buf, size_t size)
+sacct_fields_fmt_cpu(double seconds, char *buf, size_t size)
 {
 	long long ms;
 
@@ -79,11 +79,11 @@ sacct_fmt_cpu(double seconds, char *buf, size_t size)
 		put(buf, size, "%02lld:%02lld.%03lld", ms / 60000,
 		    ms % 60000 / 1000, ms % 1000);
 	else
-		sacct_fmt_elapsed((double)(ms / 1000), buf, size);
+		sacct_fields_fmt_elapsed((double)(ms / 1000), buf, size);
 }
 
 void
-sacct_fmt_suffix(double value, double step, char *buf, size_t size)
+sacct_fields_fmt_suffix(double value, double step, char *buf, size_t size)
 {
 	static const char units[] = "\0KMGTPE";
 	int u = 0;
@@ -103,7 +103,7 @@ sacct_fmt_suffix(double value, double step, char *buf, size_t size)
 }
 
 void
-sacct_fmt_reqmem(double bytes, char *buf, size_t size)
+sacct_fields_fmt_reqmem(double bytes, char *buf, size_t size)
 {
 	static const struct {
 		double div;
@@ -130,7 +130,7 @@ sacct_fmt_reqmem(double bytes, char *buf, size_t size)
 }
 
 void
-sacct_fmt_rss(double bytes, char *buf, size_t size)
+sacct_fields_fmt_rss(double bytes, char *buf, size_t size)
 {
 	if (!isfinite(bytes) || bytes < 0)
 		put_text(buf, size, "");
@@ -139,7 +139,7 @@ sacct_fmt_rss(double bytes, char *buf, size_t size)
 }
 
 void
-sacct_fmt_sig3(double value, char *buf, size_t size)
+sacct_fields_fmt_sig3(double value, char *buf, size_t size)
 {
 	int decimals;
 
@@ -157,7 +157,7 @@ sacct_fmt_sig3(double value, char *buf, size_t size)
 }
 
 void
-sacct_fmt_pct(double fraction, char *buf, size_t size)
+sacct_fields_fmt_pct(double fraction, char *buf, size_t size)
 {
 	if (!isfinite(fraction) || fraction < 0)
 		put_text(buf, size, "");
@@ -249,7 +249,7 @@ f_end(const struct sacct_row *r, char *buf, size_t size)
 static void
 f_elapsed(const struct sacct_row *r, char *buf, size_t size)
 {
-	sacct_fmt_elapsed(r->elapsed_s, buf, size);
+	sacct_fields_fmt_elapsed(r->elapsed_s, buf, size);
 }
 
 static void
@@ -267,7 +267,7 @@ f_timelimit(const struct sacct_row *r, char *buf, size_t size)
 	if (r->time_limit_min == UINT32_MAX || r->step[0] != '\0')
 		put_text(buf, size, "");
 	else
-		sacct_fmt_elapsed(r->time_limit_min * 60.0, buf, size);
+		sacct_fields_fmt_elapsed(r->time_limit_min * 60.0, buf, size);
 }
 
 static void
@@ -300,18 +300,18 @@ f_nnodes(const struct sacct_row *r, char *buf, size_t size)
 static void
 f_reqmem(const struct sacct_row *r, char *buf, size_t size)
 {
-	sacct_fmt_reqmem(r->req_mem_bytes > 0 ? (double)r->req_mem_bytes : NAN,
+	sacct_fields_fmt_reqmem(r->req_mem_bytes > 0 ? (double)r->req_mem_bytes : NAN,
 			 buf, size);
 }
 
 static void
 f_maxrss(const struct sacct_row *r, char *buf, size_t size)
 {
-	sacct_fmt_rss(r->mem_peak_bytes, buf, size);
+	sacct_fields_fmt_rss(r->mem_peak_bytes, buf, size);
 }
 
 void
-sacct_fmt_bytes(double bytes, char *buf, size_t size)
+sacct_fields_fmt_bytes(double bytes, char *buf, size_t size)
 {
 	static const char units[] = "KMGTPE";
 	int u = -1;
@@ -341,7 +341,7 @@ fmt_node_sum(const struct sacct_row *r, double bytes, double nodes,
 		      (double)r->nodes_reported;
 	size_t len;
 
-	sacct_fmt_bytes(bytes, buf, size);
+	sacct_fields_fmt_bytes(bytes, buf, size);
 	len = strlen(buf);
 	if (len > 0 && !isnan(nodes) && nodes < want && len + 1 < size) {
 		buf[len] = '+';
@@ -376,7 +376,7 @@ f_netout(const struct sacct_row *r, char *buf, size_t size)
 static void
 f_totalcpu(const struct sacct_row *r, char *buf, size_t size)
 {
-	sacct_fmt_cpu(r->cpu_s, buf, size);
+	sacct_fields_fmt_cpu(r->cpu_s, buf, size);
 }
 
 static double
@@ -390,7 +390,7 @@ cpu_time(const struct sacct_row *r)
 static void
 f_cputime(const struct sacct_row *r, char *buf, size_t size)
 {
-	sacct_fmt_elapsed(cpu_time(r), buf, size);
+	sacct_fields_fmt_elapsed(cpu_time(r), buf, size);
 }
 
 static void
@@ -416,7 +416,7 @@ f_energy_raw(const struct sacct_row *r, char *buf, size_t size)
 static void
 f_consumed(const struct sacct_row *r, char *buf, size_t size)
 {
-	sacct_fmt_suffix(r->total_j, 1000.0, buf, size);
+	sacct_fields_fmt_suffix(r->total_j, 1000.0, buf, size);
 }
 
 /* ceems's own energy fields, in the unit their amount reads best in. */
@@ -453,7 +453,7 @@ f_co2_grams(const struct sacct_row *r, char *buf, size_t size)
 
 #define PCT_FIELD(fn, member) \
 	static void fn(const struct sacct_row *r, char *buf, size_t size) \
-	{ sacct_fmt_pct(r->member, buf, size); }
+	{ sacct_fields_fmt_pct(r->member, buf, size); }
 PCT_FIELD(f_cpueff, cpu_eff)
 PCT_FIELD(f_memeff, mem_eff)
 PCT_FIELD(f_quality, quality)
@@ -481,14 +481,14 @@ f_idleunlearned(const struct sacct_row *r, char *buf, size_t size)
 static void
 f_gpuutil(const struct sacct_row *r, char *buf, size_t size)
 {
-	sacct_fmt_pct(r->gpu_util_pct / 100.0, buf, size);
+	sacct_fields_fmt_pct(r->gpu_util_pct / 100.0, buf, size);
 }
 
 /* GPU memory peak / GPU memory, empty unless both are known. */
 static void
 f_gpumemeff(const struct sacct_row *r, char *buf, size_t size)
 {
-	sacct_fmt_pct(r->gpu_mem_total_bytes > 0 ?
+	sacct_fields_fmt_pct(r->gpu_mem_total_bytes > 0 ?
 		      r->gpu_mem_peak_bytes / r->gpu_mem_total_bytes : NAN,
 		      buf, size);
 }
@@ -496,7 +496,7 @@ f_gpumemeff(const struct sacct_row *r, char *buf, size_t size)
 static void
 f_gpusmact(const struct sacct_row *r, char *buf, size_t size)
 {
-	sacct_fmt_pct(r->gpu_sm_pct / 100.0, buf, size);
+	sacct_fields_fmt_pct(r->gpu_sm_pct / 100.0, buf, size);
 }
 
 /* The truest measure of use the job's GPUs give: SM activity where the
@@ -504,14 +504,14 @@ f_gpusmact(const struct sacct_row *r, char *buf, size_t size)
 static void
 f_gpueff(const struct sacct_row *r, char *buf, size_t size)
 {
-	sacct_fmt_pct((isnan(r->gpu_sm_pct) ? r->gpu_util_pct :
+	sacct_fields_fmt_pct((isnan(r->gpu_sm_pct) ? r->gpu_util_pct :
 		       r->gpu_sm_pct) / 100.0, buf, size);
 }
 
 static void
 f_gpumem(const struct sacct_row *r, char *buf, size_t size)
 {
-	sacct_fmt_rss(r->gpu_mem_peak_bytes, buf, size);
+	sacct_fields_fmt_rss(r->gpu_mem_peak_bytes, buf, size);
 }
 
 static void
@@ -523,7 +523,7 @@ f_co2(const struct sacct_row *r, char *buf, size_t size)
 static void
 f_cifactor(const struct sacct_row *r, char *buf, size_t size)
 {
-	sacct_fmt_sig3(r->g_per_kwh, buf, size);
+	sacct_fields_fmt_sig3(r->g_per_kwh, buf, size);
 }
 
 static void
@@ -689,7 +689,7 @@ sacct_fields_all(size_t *n)
 }
 
 uint64_t
-sacct_columns_need(const struct sacct_column *cols, size_t n)
+sacct_fields_columns_need(const struct sacct_column *cols, size_t n)
 {
 	uint64_t needs = 0;
 	size_t i;
@@ -700,7 +700,7 @@ sacct_columns_need(const struct sacct_column *cols, size_t n)
 }
 
 const struct sacct_field *
-sacct_field_find(const char *name)
+sacct_fields_find(const char *name)
 {
 	size_t i;
 
@@ -720,7 +720,7 @@ sacct_fields_help(FILE *out)
 }
 
 int
-sacct_format_parse(const char *spec, struct sacct_column *cols, size_t max,
+sacct_fields_format_parse(const char *spec, struct sacct_column *cols, size_t max,
 		   size_t *n, char *err, size_t err_size)
 {
 	struct sacct_column tmp[SACCT_MAX_COLUMNS];
@@ -758,7 +758,7 @@ sacct_format_parse(const char *spec, struct sacct_column *cols, size_t max,
 			}
 			memcpy(name, p, len);
 			name[len] = '\0';
-			if (sacct_field_find(name) == NULL) {
+			if (sacct_fields_find(name) == NULL) {
 				snprintf(err, err_size, "unknown field '%s' (ceems-sacct -e lists them)", name);
 				return -1;
 			}
@@ -766,7 +766,7 @@ sacct_format_parse(const char *spec, struct sacct_column *cols, size_t max,
 				snprintf(err, err_size, "too many fields (at most %zu)", max);
 				return -1;
 			}
-			tmp[count].field = sacct_field_find(name);
+			tmp[count].field = sacct_fields_find(name);
 			tmp[count].width = (int)width;
 			count++;
 		}

@@ -35,19 +35,19 @@ struct sacct_column {
 	"JobID,JobName,Account,State,Elapsed,AllocCPUS,CPUEff,MemEff,Energy,CO2e,Quality"
 
 /* The row parts COLS read: what the database backend must fill. */
-uint64_t sacct_columns_need(const struct sacct_column *cols, size_t n);
+uint64_t sacct_fields_columns_need(const struct sacct_column *cols, size_t n);
 
 /* Every field, for the tests: the table and its length. */
 const struct sacct_field *sacct_fields_all(size_t *n);
 
 /* The field named NAME (case-insensitive), or NULL. */
-const struct sacct_field *sacct_field_find(const char *name);
+const struct sacct_field *sacct_fields_find(const char *name);
 
 /* Parse a --format list, "JobID,JobName%30,State" (a %N suffix sets the
  * column's width; -o may be given several times, its lists add up) into
  * COLS after the *N columns already there.  Returns 0, or -1 with ERR
  * naming the unknown field or the bad width (COLS and *N unchanged). */
-int sacct_format_parse(const char *spec, struct sacct_column *cols,
+int sacct_fields_format_parse(const char *spec, struct sacct_column *cols,
 		       size_t max, size_t *n, char *err, size_t err_size);
 
 /* -e: every field with its help line. */
@@ -55,22 +55,22 @@ void sacct_fields_help(FILE *out);
 
 /* The formatters, exported for the tests.  Each writes "" for unknown. */
 /* [DD-]HH:MM:SS, sacct's Elapsed. */
-void sacct_fmt_elapsed(double seconds, char *buf, size_t size);
+void sacct_fields_fmt_elapsed(double seconds, char *buf, size_t size);
 /* sacct's TotalCPU: MM:SS.mmm under an hour, [DD-]HH:MM:SS beyond. */
-void sacct_fmt_cpu(double seconds, char *buf, size_t size);
+void sacct_fields_fmt_cpu(double seconds, char *buf, size_t size);
 /* Slurm's number with a 1000-step (energy) or 1024-step (memory) suffix:
  * "950", "1.78K", "612K", "1.05M": an integer when exact, else two
  * decimals. */
-void sacct_fmt_suffix(double value, double step, char *buf, size_t size);
+void sacct_fields_fmt_suffix(double value, double step, char *buf, size_t size);
 /* ReqMem: the largest unit of M, G, T that holds it exactly, else K. */
-void sacct_fmt_reqmem(double bytes, char *buf, size_t size);
+void sacct_fields_fmt_reqmem(double bytes, char *buf, size_t size);
 /* MaxRSS: kilobytes with a K, as sacct prints it. */
-void sacct_fmt_rss(double bytes, char *buf, size_t size);
+void sacct_fields_fmt_rss(double bytes, char *buf, size_t size);
 /* Bytes as sacct writes its disk figures, 2.50M ("" unknown). */
-void sacct_fmt_bytes(double bytes, char *buf, size_t size);
+void sacct_fields_fmt_bytes(double bytes, char *buf, size_t size);
 /* Three significant digits, never an exponent: 0.000494, 1.23, 123, 12345. */
-void sacct_fmt_sig3(double value, char *buf, size_t size);
+void sacct_fields_fmt_sig3(double value, char *buf, size_t size);
 /* A share 0..1 as a percentage with one decimal, "37.5%". */
-void sacct_fmt_pct(double fraction, char *buf, size_t size);
+void sacct_fields_fmt_pct(double fraction, char *buf, size_t size);
 
 #endif

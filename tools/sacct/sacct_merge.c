@@ -31,7 +31,7 @@ const char *const sacct_series_names[SACCT_S_NCOLS] = {
 };
 
 struct ceems_job_record *
-sacct_records_add(struct sacct_records *recs, struct sacct_series **series)
+sacct_merge_records_add(struct sacct_records *recs, struct sacct_series **series)
 {
 	struct ceems_job_record *v;
 	struct sacct_series *s;
@@ -54,7 +54,7 @@ sacct_records_add(struct sacct_records *recs, struct sacct_series **series)
 }
 
 void
-sacct_records_free(struct sacct_records *recs)
+sacct_merge_records_free(struct sacct_records *recs)
 {
 	size_t i;
 
@@ -86,7 +86,7 @@ cmp_records(const struct ceems_job_record *a, const struct ceems_job_record *b)
 /* Insertion sort of an index: the records and their series move
  * together, and a spool's listing is nearly sorted already. */
 void
-sacct_records_sort(struct sacct_records *recs)
+sacct_merge_records_sort(struct sacct_records *recs)
 {
 	struct ceems_job_record tmp;
 	struct sacct_series ts;
@@ -130,20 +130,20 @@ merge_io(struct sacct_row *row, const struct ceems_agent_io_report *io)
 	double in = 0, out = 0;
 
 	if (io->have_io) {
-		sacct_add_known(&row->io_read_bytes, (double)io->read_bytes);
-		sacct_add_known(&row->io_write_bytes, (double)io->write_bytes);
-		sacct_add_known(&row->io_nodes, 1);
+		sacct_row_add_known(&row->io_read_bytes, (double)io->read_bytes);
+		sacct_row_add_known(&row->io_write_bytes, (double)io->write_bytes);
+		sacct_row_add_known(&row->io_nodes, 1);
 	}
 	if (!io->have_net)
 		return;
-	sacct_add_known(&row->net_nodes, 1);
+	sacct_row_add_known(&row->net_nodes, 1);
 	for (int p = 0; p < 2; p++)
 		for (int f = 0; f < 2; f++) {
 			in += (double)io->net_bytes[CEEMS_IO_IN][p][f];
 			out += (double)io->net_bytes[CEEMS_IO_OUT][p][f];
 		}
-	sacct_add_known(&row->net_in_bytes, in);
-	sacct_add_known(&row->net_out_bytes, out);
+	sacct_row_add_known(&row->net_in_bytes, in);
+	sacct_row_add_known(&row->net_out_bytes, out);
 }
 
 static int
@@ -162,11 +162,11 @@ merge_meta(struct sacct_rows *rows, struct sacct_row *row,
 	copy_str(row->partition, sizeof(row->partition), m->partition);
 	copy_str(row->qos, sizeof(row->qos), m->qos);
 	if (m->name[0] != '\0' &&
-	    (row->name = sacct_rows_text(rows, m->name, SACCT_NAME_MAX)) == NULL)
+	    (row->name = sacct_row_text(rows, m->name, SACCT_NAME_MAX)) == NULL)
 		return -1;
 	copy_str(row->state, sizeof(row->state), m->state);
 	if (m->nodes[0] != '\0' &&
-	    (row->nodes = sacct_rows_text(rows, m->nodes, SACCT_NODES_MAX)) == NULL)
+	    (row->nodes = sacct_row_text(rows, m->nodes, SACCT_NODES_MAX)) == NULL)
 		return -1;
 	if (m->exit_code >= 0)
 		row->exit_code = m->exit_code;
@@ -260,7 +260,7 @@ gpu_figures(const struct sacct_records *recs, size_t first, size_t last,
 		row->gpu_mem_total_bytes = total;
 	/* A sum over some GPUs would understate the peak: all or none. */
 	if (ngpus > 0 && npeak == ngpus)
-		sacct_add_known(&row->gpu_mem_peak_bytes, peak);
+		sacct_row_add_known(&row->gpu_mem_peak_bytes, peak);
 }
 
 /* The job's row from its records FIRST..LAST-1 (one job), its strings
@@ -327,8 +327,8 @@ quality_figures(const struct sacct_records *recs, size_t first, size_t last,
 				have_total = true;
 			}
 		if (have_total) {
-			sacct_add_known(&weighted, (double)l->factor_fallback * total);
-			sacct_add_known(&weight, total);
+			sacct_row_add_known(&weighted, (double)l->factor_fallback * total);
+			sacct_row_add_known(&weight, total);
 		}
 	}
 	if (flags >= 0)
@@ -385,31 +385,31 @@ job_row(const struct sacct_records *recs, size_t first, size_t last,
 		r = &recs->v[i];
 		take_max(&elapsed_max, r->report.elapsed_s);
 		if (cpu_known(&r->report))
-			sacct_add_known(&row->cpu_s, r->report.cpu_s);
+			sacct_row_add_known(&row->cpu_s, r->report.cpu_s);
 		if (r->report.usage.present & CEEMS_CGF_MEM_PEAK) {
 			take_max(&row->mem_peak_bytes, (double)r->report.usage.mem_peak_bytes);
-			sacct_add_known(&peak_sum, (double)r->report.usage.mem_peak_bytes);
+			sacct_row_add_known(&peak_sum, (double)r->report.usage.mem_peak_bytes);
 		}
-		sacct_add_known(&lifetime, r->report.ledger.lifetime_s);
+		sacct_row_add_known(&lifetime, r->report.ledger.lifetime_s);
 		have_total = false;
 		total = 0;
 		for (d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
 			if (!r->report.ledger.measured[d])
 				continue;
 			measured[d] = true;
-			sacct_add_known(&covered[d], r->report.ledger.covered_s[d]);
+			sacct_row_add_known(&covered[d], r->report.ledger.covered_s[d]);
 			if (r->report.ledger.covered_s[d] > 0) {
-				sacct_add_known(domain_slot(row, d), r->report.ledger.joules[d]);
+				sacct_row_add_known(domain_slot(row, d), r->report.ledger.joules[d]);
 				total += r->report.ledger.joules[d];
 				have_total = true;
 			}
 		}
 		if (have_total)
-			sacct_add_known(&row->total_j, total);
+			sacct_row_add_known(&row->total_j, total);
 		merge_io(row, &r->report.io);
 		add_perf(row, &r->report.perf, i == first);
 		if (r->report.ledger.have_emissions) {
-			sacct_add_known(&row->emissions_g, r->report.ledger.emissions_g);
+			sacct_row_add_known(&row->emissions_g, r->report.ledger.emissions_g);
 			if (factor_node == NULL || strcmp(r->meta.node, factor_node) < 0) {
 				factor = &r->report.ledger.factor;
 				factor_node = r->meta.node;
@@ -461,20 +461,20 @@ step_rows(const struct sacct_records *recs, size_t first, size_t last,
 		r = &recs->v[i];
 		for (s = 0; s < r->report.nsteps && s < CEEMS_AGENT_MAX_STEPS; s++) {
 			st = &r->report.steps[s];
-			if (!sacct_query_wants_step(q, job->jobid, st->id))
+			if (!sacct_merge_query_wants_step(q, job->jobid, st->id))
 				continue;
 			for (k = base; k < rows->n; k++)
 				if (strcmp(rows->v[k].step, st->id) == 0)
 					break;
 			if (k == rows->n) {
-				if ((row = sacct_rows_add(rows)) == NULL ||
-				    sacct_rows_step_of(rows, row, job, st->id) < 0)
+				if ((row = sacct_row_add(rows)) == NULL ||
+				    sacct_row_step_of(rows, row, job, st->id) < 0)
 					return -ENOMEM;
 			}
 			row = &rows->v[k];
 			row->nodes_reported++;
 			take_max(&row->elapsed_s, st->elapsed_s);
-			sacct_add_known(&row->cpu_s, st->cpu_s);
+			sacct_row_add_known(&row->cpu_s, st->cpu_s);
 			if (st->have_mem_peak)
 				take_max(&row->mem_peak_bytes, (double)st->mem_peak_bytes);
 			have_total = false;
@@ -482,19 +482,19 @@ step_rows(const struct sacct_records *recs, size_t first, size_t last,
 			for (d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
 				if (!r->report.ledger.measured[d])
 					continue;
-				sacct_add_known(domain_slot(row, d), st->joules[d]);
+				sacct_row_add_known(domain_slot(row, d), st->joules[d]);
 				total += st->joules[d];
 				have_total = true;
 			}
 			if (have_total)
-				sacct_add_known(&row->total_j, total);
+				sacct_row_add_known(&row->total_j, total);
 		}
 	}
 	return 0;
 }
 
 bool
-sacct_query_wants_step(const struct sacct_query *q, uint32_t jobid,
+sacct_merge_query_wants_step(const struct sacct_query *q, uint32_t jobid,
 		       const char *step)
 {
 	size_t j;
@@ -510,7 +510,7 @@ sacct_query_wants_step(const struct sacct_query *q, uint32_t jobid,
 }
 
 bool
-sacct_query_wants_job(const struct sacct_query *q, uint32_t jobid)
+sacct_merge_query_wants_job(const struct sacct_query *q, uint32_t jobid)
 {
 	size_t i;
 
@@ -536,10 +536,10 @@ sacct_merge(const struct sacct_records *recs, const struct sacct_query *q,
 		sacct_row_init(&job);
 		if (job_row(recs, first, last, rows, &job) < 0)
 			return -ENOMEM;
-		if (!sacct_query_selects(q, &job))
+		if (!sacct_merge_query_selects(q, &job))
 			continue;
-		if (sacct_query_wants_job(q, job.jobid)) {
-			if ((row = sacct_rows_add(rows)) == NULL)
+		if (sacct_merge_query_wants_job(q, job.jobid)) {
+			if ((row = sacct_row_add(rows)) == NULL)
 				return -ENOMEM;
 			*row = job;
 		}
@@ -562,7 +562,7 @@ in_list(const char (*list)[64], size_t n, const char *s)
 }
 
 bool
-sacct_query_selects(const struct sacct_query *q, const struct sacct_row *row)
+sacct_merge_query_selects(const struct sacct_query *q, const struct sacct_row *row)
 {
 	int64_t until = row->end_time > 0 ? row->end_time : row->start_time;
 	size_t i;
@@ -599,7 +599,7 @@ sacct_query_selects(const struct sacct_query *q, const struct sacct_row *row)
 }
 
 int
-sacct_state_parse(const char *text, char *out, size_t size)
+sacct_merge_state_parse(const char *text, char *out, size_t size)
 {
 	static const struct {
 		const char *shrt, *name;
@@ -622,7 +622,7 @@ sacct_state_parse(const char *text, char *out, size_t size)
 }
 
 int
-sacct_jobsel_parse(const char *text, struct sacct_jobsel *sel)
+sacct_merge_jobsel_parse(const char *text, struct sacct_jobsel *sel)
 {
 	unsigned long v;
 	const char *dot, *c;

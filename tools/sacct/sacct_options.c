@@ -52,7 +52,7 @@ parse_jobid(const char *opt, const char *text, uint32_t *out)
 {
 	struct sacct_jobsel sel;
 
-	if (sacct_jobsel_parse(text, &sel) < 0 || sel.step[0] != '\0') {
+	if (sacct_merge_jobsel_parse(text, &sel) < 0 || sel.step[0] != '\0') {
 		fprintf(stderr, PROG ": %s: '%s' is not a job id\n", opt, text);
 		return -1;
 	}
@@ -70,7 +70,7 @@ opt_jobs(struct sacct_options *o, const char *arg)
 		return 2;
 	for (i = 0; i < n; i++) {
 		if (o->q.njobs >= SACCT_LIST_MAX ||
-		    sacct_jobsel_parse(list[i], &o->q.jobs[o->q.njobs]) < 0) {
+		    sacct_merge_jobsel_parse(list[i], &o->q.jobs[o->q.njobs]) < 0) {
 			fprintf(stderr, PROG ": --jobs: '%s' is not JOBID or JOBID.STEP\n", list[i]);
 			return 2;
 		}
@@ -122,7 +122,7 @@ opt_state(struct sacct_options *o, const char *arg)
 		return 2;
 	for (i = 0; i < n; i++) {
 		if (o->q.nstates >= SACCT_LIST_MAX ||
-		    sacct_state_parse(list[i], o->q.states[o->q.nstates],
+		    sacct_merge_state_parse(list[i], o->q.states[o->q.nstates],
 				      sizeof(o->q.states[0])) < 0) {
 			fprintf(stderr, PROG ": --state: unknown state '%s'\n", list[i]);
 			return 2;
@@ -159,7 +159,7 @@ opt_format(struct sacct_options *o, const char *arg)
 {
 	char err[256];
 
-	if (sacct_format_parse(arg, o->cols, SACCT_MAX_COLUMNS, &o->ncols,
+	if (sacct_fields_format_parse(arg, o->cols, SACCT_MAX_COLUMNS, &o->ncols,
 			       err, sizeof(err)) < 0) {
 		fprintf(stderr, PROG ": --format: %s\n", err);
 		return 2;

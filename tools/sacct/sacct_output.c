@@ -309,7 +309,7 @@ print_table(FILE *out, const struct grid *g,
 }
 
 void
-sacct_csv_field(FILE *out, const char *text)
+sacct_output_csv_field(FILE *out, const char *text)
 {
 	const char *p;
 
@@ -340,7 +340,7 @@ print_delimited(FILE *out, const struct grid *g,
 			(const char *const *)&g->cells[(r - 1) * g->ncols];
 		for (c = 0; c < g->ncols; c++) {
 			if (o->mode == SACCT_CSV)
-				sacct_csv_field(out, line[c]);
+				sacct_output_csv_field(out, line[c]);
 			else
 				fputs(line[c], out);
 			if (c + 1 < g->ncols || o->mode == SACCT_PARSABLE)
@@ -521,8 +521,8 @@ total_cells(const struct total *t, struct grid *g, size_t first)
 
 	snprintf(buf[0], sizeof(buf[0]), "%s", t->key);
 	snprintf(buf[1], sizeof(buf[1]), "%lu", t->jobs);
-	sacct_fmt_sig3(t->cpu_hours, buf[2], sizeof(buf[2]));
-	sacct_fmt_pct(t->cpu_alloc_s > 0 ? t->cpu_used_s / t->cpu_alloc_s : NAN,
+	sacct_fields_fmt_sig3(t->cpu_hours, buf[2], sizeof(buf[2]));
+	sacct_fields_fmt_pct(t->cpu_alloc_s > 0 ? t->cpu_used_s / t->cpu_alloc_s : NAN,
 		      buf[3], sizeof(buf[3]));
 	ceems_units_fmt_energy(buf[4], sizeof(buf[4]),
 			 t->measured > 0 ? t->joules : NAN);

@@ -54,6 +54,6 @@ int sacct_output_summary(FILE *out, const struct sacct_rows *rows,
 
 /* Write TEXT as one CSV field (quoted when it holds a comma, a quote, CR
  * or LF; quotes doubled). */
-void sacct_csv_field(FILE *out, const char *text);
+void sacct_output_csv_field(FILE *out, const char *text);
 
 #endif

@@ -518,7 +518,7 @@ sacct_pg_records(struct sacct_pg *pg, const struct sacct_query *q,
 		return -1;
 	n = PQntuples(res);
 	for (i = 0; i < n; i++) {
-		if ((r = sacct_records_add(recs, &s)) == NULL) {
+		if ((r = sacct_merge_records_add(recs, &s)) == NULL) {
 			PQclear(res);
 			snprintf(err, err_size, "out of memory");
 			return -1;

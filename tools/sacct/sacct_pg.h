@@ -30,7 +30,7 @@ int sacct_pg_identity(struct sacct_pg *pg, char *user, size_t user_size,
 		      size_t err_size);
 
 /* The job rows (and step rows unless -X) Q selects. */
-int sacct_pg_rows(struct sacct_pg *pg, const struct sacct_query *q,
+int sacct_pg_listing_rows(struct sacct_pg *pg, const struct sacct_query *q,
 		  struct sacct_rows *rows, char *err, size_t err_size);
 
 /* The node records of the jobs Q selects, rebuilt from the stored

@@ -2,7 +2,7 @@
  * on ceems.jobs, in binary, with the columns the shown fields read and,
  * unless -X, each job's steps from jobs.steps (migration 016); the
  * clusters' names from a second, small query.  The rows come back in
- * the tool's order (sacct_rows_sort).  doc/performance.md says what
+ * the tool's order (sacct_row_sort).  doc/performance.md says what
  * each choice saved. */
 #include "config.h"
 
@@ -137,7 +137,7 @@ struct listing_plan {
  * PLAN; the steps with STEPS.  With one user named, the user name is
  * not fetched: the WHERE clause makes it that name in every row.  No
  * ORDER BY: the rows are sorted here with their steps
- * (sacct_rows_sort), and a sort in the server carries every column.
+ * (sacct_row_sort), and a sort in the server carries every column.
  * -1 if it does not fit. */
 static int
 listing_sql(char *dst, size_t size, const struct sacct_query *q,
@@ -277,7 +277,7 @@ listed_string(struct pg_binary *b, const struct listing_plan *plan, int i,
 	if (plan->pos[col] < 0)
 		return 0;
 	pg_binary_text(b, i, plan->pos[col], text, max < sizeof(text) ? max : sizeof(text));
-	return (*out = sacct_rows_text(rows, text, sizeof(text))) != NULL ? 0 : -1;
+	return (*out = sacct_row_text(rows, text, sizeof(text))) != NULL ? 0 : -1;
 }
 
 /* Row I of the listing into R, a row of ROWS, and its cluster's id into
@@ -379,12 +379,12 @@ add_step(void *arg, const struct pg_binary_field *f)
 	int64_t nodes;
 
 	pg_binary_field_text(&f[0], id, sizeof(id));
-	if (!sacct_query_wants_step(t->q, t->rows->v[t->job].jobid, id))
+	if (!sacct_merge_query_wants_step(t->q, t->rows->v[t->job].jobid, id))
 		return 0;
-	if ((st = sacct_rows_add(t->rows)) == NULL)
+	if ((st = sacct_row_add(t->rows)) == NULL)
 		return -1;
 	/* The add may have moved the rows: the job by its index. */
-	if (sacct_rows_step_of(t->rows, st, &t->rows->v[t->job], id) < 0)
+	if (sacct_row_step_of(t->rows, st, &t->rows->v[t->job], id) < 0)
 		return -1;
 	if (pg_binary_field_int(&f[1], &nodes))
 		st->nodes_reported = (uint32_t)nodes;
@@ -395,10 +395,10 @@ add_step(void *arg, const struct pg_binary_field *f)
 	st->dram_j = pg_binary_field_number(&f[6]);
 	st->gpu_j = pg_binary_field_number(&f[7]);
 	st->node_j = pg_binary_field_number(&f[8]);
-	sacct_add_known(&st->total_j, st->package_j);
-	sacct_add_known(&st->total_j, st->dram_j);
-	sacct_add_known(&st->total_j, st->gpu_j);
-	sacct_add_known(&st->total_j, st->node_j);
+	sacct_row_add_known(&st->total_j, st->package_j);
+	sacct_row_add_known(&st->total_j, st->dram_j);
+	sacct_row_add_known(&st->total_j, st->gpu_j);
+	sacct_row_add_known(&st->total_j, st->node_j);
 	return 0;
 }
 
@@ -437,7 +437,7 @@ add_steps(struct pg_binary *b, const struct listing_plan *plan, int i,
 }
 
 int
-sacct_pg_rows(struct sacct_pg *pg, const struct sacct_query *q,
+sacct_pg_listing_rows(struct sacct_pg *pg, const struct sacct_query *q,
 	      struct sacct_rows *rows, char *err, size_t err_size)
 {
 	struct listing_plan plan;
@@ -468,12 +468,12 @@ sacct_pg_rows(struct sacct_pg *pg, const struct sacct_query *q,
 		nsteps = count_steps(&b, &plan);
 	/* Room for every row at once: a heavy user's month is 33 MB of
 	 * rows, each job followed by its steps. */
-	if (sacct_rows_reserve(rows, (size_t)n + nsteps) < 0) {
+	if (sacct_row_reserve(rows, (size_t)n + nsteps) < 0) {
 		snprintf(err, err_size, "out of memory");
 		goto out;
 	}
 	for (i = 0; i < (size_t)n; i++) {
-		struct sacct_row *r = sacct_rows_add(rows);
+		struct sacct_row *r = sacct_row_add(rows);
 
 		if (r == NULL) {
 			snprintf(err, err_size, "out of memory");
@@ -501,14 +501,14 @@ sacct_pg_rows(struct sacct_pg *pg, const struct sacct_query *q,
 	/* -j 123.batch: the step without its job. */
 	for (i = keep = 0; i < rows->n; i++) {
 		if (rows->v[i].step[0] == '\0' &&
-		    !sacct_query_wants_job(q, rows->v[i].jobid))
+		    !sacct_merge_query_wants_job(q, rows->v[i].jobid))
 			continue;
 		if (keep != i)
 			rows->v[keep] = rows->v[i];
 		keep++;
 	}
 	rows->n = keep;
-	sacct_rows_sort(rows);
+	sacct_row_sort(rows);
 	ret = 0;
 out:
 	free(clusters.v);

@@ -65,11 +65,11 @@ struct sacct_records {
 	size_t n, cap;
 };
 
-struct ceems_job_record *sacct_records_add(struct sacct_records *recs,
+struct ceems_job_record *sacct_merge_records_add(struct sacct_records *recs,
 					   struct sacct_series **series);
-void sacct_records_free(struct sacct_records *recs);
+void sacct_merge_records_free(struct sacct_records *recs);
 /* Order: job start, cluster, job id, then node. */
-void sacct_records_sort(struct sacct_records *recs);
+void sacct_merge_records_sort(struct sacct_records *recs);
 
 /* Merge RECS (sorted) into job rows, and step rows unless Q says -X,
  * keeping those Q selects.  Returns 0 or -ENOMEM. */
@@ -77,19 +77,19 @@ int sacct_merge(const struct sacct_records *recs, const struct sacct_query *q,
 		struct sacct_rows *rows);
 
 /* -j 123.batch lists the step without its job; -j 123 both. */
-bool sacct_query_wants_job(const struct sacct_query *q, uint32_t jobid);
-bool sacct_query_wants_step(const struct sacct_query *q, uint32_t jobid,
+bool sacct_merge_query_wants_job(const struct sacct_query *q, uint32_t jobid);
+bool sacct_merge_query_wants_step(const struct sacct_query *q, uint32_t jobid,
 			    const char *step);
 
 /* Does job row ROW pass Q's filters (window, users, accounts...)? */
-bool sacct_query_selects(const struct sacct_query *q,
+bool sacct_merge_query_selects(const struct sacct_query *q,
 			 const struct sacct_row *row);
 
 /* Parse a state name, short (CD, F, CA, TO, OOM, NF, PR, BF, DL, R) or
  * long, any case, into its long name.  0 or -1. */
-int sacct_state_parse(const char *text, char *out, size_t size);
+int sacct_merge_state_parse(const char *text, char *out, size_t size);
 
 /* Parse "123", "123.batch", "123.0" into SEL.  0 or -1. */
-int sacct_jobsel_parse(const char *text, struct sacct_jobsel *sel);
+int sacct_merge_jobsel_parse(const char *text, struct sacct_jobsel *sel);
 
 #endif

@@ -10,7 +10,7 @@
 #include "sacct_row.h"
 
 void
-sacct_add_known(double *sum, double x)
+sacct_row_add_known(double *sum, double x)
 {
 	if (isfinite(x))
 		*sum = isfinite(*sum) ? *sum + x : x;
@@ -41,7 +41,7 @@ sacct_row_init(struct sacct_row *row)
 }
 
 int
-sacct_rows_reserve(struct sacct_rows *rows, size_t more)
+sacct_row_reserve(struct sacct_rows *rows, size_t more)
 {
 	struct sacct_row *v;
 
@@ -56,10 +56,10 @@ sacct_rows_reserve(struct sacct_rows *rows, size_t more)
 }
 
 struct sacct_row *
-sacct_rows_add(struct sacct_rows *rows)
+sacct_row_add(struct sacct_rows *rows)
 {
 	if (rows->n == rows->cap &&
-	    sacct_rows_reserve(rows, rows->cap != 0 ? rows->cap : 64) < 0)
+	    sacct_row_reserve(rows, rows->cap != 0 ? rows->cap : 64) < 0)
 		return NULL;
 	sacct_row_init(&rows->v[rows->n]);
 	return &rows->v[rows->n++];
@@ -76,7 +76,7 @@ struct sacct_text_block {
 };
 
 const char *
-sacct_rows_text(struct sacct_rows *rows, const char *s, size_t max)
+sacct_row_text(struct sacct_rows *rows, const char *s, size_t max)
 {
 	struct sacct_text_block *b = rows->text;
 	size_t len = max > 0 ? strnlen(s, max - 1) : 0;
@@ -102,7 +102,7 @@ sacct_rows_text(struct sacct_rows *rows, const char *s, size_t max)
 }
 
 void
-sacct_rows_free(struct sacct_rows *rows)
+sacct_row_free(struct sacct_rows *rows)
 {
 	struct sacct_text_block *b, *next;
 
@@ -120,7 +120,7 @@ sacct_rows_free(struct sacct_rows *rows)
  * same size): a heavy user's month has 36,000 steps, and formatting each
  * string cost more than its bytes. */
 int
-sacct_rows_step_of(struct sacct_rows *rows, struct sacct_row *st,
+sacct_row_step_of(struct sacct_rows *rows, struct sacct_row *st,
 		   const struct sacct_row *job, const char *id)
 {
 	memcpy(st->cluster, job->cluster, sizeof(st->cluster));
@@ -129,7 +129,7 @@ sacct_rows_step_of(struct sacct_rows *rows, struct sacct_row *st,
 	st->array_task_id = job->array_task_id;
 	st->uid = job->uid;
 	snprintf(st->step, sizeof(st->step), "%s", id);
-	if ((st->name = sacct_rows_text(rows, st->step, sizeof(st->step))) == NULL)
+	if ((st->name = sacct_row_text(rows, st->step, sizeof(st->step))) == NULL)
 		return -1;
 	memcpy(st->account, job->account, sizeof(st->account));
 	memcpy(st->partition, job->partition, sizeof(st->partition));
@@ -202,7 +202,7 @@ cmp_row_pointers(const void *pa, const void *pb)
  * jobs by the index that found them, each followed by its steps): a
  * first pass sees it and leaves it. */
 void
-sacct_rows_sort(struct sacct_rows *rows)
+sacct_row_sort(struct sacct_rows *rows)
 {
 	const struct sacct_row **order;
 	struct sacct_row *sorted;

@@ -29,7 +29,7 @@ struct sacct_row {
 	char account[64];
 	char partition[64];
 	char qos[64];
-	const char *name;		/* in the rows' text (sacct_rows_text) */
+	const char *name;		/* in the rows' text (sacct_row_text) */
 	char state[32];
 	int32_t exit_code;		/* -1 unknown */
 	int32_t exit_signal;		/* 0 none */
@@ -131,7 +131,7 @@ struct sacct_row {
 
 /* *SUM + X where unknown (NaN) adds nothing: NaN + x = x, the sum of
  * what was measured. */
-void sacct_add_known(double *sum, double x);
+void sacct_row_add_known(double *sum, double x);
 
 /* Set every field of ROW to "unknown" (its strings "", not held by any
  * rows). */
@@ -150,24 +150,24 @@ struct sacct_rows {
 
 /* A copy of S, at most MAX - 1 bytes of it, that lives as long as ROWS
  * ("" for an empty S, shared); NULL when out of memory. */
-const char *sacct_rows_text(struct sacct_rows *rows, const char *s, size_t max);
+const char *sacct_row_text(struct sacct_rows *rows, const char *s, size_t max);
 
 /* A new zeroed-to-unknown row at the end, or NULL (out of memory). */
-struct sacct_row *sacct_rows_add(struct sacct_rows *rows);
+struct sacct_row *sacct_row_add(struct sacct_rows *rows);
 /* Room for MORE rows without moving the array: a listing whose size is
  * known grows it once (a heavy user's month with its steps is 33 MB of
  * rows).  0 or -1 (out of memory). */
-int sacct_rows_reserve(struct sacct_rows *rows, size_t more);
-void sacct_rows_free(struct sacct_rows *rows);
+int sacct_row_reserve(struct sacct_rows *rows, size_t more);
+void sacct_row_free(struct sacct_rows *rows);
 
 /* Make ST, a row of ROWS, step ID of JOB: the job's identity and
  * metadata, the step's id as its name, figures unknown.  0, or -1 when
  * out of memory. */
-int sacct_rows_step_of(struct sacct_rows *rows, struct sacct_row *st,
+int sacct_row_step_of(struct sacct_rows *rows, struct sacct_row *st,
 		       const struct sacct_row *job, const char *id);
 
 /* Sort jobs by start time, then cluster, job id, then their steps right
  * after them in Slurm's order (batch, extern, interactive, then numbers). */
-void sacct_rows_sort(struct sacct_rows *rows);
+void sacct_row_sort(struct sacct_rows *rows);
 
 #endif

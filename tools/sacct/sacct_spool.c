@@ -57,7 +57,7 @@ series_copy(const struct ceems_series *from, struct sacct_series *s,
 	memset(s, 0, sizeof(*s));
 	if (from->nrows > 0 &&
 	    (s->rows = calloc(from->nrows, sizeof(s->rows[0]))) == NULL)
-		return ceems_json_error(err, err_size, "series: out of memory");
+		return ceems_json_util_error(err, err_size, "series: out of memory");
 	for (size_t i = 0; i < from->nrows; i++) {
 		f = &from->rows[i];
 		row = s->rows[i];
@@ -79,7 +79,7 @@ series_copy(const struct ceems_series *from, struct sacct_series *s,
 }
 
 int
-sacct_series_parse(const char *text, size_t len, struct sacct_series *s,
+sacct_spool_series_parse(const char *text, size_t len, struct sacct_series *s,
 		   char *err, size_t err_size)
 {
 	struct ceems_series *series = NULL;
@@ -87,13 +87,13 @@ sacct_series_parse(const char *text, size_t len, struct sacct_series *s,
 	int r;
 
 	memset(s, 0, sizeof(*s));
-	if ((obj = ceems_json_parse(text, len, true, err, err_size)) == NULL)
+	if ((obj = ceems_json_util_parse(text, len, true, err, err_size)) == NULL)
 		return -1;
-	r = ceems_series_from_json(obj, &series, err, err_size);
+	r = ceems_agent_series_from_json(obj, &series, err, err_size);
 	json_object_put(obj);
 	if (r == 0)
 		r = series_copy(series, s, err, err_size);
-	ceems_series_free(series);
+	ceems_agent_series_free(series);
 	return r < 0 ? -1 : 0;
 }
 
@@ -110,7 +110,7 @@ decode(const char *text, size_t len, struct ceems_job_record *r,
 	if (ret == 0 && series != NULL &&
 	    series_copy(series, s, err, err_size) < 0)
 		ret = -ENOMEM;
-	ceems_series_free(series);
+	ceems_agent_series_free(series);
 	return ret;
 }
 
@@ -191,7 +191,7 @@ sacct_spool_load(int dirfd, const struct sacct_query *q,
 			free(ts.rows);
 			continue;
 		}
-		if ((r = sacct_records_add(recs, &s)) == NULL) {
+		if ((r = sacct_merge_records_add(recs, &s)) == NULL) {
 			free(ts.rows);
 			free(buf);
 			closedir(d);
@@ -203,6 +203,6 @@ sacct_spool_load(int dirfd, const struct sacct_query *q,
 	}
 	free(buf);
 	closedir(d);
-	sacct_records_sort(recs);
+	sacct_merge_records_sort(recs);
 	return 0;
 }

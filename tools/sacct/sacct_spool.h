@@ -28,7 +28,7 @@ int sacct_spool_load(int dirfd, const struct sacct_query *q,
 
 /* Parse a record's "series" member (its JSON text, LEN bytes) into S.
  * Pure: for the tests and the fuzz target.  0 or -1 with ERR. */
-int sacct_series_parse(const char *text, size_t len, struct sacct_series *s,
+int sacct_spool_series_parse(const char *text, size_t len, struct sacct_series *s,
 		       char *err, size_t err_size);
 
 #endif
