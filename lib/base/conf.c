@@ -14,6 +14,7 @@
 #include "base/conf.h"
 #include "base/conf_keys.h"
 #include "base/fileio.h"
+#include "base/number.h"
 
 /* Every key's default is its table entry's, parsed as a file's value
  * would be: one place for each default, and each within its bounds
@@ -73,20 +74,16 @@ ceems_conf_parse_bytes(const char *text, uint64_t *bytes)
 	static const struct { const char *suffix; unsigned shift; } units[] = {
 		{ "", 0 }, { "K", 10 }, { "M", 20 }, { "G", 30 }, { "T", 40 },
 	};
-	unsigned long long v;
-	char *end;
+	const char *end = text;
+	uint64_t v;
 
-	if (!isdigit((unsigned char)text[0]))
-		return -1;
-	errno = 0;
-	v = strtoull(text, &end, 10);
-	if (errno != 0)
+	if (ceems_number_take_u64(&end, &v) < 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcmp(end, units[i].suffix) == 0) {
 			if (v > (UINT64_MAX >> units[i].shift))
 				return -1;
-			*bytes = (uint64_t)v << units[i].shift;
+			*bytes = v << units[i].shift;
 			return 0;
 		}
 	}

@@ -15,6 +15,7 @@
 
 #include "base/conf.h"
 #include "base/conf_keys.h"
+#include "base/number.h"
 
 #define FIELD(f) offsetof(struct ceems_config, f), \
 	sizeof(((struct ceems_config *)0)->f)
@@ -348,14 +349,10 @@ parse_real(const char *text, double *out)
 static int
 parse_uint(const char *text, double *out)
 {
-	unsigned long long v;
-	char *end;
+	const char *end = text;
+	uint64_t v;
 
-	if (!isdigit((unsigned char)text[0]))
-		return -1;
-	errno = 0;
-	v = strtoull(text, &end, 10);
-	if (errno != 0 || *end != '\0')
+	if (ceems_number_take_u64(&end, &v) < 0 || *end != '\0')
 		return -1;
 	*out = (double)v;
 	return 0;
