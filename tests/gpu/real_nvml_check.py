@@ -4,33 +4,11 @@
 CSV taken over the same seconds, compares them and prints TAP.  Only the
 standard library."""
 
-import datetime
 import os
 import sys
 
-tests = []
-
-
-def check(ok, what, diag=""):
-    tests.append((bool(ok), what, diag))
-
-
-def read_lines(path):
-    try:
-        with open(path) as f:
-            return [l.rstrip("\n") for l in f if l.strip()]
-    except OSError:
-        return []
-
-
-def number(s):
-    s = s.strip()
-    if s in ("-", "", "[N/A]", "N/A"):
-        return None
-    try:
-        return float(s)
-    except ValueError:
-        return None
+from smi_tap import (check, fmt, integrate, mean, number, read_lines,
+                     report, smi_time)
 
 
 def bus_id_key(s):
@@ -41,24 +19,6 @@ def bus_id_key(s):
         return "%x:%s" % (int(dom, 16), rest)
     except ValueError:
         return s
-
-
-def smi_time(s):
-    # "2026/11/26 23:59:59.123", the node's local time.
-    t = datetime.datetime.strptime(s.strip(), "%Y/%m/%d %H:%M:%S.%f")
-    return t.timestamp()
-
-
-def integrate(points, t0, t1):
-    """Trapezoid of (t, w) points over [t0, t1], in joules."""
-    pts = sorted(p for p in points if t0 <= p[0] <= t1)
-    return sum((b[0] - a[0]) * (a[1] + b[1]) / 2
-               for a, b in zip(pts, pts[1:])), pts
-
-
-def mean(values):
-    values = [v for v in values if v is not None]
-    return sum(values) / len(values) if values else None
 
 
 def main(out):
@@ -105,12 +65,7 @@ def main(out):
         check_identity(i, d, s)
         check_readings(i, d, samples.get(i, []), smi.get(i, []), l0, l1)
 
-    print("1..%d" % len(tests))
-    for n, (ok, what, diag) in enumerate(tests, 1):
-        print("%s %d - %s" % ("ok" if ok else "not ok", n, what))
-        if diag:
-            print("# %s" % diag)
-    return 0 if all(t[0] for t in tests) else 1
+    return report()
 
 
 def check_identity(i, d, s):
@@ -182,10 +137,6 @@ def check_readings(i, d, samples, smi, l0, l1):
                   (sm is None or sm <= 5),
                   "GPU %d idle: utilisation and SM activity low" % i,
                   "utilisation %s %%, sm active %s %%" % (fmt(util), fmt(sm)))
-
-
-def fmt(v):
-    return "-" if v is None else "%.1f" % v
 
 
 if __name__ == "__main__":
