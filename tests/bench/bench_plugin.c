@@ -49,7 +49,6 @@
 #include "model/job.h"
 #include "base/log.h"
 #include "summary/summary.h"
-#include "../harness/test_cgroup.h"
 
 #define TIMEOUT_MS 1000
 
@@ -58,35 +57,104 @@ static const char *phase_names[NPHASES] = {
 	"start_first_step", "start_later_step", "end_batch_step", "end_job",
 };
 
+static int v1;			/* else v2 */
 static char group[64];		/* our parent cgroup, under each root */
+static const char *v1_controllers[] = { "cpuacct", "memory", "cpuset" };
+
+static int
+write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	(void)close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -EIO;
+}
+
+static int
+copy_file(const char *from, const char *to)
+{
+	char buf[4096];
+	ssize_t n;
+	int fd = open(from, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	(void)close(fd);
+	if (n < 0)
+		return -EIO;
+	buf[n] = '\0';
+	return write_file(to, buf);
+}
 
 /* mkdir the cgroup NAME ("" = our parent group) in every hierarchy. */
 static int
 make_cgroup(const char *name)
 {
-	char path[256];
+	char dir[512], from[600], to[600];
 
-	snprintf(path, sizeof(path), "%s%s", group, name);
-	return test_cgroup_make(path);
+	if (!v1) {
+		snprintf(dir, sizeof(dir), "/sys/fs/cgroup/%s%s", group, name);
+		return mkdir(dir, 0755) < 0 && errno != EEXIST ? -errno : 0;
+	}
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(dir, sizeof(dir), "/sys/fs/cgroup/%s/%s%s",
+			 v1_controllers[i], group, name);
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return -errno;
+	}
+	/* A cpuset cgroup takes no task before it has CPUs and nodes; the
+	 * agent counts a job's cores from it. */
+	snprintf(dir, sizeof(dir), "/sys/fs/cgroup/cpuset/%s%s", group, name);
+	snprintf(from, sizeof(from), "/sys/fs/cgroup/cpuset/cpuset.cpus");
+	snprintf(to, sizeof(to), "%s/cpuset.cpus", dir);
+	if (copy_file(from, to) < 0)
+		return -EIO;
+	snprintf(from, sizeof(from), "/sys/fs/cgroup/cpuset/cpuset.mems");
+	snprintf(to, sizeof(to), "%s/cpuset.mems", dir);
+	return copy_file(from, to) < 0 ? -EIO : 0;
 }
 
 static void
 remove_cgroup(const char *name)
 {
-	char path[256];
+	char dir[512];
 
-	snprintf(path, sizeof(path), "%s%s", group, name);
-	test_cgroup_remove(path);
+	if (!v1) {
+		snprintf(dir, sizeof(dir), "/sys/fs/cgroup/%s%s", group, name);
+		(void)rmdir(dir);
+		return;
+	}
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(dir, sizeof(dir), "/sys/fs/cgroup/%s/%s%s",
+			 v1_controllers[i], group, name);
+		(void)rmdir(dir);
+	}
 }
 
 /* Move this process into cgroup NAME ("" and group "": the roots). */
 static int
 move_self(const char *grp, const char *name)
 {
-	char path[256];
+	char path[600], pid[32];
 
-	snprintf(path, sizeof(path), "%s%s", grp, name);
-	return test_cgroup_enter(path);
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (!v1) {
+		snprintf(path, sizeof(path), "/sys/fs/cgroup/%s%s/cgroup.procs",
+			 grp, name);
+		return write_file(path, pid);
+	}
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/%s%s/cgroup.procs",
+			 v1_controllers[i], grp, name);
+		if (write_file(path, pid) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 static void
@@ -98,7 +166,7 @@ spec_of(uint32_t jobid, struct ceems_agent_job_spec *spec)
 	spec->jobid = jobid;
 	spec->uid = 0;
 	snprintf(path, sizeof(path), "/%s/job_%u", group, jobid);
-	if (test_cgroup_v1) {
+	if (v1) {
 		spec->cgroup.version = CEEMS_CGROUP_V1;
 		snprintf(spec->cgroup.v1[CEEMS_CG_CPUACCT], CEEMS_CGROUP_PATH_MAX, "%s", path);
 		snprintf(spec->cgroup.v1[CEEMS_CG_MEMORY], CEEMS_CGROUP_PATH_MAX, "%s", path);
@@ -186,7 +254,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if (access("/sys/fs/cgroup/cpuacct/cgroup.procs", F_OK) == 0)
-		test_cgroup_v1 = 1;
+		v1 = 1;
 	else if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) != 0) {
 		fprintf(stderr, "bench_plugin: no cgroup v1 cpuacct nor v2 tree\n");
 		return 2;

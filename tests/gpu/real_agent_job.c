@@ -55,21 +55,114 @@
 #include "client/jobside.h"
 #include "model/job.h"
 #include "record/job_note.h"
-#include "../harness/test_cgroup.h"
 
 #define TIMEOUT_MS 5000
 
+static const char *v1_controllers[] = { "cpuacct", "memory", "cpuset" };
+static int v1;			/* else v2 */
 /* Ours under each root, the job's beneath it and its steps', named as
  * Slurm names them: PARENT/job_JOBID/step_extern, .../step_batch. */
 static char parent[64], group[96], step_extern[128], step_batch[128];
 
+static int
+write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	(void)close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -EIO;
+}
+
+static int
+copy_file(const char *from, const char *to)
+{
+	char buf[4096];
+	ssize_t n;
+	int fd = open(from, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	(void)close(fd);
+	if (n < 0)
+		return -EIO;
+	buf[n] = '\0';
+	return write_file(to, buf);
+}
+
+/* mkdir GRP in every hierarchy. */
+static int
+make_cgroup(const char *grp)
+{
+	char dir[512], to[600];
+
+	if (!v1) {
+		snprintf(dir, sizeof(dir), "/sys/fs/cgroup/%s", grp);
+		return mkdir(dir, 0755) < 0 && errno != EEXIST ? -errno : 0;
+	}
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(dir, sizeof(dir), "/sys/fs/cgroup/%s/%s",
+			 v1_controllers[i], grp);
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return -errno;
+	}
+	/* A cpuset cgroup takes no task before it has CPUs and nodes. */
+	snprintf(dir, sizeof(dir), "/sys/fs/cgroup/cpuset/%s", grp);
+	snprintf(to, sizeof(to), "%s/cpuset.cpus", dir);
+	if (copy_file("/sys/fs/cgroup/cpuset/cpuset.cpus", to) < 0)
+		return -EIO;
+	snprintf(to, sizeof(to), "%s/cpuset.mems", dir);
+	return copy_file("/sys/fs/cgroup/cpuset/cpuset.mems", to) < 0 ? -EIO : 0;
+}
+
+static void
+remove_cgroup(const char *grp)
+{
+	char dir[512];
+
+	if (!v1) {
+		snprintf(dir, sizeof(dir), "/sys/fs/cgroup/%s", grp);
+		(void)rmdir(dir);
+		return;
+	}
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(dir, sizeof(dir), "/sys/fs/cgroup/%s/%s",
+			 v1_controllers[i], grp);
+		(void)rmdir(dir);
+	}
+}
+
 static void
 remove_cgroups(void)
 {
-	test_cgroup_remove(step_batch);
-	test_cgroup_remove(step_extern);
-	test_cgroup_remove(group);
-	test_cgroup_remove(parent);
+	remove_cgroup(step_batch);
+	remove_cgroup(step_extern);
+	remove_cgroup(group);
+	remove_cgroup(parent);
+}
+
+/* Move this process into GRP ("": the roots). */
+static int
+move_self(const char *grp)
+{
+	char path[600], pid[32];
+
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (!v1) {
+		snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/cgroup.procs", grp);
+		return write_file(path, pid);
+	}
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/%s/cgroup.procs",
+			 v1_controllers[i], grp);
+		if (write_file(path, pid) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* The plugin's name for a GPU: a character device's numbers, as
@@ -135,7 +228,7 @@ run_command(char **argv, int *status)
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
-		if (test_cgroup_enter(step_batch) < 0) {
+		if (move_self(step_batch) < 0) {
 			fprintf(stderr, "real_agent_job: cannot enter cgroup %s\n",
 				step_batch);
 			_exit(126);
@@ -232,7 +325,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if (access("/sys/fs/cgroup/cpuacct/cgroup.procs", F_OK) == 0)
-		test_cgroup_v1 = 1;
+		v1 = 1;
 	else if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) != 0) {
 		fprintf(stderr, "real_agent_job: no cgroup v1 cpuacct nor v2 tree\n");
 		return 2;
@@ -241,9 +334,9 @@ main(int argc, char **argv)
 	snprintf(group, sizeof(group), "%s/job_%u", parent, jobid);
 	snprintf(step_extern, sizeof(step_extern), "%s/step_extern", group);
 	snprintf(step_batch, sizeof(step_batch), "%s/step_batch", group);
-	if (test_cgroup_make(parent) < 0 || test_cgroup_make(group) < 0 ||
-	    test_cgroup_make(step_extern) < 0 || test_cgroup_make(step_batch) < 0 ||
-	    test_cgroup_enter(step_extern) < 0) {
+	if (make_cgroup(parent) < 0 || make_cgroup(group) < 0 ||
+	    make_cgroup(step_extern) < 0 || make_cgroup(step_batch) < 0 ||
+	    move_self(step_extern) < 0) {
 		fprintf(stderr, "real_agent_job: cannot create or enter cgroup %s (run as root): %s\n",
 			step_extern, strerror(errno));
 		remove_cgroups();
@@ -294,7 +387,7 @@ main(int argc, char **argv)
 	rc = WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 out:
 	fflush(stdout);
-	(void)test_cgroup_enter("");
+	(void)move_self("");
 	remove_cgroups();
 	return rc;
 }
