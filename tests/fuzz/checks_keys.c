@@ -12,6 +12,7 @@
 #include "checks.h"
 #include "base/conf.h"
 #include "base/conf_keys.h"
+#include "../conf_key_size.h"
 
 static bool
 terminated(const char *s, size_t size)
@@ -49,25 +50,6 @@ value_allowed(const struct ceems_key *k, const void *out)
 	}
 }
 
-static size_t
-value_size(const struct ceems_key *k)
-{
-	switch (k->type) {
-	case CEEMS_KEY_DURATION:
-	case CEEMS_KEY_BYTES:
-		return sizeof(uint64_t);
-	case CEEMS_KEY_UINT32:
-		return sizeof(uint32_t);
-	case CEEMS_KEY_BOOL:
-		return sizeof(bool);
-	case CEEMS_KEY_WATTS:
-	case CEEMS_KEY_REAL:
-		return sizeof(double);
-	default:
-		return k->size;
-	}
-}
-
 const char *
 fuzz_check_conf_keys(const char *data, size_t len)
 {
@@ -84,8 +66,9 @@ fuzz_check_conf_keys(const char *data, size_t len)
 		memset(out, 0x5a, sizeof(out));
 		memcpy(before, out, sizeof(out));
 		memset(problem, 'x', sizeof(problem));
-		r = ceems_conf_keys_parse(&keys[i], data, out, value_size(&keys[i]),
-				    problem, sizeof(problem));
+		r = ceems_conf_keys_parse(&keys[i], data, out,
+					  conf_key_value_size(&keys[i]),
+					  problem, sizeof(problem));
 		if (r != 0 && r != -1)
 			return "ceems_conf_keys_parse: returned neither 0 nor -1";
 		if (r < 0) {

@@ -18,26 +18,7 @@
 #include "base/fileio.h"
 #include "base/log.h"
 #include "../tap.h"
-
-/* The size of the C type a key's value goes into. */
-static size_t
-value_size(const struct ceems_key *k)
-{
-	switch (k->type) {
-	case CEEMS_KEY_DURATION:
-	case CEEMS_KEY_BYTES:
-		return sizeof(uint64_t);
-	case CEEMS_KEY_UINT32:
-		return sizeof(uint32_t);
-	case CEEMS_KEY_BOOL:
-		return sizeof(bool);
-	case CEEMS_KEY_WATTS:
-	case CEEMS_KEY_REAL:
-		return sizeof(double);
-	default:
-		return k->size;
-	}
-}
+#include "../conf_key_size.h"
 
 static bool
 bounded(const struct ceems_key *k)
@@ -113,7 +94,7 @@ test_defaults(void)
 		if (keys[i].default_value == NULL || keys[i].default_value[0] == '\0')
 			continue;
 		ok(ceems_conf_keys_parse(&keys[i], keys[i].default_value, out,
-				   value_size(&keys[i]), problem,
+				   conf_key_value_size(&keys[i]), problem,
 				   sizeof(problem)) == 0,
 		   "default %s = %s is a value of its key %s", keys[i].name,
 		   keys[i].default_value, problem);
