@@ -109,10 +109,13 @@ setup() {
 	# step ends, since Slurm removes the job's cgroup before the job's
 	# end reaches the agent.  Its elapsed time spans the burner's and
 	# adds no more than the job's start and end.  On a quiet node that
-	# is an efficiency of about 98%; CI's machines are not quiet.
+	# is an efficiency of about 98%; on a loaded one the burner gets
+	# less of its core, and its efficiency is what it measured of
+	# itself over the job's longer span.
 	check "$cpu >= $ticks / $hz - 0.05 && $cpu <= $ticks / $hz + 0.5"
 	check "$elapsed >= $t1 - $t0 && $elapsed <= $t1 - $t0 + 5"
-	check "$eb >= 0.75 && $eb <= 1.02"
+	check "$eb >= ($ticks / $hz - 0.05) / ($t1 - $t0 + 5) && $eb <= 1.02"
+	check "$eb > $es + 0.1"
 	check "$es <= 0.05"
 	# The summary shows the record's efficiency.
 	pct=$(out_of "$BURNER_ID" | sed -nE 's/.*efficiency +([0-9]+)%.*/\1/p' | head -n1)
@@ -230,7 +233,7 @@ setup() {
 	want=$(jq '.measurements.cpu_s / ((.job.end_time - .job.start_time) * .job.alloc_cpus) * 100' \
 		"$(record_of "$BURNER_ID")")
 	echo "# burner CPUEff $eff, from the record $want" >&3
-	check "${eff%\%} >= $want - 1 && ${eff%\%} <= $want + 1 && $want >= 75"
+	check "${eff%\%} >= $want - 1 && ${eff%\%} <= $want + 1 && $want > 0"
 	rss=$(field_of "$MEM_ID" 8)
 	check "${rss%K} >= 500 * 1024"
 	# The steps job lists its steps without -X.
