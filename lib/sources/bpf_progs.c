@@ -165,6 +165,16 @@ static const char *const tracefs_roots[] = {
 	"/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events",
 };
 
+/* Whether tracefs is mounted where libbpf looks for it. */
+static bool
+tracefs_mounted(void)
+{
+	for (size_t i = 0; i < sizeof(tracefs_roots) / sizeof(tracefs_roots[0]); i++)
+		if (access(tracefs_roots[i], X_OK) == 0)
+			return true;
+	return false;
+}
+
 static bool
 tracepoint_offered(const char *group, const char *event)
 {
@@ -258,6 +268,11 @@ required_present(const struct btf *btf, enum ceems_bpf_hook h,
 		else if (a == CEEMS_BPF_ATTACH_FENTRY)
 			there = prog_function(p, fn, sizeof(fn)) &&
 				btf_has(btf, "", fn, BTF_KIND_FUNC);
+		if (!there && a == CEEMS_BPF_ATTACH_TRACEPOINT && !tracefs_mounted()) {
+			snprintf(why, why_size, "tracefs is not mounted "
+				 "(mount -t tracefs nodev /sys/kernel/tracing)");
+			return false;
+		}
 		if (!there) {
 			snprintf(why, why_size, "%s %s%s%s is not in this kernel",
 				 a == CEEMS_BPF_ATTACH_TRACEPOINT ? "tracefs event" :
