@@ -436,7 +436,7 @@ ceems_agent_deregister(struct ceems_agent *a, uint32_t jobid,
 	leave_now(a, j, now_ns);
 	/* A last full reading: peak memory and IO as of the job's end. */
 	ceems_agent_tick_full_reading(a, j);
-	ceems_agent_bpf_job_read(a, j);
+	ceems_agent_bpf_job_read(a, j, false);
 	if (j->series != NULL) {
 		struct ceems_series_counts counts;
 
@@ -530,8 +530,9 @@ ceems_agent_step_start(struct ceems_agent *a, uint32_t jobid,
 			      jobid, step_id);
 	else
 		ceems_agent_tick_collect_step(a, st, true);
-	/* The step's first process, before its tasks run. */
-	ceems_agent_bpf_job_read(a, j);
+	/* The step's first task and its slurmstepd (which the fork hook
+	 * then follows into the step's other tasks). */
+	ceems_agent_bpf_job_read(a, j, true);
 	j->nsteps++;
 	return 0;
 }

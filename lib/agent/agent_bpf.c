@@ -315,12 +315,20 @@ ceems_agent_bpf_job_start(struct ceems_agent *a, struct agent_job *j)
 	tag_job(a, j);
 }
 
+/* Read job J's counts; with FIND_NEW, first look for processes of the
+ * job that are not followed yet (cgroup v1: a walk of the job's
+ * cgroup.procs files, about a dozen system calls per directory).  The
+ * fork hook follows every child of a followed process, and each step's
+ * start walks the job as its first task runs, so what a walk still
+ * finds is rare (a process moved into the job from outside, such as an
+ * adopted ssh session): the tick walks on its full readings only. */
 void
-ceems_agent_bpf_job_read(struct ceems_agent *a, struct agent_job *j)
+ceems_agent_bpf_job_read(struct ceems_agent *a, struct agent_job *j,
+			 bool find_new)
 {
 	if (j->bpf == NULL)
 		return;
-	if (!j->gone)
+	if (find_new && !j->gone)
 		tag_job(a, j);
 	if (ceems_bpf_io_read(j->bpf, j->bpf_slot, &j->io) == 0)
 		j->io.dropped = ceems_bpf_io_drops(j->bpf) - j->bpf_drops;
@@ -347,7 +355,7 @@ ceems_agent_bpf_resume(struct ceems_agent *a, struct agent_job *j,
 		ceems_agent_bpf_job_start(a, j);
 		/* Its new slot read at once: the counts of a series made
 		 * now start from the restored ones, not from unknown. */
-		ceems_agent_bpf_job_read(a, j);
+		ceems_agent_bpf_job_read(a, j, false);
 		return;
 	}
 	/* It ended while the agent was down: what the earlier agent

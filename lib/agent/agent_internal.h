@@ -255,7 +255,8 @@ void ceems_agent_tick_split_to_steps(struct agent_job *j,
 void ceems_agent_bpf_open(struct ceems_agent *a);
 void ceems_agent_bpf_close(struct ceems_agent *a);
 void ceems_agent_bpf_job_start(struct ceems_agent *a, struct agent_job *j);
-void ceems_agent_bpf_job_read(struct ceems_agent *a, struct agent_job *j);
+void ceems_agent_bpf_job_read(struct ceems_agent *a, struct agent_job *j,
+			      bool find_new);
 void ceems_agent_bpf_job_end(struct agent_job *j);
 /* A job restored after a restart: a new slot, and what the earlier agent
  * counted (SAVED) with the DOWN_S seconds no agent counted. */

@@ -353,7 +353,7 @@ read_job(struct ceems_agent *a, struct agent_job *j, bool full)
 	j->rd.seq = a->tick_seq;
 	j->rd.have_cpu = false;
 	j->rd.ret = 0;
-	ceems_agent_bpf_job_read(a, j);
+	ceems_agent_bpf_job_read(a, j, full);
 	if (j->gone)
 		return;
 	j->rd.ret = ceems_cgroup_stats_reader_read_some(j->reader, want, st);

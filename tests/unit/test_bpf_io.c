@@ -7,9 +7,12 @@
  * and nothing of the parent's.  The agent's side (lib/agent/agent_bpf.c): the
  * counts of two agents, one restarted, add up with the time between
  * said; a job never tagged has its IO absent, not 0; a process is known
- * by its real uid, not by the owner of /proc/PID. */
+ * by its real uid, not by the owner of /proc/PID; on cgroup v1, a process
+ * that enters a job's cgroup from outside is found by a full tick's walk,
+ * not a light tick's. */
 #include "config.h"
 
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -998,6 +1001,151 @@ test_cgroup_v2(void)
 	rmdir(dir);
 }
 
+/* Write N bytes to FD, once told to through GO; say so through DONE. */
+static void
+walk_child_writes(int go, int done, int fd, size_t n)
+{
+	char c, buf[8192];
+
+	memset(buf, 'w', sizeof(buf));
+	if (read(go, &c, 1) != 1 || write(fd, buf, n) != (ssize_t)n ||
+	    write(done, "d", 1) != 1)
+		_exit(1);
+}
+
+/* The agent's walk of a cgroup v1 job (lib/agent/agent_bpf.c): a
+ * process that enters the job's cgroup from outside (not forked by a
+ * followed one) is found by a reading that looks for new processes (a
+ * step's start, a full tick), not by a light tick's. */
+static void
+test_walk_v1(void)
+{
+	static const enum ceems_cgroup_controller ctl[] = {
+		CEEMS_CG_FREEZER, CEEMS_CG_CPUACCT,
+	};
+	struct ceems_agent *a = calloc(1, sizeof(*a));
+	struct agent_job *j = calloc(1, sizeof(*j));
+	char dir[2][CEEMS_CGROUP_PATH_MAX * 2], procs[sizeof(dir) + 32];
+	char path[] = "/tmp/test_bpf_io_walk.XXXXXX", why[256], *text;
+	int go[2], done[2], fd, made = 0;
+	pid_t pid;
+	char c;
+
+	if (a == NULL || j == NULL || (text = malloc(1 << 20)) == NULL) {
+		printf("Bail out! out of memory\n");
+		exit(1);
+	}
+	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || read(fd, text, (1 << 20) - 1) <= 0 ||
+	    access("/sys/fs/cgroup/cpuacct/cgroup.procs", W_OK) != 0) {
+		ok(true, "# skip the walk of a v1 job: no writable cgroup v1 tree");
+		goto out;
+	}
+	close(fd);
+	text[(1 << 20) - 1] = '\0';
+	ceems_cgroup_path_mounts_from_mountinfo(text, &a->mounts);
+	a->cgroup_prefix = "";
+	snprintf(a->config.procfs_root, sizeof(a->config.procfs_root), "/proc");
+	j->spec.uid = 65534;
+	j->spec.cgroup.version = CEEMS_CGROUP_V1;
+	for (int i = 0; i < 2; i++) {
+		snprintf(j->spec.cgroup.v1[ctl[i]], CEEMS_CGROUP_PATH_MAX,
+			 "/ceems_test_walk_%d", (int)getpid());
+		if (ceems_cgroup_path_job_dir(&j->spec.cgroup, &a->mounts, ctl[i],
+					      "", dir[i], sizeof(dir[i])) < 0 ||
+		    mkdir(dir[i], 0755) < 0)
+			break;
+		made++;
+	}
+	a->bpf = ceems_bpf_io_open(false, CEEMS_BPF_ATTACH_NONE, 8, why, sizeof(why));
+	if (made < 2 || a->bpf == NULL) {
+		ok(true, "# skip the walk of a v1 job: %s",
+		   made < 2 ? "no freezer and cpuacct hierarchies" : why);
+		goto out;
+	}
+	close(mkstemp(path));
+	chmod(path, 0666);
+	ceems_agent_bpf_job_start(a, j);
+	ok(j->bpf != NULL && !j->bpf_tagged, "v1 walk: an empty job has a slot, nothing followed");
+	if (pipe(go) < 0 || pipe(done) < 0)
+		goto out;
+	pid = fork();
+	if (pid == 0) {
+		close(go[1]);
+		close(done[0]);
+		fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+		if (fd < 0 || setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(65534, 65534, 65534) < 0)
+			_exit(1);
+		walk_child_writes(go[0], done[1], fd, 4096);
+		walk_child_writes(go[0], done[1], fd, 8192);
+		_exit(0);
+	}
+	close(go[0]);
+	close(done[1]);
+	for (int i = 0; i < 2; i++) {
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir[i]);
+		fd = open(procs, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || dprintf(fd, "%d\n", (int)pid) <= 0)
+			ok(false, "v1 walk: the child moved into %s", dir[i]);
+		if (fd >= 0)
+			close(fd);
+	}
+	/* A light tick: the process that came from outside is not seen. */
+	ceems_agent_bpf_job_read(a, j, false);
+	if (write(go[1], "g", 1) != 1 || read(done[0], &c, 1) != 1)
+		ok(false, "v1 walk: the child's first write");
+	ceems_agent_bpf_job_read(a, j, false);
+	ok(!j->bpf_tagged && j->io.write_bytes == 0,
+	   "v1 walk: a light tick does not look for new processes (%llu bytes)",
+	   (unsigned long long)j->io.write_bytes);
+	/* A full tick (or a step's start) finds and follows it. */
+	ceems_agent_bpf_job_read(a, j, true);
+	ok(j->bpf_tagged, "v1 walk: a full reading finds the process in the job's cgroup");
+	if (write(go[1], "g", 1) != 1 || read(done[0], &c, 1) != 1)
+		ok(false, "v1 walk: the child's second write");
+	ceems_agent_bpf_job_read(a, j, false);
+	is_int(j->io.write_bytes, 8192, "v1 walk: from then on its IO counts, on light ticks too");
+	waitpid(pid, NULL, 0);
+	close(go[1]);
+	close(done[0]);
+	ceems_agent_bpf_job_end(j);
+out:
+	ceems_bpf_io_close(a->bpf);
+	free(a->bpf_buf);
+	for (int i = made - 1; i >= 0; i--)
+		rmdir(dir[i]);
+	unlink(path);
+	free(text);
+	free(j);
+	free(a);
+}
+
+#ifdef HAVE_BPF
+/* A node's boot mounts tracefs (systemd's sys-kernel-tracing.mount); a
+ * container may not have: the plain tracepoints need it, as root
+ * mounts it. */
+static void
+mount_tracefs(void)
+{
+	struct ceems_bpf_io *bpf;
+	char why[512];
+
+	if (access("/sys/kernel/tracing/events", X_OK) == 0 ||
+	    access("/sys/kernel/debug/tracing/events", X_OK) == 0) {
+		ok(true, "# skip tracefs is mounted: its absence is not seen here");
+		return;
+	}
+	bpf = ceems_bpf_io_open(false, T, 8, why, sizeof(why));
+	ok(bpf == NULL && strstr(why, "tracefs is not mounted (mount -t tracefs") != NULL,
+	   "tracepoints forced without tracefs: says to mount it: %s",
+	   bpf == NULL ? why : "opened");
+	ceems_bpf_io_close(bpf);
+	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) < 0)
+		printf("# tracefs cannot be mounted: %s\n", strerror(errno));
+}
+#endif
+
 int
 main(void)
 {
@@ -1008,6 +1156,7 @@ main(void)
 	test_not_dumpable();
 #ifdef HAVE_BPF
 	if (geteuid() == 0) {
+		mount_tracefs();
 		test_real(NONE);
 		test_real(F);
 		test_real(K);
@@ -1019,6 +1168,7 @@ main(void)
 		test_sweep_reused();
 		test_verify();
 		test_cgroup_v2();
+		test_walk_v1();
 	} else {
 		ok(true, "# skip the real programs need root");
 	}
