@@ -26,7 +26,13 @@
  * child process at the job's start (plugins/job_start.c), the step's
  * end waiting 300 ms at most for its answer.
  *
+ * With -H SECONDS it registers the other jobs, prints "held N" and
+ * holds them for SECONDS before it deregisters them, timing nothing:
+ * the window in which tests/bench/run-agent-jobs.sh measures the
+ * agent's whole process with N jobs.
+ *
  * Usage: bench_plugin -c CONF [-n OTHER_JOBS] [-r REPS] [-j FIRST_JOBID]
+ *        [-H SECONDS]
  * Runs as root (it creates cgroups).  Prints "key value" lines. */
 #include "config.h"
 
@@ -229,21 +235,23 @@ main(int argc, char **argv)
 	char name[64], err[512], notes[CEEMS_CONFIG_PATH_MAX + 8];
 	double *t[NPHASES], t0;
 	uint32_t first = 7000000;
-	int others = 0, reps = 200, opt, status = 0, registered = 0, r;
+	int others = 0, reps = 200, hold = 0, opt, status = 0, registered = 0, r;
 
-	while ((opt = getopt(argc, argv, "c:n:r:j:")) != -1) {
+	while ((opt = getopt(argc, argv, "c:n:r:j:H:")) != -1) {
 		switch (opt) {
 		case 'c': conf = optarg; break;
 		case 'n': others = atoi(optarg); break;
 		case 'r': reps = atoi(optarg); break;
 		case 'j': first = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'H': hold = atoi(optarg); break;
 		default:
-			fprintf(stderr, "usage: bench_plugin -c CONF [-n OTHER_JOBS] [-r REPS] [-j FIRST_JOBID]\n");
+			fprintf(stderr, "usage: bench_plugin -c CONF [-n OTHER_JOBS] [-r REPS] [-j FIRST_JOBID] [-H SECONDS]\n");
 			return 2;
 		}
 	}
-	if (conf == NULL || others < 0 || others > 60000 || reps < 1) {
-		fprintf(stderr, "usage: bench_plugin -c CONF [-n OTHER_JOBS] [-r REPS] [-j FIRST_JOBID]\n");
+	if (conf == NULL || others < 0 || others > 60000 || reps < 1 ||
+	    hold < 0 || hold > 86400) {
+		fprintf(stderr, "usage: bench_plugin -c CONF [-n OTHER_JOBS] [-r REPS] [-j FIRST_JOBID] [-H SECONDS]\n");
 		return 2;
 	}
 	ceems_log_set_handler(quiet, NULL);
@@ -283,6 +291,12 @@ main(int argc, char **argv)
 			goto out;
 		}
 		registered++;
+	}
+	if (hold > 0) {
+		printf("held %d\n", registered);
+		fflush(stdout);
+		sleep((unsigned)hold);
+		goto out;
 	}
 
 	for (int rep = 0; rep < reps; rep++) {

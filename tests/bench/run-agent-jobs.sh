@@ -1,0 +1,136 @@
+#!/bin/sh
+# run-agent-jobs.sh - what the node agent costs as a whole process with N
+# jobs registered, without Slurm: each agent given starts on a copy of the
+# RAPL fixture tree (real /proc, real cgroups, eBPF and perf as the
+# kernel allows, production timing: a tick every second, full readings
+# every 10 s), bench_plugin -H registers N jobs in real cgroups of their
+# own and holds them, and the agent's CPU time over a window is read from
+# /proc/PID/schedstat (all of it: ticks, system calls, checkpoints,
+# logging).  With several agents (two builds to compare), the agents take
+# turns, round after round, so that they share the machine's noise.
+#
+# Usage: run-agent-jobs.sh path/to/bench_plugin AGENT [AGENT...]
+# Environment: BENCH_AGENT_JOBS (default "0 16 128"), BENCH_AGENT_WINDOW
+# (seconds, default 30), BENCH_AGENT_ROUNDS (default 3), CEEMS_FIXTURES.
+# Prints one markdown row per agent and job count: the median over the
+# rounds of ms CPU per second, and per job-second above the idle node.
+# Runs as root (real cgroups, eBPF).
+set -eu
+
+bench=$1
+shift
+jobs=${BENCH_AGENT_JOBS:-0 16 128}
+window=${BENCH_AGENT_WINDOW:-30}
+rounds=${BENCH_AGENT_ROUNDS:-3}
+: "${CEEMS_FIXTURES:=$(cd "$(dirname "$0")/../fixtures" && pwd)}"
+top_srcdir=$(cd "$(dirname "$0")/../.." && pwd)
+
+if [ "$(id -u)" != 0 ]; then
+	echo "run-agent-jobs.sh: run as root (real cgroups, eBPF)" >&2
+	exit 1
+fi
+if [ $# -lt 1 ]; then
+	echo "usage: run-agent-jobs.sh BENCH_PLUGIN AGENT [AGENT...]" >&2
+	exit 2
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ceems-bench-agent-XXXXXX")
+agent_pid=
+hold_pid=
+cleanup() {
+	[ -n "$hold_pid" ] && kill "$hold_pid" 2>/dev/null && wait "$hold_pid" 2>/dev/null
+	[ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+# The agent's CPU time so far, ns (its threads are in its schedstat).
+cpu_ns() {
+	awk '{ print $1 }' "/proc/$1/schedstat"
+}
+
+# measure AGENT N: one window of AGENT with N jobs held; prints ms per s.
+measure() {
+	agent=$1
+	n=$2
+	run=$tmp/run
+	rm -rf "$run"
+	mkdir -p "$run"
+	cp -r "$CEEMS_FIXTURES/sys/rapl-intel" "$run/sys"
+	cat >"$run/ceems.conf" <<-CONF
+	# run-agent-jobs.sh: fixture RAPL, real /proc and cgroups, production timing
+	interval = 1s
+	usage_interval = 10s
+	max_jobs = 4096
+	socket = $run/agent.sock
+	state_dir = $run/state
+	spool_dir = $run/spool
+	sysfs_root = $run/sys
+	source_hwmon = no
+	source_pm_counters = no
+	zone = FR
+	emissions_table = $top_srcdir/lib/data/carbon-intensity.tsv
+	CONF
+	"$agent" -c "$run/ceems.conf" 2>"$run/agent.log" &
+	agent_pid=$!
+	for _ in $(seq 100); do
+		"$agent" --socket "$run/agent.sock" --status >/dev/null 2>&1 && break
+		sleep 0.05
+	done
+	# libtool's wrapper execs the real binary: the pid stays the same.
+	"$bench" -c "$run/ceems.conf" -n "$n" -H $((window + 15)) \
+		-j $((9000000 + n * 1000)) >"$run/hold" 2>&1 &
+	hold_pid=$!
+	for _ in $(seq 600); do
+		grep -q '^held' "$run/hold" 2>/dev/null && break
+		sleep 0.1
+	done
+	# Past the registrations and the first full reading.
+	sleep 11
+	c0=$(cpu_ns "$agent_pid")
+	sleep "$window"
+	c1=$(cpu_ns "$agent_pid")
+	kill "$hold_pid" 2>/dev/null || true
+	wait "$hold_pid" 2>/dev/null || true
+	hold_pid=
+	# bench_plugin killed: its jobs and cgroups are left; the agent goes
+	# first, then the cgroups (empty) are removed.
+	kill "$agent_pid"
+	wait "$agent_pid" 2>/dev/null || true
+	agent_pid=
+	for c in /sys/fs/cgroup/*/ceems_bench_* /sys/fs/cgroup/ceems_bench_*; do
+		[ -d "$c" ] || continue
+		find "$c" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+	done
+	awk -v a="$c0" -v b="$c1" -v w="$window" 'BEGIN { printf "%.3f\n", (b - a) / w / 1e6 }'
+}
+
+cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+echo "Machine: $(nproc) CPUs, ${cpu:-unknown CPU}, Linux $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "Window $window s, $rounds rounds, agents in turn: $*"
+echo
+for r in $(seq "$rounds"); do
+	for n in $jobs; do
+		i=0
+		for agent in "$@"; do
+			i=$((i + 1))
+			echo "$i $n $(measure "$agent" "$n")" >>"$tmp/results"
+		done
+	done
+done
+echo "| agent | jobs | ms CPU per s (median) | per job-second above idle, ms |"
+echo "|---|--:|--:|--:|"
+i=0
+for agent in "$@"; do
+	i=$((i + 1))
+	idle=
+	for n in $jobs; do
+		med=$(awk -v i="$i" -v n="$n" '$1 == i && $2 == n { print $3 }' "$tmp/results" |
+			sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+		[ "$n" = 0 ] && idle=$med
+		per=
+		if [ "$n" != 0 ] && [ -n "$idle" ]; then
+			per=$(awk -v m="$med" -v z="$idle" -v n="$n" 'BEGIN { printf "%.4f", (m - z) / n }')
+		fi
+		echo "| $agent | $n | $med | $per |"
+	done
+done
