@@ -201,6 +201,7 @@ ceems_agent_register(struct ceems_agent *a,
 	ceems_agent_gpu_resolve(a, spec, &j->gpu);
 	ceems_agent_bpf_job_start(a, j);
 	ceems_agent_perf_open_job(a, j);
+	j->counts_ns = now_ns;
 	j->series = ceems_agent_series_for_job(&a->config, spec->series, now_ns,
 					 &j->ledger, j->cpu_s);
 	if (a->state != NULL) {

@@ -57,6 +57,7 @@ struct agent_reading {
 	int ret;			/* the read's result */
 	bool have_cpu;
 	uint64_t cpu_usage_ns;
+	bool counts;			/* its eBPF and perf counts were read */
 };
 
 struct agent_step {
@@ -117,6 +118,10 @@ struct agent_job {
 	struct ceems_agent_io_report io;
 	char bpf_why[CEEMS_AGENT_WHY_MAX];
 	struct agent_perf_job *perf;	/* NULL: none (lib/agent/agent_perf.c) */
+	/* When its eBPF and perf counts were last read (full readings, its
+	 * registration, a step's start; every tick for a job with a time
+	 * series): a checkpoint says the time since as not counted. */
+	uint64_t counts_ns;
 	/* What an earlier agent counted of its IO, from its checkpoint
 	 * (have_io_before; ceems_agent_bpf_resume), and the seconds between
 	 * that no agent counted. */
@@ -241,6 +246,9 @@ double ceems_agent_tick_job_absent_s(const struct ceems_agent *a,
 			  const struct agent_job *j);
 void ceems_agent_tick_save_job(struct ceems_agent *a, const struct agent_job *j,
 		    uint64_t now_ns);
+void ceems_agent_tick_stale_counts(const struct agent_job *j, uint64_t now_ns,
+				   struct ceems_agent_io_report *io,
+				   struct ceems_perf_report *perf);
 /* Job J's cumulative IO, network and perf counts, for its series. */
 struct ceems_series_counts;
 void ceems_agent_tick_series_counts(const struct ceems_agent *a, const struct agent_job *j,

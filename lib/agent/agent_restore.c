@@ -199,6 +199,7 @@ restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 	 * the energy's verdict: no counter covers it). */
 	ceems_agent_bpf_resume(a, j, &fig->io, down_s > 0 ? down_s : 0);
 	ceems_agent_perf_resume(a, j, &fig->perf, down_s > 0 ? down_s : 0);
+	j->counts_ns = ctx->now_ns;
 	if (j->series != NULL) {
 		struct ceems_series_counts counts;
 

@@ -353,7 +353,13 @@ read_job(struct ceems_agent *a, struct agent_job *j, bool full)
 	j->rd.seq = a->tick_seq;
 	j->rd.have_cpu = false;
 	j->rd.ret = 0;
-	ceems_agent_bpf_job_read(a, j, full);
+	/* The eBPF and perf counts are cumulative: the ledger needs none of
+	 * them, the record their totals, a time series each of its rows.
+	 * Light ticks leave them be (a system call per CPU of the job for
+	 * perf, two for eBPF), unless the job keeps a series. */
+	j->rd.counts = full || j->series != NULL;
+	if (j->rd.counts)
+		ceems_agent_bpf_job_read(a, j, full);
 	if (j->gone)
 		return;
 	j->rd.ret = ceems_cgroup_stats_reader_read_some(j->reader, want, st);
@@ -363,7 +369,8 @@ read_job(struct ceems_agent *a, struct agent_job *j, bool full)
 	j->rd.cpu_usage_ns = st->cpu_usage_ns;
 	if (full)
 		j->usage = *st;
-	ceems_agent_perf_read(j);
+	if (j->rd.counts)
+		ceems_agent_perf_read(j);
 	/* Last: the steps' readings reuse the scratch buffer. */
 	for (uint32_t i = 0; i < j->nsteps; i++)
 		read_step(a, &j->steps[i], full);
@@ -498,6 +505,26 @@ ceems_agent_tick_job_absent_s(const struct ceems_agent *a, const struct agent_jo
 	       (double)(j->tick_from_ns - a->last_tick_ns) / 1e9 : 0;
 }
 
+/* Counts read at an earlier tick than NOW_NS, into a checkpoint: an
+ * agent that dies now loses what the job did since, which its successor
+ * must say it did not count (the time is added to IO's and PERF's
+ * unmeasured_s where they were measured). */
+void
+ceems_agent_tick_stale_counts(const struct agent_job *j, uint64_t now_ns,
+			      struct ceems_agent_io_report *io,
+			      struct ceems_perf_report *perf)
+{
+	double stale_s;
+
+	if (j->counts_ns == 0 || now_ns <= j->counts_ns)
+		return;
+	stale_s = (double)(now_ns - j->counts_ns) / 1e9;
+	if (io->have_io || io->have_net)
+		io->unmeasured_s += stale_s;
+	if (perf->present != 0)
+		perf->unmeasured_s += stale_s;
+}
+
 void
 ceems_agent_tick_save_job(struct ceems_agent *a, const struct agent_job *j, uint64_t now_ns)
 {
@@ -526,6 +553,7 @@ ceems_agent_tick_save_job(struct ceems_agent *a, const struct agent_job *j, uint
 	fig.gpu = j->gpu;
 	ceems_agent_bpf_fill(a, j, &fig.io);
 	ceems_agent_perf_report(a, j, &fig.perf);
+	ceems_agent_tick_stale_counts(j, now_ns, &fig.io, &fig.perf);
 	fig.nsteps = j->nsteps;
 	for (uint32_t i = 0; i < j->nsteps; i++) {
 		fig.steps[i] = j->steps[i].r;
@@ -697,6 +725,8 @@ ceems_agent_tick_end(struct ceems_agent *a, uint64_t now_ns)
 	a->last_node = node;
 	ceems_ledger_carry_apply(&a->carry, &node);
 	for (size_t i = 0; i < a->njobs; i++) {
+		if (a->jobs[i]->rd.waiting && a->jobs[i]->rd.counts)
+			a->jobs[i]->counts_ns = now_ns;
 		apply_job(a, a->jobs[i], &a->job_ticks[i]);
 		a->job_ticks[i].absent_s = ceems_agent_tick_job_absent_s(a, a->jobs[i]);
 	}

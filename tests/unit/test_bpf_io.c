@@ -1001,35 +1001,50 @@ test_cgroup_v2(void)
 	rmdir(dir);
 }
 
-/* Write N bytes to FD, once told to through GO; say so through DONE. */
+/* The walk test's child: 4096 bytes to FD each time it is told to
+ * through GO, said done through DONE, until GO closes. */
 static void
-walk_child_writes(int go, int done, int fd, size_t n)
+walk_child(int go, int done, int fd)
 {
-	char c, buf[8192];
+	char c, buf[4096];
 
 	memset(buf, 'w', sizeof(buf));
-	if (read(go, &c, 1) != 1 || write(fd, buf, n) != (ssize_t)n ||
-	    write(done, "d", 1) != 1)
-		_exit(1);
+	while (read(go, &c, 1) == 1)
+		if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf) ||
+		    write(done, "d", 1) != 1)
+			_exit(1);
+	_exit(0);
 }
 
-/* The agent's walk of a cgroup v1 job (lib/agent/agent_bpf.c): a
- * process that enters the job's cgroup from outside (not forked by a
- * followed one) is found by a reading that looks for new processes (a
- * step's start, a full tick), not by a light tick's. */
+/* The walk test's child writes once more; false if it did not. */
+static bool
+walk_write(int go, int done)
+{
+	char c;
+
+	return write(go, "g", 1) == 1 && read(done, &c, 1) == 1;
+}
+
+/* The agent's readings of a cgroup v1 job's eBPF counts
+ * (lib/agent/agent_bpf.c, agent_tick.c): a process that enters the job's
+ * cgroup from outside (not forked by a followed one) is found by a
+ * reading that looks for new processes (a step's start, a full tick),
+ * not by a light tick's; a light tick leaves the counts as they were,
+ * unless the job keeps a time series. */
 static void
 test_walk_v1(void)
 {
 	static const enum ceems_cgroup_controller ctl[] = {
 		CEEMS_CG_FREEZER, CEEMS_CG_CPUACCT,
 	};
+	static char some_series;
 	struct ceems_agent *a = calloc(1, sizeof(*a));
 	struct agent_job *j = calloc(1, sizeof(*j));
+	struct ceems_ledger_job_tick t;
 	char dir[2][CEEMS_CGROUP_PATH_MAX * 2], procs[sizeof(dir) + 32];
 	char path[] = "/tmp/test_bpf_io_walk.XXXXXX", why[256], *text;
-	int go[2], done[2], fd, made = 0;
+	int go[2], done[2], fd, made = 0, err = 0;
 	pid_t pid;
-	char c;
 
 	if (a == NULL || j == NULL || (text = malloc(1 << 20)) == NULL) {
 		printf("Bail out! out of memory\n");
@@ -1077,9 +1092,7 @@ test_walk_v1(void)
 		if (fd < 0 || setresgid(65534, 65534, 65534) < 0 ||
 		    setresuid(65534, 65534, 65534) < 0)
 			_exit(1);
-		walk_child_writes(go[0], done[1], fd, 4096);
-		walk_child_writes(go[0], done[1], fd, 8192);
-		_exit(0);
+		walk_child(go[0], done[1], fd);
 	}
 	close(go[0]);
 	close(done[1]);
@@ -1093,7 +1106,7 @@ test_walk_v1(void)
 	}
 	/* A light tick: the process that came from outside is not seen. */
 	ceems_agent_bpf_job_read(a, j, false);
-	if (write(go[1], "g", 1) != 1 || read(done[0], &c, 1) != 1)
+	if (!walk_write(go[1], done[0]))
 		ok(false, "v1 walk: the child's first write");
 	ceems_agent_bpf_job_read(a, j, false);
 	ok(!j->bpf_tagged && j->io.write_bytes == 0,
@@ -1102,12 +1115,30 @@ test_walk_v1(void)
 	/* A full tick (or a step's start) finds and follows it. */
 	ceems_agent_bpf_job_read(a, j, true);
 	ok(j->bpf_tagged, "v1 walk: a full reading finds the process in the job's cgroup");
-	if (write(go[1], "g", 1) != 1 || read(done[0], &c, 1) != 1)
+	if (!walk_write(go[1], done[0]))
 		ok(false, "v1 walk: the child's second write");
 	ceems_agent_bpf_job_read(a, j, false);
-	is_int(j->io.write_bytes, 8192, "v1 walk: from then on its IO counts, on light ticks too");
-	waitpid(pid, NULL, 0);
+	is_int(j->io.write_bytes, 4096, "v1 walk: from then on its IO counts");
+	/* The tick's own reading of the job: counts on full ticks only. */
+	j->reader = ceems_cgroup_stats_reader_open(&j->spec.cgroup, &a->mounts, "", &err);
+	if (!ok(j->reader != NULL, "the job's cgroup opens for reading (%d)", err))
+		goto stop;
+	if (!walk_write(go[1], done[0]))
+		ok(false, "v1 walk: the child's third write");
+	ceems_agent_tick_collect_job(a, j, false, &t);
+	is_int(j->io.write_bytes, 4096, "a light tick leaves the job's counts as they were");
+	ceems_agent_tick_collect_job(a, j, true, &t);
+	is_int(j->io.write_bytes, 8192, "a full tick reads them");
+	if (!walk_write(go[1], done[0]))
+		ok(false, "v1 walk: the child's fourth write");
+	j->series = (struct ceems_series *)(void *)&some_series;
+	ceems_agent_tick_collect_job(a, j, false, &t);
+	j->series = NULL;
+	is_int(j->io.write_bytes, 12288, "a job with a time series: every tick reads them");
+	ceems_cgroup_stats_reader_close(j->reader);
+stop:
 	close(go[1]);
+	waitpid(pid, NULL, 0);
 	close(done[0]);
 	ceems_agent_bpf_job_end(j);
 out:
@@ -1119,6 +1150,42 @@ out:
 	free(text);
 	free(j);
 	free(a);
+}
+
+/* A checkpoint written after light ticks holds counts read at the last
+ * full one: the time since is said as not counted, so that an agent
+ * restarted from it does not take a part for the whole. */
+static void
+test_stale_counts(void)
+{
+	struct agent_job *j = calloc(1, sizeof(*j));
+	struct ceems_agent_io_report io;
+	struct ceems_perf_report perf;
+
+	if (j == NULL) {
+		printf("Bail out! out of memory\n");
+		exit(1);
+	}
+	memset(&io, 0, sizeof(io));
+	memset(&perf, 0, sizeof(perf));
+	io.have_io = true;
+	io.unmeasured_s = 2;
+	perf.present = 1;
+	j->counts_ns = 100 * UINT64_C(1000000000);
+	ceems_agent_tick_stale_counts(j, 107 * UINT64_C(1000000000), &io, &perf);
+	is_near(io.unmeasured_s, 9, 1e-9, "counts 7 s old: 7 s more not counted (IO)");
+	is_near(perf.unmeasured_s, 7, 1e-9, "and perf");
+	memset(&io, 0, sizeof(io));
+	memset(&perf, 0, sizeof(perf));
+	ceems_agent_tick_stale_counts(j, 107 * UINT64_C(1000000000), &io, &perf);
+	ok(io.unmeasured_s == 0 && perf.unmeasured_s == 0,
+	   "counts that were never measured stay absent, with nothing to say");
+	io.have_net = true;
+	perf.present = 1;
+	ceems_agent_tick_stale_counts(j, 100 * UINT64_C(1000000000), &io, &perf);
+	ok(io.unmeasured_s == 0 && perf.unmeasured_s == 0,
+	   "counts read at this tick: nothing added");
+	free(j);
 }
 
 #ifdef HAVE_BPF
@@ -1154,6 +1221,7 @@ main(void)
 	test_resume();
 	test_never_tagged();
 	test_not_dumpable();
+	test_stale_counts();
 #ifdef HAVE_BPF
 	if (geteuid() == 0) {
 		mount_tracefs();
