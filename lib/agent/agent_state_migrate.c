@@ -1,16 +1,16 @@
 /* agent_state_migrate.c - a state file written by an older agent is
  * rewritten in the current layout, so that upgrading the agent while
  * jobs run keeps them.  Version 4 (mapped into memory, no checksums, no
- * recovery figures), version 5 (no GPUs) and version 6 (no eBPF or perf
- * counts) are read here; their jobs come back with their figures.  After
- * a version 4 file the interval the agent was down stays a gap (it does
+ * recovery figures), version 5 (no GPUs), version 6 (no eBPF or perf
+ * counts) and version 7 (today's layout, checksummed a byte at a time)
+ * are read here; their jobs come back with their figures.  After a
+ * version 4 file the interval the agent was down stays a gap (it does
  * not hold the counters that recovering it needs); after a version 4, 5
  * or 6 file a running job's IO and perf counts are absent, "agent
  * restarted" (those agents did not keep them).
  *
- * tests/fixtures/agent/jobs-v4.state, jobs-v5.state and jobs-v6.state
- * are files written by those agents: tests/unit/test_agent_state.c
- * migrates them. */
+ * tests/fixtures/agent/jobs-v4.state to jobs-v7.state are files written
+ * by those agents: tests/unit/test_agent_state.c migrates them. */
 #include "config.h"
 
 #include <errno.h>
@@ -223,7 +223,8 @@ copy_holds(const struct slot_copy_head *head, const void *fig,
 	if (head->seq == 0 || nsteps > CEEMS_AGENT_MAX_STEPS)
 		return false;
 	want = steps_offset + nsteps * step_size;
-	return head->len == want && head->check == ceems_agent_state_checksum(fig, want);
+	return head->len == want &&
+	       head->check == ceems_agent_state_checksum_fnv1a(fig, want);
 }
 
 /* Version 6's latest copy whose length and checksum hold, as current
@@ -360,6 +361,36 @@ put_copy(struct slot *new, const struct state_figures *fig, uint64_t seq)
 	new->copy[seq & 1].head.check = ceems_agent_state_checksum(fig, len);
 }
 
+/* Version 7 slot OLD as a current slot NEW: the same layout, its
+ * latest copy that holds under version 7's checksum written again with
+ * today's.  False when it holds nothing to keep. */
+static bool
+convert_slot_v7(const struct slot *old, struct slot *new)
+{
+	const struct slot_copy *best = NULL;
+
+	if (old->in_use != 1 || old->spec.jobid == 0)
+		return false;
+	*new = *old;
+	memset(new->copy, 0, sizeof(new->copy));
+	if (old->finishing == 1)
+		return ceems_agent_state_check_final_sane(&new->spec, &new->final);
+	memset(&new->final, 0, sizeof(new->final));
+	for (int c = 0; c < 2; c++) {
+		const struct slot_copy *k = &old->copy[c];
+
+		if ((best == NULL || k->head.seq > best->head.seq) &&
+		    copy_holds(&k->head, &k->fig, k->fig.nsteps,
+			       offsetof(struct state_figures, steps),
+			       sizeof(k->fig.steps[0])))
+			best = k;
+	}
+	if (best == NULL || !ceems_agent_state_check_figures_sane(&best->fig))
+		return false;
+	put_copy(new, &best->fig, best->head.seq);
+	return true;
+}
+
 /* Old slot OLD (of version VERSION) as a current slot NEW.  False when
  * it holds nothing to keep. */
 static bool
@@ -370,6 +401,8 @@ convert_slot(uint32_t version, const void *old, struct slot *new)
 	struct state_figures fig;
 	uint64_t seq;
 
+	if (version == 7)
+		return convert_slot_v7(old, new);
 	if (version == 6)
 		return convert_slot_v6(old, new);
 	/* Both versions start alike up to the spec. */
@@ -429,6 +462,17 @@ write_migrated(int old_fd, int new_fd, const struct state_header *h,
 	nh.nslots = h->nslots;
 	nh.figures_size = sizeof(struct state_figures);
 	memcpy(nh.boot_id, h->boot_id, sizeof(nh.boot_id));
+	/* Version 7 kept the node's counters as today: they stay, for the
+	 * recovery of the interval the agent was down. */
+	if (h->version == 7 &&
+	    h->node.check == ceems_agent_state_checksum_fnv1a(
+		    (const char *)&h->node + sizeof(h->node.check),
+		    sizeof(h->node) - sizeof(h->node.check))) {
+		nh.node = h->node;
+		nh.node.check = ceems_agent_state_checksum(
+			(const char *)&nh.node + sizeof(nh.node.check),
+			sizeof(nh.node) - sizeof(nh.node.check));
+	}
 	if ((err = posix_fallocate(new_fd, 0, STATE_HEADER_SIZE)) != 0 ||
 	    pwrite(new_fd, &nh, sizeof(nh), 0) != (ssize_t)sizeof(nh)) {
 		err = err != 0 ? -err : -errno;
@@ -475,6 +519,9 @@ ceems_agent_state_migrate(int fd, const char *path, const struct state_header *h
 	else if (h->version == 6 && h->slot_size == sizeof(struct slot_v6) &&
 		 h->figures_size == sizeof(struct state_figures_v6))
 		old_size = sizeof(struct slot_v6);
+	else if (h->version == 7 && h->slot_size == sizeof(struct slot) &&
+		 h->figures_size == sizeof(struct state_figures))
+		old_size = sizeof(struct slot);
 	else
 		return -EINVAL;
 	if (size < STATE_HEADER_SIZE)

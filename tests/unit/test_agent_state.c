@@ -1,8 +1,8 @@
 /* test_agent_state.c - the node agent's state file: sized to the slots in
  * use, a full filesystem under it (a small tmpfs, when the test may mount
  * one) is outlived and logged once, and a file written by the previous
- * version (tests/fixtures/agent/jobs-v4.state, jobs-v5.state,
- * jobs-v6.state) is migrated with its jobs.  A job's eBPF and perf counts
+ * version (tests/fixtures/agent/jobs-v4.state to jobs-v7.state) is
+ * migrated with its jobs.  A job's eBPF and perf counts
  * go to disk and come back whole. */
 #define _GNU_SOURCE
 #include "config.h"
@@ -342,11 +342,24 @@ test_migrate(const char *fixture, uint32_t old)
 		ok(live.fig.have_cpu == 1 && live.fig.cpu_last_ns > 0,
 		   "its CPU counter is kept, for recovery");
 	is_int(live.fig.gpu.n, 0, "it held no GPU");
-	/* Those agents kept no eBPF or perf counts: absent, never zeros. */
-	ok(!live.fig.io.have_io && !live.fig.io.have_net &&
-	   live.fig.perf.present == 0 &&
-	   live.fig.perf.sw_status == CEEMS_PERF_OFF,
-	   "no eBPF or perf counts come from a version %u file", old);
+	if (old >= 7) {
+		const struct state_node *node = ceems_agent_state_file_node(sf);
+
+		ok(live.fig.io.have_io && live.fig.io.read_bytes == 4096000 &&
+		   live.fig.io.write_bytes == 8192000 &&
+		   live.fig.perf.sw_status == CEEMS_PERF_MEASURED &&
+		   live.fig.perf.value[CEEMS_PERF_PAGE_FAULTS] == 777,
+		   "its eBPF and perf counts are kept");
+		ok(node != NULL && node->tick_ns == 1003000000000ULL && node->ncounters > 0,
+		   "and the node's counters, for the recovery of the time the agent was down");
+	} else {
+		/* Those agents kept no eBPF or perf counts: absent, never
+		 * zeros. */
+		ok(!live.fig.io.have_io && !live.fig.io.have_net &&
+		   live.fig.perf.present == 0 &&
+		   live.fig.perf.sw_status == CEEMS_PERF_OFF,
+		   "no eBPF or perf counts come from a version %u file", old);
+	}
 	ceems_agent_state_file_close(sf);
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -564,6 +577,7 @@ main(void)
 	test_migrate("agent/jobs-v4.state", 4);
 	test_migrate("agent/jobs-v5.state", 5);
 	test_migrate("agent/jobs-v6.state", 6);
+	test_migrate("agent/jobs-v7.state", 7);
 	test_counts_round_trip();
 	test_damaged_files();
 	test_full_disk();
