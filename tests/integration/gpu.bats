@@ -121,6 +121,15 @@ gres_index_of() {
 	[ "$(finish "$b")" = COMPLETED ]
 	ra=$(record_of "$a")
 	rb=$(record_of "$b")
+	# A job's last part of a tick is split for it alone at its end and
+	# taken out of the node's figures at the next tick: the node's
+	# totals are compared once a tick has ended since the records.
+	local ticks
+	ticks=$(agent_status | jq .ticks)
+	for _ in $(seq 1 100); do
+		[ "$(agent_status | jq .ticks)" -gt "$ticks" ] && break
+		sleep 0.1
+	done
 	after=$(agent_status)
 	for job in "$a:$ia:$ra" "$b:$ib:$rb"; do
 		IFS=: read -r id idx rec <<<"$job"
