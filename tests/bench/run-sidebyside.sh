@@ -170,6 +170,11 @@ snapshot() {
 way_setup() {
 	local way=$1
 	export CEEMS_TEST_SLURM_CONF_EXTRA=$OVERSUBSCRIBE CEEMS_CLUSTER_INTERVAL=1s
+	# The simulated RAPL with a server's counter range (an Intel Xeon's
+	# max_energy_range_uj), not the test suite's, which wraps in a
+	# fraction of a second to test the wrap handling and so has the
+	# agent sample the counters 20 times a second.
+	export CEEMS_FAKE_RAPL_ARGS="--package-range-uj 262143328850 --dram-range-uj 262143328850"
 	export CEEMS_CLUSTER_PLUGIN=no CEEMS_TEST_JOBACCT_GATHER=jobacct_gather/none \
 		CEEMS_TEST_JOBACCT_FREQ=task=0 CEEMS_CLUSTER_CONF=
 	case $way in
