@@ -24,6 +24,8 @@ window=${BENCH_AGENT_WINDOW:-30}
 rounds=${BENCH_AGENT_ROUNDS:-3}
 : "${CEEMS_FIXTURES:=$(cd "$(dirname "$0")/../fixtures" && pwd)}"
 top_srcdir=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/bench/fixture-agent.sh
+. "$(dirname "$0")/fixture-agent.sh"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "run-agent-jobs.sh: run as root (real cgroups, eBPF)" >&2
@@ -55,28 +57,8 @@ measure() {
 	run=$tmp/run
 	rm -rf "$run"
 	mkdir -p "$run"
-	cp -r "$CEEMS_FIXTURES/sys/rapl-intel" "$run/sys"
-	cat >"$run/ceems.conf" <<-CONF
-	# run-agent-jobs.sh: fixture RAPL, real /proc and cgroups, production timing
-	interval = 1s
-	usage_interval = 10s
-	max_jobs = 4096
-	socket = $run/agent.sock
-	state_dir = $run/state
-	spool_dir = $run/spool
-	sysfs_root = $run/sys
-	source_hwmon = no
-	source_pm_counters = no
-	zone = FR
-	emissions_table = $top_srcdir/lib/data/carbon-intensity.tsv
-	CONF
-	"$agent" -c "$run/ceems.conf" 2>"$run/agent.log" &
-	agent_pid=$!
-	for _ in $(seq 100); do
-		"$agent" --socket "$run/agent.sock" --status >/dev/null 2>&1 && break
-		sleep 0.05
-	done
-	# libtool's wrapper execs the real binary: the pid stays the same.
+	fixture_agent_conf "$run"
+	fixture_agent_start "$agent" "$run" || exit 1
 	"$bench" -c "$run/ceems.conf" -n "$n" -H $((window + 15)) \
 		-j $((9000000 + n * 1000)) >"$run/hold" 2>&1 &
 	hold_pid=$!

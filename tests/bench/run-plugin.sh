@@ -17,6 +17,8 @@ jobs=${BENCH_PLUGIN_JOBS:-0 100 1000}
 reps=${BENCH_PLUGIN_REPS:-200}
 : "${CEEMS_FIXTURES:=$(cd "$(dirname "$0")/../fixtures" && pwd)}"
 top_srcdir=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/bench/fixture-agent.sh
+. "$(dirname "$0")/fixture-agent.sh"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "run-plugin.sh: run as root (the bench creates cgroups)" >&2
@@ -30,30 +32,11 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-cp -r "$CEEMS_FIXTURES/sys/rapl-intel" "$tmp/sys"
-cat >"$tmp/ceems.conf" <<CONF
-# run-plugin.sh: fixture RAPL, real /proc and cgroups, production timing
-interval = 1s
-usage_interval = 10s
-max_jobs = 4096
-socket = $tmp/agent.sock
-state_dir = $tmp/state
-spool_dir = $tmp/spool
-sysfs_root = $tmp/sys
-source_hwmon = no
-source_pm_counters = no
-zone = FR
-emissions_table = $top_srcdir/lib/data/carbon-intensity.tsv
-CONF
+fixture_agent_conf "$tmp"
 if [ -n "${BENCH_PLUGIN_DATABASE:-}" ]; then
 	echo "database = $BENCH_PLUGIN_DATABASE" >>"$tmp/ceems.conf"
 fi
-"$agent" -c "$tmp/ceems.conf" 2>"$tmp/agent.log" &
-agent_pid=$!
-for _ in $(seq 100); do
-	"$agent" --socket "$tmp/agent.sock" --status >/dev/null 2>&1 && break
-	sleep 0.05
-done
+fixture_agent_start "$agent" "$tmp" || exit 1
 
 field() {
 	awk -v k="$2" '$1 == k { print $2 }' "$1"
