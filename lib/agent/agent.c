@@ -559,6 +559,11 @@ ceems_agent_step_end(struct ceems_agent *a, uint32_t jobid,
 		}
 		/* A last reading of the step: its memory peak. */
 		ceems_agent_tick_step_peak_reading(a, st);
+		/* The job's counts as of now, for the summary printed at
+		 * the step's end (light ticks do not read them). */
+		ceems_agent_bpf_job_read(a, j, false);
+		ceems_agent_perf_read(j);
+		j->counts_ns = now_ns;
 		ceems_cgroup_stats_reader_close(st->reader);
 		st->reader = NULL;
 		st->r.ended = true;

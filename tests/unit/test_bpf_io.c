@@ -1041,6 +1041,7 @@ test_walk_v1(void)
 	struct ceems_agent *a = calloc(1, sizeof(*a));
 	struct agent_job *j = calloc(1, sizeof(*j));
 	struct ceems_ledger_job_tick t;
+	struct ceems_agent_step_report step;
 	char dir[2][CEEMS_CGROUP_PATH_MAX * 2], procs[sizeof(dir) + 32];
 	char path[] = "/tmp/test_bpf_io_walk.XXXXXX", why[256], *text;
 	int go[2], done[2], fd, made = 0, err = 0;
@@ -1135,6 +1136,21 @@ test_walk_v1(void)
 	ceems_agent_tick_collect_job(a, j, false, &t);
 	j->series = NULL;
 	is_int(j->io.write_bytes, 12288, "a job with a time series: every tick reads them");
+	/* A step's end reads them too: the summary printed then is the
+	 * job's as of its end, not as of its last full reading. */
+	if (!walk_write(go[1], done[0]))
+		ok(false, "v1 walk: the child's fifth write");
+	j->spec.jobid = 4242;
+	snprintf(j->steps[0].r.id, sizeof(j->steps[0].r.id), "batch");
+	j->nsteps = 1;
+	a->jobs = &j;
+	a->njobs = 1;
+	is_int(ceems_agent_step_end(a, 4242, "batch", 5 * UINT64_C(1000000000), &step), 0,
+	       "the batch step ends");
+	a->jobs = NULL;
+	a->njobs = 0;
+	is_int(j->io.write_bytes, 16384, "a step's end reads the job's counts");
+	ok(j->counts_ns == 5 * UINT64_C(1000000000), "and notes when");
 	ceems_cgroup_stats_reader_close(j->reader);
 stop:
 	close(go[1]);
