@@ -3,7 +3,8 @@
  * files libpq may read for a connection string (its service entry's
  * included) are listed, and a process confined with Landlock can read
  * them, and only them, in the database user's home; a note_dir outside
- * spool_dir stays readable and writable.  Each confinement runs in a
+ * spool_dir, and a spool_dir missing at start, stay readable and
+ * writable.  Each confinement runs in a
  * child: Landlock cannot be undone. */
 #include "config.h"
 
@@ -160,6 +161,8 @@ test_confined(void)
 		{ "certs/other.key", O_RDONLY, EACCES, "the rest of a named file's folder unreadable" },
 		{ "notes/job-1.note", O_WRONLY | O_CREAT | O_EXCL, 0, "note_dir outside spool_dir writable" },
 		{ "notes/old.note", O_RDONLY, 0, "note_dir outside spool_dir readable" },
+		{ "spool/1.json", O_WRONLY | O_CREAT | O_EXCL, 0, "spool_dir missing at start writable" },
+		{ "spool", O_RDONLY | O_DIRECTORY, 0, "spool_dir missing at start listable" },
 		{ "elsewhere/x", O_WRONLY | O_CREAT | O_EXCL, EACCES, "another folder not writable" },
 	};
 	static struct ceems_config config;
@@ -228,7 +231,6 @@ main(void)
 	make_dir("certs");
 	make_dir("keys");
 	make_dir("state");
-	make_dir("spool");
 	make_dir("run");
 	make_dir("elsewhere");
 	path_of(pass, sizeof(pass), "creds/ceems.pass");
@@ -250,7 +252,9 @@ main(void)
 	setenv("HOME", home, 1);
 	unsetenv("PGSERVICEFILE");
 	unsetenv("PGSYSCONFDIR");
-	/* note_dir need not exist yet: the agent creates it. */
+	/* note_dir and spool_dir need not exist yet: the agent creates them
+	 * (before the first record or note, which a confined agent could
+	 * not otherwise reach). */
 	test_files();
 	make_dir("notes");
 	make_file("notes/old.note", "{}\n");

@@ -213,20 +213,22 @@ allow_cgroups(int ruleset, uint64_t handled, const struct ceems_config *c)
 	return bad;
 }
 
-/* note_dir, when set (it may lie outside spool_dir): created now (0700,
- * as the plugin would) when missing, since a rule can only name what
- * exists and the plugin may leave the first note later. */
+/* A directory the agent writes in but may not have made yet (the spool
+ * before its first record, note_dir before the plugin's first note):
+ * created now, with MODE, when missing, since a rule can only name what
+ * exists.  An empty PATH (note_dir unset) needs no rule. */
 static int
-allow_notes(int ruleset, uint64_t handled, const struct ceems_config *c)
+allow_made(int ruleset, uint64_t handled, const char *path, mode_t mode,
+	   const char *key)
 {
 	int r;
 
-	if (c->note_dir[0] == '\0')
+	if (path[0] == '\0')
 		return 0;
-	if ((r = ceems_fileio_mkdir_p(c->note_dir, 0700)) < 0)
-		ceems_warning("confinement: cannot create note_dir %s: %s; notes left there cannot be read until the agent restarts",
-			      c->note_dir, strerror(-r));
-	return allow(ruleset, handled, c->note_dir, FS_WRITE);
+	if ((r = ceems_fileio_mkdir_p(path, mode)) < 0)
+		ceems_warning("confinement: cannot create %s %s: %s; the agent cannot use it until it restarts",
+			      key, path, strerror(-r));
+	return allow(ruleset, handled, path, FS_WRITE);
 }
 
 struct db_rules {
@@ -362,8 +364,8 @@ add_rules(int ruleset, uint64_t handled, const struct ceems_config *c)
 	bad |= allow_cgroups(ruleset, handled, c);
 	bad |= allow(ruleset, handled, c->emissions_table, FS_READ);
 	bad |= allow(ruleset, handled, c->state_dir, FS_WRITE);
-	bad |= allow(ruleset, handled, c->spool_dir, FS_WRITE);
-	bad |= allow_notes(ruleset, handled, c);
+	bad |= allow_made(ruleset, handled, c->spool_dir, 0750, "spool_dir");
+	bad |= allow_made(ruleset, handled, c->note_dir, 0700, "note_dir");
 	allow_database(ruleset, handled, c);
 	bad |= allow(ruleset, handled,
 		     parent_of(c->socket_path, socket_dir, sizeof(socket_dir)),
