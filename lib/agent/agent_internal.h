@@ -23,6 +23,7 @@
 #include "model/idle_fit.h"
 #include "record/job_note.h"
 #include "model/ledger_carry.h"
+#include "model/ledger_restate.h"
 #include "sources/perf_job.h"
 #include "sources/proc_stats.h"
 
@@ -71,6 +72,9 @@ struct agent_step {
 	double tick_cpu_s;		/* CPU time in the current tick */
 	bool end_pending;		/* ended in this tick: tick_cpu_s is its last */
 	struct agent_reading rd;
+	/* Its part of the job's restatement once the idle power is
+	 * learned, J per W (model/ledger_restate.h); in memory only. */
+	double unlearned_w[CEEMS_DOMAIN_COUNT];
 };
 
 struct agent_job {
@@ -92,6 +96,10 @@ struct agent_job {
 	double gap_s;
 	struct ceems_cgroup_stats usage;	/* last full reading */
 	struct ceems_job_ledger ledger;
+	/* Its ticks split before the idle power was learned, restated
+	 * once it is (model/ledger_restate.h); in memory only: a restored
+	 * job's are partial. */
+	struct ceems_ledger_unlearned unlearned;
 	uint32_t ngaps;
 	struct ceems_agent_gap gaps[CEEMS_AGENT_MAX_GAPS];
 	double recovered_s;
@@ -159,6 +167,13 @@ struct ceems_agent {
 	/* Where each domain's learned idle power comes from now, logged
 	 * when it changes. */
 	enum idle_source idle_source[CEEMS_DOMAIN_COUNT];
+	/* Per watt of idle power, the static joules idle would have had in
+	 * the ticks split before it was learned; and, in the tick that
+	 * learned it, the joules the restatement moved to idle and to the
+	 * system (the jobs' gains balanced), for the status totals. */
+	double unlearned_idle_s[CEEMS_DOMAIN_COUNT];
+	double restated_idle_j[CEEMS_DOMAIN_COUNT];
+	double restated_system_j[CEEMS_DOMAIN_COUNT];
 
 	struct agent_job **jobs;
 	size_t njobs;

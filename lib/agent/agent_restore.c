@@ -159,6 +159,10 @@ restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 	j->slot = slot;
 	j->registered_ns = registered_ns;
 	j->ledger = fig->ledger;
+	/* Its ticks split by an earlier agent before the idle power was
+	 * learned are not here to restate. */
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+		j->unlearned.partial[d] = j->ledger.idle_unlearned[d];
 	restore_gpus(a, j, &fig->gpu);
 	j->cpu_s = fig->cpu_s;
 	j->gap_s = fig->gap_s;

@@ -166,6 +166,44 @@ note_idle_source(struct ceems_agent *a, int d, enum idle_source now,
 			   d == CEEMS_DOMAIN_PACKAGE ? "package" : "dram");
 }
 
+/* Domain D's idle power was just learned, IDLE_W: every running job's
+ * ticks split before are split again with it (model/ledger_restate.h),
+ * its steps' with it, and what that moves to idle and from the system
+ * waits for the status totals of this tick. */
+static void
+restate_jobs(struct ceems_agent *a, int d, double idle_w)
+{
+	double jobs_j = 0, idle_j = idle_w * a->unlearned_idle_s[d];
+	size_t n = 0;
+
+	for (size_t i = 0; i < a->njobs; i++) {
+		struct agent_job *j = a->jobs[i];
+		double gained;
+
+		for (uint32_t k = 0; k < j->nsteps; k++) {
+			struct agent_step *st = &j->steps[k];
+			double joules = st->r.joules[d] + idle_w * st->unlearned_w[d];
+
+			st->r.joules[d] = joules > 0 ? joules : 0;
+			st->unlearned_w[d] = 0;
+		}
+		if (!j->ledger.idle_unlearned[d])
+			continue;
+		gained = ceems_ledger_restate_account(&j->ledger, &j->unlearned,
+						      d, idle_w);
+		ceems_agent_series_restate(j->series, d, idle_w, gained);
+		jobs_j += gained;
+		n++;
+	}
+	a->unlearned_idle_s[d] = 0;
+	a->restated_idle_j[d] += idle_j;
+	a->restated_system_j[d] -= idle_j + jobs_j;
+	if (n > 0)
+		ceems_info("%zu running job%s split again with the idle power of the %s learned now: %+.1f J to them",
+			   n, n == 1 ? "'s earlier ticks" : "s' earlier ticks",
+			   d == CEEMS_DOMAIN_PACKAGE ? "package" : "DRAM", jobs_j);
+}
+
 /* The static power of a domain: configured, else learned from the
  * node's quiet ticks, else from the regression of its power on its busy
  * CPUs over every tick (lib/model/idle_fit.h); 0 until learned (all energy is
@@ -186,6 +224,7 @@ set_idle_power(struct ceems_agent *a, struct ceems_ledger_node_tick *node)
 	for (int i = 0; i < 2; i++) {
 		int d = domains[i];
 		const struct ceems_ledger_reading *r = readings[i];
+		bool learned_before = a->idle_source[d] != IDLE_UNLEARNED;
 		double fitted;
 
 		if (configured[i] >= 0) {
@@ -220,7 +259,10 @@ set_idle_power(struct ceems_agent *a, struct ceems_ledger_node_tick *node)
 		} else {
 			node->idle_power_w[d] = 0;
 			node->idle_power_unlearned[d] = true;
+			continue;
 		}
+		if (!learned_before)
+			restate_jobs(a, d, node->idle_power_w[d]);
 	}
 }
 
@@ -335,6 +377,9 @@ ceems_agent_tick_split_to_steps(struct agent_job *j,
 				st->r.have_joules[d] = true;
 			if (den > 0 && share->joules[d] > 0)
 				st->r.joules[d] += share->joules[d] * num / den;
+			if (den > 0)
+				st->unlearned_w[d] +=
+				    ceems_ledger_restate_per_w(share, d, num / den);
 		}
 	}
 }
@@ -689,6 +734,11 @@ charge_jobs(struct ceems_agent *a, const struct ceems_ledger_node_tick *node,
 		}
 		ceems_agent_intensity_charge_tick(a, &j->ledger, &a->shares[i],
 				  node->dt_s - a->job_ticks[i].absent_s, now_ns);
+		ceems_ledger_restate_add(&j->unlearned, &a->shares[i],
+					 ceems_agent_intensity_tick_factor(a, now_ns));
+		for (int d = 0; d < CEEMS_SERIES_RESTATED; d++)
+			ceems_agent_series_unlearned(j->series, d,
+				ceems_ledger_restate_per_w(&a->shares[i], d, 1));
 		ceems_agent_gpu_charge(a, &j->gpu, node, &a->shares[i],
 				 node->dt_s - a->job_ticks[i].absent_s);
 		j->cpu_s += a->job_ticks[i].cpu_s;
@@ -739,6 +789,12 @@ ceems_agent_tick_end(struct ceems_agent *a, uint64_t now_ns)
 		ceems_error("ledger: cannot split this tick (%s); recorded as a gap",
 			    strerror(-ret));
 	charge_jobs(a, &node, ret, now_ns);
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
+		a->unlearned_idle_s[d] += a->last_tick.unlearned_idle_s[d];
+		a->last_tick.restated_idle_j[d] = a->restated_idle_j[d];
+		a->last_tick.restated_system_j[d] = a->restated_system_j[d];
+		a->restated_idle_j[d] = a->restated_system_j[d] = 0;
+	}
 	ceems_ledger_carry_restore(&a->carry, &a->last_tick);
 	ceems_ledger_carry_clear(&a->carry);
 	for (size_t i = 0; i < a->njobs; i++) {

@@ -186,6 +186,8 @@ ceems_agent_series_coarsen(struct ceems_series *s)
 			for (int c = 0; c < CEEMS_SC_NROW; c++)
 				m->count[c] = sum_known(m->count[c], r->count[c]);
 			add_ipc(m, r->ipc, r->ipc_w);
+			for (int d = 0; d < CEEMS_SERIES_RESTATED; d++)
+				m->unlearned_w[d] += r->unlearned_w[d];
 			continue;
 		}
 		s->rows[k] = *r;
@@ -289,6 +291,8 @@ ceems_agent_series_add_counts(struct ceems_series *s, double end, double dt_s,
 					r->count[c] = NAN;
 				r->ipc = NAN;
 				r->ipc_w = 0;
+				for (int d = 0; d < CEEMS_SERIES_RESTATED; d++)
+					r->unlearned_w[d] = 0;
 			}
 		} else if (s->nrows == 0) {
 			return -ENOMEM;
@@ -445,10 +449,41 @@ ceems_agent_series_observe_counts(struct ceems_series *s, uint64_t now_ns,
 		       (cpu_s >= s->last_cpu_s ? cpu_s - s->last_cpu_s : 0);
 	if (now != NULL)
 		count_deltas(s, now, &delta);
-	(void)ceems_agent_series_add_counts(s, (double)now_ns / 1e9 + s->unix_offset_s,
+	if (ceems_agent_series_add_counts(s, (double)now_ns / 1e9 + s->unix_offset_s,
 				      dt_s, dcpu, mem_bytes, joules,
-				      gpu_util_pct, now != NULL ? &delta : NULL);
+				      gpu_util_pct, now != NULL ? &delta : NULL) == 0)
+		for (int d = 0; d < CEEMS_SERIES_RESTATED; d++) {
+			s->rows[s->nrows - 1].unlearned_w[d] +=
+			    (float)s->pending_unlearned_w[d];
+			s->pending_unlearned_w[d] = 0;
+		}
 	set_baseline(s, now_ns, l, cpu_s);
+}
+
+void
+ceems_agent_series_unlearned(struct ceems_series *s, int d, double per_w)
+{
+	if (s != NULL && d >= 0 && d < CEEMS_SERIES_RESTATED && isfinite(per_w))
+		s->pending_unlearned_w[d] += per_w;
+}
+
+void
+ceems_agent_series_restate(struct ceems_series *s, int d, double idle_w,
+			   double gained_j)
+{
+	if (s == NULL || d < 0 || d >= CEEMS_SERIES_RESTATED)
+		return;
+	for (uint32_t i = 0; i < s->nrows; i++) {
+		struct ceems_series_row *r = &s->rows[i];
+		double j = r->joules[d] + idle_w * (double)r->unlearned_w[d];
+
+		if (!isnan(r->joules[d]))
+			r->joules[d] = j > 0 ? j : 0;
+		r->unlearned_w[d] = 0;
+	}
+	s->pending_unlearned_w[d] = 0;
+	if (isfinite(gained_j))
+		s->last_joules[d] += gained_j;
 }
 
 /* ------------------------------------------------------------------ */

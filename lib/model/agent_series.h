@@ -56,6 +56,9 @@
  * and perf ones, still read. */
 #define CEEMS_SERIES_NCOLUMNS_V1 8
 #define CEEMS_SERIES_NCOLUMNS_V2 9
+/* The domains with an idle power to learn: CEEMS_DOMAIN_PACKAGE and
+ * CEEMS_DOMAIN_DRAM, the first two. */
+#define CEEMS_SERIES_RESTATED 2
 
 /* A job's cumulative IO, network and perf counts since its registration
  * (NaN: not measured), which the series turns into each row's. */
@@ -93,6 +96,10 @@ struct ceems_series_row {
 	/* What ipc's mean is weighed by in a merge: the row's cycles (the
 	 * row's time when read back from JSON). */
 	double ipc_w;
+	/* Package and DRAM joules per watt of an idle power learned later
+	 * (model/ledger_restate.h): what the row gains when its ticks are
+	 * restated.  Not in JSON: 0 once restated or for good. */
+	float unlearned_w[CEEMS_SERIES_RESTATED];
 };
 
 struct ceems_series {
@@ -112,6 +119,9 @@ struct ceems_series {
 	double last_joules[CEEMS_DOMAIN_COUNT];
 	double last_covered_s[CEEMS_DOMAIN_COUNT];
 	struct ceems_series_counts last_counts;	/* NaN: none yet */
+	/* The job's ticks since the last observation, per watt of the idle
+	 * power not learned (ceems_agent_series_unlearned): the next row's. */
+	double pending_unlearned_w[CEEMS_SERIES_RESTATED];
 };
 
 /* The column names, in order. */
@@ -164,6 +174,18 @@ struct ceems_series *ceems_agent_series_for_job(const struct ceems_config *c,
  * with a zero ledger, so that its first row holds what was charged
  * since.  A SINCE_NS after the baseline is ignored. */
 void ceems_agent_series_backdate(struct ceems_series *s, uint64_t since_ns);
+
+/* A tick of the job split with the idle power of domain D not learned:
+ * the joules per watt of it the tick would gain restated, for the row
+ * the next observation goes to. */
+void ceems_agent_series_unlearned(struct ceems_series *s, int d, double per_w);
+
+/* Domain D's idle power learned, IDLE_W: every row restated with it, and
+ * the baseline moved by GAINED_J (the job ledger's restatement), so
+ * that the rows still add up to the ledger and the next row is its own
+ * tick's. */
+void ceems_agent_series_restate(struct ceems_series *s, int d, double idle_w,
+				double gained_j);
 
 /* A tick of the job at monotonic NOW_NS, after its ledger was updated:
  * the differences since the last observation go into the series.  CPU_S

@@ -143,6 +143,41 @@ reading_gap(const struct ceems_ledger_reading *r)
 	return CEEMS_GAP_NONE;
 }
 
+/* A job's part of WEIGHT_KIND as distribute() gives it: 0 when it gives
+ * everything to the rest. */
+static double
+part_of(const struct ceems_ledger_job_tick *job, enum weight_kind kind,
+	double dt_s, double sum_w, double denom)
+{
+	if (denom <= 0 || sum_w <= 0)
+		return 0;
+	return weight(job, kind, 0, dt_s) / denom;
+}
+
+/* A tick split with the idle power not learned (all of it by use): per
+ * watt of that power, what each job and idle would have had of the
+ * static part and each job fewer of the active part. */
+static void
+note_unlearned(double dt_s, enum ceems_energy_domain d,
+	       enum weight_kind held, double sum_held, double denom_held,
+	       enum weight_kind used, double sum_used, double denom_used,
+	       const struct ceems_ledger_job_tick *jobs, size_t njobs,
+	       struct ceems_ledger_job_share *shares,
+	       struct ceems_ledger_tick *tick)
+{
+	double idle_part = 1;
+
+	for (size_t i = 0; i < njobs; i++) {
+		double h = part_of(&jobs[i], held, dt_s, sum_held, denom_held);
+
+		shares[i].unlearned_held_s[d] = dt_s * h;
+		shares[i].unlearned_used_s[d] =
+		    dt_s * part_of(&jobs[i], used, dt_s, sum_used, denom_used);
+		idle_part -= h;
+	}
+	tick->unlearned_idle_s[d] = idle_part > 0 ? dt_s * idle_part : 0;
+}
+
 /* Package or DRAM: a static part, min(idle power x dt, delta), by what
  * jobs hold, the rest (the active part) by what they use. */
 static void
@@ -186,6 +221,11 @@ split_static_active(const struct ceems_ledger_node_tick *node,
 	tick->system_j[d] += distribute(active_j, used, 0, node->dt_s, sum_used,
 					max2(node_used, sum_used), jobs, njobs,
 					shares, d, false);
+	if (node->idle_power_unlearned[d])
+		note_unlearned(node->dt_s, d, held, sum_held,
+			       max2(node_held, sum_held), used, sum_used,
+			       max2(node_used, sum_used), jobs, njobs, shares,
+			       tick);
 }
 
 /* GPU: each device's delta to the jobs owning it, by their fraction;

@@ -89,6 +89,14 @@ struct ceems_ledger_job_share {
 	bool measured[CEEMS_DOMAIN_COUNT];	/* the node has the domain */
 	/* Covered, with a static part from an idle power not learned yet. */
 	bool idle_unlearned[CEEMS_DOMAIN_COUNT];
+	/* With idle_unlearned: per watt of the idle power, the static
+	 * joules the share would have had (the tick's length x the job's
+	 * part of what is held) and the active joules it would have had
+	 * fewer (x its part of the use).  The split is linear in the idle
+	 * power, so that one learned later can restate the tick
+	 * (ledger_restate.h). */
+	double unlearned_held_s[CEEMS_DOMAIN_COUNT];
+	double unlearned_used_s[CEEMS_DOMAIN_COUNT];
 };
 
 /* The node-wide side of one tick.  For every domain,
@@ -111,6 +119,15 @@ struct ceems_ledger_tick {
 	/* A negative residual, made positive: energy the domains measured
 	 * beyond the node source, clamped away and attributed to no one. */
 	double residual_clamped_j;
+	/* With the idle power not learned: per watt of it, the static
+	 * joules that would have been idle's (what no job held). */
+	double unlearned_idle_s[CEEMS_DOMAIN_COUNT];
+	/* Set by the agent, not the split: the joules a restatement of
+	 * earlier ticks moved this tick (ledger_restate.h) to idle and to
+	 * the system, balancing what the jobs' accounts gained.  Not in
+	 * delta_j, which is this tick's energy. */
+	double restated_idle_j[CEEMS_DOMAIN_COUNT];
+	double restated_system_j[CEEMS_DOMAIN_COUNT];
 };
 
 /* Split NODE's tick among NJOBS jobs (JOBS[i] -> SHARES[i], both caller

@@ -286,6 +286,68 @@ test_never_quiet_idle_power(void)
 	ceems_agent_open_close(a);
 }
 
+/* A job that starts with a fresh agent on a node never quiet: its first
+ * ticks are split by use until the regression is trusted, then restated
+ * with the idle power learned, so that its account, its batch step's
+ * (all of its CPU time) and its series' rows come out as if the idle
+ * power had been known from its start, and it is not flagged. */
+static void
+test_first_job_restated(void)
+{
+	struct ceems_config c;
+	struct ceems_agent_job_spec spec;
+	struct ceems_agent_job_report r;
+	struct ceems_agent *a;
+	char err[256] = "";
+	uint64_t t = 1200 * SEC;
+	unsigned long long step_ns = 5000000000000ULL;
+	double other = 0, truth = 0, rows = 0, pkg;
+
+	base_config(&c);
+	c.interval_ns = SEC;
+	c.series_interval_ns = SEC;
+	c.idle_power_package_w = -1;
+	a = ceems_agent_open(&c, t, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	job42_spec(&spec);
+	spec.series = true;
+	write_u64(cg_root, BATCH_CPUACCT, step_ns);
+	is_int(ceems_agent_register(a, &spec, t), 0, "restated: the job registers with the agent");
+	is_int(ceems_agent_step_start(a, 42, "batch", t), 0, "restated: its batch step starts");
+	for (int i = 0; i < 120; i++) {
+		double busy, power;
+
+		/* The job uses half a CPU; other work 0 to 2.5. */
+		if (i % 4 == 0)
+			other = 2.5 * rnd();
+		busy = other + 0.5;
+		power = 40 + 15 * busy + (rnd() - 0.5);
+		write_u64(cg_root, BATCH_CPUACCT, step_ns += 500000000ULL);
+		move(power * 0.6, power * 0.4, 4, (unsigned)(busy * 100 + 0.5),
+		     500000000ULL);
+		ceems_agent_tick(a, t += SEC);
+		truth += 40.0 * 3 / 4 + 15 * 0.5;
+	}
+	is_int(ceems_agent_deregister(a, 42, t, &r), 0, "restated: the job leaves");
+	pkg = r.ledger.joules[CEEMS_DOMAIN_PACKAGE];
+	ok(fabs(pkg - truth) <= 0.01 * truth,
+	   "restated: the package %.1f J, the model's %.1f J (within 1%%)", pkg, truth);
+	ok(!r.ledger.idle_unlearned[CEEMS_DOMAIN_PACKAGE],
+	   "restated: not flagged: every tick split with the learned idle power");
+	ok(r.ledger.static_j[CEEMS_DOMAIN_PACKAGE] > 0.9 * 30 * 120,
+	   "restated: its static part is its 3 cores' from its start (%.1f J)",
+	   r.ledger.static_j[CEEMS_DOMAIN_PACKAGE]);
+	ok(r.nsteps == 1 && fabs(r.steps[0].joules[CEEMS_DOMAIN_PACKAGE] - pkg) <= 1e-6 * pkg,
+	   "restated: the batch step, all of its CPU time, has all of its energy (%.3f J)",
+	   r.nsteps == 1 ? r.steps[0].joules[CEEMS_DOMAIN_PACKAGE] : 0);
+	for (uint32_t i = 0; r.series != NULL && i < r.series->nrows; i++)
+		rows += r.series->rows[i].joules[CEEMS_DOMAIN_PACKAGE];
+	ok(r.series != NULL && fabs(rows - pkg) <= 1e-6 * pkg,
+	   "restated: its series' rows still add up to it (%.3f J)", rows);
+	ceems_agent_open_close(a);
+}
+
 /* A job that ends before the agent's first tick after a start: with
  * idle power to be learned, nothing is learned yet and the job says so;
  * a configured one is used as it is. */
@@ -666,6 +728,7 @@ main(void)
 	test_steps();
 	test_learned_idle_power();
 	test_never_quiet_idle_power();
+	test_first_job_restated();
 	test_first_interval_flagged();
 	test_register_errors();
 	test_bad_zone();

@@ -24,8 +24,8 @@ agent_status_totals_add(struct agent_totals *tot, const struct ceems_ledger_tick
 			continue;
 		tot->measured[d] = true;
 		tot->delta_j[d] += t->delta_j[d];
-		tot->system_j[d] += t->system_j[d];
-		tot->idle_j[d] += t->idle_j[d];
+		tot->system_j[d] += t->system_j[d] + t->restated_system_j[d];
+		tot->idle_j[d] += t->idle_j[d] + t->restated_idle_j[d];
 		if (t->gap[d] != CEEMS_GAP_NONE)
 			tot->gap_ticks[d]++;
 	}
