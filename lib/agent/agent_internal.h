@@ -35,10 +35,12 @@ enum { MAX_SOURCES = 6 };
  * the regression of lib/model/idle_fit.h, used until quiet ticks teach one).  The learned value is
  * the median of the last IDLE_SAMPLES such ticks, once there are at least
  * IDLE_MIN_SAMPLES: a single lowest reading is at the mercy of one tick
- * whose counter update landed early. */
+ * whose counter update landed early, and the median of four is not.  Few
+ * enough for a node's first quiet seconds after the agent starts to
+ * teach it, before the first job. */
 #define IDLE_BUSY_FRACTION 0.05
 #define IDLE_SAMPLES 64
-#define IDLE_MIN_SAMPLES 8
+#define IDLE_MIN_SAMPLES 4
 
 enum idle_source { IDLE_UNLEARNED, IDLE_QUIET, IDLE_FIT };
 
