@@ -6,6 +6,7 @@
 #   3. unit and integration tests again built with ASan + UBSan,
 #   4. make distcheck,
 #   5. the Debian packages: built, lintian, installed, run, purged,
+#   6. the README's demo (tests/demo.sh), run and checked,
 # and end with one line "N passed, N failed".  Exits non-zero on any failure.
 # Run as root from anywhere; build trees go to _build/ in the checkout.
 set -u
@@ -106,6 +107,7 @@ if configure_build default --enable-werror; then
 	run_suite integration default check-integration
 	run_suite distcheck default distcheck
 	run_suite packages default check-packages
+	run_suite demo default check-demo
 fi
 if configure_build sanitizers --enable-werror --enable-sanitizers; then
 	run_suite unit-sanitizers sanitizers check

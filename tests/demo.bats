@@ -1,0 +1,96 @@
+#!/usr/bin/env bats
+# tests/demo.bats -- the README's first command, ./tests/demo.sh, run as a
+# user runs it: it installs what is missing, builds its own tree
+# (_build/demo), starts PostgreSQL and the demo cluster with the plugin
+# and its agent, and runs the sample jobs.  Then: every job's summary is
+# in its output, every job's record is in PostgreSQL, the agent logged no
+# error, and, on the simulated RAPL (a machine without RAPL), the first
+# two jobs' package energy is within 5% of the simulator's model although
+# the agent learns the idle power it starts without.  The demo is
+# stopped at the end (a demo already running on the machine is
+# restarted by demo.sh, then stopped).
+#
+# Run as root: make check-demo (tests/run-all.sh does).
+
+DEMO=$CEEMS_TOP_SRCDIR/tests/demo.sh
+
+_fail() {
+    echo "FAILED: $*" >&2
+    return 1
+}
+
+setup_file() {
+    [ "$(id -u)" = 0 ] || return 0
+    "$DEMO" >"$BATS_FILE_TMPDIR/demo.log" 2>&1
+    echo $? >"$BATS_FILE_TMPDIR/demo.rc"
+}
+
+teardown_file() {
+    [ "$(id -u)" = 0 ] || return 0
+    "$DEMO" stop >/dev/null 2>&1 || true
+}
+
+setup() {
+    [ "$(id -u)" = 0 ] || skip "needs root (the demo starts Slurm and PostgreSQL)"
+    # shellcheck disable=SC1091
+    . /run/ceems-demo.env 2>/dev/null || true
+}
+
+# psql as the demo prints it for admins: "psql -h DIR -p PORT -U postgres ceems".
+_sql() {
+    local host port
+    read -r host port < <(sed -n 's/^PostgreSQL: psql -h \([^ ]*\) -p \([0-9]*\) .*/\1 \2/p' \
+        "$BATS_FILE_TMPDIR/demo.log")
+    psql -X -At -h "$host" -p "$port" -U postgres ceems -c "$1"
+}
+
+@test "demo.sh runs to its end" {
+    [ "$(cat "$BATS_FILE_TMPDIR/demo.rc")" = 0 ] ||
+        _fail "demo.sh exited $(cat "$BATS_FILE_TMPDIR/demo.rc"): $(tail -n 40 "$BATS_FILE_TMPDIR/demo.log")"
+    grep -q '^== the demo cluster is still running' "$BATS_FILE_TMPDIR/demo.log" ||
+        _fail "no end: $(tail -n 40 "$BATS_FILE_TMPDIR/demo.log")"
+}
+
+@test "demo: every sample job's output ends with its summary" {
+    local name f
+    for name in burner sleeper steps failing; do
+        f=$(ls "$DEMO_SLURM_DIR/out/$name"-*.out 2>/dev/null | head -n 1)
+        [ -n "$f" ] || _fail "no output of the $name job in $DEMO_SLURM_DIR/out"
+        grep -q '^ceems - job [0-9]* (nobody)' "$f" || _fail "$name: no summary: $(cat "$f")"
+        grep -q '^Energy ' "$f" || _fail "$name: no energy line: $(cat "$f")"
+    done
+}
+
+@test "demo: every job's record is in PostgreSQL" {
+    local rows
+    rows=$(_sql "SELECT job_name || ' ' || state FROM ceems.jobs ORDER BY jobid")
+    [ "$rows" = "demo-burner COMPLETED
+demo-sleeper COMPLETED
+demo-steps COMPLETED
+demo-failing FAILED" ] || _fail "ceems.jobs holds: $rows (agent log: $(grep -v ': info: ' "$DEMO_CEEMS_DIR/agent.log" | tail -n 20))"
+}
+
+@test "demo: the node agent logged no error" {
+    ! grep -E '\]: (error|fatal):' "$DEMO_CEEMS_DIR/agent.log" ||
+        _fail "errors in $DEMO_CEEMS_DIR/agent.log"
+}
+
+# The simulator's model (tests/doubles/fake-rapl.c): 40 W idle over the
+# node's CPUs plus 15 W per busy CPU, so a job holding C of the N CPUs
+# for its lifetime T, using U CPU-seconds, draws 40 C/N T + 15 U.
+@test "demo: the first jobs, with the idle power to learn, within 5% of the model" {
+    local ncpus line name pkg model
+    grep -q 'simulated RAPL' "$BATS_FILE_TMPDIR/demo.log" ||
+        skip "this machine has RAPL: the demo measured it, not a known model"
+    ncpus=$(grep -c '^cpu[0-9]' /proc/stat)
+    for name in demo-burner demo-sleeper; do
+        line=$(_sql "SELECT n.package_j, 40.0 * n.alloc_cores / $ncpus * n.lifetime_s + 15 * n.cpu_s
+                     FROM ceems.jobs j JOIN ceems.job_nodes n USING (job_key)
+                     WHERE j.job_name = '$name'")
+        pkg=${line%%|*}
+        model=${line##*|}
+        echo "# $name: package $pkg J, model $model J" >&3
+        awk -v p="$pkg" -v m="$model" 'BEGIN { d = (p - m) / m; if (d < 0) d = -d; exit !(m > 0 && d <= 0.05) }' ||
+            _fail "$name: package $pkg J, the model's $model J: beyond 5% ($(grep -E 'learned|split again' "$DEMO_CEEMS_DIR/agent.log"))"
+    done
+}
