@@ -42,7 +42,9 @@ enum { MAX_SOURCES = 6 };
 #define IDLE_SAMPLES 64
 #define IDLE_MIN_SAMPLES 4
 
-enum idle_source { IDLE_UNLEARNED, IDLE_QUIET, IDLE_FIT };
+/* IDLE_RESTORED: an earlier agent's value (agent_idle_store.c), used
+ * until this agent's quiet ticks or regression teach one. */
+enum idle_source { IDLE_UNLEARNED, IDLE_QUIET, IDLE_FIT, IDLE_RESTORED };
 
 struct idle_learner {
 	double w[IDLE_SAMPLES];		/* ring of quiet-tick powers */
@@ -176,6 +178,14 @@ struct ceems_agent {
 	double unlearned_idle_s[CEEMS_DOMAIN_COUNT];
 	double restated_idle_j[CEEMS_DOMAIN_COUNT];
 	double restated_system_j[CEEMS_DOMAIN_COUNT];
+	/* The regression's last trusted value; an earlier agent's value;
+	 * the value last kept in the state_dir, and when
+	 * (agent_idle_store.c). */
+	double idle_learned_w[CEEMS_DOMAIN_COUNT];
+	double idle_restored_w[CEEMS_DOMAIN_COUNT];
+	double idle_saved_w[CEEMS_DOMAIN_COUNT];
+	uint64_t idle_saved_ns;
+	bool idle_save_failed;
 
 	struct agent_job **jobs;
 	size_t njobs;
@@ -232,6 +242,13 @@ bool ceems_agent_spec_valid(const struct ceems_agent_job_spec *s);
 struct ceems_cgroup_reader *ceems_agent_open_step_reader(struct ceems_agent *a,
 						   struct agent_job *j,
 						   const char *id);
+
+/* agent_idle_store.c: the learned idle power, kept across restarts. */
+void ceems_agent_idle_store_load(struct ceems_agent *a);
+/* Keep the learned values when one moved (at most once a minute, or
+ * now when CLOSING). */
+void ceems_agent_idle_store_save(struct ceems_agent *a, uint64_t now_ns,
+				 bool closing);
 
 /* agent_recover.c */
 void ceems_agent_recover_snapshot_node(struct ceems_agent *a, uint64_t now_ns);

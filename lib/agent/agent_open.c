@@ -239,12 +239,20 @@ init_last_node(struct ceems_agent *a)
 	if (a->config.idle_power_dram_w > 0)
 		a->last_node.idle_power_w[CEEMS_DOMAIN_DRAM] =
 			a->config.idle_power_dram_w;
-	/* A domain to be learned has nothing learned yet: a job that ends
-	 * before the first tick is split by use alone and says so. */
-	a->last_node.idle_power_unlearned[CEEMS_DOMAIN_PACKAGE] =
-		a->config.idle_power_package_w < 0;
-	a->last_node.idle_power_unlearned[CEEMS_DOMAIN_DRAM] =
-		a->config.idle_power_dram_w < 0;
+	/* A domain to be learned has nothing learned yet, unless an
+	 * earlier agent kept its value: a job that ends before the first
+	 * tick is split by use alone and says so. */
+	for (int d = 0; d < 2; d++) {
+		double configured = d == CEEMS_DOMAIN_PACKAGE ?
+			a->config.idle_power_package_w : a->config.idle_power_dram_w;
+
+		if (configured >= 0)
+			continue;
+		if (a->idle_source[d] == IDLE_RESTORED)
+			a->last_node.idle_power_w[d] = a->idle_restored_w[d];
+		else
+			a->last_node.idle_power_unlearned[d] = true;
+	}
 }
 
 struct ceems_agent *
@@ -295,6 +303,7 @@ ceems_agent_open(const struct ceems_config *config, uint64_t now_ns,
 		goto fail;
 	}
 	open_state(a);
+	ceems_agent_idle_store_load(a);
 	init_last_node(a);
 	a->finish = ceems_agent_finish_new(&a->config, a->state, config->max_jobs);
 	if (a->finish == NULL) {
@@ -349,6 +358,7 @@ ceems_agent_open_close(struct ceems_agent *a)
 {
 	if (a == NULL)
 		return;
+	ceems_agent_idle_store_save(a, 0, true);
 	for (size_t i = 0; i < a->njobs; i++)
 		ceems_agent_free_job(a->jobs[i]);
 	for (size_t s = 0; s < a->nsources; s++) {

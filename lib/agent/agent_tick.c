@@ -154,6 +154,7 @@ note_idle_source(struct ceems_agent *a, int d, enum idle_source now,
 	static const char *const how[] = {
 		[IDLE_QUIET] = "from the node's quiet ticks",
 		[IDLE_FIT] = "by regression on the node's busy CPUs",
+		[IDLE_RESTORED] = "by an earlier agent",
 	};
 
 	if (a->idle_source[d] == now)
@@ -255,7 +256,10 @@ set_idle_power(struct ceems_agent *a, struct ceems_ledger_node_tick *node)
 			note_idle_source(a, d, IDLE_QUIET, a->idle[d].value);
 		} else if (ceems_idle_fit_value(&a->idle_fit[d], &fitted)) {
 			node->idle_power_w[d] = fitted;
+			a->idle_learned_w[d] = fitted;
 			note_idle_source(a, d, IDLE_FIT, fitted);
+		} else if (a->idle_source[d] == IDLE_RESTORED) {
+			node->idle_power_w[d] = a->idle_restored_w[d];
 		} else {
 			node->idle_power_w[d] = 0;
 			node->idle_power_unlearned[d] = true;
@@ -804,6 +808,7 @@ ceems_agent_tick_end(struct ceems_agent *a, uint64_t now_ns)
 			ceems_agent_tick_observe_series(a, j, now_ns);
 	}
 	ceems_agent_recover_snapshot_node(a, now_ns);
+	ceems_agent_idle_store_save(a, now_ns, false);
 	a->last_tick_ns = now_ns;
 }
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fixture.h"
 #include "tmptree.h"
@@ -65,6 +66,18 @@ make_trees(void)
 	write_proc_stat(0);
 }
 
+/* A test learning the idle power starts with nothing an earlier test's
+ * agent learned (agent_idle_store.c); a test of the kept value opens its
+ * second agent without base_config. */
+static void
+forget_learned_idle_power(void)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/idle-power", state_dir);
+	(void)unlink(path);
+}
+
 void
 base_config(struct ceems_config *c)
 {
@@ -73,6 +86,7 @@ base_config(struct ceems_config *c)
 	snprintf(c->procfs_root, sizeof(c->procfs_root), "%s", proc_root);
 	snprintf(c->cgroupfs_prefix, sizeof(c->cgroupfs_prefix), "%s", cg_root);
 	snprintf(c->state_dir, sizeof(c->state_dir), "%s", state_dir);
+	forget_learned_idle_power();
 	snprintf(c->spool_dir, sizeof(c->spool_dir), "%s/spool", proc_root);
 	snprintf(c->emissions_table, sizeof(c->emissions_table),
 		 "%s/../../lib/data/carbon-intensity.tsv", fixture_root());

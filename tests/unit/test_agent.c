@@ -269,8 +269,12 @@ test_never_quiet_idle_power(void)
 	ceems_agent_open_close(a);
 
 	/* The same node at one constant load (the job takes the place of
-	 * other work): nothing can be learned, the job is split by use
-	 * alone and says so. */
+	 * other work), a fresh agent with nothing kept by the one before:
+	 * nothing can be learned, the job is split by use alone and says
+	 * so. */
+	base_config(&c);
+	c.idle_power_package_w = -1;
+	c.idle_power_dram_w = -1;
 	a = ceems_agent_open(&c, t, err, sizeof(err));
 	if (!ok(a != NULL, "agent opens again (%s)", err))
 		return;
@@ -345,6 +349,104 @@ test_first_job_restated(void)
 		rows += r.series->rows[i].joules[CEEMS_DOMAIN_PACKAGE];
 	ok(r.series != NULL && fabs(rows - pkg) <= 1e-6 * pkg,
 	   "restated: its series' rows still add up to it (%.3f J)", rows);
+	ceems_agent_open_close(a);
+}
+
+/* One job of one second at 1 CPU busy on agent A from T: its report. */
+static void
+one_second_job(struct ceems_agent *a, uint64_t *t,
+	       struct ceems_agent_job_report *r)
+{
+	struct ceems_agent_job_spec spec;
+
+	job42_spec(&spec);
+	if (ceems_agent_register(a, &spec, *t) != 0)
+		memset(r, 0, sizeof(*r));
+	move(33, 22, 4, 100, 1000000000ULL);
+	ceems_agent_tick(a, *t += SEC);
+	(void)ceems_agent_deregister(a, 42, *t, r);
+}
+
+/* The idle power one agent learned is used by the next from its first
+ * tick (state_dir/idle-power), not learned anew; a file of other
+ * counters, or one that is garbage, is not used; a configured value
+ * always is. */
+static void
+test_idle_power_kept(void)
+{
+	struct ceems_config c;
+	struct ceems_agent_job_report r;
+	struct ceems_agent *a;
+	char err[256] = "", path[PATH_MAX], text[256];
+	uint64_t t = 1400 * SEC;
+	FILE *f;
+
+	base_config(&c);
+	c.idle_power_package_w = -1;
+	a = ceems_agent_open(&c, t, err, sizeof(err));
+	if (!ok(a != NULL, "kept: agent opens (%s)", err))
+		return;
+	for (int i = 0; i < 6; i++) {
+		move(12, 12, 4, 0, 0);	/* quiet: 24 W */
+		ceems_agent_tick(a, t += SEC);
+	}
+	ceems_agent_open_close(a);
+	snprintf(path, sizeof(path), "%s/idle-power", state_dir);
+	f = fopen(path, "r");
+	ok(f != NULL && fgets(text, sizeof(text), f) != NULL &&
+	   strncmp(text, "package 24.000 quiet ", 21) == 0,
+	   "kept: the learned value is in the state_dir (%s)", f != NULL ? text : "none");
+	if (f != NULL)
+		fclose(f);
+
+	/* A restarted agent, its first job at once: split with it. */
+	a = ceems_agent_open(&c, t, err, sizeof(err));
+	if (!ok(a != NULL, "kept: agent reopens (%s)", err))
+		return;
+	one_second_job(a, &t, &r);
+	is_near(r.ledger.static_j[CEEMS_DOMAIN_PACKAGE], 24.0 * 3 / 4, 1e-9,
+		"kept: the first tick of the next agent splits the kept 24 W");
+	ok(!r.ledger.idle_unlearned[CEEMS_DOMAIN_PACKAGE], "kept: the job is not flagged");
+	ceems_agent_open_close(a);
+
+	/* Learned on other counters (a key of another node): not used. */
+	f = fopen(path, "w");
+	if (f != NULL) {
+		fputs("package 24.000 quiet 0123456789abcdef\n", f);
+		fclose(f);
+	}
+	a = ceems_agent_open(&c, t, err, sizeof(err));
+	if (!ok(a != NULL, "kept: agent opens over another node's value (%s)", err))
+		return;
+	one_second_job(a, &t, &r);
+	ok(r.ledger.idle_unlearned[CEEMS_DOMAIN_PACKAGE] &&
+	   r.ledger.static_j[CEEMS_DOMAIN_PACKAGE] == 0,
+	   "kept: another node's value is not used: split by use, flagged");
+	ceems_agent_open_close(a);
+
+	/* Garbage: ignored, nothing used, no crash. */
+	f = fopen(path, "w");
+	if (f != NULL) {
+		fputs("package nan quiet 1\npackage 1e300 fit 2\n\x01\xff garbage\n"
+		      "dram -4 quiet 3\npackage 24 guessed 4\n", f);
+		fclose(f);
+	}
+	a = ceems_agent_open(&c, t, err, sizeof(err));
+	if (!ok(a != NULL, "kept: agent opens over a damaged file (%s)", err))
+		return;
+	one_second_job(a, &t, &r);
+	ok(r.ledger.idle_unlearned[CEEMS_DOMAIN_PACKAGE],
+	   "kept: a damaged file gives nothing");
+	ceems_agent_open_close(a);
+
+	/* A configured value is used as it is, whatever was kept. */
+	base_config(&c);
+	a = ceems_agent_open(&c, t, err, sizeof(err));
+	if (!ok(a != NULL, "kept: agent opens configured (%s)", err))
+		return;
+	one_second_job(a, &t, &r);
+	is_near(r.ledger.static_j[CEEMS_DOMAIN_PACKAGE], 20.0 * 3 / 4, 1e-9,
+		"kept: a configured 20 W is used, not a kept value");
 	ceems_agent_open_close(a);
 }
 
@@ -729,6 +831,7 @@ main(void)
 	test_learned_idle_power();
 	test_never_quiet_idle_power();
 	test_first_job_restated();
+	test_idle_power_kept();
 	test_first_interval_flagged();
 	test_register_errors();
 	test_bad_zone();
