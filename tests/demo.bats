@@ -5,7 +5,7 @@
 # and its agent, and runs the sample jobs.  Then: every job's summary is
 # in its output, every job's record is in PostgreSQL, the agent logged no
 # error, and, on the simulated RAPL (a machine without RAPL), the first
-# two jobs' package energy is within 5% of the simulator's model although
+# job's package energy is within 5% of the simulator's model although
 # the agent learns the idle power it starts without.  The demo is
 # stopped at the end (a demo already running on the machine is
 # restarted by demo.sh, then stopped).
@@ -21,7 +21,9 @@ _fail() {
 
 setup_file() {
     [ "$(id -u)" = 0 ] || return 0
-    "$DEMO" >"$BATS_FILE_TMPDIR/demo.log" 2>&1
+    # A build and about a minute of jobs; a demo stuck for 20 minutes
+    # fails rather than holds the suite.
+    timeout 1200 "$DEMO" >"$BATS_FILE_TMPDIR/demo.log" 2>&1
     echo $? >"$BATS_FILE_TMPDIR/demo.rc"
 }
 
@@ -52,10 +54,12 @@ _sql() {
 }
 
 @test "demo: every sample job's output ends with its summary" {
-    local name f
+    local name f outs
     for name in burner sleeper steps failing; do
-        f=$(ls "$DEMO_SLURM_DIR/out/$name"-*.out 2>/dev/null | head -n 1)
-        [ -n "$f" ] || _fail "no output of the $name job in $DEMO_SLURM_DIR/out"
+        outs=("$DEMO_SLURM_DIR/out/$name"-*.out)
+        [ "${#outs[@]}" = 1 ] && [ -f "${outs[0]}" ] ||
+            _fail "not one output of the $name job in $DEMO_SLURM_DIR/out: ${outs[*]}"
+        f=${outs[0]}
         grep -q '^ceems - job [0-9]* (nobody)' "$f" || _fail "$name: no summary: $(cat "$f")"
         grep -q '^Energy ' "$f" || _fail "$name: no energy line: $(cat "$f")"
     done
@@ -71,14 +75,20 @@ demo-failing FAILED" ] || _fail "ceems.jobs holds: $rows (agent log: $(grep -v '
 }
 
 @test "demo: the node agent logged no error" {
+    grep -q 'ceems-agent\[[0-9]*\]: info: listening on' "$DEMO_CEEMS_DIR/agent.log" ||
+        _fail "no agent started: $(cat "$DEMO_CEEMS_DIR/agent.log")"
     ! grep -E '\]: (error|fatal):' "$DEMO_CEEMS_DIR/agent.log" ||
         _fail "errors in $DEMO_CEEMS_DIR/agent.log"
 }
 
 # The simulator's model (tests/doubles/fake-rapl.c): 40 W idle over the
 # node's CPUs plus 15 W per busy CPU, so a job holding C of the N CPUs
-# for its lifetime T, using U CPU-seconds, draws 40 C/N T + 15 U.
-@test "demo: the first jobs, with the idle power to learn, within 5% of the model" {
+# for its lifetime T, using U CPU-seconds, draws 40 C/N T + 15 U.  The
+# first job (the burner) is checked; the idle power the agent learns
+# from quiet ticks also holds the power of what else keeps this machine
+# up to 5% busy, which the sleeper, all static power, would show on a
+# machine of many CPUs: its figure is printed only.
+@test "demo: the first job, with the idle power to learn, within 5% of the model" {
     local ncpus line name pkg model
     grep -q 'simulated RAPL' "$BATS_FILE_TMPDIR/demo.log" ||
         skip "this machine has RAPL: the demo measured it, not a known model"
@@ -90,6 +100,7 @@ demo-failing FAILED" ] || _fail "ceems.jobs holds: $rows (agent log: $(grep -v '
         pkg=${line%%|*}
         model=${line##*|}
         echo "# $name: package $pkg J, model $model J" >&3
+        [ "$name" = demo-burner ] || continue
         awk -v p="$pkg" -v m="$model" 'BEGIN { d = (p - m) / m; if (d < 0) d = -d; exit !(m > 0 && d <= 0.05) }' ||
             _fail "$name: package $pkg J, the model's $model J: beyond 5% ($(grep -E 'learned|split again' "$DEMO_CEEMS_DIR/agent.log"))"
     done

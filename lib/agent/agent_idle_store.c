@@ -72,9 +72,16 @@ domain_key(const struct ceems_agent *a, int d)
 	return fnv1a(h, cpus);
 }
 
+/* The value domain D splits with now, when learned (here or by the
+ * agent before: a restored value is kept as it came). */
 static bool
 learned_now(const struct ceems_agent *a, int d, double *w, const char **how)
 {
+	if (a->idle_source[d] == IDLE_RESTORED) {
+		*w = a->idle_restored_w[d];
+		*how = a->idle_restored_fit[d] ? "fit" : "quiet";
+		return true;
+	}
 	if (a->idle_source[d] == IDLE_QUIET) {
 		*w = a->idle[d].value;
 		*how = "quiet";
@@ -117,12 +124,13 @@ take_line(struct ceems_agent *a, const char *line, const char *path)
 	}
 	if (configured[d] >= 0)
 		return;		/* a configured value is the one used */
-	if (key != domain_key(a, d)) {
+	if (key == 0 || key != domain_key(a, d)) {
 		ceems_info("idle power of the %s kept by an earlier agent not used: it was learned on other counters or CPUs",
 			   domain_word[d]);
 		return;
 	}
 	a->idle_restored_w[d] = w;
+	a->idle_restored_fit[d] = strcmp(how, "fit") == 0;
 	a->idle_saved_w[d] = w;
 	a->idle_source[d] = IDLE_RESTORED;
 	ceems_info("idle power of the %s from the earlier agent: %.1f W (learned %s); used until this agent's ticks teach one",
@@ -154,27 +162,44 @@ ceems_agent_idle_store_load(struct ceems_agent *a)
 		take_line(a, line, path);
 }
 
+/* TEXT into DIR/idle-power, whole or not at all: a new file (never one
+ * found at the temporary name), synced, renamed over the old, and the
+ * directory synced so that the rename survives a crash. */
 static int
 write_file(const char *dir, const char *text)
 {
 	char tmp[CEEMS_CONFIG_PATH_MAX + 32], path[CEEMS_CONFIG_PATH_MAX + 32];
 	size_t len = strlen(text);
-	int fd, err = 0;
+	ssize_t n;
+	int fd, dfd, err = 0;
 
 	snprintf(tmp, sizeof(tmp), "%s/." IDLE_STORE_NAME ".tmp", dir);
 	snprintf(path, sizeof(path), "%s/" IDLE_STORE_NAME, dir);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	(void)unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	if (write(fd, text, len) != (ssize_t)len || fsync(fd) < 0)
-		err = errno != 0 ? -errno : -EIO;
+	n = write(fd, text, len);
+	if (n < 0)
+		err = -errno;
+	else if ((size_t)n != len)
+		err = -EIO;
+	else if (fsync(fd) < 0)
+		err = -errno;
 	if (close(fd) < 0 && err == 0)
 		err = -errno;
 	if (err == 0 && rename(tmp, path) < 0)
 		err = -errno;
-	if (err < 0)
+	if (err < 0) {
 		(void)unlink(tmp);
-	return err;
+		return err;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		(void)fsync(dfd);
+		(void)close(dfd);
+	}
+	return 0;
 }
 
 /* Whether a learned value moved by more than 1% from the one kept. */
@@ -209,11 +234,17 @@ ceems_agent_idle_store_save(struct ceems_agent *a, uint64_t now_ns, bool closing
 		double w;
 		const char *how;
 
-		if (learned_now(a, d, &w, &how) && w > 0)
-			len += (size_t)snprintf(text + len, sizeof(text) - len,
-						"%s %.3f %s %016" PRIx64 "\n",
-						domain_word[d], w, how,
-						domain_key(a, d));
+		int r;
+
+		/* What load would refuse is not written. */
+		if (!learned_now(a, d, &w, &how) || !(w > 0) ||
+		    w > IDLE_STORE_MAX_W || domain_key(a, d) == 0)
+			continue;
+		r = snprintf(text + len, sizeof(text) - len,
+			     "%s %.3f %s %016" PRIx64 "\n", domain_word[d], w,
+			     how, domain_key(a, d));
+		if (r > 0 && (size_t)r < sizeof(text) - len)
+			len += (size_t)r;
 	}
 	err = write_file(a->config.state_dir, text);
 	if (err < 0) {

@@ -183,6 +183,7 @@ struct ceems_agent {
 	 * (agent_idle_store.c). */
 	double idle_learned_w[CEEMS_DOMAIN_COUNT];
 	double idle_restored_w[CEEMS_DOMAIN_COUNT];
+	bool idle_restored_fit[CEEMS_DOMAIN_COUNT];	/* else quiet */
 	double idle_saved_w[CEEMS_DOMAIN_COUNT];
 	uint64_t idle_saved_ns;
 	bool idle_save_failed;

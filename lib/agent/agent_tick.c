@@ -177,6 +177,9 @@ restate_jobs(struct ceems_agent *a, int d, double idle_w)
 	double jobs_j = 0, idle_j = idle_w * a->unlearned_idle_s[d];
 	size_t n = 0;
 
+	if (!isfinite(idle_w) || idle_w <= 0)
+		return;
+
 	for (size_t i = 0; i < a->njobs; i++) {
 		struct agent_job *j = a->jobs[i];
 		double gained;
@@ -719,6 +722,19 @@ ceems_agent_tick_read(struct ceems_agent *a, size_t max_jobs)
 	return a->tick_cursor >= a->njobs;
 }
 
+/* A tick split with an idle power not learned: what J's account, and
+ * its series' next row, gain per watt of it once it is. */
+static void
+note_unlearned_tick(struct ceems_agent *a, struct agent_job *j,
+		    const struct ceems_ledger_job_share *share, uint64_t now_ns)
+{
+	ceems_ledger_restate_add(&j->unlearned, share,
+				 ceems_agent_intensity_tick_factor(a, now_ns));
+	for (int d = 0; d < CEEMS_SERIES_RESTATED; d++)
+		ceems_agent_series_unlearned(j->series, d,
+					     ceems_ledger_restate_per_w(share, d, 1));
+}
+
 /* Charge every job its share of the split tick (or a gap). */
 static void
 charge_jobs(struct ceems_agent *a, const struct ceems_ledger_node_tick *node,
@@ -738,11 +754,9 @@ charge_jobs(struct ceems_agent *a, const struct ceems_ledger_node_tick *node,
 		}
 		ceems_agent_intensity_charge_tick(a, &j->ledger, &a->shares[i],
 				  node->dt_s - a->job_ticks[i].absent_s, now_ns);
-		ceems_ledger_restate_add(&j->unlearned, &a->shares[i],
-					 ceems_agent_intensity_tick_factor(a, now_ns));
-		for (int d = 0; d < CEEMS_SERIES_RESTATED; d++)
-			ceems_agent_series_unlearned(j->series, d,
-				ceems_ledger_restate_per_w(&a->shares[i], d, 1));
+		if (a->last_node.idle_power_unlearned[CEEMS_DOMAIN_PACKAGE] ||
+		    a->last_node.idle_power_unlearned[CEEMS_DOMAIN_DRAM])
+			note_unlearned_tick(a, j, &a->shares[i], now_ns);
 		ceems_agent_gpu_charge(a, &j->gpu, node, &a->shares[i],
 				 node->dt_s - a->job_ticks[i].absent_s);
 		j->cpu_s += a->job_ticks[i].cpu_s;
@@ -793,8 +807,12 @@ ceems_agent_tick_end(struct ceems_agent *a, uint64_t now_ns)
 		ceems_error("ledger: cannot split this tick (%s); recorded as a gap",
 			    strerror(-ret));
 	charge_jobs(a, &node, ret, now_ns);
+	/* A restatement's amounts go with a tick the status totals take
+	 * (one that measured the domain); else they wait for the next. */
 	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
 		a->unlearned_idle_s[d] += a->last_tick.unlearned_idle_s[d];
+		if (!a->last_tick.measured[d])
+			continue;
 		a->last_tick.restated_idle_j[d] = a->restated_idle_j[d];
 		a->last_tick.restated_system_j[d] = a->restated_system_j[d];
 		a->restated_idle_j[d] = a->restated_system_j[d] = 0;

@@ -156,26 +156,32 @@ part_of(const struct ceems_ledger_job_tick *job, enum weight_kind kind,
 
 /* A tick split with the idle power not learned (all of it by use): per
  * watt of that power, what each job and idle would have had of the
- * static part and each job fewer of the active part. */
+ * static part and each job fewer of the active part.  Jobs that left
+ * during the tick took their part of both already (ledger_carry.h): a
+ * known idle power's static part for the rest would have been net of
+ * theirs, and the active part net of the energy they took. */
 static void
-note_unlearned(double dt_s, enum ceems_energy_domain d,
+note_unlearned(const struct ceems_ledger_node_tick *node,
+	       enum ceems_energy_domain d,
 	       enum weight_kind held, double sum_held, double denom_held,
 	       enum weight_kind used, double sum_used, double denom_used,
 	       const struct ceems_ledger_job_tick *jobs, size_t njobs,
 	       struct ceems_ledger_job_share *shares,
 	       struct ceems_ledger_tick *tick)
 {
-	double idle_part = 1;
+	double dt_s = node->dt_s, idle_part = 1;
+	double static_s = nonneg(dt_s - nonneg(node->left_unlearned_held_s[d]));
+	double active_s = nonneg(dt_s - nonneg(node->left_unlearned_used_s[d]));
 
 	for (size_t i = 0; i < njobs; i++) {
 		double h = part_of(&jobs[i], held, dt_s, sum_held, denom_held);
 
-		shares[i].unlearned_held_s[d] = dt_s * h;
+		shares[i].unlearned_held_s[d] = static_s * h;
 		shares[i].unlearned_used_s[d] =
-		    dt_s * part_of(&jobs[i], used, dt_s, sum_used, denom_used);
+		    active_s * part_of(&jobs[i], used, dt_s, sum_used, denom_used);
 		idle_part -= h;
 	}
-	tick->unlearned_idle_s[d] = idle_part > 0 ? dt_s * idle_part : 0;
+	tick->unlearned_idle_s[d] = idle_part > 0 ? static_s * idle_part : 0;
 }
 
 /* Package or DRAM: a static part, min(idle power x dt, delta), by what
@@ -222,7 +228,7 @@ split_static_active(const struct ceems_ledger_node_tick *node,
 					max2(node_used, sum_used), jobs, njobs,
 					shares, d, false);
 	if (node->idle_power_unlearned[d])
-		note_unlearned(node->dt_s, d, held, sum_held,
+		note_unlearned(node, d, held, sum_held,
 			       max2(node_held, sum_held), used, sum_used,
 			       max2(node_used, sum_used), jobs, njobs, shares,
 			       tick);

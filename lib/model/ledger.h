@@ -59,6 +59,12 @@ struct ceems_ledger_node_tick {
 	double left_cores;
 	double left_mem_bytes;
 	double left_gpu[CEEMS_LEDGER_MAX_GPUS];
+	/* With the idle power not learned: the leavers' held and used
+	 * seconds per watt of it (ledger_carry.h), which a known idle
+	 * power's static part, and the active part net of what they took,
+	 * would have been without. */
+	double left_unlearned_held_s[CEEMS_DOMAIN_COUNT];
+	double left_unlearned_used_s[CEEMS_DOMAIN_COUNT];
 };
 
 /* What one running job used over the same tick. */

@@ -59,6 +59,10 @@ ceems_ledger_carry_apply(const struct ceems_ledger_carry *c,
 	node->idle_power_w[CEEMS_DOMAIN_DRAM] =
 		less(node->idle_power_w[CEEMS_DOMAIN_DRAM],
 		     c->static_j[CEEMS_DOMAIN_DRAM] / dt);
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
+		node->left_unlearned_held_s[d] += c->unlearned_held_s[d];
+		node->left_unlearned_used_s[d] += c->unlearned_used_s[d];
+	}
 	reading_less(&node->package, c->joules[CEEMS_DOMAIN_PACKAGE]);
 	reading_less(&node->dram, c->joules[CEEMS_DOMAIN_DRAM]);
 	/* The node source holds every domain: the residual the others
@@ -91,6 +95,8 @@ ceems_ledger_carry_add(struct ceems_ledger_carry *c,
 	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
 		c->joules[d] += share->joules[d];
 		c->static_j[d] += share->static_j[d];
+		c->unlearned_held_s[d] += nonneg(share->unlearned_held_s[d]);
+		c->unlearned_used_s[d] += nonneg(share->unlearned_used_s[d]);
 	}
 }
 

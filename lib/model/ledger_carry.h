@@ -31,6 +31,12 @@ struct ceems_ledger_carry {
 	double joules[CEEMS_DOMAIN_COUNT];
 	double static_j[CEEMS_DOMAIN_COUNT];
 	double gpu_device_j[CEEMS_LEDGER_MAX_GPUS];
+	/* Split with the idle power not learned: their held and used
+	 * seconds per watt of it (ceems_ledger_job_share's unlearned_*),
+	 * which the rest's restatement leaves out as a known idle power
+	 * would have. */
+	double unlearned_held_s[CEEMS_DOMAIN_COUNT];
+	double unlearned_used_s[CEEMS_DOMAIN_COUNT];
 };
 
 /* Forget the leavers: a tick has split the rest. */

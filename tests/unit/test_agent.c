@@ -383,11 +383,12 @@ test_idle_power_kept(void)
 
 	base_config(&c);
 	c.idle_power_package_w = -1;
+	c.idle_power_dram_w = -1;
 	a = ceems_agent_open(&c, t, err, sizeof(err));
 	if (!ok(a != NULL, "kept: agent opens (%s)", err))
 		return;
 	for (int i = 0; i < 6; i++) {
-		move(12, 12, 4, 0, 0);	/* quiet: 24 W */
+		move(12, 12, 4, 0, 0);	/* quiet: 24 W, DRAM 4 W */
 		ceems_agent_tick(a, t += SEC);
 	}
 	ceems_agent_open_close(a);
@@ -406,8 +407,30 @@ test_idle_power_kept(void)
 	one_second_job(a, &t, &r);
 	is_near(r.ledger.static_j[CEEMS_DOMAIN_PACKAGE], 24.0 * 3 / 4, 1e-9,
 		"kept: the first tick of the next agent splits the kept 24 W");
-	ok(!r.ledger.idle_unlearned[CEEMS_DOMAIN_PACKAGE], "kept: the job is not flagged");
+	ok(!r.ledger.idle_unlearned[CEEMS_DOMAIN_PACKAGE] &&
+	   !r.ledger.idle_unlearned[CEEMS_DOMAIN_DRAM], "kept: the job is not flagged");
 	ceems_agent_open_close(a);
+
+	/* A node never quiet: the package learned anew by regression, the
+	 * DRAM (learned from quiet ticks only) keeps the kept value, and
+	 * both are kept for the next agent. */
+	a = ceems_agent_open(&c, t, err, sizeof(err));
+	if (!ok(a != NULL, "kept: agent reopens on a busy node (%s)", err))
+		return;
+	run_busy_node(a, &t, 120, true, 0);
+	ceems_agent_open_close(a);
+	f = fopen(path, "r");
+	text[0] = '\0';
+	if (f != NULL) {
+		size_t n = fread(text, 1, sizeof(text) - 1, f);
+
+		text[n] = '\0';
+		fclose(f);
+	}
+	ok(strncmp(text, "package 4", 9) == 0 && strstr(text, " fit ") != NULL &&
+	   strstr(text, "\ndram 4.000 quiet ") != NULL,
+	   "kept: the package relearned by regression, the DRAM's kept value kept (%s)",
+	   text);
 
 	/* Learned on other counters (a key of another node): not used. */
 	f = fopen(path, "w");

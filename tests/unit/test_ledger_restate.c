@@ -1,7 +1,8 @@
 /* test_ledger_restate.c - lib/model/ledger_restate.c: jobs split with no
  * idle power for a while and restated once it is known end with the
  * accounts (energy, static part, emissions at each tick's own factor)
- * of jobs split with it from the start, over random workloads; the node
+ * of jobs split with it from the start, over random workloads and ticks
+ * a job left in (split alone when it left); the node
  * still balances with the restated amounts given to idle and the
  * system; a partial account keeps its flag; a delta under the idle
  * power leaves no account negative. */
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "model/ledger.h"
+#include "model/ledger_carry.h"
 #include "model/ledger_restate.h"
 #include "../tap.h"
 
@@ -163,6 +165,88 @@ test_random_workload(void)
 	}
 }
 
+/* One leaver and two jobs staying over ticks of 1 s, the leaver split
+ * alone when it leaves (ledger_carry.h): with IDLE_W known (LEARNED),
+ * or not, the stayers' accounts into OUT, their restatement sums into U. */
+static void
+leaver_tick(bool learned, double idle_w, const double r[8],
+	    struct ceems_job_ledger out[2], struct ceems_ledger_unlearned u[2])
+{
+	struct ceems_ledger_carry carry;
+	struct ceems_ledger_node_tick n;
+	struct ceems_ledger_job_tick leaver, stay[2];
+	struct ceems_ledger_job_share share, shares[2];
+	struct ceems_ledger_tick t;
+	const double left_at = r[0];
+
+	ceems_ledger_carry_clear(&carry);
+	memset(&n, 0, sizeof(n));
+	memset(&leaver, 0, sizeof(leaver));
+	memset(stay, 0, sizeof(stay));
+	n.node_cores = 16;
+	n.node_mem_total_bytes = 64ULL << 30;
+	n.node_mem_used_bytes = 20ULL << 30;
+	n.package.measured = true;
+	n.idle_power_w[CEEMS_DOMAIN_PACKAGE] = learned ? idle_w : 0;
+	n.idle_power_unlearned[CEEMS_DOMAIN_PACKAGE] = !learned;
+	/* The partial tick the leaver is split on, alone. */
+	n.dt_s = left_at;
+	n.package.joules = (idle_w + r[1]) * left_at;
+	n.node_busy_cpu_s = r[2] * left_at;
+	leaver.alloc_cores = 4;
+	leaver.cpu_s = r[3] * left_at;
+	ceems_ledger_split(&n, &leaver, 1, &share, &t);
+	ceems_ledger_carry_add(&carry, &leaver, left_at, &share);
+	/* The whole tick, net of it, for the others. */
+	n.dt_s = 1;
+	n.package.joules += (idle_w + r[4]) * (1 - left_at);
+	n.node_busy_cpu_s += r[5] * (1 - left_at);
+	n.idle_power_w[CEEMS_DOMAIN_PACKAGE] = learned ? idle_w : 0;
+	ceems_ledger_carry_apply(&carry, &n);
+	stay[0].alloc_cores = 2;
+	stay[0].cpu_s = r[6];
+	stay[1].alloc_cores = 6;
+	stay[1].cpu_s = r[7];
+	ceems_ledger_split(&n, stay, 2, shares, &t);
+	for (int i = 0; i < 2; i++) {
+		ceems_ledger_add_tick(&out[i], &shares[i], 1, NULL);
+		ceems_ledger_restate_add(&u[i], &shares[i], NULL);
+	}
+}
+
+static void
+test_leavers(void)
+{
+	struct ceems_job_ledger known[2], restated[2];
+	struct ceems_ledger_unlearned u[2], unused[2];
+	unsigned bad = 0;
+
+	for (int k = 0; k < 200; k++) {
+		/* Leaving at, power above idle before and after, busy
+		 * CPUs of the node and of each job before and after. */
+		double r[8] = { uniform(0.05, 0.95), uniform(0, 200),
+				uniform(4, 12), uniform(0, 4), uniform(0, 200),
+				uniform(8, 12), uniform(0, 2), uniform(0, 6) };
+
+		memset(u, 0, sizeof(u));
+		memset(unused, 0, sizeof(unused));
+		for (int i = 0; i < 2; i++) {
+			ceems_job_figures_ledger_init(&known[i]);
+			ceems_job_figures_ledger_init(&restated[i]);
+		}
+		leaver_tick(true, 80, r, known, unused);
+		leaver_tick(false, 80, r, restated, u);
+		for (int i = 0; i < 2; i++) {
+			ceems_ledger_restate_account(&restated[i], &u[i],
+						     CEEMS_DOMAIN_PACKAGE, 80);
+			bad += !near(restated[i].joules[0], known[i].joules[0]) ||
+			       !near(restated[i].static_j[0], known[i].static_j[0]);
+		}
+	}
+	ok(bad == 0, "leavers: the jobs staying through a tick a job left in are restated as if the idle power had been known (%u off)",
+	   bad);
+}
+
 /* A job restored after an agent restart: what the earlier agent split
  * unlearned is not in its sums, so the flag stays; a delta under the
  * idle power leaves nothing negative; no idle power, nothing moves. */
@@ -206,6 +290,7 @@ int
 main(void)
 {
 	test_random_workload();
+	test_leavers();
 	test_partial_and_cap();
 	return done_testing();
 }
