@@ -158,6 +158,7 @@ interval = 100ms
 checkpoint_interval = 0
 socket = $d/run/agent.sock
 state_dir = $d/state
+spool_dir = $d/spool
 sysfs_root = $d/sys
 procfs_root = /proc
 source_hwmon = no
@@ -586,8 +587,7 @@ _stop_agent() {
     local job3=$((JOB + 2)) rep rep2 f
     _stop_agent
     cp "$D/ceems.conf" "$D/ceems.conf.orig"
-    mkdir -p "$D/spool"
-    printf 'spool_dir = %s\nfinish_grace = 300ms\ncluster = agentbats\n' "$D/spool" >>"$D/ceems.conf"
+    printf 'finish_grace = 300ms\ncluster = agentbats\n' >>"$D/ceems.conf"
     _start_agent
     run _call "$(_spec "$job3" 0)"
     [ "$status" -eq 0 ] || { _show_log; _fail "register $job3: $output"; }
