@@ -26,6 +26,12 @@ agent_status_totals_add(struct agent_totals *tot, const struct ceems_ledger_tick
 		tot->delta_j[d] += t->delta_j[d];
 		tot->system_j[d] += t->system_j[d] + t->restated_system_j[d];
 		tot->idle_j[d] += t->idle_j[d] + t->restated_idle_j[d];
+		/* Never negative energy: what the system cannot give back
+		 * of a restatement is said, not subtracted. */
+		if (tot->system_j[d] < 0) {
+			tot->restated_over_j[d] += -tot->system_j[d];
+			tot->system_j[d] = 0;
+		}
 		if (t->gap[d] != CEEMS_GAP_NONE)
 			tot->gap_ticks[d]++;
 	}
@@ -43,6 +49,9 @@ add_domain_totals(struct json_object *energy, const struct agent_totals *t, int 
 	json_object_object_add(o, "system_j", ceems_json_util_double(t->system_j[d]));
 	json_object_object_add(o, "idle_j", ceems_json_util_double(t->idle_j[d]));
 	json_object_object_add(o, "gap_ticks", json_object_new_int64((int64_t)t->gap_ticks[d]));
+	if (t->restated_over_j[d] > 0)
+		json_object_object_add(o, "restated_over_j",
+				       ceems_json_util_double(t->restated_over_j[d]));
 	json_object_object_add(energy, ceems_job_figures_energy_domain_name(d), o);
 }
 

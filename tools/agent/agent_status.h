@@ -21,6 +21,12 @@ struct agent_totals {
 	double idle_j[CEEMS_DOMAIN_COUNT];
 	uint64_t gap_ticks[CEEMS_DOMAIN_COUNT];
 	double residual_clamped_j;
+	/* What a restatement would have taken from the system beyond its
+	 * total (agent_status.c): jobs that ended before the idle power was
+	 * learned kept a split by use that charged them more than their
+	 * share; the system's total stops at 0 and this says by how much
+	 * the node's figures then exceed its energy. */
+	double restated_over_j[CEEMS_DOMAIN_COUNT];
 	uint64_t last_ns;	/* the tick last added */
 };
 
