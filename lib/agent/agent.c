@@ -598,10 +598,21 @@ ceems_agent_last_tick(const struct ceems_agent *a)
 	return &a->last_tick;
 }
 
+bool
+ceems_agent_checkpoint_due(const struct ceems_agent *a, uint64_t now_ns)
+{
+	uint64_t every = a->config.checkpoint_interval_ns;
+	uint64_t slack = a->config.interval_ns / 2;
+
+	if (every == 0 || a->checkpoint_wanted || a->checkpoint_ns == 0 ||
+	    now_ns < a->checkpoint_ns)
+		return true;
+	return now_ns - a->checkpoint_ns + slack >= every;
+}
+
 int
 ceems_agent_checkpoint(struct ceems_agent *a, uint64_t now_ns)
 {
-	(void)now_ns;
 	if (a->state == NULL)
 		return -ENOENT;
 	/* As of the last tick: the figures and the node's counters of one
@@ -610,6 +621,8 @@ ceems_agent_checkpoint(struct ceems_agent *a, uint64_t now_ns)
 	 * are that still. */
 	if (a->snap.tick_ns == 0)
 		return 0;
+	a->checkpoint_ns = now_ns;
+	a->checkpoint_wanted = false;
 	for (size_t i = 0; i < a->njobs; i++) {
 		struct agent_job *j = a->jobs[i];
 

@@ -180,6 +180,10 @@ int ceems_agent_end_step_status(struct ceems_agent *agent, uint32_t jobid,
 #define CEEMS_NOTES_PER_PASS 16
 int ceems_agent_end_take_notes(struct ceems_agent *agent, uint64_t now_ns);
 
+/* Whether the last call left notes in the folder: more than a batch, or
+ * notes that could not be taken yet (read again at the next call). */
+bool ceems_agent_end_notes_left(const struct ceems_agent *agent);
+
 /* A step of a registered job starts: its cgroup is the job's directory
  * plus step_<ID> (Slurm's naming on v1 and v2).  Returns 0, -ENOENT (no
  * such job), -EEXIST (already started), -ENOSPC (too many steps),
@@ -217,6 +221,13 @@ ceems_agent_last_tick(const struct ceems_agent *agent);
  * when there is no state file; a failed write (a full disk) is logged
  * once by the state file, and retried at the next checkpoint. */
 int ceems_agent_checkpoint(struct ceems_agent *agent, uint64_t now_ns);
+
+/* Whether a tick ending at NOW_NS writes a checkpoint: every tick with
+ * checkpoint_interval 0, else once the interval has passed (give or
+ * take half a tick, so that a 10 s interval is every tenth 1 s tick),
+ * and at once after a job left (the checkpoint on disk then recovers
+ * nothing until a new one is written). */
+bool ceems_agent_checkpoint_due(const struct ceems_agent *agent, uint64_t now_ns);
 
 /* Re-register the jobs of a checkpoint written by an earlier agent.  The
  * time between that checkpoint and NOW_NS is recovered from the

@@ -135,6 +135,7 @@ ceems_agent_end_take_notes(struct ceems_agent *a, uint64_t now_ns)
 	/* One reading of the folder, a bounded batch: each note costs a
 	 * record's fsync in the event loop; the rest are taken next time,
 	 * after the last of this batch. */
+	a->notes_left = true;
 	found = ceems_job_note_list(dir, a->note_after, names, CEEMS_NOTES_PER_PASS);
 	if (found < 0)
 		return found;
@@ -163,5 +164,12 @@ ceems_agent_end_take_notes(struct ceems_agent *a, uint64_t now_ns)
 			n++;
 		}
 	}
+	a->notes_left = found == CEEMS_NOTES_PER_PASS || n < found;
 	return n;
+}
+
+bool
+ceems_agent_end_notes_left(const struct ceems_agent *a)
+{
+	return a->notes_left;
 }

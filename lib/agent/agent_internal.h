@@ -217,12 +217,19 @@ struct ceems_agent {
 	/* The node's cumulative counters as of the last tick, written with
 	 * the jobs' figures at each checkpoint (lib/agent/agent_recover.c). */
 	struct state_node snap;
+	/* The last checkpoint's time (0 none yet), and whether the next
+	 * tick's end must write one whatever the interval: a job left, so
+	 * the snapshot on disk is marked and recovers nothing until a new
+	 * one is written (lib/agent/agent_recover.c). */
+	uint64_t checkpoint_ns;
+	bool checkpoint_wanted;
 	struct agent_finish *finish;	/* deregistered, not yet released */
 	/* The last note of the last full batch taken (lib/agent/agent_end.c):
 	 * the
 	 * next pass starts after it, so that notes that cannot be taken yet
 	 * do not hold back the others; "" from the first. */
 	char note_after[CEEMS_NOTE_NAME_MAX];
+	bool notes_left;		/* the last pass left notes behind */
 	/* The eBPF programs (NULL: not loaded, bpf_why says why) and the
 	 * buffer of the cgroup walks (agent_bpf.c). */
 	struct ceems_bpf_io *bpf;

@@ -148,6 +148,7 @@ ceems_agent_recover_snapshot_job_left(struct ceems_agent *a)
 		return;
 	a->snap.have_busy = STATE_NODE_JOB_LEFT;
 	ceems_agent_recover_save_node(a);
+	a->checkpoint_wanted = true;
 }
 
 void

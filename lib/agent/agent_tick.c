@@ -112,7 +112,12 @@ collect_node_usage(struct ceems_agent *a,
 		a->have_node_cpu = true;
 		node->node_cores = cpu.ncpus;
 	}
-	if (ceems_proc_stats_read_mem(a->proc, &mem) == 0 &&
+	/* Memory is a level the split weighs the jobs' RSS against, and
+	 * their RSS is read on full readings: the node's with it. */
+	if (!a->tick_full && a->last_node.node_mem_total_bytes > 0) {
+		node->node_mem_total_bytes = a->last_node.node_mem_total_bytes;
+		node->node_mem_used_bytes = a->last_node.node_mem_used_bytes;
+	} else if (ceems_proc_stats_read_mem(a->proc, &mem) == 0 &&
 	    (mem.present & CEEMS_NMF_TOTAL)) {
 		node->node_mem_total_bytes = mem.total;
 		if ((mem.present & CEEMS_NMF_AVAILABLE) && mem.available <= mem.total)
@@ -400,6 +405,7 @@ read_job(struct ceems_agent *a, struct agent_job *j, bool full)
 {
 	struct ceems_cgroup_stats *st = &a->scratch;
 	uint32_t want = full ? CEEMS_CGF_ALL : CEEMS_CGF_CPU_USAGE;
+	bool idle;
 
 	j->rd.waiting = true;
 	j->rd.seq = a->tick_seq;
@@ -423,9 +429,18 @@ read_job(struct ceems_agent *a, struct agent_job *j, bool full)
 		j->usage = *st;
 	if (j->rd.counts)
 		ceems_agent_perf_read(j);
-	/* Last: the steps' readings reuse the scratch buffer. */
-	for (uint32_t i = 0; i < j->nsteps; i++)
+	/* Last: the steps' readings reuse the scratch buffer.  A job that
+	 * used no CPU since its last reading has steps that used none
+	 * (cgroup CPU time counts the children's): on a light tick their
+	 * readings are left for one that moves, their baselines kept. */
+	idle = !full && j->have_cpu && st->cpu_usage_ns == j->cpu_last_ns;
+	for (uint32_t i = 0; i < j->nsteps; i++) {
+		if (idle && j->steps[i].have_cpu) {
+			j->steps[i].rd.waiting = false;
+			continue;
+		}
 		read_step(a, &j->steps[i], full);
+	}
 }
 
 void

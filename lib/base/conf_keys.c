@@ -30,7 +30,7 @@ static const struct ceems_key keys[] = {
 	{ "interval", NULL, CEEMS_KEY_DURATION, CONF | PLUGSTACK | AGENT, "1s",
 	  10e6, 3600e9, NULL, FIELD(interval_ns),
 	  "sampling interval of the node agent" },
-	{ "checkpoint_interval", NULL, CEEMS_KEY_DURATION, CONF, "1s",
+	{ "checkpoint_interval", NULL, CEEMS_KEY_DURATION, CONF, "10s",
 	  0, 3600e9, NULL, FIELD(checkpoint_interval_ns),
 	  "how often the agent's state is written" },
 	{ "usage_interval", NULL, CEEMS_KEY_DURATION, CONF, "10s",

@@ -522,6 +522,57 @@ EOF
         _fail "final report: $rep"
 }
 
+# The inotify watches of the agent's processes, "INODE" (hex) a line.
+_note_watches() {
+    local pid p f
+    pid=$(_agent_pid) || return 0
+    for p in "$pid" $(pgrep -P "$pid"); do
+        for f in /proc/"$p"/fdinfo/*; do
+            sed -n 's/^inotify wd:[0-9a-f]* ino:\([0-9a-f]*\) .*/\1/p' "$f" 2>/dev/null
+        done
+    done
+}
+
+# Leave a note as the plugin does (a temporary name, renamed), for job
+# JOBID, from the fixture's epilog note.
+_drop_note() { # JOBID
+    jq -c --argjson j "$1" '.job.jobid = $j' "$CEEMS_FIXTURES/notes/note-epilog.json" \
+        >"$D/spool/notes/.job-$1.tmp"
+    mv "$D/spool/notes/.job-$1.tmp" "$D/spool/notes/job-$1-1700000000-bats.note"
+}
+
+_wait_note_record() { # JOBID: its record in the spool within 3 s
+    for _ in $(seq 30); do
+        grep -lq "\"jobid\":$1," "$D"/spool/*.json 2>/dev/null && return 0
+        sleep 0.1
+    done
+    _show_log
+    _fail "no record of job $1's note"
+}
+
+@test "a job note is taken at the next tick; the folder is watched, not listed every tick, also once made again" {
+    local job5=$((JOB + 40)) job6=$((JOB + 41)) ino
+    [ -d "$D/spool/notes" ] || _fail "the agent did not make its note folder"
+    ino=$(printf '%x' "$(stat -c %i "$D/spool/notes")")
+    _note_watches | grep -qx "$ino" || _fail "no inotify watch on the note folder ($ino): $(_note_watches)"
+    _drop_note "$job5"
+    _wait_note_record "$job5"
+    [ ! -e "$D/spool/notes/job-$job5-1700000000-bats.note" ] || _fail "the note was left"
+    # The folder removed and made again: its new inode is watched.
+    rm -rf "$D/spool/notes"
+    sleep 0.3
+    mkdir -m 0700 "$D/spool/notes"
+    _drop_note "$job6"
+    _wait_note_record "$job6"
+    ino=$(printf '%x' "$(stat -c %i "$D/spool/notes")")
+    for _ in $(seq 20); do
+        _note_watches | grep -qx "$ino" && break
+        sleep 0.1
+    done
+    _note_watches | grep -qx "$ino" || _fail "the new note folder ($ino) is not watched: $(_note_watches)"
+    ! grep -q "cannot read the job notes" "$D/agent.log" || { _show_log; _fail "an error was logged"; }
+}
+
 @test "kill -9 and restart: the job is restored, its downtime recovered from the counters" {
     local job2=$((JOB + 1)) pid rep
     run _call "$(_spec "$job2" 0)"

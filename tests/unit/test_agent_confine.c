@@ -139,6 +139,30 @@ try_open(const char *name, int flags)
 	return 0;
 }
 
+/* The spool and, with note_dir unset, the note folder in it, made with
+ * the modes the plugin's note writer and the replay expect. */
+static void
+test_made_dirs(void)
+{
+	static struct ceems_config config;
+	char path[PATH_MAX];
+	struct stat st;
+
+	ceems_conf_defaults(&config);
+	path_of(config.spool_dir, sizeof(config.spool_dir), "made/spool");
+	agent_confine_make_dirs(&config);
+	path_of(path, sizeof(path), "made/spool");
+	ok(stat(path, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0750,
+	   "spool_dir made, mode 0750");
+	path_of(path, sizeof(path), "made/spool/notes");
+	ok(stat(path, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0700,
+	   "the note folder made in it, mode 0700");
+	/* Made already: left as it is. */
+	chmod(path, 0711);
+	agent_confine_make_dirs(&config);
+	ok(stat(path, &st) == 0 && (st.st_mode & 07777) == 0711, "an existing folder left alone");
+}
+
 /* In a child: confine as the agent would, then each open's errno (as a
  * byte) into the pipe. */
 static void
@@ -181,7 +205,11 @@ test_confined(void)
 		exit(1);
 	}
 	if (pid == 0) {
-		int r = agent_confine_fs(&config);
+		int r;
+
+		/* As the agent starts: its directories made, then confined. */
+		agent_confine_make_dirs(&config);
+		r = agent_confine_fs(&config);
 
 		got[0] = r == 1 ? 1 : r == 0 ? 2 : 3;
 		for (size_t i = 0; r == 1 && i < sizeof(opens) / sizeof(opens[0]); i++)
@@ -256,6 +284,7 @@ main(void)
 	 * (before the first record or note, which a confined agent could
 	 * not otherwise reach). */
 	test_files();
+	test_made_dirs();
 	make_dir("notes");
 	make_file("notes/old.note", "{}\n");
 	test_confined();

@@ -68,7 +68,28 @@
 #include "base/fileio.h"
 #include "base/log.h"
 #include "sources/perf_cgroup.h"
+#include "record/job_note.h"
 #include "record/pg_files.h"
+
+static void
+make_dir(const char *path, mode_t mode, const char *what)
+{
+	int r = ceems_fileio_mkdir_p(path, mode);
+
+	if (r < 0)
+		ceems_warning("cannot create the %s %s: %s; the agent cannot use it until it restarts",
+			      what, path, strerror(-r));
+}
+
+void
+agent_confine_make_dirs(const struct ceems_config *c)
+{
+	char notes[CEEMS_CONFIG_PATH_MAX + 8];
+
+	make_dir(c->spool_dir, 0750, "spool_dir");
+	if (ceems_job_note_dir(c, notes, sizeof(notes)) == 0)
+		make_dir(notes, 0700, "job note folder");
+}
 
 #if defined(HAVE_LINUX_LANDLOCK_H) && defined(SYS_landlock_create_ruleset)
 #define HAVE_LANDLOCK 1
@@ -213,21 +234,14 @@ allow_cgroups(int ruleset, uint64_t handled, const struct ceems_config *c)
 	return bad;
 }
 
-/* A directory the agent writes in but may not have made yet (the spool
- * before its first record, note_dir before the plugin's first note):
- * created now, with MODE, when missing, since a rule can only name what
- * exists.  An empty PATH (note_dir unset) needs no rule. */
+/* A directory the agent writes in (agent_confine_make_dirs made it):
+ * an empty PATH (note_dir unset, the notes then in the spool) needs no
+ * rule. */
 static int
-allow_made(int ruleset, uint64_t handled, const char *path, mode_t mode,
-	   const char *key)
+allow_dir(int ruleset, uint64_t handled, const char *path)
 {
-	int r;
-
 	if (path[0] == '\0')
 		return 0;
-	if ((r = ceems_fileio_mkdir_p(path, mode)) < 0)
-		ceems_warning("confinement: cannot create %s %s: %s; the agent cannot use it until it restarts",
-			      key, path, strerror(-r));
 	return allow(ruleset, handled, path, FS_WRITE);
 }
 
@@ -364,8 +378,8 @@ add_rules(int ruleset, uint64_t handled, const struct ceems_config *c)
 	bad |= allow_cgroups(ruleset, handled, c);
 	bad |= allow(ruleset, handled, c->emissions_table, FS_READ);
 	bad |= allow(ruleset, handled, c->state_dir, FS_WRITE);
-	bad |= allow_made(ruleset, handled, c->spool_dir, 0750, "spool_dir");
-	bad |= allow_made(ruleset, handled, c->note_dir, 0700, "note_dir");
+	bad |= allow_dir(ruleset, handled, c->spool_dir);
+	bad |= allow_dir(ruleset, handled, c->note_dir);
 	allow_database(ruleset, handled, c);
 	bad |= allow(ruleset, handled,
 		     parent_of(c->socket_path, socket_dir, sizeof(socket_dir)),

@@ -11,11 +11,18 @@
  * the files libpq may read for CONFIG's database (lib/record/pg_files.h).
   * Paths
  * that do not exist get no rule: the directories the agent writes in
- * must have been created before the call (note_dir is created here).
+ * must have been made before the call (agent_confine_make_dirs).
  * Returns 1 when confined, 0 when the kernel offers no Landlock (logged:
  * the agent runs unconfined), -1 after logging why confinement failed on
  * a kernel that offers it (the agent then refuses to run). */
 int agent_confine_fs(const struct ceems_config *config);
+
+/* Make the directories the agent writes in and may not find made: the
+ * spool (0750) before its first record, the job note folder (0700, the
+ * plugin's drop folder) before the plugin's first note, so that it can
+ * be watched from the start (agent_server_notes.c) and confined to.
+ * A failure is logged; the agent goes on without them. */
+void agent_confine_make_dirs(const struct ceems_config *config);
 
 /* ceems-agent --check-privileges: drop privileges exactly as the agent
  * does, then try what it must not do (read /etc/shadow, write in /etc)

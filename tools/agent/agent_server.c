@@ -1,7 +1,7 @@
 /* agent_server.c - the node agent's single-threaded event loop.  One
  * epoll set holds the listening socket and the clients
  * (agent_server_clients.c), the timerfds of the tick, of fast source
- * sampling, of checkpoints and of the replay (agent_server_timers.c),
+ * sampling and of the replay (agent_server_timers.c),
  * and a signalfd; requests are answered by agent_server_dispatch.c.
  * This file sets them up, runs the loop and tears it down.  Nothing in
  * it may stall the ticks: a misbehaving client is answered or dropped
@@ -82,6 +82,9 @@ setup(struct server *s, const char *config_text)
 	}
 	signal(SIGPIPE, SIG_IGN);
 
+	/* Before anything is written there (a restored job's record) or
+	 * watched (the notes). */
+	agent_confine_make_dirs(s->config);
 	s->agent = ceems_agent_open(s->config, now, err, sizeof(err));
 	if (s->agent == NULL) {
 		ceems_error("cannot start: %s", err);
@@ -100,13 +103,16 @@ setup(struct server *s, const char *config_text)
 			   r == 1 ? "" : "s");
 	/* Notes left while the agent was away: jobs restored above get
 	 * their own record, the others one of their metadata alone. */
-	r = agent_server_timers_take_notes(s, ceems_clock_monotonic_ns());
+	r = agent_server_notes_open(s);
+	if (r < 0) {
+		ceems_error("cannot watch the job note folder: %s", strerror(-r));
+		return -1;
+	}
+	r = agent_server_notes_take(s, ceems_clock_monotonic_ns());
 	if (r > 0)
 		ceems_info("%d job note%s taken", r, r == 1 ? "" : "s");
 	if (agent_server_timers_open_timer(s, &s->tick, W_TICK, s->config->interval_ns) < 0 ||
-	    agent_server_timers_open_timer(s, &s->sample, W_SAMPLE, 0) < 0 ||
-	    agent_server_timers_open_timer(s, &s->checkpoint, W_CHECKPOINT,
-		       s->config->checkpoint_interval_ns) < 0) {
+	    agent_server_timers_open_timer(s, &s->sample, W_SAMPLE, 0) < 0) {
 		ceems_error("cannot create the agent's timers: %s", strerror(errno));
 		return -1;
 	}
@@ -152,10 +158,10 @@ teardown(struct server *s, bool clean)
 		close(s->tick.fd);
 	if (s->sample.fd >= 0)
 		close(s->sample.fd);
-	if (s->checkpoint.fd >= 0)
-		close(s->checkpoint.fd);
 	if (s->sig.fd >= 0)
 		close(s->sig.fd);
+	if (s->notes.fd >= 0)
+		close(s->notes.fd);
 	if (s->replay_timer.fd >= 0)
 		close(s->replay_timer.fd);
 	agent_replay_free(s->replay);	/* closes replay_child's fd */
@@ -173,7 +179,7 @@ agent_server_run(const struct ceems_config *config, const char *config_text)
 	memset(&s, 0, sizeof(s));
 	s.config = config;
 	s.epfd = -1;
-	s.listen.fd = s.tick.fd = s.sample.fd = s.checkpoint.fd = s.sig.fd = -1;
+	s.listen.fd = s.tick.fd = s.sample.fd = s.sig.fd = s.notes.fd = -1;
 	s.replay_timer.fd = s.replay_child.fd = -1;
 	s.log_window_ns = ceems_clock_monotonic_ns();
 	agent_admit_init(&s.admit, s.log_window_ns);
@@ -217,12 +223,11 @@ agent_server_run(const struct ceems_config *config, const char *config_text)
 				agent_server_timers_drain_timer(s.sample.fd);
 				ceems_agent_open_sample_sources(s.agent, ceems_clock_monotonic_ns());
 				break;
-			case W_CHECKPOINT:
-				agent_server_timers_drain_timer(s.checkpoint.fd);
-				agent_server_timers_checkpoint(&s, ceems_clock_monotonic_ns());
-				break;
 			case W_SIGNAL:
 				on_signal(&s);
+				break;
+			case W_NOTES:
+				agent_server_notes_on_event(&s);
 				break;
 			case W_REPLAY:
 				agent_server_timers_on_replay(&s);

@@ -21,7 +21,7 @@
 #include "agent_status.h"
 #include "base/conf.h"
 
-enum watch_kind { W_LISTEN, W_CLIENT, W_TICK, W_SAMPLE, W_CHECKPOINT, W_SIGNAL,
+enum watch_kind { W_LISTEN, W_CLIENT, W_TICK, W_SAMPLE, W_SIGNAL, W_NOTES,
 		  W_REPLAY, W_REPLAY_CHILD };
 
 /* What an epoll event points at. */
@@ -47,7 +47,7 @@ struct server {
 	const struct ceems_config *config;
 	struct ceems_agent *agent;
 	int epfd;
-	struct watch listen, tick, sample, checkpoint, sig;
+	struct watch listen, tick, sample, sig;
 	struct watch replay_timer;	/* one-shot: (re)start the replay child */
 	struct watch replay_child;	/* its pipe: end of file when it ends */
 	struct agent_replay *replay;	/* NULL: no database configured */
@@ -62,6 +62,9 @@ struct server {
 	uint64_t log_window_ns;
 	unsigned log_lines, log_suppressed;
 	bool notes_failing;	/* said once until they can be read again */
+	struct watch notes;	/* inotify, -1 none (agent_server_notes.c) */
+	int notes_wd;		/* the note folder's watch, -1 none */
+	bool notes_pending;	/* a note may be there: read at the tick's end */
 	bool stop;
 	/* Requests and replies go through one buffer each: one thread. */
 	char inbuf[CEEMS_AGENT_MSG_MAX + 1];
@@ -77,7 +80,11 @@ int agent_server_timers_open_timer(struct server *s, struct watch *w, enum watch
 void agent_server_timers_drain_timer(int fd);
 void agent_server_timers_update_sample_timer(struct server *s);
 void agent_server_timers_checkpoint(struct server *s, uint64_t now);
-int agent_server_timers_take_notes(struct server *s, uint64_t now);
+
+/* agent_server_notes.c: when the job note folder is read. */
+int agent_server_notes_open(struct server *s);
+void agent_server_notes_on_event(struct server *s);
+int agent_server_notes_take(struct server *s, uint64_t now);
 void agent_server_timers_tick_part(struct server *s);
 void agent_server_timers_on_tick(struct server *s);
 void agent_server_timers_start_replay(struct server *s, uint64_t first_delay_ns);

@@ -1,10 +1,12 @@
 /* agent_server_timers.c - the node agent's clocks: timerfds in the
  * event loop's epoll set for the main tick, for fast source sampling
- * (armed only when a counter could wrap within a tick), for checkpoints
- * and for (re)starting the replay child.  A tick reads every job's
- * cgroup, so it is taken in parts, the loop serving requests between
- * them; at its end come the sweep of finished jobs, the job notes, and
- * the checkpoint when it goes with every tick. */
+ * (armed only when a counter could wrap within a tick) and for
+ * (re)starting the replay child.  A tick reads every job's cgroup, so it
+ * is taken in parts, the loop serving requests between them; at its end
+ * come the sweep of finished jobs, the job notes, and the checkpoint when
+ * one is due (no timer of its own: a wake-up is most of what an idle
+ * node's agent costs, and a checkpoint right after a tick holds that
+ * tick's figures). */
 #include "config.h"
 
 #include <sys/epoll.h>
@@ -111,28 +113,6 @@ agent_server_timers_checkpoint(struct server *s, uint64_t now)
 			      "the jobs' figures since the last one", strerror(-r));
 }
 
-/* The notes of jobs whose end the agent was not told: a batch at each
- * tick.  A folder that cannot be read is said once, until it can. */
-int
-agent_server_timers_take_notes(struct server *s, uint64_t now)
-{
-	char dir[CEEMS_CONFIG_PATH_MAX + 8];
-	int r = ceems_agent_end_take_notes(s->agent, now);
-
-	if (r > 0)
-		agent_replay_wake(s->replay);
-	if (r < 0 && !s->notes_failing) {
-		if (ceems_job_note_dir(s->config, dir, sizeof(dir)) < 0)
-			snprintf(dir, sizeof(dir), "(the note folder)");
-		ceems_error("cannot read the job notes in %s: %s; the jobs they "
-			    "name get no record until it can be read (check its "
-			    "owner, root, and mode 0700)", dir, strerror(-r));
-	} else if (r >= 0 && s->notes_failing)
-		ceems_info("the job notes can be read again");
-	s->notes_failing = r < 0;
-	return r;
-}
-
 /* The tick's end: the node's counters, the split, the jobs charged. */
 static void
 end_tick(struct server *s)
@@ -144,8 +124,8 @@ end_tick(struct server *s)
 	/* Records written (grace ended, notes taken): the replay now. */
 	if (ceems_agent_sweep(s->agent, now) > 0)
 		agent_replay_wake(s->replay);
-	agent_server_timers_take_notes(s, now);
-	if (s->config->checkpoint_interval_ns == 0)
+	agent_server_notes_take(s, now);
+	if (ceems_agent_checkpoint_due(s->agent, now))
 		agent_server_timers_checkpoint(s, now);
 	agent_server_timers_update_sample_timer(s);
 }
