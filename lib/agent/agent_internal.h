@@ -42,6 +42,10 @@ enum { MAX_SOURCES = 6 };
 #define IDLE_SAMPLES 64
 #define IDLE_MIN_SAMPLES 4
 
+/* How often a full reading walks a cgroup v1 job for processes not
+ * followed yet (agent_tick.c walk_due). */
+#define CEEMS_AGENT_WALK_NS (60 * UINT64_C(1000000000))
+
 /* IDLE_RESTORED: an earlier agent's value (agent_idle_store.c), used
  * until this agent's quiet ticks or regression teach one. */
 enum idle_source { IDLE_UNLEARNED, IDLE_QUIET, IDLE_FIT, IDLE_RESTORED };
@@ -126,6 +130,9 @@ struct agent_job {
 	/* Its v2 cgroup, or one of its v1 processes, is in the maps: until
 	 * then nothing of it is counted, and its IO is not 0 but unknown. */
 	bool bpf_tagged;
+	/* The tick time of its last v1 walk for processes not followed
+	 * (ceems_agent_tick_walk_due). */
+	uint64_t walk_ns;
 	uint64_t bpf_drops;		/* the loader's drops at its start */
 	struct ceems_agent_io_report io;
 	char bpf_why[CEEMS_AGENT_WHY_MAX];
@@ -200,6 +207,7 @@ struct ceems_agent {
 	/* A tick taken in parts (ceems_agent_tick_begin): its number, whether
 	 * its readings are full ones, the next job to read, open or not. */
 	uint64_t tick_seq;
+	uint64_t tick_begin_ns;
 	bool tick_full;
 	size_t tick_cursor;
 	bool tick_open;

@@ -396,6 +396,23 @@ ceems_agent_tick_split_to_steps(struct agent_job *j,
 	}
 }
 
+/* Whether this full reading of job J looks for processes of the job
+ * not followed yet (cgroup v1: a walk of its cgroup.procs files, about a
+ * dozen system calls per directory, every process's status read).  The
+ * fork hook follows the children of followed processes and each step's
+ * start walks the job, so a walk finds only a process moved into the
+ * job from outside (an adopted ssh session): once a minute, not at
+ * every full reading, whose other reads are a few system calls a job. */
+static bool
+walk_due(struct ceems_agent *a, struct agent_job *j)
+{
+	if (j->walk_ns != 0 && a->tick_begin_ns >= j->walk_ns &&
+	    a->tick_begin_ns - j->walk_ns < CEEMS_AGENT_WALK_NS)
+		return false;
+	j->walk_ns = a->tick_begin_ns;
+	return true;
+}
+
 /* Read job J's counters for the tick being taken: its CPU counter waits
  * in j->rd for the tick's end; a full reading's levels (memory, IO) are
  * kept at once.  Read into scratch: a failed reading (the cgroup going
@@ -417,7 +434,7 @@ read_job(struct ceems_agent *a, struct agent_job *j, bool full)
 	 * perf, two for eBPF), unless the job keeps a series. */
 	j->rd.counts = full || j->series != NULL;
 	if (j->rd.counts)
-		ceems_agent_bpf_job_read(a, j, full);
+		ceems_agent_bpf_job_read(a, j, full && walk_due(a, j));
 	if (j->gone)
 		return;
 	j->rd.ret = ceems_cgroup_stats_reader_read_some(j->reader, want, st);
@@ -709,6 +726,7 @@ ceems_agent_tick_begin(struct ceems_agent *a, uint64_t now_ns)
 		return;
 	a->tick_open = true;
 	a->tick_seq++;
+	a->tick_begin_ns = now_ns;
 	a->tick_full = now_ns - a->last_usage_ns >= a->config.usage_interval_ns;
 	a->tick_cursor = 0;
 }

@@ -1025,6 +1025,67 @@ walk_write(int go, int done)
 	return write(go, "g", 1) == 1 && read(done, &c, 1) == 1;
 }
 
+/* A full reading walks a v1 job at most once a minute: a second
+ * process moved into job J (its cgroup directories DIR) from outside,
+ * 10 s after a walk, is found by the reading a minute after it, and its
+ * writes to PATH count from then. */
+static void
+test_walk_v1_once_a_minute(struct ceems_agent *a, struct agent_job *j,
+			   char dir[2][CEEMS_CGROUP_PATH_MAX * 2], const char *path)
+{
+	const uint64_t sec = UINT64_C(1000000000);
+	char procs[CEEMS_CGROUP_PATH_MAX * 4 + 32];
+	struct ceems_ledger_job_tick t;
+	uint64_t before;
+	int go[2], done[2], fd;
+	pid_t pid;
+
+	a->tick_begin_ns = 200 * sec;
+	ceems_agent_tick_collect_job(a, j, true, &t);
+	before = j->io.write_bytes;
+	if (pipe(go) < 0 || pipe(done) < 0)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		close(go[1]);
+		close(done[0]);
+		fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+		if (fd < 0 || setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(65534, 65534, 65534) < 0)
+			_exit(1);
+		walk_child(go[0], done[1], fd);
+	}
+	close(go[0]);
+	close(done[1]);
+	for (int i = 0; i < 2; i++) {
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir[i]);
+		fd = open(procs, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || dprintf(fd, "%d\n", (int)pid) <= 0)
+			ok(false, "v1 walk: the second child moved into %s", dir[i]);
+		if (fd >= 0)
+			close(fd);
+	}
+	a->tick_begin_ns = 210 * sec;
+	ceems_agent_tick_collect_job(a, j, true, &t);
+	if (!walk_write(go[1], done[0]))
+		ok(false, "v1 walk: the second child's first write");
+	a->tick_begin_ns = 220 * sec;
+	ceems_agent_tick_collect_job(a, j, true, &t);
+	is_int(j->io.write_bytes, before,
+	       "v1 walk: full readings 10 and 20 s after a walk do not look for new processes");
+	a->tick_begin_ns = 261 * sec;
+	ceems_agent_tick_collect_job(a, j, true, &t);
+	if (!walk_write(go[1], done[0]))
+		ok(false, "v1 walk: the second child's second write");
+	a->tick_begin_ns = 262 * sec;
+	ceems_agent_tick_collect_job(a, j, true, &t);
+	is_int(j->io.write_bytes, before + 4096,
+	       "v1 walk: the one a minute after finds it; its writes count from then");
+	close(go[1]);
+	waitpid(pid, NULL, 0);
+	close(done[0]);
+}
+
 /* The agent's readings of a cgroup v1 job's eBPF counts
  * (lib/agent/agent_bpf.c, agent_tick.c): a process that enters the job's
  * cgroup from outside (not forked by a followed one) is found by a
@@ -1151,6 +1212,7 @@ test_walk_v1(void)
 	a->njobs = 0;
 	is_int(j->io.write_bytes, 16384, "a step's end reads the job's counts");
 	ok(j->counts_ns == 5 * UINT64_C(1000000000), "and notes when");
+	test_walk_v1_once_a_minute(a, j, dir, path);
 	ceems_cgroup_stats_reader_close(j->reader);
 stop:
 	close(go[1]);
