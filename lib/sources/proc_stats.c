@@ -309,9 +309,37 @@ ceems_proc_stats_reader_close(struct ceems_proc_reader *r)
 	free(r);
 }
 
+/* One read from the start, NUL-terminated: enough when it holds every
+ * cpu line, the kernel making the file whole at each read.  0 when it
+ * does not (read to the end then, below), 1 when *OUT and *RET are set. */
+static int
+read_cpu_once(struct ceems_proc_reader *r, struct ceems_node_cpu *out, int *ret)
+{
+	struct ceems_node_cpu cpu;
+	bool saw_end = false;
+	ssize_t n;
+
+	do {
+		n = pread(r->stat_fd, r->stat_buf, r->stat_size - 1, 0);
+	} while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return 0;
+	r->stat_buf[n] = '\0';
+	*ret = parse_proc_stat(r->stat_buf, r->clk_tck, &cpu, &saw_end);
+	if (!saw_end)
+		return 0;
+	if (*ret == 0)
+		*out = cpu;
+	return 1;
+}
+
 int
 ceems_proc_stats_read_cpu(struct ceems_proc_reader *r, struct ceems_node_cpu *out)
 {
+	int once;
+
+	if (read_cpu_once(r, out, &once) == 1)
+		return once;
 	for (;;) {
 		ssize_t n = ceems_fileio_pread_head(r->stat_fd, r->stat_buf, r->stat_size);
 		struct ceems_node_cpu cpu;
