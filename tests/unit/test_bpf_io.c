@@ -1016,6 +1016,42 @@ walk_child(int go, int done, int fd)
 	_exit(0);
 }
 
+/* A walk test's child, as uid 65534, appending to PATH, moved from
+ * outside into the job's cgroup directories DIR; GO and DONE its pipes
+ * (walk_child).  Its pid, or -1. */
+static pid_t
+walk_child_start(char dir[2][CEEMS_CGROUP_PATH_MAX * 2], const char *path,
+		 int go[2], int done[2])
+{
+	char procs[CEEMS_CGROUP_PATH_MAX * 4 + 32];
+	pid_t pid;
+	int fd;
+
+	if (pipe(go) < 0 || pipe(done) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(go[1]);
+		close(done[0]);
+		fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+		if (fd < 0 || setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(65534, 65534, 65534) < 0)
+			_exit(1);
+		walk_child(go[0], done[1], fd);
+	}
+	close(go[0]);
+	close(done[1]);
+	for (int i = 0; i < 2; i++) {
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir[i]);
+		fd = open(procs, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || dprintf(fd, "%d\n", (int)pid) <= 0)
+			ok(false, "v1 walk: a child moved into %s", dir[i]);
+		if (fd >= 0)
+			close(fd);
+	}
+	return pid;
+}
+
 /* The walk test's child writes once more; false if it did not. */
 static bool
 walk_write(int go, int done)
@@ -1034,37 +1070,17 @@ test_walk_v1_once_a_minute(struct ceems_agent *a, struct agent_job *j,
 			   char dir[2][CEEMS_CGROUP_PATH_MAX * 2], const char *path)
 {
 	const uint64_t sec = UINT64_C(1000000000);
-	char procs[CEEMS_CGROUP_PATH_MAX * 4 + 32];
 	struct ceems_ledger_job_tick t;
 	uint64_t before;
-	int go[2], done[2], fd;
+	int go[2], done[2];
 	pid_t pid;
 
 	a->tick_begin_ns = 200 * sec;
 	ceems_agent_tick_collect_job(a, j, true, &t);
 	before = j->io.write_bytes;
-	if (pipe(go) < 0 || pipe(done) < 0)
+	pid = walk_child_start(dir, path, go, done);
+	if (pid < 0)
 		return;
-	pid = fork();
-	if (pid == 0) {
-		close(go[1]);
-		close(done[0]);
-		fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-		if (fd < 0 || setresgid(65534, 65534, 65534) < 0 ||
-		    setresuid(65534, 65534, 65534) < 0)
-			_exit(1);
-		walk_child(go[0], done[1], fd);
-	}
-	close(go[0]);
-	close(done[1]);
-	for (int i = 0; i < 2; i++) {
-		snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir[i]);
-		fd = open(procs, O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || dprintf(fd, "%d\n", (int)pid) <= 0)
-			ok(false, "v1 walk: the second child moved into %s", dir[i]);
-		if (fd >= 0)
-			close(fd);
-	}
 	a->tick_begin_ns = 210 * sec;
 	ceems_agent_tick_collect_job(a, j, true, &t);
 	if (!walk_write(go[1], done[0]))
@@ -1103,7 +1119,7 @@ test_walk_v1(void)
 	struct agent_job *j = calloc(1, sizeof(*j));
 	struct ceems_ledger_job_tick t;
 	struct ceems_agent_step_report step;
-	char dir[2][CEEMS_CGROUP_PATH_MAX * 2], procs[sizeof(dir) + 32];
+	char dir[2][CEEMS_CGROUP_PATH_MAX * 2];
 	char path[] = "/tmp/test_bpf_io_walk.XXXXXX", why[256], *text;
 	int go[2], done[2], fd, made = 0, err = 0;
 	pid_t pid;
@@ -1144,28 +1160,9 @@ test_walk_v1(void)
 	chmod(path, 0666);
 	ceems_agent_bpf_job_start(a, j);
 	ok(j->bpf != NULL && !j->bpf_tagged, "v1 walk: an empty job has a slot, nothing followed");
-	if (pipe(go) < 0 || pipe(done) < 0)
+	pid = walk_child_start(dir, path, go, done);
+	if (pid < 0)
 		goto out;
-	pid = fork();
-	if (pid == 0) {
-		close(go[1]);
-		close(done[0]);
-		fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-		if (fd < 0 || setresgid(65534, 65534, 65534) < 0 ||
-		    setresuid(65534, 65534, 65534) < 0)
-			_exit(1);
-		walk_child(go[0], done[1], fd);
-	}
-	close(go[0]);
-	close(done[1]);
-	for (int i = 0; i < 2; i++) {
-		snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir[i]);
-		fd = open(procs, O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || dprintf(fd, "%d\n", (int)pid) <= 0)
-			ok(false, "v1 walk: the child moved into %s", dir[i]);
-		if (fd >= 0)
-			close(fd);
-	}
 	/* A light tick: the process that came from outside is not seen. */
 	ceems_agent_bpf_job_read(a, j, false);
 	if (!walk_write(go[1], done[0]))
