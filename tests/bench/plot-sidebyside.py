@@ -199,6 +199,63 @@ def plot_accuracy(conf, learn, out):
     svg.save(os.path.join(out, "accuracy-energy.svg"))
 
 
+def steady_summary(st):
+    """The steady chunk's tables: each way's mean over the rounds, then
+    each round with what ceems and Slurm's sampler added over neither in
+    that round, their ratio, and what a bare wake-up cost meanwhile."""
+    out = ["Jobs running (no start or end in the window), ms CPU per job-second, "
+           "mean of %d round(s):" % len({r.get("round", "1") for r in st}), "",
+           "| way | jobs | window s | slurmd | slurmstepd + jobs | agent | total "
+           "| added over none |", "|---|--:|--:|--:|--:|--:|--:|--:|"]
+    ways = []
+    for r in st:
+        if r["way"] not in ways:
+            ways.append(r["way"])
+
+    def per_job_s(rs):
+        js = sum(float(r["jobs"]) * float(r["window_s"]) for r in rs)
+        return [sum(float(r[k]) for r in rs) / js * 1000 for k in
+                ("slurmd_cpu_s", "stepd_cpu_s", "agent_cpu_s")]
+
+    cell = {w: per_job_s([r for r in st if r["way"] == w]) for w in ways}
+    for w in ways:
+        rs = [r for r in st if r["way"] == w]
+        v = cell[w]
+        added = ("%.3f" % (sum(v) - sum(cell["none"]))) if "none" in cell else ""
+        out.append("| %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %s |" % (
+            w, rs[0]["jobs"], rs[0]["window_s"], v[0], v[1], v[2], sum(v), added))
+    out.append("")
+    rounds = sorted({r.get("round", "1") for r in st}, key=int)
+    if "none" not in cell or "slurm" not in cell:
+        return out
+    out += ["Per round, added over none in the same round (ms CPU per job-second), "
+            "ceems against Slurm's sampler, and a bare wake-up's CPU meanwhile "
+            "(µs, the mean over the ways' windows):", "",
+            "| round | slurm | ceems | ceems / slurm | ceems, agent alone / slurm "
+            "| bare wake-up µs |", "|--:|--:|--:|--:|--:|--:|"]
+    ratios = []
+    for rd in rounds:
+        rs = {r["way"]: r for r in st if r.get("round", "1") == rd}
+        if not all(w in rs for w in ("none", "slurm", "ceems")):
+            continue
+        tot = {w: sum(per_job_s([rs[w]])) for w in rs}
+        slurm = tot["slurm"] - tot["none"]
+        ceems = tot["ceems"] - tot["none"]
+        agent = per_job_s([rs["ceems"]])[2]
+        wake = [float(r["wakeup_us"]) for r in rs.values() if r.get("wakeup_us")]
+        ratio = ceems / slurm if slurm > 0 else float("nan")
+        ratios.append(ratio)
+        out.append("| %s | %.3f | %.3f | %.3f | %.3f | %s |" % (
+            rd, slurm, ceems, ratio, agent / slurm if slurm > 0 else float("nan"),
+            ("%.0f" % (sum(wake) / len(wake))) if wake else ""))
+    if ratios:
+        ratios.sort()
+        out += ["", "Median ratio over %d round(s): %.3f" % (len(ratios),
+                                                            ratios[len(ratios) // 2])]
+    out.append("")
+    return out
+
+
 def summary(src):
     """The tables of the docs, as markdown, from the CSV files."""
     out = []
@@ -239,21 +296,7 @@ def summary(src):
         out.append("")
     st = rows(os.path.join(src, "steady.csv"))
     if st:
-        out.append("Jobs running (no start or end in the window), ms CPU per job-second:")
-        out.append("")
-        out.append("| way | jobs | window s | slurmd | slurmstepd + jobs | agent | total | added over none |")
-        out.append("|---|--:|--:|--:|--:|--:|--:|--:|")
-        cell = {}
-        for r in st:
-            js = float(r["jobs"]) * float(r["window_s"])
-            cell[r["way"]] = [float(r[k]) / js * 1000 for k in
-                              ("slurmd_cpu_s", "stepd_cpu_s", "agent_cpu_s")]
-        for r in st:
-            v = cell[r["way"]]
-            added = ("%.3f" % (sum(v) - sum(cell["none"]))) if "none" in cell else ""
-            out.append("| %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %s |" % (
-                r["way"], r["jobs"], r["window_s"], v[0], v[1], v[2], sum(v), added))
-        out.append("")
+        out.extend(steady_summary(st))
     lat = rows(os.path.join(src, "latency.csv"))
     if lat:
         out.append("| way | jobs | submit to start, median ms | max ms "

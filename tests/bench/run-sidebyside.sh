@@ -30,11 +30,14 @@
 #       way ceems; the agent's CPU per second idle and with 1, 16 and 128
 #       sleeping jobs (BENCH_WINDOW, 30 s each) -> OUT/scale.csv
 #   run-sidebyside.sh steady OUT
-#       each way with BENCH_JOBS jobs running through a BENCH_WINDOW s
-#       window (no job starts or ends in it) -> OUT/steady.csv
+#       BENCH_STEADY_ROUNDS (3) rounds of each way in turn, BENCH_JOBS
+#       jobs running through a BENCH_WINDOW s window (no job starts or
+#       ends in it), a bare wake-up's CPU measured beside each window
+#       (tests/bench/bench_wakeup) -> OUT/steady.csv
 #   run-sidebyside.sh profile OUT
 #       way ceems, BENCH_JOBS sleeping jobs: where the agent's CPU goes
-#       (perf record) -> OUT/agent-profile.txt
+#       (perf record) -> OUT/agent-profile.txt, and its system calls
+#       (strace -c) -> OUT/agent-syscalls.txt
 #   run-sidebyside.sh accuracy IDLE OUT
 #       the job mix of tests/integration/lib/accuracy-mix.bash
 #       (BENCH_MIX_SCALE 60: the burner's seconds) with the agent told
@@ -65,7 +68,9 @@ export CEEMS_TOP_SRCDIR=$src CEEMS_TOP_BUILDDIR CEEMS_SPANK_PLUGIN
 LOCK=/tmp/ceems-cluster.lock
 : "${BENCH_JOBS:=16}" "${BENCH_SLEEP:=40}" "${BENCH_LATENCY:=10}"
 : "${BENCH_WINDOW:=30}" "${BENCH_MIX_SCALE:=60}" "${BENCH_ROUNDS:=2}"
-WAYS="slurm ceems ceems1s none"
+: "${BENCH_STEADY_ROUNDS:=3}"
+: "${BENCH_WAYS:=slurm ceems ceems1s none}"
+WAYS=$BENCH_WAYS
 # sleeping jobs share the cores: up to 64 jobs per core
 OVERSUBSCRIBE="PartitionName=over Nodes=localhost OverSubscribe=FORCE:64 MaxTime=INFINITE State=UP"
 
@@ -202,6 +207,16 @@ bench_teardown() {
 	cg_remove
 }
 
+# submit_sleepers N SECONDS: N jobs of nobody sleeping SECONDS each,
+# oversubscribed on the node's cores.
+submit_sleepers() {
+	local i
+	for i in $(seq "$1"); do
+		submit nobody -p over -c1 --mem=64M -o /dev/null --wrap "sleep $2" >/dev/null ||
+			{ bench_teardown; die "sbatch failed"; }
+	done
+}
+
 # wait_running N: until N jobs run (up to 300 s).
 wait_running() {
 	local i n
@@ -228,10 +243,7 @@ overhead_chunk() {
 	way_setup "$way"
 	sleep 3
 	s0=$(snapshot)
-	for i in $(seq "$BENCH_JOBS"); do
-		submit nobody -p over -c1 --mem=64M -o /dev/null --wrap "sleep $BENCH_SLEEP" >/dev/null ||
-			{ bench_teardown; die "sbatch failed"; }
-	done
+	submit_sleepers "$BENCH_JOBS" "$BENCH_SLEEP"
 	wait_running "$BENCH_JOBS"
 	wait_empty
 	sleep 2
@@ -282,30 +294,37 @@ scale_chunk() {
 	bench_teardown
 }
 
-# steady_chunk OUT: each way with BENCH_JOBS jobs that keep running
-# (no start or end in the window): what each costs per job-second while
-# jobs run, BENCH_WINDOW s -> OUT/steady.csv.
+# steady_chunk OUT: BENCH_STEADY_ROUNDS rounds of each way in turn, each
+# on a fresh cluster with BENCH_JOBS jobs running through a BENCH_WINDOW
+# s window (no job starts or end in it): what each costs per job-second
+# while jobs run -> OUT/steady.csv.  Beside each window, bench_wakeup
+# sleeps a second at a time: what a bare wake-up was charged then (on a
+# virtual machine it varies by an order of magnitude with the host).
 steady_chunk() {
-	local out=$1 way i s0 s1
+	local out=$1 way i s0 s1 r wake
 	[ -s "$out/steady.csv" ] ||
-		echo "way,jobs,window_s,slurmd_cpu_s,stepd_cpu_s,agent_cpu_s" >"$out/steady.csv"
-	for way in $WAYS; do
-		way_setup "$way"
-		for i in $(seq "$BENCH_JOBS"); do
-			submit nobody -p over -c1 --mem=64M -o /dev/null --wrap 'sleep 900' >/dev/null ||
-				{ bench_teardown; die "sbatch failed"; }
+		echo "round,way,jobs,window_s,slurmd_cpu_s,stepd_cpu_s,agent_cpu_s,wakeup_us" >"$out/steady.csv"
+	for r in $(seq "$BENCH_STEADY_ROUNDS"); do
+		for way in $WAYS; do
+			way_setup "$way"
+			submit_sleepers "$BENCH_JOBS" 900
+			wait_running "$BENCH_JOBS"
+			sleep 5
+			"$CEEMS_TOP_BUILDDIR/tests/bench/bench_wakeup" "$BENCH_WINDOW" >"$out/wakeup.tmp" &
+			wake=$!
+			s0=$(snapshot)
+			sleep "$BENCH_WINDOW"
+			s1=$(snapshot)
+			wait "$wake"
+			wake=$(cut -d' ' -f1 "$out/wakeup.tmp")
+			rm -f "$out/wakeup.tmp"
+			echo "$s0 $s1" | awk -v r="$r" -v w="$way" -v n="$BENCH_JOBS" -v k="${wake:-}" '{
+				slurmd = ($7 - $2) / 1e9; tree = ($8 - $3) / 1e9
+				printf "%s,%s,%d,%.3f,%.6f,%.6f,%.6f,%s\n", r, w, n, ($6 - $1) / 1e9, slurmd,
+					tree - slurmd + ($10 - $5) / 1e9, ($9 - $4) / 1e9, k }' >>"$out/steady.csv"
+			scancel -u nobody 2>/dev/null
+			bench_teardown
 		done
-		wait_running "$BENCH_JOBS"
-		sleep 5
-		s0=$(snapshot)
-		sleep "$BENCH_WINDOW"
-		s1=$(snapshot)
-		echo "$s0 $s1" | awk -v w="$way" -v n="$BENCH_JOBS" '{
-			slurmd = ($7 - $2) / 1e9; tree = ($8 - $3) / 1e9
-			printf "%s,%d,%.3f,%.6f,%.6f,%.6f\n", w, n, ($6 - $1) / 1e9, slurmd,
-				tree - slurmd + ($10 - $5) / 1e9, ($9 - $4) / 1e9 }' >>"$out/steady.csv"
-		scancel -u nobody 2>/dev/null
-		bench_teardown
 	done
 }
 
@@ -314,10 +333,7 @@ steady_chunk() {
 profile_chunk() {
 	local out=$1 i pids
 	way_setup ceems
-	for i in $(seq "$BENCH_JOBS"); do
-		submit nobody -p over -c1 --mem=64M -o /dev/null --wrap 'sleep 900' >/dev/null ||
-			{ bench_teardown; die "sbatch failed"; }
-	done
+	submit_sleepers "$BENCH_JOBS" 900
 	wait_running "$BENCH_JOBS"
 	sleep 5
 	pids=$(agent_pids | paste -sd, -)
@@ -326,6 +342,11 @@ profile_chunk() {
 	perf report -q -i "$out/agent.perf.data" --stdio --no-children \
 		--sort dso,symbol -g none --percent-limit 1 >"$out/agent-profile.txt" 2>&1
 	rm -f "$out/agent.perf.data"
+	# and its system calls, counted (strace slows them: counts only)
+	if command -v strace >/dev/null; then
+		timeout -s INT "$BENCH_WINDOW" strace -c -f $(agent_pids | sed 's/^/-p /') \
+			-o "$out/agent-syscalls.txt" >/dev/null 2>&1
+	fi
 	scancel -u nobody 2>/dev/null
 	bench_teardown
 }
@@ -364,6 +385,7 @@ machine() {
 
 [ "$(id -u)" = 0 ] || die "run as root (the cluster needs it)"
 [ -x "$CEEMS_TOP_BUILDDIR/tests/doubles/fake-rapl" ] || die "no tests/doubles/fake-rapl in $CEEMS_TOP_BUILDDIR: run make check first"
+[ -x "$CEEMS_TOP_BUILDDIR/tests/bench/bench_wakeup" ] || die "no tests/bench/bench_wakeup in $CEEMS_TOP_BUILDDIR: make tests/bench/bench_wakeup"
 cmd=${1:-}
 shift || true
 case $cmd in
