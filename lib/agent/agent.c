@@ -207,6 +207,9 @@ ceems_agent_register(struct ceems_agent *a,
 	if (a->state != NULL) {
 		j->slot = ceems_agent_state_slot_claim(a->state, spec, now_ns);
 		ceems_agent_tick_save_job(a, j, now_ns);
+		/* Its figures and the node's counters of one tick on disk
+		 * soon: until then a restart recovers nothing of it. */
+		a->checkpoint_wanted = true;
 	}
 	a->jobs[a->njobs++] = j;
 	ceems_info("job %u registered (uid %u, %u cores, %llu MiB)",

@@ -228,7 +228,8 @@ struct ceems_agent {
 	/* The last checkpoint's time (0 none yet), and whether the next
 	 * tick's end must write one whatever the interval: a job left, so
 	 * the snapshot on disk is marked and recovers nothing until a new
-	 * one is written (lib/agent/agent_recover.c). */
+	 * one is written (lib/agent/agent_recover.c), or came, and has no
+	 * figures of the snapshot's tick. */
 	uint64_t checkpoint_ns;
 	bool checkpoint_wanted;
 	struct agent_finish *finish;	/* deregistered, not yet released */

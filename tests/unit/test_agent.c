@@ -246,6 +246,12 @@ test_checkpoint_cadence(void)
 	is_int(ceems_agent_checkpoint(a, 612 * SEC), 0, "checkpoint");
 	ok(!ceems_agent_checkpoint_due(a, 613 * SEC), "then the interval again");
 	ceems_agent_release(a, 42);
+	is_int(ceems_agent_register(a, &spec, 613 * SEC), 0, "the job registers again");
+	advance(0);
+	ceems_agent_tick(a, 614 * SEC);
+	ok(ceems_agent_checkpoint_due(a, 614 * SEC), "the tick after a job came checkpoints");
+	is_int(ceems_agent_deregister(a, 42, 614 * SEC, &r), 0, "the job leaves");
+	ceems_agent_release(a, 42);
 	ceems_agent_open_close(a);
 
 	c.checkpoint_interval_ns = 0;
