@@ -17,9 +17,10 @@
 #       round R, one way: slurm = Slurm's sampler (jobacct_gather/cgroup,
 #       JobAcctGatherFrequency=task=1), no ceems; ceems = the plugin and
 #       its agent with the defaults (a tick every 1 s, full cgroup
-#       readings every 10 s, series every 30 s) and jobacct_gather/none;
-#       ceems1s = the same with full readings and series every 1 s (the
-#       test cluster's ceems.conf); none = neither.  BENCH_JOBS (16) jobs sleeping
+#       readings and checkpoints every 10 s, series every 30 s) and
+#       jobacct_gather/none; ceems1s = the same with full readings,
+#       checkpoints and series every 1 s (the test cluster's ceems.conf);
+#       none = neither.  BENCH_JOBS (16) jobs sleeping
 #       BENCH_SLEEP (40) s at once, oversubscribed on the node's cores;
 #       CPU time of slurmd, of the slurmstepds (with the jobs' own sleep
 #       and shell, which are the same in every way) and of the ceems
@@ -188,7 +189,8 @@ way_setup() {
 		# the test cluster's ceems.conf reads every job's cgroup and
 		# keeps its series every second: back to the defaults
 		ceems) export CEEMS_CLUSTER_PLUGIN=yes CEEMS_CLUSTER_CONF="usage_interval = 10s
-series_interval = 30s" ;;
+series_interval = 30s
+checkpoint_interval = 10s" ;;
 		ceems1s) export CEEMS_CLUSTER_PLUGIN=yes ;;
 		none) ;;
 		*) die "unknown way $way (slurm, ceems, ceems1s, none)" ;;

@@ -200,7 +200,8 @@ stat_value() {
 		sleep 0.1
 	done
 	[ -e "$SLURM_DIR/out/before.$ID" ]
-	# A checkpoint after the first half (the agent's interval is 1 s).
+	# A checkpoint after the first half (the test cluster checkpoints
+	# every second).
 	sleep 2
 	pid=$(agent_status | jq .pid)
 	kill -9 "$pid"

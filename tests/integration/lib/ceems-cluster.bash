@@ -114,6 +114,9 @@ ceems_cluster_setup() {
 interval = ${CEEMS_CLUSTER_INTERVAL:-250ms}
 usage_interval = 1s
 series_interval = 1s
+# the restart tests kill the agent a second or two after the work they
+# check: a checkpoint every second (the default is 10 s)
+checkpoint_interval = 1s
 socket = $CEEMS_DIR/agent.sock
 state_dir = $CEEMS_DIR/state
 spool_dir = $CEEMS_DIR/spool
