@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,7 +188,7 @@ ceems_agent_register(struct ceems_agent *a,
 	j = calloc(1, sizeof(*j));
 	if (j == NULL)
 		return -ENOMEM;
-	j->spec = *spec;
+	ceems_agent_job_set_spec(j, spec);
 	j->slot = -1;
 	j->registered_ns = now_ns;
 	j->tick_from_ns = now_ns;
@@ -216,6 +217,21 @@ ceems_agent_register(struct ceems_agent *a,
 		   spec->jobid, spec->uid, j->alloc_cores,
 		   (unsigned long long)(j->alloc_mem_bytes >> 20));
 	return 0;
+}
+
+/* What every tick touches of a job (struct agent_job's head, up to its
+ * GPUs' count) stays within its first page's worth of bytes. */
+_Static_assert(offsetof(struct agent_job, gpu) + sizeof(uint32_t) <= 4096,
+	       "the tick's fields of struct agent_job spread past 4 KiB");
+
+void
+ceems_agent_job_set_spec(struct agent_job *j, const struct ceems_agent_job_spec *spec)
+{
+	j->spec = *spec;
+	j->spec_gpu_share = false;
+	for (int g = 0; g < CEEMS_LEDGER_MAX_GPUS; g++)
+		if (spec->gpu_share[g] != 0)
+			j->spec_gpu_share = true;
 }
 
 static void fill_report(const struct ceems_agent *, const struct agent_job *,

@@ -86,43 +86,28 @@ struct agent_step {
 };
 
 struct agent_job {
-	struct ceems_agent_job_spec spec;
+	/* First and together, what every tick reads or writes of a job: on
+	 * a virtual machine a page not touched for a second can cost tens
+	 * of microseconds to touch again, and the agent reads every job
+	 * each second.  Then what only full readings, requests and the
+	 * record use. */
 	struct ceems_cgroup_reader *reader;
-	int slot;			/* in the state file, -1 if none */
-	uint64_t registered_ns;
+	struct agent_reading rd;
+	struct ceems_series *series;	/* NULL: the job keeps none */
 	uint64_t cpu_base_ns;		/* cgroup usage at registration */
 	uint64_t cpu_last_ns;		/* at the last tick */
 	uint64_t cpu_seen_ns;		/* at the last step's end */
 	bool have_cpu;
 	bool gone;
 	uint64_t gone_ns;		/* the tick its cgroup was found gone */
-	bool have_status;		/* a step ended with a wait status */
-	int status;			/* the failed one's, else the last */
 	uint32_t alloc_cores;
 	uint64_t alloc_mem_bytes;
 	double cpu_s;
 	double gap_s;
-	struct ceems_cgroup_stats usage;	/* last full reading */
-	struct ceems_job_ledger ledger;
-	/* Its ticks split before the idle power was learned, restated
-	 * once it is (model/ledger_restate.h); in memory only: a restored
-	 * job's are partial. */
-	struct ceems_ledger_unlearned unlearned;
-	uint32_t ngaps;
-	struct ceems_agent_gap gaps[CEEMS_AGENT_MAX_GAPS];
-	double recovered_s;
-	uint32_t nrecovered;
-	struct ceems_agent_gap recovered[CEEMS_AGENT_MAX_GAPS];
-	uint64_t cgroup_ino;		/* its CPU usage file's, 0 unknown */
 	/* The next tick charges the job from here (when later than the
 	 * last tick): its registration, or its restore when the interval
 	 * before could not be recovered. */
 	uint64_t tick_from_ns;
-	uint32_t nsteps;
-	struct agent_step steps[CEEMS_AGENT_MAX_STEPS];
-	struct ceems_series *series;	/* NULL: the job keeps none */
-	struct agent_reading rd;
-	struct agent_gpu_job gpu;	/* its GPUs (agent_gpu.h) */
 	/* eBPF IO and network (agent_bpf.c): the loader holding its slot
 	 * (NULL: none), its last reading, why none. */
 	struct ceems_bpf_io *bpf;
@@ -131,16 +116,41 @@ struct agent_job {
 	 * then nothing of it is counted, and its IO is not 0 but unknown. */
 	bool bpf_tagged;
 	/* The tick time of its last v1 walk for processes not followed
-	 * (ceems_agent_tick_walk_due). */
+	 * (agent_tick.c walk_due). */
 	uint64_t walk_ns;
-	uint64_t bpf_drops;		/* the loader's drops at its start */
-	struct ceems_agent_io_report io;
-	char bpf_why[CEEMS_AGENT_WHY_MAX];
 	struct agent_perf_job *perf;	/* NULL: none (lib/agent/agent_perf.c) */
 	/* When its eBPF and perf counts were last read (full readings, its
 	 * registration, a step's start; every tick for a job with a time
 	 * series): a checkpoint says the time since as not counted. */
 	uint64_t counts_ns;
+	struct ceems_job_ledger ledger;
+	/* Its ticks split before the idle power was learned, restated
+	 * once it is (model/ledger_restate.h); in memory only: a restored
+	 * job's are partial. */
+	struct ceems_ledger_unlearned unlearned;
+	struct ceems_cgroup_stats usage;	/* last full reading */
+	/* Whether spec.gpu_share names any GPU: a job whose GPUs the
+	 * agent does not measure takes its shares from there, and the
+	 * spec is far from here. */
+	bool spec_gpu_share;
+	uint32_t nsteps;
+	struct agent_gpu_job gpu;	/* its GPUs (agent_gpu.h); n first */
+	struct agent_step steps[CEEMS_AGENT_MAX_STEPS];
+
+	struct ceems_agent_job_spec spec;
+	int slot;			/* in the state file, -1 if none */
+	uint64_t registered_ns;
+	bool have_status;		/* a step ended with a wait status */
+	int status;			/* the failed one's, else the last */
+	uint32_t ngaps;
+	struct ceems_agent_gap gaps[CEEMS_AGENT_MAX_GAPS];
+	double recovered_s;
+	uint32_t nrecovered;
+	struct ceems_agent_gap recovered[CEEMS_AGENT_MAX_GAPS];
+	uint64_t cgroup_ino;		/* its CPU usage file's, 0 unknown */
+	uint64_t bpf_drops;		/* the loader's drops at its start */
+	struct ceems_agent_io_report io;
+	char bpf_why[CEEMS_AGENT_WHY_MAX];
 	/* What an earlier agent counted of its IO, from its checkpoint
 	 * (have_io_before; ceems_agent_bpf_resume), and the seconds between
 	 * that no agent counted. */
@@ -252,6 +262,8 @@ struct ceems_agent {
 
 /* agent.c */
 void ceems_agent_free_job(struct agent_job *j);
+/* J's spec set to SPEC, and what the tick keeps of it near at hand. */
+void ceems_agent_job_set_spec(struct agent_job *j, const struct ceems_agent_job_spec *spec);
 struct agent_job *ceems_agent_find_job(const struct ceems_agent *a, uint32_t jobid,
 				 size_t *index);
 int ceems_agent_attach_job(struct ceems_agent *a, struct agent_job *j);

@@ -154,7 +154,7 @@ restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 	j = calloc(1, sizeof(*j));
 	if (j == NULL)
 		return 1;
-	j->spec = *spec;
+	ceems_agent_job_set_spec(j, spec);
 	terminate_spec_strings(&j->spec);
 	j->slot = slot;
 	j->registered_ns = registered_ns;

@@ -466,9 +466,11 @@ ceems_agent_tick_job_gpu_shares(const struct ceems_agent *a, const struct agent_
 {
 	if (j->gpu.n > 0)
 		ceems_agent_gpu_shares(a, &j->gpu, share);
-	else
+	else if (j->spec_gpu_share)
 		memcpy(share, j->spec.gpu_share,
 		       CEEMS_LEDGER_MAX_GPUS * sizeof(share[0]));
+	else
+		memset(share, 0, CEEMS_LEDGER_MAX_GPUS * sizeof(share[0]));
 }
 
 /* Job J's usage for the tick ending at a->tick_ns, from its reading

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <stdio.h>
@@ -212,6 +213,11 @@ static const struct source_def sources[NSOURCES] = {
  * some hundred devices; a larger file fails that source with -EFBIG. */
 #define READ_BUF_SIZE 16384
 
+/* What a reading touches first, together: a CPU reading uses the
+ * descriptors and the head of the buffer, which then share a page (on a
+ * virtual machine, a page not touched for a second can cost tens of
+ * microseconds to touch again, and the agent reads every job each
+ * second); the directories, for log lines only, come last. */
 struct ceems_cgroup_reader {
 	enum ceems_cgroup_version version;
 	int fd[NSOURCES];
@@ -220,9 +226,11 @@ struct ceems_cgroup_reader {
 	bool warned_gone;
 	long clk_tck;
 	uint64_t peak_seen;		/* for CEEMS_CGS_PEAK_SAMPLED */
-	struct ceems_cgroup_dirs dirs;	/* for log lines */
 	char buf[READ_BUF_SIZE];
+	struct ceems_cgroup_dirs dirs;	/* for log lines */
 };
+_Static_assert(offsetof(struct ceems_cgroup_reader, buf) <= 256,
+	       "a reading's descriptors and buffer head drifted apart");
 
 static int
 open_file_at(int dirfd, const char *name)
