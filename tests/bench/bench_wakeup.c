@@ -6,12 +6,15 @@
  * with the host's state.  The figure tells two runs' machine states
  * apart.
  *
- *   bench_wakeup SECONDS
+ *   bench_wakeup SECONDS [PAGES]
  *
- * Sleeps on a periodic timerfd of 1 s, SECONDS times, then prints the
- * CPU time (from /proc/self/schedstat, every part of it: the wake-ups,
- * the timer reads) per wake-up in microseconds, and the number of
- * wake-ups. */
+ * Sleeps on a periodic timerfd of 1 s, SECONDS times, writing a byte in
+ * each of PAGES pages of its own (default 0) at each wake-up, then
+ * prints the CPU time (from /proc/self/schedstat, every part of it: the
+ * wake-ups, the timer reads, the pages) per wake-up in microseconds,
+ * and the number of wake-ups.  With PAGES it tells what touching a page
+ * again after a second costs: the agent's tick is charged for every
+ * page it touches. */
 #include "config.h"
 
 #include <sys/timerfd.h>
@@ -46,15 +49,32 @@ int
 main(int argc, char **argv)
 {
 	struct itimerspec its = { { 1, 0 }, { 1, 0 } };
-	unsigned long seconds;
+	unsigned long seconds, pages = 0;
 	uint64_t expirations, before, after;
+	volatile char *mem = NULL;
+	char *block = NULL;
+	long page = sysconf(_SC_PAGESIZE);
 	char *end;
 	int fd;
 
-	if (argc != 2 || (seconds = strtoul(argv[1], &end, 10)) == 0 ||
-	    *end != '\0' || seconds > 86400) {
-		fprintf(stderr, "usage: bench_wakeup SECONDS (1 to 86400)\n");
+	if (argc < 2 || argc > 3 || (seconds = strtoul(argv[1], &end, 10)) == 0 ||
+	    *end != '\0' || seconds > 86400 ||
+	    (argc == 3 && ((pages = strtoul(argv[2], &end, 10)) > 1000000 ||
+			   *end != '\0' || argv[2][0] == '\0'))) {
+		fprintf(stderr, "usage: bench_wakeup SECONDS (1 to 86400) [PAGES (0 to 1000000)]\n");
 		return 2;
+	}
+	if (page <= 0)
+		page = 4096;
+	if (pages > 0) {
+		block = calloc(pages, (size_t)page);
+		mem = block;
+		if (block == NULL) {
+			fprintf(stderr, "bench_wakeup: out of memory\n");
+			return 1;
+		}
+		for (unsigned long p = 0; p < pages; p++)
+			mem[p * (unsigned long)page] = 1;
 	}
 	fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	if (fd < 0 || timerfd_settime(fd, 0, &its, NULL) < 0) {
@@ -62,16 +82,20 @@ main(int argc, char **argv)
 		return 1;
 	}
 	before = cpu_ns();
-	for (unsigned long i = 0; i < seconds; i++)
+	for (unsigned long i = 0; i < seconds; i++) {
 		if (read(fd, &expirations, sizeof(expirations)) < 0 && errno != EINTR) {
 			fprintf(stderr, "bench_wakeup: read: %s\n", strerror(errno));
 			return 1;
 		}
+		for (unsigned long p = 0; p < pages; p++)
+			mem[p * (unsigned long)page]++;
+	}
 	after = cpu_ns();
 	if (before == 0 || after < before) {
 		fprintf(stderr, "bench_wakeup: /proc/self/schedstat cannot be read\n");
 		return 1;
 	}
 	printf("%.1f %lu\n", (double)(after - before) / 1e3 / (double)seconds, seconds);
+	free(block);
 	return 0;
 }

@@ -13,7 +13,8 @@
 # Environment: BENCH_AGENT_JOBS (default "0 16 128"), BENCH_AGENT_WINDOW
 # (seconds, default 30), BENCH_AGENT_ROUNDS (default 3), CEEMS_FIXTURES.
 # Prints one markdown row per agent and job count: the median over the
-# rounds of ms CPU per second, and per job-second above the idle node.
+# rounds of ms CPU per second, per job-second above the idle node, and
+# of the pages of its own memory the agent touches in a tick.
 # Runs as root (real cgroups, eBPF).
 set -eu
 
@@ -71,6 +72,17 @@ measure() {
 	c0=$(cpu_ns "$agent_pid")
 	sleep "$window"
 	c1=$(cpu_ns "$agent_pid")
+	# The pages of its own (heap, stack, anonymous) it touches in a
+	# tick, from their referenced bits: cleared, then read a tick and a
+	# half later.  On a virtual machine each costs tens of microseconds
+	# to touch again after a second (tests/bench/bench_wakeup).
+	pages=
+	if echo 1 2>/dev/null >"/proc/$agent_pid/clear_refs"; then
+		sleep 1.5
+		pages=$(awk '/^[0-9a-f]+-[0-9a-f]+ / { own = NF == 5 || $6 ~ /^\[(heap|stack)/ }
+			own && /^Referenced:/ { kb += $2 } END { printf "%d", kb / 4 }' \
+			"/proc/$agent_pid/smaps")
+	fi
 	kill "$hold_pid" 2>/dev/null || true
 	wait "$hold_pid" 2>/dev/null || true
 	hold_pid=
@@ -83,7 +95,8 @@ measure() {
 		[ -d "$c" ] || continue
 		find "$c" -depth -type d -exec rmdir {} \; 2>/dev/null || true
 	done
-	awk -v a="$c0" -v b="$c1" -v w="$window" 'BEGIN { printf "%.3f\n", (b - a) / w / 1e6 }'
+	awk -v a="$c0" -v b="$c1" -v w="$window" -v p="${pages:--}" \
+		'BEGIN { printf "%.3f %s\n", (b - a) / w / 1e6, p }'
 }
 
 cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
@@ -99,8 +112,8 @@ for r in $(seq "$rounds"); do
 		done
 	done
 done
-echo "| agent | jobs | ms CPU per s (median) | per job-second above idle, ms |"
-echo "|---|--:|--:|--:|"
+echo "| agent | jobs | ms CPU per s (median) | per job-second above idle, ms | own pages touched per tick (median) |"
+echo "|---|--:|--:|--:|--:|"
 i=0
 for agent in "$@"; do
 	i=$((i + 1))
@@ -108,11 +121,13 @@ for agent in "$@"; do
 	for n in $jobs; do
 		med=$(awk -v i="$i" -v n="$n" '$1 == i && $2 == n { print $3 }' "$tmp/results" |
 			sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+		pg=$(awk -v i="$i" -v n="$n" '$1 == i && $2 == n { print $4 }' "$tmp/results" |
+			sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
 		[ "$n" = 0 ] && idle=$med
 		per=
 		if [ "$n" != 0 ] && [ -n "$idle" ]; then
 			per=$(awk -v m="$med" -v z="$idle" -v n="$n" 'BEGIN { printf "%.4f", (m - z) / n }')
 		fi
-		echo "| $agent | $n | $med | $per |"
+		echo "| $agent | $n | $med | $per | $pg |"
 	done
 done
