@@ -554,6 +554,8 @@ ceems_agent_step_start(struct ceems_agent *a, uint32_t jobid,
 	 * then follows into the step's other tasks). */
 	ceems_agent_bpf_job_read(a, j, true);
 	j->nsteps++;
+	/* The step in the state file at the next tick's end. */
+	a->checkpoint_wanted = true;
 	return 0;
 }
 
@@ -588,6 +590,10 @@ ceems_agent_step_end(struct ceems_agent *a, uint32_t jobid,
 		st->r.ended = true;
 		st->r.elapsed_s = (double)(now_ns - st->start_ns) / 1e9;
 		ceems_agent_tick_save_job(a, j, a->last_tick_ns);
+		/* Those figures are of the last tick, the node's counters on
+		 * disk of the last checkpoint: a restart recovers the job only
+		 * once the two are of one tick again. */
+		a->checkpoint_wanted = true;
 	}
 	*out = st->r;
 	return 0;

@@ -225,9 +225,9 @@ int ceems_agent_checkpoint(struct ceems_agent *agent, uint64_t now_ns);
 /* Whether a tick ending at NOW_NS writes a checkpoint: every tick with
  * checkpoint_interval 0, else once the interval has passed (give or
  * take half a tick, so that a 10 s interval is every tenth 1 s tick),
- * and at once after a job came or left (the checkpoint on disk then
- * recovers nothing of it, or nothing at all, until a new one is
- * written). */
+ * and at once after a job or a step came or left (the checkpoint on
+ * disk then recovers nothing of the job, or nothing at all, until a new
+ * one is written). */
 bool ceems_agent_checkpoint_due(const struct ceems_agent *agent, uint64_t now_ns);
 
 /* Re-register the jobs of a checkpoint written by an earlier agent.  The

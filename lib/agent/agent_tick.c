@@ -396,8 +396,8 @@ ceems_agent_tick_split_to_steps(struct agent_job *j,
 	}
 }
 
-/* Whether this full reading of job J looks for processes of the job
- * not followed yet (cgroup v1: a walk of its cgroup.procs files, about a
+/* Whether this full reading of cgroup v1 job J looks for processes of
+ * the job not followed yet (a walk of its cgroup.procs files, about a
  * dozen system calls per directory, every process's status read).  The
  * fork hook follows the children of followed processes and each step's
  * start walks the job, so a walk finds only a process moved into the
@@ -434,7 +434,9 @@ read_job(struct ceems_agent *a, struct agent_job *j, bool full)
 	 * perf, two for eBPF), unless the job keeps a series. */
 	j->rd.counts = full || j->series != NULL;
 	if (j->rd.counts)
-		ceems_agent_bpf_job_read(a, j, full && walk_due(a, j));
+		ceems_agent_bpf_job_read(a, j, full &&
+					 (j->spec.cgroup.version != CEEMS_CGROUP_V1 ||
+					  walk_due(a, j)));
 	if (j->gone)
 		return;
 	j->rd.ret = ceems_cgroup_stats_reader_read_some(j->reader, want, st);

@@ -550,7 +550,7 @@ _wait_note_record() { # JOBID: its record in the spool within 3 s
     _fail "no record of job $1's note"
 }
 
-@test "a job note is taken at the next tick; the folder is watched, not listed every tick, also once made again" {
+@test "a job note is taken at the next tick; the folder is watched with inotify, also once made again" {
     local job5=$((JOB + 40)) job6=$((JOB + 41)) ino
     [ -d "$D/spool/notes" ] || _fail "the agent did not make its note folder"
     ino=$(printf '%x' "$(stat -c %i "$D/spool/notes")")

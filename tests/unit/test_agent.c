@@ -203,14 +203,16 @@ test_idle_job_steps_not_read(void)
 
 /* Checkpoints go at the end of a tick: every checkpoint_interval (a
  * tenth of the ticks at 10 s and 1 s ticks), and at the tick after a job
- * left whatever the interval, since the snapshot on disk then recovers
- * nothing until a new one is written. */
+ * or a step came or left whatever the interval, since the state on disk
+ * then recovers nothing of the job, or nothing at all, until a new one
+ * is written. */
 static void
 test_checkpoint_cadence(void)
 {
 	struct ceems_config c;
 	struct ceems_agent_job_spec spec;
 	struct ceems_agent_job_report r;
+	struct ceems_agent_step_report st;
 	struct ceems_agent *a;
 	char err[256] = "";
 	int due = 0;
@@ -250,7 +252,17 @@ test_checkpoint_cadence(void)
 	advance(0);
 	ceems_agent_tick(a, 614 * SEC);
 	ok(ceems_agent_checkpoint_due(a, 614 * SEC), "the tick after a job came checkpoints");
-	is_int(ceems_agent_deregister(a, 42, 614 * SEC, &r), 0, "the job leaves");
+	is_int(ceems_agent_checkpoint(a, 614 * SEC), 0, "checkpoint");
+	is_int(ceems_agent_step_start(a, 42, "batch", 614 * SEC + SEC / 2), 0, "a step starts");
+	advance(0);
+	ceems_agent_tick(a, 615 * SEC);
+	ok(ceems_agent_checkpoint_due(a, 615 * SEC), "the tick after a step came checkpoints");
+	is_int(ceems_agent_checkpoint(a, 615 * SEC), 0, "checkpoint");
+	is_int(ceems_agent_step_end(a, 42, "batch", 615 * SEC + SEC / 2, &st), 0, "the step ends");
+	advance(0);
+	ceems_agent_tick(a, 616 * SEC);
+	ok(ceems_agent_checkpoint_due(a, 616 * SEC), "the tick after a step ended checkpoints");
+	is_int(ceems_agent_deregister(a, 42, 616 * SEC, &r), 0, "the job leaves");
 	ceems_agent_release(a, 42);
 	ceems_agent_open_close(a);
 

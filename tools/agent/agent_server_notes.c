@@ -4,10 +4,12 @@
  * reading it at every tick of an idle node would be a path walk and a
  * directory listing a second for nothing.  An inotify watch on the folder
  * says when a note arrived; the folder is read at the next tick's end
- * after that, and at every tick while a read fails or leaves notes
- * behind.  Without a watch (no inotify, the folder missing or replaced)
- * it is read at every tick, as it would be without this file, and the
- * watch tried again each time. */
+ * after that, at every tick while a read fails or leaves notes behind,
+ * and with every checkpoint whatever the watch says (a folder replaced
+ * by another of its name sends the old watch nothing).  Without a watch
+ * (no inotify, the folder missing or removed) it is read at every tick,
+ * as it would be without this file, and the watch tried again each
+ * time. */
 #include "config.h"
 
 #include <sys/inotify.h>

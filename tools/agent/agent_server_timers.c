@@ -118,14 +118,21 @@ static void
 end_tick(struct server *s)
 {
 	uint64_t now = ceems_clock_monotonic_ns();
+	bool due;
 
 	ceems_agent_tick_end(s->agent, now);
 	agent_status_totals_add(&s->totals, ceems_agent_last_tick(s->agent), now);
 	/* Records written (grace ended, notes taken): the replay now. */
 	if (ceems_agent_sweep(s->agent, now) > 0)
 		agent_replay_wake(s->replay);
+	due = ceems_agent_checkpoint_due(s->agent, now);
+	/* With each checkpoint the note folder is read whatever its watch
+	 * says: a folder replaced by another of its name (the spool moved
+	 * away and made again) sends its old watch nothing. */
+	if (due)
+		s->notes_pending = true;
 	agent_server_notes_take(s, now);
-	if (ceems_agent_checkpoint_due(s->agent, now))
+	if (due)
 		agent_server_timers_checkpoint(s, now);
 	agent_server_timers_update_sample_timer(s);
 }
