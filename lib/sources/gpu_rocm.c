@@ -28,6 +28,8 @@
 
 /* Render nodes: /dev/dri/renderD128 and on. */
 #define DRM_MAJOR 226
+/* The AMD compute driver's device: ROCm SMI finds no GPU without it. */
+#define ROCM_KFD_DEVICE "/dev/kfd"
 #define ROCM_NAME_MAX 64
 #define ROCM_COUNTER_32BIT (UINT64_C(1) << 32)
 
@@ -381,6 +383,17 @@ ceems_gpu_rocm_smi_open(const char *library, int *errnum, char *err,
 		nnames = 1;
 	}
 	ceems_gpu_backend_set_error(errnum, 0, err, err_size, "%s", "");
+	/* ROCm SMI's library and the C++ runtime it brings are 4 MiB of
+	 * resident memory that no dlclose gives back: with the usual names
+	 * it is loaded only where the AMD compute driver is.  A library
+	 * named in ceems.conf is loaded whatever. */
+	if (names == defaults && access(ROCM_KFD_DEVICE, F_OK) < 0) {
+		ceems_gpu_backend_set_error(errnum, -ENODEV, err, err_size,
+				    "no %s: the amdgpu driver is not loaded "
+				    "or there is no AMD GPU; no AMD GPU is "
+				    "measured", ROCM_KFD_DEVICE);
+		return NULL;
+	}
 	b = ceems_gpu_backend_new(&rocm_ops, sizeof(*p), errnum, err, err_size);
 	if (b == NULL)
 		return NULL;

@@ -1,5 +1,6 @@
-/* test_gpu_rocm.c - the ROCm SMI backend: against the real
- * librocm_smi64 of this machine, which has no AMD driver (the "driver
+/* test_gpu_rocm.c - the ROCm SMI backend: with the usual library names
+ * on a node without the AMD compute driver (not loaded at all), against
+ * the real librocm_smi64 of this machine named explicitly (the "driver
  * not loaded" path, for real), and against the ROCm SMI double through
  * the same dlopen path: identity (bus id unpacked from the BDF, minor
  * of the render node), energy counter and its width, usage, a lost
@@ -10,12 +11,40 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sources/gpu.h"
 #include "../tap.h"
 #include "gpu_double.h"
 
 #define ROCM_DOUBLE "librocm-double.so"
+
+/* The usual names, no /dev/kfd: the library is not even loaded (4 MiB
+ * of resident memory with the C++ runtime, never unloaded). */
+static void
+test_no_driver_not_loaded(void)
+{
+	struct ceems_gpu_backend *b;
+	char err[512];
+	int errnum = 0;
+	void *h;
+
+	if (access("/dev/kfd", F_OK) == 0) {
+		printf("ok %d # SKIP this node has the AMD compute driver\n",
+		       ++tap_count);
+		return;
+	}
+	b = ceems_gpu_rocm_smi_open(NULL, &errnum, err, sizeof(err));
+	ok(b == NULL, "no AMD driver, usual names: no backend");
+	is_int(errnum, -ENODEV, "no AMD driver, usual names: -ENODEV");
+	ok(strstr(err, "/dev/kfd") != NULL &&
+	   strstr(err, "no AMD GPU is measured") != NULL,
+	   "no AMD driver, usual names: said so (%s)", err);
+	h = dlopen("librocm_smi64.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+	ok(h == NULL, "no AMD driver, usual names: the library not loaded");
+	if (h != NULL)
+		dlclose(h);
+}
 
 static void
 test_real_library(void)
@@ -35,7 +64,9 @@ test_real_library(void)
 		return;
 	}
 	dlclose(h);
-	b = ceems_gpu_rocm_smi_open(NULL, &errnum, err, sizeof(err));
+	/* Named as ceems.conf would name it: loaded whatever /dev/kfd. */
+	b = ceems_gpu_rocm_smi_open("librocm_smi64.so.1", &errnum, err,
+				    sizeof(err));
 	ok(b == NULL, "real ROCm SMI without the driver: no backend");
 	is_int(errnum, -ENODEV, "real ROCm SMI without the driver: -ENODEV");
 	ok(strstr(err, "no AMD GPU is measured") != NULL &&
@@ -147,6 +178,8 @@ int
 main(void)
 {
 	gpu_double_setup();
+	/* First: it checks that nothing loaded the real library. */
+	test_no_driver_not_loaded();
 	test_real_library();
 	test_unusable();
 	test_device();
