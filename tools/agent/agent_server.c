@@ -12,6 +12,7 @@
 #include <sys/signalfd.h>
 
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #include "agent_server.h"
 #include "agent_server_internal.h"
 #include "base/clock.h"
+#include "base/hotmem.h"
 #include "base/log.h"
 #include "record/storage.h"
 
@@ -54,6 +56,20 @@ on_signal(struct server *s)
 			break;
 		}
 	}
+}
+
+/* What every tick touches goes to one region of huge pages
+ * (base/hotmem.h), reserved for max_jobs jobs: their state and readers,
+ * steps' included, come to well under HOT_BYTES_PER_JOB. */
+#define HOT_BYTES_PER_JOB (128u * 1024u)
+static void
+setup_memory(const struct ceems_config *config)
+{
+	int r = ceems_hotmem_enable(((size_t)config->max_jobs + 8) *
+				HOT_BYTES_PER_JOB);
+	if (r < 0 && r != -ENOTSUP)
+		ceems_info("no memory region of its own for the tick (%s): "
+			   "the heap serves", strerror(-r));
 }
 
 static int
@@ -85,6 +101,7 @@ setup(struct server *s, const char *config_text)
 	/* Before anything is written there (a restored job's record) or
 	 * watched (the notes). */
 	agent_confine_make_dirs(s->config);
+	setup_memory(s->config);
 	s->agent = ceems_agent_open(s->config, now, err, sizeof(err));
 	if (s->agent == NULL) {
 		ceems_error("cannot start: %s", err);
@@ -135,6 +152,10 @@ setup(struct server *s, const char *config_text)
 	 * it); its first pass a second after the start. */
 	if (s->replay != NULL)
 		agent_server_timers_start_replay(s, 1000000000u);
+	/* What opening left free on the heap (the eBPF loader's copy of the
+	 * kernel's BTF, the GPU libraries' start-up) goes back: megabytes
+	 * of resident memory otherwise. */
+	malloc_trim(0);
 	ceems_info("listening on %s: tick %.3f s, %zu job%s, up to %u",
 		   s->config->socket_path, (double)s->config->interval_ns / 1e9,
 		   ceems_agent_njobs(s->agent),
