@@ -21,6 +21,7 @@
 #include "model/emissions.h"
 #include "model/energy.h"
 #include "base/fileio.h"
+#include "base/hotmem.h"
 #include "sources/hwmon.h"
 #include "model/ledger_carry.h"
 #include "base/log.h"
@@ -37,7 +38,7 @@ ceems_agent_free_job(struct agent_job *j)
 	ceems_cgroup_stats_reader_close(j->reader);
 	ceems_agent_series_free(j->series);
 	ceems_agent_perf_close(j);
-	free(j);
+	ceems_hotmem_free(j);
 }
 
 
@@ -185,7 +186,7 @@ ceems_agent_register(struct ceems_agent *a,
 		return -ENOSPC;
 	/* No tick: the job's CPU baseline is read now, and the next tick
 	 * charges what it holds for the part of the tick it was there. */
-	j = calloc(1, sizeof(*j));
+	j = ceems_hotmem_calloc(1, sizeof(*j));
 	if (j == NULL)
 		return -ENOMEM;
 	ceems_agent_job_set_spec(j, spec);

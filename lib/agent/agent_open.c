@@ -23,6 +23,7 @@
 #include "model/emissions.h"
 #include "model/energy.h"
 #include "base/fileio.h"
+#include "base/hotmem.h"
 #include "sources/hwmon.h"
 #include "model/ledger_carry.h"
 #include "base/log.h"
@@ -262,7 +263,7 @@ ceems_agent_open(const struct ceems_config *config, uint64_t now_ns,
 	struct ceems_agent *a;
 	int ret = 0;
 
-	a = calloc(1, sizeof(*a));
+	a = ceems_hotmem_calloc(1, sizeof(*a));
 	if (a == NULL) {
 		snprintf(err, err_size, "out of memory");
 		return NULL;
@@ -272,9 +273,10 @@ ceems_agent_open(const struct ceems_config *config, uint64_t now_ns,
 			   "" : a->config.cgroupfs_prefix;
 	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
 		a->idle[d].value = -1;
-	a->jobs = calloc(config->max_jobs, sizeof(*a->jobs));
-	a->job_ticks = calloc(config->max_jobs, sizeof(*a->job_ticks));
-	a->shares = calloc(config->max_jobs, sizeof(*a->shares));
+	a->jobs = ceems_hotmem_calloc(config->max_jobs, sizeof(*a->jobs));
+	a->job_ticks = ceems_hotmem_calloc(config->max_jobs,
+					   sizeof(*a->job_ticks));
+	a->shares = ceems_hotmem_calloc(config->max_jobs, sizeof(*a->shares));
 	if (a->jobs == NULL || a->job_ticks == NULL || a->shares == NULL) {
 		snprintf(err, err_size, "out of memory for %u jobs",
 			 config->max_jobs);
@@ -371,10 +373,10 @@ ceems_agent_open_close(struct ceems_agent *a)
 	ceems_agent_finish_free(a->finish);
 	ceems_agent_state_file_close(a->state);
 	ceems_agent_series_free(a->handed_out);
-	free(a->jobs);
-	free(a->job_ticks);
-	free(a->shares);
-	free(a);
+	ceems_hotmem_free(a->jobs);
+	ceems_hotmem_free(a->job_ticks);
+	ceems_hotmem_free(a->shares);
+	ceems_hotmem_free(a);
 }
 
 uint64_t

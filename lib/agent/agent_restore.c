@@ -24,6 +24,7 @@
 #include "model/emissions.h"
 #include "model/energy.h"
 #include "base/fileio.h"
+#include "base/hotmem.h"
 #include "sources/hwmon.h"
 #include "model/ledger_carry.h"
 #include "base/log.h"
@@ -151,7 +152,7 @@ restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 	    ceems_agent_find_job(a, spec->jobid, NULL) != NULL ||
 	    fig->tick_ns > ctx->now_ns || registered_ns > fig->tick_ns)
 		return 1;
-	j = calloc(1, sizeof(*j));
+	j = ceems_hotmem_calloc(1, sizeof(*j));
 	if (j == NULL)
 		return 1;
 	ceems_agent_job_set_spec(j, spec);

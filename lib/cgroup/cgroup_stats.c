@@ -15,6 +15,7 @@
 
 #include "cgroup/cgroup_stats.h"
 #include "base/fileio.h"
+#include "base/hotmem.h"
 #include "base/number.h"
 #include "base/log.h"
 
@@ -276,7 +277,7 @@ ceems_cgroup_stats_reader_open_dirs(const struct ceems_cgroup_dirs *dirs, int *e
 		*err = -EINVAL;
 		return NULL;
 	}
-	r = calloc(1, sizeof(*r));
+	r = ceems_hotmem_calloc(1, sizeof(*r));
 	if (r == NULL) {
 		*err = -ENOMEM;
 		return NULL;
@@ -305,7 +306,7 @@ ceems_cgroup_stats_reader_open_dirs(const struct ceems_cgroup_dirs *dirs, int *e
 		any_dir = true;
 	}
 	if (!any_dir) {
-		free(r);
+		ceems_hotmem_free(r);
 		*err = -ENOENT;
 		return NULL;
 	}
@@ -374,7 +375,7 @@ ceems_cgroup_stats_reader_close(struct ceems_cgroup_reader *r)
 	for (int s = 0; s < NSOURCES; s++)
 		if (r->fd[s] >= 0)
 			close(r->fd[s]);
-	free(r);
+	ceems_hotmem_free(r);
 }
 
 /* Parse the text of source S (in r->buf) into ST. */

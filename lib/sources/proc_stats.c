@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/fileio.h"
+#include "base/hotmem.h"
 #include "base/number.h"
 #include "sources/proc_stats.h"
 
@@ -259,7 +260,7 @@ ceems_proc_stats_reader_open(const char *procfs_root, int *err)
 	int n;
 	long hz;
 
-	r = calloc(1, sizeof(*r));
+	r = ceems_hotmem_calloc(1, sizeof(*r));
 	if (r == NULL) {
 		*err = -ENOMEM;
 		return NULL;
@@ -306,7 +307,7 @@ ceems_proc_stats_reader_close(struct ceems_proc_reader *r)
 	if (r->meminfo_fd >= 0)
 		close(r->meminfo_fd);
 	free(r->stat_buf);
-	free(r);
+	ceems_hotmem_free(r);
 }
 
 /* One read from the start, NUL-terminated: enough when it holds every
