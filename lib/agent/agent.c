@@ -28,6 +28,7 @@
 #include "sources/pm_counters.h"
 #include "sources/proc_stats.h"
 #include "sources/rapl.h"
+#include "base/tick_path.h"
 
 void
 ceems_agent_free_job(struct agent_job *j)
@@ -618,13 +619,13 @@ ceems_agent_njobs(const struct ceems_agent *a)
 	return a->njobs;
 }
 
-const struct ceems_ledger_tick *
+CEEMS_TICK_PATH const struct ceems_ledger_tick *
 ceems_agent_last_tick(const struct ceems_agent *a)
 {
 	return &a->last_tick;
 }
 
-bool
+CEEMS_TICK_PATH bool
 ceems_agent_checkpoint_due(const struct ceems_agent *a, uint64_t now_ns)
 {
 	uint64_t every = a->config.checkpoint_interval_ns;
@@ -717,7 +718,7 @@ reap(struct ceems_agent *a, size_t i, uint64_t now_ns)
 	ceems_agent_free_job(j);
 }
 
-int
+CEEMS_TICK_PATH int
 ceems_agent_sweep(struct ceems_agent *a, uint64_t now_ns)
 {
 	int n = ceems_agent_finish_expire(a->finish, now_ns, 0);

@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "record/record.h"
 #include "record/storage.h"
+#include "base/tick_path.h"
 
 struct finishing {
 	uint32_t jobid;
@@ -547,7 +548,7 @@ ceems_agent_finish_release(struct agent_finish *f, uint32_t jobid)
 	return 0;
 }
 
-int
+CEEMS_TICK_PATH int
 ceems_agent_finish_expire(struct agent_finish *f, uint64_t now_ns, uint32_t jobid)
 {
 	int n = 0;

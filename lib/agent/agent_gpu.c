@@ -18,6 +18,7 @@
 #include "sources/gres.h"
 #include "sources/gpu_internal.h"
 #include "base/log.h"
+#include "base/tick_path.h"
 
 static void load_mig_minors(struct ceems_agent *a);
 
@@ -424,7 +425,7 @@ ceems_agent_gpu_resolve(const struct ceems_agent *a,
 	return (int)out->n;
 }
 
-void
+CEEMS_TICK_PATH void
 ceems_agent_gpu_read_usage(struct ceems_agent *a)
 {
 	struct agent_gpus *g = &a->gpus;
@@ -554,7 +555,7 @@ tick_figures(const struct ceems_agent *a, size_t i, int inst, double part,
 	}
 }
 
-void
+CEEMS_TICK_PATH void
 ceems_agent_gpu_charge(const struct ceems_agent *a, struct agent_gpu_job *g,
 		 const struct ceems_ledger_node_tick *node,
 		 const struct ceems_ledger_job_share *share, double dt_s)

@@ -32,6 +32,7 @@
 #include "agent/agent_internal.h"
 #include "base/fileio.h"
 #include "base/log.h"
+#include "base/tick_path.h"
 
 #define IDLE_STORE_NAME "idle-power"
 #define IDLE_STORE_MAX 1024		/* bytes read: two short lines */
@@ -217,7 +218,7 @@ moved_since_saved(const struct ceems_agent *a)
 	return false;
 }
 
-void
+CEEMS_TICK_PATH void
 ceems_agent_idle_store_save(struct ceems_agent *a, uint64_t now_ns, bool closing)
 {
 	char text[256];

@@ -18,6 +18,7 @@
 #include "agent/agent_internal.h"
 #include "agent/agent_intensity.h"
 #include "base/log.h"
+#include "base/tick_path.h"
 
 static int64_t
 clock_ns(clockid_t id)
@@ -132,7 +133,7 @@ ceems_agent_intensity_close(struct ceems_agent *a)
 	ceems_intensity_free(&a->intensity.series);
 }
 
-const struct ceems_emission_factor *
+CEEMS_TICK_PATH const struct ceems_emission_factor *
 ceems_agent_intensity_tick_factor(struct ceems_agent *a, uint64_t now_ns)
 {
 	struct agent_intensity *in = &a->intensity;
@@ -163,7 +164,7 @@ ceems_agent_intensity_tick_factor(struct ceems_agent *a, uint64_t now_ns)
 	return &in->tick;
 }
 
-int
+CEEMS_TICK_PATH int
 ceems_agent_intensity_charge_tick(struct ceems_agent *a, struct ceems_job_ledger *l,
 		  const struct ceems_ledger_job_share *share, double dt_s,
 		  uint64_t now_ns)

@@ -30,6 +30,7 @@
 #include "sources/pm_counters.h"
 #include "sources/proc_stats.h"
 #include "sources/rapl.h"
+#include "base/tick_path.h"
 
 /* Priority of the sources for each domain: RAPL is the finest for CPU
  * and memory, the node controllers (pm_counters) for the whole node,
@@ -379,7 +380,7 @@ ceems_agent_open_close(struct ceems_agent *a)
 	ceems_hotmem_free(a);
 }
 
-uint64_t
+CEEMS_TICK_PATH uint64_t
 ceems_agent_open_source_interval_ns(const struct ceems_agent *a)
 {
 	uint64_t interval = a->config.interval_ns;

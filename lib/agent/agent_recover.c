@@ -11,6 +11,7 @@
 
 #include "agent/agent_internal.h"
 #include "agent/agent_recover.h"
+#include "base/tick_path.h"
 
 const char *
 ceems_agent_recover_verdict_name(enum ceems_recover_verdict v)
@@ -99,7 +100,7 @@ ceems_agent_recover_job_verdict(const struct ceems_recover_job *job)
 	return CEEMS_RECOVER_OK;
 }
 
-void
+CEEMS_TICK_PATH void
 ceems_agent_recover_snapshot_node(struct ceems_agent *a, uint64_t now_ns)
 {
 	struct state_node *n = &a->snap;

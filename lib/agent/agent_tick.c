@@ -30,6 +30,7 @@
 #include "sources/pm_counters.h"
 #include "sources/proc_stats.h"
 #include "sources/rapl.h"
+#include "base/tick_path.h"
 
 /* Add one counter's tick to a ledger reading: any gap makes the whole
  * reading a gap (a domain split from part of its counters would charge
@@ -53,7 +54,7 @@ add_to_reading(struct ceems_ledger_reading *r,
 	r->joules += t->joules;
 }
 
-void
+CEEMS_TICK_PATH void
 ceems_agent_tick_collect_energy(struct ceems_agent *a, uint64_t now_ns,
 		     struct ceems_ledger_node_tick *node)
 {
@@ -351,7 +352,7 @@ ceems_agent_tick_collect_step(struct ceems_agent *a, struct agent_step *st, bool
 /* Split the job's share of this tick among its running steps: by CPU
  * time, memory by RSS.  The denominator is never below the job's own
  * figure, so the steps never get more than the job. */
-void
+CEEMS_TICK_PATH void
 ceems_agent_tick_split_to_steps(struct agent_job *j,
 		     const struct ceems_ledger_job_share *share,
 		     const struct ceems_ledger_job_tick *t)
@@ -417,7 +418,7 @@ walk_due(struct ceems_agent *a, struct agent_job *j)
  * in j->rd for the tick's end; a full reading's levels (memory, IO) are
  * kept at once.  Read into scratch: a failed reading (the cgroup going
  * away at the job's end) must not wipe the last good one. */
-static void
+CEEMS_TICK_PATH static void
 read_job(struct ceems_agent *a, struct agent_job *j, bool full)
 {
 	struct ceems_cgroup_stats *st = &a->scratch;
@@ -462,7 +463,7 @@ read_job(struct ceems_agent *a, struct agent_job *j, bool full)
 	}
 }
 
-void
+CEEMS_TICK_PATH void
 ceems_agent_tick_job_gpu_shares(const struct ceems_agent *a, const struct agent_job *j,
 		     double share[CEEMS_LEDGER_MAX_GPUS])
 {
@@ -477,7 +478,7 @@ ceems_agent_tick_job_gpu_shares(const struct ceems_agent *a, const struct agent_
 
 /* Job J's usage for the tick ending at a->tick_ns, from its reading
  * (used up), into its ledger input T. */
-static void
+CEEMS_TICK_PATH static void
 apply_job(struct ceems_agent *a, struct agent_job *j,
 	  struct ceems_ledger_job_tick *t)
 {
@@ -586,7 +587,7 @@ ceems_agent_tick_step_peak_reading(struct ceems_agent *a, struct agent_step *st)
 /* The part of the tick since the last one that job J was not there
  * (it registered during it, or was restored without the interval
  * before), in seconds. */
-double
+CEEMS_TICK_PATH double
 ceems_agent_tick_job_absent_s(const struct ceems_agent *a, const struct agent_job *j)
 {
 	return j->tick_from_ns > a->last_tick_ns ?
@@ -707,7 +708,7 @@ ceems_agent_tick_series_counts(const struct ceems_agent *a, const struct agent_j
  * and its IO and perf counts since the last.  Every charge of the ledger
  * is followed by this, or the rows would not add up to the job's
  * totals. */
-void
+CEEMS_TICK_PATH void
 ceems_agent_tick_observe_series(const struct ceems_agent *a, const struct agent_job *j,
 		     uint64_t now_ns)
 {
@@ -723,7 +724,7 @@ ceems_agent_tick_observe_series(const struct ceems_agent *a, const struct agent_
 				    job_mem_bytes(j), gpu_util_pct, &counts);
 }
 
-void
+CEEMS_TICK_PATH void
 ceems_agent_tick_begin(struct ceems_agent *a, uint64_t now_ns)
 {
 	if (a->tick_open || now_ns <= a->last_tick_ns)
@@ -735,13 +736,13 @@ ceems_agent_tick_begin(struct ceems_agent *a, uint64_t now_ns)
 	a->tick_cursor = 0;
 }
 
-bool
+CEEMS_TICK_PATH bool
 ceems_agent_tick_open(const struct ceems_agent *a)
 {
 	return a->tick_open;
 }
 
-bool
+CEEMS_TICK_PATH bool
 ceems_agent_tick_read(struct ceems_agent *a, size_t max_jobs)
 {
 	size_t n = 0;
@@ -801,7 +802,7 @@ charge_jobs(struct ceems_agent *a, const struct ceems_ledger_node_tick *node,
 	}
 }
 
-void
+CEEMS_TICK_PATH void
 ceems_agent_tick_end(struct ceems_agent *a, uint64_t now_ns)
 {
 	struct ceems_ledger_node_tick node;

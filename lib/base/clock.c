@@ -5,8 +5,9 @@
 #include <time.h>
 
 #include "base/clock.h"
+#include "base/tick_path.h"
 
-uint64_t
+CEEMS_TICK_PATH uint64_t
 ceems_clock_monotonic_ns(void)
 {
 	struct timespec ts;

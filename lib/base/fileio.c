@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/fileio.h"
+#include "base/tick_path.h"
 
 /* pread from offset 0 until end of file or LIMIT bytes.  The count, or
  * -errno. */
@@ -65,7 +66,7 @@ ceems_fileio_pread_head(int fd, char *buf, size_t size)
 	return pread_nul(fd, buf, size, false);
 }
 
-ssize_t
+CEEMS_TICK_PATH ssize_t
 ceems_fileio_pread_text_once(int fd, char *buf, size_t size)
 {
 	ssize_t n;

@@ -6,8 +6,9 @@
 #include <errno.h>
 
 #include "base/number.h"
+#include "base/tick_path.h"
 
-int
+CEEMS_TICK_PATH int
 ceems_number_take_u64(const char **p, uint64_t *out)
 {
 	const char *s = *p;
@@ -29,7 +30,7 @@ ceems_number_take_u64(const char **p, uint64_t *out)
 	return 0;
 }
 
-int
+CEEMS_TICK_PATH int
 ceems_number_parse_u64(const char *text, uint64_t *out)
 {
 	const char *p = text;

@@ -14,6 +14,7 @@
 
 #include "cgroup/cgroup_stats.h"
 #include "base/number.h"
+#include "base/tick_path.h"
 
 /* ------------------------------------------------------------------ */
 /* Numbers                                                             */
@@ -74,7 +75,7 @@ ceems_cgroup_parse_cgroup1_limit(const char *text, uint64_t *out)
 /* Keyed files                                                         */
 /* ------------------------------------------------------------------ */
 
-int
+CEEMS_TICK_PATH int
 ceems_cgroup_parse_flat_keyed(const char *text, const char *const *keys,
 		       size_t nkeys, uint64_t *values, uint32_t *found)
 {

@@ -18,6 +18,7 @@
 #include "base/hotmem.h"
 #include "base/number.h"
 #include "base/log.h"
+#include "base/tick_path.h"
 
 /* ------------------------------------------------------------------ */
 /* Directories                                                         */
@@ -501,7 +502,7 @@ ceems_cgroup_stats_reader_read(struct ceems_cgroup_reader *r,
 	return ceems_cgroup_stats_reader_read_some(r, CEEMS_CGF_ALL, st);
 }
 
-int
+CEEMS_TICK_PATH int
 ceems_cgroup_stats_reader_read_some(struct ceems_cgroup_reader *r, uint32_t wanted,
 			      struct ceems_cgroup_stats *st)
 {

@@ -14,6 +14,7 @@
 #include "model/agent_series.h"
 #include "base/json_util.h"
 #include "base/log.h"
+#include "base/tick_path.h"
 
 const char *const ceems_series_columns[CEEMS_SERIES_NCOLUMNS] = {
 	"t", "interval_s", "cpu_s", "mem_bytes",
@@ -460,7 +461,7 @@ ceems_agent_series_observe_counts(struct ceems_series *s, uint64_t now_ns,
 	set_baseline(s, now_ns, l, cpu_s);
 }
 
-void
+CEEMS_TICK_PATH void
 ceems_agent_series_unlearned(struct ceems_series *s, int d, double per_w)
 {
 	if (s != NULL && d >= 0 && d < CEEMS_SERIES_RESTATED && isfinite(per_w))

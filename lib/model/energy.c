@@ -17,6 +17,7 @@
 #include "base/fileio.h"
 #include "base/log.h"
 #include "base/number.h"
+#include "base/tick_path.h"
 
 static const char *const gap_names[] = {
 	[CEEMS_GAP_NONE] = "none",
@@ -34,7 +35,7 @@ ceems_energy_gap_name(enum ceems_energy_gap g)
 	return gap_names[g];
 }
 
-void
+CEEMS_TICK_PATH void
 ceems_energy_source_take(struct ceems_energy_source *src,
 			 struct ceems_energy_take *out)
 {
@@ -51,19 +52,19 @@ ceems_energy_source_take(struct ceems_energy_source *src,
 	}
 }
 
-void
+CEEMS_TICK_PATH void
 ceems_energy_source_sample(struct ceems_energy_source *src, uint64_t now_ns)
 {
 	src->ops->sample(src, now_ns);
 }
 
-uint64_t
+CEEMS_TICK_PATH uint64_t
 ceems_energy_source_max_sample_interval_ns(const struct ceems_energy_source *src)
 {
 	return src->ops->max_sample_interval_ns(src);
 }
 
-struct ceems_energy_reader *
+CEEMS_TICK_PATH struct ceems_energy_reader *
 ceems_energy_source_reader(struct ceems_energy_source *src, size_t i)
 {
 	if (src->ops->reader == NULL || i >= src->ncounters)
@@ -78,7 +79,7 @@ ceems_energy_source_close(struct ceems_energy_source *src)
 		src->ops->close(src);
 }
 
-void
+CEEMS_TICK_PATH void
 ceems_energy_counter_add(struct ceems_energy_counter *c, double j)
 {
 	/* Energy of a tick that already has a gap is dropped by take();
@@ -94,7 +95,7 @@ ceems_energy_counter_gap(struct ceems_energy_counter *c,
 		c->pending_gap = gap;
 }
 
-int
+CEEMS_TICK_PATH int
 ceems_energy_pread_u64(int fd, uint64_t *value)
 {
 	char buf[64];
@@ -105,7 +106,7 @@ ceems_energy_pread_u64(int fd, uint64_t *value)
 	return ceems_number_parse_u64(buf, value);
 }
 
-uint64_t
+CEEMS_TICK_PATH uint64_t
 ceems_energy_wrap_period_ns(const struct ceems_energy_counter_limits *lim)
 {
 	double s;
@@ -118,7 +119,7 @@ ceems_energy_wrap_period_ns(const struct ceems_energy_counter_limits *lim)
 	return (uint64_t)(s * 1e9);
 }
 
-enum ceems_energy_gap
+CEEMS_TICK_PATH enum ceems_energy_gap
 ceems_energy_counter_delta(const struct ceems_energy_counter_limits *lim,
 			   uint64_t prev, uint64_t cur, uint64_t elapsed_ns,
 			   double *joules)
@@ -177,7 +178,7 @@ ceems_energy_open_file(const char *path)
 	return fd < 0 ? -errno : fd;
 }
 
-void
+CEEMS_TICK_PATH void
 ceems_energy_reader_set_state(struct ceems_energy_reader *r,
 			      const struct ceems_energy_counter *c,
 			      enum ceems_energy_gap state, const char *why)
@@ -251,7 +252,7 @@ ceems_energy_reader_fail(struct ceems_energy_reader *r,
 		r->rebase_gap = rebase;
 }
 
-void
+CEEMS_TICK_PATH void
 ceems_energy_reader_update(struct ceems_energy_reader *r,
 			   struct ceems_energy_counter *c, uint64_t cur,
 			   uint64_t now_ns)

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "model/idle_fit.h"
+#include "base/tick_path.h"
 
 void
 ceems_idle_fit_init(struct ceems_idle_fit *f)
@@ -79,7 +80,7 @@ refit(struct ceems_idle_fit *f)
 	f->value_w = f->intercept_w;
 }
 
-void
+CEEMS_TICK_PATH void
 ceems_idle_fit_add(struct ceems_idle_fit *f, double busy_cpus, double cores,
 		   double watts)
 {
@@ -96,7 +97,7 @@ ceems_idle_fit_add(struct ceems_idle_fit *f, double busy_cpus, double cores,
 	refit(f);
 }
 
-bool
+CEEMS_TICK_PATH bool
 ceems_idle_fit_value(const struct ceems_idle_fit *f, double *watts)
 {
 	if (!f->learned)

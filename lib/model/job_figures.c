@@ -14,6 +14,7 @@
 #include "model/emissions.h"
 #include "model/energy.h"
 #include "model/ledger.h"
+#include "base/tick_path.h"
 
 #define JOULES_PER_KWH 3.6e6
 
@@ -52,7 +53,7 @@ ceems_job_figures_ledger_coverage(const struct ceems_job_ledger *l,
 	return true;
 }
 
-double
+CEEMS_TICK_PATH double
 ceems_job_figures_ledger_total_j(const struct ceems_job_ledger *l)
 {
 	double sum = 0;
@@ -63,7 +64,7 @@ ceems_job_figures_ledger_total_j(const struct ceems_job_ledger *l)
 	return sum;
 }
 
-bool
+CEEMS_TICK_PATH bool
 ceems_job_figures_emission_factor_valid(const struct ceems_emission_factor *f)
 {
 	return f != NULL && isfinite(f->g_per_kwh) && f->g_per_kwh >= 0 &&
@@ -71,7 +72,7 @@ ceems_job_figures_emission_factor_valid(const struct ceems_emission_factor *f)
 	    f->pue >= 1 && f->pue <= CEEMS_EMISSIONS_MAX_PUE;
 }
 
-double
+CEEMS_TICK_PATH double
 ceems_job_figures_emissions_grams(double joules, const struct ceems_emission_factor *f)
 {
 	return joules / JOULES_PER_KWH * f->pue * f->g_per_kwh;

@@ -17,6 +17,7 @@
 
 #include "model/intensity.h"
 #include "model/ledger.h"
+#include "base/tick_path.h"
 
 #define JOULES_PER_KWH 3.6e6
 
@@ -55,7 +56,7 @@ presence(const struct ceems_ledger_job_tick *job, double dt_s)
 	return absent >= dt_s ? 0 : (dt_s - absent) / dt_s;
 }
 
-static double
+CEEMS_TICK_PATH static double
 weight(const struct ceems_ledger_job_tick *job, enum weight_kind kind,
        size_t dev, double dt_s)
 {
@@ -99,7 +100,7 @@ held_less_left(double node_figure, double left)
  * IS_STATIC) and return the rest, X * (DENOM - SUM_W) / DENOM.  SUM_W must
  * be weight_sum() of the same kind, and DENOM >= SUM_W.  With DENOM 0
  * there is nothing to split by: everything is rest. */
-static double
+CEEMS_TICK_PATH static double
 distribute(double x, enum weight_kind kind, size_t dev, double dt_s,
 	   double sum_w, double denom, const struct ceems_ledger_job_tick *jobs,
 	   size_t njobs, struct ceems_ledger_job_share *shares,
@@ -186,7 +187,7 @@ note_unlearned(const struct ceems_ledger_node_tick *node,
 
 /* Package or DRAM: a static part, min(idle power x dt, delta), by what
  * jobs hold, the rest (the active part) by what they use. */
-static void
+CEEMS_TICK_PATH static void
 split_static_active(const struct ceems_ledger_node_tick *node,
 		    const struct ceems_ledger_reading *r,
 		    enum ceems_energy_domain d, enum weight_kind held,
@@ -342,7 +343,7 @@ split_residual(const struct ceems_ledger_node_tick *node,
 				      jobs, njobs, shares, d, false);
 }
 
-int
+CEEMS_TICK_PATH int
 ceems_ledger_split(const struct ceems_ledger_node_tick *node,
 		   const struct ceems_ledger_job_tick *jobs, size_t njobs,
 		   struct ceems_ledger_job_share *shares,
@@ -461,7 +462,7 @@ ceems_ledger_add_tick(struct ceems_job_ledger *l,
 	return ceems_ledger_add_tick_timed(l, share, dt_s, factor, false);
 }
 
-int
+CEEMS_TICK_PATH int
 ceems_ledger_add_tick_timed(struct ceems_job_ledger *l,
 				const struct ceems_ledger_job_share *share,
 				double dt_s,

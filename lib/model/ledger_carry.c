@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "model/ledger_carry.h"
+#include "base/tick_path.h"
 
 static double
 nonneg(double x)
@@ -19,7 +20,7 @@ less(double x, double y)
 	return x > y ? x - y : 0;
 }
 
-void
+CEEMS_TICK_PATH void
 ceems_ledger_carry_clear(struct ceems_ledger_carry *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -34,7 +35,7 @@ reading_less(struct ceems_ledger_reading *r, double taken)
 		r->joules = less(r->joules, taken);
 }
 
-void
+CEEMS_TICK_PATH void
 ceems_ledger_carry_apply(const struct ceems_ledger_carry *c,
 			 struct ceems_ledger_node_tick *node)
 {
@@ -100,7 +101,7 @@ ceems_ledger_carry_add(struct ceems_ledger_carry *c,
 	}
 }
 
-void
+CEEMS_TICK_PATH void
 ceems_ledger_carry_restore(const struct ceems_ledger_carry *c,
 			   struct ceems_ledger_tick *tick)
 {

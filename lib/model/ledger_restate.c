@@ -7,6 +7,7 @@
 
 
 #include "model/ledger_restate.h"
+#include "base/tick_path.h"
 
 #define JOULES_PER_KWH 3.6e6
 
@@ -16,7 +17,7 @@ finite_or_0(double x)
 	return isfinite(x) ? x : 0;
 }
 
-void
+CEEMS_TICK_PATH void
 ceems_ledger_restate_add(struct ceems_ledger_unlearned *u,
 			 const struct ceems_ledger_job_share *share,
 			 const struct ceems_emission_factor *factor)
@@ -67,7 +68,7 @@ ceems_ledger_restate_account(struct ceems_job_ledger *l,
 	return l->joules[d] - before;
 }
 
-double
+CEEMS_TICK_PATH double
 ceems_ledger_restate_per_w(const struct ceems_ledger_job_share *share,
 			   enum ceems_energy_domain d, double part)
 {

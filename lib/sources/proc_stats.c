@@ -14,6 +14,7 @@
 #include "base/hotmem.h"
 #include "base/number.h"
 #include "sources/proc_stats.h"
+#include "base/tick_path.h"
 
 /* Ticks of CLK_TCK per second to ns, without overflow on the way. */
 static int
@@ -84,7 +85,7 @@ check_cpu_line(const char *p, const char *end)
 
 /* As ceems_proc_stats_parse_proc_stat; *SAW_END tells whether the line after the
  * last cpuN line was seen (else TEXT may have been cut short). */
-static int
+CEEMS_TICK_PATH static int
 parse_proc_stat(const char *text, long clk_tck, struct ceems_node_cpu *out,
 		bool *saw_end)
 {
@@ -313,7 +314,7 @@ ceems_proc_stats_reader_close(struct ceems_proc_reader *r)
 /* One read from the start, NUL-terminated: enough when it holds every
  * cpu line, the kernel making the file whole at each read.  0 when it
  * does not (read to the end then, below), 1 when *OUT and *RET are set. */
-static int
+CEEMS_TICK_PATH static int
 read_cpu_once(struct ceems_proc_reader *r, struct ceems_node_cpu *out, int *ret)
 {
 	struct ceems_node_cpu cpu;
@@ -334,7 +335,7 @@ read_cpu_once(struct ceems_proc_reader *r, struct ceems_node_cpu *out, int *ret)
 	return 1;
 }
 
-int
+CEEMS_TICK_PATH int
 ceems_proc_stats_read_cpu(struct ceems_proc_reader *r, struct ceems_node_cpu *out)
 {
 	int once;

@@ -24,6 +24,7 @@
 #include "base/log.h"
 #include "base/number.h"
 #include "sources/rapl.h"
+#include "base/tick_path.h"
 
 #define POWERCAP_DIR "/class/powercap"
 /* Constraints are numbered from 0; real zones have two or three. */
@@ -251,7 +252,7 @@ read_zone(struct rapl_zone *z, uint64_t *energy, uint64_t *range)
 	return 0;
 }
 
-static void
+CEEMS_TICK_PATH static void
 rapl_sample(struct ceems_energy_source *src, uint64_t now_ns)
 {
 	struct rapl_priv *priv = src->priv;
@@ -285,7 +286,7 @@ rapl_sample(struct ceems_energy_source *src, uint64_t now_ns)
 	}
 }
 
-static uint64_t
+CEEMS_TICK_PATH static uint64_t
 rapl_max_sample_interval_ns(const struct ceems_energy_source *src)
 {
 	const struct rapl_priv *priv = src->priv;
@@ -317,7 +318,7 @@ rapl_close(struct ceems_energy_source *src)
 	free(src);
 }
 
-static struct ceems_energy_reader *
+CEEMS_TICK_PATH static struct ceems_energy_reader *
 rapl_reader(struct ceems_energy_source *src, size_t i)
 {
 	struct rapl_priv *priv = src->priv;
