@@ -355,6 +355,27 @@ _show_log() {
     [ "$status" -eq 1 ] && [ "$(echo "$output" | jq -r .code)" = ENOENT ] || _fail "unknown job: $output"
 }
 
+@test "memory: a tick's state in one region of huge pages; what starting left free given back" {
+    local pid smaps heap huge
+    pid=$(_agent_pid) || _fail "no agent running"
+    # ASan and valgrind check what the C library allocates: the agent
+    # keeps to the heap under them.
+    grep -q libasan "/proc/$pid/maps" && skip "a sanitizer build keeps to the heap"
+    smaps=$(cat "/proc/$pid/smaps")
+    # Its state, the job registered above and their readers: in an
+    # anonymous mapping of the agent's own, backed by huge pages.
+    huge=$(echo "$smaps" | awk '/^AnonHugePages:/ && $2 > max { max = $2 } END { print max + 0 }')
+    if grep -q '\[never\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null; then
+        [ "$huge" = 0 ] || _fail "huge pages where the kernel gives none: $huge kB"
+    else
+        [ "$huge" -ge 2048 ] || _fail "no huge page in the agent's memory (largest $huge kB)"
+    fi
+    # The eBPF loader's copy of the kernel's BTF and the rest of start-up
+    # left about 8 MiB free on the heap before it was given back.
+    heap=$(echo "$smaps" | awk '/\[heap\]/ { h = 1; next } /^[0-9a-f]+-/ { h = 0 } h && /^Rss:/ { print $2 }')
+    [ "${heap:-0}" -lt 6144 ] || _fail "the heap holds ${heap} kB resident after start"
+}
+
 @test "garbage on the socket gets an error reply and the agent survives" {
     local py
     run _call 'garbage'
