@@ -17,6 +17,7 @@
 #include "base/fileio.h"
 #include "base/log.h"
 #include "../tap.h"
+#include "log_tap.h"
 #include "fixture.h"
 #include "tmptree.h"
 #include "agent_sim.h"
@@ -836,18 +837,10 @@ test_series_adds_up(void)
 	ceems_agent_open_close(a);
 }
 
-static void
-quiet(enum ceems_log_level level, const char *message, void *arg)
-{
-	(void)arg;
-	if (level <= CEEMS_LOG_WARNING)
-		printf("# log: %s\n", message);
-}
-
 int
 main(void)
 {
-	ceems_log_set_handler(quiet, NULL);
+	ceems_log_set_handler(log_tap_warnings, NULL);
 	make_trees();
 	test_attribution();
 	test_steps();

@@ -10,6 +10,7 @@
 #include "agent/agent.h"
 #include "base/log.h"
 #include "../tap.h"
+#include "log_tap.h"
 #include "tmptree.h"
 #include "agent_sim.h"
 
@@ -132,18 +133,10 @@ test_checkpoint_cadence(void)
 	ceems_agent_open_close(a);
 }
 
-static void
-quiet(enum ceems_log_level level, const char *message, void *arg)
-{
-	(void)arg;
-	if (level <= CEEMS_LOG_WARNING)
-		printf("# log: %s\n", message);
-}
-
 int
 main(void)
 {
-	ceems_log_set_handler(quiet, NULL);
+	ceems_log_set_handler(log_tap_warnings, NULL);
 	make_trees();
 	test_idle_job_steps_not_read();
 	test_checkpoint_cadence();

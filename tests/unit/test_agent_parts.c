@@ -18,6 +18,7 @@
 #include "agent/agent.h"
 #include "base/log.h"
 #include "../tap.h"
+#include "log_tap.h"
 #include "fixture.h"
 #include "tmptree.h"
 
@@ -237,18 +238,10 @@ test_parts(void)
 	ceems_agent_open_close(a);
 }
 
-static void
-quiet(enum ceems_log_level level, const char *message, void *arg)
-{
-	(void)arg;
-	if (level <= CEEMS_LOG_WARNING)
-		printf("# log: %s\n", message);
-}
-
 int
 main(void)
 {
-	ceems_log_set_handler(quiet, NULL);
+	ceems_log_set_handler(log_tap_warnings, NULL);
 	make_trees();
 	test_parts();
 	tmptree_remove(sys_root);
