@@ -52,8 +52,8 @@ demo_stop() {
 }
 
 demo_build() {
-	say "installing dependencies (apt-get, only what is missing)"
-	"$top/tests/install-deps.sh"
+	say "installing what the demo needs (apt-get, only what is missing)"
+	"$top/tests/install-deps.sh" demo
 	say "building ceems in $build"
 	(cd "$top" && autoreconf -fi) >/dev/null 2>&1
 	mkdir -p "$build"

@@ -80,7 +80,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 note "installing dependencies"
-"$top/tests/install-deps.sh" || { echo "0 passed, 1 failed"; exit 1; }
+"$top/tests/install-deps.sh" suite || { echo "0 passed, 1 failed"; exit 1; }
 
 mkdir -p "$build_root/logs"
 touch "$build_root/logs/.start"
