@@ -5,7 +5,6 @@
  * sysfs write "0000:3b:00.0": devices are matched on the last). */
 #include "config.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -13,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dynlib.h"
 #include "sources/gpu.h"
 #include "sources/gpu_internal.h"
 
@@ -78,78 +78,30 @@ ceems_gpu_backend_set_error(int *errnum, int value, char *err, size_t err_size,
 	va_end(ap);
 }
 
-/* dlopen (RTLD_NOW | RTLD_LOCAL) the first of NAMES[0..N-1] that loads.
- * The handle, or NULL with *ERRNUM -ENOENT and ERR saying which library
- * is missing and what to do (VENDOR names the hardware). */
-static void *
-load_library(const char *const *names, size_t n, const char *vendor,
-	     int *errnum, char *err, size_t err_size)
-{
-	const char *why = "not found";
-	void *h;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-		if (h != NULL)
-			return h;
-		why = dlerror();
-		if (why == NULL)
-			why = "not found";
-	}
-	ceems_gpu_backend_set_error(errnum, -ENOENT, err, err_size,
-			    "%s cannot be loaded (%s): no %s GPU is measured; "
-			    "install the driver's management library or set "
-			    "the library path in ceems.conf",
-			    names[0], why, vendor);
-	return NULL;
-}
-
-/* Look up every SYMS[i] in HANDLE and store its address in TABLE at the
- * entry's offset (NULL for an optional one that is absent).  0, or
- * -ENOSYS with ERR naming the first required entry point missing. */
-static int
-resolve_symbols(void *handle, const char *library,
-		const struct ceems_gpu_symbol *syms, size_t n, void *table,
-		char *err, size_t err_size)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		void *addr = dlsym(handle, syms[i].name);
-
-		if (addr == NULL && syms[i].required) {
-			ceems_gpu_backend_set_error(NULL, -ENOSYS, err, err_size,
-					    "%s has no %s: the library is too "
-					    "old or not the vendor's; install "
-					    "the driver's own", library,
-					    syms[i].name);
-			return -ENOSYS;
-		}
-		/* POSIX: a function's address fits a data pointer. */
-		memcpy((char *)table + syms[i].offset, &addr, sizeof(addr));
-	}
-	return 0;
-}
-
 void *
 ceems_gpu_backend_open_library(const char *const *names, size_t nnames,
-		       const char *vendor, const struct ceems_gpu_symbol *syms,
+		       const char *vendor, const struct ceems_dynlib_symbol *syms,
 		       size_t nsyms, void *table, size_t table_size,
 		       int *errnum, char *err, size_t err_size)
 {
-	void *h = load_library(names, nnames, vendor, errnum, err, err_size);
+	char why[256];
+	void *h = ceems_dynlib_open(names, nnames, syms, nsyms, table,
+				    table_size, errnum, why, sizeof(why));
 
-	if (h == NULL)
-		return NULL;
-	if (resolve_symbols(h, names[0], syms, nsyms, table, err,
-			    err_size) < 0) {
-		ceems_gpu_backend_set_error(errnum, -ENOSYS, NULL, 0, "%s", "");
-		memset(table, 0, table_size);
-		dlclose(h);
-		return NULL;
-	}
-	return h;
+	if (h != NULL)
+		return h;
+	if (*errnum == -ENOSYS)
+		ceems_gpu_backend_set_error(errnum, -ENOSYS, err, err_size,
+				    "%s has no %s: the library is too old or "
+				    "not the vendor's; install the driver's own",
+				    names[0], why);
+	else
+		ceems_gpu_backend_set_error(errnum, -ENOENT, err, err_size,
+				    "%s cannot be loaded (%s): no %s GPU is "
+				    "measured; install the driver's management "
+				    "library or set the library path in ceems.conf",
+				    names[0], why, vendor);
+	return NULL;
 }
 
 void

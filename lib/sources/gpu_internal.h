@@ -10,19 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/dynlib.h"
 #include "sources/gpu.h"
 
 /* "dddd:bb:dd.f" and the NUL; a domain over 0xffff has more digits. */
 #define CEEMS_GPU_BUS_ID_LEN 13
-
-/* One entry point of a vendor library: where its address goes (a
- * function pointer member of the backend's table, as bytes) and
- * whether the backend works without it. */
-struct ceems_gpu_symbol {
-	const char *name;
-	size_t offset;		/* in the table of function pointers */
-	bool required;
-};
 
 /* dlopen (RTLD_NOW | RTLD_LOCAL) the first of NAMES[0..NNAMES-1] that
  * loads, and store the address of every SYMS[i] in TABLE (TABLE_SIZE
@@ -33,7 +25,7 @@ struct ceems_gpu_symbol {
  * the library lacks. */
 void *ceems_gpu_backend_open_library(const char *const *names, size_t nnames,
 			     const char *vendor,
-			     const struct ceems_gpu_symbol *syms, size_t nsyms,
+			     const struct ceems_dynlib_symbol *syms, size_t nsyms,
 			     void *table, size_t table_size, int *errnum,
 			     char *err, size_t err_size);
 

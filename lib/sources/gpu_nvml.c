@@ -58,7 +58,7 @@ struct nvml_fns {
 
 #define SYM(name, member, required) \
 	{ name, offsetof(struct nvml_fns, member), required }
-static const struct ceems_gpu_symbol nvml_symbols[] = {
+static const struct ceems_dynlib_symbol nvml_symbols[] = {
 	SYM("nvmlInit_v2", init, true),
 	SYM("nvmlShutdown", shutdown, true),
 	SYM("nvmlDeviceGetCount_v2", count, true),

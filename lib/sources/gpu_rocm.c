@@ -53,7 +53,7 @@ struct rocm_fns {
 
 #define SYM(name, member, required) \
 	{ name, offsetof(struct rocm_fns, member), required }
-static const struct ceems_gpu_symbol rocm_symbols[] = {
+static const struct ceems_dynlib_symbol rocm_symbols[] = {
 	SYM("rsmi_init", init, true),
 	SYM("rsmi_shut_down", shut_down, true),
 	SYM("rsmi_num_monitor_devices", num_devices, true),
