@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "sources/bmc.h"
+#include "sources/bmc_freeipmi.h"
 #include "sources/bmc_ipmi.h"
 #include "model/energy.h"
 #include "base/log.h"
@@ -341,12 +342,20 @@ start_thread(struct bmc_priv *p)
 struct ceems_energy_source *
 ceems_bmc_open(const struct ceems_bmc_options *o, uint64_t now_ns)
 {
+	const struct ceems_bmc_freeipmi *fi;
 	struct ceems_energy_source *src;
 	struct bmc_priv *p;
 	pthread_condattr_t ca;
+	char why[512];
 
 	if (o->mode == CEEMS_BMC_NONE || !options_usable(o))
 		return NULL;
+	/* Loaded here, at start, before the agent confines itself: an
+	 * agent without a BMC source never maps it. */
+	if (ceems_bmc_freeipmi_load(&fi, why, sizeof(why)) < 0) {
+		ceems_error("BMC: %s: node energy from the BMC is off", why);
+		return NULL;
+	}
 	src = calloc(1, sizeof(*src));
 	p = calloc(1, sizeof(*p));
 	if (src == NULL || p == NULL ||

@@ -1,4 +1,5 @@
-/* bmc_ipmi.c - the IPMI conversation with a BMC, through libfreeipmi:
+/* bmc_ipmi.c - the IPMI conversation with a BMC, through libfreeipmi
+ * (its table of entry points, bmc_freeipmi.h, loaded at run time):
  * open a session (in band through the kernel's IPMI device, or LANplus),
  * and read the node's power by DCMI Get Power Reading, or else from a
  * power sensor of the SDR.
@@ -98,7 +99,7 @@ void
 ceems_bmc_ipmi_why(struct bmc_link *l, const char *what, char *why, size_t why_size)
 {
 	snprintf(why, why_size, "%s: %s", what,
-		 ipmi_ctx_errormsg(l->ctx));
+		 l->fi->ipmi_ctx_errormsg(l->ctx));
 }
 
 static unsigned
@@ -133,7 +134,16 @@ ceems_bmc_ipmi_link_open(const struct ceems_bmc_options *o,
 	uint8_t privilege = IPMI_PRIVILEGE_LEVEL_USER;
 	int ret;
 
-	if (l == NULL || (l->ctx = ipmi_ctx_create()) == NULL) {
+	if (l == NULL) {
+		snprintf(why, why_size, "out of memory");
+		return NULL;
+	}
+	/* Loaded by ceems_bmc_open already: this only takes the table. */
+	if (ceems_bmc_freeipmi_load(&l->fi, why, why_size) < 0) {
+		free(l);
+		return NULL;
+	}
+	if ((l->ctx = l->fi->ipmi_ctx_create()) == NULL) {
 		snprintf(why, why_size, "out of memory");
 		free(l);
 		return NULL;
@@ -148,14 +158,14 @@ ceems_bmc_ipmi_link_open(const struct ceems_bmc_options *o,
 		/* Cipher suite 3 (HMAC-SHA1, AES-CBC-128): what every IPMI 2.0
 		 * BMC must offer.  The retransmission timeout is a quarter
 		 * of the session's, so a lost datagram is sent again. */
-		ret = ipmi_ctx_open_outofband_2_0(l->ctx, o->host,
+		ret = l->fi->ipmi_ctx_open_outofband_2_0(l->ctx, o->host,
 				cr->username, cr->password, NULL, 0,
 				privilege, 3, timeout_ms,
 				timeout_ms / 4,
 				freeipmi_workarounds(o->workarounds), 0);
 	else
-		ret = ipmi_ctx_open_inband(l->ctx, IPMI_DEVICE_OPENIPMI, 0, 0,
-					   0, NULL, 0, 0);
+		ret = l->fi->ipmi_ctx_open_inband(l->ctx, IPMI_DEVICE_OPENIPMI,
+						  0, 0, 0, NULL, 0, 0);
 	if (ret < 0) {
 		ceems_bmc_ipmi_why(l, o->mode == CEEMS_BMC_LAN ? "LANplus session" :
 			 "kernel IPMI device", why, why_size);
@@ -171,8 +181,8 @@ ceems_bmc_ipmi_link_close(struct bmc_link *l)
 	if (l == NULL)
 		return;
 	if (l->ctx != NULL) {
-		ipmi_ctx_close(l->ctx);
-		ipmi_ctx_destroy(l->ctx);
+		l->fi->ipmi_ctx_close(l->ctx);
+		l->fi->ipmi_ctx_destroy(l->ctx);
 	}
 	free(l);
 }
@@ -195,7 +205,8 @@ static int
 read_dcmi(struct bmc_link *l, struct ceems_bmc_reading *r, char *why,
 	  size_t why_size)
 {
-	fiid_obj_t obj = fiid_obj_create(tmpl_cmd_dcmi_get_power_reading_rs);
+	fiid_obj_t obj =
+		l->fi->fiid_obj_create(l->fi->tmpl_cmd_dcmi_get_power_reading_rs);
 	uint64_t current = 0, stamp = 0, period = 0, active = 0;
 	int ret = 0;
 
@@ -203,17 +214,17 @@ read_dcmi(struct bmc_link *l, struct ceems_bmc_reading *r, char *why,
 		snprintf(why, why_size, "out of memory");
 		return -ENOMEM;
 	}
-	if (ipmi_cmd_dcmi_get_power_reading(l->ctx,
+	if (l->fi->ipmi_cmd_dcmi_get_power_reading(l->ctx,
 			IPMI_DCMI_POWER_READING_MODE_SYSTEM_POWER_STATISTICS,
 			0, obj) < 0) {
 		ceems_bmc_ipmi_why(l, "DCMI Get Power Reading", why, why_size);
-		ret = no_such_command(ipmi_ctx_errnum(l->ctx)) ? -ENOTSUP :
+		ret = no_such_command(l->fi->ipmi_ctx_errnum(l->ctx)) ? -ENOTSUP :
 		      -EIO;
-	} else if (FIID_OBJ_GET(obj, "current_power", &current) < 0 ||
-		   FIID_OBJ_GET(obj, "time_stamp", &stamp) < 0 ||
-		   FIID_OBJ_GET(obj, "statistics_reporting_time_period",
+	} else if (l->fi->FIID_OBJ_GET(obj, "current_power", &current) < 0 ||
+		   l->fi->FIID_OBJ_GET(obj, "time_stamp", &stamp) < 0 ||
+		   l->fi->FIID_OBJ_GET(obj, "statistics_reporting_time_period",
 				&period) < 0 ||
-		   FIID_OBJ_GET(obj, "power_reading_state.power_measurement",
+		   l->fi->FIID_OBJ_GET(obj, "power_reading_state.power_measurement",
 				&active) < 0) {
 		snprintf(why, why_size, "DCMI Get Power Reading: short answer");
 		ret = -ENOTSUP;
@@ -227,7 +238,7 @@ read_dcmi(struct bmc_link *l, struct ceems_bmc_reading *r, char *why,
 		r->stamp = (uint32_t)stamp;
 		r->period_ms = (uint32_t)period;
 	}
-	fiid_obj_destroy(obj);
+	l->fi->fiid_obj_destroy(obj);
 	return ret;
 }
 

@@ -1,5 +1,5 @@
 /* bmc_ipmi.h - one IPMI connection to a BMC and its power reading
- * (bmc_ipmi.c, through libfreeipmi).  Used by the BMC source's thread
+ * (bmc_ipmi.c, through libfreeipmi's table, bmc_freeipmi.h).  Used by the BMC source's thread
  * only: every call may block up to the options' timeout (LAN) or the
  * kernel driver's (in band). */
 #ifndef CEEMS_BMC_IPMI_H
@@ -12,12 +12,13 @@
 #include "sources/bmc.h"
 
 #ifdef HAVE_FREEIPMI
-#include <freeipmi/freeipmi.h>
+#include "sources/bmc_freeipmi.h"
 
 enum bmc_how { BMC_HOW_UNKNOWN = 0, BMC_HOW_DCMI, BMC_HOW_SDR };
 
 /* An open connection and how it reads the power, once chosen. */
 struct bmc_link {
+	const struct ceems_bmc_freeipmi *fi;	/* libfreeipmi's table */
 	ipmi_ctx_t ctx;
 	enum bmc_how how;
 	uint8_t sensor_number;		/* BMC_HOW_SDR: its sensor */
