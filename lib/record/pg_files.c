@@ -25,11 +25,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef HAVE_LIBPQ
-#include <libpq-fe.h>
-#endif
-
 #include "record/pg_files.h"
+#include "record/pg_lib.h"
 
 int
 ceems_pg_files_home(char *buf, size_t size)
@@ -100,7 +97,8 @@ add_options(const PQconninfoOption *options, ceems_pg_file_fn add, void *arg)
 /* What libpq fills in for SERVICE (and the PG* environment), by its own
  * reading of the service files: PGSERVICE set for the call only. */
 static void
-add_service(const char *service, ceems_pg_file_fn add, void *arg)
+add_service(const struct ceems_pg_lib *pq, const char *service,
+	    ceems_pg_file_fn add, void *arg)
 {
 	const char *old = getenv("PGSERVICE");
 	char *saved = old != NULL ? strdup(old) : NULL;
@@ -110,7 +108,7 @@ add_service(const char *service, ceems_pg_file_fn add, void *arg)
 		free(saved);
 		return;
 	}
-	defaults = PQconndefaults();
+	defaults = pq->conndefaults();
 	if (saved != NULL)
 		(void)setenv("PGSERVICE", saved, 1);
 	else if (service != NULL)
@@ -119,20 +117,27 @@ add_service(const char *service, ceems_pg_file_fn add, void *arg)
 	if (defaults == NULL)
 		return;
 	add_options(defaults, add, arg);
-	PQconninfoFree(defaults);
+	pq->conninfoFree(defaults);
 }
 
 int
 ceems_pg_files(const char *conninfo, const char *home,
-	       ceems_pg_file_fn add, void *arg)
+	       ceems_pg_file_fn add, void *arg, char *err, size_t err_size)
 {
+	const struct ceems_pg_lib *pq;
 	PQconninfoOption *options;
 	const char *service = NULL, *env;
-	char *err = NULL;
+	char *why = NULL;
+	int r;
 
-	options = PQconninfoParse(conninfo, &err);
+	r = ceems_pg_lib_load(&pq, err, err_size);
+	if (r < 0)
+		return r;
+	options = pq->conninfoParse(conninfo, &why);
 	if (options == NULL) {
-		PQfreemem(err);
+		snprintf(err, err_size, "the database connection string does not parse: %s",
+			 why != NULL ? why : "out of memory");
+		pq->freemem(why);
 		return -EINVAL;
 	}
 	add_joined(add, arg, home, ".pgpass", false);
@@ -151,8 +156,8 @@ ceems_pg_files(const char *conninfo, const char *home,
 		if (strcmp(o->keyword, "service") == 0 && o->val != NULL &&
 		    o->val[0] != '\0')
 			service = o->val;
-	add_service(service, add, arg);
-	PQconninfoFree(options);
+	add_service(pq, service, add, arg);
+	pq->conninfoFree(options);
 	return 0;
 }
 
@@ -160,13 +165,14 @@ ceems_pg_files(const char *conninfo, const char *home,
 
 int
 ceems_pg_files(const char *conninfo, const char *home,
-	       ceems_pg_file_fn add, void *arg)
+	       ceems_pg_file_fn add, void *arg, char *err, size_t err_size)
 {
 	(void)conninfo;
 	(void)home;
 	(void)add;
 	(void)arg;
-	return -EINVAL;
+	snprintf(err, err_size, "this ceems was built without PostgreSQL (--without-pq)");
+	return -ENOTSUP;
 }
 
 #endif

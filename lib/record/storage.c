@@ -3,8 +3,10 @@
  * PQsendQueryParams, poll with one deadline), because the caller is
  * slurmstepd at the end of a job: a database that is slow or a network
  * that drops packets must cost the job at most database_timeout, never
- * libpq's default of waiting forever.  Built --without-pq, every record
- * goes to the spool. */
+ * libpq's default of waiting forever.  libpq is called through its table
+ * (pg_lib.h), loaded at the first connection: a process that never
+ * connects never maps it.  Built --without-pq, every record goes to the
+ * spool. */
 #include "config.h"
 
 #include <errno.h>
@@ -15,11 +17,8 @@
 #include <string.h>
 #include <time.h>
 
-#ifdef HAVE_LIBPQ
-#include <libpq-fe.h>
-#endif
-
 #include "base/log.h"
+#include "record/pg_lib.h"
 #include "record/spool.h"
 #include "record/storage.h"
 #include "base/clock.h"
@@ -91,6 +90,7 @@ ceems_storage_have_database(const struct ceems_config *config)
 #ifdef HAVE_LIBPQ
 
 struct ceems_db {
+	const struct ceems_pg_lib *pq;
 	PGconn *conn;
 	uint64_t timeout_ns;
 	uint64_t deadline;		/* of the batch in flight, 0: none */
@@ -142,31 +142,32 @@ static int
 db_send(struct ceems_db *db, const char *sql, const char *param,
 	uint64_t deadline, char *err, size_t err_size)
 {
+	const struct ceems_pg_lib *pq = db->pq;
 	PGconn *c = db->conn;
 	int sent, r;
 
 	sent = param != NULL ?
-	       PQsendQueryParams(c, sql, 1, NULL, &param, NULL, NULL, 0) :
-	       PQsendQuery(c, sql);
+	       pq->sendQueryParams(c, sql, 1, NULL, &param, NULL, NULL, 0) :
+	       pq->sendQuery(c, sql);
 	if (!sent) {
-		say_pq(err, err_size, "cannot send the statement", PQerrorMessage(c));
+		say_pq(err, err_size, "cannot send the statement", pq->errorMessage(c));
 		return -EIO;
 	}
-	while ((r = PQflush(c)) != 0) {
+	while ((r = pq->flush(c)) != 0) {
 		if (r < 0) {
-			say_pq(err, err_size, "cannot send the statement", PQerrorMessage(c));
+			say_pq(err, err_size, "cannot send the statement", pq->errorMessage(c));
 			return -EIO;
 		}
 		/* libpq: wait for the socket to be writable, or readable,
 		 * and then take in what the server sent. */
-		r = wait_fd(PQsocket(c), POLLIN | POLLOUT, deadline);
+		r = wait_fd(pq->socket(c), POLLIN | POLLOUT, deadline);
 		if (r < 0) {
 			say(err, err_size, "no answer within %.1f s while sending",
 			    (double)db->timeout_ns / 1e9);
 			return r;
 		}
-		if ((r & POLLIN) && !PQconsumeInput(c)) {
-			say_pq(err, err_size, "connection lost", PQerrorMessage(c));
+		if ((r & POLLIN) && !pq->consumeInput(c)) {
+			say_pq(err, err_size, "connection lost", pq->errorMessage(c));
 			return -EIO;
 		}
 	}
@@ -179,34 +180,35 @@ db_send(struct ceems_db *db, const char *sql, const char *param,
 static int
 db_finish(struct ceems_db *db, uint64_t deadline, char *err, size_t err_size)
 {
+	const struct ceems_pg_lib *pq = db->pq;
 	PGconn *c = db->conn;
 	int ret = 0, r;
 
 	for (;;) {
 		PGresult *res;
 
-		while (PQisBusy(c)) {
-			r = wait_fd(PQsocket(c), POLLIN, deadline);
+		while (pq->isBusy(c)) {
+			r = wait_fd(pq->socket(c), POLLIN, deadline);
 			if (r < 0) {
 				say(err, err_size, "no answer within %.1f s",
 				    (double)db->timeout_ns / 1e9);
 				return r;
 			}
-			if (!PQconsumeInput(c)) {
-				say_pq(err, err_size, "connection lost", PQerrorMessage(c));
+			if (!pq->consumeInput(c)) {
+				say_pq(err, err_size, "connection lost", pq->errorMessage(c));
 				return -EIO;
 			}
 		}
-		res = PQgetResult(c);
+		res = pq->getResult(c);
 		if (res == NULL)
 			break;
-		switch (PQresultStatus(res)) {
+		switch (pq->resultStatus(res)) {
 		case PGRES_COMMAND_OK:
 		case PGRES_TUPLES_OK:
 			break;
 		default:
 			if (ret == 0) {
-				const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+				const char *state = pq->resultErrorField(res, PG_DIAG_SQLSTATE);
 
 				/* Data exceptions (22) and integrity
 				 * constraint violations (23) are about this
@@ -219,14 +221,14 @@ db_finish(struct ceems_db *db, uint64_t deadline, char *err, size_t err_size)
 							strncmp(state, "23", 2) == 0) ?
 				      -EBADMSG : -EIO;
 				say_pq(err, err_size, state != NULL ? state : "error",
-				       PQresultErrorMessage(res));
+				       pq->resultErrorMessage(res));
 			}
 			break;
 		}
-		PQclear(res);
+		pq->clear(res);
 	}
-	if (ret == 0 && PQstatus(c) != CONNECTION_OK) {
-		say_pq(err, err_size, "connection lost", PQerrorMessage(c));
+	if (ret == 0 && pq->status(c) != CONNECTION_OK) {
+		say_pq(err, err_size, "connection lost", pq->errorMessage(c));
 		ret = -EIO;
 	}
 	return ret;
@@ -249,6 +251,7 @@ db_connect_until(const struct ceems_config *config, uint64_t deadline,
 	static const char *const keys[] = { "dbname", "connect_timeout",
 		"fallback_application_name", NULL };
 	PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+	const struct ceems_pg_lib *pq;
 	struct ceems_db *db;
 	const char *values[4];
 	char timeout_s[24], set[200];
@@ -260,11 +263,15 @@ db_connect_until(const struct ceems_config *config, uint64_t deadline,
 		say(err, err_size, "no database configured");
 		return -ENOTSUP;
 	}
+	r = ceems_pg_lib_load(&pq, err, err_size);
+	if (r < 0)
+		return r;
 	db = calloc(1, sizeof(*db));
 	if (db == NULL) {
 		say(err, err_size, "out of memory");
 		return -ENOMEM;
 	}
+	db->pq = pq;
 	db->timeout_ns = config->database_timeout_ns;
 	/* libpq's own limit too (whole seconds, at least 2), in case a
 	 * step of its connection blocks where our poll does not reach. */
@@ -275,25 +282,25 @@ db_connect_until(const struct ceems_config *config, uint64_t deadline,
 	values[1] = timeout_s;
 	values[2] = "ceems";
 	values[3] = NULL;
-	db->conn = PQconnectStartParams(keys, values, 1);
+	db->conn = pq->connectStartParams(keys, values, 1);
 	if (db->conn == NULL) {
 		free(db);
 		say(err, err_size, "out of memory");
 		return -ENOMEM;
 	}
-	if (PQstatus(db->conn) == CONNECTION_BAD) {
-		say_pq(err, err_size, "cannot connect", PQerrorMessage(db->conn));
+	if (pq->status(db->conn) == CONNECTION_BAD) {
+		say_pq(err, err_size, "cannot connect", pq->errorMessage(db->conn));
 		ceems_storage_db_close(db);
 		return -ECONNREFUSED;
 	}
 	/* The first PQconnectPoll comes after the socket is writable. */
 	while (st != PGRES_POLLING_OK) {
 		if (st == PGRES_POLLING_FAILED) {
-			say_pq(err, err_size, "cannot connect", PQerrorMessage(db->conn));
+			say_pq(err, err_size, "cannot connect", pq->errorMessage(db->conn));
 			ceems_storage_db_close(db);
 			return -ECONNREFUSED;
 		}
-		r = wait_fd(PQsocket(db->conn),
+		r = wait_fd(pq->socket(db->conn),
 			    st == PGRES_POLLING_READING ? POLLIN : POLLOUT, deadline);
 		if (r < 0) {
 			if (r == -ETIMEDOUT)
@@ -304,10 +311,10 @@ db_connect_until(const struct ceems_config *config, uint64_t deadline,
 			ceems_storage_db_close(db);
 			return r;
 		}
-		st = PQconnectPoll(db->conn);
+		st = pq->connectPoll(db->conn);
 	}
-	if (PQsetnonblocking(db->conn, 1) != 0) {
-		say_pq(err, err_size, "cannot connect", PQerrorMessage(db->conn));
+	if (pq->setnonblocking(db->conn, 1) != 0) {
+		say_pq(err, err_size, "cannot connect", pq->errorMessage(db->conn));
 		ceems_storage_db_close(db);
 		return -EIO;
 	}
@@ -392,7 +399,7 @@ ceems_storage_db_close(struct ceems_db *db)
 {
 	if (db == NULL)
 		return;
-	PQfinish(db->conn);
+	db->pq->finish(db->conn);
 	free(db);
 }
 

@@ -48,16 +48,19 @@ int ceems_storage_store_again(const struct ceems_config *config,
 			      size_t err_size);
 
 /* Whether records go to a database: one is configured and this build
- * has libpq. */
+ * has libpq (which is loaded only when connecting: installed or not, it
+ * is not looked for here). */
 bool ceems_storage_have_database(const struct ceems_config *config);
 
 /* ---- one database connection, kept by the replay ---- */
 
 struct ceems_db;
 
-/* Connect within config->database_timeout.  Returns 0 with *DB set, or
- * -errno with ERR: -ENOTSUP without libpq or without a database
- * configured, -ETIMEDOUT, -ECONNREFUSED (libpq's message in ERR). */
+/* Connect within config->database_timeout.  libpq is loaded at the
+ * first connection (record/pg_lib.h).  Returns 0 with *DB set, or
+ * -errno with ERR: -ENOTSUP when built without libpq or without a
+ * database configured, -ENOENT when libpq is not installed (-ENOSYS:
+ * too old), -ETIMEDOUT, -ECONNREFUSED (libpq's message in ERR). */
 int ceems_storage_db_connect(const struct ceems_config *config,
 		     struct ceems_db **db, char *err, size_t err_size);
 

@@ -8,7 +8,9 @@
 # energy split adding up to what the counters moved, hostile clients,
 # restart from a checkpoint after kill -9 with the downtime recovered from
 # the counters (or, over a counter reset, recorded as a gap), the tick's
-# memory (a region of huge pages, the heap given back after start), a
+# memory (a region of huge pages, the heap given back after start), the
+# libraries loaded only where used (libpq by the replay process,
+# libfreeipmi with a BMC) and the resident memory's budget, a
 # second agent's whole life under valgrind's memcheck, and a clean
 # SIGTERM.
 #
@@ -379,6 +381,26 @@ _show_log() {
     [ "${heap:-0}" -lt 6144 ] || _fail "the heap holds ${heap} kB resident after start"
 }
 
+@test "memory: without a database or a BMC, neither libpq nor libfreeipmi is mapped; VmRSS within 8 MiB + 64 KiB a job" {
+    local pid jobs rss budget
+    pid=$(_agent_pid) || _fail "no agent running"
+    ! grep -q '^database' "$D/ceems.conf" && ! grep -q '^bmc' "$D/ceems.conf" ||
+        _fail "this agent's configuration names a database or a BMC"
+    # Loaded only where they are used: the replay process (with a
+    # database), the BMC source (with a BMC).
+    ! grep -E '/lib(pq|freeipmi)\.so' "/proc/$pid/maps" ||
+        _fail "the agent maps a library it does not use"
+    grep -q libasan "/proc/$pid/maps" && skip "a sanitizer build is larger by design"
+    # The budget of its resident memory as ps shows it.
+    jobs=$(_call '{"op":"status"}' | jq -r .jobs)
+    [ "$jobs" -ge 1 ] || _fail "no job registered: $jobs"
+    rss=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$pid/status")
+    budget=$((8192 + 64 * jobs))
+    echo "# VmRSS $rss KiB with $jobs job(s), budget $budget KiB;" \
+        "$(grep RssFile "/proc/$pid/status" | tr -s '\t ' ' ')" >&3
+    [ "$rss" -le "$budget" ] || _fail "VmRSS $rss KiB over $budget KiB: $(grep ^Rss "/proc/$pid/status" | tr '\n' ' ')"
+}
+
 @test "garbage on the socket gets an error reply and the agent survives" {
     local py
     run _call 'garbage'
@@ -742,6 +764,13 @@ while True:
         _fail "replay process: $(grep Threads "/proc/$child/status")"
     grep -q '^NoNewPrivs:[[:space:]]*1$' "/proc/$child/status" ||
         _fail "replay process: no_new_privs is not set"
+    # libpq loaded by the replay process alone (after the confinement),
+    # libfreeipmi by the agent for its BMC source.
+    grep -q '/libpq\.so' "/proc/$child/maps" ||
+        _fail "the replay process reached the database without libpq mapped"
+    ! grep -q '/libpq\.so' "/proc/$agent/maps" || _fail "the agent itself maps libpq"
+    grep -q '/libfreeipmi\.so' "/proc/$agent/maps" ||
+        _fail "the agent with a BMC source maps no libfreeipmi"
     for fd in $(ls "/proc/$child/fd"); do
         link=$(readlink "/proc/$child/fd/$fd")
         case $fd:$link in

@@ -220,7 +220,7 @@ EOF
 }
 
 @test "a password role reached through a service file and root's ~/.pgpass: the confined agent stores the spool" {
-    local conf i home=$D/home-pw
+    local conf i agent replay home=$D/home-pw
     # The role needs its password (scram), which only ~/.pgpass holds;
     # host, port, database and user come from ~/.pg_service.conf.  The
     # agent is confined (Landlock): of $D only these files are named.
@@ -262,6 +262,8 @@ EOF
     [ "$status" -eq 0 ] || _fail "$output"
     [[ "$output" == *"ok: can read $home/.pgpass (database credentials)"* ]] || _fail "$output"
     [[ "$output" == *"ok: can read $home/.pg_service.conf (database credentials)"* ]] || _fail "$output"
+    grep -q '^ok: can read .*/libpq\.so[^ ]* (libpq, for the replay process)$' <<<"$output" ||
+        _fail "libpq not checked readable: $output"
 
     ( env -i PATH="$PATH" HOME="$home" sh -c 'echo $$ >"$1"; shift; exec "$@"' sh \
         "$D/agent-pw.pid" "$AGENT" -c "$D/agent-pw.conf" 2>>"$D/agent-pw.log" >/dev/null ) 3>&- &
@@ -269,7 +271,14 @@ EOF
         [ "$(_records "$D/spool-t-pw")" -eq 0 ] && break
         sleep 0.1
     done
-    kill "$(cat "$D/agent-pw.pid")"
+    # Its replay process loaded libpq (once confined) and stored the
+    # records; the agent itself maps none of libpq.
+    agent=$(cat "$D/agent-pw.pid")
+    replay=$(pgrep -P "$agent" | head -n 1)
+    [ -n "$replay" ] && grep -q '/libpq\.so' "/proc/$replay/maps" ||
+        _fail "no replay process with libpq mapped under the agent $agent"
+    ! grep -q '/libpq\.so' "/proc/$agent/maps" || _fail "the agent itself maps libpq"
+    kill "$agent"
     grep -q 'file system confined' "$D/agent-pw.log" || _fail "not confined: $(cat "$D/agent-pw.log")"
     [ "$(_records "$D/spool-t-pw")" -eq 0 ] || _fail "$(_records "$D/spool-t-pw") records left: $(cat "$D/agent-pw.log")"
     [ "$(_rows t-pw)" = "3 3 0" ] || _fail "rows: $(_rows t-pw)"

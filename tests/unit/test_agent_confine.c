@@ -1,8 +1,10 @@
 /* test_agent_confine.c - tools/agent/agent_confine.c and lib/record/pg_files.c:
  * the
  * files libpq may read for a connection string (its service entry's
- * included) are listed, and a process confined with Landlock can read
- * them, and only them, in the database user's home; a note_dir outside
+ * included) are listed, in a child process too (this one then maps no
+ * libpq), and a process confined with Landlock can read
+ * them, and only them, in the database user's home, and still load
+ * libpq (as the replay process does); a note_dir outside
  * spool_dir, and a spool_dir missing at start, stay readable and
  * writable.  Each confinement runs in a
  * child: Landlock cannot be undone. */
@@ -26,6 +28,7 @@
 #include "base/conf.h"
 #include "base/log.h"
 #include "record/pg_files.h"
+#include "record/pg_lib.h"
 #include "../tap.h"
 
 static char dir[] = "/tmp/ceems-test-confine.XXXXXX";
@@ -106,11 +109,12 @@ static void
 test_files(void)
 {
 	static struct listed l;
-	char conninfo[PATH_MAX * 2], home[PATH_MAX];
+	char conninfo[PATH_MAX * 2], home[PATH_MAX], err[512];
 
 	connection(conninfo, sizeof(conninfo));
 	path_of(home, sizeof(home), "home");
-	is_int(ceems_pg_files(conninfo, home, collect, &l), 0, "conninfo parsed");
+	is_int(ceems_pg_files(conninfo, home, collect, &l, err, sizeof(err)), 0,
+	       "conninfo parsed");
 	ok(listed(&l, "home/.pgpass", false), "~/.pgpass listed");
 	ok(listed(&l, "home/.pg_service.conf", false), "~/.pg_service.conf listed");
 	ok(listed(&l, "home/.postgresql", true), "~/.postgresql/ listed");
@@ -118,8 +122,82 @@ test_files(void)
 	ok(listed(&l, "creds/ceems.pass", false), "the service entry's passfile listed");
 	ok(listed(&l, "certs/ca.crt", false), "the service entry's sslrootcert listed");
 	ok(!listed(&l, "home/other", false), "nothing else of the home listed");
-	is_int(ceems_pg_files("host='unterminated", home, collect, &l), -EINVAL,
+	is_int(ceems_pg_files("host='unterminated", home, collect, &l, err,
+			      sizeof(err)), -EINVAL,
 	       "a conninfo that does not parse is refused");
+}
+
+/* Whether this process maps a file whose name has NAME in it. */
+static bool
+maps_library(const char *name)
+{
+	char line[PATH_MAX + 128];
+	bool found = false;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (f == NULL)
+		return false;
+	while (!found && fgets(line, sizeof(line), f) != NULL)
+		found = strstr(line, name) != NULL;
+	fclose(f);
+	return found;
+}
+
+/* What ceems_pg_files_apart hands out: the files, and the libraries
+ * libpq brought (their number, and whether libpq's own is one). */
+struct apart {
+	struct listed files;
+	int libraries;
+	bool libpq;
+};
+
+static void
+collect_apart_file(const char *path, bool is_dir, void *arg)
+{
+	collect(path, is_dir, &((struct apart *)arg)->files);
+}
+
+static void
+collect_apart_library(const char *path, bool is_dir, void *arg)
+{
+	struct apart *a = arg;
+	const char *base = strrchr(path, '/');
+
+	(void)is_dir;
+	a->libraries++;
+	if (base != NULL && strncmp(base + 1, "libpq.so", 8) == 0)
+		a->libpq = true;
+}
+
+/* The same files found by a child process, with the libraries libpq
+ * brought, and this process left without libpq. */
+static void
+test_files_apart(void)
+{
+	static struct apart a;
+	char conninfo[PATH_MAX * 2], home[PATH_MAX], err[512];
+	const char *homes[1] = { home };
+
+	connection(conninfo, sizeof(conninfo));
+	path_of(home, sizeof(home), "home");
+	ok(!maps_library("/libpq.so"), "libpq is not mapped before");
+	is_int(ceems_pg_files_apart(conninfo, homes, 1, collect_apart_file,
+				    collect_apart_library, &a, err, sizeof(err)),
+	       0, "listed apart");
+	ok(listed(&a.files, "home/.pgpass", false), "apart: ~/.pgpass listed");
+	ok(listed(&a.files, "home/.postgresql", true), "apart: ~/.postgresql/ listed");
+	ok(listed(&a.files, "keys/client.key", false), "apart: the conninfo's sslkey listed");
+	ok(listed(&a.files, "creds/ceems.pass", false),
+	   "apart: the service entry's passfile listed");
+	ok(a.libpq, "apart: libpq's own file among the %d libraries listed", a.libraries);
+	ok(!maps_library("/libpq.so"), "libpq is still not mapped in this process");
+	memset(&a, 0, sizeof(a));
+	is_int(ceems_pg_files_apart("host='unterminated", homes, 1,
+				    collect_apart_file, collect_apart_library,
+				    &a, err, sizeof(err)),
+	       -EINVAL, "apart: a conninfo that does not parse is refused");
+	ok(a.files.n == 0 && a.libraries == 0, "apart: nothing listed then");
+	ok(strstr(err, "does not parse") != NULL, "apart: the child's reason given: %s", err);
 }
 
 /* Open NAME (under the test directory) with FLAGS: 0 or errno. */
@@ -190,7 +268,9 @@ test_confined(void)
 		{ "elsewhere/x", O_WRONLY | O_CREAT | O_EXCL, EACCES, "another folder not writable" },
 	};
 	static struct ceems_config config;
-	unsigned char got[sizeof(opens) / sizeof(opens[0]) + 1];
+	/* The confinement's outcome, each open's, then libpq's load. */
+	unsigned char got[sizeof(opens) / sizeof(opens[0]) + 2];
+	const size_t load = sizeof(opens) / sizeof(opens[0]) + 1;
 	int fds[2], status;
 	pid_t pid;
 
@@ -205,6 +285,8 @@ test_confined(void)
 		exit(1);
 	}
 	if (pid == 0) {
+		const struct ceems_pg_lib *pq;
+		char err[512];
 		int r;
 
 		/* As the agent starts: its directories made, then confined. */
@@ -214,6 +296,10 @@ test_confined(void)
 		got[0] = r == 1 ? 1 : r == 0 ? 2 : 3;
 		for (size_t i = 0; r == 1 && i < sizeof(opens) / sizeof(opens[0]); i++)
 			got[i + 1] = (unsigned char)try_open(opens[i].name, opens[i].flags);
+		/* As the replay process does, after the confinement: this
+		 * process had not loaded libpq before. */
+		got[load] = maps_library("/libpq.so") ? 2 :
+			ceems_pg_lib_load(&pq, err, sizeof(err)) == 0 ? 0 : 1;
 		(void)!write(fds[1], got, sizeof(got));
 		_exit(0);
 	}
@@ -232,6 +318,7 @@ test_confined(void)
 	for (size_t i = 0; i < sizeof(opens) / sizeof(opens[0]); i++)
 		ok(got[i + 1] == opens[i].want, "%s (%s): %s", opens[i].what,
 		   opens[i].name, got[i + 1] == 0 ? "opened" : strerror(got[i + 1]));
+	is_int(got[load], 0, "libpq loads once confined (2: it was loaded before, 1: refused)");
 }
 
 static int
@@ -283,11 +370,13 @@ main(void)
 	/* note_dir and spool_dir need not exist yet: the agent creates them
 	 * (before the first record or note, which a confined agent could
 	 * not otherwise reach). */
-	test_files();
+	/* Before anything loads libpq into this process. */
+	test_files_apart();
 	test_made_dirs();
 	make_dir("notes");
 	make_file("notes/old.note", "{}\n");
 	test_confined();
+	test_files();
 	nftw(dir, rm, 16, FTW_DEPTH | FTW_PHYS);
 	return done_testing();
 }

@@ -91,6 +91,100 @@ agent_confine_make_dirs(const struct ceems_config *c)
 		make_dir(notes, 0700, "job note folder");
 }
 
+/* What the confinement lets the agent's processes read for the
+ * configured database: the files libpq may read (lib/record/pg_files.h:
+ * root's ~/.pgpass, ~/.pg_service.conf and ~/.postgresql, the service
+ * files, the files the connection string or its service names) and the
+ * libraries libpq loads, which the replay process loads after the
+ * confinement.  Found by a child process (ceems_pg_files_apart), so
+ * that the agent itself never maps libpq. */
+struct db_path {
+	char *path;
+	bool library;		/* a library libpq loads, else a file it reads */
+};
+struct db_paths {
+	struct db_path *paths;
+	size_t n, cap;
+	bool found;
+	bool incomplete;	/* out of memory: a path was not kept */
+};
+static struct db_paths db_paths;
+
+static void
+keep_db_path(struct db_paths *d, const char *path, bool library)
+{
+	char *copy;
+
+	if (d->n == d->cap) {
+		size_t cap = d->cap == 0 ? 32 : 2 * d->cap;
+		struct db_path *more = realloc(d->paths, cap * sizeof(*more));
+
+		if (more == NULL) {
+			d->incomplete = true;
+			return;
+		}
+		d->paths = more;
+		d->cap = cap;
+	}
+	copy = strdup(path);
+	if (copy == NULL) {
+		d->incomplete = true;
+		return;
+	}
+	d->paths[d->n].path = copy;
+	d->paths[d->n++].library = library;
+}
+
+static void
+keep_db_file(const char *path, bool is_dir, void *arg)
+{
+	(void)is_dir;
+	keep_db_path(arg, path, false);
+}
+
+static void
+keep_db_library(const char *path, bool is_dir, void *arg)
+{
+	(void)is_dir;
+	keep_db_path(arg, path, true);
+}
+
+void
+agent_confine_prepare(const struct ceems_config *c)
+{
+	char home[CEEMS_CONFIG_PATH_MAX], pw_home[CEEMS_CONFIG_PATH_MAX];
+	const char *homes[2];
+	size_t nhomes = 0;
+	struct passwd *pw;
+	char err[512];
+
+	if (c->database[0] == '\0' || db_paths.found)
+		return;
+	db_paths.found = true;
+	if (ceems_pg_files_home(home, sizeof(home)) < 0)
+		home[0] = '\0';
+	homes[nhomes++] = home;
+	/* libpq before 15 takes the password database's home over $HOME. */
+	pw = getpwuid(geteuid());
+	if (pw != NULL && pw->pw_dir != NULL && strcmp(pw->pw_dir, home) != 0 &&
+	    snprintf(pw_home, sizeof(pw_home), "%s", pw->pw_dir) < (int)sizeof(pw_home))
+		homes[nhomes++] = pw_home;
+	if (ceems_pg_files_apart(c->database, homes, nhomes, keep_db_file,
+				 keep_db_library, &db_paths, err, sizeof(err)) < 0)
+		ceems_warning("confinement: %s: the replay process will not reach the database",
+			      err);
+	else if (db_paths.incomplete)
+		ceems_warning("confinement: out of memory listing libpq's files: the replay process may not reach the database");
+}
+
+void
+agent_confine_each_db_path(void (*fn)(const char *path, bool library,
+				      void *arg), void *arg)
+{
+	for (size_t i = 0; i < db_paths.n; i++)
+		fn(db_paths.paths[i].path, db_paths.paths[i].library, arg);
+}
+
 #if defined(HAVE_LINUX_LANDLOCK_H) && defined(SYS_landlock_create_ruleset)
 #define HAVE_LANDLOCK 1
 
@@ -245,44 +339,21 @@ allow_dir(int ruleset, uint64_t handled, const char *path)
 	return allow(ruleset, handled, path, FS_WRITE);
 }
 
-struct db_rules {
-	int ruleset;
-	uint64_t handled;
-};
-
-static void
-allow_db_file(const char *path, bool is_dir, void *arg)
-{
-	const struct db_rules *db = arg;
-
-	(void)is_dir;
-	/* Not fatal: a file the agent cannot reach only fails its store,
-	 * logged by libpq, and the records wait in the spool. */
-	(void)allow(db->ruleset, db->handled, path, FS_READ);
-}
-
-/* What libpq may read to reach the configured database (lib/record/pg_files.h):
- * root's ~/.pgpass, ~/.pg_service.conf and ~/.postgresql, the service
- * files, and the files the connection string or its service names. */
+/* Allow what agent_confine_prepare found (prepared now if it was not),
+ * read-only, and forget the list: it is needed once.  Not fatal: a file
+ * the agent cannot reach only fails its store, logged, and the records
+ * wait in the spool. */
 static void
 allow_database(int ruleset, uint64_t handled, const struct ceems_config *c)
 {
-	struct db_rules db = { ruleset, handled };
-	char home[CEEMS_CONFIG_PATH_MAX];
-	struct passwd *pw;
-
-	if (c->database[0] == '\0')
-		return;
-	if (ceems_pg_files_home(home, sizeof(home)) < 0)
-		home[0] = '\0';
-	if (ceems_pg_files(c->database, home, allow_db_file, &db) < 0) {
-		ceems_warning("confinement: the database connection string does not parse: no credential file is readable");
-		return;
+	agent_confine_prepare(c);
+	for (size_t i = 0; i < db_paths.n; i++) {
+		(void)allow(ruleset, handled, db_paths.paths[i].path, FS_READ);
+		free(db_paths.paths[i].path);
 	}
-	/* libpq before 15 takes the password database's home over $HOME. */
-	pw = getpwuid(geteuid());
-	if (pw != NULL && pw->pw_dir != NULL && strcmp(pw->pw_dir, home) != 0)
-		(void)ceems_pg_files(c->database, pw->pw_dir, allow_db_file, &db);
+	free(db_paths.paths);
+	db_paths.paths = NULL;
+	db_paths.n = db_paths.cap = 0;
 }
 
 /* The GPU devices and drivers' files, when a GPU library is in use:

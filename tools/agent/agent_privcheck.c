@@ -3,7 +3,7 @@
  * makes at start (agent_caps.c, agent_confine.c), then try what the agent
  * must not be able to do and what it must still do, and say what
  * happened: the database's credential files (lib/record/pg_files.h) that exist
- * must be readable, without connecting.  For admins checking a node, and
+ * and the libraries libpq loads must be readable, without connecting.  For admins checking a node, and
  * for the tests. */
 #include "config.h"
 
@@ -21,7 +21,6 @@
 #include "agent_confine.h"
 #include "base/fileio.h"
 #include "base/log.h"
-#include "record/pg_files.h"
 
 static int failures;
 
@@ -97,14 +96,18 @@ find_cgroup_file(const struct ceems_config *c, char *buf, size_t size)
 
 /* The database's credential files that exist, found before the
  * confinement (as the agent's rules are), checked readable after it. */
+/* What the confinement allows for the database (agent_confine_prepare:
+ * libpq's files and libraries), those that exist. */
+#define DB_FILES_MAX 64
 struct db_files {
-	char paths[16][PATH_MAX];
-	bool is_dir[16];
+	char paths[DB_FILES_MAX][PATH_MAX];
+	bool is_dir[DB_FILES_MAX];
+	bool library[DB_FILES_MAX];
 	int n;
 };
 
 static void
-note_db_file(const char *path, bool is_dir, void *arg)
+note_db_file(const char *path, bool library, void *arg)
 {
 	struct db_files *f = arg;
 	struct stat st;
@@ -112,23 +115,22 @@ note_db_file(const char *path, bool is_dir, void *arg)
 	for (int i = 0; i < f->n; i++)
 		if (strcmp(f->paths[i], path) == 0)
 			return;
-	if (f->n < 16 && stat(path, &st) == 0 &&
-	    snprintf(f->paths[f->n], PATH_MAX, "%s", path) < PATH_MAX)
-		f->is_dir[f->n++] = is_dir || S_ISDIR(st.st_mode);
+	if (f->n < DB_FILES_MAX && stat(path, &st) == 0 &&
+	    snprintf(f->paths[f->n], PATH_MAX, "%s", path) < PATH_MAX) {
+		f->is_dir[f->n] = S_ISDIR(st.st_mode);
+		f->library[f->n++] = library;
+	}
 }
 
 static void
 find_db_files(const struct ceems_config *config, struct db_files *f)
 {
-	char home[PATH_MAX];
-
 	f->n = 0;
 	if (config->database[0] == '\0')
 		return;
-	if (ceems_pg_files_home(home, sizeof(home)) < 0)
-		home[0] = '\0';
-	if (ceems_pg_files(config->database, home, note_db_file, f) < 0)
-		expect(false, "the database connection string parses", 0);
+	agent_confine_prepare(config);
+	agent_confine_each_db_path(note_db_file, f);
+	expect(f->n > 0, "libpq loads and lists the files it may read for the database", 0);
 }
 
 /* Connects to nothing: only what libpq would open to do so. */
@@ -144,8 +146,9 @@ check_db_files(const struct db_files *f)
 
 		if (fd >= 0)
 			(void)close(fd);
-		snprintf(what, sizeof(what), "can read %s (database credentials)",
-			 f->paths[i]);
+		snprintf(what, sizeof(what), "can read %s (%s)", f->paths[i],
+			 f->library[i] ? "libpq, for the replay process" :
+			 "database credentials");
 		expect(fd >= 0, what, err);
 	}
 }

@@ -102,6 +102,9 @@ setup(struct server *s, const char *config_text)
 	/* Before anything is written there (a restored job's record) or
 	 * watched (the notes). */
 	agent_confine_make_dirs(s->config);
+	/* While the agent has one thread: a child process finds what the
+	 * confinement must let the replay process read for the database. */
+	agent_confine_prepare(s->config);
 	setup_memory(s->config);
 	s->agent = ceems_agent_open(s->config, now, err, sizeof(err));
 	if (s->agent == NULL) {
