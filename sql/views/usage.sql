@@ -10,6 +10,14 @@
 -- has no end time.  Energies in kWh, emissions in kg CO2e.  Efficiencies
 -- are weighted over the jobs that have both terms: CPU efficiency = CPU
 -- time / allocated CPU time.
+--
+-- job_usage and job_gpu_usage, per job, keep the tables' double
+-- precision: dashboards sum them over any range.  The reports (per day,
+-- per month, the top wasters) are read by people: their figures are
+-- numeric, rounded once, where each view sums the unrounded figures of
+-- job_usage, to places finer than anything measured: energy (kWh) and
+-- emissions (kg) to 6 places (1 mWh = 3.6 J; 1 mg), hours to 4 (0.36 s),
+-- efficiencies and shares to 4 (0.01 %).  Sums of their rows stay exact.
 CREATE OR REPLACE VIEW ceems.job_usage WITH (security_invoker = true) AS
 SELECT j.job_key,
        c.name AS cluster,
@@ -45,62 +53,54 @@ COMMENT ON VIEW ceems.job_usage IS
 COMMENT ON COLUMN ceems.job_usage.idle_alloc_j IS
 	'Static energy of held but unused cores and memory, J: package_static_j x (1 - CPU efficiency) + dram_static_j x (1 - memory efficiency)';
 
--- The sums every usage view shares, over the rows of job_usage in a
--- group.  (A view per grain keeps the queries Grafana needs simple.)
+-- The sums every usage report shares, per day or month (GRAIN, for
+-- date_trunc) and cluster, by user, account and partition or by some of
+-- them (NULL in the columns not grouped by): the one definition the
+-- daily and monthly views share.  A plain SQL function, so that the
+-- planner inlines it into each view with its constant arguments (as if
+-- the view held the query), and row-level security applies to whoever
+-- queries the view.
+CREATE OR REPLACE FUNCTION ceems.usage_sums(grain text, by_user boolean,
+					    by_account boolean, by_partition boolean)
+RETURNS TABLE (period timestamptz, cluster text, user_name text, account text,
+	       partition text, jobs bigint, energy_kwh numeric,
+	       emissions_kg numeric, cpu_hours_alloc numeric,
+	       cpu_hours_used numeric, gpu_hours numeric,
+	       cpu_efficiency numeric, eff_used_hours numeric,
+	       eff_alloc_hours numeric, idle_alloc_kwh numeric)
+LANGUAGE sql STABLE
+AS $$
+SELECT date_trunc(grain, u.accounted_at),
+       u.cluster,
+       CASE WHEN by_user THEN u.user_name END,
+       CASE WHEN by_account THEN u.account END,
+       CASE WHEN by_partition THEN u.partition END,
+       count(*),
+       round(sum(u.energy_kwh)::numeric, 6),
+       round(sum(u.emissions_kg)::numeric, 6),
+       round(sum(u.cpu_hours_alloc)::numeric, 4),
+       round(sum(u.cpu_hours_used)::numeric, 4),
+       round(sum(u.gpu_hours)::numeric, 4),
+       round((sum(u.cpu_hours_used) FILTER (WHERE u.cpu_efficiency IS NOT NULL) /
+	      nullif(sum(u.cpu_hours_alloc) FILTER (WHERE u.cpu_efficiency IS NOT NULL), 0))::numeric, 4),
+       -- the terms of cpu_efficiency, so that sums of rows can weigh it
+       round((sum(u.cpu_hours_used) FILTER (WHERE u.cpu_efficiency IS NOT NULL))::numeric, 4),
+       round((sum(u.cpu_hours_alloc) FILTER (WHERE u.cpu_efficiency IS NOT NULL))::numeric, 4),
+       round((sum(u.idle_alloc_j) FILTER (WHERE u.idle_alloc_known) / 3.6e6)::numeric, 6)
+FROM ceems.job_usage u
+GROUP BY 1, 2, 3, 4, 5
+$$;
+COMMENT ON FUNCTION ceems.usage_sums(text, boolean, boolean, boolean) IS
+	'Usage per day or month (grain) and cluster, by user, account and partition as asked: for the daily and monthly views';
+GRANT EXECUTE ON FUNCTION ceems.usage_sums(text, boolean, boolean, boolean) TO ceems_reader;
+
 CREATE OR REPLACE VIEW ceems.usage_daily WITH (security_invoker = true) AS
-SELECT date_trunc('day', accounted_at) AS day,
-       cluster, user_name, account, partition,
-       count(*) AS jobs,
-       sum(energy_kwh) AS energy_kwh,
-       sum(emissions_kg) AS emissions_kg,
-       sum(cpu_hours_alloc) AS cpu_hours_alloc,
-       sum(cpu_hours_used) AS cpu_hours_used,
-       sum(gpu_hours) AS gpu_hours,
-       sum(cpu_hours_used) FILTER (WHERE cpu_efficiency IS NOT NULL) /
-	       nullif(sum(cpu_hours_alloc) FILTER (WHERE cpu_efficiency IS NOT NULL), 0)
-	       AS cpu_efficiency,
-       -- the terms of cpu_efficiency, so that coarser views can weigh it
-       sum(cpu_hours_used) FILTER (WHERE cpu_efficiency IS NOT NULL) AS eff_used_hours,
-       sum(cpu_hours_alloc) FILTER (WHERE cpu_efficiency IS NOT NULL) AS eff_alloc_hours,
-       sum(idle_alloc_j) FILTER (WHERE idle_alloc_known) / 3.6e6 AS idle_alloc_kwh
-FROM ceems.job_usage
-GROUP BY 1, 2, 3, 4, 5;
+SELECT * FROM ceems.usage_sums('day', true, true, true) AS s(day);
 COMMENT ON VIEW ceems.usage_daily IS
 	'Usage per day, cluster, user, account and partition';
 
--- The monthly sums, by user, account and partition or by some of them
--- (NULL in the columns not grouped by): the one definition the monthly
--- views share.  A plain SQL function, so that the planner inlines it
--- into each view with its constant arguments (as if the view held the
--- query), and row-level security applies to whoever queries the view.
-CREATE OR REPLACE FUNCTION ceems.usage_months(by_user boolean, by_account boolean,
-					      by_partition boolean)
-RETURNS TABLE (month timestamptz, cluster text, user_name text, account text,
-	       partition text, jobs numeric, energy_kwh double precision,
-	       emissions_kg double precision, cpu_hours_alloc double precision,
-	       cpu_hours_used double precision, gpu_hours double precision,
-	       cpu_efficiency double precision, eff_used_hours double precision,
-	       eff_alloc_hours double precision, idle_alloc_kwh double precision)
-LANGUAGE sql STABLE
-AS $$
-SELECT date_trunc('month', d.day),
-       d.cluster,
-       CASE WHEN by_user THEN d.user_name END,
-       CASE WHEN by_account THEN d.account END,
-       CASE WHEN by_partition THEN d.partition END,
-       sum(d.jobs), sum(d.energy_kwh), sum(d.emissions_kg),
-       sum(d.cpu_hours_alloc), sum(d.cpu_hours_used), sum(d.gpu_hours),
-       sum(d.eff_used_hours) / nullif(sum(d.eff_alloc_hours), 0),
-       sum(d.eff_used_hours), sum(d.eff_alloc_hours), sum(d.idle_alloc_kwh)
-FROM ceems.usage_daily d
-GROUP BY 1, 2, 3, 4, 5
-$$;
-COMMENT ON FUNCTION ceems.usage_months(boolean, boolean, boolean) IS
-	'Usage per month and cluster, by user, account and partition as asked: for the monthly views';
-GRANT EXECUTE ON FUNCTION ceems.usage_months(boolean, boolean, boolean) TO ceems_reader;
-
 CREATE OR REPLACE VIEW ceems.usage_monthly WITH (security_invoker = true) AS
-SELECT * FROM ceems.usage_months(true, true, true);
+SELECT * FROM ceems.usage_sums('month', true, true, true) AS s(month);
 COMMENT ON VIEW ceems.usage_monthly IS
 	'Usage per month, cluster, user, account and partition';
 
@@ -118,7 +118,7 @@ BEGIN
 		EXECUTE format('CREATE OR REPLACE VIEW ceems.%I WITH (security_invoker = true) AS '
 			       'SELECT month, cluster, %I, jobs, energy_kwh, emissions_kg, '
 			       'cpu_hours_alloc, cpu_hours_used, gpu_hours, cpu_efficiency, '
-			       'idle_alloc_kwh FROM ceems.usage_months(%s)',
+			       'idle_alloc_kwh FROM ceems.usage_sums(''month'', %s) AS s(month)',
 			       v.name, v.col, v.flags);
 		EXECUTE format('COMMENT ON VIEW ceems.%I IS %L',
 			       v.name, 'Usage per month and ' || v.what);
@@ -132,10 +132,10 @@ CREATE OR REPLACE VIEW ceems.idle_waste_by_user_month WITH (security_invoker = t
 SELECT date_trunc('month', accounted_at) AS month,
        cluster, user_name,
        count(*) AS jobs,
-       sum(idle_alloc_j) / 3.6e6 AS idle_alloc_kwh,
-       sum(energy_kwh) AS energy_kwh,
-       sum(idle_alloc_j) / 3.6e6 / nullif(sum(energy_kwh), 0) AS idle_share,
-       sum(cpu_hours_alloc) - sum(cpu_hours_used) AS idle_cpu_hours
+       round((sum(idle_alloc_j) / 3.6e6)::numeric, 6) AS idle_alloc_kwh,
+       round(sum(energy_kwh)::numeric, 6) AS energy_kwh,
+       round((sum(idle_alloc_j) / 3.6e6 / nullif(sum(energy_kwh), 0))::numeric, 4) AS idle_share,
+       round((sum(cpu_hours_alloc) - sum(cpu_hours_used))::numeric, 4) AS idle_cpu_hours
 FROM ceems.job_usage
 WHERE idle_alloc_known
 GROUP BY 1, 2, 3
@@ -145,8 +145,10 @@ COMMENT ON VIEW ceems.idle_waste_by_user_month IS
 
 CREATE OR REPLACE VIEW ceems.idle_waste_jobs WITH (security_invoker = true) AS
 SELECT job_key, cluster, jobid, user_name, account, partition,
-       accounted_at, idle_alloc_j / 3.6e6 AS idle_alloc_kwh,
-       energy_kwh, cpu_efficiency, mem_efficiency
+       accounted_at, round((idle_alloc_j / 3.6e6)::numeric, 6) AS idle_alloc_kwh,
+       round(energy_kwh::numeric, 6) AS energy_kwh,
+       round(cpu_efficiency::numeric, 4) AS cpu_efficiency,
+       round(mem_efficiency::numeric, 4) AS mem_efficiency
 FROM ceems.job_usage
 WHERE idle_alloc_known AND idle_alloc_j > 0
 ORDER BY idle_alloc_j DESC;

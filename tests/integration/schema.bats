@@ -912,7 +912,8 @@ make_gpu_records() {
     [ "$(sql -U alice -c 'SELECT count(DISTINCT job_key) FROM ceems.job_steps')" = 1 ] || _fail "alice: steps of other jobs"
     [ "$(sql -U alice -c 'SELECT count(*) FROM ceems.job_nodes')" = 1 ] || _fail "alice: nodes of other jobs"
     [ "$(sql -U alice -c 'SELECT sum(jobs) FROM ceems.usage_monthly')" = 1 ] || _fail "alice: usage of other jobs"
-    [ "$(sql -U carol -c 'SELECT sum(energy_kwh) * 3.6e6 FROM ceems.usage_by_account_month')" = 40 ] ||
+    # phys's two jobs: 40 J, 0.000011 kWh to the view's 6 places
+    [ "$(sql -U carol -c 'SELECT sum(energy_kwh) FROM ceems.usage_by_account_month')" = 0.000011 ] ||
         _fail "carol: account usage"
     [ "$(sql -U bob -c 'SELECT count(*) FROM ceems.coordinators')" = 0 ] || _fail "bob reads the coordinators"
 
@@ -1026,19 +1027,49 @@ make_gpu_records() {
 }
 
 @test "views: usage and idle-allocated waste come from the job rows" {
+    local view idle_j idle_kwh
     admin db init >/dev/null || _fail "db init"
     make_node_records
     upsert "$BATS_TEST_TMPDIR/n1.json" >/dev/null && upsert "$BATS_TEST_TMPDIR/n2.json" >/dev/null
-    run sql -F ' ' -c "SELECT to_char(month, 'YYYY-MM'), user_name, jobs, round(energy_kwh::numeric, 6),
-        round(emissions_kg::numeric, 3), cpu_hours_alloc, round(cpu_hours_used::numeric, 4),
-        round(cpu_efficiency::numeric, 6) FROM ceems.usage_by_user_month"
-    # 836000 J = 0.232222 kWh; 16 CPUs x 1 h; 34400 CPU-s = 9.5556 h.
-    [ "$output" = "2023-11 alice 1 0.232222 0.065 16 9.5556 0.597222" ] || _fail "usage: $output"
     # Idle waste: 200000 J x (1 - 34400/57600) + 20000 J x (1 - sum of peaks / 16 GiB).
-    want=$(awk 'BEGIN { printf "%.3f", 200000 * (1 - 34400 / 57600) + 20000 * (1 - (2147483648 + 4147483648) / 17179869184) }')
+    idle_j=$(awk 'BEGIN { printf "%.3f", 200000 * (1 - 34400 / 57600) + 20000 * (1 - (2147483648 + 4147483648) / 17179869184) }')
+    idle_kwh=$(awk -v j="$idle_j" 'BEGIN { printf "%.6f", j / 3.6e6 }')
+    # The reports print as they are stored, rounded once from the jobs'
+    # figures: 836000 J = 0.232222 kWh; 65 g; 16 CPUs x 1 h; 34400 CPU-s
+    # = 9.5556 h; no GPU; CPU efficiency 34400 / 57600 = 0.5972.
+    for view in usage_by_user_month usage_monthly usage_daily; do
+        run sql -F ' ' -c "SELECT user_name, jobs, energy_kwh, emissions_kg, cpu_hours_alloc,
+            cpu_hours_used, gpu_hours, cpu_efficiency, idle_alloc_kwh FROM ceems.$view"
+        [ "$output" = "alice 1 0.232222 0.065000 16.0000 9.5556 0.0000 0.5972 $idle_kwh" ] ||
+            _fail "$view: $output"
+    done
+    [ "$(sql -c "SELECT to_char(month, 'YYYY-MM') FROM ceems.usage_by_user_month")" = 2023-11 ] ||
+        _fail "month: $(sql -c 'SELECT month FROM ceems.usage_by_user_month')"
+    # Typed numeric, so that sums of rows are exact; the jobs' own view
+    # keeps the tables' double precision for the dashboards.
+    run sql -c "SELECT DISTINCT a.attrelid::regclass || ' ' || format_type(a.atttypid, a.atttypmod)
+                FROM pg_attribute a
+                WHERE a.attrelid IN ('ceems.usage_daily'::regclass, 'ceems.usage_monthly'::regclass,
+                                     'ceems.usage_by_user_month'::regclass,
+                                     'ceems.usage_by_account_month'::regclass,
+                                     'ceems.usage_by_partition_month'::regclass,
+                                     'ceems.idle_waste_by_user_month'::regclass,
+                                     'ceems.idle_waste_jobs'::regclass, 'ceems.job_usage'::regclass)
+                  AND a.attname IN ('energy_kwh', 'idle_alloc_kwh') ORDER BY 1"
+    [ "$output" = "ceems.idle_waste_by_user_month numeric
+ceems.idle_waste_jobs numeric
+ceems.job_usage double precision
+ceems.usage_by_account_month numeric
+ceems.usage_by_partition_month numeric
+ceems.usage_by_user_month numeric
+ceems.usage_daily numeric
+ceems.usage_monthly numeric" ] || _fail "column types: $output"
     got=$(sql -c "SELECT round(idle_alloc_j::numeric, 3) FROM ceems.job_usage")
-    [ "$got" = "$want" ] || _fail "idle_alloc_j $got, want $want"
-    [ "$(sql -c 'SELECT count(*) FROM ceems.idle_waste_by_user_month')" = 1 ] || _fail "top wasters"
+    [ "$got" = "$idle_j" ] || _fail "idle_alloc_j $got, want $idle_j"
+    run sql -F ' ' -c "SELECT jobs, idle_alloc_kwh, energy_kwh, idle_share, idle_cpu_hours
+                       FROM ceems.idle_waste_by_user_month"
+    [ "$output" = "1 $idle_kwh 0.232222 $(awk -v i="$idle_j" 'BEGIN { printf "%.4f", i / 836000 }') 6.4444" ] ||
+        _fail "top wasters: $output"
 }
 
 @test "factors: ceems-admin factors load, idempotent, all or nothing" {
