@@ -69,6 +69,14 @@ write_job() {
 	chmod 755 "$DEMO_SLURM_DIR/out/$name.sh"
 }
 
+# The simulated counters' ranges (max_energy_range_uj) are those of real
+# Intel server packages and their DRAM (about 262 kJ and 66 kJ: many
+# minutes to wrap even at full power), not the test double's default of
+# a few joules, which the wrap tests use: the agent samples them on its
+# normal tick and can recover a restart from them, as on a real node.
+DEMO_PACKAGE_RANGE_UJ=262143328850
+DEMO_DRAM_RANGE_UJ=65712999613
+
 # The node's energy counters: the real RAPL when the machine has it, else
 # the simulated one.  Prints the sysfs root for ceems.conf.
 demo_energy_source() {
@@ -79,6 +87,8 @@ demo_energy_source() {
 	mkdir -p "$DEMO_CEEMS_DIR/sys"
 	"$build/tests/doubles/fake-rapl" --root "$DEMO_CEEMS_DIR/sys" \
 		--truth "$DEMO_CEEMS_DIR/fake-rapl.truth" --period-ms 5 \
+		--package-range-uj "$DEMO_PACKAGE_RANGE_UJ" \
+		--dram-range-uj "$DEMO_DRAM_RANGE_UJ" \
 		>"$DEMO_CEEMS_DIR/fake-rapl.log" 2>&1 &
 	echo $! >"$DEMO_CEEMS_DIR/fake-rapl.pid"
 	for _ in $(seq 1 50); do
@@ -111,8 +121,8 @@ demo_database() {
 demo_config() {
 	local sysfs=$1 database=$2
 	cat >"$DEMO_CEEMS_DIR/ceems.conf" <<EOC
-# ceems.conf of the demo (see ceems.conf(5))
-interval = 500ms
+# ceems.conf of the demo (see ceems.conf(5)); the tick (interval) and
+# the checkpoints are the defaults, 1s and 10s, as on a production node
 socket = $DEMO_CEEMS_DIR/run/agent.sock
 state_dir = $DEMO_CEEMS_DIR/state
 spool_dir = $DEMO_CEEMS_DIR/spool

@@ -9,9 +9,11 @@
  *
  * with the node's busy time read from the real /proc/stat (user, nice,
  * system, irq, softirq: the same non-idle time the agent uses) every
- * period.  Both counters wrap at a deliberately small
- * max_energy_range_uj, so the agent's wrap handling is part of what is
- * tested.
+ * period.  By default both counters wrap at a deliberately small
+ * max_energy_range_uj (30 J and 2 J), so that the agent's wrap handling
+ * is part of what the accuracy tests test; --package-range-uj and
+ * --dram-range-uj set others (tests/demo.sh gives the ranges of real
+ * packages, which wrap after hundreds of kJ).
  *
  * Alongside, it integrates the ground truth the agent should find for
  * each cgroup given on the command line, with the model's own reasoning:
