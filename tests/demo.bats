@@ -4,11 +4,12 @@
 # (_build/demo), starts PostgreSQL and the demo cluster with the plugin
 # and its agent, and runs the sample jobs.  Then: every job's summary is
 # in its output, every job's record is in PostgreSQL, the agent logged no
-# error, and, on the simulated RAPL (a machine without RAPL), the
-# counters have real packages' ranges, read on the default tick, and the
-# first job's package energy is within 5% of the simulator's model
-# although the agent learns the idle power it starts without.  The demo
-# is stopped at the end (a demo already running on the machine is
+# error, the admin views print rounded figures with their units, and, on
+# the simulated RAPL (a machine without RAPL), the counters have real
+# packages' ranges, read on the default tick, and the first job's
+# package energy is within 5% of the simulator's model although the
+# agent learns the idle power it starts without.  The demo is
+# stopped at the end (a demo already running on the machine is
 # restarted by demo.sh, then stopped).
 #
 # Run as root: make check-demo (tests/run-all.sh does).  Needs jq
@@ -132,4 +133,23 @@ demo-failing FAILED" ] || _fail "ceems.jobs holds: $rows (agent log: $(grep -v '
         _fail "the agent samples its sources more often than its tick: $status"
     ! grep 'energy counters sampled every' "$DEMO_CEEMS_DIR/agent.log" ||
         _fail "the agent read the counters on a faster timer"
+}
+
+# What the demo shows admins in psql (ceems.jobs, then the month's usage
+# per user): figures rounded for people, in the units the headers name,
+# never the 17 significant digits (or the exponent) of a raw double.
+@test "demo: the admin views print rounded figures in named units" {
+    local admin long
+    admin=$(sed -n '/^== what an admin sees in PostgreSQL/,/^== what an admin sees with ceems-sacct/p' \
+        "$BATS_FILE_TMPDIR/demo.log")
+    for column in energy_wh co2e_g energy_kwh emissions_kg cpu_efficiency; do
+        grep -qw "$column" <<<"$admin" || _fail "no column $column in: $admin"
+    done
+    grep -q ' nobody ' <<<"$admin" || _fail "no rows: $admin"
+    # Each number's significant digits (leading zeros and the point left
+    # out): 9 or more, or an exponent, is a raw double.
+    long=$(grep -oE '[0-9][0-9.]*([eE][-+]?[0-9]+)?' <<<"$admin" |
+        awk '{ d = $0; sub(/[eE].*/, "", d); gsub(/[^0-9]/, "", d); sub(/^0+/, "", d)
+               if ($0 ~ /[eE]/ || length(d) > 8) print }')
+    [ -z "$long" ] || _fail "unrounded figures: $long in: $admin"
 }

@@ -1,17 +1,19 @@
 #!/bin/bash
 # demo.sh - bring up a local ceems demo on one Debian 12 machine: install
-# the dependencies, build, start a throwaway PostgreSQL (with the ceems
-# schema) and a single-node Slurm cluster on loopback with the ceems
-# plugin and its node agent, run sample jobs as an unprivileged user, and
-# show what users and admins see: the end-of-job summary in each job's
-# output, the jobs' rows in PostgreSQL, and ceems-sacct's listing and
+# what it needs (tests/install-deps.sh demo), build, start a throwaway
+# PostgreSQL (with the ceems schema) and a single-node Slurm cluster on
+# loopback with the ceems plugin and its node agent, run sample jobs as
+# an unprivileged user, and show what users and admins see: the
+# end-of-job summary in each job's output, the jobs' rows in PostgreSQL
+# and the month's usage per user, and ceems-sacct's listing and
 # explanation of a job.
 #
 # A machine without RAPL (a VM, most CI machines) gets a simulated one:
 # tests/doubles/fake-rapl keeps a powercap tree whose power follows the
-# machine's real CPU activity (40 W idle + 15 W per busy CPU), and the
-# agent reads it through its normal sysfs path.  The figures are then
-# real measurements of a known model, not of this machine's hardware.
+# machine's real CPU activity (40 W idle + 15 W per busy CPU), with real
+# packages' counter ranges, and the agent reads it through its normal
+# sysfs path.  The figures are then real measurements of a known model,
+# not of this machine's hardware.
 #
 #   ./tests/demo.sh          start (restarts a running demo) and run jobs
 #   ./tests/demo.sh stop     stop the demo and remove everything it made
@@ -194,13 +196,21 @@ demo_start() {
 		"optional $build/plugins/.libs/spank_ceems.so config=$DEMO_CEEMS_DIR/ceems.conf agent=$build/tools/ceems-agent agent_log=$DEMO_CEEMS_DIR/agent.log"
 	sinfo
 	demo_jobs
-	say "what an admin sees in PostgreSQL (ceems.jobs)"
+	# The table keeps joules and grams in double precision, for
+	# machines; people read the sample jobs' small figures in Wh and g,
+	# to 3 significant digits (sig3, for this session only), as
+	# ceems-sacct prints them.
+	say "what an admin sees in PostgreSQL (ceems.jobs, energy in Wh, emissions in g CO2e)"
 	sleep 2
-	psql -X -c "SELECT jobid, user_name AS user, job_name, state, exit_code AS exit,
+	psql -X -q -c "CREATE FUNCTION pg_temp.sig3(x double precision) RETURNS numeric
+		LANGUAGE sql IMMUTABLE
+		RETURN CASE WHEN x = 0 THEN 0
+			    ELSE round(x::numeric, greatest(0, 2 - floor(log(abs(x)))::int)) END" \
+		-c "SELECT jobid, user_name AS user, job_name, state, exit_code AS exit,
 		round(elapsed_s) AS elapsed_s, round(cpu_efficiency * 100) AS cpu_pct,
-		round(total_j) AS energy_j, round(emissions_g::numeric, 3) AS co2e_g
+		pg_temp.sig3(total_j / 3600) AS energy_wh, pg_temp.sig3(emissions_g) AS co2e_g
 		FROM ceems.jobs ORDER BY jobid"
-	say "energy per user this month (ceems.usage_by_user_month)"
+	say "energy (kWh) and emissions (kg CO2e) per user this month (ceems.usage_by_user_month)"
 	psql -X -c "SELECT * FROM ceems.usage_by_user_month"
 	say "what an admin sees with ceems-sacct -S today (sacct's options and fields)"
 	"$build/tools/ceems-sacct" -c "$DEMO_CEEMS_DIR/ceems.conf" -S today
