@@ -30,11 +30,13 @@ DEMO_PACKAGES="slurmctld slurmd slurm-client munge postgresql-15
 	postgresql-client-15"
 # llvm: llvm-symbolizer, which the sanitizers' reports are symbolized
 # with; libclang-rt-14-dev: the fuzzers' runtime; librocm-smi-dev: the
-# ROCm backend's tests open the real library; debhelper and lintian: the
-# Debian packages (tests/packaging/debian.bats).
+# ROCm backend's tests open the real library; debhelper, lintian, git
+# and build-essential (which dpkg-buildpackage requires of every build,
+# and dpkg-dev only recommends): the Debian packages
+# (tests/packaging/debian.bats).
 SUITE_PACKAGES="llvm libclang-rt-14-dev librocm-smi-dev debhelper lintian
-	bats iproute2 procps util-linux valgrind jq python3 time openipmi
-	libopenipmi-dev linux-perf qemu-system-x86 busybox-static"
+	git build-essential bats iproute2 procps util-linux valgrind jq python3
+	time openipmi libopenipmi-dev linux-perf qemu-system-x86 busybox-static"
 
 list=no
 if [ "${1:-}" = --list ]; then
