@@ -255,6 +255,28 @@ schema_dump() {
     done
 }
 
+# The databases migrated above from an earlier version had no views yet
+# (migrate --to N stops before the definitions).  One made by version 24
+# had them, with double precision columns that CREATE OR REPLACE VIEW
+# cannot turn into numeric: migration 025 drops them first.
+@test "schema: 025 gives a database with the earlier reports the numeric ones of a new database" {
+    local want
+    admin db init >/dev/null || _fail "db init"
+    want=$(schema_dump "$DB")
+    # usage_daily as version 24 had it (energy_kwh a double precision
+    # sum), the views made of usage_sums gone with it, and 025 pending.
+    sql -q -c "SET client_min_messages = warning" \
+        -c "DROP FUNCTION ceems.usage_sums(text, boolean, boolean, boolean) CASCADE" \
+        -c "CREATE VIEW ceems.usage_daily WITH (security_invoker = true) AS
+            SELECT date_trunc('day', accounted_at) AS day, sum(energy_kwh) AS energy_kwh
+            FROM ceems.job_usage GROUP BY 1" \
+        -c "DELETE FROM ceems.schema_version WHERE version = 25" || _fail "the database of 024"
+    run admin db migrate
+    [ "$status" -eq 0 ] || _fail "migrate: $output"
+    [ "$(schema_dump "$DB")" = "$want" ] ||
+        _fail "not a new database's schema: $(diff <(echo "$want") <(schema_dump "$DB") | head -40)"
+}
+
 @test "schema: db migrate on an up-to-date database, and the definitions applied again, change nothing" {
     admin db init >/dev/null || _fail "db init"
     make_node_records
