@@ -11,10 +11,16 @@
 #
 # Usage: run-agent-jobs.sh path/to/bench_plugin AGENT [AGENT...]
 # Environment: BENCH_AGENT_JOBS (default "0 16 128"), BENCH_AGENT_WINDOW
-# (seconds, default 30), BENCH_AGENT_ROUNDS (default 3), CEEMS_FIXTURES.
+# (seconds, default 30), BENCH_AGENT_ROUNDS (default 3),
+# BENCH_AGENT_DATABASE (a connection string: the agents run with that
+# database configured, and so with their replay process; default none),
+# CEEMS_FIXTURES.
 # Prints one markdown row per agent and job count: the median over the
-# rounds of ms CPU per second, per job-second above the idle node, and
-# of the pages of its own memory the agent touches in a tick.
+# rounds of ms CPU per second, per job-second above the idle node, of
+# the pages of its own memory the agent touches in a tick, and of its
+# resident memory as ps shows it at the window's end (VmRSS and its
+# RssFile, the mapped files: the program and its libraries), with the
+# optional libraries mapped then (libpq, libfreeipmi).
 # Runs as root (real cgroups, eBPF).
 set -eu
 
@@ -59,6 +65,9 @@ measure() {
 	rm -rf "$run"
 	mkdir -p "$run"
 	fixture_agent_conf "$run"
+	if [ -n "${BENCH_AGENT_DATABASE:-}" ]; then
+		echo "database = $BENCH_AGENT_DATABASE" >>"$run/ceems.conf"
+	fi
 	fixture_agent_start "$agent" "$run" || exit 1
 	"$bench" -c "$run/ceems.conf" -n "$n" -H $((window + 15)) \
 		-j $((9000000 + n * 1000)) >"$run/hold" 2>&1 &
@@ -86,6 +95,12 @@ measure() {
 				n += (ref - huge) / 4 + huge / 2048 }
 			END { printf "%d", n }' "/proc/$agent_pid/smaps")
 	fi
+	# Its resident memory as ps shows it, and which of the libraries it
+	# loads only where they are used are mapped ("-": none).
+	rss=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$agent_pid/status")
+	rss_file=$(awk '$1 == "RssFile:" { print $2 }' "/proc/$agent_pid/status")
+	optional=$(awk '$6 ~ /\/lib(pq|freeipmi)\.so/ { sub(/.*\//, "", $6); sub(/\.so.*/, "", $6); print $6 }' \
+		"/proc/$agent_pid/maps" | sort -u | paste -sd+ -)
 	kill "$hold_pid" 2>/dev/null || true
 	wait "$hold_pid" 2>/dev/null || true
 	hold_pid=
@@ -99,12 +114,14 @@ measure() {
 		find "$c" -depth -type d -exec rmdir {} \; 2>/dev/null || true
 	done
 	awk -v a="$c0" -v b="$c1" -v w="$window" -v p="${pages:--}" \
-		'BEGIN { printf "%.3f %s\n", (b - a) / w / 1e6, p }'
+		-v r="$rss" -v f="$rss_file" -v o="${optional:--}" \
+		'BEGIN { printf "%.3f %s %s %s %s\n", (b - a) / w / 1e6, p, r, f, o }'
 }
 
 cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 echo "Machine: $(nproc) CPUs, ${cpu:-unknown CPU}, Linux $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "Window $window s, $rounds rounds, agents in turn: $*"
+echo "Database: ${BENCH_AGENT_DATABASE:-none}"
 echo
 for r in $(seq "$rounds"); do
 	for n in $jobs; do
@@ -115,22 +132,29 @@ for r in $(seq "$rounds"); do
 		done
 	done
 done
-echo "| agent | jobs | ms CPU per s (median) | per job-second above idle, ms | own pages touched per tick (median) |"
-echo "|---|--:|--:|--:|--:|"
+# median AGENT N COLUMN: the median of COLUMN over AGENT's rounds at N.
+median() {
+	awk -v i="$1" -v n="$2" -v c="$3" '$1 == i && $2 == n { print $c }' "$tmp/results" |
+		sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+echo "| agent | jobs | ms CPU per s (median) | per job-second above idle, ms | own pages touched per tick (median) | VmRSS KiB (median) | RssFile KiB (median) | budget KiB | optional libraries mapped |"
+echo "|---|--:|--:|--:|--:|--:|--:|--:|---|"
 i=0
 for agent in "$@"; do
 	i=$((i + 1))
 	idle=
 	for n in $jobs; do
-		med=$(awk -v i="$i" -v n="$n" '$1 == i && $2 == n { print $3 }' "$tmp/results" |
-			sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-		pg=$(awk -v i="$i" -v n="$n" '$1 == i && $2 == n { print $4 }' "$tmp/results" |
-			sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+		med=$(median "$i" "$n" 3)
+		pg=$(median "$i" "$n" 4)
+		rss=$(median "$i" "$n" 5)
+		rss_file=$(median "$i" "$n" 6)
+		optional=$(awk -v i="$i" -v n="$n" '$1 == i && $2 == n { print $7 }' \
+			"$tmp/results" | sort -u | paste -sd' ' -)
 		[ "$n" = 0 ] && idle=$med
 		per=
 		if [ "$n" != 0 ] && [ -n "$idle" ]; then
 			per=$(awk -v m="$med" -v z="$idle" -v n="$n" 'BEGIN { printf "%.4f", (m - z) / n }')
 		fi
-		echo "| $agent | $n | $med | $per | $pg |"
+		echo "| $agent | $n | $med | $per | $pg | $rss | $rss_file | $((8192 + 64 * n)) | $optional |"
 	done
 done
