@@ -346,6 +346,8 @@ ceems_agent_report_now(struct ceems_agent *a, uint32_t jobid,
 		return 0;
 	ceems_agent_intensity_charge_tick(a, &out->ledger, &share, present_s, now_ns);
 	out->cpu_s += t.cpu_s;
+	out->have_tail = false;
+	ceems_agent_end_figures_tail(j, now_ns, out);
 	return 0;
 }
 
@@ -364,7 +366,9 @@ fill_report(const struct ceems_agent *a, const struct agent_job *j,
 	out->cpu_s = j->cpu_s;
 	out->gap_s = j->gap_s;
 	out->cgroup_gone = j->gone;
+	ceems_agent_end_figures_tail(j, j->gone ? j->gone_ns : asof_ns, out);
 	out->usage = j->usage;
+	ceems_agent_end_figures_usage(j, &out->usage);
 	out->ledger = j->ledger;
 	out->ngaps = j->ngaps;
 	memcpy(out->gaps, j->gaps, sizeof(out->gaps));
@@ -458,6 +462,7 @@ ceems_agent_deregister(struct ceems_agent *a, uint32_t jobid,
 	leave_now(a, j, now_ns);
 	/* A last full reading: peak memory and IO as of the job's end. */
 	ceems_agent_tick_full_reading(a, j);
+	ceems_agent_end_figures_job(a, j);
 	ceems_agent_bpf_job_read(a, j, false);
 	if (j->series != NULL) {
 		struct ceems_series_counts counts;
@@ -580,8 +585,10 @@ ceems_agent_step_end(struct ceems_agent *a, uint32_t jobid,
 			st->r.cpu_s += st->tick_cpu_s;
 			st->end_pending = true;
 		}
-		/* A last reading of the step: its memory peak. */
-		ceems_agent_tick_step_peak_reading(a, st);
+		/* A last reading of the step, and of its job while its
+		 * cgroup is there: memory peaks and OOM kills. */
+		ceems_agent_end_figures_step(a, st);
+		ceems_agent_end_figures_job(a, j);
 		/* The job's counts as of now, for the summary printed at
 		 * the step's end (light ticks do not read them). */
 		ceems_agent_bpf_job_read(a, j, false);

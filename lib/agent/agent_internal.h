@@ -100,6 +100,10 @@ struct agent_job {
 	bool have_cpu;
 	bool gone;
 	uint64_t gone_ns;		/* the tick its cgroup was found gone */
+	/* cpu_s at two ticks at least CEEMS_AGENT_TAIL_S apart, the older
+	 * first (0: no such tick yet): how busy it was at its end. */
+	uint64_t tail_mark_ns[2];
+	double tail_cpu_s[2];
 	uint32_t alloc_cores;
 	uint64_t alloc_mem_bytes;
 	double cpu_s;
@@ -157,6 +161,14 @@ struct agent_job {
 	bool have_io_before;
 	struct ceems_agent_io_report io_before;
 	double io_down_s;
+	/* Read at each step's end, the last time they can be (Slurm
+	 * removes the job's cgroup before the extern step deregisters it):
+	 * the highest memory peak of the job's cgroup and the most OOM
+	 * kills of its whole tree (agent_end_figures.c). */
+	bool have_end_peak;
+	uint64_t end_peak_bytes;
+	bool have_end_oom_kills;
+	uint64_t end_oom_kills;
 };
 
 struct ceems_agent {
@@ -291,6 +303,15 @@ enum ceems_recover_verdict ceems_agent_recover_node(struct ceems_agent *a,
 					      const char *saved_boot,
 					      uint64_t now_ns);
 
+/* agent_end_figures.c: a step's and its job's peaks and OOM kills read
+ * at the step's end; the job's usage and tail as its report gives them. */
+void ceems_agent_end_figures_step(struct ceems_agent *a, struct agent_step *st);
+void ceems_agent_end_figures_job(struct ceems_agent *a, struct agent_job *j);
+void ceems_agent_end_figures_usage(const struct agent_job *j,
+				   struct ceems_cgroup_stats *usage);
+void ceems_agent_end_figures_tail(const struct agent_job *j, uint64_t asof_ns,
+				  struct ceems_agent_job_report *out);
+
 /* agent_tick.c */
 /* Job J's share of each GPU device this tick, into SHARE. */
 void ceems_agent_tick_job_gpu_shares(const struct ceems_agent *a,
@@ -304,7 +325,6 @@ void ceems_agent_tick_collect_job(struct ceems_agent *a, struct agent_job *j, bo
 		       struct ceems_ledger_job_tick *t);
 void ceems_agent_tick_full_reading(struct ceems_agent *a, struct agent_job *j);
 void ceems_agent_tick_note_job_cpu(struct ceems_agent *a, struct agent_job *j);
-void ceems_agent_tick_step_peak_reading(struct ceems_agent *a, struct agent_step *st);
 double ceems_agent_tick_job_absent_s(const struct ceems_agent *a,
 			  const struct agent_job *j);
 void ceems_agent_tick_save_job(struct ceems_agent *a, const struct agent_job *j,

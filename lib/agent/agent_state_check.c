@@ -27,7 +27,7 @@ step_sane(const struct ceems_agent_step_report *st)
 	    !isfinite(st->elapsed_s) || st->elapsed_s < 0)
 		return false;
 	if (!flag_sane(&st->ended) || !flag_sane(&st->have_cpu) ||
-	    !flag_sane(&st->have_mem_peak))
+	    !flag_sane(&st->have_mem_peak) || !flag_sane(&st->have_oom_kills))
 		return false;
 	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
 		if (!isfinite(st->joules[d]) || st->joules[d] < 0 ||
@@ -183,7 +183,9 @@ ceems_agent_state_check_final_sane(const struct ceems_agent_job_spec *spec,
 	return spec->jobid != 0 && r->jobid == spec->jobid &&
 	       gpu_reports_sane(r) && io_sane(&r->io) && perf_sane(&r->perf) &&
 	       recovered_sane(r->recovered_s, r->nrecovered, r->recovered) &&
-	       flag_sane(&r->cgroup_gone) && isfinite(r->elapsed_s) &&
+	       flag_sane(&r->cgroup_gone) && flag_sane(&r->have_tail) &&
+	       isfinite(r->tail_cpu_s) && r->tail_cpu_s >= 0 &&
+	       isfinite(r->elapsed_s) &&
 	       r->elapsed_s >= 0 && final->start_time > 0 &&
 	       final->end_time >= final->start_time &&
 	       parts_sane(r->ngaps, r->gaps, r->nsteps, r->steps, r->cpu_s,

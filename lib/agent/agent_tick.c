@@ -569,21 +569,6 @@ ceems_agent_tick_note_job_cpu(struct ceems_agent *a, struct agent_job *j)
 		j->cpu_seen_ns = a->scratch.cpu_usage_ns;
 }
 
-/* A step's end: its memory peak, without touching its CPU figures. */
-void
-ceems_agent_tick_step_peak_reading(struct ceems_agent *a, struct agent_step *st)
-{
-	struct ceems_cgroup_stats *cs = &a->scratch;
-
-	if (st->reader == NULL ||
-	    ceems_cgroup_stats_reader_read_some(st->reader, CEEMS_CGF_MEM_PEAK, cs) < 0)
-		return;
-	if (cs->present & CEEMS_CGF_MEM_PEAK) {
-		st->r.have_mem_peak = true;
-		st->r.mem_peak_bytes = cs->mem_peak_bytes;
-	}
-}
-
 /* The part of the tick since the last one that job J was not there
  * (it registered during it, or was restored without the interval
  * before), in seconds. */
@@ -773,6 +758,20 @@ note_unlearned_tick(struct ceems_agent *a, struct agent_job *j,
 					     ceems_ledger_restate_per_w(share, d, 1));
 }
 
+/* Keep J's CPU time at two ticks at least CEEMS_AGENT_TAIL_S apart: a
+ * report's tail starts at the older (ceems_agent_tick_tail). */
+CEEMS_TICK_PATH static void
+mark_tail(struct agent_job *j, uint64_t now_ns)
+{
+	if (j->tail_mark_ns[1] != 0 &&
+	    now_ns - j->tail_mark_ns[1] < CEEMS_AGENT_TAIL_S * UINT64_C(1000000000))
+		return;
+	j->tail_mark_ns[0] = j->tail_mark_ns[1];
+	j->tail_cpu_s[0] = j->tail_cpu_s[1];
+	j->tail_mark_ns[1] = now_ns;
+	j->tail_cpu_s[1] = j->cpu_s;
+}
+
 /* Charge every job its share of the split tick (or a gap). */
 static void
 charge_jobs(struct ceems_agent *a, const struct ceems_ledger_node_tick *node,
@@ -788,6 +787,7 @@ charge_jobs(struct ceems_agent *a, const struct ceems_ledger_node_tick *node,
 			ceems_ledger_add_gap(&j->ledger, node->dt_s);
 			j->gap_s += node->dt_s;
 			j->cpu_s += a->job_ticks[i].cpu_s;
+			mark_tail(j, now_ns);
 			continue;
 		}
 		ceems_agent_intensity_charge_tick(a, &j->ledger, &a->shares[i],
@@ -798,6 +798,7 @@ charge_jobs(struct ceems_agent *a, const struct ceems_ledger_node_tick *node,
 		ceems_agent_gpu_charge(a, &j->gpu, node, &a->shares[i],
 				 node->dt_s - a->job_ticks[i].absent_s);
 		j->cpu_s += a->job_ticks[i].cpu_s;
+		mark_tail(j, now_ns);
 		ceems_agent_tick_split_to_steps(j, &a->shares[i], &a->job_ticks[i]);
 	}
 }

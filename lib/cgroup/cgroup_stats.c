@@ -368,6 +368,28 @@ ceems_cgroup_stats_reader_cpu_ino(const struct ceems_cgroup_reader *r, uint64_t 
 	return 0;
 }
 
+int
+ceems_cgroup_stats_reader_oom_kills(struct ceems_cgroup_reader *r,
+			      uint64_t *kills)
+{
+	struct ceems_cgroup_stats st;
+	int ret;
+
+	if (r->version == CEEMS_CGROUP_V1) {
+		if (r->dirs.dir[CEEMS_CG_MEMORY][0] == '\0')
+			return -ENOENT;
+		return ceems_cgroup_oom_kills_v1_tree(r->dirs.dir[CEEMS_CG_MEMORY],
+						      kills);
+	}
+	ret = ceems_cgroup_stats_reader_read_some(r, CEEMS_CGF_OOM_KILLS, &st);
+	if (ret < 0)
+		return ret;
+	if (!(st.present & CEEMS_CGF_OOM_KILLS))
+		return -ENOENT;
+	*kills = st.oom_kills;
+	return 0;
+}
+
 void
 ceems_cgroup_stats_reader_close(struct ceems_cgroup_reader *r)
 {

@@ -147,6 +147,20 @@ int ceems_cgroup_stats_reader_read_some(struct ceems_cgroup_reader *reader,
 				  uint32_t wanted,
 				  struct ceems_cgroup_stats *out);
 
+/* Processes the OOM killer took in the reader's cgroup and every cgroup
+ * below it, into *KILLS.  v2: memory.events, which the kernel counts up
+ * the tree.  v1: memory.oom_control of each memory cgroup of the subtree
+ * (cgroup_oom.c), the kernel counting a kill only where the killed
+ * process was.  For a step's or a job's end: a v1 walk costs a few
+ * system calls per cgroup.  0, or -ENOENT when no count could be read
+ * (the cgroup is gone), -errno. */
+int ceems_cgroup_stats_reader_oom_kills(struct ceems_cgroup_reader *reader,
+				  uint64_t *kills);
+
+/* cgroup_oom.c: the sum of oom_kill over the cgroup v1 memory cgroup DIR
+ * and those below it.  0, -ENOENT when no count could be read, -errno. */
+int ceems_cgroup_oom_kills_v1_tree(const char *dir, uint64_t *kills);
+
 /* Number of files the reader keeps open (for the caller's fd budget). */
 unsigned ceems_cgroup_stats_reader_nfiles(const struct ceems_cgroup_reader *reader);
 

@@ -16,8 +16,9 @@
  *   alloc_cores and alloc_mem_bytes are left out when 0 (not known);
  *   cpu_s only when the cgroup's CPU time was measured.
  *   steps: [{"id":s, "ended":bool, "elapsed_s":x, "cpu_s":x,
- *   "mem_peak_bytes":N, "joules":{DOMAIN:x}}]; cpu_s, mem_peak_bytes and
- *   each joules entry only when measured for that step (the have_ flags
+ *   "mem_peak_bytes":N, "oom_kills":N, "joules":{DOMAIN:x}}]; cpu_s,
+ *   mem_peak_bytes, oom_kills and each joules entry only when measured
+ *   for that step (the have_ flags
  *   of struct ceems_agent_step_report; decoding sets them from presence).
  *   usage: one key per measured field of struct ceems_cgroup_stats, named
  *   as the field (cpu_user_ns, cpu_system_ns, cpu_usage_ns,
@@ -144,6 +145,12 @@ struct ceems_agent_step_report {
 	char id[CEEMS_STEP_ID_MAX];
 	bool ended;
 	bool have_cpu;		/* cpu_s measured: two readings of its cgroup */
+	/* Processes the OOM killer took in the step's cgroup and those
+	 * below it, read as the step ended (have_oom_kills).  These two
+	 * sit in what was padding, which earlier agents wrote as zeros:
+	 * the state file's layout is unchanged. */
+	bool have_oom_kills;
+	uint32_t oom_kills;
 	double elapsed_s;
 	double cpu_s;
 	bool have_mem_peak;
@@ -153,6 +160,9 @@ struct ceems_agent_step_report {
 	uint64_t mem_peak_bytes;
 	double joules[CEEMS_DOMAIN_COUNT];
 };
+_Static_assert(offsetof(struct ceems_agent_step_report, elapsed_s) ==
+	       CEEMS_STEP_ID_MAX + 8,
+	       "a step's OOM kills took padding only: the state file's layout holds");
 
 /* An interval the agent could not account for the job (it was down), in
  * Unix seconds.  At most CEEMS_AGENT_MAX_GAPS are kept; later ones
@@ -233,6 +243,10 @@ struct ceems_agent_io_report {
 };
 
 /* What the agent knows of a job: its ledger and its last usage. */
+/* The least time over which a report says how busy a job was at its
+ * end (struct ceems_agent_job_report tail_s). */
+#define CEEMS_AGENT_TAIL_S 60
+
 struct ceems_agent_job_report {
 	uint32_t jobid;
 	uint32_t uid;
@@ -242,6 +256,15 @@ struct ceems_agent_job_report {
 	double cpu_s;			/* CPU time since registration */
 	double gap_s;			/* time the agent could not account */
 	bool cgroup_gone;		/* the job's cgroup has been removed */
+	/* The CPU time the job used over the last tail_s seconds of the
+	 * report (have_tail: the job was measured that long; tail_s is
+	 * between CEEMS_AGENT_TAIL_S and twice that): whether it was still
+	 * working when it ended.  These three sit in what was padding,
+	 * which earlier agents wrote as zeros: the state file's layout is
+	 * unchanged. */
+	bool have_tail;
+	uint16_t tail_s;
+	float tail_cpu_s;
 	struct ceems_cgroup_stats usage;	/* last full cgroup reading */
 	struct ceems_job_ledger ledger;
 	uint32_t ngaps;
@@ -270,6 +293,9 @@ struct ceems_agent_job_report {
 	 * (lib/sources/perf_job.h). */
 	struct ceems_perf_report perf;
 };
+
+_Static_assert(offsetof(struct ceems_agent_job_report, usage) == 56,
+	       "a job's tail took padding only: the state file's layout holds");
 
 /* Whether ID can be a step id: not empty, and only digits, lower-case
  * letters and '+'.  Reports and the

@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -237,6 +238,48 @@ ledger_to_json(const struct ceems_job_ledger *l, bool *ok)
 }
 
 /* A step's figures; energy only for the domains its job's node measured. */
+/* {"s": x, "cpu_s": y}: the CPU time of the report's last seconds. */
+static struct json_object *
+tail_to_json(const struct ceems_agent_job_report *r, bool *ok)
+{
+	struct json_object *obj = json_object_new_object();
+
+	if (obj == NULL) {
+		*ok = false;
+		return NULL;
+	}
+	ceems_json_util_add(obj, "s", json_object_new_int64(r->tail_s), ok);
+	ceems_json_util_add_double(obj, "cpu_s", r->tail_cpu_s, ok);
+	return obj;
+}
+
+static int
+tail_from_json(const struct json_object *obj, struct ceems_agent_job_report *r,
+	       char *err, size_t err_size)
+{
+	struct json_object *val;
+	uint64_t s;
+	double cpu;
+	int ret;
+
+	if (!json_object_is_type(obj, json_type_object))
+		return ceems_json_util_error(err, err_size, "report.tail must be an object");
+	if ((val = ceems_json_util_get(obj, "s")) == NULL ||
+	    (ret = ceems_json_util_read_uint(val, "report.tail.s", 1, UINT16_MAX,
+					     &s, err, err_size)) < 0)
+		return val == NULL ?
+		       ceems_json_util_error(err, err_size, "report.tail.s is missing") : ret;
+	if ((val = ceems_json_util_get(obj, "cpu_s")) == NULL ||
+	    (ret = ceems_json_util_read_real(val, "report.tail.cpu_s", 0, FLT_MAX,
+					     &cpu, err, err_size)) < 0)
+		return val == NULL ?
+		       ceems_json_util_error(err, err_size, "report.tail.cpu_s is missing") : ret;
+	r->have_tail = true;
+	r->tail_s = (uint16_t)s;
+	r->tail_cpu_s = (float)cpu;
+	return 0;
+}
+
 static struct json_object *
 step_to_json(const struct ceems_agent_step_report *st,
 	     const struct ceems_job_ledger *l, bool *ok)
@@ -254,6 +297,8 @@ step_to_json(const struct ceems_agent_step_report *st,
 		ceems_json_util_add_double(obj, "cpu_s", st->cpu_s, ok);
 	if (st->have_mem_peak)
 		ceems_json_util_add(obj, "mem_peak_bytes", ceems_json_util_new_u64(st->mem_peak_bytes), ok);
+	if (st->have_oom_kills)
+		ceems_json_util_add(obj, "oom_kills", ceems_json_util_new_u64(st->oom_kills), ok);
 	j = json_object_new_object();
 	for (int d = 0; j != NULL && d < CEEMS_DOMAIN_COUNT; d++)
 		if (l->measured[d] && st->have_joules[d])
@@ -304,6 +349,8 @@ ceems_measure_json_report_to_json(const struct ceems_agent_job_report *r)
 		ceems_json_util_add_double(obj, "cpu_s", r->cpu_s, &ok);
 	ceems_json_util_add_double(obj, "gap_s", r->gap_s, &ok);
 	ceems_json_util_add(obj, "cgroup_gone", json_object_new_boolean(r->cgroup_gone), &ok);
+	if (r->have_tail)
+		ceems_json_util_add(obj, "tail", tail_to_json(r, &ok), &ok);
 	ceems_json_util_add(obj, "usage", usage_to_json(&r->usage, &ok), &ok);
 	ceems_json_util_add(obj, "ledger", ledger_to_json(&r->ledger, &ok), &ok);
 	if (r->ngaps > 0)
@@ -576,6 +623,15 @@ step_from_json(const struct json_object *obj,
 			return r;
 		st->have_mem_peak = true;
 	}
+	if ((val = ceems_json_util_get(obj, "oom_kills")) != NULL) {
+		uint64_t kills;
+
+		if ((r = ceems_json_util_read_uint(val, "report.steps[].oom_kills", 0,
+				   UINT32_MAX, &kills, err, err_size)) < 0)
+			return r;
+		st->oom_kills = (uint32_t)kills;
+		st->have_oom_kills = true;
+	}
 	if ((j = ceems_json_util_get(obj, "joules")) == NULL)
 		return 0;
 	if (!json_object_is_type(j, json_type_object))
@@ -712,6 +768,9 @@ ceems_measure_json_report_from_json(const struct json_object *obj,
 	if ((val = ceems_json_util_get(obj, "cgroup_gone")) != NULL &&
 	    (ret = ceems_json_util_read_bool(val, "report.cgroup_gone", &r->cgroup_gone, err,
 			     err_size)) < 0)
+		goto out;
+	if ((val = ceems_json_util_get(obj, "tail")) != NULL &&
+	    (ret = tail_from_json(val, r, err, err_size)) < 0)
 		goto out;
 	if ((val = ceems_json_util_get(obj, "usage")) != NULL &&
 	    (ret = usage_from_json(val, &r->usage, err, err_size)) < 0)

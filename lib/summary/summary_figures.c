@@ -131,6 +131,13 @@ figures_usage(const struct ceems_job_meta *m,
 		f->have_cpu = true;
 		f->used_cores = r->cpu_s / f->observed_s;
 	}
+	if (r != NULL && r->have_tail && r->tail_s > 0 &&
+	    ceems_summary_units_usable(r->tail_cpu_s) &&
+	    r->tail_cpu_s / r->tail_s < MAX_CORES) {
+		f->have_tail = true;
+		f->tail_s = r->tail_s;
+		f->tail_cores = r->tail_cpu_s / r->tail_s;
+	}
 
 	if (r != NULL && r->alloc_mem_bytes > 0 &&
 	    r->alloc_mem_bytes < MAX_BYTES) {

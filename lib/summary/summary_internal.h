@@ -52,6 +52,11 @@ struct figures {
 	unsigned int held;	/* cores held on this node */
 	bool have_cpu;
 	double used_cores;	/* CPU time / observed time */
+	/* The cores it used over its last tail_s seconds (the report's
+	 * tail): whether it was still working when it ended. */
+	bool have_tail;
+	double tail_s;
+	double tail_cores;
 
 	bool have_req;
 	uint64_t req;		/* memory allocation on this node */

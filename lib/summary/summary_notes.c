@@ -37,6 +37,9 @@ static double gpu_min_judge_s = (double)CEEMS_SUMMARY_GPU_MIN_S;
 #define COVERAGE_FULL 0.995	/* below: the figure says its coverage */
 #define FAULTS_PER_CPU_S 100000.0	/* page faults per CPU-second: note */
 #define FAULTS_MIN_CPU_S 10.0	/* less CPU time: no note */
+#define OOM_REACHED 0.90	/* peak at least this share of the limit */
+#define TAIL_BUSY 0.50		/* last minute busy as this share of the run */
+#define TAIL_IDLE_CORES 0.05	/* below: no CPU to speak of at the end */
 
 /* Round a memory size up to what one would type: multiples of 256 MiB
  * up to 1 GiB, whole GiB above.  Returns the bytes, TEXT gets "768M" or
@@ -114,6 +117,27 @@ note_qualify(struct ceems_summary_note *n, const struct figures *f)
 			"before changing the request.", f->state);
 }
 
+/* What the peak says of an OOM kill: the job reached its limit, or it
+ * was killed under it (a step's own --mem, or memory the peak misses). */
+static void
+note_oom_peak(const struct figures *f, struct ceems_summary_note *n)
+{
+	char peak[32];
+
+	if (!f->have_peak || !f->have_req)
+		return;
+	ceems_summary_units_fmt_bytes(peak, sizeof(peak), f->peak);
+	if ((double)f->peak >= OOM_REACHED * (double)f->req)
+		ceems_summary_units_appendf(n->text, sizeof(n->text),
+			" Its memory reached %s%s.", peak,
+			f->peak_sampled ? " in the samples taken" : "");
+	else
+		ceems_summary_units_appendf(n->text, sizeof(n->text),
+			" Its peak of %s%s stayed under the job's limit: the "
+			"kill came from a smaller limit (a step's own --mem).",
+			peak, f->peak_sampled ? " in the samples taken" : "");
+}
+
 static bool
 note_oom(const struct figures *f, struct ceems_summary_note *n)
 {
@@ -143,6 +167,7 @@ note_oom(const struct figures *f, struct ceems_summary_note *n)
 		ceems_summary_units_appendf(n->text, sizeof(n->text),
 			"The job ran out of memory.");
 	}
+	note_oom_peak(f, n);
 	if (f->have_req) {
 		round_mem((double)f->req * MEM_OOM_RAISE, more, sizeof(more));
 		ceems_summary_units_appendf(n->text, sizeof(n->text),
@@ -156,10 +181,34 @@ note_oom(const struct figures *f, struct ceems_summary_note *n)
 	return true;
 }
 
+/* Whether a timed-out job was still working at its end: the cores it
+ * used over its last minute or two.  Said only where the CPU tells it:
+ * a GPU job's CPU may idle while its GPUs work. */
+static void
+note_timeout_tail(const struct figures *f, struct ceems_summary_note *n)
+{
+	char span[32], used[32];
+
+	if (!f->have_tail || f->gpus_held > 0)
+		return;
+	ceems_summary_units_fmt_duration(span, sizeof(span), f->tail_s);
+	ceems_summary_units_fmt_cores(used, sizeof(used), f->tail_cores);
+	if (f->tail_cores < TAIL_IDLE_CORES)
+		ceems_summary_units_appendf(n->text, sizeof(n->text),
+			" Over its last %s it used almost no CPU (%s cores): it "
+			"was waiting or stuck rather than working, so more "
+			"time may not help; find out what it waited for.",
+			span, used);
+	else if (f->have_cpu && f->tail_cores >= TAIL_BUSY * f->used_cores)
+		ceems_summary_units_appendf(n->text, sizeof(n->text),
+			" It was still working when stopped: %s cores busy "
+			"over its last %s.", used, span);
+}
+
 static bool
 note_timeout(const struct figures *f, struct ceems_summary_note *n)
 {
-	char lim[32];
+	char lim[32], el[32];
 
 	if (!ceems_summary_figures_state_is(f, "TIMEOUT"))
 		return false;
@@ -170,10 +219,91 @@ note_timeout(const struct figures *f, struct ceems_summary_note *n)
 		ceems_summary_units_fmt_duration(lim, sizeof(lim), f->limit_s);
 		ceems_summary_units_appendf(n->text, sizeof(n->text), " of %s", lim);
 	}
+	/* Its run is the limit, unless Slurm's kill came late. */
+	if (f->have_elapsed &&
+	    (!f->have_limit || fabs(f->elapsed_s - f->limit_s) >= 60)) {
+		ceems_summary_units_fmt_duration(el, sizeof(el), f->elapsed_s);
+		ceems_summary_units_appendf(n->text, sizeof(n->text),
+			" after running %s", el);
+	}
 	ceems_summary_units_appendf(n->text, sizeof(n->text),
-		" and was stopped before it finished. If it needs longer, "
-		"raise --time; if it can, have it save checkpoints so that a "
-		"follow-up job can go on from there.");
+		" and was stopped before it finished.");
+	note_timeout_tail(f, n);
+	ceems_summary_units_appendf(n->text, sizeof(n->text),
+		" If it needs longer, raise --time; if it can, have it save "
+		"checkpoints so that a follow-up job can go on from there.");
+	return true;
+}
+
+/* Whether the state begins with WORD ("CANCELLED by 1000"). */
+static bool
+state_begins(const struct figures *f, const char *word)
+{
+	size_t n = strlen(word);
+
+	return strncmp(f->state, word, n) == 0 &&
+	       (f->state[n] == '\0' || f->state[n] == ' ');
+}
+
+/* "after 00:02:13" when the run's length is known, else "". */
+static void
+fmt_after(const struct figures *f, char *buf, size_t size)
+{
+	char el[32];
+
+	buf[0] = '\0';
+	if (!f->have_elapsed)
+		return;
+	ceems_summary_units_fmt_duration(el, sizeof(el), f->elapsed_s);
+	snprintf(buf, size, " after %s", el);
+}
+
+static bool
+note_cancelled(const struct figures *f, struct ceems_summary_note *n)
+{
+	char after[48];
+
+	if (!state_begins(f, "CANCELLED"))
+		return false;
+	note_init(n, "cancelled");
+	fmt_after(f, after, sizeof(after));
+	ceems_summary_units_appendf(n->text, sizeof(n->text),
+		"The job was cancelled%s, before it finished: its figures "
+		"cover the part it ran.", after);
+	return true;
+}
+
+static bool
+note_node_fail(const struct figures *f, struct ceems_summary_note *n)
+{
+	char after[48];
+
+	if (!state_begins(f, "NODE_FAIL"))
+		return false;
+	note_init(n, "node-fail");
+	fmt_after(f, after, sizeof(after));
+	ceems_summary_units_appendf(n->text, sizeof(n->text),
+		"A node of the job failed%s (Slurm lost it or took it out of "
+		"service), so the job was stopped: nothing in the job caused "
+		"it. Its figures cover what was measured until then. Jobs "
+		"submitted with --requeue are started again.", after);
+	return true;
+}
+
+static bool
+note_preempted(const struct figures *f, struct ceems_summary_note *n)
+{
+	char after[48];
+
+	if (!state_begins(f, "PREEMPTED"))
+		return false;
+	note_init(n, "preempted");
+	fmt_after(f, after, sizeof(after));
+	ceems_summary_units_appendf(n->text, sizeof(n->text),
+		"The job was preempted%s to make room for a job of higher "
+		"priority; nothing in the job caused it. Its figures cover "
+		"the part it ran. Where the partition requeues preempted jobs "
+		"it starts again; saving checkpoints keeps its work.", after);
 	return true;
 }
 
@@ -451,10 +581,20 @@ typedef bool (*note_rule)(const struct figures *, struct ceems_summary_note *);
 
 /* Most important first. */
 static const note_rule rules[] = {
-	note_oom, note_timeout, note_too_short, note_cpu_overuse,
+	note_oom, note_timeout, note_node_fail, note_preempted,
+	note_cancelled, note_too_short, note_cpu_overuse,
 	note_cpu_underuse, note_mem_underuse, note_gpu_idle,
 	note_gpu_underuse, note_time_limit, note_page_faults,
 };
+
+/* The notes that say how a run ended early. */
+static bool
+ends_run(note_rule rule)
+{
+	return rule == note_oom || rule == note_timeout ||
+	       rule == note_node_fail || rule == note_preempted ||
+	       rule == note_cancelled;
+}
 
 size_t
 ceems_summary_notes_build(const struct figures *f,
@@ -468,13 +608,14 @@ ceems_summary_notes_build(const struct figures *f,
 
 		if (count >= max)
 			break;
-		/* An OOM kill or a timeout explains a short run better
-		 * than "too short to judge" does. */
-		if (rules[i] == note_too_short && explained)
+		/* How the job died explains a short run better than "too
+		 * short to judge" does; one such note says it. */
+		if ((rules[i] == note_too_short || ends_run(rules[i])) &&
+		    explained)
 			continue;
 		if (!rules[i](f, &n))
 			continue;
-		if (rules[i] == note_oom || rules[i] == note_timeout)
+		if (ends_run(rules[i]))
 			explained = true;
 		notes[count++] = n;
 	}

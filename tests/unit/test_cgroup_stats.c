@@ -640,6 +640,77 @@ test_v1_damaged(void)
 }
 
 /* ---------------------------------------------------------------- */
+/* OOM kills of a cgroup and those below it                          */
+
+#define OOM_TEXT(n) "oom_kill_disable 0\nunder_oom 0\noom_kill " n "\n"
+
+/* The kills of READER's subtree, or -errno. */
+static long long
+tree_kills(struct ceems_cgroup_reader *r)
+{
+	uint64_t kills = 0;
+	int ret = ceems_cgroup_stats_reader_oom_kills(r, &kills);
+
+	return ret < 0 ? ret : (long long)kills;
+}
+
+static void
+test_oom_tree(void)
+{
+	struct ceems_cgroup_job job;
+	struct ceems_cgroup_mounts mnt;
+	struct ceems_cgroup_reader *jr, *sr;
+	char dir[4096], cmd[4200];
+	const char *root;
+	uint64_t kills;
+	int err;
+
+	/* v1: job_42 counts 1 of its own, step_batch 1; their tasks 0. */
+	load_job("cgroup/v1/cgroup-localhost-batch.txt", 42, "cgroup/v1/mountinfo.txt", &job, &mnt);
+	root = tmp_copy("cgroup/v1");
+	jr = open_at(&job, &mnt, root, NULL, &err);
+	sr = open_at(&job, &mnt, root, "step_batch", &err);
+	if (jr == NULL || sr == NULL) {
+		printf("Bail out! cannot open the v1 job and step readers\n");
+		exit(1);
+	}
+	is_int(tree_kills(jr), 2, "v1 OOM kills: the job's own and its step's");
+	is_int(tree_kills(sr), 1, "v1 OOM kills: the step's");
+	/* The kernel counts a kill in the killed process's cgroup: a task's. */
+	snprintf(dir, sizeof(dir), "%s/%s/step_batch/task_0", root, V1_MEM_JOB);
+	put(dir, "memory.oom_control", OOM_TEXT("3"));
+	is_int(tree_kills(sr), 4, "v1 OOM kills: a task's count is the step's");
+	is_int(tree_kills(jr), 5, "v1 OOM kills: and the job's");
+	snprintf(dir, sizeof(dir), "%s/%s/step_extern/task_0", root, V1_MEM_JOB);
+	put(dir, "memory.oom_control", "oom_kill many\n");
+	is_int(tree_kills(jr), 5, "v1 OOM kills: an unreadable count is left out");
+	/* Slurm removes the task's cgroup as the step ends. */
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/%s/step_batch/task_0'", root, V1_MEM_JOB);
+	if (system(cmd) != 0)
+		printf("# rm failed\n");
+	is_int(tree_kills(sr), 1, "v1 OOM kills: a removed task's count is gone, the rest read");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/%s/step_batch'", root, V1_MEM_JOB);
+	if (system(cmd) != 0)
+		printf("# rm failed\n");
+	is_int(tree_kills(sr), -ENOENT, "v1 OOM kills: the step removed: none to read");
+	snprintf(dir, sizeof(dir), "%s/%s/step_batch", root, V1_MEM_JOB);
+	is_int(ceems_cgroup_oom_kills_v1_tree(dir, &kills), -ENOENT,
+	       "v1 OOM kills: no directory, -ENOENT");
+	ceems_cgroup_stats_reader_close(jr);
+	ceems_cgroup_stats_reader_close(sr);
+	tmp_remove();
+
+	/* v2: memory.events counts up the tree, one file says it. */
+	load_job("cgroup/v2/cgroup-node01-step0.txt", 4242, "cgroup/v2/mountinfo.txt", &job, &mnt);
+	jr = open_at(&job, &mnt, fixture_path("cgroup/v2"), NULL, &err);
+	ok(jr != NULL, "v2 job reader opens");
+	if (jr != NULL) {
+		is_int(tree_kills(jr), 1, "v2 OOM kills: memory.events of the job");
+		ceems_cgroup_stats_reader_close(jr);
+	}
+}
+
+/* ---------------------------------------------------------------- */
 /* A real v1 cgroup removed under an open reader                     */
 
 static void
@@ -720,6 +791,7 @@ main(void)
 	test_v2();
 	test_v2_damaged();
 	test_v1_damaged();
+	test_oom_tree();
 	test_real_vanish();
 	return done_testing();
 }

@@ -187,6 +187,66 @@ case_timeout(void)
 	J.meta.exit_signal = 15;
 }
 
+/* Timed out while busy: its last 90 s as busy as the rest. */
+static void
+case_timeout_busy(void)
+{
+	case_timeout();
+	J.report.have_tail = true;
+	J.report.tail_s = 90;
+	J.report.tail_cpu_s = 176;
+}
+
+/* Timed out while doing nothing: sleeping in its last 70 s. */
+static void
+case_timeout_stuck(void)
+{
+	job_new("TIMEOUT", 7200, 4, 8 * GIB, 9000, 3 * GIB);
+	J.meta.jobid = J.report.jobid = 1250;
+	J.meta.time_limit_min = 120;
+	J.meta.exit_signal = 15;
+	J.report.have_tail = true;
+	J.report.tail_s = 70;
+	J.report.tail_cpu_s = 0.4f;
+}
+
+/* Killed in its first second at its limit, which it reached. */
+static void
+case_oom_early(void)
+{
+	job_new("OUT_OF_MEMORY", 0, 1, 100 * MIB, 0.07, 100 * MIB);
+	J.meta.jobid = J.report.jobid = 1251;
+	J.meta.exit_code = 0;
+	J.meta.exit_signal = 125;
+	J.report.usage.oom_kills = 1;
+}
+
+/* Killed well under the job's limit: a step's own --mem. */
+static void
+case_oom_step(void)
+{
+	job_new("OUT_OF_MEMORY", 95, 2, 8 * GIB, 150, 1 * GIB);
+	J.meta.jobid = J.report.jobid = 1252;
+	J.meta.exit_signal = 9;
+	J.report.usage.oom_kills = 3;
+}
+
+static void
+case_node_fail(void)
+{
+	job_new("NODE_FAIL", 1500, 4, 8 * GIB, 5800, 2 * GIB);
+	J.meta.jobid = J.report.jobid = 1253;
+	J.meta.exit_code = 1;
+}
+
+static void
+case_preempted(void)
+{
+	job_new("PREEMPTED", 40, 4, 8 * GIB, 150, 2 * GIB);
+	J.meta.jobid = J.report.jobid = 1254;
+	J.meta.exit_signal = 15;
+}
+
 static void
 case_cancelled(void)
 {
@@ -469,7 +529,13 @@ static const struct golden_case cases[] = {
 	{ "mem-sampled", case_mem_sampled, "mem-underuse" },
 	{ "oom", case_oom, "oom" },
 	{ "timeout", case_timeout, "timeout" },
-	{ "cancelled", case_cancelled, "cpu-underuse,mem-underuse" },
+	{ "timeout-busy", case_timeout_busy, "timeout" },
+	{ "timeout-stuck", case_timeout_stuck, "timeout,cpu-underuse" },
+	{ "oom-early", case_oom_early, "oom" },
+	{ "oom-step", case_oom_step, "oom" },
+	{ "node-fail", case_node_fail, "node-fail" },
+	{ "preempted", case_preempted, "preempted" },
+	{ "cancelled", case_cancelled, "cancelled,cpu-underuse,mem-underuse" },
 	{ "failed", case_failed, "cpu-underuse,mem-underuse" },
 	{ "too-short", case_too_short, "too-short" },
 	{ "no-energy", case_no_energy, "" },
@@ -779,7 +845,7 @@ test_must_not_fire(void)
 	job_new("CANCELLED", 600, 1, 1 * GIB, 600, 5 * MIB);
 	J.meta.time_limit_min = 1440;
 	note_ids(ids, sizeof(ids));
-	is_str(ids, "", "cancelled: no time-limit note");
+	is_str(ids, "cancelled", "cancelled: no time-limit note");
 
 	/* FAILED with a long limit: no --time advice either. */
 	snprintf(J.meta.state, sizeof(J.meta.state), "FAILED");
