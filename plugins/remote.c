@@ -280,15 +280,11 @@ ceems_remote_task_exit(spank_t sp)
 	}
 	if (++step.tasks_exited < step.local_tasks)
 		return 0;
-	if (!step.step_started) {
-		/* The agent was not there when the step started: say so
-		 * rather than leave the user wondering where the summary is. */
-		if (step.cgroup_found && summary_style() != CEEMS_SUMMARY_NONE &&
-		    prints_summary(sp))
-			slurm_spank_log("ceems: job %u was not measured on this node (node agent unavailable)",
-					step.jobid);
+	/* A step the agent was away for at its start is still asked: the
+	 * agent adopts the jobs that started while it was away, and gives
+	 * their figures from its return on. */
+	if (!step.step_started && !step.cgroup_found)
 		return 0;
-	}
 	step.step_started = false;
 	/* The step's status goes with it: the agent settles the job's
 	 * exit code and state from it (slurmctld is asked at the start). */

@@ -136,12 +136,33 @@ learn_identity(struct ceems_agent *a, struct agent_job *j,
 		   j->spec.cluster);
 }
 
+/* Job J was running from FROM_NS, before the agent could measure it
+ * (until NOW_NS): a gap of its record, as an agent's downtime is. */
+static void
+missed_gap(struct agent_job *j, uint64_t from_ns, uint64_t now_ns)
+{
+	double missed_s = (double)(now_ns - from_ns) / 1e9;
+	struct timespec ts;
+	double now_unix;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now_unix = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	ceems_ledger_add_gap(&j->ledger, missed_s);
+	j->gap_s += missed_s;
+	j->gaps[0].start = now_unix - missed_s;
+	j->gaps[0].end = now_unix;
+	j->ngaps = 1;
+}
+
+static int register_new(struct ceems_agent *a,
+			const struct ceems_agent_job_spec *spec,
+			uint64_t registered_ns, uint64_t now_ns);
+
 int
 ceems_agent_register(struct ceems_agent *a,
 		     const struct ceems_agent_job_spec *spec, uint64_t now_ns)
 {
 	struct agent_job *j;
-	int ret;
 
 	if (!ceems_agent_spec_valid(spec))
 		return -EINVAL;
@@ -180,6 +201,18 @@ ceems_agent_register(struct ceems_agent *a,
 	if (spec->start_time > 0 &&
 	    ceems_agent_finish_same_run(a->finish, spec->jobid, spec->start_time))
 		return -EEXIST;
+	return register_new(a, spec, now_ns, now_ns);
+}
+
+/* Job SPEC, new to the agent, registered at REGISTERED_NS (NOW_NS, or
+ * earlier for a job adopted after it started). */
+static int
+register_new(struct ceems_agent *a, const struct ceems_agent_job_spec *spec,
+	     uint64_t registered_ns, uint64_t now_ns)
+{
+	struct agent_job *j;
+	int ret;
+
 	/* The same id again (a requeued job) while the last run waits for
 	 * its release: that run's record is written now. */
 	ceems_agent_finish_expire(a->finish, now_ns, spec->jobid);
@@ -192,9 +225,11 @@ ceems_agent_register(struct ceems_agent *a,
 		return -ENOMEM;
 	ceems_agent_job_set_spec(j, spec);
 	j->slot = -1;
-	j->registered_ns = now_ns;
+	j->registered_ns = registered_ns;
 	j->tick_from_ns = now_ns;
 	ceems_job_figures_ledger_init(&j->ledger);
+	if (registered_ns < now_ns)
+		missed_gap(j, registered_ns, now_ns);
 	ret = ceems_agent_attach_job(a, j);
 	if (ret < 0) {
 		ceems_agent_free_job(j);
@@ -208,17 +243,31 @@ ceems_agent_register(struct ceems_agent *a,
 	j->series = ceems_agent_series_for_job(&a->config, spec->series, now_ns,
 					 &j->ledger, j->cpu_s);
 	if (a->state != NULL) {
-		j->slot = ceems_agent_state_slot_claim(a->state, spec, now_ns);
+		j->slot = ceems_agent_state_slot_claim(a->state, spec, registered_ns);
 		ceems_agent_tick_save_job(a, j, now_ns);
 		/* Its figures and the node's counters of one tick on disk
 		 * soon: until then a restart recovers nothing of it. */
 		a->checkpoint_wanted = true;
 	}
 	a->jobs[a->njobs++] = j;
+	ceems_agent_adopt_learn(a, &spec->cgroup);
 	ceems_info("job %u registered (uid %u, %u cores, %llu MiB)",
 		   spec->jobid, spec->uid, j->alloc_cores,
 		   (unsigned long long)(j->alloc_mem_bytes >> 20));
 	return 0;
+}
+
+int
+ceems_agent_register_adopted(struct ceems_agent *a,
+			     const struct ceems_agent_job_spec *spec,
+			     uint64_t missed_ns, uint64_t now_ns)
+{
+	if (!ceems_agent_spec_valid(spec))
+		return -EINVAL;
+	if (ceems_agent_find_job(a, spec->jobid, NULL) != NULL)
+		return -EEXIST;
+	return register_new(a, spec, missed_ns < now_ns ? now_ns - missed_ns : 0,
+			    now_ns);
 }
 
 /* What every tick touches of a job (struct agent_job's head, up to its
@@ -574,8 +623,14 @@ ceems_agent_step_end(struct ceems_agent *a, uint32_t jobid,
 	struct agent_job *j = ceems_agent_find_job(a, jobid, NULL);
 	struct agent_step *st;
 
-	if (j == NULL || (st = find_step(j, step_id)) == NULL)
+	if (j == NULL)
 		return -ENOENT;
+	if ((st = find_step(j, step_id)) == NULL) {
+		/* A step that started before its job was adopted: its job's
+		 * peak and OOM kills as of its end all the same. */
+		ceems_agent_end_figures_job(a, j);
+		return -ENOENT;
+	}
 	if (!st->r.ended) {
 		ceems_agent_tick_note_job_cpu(a, j);
 		/* No tick: its CPU time up to now is read, and the next tick

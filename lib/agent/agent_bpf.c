@@ -29,11 +29,13 @@
 #include "agent/agent_internal.h"
 #include "sources/bpf_io.h"
 #include "cgroup/cgroup_path.h"
+#include "cgroup/cgroup_stats.h"
 #include "base/fileio.h"
 #include "base/log.h"
 #include "sources/proc_stats.h"
 
 #define WALK_DEPTH 4
+#define WALK_DIRS 4096
 #define PROCS_MAX 65536
 #define MOUNTINFO_MAX (1 << 20)
 
@@ -172,19 +174,25 @@ ceems_agent_bpf_proc_uid(const char *procfs, unsigned long pid, uint32_t *uid)
 	return ceems_proc_stats_parse_proc_status_uid(text, uid);
 }
 
-/* Tag every process listed in DIRFD's cgroup.procs and below.  Returns
- * how many were tagged. */
-static unsigned
-tag_dir(struct ceems_bpf_io *io, uint32_t slot, int dirfd, int depth,
-	const char *procfs, char *buf)
-{
-	ssize_t n = ceems_fileio_read_text_file_at(dirfd, "cgroup.procs", buf, PROCS_MAX);
-	struct dirent *de;
-	unsigned tagged = 0;
-	int dupfd;
-	DIR *d;
+/* What a walk of a job's cgroups tags, and with what. */
+struct tag_walk {
+	struct ceems_bpf_io *io;
+	uint32_t slot;
+	const char *procfs;
+	char *buf;		/* PROCS_MAX bytes */
+	unsigned tagged;
+};
 
-	for (char *p = buf, *end; n > 0 && *p != '\0'; p = end) {
+/* Tag every process listed in DIRFD's cgroup.procs (a visit of
+ * ceems_cgroup_walk). */
+static bool
+tag_dir(int dirfd, void *arg)
+{
+	struct tag_walk *w = arg;
+	ssize_t n = ceems_fileio_read_text_file_at(dirfd, "cgroup.procs", w->buf,
+						   PROCS_MAX);
+
+	for (char *p = w->buf, *end; n > 0 && *p != '\0'; p = end) {
 		unsigned long pid = strtoul(p, &end, 10);
 		uint32_t uid;
 		int r;
@@ -199,44 +207,19 @@ tag_dir(struct ceems_bpf_io *io, uint32_t slot, int dirfd, int depth,
 		 * of /proc/PID: that is the effective uid, root for a
 		 * set-user-ID root program the user runs, which would then
 		 * be followed only, its IO not counted. */
-		if ((r = ceems_agent_bpf_proc_uid(procfs, pid, &uid)) < 0) {
+		if ((r = ceems_agent_bpf_proc_uid(w->procfs, pid, &uid)) < 0) {
 			if (r != -ENOENT && r != -ESRCH)
 				ceems_debug("eBPF: cannot tell who runs pid %lu (%s); not followed",
 					    pid, strerror(-r));
 			continue;
 		}
-		r = ceems_bpf_io_tag_pid(io, slot, (uint32_t)pid, uid == 0);
+		r = ceems_bpf_io_tag_pid(w->io, w->slot, (uint32_t)pid, uid == 0);
 		if (r == 0)
-			tagged++;
+			w->tagged++;
 		else if (r == -ENOSPC)
 			ceems_debug("eBPF: the process map is full; pid %lu not followed", pid);
 	}
-	if (depth >= WALK_DEPTH)
-		return tagged;
-	/* The walk's own descriptor, closed with the stream; not inherited
-	 * by anything the agent starts meanwhile. */
-	dupfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
-	if (dupfd < 0)
-		return tagged;
-	d = fdopendir(dupfd);
-	if (d == NULL) {
-		close(dupfd);
-		return tagged;
-	}
-	while ((de = readdir(d)) != NULL) {
-		int sub;
-
-		if (de->d_type != DT_DIR || de->d_name[0] == '.')
-			continue;
-		sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY |
-			     O_NOFOLLOW | O_CLOEXEC);
-		if (sub < 0)
-			continue;
-		tagged += tag_dir(io, slot, sub, depth + 1, procfs, buf);
-		close(sub);
-	}
-	closedir(d);
-	return tagged;
+	return true;
 }
 
 /* The job's processes (v1) or cgroup (v2) into the maps. */
@@ -275,10 +258,14 @@ tag_job(struct ceems_agent *a, struct agent_job *j)
 		return;
 	if (a->bpf_buf == NULL)
 		a->bpf_buf = malloc(PROCS_MAX);
-	if (a->bpf_buf != NULL &&
-	    tag_dir(a->bpf, j->bpf_slot, fd, 0, a->config.procfs_root,
-		    a->bpf_buf) > 0)
-		j->bpf_tagged = true;
+	if (a->bpf_buf != NULL) {
+		struct tag_walk w = { a->bpf, j->bpf_slot, a->config.procfs_root,
+				      a->bpf_buf, 0 };
+
+		ceems_cgroup_walk(fd, WALK_DEPTH, WALK_DIRS, tag_dir, &w);
+		if (w.tagged > 0)
+			j->bpf_tagged = true;
+	}
 	close(fd);
 }
 

@@ -190,6 +190,15 @@ ceems_agent_finish_ended(const struct agent_finish *f, uint32_t jobid,
 	return false;
 }
 
+bool
+ceems_agent_finish_ended_any(const struct agent_finish *f, uint32_t jobid)
+{
+	for (size_t i = 0; i < ENDED_MAX && i < f->nended; i++)
+		if (f->ended[i].jobid == jobid)
+			return true;
+	return false;
+}
+
 /* Remove entry I (its slot released, the array kept dense); REMEMBER
  * when its record is kept, so that a note of the job makes no second. */
 static void

@@ -119,6 +119,9 @@ int ceems_agent_finish_end_now(struct agent_finish *f, uint32_t jobid,
 bool ceems_agent_finish_ended(const struct agent_finish *f, uint32_t jobid,
 			int64_t start_time);
 
+/* Was a record of any run of JOBID written lately? */
+bool ceems_agent_finish_ended_any(const struct agent_finish *f, uint32_t jobid);
+
 /* Write the record of a job the agent never measured, from its
  * metadata META alone: figures absent, coverage 0 in each domain
  * NODE_MEASURED, finalized_by "agent", a note "not-measured" saying WHY.

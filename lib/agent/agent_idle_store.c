@@ -163,46 +163,6 @@ ceems_agent_idle_store_load(struct ceems_agent *a)
 		take_line(a, line, path);
 }
 
-/* TEXT into DIR/idle-power, whole or not at all: a new file (never one
- * found at the temporary name), synced, renamed over the old, and the
- * directory synced so that the rename survives a crash. */
-static int
-write_file(const char *dir, const char *text)
-{
-	char tmp[CEEMS_CONFIG_PATH_MAX + 32], path[CEEMS_CONFIG_PATH_MAX + 32];
-	size_t len = strlen(text);
-	ssize_t n;
-	int fd, dfd, err = 0;
-
-	snprintf(tmp, sizeof(tmp), "%s/." IDLE_STORE_NAME ".tmp", dir);
-	snprintf(path, sizeof(path), "%s/" IDLE_STORE_NAME, dir);
-	(void)unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, text, len);
-	if (n < 0)
-		err = -errno;
-	else if ((size_t)n != len)
-		err = -EIO;
-	else if (fsync(fd) < 0)
-		err = -errno;
-	if (close(fd) < 0 && err == 0)
-		err = -errno;
-	if (err == 0 && rename(tmp, path) < 0)
-		err = -errno;
-	if (err < 0) {
-		(void)unlink(tmp);
-		return err;
-	}
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		(void)fsync(dfd);
-		(void)close(dfd);
-	}
-	return 0;
-}
-
 /* Whether a learned value moved by more than 1% from the one kept. */
 static bool
 moved_since_saved(const struct ceems_agent *a)
@@ -247,7 +207,7 @@ ceems_agent_idle_store_save(struct ceems_agent *a, uint64_t now_ns, bool closing
 		if (r > 0 && (size_t)r < sizeof(text) - len)
 			len += (size_t)r;
 	}
-	err = write_file(a->config.state_dir, text);
+	err = ceems_fileio_replace(a->config.state_dir, IDLE_STORE_NAME, text);
 	if (err < 0) {
 		if (!a->idle_save_failed)
 			ceems_warning("cannot keep the learned idle power in %s/" IDLE_STORE_NAME " (%s): a restarted agent will learn it anew",

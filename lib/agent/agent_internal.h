@@ -85,6 +85,16 @@ struct agent_step {
 	double unlearned_w[CEEMS_DOMAIN_COUNT];
 };
 
+/* Where Slurm keeps jobs' cgroups, learned from the jobs that register
+ * (lib/agent/agent_adopt.c), and when to look there next. */
+#define CEEMS_AGENT_ADOPT_ROOTS 4
+struct agent_adopt {
+	unsigned nroots;
+	enum ceems_cgroup_version version[CEEMS_AGENT_ADOPT_ROOTS];
+	char roots[CEEMS_AGENT_ADOPT_ROOTS][CEEMS_CGROUP_PATH_MAX];
+	uint64_t next_ns;
+};
+
 struct agent_job {
 	/* First and together, what every tick reads or writes of a job: on
 	 * a virtual machine a page not touched for a second can cost tens
@@ -270,6 +280,7 @@ struct ceems_agent {
 	 * the v1 perf_event mount ("" none). */
 	struct ceems_perf_budget perf_budget;
 	char perf_v1_mount[CEEMS_CGROUP_PATH_MAX];
+	struct agent_adopt *adopt;	/* NULL: out of memory at open */
 };
 
 /* agent.c */
@@ -302,6 +313,23 @@ enum ceems_recover_verdict ceems_agent_recover_node(struct ceems_agent *a,
 					      const struct state_node *snap,
 					      const char *saved_boot,
 					      uint64_t now_ns);
+
+/* agent_adopt.c: jobs that started while the agent was away.  Open
+ * loads the roots kept in the state_dir (0 or -ENOMEM); learn takes the
+ * root of a registered job's cgroup; scan, at most once a minute,
+ * adopts the live jobs under the roots that the agent does not hold. */
+int ceems_agent_adopt_open(struct ceems_agent *a);
+void ceems_agent_adopt_close(struct ceems_agent *a);
+void ceems_agent_adopt_learn(struct ceems_agent *a,
+			     const struct ceems_cgroup_job *cgroup);
+void ceems_agent_adopt_scan(struct ceems_agent *a, uint64_t now_ns);
+
+/* agent.c: register a job found running for MISSED_NS already (its
+ * registration dated back, the time missed a gap).  As
+ * ceems_agent_register. */
+int ceems_agent_register_adopted(struct ceems_agent *a,
+				 const struct ceems_agent_job_spec *spec,
+				 uint64_t missed_ns, uint64_t now_ns);
 
 /* agent_end_figures.c: a step's and its job's peaks and OOM kills read
  * at the step's end; the job's usage and tail as its report gives them. */

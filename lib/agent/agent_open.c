@@ -305,6 +305,10 @@ ceems_agent_open(const struct ceems_config *config, uint64_t now_ns,
 		snprintf(err, err_size, "out of memory");
 		goto fail;
 	}
+	if (ceems_agent_adopt_open(a) < 0) {
+		snprintf(err, err_size, "out of memory");
+		goto fail;
+	}
 	open_state(a);
 	ceems_agent_idle_store_load(a);
 	init_last_node(a);
@@ -372,6 +376,7 @@ ceems_agent_open_close(struct ceems_agent *a)
 	ceems_agent_intensity_close(a);
 	ceems_proc_stats_reader_close(a->proc);
 	ceems_agent_finish_free(a->finish);
+	ceems_agent_adopt_close(a);
 	ceems_agent_state_file_close(a->state);
 	ceems_agent_series_free(a->handed_out);
 	ceems_hotmem_free(a->jobs);

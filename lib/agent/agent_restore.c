@@ -213,6 +213,7 @@ restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 		ceems_agent_series_set_counts(j->series, &counts);
 	}
 	a->jobs[a->njobs++] = j;
+	ceems_agent_adopt_learn(a, &j->spec.cgroup);
 	if (verdict == CEEMS_RECOVER_OK)
 		ceems_info("job %u restored from state: the %.1f s the agent was down are recovered from the counters",
 			   spec->jobid, down_s);

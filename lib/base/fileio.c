@@ -131,3 +131,41 @@ ceems_fileio_mkdir_p(const char *path, mode_t mode)
 	}
 	return 0;
 }
+
+int
+ceems_fileio_replace(const char *dir, const char *name, const char *text)
+{
+	char tmp[PATH_MAX], path[PATH_MAX];
+	size_t len = strlen(text);
+	ssize_t n;
+	int fd, dfd, err = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name) >= (int)sizeof(tmp) ||
+	    snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	(void)unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, len);
+	if (n < 0)
+		err = -errno;
+	else if ((size_t)n != len)
+		err = -EIO;
+	else if (fsync(fd) < 0)
+		err = -errno;
+	if (close(fd) < 0 && err == 0)
+		err = -errno;
+	if (err == 0 && rename(tmp, path) < 0)
+		err = -errno;
+	if (err < 0) {
+		(void)unlink(tmp);
+		return err;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		(void)fsync(dfd);
+		(void)close(dfd);
+	}
+	return 0;
+}

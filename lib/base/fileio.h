@@ -34,6 +34,12 @@ ssize_t ceems_fileio_pread_head(int fd, char *buf, size_t size);
  * -EFBIG.  Not for /proc files, which may come in page-sized pieces. */
 ssize_t ceems_fileio_pread_text_once(int fd, char *buf, size_t size);
 
+/* TEXT into DIR/NAME (mode 0600), whole or not at all: a new file
+ * (never one found at the temporary name DIR/.NAME.tmp), synced, renamed
+ * over the old, and the directory synced so that the rename survives a
+ * crash.  0 or -errno. */
+int ceems_fileio_replace(const char *dir, const char *name, const char *text);
+
 /* Create directory PATH with MODE, and its missing parents with 0755
  * (like mkdir -p).  An existing directory is fine.  0 or -errno. */
 int ceems_fileio_mkdir_p(const char *path, mode_t mode);

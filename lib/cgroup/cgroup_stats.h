@@ -157,6 +157,14 @@ int ceems_cgroup_stats_reader_read_some(struct ceems_cgroup_reader *reader,
 int ceems_cgroup_stats_reader_oom_kills(struct ceems_cgroup_reader *reader,
 				  uint64_t *kills);
 
+/* cgroup_walk.c: call VISIT(DIRFD, ARG) for the cgroup open on DIRFD and
+ * for each cgroup below it, DEPTH levels down, MAX_DIRS in all; a
+ * cgroup removed meanwhile is skipped.  VISIT returns false to stop the
+ * walk.  DIRFD stays the caller's.  Returns the cgroups visited. */
+typedef bool ceems_cgroup_visit_fn(int dirfd, void *arg);
+unsigned ceems_cgroup_walk(int dirfd, int depth, unsigned max_dirs,
+			   ceems_cgroup_visit_fn *visit, void *arg);
+
 /* cgroup_oom.c: the sum of oom_kill over the cgroup v1 memory cgroup DIR
  * and those below it.  0, -ENOENT when no count could be read, -errno. */
 int ceems_cgroup_oom_kills_v1_tree(const char *dir, uint64_t *kills);

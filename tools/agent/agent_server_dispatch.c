@@ -76,8 +76,9 @@ handle_step(struct server *s, struct client *c,
 		agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(&report, s->outbuf, sizeof(s->outbuf)));
 		return;
 	}
-	if (r < 0 ||
-	    ceems_agent_report_now(s->agent, req->jobid, now, &report) < 0) {
+	/* A step the agent did not see start (its job adopted after it
+	 * started: lib/agent/agent_adopt.c) still gets the job's report. */
+	if (ceems_agent_report_now(s->agent, req->jobid, now, &report) < 0) {
 		agent_server_clients_refuse(s, c, -ENOENT, "job %u has no step %s", req->jobid, req->step);
 		return;
 	}

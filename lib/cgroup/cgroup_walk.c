@@ -1,0 +1,71 @@
+/* cgroup_walk.c - visit a cgroup and the cgroups below it.  Slurm's tree
+ * below a job is two or three levels deep (step_S/task_T, in v2
+ * step_S/user/task_T); a directory removed while the walk runs (Slurm
+ * cleaning up a step) is skipped, not an error. */
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup/cgroup_stats.h"
+
+struct walk {
+	ceems_cgroup_visit_fn *visit;
+	void *arg;
+	unsigned left;		/* directories the walk may still visit */
+	unsigned visited;
+	bool stop;
+};
+
+static void
+walk_dir(struct walk *w, int dirfd, int depth)
+{
+	struct dirent *e;
+	int dupfd;
+	DIR *d;
+
+	if (w->left == 0 || w->stop)
+		return;
+	w->left--;
+	w->visited++;
+	if (!w->visit(dirfd, w->arg)) {
+		w->stop = true;
+		return;
+	}
+	if (depth == 0)
+		return;
+	/* The walk's own descriptor, closed with the stream. */
+	dupfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	if (dupfd < 0)
+		return;
+	d = fdopendir(dupfd);
+	if (d == NULL) {
+		close(dupfd);
+		return;
+	}
+	while (!w->stop && (e = readdir(d)) != NULL) {
+		int sub;
+
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		sub = openat(dirfd, e->d_name,
+			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
+			continue;
+		walk_dir(w, sub, depth - 1);
+		close(sub);
+	}
+	closedir(d);
+}
+
+unsigned
+ceems_cgroup_walk(int dirfd, int depth, unsigned max_dirs,
+		  ceems_cgroup_visit_fn *visit, void *arg)
+{
+	struct walk w = { visit, arg, max_dirs, 0, false };
+
+	walk_dir(&w, dirfd, depth);
+	return w.visited;
+}

@@ -1,0 +1,221 @@
+/* test_agent_adopt.c - jobs that started while the agent was away are
+ * adopted (on the simulated node of agent_sim.h): the agent learns where
+ * Slurm keeps jobs' cgroups from a job that registers, keeps it in its
+ * state_dir, and a restarted agent finds there a live job it does not
+ * hold, measures it from its first tick and records the time before as
+ * a gap; a job without processes, or one whose record was just written,
+ * is left alone. */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "base/log.h"
+#include "../tap.h"
+#include "log_tap.h"
+#include "tmptree.h"
+#include "agent_sim.h"
+
+#define CPU_USERS "sys/fs/cgroup/cpu,cpuacct/slurm_localhost"
+
+static int warnings;
+
+/* Warnings counted, and shown as TAP comments. */
+static void
+count_warnings(enum ceems_log_level level, const char *message, void *arg)
+{
+	if (level == CEEMS_LOG_WARNING)
+		warnings++;
+	log_tap_warnings(level, message, arg);
+}
+#define MEM_USERS "sys/fs/cgroup/memory/slurm_localhost"
+
+static void
+make_dir(const char *root, const char *rel)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		tmptree_die("mkdir", path);
+}
+
+/* Process PID of uid UID, started AGO_S seconds ago (by the boot-time
+ * clock, as the kernel's /proc/PID/stat counts). */
+static void
+make_process(unsigned pid, unsigned uid, double ago_s)
+{
+	struct timespec ts;
+	long hz = sysconf(_SC_CLK_TCK);
+	char rel[64], text[512];
+	double boot_s;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	boot_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	snprintf(rel, sizeof(rel), "%u", pid);
+	make_dir(proc_root, rel);
+	/* A command with spaces and a parenthesis, as anyone may name one. */
+	snprintf(text, sizeof(text),
+		 "%u (a) b c) S 1 %u %u 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 %llu 1000000 100\n",
+		 pid, pid, pid, (unsigned long long)((boot_s - ago_s) * (double)hz));
+	snprintf(rel, sizeof(rel), "%u/stat", pid);
+	tmptree_write(proc_root, rel, text);
+	snprintf(text, sizeof(text), "Name:\ta\nUid:\t%u\t%u\t%u\t%u\n", uid, uid, uid, uid);
+	snprintf(rel, sizeof(rel), "%u/status", pid);
+	tmptree_write(proc_root, rel, text);
+}
+
+/* Job JOBID of uid UID in the cgroup v1 tree, its extern step running
+ * PROCS ("" for none). */
+static void
+make_job(unsigned jobid, unsigned uid, const char *procs)
+{
+	char rel[256];
+
+	snprintf(rel, sizeof(rel), CPU_USERS "/uid_%u", uid);
+	make_dir(cg_root, rel);
+	snprintf(rel, sizeof(rel), CPU_USERS "/uid_%u/job_%u", uid, jobid);
+	make_dir(cg_root, rel);
+	snprintf(rel, sizeof(rel), CPU_USERS "/uid_%u/job_%u/cpuacct.usage", uid, jobid);
+	tmptree_write(cg_root, rel, "1000000000\n");
+	snprintf(rel, sizeof(rel), CPU_USERS "/uid_%u/job_%u/cgroup.procs", uid, jobid);
+	tmptree_write(cg_root, rel, "");
+	snprintf(rel, sizeof(rel), CPU_USERS "/uid_%u/job_%u/step_extern", uid, jobid);
+	make_dir(cg_root, rel);
+	snprintf(rel, sizeof(rel), CPU_USERS "/uid_%u/job_%u/step_extern/cgroup.procs", uid, jobid);
+	tmptree_write(cg_root, rel, procs);
+	snprintf(rel, sizeof(rel), MEM_USERS "/uid_%u", uid);
+	make_dir(cg_root, rel);
+	snprintf(rel, sizeof(rel), MEM_USERS "/uid_%u/job_%u", uid, jobid);
+	make_dir(cg_root, rel);
+	snprintf(rel, sizeof(rel), MEM_USERS "/uid_%u/job_%u/memory.limit_in_bytes", uid, jobid);
+	tmptree_write(cg_root, rel, "1073741824\n");
+}
+
+static bool
+roots_file_says(const char *want)
+{
+	char path[PATH_MAX], text[256];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/slurm-cgroups", state_dir);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return false;
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	return strcmp(text, want) == 0;
+}
+
+static void
+test_adopt(void)
+{
+	struct ceems_config c;
+	struct ceems_agent_job_spec spec;
+	struct ceems_agent_job_report r;
+	struct ceems_agent *a;
+	char err[256] = "";
+	uint64_t t = 100 * SEC;
+
+	base_config(&c);
+	a = ceems_agent_open(&c, t, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, t), 0, "job 42 registers");
+	ok(roots_file_says("v1 /slurm_localhost\n"),
+	   "the agent keeps where Slurm's jobs are in its state_dir");
+	/* The agent stops; meanwhile job 43 starts (30 s before the
+	 * next agent's first tick), job 44's cgroup holds no process. */
+	advance(SEC);
+	ceems_agent_tick(a, t + SEC);
+	ceems_agent_checkpoint(a, t + SEC);
+	ceems_agent_open_close(a);
+	make_process(4343, 1001, 30);
+	make_process(4344, 1001, 25);
+	make_job(43, 1001, "4344\n4343\n");
+	make_job(44, 1002, "");
+
+	t += 10 * SEC;
+	a = ceems_agent_open(&c, t, err, sizeof(err));
+	if (!ok(a != NULL, "a second agent opens (%s)", err))
+		return;
+	is_int(ceems_agent_restore(a, t), 1, "it restores job 42");
+	advance(SEC);
+	ceems_agent_tick(a, t + SEC);
+	is_int(ceems_agent_njobs(a), 2, "its first tick adopts job 43, not job 44 (no process)");
+	if (!ok(ceems_agent_report(a, 43, &r) == 0, "job 43 is held"))
+		goto out;
+	is_int(r.uid, 1001, "with its owner from its cgroup");
+	ok(fabs(r.gap_s - 30) < 1.5, "the 30 s before are a gap (%.2f s)", r.gap_s);
+	ok(r.ngaps == 1 && fabs(r.gaps[0].end - r.gaps[0].start - r.gap_s) < 1e-6,
+	   "listed as the record's gap");
+	ok(fabs(r.elapsed_s - 30) < 1.5, "its elapsed time counts from its oldest process (%.2f s)",
+	   r.elapsed_s);
+	advance(SEC);
+	ceems_agent_tick(a, t + 2 * SEC);
+	ceems_agent_report(a, 43, &r);
+	ok(r.ledger.covered_s[CEEMS_DOMAIN_PACKAGE] > 0 &&
+	   r.ledger.covered_s[CEEMS_DOMAIN_PACKAGE] < r.ledger.lifetime_s - 29,
+	   "measured from its adoption on, coverage said (%.2f of %.2f s)",
+	   r.ledger.covered_s[CEEMS_DOMAIN_PACKAGE], r.ledger.lifetime_s);
+
+	/* Its end: the record is written; its cgroup, still there at the
+	 * next scan with a process in it, is not taken for a new job. */
+	is_int(ceems_agent_deregister(a, 43, t + 3 * SEC, &r), 0, "job 43 leaves");
+	is_int(ceems_agent_release(a, 43), 0, "its record is kept");
+	advance(SEC);
+	ceems_agent_tick(a, t + 70 * SEC);
+	ok(ceems_agent_report(a, 43, &r) == -ENOENT,
+	   "a job whose record was just written is not adopted again");
+out:
+	ceems_agent_open_close(a);
+}
+
+/* A damaged roots file is read like any outside input. */
+static void
+test_bad_roots(void)
+{
+	struct ceems_config c;
+	struct ceems_agent *a;
+	char err[256] = "", path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/slurm-cgroups", state_dir);
+	f = fopen(path, "w");
+	if (f == NULL)
+		tmptree_die("fopen", path);
+	fputs("v1 /slurm_localhost/../../etc\nv3 /x\nv2 relative\n\x01\n", f);
+	fclose(f);
+	base_config(&c);
+	warnings = 0;
+	a = ceems_agent_open(&c, 500 * SEC, err, sizeof(err));
+	ok(a != NULL, "an agent opens over a damaged roots file (%s)", err);
+	is_int(warnings, 4, "each bad line is one warning");
+	advance(SEC);
+	if (a != NULL)
+		ceems_agent_tick(a, 501 * SEC);
+	ceems_agent_open_close(a);
+}
+
+int
+main(void)
+{
+	ceems_log_set_handler(count_warnings, NULL);
+	make_trees();
+	test_adopt();
+	test_bad_roots();
+	tmptree_remove(sys_root);
+	tmptree_remove(cg_root);
+	tmptree_remove(proc_root);
+	return done_testing();
+}
