@@ -34,12 +34,17 @@ copy_string(char *dst, size_t size, const char *src)
 		ceems_text_set(dst, size, src);
 }
 
-/* A state that slurmctld has decided for the job, or NULL while the job
- * is still running as far as it knows. */
+/* A state that slurmctld has decided for the job's run, or NULL while
+ * the job is still running as far as it knows.  A run that ended while
+ * its job waits again (or is being requeued) was requeued: by scontrol
+ * requeue, a node failure or a preemption that requeues. */
 static const char *
 decided_state(uint32_t job_state)
 {
+	if (job_state & (JOB_REQUEUE | JOB_REQUEUE_HOLD))
+		return "REQUEUED";
 	switch (job_state & JOB_STATE_BASE) {
+	case JOB_PENDING: return "REQUEUED";
 	case JOB_CANCELLED: return "CANCELLED";
 	case JOB_TIMEOUT: return "TIMEOUT";
 	case JOB_NODE_FAIL: return "NODE_FAIL";
@@ -119,7 +124,10 @@ from_controller(struct ceems_job_meta *meta, uint32_t jobid, uint32_t nodeid,
 	copy_string(meta->nodes, sizeof(meta->nodes), j->nodes);
 	meta->gid = j->group_id;
 	meta->submit_time = (int64_t)j->submit_time;
-	meta->start_time = (int64_t)j->start_time;
+	state = decided_state(j->job_state);
+	/* A requeued job's times are its next run's, not this one's. */
+	if (state == NULL || strcmp(state, "REQUEUED") != 0)
+		meta->start_time = (int64_t)j->start_time;
 	if (j->time_limit != INFINITE && j->time_limit != NO_VAL)
 		meta->time_limit_min = j->time_limit;
 	meta->nnodes = j->num_nodes;
@@ -134,7 +142,6 @@ from_controller(struct ceems_job_meta *meta, uint32_t jobid, uint32_t nodeid,
 			      j->tres_alloc_str);
 	if (gpus != NULL)
 		gpus_from_controller(j, nodeid, gpus);
-	state = decided_state(j->job_state);
 	if (state != NULL) {
 		copy_string(meta->state, sizeof(meta->state), state);
 		/* Once slurmctld has decided, its exit code (a wait status,

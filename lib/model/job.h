@@ -28,7 +28,8 @@ struct ceems_job_meta {
 	char qos[64];
 	char name[256];			/* the job name */
 	/* Slurm's job state name: COMPLETED, FAILED, CANCELLED, TIMEOUT,
-	 * OUT_OF_MEMORY, NODE_FAIL, PREEMPTED, RUNNING; "" unknown. */
+	 * OUT_OF_MEMORY, NODE_FAIL, PREEMPTED, BOOT_FAIL, DEADLINE,
+	 * REQUEUED (this run; the job runs again), RUNNING; "" unknown. */
 	char state[32];
 	int32_t exit_code;		/* -1 unknown */
 	int32_t exit_signal;		/* 0: none */

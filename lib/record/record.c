@@ -259,7 +259,8 @@ known_state(const char *s)
 {
 	static const char *const states[] = { "COMPLETED", "FAILED",
 		"CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL",
-		"PREEMPTED", "BOOT_FAIL", "DEADLINE", "RUNNING", NULL };
+		"PREEMPTED", "BOOT_FAIL", "DEADLINE", "REQUEUED", "RUNNING",
+		NULL };
 
 	for (int i = 0; states[i] != NULL; i++)
 		if (strcmp(s, states[i]) == 0)

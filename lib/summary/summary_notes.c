@@ -291,6 +291,23 @@ note_node_fail(const struct figures *f, struct ceems_summary_note *n)
 }
 
 static bool
+note_requeued(const struct figures *f, struct ceems_summary_note *n)
+{
+	char after[48];
+
+	if (!state_begins(f, "REQUEUED"))
+		return false;
+	note_init(n, "requeued");
+	fmt_after(f, after, sizeof(after));
+	ceems_summary_units_appendf(n->text, sizeof(n->text),
+		"Slurm requeued the job%s (scontrol requeue, a node failure or "
+		"a preemption): this run was stopped and the job will run "
+		"again. These figures are this run's; the next run gets a "
+		"summary of its own.", after);
+	return true;
+}
+
+static bool
 note_preempted(const struct figures *f, struct ceems_summary_note *n)
 {
 	char after[48];
@@ -582,7 +599,7 @@ typedef bool (*note_rule)(const struct figures *, struct ceems_summary_note *);
 /* Most important first. */
 static const note_rule rules[] = {
 	note_oom, note_timeout, note_node_fail, note_preempted,
-	note_cancelled, note_too_short, note_cpu_overuse,
+	note_requeued, note_cancelled, note_too_short, note_cpu_overuse,
 	note_cpu_underuse, note_mem_underuse, note_gpu_idle,
 	note_gpu_underuse, note_time_limit, note_page_faults,
 };
@@ -593,7 +610,7 @@ ends_run(note_rule rule)
 {
 	return rule == note_oom || rule == note_timeout ||
 	       rule == note_node_fail || rule == note_preempted ||
-	       rule == note_cancelled;
+	       rule == note_requeued || rule == note_cancelled;
 }
 
 size_t

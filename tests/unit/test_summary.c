@@ -248,6 +248,14 @@ case_preempted(void)
 }
 
 static void
+case_requeued(void)
+{
+	job_new("REQUEUED", 200, 2, 4 * GIB, 390, 1 * GIB);
+	J.meta.jobid = J.report.jobid = 1255;
+	J.meta.exit_signal = 15;
+}
+
+static void
 case_cancelled(void)
 {
 	job_new("CANCELLED", 310, 8, 16 * GIB, 155, 900 * MIB);
@@ -535,6 +543,7 @@ static const struct golden_case cases[] = {
 	{ "oom-step", case_oom_step, "oom" },
 	{ "node-fail", case_node_fail, "node-fail" },
 	{ "preempted", case_preempted, "preempted" },
+	{ "requeued", case_requeued, "requeued" },
 	{ "cancelled", case_cancelled, "cancelled,cpu-underuse,mem-underuse" },
 	{ "failed", case_failed, "cpu-underuse,mem-underuse" },
 	{ "too-short", case_too_short, "too-short" },

@@ -607,7 +607,8 @@ sacct_merge_state_parse(const char *text, char *out, size_t size)
 		{ "CD", "COMPLETED" }, { "F", "FAILED" }, { "CA", "CANCELLED" },
 		{ "TO", "TIMEOUT" }, { "OOM", "OUT_OF_MEMORY" },
 		{ "NF", "NODE_FAIL" }, { "PR", "PREEMPTED" },
-		{ "BF", "BOOT_FAIL" }, { "DL", "DEADLINE" }, { "R", "RUNNING" },
+		{ "BF", "BOOT_FAIL" }, { "DL", "DEADLINE" }, { "RQ", "REQUEUED" },
+		{ "R", "RUNNING" },
 	};
 	size_t i;
 
