@@ -83,18 +83,24 @@ ceems_dynlib_open(const char *const *names, size_t nnames,
 
 int
 ceems_dynlib_once_open(struct ceems_dynlib_once *once,
-		       const char *const *names, size_t nnames,
-		       const struct ceems_dynlib_symbol *syms, size_t nsyms,
-		       void *table, size_t table_size, char *err,
-		       size_t err_size)
+		       const struct ceems_dynlib_spec *spec, void *table,
+		       size_t table_size, char *err, size_t err_size)
 {
+	char why[256];
 	int errnum = 0;
 
 	pthread_mutex_lock(&once->lock);
 	if (once->handle == NULL)
-		once->handle = ceems_dynlib_open(names, nnames, syms, nsyms,
-						 table, table_size, &errnum,
-						 err, err_size);
+		once->handle = ceems_dynlib_open(&spec->soname, 1, spec->syms,
+						 spec->nsyms, table, table_size,
+						 &errnum, why, sizeof(why));
 	pthread_mutex_unlock(&once->lock);
+	if (errnum == -ENOSYS && err != NULL)
+		snprintf(err, err_size, "%s has no %s: %s needs the library it "
+			 "was built for (Debian: %s)", spec->soname, why,
+			 spec->user, spec->package);
+	else if (errnum < 0 && err != NULL)
+		snprintf(err, err_size, "%s needs %s (Debian: %s): %s",
+			 spec->user, spec->soname, spec->package, why);
 	return errnum;
 }

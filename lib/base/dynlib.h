@@ -50,13 +50,23 @@ struct ceems_dynlib_once {
 };
 #define CEEMS_DYNLIB_ONCE_INIT { PTHREAD_MUTEX_INITIALIZER, NULL }
 
-/* ceems_dynlib_open into TABLE, once (thread-safe).  0 when the table is
- * filled (now or before), else *ERRNUM's value as ceems_dynlib_open
- * sets it, with ERR. */
+/* Such a library: its soname (the one name loaded), the Debian package
+ * that ships it and what needs it, for the admin's line; its entry
+ * points. */
+struct ceems_dynlib_spec {
+	const char *soname;
+	const char *package;
+	const char *user;		/* "PostgreSQL storage" */
+	const struct ceems_dynlib_symbol *syms;
+	size_t nsyms;
+};
+
+/* Load SPEC's library into TABLE (TABLE_SIZE bytes), once (thread-safe).
+ * 0 when the table is filled (now or before); -ENOENT (not installed)
+ * or -ENOSYS (an entry point missing), with ERR one line an admin can
+ * act on ("PostgreSQL storage needs libpq.so.5 (Debian: libpq5): ..."). */
 int ceems_dynlib_once_open(struct ceems_dynlib_once *once,
-			   const char *const *names, size_t nnames,
-			   const struct ceems_dynlib_symbol *syms, size_t nsyms,
-			   void *table, size_t table_size, char *err,
-			   size_t err_size);
+			   const struct ceems_dynlib_spec *spec, void *table,
+			   size_t table_size, char *err, size_t err_size);
 
 #endif

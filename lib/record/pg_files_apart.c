@@ -40,25 +40,12 @@
 #define APART_MAX_BYTES (256 * 1024)
 #define APART_TIMEOUT_NS (10 * UINT64_C(1000000000))
 
-/* In the child: one record, whole or not at all useful (the parent
+/* In the child: one record (dprintf writes it whole, or the parent
  * sees a truncated list as a failure). */
 static void
 put_record(int fd, char kind, const char *text)
 {
-	size_t len = strlen(text) + 1;
-	ssize_t n;
-
-	while ((n = write(fd, &kind, 1)) < 0 && errno == EINTR)
-		;
-	while (len > 0) {
-		n = write(fd, text, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		text += n;
-		len -= (size_t)n;
-	}
+	(void)dprintf(fd, "%c%s%c", kind, text, '\0');
 }
 
 static void

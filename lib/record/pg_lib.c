@@ -4,9 +4,7 @@
 
 #ifdef HAVE_LIBPQ
 
-#include <errno.h>
 #include <stddef.h>
-#include <stdio.h>
 
 #include "base/dynlib.h"
 #include "record/pg_lib.h"
@@ -24,26 +22,19 @@ static const struct ceems_dynlib_symbol pg_symbols[] = {
 };
 #undef SYM
 
+static const struct ceems_dynlib_spec pg_spec = {
+	CEEMS_PG_LIB_SONAME, CEEMS_PG_LIB_PACKAGE, "PostgreSQL storage",
+	pg_symbols, sizeof(pg_symbols) / sizeof(pg_symbols[0]),
+};
 static struct ceems_pg_lib pg;
 static struct ceems_dynlib_once pg_once = CEEMS_DYNLIB_ONCE_INIT;
 
 int
 ceems_pg_lib_load(const struct ceems_pg_lib **lib, char *err, size_t err_size)
 {
-	static const char *const names[] = { CEEMS_PG_LIB_SONAME };
-	char why[256];
-	int r;
+	int r = ceems_dynlib_once_open(&pg_once, &pg_spec, &pg, sizeof(pg),
+				       err, err_size);
 
-	r = ceems_dynlib_once_open(&pg_once, names, 1, pg_symbols,
-				   sizeof(pg_symbols) / sizeof(pg_symbols[0]),
-				   &pg, sizeof(pg), why, sizeof(why));
-	if (r == -ENOSYS)
-		snprintf(err, err_size, "%s has no %s: not the libpq PostgreSQL "
-			 "storage was built for (Debian: %s)",
-			 CEEMS_PG_LIB_SONAME, why, CEEMS_PG_LIB_PACKAGE);
-	else if (r < 0)
-		snprintf(err, err_size, "PostgreSQL storage needs %s (Debian: %s): %s",
-			 CEEMS_PG_LIB_SONAME, CEEMS_PG_LIB_PACKAGE, why);
 	*lib = r == 0 ? &pg : NULL;
 	return r;
 }

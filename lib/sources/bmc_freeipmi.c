@@ -32,6 +32,10 @@ static const struct ceems_dynlib_symbol freeipmi_symbols[] = {
 };
 #undef SYM
 
+static const struct ceems_dynlib_spec freeipmi_spec = {
+	CEEMS_BMC_FREEIPMI_SONAME, CEEMS_BMC_FREEIPMI_PACKAGE, "the BMC source",
+	freeipmi_symbols, sizeof(freeipmi_symbols) / sizeof(freeipmi_symbols[0]),
+};
 static struct ceems_bmc_freeipmi freeipmi;
 static struct ceems_dynlib_once freeipmi_once = CEEMS_DYNLIB_ONCE_INIT;
 
@@ -39,21 +43,10 @@ int
 ceems_bmc_freeipmi_load(const struct ceems_bmc_freeipmi **fi, char *err,
 			size_t err_size)
 {
-	static const char *const names[] = { CEEMS_BMC_FREEIPMI_SONAME };
-	char why[256];
-	int r;
+	int r = ceems_dynlib_once_open(&freeipmi_once, &freeipmi_spec,
+				       &freeipmi, sizeof(freeipmi), err,
+				       err_size);
 
-	r = ceems_dynlib_once_open(&freeipmi_once, names, 1, freeipmi_symbols,
-				   sizeof(freeipmi_symbols) /
-				   sizeof(freeipmi_symbols[0]),
-				   &freeipmi, sizeof(freeipmi), why, sizeof(why));
-	if (r == -ENOSYS)
-		snprintf(err, err_size, "%s has no %s: not the libfreeipmi the "
-			 "BMC source was built for (Debian: %s)",
-			 CEEMS_BMC_FREEIPMI_SONAME, why, CEEMS_BMC_FREEIPMI_PACKAGE);
-	else if (r < 0)
-		snprintf(err, err_size, "the BMC source needs %s (Debian: %s): %s",
-			 CEEMS_BMC_FREEIPMI_SONAME, CEEMS_BMC_FREEIPMI_PACKAGE, why);
 	*fi = r == 0 ? &freeipmi : NULL;
 	return r;
 }
