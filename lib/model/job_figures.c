@@ -53,6 +53,15 @@ ceems_job_figures_ledger_coverage(const struct ceems_job_ledger *l,
 	return true;
 }
 
+bool
+ceems_job_figures_ledger_energy_known(const struct ceems_job_ledger *l)
+{
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+		if (l->measured[d] && l->covered_s[d] > 0)
+			return true;
+	return false;
+}
+
 CEEMS_TICK_PATH double
 ceems_job_figures_ledger_total_j(const struct ceems_job_ledger *l)
 {

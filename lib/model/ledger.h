@@ -212,6 +212,11 @@ int ceems_ledger_add_gap(struct ceems_job_ledger *l, double dt_s);
 bool ceems_job_figures_ledger_coverage(const struct ceems_job_ledger *l,
 			       enum ceems_energy_domain d, double *fraction);
 
+/* Whether the job has an energy figure at all: a domain measured over
+ * some covered time.  Emissions are energy x factor, so without one they
+ * are unknown (absent), not 0 g, whatever the factor. */
+bool ceems_job_figures_ledger_energy_known(const struct ceems_job_ledger *l);
+
 /* Sum of the job's energy over all domains, J.  The NODE domain holds the
  * residual only, so nothing is counted twice. */
 double ceems_job_figures_ledger_total_j(const struct ceems_job_ledger *l);

@@ -207,7 +207,9 @@ ledger_to_json(const struct ceems_job_ledger *l, bool *ok)
 			ceems_json_util_add(dom, "idle_unlearned",
 				       json_object_new_boolean(1), ok);
 	}
-	if (l->have_emissions) {
+	/* A zone priced nothing when no energy was measured: the emissions
+	 * are unknown, not 0 g (doc/record-format.md). */
+	if (l->have_emissions && ceems_job_figures_ledger_energy_known(l)) {
 		struct json_object *em = json_object_new_object();
 		struct json_object *f = json_object_new_object();
 
@@ -567,8 +569,20 @@ ledger_from_json(const struct json_object *obj, struct ceems_job_ledger *l,
 				return r;
 		}
 	}
-	if ((val = ceems_json_util_get(obj, "emissions")) != NULL)
-		return emissions_from_json(val, l, err, err_size);
+	if ((val = ceems_json_util_get(obj, "emissions")) != NULL &&
+	    (r = emissions_from_json(val, l, err, err_size)) < 0)
+		return r;
+	/* Records written before the rule above carry "grams": 0 with no
+	 * energy measured: read as unknown, as the writer now leaves them. */
+	if (!ceems_job_figures_ledger_energy_known(l)) {
+		l->have_emissions = false;
+		l->emissions_g = 0;
+		l->emissions_covered_s = 0;
+		l->factor_changed = false;
+		l->factor_timed = false;
+		l->factor_fallback = 0;
+		memset(&l->factor, 0, sizeof(l->factor));
+	}
 	return 0;
 }
 

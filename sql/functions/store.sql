@@ -94,7 +94,14 @@ BEGIN
 	     LATERAL (SELECT r.m -> 'usage' AS u OFFSET 0) u,
 	     LATERAL (SELECT y.led, y.led -> 'package' AS pkg, y.led -> 'dram' AS dram,
 			     y.led -> 'gpu' AS gpu, y.led -> 'node' AS node,
-			     y.led -> 'emissions' AS em
+			     -- Emissions are energy x factor: with no energy
+			     -- measured they are unknown (NULL), whatever a
+			     -- record written before that rule says (0 g).
+			     CASE WHEN y.led -> 'package' ? 'joules' OR
+				       y.led -> 'dram' ? 'joules' OR
+				       y.led -> 'gpu' ? 'joules' OR
+				       y.led -> 'node' ? 'joules'
+				  THEN y.led -> 'emissions' END AS em
 		      FROM (SELECT r.m -> 'ledger' AS led OFFSET 0) y
 		      OFFSET 0) l
 	WHERE i.outcome <> 'unchanged'

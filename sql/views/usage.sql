@@ -28,7 +28,9 @@ SELECT j.job_key,
        coalesce(j.end_time, j.start_time) AS accounted_at,
        j.elapsed_s,
        j.total_j / 3.6e6 AS energy_kwh,
-       j.emissions_g / 1000 AS emissions_kg,
+       -- Emissions without energy are unknown: rows stored before the
+       -- writers left them out hold 0 g there.
+       CASE WHEN j.total_j IS NOT NULL THEN j.emissions_g / 1000 END AS emissions_kg,
        j.alloc_cpus * j.elapsed_s / 3600 AS cpu_hours_alloc,
        j.cpu_time_s / 3600 AS cpu_hours_used,
        -- the record leaves alloc_gpus out when the job holds none

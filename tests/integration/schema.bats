@@ -409,6 +409,34 @@ schema_dump() {
         _fail "unmeasured energy stored as a number"
 }
 
+@test "upsert: a job without energy has no emissions, whatever a zone and an older record say" {
+    admin db init >/dev/null || _fail "db init"
+    T=$BATS_TEST_TMPDIR
+    # A node with an emission zone and no energy source: the encoder
+    # writes no emissions.
+    "$GEN" $COMMON node=n1 cores=8 elapsed=3600 cpu_s=100 written_at=1700003710 >"$T/n1.json" ||
+        _fail "record-gen n1"
+    [ "$(jq -c '.measurements.ledger.emissions' "$T/n1.json")" = null ] ||
+        _fail "emissions written without energy: $(jq -c .measurements.ledger "$T/n1.json")"
+    # The same as written before that rule: 0 g, which is not a figure.
+    jq -c '.measurements.ledger.emissions = {grams: 0.0, covered_s: 0.0, factor_changed: false,
+        factor: {source: "s", zone: "FR", year: 2024, g_per_kwh: 44.0, pue: 1.2}}' \
+        "$T/n1.json" | sed 's/"n1"/"n2"/g' >"$T/n2.json"
+    [ "$(upsert "$T/n1.json")" = inserted ] || _fail "n1"
+    [ "$(upsert "$T/n2.json")" = inserted ] || _fail "n2, one record"
+    # The batch path reads it the same way.
+    sed 's/"jobid":42/"jobid":43/g' "$T/n2.json" >"$T/b.json"
+    [ "$(upsert_batch "$T/b.json")" = "{inserted}" ] || _fail "n2, in a batch"
+    run sql -c "SELECT count(*) FROM ceems.job_nodes WHERE emissions_g IS NOT NULL OR emission_zone IS NOT NULL"
+    [ "$output" = 0 ] || _fail "$output node rows have emissions without energy"
+    run sql -c "SELECT count(*) FILTER (WHERE emissions_g IS NULL AND total_j IS NULL), count(*) FROM ceems.jobs"
+    [ "$output" = "2|2" ] || _fail "jobs with emissions without energy: $output"
+    # A row stored before the rule keeps its 0 g; the views read it as unknown.
+    sql -c "UPDATE ceems.jobs SET emissions_g = 0" >/dev/null
+    run sql -c "SELECT count(*) FROM ceems.job_usage WHERE emissions_kg IS NULL"
+    [ "$output" = 2 ] || _fail "job_usage reads a stored 0 g without energy as a figure: $output"
+}
+
 @test "upsert: a record the node agent wrote never replaces the plugin's" {
     admin db init >/dev/null || _fail "db init"
     make_node_records

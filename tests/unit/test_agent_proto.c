@@ -408,6 +408,45 @@ test_report_round_trip(void)
 	   back.usage.present == 0 && !back.ledger.measured[CEEMS_DOMAIN_PACKAGE] &&
 	   !back.ledger.have_emissions, "and decodes back to nothing measured");
 
+	/* A zone configured on a node with no energy source: the factor
+	 * priced no energy, the emissions are unknown, not 0 g. */
+	r.ledger.measured[CEEMS_DOMAIN_GPU] = true;	/* never covered */
+	r.ledger.lifetime_s = 60;
+	r.ledger.have_emissions = true;
+	r.ledger.emissions_covered_s = 0;
+	snprintf(r.ledger.factor.zone, sizeof(r.ledger.factor.zone), "FR");
+	r.ledger.factor.year = 2024;
+	r.ledger.factor.g_per_kwh = 44;
+	r.ledger.factor.pue = 1.3;
+	n = ceems_agent_proto_reply_ok(&r, msg, sizeof(msg));
+	ok(n > 0 && strstr(msg, "emissions") == NULL && strstr(msg, "grams") == NULL,
+	   "a factor without measured energy writes no emissions (%s)", msg);
+	/* As a record written before that rule carries them. */
+	{
+		static const char old[] =
+			"{\"ok\":true,\"report\":{\"jobid\":5,\"uid\":6,\"ledger\":{"
+			"\"lifetime_s\":60.0,\"gpu\":{\"covered_s\":0.0},"
+			"\"emissions\":{\"grams\":0.0,\"covered_s\":0.0,\"factor\":{"
+			"\"source\":\"s\",\"zone\":\"FR\",\"year\":2024,\"g_per_kwh\":44.0,"
+			"\"pue\":1.3},\"factor_changed\":false,\"fallback\":0.0}}}}";
+
+		memset(&back, 0xa5, sizeof(back));
+		is_int(ceems_agent_proto_reply_decode(old, sizeof(old) - 1, &back, err,
+						       sizeof(err)), 0,
+		       "an older report with 0 g and no energy decodes");
+		ok(!back.ledger.have_emissions && back.ledger.emissions_g == 0 &&
+		   !back.ledger.factor_timed && back.ledger.factor.zone[0] == '\0',
+		   "and its 0 g is read as unknown");
+		memcpy(msg, old, sizeof(old));
+		msg[strstr(msg, "\"gpu\":{\"covered_s\":0.0}") - msg + 19] = '5';
+		is_int(ceems_agent_proto_reply_decode(msg, strlen(msg), &back, err,
+						       sizeof(err)), 0,
+		       "the same with a covered domain decodes");
+		ok(back.ledger.have_emissions && back.ledger.factor_timed &&
+		   strcmp(back.ledger.factor.zone, "FR") == 0,
+		   "and keeps its emissions: measured energy priced at 0 g is 0 g");
+	}
+
 	/* Non-finite doubles are not measurements: left out, JSON stays valid. */
 	r.cpu_s = NAN;
 	r.usage.present = CEEMS_CGF_CPU_USAGE;
