@@ -134,6 +134,15 @@ debs() {
 	grep -q "^#optional /usr/lib/$MULTIARCH/slurm-wlm/spank_ceems.so config=/etc/ceems/ceems.conf\$" \
 		/etc/slurm/plugstack.conf.d/ceems.conf
 	[ -f "/usr/lib/$MULTIARCH/slurm-wlm/spank_ceems.so" ]
+	# libpq and libfreeipmi are loaded at run time where the agent uses
+	# them: named by ceems-agent (Recommends, Suggests), linked by no
+	# part of the agent; ceems-sacct links libpq.
+	dpkg-query -W -f='${Recommends}\n' ceems-agent | grep -qw libpq5
+	dpkg-query -W -f='${Suggests}\n' ceems-agent | grep -qw libfreeipmi17
+	! dpkg-query -W -f='${Depends}\n' ceems-common ceems-agent | grep -Eq 'libpq|libfreeipmi'
+	! readelf -d /usr/lib/"$MULTIARCH"/ceems/libceems.so.* /usr/sbin/ceems-agent |
+		grep -Eq 'NEEDED.*(libpq|libfreeipmi)'
+	dpkg-query -W -f='${Depends}\n' ceems-sacct | grep -qw libpq5
 	# The shipped ceems.conf is valid and gives the packaged directories.
 	run ceems-agent --check-config
 	echo "$output"
@@ -259,15 +268,24 @@ debs() {
 	[ -d /var/log/ceems ]
 	[ -d /var/spool/ceems ]
 	[ -f /etc/ceems/ceems.conf ]
-	# A record the database never got: purge must not delete it.
+	# What the agent of the jobs above left in the spool, every record
+	# stored: its usage file and empty folders, nothing of a job.
+	[ -z "$(find /var/spool/ceems -mindepth 1 -type f ! -name .usage)" ]
+	# A record the database never got: purge (the package's postrm, as
+	# dpkg runs it) keeps it and says so.
 	echo '{}' >/var/spool/ceems/kept.json
+	run /var/lib/dpkg/info/ceems-agent.postrm purge
+	echo "$output"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q '^ceems-agent: /var/spool/ceems is kept: it holds job records not stored in PostgreSQL (1) '
+	[ -f /var/spool/ceems/kept.json ]
+	rm /var/spool/ceems/kept.json
 	# shellcheck disable=SC2086
 	run dpkg --purge $PKGS
 	echo "$output"
 	[ "$status" -eq 0 ]
-	echo "$output" | grep -q '/var/spool/ceems still holds job records'
-	[ -f /var/spool/ceems/kept.json ]
-	rm -rf /var/spool/ceems
+	! echo "$output" | grep -q 'is kept'
+	[ ! -e /var/spool/ceems ]
 	# Nothing else with ceems in its path is new since before the build.
 	_snapshot >"$T/after"
 	run bash -c "comm -13 '$T/before' '$T/after' | grep -i ceems"
