@@ -166,6 +166,11 @@ check_record(const char *data, size_t len, bool raw)
 	     &orig[NMETA_TEXT]);
 	fill(record.notes[0].text, sizeof(record.notes[0].text), &p, raw,
 	     &orig[NMETA_TEXT + 1]);
+	/* Emissions (and their factor's strings) are written beside a
+	 * measured energy only. */
+	l->measured[CEEMS_DOMAIN_PACKAGE] = true;
+	l->covered_s[CEEMS_DOMAIN_PACKAGE] = 600;
+	l->lifetime_s = 600;
 	l->have_emissions = true;
 	fill(l->factor.source, sizeof(l->factor.source), &p, raw,
 	     &orig[NMETA_TEXT + 2]);
