@@ -34,6 +34,7 @@ main(int argc, char **argv)
 	struct sacct_pg *pg;
 	double *t, t0, median;
 	char err[512];
+	bool refused;
 	size_t nrows = 0, ncols = 0;
 	int repeat, i;
 
@@ -62,7 +63,7 @@ main(int argc, char **argv)
 	q.nusers = 1;
 	snprintf(q.users[0], sizeof(q.users[0]), "%s", argv[2]);
 	q.only_uid = UINT32_MAX;
-	if ((pg = sacct_pg_connect(argv[1], err, sizeof(err))) == NULL) {
+	if ((pg = sacct_pg_connect(argv[1], &refused, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "bench_listing: %s\n", err);
 		return 1;
 	}

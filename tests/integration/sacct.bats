@@ -67,6 +67,7 @@ CREATE ROLE alice LOGIN IN ROLE ceems_reader;
 CREATE ROLE bob LOGIN IN ROLE ceems_reader;
 CREATE ROLE carol LOGIN IN ROLE ceems_reader;
 CREATE ROLE dave LOGIN IN ROLE ceems_admin;
+CREATE ROLE root LOGIN IN ROLE ceems_admin_reader;
 INSERT INTO ceems.coordinators VALUES ('physics', 'carol');
 EOF2
     # The records, through the writer's path: a spool replayed into the
@@ -207,6 +208,31 @@ setup() {
     run "$SACCT" -c "$(_conf carol carol)" $W -a -X -P -n -o JobID,User,Account
     [ "$status" -eq 0 ] || _fail "$output"
     [ "$output" = "$(printf '1001|alice|physics\n1002|alice|physics')" ] || _fail "carol saw: $output"
+}
+
+@test "root's role in ceems_admin_reader lists every user's jobs without -u" {
+    run "$SACCT" -c "$(_conf root root)" $W -X -P -n -o JobID,User
+    [ "$status" -eq 0 ] || _fail "$output"
+    [ "$output" = "$(printf '1001|alice\n1002|alice\n1003|alice\n1004|bob\n1006|nobody\n1007|bob')" ] ||
+        _fail "root saw: $output"
+}
+
+@test "a server that refuses the connection is one line and status 1, not the spool's listing" {
+    local f=$D/refused.conf
+    # A spool to fall back on is there: a refusal must not use it.
+    printf 'cluster = c1\nspool_dir = %s\ndatabase = host=%s port=%s dbname=ceems user=nosuchrole\n' \
+        "$FIXTURES/sacct/spool" "$PG" "$CEEMS_TEST_PGPORT" >"$f"
+    run "$SACCT" -c "$f" $W -X -P -n -o JobID
+    [ "$status" -eq 1 ] || _fail "status $status: $output"
+    [ "${#lines[@]}" -eq 1 ] || _fail "more than one line: $output"
+    [[ "$output" == "ceems-sacct: the database refused the connection: "*'role "nosuchrole" does not exist'* ]] ||
+        _fail "$output"
+    [[ "$output" == *"set sacct_database"* ]] || _fail "no hint about database: $output"
+    # The readers' connection refused: the hint is about roles.
+    echo "sacct_database = host=$PG port=$CEEMS_TEST_PGPORT dbname=ceems user=nosuchrole" >>"$f"
+    run "$SACCT" -c "$f" $W -X -P -n -o JobID
+    [ "$status" -eq 1 ] && [ "${#lines[@]}" -eq 1 ] || _fail "status $status: $output"
+    [[ "$output" == *"each user needs a database role and a pg_hba.conf line"* ]] || _fail "$output"
 }
 
 @test "sacct_database is the readers' connection, database the writer's" {

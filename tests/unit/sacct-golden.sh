@@ -120,6 +120,8 @@ case_ csv -- $W --csv -X -o JobID,JobName,State,Energy,CO2e
 case_ json -- --json -j 1001
 case_ json-quality -- --json -j 1003
 case_ json-window -- $W --json -u bob
+# A node with a zone and no energy source: no emissions (an older record's 0 g).
+case_ json-noenergy -- --json -j 1004
 case_ summary -- $W -X --summary
 case_ summary-account -- $W -X -P --summary=account
 case_ series -- --series 1007
@@ -144,6 +146,11 @@ case_ err-explain -- --explain 9999
 case_ err-option -- --bogus
 case_ err-state -- -s DONE
 case_ err-jobid -- -j 12x
+# The caller's control bytes come back escaped, never raw to the terminal.
+case_ err-control -- -S "$(printf '2025\033[2J')"
+case_ err-control-format -- -o "$(printf 'JobID,\033]0;x\007')"
+# A path too long for the system is refused with that reason, not cut.
+case_ err-config-long -- -c "/$(printf 'a%.0s' $(seq 5000))"
 down_case down-table down -- $W
 down_case down-filters down -- $W -u alice -s CD,F -X -P -o JobID,User,State,CPUEff,MemEff,Energy,CO2e
 down_case down-steps down -- -j 1001.batch,1003 -P -o JobID,Elapsed,TotalCPU,MaxRSS,ConsumedEnergy,EnergyGPU

@@ -15,6 +15,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <locale.h>
 #include <math.h>
 #include <pwd.h>
@@ -39,23 +40,9 @@
 #include "sacct_pg.h"
 #endif
 
-#define PROG "ceems-sacct"
 
-static int
-fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int
-fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(PROG ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 1;
-}
+/* Every error line goes through sacct_fail: escaped, one line. */
+#define fail sacct_fail
 
 /* The group privilege of a setgid installation: dropped at once, taken
  * back only to read the spool, then given up for good. */
@@ -87,7 +74,7 @@ static int
 load_config(const struct sacct_options *o, struct ceems_config *config)
 {
 	const char *path = o->config_path;
-	char err[512];
+	char err[PATH_MAX + 512];	/* the path whole, then the reason */
 
 	ceems_conf_defaults(config);
 	if (path == NULL) {
@@ -376,11 +363,11 @@ from_spool(struct sacct_options *o, const struct ceems_config *config,
 		if (sr->skipped > 0)
 			snprintf(unread, sizeof(unread), " (%zu file%s of it could not be read)",
 				 sr->skipped, sr->skipped == 1 ? "" : "s");
-		fprintf(stderr, PROG ": warning: %s; listing this node's spool %s instead: it holds only the records not stored yet, so jobs may be missing%s\n",
-			db_err, config->spool_dir, unread);
+		sacct_fail("warning: %s; listing this node's spool %s instead: it holds only the records not stored yet, so jobs may be missing%s",
+			   db_err, config->spool_dir, unread);
 	} else if (sr->skipped > 0)
-		fprintf(stderr, PROG ": warning: %zu file%s of the spool %s could not be read\n",
-			sr->skipped, sr->skipped == 1 ? "" : "s", config->spool_dir);
+		sacct_fail("warning: %zu file%s of the spool %s could not be read",
+			   sr->skipped, sr->skipped == 1 ? "" : "s", config->spool_dir);
 	*recs = sr->recs;
 	memset(&sr->recs, 0, sizeof(sr->recs));
 	if (records_mode)
@@ -426,6 +413,16 @@ add_spool_extras(const struct sacct_options *o, struct spool_read *sr,
 	return 0;
 }
 
+/* ERR came of reading with `database`, which on most clusters is the
+ * nodes' writer connection (a role that may not read, or one the
+ * caller may not log in as): name the setting that fixes it. */
+static int
+fail_writer_connection(const struct sacct_options *o, const char *err)
+{
+	return fail("%s; is `database` in %s the nodes' writer connection? set sacct_database (ceems.conf(5))",
+		    err, o->config_path != NULL ? o->config_path : CEEMS_SACCT_CONFIG_PATH);
+}
+
 /* The listing from PostgreSQL, completed with the spool; the spool
  * alone when the database cannot be reached. */
 static int
@@ -435,20 +432,26 @@ from_database(struct sacct_options *o, const struct ceems_config *config,
 	      struct sacct_rows *rows)
 {
 	struct sacct_pg *pg;
-	bool admin = false, coordinator = false;
+	bool admin = false, coordinator = false, refused;
 	char err[512], self[64];
 	int r;
 
-	if ((pg = sacct_pg_connect(conninfo, err, sizeof(err))) == NULL)
+	if ((pg = sacct_pg_connect(conninfo, &refused, err, sizeof(err))) == NULL) {
+		/* A server that answered is up: its refusal is for the admin
+		 * to fix, not hidden behind the spool's partial listing. */
+		if (refused && conninfo == config->database)
+			return fail_writer_connection(o, err);
+		if (refused)
+			return fail("%s; each user needs a database role and a pg_hba.conf line (doc/storage.md, \"Roles\")",
+				    err);
 		return from_spool(o, config, sr, reads_all, err, records_mode,
 				  recs, rows);
+	}
 	if ((r = sacct_pg_identity(pg, self, sizeof(self), &admin,
 				   &coordinator, err, sizeof(err))) < 0) {
 		sacct_pg_close(pg);
 		if (r == SACCT_PG_NO_READ && conninfo == config->database)
-			return fail("%s; is `database` in %s the nodes' writer connection? set sacct_database (ceems.conf(5))",
-				    err, o->config_path != NULL ?
-				    o->config_path : CEEMS_SACCT_CONFIG_PATH);
+			return fail_writer_connection(o, err);
 		return fail("%s", err);
 	}
 	if ((o->allusers || !only_self(&o->q, self)) && !admin && !coordinator) {

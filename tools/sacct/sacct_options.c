@@ -8,6 +8,8 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,33 @@
 #include "base/text.h"
 
 #define PROG "ceems-sacct"
+
+/* Room for a message naming a path of PATH_MAX bytes, escaped. */
+#define FAIL_MAX (4 * PATH_MAX + 1024)
+
+int
+sacct_fail(const char *fmt, ...)
+{
+	static char text[FAIL_MAX], line[FAIL_MAX];
+	const char *out = text;
+	va_list ap;
+	bool cut = false;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		snprintf(text, sizeof(text), "(an error message that could not be formatted)");
+	/* Clean text is printed as it is: names the message quotes may be
+	 * escaped already, and are not escaped twice. */
+	if (!ceems_text_is_clean(text)) {
+		ceems_text_escape(line, sizeof(line), text, strlen(text), &cut);
+		out = line;
+	}
+	fprintf(stderr, PROG ": %s%s\n", out, (n >= 0 && (size_t)n >= sizeof(text)) || cut ? " ... (message cut)" : "");
+	return 1;
+}
 
 /* Split a comma-separated option into LIST (N entries); 0 or -1.  Each
  * entry is compared with names as stored (lib/base/text.h): given as shown,
@@ -32,7 +61,7 @@ split_list(const char *opt, const char *text, char (*list)[64], size_t *n)
 		len = end != NULL ? (size_t)(end - p) : strlen(p);
 		if (len > 0) {
 			if (len >= 64 || *n >= SACCT_LIST_MAX) {
-				fprintf(stderr, PROG ": %s: '%.*s' is too long or the list has more than %d entries\n",
+				sacct_fail("%s: '%.*s' is too long or the list has more than %d entries",
 					opt, (int)(len > 40 ? 40 : len), p, SACCT_LIST_MAX);
 				return -1;
 			}
@@ -53,7 +82,7 @@ parse_jobid(const char *opt, const char *text, uint32_t *out)
 	struct sacct_jobsel sel;
 
 	if (sacct_merge_jobsel_parse(text, &sel) < 0 || sel.step[0] != '\0') {
-		fprintf(stderr, PROG ": %s: '%s' is not a job id\n", opt, text);
+		sacct_fail("%s: '%s' is not a job id", opt, text);
 		return -1;
 	}
 	*out = sel.jobid;
@@ -71,7 +100,7 @@ opt_jobs(struct sacct_options *o, const char *arg)
 	for (i = 0; i < n; i++) {
 		if (o->q.njobs >= SACCT_LIST_MAX ||
 		    sacct_merge_jobsel_parse(list[i], &o->q.jobs[o->q.njobs]) < 0) {
-			fprintf(stderr, PROG ": --jobs: '%s' is not JOBID or JOBID.STEP\n", list[i]);
+			sacct_fail("--jobs: '%s' is not JOBID or JOBID.STEP", list[i]);
 			return 2;
 		}
 		o->q.njobs++;
@@ -124,7 +153,7 @@ opt_state(struct sacct_options *o, const char *arg)
 		if (o->q.nstates >= SACCT_LIST_MAX ||
 		    sacct_merge_state_parse(list[i], o->q.states[o->q.nstates],
 				      sizeof(o->q.states[0])) < 0) {
-			fprintf(stderr, PROG ": --state: unknown state '%s'\n", list[i]);
+			sacct_fail("--state: unknown state '%s'", list[i]);
 			return 2;
 		}
 		o->q.nstates++;
@@ -161,7 +190,7 @@ opt_format(struct sacct_options *o, const char *arg)
 
 	if (sacct_fields_format_parse(arg, o->cols, SACCT_MAX_COLUMNS, &o->ncols,
 			       err, sizeof(err)) < 0) {
-		fprintf(stderr, PROG ": --format: %s\n", err);
+		sacct_fail("--format: %s", err);
 		return 2;
 	}
 	return 0;
@@ -187,7 +216,7 @@ static int
 opt_delimiter(struct sacct_options *o, const char *arg)
 {
 	if (arg[0] == '\0' || strlen(arg) > 16) {
-		fprintf(stderr, PROG ": --delimiter: 1 to 16 characters\n");
+		sacct_fail("--delimiter: 1 to 16 characters");
 		return 2;
 	}
 	o->out.delimiter = arg;
@@ -253,7 +282,7 @@ opt_summary(struct sacct_options *o, const char *arg)
 	else if (strcmp(arg, "account") == 0)
 		o->summary_account = true;
 	else {
-		fprintf(stderr, PROG ": --summary: 'user' or 'account', not '%s'\n", arg);
+		sacct_fail("--summary: 'user' or 'account', not '%s'", arg);
 		return 2;
 	}
 	return 0;
@@ -281,7 +310,7 @@ opt_table(struct sacct_options *o, const char *arg)
 	else if (strcmp(arg, "auto") == 0)
 		o->out.style = SACCT_STYLE_AUTO;
 	else {
-		fprintf(stderr, PROG ": --table: ascii, box or auto, not '%s'\n", arg);
+		sacct_fail("--table: ascii, box or auto, not '%s'", arg);
 		return 2;
 	}
 	return 0;
@@ -290,6 +319,10 @@ opt_table(struct sacct_options *o, const char *arg)
 static int
 opt_config(struct sacct_options *o, const char *arg)
 {
+	if (strlen(arg) >= PATH_MAX) {
+		sacct_fail("--config: the path is longer than %d bytes", PATH_MAX - 1);
+		return 2;
+	}
 	o->config_path = arg;
 	return 0;
 }
@@ -475,15 +508,15 @@ static int
 check_together(const struct sacct_options *o)
 {
 	if ((o->series_job != 0) + (o->explain_job != 0) + o->json > 1) {
-		fprintf(stderr, PROG ": --series, --explain and --json go alone\n");
+		sacct_fail("--series, --explain and --json go alone");
 		return 2;
 	}
 	if (o->allclusters && o->have_clusters) {
-		fprintf(stderr, PROG ": -M and -L go alone\n");
+		sacct_fail("-M and -L go alone");
 		return 2;
 	}
 	if (o->allusers && o->have_users) {
-		fprintf(stderr, PROG ": -a and -u go alone\n");
+		sacct_fail("-a and -u go alone");
 		return 2;
 	}
 	return 0;
@@ -504,9 +537,9 @@ sacct_options_parse(int argc, char **argv, struct sacct_options *o)
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		if ((opt = find_option(c)) == NULL) {
 			if (optopt != 0 && optopt < SACCT_LONG_ONLY)
-				fprintf(stderr, PROG ": bad or incomplete option -%c\n", optopt);
+				sacct_fail("bad or incomplete option -%c", optopt);
 			else
-				fprintf(stderr, PROG ": bad or incomplete option '%s'\n", argv[optind - 1]);
+				sacct_fail("bad or incomplete option '%s'", argv[optind - 1]);
 			sacct_options_usage(stderr);
 			return 2;
 		}
@@ -514,7 +547,7 @@ sacct_options_parse(int argc, char **argv, struct sacct_options *o)
 			return r;
 	}
 	if (optind < argc) {
-		fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);
+		sacct_fail("unexpected argument '%s'", argv[optind]);
 		sacct_options_usage(stderr);
 		return 2;
 	}

@@ -57,6 +57,12 @@ extern const size_t sacct_option_count;
  * exit. */
 int sacct_options_parse(int argc, char **argv, struct sacct_options *o);
 
+/* One error line on standard error, "ceems-sacct: " and the message:
+ * its bytes that are not text (control bytes of an argument the caller
+ * gave, a terminal's escape sequences) escaped as \xHH, and a message
+ * too long to print said to be cut.  Returns 1. */
+int sacct_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* The synopsis, printed after a usage error. */
 void sacct_options_usage(FILE *out);
 

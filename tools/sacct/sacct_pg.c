@@ -82,8 +82,26 @@ timeout_is_set(const char *conninfo)
 	return set;
 }
 
+/* Did the server answer the failed connection to CONNINFO?  Then it
+ * refused it (authentication, a role or database that does not exist,
+ * no pg_hba.conf line): the server is up, and a listing of the spool
+ * instead would hide what to fix.  No answer (stopped, unreachable,
+ * starting or shutting down) is the database being down.  The ping
+ * waits at most PING_TIMEOUT_S, so that a server that takes connections
+ * and never answers costs the caller little more than its timeout. */
+#define PING_TIMEOUT_S "2"
+
+static bool
+server_answered(const char *conninfo)
+{
+	const char *keys[] = { "dbname", "connect_timeout", NULL };
+	const char *values[] = { conninfo, PING_TIMEOUT_S, NULL };
+
+	return PQpingParams(keys, values, 1) == PQPING_OK;
+}
+
 struct sacct_pg *
-sacct_pg_connect(const char *conninfo, char *err, size_t err_size)
+sacct_pg_connect(const char *conninfo, bool *refused, char *err, size_t err_size)
 {
 	const char *keys[4], *values[4];
 	struct sacct_pg *pg;
@@ -102,9 +120,13 @@ sacct_pg_connect(const char *conninfo, char *err, size_t err_size)
 		snprintf(err, err_size, "out of memory");
 		return NULL;
 	}
+	*refused = false;
 	pg->conn = PQconnectdbParams(keys, values, 1);
 	if (pg->conn == NULL || PQstatus(pg->conn) != CONNECTION_OK) {
-		one_line(err, err_size, "cannot connect to the database: ",
+		*refused = pg->conn != NULL && server_answered(conninfo);
+		one_line(err, err_size, *refused ?
+			 "the database refused the connection: " :
+			 "cannot connect to the database: ",
 			 pg->conn != NULL ? PQerrorMessage(pg->conn) : "out of memory");
 		PQfinish(pg->conn);
 		free(pg);
@@ -203,7 +225,14 @@ sacct_pg_identity(struct sacct_pg *pg, char *user, size_t user_size,
 	PQclear(res);
 	res = query(pg,
 		    "SELECT current_user::text,"
-		    " pg_has_role(current_user, 'ceems_admin', 'USAGE'),"
+		    /* Both see every row (RLS): members of either get every
+		     * user's jobs without -u.  ceems_admin_reader came with
+		     * migration 023: asked for only where it exists. */
+		    " pg_has_role(current_user, 'ceems_admin', 'USAGE') OR"
+		    "  CASE WHEN EXISTS (SELECT 1 FROM pg_roles"
+		    "                    WHERE rolname = 'ceems_admin_reader')"
+		    "   THEN pg_has_role(current_user, 'ceems_admin_reader', 'USAGE')"
+		    "   ELSE false END,"
 		    " EXISTS (SELECT 1 FROM ceems.coordinators c"
 		    "  WHERE c.username = (current_user COLLATE \"default\")),"
 		    " (SELECT coalesce(max(version), 0) FROM ceems.schema_version)",

@@ -14,8 +14,9 @@ struct sacct_pg;
 
 /* Connect with CONNINFO (a connection string, URI or service=NAME),
  * within 10 s unless CONNINFO, its service or PGCONNECT_TIMEOUT sets
- * connect_timeout.  NULL with ERR. */
-struct sacct_pg *sacct_pg_connect(const char *conninfo, char *err,
+ * connect_timeout.  NULL with ERR, and *REFUSED true when the server
+ * answered and refused the connection (not a database that is down). */
+struct sacct_pg *sacct_pg_connect(const char *conninfo, bool *refused, char *err,
 				  size_t err_size);
 void sacct_pg_close(struct sacct_pg *pg);
 
