@@ -202,25 +202,18 @@ struct job_procs {
 	char buf[16384];
 };
 
-/* The start of process PID since boot, in clock ticks (field 22 of its
- * stat, after the command in parentheses, which may hold anything). */
+/* The start of process PID since boot, in clock ticks. */
 static int
-proc_start(const char *procfs, unsigned long pid, uint64_t *ticks)
+proc_start(const char *procfs, uint32_t pid, uint64_t *ticks)
 {
-	char path[CEEMS_CONFIG_PATH_MAX + 48], text[1024], *p;
-	int field = 2;
+	char path[CEEMS_CONFIG_PATH_MAX + 48], text[1024];
+	ssize_t n;
 
-	snprintf(path, sizeof(path), "%s/%lu/stat", procfs, pid);
-	if (ceems_fileio_read_text_file(path, text, sizeof(text)) < 0 ||
-	    (p = strrchr(text, ')')) == NULL)
-		return -ENOENT;
-	for (p++; *p != '\0' && field < 22; p++)
-		if (*p == ' ')
-			field++;
-	if (field != 22 || *p < '0' || *p > '9')
-		return -EINVAL;
-	*ticks = strtoull(p, NULL, 10);
-	return 0;
+	snprintf(path, sizeof(path), "%s/%u/stat", procfs, pid);
+	n = ceems_fileio_read_text_file(path, text, sizeof(text));
+	if (n < 0)
+		return (int)n;
+	return ceems_proc_stats_parse_pid_start(text, ticks);
 }
 
 /* A visit of ceems_cgroup_walk: the first processes of a cgroup. */
@@ -230,20 +223,16 @@ look_at_procs(int dirfd, void *arg)
 	struct job_procs *jp = arg;
 	ssize_t n = ceems_fileio_read_text_file_at(dirfd, "cgroup.procs", jp->buf,
 						   sizeof(jp->buf));
+	const char *p = jp->buf;
 	unsigned seen = 0;
+	uint32_t pid;
 
-	for (char *p = jp->buf, *end; n > 0 && *p != '\0' && seen < PIDS_PER_DIR;
-	     p = end) {
-		unsigned long pid = strtoul(p, &end, 10);
+	while (n > 0 && seen < PIDS_PER_DIR && ceems_cgroup_parse_next_pid(&p, &pid)) {
 		uint64_t ticks;
 		uint32_t uid;
 
-		if (end == p)
-			break;
-		while (*end == '\n')
-			end++;
 		seen++;
-		if (pid == 0 || proc_start(jp->procfs, pid, &ticks) < 0)
+		if (proc_start(jp->procfs, pid, &ticks) < 0)
 			continue;
 		if (jp->alive == 0 || ticks < jp->start_ticks)
 			jp->start_ticks = ticks;
@@ -344,24 +333,19 @@ scan_jobs(struct ceems_agent *a, enum ceems_cgroup_version v, const char *root,
 {
 	char sub[sizeof(((struct dirent *)0)->d_name) + 32];
 	struct dirent *e;
-	int dupfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
-	DIR *d = dupfd >= 0 ? fdopendir(dupfd) : NULL;
+	DIR *d = ceems_fileio_dir_stream(dirfd);
 
-	if (d == NULL) {
-		if (dupfd >= 0)
-			close(dupfd);
+	if (d == NULL)
 		return;
-	}
 	while ((e = readdir(d)) != NULL) {
 		uint32_t jobid = job_id_of(e->d_name);
 		int fd;
 
-		if (jobid == 0 || e->d_type != DT_DIR)
+		if (jobid == 0 || e->d_type != DT_DIR ||
+		    snprintf(sub, sizeof(sub), "%s%s", prefix, e->d_name) >= (int)sizeof(sub))
 			continue;
 		fd = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
-			continue;
-		if (snprintf(sub, sizeof(sub), "%s%s", prefix, e->d_name) >= (int)sizeof(sub))
 			continue;
 		consider(a, v, root, sub, jobid, fd, have_uid, uid, now_ns);
 		close(fd);
@@ -375,14 +359,10 @@ scan_users(struct ceems_agent *a, const char *root, int dirfd, uint64_t now_ns)
 {
 	char prefix[32];
 	struct dirent *e;
-	int dupfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
-	DIR *d = dupfd >= 0 ? fdopendir(dupfd) : NULL;
+	DIR *d = ceems_fileio_dir_stream(dirfd);
 
-	if (d == NULL) {
-		if (dupfd >= 0)
-			close(dupfd);
+	if (d == NULL)
 		return;
-	}
 	while ((e = readdir(d)) != NULL) {
 		unsigned long uid;
 		char *end;

@@ -191,33 +191,28 @@ tag_dir(int dirfd, void *arg)
 	struct tag_walk *w = arg;
 	ssize_t n = ceems_fileio_read_text_file_at(dirfd, "cgroup.procs", w->buf,
 						   PROCS_MAX);
+	const char *p = w->buf;
+	uint32_t pid;
 
-	for (char *p = w->buf, *end; n > 0 && *p != '\0'; p = end) {
-		unsigned long pid = strtoul(p, &end, 10);
+	while (n > 0 && ceems_cgroup_parse_next_pid(&p, &pid)) {
 		uint32_t uid;
 		int r;
 
-		if (end == p)
-			break;
-		while (*end == '\n')
-			end++;
-		if (pid == 0 || pid > UINT32_MAX)
-			continue;
 		/* Its real uid (the eBPF programs count by it), not the owner
 		 * of /proc/PID: that is the effective uid, root for a
 		 * set-user-ID root program the user runs, which would then
 		 * be followed only, its IO not counted. */
 		if ((r = ceems_agent_bpf_proc_uid(w->procfs, pid, &uid)) < 0) {
 			if (r != -ENOENT && r != -ESRCH)
-				ceems_debug("eBPF: cannot tell who runs pid %lu (%s); not followed",
+				ceems_debug("eBPF: cannot tell who runs pid %u (%s); not followed",
 					    pid, strerror(-r));
 			continue;
 		}
-		r = ceems_bpf_io_tag_pid(w->io, w->slot, (uint32_t)pid, uid == 0);
+		r = ceems_bpf_io_tag_pid(w->io, w->slot, pid, uid == 0);
 		if (r == 0)
 			w->tagged++;
 		else if (r == -ENOSPC)
-			ceems_debug("eBPF: the process map is full; pid %lu not followed", pid);
+			ceems_debug("eBPF: the process map is full; pid %u not followed", pid);
 	}
 	return true;
 }

@@ -169,3 +169,21 @@ ceems_fileio_replace(const char *dir, const char *name, const char *text)
 	}
 	return 0;
 }
+
+DIR *
+ceems_fileio_dir_stream(int dirfd)
+{
+	int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	DIR *d;
+
+	if (fd < 0)
+		return NULL;
+	d = fdopendir(fd);
+	if (d == NULL) {
+		int saved = errno;
+
+		close(fd);
+		errno = saved;
+	}
+	return d;
+}

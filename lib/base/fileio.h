@@ -3,6 +3,7 @@
 #ifndef CEEMS_FILEIO_H
 #define CEEMS_FILEIO_H
 
+#include <dirent.h>
 #include <sys/types.h>
 #include <stddef.h>
 
@@ -39,6 +40,11 @@ ssize_t ceems_fileio_pread_text_once(int fd, char *buf, size_t size);
  * over the old, and the directory synced so that the rename survives a
  * crash.  0 or -errno. */
 int ceems_fileio_replace(const char *dir, const char *name, const char *text);
+
+/* A stream of the entries of the directory open on DIRFD, on a
+ * descriptor of its own (close-on-exec, closed by closedir): DIRFD stays
+ * the caller's, usable with openat meanwhile.  NULL with errno set. */
+DIR *ceems_fileio_dir_stream(int dirfd);
 
 /* Create directory PATH with MODE, and its missing parents with 0755
  * (like mkdir -p).  An existing directory is fine.  0 or -errno. */

@@ -458,3 +458,24 @@ ceems_cgroup_parse_cpu_list(const char *text, struct ceems_cpuset *set)
 	*set = tmp;
 	return 0;
 }
+
+bool
+ceems_cgroup_parse_next_pid(const char **cursor, uint32_t *pid)
+{
+	for (;;) {
+		const char *p = *cursor;
+		char *end;
+		unsigned long id;
+
+		if (*p < '0' || *p > '9')
+			return false;
+		id = strtoul(p, &end, 10);
+		while (*end == '\n')
+			end++;
+		*cursor = end;
+		if (id != 0 && id <= UINT32_MAX) {
+			*pid = (uint32_t)id;
+			return true;
+		}
+	}
+}

@@ -215,6 +215,11 @@ int ceems_cgroup_parse_cgroup1_cpuacct_stat(const char *text, long clk_tck,
  * rss/cache lines are 0, its tasks live in child cgroups). */
 int ceems_cgroup_parse_cgroup1_memory_stat(const char *text,
 				    struct ceems_cgroup_stats *st);
+/* The next process id of the cgroup.procs text at *CURSOR (ids one per
+ * line), *CURSOR moved past it.  False at the text's end or at a line
+ * that is no id; a 0 or an id beyond 32 bits is skipped. */
+bool ceems_cgroup_parse_next_pid(const char **cursor, uint32_t *pid);
+
 /* v1 memory.oom_control: oom_kill (Linux >= 4.13). */
 int ceems_cgroup_parse_cgroup1_oom_control(const char *text,
 				    struct ceems_cgroup_stats *st);

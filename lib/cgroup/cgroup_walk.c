@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/fileio.h"
 #include "cgroup/cgroup_stats.h"
 
 struct walk {
@@ -23,7 +24,6 @@ static void
 walk_dir(struct walk *w, int dirfd, int depth)
 {
 	struct dirent *e;
-	int dupfd;
 	DIR *d;
 
 	if (w->left == 0 || w->stop)
@@ -36,15 +36,9 @@ walk_dir(struct walk *w, int dirfd, int depth)
 	}
 	if (depth == 0)
 		return;
-	/* The walk's own descriptor, closed with the stream. */
-	dupfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
-	if (dupfd < 0)
+	d = ceems_fileio_dir_stream(dirfd);
+	if (d == NULL)
 		return;
-	d = fdopendir(dupfd);
-	if (d == NULL) {
-		close(dupfd);
-		return;
-	}
 	while (!w->stop && (e = readdir(d)) != NULL) {
 		int sub;
 

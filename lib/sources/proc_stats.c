@@ -405,3 +405,27 @@ ceems_proc_stats_parse_proc_status_uid(const char *text, uint32_t *uid)
 	*uid = (uint32_t)v;
 	return 0;
 }
+
+int
+ceems_proc_stats_parse_pid_start(const char *text, uint64_t *ticks)
+{
+	/* The command, in parentheses, may hold anything, spaces and ')'
+	 * included: the fields count from the last ')'. */
+	const char *p = strrchr(text, ')');
+	uint64_t v;
+	int field = 2, ret;
+
+	if (p == NULL)
+		return -EINVAL;
+	for (p++; *p != '\0' && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	if (field != 22)
+		return -EINVAL;
+	if ((ret = ceems_number_take_u64(&p, &v)) < 0)
+		return ret;
+	if (*p != ' ' && *p != '\n' && *p != '\0')
+		return -EINVAL;
+	*ticks = v;
+	return 0;
+}

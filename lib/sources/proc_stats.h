@@ -61,6 +61,12 @@ int ceems_proc_stats_parse_proc_meminfo(const char *text, struct ceems_node_mem 
  * between).  Returns 0, -EINVAL (no such line, or not a uid), -ERANGE. */
 int ceems_proc_stats_parse_proc_status_uid(const char *text, uint32_t *uid);
 
+/* When a process started, in clock ticks since boot: field 22 of its
+ * /proc/PID/stat text, counted after the command's closing parenthesis
+ * (a command may hold spaces and parentheses).  Returns 0, -EINVAL (too
+ * few fields, or not a number), -ERANGE. */
+int ceems_proc_stats_parse_pid_start(const char *text, uint64_t *ticks);
+
 struct ceems_proc_reader;
 
 /* Open PROCFS_ROOT/stat and PROCFS_ROOT/meminfo (PROCFS_ROOT "/proc" or

@@ -482,6 +482,17 @@ fuzz_check_cgroup_stats(const char *data, size_t len)
 		return "ceems_cgroup_parse_cgroup1_blkio: bad code, or sums set on error";
 	if (!cpu_list_ok(data))
 		return "ceems_cgroup_parse_cpu_list: bad code, count or set";
+	{
+		const char *p = data;
+		uint32_t pid;
+		unsigned n = 0;
+
+		/* Every id taken moves the cursor forward, within the text. */
+		while (ceems_cgroup_parse_next_pid(&p, &pid)) {
+			if (pid == 0 || p <= data || p > data + strlen(data) || ++n > len)
+				return "ceems_cgroup_parse_next_pid: a 0, or the cursor out of the text";
+		}
+	}
 	return NULL;
 }
 
@@ -595,6 +606,18 @@ fuzz_check_proc_stats(const char *data, size_t len)
 				    strlen(want + strspn(want, "0"))) != 0)
 				return "ceems_proc_stats_parse_proc_status_uid: not the line's first figure";
 		}
+	}
+	{
+		static const int errors[] = { -EINVAL, -ERANGE, 0 };
+		uint64_t ticks = 7;
+		int ret = ceems_proc_stats_parse_pid_start(data, &ticks);
+
+		if (!ret_allowed(ret, errors))
+			return "ceems_proc_stats_parse_pid_start: undocumented return code";
+		if (ret < 0 && ticks != 7)
+			return "ceems_proc_stats_parse_pid_start: output set on error";
+		if (ret == 0 && strrchr(data, ')') == NULL)
+			return "ceems_proc_stats_parse_pid_start: a start without a command";
 	}
 	return NULL;
 }

@@ -20,10 +20,11 @@
  * what they feed: ceems_cgroup_path_job_dir, ceems_cgroup_stats_dirs_for_job. */
 const char *fuzz_check_cgroup_path(const char *data, size_t len);
 
-/* Every ceems_parse_* of cgroup_stats.h. */
+/* Every parser of cgroup_stats.h (ceems_cgroup_parse_*). */
 const char *fuzz_check_cgroup_stats(const char *data, size_t len);
 
-/* ceems_proc_stats_parse_proc_stat, ceems_proc_stats_parse_proc_meminfo. */
+/* ceems_proc_stats_parse_proc_stat, _proc_meminfo, _proc_status_uid,
+ * _pid_start. */
 const char *fuzz_check_proc_stats(const char *data, size_t len);
 
 /* ceems_conf_parse, ceems_conf_parse_duration, and every key of the table

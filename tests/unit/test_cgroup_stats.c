@@ -640,6 +640,24 @@ test_v1_damaged(void)
 }
 
 /* ---------------------------------------------------------------- */
+/* cgroup.procs                                                      */
+
+static void
+test_parse_pids(void)
+{
+	const char *text = "12\n0\n99999999999\n345\n\n7\nx9\n8\n", *p = text;
+	uint32_t pid, got[8];
+	unsigned n = 0;
+
+	while (n < 8 && ceems_cgroup_parse_next_pid(&p, &pid))
+		got[n++] = pid;
+	ok(n == 3 && got[0] == 12 && got[1] == 345 && got[2] == 7,
+	   "cgroup.procs: ids read, 0 and beyond 32 bits skipped, stops at a line that is no id (%u)", n);
+	p = "";
+	ok(!ceems_cgroup_parse_next_pid(&p, &pid), "cgroup.procs: an empty file has none");
+}
+
+/* ---------------------------------------------------------------- */
 /* OOM kills of a cgroup and those below it                          */
 
 #define OOM_TEXT(n) "oom_kill_disable 0\nunder_oom 0\noom_kill " n "\n"
@@ -791,6 +809,7 @@ main(void)
 	test_v2();
 	test_v2_damaged();
 	test_v1_damaged();
+	test_parse_pids();
 	test_oom_tree();
 	test_real_vanish();
 	return done_testing();
