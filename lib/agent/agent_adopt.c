@@ -331,13 +331,12 @@ scan_jobs(struct ceems_agent *a, enum ceems_cgroup_version v, const char *root,
 	  const char *prefix, int dirfd, bool have_uid, uint32_t uid,
 	  uint64_t now_ns)
 {
-	char sub[sizeof(((struct dirent *)0)->d_name) + 32];
-	struct dirent *e;
-	DIR *d = ceems_fileio_dir_stream(dirfd);
+	static struct ceems_dir_reader d;
+	char sub[sizeof(((struct dirent64 *)0)->d_name) + 32];
+	const struct dirent64 *e;
 
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
+	ceems_fileio_dir_open(&d, dirfd);
+	while ((e = ceems_fileio_dir_next(&d)) != NULL) {
 		uint32_t jobid = job_id_of(e->d_name);
 		int fd;
 
@@ -350,20 +349,18 @@ scan_jobs(struct ceems_agent *a, enum ceems_cgroup_version v, const char *root,
 		consider(a, v, root, sub, jobid, fd, have_uid, uid, now_ns);
 		close(fd);
 	}
-	closedir(d);
 }
 
 /* Every uid_U directory of a v1 root open on DIRFD. */
 static void
 scan_users(struct ceems_agent *a, const char *root, int dirfd, uint64_t now_ns)
 {
+	struct ceems_dir_reader d;
+	const struct dirent64 *e;
 	char prefix[32];
-	struct dirent *e;
-	DIR *d = ceems_fileio_dir_stream(dirfd);
 
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
+	ceems_fileio_dir_open(&d, dirfd);
+	while ((e = ceems_fileio_dir_next(&d)) != NULL) {
 		unsigned long uid;
 		char *end;
 		int fd;
@@ -382,7 +379,6 @@ scan_users(struct ceems_agent *a, const char *root, int dirfd, uint64_t now_ns)
 		scan_jobs(a, CEEMS_CGROUP_V1, root, prefix, fd, true, (uint32_t)uid, now_ns);
 		close(fd);
 	}
-	closedir(d);
 }
 
 /* The absolute directory of ROOT in the hierarchy that holds jobs' CPU

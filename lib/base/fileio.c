@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/fileio.h"
@@ -170,20 +171,33 @@ ceems_fileio_replace(const char *dir, const char *name, const char *text)
 	return 0;
 }
 
-DIR *
-ceems_fileio_dir_stream(int dirfd)
+void
+ceems_fileio_dir_open(struct ceems_dir_reader *r, int dirfd)
 {
-	int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
-	DIR *d;
+	r->fd = dirfd;
+	r->len = r->pos = 0;
+	if (lseek(dirfd, 0, SEEK_SET) < 0)
+		r->fd = -1;
+}
 
-	if (fd < 0)
+const struct dirent64 *
+ceems_fileio_dir_next(struct ceems_dir_reader *r)
+{
+	const struct dirent64 *e;
+
+	if (r->fd < 0)
 		return NULL;
-	d = fdopendir(fd);
-	if (d == NULL) {
-		int saved = errno;
+	if (r->pos >= r->len) {
+		long n = syscall(SYS_getdents64, r->fd, r->buf, sizeof(r->buf));
 
-		close(fd);
-		errno = saved;
+		if (n <= 0) {
+			r->fd = -1;
+			return NULL;
+		}
+		r->len = (size_t)n;
+		r->pos = 0;
 	}
-	return d;
+	e = (const struct dirent64 *)(const void *)(r->buf + r->pos);
+	r->pos += e->d_reclen;
+	return e;
 }

@@ -41,10 +41,20 @@ ssize_t ceems_fileio_pread_text_once(int fd, char *buf, size_t size);
  * crash.  0 or -errno. */
 int ceems_fileio_replace(const char *dir, const char *name, const char *text);
 
-/* A stream of the entries of the directory open on DIRFD, on a
- * descriptor of its own (close-on-exec, closed by closedir): DIRFD stays
- * the caller's, usable with openat meanwhile.  NULL with errno set. */
-DIR *ceems_fileio_dir_stream(int dirfd);
+/* The entries of a directory, read with getdents64 into a buffer of
+ * the reader's own: no allocation, so that the agent's ticks may list a
+ * directory (opendir's stream is malloc'ed).  The directory's descriptor
+ * stays the caller's, usable with openat meanwhile. */
+struct ceems_dir_reader {
+	int fd;
+	size_t len, pos;
+	char buf[4096];
+};
+
+/* Start reading the directory open on DIRFD from its first entry. */
+void ceems_fileio_dir_open(struct ceems_dir_reader *r, int dirfd);
+/* Its next entry (d_name, d_type), NULL at the end or on an error. */
+const struct dirent64 *ceems_fileio_dir_next(struct ceems_dir_reader *r);
 
 /* Create directory PATH with MODE, and its missing parents with 0755
  * (like mkdir -p).  An existing directory is fine.  0 or -errno. */

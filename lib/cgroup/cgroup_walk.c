@@ -1,10 +1,10 @@
 /* cgroup_walk.c - visit a cgroup and the cgroups below it.  Slurm's tree
  * below a job is two or three levels deep (step_S/task_T, in v2
  * step_S/user/task_T); a directory removed while the walk runs (Slurm
- * cleaning up a step) is skipped, not an error. */
+ * cleaning up a step) is skipped, not an error.  Nothing is allocated:
+ * the agent's ticks walk jobs' cgroups. */
 #include "config.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,8 +23,8 @@ struct walk {
 static void
 walk_dir(struct walk *w, int dirfd, int depth)
 {
-	struct dirent *e;
-	DIR *d;
+	struct ceems_dir_reader d;
+	const struct dirent64 *e;
 
 	if (w->left == 0 || w->stop)
 		return;
@@ -36,10 +36,8 @@ walk_dir(struct walk *w, int dirfd, int depth)
 	}
 	if (depth == 0)
 		return;
-	d = ceems_fileio_dir_stream(dirfd);
-	if (d == NULL)
-		return;
-	while (!w->stop && (e = readdir(d)) != NULL) {
+	ceems_fileio_dir_open(&d, dirfd);
+	while (!w->stop && (e = ceems_fileio_dir_next(&d)) != NULL) {
 		int sub;
 
 		if (e->d_type != DT_DIR || e->d_name[0] == '.')
@@ -51,7 +49,6 @@ walk_dir(struct walk *w, int dirfd, int depth)
 		walk_dir(w, sub, depth - 1);
 		close(sub);
 	}
-	closedir(d);
 }
 
 unsigned

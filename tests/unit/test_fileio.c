@@ -5,7 +5,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -150,6 +152,49 @@ test_mkdir_p(void)
 	is_int(ceems_fileio_mkdir_p(path, 0700), -ENOTDIR, "mkdir_p: a file as a parent is an error");
 }
 
+/* A directory of more entries than one getdents64 call returns into the
+ * reader's buffer: each seen once, and again from the start. */
+static void
+test_dir_reader(void)
+{
+	static struct ceems_dir_reader r;
+	const struct dirent64 *e;
+	char dir[2048], name[2300];
+	static bool seen[300];
+	unsigned n, twice = 0;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s/many", root);
+	mkdir(dir, 0755);
+	for (unsigned i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "%s/entry-%03u-%0100d", dir, i, 0);
+		close(open(name, O_WRONLY | O_CREAT, 0644));
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	for (int pass = 0; pass < 2; pass++) {
+		memset(seen, 0, sizeof(seen));
+		n = 0;
+		ceems_fileio_dir_open(&r, fd);
+		while ((e = ceems_fileio_dir_next(&r)) != NULL) {
+			unsigned i;
+
+			if (e->d_name[0] == '.')
+				continue;
+			if (sscanf(e->d_name, "entry-%3u-", &i) != 1 || i >= 300 ||
+			    e->d_type != DT_REG || seen[i])
+				twice++;
+			else
+				seen[i] = true;
+			n++;
+		}
+		ok(n == 300, "dir reader: pass %d lists each of 300 entries (>4 KiB of them)", pass + 1);
+	}
+	is_int(twice, 0, "dir reader: none twice, none malformed");
+	close(fd);
+	ceems_fileio_dir_open(&r, -1);
+	ok(ceems_fileio_dir_next(&r) == NULL, "dir reader: a bad descriptor lists nothing");
+}
+
 int
 main(void)
 {
@@ -159,6 +204,7 @@ main(void)
 	test_limits(ceems_fileio_pread_text_once, "pread_text_once");
 	test_kernel_files();
 	test_mkdir_p();
+	test_dir_reader();
 	tmptree_remove(root);
 	return done_testing();
 }
