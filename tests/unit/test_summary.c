@@ -1133,6 +1133,7 @@ test_garbage(void)
 		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
 			J.report.ledger.idle_unlearned[d] = xorshift() & 1;
 		J.report.cgroup_gone = xorshift() & 1;
+		J.report.have_tail = xorshift() & 1;
 		for (int g = 0; g < CEEMS_LEDGER_MAX_GPUS; g++) {
 			struct ceems_agent_gpu_report *d = &J.report.gpus[g];
 			bool *flags[] = { &d->power_integrated, &d->have_energy,
