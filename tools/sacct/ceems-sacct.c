@@ -41,8 +41,8 @@
 #endif
 
 
-/* Every error line goes through sacct_fail: escaped, one line. */
-#define fail sacct_fail
+/* Every error line goes through sacct_options_fail: escaped, one line. */
+#define fail sacct_options_fail
 
 /* The group privilege of a setgid installation: dropped at once, taken
  * back only to read the spool, then given up for good. */
@@ -363,10 +363,10 @@ from_spool(struct sacct_options *o, const struct ceems_config *config,
 		if (sr->skipped > 0)
 			snprintf(unread, sizeof(unread), " (%zu file%s of it could not be read)",
 				 sr->skipped, sr->skipped == 1 ? "" : "s");
-		sacct_fail("warning: %s; listing this node's spool %s instead: it holds only the records not stored yet, so jobs may be missing%s",
+		sacct_options_fail("warning: %s; listing this node's spool %s instead: it holds only the records not stored yet, so jobs may be missing%s",
 			   db_err, config->spool_dir, unread);
 	} else if (sr->skipped > 0)
-		sacct_fail("warning: %zu file%s of the spool %s could not be read",
+		sacct_options_fail("warning: %zu file%s of the spool %s could not be read",
 			   sr->skipped, sr->skipped == 1 ? "" : "s", config->spool_dir);
 	*recs = sr->recs;
 	memset(&sr->recs, 0, sizeof(sr->recs));

@@ -23,7 +23,7 @@
 #define FAIL_MAX (4 * PATH_MAX + 1024)
 
 int
-sacct_fail(const char *fmt, ...)
+sacct_options_fail(const char *fmt, ...)
 {
 	static char text[FAIL_MAX], line[FAIL_MAX];
 	const char *out = text;
@@ -61,7 +61,7 @@ split_list(const char *opt, const char *text, char (*list)[64], size_t *n)
 		len = end != NULL ? (size_t)(end - p) : strlen(p);
 		if (len > 0) {
 			if (len >= 64 || *n >= SACCT_LIST_MAX) {
-				sacct_fail("%s: '%.*s' is too long or the list has more than %d entries",
+				sacct_options_fail("%s: '%.*s' is too long or the list has more than %d entries",
 					opt, (int)(len > 40 ? 40 : len), p, SACCT_LIST_MAX);
 				return -1;
 			}
@@ -82,7 +82,7 @@ parse_jobid(const char *opt, const char *text, uint32_t *out)
 	struct sacct_jobsel sel;
 
 	if (sacct_merge_jobsel_parse(text, &sel) < 0 || sel.step[0] != '\0') {
-		sacct_fail("%s: '%s' is not a job id", opt, text);
+		sacct_options_fail("%s: '%s' is not a job id", opt, text);
 		return -1;
 	}
 	*out = sel.jobid;
@@ -100,7 +100,7 @@ opt_jobs(struct sacct_options *o, const char *arg)
 	for (i = 0; i < n; i++) {
 		if (o->q.njobs >= SACCT_LIST_MAX ||
 		    sacct_merge_jobsel_parse(list[i], &o->q.jobs[o->q.njobs]) < 0) {
-			sacct_fail("--jobs: '%s' is not JOBID or JOBID.STEP", list[i]);
+			sacct_options_fail("--jobs: '%s' is not JOBID or JOBID.STEP", list[i]);
 			return 2;
 		}
 		o->q.njobs++;
@@ -153,7 +153,7 @@ opt_state(struct sacct_options *o, const char *arg)
 		if (o->q.nstates >= SACCT_LIST_MAX ||
 		    sacct_merge_state_parse(list[i], o->q.states[o->q.nstates],
 				      sizeof(o->q.states[0])) < 0) {
-			sacct_fail("--state: unknown state '%s'", list[i]);
+			sacct_options_fail("--state: unknown state '%s'", list[i]);
 			return 2;
 		}
 		o->q.nstates++;
@@ -190,7 +190,7 @@ opt_format(struct sacct_options *o, const char *arg)
 
 	if (sacct_fields_format_parse(arg, o->cols, SACCT_MAX_COLUMNS, &o->ncols,
 			       err, sizeof(err)) < 0) {
-		sacct_fail("--format: %s", err);
+		sacct_options_fail("--format: %s", err);
 		return 2;
 	}
 	return 0;
@@ -216,7 +216,7 @@ static int
 opt_delimiter(struct sacct_options *o, const char *arg)
 {
 	if (arg[0] == '\0' || strlen(arg) > 16) {
-		sacct_fail("--delimiter: 1 to 16 characters");
+		sacct_options_fail("--delimiter: 1 to 16 characters");
 		return 2;
 	}
 	o->out.delimiter = arg;
@@ -282,7 +282,7 @@ opt_summary(struct sacct_options *o, const char *arg)
 	else if (strcmp(arg, "account") == 0)
 		o->summary_account = true;
 	else {
-		sacct_fail("--summary: 'user' or 'account', not '%s'", arg);
+		sacct_options_fail("--summary: 'user' or 'account', not '%s'", arg);
 		return 2;
 	}
 	return 0;
@@ -310,7 +310,7 @@ opt_table(struct sacct_options *o, const char *arg)
 	else if (strcmp(arg, "auto") == 0)
 		o->out.style = SACCT_STYLE_AUTO;
 	else {
-		sacct_fail("--table: ascii, box or auto, not '%s'", arg);
+		sacct_options_fail("--table: ascii, box or auto, not '%s'", arg);
 		return 2;
 	}
 	return 0;
@@ -320,7 +320,7 @@ static int
 opt_config(struct sacct_options *o, const char *arg)
 {
 	if (strlen(arg) >= PATH_MAX) {
-		sacct_fail("--config: the path is longer than %d bytes", PATH_MAX - 1);
+		sacct_options_fail("--config: the path is longer than %d bytes", PATH_MAX - 1);
 		return 2;
 	}
 	o->config_path = arg;
@@ -508,15 +508,15 @@ static int
 check_together(const struct sacct_options *o)
 {
 	if ((o->series_job != 0) + (o->explain_job != 0) + o->json > 1) {
-		sacct_fail("--series, --explain and --json go alone");
+		sacct_options_fail("--series, --explain and --json go alone");
 		return 2;
 	}
 	if (o->allclusters && o->have_clusters) {
-		sacct_fail("-M and -L go alone");
+		sacct_options_fail("-M and -L go alone");
 		return 2;
 	}
 	if (o->allusers && o->have_users) {
-		sacct_fail("-a and -u go alone");
+		sacct_options_fail("-a and -u go alone");
 		return 2;
 	}
 	return 0;
@@ -537,9 +537,9 @@ sacct_options_parse(int argc, char **argv, struct sacct_options *o)
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		if ((opt = find_option(c)) == NULL) {
 			if (optopt != 0 && optopt < SACCT_LONG_ONLY)
-				sacct_fail("bad or incomplete option -%c", optopt);
+				sacct_options_fail("bad or incomplete option -%c", optopt);
 			else
-				sacct_fail("bad or incomplete option '%s'", argv[optind - 1]);
+				sacct_options_fail("bad or incomplete option '%s'", argv[optind - 1]);
 			sacct_options_usage(stderr);
 			return 2;
 		}
@@ -547,7 +547,7 @@ sacct_options_parse(int argc, char **argv, struct sacct_options *o)
 			return r;
 	}
 	if (optind < argc) {
-		sacct_fail("unexpected argument '%s'", argv[optind]);
+		sacct_options_fail("unexpected argument '%s'", argv[optind]);
 		sacct_options_usage(stderr);
 		return 2;
 	}

@@ -61,7 +61,7 @@ int sacct_options_parse(int argc, char **argv, struct sacct_options *o);
  * its bytes that are not text (control bytes of an argument the caller
  * gave, a terminal's escape sequences) escaped as \xHH, and a message
  * too long to print said to be cut.  Returns 1. */
-int sacct_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int sacct_options_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The synopsis, printed after a usage error. */
 void sacct_options_usage(FILE *out);
