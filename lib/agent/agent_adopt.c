@@ -202,20 +202,6 @@ struct job_procs {
 	char buf[16384];
 };
 
-/* The start of process PID since boot, in clock ticks. */
-static int
-proc_start(const char *procfs, uint32_t pid, uint64_t *ticks)
-{
-	char path[CEEMS_CONFIG_PATH_MAX + 48], text[1024];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "%s/%u/stat", procfs, pid);
-	n = ceems_fileio_read_text_file(path, text, sizeof(text));
-	if (n < 0)
-		return (int)n;
-	return ceems_proc_stats_parse_pid_start(text, ticks);
-}
-
 /* A visit of ceems_cgroup_walk: the first processes of a cgroup. */
 static bool
 look_at_procs(int dirfd, void *arg)
@@ -232,7 +218,7 @@ look_at_procs(int dirfd, void *arg)
 		uint32_t uid;
 
 		seen++;
-		if (proc_start(jp->procfs, pid, &ticks) < 0)
+		if (ceems_proc_stats_pid_start(jp->procfs, pid, &ticks) < 0)
 			continue;
 		if (jp->alive == 0 || ticks < jp->start_ticks)
 			jp->start_ticks = ticks;
@@ -240,7 +226,7 @@ look_at_procs(int dirfd, void *arg)
 		/* v2 does not name the user: the job's own processes run
 		 * as it, Slurm's as root. */
 		if (jp->v2 && !(jp->have_uid && jp->uid != 0) &&
-		    ceems_agent_bpf_proc_uid(jp->procfs, pid, &uid) == 0) {
+		    ceems_proc_stats_pid_uid(jp->procfs, pid, &uid) == 0) {
 			jp->have_uid = true;
 			jp->uid = uid;
 		}

@@ -161,19 +161,6 @@ ceems_agent_bpf_io_maps_need_cap(void)
 	return major < 6 || (major == 6 && minor < 5);
 }
 
-int
-ceems_agent_bpf_proc_uid(const char *procfs, unsigned long pid, uint32_t *uid)
-{
-	char path[CEEMS_CONFIG_PATH_MAX + 48], text[4096];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "%s/%lu/status", procfs, pid);
-	n = ceems_fileio_read_text_file(path, text, sizeof(text));
-	if (n < 0)
-		return (int)n;
-	return ceems_proc_stats_parse_proc_status_uid(text, uid);
-}
-
 /* What a walk of a job's cgroups tags, and with what. */
 struct tag_walk {
 	struct ceems_bpf_io *io;
@@ -202,7 +189,7 @@ tag_dir(int dirfd, void *arg)
 		 * of /proc/PID: that is the effective uid, root for a
 		 * set-user-ID root program the user runs, which would then
 		 * be followed only, its IO not counted. */
-		if ((r = ceems_agent_bpf_proc_uid(w->procfs, pid, &uid)) < 0) {
+		if ((r = ceems_proc_stats_pid_uid(w->procfs, pid, &uid)) < 0) {
 			if (r != -ENOENT && r != -ESRCH)
 				ceems_debug("eBPF: cannot tell who runs pid %u (%s); not followed",
 					    pid, strerror(-r));

@@ -381,10 +381,6 @@ void ceems_agent_bpf_job_end(struct agent_job *j);
  * counted (SAVED) with the DOWN_S seconds no agent counted. */
 void ceems_agent_bpf_resume(struct ceems_agent *a, struct agent_job *j,
 		      const struct ceems_agent_io_report *saved, double down_s);
-/* The real uid of process PID of the /proc tree PROCFS, from its status
- * file (world-readable, whatever the process's dumpable flag; the owner
- * of /proc/PID is its effective uid).  0 or -errno. */
-int ceems_agent_bpf_proc_uid(const char *procfs, unsigned long pid, uint32_t *uid);
 void ceems_agent_bpf_fill(const struct ceems_agent *a, const struct agent_job *j,
 		    struct ceems_agent_io_report *out);
 /* agent_perf.c */

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -428,4 +429,35 @@ ceems_proc_stats_parse_pid_start(const char *text, uint64_t *ticks)
 		return -EINVAL;
 	*ticks = v;
 	return 0;
+}
+
+/* PROCFS/PID/NAME into BUF (SIZE bytes).  The length, or -errno. */
+static ssize_t
+read_pid_file(const char *procfs, uint32_t pid, const char *name, char *buf,
+	      size_t size)
+{
+	char path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s/%u/%s", procfs, pid, name) >=
+	    (int)sizeof(path))
+		return -ENAMETOOLONG;
+	return ceems_fileio_read_text_file(path, buf, size);
+}
+
+int
+ceems_proc_stats_pid_uid(const char *procfs, uint32_t pid, uint32_t *uid)
+{
+	char text[4096];
+	ssize_t n = read_pid_file(procfs, pid, "status", text, sizeof(text));
+
+	return n < 0 ? (int)n : ceems_proc_stats_parse_proc_status_uid(text, uid);
+}
+
+int
+ceems_proc_stats_pid_start(const char *procfs, uint32_t pid, uint64_t *ticks)
+{
+	char text[1024];
+	ssize_t n = read_pid_file(procfs, pid, "stat", text, sizeof(text));
+
+	return n < 0 ? (int)n : ceems_proc_stats_parse_pid_start(text, ticks);
 }

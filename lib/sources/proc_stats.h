@@ -67,6 +67,14 @@ int ceems_proc_stats_parse_proc_status_uid(const char *text, uint32_t *uid);
  * few fields, or not a number), -ERANGE. */
 int ceems_proc_stats_parse_pid_start(const char *text, uint64_t *ticks);
 
+/* Of process PID of the /proc tree PROCFS (a fixture's in tests): its
+ * real uid, from its status file (world-readable whatever the process's
+ * dumpable flag; the owner of /proc/PID is its effective uid), and its
+ * start in clock ticks since boot, from its stat file.  0 or -errno
+ * (-ENOENT: no such process). */
+int ceems_proc_stats_pid_uid(const char *procfs, uint32_t pid, uint32_t *uid);
+int ceems_proc_stats_pid_start(const char *procfs, uint32_t pid, uint64_t *ticks);
+
 struct ceems_proc_reader;
 
 /* Open PROCFS_ROOT/stat and PROCFS_ROOT/meminfo (PROCFS_ROOT "/proc" or

@@ -30,6 +30,7 @@
 
 #include <json-c/json.h>
 
+#include "sources/proc_stats.h"
 #include "agent/agent_internal.h"
 #include "client/agent_proto.h"
 #include "sources/bpf_io.h"
@@ -176,7 +177,7 @@ test_not_dumpable(void)
 		st.st_uid = UINT32_MAX;
 	ok(st.st_uid == 0, "a set-user-ID process: /proc/PID is root's (%u)",
 	   (unsigned)st.st_uid);
-	is_int(ceems_agent_bpf_proc_uid("/proc", (unsigned long)pid, &uid), 0,
+	is_int(ceems_proc_stats_pid_uid("/proc", (uint32_t)pid, &uid), 0,
 	       "its status is read");
 	is_int(uid, 65534, "its uid is the user's (real), not root's");
 	if (write(go[1], "g", 1) != 1)
@@ -184,7 +185,7 @@ test_not_dumpable(void)
 	waitpid(pid, NULL, 0);
 	close(go[1]);
 	close(ready[0]);
-	is_int(ceems_agent_bpf_proc_uid("/proc", 4294967295UL, &uid), -ENOENT,
+	is_int(ceems_proc_stats_pid_uid("/proc", 4294967295U, &uid), -ENOENT,
 	       "a process gone: -ENOENT");
 }
 
