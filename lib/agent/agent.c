@@ -154,6 +154,27 @@ missed_gap(struct agent_job *j, uint64_t from_ns, uint64_t now_ns)
 	j->ngaps = 1;
 }
 
+/* The first registration of job J, adopted without a plugin: what the
+ * plugin knows (the owner, the memory the job holds) replaces what the
+ * agent found.  0, as for a new job: the plugin then tells Slurm's start
+ * time and the job's GPUs (plugins/job_start.c). */
+static int
+take_plugin_spec(struct ceems_agent *a, struct agent_job *j,
+		 const struct ceems_agent_job_spec *spec)
+{
+	j->adopted = false;
+	j->spec.uid = spec->uid;
+	if (spec->alloc_mem_bytes > 0) {
+		j->spec.alloc_mem_bytes = spec->alloc_mem_bytes;
+		j->alloc_mem_bytes = spec->alloc_mem_bytes;
+	}
+	if (a->state != NULL)
+		ceems_agent_state_slot_identity(a->state, j->slot, &j->spec);
+	ceems_info("job %u (adopted): its plugin registered it (uid %u)",
+		   j->spec.jobid, j->spec.uid);
+	return 0;
+}
+
 static int register_new(struct ceems_agent *a,
 			const struct ceems_agent_job_spec *spec,
 			uint64_t registered_ns, uint64_t now_ns);
@@ -195,6 +216,8 @@ ceems_agent_register(struct ceems_agent *a,
 		/* Kept for a restarted agent, as the registration is. */
 		if (options && a->state != NULL)
 			ceems_agent_state_slot_options(a->state, j->slot, &j->spec);
+		if (j->adopted)
+			return take_plugin_spec(a, j, spec);
 		return -EEXIST;
 	}
 	/* A late word about a run that has ended: nothing to register. */
@@ -266,8 +289,12 @@ ceems_agent_register_adopted(struct ceems_agent *a,
 		return -EINVAL;
 	if (ceems_agent_find_job(a, spec->jobid, NULL) != NULL)
 		return -EEXIST;
-	return register_new(a, spec, missed_ns < now_ns ? now_ns - missed_ns : 0,
-			    now_ns);
+	int r = register_new(a, spec, missed_ns < now_ns ? now_ns - missed_ns : 0,
+			     now_ns);
+
+	if (r == 0)
+		ceems_agent_find_job(a, spec->jobid, NULL)->adopted = true;
+	return r;
 }
 
 /* What every tick touches of a job (struct agent_job's head, up to its
@@ -702,6 +729,7 @@ ceems_agent_checkpoint_due(const struct ceems_agent *a, uint64_t now_ns)
 int
 ceems_agent_checkpoint(struct ceems_agent *a, uint64_t now_ns)
 {
+	ceems_agent_adopt_save(a);
 	if (a->state == NULL)
 		return -ENOENT;
 	/* As of the last tick: the figures and the node's counters of one

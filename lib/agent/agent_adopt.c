@@ -10,10 +10,14 @@
  * registered job ("/slurm_node1" in cgroup v1, whose jobs sit under
  * uid_U/job_J; "/system.slice/slurmstepd.scope" in v2, jobs as job_J),
  * kept in STATE_DIR/slurm-cgroups so that a restarted agent knows it
- * before any job registers.  A job is adopted only while processes run
- * in its cgroups (a job's cgroup outlives its end for a moment), not
- * while its record is being written or just was, and its start is its
- * oldest process's. */
+ * before any job registers.  A job is adopted only when its oldest
+ * process (its start) started while no agent listened: after the last
+ * checkpoint of the agent before and before this one's first scan (a job
+ * that started at another time registered itself, or is one whose record
+ * is written and whose cgroup lingers), while processes run in its
+ * cgroups, and not while its record is being written or just was.  The
+ * first registration of an adopted job (a later step's) gives it what
+ * the plugin knows: its owner, memory, GPUs and Slurm's start time. */
 #include "config.h"
 
 #include <dirent.h>
@@ -141,7 +145,24 @@ ceems_agent_adopt_learn(struct ceems_agent *a, const struct ceems_cgroup_job *cg
 		return;
 	ceems_info("jobs' cgroups under %s: jobs that start while the agent is away are found there",
 		   root);
+	/* Written at the next checkpoint, not in the registration's reply. */
+	a->adopt->roots_dirty = true;
+}
+
+void
+ceems_agent_adopt_save(struct ceems_agent *a)
+{
+	if (a->adopt == NULL || !a->adopt->roots_dirty)
+		return;
+	a->adopt->roots_dirty = false;
 	save_roots(a);
+}
+
+void
+ceems_agent_adopt_away_since(struct ceems_agent *a, uint64_t ns)
+{
+	if (a->adopt != NULL)
+		a->adopt->away_from_ns = ns;
 }
 
 static void
@@ -263,7 +284,7 @@ consider(struct ceems_agent *a, enum ceems_cgroup_version v, const char *root,
 {
 	static struct job_procs jp;
 	struct ceems_agent_job_spec spec;
-	uint64_t missed_ns;
+	uint64_t missed_ns, start_ns;
 	char *path;
 	int r;
 
@@ -275,7 +296,14 @@ consider(struct ceems_agent *a, enum ceems_cgroup_version v, const char *root,
 	jp.procfs = a->config.procfs_root;
 	jp.v2 = v == CEEMS_CGROUP_V2;
 	ceems_cgroup_walk(fd, JOB_DEPTH, JOB_DIRS, look_at_procs, &jp);
-	if (jp.alive == 0 || (!have_uid && !jp.have_uid))
+	/* cgroup v2 names no user: a job whose processes are all root's so
+	 * far (slurmstepd's, at its start or end) waits for the next scan. */
+	if (jp.alive == 0 || (!have_uid && (!jp.have_uid || jp.uid == 0)))
+		return;
+	missed_ns = ago_ns(jp.start_ticks);
+	start_ns = missed_ns < now_ns ? now_ns - missed_ns : 0;
+	if (start_ns >= a->adopt->away_until_ns ||
+	    (a->adopt->away_from_ns != 0 && start_ns <= a->adopt->away_from_ns))
 		return;
 	memset(&spec, 0, sizeof(spec));
 	spec.jobid = jobid;
@@ -287,7 +315,6 @@ consider(struct ceems_agent *a, enum ceems_cgroup_version v, const char *root,
 	if (v == CEEMS_CGROUP_V1)
 		ceems_cgroup_path_job_fill_siblings(&spec.cgroup, &a->mounts,
 						    a->cgroup_prefix);
-	missed_ns = ago_ns(jp.start_ticks);
 	r = ceems_agent_register_adopted(a, &spec, missed_ns, now_ns);
 	if (r == 0)
 		ceems_info("job %u (uid %u) adopted: it started %.1f s ago while the agent was away; "
@@ -394,6 +421,10 @@ ceems_agent_adopt_scan(struct ceems_agent *a, uint64_t now_ns)
 	if (ad == NULL || (ad->next_ns != 0 && now_ns < ad->next_ns))
 		return;
 	ad->next_ns = now_ns + SCAN_NS;
+	/* From the first scan on the agent listens: a job that starts
+	 * now registers itself. */
+	if (ad->away_until_ns == 0)
+		ad->away_until_ns = now_ns;
 	for (unsigned i = 0; i < ad->nroots; i++) {
 		int fd;
 

@@ -109,8 +109,8 @@ ceems_agent_end_figures_usage(const struct agent_job *j,
 }
 
 /* OUT's tail as of ASOF_NS: the CPU time since the older of the job's
- * two marks (agent_tick.c mark_tail), over 60 to 120 s.  OUT's cpu_s
- * must be set first. */
+ * two marks (agent_tick.c mark_tail), over CEEMS_AGENT_TAIL_S to
+ * CEEMS_AGENT_TAIL_MAX_S.  OUT's cpu_s must be set first. */
 void
 ceems_agent_end_figures_tail(const struct agent_job *j, uint64_t asof_ns,
 		      struct ceems_agent_job_report *out)
@@ -120,7 +120,7 @@ ceems_agent_end_figures_tail(const struct agent_job *j, uint64_t asof_ns,
 	if (j->tail_mark_ns[0] == 0 || asof_ns <= j->tail_mark_ns[0])
 		return;
 	s = (double)(asof_ns - j->tail_mark_ns[0]) / 1e9;
-	if (s < CEEMS_AGENT_TAIL_S || s > UINT16_MAX)
+	if (s < CEEMS_AGENT_TAIL_S || s > CEEMS_AGENT_TAIL_MAX_S)
 		return;
 	out->have_tail = true;
 	out->tail_s = (uint16_t)(s + 0.5);

@@ -92,7 +92,13 @@ struct agent_adopt {
 	unsigned nroots;
 	enum ceems_cgroup_version version[CEEMS_AGENT_ADOPT_ROOTS];
 	char roots[CEEMS_AGENT_ADOPT_ROOTS][CEEMS_CGROUP_PATH_MAX];
+	bool roots_dirty;		/* a root learned, not in the file yet */
 	uint64_t next_ns;
+	/* The time no agent listened: from the last checkpoint of the
+	 * agent before (0: none known) to this one's first scan.  Only a
+	 * job that started then is adopted: any other registered itself,
+	 * or is one whose record is written (its cgroup lingering). */
+	uint64_t away_from_ns, away_until_ns;
 };
 
 struct agent_job {
@@ -179,6 +185,9 @@ struct agent_job {
 	uint64_t end_peak_bytes;
 	bool have_end_oom_kills;
 	uint64_t end_oom_kills;
+	/* Adopted by the agent (agent_adopt.c), no plugin heard from yet:
+	 * the first registration's spec is taken whole. */
+	bool adopted;
 };
 
 struct ceems_agent {
@@ -323,6 +332,10 @@ void ceems_agent_adopt_close(struct ceems_agent *a);
 void ceems_agent_adopt_learn(struct ceems_agent *a,
 			     const struct ceems_cgroup_job *cgroup);
 void ceems_agent_adopt_scan(struct ceems_agent *a, uint64_t now_ns);
+/* The last checkpoint of the agent before, at NS: jobs older are not
+ * adopted.  Write the roots learned since the last call, if any. */
+void ceems_agent_adopt_away_since(struct ceems_agent *a, uint64_t ns);
+void ceems_agent_adopt_save(struct ceems_agent *a);
 
 /* agent.c: register a job found running for MISSED_NS already (its
  * registration dated back, the time missed a gap).  As

@@ -273,6 +273,10 @@ ceems_agent_restore(struct ceems_agent *a, uint64_t now_ns)
 	a->last_tick_ns = now_ns;
 	snap = ceems_agent_state_file_node(a->state);
 	ctx.snap_tick_ns = snap->tick_ns;
+	/* Jobs that started before it were the agent's before, or
+	 * registered with it. */
+	if (snap->tick_ns != 0 && snap->tick_ns < now_ns)
+		ceems_agent_adopt_away_since(a, snap->tick_ns);
 	ctx.node = ceems_agent_recover_node(a, snap, ceems_agent_state_file_boot_id(a->state),
 				      now_ns);
 	if (ctx.node != CEEMS_RECOVER_OK && snap->tick_ns != 0)

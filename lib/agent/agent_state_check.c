@@ -184,6 +184,8 @@ ceems_agent_state_check_final_sane(const struct ceems_agent_job_spec *spec,
 	       gpu_reports_sane(r) && io_sane(&r->io) && perf_sane(&r->perf) &&
 	       recovered_sane(r->recovered_s, r->nrecovered, r->recovered) &&
 	       flag_sane(&r->cgroup_gone) && flag_sane(&r->have_tail) &&
+	       (!r->have_tail || (r->tail_s >= CEEMS_AGENT_TAIL_S &&
+				  r->tail_s <= CEEMS_AGENT_TAIL_MAX_S)) &&
 	       isfinite(r->tail_cpu_s) && r->tail_cpu_s >= 0 &&
 	       isfinite(r->elapsed_s) &&
 	       r->elapsed_s >= 0 && final->start_time > 0 &&

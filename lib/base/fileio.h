@@ -48,7 +48,8 @@ int ceems_fileio_replace(const char *dir, const char *name, const char *text);
 struct ceems_dir_reader {
 	int fd;
 	size_t len, pos;
-	char buf[4096];
+	/* The kernel's records are 8-byte aligned within it. */
+	_Alignas(8) char buf[4096];
 };
 
 /* Start reading the directory open on DIRFD from its first entry. */

@@ -243,9 +243,12 @@ struct ceems_agent_io_report {
 };
 
 /* What the agent knows of a job: its ledger and its last usage. */
-/* The least time over which a report says how busy a job was at its
- * end (struct ceems_agent_job_report tail_s). */
+/* The least and most time over which a report says how busy a job was
+ * at its end (struct ceems_agent_job_report tail_s): the marks the tick
+ * keeps are CEEMS_AGENT_TAIL_S apart, and a tail longer than the most
+ * (after the agent stalled) says nothing of the job's end. */
 #define CEEMS_AGENT_TAIL_S 60
+#define CEEMS_AGENT_TAIL_MAX_S 130
 
 struct ceems_agent_job_report {
 	uint32_t jobid;
@@ -258,7 +261,7 @@ struct ceems_agent_job_report {
 	bool cgroup_gone;		/* the job's cgroup has been removed */
 	/* The CPU time the job used over the last tail_s seconds of the
 	 * report (have_tail: the job was measured that long; tail_s is
-	 * between CEEMS_AGENT_TAIL_S and twice that): whether it was still
+	 * CEEMS_AGENT_TAIL_S to CEEMS_AGENT_TAIL_MAX_S): whether it was still
 	 * working when it ended.  These three sit in what was padding,
 	 * which earlier agents wrote as zeros: the state file's layout is
 	 * unchanged. */

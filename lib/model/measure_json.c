@@ -267,7 +267,8 @@ tail_from_json(const struct json_object *obj, struct ceems_agent_job_report *r,
 	if (!json_object_is_type(obj, json_type_object))
 		return ceems_json_util_error(err, err_size, "report.tail must be an object");
 	if ((val = ceems_json_util_get(obj, "s")) == NULL ||
-	    (ret = ceems_json_util_read_uint(val, "report.tail.s", 1, UINT16_MAX,
+	    (ret = ceems_json_util_read_uint(val, "report.tail.s", 1,
+					     CEEMS_AGENT_TAIL_MAX_S,
 					     &s, err, err_size)) < 0)
 		return val == NULL ?
 		       ceems_json_util_error(err, err_size, "report.tail.s is missing") : ret;

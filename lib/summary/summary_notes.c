@@ -131,11 +131,15 @@ note_oom_peak(const struct figures *f, struct ceems_summary_note *n)
 		ceems_summary_units_appendf(n->text, sizeof(n->text),
 			" Its memory reached %s%s.", peak,
 			f->peak_sampled ? " in the samples taken" : "");
+	else if (f->peak_sampled)
+		/* Samples miss the spike a fast kill follows: no claim. */
+		ceems_summary_units_appendf(n->text, sizeof(n->text),
+			" The samples taken saw at most %s.", peak);
 	else
 		ceems_summary_units_appendf(n->text, sizeof(n->text),
-			" Its peak of %s%s stayed under the job's limit: the "
+			" Its peak of %s stayed under the job's limit: the "
 			"kill came from a smaller limit (a step's own --mem).",
-			peak, f->peak_sampled ? " in the samples taken" : "");
+			peak);
 }
 
 static bool

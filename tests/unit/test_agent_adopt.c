@@ -132,18 +132,22 @@ test_adopt(void)
 		return;
 	job42_spec(&spec);
 	is_int(ceems_agent_register(a, &spec, t), 0, "job 42 registers");
-	ok(roots_file_says("v1 /slurm_localhost\n"),
-	   "the agent keeps where Slurm's jobs are in its state_dir");
-	/* The agent stops; meanwhile job 43 starts (30 s before the
-	 * next agent's first tick), job 44's cgroup holds no process. */
+	/* The agent checkpoints and stops; 4 s later job 43 starts (6 s
+	 * before the next agent's first tick), job 44's cgroup holds no
+	 * process, and job 45 started before the checkpoint: a job of the
+	 * agent before, its record written, its cgroup lingering. */
 	advance(SEC);
 	ceems_agent_tick(a, t + SEC);
 	ceems_agent_checkpoint(a, t + SEC);
+	ok(roots_file_says("v1 /slurm_localhost\n"),
+	   "the agent keeps where Slurm's jobs are in its state_dir, at its checkpoint");
 	ceems_agent_open_close(a);
-	make_process(4343, 1001, 30);
-	make_process(4344, 1001, 25);
+	make_process(4343, 1001, 6);
+	make_process(4344, 1001, 5);
 	make_job(43, 1001, "4344\n4343\n");
 	make_job(44, 1002, "");
+	make_process(4545, 1003, 30);
+	make_job(45, 1003, "4545\n");
 
 	t += 10 * SEC;
 	a = ceems_agent_open(&c, t, err, sizeof(err));
@@ -152,20 +156,38 @@ test_adopt(void)
 	is_int(ceems_agent_restore(a, t), 1, "it restores job 42");
 	advance(SEC);
 	ceems_agent_tick(a, t + SEC);
-	is_int(ceems_agent_njobs(a), 2, "its first tick adopts job 43, not job 44 (no process)");
+	is_int(ceems_agent_njobs(a), 2,
+	       "its first tick adopts job 43, not job 44 (no process) nor 45 (older than the checkpoint)");
 	if (!ok(ceems_agent_report(a, 43, &r) == 0, "job 43 is held"))
 		goto out;
 	is_int(r.uid, 1001, "with its owner from its cgroup");
-	ok(fabs(r.gap_s - 30) < 1.5, "the 30 s before are a gap (%.2f s)", r.gap_s);
+	ok(fabs(r.gap_s - 6) < 1.5, "the 6 s before are a gap (%.2f s)", r.gap_s);
 	ok(r.ngaps == 1 && fabs(r.gaps[0].end - r.gaps[0].start - r.gap_s) < 1e-6,
 	   "listed as the record's gap");
-	ok(fabs(r.elapsed_s - 30) < 1.5, "its elapsed time counts from its oldest process (%.2f s)",
+	ok(fabs(r.elapsed_s - 6) < 1.5, "its elapsed time counts from its oldest process (%.2f s)",
 	   r.elapsed_s);
+	/* A later step's plugin registers it: its word is taken, and it is
+	 * told the job is new to it (it then says Slurm's start time). */
+	memset(&spec, 0, sizeof(spec));
+	spec.jobid = 43;
+	spec.uid = 1001;
+	spec.alloc_mem_bytes = 512ULL << 20;
+	snprintf(spec.cgroup.v1[CEEMS_CG_CPUACCT], sizeof(spec.cgroup.v1[0]),
+		 "/slurm_localhost/uid_1001/job_43");
+	spec.cgroup.version = CEEMS_CGROUP_V1;
+	is_int(ceems_agent_register(a, &spec, t + SEC + SEC / 2), 0,
+	       "the first plugin to register the adopted job is told it is new");
+	is_int(ceems_agent_register(a, &spec, t + SEC + SEC / 2), -EEXIST, "a second is not");
+	ceems_agent_report(a, 43, &r);
+	is_int(r.alloc_mem_bytes, 512ULL << 20, "the plugin's memory is taken");
+	/* A job that starts once the agent listens registers itself. */
+	make_process(4646, 1004, 0);
+	make_job(46, 1004, "4646\n");
 	advance(SEC);
 	ceems_agent_tick(a, t + 2 * SEC);
 	ceems_agent_report(a, 43, &r);
 	ok(r.ledger.covered_s[CEEMS_DOMAIN_PACKAGE] > 0 &&
-	   r.ledger.covered_s[CEEMS_DOMAIN_PACKAGE] < r.ledger.lifetime_s - 29,
+	   r.ledger.covered_s[CEEMS_DOMAIN_PACKAGE] < r.ledger.lifetime_s - 5,
 	   "measured from its adoption on, coverage said (%.2f of %.2f s)",
 	   r.ledger.covered_s[CEEMS_DOMAIN_PACKAGE], r.ledger.lifetime_s);
 
@@ -177,6 +199,8 @@ test_adopt(void)
 	ceems_agent_tick(a, t + 70 * SEC);
 	ok(ceems_agent_report(a, 43, &r) == -ENOENT,
 	   "a job whose record was just written is not adopted again");
+	ok(ceems_agent_report(a, 46, &r) == -ENOENT,
+	   "a job that started after the agent's first tick is not adopted");
 out:
 	ceems_agent_open_close(a);
 }
