@@ -196,8 +196,9 @@ esac
 # Boot and wait for the guest to power off, LIMIT seconds at most.  A
 # KVM that cannot run the guest (nested virtualization failing to
 # emulate an instruction: "KVM internal error", after which qemu pauses,
-# not exits; or a guest that never reaches its init) is given up, for
-# TCG, at once or after KVM_BOOT_LIMIT seconds.
+# not exits; a qemu that aborts before the guest's init; or a guest that
+# never reaches its init) is given up, for TCG, at once or after
+# KVM_BOOT_LIMIT seconds.
 kvm_boot_limit=30
 qemu_pid=
 trap 'rm -rf "$work"' EXIT
@@ -244,6 +245,12 @@ boot() {
 	wait "$qemu_pid"
 	qemu_rc=$?
 	qemu_pid=
+	# A qemu that died under KVM before the guest's init ran (an
+	# assertion on a model-specific register the host refuses, exit
+	# 134) is KVM that cannot run the guest here, as above.
+	if [ "$accel" = kvm ] && ! grep -q 'ceems-vm: init' "$work/console"; then
+		kvm_failed=yes
+	fi
 	head -n 5 "$work/qemu.err" >&2
 }
 boot
