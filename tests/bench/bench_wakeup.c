@@ -27,22 +27,25 @@
 #include <string.h>
 #include <unistd.h>
 
-/* This process's CPU time so far, ns; 0 when it cannot be read. */
-static uint64_t
-cpu_ns(void)
+/* This process's CPU time so far into *NS (0 is a reading: a process
+ * just started may not have been charged yet).  0, or -1 when it cannot
+ * be read. */
+static int
+cpu_ns(uint64_t *ns)
 {
-	char buf[128];
+	char buf[128], *end;
 	ssize_t n;
 	int fd = open("/proc/self/schedstat", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		return 0;
+		return -1;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return -1;
 	buf[n] = '\0';
-	return strtoull(buf, NULL, 10);
+	*ns = strtoull(buf, &end, 10);
+	return end == buf ? -1 : 0;
 }
 
 int
@@ -81,7 +84,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "bench_wakeup: timerfd: %s\n", strerror(errno));
 		return 1;
 	}
-	before = cpu_ns();
+	if (cpu_ns(&before) < 0) {
+		fprintf(stderr, "bench_wakeup: /proc/self/schedstat cannot be read\n");
+		return 1;
+	}
 	for (unsigned long i = 0; i < seconds; i++) {
 		if (read(fd, &expirations, sizeof(expirations)) < 0 && errno != EINTR) {
 			fprintf(stderr, "bench_wakeup: read: %s\n", strerror(errno));
@@ -90,8 +96,7 @@ main(int argc, char **argv)
 		for (unsigned long p = 0; p < pages; p++)
 			mem[p * (unsigned long)page]++;
 	}
-	after = cpu_ns();
-	if (before == 0 || after < before) {
+	if (cpu_ns(&after) < 0 || after < before) {
 		fprintf(stderr, "bench_wakeup: /proc/self/schedstat cannot be read\n");
 		return 1;
 	}
