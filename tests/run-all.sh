@@ -21,6 +21,12 @@ summary=""
 
 note() { printf '== %s\n' "$*"; }
 
+# Minutes since the Unix time START, one decimal: each suite's cost in the
+# summary, to see what a new suite adds to the hour CI has.
+minutes_since() {
+	awk -v s="$1" -v e="$(date +%s)" 'BEGIN { printf "%.1f", (e - s) / 60 }'
+}
+
 # Count the TAP results a suite left in its build dir (*.trs files).
 count_results() {
 	local dir=$1 pass fail skip
@@ -32,7 +38,8 @@ count_results() {
 
 # run_suite NAME BUILD MAKE-TARGET: run one suite in _build/BUILD, add its counts.
 run_suite() {
-	local name=$1 dir=$build_root/$2 target=$3 rc pass fail skip
+	local name=$1 dir=$build_root/$2 target=$3 rc pass fail skip start
+	start=$(date +%s)
 	note "suite $name: make $target"
 	find "$dir" -name '*.trs' -delete 2>/dev/null
 	( cd "$dir" && make -j"$jobs" "$target" ) >"$build_root/logs/$name.log" 2>&1
@@ -53,13 +60,16 @@ run_suite() {
 	total_pass=$((total_pass + pass))
 	total_fail=$((total_fail + fail))
 	total_skip=$((total_skip + skip))
-	summary="$summary$(printf '%-22s %4d passed, %d failed, %d skipped' "$name" "$pass" "$fail" "$skip")\n"
+	summary="$summary$(printf '%-22s %-36s %5s min' "$name" \
+		"$(printf '%4d passed, %d failed, %d skipped' "$pass" "$fail" "$skip")" \
+		"$(minutes_since "$start")")\n"
 }
 
 # configure_build NAME [CONFIGURE-ARGS...]: a fresh out-of-tree build.
 configure_build() {
-	local name=$1 dir="$build_root/$1"
+	local name=$1 dir="$build_root/$1" start
 	shift
+	start=$(date +%s)
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	note "configure $name: $*"
@@ -71,6 +81,7 @@ configure_build() {
 		summary="$summary$(printf '%-22s build failed' "build-$name")\n"
 		return 1
 	fi
+	summary="$summary$(printf '%-22s %-36s %5s min' "build-$name" "" "$(minutes_since "$start")")\n"
 	return 0
 }
 
@@ -79,6 +90,7 @@ if [ "$(id -u)" != 0 ]; then
 	exit 2
 fi
 
+run_start=$(date +%s)
 note "installing dependencies"
 "$top/tests/install-deps.sh" suite || { echo "0 passed, 1 failed"; exit 1; }
 
@@ -116,6 +128,7 @@ fi
 
 printf '\n'
 printf "%b" "$summary"
+printf '%-22s %-36s %5s min\n' "all" "" "$(minutes_since "$run_start")"
 if [ $total_skip -gt 0 ]; then
 	echo "$total_pass passed, $total_fail failed, $total_skip skipped"
 else
