@@ -38,13 +38,6 @@ teardown() {
 	true
 }
 
-wait_running() {
-	for _ in $(seq 1 120); do
-		[ "$(squeue -h -j "$1" -o %T)" = RUNNING ] && return 0
-		sleep 0.5
-	done
-	return 1
-}
 
 # Milliseconds, monotonic enough for a few seconds' measure.
 now_ms() { date +%s%3N; }

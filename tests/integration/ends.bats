@@ -25,16 +25,6 @@ setup() {
 	ceems_cluster_skip_unless_set
 }
 
-# wait_running ID: until Slurm runs job ID (60 s at most).
-wait_running() {
-	for _ in $(seq 1 120); do
-		[ "$(squeue -h -j "$1" -o %T)" = RUNNING ] && return 0
-		sleep 0.5
-	done
-	echo "job $1 never ran" >&2
-	return 1
-}
-
 # wait_idle: until the node takes jobs again (60 s at most).
 wait_idle() {
 	for _ in $(seq 1 60); do

@@ -91,14 +91,6 @@ row_of() {
 	wait_row "SELECT $2 FROM ceems.jobs WHERE jobid = $1"
 }
 
-wait_running() {
-	for _ in $(seq 1 120); do
-		[ "$(squeue -h -j "$1" -o %T)" = RUNNING ] && return 0
-		sleep 0.5
-	done
-	return 1
-}
-
 postgres_pids() { _pg_harness_pids "$PG_DIR/data"; }
 
 @test "the plugin's .so links no libpq, and the agent has the database" {

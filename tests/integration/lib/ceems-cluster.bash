@@ -53,6 +53,16 @@ record_of() {
 	return 1
 }
 
+# wait_running ID: until Slurm runs job ID (60 s at most).
+wait_running() {
+	for _ in $(seq 1 120); do
+		[ "$(squeue -h -j "$1" -o %T)" = RUNNING ] && return 0
+		sleep 0.5
+	done
+	echo "job $1 never ran" >&2
+	return 1
+}
+
 # Wait for JOBID to finish; prints its final state.
 finish() {
 	slurm_harness_wait_job "$1" 240
