@@ -20,7 +20,10 @@
 # the pages of its own memory the agent touches in a tick, and of its
 # resident memory as ps shows it at the window's end (VmRSS and its
 # RssFile, the mapped files: the program and its libraries), with the
-# optional libraries mapped then (libpq, libfreeipmi).
+# optional libraries mapped then (libpq, libfreeipmi), and beside it the
+# CPU time the machine charged a bare wake-up over the same window
+# (BENCH_WAKEUP, tests/bench/bench_wakeup: a process that wakes once a
+# second and does nothing), which tells two runs' machine states apart.
 # Runs as root (real cgroups, eBPF).
 set -eu
 
@@ -78,9 +81,19 @@ measure() {
 	done
 	# Past the registrations and the first full reading.
 	sleep 11
+	wake_pid=
+	if [ -n "${BENCH_WAKEUP:-}" ]; then
+		"$BENCH_WAKEUP" "$window" >"$run/wakeup" 2>&1 &
+		wake_pid=$!
+	fi
 	c0=$(cpu_ns "$agent_pid")
 	sleep "$window"
 	c1=$(cpu_ns "$agent_pid")
+	wake=-
+	if [ -n "$wake_pid" ]; then
+		wait "$wake_pid" 2>/dev/null || true
+		wake=$(awk 'NR == 1 { print $1 }' "$run/wakeup")
+	fi
 	# The pages of its own (heap, stack, anonymous) it touches in a
 	# tick, from their referenced bits: cleared, then read a tick and a
 	# half later.  On a virtual machine each costs microseconds to touch
@@ -114,8 +127,8 @@ measure() {
 		find "$c" -depth -type d -exec rmdir {} \; 2>/dev/null || true
 	done
 	awk -v a="$c0" -v b="$c1" -v w="$window" -v p="${pages:--}" \
-		-v r="$rss" -v f="$rss_file" -v o="${optional:--}" \
-		'BEGIN { printf "%.3f %s %s %s %s\n", (b - a) / w / 1e6, p, r, f, o }'
+		-v r="$rss" -v f="$rss_file" -v o="${optional:--}" -v k="${wake:--}" \
+		'BEGIN { printf "%.3f %s %s %s %s %s\n", (b - a) / w / 1e6, p, r, f, o, k }'
 }
 
 cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
@@ -137,8 +150,8 @@ median() {
 	awk -v i="$1" -v n="$2" -v c="$3" '$1 == i && $2 == n { print $c }' "$tmp/results" |
 		sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
-echo "| agent | jobs | ms CPU per s (median) | per job-second above idle, ms | own pages touched per tick (median) | VmRSS KiB (median) | RssFile KiB (median) | budget KiB | optional libraries mapped |"
-echo "|---|--:|--:|--:|--:|--:|--:|--:|---|"
+echo "| agent | jobs | ms CPU per s (median) | per job-second above idle, ms | own pages touched per tick (median) | VmRSS KiB (median) | RssFile KiB (median) | budget KiB | optional libraries mapped | bare wake-up µs (median) |"
+echo "|---|--:|--:|--:|--:|--:|--:|--:|---|--:|"
 i=0
 for agent in "$@"; do
 	i=$((i + 1))
@@ -150,11 +163,12 @@ for agent in "$@"; do
 		rss_file=$(median "$i" "$n" 6)
 		optional=$(awk -v i="$i" -v n="$n" '$1 == i && $2 == n { print $7 }' \
 			"$tmp/results" | sort -u | paste -sd' ' -)
+		wake=$(median "$i" "$n" 8)
 		[ "$n" = 0 ] && idle=$med
 		per=
 		if [ "$n" != 0 ] && [ -n "$idle" ]; then
 			per=$(awk -v m="$med" -v z="$idle" -v n="$n" 'BEGIN { printf "%.4f", (m - z) / n }')
 		fi
-		echo "| $agent | $n | $med | $per | $pg | $rss | $rss_file | $((8192 + 64 * n)) | $optional |"
+		echo "| $agent | $n | $med | $per | $pg | $rss | $rss_file | $((8192 + 64 * n)) | $optional | $wake |"
 	done
 done

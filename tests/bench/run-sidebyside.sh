@@ -35,6 +35,14 @@
 #       jobs running through a BENCH_WINDOW s window (no job starts or
 #       ends in it), a bare wake-up's CPU measured beside each window
 #       (tests/bench/bench_wakeup) -> OUT/steady.csv
+#   run-sidebyside.sh jobcost OUT
+#       what a job costs at its start and end alone: BENCH_STEADY_ROUNDS
+#       rounds of ways ceems and none in turn, each on a fresh cluster,
+#       BENCH_JOBS jobs that run `true` at once; CPU time of the
+#       slurmstepds (with the epilog processes slurmd runs after each
+#       job) and of the agent from submission until the last slurmstepd
+#       has gone, the agent's idle cost over a window as long before
+#       -> OUT/jobcost.csv (ms per job: doc/performance.md)
 #   run-sidebyside.sh profile OUT
 #       way ceems, BENCH_JOBS sleeping jobs: where the agent's CPU goes
 #       (perf record) -> OUT/agent-profile.txt, and its system calls
@@ -330,6 +338,50 @@ steady_chunk() {
 	done
 }
 
+# stepds_gone: until slurmd has no slurmstepd left (the epilog processes
+# included), up to 60 s.
+stepds_gone() {
+	local i
+	for i in $(seq 300); do
+		pgrep -x slurmstepd >/dev/null || return 0
+		sleep 0.2
+	done
+	die "slurmstepds still running after 60 s"
+}
+
+# jobcost_chunk OUT: the CPU a job costs at its start and end, ceems
+# against none, BENCH_STEADY_ROUNDS rounds -> OUT/jobcost.csv.
+jobcost_chunk() {
+	local out=$1 way r s0 s1 p0 t
+	[ -s "$out/jobcost.csv" ] ||
+		echo "round,way,jobs,window_s,slurmd_cpu_s,stepd_cpu_s,agent_cpu_s,agent_idle_cpu_s" >"$out/jobcost.csv"
+	for r in $(seq "$BENCH_STEADY_ROUNDS"); do
+		for way in ceems none; do
+			way_setup "$way"
+			sleep 3
+			p0=$(snapshot)
+			t=$(date +%s%N)
+			for i in $(seq "$BENCH_JOBS"); do
+				submit nobody -p over -c1 --mem=64M -o /dev/null --wrap true >/dev/null ||
+					{ bench_teardown; die "sbatch failed"; }
+			done
+			wait_empty
+			stepds_gone
+			t=$(( ($(date +%s%N) - t) / 1000000000 + 1 ))
+			# the agent's idle cost over a window as long, before the jobs
+			s0=$(snapshot)
+			sleep "$t"
+			s1=$(snapshot)
+			echo "$p0 $s0 $s1" | awk -v r="$r" -v w="$way" -v n="$BENCH_JOBS" '{
+				slurmd = ($7 - $2) / 1e9; tree = ($8 - $3) / 1e9
+				printf "%s,%s,%d,%.3f,%.6f,%.6f,%.6f,%.6f\n", r, w, n, ($6 - $1) / 1e9, slurmd,
+					tree - slurmd + ($10 - $5) / 1e9, ($9 - $4) / 1e9, ($14 - $9) / 1e9 }' \
+				>>"$out/jobcost.csv"
+			bench_teardown
+		done
+	done
+}
+
 # profile_chunk OUT: where the agent's CPU goes with BENCH_JOBS sleeping
 # jobs (perf record of its processes, cpu-clock, BENCH_WINDOW s).
 profile_chunk() {
@@ -395,6 +447,8 @@ case $cmd in
 		mkdir -p "$3" && overhead_chunk "$1" "$2" "$(cd "$3" && pwd)" ;;
 	steady) [ $# = 1 ] || die "usage: steady OUT"
 		mkdir -p "$1" && steady_chunk "$(cd "$1" && pwd)" ;;
+	jobcost) [ $# = 1 ] || die "usage: jobcost OUT"
+		mkdir -p "$1" && jobcost_chunk "$(cd "$1" && pwd)" ;;
 	profile) [ $# = 1 ] || die "usage: profile OUT"
 		mkdir -p "$1" && profile_chunk "$(cd "$1" && pwd)" ;;
 	scale) [ $# = 1 ] || die "usage: scale OUT"
