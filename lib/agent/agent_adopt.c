@@ -277,6 +277,22 @@ ago_ns(uint64_t start_ticks)
 /* Job JOBID's cgroup at ROOT/SUB (SUB "uid_U/job_J" in v1, "job_J" in
  * v2), whose directory is open on FD: adopted when it is a live job the
  * agent does not hold. */
+/* Job JOBID cannot be adopted (R): a warning the first time, then a
+ * debug line at each scan, so that a full agent does not fill its log. */
+static void
+say_refused(struct agent_adopt *ad, uint32_t jobid, int r)
+{
+	for (unsigned i = 0; i < ad->nrefused && i < CEEMS_AGENT_ADOPT_REFUSED; i++)
+		if (ad->refused[i] == jobid) {
+			ceems_debug("job %u still cannot be adopted: %s", jobid,
+				    strerror(-r));
+			return;
+		}
+	ad->refused[ad->nrefused++ % CEEMS_AGENT_ADOPT_REFUSED] = jobid;
+	ceems_warning("job %u started while the agent was away and cannot be adopted: %s",
+		      jobid, strerror(-r));
+}
+
 static void
 consider(struct ceems_agent *a, enum ceems_cgroup_version v, const char *root,
 	 const char *sub, uint32_t jobid, int fd, bool have_uid, uint32_t uid,
@@ -321,8 +337,7 @@ consider(struct ceems_agent *a, enum ceems_cgroup_version v, const char *root,
 			     "measured from now on, the time before is a gap in its record",
 			     jobid, spec.uid, (double)missed_ns / 1e9);
 	else if (r != -EEXIST)
-		ceems_warning("job %u started while the agent was away and cannot be adopted: %s",
-			      jobid, strerror(-r));
+		say_refused(a->adopt, jobid, r);
 }
 
 /* The job id of a directory named job_J, or 0. */

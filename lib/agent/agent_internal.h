@@ -88,6 +88,8 @@ struct agent_step {
 /* Where Slurm keeps jobs' cgroups, learned from the jobs that register
  * (lib/agent/agent_adopt.c), and when to look there next. */
 #define CEEMS_AGENT_ADOPT_ROOTS 4
+#define CEEMS_AGENT_ADOPT_REFUSED 16
+
 struct agent_adopt {
 	unsigned nroots;
 	enum ceems_cgroup_version version[CEEMS_AGENT_ADOPT_ROOTS];
@@ -99,6 +101,10 @@ struct agent_adopt {
 	 * job that started then is adopted: any other registered itself,
 	 * or is one whose record is written (its cgroup lingering). */
 	uint64_t away_from_ns, away_until_ns;
+	/* Jobs the last scans could not adopt (the agent full): each is
+	 * said once at warning level, not at every scan. */
+	uint32_t refused[CEEMS_AGENT_ADOPT_REFUSED];
+	unsigned nrefused;
 };
 
 struct agent_job {

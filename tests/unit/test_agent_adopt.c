@@ -26,6 +26,7 @@
 #define CPU_USERS "sys/fs/cgroup/cpu,cpuacct/slurm_localhost"
 
 static int warnings;
+static int refusals;	/* warnings that a job cannot be adopted */
 
 /* Warnings counted, and shown as TAP comments. */
 static void
@@ -33,6 +34,8 @@ count_warnings(enum ceems_log_level level, const char *message, void *arg)
 {
 	if (level == CEEMS_LOG_WARNING)
 		warnings++;
+	if (level == CEEMS_LOG_WARNING && strstr(message, "cannot be adopted") != NULL)
+		refusals++;
 	log_tap_warnings(level, message, arg);
 }
 #define MEM_USERS "sys/fs/cgroup/memory/slurm_localhost"
@@ -231,6 +234,56 @@ test_bad_roots(void)
 	ceems_agent_open_close(a);
 }
 
+/* An agent with no room left says once that a job cannot be adopted,
+ * not at every scan. */
+static void
+test_refused_once(void)
+{
+	struct ceems_config c;
+	struct ceems_agent_job_spec spec;
+	struct ceems_agent *a;
+	char err[256] = "";
+	uint64_t t = 1000 * SEC;
+	int n;
+
+	base_config(&c);
+	c.max_jobs = 1;
+	a = ceems_agent_open(&c, t, err, sizeof(err));
+	if (!ok(a != NULL, "a one-job agent opens (%s)", err))
+		return;
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, t), 0, "job 42 takes its one place");
+	advance(SEC);
+	ceems_agent_tick(a, t + SEC);
+	ceems_agent_checkpoint(a, t + SEC);
+	ceems_agent_open_close(a);
+	make_process(4848, 1005, 3);
+	make_job(48, 1005, "4848\n");
+
+	t += 5 * SEC;
+	a = ceems_agent_open(&c, t, err, sizeof(err));
+	if (!ok(a != NULL, "it opens again (%s)", err))
+		return;
+	ceems_agent_restore(a, t);
+	refusals = 0;
+	advance(SEC);
+	ceems_agent_tick(a, t + SEC);
+	n = refusals;
+	ok(n >= 1, "job 48, started while it was away, cannot be adopted: said (%d job%s)",
+	   n, n == 1 ? "" : "s");
+	/* The next scans, a minute apart by the agent's clock: the job's
+	 * process is made as old on the kernel's clock. */
+	make_process(4848, 1005, 3 + 61);
+	advance(SEC);
+	ceems_agent_tick(a, t + 62 * SEC);
+	make_process(4848, 1005, 3 + 122);
+	advance(SEC);
+	ceems_agent_tick(a, t + 123 * SEC);
+	is_int(refusals, n, "the scans after it say nothing more at warning level");
+	is_int(ceems_agent_njobs(a), 1, "the agent still holds its one job");
+	ceems_agent_open_close(a);
+}
+
 int
 main(void)
 {
@@ -238,6 +291,7 @@ main(void)
 	make_trees();
 	test_adopt();
 	test_bad_roots();
+	test_refused_once();
 	tmptree_remove(sys_root);
 	tmptree_remove(cg_root);
 	tmptree_remove(proc_root);
