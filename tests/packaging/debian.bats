@@ -222,9 +222,14 @@ debs() {
 	# part of the agent; ceems-sacct links libpq.
 	dpkg-query -W -f='${Recommends}\n' ceems-agent | grep -qw libpq5
 	dpkg-query -W -f='${Suggests}\n' ceems-agent | grep -qw libfreeipmi17
-	! dpkg-query -W -f='${Depends}\n' ceems-common ceems-agent | grep -Eq 'libpq|libfreeipmi'
-	! readelf -d /usr/lib/"$MULTIARCH"/ceems/libceems.so.* /usr/sbin/ceems-agent |
-		grep -Eq 'NEEDED.*(libpq|libfreeipmi)'
+	# (A bare "! cmd" would not fail a bats test: set -e ignores it.)
+	if dpkg-query -W -f='${Depends}\n' ceems-common ceems-agent | grep -Eq 'libpq|libfreeipmi'; then
+		false
+	fi
+	if readelf -d /usr/lib/"$MULTIARCH"/ceems/libceems.so.* /usr/sbin/ceems-agent |
+		grep -Eq 'NEEDED.*(libpq|libfreeipmi)'; then
+		false
+	fi
 	dpkg-query -W -f='${Depends}\n' ceems-sacct | grep -qw libpq5
 	# The shipped ceems.conf is valid and gives the packaged directories.
 	run ceems-agent --check-config
