@@ -122,6 +122,19 @@ _undo_one_machine() {
 	return "$rc"
 }
 
+# _agent_answers [OPTION...]: wait up to 10 s for the agent that the
+# plugin starts to answer ceems-agent --status (with OPTION...), then
+# check that it says ok.  The status goes through a file: jq -e passes
+# on no input, so a pipe would pass when the agent never answers.
+_agent_answers() {
+	for _ in $(seq 1 50); do
+		ceems-agent --status "$@" >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	ceems-agent --status "$@" >"$T/status.json"
+	jq -e .ok "$T/status.json"
+}
+
 # Every path under the places packages write, for the search after purge.
 _snapshot() {
 	find /etc /usr /var/lib /var/spool /var/log /run -xdev 2>/dev/null |
@@ -288,11 +301,7 @@ debs() {
 	echo "$slurm" >"$T/slurm-dir"
 	slurm_harness_start "$slurm" \
 		"required /usr/lib/$MULTIARCH/slurm-wlm/spank_ceems.so config=$T/ceems.conf"
-	for _ in $(seq 1 50); do
-		ceems-agent --status -c "$T/ceems.conf" >/dev/null 2>&1 && break
-		sleep 0.2
-	done
-	ceems-agent --status -c "$T/ceems.conf" | jq -e .ok
+	_agent_answers -c "$T/ceems.conf"
 	[ -S /run/ceems/agent.sock ]
 	grep -q . /var/log/ceems/agent.log
 
@@ -403,11 +412,7 @@ debs() {
 	slurm=$(slurm_harness_mktemp)
 	echo "$slurm" >"$T/slurm-dir"
 	slurm_harness_start "$slurm" "$(cat "$T/steps/plugstack")"
-	for _ in $(seq 1 50); do
-		ceems-agent --status >/dev/null 2>&1 && break
-		sleep 0.2
-	done
-	ceems-agent --status | jq -e .ok
+	_agent_answers
 	declare -A id_of
 	for u in alice bob; do
 		id_of[$u]=$(cd "$slurm/out" && runuser -u "$u" -- env SLURM_CONF="$SLURM_CONF" \
