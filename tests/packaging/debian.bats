@@ -4,11 +4,15 @@
 # that git does not ignore), lintian at its default level, installation
 # with apt on this machine, the demo's jobs on the local Slurm cluster
 # through the installed plugin, agent, ceems-admin (and its migrations)
-# and ceems-sacct, then purge and a search for anything left.
+# and ceems-sacct, then purge and a search for anything left; then the
+# same tree built and installed from the source into the /usr the
+# packages left, a job through that plugin, make uninstall and the
+# same search.
 #
 # The documents are the test: the build, the installation, the database
-# of one machine (doc/storage.md), users' ceems-sacct and the purge are
-# the documents' own commands, taken from the Markdown by doc-steps.sh
+# of one machine (doc/storage.md), users' ceems-sacct, the purge and the
+# installation from the source with its set-group-id spool are the
+# documents' own commands, taken from the Markdown by doc-steps.sh
 # (the blocks marked <!-- doc-test: NAME -->) and run as written, with
 # bash -e; only their working directory and environment are the test's.
 # A document edit that breaks a step, or drops its mark, fails here.
@@ -17,7 +21,9 @@
 # one-machine database adds the users alice and bob when missing, and
 # the database ceems, its roles and the peer map to Debian's cluster 15
 # main) and undoes it: purge, then the group, which purge leaves by
-# Debian policy; the users, roles, database and PostgreSQL files.
+# Debian policy; the users, roles, database and PostgreSQL files; the
+# source installation by make uninstall, its group, spool and the
+# agent's directories.
 # It starts the test cluster: run it under the cluster lock, as the
 # integration tests:  flock /tmp/ceems-cluster.lock make check-packages
 # Needs (tests/install-deps.sh): debhelper, lintian, the build
@@ -122,6 +128,14 @@ _undo_one_machine() {
 	return "$rc"
 }
 
+# _copy_tree DIR: the tree an admin has, in DIR: the files git tracks,
+# and the untracked ones it does not ignore (not this checkout's builds).
+_copy_tree() {
+	mkdir -p "$1"
+	(cd "$CEEMS_TOP_SRCDIR" && git ls-files -z -co --exclude-standard |
+		xargs -0 cp --parents -t "$1")
+}
+
 # _agent_answers [OPTION...]: wait up to 10 s for the agent that the
 # plugin starts to answer ceems-agent --status (with OPTION...), then
 # check that it says ok.  The status goes through a file: jq -e passes
@@ -154,9 +168,7 @@ setup_file() {
 	getent group ceems >/dev/null && echo yes >"$T/group-before" || echo no >"$T/group-before"
 	_snapshot >"$T/before"
 	echo 'APT::Get::Assume-Yes "true";' >"$T/apt.conf"
-	mkdir -p "$T/src/ceems"
-	(cd "$CEEMS_TOP_SRCDIR" && git ls-files -z -co --exclude-standard |
-		xargs -0 cp --parents -t "$T/src/ceems")
+	_copy_tree "$T/src/ceems"
 	# doc/install.md's build, in the tree as it says; nocheck: the unit
 	# suite has run on this tree already.
 	{ doc_step install.md deb-build &&
@@ -174,6 +186,11 @@ teardown_file() {
 	[ ! -s "$T/fake-rapl.pid" ] || kill "$(cat "$T/fake-rapl.pid")" 2>/dev/null || true
 	[ ! -s "$T/pg-dir" ] || pg_harness_stop "$(cat "$T/pg-dir")" || true
 	_undo_one_machine || true
+	# A source installation a failed test left, and what its agent made.
+	if [ -e "$T/source-installed" ]; then
+		make -C "$T/source/ceems" uninstall >/dev/null 2>&1 || true
+		rm -rf /etc/ceems /var/lib/ceems /var/log/ceems /run/ceems
+	fi
 	# The test's own override of ceems-sacct, which purge keeps.
 	[ ! -e "$T/own-override" ] || dpkg-statoverride --remove /usr/bin/ceems-sacct 2>/dev/null || true
 	# A test that failed half-way leaves packages, directories or the group.
@@ -566,4 +583,80 @@ debs() {
 	if [ "$(cat "$T/group-before")" = no ]; then
 		delgroup --system --quiet ceems
 	fi
+}
+
+@test "from the source as doc/install.md says, then its set-group-id spool: a job through the installed plugin, its record listed by its user's ceems-sacct; make uninstall leaves nothing" {
+	# After the purge above: no package file of ceems in /usr, nothing a
+	# source installation would mix with (a failure above left it: that
+	# test failed already).
+	reason=$(_skip_reason)
+	[ -z "$reason" ] || { echo "left by the tests above: $reason"; false; }
+	[ "$(cat "$T/group-before")" = no ] ||
+		skip "the group ceems exists: install.md's groupadd is for a machine without it"
+	src=$T/source/ceems
+	_copy_tree "$src"
+	doc_step install.md source-install
+	doc_step install.md source-conf
+	doc_step install.md sacct-setgid-source
+	doc_step install.md plugstack
+	: >"$T/source-installed"
+	start=$SECONDS
+	(cd "$src" && run_doc_step source-install) >"$T/source.log" 2>&1 ||
+		{ tail -n 40 "$T/source.log"; false; }
+	echo "# from the source: built and installed in $((SECONDS - start)) s" >&3
+	(cd "$src" && run_doc_step source-conf && run_doc_step sacct-setgid-source) \
+		>"$T/setgid.log" 2>&1 || { cat "$T/setgid.log"; false; }
+
+	# What a user finds: the plugin where the plugstack line loads it, the
+	# programs in PATH, ceems-sacct and the spool as install.md says.
+	plugin=/usr/lib/$MULTIARCH/slurm-wlm/spank_ceems.so
+	[ -f "$plugin" ]
+	grep -q "^optional $plugin " "$T/steps/plugstack"
+	[ "$(command -v ceems-agent)" = /usr/sbin/ceems-agent ]
+	[ "$(command -v ceems-sacct)" = /usr/bin/ceems-sacct ]
+	[ "$(stat -c '%U:%G %a' /usr/bin/ceems-sacct)" = "root:ceems 2755" ]
+	[ "$(stat -c '%U:%G %a' /var/spool/ceems)" = "root:ceems 2750" ]
+
+	# A job through the installed plugin, with install.md's ceems.conf
+	# (every default: no database, so its record stays in the spool).
+	# shellcheck source=tests/harness/slurm.sh
+	. "$CEEMS_TOP_SRCDIR/tests/harness/slurm.sh"
+	slurm=$(slurm_harness_mktemp)
+	echo "$slurm" >"$T/slurm-dir"
+	slurm_harness_start "$slurm" "$(cat "$T/steps/plugstack")"
+	_agent_answers
+	# The agent logs where the packages' agent does.
+	grep -q . /var/log/ceems/agent.log
+	id=$(cd "$slurm/out" && runuser -u nobody -- env SLURM_CONF="$SLURM_CONF" \
+		sbatch --parsable -J doc-source -o "$slurm/out/source-%j.out" --wrap 'srun hostname')
+	slurm_harness_wait_job "$id" 120
+	cat "$slurm/out/source-$id.out"
+	grep -Eq "^ceems - job $id \\(nobody[,)] COMPLETED" "$slurm/out/source-$id.out"
+	# Its user lists it from the spool, which they cannot read themselves:
+	# through ceems-sacct's set-group-id only.
+	for _ in $(seq 1 60); do
+		run runuser -u nobody -- ceems-sacct -X -n -P -o JobID,User -j "$id"
+		[ "$output" = "$id|nobody" ] && break
+		sleep 0.5
+	done
+	echo "nobody: $output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$id|nobody" ]
+	if runuser -u nobody -- ls /var/spool/ceems >/dev/null 2>&1; then false; fi
+	slurm_harness_stop "$slurm"
+	: >"$T/slurm-dir"
+
+	# make uninstall in the tree; then what it does not know of: the
+	# configuration, the group and spool of install.md's blocks, the
+	# agent's directories.
+	(cd "$src" && make uninstall) >"$T/uninstall.log" 2>&1 ||
+		{ tail -n 30 "$T/uninstall.log"; false; }
+	rm "$T/source-installed"
+	rm -r /etc/ceems /var/spool/ceems /var/lib/ceems /var/log/ceems /run/ceems
+	groupdel ceems
+	# Nothing with ceems in its path is new since before the packages.
+	_snapshot >"$T/after-source"
+	run bash -c "comm -13 '$T/before' '$T/after-source' | grep -i ceems"
+	echo "$output"
+	[ -z "$output" ]
 }
