@@ -451,6 +451,23 @@ debs() {
 	done
 	echo "$rows"
 	[ "$rows" = "$(printf '%s alice\n%s bob' "$a" "$b")" ]
+	# What the node measured decides what the rows hold: a figure not
+	# measured is absent, never 0 (no energy counter on the node: no
+	# energy and no emissions in the summary, the database and
+	# ceems-sacct).
+	_agent_answers
+	if [ "$(jq '.energy | length' "$T/status.json")" = 0 ]; then
+		grep -q '^Carbon   not computed (no energy measured)' "$slurm/out/alice-$a.out"
+		[ "$(_pg_debian -d ceems -c "SELECT count(*) FROM ceems.jobs WHERE jobid IN ($a, $b)
+			AND total_j IS NULL AND emissions_g IS NULL")" = 2 ]
+		run ceems-sacct -X -n -P -o JobID,ConsumedEnergyRaw,CO2e -j "$a"
+		echo "# root, no energy: $output" >&3
+		[ "$status" -eq 0 ]
+		[ "$output" = "$a||" ]
+	else
+		[ "$(_pg_debian -d ceems -c "SELECT count(*) FROM ceems.jobs WHERE jobid IN ($a, $b)
+			AND total_j > 0")" = 2 ]
+	fi
 	# ceems-sacct as each user (their own role, by peer) and as root
 	# (mapped to the role root, which reads every job).
 	for u in alice bob; do
