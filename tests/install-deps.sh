@@ -33,9 +33,11 @@ DEMO_PACKAGES="slurmctld slurmd slurm-client munge postgresql-15
 # ROCm backend's tests open the real library; debhelper, lintian, git
 # and build-essential (which dpkg-buildpackage requires of every build,
 # and dpkg-dev only recommends): the Debian packages
-# (tests/packaging/debian.bats).
+# (tests/packaging/debian.bats), which also runs doc/storage.md's
+# `apt-get install postgresql` as written (installed here, it is a no-op)
+# and makes a CA with openssl for the central server's TLS.
 SUITE_PACKAGES="llvm libclang-rt-14-dev librocm-smi-dev debhelper lintian
-	git build-essential bats iproute2 procps util-linux valgrind jq python3
+	git build-essential postgresql openssl bats iproute2 procps util-linux valgrind jq python3
 	time openipmi libopenipmi-dev linux-perf qemu-system-x86 busybox-static"
 
 list=no

@@ -5,7 +5,8 @@
 #   2. integration tests on real Slurm and PostgreSQL,
 #   3. unit and integration tests again built with ASan + UBSan,
 #   4. make distcheck,
-#   5. the Debian packages: built, lintian, installed, run, purged,
+#   5. the Debian packages: built, lintian, installed, run, purged; then
+#      the installation from the source, run and uninstalled,
 #   6. the README's demo (tests/demo.sh), run and checked,
 # and end with one line "N passed, N failed".  Exits non-zero on any failure.
 # Run as root from anywhere; build trees go to _build/ in the checkout.

@@ -4,10 +4,26 @@
 # that git does not ignore), lintian at its default level, installation
 # with apt on this machine, the demo's jobs on the local Slurm cluster
 # through the installed plugin, agent, ceems-admin (and its migrations)
-# and ceems-sacct, then purge and a search for anything left.
+# and ceems-sacct, then purge and a search for anything left; then the
+# same tree built and installed from the source into the /usr the
+# packages left, a job through that plugin, make uninstall and the
+# same search.
 #
-# It changes the machine (installs packages, adds the "ceems" group) and
-# undoes it: purge, then the group, which purge leaves by Debian policy.
+# The documents are the test: the build, the installation, the database
+# of one machine (doc/storage.md), users' ceems-sacct, the purge and the
+# installation from the source with its set-group-id spool are the
+# documents' own commands, taken from the Markdown by doc-steps.sh
+# (the blocks marked <!-- doc-test: NAME -->) and run as written, with
+# bash -e; only their working directory and environment are the test's.
+# A document edit that breaks a step, or drops its mark, fails here.
+#
+# It changes the machine (installs packages, adds the "ceems" group; the
+# one-machine database adds the users alice and bob when missing, and
+# the database ceems, its roles and the peer map to Debian's cluster 15
+# main) and undoes it: purge, then the group, which purge leaves by
+# Debian policy; the users, roles, database and PostgreSQL files; the
+# source installation by make uninstall, its group, spool and the
+# agent's directories.
 # It starts the test cluster: run it under the cluster lock, as the
 # integration tests:  flock /tmp/ceems-cluster.lock make check-packages
 # Needs (tests/install-deps.sh): debhelper, lintian, the build
@@ -15,6 +31,9 @@
 # (its tests/doubles/fake-rapl, the simulated RAPL node of the demo).
 
 PKGS="ceems-common ceems-agent slurm-spank-ceems ceems-sacct ceems-admin"
+# The roles of the one-machine database: doc/storage.md's, and the group
+# roles its db init makes.
+DOC_ROLES="slurm root alice bob ceems_owner ceems_writer ceems_reader ceems_admin ceems_admin_reader"
 
 _skip_reason() {
 	local p
@@ -49,6 +68,87 @@ _skip_reason() {
 	done
 }
 
+# doc_step FILE NAME: the block of doc/FILE marked NAME, extracted into
+# $T/steps/NAME (doc-steps.sh fails when the mark or the block is gone).
+doc_step() {
+	mkdir -p "$T/steps"
+	"$CEEMS_TOP_SRCDIR/tests/packaging/doc-steps.sh" "$CEEMS_TOP_SRCDIR/doc/$1" "$2" >"$T/steps/$2"
+}
+
+# run_doc_step NAME: its commands as an admin pasting them runs them,
+# each shown, stopping at the first that fails.  apt answers yes
+# (APT_CONFIG), as the admin would at its prompt.
+run_doc_step() {
+	APT_CONFIG="$T/apt.conf" DEBIAN_FRONTEND=noninteractive bash -ex "$T/steps/$1"
+}
+
+# psql as PostgreSQL's superuser on Debian's cluster, from a directory
+# postgres may read.
+_pg_debian() {
+	(cd / && runuser -u postgres -- psql -X -q -At -v ON_ERROR_STOP=1 "$@")
+}
+
+# Undo what the one-machine database test did, as far as it went (its
+# files in $T say): the database and roles, pg_hba.conf and
+# pg_ident.conf as they were, the cluster stopped if it was, the users
+# it added.  Idempotent.
+_undo_one_machine() {
+	local conf=/etc/postgresql/15/main u rc=0
+	if [ -e "$T/pg-debian-ours" ]; then
+		_pg_debian -d postgres -c 'DROP DATABASE IF EXISTS ceems WITH (FORCE)' \
+			-c "DROP ROLE IF EXISTS ${DOC_ROLES// /, }" || rc=1
+		rm -f "$T/pg-debian-ours"
+	fi
+	if [ -e "$T/postgresql.auto.conf.orig" ]; then
+		cp -p "$T/postgresql.auto.conf.orig" /var/lib/postgresql/15/main/postgresql.auto.conf &&
+			rm -f "$T/postgresql.auto.conf.orig" || rc=1
+	fi
+	if [ -s "$T/ca-made" ]; then
+		rm -f "$(cat "$T/ca-made")" "$T/ca-made" || rc=1
+	fi
+	if [ -e "$T/pg_hba.conf.orig" ]; then
+		cp -p "$T/pg_hba.conf.orig" "$conf/pg_hba.conf" &&
+			cp -p "$T/pg_ident.conf.orig" "$conf/pg_ident.conf" &&
+			rm -f "$T/pg_hba.conf.orig" "$T/pg_ident.conf.orig" || rc=1
+	fi
+	if [ -s "$T/pg-debian-was" ]; then
+		if [ "$(cat "$T/pg-debian-was")" = online ]; then
+			pg_ctlcluster 15 main reload || rc=1
+		else
+			pg_ctlcluster 15 main stop || rc=1
+		fi
+		rm -f "$T/pg-debian-was"
+	fi
+	if [ -s "$T/users-made" ]; then
+		while read -r u; do
+			userdel "$u" || rc=1
+		done <"$T/users-made"
+		rm -f "$T/users-made"
+	fi
+	return "$rc"
+}
+
+# _copy_tree DIR: the tree an admin has, in DIR: the files git tracks,
+# and the untracked ones it does not ignore (not this checkout's builds).
+_copy_tree() {
+	mkdir -p "$1"
+	(cd "$CEEMS_TOP_SRCDIR" && git ls-files -z -co --exclude-standard |
+		xargs -0 cp --parents -t "$1")
+}
+
+# _agent_answers [OPTION...]: wait up to 10 s for the agent that the
+# plugin starts to answer ceems-agent --status (with OPTION...), then
+# check that it says ok.  The status goes through a file: jq -e passes
+# on no input, so a pipe would pass when the agent never answers.
+_agent_answers() {
+	for _ in $(seq 1 50); do
+		ceems-agent --status "$@" >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	ceems-agent --status "$@" >"$T/status.json"
+	jq -e .ok "$T/status.json"
+}
+
 # Every path under the places packages write, for the search after purge.
 _snapshot() {
 	find /etc /usr /var/lib /var/spool /var/log /run -xdev 2>/dev/null |
@@ -67,12 +167,13 @@ setup_file() {
 	export MULTIARCH
 	getent group ceems >/dev/null && echo yes >"$T/group-before" || echo no >"$T/group-before"
 	_snapshot >"$T/before"
-	mkdir -p "$T/src/ceems"
-	(cd "$CEEMS_TOP_SRCDIR" && git ls-files -z -co --exclude-standard |
-		xargs -0 cp --parents -t "$T/src/ceems")
-	# nocheck: the unit suite has run on this tree already.
-	(cd "$T/src/ceems" && DEB_BUILD_OPTIONS="nocheck parallel=2" \
-		dpkg-buildpackage -us -uc -b) >"$T/build.log" 2>&1 || true
+	echo 'APT::Get::Assume-Yes "true";' >"$T/apt.conf"
+	_copy_tree "$T/src/ceems"
+	# doc/install.md's build, in the tree as it says; nocheck: the unit
+	# suite has run on this tree already.
+	{ doc_step install.md deb-build &&
+		(cd "$T/src/ceems" && DEB_BUILD_OPTIONS="nocheck parallel=2" run_doc_step deb-build)
+	} >"$T/build.log" 2>&1 || true
 }
 
 teardown_file() {
@@ -84,6 +185,14 @@ teardown_file() {
 	[ ! -s "$T/slurm-dir" ] || slurm_harness_stop "$(cat "$T/slurm-dir")" || true
 	[ ! -s "$T/fake-rapl.pid" ] || kill "$(cat "$T/fake-rapl.pid")" 2>/dev/null || true
 	[ ! -s "$T/pg-dir" ] || pg_harness_stop "$(cat "$T/pg-dir")" || true
+	_undo_one_machine || true
+	# A source installation a failed test left, and what its agent made.
+	if [ -e "$T/source-installed" ]; then
+		make -C "$T/source/ceems" uninstall >/dev/null 2>&1 || true
+		rm -rf /etc/ceems /var/lib/ceems /var/log/ceems /run/ceems
+	fi
+	# The test's own override of ceems-sacct, which purge keeps.
+	[ ! -e "$T/own-override" ] || dpkg-statoverride --remove /usr/bin/ceems-sacct 2>/dev/null || true
 	# A test that failed half-way leaves packages, directories or the group.
 	# shellcheck disable=SC2086
 	dpkg --purge $PKGS >/dev/null 2>&1 || true
@@ -117,10 +226,14 @@ debs() {
 	[ "$status" -eq 0 ]
 }
 
-@test "apt installs them: files in place, conffiles, the ceems group, the directories' owners and modes" {
-	# shellcheck disable=SC2046
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(debs) >"$T/install.log" 2>&1 ||
+@test "apt installs them as doc/install.md says: files in place, conffiles, the ceems group, the directories' owners and modes" {
+	doc_step install.md deb-install
+	# From the tree, where the packages were built: ../ are the packages.
+	(cd "$T/src/ceems" && run_doc_step deb-install) >"$T/install.log" 2>&1 ||
 		{ tail -n 30 "$T/install.log"; false; }
+	for p in $PKGS; do
+		dpkg-query -W -f='${Status}\n' "$p" | grep -q ' installed$'
+	done
 	getent group ceems
 	[ "$(stat -c '%U:%G %a' /var/lib/ceems/agent)" = "root:root 700" ]
 	[ "$(stat -c '%U:%G %a' /var/spool/ceems)" = "root:ceems 2750" ]
@@ -139,9 +252,14 @@ debs() {
 	# part of the agent; ceems-sacct links libpq.
 	dpkg-query -W -f='${Recommends}\n' ceems-agent | grep -qw libpq5
 	dpkg-query -W -f='${Suggests}\n' ceems-agent | grep -qw libfreeipmi17
-	! dpkg-query -W -f='${Depends}\n' ceems-common ceems-agent | grep -Eq 'libpq|libfreeipmi'
-	! readelf -d /usr/lib/"$MULTIARCH"/ceems/libceems.so.* /usr/sbin/ceems-agent |
-		grep -Eq 'NEEDED.*(libpq|libfreeipmi)'
+	# (A bare "! cmd" would not fail a bats test: set -e ignores it.)
+	if dpkg-query -W -f='${Depends}\n' ceems-common ceems-agent | grep -Eq 'libpq|libfreeipmi'; then
+		false
+	fi
+	if readelf -d /usr/lib/"$MULTIARCH"/ceems/libceems.so.* /usr/sbin/ceems-agent |
+		grep -Eq 'NEEDED.*(libpq|libfreeipmi)'; then
+		false
+	fi
 	dpkg-query -W -f='${Depends}\n' ceems-sacct | grep -qw libpq5
 	# The shipped ceems.conf is valid and gives the packaged directories.
 	run ceems-agent --check-config
@@ -200,11 +318,7 @@ debs() {
 	echo "$slurm" >"$T/slurm-dir"
 	slurm_harness_start "$slurm" \
 		"required /usr/lib/$MULTIARCH/slurm-wlm/spank_ceems.so config=$T/ceems.conf"
-	for _ in $(seq 1 50); do
-		ceems-agent --status -c "$T/ceems.conf" >/dev/null 2>&1 && break
-		sleep 0.2
-	done
-	ceems-agent --status -c "$T/ceems.conf" | jq -e .ok
+	_agent_answers -c "$T/ceems.conf"
 	[ -S /run/ceems/agent.sock ]
 	grep -q . /var/log/ceems/agent.log
 
@@ -268,7 +382,174 @@ debs() {
 	: >"$T/pg-dir"
 }
 
-@test "remove keeps the data; purge removes what the packages made and keeps unstored records" {
+@test "one machine as doc/storage.md says (database, roles, peer map, ceems.conf): alice's and bob's jobs stored; ceems-sacct shows each their own, root both, with and without the set-group-id" {
+	# Debian's cluster, which the documents' commands name; on a machine
+	# without systemd nothing started it: the test starts it, as the
+	# package would have.
+	[ -n "$(pg_lsclusters -h 15 main 2>/dev/null)" ] ||
+		skip "no PostgreSQL cluster 15 main (Debian's postgresql-15 makes it)"
+	conf=/etc/postgresql/15/main
+	was=$(pg_lsclusters -h 15 main | awk '{ print $4 }')
+	echo "$was" >"$T/pg-debian-was"
+	[ "$was" = online ] || pg_ctlcluster 15 main start
+	# A database or roles of these names are someone else's.
+	# shellcheck disable=SC2086
+	taken=$(_pg_debian -d postgres -c "SELECT string_agg(rolname, ' ') FROM pg_roles
+		WHERE rolname = ANY (string_to_array('$DOC_ROLES', ' '))" \
+		-c "SELECT datname FROM pg_database WHERE datname = 'ceems'")
+	if [ -n "$taken" ]; then
+		_undo_one_machine
+		skip "PostgreSQL 15 main already has $taken: not the test's to change"
+	fi
+	for f in pg_hba.conf pg_ident.conf; do
+		cp -p "$conf/$f" "$T/$f.orig"
+		cp -p "$conf/$f" "$T/$f.before"
+	done
+	: >"$T/pg-debian-ours"
+	for u in alice bob; do
+		if ! getent passwd "$u" >/dev/null; then
+			useradd --no-create-home --shell /usr/sbin/nologin "$u"
+			echo "$u" >>"$T/users-made"
+		fi
+	done
+	unset PGHOST PGPORT PGDATABASE PGUSER PGSERVICE PGSERVICEFILE
+	for step in db-one-machine db-user-roles db-peer-map conf-one-machine; do
+		doc_step storage.md "$step"
+	done
+	doc_step install.md plugstack
+	doc_step install.md sacct-no-setgid
+	(cd "$T" && run_doc_step db-one-machine && run_doc_step db-user-roles &&
+		run_doc_step db-peer-map)
+	# "in /etc/ceems/ceems.conf": the lines added to the package's file.
+	cat "$T/steps/conf-one-machine" >>/etc/ceems/ceems.conf
+	ceems-agent --check-config | grep -qx 'database = dbname=ceems user=slurm'
+
+	# shellcheck source=tests/harness/slurm.sh
+	. "$CEEMS_TOP_SRCDIR/tests/harness/slurm.sh"
+	slurm=$(slurm_harness_mktemp)
+	echo "$slurm" >"$T/slurm-dir"
+	slurm_harness_start "$slurm" "$(cat "$T/steps/plugstack")"
+	_agent_answers
+	declare -A id_of
+	for u in alice bob; do
+		id_of[$u]=$(cd "$slurm/out" && runuser -u "$u" -- env SLURM_CONF="$SLURM_CONF" \
+			sbatch --parsable -J "doc-$u" -o "$slurm/out/$u-%j.out" --wrap 'srun hostname')
+	done
+	a=${id_of[alice]} b=${id_of[bob]}
+	slurm_harness_wait_job "$a" 120
+	slurm_harness_wait_job "$b" 120
+	for u in alice bob; do
+		cat "$slurm/out/$u-${id_of[$u]}.out"
+		grep -Eq "^ceems - job ${id_of[$u]} \\(${u}[,)] COMPLETED" "$slurm/out/$u-${id_of[$u]}.out"
+	done
+	# The agent, as root mapped to slurm, stores both jobs.
+	for _ in $(seq 1 60); do
+		rows=$(_pg_debian -d ceems -c "SELECT jobid || ' ' || user_name FROM ceems.jobs
+			WHERE jobid IN ($a, $b) ORDER BY jobid")
+		[ "$rows" = "$(printf '%s alice\n%s bob' "$a" "$b")" ] && break
+		sleep 0.5
+	done
+	echo "$rows"
+	[ "$rows" = "$(printf '%s alice\n%s bob' "$a" "$b")" ]
+	# What the node measured decides what the rows hold: a figure not
+	# measured is absent, never 0 (no energy counter on the node: no
+	# energy and no emissions in the summary, the database and
+	# ceems-sacct).
+	_agent_answers
+	if [ "$(jq '.energy | length' "$T/status.json")" = 0 ]; then
+		grep -q '^Carbon   not computed (no energy measured)' "$slurm/out/alice-$a.out"
+		[ "$(_pg_debian -d ceems -c "SELECT count(*) FROM ceems.jobs WHERE jobid IN ($a, $b)
+			AND total_j IS NULL AND emissions_g IS NULL")" = 2 ]
+		run ceems-sacct -X -n -P -o JobID,ConsumedEnergyRaw,CO2e -j "$a"
+		echo "# root, no energy: $output" >&3
+		[ "$status" -eq 0 ]
+		[ "$output" = "$a||" ]
+	else
+		[ "$(_pg_debian -d ceems -c "SELECT count(*) FROM ceems.jobs WHERE jobid IN ($a, $b)
+			AND total_j > 0")" = 2 ]
+	fi
+	# ceems-sacct as each user (their own role, by peer) and as root
+	# (mapped to the role root, which reads every job).
+	for u in alice bob; do
+		run runuser -u "$u" -- ceems-sacct -X -n -P -o JobID,User -j "$a,$b"
+		echo "$u: $output"
+		[ "$status" -eq 0 ]
+		[ "$output" = "${id_of[$u]}|$u" ]
+	done
+	run ceems-sacct -X -n -P -o JobID,User -j "$a,$b"
+	echo "root: $output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf '%s|alice\n%s|bob' "$a" "$b")" ]
+	# The central server's service entry and ceems.conf lines as written,
+	# over TCP and TLS (verify-full) to this machine's server: a
+	# certificate of the test's own CA, at the path the entry names, makes
+	# it db.example.org, and PGHOSTADDR takes that name to loopback, as
+	# DNS would to the server.  Debian's own pg_hba.conf line for
+	# 127.0.0.1 (scram-sha-256) stands in for the hostssl line of the
+	# nodes' network; root logs in with a password from its password file.
+	ca=/etc/ssl/certs/ceems-db-ca.pem
+	if [ -e "$ca" ]; then
+		echo "# $ca exists: the central server's client side is not tried" >&3
+	else
+		doc_step storage.md pg-service
+		doc_step storage.md conf-central
+		mkdir -p "$T/tls"
+		openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=ceems-test-ca \
+			-keyout "$T/tls/ca.key" -out "$T/tls/ca.pem" 2>/dev/null
+		openssl req -newkey rsa:2048 -nodes -subj /CN=db.example.org \
+			-keyout "$T/tls/server.key" -out "$T/tls/server.csr" 2>/dev/null
+		openssl x509 -req -in "$T/tls/server.csr" -CA "$T/tls/ca.pem" -CAkey "$T/tls/ca.key" \
+			-CAcreateserial -days 1 -out "$T/tls/server.crt" 2>/dev/null
+		chown postgres: "$T/tls/server.key" "$T/tls/server.crt"
+		chmod 0600 "$T/tls/server.key"
+		echo "$ca" >"$T/ca-made"
+		cp "$T/tls/ca.pem" "$ca"
+		auto=/var/lib/postgresql/15/main/postgresql.auto.conf
+		cp -p "$auto" "$T/postgresql.auto.conf.orig"
+		_pg_debian -d postgres -c 'ALTER SYSTEM SET ssl = on' \
+			-c "ALTER SYSTEM SET ssl_cert_file = '$T/tls/server.crt'" \
+			-c "ALTER SYSTEM SET ssl_key_file = '$T/tls/server.key'" \
+			-c 'SELECT pg_reload_conf()' >/dev/null
+		_pg_debian -d ceems -c "ALTER ROLE root PASSWORD 'ceems-doc-test'"
+		cp "$T/steps/pg-service" "$T/pg_service.conf"
+		(umask 077 && echo 'db.example.org:5432:ceems:root:ceems-doc-test' >"$T/pgpass")
+		cp "$T/steps/conf-central" "$T/central.conf"
+		ceems-agent -c "$T/central.conf" --check-config |
+			grep -qx 'database = service=ceems user=slurm'
+		for _ in $(seq 1 20); do
+			[ "$(_pg_debian -d postgres -c 'SHOW ssl')" = on ] && break
+			sleep 0.2
+		done
+		run env PGSERVICEFILE="$T/pg_service.conf" PGPASSFILE="$T/pgpass" PGHOSTADDR=127.0.0.1 \
+			ceems-sacct -c "$T/central.conf" -X -n -P -o JobID,User -j "$a,$b"
+		echo "root, central: $output"
+		[ "$status" -eq 0 ]
+		[ "$output" = "$(printf '%s|alice\n%s|bob' "$a" "$b")" ]
+	fi
+	# install.md's override that takes the group away: the users still
+	# list their jobs, from the database.
+	: >"$T/own-override"
+	run_doc_step sacct-no-setgid
+	[ "$(stat -c '%U:%G %a' /usr/bin/ceems-sacct)" = "root:root 755" ]
+	run runuser -u alice -- ceems-sacct -X -n -P -o JobID,User -j "$a,$b"
+	echo "alice: $output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$a|alice" ]
+
+	slurm_harness_stop "$slurm"
+	: >"$T/slurm-dir"
+	# Nothing of it is left (_undo_one_machine fails when a DROP does):
+	# PostgreSQL's files as they were, the users the test added gone.
+	made=$(cat "$T/users-made" 2>/dev/null || true)
+	_undo_one_machine
+	cmp "$T/pg_hba.conf.before" "$conf/pg_hba.conf"
+	cmp "$T/pg_ident.conf.before" "$conf/pg_ident.conf"
+	for u in $made; do
+		if getent passwd "$u"; then false; fi
+	done
+}
+
+@test "remove keeps the data; purge as doc/install.md says removes what the packages made, keeps unstored records, the group and an admin's override" {
 	# shellcheck disable=SC2086
 	dpkg --remove $PKGS
 	[ -d /var/lib/ceems/agent ]
@@ -287,17 +568,31 @@ debs() {
 	echo "$output" | grep -q '^ceems-agent: /var/spool/ceems is kept: it holds job records not stored in PostgreSQL (1) '
 	[ -f /var/spool/ceems/kept.json ]
 	rm /var/spool/ceems/kept.json
-	# shellcheck disable=SC2086
-	run dpkg --purge $PKGS
+	doc_step install.md deb-purge
+	run run_doc_step deb-purge
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" != *"is kept"* ]]
-	[ ! -e /var/spool/ceems ]
+	for p in $PKGS; do
+		if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -qv 'not-installed$'; then false; fi
+	done
+	# What install.md says purge removes: the configuration, the state
+	# and log directories, /run/ceems, and the spool with nothing of a job.
+	for p in /etc/ceems /var/lib/ceems /var/log/ceems /run/ceems /var/spool/ceems; do
+		[ ! -e "$p" ] || { echo "purge left $p"; false; }
+	done
 	# Nothing else with ceems in its path is new since before the build.
 	_snapshot >"$T/after"
 	run bash -c "comm -13 '$T/before' '$T/after' | grep -i ceems"
 	echo "$output"
 	[ -z "$output" ]
+	# The package's override is gone; the admin's own, when the test
+	# made one as install.md says, stays until they remove it.
+	if [ -e "$T/own-override" ]; then
+		[ "$(dpkg-statoverride --list /usr/bin/ceems-sacct)" = "root root 755 /usr/bin/ceems-sacct" ]
+		dpkg-statoverride --remove /usr/bin/ceems-sacct
+		rm "$T/own-override"
+	fi
 	[ -z "$(dpkg-statoverride --list /usr/bin/ceems-sacct)" ]
 	# The group stays (Debian policy: files may still carry its id); the
 	# test removes it when it made it.
@@ -305,4 +600,80 @@ debs() {
 	if [ "$(cat "$T/group-before")" = no ]; then
 		delgroup --system --quiet ceems
 	fi
+}
+
+@test "from the source as doc/install.md says, then its set-group-id spool: a job through the installed plugin, its record listed by its user's ceems-sacct; make uninstall leaves nothing" {
+	# After the purge above: no package file of ceems in /usr, nothing a
+	# source installation would mix with (a failure above left it: that
+	# test failed already).
+	reason=$(_skip_reason)
+	[ -z "$reason" ] || { echo "left by the tests above: $reason"; false; }
+	[ "$(cat "$T/group-before")" = no ] ||
+		skip "the group ceems exists: install.md's groupadd is for a machine without it"
+	src=$T/source/ceems
+	_copy_tree "$src"
+	doc_step install.md source-install
+	doc_step install.md source-conf
+	doc_step install.md sacct-setgid-source
+	doc_step install.md plugstack
+	: >"$T/source-installed"
+	start=$SECONDS
+	(cd "$src" && run_doc_step source-install) >"$T/source.log" 2>&1 ||
+		{ tail -n 40 "$T/source.log"; false; }
+	echo "# from the source: built and installed in $((SECONDS - start)) s" >&3
+	(cd "$src" && run_doc_step source-conf && run_doc_step sacct-setgid-source) \
+		>"$T/setgid.log" 2>&1 || { cat "$T/setgid.log"; false; }
+
+	# What a user finds: the plugin where the plugstack line loads it, the
+	# programs in PATH, ceems-sacct and the spool as install.md says.
+	plugin=/usr/lib/$MULTIARCH/slurm-wlm/spank_ceems.so
+	[ -f "$plugin" ]
+	grep -q "^optional $plugin " "$T/steps/plugstack"
+	[ "$(command -v ceems-agent)" = /usr/sbin/ceems-agent ]
+	[ "$(command -v ceems-sacct)" = /usr/bin/ceems-sacct ]
+	[ "$(stat -c '%U:%G %a' /usr/bin/ceems-sacct)" = "root:ceems 2755" ]
+	[ "$(stat -c '%U:%G %a' /var/spool/ceems)" = "root:ceems 2750" ]
+
+	# A job through the installed plugin, with install.md's ceems.conf
+	# (every default: no database, so its record stays in the spool).
+	# shellcheck source=tests/harness/slurm.sh
+	. "$CEEMS_TOP_SRCDIR/tests/harness/slurm.sh"
+	slurm=$(slurm_harness_mktemp)
+	echo "$slurm" >"$T/slurm-dir"
+	slurm_harness_start "$slurm" "$(cat "$T/steps/plugstack")"
+	_agent_answers
+	# The agent logs where the packages' agent does.
+	grep -q . /var/log/ceems/agent.log
+	id=$(cd "$slurm/out" && runuser -u nobody -- env SLURM_CONF="$SLURM_CONF" \
+		sbatch --parsable -J doc-source -o "$slurm/out/source-%j.out" --wrap 'srun hostname')
+	slurm_harness_wait_job "$id" 120
+	cat "$slurm/out/source-$id.out"
+	grep -Eq "^ceems - job $id \\(nobody[,)] COMPLETED" "$slurm/out/source-$id.out"
+	# Its user lists it from the spool, which they cannot read themselves:
+	# through ceems-sacct's set-group-id only.
+	for _ in $(seq 1 60); do
+		run runuser -u nobody -- ceems-sacct -X -n -P -o JobID,User -j "$id"
+		[ "$output" = "$id|nobody" ] && break
+		sleep 0.5
+	done
+	echo "nobody: $output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$id|nobody" ]
+	if runuser -u nobody -- ls /var/spool/ceems >/dev/null 2>&1; then false; fi
+	slurm_harness_stop "$slurm"
+	: >"$T/slurm-dir"
+
+	# make uninstall in the tree; then what it does not know of: the
+	# configuration, the group and spool of install.md's blocks, the
+	# agent's directories.
+	(cd "$src" && make uninstall) >"$T/uninstall.log" 2>&1 ||
+		{ tail -n 30 "$T/uninstall.log"; false; }
+	rm "$T/source-installed"
+	rm -r /etc/ceems /var/spool/ceems /var/lib/ceems /var/log/ceems /run/ceems
+	groupdel ceems
+	# Nothing with ceems in its path is new since before the packages.
+	_snapshot >"$T/after-source"
+	run bash -c "comm -13 '$T/before' '$T/after-source' | grep -i ceems"
+	echo "$output"
+	[ -z "$output" ]
 }
