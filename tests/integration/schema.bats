@@ -410,6 +410,29 @@ schema_dump() {
         _fail "unmeasured energy stored as a number"
 }
 
+@test "job_missing_nodes lists an ended job until every node's record is in, by its index, and each user sees their own (027)" {
+    admin db init >/dev/null || _fail "db init"
+    make_node_records
+    T=$BATS_TEST_TMPDIR
+    # A running job whose nodes have not reported is no admin's concern yet.
+    "$GEN" $COMMON jobid=44 end=0 node=n1 cores=8 elapsed=600 cpu_s=100 \
+        written_at=1700000700 >"$T/running.json" || _fail "record-gen running"
+    [ "$(upsert "$T/n1.json")" = inserted ] || _fail "n1"
+    upsert "$T/running.json" >/dev/null || _fail "running"
+    run sql -F ' ' -c "SELECT cluster, jobid, user_name, nnodes, nodes_reported, nodes_missing,
+                              reported_nodes, since_end > interval '1 day' FROM ceems.job_missing_nodes"
+    [ "$output" = "c1 42 alice 2 1 1 n1 t" ] || _fail "one of two nodes in: $output"
+    # The query an admin runs reads the partial index, not the table.
+    sql -c "SET enable_seqscan = off" -c "EXPLAIN SELECT * FROM ceems.job_missing_nodes" |
+        grep -q 'jobs_missing_nodes' || _fail "the view does not use its index"
+    # Row-level security: alice sees her job, bob nothing.
+    [ "$(sql -U alice -c 'SELECT jobid FROM ceems.job_missing_nodes')" = 42 ] || _fail "alice"
+    [ -z "$(sql -U bob -c 'SELECT jobid FROM ceems.job_missing_nodes')" ] || _fail "bob sees alice's job"
+    # The second node's record arrives: the job leaves the list.
+    [ "$(upsert "$T/n2.json")" = inserted ] || _fail "n2"
+    [ -z "$(sql -c 'SELECT jobid FROM ceems.job_missing_nodes')" ] || _fail "complete job still listed"
+}
+
 @test "upsert: a job without energy has no emissions, whatever a zone and an older record say" {
     admin db init >/dev/null || _fail "db init"
     T=$BATS_TEST_TMPDIR
