@@ -708,6 +708,26 @@ ceems_agent_njobs(const struct ceems_agent *a)
 	return a->njobs;
 }
 
+CEEMS_TICK_PATH uint64_t
+ceems_agent_tick_period_ns(const struct ceems_agent *a)
+{
+	const double configured[2] = { a->config.idle_power_package_w,
+				       a->config.idle_power_dram_w };
+	const int domains[2] = { CEEMS_DOMAIN_PACKAGE, CEEMS_DOMAIN_DRAM };
+
+	if (a->config.idle_interval_ns <= a->config.interval_ns ||
+	    a->njobs > 0 || ceems_agent_finish_count(a->finish) > 0 ||
+	    a->ticks_ended < 2)
+		return a->config.interval_ns;
+	/* Quiet ticks teach the idle power: they come at the interval
+	 * until it is learned, as a node's first minutes need. */
+	for (int i = 0; i < 2; i++)
+		if (configured[i] < 0 && a->last_tick.measured[domains[i]] &&
+		    a->idle[domains[i]].value <= 0)
+			return a->config.interval_ns;
+	return a->config.idle_interval_ns;
+}
+
 CEEMS_TICK_PATH const struct ceems_ledger_tick *
 ceems_agent_last_tick(const struct ceems_agent *a)
 {

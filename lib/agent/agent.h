@@ -54,8 +54,12 @@ void ceems_agent_intensity_set_wall_offset(struct ceems_agent *agent,
 				 int64_t offset_ns);
 
 /* How often the energy sources must be sampled so that no counter can
- * wrap twice unseen: the main interval, or shorter when a counter needs
- * it (then call ceems_agent_open_sample_sources on a timer of that period). */
+ * wrap twice unseen between ticks of PERIOD_NS: PERIOD_NS, or shorter
+ * when a counter needs it (then call ceems_agent_open_sample_sources on
+ * a timer of that period). */
+uint64_t ceems_agent_open_source_interval_within_ns(const struct ceems_agent *agent,
+						    uint64_t period_ns);
+/* The same for ticks of the main interval. */
 uint64_t ceems_agent_open_source_interval_ns(const struct ceems_agent *agent);
 void ceems_agent_open_sample_sources(struct ceems_agent *agent, uint64_t now_ns);
 
@@ -211,6 +215,14 @@ int ceems_agent_report(const struct ceems_agent *agent, uint32_t jobid,
 		       struct ceems_agent_job_report *out);
 
 size_t ceems_agent_njobs(const struct ceems_agent *agent);
+
+/* The tick the agent needs now, ns: idle_interval while it holds no job
+ * (none registered, none finishing) and every measured domain whose
+ * idle power it learns has learned it from quiet ticks (those come at
+ * the interval until then); else the interval.  Energy counters that
+ * could wrap within it are sampled on their own timer
+ * (ceems_agent_open_source_interval_ns). */
+uint64_t ceems_agent_tick_period_ns(const struct ceems_agent *agent);
 
 /* The last tick's split, for checks and logs. */
 const struct ceems_ledger_tick *

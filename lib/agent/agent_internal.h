@@ -247,6 +247,9 @@ struct ceems_agent {
 	struct ceems_ledger_job_tick *job_ticks;	/* max_jobs each */
 	struct ceems_ledger_job_share *shares;
 	struct ceems_ledger_tick last_tick;
+	/* Ticks ended since the agent opened: what the node measures is
+	 * known from the second (the first may only read baselines). */
+	uint64_t ticks_ended;
 	struct ceems_cgroup_stats scratch;
 
 	uint64_t last_tick_ns;

@@ -388,7 +388,14 @@ ceems_agent_open_close(struct ceems_agent *a)
 CEEMS_TICK_PATH uint64_t
 ceems_agent_open_source_interval_ns(const struct ceems_agent *a)
 {
-	uint64_t interval = a->config.interval_ns;
+	return ceems_agent_open_source_interval_within_ns(a, a->config.interval_ns);
+}
+
+CEEMS_TICK_PATH uint64_t
+ceems_agent_open_source_interval_within_ns(const struct ceems_agent *a,
+					   uint64_t period_ns)
+{
+	uint64_t interval = period_ns;
 
 	for (size_t s = 0; s < a->nsources; s++) {
 		uint64_t max = ceems_energy_source_max_sample_interval_ns(a->sources[s]);

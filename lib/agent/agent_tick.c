@@ -867,6 +867,7 @@ ceems_agent_tick_end(struct ceems_agent *a, uint64_t now_ns)
 	ceems_agent_recover_snapshot_node(a, now_ns);
 	ceems_agent_idle_store_save(a, now_ns, false);
 	a->last_tick_ns = now_ns;
+	a->ticks_ended++;
 	/* Once the tick is whole: an adopted job is charged from the next. */
 	ceems_agent_adopt_scan(a, now_ns);
 }

@@ -23,6 +23,9 @@ struct ceems_config {
 	uint64_t interval_ns;		/* main sampling tick */
 	uint64_t checkpoint_interval_ns;	/* state flushed to disk this often */
 	uint64_t usage_interval_ns;	/* full cgroup readings (memory, IO) */
+	/* The tick while no job is held and the idle power is known: an
+	 * idle node's agent wakes this often (no slower than interval). */
+	uint64_t idle_interval_ns;
 	uint32_t max_jobs;		/* bounded memory: registrations refused beyond */
 	bool series_all;		/* a time series for every job, not only
 					 * --ceems-series ones */

@@ -198,7 +198,8 @@ way_setup() {
 		# keeps its series every second: back to the defaults
 		ceems) export CEEMS_CLUSTER_PLUGIN=yes CEEMS_CLUSTER_CONF="usage_interval = 10s
 series_interval = 30s
-checkpoint_interval = 10s" ;;
+checkpoint_interval = 10s
+idle_interval = 10s" ;;
 		ceems1s) export CEEMS_CLUSTER_PLUGIN=yes ;;
 		none) ;;
 		*) die "unknown way $way (slurm, ceems, ceems1s, none)" ;;

@@ -308,6 +308,49 @@ _show_log() {
         { cat "$d/log" >&2; _fail "no log line for the fast timer"; }
 }
 
+@test "idle_interval: an agent holding no job ticks that often; a job brings the interval back at once, its end idle_interval" {
+    local d=$D/idle out t0 t1 pid
+    mkdir -p "$d"
+    sed -e "s|$D/run/|$d/|" -e "s|$D/state|$d/state|" -e "s|$D/spool|$d/spool|" \
+        "$D/ceems.conf" >"$d/ceems.conf"
+    printf 'idle_interval = 2s\nidle_power_package = 20W\nidle_power_dram = 2W\n' >>"$d/ceems.conf"
+    ( sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$d/pid" \
+        "$AGENT" -c "$d/ceems.conf" 2>"$d/log" >/dev/null ) 3>&- &
+    st() { "$AGENT" --socket "$d/agent.sock" --status 2>/dev/null; }
+    for _ in $(seq 100); do
+        [ "$(st | jq -r .tick_s)" = 2 ] && break
+        sleep 0.05
+    done
+    pid=$(cat "$d/pid")
+    out=$(st)
+    [ "$(echo "$out" | jq -r .tick_s)" = 2 ] || { kill "$pid"; cat "$d/log" >&2; _fail "idle, no job: $out"; }
+    t0=$(st | jq .ticks)
+    sleep 3
+    t1=$(st | jq .ticks)
+    echo "# idle: $((t1 - t0)) ticks in 3 s" >&3
+    [ $((t1 - t0)) -ge 1 ] && [ $((t1 - t0)) -le 2 ] || { kill "$pid"; _fail "idle ticks in 3 s: $t0 -> $t1"; }
+    # A job registers: the interval (100 ms) from then on.
+    out=$("$AGENT" --socket "$d/agent.sock" --timeout 3000 --call "$(_spec $((JOB + 7)) 0)") ||
+        { kill "$pid"; cat "$d/log" >&2; _fail "register: $out"; }
+    [ "$(st | jq -r .tick_s)" = 0.1 ] || { kill "$pid"; _fail "a job held: $(st)"; }
+    t0=$(st | jq .ticks)
+    sleep 1
+    t1=$(st | jq .ticks)
+    echo "# a job held: $((t1 - t0)) ticks in 1 s" >&3
+    [ $((t1 - t0)) -ge 5 ] || { kill "$pid"; _fail "ticks with a job in 1 s: $t0 -> $t1"; }
+    # Its end and its record written: idle_interval again.
+    "$AGENT" --socket "$d/agent.sock" --timeout 3000 --call "{\"op\":\"deregister\",\"jobid\":$((JOB + 7))}" >/dev/null &&
+        "$AGENT" --socket "$d/agent.sock" --timeout 3000 --call "{\"op\":\"release\",\"jobid\":$((JOB + 7))}" >/dev/null ||
+        { kill "$pid"; _fail "deregister or release"; }
+    for _ in $(seq 40); do
+        [ "$(st | jq -r .tick_s)" = 2 ] && break
+        sleep 0.05
+    done
+    out=$(st)
+    kill -TERM "$pid"
+    [ "$(echo "$out" | jq -r .tick_s)" = 2 ] || { cat "$d/log" >&2; _fail "after the job: $out"; }
+}
+
 @test "only root may register: another uid gets a clear refusal, logged" {
     run runuser -u nobody -- "$AGENT" --socket "$SOCK" --call "$(_spec "$JOB" 65534)"
     [ "$status" -eq 1 ] || _fail "register as nobody: exit $status: $output"

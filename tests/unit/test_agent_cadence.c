@@ -133,6 +133,76 @@ test_checkpoint_cadence(void)
 	ceems_agent_open_close(a);
 }
 
+/* The tick's period: idle_interval while no job is held and the idle
+ * power is known (configured, or learned from the quiet ticks, which
+ * come at the interval until then), the interval as soon as a job comes
+ * and until its record is written. */
+static void
+test_idle_tick_period(void)
+{
+	struct ceems_config c;
+	struct ceems_agent_job_spec spec;
+	struct ceems_agent_job_report r;
+	struct ceems_agent *a;
+	char err[256] = "";
+	uint64_t t = 700 * SEC;
+
+	base_config(&c);
+	c.interval_ns = SEC;
+	c.idle_interval_ns = 10 * SEC;
+	a = ceems_agent_open(&c, t, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	is_int(ceems_agent_tick_period_ns(a), SEC,
+	       "before its first ticks (what the node measures unknown): every interval");
+	for (int i = 1; i <= 2; i++) {
+		advance(0);
+		ceems_agent_tick(a, t + (uint64_t)i * SEC);
+	}
+	is_int(ceems_agent_tick_period_ns(a), 10 * SEC,
+	       "no job, idle power configured: a tick every idle_interval");
+	t += 2 * SEC;
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, t), 0, "job registers");
+	is_int(ceems_agent_tick_period_ns(a), SEC, "a job held: every interval");
+	advance(SEC);
+	ceems_agent_tick(a, t + SEC);
+	is_int(ceems_agent_deregister(a, 42, t + SEC, &r), 0, "the job leaves");
+	is_int(ceems_agent_tick_period_ns(a), SEC,
+	       "its record not written yet: still every interval");
+	ceems_agent_release(a, 42);
+	is_int(ceems_agent_tick_period_ns(a), 10 * SEC, "its record written: idle_interval again");
+	ceems_agent_open_close(a);
+
+	c.idle_interval_ns = SEC / 2;
+	a = ceems_agent_open(&c, t, err, sizeof(err));
+	ok(a != NULL && ceems_agent_tick_period_ns(a) == SEC,
+	   "an idle_interval under the interval: every interval");
+	ceems_agent_open_close(a);
+
+	/* The package's idle power to learn: quiet ticks at the interval
+	 * until the learner has its first value. */
+	base_config(&c);
+	c.interval_ns = SEC;
+	c.idle_interval_ns = 10 * SEC;
+	c.idle_power_package_w = -1;
+	a = ceems_agent_open(&c, t, err, sizeof(err));
+	if (!ok(a != NULL, "agent learning the idle power opens (%s)", err))
+		return;
+	for (int i = 1; i <= 2; i++) {
+		move(20, 20, 2, 0, 0);
+		ceems_agent_tick(a, t + (uint64_t)i * SEC);
+	}
+	is_int(ceems_agent_tick_period_ns(a), SEC, "learning: every interval");
+	for (int i = 3; i <= 8; i++) {
+		move(20, 20, 2, 0, 0);
+		ceems_agent_tick(a, t + (uint64_t)i * SEC);
+	}
+	is_int(ceems_agent_tick_period_ns(a), 10 * SEC,
+	       "learned from its quiet ticks: idle_interval");
+	ceems_agent_open_close(a);
+}
+
 int
 main(void)
 {
@@ -140,6 +210,7 @@ main(void)
 	make_trees();
 	test_idle_job_steps_not_read();
 	test_checkpoint_cadence();
+	test_idle_tick_period();
 	tmptree_remove(sys_root);
 	tmptree_remove(cg_root);
 	tmptree_remove(proc_root);

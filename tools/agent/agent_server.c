@@ -132,7 +132,8 @@ setup(struct server *s, const char *config_text)
 	r = agent_server_notes_take(s, ceems_clock_monotonic_ns());
 	if (r > 0)
 		ceems_info("%d job note%s taken", r, r == 1 ? "" : "s");
-	if (agent_server_timers_open_timer(s, &s->tick, W_TICK, s->config->interval_ns) < 0 ||
+	s->tick_period_ns = s->config->interval_ns;
+	if (agent_server_timers_open_timer(s, &s->tick, W_TICK, s->tick_period_ns) < 0 ||
 	    agent_server_timers_open_timer(s, &s->sample, W_SAMPLE, 0) < 0) {
 		ceems_error("cannot create the agent's timers: %s", strerror(errno));
 		return -1;

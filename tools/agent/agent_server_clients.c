@@ -142,6 +142,8 @@ agent_server_clients_on_client(struct server *s, struct client *c, uint32_t even
 			return;
 		}
 		agent_server_dispatch_handle_request(s, c, (size_t)n);
+		/* A job registered on an idle agent: back to the interval. */
+		agent_server_timers_update_tick_timer(s);
 		/* One request per connection for users other than root: a
 		 * connection cannot be kept by sending a byte now and then. */
 		if (c->used && c->uid != 0)

@@ -27,6 +27,7 @@ status_reply(struct server *s)
 		.uptime_ns = ceems_clock_monotonic_ns() - s->started_ns, .clients = s->nclients,
 		.requests = s->requests, .refusals = s->refusals,
 		.clients_refused = s->admit.refused_total,
+		.tick_period_ns = s->tick_period_ns,
 	};
 
 	return agent_status_reply(&in, s->outbuf, sizeof(s->outbuf));

@@ -52,6 +52,7 @@ struct server {
 	struct watch replay_child;	/* its pipe: end of file when it ends */
 	struct agent_replay *replay;	/* NULL: no database configured */
 	uint64_t sample_period_ns;	/* 0: no fast sampling */
+	uint64_t tick_period_ns;	/* the tick timer's (idle: longer) */
 	struct client clients[AGENT_MAX_CLIENTS];
 	unsigned nclients;
 	struct agent_admit admit;
@@ -79,6 +80,7 @@ int agent_server_timers_open_timer(struct server *s, struct watch *w, enum watch
 		      uint64_t period_ns);
 void agent_server_timers_drain_timer(int fd);
 void agent_server_timers_update_sample_timer(struct server *s);
+void agent_server_timers_update_tick_timer(struct server *s);
 void agent_server_timers_checkpoint(struct server *s, uint64_t now);
 
 /* agent_server_notes.c: when the job note folder is read. */

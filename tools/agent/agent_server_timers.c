@@ -83,9 +83,10 @@ agent_server_timers_drain_timer(int fd)
 void
 agent_server_timers_update_sample_timer(struct server *s)
 {
-	uint64_t want = ceems_agent_open_source_interval_ns(s->agent);
+	uint64_t want = ceems_agent_open_source_interval_within_ns(s->agent,
+								  s->tick_period_ns);
 
-	if (want == 0 || want >= s->config->interval_ns)
+	if (want == 0 || want >= s->tick_period_ns)
 		want = 0;
 	if (want == s->sample_period_ns)
 		return;
@@ -98,8 +99,31 @@ agent_server_timers_update_sample_timer(struct server *s)
 	if (want > 0)
 		ceems_info("energy counters sampled every %.3f s (faster than the "
 			   "%.3f s tick, so that none can wrap twice unseen)",
-			   (double)want / 1e9, (double)s->config->interval_ns / 1e9);
+			   (double)want / 1e9, (double)s->tick_period_ns / 1e9);
 	s->sample_period_ns = want;
+}
+
+/* The tick at the period the agent needs now (ceems_agent_tick_period_ns):
+ * longer while it holds no job, since a wake-up is most of what an idle
+ * node's agent costs; the interval again as soon as a job comes, the
+ * next tick an interval after it (the tick before is charged to the job
+ * only for the part of it the job was there). */
+void
+agent_server_timers_update_tick_timer(struct server *s)
+{
+	uint64_t want = ceems_agent_tick_period_ns(s->agent);
+
+	if (want == s->tick_period_ns)
+		return;
+	if (arm_timer(s->tick.fd, want) < 0) {
+		ceems_error("cannot set the tick to %.3f s: %s", (double)want / 1e9,
+			    strerror(errno));
+		return;
+	}
+	ceems_debug("tick every %.3f s (%s)", (double)want / 1e9,
+		    want > s->config->interval_ns ? "no job held" : "jobs held");
+	s->tick_period_ns = want;
+	agent_server_timers_update_sample_timer(s);
 }
 
 void
@@ -135,6 +159,7 @@ end_tick(struct server *s)
 	if (due)
 		agent_server_timers_checkpoint(s, now);
 	agent_server_timers_update_sample_timer(s);
+	agent_server_timers_update_tick_timer(s);
 }
 
 /* A tick reads every job's cgroup: with a thousand jobs, one block of it

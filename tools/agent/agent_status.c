@@ -86,6 +86,8 @@ agent_status_reply(const struct agent_status_in *in, char *buf, size_t size)
 	add_int(obj, "clients", in->clients);
 	json_object_object_add(obj, "interval_s",
 			       ceems_json_util_double((double)in->config->interval_ns / 1e9));
+	json_object_object_add(obj, "tick_s",
+			       ceems_json_util_double((double)in->tick_period_ns / 1e9));
 	json_object_object_add(obj, "source_interval_s",
 			       ceems_json_util_double((double)ceems_agent_open_source_interval_ns(in->agent) / 1e9));
 	add_int(obj, "ticks", (int64_t)tot->ticks);

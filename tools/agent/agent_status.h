@@ -38,6 +38,7 @@ struct agent_status_in {
 	uint64_t uptime_ns;
 	unsigned clients;
 	uint64_t requests, refusals, clients_refused;
+	uint64_t tick_period_ns;	/* the tick now: idle_interval or interval */
 };
 
 /* Add TICK, taken at NOW_NS, to TOT (once: a tick already added is not). */

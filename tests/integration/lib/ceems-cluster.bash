@@ -122,6 +122,9 @@ ceems_cluster_setup() {
 	cat >"$CEEMS_DIR/ceems.conf" <<EOF
 # ceems.conf of the end-to-end test: a simulated RAPL node.
 interval = ${CEEMS_CLUSTER_INTERVAL:-250ms}
+# the tests read the node's totals a tick after a job's end: an idle
+# agent ticks as often as a busy one here (agent.bats tests idle_interval)
+idle_interval = ${CEEMS_CLUSTER_INTERVAL:-250ms}
 usage_interval = 1s
 series_interval = 1s
 # the restart tests kill the agent a second or two after the work they
