@@ -133,6 +133,29 @@ int ceems_conf_load_text(struct ceems_config *config, const char *path,
 			   char *text, size_t text_size, char *err,
 			   size_t err_size);
 
+/* Slurm's node name in the paths of ceems.conf: several slurmd on one
+ * host (Slurm's multiple-slurmd mode, a test cluster) each need their own
+ * agent, so a path key may hold "%n", replaced by the node's name, as
+ * slurm.conf's SlurmdSpoolDir=/var/spool/slurmd/%n does.  A name goes
+ * into a path only if it is a plain word: 1 to CEEMS_NODE_NAME_MAX - 1
+ * bytes of [A-Za-z0-9._-], without "..", so that no name climbs out of
+ * the directory the admin chose. */
+#define CEEMS_NODE_NAME_MAX 64
+bool ceems_conf_node_name_ok(const char *name);
+
+/* IN with every "%n" replaced by NODE, into OUT (SIZE bytes); "%%" is a
+ * '%', any other '%' stays as it is.  NODE NULL: a "%n" is an error.
+ * Returns 0, or -1 after writing what is wrong into ERR (ERR_SIZE bytes):
+ * a bad node name, no node, a result longer than SIZE - 1. */
+int ceems_conf_expand_path(const char *in, const char *node, char *out,
+			   size_t size, char *err, size_t err_size);
+
+/* Expand every path key of CONFIG (ceems.conf's CEEMS_KEY_PATH keys) as
+ * ceems_conf_expand_path does.  Returns 0, or -1 after writing "KEY: what
+ * is wrong" into ERR; CONFIG is then unchanged. */
+int ceems_conf_expand_node(struct ceems_config *config, const char *node,
+			   char *err, size_t err_size);
+
 /* Parse "4096", "64K", "512M", "1G", "2T" (powers of 1024) into bytes.
  * Returns 0 or -1. */
 int ceems_conf_parse_bytes(const char *text, uint64_t *bytes);
