@@ -303,6 +303,7 @@ ceems_conf_expand_node(struct ceems_config *config, const char *node,
 			return -1;
 		}
 	}
+	snprintf(work.node, sizeof(work.node), "%s", node != NULL ? node : "");
 	*config = work;
 	return 0;
 }
