@@ -270,7 +270,7 @@ _slurm_harness_slurmd_ports() {
 }
 
 _slurm_harness_write_conf() {
-    local dir=$1 nodeline cgfs pernode_dir= pernode_file=
+    local dir=$1 nodeline cgfs pernode_dir='' pernode_file=''
     shift
     # Several slurmd on one host need their own spool, pid file and log:
     # slurmd expands %n (its node name) in these paths.
@@ -414,7 +414,7 @@ _slurm_harness_start_munge() {
 # cluster in DIR (created if missing).  On failure prints the log tails and
 # returns non-zero; call slurm_harness_stop DIR in any case.
 slurm_harness_start() {
-    local dir=${1:-} i state t0 ms deadline fg_slurmd= slurmd_alive node
+    local dir=${1:-} i state t0 ms deadline fg_slurmd='' slurmd_alive node
     if [ -z "$dir" ]; then
         _slurm_harness_err "usage: slurm_harness_start DIR [PLUGSTACK_LINE...]"
         return 2
@@ -548,6 +548,7 @@ _slurm_harness_slurmd_pids() {
 # process still inside them.  Deepest directories first.
 _slurm_harness_clean_cgroups() {
     local rc=0 top d f p pids i
+    # shellcheck disable=SC2046 # node names are words
     for top in $(_slurm_harness_cgroup_tops $(slurm_harness_nodes)); do
         [ -d "$top" ] || continue
         # thaw frozen job cgroups, or SIGKILL cannot take effect
