@@ -38,6 +38,16 @@ record_node() {
 	jq -r .job.node "$1"
 }
 
+# The record F was ended by its node's plugin (the extern step, through
+# that node's agent), not by an agent on its own (an adopted or reaped
+# job, which the plugin never reached).
+by_plugin() {
+	[ "$(jq -r .finalized_by "$1")" = extern ] || {
+		echo "$1 was ended by $(jq -r .finalized_by "$1"), not its node's extern step" >&2
+		return 1
+	}
+}
+
 @test "three slurmd, three agents: each answers on its own socket" {
 	local node pids=
 	[ "$(sinfo -h -N -o %N | sort | paste -sd' ' -)" = "$NODES" ]
@@ -73,6 +83,7 @@ record_node() {
 			echo "job $id's record in $node's spool names node $(record_node "$f")" >&2
 			return 1
 		}
+		by_plugin "$f"
 		jq -e '.measurements.ledger.package.joules > 0' "$f" >/dev/null || {
 			echo "job $id's record on $node has no package energy:" >&2
 			jq . "$f" >&2
@@ -104,6 +115,7 @@ record_node() {
 	esac
 	f=$(record_of "$id" "$where")
 	[ "$(record_node "$f")" = "$where" ]
+	by_plugin "$f"
 	for node in $NODES; do
 		for f in "$CEEMS_DIR/$node"/spool/*.json; do
 			[ -e "$f" ] || continue
