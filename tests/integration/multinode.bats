@@ -127,3 +127,16 @@ by_plugin() {
 		return 1
 	}
 }
+
+@test "every part found its node: no path of another name, no error in the slurmd logs" {
+	local entries
+	# A part that fell back to the host's name would have made
+	# CEEMS_DIR/HOST (its spool, its notes).
+	entries=$(cd "$CEEMS_DIR" && ls -d -- */ | tr -d / | sort | paste -sd' ' -)
+	[ "$entries" = "$NODES" ] || {
+		echo "CEEMS_DIR holds: $entries" >&2
+		return 1
+	}
+	# The epilog (SLURMD_NODENAME) and the steps reached their agents.
+	! grep -h 'ceems:.*\(not measured\|cannot\|no figures\)' "$SLURM_DIR"/log/slurmd-n*.log
+}
