@@ -102,8 +102,8 @@ _slurm_harness_check_nodes() {
     return 1
 }
 
-# _slurm_harness_node_file NODE KIND EXT: the per-node file of slurmd
-# (run/slurmd.pid with one node, run/slurmd-NODE.pid with several), as
+# _slurm_harness_node_file NODE DIR EXT: slurmd's per-node file in DIR
+# (DIR/slurmd.EXT with one node, DIR/slurmd-NODE.EXT with several), as
 # slurm.conf's %n names it.
 _slurm_harness_node_file() {
     if [ "$CEEMS_TEST_NODES" = 1 ]; then
@@ -113,8 +113,8 @@ _slurm_harness_node_file() {
     fi
 }
 
-# The cgroup trees Slurm creates for the nodes (NODES: names; default
-# every name a harness cluster may use, for the leftover check).
+# _slurm_harness_cgroup_tops NODE...: the cgroup trees Slurm creates for
+# these nodes, one a line (whether they exist or not).
 _slurm_harness_cgroup_tops() {
     local n
     for n in "$@"; do
@@ -536,20 +536,27 @@ slurm_harness_start() {
     echo "slurm_harness: cluster up in $dir ($(_slurm_harness_cgroup_fs), ports $CEEMS_TEST_SLURMCTLD_PORT/$CEEMS_TEST_SLURMD_PORT)"
 }
 
-# The pids of the cluster's running slurmd (from their pid files), one a line.
+# The pids of the cluster's running slurmd in DIR (from their pid files:
+# run/slurmd.pid, run/slurmd-NODE.pid), one a line.
 _slurm_harness_slurmd_pids() {
-    local n
-    for n in $(slurm_harness_nodes); do
-        _slurm_harness_pidfile "$(_slurm_harness_node_file "$n" "$1/run" pid)" slurmd
+    local f
+    for f in "$1"/run/slurmd.pid "$1"/run/slurmd-*.pid; do
+        _slurm_harness_pidfile "$f" slurmd
     done
 }
 
-# Remove the cgroup trees Slurm created for the cluster's nodes, killing any
-# process still inside them.  Deepest directories first.
+# The node names of the cluster in DIR, from its slurm.conf: stopping a
+# cluster does not depend on CEEMS_TEST_NODES being what it was at start.
+_slurm_harness_conf_nodes() {
+    sed -n 's/^NodeName=\([^ ]*\) .*/\1/p' "$1/slurm.conf" 2>/dev/null
+}
+
+# Remove the cgroup trees Slurm created for the nodes of the cluster in
+# DIR, killing any process still inside them.  Deepest directories first.
 _slurm_harness_clean_cgroups() {
     local rc=0 top d f p pids i
     # shellcheck disable=SC2046 # node names are words
-    for top in $(_slurm_harness_cgroup_tops $(slurm_harness_nodes)); do
+    for top in $(_slurm_harness_cgroup_tops $(_slurm_harness_conf_nodes "$1")); do
         [ -d "$top" ] || continue
         # thaw frozen job cgroups, or SIGKILL cannot take effect
         find "$top" -name freezer.state 2>/dev/null | while IFS= read -r f; do
@@ -641,7 +648,7 @@ slurm_harness_stop() {
         fi
     fi
 
-    _slurm_harness_clean_cgroups || rc=1
+    _slurm_harness_clean_cgroups "$dir" || rc=1
 
     pids=$(_slurm_harness_pidfile "$dir/munge/munged.pid" munged
            _slurm_harness_find_procs "$dir/munge/" munged)
