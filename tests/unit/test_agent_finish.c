@@ -285,6 +285,35 @@ test_reply_lost(void)
 	empty_spool();
 }
 
+/* An agent of one of several slurmd on a host (ceems-agent --node n2)
+ * names its node in a record it writes alone, not the host. */
+static void
+test_reply_lost_node(void)
+{
+	static struct ceems_agent_job_report report;
+	static struct ceems_job_record rec;
+	struct ceems_agent_job_spec spec;
+	struct ceems_config c;
+	struct ceems_agent *a;
+	char err[256] = "";
+
+	base_config(&c);
+	if (!is_int(ceems_conf_expand_node(&c, "n2", err, sizeof(err)), 0,
+		    "the configuration takes node n2"))
+		return;
+	a = ceems_agent_open(&c, 30 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, 30 * SEC), 0, "job 42 registers");
+	is_int(ceems_agent_deregister(a, 42, 31 * SEC, &report), 0, "job 42 deregisters");
+	is_int(ceems_agent_reply_lost(a, 42), 0, "its reply is lost");
+	if (is_int((int)spooled(&rec), 1, "the record is spooled at once"))
+		is_str(rec.meta.node, "n2", "the agent's node, not the host's name");
+	ceems_agent_open_close(a);
+	empty_spool();
+}
+
 /* Slurm's start time and cluster, sent by the plugin's second register
  * once slurmctld told it (plugins/job_start.c): a record the agent
  * writes has them, the database key of the plugin's records of the job,
@@ -892,6 +921,7 @@ main(void)
 	test_release();
 	test_no_release();
 	test_reply_lost();
+	test_reply_lost_node();
 	test_finishing_survives_restart();
 	test_slurm_identity();
 	test_one_call_end();
