@@ -10,6 +10,7 @@
 #include <slurm/spank.h>
 
 #include "base/log.h"
+#include "base/node_name.h"
 #include "plugin.h"
 #include "summary/summary.h"
 
@@ -59,6 +60,23 @@ ceems_common_step_name(uint32_t stepid, char *buf, size_t size)
 		snprintf(buf, size, "%u", stepid);
 		return buf;
 	}
+}
+
+int
+ceems_common_expand_config(struct ceems_config *config, const char *node)
+{
+	char err[512];
+
+	if (ceems_conf_expand_node(config, node, err, sizeof(err)) == 0)
+		return 0;
+	ceems_error("%s; jobs on this node are not measured", err);
+	return -1;
+}
+
+const char *
+ceems_common_host_node(char *buf, size_t size)
+{
+	return ceems_node_name_of_host(buf, size) == 0 ? buf : NULL;
 }
 
 void

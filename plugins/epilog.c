@@ -11,6 +11,8 @@
  * after the job), so slurmctld may be asked here. */
 #include "config.h"
 
+#include <stdlib.h>
+
 #include <slurm/spank.h>
 
 #include "client/agent_proto.h"
@@ -26,11 +28,21 @@ ceems_epilog_job(spank_t sp, const struct ceems_plugin_args *args)
 	static struct ceems_agent_job_report report;
 	struct ceems_config config;
 	struct ceems_job_meta meta;
+	char node_buf[CEEMS_NODE_NAME_MAX];
+	const char *node;
 	uint32_t jobid;
 
 	if (spank_get_item(sp, S_JOB_ID, &jobid) != ESPANK_SUCCESS)
 		return -1;
 	ceems_common_load_config(args->config_path, &config);
+	/* slurmd sets SLURMD_NODENAME in the epilog's own environment
+	 * (this process's, not a job's): the node of several on a host
+	 * whose epilog this is. */
+	node = getenv("SLURMD_NODENAME");
+	if (node == NULL || !ceems_conf_node_name_ok(node))
+		node = ceems_common_host_node(node_buf, sizeof(node_buf));
+	if (ceems_common_expand_config(&config, node) < 0)
+		return 0;
 	/* slurmctld has decided the job's state and exit code by now: they
 	 * complete the extern step's record, or make the record of a job
 	 * whose steps died without ending it. */

@@ -30,6 +30,16 @@ int ceems_common_parse_args(int ac, char **av, struct ceems_plugin_args *args);
  * means defaults, anything else wrong is logged and defaults are used. */
 void ceems_common_load_config(const char *path, struct ceems_config *config);
 
+/* Replace %n in CONFIG's paths by NODE, this node's Slurm name
+ * (base/conf.h); NULL when it is not known.  Returns 0, or -1 after
+ * logging why (the paths then keep their %n: no agent answers there, so
+ * nothing on this node is measured). */
+int ceems_common_expand_config(struct ceems_config *config, const char *node);
+
+/* This node's Slurm name when nothing more precise says it: the host's
+ * short name (base/node_name.h), NULL when it cannot go into a path. */
+const char *ceems_common_host_node(char *buf, size_t size);
+
 /* Route libceems log lines to Slurm's logs. */
 void ceems_common_log_to_slurm(void);
 

@@ -42,6 +42,7 @@
 #include "cgroup/cgroup_path.h"
 #include "base/conf.h"
 #include "base/fileio.h"
+#include "base/node_name.h"
 #include "model/job.h"
 #include "client/jobside.h"
 #include "base/log.h"
@@ -63,6 +64,7 @@ static struct {
 	struct ceems_plugin_args args;
 	struct ceems_config config;
 	bool cgroup_found;
+	bool node_known;		/* config's %n expanded (node_config) */
 	struct ceems_cgroup_job cgroup;
 	bool step_started;
 	bool have_meta;			/* extern step: META taken at start */
@@ -96,6 +98,31 @@ ceems_remote_init(spank_t sp, const struct ceems_plugin_args *args)
 	return 0;
 }
 
+/* This node's name into the config's paths, once: the node whose slurmd
+ * made the job's cgroup (slurm_NODE: the node of the slurmd that started
+ * this slurmstepd, which may be one of several on the host), else the
+ * host's.  Not from the job's environment: its user controls that. */
+static void
+node_config(void)
+{
+	char node[CEEMS_NODE_NAME_MAX];
+	const char *name = NULL;
+
+	if (step.node_known)
+		return;
+	step.node_known = true;
+	for (int c = 0; step.cgroup_found && name == NULL && c <= CEEMS_CG_NCONTROLLERS; c++) {
+		const char *path = c < CEEMS_CG_NCONTROLLERS ? step.cgroup.v1[c] :
+				   step.cgroup.unified;
+
+		if (ceems_node_name_from_cgroup(path, node, sizeof(node)) == 0)
+			name = node;
+	}
+	if (name == NULL)
+		name = ceems_common_host_node(node, sizeof(node));
+	(void)ceems_common_expand_config(&step.config, name);
+}
+
 /* Find the job's cgroup from the cgroup membership of PID, register the
  * job (harmless when an earlier step did) and start this step's
  * accounting: lib/client/jobside.c, which tests/bench/bench_plugin times. */
@@ -113,6 +140,7 @@ start_accounting(spank_t sp, pid_t pid)
 		return -1;
 	}
 	step.cgroup_found = true;
+	node_config();
 	memset(&spec, 0, sizeof(spec));
 	spec.jobid = step.jobid;
 	spec.uid = step.uid;
@@ -285,6 +313,7 @@ ceems_remote_task_exit(spank_t sp)
 	 * their figures from its return on. */
 	if (!step.step_started && !step.cgroup_found)
 		return 0;
+	node_config();
 	step.step_started = false;
 	/* The step's status goes with it: the agent settles the job's
 	 * exit code and state from it (slurmctld is asked at the start). */
@@ -332,6 +361,7 @@ ceems_remote_exit(spank_t sp)
 	(void)ceems_job_start_fill(&meta);
 	ceems_slurm_job_node(sp, &meta);
 	meta.end_time = (int64_t)time(NULL);
+	node_config();
 	if (ceems_finish_end_job(&step.config, &meta, "extern", AGENT_TIMEOUT_MS,
 				 &report) == 0) {
 		ceems_agent_series_free(report.series);

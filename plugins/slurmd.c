@@ -33,7 +33,9 @@
 #include "client/agent_launch.h"
 #include "client/agent_client.h"
 #include "client/agent_proto.h"
+#include "base/fileio.h"
 #include "base/log.h"
+#include "base/node_name.h"
 #include "plugin.h"
 
 /* How long slurmd's start waits for the adopted agent's status. */
@@ -88,15 +90,48 @@ adopt(const char *pid_path, const char *socket_path)
 			   (int)sv, (int)agent, socket_path, strerror(-n));
 }
 
+/* This slurmd's node name: its -N NAME, which each of several slurmd
+ * on one host has (slurmd -N n1), else the host's short name, whose
+ * NodeName slurmd takes without -N.  NULL when neither can go into a
+ * path. */
+static const char *
+slurmd_node(char *buf, size_t size)
+{
+	char cmdline[4096];
+	ssize_t n;
+
+	n = ceems_fileio_read_text_file("/proc/self/cmdline", cmdline,
+					sizeof(cmdline));
+	if (n > 0 &&
+	    ceems_node_name_from_slurmd_cmdline(cmdline, (size_t)n, buf, size) == 0)
+		return buf;
+	return ceems_common_host_node(buf, size);
+}
+
+/* The agent's log, with its %n (one log per node of a host). */
+static int
+agent_log_path(const char *log, const char *node, char *out, size_t size)
+{
+	char err[512];
+
+	if (ceems_conf_expand_path(log, node, out, size, err, sizeof(err)) == 0)
+		return 0;
+	ceems_error("agent_log: %s; jobs on this node are not measured", err);
+	return -1;
+}
+
 int
 ceems_slurmd_init(spank_t sp, const struct ceems_plugin_args *args)
 {
+	static char node_buf[CEEMS_NODE_NAME_MAX], log[PATH_MAX];
+	const char *node = slurmd_node(node_buf, sizeof(node_buf));
 	static struct ceems_config config;
 	struct ceems_launch_spec spec = {
 		.agent = args->agent_path,
 		.config = args->config_path,
-		.log = args->agent_log,
+		.log = log,
 		.interval = args->interval[0] != '\0' ? args->interval : NULL,
+		.node = node,
 	};
 	char pid_path[PATH_MAX];
 	pid_t sv;
@@ -104,6 +139,9 @@ ceems_slurmd_init(spank_t sp, const struct ceems_plugin_args *args)
 
 	(void)sp;
 	ceems_common_load_config(args->config_path, &config);
+	if (ceems_common_expand_config(&config, node) < 0 ||
+	    agent_log_path(args->agent_log, node, log, sizeof(log)) < 0)
+		return -1;
 	if (ceems_agent_launch_pid_path(config.state_dir, pid_path, sizeof(pid_path)) < 0) {
 		ceems_error("state_dir %s is too long; jobs on this node are not measured",
 			    config.state_dir);
@@ -127,7 +165,7 @@ ceems_slurmd_init(spank_t sp, const struct ceems_plugin_args *args)
 		(void)close(fd);
 		return -1;
 	}
-	check_log(args->agent_log);
+	check_log(log);
 	sv = ceems_agent_launch(&spec, fd);
 	(void)close(fd);
 	if (sv < 0) {
@@ -135,10 +173,11 @@ ceems_slurmd_init(spank_t sp, const struct ceems_plugin_args *args)
 			    args->agent_path, strerror(-sv));
 		return -1;
 	}
-	ceems_info("node agent supervisor %s started, pid %d: %s -c %s%s%s, log %s",
+	ceems_info("node agent supervisor %s started, pid %d: %s -c %s%s%s%s%s, log %s",
 		   CEEMS_SUPERVISOR_NAME, (int)sv, args->agent_path,
 		   args->config_path, spec.interval != NULL ? " --interval " : "",
-		   spec.interval != NULL ? spec.interval : "", args->agent_log);
+		   spec.interval != NULL ? spec.interval : "",
+		   node != NULL ? " --node " : "", node != NULL ? node : "", log);
 	return 0;
 }
 

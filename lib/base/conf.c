@@ -206,3 +206,104 @@ ceems_conf_load(struct ceems_config *config, const char *path, char *err,
 	free(text);
 	return ret;
 }
+
+bool
+ceems_conf_node_name_ok(const char *name)
+{
+	size_t n = strnlen(name, CEEMS_NODE_NAME_MAX);
+
+	if (n == 0 || n >= CEEMS_NODE_NAME_MAX || strstr(name, "..") != NULL)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (!isalnum(c) && c != '.' && c != '_' && c != '-')
+			return false;
+	}
+	return true;
+}
+
+/* Append LEN bytes of TEXT at *AT of OUT (SIZE bytes).  0, or -1 when
+ * they do not fit with the terminating NUL. */
+static int
+append(char *out, size_t size, size_t *at, const char *text, size_t len)
+{
+	if (len >= size - *at)
+		return -1;
+	memcpy(out + *at, text, len);
+	*at += len;
+	out[*at] = '\0';
+	return 0;
+}
+
+int
+ceems_conf_expand_path(const char *in, const char *node, char *out,
+		       size_t size, char *err, size_t err_size)
+{
+	size_t at = 0;
+
+	if (size == 0)
+		return -1;
+	out[0] = '\0';
+	if (node != NULL && !ceems_conf_node_name_ok(node)) {
+		snprintf(err, err_size, "node name '%.*s' cannot go into a path "
+			 "(1 to %d bytes of letters, digits, '.', '_', '-', "
+			 "no \"..\")", CEEMS_NODE_NAME_MAX, node,
+			 CEEMS_NODE_NAME_MAX - 1);
+		return -1;
+	}
+	for (const char *p = in; *p != '\0'; p++) {
+		int r;
+
+		if (p[0] == '%' && p[1] == 'n') {
+			if (node == NULL) {
+				snprintf(err, err_size, "%s holds %%n, but the "
+					 "node's name is not known here", in);
+				return -1;
+			}
+			r = append(out, size, &at, node, strlen(node));
+			p++;
+		} else if (p[0] == '%' && p[1] == '%') {
+			r = append(out, size, &at, "%", 1);
+			p++;
+		} else {
+			r = append(out, size, &at, p, 1);
+		}
+		if (r < 0) {
+			snprintf(err, err_size, "%s with node %s is longer than "
+				 "%zu bytes", in, node != NULL ? node : "?",
+				 size - 1);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
+ceems_conf_expand_node(struct ceems_config *config, const char *node,
+		       char *err, size_t err_size)
+{
+	struct ceems_config work = *config;
+	const struct ceems_key *keys;
+	char problem[CEEMS_CONFIG_PATH_MAX + 160];
+	size_t n;
+
+	keys = ceems_conf_keys(&n);
+	for (size_t i = 0; i < n; i++) {
+		const struct ceems_key *k = &keys[i];
+		char *field = (char *)&work + k->offset;
+
+		if (k->type != CEEMS_KEY_PATH || (k->surfaces & CEEMS_KEY_IN_CONF) == 0)
+			continue;
+		/* The original is kept: the field is also the output. */
+		if (ceems_conf_expand_path((const char *)config + k->offset, node,
+					   field, k->size, problem,
+					   sizeof(problem)) < 0) {
+			snprintf(err, err_size, "%s: %s", k->name, problem);
+			return -1;
+		}
+	}
+	snprintf(work.node, sizeof(work.node), "%s", node != NULL ? node : "");
+	*config = work;
+	return 0;
+}

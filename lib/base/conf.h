@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 #define CEEMS_CONFIG_PATH_MAX 256
+/* The longest node name that goes into a path, plus its NUL. */
+#define CEEMS_NODE_NAME_MAX 64
 /* The longest value of a string key (database, sacct_database): 512 bytes. */
 #define CEEMS_CONFIG_STRING_MAX 513
 #define CEEMS_DEFAULT_CONFIG_PATH "/etc/ceems/ceems.conf"
@@ -111,6 +113,11 @@ struct ceems_config {
 					 * only --ceems-perf ones */
 	uint32_t perf_max_fds;		/* descriptor budget of all jobs */
 	bool perf_adopt;		/* make a v1 job's perf_event cgroup */
+
+	/* The Slurm node whose name the paths' %n took
+	 * (ceems_conf_expand_node), "" none: the agent's --node, which its
+	 * replay process is given too. */
+	char node[CEEMS_NODE_NAME_MAX];
 };
 
 /* Fill CONFIG with the documented defaults. */
@@ -135,6 +142,29 @@ int ceems_conf_load(struct ceems_config *config, const char *path,
 int ceems_conf_load_text(struct ceems_config *config, const char *path,
 			   char *text, size_t text_size, char *err,
 			   size_t err_size);
+
+/* Slurm's node name in the paths of ceems.conf: several slurmd on one
+ * host (Slurm's multiple-slurmd mode, a test cluster) each need their own
+ * agent, so a path key may hold "%n", replaced by the node's name, as
+ * slurm.conf's SlurmdSpoolDir=/var/spool/slurmd/%n does.  A name goes
+ * into a path only if it is a plain word: 1 to CEEMS_NODE_NAME_MAX - 1
+ * bytes of [A-Za-z0-9._-], without "..", so that no name climbs out of
+ * the directory the admin chose. */
+bool ceems_conf_node_name_ok(const char *name);
+
+/* IN with every "%n" replaced by NODE, into OUT (SIZE bytes); "%%" is a
+ * '%', any other '%' stays as it is.  NODE NULL: a "%n" is an error.
+ * Returns 0, or -1 after writing what is wrong into ERR (ERR_SIZE bytes):
+ * a bad node name, no node, a result longer than SIZE - 1. */
+int ceems_conf_expand_path(const char *in, const char *node, char *out,
+			   size_t size, char *err, size_t err_size);
+
+/* Expand every path key of CONFIG (ceems.conf's CEEMS_KEY_PATH keys) as
+ * ceems_conf_expand_path does, and keep NODE in CONFIG->node.  Returns
+ * 0, or -1 after writing "KEY: what is wrong" into ERR; CONFIG is then
+ * unchanged. */
+int ceems_conf_expand_node(struct ceems_config *config, const char *node,
+			   char *err, size_t err_size);
 
 /* Parse "4096", "64K", "512M", "1G", "2T" (powers of 1024) into bytes.
  * Returns 0 or -1. */

@@ -38,8 +38,9 @@
 #include <unistd.h>
 
 #include "client/agent_launch.h"
-#include "base/fileio.h"
 #include "base/clock.h"
+#include "base/conf.h"
+#include "base/fileio.h"
 #include "base/spawn.h"
 
 /* How long the caller waits for the supervisor's exec (or its failure). */
@@ -220,10 +221,11 @@ ceems_agent_launch_lock_probe(const char *path, pid_t *supervisor, pid_t *agent)
 
 /* Everything the child needs, prepared before the fork. */
 struct launch_plan {
-	char *argv[14];
+	char *argv[16];
 	char *envp[2];
 	char env_path[sizeof(LAUNCH_ENV_PATH)];
 	char agent[PATH_MAX], config[PATH_MAX], log[PATH_MAX], interval[32];
+	char node[CEEMS_NODE_NAME_MAX];
 	char lock_fd[4];
 	int null_fd, log_fd, lock, report;
 };
@@ -341,7 +343,8 @@ plan_argv(struct launch_plan *p, const struct ceems_launch_spec *spec)
 {
 	static char opt_supervise[] = "--supervise", opt_agent[] = "--agent",
 		    opt_config[] = "-c", opt_interval[] = "--interval",
-		    opt_log[] = "--log", opt_lock[] = "--lock-fd";
+		    opt_log[] = "--log", opt_lock[] = "--lock-fd",
+		    opt_node[] = "--node";
 	int i = 0;
 
 	if (spec->agent[0] != '/' || spec->config[0] != '/' ||
@@ -351,7 +354,9 @@ plan_argv(struct launch_plan *p, const struct ceems_launch_spec *spec)
 	    copy_arg(p->config, sizeof(p->config), spec->config) < 0 ||
 	    copy_arg(p->log, sizeof(p->log), spec->log) < 0 ||
 	    (spec->interval != NULL &&
-	     copy_arg(p->interval, sizeof(p->interval), spec->interval) < 0))
+	     copy_arg(p->interval, sizeof(p->interval), spec->interval) < 0) ||
+	    (spec->node != NULL &&
+	     copy_arg(p->node, sizeof(p->node), spec->node) < 0))
 		return -ENAMETOOLONG;
 	memcpy(p->env_path, LAUNCH_ENV_PATH, sizeof(LAUNCH_ENV_PATH));
 	snprintf(p->lock_fd, sizeof(p->lock_fd), "%d", LAUNCH_LOCK_FD);
@@ -364,6 +369,10 @@ plan_argv(struct launch_plan *p, const struct ceems_launch_spec *spec)
 	if (spec->interval != NULL) {
 		p->argv[i++] = opt_interval;
 		p->argv[i++] = p->interval;
+	}
+	if (spec->node != NULL) {
+		p->argv[i++] = opt_node;
+		p->argv[i++] = p->node;
 	}
 	p->argv[i++] = opt_log;
 	p->argv[i++] = p->log;

@@ -52,13 +52,15 @@ void ceems_agent_launch_pid_parse(const char *buf, size_t len, pid_t *supervisor
 int ceems_agent_launch_lock_probe(const char *path, pid_t *supervisor, pid_t *agent);
 
 /* What to start: AGENT --supervise --agent AGENT -c CONFIG [--interval
- * INTERVAL] --log LOG --lock-fd 3.  Paths absolute, INTERVAL NULL to keep
- * the configuration's. */
+ * INTERVAL] [--node NODE] --log LOG --lock-fd 3.  Paths absolute,
+ * INTERVAL NULL to keep the configuration's, NODE (the Slurm node whose
+ * name the configuration's %n takes) NULL for none. */
 struct ceems_launch_spec {
 	const char *agent;
 	const char *config;
 	const char *log;
 	const char *interval;
+	const char *node;
 };
 
 /* Start the supervisor, which holds the lock of LOCK_FD (taken by the

@@ -16,7 +16,15 @@
 #
 # Environment:
 #   CEEMS_TEST_SLURMCTLD_PORT   slurmctld port (default 16817)
-#   CEEMS_TEST_SLURMD_PORT      slurmd port (default 16818)
+#   CEEMS_TEST_SLURMD_PORT      slurmd port (default 16818); with several
+#                               nodes, node i (from 1) listens on this + i - 1
+#   CEEMS_TEST_NODES            how many Slurm nodes (default 1: the node
+#                               "localhost"); more than 1: nodes n1..nN, each
+#                               its own slurmd (slurmd -N nI: Debian's slurmd
+#                               is built for multiple slurmd per host) with
+#                               its own port, spool (spool/d/nI), pid file
+#                               (run/slurmd-nI.pid) and log
+#                               (log/slurmd-nI.log); at most 8
 #   CEEMS_TEST_SRUN_PORT_RANGE  SrunPortRange (default 16830-16899)
 #   CEEMS_TEST_SLURM_CONF_EXTRA extra lines appended to slurm.conf (optional)
 #   CEEMS_TEST_JOBACCT_GATHER   JobAcctGatherType (default jobacct_gather/cgroup;
@@ -36,10 +44,12 @@
 #   log/    slurmctld.log slurmd.log (slurmstepd logs to slurmd.log)
 #   run/    slurmctld.pid slurmd.pid
 #   spool/ctld spool/d
+#   (several nodes: log/slurmd-nI.log, run/slurmd-nI.pid, spool/d/nI)
 #   out/    (1777) for job output, writable by jobs of unprivileged users
 #
 # Only one cluster per machine at a time: the ports are fixed and the
-# cgroups Slurm creates are named after the node (slurm_localhost).
+# cgroups Slurm creates are named after the node (slurm_localhost, or
+# slurm_n1... with several nodes).
 # All functions are safe under `set -eu`: they report failures on stderr,
 # naming what failed, and return non-zero instead of exiting.
 
@@ -49,16 +59,70 @@
 : "${CEEMS_TEST_SLURM_TIMEOUT:=30}"
 : "${CEEMS_TEST_JOBACCT_GATHER:=jobacct_gather/cgroup}"
 : "${CEEMS_TEST_JOBACCT_FREQ:=task=5}"
+: "${CEEMS_TEST_NODES:=1}"
 
 _slurm_harness_err() {
     echo "slurm_harness: $*" >&2
 }
 
-# The cgroup mount point and the names Slurm (Debian build, MULTIPLE_SLURMD)
-# gives its cgroups for NodeName=localhost.
+# The cgroup mount point.  Slurm (Debian build, MULTIPLE_SLURMD) names its
+# cgroups after the node: slurm_NODE in v1, system.slice/NODE_slurmstepd.scope
+# in v2 (_slurm_harness_cgroup_tops).
 _SLURM_HARNESS_CGROOT=/sys/fs/cgroup
-_SLURM_HARNESS_V1_PREFIX=slurm_localhost
-_SLURM_HARNESS_V2_SCOPE=system.slice/localhost_slurmstepd.scope
+
+# slurm_harness_nodes: the cluster's node names, one a line: localhost
+# alone (CEEMS_TEST_NODES=1), else n1..nN.
+slurm_harness_nodes() {
+    local i
+    if [ "$CEEMS_TEST_NODES" = 1 ]; then
+        echo localhost
+        return 0
+    fi
+    for i in $(seq 1 "$CEEMS_TEST_NODES"); do
+        echo "n$i"
+    done
+}
+
+# slurm_harness_nodelist: the same as one Slurm host list (localhost, n[1-3]).
+slurm_harness_nodelist() {
+    if [ "$CEEMS_TEST_NODES" = 1 ]; then
+        echo localhost
+    else
+        echo "n[1-$CEEMS_TEST_NODES]"
+    fi
+}
+
+# The node count must be a small number: each node takes a port above
+# CEEMS_TEST_SLURMD_PORT, below SrunPortRange.
+_slurm_harness_check_nodes() {
+    case $CEEMS_TEST_NODES in
+        [1-8]) return 0 ;;
+    esac
+    _slurm_harness_err "CEEMS_TEST_NODES=$CEEMS_TEST_NODES: give a count from 1 to 8"
+    return 1
+}
+
+# _slurm_harness_node_file NODE DIR EXT: slurmd's per-node file in DIR
+# (DIR/slurmd.EXT with one node, DIR/slurmd-NODE.EXT with several), as
+# slurm.conf's %n names it.
+_slurm_harness_node_file() {
+    if [ "$CEEMS_TEST_NODES" = 1 ]; then
+        echo "$2/slurmd.$3"
+    else
+        echo "$2/slurmd-$1.$3"
+    fi
+}
+
+# _slurm_harness_cgroup_tops NODE...: the cgroup trees Slurm creates for
+# these nodes, one a line (whether they exist or not).
+_slurm_harness_cgroup_tops() {
+    local n
+    for n in "$@"; do
+        echo "$_SLURM_HARNESS_CGROOT"/*/"slurm_$n"
+        echo "$_SLURM_HARNESS_CGROOT/slurm_$n"
+        echo "$_SLURM_HARNESS_CGROOT/system.slice/${n}_slurmstepd.scope"
+    done | tr ' ' '\n'
+}
 
 # Prints cgroup2 when /sys/fs/cgroup is the unified hierarchy (cgroup v2
 # only), anything else (tmpfs: v1 or hybrid) otherwise.
@@ -79,7 +143,7 @@ slurm_harness_mktemp() {
 
 _slurm_harness_log_tails() {
     local dir=$1 f
-    for f in "$dir/munge/munged.log" "$dir/log/slurmctld.log" "$dir/log/slurmd.log"; do
+    for f in "$dir/munge/munged.log" "$dir/log/slurmctld.log" "$dir"/log/slurmd*.log; do
         [ -f "$f" ] || continue
         echo "slurm_harness: ---- tail of $f ----" >&2
         tail -n 25 "$f" >&2 || true
@@ -184,9 +248,36 @@ _slurm_harness_port_listening() {
     [ -n "$out" ]
 }
 
+# _slurm_harness_node_lines HARDWARE: slurm.conf's NodeName lines.  One
+# node: localhost on SlurmdPort.  Several: nI, all on this host
+# (NodeHostname=localhost), each on its own port, which its slurmd -N nI
+# takes from this line.
+_slurm_harness_node_lines() {
+    local hw=$1 i=0 n gres=${CEEMS_TEST_SLURM_NODE_GRES:+ Gres=$CEEMS_TEST_SLURM_NODE_GRES}
+    if [ "$CEEMS_TEST_NODES" = 1 ]; then
+        echo "NodeName=localhost NodeAddr=127.0.0.1 $hw$gres State=UNKNOWN"
+        return 0
+    fi
+    for n in $(slurm_harness_nodes); do
+        echo "NodeName=$n NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((CEEMS_TEST_SLURMD_PORT + i)) $hw$gres State=UNKNOWN"
+        i=$((i + 1))
+    done
+}
+
+# The slurmd ports of the cluster, one a line.
+_slurm_harness_slurmd_ports() {
+    seq "$CEEMS_TEST_SLURMD_PORT" $((CEEMS_TEST_SLURMD_PORT + CEEMS_TEST_NODES - 1))
+}
+
 _slurm_harness_write_conf() {
-    local dir=$1 nodeline cgfs
+    local dir=$1 nodeline cgfs pernode_dir='' pernode_file=''
     shift
+    # Several slurmd on one host need their own spool, pid file and log:
+    # slurmd expands %n (its node name) in these paths.
+    if [ "$CEEMS_TEST_NODES" != 1 ]; then
+        pernode_dir=/%n
+        pernode_file=-%n
+    fi
 
     # The node's real hardware, so that slurmd registers without a mismatch.
     if ! nodeline=$(env -u SLURM_CONF slurmd -C 2>/dev/null | head -n 1) ||
@@ -210,11 +301,11 @@ AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket=$dir/munge/munge.sock
 StateSaveLocation=$dir/spool/ctld
-SlurmdSpoolDir=$dir/spool/d
+SlurmdSpoolDir=$dir/spool/d$pernode_dir
 SlurmctldPidFile=$dir/run/slurmctld.pid
-SlurmdPidFile=$dir/run/slurmd.pid
+SlurmdPidFile=$dir/run/slurmd$pernode_file.pid
 SlurmctldLogFile=$dir/log/slurmctld.log
-SlurmdLogFile=$dir/log/slurmd.log
+SlurmdLogFile=$dir/log/slurmd$pernode_file.log
 SlurmctldDebug=info
 SlurmdDebug=debug
 ProctrackType=proctrack/cgroup
@@ -245,8 +336,8 @@ SlurmctldTimeout=30
 SlurmdTimeout=60
 MessageTimeout=10
 TCPTimeout=5
-NodeName=localhost NodeAddr=127.0.0.1 $nodeline${CEEMS_TEST_SLURM_NODE_GRES:+ Gres=$CEEMS_TEST_SLURM_NODE_GRES} State=UNKNOWN
-PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+$(_slurm_harness_node_lines "$nodeline")
+PartitionName=debug Nodes=$(slurm_harness_nodelist) Default=YES MaxTime=INFINITE State=UP
 EOF
     if [ -n "${CEEMS_TEST_SLURM_NODE_GRES:-}" ]; then
         # "gpu:3,shard:4" -> GresTypes=gpu,shard
@@ -323,7 +414,7 @@ _slurm_harness_start_munge() {
 # cluster in DIR (created if missing).  On failure prints the log tails and
 # returns non-zero; call slurm_harness_stop DIR in any case.
 slurm_harness_start() {
-    local dir=${1:-} i state t0 ms deadline fg_slurmd= slurmd_alive
+    local dir=${1:-} i state t0 ms deadline fg_slurmd='' slurmd_alive node
     if [ -z "$dir" ]; then
         _slurm_harness_err "usage: slurm_harness_start DIR [PLUGSTACK_LINE...]"
         return 2
@@ -356,13 +447,16 @@ slurm_harness_start() {
         slurm_harness_leftovers >&2 || true
         return 1
     fi
-    for i in "$CEEMS_TEST_SLURMCTLD_PORT" "$CEEMS_TEST_SLURMD_PORT"; do
+    _slurm_harness_check_nodes || return 2
+    for i in "$CEEMS_TEST_SLURMCTLD_PORT" $(_slurm_harness_slurmd_ports); do
         if _slurm_harness_port_listening "$i"; then
             _slurm_harness_err "TCP port $i is already in use (set CEEMS_TEST_SLURMCTLD_PORT/CEEMS_TEST_SLURMD_PORT to free ports)"
             return 1
         fi
     done
-    if ! mkdir -p "$dir/log" "$dir/run" "$dir/spool/ctld" "$dir/spool/d" "$dir/out" ||
+    # shellcheck disable=SC2046
+    if ! mkdir -p "$dir/log" "$dir/run" "$dir/spool/ctld" "$dir/spool/d" "$dir/out" \
+            $(slurm_harness_nodes | sed "s|^|$dir/spool/d/|") ||
        ! chmod 0755 "$dir" || ! chmod 1777 "$dir/out"; then
         _slurm_harness_err "cannot create the directories under $dir"
         return 1
@@ -383,21 +477,25 @@ slurm_harness_start() {
         _slurm_harness_log_tails "$dir"
         return 1
     fi
-    if [ "${CEEMS_TEST_SLURMD_FOREGROUND:-}" = 1 ]; then
-        # 3>&-: bats waits for whatever holds its fd 3.
-        (cd / && exec slurmd -D -f "$dir/slurm.conf" -N localhost) \
-            </dev/null >"$dir/log/slurmd.start" 2>&1 3>&- &
-        fg_slurmd=$!
-    elif ! (cd / && slurmd -f "$dir/slurm.conf" -N localhost) >"$dir/log/slurmd.start" 2>&1; then
-        _slurm_harness_err "slurmd failed to start:"
-        cat "$dir/log/slurmd.start" >&2 || true
-        _slurm_harness_log_tails "$dir"
-        return 1
-    fi
+    for node in $(slurm_harness_nodes); do
+        if [ "${CEEMS_TEST_SLURMD_FOREGROUND:-}" = 1 ]; then
+            # 3>&-: bats waits for whatever holds its fd 3.
+            (cd / && exec slurmd -D -f "$dir/slurm.conf" -N "$node") \
+                </dev/null >"$(_slurm_harness_node_file "$node" "$dir/log" start)" 2>&1 3>&- &
+            fg_slurmd="$fg_slurmd $!"
+        elif ! (cd / && slurmd -f "$dir/slurm.conf" -N "$node") >"$(_slurm_harness_node_file "$node" "$dir/log" start)" 2>&1; then
+            _slurm_harness_err "slurmd -N $node failed to start:"
+            cat "$(_slurm_harness_node_file "$node" "$dir/log" start)" >&2 || true
+            _slurm_harness_log_tails "$dir"
+            return 1
+        fi
+    done
 
     deadline=$(( $(date +%s) + CEEMS_TEST_SLURM_TIMEOUT ))
     while :; do
-        state=$(timeout 5 sinfo -h -n localhost -o %t 2>/dev/null) || state=
+        # one line per node (-N): all of them idle
+        state=$(timeout 5 sinfo -h -N -n "$(slurm_harness_nodelist)" -o %t 2>/dev/null |
+            sort -u | paste -sd, -) || state=
         [ "$state" = idle ] && break
         if [ -z "$(_slurm_harness_pidfile "$dir/run/slurmctld.pid" slurmctld)" ]; then
             _slurm_harness_err "slurmctld is not running (died after start)"
@@ -407,18 +505,20 @@ slurm_harness_start() {
         # A foreground slurmd writes its pid file some time after it
         # starts: until then, the process launched is what to watch.
         if [ -n "${fg_slurmd:-}" ]; then
-            slurmd_alive=$(kill -0 "$fg_slurmd" 2>/dev/null && echo yes)
+            # shellcheck disable=SC2086
+            slurmd_alive=$(kill -0 $fg_slurmd 2>/dev/null && echo yes)
         else
-            slurmd_alive=$(_slurm_harness_pidfile "$dir/run/slurmd.pid" slurmd)
+            slurmd_alive=$(_slurm_harness_slurmd_pids "$dir")
+            [ "$(echo "$slurmd_alive" | grep -c .)" = "$CEEMS_TEST_NODES" ] || slurmd_alive=
         fi
         if [ -z "$slurmd_alive" ]; then
-            _slurm_harness_err "slurmd is not running (died after start)"
+            _slurm_harness_err "a slurmd is not running (died after start)"
             _slurm_harness_log_tails "$dir"
             return 1
         fi
         if [ "$(date +%s)" -ge "$deadline" ]; then
-            _slurm_harness_err "node localhost not idle after ${CEEMS_TEST_SLURM_TIMEOUT} s (sinfo state: '${state:-none}')"
-            timeout 5 scontrol show node localhost >&2 2>/dev/null || true
+            _slurm_harness_err "nodes $(slurm_harness_nodelist) not idle after ${CEEMS_TEST_SLURM_TIMEOUT} s (sinfo states: '${state:-none}')"
+            timeout 5 scontrol show node "$(slurm_harness_nodelist)" >&2 2>/dev/null || true
             _slurm_harness_log_tails "$dir"
             return 1
         fi
@@ -436,13 +536,27 @@ slurm_harness_start() {
     echo "slurm_harness: cluster up in $dir ($(_slurm_harness_cgroup_fs), ports $CEEMS_TEST_SLURMCTLD_PORT/$CEEMS_TEST_SLURMD_PORT)"
 }
 
-# Remove the cgroup trees Slurm created for NodeName=localhost, killing any
-# process still inside them.  Deepest directories first.
+# The pids of the cluster's running slurmd in DIR (from their pid files:
+# run/slurmd.pid, run/slurmd-NODE.pid), one a line.
+_slurm_harness_slurmd_pids() {
+    local f
+    for f in "$1"/run/slurmd.pid "$1"/run/slurmd-*.pid; do
+        _slurm_harness_pidfile "$f" slurmd
+    done
+}
+
+# The node names of the cluster in DIR, from its slurm.conf: stopping a
+# cluster does not depend on CEEMS_TEST_NODES being what it was at start.
+_slurm_harness_conf_nodes() {
+    sed -n 's/^NodeName=\([^ ]*\) .*/\1/p' "$1/slurm.conf" 2>/dev/null
+}
+
+# Remove the cgroup trees Slurm created for the nodes of the cluster in
+# DIR, killing any process still inside them.  Deepest directories first.
 _slurm_harness_clean_cgroups() {
     local rc=0 top d f p pids i
-    for top in "$_SLURM_HARNESS_CGROOT"/*/"$_SLURM_HARNESS_V1_PREFIX" \
-               "$_SLURM_HARNESS_CGROOT/$_SLURM_HARNESS_V1_PREFIX" \
-               "$_SLURM_HARNESS_CGROOT/$_SLURM_HARNESS_V2_SCOPE"; do
+    # shellcheck disable=SC2046 # node names are words
+    for top in $(_slurm_harness_cgroup_tops $(_slurm_harness_conf_nodes "$1")); do
         [ -d "$top" ] || continue
         # thaw frozen job cgroups, or SIGKILL cannot take effect
         find "$top" -name freezer.state 2>/dev/null | while IFS= read -r f; do
@@ -494,9 +608,9 @@ slurm_harness_stop() {
     fi
 
     ctld=$(_slurm_harness_pidfile "$dir/run/slurmctld.pid" slurmctld)
-    slurmd=$(_slurm_harness_pidfile "$dir/run/slurmd.pid" slurmd)
+    slurmd=$(_slurm_harness_slurmd_pids "$dir")
     if [ -n "$ctld" ]; then
-        # Stops slurmctld and the slurmd of the node.
+        # Stops slurmctld and the slurmd of the nodes.
         SLURM_CONF=$dir/slurm.conf timeout 10 scontrol shutdown >/dev/null 2>&1 || true
         # shellcheck disable=SC2086
         _slurm_harness_wait_gone 100 $ctld $slurmd || true
@@ -534,7 +648,7 @@ slurm_harness_stop() {
         fi
     fi
 
-    _slurm_harness_clean_cgroups || rc=1
+    _slurm_harness_clean_cgroups "$dir" || rc=1
 
     pids=$(_slurm_harness_pidfile "$dir/munge/munged.pid" munged
            _slurm_harness_find_procs "$dir/munge/" munged)
@@ -569,7 +683,7 @@ slurm_harness_stop() {
 # slurm_harness_leftovers: print what any harness cluster left behind
 # (slurmctld/slurmd/slurmstepd/munged processes, the node agent and its
 # supervisor ceems-agent-sv, listening slurmctld/slurmd
-# ports, slurm_localhost cgroups, ${TMPDIR:-/tmp}/ceems-test.slurm.*
+# ports, slurm_localhost and slurm_nI cgroups, ${TMPDIR:-/tmp}/ceems-test.slurm.*
 # directories); return non-zero if there is anything.
 slurm_harness_leftovers() {
     local found=0 pids p port d
@@ -582,16 +696,15 @@ slurm_harness_leftovers() {
         found=1
     done
 
-    for port in "$CEEMS_TEST_SLURMCTLD_PORT" "$CEEMS_TEST_SLURMD_PORT"; do
+    for port in "$CEEMS_TEST_SLURMCTLD_PORT" $(_slurm_harness_slurmd_ports); do
         if _slurm_harness_port_listening "$port"; then
             echo "leftover listening TCP port: $port"
             found=1
         fi
     done
 
-    for d in "$_SLURM_HARNESS_CGROOT"/*/"$_SLURM_HARNESS_V1_PREFIX" \
-             "$_SLURM_HARNESS_CGROOT/$_SLURM_HARNESS_V1_PREFIX" \
-             "$_SLURM_HARNESS_CGROOT/$_SLURM_HARNESS_V2_SCOPE"; do
+    # localhost and the n1..n8 of several nodes, whatever the count now
+    for d in $(_slurm_harness_cgroup_tops localhost n1 n2 n3 n4 n5 n6 n7 n8); do
         if [ -d "$d" ]; then
             echo "leftover cgroup: $d"
             found=1

@@ -177,6 +177,46 @@ EOF
     slurm_harness_stop "$dir" || _fail "slurm_harness_stop $dir"
 }
 
+@test "slurm: CEEMS_TEST_NODES=3: three slurmd on this host, srun -N3 in each node's cgroup tree" {
+    local dir jobid out n
+    dir=$(slurm_harness_mktemp)
+    _register slurm "$dir"
+    CEEMS_TEST_NODES=3 slurm_harness_start "$dir" || _fail "slurm_harness_start $dir with 3 nodes"
+    [ "$(sinfo -h -N -o '%N %t' | sort | paste -sd, -)" = "n1 idle,n2 idle,n3 idle" ] ||
+        _fail "nodes: $(sinfo -h -N -o '%N %t')"
+
+    # Each task names its node and its cgroup: with several slurmd on a
+    # host, Slurm's v1 root is slurm_NODE (v2: NODE_slurmstepd.scope).
+    run timeout 60 sbatch --wait --parsable -N3 --time=1 -D "$dir/out" -o "$dir/out/job-%j.out" \
+        --wrap 'srun -N3 sh -c "echo \$SLURMD_NODENAME \$(grep -E \"^[0-9]+:memory:|^0::\" /proc/self/cgroup)"'
+    [ "$status" -eq 0 ] || _fail "sbatch --wait -N3 exited $status: $output"
+    jobid=$output
+    out=$dir/out/job-$jobid.out
+    for n in n1 n2 n3; do
+        grep -Eq "^$n .*(/slurm_$n/|/${n}_slurmstepd\.scope/)uid_[0-9]+/job_$jobid/|^$n .*/${n}_slurmstepd\.scope/job_$jobid/" "$out" ||
+            _fail "no task of $n in its node's cgroup tree: $(cat "$out")"
+        # slurm.conf's %n: a spool, a pid file and a log per node.
+        [ -d "$dir/spool/d/$n" ] && [ -f "$dir/run/slurmd-$n.pid" ] && [ -f "$dir/log/slurmd-$n.log" ] ||
+            _fail "the per-node files of $n are missing"
+    done
+
+    # stop finds the nodes in the cluster's slurm.conf, whatever the count now
+    slurm_harness_stop "$dir" || _fail "slurm_harness_stop $dir"
+    CEEMS_TEST_NODES=3 run slurm_harness_leftovers
+    [ "$status" -eq 0 ] || _fail "leftovers after slurm_harness_stop of 3 nodes: $output"
+}
+
+@test "slurm: a node count out of 1 to 8 is refused before anything starts" {
+    local dir
+    dir=$(slurm_harness_mktemp)
+    _register slurm "$dir"
+    CEEMS_TEST_NODES=9 run slurm_harness_start "$dir"
+    [ "$status" -ne 0 ] || _fail "CEEMS_TEST_NODES=9 started"
+    [[ $output == *"CEEMS_TEST_NODES=9"* ]] || _fail "the error does not name the count: $output"
+    [ ! -e "$dir/slurm.conf" ] || _fail "a slurm.conf was written"
+    rm -rf "$dir"
+}
+
 @test "nothing is left behind (processes, ports, cgroups, temporary directories)" {
     run slurm_harness_leftovers
     [ "$status" -eq 0 ] || _fail "slurm_harness_leftovers: $output"

@@ -249,9 +249,10 @@ test_no_release(void)
 }
 
 /* The reply could not be sent: written at once, from what the agent
- * knows alone. */
+ * knows alone.  NODE: the agent's --node (one of several slurmd on a
+ * host), which its record names rather than the host; NULL: none. */
 static void
-test_reply_lost(void)
+test_reply_lost(const char *node)
 {
 	static struct ceems_agent_job_report report;
 	static struct ceems_job_record rec;
@@ -261,6 +262,10 @@ test_reply_lost(void)
 	char err[256] = "";
 
 	base_config(&c);
+	if (node != NULL &&
+	    !is_int(ceems_conf_expand_node(&c, node, err, sizeof(err)), 0,
+		    "the configuration takes the agent's node name"))
+		return;
 	a = ceems_agent_open(&c, 30 * SEC, err, sizeof(err));
 	if (!ok(a != NULL, "agent opens (%s)", err))
 		return;
@@ -272,7 +277,10 @@ test_reply_lost(void)
 	if (is_int((int)spooled(&rec), 1, "the record is spooled at once")) {
 		is_str(rec.finalized_by, "agent", "finalized by the agent");
 		is_str(rec.meta.cluster, "testcluster", "cluster from the configuration");
-		ok(rec.meta.node[0] != '\0', "this node's name (%s)", rec.meta.node);
+		if (node != NULL)
+			is_str(rec.meta.node, node, "the agent's node, not the host's name");
+		else
+			ok(rec.meta.node[0] != '\0', "this node's name (%s)", rec.meta.node);
 		ok(rec.meta.start_time > 1600000000 && rec.meta.end_time >= rec.meta.start_time,
 		   "start and end times as the agent saw them");
 		ok(note_says(&rec, "agent-finalized", "when the agent registered it"),
@@ -891,7 +899,8 @@ main(void)
 	make_trees();
 	test_release();
 	test_no_release();
-	test_reply_lost();
+	test_reply_lost(NULL);
+	test_reply_lost("n2");
 	test_finishing_survives_restart();
 	test_slurm_identity();
 	test_one_call_end();

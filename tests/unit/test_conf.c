@@ -233,9 +233,81 @@ test_perf_keys(void)
 	expect_error("perf_hardware = maybe\n", "bad.conf:1", "perf_hardware not a boolean");
 }
 
+/* %n in the path keys: each of several slurmd on one host finds its own
+ * agent; a name that would climb out of the admin's directory is
+ * refused. */
+static void
+test_node_expansion(void)
+{
+	struct ceems_config c;
+	char out[32], err[512] = "";
+
+	is_int(ceems_conf_expand_path("/x/%n/agent.sock", "n1", out, sizeof(out),
+				      err, sizeof(err)), 0, "%n expands");
+	is_str(out, "/x/n1/agent.sock", "into the node's name");
+	is_int(ceems_conf_expand_path("/x/%n-%n/100%%/%d", "a.b_c-1", out,
+				      sizeof(out), err, sizeof(err)), 0,
+	       "every %n, %% and other % signs");
+	is_str(out, "/x/a.b_c-1-a.b_c-1/100%/%d", "%% is one %, %d stays");
+	is_int(ceems_conf_expand_path("/x/y", NULL, out, sizeof(out), err,
+				      sizeof(err)), 0, "no %n: no node needed");
+	is_str(out, "/x/y", "the path unchanged");
+	is_int(ceems_conf_expand_path("/x/%n", NULL, out, sizeof(out), err,
+				      sizeof(err)), -1, "%n without a node name");
+	ok(strstr(err, "not known") != NULL, "says the name is not known: %s", err);
+	is_int(ceems_conf_expand_path("/x/%n", "..", out, sizeof(out), err,
+				      sizeof(err)), -1, "a node named ..");
+	ok(strstr(err, "cannot go into a path") != NULL, "says why: %s", err);
+	is_int(ceems_conf_expand_path("/x/%n", "a/b", out, sizeof(out), err,
+				      sizeof(err)), -1, "a node name with /");
+	is_int(ceems_conf_expand_path("/x/%n", "a..b", out, sizeof(out), err,
+				      sizeof(err)), -1, "a node name holding ..");
+	is_int(ceems_conf_expand_path("/x/%n", "", out, sizeof(out), err,
+				      sizeof(err)), -1, "an empty node name");
+	ok(!ceems_conf_node_name_ok("n 1") && !ceems_conf_node_name_ok("n\n1"),
+	   "blanks and control bytes refused");
+	ok(!ceems_conf_node_name_ok("0123456789012345678901234567890123456789"
+				    "012345678901234567890123") &&
+	   ceems_conf_node_name_ok("0123456789012345678901234567890123456789"
+				   "01234567890123456789012"),
+	   "63 bytes at most");
+	is_int(ceems_conf_expand_path("/a/very/long/directory/%n/path", "node-name-1",
+				      out, sizeof(out), err, sizeof(err)), -1,
+	       "a result longer than the buffer");
+	ok(strstr(err, "longer than 31 bytes") != NULL, "says so: %s", err);
+
+	ceems_conf_defaults(&c);
+	is_int(ceems_conf_parse(&c, "socket = /run/ceems/%n/agent.sock\n"
+				"state_dir = /var/lib/ceems/%n\n"
+				"spool_dir = /var/spool/ceems/%n\n"
+				"sysfs_root = /srv/sim/%n/sys\n"
+				"cluster = c%n\n", "t.conf", err, sizeof(err)),
+	       -1, "a NAME key cannot hold %n (only paths expand)");
+	is_int(ceems_conf_parse(&c, "socket = /run/ceems/%n/agent.sock\n"
+				"state_dir = /var/lib/ceems/%n\n"
+				"spool_dir = /var/spool/ceems/%n\n"
+				"sysfs_root = /srv/sim/%n/sys\n", "t.conf", err,
+				sizeof(err)), 0, "%n parses in paths");
+	is_str(c.socket_path, "/run/ceems/%n/agent.sock", "kept until expanded");
+	is_int(ceems_conf_expand_node(&c, "n2", err, sizeof(err)), 0,
+	       "the config expands for n2");
+	is_str(c.socket_path, "/run/ceems/n2/agent.sock", "socket");
+	is_str(c.state_dir, "/var/lib/ceems/n2", "state_dir");
+	is_str(c.spool_dir, "/var/spool/ceems/n2", "spool_dir");
+	is_str(c.sysfs_root, "/srv/sim/n2/sys", "sysfs_root");
+	is_str(c.procfs_root, "/proc", "a path without %n unchanged");
+	is_int(ceems_conf_parse(&c, "note_dir = /var/spool/ceems/%n/notes\n",
+				"t.conf", err, sizeof(err)), 0, "note_dir parses");
+	is_int(ceems_conf_expand_node(&c, NULL, err, sizeof(err)), -1,
+	       "a %n with no node name is an error");
+	ok(strncmp(err, "note_dir: ", 10) == 0, "naming the key: %s", err);
+	is_str(c.note_dir, "/var/spool/ceems/%n/notes", "the config unchanged");
+}
+
 int
 main(void)
 {
+	test_node_expansion();
 	test_defaults();
 	test_perf_keys();
 	test_values();

@@ -24,6 +24,7 @@ agent_control_start(const struct agent_supervise_spec *spec)
 		.config = spec->config,
 		.log = spec->log,
 		.interval = spec->interval,
+		.node = spec->node,
 	};
 	pid_t sv = 0, agent = 0;
 	int fd;

@@ -71,9 +71,10 @@ struct agent_replay {
 
 /* Everything the child of the fork uses, made before the fork. */
 struct exec_plan {
-	char *argv[4];
+	char *argv[5];
 	char **envp;
 	char delay[24];
+	char node[CEEMS_NODE_NAME_MAX];
 	sigset_t mask;
 	struct __user_cap_header_struct cap_header;
 	struct __user_cap_data_struct no_caps[_LINUX_CAPABILITY_U32S_3];
@@ -206,7 +207,10 @@ agent_replay_spawn(struct agent_replay *rp, uint64_t first_delay_ns)
 	plan.argv[0] = arg0;
 	plan.argv[1] = arg_replay;
 	plan.argv[2] = plan.delay;
-	plan.argv[3] = NULL;
+	/* The agent's --node: the replay expands the same paths. */
+	plan.argv[3] = rp->config->node[0] != '\0' ? plan.node : NULL;
+	plan.argv[4] = NULL;
+	snprintf(plan.node, sizeof(plan.node), "%s", rp->config->node);
 	plan.envp = environ;
 	sigemptyset(&plan.mask);
 	sigaddset(&plan.mask, SIGUSR1);
@@ -345,7 +349,7 @@ agent_replay_load(int argc, char **argv, struct ceems_config *config,
 	ssize_t n;
 	int r;
 
-	if (argc != 2 || !given_by_agent()) {
+	if ((argc != 2 && argc != 3) || !given_by_agent()) {
 		ceems_error("--replay is the agent's own replay process, started "
 			    "by the agent with the descriptors it needs; it is not "
 			    "for use by hand");
@@ -376,6 +380,9 @@ agent_replay_load(int argc, char **argv, struct ceems_config *config,
 	}
 	r = ceems_conf_parse(config, text, "the agent's configuration", err,
 			       sizeof(err));
+	if (r == 0)
+		r = ceems_conf_expand_node(config, argc == 3 ? argv[2] : NULL,
+					   err, sizeof(err));
 	free(text);
 	(void)close(AGENT_REPLAY_CONFIG_FD);
 	if (r < 0) {

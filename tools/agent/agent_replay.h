@@ -59,7 +59,8 @@ pid_t agent_replay_pid(const struct agent_replay *rp);
 /* Stop the process (SIGTERM, then SIGKILL after at most 2 s) and free. */
 void agent_replay_free(struct agent_replay *rp);
 
-/* In the replay process ("ceems-agent --replay DELAY_MS", ARGV from
+/* In the replay process ("ceems-agent --replay DELAY_MS [NODE]": NODE
+ * the agent's --node, ARGV from
  * "--replay" on, ARGC its length): check the descriptors it was given,
  * read the configuration into CONFIG and the first delay.  0, or -1
  * after logging why (run by hand, it says it is the agent's own). */

@@ -38,8 +38,9 @@
 
 #include "client/agent_launch.h"
 #include "agent_supervise.h"
-#include "base/log.h"
 #include "base/clock.h"
+#include "base/conf.h"
+#include "base/log.h"
 
 /* Restart backoff: the first restart after a stable run waits
  * BACKOFF_MIN_S, each quick death after that doubles the wait up to
@@ -59,12 +60,14 @@ static char clean_env_path[] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
 /* The supervisor's arguments, writable (execve's argv is char *). */
 static struct {
 	char agent[PATH_MAX], config[PATH_MAX], interval[32], log[PATH_MAX];
+	char node[CEEMS_NODE_NAME_MAX];
 	char lock_fd[16];
 } args;
 
 static char opt_supervise[] = "--supervise", opt_agent[] = "--agent",
 	    opt_config[] = "-c", opt_interval[] = "--interval",
-	    opt_log[] = "--log", opt_lock_fd[] = "--lock-fd";
+	    opt_log[] = "--log", opt_lock_fd[] = "--lock-fd",
+	    opt_node[] = "--node";
 
 static volatile sig_atomic_t got_child, got_term, got_hup;
 
@@ -145,8 +148,8 @@ describe_status(int status, char *buf, size_t size)
 		snprintf(buf, size, "ended with wait status %d", status);
 }
 
-/* The agent's argv: AGENT -c CONFIG [--interval INTERVAL], NULL after;
- * how many, the NULL not counted (at most 5). */
+/* The agent's argv: AGENT -c CONFIG [--interval INTERVAL] [--node NODE],
+ * NULL after; how many, the NULL not counted (at most 7). */
 static int
 agent_argv(const struct agent_supervise_spec *spec, char **argv)
 {
@@ -159,6 +162,10 @@ agent_argv(const struct agent_supervise_spec *spec, char **argv)
 		argv[i++] = opt_interval;
 		argv[i++] = args.interval;
 	}
+	if (spec->node != NULL) {
+		argv[i++] = opt_node;
+		argv[i++] = args.node;
+	}
 	argv[i] = NULL;
 	return i;
 }
@@ -166,7 +173,7 @@ agent_argv(const struct agent_supervise_spec *spec, char **argv)
 static pid_t
 start_agent(const struct agent_supervise_spec *spec)
 {
-	char *argv[6], *envp[] = { clean_env_path, NULL };
+	char *argv[8], *envp[] = { clean_env_path, NULL };
 	pid_t self = getpid(), pid;
 	sigset_t none;
 
@@ -270,7 +277,7 @@ setup_signals(sigset_t *wait_mask)
 static void
 reexec(const struct agent_supervise_spec *spec, int lock_fd)
 {
-	char *argv[14], *envp[] = { clean_env_path, NULL };
+	char *argv[16], *envp[] = { clean_env_path, NULL };
 	sigset_t none;
 	int i = 0;
 
@@ -380,6 +387,9 @@ copy_args(const struct agent_supervise_spec *spec)
 		return -1;
 	if (spec->interval != NULL &&
 	    copy_arg(args.interval, sizeof(args.interval), spec->interval) < 0)
+		return -1;
+	if (spec->node != NULL &&
+	    copy_arg(args.node, sizeof(args.node), spec->node) < 0)
 		return -1;
 	return 0;
 }

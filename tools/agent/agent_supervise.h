@@ -8,6 +8,7 @@ struct agent_supervise_spec {
 	const char *agent;	/* the agent program, absolute */
 	const char *config;	/* its configuration file, absolute */
 	const char *interval;	/* --interval for the agent, or NULL */
+	const char *node;	/* --node for the agent (the paths' %n), or NULL */
 	const char *log;	/* the log (stderr of both), absolute */
 	const char *pid_path;	/* STATE_DIR/agent.pid */
 	int lock_fd;		/* the lock, taken by whoever exec'ed us;

@@ -283,7 +283,7 @@ static char config_text[CEEMS_CONFIG_TEXT_MAX];
  * printing why; *SOURCE says what was used. */
 static int
 load_config(struct ceems_config *config, const char *path, bool explicit_path,
-	    const char **source)
+	    const char *node, const char **source)
 {
 	char err[512];
 	struct stat st;
@@ -298,6 +298,12 @@ load_config(struct ceems_config *config, const char *path, bool explicit_path,
 	if (ceems_conf_load_text(config, path, config_text, sizeof(config_text),
 				   err, sizeof(err)) < 0) {
 		fprintf(stderr, "ceems-agent: %s\n", err);
+		return -1;
+	}
+	/* Each of several slurmd on one host has its own agent (--node). */
+	if (ceems_conf_expand_node(config, node, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ceems-agent: %s: %s%s\n", path, err,
+			node == NULL ? " (give --node NAME)" : "");
 		return -1;
 	}
 	ceems_summary_notes_set_gpu_min_time(config->summary_gpu_min_ns);
@@ -348,12 +354,13 @@ call(const char *socket_path, const char *request, int timeout_ms)
 enum {
 	OPT_CHECK = 256, OPT_CALL, OPT_STATUS, OPT_SOCKET, OPT_TIMEOUT,
 	OPT_INTERVAL, OPT_SUPERVISE, OPT_START, OPT_STOP, OPT_RESTART,
-	OPT_AGENT, OPT_LOG, OPT_LOCK_FD, OPT_CHECK_PRIVILEGES
+	OPT_AGENT, OPT_LOG, OPT_LOCK_FD, OPT_CHECK_PRIVILEGES, OPT_NODE
 };
 
 /* The command line. */
 struct cli {
 	const char *config_path, *request, *socket_path, *interval;
+	const char *node;		/* --node: the paths' %n, NULL none */
 	bool explicit_config, check;
 	int timeout_ms, mode;		/* mode: an OPT_* of supervisor_mode */
 	uint64_t interval_ns;
@@ -361,6 +368,7 @@ struct cli {
 	/* The values of the table's options, once checked. */
 	char socket_buf[CEEMS_CONFIG_PATH_MAX];
 	char agent_buf[CEEMS_CONFIG_PATH_MAX], log_buf[CEEMS_CONFIG_PATH_MAX];
+	char node_buf[CEEMS_NODE_NAME_MAX];
 };
 
 /* Check VALUE of the table's option NAME into OUT (SIZE bytes).  Returns
@@ -417,6 +425,18 @@ parse_setting(int opt, const char *optarg, struct cli *cli)
 		if (setting("log", optarg, cli->log_buf, sizeof(cli->log_buf)) < 0)
 			return -1;
 		cli->sv.log = cli->log_buf;
+		return 0;
+	case OPT_NODE:
+		/* The table's NAME check, then the path-safe one (length). */
+		if (setting("node", optarg, cli->node_buf, sizeof(cli->node_buf)) < 0)
+			return -1;
+		if (!ceems_conf_node_name_ok(cli->node_buf)) {
+			fprintf(stderr, "ceems-agent: --node %s cannot go into a path\n",
+				optarg);
+			return -1;
+		}
+		cli->node = cli->node_buf;
+		cli->sv.node = cli->node_buf;
 		return 0;
 	}
 	return -1;
@@ -480,6 +500,7 @@ parse_args(int argc, char **argv, struct cli *cli)
 		{ "restart", no_argument, NULL, OPT_RESTART },
 		{ "agent", required_argument, NULL, OPT_AGENT },
 		{ "log", required_argument, NULL, OPT_LOG },
+		{ "node", required_argument, NULL, OPT_NODE },
 		{ "lock-fd", required_argument, NULL, OPT_LOCK_FD },
 		{ "check-privileges", no_argument, NULL, OPT_CHECK_PRIVILEGES },
 		{ "help", no_argument, NULL, 'h' },
@@ -510,6 +531,7 @@ parse_args(int argc, char **argv, struct cli *cli)
 		case OPT_INTERVAL:
 		case OPT_AGENT:
 		case OPT_LOG:
+		case OPT_NODE:
 			if (parse_setting(opt, optarg, cli) < 0)
 				return -1;
 			break;
@@ -582,14 +604,15 @@ main(int argc, char **argv)
 	if (cli.request != NULL) {
 		if (cli.socket_path == NULL) {
 			if (load_config(&config, cli.config_path, cli.explicit_config,
-					&source) < 0)
+					cli.node, &source) < 0)
 				return 2;
 			cli.socket_path = config.socket_path;
 		}
 		return call(cli.socket_path, cli.request, cli.timeout_ms);
 	}
 
-	if (load_config(&config, cli.config_path, cli.explicit_config, &source) < 0)
+	if (load_config(&config, cli.config_path, cli.explicit_config, cli.node,
+			&source) < 0)
 		return 1;
 	if (cli.mode == OPT_CHECK_PRIVILEGES) {
 		ceems_log_set_handler(log_to_stderr, NULL);

@@ -24,8 +24,48 @@ agent_bin() {
 	echo "$CEEMS_TOP_BUILDDIR/tools/ceems-agent"
 }
 
+# agent_status [NODE]: the agent's status; with several nodes, NODE's
+# agent (--node: the configuration's paths hold %n).
 agent_status() {
-	"$CEEMS_TOP_BUILDDIR/tools/ceems-agent" --status -c "$CEEMS_DIR/ceems.conf"
+	"$CEEMS_TOP_BUILDDIR/tools/ceems-agent" --status -c "$CEEMS_DIR/ceems.conf" \
+		${1:+--node "$1"}
+}
+
+# The directory of node NODE's own files (sys, spool, state, socket,
+# agent.log): CEEMS_DIR with one node, as ever; CEEMS_DIR/NODE with
+# several, the %n of ceems.conf's paths.
+node_dir() {
+	if [ "${CEEMS_TEST_NODES:-1}" = 1 ]; then
+		echo "$CEEMS_DIR"
+	else
+		echo "$CEEMS_DIR/$1"
+	fi
+}
+
+# node_path PATH: PATH for ceems.conf, with %n in it when there are
+# several nodes (CEEMS_DIR/%n/PATH), else CEEMS_DIR/PATH.
+node_path() {
+	if [ "${CEEMS_TEST_NODES:-1}" = 1 ]; then
+		echo "$CEEMS_DIR/$1"
+	else
+		echo "$CEEMS_DIR/%n/$1"
+	fi
+}
+
+# start_fake_rapl DIR: a simulated RAPL node of its own under DIR/sys
+# (each node of several its own power source); waits for its counters.
+start_fake_rapl() {
+	local dir=$1
+	mkdir -p "$dir/sys" "$dir/spool"
+	"$CEEMS_TOP_BUILDDIR/tests/doubles/fake-rapl" --root "$dir/sys" \
+		--truth "$dir/truth" --period-ms 5 --idle-w "$P_IDLE" \
+		--k-w "$K_ACTIVE" --dram-w 4 ${CEEMS_FAKE_RAPL_ARGS:-} \
+		>"$dir/fake-rapl.log" 2>&1 &
+	echo $! >"$dir/fake-rapl.pid"
+	for _ in $(seq 1 50); do
+		[ -e "$dir/sys/class/powercap/intel-rapl:0/energy_uj" ] && break
+		sleep 0.1
+	done
 }
 
 # submit USER ARGS...: sbatch as USER from the output dir; prints the id.
@@ -36,11 +76,13 @@ submit() {
 		sbatch --parsable -o "$SLURM_DIR/out/job-%j.out" "$@")
 }
 
-# The spool record of job ID, once written (waits up to 30 s).
+# record_of ID [NODE]: the spool record of job ID, once written (waits
+# up to 30 s); NODE's spool with several nodes.
 record_of() {
-	local id=$1 f i
+	local id=$1 f i spool
+	spool=$(node_dir "${2:-}")/spool
 	for i in $(seq 1 60); do
-		for f in "$CEEMS_DIR"/spool/*.json; do
+		for f in "$spool"/*.json; do
 			[ -e "$f" ] || continue
 			if [ "$(jq -r .job.jobid "$f")" = "$id" ]; then
 				echo "$f"
@@ -49,7 +91,7 @@ record_of() {
 		done
 		sleep 0.5
 	done
-	echo "no record for job $id in $CEEMS_DIR/spool" >&2
+	echo "no record for job $id in $spool" >&2
 	return 1
 }
 
@@ -95,22 +137,15 @@ check() { awk "BEGIN { exit !($1) }"; }
 # CEEMS_CLUSTER_PLUGIN=no: the same node and cluster without the plugin
 # (no agent), for benchmarks that compare with Slurm alone.
 ceems_cluster_setup() {
-	local name=$1
+	local name=$1 node
 	shift
 	load_lib
 	[ -n "${CEEMS_SPANK_PLUGIN:-}" ] || return 0
 	CEEMS_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ceems-test.$name.XXXXXX")
 	chmod 755 "$CEEMS_DIR"
 	export CEEMS_DIR
-	mkdir -p "$CEEMS_DIR/sys" "$CEEMS_DIR/spool"
-	"$CEEMS_TOP_BUILDDIR/tests/doubles/fake-rapl" --root "$CEEMS_DIR/sys" \
-		--truth "$CEEMS_DIR/truth" --period-ms 5 --idle-w "$P_IDLE" \
-		--k-w "$K_ACTIVE" --dram-w 4 ${CEEMS_FAKE_RAPL_ARGS:-} \
-		>"$CEEMS_DIR/fake-rapl.log" 2>&1 &
-	echo $! >"$CEEMS_DIR/fake-rapl.pid"
-	for _ in $(seq 1 50); do
-		[ -e "$CEEMS_DIR/sys/class/powercap/intel-rapl:0/energy_uj" ] && break
-		sleep 0.1
+	for node in $(slurm_harness_nodes); do
+		start_fake_rapl "$(node_dir "$node")"
 	done
 	SLURM_DIR=$(slurm_harness_mktemp)
 	export SLURM_DIR
@@ -130,10 +165,10 @@ series_interval = 1s
 # the restart tests kill the agent a second or two after the work they
 # check: a checkpoint every second (the default is 10 s)
 checkpoint_interval = 1s
-socket = $CEEMS_DIR/agent.sock
-state_dir = $CEEMS_DIR/state
-spool_dir = $CEEMS_DIR/spool
-sysfs_root = $CEEMS_DIR/sys
+socket = $(node_path agent.sock)
+state_dir = $(node_path state)
+spool_dir = $(node_path spool)
+sysfs_root = $(node_path sys)
 source_hwmon = no
 source_pm_counters = no
 idle_power_package = ${P_IDLE}W
@@ -155,22 +190,32 @@ EOF
 		return 0
 	fi
 	slurm_harness_start "$SLURM_DIR" \
-		"required $CEEMS_SPANK_PLUGIN config=$CEEMS_DIR/ceems.conf agent=$(agent_bin) agent_log=$CEEMS_DIR/agent.log ${*:-summary=full}" ||
+		"required $CEEMS_SPANK_PLUGIN config=$CEEMS_DIR/ceems.conf agent=$(agent_bin) agent_log=$(node_path agent.log) ${*:-summary=full}" ||
 		return 1
 	export SLURM_CONF
-	for _ in $(seq 1 50); do
-		agent_status >/dev/null 2>&1 && break
-		sleep 0.2
+	for node in $(slurm_harness_nodes); do
+		for _ in $(seq 1 50); do
+			agent_status "$(agent_node "$node")" >/dev/null 2>&1 && break
+			sleep 0.2
+		done
 	done
 }
 
+# The --node to give for NODE: none with one node (ceems.conf has no %n).
+agent_node() {
+	[ "${CEEMS_TEST_NODES:-1}" = 1 ] || echo "$1"
+}
+
 ceems_cluster_teardown() {
+	local pidfile
 	load_lib
 	if [ -n "${SLURM_DIR:-}" ]; then
 		slurm_harness_stop "$SLURM_DIR"
 	fi
 	if [ -n "${CEEMS_DIR:-}" ]; then
-		[ -r "$CEEMS_DIR/fake-rapl.pid" ] && kill "$(cat "$CEEMS_DIR/fake-rapl.pid")" 2>/dev/null
+		for pidfile in "$CEEMS_DIR"/fake-rapl.pid "$CEEMS_DIR"/*/fake-rapl.pid; do
+			[ -r "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null
+		done
 		sleep 0.2
 		rm -rf "$CEEMS_DIR"
 	fi
