@@ -65,6 +65,7 @@ static struct {
 	struct ceems_config config;
 	bool cgroup_found;
 	bool node_known;		/* config's %n expanded (node_config) */
+	bool node_ok;			/* ... and it could be */
 	struct ceems_cgroup_job cgroup;
 	bool step_started;
 	bool have_meta;			/* extern step: META taken at start */
@@ -101,15 +102,17 @@ ceems_remote_init(spank_t sp, const struct ceems_plugin_args *args)
 /* This node's name into the config's paths, once: the node whose slurmd
  * made the job's cgroup (slurm_NODE: the node of the slurmd that started
  * this slurmstepd, which may be one of several on the host), else the
- * host's.  Not from the job's environment: its user controls that. */
-static void
+ * host's.  Not from the job's environment: its user controls that.
+ * False when the paths cannot be made (logged): the step then talks to
+ * no agent and leaves no note, which would go to a literal %n path. */
+static bool
 node_config(void)
 {
 	char node[CEEMS_NODE_NAME_MAX];
 	const char *name = NULL;
 
 	if (step.node_known)
-		return;
+		return step.node_ok;
 	step.node_known = true;
 	for (int c = 0; step.cgroup_found && name == NULL && c <= CEEMS_CG_NCONTROLLERS; c++) {
 		const char *path = c < CEEMS_CG_NCONTROLLERS ? step.cgroup.v1[c] :
@@ -120,7 +123,8 @@ node_config(void)
 	}
 	if (name == NULL)
 		name = ceems_common_host_node(node, sizeof(node));
-	(void)ceems_common_expand_config(&step.config, name);
+	step.node_ok = ceems_common_expand_config(&step.config, name) == 0;
+	return step.node_ok;
 }
 
 /* Find the job's cgroup from the cgroup membership of PID, register the
@@ -140,7 +144,8 @@ start_accounting(spank_t sp, pid_t pid)
 		return -1;
 	}
 	step.cgroup_found = true;
-	node_config();
+	if (!node_config())
+		return -1;
 	memset(&spec, 0, sizeof(spec));
 	spec.jobid = step.jobid;
 	spec.uid = step.uid;
@@ -313,7 +318,8 @@ ceems_remote_task_exit(spank_t sp)
 	 * their figures from its return on. */
 	if (!step.step_started && !step.cgroup_found)
 		return 0;
-	node_config();
+	if (!node_config())
+		return 0;
 	step.step_started = false;
 	/* The step's status goes with it: the agent settles the job's
 	 * exit code and state from it (slurmctld is asked at the start). */
@@ -361,7 +367,8 @@ ceems_remote_exit(spank_t sp)
 	(void)ceems_job_start_fill(&meta);
 	ceems_slurm_job_node(sp, &meta);
 	meta.end_time = (int64_t)time(NULL);
-	node_config();
+	if (!node_config())
+		return 0;
 	if (ceems_finish_end_job(&step.config, &meta, "extern", AGENT_TIMEOUT_MS,
 				 &report) == 0) {
 		ceems_agent_series_free(report.series);

@@ -723,7 +723,7 @@ ceems_agent_tick_period_ns(const struct ceems_agent *a)
 	 * until it is learned, as a node's first minutes need. */
 	for (int i = 0; i < 2; i++)
 		if (configured[i] < 0 && a->last_tick.measured[domains[i]] &&
-		    a->idle[domains[i]].value <= 0)
+		    a->idle[domains[i]].n < IDLE_MIN_SAMPLES)
 			return a->config.interval_ns;
 	return a->config.idle_interval_ns;
 }

@@ -207,17 +207,27 @@ ceems_conf_load(struct ceems_config *config, const char *path, char *err,
 	return ret;
 }
 
+static bool
+ascii_alnum(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9');
+}
+
 bool
 ceems_conf_node_name_ok(const char *name)
 {
 	size_t n = strnlen(name, CEEMS_NODE_NAME_MAX);
 
-	if (n == 0 || n >= CEEMS_NODE_NAME_MAX || strstr(name, "..") != NULL)
+	/* ASCII by value, not isalnum (a locale's letters are bytes above
+	 * 0x7f); a letter or digit first, so that "." and "-x" are no name. */
+	if (n == 0 || n >= CEEMS_NODE_NAME_MAX || strstr(name, "..") != NULL ||
+	    !ascii_alnum((unsigned char)name[0]))
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)name[i];
 
-		if (!isalnum(c) && c != '.' && c != '_' && c != '-')
+		if (!ascii_alnum(c) && c != '.' && c != '_' && c != '-')
 			return false;
 	}
 	return true;
@@ -245,13 +255,6 @@ ceems_conf_expand_path(const char *in, const char *node, char *out,
 	if (size == 0)
 		return -1;
 	out[0] = '\0';
-	if (node != NULL && !ceems_conf_node_name_ok(node)) {
-		snprintf(err, err_size, "node name '%.*s' cannot go into a path "
-			 "(1 to %d bytes of letters, digits, '.', '_', '-', "
-			 "no \"..\")", CEEMS_NODE_NAME_MAX, node,
-			 CEEMS_NODE_NAME_MAX - 1);
-		return -1;
-	}
 	for (const char *p = in; *p != '\0'; p++) {
 		int r;
 
@@ -259,6 +262,16 @@ ceems_conf_expand_path(const char *in, const char *node, char *out,
 			if (node == NULL) {
 				snprintf(err, err_size, "%s holds %%n, but the "
 					 "node's name is not known here", in);
+				return -1;
+			}
+			/* Checked where it goes into a path only: a host
+			 * name of other bytes harms no path without %n. */
+			if (!ceems_conf_node_name_ok(node)) {
+				snprintf(err, err_size, "node name '%.*s' cannot go "
+					 "into a path (1 to %d bytes of ASCII letters, "
+					 "digits, '.', '_', '-', a letter or digit "
+					 "first, no \"..\")", CEEMS_NODE_NAME_MAX,
+					 node, CEEMS_NODE_NAME_MAX - 1);
 				return -1;
 			}
 			r = append(out, size, &at, node, strlen(node));

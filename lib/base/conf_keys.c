@@ -36,8 +36,9 @@ static const struct ceems_key keys[] = {
 	{ "usage_interval", NULL, CEEMS_KEY_DURATION, CONF, "10s",
 	  10e6, 3600e9, NULL, FIELD(usage_interval_ns),
 	  "how often a job's full cgroup usage is read" },
+	/* At most a minute: job notes and adoption wait for a tick. */
 	{ "idle_interval", NULL, CEEMS_KEY_DURATION, CONF, "10s",
-	  10e6, 3600e9, NULL, FIELD(idle_interval_ns),
+	  10e6, 60e9, NULL, FIELD(idle_interval_ns),
 	  "the agent's tick while it holds no job" },
 	{ "max_jobs", NULL, CEEMS_KEY_UINT32, CONF, "1024",
 	  1, 65536, NULL, FIELD(max_jobs),

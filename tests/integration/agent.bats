@@ -329,10 +329,15 @@ _show_log() {
     t1=$(st | jq .ticks)
     echo "# idle: $((t1 - t0)) ticks in 3 s" >&3
     [ $((t1 - t0)) -ge 1 ] && [ $((t1 - t0)) -le 2 ] || { kill "$pid"; _fail "idle ticks in 3 s: $t0 -> $t1"; }
-    # A job registers: the interval (100 ms) from then on.
+    # A job registers: the long tick ends then (the job's first tick is
+    # an interval of its own), the interval (100 ms) from then on.
+    t0=$(st | jq .ticks)
     out=$("$AGENT" --socket "$d/agent.sock" --timeout 3000 --call "$(_spec $((JOB + 7)) 0)") ||
         { kill "$pid"; cat "$d/log" >&2; _fail "register: $out"; }
-    [ "$(st | jq -r .tick_s)" = 0.1 ] || { kill "$pid"; _fail "a job held: $(st)"; }
+    out=$(st)
+    [ "$(echo "$out" | jq -r .tick_s)" = 0.1 ] || { kill "$pid"; _fail "a job held: $out"; }
+    [ "$(echo "$out" | jq .ticks)" -ge $((t0 + 1)) ] ||
+        { kill "$pid"; _fail "the idle tick did not end at the registration: $t0 -> $out"; }
     t0=$(st | jq .ticks)
     sleep 1
     t1=$(st | jq .ticks)

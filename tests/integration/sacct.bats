@@ -332,6 +332,19 @@ time.sleep(60)' "$sock/.s.PGSQL.2" &
     [ "$status" -eq 0 ] && [ "$took" -le 5 ] || _fail "status $status after $took s: $output"
 }
 
+@test "a spool_dir with %n is this host's node's: its short name" {
+    local node s f
+    node=$(hostname -s)
+    s=$D/pernode/$node
+    f=$D/pernode.conf
+    mkdir -p "$s"
+    cp "$FIXTURES"/sacct/spool/*.json "$s/"
+    printf 'cluster = c1\nspool_dir = %s/pernode/%%n\n' "$D" >"$f"
+    run "$SACCT" -c "$f" $W -P -n -o JobID,User -j 1006
+    [ "$status" -eq 0 ] || _fail "$output"
+    [ "$output" = "1006|nobody" ] || _fail "with %n: $output"
+}
+
 @test "an ordinary user reading a spool sees only their own records" {
     local s=$D/userspool f=$D/user.conf
     mkdir -p "$s"

@@ -266,6 +266,12 @@ test_node_expansion(void)
 				      sizeof(err)), -1, "an empty node name");
 	ok(!ceems_conf_node_name_ok("n 1") && !ceems_conf_node_name_ok("n\n1"),
 	   "blanks and control bytes refused");
+	ok(!ceems_conf_node_name_ok(".") && !ceems_conf_node_name_ok("-n1") &&
+	   !ceems_conf_node_name_ok("_n1") && !ceems_conf_node_name_ok("n\xe9" "1"),
+	   "'.', a name not beginning with a letter or digit, a byte above ASCII refused");
+	is_int(ceems_conf_expand_path("/x/y", "n 1", out, sizeof(out), err,
+				      sizeof(err)), 0,
+	       "a name no path could hold harms no path that does not name the node");
 	ok(!ceems_conf_node_name_ok("0123456789012345678901234567890123456789"
 				    "012345678901234567890123") &&
 	   ceems_conf_node_name_ok("0123456789012345678901234567890123456789"

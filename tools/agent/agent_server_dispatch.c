@@ -267,6 +267,7 @@ agent_server_dispatch_handle_request(struct server *s, struct client *c, size_t 
 		handle_report(s, c, &req);
 		return;
 	case CEEMS_AGENT_OP_REGISTER:
+		agent_server_timers_end_idle_tick(s);
 		handle_register(s, c, &req, ceems_clock_monotonic_ns());
 		return;
 	case CEEMS_AGENT_OP_STEP_START:

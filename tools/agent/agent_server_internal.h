@@ -89,6 +89,7 @@ void agent_server_notes_on_event(struct server *s);
 int agent_server_notes_take(struct server *s, uint64_t now);
 void agent_server_timers_tick_part(struct server *s);
 void agent_server_timers_on_tick(struct server *s);
+void agent_server_timers_end_idle_tick(struct server *s);
 void agent_server_timers_start_replay(struct server *s, uint64_t first_delay_ns);
 void agent_server_timers_on_replay(struct server *s);
 void agent_server_timers_on_replay_child(struct server *s);

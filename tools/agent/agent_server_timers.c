@@ -179,6 +179,21 @@ agent_server_timers_tick_part(struct server *s)
 	end_tick(s);
 }
 
+/* A job comes to an agent on its long idle tick: that tick is ended
+ * now, so that the job's first tick is one interval of its own and not
+ * ten seconds of the idle node with the job there for the last of them
+ * (its GPUs' energy and the node's residual are split by presence).  With
+ * no job held the tick is a single part. */
+void
+agent_server_timers_end_idle_tick(struct server *s)
+{
+	if (s->tick_period_ns <= s->config->interval_ns ||
+	    ceems_agent_tick_open(s->agent))
+		return;
+	ceems_agent_tick_begin(s->agent, ceems_clock_monotonic_ns());
+	agent_server_timers_tick_part(s);
+}
+
 void
 agent_server_timers_on_tick(struct server *s)
 {

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "base/conf.h"
+#include "base/node_name.h"
 #include "record/record.h"
 #include "sacct_combine.h"
 #include "sacct_fields.h"
@@ -70,6 +71,18 @@ privilege_drop(void)
 	setgid_run = false;
 }
 
+/* The config's %n (if any) made this host's node name by its short
+ * name: 0, or -1 with ERR. */
+static int
+expand_node(struct ceems_config *config, char *err, size_t size)
+{
+	char node[CEEMS_NODE_NAME_MAX];
+
+	return ceems_conf_expand_node(config,
+				      ceems_node_name_of_host(node, sizeof(node)) == 0 ?
+				      node : NULL, err, size);
+}
+
 static int
 load_config(const struct sacct_options *o, struct ceems_config *config)
 {
@@ -84,6 +97,11 @@ load_config(const struct sacct_options *o, struct ceems_config *config)
 	}
 	if (ceems_conf_load(config, path, err, sizeof(err)) < 0)
 		return fail("%s", err);
+	/* %n in a path is a node's name (several slurmd on one host, or
+	 * per-node directories on a shared file system): here, the node
+	 * this host is by its short name, as the agents' fallback is. */
+	if (expand_node(config, err, sizeof(err)) < 0)
+		return fail("%s: %s", path, err);
 	ceems_summary_notes_set_gpu_min_time(config->summary_gpu_min_ns);
 	return 0;
 }
