@@ -105,9 +105,9 @@ agent_server_timers_update_sample_timer(struct server *s)
 
 /* The tick at the period the agent needs now (ceems_agent_tick_period_ns):
  * longer while it holds no job, since a wake-up is most of what an idle
- * node's agent costs; the interval again as soon as a job comes, the
- * next tick an interval after it (the tick before is charged to the job
- * only for the part of it the job was there). */
+ * node's agent costs; the interval again as soon as a job comes (its
+ * registration ended the long tick: agent_server_timers_end_idle_tick),
+ * the next tick an interval after it. */
 void
 agent_server_timers_update_tick_timer(struct server *s)
 {
