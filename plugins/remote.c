@@ -286,7 +286,14 @@ print_summary(spank_t sp, const struct ceems_agent_job_report *report)
 	ceems_slurm_job_outcome(&meta, step.exit_status, step.have_exit_status,
 				 (report->usage.present & CEEMS_CGF_OOM_KILLS) ?
 				 report->usage.oom_kills : 0);
-	n = ceems_summary_format(&meta, report, style, text, sizeof(text));
+	/* A job of several nodes: the whole job's figures, gathered from
+	 * its other nodes' agents now, else this node's. */
+	n = node_config() ?
+	    ceems_gather_summary(sp, &step.config, &meta, report, style, text,
+				 sizeof(text)) : -1;
+	if (n < 0)
+		n = ceems_summary_format(&meta, report, style, text,
+					 sizeof(text));
 	if (n < 0) {
 		ceems_warning("job %u: summary does not fit in %zu bytes",
 			      step.jobid, sizeof(text));

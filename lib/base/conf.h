@@ -114,6 +114,16 @@ struct ceems_config {
 	uint32_t perf_max_fds;		/* descriptor budget of all jobs */
 	bool perf_adopt;		/* make a v1 job's perf_event cgroup */
 
+	/* The gather of a multi-node job's figures (client/gather_proto.h):
+	 * the agents' TCP port (0: no listener, no gather), a node's host
+	 * (%n: its name) unless the gather_nodes file names it, the batch
+	 * node's wait, and the munge socket both sides use ("": munge's). */
+	uint32_t gather_port;
+	char gather_host[CEEMS_CONFIG_PATH_MAX];
+	char gather_nodes[CEEMS_CONFIG_PATH_MAX];
+	uint64_t gather_timeout_ns;
+	char munge_socket[CEEMS_CONFIG_PATH_MAX];
+
 	/* The Slurm node whose name the paths' %n took
 	 * (ceems_conf_expand_node), "" none: the agent's --node, which its
 	 * replay process is given too. */

@@ -177,6 +177,26 @@ static const struct ceems_key keys[] = {
 	  0, 0, NULL, FIELD(perf_adopt),
 	  "make a v1 job's perf_event cgroup" },
 
+	/* The whole-job summary of a multi-node job (doc/gather.md): the
+	 * batch node asks the other nodes' agents for their part. */
+	{ "gather_port", NULL, CEEMS_KEY_UINT32, CONF, "6826",
+	  0, 65535, NULL, FIELD(gather_port),
+	  "TCP port of the agents' gather listener (0: none)" },
+	{ "gather_host", NULL, CEEMS_KEY_STRING, CONF, "%n",
+	  0, 0, NULL, FIELD(gather_host),
+	  "a node's host for the gather, %n its name" },
+	{ "gather_nodes", NULL, CEEMS_KEY_PATH, CONF, "",
+	  0, 0, NULL, FIELD(gather_nodes),
+	  "file of NODE HOST[:PORT] lines, before gather_host" },
+	/* A 64-node job must not hold its end for more than about a
+	 * second. */
+	{ "gather_timeout", NULL, CEEMS_KEY_DURATION, CONF, "1s",
+	  10e6, 10e9, NULL, FIELD(gather_timeout_ns),
+	  "how long the batch node waits for the other nodes" },
+	{ "munge_socket", NULL, CEEMS_KEY_PATH, CONF, "",
+	  0, 0, NULL, FIELD(munge_socket),
+	  "munged's socket (\"\": munge's default)" },
+
 	/* The plugin's and the agent's own. */
 	{ "config", NULL, CEEMS_KEY_PATH, PLUGSTACK, CEEMS_DEFAULT_CONFIG_PATH,
 	  0, 0, NULL, NO_FIELD,

@@ -121,6 +121,8 @@ ceems_agent_proto_request_encode(const struct ceems_agent_request *req, char *bu
 		if (req->op == CEEMS_AGENT_OP_DEREGISTER && req->have_meta)
 			ceems_json_util_add(obj, "meta",
 				       ceems_job_json_meta_to_json(&req->meta), &ok);
+		if (req->op == CEEMS_AGENT_OP_REPORT && req->now)
+			ceems_json_util_add(obj, "now", json_object_new_boolean(1), &ok);
 		if (req->op == CEEMS_AGENT_OP_DEREGISTER && req->by[0] != '\0')
 			ceems_json_util_add(obj, "by", json_object_new_string(req->by),
 				       &ok);
@@ -207,6 +209,7 @@ ceems_agent_proto_request_decode(const char *buf, size_t len,
 			   size_t err_size)
 {
 	static const char *const known_jobid[] = { "op", "jobid", NULL };
+	static const char *const known_report[] = { "op", "jobid", "now", NULL };
 	static const char *const known_deregister[] = { "op", "jobid", "meta",
 							"by", NULL };
 	static const char *const known_register[] = { "op", "job", NULL };
@@ -258,8 +261,15 @@ ceems_agent_proto_request_decode(const char *buf, size_t len,
 		if ((r = ceems_json_util_check_keys(obj, op[0] == 'd' ? "deregister request" :
 					       req->op == CEEMS_AGENT_OP_REPORT ?
 					       "report request" : "release request",
-				    op[0] == 'd' ? known_deregister : known_jobid,
+				    op[0] == 'd' ? known_deregister :
+				    req->op == CEEMS_AGENT_OP_REPORT ? known_report :
+				    known_jobid,
 				    err, err_size)) < 0)
+			goto out;
+		if (req->op == CEEMS_AGENT_OP_REPORT &&
+		    (val = ceems_json_util_get(obj, "now")) != NULL &&
+		    (r = ceems_json_util_read_bool(val, "now", &req->now, err,
+						   err_size)) < 0)
 			goto out;
 		if (req->op == CEEMS_AGENT_OP_DEREGISTER &&
 		    (val = ceems_json_util_get(obj, "meta")) != NULL) {

@@ -13,7 +13,9 @@
  *   {"op":"deregister","jobid":N}      ("meta":JOB, "by":"extern"|"epilog"
  *                                      optional)
  *   {"op":"release","jobid":N}         (the record is stored)
- *   {"op":"report","jobid":N}
+ *   {"op":"report","jobid":N}          ("now":true optional: the
+ *                                      figures up to now, not up to the
+ *                                      last tick)
  *   {"op":"status"}
  *   {"op":"step_start","jobid":N,"step":"batch"}
  *   {"op":"step_end","jobid":N,"step":"0"}     (reply: the job's report;
@@ -110,6 +112,9 @@ struct ceems_agent_request {
 	/* deregister: who ends the job, "extern" or "epilog"; "" when not
 	 * said (the agent then waits for a release, as before). */
 	char by[CEEMS_AGENT_BY_MAX];
+	/* report: as of now (the job's share since the last tick added,
+	 * ceems_agent_report_now), not as of the last tick. */
+	bool now;
 };
 
 struct json_object;

@@ -300,6 +300,14 @@ struct ceems_agent_job_report {
 _Static_assert(offsetof(struct ceems_agent_job_report, usage) == 56,
 	       "a job's tail took padding only: the state file's layout holds");
 
+/* Add PART, one node's report of a job, to WHOLE, the job's over its
+ * nodes (FIRST: PART is the first, WHOLE is overwritten): sums, memory
+ * the largest node's, a figure some node lacks absent
+ * (measure_merge.c).  WHOLE keeps no steps, gaps or series. */
+void ceems_measure_report_merge(struct ceems_agent_job_report *whole,
+				const struct ceems_agent_job_report *part,
+				bool first);
+
 /* Whether ID can be a step id: not empty, and only digits, lower-case
  * letters and '+'.  Reports and the
  * protocol's step requests carry step ids. */

@@ -368,6 +368,108 @@ put_carbon(struct out *o, const struct figures *f)
 	put_field(o, "Carbon", text);
 }
 
+/* "3 of 4 nodes measured; no figures from n4 (no answer in time)":
+ * what the whole job's figures cover. */
+static void
+put_nodes(struct out *o, const struct figures *f)
+{
+	char text[512];
+	unsigned int named = 0;
+
+	snprintf(text, sizeof(text), "%u of %u nodes measured", f->nmeasured,
+		 f->nparts);
+	for (unsigned int i = 0; i < f->nparts; i++) {
+		const struct ceems_summary_node *n = &f->parts[i];
+		char name[40];
+
+		if (n->report != NULL)
+			continue;
+		if (named == 3) {
+			ceems_summary_units_appendf(text, sizeof(text), ", ...");
+			break;
+		}
+		ceems_summary_figures_clean(name, sizeof(name), n->name, 32);
+		ceems_summary_units_appendf(text, sizeof(text), "%s%s (%.60s)",
+			named ? ", " : "; no figures from ", name,
+			n->why != NULL ? n->why : "not measured");
+		named++;
+	}
+	if (f->nmeasured < f->nparts)
+		ceems_summary_units_appendf(text, sizeof(text),
+			". The whole job, once every node has sent its "
+			"record: ceems-sacct -j %s --explain", f->jobid);
+	put_field(o, "Nodes", text);
+}
+
+/* One node's line: "n1  CPU 15.2 of 16 (95%), 6.0 GiB peak, 8.12 Wh". */
+static void
+put_node_line(struct out *o, const struct figures *f,
+	      const struct ceems_summary_node *n)
+{
+	struct figures nf;
+	char text[200], name[40], v[32];
+
+	ceems_summary_figures_clean(name, sizeof(name), n->name, 32);
+	if (n->report == NULL) {
+		snprintf(text, sizeof(text), "%s  no figures (%.60s)", name,
+			 n->why != NULL ? n->why : "not measured");
+		put_field(o, "Node", text);
+		return;
+	}
+	ceems_summary_figures_node(f, n, &nf);
+	snprintf(text, sizeof(text), "%s  CPU ", name);
+	if (nf.have_cpu && nf.have_held) {
+		ceems_summary_units_fmt_cores(v, sizeof(v), nf.used_cores);
+		ceems_summary_units_appendf(text, sizeof(text), "%s of %u", v,
+					    nf.held);
+	} else {
+		ceems_summary_units_appendf(text, sizeof(text), "not measured");
+	}
+	if (nf.have_peak) {
+		ceems_summary_units_fmt_bytes(v, sizeof(v), nf.peak);
+		ceems_summary_units_appendf(text, sizeof(text), ", %s peak", v);
+	}
+	if (nf.any_energy) {
+		ceems_units_fmt_energy(v, sizeof(v), nf.total_j);
+		ceems_summary_units_appendf(text, sizeof(text), ", %s", v);
+	} else {
+		ceems_summary_units_appendf(text, sizeof(text),
+					    ", energy not measured");
+	}
+	put_field(o, "Node", text);
+}
+
+/* Each node's line, up to NODE_LINES_MAX; a larger job shows the
+ * nodes without figures, then the measured ones up to the limit. */
+#define NODE_LINES_MAX 8
+static void
+put_node_lines(struct out *o, const struct figures *f)
+{
+	unsigned int shown = 0;
+	char text[160];
+
+	for (int pass = 0; pass < 2; pass++)
+		for (unsigned int i = 0; i < f->nparts; i++) {
+			const struct ceems_summary_node *n = &f->parts[i];
+
+			if ((pass == 0) != (n->report == NULL) &&
+			    f->nparts > NODE_LINES_MAX)
+				continue;
+			if (pass == 1 && f->nparts <= NODE_LINES_MAX)
+				return;
+			if (shown == NODE_LINES_MAX)
+				break;
+			put_node_line(o, f, n);
+			shown++;
+		}
+	if (shown < f->nparts) {
+		snprintf(text, sizeof(text), "and %u more nodes: ceems-sacct "
+			 "-j %s, once the job's records are in",
+			 f->nparts - shown, f->jobid);
+		put_field(o, "", text);
+	}
+}
+
 static void
 format_full(struct out *o, const struct figures *f,
 	    const struct ceems_summary_note *notes, size_t nnotes)
@@ -375,7 +477,9 @@ format_full(struct out *o, const struct figures *f,
 	char text[160];
 
 	put_header(o, f);
-	if (f->nnodes > 1) {
+	if (f->whole) {
+		put_nodes(o, f);
+	} else if (f->nnodes > 1) {
 		snprintf(text, sizeof(text),
 			 "figures from %s only; the job ran on %u nodes",
 			 f->node[0] ? f->node : "this node", f->nnodes);
@@ -386,6 +490,8 @@ format_full(struct out *o, const struct figures *f,
 	put_gpu(o, f);
 	put_energy(o, f);
 	put_carbon(o, f);
+	if (f->whole)
+		put_node_lines(o, f);
 	for (size_t i = 0; i < nnotes; i++)
 		put_field(o, "Note", notes[i].text);
 }
@@ -480,15 +586,63 @@ format_short(struct out *o, const struct figures *f,
 	put(o, "\n", 1);
 }
 
+static int
+render(const struct figures *f, enum ceems_summary_style style, char *buf,
+       size_t size)
+{
+	struct ceems_summary_note notes[CEEMS_SUMMARY_MAX_NOTES];
+	struct out o = { buf, size, 0, false };
+	size_t nnotes;
+
+	nnotes = ceems_summary_notes_build(f, notes, CEEMS_SUMMARY_MAX_NOTES);
+	if (style == CEEMS_SUMMARY_FULL)
+		format_full(&o, f, notes, nnotes);
+	else
+		format_short(&o, f, notes, nnotes);
+	if (o.overflow) {
+		buf[0] = '\0';
+		return -ENOSPC;
+	}
+	return (int)o.len;
+}
+
+int
+ceems_summary_format_nodes(const struct ceems_job_meta *meta,
+			   const struct ceems_agent_job_report *whole,
+			   const struct ceems_summary_node *nodes, size_t n,
+			   enum ceems_summary_style style, char *buf,
+			   size_t size)
+{
+	struct figures f;
+
+	if (meta == NULL || buf == NULL || size == 0 || nodes == NULL ||
+	    n == 0 || n > UINT32_MAX)
+		return -EINVAL;
+	buf[0] = '\0';
+	if (style == CEEMS_SUMMARY_NONE)
+		return 0;
+	if (style != CEEMS_SUMMARY_SHORT && style != CEEMS_SUMMARY_FULL)
+		return -EINVAL;
+	ceems_summary_figures_compute(meta, whole, &f);
+	f.whole = true;
+	f.meta = meta;
+	f.parts = nodes;
+	f.nparts = (unsigned int)n;
+	f.nnodes = (unsigned int)n;
+	for (size_t i = 0; i < n; i++)
+		if (nodes[i].report != NULL)
+			f.nmeasured++;
+	/* The figures are the job's, not one node's. */
+	f.node[0] = '\0';
+	return render(&f, style, buf, size);
+}
+
 int
 ceems_summary_format(const struct ceems_job_meta *meta,
 		     const struct ceems_agent_job_report *report,
 		     enum ceems_summary_style style, char *buf, size_t size)
 {
-	struct ceems_summary_note notes[CEEMS_SUMMARY_MAX_NOTES];
 	struct figures f;
-	struct out o = { buf, size, 0, false };
-	size_t nnotes;
 
 	if (meta == NULL || buf == NULL || size == 0)
 		return -EINVAL;
@@ -503,14 +657,5 @@ ceems_summary_format(const struct ceems_job_meta *meta,
 		return -EINVAL;
 	}
 	ceems_summary_figures_compute(meta, report, &f);
-	nnotes = ceems_summary_notes_build(&f, notes, CEEMS_SUMMARY_MAX_NOTES);
-	if (style == CEEMS_SUMMARY_FULL)
-		format_full(&o, &f, notes, nnotes);
-	else
-		format_short(&o, &f, notes, nnotes);
-	if (o.overflow) {
-		buf[0] = '\0';
-		return -ENOSPC;
-	}
-	return (int)o.len;
+	return render(&f, style, buf, size);
 }

@@ -73,4 +73,27 @@ int ceems_summary_format(const struct ceems_job_meta *meta,
 			 enum ceems_summary_style style, char *buf,
 			 size_t size);
 
+/* One node of a multi-node job, for the whole job's summary. */
+struct ceems_summary_node {
+	const char *name;	/* the node's Slurm name */
+	/* Its agent's report of the job, or NULL: no figures from it, WHY
+	 * saying why ("no answer in time"). */
+	const struct ceems_agent_job_report *report;
+	const char *why;
+};
+
+/* The summary of a job that ran on several nodes, over the whole job:
+ * WHOLE is the merge of the reports of NODES (ceems_measure_report_merge
+ * over those that have one; NULL when none has), NODES every node of
+ * the job, N of them, in the job's order.  The figures are WHOLE's; a
+ * line says how many nodes it covers and names those without figures;
+ * each node has a line of its own (CPU, memory peak, energy) up to a
+ * few, the extremes beyond; notes speak per node.  Returns as
+ * ceems_summary_format. */
+int ceems_summary_format_nodes(const struct ceems_job_meta *meta,
+			       const struct ceems_agent_job_report *whole,
+			       const struct ceems_summary_node *nodes,
+			       size_t n, enum ceems_summary_style style,
+			       char *buf, size_t size);
+
 #endif

@@ -380,3 +380,26 @@ ceems_summary_figures_compute(const struct ceems_job_meta *m,
 		f->task_clock_s = r->perf.value[CEEMS_PERF_TASK_CLOCK] / 1e9;
 	}
 }
+
+void
+ceems_summary_figures_node(const struct figures *f,
+			   const struct ceems_summary_node *node,
+			   struct figures *out)
+{
+	struct ceems_job_meta m = *f->meta;
+
+	/* One node's figures: its own allocation, not the job's. */
+	m.nnodes = 1;
+	m.alloc_cpus = 0;
+	m.req_mem_bytes = 0;
+	ceems_summary_figures_compute(&m, node->report, out);
+}
+
+void
+ceems_summary_figures_clean(char *dst, size_t size, const char *src,
+			    size_t keep)
+{
+	if (src == NULL)
+		src = "";
+	clean(dst, size, src, strlen(src) + 1, keep);
+}

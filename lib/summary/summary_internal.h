@@ -117,6 +117,15 @@ struct figures {
 	bool have_faults;
 	double page_faults;
 	double task_clock_s;
+
+	/* The whole job over its nodes (ceems_summary_format_nodes): the
+	 * figures above are the merge of the nodes that answered, NODES
+	 * every node of the job, NMEASURED of them with a report. */
+	bool whole;
+	const struct ceems_job_meta *meta;
+	const struct ceems_summary_node *parts;
+	unsigned int nparts;
+	unsigned int nmeasured;
 };
 
 /* summary_units.c */
@@ -137,6 +146,20 @@ void ceems_summary_figures_compute(const struct ceems_job_meta *m,
 			     struct figures *f);
 /* A device's utilisation, when it is known and sane. */
 bool ceems_summary_figures_gpu_util(const struct ceems_agent_gpu_report *g, double *pct);
+
+/* SRC cleaned for the summary (printable ASCII, cut to KEEP with
+ * "..."), into DST of SIZE bytes. */
+void ceems_summary_figures_clean(char *dst, size_t size, const char *src,
+				 size_t keep);
+/* The figures of one node of a whole job (F->whole): as
+ * ceems_summary_figures_compute for that node's report alone. */
+void ceems_summary_figures_node(const struct figures *f,
+				const struct ceems_summary_node *node,
+				struct figures *out);
+/* A node of a whole job judged idle: it held cores over a run long
+ * enough to judge and used under NODE_IDLE_USE of them. */
+bool ceems_summary_figures_node_idle(const struct figures *node);
+#define NODE_IDLE_USE 0.01
 
 /* summary_notes.c */
 size_t ceems_summary_notes_build(const struct figures *f,

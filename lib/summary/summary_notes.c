@@ -369,35 +369,57 @@ note_cpu_overuse(const struct figures *f, struct ceems_summary_note *n)
 	return true;
 }
 
+/* The nodes a whole job's figures are summed over: 1 otherwise. */
+static unsigned int
+parts_of(const struct figures *f)
+{
+	return f->whole && f->nmeasured > 0 ? f->nmeasured : 1;
+}
+
+/* "On node01 the job", "Over its 3 nodes the job" or "The job". */
+static void
+note_subject(struct ceems_summary_note *n, const struct figures *f,
+	     const char *what)
+{
+	if (f->whole && parts_of(f) > 1)
+		ceems_summary_units_appendf(n->text, sizeof(n->text),
+			"Over its %u nodes the %s", parts_of(f), what);
+	else if (f->nnodes > 1)
+		ceems_summary_units_appendf(n->text, sizeof(n->text), "On %s the %s",
+			f->node[0] ? f->node : "this node", what);
+	else
+		ceems_summary_units_appendf(n->text, sizeof(n->text), "The %s",
+					    what);
+}
+
 static bool
 note_cpu_underuse(const struct figures *f, struct ceems_summary_note *n)
 {
 	char used[16];
-	double eff;
-	unsigned int want;
+	unsigned int want, held, parts = parts_of(f);
+	double eff, per_node;
 	bool multi;
 
 	if (!judged(f, MIN_JUDGE_S) || !f->have_cpu || !f->have_held ||
-	    f->held < 2)
+	    f->held < 2 * parts)
 		return false;
 	eff = f->used_cores / f->held;
 	if (eff > CPU_UNDERUSE_MAX)
 		return false;
+	/* Per node: a whole job's figures are summed over its nodes. */
+	held = f->held / parts;
+	per_node = f->used_cores / parts;
 	/* A margin over the average for bursts; a job that used at most
 	 * one core on average is served by one. */
-	if (f->used_cores <= 1.0)
+	if (per_node <= 1.0)
 		want = 1;
 	else
-		want = (unsigned int)ceil(f->used_cores * CPU_MARGIN);
-	if (want >= f->held)
+		want = (unsigned int)ceil(per_node * CPU_MARGIN);
+	if (want >= held)
 		return false;
 	multi = f->nnodes > 1;
 	note_init(n, "cpu-underuse");
-	if (multi)
-		ceems_summary_units_appendf(n->text, sizeof(n->text), "On %s the job",
-			f->node[0] ? f->node : "this node");
-	else
-		ceems_summary_units_appendf(n->text, sizeof(n->text), "The job");
+	note_subject(n, f, "job");
 	ceems_summary_units_fmt_cores(used, sizeof(used), f->used_cores);
 	ceems_summary_units_appendf(n->text, sizeof(n->text),
 		" used %s of its %u cores on average. Asking for %u%s "
@@ -408,13 +430,80 @@ note_cpu_underuse(const struct figures *f, struct ceems_summary_note *n)
 	if (f->measured[CEEMS_DOMAIN_PACKAGE]) {
 		ceems_summary_units_appendf(n->text, sizeof(n->text), "saved ");
 		note_saving(n, f, f->static_j[CEEMS_DOMAIN_PACKAGE] *
-				  (double)(f->held - want) / f->held);
+				  (double)(held - want) / held);
 		ceems_summary_units_appendf(n->text, sizeof(n->text), "%s.",
-			multi ? " on this node" : "");
+			multi && !f->whole ? " on this node" : "");
 	} else {
 		ceems_summary_units_appendf(n->text, sizeof(n->text),
-			"left %u cores free for other jobs.", f->held - want);
+			"left %u cores free for other jobs.",
+			(held - want) * parts);
 	}
+	note_qualify(n, f);
+	return true;
+}
+
+/* The nodes of a whole job that held cores and used none of them (under
+ * NODE_IDLE_USE): one note for all, or, when all but one did nothing,
+ * a note that one node would have done. */
+static bool
+note_node_idle(const struct figures *f, struct ceems_summary_note *n)
+{
+	struct figures nf;
+	unsigned int judged_nodes = 0, idle = 0, cores = 0;
+	char names[128] = "", busy[40] = "", name[40];
+	double joules = 0;
+	bool have_j = true;
+
+	if (!f->whole || f->nmeasured < 2)
+		return false;
+	for (unsigned int i = 0; i < f->nparts; i++) {
+		if (f->parts[i].report == NULL)
+			continue;
+		ceems_summary_figures_node(f, &f->parts[i], &nf);
+		if (!judged(&nf, MIN_JUDGE_S) || !nf.have_cpu || !nf.have_held)
+			continue;
+		judged_nodes++;
+		ceems_summary_figures_clean(name, sizeof(name),
+					    f->parts[i].name, 32);
+		if (nf.used_cores >= NODE_IDLE_USE * nf.held) {
+			memcpy(busy, name, sizeof(busy));
+			continue;
+		}
+		if (idle < 3)
+			ceems_summary_units_appendf(names, sizeof(names), "%s%s",
+						    idle ? ", " : "", name);
+		else if (idle == 3)
+			ceems_summary_units_appendf(names, sizeof(names), ", ...");
+		idle++;
+		cores += nf.held;
+		if (nf.any_energy)
+			joules += nf.total_j;
+		else
+			have_j = false;
+	}
+	if (idle == 0)
+		return false;
+	if (idle + 1 == judged_nodes && judged_nodes == f->nparts) {
+		note_init(n, "one-node-used");
+		ceems_summary_units_appendf(n->text, sizeof(n->text),
+			"Only %s worked: the job's other %u node%s (%s) held "
+			"%u cores and used none of them. Run it on one node "
+			"(--nodes=1)", busy, idle, idle == 1 ? "" : "s", names,
+			cores);
+	} else {
+		note_init(n, "node-idle");
+		ceems_summary_units_appendf(n->text, sizeof(n->text),
+			"%u of the job's nodes (%s) held %u cores and used none "
+			"of them. Give every node work (srun's "
+			"--ntasks-per-node, the launcher's host list) or ask for "
+			"fewer nodes", idle, names, cores);
+	}
+	if (have_j) {
+		ceems_summary_units_appendf(n->text, sizeof(n->text),
+			"; their share of those nodes' power was ");
+		note_saving(n, f, joules);
+	}
+	ceems_summary_units_appendf(n->text, sizeof(n->text), ".");
 	note_qualify(n, f);
 	return true;
 }
@@ -439,15 +528,12 @@ note_mem_underuse(const struct figures *f, struct ceems_summary_note *n)
 	ceems_summary_units_fmt_bytes(peak, sizeof(peak), f->peak);
 	ceems_summary_units_fmt_bytes(req, sizeof(req), f->req);
 	note_init(n, "mem-underuse");
-	if (multi)
-		ceems_summary_units_appendf(n->text, sizeof(n->text), "On %s the job's",
-			f->node[0] ? f->node : "this node");
-	else
-		ceems_summary_units_appendf(n->text, sizeof(n->text), "The job's");
+	note_subject(n, f, "job's");
 	ceems_summary_units_appendf(n->text, sizeof(n->text),
-		" memory peaked at %s of the %s it held. --mem=%s%s would "
+		" memory peaked at %s of the %s it held%s. --mem=%s%s would "
 		"leave a %d%% margin%s and would have ",
-		peak, req, sugg, multi ? " (per node)" : "",
+		peak, req, f->whole && parts_of(f) > 1 ? " on a node" : "",
+		sugg, multi ? " (per node)" : "",
 		ceems_summary_units_pct(margin - 1),
 		f->peak_sampled ? " (the peak was sampled, hence the wider "
 				  "margin)" : "");
@@ -456,7 +542,7 @@ note_mem_underuse(const struct figures *f, struct ceems_summary_note *n)
 		note_saving(n, f, f->static_j[CEEMS_DOMAIN_DRAM] *
 				  (double)(f->req - want) / (double)f->req);
 		ceems_summary_units_appendf(n->text, sizeof(n->text), "%s.",
-			multi ? " on this node" : "");
+			multi && !f->whole ? " on this node" : "");
 	} else {
 		ceems_summary_units_fmt_bytes(req, sizeof(req), f->req - want);
 		ceems_summary_units_appendf(n->text, sizeof(n->text),
@@ -604,7 +690,7 @@ typedef bool (*note_rule)(const struct figures *, struct ceems_summary_note *);
 static const note_rule rules[] = {
 	note_oom, note_timeout, note_node_fail, note_preempted,
 	note_requeued, note_cancelled, note_too_short, note_cpu_overuse,
-	note_cpu_underuse, note_mem_underuse, note_gpu_idle,
+	note_node_idle, note_cpu_underuse, note_mem_underuse, note_gpu_idle,
 	note_gpu_underuse, note_time_limit, note_page_faults,
 };
 

@@ -24,6 +24,8 @@
 #include "agent_confine.h"
 #include "agent_listen.h"
 #include "agent_replay.h"
+#include "agent_gather.h"
+#include "base/node_name.h"
 #include "agent_server.h"
 #include "agent_server_internal.h"
 #include "base/clock.h"
@@ -71,6 +73,18 @@ setup_memory(const struct ceems_config *config)
 	if (r < 0 && r != -ENOTSUP && r != -EALREADY)
 		ceems_info("no memory region of its own for the tick (%s): "
 			   "the heap serves", strerror(-r));
+}
+
+/* This node's name for the gather: the agent's --node, else the host's
+ * short name (Slurm's node name when nothing says otherwise). */
+static const char *
+gather_node(const struct ceems_config *config)
+{
+	static char host[CEEMS_NODE_NAME_MAX];
+
+	if (config->node[0] != '\0')
+		return config->node;
+	return ceems_node_name_of_host(host, sizeof(host)) == 0 ? host : NULL;
 }
 
 static int
@@ -149,6 +163,9 @@ setup(struct server *s, const char *config_text)
 	}
 	if (agent_server_clients_open_listener(s) < 0)
 		return -1;
+	/* Bound before the confinement; a node whose port is taken still
+	 * measures its jobs (their summaries on other nodes lack it). */
+	(void)agent_gather_open(&s->gather, s->config, gather_node(s->config));
 	/* Everything the agent opens at start is open and its directories
 	 * exist: from here on it reaches only its own files. */
 	if (agent_confine_fs(s->config) < 0)
@@ -157,6 +174,9 @@ setup(struct server *s, const char *config_text)
 	 * it); its first pass a second after the start. */
 	if (s->replay != NULL)
 		agent_server_timers_start_replay(s, 1000000000u);
+	/* Its thread after the confinement, which binds only the threads
+	 * that exist when it is made. */
+	(void)agent_gather_start(&s->gather);
 	/* What opening left free on the heap (the eBPF loader's copy of the
 	 * kernel's BTF, the GPU libraries' start-up) goes back: megabytes
 	 * of resident memory otherwise. */
@@ -171,6 +191,7 @@ setup(struct server *s, const char *config_text)
 static void
 teardown(struct server *s, bool clean)
 {
+	agent_gather_close(&s->gather);
 	for (unsigned i = 0; i < AGENT_MAX_CLIENTS; i++)
 		if (s->clients[i].used)
 			agent_server_clients_drop_client(s, &s->clients[i]);
@@ -207,6 +228,7 @@ agent_server_run(const struct ceems_config *config, const char *config_text)
 	s.epfd = -1;
 	s.listen.fd = s.tick.fd = s.sample.fd = s.sig.fd = s.notes.fd = -1;
 	s.replay_timer.fd = s.replay_child.fd = -1;
+	s.gather.listen_fd = s.gather.stop_fd = -1;
 	s.log_window_ns = ceems_clock_monotonic_ns();
 	agent_admit_init(&s.admit, s.log_window_ns);
 	if (setup(&s, config_text) < 0) {

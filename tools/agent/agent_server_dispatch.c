@@ -112,7 +112,9 @@ handle_report(struct server *s, struct client *c,
 {
 	static struct ceems_agent_job_report report;
 
-	if (ceems_agent_report(s->agent, req->jobid, &report) < 0) {
+	if ((req->now ? ceems_agent_report_now(s->agent, req->jobid,
+					       ceems_clock_monotonic_ns(), &report)
+		      : ceems_agent_report(s->agent, req->jobid, &report)) < 0) {
 		agent_server_clients_refuse(s, c, -ENOENT, "job %u is not registered", req->jobid);
 		return;
 	}

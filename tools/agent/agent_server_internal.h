@@ -15,6 +15,7 @@
 
 #include "agent/agent.h"
 #include "agent_admit.h"
+#include "agent_gather.h"
 #include "agent_listen.h"
 #include "client/agent_proto.h"
 #include "agent_replay.h"
@@ -67,6 +68,8 @@ struct server {
 	int notes_wd;		/* the note folder's watch, -1 none */
 	bool notes_pending;	/* a note may be there: read at the tick's end */
 	bool stop;
+	/* The gather listener of multi-node jobs: its own thread. */
+	struct agent_gather gather;
 	/* Requests and replies go through one buffer each: one thread. */
 	char inbuf[CEEMS_AGENT_MSG_MAX + 1];
 	char outbuf[CEEMS_AGENT_MSG_MAX + 1];

@@ -126,6 +126,26 @@ expect_summary() {
 # float comparison: awk 'BEGIN{exit !(EXPR)}'
 check() { awk "BEGIN { exit !($1) }"; }
 
+# The gather of multi-node jobs' figures (doc/gather.md) in GATHER_CONF:
+# with several nodes on this host, each node's agent on a port of its
+# own (CEEMS_TEST_GATHER_PORT + i - 1, default 16926 on), listed in a
+# gather_nodes file, and the cluster's own munged; with one node, none.
+gather_conf() {
+	local node i=0 base=${CEEMS_TEST_GATHER_PORT:-16926}
+	if [ "${CEEMS_TEST_NODES:-1}" = 1 ]; then
+		GATHER_CONF="gather_port = 0"
+		return 0
+	fi
+	: >"$CEEMS_DIR/gather-nodes"
+	for node in $(slurm_harness_nodes); do
+		echo "$node 127.0.0.1:$((base + i))" >>"$CEEMS_DIR/gather-nodes"
+		i=$((i + 1))
+	done
+	GATHER_CONF="gather_port = $base
+gather_nodes = $CEEMS_DIR/gather-nodes
+munge_socket = $SLURM_DIR/munge/munge.sock"
+}
+
 # ceems_cluster_setup NAME [PLUGSTACK_ARGS...]: the node and the cluster;
 # the plugin gets the test's config, agent and agent log, then the
 # arguments given (summary=full when none are).  CEEMS_FAKE_RAPL_ARGS:
@@ -154,6 +174,7 @@ ceems_cluster_setup() {
 	if declare -F ceems_cluster_prepare >/dev/null; then
 		ceems_cluster_prepare || return 1
 	fi
+	gather_conf
 	cat >"$CEEMS_DIR/ceems.conf" <<EOF
 # ceems.conf of the end-to-end test: a simulated RAPL node.
 interval = ${CEEMS_CLUSTER_INTERVAL:-250ms}
@@ -182,6 +203,7 @@ reap_grace = 8s
 zone = FR
 pue = 1.3
 emissions_table = $CEEMS_TOP_SRCDIR/lib/data/carbon-intensity.tsv
+$GATHER_CONF
 ${CEEMS_CLUSTER_CONF:-}
 EOF
 	if [ "${CEEMS_CLUSTER_PLUGIN:-yes}" = no ]; then
