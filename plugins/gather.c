@@ -1,7 +1,7 @@
 /* gather.c - the summary of a job that ran on several nodes, over the
  * whole job: the batch step, at its end, asks the other nodes' agents for
  * their part (lib/client/gather_client.h, bounded by gather_timeout),
- * merges them with this node's (ceems_measure_report_merge) and writes
+ * merges them with this node's (ceems_measure_merge_report) and writes
  * the whole job's summary (ceems_summary_format_nodes).  Only Slurm's
  * side is here: the job's node list and this node's place in it. */
 #include "config.h"
@@ -94,7 +94,7 @@ ceems_gather_summary(spank_t sp, const struct ceems_config *config,
 			if (i != self)
 				memcpy(others[k++].node, nodes[i].node,
 				       sizeof(nodes[i].node));
-		answered = ceems_gather(config, meta->jobid, others, n - 1,
+		answered = ceems_gather_client_ask(config, meta->jobid, others, n - 1,
 					(int)(config->gather_timeout_ns / 1000000u));
 		for (size_t i = 0, k = 0; i < n; i++)
 			if (i != self)
@@ -117,7 +117,7 @@ ceems_gather_summary(spank_t sp, const struct ceems_config *config,
 			continue;
 		}
 		parts[i].report = &nodes[i].report;
-		ceems_measure_report_merge(whole, &nodes[i].report, merged++ == 0);
+		ceems_measure_merge_report(whole, &nodes[i].report, merged++ == 0);
 	}
 	r = ceems_summary_format_nodes(meta, whole, parts, n, style, text,
 				       size);

@@ -24,8 +24,8 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 
 BUILD_PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev
-	libslurm-dev libjson-c-dev libcap-dev libpq-dev libbpf-dev libelf-dev
-	zlib1g-dev clang bpftool libfreeipmi-dev"
+	libslurm-dev libjson-c-dev libcap-dev libmunge-dev libpq-dev libbpf-dev
+	libelf-dev zlib1g-dev clang bpftool libfreeipmi-dev"
 DEMO_PACKAGES="slurmctld slurmd slurm-client munge postgresql-15
 	postgresql-client-15"
 # llvm: llvm-symbolizer, which the sanitizers' reports are symbolized

@@ -203,15 +203,61 @@ read_jobid(const struct json_object *obj, const char *op, uint32_t *jobid,
 	return 0;
 }
 
-int
-ceems_agent_proto_request_decode(const char *buf, size_t len,
-			   struct ceems_agent_request *req, char *err,
-			   size_t err_size)
+/* deregister, report and release: a job id and what each adds. */
+static int
+decode_jobid_op(const struct json_object *obj, const char *op,
+		struct ceems_agent_request *req, char *err, size_t err_size)
 {
 	static const char *const known_jobid[] = { "op", "jobid", NULL };
 	static const char *const known_report[] = { "op", "jobid", "now", NULL };
 	static const char *const known_deregister[] = { "op", "jobid", "meta",
 							"by", NULL };
+	struct json_object *val;
+	int r;
+
+	req->op = op[0] == 'd' ? CEEMS_AGENT_OP_DEREGISTER :
+		  op[0] == 'r' && op[2] == 'p' ? CEEMS_AGENT_OP_REPORT :
+		  CEEMS_AGENT_OP_RELEASE;
+	if ((r = ceems_json_util_check_keys(obj,
+			op[0] == 'd' ? "deregister request" :
+			req->op == CEEMS_AGENT_OP_REPORT ? "report request" :
+			"release request",
+			op[0] == 'd' ? known_deregister :
+			req->op == CEEMS_AGENT_OP_REPORT ? known_report :
+			known_jobid, err, err_size)) < 0)
+		return r;
+	if (req->op == CEEMS_AGENT_OP_REPORT &&
+	    (val = ceems_json_util_get(obj, "now")) != NULL &&
+	    (r = ceems_json_util_read_bool(val, "now", &req->now, err,
+			   err_size)) < 0)
+		return r;
+	if (req->op == CEEMS_AGENT_OP_DEREGISTER &&
+	    (val = ceems_json_util_get(obj, "meta")) != NULL) {
+		if ((r = ceems_job_json_meta_from_json(val, &req->meta, err,
+							       err_size)) < 0)
+			return r;
+		req->have_meta = true;
+	}
+	if (req->op == CEEMS_AGENT_OP_DEREGISTER &&
+	    (val = ceems_json_util_get(obj, "by")) != NULL &&
+	    (r = agent_proto_read_by(val, req->by, sizeof(req->by), err,
+			     err_size)) < 0)
+		return r;
+	if ((r = read_jobid(obj, op, &req->jobid, err, err_size)) < 0)
+		return r;
+	if (req->have_meta && req->meta.jobid != req->jobid) {
+		r = ceems_json_util_error(err, err_size, "deregister request: "
+			     "meta.jobid is not jobid");
+		return r;
+	}
+	return 0;
+}
+
+int
+ceems_agent_proto_request_decode(const char *buf, size_t len,
+			   struct ceems_agent_request *req, char *err,
+			   size_t err_size)
+{
 	static const char *const known_register[] = { "op", "job", NULL };
 	static const char *const known_status[] = { "op", NULL };
 	static const char *const known_step[] = { "op", "jobid", "step",
@@ -255,41 +301,8 @@ ceems_agent_proto_request_decode(const char *buf, size_t len,
 		req->jobid = req->spec.jobid;
 	} else if (strcmp(op, "deregister") == 0 || strcmp(op, "report") == 0 ||
 		   strcmp(op, "release") == 0) {
-		req->op = op[0] == 'd' ? CEEMS_AGENT_OP_DEREGISTER :
-			  op[0] == 'r' && op[2] == 'p' ? CEEMS_AGENT_OP_REPORT :
-			  CEEMS_AGENT_OP_RELEASE;
-		if ((r = ceems_json_util_check_keys(obj, op[0] == 'd' ? "deregister request" :
-					       req->op == CEEMS_AGENT_OP_REPORT ?
-					       "report request" : "release request",
-				    op[0] == 'd' ? known_deregister :
-				    req->op == CEEMS_AGENT_OP_REPORT ? known_report :
-				    known_jobid,
-				    err, err_size)) < 0)
+		if ((r = decode_jobid_op(obj, op, req, err, err_size)) < 0)
 			goto out;
-		if (req->op == CEEMS_AGENT_OP_REPORT &&
-		    (val = ceems_json_util_get(obj, "now")) != NULL &&
-		    (r = ceems_json_util_read_bool(val, "now", &req->now, err,
-						   err_size)) < 0)
-			goto out;
-		if (req->op == CEEMS_AGENT_OP_DEREGISTER &&
-		    (val = ceems_json_util_get(obj, "meta")) != NULL) {
-			if ((r = ceems_job_json_meta_from_json(val, &req->meta, err,
-							     err_size)) < 0)
-				goto out;
-			req->have_meta = true;
-		}
-		if (req->op == CEEMS_AGENT_OP_DEREGISTER &&
-		    (val = ceems_json_util_get(obj, "by")) != NULL &&
-		    (r = agent_proto_read_by(val, req->by, sizeof(req->by), err,
-					     err_size)) < 0)
-			goto out;
-		if ((r = read_jobid(obj, op, &req->jobid, err, err_size)) < 0)
-			goto out;
-		if (req->have_meta && req->meta.jobid != req->jobid) {
-			r = ceems_json_util_error(err, err_size, "deregister request: "
-					     "meta.jobid is not jobid");
-			goto out;
-		}
 	} else if (strcmp(op, "step_start") == 0 || strcmp(op, "step_end") == 0) {
 		req->op = op[5] == 's' ? CEEMS_AGENT_OP_STEP_START
 				       : CEEMS_AGENT_OP_STEP_END;

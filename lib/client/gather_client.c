@@ -42,7 +42,7 @@ struct peer {
 };
 
 int
-ceems_gather_nodes_load(const struct ceems_config *config, char **text,
+ceems_gather_client_nodes_load(const struct ceems_config *config, char **text,
 			char *err, size_t err_size)
 {
 	ssize_t n;
@@ -103,7 +103,7 @@ prepare_request(const struct ceems_config *config, uint32_t jobid,
 	p->req.jobid = jobid;
 	snprintf(p->req.node, sizeof(p->req.node), "%s", node->node);
 	make_nonce(p->req.nonce);
-	if ((n = ceems_gather_request_format(&p->req, line, sizeof(line))) < 0) {
+	if ((n = ceems_gather_proto_request_format(&p->req, line, sizeof(line))) < 0) {
 		fail(node, -EINVAL, "not a node name");
 		return -1;
 	}
@@ -138,7 +138,7 @@ open_connection(const struct ceems_config *config, const char *map,
 	uint16_t port;
 	int r, fd;
 
-	r = ceems_gather_endpoint(config, map, node->node, host, sizeof(host),
+	r = ceems_gather_proto_endpoint(config, map, node->node, host, sizeof(host),
 				  &port, err, sizeof(err));
 	if (r < 0) {
 		fail(node, r, err);
@@ -252,7 +252,7 @@ decode_answer(const struct ceems_config *config,
 		fail(node, r, err);
 		return;
 	}
-	if (ceems_gather_answer_split(payload, len, &p->req, &reply,
+	if (ceems_gather_proto_answer_split(payload, len, &p->req, &reply,
 				      &reply_len) < 0) {
 		fail(node, -EPROTO, "the answer is not to this request");
 	} else if ((r = ceems_agent_proto_reply_decode(reply, reply_len,
@@ -304,7 +304,7 @@ out:
 }
 
 int
-ceems_gather(const struct ceems_config *config, uint32_t jobid,
+ceems_gather_client_ask(const struct ceems_config *config, uint32_t jobid,
 	     struct ceems_gather_node *nodes, size_t n, int timeout_ms)
 {
 	int64_t deadline = ceems_clock_monotonic_ms() + timeout_ms;
@@ -318,7 +318,7 @@ ceems_gather(const struct ceems_config *config, uint32_t jobid,
 		fail(&nodes[i], -ETIMEDOUT, "no answer in time");
 	if ((peers = calloc(n, sizeof(*peers))) == NULL)
 		return -ENOMEM;
-	if (ceems_gather_nodes_load(config, &map, err, sizeof(err)) < 0) {
+	if (ceems_gather_client_nodes_load(config, &map, err, sizeof(err)) < 0) {
 		for (size_t i = 0; i < n; i++)
 			fail(&nodes[i], -EIO, err);
 		free(peers);

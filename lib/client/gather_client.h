@@ -27,14 +27,14 @@ struct ceems_gather_node {
 
 /* The gather_nodes file's text into *TEXT (the caller frees it; NULL
  * when none is set).  0, or -errno with a sentence in ERR. */
-int ceems_gather_nodes_load(const struct ceems_config *config, char **text,
+int ceems_gather_client_nodes_load(const struct ceems_config *config, char **text,
 			    char *err, size_t err_size);
 
 /* Ask the agents of NODES (N of them) for job JOBID's figures, waiting
  * at most TIMEOUT_MS in all.  Returns how many answered with a report
  * (each node's status says what became of it), or -ENOENT when the
  * gather is off (gather_port 0). */
-int ceems_gather(const struct ceems_config *config, uint32_t jobid,
+int ceems_gather_client_ask(const struct ceems_config *config, uint32_t jobid,
 		 struct ceems_gather_node *nodes, size_t n, int timeout_ms);
 
 #endif

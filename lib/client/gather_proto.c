@@ -24,7 +24,7 @@ nonce_ok(const char *s, size_t len)
 }
 
 int
-ceems_gather_request_format(const struct ceems_gather_request *req,
+ceems_gather_proto_request_format(const struct ceems_gather_request *req,
 			    char *buf, size_t size)
 {
 	int n;
@@ -56,7 +56,7 @@ next_word(const char **p, const char *end, size_t *len)
 }
 
 int
-ceems_gather_request_parse(const char *buf, size_t len,
+ceems_gather_proto_request_parse(const char *buf, size_t len,
 			   struct ceems_gather_request *req, char *err,
 			   size_t err_size)
 {
@@ -105,12 +105,12 @@ ceems_gather_request_parse(const char *buf, size_t len,
 }
 
 int
-ceems_gather_answer_split(const char *buf, size_t len,
+ceems_gather_proto_answer_split(const char *buf, size_t len,
 			  const struct ceems_gather_request *req,
 			  const char **reply, size_t *reply_len)
 {
 	char line[CEEMS_GATHER_LINE_MAX];
-	int n = ceems_gather_request_format(req, line, sizeof(line));
+	int n = ceems_gather_proto_request_format(req, line, sizeof(line));
 
 	/* The line, newline included, then the reply. */
 	if (n < 0 || len < (size_t)n || memcmp(buf, line, (size_t)n) != 0)
@@ -234,7 +234,7 @@ map_lookup(const char *text, const char *node, char *host, size_t size,
 }
 
 int
-ceems_gather_endpoint(const struct ceems_config *config, const char *text,
+ceems_gather_proto_endpoint(const struct ceems_config *config, const char *text,
 		      const char *node, char *host, size_t size,
 		      uint16_t *port, char *err, size_t err_size)
 {

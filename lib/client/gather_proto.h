@@ -39,19 +39,19 @@ struct ceems_gather_request {
 /* The request's line into BUF (SIZE bytes): its length, or -ENOSPC, or
  * -EINVAL for a node name that is not one (ceems_conf_node_name_ok) or a
  * nonce that is not 16 lower-case hex digits. */
-int ceems_gather_request_format(const struct ceems_gather_request *req,
+int ceems_gather_proto_request_format(const struct ceems_gather_request *req,
 				char *buf, size_t size);
 
 /* Parse a request's line (LEN bytes, not NUL-terminated, with or without
  * its newline): 0, or -EINVAL with a sentence in ERR. */
-int ceems_gather_request_parse(const char *buf, size_t len,
+int ceems_gather_proto_request_parse(const char *buf, size_t len,
 			       struct ceems_gather_request *req, char *err,
 			       size_t err_size);
 
 /* An answer's payload (LEN bytes) for REQ: 0 with *REPLY and *REPLY_LEN
  * the agent's reply in it, -EINVAL when its line is not REQ's (another
  * job, node or nonce: an old answer played back). */
-int ceems_gather_answer_split(const char *buf, size_t len,
+int ceems_gather_proto_answer_split(const char *buf, size_t len,
 			      const struct ceems_gather_request *req,
 			      const char **reply, size_t *reply_len);
 
@@ -62,7 +62,7 @@ int ceems_gather_answer_split(const char *buf, size_t len,
  * bytes) gets the name or address; *PORT the port.  0, -ENOENT when
  * gather_port is 0 (the gather is off), -EINVAL for a line or host that
  * cannot be used (a sentence in ERR). */
-int ceems_gather_endpoint(const struct ceems_config *config,
+int ceems_gather_proto_endpoint(const struct ceems_config *config,
 			  const char *text, const char *node, char *host,
 			  size_t size, uint16_t *port, char *err,
 			  size_t err_size);

@@ -304,7 +304,7 @@ _Static_assert(offsetof(struct ceems_agent_job_report, usage) == 56,
  * nodes (FIRST: PART is the first, WHOLE is overwritten): sums, memory
  * the largest node's, a figure some node lacks absent
  * (measure_merge.c).  WHOLE keeps no steps, gaps or series. */
-void ceems_measure_report_merge(struct ceems_agent_job_report *whole,
+void ceems_measure_merge_report(struct ceems_agent_job_report *whole,
 				const struct ceems_agent_job_report *part,
 				bool first);
 

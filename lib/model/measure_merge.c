@@ -110,7 +110,7 @@ merge_perf(struct ceems_perf_report *w, const struct ceems_perf_report *p)
 }
 
 void
-ceems_measure_report_merge(struct ceems_agent_job_report *whole,
+ceems_measure_merge_report(struct ceems_agent_job_report *whole,
 			   const struct ceems_agent_job_report *part,
 			   bool first)
 {

@@ -83,7 +83,7 @@ struct ceems_summary_node {
 };
 
 /* The summary of a job that ran on several nodes, over the whole job:
- * WHOLE is the merge of the reports of NODES (ceems_measure_report_merge
+ * WHOLE is the merge of the reports of NODES (ceems_measure_merge_report
  * over those that have one; NULL when none has), NODES every node of
  * the job, N of them, in the job's order.  The figures are WHOLE's; a
  * line says how many nodes it covers and names those without figures;

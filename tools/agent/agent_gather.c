@@ -113,11 +113,11 @@ agent_gather_open(struct agent_gather *g, const struct ceems_config *config,
 		return 1;
 	}
 	snprintf(g->node, sizeof(g->node), "%s", node);
-	if (ceems_gather_nodes_load(config, &map, err, sizeof(err)) < 0) {
+	if (ceems_gather_client_nodes_load(config, &map, err, sizeof(err)) < 0) {
 		ceems_error("no gather listener: %s", err);
 		return -1;
 	}
-	r = ceems_gather_endpoint(config, map, node, host, sizeof(host),
+	r = ceems_gather_proto_endpoint(config, map, node, host, sizeof(host),
 				  &g->port, err, sizeof(err));
 	free(map);
 	if (r < 0) {
@@ -181,7 +181,7 @@ answer(struct agent_gather *g, struct agent_gather_conn *c,
 {
 	char line[CEEMS_GATHER_LINE_MAX], err[256], *payload, *cred = NULL;
 	struct timeval tv = { .tv_sec = CONN_TIMEOUT_MS / 1000 };
-	int n = ceems_gather_request_format(req, line, sizeof(line));
+	int n = ceems_gather_proto_request_format(req, line, sizeof(line));
 	int r;
 	uint32_t be;
 
@@ -229,7 +229,7 @@ serve(struct agent_gather *g, struct agent_gather_conn *c)
 		ceems_warning("gather: refused %s: %s", c->peer, err);
 		goto refused;
 	}
-	if (ceems_gather_request_parse(payload, len, &req, err, sizeof(err)) < 0) {
+	if (ceems_gather_proto_request_parse(payload, len, &req, err, sizeof(err)) < 0) {
 		ceems_warning("gather: refused %s: %s", c->peer, err);
 		goto refused;
 	}
