@@ -88,3 +88,72 @@ summary_joules() {
 	# No "Scope ... only" line: the figures are the job's.
 	! out_of "$id" | grep -q '^Scope'
 }
+
+@test "a node whose agent does not answer is named, and the others still count" {
+	local id pid
+	pid=$(agent_status n3 | jq -r .pid)
+	kill -STOP "$pid"
+	id=$(submit nobody -J missing -N3 --ntasks-per-node=1 -c1 --wrap 'srun sleep 2')
+	state=$(finish "$id")
+	kill -CONT "$pid"
+	[ "$state" = COMPLETED ]
+	expect_summary "$id" '^Nodes +2 of 3 nodes measured; no figures from n3 \(no answer in time\)'
+	out_of "$id" | tr -s " \n" " " | grep -q "ceems-sacct -j $id --explain"
+	expect_summary "$id" '^Node +n3  no figures \(no answer in time\)$'
+	expect_summary "$id" '^Node +n2  CPU '
+	# The held agent still writes n3's record once it runs again.
+	record_of "$id" n3 >/dev/null
+}
+
+# A credential of root for NODE asking for job ID, with NONCE.
+root_request() {
+	munge_cred "ceems-gather 1 $1 $2 ${3:-0123456789abcdef}"
+}
+
+@test "an agent answers a root credential for its node, once, and only root can read the answer" {
+	local id port cred answer payload
+	id=$(submit nobody -J held -N3 --ntasks-per-node=1 -c1 --wrap 'srun sleep 30')
+	wait_running "$id"
+	sleep 1
+	port=$(gather_port n2)
+	cred=$(root_request "$id" n2 00112233aabbccdd)
+	answer=$(echo "$cred" | send 127.0.0.1 "$port")
+	payload=$(echo "$answer" | unmunge --socket "$SLURM_DIR/munge/munge.sock" -m /dev/null)
+	echo "$payload" | head -1 | grep -qx "ceems-gather 1 $id n2 00112233aabbccdd"
+	echo "$payload" | tail -n +2 | jq -e --argjson id "$id" '.ok and .report.jobid == $id' >/dev/null
+	# Sealed for root: another user cannot decode it.
+	run runuser -u nobody -- unmunge --socket "$SLURM_DIR/munge/munge.sock" <<<"$answer"
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -qi unauthorized
+	# The same credential again: munge has seen it.
+	run send 127.0.0.1 "$port" <<<"$cred"
+	[ "$status" -ne 0 ]
+	agent_log n2 | grep -q 'gather: refused .*[Rr]eplayed'
+	# A job the node does not hold: the agent's refusal, sealed alike.
+	answer=$(root_request 999999 n2 | send 127.0.0.1 "$port")
+	echo "$answer" | unmunge --socket "$SLURM_DIR/munge/munge.sock" -m /dev/null |
+		tail -n +2 | jq -e '.ok == false and .code == "ENOENT"' >/dev/null
+	scancel "$id"
+}
+
+@test "an agent refuses another user's credential, one for another node, and garbage" {
+	local port
+	port=$(gather_port n2)
+	run send 127.0.0.1 "$port" < <(runuser -u nobody -- munge --socket "$SLURM_DIR/munge/munge.sock" -n -s "ceems-gather 1 1 n2 0123456789abcdef")
+	[ "$status" -ne 0 ]
+	agent_log n2 | grep -q 'gather: refused .*credential of uid 65534, not root'
+	run send 127.0.0.1 "$port" < <(root_request 1 n3)
+	[ "$status" -ne 0 ]
+	agent_log n2 | grep -q 'gather: refused .*the request is for node n3, this is n2'
+	run send 127.0.0.1 "$port" < <(root_request 1 n2 nothex)
+	[ "$status" -ne 0 ]
+	agent_log n2 | grep -q "gather: refused .*nonce"
+	# Not a credential at all; a length beyond any request.
+	run send 127.0.0.1 "$port" <<<"hello"
+	[ "$status" -ne 0 ]
+	run send --raw 127.0.0.1 "$port" < <(printf '\377\377\377\377')
+	[ "$status" -ne 0 ]
+	agent_log n2 | grep -q "gather: refused .*a request of 4294967295 bytes"
+	# The agent still answers its own socket and the gather.
+	agent_status n2 >/dev/null
+}
