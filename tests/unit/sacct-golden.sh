@@ -129,6 +129,10 @@ case_ explain -- --explain 1001
 case_ explain-multinode -- --explain 1003
 case_ helpformat -- -e
 case_ steps -- -j 1001.batch,1003 -o JobID,JobName,Elapsed,TotalCPU,MaxRSS,ConsumedEnergy
+# Each job's part on each node, between the job and its steps; the
+# totals of --summary count each job once.
+case_ per-node -- -j 1001,1003 --per-node -o JobID,JobIDRaw,JobName,NodeList,NNodes,State,Elapsed,AllocCPUS,CPUEff,MemEff,TotalCPU,MaxRSS,EnergyCPU,ConsumedEnergyRaw,CO2e,Quality
+case_ per-node-summary -- $W -X --per-node -P -o JobID,NodeList,EnergyRaw --summary
 case_ states -- $W -X -s TO,oom -o JobID,State
 case_ user -- $W -u bob -o JobID,User,State
 case_ account -- $W -A physics -o JobID,Account

@@ -30,6 +30,7 @@
 #include "record/record.h"
 #include "sacct_combine.h"
 #include "sacct_fields.h"
+#include "sacct_node_rows.h"
 #include "sacct_options.h"
 #include "sacct_output.h"
 #include "sacct_query.h"
@@ -390,7 +391,8 @@ from_spool(struct sacct_options *o, const struct ceems_config *config,
 	memset(&sr->recs, 0, sizeof(sr->recs));
 	if (records_mode)
 		return select_records(recs, &o->q);
-	if (sacct_merge(recs, &o->q, rows) < 0)
+	if (sacct_merge(recs, &o->q, rows) < 0 ||
+	    (o->per_node && sacct_node_rows_add(rows, recs) < 0))
 		return fail("out of memory");
 	sacct_row_sort(rows);
 	return 0;
@@ -429,6 +431,23 @@ add_spool_extras(const struct sacct_options *o, struct spool_read *sr,
 	if (n > 0)
 		sacct_row_sort(rows);
 	return 0;
+}
+
+/* --per-node from the database: the jobs' node records, rebuilt from
+ * ceems.job_nodes, made into their parts' rows. */
+static int
+add_node_rows(struct sacct_pg *pg, const struct sacct_query *q,
+	      struct sacct_rows *rows, char *err, size_t err_size)
+{
+	struct sacct_records nodes = { 0 };
+	int r = sacct_pg_records(pg, q, false, &nodes, err, err_size);
+
+	if (r == 0 && sacct_node_rows_add(rows, &nodes) < 0) {
+		snprintf(err, err_size, "out of memory");
+		r = -1;
+	}
+	sacct_merge_records_free(&nodes);
+	return r;
 }
 
 /* ERR came of reading with `database`, which on most clusters is the
@@ -485,10 +504,18 @@ from_database(struct sacct_options *o, const struct ceems_config *config,
 		r = sacct_pg_records(pg, &o->q, o->series_job != 0, recs, err, sizeof(err));
 	else
 		r = sacct_pg_listing_rows(pg, &o->q, rows, err, sizeof(err));
+	if (r == 0 && !records_mode && o->per_node)
+		r = add_node_rows(pg, &o->q, rows, err, sizeof(err));
 	sacct_pg_close(pg);
 	if (r < 0)
 		return fail("%s", err);
-	return add_spool_extras(o, sr, records_mode, recs, rows);
+	if ((r = add_spool_extras(o, sr, records_mode, recs, rows)) != 0)
+		return r;
+	/* The parts of the spool's extra jobs, from their records. */
+	if (!records_mode && o->per_node && sr->error == 0 &&
+	    sacct_node_rows_add(rows, &sr->recs) < 0)
+		return fail("out of memory");
+	return 0;
 }
 #endif
 
