@@ -343,6 +343,39 @@ only_self(const struct sacct_query *q, const char *self)
 	return true;
 }
 
+/* A listing from one node's spool holds, of a job that ran on several
+ * nodes, the records this spool has: say so in one line, naming the
+ * jobs (the first few), so that a part is not read as the whole. */
+static void
+warn_partial_jobs(const struct sacct_rows *rows)
+{
+	char list[256] = "", item[64];
+	size_t i, njobs = 0, len = 0;
+	const struct sacct_row *r;
+
+	for (i = 0; i < rows->n; i++) {
+		r = &rows->v[i];
+		if (!sacct_row_is_job(r) || r->nnodes <= r->nodes_reported)
+			continue;
+		if (njobs++ < 5) {
+			snprintf(item, sizeof(item), "%s%u (%u of its %u nodes)",
+				 njobs > 1 ? ", " : "", r->jobid,
+				 r->nodes_reported, r->nnodes);
+			len += (size_t)snprintf(list + len, sizeof(list) - len,
+						"%s", item);
+		} else if (njobs == 6)
+			snprintf(list + len, sizeof(list) - len, ", ...");
+		if (len >= sizeof(list))
+			len = sizeof(list) - 1;
+	}
+	if (njobs == 1)
+		sacct_options_fail("warning: this node's spool holds only part of job %s: its figures are that part, not the whole job",
+				   list);
+	else if (njobs > 1)
+		sacct_options_fail("warning: this node's spool holds only part of %zu jobs: %s: their figures are those parts, not the whole jobs",
+				   njobs, list);
+}
+
 /* The listing from the spool: the backend without a database, or the
  * fallback when the database cannot be reached (DB_ERR says why, and
  * one warning line says where the listing comes from).  READS_ALL: the
@@ -395,6 +428,7 @@ from_spool(struct sacct_options *o, const struct ceems_config *config,
 	    (o->per_node && sacct_node_rows_add(rows, recs) < 0))
 		return fail("out of memory");
 	sacct_row_sort(rows);
+	warn_partial_jobs(rows);
 	return 0;
 }
 
