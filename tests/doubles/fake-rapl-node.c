@@ -111,8 +111,9 @@ job_cores(const struct fr_node *n, const struct fr_job *j)
 static struct fr_job *
 find_job(struct fr_node *n, unsigned long id)
 {
+	/* An ended job stays ended: its id is not seen again. */
 	for (size_t i = 0; i < n->njobs; i++)
-		if (n->jobs[i].id == id && !n->jobs[i].ended)
+		if (n->jobs[i].id == id)
 			return &n->jobs[i];
 	return NULL;
 }
@@ -186,8 +187,13 @@ update_jobs(struct fr_node *n, uint64_t now)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", n->cgroup, j->rel);
 		if (cgroup_usage(path, n->v2, &usage) < 0) {
-			j->ended = true;
-			ended++;
+			struct stat st;
+
+			/* Gone, not merely unreadable for a moment. */
+			if (stat(path, &st) < 0 && errno == ENOENT) {
+				j->ended = true;
+				ended++;
+			}
 			continue;
 		}
 		/* A new cgroup: all its CPU time is the job's. */
@@ -269,9 +275,17 @@ fr_node_init(struct fr_node *n, const char *cgroup, const char *cpuset,
 		errno = ENAMETOOLONG;
 		node_die("path too long:", cgroup);
 	}
-	/* v1's cpuacct hierarchy has no cpu.stat beside cpuacct.usage;
-	 * before slurmd makes the node's cgroup, its parent tells. */
-	snprintf(path, sizeof(path), "%s/../cpuacct.usage", cgroup);
+	/* v1's cpuacct hierarchy has cpuacct.usage in every cgroup, v2
+	 * none; before slurmd makes the node's cgroup, its parent tells
+	 * (by name: the kernel cannot resolve a missing slurm_NODE/..). */
+	snprintf(path, sizeof(path), "%s", cgroup);
+	if (strrchr(path, '/') != NULL)
+		*strrchr(path, '/') = '\0';
+	if (strlen(path) + sizeof("/cpuacct.usage") > sizeof(path)) {
+		errno = ENAMETOOLONG;
+		node_die("path too long:", cgroup);
+	}
+	strcat(path, "/cpuacct.usage");
 	n->v2 = stat(path, &st) < 0;
 	n->ncpus = ncpus;
 	n->clk_tck = clk_tck;

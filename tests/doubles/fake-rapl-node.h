@@ -60,7 +60,9 @@ unsigned int fr_node_step(struct fr_node *n, uint64_t now);
 
 /* The jobs' ground truth as key=value lines: job_J_cores, job_J_life_s,
  * job_J_cpu_s, job_J_package_j (P_IDLE x cores / ncpus x life + K x cpu)
- * and job_J_ended (1 once its cgroup is gone: its figures are final). */
+ * and job_J_ended (1 once its cgroup is gone: its figures are final).
+ * DRAM has no truth per job: its static power is split by memory
+ * allocated (doc/attribution.md), which the model does not follow. */
 void fr_node_write_jobs(const struct fr_node *n, FILE *f, double idle_w,
 			double k_w);
 
