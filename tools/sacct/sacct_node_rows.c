@@ -93,17 +93,17 @@ sacct_node_rows_add(struct sacct_rows *rows, const struct sacct_records *recs)
 	sacct_row_sort(rows);
 	njobs = rows->n;
 	for (j = 0; j < njobs && i < recs->n && ret == 0; j++) {
-		const struct sacct_row *job = &rows->v[j];
-
 		/* A job whose parts are there already (the database's, when
 		 * the spool's extras come through here after them) gets
 		 * none again: they follow it in the order. */
-		if (!sacct_row_is_job(job) ||
+		if (!sacct_row_is_job(&rows->v[j]) ||
 		    (j + 1 < njobs && rows->v[j + 1].part_node != NULL))
 			continue;
-		while (i < recs->n && cmp_record_row(order[i], job) < 0)
+		/* rows->v moves as parts are added: by index, never kept. */
+		while (i < recs->n && cmp_record_row(order[i], &rows->v[j]) < 0)
 			i++;
-		for (; i < recs->n && cmp_record_row(order[i], job) == 0 && ret == 0; i++)
+		for (; i < recs->n && ret == 0 &&
+		       cmp_record_row(order[i], &rows->v[j]) == 0; i++)
 			ret = add_part(rows, j, recs, (size_t)(order[i] - recs->v));
 	}
 	free(order);
