@@ -33,6 +33,21 @@
  * writes TRUTH (key=value lines, atomically) and exits, leaving the
  * counters still.  Without SIGUSR1 the window is the whole run.
  *
+ * With --node-cgroup DIR the double is one Slurm node of several on this
+ * host (tests/harness/slurm.sh, CEEMS_TEST_NODES): the node's busy time
+ * is the CPU time of its own cgroup DIR (v1: the cpuacct hierarchy's
+ * slurm_NODE, with --node-cpuset the cpuset hierarchy's; v2: the
+ * NODE_slurmstepd.scope), not the host's /proc/stat, which every node's
+ * jobs share.  Its jobs are found under DIR as Slurm makes and removes
+ * their cgroups, and each job's truth (the formula above, C from its
+ * cpuset, over its cgroup's life) is written to TRUTH as job_J_... lines
+ * whenever a job's cgroup goes, so that a test reads a finished job's
+ * truth while the double runs on.  --stat FILE keeps there the node's
+ * own /proc/stat (its busy time, --ncpus CPUs), which the harness
+ * mounts over the stat of the agent's procfs_root: the agent then
+ * splits the node's power by the node's busy time, as on a machine of
+ * its own.  The parsing is tests/doubles/fake-rapl-node.c.
+ *
  * Counter files are rewritten in place, fixed width with leading zeros,
  * with one pwrite: the agent keeps them open and preads them, as it does
  * sysfs attributes, so a rename would leave it reading a stale inode.
@@ -40,7 +55,8 @@
  * usage: fake-rapl --root DIR --truth FILE [--period-ms 10]
  *          [--idle-w 40] [--k-w 15] [--dram-w 4]
  *          [--package-range-uj 30000000] [--dram-range-uj 2000000]
- *          [--proc /proc] NAME:CORES:USAGE_FILE...
+ *          [--proc /proc] [--node-cgroup DIR [--node-cpuset DIR]
+ *          [--stat FILE] [--ncpus N]] [NAME:CORES:USAGE_FILE...]
  */
 #include "config.h"
 
@@ -57,6 +73,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "fake-rapl-node.h"
 
 #define MAX_CGROUPS 16
 #define COUNTER_WIDTH 20	/* digits of a counter file, zero-padded */
@@ -83,6 +101,9 @@ static struct {
 	char root[PATH_MAX];
 	char truth[PATH_MAX];
 	char proc[PATH_MAX];
+	const char *node_cgroup, *node_cpuset, *node_stat;
+	unsigned int node_ncpus;	/* --ncpus; 0: /proc/stat's */
+	struct fr_node node;		/* with --node-cgroup */
 	double period_s;
 	double idle_w, k_w, dram_w;
 	long clk_tck;
@@ -116,7 +137,7 @@ static void
 usage_error(const char *what, const char *arg)
 {
 	fprintf(stderr, "fake-rapl: %s %s\n", what, arg);
-	fprintf(stderr, "usage: fake-rapl --root DIR --truth FILE [--period-ms MS] [--idle-w W] [--k-w W] [--dram-w W] [--package-range-uj UJ] [--dram-range-uj UJ] [--proc DIR] NAME:CORES:USAGE_FILE...\n");
+	fprintf(stderr, "usage: fake-rapl --root DIR --truth FILE [--period-ms MS] [--idle-w W] [--k-w W] [--dram-w W] [--package-range-uj UJ] [--dram-range-uj UJ] [--proc DIR] [--node-cgroup DIR [--node-cpuset DIR] [--stat FILE] [--ncpus N]] [NAME:CORES:USAGE_FILE...]\n");
 	exit(2);
 }
 
@@ -291,17 +312,33 @@ make_tree(void)
 		  dram_max_w);
 }
 
+static void write_truth(void);
+
+/* The node's busy time so far, ns: /proc/stat's, or with --node-cgroup
+ * its own cgroup's (whose jobs ending ask for the truth to be written). */
+static uint64_t
+node_busy(uint64_t now)
+{
+	uint64_t busy;
+	unsigned int ncpus;
+
+	if (fr.node_cgroup != NULL) {
+		if (fr_node_step(&fr.node, now) > 0)
+			write_truth();
+		return fr.node.busy_ns;
+	}
+	if (read_node_busy(&busy, &ncpus) < 0 || ncpus != fr.ncpus)
+		die("unreadable /proc/stat, or its CPUs changed, under", fr.proc);
+	return busy;
+}
+
 /* Advance the model to NOW: counters, then the ground truth. */
 static void
 step(uint64_t now)
 {
 	double dt = (double)(now - fr.last_step_ns) / 1e9;
 	double busy_s, package_j;
-	uint64_t busy;
-	unsigned int ncpus;
-
-	if (read_node_busy(&busy, &ncpus) < 0 || ncpus != fr.ncpus)
-		die("unreadable /proc/stat, or its CPUs changed, under", fr.proc);
+	uint64_t busy = node_busy(now);
 	/* /proc/stat is kept per CPU and summed; a CPU's figure never goes
 	 * back, but clamp anyway rather than model negative power. */
 	busy_s = busy >= fr.last_busy_ns ?
@@ -365,6 +402,8 @@ write_truth(void)
 			cg->name, cg->cores, cg->name, cg->cpu_s, cg->name,
 			cg->package_j);
 	}
+	if (fr.node_cgroup != NULL)
+		fr_node_write_jobs(&fr.node, f, fr.idle_w, fr.k_w);
 	if (fclose(f) != 0 || rename(tmp, fr.truth) < 0)
 		die("cannot write", fr.truth);
 }
@@ -426,6 +465,14 @@ parse_args(int argc, char **argv)
 			snprintf(fr.truth, sizeof(fr.truth), "%s", argv[++i]);
 		else if (strcmp(o, "--proc") == 0 && v != NULL)
 			snprintf(fr.proc, sizeof(fr.proc), "%s", argv[++i]);
+		else if (strcmp(o, "--node-cgroup") == 0 && v != NULL)
+			fr.node_cgroup = argv[++i];
+		else if (strcmp(o, "--node-cpuset") == 0 && v != NULL)
+			fr.node_cpuset = argv[++i];
+		else if (strcmp(o, "--stat") == 0 && v != NULL)
+			fr.node_stat = argv[++i];
+		else if (strcmp(o, "--ncpus") == 0)
+			fr.node_ncpus = (unsigned int)number_arg(o, argv[++i], 1, 4096);
 		else if (strcmp(o, "--period-ms") == 0)
 			fr.period_s = number_arg(o, argv[++i], 1, 1000) / 1e3;
 		else if (strcmp(o, "--idle-w") == 0)
@@ -445,6 +492,9 @@ parse_args(int argc, char **argv)
 	}
 	if (fr.root[0] == '\0' || fr.truth[0] == '\0')
 		usage_error("--root and --truth are required", "");
+	if (fr.node_cgroup == NULL &&
+	    (fr.node_cpuset != NULL || fr.node_stat != NULL || fr.node_ncpus != 0))
+		usage_error("--node-cpuset, --stat and --ncpus need", "--node-cgroup");
 }
 
 int
@@ -469,6 +519,15 @@ main(int argc, char **argv)
 
 	if (read_node_busy(&fr.last_busy_ns, &fr.ncpus) < 0 || fr.ncpus == 0)
 		die("cannot read /proc/stat under", fr.proc);
+	if (fr.node_cgroup != NULL) {
+		/* The node's CPUs as slurm.conf gives them, its busy time
+		 * its cgroup's from now on. */
+		if (fr.node_ncpus != 0)
+			fr.ncpus = fr.node_ncpus;
+		fr_node_init(&fr.node, fr.node_cgroup, fr.node_cpuset,
+			     fr.node_stat, fr.ncpus, fr.clk_tck, now_ns());
+		fr.last_busy_ns = fr.node.busy_ns;
+	}
 	for (size_t i = 0; i < fr.ncgroups; i++)
 		if (read_cgroup_usage(&fr.cgroups[i], &fr.cgroups[i].last_ns) < 0)
 			die("cannot read", fr.cgroups[i].usage_path);

@@ -39,6 +39,12 @@ printf 'spool_dir = %s\ncluster = c1\ndatabase = %s\n' \
     "$fixtures/sacct/spool" "$down_db" >"$tmp/down.conf"
 printf 'spool_dir = /nonexistent/ceems-golden-spool\ncluster = c1\ndatabase = %s\n' \
     "$down_db" >"$tmp/down-nospool.conf"
+# One node's spool with its part of the two-node job 1003 only.
+mkdir "$tmp/part-spool" &&
+    cp "$fixtures"/sacct/spool/*-c1-1003-*-node01.json "$tmp/part-spool/" || exit 1
+printf 'spool_dir = %s\ncluster = c1\n' "$tmp/part-spool" >"$tmp/part.conf"
+printf 'spool_dir = %s\ncluster = c1\ndatabase = %s\n' "$tmp/part-spool" "$down_db" \
+    >"$tmp/down-part.conf"
 have_pq=no
 grep -q '^#define HAVE_LIBPQ 1' "$top_build/config.h" 2>/dev/null && have_pq=yes
 skip=" ${SACCT_GOLDEN_SKIP:-} "
@@ -59,7 +65,7 @@ case_() {
     # shellcheck disable=SC2086 # envs are VAR=VALUE words
     env $envs "$sacct" -c "$case_conf" "$@" >"$tmp/out" 2>"$tmp/err"
     rc=$?
-    { cat "$tmp/out"; echo "--- stderr"; sed "s|$fixtures|FIXTURES|g" "$tmp/err"
+    { cat "$tmp/out"; echo "--- stderr"; sed -e "s|$fixtures|FIXTURES|g" -e "s|$tmp|TMP|g" "$tmp/err"
       echo "--- rc=$rc"; } >"$tmp/got"
     if [ $update = yes ]; then
         cp "$tmp/got" "$golden/$name.out"
@@ -81,6 +87,17 @@ down_case() {
         echo "ok $n - $1 # SKIP built without libpq"
         return
     fi
+    case_conf=$tmp/$2.conf
+    name=$1
+    shift 2
+    case_ "$name" "$@"
+    case_conf=$conf
+}
+
+# own_case NAME CONF -- ARGS...: a case with its own configuration
+# CONF, whichever backend the others read (its spool is not the
+# dataset's).
+own_case() {
     case_conf=$tmp/$2.conf
     name=$1
     shift 2
@@ -129,6 +146,10 @@ case_ explain -- --explain 1001
 case_ explain-multinode -- --explain 1003
 case_ helpformat -- -e
 case_ steps -- -j 1001.batch,1003 -o JobID,JobName,Elapsed,TotalCPU,MaxRSS,ConsumedEnergy
+# Each job's part on each node, between the job and its steps; the
+# totals of --summary count each job once.
+case_ per-node -- -j 1001,1003 --per-node -o JobID,JobIDRaw,JobName,NodeList,NNodes,State,Elapsed,AllocCPUS,CPUEff,MemEff,TotalCPU,MaxRSS,EnergyCPU,ConsumedEnergyRaw,CO2e,Quality
+case_ per-node-summary -- $W -X --per-node -P -o JobID,NodeList,EnergyRaw --summary
 case_ states -- $W -X -s TO,oom -o JobID,State
 case_ user -- $W -u bob -o JobID,User,State
 case_ account -- $W -A physics -o JobID,Account
@@ -159,6 +180,10 @@ down_case down-json down -- --json -j 1001
 down_case down-series down -- --series 1007
 down_case down-explain down -- --explain 1003
 down_case down-no-spool down-nospool -- $W
+# A job of two nodes from a spool holding one node's record: the
+# listing says it shows that part only, in one line.
+own_case spool-part part -- -j 1003 -X -o JobID,NNodes,Energy
+down_case down-part down-part -- -j 1003 -X -o JobID,NNodes,Energy
 # The fallback lists what the spool backend lists, byte for byte.
 same_stdout down-table table-ascii
 same_stdout down-json json

@@ -30,6 +30,7 @@
 #include "record/record.h"
 #include "sacct_combine.h"
 #include "sacct_fields.h"
+#include "sacct_node_rows.h"
 #include "sacct_options.h"
 #include "sacct_output.h"
 #include "sacct_query.h"
@@ -342,6 +343,39 @@ only_self(const struct sacct_query *q, const char *self)
 	return true;
 }
 
+/* A listing from one node's spool holds, of a job that ran on several
+ * nodes, the records this spool has: say so in one line, naming the
+ * jobs (the first few), so that a part is not read as the whole. */
+static void
+warn_partial_jobs(const struct sacct_rows *rows)
+{
+	char list[256] = "", item[64];
+	size_t i, njobs = 0, len = 0;
+	const struct sacct_row *r;
+
+	for (i = 0; i < rows->n; i++) {
+		r = &rows->v[i];
+		if (!sacct_row_is_job(r) || r->nnodes <= r->nodes_reported)
+			continue;
+		if (njobs++ < 5) {
+			snprintf(item, sizeof(item), "%s%u (%u of its %u nodes)",
+				 njobs > 1 ? ", " : "", r->jobid,
+				 r->nodes_reported, r->nnodes);
+			len += (size_t)snprintf(list + len, sizeof(list) - len,
+						"%s", item);
+		} else if (njobs == 6)
+			snprintf(list + len, sizeof(list) - len, ", ...");
+		if (len >= sizeof(list))
+			len = sizeof(list) - 1;
+	}
+	if (njobs == 1)
+		sacct_options_fail("warning: this node's spool holds only part of job %s: its figures are that part, not the whole job",
+				   list);
+	else if (njobs > 1)
+		sacct_options_fail("warning: this node's spool holds only part of %zu jobs: %s: their figures are those parts, not the whole jobs",
+				   njobs, list);
+}
+
 /* The listing from the spool: the backend without a database, or the
  * fallback when the database cannot be reached (DB_ERR says why, and
  * one warning line says where the listing comes from).  READS_ALL: the
@@ -390,9 +424,11 @@ from_spool(struct sacct_options *o, const struct ceems_config *config,
 	memset(&sr->recs, 0, sizeof(sr->recs));
 	if (records_mode)
 		return select_records(recs, &o->q);
-	if (sacct_merge(recs, &o->q, rows) < 0)
+	if (sacct_merge(recs, &o->q, rows) < 0 ||
+	    (o->per_node && sacct_node_rows_add(rows, recs) < 0))
 		return fail("out of memory");
 	sacct_row_sort(rows);
+	warn_partial_jobs(rows);
 	return 0;
 }
 
@@ -429,6 +465,23 @@ add_spool_extras(const struct sacct_options *o, struct spool_read *sr,
 	if (n > 0)
 		sacct_row_sort(rows);
 	return 0;
+}
+
+/* --per-node from the database: the jobs' node records, rebuilt from
+ * ceems.job_nodes, made into their parts' rows. */
+static int
+add_node_rows(struct sacct_pg *pg, const struct sacct_query *q,
+	      struct sacct_rows *rows, char *err, size_t err_size)
+{
+	struct sacct_records nodes = { 0 };
+	int r = sacct_pg_records(pg, q, false, &nodes, err, err_size);
+
+	if (r == 0 && sacct_node_rows_add(rows, &nodes) < 0) {
+		snprintf(err, err_size, "out of memory");
+		r = -1;
+	}
+	sacct_merge_records_free(&nodes);
+	return r;
 }
 
 /* ERR came of reading with `database`, which on most clusters is the
@@ -485,10 +538,18 @@ from_database(struct sacct_options *o, const struct ceems_config *config,
 		r = sacct_pg_records(pg, &o->q, o->series_job != 0, recs, err, sizeof(err));
 	else
 		r = sacct_pg_listing_rows(pg, &o->q, rows, err, sizeof(err));
+	if (r == 0 && !records_mode && o->per_node)
+		r = add_node_rows(pg, &o->q, rows, err, sizeof(err));
 	sacct_pg_close(pg);
 	if (r < 0)
 		return fail("%s", err);
-	return add_spool_extras(o, sr, records_mode, recs, rows);
+	if ((r = add_spool_extras(o, sr, records_mode, recs, rows)) != 0)
+		return r;
+	/* The parts of the spool's extra jobs, from their records. */
+	if (!records_mode && o->per_node && sr->error == 0 &&
+	    sacct_node_rows_add(rows, &sr->recs) < 0)
+		return fail("out of memory");
+	return 0;
 }
 #endif
 

@@ -182,10 +182,12 @@ fmt_time(int64_t t, char *buf, size_t size)
 static void
 f_jobid(const struct sacct_row *r, char *buf, size_t size)
 {
-	char step[SACCT_STEP_MAX + 1] = "";
+	char step[SACCT_NODES_MAX + 1] = "";
 
 	if (r->step[0] != '\0')
 		put(step, sizeof(step), ".%s", r->step);
+	else if (r->part_node != NULL)
+		put(step, sizeof(step), "@%s", r->part_node);
 	if (r->array_job_id != UINT32_MAX)
 		put(buf, size, "%u_%u%s", r->array_job_id, r->array_task_id, step);
 	else
@@ -195,7 +197,10 @@ f_jobid(const struct sacct_row *r, char *buf, size_t size)
 static void
 f_jobidraw(const struct sacct_row *r, char *buf, size_t size)
 {
-	put(buf, size, "%u%s%s", r->jobid, r->step[0] ? "." : "", r->step);
+	if (r->part_node != NULL)
+		put(buf, size, "%u@%s", r->jobid, r->part_node);
+	else
+		put(buf, size, "%u%s%s", r->jobid, r->step[0] ? "." : "", r->step);
 }
 
 #define TEXT_FIELD(fn, member) \

@@ -523,6 +523,14 @@ sacct_merge_query_wants_job(const struct sacct_query *q, uint32_t jobid)
 }
 
 int
+sacct_merge_one(const struct sacct_records *recs, size_t i,
+		struct sacct_rows *rows, struct sacct_row *row)
+{
+	sacct_row_init(row);
+	return job_row(recs, i, i + 1, rows, row) < 0 ? -ENOMEM : 0;
+}
+
+int
 sacct_merge(const struct sacct_records *recs, const struct sacct_query *q,
 	    struct sacct_rows *rows)
 {

@@ -184,6 +184,14 @@ opt_allocations(struct sacct_options *o, const char *arg)
 }
 
 static int
+opt_per_node(struct sacct_options *o, const char *arg)
+{
+	(void)arg;
+	o->per_node = true;
+	return 0;
+}
+
+static int
 opt_format(struct sacct_options *o, const char *arg)
 {
 	char err[256];
@@ -368,6 +376,8 @@ const struct sacct_option sacct_option_table[] = {
 	  "job states, long or short (COMPLETED or CD, ...)", opt_state },
 	{ "allocations", 'X', SACCT_ARG_NONE, NULL,
 	  "jobs only, no step lines", opt_allocations },
+	{ "per-node", '\0', SACCT_ARG_NONE, NULL,
+	  "each job's part on each of its nodes, as JOBID@NODE lines", opt_per_node },
 	{ "clusters", 'M', SACCT_ARG_REQUIRED, "LIST",
 	  "clusters to list (default: the cluster of ceems.conf)", opt_clusters },
 	{ "allclusters", 'L', SACCT_ARG_NONE, NULL,
@@ -414,7 +424,7 @@ sacct_options_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: ceems-sacct [-S TIME] [-E TIME] [-j JOB[.STEP],...] [-u USER,...] [-a]\n"
-		"                   [-A ACCOUNT,...] [-r PARTITION,...] [-s STATE,...] [-X]\n"
+		"                   [-A ACCOUNT,...] [-r PARTITION,...] [-s STATE,...] [-X] [--per-node]\n"
 		"                   [-M CLUSTER,... | -L] [-o FIELD[%%N],...] [-n]\n"
 		"                   [-p | -P | --csv | --json] [--delimiter=TEXT] [--summary[=user|account]]\n"
 		"       ceems-sacct --series JOBID | --explain JOBID\n"

@@ -28,6 +28,7 @@ struct sacct_options {
 	size_t ncols;
 	struct sacct_output_opts out;
 	bool json, summary, summary_account, allclusters, allusers;
+	bool per_node;		/* --per-node: each job's part on each node */
 	bool have_users, have_clusters;
 	uint32_t series_job, explain_job;
 };

@@ -561,7 +561,7 @@ sacct_output_summary(FILE *out, const struct sacct_rows *rows,
 	memset(&all, 0, sizeof(all));
 	snprintf(all.key, sizeof(all.key), "TOTAL");
 	for (r = 0; r < rows->n; r++) {
-		if (rows->v[r].step[0] != '\0')
+		if (!sacct_row_is_job(&rows->v[r]))
 			continue;
 		key = by_account ? rows->v[r].account : rows->v[r].user;
 		for (i = 0; i < nt; i++)

@@ -76,6 +76,11 @@ void sacct_merge_records_sort(struct sacct_records *recs);
 int sacct_merge(const struct sacct_records *recs, const struct sacct_query *q,
 		struct sacct_rows *rows);
 
+/* Record I of RECS alone as a job row (its strings in ROWS): one
+ * node's part, figured as the merge figures a job.  0 or -ENOMEM. */
+int sacct_merge_one(const struct sacct_records *recs, size_t i,
+		    struct sacct_rows *rows, struct sacct_row *row);
+
 /* -j 123.batch lists the step without its job; -j 123 both. */
 bool sacct_merge_query_wants_job(const struct sacct_query *q, uint32_t jobid);
 bool sacct_merge_query_wants_step(const struct sacct_query *q, uint32_t jobid,

@@ -161,6 +161,26 @@ step_rank(const char *id, unsigned long *num)
 	return 5;
 }
 
+bool
+sacct_row_is_job(const struct sacct_row *row)
+{
+	return row->step[0] == '\0' && row->part_node == NULL;
+}
+
+/* The job, its nodes' parts, then its steps. */
+static int
+row_rank(const struct sacct_row *r, unsigned long *num)
+{
+	int rank;
+
+	if (r->part_node != NULL) {
+		*num = 0;
+		return 1;
+	}
+	rank = step_rank(r->step, num);
+	return rank == 0 ? 0 : rank + 1;
+}
+
 static int
 cmp_rows(const void *pa, const void *pb)
 {
@@ -174,12 +194,14 @@ cmp_rows(const void *pa, const void *pb)
 		return c;
 	if (a->jobid != b->jobid)
 		return a->jobid < b->jobid ? -1 : 1;
-	ra = step_rank(a->step, &na);
-	rb = step_rank(b->step, &nb);
+	ra = row_rank(a, &na);
+	rb = row_rank(b, &nb);
 	if (ra != rb)
 		return ra < rb ? -1 : 1;
 	if (na != nb)
 		return na < nb ? -1 : 1;
+	if (a->part_node != NULL && b->part_node != NULL)
+		return strcmp(a->part_node, b->part_node);
 	return strcmp(a->step, b->step);
 }
 

@@ -41,6 +41,9 @@ struct sacct_row {
 	uint32_t nnodes;		/* 0 unknown */
 	uint32_t nodes_reported;	/* node records merged into this row */
 	const char *nodes;		/* likewise */
+	/* A job's part on one node (--per-node, sacct_node_rows.h): that
+	 * node, in the rows' text; NULL on job and step rows. */
+	const char *part_node;
 
 	/* figures; NaN unknown */
 	double elapsed_s;
@@ -166,8 +169,12 @@ void sacct_row_free(struct sacct_rows *rows);
 int sacct_row_step_of(struct sacct_rows *rows, struct sacct_row *st,
 		       const struct sacct_row *job, const char *id);
 
-/* Sort jobs by start time, then cluster, job id, then their steps right
- * after them in Slurm's order (batch, extern, interactive, then numbers). */
+/* A job's own row: not one of its steps, nor its part on one node. */
+bool sacct_row_is_job(const struct sacct_row *row);
+
+/* Sort jobs by start time, then cluster, job id, then their parts on
+ * each node by node name, then their steps in Slurm's order (batch,
+ * extern, interactive, then numbers). */
 void sacct_row_sort(struct sacct_rows *rows);
 
 #endif

@@ -4,6 +4,13 @@
 # activity, and the real local Slurm cluster (tests/harness/slurm.sh) with
 # the ceems SPANK plugin, whose slurmd side supervises the node agent.
 #
+# With several nodes (CEEMS_TEST_NODES), each node's simulated RAPL
+# follows that node's own Slurm cgroup (fake-rapl --node-cgroup), keeps
+# the node's jobs' truth in CEEMS_DIR/NODE/truth (node_truth), and the
+# node's agent reads the node's own /proc/stat: its procfs_root,
+# CEEMS_DIR/NODE/proc, is the host's /proc with the node's stat mounted
+# over it, so that it splits the node's power by the node's busy time.
+#
 # Load it from a .bats file (load lib/ceems-cluster), then call
 # ceems_cluster_setup NAME [PLUGSTACK_ARGS...] from setup_file and
 # ceems_cluster_teardown from teardown_file.  Needs CEEMS_SPANK_PLUGIN,
@@ -52,20 +59,70 @@ node_path() {
 	fi
 }
 
-# start_fake_rapl DIR: a simulated RAPL node of its own under DIR/sys
-# (each node of several its own power source); waits for its counters.
+# fake_rapl_node_args NODE: fake-rapl's options for Slurm node NODE of
+# several: its cgroup (v1: the cpuacct and cpuset hierarchies' slurm_NODE;
+# v2: NODE_slurmstepd.scope, as tests/harness/slurm.sh names them) and
+# the file of its /proc/stat.
+fake_rapl_node_args() {
+	local cg=/sys/fs/cgroup
+	if [ "$(stat -f -c %T $cg)" = cgroup2fs ]; then
+		echo "--node-cgroup $cg/system.slice/${1}_slurmstepd.scope"
+	else
+		echo "--node-cgroup $cg/cpuacct/slurm_$1 --node-cpuset $cg/cpuset/slurm_$1"
+	fi
+	echo "--stat $(node_dir "$1")/proc-stat"
+}
+
+# start_fake_rapl DIR [NODE]: a simulated RAPL node of its own under
+# DIR/sys; with NODE (one of several), following NODE's cgroup, with
+# its /proc/stat in DIR/proc-stat.  Waits for its counters.
 start_fake_rapl() {
-	local dir=$1
+	local dir=$1 node_args=
 	mkdir -p "$dir/sys" "$dir/spool"
+	[ -z "${2:-}" ] || node_args=$(fake_rapl_node_args "$2")
+	# shellcheck disable=SC2086 # options, split on purpose
 	"$CEEMS_TOP_BUILDDIR/tests/doubles/fake-rapl" --root "$dir/sys" \
 		--truth "$dir/truth" --period-ms 5 --idle-w "$P_IDLE" \
-		--k-w "$K_ACTIVE" --dram-w 4 ${CEEMS_FAKE_RAPL_ARGS:-} \
+		--k-w "$K_ACTIVE" --dram-w 4 $node_args ${CEEMS_FAKE_RAPL_ARGS:-} \
 		>"$dir/fake-rapl.log" 2>&1 &
 	echo $! >"$dir/fake-rapl.pid"
 	for _ in $(seq 1 50); do
 		[ -e "$dir/sys/class/powercap/intel-rapl:0/energy_uj" ] && break
 		sleep 0.1
 	done
+}
+
+# mount_node_proc DIR: DIR/proc, the host's /proc with DIR/proc-stat
+# over its stat (private: nothing of it reaches the host's /proc).
+mount_node_proc() {
+	mkdir -p "$1/proc" &&
+		mount --bind /proc "$1/proc" &&
+		mount --make-private "$1/proc" &&
+		mount --bind "$1/proc-stat" "$1/proc/stat"
+}
+
+# umount_node_proc DIR: undo mount_node_proc (what of it was done).
+umount_node_proc() {
+	mountpoint -q "$1/proc/stat" 2>/dev/null && umount "$1/proc/stat"
+	mountpoint -q "$1/proc" 2>/dev/null && umount "$1/proc"
+	[ ! -d "$1/proc" ] || rmdir "$1/proc"
+}
+
+# node_truth NODE KEY: KEY of NODE's truth file (fake-rapl's key=value
+# lines), empty when it has none yet.
+node_truth() {
+	sed -n "s/^$2=//p" "$(node_dir "$1")/truth" 2>/dev/null
+}
+
+# wait_job_truth NODE ID: until NODE's fake-rapl has seen job ID's
+# cgroup go (its truth final); 30 s at most.
+wait_job_truth() {
+	for _ in $(seq 1 60); do
+		[ "$(node_truth "$1" "job_$2_ended")" = 1 ] && return 0
+		sleep 0.5
+	done
+	echo "$1's fake-rapl never saw job $2 end" >&2
+	return 1
 }
 
 # submit USER ARGS...: sbatch as USER from the output dir; prints the id.
@@ -165,7 +222,12 @@ ceems_cluster_setup() {
 	chmod 755 "$CEEMS_DIR"
 	export CEEMS_DIR
 	for node in $(slurm_harness_nodes); do
-		start_fake_rapl "$(node_dir "$node")"
+		if [ "${CEEMS_TEST_NODES:-1}" = 1 ]; then
+			start_fake_rapl "$(node_dir "$node")"
+		else
+			start_fake_rapl "$(node_dir "$node")" "$node" &&
+				mount_node_proc "$(node_dir "$node")" || return 1
+		fi
 	done
 	SLURM_DIR=$(slurm_harness_mktemp)
 	export SLURM_DIR
@@ -190,6 +252,7 @@ socket = $(node_path agent.sock)
 state_dir = $(node_path state)
 spool_dir = $(node_path spool)
 sysfs_root = $(node_path sys)
+$([ "${CEEMS_TEST_NODES:-1}" = 1 ] || echo "procfs_root = $(node_path proc)")
 source_hwmon = no
 source_pm_counters = no
 idle_power_package = ${P_IDLE}W
@@ -229,7 +292,7 @@ agent_node() {
 }
 
 ceems_cluster_teardown() {
-	local pidfile
+	local pidfile node
 	load_lib
 	if [ -n "${SLURM_DIR:-}" ]; then
 		slurm_harness_stop "$SLURM_DIR"
@@ -238,8 +301,12 @@ ceems_cluster_teardown() {
 		for pidfile in "$CEEMS_DIR"/fake-rapl.pid "$CEEMS_DIR"/*/fake-rapl.pid; do
 			[ -r "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null
 		done
+		for node in "$CEEMS_DIR"/*/; do
+			umount_node_proc "${node%/}"
+		done
 		sleep 0.2
-		rm -rf "$CEEMS_DIR"
+		# never into a /proc left mounted
+		rm -rf --one-file-system "$CEEMS_DIR"
 	fi
 }
 
