@@ -39,6 +39,16 @@ ceems_gather_proto_request_format(const struct ceems_gather_request *req,
 	return n;
 }
 
+/* Printable ASCII and spaces only. */
+static bool
+printable(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] < 0x20 || s[i] > 0x7e)
+			return false;
+	return true;
+}
+
 /* The next space-separated word of [*P, END): its start and length. */
 static const char *
 next_word(const char **p, const char *end, size_t *len)
@@ -69,7 +79,8 @@ ceems_gather_proto_request_parse(const char *buf, size_t len,
 	memset(req, 0, sizeof(*req));
 	if (len > 0 && buf[len - 1] == '\n')
 		end--;
-	if (len < mlen || memcmp(buf, CEEMS_GATHER_MAGIC, mlen) != 0) {
+	if (len < mlen || memcmp(buf, CEEMS_GATHER_MAGIC, mlen) != 0 ||
+	    !printable(buf, (size_t)(end - buf))) {
 		snprintf(err, err_size, "not a ceems gather request");
 		return -EINVAL;
 	}
@@ -80,7 +91,10 @@ ceems_gather_proto_request_parse(const char *buf, size_t len,
 	}
 	memcpy(num, w, wlen);
 	num[wlen] = '\0';
-	if (ceems_number_parse_u64(num, &v) < 0 || v == 0 || v > UINT32_MAX) {
+	/* Digits as the format writes them: no sign, space or leading
+	 * zero, so that a request has one spelling. */
+	if (num[0] < '1' || num[0] > '9' || strspn(num, "0123456789") != wlen ||
+	    ceems_number_parse_u64(num, &v) < 0 || v > UINT32_MAX) {
 		snprintf(err, err_size, "the request's job id is not one");
 		return -EINVAL;
 	}

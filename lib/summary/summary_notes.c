@@ -487,14 +487,14 @@ note_node_idle(const struct figures *f, struct ceems_summary_note *n)
 		note_init(n, "one-node-used");
 		ceems_summary_units_appendf(n->text, sizeof(n->text),
 			"Only %s worked: the job's other %u node%s (%s) held "
-			"%u cores and used none of them. Run it on one node "
+			"%u cores and used almost none of them. Run it on one node "
 			"(--nodes=1)", busy, idle, idle == 1 ? "" : "s", names,
 			cores);
 	} else {
 		note_init(n, "node-idle");
 		ceems_summary_units_appendf(n->text, sizeof(n->text),
-			"%u of the job's nodes (%s) held %u cores and used none "
-			"of them. Give every node work (srun's "
+			"%u of the job's nodes (%s) held %u cores and used "
+			"almost none of them. Give every node work (srun's "
 			"--ntasks-per-node, the launcher's host list) or ask for "
 			"fewer nodes", idle, names, cores);
 	}

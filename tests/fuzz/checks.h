@@ -37,6 +37,10 @@ const char *fuzz_check_conf_keys(const char *data, size_t len);
  * table it built. */
 const char *fuzz_check_emissions(const char *data, size_t len);
 
+/* The gather's request lines and gather_nodes files
+ * (lib/client/gather_proto.h): checks_gather.c. */
+const char *fuzz_check_gather(const char *data, size_t len);
+
 /* ceems_intensity_parse (all LEN bytes), ceems_intensity_at, and a
  * round trip through ceems_intensity_write and ceems_intensity_load. */
 const char *fuzz_check_intensity(const char *data, size_t len);

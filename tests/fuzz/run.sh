@@ -33,6 +33,7 @@ seeds_of() {
 	energy) echo "sys *" ;;
 	agent_proto) echo "agent *.json" ;;
 	job_note) echo "notes *.json" ;;
+	gather) echo "gather *" ;;
 	sacct) echo "sacct/spool *.json" ;;
 	text) echo "sacct/spool *.json" ;;
 	*) echo "run.sh: no seeds known for target '$1'" >&2; exit 1 ;;

@@ -365,6 +365,21 @@ static const struct edge gres_edges[] = {
 	EDGE("Name=gpu File=/dev/nvidia[00-63]"),
 };
 
+static const char *const gather_seeds[] = { "gather:*", NULL };
+static const struct edge gather_edges[] = {
+	EDGE(""), EDGE("ceems-gather 1"), EDGE("ceems-gather 1 1 n1 0123456789abcdef"),
+	EDGE("ceems-gather 1 0 n1 0123456789abcdef\n"),
+	EDGE("ceems-gather 1 4294967296 n1 0123456789abcdef"),
+	EDGE("ceems-gather 1 7 ../x 0123456789abcdef"),
+	EDGE("ceems-gather 1 7 n1 0123456789ABCDEF"),
+	EDGE("ceems-gather 1 7 n1 0123456789abcdef extra"),
+	EDGE("ceems-gather 1  7 n1 0123456789abcdef"),
+	EDGE("ceems-gather 1 7 n1\0 0123456789abcdef"),
+	EDGE("n1 [::1]:6826\nn2 [::1\nnode01 -x:1\n"),
+	EDGE("n1 host:0\nn2 host:65536\nnode01 a b\n"),
+	EDGE("# c\nn1 h%n\nn2\tho.st:70 # c\nnode01 ::1\n"),
+};
+
 #define NELEMS(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct family families[] = {
@@ -387,6 +402,8 @@ static const struct family families[] = {
 	{ "job_note", fuzz_check_job_note, job_note_seeds, job_note_edges,
 	  NELEMS(job_note_edges) },
 	{ "gres", fuzz_check_gres, gres_seeds, gres_edges, NELEMS(gres_edges) },
+	{ "gather", fuzz_check_gather, gather_seeds, gather_edges,
+	  NELEMS(gather_edges) },
 	{ "intensity", fuzz_check_intensity, intensity_seeds, intensity_edges,
 	  NELEMS(intensity_edges) },
 	{ "factors_import", fuzz_check_factors_import, factors_import_seeds,
