@@ -68,10 +68,23 @@ summary_joules() {
 	done
 }
 
+# The package ("CPU") part of the whole-job energy the summary of job ID
+# printed, in joules.
+summary_package_joules() {
+	out_of "$1" | awk '/^Energy/ {
+		u = $3; if (!match($0, /\(CPU [0-9.]+/)) exit
+		v = substr($0, RSTART + 5, RLENGTH - 5)
+		if (u == "kJ") v *= 1000; else if (u == "Wh") v *= 3600
+		else if (u == "kWh") v *= 3600000
+		print v; exit }'
+}
+
 @test "a 3-node job's summary covers the whole job, each node's part beside" {
-	local id node sum=0 j total
+	local id node sum=0 truth=0 j total pkg
+	# Unequal work: 8 s of CPU on the first node, 3 on the second,
+	# none on the third, in a script of about 10 s.
 	id=$(submit nobody -J whole -N3 --ntasks-per-node=1 -c1 --wrap \
-		'srun sh -c "case \$SLURM_NODEID in 0) n=3;; 1) n=1;; *) n=0;; esac; end=\$((\$(date +%s)+n)); while [ \$(date +%s) -lt \$end ]; do :; done; sleep 1"')
+		'srun sh -c "case \$SLURM_NODEID in 0) n=8;; 1) n=3;; *) n=0;; esac; end=\$((\$(date +%s)+n)); while [ \$(date +%s) -lt \$end ]; do :; done; sleep \$((10 - n))"')
 	[ "$(finish "$id")" = COMPLETED ]
 	out_of "$id"
 	expect_summary "$id" '^Nodes +3 of 3 nodes measured$'
@@ -79,12 +92,20 @@ summary_joules() {
 		expect_summary "$id" "^Node +$node  CPU <?[0-9.]+ of 1, "
 		j=$(record_joules "$id" "$node")
 		sum=$(awk -v a="$sum" -v b="$j" 'BEGIN { print a + b }')
+		wait_job_truth "$node" "$id"
+		truth=$(awk -v a="$truth" -v b="$(node_truth "$node" "job_${id}_package_j")" 'BEGIN { print a + b }')
 	done
 	total=$(summary_joules "$id")
-	echo "summary $total J, records $sum J"
-	# The summary is taken at the batch script's end; the records run
-	# to each node's extern step's end, a tick or two later.
-	check "$total > 0.9 * $sum && $total <= 1.01 * $sum"
+	pkg=$(summary_package_joules "$id")
+	echo "# summary $total J (package $pkg J), records $sum J, package truth $truth J" >&3
+	# The whole job's package energy, against the simulated truth
+	# summed over the nodes: the summary is taken at the batch script's
+	# end, the truth runs to each node's end of the job, a few hundred
+	# ms later.
+	check "$pkg > 0.97 * $truth && $pkg < 1.03 * $truth"
+	# Every domain, against the nodes' records, which also run to the
+	# job's end on each node.
+	check "$total > 0.95 * $sum && $total <= 1.01 * $sum"
 	# No "Scope ... only" line: the figures are the job's.
 	! out_of "$id" | grep -q '^Scope'
 }
