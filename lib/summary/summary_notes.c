@@ -508,6 +508,77 @@ note_node_idle(const struct figures *f, struct ceems_summary_note *n)
 	return true;
 }
 
+/* A whole job whose memory peak on one node is several times that of
+ * every other: --mem is per node, so the others held what one needed. */
+#define MEM_UNEVEN_RATIO 4.0
+static bool
+note_mem_uneven(const struct figures *f, struct ceems_summary_note *n)
+{
+	struct figures nf;
+	uint64_t top = 0, second = 0, req = 0, want;
+	double static_j = 0;
+	bool have_j = true;
+	char top_name[40] = "", a[32], b[32], sugg[16];
+	unsigned int judged_nodes = 0;
+
+	if (!f->whole || f->nmeasured < 2)
+		return false;
+	for (unsigned int i = 0; i < f->nparts; i++) {
+		if (f->parts[i].report == NULL)
+			continue;
+		ceems_summary_figures_node(f, &f->parts[i], &nf);
+		if (!judged(&nf, MIN_JUDGE_S) || !nf.have_peak || !nf.have_req ||
+		    nf.oom || nf.hit_limit)
+			return false;
+		judged_nodes++;
+		req = nf.req;
+		if (nf.peak > top) {
+			second = top;
+			top = nf.peak;
+			ceems_summary_figures_clean(top_name, sizeof(top_name),
+						    f->parts[i].name, 32);
+		} else if (nf.peak > second) {
+			second = nf.peak;
+		}
+	}
+	if (judged_nodes < 2 || top < MEM_MIN_GIVEN_BACK ||
+	    (double)second * MEM_UNEVEN_RATIO > (double)top)
+		return false;
+	want = round_mem((double)second * MEM_MARGIN, sugg, sizeof(sugg));
+	if (want >= req || req - want < MEM_MIN_GIVEN_BACK)
+		return false;
+	/* What the other nodes' held memory was charged beyond WANT. */
+	for (unsigned int i = 0; i < f->nparts; i++) {
+		if (f->parts[i].report == NULL)
+			continue;
+		ceems_summary_figures_node(f, &f->parts[i], &nf);
+		if (nf.peak == top)
+			continue;
+		if (nf.measured[CEEMS_DOMAIN_DRAM])
+			static_j += nf.static_j[CEEMS_DOMAIN_DRAM];
+		else
+			have_j = false;
+	}
+	ceems_summary_units_fmt_bytes(a, sizeof(a), top);
+	ceems_summary_units_fmt_bytes(b, sizeof(b), second);
+	note_init(n, "mem-uneven");
+	ceems_summary_units_appendf(n->text, sizeof(n->text),
+		"The job's memory peaked at %s on %s and at most %s on its "
+		"other nodes; --mem holds as much on every node. A "
+		"heterogeneous job (its part on %s in one component, the rest "
+		"with --mem=%s) would have ", a, top_name, b, top_name, sugg);
+	if (have_j) {
+		ceems_summary_units_appendf(n->text, sizeof(n->text), "saved ");
+		note_saving(n, f, static_j * (double)(req - want) / (double)req);
+		ceems_summary_units_appendf(n->text, sizeof(n->text), ".");
+	} else {
+		ceems_summary_units_appendf(n->text, sizeof(n->text),
+			"left memory free for other jobs on those nodes.");
+	}
+	note_qualify(n, f);
+	return true;
+}
+
 static bool
 note_mem_underuse(const struct figures *f, struct ceems_summary_note *n)
 {
@@ -690,8 +761,9 @@ typedef bool (*note_rule)(const struct figures *, struct ceems_summary_note *);
 static const note_rule rules[] = {
 	note_oom, note_timeout, note_node_fail, note_preempted,
 	note_requeued, note_cancelled, note_too_short, note_cpu_overuse,
-	note_node_idle, note_cpu_underuse, note_mem_underuse, note_gpu_idle,
-	note_gpu_underuse, note_time_limit, note_page_faults,
+	note_node_idle, note_cpu_underuse, note_mem_uneven,
+	note_mem_underuse, note_gpu_idle, note_gpu_underuse,
+	note_time_limit, note_page_faults,
 };
 
 /* The notes that say how a run ended early. */

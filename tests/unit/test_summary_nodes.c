@@ -216,6 +216,7 @@ test_golden(void)
 	static const double one[] = { 14, 0.02, 0.01 };
 	static const double cpu12[] = { 15, 14, 13, 15, 14, 15, 12, 15, 14, 15,
 					0.01, 15 };
+	static const unsigned uneven[] = { 30000, 3000, 2500 };
 	static const unsigned peak12[] = { 900, 900, 900, 900, 900, 900, 900,
 					   900, 900, 900, 100, 900 };
 
@@ -227,6 +228,8 @@ test_golden(void)
 	golden("nodes-one-used", 3);
 	job(12, 1200, cpu12, peak12, 4);
 	golden("nodes-many", 12);
+	job(3, 1200, cpu3, uneven, -1);
+	golden("nodes-mem-uneven", 3);
 }
 
 /* What the golden files show, checked apart from their spelling. */
@@ -256,6 +259,17 @@ test_content(void)
 				   text, sizeof(text));
 	ok(strstr(text, "Only n01 worked") != NULL && strstr(text, "--nodes=1") != NULL,
 	   "one node used: the note says one node would do");
+	job(3, 1200, cpu3, (const unsigned[]){ 30000, 3000, 2500 }, -1);
+	ceems_summary_format_nodes(&meta, &whole, parts, 3, CEEMS_SUMMARY_FULL,
+				   text, sizeof(text));
+	ok(strstr(text, "29.3 GiB on n01 and at most 2.9 GiB") != NULL &&
+	   strstr(text, "--mem=4G") != NULL,
+	   "uneven memory: the largest node named, --mem for the others");
+	job(3, 1200, cpu3, (const unsigned[]){ 30000, 8000, 2500 }, -1);
+	ceems_summary_format_nodes(&meta, &whole, parts, 3, CEEMS_SUMMARY_FULL,
+				   text, sizeof(text));
+	ok(strstr(text, "at most 7.8 GiB on its other") == NULL,
+	   "uneven memory: not for a second node within a factor 4");
 	/* A short job is not judged: no node is called idle. */
 	job(3, 30, one, peak3, -1);
 	ceems_summary_format_nodes(&meta, &whole, parts, 3, CEEMS_SUMMARY_FULL,
