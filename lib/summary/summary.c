@@ -397,7 +397,7 @@ put_nodes(struct out *o, const struct figures *f)
 	if (f->nmeasured < f->nparts)
 		ceems_summary_units_appendf(text, sizeof(text),
 			". The whole job, once every node has sent its "
-			"record: ceems-sacct -j %s --explain", f->jobid);
+			"record: ceems-sacct --explain %u", f->meta->jobid);
 	put_field(o, "Nodes", text);
 }
 
@@ -464,8 +464,8 @@ put_node_lines(struct out *o, const struct figures *f)
 		}
 	if (shown < f->nparts) {
 		snprintf(text, sizeof(text), "and %u more nodes: ceems-sacct "
-			 "-j %s, once the job's records are in",
-			 f->nparts - shown, f->jobid);
+			 "-j %u --per-node, once the job's records are in",
+			 f->nparts - shown, f->meta->jobid);
 		put_field(o, "", text);
 	}
 }

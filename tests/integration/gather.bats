@@ -119,7 +119,7 @@ summary_package_joules() {
 	kill -CONT "$pid"
 	[ "$state" = COMPLETED ]
 	expect_summary "$id" '^Nodes +2 of 3 nodes measured; no figures from n3 \(no answer in time\)'
-	out_of "$id" | tr -s " \n" " " | grep -q "ceems-sacct -j $id --explain"
+	out_of "$id" | tr -s " \n" " " | grep -q "ceems-sacct --explain $id"
 	expect_summary "$id" '^Node +n3  no figures \(no answer in time\)$'
 	expect_summary "$id" '^Node +n2  CPU '
 	# The held agent still writes n3's record once it runs again.
