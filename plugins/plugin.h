@@ -127,11 +127,12 @@ bool ceems_job_start_fill(struct ceems_job_meta *meta);
 int ceems_epilog_job(spank_t sp, const struct ceems_plugin_args *args);
 
 /* slurmstepd (remote) context: remote.c */
-/* gather.c: the whole job's summary of a multi-node job's batch step,
- * with its other nodes' figures: its length in TEXT, or -1 (one node,
- * the gather off): print this node's then. */
+/* gather.c: the whole job's summary of a multi-node job's batch step on
+ * node SELF, with its other nodes' figures: its length in TEXT, or -1
+ * (one node, the gather off or not done in time): print this node's
+ * then. */
 int ceems_gather_summary(spank_t sp, const struct ceems_config *config,
-			 const struct ceems_job_meta *meta,
+			 const struct ceems_job_meta *meta, const char *self,
 			 const struct ceems_agent_job_report *own,
 			 enum ceems_summary_style style, char *text,
 			 size_t size);

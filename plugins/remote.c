@@ -263,6 +263,17 @@ controller_meta(spank_t sp, struct ceems_job_meta *meta)
 	ceems_slurm_job_meta(sp, step.jobid, false, step.config.cluster, meta);
 }
 
+/* This node's Slurm name, as it stands in the job's node list: the
+ * SLURMD_NODENAME slurmstepd sets in the step's environment (over the
+ * user's), else the name its paths took. */
+static const char *
+self_node(const struct ceems_job_meta *meta)
+{
+	if (meta->node[0] != '\0')
+		return meta->node;
+	return step.config.node[0] != '\0' ? step.config.node : NULL;
+}
+
 static void
 print_summary(spank_t sp, const struct ceems_agent_job_report *report)
 {
@@ -289,8 +300,8 @@ print_summary(spank_t sp, const struct ceems_agent_job_report *report)
 	/* A job of several nodes: the whole job's figures, gathered from
 	 * its other nodes' agents now, else this node's. */
 	n = node_config() ?
-	    ceems_gather_summary(sp, &step.config, &meta, report, style, text,
-				 sizeof(text)) : -1;
+	    ceems_gather_summary(sp, &step.config, &meta, self_node(&meta),
+				 report, style, text, sizeof(text)) : -1;
 	if (n < 0)
 		n = ceems_summary_format(&meta, report, style, text,
 					 sizeof(text));

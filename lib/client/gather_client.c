@@ -14,9 +14,11 @@
 #include <netdb.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,8 @@
 #include "client/gather_cred.h"
 #include "client/gather_proto.h"
 
+/* munge's own default, where munge_socket is "". */
+#define MUNGE_DEFAULT_SOCKET "/run/munge/munge.socket.2"
 /* A gather_nodes file for tens of thousands of nodes. */
 #define NODES_FILE_MAX (4u << 20)
 
@@ -37,8 +41,9 @@ struct peer {
 	struct ceems_gather_request req;
 	char *out;		/* length and credential */
 	size_t out_len, sent;
-	char *in;		/* length and answer */
-	size_t in_have, in_len;
+	unsigned char head[4];	/* the answer's length, big-endian */
+	char *in;		/* the answer, once its length is read */
+	size_t in_have, in_len;	/* bytes read, length and answer */
 };
 
 int
@@ -107,8 +112,10 @@ prepare_request(const struct ceems_config *config, uint32_t jobid,
 		fail(node, -EINVAL, "not a node name");
 		return -1;
 	}
+	/* Decodable by root only: the agent is root, and a user who took
+	 * the port of a node whose agent is down gets nothing of use. */
 	if (ceems_gather_cred_encode(config->munge_socket, line, (size_t)n,
-				     false, &cred, err, sizeof(err)) < 0) {
+				     true, &cred, err, sizeof(err)) < 0) {
 		fail(node, -EIO, err);
 		return -1;
 	}
@@ -198,13 +205,9 @@ on_ready(struct ceems_gather_node *node, struct peer *p, short revents)
 	}
 	if (!(revents & (POLLIN | POLLHUP | POLLERR)))
 		return;
-	if (p->in == NULL && (p->in = malloc(4 + CEEMS_GATHER_CRED_MAX + 1)) == NULL) {
-		fail(node, -ENOMEM, "out of memory");
-		peer_close(p);
-		return;
-	}
-	n = recv(p->fd, p->in + p->in_have,
-		 (p->in_have < 4 ? 4 : 4 + p->in_len) - p->in_have, 0);
+	n = p->in_have < 4 ?
+	    recv(p->fd, p->head + p->in_have, 4 - p->in_have, 0) :
+	    recv(p->fd, p->in + (p->in_have - 4), 4 + p->in_len - p->in_have, 0);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
@@ -217,16 +220,20 @@ on_ready(struct ceems_gather_node *node, struct peer *p, short revents)
 	if (p->in_have == 4) {
 		uint32_t be;
 
-		memcpy(&be, p->in, 4);
+		memcpy(&be, p->head, 4);
 		p->in_len = ntohl(be);
+		/* The answer's room once its length is known and sane. */
 		if (p->in_len == 0 || p->in_len > CEEMS_GATHER_CRED_MAX) {
 			fail(node, -EPROTO, "an answer of a length out of bounds");
+			peer_close(p);
+		} else if ((p->in = malloc(p->in_len + 1)) == NULL) {
+			fail(node, -ENOMEM, "out of memory");
 			peer_close(p);
 		}
 		return;
 	}
 	if (p->in_have == 4 + p->in_len) {
-		p->in[p->in_have] = '\0';
+		p->in[p->in_len] = '\0';
 		node->status = 1;	/* whole: decoded after the loop */
 		peer_close(p);
 	}
@@ -242,11 +249,11 @@ decode_answer(const struct ceems_config *config,
 	size_t len, reply_len;
 	int r;
 
-	if (memchr(p->in + 4, '\0', p->in_len) != NULL) {
+	if (memchr(p->in, '\0', p->in_len) != NULL) {
 		fail(node, -EPROTO, "the answer is not a credential");
 		return;
 	}
-	r = ceems_gather_cred_decode(config->munge_socket, p->in + 4, &payload,
+	r = ceems_gather_cred_decode(config->munge_socket, p->in, &payload,
 				     &len, err, sizeof(err));
 	if (r < 0) {
 		fail(node, r, err);
@@ -303,9 +310,32 @@ out:
 	free(which);
 }
 
+/* Whether munged listens on its socket, asked without waiting: libmunge
+ * tries a socket nobody listens on again and again for seconds. */
+static bool
+munged_listens(const char *socket_path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	const char *path = socket_path[0] != '\0' ? socket_path :
+			   MUNGE_DEFAULT_SOCKET;
+	int fd, r;
+
+	if (strlen(path) >= sizeof(a.sun_path))
+		return true;	/* libmunge will say what is wrong */
+	memcpy(a.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return true;
+	r = connect(fd, (struct sockaddr *)&a, sizeof(a));
+	r = r == 0 || errno == EAGAIN || errno == EINPROGRESS;
+	close(fd);
+	return r;
+}
+
 int
 ceems_gather_client_ask(const struct ceems_config *config, uint32_t jobid,
-	     struct ceems_gather_node *nodes, size_t n, int timeout_ms)
+			struct ceems_gather_node *nodes, size_t n,
+			int timeout_ms, int check_ms)
 {
 	int64_t deadline = ceems_clock_monotonic_ms() + timeout_ms;
 	struct peer *peers;
@@ -316,6 +346,14 @@ ceems_gather_client_ask(const struct ceems_config *config, uint32_t jobid,
 		return -ENOENT;
 	for (size_t i = 0; i < n; i++)
 		fail(&nodes[i], -ETIMEDOUT, "no answer in time");
+	if (!munged_listens(config->munge_socket)) {
+		snprintf(err, sizeof(err), "munged does not listen on %s",
+			 config->munge_socket[0] != '\0' ? config->munge_socket :
+			 MUNGE_DEFAULT_SOCKET);
+		for (size_t i = 0; i < n; i++)
+			fail(&nodes[i], -EIO, err);
+		return 0;
+	}
 	if ((peers = calloc(n, sizeof(*peers))) == NULL)
 		return -ENOMEM;
 	if (ceems_gather_client_nodes_load(config, &map, err, sizeof(err)) < 0) {
@@ -326,15 +364,20 @@ ceems_gather_client_ask(const struct ceems_config *config, uint32_t jobid,
 	}
 	for (size_t i = 0; i < n; i++) {
 		peers[i].fd = -1;
-		if (ceems_clock_monotonic_ms() >= deadline)
+		if (ceems_clock_monotonic_ms() >= deadline) {
+			fail(&nodes[i], -ETIMEDOUT, "not asked: no time left");
 			continue;
+		}
 		if (prepare_request(config, jobid, &nodes[i], &peers[i]) == 0)
 			(void)open_connection(config, map, &nodes[i], &peers[i]);
 	}
 	free(map);
 	exchange(nodes, peers, n, deadline);
 	for (size_t i = 0; i < n; i++) {
-		if (nodes[i].status == 1)
+		if (nodes[i].status == 1 &&
+		    ceems_clock_monotonic_ms() >= deadline + check_ms)
+			fail(&nodes[i], -ETIMEDOUT, "no time left to check its answer");
+		else if (nodes[i].status == 1)
 			decode_answer(config, &nodes[i], &peers[i]);
 		if (nodes[i].status == -ETIMEDOUT && peers[i].fd >= 0)
 			fail(&nodes[i], -ETIMEDOUT, "no answer in time");

@@ -1,10 +1,10 @@
 /* gather_client.h - the batch node's side of the gather: at the end of a
  * multi-node job, ask every other node's agent for its part of the job's
  * figures, all at once, and wait no longer than gather_timeout
- * (gather_proto.h, doc/gather.md).  Runs inside slurmstepd as root: it
- * never blocks past its deadline on the network (munged and the name
- * service are local and asked before the clock's first connection), and
- * never raises SIGPIPE. */
+ * (gather_proto.h, doc/gather.md).  Runs as root for slurmstepd: it
+ * never blocks past its deadline on the network, checks the deadline
+ * before each call of munged and of the name service, and never raises
+ * SIGPIPE. */
 #ifndef CEEMS_GATHER_CLIENT_H
 #define CEEMS_GATHER_CLIENT_H
 
@@ -31,10 +31,14 @@ int ceems_gather_client_nodes_load(const struct ceems_config *config, char **tex
 			    char *err, size_t err_size);
 
 /* Ask the agents of NODES (N of them) for job JOBID's figures, waiting
- * at most TIMEOUT_MS in all.  Returns how many answered with a report
- * (each node's status says what became of it), or -ENOENT when the
- * gather is off (gather_port 0). */
-int ceems_gather_client_ask(const struct ceems_config *config, uint32_t jobid,
-		 struct ceems_gather_node *nodes, size_t n, int timeout_ms);
+ * at most TIMEOUT_MS for their answers, then checking them for at most
+ * CHECK_MS more (munged decodes each).  Returns how many answered with a
+ * report (each node's status says what became of it), or -ENOENT when
+ * the gather is off (gather_port 0).  A munged that does not answer, or
+ * a name service that hangs, can hold it longer: run it where it can be
+ * abandoned (plugins/gather.c runs it in a child). */
+int ceems_gather_client_ask(const struct ceems_config *config,
+			    uint32_t jobid, struct ceems_gather_node *nodes,
+			    size_t n, int timeout_ms, int check_ms);
 
 #endif

@@ -380,7 +380,7 @@ put_nodes(struct out *o, const struct figures *f)
 		 f->nparts);
 	for (unsigned int i = 0; i < f->nparts; i++) {
 		const struct ceems_summary_node *n = &f->parts[i];
-		char name[40];
+		char name[40], why[72];
 
 		if (n->report != NULL)
 			continue;
@@ -389,9 +389,10 @@ put_nodes(struct out *o, const struct figures *f)
 			break;
 		}
 		ceems_summary_figures_clean(name, sizeof(name), n->name, 32);
-		ceems_summary_units_appendf(text, sizeof(text), "%s%s (%.60s)",
-			named ? ", " : "; no figures from ", name,
-			n->why != NULL ? n->why : "not measured");
+		ceems_summary_figures_clean(why, sizeof(why), n->why != NULL ?
+					    n->why : "not measured", 60);
+		ceems_summary_units_appendf(text, sizeof(text), "%s%s (%s)",
+			named ? ", " : "; no figures from ", name, why);
 		named++;
 	}
 	if (f->nmeasured < f->nparts)
@@ -407,12 +408,13 @@ put_node_line(struct out *o, const struct figures *f,
 	      const struct ceems_summary_node *n)
 {
 	struct figures nf;
-	char text[200], name[40], v[32];
+	char text[200], name[40], why[72], v[32];
 
 	ceems_summary_figures_clean(name, sizeof(name), n->name, 32);
 	if (n->report == NULL) {
-		snprintf(text, sizeof(text), "%s  no figures (%.60s)", name,
-			 n->why != NULL ? n->why : "not measured");
+		ceems_summary_figures_clean(why, sizeof(why), n->why != NULL ?
+					    n->why : "not measured", 60);
+		snprintf(text, sizeof(text), "%s  no figures (%s)", name, why);
 		put_field(o, "Node", text);
 		return;
 	}

@@ -156,10 +156,6 @@ void ceems_summary_figures_clean(char *dst, size_t size, const char *src,
 void ceems_summary_figures_node(const struct figures *f,
 				const struct ceems_summary_node *node,
 				struct figures *out);
-/* A node of a whole job judged idle: it held cores over a run long
- * enough to judge and used under NODE_IDLE_USE of them. */
-bool ceems_summary_figures_node_idle(const struct figures *node);
-#define NODE_IDLE_USE 0.01
 
 /* summary_notes.c */
 size_t ceems_summary_notes_build(const struct figures *f,

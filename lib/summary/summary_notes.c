@@ -40,6 +40,7 @@ static double gpu_min_judge_s = (double)CEEMS_SUMMARY_GPU_MIN_S;
 #define OOM_REACHED 0.90	/* peak at least this share of the limit */
 #define TAIL_BUSY 0.50		/* last minute busy as this share of the run */
 #define TAIL_IDLE_CORES 0.05	/* below: no CPU to speak of at the end */
+#define NODE_IDLE_USE 0.01	/* a whole job's node below: it idled */
 
 /* Round a memory size up to what one would type: multiples of 256 MiB
  * up to 1 GiB, whole GiB above.  Returns the bytes, TEXT gets "768M" or
@@ -392,6 +393,31 @@ note_subject(struct ceems_summary_note *n, const struct figures *f,
 					    what);
 }
 
+/* Of a whole job's nodes, the most cores one used on average (*USED) and
+ * the fewest one held (*HELD): false when some node's CPU use is not
+ * known, or some node idled (node-idle says what to change then). */
+static bool
+busiest_node(const struct figures *f, double *used, unsigned int *held)
+{
+	struct figures nf;
+
+	*used = 0;
+	*held = UINT32_MAX;
+	for (unsigned int i = 0; i < f->nparts; i++) {
+		if (f->parts[i].report == NULL)
+			continue;
+		ceems_summary_figures_node(f, &f->parts[i], &nf);
+		if (!nf.have_cpu || !nf.have_held ||
+		    nf.used_cores < NODE_IDLE_USE * nf.held)
+			return false;
+		if (nf.used_cores > *used)
+			*used = nf.used_cores;
+		if (nf.held < *held)
+			*held = nf.held;
+	}
+	return *held != UINT32_MAX;
+}
+
 static bool
 note_cpu_underuse(const struct figures *f, struct ceems_summary_note *n)
 {
@@ -406,9 +432,12 @@ note_cpu_underuse(const struct figures *f, struct ceems_summary_note *n)
 	eff = f->used_cores / f->held;
 	if (eff > CPU_UNDERUSE_MAX)
 		return false;
-	/* Per node: a whole job's figures are summed over its nodes. */
+	/* Per node: a whole job's figures are summed over its nodes; the
+	 * count per node must serve the busiest. */
 	held = f->held / parts;
 	per_node = f->used_cores / parts;
+	if (parts > 1 && !busiest_node(f, &per_node, &held))
+		return false;
 	/* A margin over the average for bursts; a job that used at most
 	 * one core on average is served by one. */
 	if (per_node <= 1.0)
@@ -521,17 +550,18 @@ note_mem_uneven(const struct figures *f, struct ceems_summary_note *n)
 	char top_name[40] = "", a[32], b[32], sugg[16];
 	unsigned int judged_nodes = 0;
 
-	if (!f->whole || f->nmeasured < 2)
+	/* Every node's figures: one without may be the one that needed
+	 * the memory. */
+	if (!f->whole || f->nmeasured < 2 || f->nmeasured < f->nparts)
 		return false;
 	for (unsigned int i = 0; i < f->nparts; i++) {
-		if (f->parts[i].report == NULL)
-			continue;
 		ceems_summary_figures_node(f, &f->parts[i], &nf);
 		if (!judged(&nf, MIN_JUDGE_S) || !nf.have_peak || !nf.have_req ||
 		    nf.oom || nf.hit_limit)
 			return false;
 		judged_nodes++;
-		req = nf.req;
+		if (nf.req > req)
+			req = nf.req;
 		if (nf.peak > top) {
 			second = top;
 			top = nf.peak;

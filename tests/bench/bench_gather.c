@@ -198,7 +198,7 @@ main(int argc, char **argv)
 		c0 = thread_cpu_ms();
 		t0 = bench_now_ms();
 		answered = ceems_gather_client_ask(&config, 4242, nodes,
-						   (size_t)nnodes, 10000);
+						   (size_t)nnodes, 10000, 10000);
 		wall[r] = bench_now_ms() - t0;
 		cpu[r] = thread_cpu_ms() - c0;
 		munge_cpu[r] = (process_cpu_s(munged) - m0) * 1e3;

@@ -230,6 +230,8 @@ test_golden(void)
 	golden("nodes-many", 12);
 	job(3, 1200, cpu3, uneven, -1);
 	golden("nodes-mem-uneven", 3);
+	job(3, 1200, (const double[]){ 6, 4, 5 }, peak3, -1);
+	golden("nodes-underuse", 3);
 }
 
 /* What the golden files show, checked apart from their spelling. */
@@ -270,6 +272,11 @@ test_content(void)
 				   text, sizeof(text));
 	ok(strstr(text, "at most 7.8 GiB on its other") == NULL,
 	   "uneven memory: not for a second node within a factor 4");
+	job(3, 1200, (const double[]){ 6, 4, 5 }, peak3, -1);
+	ceems_summary_format_nodes(&meta, &whole, parts, 3, CEEMS_SUMMARY_FULL,
+				   text, sizeof(text));
+	ok(strstr(text, "--ntasks-per-node=7 for processes") != NULL,
+	   "cpu-underuse: the count per node serves the busiest node (6.0)");
 	/* A short job is not judged: no node is called idle. */
 	job(3, 30, one, peak3, -1);
 	ceems_summary_format_nodes(&meta, &whole, parts, 3, CEEMS_SUMMARY_FULL,

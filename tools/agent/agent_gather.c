@@ -22,6 +22,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,10 +38,19 @@
 #include "client/gather_cred.h"
 #include "client/gather_proto.h"
 
-/* A request's credential is a few hundred bytes. */
+/* A request's credential is a few hundred bytes, sent at once after the
+ * connection: a peer that sends less within CONN_TIMEOUT_MS is not the
+ * batch node. */
 #define REQUEST_MAX 4096
-#define CONN_TIMEOUT_MS 2000
+#define CONN_TIMEOUT_MS 1000
 #define AGENT_CALL_MS 1000
+/* One address holds at most this many of the connection slots. */
+#define CONNS_PER_PEER 4
+/* Refusals logged per window; the rest are counted, and said once. */
+#define REFUSALS_LOGGED 10
+#define REFUSAL_WINDOW_MS 60000
+/* After accept failed for want of descriptors: a pause, not a spin. */
+#define ACCEPT_PAUSE_MS 100
 
 struct agent_gather_conn {
 	int fd;			/* -1: free */
@@ -56,6 +67,55 @@ conn_close(struct agent_gather_conn *c)
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
+}
+
+/* A refusal, in the log as long as the window's share lasts; what is
+ * beyond it is counted and said when the window ends, so that a peer
+ * cannot flood the log (and the pipe the tick's lines share). */
+static void
+refuse(struct agent_gather *g, const char *peer, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void
+refuse(struct agent_gather *g, const char *peer, const char *fmt, ...)
+{
+	int64_t now = ceems_clock_monotonic_ms();
+	char why[256];
+	va_list ap;
+
+	g->refused++;
+	if (now - g->window_ms >= REFUSAL_WINDOW_MS) {
+		if (g->unlogged > 0)
+			ceems_warning("gather: %llu more refusals in the last "
+				      "minute, not logged one by one",
+				      (unsigned long long)g->unlogged);
+		g->window_ms = now;
+		g->logged = 0;
+		g->unlogged = 0;
+	}
+	if (g->logged >= REFUSALS_LOGGED) {
+		g->unlogged++;
+		return;
+	}
+	g->logged++;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	ceems_warning("gather: refused %s: %s", peer, why);
+}
+
+/* A munge credential's text: "MUNGE:", then base64 and its ':'. */
+static bool
+looks_like_credential(const char *s, size_t len)
+{
+	if (len < 7 || memcmp(s, "MUNGE:", 6) != 0)
+		return false;
+	for (size_t i = 6; i < len; i++)
+		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '+' ||
+		      s[i] == '/' || s[i] == '=' || s[i] == ':' ||
+		      (s[i] == '\n' && i == len - 1)))
+			return false;
+	return true;
 }
 
 /* Listen on PORT, IPv6 and IPv4 alike where the kernel allows it. */
@@ -220,41 +280,38 @@ serve(struct agent_gather *g, struct agent_gather_conn *c)
 	int n;
 
 	c->buf[4 + c->len] = '\0';
-	if (memchr(c->buf + 4, '\0', c->len) != NULL) {
-		ceems_warning("gather: refused %s: not a credential", c->peer);
-		goto refused;
+	/* Not munged's to judge what is no credential at all. */
+	if (!looks_like_credential(c->buf + 4, c->len)) {
+		refuse(g, c->peer, "not a credential");
+		goto out;
 	}
 	if (ceems_gather_cred_decode(g->config->munge_socket, c->buf + 4,
 				     &payload, &len, err, sizeof(err)) < 0) {
-		ceems_warning("gather: refused %s: %s", c->peer, err);
-		goto refused;
+		refuse(g, c->peer, "%s", err);
+		goto out;
 	}
 	if (ceems_gather_proto_request_parse(payload, len, &req, err, sizeof(err)) < 0) {
-		ceems_warning("gather: refused %s: %s", c->peer, err);
-		goto refused;
+		refuse(g, c->peer, "%s", err);
+		goto out;
 	}
 	/* A credential meant for another node: played back here. */
 	if (strcmp(req.node, g->node) != 0) {
-		ceems_warning("gather: refused %s: the request is for node %s, "
-			      "this is %s", c->peer, req.node, g->node);
-		goto refused;
+		refuse(g, c->peer, "the request is for node %s, this is %s",
+		       req.node, g->node);
+		goto out;
 	}
 	n = ask_agent(g, &req, reply, sizeof(reply));
 	if (n < 0) {
-		ceems_warning("gather: job %u for %s: the agent did not answer: %s",
-			      req.jobid, c->peer, strerror(-n));
-		goto refused;
+		refuse(g, c->peer, "job %u: the agent did not answer: %s",
+		       req.jobid, strerror(-n));
+		goto out;
 	}
 	if (answer(g, c, &req, reply, (size_t)n) == 0) {
 		g->answered++;
 		ceems_debug("gather: job %u's figures sent to %s", req.jobid,
 			    c->peer);
 	}
-	free(payload);
-	conn_close(c);
-	return;
-refused:
-	g->refused++;
+out:
 	free(payload);
 	conn_close(c);
 }
@@ -279,9 +336,7 @@ on_readable(struct agent_gather *g, struct agent_gather_conn *c)
 		memcpy(&be, c->buf, 4);
 		c->len = ntohl(be);
 		if (c->len == 0 || c->len > REQUEST_MAX) {
-			ceems_warning("gather: refused %s: a request of %u bytes",
-				      c->peer, c->len);
-			g->refused++;
+			refuse(g, c->peer, "a request of %u bytes", c->len);
 			conn_close(c);
 		}
 		return;
@@ -290,44 +345,83 @@ on_readable(struct agent_gather *g, struct agent_gather_conn *c)
 		serve(g, c);
 }
 
+/* ADDR of SS as text into PEER (SIZE bytes). */
+static void
+peer_name(const struct sockaddr_storage *ss, char *peer, size_t size)
+{
+	if (ss->ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr,
+			  peer, (socklen_t)size);
+	else if (ss->ss_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr,
+			  peer, (socklen_t)size);
+	else
+		snprintf(peer, size, "?");
+}
+
+/* A slot for a connection from PEER: a free one; none when PEER holds
+ * its share; else the oldest one's, closed (a connection that has held
+ * a slot longest is the likeliest not to be the batch node, which sends
+ * its request at once). */
+static struct agent_gather_conn *
+take_slot(struct agent_gather *g, const char *peer)
+{
+	struct agent_gather_conn *free_slot = NULL, *oldest = NULL;
+	unsigned int same = 0;
+
+	for (int i = 0; i < AGENT_GATHER_CONNS; i++) {
+		struct agent_gather_conn *c = &g->conns[i];
+
+		if (c->fd < 0) {
+			if (free_slot == NULL)
+				free_slot = c;
+			continue;
+		}
+		if (strcmp(c->peer, peer) == 0)
+			same++;
+		if (oldest == NULL || c->deadline_ms < oldest->deadline_ms)
+			oldest = c;
+	}
+	if (same >= CONNS_PER_PEER)
+		return NULL;
+	if (free_slot != NULL)
+		return free_slot;
+	refuse(g, oldest->peer, "every connection slot held: closed to "
+	       "make room");
+	conn_close(oldest);
+	return oldest;
+}
+
 static void
 on_accept(struct agent_gather *g)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
-	struct agent_gather_conn *c = NULL;
+	struct agent_gather_conn *c;
+	char peer[64];
 	int fd;
 
 	fd = accept4(g->listen_fd, (struct sockaddr *)&ss, &sl,
 		     SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+		    errno == ENOMEM)
+			g->pause_until_ms = ceems_clock_monotonic_ms() +
+					    ACCEPT_PAUSE_MS;
 		return;
-	for (int i = 0; i < AGENT_GATHER_CONNS && c == NULL; i++)
-		if (g->conns[i].fd < 0)
-			c = &g->conns[i];
-	if (c == NULL) {
-		/* Every slot held, perhaps by someone who sends nothing:
-		 * the oldest would be as legitimate; this one waits for no
-		 * one. */
+	}
+	peer_name(&ss, peer, sizeof(peer));
+	if ((c = take_slot(g, peer)) == NULL) {
+		refuse(g, peer, "%d connections of its own open already",
+		       CONNS_PER_PEER);
 		close(fd);
-		g->refused++;
 		return;
 	}
 	c->fd = fd;
 	c->have = 0;
 	c->len = 0;
 	c->deadline_ms = ceems_clock_monotonic_ms() + CONN_TIMEOUT_MS;
-	if (ss.ss_family == AF_INET6) {
-		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&ss;
-
-		inet_ntop(AF_INET6, &a->sin6_addr, c->peer, sizeof(c->peer));
-	} else if (ss.ss_family == AF_INET) {
-		const struct sockaddr_in *a = (const struct sockaddr_in *)&ss;
-
-		inet_ntop(AF_INET, &a->sin_addr, c->peer, sizeof(c->peer));
-	} else {
-		snprintf(c->peer, sizeof(c->peer), "?");
-	}
+	memcpy(c->peer, peer, sizeof(c->peer));
 }
 
 static void *
@@ -342,15 +436,21 @@ gather_thread(void *arg)
 		nfds_t n = 0;
 
 		pfd[n++] = (struct pollfd){ .fd = g->stop_fd, .events = POLLIN };
-		pfd[n++] = (struct pollfd){ .fd = g->listen_fd, .events = POLLIN };
+		/* A pause after accept ran out of descriptors: -1 is not
+		 * polled. */
+		pfd[n++] = (struct pollfd){
+			.fd = now < g->pause_until_ms ? -1 : g->listen_fd,
+			.events = POLLIN };
+		if (now < g->pause_until_ms)
+			wait = g->pause_until_ms - now;
 		for (int i = 0; i < AGENT_GATHER_CONNS; i++) {
 			struct agent_gather_conn *c = &g->conns[i];
 
 			if (c->fd < 0)
 				continue;
 			if (c->deadline_ms <= now) {
-				ceems_info("gather: %s sent no whole request in "
-					   "%d ms", c->peer, CONN_TIMEOUT_MS);
+				refuse(g, c->peer, "no whole request in %d ms",
+				       CONN_TIMEOUT_MS);
 				conn_close(c);
 				continue;
 			}

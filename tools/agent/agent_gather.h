@@ -8,7 +8,8 @@
  * (root of a node of this cluster, meant for this node, never seen
  * before), asks the agent's own socket for the job's report as of now,
  * and answers with a credential only root can decode.  Everything else
- * gets the connection closed, and a line in the log. */
+ * gets the connection closed and a line in the log, a few a minute, the
+ * rest counted. */
 #ifndef CEEMS_AGENT_GATHER_H
 #define CEEMS_AGENT_GATHER_H
 
@@ -33,6 +34,11 @@ struct agent_gather {
 	bool running;
 	struct agent_gather_conn *conns;	/* AGENT_GATHER_CONNS */
 	uint64_t answered, refused;
+	/* Refusals logged in the window from WINDOW_MS, and those not. */
+	int64_t window_ms;
+	unsigned int logged;
+	uint64_t unlogged;
+	int64_t pause_until_ms;	/* accept paused until then */
 };
 
 /* Listen on this node's gather port (config's gather_port, or its line

@@ -112,9 +112,7 @@ handle_report(struct server *s, struct client *c,
 {
 	static struct ceems_agent_job_report report;
 
-	if ((req->now ? ceems_agent_report_now(s->agent, req->jobid,
-					       ceems_clock_monotonic_ns(), &report)
-		      : ceems_agent_report(s->agent, req->jobid, &report)) < 0) {
+	if (ceems_agent_report(s->agent, req->jobid, &report) < 0) {
 		agent_server_clients_refuse(s, c, -ENOENT, "job %u is not registered", req->jobid);
 		return;
 	}
@@ -123,6 +121,11 @@ handle_report(struct server *s, struct client *c,
 			      "job's owner may read its report", req->jobid);
 		return;
 	}
+	/* As of now: the job's share since the last tick added (the
+	 * owner is known first: this reads the job's cgroup). */
+	if (req->now)
+		(void)ceems_agent_report_now(s->agent, req->jobid,
+					     ceems_clock_monotonic_ns(), &report);
 	agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(&report, s->outbuf, sizeof(s->outbuf)));
 }
 
