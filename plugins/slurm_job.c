@@ -104,6 +104,7 @@ from_controller(struct ceems_job_meta *meta, uint32_t jobid, uint32_t nodeid,
 	job_info_msg_t *msg = NULL;
 	const slurm_job_info_t *j;
 	const char *state;
+	bool completing;
 
 	/* No retry: one call can already block for MessageTimeout. */
 	if (slurm_load_job(&msg, jobid, SHOW_DETAIL) != SLURM_SUCCESS)
@@ -116,12 +117,18 @@ from_controller(struct ceems_job_meta *meta, uint32_t jobid, uint32_t nodeid,
 		return;
 	}
 	j = &msg->job_array[0];
+	completing = (j->job_state & JOB_COMPLETING) != 0;
 	copy_string(meta->cluster, sizeof(meta->cluster), j->cluster);
 	copy_string(meta->account, sizeof(meta->account), j->account);
 	copy_string(meta->partition, sizeof(meta->partition), j->partition);
 	copy_string(meta->qos, sizeof(meta->qos), j->qos);
 	copy_string(meta->name, sizeof(meta->name), j->name);
-	copy_string(meta->nodes, sizeof(meta->nodes), j->nodes);
+	/* While a job completes, slurmctld's NodeList and NumNodes are
+	 * the nodes still completing it (the last node's epilog sees
+	 * itself alone), not the job's: then the node list comes from
+	 * the environment, the count from the TRES, which keeps it. */
+	if (!completing)
+		copy_string(meta->nodes, sizeof(meta->nodes), j->nodes);
 	meta->gid = j->group_id;
 	meta->submit_time = (int64_t)j->submit_time;
 	state = decided_state(j->job_state);
@@ -130,7 +137,8 @@ from_controller(struct ceems_job_meta *meta, uint32_t jobid, uint32_t nodeid,
 		meta->start_time = (int64_t)j->start_time;
 	if (j->time_limit != INFINITE && j->time_limit != NO_VAL)
 		meta->time_limit_min = j->time_limit;
-	meta->nnodes = j->num_nodes;
+	if (!completing)
+		meta->nnodes = j->num_nodes;
 	meta->alloc_cpus = j->num_cpus;
 	if (j->array_task_id != NO_VAL && j->array_job_id != 0) {
 		meta->array_job_id = j->array_job_id;
@@ -140,7 +148,9 @@ from_controller(struct ceems_job_meta *meta, uint32_t jobid, uint32_t nodeid,
 	    ceems_job_meta_parse_tres(meta, j->tres_alloc_str) < 0)
 		ceems_warning("job %u: cannot parse TRES '%s'", jobid,
 			      j->tres_alloc_str);
-	if (gpus != NULL)
+	/* The node's index into a completing job's shorter node list
+	 * would name another node. */
+	if (gpus != NULL && !completing)
 		gpus_from_controller(j, nodeid, gpus);
 	if (state != NULL) {
 		copy_string(meta->state, sizeof(meta->state), state);
@@ -167,6 +177,8 @@ from_environment(spank_t sp, struct ceems_job_meta *meta)
 		 * user sets its environment, and accounting goes by them. */
 		VAR("SLURM_JOB_NAME", name),
 		VAR("SLURM_JOB_NODELIST", nodes),
+		/* The epilog's, in Slurm 22.05 (no SLURM_JOB_NODELIST). */
+		VAR("SLURM_NODELIST", nodes),
 		VAR("SLURMD_NODENAME", node),
 #undef VAR
 	};
