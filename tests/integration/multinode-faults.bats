@@ -307,6 +307,47 @@ three_node_job() {
 	once "$id"
 }
 
+@test "a node's extern step killed, its slurmd down until the others completed: the epilog's record counts the job's nodes, not those still completing" {
+	local id victim pid p state=
+	id=$(three_node_job lastnode 4)
+	wait_running "$id"
+	victim=$(other_node "$id")
+	sleep 1
+	# Its extern step gone, only the epilog ends the job on that node,
+	# with what slurmctld says then.
+	for p in $(pgrep -f "^slurmstepd: \[$id\.extern\]"); do
+		find "/proc/$p/fd" -lname "*/slurmd-$victim.log" 2>/dev/null | grep -q . &&
+			kill -KILL "$p"
+	done
+	pid=$(cat "$SLURM_DIR/run/slurmd-$victim.pid")
+	kill -KILL "$pid"
+	# The job completes on the other nodes; slurmctld then names the
+	# victim alone, the one node still completing it.
+	for _ in $(seq 1 60); do
+		state=$(slurm_job "$id" | grep -o "JobState=[^ ]*\|NodeList=n[^ ]*\|NumNodes=[^ ]*" | paste -sd' ' -)
+		[ "$state" = "JobState=COMPLETING NodeList=$victim NumNodes=1" ] && break
+		sleep 0.5
+	done
+	[ "$state" = "JobState=COMPLETING NodeList=$victim NumNodes=1" ] || {
+		echo "job $id: $state" >&2
+		false
+	}
+	(cd / && slurmd -f "$SLURM_CONF" -N "$victim") >/dev/null 2>&1
+	[ "$(finish "$id")" = COMPLETED ]
+	wait_reported "$id" 3
+	[ "$(db "SELECT n.finalized_by FROM ceems.job_nodes n JOIN ceems.jobs j USING (job_key)
+	          WHERE j.jobid = $id AND n.node = '$victim'")" = epilog ]
+	once "$id"
+	[ "$(db "SELECT nodelist FROM ceems.jobs WHERE jobid = $id")" = "n[1-3]" ] &&
+		[ "$(db "SELECT string_agg(DISTINCT (n.job_meta->>'nnodes') || ' ' || (n.job_meta->>'nodes'), ',')
+		           FROM ceems.job_nodes n JOIN ceems.jobs j USING (job_key) WHERE j.jobid = $id")" = "3 n[1-3]" ] || {
+		show_job "$id" >&2
+		db "SELECT n.node, n.job_meta FROM ceems.job_nodes n JOIN ceems.jobs j USING (job_key)
+		     WHERE j.jobid = $id" >&2
+		false
+	}
+}
+
 @test "a node's database link down at the job's end: its record waits in its spool, the job is listed missing a node until the replay stores it once" {
 	local id victim agent writer node
 	id=$(three_node_job dblink 4)
