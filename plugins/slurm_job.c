@@ -5,7 +5,8 @@
  * (for the name and nodes only: never for what jobs are accounted by).
  * The state comes from slurmctld when it has decided one (CANCELLED,
  * TIMEOUT, ...): a cancelled and a timed-out job both end on a signal,
- * and only slurmctld knows which it was. */
+ * and only slurmctld knows which it was; the end time too, then, so that
+ * a node that completes the job late does not end it late. */
 #include "config.h"
 
 #include <pwd.h>
@@ -159,6 +160,10 @@ from_controller(struct ceems_job_meta *meta, uint32_t jobid, uint32_t nodeid,
 		 * step, which writes the record, has no status of its own. */
 		if (j->exit_code != NO_VAL)
 			outcome_from_status(meta, (int)j->exit_code);
+		/* And its end time is the job's: a node that completes the
+		 * job late (its slurmd was down) asks after it. */
+		if (strcmp(state, "REQUEUED") != 0 && j->end_time > 0)
+			meta->end_time = (int64_t)j->end_time;
 	}
 	slurm_free_job_info_msg(msg);
 }
@@ -297,7 +302,8 @@ ceems_slurm_job_meta(spank_t sp, uint32_t jobid, bool ask_controller,
 	    getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &found) == 0 &&
 	    found != NULL)
 		copy_string(meta->user, sizeof(meta->user), pw.pw_name);
-	meta->end_time = (int64_t)time(NULL);
+	if (meta->end_time == 0)
+		meta->end_time = (int64_t)time(NULL);
 }
 
 void
