@@ -307,8 +307,8 @@ three_node_job() {
 	once "$id"
 }
 
-@test "a node's extern step killed, its slurmd down until the others completed: the epilog's record counts the job's nodes, not those still completing" {
-	local id victim pid p state=
+@test "a node's extern step killed, its slurmd down until the others completed: its epilog's record counts the job's nodes, and ends the job when Slurm did" {
+	local id victim pid p end state=
 	id=$(three_node_job lastnode 4)
 	wait_running "$id"
 	victim=$(other_node "$id")
@@ -332,6 +332,8 @@ three_node_job() {
 		echo "job $id: $state" >&2
 		false
 	}
+	# Back seconds after the job's end.
+	sleep 2
 	(cd / && slurmd -f "$SLURM_CONF" -N "$victim") >/dev/null 2>&1
 	[ "$(finish "$id")" = COMPLETED ]
 	wait_reported "$id" 3
@@ -344,6 +346,17 @@ three_node_job() {
 		show_job "$id" >&2
 		db "SELECT n.node, n.job_meta FROM ceems.job_nodes n JOIN ceems.jobs j USING (job_key)
 		     WHERE j.jobid = $id" >&2
+		false
+	}
+	# The job ended when Slurm ended it, not when its last node
+	# completed it.
+	end=$(date -d "$(slurm_job "$id" | sed -n 's/.* EndTime=\([^ ]*\).*/\1/p')" +%s)
+	[ "$(db "SELECT extract(epoch FROM end_time)::bigint || ' ' || elapsed_s
+	          FROM ceems.jobs WHERE jobid = $id")" = "$end $(slurm_elapsed "$id")" ] || {
+		echo "Slurm: job $id ended at $end after $(slurm_elapsed "$id") s" >&2
+		db "SELECT end_time, elapsed_s FROM ceems.jobs WHERE jobid = $id" >&2
+		db "SELECT n.node, n.job_meta->>'end_time' FROM ceems.job_nodes n
+		     JOIN ceems.jobs j USING (job_key) WHERE j.jobid = $id" >&2
 		false
 	}
 }
