@@ -14,6 +14,10 @@
 #     its checkpoint, and that node's record says the time it missed;
 #   - a node's slurmd killed mid-job and started again (the job's step
 #     daemons live on): every node's record arrives;
+#   - a node's extern step killed and its slurmd down until the other
+#     nodes have completed the job: slurmctld then names that node alone
+#     (NodeList, NumNodes), yet its epilog's record counts the job's
+#     nodes, and gives the job Slurm's end time, not the late node's;
 #   - a node's link to the database down at the job's end (PostgreSQL
 #     stopped, then back for the other nodes while that node's writer,
 #     its agent's replay process, stays held): its record waits in its
