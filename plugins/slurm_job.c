@@ -98,6 +98,19 @@ gpus_from_controller(const slurm_job_info_t *j, uint32_t nodeid,
 	slurm_hostlist_destroy(hl);
 }
 
+/* Job JOBID's record in slurmctld's answer MSG, NULL when it has none.
+ * Asked for an array's job id or a heterogeneous job's leader,
+ * slurmctld answers with every task or component: the job asked for
+ * comes first in Slurm 22.05, which nothing promises. */
+static const slurm_job_info_t *
+job_in_answer(const job_info_msg_t *msg, uint32_t jobid)
+{
+	for (uint32_t i = 0; i < msg->record_count; i++)
+		if (msg->job_array[i].job_id == jobid)
+			return &msg->job_array[i];
+	return NULL;
+}
+
 static void
 from_controller(struct ceems_job_meta *meta, uint32_t jobid, uint32_t nodeid,
 		struct ceems_plugin_job_gpus *gpus)
@@ -110,14 +123,18 @@ from_controller(struct ceems_job_meta *meta, uint32_t jobid, uint32_t nodeid,
 	/* No retry: one call can already block for MessageTimeout. */
 	if (slurm_load_job(&msg, jobid, SHOW_DETAIL) != SLURM_SUCCESS)
 		msg = NULL;
-	if (msg == NULL || msg->record_count < 1) {
+	if (msg == NULL) {
 		ceems_info("job %u: slurmctld did not answer (%s); the record has what the node knows",
 			   jobid, slurm_strerror(slurm_get_errno()));
-		if (msg != NULL)
-			slurm_free_job_info_msg(msg);
 		return;
 	}
-	j = &msg->job_array[0];
+	j = job_in_answer(msg, jobid);
+	if (j == NULL) {
+		ceems_info("job %u: slurmctld's answer has no record of it; the record has what the node knows",
+			   jobid);
+		slurm_free_job_info_msg(msg);
+		return;
+	}
 	completing = (j->job_state & JOB_COMPLETING) != 0;
 	copy_string(meta->cluster, sizeof(meta->cluster), j->cluster);
 	copy_string(meta->account, sizeof(meta->account), j->account);
