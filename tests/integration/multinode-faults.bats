@@ -430,8 +430,7 @@ three_node_job() {
 
 @test "an array of three tasks, a node each: each task its own row, node, figures and array identity" {
 	local id t jobid
-	# Two cores a node: a task of two holds a node of its own.
-	id=$(submit nobody -J arr --array=1-3 -N1 -c2 --wrap 'sleep 3')
+	id=$(submit nobody -J arr --array=1-3 -N1 --exclusive --wrap 'sleep 3')
 	for t in 1 2 3; do
 		[ "$(finish "${id}_$t")" = COMPLETED ]
 	done
@@ -450,9 +449,9 @@ three_node_job() {
 	local id n
 	cat >"$SLURM_DIR/out/het.sh" <<'EOF'
 #!/bin/sh
-#SBATCH -N1 -c2
+#SBATCH -N1 --exclusive
 #SBATCH hetjob
-#SBATCH -N2 -c2
+#SBATCH -N2 --exclusive
 srun --het-group=0,1 sleep 3
 EOF
 	id=$(submit nobody -J het "$SLURM_DIR/out/het.sh")
