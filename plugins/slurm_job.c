@@ -199,8 +199,6 @@ from_environment(spank_t sp, struct ceems_job_meta *meta)
 		 * user sets its environment, and accounting goes by them. */
 		VAR("SLURM_JOB_NAME", name),
 		VAR("SLURM_JOB_NODELIST", nodes),
-		/* The epilog's, in Slurm 22.05 (no SLURM_JOB_NODELIST). */
-		VAR("SLURM_NODELIST", nodes),
 		VAR("SLURMD_NODENAME", node),
 #undef VAR
 	};
@@ -218,6 +216,10 @@ from_environment(spank_t sp, struct ceems_job_meta *meta)
 			/* The epilog's environment is its own: slurmd's. */
 			copy_string(field, vars[i].size, getenv(vars[i].name));
 	}
+	/* Slurm 22.05 gives the epilog the job's nodes as SLURM_NODELIST
+	 * only (later ones SLURM_JOB_NODELIST too). */
+	if (meta->nodes[0] == '\0' && spank_context() == S_CTX_JOB_SCRIPT)
+		copy_string(meta->nodes, sizeof(meta->nodes), getenv("SLURM_NODELIST"));
 }
 
 /* This node's Slurm name: the job's node list at this node's index.
