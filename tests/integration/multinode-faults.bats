@@ -345,7 +345,8 @@ three_node_job() {
 	          WHERE j.jobid = $id AND n.node = '$victim'")" = epilog ]
 	once "$id"
 	[ "$(db "SELECT nodelist FROM ceems.jobs WHERE jobid = $id")" = "n[1-3]" ] &&
-		[ "$(db "SELECT string_agg(DISTINCT (n.job_meta->>'nnodes') || ' ' || (n.job_meta->>'nodes'), ',')
+		[ "$(db "SELECT string_agg(DISTINCT coalesce(n.job_meta->>'nnodes', '?') || ' ' ||
+		                                   coalesce(n.job_meta->>'nodes', '?'), ',')
 		           FROM ceems.job_nodes n JOIN ceems.jobs j USING (job_key) WHERE j.jobid = $id")" = "3 n[1-3]" ] || {
 		show_job "$id" >&2
 		db "SELECT n.node, n.job_meta FROM ceems.job_nodes n JOIN ceems.jobs j USING (job_key)
