@@ -5,7 +5,8 @@
  * (for the name and nodes only: never for what jobs are accounted by).
  * The state comes from slurmctld when it has decided one (CANCELLED,
  * TIMEOUT, ...): a cancelled and a timed-out job both end on a signal,
- * and only slurmctld knows which it was. */
+ * and only slurmctld knows which it was; the end time too, then, so that
+ * a node that completes the job late does not end it late. */
 #include "config.h"
 
 #include <pwd.h>
@@ -97,6 +98,19 @@ gpus_from_controller(const slurm_job_info_t *j, uint32_t nodeid,
 	slurm_hostlist_destroy(hl);
 }
 
+/* Job JOBID's record in slurmctld's answer MSG, NULL when it has none.
+ * Asked for an array's job id or a heterogeneous job's leader,
+ * slurmctld answers with every task or component: the job asked for
+ * comes first in Slurm 22.05, which nothing promises. */
+static const slurm_job_info_t *
+job_in_answer(const job_info_msg_t *msg, uint32_t jobid)
+{
+	for (uint32_t i = 0; i < msg->record_count; i++)
+		if (msg->job_array[i].job_id == jobid)
+			return &msg->job_array[i];
+	return NULL;
+}
+
 static void
 from_controller(struct ceems_job_meta *meta, uint32_t jobid, uint32_t nodeid,
 		struct ceems_plugin_job_gpus *gpus)
@@ -104,24 +118,35 @@ from_controller(struct ceems_job_meta *meta, uint32_t jobid, uint32_t nodeid,
 	job_info_msg_t *msg = NULL;
 	const slurm_job_info_t *j;
 	const char *state;
+	bool completing;
 
 	/* No retry: one call can already block for MessageTimeout. */
 	if (slurm_load_job(&msg, jobid, SHOW_DETAIL) != SLURM_SUCCESS)
 		msg = NULL;
-	if (msg == NULL || msg->record_count < 1) {
+	if (msg == NULL) {
 		ceems_info("job %u: slurmctld did not answer (%s); the record has what the node knows",
 			   jobid, slurm_strerror(slurm_get_errno()));
-		if (msg != NULL)
-			slurm_free_job_info_msg(msg);
 		return;
 	}
-	j = &msg->job_array[0];
+	j = job_in_answer(msg, jobid);
+	if (j == NULL) {
+		ceems_info("job %u: slurmctld's answer has no record of it; the record has what the node knows",
+			   jobid);
+		slurm_free_job_info_msg(msg);
+		return;
+	}
+	completing = (j->job_state & JOB_COMPLETING) != 0;
 	copy_string(meta->cluster, sizeof(meta->cluster), j->cluster);
 	copy_string(meta->account, sizeof(meta->account), j->account);
 	copy_string(meta->partition, sizeof(meta->partition), j->partition);
 	copy_string(meta->qos, sizeof(meta->qos), j->qos);
 	copy_string(meta->name, sizeof(meta->name), j->name);
-	copy_string(meta->nodes, sizeof(meta->nodes), j->nodes);
+	/* While a job completes, slurmctld's NodeList and NumNodes are
+	 * the nodes still completing it (the last node's epilog sees
+	 * itself alone), not the job's: then the node list comes from
+	 * the environment, the count from the TRES, which keeps it. */
+	if (!completing)
+		copy_string(meta->nodes, sizeof(meta->nodes), j->nodes);
 	meta->gid = j->group_id;
 	meta->submit_time = (int64_t)j->submit_time;
 	state = decided_state(j->job_state);
@@ -130,7 +155,8 @@ from_controller(struct ceems_job_meta *meta, uint32_t jobid, uint32_t nodeid,
 		meta->start_time = (int64_t)j->start_time;
 	if (j->time_limit != INFINITE && j->time_limit != NO_VAL)
 		meta->time_limit_min = j->time_limit;
-	meta->nnodes = j->num_nodes;
+	if (!completing)
+		meta->nnodes = j->num_nodes;
 	meta->alloc_cpus = j->num_cpus;
 	if (j->array_task_id != NO_VAL && j->array_job_id != 0) {
 		meta->array_job_id = j->array_job_id;
@@ -140,7 +166,9 @@ from_controller(struct ceems_job_meta *meta, uint32_t jobid, uint32_t nodeid,
 	    ceems_job_meta_parse_tres(meta, j->tres_alloc_str) < 0)
 		ceems_warning("job %u: cannot parse TRES '%s'", jobid,
 			      j->tres_alloc_str);
-	if (gpus != NULL)
+	/* The node's index into a completing job's shorter node list
+	 * would name another node. */
+	if (gpus != NULL && !completing)
 		gpus_from_controller(j, nodeid, gpus);
 	if (state != NULL) {
 		copy_string(meta->state, sizeof(meta->state), state);
@@ -149,6 +177,10 @@ from_controller(struct ceems_job_meta *meta, uint32_t jobid, uint32_t nodeid,
 		 * step, which writes the record, has no status of its own. */
 		if (j->exit_code != NO_VAL)
 			outcome_from_status(meta, (int)j->exit_code);
+		/* And its end time is the job's: a node that completes the
+		 * job late (its slurmd was down) asks after it. */
+		if (strcmp(state, "REQUEUED") != 0 && j->end_time > 0)
+			meta->end_time = (int64_t)j->end_time;
 	}
 	slurm_free_job_info_msg(msg);
 }
@@ -184,6 +216,10 @@ from_environment(spank_t sp, struct ceems_job_meta *meta)
 			/* The epilog's environment is its own: slurmd's. */
 			copy_string(field, vars[i].size, getenv(vars[i].name));
 	}
+	/* Slurm 22.05 gives the epilog the job's nodes as SLURM_NODELIST
+	 * only (later ones SLURM_JOB_NODELIST too). */
+	if (meta->nodes[0] == '\0' && spank_context() == S_CTX_JOB_SCRIPT)
+		copy_string(meta->nodes, sizeof(meta->nodes), getenv("SLURM_NODELIST"));
 }
 
 /* This node's Slurm name: the job's node list at this node's index.
@@ -285,7 +321,8 @@ ceems_slurm_job_meta(spank_t sp, uint32_t jobid, bool ask_controller,
 	    getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &found) == 0 &&
 	    found != NULL)
 		copy_string(meta->user, sizeof(meta->user), pw.pw_name);
-	meta->end_time = (int64_t)time(NULL);
+	if (meta->end_time == 0)
+		meta->end_time = (int64_t)time(NULL);
 }
 
 void

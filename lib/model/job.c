@@ -104,6 +104,12 @@ ceems_job_meta_parse_tres(struct ceems_job_meta *meta, const char *tres)
 			if (n > UINT32_MAX - 1)
 				return -EINVAL;
 			work.alloc_cpus = (uint32_t)n;
+		} else if (klen == 4 && strncmp(p, "node", 4) == 0) {
+			if (*end != ',' && *end != '\0')
+				return -EINVAL;
+			if (n > UINT32_MAX - 1)
+				return -EINVAL;
+			work.nnodes = (uint32_t)n;
 		} else if (klen == 3 && strncmp(p, "mem", 3) == 0) {
 			char unit = *end;
 
@@ -129,7 +135,7 @@ ceems_job_meta_parse_tres(struct ceems_job_meta *meta, const char *tres)
 				gpus += (uint32_t)n;
 			}
 		} else {
-			/* node=, billing=, energy=, license/... : skip the
+			/* billing=, energy=, license/... : skip the
 			 * value, which may carry a unit. */
 			while (*end != ',' && *end != '\0')
 				end++;

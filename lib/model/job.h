@@ -58,7 +58,9 @@ void ceems_job_meta_fill_from(struct ceems_job_meta *meta,
 
 /* Parse Slurm's TRES string ("cpu=4,mem=8G,node=1,billing=4,gres/gpu=2",
  * gres/gpu:a100=2 counted as GPUs too) into META's alloc_cpus,
- * req_mem_bytes (units K M G T, default M) and alloc_gpus; fields the
+ * req_mem_bytes (units K M G T, default M), alloc_gpus and nnodes
+ * (node=: the allocation's nodes, which slurmctld keeps counting while
+ * the job completes, when its node count drops); fields the
  * string does not name are left as they are.  Returns 0, or -EINVAL on a
  * malformed string (META untouched). */
 int ceems_job_meta_parse_tres(struct ceems_job_meta *meta, const char *tres);

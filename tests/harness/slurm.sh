@@ -27,6 +27,10 @@
 #                               (log/slurmd-nI.log); at most 8
 #   CEEMS_TEST_SRUN_PORT_RANGE  SrunPortRange (default 16830-16899)
 #   CEEMS_TEST_SLURM_CONF_EXTRA extra lines appended to slurm.conf (optional)
+#   CEEMS_TEST_SLURM_SCHED_EXTRA more SchedulerParameters, comma-separated
+#                               (optional; bf_interval=1: heterogeneous jobs,
+#                               which only the backfill scheduler starts,
+#                               start within a second, not 30)
 #   CEEMS_TEST_JOBACCT_GATHER   JobAcctGatherType (default jobacct_gather/cgroup;
 #                               jobacct_gather/none turns Slurm's sampler off)
 #   CEEMS_TEST_JOBACCT_FREQ     JobAcctGatherFrequency (default task=5)
@@ -323,7 +327,7 @@ SchedulerType=sched/backfill
 # no 3 s batch_sched_delay: tiny test jobs start at once.  sbatch --wait
 # polls after 2 s, then 8 s (MinJobAge=300), so a job that ends within
 # 2 s returns in 2 s; slurm_harness_wait_job polls every 0.2 s.
-SchedulerParameters=batch_sched_delay=0
+SchedulerParameters=batch_sched_delay=0${CEEMS_TEST_SLURM_SCHED_EXTRA:+,$CEEMS_TEST_SLURM_SCHED_EXTRA}
 MpiDefault=none
 MailProg=/bin/true
 SwitchType=switch/none

@@ -25,6 +25,17 @@ test_tres(void)
 	is_int(m.alloc_cpus, 4, "cpus");
 	is_int(m.req_mem_bytes, 8ULL << 30, "mem 8G in bytes");
 	is_int(m.alloc_gpus, 2, "gres/gpu");
+	is_int(m.nnodes, 1, "node= is the node count");
+	ceems_job_meta_init(&m);
+	/* A completing job's NumNodes counts the nodes still completing;
+	 * its TRES keeps the allocation's. */
+	m.nnodes = 1;
+	is_int(ceems_job_meta_parse_tres(&m, "cpu=3,mem=3G,node=3,billing=3"), 0,
+	       "a 3-node TRES parses");
+	is_int(m.nnodes, 3, "node=3 sets the node count over an earlier one");
+	is_int(ceems_job_meta_parse_tres(&m, "node=2x"), -EINVAL, "a node count with a unit");
+	is_int(ceems_job_meta_parse_tres(&m, "node=4294967295"), -EINVAL, "a node count of NO_VAL");
+	is_int(m.nnodes, 3, "a refused node count changes nothing");
 	ceems_job_meta_init(&m);
 	is_int(ceems_job_meta_parse_tres(&m, "cpu=2,mem=200M,gres/gpu:a100=1,gres/gpu:v100=2"), 0,
 	       "typed GPUs");
