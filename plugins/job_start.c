@@ -78,8 +78,8 @@ lookup_main(void *arg, void *answer, size_t size, int fd)
 	int r;
 
 	(void)arg;
-	ceems_slurm_job_controller_meta(spec->jobid, lookup.configured_cluster,
-				     meta, lookup.nodeid, &gpus);
+	(void)ceems_slurm_ctld_meta(spec->jobid, lookup.configured_cluster,
+				    meta, lookup.nodeid, NULL, &gpus);
 	ceems_child_call_answer(fd, meta, size);
 	if (meta->start_time > 0 &&
 	    meta->start_time <= CEEMS_AGENT_START_TIME_MAX)
