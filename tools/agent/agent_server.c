@@ -27,6 +27,7 @@
 #include "agent_gather.h"
 #include "base/node_name.h"
 #include "agent_server.h"
+#include "agent_jobinfo.h"
 #include "agent_server_internal.h"
 #include "base/clock.h"
 #include "base/hotmem.h"
@@ -116,6 +117,7 @@ setup(struct server *s, const char *config_text)
 	/* Before anything is written there (a restored job's record) or
 	 * watched (the notes). */
 	agent_confine_make_dirs(s->config);
+	s->jobinfo_dir = agent_jobinfo_open(s->config);
 	/* While the agent has one thread: a child process finds what the
 	 * confinement must let the replay process read for the database. */
 	agent_confine_prepare(s->config);
@@ -227,6 +229,7 @@ agent_server_run(const struct ceems_config *config, const char *config_text)
 	s.config = config;
 	s.epfd = -1;
 	s.listen.fd = s.tick.fd = s.sample.fd = s.sig.fd = s.notes.fd = -1;
+	s.jobinfo_dir = -1;
 	s.replay_timer.fd = s.replay_child.fd = -1;
 	s.gather.listen_fd = s.gather.stop_fd = -1;
 	s.log_window_ns = ceems_clock_monotonic_ns();

@@ -15,6 +15,7 @@
 #include "client/agent_proto.h"
 #include "agent_replay.h"
 #include "agent_server_internal.h"
+#include "agent_jobinfo.h"
 #include "agent_status.h"
 #include "base/clock.h"
 #include "base/log.h"
@@ -151,6 +152,10 @@ handle_register(struct server *s, struct client *c,
 		return;
 	}
 	agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(NULL, s->outbuf, sizeof(s->outbuf)));
+	/* A new job without Slurm's start time: ceems-jobinfo asks
+	 * slurmctld, so that no step of the job does. */
+	if (req->spec.start_time == 0)
+		(void)agent_jobinfo_ask_start(s->jobinfo_dir, &req->spec);
 }
 
 static void
@@ -186,6 +191,8 @@ end_unknown(struct server *s, struct client *c,
 							   sizeof(s->outbuf)));
 	if (r == 0 && strcmp(req->by, "extern") != 0)
 		agent_replay_wake(s->replay);
+	if (r == 0 && strcmp(req->by, "extern") == 0)
+		(void)agent_jobinfo_ask_end(s->jobinfo_dir, req->jobid);
 }
 
 /* One call ends the job.  The extern step's: the record waits for the
@@ -219,6 +226,10 @@ end_job(struct server *s, struct client *c,
 	(void)agent_server_clients_send_reply(s, c, reply_len);
 	if (strcmp(req->by, "extern") != 0 && r == 0)
 		agent_replay_wake(s->replay);
+	/* The record waits for slurmctld's word on the job's end (its
+	 * state and exit code), which ceems-jobinfo asks for. */
+	if (strcmp(req->by, "extern") == 0 && r == 0)
+		(void)agent_jobinfo_ask_end(s->jobinfo_dir, req->jobid);
 }
 
 static void
