@@ -795,6 +795,14 @@ ceems_agent_reply_lost(struct ceems_agent *a, uint32_t jobid)
 	return ceems_agent_finish_expire(a->finish, 0, jobid) > 0 ? 0 : -ENOENT;
 }
 
+void
+ceems_agent_set_gone_hook(struct ceems_agent *a,
+			  void (*hook)(void *arg, uint32_t jobid), void *arg)
+{
+	a->gone_hook = hook;
+	a->gone_arg = arg;
+}
+
 size_t
 ceems_agent_nfinishing(const struct ceems_agent *a)
 {

@@ -216,6 +216,13 @@ int ceems_agent_report(const struct ceems_agent *agent, uint32_t jobid,
 
 size_t ceems_agent_njobs(const struct ceems_agent *agent);
 
+/* HOOK(ARG, JOBID) when a tick finds that a registered job's cgroup is
+ * gone: no step deregistered it (the extern step was killed), so the
+ * caller may ask slurmctld how it ended before reap_grace reaps it. */
+void ceems_agent_set_gone_hook(struct ceems_agent *agent,
+			       void (*hook)(void *arg, uint32_t jobid),
+			       void *arg);
+
 /* The tick the agent needs now, ns: idle_interval while it holds no job
  * (none registered, none finishing) and every measured domain whose
  * idle power it learns has learned it from quiet ticks (those come at

@@ -198,6 +198,10 @@ struct agent_job {
 
 struct ceems_agent {
 	struct ceems_config config;
+	/* Called when a registered job's cgroup is found gone (its steps
+	 * ended without deregistering it): ceems_agent_set_gone_hook. */
+	void (*gone_hook)(void *arg, uint32_t jobid);
+	void *gone_arg;
 	struct ceems_energy_source *sources[MAX_SOURCES];
 	size_t nsources;
 	/* For each domain, the one source whose counters count (two

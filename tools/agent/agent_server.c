@@ -88,6 +88,17 @@ gather_node(const struct ceems_config *config)
 	return ceems_node_name_of_host(host, sizeof(host)) == 0 ? host : NULL;
 }
 
+/* A job's cgroup went while it was registered (its extern step was
+ * killed): slurmctld's word on how it ended, asked by ceems-jobinfo,
+ * ends it before reap_grace. */
+static void
+job_gone(void *arg, uint32_t jobid)
+{
+	struct server *s = arg;
+
+	(void)agent_jobinfo_ask_end(s->jobinfo_dir, jobid);
+}
+
 static int
 setup(struct server *s, const char *config_text)
 {
@@ -123,6 +134,8 @@ setup(struct server *s, const char *config_text)
 	agent_confine_prepare(s->config);
 	setup_memory(s->config);
 	s->agent = ceems_agent_open(s->config, now, err, sizeof(err));
+	if (s->agent != NULL && s->jobinfo_dir >= 0)
+		ceems_agent_set_gone_hook(s->agent, job_gone, s);
 	if (s->agent == NULL) {
 		ceems_error("cannot start: %s", err);
 		return -1;
