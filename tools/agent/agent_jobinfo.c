@@ -114,3 +114,14 @@ agent_jobinfo_ask_end(int dirfd, uint32_t jobid)
 		return -EBADF;
 	return put(dirfd, "end", jobid, NULL);
 }
+
+void
+agent_jobinfo_drop_start(int dirfd, uint32_t jobid)
+{
+	char name[32];
+
+	if (dirfd < 0)
+		return;
+	snprintf(name, sizeof(name), "start-%u", jobid);
+	(void)unlinkat(dirfd, name, 0);
+}

@@ -27,4 +27,8 @@ int agent_jobinfo_ask_start(int dirfd, const struct ceems_agent_job_spec *spec);
  * 0 or -errno (logged). */
 int agent_jobinfo_ask_end(int dirfd, uint32_t jobid);
 
+/* Job JOBID ended: its start request, if still there, is withdrawn
+ * (its end request says what slurmctld knows). */
+void agent_jobinfo_drop_start(int dirfd, uint32_t jobid);
+
 #endif

@@ -240,6 +240,8 @@ handle_deregister(struct server *s, struct client *c,
 	int r;
 
 	r = ceems_agent_deregister(s->agent, req->jobid, now, &report);
+	/* Its start time, if not asked for yet, goes with its end. */
+	agent_jobinfo_drop_start(s->jobinfo_dir, req->jobid);
 	if (r == -ENOENT && req->by[0] != '\0' && req->have_meta) {
 		end_unknown(s, c, req, now);
 		return;

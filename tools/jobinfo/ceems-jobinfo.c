@@ -216,6 +216,34 @@ read_request(int dirfd, const char *name, char *buf, size_t size,
 	return n;
 }
 
+/* Whether the agent's socket is there: a call's -ENOENT is then the
+ * agent's refusal (no such job), not a missing socket. */
+static bool
+agent_up(void)
+{
+	return access(config.socket_path, F_OK) == 0;
+}
+
+/* Whether the agent holds job JOBID (registered, not ended): a
+ * connection refused or timed out says yes, so the register that
+ * follows fails and the request is tried again. */
+static bool
+agent_holds(uint32_t jobid)
+{
+	static struct ceems_agent_job_report report;
+	char err[256];
+	int r = ceems_agent_client_report_job(config.socket_path, jobid,
+					      AGENT_TIMEOUT_MS, &report, err,
+					      sizeof(err));
+
+	if (r == -ENOENT && agent_up()) {
+		ceems_debug("job %u: ended before slurmctld answered; its start time goes with its end",
+			    jobid);
+		return false;
+	}
+	return true;
+}
+
 /* A start request: Slurm's start time, cluster and GPUs given to the
  * agent.  1 done (or never to be), 0 to try again. */
 static int
@@ -244,6 +272,10 @@ answer_start(uint32_t jobid, const char *text, size_t len)
 	if (ceems_slurm_ctld_meta(jobid, config.cluster, &meta, 0, node,
 				  &gpus) < 0 || meta.start_time <= 0)
 		return 0;
+	/* A register of a job the agent no longer holds (it ended while
+	 * slurmctld was asked) would register it anew: asked first. */
+	if (!agent_holds(jobid))
+		return 1;
 	if (meta.start_time <= CEEMS_AGENT_START_TIME_MAX)
 		spec.start_time = meta.start_time;
 	snprintf(spec.cluster, sizeof(spec.cluster), "%s", meta.cluster);
@@ -258,8 +290,9 @@ answer_start(uint32_t jobid, const char *text, size_t len)
 	}
 	ceems_info("job %u: the node agent did not take its start time (%s)",
 		   jobid, err);
-	return r < 0 && r != -ECONNREFUSED && r != -ENOENT &&
-	       r != -ETIMEDOUT ? 1 : 0;
+	/* The agent away: tried again; refused (the job gone): done. */
+	return r == -ECONNREFUSED || (r == -ENOENT && !agent_up()) ||
+	       r == -ETIMEDOUT ? 0 : 1;
 }
 
 /* An end request: slurmctld's decided state and metadata given to the
@@ -289,7 +322,7 @@ answer_end(uint32_t jobid)
 	}
 	ceems_info("job %u: the node agent did not take slurmctld's end (%s)",
 		   jobid, err);
-	return r == -ENOENT || r == -EINVAL ? 1 : 0;
+	return (r == -ENOENT && agent_up()) || r == -EINVAL ? 1 : 0;
 }
 
 /* Take every request in the folder.  Returns how many wait for another
