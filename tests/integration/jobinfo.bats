@@ -15,7 +15,9 @@
 load lib/ceems-cluster
 
 setup_file() {
-	CEEMS_CLUSTER_CONF="finish_grace = 5s" \
+	# Past MessageTimeout (10 s), which one question to a stopped
+	# slurmctld waits, and its half too.
+	CEEMS_CLUSTER_CONF="finish_grace = 16s" \
 		ceems_cluster_setup jobinfo summary=full
 }
 
@@ -99,12 +101,17 @@ jobinfo_dir() {
 	grep "job $id: slurmctld's end (FAILED) given to the node agent" "$CEEMS_DIR/agent.log" >&3
 }
 
-@test "slurmctld silent at a job's end: its record is written after finish_grace, once" {
+@test "slurmctld silent at a job's end: its record is written within finish_grace with the start's metadata, once" {
 	local id pid ctld r t0 t1
 	pid=$(jobinfo_pid)
 	[ -n "$pid" ]
-	id=$(submit nobody -J silent -c1 --wrap 'sleep 1')
+	id=$(submit nobody -J silent -c1 --wrap 'sleep 3')
 	wait_running "$id"
+	# Its start answered (and kept by ceems-jobinfo).
+	for _ in $(seq 1 40); do
+		grep -q "job $id: start time .* given to the node agent" "$CEEMS_DIR/agent.log" && break
+		sleep 0.25
+	done
 	# ceems-jobinfo held until slurmctld is stopped: then it asks a
 	# slurmctld that does not answer.
 	kill -STOP "$pid"
@@ -122,14 +129,42 @@ jobinfo_dir() {
 	kill -CONT "$ctld"
 	echo "# record $((t1 - t0)) s after the extern step's end, slurmctld stopped" >&3
 	[ "$(jq -r .finalized_by "$r")" = extern ]
-	grep "job $id: record written to the spool, finalized by extern (no word from the epilog within finish_grace)" \
+	# Within finish_grace, with what slurmctld said at the job's start.
+	check "$t1 - $t0 < 16"
+	grep "job $id: slurmctld did not say how it ended; its metadata from its start given to the node agent" \
 		"$CEEMS_DIR/agent.log" >&3
+	[ "$(jq -r .job.partition "$r")" = debug ]
+	[ "$(jq -r .job.state "$r")" = COMPLETED ]
 	# slurmctld back: ceems-jobinfo's late word makes no second record.
 	for _ in $(seq 1 60); do
 		[ ! -e "$(jobinfo_dir)/end-$id" ] && break
 		sleep 0.5
 	done
 	[ ! -e "$(jobinfo_dir)/end-$id" ]
+	[ "$(grep -c "job $id: record written to the spool" "$CEEMS_DIR/agent.log")" = 1 ]
+}
+
+@test "ceems-jobinfo stopped at a job's end: the agent writes the record after finish_grace, once" {
+	local id pid r
+	pid=$(jobinfo_pid)
+	[ -n "$pid" ]
+	id=$(submit nobody -J unasked -c1 --wrap 'sleep 1')
+	wait_running "$id"
+	sleep 1
+	kill -STOP "$pid"
+	finish "$id" >/dev/null
+	r=$(record_of "$id") || { kill -CONT "$pid"; false; }
+	kill -CONT "$pid"
+	[ "$(jq -r .finalized_by "$r")" = extern ]
+	grep "job $id: record written to the spool, finalized by extern (no word from the epilog within finish_grace)" \
+		"$CEEMS_DIR/agent.log" >&3
+	# Its late word makes no second record.
+	for _ in $(seq 1 60); do
+		[ ! -e "$(jobinfo_dir)/end-$id" ] && break
+		sleep 0.5
+	done
+	[ ! -e "$(jobinfo_dir)/end-$id" ]
+	sleep 1
 	[ "$(grep -c "job $id: record written to the spool" "$CEEMS_DIR/agent.log")" = 1 ]
 }
 

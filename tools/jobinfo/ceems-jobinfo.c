@@ -18,9 +18,12 @@
  * (slurm.conf found as Slurm's clients find it: SLURM_CONF, else the
  * default, else configless /run/slurm/conf), each question bounded by
  * slurm.conf's MessageTimeout, and retries a request slurmctld did not
- * answer every RETRY_S until it is older than GIVE_UP_S.  If slurmctld
- * never answers, the agent writes the job's record after finish_grace
- * with what the plugin said: nothing is lost.
+ * answer every RETRY_S until it is older than GIVE_UP_S.  An end
+ * slurmctld has not answered by half of finish_grace is given with what
+ * slurmctld said at the job's start (kept for the last CACHE_JOBS jobs),
+ * the state then the steps'; without even that, the agent writes the
+ * job's record after finish_grace with what the plugin said: nothing is
+ * lost.
  *
  * It runs as root, which the agent requires of whoever registers or
  * ends jobs, with no capability at all and no way to gain one: what it
@@ -68,9 +71,16 @@
 #define AGENT_TIMEOUT_MS 2000
 #define REQUEST_DIR "jobinfo"
 
+/* What slurmctld said of the last jobs at their start, to fill what it
+ * no longer says at their end (the node list of a job that other nodes
+ * have completed) or, when it says nothing by half of finish_grace, to
+ * give the agent the job's metadata with its end all the same. */
+#define CACHE_JOBS 1024
+
 static struct ceems_config config;
 static const char *node;
 static volatile sig_atomic_t got_term;
+static struct ceems_job_meta *cache;	/* CACHE_JOBS, by jobid modulo */
 
 static void
 on_term(int sig)
@@ -216,6 +226,24 @@ read_request(int dirfd, const char *name, char *buf, size_t size,
 	return n;
 }
 
+static void
+cache_put(const struct ceems_job_meta *meta)
+{
+	if (cache != NULL)
+		cache[meta->jobid % CACHE_JOBS] = *meta;
+}
+
+static const struct ceems_job_meta *
+cache_get(uint32_t jobid)
+{
+	const struct ceems_job_meta *m;
+
+	if (cache == NULL)
+		return NULL;
+	m = &cache[jobid % CACHE_JOBS];
+	return m->jobid == jobid ? m : NULL;
+}
+
 /* Whether the agent's socket is there: a call's -ENOENT is then the
  * agent's refusal (no such job), not a missing socket. */
 static bool
@@ -272,6 +300,7 @@ answer_start(uint32_t jobid, const char *text, size_t len)
 	if (ceems_slurm_ctld_meta(jobid, config.cluster, &meta, 0, node,
 				  &gpus) < 0 || meta.start_time <= 0)
 		return 0;
+	cache_put(&meta);
 	/* A register of a job the agent no longer holds (it ended while
 	 * slurmctld was asked) would register it anew: asked first. */
 	if (!agent_holds(jobid))
@@ -295,19 +324,42 @@ answer_start(uint32_t jobid, const char *text, size_t len)
 	       r == -ETIMEDOUT ? 0 : 1;
 }
 
+static bool
+past_half_grace(time_t age)
+{
+	return age > 0 && (uint64_t)age * 2000000000ull >= config.finish_grace_ns;
+}
+
 /* An end request: slurmctld's decided state and metadata given to the
  * agent as the job's end.  1 done, 0 to try again. */
 static int
-answer_end(uint32_t jobid)
+answer_end(uint32_t jobid, time_t age)
 {
 	static struct ceems_agent_job_report report;
+	const struct ceems_job_meta *known = cache_get(jobid);
 	struct ceems_job_meta meta;
 	char err[768];
 	int r;
 
-	if (ceems_slurm_ctld_meta(jobid, config.cluster, &meta, 0, node,
-				  NULL) < 1)
-		return 0;	/* not decided yet, or no answer */
+	time_t asked = time(NULL);
+
+	/* Not decided yet, or no answer: asked again, until half of
+	 * finish_grace has gone; then what slurmctld said at the start is
+	 * better than what the node knows alone (the state then comes
+	 * from the steps' exit status).  A question may wait for
+	 * MessageTimeout: the time it took counts. */
+	r = known != NULL && past_half_grace(age) ? -1 :
+	    ceems_slurm_ctld_meta(jobid, config.cluster, &meta, 0, node, NULL);
+	age += time(NULL) - asked;
+	if (r < 1 && (known == NULL || !past_half_grace(age)))
+		return 0;
+	if (r < 1) {
+		meta = *known;
+		ceems_info("job %u: slurmctld did not say how it ended; its metadata from its start given to the node agent",
+			   jobid);
+	} else if (known != NULL) {
+		ceems_job_meta_fill_from(&meta, known);
+	}
 	if (node != NULL)
 		snprintf(meta.node, sizeof(meta.node), "%s", node);
 	r = ceems_agent_client_end_job(config.socket_path, &meta, "epilog",
@@ -316,8 +368,9 @@ answer_end(uint32_t jobid)
 	if (r == 0) {
 		ceems_agent_series_free(report.series);
 		report.series = NULL;
-		ceems_info("job %u: slurmctld's end (%s) given to the node agent",
-			   jobid, meta.state);
+		if (meta.state[0] != '\0')
+			ceems_info("job %u: slurmctld's end (%s) given to the node agent",
+				   jobid, meta.state);
 		return 1;
 	}
 	ceems_info("job %u: the node agent did not take slurmctld's end (%s)",
@@ -356,7 +409,7 @@ scan(int dirfd)
 		else if (kind == 1)
 			done = answer_start(jobid, text, (size_t)n);
 		else
-			done = answer_end(jobid);
+			done = answer_end(jobid, age);
 		if (!done && age > GIVE_UP_S) {
 			ceems_warning("job %u: slurmctld did not answer for %d s; %s request dropped",
 				      jobid, GIVE_UP_S, kind == 1 ? "its start" : "its end");
@@ -452,6 +505,7 @@ main(int argc, char **argv)
 		ceems_error("must run as root: the node agent takes a job's start and end from root alone");
 		return 1;
 	}
+	cache = calloc(CACHE_JOBS, sizeof(*cache));
 	if (drop_privileges() < 0) {
 		ceems_error("cannot drop its capabilities: %s", strerror(errno));
 		return 1;
