@@ -145,13 +145,13 @@ from_controller(struct ceems_job_meta *meta, uint32_t jobid, uint32_t nodeid,
 	if (slurm_load_job(&msg, jobid, SHOW_DETAIL) != SLURM_SUCCESS)
 		msg = NULL;
 	if (msg == NULL) {
-		ceems_info("job %u: slurmctld did not answer (%s); the record has what the node knows",
+		ceems_info("job %u: slurmctld did not answer (%s)",
 			   jobid, slurm_strerror(slurm_get_errno()));
 		return -1;
 	}
 	j = job_in_answer(msg, jobid);
 	if (j == NULL) {
-		ceems_info("job %u: slurmctld's answer has no record of it; the record has what the node knows",
+		ceems_info("job %u: slurmctld's answer has no record of it",
 			   jobid);
 		slurm_free_job_info_msg(msg);
 		return -1;

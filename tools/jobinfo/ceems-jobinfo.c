@@ -123,7 +123,8 @@ drop_privileges(void)
 	cap_t none;
 	int r;
 
-	for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
+	/* Every capability the kernel knows, not only the headers'. */
+	for (int cap = 0; cap < 64; cap++)
 		(void)prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
 	none = cap_init();
 	if (none == NULL)
