@@ -7,6 +7,7 @@
  * ceems-jobinfo: no SPANK call here. */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,15 @@
 #include "base/text.h"
 #include "model/job.h"
 #include "slurm_ctld.h"
+
+/* ceems_slurm_ctld_quiet */
+static bool quiet;
+
+void
+ceems_slurm_ctld_quiet(bool on)
+{
+	quiet = on;
+}
 
 /* Every string Slurm or the system gives enters here: Slurm accepts any
  * bytes but NUL in names, and the record takes only text (text.h). */
@@ -131,7 +141,6 @@ job_in_answer(const job_info_msg_t *msg, uint32_t jobid)
 	return NULL;
 }
 
-
 static int
 from_controller(struct ceems_job_meta *meta, uint32_t jobid, uint32_t nodeid,
 		const char *node, struct ceems_plugin_job_gpus *gpus)
@@ -145,7 +154,8 @@ from_controller(struct ceems_job_meta *meta, uint32_t jobid, uint32_t nodeid,
 	if (slurm_load_job(&msg, jobid, SHOW_DETAIL) != SLURM_SUCCESS)
 		msg = NULL;
 	if (msg == NULL) {
-		ceems_info("job %u: slurmctld did not answer (%s)",
+		ceems_log(quiet ? CEEMS_LOG_DEBUG : CEEMS_LOG_INFO,
+			  "job %u: slurmctld did not answer (%s)",
 			   jobid, slurm_strerror(slurm_get_errno()));
 		return -1;
 	}

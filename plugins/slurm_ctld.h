@@ -5,6 +5,7 @@
 #ifndef CEEMS_SLURM_CTLD_H
 #define CEEMS_SLURM_CTLD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +36,10 @@ void ceems_slurm_ctld_outcome(struct ceems_job_meta *meta, int status);
 int ceems_slurm_ctld_fill(uint32_t jobid, const char *configured_cluster,
 			  struct ceems_job_meta *meta, uint32_t nodeid,
 			  const char *node, struct ceems_plugin_job_gpus *gpus);
+
+/* ON: a slurmctld that does not answer is logged at debug level only
+ * (a caller that asks again and says so itself). */
+void ceems_slurm_ctld_quiet(bool on);
 
 /* ceems_slurm_ctld_fill on a META reset first (jobid set). */
 int ceems_slurm_ctld_meta(uint32_t jobid, const char *configured_cluster,

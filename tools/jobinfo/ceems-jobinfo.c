@@ -54,6 +54,8 @@
 #include <unistd.h>
 
 #include <json-c/json.h>
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
 
 #include "base/conf.h"
 #include "base/log.h"
@@ -245,6 +247,26 @@ cache_get(uint32_t jobid)
 	return m->jobid == jobid ? m : NULL;
 }
 
+/* ceems_slurm_ctld_meta, with a slurmctld that stops answering (or
+ * answers again) said once, not at every try. */
+static int
+ask(uint32_t jobid, struct ceems_job_meta *meta,
+    struct ceems_plugin_job_gpus *gpus)
+{
+	static bool silent;
+	int r = ceems_slurm_ctld_meta(jobid, config.cluster, meta, 0, node,
+				      gpus);
+	bool no_answer = r < 0 && slurm_get_errno() != ESLURM_INVALID_JOB_ID;
+
+	if (no_answer && !silent)
+		ceems_warning("slurmctld does not answer (%s): the requests wait, tried again every %d s",
+			      slurm_strerror(slurm_get_errno()), RETRY_S);
+	else if (!no_answer && silent)
+		ceems_info("slurmctld answers again");
+	silent = no_answer;
+	return r;
+}
+
 /* Whether the agent's socket is there: a call's -ENOENT is then the
  * agent's refusal (no such job), not a missing socket. */
 static bool
@@ -298,8 +320,7 @@ answer_start(uint32_t jobid, const char *text, size_t len)
 			      jobid);
 		return 1;
 	}
-	if (ceems_slurm_ctld_meta(jobid, config.cluster, &meta, 0, node,
-				  &gpus) < 0 || meta.start_time <= 0)
+	if (ask(jobid, &meta, &gpus) < 0 || meta.start_time <= 0)
 		return 0;
 	cache_put(&meta);
 	/* A register of a job the agent no longer holds (it ended while
@@ -350,7 +371,7 @@ answer_end(uint32_t jobid, time_t age)
 	 * from the steps' exit status).  A question may wait for
 	 * MessageTimeout: the time it took counts. */
 	r = known != NULL && past_half_grace(age) ? -1 :
-	    ceems_slurm_ctld_meta(jobid, config.cluster, &meta, 0, node, NULL);
+	    ask(jobid, &meta, NULL);
 	age += time(NULL) - asked;
 	if (r < 1 && (known == NULL || !past_half_grace(age)))
 		return 0;
@@ -507,6 +528,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	cache = calloc(CACHE_JOBS, sizeof(*cache));
+	ceems_slurm_ctld_quiet(true);
 	if (drop_privileges() < 0) {
 		ceems_error("cannot drop its capabilities: %s", strerror(errno));
 		return 1;
