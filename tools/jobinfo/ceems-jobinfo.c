@@ -249,14 +249,23 @@ cache_get(uint32_t jobid)
 
 /* ceems_slurm_ctld_meta, with a slurmctld that stops answering (or
  * answers again) said once, not at every try. */
+static bool silent_this_scan;
+
 static int
 ask(uint32_t jobid, struct ceems_job_meta *meta,
     struct ceems_plugin_job_gpus *gpus)
 {
 	static bool silent;
-	int r = ceems_slurm_ctld_meta(jobid, config.cluster, meta, 0, node,
-				      gpus);
-	bool no_answer = r < 0 && slurm_get_errno() != ESLURM_INVALID_JOB_ID;
+	bool no_answer;
+	int r;
+
+	/* One question a scan to a slurmctld that does not answer: each
+	 * may wait MessageTimeout. */
+	if (silent_this_scan)
+		return -1;
+	r = ceems_slurm_ctld_meta(jobid, config.cluster, meta, 0, node, gpus);
+	no_answer = r < 0 && slurm_get_errno() != ESLURM_INVALID_JOB_ID;
+	silent_this_scan = no_answer;
 
 	if (no_answer && !silent)
 		ceems_warning("slurmctld does not answer (%s): the requests wait, tried again every %d s",
@@ -417,6 +426,7 @@ scan(int dirfd)
 		return 1;
 	}
 	rewinddir(d);
+	silent_this_scan = false;
 	while (!got_term && (de = readdir(d)) != NULL) {
 		uint32_t jobid;
 		int kind = request_kind(de->d_name, &jobid), done;
