@@ -219,9 +219,11 @@ from_controller(struct ceems_job_meta *meta, uint32_t jobid, uint32_t nodeid,
 
 
 /* The cluster: the configured name, else the one slurmctld gave with the
- * job, else slurm.conf's ClusterName as slurmctld has it. */
+ * job, else slurm.conf's ClusterName as slurmctld has it (ANSWERED: it
+ * answered for the job; else it is not asked again). */
 static void
-cluster_name(const char *configured, struct ceems_job_meta *meta)
+cluster_name(const char *configured, struct ceems_job_meta *meta,
+	     bool answered)
 {
 	slurm_conf_t *conf = NULL;
 
@@ -229,8 +231,8 @@ cluster_name(const char *configured, struct ceems_job_meta *meta)
 		ceems_slurm_ctld_copy(meta->cluster, sizeof(meta->cluster), configured);
 		return;
 	}
-	if (meta->cluster[0] != '\0')
-		return;
+	if (meta->cluster[0] != '\0' || !answered)
+		return;	/* a slurmctld silent for the job is for this too */
 	if (slurm_load_ctl_conf((time_t)0, &conf) == SLURM_SUCCESS &&
 	    conf != NULL) {
 		ceems_slurm_ctld_copy(meta->cluster, sizeof(meta->cluster),
@@ -238,7 +240,6 @@ cluster_name(const char *configured, struct ceems_job_meta *meta)
 		slurm_free_ctl_conf(conf);
 	}
 }
-
 
 int
 ceems_slurm_ctld_fill(uint32_t jobid, const char *configured_cluster,
@@ -250,7 +251,7 @@ ceems_slurm_ctld_fill(uint32_t jobid, const char *configured_cluster,
 	if (gpus != NULL)
 		memset(gpus, 0, sizeof(*gpus));
 	r = from_controller(meta, jobid, nodeid, node, gpus);
-	cluster_name(configured_cluster, meta);
+	cluster_name(configured_cluster, meta, r >= 0);
 	return r;
 }
 
