@@ -107,6 +107,8 @@ test_requests(void)
 	ok(agent_jobinfo_ask_end(dir, 7) == 0 &&
 	   stat(path("end-7"), &st) == 0 && S_ISREG(st.st_mode) &&
 	   st.st_size == 0, "an end request: an empty file");
+	agent_jobinfo_drop_end(dir, 7);
+	ok(access(path("end-7"), F_OK) < 0, "an end request withdrawn (a new run)");
 	ok(agent_jobinfo_ask_end(-1, 8) == -EBADF, "no folder: no request");
 	close(dir);
 }

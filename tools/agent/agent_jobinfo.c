@@ -115,13 +115,25 @@ agent_jobinfo_ask_end(int dirfd, uint32_t jobid)
 	return put(dirfd, "end", jobid, NULL);
 }
 
-void
-agent_jobinfo_drop_start(int dirfd, uint32_t jobid)
+static void
+drop(int dirfd, const char *kind, uint32_t jobid)
 {
 	char name[32];
 
 	if (dirfd < 0)
 		return;
-	snprintf(name, sizeof(name), "start-%u", jobid);
+	snprintf(name, sizeof(name), "%s-%u", kind, jobid);
 	(void)unlinkat(dirfd, name, 0);
+}
+
+void
+agent_jobinfo_drop_start(int dirfd, uint32_t jobid)
+{
+	drop(dirfd, "start", jobid);
+}
+
+void
+agent_jobinfo_drop_end(int dirfd, uint32_t jobid)
+{
+	drop(dirfd, "end", jobid);
 }

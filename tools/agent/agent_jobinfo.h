@@ -31,4 +31,10 @@ int agent_jobinfo_ask_end(int dirfd, uint32_t jobid);
  * (its end request says what slurmctld knows). */
 void agent_jobinfo_drop_start(int dirfd, uint32_t jobid);
 
+/* A new run of job JOBID registered (a requeued job): the end request
+ * of the last run, if still there, is withdrawn, so that its answer
+ * cannot end the new run.  (ceems-jobinfo looks again just before it
+ * answers.) */
+void agent_jobinfo_drop_end(int dirfd, uint32_t jobid);
+
 #endif

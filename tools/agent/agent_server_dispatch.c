@@ -152,8 +152,10 @@ handle_register(struct server *s, struct client *c,
 		return;
 	}
 	agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(NULL, s->outbuf, sizeof(s->outbuf)));
-	/* A new job without Slurm's start time: ceems-jobinfo asks
+	/* A new job (or a new run of one: the last run's end request
+	 * must not end it) without Slurm's start time: ceems-jobinfo asks
 	 * slurmctld, so that no step of the job does. */
+	agent_jobinfo_drop_end(s->jobinfo_dir, req->jobid);
 	if (req->spec.start_time == 0)
 		(void)agent_jobinfo_ask_start(s->jobinfo_dir, &req->spec);
 }

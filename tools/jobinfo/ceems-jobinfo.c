@@ -83,6 +83,7 @@ static struct ceems_config config;
 static const char *node;
 static volatile sig_atomic_t got_term;
 static struct ceems_job_meta *cache;	/* CACHE_JOBS, by jobid modulo */
+static int request_dir = -1;
 
 static void
 on_term(int sig)
@@ -363,8 +364,17 @@ past_half_grace(time_t age)
 
 /* An end request: slurmctld's decided state and metadata given to the
  * agent as the job's end.  1 done, 0 to try again. */
+/* Whether the request NAME is still in the folder. */
+static bool
+still_asked(const char *name)
+{
+	struct stat st;
+
+	return fstatat(request_dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 static int
-answer_end(uint32_t jobid, time_t age)
+answer_end(uint32_t jobid, const char *name, time_t age)
 {
 	static struct ceems_agent_job_report report;
 	const struct ceems_job_meta *known = cache_get(jobid);
@@ -393,6 +403,12 @@ answer_end(uint32_t jobid, time_t age)
 	}
 	if (node != NULL)
 		snprintf(meta.node, sizeof(meta.node), "%s", node);
+	/* Withdrawn meanwhile: a new run of the job registered. */
+	if (!still_asked(name)) {
+		ceems_info("job %u: a new run registered; the last run's end goes unanswered",
+			   jobid);
+		return 1;
+	}
 	r = ceems_agent_client_end_job(config.socket_path, &meta, "epilog",
 				       AGENT_TIMEOUT_MS, &report, err,
 				       sizeof(err));
@@ -441,7 +457,7 @@ scan(int dirfd)
 		else if (kind == 1)
 			done = answer_start(jobid, text, (size_t)n);
 		else
-			done = answer_end(jobid, age);
+			done = answer_end(jobid, de->d_name, age);
 		if (!done && age > GIVE_UP_S) {
 			ceems_warning("job %u: slurmctld did not answer for %d s; %s request dropped",
 				      jobid, GIVE_UP_S, kind == 1 ? "its start" : "its end");
@@ -466,6 +482,7 @@ run(void)
 	dirfd = open_dir(path, sizeof(path));
 	if (dirfd < 0)
 		return 1;
+	request_dir = dirfd;
 	pfd.fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 	pfd.events = POLLIN;
 	if (pfd.fd < 0 ||
