@@ -180,9 +180,13 @@ start_accounting(spank_t sp, pid_t pid)
 		step.have_meta = true;
 	}
 	/* With jobinfo = yes the agent asks slurmctld through
-	 * ceems-jobinfo (tools/jobinfo): no child of this step does. */
-	if (!step.config.jobinfo &&
-	    (r > 0 || step.stepid == SLURM_EXTERN_CONT)) {
+	 * ceems-jobinfo (tools/jobinfo): no child of this step does,
+	 * unless the agent could not be told of the job (it is away):
+	 * then the note of the job the extern step leaves at its end
+	 * carries what slurmctld said. */
+	if ((!step.config.jobinfo && r > 0) ||
+	    (step.stepid == SLURM_EXTERN_CONT &&
+	     (!step.config.jobinfo || r < 0))) {
 		uint32_t nodeid = 0;
 
 		spank_get_item(sp, S_JOB_NODEID, &nodeid);

@@ -680,6 +680,8 @@ ceems_agent_step_end(struct ceems_agent *a, uint32_t jobid,
 		st->reader = NULL;
 		st->r.ended = true;
 		st->r.elapsed_s = (double)(now_ns - st->start_ns) / 1e9;
+		if (strcmp(step_id, "batch") == 0)
+			j->batch_end_ns = now_ns;
 		ceems_agent_tick_save_job(a, j, a->last_tick_ns);
 		/* Those figures are of the last tick, the node's counters on
 		 * disk of the last checkpoint: a restart recovers the job only
@@ -849,6 +851,15 @@ ceems_agent_sweep(struct ceems_agent *a, uint64_t now_ns)
 			reap(a, i, now_ns);
 			n++;
 			continue;	/* I now holds the last job */
+		}
+		/* Its batch script ended long ago, and no extern step
+		 * deregistered the job (it was killed; its cgroup, which
+		 * that step removes, lingers): slurmctld's word ends it. */
+		if (j->batch_end_ns > 0 && !j->end_asked && !j->gone &&
+		    a->gone_hook != NULL &&
+		    now_ns - j->batch_end_ns >= a->config.reap_grace_ns) {
+			a->jobs[i]->end_asked = true;
+			a->gone_hook(a->gone_arg, j->spec.jobid);
 		}
 		i++;
 	}

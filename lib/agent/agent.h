@@ -217,8 +217,9 @@ int ceems_agent_report(const struct ceems_agent *agent, uint32_t jobid,
 size_t ceems_agent_njobs(const struct ceems_agent *agent);
 
 /* HOOK(ARG, JOBID) when a tick finds that a registered job's cgroup is
- * gone: no step deregistered it (the extern step was killed), so the
- * caller may ask slurmctld how it ended before reap_grace reaps it. */
+ * gone, or a sweep that its batch step ended reap_grace ago: no step
+ * deregistered it (the extern step was killed), so the caller may ask
+ * slurmctld how it ended (ceems-jobinfo's word then ends it). */
 void ceems_agent_set_gone_hook(struct ceems_agent *agent,
 			       void (*hook)(void *arg, uint32_t jobid),
 			       void *arg);

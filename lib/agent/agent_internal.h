@@ -194,6 +194,11 @@ struct agent_job {
 	/* Adopted by the agent (agent_adopt.c), no plugin heard from yet:
 	 * the first registration's spec is taken whole. */
 	bool adopted;
+	/* When its batch step ended (0: not yet), and whether slurmctld's
+	 * word on its end was asked for since (its extern step did not
+	 * deregister it within reap_grace: ceems_agent_sweep). */
+	uint64_t batch_end_ns;
+	bool end_asked;
 };
 
 struct ceems_agent {
