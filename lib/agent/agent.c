@@ -237,8 +237,10 @@ register_new(struct ceems_agent *a, const struct ceems_agent_job_spec *spec,
 	int ret;
 
 	/* The same id again (a requeued job) while the last run waits for
-	 * its release: that run's record is written now. */
-	ceems_agent_finish_expire(a->finish, now_ns, spec->jobid);
+	 * its release or slurmctld's word: that run's record is written
+	 * now, as that run (slurmctld, asked later, would speak of this
+	 * one). */
+	ceems_agent_finish_new_run(a->finish, spec->jobid);
 	if (a->njobs >= a->config.max_jobs)
 		return -ENOSPC;
 	/* No tick: the job's CPU baseline is read now, and the next tick

@@ -133,6 +133,14 @@ size_t ceems_agent_nfinishing(const struct ceems_agent *agent);
 
 /* ---- The agent as the only writer of records (lib/agent/agent_end.c) ---- */
 
+/* Is an end word for job JOBID whose Slurm start time is START_TIME (0
+ * unknown) of an earlier run than the one the agent holds now?  True
+ * when the agent holds JOBID alive (not finishing) with Slurm's start
+ * time later than START_TIME: slurmctld's word on a requeued run came
+ * after the new run registered, and must not end it. */
+bool ceems_agent_end_of_earlier_run(struct ceems_agent *agent,
+				    uint32_t jobid, int64_t start_time);
+
 /* The plugin's word on the end of job JOBID, with the job's metadata
  * META (a deregistration with BY; call it after ceems_agent_deregister).
  * BY "extern": the extern step ended the job, with what slurmctld said at

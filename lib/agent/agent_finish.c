@@ -561,6 +561,33 @@ ceems_agent_finish_release(struct agent_finish *f, uint32_t jobid)
 	return 0;
 }
 
+int
+ceems_agent_finish_new_run(struct agent_finish *f, uint32_t jobid)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < f->njobs;) {
+		struct finishing *e = f->jobs[i];
+
+		if (e->jobid != jobid) {
+			i++;
+			continue;
+		}
+		/* Only slurmctld's requeue runs the job here again. */
+		if (!e->unwritten && e->have_meta && e->meta.state[0] == '\0')
+			snprintf(e->meta.state, sizeof(e->meta.state),
+				 "REQUEUED");
+		if (finalize_as(f, i, e->ended_by[0] != '\0' ? e->ended_by :
+				"agent", "a new run of the job registered on "
+				"this node: this run was requeued") < 0) {
+			i++;	/* kept for the next sweep */
+			continue;
+		}
+		n++;
+	}
+	return n;
+}
+
 CEEMS_TICK_PATH int
 ceems_agent_finish_expire(struct agent_finish *f, uint64_t now_ns, uint32_t jobid)
 {
@@ -622,16 +649,55 @@ ceems_agent_finish_end(struct agent_finish *f, uint32_t jobid,
 	return ceems_agent_finish_end_now(f, jobid, meta, by);
 }
 
+bool
+ceems_agent_finish_later_run(struct ceems_job_meta *word, int64_t run_start,
+			     int64_t run_end)
+{
+	if (word->start_time <= 0 ||
+	    (run_start > 0 ? word->start_time <= run_start :
+	     run_end <= 0 || word->start_time <= run_end))
+		return false;
+	word->start_time = run_start;	/* 0: the run's own, from the agent */
+	word->end_time = 0;
+	snprintf(word->state, sizeof(word->state), "REQUEUED");
+	word->exit_code = 0;
+	word->exit_signal = 0;
+	return true;
+}
+
+/* Slurm's start time of entry E's run as the agent learnt it during the
+ * run (the plugin's metadata, else the registration's), 0 unknown. */
+static int64_t
+run_start(const struct finishing *e)
+{
+	if (e->have_meta && e->meta.start_time > 0)
+		return e->meta.start_time;
+	return e->job.start_from_slurm ? e->job.start_time : 0;
+}
+
 int
 ceems_agent_finish_end_now(struct agent_finish *f, uint32_t jobid,
 		     const struct ceems_job_meta *meta, const char *by)
 {
 	size_t i = find_index(f, jobid);
+	struct ceems_job_meta word;
 	struct finishing *e;
 
 	if (i == SIZE_MAX)
 		return -ENOENT;
 	e = f->jobs[i];
+	/* Asked after the job was requeued and started again, slurmctld
+	 * speaks of the new run: this one keeps its own start, and was
+	 * requeued. */
+	if (meta != NULL) {
+		word = *meta;
+		if (ceems_agent_finish_later_run(&word, run_start(e),
+						 e->job.end_time))
+			ceems_info("job %u: slurmctld's end word is of a later "
+				   "run (started %lld): this run was requeued",
+				   jobid, (long long)meta->start_time);
+		meta = &word;
+	}
 	if (meta != NULL && e->have_meta)
 		amend_meta(&e->meta, meta);
 	else if (meta != NULL) {

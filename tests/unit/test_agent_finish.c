@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "agent/agent.h"
+#include "agent/agent_finish.h"
 #include "base/fileio.h"
 #include "record/job_note.h"
 #include "base/log.h"
@@ -660,6 +661,118 @@ test_one_call_end(void)
 	empty_spool();
 }
 
+/* A requeued job: slurmctld, asked after the job started again, speaks
+ * of its new run.  The pure rule first: a word whose start is later
+ * than the run's is the later run's (REQUEUED for this one, its own
+ * start kept); then the agent: the last run's record keeps its start,
+ * a new run's registration writes it REQUEUED, and a late word of the
+ * last run does not end the new one. */
+static void
+test_requeued_runs(void)
+{
+	static struct ceems_agent_job_report report;
+	static struct ceems_job_record rec;
+	struct ceems_agent_job_spec spec;
+	struct ceems_job_meta meta, word;
+	struct ceems_config c;
+	struct ceems_agent *a;
+	char err[256] = "";
+
+	ceems_job_meta_init(&word);
+	word.start_time = 1700000100;
+	word.end_time = 1700000160;
+	snprintf(word.state, sizeof(word.state), "COMPLETED");
+	word.exit_code = 2;
+	ok(ceems_agent_finish_later_run(&word, 1700000000, 1700000050) &&
+	   word.start_time == 1700000000 && word.end_time == 0 &&
+	   strcmp(word.state, "REQUEUED") == 0 && word.exit_code == 0,
+	   "a word of a later run: REQUEUED, the run's start, no end time, no exit code");
+	word.start_time = 1700000000;
+	snprintf(word.state, sizeof(word.state), "CANCELLED");
+	ok(!ceems_agent_finish_later_run(&word, 1700000000, 1700000050) &&
+	   strcmp(word.state, "CANCELLED") == 0,
+	   "a word of the run itself is kept");
+	word.start_time = 0;
+	ok(!ceems_agent_finish_later_run(&word, 1700000000, 1700000050),
+	   "a word without a start time is kept");
+	word.start_time = 1700000100;
+	ok(ceems_agent_finish_later_run(&word, 0, 1700000050) &&
+	   word.start_time == 0 && strcmp(word.state, "REQUEUED") == 0,
+	   "the run's start unknown: a word that starts after the run's end is a later run's");
+	word.start_time = 1700000040;
+	snprintf(word.state, sizeof(word.state), "COMPLETED");
+	ok(!ceems_agent_finish_later_run(&word, 0, 1700000050),
+	   "one that starts before it, the run's");
+
+	empty_spool();
+	base_config(&c);
+	a = ceems_agent_open(&c, 10 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	/* The first run: Slurm's start learnt at its registration; the
+	 * extern step's metadata without one (ceems-jobinfo asks). */
+	job42_spec(&spec);
+	spec.start_time = 1700000000;
+	is_int(ceems_agent_register(a, &spec, 10 * SEC), 0, "job 42 registers");
+	job_runs(SEC);
+	is_int(ceems_agent_deregister(a, 42, 12 * SEC, &report), 0, "deregisters");
+	plugin_meta(42, &meta);
+	meta.start_time = 0;
+	is_int(ceems_agent_end(a, 42, &meta, "extern", 12 * SEC), 0,
+	       "the extern step ends it");
+	/* slurmctld asked once the job ran again and ended. */
+	ceems_job_meta_init(&word);
+	word.jobid = 42;
+	word.start_time = 1700000100;
+	word.end_time = 1700000160;
+	snprintf(word.state, sizeof(word.state), "COMPLETED");
+	is_int(ceems_agent_end(a, 42, &word, "epilog", 13 * SEC), 0,
+	       "slurmctld's word of the next run ends this one");
+	is_int((int)spooled(&rec), 1, "its record is in the spool");
+	is_int((int)rec.meta.start_time, 1700000000, "with its own start time");
+	is_str(rec.meta.state, "REQUEUED", "REQUEUED");
+	ok(rec.meta.end_time != 1700000160, "not the next run's end time");
+	empty_spool();
+
+	/* The next run registers before slurmctld's word on the last. */
+	job42_spec(&spec);
+	spec.start_time = 1700000200;
+	is_int(ceems_agent_register(a, &spec, 20 * SEC), 0, "job 42 runs");
+	job_runs(SEC);
+	is_int(ceems_agent_deregister(a, 42, 22 * SEC, &report), 0, "deregisters");
+	is_int(ceems_agent_end(a, 42, &meta, "extern", 22 * SEC), 0,
+	       "the extern step ends it");
+	is_int((int)spooled(NULL), 0, "the record waits for slurmctld's word");
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, 25 * SEC), 0,
+	       "its next run registers (no start time yet)");
+	is_int((int)spooled(&rec), 1, "the last run's record is written");
+	is_int((int)rec.meta.start_time, 1700000200, "with its own start time");
+	is_str(rec.meta.state, "REQUEUED", "REQUEUED");
+	empty_spool();
+	spec.start_time = 1700000300;
+	is_int(ceems_agent_register(a, &spec, 26 * SEC), -EEXIST,
+	       "Slurm's start time of the new run");
+	ok(ceems_agent_end_of_earlier_run(a, 42, 1700000200),
+	   "a late word of the last run is of an earlier run");
+	ok(!ceems_agent_end_of_earlier_run(a, 42, 1700000300) &&
+	   !ceems_agent_end_of_earlier_run(a, 42, 0),
+	   "one of the run itself, or without a start, is not");
+	ok(!ceems_agent_end_of_earlier_run(a, 43, 1700000200),
+	   "nor one of a job not held");
+	is_int(ceems_agent_deregister(a, 42, 30 * SEC, &report), 0,
+	       "the new run deregisters");
+	word.start_time = 1700000300;
+	is_int(ceems_agent_end(a, 42, &word, "epilog", 30 * SEC), 0,
+	       "and its word ends it");
+	is_int((int)spooled(&rec), 1, "its record is in the spool");
+	ok(strcmp(rec.meta.state, "REQUEUED") != 0 &&
+	   rec.meta.start_time == 1700000300,
+	   "its own state and start (%s)", rec.meta.state);
+	ceems_agent_open_close(a);
+	empty_spool();
+}
+
 static void
 write_note(const struct ceems_config *c, const struct ceems_job_meta *meta,
 	   const char *why)
@@ -904,6 +1017,7 @@ main(void)
 	test_finishing_survives_restart();
 	test_slurm_identity();
 	test_one_call_end();
+	test_requeued_runs();
 	test_notes();
 	test_end_unknown();
 	test_notes_batch();

@@ -241,6 +241,19 @@ handle_deregister(struct server *s, struct client *c,
 	static struct ceems_agent_job_report report;
 	int r;
 
+	/* slurmctld's word on a requeued run that came after the job's
+	 * new run registered (ceems-jobinfo's answer raced the new run's
+	 * registration): that run's record is written already; the new
+	 * run is not ended by it. */
+	if (req->by[0] != '\0' && req->have_meta &&
+	    ceems_agent_end_of_earlier_run(s->agent, req->jobid,
+					   req->meta.start_time)) {
+		agent_server_clients_refuse(s, c, -ENOENT, "job %u: the end word is of "
+			      "an earlier run (started %lld) than the one "
+			      "registered", req->jobid,
+			      (long long)req->meta.start_time);
+		return;
+	}
 	r = ceems_agent_deregister(s->agent, req->jobid, now, &report);
 	/* Its start time, if not asked for yet, goes with its end. */
 	agent_jobinfo_drop_start(s->jobinfo_dir, req->jobid);

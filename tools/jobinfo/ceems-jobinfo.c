@@ -362,8 +362,6 @@ past_half_grace(time_t age)
 	return age > 0 && (uint64_t)age * 2000000000ull >= config.finish_grace_ns;
 }
 
-/* An end request: slurmctld's decided state and metadata given to the
- * agent as the job's end.  1 done, 0 to try again. */
 /* Whether the request NAME is still in the folder. */
 static bool
 still_asked(const char *name)
@@ -372,6 +370,9 @@ still_asked(const char *name)
 
 	return fstatat(request_dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
+
+/* An end request: slurmctld's decided state and metadata given to the
+ * agent as the job's end.  1 done, 0 to try again. */
 
 static int
 answer_end(uint32_t jobid, const char *name, time_t age)
@@ -391,6 +392,28 @@ answer_end(uint32_t jobid, const char *name, time_t age)
 	 * MessageTimeout: the time it took counts. */
 	r = known != NULL && past_half_grace(age) ? -1 :
 	    ask(jobid, &meta, NULL);
+	/* Running, but a run that started after the one that ended here
+	 * (its start as slurmctld said it then, else the end request's
+	 * time): the job was requeued and runs again, elsewhere or here
+	 * before its new run registers.  The run that ended was requeued;
+	 * the new run's times and node list are not its own. */
+	if (r == 0 && meta.start_time > 0 &&
+	    meta.start_time > (known != NULL && known->start_time > 0 ?
+			       known->start_time : asked - age)) {
+		ceems_info("job %u: slurmctld runs it again (started %lld): the run that ended here was requeued",
+			   jobid, (long long)meta.start_time);
+		if (known != NULL && known->start_time > 0) {
+			meta = *known;
+		} else {
+			meta.start_time = 0;
+			meta.end_time = 0;
+			meta.nodes[0] = '\0';
+		}
+		snprintf(meta.state, sizeof(meta.state), "REQUEUED");
+		meta.exit_code = 0;
+		meta.exit_signal = 0;
+		r = 1;
+	}
 	age += time(NULL) - asked;
 	if (r < 1 && (known == NULL || !past_half_grace(age)))
 		return 0;
