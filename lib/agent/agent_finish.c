@@ -241,9 +241,11 @@ complete_meta(const struct agent_finish *f, struct ceems_job_meta *m,
 			 job->cluster[0] != '\0' ? job->cluster :
 			 f->spool_config.cluster[0] != '\0' ?
 			 f->spool_config.cluster : "unknown");
-	/* The agent's node (--node: one of several slurmd on this host),
-	 * else the host's name. */
-	if (m->node[0] == '\0' && f->spool_config.node[0] != '\0')
+	/* The agent's node (--node: one of several slurmd on this host)
+	 * over the plugin's: an extern step without the job's node list
+	 * (no lookup of its own with ceems-jobinfo) knows only the host's
+	 * name.  Else the plugin's, else the host's name. */
+	if (f->spool_config.node[0] != '\0')
 		snprintf(m->node, sizeof(m->node), "%s", f->spool_config.node);
 	if (m->node[0] == '\0' && gethostname(m->node, sizeof(m->node)) < 0)
 		m->node[0] = '\0';
