@@ -39,6 +39,7 @@ ceems_agent_free_job(struct agent_job *j)
 	ceems_cgroup_stats_reader_close(j->reader);
 	ceems_agent_series_free(j->series);
 	ceems_agent_perf_close(j);
+	ceems_agent_extern_close(j);
 	ceems_hotmem_free(j);
 }
 
@@ -250,6 +251,7 @@ register_new(struct ceems_agent *a, const struct ceems_agent_job_spec *spec,
 		return -ENOMEM;
 	ceems_agent_job_set_spec(j, spec);
 	j->slot = -1;
+	j->extern_pidfd = -1;
 	j->registered_ns = registered_ns;
 	j->tick_from_ns = now_ns;
 	ceems_job_figures_ledger_init(&j->ledger);
@@ -854,12 +856,17 @@ ceems_agent_sweep(struct ceems_agent *a, uint64_t now_ns)
 			n++;
 			continue;	/* I now holds the last job */
 		}
-		/* Its batch script ended long ago, and no extern step
-		 * deregistered the job (it was killed; its cgroup, which
-		 * that step removes, lingers): slurmctld's word ends it. */
-		if (j->batch_end_ns > 0 && !j->end_asked && !j->gone &&
-		    a->gone_hook != NULL &&
-		    now_ns - j->batch_end_ns >= a->config.reap_grace_ns) {
+		/* Its extern step killed (its cgroup, which that step
+		 * removes, lingers), seen by its slurmstepd's exit, or by
+		 * its batch script's end long ago: slurmctld's word ends
+		 * it. */
+		if (!j->end_asked && !j->gone && a->gone_hook != NULL &&
+		    (ceems_agent_extern_lost(j) ||
+		     (j->batch_end_ns > 0 &&
+		      now_ns - j->batch_end_ns >= a->config.reap_grace_ns))) {
+			ceems_info("job %u: its extern step ended without "
+				   "ending the job; slurmctld's word on its "
+				   "end is asked for", j->spec.jobid);
 			a->jobs[i]->end_asked = true;
 			a->gone_hook(a->gone_arg, j->spec.jobid);
 		}

@@ -32,7 +32,20 @@ ceems_agent_end_of_earlier_run(struct ceems_agent *a, uint32_t jobid,
 	if (start_time <= 0 || ceems_agent_finish_find(a->finish, jobid) != NULL)
 		return false;
 	j = ceems_agent_find_job(a, jobid, NULL);
-	return j != NULL && j->spec.start_time > start_time;
+	if (j == NULL)
+		return false;
+	return j->spec.start_time > start_time ||
+	       (j->spec.start_time == 0 &&
+		ceems_agent_finish_ended(a->finish, jobid, start_time));
+}
+
+int64_t
+ceems_agent_end_run_start(const struct ceems_agent *a, uint32_t jobid)
+{
+	const struct agent_job *j = ceems_agent_find_job(a, jobid, NULL);
+
+	return j != NULL ? j->spec.start_time :
+	       ceems_agent_finish_start_time(a->finish, jobid);
 }
 
 int

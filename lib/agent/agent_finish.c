@@ -199,17 +199,31 @@ ceems_agent_finish_ended_any(const struct agent_finish *f, uint32_t jobid)
 	return false;
 }
 
+/* Slurm's start time of entry E's run as the agent learnt it during the
+ * run (the plugin's metadata, else the registration's), 0 unknown. */
+static int64_t
+run_start(const struct finishing *e)
+{
+	if (e->have_meta && e->meta.start_time > 0)
+		return e->meta.start_time;
+	return e->job.start_from_slurm ? e->job.start_time : 0;
+}
+
+int64_t
+ceems_agent_finish_start_time(const struct agent_finish *f, uint32_t jobid)
+{
+	size_t i = find_index(f, jobid);
+
+	return i == SIZE_MAX ? 0 : run_start(f->jobs[i]);
+}
+
 /* Remove entry I (its slot released, the array kept dense); REMEMBER
  * when its record is kept, so that a note of the job makes no second. */
 static void
 remove_entry(struct agent_finish *f, size_t i, bool remember)
 {
 	if (remember)
-		remember_ended(f, f->jobs[i]->jobid,
-			       f->jobs[i]->have_meta && f->jobs[i]->meta.start_time != 0 ?
-			       f->jobs[i]->meta.start_time :
-			       f->jobs[i]->job.start_from_slurm ?
-			       f->jobs[i]->job.start_time : 0);
+		remember_ended(f, f->jobs[i]->jobid, run_start(f->jobs[i]));
 	release_slot(f, f->jobs[i]->job.slot);
 	ceems_agent_series_free(f->jobs[i]->report.series);
 	free(f->jobs[i]);
@@ -665,16 +679,6 @@ ceems_agent_finish_later_run(struct ceems_job_meta *word, int64_t run_start,
 	word->exit_code = 0;
 	word->exit_signal = 0;
 	return true;
-}
-
-/* Slurm's start time of entry E's run as the agent learnt it during the
- * run (the plugin's metadata, else the registration's), 0 unknown. */
-static int64_t
-run_start(const struct finishing *e)
-{
-	if (e->have_meta && e->meta.start_time > 0)
-		return e->meta.start_time;
-	return e->job.start_from_slurm ? e->job.start_time : 0;
 }
 
 int

@@ -133,6 +133,10 @@ int ceems_agent_finish_end_now(struct agent_finish *f, uint32_t jobid,
 
 /* Was a record of JOBID (START_TIME, 0 when unknown: matching only a
  * record written without one) written lately? */
+/* Slurm's start time of job JOBID's finishing run, 0 when not known or
+ * not finishing. */
+int64_t ceems_agent_finish_start_time(const struct agent_finish *f,
+				      uint32_t jobid);
 bool ceems_agent_finish_ended(const struct agent_finish *f, uint32_t jobid,
 			int64_t start_time);
 

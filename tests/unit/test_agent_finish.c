@@ -4,13 +4,17 @@
  * within finish_grace, or when the reply could not be sent, the agent
  * spools the record itself; a job whose cgroup vanished without a
  * deregistration (stale state slot after a restart) is reaped after
- * reap_grace.  A record the agent writes has Slurm's start time and
+ * reap_grace; one whose extern slurmstepd died asks for slurmctld's
+ * word.  A record the agent writes has Slurm's start time and
  * cluster when the plugin sent them, else the registration time, and
  * says which.  Fixture trees as in test_agent.c. */
 #include "config.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -147,6 +151,66 @@ note_says(const struct ceems_job_record *r, const char *id, const char *what)
 		    strstr(r->notes[i].text, what) != NULL)
 			return true;
 	return false;
+}
+
+static int asked_end;
+
+static void
+ask_end(void *arg, uint32_t jobid)
+{
+	(void)arg;
+	if (jobid == 42)
+		asked_end++;
+}
+
+/* A job whose extern slurmstepd dies (killed) without deregistering
+ * it: slurmctld's word is asked for at the next sweep, once, and not
+ * while another of its steps still runs.  The slurmstepd is a child
+ * process of the test. */
+static void
+test_extern_lost(void)
+{
+	struct ceems_agent_job_spec spec;
+	struct ceems_config c;
+	struct ceems_agent *a;
+	char err[256] = "";
+	pid_t child;
+	int status;
+
+	base_config(&c);
+	a = ceems_agent_open(&c, 800 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	ceems_agent_set_gone_hook(a, ask_end, NULL);
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, 800 * SEC), 0, "job 42 registers");
+	child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	is_int(ceems_agent_step_start(a, 42, "extern", 800 * SEC), 0,
+	       "its extern step starts");
+	ceems_agent_extern_watch(a, 42, child);
+	is_int(ceems_agent_step_start(a, 42, "0", 801 * SEC), 0,
+	       "a step starts");
+	ceems_agent_sweep(a, 802 * SEC);
+	is_int(asked_end, 0, "extern step alive: nothing asked");
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	ceems_agent_sweep(a, 803 * SEC);
+	is_int(asked_end, 0, "extern step killed, step 0 running: nothing asked");
+	static struct ceems_agent_step_report step;
+	is_int(ceems_agent_step_end(a, 42, "0", 804 * SEC, &step), 0,
+	       "step 0 ends");
+	ceems_agent_sweep(a, 805 * SEC);
+	is_int(asked_end, 1, "then slurmctld's word is asked for");
+	ceems_agent_sweep(a, 806 * SEC);
+	is_int(asked_end, 1, "once");
+	is_int((int)ceems_agent_njobs(a), 1, "the job is held until the word comes");
+	ceems_agent_extern_watch(a, 43, getpid());
+	ceems_agent_open_close(a);
+	empty_spool();
 }
 
 /* The normal end: deregister, the same report again, release. */
@@ -750,6 +814,14 @@ test_requeued_runs(void)
 	is_int((int)rec.meta.start_time, 1700000200, "with its own start time");
 	is_str(rec.meta.state, "REQUEUED", "REQUEUED");
 	empty_spool();
+	/* slurmctld's word on the last run before the new run's start
+	 * time is known: the run it names has its record already. */
+	ok(ceems_agent_end_of_earlier_run(a, 42, 1700000200),
+	   "a late word of the last run, the new run's start not known yet: of an earlier run");
+	ok(!ceems_agent_end_of_earlier_run(a, 42, 1700000250),
+	   "one of a run never seen here is not");
+	is_int((int)ceems_agent_end_run_start(a, 42), 0,
+	       "the new run's start, as far as the agent knows");
 	spec.start_time = 1700000300;
 	is_int(ceems_agent_register(a, &spec, 26 * SEC), -EEXIST,
 	       "Slurm's start time of the new run");
@@ -760,9 +832,13 @@ test_requeued_runs(void)
 	   "one of the run itself, or without a start, is not");
 	ok(!ceems_agent_end_of_earlier_run(a, 43, 1700000200),
 	   "nor one of a job not held");
+	is_int((int)ceems_agent_end_run_start(a, 42), 1700000300,
+	       "the held run's start goes with its end request");
 	is_int(ceems_agent_deregister(a, 42, 30 * SEC, &report), 0,
 	       "the new run deregisters");
 	word.start_time = 1700000300;
+	is_int((int)ceems_agent_end_run_start(a, 42), 1700000300,
+	       "so does the finishing run's");
 	is_int(ceems_agent_end(a, 42, &word, "epilog", 30 * SEC), 0,
 	       "and its word ends it");
 	is_int((int)spooled(&rec), 1, "its record is in the spool");
@@ -1021,6 +1097,7 @@ main(void)
 	test_notes();
 	test_end_unknown();
 	test_notes_batch();
+	test_extern_lost();
 	test_reap_stale_slot();	/* removes job 42's cgroup: last */
 	tmptree_remove(sys_root);
 	tmptree_remove(cg_root);

@@ -1,7 +1,7 @@
 /* test_agent_jobinfo.c - the agent's requests to ceems-jobinfo
  * (tools/agent/agent_jobinfo.c): the folder made root's alone, another
- * user's refused, requests written whole under their names, a start
- * request withdrawn, a link in the folder never followed. */
+ * user's refused, requests written whole under their names (an end
+ * request holding its run's start), a start request withdrawn, a link in the folder never followed. */
 #include "config.h"
 
 #include <sys/stat.h>
@@ -31,6 +31,22 @@ path(const char *name)
 
 	snprintf(buf, sizeof(buf), "%s/%s%s%s", top, AGENT_JOBINFO_DIR,
 		 name[0] != '\0' ? "/" : "", name);
+	return buf;
+}
+
+/* The whole of a small file, "" when it cannot be read. */
+static const char *
+slurp(const char *file)
+{
+	static char buf[256];
+	FILE *f = fopen(file, "re");
+	size_t n = 0;
+
+	if (f != NULL) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
 	return buf;
 }
 
@@ -100,16 +116,17 @@ test_requests(void)
 	ok(access(path("start-4294967295"), F_OK) < 0, "withdrawn");
 	/* A link where the request goes: replaced, never followed. */
 	ok(symlink("/etc/passwd-not-here", path(".new-end-7")) == 0 &&
-	   agent_jobinfo_ask_end(dir, 7) < 0 &&
+	   agent_jobinfo_ask_end(dir, 7, 0) < 0 &&
 	   access("/etc/passwd-not-here", F_OK) < 0,
 	   "a link under the name being written: refused, not followed");
 	unlink(path(".new-end-7"));
-	ok(agent_jobinfo_ask_end(dir, 7) == 0 &&
-	   stat(path("end-7"), &st) == 0 && S_ISREG(st.st_mode) &&
-	   st.st_size == 0, "an end request: an empty file");
+	ok(agent_jobinfo_ask_end(dir, 7, 1700000123) == 0 &&
+	   stat(path("end-7"), &st) == 0 && S_ISREG(st.st_mode),
+	   "an end request: a file");
+	is_str(slurp(path("end-7")), "1700000123", "holding the run's start");
 	agent_jobinfo_drop_end(dir, 7);
 	ok(access(path("end-7"), F_OK) < 0, "an end request withdrawn (a new run)");
-	ok(agent_jobinfo_ask_end(-1, 8) == -EBADF, "no folder: no request");
+	ok(agent_jobinfo_ask_end(-1, 8, 0) == -EBADF, "no folder: no request");
 	close(dir);
 }
 

@@ -108,11 +108,16 @@ agent_jobinfo_ask_start(int dirfd, const struct ceems_agent_job_spec *spec)
 }
 
 int
-agent_jobinfo_ask_end(int dirfd, uint32_t jobid)
+agent_jobinfo_ask_end(int dirfd, uint32_t jobid, int64_t start_time)
 {
+	char text[32];
+
 	if (dirfd < 0)
 		return -EBADF;
-	return put(dirfd, "end", jobid, NULL);
+	/* The run's start, so that its end word finds that run and no
+	 * later one of the job (requeued). */
+	snprintf(text, sizeof(text), "%lld", (long long)start_time);
+	return put(dirfd, "end", jobid, text);
 }
 
 static void

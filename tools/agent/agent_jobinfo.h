@@ -22,10 +22,11 @@ int agent_jobinfo_open(const struct ceems_config *config);
  * registration's JSON.  0 or -errno (logged). */
 int agent_jobinfo_ask_start(int dirfd, const struct ceems_agent_job_spec *spec);
 
-/* Ask for slurmctld's final word on job JOBID (its state, exit code and
- * metadata, sent as the job's end by "epilog"): "end-JOBID", empty.
- * 0 or -errno (logged). */
-int agent_jobinfo_ask_end(int dirfd, uint32_t jobid);
+/* Ask for slurmctld's final word on job JOBID's run that started at
+ * START_TIME (Slurm's, 0 when not known) (its state, exit code and
+ * metadata, sent as the job's end by "epilog"): "end-JOBID", holding
+ * START_TIME in decimal.  0 or -errno (logged). */
+int agent_jobinfo_ask_end(int dirfd, uint32_t jobid, int64_t start_time);
 
 /* Job JOBID ended: its start request, if still there, is withdrawn
  * (its end request says what slurmctld knows). */

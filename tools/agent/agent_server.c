@@ -96,7 +96,8 @@ job_gone(void *arg, uint32_t jobid)
 {
 	struct server *s = arg;
 
-	(void)agent_jobinfo_ask_end(s->jobinfo_dir, jobid);
+	(void)agent_jobinfo_ask_end(s->jobinfo_dir, jobid,
+				    ceems_agent_end_run_start(s->agent, jobid));
 }
 
 static int

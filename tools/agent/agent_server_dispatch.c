@@ -65,6 +65,11 @@ handle_step(struct server *s, struct client *c,
 			       "cannot start the step");
 			return;
 		}
+		/* Its peer is the slurmstepd of the extern step, which
+		 * ends the job as it exits: if it dies instead, the sweep
+		 * sees it. */
+		if (strcmp(req->step, "extern") == 0)
+			ceems_agent_extern_watch(s->agent, req->jobid, c->pid);
 		agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(NULL, s->outbuf, sizeof(s->outbuf)));
 		return;
 	}
@@ -194,7 +199,8 @@ end_unknown(struct server *s, struct client *c,
 	if (r == 0 && strcmp(req->by, "extern") != 0)
 		agent_replay_wake(s->replay);
 	if (r == 0 && strcmp(req->by, "extern") == 0)
-		(void)agent_jobinfo_ask_end(s->jobinfo_dir, req->jobid);
+		(void)agent_jobinfo_ask_end(s->jobinfo_dir, req->jobid,
+					     ceems_agent_end_run_start(s->agent, req->jobid));
 }
 
 /* One call ends the job.  The extern step's: the record waits for the
@@ -231,7 +237,8 @@ end_job(struct server *s, struct client *c,
 	/* The record waits for slurmctld's word on the job's end (its
 	 * state and exit code), which ceems-jobinfo asks for. */
 	if (strcmp(req->by, "extern") == 0 && r == 0)
-		(void)agent_jobinfo_ask_end(s->jobinfo_dir, req->jobid);
+		(void)agent_jobinfo_ask_end(s->jobinfo_dir, req->jobid,
+					     ceems_agent_end_run_start(s->agent, req->jobid));
 }
 
 static void

@@ -10,7 +10,9 @@
  *                Answered with a second register of the job carrying
  *                Slurm's start time, the cluster and the job's GPUs on
  *                this node, as the extern step's child did.
- *   end-JOBID    the extern step ended the job.  Answered, once
+ *   end-JOBID    the extern step ended the job (or was killed); the
+ *                file holds Slurm's start time of the run, 0 when the
+ *                agent did not know it.  Answered, once
  *                slurmctld has decided the job's state, with the job's
  *                end by "epilog" with slurmctld's metadata (state, exit
  *                code, end time, account...), as the epilog did.
@@ -375,15 +377,22 @@ still_asked(const char *name)
  * agent as the job's end.  1 done, 0 to try again. */
 
 static int
-answer_end(uint32_t jobid, const char *name, time_t age)
+answer_end(uint32_t jobid, const char *name, const char *text, time_t age)
 {
 	static struct ceems_agent_job_report report;
 	const struct ceems_job_meta *known = cache_get(jobid);
 	struct ceems_job_meta meta;
-	char err[768];
+	char err[768], *end;
 	int r;
-
 	time_t asked = time(NULL);
+	/* The run's start as the agent knew it: what slurmctld said at
+	 * the start if this process has it, else the agent's. */
+	long long run_start = strtoll(text, &end, 10);
+
+	if (end == text || run_start < 0)
+		run_start = 0;
+	if (known != NULL && known->start_time > 0)
+		run_start = known->start_time;
 
 	/* Not decided yet, or no answer: asked again, until half of
 	 * finish_grace has gone; then what slurmctld said at the start is
@@ -398,14 +407,15 @@ answer_end(uint32_t jobid, const char *name, time_t age)
 	 * before its new run registers.  The run that ended was requeued;
 	 * the new run's times and node list are not its own. */
 	if (r == 0 && meta.start_time > 0 &&
-	    meta.start_time > (known != NULL && known->start_time > 0 ?
-			       known->start_time : asked - age)) {
+	    meta.start_time > (run_start > 0 ? run_start : asked - age)) {
 		ceems_info("job %u: slurmctld runs it again (started %lld): the run that ended here was requeued",
 			   jobid, (long long)meta.start_time);
 		if (known != NULL && known->start_time > 0) {
 			meta = *known;
 		} else {
-			meta.start_time = 0;
+			/* The run's own start, so that the agent finds
+			 * that run and not the new one. */
+			meta.start_time = run_start;
 			meta.end_time = 0;
 			meta.nodes[0] = '\0';
 		}
@@ -480,7 +490,7 @@ scan(int dirfd)
 		else if (kind == 1)
 			done = answer_start(jobid, text, (size_t)n);
 		else
-			done = answer_end(jobid, de->d_name, age);
+			done = answer_end(jobid, de->d_name, text, age);
 		if (!done && age > GIVE_UP_S) {
 			ceems_warning("job %u: slurmctld did not answer for %d s; %s request dropped",
 				      jobid, GIVE_UP_S, kind == 1 ? "its start" : "its end");
