@@ -149,6 +149,13 @@ size_t ceems_agent_nfinishing(const struct ceems_agent *agent);
 bool ceems_agent_end_of_earlier_run(struct ceems_agent *agent,
 				    uint32_t jobid, int64_t start_time);
 
+/* Step STEP_ID of job JOBID ended after the extern step ended the job
+ * (a time limit or a cancel kills every step at once): slurmctld's word,
+ * if it came meanwhile and waited for the step, writes the record now.
+ * 1 when a record was written. */
+int ceems_agent_end_step_late(struct ceems_agent *agent, uint32_t jobid,
+			      const char *step_id);
+
 /* Slurm's start time of job JOBID's run that the agent holds or whose
  * record waits, 0 when not known: it goes with the request for
  * slurmctld's word on the run's end. */

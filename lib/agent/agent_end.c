@@ -49,6 +49,13 @@ ceems_agent_end_run_start(const struct ceems_agent *a, uint32_t jobid)
 }
 
 int
+ceems_agent_end_step_late(struct ceems_agent *a, uint32_t jobid,
+			  const char *step_id)
+{
+	return ceems_agent_finish_step_ended(a->finish, jobid, step_id);
+}
+
+int
 ceems_agent_end_final_report(const struct ceems_agent *a, uint32_t jobid,
 			 struct ceems_agent_job_report *out)
 {

@@ -126,6 +126,12 @@ bool ceems_agent_finish_later_run(struct ceems_job_meta *word,
 int ceems_agent_finish_end(struct agent_finish *f, uint32_t jobid,
 		     const struct ceems_job_meta *meta, const char *by,
 		     uint64_t now_ns);
+/* Step STEP_ID of finishing job JOBID ended (its end came after the
+ * extern step's): the word that waited for it writes the record now.
+ * 1 when a record was written. */
+int ceems_agent_finish_step_ended(struct agent_finish *f, uint32_t jobid,
+				  const char *step_id);
+
 /* The same, the record written now whoever BY is (a note of the job:
  * the plugin's last word). */
 int ceems_agent_finish_end_now(struct agent_finish *f, uint32_t jobid,

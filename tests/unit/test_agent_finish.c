@@ -153,66 +153,6 @@ note_says(const struct ceems_job_record *r, const char *id, const char *what)
 	return false;
 }
 
-static int asked_end;
-
-static void
-ask_end(void *arg, uint32_t jobid)
-{
-	(void)arg;
-	if (jobid == 42)
-		asked_end++;
-}
-
-/* A job whose extern slurmstepd dies (killed) without deregistering
- * it: slurmctld's word is asked for at the next sweep, once, and not
- * while another of its steps still runs.  The slurmstepd is a child
- * process of the test. */
-static void
-test_extern_lost(void)
-{
-	struct ceems_agent_job_spec spec;
-	struct ceems_config c;
-	struct ceems_agent *a;
-	char err[256] = "";
-	pid_t child;
-	int status;
-
-	base_config(&c);
-	a = ceems_agent_open(&c, 800 * SEC, err, sizeof(err));
-	if (!ok(a != NULL, "agent opens (%s)", err))
-		return;
-	ceems_agent_set_gone_hook(a, ask_end, NULL);
-	job42_spec(&spec);
-	is_int(ceems_agent_register(a, &spec, 800 * SEC), 0, "job 42 registers");
-	child = fork();
-	if (child == 0) {
-		pause();
-		_exit(0);
-	}
-	is_int(ceems_agent_step_start(a, 42, "extern", 800 * SEC), 0,
-	       "its extern step starts");
-	ceems_agent_extern_watch(a, 42, child);
-	is_int(ceems_agent_step_start(a, 42, "0", 801 * SEC), 0,
-	       "a step starts");
-	ceems_agent_sweep(a, 802 * SEC);
-	is_int(asked_end, 0, "extern step alive: nothing asked");
-	kill(child, SIGKILL);
-	waitpid(child, &status, 0);
-	ceems_agent_sweep(a, 803 * SEC);
-	is_int(asked_end, 0, "extern step killed, step 0 running: nothing asked");
-	static struct ceems_agent_step_report step;
-	is_int(ceems_agent_step_end(a, 42, "0", 804 * SEC, &step), 0,
-	       "step 0 ends");
-	ceems_agent_sweep(a, 805 * SEC);
-	is_int(asked_end, 1, "then slurmctld's word is asked for");
-	ceems_agent_sweep(a, 806 * SEC);
-	is_int(asked_end, 1, "once");
-	is_int((int)ceems_agent_njobs(a), 1, "the job is held until the word comes");
-	ceems_agent_extern_watch(a, 43, getpid());
-	ceems_agent_open_close(a);
-	empty_spool();
-}
-
 /* The normal end: deregister, the same report again, release. */
 static void
 test_release(void)
@@ -1080,6 +1020,126 @@ quiet(enum ceems_log_level level, const char *message, void *arg)
 		printf("# log: %s\n", message);
 }
 
+/* A time limit kills every step at once: the extern step's end, and
+ * slurmctld's word, can come before the batch step's.  The word waits
+ * for that step's end (its summary gets the job's final figures), or 2
+ * s when that end never comes. */
+static void
+test_word_waits_for_step(void)
+{
+	static struct ceems_agent_job_report report;
+	static struct ceems_job_record rec;
+	struct ceems_agent_step_report step;
+	struct ceems_agent_job_spec spec;
+	struct ceems_job_meta meta, late;
+	struct ceems_config c;
+	struct ceems_agent *a;
+	char err[256] = "";
+
+	empty_spool();
+	base_config(&c);
+	a = ceems_agent_open(&c, 900 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	ceems_job_meta_init(&late);
+	late.jobid = 42;
+	snprintf(late.state, sizeof(late.state), "TIMEOUT");
+	for (int run = 0; run < 2; run++) {
+		uint64_t t = (900 + 10 * (uint64_t)run) * SEC;
+
+		job42_spec(&spec);
+		is_int(ceems_agent_register(a, &spec, t), 0, "job 42 registers");
+		is_int(ceems_agent_step_start(a, 42, "batch", t), 0,
+		       "its batch step starts");
+		job_runs(SEC);
+		is_int(ceems_agent_deregister(a, 42, t + 2 * SEC, &report), 0,
+		       "the extern step deregisters it, the batch step still running");
+		plugin_meta(42, &meta);
+		is_int(ceems_agent_end(a, 42, &meta, "extern", t + 2 * SEC), 0,
+		       "and ends it");
+		is_int(ceems_agent_end(a, 42, &late, "epilog", t + 2 * SEC), 0,
+		       "slurmctld's word comes");
+		is_int((int)spooled(NULL), 0, "and waits for the batch step's end");
+		if (run == 0) {
+			ok(ceems_agent_step_end(a, 42, "batch", t + 3 * SEC, &step) < 0 &&
+			   ceems_agent_end_final_report(a, 42, &report) == 0,
+			   "the batch step ends: the job's final report");
+			is_int(ceems_agent_end_step_late(a, 42, "batch"), 1,
+			       "then the record is written");
+		} else {
+			is_int(ceems_agent_sweep(a, t + 3 * SEC), 0,
+			       "a second later: still waiting");
+			is_int(ceems_agent_sweep(a, t + 5 * SEC), 1,
+			       "2 s after the word: written without the step");
+		}
+		is_int((int)spooled(&rec), 1, "its record is in the spool");
+		is_str(rec.meta.state, "TIMEOUT", "with slurmctld's state");
+		is_str(rec.finalized_by, "extern", "finalized by the extern step");
+		empty_spool();
+	}
+	ceems_agent_open_close(a);
+}
+
+static int asked_end;
+
+static void
+ask_end(void *arg, uint32_t jobid)
+{
+	(void)arg;
+	if (jobid == 42)
+		asked_end++;
+}
+
+/* A job whose extern slurmstepd dies (killed) without deregistering
+ * it: slurmctld's word is asked for at the next sweep, once, and not
+ * while another of its steps still runs.  The slurmstepd is a child
+ * process of the test. */
+static void
+test_extern_lost(void)
+{
+	struct ceems_agent_job_spec spec;
+	struct ceems_config c;
+	struct ceems_agent *a;
+	char err[256] = "";
+	pid_t child;
+	int status;
+
+	base_config(&c);
+	a = ceems_agent_open(&c, 800 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	ceems_agent_set_gone_hook(a, ask_end, NULL);
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, 800 * SEC), 0, "job 42 registers");
+	child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	is_int(ceems_agent_step_start(a, 42, "extern", 800 * SEC), 0,
+	       "its extern step starts");
+	ceems_agent_extern_watch(a, 42, child);
+	is_int(ceems_agent_step_start(a, 42, "0", 801 * SEC), 0,
+	       "a step starts");
+	ceems_agent_sweep(a, 802 * SEC);
+	is_int(asked_end, 0, "extern step alive: nothing asked");
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	ceems_agent_sweep(a, 803 * SEC);
+	is_int(asked_end, 0, "extern step killed, step 0 running: nothing asked");
+	static struct ceems_agent_step_report step;
+	is_int(ceems_agent_step_end(a, 42, "0", 804 * SEC, &step), 0,
+	       "step 0 ends");
+	ceems_agent_sweep(a, 805 * SEC);
+	is_int(asked_end, 1, "then slurmctld's word is asked for");
+	ceems_agent_sweep(a, 806 * SEC);
+	is_int(asked_end, 1, "once");
+	is_int((int)ceems_agent_njobs(a), 1, "the job is held until the word comes");
+	ceems_agent_extern_watch(a, 43, getpid());
+	ceems_agent_open_close(a);
+	empty_spool();
+}
+
 int
 main(void)
 {
@@ -1098,6 +1158,7 @@ main(void)
 	test_end_unknown();
 	test_notes_batch();
 	test_extern_lost();
+	test_word_waits_for_step();
 	test_reap_stale_slot();	/* removes job 42's cgroup: last */
 	tmptree_remove(sys_root);
 	tmptree_remove(cg_root);

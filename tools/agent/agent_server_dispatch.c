@@ -81,6 +81,9 @@ handle_step(struct server *s, struct client *c,
 	 * the batch step gets the job's final figures for its summary. */
 	if (r < 0 && ceems_agent_end_final_report(s->agent, req->jobid, &report) == 0) {
 		agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(&report, s->outbuf, sizeof(s->outbuf)));
+		/* slurmctld's word may have waited for this step's end. */
+		if (ceems_agent_end_step_late(s->agent, req->jobid, req->step) > 0)
+			agent_replay_wake(s->replay);
 		return;
 	}
 	/* A step the agent did not see start (its job adopted after it
