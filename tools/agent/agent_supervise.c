@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "client/agent_launch.h"
+#include "agent_helper.h"
 #include "agent_supervise.h"
 #include "base/clock.h"
 #include "base/conf.h"
@@ -70,6 +71,9 @@ static char opt_supervise[] = "--supervise", opt_agent[] = "--agent",
 	    opt_node[] = "--node";
 
 static volatile sig_atomic_t got_child, got_term, got_hup;
+
+/* ceems-jobinfo, run beside the agent (agent_helper.c). */
+static struct agent_helper helper;
 
 static void
 on_signal(int sig)
@@ -277,7 +281,7 @@ setup_signals(sigset_t *wait_mask)
 static void
 reexec(const struct agent_supervise_spec *spec, int lock_fd)
 {
-	char *argv[16], *envp[] = { clean_env_path, NULL };
+	char *argv[16], *envp[] = { clean_env_path, helper.envp[1], NULL };
 	sigset_t none;
 	int i = 0;
 
@@ -312,9 +316,9 @@ reap(pid_t *agent, long long started, long long *next_start, int *backoff)
 	while ((p = waitpid(-1, &status, WNOHANG)) > 0) {
 		long long now, ran_ms, delay;
 
-		if (p != *agent)
-			continue;
 		now = ceems_clock_monotonic_ms();
+		if (agent_helper_reaped(&helper, p, status, now) || p != *agent)
+			continue;
 		ran_ms = now - started;
 		if (ran_ms >= STABLE_S * 1000LL)
 			*backoff = BACKOFF_MIN_S;
@@ -394,6 +398,19 @@ copy_args(const struct agent_supervise_spec *spec)
 	return 0;
 }
 
+/* How long the loop may sleep: until the agent's restart (none while
+ * it runs) or the helper's, whichever comes first. */
+static long long
+wait_ms(pid_t agent, long long next_start, long long now)
+{
+	long long ms = agent > 0 ? -1 : next_start - now;
+	long long helper_ms = agent_helper_due_ms(&helper, now);
+
+	if (helper_ms >= 0 && (ms < 0 || helper_ms < ms))
+		ms = helper_ms;
+	return ms < 0 ? 0 : ms;
+}
+
 int
 agent_supervise(const struct agent_supervise_spec *spec)
 {
@@ -417,6 +434,8 @@ agent_supervise(const struct agent_supervise_spec *spec)
 	if ((lock_fd = hold_lock(spec)) < 0)
 		return 1;
 	setup_signals(&wait_mask);
+	agent_helper_init(&helper, args.agent, args.config,
+			  spec->node != NULL ? args.node : NULL, clean_env_path);
 	write_pids(lock_fd, spec->pid_path, 0);
 	ceems_info("supervising the node agent %s (lock %s)", spec->agent,
 		   spec->pid_path);
@@ -437,8 +456,11 @@ agent_supervise(const struct agent_supervise_spec *spec)
 			}
 			write_pids(lock_fd, spec->pid_path, agent);
 		}
-		ts = ms_to_timespec(next_start - now);
-		(void)ppoll(NULL, 0, agent > 0 ? NULL : &ts, &wait_mask);
+		agent_helper_tick(&helper, now);
+		ts = ms_to_timespec(wait_ms(agent, next_start, now));
+		(void)ppoll(NULL, 0, agent > 0 &&
+			    agent_helper_due_ms(&helper, now) < 0 ? NULL : &ts,
+			    &wait_mask);
 		if (got_child) {
 			got_child = 0;
 			reap(&agent, started, &next_start, &backoff);
@@ -449,6 +471,7 @@ agent_supervise(const struct agent_supervise_spec *spec)
 			got_hup = 0;
 			if (agent > 0)
 				stop_agent(agent, &wait_mask);
+			agent_helper_stop(&helper, &wait_mask);
 			agent = 0;
 			/* A SIGTERM during the stop wins: no new start. */
 			if (!got_term)
@@ -459,6 +482,7 @@ agent_supervise(const struct agent_supervise_spec *spec)
 	ceems_info("SIGTERM or SIGINT: %s", agent > 0 ? "stopping the agent" : "exiting");
 	if (agent > 0)
 		stop_agent(agent, &wait_mask);
+	agent_helper_stop(&helper, &wait_mask);
 	write_pids(lock_fd, spec->pid_path, 0);
 	ceems_info("supervisor exits");
 	return 0;
