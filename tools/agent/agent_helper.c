@@ -5,7 +5,6 @@
  * after a quick death. */
 #include "config.h"
 
-#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -19,6 +18,7 @@
 #include "agent_helper.h"
 #include "base/clock.h"
 #include "base/conf.h"
+#include "base/spawn.h"
 #include "base/log.h"
 
 #define BACKOFF_MIN_S 1
@@ -78,7 +78,6 @@ void
 agent_helper_tick(struct agent_helper *h, long long now_ms)
 {
 	pid_t self = getpid(), pid;
-	sigset_t none;
 
 	if (!h->wanted || h->pid > 0 || now_ms < h->next_start_ms)
 		return;
@@ -88,16 +87,8 @@ agent_helper_tick(struct agent_helper *h, long long now_ms)
 		h->next_start_ms = now_ms + h->backoff_s * 1000LL;
 		return;
 	}
-	if (pid == 0) {
-		sigemptyset(&none);
-		(void)sigprocmask(SIG_SETMASK, &none, NULL);
-		(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != self)
-			_exit(126);
-		execve(h->argv[0], h->argv, h->envp);
-		ceems_error("cannot execute %s: %s", h->argv[0], strerror(errno));
-		_exit(127);
-	}
+	if (pid == 0)
+		ceems_spawn_exec_supervised(self, h->argv, h->envp, PROGRAM);
 	h->pid = pid;
 	h->started_ms = now_ms;
 	ceems_info("started %s: pid %d", h->path, (int)pid);

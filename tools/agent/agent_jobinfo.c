@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 
 #include "agent_jobinfo.h"
+#include "base/fileio.h"
 #include "base/log.h"
 #include "client/agent_proto.h"
 
@@ -35,16 +36,10 @@ agent_jobinfo_open(const struct ceems_config *config)
 			    config->state_dir);
 		return -1;
 	}
-	if (mkdir(path, 0700) < 0 && errno != EEXIST) {
-		ceems_error("cannot create %s: %s; the records of jobs have no word of slurmctld at their end",
+	fd = ceems_fileio_open_made_dir(path, 0700, &st);
+	if (fd < 0) {
+		ceems_error("cannot create or open %s: %s; the records of jobs have no word of slurmctld at their end",
 			    path, strerror(errno));
-		return -1;
-	}
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		ceems_error("cannot open %s: %s", path, strerror(errno));
-		if (fd >= 0)
-			(void)close(fd);
 		return -1;
 	}
 	/* Made by someone else, or opened up: not trusted to be ours. */

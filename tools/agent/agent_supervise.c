@@ -41,6 +41,7 @@
 #include "agent_supervise.h"
 #include "base/clock.h"
 #include "base/conf.h"
+#include "base/spawn.h"
 #include "base/log.h"
 
 /* Restart backoff: the first restart after a stable run waits
@@ -179,7 +180,6 @@ start_agent(const struct agent_supervise_spec *spec)
 {
 	char *argv[8], *envp[] = { clean_env_path, NULL };
 	pid_t self = getpid(), pid;
-	sigset_t none;
 
 	reopen_log(spec->log);
 	agent_argv(spec, argv);
@@ -191,19 +191,8 @@ start_agent(const struct agent_supervise_spec *spec)
 		ceems_error("cannot fork the agent: %s", strerror(errno));
 		return -1;
 	}
-	if (pid == 0) {
-		sigemptyset(&none);
-		(void)sigprocmask(SIG_SETMASK, &none, NULL);
-		/* If the supervisor dies, the agent checkpoints and exits
-		 * rather than run on unsupervised. */
-		(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != self)
-			_exit(126);
-		execve(argv[0], argv, envp);
-		ceems_error("cannot execute the agent %s: %s", argv[0],
-			    strerror(errno));
-		_exit(127);
-	}
+	if (pid == 0)
+		ceems_spawn_exec_supervised(self, argv, envp, "the agent");
 	ceems_info("started the agent: pid %d, %s -c %s%s%s", (int)pid,
 		   spec->agent, spec->config, spec->interval != NULL ?
 		   " --interval " : "", spec->interval != NULL ? spec->interval : "");

@@ -60,6 +60,7 @@
 #include <slurm/slurm_errno.h>
 
 #include "base/conf.h"
+#include "base/fileio.h"
 #include "base/log.h"
 #include "base/node_name.h"
 #include "client/agent_client.h"
@@ -154,15 +155,9 @@ open_dir(char *path, size_t size)
 		ceems_error("state_dir %s is too long", config.state_dir);
 		return -1;
 	}
-	if (mkdir(path, 0700) < 0 && errno != EEXIST) {
-		ceems_error("cannot create %s: %s", path, strerror(errno));
-		return -1;
-	}
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		ceems_error("cannot open %s: %s", path, strerror(errno));
-		if (fd >= 0)
-			(void)close(fd);
+	fd = ceems_fileio_open_made_dir(path, 0700, &st);
+	if (fd < 0) {
+		ceems_error("cannot create or open %s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
