@@ -2,7 +2,8 @@
  * acct_gather_energy/ceems (AcctGatherEnergyType=acct_gather_energy/ceems):
  * Slurm's own energy accounting (sacct, sstat, sreport, scontrol show
  * node) fed by the ceems node agent.  In slurmstepd the energy is the
- * step's attributed share (energy_source.h); in slurmd, the node's.
+ * step's attributed share, the job's for the extern step
+ * (energy_source.h); in slurmd, the node's.
  * Every reading is bounded in time; an agent that does not answer leaves
  * the last value in place and is logged once per process.  Built from
  * Slurm's public headers; Slurm loads it only if plugin_version is its

@@ -118,27 +118,20 @@ int
 ceems_energy_source_step_joules(const struct ceems_agent_job_report *report,
 				const char *step, double *joules)
 {
-	double sum, others = 0;
 	uint32_t n = report->nsteps < CEEMS_AGENT_MAX_STEPS ?
 			     report->nsteps : CEEMS_AGENT_MAX_STEPS;
 
-	if (strcmp(step, "extern") != 0) {
-		for (uint32_t i = 0; i < n; i++)
-			if (strcmp(report->steps[i].id, step) == 0)
-				return step_sum(&report->steps[i], joules) ?
-					       0 : -ENOENT;
-		return -ENOENT;
+	if (strcmp(step, "extern") == 0) {
+		/* The job's whole share (energy_source.h says why). */
+		if (!ceems_job_figures_ledger_energy_known(&report->ledger))
+			return -ENOENT;
+		*joules = ceems_job_figures_ledger_total_j(&report->ledger);
+		return 0;
 	}
-	/* The extern step: the job's share that no other step holds. */
-	if (!ceems_job_figures_ledger_energy_known(&report->ledger))
-		return -ENOENT;
 	for (uint32_t i = 0; i < n; i++)
-		if (strcmp(report->steps[i].id, "extern") != 0 &&
-		    step_sum(&report->steps[i], &sum))
-			others += sum;
-	sum = ceems_job_figures_ledger_total_j(&report->ledger) - others;
-	*joules = sum > 0 ? sum : 0;
-	return 0;
+		if (strcmp(report->steps[i].id, step) == 0)
+			return step_sum(&report->steps[i], joules) ? 0 : -ENOENT;
+	return -ENOENT;
 }
 
 int

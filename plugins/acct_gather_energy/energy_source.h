@@ -4,9 +4,10 @@
  * figures onto Slurm's acct_gather_energy_t.
  *
  * In slurmstepd the figure is the step's cumulative attributed energy
- * (the agent's "report" of the job, the step's joules over every domain);
- * the extern step carries the part of the job's energy that no other
- * step holds, so that the job's steps add up to the job.  In slurmd it is
+ * (the agent's "report" of the job, the step's joules over every domain),
+ * and for the extern step the job's whole share: with PrologFlags=Contain
+ * slurmctld takes a job's energy from its extern step alone (without it,
+ * from the sum of its steps, which are disjoint shares).  In slurmd it is
  * the node's energy since the agent started (its "status"). */
 #ifndef CEEMS_ENERGY_SOURCE_H
 #define CEEMS_ENERGY_SOURCE_H
@@ -40,7 +41,7 @@ int ceems_energy_source_step_from_title(const char *text, uint32_t *jobid,
 					char *step, size_t step_size);
 
 /* The step's joules in REPORT: its own over every domain it was measured
- * in; for "extern", the job's total less every other step's.  Returns 0,
+ * in; for "extern", the job's total.  Returns 0,
  * or -ENOENT when the report holds no figure for the step (not measured
  * yet, or beyond CEEMS_AGENT_MAX_STEPS: then the job keeps it). */
 int ceems_energy_source_step_joules(const struct ceems_agent_job_report *report,
