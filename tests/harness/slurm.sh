@@ -41,6 +41,10 @@
 #   CEEMS_TEST_SLURM_TIMEOUT    seconds to wait for the node to be idle (default 30)
 #   CEEMS_TEST_SLURMD_FOREGROUND 1: run slurmd -D (no daemonizing, as under
 #                               systemd) in the background (default: slurmd forks)
+#   CEEMS_TEST_SLURMD_WRAPPER   a command (words) that slurmd is started
+#                               through, e.g. "unshare --mount ... sh
+#                               SCRIPT ARG" (optional; its last word is
+#                               followed by slurmd's command line)
 #   CEEMS_TEST_SLURMDBD         1: accounting in slurmdbd and a throwaway
 #                               MariaDB, so that sacct, sstat and sreport
 #                               read real records (tests/harness/slurmdbd.sh
@@ -493,10 +497,12 @@ slurm_harness_start() {
     for node in $(slurm_harness_nodes); do
         if [ "${CEEMS_TEST_SLURMD_FOREGROUND:-}" = 1 ]; then
             # 3>&-: bats waits for whatever holds its fd 3.
-            (cd / && exec slurmd -D -f "$dir/slurm.conf" -N "$node") \
+            # shellcheck disable=SC2086 # the wrapper's words
+            (cd / && exec ${CEEMS_TEST_SLURMD_WRAPPER:-} slurmd -D -f "$dir/slurm.conf" -N "$node") \
                 </dev/null >"$(_slurm_harness_node_file "$node" "$dir/log" start)" 2>&1 3>&- &
             fg_slurmd="$fg_slurmd $!"
-        elif ! (cd / && slurmd -f "$dir/slurm.conf" -N "$node") >"$(_slurm_harness_node_file "$node" "$dir/log" start)" 2>&1; then
+        # shellcheck disable=SC2086 # the wrapper's words
+        elif ! (cd / && ${CEEMS_TEST_SLURMD_WRAPPER:-} slurmd -f "$dir/slurm.conf" -N "$node") >"$(_slurm_harness_node_file "$node" "$dir/log" start)" 2>&1; then
             _slurm_harness_err "slurmd -N $node failed to start:"
             cat "$(_slurm_harness_node_file "$node" "$dir/log" start)" >&2 || true
             _slurm_harness_log_tails "$dir"
