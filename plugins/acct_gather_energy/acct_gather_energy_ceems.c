@@ -111,13 +111,17 @@ watts_of(double w)
 }
 
 /* Under LOCK: the reading as Slurm's structure.  Unknown stays unknown:
- * a figure never read is NO_VAL64, not 0 J. */
+ * a figure never read is NO_VAL64, not 0 J, and a node's power never
+ * read is NO_VAL (scontrol shows n/s), as Slurm's own plugins leave a
+ * sensor they cannot read. */
 static void
 fill(acct_gather_energy_t *e)
 {
 	memset(e, 0, sizeof(*e));
 	if (!reading.known) {
 		e->consumed_energy = NO_VAL64;
+		if (source.daemon == CEEMS_ENERGY_SLURMD)
+			e->current_watts = NO_VAL;
 		return;
 	}
 	e->consumed_energy = (uint64_t)llround(reading.joules);
@@ -162,9 +166,10 @@ acct_gather_energy_p_get_data(enum acct_energy_type data_type, void *data)
 		break;
 	case ENERGY_DATA_STRUCT:
 	case ENERGY_DATA_NODE_ENERGY:
+		/* The last reading: slurmd asks at its registration, before
+		 * the SPANK plugin has started the agent; the readings come
+		 * with AcctGatherNodeFreq (update_node_energy). */
 		open_source();
-		if (!reading.known)
-			refresh();
 		fill(data);
 		break;
 	case ENERGY_DATA_LAST_POLL:
