@@ -10,6 +10,7 @@
  * own SLURM_VERSION_NUMBER, so it is built per Slurm release. */
 #include "config.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -95,6 +96,11 @@ refresh(void)
 		else
 			ceems_energy_reading_node(&reading, joules, pid,
 						  monotonic_s());
+		return;
+	}
+	if (rc == -ENODATA) {
+		/* The agent answers: the step is younger than its tick. */
+		slurm_debug("acct_gather_energy/ceems: %s", err);
 		return;
 	}
 	if (ceems_energy_reading_silent(&reading))

@@ -239,10 +239,10 @@ ceems_energy_source_read_step(const struct ceems_energy_source_agent *src,
 					   &report, err, err_size);
 	if (rc != 0)
 		return rc;
-	rc = ceems_energy_source_step_joules(&report, src->step, joules);
-	if (rc != 0)
-		snprintf(err, err_size, "the agent has no figure for step %s yet", src->step);
-	return rc;
+	if (ceems_energy_source_step_joules(&report, src->step, joules) == 0)
+		return 0;
+	snprintf(err, err_size, "the agent has no figure for step %s yet", src->step);
+	return -ENODATA;
 }
 
 int

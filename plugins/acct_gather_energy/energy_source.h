@@ -69,8 +69,9 @@ struct ceems_energy_source_agent {
 int ceems_energy_source_open(struct ceems_energy_source_agent *src, char *err,
 			     size_t err_size);
 
-/* The step's cumulative joules (slurmstepd).  0, or -errno (ERR says
- * why: no agent, no such job, no figure yet). */
+/* The step's cumulative joules (slurmstepd).  0; -ENODATA when the agent
+ * answered but has no figure for the step yet (it just started); or
+ * -errno (ERR says why: no agent, no such job). */
 int ceems_energy_source_read_step(const struct ceems_energy_source_agent *src,
 				  double *joules, char *err, size_t err_size);
 

@@ -2,13 +2,15 @@
  * plugin (plugins/acct_gather_energy/): which step a slurmstepd is, a
  * step's joules in the agent's report (the extern step's being the job's),
  * the node's joules in the agent's status, the reading kept between polls,
- * and a call to an agent that never answers, bounded in time. */
+ * a call to an agent that never answers, bounded in time, and to one that
+ * answers with the job but not yet the step. */
 #include "config.h"
 
 #include <sys/socket.h>
 #include <sys/un.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +223,81 @@ test_bounded(void)
 	rmdir(dir);
 }
 
+/* An agent that answers one request with REPLY. */
+struct one_reply {
+	int fd;
+	const char *reply;
+};
+
+static void *
+answer_once(void *arg)
+{
+	const struct one_reply *o = arg;
+	char buf[4096];
+	int c = accept(o->fd, NULL, NULL);
+
+	if (c >= 0) {
+		if (recv(c, buf, sizeof(buf), 0) > 0)
+			(void)send(c, o->reply, strlen(o->reply), MSG_NOSIGNAL);
+		close(c);
+	}
+	return NULL;
+}
+
+/* An agent that knows the job but not the step yet: -ENODATA (the plugin
+ * logs no silence), then one with the step's figure. */
+static void
+test_answers(void)
+{
+	static struct ceems_energy_source_agent src;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[] = "/tmp/test_energy_plugin.XXXXXX";
+	char err[256] = "";
+	struct one_reply o;
+	pthread_t t;
+	double j = -1;
+	int rc;
+
+	if (mkdtemp(dir) == NULL) {
+		ok(false, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	memset(&src, 0, sizeof(src));
+	snprintf(src.socket_path, sizeof(src.socket_path), "%s/agent.sock", dir);
+	snprintf(src.step, sizeof(src.step), "0");
+	src.jobid = 5;
+	memcpy(sa.sun_path, src.socket_path, strlen(src.socket_path) + 1);
+	o.fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (o.fd < 0 || bind(o.fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    listen(o.fd, 4) != 0) {
+		ok(false, "an agent's socket: %s", strerror(errno));
+		goto out;
+	}
+	o.reply = "{\"ok\":true,\"report\":{\"jobid\":5,\"uid\":0,"
+		  "\"elapsed_s\":1,\"gap_s\":0,\"cgroup_gone\":false,"
+		  "\"usage\":{},\"ledger\":{\"lifetime_s\":1},\"steps\":[]}}";
+	pthread_create(&t, NULL, answer_once, &o);
+	rc = ceems_energy_source_read_step(&src, &j, err, sizeof(err));
+	pthread_join(t, NULL);
+	ok(rc == -ENODATA, "a job whose step has no figure yet: -ENODATA (%d: %s)",
+	   rc, err);
+	o.reply = "{\"ok\":true,\"report\":{\"jobid\":5,\"uid\":0,"
+		  "\"elapsed_s\":1,\"gap_s\":0,\"cgroup_gone\":false,"
+		  "\"usage\":{},\"ledger\":{\"lifetime_s\":1},\"steps\":"
+		  "[{\"id\":\"0\",\"ended\":false,\"elapsed_s\":1,"
+		  "\"joules\":{\"package\":12.5,\"dram\":0.5}}]}}";
+	pthread_create(&t, NULL, answer_once, &o);
+	rc = ceems_energy_source_read_step(&src, &j, err, sizeof(err));
+	pthread_join(t, NULL);
+	ok(rc == 0 && j == 13, "the step's figure from the agent's report: 13 J (%d: %s)",
+	   rc, err);
+out:
+	if (o.fd >= 0)
+		close(o.fd);
+	unlink(src.socket_path);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -230,5 +307,6 @@ main(void)
 	test_node_joules();
 	test_reading();
 	test_bounded();
+	test_answers();
 	return done_testing();
 }
