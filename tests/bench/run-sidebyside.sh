@@ -45,11 +45,6 @@
 #       job) and of the agent from submission until the last slurmstepd
 #       has gone, the agent's idle cost over a window as long before
 #       -> OUT/jobcost.csv (ms per job: doc/performance.md)
-#   run-sidebyside.sh stepdcount OUT
-#       the same, counted: the instructions a job's slurmstepds execute,
-#       ways none and ceems, every slurmstepd under callgrind,
-#       BENCH_COUNT_JOBS (4) jobs of `true` one after the other
-#       -> OUT/stepdcount.csv, OUT/stepdcount-WAY-processes.txt
 #   run-sidebyside.sh profile OUT
 #       way ceems, BENCH_JOBS sleeping jobs: where the agent's CPU goes
 #       (perf record) -> OUT/agent-profile.txt, and its system calls
@@ -84,7 +79,7 @@ export CEEMS_TOP_SRCDIR=$src CEEMS_TOP_BUILDDIR CEEMS_SPANK_PLUGIN
 LOCK=/tmp/ceems-cluster.lock
 : "${BENCH_JOBS:=16}" "${BENCH_SLEEP:=40}" "${BENCH_LATENCY:=10}"
 : "${BENCH_WINDOW:=30}" "${BENCH_MIX_SCALE:=60}" "${BENCH_ROUNDS:=2}"
-: "${BENCH_STEADY_ROUNDS:=3}" "${BENCH_COUNT_JOBS:=4}"
+: "${BENCH_STEADY_ROUNDS:=3}"
 : "${BENCH_WAYS:=slurm ceems ceems1s none}"
 WAYS=$BENCH_WAYS
 # sleeping jobs share the cores: up to 64 jobs per core
@@ -414,63 +409,6 @@ jobcost_chunk() {
 	done
 }
 
-# stepdcount_chunk OUT: what a job's slurmstepds execute, counted by
-# callgrind (instructions: repeatable whatever else the machine does,
-# where CPU time is known to a few ms a job only): for ways none then
-# ceems, a cluster whose slurmd runs every slurmstepd under callgrind (a
-# wrapper bind-mounted over slurmstepd while the cluster runs, running a
-# copy of it: take the cluster lock around this), BENCH_COUNT_JOBS jobs
-# of `true` one after the other -> OUT/stepdcount.csv (instructions per
-# job in its slurmstepds, user space only: callgrind does not see the
-# kernel) and OUT/stepdcount-WAY-processes.txt (each process's).  A
-# child a slurmstepd forks and that does not exec (ceems's children
-# that ask slurmctld) counts what its parent had done before the fork
-# again: such a run is refused (measured).
-stepdcount_chunk() {
-	local out=$1 way real dir n ir r
-	real=$(readlink -f /usr/sbin/slurmstepd)
-	command -v valgrind >/dev/null || die "stepdcount needs valgrind"
-	echo "way,jobs,processes,instructions_per_job" >"$out/stepdcount.csv"
-	for way in none ceems; do
-		dir=$(mktemp -d /tmp/ceems-stepdcount.XXXXXX)
-		# the job's own processes write theirs as the job's user
-		chmod 1777 "$dir"
-		cp "$real" "$dir/slurmstepd.real"
-		printf '#!/bin/sh\nexec valgrind -q --tool=callgrind --callgrind-out-file=%s/cg.%%p %s/slurmstepd.real "$@"\n' \
-			"$dir" "$dir" >"$dir/slurmstepd"
-		chmod 755 "$dir/slurmstepd"
-		mount --bind "$dir/slurmstepd" "$real" || { rm -rf "$dir"; die "cannot put the wrapper over $real"; }
-		trap 'umount "'"$real"'"' EXIT
-		bash "$0" stepdcount-way "$way"
-		r=$?
-		umount "$real"
-		trap - EXIT
-		[ "$r" = 0 ] || { rm -rf "$dir"; die "way $way failed"; }
-		n=$(find "$dir" -name 'cg.*' | wc -l)
-		ir=$(cat "$dir"/cg.* | awk '/^(summary|totals):/ { s += $2 } END { printf "%.0f", s }')
-		echo "$way,$BENCH_COUNT_JOBS,$n,$(( ir / BENCH_COUNT_JOBS ))" >>"$out/stepdcount.csv"
-		for f in "$dir"/cg.*; do
-			awk '/^(summary|totals):/ { s = $2 }
-			     END { printf "%14.0f\n", s }' "$f"
-		done >"$out/stepdcount-$way-processes.txt"
-		rm -rf "$dir"
-	done
-}
-
-# stepdcount_way WAY: one way's cluster for stepdcount_chunk.
-stepdcount_way() {
-	local i
-	way_setup "$1"
-	for i in $(seq "$BENCH_COUNT_JOBS"); do
-		submit nobody -p over -c1 --mem=64M -o /dev/null --wrap true >/dev/null ||
-			{ bench_teardown; die "sbatch failed"; }
-		wait_empty
-		stepds_gone
-	done
-	measured "$BENCH_COUNT_JOBS"
-	bench_teardown
-}
-
 # profile_chunk OUT: where the agent's CPU goes with BENCH_JOBS sleeping
 # jobs (perf record of its processes, cpu-clock, BENCH_WINDOW s).
 profile_chunk() {
@@ -539,10 +477,6 @@ case $cmd in
 		mkdir -p "$1" && steady_chunk "$(cd "$1" && pwd)" ;;
 	jobcost) [ $# = 1 ] || die "usage: jobcost OUT"
 		mkdir -p "$1" && jobcost_chunk "$(cd "$1" && pwd)" ;;
-	stepdcount) [ $# = 1 ] || die "usage: stepdcount OUT"
-		mkdir -p "$1" && stepdcount_chunk "$(cd "$1" && pwd)" ;;
-	stepdcount-way) [ $# = 1 ] || die "usage: stepdcount-way WAY"
-		stepdcount_way "$1" ;;
 	profile) [ $# = 1 ] || die "usage: profile OUT"
 		mkdir -p "$1" && profile_chunk "$(cd "$1" && pwd)" ;;
 	scale) [ $# = 1 ] || die "usage: scale OUT"
