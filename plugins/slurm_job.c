@@ -9,6 +9,7 @@
  * a node that completes the job late does not end it late. */
 #include "config.h"
 
+#include <errno.h>
 #include <pwd.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include "model/job.h"
 #include "base/log.h"
 #include "plugin.h"
+#include "slurm_compat.h"
 #include "base/text.h"
 
 /* Every string Slurm or the system gives enters here: Slurm accepts any
@@ -77,7 +79,7 @@ static void
 gpus_from_controller(const slurm_job_info_t *j, uint32_t nodeid,
 		     struct ceems_plugin_job_gpus *gpus)
 {
-	hostlist_t hl;
+	ceems_hostlist_t hl;
 	char *host;
 
 	if (j->gres_detail_str == NULL || nodeid >= j->gres_detail_cnt ||
@@ -121,11 +123,11 @@ from_controller(struct ceems_job_meta *meta, uint32_t jobid, uint32_t nodeid,
 	bool completing;
 
 	/* No retry: one call can already block for MessageTimeout. */
-	if (slurm_load_job(&msg, jobid, SHOW_DETAIL) != SLURM_SUCCESS)
+	if (compat_load_job(&msg, jobid, SHOW_DETAIL) != SLURM_SUCCESS)
 		msg = NULL;
 	if (msg == NULL) {
 		ceems_info("job %u: slurmctld did not answer (%s); the record has what the node knows",
-			   jobid, slurm_strerror(slurm_get_errno()));
+			   jobid, slurm_strerror(errno));
 		return;
 	}
 	j = job_in_answer(msg, jobid);
@@ -228,7 +230,7 @@ from_environment(spank_t sp, struct ceems_job_meta *meta)
 static void
 node_from_nodelist(spank_t sp, struct ceems_job_meta *meta)
 {
-	hostlist_t hl;
+	ceems_hostlist_t hl;
 	uint32_t nodeid;
 	char *host;
 
@@ -265,7 +267,7 @@ cluster_name(const char *configured, struct ceems_job_meta *meta)
 	    conf != NULL) {
 		copy_string(meta->cluster, sizeof(meta->cluster),
 			    conf->cluster_name);
-		slurm_free_ctl_conf(conf);
+		compat_free_conf(conf);
 	}
 }
 
