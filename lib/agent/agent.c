@@ -136,6 +136,43 @@ learn_identity(struct ceems_agent *a, struct agent_job *j,
 		   j->spec.cluster);
 }
 
+/* A later registration of job J may name hierarchies of its v1 cgroup
+ * that the first could not: from Slurm 25.05 the extern step has no
+ * task, and its slurmstepd, whose cgroups registered the job, is in no
+ * cpuacct cgroup of the job, which Slurm makes with the job's first
+ * task.  The job's CPU time is then read from there on (the next tick
+ * takes its baseline), and its later steps are read there too. */
+static void
+learn_cgroup(struct ceems_agent *a, struct agent_job *j,
+	     const struct ceems_agent_job_spec *spec)
+{
+	struct ceems_cgroup_job more = j->spec.cgroup;
+	struct ceems_cgroup_reader *reader;
+	bool learned = false;
+	int err = 0;
+
+	if (j->have_cpu || j->gone || more.version != CEEMS_CGROUP_V1 ||
+	    spec->cgroup.version != CEEMS_CGROUP_V1)
+		return;
+	for (int c = 0; c < CEEMS_CG_NCONTROLLERS; c++)
+		if (more.v1[c][0] == '\0' && spec->cgroup.v1[c][0] != '\0') {
+			memcpy(more.v1[c], spec->cgroup.v1[c], sizeof(more.v1[c]));
+			learned = true;
+		}
+	if (!learned)
+		return;
+	reader = ceems_cgroup_stats_reader_open(&more, &a->mounts,
+						a->cgroup_prefix, &err);
+	if (reader == NULL)
+		return;
+	ceems_cgroup_stats_reader_close(j->reader);
+	j->reader = reader;
+	j->spec.cgroup = more;
+	if (a->state != NULL)
+		ceems_agent_state_slot_identity(a->state, j->slot, &j->spec);
+	ceems_info("job %u: a later step named more of its cgroup", j->spec.jobid);
+}
+
 /* Job J was running from FROM_NS, before the agent could measure it
  * (until NOW_NS): a gap of its record, as an agent's downtime is. */
 static void
@@ -208,6 +245,7 @@ ceems_agent_register(struct ceems_agent *a,
 			options = true;
 		}
 		learn_identity(a, j, spec);
+		learn_cgroup(a, j, spec);
 		if (spec->perf && !j->spec.perf) {
 			j->spec.perf = true;
 			options = true;
