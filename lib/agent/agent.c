@@ -168,6 +168,9 @@ learn_cgroup(struct ceems_agent *a, struct agent_job *j,
 	ceems_cgroup_stats_reader_close(j->reader);
 	j->reader = reader;
 	j->spec.cgroup = more;
+	/* what a restarted agent checks its checkpoint's job against */
+	if (ceems_cgroup_stats_reader_cpu_ino(reader, &j->cgroup_ino) < 0)
+		j->cgroup_ino = 0;
 	if (a->state != NULL)
 		ceems_agent_state_slot_identity(a->state, j->slot, &j->spec);
 	ceems_info("job %u: a later step named more of its cgroup", j->spec.jobid);
