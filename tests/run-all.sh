@@ -118,7 +118,7 @@ fi
 # The matrix's Debian roots (tests/matrix/run.sh), made once per run (or
 # kept from an earlier one) beside the build trees.
 export CEEMS_MATRIX_CACHE="$build_root/matrix-roots"
-export CEEMS_MATRIX_BUDGET_MIN="${CEEMS_MATRIX_BUDGET_MIN:-24}"
+export CEEMS_MATRIX_BUDGET_MIN="${CEEMS_MATRIX_BUDGET_MIN:-16}"
 note "autoreconf"
 ( cd "$top" && autoreconf -fi ) >"$build_root/logs/autoreconf.log" 2>&1 || {
 	tail -n 30 "$build_root/logs/autoreconf.log"
