@@ -140,8 +140,8 @@ learn_identity(struct ceems_agent *a, struct agent_job *j,
  * that the first could not: from Slurm 25.05 the extern step has no
  * task, and its slurmstepd, whose cgroups registered the job, is in no
  * cpuacct cgroup of the job, which Slurm makes with the job's first
- * task.  The job's CPU time is then read from there on (the next tick
- * takes its baseline), and its later steps are read there too. */
+ * task.  The job's CPU time is then read from there on, and its later
+ * steps are read there too. */
 static void
 learn_cgroup(struct ceems_agent *a, struct agent_job *j,
 	     const struct ceems_agent_job_spec *spec)
@@ -171,8 +171,14 @@ learn_cgroup(struct ceems_agent *a, struct agent_job *j,
 	/* what a restarted agent checks its checkpoint's job against */
 	if (ceems_cgroup_stats_reader_cpu_ino(reader, &j->cgroup_ino) < 0)
 		j->cgroup_ino = 0;
+	/* The CPU time from now on, as at a registration. */
+	if (ceems_cgroup_stats_reader_read(reader, &j->usage) == 0 &&
+	    (j->usage.present & CEEMS_CGF_CPU_USAGE)) {
+		j->cpu_last_ns = j->cpu_base_ns = j->usage.cpu_usage_ns;
+		j->have_cpu = true;
+	}
 	if (a->state != NULL)
-		ceems_agent_state_slot_identity(a->state, j->slot, &j->spec);
+		ceems_agent_state_slot_cgroup(a->state, j->slot, &j->spec);
 	ceems_info("job %u: a later step named more of its cgroup", j->spec.jobid);
 }
 

@@ -287,8 +287,8 @@ test_refused_once(void)
 
 /* The extern step registers job 42 from its slurmstepd, in no cpuacct
  * cgroup of the job: its CPU time is unknown, not 0.  The batch step's
- * registration names the cpuacct cgroup; the CPU time counts from the
- * tick after. */
+ * registration names the cpuacct cgroup; the CPU time counts from
+ * there. */
 static void
 test_later_step_names_cpuacct(void)
 {
@@ -300,7 +300,6 @@ test_later_step_names_cpuacct(void)
 
 	make_trees();
 	base_config(&c);
-	c.state_dir[0] = '\0';
 	a = ceems_agent_open(&c, 10 * SEC, err, sizeof(err));
 	if (!ok(a != NULL, "agent opens on fixture trees (%s)", err))
 		return;
@@ -314,11 +313,25 @@ test_later_step_names_cpuacct(void)
 	ok(!(r.usage.present & CEEMS_CGF_CPU_USAGE) && r.cpu_s == 0, "its CPU time is not measured (%g)", r.cpu_s);
 	is_int(ceems_agent_register(a, &full, 11 * SEC), -EEXIST, "the batch step's registration");
 	advance(1000000000ULL);
-	ceems_agent_tick(a, 12 * SEC);	/* the baseline */
+	ceems_agent_tick(a, 12 * SEC);
 	advance(500000000ULL);
 	ceems_agent_tick(a, 13 * SEC);
 	is_int(ceems_agent_report(a, 42, &r), 0, "report");
-	is_near(r.cpu_s, 0.5, 1e-9, "CPU time from the tick after the cgroup was named");
+	is_near(r.cpu_s, 1.5, 1e-9, "CPU time from the step that named the cgroup on");
+	/* killed after its checkpoint: the next agent reads the job where
+	 * the batch step said */
+	is_int(ceems_agent_checkpoint(a, 13 * SEC), 0, "checkpoint");
+	ceems_agent_open_close(a);
+	a = ceems_agent_open(&c, 14 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "a restarted agent opens (%s)", err))
+		return;
+	is_int(ceems_agent_restore(a, 14 * SEC), 1, "it restores the job");
+	advance(500000000ULL);
+	ceems_agent_tick(a, 15 * SEC);
+	is_int(ceems_agent_report(a, 42, &r), 0, "report");
+	ok(r.usage.present & CEEMS_CGF_CPU_USAGE, "its CPU time is read from the cgroup the batch step named");
+	ceems_agent_deregister(a, 42, 15 * SEC, &r);
+	ceems_agent_release(a, 42);
 	ceems_agent_open_close(a);
 }
 
