@@ -1,6 +1,8 @@
 /* epilog.c - the job_epilog safety net, in the separate "slurmstepd spank
  * epilog" process slurmd runs after every step of a job has ended on this
- * node.  It asks slurmctld for the job's metadata (its state and exit
+ * node; the plugin has the callback only when built with
+ * --enable-spank-job-epilog (ceems-jobinfo gives the agent the same
+ * word without a process per job).  It asks slurmctld for the job's metadata (its state and exit
  * code are decided by now) and gives them to the agent: normally the
  * extern step has ended the job, with what slurmctld said at its start,
  * and its record waits for this word; when the steps died without ending

@@ -1,5 +1,8 @@
 /* job_start.c - Slurm's start time and cluster of a job, given to the
- * node agent soon after the job starts.  The database keys a job by
+ * node agent soon after the job starts, by the extern step itself: with
+ * jobinfo = no only.  With jobinfo = yes (the default) the agent's
+ * ceems-jobinfo (tools/jobinfo) asks slurmctld instead, outside every
+ * step of the job, and this file's child never runs.  The database keys a job by
  * cluster, id and start time; a record the agent writes itself (the
  * plugin never came back for the job: lib/agent/agent_finish.c) must carry the
  * same key as the plugin's record of the job, or the job gets two rows.
@@ -78,8 +81,8 @@ lookup_main(void *arg, void *answer, size_t size, int fd)
 	int r;
 
 	(void)arg;
-	ceems_slurm_job_controller_meta(spec->jobid, lookup.configured_cluster,
-				     meta, lookup.nodeid, &gpus);
+	(void)ceems_slurm_ctld_meta(spec->jobid, lookup.configured_cluster,
+				    meta, lookup.nodeid, NULL, &gpus);
 	ceems_child_call_answer(fd, meta, size);
 	if (meta->start_time > 0 &&
 	    meta->start_time <= CEEMS_AGENT_START_TIME_MAX)

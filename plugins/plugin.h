@@ -10,6 +10,7 @@
 
 #include "args.h"	/* plugstack.conf arguments, key=value */
 #include "child_call.h"
+#include "slurm_ctld.h"
 #include "cgroup/cgroup_path.h"
 #include "base/conf.h"
 #include "sources/gres.h"
@@ -68,21 +69,6 @@ void ceems_slurm_job_meta(spank_t sp, uint32_t jobid, bool ask_controller,
 /* This node's Slurm name into META->node when empty: the job's node
  * list (META->nodes) at this node's index, else the host name. */
 void ceems_slurm_job_node(spank_t sp, struct ceems_job_meta *meta);
-/* Slurm's GPUs of a job on one node, as slurmctld gives them. */
-struct ceems_plugin_job_gpus {
-	char node[CEEMS_GRES_PATH_MAX];	/* the node's Slurm name */
-	char gres_detail[512];		/* its gres_detail_str, "" none */
-};
-
-/* What slurmctld says of job JOBID (the fields above that come from it)
- * and the cluster, as ceems_slurm_job_meta has them; no SPANK handle,
- * so a thread may call it.  Fields slurmctld did not give stay unknown.
- * GPUS, when not NULL, gets the job's GPUs on its node NODEID. */
-void ceems_slurm_job_controller_meta(uint32_t jobid,
-				  const char *configured_cluster,
-				  struct ceems_job_meta *meta, uint32_t nodeid,
-				  struct ceems_plugin_job_gpus *gpus);
-
 /* job_gpus.c: the identifiers of the GPUs in G (lib/sources/gres.h), the device
  * files of their GRES indices from GRES_CONF, into SPEC's gpu_ids.
  * Returns how many. */

@@ -18,9 +18,12 @@
  * failure is logged and ignored: measurement never fails, delays or kills
  * a job (design invariant 1).  slurmctld, which can block a call
  * for MessageTimeout, is asked only in a child process with a deadline
- * (child_call.c): at the extern step's start for the job's metadata
- * (job_start.c), and at the batch step's task exit when a task was
- * killed by a signal, to tell CANCELLED from TIMEOUT.
+ * (child_call.c): at the batch step's task exit when a task was killed
+ * by a signal, to tell CANCELLED from TIMEOUT; and, with jobinfo = no
+ * only, at the extern step's start for the job's metadata (job_start.c).
+ * With jobinfo = yes (the default) the agent's ceems-jobinfo asks
+ * slurmctld for the job's start time and metadata, and for its final
+ * state at its end, outside every step.
  * User-visible text is printed with slurm_spank_log, which reaches the
  * job's output only from batch and srun steps. */
 #include "config.h"
@@ -176,7 +179,14 @@ start_accounting(spank_t sp, pid_t pid)
 			step.meta.node[0] = '\0';
 		step.have_meta = true;
 	}
-	if (r > 0 || step.stepid == SLURM_EXTERN_CONT) {
+	/* With jobinfo = yes the agent asks slurmctld through
+	 * ceems-jobinfo (tools/jobinfo): no child of this step does,
+	 * unless the agent could not be told of the job (it is away):
+	 * then the note of the job the extern step leaves at its end
+	 * carries what slurmctld said. */
+	if ((!step.config.jobinfo && r > 0) ||
+	    (step.stepid == SLURM_EXTERN_CONT &&
+	     (!step.config.jobinfo || r < 0))) {
 		uint32_t nodeid = 0;
 
 		spank_get_item(sp, S_JOB_NODEID, &nodeid);

@@ -78,7 +78,11 @@ slurm_spank_slurmd_exit(spank_t sp, int ac, char **av)
 	return ESPANK_SUCCESS;
 }
 
-/* job_script context: every step of the job has ended on this node. */
+#ifdef CEEMS_SPANK_JOB_EPILOG
+/* job_script context: every step of the job has ended on this node.
+ * Built with --enable-spank-job-epilog only: slurmd runs a process
+ * after every job just because a plugin has this callback, and
+ * ceems-jobinfo gives the agent slurmctld's final word without it. */
 int
 slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 {
@@ -91,3 +95,4 @@ slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 	(void)ceems_epilog_job(sp, &plugin_args);
 	return ESPANK_SUCCESS;
 }
+#endif

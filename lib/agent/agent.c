@@ -39,6 +39,7 @@ ceems_agent_free_job(struct agent_job *j)
 	ceems_cgroup_stats_reader_close(j->reader);
 	ceems_agent_series_free(j->series);
 	ceems_agent_perf_close(j);
+	ceems_agent_extern_close(j);
 	ceems_hotmem_free(j);
 }
 
@@ -284,8 +285,10 @@ register_new(struct ceems_agent *a, const struct ceems_agent_job_spec *spec,
 	int ret;
 
 	/* The same id again (a requeued job) while the last run waits for
-	 * its release: that run's record is written now. */
-	ceems_agent_finish_expire(a->finish, now_ns, spec->jobid);
+	 * its release or slurmctld's word: that run's record is written
+	 * now, as that run (slurmctld, asked later, would speak of this
+	 * one). */
+	ceems_agent_finish_new_run(a->finish, spec->jobid);
 	if (a->njobs >= a->config.max_jobs)
 		return -ENOSPC;
 	/* No tick: the job's CPU baseline is read now, and the next tick
@@ -295,6 +298,7 @@ register_new(struct ceems_agent *a, const struct ceems_agent_job_spec *spec,
 		return -ENOMEM;
 	ceems_agent_job_set_spec(j, spec);
 	j->slot = -1;
+	j->extern_pidfd = -1;
 	j->registered_ns = registered_ns;
 	j->tick_from_ns = now_ns;
 	ceems_job_figures_ledger_init(&j->ledger);
@@ -727,6 +731,8 @@ ceems_agent_step_end(struct ceems_agent *a, uint32_t jobid,
 		st->reader = NULL;
 		st->r.ended = true;
 		st->r.elapsed_s = (double)(now_ns - st->start_ns) / 1e9;
+		if (strcmp(step_id, "batch") == 0)
+			j->batch_end_ns = now_ns;
 		ceems_agent_tick_save_job(a, j, a->last_tick_ns);
 		/* Those figures are of the last tick, the node's counters on
 		 * disk of the last checkpoint: a restart recovers the job only
@@ -842,6 +848,14 @@ ceems_agent_reply_lost(struct ceems_agent *a, uint32_t jobid)
 	return ceems_agent_finish_expire(a->finish, 0, jobid) > 0 ? 0 : -ENOENT;
 }
 
+void
+ceems_agent_set_gone_hook(struct ceems_agent *a,
+			  void (*hook)(void *arg, uint32_t jobid), void *arg)
+{
+	a->gone_hook = hook;
+	a->gone_arg = arg;
+}
+
 size_t
 ceems_agent_nfinishing(const struct ceems_agent *a)
 {
@@ -888,6 +902,20 @@ ceems_agent_sweep(struct ceems_agent *a, uint64_t now_ns)
 			reap(a, i, now_ns);
 			n++;
 			continue;	/* I now holds the last job */
+		}
+		/* Its extern step killed (its cgroup, which that step
+		 * removes, lingers), seen by its slurmstepd's exit, or by
+		 * its batch script's end long ago: slurmctld's word ends
+		 * it. */
+		if (!j->end_asked && !j->gone && a->gone_hook != NULL &&
+		    (ceems_agent_extern_lost(j) ||
+		     (j->batch_end_ns > 0 &&
+		      now_ns - j->batch_end_ns >= a->config.reap_grace_ns))) {
+			ceems_info("job %u: its extern step ended without "
+				   "ending the job; slurmctld's word on its "
+				   "end is asked for", j->spec.jobid);
+			a->jobs[i]->end_asked = true;
+			a->gone_hook(a->gone_arg, j->spec.jobid);
 		}
 		i++;
 	}

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "base/conf.h"
 #include "model/job.h"
@@ -129,9 +130,37 @@ int ceems_agent_reply_lost(struct ceems_agent *agent, uint32_t jobid);
  * freed).  Returns how many records the agent wrote. */
 int ceems_agent_sweep(struct ceems_agent *agent, uint64_t now_ns);
 
+/* Watch the slurmstepd PID that started job JOBID's extern step: its
+ * exit without a deregistration is seen by the sweep (agent_extern.c). */
+void ceems_agent_extern_watch(struct ceems_agent *agent, uint32_t jobid,
+			      pid_t pid);
+
 size_t ceems_agent_nfinishing(const struct ceems_agent *agent);
 
 /* ---- The agent as the only writer of records (lib/agent/agent_end.c) ---- */
+
+/* Is an end word for job JOBID whose Slurm start time is START_TIME (0
+ * unknown) of an earlier run than the one the agent holds now?  True
+ * when the agent holds JOBID alive (not finishing) with Slurm's start
+ * time later than START_TIME, or not known yet while the run that
+ * started at START_TIME has its record written: slurmctld's word on a
+ * requeued run came after the new run registered, and must not end
+ * it. */
+bool ceems_agent_end_of_earlier_run(struct ceems_agent *agent,
+				    uint32_t jobid, int64_t start_time);
+
+/* Step STEP_ID of job JOBID ended after the extern step ended the job
+ * (a time limit or a cancel kills every step at once): slurmctld's word,
+ * if it came meanwhile and waited for the step, writes the record now.
+ * 1 when a record was written. */
+int ceems_agent_end_step_late(struct ceems_agent *agent, uint32_t jobid,
+			      const char *step_id);
+
+/* Slurm's start time of job JOBID's run that the agent holds or whose
+ * record waits, 0 when not known: it goes with the request for
+ * slurmctld's word on the run's end. */
+int64_t ceems_agent_end_run_start(const struct ceems_agent *agent,
+				  uint32_t jobid);
 
 /* The plugin's word on the end of job JOBID, with the job's metadata
  * META (a deregistration with BY; call it after ceems_agent_deregister).
@@ -215,6 +244,15 @@ int ceems_agent_report(const struct ceems_agent *agent, uint32_t jobid,
 		       struct ceems_agent_job_report *out);
 
 size_t ceems_agent_njobs(const struct ceems_agent *agent);
+
+/* HOOK(ARG, JOBID) when a tick finds that a registered job's cgroup is
+ * gone, or a sweep that its extern slurmstepd is gone (with no other
+ * step running) or that its batch step ended reap_grace ago: no step
+ * deregistered it (the extern step was killed), so the caller may ask
+ * slurmctld how it ended (ceems-jobinfo's word then ends it). */
+void ceems_agent_set_gone_hook(struct ceems_agent *agent,
+			       void (*hook)(void *arg, uint32_t jobid),
+			       void *arg);
 
 /* The tick the agent needs now, ns: idle_interval while it holds no job
  * (none registered, none finishing) and every measured domain whose

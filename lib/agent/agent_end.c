@@ -23,6 +23,38 @@ ceems_agent_end(struct ceems_agent *a, uint32_t jobid,
 	return ceems_agent_finish_end(a->finish, jobid, meta, by, now_ns);
 }
 
+bool
+ceems_agent_end_of_earlier_run(struct ceems_agent *a, uint32_t jobid,
+			       int64_t start_time)
+{
+	struct agent_job *j;
+
+	if (start_time <= 0 || ceems_agent_finish_find(a->finish, jobid) != NULL)
+		return false;
+	j = ceems_agent_find_job(a, jobid, NULL);
+	if (j == NULL)
+		return false;
+	return j->spec.start_time > start_time ||
+	       (j->spec.start_time == 0 &&
+		ceems_agent_finish_ended(a->finish, jobid, start_time));
+}
+
+int64_t
+ceems_agent_end_run_start(const struct ceems_agent *a, uint32_t jobid)
+{
+	const struct agent_job *j = ceems_agent_find_job(a, jobid, NULL);
+
+	return j != NULL ? j->spec.start_time :
+	       ceems_agent_finish_start_time(a->finish, jobid);
+}
+
+int
+ceems_agent_end_step_late(struct ceems_agent *a, uint32_t jobid,
+			  const char *step_id)
+{
+	return ceems_agent_finish_step_ended(a->finish, jobid, step_id);
+}
+
 int
 ceems_agent_end_final_report(const struct ceems_agent *a, uint32_t jobid,
 			 struct ceems_agent_job_report *out)

@@ -45,7 +45,16 @@ struct finishing {
 	bool unmeasured;
 	bool node_measured[CEEMS_DOMAIN_COUNT];
 	char why[160];
+	/* slurmctld's word (by WORD_BY) came while a step of the job still
+	 * ran here (a time limit or a cancel kills every step at once, and
+	 * the extern step's exit can come first): the record is written
+	 * with it at that step's end, or WORD_WAIT_NS after the word. */
+	bool word_waits;
+	char word_by[16];
+	struct ceems_job_meta word;
 };
+
+#define WORD_WAIT_NS 2000000000ull
 
 /* Jobs whose record was written lately, so that a note of one of them
  * (its plugin could not tell it had been heard) makes no second record.
@@ -199,17 +208,31 @@ ceems_agent_finish_ended_any(const struct agent_finish *f, uint32_t jobid)
 	return false;
 }
 
+/* Slurm's start time of entry E's run as the agent learnt it during the
+ * run (the plugin's metadata, else the registration's), 0 unknown. */
+static int64_t
+run_start(const struct finishing *e)
+{
+	if (e->have_meta && e->meta.start_time > 0)
+		return e->meta.start_time;
+	return e->job.start_from_slurm ? e->job.start_time : 0;
+}
+
+int64_t
+ceems_agent_finish_start_time(const struct agent_finish *f, uint32_t jobid)
+{
+	size_t i = find_index(f, jobid);
+
+	return i == SIZE_MAX ? 0 : run_start(f->jobs[i]);
+}
+
 /* Remove entry I (its slot released, the array kept dense); REMEMBER
  * when its record is kept, so that a note of the job makes no second. */
 static void
 remove_entry(struct agent_finish *f, size_t i, bool remember)
 {
 	if (remember)
-		remember_ended(f, f->jobs[i]->jobid,
-			       f->jobs[i]->have_meta && f->jobs[i]->meta.start_time != 0 ?
-			       f->jobs[i]->meta.start_time :
-			       f->jobs[i]->job.start_from_slurm ?
-			       f->jobs[i]->job.start_time : 0);
+		remember_ended(f, f->jobs[i]->jobid, run_start(f->jobs[i]));
 	release_slot(f, f->jobs[i]->job.slot);
 	ceems_agent_series_free(f->jobs[i]->report.series);
 	free(f->jobs[i]);
@@ -241,9 +264,11 @@ complete_meta(const struct agent_finish *f, struct ceems_job_meta *m,
 			 job->cluster[0] != '\0' ? job->cluster :
 			 f->spool_config.cluster[0] != '\0' ?
 			 f->spool_config.cluster : "unknown");
-	/* The agent's node (--node: one of several slurmd on this host),
-	 * else the host's name. */
-	if (m->node[0] == '\0' && f->spool_config.node[0] != '\0')
+	/* The agent's node (--node: one of several slurmd on this host)
+	 * over the plugin's: an extern step without the job's node list
+	 * (no lookup of its own with ceems-jobinfo) knows only the host's
+	 * name.  Else the plugin's, else the host's name. */
+	if (f->spool_config.node[0] != '\0')
 		snprintf(m->node, sizeof(m->node), "%s", f->spool_config.node);
 	if (m->node[0] == '\0' && gethostname(m->node, sizeof(m->node)) < 0)
 		m->node[0] = '\0';
@@ -454,11 +479,36 @@ finalize_as(struct agent_finish *f, size_t i, const char *by, const char *why)
 	return 0;
 }
 
+/* Whether a step of the job other than its extern step had not ended
+ * when its report was taken. */
+static bool
+step_runs(const struct ceems_agent_job_report *r)
+{
+	for (uint32_t k = 0; k < r->nsteps && k < CEEMS_AGENT_MAX_STEPS; k++)
+		if (!r->steps[k].ended && strcmp(r->steps[k].id, "extern") != 0)
+			return true;
+	return false;
+}
+
+/* Entry I's record, with the word that waited for its steps' end. */
+static int
+end_with_word(struct agent_finish *f, size_t i)
+{
+	struct ceems_job_meta word = f->jobs[i]->word;
+	char by[sizeof(f->jobs[i]->word_by)];
+
+	snprintf(by, sizeof(by), "%s", f->jobs[i]->word_by);
+	f->jobs[i]->word_waits = false;
+	return ceems_agent_finish_end_now(f, f->jobs[i]->jobid, &word, by);
+}
+
 static int
 finalize(struct agent_finish *f, size_t i, const char *why)
 {
 	struct finishing *e = f->jobs[i];
 
+	if (e->word_waits)
+		return end_with_word(f, i);
 	if (e->ended_by[0] != '\0')
 		return finalize_as(f, i, e->ended_by, "no word from the epilog "
 				   "within finish_grace");
@@ -561,6 +611,33 @@ ceems_agent_finish_release(struct agent_finish *f, uint32_t jobid)
 	return 0;
 }
 
+int
+ceems_agent_finish_new_run(struct agent_finish *f, uint32_t jobid)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < f->njobs;) {
+		struct finishing *e = f->jobs[i];
+
+		if (e->jobid != jobid) {
+			i++;
+			continue;
+		}
+		/* Only slurmctld's requeue runs the job here again. */
+		if (!e->unwritten && e->have_meta && e->meta.state[0] == '\0')
+			snprintf(e->meta.state, sizeof(e->meta.state),
+				 "REQUEUED");
+		if (finalize_as(f, i, e->ended_by[0] != '\0' ? e->ended_by :
+				"agent", "a new run of the job registered on "
+				"this node: this run was requeued") < 0) {
+			i++;	/* kept for the next sweep */
+			continue;
+		}
+		n++;
+	}
+	return n;
+}
+
 CEEMS_TICK_PATH int
 ceems_agent_finish_expire(struct agent_finish *f, uint64_t now_ns, uint32_t jobid)
 {
@@ -619,7 +696,50 @@ ceems_agent_finish_end(struct agent_finish *f, uint32_t jobid,
 			ceems_agent_state_slot_finishing_meta(f->state, e->job.slot, meta);
 		return 0;
 	}
+	if (meta != NULL && e->ended_by[0] != '\0' && step_runs(&e->report)) {
+		e->word = *meta;
+		snprintf(e->word_by, sizeof(e->word_by), "%s", by);
+		e->word_waits = true;
+		e->deadline_ns = now_ns + WORD_WAIT_NS;
+		ceems_debug("job %u: the %s's word waits for its last step's end",
+			    jobid, by);
+		return 0;
+	}
 	return ceems_agent_finish_end_now(f, jobid, meta, by);
+}
+
+int
+ceems_agent_finish_step_ended(struct agent_finish *f, uint32_t jobid,
+			      const char *step_id)
+{
+	size_t i = find_index(f, jobid);
+	struct ceems_agent_job_report *r;
+
+	if (i == SIZE_MAX)
+		return 0;
+	r = &f->jobs[i]->report;
+	for (uint32_t k = 0; k < r->nsteps && k < CEEMS_AGENT_MAX_STEPS; k++)
+		if (strcmp(r->steps[k].id, step_id) == 0)
+			r->steps[k].ended = true;
+	if (!f->jobs[i]->word_waits || step_runs(r))
+		return 0;
+	return end_with_word(f, i) == 0 ? 1 : 0;
+}
+
+bool
+ceems_agent_finish_later_run(struct ceems_job_meta *word, int64_t run_start,
+			     int64_t run_end)
+{
+	if (word->start_time <= 0 ||
+	    (run_start > 0 ? word->start_time <= run_start :
+	     run_end <= 0 || word->start_time <= run_end))
+		return false;
+	word->start_time = run_start;	/* 0: the run's own, from the agent */
+	word->end_time = 0;
+	snprintf(word->state, sizeof(word->state), "REQUEUED");
+	word->exit_code = 0;
+	word->exit_signal = 0;
+	return true;
 }
 
 int
@@ -627,11 +747,24 @@ ceems_agent_finish_end_now(struct agent_finish *f, uint32_t jobid,
 		     const struct ceems_job_meta *meta, const char *by)
 {
 	size_t i = find_index(f, jobid);
+	struct ceems_job_meta word;
 	struct finishing *e;
 
 	if (i == SIZE_MAX)
 		return -ENOENT;
 	e = f->jobs[i];
+	/* Asked after the job was requeued and started again, slurmctld
+	 * speaks of the new run: this one keeps its own start, and was
+	 * requeued. */
+	if (meta != NULL) {
+		word = *meta;
+		if (ceems_agent_finish_later_run(&word, run_start(e),
+						 e->job.end_time))
+			ceems_info("job %u: slurmctld's end word is of a later "
+				   "run (started %lld): this run was requeued",
+				   jobid, (long long)meta->start_time);
+		meta = &word;
+	}
 	if (meta != NULL && e->have_meta)
 		amend_meta(&e->meta, meta);
 	else if (meta != NULL) {
@@ -640,39 +773,6 @@ ceems_agent_finish_end_now(struct agent_finish *f, uint32_t jobid,
 	}
 	return finalize_as(f, i, e->ended_by[0] != '\0' ? e->ended_by : by,
 			   "ended by the plugin");
-}
-
-/* A job the agent never measured: its time is all a gap, each domain
- * the node measures is there with coverage 0, nothing else is. */
-static void
-unmeasured_report(const struct ceems_job_meta *meta,
-		  const bool node_measured[CEEMS_DOMAIN_COUNT],
-		  struct ceems_agent_job_report *report)
-{
-	double lifetime = meta->start_time > 0 && meta->end_time > meta->start_time ?
-			  (double)(meta->end_time - meta->start_time) : 0;
-
-	memset(report, 0, sizeof(*report));
-	report->jobid = meta->jobid;
-	report->uid = meta->uid;
-	report->elapsed_s = lifetime;
-	report->gap_s = lifetime;
-	if (lifetime > 0) {
-		report->ngaps = 1;
-		report->gaps[0].start = (double)meta->start_time;
-		report->gaps[0].end = (double)meta->end_time;
-	}
-	report->ledger.lifetime_s = lifetime;
-	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
-		report->ledger.measured[d] = node_measured[d];
-}
-
-void
-ceems_agent_finish_unmeasured_report(const struct ceems_job_meta *meta,
-			       const bool node_measured[CEEMS_DOMAIN_COUNT],
-			       struct ceems_agent_job_report *report)
-{
-	unmeasured_report(meta, node_measured, report);
 }
 
 /* The record of a job the agent never measured, from META alone; AGAIN
@@ -700,10 +800,10 @@ write_unmeasured(struct agent_finish *f, const struct ceems_job_meta *meta,
 		ceems_error("job %u: out of memory for its record", meta->jobid);
 		return -ENOMEM;
 	}
-	unmeasured_report(meta, node_measured, report);
+	ceems_agent_finish_unmeasured_report(meta, node_measured, report);
 	complete_meta(f, &m, report, &job);
 	/* The lifetime to the end complete_meta settled on. */
-	unmeasured_report(&m, node_measured, report);
+	ceems_agent_finish_unmeasured_report(&m, node_measured, report);
 	ceems_record_build(rec, &m, report, "agent", (int64_t)time(NULL));
 	note = add_note(rec, "not-measured");
 	snprintf(note->text, sizeof(note->text),
@@ -748,7 +848,7 @@ ceems_agent_finish_add_unmeasured(struct agent_finish *f,
 	e->job.end_time = meta->end_time;
 	e->job.start_from_slurm = meta->start_time > 0;
 	e->deadline_ns = now_ns + f->spool_config.finish_grace_ns;
-	unmeasured_report(meta, node_measured, &e->report);
+	ceems_agent_finish_unmeasured_report(meta, node_measured, &e->report);
 	e->unmeasured = true;
 	memcpy(e->node_measured, node_measured, sizeof(e->node_measured));
 	snprintf(e->why, sizeof(e->why), "%s", why);

@@ -96,6 +96,23 @@ int ceems_agent_finish_release(struct agent_finish *f, uint32_t jobid);
 int ceems_agent_finish_expire(struct agent_finish *f, uint64_t now_ns,
 			uint32_t jobid);
 
+/* Job JOBID registers anew (a requeued job) while the last run waits:
+ * that run's record is written now, REQUEUED when no word said how it
+ * ended (only slurmctld's requeue runs the job on the node again).
+ * Returns how many were written. */
+int ceems_agent_finish_new_run(struct agent_finish *f, uint32_t jobid);
+
+/* WORD, slurmctld's metadata at the end of a run of the job that
+ * started at RUN_START (Slurm's start time as the agent learnt it during
+ * the run; 0 unknown: then the run's end, RUN_END, bounds it): when
+ * WORD's start time is later, slurmctld was asked after the job was
+ * requeued and started again, and WORD's start, end, state and exit
+ * code are the later run's.  They are replaced: REQUEUED, RUN_START,
+ * no end time or exit code (the run's own, from the agent).  True
+ * then. */
+bool ceems_agent_finish_later_run(struct ceems_job_meta *word,
+				  int64_t run_start, int64_t run_end);
+
 /* The plugin's word on the end of finishing job JOBID, with its
  * metadata META (may be NULL).  BY "extern" (the extern step, with what
  * slurmctld said at the job's start): kept, the record waits for the
@@ -109,6 +126,12 @@ int ceems_agent_finish_expire(struct agent_finish *f, uint64_t now_ns,
 int ceems_agent_finish_end(struct agent_finish *f, uint32_t jobid,
 		     const struct ceems_job_meta *meta, const char *by,
 		     uint64_t now_ns);
+/* Step STEP_ID of finishing job JOBID ended (its end came after the
+ * extern step's): the word that waited for it writes the record now.
+ * 1 when a record was written. */
+int ceems_agent_finish_step_ended(struct agent_finish *f, uint32_t jobid,
+				  const char *step_id);
+
 /* The same, the record written now whoever BY is (a note of the job:
  * the plugin's last word). */
 int ceems_agent_finish_end_now(struct agent_finish *f, uint32_t jobid,
@@ -116,6 +139,10 @@ int ceems_agent_finish_end_now(struct agent_finish *f, uint32_t jobid,
 
 /* Was a record of JOBID (START_TIME, 0 when unknown: matching only a
  * record written without one) written lately? */
+/* Slurm's start time of job JOBID's finishing run, 0 when not known or
+ * not finishing. */
+int64_t ceems_agent_finish_start_time(const struct agent_finish *f,
+				      uint32_t jobid);
 bool ceems_agent_finish_ended(const struct agent_finish *f, uint32_t jobid,
 			int64_t start_time);
 

@@ -194,10 +194,22 @@ struct agent_job {
 	/* Adopted by the agent (agent_adopt.c), no plugin heard from yet:
 	 * the first registration's spec is taken whole. */
 	bool adopted;
+	/* When its batch step ended (0: not yet), and whether slurmctld's
+	 * word on its end was asked for since (its extern step did not
+	 * deregister it within reap_grace: ceems_agent_sweep). */
+	uint64_t batch_end_ns;
+	bool end_asked;
+	/* A pidfd of the slurmstepd that started its extern step, -1
+	 * when none (agent_extern.c). */
+	int extern_pidfd;
 };
 
 struct ceems_agent {
 	struct ceems_config config;
+	/* Called when a registered job's cgroup is found gone (its steps
+	 * ended without deregistering it): ceems_agent_set_gone_hook. */
+	void (*gone_hook)(void *arg, uint32_t jobid);
+	void *gone_arg;
 	struct ceems_energy_source *sources[MAX_SOURCES];
 	size_t nsources;
 	/* For each domain, the one source whose counters count (two
@@ -303,6 +315,11 @@ struct ceems_agent {
 
 /* agent.c */
 void ceems_agent_free_job(struct agent_job *j);
+
+/* agent_extern.c: the job's extern slurmstepd gone while the job is
+ * registered and none of its other steps runs here. */
+void ceems_agent_extern_close(struct agent_job *j);
+bool ceems_agent_extern_lost(const struct agent_job *j);
 /* J's spec set to SPEC, and what the tick keeps of it near at hand. */
 void ceems_agent_job_set_spec(struct agent_job *j, const struct ceems_agent_job_spec *spec);
 struct agent_job *ceems_agent_find_job(const struct ceems_agent *a, uint32_t jobid,

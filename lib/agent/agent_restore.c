@@ -158,6 +158,7 @@ restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 	ceems_agent_job_set_spec(j, spec);
 	terminate_spec_strings(&j->spec);
 	j->slot = slot;
+	j->extern_pidfd = -1;	/* its slurmstepd unknown after a restart */
 	j->registered_ns = registered_ns;
 	j->ledger = fig->ledger;
 	/* Its ticks split by an earlier agent before the idle power was

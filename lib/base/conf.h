@@ -29,6 +29,10 @@ struct ceems_config {
 	 * idle node's agent wakes this often (no slower than interval). */
 	uint64_t idle_interval_ns;
 	uint32_t max_jobs;		/* bounded memory: registrations refused beyond */
+	/* ceems-jobinfo, beside the agent, asks slurmctld for a job's
+	 * start time and metadata at its start and for its final state
+	 * at its end (tools/jobinfo): the plugin asks it nothing. */
+	bool jobinfo;
 	bool series_all;		/* a time series for every job, not only
 					 * --ceems-series ones */
 	/* Jobs shorter than this get no GPU notes in their summary (the

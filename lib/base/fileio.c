@@ -201,3 +201,22 @@ ceems_fileio_dir_next(struct ceems_dir_reader *r)
 	r->pos += e->d_reclen;
 	return e;
 }
+
+int
+ceems_fileio_open_made_dir(const char *path, mode_t mode, struct stat *st)
+{
+	int fd, err;
+
+	if (mkdir(path, mode) < 0 && errno != EEXIST)
+		return -1;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) < 0) {
+		err = errno;
+		(void)close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}

@@ -4,6 +4,7 @@
 #define CEEMS_FILEIO_H
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <stddef.h>
 
@@ -60,5 +61,10 @@ const struct dirent64 *ceems_fileio_dir_next(struct ceems_dir_reader *r);
 /* Create directory PATH with MODE, and its missing parents with 0755
  * (like mkdir -p).  An existing directory is fine.  0 or -errno. */
 int ceems_fileio_mkdir_p(const char *path, mode_t mode);
+
+/* Make directory PATH with MODE unless it exists, open it (a link is not
+ * followed) and stat it into ST, for the caller to judge its owner and
+ * mode: its descriptor, or -1 with errno set. */
+int ceems_fileio_open_made_dir(const char *path, mode_t mode, struct stat *st);
 
 #endif

@@ -33,6 +33,7 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -222,8 +223,9 @@ ceems_agent_launch_lock_probe(const char *path, pid_t *supervisor, pid_t *agent)
 /* Everything the child needs, prepared before the fork. */
 struct launch_plan {
 	char *argv[16];
-	char *envp[2];
+	char *envp[3];
 	char env_path[sizeof(LAUNCH_ENV_PATH)];
+	char env_slurm_conf[PATH_MAX + 16];
 	char agent[PATH_MAX], config[PATH_MAX], log[PATH_MAX], interval[32];
 	char node[CEEMS_NODE_NAME_MAX];
 	char lock_fd[4];
@@ -345,6 +347,7 @@ plan_argv(struct launch_plan *p, const struct ceems_launch_spec *spec)
 		    opt_config[] = "-c", opt_interval[] = "--interval",
 		    opt_log[] = "--log", opt_lock[] = "--lock-fd",
 		    opt_node[] = "--node";
+	const char *slurm_conf;
 	int i = 0;
 
 	if (spec->agent[0] != '/' || spec->config[0] != '/' ||
@@ -381,6 +384,17 @@ plan_argv(struct launch_plan *p, const struct ceems_launch_spec *spec)
 	p->argv[i] = NULL;
 	p->envp[0] = p->env_path;
 	p->envp[1] = NULL;
+	/* slurmd's slurm.conf, for ceems-jobinfo's libslurm (Slurm's
+	 * clients find it as SLURM_CONF, else at the default path or
+	 * configless): an absolute path, nothing else of slurmd's. */
+	slurm_conf = getenv("SLURM_CONF");
+	if (slurm_conf != NULL && slurm_conf[0] == '/' &&
+	    strlen(slurm_conf) < PATH_MAX) {
+		snprintf(p->env_slurm_conf, sizeof(p->env_slurm_conf),
+			 "SLURM_CONF=%s", slurm_conf);
+		p->envp[1] = p->env_slurm_conf;
+		p->envp[2] = NULL;
+	}
 	return 0;
 }
 

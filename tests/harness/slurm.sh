@@ -631,7 +631,7 @@ slurm_harness_stop() {
     pids=$(_slurm_harness_agent_procs "$dir" ceems-agent-sv)
     # shellcheck disable=SC2086
     [ -z "$pids" ] || kill -TERM $pids 2>/dev/null || true
-    pids=$(_slurm_harness_agent_procs "$dir" ceems-agent-sv ceems-agent lt-ceems-agent)
+    pids=$(_slurm_harness_agent_procs "$dir" ceems-agent-sv ceems-agent lt-ceems-agent ceems-jobinfo lt-ceems-jobinf)
     # shellcheck disable=SC2086
     if [ -n "$pids" ] && ! _slurm_harness_wait_gone 100 $pids; then
         _slurm_harness_err "ceems agent processes of $dir do not stop on SIGTERM: killing ${pids//$'\n'/ }"
@@ -686,14 +686,14 @@ slurm_harness_stop() {
 
 # slurm_harness_leftovers: print what any harness cluster left behind
 # (slurmctld/slurmd/slurmstepd/munged processes, the node agent and its
-# supervisor ceems-agent-sv, listening slurmctld/slurmd
+# supervisor ceems-agent-sv, ceems-jobinfo, listening slurmctld/slurmd
 # ports, slurm_localhost and slurm_nI cgroups, ${TMPDIR:-/tmp}/ceems-test.slurm.*
 # directories); return non-zero if there is anything.
 slurm_harness_leftovers() {
     local found=0 pids p port d
 
     pids=$( (_slurm_harness_find_procs CEEMS_TEST_SLURM_DIR= slurmctld slurmd slurmstepd munged ceems-agent-sv
-             _slurm_harness_find_procs ceems-test. slurmctld slurmd slurmstepd munged ceems-agent-sv ceems-agent lt-ceems-agent) |
+             _slurm_harness_find_procs ceems-test. slurmctld slurmd slurmstepd munged ceems-agent-sv ceems-agent lt-ceems-agent ceems-jobinfo lt-ceems-jobinf) |
            sort -u)
     for p in $pids; do
         echo "leftover process: $p $(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline")"

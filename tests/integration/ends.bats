@@ -170,11 +170,18 @@ while True:
 	done
 	scontrol update jobid="$id" starttime=now
 	[ "$(finish "$id")" = COMPLETED ]
-	n=0
-	for f in "$CEEMS_DIR"/spool/*.json; do
-		[ "$(jq -r .job.jobid "$f")" = "$id" ] && n=$((n + 1))
+	# The last record comes with slurmctld's word, which ceems-jobinfo
+	# may give after Slurm says COMPLETED.
+	for _ in $(seq 1 60); do
+		n=0
+		for f in "$CEEMS_DIR"/spool/*.json; do
+			[ -e "$f" ] || continue
+			[ "$(jq -r .job.jobid "$f")" = "$id" ] && n=$((n + 1))
+		done
+		[ "$n" -ge 2 ] && break
+		sleep 0.5
 	done
-	[ "$n" -eq 2 ] || { echo "job $id: $n records" >&2; false; }
+	[ "$n" -eq 2 ] || { echo "job $id: $n records" >&2; grep "job $id\b" "$CEEMS_DIR/agent.log" >&2; false; }
 	runs=$(for f in "$CEEMS_DIR"/spool/*.json; do
 		jq -r --arg id "$id" 'select(.job.jobid == ($id | tonumber)) |
 			"\(.job.start_time) \(.job.state)"' "$f"; done | sort -n)

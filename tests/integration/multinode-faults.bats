@@ -311,14 +311,15 @@ three_node_job() {
 	once "$id"
 }
 
-@test "a node's extern step killed, its slurmd down until the others completed: its epilog's record counts the job's nodes, and ends the job when Slurm did" {
+@test "a node's extern step killed, its slurmd down until the others completed: slurmctld's word ends it there, its record counts the job's nodes and ends the job when Slurm did" {
 	local id victim pid p end state=
 	id=$(three_node_job lastnode 4)
 	wait_running "$id"
 	victim=$(other_node "$id")
 	sleep 1
-	# Its extern step gone, only the epilog ends the job on that node,
-	# with what slurmctld says then.
+	# Its extern step gone, the agent sees its slurmstepd's exit once
+	# the job's last step there ended, and slurmctld's word (asked by
+	# ceems-jobinfo) ends the job on that node.
 	for p in $(pgrep -f "^slurmstepd: \[$id\.extern\]"); do
 		find "/proc/$p/fd" -lname "*/slurmd-$victim.log" 2>/dev/null | grep -q . &&
 			kill -KILL "$p"
@@ -343,6 +344,11 @@ three_node_job() {
 	wait_reported "$id" 3
 	[ "$(db "SELECT n.finalized_by FROM ceems.job_nodes n JOIN ceems.jobs j USING (job_key)
 	          WHERE j.jobid = $id AND n.node = '$victim'")" = epilog ]
+	grep -q "job $id: its extern step ended without ending the job" "$CEEMS_DIR/$victim/agent.log"
+	grep -q "job $id: slurmctld's end (COMPLETED) given to the node agent" "$CEEMS_DIR/$victim/agent.log" || {
+		grep "job $id" "$CEEMS_DIR/$victim/agent.log" >&2
+		false
+	}
 	once "$id"
 	[ "$(db "SELECT nodelist FROM ceems.jobs WHERE jobid = $id")" = "n[1-3]" ] &&
 		[ "$(db "SELECT string_agg(DISTINCT coalesce(n.job_meta->>'nnodes', '?') || ' ' ||

@@ -3,7 +3,7 @@
 # the real local Slurm cluster (tests/integration/lib/ceems-cluster.bash):
 # --ceems-summary and its SLURM_SPANK_ variable, a refused bad value, the
 # site default summary=none overridden by the user, srun-only jobs, the
-# interval= argument reaching the agent, and the job_epilog safety net.
+# interval= argument reaching the agent, and a job whose extern step died.
 #
 # Runs as root.  Needs CEEMS_SPANK_PLUGIN, CEEMS_TOP_BUILDDIR,
 # CEEMS_TOP_SRCDIR (set by `make check-integration`).
@@ -94,7 +94,7 @@ summary_lines() {
 	[[ "$output" == *"ceems"*"job "* ]]
 }
 
-@test "the job_epilog safety net finalizes a job whose extern step died" {
+@test "a job whose extern step died is ended with slurmctld's word (ceems-jobinfo, once its cgroup is gone)" {
 	id=$(submit nobody -J orphan --wrap 'sleep 8')
 	for _ in $(seq 1 60); do
 		[ "$(squeue -h -j "$id" -o %T)" = RUNNING ] && break
@@ -109,6 +109,8 @@ summary_lines() {
 	finish "$id" >/dev/null
 	r=$(record_of "$id")
 	[ "$(jq -r .finalized_by "$r")" = epilog ]
+	[ "$(jq -r .job.state "$r")" = COMPLETED ]
+	grep "job $id: slurmctld's end (COMPLETED) given to the node agent" "$CEEMS_DIR/agent.log" >&3
 	run agent_status
 	[ "$(echo "$output" | jq .jobs)" -eq 0 ]
 }

@@ -229,15 +229,21 @@ _adopted() { # SUPERVISOR AGENT
     [ "$(cat "$DIR/agent/state/agent.pid")" = "$sv $agent" ] ||
         _fail "the pid file says '$(cat "$DIR/agent/state/agent.pid")', not '$sv $agent'"
 
-    # Environment: PATH only, nothing of slurmd's (SLURM_CONF and
-    # CEEMS_TEST_SLURM_DIR are in slurmd's), for both.  The build tree's
-    # libtool wrapper, a bash script, adds LD_LIBRARY_PATH, BIN_SH,
-    # DUALCASE, PWD, SHLVL and _ on its way to the binary.
+    # Environment: PATH only for the agent; PATH and slurmd's SLURM_CONF
+    # (for ceems-jobinfo's libslurm) for the supervisor; nothing else
+    # of slurmd's (CEEMS_TEST_SLURM_DIR is in slurmd's).  The build
+    # tree's libtool wrapper, a bash script, adds LD_LIBRARY_PATH,
+    # BIN_SH, DUALCASE, PWD, SHLVL and _ on its way to the binary.
+    conf=$(tr '\0' '\n' <"/proc/$(_slurmd_pid)/environ" | grep '^SLURM_CONF=')
+    [ -n "$conf" ] || _fail "slurmd's environment has no SLURM_CONF"
     for p in "$agent" "$sv"; do
+        want="PATH=/usr/sbin:/usr/bin:/sbin:/bin"
+        [ "$p" = "$sv" ] && want="$want
+$conf"
         env=$(tr '\0' '\n' <"/proc/$p/environ" |
               grep -Ev "^(LD_LIBRARY_PATH=$CEEMS_TOP_BUILDDIR/|BIN_SH=|DUALCASE=|PWD=|SHLVL=|_=)" | sort)
-        [ "$env" = "PATH=/usr/sbin:/usr/bin:/sbin:/bin" ] ||
-            _fail "the environment of $p is not PATH alone: $env"
+        [ "$env" = "$want" ] ||
+            _fail "the environment of $p is not $(echo $want): $env"
     done
     tr '\0' '\n' <"/proc/$(_slurmd_pid)/environ" | grep -qx "CEEMS_TEST_SLURM_DIR=$DIR" ||
         _fail "slurmd's environment lacks CEEMS_TEST_SLURM_DIR: the check above proves nothing"

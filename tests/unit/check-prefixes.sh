@@ -32,6 +32,7 @@ EXEMPT='
 plugins/spank_ceems.c ^slurm_spank_  SPANK entry points, looked up by name by Slurm
 tools/admin/ceems-admin.c ^main$  the program entry point
 tools/agent/ceems-agent.c ^main$  the program entry point
+tools/jobinfo/ceems-jobinfo.c ^main$  the program entry point
 tools/sacct/ceems-sacct.c ^main$  the program entry point
 '
 

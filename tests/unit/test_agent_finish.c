@@ -4,17 +4,22 @@
  * within finish_grace, or when the reply could not be sent, the agent
  * spools the record itself; a job whose cgroup vanished without a
  * deregistration (stale state slot after a restart) is reaped after
- * reap_grace.  A record the agent writes has Slurm's start time and
+ * reap_grace; one whose extern slurmstepd died asks for slurmctld's
+ * word.  A record the agent writes has Slurm's start time and
  * cluster when the plugin sent them, else the registration time, and
  * says which.  Fixture trees as in test_agent.c. */
 #include "config.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
 #include "agent/agent.h"
+#include "agent/agent_finish.h"
 #include "base/fileio.h"
 #include "record/job_note.h"
 #include "base/log.h"
@@ -660,6 +665,130 @@ test_one_call_end(void)
 	empty_spool();
 }
 
+/* A requeued job: slurmctld, asked after the job started again, speaks
+ * of its new run.  The pure rule first: a word whose start is later
+ * than the run's is the later run's (REQUEUED for this one, its own
+ * start kept); then the agent: the last run's record keeps its start,
+ * a new run's registration writes it REQUEUED, and a late word of the
+ * last run does not end the new one. */
+static void
+test_requeued_runs(void)
+{
+	static struct ceems_agent_job_report report;
+	static struct ceems_job_record rec;
+	struct ceems_agent_job_spec spec;
+	struct ceems_job_meta meta, word;
+	struct ceems_config c;
+	struct ceems_agent *a;
+	char err[256] = "";
+
+	ceems_job_meta_init(&word);
+	word.start_time = 1700000100;
+	word.end_time = 1700000160;
+	snprintf(word.state, sizeof(word.state), "COMPLETED");
+	word.exit_code = 2;
+	ok(ceems_agent_finish_later_run(&word, 1700000000, 1700000050) &&
+	   word.start_time == 1700000000 && word.end_time == 0 &&
+	   strcmp(word.state, "REQUEUED") == 0 && word.exit_code == 0,
+	   "a word of a later run: REQUEUED, the run's start, no end time, no exit code");
+	word.start_time = 1700000000;
+	snprintf(word.state, sizeof(word.state), "CANCELLED");
+	ok(!ceems_agent_finish_later_run(&word, 1700000000, 1700000050) &&
+	   strcmp(word.state, "CANCELLED") == 0,
+	   "a word of the run itself is kept");
+	word.start_time = 0;
+	ok(!ceems_agent_finish_later_run(&word, 1700000000, 1700000050),
+	   "a word without a start time is kept");
+	word.start_time = 1700000100;
+	ok(ceems_agent_finish_later_run(&word, 0, 1700000050) &&
+	   word.start_time == 0 && strcmp(word.state, "REQUEUED") == 0,
+	   "the run's start unknown: a word that starts after the run's end is a later run's");
+	word.start_time = 1700000040;
+	snprintf(word.state, sizeof(word.state), "COMPLETED");
+	ok(!ceems_agent_finish_later_run(&word, 0, 1700000050),
+	   "one that starts before it, the run's");
+
+	empty_spool();
+	base_config(&c);
+	a = ceems_agent_open(&c, 10 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	/* The first run: Slurm's start learnt at its registration; the
+	 * extern step's metadata without one (ceems-jobinfo asks). */
+	job42_spec(&spec);
+	spec.start_time = 1700000000;
+	is_int(ceems_agent_register(a, &spec, 10 * SEC), 0, "job 42 registers");
+	job_runs(SEC);
+	is_int(ceems_agent_deregister(a, 42, 12 * SEC, &report), 0, "deregisters");
+	plugin_meta(42, &meta);
+	meta.start_time = 0;
+	is_int(ceems_agent_end(a, 42, &meta, "extern", 12 * SEC), 0,
+	       "the extern step ends it");
+	/* slurmctld asked once the job ran again and ended. */
+	ceems_job_meta_init(&word);
+	word.jobid = 42;
+	word.start_time = 1700000100;
+	word.end_time = 1700000160;
+	snprintf(word.state, sizeof(word.state), "COMPLETED");
+	is_int(ceems_agent_end(a, 42, &word, "epilog", 13 * SEC), 0,
+	       "slurmctld's word of the next run ends this one");
+	is_int((int)spooled(&rec), 1, "its record is in the spool");
+	is_int((int)rec.meta.start_time, 1700000000, "with its own start time");
+	is_str(rec.meta.state, "REQUEUED", "REQUEUED");
+	ok(rec.meta.end_time != 1700000160, "not the next run's end time");
+	empty_spool();
+
+	/* The next run registers before slurmctld's word on the last. */
+	job42_spec(&spec);
+	spec.start_time = 1700000200;
+	is_int(ceems_agent_register(a, &spec, 20 * SEC), 0, "job 42 runs");
+	job_runs(SEC);
+	is_int(ceems_agent_deregister(a, 42, 22 * SEC, &report), 0, "deregisters");
+	is_int(ceems_agent_end(a, 42, &meta, "extern", 22 * SEC), 0,
+	       "the extern step ends it");
+	is_int((int)spooled(NULL), 0, "the record waits for slurmctld's word");
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, 25 * SEC), 0,
+	       "its next run registers (no start time yet)");
+	is_int((int)spooled(&rec), 1, "the last run's record is written");
+	is_int((int)rec.meta.start_time, 1700000200, "with its own start time");
+	is_str(rec.meta.state, "REQUEUED", "REQUEUED");
+	empty_spool();
+	/* slurmctld's word on the last run before the new run's start
+	 * time is known: the run it names has its record already. */
+	ok(ceems_agent_end_of_earlier_run(a, 42, 1700000200),
+	   "a late word of the last run, the new run's start not known yet: of an earlier run");
+	ok(!ceems_agent_end_of_earlier_run(a, 42, 1700000250),
+	   "one of a run never seen here is not");
+	is_int((int)ceems_agent_end_run_start(a, 42), 0,
+	       "the new run's start, as far as the agent knows");
+	spec.start_time = 1700000300;
+	is_int(ceems_agent_register(a, &spec, 26 * SEC), -EEXIST,
+	       "Slurm's start time of the new run");
+	ok(ceems_agent_end_of_earlier_run(a, 42, 1700000200),
+	   "a late word of the last run is of an earlier run");
+	ok(!ceems_agent_end_of_earlier_run(a, 42, 1700000300) &&
+	   !ceems_agent_end_of_earlier_run(a, 42, 0),
+	   "one of the run itself, or without a start, is not");
+	ok(!ceems_agent_end_of_earlier_run(a, 43, 1700000200),
+	   "nor one of a job not held");
+	is_int((int)ceems_agent_end_run_start(a, 42), 1700000300,
+	       "the held run's start goes with its end request");
+	is_int(ceems_agent_deregister(a, 42, 30 * SEC, &report), 0,
+	       "the new run deregisters");
+	word.start_time = 1700000300;
+	is_int((int)ceems_agent_end_run_start(a, 42), 1700000300,
+	       "so does the finishing run's");
+	is_int(ceems_agent_end(a, 42, &word, "epilog", 30 * SEC), 0,
+	       "and its word ends it");
+	is_int((int)spooled(&rec), 1, "its record is in the spool");
+	ok(strcmp(rec.meta.state, "REQUEUED") != 0 &&
+	   rec.meta.start_time == 1700000300,
+	   "its own state and start (%s)", rec.meta.state);
+	ceems_agent_open_close(a);
+	empty_spool();
+}
+
 static void
 write_note(const struct ceems_config *c, const struct ceems_job_meta *meta,
 	   const char *why)
@@ -891,6 +1020,126 @@ quiet(enum ceems_log_level level, const char *message, void *arg)
 		printf("# log: %s\n", message);
 }
 
+/* A time limit kills every step at once: the extern step's end, and
+ * slurmctld's word, can come before the batch step's.  The word waits
+ * for that step's end (its summary gets the job's final figures), or 2
+ * s when that end never comes. */
+static void
+test_word_waits_for_step(void)
+{
+	static struct ceems_agent_job_report report;
+	static struct ceems_job_record rec;
+	struct ceems_agent_step_report step;
+	struct ceems_agent_job_spec spec;
+	struct ceems_job_meta meta, late;
+	struct ceems_config c;
+	struct ceems_agent *a;
+	char err[256] = "";
+
+	empty_spool();
+	base_config(&c);
+	a = ceems_agent_open(&c, 900 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	ceems_job_meta_init(&late);
+	late.jobid = 42;
+	snprintf(late.state, sizeof(late.state), "TIMEOUT");
+	for (int run = 0; run < 2; run++) {
+		uint64_t t = (900 + 10 * (uint64_t)run) * SEC;
+
+		job42_spec(&spec);
+		is_int(ceems_agent_register(a, &spec, t), 0, "job 42 registers");
+		is_int(ceems_agent_step_start(a, 42, "batch", t), 0,
+		       "its batch step starts");
+		job_runs(SEC);
+		is_int(ceems_agent_deregister(a, 42, t + 2 * SEC, &report), 0,
+		       "the extern step deregisters it, the batch step still running");
+		plugin_meta(42, &meta);
+		is_int(ceems_agent_end(a, 42, &meta, "extern", t + 2 * SEC), 0,
+		       "and ends it");
+		is_int(ceems_agent_end(a, 42, &late, "epilog", t + 2 * SEC), 0,
+		       "slurmctld's word comes");
+		is_int((int)spooled(NULL), 0, "and waits for the batch step's end");
+		if (run == 0) {
+			ok(ceems_agent_step_end(a, 42, "batch", t + 3 * SEC, &step) < 0 &&
+			   ceems_agent_end_final_report(a, 42, &report) == 0,
+			   "the batch step ends: the job's final report");
+			is_int(ceems_agent_end_step_late(a, 42, "batch"), 1,
+			       "then the record is written");
+		} else {
+			is_int(ceems_agent_sweep(a, t + 3 * SEC), 0,
+			       "a second later: still waiting");
+			is_int(ceems_agent_sweep(a, t + 5 * SEC), 1,
+			       "2 s after the word: written without the step");
+		}
+		is_int((int)spooled(&rec), 1, "its record is in the spool");
+		is_str(rec.meta.state, "TIMEOUT", "with slurmctld's state");
+		is_str(rec.finalized_by, "extern", "finalized by the extern step");
+		empty_spool();
+	}
+	ceems_agent_open_close(a);
+}
+
+static int asked_end;
+
+static void
+ask_end(void *arg, uint32_t jobid)
+{
+	(void)arg;
+	if (jobid == 42)
+		asked_end++;
+}
+
+/* A job whose extern slurmstepd dies (killed) without deregistering
+ * it: slurmctld's word is asked for at the next sweep, once, and not
+ * while another of its steps still runs.  The slurmstepd is a child
+ * process of the test. */
+static void
+test_extern_lost(void)
+{
+	struct ceems_agent_job_spec spec;
+	struct ceems_config c;
+	struct ceems_agent *a;
+	char err[256] = "";
+	pid_t child;
+	int status;
+
+	base_config(&c);
+	a = ceems_agent_open(&c, 800 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	ceems_agent_set_gone_hook(a, ask_end, NULL);
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, 800 * SEC), 0, "job 42 registers");
+	child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	is_int(ceems_agent_step_start(a, 42, "extern", 800 * SEC), 0,
+	       "its extern step starts");
+	ceems_agent_extern_watch(a, 42, child);
+	is_int(ceems_agent_step_start(a, 42, "0", 801 * SEC), 0,
+	       "a step starts");
+	ceems_agent_sweep(a, 802 * SEC);
+	is_int(asked_end, 0, "extern step alive: nothing asked");
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	ceems_agent_sweep(a, 803 * SEC);
+	is_int(asked_end, 0, "extern step killed, step 0 running: nothing asked");
+	static struct ceems_agent_step_report step;
+	is_int(ceems_agent_step_end(a, 42, "0", 804 * SEC, &step), 0,
+	       "step 0 ends");
+	ceems_agent_sweep(a, 805 * SEC);
+	is_int(asked_end, 1, "then slurmctld's word is asked for");
+	ceems_agent_sweep(a, 806 * SEC);
+	is_int(asked_end, 1, "once");
+	is_int((int)ceems_agent_njobs(a), 1, "the job is held until the word comes");
+	ceems_agent_extern_watch(a, 43, getpid());
+	ceems_agent_open_close(a);
+	empty_spool();
+}
+
 int
 main(void)
 {
@@ -904,9 +1153,12 @@ main(void)
 	test_finishing_survives_restart();
 	test_slurm_identity();
 	test_one_call_end();
+	test_requeued_runs();
 	test_notes();
 	test_end_unknown();
 	test_notes_batch();
+	test_extern_lost();
+	test_word_waits_for_step();
 	test_reap_stale_slot();	/* removes job 42's cgroup: last */
 	tmptree_remove(sys_root);
 	tmptree_remove(cg_root);

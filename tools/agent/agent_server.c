@@ -27,6 +27,7 @@
 #include "agent_gather.h"
 #include "base/node_name.h"
 #include "agent_server.h"
+#include "agent_jobinfo.h"
 #include "agent_server_internal.h"
 #include "base/clock.h"
 #include "base/hotmem.h"
@@ -87,6 +88,18 @@ gather_node(const struct ceems_config *config)
 	return ceems_node_name_of_host(host, sizeof(host)) == 0 ? host : NULL;
 }
 
+/* A job's cgroup went while it was registered (its extern step was
+ * killed): slurmctld's word on how it ended, asked by ceems-jobinfo,
+ * ends it before reap_grace. */
+static void
+job_gone(void *arg, uint32_t jobid)
+{
+	struct server *s = arg;
+
+	(void)agent_jobinfo_ask_end(s->jobinfo_dir, jobid,
+				    ceems_agent_end_run_start(s->agent, jobid));
+}
+
 static int
 setup(struct server *s, const char *config_text)
 {
@@ -116,11 +129,14 @@ setup(struct server *s, const char *config_text)
 	/* Before anything is written there (a restored job's record) or
 	 * watched (the notes). */
 	agent_confine_make_dirs(s->config);
+	s->jobinfo_dir = agent_jobinfo_open(s->config);
 	/* While the agent has one thread: a child process finds what the
 	 * confinement must let the replay process read for the database. */
 	agent_confine_prepare(s->config);
 	setup_memory(s->config);
 	s->agent = ceems_agent_open(s->config, now, err, sizeof(err));
+	if (s->agent != NULL && s->jobinfo_dir >= 0)
+		ceems_agent_set_gone_hook(s->agent, job_gone, s);
 	if (s->agent == NULL) {
 		ceems_error("cannot start: %s", err);
 		return -1;
@@ -227,6 +243,7 @@ agent_server_run(const struct ceems_config *config, const char *config_text)
 	s.config = config;
 	s.epfd = -1;
 	s.listen.fd = s.tick.fd = s.sample.fd = s.sig.fd = s.notes.fd = -1;
+	s.jobinfo_dir = -1;
 	s.replay_timer.fd = s.replay_child.fd = -1;
 	s.gather.listen_fd = s.gather.stop_fd = -1;
 	s.log_window_ns = ceems_clock_monotonic_ns();

@@ -15,6 +15,7 @@
 #include "client/agent_proto.h"
 #include "agent_replay.h"
 #include "agent_server_internal.h"
+#include "agent_jobinfo.h"
 #include "agent_status.h"
 #include "base/clock.h"
 #include "base/log.h"
@@ -64,6 +65,11 @@ handle_step(struct server *s, struct client *c,
 			       "cannot start the step");
 			return;
 		}
+		/* Its peer is the slurmstepd of the extern step, which
+		 * ends the job as it exits: if it dies instead, the sweep
+		 * sees it. */
+		if (strcmp(req->step, "extern") == 0)
+			ceems_agent_extern_watch(s->agent, req->jobid, c->pid);
 		agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(NULL, s->outbuf, sizeof(s->outbuf)));
 		return;
 	}
@@ -75,6 +81,9 @@ handle_step(struct server *s, struct client *c,
 	 * the batch step gets the job's final figures for its summary. */
 	if (r < 0 && ceems_agent_end_final_report(s->agent, req->jobid, &report) == 0) {
 		agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(&report, s->outbuf, sizeof(s->outbuf)));
+		/* slurmctld's word may have waited for this step's end. */
+		if (ceems_agent_end_step_late(s->agent, req->jobid, req->step) > 0)
+			agent_replay_wake(s->replay);
 		return;
 	}
 	/* A step the agent did not see start (its job adopted after it
@@ -151,6 +160,12 @@ handle_register(struct server *s, struct client *c,
 		return;
 	}
 	agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(NULL, s->outbuf, sizeof(s->outbuf)));
+	/* A new job (or a new run of one: the last run's end request
+	 * must not end it) without Slurm's start time: ceems-jobinfo asks
+	 * slurmctld, so that no step of the job does. */
+	agent_jobinfo_drop_end(s->jobinfo_dir, req->jobid);
+	if (req->spec.start_time == 0)
+		(void)agent_jobinfo_ask_start(s->jobinfo_dir, &req->spec);
 }
 
 static void
@@ -186,6 +201,9 @@ end_unknown(struct server *s, struct client *c,
 							   sizeof(s->outbuf)));
 	if (r == 0 && strcmp(req->by, "extern") != 0)
 		agent_replay_wake(s->replay);
+	if (r == 0 && strcmp(req->by, "extern") == 0)
+		(void)agent_jobinfo_ask_end(s->jobinfo_dir, req->jobid,
+					     ceems_agent_end_run_start(s->agent, req->jobid));
 }
 
 /* One call ends the job.  The extern step's: the record waits for the
@@ -219,6 +237,11 @@ end_job(struct server *s, struct client *c,
 	(void)agent_server_clients_send_reply(s, c, reply_len);
 	if (strcmp(req->by, "extern") != 0 && r == 0)
 		agent_replay_wake(s->replay);
+	/* The record waits for slurmctld's word on the job's end (its
+	 * state and exit code), which ceems-jobinfo asks for. */
+	if (strcmp(req->by, "extern") == 0 && r == 0)
+		(void)agent_jobinfo_ask_end(s->jobinfo_dir, req->jobid,
+					     ceems_agent_end_run_start(s->agent, req->jobid));
 }
 
 static void
@@ -228,7 +251,22 @@ handle_deregister(struct server *s, struct client *c,
 	static struct ceems_agent_job_report report;
 	int r;
 
+	/* slurmctld's word on a requeued run that came after the job's
+	 * new run registered (ceems-jobinfo's answer raced the new run's
+	 * registration): that run's record is written already; the new
+	 * run is not ended by it. */
+	if (req->by[0] != '\0' && req->have_meta &&
+	    ceems_agent_end_of_earlier_run(s->agent, req->jobid,
+					   req->meta.start_time)) {
+		agent_server_clients_refuse(s, c, -ENOENT, "job %u: the end word is of "
+			      "an earlier run (started %lld) than the one "
+			      "registered", req->jobid,
+			      (long long)req->meta.start_time);
+		return;
+	}
 	r = ceems_agent_deregister(s->agent, req->jobid, now, &report);
+	/* Its start time, if not asked for yet, goes with its end. */
+	agent_jobinfo_drop_start(s->jobinfo_dir, req->jobid);
 	if (r == -ENOENT && req->by[0] != '\0' && req->have_meta) {
 		end_unknown(s, c, req, now);
 		return;

@@ -67,6 +67,7 @@ struct server {
 	struct watch notes;	/* inotify, -1 none (agent_server_notes.c) */
 	int notes_wd;		/* the note folder's watch, -1 none */
 	bool notes_pending;	/* a note may be there: read at the tick's end */
+	int jobinfo_dir;	/* ceems-jobinfo's requests, -1 none */
 	bool stop;
 	/* The gather listener of multi-node jobs: its own thread. */
 	struct agent_gather gather;

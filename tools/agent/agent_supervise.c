@@ -37,9 +37,11 @@
 #include <unistd.h>
 
 #include "client/agent_launch.h"
+#include "agent_helper.h"
 #include "agent_supervise.h"
 #include "base/clock.h"
 #include "base/conf.h"
+#include "base/spawn.h"
 #include "base/log.h"
 
 /* Restart backoff: the first restart after a stable run waits
@@ -70,6 +72,9 @@ static char opt_supervise[] = "--supervise", opt_agent[] = "--agent",
 	    opt_node[] = "--node";
 
 static volatile sig_atomic_t got_child, got_term, got_hup;
+
+/* ceems-jobinfo, run beside the agent (agent_helper.c). */
+static struct agent_helper helper;
 
 static void
 on_signal(int sig)
@@ -175,7 +180,6 @@ start_agent(const struct agent_supervise_spec *spec)
 {
 	char *argv[8], *envp[] = { clean_env_path, NULL };
 	pid_t self = getpid(), pid;
-	sigset_t none;
 
 	reopen_log(spec->log);
 	agent_argv(spec, argv);
@@ -187,19 +191,8 @@ start_agent(const struct agent_supervise_spec *spec)
 		ceems_error("cannot fork the agent: %s", strerror(errno));
 		return -1;
 	}
-	if (pid == 0) {
-		sigemptyset(&none);
-		(void)sigprocmask(SIG_SETMASK, &none, NULL);
-		/* If the supervisor dies, the agent checkpoints and exits
-		 * rather than run on unsupervised. */
-		(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != self)
-			_exit(126);
-		execve(argv[0], argv, envp);
-		ceems_error("cannot execute the agent %s: %s", argv[0],
-			    strerror(errno));
-		_exit(127);
-	}
+	if (pid == 0)
+		ceems_spawn_exec_supervised(self, argv, envp, "the agent");
 	ceems_info("started the agent: pid %d, %s -c %s%s%s", (int)pid,
 		   spec->agent, spec->config, spec->interval != NULL ?
 		   " --interval " : "", spec->interval != NULL ? spec->interval : "");
@@ -277,7 +270,7 @@ setup_signals(sigset_t *wait_mask)
 static void
 reexec(const struct agent_supervise_spec *spec, int lock_fd)
 {
-	char *argv[16], *envp[] = { clean_env_path, NULL };
+	char *argv[16], *envp[] = { clean_env_path, helper.envp[1], NULL };
 	sigset_t none;
 	int i = 0;
 
@@ -312,9 +305,9 @@ reap(pid_t *agent, long long started, long long *next_start, int *backoff)
 	while ((p = waitpid(-1, &status, WNOHANG)) > 0) {
 		long long now, ran_ms, delay;
 
-		if (p != *agent)
-			continue;
 		now = ceems_clock_monotonic_ms();
+		if (agent_helper_reaped(&helper, p, status, now) || p != *agent)
+			continue;
 		ran_ms = now - started;
 		if (ran_ms >= STABLE_S * 1000LL)
 			*backoff = BACKOFF_MIN_S;
@@ -394,6 +387,19 @@ copy_args(const struct agent_supervise_spec *spec)
 	return 0;
 }
 
+/* How long the loop may sleep: until the agent's restart (none while
+ * it runs) or the helper's, whichever comes first. */
+static long long
+wait_ms(pid_t agent, long long next_start, long long now)
+{
+	long long ms = agent > 0 ? -1 : next_start - now;
+	long long helper_ms = agent_helper_due_ms(&helper, now);
+
+	if (helper_ms >= 0 && (ms < 0 || helper_ms < ms))
+		ms = helper_ms;
+	return ms < 0 ? 0 : ms;
+}
+
 int
 agent_supervise(const struct agent_supervise_spec *spec)
 {
@@ -417,6 +423,8 @@ agent_supervise(const struct agent_supervise_spec *spec)
 	if ((lock_fd = hold_lock(spec)) < 0)
 		return 1;
 	setup_signals(&wait_mask);
+	agent_helper_init(&helper, args.agent, args.config,
+			  spec->node != NULL ? args.node : NULL, clean_env_path);
 	write_pids(lock_fd, spec->pid_path, 0);
 	ceems_info("supervising the node agent %s (lock %s)", spec->agent,
 		   spec->pid_path);
@@ -437,8 +445,11 @@ agent_supervise(const struct agent_supervise_spec *spec)
 			}
 			write_pids(lock_fd, spec->pid_path, agent);
 		}
-		ts = ms_to_timespec(next_start - now);
-		(void)ppoll(NULL, 0, agent > 0 ? NULL : &ts, &wait_mask);
+		agent_helper_tick(&helper, now);
+		ts = ms_to_timespec(wait_ms(agent, next_start, now));
+		(void)ppoll(NULL, 0, agent > 0 &&
+			    agent_helper_due_ms(&helper, now) < 0 ? NULL : &ts,
+			    &wait_mask);
 		if (got_child) {
 			got_child = 0;
 			reap(&agent, started, &next_start, &backoff);
@@ -449,6 +460,7 @@ agent_supervise(const struct agent_supervise_spec *spec)
 			got_hup = 0;
 			if (agent > 0)
 				stop_agent(agent, &wait_mask);
+			agent_helper_stop(&helper, &wait_mask);
 			agent = 0;
 			/* A SIGTERM during the stop wins: no new start. */
 			if (!got_term)
@@ -459,6 +471,7 @@ agent_supervise(const struct agent_supervise_spec *spec)
 	ceems_info("SIGTERM or SIGINT: %s", agent > 0 ? "stopping the agent" : "exiting");
 	if (agent > 0)
 		stop_agent(agent, &wait_mask);
+	agent_helper_stop(&helper, &wait_mask);
 	write_pids(lock_fd, spec->pid_path, 0);
 	ceems_info("supervisor exits");
 	return 0;
