@@ -23,6 +23,7 @@
 #include "model/agent_series.h"
 #include "base/log.h"
 #include "plugin.h"
+#include "slurm_compat.h"
 
 #define AGENT_TIMEOUT_MS 500
 /* slurmctld answers in milliseconds; a hung one holds up only this
@@ -47,7 +48,7 @@ epilog_meta_main(void *arg, void *answer, size_t size, int fd)
 {
 	const struct epilog_ask *ask = arg;
 
-	slurm_init(NULL);
+	compat_slurm_init();
 	ceems_slurm_job_meta(ask->sp, ask->jobid, true, ask->cluster, answer);
 	ceems_child_call_answer(fd, answer, size);
 }

@@ -17,6 +17,19 @@ typedef __typeof__(slurm_hostlist_create(NULL)) ceems_hostlist_t;
 /* slurm_get_errno() is gone from 24.11 on; Slurm's calls have set errno
  * itself since before 22.05, which is what it returned. */
 
+/* libslurm's configuration and client plugins (auth, hash...), loaded
+ * before a process that slurmd or slurmstepd did not set up asks
+ * slurmctld anything: from Slurm 23.11 on, a call made without them
+ * fatal()s ("No hash plugins loaded").  slurm_init() came with 22.05;
+ * it leaves what is loaded already as it is. */
+static inline void
+compat_slurm_init(void)
+{
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(22, 5, 0)
+	slurm_init(NULL);
+#endif
+}
+
 /* slurm_load_job() of job JOBID: from 26.05 on, the API names a job by
  * a slurm_step_id_t (its SLUID or its job id), no longer by a number. */
 static inline int
