@@ -316,6 +316,12 @@ struct ceems_agent {
 /* agent.c */
 void ceems_agent_free_job(struct agent_job *j);
 
+/* agent_learn.c: what a later registration SPEC of job J says that the
+ * first could not (Slurm's start time, the cluster, GPUs, more of the
+ * job's v1 cgroup), taken and kept for a restarted agent. */
+void ceems_agent_learn(struct ceems_agent *a, struct agent_job *j,
+		       const struct ceems_agent_job_spec *spec);
+
 /* agent_extern.c: the job's extern slurmstepd gone while the job is
  * registered and none of its other steps runs here. */
 void ceems_agent_extern_close(struct agent_job *j);
