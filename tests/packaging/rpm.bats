@@ -125,8 +125,10 @@ has_file() {
 		grep -qx '/etc/ceems/ceems.conf cn'
 }
 
-@test "the agent, ceems-admin's schema and the man pages are in their packages" {
+@test "the agent and ceems-jobinfo, ceems-admin's schema and the man pages are in their packages" {
 	has_file ceems-agent /usr/sbin/ceems-agent
+	has_file ceems-agent /usr/sbin/ceems-jobinfo
+	rpm -qlp "$(rpm_of ceems-agent)" | grep -q '/usr/share/man/man8/ceems-jobinfo\.8'
 	has_file ceems-admin /usr/sbin/ceems-admin
 	has_file ceems-admin /usr/share/ceems/sql/migrations
 	has_file ceems /usr/share/ceems/carbon-intensity.tsv
