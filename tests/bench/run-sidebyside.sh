@@ -17,10 +17,12 @@
 #       round R, one way: slurm = Slurm's sampler (jobacct_gather/cgroup,
 #       JobAcctGatherFrequency=task=1), no ceems; ceems = the plugin and
 #       its agent with the defaults (a tick every 1 s, full cgroup
-#       readings and checkpoints every 10 s, series every 30 s) and
-#       jobacct_gather/none; ceems1s = the same with full readings,
-#       checkpoints and series every 1 s (the test cluster's ceems.conf);
-#       none = neither.  BENCH_JOBS (16) jobs sleeping
+#       readings and checkpoints every 10 s, series every 30 s);
+#       ceems1s = the same with full readings, checkpoints and series
+#       every 1 s (the test cluster's ceems.conf); none = neither.
+#       Every way but slurm has jobacct_gather/cgroup sampling nothing
+#       (task=0): on cgroup v1 it makes the jobs' cpuacct cgroups,
+#       which ceems needs.  BENCH_JOBS (16) jobs sleeping
 #       BENCH_SLEEP (40) s at once, oversubscribed on the node's cores;
 #       CPU time of slurmd, of the slurmstepds (with the jobs' own sleep
 #       and shell, which are the same in every way) and of the ceems
@@ -43,6 +45,11 @@
 #       job) and of the agent from submission until the last slurmstepd
 #       has gone, the agent's idle cost over a window as long before
 #       -> OUT/jobcost.csv (ms per job: doc/performance.md)
+#   run-sidebyside.sh stepdcount OUT
+#       the same, counted: the instructions a job's slurmstepds execute,
+#       ways none and ceems, every slurmstepd under callgrind,
+#       BENCH_COUNT_JOBS (4) jobs of `true` one after the other
+#       -> OUT/stepdcount.csv, OUT/stepdcount-WAY-processes.txt
 #   run-sidebyside.sh profile OUT
 #       way ceems, BENCH_JOBS sleeping jobs: where the agent's CPU goes
 #       (perf record) -> OUT/agent-profile.txt, and its system calls
@@ -77,7 +84,7 @@ export CEEMS_TOP_SRCDIR=$src CEEMS_TOP_BUILDDIR CEEMS_SPANK_PLUGIN
 LOCK=/tmp/ceems-cluster.lock
 : "${BENCH_JOBS:=16}" "${BENCH_SLEEP:=40}" "${BENCH_LATENCY:=10}"
 : "${BENCH_WINDOW:=30}" "${BENCH_MIX_SCALE:=60}" "${BENCH_ROUNDS:=2}"
-: "${BENCH_STEADY_ROUNDS:=3}"
+: "${BENCH_STEADY_ROUNDS:=3}" "${BENCH_COUNT_JOBS:=4}"
 : "${BENCH_WAYS:=slurm ceems ceems1s none}"
 WAYS=$BENCH_WAYS
 # sleeping jobs share the cores: up to 64 jobs per core
@@ -189,7 +196,12 @@ way_setup() {
 	# fraction of a second to test the wrap handling and so has the
 	# agent sample the counters 20 times a second.
 	export CEEMS_FAKE_RAPL_ARGS="--package-range-uj 262143328850 --dram-range-uj 262143328850"
-	export CEEMS_CLUSTER_PLUGIN=no CEEMS_TEST_JOBACCT_GATHER=jobacct_gather/none \
+	# Slurm's cgroup gatherer, sampling nothing (task=0), in every way:
+	# on cgroup v1 only it makes the job's cpuacct cgroup, which ceems
+	# needs (as its install guide says); jobacct_gather/none would leave
+	# every job unregistered, and the ways would compare ceems's
+	# failure path with Slurm.
+	export CEEMS_CLUSTER_PLUGIN=no CEEMS_TEST_JOBACCT_GATHER=jobacct_gather/cgroup \
 		CEEMS_TEST_JOBACCT_FREQ=task=0 CEEMS_CLUSTER_CONF=
 	case $way in
 		slurm) export CEEMS_TEST_JOBACCT_GATHER=jobacct_gather/cgroup \
@@ -216,6 +228,22 @@ idle_interval = 10s" ;;
 bench_teardown() {
 	ceems_cluster_teardown
 	cg_remove
+}
+
+# measured N: in a way with the plugin, N jobs were registered with the
+# agent (a job left unregistered is measured by nobody: the run would
+# time ceems's failure path), else the run stops.
+measured() {
+	local n i
+	[ "$CEEMS_CLUSTER_PLUGIN" = yes ] || return 0
+	for i in $(seq 50); do
+		n=$(grep -c "registered (uid" "$CEEMS_DIR/agent.log")
+		[ "$n" -ge "$1" ] && return 0
+		sleep 0.2
+	done
+	grep -m3 "cannot be registered\|not registered" "$CEEMS_DIR/agent.log" "$SLURM_DIR/log/slurmd.log" >&2
+	bench_teardown
+	die "$n of $1 jobs registered with the agent: the run measured no job"
 }
 
 # submit_sleepers N SECONDS: N jobs of nobody sleeping SECONDS each,
@@ -256,6 +284,7 @@ overhead_chunk() {
 	s0=$(snapshot)
 	submit_sleepers "$BENCH_JOBS" "$BENCH_SLEEP"
 	wait_running "$BENCH_JOBS"
+	measured "$BENCH_JOBS"
 	wait_empty
 	sleep 2
 	s1=$(snapshot)
@@ -293,7 +322,7 @@ scale_chunk() {
 				{ bench_teardown; die "sbatch failed"; }
 		done
 		have=$n
-		[ "$n" = 0 ] || wait_running "$n"
+		[ "$n" = 0 ] || { wait_running "$n"; measured "$n"; }
 		sleep 5
 		s0=$(snapshot)
 		sleep "$BENCH_WINDOW"
@@ -320,6 +349,7 @@ steady_chunk() {
 			way_setup "$way"
 			submit_sleepers "$BENCH_JOBS" 900
 			wait_running "$BENCH_JOBS"
+			measured "$BENCH_JOBS"
 			sleep 5
 			"$CEEMS_TOP_BUILDDIR/tests/bench/bench_wakeup" "$BENCH_WINDOW" >"$out/wakeup.tmp" &
 			wake=$!
@@ -368,6 +398,7 @@ jobcost_chunk() {
 			done
 			wait_empty
 			stepds_gone
+			measured "$BENCH_JOBS"
 			t=$(( ($(date +%s%N) - t) / 1000000000 + 1 ))
 			# the agent's idle cost over a window as long, before the jobs
 			s0=$(snapshot)
@@ -383,6 +414,63 @@ jobcost_chunk() {
 	done
 }
 
+# stepdcount_chunk OUT: what a job's slurmstepds execute, counted by
+# callgrind (instructions: repeatable whatever else the machine does,
+# where CPU time is known to a few ms a job only): for ways none then
+# ceems, a cluster whose slurmd runs every slurmstepd under callgrind (a
+# wrapper bind-mounted over slurmstepd while the cluster runs, running a
+# copy of it: take the cluster lock around this), BENCH_COUNT_JOBS jobs
+# of `true` one after the other -> OUT/stepdcount.csv (instructions per
+# job in its slurmstepds, user space only: callgrind does not see the
+# kernel) and OUT/stepdcount-WAY-processes.txt (each process's).  A
+# child a slurmstepd forks and that does not exec (ceems's children
+# that ask slurmctld) counts what its parent had done before the fork
+# again: such a run is refused (measured).
+stepdcount_chunk() {
+	local out=$1 way real dir n ir r
+	real=$(readlink -f /usr/sbin/slurmstepd)
+	command -v valgrind >/dev/null || die "stepdcount needs valgrind"
+	echo "way,jobs,processes,instructions_per_job" >"$out/stepdcount.csv"
+	for way in none ceems; do
+		dir=$(mktemp -d /tmp/ceems-stepdcount.XXXXXX)
+		# the job's own processes write theirs as the job's user
+		chmod 1777 "$dir"
+		cp "$real" "$dir/slurmstepd.real"
+		printf '#!/bin/sh\nexec valgrind -q --tool=callgrind --callgrind-out-file=%s/cg.%%p %s/slurmstepd.real "$@"\n' \
+			"$dir" "$dir" >"$dir/slurmstepd"
+		chmod 755 "$dir/slurmstepd"
+		mount --bind "$dir/slurmstepd" "$real" || { rm -rf "$dir"; die "cannot put the wrapper over $real"; }
+		trap 'umount "'"$real"'"' EXIT
+		bash "$0" stepdcount-way "$way"
+		r=$?
+		umount "$real"
+		trap - EXIT
+		[ "$r" = 0 ] || { rm -rf "$dir"; die "way $way failed"; }
+		n=$(find "$dir" -name 'cg.*' | wc -l)
+		ir=$(cat "$dir"/cg.* | awk '/^(summary|totals):/ { s += $2 } END { printf "%.0f", s }')
+		echo "$way,$BENCH_COUNT_JOBS,$n,$(( ir / BENCH_COUNT_JOBS ))" >>"$out/stepdcount.csv"
+		for f in "$dir"/cg.*; do
+			awk '/^(summary|totals):/ { s = $2 }
+			     END { printf "%14.0f\n", s }' "$f"
+		done >"$out/stepdcount-$way-processes.txt"
+		rm -rf "$dir"
+	done
+}
+
+# stepdcount_way WAY: one way's cluster for stepdcount_chunk.
+stepdcount_way() {
+	local i
+	way_setup "$1"
+	for i in $(seq "$BENCH_COUNT_JOBS"); do
+		submit nobody -p over -c1 --mem=64M -o /dev/null --wrap true >/dev/null ||
+			{ bench_teardown; die "sbatch failed"; }
+		wait_empty
+		stepds_gone
+	done
+	measured "$BENCH_COUNT_JOBS"
+	bench_teardown
+}
+
 # profile_chunk OUT: where the agent's CPU goes with BENCH_JOBS sleeping
 # jobs (perf record of its processes, cpu-clock, BENCH_WINDOW s).
 profile_chunk() {
@@ -390,6 +478,7 @@ profile_chunk() {
 	way_setup ceems
 	submit_sleepers "$BENCH_JOBS" 900
 	wait_running "$BENCH_JOBS"
+	measured "$BENCH_JOBS"
 	sleep 5
 	pids=$(agent_pids | paste -sd, -)
 	perf record -q -e cpu-clock -F 999 -g -p "$pids" -o "$out/agent.perf.data" \
@@ -450,6 +539,10 @@ case $cmd in
 		mkdir -p "$1" && steady_chunk "$(cd "$1" && pwd)" ;;
 	jobcost) [ $# = 1 ] || die "usage: jobcost OUT"
 		mkdir -p "$1" && jobcost_chunk "$(cd "$1" && pwd)" ;;
+	stepdcount) [ $# = 1 ] || die "usage: stepdcount OUT"
+		mkdir -p "$1" && stepdcount_chunk "$(cd "$1" && pwd)" ;;
+	stepdcount-way) [ $# = 1 ] || die "usage: stepdcount-way WAY"
+		stepdcount_way "$1" ;;
 	profile) [ $# = 1 ] || die "usage: profile OUT"
 		mkdir -p "$1" && profile_chunk "$(cd "$1" && pwd)" ;;
 	scale) [ $# = 1 ] || die "usage: scale OUT"

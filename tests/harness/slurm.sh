@@ -41,6 +41,14 @@
 #   CEEMS_TEST_SLURM_TIMEOUT    seconds to wait for the node to be idle (default 30)
 #   CEEMS_TEST_SLURMD_FOREGROUND 1: run slurmd -D (no daemonizing, as under
 #                               systemd) in the background (default: slurmd forks)
+#   CEEMS_TEST_SLURMD_WRAPPER   a command (words) that slurmd is started
+#                               through, e.g. "unshare --mount ... sh
+#                               SCRIPT ARG" (optional; its last word is
+#                               followed by slurmd's command line)
+#   CEEMS_TEST_SLURMDBD         1: accounting in slurmdbd and a throwaway
+#                               MariaDB, so that sacct, sstat and sreport
+#                               read real records (tests/harness/slurmdbd.sh
+#                               lists its variables; default: none)
 #
 # Layout of DIR (0755, root):
 #   slurm.conf cgroup.conf plugstack.conf
@@ -68,6 +76,10 @@
 _slurm_harness_err() {
     echo "slurm_harness: $*" >&2
 }
+
+# The opt-in accounting (slurmdbd and MariaDB), beside this file.
+# shellcheck source=tests/harness/slurmdbd.sh
+. "$(dirname "${BASH_SOURCE[0]}")/slurmdbd.sh"
 
 # The cgroup mount point.  Slurm (Debian build, MULTIPLE_SLURMD) names its
 # cgroups after the node: slurm_NODE in v1, system.slice/NODE_slurmstepd.scope
@@ -316,7 +328,7 @@ ProctrackType=proctrack/cgroup
 TaskPlugin=task/cgroup,task/affinity
 JobAcctGatherType=$CEEMS_TEST_JOBACCT_GATHER
 JobAcctGatherFrequency=$CEEMS_TEST_JOBACCT_FREQ
-AccountingStorageType=accounting_storage/none
+$(_slurm_harness_dbd_conf_lines "$dir")
 JobCompType=jobcomp/none
 PrologFlags=Contain
 PlugStackConfig=$dir/plugstack.conf
@@ -474,6 +486,7 @@ slurm_harness_start() {
     export SLURM_CONF=$dir/slurm.conf CEEMS_TEST_SLURM_DIR=$dir
 
     _slurm_harness_start_munge "$dir" || { _slurm_harness_log_tails "$dir"; return 1; }
+    _slurm_harness_dbd_start "$dir" || return 1
     t0=$(date +%s%N)
     if ! (cd / && slurmctld -f "$dir/slurm.conf") >"$dir/log/slurmctld.start" 2>&1; then
         _slurm_harness_err "slurmctld failed to start:"
@@ -484,10 +497,12 @@ slurm_harness_start() {
     for node in $(slurm_harness_nodes); do
         if [ "${CEEMS_TEST_SLURMD_FOREGROUND:-}" = 1 ]; then
             # 3>&-: bats waits for whatever holds its fd 3.
-            (cd / && exec slurmd -D -f "$dir/slurm.conf" -N "$node") \
+            # shellcheck disable=SC2086 # the wrapper's words
+            (cd / && exec ${CEEMS_TEST_SLURMD_WRAPPER:-} slurmd -D -f "$dir/slurm.conf" -N "$node") \
                 </dev/null >"$(_slurm_harness_node_file "$node" "$dir/log" start)" 2>&1 3>&- &
             fg_slurmd="$fg_slurmd $!"
-        elif ! (cd / && slurmd -f "$dir/slurm.conf" -N "$node") >"$(_slurm_harness_node_file "$node" "$dir/log" start)" 2>&1; then
+        # shellcheck disable=SC2086 # the wrapper's words
+        elif ! (cd / && ${CEEMS_TEST_SLURMD_WRAPPER:-} slurmd -f "$dir/slurm.conf" -N "$node") >"$(_slurm_harness_node_file "$node" "$dir/log" start)" 2>&1; then
             _slurm_harness_err "slurmd -N $node failed to start:"
             cat "$(_slurm_harness_node_file "$node" "$dir/log" start)" >&2 || true
             _slurm_harness_log_tails "$dir"
@@ -653,6 +668,7 @@ slurm_harness_stop() {
     fi
 
     _slurm_harness_clean_cgroups "$dir" || rc=1
+    _slurm_harness_dbd_stop "$dir" || rc=1
 
     pids=$(_slurm_harness_pidfile "$dir/munge/munged.pid" munged
            _slurm_harness_find_procs "$dir/munge/" munged)
@@ -714,6 +730,8 @@ slurm_harness_leftovers() {
             found=1
         fi
     done
+
+    _slurm_harness_dbd_leftovers || found=1
 
     for d in "${TMPDIR:-/tmp}"/ceems-test.slurm.*; do
         if [ -e "$d" ]; then

@@ -177,6 +177,32 @@ EOF
     slurm_harness_stop "$dir" || _fail "slurm_harness_stop $dir"
 }
 
+@test "slurm: CEEMS_TEST_SLURMDBD=1: sacct reads the job from slurmdbd; stop leaves no slurmdbd, MariaDB or port" {
+    local dir jobid out port
+    command -v slurmdbd >/dev/null && command -v mariadbd >/dev/null ||
+        skip "slurmdbd or mariadbd not found (packages slurmdbd, mariadb-server)"
+    dir=$(slurm_harness_mktemp)
+    _register slurm "$dir"
+    CEEMS_TEST_SLURMDBD=1 slurm_harness_start "$dir" || _fail "slurm_harness_start $dir with slurmdbd"
+    [ "$(stat -c %a "$dir/slurmdbd.conf")" = 600 ] || _fail "slurmdbd.conf is not 0600"
+    run timeout 60 sbatch --wait --parsable --time=1 -D "$dir/out" -o /dev/null --wrap "srun true"
+    [ "$status" -eq 0 ] || _fail "sbatch --wait exited $status: $output"
+    jobid=$output
+    for _ in $(seq 1 50); do
+        out=$(sacct -n -P -j "$jobid" -o JobID,State)
+        grep -q "^$jobid.0|COMPLETED$" <<<"$out" && grep -q "^$jobid|COMPLETED$" <<<"$out" && break
+        sleep 0.2
+    done
+    grep -q "^$jobid.0|COMPLETED$" <<<"$out" || _fail "sacct does not show job $jobid and its step completed: $out"
+    slurm_harness_stop "$dir" || _fail "slurm_harness_stop $dir"
+    [ ! -e "$dir" ] || _fail "$dir still exists after slurm_harness_stop"
+    for port in "${CEEMS_TEST_SLURMDBD_PORT:-16819}" "${CEEMS_TEST_MARIADB_PORT:-16820}"; do
+        ! _slurm_harness_port_listening "$port" || _fail "port $port still listens"
+    done
+    run slurm_harness_leftovers
+    [ "$status" -eq 0 ] || _fail "leftovers after slurm_harness_stop: $output"
+}
+
 @test "slurm: CEEMS_TEST_NODES=3: three slurmd on this host, srun -N3 in each node's cgroup tree" {
     local dir jobid out n
     dir=$(slurm_harness_mktemp)

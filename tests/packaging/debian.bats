@@ -30,7 +30,7 @@
 # dependencies of debian/control; CEEMS_TOP_SRCDIR and CEEMS_TOP_BUILDDIR
 # (its tests/doubles/fake-rapl, the simulated RAPL node of the demo).
 
-PKGS="ceems-common ceems-agent slurm-spank-ceems ceems-sacct ceems-admin"
+PKGS="ceems-common ceems-agent slurm-spank-ceems slurm-acct-gather-energy-ceems ceems-sacct ceems-admin"
 # The roles of the one-machine database: doc/storage.md's, and the group
 # roles its db init makes.
 DOC_ROLES="slurm root alice bob ceems_owner ceems_writer ceems_reader ceems_admin ceems_admin_reader"
@@ -214,7 +214,7 @@ debs() {
 	done
 }
 
-@test "dpkg-buildpackage -us -uc -b builds the five packages from a copy of the tree" {
+@test "dpkg-buildpackage -us -uc -b builds the six packages from a copy of the tree" {
 	for f in $(debs); do
 		[ -f "$f" ] || { tail -n 40 "$T/build.log"; false; }
 	done
@@ -247,6 +247,12 @@ debs() {
 	grep -q "^#optional /usr/lib/$MULTIARCH/slurm-wlm/spank_ceems.so config=/etc/ceems/ceems.conf\$" \
 		/etc/slurm/plugstack.conf.d/ceems.conf
 	[ -f "/usr/lib/$MULTIARCH/slurm-wlm/spank_ceems.so" ]
+	# The energy plugin loads only in the Slurm release it was built for:
+	# its package depends on that release of slurmd.
+	[ -f "/usr/lib/$MULTIARCH/slurm-wlm/acct_gather_energy_ceems.so" ]
+	rel=$(dpkg-query -W -f='${Version}' libslurm-dev | sed 's/-.*//')
+	dpkg-query -W -f='${Depends}\n' slurm-acct-gather-energy-ceems |
+		grep -qF "slurmd (>= $rel), slurmd (<< $rel.~)"
 	# libpq and libfreeipmi are loaded at run time where the agent uses
 	# them: named by ceems-agent (Recommends, Suggests), linked by no
 	# part of the agent; ceems-sacct links libpq.

@@ -30,6 +30,7 @@ top=${CEEMS_TOP_SRCDIR:-.}
 # FILE NAME-REGEX  reason
 EXEMPT='
 plugins/spank_ceems.c ^slurm_spank_  SPANK entry points, looked up by name by Slurm
+plugins/acct_gather_energy/acct_gather_energy_ceems.c ^(init|fini|acct_gather_energy_p_.*)$  plugin entry points, looked up by name by Slurm
 tools/admin/ceems-admin.c ^main$  the program entry point
 tools/agent/ceems-agent.c ^main$  the program entry point
 tools/jobinfo/ceems-jobinfo.c ^main$  the program entry point

@@ -1,0 +1,267 @@
+/* energy_source.c - the figures of the acct_gather_energy/ceems plugin,
+ * asked from the node agent: a step's attributed joules in slurmstepd,
+ * the node's joules in slurmd (energy_source.h).  Every call to the agent
+ * is bounded by CEEMS_ENERGY_SOURCE_TIMEOUT_MS; no Slurm type here. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "base/conf.h"
+#include "base/fileio.h"
+#include "client/agent_client.h"
+#include "energy_source.h"
+
+enum ceems_energy_source_daemon
+ceems_energy_source_daemon_of(const char *comm)
+{
+	if (strcmp(comm, "slurmd") == 0)
+		return CEEMS_ENERGY_SLURMD;
+	if (strcmp(comm, "slurmstepd") == 0)
+		return CEEMS_ENERGY_SLURMSTEPD;
+	return CEEMS_ENERGY_OTHER;
+}
+
+/* JOB and STEP as the agent names them, from "42" and "batch"/"0"
+ * (LEN bytes of STEP_TEXT).  0 or -EINVAL. */
+static int
+take_ids(const char *job_text, const char *step_text, size_t len,
+	 uint32_t *jobid, char *step, size_t step_size)
+{
+	char *end;
+	unsigned long id;
+
+	errno = 0;
+	id = strtoul(job_text, &end, 10);
+	if (errno != 0 || end == job_text || id == 0 || id > UINT32_MAX)
+		return -EINVAL;
+	if (len == 0 || len >= step_size || len >= CEEMS_STEP_ID_MAX)
+		return -EINVAL;
+	memcpy(step, step_text, len);
+	step[len] = '\0';
+	if (!ceems_measure_json_step_id_ok(step))
+		return -EINVAL;
+	*jobid = (uint32_t)id;
+	return 0;
+}
+
+static size_t
+word_len(const char *s)
+{
+	size_t n = 0;
+
+	while (isalnum((unsigned char)s[n]))
+		n++;
+	return n;
+}
+
+int
+ceems_energy_source_step_from_cgroup(const char *text, uint32_t *jobid,
+				     char *step, size_t step_size)
+{
+	const char *job = strstr(text, "/job_");
+	const char *st;
+
+	for (; job != NULL; job = strstr(job + 1, "/job_")) {
+		st = job + 5;
+		while (isdigit((unsigned char)*st))
+			st++;
+		if (strncmp(st, "/step_", 6) != 0)
+			continue;
+		return take_ids(job + 5, st + 6, word_len(st + 6), jobid, step,
+				step_size);
+	}
+	return -EINVAL;
+}
+
+int
+ceems_energy_source_step_from_title(const char *text, uint32_t *jobid,
+				    char *step, size_t step_size)
+{
+	const char *open = strstr(text, "slurmstepd: [");
+	const char *dot;
+
+	if (open == NULL)
+		return -EINVAL;
+	open += strlen("slurmstepd: [");
+	dot = open;
+	while (isdigit((unsigned char)*dot))
+		dot++;
+	if (*dot != '.' || dot[1 + word_len(dot + 1)] != ']')
+		return -EINVAL;
+	return take_ids(open, dot + 1, word_len(dot + 1), jobid, step,
+			step_size);
+}
+
+/* The step's joules over every domain it was measured in; false when
+ * none was. */
+static bool
+step_sum(const struct ceems_agent_step_report *s, double *joules)
+{
+	bool any = false;
+
+	*joules = 0;
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+		if (s->have_joules[d]) {
+			*joules += s->joules[d];
+			any = true;
+		}
+	return any;
+}
+
+int
+ceems_energy_source_step_joules(const struct ceems_agent_job_report *report,
+				const char *step, double *joules)
+{
+	uint32_t n = report->nsteps < CEEMS_AGENT_MAX_STEPS ?
+			     report->nsteps : CEEMS_AGENT_MAX_STEPS;
+
+	if (strcmp(step, "extern") == 0) {
+		/* The job's whole share (energy_source.h says why). */
+		if (!ceems_job_figures_ledger_energy_known(&report->ledger))
+			return -ENOENT;
+		*joules = ceems_job_figures_ledger_total_j(&report->ledger);
+		return 0;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (strcmp(report->steps[i].id, step) == 0)
+			return step_sum(&report->steps[i], joules) ? 0 : -ENOENT;
+	return -ENOENT;
+}
+
+int
+ceems_energy_source_node_joules(const char *text, double *joules,
+				long *agent_pid)
+{
+	struct json_object *root = json_tokener_parse(text);
+	struct json_object *energy, *pid, *delta;
+	int rc = -EPROTO;
+
+	if (root == NULL)
+		return -EPROTO;
+	if (!json_object_object_get_ex(root, "energy", &energy) ||
+	    !json_object_is_type(energy, json_type_object) ||
+	    !json_object_object_get_ex(root, "pid", &pid) ||
+	    !json_object_is_type(pid, json_type_int))
+		goto out;
+	*joules = 0;
+	json_object_object_foreach(energy, domain, figures) {
+		(void)domain;
+		if (!json_object_object_get_ex(figures, "delta_j", &delta) ||
+		    !(json_object_is_type(delta, json_type_double) ||
+		      json_object_is_type(delta, json_type_int)))
+			goto out;
+		*joules += json_object_get_double(delta);
+	}
+	*agent_pid = (long)json_object_get_int64(pid);
+	rc = 0;
+out:
+	json_object_put(root);
+	return rc;
+}
+
+/* This slurmstepd's step: its cgroup, else its process title. */
+static int
+find_step(struct ceems_energy_source_agent *src, char *err, size_t err_size)
+{
+	char text[4096];
+	char *line, *save = NULL;
+
+	if (ceems_fileio_read_text_file("/proc/self/cgroup", text,
+					sizeof(text)) > 0)
+		for (line = strtok_r(text, "\n", &save); line != NULL;
+		     line = strtok_r(NULL, "\n", &save))
+			if (ceems_energy_source_step_from_cgroup(
+				    line, &src->jobid, src->step,
+				    sizeof(src->step)) == 0)
+				return 0;
+	if (ceems_fileio_read_text_file("/proc/self/cmdline", text,
+					sizeof(text)) > 0 &&
+	    ceems_energy_source_step_from_title(text, &src->jobid, src->step,
+						sizeof(src->step)) == 0)
+		return 0;
+	snprintf(err, err_size, "this slurmstepd's step is not in its cgroup nor its title");
+	return -ENOENT;
+}
+
+int
+ceems_energy_source_open(struct ceems_energy_source_agent *src, char *err,
+			 size_t err_size)
+{
+	static struct ceems_config conf;
+	const char *path = getenv("CEEMS_CONF");
+	char comm[64];
+
+	memset(src, 0, sizeof(*src));
+	if (ceems_fileio_read_text_file("/proc/self/comm", comm,
+					sizeof(comm)) <= 0)
+		comm[0] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
+	src->daemon = ceems_energy_source_daemon_of(comm);
+	if (src->daemon == CEEMS_ENERGY_OTHER)
+		return 0;
+	if (path == NULL || path[0] != '/')
+		path = CEEMS_DEFAULT_CONFIG_PATH;
+	ceems_conf_defaults(&conf);
+	if (ceems_conf_load(&conf, path, err, err_size) != 0)
+		ceems_conf_defaults(&conf);	/* the default socket */
+	if (strchr(conf.socket_path, '%') != NULL) {
+		snprintf(err, err_size, "socket %s names the node (%%n): one slurmd per host only", conf.socket_path);
+		src->daemon = CEEMS_ENERGY_OTHER;
+		return -EINVAL;
+	}
+	snprintf(src->socket_path, sizeof(src->socket_path), "%s",
+		 conf.socket_path);
+	if (src->daemon == CEEMS_ENERGY_SLURMSTEPD &&
+	    find_step(src, err, err_size) != 0) {
+		src->daemon = CEEMS_ENERGY_OTHER;
+		return -ENOENT;
+	}
+	return 0;
+}
+
+int
+ceems_energy_source_read_step(const struct ceems_energy_source_agent *src,
+			      double *joules, char *err, size_t err_size)
+{
+	/* One slurmstepd thread at a time (Slurm holds its energy lock):
+	 * the report, 20 kB and more, stays off the stack. */
+	static struct ceems_agent_job_report report;
+	int rc;
+
+	rc = ceems_agent_client_report_job(src->socket_path, src->jobid,
+					   CEEMS_ENERGY_SOURCE_TIMEOUT_MS,
+					   &report, err, err_size);
+	if (rc != 0)
+		return rc;
+	if (ceems_energy_source_step_joules(&report, src->step, joules) == 0)
+		return 0;
+	snprintf(err, err_size, "the agent has no figure for step %s yet", src->step);
+	return -ENODATA;
+}
+
+int
+ceems_energy_source_read_node(const struct ceems_energy_source_agent *src,
+			      double *joules, long *agent_pid, char *err,
+			      size_t err_size)
+{
+	static char reply[CEEMS_AGENT_MSG_MAX];
+	int rc;
+
+	rc = ceems_agent_client_call(src->socket_path, "{\"op\":\"status\"}",
+				     CEEMS_ENERGY_SOURCE_TIMEOUT_MS, reply,
+				     sizeof(reply));
+	if (rc < 0) {
+		snprintf(err, err_size, "%s", strerror(-rc));
+		return rc;
+	}
+	rc = ceems_energy_source_node_joules(reply, joules, agent_pid);
+	if (rc != 0)
+		snprintf(err, err_size, "the agent's status holds no energy");
+	return rc;
+}
