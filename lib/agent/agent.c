@@ -813,27 +813,32 @@ ceems_agent_sweep(struct ceems_agent *a, uint64_t now_ns)
 	int n = ceems_agent_finish_expire(a->finish, now_ns, 0);
 
 	for (size_t i = 0; i < a->njobs;) {
-		const struct agent_job *j = a->jobs[i];
+		struct agent_job *j = a->jobs[i];
 
-		if (j->gone && now_ns >= j->gone_ns &&
-		    now_ns - j->gone_ns >= a->config.reap_grace_ns) {
-			reap(a, i, now_ns);
-			n++;
-			continue;	/* I now holds the last job */
-		}
 		/* Its extern step killed (its cgroup, which that step
-		 * removes, lingers), seen by its slurmstepd's exit, or by
-		 * its batch script's end long ago: slurmctld's word ends
-		 * it. */
-		if (!j->end_asked && !j->gone && a->gone_hook != NULL &&
+		 * removes, lingers, or went before it: agent_extern.c),
+		 * seen by its slurmstepd's exit, or by its batch script's
+		 * end long ago: slurmctld's word ends it. */
+		if (!j->end_asked && a->gone_hook != NULL &&
 		    (ceems_agent_extern_lost(j) ||
-		     (j->batch_end_ns > 0 &&
+		     (!j->gone && j->batch_end_ns > 0 &&
 		      now_ns - j->batch_end_ns >= a->config.reap_grace_ns))) {
 			ceems_info("job %u: its extern step ended without "
 				   "ending the job; slurmctld's word on its "
 				   "end is asked for", j->spec.jobid);
-			a->jobs[i]->end_asked = true;
-			a->gone_hook(a->gone_arg, j->spec.jobid);
+			ceems_agent_extern_ask_end(a, j, now_ns);
+		}
+		/* Gone for reap_grace, and for as long since slurmctld's
+		 * word was asked for: no one else will end it.  Not while
+		 * its extern step runs: that step deregisters it. */
+		if (j->gone && now_ns >= j->gone_ns &&
+		    now_ns - j->gone_ns >= a->config.reap_grace_ns &&
+		    (!j->end_asked ||
+		     now_ns - j->end_asked_ns >= a->config.reap_grace_ns) &&
+		    !ceems_agent_extern_alive(j)) {
+			reap(a, i, now_ns);
+			n++;
+			continue;	/* I now holds the last job */
 		}
 		i++;
 	}
