@@ -2,10 +2,12 @@
 # run-all.sh - the full ceems test suite, exactly as CI runs it: install the
 # dependencies, then in fresh out-of-tree builds run
 #   1. unit tests (warnings are errors),
-#   2. integration tests on real Slurm and PostgreSQL,
-#   3. unit and integration tests again built with ASan + UBSan (the
-#      integration tests less those the plain pass covers alone:
-#      Makefile.am's SANITIZER_SKIPPED_TESTS),
+#   2. integration tests on real Slurm and PostgreSQL: each runs once,
+#      in the sanitizer build (3.) when it can; the plain build runs
+#      only those it cannot (Makefile.am's PLAIN_BUILD_TESTS: agent.bats,
+#      whose memory budget and valgrind tests a sanitizer build skips),
+#   3. the unit tests again and the integration tests, built with ASan
+#      + UBSan,
 #   4. make distcheck,
 #   5. the Debian packages: built, lintian, installed, run, purged; then
 #      the installation from the source, run and uninstalled,
@@ -128,7 +130,7 @@ note "autoreconf"
 
 if configure_build default --enable-werror; then
 	run_suite unit default check
-	run_suite integration default check-integration
+	run_suite integration default check-integration-plain
 	run_suite distcheck default distcheck
 	run_suite packages default check-packages
 	run_suite demo default check-demo
