@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # rpm.bats - the RPM packages of rpm/ceems.spec, built by rpmbuild (Debian's
 # rpm package) from the release tarball (make dist), as a RHEL build host
-# would: the five packages, each file where Slurm's and RHEL's conventions
+# would: the six packages, each file where Slurm's and RHEL's conventions
 # put it (the plugin in %{_libdir}/slurm, its plugstack.conf.d line, the
 # private libceems found through RUNPATH), the group, modes and owners of
 # the agent's directories and of ceems-sacct, the plugin's dependency on
@@ -70,9 +70,9 @@ has_file() {
 	return 1
 }
 
-@test "rpmbuild makes the five packages, their release naming the Slurm release" {
+@test "rpmbuild makes the six packages, their release naming the Slurm release" {
 	local p
-	for p in ceems ceems-agent slurm-spank-ceems ceems-sacct ceems-admin; do
+	for p in ceems ceems-agent slurm-spank-ceems slurm-acct-gather-energy-ceems ceems-sacct ceems-admin; do
 		[ -n "$(rpm_of "$p")" ] || { echo "no $p package in $TOP/RPMS" >&2; false; }
 		[ "$(rpm -qp --qf '%{RELEASE}' "$(rpm_of "$p")")" = "1.slurm$MAJOR" ]
 	done
@@ -92,6 +92,9 @@ has_file() {
 	req=$(rpm -qp --requires "$(rpm_of slurm-spank-ceems)")
 	echo "$req" | grep -qx "slurm >= $MAJOR"
 	echo "$req" | grep -qx "slurm < $(echo "$MAJOR" | awk -F. '{ printf "%s.%02d", $1, $2 + 1 }')"
+	# acct_gather_energy/ceems loads in the very release it was built for.
+	has_file slurm-acct-gather-energy-ceems /usr/lib64/slurm/acct_gather_energy_ceems.so
+	rpm -qp --requires "$(rpm_of slurm-acct-gather-energy-ceems)" | grep -qx "slurm-slurmd = $SLURM"
 }
 
 @test "libceems is private: in its own directory, found through RUNPATH, no development files" {
