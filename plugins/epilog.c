@@ -14,15 +14,66 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
+#include <slurm/slurm.h>
 #include <slurm/spank.h>
 
 #include "client/agent_proto.h"
 #include "model/agent_series.h"
 #include "base/log.h"
 #include "plugin.h"
+#include "slurm_compat.h"
 
 #define AGENT_TIMEOUT_MS 500
+/* slurmctld answers in milliseconds; a hung one holds up only this
+ * epilog, which no job waits for, and never beyond MessageTimeout. */
+#define EPILOG_CONTROLLER_WAIT_MS 10000
+
+struct epilog_ask {
+	spank_t sp;
+	uint32_t jobid;
+	const char *cluster;
+};
+
+/* In a child (child_call.c): the job's metadata with slurmctld's word.
+ * This process ("slurmstepd spank epilog") has loaded none of libslurm's
+ * plugins from Slurm 23.11 on, where a call to slurmctld then fatal()s
+ * ("No hash plugins loaded"): the epilog would fail and slurmd drain
+ * the node.  slurm_init loads them (and does nothing to those already
+ * loaded, as in 22.05's epilog); whatever still goes wrong ends the
+ * child, not the epilog. */
+static void
+epilog_meta_main(void *arg, void *answer, size_t size, int fd)
+{
+	const struct epilog_ask *ask = arg;
+
+	compat_slurm_init();
+	ceems_slurm_job_meta(ask->sp, ask->jobid, true, ask->cluster, answer);
+	ceems_child_call_answer(fd, answer, size);
+}
+
+/* The job's metadata with what slurmctld says of it, if it answers in
+ * time; else what the node knows. */
+static void
+epilog_meta(spank_t sp, uint32_t jobid, const char *cluster,
+	    struct ceems_job_meta *meta)
+{
+	struct epilog_ask ask = { sp, jobid, cluster };
+	struct ceems_child_call child;
+	int r;
+
+	r = ceems_child_call_start(&child, epilog_meta_main, &ask,
+				   sizeof(*meta));
+	if (r == 0)
+		r = ceems_child_call_finish(&child, meta, sizeof(*meta),
+					    EPILOG_CONTROLLER_WAIT_MS);
+	if (r == 0)
+		return;
+	ceems_info("job %u: no word from slurmctld in the epilog (%s); the record has what the node knows",
+		   jobid, strerror(-r));
+	ceems_slurm_job_meta(sp, jobid, false, cluster, meta);
+}
 
 int
 ceems_epilog_job(spank_t sp, const struct ceems_plugin_args *args)
@@ -48,7 +99,7 @@ ceems_epilog_job(spank_t sp, const struct ceems_plugin_args *args)
 	/* slurmctld has decided the job's state and exit code by now: they
 	 * complete the extern step's record, or make the record of a job
 	 * whose steps died without ending it. */
-	ceems_slurm_job_meta(sp, jobid, true, config.cluster, &meta);
+	epilog_meta(sp, jobid, config.cluster, &meta);
 	if (ceems_finish_end_job(&config, &meta, "epilog", AGENT_TIMEOUT_MS,
 				 &report) == 0) {
 		ceems_agent_series_free(report.series);

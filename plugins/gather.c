@@ -22,6 +22,7 @@
 #include "base/log.h"
 #include "client/gather_client.h"
 #include "plugin.h"
+#include "slurm_compat.h"
 #include "summary/summary.h"
 
 /* The job's node list as Slurm wrote it in the step's environment; a
@@ -50,7 +51,7 @@ static int
 job_nodes(spank_t sp, struct ceems_gather_node **nodes, size_t *n)
 {
 	char *list = malloc(NODELIST_MAX);
-	hostlist_t hl;
+	ceems_hostlist_t hl;
 	char *host;
 	size_t count;
 

@@ -21,6 +21,7 @@
 #include "base/fileio.h"
 #include "base/log.h"
 #include "plugin.h"
+#include "slurm_compat.h"
 
 /* gres.conf larger than this is not one: nodes list a few lines. */
 #define GRES_CONF_MAX (256 * 1024)
@@ -29,7 +30,7 @@ static bool
 names_node(const char *nodes, void *arg)
 {
 	const char *node = arg;
-	hostlist_t hl = slurm_hostlist_create(nodes);
+	ceems_hostlist_t hl = slurm_hostlist_create(nodes);
 	bool found;
 
 	if (hl == NULL)

@@ -7,6 +7,7 @@
  * ceems-jobinfo: no SPANK call here. */
 #include "config.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,10 +16,12 @@
 #include <sys/wait.h>
 
 #include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
 
 #include "base/log.h"
 #include "base/text.h"
 #include "model/job.h"
+#include "slurm_compat.h"
 #include "slurm_ctld.h"
 
 /* ceems_slurm_ctld_quiet */
@@ -84,7 +87,7 @@ static uint32_t
 node_index(const char *nodes, const char *node)
 {
 	uint32_t found = UINT32_MAX;
-	hostlist_t hl = slurm_hostlist_create(nodes);
+	ceems_hostlist_t hl = slurm_hostlist_create(nodes);
 	char *host;
 
 	if (hl == NULL)
@@ -104,7 +107,7 @@ static void
 gpus_from_controller(const slurm_job_info_t *j, uint32_t nodeid,
 		     const char *node, struct ceems_plugin_job_gpus *gpus)
 {
-	hostlist_t hl;
+	ceems_hostlist_t hl;
 	char *host;
 
 	if (node != NULL && j->nodes != NULL)
@@ -151,12 +154,15 @@ from_controller(struct ceems_job_meta *meta, uint32_t jobid, uint32_t nodeid,
 	bool completing;
 
 	/* No retry: one call can already block for MessageTimeout. */
-	if (slurm_load_job(&msg, jobid, SHOW_DETAIL) != SLURM_SUCCESS)
+	if (compat_load_job(&msg, jobid, SHOW_DETAIL) != SLURM_SUCCESS)
 		msg = NULL;
 	if (msg == NULL) {
+		int err = errno;
+
 		ceems_log(quiet ? CEEMS_LOG_DEBUG : CEEMS_LOG_INFO,
 			  "job %u: slurmctld did not answer (%s)",
-			   jobid, slurm_strerror(slurm_get_errno()));
+			   jobid, slurm_strerror(err));
+		errno = err;
 		return -1;
 	}
 	j = job_in_answer(msg, jobid);
@@ -164,6 +170,7 @@ from_controller(struct ceems_job_meta *meta, uint32_t jobid, uint32_t nodeid,
 		ceems_info("job %u: slurmctld's answer has no record of it",
 			   jobid);
 		slurm_free_job_info_msg(msg);
+		errno = ESLURM_INVALID_JOB_ID;
 		return -1;
 	}
 	completing = (j->job_state & JOB_COMPLETING) != 0;
@@ -237,7 +244,7 @@ cluster_name(const char *configured, struct ceems_job_meta *meta,
 	    conf != NULL) {
 		ceems_slurm_ctld_copy(meta->cluster, sizeof(meta->cluster),
 			    conf->cluster_name);
-		slurm_free_ctl_conf(conf);
+		compat_free_conf(conf);
 	}
 }
 

@@ -32,7 +32,9 @@ void ceems_slurm_ctld_outcome(struct ceems_job_meta *meta, int status);
  * is not NULL, else on its node of index NODEID.  Fields slurmctld did
  * not give stay as they were.  Returns 1 when slurmctld has decided the
  * job's state (its end: META->state set), 0 when it answered while the
- * job runs, -1 when it did not answer or knows no such job. */
+ * job runs, -1 when it did not answer or knows no such job: errno then
+ * says which (Slurm's error numbers; ESLURM_INVALID_JOB_ID: no such
+ * job). */
 int ceems_slurm_ctld_fill(uint32_t jobid, const char *configured_cluster,
 			  struct ceems_job_meta *meta, uint32_t nodeid,
 			  const char *node, struct ceems_plugin_job_gpus *gpus);

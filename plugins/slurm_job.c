@@ -20,6 +20,7 @@
 #include "base/log.h"
 #include "plugin.h"
 #include "base/text.h"
+#include "slurm_compat.h"
 #include "slurm_ctld.h"
 
 /* The step's environment, for what slurmctld could not tell and what no
@@ -65,7 +66,7 @@ from_environment(spank_t sp, struct ceems_job_meta *meta)
 static void
 node_from_nodelist(spank_t sp, struct ceems_job_meta *meta)
 {
-	hostlist_t hl;
+	ceems_hostlist_t hl;
 	uint32_t nodeid;
 	char *host;
 

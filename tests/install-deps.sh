@@ -37,10 +37,14 @@ DEMO_PACKAGES="slurmctld slurmd slurm-client munge postgresql-15
 # `apt-get install postgresql` as written (installed here, it is a no-op)
 # and makes a CA with openssl for the central server's TLS.  slurmdbd
 # and mariadb-server: Slurm's own accounting (sacct, sstat) that the
-# acct_gather_energy/ceems plugin feeds (tests/integration/acct-energy.bats).
+# acct_gather_energy/ceems plugin feeds (tests/integration/acct-energy.bats);
+# debootstrap: the Debian roots of newer Slurm releases
+# (tests/matrix/run.sh); rpm and rpmlint: the RPM packages
+# (tests/packaging/rpm.bats).
 SUITE_PACKAGES="slurmdbd mariadb-server llvm libclang-rt-14-dev librocm-smi-dev debhelper lintian
 	git build-essential postgresql openssl bats iproute2 procps util-linux valgrind jq python3
-	time openipmi libopenipmi-dev linux-perf qemu-system-x86 busybox-static"
+	time openipmi libopenipmi-dev linux-perf qemu-system-x86 busybox-static
+	debootstrap rpm rpmlint"
 
 list=no
 if [ "${1:-}" = --list ]; then

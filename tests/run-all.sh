@@ -2,12 +2,20 @@
 # run-all.sh - the full ceems test suite, exactly as CI runs it: install the
 # dependencies, then in fresh out-of-tree builds run
 #   1. unit tests (warnings are errors),
-#   2. integration tests on real Slurm and PostgreSQL,
-#   3. unit and integration tests again built with ASan + UBSan,
+#   2. integration tests on real Slurm and PostgreSQL: each runs once,
+#      in the sanitizer build (3.) when it can; the plain build runs
+#      only those it cannot (Makefile.am's PLAIN_BUILD_TESTS: agent.bats,
+#      whose memory budget and valgrind tests a sanitizer build skips),
+#   3. the unit tests again and the integration tests, built with ASan
+#      + UBSan,
 #   4. make distcheck,
 #   5. the Debian packages: built, lintian, installed, run, purged; then
 #      the installation from the source, run and uninstalled,
 #   6. the README's demo (tests/demo.sh), run and checked,
+#   7. the matrix: the end-to-end core on Slurm 24.11 and 26.05, each in
+#      a debootstrapped Debian root (tests/matrix/run.sh), within a time
+#      budget (CEEMS_MATRIX_BUDGET_MIN); it says what ran and what was
+#      skipped and why,
 # and end with one line "N passed, N failed".  Exits non-zero on any failure.
 # Run as root from anywhere; build trees go to _build/ in the checkout.
 set -u
@@ -52,6 +60,7 @@ run_suite() {
 		pass=1	# a suite with no TAP of its own (distcheck) passed whole
 	fi
 	grep -E '^(PASS|FAIL|ERROR|XPASS|SKIP):' "$build_root/logs/$name.log" | grep -v '^PASS:' || true
+	grep '^matrix: ' "$build_root/logs/$name.log" || true	# what of it ran
 	if [ $rc -ne 0 ]; then
 		echo "--- last lines of $build_root/logs/$name.log:"
 		tail -n 40 "$build_root/logs/$name.log"
@@ -108,6 +117,10 @@ if ! "$top/tests/vm/run-vm.sh" -c "$CEEMS_VM_CACHE" -k; then
 	"$top/tests/vm/run-vm.sh" -c "$CEEMS_VM_CACHE" -k ||
 		echo "run-all.sh: no kernel for the virtual machine: tests/vm/bpf-vm.sh will skip"
 fi
+# The matrix's Debian roots (tests/matrix/run.sh), made once per run (or
+# kept from an earlier one) beside the build trees.
+export CEEMS_MATRIX_CACHE="$build_root/matrix-roots"
+export CEEMS_MATRIX_BUDGET_MIN="${CEEMS_MATRIX_BUDGET_MIN:-16}"
 note "autoreconf"
 ( cd "$top" && autoreconf -fi ) >"$build_root/logs/autoreconf.log" 2>&1 || {
 	tail -n 30 "$build_root/logs/autoreconf.log"
@@ -117,14 +130,15 @@ note "autoreconf"
 
 if configure_build default --enable-werror; then
 	run_suite unit default check
-	run_suite integration default check-integration
+	run_suite integration default check-integration-plain
 	run_suite distcheck default distcheck
 	run_suite packages default check-packages
 	run_suite demo default check-demo
+	run_suite matrix default check-matrix
 fi
 if configure_build sanitizers --enable-werror --enable-sanitizers; then
 	run_suite unit-sanitizers sanitizers check
-	run_suite integration-sanitizers sanitizers check-integration
+	run_suite integration-sanitizers sanitizers check-integration-sanitizers
 fi
 
 printf '\n'

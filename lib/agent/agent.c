@@ -102,41 +102,6 @@ ceems_agent_spec_valid(const struct ceems_agent_job_spec *s)
 	return true;
 }
 
-/* A later registration of job J says what the first could not: Slurm's
- * start time and the cluster, which the plugin learns from slurmctld
- * after the job has started (plugins/job_start.c).  What is known
- * stays: the first word about a run of the job is its own. */
-static void
-learn_identity(struct ceems_agent *a, struct agent_job *j,
-	       const struct ceems_agent_job_spec *spec)
-{
-	bool learned = false;
-
-	if (j->spec.start_time == 0 && spec->start_time > 0) {
-		j->spec.start_time = spec->start_time;
-		learned = true;
-	}
-	if (j->spec.cluster[0] == '\0' && spec->cluster[0] != '\0') {
-		memcpy(j->spec.cluster, spec->cluster, sizeof(j->spec.cluster));
-		learned = true;
-	}
-	if (j->spec.ngpu_ids == 0 && spec->ngpu_ids > 0) {
-		j->spec.ngpu_ids = spec->ngpu_ids;
-		memcpy(j->spec.gpu_ids, spec->gpu_ids, sizeof(j->spec.gpu_ids));
-		if (ceems_agent_gpu_resolve(a, &j->spec, &j->gpu) > 0)
-			ceems_info("job %u: holds %u GPU%s", j->spec.jobid,
-				   j->gpu.n, j->gpu.n == 1 ? "" : "s");
-		learned = true;
-	}
-	if (!learned)
-		return;
-	if (a->state != NULL)
-		ceems_agent_state_slot_identity(a->state, j->slot, &j->spec);
-	ceems_info("job %u: Slurm's start time %lld and cluster '%s' learned",
-		   j->spec.jobid, (long long)j->spec.start_time,
-		   j->spec.cluster);
-}
-
 /* Job J was running from FROM_NS, before the agent could measure it
  * (until NOW_NS): a gap of its record, as an agent's downtime is. */
 static void
@@ -208,7 +173,7 @@ ceems_agent_register(struct ceems_agent *a,
 			j->spec.series = true;
 			options = true;
 		}
-		learn_identity(a, j, spec);
+		ceems_agent_learn(a, j, spec);
 		if (spec->perf && !j->spec.perf) {
 			j->spec.perf = true;
 			options = true;
@@ -848,27 +813,32 @@ ceems_agent_sweep(struct ceems_agent *a, uint64_t now_ns)
 	int n = ceems_agent_finish_expire(a->finish, now_ns, 0);
 
 	for (size_t i = 0; i < a->njobs;) {
-		const struct agent_job *j = a->jobs[i];
+		struct agent_job *j = a->jobs[i];
 
-		if (j->gone && now_ns >= j->gone_ns &&
-		    now_ns - j->gone_ns >= a->config.reap_grace_ns) {
-			reap(a, i, now_ns);
-			n++;
-			continue;	/* I now holds the last job */
-		}
 		/* Its extern step killed (its cgroup, which that step
-		 * removes, lingers), seen by its slurmstepd's exit, or by
-		 * its batch script's end long ago: slurmctld's word ends
-		 * it. */
-		if (!j->end_asked && !j->gone && a->gone_hook != NULL &&
+		 * removes, lingers, or went before it: agent_extern.c),
+		 * seen by its slurmstepd's exit, or by its batch script's
+		 * end long ago: slurmctld's word ends it. */
+		if (!j->end_asked && a->gone_hook != NULL &&
 		    (ceems_agent_extern_lost(j) ||
-		     (j->batch_end_ns > 0 &&
+		     (!j->gone && j->batch_end_ns > 0 &&
 		      now_ns - j->batch_end_ns >= a->config.reap_grace_ns))) {
 			ceems_info("job %u: its extern step ended without "
 				   "ending the job; slurmctld's word on its "
 				   "end is asked for", j->spec.jobid);
-			a->jobs[i]->end_asked = true;
-			a->gone_hook(a->gone_arg, j->spec.jobid);
+			ceems_agent_extern_ask_end(a, j, now_ns);
+		}
+		/* Gone for reap_grace, and for as long since slurmctld's
+		 * word was asked for: no one else will end it.  Not while
+		 * its extern step runs: that step deregisters it. */
+		if (j->gone && now_ns >= j->gone_ns &&
+		    now_ns - j->gone_ns >= a->config.reap_grace_ns &&
+		    (!j->end_asked ||
+		     now_ns - j->end_asked_ns >= a->config.reap_grace_ns) &&
+		    !ceems_agent_extern_alive(j)) {
+			reap(a, i, now_ns);
+			n++;
+			continue;	/* I now holds the last job */
 		}
 		i++;
 	}

@@ -11,7 +11,17 @@
  * (asked by ceems-jobinfo) then ends it.  A pidfd, not a pid: a pid can
  * be reused; a pidfd refers to one process only.  Kernels without
  * pidfd_open (before 5.3) fall back to the batch step's end
- * (ceems_agent_sweep). */
+ * (ceems_agent_sweep).
+ *
+ * The same watch says when a job whose cgroup went is over.  Until
+ * Slurm 24.11 the extern step removes the job's cgroups as it ends; from
+ * 25.05 its slurmstepd has no task and the cgroups that hold the job's
+ * CPU time (cgroup v1) go with the job's last step that has tasks,
+ * while the extern step still runs and is still to deregister the job
+ * with its metadata.  Asking slurmctld's word then would end the job
+ * first, under the word's metadata alone, and the extern step's
+ * deregistration would then find no job: a second record.  So while the
+ * extern slurmstepd runs, a job whose cgroup went waits for it. */
 #include "config.h"
 
 #include <errno.h>
@@ -82,8 +92,39 @@ ceems_agent_extern_lost(const struct agent_job *j)
 {
 	struct pollfd pfd = { .fd = j->extern_pidfd, .events = POLLIN };
 
-	if (j->extern_pidfd < 0 || step_running(j))
+	if (j->extern_pidfd < 0 || j->end_asked || step_running(j))
 		return false;
 	/* A pidfd is readable once its process has exited. */
 	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN) != 0;
+}
+
+bool
+ceems_agent_extern_alive(const struct agent_job *j)
+{
+	struct pollfd pfd = { .fd = j->extern_pidfd, .events = POLLIN };
+
+	return j->extern_pidfd >= 0 && poll(&pfd, 1, 0) == 0;
+}
+
+void
+ceems_agent_extern_ask_end(struct ceems_agent *a, struct agent_job *j,
+			   uint64_t now_ns)
+{
+	if (j->end_asked || a->gone_hook == NULL)
+		return;
+	j->end_asked = true;
+	j->end_asked_ns = now_ns;
+	a->gone_hook(a->gone_arg, j->spec.jobid);
+}
+
+void
+ceems_agent_extern_cgroup_gone(struct ceems_agent *a, struct agent_job *j,
+			       uint64_t now_ns)
+{
+	if (ceems_agent_extern_alive(j)) {
+		ceems_info("job %u: its extern step still runs: its end is "
+			   "waited for", j->spec.jobid);
+		return;
+	}
+	ceems_agent_extern_ask_end(a, j, now_ns);
 }

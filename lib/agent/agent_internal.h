@@ -199,6 +199,9 @@ struct agent_job {
 	 * deregister it within reap_grace: ceems_agent_sweep). */
 	uint64_t batch_end_ns;
 	bool end_asked;
+	/* When that word was asked for (0: not yet): a job whose cgroup
+	 * went first is reaped reap_grace after it, not before. */
+	uint64_t end_asked_ns;
 	/* A pidfd of the slurmstepd that started its extern step, -1
 	 * when none (agent_extern.c). */
 	int extern_pidfd;
@@ -316,10 +319,26 @@ struct ceems_agent {
 /* agent.c */
 void ceems_agent_free_job(struct agent_job *j);
 
+/* agent_learn.c: what a later registration SPEC of job J says that the
+ * first could not (Slurm's start time, the cluster, GPUs, more of the
+ * job's v1 cgroup), taken and kept for a restarted agent. */
+void ceems_agent_learn(struct ceems_agent *a, struct agent_job *j,
+		       const struct ceems_agent_job_spec *spec);
+
 /* agent_extern.c: the job's extern slurmstepd gone while the job is
  * registered and none of its other steps runs here. */
 void ceems_agent_extern_close(struct agent_job *j);
 bool ceems_agent_extern_lost(const struct agent_job *j);
+/* Whether J's extern slurmstepd is known to be still running. */
+bool ceems_agent_extern_alive(const struct agent_job *j);
+/* J's cgroup was found gone at NOW_NS: slurmctld's word on its end is
+ * asked for, unless its extern slurmstepd still runs (it deregisters
+ * the job as it ends; ceems_agent_sweep asks if it dies instead). */
+void ceems_agent_extern_cgroup_gone(struct ceems_agent *a, struct agent_job *j,
+				    uint64_t now_ns);
+/* Slurmctld's word on J's end is asked for, once. */
+void ceems_agent_extern_ask_end(struct ceems_agent *a, struct agent_job *j,
+				uint64_t now_ns);
 /* J's spec set to SPEC, and what the tick keeps of it near at hand. */
 void ceems_agent_job_set_spec(struct agent_job *j, const struct ceems_agent_job_spec *spec);
 struct agent_job *ceems_agent_find_job(const struct ceems_agent *a, uint32_t jobid,

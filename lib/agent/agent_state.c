@@ -554,6 +554,36 @@ ceems_agent_state_slot_options(struct state_file *sf, int slot,
 }
 
 void
+ceems_agent_state_slot_cgroup(struct state_file *sf, int slot,
+		  const struct ceems_agent_job_spec *spec)
+{
+	struct pending_claim *p;
+
+	if (!slot_valid(sf, slot) || sf->kind[slot] != SLOT_LIVE)
+		return;
+	p = sf->pending[slot];
+	if (p != NULL) {
+		p->spec.cgroup = spec->cgroup;
+		return;
+	}
+	/* Only hierarchies the slot had empty (all zero bytes) are written:
+	 * each path's tail first, its first byte last, so that a kill
+	 * leaves it empty or whole, never a parent directory. */
+	for (int c = 0; c < CEEMS_CG_NCONTROLLERS; c++) {
+		size_t at = offsetof(struct slot, spec.cgroup.v1) +
+			    (size_t)c * sizeof(spec->cgroup.v1[c]);
+		size_t len = strnlen(spec->cgroup.v1[c], sizeof(spec->cgroup.v1[c]));
+
+		if (len == 0 || len == sizeof(spec->cgroup.v1[c]))
+			continue;
+		slot_write(sf, (uint32_t)slot, at + 1, spec->cgroup.v1[c] + 1,
+			   len - 1, "write a job's cgroup");
+		slot_write(sf, (uint32_t)slot, at, spec->cgroup.v1[c], 1,
+			   "write a job's cgroup");
+	}
+}
+
+void
 ceems_agent_state_slot_release(struct state_file *sf, int slot)
 {
 	uint32_t zero = 0;

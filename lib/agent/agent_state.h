@@ -111,6 +111,11 @@ void ceems_agent_state_slot_identity(struct state_file *sf, int slot,
  * and opens its hardware events again. */
 void ceems_agent_state_slot_options(struct state_file *sf, int slot,
 			const struct ceems_agent_job_spec *spec);
+/* The hierarchies of the job's v1 cgroup a later step named, that the
+ * registration lacked (ceems_agent_register): a restarted agent reads
+ * the job there.  Paths already in the slot are left as they are. */
+void ceems_agent_state_slot_cgroup(struct state_file *sf, int slot,
+		   const struct ceems_agent_job_spec *spec);
 /* Only the steps in use are copied: most jobs have a few. */
 void ceems_agent_state_slot_update(struct state_file *sf, int slot,
 		       const struct state_figures *fig);

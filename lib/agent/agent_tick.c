@@ -513,8 +513,7 @@ apply_job(struct ceems_agent *a, struct agent_job *j,
 			}
 			ceems_info("job %u: cgroup removed; its figures stop here",
 				   j->spec.jobid);
-			if (a->gone_hook != NULL)
-				a->gone_hook(a->gone_arg, j->spec.jobid);
+			ceems_agent_extern_cgroup_gone(a, j, a->tick_ns);
 		}
 		return;
 	}

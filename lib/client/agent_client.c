@@ -50,8 +50,8 @@ wait_for(int fd, short events, int64_t deadline)
 
 /* One connection: send REQUEST, receive the reply by DEADLINE. */
 static int
-call_once(const struct sockaddr_un *addr, const void *request, size_t len,
-	  int64_t deadline, char *reply, size_t reply_size)
+agent_call_once(const struct sockaddr_un *addr, const void *request, size_t len,
+		int64_t deadline, char *reply, size_t reply_size)
 {
 	ssize_t n;
 	int fd, r;
@@ -165,7 +165,7 @@ ceems_agent_client_call_buf(const char *socket_path, const void *request,
 	memcpy(addr.sun_path, socket_path, strlen(socket_path) + 1);
 
 	for (;;) {
-		r = call_once(&addr, request, len, deadline, reply, reply_size);
+		r = agent_call_once(&addr, request, len, deadline, reply, reply_size);
 		/* A deadline that passes in a try after a refusal: the
 		 * agent was busy, not silent. */
 		if (r == -ETIMEDOUT && busy)

@@ -286,7 +286,10 @@ open_counter(struct pm_counter *pc, struct ceems_energy_counter *c,
 	}
 	memset(c, 0, sizeof(*c));
 	ceems_pm_counters_classify(name, &c->domain, &c->device);
-	snprintf(c->name, sizeof(c->name), "pm_counters/%s", name);
+	/* A counter's file name is short ("cpu_energy"); a longer one is
+	 * cut to fit the name, which only labels it. */
+	snprintf(c->name, sizeof(c->name), "pm_counters/%.*s",
+		 (int)(sizeof(c->name) - sizeof("pm_counters/")), name);
 	memset(&pc->reader, 0, sizeof(pc->reader));
 	pc->reader.lim.unit_j = 1.0;
 	pc->reader.lim.max_power_w = CEEMS_PM_COUNTERS_MAX_POWER_W;

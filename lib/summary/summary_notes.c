@@ -44,7 +44,7 @@ static double gpu_min_judge_s = (double)CEEMS_SUMMARY_GPU_MIN_S;
 
 /* Round a memory size up to what one would type: multiples of 256 MiB
  * up to 1 GiB, whole GiB above.  Returns the bytes, TEXT gets "768M" or
- * "5G" for --mem. */
+ * "5G" for --mem (22 bytes hold the largest). */
 static uint64_t
 round_mem(double bytes, char *text, size_t size)
 {
@@ -146,7 +146,7 @@ note_oom_peak(const struct figures *f, struct ceems_summary_note *n)
 static bool
 note_oom(const struct figures *f, struct ceems_summary_note *n)
 {
-	char lim[32], more[16];
+	char lim[32], more[24];
 
 	if (!f->oom)
 		return false;
@@ -547,7 +547,7 @@ note_mem_uneven(const struct figures *f, struct ceems_summary_note *n)
 	uint64_t top = 0, second = 0, req = 0, want;
 	double static_j = 0;
 	bool have_j = true;
-	char top_name[40] = "", a[32], b[32], sugg[16];
+	char top_name[40] = "", a[32], b[32], sugg[24];
 	unsigned int judged_nodes = 0;
 
 	/* Every node's figures: one without may be the one that needed
@@ -612,7 +612,7 @@ note_mem_uneven(const struct figures *f, struct ceems_summary_note *n)
 static bool
 note_mem_underuse(const struct figures *f, struct ceems_summary_note *n)
 {
-	char peak[32], req[32], sugg[16];
+	char peak[32], req[32], sugg[24];
 	double margin;
 	uint64_t want;
 	bool multi;

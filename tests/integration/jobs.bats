@@ -170,15 +170,20 @@ setup() {
 }
 
 @test "cluster, account, partition and QOS never come from the job's environment" {
-	# The user sets these in the job's environment; without an account
-	# of its own (no -A), the batch step's environment keeps the forged
-	# one.  The summary (batch step) and the record (extern step) must
-	# show slurmctld's values, or none.
-	id=$(submit nobody -J forger -c1 \
-		--export=ALL,SLURM_JOB_ACCOUNT=forged,SLURM_JOB_PARTITION=forged,SLURM_JOB_QOS=forged,SLURM_CLUSTER_NAME=forged \
-		--wrap 'export SLURM_JOB_ACCOUNT=forged SLURM_CLUSTER_NAME=forged; srun -n1 true')
+	# The user sets these in the job's environment (sbatch's, which it
+	# passes on); without an account of its own (no -A), the batch
+	# step's environment keeps the forged one.  The summary (batch step)
+	# and the record (extern step) must show slurmctld's values, or none.
+	# (Not --export=ALL,VAR=...: that also has slurmd read the user's
+	# login environment, which nobody, whose shell is nologin, has not;
+	# Slurm 26.05 then requeues the job held.)
+	id=$(SLURM_JOB_ACCOUNT=forged SLURM_JOB_PARTITION=forged SLURM_JOB_QOS=forged \
+		SLURM_CLUSTER_NAME=forged submit nobody -J forger -c1 \
+		--wrap 'echo "account in the job: ${SLURM_JOB_ACCOUNT:-}"; export SLURM_JOB_ACCOUNT=forged SLURM_CLUSTER_NAME=forged; srun -n1 true')
 	[ "$(finish "$id")" = COMPLETED ]
 	expect_summary "$id" "^ceems - job $id \\(nobody[,)] COMPLETED"
+	# the forgery reached the job
+	out_of "$id" | grep -qx 'account in the job: forged'
 	r=$(record_of "$id")
 	jq -c .job "$r" >&3
 	! out_of "$id" | grep '^ceems' | grep -q forged

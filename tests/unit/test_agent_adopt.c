@@ -4,7 +4,8 @@
  * state_dir, and a restarted agent finds there a live job it does not
  * hold, measures it from its first tick and records the time before as
  * a gap; a job without processes, or one whose record was just written,
- * is left alone. */
+ * is left alone.  A job registered from cgroups without its cpuacct one
+ * (Slurm's extern step without a task) gets it from a later step. */
 #include "config.h"
 
 #include <sys/stat.h>
@@ -284,6 +285,56 @@ test_refused_once(void)
 	ceems_agent_open_close(a);
 }
 
+/* The extern step registers job 42 from its slurmstepd, in no cpuacct
+ * cgroup of the job: its CPU time is unknown, not 0.  The batch step's
+ * registration names the cpuacct cgroup; the CPU time counts from
+ * there. */
+static void
+test_later_step_names_cpuacct(void)
+{
+	struct ceems_config c;
+	struct ceems_agent_job_spec full, stepd;
+	struct ceems_agent_job_report r;
+	struct ceems_agent *a;
+	char err[256] = "";
+
+	make_trees();
+	base_config(&c);
+	a = ceems_agent_open(&c, 10 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens on fixture trees (%s)", err))
+		return;
+	job42_spec(&full);
+	stepd = full;
+	stepd.cgroup.v1[CEEMS_CG_CPUACCT][0] = '\0';
+	is_int(ceems_agent_register(a, &stepd, 10 * SEC), 0, "registered without its cpuacct cgroup");
+	advance(1000000000ULL);
+	ceems_agent_tick(a, 11 * SEC);
+	is_int(ceems_agent_report(a, 42, &r), 0, "report");
+	ok(!(r.usage.present & CEEMS_CGF_CPU_USAGE) && r.cpu_s == 0, "its CPU time is not measured (%g)", r.cpu_s);
+	is_int(ceems_agent_register(a, &full, 11 * SEC), -EEXIST, "the batch step's registration");
+	advance(1000000000ULL);
+	ceems_agent_tick(a, 12 * SEC);
+	advance(500000000ULL);
+	ceems_agent_tick(a, 13 * SEC);
+	is_int(ceems_agent_report(a, 42, &r), 0, "report");
+	is_near(r.cpu_s, 1.5, 1e-9, "CPU time from the step that named the cgroup on");
+	/* killed after its checkpoint: the next agent reads the job where
+	 * the batch step said */
+	is_int(ceems_agent_checkpoint(a, 13 * SEC), 0, "checkpoint");
+	ceems_agent_open_close(a);
+	a = ceems_agent_open(&c, 14 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "a restarted agent opens (%s)", err))
+		return;
+	is_int(ceems_agent_restore(a, 14 * SEC), 1, "it restores the job");
+	advance(500000000ULL);
+	ceems_agent_tick(a, 15 * SEC);
+	is_int(ceems_agent_report(a, 42, &r), 0, "report");
+	ok(r.usage.present & CEEMS_CGF_CPU_USAGE, "its CPU time is read from the cgroup the batch step named");
+	ceems_agent_deregister(a, 42, 15 * SEC, &r);
+	ceems_agent_release(a, 42);
+	ceems_agent_open_close(a);
+}
+
 int
 main(void)
 {
@@ -292,6 +343,10 @@ main(void)
 	test_adopt();
 	test_bad_roots();
 	test_refused_once();
+	tmptree_remove(sys_root);
+	tmptree_remove(cg_root);
+	tmptree_remove(proc_root);
+	test_later_step_names_cpuacct();
 	tmptree_remove(sys_root);
 	tmptree_remove(cg_root);
 	tmptree_remove(proc_root);

@@ -20,6 +20,7 @@
 
 #include "agent/agent.h"
 #include "agent/agent_finish.h"
+#include "agent/agent_internal.h"
 #include "base/fileio.h"
 #include "record/job_note.h"
 #include "base/log.h"
@@ -1140,6 +1141,73 @@ test_extern_lost(void)
 	empty_spool();
 }
 
+/* A job whose cgroup goes while its extern slurmstepd still runs (from
+ * Slurm 25.05 on cgroup v1, its last step with tasks removes the job's
+ * CPU cgroup): slurmctld's word is not asked for, and the job is not
+ * reaped, until that slurmstepd ends; asked, the job waits reap_grace
+ * for the word.  Without a watched extern step, the word is asked for
+ * at once.  The tick's finding (ENODEV from the removed cgroup) is set
+ * on the job as the tick sets it. */
+static void
+test_cgroup_gone_extern_alive(void)
+{
+	struct ceems_agent_job_spec spec;
+	struct ceems_config c;
+	struct ceems_agent *a;
+	struct agent_job *j;
+	char err[256] = "";
+	pid_t child;
+	int status;
+
+	base_config(&c);
+	c.reap_grace_ns = 5 * SEC;
+	a = ceems_agent_open(&c, 900 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "agent opens (%s)", err))
+		return;
+	ceems_agent_set_gone_hook(a, ask_end, NULL);
+	asked_end = 0;
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, 900 * SEC), 0, "job 42 registers");
+	child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	is_int(ceems_agent_step_start(a, 42, "extern", 900 * SEC), 0,
+	       "its extern step starts");
+	ceems_agent_extern_watch(a, 42, child);
+	j = ceems_agent_find_job(a, 42, NULL);
+	j->gone = true;
+	j->gone_ns = 901 * SEC;
+	ceems_agent_extern_cgroup_gone(a, j, 901 * SEC);
+	is_int(asked_end, 0, "cgroup gone, extern step running: nothing asked");
+	ceems_agent_sweep(a, 910 * SEC);
+	is_int(asked_end, 0, "nor at the sweeps after");
+	is_int((int)ceems_agent_njobs(a), 1, "not reaped past reap_grace while it runs");
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	ceems_agent_sweep(a, 911 * SEC);
+	is_int(asked_end, 1, "the extern step dies: slurmctld's word is asked for");
+	is_int((int)ceems_agent_njobs(a), 1, "the job held for it");
+	ceems_agent_sweep(a, 915 * SEC);
+	is_int(asked_end, 1, "asked once");
+	is_int((int)ceems_agent_njobs(a), 1, "held reap_grace after the asking");
+	is_int(ceems_agent_sweep(a, 916 * SEC), 1, "then reaped");
+	empty_spool();
+
+	/* No extern step watched: asked at once, as before. */
+	asked_end = 0;
+	spec.jobid = 42;
+	is_int(ceems_agent_register(a, &spec, 920 * SEC), 0, "job 42 registers again");
+	j = ceems_agent_find_job(a, 42, NULL);
+	j->gone = true;
+	j->gone_ns = 921 * SEC;
+	ceems_agent_extern_cgroup_gone(a, j, 921 * SEC);
+	is_int(asked_end, 1, "no extern step watched: the word is asked for at once");
+	ceems_agent_open_close(a);
+	empty_spool();
+}
+
 int
 main(void)
 {
@@ -1158,6 +1226,7 @@ main(void)
 	test_end_unknown();
 	test_notes_batch();
 	test_extern_lost();
+	test_cgroup_gone_extern_alive();
 	test_word_waits_for_step();
 	test_reap_stale_slot();	/* removes job 42's cgroup: last */
 	tmptree_remove(sys_root);

@@ -67,6 +67,7 @@
 #include "client/agent_proto.h"
 #include "model/agent_series.h"
 #include "plugin.h"
+#include "slurm_compat.h"
 #include "slurm_ctld.h"
 
 #define RETRY_S 2
@@ -255,19 +256,20 @@ ask(uint32_t jobid, struct ceems_job_meta *meta,
 {
 	static bool silent;
 	bool no_answer;
-	int r;
+	int r, err;
 
 	/* One question a scan to a slurmctld that does not answer: each
 	 * may wait MessageTimeout. */
 	if (silent_this_scan)
 		return -1;
 	r = ceems_slurm_ctld_meta(jobid, config.cluster, meta, 0, node, gpus);
-	no_answer = r < 0 && slurm_get_errno() != ESLURM_INVALID_JOB_ID;
+	err = errno;	/* Slurm's reason, where r < 0 (slurm_ctld.h) */
+	no_answer = r < 0 && err != ESLURM_INVALID_JOB_ID;
 	silent_this_scan = no_answer;
 
 	if (no_answer && !silent)
 		ceems_warning("slurmctld does not answer (%s): the requests wait, tried again every %d s",
-			      slurm_strerror(slurm_get_errno()), RETRY_S);
+			      slurm_strerror(err), RETRY_S);
 	else if (!no_answer && silent)
 		ceems_info("slurmctld answers again");
 	silent = no_answer;
@@ -583,6 +585,10 @@ main(int argc, char **argv)
 		return 1;
 	}
 	cache = calloc(CACHE_JOBS, sizeof(*cache));
+	/* Slurm's configuration and its client plugins, before anything is
+	 * asked of slurmctld (Slurm 23.11 on fatal()s without them); while
+	 * root still has its capabilities, whatever they read. */
+	compat_slurm_init();
 	ceems_slurm_ctld_quiet(true);
 	if (drop_privileges() < 0) {
 		ceems_error("cannot drop its capabilities: %s", strerror(errno));
