@@ -167,6 +167,25 @@ case_ err-explain -- --explain 9999
 case_ err-option -- --bogus
 case_ err-state -- -s DONE
 case_ err-jobid -- -j 12x
+# sacct's own callers: names only, every field (empty where not kept),
+# its units, its options that change nothing here, thousands of ids.
+case_ explain-fields -- --explain-fields
+case_ sacct-fields -- -j 1001,1004 -P -o JobID,AdminComment,NTasks,TRESUsageOutAve,Timelimit,TimelimitRaw,MaxRSS,ReqMem,ConsumedEnergy,NCPUS,tresusageinmaxn
+case_ units-m -- -j 1001,1004 -P -o JobID,ReqMem,MaxRSS,ConsumedEnergy --units=M
+case_ units-k -- -j 1001 -P -o JobID,ReqMem,MaxRSS,ConsumedEnergy --units=k
+case_ noconvert -- -j 1001 -P -o JobID,ReqMem,MaxRSS,ConsumedEnergy --noconvert
+case_ err-units -- --units=X
+case_ array -- -j 1001,1003 -X -P -o JobID,State --array
+case_ array-task -- -j 1001_0,1003_2 -X -P -o JobID,State
+case_ duplicates -- -j 1001 -X -P -o JobID,Start -D
+case_ brief -- -j 1002 -b -P
+case_ long -- -j 1002 -X -l -P
+case_ all -- -j 1007 -X -P -o ALL
+case_ accepted-noops -- -j 1001 -X -P -o JobID -v --federation --local --use-local-uid --expand-patterns
+case_ err-refused -- -j 1001 --batch-script
+case_ err-refused-filter -- -j 1001 --qos normal
+case_ many-jobids -- -X -P -o JobID,State -j "$(seq -s, 1 5000)"
+case_ many-jobids-repeated -- -X -P -o JobID -j 1001 $(seq 2000 2300 | sed 's/^/-j /')
 # The caller's control bytes come back escaped, never raw to the terminal.
 case_ err-control -- -S "$(printf '2025\033[2J')"
 case_ err-control-format -- -o "$(printf 'JobID,\033]0;x\007')"
