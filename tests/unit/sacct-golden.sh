@@ -208,6 +208,15 @@ same_stdout down-table table-ascii
 same_stdout down-json json
 same_stdout down-series series
 same_stdout down-explain explain-multinode
+# doc/sacct-fields.md is the table --explain-fields prints.
+n=$((n + 1))
+if [ "$(sed -n 's/^| \([^ |]*\) | \([a-z]*\) | \(.*\) |$/\1 \2 \3/p' "$top_src/doc/sacct-fields.md")" = \
+     "$(sed '/^--- stderr$/,$d' "$golden/explain-fields.out" | sed 's/  */ /; s/  */ /')" ]; then
+    echo "ok $n - doc/sacct-fields.md lists the fields as --explain-fields"
+else
+    echo "not ok $n - doc/sacct-fields.md lists the fields as --explain-fields (regenerate it)"
+    failed=$((failed + 1))
+fi
 }
 echo "1..$n"
 [ $failed -eq 0 ]
