@@ -39,6 +39,12 @@ printf 'spool_dir = %s\ncluster = c1\ndatabase = %s\n' \
     "$fixtures/sacct/spool" "$down_db" >"$tmp/down.conf"
 printf 'spool_dir = /nonexistent/ceems-golden-spool\ncluster = c1\ndatabase = %s\n' \
     "$down_db" >"$tmp/down-nospool.conf"
+# Job 1001 twice: its id used again by a job an hour later (-D).
+mkdir "$tmp/dup-spool" && cp "$fixtures"/sacct/spool/*.json "$tmp/dup-spool/" &&
+    sed 's/"submit_time":1741600700/"submit_time":1741604300/; s/"start_time":1741600800/"start_time":1741604400/; s/"end_time":1741604400/"end_time":1741608000/' \
+        "$fixtures"/sacct/spool/000001741604401-c1-1001-1741600800-node01.json \
+        >"$tmp/dup-spool/000001741608001-c1-1001-1741604400-node01.json" || exit 1
+printf 'spool_dir = %s\ncluster = c1\n' "$tmp/dup-spool" >"$tmp/dup.conf"
 # One node's spool with its part of the two-node job 1003 only.
 mkdir "$tmp/part-spool" &&
     cp "$fixtures"/sacct/spool/*-c1-1003-*-node01.json "$tmp/part-spool/" || exit 1
@@ -177,7 +183,9 @@ case_ noconvert -- -j 1001 -P -o JobID,ReqMem,MaxRSS,ConsumedEnergy --noconvert
 case_ err-units -- --units=X
 case_ array -- -j 1001,1003 -X -P -o JobID,State --array
 case_ array-task -- -j 1001_0,1003_2 -X -P -o JobID,State
-case_ duplicates -- -j 1001 -X -P -o JobID,Start -D
+own_case duplicates dup -- -j 1001 -P -o JobID,Start,End -D
+own_case duplicates-latest dup -- -j 1001 -P -o JobID,Start,End
+own_case duplicates-window dup -- -S 2025-03-10 -E 2025-03-11 -X -P -o JobID,Start
 case_ brief -- -j 1002 -b -P
 case_ long -- -j 1002 -X -l -P
 case_ all -- -j 1007 -X -P -o ALL

@@ -77,6 +77,8 @@ test_sacct_table(void)
 	job = sacct_row_add(&rows);
 	job->jobid = 7;
 	job->mem_peak_bytes = 4937728;
+	snprintf(job->partition, sizeof(job->partition), "debug");
+	snprintf(job->qos, sizeof(job->qos), "normal");
 	job->time_limit_min = CEEMS_TIME_LIMIT_UNLIMITED;
 	is_str(cell("Timelimit", job), "UNLIMITED", "Slurm's INFINITE is UNLIMITED");
 	is_str(cell("TimelimitRaw", job), "UNLIMITED", "and so raw");
@@ -95,6 +97,9 @@ test_sacct_table(void)
 	step->mem_peak_bytes = 4937728;
 	is_str(cell("MaxRSS", step), "4822K", "MaxRSS on a step line, as sacct");
 	is_str(cell("Timelimit", step), "", "Timelimit: job lines only");
+	is_str(cell("Partition", job), "debug", "Partition on the job line");
+	is_str(cell("Partition", step), "", "Partition: job lines only, as sacct");
+	is_str(cell("QOS", step), "", "QOS: job lines only, as sacct");
 	sacct_row_free(&rows);
 }
 

@@ -28,6 +28,7 @@
 #include "base/conf.h"
 #include "base/node_name.h"
 #include "record/record.h"
+#include "sacct_dups.h"
 #include "sacct_combine.h"
 #include "sacct_fields.h"
 #include "sacct_node_rows.h"
@@ -696,6 +697,8 @@ main(int argc, char **argv)
 	if (r != 0)
 		return r;
 	privilege_drop();
+	if (!records_mode && !o.duplicates && sacct_dups_keep_latest(&rows) < 0)
+		return fail("out of memory");
 
 	r = print_result(&o, &recs, &rows);
 	sacct_merge_records_free(&recs);

@@ -164,8 +164,13 @@ f_jobidraw(const struct sacct_row *r, char *buf, size_t size)
 TEXT_FIELD(f_name, name)
 TEXT_FIELD(f_user, user)
 TEXT_FIELD(f_account, account)
-TEXT_FIELD(f_partition, partition)
-TEXT_FIELD(f_qos, qos)
+
+/* Job lines only, as sacct fills them (a step's are empty there). */
+#define JOB_TEXT_FIELD(fn, member) \
+	static void fn(const struct sacct_row *r, char *buf, size_t size) \
+	{ put_text(buf, size, r->step[0] == '\0' ? r->member : ""); }
+JOB_TEXT_FIELD(f_partition, partition)
+JOB_TEXT_FIELD(f_qos, qos)
 TEXT_FIELD(f_cluster, cluster)
 TEXT_FIELD(f_state, state)
 TEXT_FIELD(f_nodes, nodes)

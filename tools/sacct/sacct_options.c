@@ -502,7 +502,7 @@ const struct sacct_option sacct_option_table[] = {
 	{ "noconvert", '\0', SACCT_ARG_NONE, NULL,
 	  "memory and energy figures in the unit counted in", opt_noconvert },
 	{ "duplicates", 'D', SACCT_ARG_NONE, NULL,
-	  "accepted; every run of a job id used again is listed, with or without it", opt_duplicates },
+	  "every job of a job id used again (default: its latest)", opt_duplicates },
 	{ "array", '\0', SACCT_ARG_NONE, NULL,
 	  "each array task on its line (always so: tasks are kept as they run)", opt_nothing },
 	{ "noheader", 'n', SACCT_ARG_NONE, NULL,
