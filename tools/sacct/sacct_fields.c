@@ -161,7 +161,18 @@ f_jobidraw(const struct sacct_row *r, char *buf, size_t size)
 #define TEXT_FIELD(fn, member) \
 	static void fn(const struct sacct_row *r, char *buf, size_t size) \
 	{ put_text(buf, size, r->member); }
-TEXT_FIELD(f_name, name)
+
+/* A step's name in sacct is its command's for an srun step (not kept:
+ * empty), batch, extern and interactive for those. */
+static void
+f_name(const struct sacct_row *r, char *buf, size_t size)
+{
+	bool numbered = r->step[0] != '\0' &&
+			strspn(r->step, "0123456789") == strlen(r->step);
+
+	put_text(buf, size, numbered ? "" : r->name);
+}
+
 TEXT_FIELD(f_user, user)
 TEXT_FIELD(f_account, account)
 
@@ -172,7 +183,8 @@ TEXT_FIELD(f_account, account)
 JOB_TEXT_FIELD(f_partition, partition)
 JOB_TEXT_FIELD(f_qos, qos)
 TEXT_FIELD(f_cluster, cluster)
-TEXT_FIELD(f_state, state)
+/* A step's own state is not kept (its row carries its job's): empty. */
+JOB_TEXT_FIELD(f_state, state)
 TEXT_FIELD(f_nodes, nodes)
 
 static void
@@ -202,7 +214,8 @@ f_submit(const struct sacct_row *r, char *buf, size_t size)
 static void
 f_start(const struct sacct_row *r, char *buf, size_t size)
 {
-	fmt_time(r->start_time, buf, size);
+	/* a step's row carries its job's start, not its own */
+	fmt_time(r->step[0] == '\0' ? r->start_time : 0, buf, size);
 }
 
 static void
