@@ -1,7 +1,8 @@
 /* checks_sacct.c - the contract of ceems-sacct's parsers of outside
  * input (tools/sacct/sacct_*.h), as a fuzz check: the -S/-E time forms, the
  * --format list (sacct's names, prefixes and ALL), the --units letter,
- * the -j job ids (with array tasks) and a record's "series" member.  Shared
+ * the -j job ids (with array tasks) and lists (with ranges) and a
+ * record's "series" member.  Shared
  * by tests/fuzz/fuzz_sacct.c and tests/unit/test_fuzz_parsers.c like
  * the checks of checks.c. */
 #include "config.h"
@@ -17,6 +18,7 @@
 #include "sacct/sacct_spool.h"
 #include "sacct/sacct_time.h"
 #include "sacct/sacct_units.h"
+#include "sacct/sacct_jobs.h"
 
 #define FUZZ_NOW 1741789845
 
@@ -24,6 +26,16 @@ static int
 terminated(const char *s, size_t size)
 {
 	return memchr(s, '\0', size) != NULL;
+}
+
+static size_t
+digits(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s != '\0'; s++)
+		n += *s >= '0' && *s <= '9';
+	return n;
 }
 
 const char *
@@ -97,6 +109,25 @@ fuzz_check_sacct(const char *data, size_t len)
 	if (ret == 0 && sel.array_task != UINT32_MAX &&
 	    (memchr(data, '_', len) == NULL || data[strspn(data, "0123456789")] != '_'))
 		return "sacct_merge_jobsel_parse: an array task without JOBID_TASK";
+
+	/* The -j list; ranges kept small here (a range may give a million
+	 * ids, too slow for every mutation). */
+	if (memchr(data, '[', len) == NULL || digits(data) <= 8) {
+		struct sacct_query q = { 0 };
+
+		memset(err, 'x', sizeof(err));
+		ret = sacct_jobs_add_list(&q, data, err, sizeof(err));
+		if (ret != 0 && ret != -1)
+			return "sacct_jobs_add_list: returned neither 0 nor -1";
+		if (ret < 0 && !terminated(err, sizeof(err)))
+			return "sacct_jobs_add_list: no message on error";
+		for (i = 0; i < q.njobs; i++)
+			if (q.jobs[i].jobid == 0 || q.jobs[i].jobid == UINT32_MAX)
+				return "sacct_jobs_add_list: a bad job id accepted";
+		if (ret == 0 && q.njobs == 0 && strspn(data, ",") != strlen(data))
+			return "sacct_jobs_add_list: an entry that gave no job";
+		free(q.jobs);
+	}
 
 	ret = sacct_spool_series_parse(data, len, &s, err, sizeof(err));
 	if (ret != 0 && ret != -1)

@@ -193,6 +193,9 @@ case_ accepted-noops -- -j 1001 -X -P -o JobID -v --federation --local --use-loc
 case_ err-refused -- -j 1001 --batch-script
 case_ err-refused-filter -- -j 1001 --qos normal
 case_ many-jobids -- -X -P -o JobID,State -j "$(seq -s, 1 5000)"
+case_ jobs-range -- -X -P -o JobID -j '100[1-3],1006,[1007-1009]'
+case_ jobs-range-steps -- -P -o JobID -j '[1001-1002].batch'
+case_ err-jobs-range -- -j '1_[0-4000000000]'
 case_ many-jobids-repeated -- -X -P -o JobID -j 1001 $(seq 2000 2300 | sed 's/^/-j /')
 # The caller's control bytes come back escaped, never raw to the terminal.
 case_ err-control -- -S "$(printf '2025\033[2J')"

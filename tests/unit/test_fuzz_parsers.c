@@ -325,6 +325,7 @@ static const struct edge sacct_edges[] = {
 	EDGE("JobID%99999999999999999999"), EDGE(",,,,"), EDGE("%5"),
 	EDGE("123.batch"), EDGE("4294967294.0"), EDGE("4294967295"),
 	EDGE("123_4"), EDGE("123_4.batch"), EDGE("123_"), EDGE("123_4294967295"),
+	EDGE("1_[1-3,7],2"), EDGE("[10-12].batch"), EDGE("1[2"), EDGE("1_[]"),
 	EDGE("ALL"), EDGE("a"), EDGE(" JobID, tresusageinmaxn,NTasks%3"),
 	EDGE("AdminComment,ALL%5"), EDGE("K"), EDGE("mi"), EDGE("x"),
 	EDGE("{\"resolution_s\":10,\"columns\":[\"t\"],\"rows\":[[1],[null]]}"),

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "sacct_options.h"
+#include "sacct_jobs.h"
 #include "base/text.h"
 
 #define PROG "ceems-sacct"
@@ -89,36 +90,19 @@ parse_jobid(const char *opt, const char *text, uint32_t *out)
 	return 0;
 }
 
-/* -j: any number of entries, in one list or several -j, as sacct takes
- * them (a script passes the ids of all its output files). */
+/* -j: any number of entries, in one list or several -j, ranges in
+ * brackets, as sacct takes them (a script passes the ids of all its
+ * output files). */
 static int
 opt_jobs(struct sacct_options *o, const char *arg)
 {
-	struct sacct_jobsel sel;
-	const char *p = arg, *end;
-	char entry[64], shown[64];
-	size_t len;
+	char err[256];
 
-	for (;; p = end + 1) {
-		end = strchr(p, ',');
-		len = end != NULL ? (size_t)(end - p) : strlen(p);
-		if (len > 0) {
-			snprintf(entry, sizeof(entry), "%.*s", (int)len, p);
-			if (len >= sizeof(entry) ||
-			    sacct_merge_jobsel_parse(entry, &sel) < 0) {
-				ceems_text_safe(shown, sizeof(shown), entry);
-				sacct_options_fail("--jobs: '%s%s' is not JOBID, JOBID_TASK or either .STEP",
-					shown, len >= sizeof(entry) ? "..." : "");
-				return 2;
-			}
-			if (sacct_merge_jobsel_add(&o->q, &sel) < 0) {
-				sacct_options_fail("--jobs: out of memory");
-				return 2;
-			}
-		}
-		if (end == NULL)
-			return 0;
+	if (sacct_jobs_add_list(&o->q, arg, err, sizeof(err)) < 0) {
+		sacct_options_fail("--jobs: %s", err);
+		return 2;
 	}
+	return 0;
 }
 
 static int
