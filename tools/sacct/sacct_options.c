@@ -465,6 +465,8 @@ const struct sacct_option sacct_option_table[] = {
 	  "job states, long or short (COMPLETED or CD, ...)", opt_state },
 	{ "allocations", 'X', SACCT_ARG_NONE, NULL,
 	  "jobs only, no step lines", opt_allocations },
+	{ "allocations", 't', SACCT_ARG_NONE, NULL,
+	  "the same as -X (sacct's former letter)", opt_allocations },
 	{ "per-node", '\0', SACCT_ARG_NONE, NULL,
 	  "each job's part on each of its nodes, as JOBID@NODE lines", opt_per_node },
 	{ "clusters", 'M', SACCT_ARG_REQUIRED, "LIST",
