@@ -457,6 +457,14 @@ main(void)
 	is_str(buf, "", "Elapsed unknown: empty");
 	sacct_fields_fmt_cpu(61.5, buf, sizeof(buf));
 	is_str(buf, "01:01.500", "TotalCPU under an hour: MM:SS.mmm");
+	sacct_fields_fmt_cpu(600, buf, sizeof(buf));
+	is_str(buf, "00:10:00", "TotalCPU of whole seconds: 00:MM:SS, as sacct");
+	sacct_fields_fmt_cpu(0, buf, sizeof(buf));
+	is_str(buf, "00:00:00", "TotalCPU 0: 00:00:00, as sacct");
+	sacct_fields_fmt_cpu(0.0119, buf, sizeof(buf));
+	is_str(buf, "00:00.011", "TotalCPU milliseconds cut, as sacct");
+	sacct_fields_fmt_cpu(3600.5, buf, sizeof(buf));
+	is_str(buf, "01:00:00", "TotalCPU from an hour: no milliseconds");
 	sacct_fields_fmt_cpu(90061, buf, sizeof(buf));
 	is_str(buf, "1-01:01:01", "TotalCPU over a day");
 	/* sacct's convert_num_unit2: energy to the largest unit, memory

@@ -70,18 +70,22 @@ sacct_fields_fmt_elapsed(double seconds, char *buf, size_t size)
 void
 sacct_fields_fmt_cpu(double seconds, char *buf, size_t size)
 {
-	long long ms;
+	long long ms, s;
 
 	if (!isfinite(seconds) || seconds < 0) {
 		put_text(buf, size, "");
 		return;
 	}
-	ms = llround(seconds * 1000.0);
-	if (ms < 3600000LL)
-		put(buf, size, "%02lld:%02lld.%03lld", ms / 60000,
-		    ms % 60000 / 1000, ms % 1000);
+	/* Slurm's _elapsed_time: milliseconds cut, not rounded; shown
+	 * under an hour only, and only when there are some */
+	ms = (long long)floor(seconds * 1000.0 + 1e-6);
+	s = ms / 1000;
+	if (s >= 3600)
+		sacct_fields_fmt_elapsed((double)s, buf, size);
+	else if (ms % 1000 != 0)
+		put(buf, size, "%02lld:%02lld.%03lld", s / 60, s % 60, ms % 1000);
 	else
-		sacct_fields_fmt_elapsed((double)(ms / 1000), buf, size);
+		put(buf, size, "00:%02lld:%02lld", s / 60, s % 60);
 }
 
 void

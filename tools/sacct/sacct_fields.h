@@ -72,7 +72,8 @@ const char *sacct_fields_status_name(enum sacct_field_status status);
 /* The formatters, exported for the tests.  Each writes "" for unknown. */
 /* [DD-]HH:MM:SS, sacct's Elapsed. */
 void sacct_fields_fmt_elapsed(double seconds, char *buf, size_t size);
-/* sacct's TotalCPU: MM:SS.mmm under an hour, [DD-]HH:MM:SS beyond. */
+/* sacct's TotalCPU: MM:SS.mmm under an hour, 00:MM:SS without
+ * milliseconds, [DD-]HH:MM:SS from an hour. */
 void sacct_fields_fmt_cpu(double seconds, char *buf, size_t size);
 /* Kilobytes with a K (GPUMem). */
 void sacct_fields_fmt_rss(double bytes, char *buf, size_t size);
