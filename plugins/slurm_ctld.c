@@ -191,7 +191,11 @@ from_controller(struct ceems_job_meta *meta, uint32_t jobid, uint32_t nodeid,
 	/* A requeued job's times are its next run's, not this one's. */
 	if (state == NULL || strcmp(state, "REQUEUED") != 0)
 		meta->start_time = (int64_t)j->start_time;
-	if (j->time_limit != INFINITE && j->time_limit != NO_VAL)
+	if (j->time_limit == INFINITE)
+		meta->time_limit_min = CEEMS_TIME_LIMIT_UNLIMITED;
+	else if (j->time_limit == NO_VAL)
+		meta->time_limit_min = CEEMS_TIME_LIMIT_PARTITION;
+	else
 		meta->time_limit_min = j->time_limit;
 	if (!completing)
 		meta->nnodes = j->num_nodes;

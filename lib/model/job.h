@@ -11,6 +11,10 @@
 #include <stdint.h>
 
 #define CEEMS_UNKNOWN_U32 UINT32_MAX
+/* time_limit_min's words: Slurm's INFINITE (no limit) and NO_VAL (the
+ * partition's, not yet set), kept apart from "unknown". */
+#define CEEMS_TIME_LIMIT_UNLIMITED (UINT32_MAX - 2)
+#define CEEMS_TIME_LIMIT_PARTITION (UINT32_MAX - 3)
 
 struct ceems_job_meta {
 	/* Every string here is text (lib/base/text.h): what Slurm or the system
@@ -36,7 +40,7 @@ struct ceems_job_meta {
 	int64_t submit_time;		/* Unix seconds; 0 unknown */
 	int64_t start_time;
 	int64_t end_time;
-	uint32_t time_limit_min;	/* CEEMS_UNKNOWN_U32: none or unknown */
+	uint32_t time_limit_min;	/* CEEMS_UNKNOWN_U32: unknown; CEEMS_TIME_LIMIT_* */
 	uint32_t alloc_cpus;		/* whole job; 0 unknown */
 	uint64_t req_mem_bytes;		/* whole job; 0 unknown */
 	uint32_t alloc_gpus;		/* whole job */

@@ -95,8 +95,8 @@ figures_time(const struct ceems_job_meta *m,
 		f->have_elapsed = true;
 		f->elapsed_s = r->elapsed_s;
 	}
-	/* Slurm's NO_VAL and INFINITE are the two values below it. */
-	if (m->time_limit_min > 0 && m->time_limit_min < CEEMS_UNKNOWN_U32 - 1) {
+	/* Slurm's NO_VAL and INFINITE are kept as words, not limits. */
+	if (m->time_limit_min > 0 && m->time_limit_min < CEEMS_TIME_LIMIT_PARTITION) {
 		f->have_limit = true;
 		f->limit_s = 60.0 * m->time_limit_min;
 	}

@@ -1,6 +1,8 @@
 /* checks_sacct.c - the contract of ceems-sacct's parsers of outside
  * input (tools/sacct/sacct_*.h), as a fuzz check: the -S/-E time forms, the
- * --format list, the -j job ids and a record's "series" member.  Shared
+ * --format list (sacct's names, prefixes and ALL), the --units letter,
+ * the -j job ids (with array tasks) and lists (with ranges) and a
+ * record's "series" member.  Shared
  * by tests/fuzz/fuzz_sacct.c and tests/unit/test_fuzz_parsers.c like
  * the checks of checks.c. */
 #include "config.h"
@@ -15,6 +17,8 @@
 #include "sacct/sacct_query.h"
 #include "sacct/sacct_spool.h"
 #include "sacct/sacct_time.h"
+#include "sacct/sacct_units.h"
+#include "sacct/sacct_jobs.h"
 
 #define FUZZ_NOW 1741789845
 
@@ -22,6 +26,16 @@ static int
 terminated(const char *s, size_t size)
 {
 	return memchr(s, '\0', size) != NULL;
+}
+
+static size_t
+digits(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s != '\0'; s++)
+		n += *s >= '0' && *s <= '9';
+	return n;
 }
 
 const char *
@@ -33,7 +47,7 @@ fuzz_check_sacct(const char *data, size_t len)
 	char err[256], small[16];
 	time_t t = 12345;
 	size_t n = 0, i;
-	int ret;
+	int ret, unit = -1;
 
 	memset(err, 'x', sizeof(err));
 	ret = sacct_time_parse(data, FUZZ_NOW, &t, err, sizeof(err));
@@ -56,8 +70,35 @@ fuzz_check_sacct(const char *data, size_t len)
 	for (i = 0; ret == 0 && i < n; i++)
 		if (cols[i].field == NULL || cols[i].width < 0 || cols[i].width > 1000)
 			return "sacct_fields_format_parse: a column without a field or a bad width";
+	/* Every column a list names formats an unknown row (a field not
+	 * kept has no formatter: its cell is empty). */
+	if (ret == 0) {
+		struct sacct_row row;
+		char cell[SACCT_CELL_MAX];
+
+		sacct_row_init(&row);
+		for (i = 0; i < n; i++) {
+			memset(cell, 'x', sizeof(cell));
+			cell[0] = '\0';
+			if (cols[i].field->format != NULL)
+				cols[i].field->format(&row, cell, sizeof(cell));
+			if (!terminated(cell, sizeof(cell)))
+				return "a field's formatter left its cell unterminated";
+			if (cols[i].field->format == NULL &&
+			    cols[i].field->status != SACCT_FIELD_EMPTY)
+				return "a field without a formatter is not said empty";
+		}
+	}
+
 	if (ret == 0 && (n == 0 || n > SACCT_MAX_COLUMNS))
 		return "sacct_fields_format_parse: accepted no columns or too many";
+
+	ret = sacct_units_parse(data, &unit);
+	if (ret != 0 && ret != -1)
+		return "sacct_units_parse: returned neither 0 nor -1";
+	if (ret == 0 && (unit < SACCT_UNIT_KILO || unit > SACCT_UNIT_PETA ||
+			 strchr("KkMmGgTtPp", data[0]) == NULL))
+		return "sacct_units_parse: a unit that is not K, M, G, T or P";
 
 	ret = sacct_merge_jobsel_parse(data, &sel);
 	if (ret != 0 && ret != -1)
@@ -65,6 +106,28 @@ fuzz_check_sacct(const char *data, size_t len)
 	if (ret == 0 && (sel.jobid == 0 || sel.jobid == UINT32_MAX ||
 			 !terminated(sel.step, sizeof(sel.step))))
 		return "sacct_merge_jobsel_parse: a bad job id or step accepted";
+	if (ret == 0 && sel.array_task != UINT32_MAX &&
+	    (memchr(data, '_', len) == NULL || data[strspn(data, "0123456789")] != '_'))
+		return "sacct_merge_jobsel_parse: an array task without JOBID_TASK";
+
+	/* The -j list; ranges kept small here (a range may give a million
+	 * ids, too slow for every mutation). */
+	if (memchr(data, '[', len) == NULL || digits(data) <= 8) {
+		struct sacct_query q = { 0 };
+
+		memset(err, 'x', sizeof(err));
+		ret = sacct_jobs_add_list(&q, data, err, sizeof(err));
+		if (ret != 0 && ret != -1)
+			return "sacct_jobs_add_list: returned neither 0 nor -1";
+		if (ret < 0 && !terminated(err, sizeof(err)))
+			return "sacct_jobs_add_list: no message on error";
+		for (i = 0; i < q.njobs; i++)
+			if (q.jobs[i].jobid == 0 || q.jobs[i].jobid == UINT32_MAX)
+				return "sacct_jobs_add_list: a bad job id accepted";
+		if (ret == 0 && q.njobs == 0 && strspn(data, ",") != strlen(data))
+			return "sacct_jobs_add_list: an entry that gave no job";
+		free(q.jobs);
+	}
 
 	ret = sacct_spool_series_parse(data, len, &s, err, sizeof(err));
 	if (ret != 0 && ret != -1)

@@ -239,8 +239,12 @@ setup() {
 		"$(record_of "$BURNER_ID")")
 	echo "# burner CPUEff $eff, from the record $want" >&3
 	check "${eff%\%} >= $want - 1 && ${eff%\%} <= $want + 1 && $want > 0"
-	rss=$(field_of "$MEM_ID" 8)
-	check "${rss%K} >= 500 * 1024"
+	# MaxRSS is on the step lines, as in sacct (the job line's is
+	# empty); --noconvert gives bytes.
+	[ -z "$(field_of "$MEM_ID" 8)" ]
+	rss=$("$sacct_bin" -c "$CEEMS_DIR/ceems.conf" -j "$MEM_ID.batch" -P -n -o MaxRSS --noconvert)
+	echo "# memory job's batch step MaxRSS $rss bytes" >&3
+	check "${rss:-0} >= 500 * 1024 * 1024"
 	# The steps job lists its steps without -X.
 	run "$sacct_bin" -c "$CEEMS_DIR/ceems.conf" -j "$STEPS_ID" -P -n -o JobID
 	[ "$(LC_ALL=C sort <<<"$output" | tr '\n' ' ')" = "$STEPS_ID $STEPS_ID.0 $STEPS_ID.1 $STEPS_ID.batch $STEPS_ID.extern " ]

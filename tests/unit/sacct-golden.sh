@@ -39,6 +39,12 @@ printf 'spool_dir = %s\ncluster = c1\ndatabase = %s\n' \
     "$fixtures/sacct/spool" "$down_db" >"$tmp/down.conf"
 printf 'spool_dir = /nonexistent/ceems-golden-spool\ncluster = c1\ndatabase = %s\n' \
     "$down_db" >"$tmp/down-nospool.conf"
+# Job 1001 twice: its id used again by a job an hour later (-D).
+mkdir "$tmp/dup-spool" && cp "$fixtures"/sacct/spool/*.json "$tmp/dup-spool/" &&
+    sed 's/"submit_time":1741600700/"submit_time":1741604300/; s/"start_time":1741600800/"start_time":1741604400/; s/"end_time":1741604400/"end_time":1741608000/' \
+        "$fixtures"/sacct/spool/000001741604401-c1-1001-1741600800-node01.json \
+        >"$tmp/dup-spool/000001741608001-c1-1001-1741604400-node01.json" || exit 1
+printf 'spool_dir = %s\ncluster = c1\n' "$tmp/dup-spool" >"$tmp/dup.conf"
 # One node's spool with its part of the two-node job 1003 only.
 mkdir "$tmp/part-spool" &&
     cp "$fixtures"/sacct/spool/*-c1-1003-*-node01.json "$tmp/part-spool/" || exit 1
@@ -167,6 +173,30 @@ case_ err-explain -- --explain 9999
 case_ err-option -- --bogus
 case_ err-state -- -s DONE
 case_ err-jobid -- -j 12x
+# sacct's own callers: names only, every field (empty where not kept),
+# its units, its options that change nothing here, thousands of ids.
+case_ explain-fields -- --explain-fields
+case_ sacct-fields -- -j 1001,1004 -P -o JobID,AdminComment,NTasks,TRESUsageOutAve,Timelimit,TimelimitRaw,MaxRSS,ReqMem,ConsumedEnergy,NCPUS,tresusageinmaxn
+case_ units-m -- -j 1001,1004 -P -o JobID,ReqMem,MaxRSS,ConsumedEnergy --units=M
+case_ units-k -- -j 1001 -P -o JobID,ReqMem,MaxRSS,ConsumedEnergy --units=k
+case_ noconvert -- -j 1001 -P -o JobID,ReqMem,MaxRSS,ConsumedEnergy --noconvert
+case_ err-units -- --units=X
+case_ array -- -j 1001,1003 -X -P -o JobID,State --array
+case_ array-task -- -j 1001_0,1003_2 -X -P -o JobID,State
+own_case duplicates dup -- -j 1001 -P -o JobID,Start,End -D
+own_case duplicates-latest dup -- -j 1001 -P -o JobID,Start,End
+own_case duplicates-window dup -- -S 2025-03-10 -E 2025-03-11 -X -P -o JobID,Start
+case_ brief -- -j 1002 -b -P
+case_ long -- -j 1002 -X -l -P
+case_ all -- -j 1007 -X -P -o ALL
+case_ accepted-noops -- -j 1001 -X -P -o JobID -v --federation --local --use-local-uid --expand-patterns
+case_ err-refused -- -j 1001 --batch-script
+case_ err-refused-filter -- -j 1001 --qos normal
+case_ many-jobids -- -X -P -o JobID,State -j "$(seq -s, 1 5000)"
+case_ jobs-range -- -X -P -o JobID -j '100[1-3],1006,[1007-1009]'
+case_ jobs-range-steps -- -P -o JobID -j '[1001-1002].batch'
+case_ err-jobs-range -- -j '1_[0-4000000000]'
+case_ many-jobids-repeated -- -X -P -o JobID -j 1001 $(seq 2000 2300 | sed 's/^/-j /')
 # The caller's control bytes come back escaped, never raw to the terminal.
 case_ err-control -- -S "$(printf '2025\033[2J')"
 case_ err-control-format -- -o "$(printf 'JobID,\033]0;x\007')"
@@ -189,6 +219,15 @@ same_stdout down-table table-ascii
 same_stdout down-json json
 same_stdout down-series series
 same_stdout down-explain explain-multinode
+# doc/sacct-fields.md is the table --explain-fields prints.
+n=$((n + 1))
+if [ "$(sed -n 's/^| \([^ |]*\) | \([a-z]*\) | \(.*\) |$/\1 \2 \3/p' "$top_src/doc/sacct-fields.md")" = \
+     "$(sed '/^--- stderr$/,$d' "$golden/explain-fields.out" | sed 's/  */ /; s/  */ /')" ]; then
+    echo "ok $n - doc/sacct-fields.md lists the fields as --explain-fields"
+else
+    echo "not ok $n - doc/sacct-fields.md lists the fields as --explain-fields (regenerate it)"
+    failed=$((failed + 1))
+fi
 }
 echo "1..$n"
 [ $failed -eq 0 ]

@@ -116,6 +116,15 @@ test_round_trip(void)
 	is_int(back.meta.exit_signal, 0, "no signal");
 	is_int(back.meta.array_job_id, CEEMS_UNKNOWN_U32, "array id stays unknown");
 	is_int(back.meta.time_limit_min, CEEMS_UNKNOWN_U32, "time limit stays unknown");
+	/* Slurm's INFINITE is kept as a word, apart from unknown */
+	r.meta.time_limit_min = CEEMS_TIME_LIMIT_UNLIMITED;
+	n = ceems_record_encode(&r, buf, sizeof(buf));
+	ok(n > 0 && ceems_record_decode(buf, (size_t)n, &back, err, sizeof(err)) == 0 &&
+	   back.meta.time_limit_min == CEEMS_TIME_LIMIT_UNLIMITED,
+	   "no time limit (UNLIMITED) survives the record");
+	r.meta.time_limit_min = CEEMS_UNKNOWN_U32;
+	n = ceems_record_encode(&r, buf, sizeof(buf));
+	is_int(ceems_record_decode(buf, (size_t)n, &back, err, sizeof(err)), 0, "record decodes again");
 	is_near(back.report.ledger.joules[CEEMS_DOMAIN_PACKAGE], 792000, 0, "energy");
 	ok(!back.report.ledger.measured[CEEMS_DOMAIN_DRAM], "unmeasured domain stays unmeasured");
 	is_int(back.nnotes, r.nnotes, "notes kept");

@@ -13,6 +13,8 @@
 
 #include "../tap.h"
 #include "sacct/sacct_fields.h"
+#include "sacct/sacct_units.h"
+#include "model/job.h"
 #include "sacct/sacct_output.h"
 #include "sacct/sacct_query.h"
 
@@ -26,8 +28,79 @@ cell(const char *field, const struct sacct_row *row)
 	buf[0] = '\0';
 	if (f == NULL)
 		return "(no such field)";
-	f->format(row, buf, sizeof(buf));
+	if (f->format != NULL)
+		f->format(row, buf, sizeof(buf));
 	return buf;
+}
+
+/* The table: every sacct field (22.05 to 26.05) known, sacct's name
+ * matching, the words of Timelimit, the job and step lines of MaxRSS. */
+static void
+test_sacct_table(void)
+{
+	static const char *const sacct_names[] = {
+		"AdminComment", "NTasks", "TRESUsageOutAve", "TRESUsageInMax",
+		"AveRSS", "MaxRSSNode", "DBIndex", "SLUID", "Planned",
+		"Reserved", "StdOut", "SubmitLine", "WorkDir", "NCPUS",
+	};
+	struct sacct_rows rows = { 0 };
+	struct sacct_row *job, *step;
+	struct sacct_column cols[SACCT_MAX_COLUMNS];
+	const struct sacct_field *all;
+	size_t i, n, nall, filled = 0, empty = 0;
+	char err[256];
+
+	for (i = 0; i < sizeof(sacct_names) / sizeof(sacct_names[0]); i++)
+		ok(sacct_fields_find(sacct_names[i]) != NULL, "sacct's %s is a field",
+		   sacct_names[i]);
+	ok(sacct_fields_find("tresusageinmaxn") ==
+	   sacct_fields_find("TRESUsageInMaxNode"),
+	   "an abbreviation is the first field it begins, as in sacct");
+	ok(sacct_fields_find("QOS") != sacct_fields_find("QOSRAW"),
+	   "an exact name wins over a longer one");
+	all = sacct_fields_all(&nall);
+	for (i = 0; i < nall; i++) {
+		filled += all[i].status == SACCT_FIELD_FILLED && all[i].format != NULL;
+		empty += all[i].status == SACCT_FIELD_EMPTY && all[i].format == NULL;
+	}
+	ok(filled + empty + 29 == nall && nall >= 126 + 29,
+	   "every sacct field is filled or empty (%zu + %zu of %zu)", filled,
+	   empty, nall);
+	n = 0;
+	ok(sacct_fields_format_parse("ALL", cols, SACCT_MAX_COLUMNS, &n, err,
+				     sizeof(err)) == 0 && n == nall, "ALL is every field");
+	n = 0;
+	ok(sacct_fields_format_parse(" JobID, State", cols, SACCT_MAX_COLUMNS, &n,
+				     err, sizeof(err)) == 0 && n == 2,
+	   "blanks before a name are skipped, as sacct");
+
+	job = sacct_row_add(&rows);
+	job->jobid = 7;
+	job->mem_peak_bytes = 4937728;
+	snprintf(job->partition, sizeof(job->partition), "debug");
+	snprintf(job->qos, sizeof(job->qos), "normal");
+	job->time_limit_min = CEEMS_TIME_LIMIT_UNLIMITED;
+	is_str(cell("Timelimit", job), "UNLIMITED", "Slurm's INFINITE is UNLIMITED");
+	is_str(cell("TimelimitRaw", job), "UNLIMITED", "and so raw");
+	job->time_limit_min = CEEMS_TIME_LIMIT_PARTITION;
+	is_str(cell("Timelimit", job), "Partition_Limit", "NO_VAL is Partition_Limit");
+	job->time_limit_min = 1500;
+	is_str(cell("Timelimit", job), "1-01:00:00", "over a day");
+	is_str(cell("TimelimitRaw", job), "1500", "raw: minutes");
+	is_str(cell("MaxRSS", job), "", "MaxRSS: empty on a job line, as sacct");
+	is_str(cell("NTasks", job), "", "NTasks: not kept, empty");
+	is_str(cell("AdminComment", job), "", "AdminComment: not kept, empty");
+	step = sacct_row_add(&rows);
+	job = &rows.v[0];
+	sacct_row_init(step);
+	ok(sacct_row_step_of(&rows, step, job, "0") == 0, "a step row");
+	step->mem_peak_bytes = 4937728;
+	is_str(cell("MaxRSS", step), "4822K", "MaxRSS on a step line, as sacct");
+	is_str(cell("Timelimit", step), "", "Timelimit: job lines only");
+	is_str(cell("Partition", job), "debug", "Partition on the job line");
+	is_str(cell("Partition", step), "", "Partition: job lines only, as sacct");
+	is_str(cell("QOS", step), "", "QOS: job lines only, as sacct");
+	sacct_row_free(&rows);
 }
 
 /* Print ROWS with FORMAT and OPTS into a string (caller frees). */
@@ -202,6 +275,8 @@ test_field_needs(void)
 	all = sacct_fields_all(&nfields);
 	ok(nfields > 30, "%zu fields", nfields);
 	for (i = 0; i < nfields; i++) {
+		if (all[i].format == NULL)
+			continue;	/* not kept: always empty, reads nothing */
 		undeclared = unused = 0;
 		for (step = 0; step < 2; step++) {
 			full_row(&full);
@@ -217,7 +292,10 @@ test_field_needs(void)
 					printf("# %s reads part %#llx, undeclared\n",
 					     all[i].name, (unsigned long long)part);
 				}
-				if (!step && (all[i].needs & part) != 0 &&
+				/* A field sacct leaves empty on job lines
+				 * (MaxRSS) reads its part on step lines. */
+				if (!step && want[0] != '\0' &&
+				    (all[i].needs & part) != 0 &&
 				    strcmp(got, want) == 0 &&
 				    !read_as_fallback(&all[i], part)) {
 					unused++;
@@ -247,6 +325,8 @@ test_perf_fields(void)
 	all = sacct_fields_all(&n);
 	full_row(&r);
 	for (i = 0; i < n; i++) {
+		if (all[i].format == NULL)
+			continue;
 		all[i].format(&r, cell, sizeof(cell));
 		if (strcmp(all[i].name, "IPC") == 0) {
 			is_str(cell, "1.50", "IPC: instructions / cycles");
@@ -377,28 +457,63 @@ main(void)
 	is_str(buf, "", "Elapsed unknown: empty");
 	sacct_fields_fmt_cpu(61.5, buf, sizeof(buf));
 	is_str(buf, "01:01.500", "TotalCPU under an hour: MM:SS.mmm");
+	sacct_fields_fmt_cpu(600, buf, sizeof(buf));
+	is_str(buf, "00:10:00", "TotalCPU of whole seconds: 00:MM:SS, as sacct");
+	sacct_fields_fmt_cpu(0, buf, sizeof(buf));
+	is_str(buf, "00:00:00", "TotalCPU 0: 00:00:00, as sacct");
+	sacct_fields_fmt_cpu(0.0119, buf, sizeof(buf));
+	is_str(buf, "00:00.011", "TotalCPU milliseconds cut, as sacct");
+	sacct_fields_fmt_cpu(3600.5, buf, sizeof(buf));
+	is_str(buf, "01:00:00", "TotalCPU from an hour: no milliseconds");
 	sacct_fields_fmt_cpu(90061, buf, sizeof(buf));
 	is_str(buf, "1-01:01:01", "TotalCPU over a day");
-	sacct_fields_fmt_suffix(950, 1000, buf, sizeof(buf));
+	/* sacct's convert_num_unit2: energy to the largest unit, memory
+	 * while exact (halves allowed), --units and --noconvert. */
+	sacct_units_fmt(950, SACCT_UNIT_NONE, 1000, 0, buf, sizeof(buf));
 	is_str(buf, "950", "energy under 1000 J: no suffix");
-	sacct_fields_fmt_suffix(1780, 1000, buf, sizeof(buf));
+	sacct_units_fmt(1780, SACCT_UNIT_NONE, 1000, 0, buf, sizeof(buf));
 	is_str(buf, "1.78K", "1780 J is 1.78K");
-	sacct_fields_fmt_suffix(612000, 1000, buf, sizeof(buf));
+	sacct_units_fmt(612000, SACCT_UNIT_NONE, 1000, 0, buf, sizeof(buf));
 	is_str(buf, "612K", "612000 J is 612K");
-	sacct_fields_fmt_suffix(1050000, 1000, buf, sizeof(buf));
+	sacct_units_fmt(1050000, SACCT_UNIT_NONE, 1000, 0, buf, sizeof(buf));
 	is_str(buf, "1.05M", "1050000 J is 1.05M");
-	sacct_fields_fmt_suffix(0, 1000, buf, sizeof(buf));
+	sacct_units_fmt(0, SACCT_UNIT_NONE, 1000, 0, buf, sizeof(buf));
 	is_str(buf, "0", "a measured 0 J shows 0");
-	sacct_fields_fmt_suffix(NAN, 1000, buf, sizeof(buf));
+	sacct_units_fmt(NAN, SACCT_UNIT_NONE, 1000, 0, buf, sizeof(buf));
 	is_str(buf, "", "unmeasured energy: empty");
-	sacct_fields_fmt_reqmem(34359738368.0, buf, sizeof(buf));
-	is_str(buf, "32G", "ReqMem 32 GiB");
-	sacct_fields_fmt_reqmem(4000.0 * 1048576, buf, sizeof(buf));
-	is_str(buf, "4000M", "ReqMem 4000 MiB");
-	sacct_fields_fmt_reqmem(2.0 * 1099511627776.0, buf, sizeof(buf));
-	is_str(buf, "2T", "ReqMem 2 TiB");
-	sacct_fields_fmt_reqmem(1536.0 * 1024 + 512, buf, sizeof(buf));
-	is_str(buf, "1537K", "ReqMem not a whole MiB: K");
+	sacct_units_fmt(32768, SACCT_UNIT_MEGA, 1024, 1, buf, sizeof(buf));
+	is_str(buf, "32G", "ReqMem 32768 MB is 32G");
+	sacct_units_fmt(4000, SACCT_UNIT_MEGA, 1024, 1, buf, sizeof(buf));
+	is_str(buf, "4000M", "ReqMem 4000 MB stays M");
+	sacct_units_fmt(1536, SACCT_UNIT_MEGA, 1024, 1, buf, sizeof(buf));
+	is_str(buf, "1.50G", "ReqMem 1536 MB: a half is exact enough");
+	sacct_units_fmt(4937728, SACCT_UNIT_NONE, 1024, 1, buf, sizeof(buf));
+	is_str(buf, "4822K", "MaxRSS of whole pages in K");
+	sacct_units_fmt(1216907400, SACCT_UNIT_NONE, 1024, 1, buf, sizeof(buf));
+	is_str(buf, "1216907400", "MaxRSS not a multiple of 512: bytes");
+	{
+		struct sacct_units u = { SACCT_UNIT_MEGA, 0 };
+		int unit = -1;
+
+		sacct_units_set(&u);
+		sacct_units_fmt(4937728, SACCT_UNIT_NONE, 1024, 1, buf, sizeof(buf));
+		is_str(buf, "4.71M", "--units=M: MaxRSS in M");
+		sacct_units_fmt(32, SACCT_UNIT_GIGA, 1024, 1, buf, sizeof(buf));
+		is_str(buf, "32768M", "--units=M: a figure counted in G goes down");
+		u.spec = -1;
+		u.noconvert = 1;
+		sacct_units_set(&u);
+		sacct_units_fmt(2147483648.0, SACCT_UNIT_NONE, 1024, 1, buf, sizeof(buf));
+		is_str(buf, "2147483648", "--noconvert: the unit counted in");
+		u.noconvert = 0;
+		sacct_units_set(&u);
+		ok(sacct_units_parse("g", &unit) == 0 && unit == SACCT_UNIT_GIGA,
+		   "--units=g is G");
+		ok(sacct_units_parse("Mi", &unit) == 0 && unit == SACCT_UNIT_MEGA,
+		   "--units reads the first letter, as sacct");
+		ok(sacct_units_parse("", &unit) < 0 && sacct_units_parse("x", &unit) < 0,
+		   "--units: an empty or unknown unit is refused");
+	}
 	sacct_fields_fmt_rss(3650722201.0, buf, sizeof(buf));
 	is_str(buf, "3565159K", "MaxRSS in K, as sacct");
 	sacct_fields_fmt_bytes(268435456.0, buf, sizeof(buf));
@@ -586,5 +701,6 @@ main(void)
 	ok(sacct_merge_jobsel_parse("4294967295", &sel) == -1, "a job id out of range is refused");
 	ok(sacct_merge_jobsel_parse("1.a/b", &sel) == -1, "a step with a slash is refused");
 	test_field_needs();
+	test_sacct_table();
 	return done_testing();
 }

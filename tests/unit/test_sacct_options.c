@@ -169,10 +169,53 @@ test_parse(void)
 	ok(parse(&o, unknown) == 2, "an option not in the table");
 }
 
+/* Every option of sacct, 22.05 to 26.05 (src/sacct/options.c,
+ * long_options[] and the getopt letters), is in the table: done, or
+ * refused with a reason; never "bad option". */
+static void
+test_sacct_options(void)
+{
+	static const char *const longs[] = {
+		"allusers", "accounts", "allocations", "array", "autocomplete",
+		"brief", "batch-script", "completion", "constraints", "delimiter",
+		"duplicates", "federation", "helpformat", "help-fields",
+		"helpreason", "helpstate", "endtime", "env-vars",
+		"expand-patterns", "file", "flags", "gid", "group", "help",
+		"local", "name", "nnodes", "ncpus", "jobs", "timelimit-min",
+		"timelimit-max", "long", "allclusters", "cluster", "clusters",
+		"nodelist", "noconvert", "units", "noheader", "fields", "format",
+		"parsable", "parsable2", "qos", "partition", "reason", "state",
+		"starttime", "truncate", "uid", "use-local-uid", "usage", "user",
+		"verbose", "version", "wckeys", "whole-hetjob", "associations",
+		"json", "yaml",
+	};
+	/* -c is ceems-sacct's --config (sacct's --completion is long only
+	 * here) */
+	static const char shorts[] = "aAbBCDeEfFghiIjkKlLMnNopPqrRsStTuUvVWxX";
+	size_t i, k;
+	bool found;
+
+	for (i = 0; i < sizeof(longs) / sizeof(longs[0]); i++) {
+		for (k = 0, found = false; k < sacct_option_count && !found; k++)
+			found = strcmp(sacct_option_table[k].long_name, longs[i]) == 0;
+		ok(found, "sacct's --%s is in the table", longs[i]);
+	}
+	for (i = 0; shorts[i] != '\0'; i++) {
+		for (k = 0, found = false; k < sacct_option_count && !found; k++)
+			found = sacct_option_table[k].short_name == shorts[i];
+		ok(found, "sacct's -%c is in the table", shorts[i]);
+	}
+	for (k = 0; k < sacct_option_count; k++)
+		if (sacct_option_table[k].refused != NULL)
+			ok(sacct_option_table[k].refused[0] != '\0',
+			   "--%s is refused with a reason", sacct_option_table[k].long_name);
+}
+
 int
 main(void)
 {
 	test_documented();
 	test_parse();
+	test_sacct_options();
 	return done_testing();
 }

@@ -28,6 +28,7 @@
 #include "base/conf.h"
 #include "base/node_name.h"
 #include "record/record.h"
+#include "sacct_dups.h"
 #include "sacct_combine.h"
 #include "sacct_fields.h"
 #include "sacct_node_rows.h"
@@ -172,11 +173,20 @@ select_records(struct sacct_records *recs, const struct sacct_query *q)
 	struct sacct_rows rows = { 0 };
 	size_t i, j, k, keep = 0;
 	bool hit;
+	int r;
 
 	jq.allocations = true;
-	for (i = 0; i < jq.njobs; i++)
+	jq.jobs = NULL;
+	if (q->njobs > 0 &&
+	    (jq.jobs = malloc(q->njobs * sizeof(*jq.jobs))) == NULL)
+		return fail("out of memory");
+	for (i = 0; i < jq.njobs; i++) {
+		jq.jobs[i] = q->jobs[i];
 		jq.jobs[i].step[0] = '\0';
-	if (sacct_merge(recs, &jq, &rows) < 0)
+	}
+	r = sacct_merge(recs, &jq, &rows);
+	free(jq.jobs);
+	if (r < 0)
 		return fail("out of memory");
 	for (i = 0; i < recs->n; i++) {
 		hit = false;
@@ -564,10 +574,12 @@ build_query(struct sacct_options *o, const struct ceems_config *config,
 	char err[512];
 
 	if (o->series_job != 0 || o->explain_job != 0) {
-		o->q.njobs = 1;
-		o->q.jobs[0].jobid = o->series_job != 0 ? o->series_job :
-		    o->explain_job;
-		o->q.jobs[0].step[0] = '\0';
+		struct sacct_jobsel one = { .array_task = UINT32_MAX };
+
+		one.jobid = o->series_job != 0 ? o->series_job : o->explain_job;
+		o->q.njobs = 0;
+		if (sacct_merge_jobsel_add(&o->q, &one) < 0)
+			return fail("out of memory");
 	}
 	win.have_jobs = o->q.njobs > 0;
 	win.have_states = o->q.nstates > 0;
@@ -641,16 +653,21 @@ main(int argc, char **argv)
 	privilege_init();
 	setlocale(LC_ALL, "");
 	o.q.only_uid = UINT32_MAX;
+	o.units.spec = -1;
 	if ((r = sacct_options_parse(argc, argv, &o)) != 0)
 		return r;
+	sacct_units_set(&o.units);
 	/* A configuration of the caller's choosing could name any
 	 * directory as the spool: it gets no privilege. */
 	if (o.config_path != NULL)
 		privilege_drop();
+	/* Without -o, sacct's SACCT_FORMAT, else ceems's columns. */
 	if (o.ncols == 0 &&
-	    sacct_fields_format_parse(SACCT_DEFAULT_FORMAT, o.cols, SACCT_MAX_COLUMNS,
-			       &o.ncols, err, sizeof(err)) < 0)
-		return fail("%s", err);
+	    sacct_fields_format_parse(getenv("SACCT_FORMAT") != NULL ?
+				      getenv("SACCT_FORMAT") : SACCT_DEFAULT_FORMAT,
+				      o.cols, SACCT_MAX_COLUMNS, &o.ncols, err,
+				      sizeof(err)) < 0)
+		return fail("SACCT_FORMAT: %s", err);
 	if (load_config(&o, &config) != 0 ||
 	    build_query(&o, &config, now) != 0)
 		return 1;
@@ -680,6 +697,8 @@ main(int argc, char **argv)
 	if (r != 0)
 		return r;
 	privilege_drop();
+	if (!records_mode && !o.duplicates && sacct_dups_keep_latest(&rows) < 0)
+		return fail("out of memory");
 
 	r = print_result(&o, &recs, &rows);
 	sacct_merge_records_free(&recs);

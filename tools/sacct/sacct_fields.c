@@ -16,6 +16,8 @@
 #include <time.h>
 
 #include "sacct_fields.h"
+#include "sacct_units.h"
+#include "model/job.h"
 #include "summary/units.h"
 
 static void
@@ -68,65 +70,22 @@ sacct_fields_fmt_elapsed(double seconds, char *buf, size_t size)
 void
 sacct_fields_fmt_cpu(double seconds, char *buf, size_t size)
 {
-	long long ms;
+	long long ms, s;
 
 	if (!isfinite(seconds) || seconds < 0) {
 		put_text(buf, size, "");
 		return;
 	}
-	ms = llround(seconds * 1000.0);
-	if (ms < 3600000LL)
-		put(buf, size, "%02lld:%02lld.%03lld", ms / 60000,
-		    ms % 60000 / 1000, ms % 1000);
+	/* Slurm's _elapsed_time: milliseconds cut, not rounded; shown
+	 * under an hour only, and only when there are some */
+	ms = (long long)floor(seconds * 1000.0 + 1e-6);
+	s = ms / 1000;
+	if (s >= 3600)
+		sacct_fields_fmt_elapsed((double)s, buf, size);
+	else if (ms % 1000 != 0)
+		put(buf, size, "%02lld:%02lld.%03lld", s / 60, s % 60, ms % 1000);
 	else
-		sacct_fields_fmt_elapsed((double)(ms / 1000), buf, size);
-}
-
-void
-sacct_fields_fmt_suffix(double value, double step, char *buf, size_t size)
-{
-	static const char units[] = "\0KMGTPE";
-	int u = 0;
-
-	if (!isfinite(value) || value < 0) {
-		put_text(buf, size, "");
-		return;
-	}
-	while (value >= step && u < 6) {
-		value /= step;
-		u++;
-	}
-	if (value == floor(value))
-		put(buf, size, "%.0f%.1s", value, &units[u]);
-	else
-		put(buf, size, "%.2f%.1s", value, &units[u]);
-}
-
-void
-sacct_fields_fmt_reqmem(double bytes, char *buf, size_t size)
-{
-	static const struct {
-		double div;
-		char unit;
-	} units[] = {
-		{ 1099511627776.0, 'T' }, { 1073741824.0, 'G' },
-		{ 1048576.0, 'M' },
-	};
-	size_t i;
-
-	if (!isfinite(bytes) || bytes <= 0) {
-		put_text(buf, size, "");
-		return;
-	}
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (bytes >= units[i].div &&
-		    fmod(bytes, units[i].div) == 0.0) {
-			put(buf, size, "%.0f%c", bytes / units[i].div,
-			    units[i].unit);
-			return;
-		}
-	}
-	put(buf, size, "%.0fK", ceil(bytes / 1024.0));
+		put(buf, size, "00:%02lld:%02lld", s / 60, s % 60);
 }
 
 void
@@ -206,13 +165,30 @@ f_jobidraw(const struct sacct_row *r, char *buf, size_t size)
 #define TEXT_FIELD(fn, member) \
 	static void fn(const struct sacct_row *r, char *buf, size_t size) \
 	{ put_text(buf, size, r->member); }
-TEXT_FIELD(f_name, name)
+
+/* A step's name in sacct is its command's for an srun step (not kept:
+ * empty), batch, extern and interactive for those. */
+static void
+f_name(const struct sacct_row *r, char *buf, size_t size)
+{
+	bool numbered = r->step[0] != '\0' &&
+			strspn(r->step, "0123456789") == strlen(r->step);
+
+	put_text(buf, size, numbered ? "" : r->name);
+}
+
 TEXT_FIELD(f_user, user)
 TEXT_FIELD(f_account, account)
-TEXT_FIELD(f_partition, partition)
-TEXT_FIELD(f_qos, qos)
+
+/* Job lines only, as sacct fills them (a step's are empty there). */
+#define JOB_TEXT_FIELD(fn, member) \
+	static void fn(const struct sacct_row *r, char *buf, size_t size) \
+	{ put_text(buf, size, r->step[0] == '\0' ? r->member : ""); }
+JOB_TEXT_FIELD(f_partition, partition)
+JOB_TEXT_FIELD(f_qos, qos)
 TEXT_FIELD(f_cluster, cluster)
-TEXT_FIELD(f_state, state)
+/* A step's own state is not kept (its row carries its job's): empty. */
+JOB_TEXT_FIELD(f_state, state)
 TEXT_FIELD(f_nodes, nodes)
 
 static void
@@ -242,7 +218,8 @@ f_submit(const struct sacct_row *r, char *buf, size_t size)
 static void
 f_start(const struct sacct_row *r, char *buf, size_t size)
 {
-	fmt_time(r->start_time, buf, size);
+	/* a step's row carries its job's start, not its own */
+	fmt_time(r->step[0] == '\0' ? r->start_time : 0, buf, size);
 }
 
 static void
@@ -266,13 +243,50 @@ f_elapsedraw(const struct sacct_row *r, char *buf, size_t size)
 		put(buf, size, "%.0f", r->elapsed_s);
 }
 
+/* sacct's Timelimit: job lines only; UNLIMITED and Partition_Limit
+ * as sacct writes Slurm's INFINITE and NO_VAL. */
+static bool
+timelimit_word(const struct sacct_row *r, char *buf, size_t size)
+{
+	if (r->time_limit_min == UINT32_MAX || r->step[0] != '\0' ||
+	    r->part_node != NULL) {
+		put_text(buf, size, "");
+		return true;
+	}
+	if (r->time_limit_min == CEEMS_TIME_LIMIT_UNLIMITED) {
+		put_text(buf, size, "UNLIMITED");
+		return true;
+	}
+	if (r->time_limit_min == CEEMS_TIME_LIMIT_PARTITION) {
+		put_text(buf, size, "Partition_Limit");
+		return true;
+	}
+	return false;
+}
+
 static void
 f_timelimit(const struct sacct_row *r, char *buf, size_t size)
 {
-	if (r->time_limit_min == UINT32_MAX || r->step[0] != '\0')
+	long long m;
+
+	if (timelimit_word(r, buf, size))
+		return;
+	/* Slurm's mins2time_str: [DD-]HH:MM:SS, or MM:SS under an hour */
+	m = r->time_limit_min;
+	if (m == 0)
 		put_text(buf, size, "");
+	else if (m >= 1440)
+		put(buf, size, "%lld-%02lld:%02lld:00", m / 1440, m % 1440 / 60,
+		    m % 60);
 	else
-		sacct_fields_fmt_elapsed(r->time_limit_min * 60.0, buf, size);
+		put(buf, size, "%02lld:%02lld:00", m / 60, m % 60);
+}
+
+static void
+f_timelimitraw(const struct sacct_row *r, char *buf, size_t size)
+{
+	if (!timelimit_word(r, buf, size))
+		put(buf, size, r->time_limit_min > 0 ? "%u" : "", r->time_limit_min);
 }
 
 static void
@@ -302,17 +316,29 @@ f_nnodes(const struct sacct_row *r, char *buf, size_t size)
 		put(buf, size, "%u", r->nnodes);
 }
 
+/* ReqMem: the job's request, counted in MB as Slurm keeps it; job lines
+ * only, as sacct fills it. */
 static void
 f_reqmem(const struct sacct_row *r, char *buf, size_t size)
 {
-	sacct_fields_fmt_reqmem(r->req_mem_bytes > 0 ? (double)r->req_mem_bytes : NAN,
-			 buf, size);
+	if (r->req_mem_bytes == 0 || r->step[0] != '\0')
+		put_text(buf, size, "");
+	else
+		sacct_units_fmt((double)(r->req_mem_bytes / 1048576), SACCT_UNIT_MEGA,
+				1024, 1, buf, size);
 }
 
+/* MaxRSS: sacct has it on step lines only (the job line is empty); a
+ * step's is its memory peak on its largest node, in bytes converted as
+ * sacct converts them. */
 static void
 f_maxrss(const struct sacct_row *r, char *buf, size_t size)
 {
-	sacct_fields_fmt_rss(r->mem_peak_bytes, buf, size);
+	if (sacct_row_is_job(r))
+		put_text(buf, size, "");
+	else
+		sacct_units_fmt(r->mem_peak_bytes, SACCT_UNIT_NONE, 1024, 1, buf,
+				size);
 }
 
 void
@@ -421,7 +447,8 @@ f_energy_raw(const struct sacct_row *r, char *buf, size_t size)
 static void
 f_consumed(const struct sacct_row *r, char *buf, size_t size)
 {
-	sacct_fields_fmt_suffix(r->total_j, 1000.0, buf, size);
+	sacct_units_fmt(isfinite(r->total_j) ? floor(r->total_j) : NAN,
+			SACCT_UNIT_NONE, 1000, 0, buf, size);
 }
 
 /* ceems's own energy fields, in the unit their amount reads best in. */
@@ -566,125 +593,21 @@ f_ipc(const struct sacct_row *r, char *buf, size_t size)
 		put(buf, size, "%.2f", r->perf_instructions / r->perf_cycles);
 }
 
+/* The table is data (sacct_fields.def): sacct's fields in sacct's
+ * order, then ceems's.  A field ceems does not keep has no formatter,
+ * and its cell is empty. */
+#define FILLED SACCT_FIELD_FILLED
+#define EMPTY SACCT_FIELD_EMPTY
+#define CEEMS SACCT_FIELD_CEEMS
+#define SACCT_FIELD(name, width, right, fmt, needs, status, help) \
+	{ #name, width, right, fmt, needs, status, help },
 static const struct sacct_field fields[] = {
-	{ "JobID", 12, false, f_jobid, 0,
-	  "job id (ARRAYJOB_TASK for array jobs), .STEP for a step" },
-	{ "JobIDRaw", 12, false, f_jobidraw, 0,
-	  "Slurm's job id, .STEP for a step" },
-	{ "JobName", 10, false, f_name, SACCT_NEED_NAME,
-	  "job name (the step's name on a step line)" },
-	{ "User", 9, false, f_user, 0,
-	  "owner's user name" },
-	{ "UID", 6, true, f_uid, SACCT_NEED_UID,
-	  "owner's uid" },
-	{ "Account", 10, false, f_account, SACCT_NEED_ACCOUNT,
-	  "Slurm account" },
-	{ "Partition", 10, false, f_partition, SACCT_NEED_PARTITION,
-	  "Slurm partition" },
-	{ "QOS", 10, false, f_qos, SACCT_NEED_QOS,
-	  "quality of service" },
-	{ "Cluster", 10, false, f_cluster, 0,
-	  "Slurm cluster" },
-	{ "State", 10, false, f_state, SACCT_NEED_STATE,
-	  "job state at its end" },
-	{ "ExitCode", 8, true, f_exitcode, SACCT_NEED_EXIT,
-	  "exit status:signal" },
-	{ "Submit", 19, false, f_submit, SACCT_NEED_SUBMIT,
-	  "submit time (local)" },
-	{ "Start", 19, false, f_start, 0,
-	  "start time (local)" },
-	{ "End", 19, false, f_end, SACCT_NEED_END,
-	  "end time (local)" },
-	{ "Elapsed", 10, true, f_elapsed, SACCT_NEED_ELAPSED,
-	  "run time, [DD-]HH:MM:SS" },
-	{ "ElapsedRaw", 10, true, f_elapsedraw, SACCT_NEED_ELAPSED,
-	  "run time, seconds" },
-	{ "Timelimit", 10, true, f_timelimit, SACCT_NEED_TIMELIMIT,
-	  "time limit, [DD-]HH:MM:SS" },
-	{ "AllocCPUS", 10, true, f_alloccpus, SACCT_NEED_ALLOC_CPUS,
-	  "CPUs allocated" },
-	{ "AllocGPUS", 9, true, f_allocgpus, SACCT_NEED_ALLOC_GPUS,
-	  "GPUs allocated" },
-	{ "NNodes", 8, true, f_nnodes, SACCT_NEED_NNODES,
-	  "nodes allocated" },
-	{ "NodeList", 15, false, f_nodes, SACCT_NEED_NODELIST,
-	  "nodes, as a Slurm hostlist" },
-	{ "ReqMem", 10, true, f_reqmem, SACCT_NEED_REQ_MEM,
-	  "memory requested for the job, K/M/G/T (powers of 1024)" },
-	{ "MaxRSS", 10, true, f_maxrss, SACCT_NEED_MEM_PEAK,
-	  "memory peak of the largest node, K" },
-	{ "TotalCPU", 10, true, f_totalcpu, SACCT_NEED_CPU_S,
-	  "CPU time used, [DD-][HH:]MM:SS[.mmm]" },
-	{ "CPUTime", 10, true, f_cputime, SACCT_NEED_ELAPSED | SACCT_NEED_ALLOC_CPUS,
-	  "Elapsed x AllocCPUS, [DD-]HH:MM:SS" },
-	{ "CPUTimeRAW", 10, true, f_cputimeraw, SACCT_NEED_ELAPSED | SACCT_NEED_ALLOC_CPUS,
-	  "Elapsed x AllocCPUS, seconds" },
-	{ "ConsumedEnergy", 14, true, f_consumed, SACCT_NEED_TOTAL,
-	  "energy, J with K/M/G suffixes (powers of 1000)" },
-	{ "ConsumedEnergyRaw", 17, true, f_energy_raw, SACCT_NEED_TOTAL,
-	  "energy, J" },
-	{ "CPUEff", 7, true, f_cpueff, SACCT_NEED_CPU_EFF,
-	  "CPU efficiency: TotalCPU / CPUTime, %" },
-	{ "MemEff", 7, true, f_memeff, SACCT_NEED_MEM_EFF,
-	  "memory efficiency: sum of node peaks / ReqMem, %" },
-	{ "GPUUtil", 7, true, f_gpuutil, SACCT_NEED_GPU_UTIL,
-	  "mean GPU utilisation, %" },
-	{ "GPUEff", 6, true, f_gpueff, SACCT_NEED_GPU_SM | SACCT_NEED_GPU_UTIL,
-	  "GPU efficiency: GPUSMAct where known, else GPUUtil, %" },
-	{ "GPUMemEff", 9, true, f_gpumemeff,
-	  SACCT_NEED_GPU_MEM | SACCT_NEED_GPU_MEM_TOTAL,
-	  "GPU memory peak / GPU memory held, %" },
-	{ "GPUSMAct", 8, true, f_gpusmact, SACCT_NEED_GPU_SM,
-	  "mean SM activity of the GPUs, %" },
-	{ "GPUMem", 10, true, f_gpumem, SACCT_NEED_GPU_MEM,
-	  "GPU memory peak, summed over the GPUs, K" },
-	{ "EnergyCPU", 9, true, f_energy_cpu, SACCT_NEED_PACKAGE,
-	  "CPU package energy, J/Wh/kWh/MWh" },
-	{ "EnergyDRAM", 10, true, f_energy_dram, SACCT_NEED_DRAM,
-	  "DRAM energy, J/Wh/kWh/MWh" },
-	{ "EnergyGPU", 9, true, f_energy_gpu, SACCT_NEED_GPU,
-	  "GPU energy, J/Wh/kWh/MWh" },
-	{ "EnergyOther", 11, true, f_energy_other, SACCT_NEED_NODE,
-	  "rest of the node (BMC total minus the above), J/Wh/kWh/MWh" },
-	{ "Energy", 8, true, f_energy, SACCT_NEED_TOTAL,
-	  "energy, all domains, J/Wh/kWh/MWh by amount" },
-	{ "EnergyRaw", 9, true, f_energy_joules, SACCT_NEED_TOTAL,
-	  "energy, all domains, J (a number, for scripts)" },
-	{ "CO2e", 8, true, f_co2, SACCT_NEED_EMISSIONS,
-	  "emissions, g/kg/t CO2e (energy x PUE x carbon intensity)" },
-	{ "CO2eRaw", 7, true, f_co2_grams, SACCT_NEED_EMISSIONS,
-	  "emissions, g CO2e (a number, for scripts)" },
-	{ "CIFactor", 8, true, f_cifactor, SACCT_NEED_G_PER_KWH,
-	  "carbon intensity used, g CO2e/kWh" },
-	{ "PUE", 5, true, f_pue, SACCT_NEED_PUE,
-	  "power usage effectiveness used" },
-	{ "Quality", 7, true, f_quality, SACCT_NEED_QUALITY,
-	  "data quality: share of the job's time its least covered energy domain was measured, %" },
-	{ "ReadBytes", 10, true, f_readbytes, SACCT_NEED_IO | SACCT_NEED_NNODES |
-	  SACCT_NEED_NODES_REPORTED,
-	  "bytes read from files (any file system), K/M/G (powers of 1024)" },
-	{ "WriteBytes", 10, true, f_writebytes, SACCT_NEED_IO | SACCT_NEED_NNODES |
-	  SACCT_NEED_NODES_REPORTED,
-	  "bytes written to files (any file system), K/M/G" },
-	{ "NetIn", 10, true, f_netin, SACCT_NEED_NET | SACCT_NEED_NNODES |
-	  SACCT_NEED_NODES_REPORTED,
-	  "bytes received by the job's TCP and UDP sockets, K/M/G" },
-	{ "NetOut", 10, true, f_netout, SACCT_NEED_NET | SACCT_NEED_NNODES |
-	  SACCT_NEED_NODES_REPORTED,
-	  "bytes sent by the job's TCP and UDP sockets, K/M/G" },
-	{ "IPC", 5, true, f_ipc, SACCT_NEED_PERF,
-	  "instructions per cycle (perf hardware events: perf_hardware or --ceems-perf, and a PMU)" },
-	{ "CtxSw", 10, true, f_ctxsw, SACCT_NEED_PERF,
-	  "context switches of the job's tasks (perf)" },
-	{ "PageFaults", 10, true, f_pagefaults, SACCT_NEED_PERF,
-	  "page faults of the job's tasks, minor and major (perf)" },
-	{ "CPUMigr", 8, true, f_migrations, SACCT_NEED_PERF,
-	  "migrations of the job's tasks between CPUs (perf)" },
-	{ "CIFallback", 10, true, f_cifallback, SACCT_NEED_CI_FALLBACK,
-	  "data quality: share of the energy whose emissions used the yearly carbon intensity, the node's intensity series not covering the time, % (empty: no series)" },
-	{ "IdleUnlearned", 13, false, f_idleunlearned, SACCT_NEED_IDLE_UNLEARNED,
-	  "data quality: energy domains (package, dram) split before the node's idle power was learned, all by use" },
+#include "sacct_fields.def"
 };
+#undef SACCT_FIELD
+#undef FILLED
+#undef EMPTY
+#undef CEEMS
 
 const struct sacct_field *
 sacct_fields_all(size_t *n)
@@ -707,28 +630,92 @@ sacct_fields_columns_need(const struct sacct_column *cols, size_t n)
 const struct sacct_field *
 sacct_fields_find(const char *name)
 {
-	size_t i;
+	size_t i, len = strlen(name);
 
+	if (len == 0)
+		return NULL;
 	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
 		if (strcasecmp(fields[i].name, name) == 0)
+			return &fields[i];
+	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (strncasecmp(fields[i].name, name, len) == 0)
 			return &fields[i];
 	return NULL;
 }
 
+/* -e: the names alone, four to a line, as sacct prints them: clients
+ * read every word as a field name. */
 void
 sacct_fields_help(FILE *out)
 {
 	size_t i;
 
+	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		if (i & 3)
+			fputc(' ', out);
+		else if (i > 0)
+			fputc('\n', out);
+		fprintf(out, "%-19s", fields[i].name);
+	}
+	fputc('\n', out);
+}
+
+const char *
+sacct_fields_status_name(enum sacct_field_status status)
+{
+	switch (status) {
+	case SACCT_FIELD_FILLED:
+		return "sacct";
+	case SACCT_FIELD_EMPTY:
+		return "empty";
+	case SACCT_FIELD_CEEMS:
+		return "ceems";
+	}
+	return "?";
+}
+
+void
+sacct_fields_explain(FILE *out)
+{
+	size_t i;
+
 	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
-		fprintf(out, "%-18s %s\n", fields[i].name, fields[i].help);
+		fprintf(out, "%-19s %-5s %s\n", fields[i].name,
+			sacct_fields_status_name(fields[i].status), fields[i].help);
+}
+
+/* Add NAME's column, or every field's for sacct's ALL (any prefix of
+ * it: sacct tests ALL before the names), with WIDTH to TMP.  0 or -1
+ * with ERR. */
+static int
+add_named(const char *name, int width, struct sacct_column *tmp,
+	  size_t *count, size_t max, char *err, size_t err_size)
+{
+	const struct sacct_field *f = sacct_fields_find(name);
+	size_t i, nall = sizeof(fields) / sizeof(fields[0]);
+	bool all = strncasecmp("ALL", name, strlen(name)) == 0;
+
+	if (!all && f == NULL) {
+		snprintf(err, err_size, "unknown field '%s' (ceems-sacct -e lists them)", name);
+		return -1;
+	}
+	if (*count + (all ? nall : 1) > max) {
+		snprintf(err, err_size, "too many fields (at most %zu)", max);
+		return -1;
+	}
+	for (i = 0; i < (all ? nall : 1); i++) {
+		tmp[*count].field = all ? &fields[i] : f;
+		tmp[*count].width = width;
+		(*count)++;
+	}
+	return 0;
 }
 
 int
 sacct_fields_format_parse(const char *spec, struct sacct_column *cols, size_t max,
 		   size_t *n, char *err, size_t err_size)
 {
-	struct sacct_column tmp[SACCT_MAX_COLUMNS];
+	static struct sacct_column tmp[SACCT_MAX_COLUMNS];
 	size_t count = *n, len;
 	const char *p = spec, *end, *pct;
 	char name[64];
@@ -741,6 +728,8 @@ sacct_fields_format_parse(const char *spec, struct sacct_column *cols, size_t ma
 		count = max;
 	memcpy(tmp, cols, count * sizeof(tmp[0]));
 	for (;;) {
+		while (isspace((unsigned char)*p))
+			p++;	/* as sacct: "JobID, State" */
 		end = strchr(p, ',');
 		len = end != NULL ? (size_t)(end - p) : strlen(p);
 		if (len > 0) {
@@ -763,17 +752,9 @@ sacct_fields_format_parse(const char *spec, struct sacct_column *cols, size_t ma
 			}
 			memcpy(name, p, len);
 			name[len] = '\0';
-			if (sacct_fields_find(name) == NULL) {
-				snprintf(err, err_size, "unknown field '%s' (ceems-sacct -e lists them)", name);
+			if (add_named(name, (int)width, tmp, &count, max, err,
+				      err_size) < 0)
 				return -1;
-			}
-			if (count >= max) {
-				snprintf(err, err_size, "too many fields (at most %zu)", max);
-				return -1;
-			}
-			tmp[count].field = sacct_fields_find(name);
-			tmp[count].width = (int)width;
-			count++;
 		}
 		if (end == NULL)
 			break;

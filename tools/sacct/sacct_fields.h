@@ -14,15 +14,25 @@
 #include "sacct_row.h"
 
 #define SACCT_CELL_MAX 600	/* the longest cell: a node list */
-#define SACCT_MAX_COLUMNS 64
+/* Columns of one listing: -o ALL is every field, and lists may repeat. */
+#define SACCT_MAX_COLUMNS 1024
+
+/* What a field is to a script written for sacct (sacct_fields.def). */
+enum sacct_field_status {
+	SACCT_FIELD_FILLED,	/* sacct's, filled in sacct's format */
+	SACCT_FIELD_EMPTY,	/* sacct's, not kept by ceems: empty */
+	SACCT_FIELD_CEEMS,	/* ceems's own */
+};
 
 struct sacct_field {
 	const char *name;
 	int width;		/* sacct's default width */
 	bool right;		/* right-aligned (numbers) */
+	/* NULL for a field ceems does not keep: an empty cell */
 	void (*format)(const struct sacct_row *row, char *buf, size_t size);
 	uint64_t needs;		/* the row parts format reads (SACCT_NEED_*) */
-	const char *help;	/* one line for -e */
+	enum sacct_field_status status;
+	const char *help;	/* one line for --explain-fields */
 };
 
 struct sacct_column {
@@ -40,31 +50,32 @@ uint64_t sacct_fields_columns_need(const struct sacct_column *cols, size_t n);
 /* Every field, for the tests: the table and its length. */
 const struct sacct_field *sacct_fields_all(size_t *n);
 
-/* The field named NAME (case-insensitive), or NULL. */
+/* The field named NAME (case-insensitive), else as sacct matches: the
+ * first field in the table whose name begins with NAME; or NULL. */
 const struct sacct_field *sacct_fields_find(const char *name);
 
 /* Parse a --format list, "JobID,JobName%30,State" (a %N suffix sets the
- * column's width; -o may be given several times, its lists add up) into
+ * column's width; ALL is every field; -o may be given several times,
+ * its lists add up) into
  * COLS after the *N columns already there.  Returns 0, or -1 with ERR
  * naming the unknown field or the bad width (COLS and *N unchanged). */
 int sacct_fields_format_parse(const char *spec, struct sacct_column *cols,
 		       size_t max, size_t *n, char *err, size_t err_size);
 
-/* -e: every field with its help line. */
+/* -e: the names alone, as sacct prints them. */
 void sacct_fields_help(FILE *out);
+
+/* --explain-fields: each field, its status and what it holds. */
+void sacct_fields_explain(FILE *out);
+const char *sacct_fields_status_name(enum sacct_field_status status);
 
 /* The formatters, exported for the tests.  Each writes "" for unknown. */
 /* [DD-]HH:MM:SS, sacct's Elapsed. */
 void sacct_fields_fmt_elapsed(double seconds, char *buf, size_t size);
-/* sacct's TotalCPU: MM:SS.mmm under an hour, [DD-]HH:MM:SS beyond. */
+/* sacct's TotalCPU: MM:SS.mmm under an hour, 00:MM:SS without
+ * milliseconds, [DD-]HH:MM:SS from an hour. */
 void sacct_fields_fmt_cpu(double seconds, char *buf, size_t size);
-/* Slurm's number with a 1000-step (energy) or 1024-step (memory) suffix:
- * "950", "1.78K", "612K", "1.05M": an integer when exact, else two
- * decimals. */
-void sacct_fields_fmt_suffix(double value, double step, char *buf, size_t size);
-/* ReqMem: the largest unit of M, G, T that holds it exactly, else K. */
-void sacct_fields_fmt_reqmem(double bytes, char *buf, size_t size);
-/* MaxRSS: kilobytes with a K, as sacct prints it. */
+/* Kilobytes with a K (GPUMem). */
 void sacct_fields_fmt_rss(double bytes, char *buf, size_t size);
 /* Bytes as sacct writes its disk figures, 2.50M ("" unknown). */
 void sacct_fields_fmt_bytes(double bytes, char *buf, size_t size);

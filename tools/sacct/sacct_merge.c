@@ -461,7 +461,7 @@ step_rows(const struct sacct_records *recs, size_t first, size_t last,
 		r = &recs->v[i];
 		for (s = 0; s < r->report.nsteps && s < CEEMS_AGENT_MAX_STEPS; s++) {
 			st = &r->report.steps[s];
-			if (!sacct_merge_query_wants_step(q, job->jobid, st->id))
+			if (!sacct_merge_query_wants_step(q, job, st->id))
 				continue;
 			for (k = base; k < rows->n; k++)
 				if (strcmp(rows->v[k].step, st->id) == 0)
@@ -493,16 +493,28 @@ step_rows(const struct sacct_records *recs, size_t first, size_t last,
 	return 0;
 }
 
+/* Does SEL name JOB's row (its own id, or its array and task)? */
+static bool
+jobsel_names(const struct sacct_jobsel *sel, const struct sacct_row *job)
+{
+	if (sel->jobid == job->jobid && sel->array_task == UINT32_MAX)
+		return true;
+	return job->array_job_id != UINT32_MAX &&
+		sel->jobid == job->array_job_id &&
+		(sel->array_task == UINT32_MAX ||
+		 sel->array_task == job->array_task_id);
+}
+
 bool
-sacct_merge_query_wants_step(const struct sacct_query *q, uint32_t jobid,
-		       const char *step)
+sacct_merge_query_wants_step(const struct sacct_query *q,
+			     const struct sacct_row *job, const char *step)
 {
 	size_t j;
 
 	if (q->njobs == 0)
 		return true;
 	for (j = 0; j < q->njobs; j++)
-		if (q->jobs[j].jobid == jobid &&
+		if (jobsel_names(&q->jobs[j], job) &&
 		    (q->jobs[j].step[0] == '\0' ||
 		     strcmp(q->jobs[j].step, step) == 0))
 			return true;
@@ -510,16 +522,34 @@ sacct_merge_query_wants_step(const struct sacct_query *q, uint32_t jobid,
 }
 
 bool
-sacct_merge_query_wants_job(const struct sacct_query *q, uint32_t jobid)
+sacct_merge_query_wants_job(const struct sacct_query *q,
+			    const struct sacct_row *job)
 {
 	size_t i;
 
 	if (q->njobs == 0)
 		return true;
 	for (i = 0; i < q->njobs; i++)
-		if (q->jobs[i].jobid == jobid && q->jobs[i].step[0] == '\0')
+		if (jobsel_names(&q->jobs[i], job) && q->jobs[i].step[0] == '\0')
 			return true;
 	return false;
+}
+
+int
+sacct_merge_jobsel_add(struct sacct_query *q, const struct sacct_jobsel *sel)
+{
+	struct sacct_jobsel *v;
+	size_t cap;
+
+	if (q->njobs == q->jobs_cap) {
+		cap = q->jobs_cap > 0 ? 2 * q->jobs_cap : 16;
+		if ((v = realloc(q->jobs, cap * sizeof(*v))) == NULL)
+			return -1;
+		q->jobs = v;
+		q->jobs_cap = cap;
+	}
+	q->jobs[q->njobs++] = *sel;
+	return 0;
 }
 
 int
@@ -546,7 +576,7 @@ sacct_merge(const struct sacct_records *recs, const struct sacct_query *q,
 			return -ENOMEM;
 		if (!sacct_merge_query_selects(q, &job))
 			continue;
-		if (sacct_merge_query_wants_job(q, job.jobid)) {
+		if (sacct_merge_query_wants_job(q, &job)) {
 			if ((row = sacct_row_add(rows)) == NULL)
 				return -ENOMEM;
 			*row = job;
@@ -577,11 +607,8 @@ sacct_merge_query_selects(const struct sacct_query *q, const struct sacct_row *r
 	bool hit;
 
 	if (q->njobs > 0) {
-		for (i = 0, hit = false; i < q->njobs; i++)
-			if (q->jobs[i].jobid == row->jobid ||
-			    (row->array_job_id != UINT32_MAX &&
-			     q->jobs[i].jobid == row->array_job_id))
-				hit = true;
+		for (i = 0, hit = false; i < q->njobs && !hit; i++)
+			hit = jobsel_names(&q->jobs[i], row);
 		if (!hit)
 			return false;
 	}
@@ -630,34 +657,48 @@ sacct_merge_state_parse(const char *text, char *out, size_t size)
 	return -1;
 }
 
+/* A decimal id of 1 to 4294967294 at *P, moved past it: 0 or -1. */
+static int
+parse_id(const char **p, uint32_t *out, unsigned long min)
+{
+	unsigned long v;
+	char *end;
+
+	if (!isdigit((unsigned char)**p))
+		return -1;
+	errno = 0;
+	v = strtoul(*p, &end, 10);
+	if (errno != 0 || v < min || v >= 4294967295UL)
+		return -1;
+	*out = (uint32_t)v;
+	*p = end;
+	return 0;
+}
+
 int
 sacct_merge_jobsel_parse(const char *text, struct sacct_jobsel *sel)
 {
-	unsigned long v;
-	const char *dot, *c;
-	char *end;
+	const char *p = text, *c;
 	size_t len;
 
-	if (!isdigit((unsigned char)text[0]))
+	if (parse_id(&p, &sel->jobid, 1) < 0)
 		return -1;
-	errno = 0;
-	v = strtoul(text, &end, 10);
-	if (errno != 0 || v == 0 || v >= 4294967295UL)
-		return -1;
-	sel->jobid = (uint32_t)v;
+	sel->array_task = UINT32_MAX;
 	sel->step[0] = '\0';
-	if (*end == '\0')
-		return 0;
-	if (*end != '.')
+	if (*p == '_' && (p++, parse_id(&p, &sel->array_task, 0) < 0))
 		return -1;
-	dot = end + 1;
-	len = strlen(dot);
+	if (*p == '\0')
+		return 0;
+	if (*p != '.')
+		return -1;
+	p++;
+	len = strlen(p);
 	if (len == 0 || len >= sizeof(sel->step))
 		return -1;
-	for (c = dot; *c != '\0'; c++)
+	for (c = p; *c != '\0'; c++)
 		if (!isalnum((unsigned char)*c) && *c != '_' && *c != '-' &&
 		    *c != '+' && *c != '.')
 			return -1;
-	memcpy(sel->step, dot, len + 1);
+	memcpy(sel->step, p, len + 1);
 	return 0;
 }

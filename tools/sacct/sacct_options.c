@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "sacct_options.h"
+#include "sacct_jobs.h"
 #include "base/text.h"
 
 #define PROG "ceems-sacct"
@@ -89,21 +90,17 @@ parse_jobid(const char *opt, const char *text, uint32_t *out)
 	return 0;
 }
 
+/* -j: any number of entries, in one list or several -j, ranges in
+ * brackets, as sacct takes them (a script passes the ids of all its
+ * output files). */
 static int
 opt_jobs(struct sacct_options *o, const char *arg)
 {
-	char list[SACCT_LIST_MAX][64];
-	size_t n = 0, i;
+	char err[256];
 
-	if (split_list("--jobs", arg, list, &n) < 0)
+	if (sacct_jobs_add_list(&o->q, arg, err, sizeof(err)) < 0) {
+		sacct_options_fail("--jobs: %s", err);
 		return 2;
-	for (i = 0; i < n; i++) {
-		if (o->q.njobs >= SACCT_LIST_MAX ||
-		    sacct_merge_jobsel_parse(list[i], &o->q.jobs[o->q.njobs]) < 0) {
-			sacct_options_fail("--jobs: '%s' is not JOBID or JOBID.STEP", list[i]);
-			return 2;
-		}
-		o->q.njobs++;
 	}
 	return 0;
 }
@@ -353,6 +350,98 @@ opt_version(struct sacct_options *o, const char *arg)
 	exit(0);
 }
 
+/* -b and -l add sacct's own lists (sacct.h BRIEF_FIELDS, LONG_FIELDS). */
+static int
+opt_brief(struct sacct_options *o, const char *arg)
+{
+	(void)arg;
+	return opt_format(o, "jobid,state,exitcode");
+}
+
+static int
+opt_long(struct sacct_options *o, const char *arg)
+{
+	(void)arg;
+	return opt_format(o, "jobid,jobidraw,jobname,partition,maxvmsize,"
+		"maxvmsizenode,maxvmsizetask,avevmsize,maxrss,maxrssnode,"
+		"maxrsstask,averss,maxpages,maxpagesnode,maxpagestask,avepages,"
+		"mincpu,mincpunode,mincputask,avecpu,ntasks,alloccpus,elapsed,"
+		"state,exitcode,avecpufreq,reqcpufreqmin,reqcpufreqmax,"
+		"reqcpufreqgov,reqmem,consumedenergy,maxdiskread,maxdiskreadnode,"
+		"maxdiskreadtask,avediskread,maxdiskwrite,maxdiskwritenode,"
+		"maxdiskwritetask,avediskwrite,reqtres,alloctres,tresusageinave,"
+		"tresusageinmax,tresusageinmaxn,tresusageinmaxt,tresusageinmin,"
+		"tresusageinminn,tresusageinmint,tresusageintot,tresusageoutmax,"
+		"tresusageoutmaxn,tresusageoutmaxt,tresusageoutave,"
+		"tresusageouttot");
+}
+
+static int
+opt_units(struct sacct_options *o, const char *arg)
+{
+	if (sacct_units_parse(arg, &o->units.spec) < 0) {
+		sacct_options_fail("--units: K, M, G, T or P, not '%s'", arg);
+		return 2;
+	}
+	return 0;
+}
+
+static int
+opt_noconvert(struct sacct_options *o, const char *arg)
+{
+	(void)arg;
+	o->units.noconvert = 1;
+	return 0;
+}
+
+static int
+opt_duplicates(struct sacct_options *o, const char *arg)
+{
+	(void)arg;
+	o->duplicates = true;
+	return 0;
+}
+
+/* Options of sacct that change nothing here (their help says why). */
+static int
+opt_nothing(struct sacct_options *o, const char *arg)
+{
+	(void)o;
+	(void)arg;
+	return 0;
+}
+
+static int
+opt_usage(struct sacct_options *o, const char *arg)
+{
+	(void)o;
+	(void)arg;
+	sacct_options_usage(stdout);
+	exit(0);
+}
+
+static int
+opt_explain_fields(struct sacct_options *o, const char *arg)
+{
+	(void)o;
+	(void)arg;
+	sacct_fields_explain(stdout);
+	exit(fflush(stdout) == 0 ? 0 : 1);
+}
+
+/* The options of sacct (22.05 to 26.05) that ceems-sacct refuses: each
+ * says what it is in sacct and why not here (exit 2). */
+static int
+opt_refused(struct sacct_options *o, const char *arg)
+{
+	(void)o;
+	(void)arg;
+	return 2;	/* said by the parser, which knows the entry */
+}
+
+#define REFUSED(long_name, short_name, arg, arg_name, help, why) \
+	{ long_name, short_name, arg, arg_name, help, opt_refused, why }
+
 /* In the order of ceems-sacct(1).  --uid is sacct's other name for
  * --user: its own entry, with the same handler (and getopt value). */
 const struct sacct_option sacct_option_table[] = {
@@ -376,14 +465,32 @@ const struct sacct_option sacct_option_table[] = {
 	  "job states, long or short (COMPLETED or CD, ...)", opt_state },
 	{ "allocations", 'X', SACCT_ARG_NONE, NULL,
 	  "jobs only, no step lines", opt_allocations },
+	{ "allocations", 't', SACCT_ARG_NONE, NULL,
+	  "the same as -X (sacct's former letter)", opt_allocations },
 	{ "per-node", '\0', SACCT_ARG_NONE, NULL,
 	  "each job's part on each of its nodes, as JOBID@NODE lines", opt_per_node },
 	{ "clusters", 'M', SACCT_ARG_REQUIRED, "LIST",
 	  "clusters to list (default: the cluster of ceems.conf)", opt_clusters },
+	{ "cluster", '\0', SACCT_ARG_REQUIRED, "LIST",
+	  "the same as --clusters", opt_clusters },
 	{ "allclusters", 'L', SACCT_ARG_NONE, NULL,
 	  "every cluster", opt_allclusters },
 	{ "format", 'o', SACCT_ARG_REQUIRED, "LIST",
 	  "the columns, FIELD[%N] with a width (-e lists them)", opt_format },
+	{ "fields", '\0', SACCT_ARG_REQUIRED, "LIST",
+	  "the same as --format", opt_format },
+	{ "brief", 'b', SACCT_ARG_NONE, NULL,
+	  "the columns JobID, State, ExitCode", opt_brief },
+	{ "long", 'l', SACCT_ARG_NONE, NULL,
+	  "sacct's long list of columns", opt_long },
+	{ "units", '\0', SACCT_ARG_REQUIRED, "K|M|G|T|P",
+	  "memory and energy figures in this unit", opt_units },
+	{ "noconvert", '\0', SACCT_ARG_NONE, NULL,
+	  "memory and energy figures in the unit counted in", opt_noconvert },
+	{ "duplicates", 'D', SACCT_ARG_NONE, NULL,
+	  "every job of a job id used again (default: its latest)", opt_duplicates },
+	{ "array", '\0', SACCT_ARG_NONE, NULL,
+	  "each array task on its line (always so: tasks are kept as they run)", opt_nothing },
 	{ "noheader", 'n', SACCT_ARG_NONE, NULL,
 	  "no header line", opt_noheader },
 	{ "parsable", 'p', SACCT_ARG_NONE, NULL,
@@ -405,18 +512,82 @@ const struct sacct_option sacct_option_table[] = {
 	{ "table", '\0', SACCT_ARG_REQUIRED, "ascii|box|auto",
 	  "box drawing or ASCII lines (default: auto)", opt_table },
 	{ "helpformat", 'e', SACCT_ARG_NONE, NULL,
-	  "list the fields", opt_helpformat },
+	  "list the fields' names, as sacct does", opt_helpformat },
+	{ "help-fields", '\0', SACCT_ARG_NONE, NULL,
+	  "the same as --helpformat", opt_helpformat },
+	{ "explain-fields", '\0', SACCT_ARG_NONE, NULL,
+	  "each field: sacct's and filled, sacct's and empty, or ceems's; what it holds", opt_explain_fields },
 	{ "config", 'c', SACCT_ARG_REQUIRED, "CONF",
 	  "the configuration (default: " CEEMS_SACCT_CONFIG_PATH ")", opt_config },
 	{ "help", 'h', SACCT_ARG_NONE, NULL,
 	  "this help", opt_help },
 	{ "version", 'V', SACCT_ARG_NONE, NULL,
 	  "the version", opt_version },
+	{ "usage", 'U', SACCT_ARG_NONE, NULL,
+	  "the synopsis", opt_usage },
+	{ "verbose", 'v', SACCT_ARG_NONE, NULL,
+	  "accepted; ceems-sacct says nothing more", opt_nothing },
+	{ "federation", '\0', SACCT_ARG_NONE, NULL,
+	  "accepted; -M and -L choose the clusters", opt_nothing },
+	{ "local", '\0', SACCT_ARG_NONE, NULL,
+	  "accepted; -M and -L choose the clusters", opt_nothing },
+	{ "use-local-uid", '\0', SACCT_ARG_NONE, NULL,
+	  "accepted; users are kept by name", opt_nothing },
+	{ "expand-patterns", '\0', SACCT_ARG_NONE, NULL,
+	  "accepted; StdIn, StdOut, StdErr are not kept", opt_nothing },
+	REFUSED("batch-script", 'B', SACCT_ARG_NONE, NULL,
+		"sacct: the job's batch script", "ceems keeps no batch script"),
+	REFUSED("env-vars", '\0', SACCT_ARG_NONE, NULL,
+		"sacct: the job's environment", "ceems keeps no environment"),
+	REFUSED("completion", '\0', SACCT_ARG_NONE, NULL,
+		"sacct: the job completion plugin's data", "ceems reads its own records; -c is ceems-sacct's --config"),
+	REFUSED("file", 'f', SACCT_ARG_REQUIRED, "FILE",
+		"sacct: a jobcomp/filetxt file", "ceems reads its own records"),
+	REFUSED("constraints", 'C', SACCT_ARG_REQUIRED, "LIST",
+		"sacct: jobs with these constraints", "ceems keeps no constraints"),
+	REFUSED("flags", 'F', SACCT_ARG_REQUIRED, "LIST",
+		"sacct: jobs with these scheduling flags", "ceems keeps no scheduling flags"),
+	REFUSED("gid", 'g', SACCT_ARG_REQUIRED, "LIST",
+		"sacct: jobs of these groups", "not a filter of ceems-sacct"),
+	REFUSED("group", '\0', SACCT_ARG_REQUIRED, "LIST",
+		"sacct: the same as --gid", "not a filter of ceems-sacct"),
+	REFUSED("name", '\0', SACCT_ARG_REQUIRED, "LIST",
+		"sacct: jobs of these names", "not a filter of ceems-sacct"),
+	REFUSED("nnodes", 'i', SACCT_ARG_REQUIRED, "MIN[-MAX]",
+		"sacct: jobs on this many nodes", "not a filter of ceems-sacct"),
+	REFUSED("ncpus", 'I', SACCT_ARG_REQUIRED, "MIN[-MAX]",
+		"sacct: jobs with this many CPUs", "not a filter of ceems-sacct"),
+	REFUSED("timelimit-min", 'k', SACCT_ARG_REQUIRED, "TIME",
+		"sacct: jobs with a longer time limit", "not a filter of ceems-sacct"),
+	REFUSED("timelimit-max", 'K', SACCT_ARG_REQUIRED, "TIME",
+		"sacct: jobs with a shorter time limit", "not a filter of ceems-sacct"),
+	REFUSED("nodelist", 'N', SACCT_ARG_REQUIRED, "LIST",
+		"sacct: jobs that ran on these nodes", "not a filter of ceems-sacct"),
+	REFUSED("qos", 'q', SACCT_ARG_REQUIRED, "LIST",
+		"sacct: jobs of these QOS", "not a filter of ceems-sacct"),
+	REFUSED("reason", 'R', SACCT_ARG_REQUIRED, "LIST",
+		"sacct: jobs pending for these reasons", "ceems keeps no reasons"),
+	REFUSED("wckeys", 'W', SACCT_ARG_REQUIRED, "LIST",
+		"sacct: jobs of these wckeys", "ceems keeps no wckeys"),
+	REFUSED("associations", 'x', SACCT_ARG_REQUIRED, "LIST",
+		"sacct: jobs of these association ids", "ceems keeps no associations"),
+	REFUSED("truncate", 'T', SACCT_ARG_NONE, NULL,
+		"sacct: times cut to the window", "its figures would no longer be the job's"),
+	REFUSED("whole-hetjob", '\0', SACCT_ARG_OPTIONAL, "yes|no",
+		"sacct: every component of a hetjob", "not a filter of ceems-sacct"),
+	REFUSED("yaml", '\0', SACCT_ARG_OPTIONAL, "VERSION",
+		"sacct: slurmrestd's YAML", "ceems-sacct's records are --json"),
+	REFUSED("helpstate", '\0', SACCT_ARG_NONE, NULL,
+		"sacct: the job states", "ceems-sacct(1) lists the states -s takes"),
+	REFUSED("helpreason", '\0', SACCT_ARG_NONE, NULL,
+		"sacct: the pending reasons", "ceems keeps no reasons"),
+	REFUSED("autocomplete", '\0', SACCT_ARG_REQUIRED, "TEXT",
+		"sacct: shell completion", "not provided"),
 };
 const size_t sacct_option_count =
     sizeof(sacct_option_table) / sizeof(sacct_option_table[0]);
 
-#define SACCT_OPTION_MAX 40
+#define SACCT_OPTION_MAX 96
 #define SACCT_LONG_ONLY 256	/* getopt's value of a long-only option: + index */
 
 void
@@ -443,6 +614,9 @@ sacct_options_help(FILE *out)
 	fputs("Options:\n", out);
 	for (i = 0; i < sacct_option_count; i++) {
 		opt = &sacct_option_table[i];
+		if (opt->refused != NULL &&
+		    (i == 0 || sacct_option_table[i - 1].refused == NULL))
+			fputs("sacct's options not supported (exit 2):\n", out);
 		snprintf(name, sizeof(name), "%c%c%c --%s%s%s%s%s",
 			 opt->short_name != '\0' ? '-' : ' ',
 			 opt->short_name != '\0' ? opt->short_name : ' ',
@@ -451,7 +625,10 @@ sacct_options_help(FILE *out)
 			 opt->arg != SACCT_ARG_NONE ? "=" : "",
 			 opt->arg != SACCT_ARG_NONE ? opt->arg_name : "",
 			 opt->arg == SACCT_ARG_OPTIONAL ? "]" : "");
-		fprintf(out, "  %-30s %s\n", name, opt->help);
+		if (opt->refused != NULL)
+			fprintf(out, "  %-30s %s; %s\n", name, opt->help, opt->refused);
+		else
+			fprintf(out, "  %-30s %s\n", name, opt->help);
 	}
 }
 
@@ -465,7 +642,7 @@ value_of(size_t i)
 
 	if (sacct_option_table[i].short_name != '\0')
 		return (unsigned char)sacct_option_table[i].short_name;
-	for (k = 0; k < sacct_option_count; k++)
+	for (k = 0; k < sacct_option_count && sacct_option_table[i].refused == NULL; k++)
 		if (sacct_option_table[k].handle == sacct_option_table[i].handle &&
 		    sacct_option_table[k].short_name != '\0')
 			return (unsigned char)sacct_option_table[k].short_name;
@@ -551,6 +728,11 @@ sacct_options_parse(int argc, char **argv, struct sacct_options *o)
 			else
 				sacct_options_fail("bad or incomplete option '%s'", argv[optind - 1]);
 			sacct_options_usage(stderr);
+			return 2;
+		}
+		if (opt->refused != NULL) {
+			sacct_options_fail("--%s (%s) is not supported: %s",
+				opt->long_name, opt->help, opt->refused);
 			return 2;
 		}
 		if ((r = opt->handle(o, optarg)) != 0)

@@ -13,6 +13,7 @@
 #include "sacct_fields.h"
 #include "sacct_output.h"
 #include "sacct_query.h"
+#include "sacct_units.h"
 
 /* The configuration read without -c; a test build names its own. */
 #ifndef CEEMS_SACCT_CONFIG_PATH
@@ -29,6 +30,8 @@ struct sacct_options {
 	struct sacct_output_opts out;
 	bool json, summary, summary_account, allclusters, allusers;
 	bool per_node;		/* --per-node: each job's part on each node */
+	bool duplicates;	/* -D: every run of a reused job id */
+	struct sacct_units units;	/* --units, --noconvert */
 	bool have_users, have_clusters;
 	uint32_t series_job, explain_job;
 };
@@ -48,6 +51,9 @@ struct sacct_option {
 	const char *arg_name;	/* as --help and the manual write it */
 	const char *help;
 	int (*handle)(struct sacct_options *o, const char *arg);
+	/* sacct's options ceems-sacct does not do: why (HELP names the
+	 * option's meaning in sacct); NULL for the options it does. */
+	const char *refused;
 };
 
 extern const struct sacct_option sacct_option_table[];

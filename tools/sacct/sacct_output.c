@@ -460,7 +460,8 @@ sacct_output_rows(FILE *out, const struct sacct_column *cols, size_t ncols,
 	for (r = 0; r < rows->n; r++) {
 		for (c = 0; c < ncols; c++) {
 			buf[0] = '\0';
-			cols[c].field->format(&rows->v[r], buf, sizeof(buf));
+			if (cols[c].field->format != NULL)
+				cols[c].field->format(&rows->v[r], buf, sizeof(buf));
 			if (grid_put(&g, r * ncols + c, buf) < 0) {
 				grid_free(&g);
 				return -1;

@@ -320,17 +320,31 @@ const char *const sacct_pg_where_rest =
 	" AND ($8::text IS NULL OR j.jobid = ANY (string_to_array($8::text, ',')::bigint[])"
 	"      OR j.array_job_id = ANY (string_to_array($8::text, ',')::bigint[]))";
 
+/* -j's job ids, "123,124" (NULL for none or out of memory): the rows
+ * of those jobs and arrays; the array task and the step are picked
+ * from them after (sacct_merge_query_wants_job). */
+static char *
+join_jobs(const struct sacct_query *q)
+{
+	size_t i, len = 0;
+	char *s;
+
+	if (q->njobs == 0 || (s = malloc(11 * q->njobs + 1)) == NULL)
+		return NULL;
+	for (i = 0; i < q->njobs; i++)
+		len += (size_t)sprintf(s + len, "%s%u", i > 0 ? "," : "",
+				       q->jobs[i].jobid);
+	return s;
+}
+
 int
 sacct_pg_params_fill(struct sacct_pg_params *p, const struct sacct_query *q)
 {
-	char ids[SACCT_LIST_MAX][64];
 	size_t i;
 
 	memset(p, 0, sizeof(*p));
 	snprintf(p->end, sizeof(p->end), "%lld", (long long)q->end);
 	snprintf(p->start, sizeof(p->start), "%lld", (long long)q->start);
-	for (i = 0; i < q->njobs; i++)
-		snprintf(ids[i], sizeof(ids[i]), "%u", q->jobs[i].jobid);
 	p->users = q->all_users ? NULL : join(q->users, q->nusers);
 	p->accounts = join(q->accounts, q->naccounts);
 	p->partitions = join(q->partitions, q->npartitions);
@@ -342,7 +356,7 @@ sacct_pg_params_fill(struct sacct_pg_params *p, const struct sacct_query *q)
 		p->states = join(states, q->nstates);
 	}
 	p->clusters = join(q->clusters, q->nclusters);
-	p->jobs = join(ids, q->njobs);
+	p->jobs = join_jobs(q);
 	p->v[0] = p->end;
 	p->v[1] = p->start;
 	p->v[2] = p->users;

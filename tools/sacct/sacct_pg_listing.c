@@ -382,7 +382,7 @@ add_step(void *arg, const struct pg_binary_field *f)
 	int64_t nodes;
 
 	pg_binary_field_text(&f[0], id, sizeof(id));
-	if (!sacct_merge_query_wants_step(t->q, t->rows->v[t->job].jobid, id))
+	if (!sacct_merge_query_wants_step(t->q, &t->rows->v[t->job], id))
 		return 0;
 	if ((st = sacct_row_add(t->rows)) == NULL)
 		return -1;
@@ -504,7 +504,7 @@ sacct_pg_listing_rows(struct sacct_pg *pg, const struct sacct_query *q,
 	/* -j 123.batch: the step without its job. */
 	for (i = keep = 0; i < rows->n; i++) {
 		if (rows->v[i].step[0] == '\0' &&
-		    !sacct_merge_query_wants_job(q, rows->v[i].jobid))
+		    !sacct_merge_query_wants_job(q, &rows->v[i]))
 			continue;
 		if (keep != i)
 			rows->v[keep] = rows->v[i];

@@ -15,8 +15,11 @@
 
 #define SACCT_LIST_MAX 64
 
+/* One entry of -j: JOBID, JOBID_TASK (one task of an array; JOBID
+ * alone is the whole array, as in sacct), either with .STEP. */
 struct sacct_jobsel {
 	uint32_t jobid;
+	uint32_t array_task;		/* UINT32_MAX: any (or not an array) */
 	char step[SACCT_STEP_MAX];	/* "" the job and its steps */
 };
 
@@ -29,7 +32,10 @@ struct sacct_query {
 	char partitions[SACCT_LIST_MAX][64];
 	char states[SACCT_LIST_MAX][32];	/* long upper-case names */
 	char clusters[SACCT_LIST_MAX][64];	/* none: every cluster */
-	struct sacct_jobsel jobs[SACCT_LIST_MAX];
+	/* -j's entries: as many as given, as in sacct (a script passes
+	 * the ids of thousands of output files); malloc'd, NULL for none. */
+	struct sacct_jobsel *jobs;
+	size_t jobs_cap;
 	bool allocations;		/* -X: no step rows */
 	/* Row parts nobody will read (SACCT_NEED_*): the database backend
 	 * may leave them unknown.  0: every part. */
@@ -81,10 +87,15 @@ int sacct_merge(const struct sacct_records *recs, const struct sacct_query *q,
 int sacct_merge_one(const struct sacct_records *recs, size_t i,
 		    struct sacct_rows *rows, struct sacct_row *row);
 
-/* -j 123.batch lists the step without its job; -j 123 both. */
-bool sacct_merge_query_wants_job(const struct sacct_query *q, uint32_t jobid);
-bool sacct_merge_query_wants_step(const struct sacct_query *q, uint32_t jobid,
-			    const char *step);
+/* -j 123.batch lists the step without its job; -j 123 both.  JOB is
+ * the job's row (its ids). */
+bool sacct_merge_query_wants_job(const struct sacct_query *q,
+				 const struct sacct_row *job);
+bool sacct_merge_query_wants_step(const struct sacct_query *q,
+				  const struct sacct_row *job, const char *step);
+
+/* Add SEL to Q's -j entries: 0, or -1 out of memory. */
+int sacct_merge_jobsel_add(struct sacct_query *q, const struct sacct_jobsel *sel);
 
 /* Does job row ROW pass Q's filters (window, users, accounts...)? */
 bool sacct_merge_query_selects(const struct sacct_query *q,
@@ -94,7 +105,8 @@ bool sacct_merge_query_selects(const struct sacct_query *q,
  * long, any case, into its long name.  0 or -1. */
 int sacct_merge_state_parse(const char *text, char *out, size_t size);
 
-/* Parse "123", "123.batch", "123.0" into SEL.  0 or -1. */
+/* Parse "123", "123_4", "123.batch", "123.0", "123_4.0" into SEL.  0 or
+ * -1. */
 int sacct_merge_jobsel_parse(const char *text, struct sacct_jobsel *sel);
 
 #endif

@@ -136,9 +136,12 @@ may_select(const struct sacct_query *q, const struct ceems_job_record *r)
 	}
 	if (q->njobs > 0) {
 		for (i = 0, hit = false; i < q->njobs; i++)
-			hit = hit || q->jobs[i].jobid == r->meta.jobid ||
+			hit = hit || (q->jobs[i].jobid == r->meta.jobid &&
+				      q->jobs[i].array_task == UINT32_MAX) ||
 				(r->meta.array_job_id != CEEMS_UNKNOWN_U32 &&
-				 q->jobs[i].jobid == r->meta.array_job_id);
+				 q->jobs[i].jobid == r->meta.array_job_id &&
+				 (q->jobs[i].array_task == UINT32_MAX ||
+				  q->jobs[i].array_task == r->meta.array_task_id));
 		if (!hit)
 			return false;
 	}

@@ -1,0 +1,196 @@
+#!/usr/bin/env bats
+# sacct-dropin.bats - ceems-sacct as a drop-in for sacct, against the real
+# thing: the same jobs (completed, failed, cancelled, timed out,
+# OOM-killed, a two-task array, jobs with srun steps) read back through
+# Slurm's sacct (slurmdbd and MariaDB, tests/harness/slurmdbd.sh) and
+# through ceems-sacct (the agent's records), each with
+# --parsable2 --noheader --format=F for every field sacct prints, and
+# compared field by field, line by line:
+#   - a field ceems fills in sacct's format (status "sacct" in
+#     ceems-sacct --explain-fields) is identical, unless it is one of the
+#     differences doc/sacct-fields.md names (DIFFERS below, with why);
+#   - a field ceems does not keep (status "empty") is an empty cell;
+#   - the energy fields are not compared: this cluster runs no
+#     AcctGatherEnergyType, so Slurm has none (acct-energy.bats compares
+#     them with acct_gather_energy/ceems).
+# Every field and every line is written to fd 3, so that a run shows the
+# whole comparison.
+#
+# One cluster for the file (setup_file), the jobs submitted together;
+# the timed out job's one-minute limit (Slurm ends it after 87 s) is the
+# longest part: about 2 minutes in all (100 s from the first submit to
+# the comparison's end, plus the cluster's start with MariaDB and
+# slurmdbd).  Runs as root; needs CEEMS_SPANK_PLUGIN (make
+# check-integration), mariadb-server and slurmdbd.
+
+load lib/ceems-cluster
+
+# The sacct fields ceems fills whose value differs from sacct's, and
+# why (doc/sacct-fields.md says the same).
+declare -gA DIFFERS=(
+	[MaxRSS]="the step's cgroup peak on its node, not its largest task's sampled RSS"
+	[TotalCPU]="the cgroup's CPU time, not the tasks' rusage"
+	[Elapsed]="a step's: its cgroup's life, where sacct's is its end minus its start in whole seconds"
+	[ElapsedRaw]="a step's: its cgroup's life, where sacct's is its end minus its start in whole seconds"
+	[ConsumedEnergy]="not compared: no energy plugin in Slurm here"
+	[ConsumedEnergyRaw]="not compared: no energy plugin in Slurm here"
+)
+
+_skip_reason() {
+	if [ -z "${CEEMS_SPANK_PLUGIN:-}" ]; then
+		echo "CEEMS_SPANK_PLUGIN is not set (run through make check-integration)"
+	elif ! command -v slurmdbd >/dev/null || ! command -v mariadbd >/dev/null; then
+		echo "slurmdbd or mariadbd not found (packages slurmdbd, mariadb-server)"
+	fi
+}
+
+setup_file() {
+	[ -z "$(_skip_reason)" ] || return 0
+	export CEEMS_TEST_SLURMDBD=1 CEEMS_TEST_SLURMDBD_USERS=nobody
+	ceems_cluster_setup sacctdropin || return 1
+	_jobs
+}
+
+teardown_file() {
+	ceems_cluster_teardown
+}
+
+setup() {
+	local why
+	load_lib
+	why=$(_skip_reason)
+	[ -z "$why" ] || skip "$why"
+}
+
+# _jobs: one job of each end, submitted together; "ID KIND" lines in
+# CEEMS_DIR/jobs once every one has ended and has its record.
+_jobs() {
+	local t c f o a k id
+	# the one-minute limit first: it runs beside the others
+	t=$(submit nobody -J timeout -c1 --mem=128M --time=1 --wrap 'srun -n1 sleep 300') || return 1
+	c=$(submit nobody -J completed -c1 --mem=128M --wrap 'srun -n1 true; srun -n1 sleep 1') || return 1
+	f=$(submit nobody -J failed -c1 --mem=128M --wrap 'exit 3') || return 1
+	o=$(submit nobody -J oom -c1 --mem=100M \
+		--wrap 'python3 -c "b = bytearray(400 * 1024 * 1024)"') || return 1
+	a=$(submit nobody -J array -c1 --mem=128M --array=0-1 --wrap 'sleep 1') || return 1
+	k=$(submit nobody -J cancelled -c1 --mem=128M --wrap 'sleep 300') || return 1
+	printf '%s\n' "$t timeout" "$c completed" "$f failed" "$o oom" \
+		"$a array" "$k cancelled" >"$CEEMS_DIR/jobs"
+	wait_running "$k" || return 1
+	sleep 1
+	scancel "$k"
+	for id in $c $f $o "${a}_0" "${a}_1" $k $t; do
+		finish "$id" >/dev/null || return 1
+	done
+	for id in $c $f $o $k $t; do
+		record_of "$id" >/dev/null || return 1
+	done
+	_slurm_settled
+}
+
+# _ids: the jobs' ids, comma-separated.
+_ids() {
+	cut -d' ' -f1 "$CEEMS_DIR/jobs" | paste -sd,
+}
+
+# _slurm_settled: until slurmdbd holds every job and step ended.
+_slurm_settled() {
+	local out
+	for _ in $(seq 1 100); do
+		out=$(sacct -n -P -j "$(_ids)" -o JobID,State)
+		[ -n "$out" ] && ! grep -q 'RUNNING\|PENDING\|COMPLETING' <<<"$out" && return 0
+		sleep 0.2
+	done
+	echo "sacct never showed the jobs ended: $out" >&2
+	return 1
+}
+
+# _fields: every field sacct prints (its --helpformat: names only).
+_fields() {
+	sacct --helpformat | tr -s ' \n' '\n' | grep .
+}
+
+# _listing TOOL FIELDS: TOOL's lines for the jobs, sorted by JobID (its
+# first field), every field asked for.
+_listing() {
+	local tool=$1 fields=$2
+	if [ "$tool" = sacct ]; then
+		sacct -P -n -j "$(_ids)" -o "JobID,$fields"
+	else
+		"$CEEMS_TOP_BUILDDIR/tools/ceems-sacct" -c "$CEEMS_DIR/ceems.conf" \
+			-P -n -j "$(_ids)" -o "JobID,$fields"
+	fi | LC_ALL=C sort -t'|' -k1,1
+}
+
+@test "sacct's own --helpformat names fields ceems-sacct accepts, every one" {
+	local f missing=""
+	for f in $(_fields); do
+		"$CEEMS_TOP_BUILDDIR/tools/ceems-sacct" -c "$CEEMS_DIR/ceems.conf" \
+			-j 1 -n -P -o "$f" >/dev/null 2>&1 || missing="$missing $f"
+	done
+	[ -z "$missing" ] || { echo "refused:$missing"; false; }
+}
+
+@test "the same jobs: sacct and ceems-sacct list the same lines" {
+	local s c
+	s=$(_listing sacct State | cut -d'|' -f1)
+	c=$(_listing ceems State | cut -d'|' -f1)
+	echo "# sacct's lines: $(paste -sd' ' <<<"$s")" >&3
+	echo "# ceems-sacct's lines: $(paste -sd' ' <<<"$c")" >&3
+	[ "$s" = "$c" ] || { diff <(echo "$s") <(echo "$c"); false; }
+}
+
+# _cells FIELD SACCT CEEMS: FIELD's column of both listings, line by line
+# (same lines, same order): "same", "none" (ceems empty where sacct has
+# a value), or "differ", one word a line.
+_cells() {
+	paste -d'\n' <(printf '%s\n' "$2") <(printf '%s\n' "$3") |
+		awk 'NR % 2 { s = $0; next } { print ($0 == s ? "same" : $0 == "" ? "none" : "differ") }'
+}
+
+@test "every field sacct 22.05 prints: identical where ceems fills it, empty where it has none" {
+	local fields names s c f i n sv cv kinds bad=0 same=0 partly=0 differ=0 empty=0
+	mapfile -t names < <(_fields)
+	fields=$(IFS=,; echo "${names[*]}")
+	s=$(_listing sacct "$fields")
+	c=$(_listing ceems "$fields")
+	[ "$(cut -d'|' -f1 <<<"$s")" = "$(cut -d'|' -f1 <<<"$c")" ]
+	declare -A status
+	while read -r f st _; do status[$f]=$st; done < <(
+		"$CEEMS_TOP_BUILDDIR/tools/ceems-sacct" --explain-fields)
+	n=${#names[@]}
+	for i in $(seq 1 "$n"); do
+		f=${names[$((i - 1))]}
+		sv=$(cut -d'|' -f$((i + 1)) <<<"$s")
+		cv=$(cut -d'|' -f$((i + 1)) <<<"$c")
+		# sacct names who cancelled a job; ceems does not keep it
+		[ "$f" = State ] && sv=$(sed 's/^CANCELLED by [0-9]*$/CANCELLED/' <<<"$sv")
+		kinds=$(_cells "$f" "$sv" "$cv" | sort -u | paste -sd' ')
+		case ${status[$f]:-}:$kinds in
+		empty:same | empty:none | "empty:none same")
+			empty=$((empty + 1)) ;;
+		empty:*)
+			echo "$f: ceems does not keep it, yet printed: $(paste -sd' ' <<<"$cv")"
+			bad=1 ;;
+		sacct:same)
+			same=$((same + 1))
+			echo "# $f: identical" >&3 ;;
+		sacct:none | "sacct:none same")
+			partly=$((partly + 1))
+			echo "# $f: identical where ceems has it: sacct [$(paste -sd' ' <<<"$sv")] ceems [$(paste -sd' ' <<<"$cv")]" >&3 ;;
+		sacct:*)
+			if [ -n "${DIFFERS[$f]:-}" ]; then
+				differ=$((differ + 1))
+				echo "# $f: differs (${DIFFERS[$f]}): sacct [$(paste -sd' ' <<<"$sv")] ceems [$(paste -sd' ' <<<"$cv")]" >&3
+			else
+				echo "$f: sacct [$(paste -sd' ' <<<"$sv")] ceems [$(paste -sd' ' <<<"$cv")]"
+				bad=1
+			fi ;;
+		*)
+			echo "$f: sacct prints it, ceems-sacct --explain-fields does not list it"
+			bad=1 ;;
+		esac
+	done
+	echo "# $n fields: $same identical, $partly identical where ceems has them, $differ differing as documented, $empty not kept (empty)" >&3
+	[ "$bad" = 0 ]
+}
