@@ -287,9 +287,11 @@ ceems_energy_source_read_step(const struct ceems_energy_source_agent *src,
 	static struct ceems_agent_job_report report;
 	int rc;
 
-	rc = ceems_agent_client_report_job(src->socket_path, src->jobid,
-					   CEEMS_ENERGY_SOURCE_TIMEOUT_MS,
-					   &report, err, err_size);
+	/* As of now: the extern step's figure, the job's, then holds the
+	 * job's share up to this call, not up to the agent's last tick. */
+	rc = ceems_agent_client_report_job_now(src->socket_path, src->jobid,
+					       CEEMS_ENERGY_SOURCE_TIMEOUT_MS,
+					       &report, err, err_size);
 	if (rc != 0)
 		return rc;
 	if (ceems_energy_source_step_joules(&report, src->step, joules) == 0)
