@@ -225,9 +225,9 @@ find_step(struct ceems_energy_source_agent *src, char *err, size_t err_size)
 	return -ENOENT;
 }
 
-/* SRC's node, when the daemon's own setting did not name it: slurmd's -N
- * NAME, else the host's name (node_name.h).  NULL when none can go into
- * a path. */
+/* SRC's node, as the SPANK plugin names the node's agent: in slurmstepd
+ * the one find_step read in its cgroup, in slurmd its -N NAME; else the
+ * host's short name (node_name.h).  NULL when none can go into a path. */
 static const char *
 find_node(struct ceems_energy_source_agent *src)
 {
