@@ -37,8 +37,10 @@ DEMO_PACKAGES="slurmctld slurmd slurm-client munge postgresql-15
 # `apt-get install postgresql` as written (installed here, it is a no-op)
 # and makes a CA with openssl for the central server's TLS.  slurmdbd
 # and mariadb-server: Slurm's own accounting (sacct, sstat) that the
-# acct_gather_energy/ceems plugin feeds (tests/integration/acct-energy.bats).
-SUITE_PACKAGES="slurmdbd mariadb-server llvm libclang-rt-14-dev librocm-smi-dev debhelper lintian
+# acct_gather_energy/ceems plugin feeds (tests/integration/acct-energy.bats);
+# faketime: slurmdbd restarted hours ahead rolls up the hour of the jobs
+# just run, which sreport reads (tests/integration/multinode-db.bats).
+SUITE_PACKAGES="slurmdbd mariadb-server faketime llvm libclang-rt-14-dev librocm-smi-dev debhelper lintian
 	git build-essential postgresql openssl bats iproute2 procps util-linux valgrind jq python3
 	time openipmi libopenipmi-dev linux-perf qemu-system-x86 busybox-static"
 
