@@ -126,8 +126,8 @@ _slurm_harness_dbd_accounts() {
 }
 
 # _slurm_harness_slurmdbd_run DIR [WRAPPER...]: slurmdbd of the cluster
-# in DIR, started through WRAPPER (words, e.g. faketime +3h), until it
-# listens.
+# in DIR, started through WRAPPER (words, e.g. env
+# LD_PRELOAD=.../libfaketime.so.1 FAKETIME=+3h), until it listens.
 _slurm_harness_slurmdbd_run() {
     local dir=$1 i
     shift
@@ -149,7 +149,9 @@ _slurm_harness_slurmdbd_run() {
 # DIR stopped and started again through WRAPPER; its database stays.
 # slurmdbd rolls the usage up (sreport's figures) for whole hours only,
 # the past ones, at its start and then hourly: started under
-# `faketime +3h`, it rolls up the hour that holds the jobs just run.
+# libfaketime three hours ahead, it rolls up the hour that holds the jobs
+# just run.  Not through the faketime command: it waits for every process
+# that keeps its pipe open, the daemon too.
 slurm_harness_dbd_restart() {
     local dir=$1 pids
     shift
