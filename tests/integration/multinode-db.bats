@@ -349,9 +349,13 @@ faketime_env() {
 	slurm_harness_dbd_restart "$SLURM_DIR" $ahead || return 1
 	for _ in $(seq 1 100); do
 		# shellcheck disable=SC2086
-		out=$($ahead sreport -n -P -t seconds --tres=energy \
+		out=$($ahead sreport -P -t seconds --tres=energy \
 			cluster UserUtilizationByAccount start="$start" end="$end" users=nobody 2>&1)
-		used=$(awk -F'|' '$2 == "nobody" && $5 == "energy" { s += $6 } END { if (s > 0) print s }' <<<"$out")
+		# the columns by their header: Login, TRES Name, Used
+		used=$(awk -F'|' '
+			!u { for (i = 1; i <= NF; i++) { if ($i == "Login") l = i; if ($i == "TRES Name") t = i; if ($i == "Used") u = i }; next }
+			$l == "nobody" && (!t || $t == "energy") { s += $u }
+			END { if (s > 0) print s }' <<<"$out")
 		[ -n "$used" ] && break
 		sleep 0.3
 	done
