@@ -33,7 +33,6 @@
 #include "client/agent_launch.h"
 #include "client/agent_client.h"
 #include "client/agent_proto.h"
-#include "base/fileio.h"
 #include "base/log.h"
 #include "base/node_name.h"
 #include "plugin.h"
@@ -90,22 +89,12 @@ adopt(const char *pid_path, const char *socket_path)
 			   (int)sv, (int)agent, socket_path, strerror(-n));
 }
 
-/* This slurmd's node name: its -N NAME, which each of several slurmd
- * on one host has (slurmd -N n1), else the host's short name, whose
- * NodeName slurmd takes without -N.  NULL when neither can go into a
+/* This slurmd's node name (node_name.h), NULL when it cannot go into a
  * path. */
 static const char *
 slurmd_node(char *buf, size_t size)
 {
-	char cmdline[4096];
-	ssize_t n;
-
-	n = ceems_fileio_read_text_file("/proc/self/cmdline", cmdline,
-					sizeof(cmdline));
-	if (n > 0 &&
-	    ceems_node_name_from_slurmd_cmdline(cmdline, (size_t)n, buf, size) == 0)
-		return buf;
-	return ceems_common_host_node(buf, size);
+	return ceems_node_name_of_slurmd(buf, size) == 0 ? buf : NULL;
 }
 
 /* The agent's log, with its %n (one log per node of a host). */

@@ -40,8 +40,10 @@ DEMO_PACKAGES="slurmctld slurmd slurm-client munge postgresql-15
 # acct_gather_energy/ceems plugin feeds (tests/integration/acct-energy.bats);
 # debootstrap: the Debian roots of newer Slurm releases
 # (tests/matrix/run.sh); rpm and rpmlint: the RPM packages
-# (tests/packaging/rpm.bats).
-SUITE_PACKAGES="slurmdbd mariadb-server llvm libclang-rt-14-dev librocm-smi-dev debhelper lintian
+# (tests/packaging/rpm.bats); faketime: slurmdbd restarted hours ahead
+# rolls up the hour of the jobs just run, which sreport reads
+# (tests/integration/multinode-db.bats).
+SUITE_PACKAGES="slurmdbd mariadb-server faketime llvm libclang-rt-14-dev librocm-smi-dev debhelper lintian
 	git build-essential postgresql openssl bats iproute2 procps util-linux valgrind jq python3
 	time openipmi libopenipmi-dev linux-perf qemu-system-x86 busybox-static
 	debootstrap rpm rpmlint"

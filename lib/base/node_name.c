@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "base/conf.h"
+#include "base/fileio.h"
 #include "base/node_name.h"
 
 /* Copy LEN bytes of NAME into NODE when it may go into a path. */
@@ -79,4 +80,30 @@ ceems_node_name_of_host(char *node, size_t size)
 		return -1;
 	host[sizeof(host) - 1] = '\0';
 	return take(host, strcspn(host, "."), node, size);
+}
+
+int
+ceems_node_name_of_slurmd(char *node, size_t size)
+{
+	char cmdline[4096];
+	ssize_t n;
+
+	n = ceems_fileio_read_text_file("/proc/self/cmdline", cmdline,
+					sizeof(cmdline));
+	if (n > 0 &&
+	    ceems_node_name_from_slurmd_cmdline(cmdline, (size_t)n, node,
+						size) == 0)
+		return 0;
+	return ceems_node_name_of_host(node, size);
+}
+
+int
+ceems_node_name_from_cgroup_line(const char *line, char *node, size_t size)
+{
+	/* "ID:CONTROLLERS:PATH": the path follows the second ':'. */
+	const char *p = strchr(line, ':');
+
+	if (p == NULL || (p = strchr(p + 1, ':')) == NULL)
+		return -1;
+	return ceems_node_name_from_cgroup(p + 1, node, size);
 }

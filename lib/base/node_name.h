@@ -22,6 +22,18 @@ int ceems_node_name_from_slurmd_cmdline(const char *cmdline, size_t len,
  * "slurmstepd.scope") or one that cannot go into a path. */
 int ceems_node_name_from_cgroup(const char *path, char *node, size_t size);
 
+/* This slurmd's node name: the -N NAME of its own command line
+ * (/proc/self/cmdline), which each of several slurmd on one host has,
+ * else the host's short name, whose NodeName slurmd takes without -N.
+ * 0 with the name in NODE, or -1 when neither can go into a path. */
+int ceems_node_name_of_slurmd(char *node, size_t size);
+
+/* The node whose slurmd made the cgroup of one line of /proc/PID/cgroup
+ * ("4:memory:/slurm_n1/uid_0/job_7/step_0", "0::/.../n1_slurmstepd.scope/
+ * job_7/step_0/slurm"), as ceems_node_name_from_cgroup.  0 or -1. */
+int ceems_node_name_from_cgroup_line(const char *line, char *node,
+				     size_t size);
+
 /* The host's short name (up to the first '.'), Slurm's usual node name
  * when nothing says otherwise.  0, or -1 when it cannot go into a path. */
 int ceems_node_name_of_host(char *node, size_t size);

@@ -331,6 +331,20 @@ ceems_agent_client_report_job(const char *socket_path, uint32_t jobid,
 }
 
 int
+ceems_agent_client_report_job_now(const char *socket_path, uint32_t jobid,
+				  int timeout_ms,
+				  struct ceems_agent_job_report *out, char *err,
+				  size_t err_size)
+{
+	struct ceems_agent_request *req =
+		new_request(CEEMS_AGENT_OP_REPORT, jobid, err, err_size);
+
+	if (req != NULL)
+		req->now = true;
+	return send_request(socket_path, req, timeout_ms, out, err, err_size);
+}
+
+int
 ceems_agent_client_finish_job(const char *socket_path, uint32_t jobid,
 			      const struct ceems_job_meta *meta, int timeout_ms,
 			      struct ceems_agent_job_report *out, char *err,

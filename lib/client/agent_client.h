@@ -77,5 +77,11 @@ int ceems_agent_client_step_end(const char *socket_path, uint32_t jobid,
 int ceems_agent_client_report_job(const char *socket_path, uint32_t jobid,
 			   int timeout_ms, struct ceems_agent_job_report *out,
 			   char *err, size_t err_size);
+/* The same as of now ("now": true): the job's figures with its share
+ * since the agent's last tick added; its steps' stay as of that tick. */
+int ceems_agent_client_report_job_now(const char *socket_path, uint32_t jobid,
+				      int timeout_ms,
+				      struct ceems_agent_job_report *out,
+				      char *err, size_t err_size);
 
 #endif

@@ -68,8 +68,10 @@ open_source(void)
 	if (ceems_energy_source_open(&source, err, sizeof(err)) != 0)
 		slurm_info("acct_gather_energy/ceems: no energy figures here: %s", err);
 	else if (source.daemon == CEEMS_ENERGY_SLURMSTEPD)
-		slurm_debug("acct_gather_energy/ceems: step %" PRIu32 ".%s, agent at %s",
-			    source.jobid, source.step, source.socket_path);
+		slurm_debug("acct_gather_energy/ceems: step %" PRIu32 ".%s on node %s, agent at %s",
+			    source.jobid, source.step,
+			    source.node[0] != '\0' ? source.node : "?",
+			    source.socket_path);
 }
 
 /* Under LOCK: ask the agent for a new reading; a silence keeps the last. */

@@ -14,6 +14,7 @@
 
 #include "base/conf.h"
 #include "base/fileio.h"
+#include "base/node_name.h"
 #include "client/agent_client.h"
 #include "energy_source.h"
 
@@ -165,21 +166,56 @@ out:
 	return rc;
 }
 
-/* This slurmstepd's step: its cgroup, else its process title. */
+int
+ceems_energy_source_step_from_cgroups(char *text, uint32_t *jobid,
+				      char *step, size_t step_size,
+				      char *node, size_t node_size)
+{
+	char *line, *save = NULL;
+
+	if (node_size > 0)
+		node[0] = '\0';
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (ceems_energy_source_step_from_cgroup(line, jobid, step,
+							 step_size) != 0)
+			continue;
+		/* Only a path that names the step is Slurm's own. */
+		if (ceems_node_name_from_cgroup_line(line, node, node_size) != 0 &&
+		    node_size > 0)
+			node[0] = '\0';
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int
+ceems_energy_source_socket(const char *socket, const char *node, char *out,
+			   size_t out_size, char *err, size_t err_size)
+{
+	char why[512];
+
+	if (ceems_conf_expand_path(socket, node, out, out_size, why,
+				   sizeof(why)) == 0)
+		return 0;
+	snprintf(err, err_size, "socket: %s", why);
+	return -EINVAL;
+}
+
+/* This slurmstepd's step (and node, SRC->node): its cgroup, else its
+ * process title, which names no node. */
 static int
 find_step(struct ceems_energy_source_agent *src, char *err, size_t err_size)
 {
 	char text[4096];
-	char *line, *save = NULL;
 
 	if (ceems_fileio_read_text_file("/proc/self/cgroup", text,
-					sizeof(text)) > 0)
-		for (line = strtok_r(text, "\n", &save); line != NULL;
-		     line = strtok_r(NULL, "\n", &save))
-			if (ceems_energy_source_step_from_cgroup(
-				    line, &src->jobid, src->step,
-				    sizeof(src->step)) == 0)
-				return 0;
+					sizeof(text)) > 0 &&
+	    ceems_energy_source_step_from_cgroups(text, &src->jobid, src->step,
+						  sizeof(src->step), src->node,
+						  sizeof(src->node)) == 0)
+		return 0;
+	src->node[0] = '\0';
 	if (ceems_fileio_read_text_file("/proc/self/cmdline", text,
 					sizeof(text)) > 0 &&
 	    ceems_energy_source_step_from_title(text, &src->jobid, src->step,
@@ -189,6 +225,25 @@ find_step(struct ceems_energy_source_agent *src, char *err, size_t err_size)
 	return -ENOENT;
 }
 
+/* SRC's node, as the SPANK plugin names the node's agent: in slurmstepd
+ * the one find_step read in its cgroup, in slurmd its -N NAME; else the
+ * host's short name (node_name.h).  NULL when none can go into a path. */
+static const char *
+find_node(struct ceems_energy_source_agent *src)
+{
+	if (src->daemon == CEEMS_ENERGY_SLURMD)
+		src->node[0] = '\0';
+	if (src->node[0] != '\0')
+		return src->node;
+	if (src->daemon == CEEMS_ENERGY_SLURMD &&
+	    ceems_node_name_of_slurmd(src->node, sizeof(src->node)) == 0)
+		return src->node;
+	if (ceems_node_name_of_host(src->node, sizeof(src->node)) == 0)
+		return src->node;
+	src->node[0] = '\0';
+	return NULL;
+}
+
 int
 ceems_energy_source_open(struct ceems_energy_source_agent *src, char *err,
 			 size_t err_size)
@@ -196,6 +251,7 @@ ceems_energy_source_open(struct ceems_energy_source_agent *src, char *err,
 	static struct ceems_config conf;
 	const char *path = getenv("CEEMS_CONF");
 	char comm[64];
+	int rc;
 
 	memset(src, 0, sizeof(*src));
 	if (ceems_fileio_read_text_file("/proc/self/comm", comm,
@@ -210,19 +266,16 @@ ceems_energy_source_open(struct ceems_energy_source_agent *src, char *err,
 	ceems_conf_defaults(&conf);
 	if (ceems_conf_load(&conf, path, err, err_size) != 0)
 		ceems_conf_defaults(&conf);	/* the default socket */
-	if (strchr(conf.socket_path, '%') != NULL) {
-		snprintf(err, err_size, "socket %s names the node (%%n): one slurmd per host only", conf.socket_path);
+	rc = src->daemon == CEEMS_ENERGY_SLURMSTEPD ?
+		     find_step(src, err, err_size) : 0;
+	if (rc == 0)
+		rc = ceems_energy_source_socket(conf.socket_path, find_node(src),
+						src->socket_path,
+						sizeof(src->socket_path), err,
+						err_size);
+	if (rc != 0)
 		src->daemon = CEEMS_ENERGY_OTHER;
-		return -EINVAL;
-	}
-	snprintf(src->socket_path, sizeof(src->socket_path), "%s",
-		 conf.socket_path);
-	if (src->daemon == CEEMS_ENERGY_SLURMSTEPD &&
-	    find_step(src, err, err_size) != 0) {
-		src->daemon = CEEMS_ENERGY_OTHER;
-		return -ENOENT;
-	}
-	return 0;
+	return rc;
 }
 
 int
@@ -234,9 +287,11 @@ ceems_energy_source_read_step(const struct ceems_energy_source_agent *src,
 	static struct ceems_agent_job_report report;
 	int rc;
 
-	rc = ceems_agent_client_report_job(src->socket_path, src->jobid,
-					   CEEMS_ENERGY_SOURCE_TIMEOUT_MS,
-					   &report, err, err_size);
+	/* As of now: the extern step's figure, the job's, then holds the
+	 * job's share up to this call, not up to the agent's last tick. */
+	rc = ceems_agent_client_report_job_now(src->socket_path, src->jobid,
+					       CEEMS_ENERGY_SOURCE_TIMEOUT_MS,
+					       &report, err, err_size);
 	if (rc != 0)
 		return rc;
 	if (ceems_energy_source_step_joules(&report, src->step, joules) == 0)

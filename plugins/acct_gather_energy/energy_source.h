@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/conf.h"
 #include "model/measure.h"
 
 /* Longest time one call to the agent may take, ms. */
@@ -40,6 +41,24 @@ int ceems_energy_source_step_from_cgroup(const char *text, uint32_t *jobid,
 int ceems_energy_source_step_from_title(const char *text, uint32_t *jobid,
 					char *step, size_t step_size);
 
+/* The job, step and node of a slurmstepd from the whole text of its
+ * /proc/self/cgroup: the first line naming a step gives the job and
+ * step, and the node when its path is a multiple-slurmd one
+ * ("/slurm_NODE/...", ".../NODE_slurmstepd.scope/...", node_name.h).
+ * NODE is "" when the path names none (one slurmd on the host).  0, or
+ * -EINVAL when no line names a step.  TEXT is modified (split). */
+int ceems_energy_source_step_from_cgroups(char *text, uint32_t *jobid,
+					  char *step, size_t step_size,
+					  char *node, size_t node_size);
+
+/* The agent's socket for NODE: SOCKET (ceems.conf's "socket") with its
+ * %n replaced by NODE, as the SPANK plugin that started the node's agent
+ * replaced it.  NODE NULL: a %n is an error.  0 with the path in OUT, or
+ * -EINVAL with ERR saying why. */
+int ceems_energy_source_socket(const char *socket, const char *node,
+			       char *out, size_t out_size, char *err,
+			       size_t err_size);
+
 /* The step's joules in REPORT: its own over every domain it was measured
  * in; for "extern", the job's total.  Returns 0,
  * or -ENOENT when the report holds no figure for the step (not measured
@@ -60,11 +79,15 @@ struct ceems_energy_source_agent {
 	char socket_path[4096];
 	uint32_t jobid;		/* slurmstepd */
 	char step[CEEMS_STEP_ID_MAX];
+	char node[CEEMS_NODE_NAME_MAX];	/* the %n of the socket, "" none */
 };
 
 /* Fill SRC for this process: which daemon, the agent's socket from the
  * ceems configuration (CEEMS_CONF in the daemon's environment, else the
- * default), and in slurmstepd its step.  0, or -errno with ERR saying
+ * default) with its %n replaced by this node's name, and in slurmstepd
+ * its step.  The node is the one the SPANK plugin names the node's agent
+ * after: in slurmd its -N NAME, in slurmstepd the node in its cgroup's
+ * path (the multiple-slurmd layout), else the host's short name.  0, or -errno with ERR saying
  * why (then the plugin gives no figures). */
 int ceems_energy_source_open(struct ceems_energy_source_agent *src, char *err,
 			     size_t err_size);

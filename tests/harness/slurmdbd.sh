@@ -10,14 +10,15 @@
 #
 # Environment:
 #   CEEMS_TEST_SLURMDBD         1: start them (default 0: no accounting)
-#   CEEMS_TEST_SLURMDBD_PORT    slurmdbd's port (default 16819)
-#   CEEMS_TEST_MARIADB_PORT     MariaDB's port on 127.0.0.1 (default 16820)
+#   CEEMS_TEST_SLURMDBD_PORT    slurmdbd's port (default 16826: above the
+#                               ports of up to 8 slurmd, 16818 on)
+#   CEEMS_TEST_MARIADB_PORT     MariaDB's port on 127.0.0.1 (default 16827)
 #   CEEMS_TEST_SLURMDBD_USERS   users given an association in the account
 #                               "ceems" besides root, space-separated
 
 : "${CEEMS_TEST_SLURMDBD:=0}"
-: "${CEEMS_TEST_SLURMDBD_PORT:=16819}"
-: "${CEEMS_TEST_MARIADB_PORT:=16820}"
+: "${CEEMS_TEST_SLURMDBD_PORT:=16826}"
+: "${CEEMS_TEST_MARIADB_PORT:=16827}"
 
 # The database password of the slurm user: this cluster's alone, on a
 # server that listens on loopback only and is removed at stop.
@@ -124,29 +125,60 @@ _slurm_harness_dbd_accounts() {
     done
 }
 
-# _slurm_harness_dbd_start DIR: MariaDB and slurmdbd for the cluster in
-# DIR (munged is up, SLURM_CONF points into DIR), then the cluster, the
-# account ceems and its users in it.  Nothing when not wanted.
-_slurm_harness_dbd_start() {
+# _slurm_harness_slurmdbd_run DIR [WRAPPER...]: slurmdbd of the cluster
+# in DIR, started through WRAPPER (words, e.g. env
+# LD_PRELOAD=.../libfaketime.so.1 FAKETIME=+3h), until it listens.
+_slurm_harness_slurmdbd_run() {
     local dir=$1 i
-    _slurm_harness_dbd_wanted || return 0
-    _slurm_harness_dbd_check || return 1
-    _slurm_harness_mariadb_start "$dir" || return 1
-    _slurm_harness_dbd_write_conf "$dir" || return 1
-    if ! (cd / && slurmdbd) >"$dir/log/slurmdbd.start" 2>&1; then
+    shift
+    if ! (cd / && "$@" slurmdbd) >"$dir/log/slurmdbd.start" 2>&1; then
         _slurm_harness_err "slurmdbd failed to start:"
         cat "$dir/log/slurmdbd.start" "$dir/log/slurmdbd.log" >&2 2>/dev/null
         return 1
     fi
     for i in $(seq 1 300); do
-        _slurm_harness_port_listening "$CEEMS_TEST_SLURMDBD_PORT" && break
-        if [ "$i" = 300 ]; then
-            _slurm_harness_err "slurmdbd does not listen on port $CEEMS_TEST_SLURMDBD_PORT"
-            tail -n 20 "$dir/log/slurmdbd.log" >&2
-            return 1
-        fi
+        _slurm_harness_port_listening "$CEEMS_TEST_SLURMDBD_PORT" && return 0
         sleep 0.1
     done
+    _slurm_harness_err "slurmdbd does not listen on port $CEEMS_TEST_SLURMDBD_PORT"
+    tail -n 20 "$dir/log/slurmdbd.log" >&2
+    return 1
+}
+
+# slurm_harness_dbd_restart DIR [WRAPPER...]: slurmdbd of the cluster in
+# DIR stopped and started again through WRAPPER; its database stays.
+# slurmdbd rolls the usage up (sreport's figures) for whole hours only,
+# the past ones, at its start and then hourly: started under
+# libfaketime three hours ahead, it rolls up the hour that holds the jobs
+# just run.  Not through the faketime command: it waits for every process
+# that keeps its pipe open, the daemon too.
+slurm_harness_dbd_restart() {
+    local dir=$1 pids
+    shift
+    _slurm_harness_dbd_wanted || {
+        _slurm_harness_err "no slurmdbd in this cluster (CEEMS_TEST_SLURMDBD=1)"
+        return 1
+    }
+    pids=$( (_slurm_harness_pidfile "$dir/run/slurmdbd.pid" slurmdbd
+             _slurm_harness_find_procs "$dir/" slurmdbd) | sort -u)
+    # shellcheck disable=SC2086 # pids are words
+    _slurm_harness_stop_pids 100 $pids || {
+        _slurm_harness_err "slurmdbd of $dir survives SIGKILL: ${pids//$'\n'/ }"
+        return 1
+    }
+    _slurm_harness_slurmdbd_run "$dir" "$@"
+}
+
+# _slurm_harness_dbd_start DIR: MariaDB and slurmdbd for the cluster in
+# DIR (munged is up, SLURM_CONF points into DIR), then the cluster, the
+# account ceems and its users in it.  Nothing when not wanted.
+_slurm_harness_dbd_start() {
+    local dir=$1
+    _slurm_harness_dbd_wanted || return 0
+    _slurm_harness_dbd_check || return 1
+    _slurm_harness_mariadb_start "$dir" || return 1
+    _slurm_harness_dbd_write_conf "$dir" || return 1
+    _slurm_harness_slurmdbd_run "$dir" || return 1
     if ! _slurm_harness_dbd_accounts >"$dir/log/sacctmgr.log" 2>&1; then
         _slurm_harness_err "sacctmgr could not add the cluster, account and users:"
         cat "$dir/log/sacctmgr.log" >&2

@@ -26,16 +26,6 @@ load lib/acct-energy
 
 TOLERANCE=0.01
 
-_skip_reason() {
-	if [ -z "${CEEMS_SPANK_PLUGIN:-}" ] || [ -z "${CEEMS_ENERGY_PLUGIN_DIR:-}" ]; then
-		echo "CEEMS_SPANK_PLUGIN or CEEMS_ENERGY_PLUGIN_DIR is not set (run through make check-integration)"
-	elif ! command -v slurmdbd >/dev/null || ! command -v mariadbd >/dev/null; then
-		echo "slurmdbd or mariadbd not found (packages slurmdbd, mariadb-server)"
-	elif ! slurm_plugindir >/dev/null; then
-		echo "Slurm's plugin directory not found"
-	fi
-}
-
 # Runs once CEEMS_DIR exists: slurmd (and so slurmstepd) finds the test's
 # ceems.conf, and with it the agent's socket, through CEEMS_CONF.
 ceems_cluster_prepare() {
@@ -43,7 +33,7 @@ ceems_cluster_prepare() {
 }
 
 setup_file() {
-	[ -z "$(_skip_reason)" ] || return 0
+	[ -z "$(slurm_energy_skip_reason)" ] || return 0
 	export CEEMS_TEST_SLURMDBD=1 CEEMS_TEST_SLURMDBD_USERS=nobody
 	export CEEMS_TEST_SLURM_CONF_EXTRA="AcctGatherEnergyType=acct_gather_energy/ceems
 AcctGatherNodeFreq=1
@@ -61,7 +51,7 @@ teardown_file() {
 setup() {
 	local why
 	load_lib
-	why=$(_skip_reason)
+	why=$(slurm_energy_skip_reason)
 	[ -z "$why" ] || skip "$why"
 }
 

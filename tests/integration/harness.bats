@@ -196,7 +196,7 @@ EOF
     grep -q "^$jobid.0|COMPLETED$" <<<"$out" || _fail "sacct does not show job $jobid and its step completed: $out"
     slurm_harness_stop "$dir" || _fail "slurm_harness_stop $dir"
     [ ! -e "$dir" ] || _fail "$dir still exists after slurm_harness_stop"
-    for port in "${CEEMS_TEST_SLURMDBD_PORT:-16819}" "${CEEMS_TEST_MARIADB_PORT:-16820}"; do
+    for port in "${CEEMS_TEST_SLURMDBD_PORT:-16826}" "${CEEMS_TEST_MARIADB_PORT:-16827}"; do
         ! _slurm_harness_port_listening "$port" || _fail "port $port still listens"
     done
     run slurm_harness_leftovers

@@ -17,18 +17,33 @@
 # EnergyCPU), not the total: the DRAM's static power is split by memory
 # allocated (doc/attribution.md), which the model does not follow.
 #
+# The same cluster keeps Slurm's own accounting (slurmdbd and MariaDB,
+# tests/harness/slurmdbd.sh) fed by acct_gather_energy/ceems, each node's
+# plugin asking its own node's agent (the socket's %n: slurmd's -N NAME,
+# slurmstepd's slurm_NODE cgroup): sacct's energy of each job is
+# ceems-sacct's whole-job figure, and scontrol shows each node's power.
+# Without slurmdbd, MariaDB or the plugin those tests skip.
+#
 # Runs as root, about a minute.  Needs CEEMS_SPANK_PLUGIN,
 # CEEMS_TOP_BUILDDIR, CEEMS_TOP_SRCDIR (set by `make check-integration`)
 # and a build with libpq.
 
 load lib/ceems-cluster
+load lib/acct-energy
 
 export CEEMS_TEST_NODES=3
 NODES="n1 n2 n3"
 TOLERANCE_PCT=3
 SRCDIR=${CEEMS_TOP_SRCDIR:-$BATS_TEST_DIRNAME/../..}
 
+# slurmd (and so slurmstepd) finds the test's ceems.conf, whose socket
+# holds %n, through CEEMS_CONF.
+ceems_cluster_prepare() {
+	export CEEMS_CONF=$CEEMS_DIR/ceems.conf
+}
+
 setup_file() {
+	local rc=0
 	[ -n "${CEEMS_SPANK_PLUGIN:-}" ] || return 0
 	[ -x "${CEEMS_TOP_BUILDDIR:-}/tools/ceems-admin" ] || return 0
 	# shellcheck source=tests/harness/pg.sh
@@ -53,9 +68,18 @@ setup_file() {
 		-c 'CREATE ROLE ceems_node LOGIN IN ROLE ceems_writer' \
 		-c 'CREATE ROLE root LOGIN IN ROLE ceems_admin_reader' || return 1
 	export CEEMS_CLUSTER_CONF="database = host=$SOCK_DIR port=$CEEMS_TEST_PGPORT dbname=ceems user=ceems_node"
-	ceems_cluster_setup mndb || return 1
-	echo "$CEEMS_DIR" >"$BATS_FILE_TMPDIR/ceems"
-	echo "$SLURM_DIR" >"$BATS_FILE_TMPDIR/slurm"
+	if [ -z "$(slurm_energy_skip_reason)" ]; then
+		export CEEMS_TEST_SLURMDBD=1 CEEMS_TEST_SLURMDBD_USERS=nobody
+		export CEEMS_TEST_SLURM_CONF_EXTRA="AcctGatherEnergyType=acct_gather_energy/ceems
+AcctGatherNodeFreq=1
+PluginDir=$CEEMS_ENERGY_PLUGIN_DIR:$(slurm_plugindir)"
+	fi
+	# Kept for teardown_file even when the cluster fails half-way: its
+	# daemons would otherwise outlive the run.
+	ceems_cluster_setup mndb || rc=1
+	echo "${CEEMS_DIR:-}" >"$BATS_FILE_TMPDIR/ceems"
+	echo "${SLURM_DIR:-}" >"$BATS_FILE_TMPDIR/slurm"
+	[ "$rc" = 0 ] || return 1
 	run_jobs
 }
 
@@ -249,4 +273,96 @@ ceems_sacct() {
 	for node in $NODES; do
 		[ "$node" = "$ONE_NODE" ] || [ -z "$(node_truth "$node" "job_${ONE}_package_j")" ]
 	done
+}
+
+# The job line of Slurm's accounting of job ID (sacct ConsumedEnergyRaw,
+# J) and ceems-sacct's whole-job figure (ConsumedEnergyRaw, J).
+_job_energies() {
+	local slurm ceems
+	slurm=$(slurm_energy "$1" | awk '$1 == "job" { print $2 }') || return 1
+	ceems=$(ceems_sacct -j "$1" -X -n -P -o JobID,ConsumedEnergyRaw |
+		awk -F'|' -v id="$1" '$1 == id { print $2 }') || return 1
+	echo "$slurm $ceems"
+}
+
+@test "Slurm's own accounting: sacct's energy of the 3-node job and of the 1-node job is ceems-sacct's whole-job figure within 1%" {
+	local why id got
+	why=$(slurm_energy_skip_reason)
+	[ -z "$why" ] || skip "$why"
+	TOLERANCE=0.01
+	for id in "$MULTI" "$ONE"; do
+		got=$(_job_energies "$id") || return 1
+		echo "# job $id: Slurm $got (ceems) J" >&3
+		# shellcheck disable=SC2086
+		close_to $got || {
+			echo "job $id: Slurm and ceems-sacct, J: $got" >&2
+			sacct -j "$id" -P -o JobID,NodeList,ConsumedEnergyRaw >&2
+			return 1
+		}
+	done
+	# every node's part counted: more than the part of any one node
+	check "$(awk '{ print $1 }' <<<"$(_job_energies "$MULTI")") > \
+		$(sql "SELECT max(n.total_j) FROM ceems.job_nodes n JOIN ceems.jobs j USING (job_key) WHERE j.jobid = $MULTI")"
+}
+
+@test "Slurm's own accounting: scontrol shows each node's power from that node's own agent" {
+	local why node watts
+	why=$(slurm_energy_skip_reason)
+	[ -z "$why" ] || skip "$why"
+	for node in $NODES; do
+		watts=$(scontrol -o show node "$node" | sed -n 's/.*CurrentWatts=\([0-9]*\).*/\1/p')
+		echo "# $node: CurrentWatts=$watts" >&3
+		# only the node's own name finds a socket: each is CEEMS_DIR/NODE/
+		check "${watts:-0} > 0" || { echo "$node shows no power: $(scontrol -o show node "$node")" >&2; return 1; }
+	done
+}
+
+# faketime_env OFFSET: the words of an env command that runs a program
+# under libfaketime OFFSET ahead (+3h).  Not the faketime command: it
+# waits for every process that keeps its pipe, a daemon too.
+faketime_env() {
+	local lib
+	for lib in /usr/lib/*/faketime/libfaketime.so.1; do
+		[ -e "$lib" ] && { echo "env LD_PRELOAD=$lib FAKETIME=$1"; return 0; }
+	done
+	return 1
+}
+
+# Last in this file: slurmdbd runs on under a clock three hours ahead.
+@test "Slurm's own accounting: sreport's energy of the user is the sum of the user's jobs in ceems-sacct within 1%" {
+	local why start hour end out used want ahead
+	why=$(slurm_energy_skip_reason)
+	[ -z "$why" ] || skip "$why"
+	ahead=$(faketime_env +3h) || skip "libfaketime not found (package faketime)"
+	TOLERANCE=0.01
+	# The hour holding the jobs, and the next one, should they straddle
+	# its end (sreport reports whole hours).
+	start=$(sacct -X -n -P -j "$MULTI" -o Start | head -1)
+	hour=$(date -d "$start" +%s)
+	hour=$((hour - hour % 3600))
+	start=$(date -d "@$hour" +%Y-%m-%dT%H:%M:%S)
+	end=$(date -d "@$((hour + 7200))" +%Y-%m-%dT%H:%M:%S)
+	# slurmdbd rolls usage up for past whole hours only, at its start and
+	# hourly: started three hours ahead, it rolls up these two.  sreport
+	# too clamps its end to its own now.
+	# shellcheck disable=SC2086 # words: env VAR=... VAR=...
+	slurm_harness_dbd_restart "$SLURM_DIR" $ahead || return 1
+	for _ in $(seq 1 100); do
+		# shellcheck disable=SC2086
+		out=$($ahead sreport -P -t seconds --tres=energy \
+			cluster UserUtilizationByAccount start="$start" end="$end" users=nobody 2>&1)
+		# the columns by their header: Login, TRES Name, Used
+		used=$(awk -F'|' '
+			!u { for (i = 1; i <= NF; i++) { if ($i == "Login") l = i; if ($i == "TRES Name") t = i; if ($i == "Used") u = i }; next }
+			$l == "nobody" && (!t || $t == "energy") { s += $u }
+			END { if (s > 0) print s }' <<<"$out")
+		[ -n "$used" ] && break
+		sleep 0.3
+	done
+	want=$(ceems_sacct -u nobody -X -n -P -S "$start" -E "$end" -o JobID,ConsumedEnergyRaw |
+		awk -F'|' '{ s += $2; n++ } END { if (n == 2) print s }')
+	echo "# nobody, $start to $end: sreport $used J, ceems-sacct's jobs $want J" >&3
+	[ -n "$used" ] || { echo "sreport never showed nobody's energy:"; echo "$out"; tail -n 20 "$SLURM_DIR/log/slurmdbd.log"; return 1; }
+	[ -n "$want" ] || { echo "ceems-sacct has not the 2 jobs of nobody"; return 1; }
+	close_to "$used" "$want"
 }

@@ -4,16 +4,36 @@
 # the storage, the spool, the ledger's split or the energy sources, which
 # are the node agent's alone.  Checked on the built .so with ldd and nm
 # (its symbol table keeps the local names the version script hides).
+# The acct_gather_energy/ceems plugin links only the files of libceems it
+# needs: none of its own symbols may then be left undefined, which only
+# slurmd's dlopen would otherwise tell.
 # TAP on stdout; `make check` runs it.
 set -u
 so=${CEEMS_SPANK_PLUGIN:-plugins/.libs/spank_ceems.so}
+energy_so=${CEEMS_ENERGY_PLUGIN_DIR:-plugins/acct_gather_energy/.libs}/acct_gather_energy_ceems.so
 
-echo "1..4"
+echo "1..5"
+# 5: the acct_gather_energy/ceems plugin's own symbols all defined.
+energy_check() {
+	if [ -f "$energy_so" ]; then
+		und=$(nm -u "$energy_so" | awk '{ print $NF }' | grep '^ceems_')
+		if [ -n "$und" ]; then
+			echo "not ok 5 - $energy_so leaves no ceems_ symbol undefined"
+			printf '%s\n' "$und" | sed 's/^/# /'
+		else
+			echo "ok 5 - $energy_so leaves no ceems_ symbol undefined"
+		fi
+	else
+		echo "ok 5 - # SKIP $energy_so is not built"
+	fi
+}
+
 if [ ! -f "$so" ]; then
 	echo "not ok 1 - $so is built"
 	echo "not ok 2 - # SKIP no plugin"
 	echo "not ok 3 - # SKIP no plugin"
 	echo "not ok 4 - # SKIP no plugin"
+	energy_check
 	exit 0
 fi
 echo "ok 1 - $so is built"
@@ -43,3 +63,4 @@ if [ -n "$bad" ]; then
 else
 	echo "ok 4 - no storage, ledger or source symbol in the plugin"
 fi
+energy_check

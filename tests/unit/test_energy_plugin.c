@@ -1,5 +1,6 @@
 /* test_energy_plugin.c - the Slurm-free parts of the acct_gather_energy/ceems
- * plugin (plugins/acct_gather_energy/): which step a slurmstepd is, a
+ * plugin (plugins/acct_gather_energy/): which step a slurmstepd is and
+ * on which node (the agent's socket holding its name), a
  * step's joules in the agent's report (the extern step's being the job's),
  * the node's joules in the agent's status, the reading kept between polls,
  * a call to an agent that never answers, bounded in time, and to one that
@@ -70,6 +71,58 @@ test_step_ids(void)
 	ok(ceems_energy_source_step_from_title("/usr/sbin/slurmd -D", &id, step,
 					       sizeof(step)) == -EINVAL,
 	   "slurmd's command line is no step");
+}
+
+/* A slurmstepd of a multiple-slurmd build finds its node in its cgroup
+ * (v1 and v2 layouts), and the agent's socket takes it for %n; one of a
+ * one-slurmd build finds none. */
+static void
+test_node(void)
+{
+	char v1[] = "12:name=systemd:/system.slice/slurmd-n2.service\n"
+		    "4:cpuacct,cpu:/slurm_n2/uid_65534/job_42/step_0\n"
+		    "3:memory:/slurm_n2/uid_65534/job_42/step_0\n";
+	char v2[] = "0::/system.slice/n3_slurmstepd.scope/job_7/step_extern/slurm\n";
+	char one[] = "4:cpuacct,cpu:/slurm/uid_65534/job_9/step_batch\n";
+	char none[] = "0::/system.slice/slurmd.service\n";
+	char node[CEEMS_NODE_NAME_MAX] = "x", step[CEEMS_STEP_ID_MAX];
+	char path[256], err[256];
+	uint32_t id = 0;
+
+	ok(ceems_energy_source_step_from_cgroups(v1, &id, step, sizeof(step),
+						 node, sizeof(node)) == 0 &&
+		   id == 42 && strcmp(step, "0") == 0,
+	   "v1 multiple-slurmd cgroups: job 42, step 0");
+	is_str(node, "n2", "v1: node n2 from /slurm_n2, not slurmd's unit");
+	ok(ceems_energy_source_step_from_cgroups(v2, &id, step, sizeof(step),
+						 node, sizeof(node)) == 0 &&
+		   id == 7 && strcmp(step, "extern") == 0,
+	   "v2 multiple-slurmd cgroup: job 7, step extern");
+	is_str(node, "n3", "v2: node n3 from n3_slurmstepd.scope");
+	ok(ceems_energy_source_step_from_cgroups(one, &id, step, sizeof(step),
+						 node, sizeof(node)) == 0 &&
+		   id == 9 && node[0] == '\0',
+	   "one-slurmd cgroup: job 9, no node");
+	is_int(ceems_energy_source_step_from_cgroups(none, &id, step,
+						     sizeof(step), node,
+						     sizeof(node)),
+	       -EINVAL, "no step line: no step");
+
+	is_int(ceems_energy_source_socket("/run/ceems/%n/agent.sock", "n2", path,
+					  sizeof(path), err, sizeof(err)),
+	       0, "a socket with %n and a node");
+	is_str(path, "/run/ceems/n2/agent.sock", "%n is the node");
+	is_int(ceems_energy_source_socket("/run/ceems/agent.sock", NULL, path,
+					  sizeof(path), err, sizeof(err)),
+	       0, "a socket without %n needs no node");
+	is_str(path, "/run/ceems/agent.sock", "it is kept as it is");
+	is_int(ceems_energy_source_socket("/run/ceems/%n.sock", NULL, path,
+					  sizeof(path), err, sizeof(err)),
+	       -EINVAL, "%n with no node known is refused");
+	ok(strstr(err, "%n") != NULL, "and says so: %s", err);
+	is_int(ceems_energy_source_socket("/run/%n.sock", "..", path,
+					  sizeof(path), err, sizeof(err)),
+	       -EINVAL, "a node name that climbs out of the folder is refused");
 }
 
 static void
@@ -303,6 +356,7 @@ main(void)
 {
 	test_daemon();
 	test_step_ids();
+	test_node();
 	test_step_joules();
 	test_node_joules();
 	test_reading();

@@ -63,6 +63,17 @@ test_cgroup(void)
 	       -1, "a name of .. refused");
 	is_int(ceems_node_name_from_cgroup("/slurm_/uid_0/job_7", node, sizeof(node)),
 	       -1, "an empty name refused");
+	is_int(ceems_node_name_from_cgroup_line("4:cpuacct,cpu:/slurm_n2/uid_0/job_7/step_0",
+						node, sizeof(node)), 0,
+	       "a /proc/PID/cgroup line: the path after the second ':'");
+	is_str(node, "n2", "its name");
+	is_int(ceems_node_name_from_cgroup_line("0::/system.slice/n1_slurmstepd.scope/job_7",
+						node, sizeof(node)), 0,
+	       "a v2 line");
+	is_str(node, "n1", "its name");
+	is_int(ceems_node_name_from_cgroup_line("/slurm_n2/uid_0/job_7", node,
+						sizeof(node)), -1,
+	       "a bare path is no line");
 }
 
 static void

@@ -17,6 +17,18 @@ slurm_plugindir() {
 	return 1
 }
 
+# slurm_energy_skip_reason: why Slurm's own energy accounting cannot be
+# tested here, "" when it can.
+slurm_energy_skip_reason() {
+	if [ -z "${CEEMS_SPANK_PLUGIN:-}" ] || [ -z "${CEEMS_ENERGY_PLUGIN_DIR:-}" ]; then
+		echo "CEEMS_SPANK_PLUGIN or CEEMS_ENERGY_PLUGIN_DIR is not set (run through make check-integration)"
+	elif ! command -v slurmdbd >/dev/null || ! command -v mariadbd >/dev/null; then
+		echo "slurmdbd or mariadbd not found (packages slurmdbd, mariadb-server)"
+	elif ! slurm_plugindir >/dev/null; then
+		echo "Slurm's plugin directory not found"
+	fi
+}
+
 # node_j: the node's energy since the agent started, J (every domain).
 node_j() {
 	agent_status | jq '[.energy[] | .delta_j] | add'
