@@ -276,6 +276,27 @@ ceems_agent_client_register_job(const char *socket_path,
 }
 
 int
+ceems_agent_client_register_start(const char *socket_path,
+				  const struct ceems_agent_job_spec *spec,
+				  const char *step, int timeout_ms, char *err,
+				  size_t err_size)
+{
+	struct ceems_agent_request *req =
+		new_request(CEEMS_AGENT_OP_REGISTER, spec->jobid, err, err_size);
+
+	if (req != NULL) {
+		req->spec = *spec;
+		if (snprintf(req->step, sizeof(req->step), "%s", step) >=
+		    (int)sizeof(req->step)) {
+			free(req);
+			snprintf(err, err_size, "step name '%s' is too long", step);
+			return -EINVAL;
+		}
+	}
+	return send_request(socket_path, req, timeout_ms, NULL, err, err_size);
+}
+
+int
 ceems_agent_client_deregister_job(const char *socket_path, uint32_t jobid,
 				  int timeout_ms, struct ceems_agent_job_report *out,
 				  char *err, size_t err_size)

@@ -37,6 +37,14 @@ int ceems_agent_client_call(const char *socket_path, const char *request,
 int ceems_agent_client_register_job(const char *socket_path,
 			     const struct ceems_agent_job_spec *spec,
 			     int timeout_ms, char *err, size_t err_size);
+/* Register SPEC's job (or find it registered) and start its step STEP,
+ * in one request: 1 when the job was registered by it, 0 when it was
+ * registered already, or a -errno as above (-EINVAL from an agent that
+ * takes no step with a registration). */
+int ceems_agent_client_register_start(const char *socket_path,
+				      const struct ceems_agent_job_spec *spec,
+				      const char *step, int timeout_ms,
+				      char *err, size_t err_size);
 int ceems_agent_client_deregister_job(const char *socket_path, uint32_t jobid,
 			       int timeout_ms,
 			       struct ceems_agent_job_report *out, char *err,

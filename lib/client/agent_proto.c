@@ -113,6 +113,9 @@ ceems_agent_proto_request_encode(const struct ceems_agent_request *req, char *bu
 	switch (req->op) {
 	case CEEMS_AGENT_OP_REGISTER:
 		ceems_json_util_add(obj, "job", ceems_agent_proto_spec_to_json(&req->spec), &ok);
+		if (req->step[0] != '\0')
+			ceems_json_util_add(obj, "step",
+				       ceems_json_util_new_text(req->step, sizeof(req->step)), &ok);
 		break;
 	case CEEMS_AGENT_OP_DEREGISTER:
 	case CEEMS_AGENT_OP_REPORT:
@@ -253,12 +256,31 @@ decode_jobid_op(const struct json_object *obj, const char *op,
 	return 0;
 }
 
+/* "step" of OBJ into REQ->step: a Slurm step name. */
+static int
+read_step(const struct json_object *obj, const char *op,
+	  struct ceems_agent_request *req, char *err, size_t err_size)
+{
+	const struct json_object *val = ceems_json_util_get(obj, "step");
+	int r;
+
+	if (val == NULL)
+		return ceems_json_util_error(err, err_size, "%s request needs \"step\"", op);
+	if ((r = ceems_json_util_read_string(val, "step", req->step, sizeof(req->step),
+					     err, err_size)) < 0)
+		return r;
+	if (!ceems_measure_json_step_id_ok(req->step))
+		return ceems_json_util_error(err, err_size, "step must be a Slurm step name "
+					     "(batch, extern, interactive, 0, 1, ...)");
+	return 0;
+}
+
 int
 ceems_agent_proto_request_decode(const char *buf, size_t len,
 			   struct ceems_agent_request *req, char *err,
 			   size_t err_size)
 {
-	static const char *const known_register[] = { "op", "job", NULL };
+	static const char *const known_register[] = { "op", "job", "step", NULL };
 	static const char *const known_status[] = { "op", NULL };
 	static const char *const known_step[] = { "op", "jobid", "step",
 						  "status", NULL };
@@ -299,6 +321,11 @@ ceems_agent_proto_request_decode(const char *buf, size_t len,
 							err_size)) < 0)
 			goto out;
 		req->jobid = req->spec.jobid;
+		/* With a step: the job registered (or known) and the step
+		 * started in one request. */
+		if (ceems_json_util_get(obj, "step") != NULL &&
+		    (r = read_step(obj, "register", req, err, err_size)) < 0)
+			goto out;
 	} else if (strcmp(op, "deregister") == 0 || strcmp(op, "report") == 0 ||
 		   strcmp(op, "release") == 0) {
 		if ((r = decode_jobid_op(obj, op, req, err, err_size)) < 0)
@@ -311,18 +338,8 @@ ceems_agent_proto_request_decode(const char *buf, size_t len,
 			goto out;
 		if ((r = read_jobid(obj, op, &req->jobid, err, err_size)) < 0)
 			goto out;
-		if ((val = ceems_json_util_get(obj, "step")) == NULL) {
-			r = ceems_json_util_error(err, err_size, "%s request needs \"step\"", op);
+		if ((r = read_step(obj, op, req, err, err_size)) < 0)
 			goto out;
-		}
-		if ((r = ceems_json_util_read_string(val, "step", req->step, sizeof(req->step),
-				     err, err_size)) < 0)
-			goto out;
-		if (!ceems_measure_json_step_id_ok(req->step)) {
-			r = ceems_json_util_error(err, err_size, "step must be a Slurm step name "
-				   "(batch, extern, interactive, 0, 1, ...)");
-			goto out;
-		}
 		if ((r = agent_proto_read_status(obj, req, err, err_size)) < 0)
 			goto out;
 	} else if (strcmp(op, "status") == 0) {
@@ -365,6 +382,24 @@ ceems_agent_proto_reply_ok(const struct ceems_agent_job_report *report, char *bu
 
 		json_object_put(obj);
 		return n;
+	}
+	return finish(obj, buf, size);
+}
+
+int
+ceems_agent_proto_reply_started(bool registered, char *buf, size_t size)
+{
+	struct json_object *obj = json_object_new_object();
+	bool ok = obj != NULL;
+
+	if (!ok)
+		return -ENOMEM;
+	ceems_json_util_add(obj, "ok", json_object_new_boolean(1), &ok);
+	if (registered)
+		ceems_json_util_add(obj, "registered", json_object_new_boolean(1), &ok);
+	if (!ok) {
+		json_object_put(obj);
+		return -ENOMEM;
 	}
 	return finish(obj, buf, size);
 }
@@ -440,7 +475,9 @@ ceems_agent_proto_reply_decode(const char *buf, size_t len,
 			goto out;
 		}
 	}
-	r = 0;
+	val = ceems_json_util_get(obj, "registered");
+	r = val != NULL && json_object_is_type(val, json_type_boolean) &&
+	    json_object_get_boolean(val) ? 1 : 0;
 out:
 	json_object_put(obj);
 	return r;

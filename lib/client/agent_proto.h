@@ -102,7 +102,9 @@ struct ceems_agent_request {
 	enum ceems_agent_op op;
 	uint32_t jobid;		/* deregister, report; register: spec.jobid */
 	struct ceems_agent_job_spec spec;	/* register only */
-	char step[CEEMS_STEP_ID_MAX];		/* step_start, step_end */
+	/* step_start, step_end; register: "" or the step to start with
+	 * the job's registration, in one request */
+	char step[CEEMS_STEP_ID_MAX];
 	/* step_end: the wait status of the step's task that failed, else
 	 * of its last one, when the plugin has it (HAVE_STATUS). */
 	bool have_status;
@@ -151,6 +153,11 @@ int ceems_agent_proto_request_decode(const char *buf, size_t len,
  * Returns the length written, or -ENOSPC / -ENOMEM. */
 int ceems_agent_proto_reply_ok(const struct ceems_agent_job_report *report,
 			 char *buf, size_t size);
+/* The reply to a register that carries a step (the step started):
+ * {"ok":true,"registered":true} when the request registered the job,
+ * {"ok":true} when it was registered already.  Returns the length
+ * written, or -ENOSPC / -ENOMEM. */
+int ceems_agent_proto_reply_started(bool registered, char *buf, size_t size);
 /* Longest MESSAGE of a refusal, bytes: longer is cut (as text.h cuts). */
 #define CEEMS_AGENT_ERROR_MAX 1024
 
@@ -159,7 +166,8 @@ int ceems_agent_proto_reply_ok(const struct ceems_agent_job_report *report,
 int ceems_agent_proto_reply_error(int code, const char *message, char *buf,
 			    size_t size);
 
-/* Decode a reply.  Returns 0 for ok (REPORT, when not NULL, is filled
+/* Decode a reply.  Returns 0 for ok, 1 for ok with "registered"
+ * (ceems_agent_proto_reply_started) (REPORT, when not NULL, is filled
  * from the reply's report, which must then be present; REPORT->series
  * is a new series when the reply has one, else NULL: free it with
  * ceems_agent_series_free); for a refusal

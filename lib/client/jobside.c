@@ -65,6 +65,23 @@ ceems_jobside_start(const char *socket_path,
 	bool registered;
 	int r;
 
+	/* One request: one connection and one wait for the agent in the
+	 * step's slurmstepd.  An agent that takes no step with a
+	 * registration refuses it as invalid: then two. */
+	r = ceems_agent_client_register_start(socket_path, spec, step, timeout_ms,
+					      why, sizeof(why));
+	if (r >= 0)
+		return r;
+	if (r != -EINVAL) {
+		/* The agent's sentence says which of the two it refused. */
+		if (r == -EEXIST)
+			snprintf(err, err_size, "step %s not started with the node agent: %s",
+				 step, why);
+		else
+			snprintf(err, err_size, "not registered with the node agent at %s: %s",
+				 socket_path, why);
+		return r;
+	}
 	r = ceems_agent_client_register_job(socket_path, spec, timeout_ms, why,
 					    sizeof(why));
 	if (r < 0 && r != -EEXIST) {

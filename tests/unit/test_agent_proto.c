@@ -11,7 +11,9 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -21,6 +23,7 @@
 
 #include "client/agent_client.h"
 #include "client/agent_proto.h"
+#include "client/jobside.h"
 #include "base/json_util.h"
 #include "../tap.h"
 
@@ -120,6 +123,27 @@ test_spec_round_trip(void)
 	is_int(back.jobid, 4242, "request jobid is the spec's");
 	ok(same_spec(&req.spec, &back.spec), "v1 spec round-trips field for field");
 	ok(strstr(msg, "\"pids\"") == NULL, "controllers without a path are left out");
+
+	/* With its step: registered and started in one request. */
+	snprintf(req.step, sizeof(req.step), "extern");
+	n = ceems_agent_proto_request_encode(&req, msg, sizeof(msg));
+	ok(n > 0 && strstr(msg, "\"step\":\"extern\"") != NULL, "a register carries its step");
+	ok(ceems_agent_proto_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
+	   back.op == CEEMS_AGENT_OP_REGISTER && strcmp(back.step, "extern") == 0 &&
+	   same_spec(&req.spec, &back.spec), "and decodes with it");
+	snprintf(req.step, sizeof(req.step), "../x");
+	n = ceems_agent_proto_request_encode(&req, msg, sizeof(msg));
+	ok(ceems_agent_proto_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == -EINVAL &&
+	   strstr(err, "Slurm step name") != NULL, "a register's step that is no step name is refused");
+	req.step[0] = '\0';
+	n = ceems_agent_proto_reply_started(true, msg, sizeof(msg));
+	is_str(msg, "{\"ok\":true,\"registered\":true}", "started, the job registered by it");
+	is_int(ceems_agent_proto_reply_decode(msg, (size_t)n, NULL, err, sizeof(err)), 1,
+	       "decodes to 1");
+	n = ceems_agent_proto_reply_started(false, msg, sizeof(msg));
+	is_str(msg, "{\"ok\":true}", "started, the job known");
+	is_int(ceems_agent_proto_reply_decode(msg, (size_t)n, NULL, err, sizeof(err)), 0,
+	       "decodes to 0");
 
 	/* v2 with the defaults left to the agent: those keys are omitted. */
 	memset(&req.spec, 0, sizeof(req.spec));
@@ -1064,7 +1088,39 @@ now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-enum server_mode { SERVE_ECHO_OK, SERVE_SILENT, SERVE_HUGE, SERVE_REFUSE, SERVE_CLOSE };
+enum server_mode { SERVE_ECHO_OK, SERVE_SILENT, SERVE_HUGE, SERVE_REFUSE, SERVE_CLOSE,
+		   SERVE_OLD };
+
+/* An agent older than a register's step: it refuses the key, as its
+ * strict decoding did, and takes the rest; every op it is sent goes to
+ * the file LOG, a line each. */
+static void
+serve_old(int lfd, const char *log)
+{
+	static char in[CEEMS_AGENT_MSG_MAX + 1], out[1024];
+	FILE *f = fopen(log, "w");
+
+	for (int i = 0; i < 3 && f != NULL; i++) {
+		int fd = accept(lfd, NULL, NULL);
+		ssize_t n = recv(fd, in, sizeof(in) - 1, 0);
+		bool step_key;
+
+		if (n < 0)
+			_exit(1);
+		in[n] = '\0';
+		step_key = strstr(in, "\"op\":\"register\"") != NULL &&
+			   strstr(in, "\"step\"") != NULL;
+		fprintf(f, "%s%s\n", strstr(in, "\"op\":\"register\"") ? "register" : "step_start",
+			step_key ? "+step" : "");
+		fflush(f);
+		n = step_key ? ceems_agent_proto_reply_error(-EINVAL,
+				"register request: unknown key \"step\"", out, sizeof(out)) :
+			       snprintf(out, sizeof(out), "{\"ok\":true}");
+		send(fd, out, (size_t)n, 0);
+		close(fd);
+	}
+	_exit(0);
+}
 
 /* Fork a server on PATH answering one client as MODE; returns its pid. */
 static pid_t
@@ -1083,6 +1139,12 @@ serve_once(const char *path, enum server_mode mode)
 		exit(1);
 	}
 	pid = fork();
+	if (pid == 0 && mode == SERVE_OLD) {
+		char log[128];
+
+		snprintf(log, sizeof(log), "%s.log", path);
+		serve_old(lfd, log);
+	}
 	if (pid == 0) {
 		static char in[CEEMS_AGENT_MSG_MAX + 1], out[2 * CEEMS_AGENT_MSG_MAX];
 		int fd = accept(lfd, NULL, NULL);
@@ -1109,6 +1171,7 @@ serve_once(const char *path, enum server_mode mode)
 			send(fd, out, (size_t)n, 0);
 			break;
 		case SERVE_CLOSE:
+		case SERVE_OLD:
 			break;
 		}
 		_exit(0);
@@ -1122,6 +1185,40 @@ reap(pid_t pid)
 {
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+}
+
+/* A step's start, the job registered with it: one request to an
+ * agent that takes it, three to one that does not. */
+static void
+test_client_start(const char *path, const struct ceems_agent_job_spec *spec)
+{
+	char log[128], text[256] = "";
+	FILE *f;
+	pid_t pid;
+	int r;
+
+	pid = serve_once(path, SERVE_ECHO_OK);
+	r = ceems_jobside_start(path, spec, "batch", 2000, err, sizeof(err));
+	is_int(r, 0, "register with the step, the job known: 0 in one request");
+	reap(pid);
+
+	pid = serve_once(path, SERVE_OLD);
+	r = ceems_jobside_start(path, spec, "extern", 2000, err, sizeof(err));
+	waitpid(pid, NULL, 0);
+	if (r < 0)
+		printf("# %s\n", err);
+	is_int(r, 1, "an agent without a register's step: registered all the same");
+	snprintf(log, sizeof(log), "%s.log", path);
+	f = fopen(log, "r");
+	if (f != NULL) {
+		size_t n = fread(text, 1, sizeof(text) - 1, f);
+
+		text[n] = '\0';
+		fclose(f);
+	}
+	is_str(text, "register+step\nregister\nstep_start\n",
+	       "in one refused request, then the two of before");
+	unlink(log);
 }
 
 static void
@@ -1187,6 +1284,7 @@ test_client(void)
 	is_str(err, "only root may register jobs", "and its sentence");
 	reap(pid);
 
+	test_client_start(path, &spec);
 	{
 		static char big[CEEMS_AGENT_MSG_MAX + 2];
 

@@ -45,6 +45,29 @@ register_error(int r)
 	}
 }
 
+/* REQ's step starts (a step_start, or a register that carries it): 0,
+ * or -1 when C was refused. */
+static int
+start_step(struct server *s, struct client *c,
+	   const struct ceems_agent_request *req, uint64_t now)
+{
+	int r = ceems_agent_step_start(s->agent, req->jobid, req->step, now);
+
+	if (r < 0) {
+		agent_server_clients_refuse(s, c, r, "job %u step %s: %s", req->jobid, req->step,
+		       r == -ENOENT ? "the job is not registered" :
+		       r == -EEXIST ? "the step has started already" :
+		       r == -ENOSPC ? "the job has too many steps to account apart" :
+		       "cannot start the step");
+		return -1;
+	}
+	/* Its peer is the slurmstepd of the extern step, which ends the
+	 * job as it exits: if it dies instead, the sweep sees it. */
+	if (strcmp(req->step, "extern") == 0)
+		ceems_agent_extern_watch(s->agent, req->jobid, c->pid);
+	return 0;
+}
+
 /* A step starts or ends: no tick (one reads every job); the reply to an
  * end is the job's report as of NOW. */
 static void
@@ -56,21 +79,8 @@ handle_step(struct server *s, struct client *c,
 	int r;
 
 	if (req->op == CEEMS_AGENT_OP_STEP_START) {
-		r = ceems_agent_step_start(s->agent, req->jobid, req->step, now);
-		if (r < 0) {
-			agent_server_clients_refuse(s, c, r, "job %u step %s: %s", req->jobid, req->step,
-			       r == -ENOENT ? "the job is not registered" :
-			       r == -EEXIST ? "the step has started already" :
-			       r == -ENOSPC ? "the job has too many steps to account apart" :
-			       "cannot start the step");
-			return;
-		}
-		/* Its peer is the slurmstepd of the extern step, which
-		 * ends the job as it exits: if it dies instead, the sweep
-		 * sees it. */
-		if (strcmp(req->step, "extern") == 0)
-			ceems_agent_extern_watch(s->agent, req->jobid, c->pid);
-		agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(NULL, s->outbuf, sizeof(s->outbuf)));
+		if (start_step(s, c, req, now) == 0)
+			agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(NULL, s->outbuf, sizeof(s->outbuf)));
 		return;
 	}
 	if (req->have_status)
@@ -138,12 +148,35 @@ handle_report(struct server *s, struct client *c,
 	agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(&report, s->outbuf, sizeof(s->outbuf)));
 }
 
+/* A new job (or a new run of one: the last run's end request must not
+ * end it) without Slurm's start time: ceems-jobinfo asks slurmctld, so
+ * that no step of the job does. */
+static void
+registered(struct server *s, const struct ceems_agent_request *req)
+{
+	agent_jobinfo_drop_end(s->jobinfo_dir, req->jobid);
+	if (req->spec.start_time == 0)
+		(void)agent_jobinfo_ask_start(s->jobinfo_dir, &req->spec);
+}
+
 static void
 handle_register(struct server *s, struct client *c,
 		const struct ceems_agent_request *req, uint64_t now)
 {
 	int r = ceems_agent_register(s->agent, &req->spec, now);
 
+	/* With its step: the job known or registered now, the step
+	 * starts, one reply for both. */
+	if (req->step[0] != '\0' && (r == 0 || r == -EEXIST)) {
+		if (r == -EEXIST)
+			ceems_debug("job %u: registered already (uid %u pid %d)",
+				    req->jobid, (unsigned)c->uid, (int)c->pid);
+		if (start_step(s, c, req, now) == 0)
+			agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_started(r == 0, s->outbuf, sizeof(s->outbuf)));
+		if (r == 0)
+			registered(s, req);
+		return;
+	}
 	if (r == -EEXIST) {
 		/* Every step of a job registers it (whichever starts
 		 * first must), and the plugin registers again with
@@ -160,12 +193,7 @@ handle_register(struct server *s, struct client *c,
 		return;
 	}
 	agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(NULL, s->outbuf, sizeof(s->outbuf)));
-	/* A new job (or a new run of one: the last run's end request
-	 * must not end it) without Slurm's start time: ceems-jobinfo asks
-	 * slurmctld, so that no step of the job does. */
-	agent_jobinfo_drop_end(s->jobinfo_dir, req->jobid);
-	if (req->spec.start_time == 0)
-		(void)agent_jobinfo_ask_start(s->jobinfo_dir, &req->spec);
+	registered(s, req);
 }
 
 static void
