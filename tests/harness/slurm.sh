@@ -134,6 +134,14 @@ _slurm_harness_cgroup_fs() {
     stat -f -c %T "$_SLURM_HARNESS_CGROOT" 2>/dev/null || echo unknown
 }
 
+# _slurm_harness_systemd: whether systemd is this machine's init and
+# answers on the system bus (slurmd's cgroup/v2 plugin asks it for the
+# stepd scope then).
+_slurm_harness_systemd() {
+    [ "$(cat /proc/1/comm 2>/dev/null)" = systemd ] &&
+        [ -S /run/dbus/system_bus_socket ]
+}
+
 # slurm_harness_mktemp: create and print a fresh directory for a cluster.
 slurm_harness_mktemp() {
     local d
@@ -362,12 +370,14 @@ EOF
         echo "CgroupPlugin=autodetect"
         echo "ConstrainCores=yes"
         echo "ConstrainRAMSpace=yes"
-        if [ "$cgfs" = cgroup2fs ]; then
-            # cgroup v2 without systemd: Slurm creates its scope itself
-            # (system.slice/localhost_slurmstepd.scope) and enables the
-            # controllers it needs.
+        # cgroup v2 without systemd: Slurm creates its scope itself
+        # (system.slice/localhost_slurmstepd.scope) and enables the
+        # controllers it needs.  Under systemd (a node as sites run it)
+        # slurmd asks systemd for that scope over D-Bus, delegated, and
+        # systemd enables the controllers on its way down: making the
+        # scope behind systemd's back leaves cpu and cpuset off there.
+        if [ "$cgfs" = cgroup2fs ] && ! _slurm_harness_systemd; then
             echo "IgnoreSystemd=yes"
-            echo "CgroupAutomount=yes"
         fi
     } >"$dir/cgroup.conf"
 
