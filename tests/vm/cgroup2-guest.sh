@@ -36,7 +36,10 @@ run() {
 	# slurmd.service and want this cgroup delegated to it.
 	unset INVOCATION_ID JOURNAL_STREAM
 	read -r tests </ceems/vm-tests
-	say "tests: $tests"
+	# Which of their tests (bats -f PATTERN...), as make check takes it.
+	BATS_LOG_FLAGS=$(cat /ceems/vm-bats-flags)
+	export BATS_LOG_FLAGS
+	say "tests: $tests${BATS_LOG_FLAGS:+ ($BATS_LOG_FLAGS)}"
 	# shellcheck disable=SC2086 # one word a test
 	/ceems/src/tests/matrix/inside.sh test $tests
 	rc=$?

@@ -21,6 +21,7 @@
 #   CEEMS_CGROUP2_VM_DIR   where the root, image and results live
 #                          (default ./cgroup2-vm)
 #   CEEMS_CGROUP2_TESTS    tests/integration/NAME.bats to run in the guest
+#   CEEMS_CGROUP2_BATS_FLAGS  BATS_LOG_FLAGS for them (--tap -f PATTERN...)
 #   CEEMS_CGROUP2_LIMIT    seconds the guest may run (default 3000)
 #   CEEMS_MATRIX_CACHE     the matrix's roots (default ./matrix-roots)
 #   CEEMS_VM_ACCEL, CEEMS_VM_CPU   as tests/vm/run-vm.sh: kvm or tcg (kvm
@@ -38,7 +39,7 @@ top=$(cd "$here/../.." && pwd)
 
 dir=${CEEMS_CGROUP2_VM_DIR:-$PWD/cgroup2-vm}
 cache=${CEEMS_MATRIX_CACHE:-$PWD/matrix-roots}
-tests=${CEEMS_CGROUP2_TESTS:-smoke jobs ends}
+tests=${CEEMS_CGROUP2_TESTS:-smoke jobs ends io-net}
 limit=${CEEMS_CGROUP2_LIMIT:-3000}
 suite=trixie
 # What the guest needs besides the matrix's root: a kernel and its
@@ -129,6 +130,7 @@ configure_guest() {
 	ln -sf ../ceems-cgroup2-test.service \
 		"$root/etc/systemd/system/multi-user.target.wants/ceems-cgroup2-test.service"
 	echo "$tests" >"$root/ceems/vm-tests"
+	printf '%s\n' "${CEEMS_CGROUP2_BATS_FLAGS:-}" >"$root/ceems/vm-bats-flags"
 }
 
 build() {
