@@ -523,6 +523,11 @@ slurm_harness_start() {
             slurmd_alive=$(kill -0 $fg_slurmd 2>/dev/null && echo yes)
         else
             slurmd_alive=$(_slurm_harness_slurmd_pids "$dir")
+            # A daemonized slurmd writes its pid file once its plugins
+            # are loaded, a second or more after the command returned
+            # on a slow machine: until then, its marked process counts.
+            [ "$(echo "$slurmd_alive" | grep -c .)" = "$CEEMS_TEST_NODES" ] ||
+                slurmd_alive=$(_slurm_harness_marked_slurmds "$dir")
             [ "$(echo "$slurmd_alive" | grep -c .)" = "$CEEMS_TEST_NODES" ] || slurmd_alive=
         fi
         if [ -z "$slurmd_alive" ]; then
@@ -557,6 +562,21 @@ _slurm_harness_slurmd_pids() {
     for f in "$1"/run/slurmd.pid "$1"/run/slurmd-*.pid; do
         _slurm_harness_pidfile "$f" slurmd
     done
+}
+
+# _slurm_harness_marked_slurmds DIR: the live slurmd processes started for
+# the cluster in DIR (CEEMS_TEST_SLURM_DIR=DIR in their environment), one
+# pid a line.
+_slurm_harness_marked_slurmds() {
+    local p comm
+    for p in /proc/[0-9]*; do
+        { read -r comm <"$p/comm"; } 2>/dev/null || continue
+        [ "$comm" = slurmd ] || continue
+        grep -q 'State:[[:space:]]*Z' "$p/status" 2>/dev/null && continue
+        tr '\0' '\n' 2>/dev/null <"$p/environ" |
+            grep -qxF "CEEMS_TEST_SLURM_DIR=$1" && echo "${p#/proc/}"
+    done
+    return 0
 }
 
 # The node names of the cluster in DIR, from its slurm.conf: stopping a

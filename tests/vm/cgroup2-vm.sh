@@ -39,7 +39,7 @@ top=$(cd "$here/../.." && pwd)
 
 dir=${CEEMS_CGROUP2_VM_DIR:-$PWD/cgroup2-vm}
 cache=${CEEMS_MATRIX_CACHE:-$PWD/matrix-roots}
-tests=${CEEMS_CGROUP2_TESTS:-smoke jobs ends io-net}
+tests=${CEEMS_CGROUP2_TESTS:-smoke jobs ends io-net thin}
 limit=${CEEMS_CGROUP2_LIMIT:-3000}
 suite=trixie
 # What the guest needs besides the matrix's root: a kernel and its
