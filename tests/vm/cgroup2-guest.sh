@@ -40,9 +40,13 @@ run() {
 	BATS_LOG_FLAGS=$(cat /ceems/vm-bats-flags)
 	export BATS_LOG_FLAGS
 	say "tests: $tests${BATS_LOG_FLAGS:+ ($BATS_LOG_FLAGS)}"
+	# Stopped before the host's limit, so that the results still come
+	# back (a test that hangs is then one that did not end).
+	read -r limit </ceems/vm-test-limit
 	# shellcheck disable=SC2086 # one word a test
-	/ceems/src/tests/matrix/inside.sh test $tests
+	timeout -k 30 "$limit" /ceems/src/tests/matrix/inside.sh test $tests
 	rc=$?
+	case $rc in 124|137) say "the tests ran past $limit s and were stopped" ;; esac
 	cp /ceems/build/tests/integration/*.trs /ceems/build/tests/integration/*.log \
 		"$results/" 2>/dev/null
 	/ceems/src/tests/matrix/inside.sh cleanup || rc=1

@@ -130,6 +130,9 @@ configure_guest() {
 	ln -sf ../ceems-cgroup2-test.service \
 		"$root/etc/systemd/system/multi-user.target.wants/ceems-cgroup2-test.service"
 	echo "$tests" >"$root/ceems/vm-tests"
+	# The tests' share of LIMIT: booting, the cleanup and sending the
+	# results back take the rest.
+	echo $(( limit > 300 ? limit - 150 : limit / 2 )) >"$root/ceems/vm-test-limit"
 	printf '%s\n' "${CEEMS_CGROUP2_BATS_FLAGS:-}" >"$root/ceems/vm-bats-flags"
 }
 
