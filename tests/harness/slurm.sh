@@ -146,6 +146,14 @@ _slurm_harness_cgroup_fs() {
     stat -f -c %T "$_SLURM_HARNESS_CGROOT" 2>/dev/null || echo unknown
 }
 
+# _slurm_harness_systemd: whether systemd is this machine's init and
+# answers on the system bus (slurmd's cgroup/v2 plugin asks it for the
+# stepd scope then).
+_slurm_harness_systemd() {
+    [ "$(cat /proc/1/comm 2>/dev/null)" = systemd ] &&
+        [ -S /run/dbus/system_bus_socket ]
+}
+
 # slurm_harness_mktemp: create and print a fresh directory for a cluster.
 slurm_harness_mktemp() {
     local d
@@ -374,12 +382,14 @@ EOF
         echo "CgroupPlugin=autodetect"
         echo "ConstrainCores=yes"
         echo "ConstrainRAMSpace=yes"
-        if [ "$cgfs" = cgroup2fs ]; then
-            # cgroup v2 without systemd: Slurm creates its scope itself
-            # (system.slice/localhost_slurmstepd.scope) and enables the
-            # controllers it needs.
+        # cgroup v2 without systemd: Slurm creates its scope itself
+        # (system.slice/localhost_slurmstepd.scope) and enables the
+        # controllers it needs.  Under systemd (a node as sites run it)
+        # slurmd asks systemd for that scope over D-Bus, delegated, and
+        # systemd enables the controllers on its way down: making the
+        # scope behind systemd's back leaves cpu and cpuset off there.
+        if [ "$cgfs" = cgroup2fs ] && ! _slurm_harness_systemd; then
             echo "IgnoreSystemd=yes"
-            echo "CgroupAutomount=yes"
         fi
     } >"$dir/cgroup.conf"
 
@@ -528,6 +538,11 @@ slurm_harness_start() {
             slurmd_alive=$(kill -0 $fg_slurmd 2>/dev/null && echo yes)
         else
             slurmd_alive=$(_slurm_harness_slurmd_pids "$dir")
+            # A daemonized slurmd writes its pid file once its plugins
+            # are loaded, a second or more after the command returned
+            # on a slow machine: until then, its marked process counts.
+            [ "$(echo "$slurmd_alive" | grep -c .)" = "$CEEMS_TEST_NODES" ] ||
+                slurmd_alive=$(_slurm_harness_marked_slurmds "$dir")
             [ "$(echo "$slurmd_alive" | grep -c .)" = "$CEEMS_TEST_NODES" ] || slurmd_alive=
         fi
         if [ -z "$slurmd_alive" ]; then
@@ -562,6 +577,21 @@ _slurm_harness_slurmd_pids() {
     for f in "$1"/run/slurmd.pid "$1"/run/slurmd-*.pid; do
         _slurm_harness_pidfile "$f" slurmd
     done
+}
+
+# _slurm_harness_marked_slurmds DIR: the live slurmd processes started for
+# the cluster in DIR (CEEMS_TEST_SLURM_DIR=DIR in their environment), one
+# pid a line.
+_slurm_harness_marked_slurmds() {
+    local p comm
+    for p in /proc/[0-9]*; do
+        { read -r comm <"$p/comm"; } 2>/dev/null || continue
+        [ "$comm" = slurmd ] || continue
+        grep -q 'State:[[:space:]]*Z' "$p/status" 2>/dev/null && continue
+        tr '\0' '\n' 2>/dev/null <"$p/environ" |
+            grep -qxF "CEEMS_TEST_SLURM_DIR=$1" && echo "${p#/proc/}"
+    done
+    return 0
 }
 
 # The node names of the cluster in DIR, from its slurm.conf: stopping a

@@ -200,7 +200,8 @@ adopted_job() {
 	if [ ! -s "$CEEMS_DIR/state/slurm-cgroups" ]; then
 		[ "$(finish "$(submit nobody -J first -c1 --wrap true)")" = COMPLETED ]
 	fi
-	grep -q slurm_localhost "$CEEMS_DIR/state/slurm-cgroups"
+	# cgroup v1: slurm_localhost; v2: system.slice/localhost_slurmstepd.scope
+	grep -Eq 'slurm_localhost|localhost_slurmstepd\.scope' "$CEEMS_DIR/state/slurm-cgroups"
 	agent_down "$how"
 	id=$(submit nobody -J "away-$how" -c1 --wrap 'sleep 14')
 	wait_running "$id"

@@ -42,21 +42,28 @@ net() { jq -r ".measurements.net.$1.$2" "$3"; }
 
 # The agent loaded the programs once, with the attach types asked for.
 io_net_loaded() {
-	local want=${CEEMS_EBPF_ATTACH:-auto} line
+	local want=${CEEMS_EBPF_ATTACH:-auto} line by proc
 	[ "$(grep -c 'eBPF loaded' "$CEEMS_DIR/agent.log")" -eq 1 ]
 	line=$(grep 'eBPF loaded' "$CEEMS_DIR/agent.log")
 	echo "# $line" >&3
+	# On cgroup v2 the programs find a job by its cgroup id and need
+	# no hook on processes; on v1, by the processes they follow.
+	if [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; then
+		by="cgroup v2 id" proc=none
+	else
+		by=process proc=
+	fi
 	case $want in
 	tracepoint|btf)
 		[ "$want" = btf ] && want=tp_btf
-		[[ $line == *"(jobs by process): io $want, net $want, tcp_retrans $want, proc $want"* ]] ;;
+		[[ $line == *"(jobs by $by): io $want, net $want, tcp_retrans $want, proc ${proc:-$want}"* ]] ;;
 	fentry|kprobe)
 		# Retransmissions and processes keep their tracepoints.
-		[[ $line == *"(jobs by process): io $want, net $want, tcp_retrans tp_btf, proc tp_btf"* ]] ;;
+		[[ $line == *"(jobs by $by): io $want, net $want, tcp_retrans tp_btf, proc ${proc:-tp_btf}"* ]] ;;
 	*)
 		# The best the kernel accepts; short of fentry, the line
 		# says why fentry was refused.
-		[[ $line == *"(jobs by process): io fentry, net fentry"* ]] ||
+		[[ $line == *"(jobs by $by): io fentry, net fentry"* ]] ||
 			[[ $line == *"better types refused: io: fentry "* ]] ;;
 	esac
 }
