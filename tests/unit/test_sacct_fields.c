@@ -70,6 +70,10 @@ test_sacct_table(void)
 	ok(sacct_fields_format_parse("ALL", cols, SACCT_MAX_COLUMNS, &n, err,
 				     sizeof(err)) == 0 && n == nall, "ALL is every field");
 	n = 0;
+	ok(sacct_fields_format_parse("%10", cols, SACCT_MAX_COLUMNS, &n, err,
+				     sizeof(err)) != 0 && n == 0,
+	   "a width without a name is no field, not ALL");
+	n = 0;
 	ok(sacct_fields_format_parse(" JobID, State", cols, SACCT_MAX_COLUMNS, &n,
 				     err, sizeof(err)) == 0 && n == 2,
 	   "blanks before a name are skipped, as sacct");

@@ -151,6 +151,7 @@ test_parse(void)
 	const char *clusters[] = { "-M", "c1", "-L", NULL };
 	const char *extra[] = { "-X", "stray", NULL };
 	const char *unknown[] = { "--bogus", NULL };
+	const char *alloc[] = { "--alloc", NULL };
 
 	ok(parse(&o, uid) == 0 && o.have_users && o.q.nusers == 2 &&
 	   strcmp(o.q.users[0], "bob") == 0 && strcmp(o.q.users[1], "carol") == 0,
@@ -163,6 +164,8 @@ test_parse(void)
 	ok(parse(&o, account) == 0 && o.summary && o.summary_account &&
 	   o.series_job == 7, "--summary=account, --series JOBID");
 	ok(parse(&o, bad_table) == 2, "a handler's refusal is a usage error");
+	ok(parse(&o, alloc) == 0 && o.q.allocations,
+	   "--alloc, a prefix of the long name -X and -t share");
 	ok(parse(&o, alone) == 2, "--json and --explain go alone");
 	ok(parse(&o, clusters) == 2, "-M and -L go alone");
 	ok(parse(&o, extra) == 2, "an argument that is no option's");

@@ -347,7 +347,8 @@ call(const char *socket_path, const char *request, int timeout_ms)
 		fprintf(stderr, "ceems-agent: %s\n", err);
 		return 2;
 	}
-	return r == 0 ? 0 : 1;
+	/* 1 is ok too: a register with a step that registered the job. */
+	return r >= 0 ? 0 : 1;
 }
 
 /* The long options without a short form. */

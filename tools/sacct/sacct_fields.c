@@ -693,7 +693,7 @@ add_named(const char *name, int width, struct sacct_column *tmp,
 {
 	const struct sacct_field *f = sacct_fields_find(name);
 	size_t i, nall = sizeof(fields) / sizeof(fields[0]);
-	bool all = strncasecmp("ALL", name, strlen(name)) == 0;
+	bool all = name[0] != '\0' && strncasecmp("ALL", name, strlen(name)) == 0;
 
 	if (!all && f == NULL) {
 		snprintf(err, err_size, "unknown field '%s' (ceems-sacct -e lists them)", name);

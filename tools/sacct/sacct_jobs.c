@@ -43,7 +43,7 @@ add_one(struct sacct_query *q, const char *text, size_t len, char *err,
 		return bad(text, len, err, err_size);
 	if (sacct_merge_jobsel_add(q, &sel) < 0) {
 		snprintf(err, err_size, "out of memory");
-		return -1;
+		return -ENOMEM;
 	}
 	return 0;
 }
@@ -58,7 +58,7 @@ add_range(struct sacct_query *q, const char *e, size_t len, const char *open,
 	const char *p = open + 1;
 	unsigned long lo, hi, v, count = 0;
 	char *end;
-	int n;
+	int n, r;
 
 	while (p < close) {
 		errno = 0;
@@ -78,8 +78,12 @@ add_range(struct sacct_query *q, const char *e, size_t len, const char *open,
 			n = snprintf(buf, sizeof(buf), "%.*s%lu%.*s",
 				     (int)(open - e), e, v,
 				     (int)(e + len - close - 1), close + 1);
-			if (n < 0 || (size_t)n >= sizeof(buf) ||
-			    add_one(q, buf, (size_t)n, err, err_size) < 0)
+			if (n < 0 || (size_t)n >= sizeof(buf))
+				return bad(e, len, err, err_size);
+			r = add_one(q, buf, (size_t)n, err, err_size);
+			if (r == -ENOMEM)
+				return -1;	/* ERR says so */
+			if (r < 0)
 				return bad(e, len, err, err_size);
 		}
 		p = end + (*end == ',');

@@ -665,6 +665,14 @@ build_getopt(struct option *longopts, char *shortopts)
 		    optional_argument : no_argument;
 		longopts[i].flag = NULL;
 		longopts[i].val = value_of(i);
+		/* A long name given twice (-X and -t are both
+		 * --allocations): one value, or getopt_long takes a prefix
+		 * of it (--alloc) for ambiguous. */
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(sacct_option_table[j].long_name, opt->long_name) == 0) {
+				longopts[i].val = value_of(j);
+				break;
+			}
 		if (opt->short_name == '\0')
 			continue;
 		shortopts[k++] = opt->short_name;
