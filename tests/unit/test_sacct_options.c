@@ -8,8 +8,10 @@
 #include <ctype.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../tap.h"
 #include "sacct/sacct_options.h"
@@ -214,11 +216,47 @@ test_sacct_options(void)
 			   "--%s is refused with a reason", sacct_option_table[k].long_name);
 }
 
+/* -j lists are looked up, not scanned: a million entries against as
+ * many job ids in well under a second (a scan is 10^12 comparisons);
+ * each entry once. */
+static void
+test_job_lists(void)
+{
+	static struct sacct_options o;
+	const char *range[] = { "-j", "[1-1000000],7.batch,7,7,3000000_[2-3]", NULL };
+	const char *dups[] = { "-j", "5,5,5", "-j", "5", NULL };
+	uint32_t id, missed = 0;
+	double t0;
+	int r;
+
+	ok(parse(&o, dups) == 0 && o.q.njobs == 1, "-j 5,5,5 -j 5: one entry");
+	free(o.q.jobs);
+	r = parse(&o, range);
+	ok(r == 0 && o.q.njobs == 1000003, "a million ids and the rest, each once (%zu)",
+	   o.q.njobs);
+	t0 = (double)clock() / CLOCKS_PER_SEC;
+	for (id = 1; id <= 1000000; id++)
+		missed += !sacct_merge_query_names(&o.q, id, UINT32_MAX, UINT32_MAX, "");
+	ok(missed == 0, "every id of the range is named");
+	ok((double)clock() / CLOCKS_PER_SEC - t0 < 1.0, "a million lookups in %.3f s",
+	   (double)clock() / CLOCKS_PER_SEC - t0);
+	ok(!sacct_merge_query_names(&o.q, 1000001, UINT32_MAX, UINT32_MAX, NULL) &&
+	   !sacct_merge_query_names(&o.q, 0, UINT32_MAX, UINT32_MAX, NULL),
+	   "ids outside it are not");
+	ok(sacct_merge_query_names(&o.q, 7, UINT32_MAX, UINT32_MAX, "batch"),
+	   "7.batch is named");
+	ok(sacct_merge_query_names(&o.q, 2000000, 3000000, 3, "") &&
+	   !sacct_merge_query_names(&o.q, 2000001, 3000000, 4, ""),
+	   "task 3 of array 3000000 (job 2000000) is named, task 4 is not");
+	free(o.q.jobs);
+}
+
 int
 main(void)
 {
 	test_documented();
 	test_parse();
+	test_job_lists();
 	test_sacct_options();
 	return done_testing();
 }

@@ -493,46 +493,94 @@ step_rows(const struct sacct_records *recs, size_t first, size_t last,
 	return 0;
 }
 
-/* Does SEL name JOB's row (its own id, or its array and task)? */
-static bool
-jobsel_names(const struct sacct_jobsel *sel, const struct sacct_row *job)
+/* The first of Q's -j entries (sorted by job id: sacct_merge_jobsel_sort)
+ * whose job id is ID, or Q->njobs. */
+static size_t
+first_of(const struct sacct_query *q, uint32_t id)
 {
-	if (sel->jobid == job->jobid && sel->array_task == UINT32_MAX)
+	size_t lo = 0, hi = q->njobs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (q->jobs[mid].jobid < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Does an entry of Q for job id ID (the job's own, TASK == UINT32_MAX;
+ * or its array's, TASK its task) take STEP: NULL any entry, else an
+ * entry of the whole job or of that step ("" the job's own line)? */
+static bool
+names_of(const struct sacct_query *q, uint32_t id, uint32_t task, const char *step)
+{
+	for (size_t i = first_of(q, id); i < q->njobs && q->jobs[i].jobid == id; i++) {
+		const struct sacct_jobsel *sel = &q->jobs[i];
+
+		if (sel->array_task != UINT32_MAX && sel->array_task != task)
+			continue;
+		if (step == NULL || sel->step[0] == '\0' || strcmp(sel->step, step) == 0)
+			return true;
+	}
+	return false;
+}
+
+bool
+sacct_merge_query_names(const struct sacct_query *q, uint32_t jobid,
+			uint32_t array_job_id, uint32_t array_task_id,
+			const char *step)
+{
+	if (q->njobs == 0)
 		return true;
-	return job->array_job_id != UINT32_MAX &&
-		sel->jobid == job->array_job_id &&
-		(sel->array_task == UINT32_MAX ||
-		 sel->array_task == job->array_task_id);
+	/* The job's own id names it whole, not one of its tasks. */
+	if (names_of(q, jobid, UINT32_MAX, step))
+		return true;
+	return array_job_id != UINT32_MAX &&
+	       names_of(q, array_job_id, array_task_id, step);
 }
 
 bool
 sacct_merge_query_wants_step(const struct sacct_query *q,
 			     const struct sacct_row *job, const char *step)
 {
-	size_t j;
-
-	if (q->njobs == 0)
-		return true;
-	for (j = 0; j < q->njobs; j++)
-		if (jobsel_names(&q->jobs[j], job) &&
-		    (q->jobs[j].step[0] == '\0' ||
-		     strcmp(q->jobs[j].step, step) == 0))
-			return true;
-	return false;
+	return sacct_merge_query_names(q, job->jobid, job->array_job_id,
+				       job->array_task_id, step);
 }
 
 bool
 sacct_merge_query_wants_job(const struct sacct_query *q,
 			    const struct sacct_row *job)
 {
-	size_t i;
+	return sacct_merge_query_wants_step(q, job, "");
+}
+
+static int
+jobsel_cmp(const void *pa, const void *pb)
+{
+	const struct sacct_jobsel *a = pa, *b = pb;
+
+	if (a->jobid != b->jobid)
+		return a->jobid < b->jobid ? -1 : 1;
+	if (a->array_task != b->array_task)
+		return a->array_task < b->array_task ? -1 : 1;
+	return strcmp(a->step, b->step);
+}
+
+void
+sacct_merge_jobsel_sort(struct sacct_query *q)
+{
+	size_t i, n = 0;
 
 	if (q->njobs == 0)
-		return true;
-	for (i = 0; i < q->njobs; i++)
-		if (jobsel_names(&q->jobs[i], job) && q->jobs[i].step[0] == '\0')
-			return true;
-	return false;
+		return;
+	qsort(q->jobs, q->njobs, sizeof(q->jobs[0]), jobsel_cmp);
+	for (i = 1; i < q->njobs; i++)
+		if (jobsel_cmp(&q->jobs[n], &q->jobs[i]) != 0)
+			q->jobs[++n] = q->jobs[i];
+	q->njobs = n + 1;
 }
 
 int
@@ -606,12 +654,9 @@ sacct_merge_query_selects(const struct sacct_query *q, const struct sacct_row *r
 	size_t i;
 	bool hit;
 
-	if (q->njobs > 0) {
-		for (i = 0, hit = false; i < q->njobs && !hit; i++)
-			hit = jobsel_names(&q->jobs[i], row);
-		if (!hit)
-			return false;
-	}
+	if (!sacct_merge_query_names(q, row->jobid, row->array_job_id,
+				     row->array_task_id, NULL))
+		return false;
 	if (!(row->start_time < (int64_t)q->end && until >= (int64_t)q->start))
 		return false;
 	if (!q->all_users && !in_list(q->users, q->nusers, row->user))

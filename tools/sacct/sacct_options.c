@@ -751,5 +751,6 @@ sacct_options_parse(int argc, char **argv, struct sacct_options *o)
 		sacct_options_usage(stderr);
 		return 2;
 	}
+	sacct_merge_jobsel_sort(&o->q);
 	return check_together(o);
 }

@@ -331,9 +331,11 @@ join_jobs(const struct sacct_query *q)
 
 	if (q->njobs == 0 || (s = malloc(11 * q->njobs + 1)) == NULL)
 		return NULL;
+	/* Sorted by job id (sacct_merge_jobsel_sort): each id once. */
 	for (i = 0; i < q->njobs; i++)
-		len += (size_t)sprintf(s + len, "%s%u", i > 0 ? "," : "",
-				       q->jobs[i].jobid);
+		if (i == 0 || q->jobs[i].jobid != q->jobs[i - 1].jobid)
+			len += (size_t)sprintf(s + len, "%s%u", i > 0 ? "," : "",
+					       q->jobs[i].jobid);
 	return s;
 }
 

@@ -94,8 +94,19 @@ bool sacct_merge_query_wants_job(const struct sacct_query *q,
 bool sacct_merge_query_wants_step(const struct sacct_query *q,
 				  const struct sacct_row *job, const char *step);
 
-/* Add SEL to Q's -j entries: 0, or -1 out of memory. */
+/* Add SEL to Q's -j entries: 0, or -1 out of memory.  Once all are
+ * added, sacct_merge_jobsel_sort: the lookups below search them by job
+ * id (a -j list of a million entries is looked up, not scanned). */
 int sacct_merge_jobsel_add(struct sacct_query *q, const struct sacct_jobsel *sel);
+void sacct_merge_jobsel_sort(struct sacct_query *q);
+
+/* Does a -j entry of Q name job JOBID (or task ARRAY_TASK_ID of array
+ * ARRAY_JOB_ID, UINT32_MAX for none), and take STEP: NULL whatever
+ * the entry's step, "" the job's own line, else that step?  True when
+ * Q has no -j entries. */
+bool sacct_merge_query_names(const struct sacct_query *q, uint32_t jobid,
+			     uint32_t array_job_id, uint32_t array_task_id,
+			     const char *step);
 
 /* Does job row ROW pass Q's filters (window, users, accounts...)? */
 bool sacct_merge_query_selects(const struct sacct_query *q,

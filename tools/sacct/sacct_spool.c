@@ -134,18 +134,10 @@ may_select(const struct sacct_query *q, const struct ceems_job_record *r)
 		if (!hit)
 			return false;
 	}
-	if (q->njobs > 0) {
-		for (i = 0, hit = false; i < q->njobs; i++)
-			hit = hit || (q->jobs[i].jobid == r->meta.jobid &&
-				      q->jobs[i].array_task == UINT32_MAX) ||
-				(r->meta.array_job_id != CEEMS_UNKNOWN_U32 &&
-				 q->jobs[i].jobid == r->meta.array_job_id &&
-				 (q->jobs[i].array_task == UINT32_MAX ||
-				  q->jobs[i].array_task == r->meta.array_task_id));
-		if (!hit)
-			return false;
-	}
-	return true;
+	return sacct_merge_query_names(q, r->meta.jobid,
+				       r->meta.array_job_id == CEEMS_UNKNOWN_U32 ?
+				       UINT32_MAX : r->meta.array_job_id,
+				       r->meta.array_task_id, NULL);
 }
 
 int
