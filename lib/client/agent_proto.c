@@ -116,6 +116,8 @@ ceems_agent_proto_request_encode(const struct ceems_agent_request *req, char *bu
 		if (req->step[0] != '\0')
 			ceems_json_util_add(obj, "step",
 				       ceems_json_util_new_text(req->step, sizeof(req->step)), &ok);
+		if (req->step[0] != '\0' && req->tasks > 0)
+			ceems_json_util_add(obj, "tasks", json_object_new_int64(req->tasks), &ok);
 		break;
 	case CEEMS_AGENT_OP_DEREGISTER:
 	case CEEMS_AGENT_OP_REPORT:
@@ -137,6 +139,8 @@ ceems_agent_proto_request_encode(const struct ceems_agent_request *req, char *bu
 		ceems_json_util_add(obj, "jobid", json_object_new_int64(req->jobid), &ok);
 		ceems_json_util_add(obj, "step",
 			       ceems_json_util_new_text(req->step, sizeof(req->step)), &ok);
+		if (req->op == CEEMS_AGENT_OP_STEP_START && req->tasks > 0)
+			ceems_json_util_add(obj, "tasks", json_object_new_int64(req->tasks), &ok);
 		if (req->op == CEEMS_AGENT_OP_STEP_END && req->have_status)
 			ceems_json_util_add(obj, "status",
 				       json_object_new_int64(req->status), &ok);
@@ -170,6 +174,32 @@ agent_proto_read_status(const struct json_object *obj,
 		return r;
 	req->status = (int)status;
 	req->have_status = true;
+	return 0;
+}
+
+/* The optional "tasks" of a step_start, or of a register that carries a
+ * step: the step's tasks on this node, 1..65535; step_end has none. */
+static int
+agent_proto_read_tasks(const struct json_object *obj,
+		       struct ceems_agent_request *req, char *err,
+		       size_t err_size)
+{
+	const struct json_object *val = ceems_json_util_get(obj, "tasks");
+	uint64_t tasks;
+	int r;
+
+	if (val == NULL)
+		return 0;
+	if (req->op == CEEMS_AGENT_OP_STEP_END)
+		return ceems_json_util_error(err, err_size, "step_end request: "
+					"unknown key \"tasks\"");
+	if (req->step[0] == '\0')
+		return ceems_json_util_error(err, err_size, "register request: "
+					"\"tasks\" needs \"step\"");
+	if ((r = ceems_json_util_read_uint(val, "tasks", 1, UINT16_MAX, &tasks,
+					   err, err_size)) < 0)
+		return r;
+	req->tasks = (uint32_t)tasks;
 	return 0;
 }
 
@@ -280,10 +310,11 @@ ceems_agent_proto_request_decode(const char *buf, size_t len,
 			   struct ceems_agent_request *req, char *err,
 			   size_t err_size)
 {
-	static const char *const known_register[] = { "op", "job", "step", NULL };
+	static const char *const known_register[] = { "op", "job", "step",
+						      "tasks", NULL };
 	static const char *const known_status[] = { "op", NULL };
 	static const char *const known_step[] = { "op", "jobid", "step",
-						  "status", NULL };
+						  "status", "tasks", NULL };
 	struct json_object *obj, *val;
 	const char *op;
 	int r = -EINVAL;
@@ -326,6 +357,8 @@ ceems_agent_proto_request_decode(const char *buf, size_t len,
 		if (ceems_json_util_get(obj, "step") != NULL &&
 		    (r = read_step(obj, "register", req, err, err_size)) < 0)
 			goto out;
+		if ((r = agent_proto_read_tasks(obj, req, err, err_size)) < 0)
+			goto out;
 	} else if (strcmp(op, "deregister") == 0 || strcmp(op, "report") == 0 ||
 		   strcmp(op, "release") == 0) {
 		if ((r = decode_jobid_op(obj, op, req, err, err_size)) < 0)
@@ -341,6 +374,8 @@ ceems_agent_proto_request_decode(const char *buf, size_t len,
 		if ((r = read_step(obj, op, req, err, err_size)) < 0)
 			goto out;
 		if ((r = agent_proto_read_status(obj, req, err, err_size)) < 0)
+			goto out;
+		if ((r = agent_proto_read_tasks(obj, req, err, err_size)) < 0)
 			goto out;
 	} else if (strcmp(op, "status") == 0) {
 		req->op = CEEMS_AGENT_OP_STATUS;
