@@ -316,6 +316,16 @@ f_nnodes(const struct sacct_row *r, char *buf, size_t size)
 		put(buf, size, "%u", r->nnodes);
 }
 
+/* NTasks: step lines only, as sacct fills it (a job line's is empty). */
+static void
+f_ntasks(const struct sacct_row *r, char *buf, size_t size)
+{
+	if (sacct_row_is_job(r) || !isfinite(r->ntasks))
+		put_text(buf, size, "");
+	else
+		put(buf, size, "%.0f", r->ntasks);
+}
+
 /* ReqMem: the job's request, counted in MB as Slurm keeps it; job lines
  * only, as sacct fills it. */
 static void
