@@ -193,6 +193,10 @@ case_ err-jobid -- -j 12x
 case_ explain-fields -- --explain-fields
 case_ sacct-fields -- -j 1001,1004 -P -o JobID,AdminComment,NTasks,TRESUsageOutAve,Timelimit,TimelimitRaw,MaxRSS,ReqMem,ConsumedEnergy,NCPUS,tresusageinmaxn
 case_ units-m -- -j 1001,1004 -P -o JobID,ReqMem,MaxRSS,ConsumedEnergy --units=M
+# TRES usage: the parts ceems keeps of a step, in sacct's order and
+# units (--units converts them too); job lines and the rest empty.
+case_ tres-usage -- -j 1001,1003,1004 -P -o JobID,TotalCPU,ConsumedEnergyRaw,MaxRSS,TRESUsageInTot,TRESUsageInMax,TRESUsageInAve,TRESUsageOutTot
+case_ tres-usage-units -- -j 1001 -P -o JobID,TRESUsageInTot,TRESUsageInMax --units=M
 case_ units-k -- -j 1001 -P -o JobID,ReqMem,MaxRSS,ConsumedEnergy --units=k
 case_ noconvert -- -j 1001 -P -o JobID,ReqMem,MaxRSS,ConsumedEnergy --noconvert
 case_ err-units -- --units=X
