@@ -34,6 +34,8 @@ declare -gA DIFFERS=(
 	[ElapsedRaw]="a step's: its cgroup's life, where sacct's is its end minus its start in whole seconds"
 	[ConsumedEnergy]="not compared: no energy plugin in Slurm here"
 	[ConsumedEnergyRaw]="not compared: no energy plugin in Slurm here"
+	[TRESUsageInTot]="the parts ceems keeps only (cpu, the cgroup's; energy, ceems's measure), not fs/disk, mem, pages, vmem"
+	[TRESUsageInMax]="mem only, MaxRSS's: the step's cgroup peak on its node, not its largest task's sampled RSS"
 )
 
 _skip_reason() {

@@ -473,6 +473,14 @@ step_rows(const struct sacct_records *recs, size_t first, size_t last,
 			}
 			row = &rows->v[k];
 			row->nodes_reported++;
+			/* The sum of every node's count, unknown (NaN) as
+			 * soon as one node's is: a partial sum is no count. */
+			if (!st->have_tasks)
+				row->ntasks = NAN;
+			else if (row->nodes_reported == 1)
+				row->ntasks = st->tasks;
+			else
+				row->ntasks += st->tasks;
 			take_max(&row->elapsed_s, st->elapsed_s);
 			sacct_row_add_known(&row->cpu_s, st->cpu_s);
 			if (st->have_mem_peak)

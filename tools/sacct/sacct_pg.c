@@ -433,7 +433,10 @@ static const char *const records_sql_head =
 	"    FROM ceems.job_node_perf p WHERE p.job_key = n.job_key AND p.node = n.node),"
 	"  'steps', (SELECT jsonb_agg(jsonb_build_object('id', s.step_id,"
 	"     'ended', s.ended, 'elapsed_s', s.elapsed_s, 'cpu_s', s.cpu_s,"
-	"     'mem_peak_bytes', s.mem_peak_bytes, 'joules', jsonb_build_object("
+	"     'mem_peak_bytes', s.mem_peak_bytes,"
+	/* job_steps.tasks from migration 028 on: read by name, NULL (left
+	 * out) in an older schema, so that one query reads both. */
+	"     'tasks', to_jsonb(s) -> 'tasks', 'joules', jsonb_build_object("
 	"       'package', s.package_j, 'dram', s.dram_j, 'gpu', s.gpu_j,"
 	"       'node', s.node_j))"
 	"     ORDER BY CASE s.step_id WHEN 'batch' THEN 1 WHEN 'extern' THEN 2"
