@@ -35,6 +35,7 @@
 #include "sacct_options.h"
 #include "sacct_output.h"
 #include "sacct_query.h"
+#include "sacct_slurm.h"
 #include "sacct_spool.h"
 #include "sacct_time.h"
 #include "summary/summary.h"
@@ -609,11 +610,33 @@ build_query(struct sacct_options *o, const struct ceems_config *config,
 
 /* What was asked for, on stdout: the series, the summary, the records,
  * or the listing (with the totals of --summary). */
-static int
-print_result(const struct sacct_options *o, const struct sacct_records *recs,
+/* The listing's cells of fields ceems does not keep, from Slurm's sacct
+ * where ceems.conf names it: NULL (empty cells) when it does not, when
+ * none is asked, or, after a warning, when it fails. */
+static struct sacct_slurm *
+slurm_values(const struct sacct_options *o, const struct ceems_config *config,
 	     const struct sacct_rows *rows)
 {
+	struct sacct_slurm *s;
+	char err[512];
+
+	if (config->slurm_sacct[0] == '\0')
+		return NULL;
+	if (sacct_slurm_fetch(config->slurm_sacct, o->cols, o->ncols, rows,
+			      &s, err, sizeof(err)) < 0) {
+		fail("warning: Slurm's sacct: %s; the fields ceems does not keep are empty",
+		     err);
+		return NULL;
+	}
+	return s;
+}
+
+static int
+print_result(const struct sacct_options *o, const struct ceems_config *config,
+	     const struct sacct_records *recs, const struct sacct_rows *rows)
+{
 	struct sacct_output_opts out = o->out;
+	struct sacct_slurm *slurm;
 	int r;
 
 	if (o->series_job != 0)
@@ -625,7 +648,11 @@ print_result(const struct sacct_options *o, const struct sacct_records *recs,
 	if ((r = check_unknown_users(&o->q, rows)) != 0)
 		return r;
 	sacct_output_detect(STDOUT_FILENO, &out);
-	if (sacct_output_rows(stdout, o->cols, o->ncols, rows, &out) < 0)
+	slurm = slurm_values(o, config, rows);
+	r = sacct_output_rows(stdout, o->cols, o->ncols, rows,
+			      sacct_slurm_cells(slurm), &out);
+	sacct_slurm_free(slurm);
+	if (r < 0)
 		return fail("cannot write the output");
 	if (o->summary) {
 		fputc('\n', stdout);
@@ -700,7 +727,7 @@ main(int argc, char **argv)
 	if (!records_mode && !o.duplicates && sacct_dups_keep_latest(&rows) < 0)
 		return fail("out of memory");
 
-	r = print_result(&o, &recs, &rows);
+	r = print_result(&o, &config, &recs, &rows);
 	sacct_merge_records_free(&recs);
 	sacct_row_free(&rows);
 	if (fflush(stdout) != 0 || ferror(stdout))
