@@ -417,8 +417,10 @@ from_spool(struct sacct_options *o, const struct ceems_config *config,
 			fail("%s", sr->err);
 	o->q.all_users = o->allusers || (reads_all && !o->have_users);
 	if (!o->have_users && !o->q.all_users) {
-		snprintf(o->q.users[0], sizeof(o->q.users[0]), "%s", self);
-		o->q.nusers = 1;
+		o->q.nusers = 0;
+		if (sacct_merge_name_add(&o->q.users, &o->q.nusers,
+					 &o->q.users_cap, self) < 0)
+			return fail("out of memory");
 	}
 	if (db_err != NULL) {
 		char unread[64] = "";
@@ -542,8 +544,10 @@ from_database(struct sacct_options *o, const struct ceems_config *config,
 	}
 	o->q.all_users = o->allusers || (admin && !o->have_users);
 	if (!o->have_users && !o->q.all_users) {
-		snprintf(o->q.users[0], sizeof(o->q.users[0]), "%s", self);
-		o->q.nusers = 1;
+		o->q.nusers = 0;
+		if (sacct_merge_name_add(&o->q.users, &o->q.nusers,
+					 &o->q.users_cap, self) < 0)
+			return fail("out of memory");
 	}
 	if (records_mode)
 		r = sacct_pg_records(pg, &o->q, o->series_job != 0, recs, err, sizeof(err));
@@ -599,8 +603,10 @@ build_query(struct sacct_options *o, const struct ceems_config *config,
 	 * includes its end second. */
 	o->q.end += 1;
 	if (!o->allclusters && !o->have_clusters && config->cluster[0] != '\0') {
-		snprintf(o->q.clusters[0], sizeof(o->q.clusters[0]), "%s", config->cluster);
-		o->q.nclusters = 1;
+		o->q.nclusters = 0;
+		if (sacct_merge_name_add(&o->q.clusters, &o->q.nclusters,
+					 &o->q.clusters_cap, config->cluster) < 0)
+			return fail("out of memory");
 	}
 	resolve_uids(&o->q);
 	o->q.skip = SACCT_NEED_ALL & ~(sacct_fields_columns_need(o->cols, o->ncols) |

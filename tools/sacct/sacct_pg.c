@@ -257,7 +257,7 @@ sacct_pg_identity(struct sacct_pg *pg, char *user, size_t user_size,
 
 /* "a,b,c" of a list, or NULL when empty (the filter is off). */
 static char *
-join(const char (*list)[64], size_t n)
+join(const char (*list)[SACCT_NAME_LEN], size_t n)
 {
 	size_t i, len = 1;
 	char *s;
@@ -351,7 +351,7 @@ sacct_pg_params_fill(struct sacct_pg_params *p, const struct sacct_query *q)
 	p->accounts = join(q->accounts, q->naccounts);
 	p->partitions = join(q->partitions, q->npartitions);
 	if (q->nstates > 0) {
-		char states[SACCT_LIST_MAX][64];
+		char states[SACCT_STATE_MAX][SACCT_NAME_LEN];
 
 		for (i = 0; i < q->nstates; i++)
 			snprintf(states[i], sizeof(states[i]), "%s", q->states[i]);
