@@ -241,6 +241,13 @@ test_parse(void)
 	ok(parse(&o, clusters) == 2, "-M and -L go alone");
 	ok(parse(&o, extra) == 2, "an argument that is no option's");
 	ok(parse(&o, unknown) == 2, "an option not in the table");
+	{
+		const char *json_version[] = { "--json=v0.0.40", NULL };
+		const char *het[] = { "-j", "123+1", NULL };
+
+		ok(parse(&o, json_version) == 2, "--json=VERSION (slurmrestd's) is refused");
+		ok(parse(&o, het) == 2, "-j JOBID+OFFSET is refused");
+	}
 }
 
 /* Every option of sacct, 22.05 to 26.05 (src/sacct/options.c,

@@ -250,10 +250,16 @@ opt_noheader(struct sacct_options *o, const char *arg)
 	return 0;
 }
 
+/* sacct's --json=VERSION asks for a version of slurmrestd's format:
+ * ceems-sacct's records are in none of them. */
 static int
 opt_json(struct sacct_options *o, const char *arg)
 {
-	(void)arg;
+	if (arg != NULL) {
+		sacct_options_fail("--json=%s: ceems-sacct's --json is its own records (ceems-sacct(1)), not slurmrestd's format in any version",
+				   arg);
+		return 2;
+	}
 	o->json = true;
 	return 0;
 }
@@ -516,7 +522,7 @@ const struct sacct_option sacct_option_table[] = {
 	  "the separator of -p and -P", opt_delimiter },
 	{ "csv", '\0', SACCT_ARG_NONE, NULL,
 	  "comma-separated values with a header (RFC 4180)", opt_csv },
-	{ "json", '\0', SACCT_ARG_NONE, NULL,
+	{ "json", '\0', SACCT_ARG_OPTIONAL, NULL,
 	  "the selected jobs' records, as a JSON array", opt_json },
 	{ "summary", '\0', SACCT_ARG_OPTIONAL, "user|account",
 	  "totals per user (or account) after the table", opt_summary },
@@ -624,11 +630,16 @@ sacct_options_help(FILE *out)
 	const struct sacct_option *opt;
 	char name[64];
 	size_t i;
+	bool required, shown_arg;
 
 	sacct_options_usage(out);
 	fputs("Options:\n", out);
 	for (i = 0; i < sacct_option_count; i++) {
 		opt = &sacct_option_table[i];
+		/* an optional value without a name is one sacct takes and
+		 * this tool refuses (--json=VERSION): not shown */
+		required = opt->arg == SACCT_ARG_REQUIRED;
+		shown_arg = opt->arg == SACCT_ARG_OPTIONAL && opt->arg_name != NULL;
 		if (opt->refused != NULL &&
 		    (i == 0 || sacct_option_table[i - 1].refused == NULL))
 			fputs("sacct's options not supported (exit 2):\n", out);
@@ -636,10 +647,9 @@ sacct_options_help(FILE *out)
 			 opt->short_name != '\0' ? '-' : ' ',
 			 opt->short_name != '\0' ? opt->short_name : ' ',
 			 opt->short_name != '\0' ? ',' : ' ', opt->long_name,
-			 opt->arg == SACCT_ARG_OPTIONAL ? "[" : "",
-			 opt->arg != SACCT_ARG_NONE ? "=" : "",
-			 opt->arg != SACCT_ARG_NONE ? opt->arg_name : "",
-			 opt->arg == SACCT_ARG_OPTIONAL ? "]" : "");
+			 shown_arg ? "[" : "", shown_arg || required ? "=" : "",
+			 shown_arg || required ? opt->arg_name : "",
+			 shown_arg ? "]" : "");
 		if (opt->refused != NULL)
 			fprintf(out, "  %-30s %s; %s\n", name, opt->help, opt->refused);
 		else
