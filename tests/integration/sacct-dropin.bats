@@ -35,6 +35,8 @@ declare -gA DIFFERS=(
 	[ConsumedEnergy]="not compared: no energy plugin in Slurm here"
 	[ConsumedEnergyRaw]="not compared: no energy plugin in Slurm here"
 	[TRESUsageInTot]="the parts ceems keeps only (cpu, the cgroup's; energy, ceems's measure), not fs/disk, mem, pages, vmem"
+	[TRESUsageOutAve]="energy=: ceems's mean power of the step; fs/disk not kept"
+	[TRESUsageOutTot]="energy=: ceems's mean power of the step; fs/disk not kept"
 	[TRESUsageInMax]="mem only, MaxRSS's: the step's cgroup peak on its node, not its largest task's sampled RSS"
 )
 

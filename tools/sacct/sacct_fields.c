@@ -381,6 +381,24 @@ f_tres_in_max(const struct sacct_row *r, char *buf, size_t size)
 	tres_part(buf, size, &len, "mem", mem);
 }
 
+/* TRESUsageOutAve and TRESUsageOutTot: Slurm's energy= there is a
+ * step's mean power in watts (its energy plugin's average), ceems's the
+ * step's energy over its life; fs/disk is not kept. */
+static void
+f_tres_out_power(const struct sacct_row *r, char *buf, size_t size)
+{
+	char watts[32] = "";
+	size_t len = 0;
+
+	put_text(buf, size, "");
+	if (sacct_row_is_job(r) || r->part_node != NULL)
+		return;
+	if (isfinite(r->total_j) && isfinite(r->elapsed_s) && r->elapsed_s >= 1)
+		sacct_units_fmt(round(r->total_j / r->elapsed_s), SACCT_UNIT_NONE,
+				1024, 1, watts, sizeof(watts));
+	tres_part(buf, size, &len, "energy", watts);
+}
+
 /* ReqMem: the job's request, counted in MB as Slurm keeps it; job lines
  * only, as sacct fills it. */
 static void
