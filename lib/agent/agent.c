@@ -596,6 +596,10 @@ ceems_agent_step_start(struct ceems_agent *a, uint32_t jobid,
 	snprintf(st->r.id, sizeof(st->r.id), "%s", step_id);
 	st->start_ns = now_ns;
 	st->reader = ceems_agent_open_step_reader(a, j, step_id);
+	/* cgroup v2: the step's slurmstepd, in the job's cgroup, is not the
+	 * job's CPU time: its cgroup is followed from now on. */
+	if (j->reader != NULL && !j->gone)
+		ceems_cgroup_stats_reader_rescan(j->reader);
 	ceems_agent_perf_step(a, j);
 	if (st->reader == NULL)
 		ceems_warning("job %u step %s: cgroup not found; the step gets no figures of its own",
