@@ -365,20 +365,29 @@ f_tres_in_tot(const struct sacct_row *r, char *buf, size_t size)
 	tres_part(buf, size, &len, "energy", energy);
 }
 
-/* TRESUsageInMax: mem, MaxRSS's (sacct: its largest task's). */
+/* A TRES field of sacct's that holds one part ceems keeps, KEY=VALUE,
+ * VALUE a count in sacct's units (1024s): on step lines only, as sacct
+ * fills them, and left out when unknown (NaN). */
 static void
-f_tres_in_max(const struct sacct_row *r, char *buf, size_t size)
+tres_step_one(const struct sacct_row *r, char *buf, size_t size,
+	      const char *key, double value)
 {
-	char mem[32] = "";
+	char text[32] = "";
 	size_t len = 0;
 
 	put_text(buf, size, "");
 	if (sacct_row_is_job(r) || r->part_node != NULL)
 		return;
-	if (isfinite(r->mem_peak_bytes))
-		sacct_units_fmt(r->mem_peak_bytes, SACCT_UNIT_NONE, 1024, 1, mem,
-				sizeof(mem));
-	tres_part(buf, size, &len, "mem", mem);
+	if (isfinite(value))
+		sacct_units_fmt(value, SACCT_UNIT_NONE, 1024, 1, text, sizeof(text));
+	tres_part(buf, size, &len, key, text);
+}
+
+/* TRESUsageInMax: mem, MaxRSS's (sacct: its largest task's). */
+static void
+f_tres_in_max(const struct sacct_row *r, char *buf, size_t size)
+{
+	tres_step_one(r, buf, size, "mem", r->mem_peak_bytes);
 }
 
 /* TRESUsageOutAve and TRESUsageOutTot: Slurm's energy= there is a
@@ -387,16 +396,9 @@ f_tres_in_max(const struct sacct_row *r, char *buf, size_t size)
 static void
 f_tres_out_power(const struct sacct_row *r, char *buf, size_t size)
 {
-	char watts[32] = "";
-	size_t len = 0;
-
-	put_text(buf, size, "");
-	if (sacct_row_is_job(r) || r->part_node != NULL)
-		return;
-	if (isfinite(r->total_j) && isfinite(r->elapsed_s) && r->elapsed_s >= 1)
-		sacct_units_fmt(round(r->total_j / r->elapsed_s), SACCT_UNIT_NONE,
-				1024, 1, watts, sizeof(watts));
-	tres_part(buf, size, &len, "energy", watts);
+	tres_step_one(r, buf, size, "energy",
+		      isfinite(r->elapsed_s) && r->elapsed_s >= 1 ?
+		      round(r->total_j / r->elapsed_s) : NAN);
 }
 
 /* ReqMem: the job's request, counted in MB as Slurm keeps it; job lines
