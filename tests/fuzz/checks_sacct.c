@@ -56,7 +56,7 @@ check_slurm_output(const char *data, size_t len)
 	size_t n = 0, i;
 	int ret;
 
-	if (sacct_fields_format_parse("JobID,AdminComment,Comment%20", cols,
+	if (sacct_fields_format_parse("JobID,AdminComment,Comment%20,State", cols,
 				      SACCT_MAX_COLUMNS, &n, err, sizeof(err)) < 0)
 		return "the fixed --format list was refused";
 	for (i = 0; i < 2; i++) {
@@ -82,7 +82,8 @@ check_slurm_output(const char *data, size_t len)
 		why = "sacct_slurm_match: filled cells or gave no message on error";
 	for (i = 0; why == NULL && ret == 0 && i < 2 * n; i++)
 		if (cells[i] != NULL &&
-		    cols[i % n].field->status != SACCT_FIELD_EMPTY)
+		    cols[i % n].field->status != SACCT_FIELD_EMPTY &&
+		    strncmp(cells[i], "CANCELLED by ", 13) != 0)
 			why = "sacct_slurm_match: filled a column ceems fills";
 out:
 	sacct_slurm_free(s);

@@ -118,7 +118,7 @@ _listing() {
 }
 
 @test "with slurm_sacct, every field ceems does not keep is Slurm's own value, line by line" {
-	local names=() fields s c f i n sv cv kinds bad=0 filled=0 conf id
+	local names=() fields s c f i n sv cv kinds bad=0 filled=0 conf id k
 	id=$(cut -d' ' -f1 "$CEEMS_DIR/jobs" | sed -n 2p)
 	# a value only Slurm has: an admin's comment on the completed job
 	sacctmgr -i modify job where jobid="$id" set AdminComment="ceems checked|here" >/dev/null ||
@@ -139,6 +139,11 @@ _listing() {
 		-P -n -j "$(_ids)" -o "JobID,$fields" | LC_ALL=C sort)
 	grep -q "^$id@@ceems checked|here@@" <<<"$c" ||
 		{ echo "the AdminComment is not in ceems-sacct's line of job $id"; false; }
+	# who cancelled the cancelled job: Slurm's word, the state ceems's
+	k=$(awk '$2 == "cancelled" { print $1 }' "$CEEMS_DIR/jobs")
+	[ "$("$CEEMS_TOP_BUILDDIR/tools/ceems-sacct" -c "$conf" -P -n -X -j "$k" -o State)" = \
+		"$(sacct -P -n -X -j "$k" -o State)" ] ||
+		{ echo "State of job $k: ceems-sacct $("$CEEMS_TOP_BUILDDIR/tools/ceems-sacct" -c "$conf" -P -n -X -j "$k" -o State), sacct $(sacct -P -n -X -j "$k" -o State)"; false; }
 	n=${#names[@]}
 	for i in $(seq 1 "$n"); do
 		f=${names[$((i - 1))]}

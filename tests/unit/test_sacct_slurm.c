@@ -164,6 +164,46 @@ test_forged(void)
 	sacct_row_free(&rows);
 }
 
+/* State is ceems's; a job ceems calls CANCELLED gets Slurm's "by UID". */
+static void
+test_state(void)
+{
+	struct sacct_column cols[SACCT_MAX_COLUMNS];
+	struct sacct_rows rows = { 0 };
+	struct sacct_slurm *s;
+	const char *const *cells;
+	char out[2048] = "", err[256];
+	size_t n = parse_cols(cols, "JobID,State");
+
+	snprintf(add_row(&rows, "c1", 30, t0, "")->state, 32, "CANCELLED");
+	add_row(&rows, "c1", 30, t0, "batch");
+	snprintf(add_row(&rows, "c1", 31, t0, "")->state, 32, "COMPLETED");
+	snprintf(add_row(&rows, "c1", 32, t0, "")->state, 32, "CANCELLED");
+	s = sacct_slurm_new(cols, n, &rows);
+	is_str(sacct_slurm_format(s), "JobIDRaw,Cluster,Start,State,JobIDRaw",
+	       "State is asked of Slurm");
+	/* a line of one field asked: JobIDRaw, Cluster, Start, State, JobIDRaw */
+	{
+		char st[64];
+
+		fmt_start(t0, st, sizeof(st));
+		snprintf(out, sizeof(out),
+			 "30" US "c1" US "%s" US "CANCELLED by 1000" US "30\n"
+			 "30.batch" US "c1" US "%s" US "CANCELLED" US "30.batch\n"
+			 "31" US "c1" US "%s" US "CANCELLED by 0" US "31\n"
+			 "32" US "c1" US "%s" US "FAILED" US "32\n", st, st, st, st);
+	}
+	sacct_slurm_append(s, out, strlen(out));
+	is_int(sacct_slurm_match(s, err, sizeof(err)), 0, "matched");
+	cells = sacct_slurm_cells(s);
+	is_str(cell(cells, n, 0, 1), "CANCELLED by 1000", "a cancelled job says by whom");
+	ok(cells[n + 1] == NULL, "a step keeps ceems's (empty) state");
+	ok(cells[2 * n + 1] == NULL, "a job ceems calls COMPLETED keeps ceems's state");
+	ok(cells[3 * n + 1] == NULL, "Slurm's other words never replace ceems's state");
+	sacct_slurm_free(s);
+	sacct_row_free(&rows);
+}
+
 static void
 test_bad_output(void)
 {
@@ -191,7 +231,7 @@ test_bad_output(void)
 		sacct_slurm_free(s);
 	}
 	ok(sacct_slurm_new(cols, parse_cols(cols, "JobID,Energy"), &rows) == NULL,
-	   "no column ceems leaves empty: nothing to ask");
+	   "no column ceems leaves empty or Slurm refines: nothing to ask");
 	sacct_row_free(&rows);
 }
 
@@ -313,6 +353,7 @@ main(void)
 {
 	test_match();
 	test_forged();
+	test_state();
 	test_bad_output();
 	test_run();
 	return done_testing();

@@ -462,10 +462,10 @@ sacct_output_rows(FILE *out, const struct sacct_column *cols, size_t ncols,
 			const char *cell = buf;
 
 			buf[0] = '\0';
-			if (cols[c].field->format != NULL)
-				cols[c].field->format(&rows->v[r], buf, sizeof(buf));
-			else if (fill != NULL && fill[r * ncols + c] != NULL)
+			if (fill != NULL && fill[r * ncols + c] != NULL)
 				cell = fill[r * ncols + c];
+			else if (cols[c].field->format != NULL)
+				cols[c].field->format(&rows->v[r], buf, sizeof(buf));
 			if (grid_put(&g, r * ncols + c, cell) < 0) {
 				grid_free(&g);
 				return -1;

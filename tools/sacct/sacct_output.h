@@ -38,8 +38,8 @@ struct sacct_output_opts {
 void sacct_output_detect(int fd, struct sacct_output_opts *o);
 
 /* Print ROWS in the columns COLS.  FILL, when not NULL, holds nrows x
- * ncols texts for the cells of fields ceems does not keep (Slurm's
- * values, sacct_slurm.h), NULL where there is none.  Returns 0 or -1
+ * ncols texts that stand for the cells (Slurm's values of fields ceems
+ * does not keep, sacct_slurm.h), NULL where the field's own is shown.  Returns 0 or -1
  * (out of memory, or a write error on OUT). */
 int sacct_output_rows(FILE *out, const struct sacct_column *cols,
 		      size_t ncols, const struct sacct_rows *rows,

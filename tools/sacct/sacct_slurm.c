@@ -60,6 +60,25 @@ add_field(struct sacct_slurm *s, const struct sacct_field *f)
 	return (int)s->nfields++;
 }
 
+/* State is ceems's, but Slurm's says who cancelled a job ("CANCELLED by
+ * 1000"), which ceems does not keep: a job line ceems calls CANCELLED
+ * takes Slurm's word where it is that. */
+static bool
+refines(const struct sacct_field *f)
+{
+	return strcmp(f->name, "State") == 0;
+}
+
+static const char *
+refined(const struct sacct_field *f, const struct sacct_row *row,
+	const char *slurm)
+{
+	if (!refines(f))
+		return slurm;
+	return row->step[0] == '\0' && strcmp(row->state, "CANCELLED") == 0 &&
+		strncmp(slurm, "CANCELLED by ", 13) == 0 ? slurm : NULL;
+}
+
 static char *
 make_format(const struct sacct_slurm *s)
 {
@@ -96,8 +115,8 @@ sacct_slurm_new(const struct sacct_column *cols, size_t ncols,
 	if (s->fields == NULL || s->field_of == NULL)
 		goto fail;
 	for (c = 0; c < ncols; c++)
-		s->field_of[c] = cols[c].field->status == SACCT_FIELD_EMPTY ?
-			add_field(s, cols[c].field) : -1;
+		s->field_of[c] = cols[c].field->status == SACCT_FIELD_EMPTY ||
+			refines(cols[c].field) ? add_field(s, cols[c].field) : -1;
 	if (s->nfields == 0 || (s->format = make_format(s)) == NULL)
 		goto fail;
 	return s;
@@ -359,7 +378,9 @@ sacct_slurm_match(struct sacct_slurm *s, char *err, size_t size)
 			continue;
 		for (c = 0; c < s->ncols; c++)
 			if (s->field_of[c] >= 0)
-				s->cells[r * s->ncols + c] = l->v[s->field_of[c]];
+				s->cells[r * s->ncols + c] =
+					refined(s->cols[c].field, &s->rows->v[r],
+						l->v[s->field_of[c]]);
 	}
 	return 0;
 }
@@ -540,7 +561,7 @@ sacct_slurm_fetch(const char *sacct, const struct sacct_column *cols,
 
 	*out = NULL;
 	for (c = 0; c < ncols; c++)
-		asked |= cols[c].field->status == SACCT_FIELD_EMPTY;
+		asked |= cols[c].field->status == SACCT_FIELD_EMPTY || refines(cols[c].field);
 	if (!asked || rows->n == 0)
 		return 0;
 	if ((s = sacct_slurm_new(cols, ncols, rows)) == NULL) {

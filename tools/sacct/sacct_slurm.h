@@ -35,9 +35,11 @@ int sacct_slurm_fetch(const char *sacct, const struct sacct_column *cols,
 		      size_t ncols, const struct sacct_rows *rows,
 		      struct sacct_slurm **out, char *err, size_t size);
 
-/* The cells to print in place of empty ones: NROWS x NCOLS of ROWS and
- * COLS as given to the fetch, NULL where Slurm has nothing (or for a
- * column ceems fills). */
+/* The cells to print in place of ceems's: NROWS x NCOLS of ROWS and
+ * COLS as given to the fetch, NULL where ceems's own is shown: a column
+ * ceems fills, or Slurm has nothing.  Of the columns ceems fills, State
+ * alone is Slurm's on a job line ceems calls CANCELLED where Slurm's
+ * says who cancelled it ("CANCELLED by UID"). */
 const char *const *sacct_slurm_cells(const struct sacct_slurm *s);
 
 void sacct_slurm_free(struct sacct_slurm *s);
