@@ -51,6 +51,12 @@ wanted(const struct ceems_config *config, char *why, size_t why_size)
 		snprintf(why, why_size, "eBPF is off (ebpf = off in ceems.conf)");
 		return false;
 	}
+	/* Counted from the kernel's per-process counters (agent_task_io.c):
+	 * no program to load. */
+	if (ceems_agent_task_io_wanted(config)) {
+		why[0] = '\0';
+		return false;
+	}
 	/* A fixture tree: the kernel's cgroups are not the ones read. */
 	if (config->cgroupfs_prefix[0] != '\0' &&
 	    strcmp(config->cgroupfs_prefix, "/") != 0) {
@@ -251,9 +257,16 @@ tag_job(struct ceems_agent *a, struct agent_job *j)
 	close(fd);
 }
 
+bool
+ceems_agent_task_io_wanted(const struct ceems_config *config)
+{
+	return strcmp(config->ebpf, "per-tick") == 0;
+}
+
 void
 ceems_agent_bpf_open(struct ceems_agent *a)
 {
+	a->task_io = ceems_agent_task_io_wanted(&a->config);
 	a->bpf = ceems_agent_bpf_io_take(&a->config, a->bpf_why, sizeof(a->bpf_why));
 }
 
@@ -262,6 +275,7 @@ ceems_agent_bpf_close(struct ceems_agent *a)
 {
 	ceems_bpf_io_close(a->bpf);
 	a->bpf = NULL;
+	ceems_agent_task_io_close(a);
 	free(a->bpf_buf);
 	a->bpf_buf = NULL;
 }
@@ -271,6 +285,10 @@ ceems_agent_bpf_job_start(struct ceems_agent *a, struct agent_job *j)
 {
 	int r;
 
+	if (a->task_io) {
+		ceems_agent_task_io_job_start(a, j, false);
+		return;
+	}
 	if (a->bpf == NULL)
 		return;
 	r = ceems_bpf_io_job_start(a->bpf, j->spec.uid, &j->bpf_slot);
@@ -295,6 +313,10 @@ void
 ceems_agent_bpf_job_read(struct ceems_agent *a, struct agent_job *j,
 			 bool find_new)
 {
+	if (j->tio != NULL) {
+		ceems_agent_task_io_job_read(a, j);
+		return;
+	}
 	if (j->bpf == NULL)
 		return;
 	if (find_new && !j->gone)
@@ -306,6 +328,7 @@ ceems_agent_bpf_job_read(struct ceems_agent *a, struct agent_job *j,
 void
 ceems_agent_bpf_job_end(struct agent_job *j)
 {
+	ceems_agent_task_io_job_end(j);
 	if (j->bpf == NULL)
 		return;
 	ceems_bpf_io_job_end(j->bpf, j->bpf_slot);
@@ -318,8 +341,16 @@ ceems_agent_bpf_resume(struct ceems_agent *a, struct agent_job *j,
 {
 	j->have_io_before = true;
 	j->io_before = *saved;
+	/* What was padding before the field: anything else is per call. */
+	if (j->io_before.counting != CEEMS_IO_PER_TICK)
+		j->io_before.counting = CEEMS_IO_PER_CALL;
 	j->io_before.absent_why[sizeof(j->io_before.absent_why) - 1] = '\0';
 	j->io_down_s = down_s;
+	if (!j->gone && a->task_io) {
+		/* Its processes' counts so far are the earlier agent's. */
+		ceems_agent_task_io_job_start(a, j, true);
+		return;
+	}
 	if (!j->gone) {
 		ceems_agent_bpf_job_start(a, j);
 		/* Its new slot read at once: the counts of a series made
@@ -423,6 +454,10 @@ ceems_agent_bpf_io_resume(const struct ceems_agent_io_report *before,
 	}
 	r = *before;
 	add_counts(&r, now);
+	/* Counted per tick before or after (the key changed across the
+	 * restart): the sum has per-tick's meaning. */
+	if (now->counting == CEEMS_IO_PER_TICK)
+		r.counting = CEEMS_IO_PER_TICK;
 	r.have_net = before->have_net && now->have_net;
 	r.have_tcp_retrans = before->have_tcp_retrans && now->have_tcp_retrans;
 	if (!r.have_net) {

@@ -61,8 +61,9 @@ int ceems_bpf_choose(const struct ceems_bpf_offer *offer, bool by_pid,
 		     enum ceems_bpf_attach force,
 		     enum ceems_bpf_attach out[CEEMS_BPF_NHOOKS]);
 
-/* The ebpf key's word as the type it forces: auto (NONE), fentry,
- * kprobe, btf, tracepoint; -1 for any other (off included). */
+/* The ebpf key's word as the type it forces: per-call and auto (NONE),
+ * fentry, kprobe, btf, tracepoint; -1 for any other (off and per-tick,
+ * which load no program, included). */
 int ceems_bpf_choose_force_from_word(const char *word);
 
 const char *ceems_bpf_choose_attach_name(enum ceems_bpf_attach a);
@@ -94,6 +95,9 @@ const char *ceems_bpf_io_refusals(const struct ceems_bpf_io *io);
  * WHY as ceems_bpf_io_open. */
 void ceems_agent_bpf_io_preload(const struct ceems_config *config);
 bool ceems_agent_bpf_io_preloaded(void);
+/* Whether CONFIG counts IO per tick instead (ebpf = per-tick: no program
+ * loaded; lib/sources/task_io.h), which needs CAP_SYS_PTRACE. */
+bool ceems_agent_task_io_wanted(const struct ceems_config *config);
 struct ceems_bpf_io *ceems_agent_bpf_io_take(const struct ceems_config *config,
 				       char *why, size_t why_size);
 
