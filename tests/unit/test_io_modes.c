@@ -1,0 +1,381 @@
+/* test_io_modes.c - the two ways a job's IO is counted (ebpf = per-call,
+ * the eBPF programs of bpf/ceems_io.bpf.c; ebpf = per-tick, the kernel's
+ * per-process counters through lib/sources/task_io.c) against the same
+ * real workloads, each run by a process of its own as a job's:
+ *   dd       dd writes 16 MiB from /dev/zero to a file, 1 MiB blocks;
+ *   children 100 short-lived children each write 16 KiB to a file of
+ *            its own in four calls, and exit, reaped by the job;
+ *   tcp      the job streams 8 MiB over TCP on loopback to a child.
+ * Per call counts what reached files, and the network apart, exactly;
+ * per tick counts every descriptor (the reads from /dev/zero, the
+ * stream's socket, a byte on the test's pipe), all the children's IO
+ * through their reaper's counter however briefly they lived: the
+ * figures are checked within what doc/gather.md says of each.  Per tick
+ * runs as any user; per call needs root and a kernel that loads the
+ * programs (else skipped, saying why). */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model/measure.h"
+#include "sources/bpf_io.h"
+#include "sources/proc_stats.h"
+#include "sources/task_io.h"
+#include "../tap.h"
+
+#define MIB (1024 * 1024)
+#define DD_BYTES (16 * MIB)
+#define CHILDREN 100
+#define CHILD_BYTES (16 * 1024)
+#define TCP_BYTES (8 * MIB)
+/* Per tick: what the job adds beyond the workload's own (the test's
+ * pipe, dd's report). */
+#define SLACK 4096
+#define MAX_PIDS 4096
+
+enum workload { WL_DD, WL_CHILDREN, WL_TCP, WL_N };
+static const char *const wl_names[WL_N] = { "dd", "children", "tcp" };
+
+static char dir[] = "/tmp/test_io_modes.XXXXXX";
+
+static void
+dd(void)
+{
+	char of[sizeof(dir) + 16];
+	pid_t p = fork();
+
+	if (p == 0) {
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+		snprintf(of, sizeof(of), "of=%s/dd", dir);
+		dup2(null, 1);
+		dup2(null, 2);
+		execl("/bin/dd", "dd", "if=/dev/zero", of, "bs=1M", "count=16",
+		      (char *)NULL);
+		_exit(127);
+	}
+	if (p > 0)
+		waitpid(p, NULL, 0);
+}
+
+static void
+children(void)
+{
+	static char buf[CHILD_BYTES / 4];
+
+	for (int i = 0; i < CHILDREN; i++) {
+		pid_t p = fork();
+
+		if (p == 0) {
+			char path[sizeof(dir) + 16];
+			int fd;
+
+			snprintf(path, sizeof(path), "%s/c%d", dir, i);
+			fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+			for (int k = 0; fd >= 0 && k < 4; k++)
+				if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+					_exit(1);
+			_exit(fd < 0);
+		}
+		if (p > 0)
+			waitpid(p, NULL, 0);
+	}
+}
+
+static void
+tcp(void)
+{
+	static char buf[64 * 1024];
+	struct sockaddr_in in = { .sin_family = AF_INET };
+	socklen_t len = sizeof(in);
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), s;
+	pid_t p;
+
+	in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (l < 0 || bind(l, (struct sockaddr *)&in, len) < 0 || listen(l, 1) < 0 ||
+	    getsockname(l, (struct sockaddr *)&in, &len) < 0)
+		return;
+	if ((p = fork()) == 0) {
+		int c = accept(l, NULL, NULL);
+
+		while (c >= 0 && read(c, buf, sizeof(buf)) > 0)
+			;
+		_exit(0);
+	}
+	close(l);
+	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s >= 0 && connect(s, (struct sockaddr *)&in, len) == 0)
+		for (size_t sent = 0; sent < TCP_BYTES; sent += sizeof(buf))
+			if (write(s, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+				break;
+	if (s >= 0)
+		close(s);
+	if (p > 0)
+		waitpid(p, NULL, 0);
+}
+
+/* The job's first process: waits for GO, runs W, says DONE, waits to
+ * LEAVE (so that its counts are read while it lives). */
+struct job {
+	pid_t pid;
+	int go, done, leave;
+};
+
+static int
+job_start(enum workload w, struct job *j)
+{
+	int go[2], done[2], leave[2];
+	char c;
+
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(done, O_CLOEXEC) < 0 ||
+	    pipe2(leave, O_CLOEXEC) < 0)
+		return -1;
+	fflush(stdout);		/* nothing of the test's output twice */
+	j->pid = fork();
+	if (j->pid == 0) {
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		if (w == WL_DD)
+			dd();
+		else if (w == WL_CHILDREN)
+			children();
+		else
+			tcp();
+		if (write(done[1], "d", 1) != 1 || read(leave[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(go[0]);
+	close(done[1]);
+	close(leave[0]);
+	j->go = go[1];
+	j->done = done[0];
+	j->leave = leave[1];
+	return j->pid > 0 ? 0 : -1;
+}
+
+static void
+job_finish(struct job *j)
+{
+	if (write(j->leave, "l", 1) != 1)
+		kill(j->pid, SIGKILL);
+	waitpid(j->pid, NULL, 0);
+	close(j->go);
+	close(j->done);
+	close(j->leave);
+}
+
+/* Wait up to MS for the job to say it is done. */
+static bool
+job_done(struct job *j, int ms)
+{
+	struct pollfd p = { j->done, POLLIN, 0 };
+	char c;
+
+	return poll(&p, 1, ms) == 1 && read(j->done, &c, 1) == 1;
+}
+
+/* Every process below ROOT (ROOT too), as the job's cgroup would list
+ * them, read into S: their number. */
+static size_t
+read_tree(pid_t root, struct ceems_task_io_sample *s)
+{
+	static uint32_t pid[MAX_PIDS], ppid[MAX_PIDS];
+	static bool in[MAX_PIDS];
+	size_t n = 0, out = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	bool grew = true;
+
+	while (d != NULL && (e = readdir(d)) != NULL && n < MAX_PIDS) {
+		char text[1024];
+		uint64_t pp;
+		uint32_t p = (uint32_t)strtoul(e->d_name, NULL, 10);
+
+		if (p == 0 ||
+		    ceems_proc_stats_read_pid_file("/proc", p, "stat", text, sizeof(text)) < 0 ||
+		    ceems_proc_stats_parse_pid_field(text, 4, &pp) < 0)
+			continue;
+		pid[n] = p;
+		ppid[n] = (uint32_t)pp;
+		in[n] = p == (uint32_t)root;
+		n++;
+	}
+	if (d != NULL)
+		closedir(d);
+	while (grew) {
+		grew = false;
+		for (size_t i = 0; i < n; i++)
+			for (size_t k = 0; !in[i] && k < n; k++)
+				if (in[k] && pid[k] == ppid[i])
+					in[i] = grew = true;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (in[i] && ceems_task_io_read_pid("/proc", pid[i], (uint32_t)getuid(),
+						    &s[out]) == 0)
+			out++;
+	return out;
+}
+
+/* W counted per tick, a reading every 20 ms, into *C. */
+static int
+per_tick(enum workload w, struct ceems_task_io_counts *c, unsigned *readings)
+{
+	static struct ceems_task_io_sample s[MAX_PIDS];
+	struct ceems_task_io_job *t = ceems_task_io_job_new(false);
+	struct job j;
+	bool done = false;
+	int r = -1;
+
+	*readings = 0;
+	if (t == NULL || job_start(w, &j) < 0)
+		return -1;
+	if (write(j.go, "g", 1) == 1) {
+		while (!done) {
+			done = job_done(&j, 20);
+			/* After done: the job's last counts, its children reaped. */
+			if ((r = ceems_task_io_job_update(t, s, read_tree(j.pid, s))) < 0)
+				break;
+			(*readings)++;
+		}
+	}
+	ceems_task_io_job_total(t, c);
+	job_finish(&j);
+	ceems_task_io_job_free(t);
+	return r;
+}
+
+static bool
+within(uint64_t got, uint64_t want, uint64_t slack)
+{
+	return got >= want && got <= want + slack;
+}
+
+static void
+test_per_tick(void)
+{
+	for (int w = 0; w < WL_N; w++) {
+		struct ceems_task_io_counts c;
+		unsigned readings;
+		int r = per_tick((enum workload)w, &c, &readings);
+
+		ok(r == 0, "%s per tick: %u readings (rchar %llu, wchar %llu, syscr %llu, syscw %llu)",
+		   wl_names[w], readings, (unsigned long long)c.rchar,
+		   (unsigned long long)c.wchar, (unsigned long long)c.syscr,
+		   (unsigned long long)c.syscw);
+		if (w == WL_DD)
+			ok(within(c.wchar, DD_BYTES, SLACK) && c.rchar >= DD_BYTES &&
+			   c.syscw >= 16, "dd per tick: its 16 MiB written; its reads "
+			   "of /dev/zero count too");
+		else if (w == WL_CHILDREN)
+			ok(within(c.wchar, CHILDREN * CHILD_BYTES, SLACK) &&
+			   c.syscw >= CHILDREN * 4 && c.syscw <= CHILDREN * 4 + 4,
+			   "children per tick: every child's writes, through the job's counter");
+		else
+			ok(within(c.wchar, TCP_BYTES, SLACK) && within(c.rchar, TCP_BYTES, SLACK),
+			   "tcp per tick: the stream's bytes sent and received, as IO");
+	}
+}
+
+#ifdef HAVE_BPF
+static void
+per_call(struct ceems_bpf_io *bpf, enum workload w)
+{
+	struct ceems_agent_io_report rep;
+	uint32_t slot;
+	struct job j;
+	uint64_t tcp_in, tcp_out;
+	bool ran;
+
+	if (ceems_bpf_io_job_start(bpf, (uint32_t)getuid(), &slot) < 0 ||
+	    job_start(w, &j) < 0) {
+		ok(false, "%s per call: a slot and a job", wl_names[w]);
+		return;
+	}
+	memset(&rep, 0, sizeof(rep));
+	ran = ceems_bpf_io_tag_pid(bpf, slot, (uint32_t)j.pid, false) == 0 &&
+	      write(j.go, "g", 1) == 1 && job_done(&j, 60000) &&
+	      ceems_bpf_io_read(bpf, slot, &rep) == 0;
+	ok(ran, "%s per call: tagged, run, read (read %llu in %llu calls, written %llu in %llu)",
+	   wl_names[w], (unsigned long long)rep.read_bytes,
+	   (unsigned long long)rep.read_ops, (unsigned long long)rep.write_bytes,
+	   (unsigned long long)rep.write_ops);
+	job_finish(&j);
+	tcp_in = rep.net_bytes[CEEMS_IO_IN][CEEMS_IO_TCP][CEEMS_IO_IPV4];
+	tcp_out = rep.net_bytes[CEEMS_IO_OUT][CEEMS_IO_TCP][CEEMS_IO_IPV4];
+	if (w == WL_DD)
+		/* What it reads of files: the loader's look at dd's libraries. */
+		ok(rep.write_bytes == DD_BYTES && rep.write_ops == 16 &&
+		   rep.read_bytes < 64 * 1024, "dd per call: 16 MiB in 16 writes, "
+		   "/dev/zero not a file");
+	else if (w == WL_CHILDREN)
+		ok(rep.write_bytes == CHILDREN * CHILD_BYTES && rep.write_ops == CHILDREN * 4,
+		   "children per call: every child's writes, each as it made it");
+	else
+		ok(tcp_out == TCP_BYTES && tcp_in == TCP_BYTES && rep.write_bytes == 0,
+		   "tcp per call: the stream by protocol (in %llu, out %llu), no file IO",
+		   (unsigned long long)tcp_in, (unsigned long long)tcp_out);
+	ceems_bpf_io_job_end(bpf, slot);
+}
+
+static void
+test_per_call(void)
+{
+	char why[768];
+	struct ceems_bpf_io *bpf;
+
+	if (geteuid() != 0) {
+		ok(true, "# skip per call: loading the programs needs root");
+		return;
+	}
+	bpf = ceems_bpf_io_open(false, CEEMS_BPF_ATTACH_NONE, 8, why, sizeof(why));
+	if (bpf == NULL) {
+		ok(true, "# skip per call: %s", why);
+		return;
+	}
+	for (int w = 0; w < WL_N; w++)
+		per_call(bpf, (enum workload)w);
+	ceems_bpf_io_close(bpf);
+}
+#endif
+
+static void
+cleanup(void)
+{
+	char path[sizeof(dir) + 16];
+
+	snprintf(path, sizeof(path), "%s/dd", dir);
+	unlink(path);
+	for (int i = 0; i < CHILDREN; i++) {
+		snprintf(path, sizeof(path), "%s/c%d", dir, i);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+int
+main(void)
+{
+	if (mkdtemp(dir) == NULL) {
+		ok(false, "a directory for the workloads");
+		return done_testing();
+	}
+	test_per_tick();
+#ifdef HAVE_BPF
+	test_per_call();
+#endif
+	cleanup();
+	return done_testing();
+}
