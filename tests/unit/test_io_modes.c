@@ -12,10 +12,18 @@
  * through their reaper's counter however briefly they lived: the
  * figures are checked within what doc/gather.md says of each.  Per tick
  * runs as any user; per call needs root and a kernel that loads the
- * programs (else skipped, saying why). */
+ * programs (else skipped, saying why).
+ *
+ * And the agent's side of per tick (lib/agent/agent_task_io.c), as root
+ * on a cgroup v1 tree: a process of another user moved into a job's
+ * cgroup runs short-lived children that write; each tick, light ones
+ * included, reads the job's processes from its cgroup.procs, and the
+ * job's figures are every child's writes, said to be counted per tick;
+ * the process's exit, reaped outside the job, loses nothing read. */
 #include "config.h"
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <arpa/inet.h>
@@ -29,6 +37,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/agent_internal.h"
+#include "cgroup/cgroup_path.h"
+#include "cgroup/cgroup_stats.h"
 #include "model/measure.h"
 #include "sources/bpf_io.h"
 #include "sources/proc_stats.h"
@@ -351,6 +362,161 @@ test_per_call(void)
 }
 #endif
 
+/* The agent test's job: at each byte on GO, a child that writes
+ * CHILD_BYTES to FD and exits, reaped here; then a byte on DONE. */
+static void
+agent_job_process(int go, int done, int fd)
+{
+	static char buf[CHILD_BYTES];
+	char c;
+
+	while (read(go, &c, 1) == 1) {
+		pid_t p = fork();
+
+		if (p == 0)
+			_exit(write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf));
+		if (p < 0 || waitpid(p, NULL, 0) < 0 || write(done, "d", 1) != 1)
+			_exit(1);
+	}
+	_exit(0);
+}
+
+/* Make the job's v1 directories (freezer, cpuacct) into CG; how many. */
+static int
+agent_job_dirs(struct ceems_agent *a, struct agent_job *j,
+	       char cg[2][CEEMS_CGROUP_PATH_MAX * 2])
+{
+	static const enum ceems_cgroup_controller ctl[] = {
+		CEEMS_CG_FREEZER, CEEMS_CG_CPUACCT,
+	};
+	int made = 0;
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(j->spec.cgroup.v1[ctl[i]], CEEMS_CGROUP_PATH_MAX,
+			 "/ceems_test_io_modes_%d", (int)getpid());
+		if (ceems_cgroup_path_job_dir(&j->spec.cgroup, &a->mounts, ctl[i],
+					      "", cg[i], sizeof(cg[i])) < 0 ||
+		    mkdir(cg[i], 0755) < 0)
+			break;
+		made++;
+	}
+	return made;
+}
+
+/* The job's process: forked, as uid 65534, moved into CG's cgroups. */
+static pid_t
+agent_job_spawn(char cg[2][CEEMS_CGROUP_PATH_MAX * 2], const char *path,
+		int go[2], int done[2])
+{
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(done, O_CLOEXEC) < 0)
+		return -1;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+
+		close(go[1]);
+		close(done[0]);
+		if (fd < 0 || setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(65534, 65534, 65534) < 0)
+			_exit(1);
+		agent_job_process(go[0], done[1], fd);
+	}
+	close(go[0]);
+	close(done[1]);
+	for (int i = 0; pid > 0 && i < 2; i++) {
+		char procs[CEEMS_CGROUP_PATH_MAX * 2 + 16];
+		int fd;
+
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg[i]);
+		fd = open(procs, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || dprintf(fd, "%d\n", (int)pid) <= 0)
+			ok(false, "agent per tick: the job's process moved into %s", cg[i]);
+		if (fd >= 0)
+			close(fd);
+	}
+	return pid;
+}
+
+static void
+test_agent_per_tick(void)
+{
+	struct ceems_agent *a = calloc(1, sizeof(*a));
+	struct agent_job *j = calloc(1, sizeof(*j));
+	char cg[2][CEEMS_CGROUP_PATH_MAX * 2], path[sizeof(dir) + 16], *text;
+	struct ceems_ledger_job_tick t;
+	int go[2], done[2], fd, made = 0, err = 0;
+	uint64_t want = 3 * CHILD_BYTES;
+	pid_t pid;
+	char c;
+
+	if (a == NULL || j == NULL || (text = calloc(1, 1 << 20)) == NULL) {
+		printf("Bail out! out of memory\n");
+		exit(1);
+	}
+	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	if (geteuid() != 0 || fd < 0 || read(fd, text, (1 << 20) - 1) <= 0 ||
+	    access("/sys/fs/cgroup/cpuacct/cgroup.procs", W_OK) != 0) {
+		ok(true, "# skip the agent per tick: no writable cgroup v1 tree");
+		goto out;
+	}
+	ceems_cgroup_path_mounts_from_mountinfo(text, &a->mounts);
+	a->cgroup_prefix = "";
+	snprintf(a->config.procfs_root, sizeof(a->config.procfs_root), "/proc");
+	snprintf(a->config.ebpf, sizeof(a->config.ebpf), "per-tick");
+	j->spec.uid = 65534;
+	j->spec.cgroup.version = CEEMS_CGROUP_V1;
+	if ((made = agent_job_dirs(a, j, cg)) < 2) {
+		ok(true, "# skip the agent per tick: no freezer and cpuacct hierarchies");
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/agent", dir);
+	close(open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
+	chmod(path, 0666);
+	ceems_agent_bpf_open(a);
+	ok(a->task_io && a->bpf == NULL, "agent per tick: no program loaded");
+	ceems_agent_bpf_job_start(a, j);
+	ok(j->tio != NULL && j->bpf_tagged && j->io.have_io &&
+	   j->io.counting == CEEMS_IO_PER_TICK && j->io.write_bytes == 0,
+	   "agent per tick: an empty job measured from its start");
+	if ((pid = agent_job_spawn(cg, path, go, done)) < 0)
+		goto stop;
+	j->reader = ceems_cgroup_stats_reader_open(&j->spec.cgroup, &a->mounts, "", &err);
+	for (int i = 0; i < 3; i++) {
+		if (write(go[1], "g", 1) != 1 || read(done[0], &c, 1) != 1)
+			ok(false, "agent per tick: a child's writes");
+		/* Light ticks: per tick reads the job at every one. */
+		ceems_agent_tick_collect_job(a, j, false, &t);
+	}
+	ok(within(j->io.write_bytes, want, 16) && j->io.write_ops >= 3 && !j->io.have_net,
+	   "agent per tick: three short-lived children's %llu bytes through their "
+	   "parent (%llu, light ticks)", (unsigned long long)want,
+	   (unsigned long long)j->io.write_bytes);
+	close(go[1]);
+	waitpid(pid, NULL, 0);
+	close(done[0]);
+	want = j->io.write_bytes;
+	ceems_agent_bpf_job_read(a, j, false);
+	is_int(j->io.write_bytes, want,
+	       "agent per tick: the job's process reaped outside the job: nothing read is lost");
+	ceems_cgroup_stats_reader_close(j->reader);
+stop:
+	ceems_agent_bpf_job_end(j);
+	ok(j->tio == NULL, "agent per tick: the job's tracker freed at its end");
+	ceems_agent_bpf_close(a);
+	unlink(path);
+out:
+	if (fd >= 0)
+		close(fd);
+	for (int i = made - 1; i >= 0; i--)
+		rmdir(cg[i]);
+	free(text);
+	free(j);
+	free(a);
+}
+
 static void
 cleanup(void)
 {
@@ -373,6 +539,7 @@ main(void)
 		return done_testing();
 	}
 	test_per_tick();
+	test_agent_per_tick();
 #ifdef HAVE_BPF
 	test_per_call();
 #endif
