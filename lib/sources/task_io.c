@@ -82,6 +82,8 @@ struct entry {
 	 * the total already holds (task_io.h), for DEBT_LEFT readings. */
 	struct ceems_task_io_counts debt;
 	unsigned debt_left;
+	/* Not counted, and a counted child of it went (task_io.h). */
+	bool reaper;
 };
 
 struct ceems_task_io_job {
@@ -192,11 +194,10 @@ owe(const struct entry *g, struct entry *old, size_t n_old,
 		const struct entry *gone;
 
 		if (p != NULL) {
-			if (p->counted) {
-				add(&p->debt, &g->last);
-				add(&p->debt, &g->debt);
-				p->debt_left = DEBT_READINGS;
-			}
+			add(&p->debt, &g->last);
+			add(&p->debt, &g->debt);
+			p->debt_left = DEBT_READINGS;
+			p->reaper = !p->counted;
 			return;
 		}
 		/* Its parent went too: that one's reaper took both. */
@@ -236,6 +237,7 @@ ceems_task_io_job_update(struct ceems_task_io_job *t,
 			e->last = old->last;
 			e->debt = old->debt;
 			e->debt_left = old->debt_left;
+			e->reaper = old->reaper;
 		} else if (t->baseline) {
 			e->last = s[i].c;	/* counted before */
 		}
@@ -248,15 +250,24 @@ ceems_task_io_job_update(struct ceems_task_io_job *t,
 		struct ceems_task_io_counts d = growth(&e->now, &e->last);
 
 		e->last = e->now;
+		pay(&d.rchar, &e->debt.rchar);
+		pay(&d.wchar, &e->debt.wchar);
+		pay(&d.syscr, &e->debt.syscr);
+		pay(&d.syscw, &e->debt.syscw);
 		if (e->counted) {
-			pay(&d.rchar, &e->debt.rchar);
-			pay(&d.wchar, &e->debt.wchar);
-			pay(&d.syscr, &e->debt.syscr);
-			pay(&d.syscw, &e->debt.syscw);
 			add(&t->total, &d);
+		} else if (e->reaper && e->debt.rchar == 0 && e->debt.wchar == 0 &&
+			   e->debt.syscr == 0 && e->debt.syscw == 0) {
+			/* It reaped the job's process in this interval: its
+			 * growth beyond what was counted is that process's
+			 * tail, with its own IO of the interval. */
+			add(&t->total, &d);
+			e->reaper = false;
 		}
-		if (e->debt_left > 0 && --e->debt_left == 0)
+		if (e->debt_left > 0 && --e->debt_left == 0) {
 			memset(&e->debt, 0, sizeof(e->debt));
+			e->reaper = false;
+		}
 	}
 	free(t->e);
 	t->e = ne;

@@ -25,12 +25,19 @@
  *     already added, is not counted twice (a debt the parent's growth
  *     pays, kept for two readings, then forgiven: a child the parent
  *     never reaps, as when it ignores SIGCHLD, does not hide the
- *     parent's own IO for ever);
- *   - a gone process whose parent is not counted (slurmstepd, root)
- *     takes with it what it did since the last reading: the one loss
- *     of this mode, at most a tick of the job's top processes' IO.
+ *     parent's own IO for ever); the rest of the growth is the
+ *     child's tail and the parent's own IO, both the job's;
+ *   - a gone process whose parent is not counted (slurmstepd, root) had
+ *     done more since the last reading: when that parent's counter has
+ *     grown by at least what the process had added, in the reading
+ *     where it does (it reaped the process then), the rest of its
+ *     growth is counted: the process's tail, with the parent's own IO
+ *     in that interval (slurmstepd's: kilobytes of messages to slurmd
+ *     and the plugins).  A parent outside the job's cgroup, or one that
+ *     never reaps (the process was reparented, or SIGCHLD ignored),
+ *     leaves the tail lost: at most a tick of that process's IO.
  * Processes not counted (COUNTED false: not running as the job's user)
- * are kept only as parents. */
+ * are kept only as parents and reapers. */
 #ifndef CEEMS_TASK_IO_H
 #define CEEMS_TASK_IO_H
 

@@ -94,8 +94,38 @@ test_reaped_in_job(void)
 	s[1] = proc(2, 1, true, 5100 + 300 + 10);
 	is_int(update(t, s, 2), 5300 + 100 + 10,
 	       "reaped a reading later: its last 100 and the shell's own 10");
-	/* The shell exits; slurmstepd (not counted) reaps it. */
-	is_int(update(t, s, 1), 5410, "the shell reaped by slurmstepd: what was seen of it stays");
+	/* The shell writes 90 more and exits; slurmstepd (not counted)
+	 * reaps it, and wrote 20 of its own meanwhile. */
+	s[0] = proc(1, 0, false, 60000 + 5500 + 20);
+	is_int(update(t, s, 1), 5410 + 90 + 20,
+	       "the shell reaped by slurmstepd: its tail from slurmstepd's growth, "
+	       "with slurmstepd's own IO of that tick");
+	s[0] = proc(1, 0, false, 70000);
+	is_int(update(t, s, 1), 5520, "slurmstepd's own IO after: not the job's");
+	ceems_task_io_job_free(t);
+}
+
+/* A process reaped outside the job, before its reaper is read, or by a
+ * reaper outside the job's cgroup: what was seen of it stays, no more. */
+static void
+test_reaped_outside(void)
+{
+	struct ceems_task_io_job *t = ceems_task_io_job_new(false);
+	struct ceems_task_io_sample s[2];
+
+	s[0] = proc(1, 0, false, 1000);
+	s[1] = proc(2, 1, true, 300);
+	is_int(update(t, s, 2), 300, "slurmstepd and the job's shell");
+	/* Gone, slurmstepd not grown yet (the shell a zombie). */
+	is_int(update(t, s, 1), 300, "gone, not reaped yet");
+	s[0] = proc(1, 0, false, 1000 + 350);
+	is_int(update(t, s, 1), 350, "reaped a reading later: its tail of 50");
+	s[0] = proc(1, 0, false, 2000);
+	is_int(update(t, s, 1), 350, "then nothing of slurmstepd's");
+	/* A process whose parent is not listed (reparented outside). */
+	s[0] = proc(3, 99, true, 400);
+	is_int(update(t, s, 1), 750, "a process of the job whose parent is not");
+	is_int(update(t, NULL, 0), 750, "gone: what was seen of it stays");
 	ceems_task_io_job_free(t);
 }
 
@@ -246,6 +276,7 @@ main(void)
 {
 	test_parse();
 	test_reaped_in_job();
+	test_reaped_outside();
 	test_chain();
 	test_reused_pid();
 	test_debt_forgiven();
