@@ -42,6 +42,24 @@
 static struct ceems_bpf_io *preloaded;
 static bool preload_done;
 static char preload_why[CEEMS_AGENT_WHY_MAX];
+/* ebpf = per-tick: the task iterator, loaded at start too. */
+static struct ceems_task_iter *preloaded_iter;
+
+/* The task iterator for per-tick IO, or NULL (then /proc, logged). */
+static struct ceems_task_iter *
+load_iter(void)
+{
+	char why[256];
+	struct ceems_task_iter *it = ceems_task_iter_open(why, sizeof(why));
+
+	if (it != NULL)
+		ceems_info("per-tick IO: the jobs' processes read by a BPF task iterator");
+	else
+		ceems_warning("per-tick IO: no BPF task iterator (%s); /proc/PID/io "
+			      "instead, which a confined agent cannot read of other users' "
+			      "processes: the jobs' IO will be absent, with the reason", why);
+	return it;
+}
 
 /* Whether CONFIG wants the programs here; else WHY. */
 static bool
@@ -121,6 +139,8 @@ ceems_agent_bpf_io_preload(const struct ceems_config *config)
 	if (preload_done)
 		return;
 	preload_done = true;
+	if (ceems_agent_task_io_wanted(config))
+		preloaded_iter = load_iter();
 	if (!wanted(config, preload_why, sizeof(preload_why)))
 		return;
 	preloaded = load(config, preload_why, sizeof(preload_why));
@@ -129,7 +149,7 @@ ceems_agent_bpf_io_preload(const struct ceems_config *config)
 bool
 ceems_agent_bpf_io_preloaded(void)
 {
-	return preloaded != NULL;
+	return preloaded != NULL || preloaded_iter != NULL;
 }
 
 struct ceems_bpf_io *
@@ -267,6 +287,11 @@ void
 ceems_agent_bpf_open(struct ceems_agent *a)
 {
 	a->task_io = ceems_agent_task_io_wanted(&a->config);
+	if (a->task_io) {
+		/* Taken once, as the programs are; else loaded now. */
+		a->task_iter = preload_done ? preloaded_iter : load_iter();
+		preloaded_iter = NULL;
+	}
 	a->bpf = ceems_agent_bpf_io_take(&a->config, a->bpf_why, sizeof(a->bpf_why));
 }
 
@@ -314,7 +339,7 @@ ceems_agent_bpf_job_read(struct ceems_agent *a, struct agent_job *j,
 			 bool find_new)
 {
 	if (j->tio != NULL) {
-		ceems_agent_task_io_job_read(a, j);
+		ceems_agent_task_io_job_read(a, j, false);
 		return;
 	}
 	if (j->bpf == NULL)
@@ -375,6 +400,11 @@ fill_current(const struct ceems_agent *a, const struct agent_job *j,
 	/* It held a slot (it may have ended since). */
 	bool had_slot = j->bpf != NULL || j->io.have_io;
 
+	if (j->tio_denied) {
+		memset(out, 0, sizeof(*out));
+		snprintf(out->absent_why, sizeof(out->absent_why), "%s", j->bpf_why);
+		return;
+	}
 	if (had_slot && j->bpf_tagged) {
 		*out = j->io;
 		return;

@@ -9,8 +9,13 @@
  * when a process outside the job reaps it, is at most one tick), and
  * at each step's start and end.
  *
- * Another user's /proc/PID/io is readable with CAP_SYS_PTRACE only: the
- * agent keeps it in this mode (tools/agent/agent_caps.c). */
+ * The processes' counters come from a BPF task iterator, read once per
+ * tick for every job (lib/sources/task_iter.c): another user's
+ * /proc/PID/io passes a ptrace check that the agent, confined by
+ * Landlock, fails whatever its capabilities.  Without the iterator,
+ * /proc/PID/io is read (an unconfined agent with CAP_SYS_PTRACE, the
+ * tests); a process refused there leaves the job's IO absent, with the
+ * reason, never a part passed for the whole. */
 #include "config.h"
 
 #include <errno.h>
@@ -69,8 +74,13 @@ read_dir(int dirfd, void *arg)
 			a->tio_samples = s;
 			a->tio_cap = cap;
 		}
-		r = ceems_task_io_read_pid(a->config.procfs_root, pid, w->uid,
-					   &a->tio_samples[w->n]);
+		if (a->task_iter != NULL)
+			r = a->task_iter_ret < 0 ? a->task_iter_ret :
+			    ceems_task_iter_find(a->task_iter, pid, w->uid,
+						 &a->tio_samples[w->n]);
+		else
+			r = ceems_task_io_read_pid(a->config.procfs_root, pid, w->uid,
+						   &a->tio_samples[w->n]);
 		if (r == 0)
 			w->n++;
 		else if (r == -EACCES || r == -EPERM)
@@ -117,11 +127,12 @@ ceems_agent_task_io_job_start(struct ceems_agent *a, struct agent_job *j,
 	memset(&j->io, 0, sizeof(j->io));
 	j->io.have_io = true;
 	j->io.counting = CEEMS_IO_PER_TICK;
-	ceems_agent_task_io_job_read(a, j);
+	ceems_agent_task_io_job_read(a, j, false);
 }
 
 void
-ceems_agent_task_io_job_read(struct ceems_agent *a, struct agent_job *j)
+ceems_agent_task_io_job_read(struct ceems_agent *a, struct agent_job *j,
+			     bool in_tick)
 {
 	struct read_walk w = { a, j->spec.uid, 0, 0, false };
 	struct ceems_task_io_counts total;
@@ -131,6 +142,14 @@ ceems_agent_task_io_job_read(struct ceems_agent *a, struct agent_job *j)
 		return;
 	if (a->bpf_buf == NULL && (a->bpf_buf = malloc(PROCS_MAX)) == NULL)
 		return;
+	/* Once for all the jobs of a tick; afresh for a reading outside
+	 * one (a registration, a step's start or end). */
+	if (a->task_iter != NULL &&
+	    !(in_tick && a->task_iter_read && a->task_iter_seq == a->tick_seq)) {
+		a->task_iter_ret = ceems_task_iter_read(a->task_iter);
+		a->task_iter_read = in_tick;
+		a->task_iter_seq = a->tick_seq;
+	}
 	if ((fd = open_job_dir(a, j)) < 0)
 		return;
 	ceems_cgroup_walk(fd, WALK_DEPTH, WALK_DIRS, read_dir, &w);
@@ -138,10 +157,13 @@ ceems_agent_task_io_job_read(struct ceems_agent *a, struct agent_job *j)
 	if (w.full)
 		ceems_debug("job %u: more than %d processes; per-tick IO misses some",
 			    j->spec.jobid, SAMPLES_MAX);
-	if (w.denied != 0 && !j->tio_denied_said) {
+	if (w.denied != 0 && !j->tio_denied) {
 		ceems_warning("job %u: a process's IO counters are not readable (%s): "
-			      "per-tick IO misses it", j->spec.jobid, strerror(-w.denied));
-		j->tio_denied_said = true;
+			      "the job's IO is not measured", j->spec.jobid,
+			      strerror(-w.denied));
+		snprintf(j->bpf_why, sizeof(j->bpf_why), "per-tick IO: a process's "
+			 "/proc/PID/io was not readable (%s)", strerror(-w.denied));
+		j->tio_denied = true;
 	}
 	if ((r = ceems_task_io_job_update(j->tio, a->tio_samples, w.n)) < 0)
 		return;
@@ -163,6 +185,8 @@ ceems_agent_task_io_job_end(struct agent_job *j)
 void
 ceems_agent_task_io_close(struct ceems_agent *a)
 {
+	ceems_task_iter_close(a->task_iter);
+	a->task_iter = NULL;
 	free(a->tio_samples);
 	a->tio_samples = NULL;
 	a->tio_cap = 0;

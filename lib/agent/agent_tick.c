@@ -434,14 +434,15 @@ read_job(struct ceems_agent *a, struct agent_job *j, bool full)
 	 * Light ticks leave them be (a system call per CPU of the job for
 	 * perf, two for eBPF), unless the job keeps a series. */
 	j->rd.counts = full || j->series != NULL;
-	if (j->rd.counts)
+	if (j->tio != NULL)
+		/* Per tick, at every tick: what a process takes when it
+		 * leaves the job is what it did since the last reading
+		 * (agent_task_io.c). */
+		ceems_agent_task_io_job_read(a, j, true);
+	else if (j->rd.counts)
 		ceems_agent_bpf_job_read(a, j, full &&
 					 (j->spec.cgroup.version != CEEMS_CGROUP_V1 ||
 					  walk_due(a, j)));
-	else if (j->tio != NULL)
-		/* Per tick: what a process takes when it leaves the job is
-		 * what it did since the last reading (agent_task_io.c). */
-		ceems_agent_bpf_job_read(a, j, false);
 	if (j->gone)
 		return;
 	j->rd.ret = ceems_cgroup_stats_reader_read_some(j->reader, want, st);

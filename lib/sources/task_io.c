@@ -304,6 +304,7 @@ ceems_task_io_read_pid(const char *procfs, uint32_t pid, uint32_t uid,
 	s->pid = pid;
 	s->ppid = (uint32_t)ppid;
 	s->start = start;
+	s->uid = ruid;
 	s->counted = ruid == uid;
 	return 0;
 }

@@ -5,7 +5,8 @@
  * The kernel counts, for every task, the bytes its read and write
  * system calls moved and the calls themselves (rchar, wchar, syscr,
  * syscw), on any descriptor: files, but also pipes, sockets and
- * terminals.  /proc/PID/io sums the process's threads, its threads that
+ * terminals (send, recv and their kin on sockets are not counted, nor
+ * memory-mapped IO).  /proc/PID/io sums the process's threads, its threads that
  * have exited, and every child it has reaped (wait_task_zombie adds the
  * child's counts, its own reaped children's included, to its parent's).
  * So a job's IO is what its live processes show, plus what the
@@ -61,7 +62,8 @@ int ceems_task_io_parse(const char *text, struct ceems_task_io_counts *out);
 struct ceems_task_io_sample {
 	uint32_t pid;
 	uint32_t ppid;
-	uint64_t start;			/* clock ticks since boot: a pid reused */
+	uint64_t start;			/* when it started: a pid reused */
+	uint32_t uid;			/* its real uid */
 	bool counted;			/* runs as the job's user */
 	struct ceems_task_io_counts c;
 };
@@ -89,5 +91,19 @@ void ceems_task_io_job_total(const struct ceems_task_io_job *t,
  * CAP_SYS_PTRACE). */
 int ceems_task_io_read_pid(const char *procfs, uint32_t pid, uint32_t uid,
 			   struct ceems_task_io_sample *s);
+
+/* The same counters through a BPF task iterator (bpf/ceems_task.bpf.c,
+ * lib/sources/task_iter.c), which the node agent uses: another user's
+ * /proc/PID/io passes a ptrace check that an agent confined by Landlock
+ * fails whatever its capabilities.  Open loads it (CAP_BPF and
+ * CAP_PERFMON; NULL with WHY); read takes every process of the node
+ * (0 or -errno); find gives process PID of the last read, its counted
+ * flag from UID (0, -ENOENT). */
+struct ceems_task_iter;
+struct ceems_task_iter *ceems_task_iter_open(char *why, size_t why_size);
+void ceems_task_iter_close(struct ceems_task_iter *it);
+int ceems_task_iter_read(struct ceems_task_iter *it);
+int ceems_task_iter_find(const struct ceems_task_iter *it, uint32_t pid,
+			 uint32_t uid, struct ceems_task_io_sample *s);
 
 #endif

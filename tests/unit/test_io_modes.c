@@ -440,9 +440,11 @@ agent_job_spawn(char cg[2][CEEMS_CGROUP_PATH_MAX * 2], const char *path,
 	return pid;
 }
 
+/* BY_PROC: /proc/PID/io read, not the task iterator. */
 static void
-test_agent_per_tick(void)
+test_agent_per_tick(bool by_proc)
 {
+	const char *how = by_proc ? "/proc" : "iterator";
 	struct ceems_agent *a = calloc(1, sizeof(*a));
 	struct agent_job *j = calloc(1, sizeof(*j));
 	char cg[2][CEEMS_CGROUP_PATH_MAX * 2], path[sizeof(dir) + 16], *text;
@@ -459,7 +461,7 @@ test_agent_per_tick(void)
 	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 	if (geteuid() != 0 || fd < 0 || read(fd, text, (1 << 20) - 1) <= 0 ||
 	    access("/sys/fs/cgroup/cpuacct/cgroup.procs", W_OK) != 0) {
-		ok(true, "# skip the agent per tick: no writable cgroup v1 tree");
+		ok(true, "# skip the agent per tick (%s): no writable cgroup v1 tree", how);
 		goto out;
 	}
 	ceems_cgroup_path_mounts_from_mountinfo(text, &a->mounts);
@@ -469,30 +471,35 @@ test_agent_per_tick(void)
 	j->spec.uid = 65534;
 	j->spec.cgroup.version = CEEMS_CGROUP_V1;
 	if ((made = agent_job_dirs(a, j, cg)) < 2) {
-		ok(true, "# skip the agent per tick: no freezer and cpuacct hierarchies");
+		ok(true, "# skip the agent per tick (%s): no freezer and cpuacct hierarchies", how);
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%s/agent", dir);
 	close(open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
 	chmod(path, 0666);
 	ceems_agent_bpf_open(a);
-	ok(a->task_io && a->bpf == NULL, "agent per tick: no program loaded");
+	if (by_proc) {
+		ceems_task_iter_close(a->task_iter);
+		a->task_iter = NULL;
+	}
+	ok(a->task_io && a->bpf == NULL, "agent per tick (%s): no program on any call", how);
 	ceems_agent_bpf_job_start(a, j);
 	ok(j->tio != NULL && j->bpf_tagged && j->io.have_io &&
 	   j->io.counting == CEEMS_IO_PER_TICK && j->io.write_bytes == 0,
-	   "agent per tick: an empty job measured from its start");
+	   "agent per tick (%s): an empty job measured from its start", how);
 	if ((pid = agent_job_spawn(cg, path, go, done)) < 0)
 		goto stop;
 	j->reader = ceems_cgroup_stats_reader_open(&j->spec.cgroup, &a->mounts, "", &err);
 	for (int i = 0; i < 3; i++) {
 		if (write(go[1], "g", 1) != 1 || read(done[0], &c, 1) != 1)
-			ok(false, "agent per tick: a child's writes");
+			ok(false, "agent per tick (%s): a child's writes", how);
 		/* Light ticks: per tick reads the job at every one. */
+		a->tick_seq++;
 		ceems_agent_tick_collect_job(a, j, false, &t);
 	}
 	ok(within(j->io.write_bytes, want, 16) && j->io.write_ops >= 3 && !j->io.have_net,
-	   "agent per tick: three short-lived children's %llu bytes through their "
-	   "parent (%llu, light ticks)", (unsigned long long)want,
+	   "agent per tick (%s): three short-lived children's %llu bytes through their "
+	   "parent (%llu, light ticks)", how, (unsigned long long)want,
 	   (unsigned long long)j->io.write_bytes);
 	close(go[1]);
 	waitpid(pid, NULL, 0);
@@ -500,11 +507,12 @@ test_agent_per_tick(void)
 	want = j->io.write_bytes;
 	ceems_agent_bpf_job_read(a, j, false);
 	is_int(j->io.write_bytes, want,
-	       "agent per tick: the job's process reaped outside the job: nothing read is lost");
+	       by_proc ? "agent per tick (/proc): the job's process reaped outside the job: nothing read is lost" :
+	       "agent per tick (iterator): the job's process reaped outside the job: nothing read is lost");
 	ceems_cgroup_stats_reader_close(j->reader);
 stop:
 	ceems_agent_bpf_job_end(j);
-	ok(j->tio == NULL, "agent per tick: the job's tracker freed at its end");
+	ok(j->tio == NULL, "agent per tick (%s): the job's tracker freed at its end", how);
 	ceems_agent_bpf_close(a);
 	unlink(path);
 out:
@@ -539,7 +547,8 @@ main(void)
 		return done_testing();
 	}
 	test_per_tick();
-	test_agent_per_tick();
+	test_agent_per_tick(false);
+	test_agent_per_tick(true);
 #ifdef HAVE_BPF
 	test_per_call();
 #endif

@@ -5,8 +5,11 @@
  * the job keeps what was seen of it, a reused pid is a new process, a
  * parent that never reaps is not held back for ever, a restart counts
  * no past twice); a report counted per tick in JSON both ways, its
- * errors absent, not 0; and this process read through /proc. */
+ * errors absent, not 0; and this process read through /proc and through
+ * the BPF task iterator (root), the two agreeing. */
 #include "config.h"
+
+#include <sys/wait.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -51,8 +54,8 @@ test_parse(void)
 static struct ceems_task_io_sample
 proc(uint32_t pid, uint32_t ppid, bool counted, uint64_t w)
 {
-	struct ceems_task_io_sample s = { pid, ppid, 1000 + pid, counted,
-					  { w / 2, w, w / 4096, w / 4096 } };
+	struct ceems_task_io_sample s = { pid, ppid, 1000 + pid, counted ? 1000 : 0,
+					  counted, { w / 2, w, w / 4096, w / 4096 } };
 
 	return s;
 }
@@ -271,6 +274,46 @@ test_read_self(void)
 		fclose(f);
 }
 
+/* The task iterator (root, a kernel that loads it): this process as
+ * /proc says it, threads summed, its reaped child's counts included. */
+static void
+test_iter(void)
+{
+	struct ceems_task_io_sample viaproc, viaiter;
+	struct ceems_task_iter *it;
+	char why[256];
+	pid_t child;
+	int r;
+
+	it = ceems_task_iter_open(why, sizeof(why));
+	if (it == NULL) {
+		ok(geteuid() != 0 || strstr(why, "without eBPF") != NULL,
+		   "# skip the task iterator: %s", why);
+		return;
+	}
+	fflush(stdout);
+	if ((child = fork()) == 0) {
+		static char buf[65536];
+		FILE *f = tmpfile();
+
+		_exit(f == NULL || fwrite(buf, 1, sizeof(buf), f) != sizeof(buf) ||
+		      fflush(f) != 0);
+	}
+	waitpid(child, NULL, 0);
+	r = ceems_task_io_read_pid("/proc", (uint32_t)getpid(), (uint32_t)getuid(), &viaproc);
+	ok(r == 0 && ceems_task_iter_read(it) == 0 &&
+	   ceems_task_iter_find(it, (uint32_t)getpid(), (uint32_t)getuid(), &viaiter) == 0,
+	   "the iterator finds this process");
+	ok(viaiter.counted && viaiter.uid == (uint32_t)getuid() &&
+	   viaiter.ppid == (uint32_t)getppid() && viaiter.c.wchar >= 65536 &&
+	   viaiter.c.wchar >= viaproc.c.wchar && viaiter.c.wchar <= viaproc.c.wchar + 4096 &&
+	   viaiter.c.syscr >= viaproc.c.syscr,
+	   "as /proc says (wchar %llu, /proc %llu), the reaped child's 64 KiB in",
+	   (unsigned long long)viaiter.c.wchar, (unsigned long long)viaproc.c.wchar);
+	is_int(ceems_task_iter_find(it, 0, 0, &viaiter), -ENOENT, "no process 0");
+	ceems_task_iter_close(it);
+}
+
 int
 main(void)
 {
@@ -283,5 +326,6 @@ main(void)
 	test_baseline();
 	test_json();
 	test_read_self();
+	test_iter();
 	return done_testing();
 }
