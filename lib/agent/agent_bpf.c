@@ -277,12 +277,6 @@ tag_job(struct ceems_agent *a, struct agent_job *j)
 	close(fd);
 }
 
-bool
-ceems_agent_task_io_wanted(const struct ceems_config *config)
-{
-	return strcmp(config->ebpf, "per-tick") == 0;
-}
-
 void
 ceems_agent_bpf_open(struct ceems_agent *a)
 {

@@ -458,10 +458,13 @@ void ceems_agent_bpf_resume(struct ceems_agent *a, struct agent_job *j,
 		      const struct ceems_agent_io_report *saved, double down_s);
 void ceems_agent_bpf_fill(const struct ceems_agent *a, const struct agent_job *j,
 		    struct ceems_agent_io_report *out);
-/* agent_task_io.c: ebpf = per-tick.  A job's tracker (RESTORED: after
+/* agent_task_io.c: ebpf = per-tick (WANTED: CONFIG counts IO per tick:
+ * no program on any call, a task iterator read once per tick;
+ * sources/task_io.h).  A job's tracker (RESTORED: after
  * an agent restart, its processes' counts so far are not its), its
  * reading (IN_TICK: the tick's jobs share one reading of the node's
  * processes), its end; the agent's buffer and iterator freed. */
+bool ceems_agent_task_io_wanted(const struct ceems_config *config);
 void ceems_agent_task_io_job_start(struct ceems_agent *a, struct agent_job *j,
 				   bool restored);
 void ceems_agent_task_io_job_read(struct ceems_agent *a, struct agent_job *j,

@@ -113,6 +113,12 @@ open_job_dir(struct ceems_agent *a, struct agent_job *j)
 	return open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
+bool
+ceems_agent_task_io_wanted(const struct ceems_config *config)
+{
+	return strcmp(config->ebpf, "per-tick") == 0;
+}
+
 void
 ceems_agent_task_io_job_start(struct ceems_agent *a, struct agent_job *j,
 			      bool restored)

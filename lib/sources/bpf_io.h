@@ -95,9 +95,6 @@ const char *ceems_bpf_io_refusals(const struct ceems_bpf_io *io);
  * WHY as ceems_bpf_io_open. */
 void ceems_agent_bpf_io_preload(const struct ceems_config *config);
 bool ceems_agent_bpf_io_preloaded(void);
-/* Whether CONFIG counts IO per tick instead (ebpf = per-tick: no program
- * on any call, a task iterator read once per tick; sources/task_io.h). */
-bool ceems_agent_task_io_wanted(const struct ceems_config *config);
 struct ceems_bpf_io *ceems_agent_bpf_io_take(const struct ceems_config *config,
 				       char *why, size_t why_size);
 
