@@ -599,7 +599,8 @@ ceems_agent_tick_stale_counts(const struct agent_job *j, uint64_t now_ns,
 	if (j->counts_ns == 0 || now_ns <= j->counts_ns)
 		return;
 	stale_s = (double)(now_ns - j->counts_ns) / 1e9;
-	if (io->have_io || io->have_net)
+	/* IO counted per tick was read at this tick, light ones too. */
+	if ((io->have_io || io->have_net) && j->tio == NULL)
 		io->unmeasured_s += stale_s;
 	if (perf->present != 0)
 		perf->unmeasured_s += stale_s;

@@ -440,6 +440,38 @@ agent_job_spawn(char cg[2][CEEMS_CGROUP_PATH_MAX * 2], const char *path,
 	return pid;
 }
 
+/* An agent restarted while job J's process (GO, DONE its pipes) runs:
+ * the new agent's first reading is a baseline, what the earlier one
+ * counted (its checkpoint) and what the job does after add up, the
+ * seconds between said; nothing counted twice. */
+static void
+test_agent_restart(struct ceems_agent *a, const struct agent_job *j, int go,
+		   int done, const char *how)
+{
+	struct agent_job *j2 = calloc(1, sizeof(*j2));
+	struct ceems_agent_io_report saved, out;
+	char c;
+
+	if (j2 == NULL)
+		return;
+	ceems_agent_bpf_fill(a, j, &saved);
+	j2->spec = j->spec;
+	ceems_agent_bpf_resume(a, j2, &saved, 2.0);
+	if (write(go, "g", 1) != 1 || read(done, &c, 1) != 1)
+		ok(false, "agent per tick (%s): a write after the restart", how);
+	ceems_agent_bpf_job_read(a, j2, false);
+	ceems_agent_bpf_fill(a, j2, &out);
+	ok(out.have_io && out.counting == CEEMS_IO_PER_TICK &&
+	   within(out.write_bytes, saved.write_bytes + CHILD_BYTES, 4) &&
+	   out.unmeasured_s == 2.0,
+	   "agent per tick (%s): restarted: the checkpoint's %llu bytes and the %d "
+	   "after, none twice (%llu), the 2 s between said", how,
+	   (unsigned long long)saved.write_bytes, CHILD_BYTES,
+	   (unsigned long long)out.write_bytes);
+	ceems_agent_bpf_job_end(j2);
+	free(j2);
+}
+
 /* BY_PROC: /proc/PID/io read, not the task iterator. */
 static void
 test_agent_per_tick(bool by_proc)
@@ -501,6 +533,7 @@ test_agent_per_tick(bool by_proc)
 	   "agent per tick (%s): three short-lived children's %llu bytes through their "
 	   "parent (%llu, light ticks)", how, (unsigned long long)want,
 	   (unsigned long long)j->io.write_bytes);
+	test_agent_restart(a, j, go[1], done[0], how);
 	close(go[1]);
 	waitpid(pid, NULL, 0);
 	close(done[0]);
