@@ -476,7 +476,7 @@ test_agent_restart(struct ceems_agent *a, const struct agent_job *j, int go,
 static void
 test_agent_per_tick(bool by_proc)
 {
-	const char *how = by_proc ? "/proc" : "iterator";
+	const char *how = "/proc";
 	struct ceems_agent *a = calloc(1, sizeof(*a));
 	struct agent_job *j = calloc(1, sizeof(*j));
 	char cg[2][CEEMS_CGROUP_PATH_MAX * 2], path[sizeof(dir) + 16], *text;
@@ -513,6 +513,10 @@ test_agent_per_tick(bool by_proc)
 	if (by_proc) {
 		ceems_task_iter_close(a->task_iter);
 		a->task_iter = NULL;
+	} else if (a->task_iter != NULL) {
+		how = "iterator";
+	} else {
+		how = "/proc, no iterator here";
 	}
 	ok(a->task_io && a->bpf == NULL, "agent per tick (%s): no program on any call", how);
 	ceems_agent_bpf_job_start(a, j);
@@ -540,8 +544,7 @@ test_agent_per_tick(bool by_proc)
 	want = j->io.write_bytes;
 	ceems_agent_bpf_job_read(a, j, false);
 	is_int(j->io.write_bytes, want,
-	       by_proc ? "agent per tick (/proc): the job's process reaped outside the job: nothing read is lost" :
-	       "agent per tick (iterator): the job's process reaped outside the job: nothing read is lost");
+	       "agent per tick: the job's process reaped outside the job: nothing read is lost");
 	ceems_cgroup_stats_reader_close(j->reader);
 stop:
 	ceems_agent_bpf_job_end(j);
