@@ -44,7 +44,10 @@ struct read_walk {
 	uint32_t uid;
 	size_t n;
 	int denied;			/* a process's io file refused */
+	/* Not every process could be listed: the reading is not taken
+	 * (one left out would count anew, in full, when seen again). */
 	bool full;
+	bool failed;
 };
 
 /* Read every process listed in DIRFD's cgroup.procs (a visit of
@@ -59,6 +62,9 @@ read_dir(int dirfd, void *arg)
 	const char *p = a->bpf_buf;
 	uint32_t pid;
 
+	/* A cgroup removed meanwhile: its processes have gone. */
+	if (n < 0 && n != -ENOENT && n != -ENODEV)
+		w->failed = true;
 	while (n > 0 && ceems_cgroup_parse_next_pid(&p, &pid)) {
 		int r;
 
@@ -75,8 +81,7 @@ read_dir(int dirfd, void *arg)
 			a->tio_cap = cap;
 		}
 		if (a->task_iter != NULL)
-			r = a->task_iter_ret < 0 ? a->task_iter_ret :
-			    ceems_task_iter_find(a->task_iter, pid, w->uid,
+			r = ceems_task_iter_find(a->task_iter, pid, w->uid,
 						 &a->tio_samples[w->n]);
 		else
 			r = ceems_task_io_read_pid(a->config.procfs_root, pid, w->uid,
@@ -85,7 +90,8 @@ read_dir(int dirfd, void *arg)
 			w->n++;
 		else if (r == -EACCES || r == -EPERM)
 			w->denied = r;
-		/* Else it went meanwhile: its reaper's counter has it. */
+		/* Else it went meanwhile (its reaper's counter has it), or
+		 * came after the iterator's reading (the next one has it). */
 	}
 	return true;
 }
@@ -140,7 +146,7 @@ void
 ceems_agent_task_io_job_read(struct ceems_agent *a, struct agent_job *j,
 			     bool in_tick)
 {
-	struct read_walk w = { a, j->spec.uid, 0, 0, false };
+	struct read_walk w = { a, j->spec.uid, 0, 0, false, false };
 	struct ceems_task_io_counts total;
 	int fd, r;
 
@@ -155,14 +161,23 @@ ceems_agent_task_io_job_read(struct ceems_agent *a, struct agent_job *j,
 		a->task_iter_ret = ceems_task_iter_read(a->task_iter);
 		a->task_iter_read = in_tick;
 		a->task_iter_seq = a->tick_seq;
+		if (a->task_iter_ret < 0)
+			ceems_debug("per-tick IO: the task iterator's reading failed (%s)",
+				    strerror(-a->task_iter_ret));
 	}
+	/* No reading of the node's processes: none taken this time. */
+	if (a->task_iter != NULL && a->task_iter_ret < 0)
+		return;
 	if ((fd = open_job_dir(a, j)) < 0)
 		return;
 	ceems_cgroup_walk(fd, WALK_DEPTH, WALK_DIRS, read_dir, &w);
 	close(fd);
-	if (w.full)
-		ceems_debug("job %u: more than %d processes; per-tick IO misses some",
-			    j->spec.jobid, SAMPLES_MAX);
+	if (w.full || w.failed) {
+		ceems_debug("job %u: %s; per-tick IO waits for a whole reading",
+			    j->spec.jobid, w.full ? "more than 65536 processes" :
+			    "a cgroup.procs file unreadable");
+		return;
+	}
 	if (w.denied != 0 && !j->tio_denied) {
 		ceems_warning("job %u: a process's IO counters are not readable (%s): "
 			      "the job's IO is not measured", j->spec.jobid,
