@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,6 +275,62 @@ test_read_self(void)
 		fclose(f);
 }
 
+/* A thread of this process: writes 64 KiB, then waits for a byte on
+ * its pipe (ARG) before it exits. */
+static void *
+writer_thread(void *arg)
+{
+	static char buf[65536];
+	int *fds = arg;
+	FILE *f = tmpfile();
+	char c;
+
+	if (f != NULL) {
+		(void)!fwrite(buf, 1, sizeof(buf), f);
+		fflush(f);
+		fclose(f);
+	}
+	(void)!write(fds[1], "w", 1);
+	(void)!read(fds[2], &c, 1);
+	return NULL;
+}
+
+/* The iterator sums a process's threads, live and exited, as /proc. */
+static void
+test_iter_threads(struct ceems_task_iter *it)
+{
+	struct ceems_task_io_sample before, during, after;
+	int fds[4];	/* [0] read, [1] write: the thread wrote; [2], [3]: go */
+	pthread_t th;
+	char c;
+
+	if (pipe(fds) < 0 || pipe(fds + 2) < 0)
+		return;
+	/* [2] is the thread's read end, [3] ours to write. */
+	ok(ceems_task_iter_read(it) == 0 &&
+	   ceems_task_iter_find(it, (uint32_t)getpid(), 0, &before) == 0,
+	   "threads: this process before");
+	if (pthread_create(&th, NULL, writer_thread, fds) != 0 ||
+	    read(fds[0], &c, 1) != 1) {
+		ok(false, "threads: a thread that writes");
+		return;
+	}
+	ceems_task_iter_read(it);
+	ceems_task_iter_find(it, (uint32_t)getpid(), 0, &during);
+	ok(during.c.wchar >= before.c.wchar + 65536,
+	   "threads: a live thread's 64 KiB in its process's sum (%llu more)",
+	   (unsigned long long)(during.c.wchar - before.c.wchar));
+	(void)!write(fds[3], "g", 1);
+	pthread_join(th, NULL);
+	ceems_task_iter_read(it);
+	ceems_task_iter_find(it, (uint32_t)getpid(), 0, &after);
+	ok(after.c.wchar >= during.c.wchar,
+	   "threads: exited, its counts stay in the process's (%llu, was %llu)",
+	   (unsigned long long)after.c.wchar, (unsigned long long)during.c.wchar);
+	for (int i = 0; i < 4; i++)
+		close(fds[i]);
+}
+
 /* The task iterator (root, a kernel that loads it): this process as
  * /proc says it, threads summed, its reaped child's counts included. */
 static void
@@ -311,6 +368,7 @@ test_iter(void)
 	   "as /proc says (wchar %llu, /proc %llu), the reaped child's 64 KiB in",
 	   (unsigned long long)viaiter.c.wchar, (unsigned long long)viaproc.c.wchar);
 	is_int(ceems_task_iter_find(it, 0, 0, &viaiter), -ENOENT, "no process 0");
+	test_iter_threads(it);
 	ceems_task_iter_close(it);
 }
 
