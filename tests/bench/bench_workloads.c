@@ -25,7 +25,10 @@
  * Root (loading needs CAP_BPF and CAP_PERFMON); `make bench-workloads`,
  * figures in doc/performance.md.
  *
- *   bench_workloads [ROUNDS] [SOURCE_DIR] [auto|fentry|kprobe|btf|tracepoint] */
+ *   bench_workloads [ROUNDS] [SOURCE_DIR] [auto|fentry|kprobe|btf|tracepoint] [SCALE]
+ *
+ * SCALE (default 1) divides every workload's work but the files' (for
+ * the virtual machine, where instructions are emulated). */
 #include "config.h"
 
 #include <sys/resource.h>
@@ -68,6 +71,7 @@ static const char *const work_names[NWORK] = {
 };
 
 static char dir[] = "/tmp/bench_workloads.XXXXXX";
+static int scale = 1;
 static char big[MIB];
 static volatile uint64_t sink;
 
@@ -78,9 +82,9 @@ static int seq_fd = -1;
 static void
 seq(void)
 {
-	for (int i = 0; seq_fd >= 0 && i < 128; i++)
+	for (int i = 0; seq_fd >= 0 && i < 128 / scale; i++)
 		sink += (uint64_t)pwrite(seq_fd, big, sizeof(big), (off_t)i * MIB);
-	for (int i = 0; seq_fd >= 0 && i < 128; i++)
+	for (int i = 0; seq_fd >= 0 && i < 128 / scale; i++)
 		sink += (uint64_t)pread(seq_fd, big, sizeof(big), (off_t)i * MIB);
 }
 
@@ -92,7 +96,7 @@ read4k(void)
 	static char buf[4096];
 	uint32_t x = 12345;
 
-	for (int i = 0; i < 100000; i++) {
+	for (int i = 0; i < 100000 / scale; i++) {
 		x = x * 1103515245u + 12345u;
 		sink += (uint64_t)pread(cached_fd, buf, sizeof(buf),
 					(off_t)((x >> 8) % 4096) * 4096);
@@ -188,11 +192,11 @@ tcp(bool rr)
 	}
 	close(b);
 	if (rr) {
-		for (int i = 0; i < 20000; i++)
+		for (int i = 0; i < 20000 / scale; i++)
 			if (write(a, buf, 64) != 64 || read(a, buf, 64) != 64)
 				break;
 	} else {
-		for (int i = 0; i < 128 * 16; i++)
+		for (int i = 0; i < 128 * 16 / scale; i++)
 			if (write(a, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
 				break;
 	}
@@ -211,7 +215,7 @@ cpu(void)
 
 	snprintf(path, sizeof(path), "%s/cpu", dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	for (int i = 0; i < 100; i++) {
+	for (int i = 0; i < 100 / scale; i++) {
 		for (int k = 0; k < 2000000; k++)
 			x = x * 6364136223846793005u + 1442695040888963407u;
 		if (fd >= 0)
@@ -378,12 +382,14 @@ main(int argc, char **argv)
 	int rounds = argc > 1 ? atoi(argv[1]) : 7;
 	const char *src = argc > 2 ? argv[2] : ".";
 	int force = ceems_bpf_choose_force_from_word(argc > 3 ? argv[3] : "auto");
+
+	scale = argc > 4 ? atoi(argv[4]) : 1;
 	struct ceems_bpf_io *io;
 	char why[768];
 
-	if (rounds < 1 || rounds > MAX_ROUNDS || force < 0) {
+	if (rounds < 1 || rounds > MAX_ROUNDS || force < 0 || scale < 1 || scale > 64) {
 		fprintf(stderr, "usage: bench_workloads [ROUNDS <= %d] [SOURCE_DIR] "
-			"[auto|fentry|kprobe|btf|tracepoint]\n", MAX_ROUNDS);
+			"[auto|fentry|kprobe|btf|tracepoint] [SCALE 1..64]\n", MAX_ROUNDS);
 		return 2;
 	}
 	if (prepare(src) < 0) {
