@@ -5,7 +5,8 @@
  * what every other process of the node pays), loaded with it tagged as
  * a job's ("job", its children followed), and with programs that do
  * nothing on the same hooks ("floor", bpf/ceems_floor.bpf.c: what the
- * hooks themselves cost).  The four alternate in each round, in an
+ * hooks themselves cost; fexit where the programs got fentry, else BTF
+ * tracepoints).  The four alternate in each round, in an
  * order that turns from round to round; a ratio is the median over the
  * rounds of each round's time over its "off" time.  Times are CPU
  * time (the process's and its children's, where the programs' work is
@@ -263,6 +264,35 @@ run(enum workload w)
 
 static double t[NWORK][NMODES][MAX_ROUNDS];
 
+/* The attach types the real programs got (main), which the empty
+ * ones take: fentry, else BTF tracepoints. */
+static bool io_fentry, net_fentry;
+
+/* The empty programs on the hooks the real ones use, attached. */
+static struct ceems_floor *
+open_floor(void)
+{
+	struct ceems_floor *fl = ceems_floor__open();
+	struct bpf_program *p;
+
+	if (fl == NULL)
+		return NULL;
+	bpf_object__for_each_program(p, fl->obj) {
+		const char *sec = bpf_program__section_name(p);
+		bool net = strstr(sec, "inet") != NULL || strstr(sec, "sock_") != NULL;
+		bool fexit = strncmp(sec, "fexit/", 6) == 0;
+		bool want = strstr(sec, "sched_process") != NULL ||
+			    (net ? fexit == net_fentry : fexit == io_fentry);
+
+		bpf_program__set_autoload(p, want);
+	}
+	if (ceems_floor__load(fl) < 0 || ceems_floor__attach(fl) < 0) {
+		ceems_floor__destroy(fl);
+		return NULL;
+	}
+	return fl;
+}
+
 /* Every workload under mode M, round R (FORCE: the attach type). */
 static int
 run_mode(enum mode m, int r, int force)
@@ -284,8 +314,8 @@ run_mode(enum mode m, int r, int force)
 			return -1;
 		}
 	} else if (m == FLOOR) {
-		fl = ceems_floor__open_and_load();
-		if (fl == NULL || ceems_floor__attach(fl) < 0) {
+		fl = open_floor();
+		if (fl == NULL) {
 			fprintf(stderr, "bench_workloads: the empty programs did not load\n");
 			return -1;
 		}
@@ -401,6 +431,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "bench_workloads: %s\n", why);
 		return 1;
 	}
+	io_fentry = ceems_bpf_io_attach(io, CEEMS_BPF_HOOK_IO) == CEEMS_BPF_ATTACH_FENTRY;
+	net_fentry = ceems_bpf_io_attach(io, CEEMS_BPF_HOOK_NET) == CEEMS_BPF_ATTACH_FENTRY;
 	printf("attach: IO by %s, network by %s; %d rounds\n",
 	       ceems_bpf_choose_attach_name(ceems_bpf_io_attach(io, CEEMS_BPF_HOOK_IO)),
 	       ceems_bpf_choose_attach_name(ceems_bpf_io_attach(io, CEEMS_BPF_HOOK_NET)),
