@@ -434,7 +434,12 @@ read_job(struct ceems_agent *a, struct agent_job *j, bool full)
 	 * Light ticks leave them be (a system call per CPU of the job for
 	 * perf, two for eBPF), unless the job keeps a series. */
 	j->rd.counts = full || j->series != NULL;
-	if (j->rd.counts)
+	if (j->tio != NULL)
+		/* Per tick, at every tick: what a process takes when it
+		 * leaves the job is what it did since the last reading
+		 * (agent_task_io.c). */
+		ceems_agent_task_io_job_read(a, j, true);
+	else if (j->rd.counts)
 		ceems_agent_bpf_job_read(a, j, full &&
 					 (j->spec.cgroup.version != CEEMS_CGROUP_V1 ||
 					  walk_due(a, j)));
@@ -598,7 +603,8 @@ ceems_agent_tick_stale_counts(const struct agent_job *j, uint64_t now_ns,
 	if (j->counts_ns == 0 || now_ns <= j->counts_ns)
 		return;
 	stale_s = (double)(now_ns - j->counts_ns) / 1e9;
-	if (io->have_io || io->have_net)
+	/* IO counted per tick was read at this tick, light ones too. */
+	if ((io->have_io || io->have_net) && j->tio == NULL)
 		io->unmeasured_s += stale_s;
 	if (perf->present != 0)
 		perf->unmeasured_s += stale_s;

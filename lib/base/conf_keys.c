@@ -143,8 +143,11 @@ static const struct ceems_key keys[] = {
 	{ "intensity_file", NULL, CEEMS_KEY_PATH, CONF, "",
 	  0, 0, NULL, FIELD(intensity_file),
 	  "time-varying carbon intensity" },
-	{ "ebpf", NULL, CEEMS_KEY_WORD, CONF, "auto",
-	  0, 0, "auto fentry kprobe btf tracepoint off", FIELD(ebpf),
+	/* per-call by default: it alone splits the network by protocol
+	 * and counts files only (doc/gather.md); auto is its old name,
+	 * fentry to tracepoint force its attach type. */
+	{ "ebpf", NULL, CEEMS_KEY_WORD, CONF, "per-call",
+	  0, 0, "per-call per-tick off auto fentry kprobe btf tracepoint", FIELD(ebpf),
 	  "per-job IO and network" },
 	{ "bmc", NULL, CEEMS_KEY_WORD, CONF, "none",
 	  0, 0, "none inband lan", FIELD(bmc),

@@ -232,8 +232,21 @@ struct ceems_agent_gpu_report {
 enum { CEEMS_IO_IN = 0, CEEMS_IO_OUT = 1 };
 enum { CEEMS_IO_TCP = 0, CEEMS_IO_UDP = 1 };
 enum { CEEMS_IO_IPV4 = 0, CEEMS_IO_IPV6 = 1 };
+/* How a report's IO was counted (struct ceems_agent_io_report counting;
+ * the ebpf key, doc/ceems.conf.5): by the eBPF programs at each read and
+ * write call on a file, with its errors; or once per tick from the
+ * kernel's per-process counters, which count every descriptor (pipes,
+ * sockets, terminals too) and no errors (sources/task_io.h). */
+enum ceems_io_counting {
+	CEEMS_IO_PER_CALL = 0,
+	CEEMS_IO_PER_TICK = 1,
+};
+
 struct ceems_agent_io_report {
 	bool have_io;
+	/* enum ceems_io_counting, in what was padding: the state file's
+	 * layout holds (any other value read back is per-call). */
+	uint8_t counting;
 	uint64_t read_bytes;
 	uint64_t read_ops;
 	uint64_t read_errors;
@@ -254,6 +267,9 @@ struct ceems_agent_io_report {
 	 * what the job did then.  0 when none. */
 	double unmeasured_s;
 };
+
+_Static_assert(offsetof(struct ceems_agent_io_report, read_bytes) == 8,
+	       "counting took padding only: the state file's layout holds");
 
 /* What the agent knows of a job: its ledger and its last usage. */
 /* The least and most time over which a report says how busy a job was

@@ -225,7 +225,10 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	UPDATE ceems.job_nodes n SET
-		io_source = CASE WHEN x.io IS NOT NULL THEN 'syscall'
+		-- Counted per tick (every descriptor, no errors): not the
+		-- system calls on files that 'syscall' says, so no source.
+		io_source = CASE WHEN x.io ->> 'counting' = 'per-tick' THEN NULL
+				 WHEN x.io IS NOT NULL THEN 'syscall'
 				 WHEN n.io_read_bytes IS NOT NULL OR
 				      n.io_write_bytes IS NOT NULL THEN 'block' END,
 		io_read_bytes = coalesce((x.io ->> 'read_bytes')::bigint, n.io_read_bytes),

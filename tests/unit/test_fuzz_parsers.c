@@ -106,7 +106,7 @@ static const struct edge cgroup_stats_edges[] = {
 };
 
 static const char *const proc_stats_seeds[] = {
-	"proc:stat*", "proc:meminfo*", "proc:status", NULL,
+	"proc:stat*", "proc:meminfo*", "proc:status", "proc:io", NULL,
 };
 static const struct edge proc_stats_edges[] = {
 	EDGE(""), EDGE("\n"), EDGE("cpu\n"), EDGE("cpu "),
@@ -126,6 +126,12 @@ static const struct edge proc_stats_edges[] = {
 	EDGE("MemTotal: 1 kB\n\n"),
 	EDGE("Uid:\t1000\t0\t0\t1000\n"), EDGE("Uid:"), EDGE("Uid:\t4294967296\n"),
 	EDGE("Uid: 4294967295"), EDGE("Name:\tx\nUid:\t-1\n"), EDGE("xUid:\t1\n"),
+	EDGE("rchar: 1\nwchar: 2\nsyscr: 3\nsyscw: 4\n"),
+	EDGE("rchar: 1\nwchar: 2\nsyscr: 3\nsyscw: 4"), EDGE("rchar: 1\n"),
+	EDGE("rchar: 1\nrchar: 1\nwchar: 2\nsyscr: 3\nsyscw: 4\n"),
+	EDGE("rchar:\nwchar: 2\nsyscr: 3\nsyscw: 4\n"), EDGE("rchar: -1\n"),
+	EDGE("rchar: 18446744073709551616\nwchar: 2\nsyscr: 3\nsyscw: 4\n"),
+	EDGE("rchar: 1\n\nwchar: 2\nsyscr: 3\nsyscw: 4\n"), EDGE(":\n"),
 };
 
 static const char *const conf_seeds[] = { "conf:*", NULL };

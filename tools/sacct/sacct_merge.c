@@ -129,7 +129,9 @@ merge_io(struct sacct_row *row, const struct ceems_agent_io_report *io)
 {
 	double in = 0, out = 0;
 
-	if (io->have_io) {
+	/* Counted per tick: every descriptor's bytes, not the files'
+	 * that ReadBytes says (as the database's io_source does). */
+	if (io->have_io && io->counting != CEEMS_IO_PER_TICK) {
 		sacct_row_add_known(&row->io_read_bytes, (double)io->read_bytes);
 		sacct_row_add_known(&row->io_write_bytes, (double)io->write_bytes);
 		sacct_row_add_known(&row->io_nodes, 1);
