@@ -284,8 +284,26 @@ self_node(const struct ceems_job_meta *meta)
 	return step.config.node[0] != '\0' ? step.config.node : NULL;
 }
 
+/* The work the job reported, after the block (the full style only):
+ * this node's energy over this node's marks. */
 static void
-print_summary(spank_t sp, const struct ceems_agent_job_report *report)
+print_work(const struct ceems_agent_job_report *report,
+	   const struct ceems_marks *marks)
+{
+	static char text[1024];
+	char *line, *save = NULL;
+
+	if (summary_style() != CEEMS_SUMMARY_FULL ||
+	    ceems_summary_work_format(report, marks, text, sizeof(text)) <= 0)
+		return;
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	     line = strtok_r(NULL, "\n", &save))
+		slurm_spank_log("%s", line);
+}
+
+static void
+print_summary(spank_t sp, const struct ceems_agent_job_report *report,
+	      const struct ceems_marks *marks)
 {
 	static char text[8192];
 	struct ceems_job_meta meta;
@@ -323,12 +341,14 @@ print_summary(spank_t sp, const struct ceems_agent_job_report *report)
 	for (line = strtok_r(text, "\n", &save); line != NULL;
 	     line = strtok_r(NULL, "\n", &save))
 		slurm_spank_log("%s", line);
+	print_work(report, marks);
 }
 
 int
 ceems_remote_task_exit(spank_t sp)
 {
 	static struct ceems_agent_job_report report;
+	static struct ceems_marks marks;
 	char err[256];
 	int status = 0;
 
@@ -351,14 +371,10 @@ ceems_remote_task_exit(spank_t sp)
 	step.step_started = false;
 	/* The step's status goes with it: the agent settles the job's
 	 * exit code and state from it (slurmctld is asked at the start). */
-	if ((step.have_exit_status ?
-	     ceems_agent_client_step_end_status(step.config.socket_path,
-						step.jobid, step.step,
-						step.exit_status, AGENT_TIMEOUT_MS,
-						&report, err, sizeof(err)) :
-	     ceems_agent_client_step_end(step.config.socket_path, step.jobid,
-					 step.step, AGENT_TIMEOUT_MS, &report,
-					 err, sizeof(err))) < 0) {
+	if (ceems_agent_client_step_end_marks(step.config.socket_path,
+			step.jobid, step.step, step.have_exit_status,
+			step.exit_status, AGENT_TIMEOUT_MS, &report, &marks,
+			err, sizeof(err)) < 0) {
 		ceems_warning("job %u step %s: no figures from the node agent: %s",
 			      step.jobid, step.step, err);
 		if (summary_style() != CEEMS_SUMMARY_NONE && prints_summary(sp))
@@ -366,7 +382,7 @@ ceems_remote_task_exit(spank_t sp)
 					step.jobid);
 		return 0;
 	}
-	print_summary(sp, &report);
+	print_summary(sp, &report, &marks);
 	return 0;
 }
 

@@ -40,6 +40,7 @@ ceems_agent_free_job(struct agent_job *j)
 	ceems_agent_series_free(j->series);
 	ceems_agent_perf_close(j);
 	ceems_agent_extern_close(j);
+	free(j->marks);
 	ceems_hotmem_free(j);
 }
 
@@ -459,6 +460,8 @@ finish_times(const struct agent_job *j, uint64_t end_ns, uint64_t now_ns,
 	memcpy(fj->cluster, j->spec.cluster, sizeof(fj->cluster));
 	fj->have_status = j->have_status;
 	fj->status = j->status;
+	if (j->marks != NULL)
+		fj->marks = *j->marks;
 }
 
 /* The job leaves the ticks; its report and times go to the finishing

@@ -16,6 +16,7 @@
 #include "model/job.h"
 #include "model/job_spec.h"
 #include "model/ledger.h"
+#include "model/marks.h"
 #include "model/measure.h"
 
 /* The IO and network of a job whose agent restarted: BEFORE counted by
@@ -244,6 +245,29 @@ int ceems_agent_report(const struct ceems_agent *agent, uint32_t jobid,
 		       struct ceems_agent_job_report *out);
 
 size_t ceems_agent_njobs(const struct ceems_agent *agent);
+
+/* ---- A job's own account of its work (agent_marks.c, model/marks.h) ---- */
+
+/* Whether a process of UID whose /proc/PID/cgroup reads PROC_CGROUP may
+ * mark job JOBID: it must be of the job's owner (or root) and inside
+ * the job's cgroup, the one the job registered with.  0, -ENOENT (no
+ * such job), -EPERM, with ERR saying why. */
+int ceems_agent_marks_admit(const struct ceems_agent *agent, uint32_t jobid,
+			    uid_t uid, const char *proc_cgroup, char *err,
+			    size_t err_size);
+
+/* One mark of job JOBID at NOW_NS (ceems_marks_apply), within the job's
+ * rate (CEEMS_MARKS_RATE).  0, -ENOENT, -EBUSY (over its rate: the mark
+ * is dropped), -ENOMEM, or ceems_marks_apply's refusal, with ERR. */
+int ceems_agent_marks_apply(struct ceems_agent *agent, uint32_t jobid,
+			    const char *name, const char *unit,
+			    enum ceems_marks_mode mode, double value,
+			    uint64_t now_ns, char *err, size_t err_size);
+
+/* The work job JOBID reported, registered or finishing (its final
+ * figures kept for its record); NULL when it marked none. */
+const struct ceems_marks *ceems_agent_marks_get(const struct ceems_agent *agent,
+						uint32_t jobid);
 
 /* HOOK(ARG, JOBID) when a tick finds that a registered job's cgroup is
  * gone, or a sweep that its extern slurmstepd is gone (with no other

@@ -16,6 +16,7 @@
 #include "agent/agent_intensity.h"
 #include "agent/agent_recover.h"
 #include "model/agent_series.h"
+#include "model/marks.h"
 #include "agent/agent_state.h"
 #include "sources/bpf_io.h"
 #include "model/emissions.h"
@@ -205,6 +206,10 @@ struct agent_job {
 	/* A pidfd of the slurmstepd that started its extern step, -1
 	 * when none (agent_extern.c). */
 	int extern_pidfd;
+	/* The work its processes reported (agent_marks.c): NULL until
+	 * the first mark, so that a job that never marks costs nothing. */
+	struct ceems_marks *marks;
+	struct ceems_marks_rate mark_rate;
 };
 
 struct ceems_agent {

@@ -73,6 +73,14 @@ int ceems_agent_client_step_end_status(const char *socket_path, uint32_t jobid,
 				     int timeout_ms,
 				     struct ceems_agent_job_report *out,
 				     char *err, size_t err_size);
+/* A step ends (with its wait status STATUS when HAVE_STATUS), and
+ * MARKS, when not NULL, gets the work the job reported (n 0: none). */
+int ceems_agent_client_step_end_marks(const char *socket_path, uint32_t jobid,
+				      const char *step, bool have_status,
+				      int status, int timeout_ms,
+				      struct ceems_agent_job_report *out,
+				      struct ceems_marks *marks, char *err,
+				      size_t err_size);
 /* A step of a registered job starts or ends (step_end fills OUT with the
  * job's report, which holds the step's figures). */
 int ceems_agent_client_step_start(const char *socket_path, uint32_t jobid,

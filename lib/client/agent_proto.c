@@ -95,6 +95,7 @@ static const char *const op_names[] = {
 	[CEEMS_AGENT_OP_STEP_START] = "step_start",
 	[CEEMS_AGENT_OP_STEP_END] = "step_end",
 	[CEEMS_AGENT_OP_RELEASE] = "release",
+	[CEEMS_AGENT_OP_MARK] = "mark",
 };
 
 int
@@ -104,7 +105,7 @@ ceems_agent_proto_request_encode(const struct ceems_agent_request *req, char *bu
 	struct json_object *obj;
 	bool ok = true;
 
-	if (req->op < CEEMS_AGENT_OP_REGISTER || req->op > CEEMS_AGENT_OP_RELEASE)
+	if (req->op < CEEMS_AGENT_OP_REGISTER || req->op > CEEMS_AGENT_OP_MARK)
 		return -EINVAL;
 	obj = json_object_new_object();
 	if (obj == NULL)
@@ -140,6 +141,9 @@ ceems_agent_proto_request_encode(const struct ceems_agent_request *req, char *bu
 		if (req->op == CEEMS_AGENT_OP_STEP_END && req->have_status)
 			ceems_json_util_add(obj, "status",
 				       json_object_new_int64(req->status), &ok);
+		break;
+	case CEEMS_AGENT_OP_MARK:
+		ceems_agent_proto_mark_encode(obj, req, &ok);
 		break;
 	}
 	if (!ok) {
@@ -304,7 +308,7 @@ ceems_agent_proto_request_decode(const char *buf, size_t len,
 	val = ceems_json_util_get(obj, "op");
 	if (val == NULL || !json_object_is_type(val, json_type_string)) {
 		ceems_json_util_error(err, err_size, "request needs \"op\": one of register, "
-		       "deregister, release, report, status, step_start, step_end");
+		       "deregister, release, report, status, step_start, step_end, mark");
 		goto out;
 	}
 	op = json_object_get_string(val);
@@ -342,6 +346,9 @@ ceems_agent_proto_request_decode(const char *buf, size_t len,
 			goto out;
 		if ((r = agent_proto_read_status(obj, req, err, err_size)) < 0)
 			goto out;
+	} else if (strcmp(op, "mark") == 0) {
+		if ((r = ceems_agent_proto_mark_decode(obj, req, err, err_size)) < 0)
+			goto out;
 	} else if (strcmp(op, "status") == 0) {
 		req->op = CEEMS_AGENT_OP_STATUS;
 		if ((r = ceems_json_util_check_keys(obj, "status request", known_status, err,
@@ -349,7 +356,8 @@ ceems_agent_proto_request_decode(const char *buf, size_t len,
 			goto out;
 	} else {
 		r = ceems_json_util_error(err, err_size, "unknown op '%.40s': expected register, "
-			   "deregister, release, report, status, step_start or step_end", op);
+			   "deregister, release, report, status, step_start, step_end "
+			   "or mark", op);
 		goto out;
 	}
 	r = 0;
@@ -362,6 +370,14 @@ int
 ceems_agent_proto_reply_ok(const struct ceems_agent_job_report *report, char *buf,
 		     size_t size)
 {
+	return ceems_agent_proto_reply_ok_marks(report, NULL, buf, size);
+}
+
+int
+ceems_agent_proto_reply_ok_marks(const struct ceems_agent_job_report *report,
+				 const struct ceems_marks *marks, char *buf,
+				 size_t size)
+{
 	struct json_object *obj = json_object_new_object();
 	bool ok = obj != NULL;
 
@@ -370,6 +386,9 @@ ceems_agent_proto_reply_ok(const struct ceems_agent_job_report *report, char *bu
 	ceems_json_util_add(obj, "ok", json_object_new_boolean(1), &ok);
 	if (report != NULL)
 		ceems_json_util_add(obj, "report", ceems_measure_json_report_to_json(report), &ok);
+	/* Written only when the job marked: an older client ignores it. */
+	if (marks != NULL && marks->n > 0)
+		ceems_json_util_add(obj, "marks", ceems_marks_to_json(marks), &ok);
 	if (!ok) {
 		json_object_put(obj);
 		return -ENOMEM;
@@ -429,6 +448,16 @@ ceems_agent_proto_reply_decode(const char *buf, size_t len,
 			 struct ceems_agent_job_report *report, char *err,
 			 size_t err_size)
 {
+	return ceems_agent_proto_reply_decode_marks(buf, len, report, NULL, err,
+						    err_size);
+}
+
+int
+ceems_agent_proto_reply_decode_marks(const char *buf, size_t len,
+				     struct ceems_agent_job_report *report,
+				     struct ceems_marks *marks, char *err,
+				     size_t err_size)
+{
 	struct json_object *obj, *val;
 	char why[256];
 	int r = -EPROTO;
@@ -457,6 +486,15 @@ ceems_agent_proto_reply_decode(const char *buf, size_t len,
 			    ? ceems_agent_proto_code_from_name(json_object_get_string(code))
 			    : -EREMOTEIO;
 		goto out;
+	}
+	/* Before the report, whose series is the only thing allocated. */
+	if (marks != NULL) {
+		memset(marks, 0, sizeof(*marks));
+		if ((val = ceems_json_util_get(obj, "marks")) != NULL &&
+		    ceems_marks_from_json(val, marks, why, sizeof(why)) < 0) {
+			ceems_json_util_error(err, err_size, "malformed reply from the agent: %s", why);
+			goto out;
+		}
 	}
 	if (report != NULL) {
 		if ((val = ceems_json_util_get(obj, "report")) == NULL) {

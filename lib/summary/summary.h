@@ -14,6 +14,7 @@
 
 #include "model/job.h"
 #include "model/ledger.h"
+#include "model/marks.h"
 #include "model/measure.h"
 
 enum ceems_summary_style {
@@ -95,5 +96,15 @@ int ceems_summary_format_nodes(const struct ceems_job_meta *meta,
 			       const struct ceems_summary_node *nodes,
 			       size_t n, enum ceems_summary_style style,
 			       char *buf, size_t size);
+
+/* The lines on the work the job reported (summary_work.c), one per
+ * counter of MARKS: "Work     12000 timesteps (steps), 1.923 J per
+ * timestep", the energy REPORT's ledger total over the counter's work,
+ * or "energy not measured".  Written after the block, as its lines are.
+ * Returns the length ("" and 0 when MARKS is NULL or empty), or -ENOSPC
+ * (BUF is then ""). */
+int ceems_summary_work_format(const struct ceems_agent_job_report *report,
+			      const struct ceems_marks *marks, char *buf,
+			      size_t size);
 
 #endif

@@ -1,0 +1,67 @@
+/* summary_work.c - the summary's lines on the work a job reported
+ * (model/marks.h): each counter's total and the job's energy per unit
+ * of it, "1.923 J per timestep".  Apart from the block of summary.c
+ * because they come from the job itself, not from the measurements, and
+ * are printed only when the job marked.  Four significant figures: the
+ * figure is the job's energy divided by its work, and a user comparing
+ * runs wants more than the three of an energy amount. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "summary/summary.h"
+
+/* J in J, mJ, uJ (ASCII: the summary is), Wh or kWh, four significant
+ * figures. */
+static void
+fmt_per_unit(char *buf, size_t size, double j)
+{
+	if (j >= 3.6e6)
+		snprintf(buf, size, "%.4g kWh", j / 3.6e6);
+	else if (j >= 3600)
+		snprintf(buf, size, "%.4g Wh", j / 3600);
+	else if (j >= 1 || j == 0)
+		snprintf(buf, size, "%.4g J", j);
+	else if (j >= 1e-3)
+		snprintf(buf, size, "%.4g mJ", j * 1e3);
+	else
+		snprintf(buf, size, "%.4g uJ", j * 1e6);
+}
+
+int
+ceems_summary_work_format(const struct ceems_agent_job_report *report,
+			  const struct ceems_marks *marks, char *buf,
+			  size_t size)
+{
+	bool energy = report != NULL &&
+		      ceems_job_figures_ledger_energy_known(&report->ledger);
+	double total_j = energy ? ceems_job_figures_ledger_total_j(&report->ledger) : 0;
+	size_t len = 0;
+
+	if (size == 0)
+		return -ENOSPC;
+	buf[0] = '\0';
+	for (uint32_t i = 0; marks != NULL && i < marks->n && i < CEEMS_MARKS_MAX; i++) {
+		const struct ceems_marks_counter *c = &marks->c[i];
+		char per[32];
+		int n;
+
+		if (energy && c->work > 0)
+			fmt_per_unit(per, sizeof(per), total_j / c->work);
+		n = snprintf(buf + len, size - len, "%-9s%.15g %s (%s)%s%s%s%s\n",
+			     i == 0 ? "Work" : "", c->work, c->unit, c->name,
+			     !energy ? ", energy not measured" :
+			     c->work > 0 ? ", " : "",
+			     energy && c->work > 0 ? per : "",
+			     energy && c->work > 0 ? " per " : "",
+			     energy && c->work > 0 ? c->unit : "");
+		if (n < 0 || (size_t)n >= size - len) {
+			buf[0] = '\0';
+			return -ENOSPC;
+		}
+		len += (size_t)n;
+	}
+	return (int)len;
+}
