@@ -16,26 +16,6 @@
 #include "model/marks.h"
 #include "base/json_util.h"
 
-bool
-ceems_marks_name_ok(const char *s)
-{
-	size_t n = 0;
-
-	if (s == NULL)
-		return false;
-	for (const char *p = s; *p != '\0'; p++, n++) {
-		char ch = *p;
-
-		if (n >= CEEMS_MARKS_NAME_MAX - 1)
-			return false;
-		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		      (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' ||
-		      ch == '-'))
-			return false;
-	}
-	return n > 0;
-}
-
 static int fail(char *err, size_t err_size, int code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
