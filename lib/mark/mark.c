@@ -178,6 +178,15 @@ call_agent(const char *msg, size_t len)
 	return refused(reply);
 }
 
+/* H's held work is gone (sent, or refused for good). */
+static void
+settle(struct held *h)
+{
+	h->pending = false;
+	if (h->mode == CEEMS_MARKS_ADD)
+		h->value = 0;
+}
+
 /* Send what H holds (LOCK held).  0 or -errno; H stays pending when the
  * agent could take it later (busy, away). */
 static int
@@ -187,11 +196,11 @@ send_held(struct held *h, uint64_t now)
 	char msg[256];
 	int len, r;
 
-	h->tried_ns = now;
 	if (jobid == 0) {
-		h->pending = false;
+		settle(h);
 		return set_error(-ENOENT, "not in a Slurm job (SLURM_JOB_ID is not set)");
 	}
+	h->tried_ns = now;
 	len = snprintf(msg, sizeof(msg), "{\"op\":\"mark\",\"jobid\":%u,"
 		       "\"name\":\"%s\",\"unit\":\"%s\",\"%s\":%.17g}", jobid,
 		       h->name, h->unit, h->mode == CEEMS_MARKS_SET ? "set" : "add",
@@ -203,9 +212,7 @@ send_held(struct held *h, uint64_t now)
 		return r;
 	/* Taken, or refused for good (not the job's, a bad value): what
 	 * was held is not sent again. */
-	h->pending = false;
-	if (h->mode == CEEMS_MARKS_ADD)
-		h->value = 0;
+	settle(h);
 	if (r == 0)
 		last_error[0] = '\0';
 	return r;

@@ -99,7 +99,8 @@ int ceems_summary_format_nodes(const struct ceems_job_meta *meta,
 
 /* The lines on the work the job reported (summary_work.c), one per
  * counter of MARKS: "Work     12000 timesteps (steps), 1.923 J per
- * timestep", the energy REPORT's ledger total over the counter's work,
+ * timestep" (the unit after "per" without a plural's 's'), the energy
+ * REPORT's ledger total over the counter's work,
  * or "energy not measured".  Written after the block, as its lines are.
  * Returns the length ("" and 0 when MARKS is NULL or empty), or -ENOSPC
  * (BUF is then ""). */

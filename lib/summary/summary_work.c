@@ -30,6 +30,19 @@ fmt_per_unit(char *buf, size_t size, double j)
 		snprintf(buf, size, "%.4g uJ", j * 1e6);
 }
 
+/* UNIT after "per": a plural's final 's' dropped ("per timestep",
+ * "per sample"), where it reads as one (more than 3 letters, not "ss");
+ * "ns", "ps", "ns_simulated" stay as they are. */
+static void
+fmt_per_what(char *buf, size_t size, const char *unit)
+{
+	size_t n = strlen(unit);
+
+	if (n > 3 && unit[n - 1] == 's' && unit[n - 2] != 's')
+		n--;
+	snprintf(buf, size, "%.*s", (int)n, unit);
+}
+
 int
 ceems_summary_work_format(const struct ceems_agent_job_report *report,
 			  const struct ceems_marks *marks, char *buf,
@@ -45,18 +58,19 @@ ceems_summary_work_format(const struct ceems_agent_job_report *report,
 	buf[0] = '\0';
 	for (uint32_t i = 0; marks != NULL && i < marks->n && i < CEEMS_MARKS_MAX; i++) {
 		const struct ceems_marks_counter *c = &marks->c[i];
-		char per[32];
+		char per[32], what[CEEMS_MARKS_NAME_MAX];
 		int n;
 
 		if (energy && c->work > 0)
 			fmt_per_unit(per, sizeof(per), total_j / c->work);
+		fmt_per_what(what, sizeof(what), c->unit);
 		n = snprintf(buf + len, size - len, "%-9s%.15g %s (%s)%s%s%s%s\n",
 			     i == 0 ? "Work" : "", c->work, c->unit, c->name,
 			     !energy ? ", energy not measured" :
 			     c->work > 0 ? ", " : "",
 			     energy && c->work > 0 ? per : "",
 			     energy && c->work > 0 ? " per " : "",
-			     energy && c->work > 0 ? c->unit : "");
+			     energy && c->work > 0 ? what : "");
 		if (n < 0 || (size_t)n >= size - len) {
 			buf[0] = '\0';
 			return -ENOSPC;
