@@ -102,6 +102,31 @@ ceems_remote_init(spank_t sp, const struct ceems_plugin_args *args)
 	return 0;
 }
 
+/* The job's tasks learn where the node agent listens
+ * (CEEMS_AGENT_SOCKET), so that ceems-mark and libceems_mark reach it
+ * wherever the site put it (doc/marks.md).  A value the job set itself
+ * stays: it only points the job's own marks elsewhere. */
+int
+ceems_remote_user_init(spank_t sp)
+{
+	static struct ceems_config config;
+	char node[CEEMS_NODE_NAME_MAX];
+
+	if (!step.active)
+		return 0;
+	/* The tasks' cgroup is not known yet: a %n in the path is this
+	 * host's node, as for a step that finds no cgroup. */
+	config = step.config;
+	if (ceems_common_expand_config(&config,
+			ceems_common_host_node(node, sizeof(node))) < 0)
+		return 0;
+	if (spank_setenv(sp, "CEEMS_AGENT_SOCKET", config.socket_path, 0) !=
+	    ESPANK_SUCCESS)
+		ceems_debug("job %u: CEEMS_AGENT_SOCKET not set for its tasks",
+			    step.jobid);
+	return 0;
+}
+
 /* This node's name into the config's paths, once: the node whose slurmd
  * made the job's cgroup (slurm_NODE: the node of the slurmd that started
  * this slurmstepd, which may be one of several on the host), else the

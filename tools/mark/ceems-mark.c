@@ -79,7 +79,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "ceems-mark: %s\n", ceems_mark_error());
 		return 2;
 	}
-	r = ceems_mark_flush();
+	/* Held for later (a busy or absent agent): the flush tries again
+	 * and says how it went; any other refusal is final. */
+	if (r == 0 || r == -EBUSY || r == -ECONNREFUSED || r == -EIO)
+		r = ceems_mark_flush();
 	if (r < 0) {
 		fprintf(stderr, "ceems-mark: %s: %s\n",
 			strict ? "error" : "warning, the mark is not kept",
