@@ -6,9 +6,10 @@
 -- "marks" (doc/record-format.md); they are kept here, one row per
 -- counter and node (each node's agent counts the marks made on it), and
 -- the views of sql/views/job_work.sql divide the job's energy by them.
--- A job that never marked has no rows: unknown is not zero.
+-- A job that never marked has no rows: unknown is not zero.  It applies
+-- again on a database set back to an earlier version (IF NOT EXISTS).
 
-CREATE TABLE ceems.job_marks (
+CREATE TABLE IF NOT EXISTS ceems.job_marks (
 	job_key bigint NOT NULL,
 	node text NOT NULL,
 	name text NOT NULL CHECK (name ~ '^[A-Za-z0-9_.-]{1,31}$'),
@@ -24,7 +25,7 @@ COMMENT ON COLUMN ceems.job_marks.name IS 'The counter''s name, as the job gave 
 COMMENT ON COLUMN ceems.job_marks.unit IS 'What it counts ("timesteps", "samples", "ns_simulated")';
 COMMENT ON COLUMN ceems.job_marks.work IS 'The counter at the job''s end on this node: its increments summed, or its last cumulative value';
 COMMENT ON COLUMN ceems.job_marks.marks IS 'How many marks the agent took for it (a library sums many of the job''s own into one)';
-CREATE INDEX job_marks_unit ON ceems.job_marks (unit, name);
+CREATE INDEX IF NOT EXISTS job_marks_unit ON ceems.job_marks (unit, name);
 
 -- Users read the marks of the jobs they may read (sql/policies/job_rows.sql).
 ALTER TABLE ceems.job_marks ENABLE ROW LEVEL SECURITY;
