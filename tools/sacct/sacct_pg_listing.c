@@ -33,8 +33,9 @@ struct listing_column {
 	uint64_t part;
 };
 
-#define ROWS_NCOLS 54
-#define ROWS_FIRST_FIGURE 23
+#define ROWS_NCOLS 57
+#define ROWS_FIRST_FIGURE 24
+#define COL_WORK_UNIT 23
 #define COL_USER 5
 static const struct listing_column listing[ROWS_NCOLS] = {
 	{ "j.cluster_id", PG_BINARY_INT, 0 },
@@ -60,6 +61,11 @@ static const struct listing_column listing[ROWS_NCOLS] = {
 	{ "j.nnodes", PG_BINARY_INT, SACCT_NEED_NNODES },
 	{ "j.nodes_reported", PG_BINARY_INT, SACCT_NEED_NODES_REPORTED },
 	{ "j.nodelist", PG_BINARY_TEXT, SACCT_NEED_NODELIST },
+	/* The job's main counter of work (migration 029's job_work): the
+	 * one with the most marks, as ceems-sacct's spool picks it. */
+	{ "(SELECT w.unit FROM ceems.job_work w WHERE w.job_key = j.job_key"
+	  " ORDER BY w.marks DESC, w.name, w.unit LIMIT 1)",
+	  PG_BINARY_TEXT, SACCT_NEED_WORK },
 	/* from ROWS_FIRST_FIGURE: the figures, all numbers */
 	{ "j.elapsed_s", PG_BINARY_NUMBER, SACCT_NEED_ELAPSED },
 	{ "j.cpu_time_s", PG_BINARY_NUMBER, SACCT_NEED_CPU_S },
@@ -124,7 +130,13 @@ static const struct listing_column listing[ROWS_NCOLS] = {
 	  " OR j.dram_idle_unlearned IS NOT NULL"
 	  " THEN (CASE WHEN j.package_idle_unlearned THEN 1 ELSE 0 END"
 	  " + CASE WHEN j.dram_idle_unlearned THEN 2 ELSE 0 END)::float8 END",
-	  PG_BINARY_NUMBER, SACCT_NEED_IDLE_UNLEARNED }
+	  PG_BINARY_NUMBER, SACCT_NEED_IDLE_UNLEARNED },
+	{ "(SELECT w.work FROM ceems.job_work w WHERE w.job_key = j.job_key"
+	  " ORDER BY w.marks DESC, w.name, w.unit LIMIT 1)",
+	  PG_BINARY_NUMBER, SACCT_NEED_WORK },
+	{ "(SELECT w.energy_per_work_j FROM ceems.job_work w WHERE w.job_key = j.job_key"
+	  " ORDER BY w.marks DESC, w.name, w.unit LIMIT 1)",
+	  PG_BINARY_NUMBER, SACCT_NEED_WORK }
 };
 
 /* Which listing columns a query fetches, and where they are. */
@@ -300,7 +312,8 @@ job_from_result(struct pg_binary *b, const struct listing_plan *plan, int i,
 		&r->perf_ctxsw, &r->perf_page_faults, &r->perf_migrations,
 		&r->perf_cycles, &r->perf_instructions,
 		&r->io_nodes, &r->net_nodes,
-		&r->ci_fallback, &r->idle_unlearned
+		&r->ci_fallback, &r->idle_unlearned,
+		&r->work, &r->energy_per_work
 	};
 	int64_t v, task;
 	int k;
@@ -349,6 +362,7 @@ job_from_result(struct pg_binary *b, const struct listing_plan *plan, int i,
 		r->nodes_reported = (uint32_t)v;
 	if (listed_string(b, plan, i, 22, rows, SACCT_NODES_MAX, &r->nodes) < 0)
 		return -1;
+	listed_text(b, plan, i, COL_WORK_UNIT, r->work_unit, sizeof(r->work_unit));
 	for (k = ROWS_FIRST_FIGURE; k < ROWS_NCOLS; k++)
 		if (plan->pos[k] >= 0)
 			*figures[k - ROWS_FIRST_FIGURE] =
