@@ -20,12 +20,12 @@ BEGIN
 		RAISE EXCEPTION 'ceems record: marks must be an array of objects with numbers work and marks'
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
-	INSERT INTO ceems.job_marks (job_key, node, name, unit, work, marks)
-	SELECT i.k, i.n, m.value ->> 'name', m.value ->> 'unit',
+	INSERT INTO ceems.job_marks (job_key, node, ordinal, name, unit, work, marks)
+	SELECT i.k, i.n, (m.ord - 1)::smallint, m.value ->> 'name', m.value ->> 'unit',
 	       (m.value ->> 'work')::double precision,
 	       (m.value ->> 'marks')::bigint
 	FROM unnest(p_keys, p_nodes, p_records) i(k, n, r),
-	     jsonb_array_elements(i.r -> 'marks') m(value)
+	     jsonb_array_elements(i.r -> 'marks') WITH ORDINALITY m(value, ord)
 	WHERE jsonb_typeof(i.r -> 'marks') = 'array';
 END
 $$;

@@ -12,15 +12,18 @@
 CREATE TABLE IF NOT EXISTS ceems.job_marks (
 	job_key bigint NOT NULL,
 	node text NOT NULL,
+	ordinal smallint NOT NULL CHECK (ordinal >= 0 AND ordinal < 8),
 	name text NOT NULL CHECK (name ~ '^[A-Za-z0-9_.-]{1,31}$'),
 	unit text NOT NULL CHECK (unit ~ '^[A-Za-z0-9_.-]{1,31}$'),
 	work double precision NOT NULL
 		CHECK (work >= 0 AND work <= 9007199254740992),
 	marks bigint NOT NULL CHECK (marks >= 0),
-	PRIMARY KEY (job_key, node, name)
+	PRIMARY KEY (job_key, node, name),
+	UNIQUE (job_key, node, ordinal)
 );
 COMMENT ON TABLE ceems.job_marks IS
 	'The work a job reported of itself on one node: a counter its processes marked (ceems-mark, libceems_mark), in the unit of its first mark';
+COMMENT ON COLUMN ceems.job_marks.ordinal IS 'Its place in the record''s marks array (the order of the counters'' first marks)';
 COMMENT ON COLUMN ceems.job_marks.name IS 'The counter''s name, as the job gave it ("steps")';
 COMMENT ON COLUMN ceems.job_marks.unit IS 'What it counts ("timesteps", "samples", "ns_simulated")';
 COMMENT ON COLUMN ceems.job_marks.work IS 'The counter at the job''s end on this node: its increments summed, or its last cumulative value';

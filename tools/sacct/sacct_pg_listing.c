@@ -156,7 +156,7 @@ struct listing_plan {
  * -1 if it does not fit. */
 static int
 listing_sql(char *dst, size_t size, const struct sacct_query *q,
-	    bool steps, struct listing_plan *plan)
+	    bool steps, long schema_version, struct listing_plan *plan)
 {
 	size_t len;
 	int i;
@@ -170,6 +170,10 @@ listing_sql(char *dst, size_t size, const struct sacct_query *q,
 		plan->pos[i] = -1;
 		if ((c->part != 0 && (q->skip & c->part) != 0) ||
 		    (i == COL_USER && plan->user != NULL))
+			continue;
+		/* A database before the marks (029): the work is unknown. */
+		if (c->part == SACCT_NEED_WORK &&
+		    schema_version < SACCT_PG_SCHEMA_VERSION_MARKS)
 			continue;
 		if (len < size)
 			len += (size_t)snprintf(dst + len, size - len, "%s %s",
@@ -468,7 +472,8 @@ sacct_pg_listing_rows(struct sacct_pg *pg, const struct sacct_query *q,
 	int64_t cluster;
 	int n, ret = -1;
 
-	if (listing_sql(sql, sizeof(sql), q, !q->allocations && first == 0, &plan) < 0) {
+	if (listing_sql(sql, sizeof(sql), q, !q->allocations && first == 0,
+			pg->schema_version, &plan) < 0) {
 		snprintf(err, err_size, "the listing's query is too long");
 		return -1;
 	}
