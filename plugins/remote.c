@@ -313,13 +313,14 @@ self_node(const struct ceems_job_meta *meta)
  * this node's energy over this node's marks. */
 static void
 print_work(const struct ceems_agent_job_report *report,
-	   const struct ceems_marks *marks)
+	   const struct ceems_agent_client_work *work)
 {
-	static char text[1024];
+	static char text[2048];
 	char *line, *save = NULL;
 
 	if (summary_style() != CEEMS_SUMMARY_FULL ||
-	    ceems_summary_work_format(report, marks, text, sizeof(text)) <= 0)
+	    ceems_summary_work_format_history(report, &work->marks,
+			&work->history, work->job_name, text, sizeof(text)) <= 0)
 		return;
 	for (line = strtok_r(text, "\n", &save); line != NULL;
 	     line = strtok_r(NULL, "\n", &save))
@@ -328,7 +329,7 @@ print_work(const struct ceems_agent_job_report *report,
 
 static void
 print_summary(spank_t sp, const struct ceems_agent_job_report *report,
-	      const struct ceems_marks *marks)
+	      const struct ceems_agent_client_work *work)
 {
 	static char text[8192];
 	struct ceems_job_meta meta;
@@ -366,14 +367,14 @@ print_summary(spank_t sp, const struct ceems_agent_job_report *report,
 	for (line = strtok_r(text, "\n", &save); line != NULL;
 	     line = strtok_r(NULL, "\n", &save))
 		slurm_spank_log("%s", line);
-	print_work(report, marks);
+	print_work(report, work);
 }
 
 int
 ceems_remote_task_exit(spank_t sp)
 {
 	static struct ceems_agent_job_report report;
-	static struct ceems_marks marks;
+	static struct ceems_agent_client_work work;
 	char err[256];
 	int status = 0;
 
@@ -394,11 +395,19 @@ ceems_remote_task_exit(spank_t sp)
 	if (!node_config())
 		return 0;
 	step.step_started = false;
+	/* The job's name, for the step that prints the summary: its work is
+	 * compared with its user's earlier runs of that name.  The user's
+	 * own runs only, so the step's environment serves. */
+	memset(&work, 0, sizeof(work));
+	if (!prints_summary(sp) ||
+	    spank_getenv(sp, "SLURM_JOB_NAME", work.job_name,
+			 sizeof(work.job_name)) != ESPANK_SUCCESS)
+		work.job_name[0] = '\0';
 	/* The step's status goes with it: the agent settles the job's
 	 * exit code and state from it (slurmctld is asked at the start). */
 	if (ceems_agent_client_step_end_marks(step.config.socket_path,
 			step.jobid, step.step, step.have_exit_status,
-			step.exit_status, AGENT_TIMEOUT_MS, &report, &marks,
+			step.exit_status, AGENT_TIMEOUT_MS, &report, &work,
 			err, sizeof(err)) < 0) {
 		ceems_warning("job %u step %s: no figures from the node agent: %s",
 			      step.jobid, step.step, err);
@@ -407,7 +416,7 @@ ceems_remote_task_exit(spank_t sp)
 					step.jobid);
 		return 0;
 	}
-	print_summary(sp, &report, &marks);
+	print_summary(sp, &report, &work);
 	return 0;
 }
 

@@ -269,6 +269,28 @@ int ceems_agent_marks_apply(struct ceems_agent *agent, uint32_t jobid,
 const struct ceems_marks *ceems_agent_marks_get(const struct ceems_agent *agent,
 						uint32_t jobid);
 
+/* The users' earlier runs (model/work_history.h), from STATE_DIR/
+ * work-history, read at the agent's open (a file that is not there is
+ * an empty history). */
+void ceems_agent_marks_history_load(struct ceems_agent *agent);
+
+/* Job JOBID, named NAME, has ended with the final figures REPORT and
+ * the work MARKS (NULL: none): each counter adds its energy per unit to
+ * the user's history, written to STATE_DIR/work-history.  Nothing for a
+ * job that marked none or has no energy, or whose end was heard before
+ * (a job's end may come from its extern step and then from slurmctld). */
+void ceems_agent_marks_job_ended(struct ceems_agent *agent, uint32_t jobid,
+				 const struct ceems_marks *marks,
+				 const char *name,
+				 const struct ceems_agent_job_report *report);
+
+/* For each counter job JOBID of UID, named NAME, marked: the medians of
+ * the same user's earlier runs of NAME on this node, into OUT (n 0: no
+ * counter has any). */
+void ceems_agent_marks_history(const struct ceems_agent *agent, uint32_t jobid,
+			       uint32_t uid, const char *name,
+			       struct ceems_marks_history *out);
+
 /* HOOK(ARG, JOBID) when a tick finds that a registered job's cgroup is
  * gone, or a sweep that its extern slurmstepd is gone (with no other
  * step running) or that its batch step ended reap_grace ago: no step

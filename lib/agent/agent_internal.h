@@ -17,6 +17,7 @@
 #include "agent/agent_recover.h"
 #include "model/agent_series.h"
 #include "model/marks.h"
+#include "model/work_history.h"
 #include "agent/agent_state.h"
 #include "sources/bpf_io.h"
 #include "model/emissions.h"
@@ -303,6 +304,9 @@ struct ceems_agent {
 	uint64_t checkpoint_ns;
 	bool checkpoint_wanted;
 	struct agent_finish *finish;	/* deregistered, not yet released */
+	/* Users' earlier runs' energy per unit of work (agent_marks.c);
+	 * NULL when it could not be allocated (no comparison then). */
+	struct ceems_work_history *work_history;
 	/* The last note of the last full batch taken (lib/agent/agent_end.c):
 	 * the
 	 * next pass starts after it, so that notes that cannot be taken yet

@@ -2,10 +2,13 @@
  * who may mark a job, the job's rate, and where its counters live (with
  * the job while it runs, with its final figures while it finishes).
  * The socket side (tools/agent/agent_mark.c) reads the caller's cgroup
- * and answers; nothing here reads a file. */
+ * and answers.  And the users' earlier runs' energy per unit, which a
+ * job's summary is compared with (model/work_history.h), kept in
+ * STATE_DIR/work-history. */
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +16,10 @@
 #include "agent/agent.h"
 #include "agent/agent_finish.h"
 #include "agent/agent_internal.h"
+#include "base/fileio.h"
+#include "base/log.h"
 #include "cgroup/cgroup_path.h"
+#include "model/ledger.h"
 
 /* Whether the job cgroup CALLER (cut at its job_JOBID component) is the
  * one SPEC registered: the same path in the unified tree, or in every
@@ -100,4 +106,101 @@ ceems_agent_marks_get(const struct ceems_agent *a, uint32_t jobid)
 		return j->marks;
 	m = ceems_agent_finish_marks(a->finish, jobid);
 	return m != NULL && m->n > 0 ? m : NULL;
+}
+
+/* ---- The users' earlier runs (model/work_history.h) ---- */
+
+#define HISTORY_FILE "work-history"
+
+void
+ceems_agent_marks_history_load(struct ceems_agent *a)
+{
+	static char text[CEEMS_WORK_HISTORY_TEXT_MAX];
+	char path[CEEMS_CONFIG_PATH_MAX + 32];
+	ssize_t n;
+	int skipped;
+
+	a->work_history = calloc(1, sizeof(*a->work_history));
+	if (a->work_history == NULL || a->config.state_dir[0] == '\0')
+		return;
+	snprintf(path, sizeof(path), "%s/" HISTORY_FILE, a->config.state_dir);
+	n = ceems_fileio_read_text_file(path, text, sizeof(text));
+	if (n < 0) {
+		if (n != -ENOENT)
+			ceems_warning("%s: %s; users' earlier runs start afresh",
+				      path, strerror((int)-n));
+		return;
+	}
+	skipped = ceems_work_history_parse(a->work_history, text);
+	if (skipped > 0)
+		ceems_warning("%s: %d lines that do not parse were skipped",
+			      path, skipped);
+}
+
+/* The job's CPU efficiency in REPORT, NaN when not measured. */
+static double
+cpu_efficiency(const struct ceems_agent_job_report *r)
+{
+	double held = r->elapsed_s * (double)r->alloc_cores;
+
+	return (r->usage.present & CEEMS_CGF_CPU_USAGE) && held > 0 ?
+	       r->cpu_s / held : NAN;
+}
+
+void
+ceems_agent_marks_job_ended(struct ceems_agent *a, uint32_t jobid,
+			    const struct ceems_marks *m, const char *name,
+			    const struct ceems_agent_job_report *report)
+{
+	static char text[CEEMS_WORK_HISTORY_TEXT_MAX];
+	double total_j;
+	int n, r;
+
+	if (m == NULL || m->n == 0 || a->work_history == NULL || name == NULL ||
+	    name[0] == '\0' ||
+	    !ceems_job_figures_ledger_energy_known(&report->ledger) ||
+	    ceems_work_history_seen(a->work_history, jobid))
+		return;
+	total_j = ceems_job_figures_ledger_total_j(&report->ledger);
+	for (uint32_t i = 0; i < m->n && i < CEEMS_MARKS_MAX; i++)
+		if (m->c[i].work > 0)
+			ceems_work_history_add(a->work_history, report->uid, name,
+					       m->c[i].name, m->c[i].unit,
+					       total_j / m->c[i].work,
+					       cpu_efficiency(report));
+	if (a->config.state_dir[0] == '\0')
+		return;
+	n = ceems_work_history_format(a->work_history, text, sizeof(text));
+	if (n < 0 || (r = ceems_fileio_replace(a->config.state_dir, HISTORY_FILE,
+					       text)) < 0)
+		ceems_warning("job %u: the users' earlier runs could not be "
+			      "written to %s/" HISTORY_FILE, jobid,
+			      a->config.state_dir);
+}
+
+void
+ceems_agent_marks_history(const struct ceems_agent *a, uint32_t jobid,
+			  uint32_t uid, const char *name,
+			  struct ceems_marks_history *out)
+{
+	const struct ceems_marks *m = ceems_agent_marks_get(a, jobid);
+
+	memset(out, 0, sizeof(*out));
+	if (m == NULL || a->work_history == NULL || name == NULL || name[0] == '\0')
+		return;
+	for (uint32_t i = 0; i < m->n && i < CEEMS_MARKS_MAX; i++) {
+		struct ceems_work_history_median med;
+		struct ceems_marks_history_counter *c = &out->c[out->n];
+
+		ceems_work_history_median(a->work_history, uid, name,
+					  m->c[i].name, m->c[i].unit, &med);
+		if (med.runs == 0)
+			continue;
+		memcpy(c->name, m->c[i].name, sizeof(c->name));
+		memcpy(c->unit, m->c[i].unit, sizeof(c->unit));
+		c->runs = med.runs;
+		c->median_j = med.epw;
+		c->median_cpu_eff = med.cpu_eff;
+		out->n++;
+	}
 }

@@ -141,6 +141,9 @@ ceems_agent_proto_request_encode(const struct ceems_agent_request *req, char *bu
 		if (req->op == CEEMS_AGENT_OP_STEP_END && req->have_status)
 			ceems_json_util_add(obj, "status",
 				       json_object_new_int64(req->status), &ok);
+		if (req->op == CEEMS_AGENT_OP_STEP_END && req->name[0] != '\0')
+			ceems_json_util_add(obj, "name", ceems_json_util_new_text(req->name,
+					    sizeof(req->name)), &ok);
 		break;
 	case CEEMS_AGENT_OP_MARK:
 		ceems_agent_proto_mark_encode(obj, req, &ok);
@@ -287,7 +290,7 @@ ceems_agent_proto_request_decode(const char *buf, size_t len,
 	static const char *const known_register[] = { "op", "job", "step", NULL };
 	static const char *const known_status[] = { "op", NULL };
 	static const char *const known_step[] = { "op", "jobid", "step",
-						  "status", NULL };
+						  "status", "name", NULL };
 	struct json_object *obj, *val;
 	const char *op;
 	int r = -EINVAL;
@@ -346,6 +349,15 @@ ceems_agent_proto_request_decode(const char *buf, size_t len,
 			goto out;
 		if ((r = agent_proto_read_status(obj, req, err, err_size)) < 0)
 			goto out;
+		if ((val = ceems_json_util_get(obj, "name")) != NULL &&
+		    (req->op != CEEMS_AGENT_OP_STEP_END ||
+		     (r = ceems_json_util_read_string(val, "name", req->name,
+					sizeof(req->name), err, err_size)) < 0)) {
+			if (req->op != CEEMS_AGENT_OP_STEP_END)
+				r = ceems_json_util_error(err, err_size,
+					"step_start request: unknown key \"name\"");
+			goto out;
+		}
 	} else if (strcmp(op, "mark") == 0) {
 		if ((r = ceems_agent_proto_mark_decode(obj, req, err, err_size)) < 0)
 			goto out;
@@ -378,6 +390,15 @@ ceems_agent_proto_reply_ok_marks(const struct ceems_agent_job_report *report,
 				 const struct ceems_marks *marks, char *buf,
 				 size_t size)
 {
+	return ceems_agent_proto_reply_ok_work(report, marks, NULL, buf, size);
+}
+
+int
+ceems_agent_proto_reply_ok_work(const struct ceems_agent_job_report *report,
+				const struct ceems_marks *marks,
+				const struct ceems_marks_history *history,
+				char *buf, size_t size)
+{
 	struct json_object *obj = json_object_new_object();
 	bool ok = obj != NULL;
 
@@ -389,6 +410,9 @@ ceems_agent_proto_reply_ok_marks(const struct ceems_agent_job_report *report,
 	/* Written only when the job marked: an older client ignores it. */
 	if (marks != NULL && marks->n > 0)
 		ceems_json_util_add(obj, "marks", ceems_marks_to_json(marks), &ok);
+	if (history != NULL && history->n > 0)
+		ceems_json_util_add(obj, "history",
+				    ceems_marks_history_to_json(history), &ok);
 	if (!ok) {
 		json_object_put(obj);
 		return -ENOMEM;
@@ -458,6 +482,17 @@ ceems_agent_proto_reply_decode_marks(const char *buf, size_t len,
 				     struct ceems_marks *marks, char *err,
 				     size_t err_size)
 {
+	return ceems_agent_proto_reply_decode_work(buf, len, report, marks, NULL,
+						   err, err_size);
+}
+
+int
+ceems_agent_proto_reply_decode_work(const char *buf, size_t len,
+				    struct ceems_agent_job_report *report,
+				    struct ceems_marks *marks,
+				    struct ceems_marks_history *history,
+				    char *err, size_t err_size)
+{
 	struct json_object *obj, *val;
 	char why[256];
 	int r = -EPROTO;
@@ -492,6 +527,14 @@ ceems_agent_proto_reply_decode_marks(const char *buf, size_t len,
 		memset(marks, 0, sizeof(*marks));
 		if ((val = ceems_json_util_get(obj, "marks")) != NULL &&
 		    ceems_marks_from_json(val, marks, why, sizeof(why)) < 0) {
+			ceems_json_util_error(err, err_size, "malformed reply from the agent: %s", why);
+			goto out;
+		}
+	}
+	if (history != NULL) {
+		memset(history, 0, sizeof(*history));
+		if ((val = ceems_json_util_get(obj, "history")) != NULL &&
+		    ceems_marks_history_from_json(val, history, why, sizeof(why)) < 0) {
 			ceems_json_util_error(err, err_size, "malformed reply from the agent: %s", why);
 			goto out;
 		}

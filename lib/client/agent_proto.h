@@ -20,7 +20,10 @@
  *   {"op":"step_start","jobid":N,"step":"batch"}
  *   {"op":"step_end","jobid":N,"step":"0"}     (reply: the job's report;
  *                                   "status":N optional, the step's wait
- *                                   status, 0..65535)
+ *                                   status, 0..65535; "name":s optional,
+ *                                   the job's name: the reply then
+ *                                   compares its marks with the user's
+ *                                   earlier runs of it, "history")
  *   {"op":"mark","jobid":N,"name":"steps","unit":"timesteps","add":X}
  *   {"op":"mark","jobid":N,"name":"steps","unit":"timesteps","set":X}
  *                                   the job's work (model/marks.h): one
@@ -41,7 +44,10 @@
  *   {"ok":true,"report":REPORT,"marks":MARKS,...}
  *                                     deregister, report and step_end
  *                                     of a job that marked its work:
- *                                     MARKS as model/marks.h writes it
+ *                                     MARKS as model/marks.h writes it;
+ *                                     "history":HISTORY (marks.h) too
+ *                                     for a step_end with "name" when
+ *                                     the user ran the job before
  *   {"ok":true,...}                   status: fields listed in ceems-agent(8)
  *   {"ok":false,"error":"<one sentence>","code":"EEXIST"}
  *     code is the errno name of the refusal (EEXIST, ENOENT, ENOSPC,
@@ -136,6 +142,9 @@ struct ceems_agent_request {
 	char mark_unit[CEEMS_MARKS_NAME_MAX];
 	enum ceems_marks_mode mark_mode;
 	double mark_value;
+	/* step_end: the job's name, "" not sent (its work is then not
+	 * compared with the user's earlier runs). */
+	char name[256];
 };
 
 struct json_object;
@@ -173,10 +182,15 @@ int ceems_agent_proto_request_decode(const char *buf, size_t len,
 int ceems_agent_proto_reply_ok(const struct ceems_agent_job_report *report,
 			 char *buf, size_t size);
 /* The same with the job's work beside the report when MARKS is not NULL
- * and holds a counter. */
+ * and holds a counter, and its comparison with the user's earlier runs
+ * when HISTORY is not NULL and holds one. */
 int ceems_agent_proto_reply_ok_marks(const struct ceems_agent_job_report *report,
 				     const struct ceems_marks *marks,
 				     char *buf, size_t size);
+int ceems_agent_proto_reply_ok_work(const struct ceems_agent_job_report *report,
+				    const struct ceems_marks *marks,
+				    const struct ceems_marks_history *history,
+				    char *buf, size_t size);
 /* The reply to a register that carries a step (the step started):
  * {"ok":true,"registered":true} when the request registered the job,
  * {"ok":true} when it was registered already.  Returns the length
@@ -206,6 +220,13 @@ int ceems_agent_proto_reply_decode_marks(const char *buf, size_t len,
 					 struct ceems_agent_job_report *report,
 					 struct ceems_marks *marks,
 					 char *err, size_t err_size);
+/* The same, and HISTORY (when not NULL) from the reply's "history", n 0
+ * when it has none. */
+int ceems_agent_proto_reply_decode_work(const char *buf, size_t len,
+					struct ceems_agent_job_report *report,
+					struct ceems_marks *marks,
+					struct ceems_marks_history *history,
+					char *err, size_t err_size);
 
 /* agent_proto_mark.c: a mark request's own keys, both ways.  Encode
  * adds them to OBJ (*OK false on failure); decode checks them strictly

@@ -55,6 +55,22 @@ struct ceems_marks {
 	struct ceems_marks_counter c[CEEMS_MARKS_MAX];
 };
 
+/* For each counter of a job, the medians of the same user's earlier
+ * runs of the job's name on the node (work_history.h), as the agent's
+ * reply to the job's step end carries them:
+ *   [{"name":s, "unit":s, "runs":N, "median_j":x, "median_cpu_eff":x}]
+ * median_j is J a unit; median_cpu_eff is left out when unknown. */
+struct ceems_marks_history {
+	uint32_t n;
+	struct ceems_marks_history_counter {
+		char name[CEEMS_MARKS_NAME_MAX];
+		char unit[CEEMS_MARKS_NAME_MAX];
+		uint32_t runs;
+		double median_j;
+		double median_cpu_eff;		/* NaN unknown */
+	} c[CEEMS_MARKS_MAX];
+};
+
 /* A token bucket: CEEMS_MARKS_RATE a second, at most CEEMS_MARKS_BURST
  * saved.  Zeroed: full at its first use. */
 struct ceems_marks_rate {
@@ -94,5 +110,13 @@ struct json_object *ceems_marks_to_json(const struct ceems_marks *m);
  * finite in [0, CEEMS_MARKS_VALUE_MAX].  0, or -EINVAL with ERR. */
 int ceems_marks_from_json(const struct json_object *obj, struct ceems_marks *m,
 			  char *err, size_t err_size);
+
+/* H as its JSON array (marks_history.c), or NULL on allocation failure;
+ * and back, strictly (names and units as marks, runs 1 to 1000, the
+ * medians finite, > 0 and >= 0).  0, or -EINVAL with ERR. */
+struct json_object *ceems_marks_history_to_json(const struct ceems_marks_history *h);
+int ceems_marks_history_from_json(const struct json_object *obj,
+				  struct ceems_marks_history *h, char *err,
+				  size_t err_size);
 
 #endif

@@ -108,4 +108,22 @@ int ceems_summary_work_format(const struct ceems_agent_job_report *report,
 			      const struct ceems_marks *marks, char *buf,
 			      size_t size);
 
+/* A difference in energy per unit smaller than this, either way, is the
+ * noise of runs of one code on one machine: no comparison line. */
+#define CEEMS_SUMMARY_WORK_NOTABLE 0.10
+/* The fewest earlier runs a comparison is made with. */
+#define CEEMS_SUMMARY_WORK_MIN_RUNS 2
+
+/* The same, each counter followed by its comparison with HISTORY (may be
+ * NULL), the medians of the user's earlier runs of job NAME, where
+ * there were CEEMS_SUMMARY_WORK_MIN_RUNS and the difference is at least
+ * CEEMS_SUMMARY_WORK_NOTABLE: "12% more energy per timestep than the
+ * median of your last 5 runs of lammps-md", and, when this run's CPU
+ * efficiency is under 4/5 of theirs, the likely reason ("fewer cores
+ * busy: CPU efficiency 41% against 83%"). */
+int ceems_summary_work_format_history(const struct ceems_agent_job_report *report,
+				      const struct ceems_marks *marks,
+				      const struct ceems_marks_history *history,
+				      const char *name, char *buf, size_t size);
+
 #endif

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,10 +44,71 @@ fmt_per_what(char *buf, size_t size, const char *unit)
 	snprintf(buf, size, "%.*s", (int)n, unit);
 }
 
+/* The comparison of counter C, whose energy per unit is PER_J, with
+ * the earlier runs in H (NULL: none), appended to BUF at *LEN.  0, or
+ * -ENOSPC. */
+static int
+append_comparison(const struct ceems_agent_job_report *report,
+		  const struct ceems_marks_counter *c, double per_j,
+		  const struct ceems_marks_history *h, const char *name,
+		  char *buf, size_t size, size_t *len)
+{
+	const struct ceems_marks_history_counter *m = NULL;
+	double diff, eff, held;
+	char what[CEEMS_MARKS_NAME_MAX], clean[48];
+	int n;
+
+	for (uint32_t i = 0; h != NULL && i < h->n && i < CEEMS_MARKS_MAX; i++)
+		if (strcmp(h->c[i].name, c->name) == 0 &&
+		    strcmp(h->c[i].unit, c->unit) == 0)
+			m = &h->c[i];
+	if (m == NULL || m->runs < CEEMS_SUMMARY_WORK_MIN_RUNS ||
+	    !(m->median_j > 0) || !isfinite(per_j))
+		return 0;
+	diff = per_j / m->median_j - 1;
+	if (fabs(diff) < CEEMS_SUMMARY_WORK_NOTABLE)
+		return 0;
+	fmt_per_what(what, sizeof(what), c->unit);
+	/* The job's name is the user's text: printable ASCII only, cut. */
+	snprintf(clean, sizeof(clean), "%s", name != NULL ? name : "");
+	for (char *p = clean; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
+			*p = '?';
+	n = snprintf(buf + *len, size - *len, "%-9s%.0f%% %s energy per %s than the "
+		     "median of your last %u runs of %s\n", "",
+		     fabs(diff) * 100, diff > 0 ? "more" : "less", what,
+		     m->runs, clean);
+	if (n < 0 || (size_t)n >= size - *len)
+		return -ENOSPC;
+	*len += (size_t)n;
+	held = report->elapsed_s * (double)report->alloc_cores;
+	eff = held > 0 ? report->cpu_s / held : NAN;
+	if (diff > 0 && isfinite(eff) && m->median_cpu_eff > 0 &&
+	    eff < 0.8 * m->median_cpu_eff) {
+		n = snprintf(buf + *len, size - *len, "%-9slikely why: fewer cores "
+			     "busy, CPU efficiency %.0f%% against %.0f%%\n", "",
+			     eff * 100, m->median_cpu_eff * 100);
+		if (n < 0 || (size_t)n >= size - *len)
+			return -ENOSPC;
+		*len += (size_t)n;
+	}
+	return 0;
+}
+
 int
 ceems_summary_work_format(const struct ceems_agent_job_report *report,
 			  const struct ceems_marks *marks, char *buf,
 			  size_t size)
+{
+	return ceems_summary_work_format_history(report, marks, NULL, NULL, buf,
+						 size);
+}
+
+int
+ceems_summary_work_format_history(const struct ceems_agent_job_report *report,
+				  const struct ceems_marks *marks,
+				  const struct ceems_marks_history *history,
+				  const char *name, char *buf, size_t size)
 {
 	bool energy = report != NULL &&
 		      ceems_job_figures_ledger_energy_known(&report->ledger);
@@ -76,6 +138,12 @@ ceems_summary_work_format(const struct ceems_agent_job_report *report,
 			return -ENOSPC;
 		}
 		len += (size_t)n;
+		if (energy && c->work > 0 &&
+		    append_comparison(report, c, total_j / c->work, history, name,
+				      buf, size, &len) < 0) {
+			buf[0] = '\0';
+			return -ENOSPC;
+		}
 	}
 	return (int)len;
 }

@@ -14,7 +14,8 @@
 #
 # Usage: run-marks.sh path/to/bench_marks path/to/ceems-agent
 # Environment: BENCH_MARKS_WINDOW (seconds, default 20), CEEMS_FIXTURES.
-# Runs as root (a cgroup of its own in the cpuacct hierarchy).
+# Runs as root (a cgroup of its own in the cpuacct hierarchy, mounted
+# apart at /sys/fs/cgroup/cpuacct as on the test machines).
 set -eu
 
 bench=$1
@@ -27,7 +28,7 @@ top_srcdir=$(cd "$(dirname "$0")/../.." && pwd)
 
 [ "$(id -u)" = 0 ] || { echo "run-marks.sh: run as root" >&2; exit 1; }
 jobid=9100001
-cg=/sys/fs/cgroup/cpu,cpuacct/ceems_bench_marks/job_$jobid
+cg=/sys/fs/cgroup/cpuacct/ceems_bench_marks/job_$jobid
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ceems-bench-marks-XXXXXX")
 agent_pid=
 cleanup() {

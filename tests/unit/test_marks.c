@@ -18,6 +18,7 @@
 #include "client/agent_proto.h"
 #include "model/ledger.h"
 #include "model/marks.h"
+#include "model/work_history.h"
 #include "record/record.h"
 #include "summary/summary.h"
 #include "../tap.h"
@@ -232,6 +233,82 @@ test_summary(void)
 	   text[0] == '\0', "too small a buffer is an error, not a cut line");
 }
 
+/* A user's earlier runs (work_history.h): medians of the last 5, kept
+ * per user, job name and counter, through their text form; and the
+ * summary's comparison with them: a run 30% dearer a unit says so and
+ * why, one within the noise says nothing. */
+static void
+test_history(void)
+{
+	static struct ceems_work_history h, back;
+	static struct ceems_agent_job_report report;
+	static char text[CEEMS_WORK_HISTORY_TEXT_MAX];
+	static const double runs[] = { 9.0, 2.0, 2.02, 1.98, 2.0, 2.04 };
+	struct ceems_work_history_median med;
+	struct ceems_marks_history hist;
+	struct ceems_marks m;
+	char out[2048];
+	int n;
+
+	memset(&h, 0, sizeof(h));
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++)
+		ceems_work_history_add(&h, 1000, "lammps-md", "steps", "timesteps",
+				       runs[i], 0.8);
+	ceems_work_history_add(&h, 1001, "lammps-md", "steps", "timesteps", 50, 0.8);
+	ceems_work_history_add(&h, 1000, "other", "steps", "timesteps", 50, 0.8);
+	ceems_work_history_median(&h, 1000, "lammps-md", "steps", "timesteps", &med);
+	ok(med.runs == 5 && med.epw == 2.0 && med.cpu_eff == 0.8,
+	   "the median of the last 5 runs, the oldest (9 J) dropped: %u runs, %g J",
+	   med.runs, med.epw);
+	ceems_work_history_median(&h, 1000, "lammps-md", "samples", "timesteps", &med);
+	is_int(med.runs, 0, "another counter has no runs");
+	n = ceems_work_history_format(&h, text, sizeof(text));
+	ok(n > 0 && ceems_work_history_parse(&back, text) == 0, "the text form reads back");
+	ceems_work_history_median(&back, 1000, "lammps-md", "steps", "timesteps", &med);
+	ok(med.runs == 5 && med.epw == 2.0, "with the same runs");
+	is_int(ceems_work_history_parse(&back, "1000 zz steps timesteps 2:0.5\n"
+		"x\n1 0000000000000001 st\"eps u 1:1\n1 1 s u -1:1\n"
+		"1 1 s u 1:1 2:2 3:3 4:4 5:5 6:6\n2 2 s u 1.5:nan\n"), 5,
+	       "lines that do not parse in full are skipped");
+	ceems_work_history_median(&back, 2, "", "s", "u", &med);
+	ok(back.clock == 1, "and the good one is kept");
+	ok(!ceems_work_history_seen(&h, 42) && ceems_work_history_seen(&h, 42),
+	   "a job's end is added once");
+
+	memset(&m, 0, sizeof(m));
+	(void)ceems_marks_apply(&m, "steps", "timesteps", CEEMS_MARKS_ADD, 10000,
+				err, sizeof(err));
+	memset(&hist, 0, sizeof(hist));
+	hist.n = 1;
+	snprintf(hist.c[0].name, sizeof(hist.c[0].name), "steps");
+	snprintf(hist.c[0].unit, sizeof(hist.c[0].unit), "timesteps");
+	hist.c[0].runs = 5;
+	hist.c[0].median_j = 2.0;
+	hist.c[0].median_cpu_eff = 0.8;
+	memset(&report, 0, sizeof(report));
+	report.ledger.measured[CEEMS_DOMAIN_PACKAGE] = true;
+	report.ledger.covered_s[CEEMS_DOMAIN_PACKAGE] = 100;
+	report.ledger.joules[CEEMS_DOMAIN_PACKAGE] = 26000;
+	report.elapsed_s = 100;
+	report.alloc_cores = 4;
+	report.cpu_s = 160;
+	ok(ceems_summary_work_format_history(&report, &m, &hist, "lammps-md", out,
+					     sizeof(out)) > 0 &&
+	   strstr(out, "\n         30% more energy per timestep than the median of "
+		  "your last 5 runs of lammps-md\n") != NULL &&
+	   strstr(out, "likely why: fewer cores busy, CPU efficiency 40% against 80%") != NULL,
+	   "30%% more a unit: said, with the likely reason:\n%s", out);
+	report.ledger.joules[CEEMS_DOMAIN_PACKAGE] = 21000;
+	ok(ceems_summary_work_format_history(&report, &m, &hist, "lammps-md", out,
+					     sizeof(out)) > 0 &&
+	   strstr(out, "median") == NULL, "5%% more is noise: nothing said");
+	report.ledger.joules[CEEMS_DOMAIN_PACKAGE] = 26000;
+	hist.c[0].runs = 1;
+	ok(ceems_summary_work_format_history(&report, &m, &hist, "lammps-md", out,
+					     sizeof(out)) > 0 &&
+	   strstr(out, "median") == NULL, "one earlier run is too few to compare");
+}
+
 /* ROOT-less text of /proc/PID/cgroup with LINE for cpu,cpuacct. */
 static const char *
 proc_cgroup(const char *cpuacct, char *out, size_t size)
@@ -323,6 +400,7 @@ main(void)
 	test_request();
 	test_reply_and_record();
 	test_summary();
+	test_history();
 	test_admission();
 	tmptree_remove(sys_root);
 	tmptree_remove(cg_root);

@@ -44,6 +44,22 @@ report_reply(struct server *s, uint32_t jobid,
 			sizeof(s->outbuf));
 }
 
+/* The reply to a step's end: as report_reply, and when the request
+ * named the job, its work against the user's earlier runs of that
+ * name (the summary's comparison). */
+static int
+step_reply(struct server *s, const struct ceems_agent_request *req,
+	   const struct ceems_agent_job_report *report)
+{
+	static struct ceems_marks_history history;
+
+	ceems_agent_marks_history(s->agent, req->jobid, report->uid, req->name,
+				  &history);
+	return ceems_agent_proto_reply_ok_work(report,
+			ceems_agent_marks_get(s->agent, req->jobid), &history,
+			s->outbuf, sizeof(s->outbuf));
+}
+
 static const char *
 register_error(int r)
 {
@@ -100,7 +116,7 @@ handle_step(struct server *s, struct client *c,
 	 * end (a time limit, a cancel: all steps are killed together):
 	 * the batch step gets the job's final figures for its summary. */
 	if (r < 0 && ceems_agent_end_final_report(s->agent, req->jobid, &report) == 0) {
-		agent_server_clients_send_reply(s, c, report_reply(s, req->jobid, &report));
+		agent_server_clients_send_reply(s, c, step_reply(s, req, &report));
 		/* slurmctld's word may have waited for this step's end. */
 		if (ceems_agent_end_step_late(s->agent, req->jobid, req->step) > 0)
 			agent_replay_wake(s->replay);
@@ -112,7 +128,7 @@ handle_step(struct server *s, struct client *c,
 		agent_server_clients_refuse(s, c, -ENOENT, "job %u has no step %s", req->jobid, req->step);
 		return;
 	}
-	agent_server_clients_send_reply(s, c, report_reply(s, req->jobid, &report));
+	agent_server_clients_send_reply(s, c, step_reply(s, req, &report));
 }
 
 
@@ -286,6 +302,8 @@ handle_deregister(struct server *s, struct client *c,
 		  const struct ceems_agent_request *req, uint64_t now)
 {
 	static struct ceems_agent_job_report report;
+	static struct ceems_marks marks;
+	const struct ceems_marks *m;
 	int r;
 
 	/* slurmctld's word on a requeued run that came after the job's
@@ -302,6 +320,12 @@ handle_deregister(struct server *s, struct client *c,
 		return;
 	}
 	r = ceems_agent_deregister(s->agent, req->jobid, now, &report);
+	/* Its work, kept before the record is written (which lets go of
+	 * it), for its user's history after the reply. */
+	m = ceems_agent_marks_get(s->agent, req->jobid);
+	marks.n = 0;
+	if (m != NULL)
+		marks = *m;
 	/* Its start time, if not asked for yet, goes with its end. */
 	agent_jobinfo_drop_start(s->jobinfo_dir, req->jobid);
 	if (r == -ENOENT && req->by[0] != '\0' && req->have_meta) {
@@ -314,13 +338,18 @@ handle_deregister(struct server *s, struct client *c,
 	}
 	if (req->by[0] != '\0') {
 		end_job(s, c, req, &report, now);
-		return;
+	} else {
+		if (req->have_meta)
+			ceems_agent_finishing_meta(s->agent, req->jobid, &req->meta);
+		/* The figures did not reach the plugin: the agent keeps them. */
+		if (agent_server_clients_send_reply(s, c, report_reply(s, req->jobid,
+								  &report)) < 0)
+			ceems_agent_reply_lost(s->agent, req->jobid);
 	}
+	/* After the reply: the history's file is written. */
 	if (req->have_meta)
-		ceems_agent_finishing_meta(s->agent, req->jobid, &req->meta);
-	/* The figures did not reach the plugin: the agent keeps them. */
-	if (agent_server_clients_send_reply(s, c, report_reply(s, req->jobid, &report)) < 0)
-		ceems_agent_reply_lost(s->agent, req->jobid);
+		ceems_agent_marks_job_ended(s->agent, req->jobid, &marks,
+					    req->meta.name, &report);
 }
 
 void
