@@ -615,6 +615,23 @@ ceems_agent_step_start(struct ceems_agent *a, uint32_t jobid,
 }
 
 int
+ceems_agent_step_tasks(struct ceems_agent *a, uint32_t jobid,
+		       const char *step_id, uint32_t tasks)
+{
+	struct agent_job *j = ceems_agent_find_job(a, jobid, NULL);
+	struct agent_step *st;
+
+	if (j == NULL || (st = find_step(j, step_id)) == NULL)
+		return -ENOENT;
+	if (tasks == 0 || tasks > UINT16_MAX)
+		return -EINVAL;
+	st->r.tasks = (uint16_t)tasks;
+	st->r.have_tasks = true;
+	a->checkpoint_wanted = true;
+	return 0;
+}
+
+int
 ceems_agent_step_end(struct ceems_agent *a, uint32_t jobid,
 		     const char *step_id, uint64_t now_ns,
 		     struct ceems_agent_step_report *out)

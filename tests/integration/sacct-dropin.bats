@@ -34,6 +34,10 @@ declare -gA DIFFERS=(
 	[ElapsedRaw]="a step's: its cgroup's life, where sacct's is its end minus its start in whole seconds"
 	[ConsumedEnergy]="not compared: no energy plugin in Slurm here"
 	[ConsumedEnergyRaw]="not compared: no energy plugin in Slurm here"
+	[TRESUsageInTot]="the parts ceems keeps only (cpu, the cgroup's; energy, ceems's measure), not fs/disk, mem, pages, vmem"
+	[TRESUsageOutAve]="energy=: ceems's mean power of the step; fs/disk not kept"
+	[TRESUsageOutTot]="energy=: ceems's mean power of the step; fs/disk not kept"
+	[TRESUsageInMax]="mem only, MaxRSS's: the step's cgroup peak on its node, not its largest task's sampled RSS"
 )
 
 _skip_reason() {
@@ -193,4 +197,54 @@ _cells() {
 	done
 	echo "# $n fields: $same identical, $partly identical where ceems has them, $differ differing as documented, $empty not kept (empty)" >&3
 	[ "$bad" = 0 ]
+}
+
+@test "with slurm_sacct, every field ceems does not keep is Slurm's own value, line by line" {
+	local names=() fields s c f i n sv cv kinds bad=0 filled=0 conf id
+	id=$(cut -d' ' -f1 "$CEEMS_DIR/jobs" | sed -n 2p)
+	# a value only Slurm has: an admin's comment on the completed job
+	sacctmgr -i modify job where jobid="$id" set AdminComment="ceems checked|here" >/dev/null ||
+		skip "sacctmgr cannot set an AdminComment here"
+	for _ in $(seq 1 50); do
+		[ -n "$(sacct -n -P -j "$id" -X -o AdminComment)" ] && break
+		sleep 0.2
+	done
+	conf=$BATS_TEST_TMPDIR/ceems.conf
+	{ cat "$CEEMS_DIR/ceems.conf"; echo "slurm_sacct = $(command -v sacct)"; } >"$conf"
+	while read -r f st _; do
+		[ "$st" = empty ] && [ -n "$(_fields | grep -x "$f")" ] && names+=("$f")
+	done < <("$CEEMS_TOP_BUILDDIR/tools/ceems-sacct" --explain-fields)
+	fields=$(IFS=,; echo "${names[*]}")
+	# '|' is in the comment: another delimiter for both
+	s=$(sacct --delimiter=@@ -P -n -j "$(_ids)" -o "JobID,$fields" | LC_ALL=C sort)
+	c=$("$CEEMS_TOP_BUILDDIR/tools/ceems-sacct" -c "$conf" --delimiter=@@ \
+		-P -n -j "$(_ids)" -o "JobID,$fields" | LC_ALL=C sort)
+	grep -q "^$id@@ceems checked|here@@" <<<"$c" ||
+		{ echo "the AdminComment is not in ceems-sacct's line of job $id"; false; }
+	n=${#names[@]}
+	for i in $(seq 1 "$n"); do
+		f=${names[$((i - 1))]}
+		sv=$(sed 's/@@/\x1e/g' <<<"$s" | cut -d$'\x1e' -f$((i + 1)))
+		cv=$(sed 's/@@/\x1e/g' <<<"$c" | cut -d$'\x1e' -f$((i + 1)))
+		kinds=$(_cells "$f" "$sv" "$cv" | sort -u | paste -sd' ')
+		if [ "$kinds" = same ]; then
+			[ -n "$(tr -d '\n' <<<"$sv")" ] && filled=$((filled + 1))
+		else
+			echo "$f: sacct [$(paste -sd' ' <<<"$sv")] ceems [$(paste -sd' ' <<<"$cv")]"
+			bad=1
+		fi
+	done
+	echo "# $n fields ceems does not keep: each identical to sacct's on every line, $filled of them with a value" >&3
+	[ "$bad" = 0 ] && [ "$filled" -gt 10 ]
+}
+
+@test "with slurm_sacct naming a program that fails, one warning and the empty cells" {
+	local conf out
+	conf=$BATS_TEST_TMPDIR/ceems.conf
+	{ cat "$CEEMS_DIR/ceems.conf"; echo "slurm_sacct = /bin/false"; } >"$conf"
+	run "$CEEMS_TOP_BUILDDIR/tools/ceems-sacct" -c "$conf" -P -n -j "$(_ids)" -o JobID,AdminComment
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -qx "ceems-sacct: warning: Slurm's sacct: /bin/false exited with 1; the fields ceems does not keep are empty" ||
+		{ echo "$output"; false; }
+	[ "$(echo "$output" | grep -c '|$')" -ge 6 ]
 }

@@ -316,6 +316,89 @@ f_nnodes(const struct sacct_row *r, char *buf, size_t size)
 		put(buf, size, "%u", r->nnodes);
 }
 
+/* NTasks: step lines only, as sacct fills it (a job line's is empty). */
+static void
+f_ntasks(const struct sacct_row *r, char *buf, size_t size)
+{
+	if (sacct_row_is_job(r) || !isfinite(r->ntasks))
+		put_text(buf, size, "");
+	else
+		put(buf, size, "%.0f", r->ntasks);
+}
+
+/* sacct's TRES usage strings (Slurm's slurmdb_make_tres_string_from_simple
+ * for usage): "type=value" parts sorted by their text, CPU time as
+ * [D-]HH:MM:SS of whole seconds, every other count as a memory figure
+ * (1024 steps, exact); step lines only.  Only what ceems keeps of a step
+ * is written: a part it does not keep is left out, not written as 0. */
+static void
+tres_part(char *buf, size_t size, size_t *len, const char *key,
+	  const char *value)
+{
+	if (value[0] == '\0' || *len >= size)
+		return;
+	*len += (size_t)snprintf(buf + *len, size - *len, "%s%s=%s",
+				 *len > 0 ? "," : "", key, value);
+	if (*len >= size)
+		*len = size;
+}
+
+/* TRESUsageInTot: cpu (TotalCPU's, over the nodes) and energy
+ * (ConsumedEnergy's); sacct sums both over the step's tasks. */
+static void
+f_tres_in_tot(const struct sacct_row *r, char *buf, size_t size)
+{
+	char cpu[32] = "", energy[32] = "";
+	size_t len = 0;
+
+	put_text(buf, size, "");
+	if (sacct_row_is_job(r) || r->part_node != NULL)
+		return;
+	/* Slurm keeps milliseconds and writes the whole seconds, cut. */
+	if (isfinite(r->cpu_s) && r->cpu_s >= 0)
+		sacct_fields_fmt_elapsed(floor(floor(r->cpu_s * 1000.0 + 1e-6) / 1000.0),
+					 cpu, sizeof(cpu));
+	if (isfinite(r->total_j))
+		sacct_units_fmt(round(r->total_j), SACCT_UNIT_NONE, 1024, 1,
+				energy, sizeof(energy));
+	tres_part(buf, size, &len, "cpu", cpu);
+	tres_part(buf, size, &len, "energy", energy);
+}
+
+/* TRESUsageInMax: mem, MaxRSS's (sacct: its largest task's). */
+static void
+f_tres_in_max(const struct sacct_row *r, char *buf, size_t size)
+{
+	char mem[32] = "";
+	size_t len = 0;
+
+	put_text(buf, size, "");
+	if (sacct_row_is_job(r) || r->part_node != NULL)
+		return;
+	if (isfinite(r->mem_peak_bytes))
+		sacct_units_fmt(r->mem_peak_bytes, SACCT_UNIT_NONE, 1024, 1, mem,
+				sizeof(mem));
+	tres_part(buf, size, &len, "mem", mem);
+}
+
+/* TRESUsageOutAve and TRESUsageOutTot: Slurm's energy= there is a
+ * step's mean power in watts (its energy plugin's average), ceems's the
+ * step's energy over its life; fs/disk is not kept. */
+static void
+f_tres_out_power(const struct sacct_row *r, char *buf, size_t size)
+{
+	char watts[32] = "";
+	size_t len = 0;
+
+	put_text(buf, size, "");
+	if (sacct_row_is_job(r) || r->part_node != NULL)
+		return;
+	if (isfinite(r->total_j) && isfinite(r->elapsed_s) && r->elapsed_s >= 1)
+		sacct_units_fmt(round(r->total_j / r->elapsed_s), SACCT_UNIT_NONE,
+				1024, 1, watts, sizeof(watts));
+	tres_part(buf, size, &len, "energy", watts);
+}
+
 /* ReqMem: the job's request, counted in MB as Slurm keeps it; job lines
  * only, as sacct fills it. */
 static void
