@@ -480,6 +480,10 @@ hand_to_finish(struct ceems_agent *a, const struct agent_job *j,
 	};
 
 	finish_times(j, j->gone ? j->gone_ns : now_ns, now_ns, &fj);
+	/* Its marks since the last checkpoint, for a restart before its
+	 * record is written. */
+	if (j->marks_dirty)
+		ceems_agent_marks_save(a->config.state_dir, j->spec.jobid, j->marks);
 	if (a->state != NULL)
 		ceems_agent_state_slot_finishing(a->state, fj.slot, report, fj.start_time,
 				     fj.end_time);
@@ -757,6 +761,11 @@ ceems_agent_checkpoint(struct ceems_agent *a, uint64_t now_ns)
 		/* A job registered since the last tick: as of then. */
 		ceems_agent_tick_save_job(a, j, j->tick_from_ns > a->last_tick_ns ?
 			       j->tick_from_ns : a->last_tick_ns);
+		if (j->marks_dirty) {
+			ceems_agent_marks_save(a->config.state_dir, j->spec.jobid,
+					       j->marks);
+			j->marks_dirty = false;
+		}
 	}
 	ceems_agent_recover_save_node(a);
 	/* A write that failed was logged once by the state file, and is

@@ -275,6 +275,16 @@ int ceems_agent_marks_apply(struct ceems_agent *agent, uint32_t jobid,
 const struct ceems_marks *ceems_agent_marks_get(const struct ceems_agent *agent,
 						uint32_t jobid);
 
+/* A job's marks in STATE_DIR across an agent restart: saved at the
+ * checkpoints after they changed and at the job's deregistration (M
+ * NULL: nothing), loaded with the job's state (0, or -errno: none kept),
+ * forgotten with the job's record. */
+void ceems_agent_marks_save(const char *state_dir, uint32_t jobid,
+			    const struct ceems_marks *m);
+int ceems_agent_marks_load(const char *state_dir, uint32_t jobid,
+			   struct ceems_marks *m);
+void ceems_agent_marks_forget(const char *state_dir, uint32_t jobid);
+
 /* The users' earlier runs (model/work_history.h), from STATE_DIR/
  * work-history, read at the agent's open (a file that is not there is
  * an empty history). */

@@ -242,6 +242,7 @@ remove_entry(struct agent_finish *f, size_t i, bool remember)
 	if (remember)
 		remember_ended(f, f->jobs[i]->jobid, run_start(f->jobs[i]));
 	release_slot(f, f->jobs[i]->job.slot);
+	ceems_agent_marks_forget(f->spool_config.state_dir, f->jobs[i]->jobid);
 	ceems_agent_series_free(f->jobs[i]->report.series);
 	free(f->jobs[i]);
 	f->jobs[i] = f->jobs[--f->njobs];

@@ -211,6 +211,7 @@ struct agent_job {
 	 * the first mark, so that a job that never marks costs nothing. */
 	struct ceems_marks *marks;
 	struct ceems_marks_rate mark_rate;
+	bool marks_dirty;		/* changed since the last checkpoint */
 };
 
 struct ceems_agent {

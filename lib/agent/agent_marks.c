@@ -12,11 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
 
 #include "agent/agent.h"
 #include "agent/agent_finish.h"
 #include "agent/agent_internal.h"
 #include "base/fileio.h"
+#include "base/json_util.h"
 #include "base/log.h"
 #include "cgroup/cgroup_path.h"
 #include "model/ledger.h"
@@ -78,6 +82,7 @@ ceems_agent_marks_apply(struct ceems_agent *a, uint32_t jobid,
 			uint64_t now_ns, char *err, size_t err_size)
 {
 	struct agent_job *j = ceems_agent_find_job(a, jobid, NULL);
+	int r;
 
 	if (j == NULL) {
 		snprintf(err, err_size, "job %u is not running on this node", jobid);
@@ -93,7 +98,11 @@ ceems_agent_marks_apply(struct ceems_agent *a, uint32_t jobid,
 		snprintf(err, err_size, "the agent is out of memory");
 		return -ENOMEM;
 	}
-	return ceems_marks_apply(j->marks, name, unit, mode, value, err, err_size);
+	r = ceems_marks_apply(j->marks, name, unit, mode, value, err, err_size);
+	/* Kept at the next checkpoint (ceems_agent_marks_save). */
+	if (r == 0)
+		j->marks_dirty = true;
+	return r;
 }
 
 const struct ceems_marks *
@@ -203,4 +212,72 @@ ceems_agent_marks_history(const struct ceems_agent *a, uint32_t jobid,
 		c->median_cpu_eff = med.cpu_eff;
 		out->n++;
 	}
+}
+
+/* ---- A job's marks across an agent restart ---- */
+
+/* STATE_DIR/marks-JOBID.json: its counters (marks.h's JSON), written at
+ * the checkpoints after they changed, read back with the job's state,
+ * removed with the job's record.  The rate's bucket starts full again. */
+static void
+marks_file_name(uint32_t jobid, char *name, size_t size)
+{
+	snprintf(name, size, "marks-%u.json", jobid);
+}
+
+void
+ceems_agent_marks_save(const char *state_dir, uint32_t jobid,
+		       const struct ceems_marks *m)
+{
+	struct json_object *arr;
+	char name[32];
+	const char *text;
+
+	if (state_dir[0] == '\0' || m == NULL)
+		return;
+	marks_file_name(jobid, name, sizeof(name));
+	arr = ceems_marks_to_json(m);
+	text = arr != NULL ? json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN) : NULL;
+	if (text == NULL || ceems_fileio_replace(state_dir, name, text) < 0)
+		ceems_warning("job %u: its marks could not be kept in %s/%s: an "
+			      "agent restart would lose them", jobid, state_dir, name);
+	json_object_put(arr);
+}
+
+int
+ceems_agent_marks_load(const char *state_dir, uint32_t jobid,
+		       struct ceems_marks *m)
+{
+	char name[32], path[CEEMS_CONFIG_PATH_MAX + 32], text[4096], err[160];
+	struct json_object *obj;
+	ssize_t n;
+	int r;
+
+	memset(m, 0, sizeof(*m));
+	if (state_dir[0] == '\0')
+		return -ENOENT;
+	marks_file_name(jobid, name, sizeof(name));
+	snprintf(path, sizeof(path), "%s/%s", state_dir, name);
+	if ((n = ceems_fileio_read_text_file(path, text, sizeof(text))) < 0)
+		return (int)n;
+	obj = ceems_json_util_parse(text, (size_t)n, true, err, sizeof(err));
+	r = obj != NULL ? ceems_marks_from_json(obj, m, err, sizeof(err)) : -EINVAL;
+	json_object_put(obj);
+	if (r < 0)
+		ceems_warning("%s: %s; the job's marks before the restart are lost",
+			      path, err);
+	return r;
+}
+
+void
+ceems_agent_marks_forget(const char *state_dir, uint32_t jobid)
+{
+	char name[32], path[CEEMS_CONFIG_PATH_MAX + 32];
+
+	if (state_dir[0] == '\0')
+		return;
+	marks_file_name(jobid, name, sizeof(name));
+	snprintf(path, sizeof(path), "%s/%s", state_dir, name);
+	if (unlink(path) < 0 && errno != ENOENT)
+		ceems_warning("%s: %s", path, strerror(errno));
 }

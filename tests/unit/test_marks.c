@@ -382,12 +382,24 @@ test_admission(void)
 	   m->c[0].work == 100 + (2000 - refused), "what was taken is counted exactly");
 	advance(1500000000ULL);
 	ceems_agent_tick(a, 12 * SEC);
-	is_int(ceems_agent_deregister(a, 42, 12 * SEC, &report), 0, "job 42 ends");
+	/* An agent restart keeps them: the checkpoint writes them, the
+	 * restored job has them. */
+	ceems_agent_checkpoint(a, 12 * SEC);
+	ceems_agent_open_close(a);
+	a = ceems_agent_open(&c, 13 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "the agent opens again (%s)", err))
+		return;
+	is_int(ceems_agent_restore(a, 13 * SEC), 1, "job 42 is restored");
+	m = ceems_agent_marks_get(a, 42);
+	ok(m != NULL && m->n == 1 && m->c[0].work == 100 + (2000 - refused) &&
+	   strcmp(m->c[0].unit, "timesteps") == 0,
+	   "with the marks it had before the restart");
+	is_int(ceems_agent_deregister(a, 42, 14 * SEC, &report), 0, "job 42 ends");
 	m = ceems_agent_marks_get(a, 42);
 	ok(m != NULL && m->c[0].work == 100 + (2000 - refused),
 	   "its marks stay with its final figures for the record");
 	is_int(ceems_agent_marks_apply(a, 42, "steps", "timesteps", CEEMS_MARKS_ADD,
-				       1, 13 * SEC, err, sizeof(err)), -ENOENT,
+				       1, 15 * SEC, err, sizeof(err)), -ENOENT,
 	       "an ended job takes no more marks");
 	ceems_agent_open_close(a);
 }
