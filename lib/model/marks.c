@@ -125,6 +125,47 @@ ceems_marks_main(const struct ceems_marks *m)
 }
 
 struct json_object *
+ceems_marks_json_entry(struct json_object *arr, const char *name,
+		       const char *unit, bool *ok)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (o == NULL || json_object_array_add(arr, o) != 0) {
+		json_object_put(o);
+		*ok = false;
+		return NULL;
+	}
+	ceems_json_util_add(o, "name", json_object_new_string(name), ok);
+	ceems_json_util_add(o, "unit", json_object_new_string(unit), ok);
+	return o;
+}
+
+int
+ceems_marks_json_read_entry(const struct json_object *o, const char *where,
+			    const char *const *known, char *name, char *unit,
+			    char *err, size_t err_size)
+{
+	int r;
+
+	if (!json_object_is_type(o, json_type_object))
+		return ceems_json_util_error(err, err_size, "%s must be an object", where);
+	if ((r = ceems_json_util_check_keys(o, where, known, err, err_size)) < 0)
+		return r;
+	if (ceems_json_util_get(o, "name") == NULL || ceems_json_util_get(o, "unit") == NULL)
+		return ceems_json_util_error(err, err_size, "%s needs name and unit", where);
+	if ((r = ceems_json_util_read_string(ceems_json_util_get(o, "name"), where,
+				name, CEEMS_MARKS_NAME_MAX, err, err_size)) < 0 ||
+	    (r = ceems_json_util_read_string(ceems_json_util_get(o, "unit"), where,
+				unit, CEEMS_MARKS_NAME_MAX, err, err_size)) < 0)
+		return r;
+	if (!ceems_marks_name_ok(name) || !ceems_marks_name_ok(unit))
+		return ceems_json_util_error(err, err_size,
+			"%s: a name or unit is not 1 to 31 letters, digits, "
+			"'_', '.' or '-'", where);
+	return 0;
+}
+
+struct json_object *
 ceems_marks_to_json(const struct ceems_marks *m)
 {
 	struct json_object *arr = json_object_new_array();
@@ -132,15 +173,10 @@ ceems_marks_to_json(const struct ceems_marks *m)
 
 	for (uint32_t i = 0; ok && i < m->n && i < CEEMS_MARKS_MAX; i++) {
 		const struct ceems_marks_counter *c = &m->c[i];
-		struct json_object *o = json_object_new_object();
+		struct json_object *o = ceems_marks_json_entry(arr, c->name, c->unit, &ok);
 
-		if (o == NULL || json_object_array_add(arr, o) != 0) {
-			json_object_put(o);
-			ok = false;
+		if (o == NULL)
 			break;
-		}
-		ceems_json_util_add(o, "name", json_object_new_string(c->name), &ok);
-		ceems_json_util_add(o, "unit", json_object_new_string(c->unit), &ok);
 		ceems_json_util_add(o, "work", ceems_json_util_double(c->work), &ok);
 		ceems_json_util_add(o, "marks", ceems_json_util_new_u64(c->marks), &ok);
 	}
@@ -156,34 +192,20 @@ counter_from_json(const struct json_object *o, size_t i,
 		  struct ceems_marks_counter *c, char *err, size_t err_size)
 {
 	static const char *const known[] = { "name", "unit", "work", "marks", NULL };
-	struct json_object *val;
 	char where[32];
 	int r;
 
 	snprintf(where, sizeof(where), "marks[%zu]", i);
-	if (!json_object_is_type(o, json_type_object))
-		return ceems_json_util_error(err, err_size, "%s must be an object", where);
-	if ((r = ceems_json_util_check_keys(o, where, known, err, err_size)) < 0)
+	if ((r = ceems_marks_json_read_entry(o, where, known, c->name, c->unit,
+					     err, err_size)) < 0)
 		return r;
-	if ((val = ceems_json_util_get(o, "name")) == NULL ||
-	    (val = ceems_json_util_get(o, "unit")) == NULL ||
-	    (val = ceems_json_util_get(o, "work")) == NULL ||
-	    (val = ceems_json_util_get(o, "marks")) == NULL)
-		return ceems_json_util_error(err, err_size,
-			"%s needs name, unit, work and marks", where);
-	if ((r = ceems_json_util_read_string(ceems_json_util_get(o, "name"), where,
-				c->name, sizeof(c->name), err, err_size)) < 0 ||
-	    (r = ceems_json_util_read_string(ceems_json_util_get(o, "unit"), where,
-				c->unit, sizeof(c->unit), err, err_size)) < 0 ||
-	    (r = ceems_json_util_read_real(ceems_json_util_get(o, "work"), where, 0,
+	if (ceems_json_util_get(o, "work") == NULL || ceems_json_util_get(o, "marks") == NULL)
+		return ceems_json_util_error(err, err_size, "%s needs work and marks", where);
+	if ((r = ceems_json_util_read_real(ceems_json_util_get(o, "work"), where, 0,
 				CEEMS_MARKS_VALUE_MAX, &c->work, err, err_size)) < 0 ||
 	    (r = ceems_json_util_read_uint(ceems_json_util_get(o, "marks"), where, 0,
 				UINT64_MAX, &c->marks, err, err_size)) < 0)
 		return r;
-	if (!ceems_marks_name_ok(c->name) || !ceems_marks_name_ok(c->unit))
-		return ceems_json_util_error(err, err_size,
-			"%s: a name or unit is not 1 to 31 letters, digits, "
-			"'_', '.' or '-'", where);
 	return 0;
 }
 

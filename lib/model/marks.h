@@ -111,6 +111,18 @@ struct json_object *ceems_marks_to_json(const struct ceems_marks *m);
 int ceems_marks_from_json(const struct json_object *obj, struct ceems_marks *m,
 			  char *err, size_t err_size);
 
+/* What the JSON of the counters and of their history share: a new
+ * object in ARR with NAME and UNIT (NULL, *OK false, on failure); and
+ * the object O at WHERE, of only the keys KNOWN, checked to be an
+ * object whose "name" and "unit" are a counter's, into NAME and UNIT
+ * (CEEMS_MARKS_NAME_MAX bytes each): 0, or -EINVAL with ERR. */
+struct json_object *ceems_marks_json_entry(struct json_object *arr,
+					   const char *name, const char *unit,
+					   bool *ok);
+int ceems_marks_json_read_entry(const struct json_object *o, const char *where,
+				const char *const *known, char *name,
+				char *unit, char *err, size_t err_size);
+
 /* H as its JSON array (marks_history.c), or NULL on allocation failure;
  * and back, strictly (names and units as marks, runs 1 to 1000, the
  * medians finite, > 0 and >= 0).  0, or -EINVAL with ERR. */

@@ -21,15 +21,10 @@ ceems_marks_history_to_json(const struct ceems_marks_history *h)
 
 	for (uint32_t i = 0; ok && i < h->n && i < CEEMS_MARKS_MAX; i++) {
 		const struct ceems_marks_history_counter *c = &h->c[i];
-		struct json_object *o = json_object_new_object();
+		struct json_object *o = ceems_marks_json_entry(arr, c->name, c->unit, &ok);
 
-		if (o == NULL || json_object_array_add(arr, o) != 0) {
-			json_object_put(o);
-			ok = false;
+		if (o == NULL)
 			break;
-		}
-		ceems_json_util_add(o, "name", json_object_new_string(c->name), &ok);
-		ceems_json_util_add(o, "unit", json_object_new_string(c->unit), &ok);
 		ceems_json_util_add(o, "runs", json_object_new_int64(c->runs), &ok);
 		ceems_json_util_add(o, "median_j", ceems_json_util_double(c->median_j), &ok);
 		ceems_json_util_add_double(o, "median_cpu_eff", c->median_cpu_eff, &ok);
@@ -54,19 +49,12 @@ counter_from_json(const struct json_object *o, size_t i,
 	int r;
 
 	snprintf(where, sizeof(where), "history[%zu]", i);
-	if (!json_object_is_type(o, json_type_object))
-		return ceems_json_util_error(err, err_size, "%s must be an object", where);
-	if ((r = ceems_json_util_check_keys(o, where, known, err, err_size)) < 0)
+	if ((r = ceems_marks_json_read_entry(o, where, known, c->name, c->unit,
+					     err, err_size)) < 0)
 		return r;
-	if (ceems_json_util_get(o, "name") == NULL || ceems_json_util_get(o, "unit") == NULL ||
-	    ceems_json_util_get(o, "runs") == NULL || ceems_json_util_get(o, "median_j") == NULL)
-		return ceems_json_util_error(err, err_size,
-			"%s needs name, unit, runs and median_j", where);
-	if ((r = ceems_json_util_read_string(ceems_json_util_get(o, "name"), where,
-				c->name, sizeof(c->name), err, err_size)) < 0 ||
-	    (r = ceems_json_util_read_string(ceems_json_util_get(o, "unit"), where,
-				c->unit, sizeof(c->unit), err, err_size)) < 0 ||
-	    (r = ceems_json_util_read_uint(ceems_json_util_get(o, "runs"), where,
+	if (ceems_json_util_get(o, "runs") == NULL || ceems_json_util_get(o, "median_j") == NULL)
+		return ceems_json_util_error(err, err_size, "%s needs runs and median_j", where);
+	if ((r = ceems_json_util_read_uint(ceems_json_util_get(o, "runs"), where,
 				1, 1000, &runs, err, err_size)) < 0 ||
 	    (r = ceems_json_util_read_real(ceems_json_util_get(o, "median_j"), where,
 				0, 1e300, &c->median_j, err, err_size)) < 0)
@@ -77,10 +65,8 @@ counter_from_json(const struct json_object *o, size_t i,
 	    (r = ceems_json_util_read_real(val, where, 0, 1e6, &c->median_cpu_eff,
 					   err, err_size)) < 0)
 		return r;
-	if (!ceems_marks_name_ok(c->name) || !ceems_marks_name_ok(c->unit) ||
-	    !(c->median_j > 0))
-		return ceems_json_util_error(err, err_size,
-			"%s: a bad name or unit, or a median of 0", where);
+	if (!(c->median_j > 0))
+		return ceems_json_util_error(err, err_size, "%s: a median of 0", where);
 	return 0;
 }
 
