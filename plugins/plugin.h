@@ -124,6 +124,7 @@ int ceems_gather_summary(spank_t sp, const struct ceems_config *config,
 			 size_t size);
 
 int ceems_remote_init(spank_t sp, const struct ceems_plugin_args *args);
+int ceems_remote_user_init(spank_t sp);
 int ceems_remote_task_post_fork(spank_t sp);
 int ceems_remote_task_exit(spank_t sp);
 int ceems_remote_exit(spank_t sp);

@@ -108,6 +108,31 @@ ceems_remote_init(spank_t sp, const struct ceems_plugin_args *args)
 	return 0;
 }
 
+/* The job's tasks learn where the node agent listens
+ * (CEEMS_AGENT_SOCKET), so that ceems-mark and libceems_mark reach it
+ * wherever the site put it (doc/marks.md).  A value the job set itself
+ * stays: it only points the job's own marks elsewhere. */
+int
+ceems_remote_user_init(spank_t sp)
+{
+	static struct ceems_config config;
+	char node[CEEMS_NODE_NAME_MAX];
+
+	if (!step.active)
+		return 0;
+	/* The tasks' cgroup is not known yet: a %n in the path is this
+	 * host's node, as for a step that finds no cgroup. */
+	config = step.config;
+	if (ceems_common_expand_config(&config,
+			ceems_common_host_node(node, sizeof(node))) < 0)
+		return 0;
+	if (spank_setenv(sp, "CEEMS_AGENT_SOCKET", config.socket_path, 0) !=
+	    ESPANK_SUCCESS)
+		ceems_debug("job %u: CEEMS_AGENT_SOCKET not set for its tasks",
+			    step.jobid);
+	return 0;
+}
+
 /* This node's name into the config's paths, once: the node whose slurmd
  * made the job's cgroup (slurm_NODE: the node of the slurmd that started
  * this slurmstepd, which may be one of several on the host), else the
@@ -291,8 +316,27 @@ self_node(const struct ceems_job_meta *meta)
 	return step.config.node[0] != '\0' ? step.config.node : NULL;
 }
 
+/* The work the job reported, after the block (the full style only):
+ * this node's energy over this node's marks. */
 static void
-print_summary(spank_t sp, const struct ceems_agent_job_report *report)
+print_work(const struct ceems_agent_job_report *report,
+	   const struct ceems_agent_client_work *work)
+{
+	static char text[2048];
+	char *line, *save = NULL;
+
+	if (summary_style() != CEEMS_SUMMARY_FULL ||
+	    ceems_summary_work_format_history(report, &work->marks,
+			&work->history, work->job_name, text, sizeof(text)) <= 0)
+		return;
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	     line = strtok_r(NULL, "\n", &save))
+		slurm_spank_log("%s", line);
+}
+
+static void
+print_summary(spank_t sp, const struct ceems_agent_job_report *report,
+	      const struct ceems_agent_client_work *work)
 {
 	static char text[8192];
 	struct ceems_job_meta meta;
@@ -330,12 +374,14 @@ print_summary(spank_t sp, const struct ceems_agent_job_report *report)
 	for (line = strtok_r(text, "\n", &save); line != NULL;
 	     line = strtok_r(NULL, "\n", &save))
 		slurm_spank_log("%s", line);
+	print_work(report, work);
 }
 
 int
 ceems_remote_task_exit(spank_t sp)
 {
 	static struct ceems_agent_job_report report;
+	static struct ceems_agent_client_work work;
 	char err[256];
 	int status = 0;
 
@@ -356,16 +402,20 @@ ceems_remote_task_exit(spank_t sp)
 	if (!node_config())
 		return 0;
 	step.step_started = false;
+	/* The job's name, for the step that prints the summary: its work is
+	 * compared with its user's earlier runs of that name.  The user's
+	 * own runs only, so the step's environment serves. */
+	memset(&work, 0, sizeof(work));
+	if (!prints_summary(sp) ||
+	    spank_getenv(sp, "SLURM_JOB_NAME", work.job_name,
+			 sizeof(work.job_name)) != ESPANK_SUCCESS)
+		work.job_name[0] = '\0';
 	/* The step's status goes with it: the agent settles the job's
 	 * exit code and state from it (slurmctld is asked at the start). */
-	if ((step.have_exit_status ?
-	     ceems_agent_client_step_end_status(step.config.socket_path,
-						step.jobid, step.step,
-						step.exit_status, AGENT_TIMEOUT_MS,
-						&report, err, sizeof(err)) :
-	     ceems_agent_client_step_end(step.config.socket_path, step.jobid,
-					 step.step, AGENT_TIMEOUT_MS, &report,
-					 err, sizeof(err))) < 0) {
+	if (ceems_agent_client_step_end_marks(step.config.socket_path,
+			step.jobid, step.step, step.have_exit_status,
+			step.exit_status, AGENT_TIMEOUT_MS, &report, &work,
+			err, sizeof(err)) < 0) {
 		ceems_warning("job %u step %s: no figures from the node agent: %s",
 			      step.jobid, step.step, err);
 		if (summary_style() != CEEMS_SUMMARY_NONE && prints_summary(sp))
@@ -373,7 +423,7 @@ ceems_remote_task_exit(spank_t sp)
 					step.jobid);
 		return 0;
 	}
-	print_summary(sp, &report);
+	print_summary(sp, &report, &work);
 	return 0;
 }
 

@@ -38,6 +38,16 @@ slurm_spank_init(spank_t sp, int ac, char **av)
 }
 
 int
+slurm_spank_user_init(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	if (spank_context() == S_CTX_REMOTE)
+		(void)ceems_remote_user_init(sp);
+	return ESPANK_SUCCESS;
+}
+
+int
 slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 {
 	(void)ac;

@@ -40,6 +40,7 @@ ceems_agent_free_job(struct agent_job *j)
 	ceems_agent_series_free(j->series);
 	ceems_agent_perf_close(j);
 	ceems_agent_extern_close(j);
+	free(j->marks);
 	ceems_hotmem_free(j);
 }
 
@@ -459,6 +460,8 @@ finish_times(const struct agent_job *j, uint64_t end_ns, uint64_t now_ns,
 	memcpy(fj->cluster, j->spec.cluster, sizeof(fj->cluster));
 	fj->have_status = j->have_status;
 	fj->status = j->status;
+	if (j->marks != NULL)
+		fj->marks = *j->marks;
 }
 
 /* The job leaves the ticks; its report and times go to the finishing
@@ -477,6 +480,10 @@ hand_to_finish(struct ceems_agent *a, const struct agent_job *j,
 	};
 
 	finish_times(j, j->gone ? j->gone_ns : now_ns, now_ns, &fj);
+	/* Its marks since the last checkpoint, for a restart before its
+	 * record is written. */
+	if (j->marks_dirty)
+		ceems_agent_marks_save(a->config.state_dir, j->spec.jobid, j->marks);
 	if (a->state != NULL)
 		ceems_agent_state_slot_finishing(a->state, fj.slot, report, fj.start_time,
 				     fj.end_time);
@@ -758,6 +765,11 @@ ceems_agent_checkpoint(struct ceems_agent *a, uint64_t now_ns)
 		/* A job registered since the last tick: as of then. */
 		ceems_agent_tick_save_job(a, j, j->tick_from_ns > a->last_tick_ns ?
 			       j->tick_from_ns : a->last_tick_ns);
+		if (j->marks_dirty) {
+			ceems_agent_marks_save(a->config.state_dir, j->spec.jobid,
+					       j->marks);
+			j->marks_dirty = false;
+		}
 	}
 	ceems_agent_recover_save_node(a);
 	/* A write that failed was logged once by the state file, and is

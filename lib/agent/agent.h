@@ -16,6 +16,7 @@
 #include "model/job.h"
 #include "model/job_spec.h"
 #include "model/ledger.h"
+#include "model/marks.h"
 #include "model/measure.h"
 
 /* The IO and network of a job whose agent restarted: BEFORE counted by
@@ -250,6 +251,61 @@ int ceems_agent_report(const struct ceems_agent *agent, uint32_t jobid,
 		       struct ceems_agent_job_report *out);
 
 size_t ceems_agent_njobs(const struct ceems_agent *agent);
+
+/* ---- A job's own account of its work (agent_marks.c, model/marks.h) ---- */
+
+/* Whether a process of UID whose /proc/PID/cgroup reads PROC_CGROUP may
+ * mark job JOBID: it must be of the job's owner (or root) and inside
+ * the job's cgroup, the one the job registered with.  0, -ENOENT (no
+ * such job), -EPERM, with ERR saying why. */
+int ceems_agent_marks_admit(const struct ceems_agent *agent, uint32_t jobid,
+			    uid_t uid, const char *proc_cgroup, char *err,
+			    size_t err_size);
+
+/* One mark of job JOBID at NOW_NS (ceems_marks_apply), within the job's
+ * rate (CEEMS_MARKS_RATE).  0, -ENOENT, -EBUSY (over its rate: the mark
+ * is dropped), -ENOMEM, or ceems_marks_apply's refusal, with ERR. */
+int ceems_agent_marks_apply(struct ceems_agent *agent, uint32_t jobid,
+			    const char *name, const char *unit,
+			    enum ceems_marks_mode mode, double value,
+			    uint64_t now_ns, char *err, size_t err_size);
+
+/* The work job JOBID reported, registered or finishing (its final
+ * figures kept for its record); NULL when it marked none. */
+const struct ceems_marks *ceems_agent_marks_get(const struct ceems_agent *agent,
+						uint32_t jobid);
+
+/* A job's marks in STATE_DIR across an agent restart: saved at the
+ * checkpoints after they changed and at the job's deregistration (M
+ * NULL: nothing), loaded with the job's state (0, or -errno: none kept),
+ * forgotten with the job's record. */
+void ceems_agent_marks_save(const char *state_dir, uint32_t jobid,
+			    const struct ceems_marks *m);
+int ceems_agent_marks_load(const char *state_dir, uint32_t jobid,
+			   struct ceems_marks *m);
+void ceems_agent_marks_forget(const char *state_dir, uint32_t jobid);
+
+/* The users' earlier runs (model/work_history.h), from STATE_DIR/
+ * work-history, read at the agent's open (a file that is not there is
+ * an empty history). */
+void ceems_agent_marks_history_load(struct ceems_agent *agent);
+
+/* Job JOBID, named NAME, has ended with the final figures REPORT and
+ * the work MARKS (NULL: none): each counter adds its energy per unit to
+ * the user's history, written to STATE_DIR/work-history.  Nothing for a
+ * job that marked none or has no energy, or whose end was heard before
+ * (a job's end may come from its extern step and then from slurmctld). */
+void ceems_agent_marks_job_ended(struct ceems_agent *agent, uint32_t jobid,
+				 const struct ceems_marks *marks,
+				 const char *name,
+				 const struct ceems_agent_job_report *report);
+
+/* For each counter job JOBID of UID, named NAME, marked: the medians of
+ * the same user's earlier runs of NAME on this node, into OUT (n 0: no
+ * counter has any). */
+void ceems_agent_marks_history(const struct ceems_agent *agent, uint32_t jobid,
+			       uint32_t uid, const char *name,
+			       struct ceems_marks_history *out);
 
 /* HOOK(ARG, JOBID) when a tick finds that a registered job's cgroup is
  * gone, or a sweep that its extern slurmstepd is gone (with no other

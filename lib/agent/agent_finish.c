@@ -173,6 +173,14 @@ ceems_agent_finish_find(const struct agent_finish *f, uint32_t jobid)
 	return i == SIZE_MAX ? NULL : &f->jobs[i]->report;
 }
 
+const struct ceems_marks *
+ceems_agent_finish_marks(const struct agent_finish *f, uint32_t jobid)
+{
+	size_t i = find_index(f, jobid);
+
+	return i == SIZE_MAX ? NULL : &f->jobs[i]->job.marks;
+}
+
 static void
 release_slot(struct agent_finish *f, int slot)
 {
@@ -234,6 +242,7 @@ remove_entry(struct agent_finish *f, size_t i, bool remember)
 	if (remember)
 		remember_ended(f, f->jobs[i]->jobid, run_start(f->jobs[i]));
 	release_slot(f, f->jobs[i]->job.slot);
+	ceems_agent_marks_forget(f->spool_config.state_dir, f->jobs[i]->jobid);
 	ceems_agent_series_free(f->jobs[i]->report.series);
 	free(f->jobs[i]);
 	f->jobs[i] = f->jobs[--f->njobs];
@@ -379,6 +388,7 @@ write_record(struct agent_finish *f,
 	}
 	settle_state(&meta, report, job);
 	ceems_record_build(rec, &meta, report, by, (int64_t)time(NULL));
+	rec->marks = job->marks;
 	if (strcmp(by, "agent") != 0) {
 		r = store(f, rec, why, again);
 		free(rec);
@@ -726,22 +736,6 @@ ceems_agent_finish_step_ended(struct agent_finish *f, uint32_t jobid,
 	return end_with_word(f, i) == 0 ? 1 : 0;
 }
 
-bool
-ceems_agent_finish_later_run(struct ceems_job_meta *word, int64_t run_start,
-			     int64_t run_end)
-{
-	if (word->start_time <= 0 ||
-	    (run_start > 0 ? word->start_time <= run_start :
-	     run_end <= 0 || word->start_time <= run_end))
-		return false;
-	word->start_time = run_start;	/* 0: the run's own, from the agent */
-	word->end_time = 0;
-	snprintf(word->state, sizeof(word->state), "REQUEUED");
-	word->exit_code = 0;
-	word->exit_signal = 0;
-	return true;
-}
-
 int
 ceems_agent_finish_end_now(struct agent_finish *f, uint32_t jobid,
 		     const struct ceems_job_meta *meta, const char *by)
@@ -758,7 +752,7 @@ ceems_agent_finish_end_now(struct agent_finish *f, uint32_t jobid,
 	 * requeued. */
 	if (meta != NULL) {
 		word = *meta;
-		if (ceems_agent_finish_later_run(&word, run_start(e),
+		if (ceems_agent_finish_word_later_run(&word, run_start(e),
 						 e->job.end_time))
 			ceems_info("job %u: slurmctld's end word is of a later "
 				   "run (started %lld): this run was requeued",

@@ -18,6 +18,7 @@
 #include "agent/agent.h"
 #include "base/conf.h"
 #include "model/job.h"
+#include "model/marks.h"
 
 struct state_file;
 struct agent_finish;
@@ -42,6 +43,9 @@ struct agent_finish_job {
 	 * for the exit code and state slurmctld's metadata lack. */
 	bool have_status;
 	int status;
+	/* The work its processes reported (model/marks.h), for the
+	 * record; n 0 when none. */
+	struct ceems_marks marks;
 };
 
 /* Keep REPORT as the job's final one, waiting for a release until
@@ -62,6 +66,10 @@ int ceems_agent_finish_now(struct agent_finish *f,
 /* The final report of finishing job JOBID, NULL if none. */
 const struct ceems_agent_job_report *
 ceems_agent_finish_find(const struct agent_finish *f, uint32_t jobid);
+
+/* The work finishing job JOBID reported, NULL if none is kept. */
+const struct ceems_marks *ceems_agent_finish_marks(const struct agent_finish *f,
+						   uint32_t jobid);
 
 /* The plugin's metadata of the job, for the record the agent may write.
  * 0 or -ENOENT. */
@@ -109,9 +117,9 @@ int ceems_agent_finish_new_run(struct agent_finish *f, uint32_t jobid);
  * requeued and started again, and WORD's start, end, state and exit
  * code are the later run's.  They are replaced: REQUEUED, RUN_START,
  * no end time or exit code (the run's own, from the agent).  True
- * then. */
-bool ceems_agent_finish_later_run(struct ceems_job_meta *word,
-				  int64_t run_start, int64_t run_end);
+ * then (agent_finish_word.c). */
+bool ceems_agent_finish_word_later_run(struct ceems_job_meta *word,
+				       int64_t run_start, int64_t run_end);
 
 /* The plugin's word on the end of finishing job JOBID, with its
  * metadata META (may be NULL).  BY "extern" (the extern step, with what

@@ -16,6 +16,8 @@
 #include "agent/agent_intensity.h"
 #include "agent/agent_recover.h"
 #include "model/agent_series.h"
+#include "model/marks.h"
+#include "model/work_history.h"
 #include "agent/agent_state.h"
 #include "sources/bpf_io.h"
 #include "sources/task_io.h"
@@ -211,6 +213,11 @@ struct agent_job {
 	/* A pidfd of the slurmstepd that started its extern step, -1
 	 * when none (agent_extern.c). */
 	int extern_pidfd;
+	/* The work its processes reported (agent_marks.c): NULL until
+	 * the first mark, so that a job that never marks costs nothing. */
+	struct ceems_marks *marks;
+	struct ceems_marks_rate mark_rate;
+	bool marks_dirty;		/* changed since the last checkpoint */
 };
 
 struct ceems_agent {
@@ -304,6 +311,9 @@ struct ceems_agent {
 	uint64_t checkpoint_ns;
 	bool checkpoint_wanted;
 	struct agent_finish *finish;	/* deregistered, not yet released */
+	/* Users' earlier runs' energy per unit of work (agent_marks.c);
+	 * NULL when it could not be allocated (no comparison then). */
+	struct ceems_work_history *work_history;
 	/* The last note of the last full batch taken (lib/agent/agent_end.c):
 	 * the
 	 * next pass starts after it, so that notes that cannot be taken yet

@@ -311,6 +311,7 @@ ceems_agent_open(const struct ceems_config *config, uint64_t now_ns,
 	}
 	open_state(a);
 	ceems_agent_idle_store_load(a);
+	ceems_agent_marks_history_load(a);
 	init_last_node(a);
 	a->finish = ceems_agent_finish_new(&a->config, a->state, config->max_jobs);
 	if (a->finish == NULL) {
@@ -376,6 +377,7 @@ ceems_agent_open_close(struct ceems_agent *a)
 	ceems_agent_intensity_close(a);
 	ceems_proc_stats_reader_close(a->proc);
 	ceems_agent_finish_free(a->finish);
+	free(a->work_history);
 	ceems_agent_adopt_close(a);
 	ceems_agent_state_file_close(a->state);
 	ceems_agent_series_free(a->handed_out);

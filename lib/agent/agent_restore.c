@@ -213,6 +213,14 @@ restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 		ceems_agent_tick_series_counts(a, j, &counts);
 		ceems_agent_series_set_counts(j->series, &counts);
 	}
+	/* The work it marked before the restart, if it marked any. */
+	{
+		struct ceems_marks m;
+
+		if (ceems_agent_marks_load(a->config.state_dir, spec->jobid, &m) == 0 &&
+		    m.n > 0 && (j->marks = malloc(sizeof(*j->marks))) != NULL)
+			*j->marks = m;
+	}
 	a->jobs[a->njobs++] = j;
 	ceems_agent_adopt_learn(a, &j->spec.cgroup);
 	if (verdict == CEEMS_RECOVER_OK)
@@ -253,6 +261,9 @@ restore_finishing(void *arg, int slot,
 
 	memcpy(fj.cluster, spec->cluster, sizeof(fj.cluster));
 	fj.cluster[sizeof(fj.cluster) - 1] = '\0';
+	/* Its marks, kept at its deregistration, for its record. */
+	(void)ceems_agent_marks_load(ctx->agent->config.state_dir, report->jobid,
+				     &fj.marks);
 
 	if (ceems_agent_finish_add(ctx->agent->finish, report, &fj, ctx->now_ns) < 0)
 		return 0;	/* written at once, its slot released */

@@ -193,8 +193,8 @@ ceems_agent_client_call(const char *socket_path, const char *request,
 /* Send REQ and decode the reply into OUT (may be NULL). */
 static int
 typed_call(const char *socket_path, const struct ceems_agent_request *req,
-	   int timeout_ms, struct ceems_agent_job_report *out, char *err,
-	   size_t err_size)
+	   int timeout_ms, struct ceems_agent_job_report *out,
+	   struct ceems_agent_client_work *work, char *err, size_t err_size)
 {
 	/* Heap, not stack: slurmstepd threads may have small stacks.  Two
 	 * buffers: the request must outlast a busy reply, to be sent again. */
@@ -223,7 +223,9 @@ typed_call(const char *socket_path, const struct ceems_agent_request *req,
 		r = n;
 		goto out;
 	}
-	r = ceems_agent_proto_reply_decode(reply, (size_t)n, out, err, err_size);
+	r = ceems_agent_proto_reply_decode_work(reply, (size_t)n, out,
+			work != NULL ? &work->marks : NULL,
+			work != NULL ? &work->history : NULL, err, err_size);
 out:
 	free(buf);
 	free(reply);
@@ -247,19 +249,29 @@ new_request(enum ceems_agent_op op, uint32_t jobid, char *err, size_t err_size)
 	return req;
 }
 
-/* Send REQ, free it. */
+/* Send REQ, free it; WORK (may be NULL) gets the job's work when the
+ * reply has it. */
 static int
-send_request(const char *socket_path, struct ceems_agent_request *req,
-	     int timeout_ms, struct ceems_agent_job_report *out, char *err,
-	     size_t err_size)
+send_request_marks(const char *socket_path, struct ceems_agent_request *req,
+		   int timeout_ms, struct ceems_agent_job_report *out,
+		   struct ceems_agent_client_work *work, char *err, size_t err_size)
 {
 	int r;
 
 	if (req == NULL)
 		return -ENOMEM;
-	r = typed_call(socket_path, req, timeout_ms, out, err, err_size);
+	r = typed_call(socket_path, req, timeout_ms, out, work, err, err_size);
 	free(req);
 	return r;
+}
+
+static int
+send_request(const char *socket_path, struct ceems_agent_request *req,
+	     int timeout_ms, struct ceems_agent_job_report *out, char *err,
+	     size_t err_size)
+{
+	return send_request_marks(socket_path, req, timeout_ms, out, NULL, err,
+				  err_size);
 }
 
 int
@@ -417,6 +429,19 @@ ceems_agent_client_step_end_status(const char *socket_path, uint32_t jobid,
 				   struct ceems_agent_job_report *out, char *err,
 				   size_t err_size)
 {
+	return ceems_agent_client_step_end_marks(socket_path, jobid, step, true,
+						 status, timeout_ms, out, NULL,
+						 err, err_size);
+}
+
+int
+ceems_agent_client_step_end_marks(const char *socket_path, uint32_t jobid,
+				  const char *step, bool have_status,
+				  int status, int timeout_ms,
+				  struct ceems_agent_job_report *out,
+				  struct ceems_agent_client_work *work, char *err,
+				  size_t err_size)
+{
 	struct ceems_agent_request *req =
 		new_request(CEEMS_AGENT_OP_STEP_END, jobid, err, err_size);
 
@@ -428,8 +453,11 @@ ceems_agent_client_step_end_status(const char *socket_path, uint32_t jobid,
 		return -EINVAL;
 	}
 	if (req != NULL) {
-		req->have_status = true;
+		req->have_status = have_status;
 		req->status = status;
+		if (work != NULL)
+			snprintf(req->name, sizeof(req->name), "%s", work->job_name);
 	}
-	return send_request(socket_path, req, timeout_ms, out, err, err_size);
+	return send_request_marks(socket_path, req, timeout_ms, out, work, err,
+				  err_size);
 }

@@ -75,6 +75,22 @@ int ceems_agent_client_step_end_status(const char *socket_path, uint32_t jobid,
 				     int timeout_ms,
 				     struct ceems_agent_job_report *out,
 				     char *err, size_t err_size);
+/* The work a job reported, and how it compares with its user's earlier
+ * runs of the job's name, for the summary (doc/marks.md). */
+struct ceems_agent_client_work {
+	char job_name[256];		/* in: "" not compared */
+	struct ceems_marks marks;	/* out: n 0 none */
+	struct ceems_marks_history history;	/* out: n 0 none */
+};
+
+/* A step ends (with its wait status STATUS when HAVE_STATUS); WORK, when
+ * not NULL, names the job and gets its work and comparison. */
+int ceems_agent_client_step_end_marks(const char *socket_path, uint32_t jobid,
+				      const char *step, bool have_status,
+				      int status, int timeout_ms,
+				      struct ceems_agent_job_report *out,
+				      struct ceems_agent_client_work *work,
+				      char *err, size_t err_size);
 /* A step of a registered job starts (with TASKS tasks on this node; 0:
  * not known, not sent) or ends (step_end fills OUT with the job's
  * report, which holds the step's figures). */

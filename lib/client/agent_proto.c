@@ -95,6 +95,7 @@ static const char *const op_names[] = {
 	[CEEMS_AGENT_OP_STEP_START] = "step_start",
 	[CEEMS_AGENT_OP_STEP_END] = "step_end",
 	[CEEMS_AGENT_OP_RELEASE] = "release",
+	[CEEMS_AGENT_OP_MARK] = "mark",
 };
 
 int
@@ -104,7 +105,7 @@ ceems_agent_proto_request_encode(const struct ceems_agent_request *req, char *bu
 	struct json_object *obj;
 	bool ok = true;
 
-	if (req->op < CEEMS_AGENT_OP_REGISTER || req->op > CEEMS_AGENT_OP_RELEASE)
+	if (req->op < CEEMS_AGENT_OP_REGISTER || req->op > CEEMS_AGENT_OP_MARK)
 		return -EINVAL;
 	obj = json_object_new_object();
 	if (obj == NULL)
@@ -144,6 +145,12 @@ ceems_agent_proto_request_encode(const struct ceems_agent_request *req, char *bu
 		if (req->op == CEEMS_AGENT_OP_STEP_END && req->have_status)
 			ceems_json_util_add(obj, "status",
 				       json_object_new_int64(req->status), &ok);
+		if (req->op == CEEMS_AGENT_OP_STEP_END && req->name[0] != '\0')
+			ceems_json_util_add(obj, "name", ceems_json_util_new_text(req->name,
+					    sizeof(req->name)), &ok);
+		break;
+	case CEEMS_AGENT_OP_MARK:
+		ceems_agent_proto_mark_encode(obj, req, &ok);
 		break;
 	}
 	if (!ok) {
@@ -325,7 +332,7 @@ ceems_agent_proto_request_decode(const char *buf, size_t len,
 						      "tasks", NULL };
 	static const char *const known_status[] = { "op", NULL };
 	static const char *const known_step[] = { "op", "jobid", "step",
-						  "status", "tasks", NULL };
+						  "status", "tasks", "name", NULL };
 	struct json_object *obj, *val;
 	const char *op;
 	int r = -EINVAL;
@@ -346,7 +353,7 @@ ceems_agent_proto_request_decode(const char *buf, size_t len,
 	val = ceems_json_util_get(obj, "op");
 	if (val == NULL || !json_object_is_type(val, json_type_string)) {
 		ceems_json_util_error(err, err_size, "request needs \"op\": one of register, "
-		       "deregister, release, report, status, step_start, step_end");
+		       "deregister, release, report, status, step_start, step_end, mark");
 		goto out;
 	}
 	op = json_object_get_string(val);
@@ -388,6 +395,18 @@ ceems_agent_proto_request_decode(const char *buf, size_t len,
 			goto out;
 		if ((r = agent_proto_read_tasks(obj, req, err, err_size)) < 0)
 			goto out;
+		if ((val = ceems_json_util_get(obj, "name")) != NULL &&
+		    (req->op != CEEMS_AGENT_OP_STEP_END ||
+		     (r = ceems_json_util_read_string(val, "name", req->name,
+					sizeof(req->name), err, err_size)) < 0)) {
+			if (req->op != CEEMS_AGENT_OP_STEP_END)
+				r = ceems_json_util_error(err, err_size,
+					"step_start request: unknown key \"name\"");
+			goto out;
+		}
+	} else if (strcmp(op, "mark") == 0) {
+		if ((r = ceems_agent_proto_mark_decode(obj, req, err, err_size)) < 0)
+			goto out;
 	} else if (strcmp(op, "status") == 0) {
 		req->op = CEEMS_AGENT_OP_STATUS;
 		if ((r = ceems_json_util_check_keys(obj, "status request", known_status, err,
@@ -395,7 +414,8 @@ ceems_agent_proto_request_decode(const char *buf, size_t len,
 			goto out;
 	} else {
 		r = ceems_json_util_error(err, err_size, "unknown op '%.40s': expected register, "
-			   "deregister, release, report, status, step_start or step_end", op);
+			   "deregister, release, report, status, step_start, step_end "
+			   "or mark", op);
 		goto out;
 	}
 	r = 0;
@@ -408,6 +428,23 @@ int
 ceems_agent_proto_reply_ok(const struct ceems_agent_job_report *report, char *buf,
 		     size_t size)
 {
+	return ceems_agent_proto_reply_ok_marks(report, NULL, buf, size);
+}
+
+int
+ceems_agent_proto_reply_ok_marks(const struct ceems_agent_job_report *report,
+				 const struct ceems_marks *marks, char *buf,
+				 size_t size)
+{
+	return ceems_agent_proto_reply_ok_work(report, marks, NULL, buf, size);
+}
+
+int
+ceems_agent_proto_reply_ok_work(const struct ceems_agent_job_report *report,
+				const struct ceems_marks *marks,
+				const struct ceems_marks_history *history,
+				char *buf, size_t size)
+{
 	struct json_object *obj = json_object_new_object();
 	bool ok = obj != NULL;
 
@@ -416,6 +453,12 @@ ceems_agent_proto_reply_ok(const struct ceems_agent_job_report *report, char *bu
 	ceems_json_util_add(obj, "ok", json_object_new_boolean(1), &ok);
 	if (report != NULL)
 		ceems_json_util_add(obj, "report", ceems_measure_json_report_to_json(report), &ok);
+	/* Written only when the job marked: an older client ignores it. */
+	if (marks != NULL && marks->n > 0)
+		ceems_json_util_add(obj, "marks", ceems_marks_to_json(marks), &ok);
+	if (history != NULL && history->n > 0)
+		ceems_json_util_add(obj, "history",
+				    ceems_marks_history_to_json(history), &ok);
 	if (!ok) {
 		json_object_put(obj);
 		return -ENOMEM;
@@ -475,6 +518,27 @@ ceems_agent_proto_reply_decode(const char *buf, size_t len,
 			 struct ceems_agent_job_report *report, char *err,
 			 size_t err_size)
 {
+	return ceems_agent_proto_reply_decode_marks(buf, len, report, NULL, err,
+						    err_size);
+}
+
+int
+ceems_agent_proto_reply_decode_marks(const char *buf, size_t len,
+				     struct ceems_agent_job_report *report,
+				     struct ceems_marks *marks, char *err,
+				     size_t err_size)
+{
+	return ceems_agent_proto_reply_decode_work(buf, len, report, marks, NULL,
+						   err, err_size);
+}
+
+int
+ceems_agent_proto_reply_decode_work(const char *buf, size_t len,
+				    struct ceems_agent_job_report *report,
+				    struct ceems_marks *marks,
+				    struct ceems_marks_history *history,
+				    char *err, size_t err_size)
+{
 	struct json_object *obj, *val;
 	char why[256];
 	int r = -EPROTO;
@@ -503,6 +567,23 @@ ceems_agent_proto_reply_decode(const char *buf, size_t len,
 			    ? ceems_agent_proto_code_from_name(json_object_get_string(code))
 			    : -EREMOTEIO;
 		goto out;
+	}
+	/* Before the report, whose series is the only thing allocated. */
+	if (marks != NULL) {
+		memset(marks, 0, sizeof(*marks));
+		if ((val = ceems_json_util_get(obj, "marks")) != NULL &&
+		    ceems_marks_from_json(val, marks, why, sizeof(why)) < 0) {
+			ceems_json_util_error(err, err_size, "malformed reply from the agent: %s", why);
+			goto out;
+		}
+	}
+	if (history != NULL) {
+		memset(history, 0, sizeof(*history));
+		if ((val = ceems_json_util_get(obj, "history")) != NULL &&
+		    ceems_marks_history_from_json(val, history, why, sizeof(why)) < 0) {
+			ceems_json_util_error(err, err_size, "malformed reply from the agent: %s", why);
+			goto out;
+		}
 	}
 	if (report != NULL) {
 		if ((val = ceems_json_util_get(obj, "report")) == NULL) {

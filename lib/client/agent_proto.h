@@ -23,7 +23,18 @@
  *                                   a step may carry it too)
  *   {"op":"step_end","jobid":N,"step":"0"}     (reply: the job's report;
  *                                   "status":N optional, the step's wait
- *                                   status, 0..65535)
+ *                                   status, 0..65535; "name":s optional,
+ *                                   the job's name: the reply then
+ *                                   compares its marks with the user's
+ *                                   earlier runs of it, "history")
+ *   {"op":"mark","jobid":N,"name":"steps","unit":"timesteps","add":X}
+ *   {"op":"mark","jobid":N,"name":"steps","unit":"timesteps","set":X}
+ *                                   the job's work (model/marks.h): one
+ *                                   counter grows by X ("add") or is X
+ *                                   ("set", cumulative); exactly one of
+ *                                   the two.  Taken only from a process
+ *                                   inside the job's cgroup, of its
+ *                                   owner (doc/marks.md).
  * Replies:
  *   {"ok":true}                       register
  *   {"ok":true,"report":REPORT}       deregister (final), report
@@ -32,7 +43,14 @@
  *                                     time series (lib/model/agent_series.h);
  *                                     coarsened until the reply fits
  *                                     CEEMS_AGENT_MSG_MAX
- *   {"ok":true}                       release
+ *   {"ok":true}                       release, mark
+ *   {"ok":true,"report":REPORT,"marks":MARKS,...}
+ *                                     deregister, report and step_end
+ *                                     of a job that marked its work:
+ *                                     MARKS as model/marks.h writes it;
+ *                                     "history":HISTORY (marks.h) too
+ *                                     for a step_end with "name" when
+ *                                     the user ran the job before
  *   {"ok":true,...}                   status: fields listed in ceems-agent(8)
  *   {"ok":false,"error":"<one sentence>","code":"EEXIST"}
  *     code is the errno name of the refusal (EEXIST, ENOENT, ENOSPC,
@@ -88,6 +106,7 @@
 
 #include "model/job.h"
 #include "model/job_spec.h"
+#include "model/marks.h"
 #include "model/measure.h"
 
 /* Room for a deregister's "by". */
@@ -104,6 +123,7 @@ enum ceems_agent_op {
 	CEEMS_AGENT_OP_STEP_START,
 	CEEMS_AGENT_OP_STEP_END,
 	CEEMS_AGENT_OP_RELEASE,
+	CEEMS_AGENT_OP_MARK,
 };
 
 struct ceems_agent_request {
@@ -128,6 +148,14 @@ struct ceems_agent_request {
 	/* report: as of now (the job's share since the last tick added,
 	 * ceems_agent_report_now), not as of the last tick. */
 	bool now;
+	/* mark: one mark of counter MARK_NAME in MARK_UNIT. */
+	char mark_name[CEEMS_MARKS_NAME_MAX];
+	char mark_unit[CEEMS_MARKS_NAME_MAX];
+	enum ceems_marks_mode mark_mode;
+	double mark_value;
+	/* step_end: the job's name, "" not sent (its work is then not
+	 * compared with the user's earlier runs). */
+	char name[256];
 };
 
 struct json_object;
@@ -164,6 +192,16 @@ int ceems_agent_proto_request_decode(const char *buf, size_t len,
  * Returns the length written, or -ENOSPC / -ENOMEM. */
 int ceems_agent_proto_reply_ok(const struct ceems_agent_job_report *report,
 			 char *buf, size_t size);
+/* The same with the job's work beside the report when MARKS is not NULL
+ * and holds a counter, and its comparison with the user's earlier runs
+ * when HISTORY is not NULL and holds one. */
+int ceems_agent_proto_reply_ok_marks(const struct ceems_agent_job_report *report,
+				     const struct ceems_marks *marks,
+				     char *buf, size_t size);
+int ceems_agent_proto_reply_ok_work(const struct ceems_agent_job_report *report,
+				    const struct ceems_marks *marks,
+				    const struct ceems_marks_history *history,
+				    char *buf, size_t size);
 /* The reply to a register that carries a step (the step started):
  * {"ok":true,"registered":true} when the request registered the job,
  * {"ok":true} when it was registered already.  Returns the length
@@ -187,6 +225,29 @@ int ceems_agent_proto_reply_error(int code, const char *message, char *buf,
 int ceems_agent_proto_reply_decode(const char *buf, size_t len,
 			     struct ceems_agent_job_report *report,
 			     char *err, size_t err_size);
+/* The same, and MARKS (when not NULL) filled from the reply's "marks",
+ * n 0 when it has none. */
+int ceems_agent_proto_reply_decode_marks(const char *buf, size_t len,
+					 struct ceems_agent_job_report *report,
+					 struct ceems_marks *marks,
+					 char *err, size_t err_size);
+/* The same, and HISTORY (when not NULL) from the reply's "history", n 0
+ * when it has none. */
+int ceems_agent_proto_reply_decode_work(const char *buf, size_t len,
+					struct ceems_agent_job_report *report,
+					struct ceems_marks *marks,
+					struct ceems_marks_history *history,
+					char *err, size_t err_size);
+
+/* agent_proto_mark.c: a mark request's own keys, both ways.  Encode
+ * adds them to OBJ (*OK false on failure); decode checks them strictly
+ * into REQ: 0, or -EINVAL with ERR. */
+void ceems_agent_proto_mark_encode(struct json_object *obj,
+				   const struct ceems_agent_request *req,
+				   bool *ok);
+int ceems_agent_proto_mark_decode(const struct json_object *obj,
+				  struct ceems_agent_request *req, char *err,
+				  size_t err_size);
 
 /* Name of a negative errno as the protocol writes it, "EIO" if unknown;
  * and back (-EREMOTEIO if unknown). */

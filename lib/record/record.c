@@ -84,6 +84,9 @@ ceems_record_encode(const struct ceems_job_record *r, char *buf, size_t size)
 	ceems_json_util_add(obj, "measurements",
 		       ceems_measure_json_report_to_json(&r->report), &ok);
 	ceems_json_util_add(obj, "notes", notes_to_json(r, &ok), &ok);
+	/* Only when the job marked: unknown is not zero. */
+	if (r->marks.n > 0)
+		ceems_json_util_add(obj, "marks", ceems_marks_to_json(&r->marks), &ok);
 	if (!ok) {
 		json_object_put(obj);
 		return -ENOMEM;
@@ -171,7 +174,8 @@ ceems_record_decode_series(const char *buf, size_t len,
 			   size_t err_size)
 {
 	static const char *const known[] = { "format", "written_at",
-		"finalized_by", "job", "measurements", "notes", "series", NULL };
+		"finalized_by", "job", "measurements", "notes", "series", "marks",
+		NULL };
 	struct ceems_job_record *r;
 	struct json_object *obj, *val;
 	uint64_t u;
@@ -234,6 +238,9 @@ ceems_record_decode_series(const char *buf, size_t len,
 		goto out;
 	if ((val = ceems_json_util_get(obj, "notes")) != NULL &&
 	    notes_from_json(val, r, err, err_size) < 0)
+		goto out;
+	if ((val = ceems_json_util_get(obj, "marks")) != NULL &&
+	    ceems_marks_from_json(val, &r->marks, err, err_size) < 0)
 		goto out;
 	/* Checked, and kept only for a caller that asks (see record.h). */
 	if ((val = ceems_json_util_get(obj, "series")) != NULL &&

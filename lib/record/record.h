@@ -6,6 +6,7 @@
  *   { "format": "ceems-job-record/1", "written_at": UNIX, "finalized_by":
  *     "extern" | "epilog" | "agent", "job": {...metadata...}, "measurements":
  *     {...the agent's report...}, "notes": [ {...} ],
+ *     "marks": [...] (optional: the work the job reported, marks.h),
  *     "series": {...} (optional: the job's time series, agent_series.h) }
  *
  * A value that was not measured or is not known is left out of the
@@ -17,6 +18,7 @@
 #include <stdint.h>
 
 #include "model/job.h"
+#include "model/marks.h"
 #include "model/measure.h"
 #include "summary/summary.h"
 
@@ -30,6 +32,9 @@ struct ceems_job_record {
 	struct ceems_agent_job_report report;
 	size_t nnotes;
 	struct ceems_summary_note notes[CEEMS_SUMMARY_MAX_NOTES];
+	/* The work the job's processes reported; n 0 when none.  Set by
+	 * the record's writer after ceems_record_build (which zeroes it). */
+	struct ceems_marks marks;
 };
 
 /* Fill R from a finished job (notes computed here). */

@@ -14,6 +14,7 @@
 
 #include "model/job.h"
 #include "model/ledger.h"
+#include "model/marks.h"
 #include "model/measure.h"
 
 enum ceems_summary_style {
@@ -95,5 +96,34 @@ int ceems_summary_format_nodes(const struct ceems_job_meta *meta,
 			       const struct ceems_summary_node *nodes,
 			       size_t n, enum ceems_summary_style style,
 			       char *buf, size_t size);
+
+/* The lines on the work the job reported (summary_work.c), one per
+ * counter of MARKS: "Work     12000 timesteps (steps), 1.923 J per
+ * timestep" (the unit after "per" without a plural's 's'), the energy
+ * REPORT's ledger total over the counter's work,
+ * or "energy not measured".  Written after the block, as its lines are.
+ * Returns the length ("" and 0 when MARKS is NULL or empty), or -ENOSPC
+ * (BUF is then ""). */
+int ceems_summary_work_format(const struct ceems_agent_job_report *report,
+			      const struct ceems_marks *marks, char *buf,
+			      size_t size);
+
+/* A difference in energy per unit smaller than this, either way, is the
+ * noise of runs of one code on one machine: no comparison line. */
+#define CEEMS_SUMMARY_WORK_NOTABLE 0.10
+/* The fewest earlier runs a comparison is made with. */
+#define CEEMS_SUMMARY_WORK_MIN_RUNS 2
+
+/* The same, each counter followed by its comparison with HISTORY (may be
+ * NULL), the medians of the user's earlier runs of job NAME, where
+ * there were CEEMS_SUMMARY_WORK_MIN_RUNS and the difference is at least
+ * CEEMS_SUMMARY_WORK_NOTABLE: "12% more energy per timestep than the
+ * median of your last 5 runs of lammps-md", and, when this run's CPU
+ * efficiency is under 4/5 of theirs, the likely reason ("fewer cores
+ * busy: CPU efficiency 41% against 83%"). */
+int ceems_summary_work_format_history(const struct ceems_agent_job_report *report,
+				      const struct ceems_marks *marks,
+				      const struct ceems_marks_history *history,
+				      const char *name, char *buf, size_t size);
 
 #endif

@@ -400,6 +400,9 @@ BEGIN
 	IF (record -> 'measurements') ? 'gpus' THEN
 		PERFORM ceems.store_job_gpus(ARRAY[v_key], ARRAY[v_node], ARRAY[record]);
 	END IF;
+	IF record ? 'marks' THEN
+		PERFORM ceems.store_job_marks(ARRAY[v_key], ARRAY[v_node], ARRAY[record]);
+	END IF;
 	PERFORM ceems.store_job_node_io(v_key, record);
 
 	outcome := v_outcome;
@@ -689,6 +692,15 @@ BEGIN
 	IF stored.keys IS NOT NULL THEN
 		PERFORM ceems.store_job_gpus(stored.keys, stored.nodes, stored.recs);
 		PERFORM ceems.refresh_job_gpus(stored.keys);
+	END IF;
+	-- The work the records applied reported of their jobs.
+	SELECT array_agg(i.job_key) AS keys, array_agg(i.node) AS nodes,
+	       array_agg(r.rec) AS recs INTO stored
+	FROM unnest(items) i,
+	     LATERAL (SELECT records -> (i.ord - 1) AS rec OFFSET 0) r
+	WHERE i.outcome <> 'unchanged' AND r.rec ? 'marks';
+	IF stored.keys IS NOT NULL THEN
+		PERFORM ceems.store_job_marks(stored.keys, stored.nodes, stored.recs);
 	END IF;
 	PERFORM ceems.store_job_node_io(i.job_key, records -> (i.ord - 1))
 		FROM unnest(items) i

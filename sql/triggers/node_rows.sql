@@ -53,6 +53,7 @@ BEGIN
 		DELETE FROM ceems.job_steps;
 		DELETE FROM ceems.job_notes;
 		DELETE FROM ceems.job_gpus;
+		DELETE FROM ceems.job_marks;
 		RETURN NULL;
 	END IF;
 	FOR gone IN SELECT o.job_key, o.node FROM old_rows o LOOP
@@ -62,12 +63,14 @@ BEGIN
 			WHERE t.job_key = gone.job_key AND t.node = gone.node;
 		DELETE FROM ceems.job_gpus g
 			WHERE g.job_key = gone.job_key AND g.node = gone.node;
+		DELETE FROM ceems.job_marks m
+			WHERE m.job_key = gone.job_key AND m.node = gone.node;
 	END LOOP;
 	RETURN NULL;
 END
 $$;
 COMMENT ON FUNCTION ceems.delete_node_rows() IS
-	'Trigger: the steps, notes and GPUs of deleted (or truncated) job_nodes rows go with them';
+	'Trigger: the steps, notes, GPUs and marks of deleted (or truncated) job_nodes rows go with them';
 
 CREATE OR REPLACE TRIGGER job_nodes_children_delete AFTER DELETE ON ceems.job_nodes
 	REFERENCING OLD TABLE AS old_rows
@@ -97,4 +100,7 @@ CREATE OR REPLACE TRIGGER job_nodes_key_fixed BEFORE UPDATE OF job_key, node ON 
 -- As job_steps and job_notes: the node row checked once a
 -- statement, the rows gone with their node row.
 SELECT ceems.create_statement_triggers('ceems.job_gpus', 'job_gpus_node', 'new_rows',
+				       'ceems.check_node_rows()');
+
+SELECT ceems.create_statement_triggers('ceems.job_marks', 'job_marks_node', 'new_rows',
 				       'ceems.check_node_rows()');

@@ -1212,6 +1212,11 @@ same_request(const struct ceems_agent_request *a,
 	if (strcmp(a->by, b->by) != 0 || a->have_status != b->have_status ||
 	    (a->have_status && a->status != b->status))
 		return false;
+	if (a->op == CEEMS_AGENT_OP_MARK)
+		return strcmp(a->mark_name, b->mark_name) == 0 &&
+		       strcmp(a->mark_unit, b->mark_unit) == 0 &&
+		       a->mark_mode == b->mark_mode &&
+		       a->mark_value == b->mark_value;
 	if (a->op != CEEMS_AGENT_OP_REGISTER)
 		return true;
 	for (int i = 0; i < CEEMS_LEDGER_MAX_GPUS; i++)
@@ -1252,8 +1257,14 @@ check_request(const char *data, size_t len)
 			return "ceems_agent_proto_request_decode: error without a sentence";
 		return NULL;
 	}
-	if (req.op < CEEMS_AGENT_OP_REGISTER || req.op > CEEMS_AGENT_OP_STATUS)
+	if (req.op < CEEMS_AGENT_OP_REGISTER || req.op > CEEMS_AGENT_OP_MARK)
 		return "ceems_agent_proto_request_decode: unknown op accepted";
+	/* A mark the agent takes is one marks.h can apply. */
+	if (req.op == CEEMS_AGENT_OP_MARK &&
+	    (!ceems_marks_name_ok(req.mark_name) || !ceems_marks_name_ok(req.mark_unit) ||
+	     (req.mark_mode != CEEMS_MARKS_ADD && req.mark_mode != CEEMS_MARKS_SET) ||
+	     !(req.mark_value >= 0 && req.mark_value <= CEEMS_MARKS_VALUE_MAX)))
+		return "ceems_agent_proto_request_decode: a mark marks.h refuses";
 	if (req.op != CEEMS_AGENT_OP_STATUS && req.jobid == 0)
 		return "ceems_agent_proto_request_decode: job id 0 accepted";
 	if (req.op == CEEMS_AGENT_OP_REGISTER) {
@@ -1398,6 +1409,20 @@ check_perf_report(const struct ceems_perf_report *p)
 	return NULL;
 }
 
+/* The work a decoded reply carries: what marks.h could have kept. */
+static const char *
+check_marks(const struct ceems_marks *m)
+{
+	if (m->n > CEEMS_MARKS_MAX)
+		return "ceems_agent_proto_reply_decode: more counters than a job keeps";
+	for (uint32_t i = 0; i < m->n; i++)
+		if (!ceems_marks_name_ok(m->c[i].name) ||
+		    !ceems_marks_name_ok(m->c[i].unit) ||
+		    !(m->c[i].work >= 0 && m->c[i].work <= CEEMS_MARKS_VALUE_MAX))
+			return "ceems_agent_proto_reply_decode: a counter marks.h refuses";
+	return NULL;
+}
+
 static const char *
 check_reply(const char *data, size_t len)
 {
@@ -1406,6 +1431,7 @@ check_reply(const char *data, size_t len)
 		-EINVAL, -EMSGSIZE, -EBUSY, -EIO, -ENOMEM, -EACCES, 0,
 	};
 	static struct ceems_agent_job_report report;
+	static struct ceems_marks marks;
 	char err[256];
 	const char *problem;
 	int ret;
@@ -1417,11 +1443,16 @@ check_reply(const char *data, size_t len)
 	if (ret < 0 && (!nul_within(err, sizeof(err)) || err[0] == '\0'))
 		return "ceems_agent_proto_reply_decode: error without a sentence";
 	memset(&report, 0, sizeof(report));
-	ret = ceems_agent_proto_reply_decode(data, len, &report, err, sizeof(err));
+	ret = ceems_agent_proto_reply_decode_marks(data, len, &report, &marks,
+						   err, sizeof(err));
 	if (!ret_allowed(ret, errors))
 		return "ceems_agent_proto_reply_decode: undocumented return code";
 	if (ret < 0)
 		return NULL;
+	if ((problem = check_marks(&marks)) != NULL) {
+		ceems_agent_series_free(report.series);
+		return problem;
+	}
 	if (report.jobid == 0 || (report.usage.present & ~CEEMS_CGF_ALL) != 0 ||
 	    (report.usage.failed & ~CEEMS_CGF_ALL) != 0 ||
 	    report.usage.cpuset.count > CEEMS_CPUSET_MAX_CPUS)

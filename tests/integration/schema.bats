@@ -1438,3 +1438,53 @@ with_io() {
                   AND package_idle_unlearned IS NULL AND dram_idle_unlearned IS NULL"
     [ "$output" = 1 ] || _fail "jobs: $output"
 }
+
+@test "marks: a record's work is stored once, replaced with its node, seen by its owner only; the history flags a 30% rise, not noise (029)" {
+    admin db init >/dev/null || _fail "db init"
+    T=$BATS_TEST_TMPDIR
+    C="cluster=c1 uid=1000 user=alice account=phys state=COMPLETED exit=0 cpus=8 nnodes=1 zone=FR pue=1.2 steps=1 name=lammps-md"
+    i=0
+    # Five runs of lammps-md by alice; the fourth used 30% more per step.
+    for e in 100000 101000 99000 130000 102000; do
+        i=$((i + 1)); s=$((1700000000 + i * 10000))
+        "$GEN" $C jobid=$((40 + i)) submit=$s start=$((s + 100)) end=$((s + 3700)) node=n1 \
+            elapsed=3600 package_j=$e written_at=$((s + 3710)) >"$T/r$i.json" || _fail "record-gen $i"
+        jq -c '. + {marks: [{name: "steps", unit: "timesteps", work: 50000, marks: 120}]}' \
+            "$T/r$i.json" >"$T/m$i.json"
+    done
+    for i in 1 2 3; do [ "$(upsert "$T/m$i.json" node)" = inserted ] || _fail "store run $i"; done
+    # Runs 4 and 5 through the set-wise path.
+    [ "$(upsert_batch -U node "$T/m4.json" "$T/m5.json")" = "{inserted,inserted}" ] || _fail "batch"
+    "$GEN" cluster=c1 jobid=99 uid=1001 user=bob account=chem start=1700000000 node=n1 \
+        elapsed=10 package_j=20 steps=1 name=lammps-md >"$T/b.json"
+    jq -c '. + {marks: [{name: "steps", unit: "timesteps", work: 10, marks: 1}]}' "$T/b.json" >"$T/mb.json"
+    [ "$(upsert "$T/mb.json" node)" = inserted ] || _fail "bob's run"
+
+    [ "$(sql -c 'SELECT count(*) FROM ceems.job_marks')" = 6 ] || _fail "one row per run's counter"
+    [ "$(upsert "$T/m1.json")" = unchanged ] || _fail "a replay"
+    [ "$(sql -c 'SELECT count(*) FROM ceems.job_marks')" = 6 ] || _fail "a replay added rows"
+    # The energy per step is the job's energy over its work, from the rows.
+    [ "$(sql -c "SELECT energy_per_work_j = total_j / work FROM ceems.job_work WHERE jobid = 44")" = t ] ||
+        _fail "energy per work is not energy / work"
+    [ "$(sql -U alice -c "SELECT string_agg(jobid || ':' || notable, ',' ORDER BY jobid)
+                          FROM ceems.job_work_history")" = "41:false,42:false,43:false,44:true,45:false" ] ||
+        _fail "notable runs: $(sql -U alice -c 'SELECT * FROM ceems.job_work_history')"
+    [ "$(sql -U alice -c "SELECT round(vs_previous::numeric, 3) FROM ceems.job_work_history WHERE jobid = 44")" = 0.300 ] ||
+        _fail "the 30% rise"
+    [ "$(sql -U bob -c 'SELECT string_agg(jobid::text, $$,$$) FROM ceems.job_marks JOIN ceems.jobs USING (job_key)')" = 99 ] ||
+        _fail "bob sees others' marks"
+    [ "$(sql -U bob -c 'SELECT users FROM ceems.work_by_application')" = 1 ] || _fail "bob's view of the application"
+    [ "$(sql -U dave -c 'SELECT users || $$/$$ || jobs FROM ceems.work_by_application')" = 2/6 ] ||
+        _fail "the admin's view of the application"
+    # A newer record of a node replaces its marks with it.
+    jq -c '.written_at += 5 | .marks[0].work = 40000' "$T/m1.json" >"$T/m1b.json"
+    [ "$(upsert "$T/m1b.json")" = replaced ] || _fail "the newer record"
+    [ "$(sql -c "SELECT work FROM ceems.job_marks JOIN ceems.jobs USING (job_key) WHERE jobid = 41")" = 40000 ] ||
+        _fail "the marks were not replaced"
+    # Bad marks refuse the record, and write nothing.
+    jq -c '.jobid = 77 | .job.jobid = 77 | .measurements.jobid = 77 | .marks = [{name: "x y", unit: "u", work: 1, marks: 1}]' \
+        "$T/m1.json" >"$T/bad.json"
+    run upsert "$T/bad.json"
+    [ "$status" -ne 0 ] || _fail "a bad counter name was stored"
+    [ "$(sql -c 'SELECT count(*) FROM ceems.jobs WHERE jobid = 77')" = 0 ] || _fail "the bad record left a job"
+}

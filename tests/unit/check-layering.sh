@@ -17,6 +17,8 @@
 #   agent    the node agent's engine: every source and job on one timer
 #   client   the agent's protocol and its client, the job-side work and
 #            the agent's launch (what the SPANK plugin links)
+#   mark     the API a job's own processes report their work with
+#            (libceems_mark: the model's rule for a counter's name, libc)
 #
 # Every #include "FOLDER/NAME.h" of a file under lib/ is checked: one that
 # goes from a lower layer up to a higher one is a failure naming the file,
@@ -34,7 +36,7 @@
 set -u
 
 top=${CEEMS_TOP_SRCDIR:-.}
-order="base cgroup model sources summary record agent client"
+order="base cgroup model sources summary record agent client mark"
 
 # FILE INCLUDE  reason, one per line.  None today: the job report that
 # the record, the summary and the eBPF reader once took from the engine

@@ -34,6 +34,7 @@ plugins/acct_gather_energy/acct_gather_energy_ceems.c ^(init|fini|acct_gather_en
 tools/admin/ceems-admin.c ^main$  the program entry point
 tools/agent/ceems-agent.c ^main$  the program entry point
 tools/jobinfo/ceems-jobinfo.c ^main$  the program entry point
+tools/mark/ceems-mark.c ^main$  the program entry point
 tools/sacct/ceems-sacct.c ^main$  the program entry point
 '
 

@@ -212,6 +212,7 @@ own_case duplicates-window dup -- -S 2025-03-10 -E 2025-03-11 -X -P -o JobID,Sta
 case_ brief -- -j 1002 -b -P
 case_ long -- -j 1002 -X -l -P
 case_ all -- -j 1007 -X -P -o ALL
+case_ work -- $W -X -P -o JobID,JobName,Work,WorkUnit,EnergyPerWork,EnergyRaw
 case_ accepted-noops -- -j 1001 -X -P -o JobID -v --federation --local --use-local-uid --expand-patterns
 case_ err-refused -- -j 1001 --batch-script
 case_ err-refused-filter -- -j 1001 --qos normal

@@ -688,25 +688,25 @@ test_requeued_runs(void)
 	word.end_time = 1700000160;
 	snprintf(word.state, sizeof(word.state), "COMPLETED");
 	word.exit_code = 2;
-	ok(ceems_agent_finish_later_run(&word, 1700000000, 1700000050) &&
+	ok(ceems_agent_finish_word_later_run(&word, 1700000000, 1700000050) &&
 	   word.start_time == 1700000000 && word.end_time == 0 &&
 	   strcmp(word.state, "REQUEUED") == 0 && word.exit_code == 0,
 	   "a word of a later run: REQUEUED, the run's start, no end time, no exit code");
 	word.start_time = 1700000000;
 	snprintf(word.state, sizeof(word.state), "CANCELLED");
-	ok(!ceems_agent_finish_later_run(&word, 1700000000, 1700000050) &&
+	ok(!ceems_agent_finish_word_later_run(&word, 1700000000, 1700000050) &&
 	   strcmp(word.state, "CANCELLED") == 0,
 	   "a word of the run itself is kept");
 	word.start_time = 0;
-	ok(!ceems_agent_finish_later_run(&word, 1700000000, 1700000050),
+	ok(!ceems_agent_finish_word_later_run(&word, 1700000000, 1700000050),
 	   "a word without a start time is kept");
 	word.start_time = 1700000100;
-	ok(ceems_agent_finish_later_run(&word, 0, 1700000050) &&
+	ok(ceems_agent_finish_word_later_run(&word, 0, 1700000050) &&
 	   word.start_time == 0 && strcmp(word.state, "REQUEUED") == 0,
 	   "the run's start unknown: a word that starts after the run's end is a later run's");
 	word.start_time = 1700000040;
 	snprintf(word.state, sizeof(word.state), "COMPLETED");
-	ok(!ceems_agent_finish_later_run(&word, 0, 1700000050),
+	ok(!ceems_agent_finish_word_later_run(&word, 0, 1700000050),
 	   "one that starts before it, the run's");
 
 	empty_spool();

@@ -305,6 +305,18 @@ static const struct edge agent_proto_edges[] = {
 	EDGE("{\"ok\":true,\"report\":{\"jobid\":1,\"uid\":0,\"gpus\":"
 	     "[{\"bus_id\":\"\\u0000\",\"share\":-0.0,\"energy_j\":1e309}]}}"),
 	EDGE("{\"ok\":false}"), EDGE("{\"ok\":true,\"report\":null}"),
+	/* Marks: both ways said, neither, out of range, a bad name. */
+	EDGE("{\"op\":\"mark\",\"jobid\":1,\"name\":\"s\",\"unit\":\"u\",\"add\":1,\"set\":1}"),
+	EDGE("{\"op\":\"mark\",\"jobid\":1,\"name\":\"s\",\"unit\":\"u\"}"),
+	EDGE("{\"op\":\"mark\",\"jobid\":1,\"name\":\"s\",\"unit\":\"u\",\"set\":9007199254740993}"),
+	EDGE("{\"op\":\"mark\",\"jobid\":1,\"name\":\"s\",\"unit\":\"u\",\"add\":-0.0}"),
+	EDGE("{\"op\":\"mark\",\"jobid\":1,\"name\":\"\\u0000\",\"unit\":\"u\",\"add\":1}"),
+	EDGE("{\"op\":\"mark\",\"jobid\":1,\"name\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\",\"unit\":\"u\",\"add\":1}"),
+	EDGE("{\"ok\":true,\"report\":{\"jobid\":1,\"uid\":0},\"marks\":"
+	     "[{\"name\":\"s\",\"unit\":\"u\",\"work\":1,\"marks\":1},"
+	     "{\"name\":\"s\",\"unit\":\"u\",\"work\":2,\"marks\":1}]}"),
+	EDGE("{\"ok\":true,\"report\":{\"jobid\":1,\"uid\":0},\"marks\":"
+	     "[{\"name\":\"s\",\"unit\":\"u\",\"work\":-1,\"marks\":1}]}"),
 	EDGE("{\"ok\":true,\"report\":{\"jobid\":1,\"uid\":0,\"usage\":"
 	     "{\"cpuset\":\"0-8192\",\"mem_limit_bytes\":\"maxx\"}}}"),
 	EDGE("{\"ok\":true,\"report\":{\"jobid\":1,\"uid\":0,\"ledger\":"

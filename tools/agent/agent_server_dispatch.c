@@ -34,6 +34,32 @@ status_reply(struct server *s)
 	return agent_status_reply(&in, s->outbuf, sizeof(s->outbuf));
 }
 
+/* A reply with job JOBID's REPORT, and the work it marked when it did. */
+static int
+report_reply(struct server *s, uint32_t jobid,
+	     const struct ceems_agent_job_report *report)
+{
+	return ceems_agent_proto_reply_ok_marks(report,
+			ceems_agent_marks_get(s->agent, jobid), s->outbuf,
+			sizeof(s->outbuf));
+}
+
+/* The reply to a step's end: as report_reply, and when the request
+ * named the job, its work against the user's earlier runs of that
+ * name (the summary's comparison). */
+static int
+step_reply(struct server *s, const struct ceems_agent_request *req,
+	   const struct ceems_agent_job_report *report)
+{
+	static struct ceems_marks_history history;
+
+	ceems_agent_marks_history(s->agent, req->jobid, report->uid, req->name,
+				  &history);
+	return ceems_agent_proto_reply_ok_work(report,
+			ceems_agent_marks_get(s->agent, req->jobid), &history,
+			s->outbuf, sizeof(s->outbuf));
+}
+
 static const char *
 register_error(int r)
 {
@@ -93,7 +119,7 @@ handle_step(struct server *s, struct client *c,
 	 * end (a time limit, a cancel: all steps are killed together):
 	 * the batch step gets the job's final figures for its summary. */
 	if (r < 0 && ceems_agent_end_final_report(s->agent, req->jobid, &report) == 0) {
-		agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(&report, s->outbuf, sizeof(s->outbuf)));
+		agent_server_clients_send_reply(s, c, step_reply(s, req, &report));
 		/* slurmctld's word may have waited for this step's end. */
 		if (ceems_agent_end_step_late(s->agent, req->jobid, req->step) > 0)
 			agent_replay_wake(s->replay);
@@ -105,20 +131,21 @@ handle_step(struct server *s, struct client *c,
 		agent_server_clients_refuse(s, c, -ENOENT, "job %u has no step %s", req->jobid, req->step);
 		return;
 	}
-	agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(&report, s->outbuf, sizeof(s->outbuf)));
+	agent_server_clients_send_reply(s, c, step_reply(s, req, &report));
 }
 
 
 /* Who may ask what: status anyone (as of the last tick: a tick reads
  * every job, and any user may ask as often as they like); a report
- * root and the job's owner; register, deregister, the steps and the
+ * root and the job's owner; a mark the job's own processes
+ * (agent_mark.c checks); register, deregister, the steps and the
  * release root only (the job-side plugin runs as root). */
 static bool
 allowed(struct server *s, struct client *c,
 	const struct ceems_agent_request *req)
 {
 	if (c->uid == 0 || req->op == CEEMS_AGENT_OP_STATUS ||
-	    req->op == CEEMS_AGENT_OP_REPORT)
+	    req->op == CEEMS_AGENT_OP_REPORT || req->op == CEEMS_AGENT_OP_MARK)
 		return true;
 	agent_server_clients_refuse(s, c, -EPERM, "only root may %s jobs (job %u)",
 		      req->op == CEEMS_AGENT_OP_REGISTER ? "register" :
@@ -148,7 +175,7 @@ handle_report(struct server *s, struct client *c,
 	if (req->now)
 		(void)ceems_agent_report_now(s->agent, req->jobid,
 					     ceems_clock_monotonic_ns(), &report);
-	agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(&report, s->outbuf, sizeof(s->outbuf)));
+	agent_server_clients_send_reply(s, c, report_reply(s, req->jobid, &report));
 }
 
 /* A new job (or a new run of one: the last run's end request must not
@@ -228,8 +255,7 @@ end_unknown(struct server *s, struct client *c,
 			      req->jobid);
 		return;
 	}
-	(void)agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(&report, s->outbuf,
-							   sizeof(s->outbuf)));
+	(void)agent_server_clients_send_reply(s, c, report_reply(s, req->jobid, &report));
 	if (r == 0 && strcmp(req->by, "extern") != 0)
 		agent_replay_wake(s->replay);
 	if (r == 0 && strcmp(req->by, "extern") == 0)
@@ -250,8 +276,7 @@ end_job(struct server *s, struct client *c,
 	 * series, which the reply carries.  It is sent after the record
 	 * is kept: sent before, the client's next request would wait for
 	 * the spool's fsync. */
-	int reply_len = ceems_agent_proto_reply_ok(report, s->outbuf,
-					     sizeof(s->outbuf));
+	int reply_len = report_reply(s, req->jobid, report);
 	int r;
 
 	r = ceems_agent_end(s->agent, req->jobid,
@@ -280,6 +305,8 @@ handle_deregister(struct server *s, struct client *c,
 		  const struct ceems_agent_request *req, uint64_t now)
 {
 	static struct ceems_agent_job_report report;
+	static struct ceems_marks marks;
+	const struct ceems_marks *m;
 	int r;
 
 	/* slurmctld's word on a requeued run that came after the job's
@@ -296,6 +323,12 @@ handle_deregister(struct server *s, struct client *c,
 		return;
 	}
 	r = ceems_agent_deregister(s->agent, req->jobid, now, &report);
+	/* Its work, kept before the record is written (which lets go of
+	 * it), for its user's history after the reply. */
+	m = ceems_agent_marks_get(s->agent, req->jobid);
+	marks.n = 0;
+	if (m != NULL)
+		marks = *m;
 	/* Its start time, if not asked for yet, goes with its end. */
 	agent_jobinfo_drop_start(s->jobinfo_dir, req->jobid);
 	if (r == -ENOENT && req->by[0] != '\0' && req->have_meta) {
@@ -308,14 +341,18 @@ handle_deregister(struct server *s, struct client *c,
 	}
 	if (req->by[0] != '\0') {
 		end_job(s, c, req, &report, now);
-		return;
+	} else {
+		if (req->have_meta)
+			ceems_agent_finishing_meta(s->agent, req->jobid, &req->meta);
+		/* The figures did not reach the plugin: the agent keeps them. */
+		if (agent_server_clients_send_reply(s, c, report_reply(s, req->jobid,
+								  &report)) < 0)
+			ceems_agent_reply_lost(s->agent, req->jobid);
 	}
+	/* After the reply: the history's file is written. */
 	if (req->have_meta)
-		ceems_agent_finishing_meta(s->agent, req->jobid, &req->meta);
-	/* The figures did not reach the plugin: the agent keeps them. */
-	if (agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_ok(&report, s->outbuf,
-							 sizeof(s->outbuf))) < 0)
-		ceems_agent_reply_lost(s->agent, req->jobid);
+		ceems_agent_marks_job_ended(s->agent, req->jobid, &marks,
+					    req->meta.name, &report);
 }
 
 void
@@ -353,6 +390,9 @@ agent_server_dispatch_handle_request(struct server *s, struct client *c, size_t 
 		return;
 	case CEEMS_AGENT_OP_DEREGISTER:
 		handle_deregister(s, c, &req, ceems_clock_monotonic_ns());
+		return;
+	case CEEMS_AGENT_OP_MARK:
+		agent_mark_handle(s, c, &req);
 		return;
 	}
 	agent_server_clients_refuse(s, c, -EINVAL, "unknown request %d", (int)req.op);

@@ -109,6 +109,10 @@ int agent_server_clients_send_reply(struct server *s, struct client *c, int len)
 void agent_server_clients_refuse(struct server *s, struct client *c, int code,
 		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* agent_mark.c: a mark request from C, checked and answered. */
+void agent_mark_handle(struct server *s, struct client *c,
+		       const struct ceems_agent_request *req);
+
 /* agent_server_dispatch.c: one request of LEN bytes in s->inbuf from C,
  * answered. */
 void agent_server_dispatch_handle_request(struct server *s, struct client *c, size_t len);

@@ -568,6 +568,27 @@ f_co2_grams(const struct sacct_row *r, char *buf, size_t size)
 	put_raw(r->emissions_g, buf, size);
 }
 
+static void
+f_work(const struct sacct_row *r, char *buf, size_t size)
+{
+	if (!isfinite(r->work) || r->work < 0)
+		put_text(buf, size, "");
+	else
+		put(buf, size, "%.15g", r->work);
+}
+
+static void
+f_workunit(const struct sacct_row *r, char *buf, size_t size)
+{
+	put_text(buf, size, r->work_unit);
+}
+
+static void
+f_energy_per_work(const struct sacct_row *r, char *buf, size_t size)
+{
+	put_raw(r->energy_per_work, buf, size);
+}
+
 #define PCT_FIELD(fn, member) \
 	static void fn(const struct sacct_row *r, char *buf, size_t size) \
 	{ sacct_fields_fmt_pct(r->member, buf, size); }

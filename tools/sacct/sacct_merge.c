@@ -345,6 +345,52 @@ quality_figures(const struct sacct_records *recs, size_t first, size_t last,
 		row->ci_fallback = 1;
 }
 
+/* The job's main counter of work (doc/marks.md): per name and unit, the
+ * work and marks summed over its node records; the one with the most
+ * marks (then the first name) is the row's, as ceems-sacct's database
+ * listing picks from ceems.job_work.  Its energy per unit when the
+ * job's energy is known. */
+static void
+work_figures(const struct sacct_records *recs, size_t first, size_t last,
+	     struct sacct_row *row)
+{
+	struct ceems_marks sum;
+	const struct ceems_marks_counter *best = NULL;
+
+	memset(&sum, 0, sizeof(sum));
+	for (size_t i = first; i < last; i++) {
+		const struct ceems_marks *m = &recs->v[i].marks;
+
+		for (uint32_t k = 0; k < m->n && k < CEEMS_MARKS_MAX; k++) {
+			uint32_t j;
+
+			for (j = 0; j < sum.n; j++)
+				if (strcmp(sum.c[j].name, m->c[k].name) == 0 &&
+				    strcmp(sum.c[j].unit, m->c[k].unit) == 0)
+					break;
+			if (j == sum.n) {
+				if (sum.n == CEEMS_MARKS_MAX)
+					continue;
+				sum.c[sum.n++] = m->c[k];
+				continue;
+			}
+			sum.c[j].work += m->c[k].work;
+			sum.c[j].marks += m->c[k].marks;
+		}
+	}
+	for (uint32_t j = 0; j < sum.n; j++)
+		if (best == NULL || sum.c[j].marks > best->marks ||
+		    (sum.c[j].marks == best->marks &&
+		     strcmp(sum.c[j].name, best->name) < 0))
+			best = &sum.c[j];
+	if (best == NULL)
+		return;
+	row->work = best->work;
+	copy_str(row->work_unit, sizeof(row->work_unit), best->unit);
+	if (isfinite(row->total_j) && best->work > 0)
+		row->energy_per_work = row->total_j / best->work;
+}
+
 static int
 job_row(const struct sacct_records *recs, size_t first, size_t last,
 	struct sacct_rows *rows, struct sacct_row *row)
@@ -441,6 +487,7 @@ job_row(const struct sacct_records *recs, size_t first, size_t last,
 	}
 	gpu_figures(recs, first, last, row);
 	quality_figures(recs, first, last, row);
+	work_figures(recs, first, last, row);
 	return 0;
 }
 

@@ -382,7 +382,8 @@ sacct_pg_params_free(struct sacct_pg_params *p)
 }
 
 /* A node record as JSON, rebuilt from job_nodes and its steps, GPUs
- * (migration 018) and notes: what the database does not keep is absent. */
+ * (migration 018), notes and marks (029): what the database does not
+ * keep is absent. */
 static const char *const records_sql_head =
 	"SELECT n.job_key, n.node, jsonb_strip_nulls(jsonb_build_object("
 	" 'format', 'ceems-job-record/1',"
@@ -457,7 +458,13 @@ static const char *const records_sql_head =
 	" 'notes', (SELECT jsonb_agg(jsonb_build_object('id', o.note_id,"
 	"    'text', o.text, 'saving_j', o.saving_j, 'saving_g', o.saving_g)"
 	"    ORDER BY o.ordinal)"
-	"   FROM ceems.job_notes o WHERE o.job_key = n.job_key AND o.node = n.node)"
+	"   FROM ceems.job_notes o WHERE o.job_key = n.job_key AND o.node = n.node)";
+/* Its marks, where the schema keeps them (SACCT_PG_SCHEMA_VERSION_MARKS). */
+static const char *const records_sql_marks =
+	", 'marks', (SELECT jsonb_agg(jsonb_build_object('name', m.name,"
+	"    'unit', m.unit, 'work', m.work, 'marks', m.marks) ORDER BY m.ordinal)"
+	"   FROM ceems.job_marks m WHERE m.job_key = n.job_key AND m.node = n.node)";
+static const char *const records_sql_tail =
 	"))::text"
 	" FROM ceems.jobs j JOIN ceems.clusters c USING (cluster_id)"
 	" JOIN ceems.job_nodes n ON n.job_key = j.job_key";
@@ -559,8 +566,10 @@ sacct_pg_records(struct sacct_pg *pg, const struct sacct_query *q,
 	int n, i;
 
 	sacct_pg_params_fill(&p, q);
-	snprintf(sql, sizeof(sql), "%s%s%s ORDER BY j.start_time, c.name, j.jobid, n.node",
-		 records_sql_head, sacct_pg_where(q), sacct_pg_where_rest);
+	snprintf(sql, sizeof(sql), "%s%s%s%s%s ORDER BY j.start_time, c.name, j.jobid, n.node",
+		 records_sql_head,
+		 pg->schema_version >= SACCT_PG_SCHEMA_VERSION_MARKS ? records_sql_marks : "",
+		 records_sql_tail, sacct_pg_where(q), sacct_pg_where_rest);
 	res = query(pg, sql, 8, p.v, err, err_size);
 	sacct_pg_params_free(&p);
 	if (res == NULL)

@@ -16,6 +16,10 @@ struct sacct_pg {
 	long schema_version;	/* read by sacct_pg_identity, 0 before */
 };
 
+/* The schema that keeps jobs' marks (029_job_marks.sql): before it, a
+ * job's work is unknown, never asked for. */
+#define SACCT_PG_SCHEMA_VERSION_MARKS 29
+
 /* SQL with N text PARAMS; results in text, or in binary with BINARY
  * (the listing's: pg_binary.h says why).  The rows, or NULL with ERR in
  * one line. */

@@ -33,8 +33,9 @@ struct listing_column {
 	uint64_t part;
 };
 
-#define ROWS_NCOLS 54
-#define ROWS_FIRST_FIGURE 23
+#define ROWS_NCOLS 57
+#define ROWS_FIRST_FIGURE 24
+#define COL_WORK_UNIT 23
 #define COL_USER 5
 static const struct listing_column listing[ROWS_NCOLS] = {
 	{ "j.cluster_id", PG_BINARY_INT, 0 },
@@ -60,6 +61,11 @@ static const struct listing_column listing[ROWS_NCOLS] = {
 	{ "j.nnodes", PG_BINARY_INT, SACCT_NEED_NNODES },
 	{ "j.nodes_reported", PG_BINARY_INT, SACCT_NEED_NODES_REPORTED },
 	{ "j.nodelist", PG_BINARY_TEXT, SACCT_NEED_NODELIST },
+	/* The job's main counter of work (migration 029's job_work): the
+	 * one with the most marks, as ceems-sacct's spool picks it. */
+	{ "(SELECT w.unit FROM ceems.job_work w WHERE w.job_key = j.job_key"
+	  " ORDER BY w.marks DESC, w.name, w.unit LIMIT 1)",
+	  PG_BINARY_TEXT, SACCT_NEED_WORK },
 	/* from ROWS_FIRST_FIGURE: the figures, all numbers */
 	{ "j.elapsed_s", PG_BINARY_NUMBER, SACCT_NEED_ELAPSED },
 	{ "j.cpu_time_s", PG_BINARY_NUMBER, SACCT_NEED_CPU_S },
@@ -124,7 +130,13 @@ static const struct listing_column listing[ROWS_NCOLS] = {
 	  " OR j.dram_idle_unlearned IS NOT NULL"
 	  " THEN (CASE WHEN j.package_idle_unlearned THEN 1 ELSE 0 END"
 	  " + CASE WHEN j.dram_idle_unlearned THEN 2 ELSE 0 END)::float8 END",
-	  PG_BINARY_NUMBER, SACCT_NEED_IDLE_UNLEARNED }
+	  PG_BINARY_NUMBER, SACCT_NEED_IDLE_UNLEARNED },
+	{ "(SELECT w.work FROM ceems.job_work w WHERE w.job_key = j.job_key"
+	  " ORDER BY w.marks DESC, w.name, w.unit LIMIT 1)",
+	  PG_BINARY_NUMBER, SACCT_NEED_WORK },
+	{ "(SELECT w.energy_per_work_j FROM ceems.job_work w WHERE w.job_key = j.job_key"
+	  " ORDER BY w.marks DESC, w.name, w.unit LIMIT 1)",
+	  PG_BINARY_NUMBER, SACCT_NEED_WORK }
 };
 
 /* Which listing columns a query fetches, and where they are. */
@@ -144,7 +156,7 @@ struct listing_plan {
  * -1 if it does not fit. */
 static int
 listing_sql(char *dst, size_t size, const struct sacct_query *q,
-	    bool steps, struct listing_plan *plan)
+	    bool steps, long schema_version, struct listing_plan *plan)
 {
 	size_t len;
 	int i;
@@ -158,6 +170,10 @@ listing_sql(char *dst, size_t size, const struct sacct_query *q,
 		plan->pos[i] = -1;
 		if ((c->part != 0 && (q->skip & c->part) != 0) ||
 		    (i == COL_USER && plan->user != NULL))
+			continue;
+		/* A database before the marks (029): the work is unknown. */
+		if (c->part == SACCT_NEED_WORK &&
+		    schema_version < SACCT_PG_SCHEMA_VERSION_MARKS)
 			continue;
 		if (len < size)
 			len += (size_t)snprintf(dst + len, size - len, "%s %s",
@@ -300,7 +316,8 @@ job_from_result(struct pg_binary *b, const struct listing_plan *plan, int i,
 		&r->perf_ctxsw, &r->perf_page_faults, &r->perf_migrations,
 		&r->perf_cycles, &r->perf_instructions,
 		&r->io_nodes, &r->net_nodes,
-		&r->ci_fallback, &r->idle_unlearned
+		&r->ci_fallback, &r->idle_unlearned,
+		&r->work, &r->energy_per_work
 	};
 	int64_t v, task;
 	int k;
@@ -349,6 +366,7 @@ job_from_result(struct pg_binary *b, const struct listing_plan *plan, int i,
 		r->nodes_reported = (uint32_t)v;
 	if (listed_string(b, plan, i, 22, rows, SACCT_NODES_MAX, &r->nodes) < 0)
 		return -1;
+	listed_text(b, plan, i, COL_WORK_UNIT, r->work_unit, sizeof(r->work_unit));
 	for (k = ROWS_FIRST_FIGURE; k < ROWS_NCOLS; k++)
 		if (plan->pos[k] >= 0)
 			*figures[k - ROWS_FIRST_FIGURE] =
@@ -463,7 +481,8 @@ sacct_pg_listing_rows(struct sacct_pg *pg, const struct sacct_query *q,
 	int64_t cluster;
 	int n, ret = -1;
 
-	if (listing_sql(sql, sizeof(sql), q, !q->allocations && first == 0, &plan) < 0) {
+	if (listing_sql(sql, sizeof(sql), q, !q->allocations && first == 0,
+			pg->schema_version, &plan) < 0) {
 		snprintf(err, err_size, "the listing's query is too long");
 		return -1;
 	}

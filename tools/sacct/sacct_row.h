@@ -82,6 +82,12 @@ struct sacct_row {
 	/* A step's tasks over its nodes (sacct's NTasks); NaN unless every
 	 * node's record of the step counted them.  Steps only. */
 	double ntasks;
+	/* The work the job reported of itself (doc/marks.md): its counter
+	 * with the most marks, summed over its nodes, its unit, and the
+	 * job's energy over it, J a unit (NaN, "": it marked none).  Jobs
+	 * only. */
+	double work, energy_per_work;
+	char work_unit[32];
 };
 
 #define SACCT_IDLE_UNLEARNED_PACKAGE	1
@@ -134,7 +140,8 @@ struct sacct_row {
 #define SACCT_NEED_CI_FALLBACK	(UINT64_C(1) << 37)
 #define SACCT_NEED_IDLE_UNLEARNED (UINT64_C(1) << 38)
 #define SACCT_NEED_NTASKS	(UINT64_C(1) << 39)
-#define SACCT_NEED_ALL		((UINT64_C(1) << 40) - 1)
+#define SACCT_NEED_WORK		(UINT64_C(1) << 40)	/* work, its unit, per work */
+#define SACCT_NEED_ALL		((UINT64_C(1) << 41) - 1)
 
 /* *SUM + X where unknown (NaN) adds nothing: NaN + x = x, the sum of
  * what was measured. */

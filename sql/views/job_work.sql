@@ -1,0 +1,72 @@
+-- sql/views/job_work.sql - a job's energy per unit of the work it
+-- reported of itself (ceems.job_marks), how it compares with the same
+-- user's earlier runs of the job, and, for admins, across the users of
+-- an application.  security_invoker: each reader sees through the
+-- policies of the tables (their own jobs; coordinators their accounts';
+-- admins all), so the same views serve users and admins.
+
+-- One row per job and counter: the work summed over the nodes that
+-- marked it (each node's agent counts the marks made there), and the
+-- job's energy over it.  NULL energy per work when the job's energy is
+-- unknown or its work is 0: unknown is not zero.
+CREATE OR REPLACE VIEW ceems.job_work WITH (security_invoker = true) AS
+SELECT j.job_key, j.cluster_id, j.jobid, j.uid, j.user_name, j.account,
+       j.job_name, j.start_time, j.end_time,
+       m.name, m.unit,
+       sum(m.work) AS work,
+       sum(m.marks) AS marks,
+       count(*) AS nodes_marked,
+       j.total_j,
+       CASE WHEN sum(m.work) > 0 THEN j.total_j / sum(m.work) END AS energy_per_work_j
+FROM ceems.job_marks m
+JOIN ceems.jobs j ON j.job_key = m.job_key
+GROUP BY j.job_key, m.name, m.unit;
+COMMENT ON VIEW ceems.job_work IS
+	'Work a job reported (marks) per counter, summed over its nodes, and the job''s energy per unit of it, J';
+GRANT SELECT ON ceems.job_work TO ceems_reader;
+
+-- Each job's counter beside the median energy per unit of the same
+-- user's last 5 earlier runs of the same job name and counter (same
+-- cluster, same unit): vs_previous is the relative difference (0.12: 12%
+-- more energy per unit), notable when at least 2 earlier runs exist and
+-- it is 10% or more either way (runs of one code on one machine vary by
+-- a few percent; doc/marks.md).
+CREATE OR REPLACE VIEW ceems.job_work_history WITH (security_invoker = true) AS
+SELECT w.*, h.runs AS previous_runs, h.median_j AS previous_median_j,
+       CASE WHEN h.median_j > 0 AND w.energy_per_work_j IS NOT NULL
+	    THEN w.energy_per_work_j / h.median_j - 1 END AS vs_previous,
+       coalesce(h.runs >= 2 AND h.median_j > 0 AND
+		abs(w.energy_per_work_j / h.median_j - 1) >= 0.10, false) AS notable
+FROM ceems.job_work w
+LEFT JOIN LATERAL (
+	SELECT count(*) AS runs,
+	       percentile_cont(0.5) WITHIN GROUP (ORDER BY p.energy_per_work_j) AS median_j
+	FROM (SELECT e.energy_per_work_j
+	      FROM ceems.job_work e
+	      WHERE e.uid = w.uid AND e.cluster_id = w.cluster_id
+		AND e.job_name = w.job_name AND e.name = w.name
+		AND e.unit = w.unit AND e.energy_per_work_j IS NOT NULL
+		AND e.start_time < w.start_time
+	      ORDER BY e.start_time DESC
+	      LIMIT 5) p) h ON true;
+COMMENT ON VIEW ceems.job_work_history IS
+	'A job''s energy per unit of work against the median of the same user''s last 5 earlier runs of the same job name and counter; notable at 10% or more';
+GRANT SELECT ON ceems.job_work_history TO ceems_reader;
+
+-- Per application (job name) and counter: how many users and jobs, and
+-- the spread of their energy per unit, the basis of advice.
+CREATE OR REPLACE VIEW ceems.work_by_application WITH (security_invoker = true) AS
+SELECT w.cluster_id, w.job_name, w.name, w.unit,
+       count(DISTINCT w.uid) AS users,
+       count(*) AS jobs,
+       sum(w.work) AS work,
+       sum(w.total_j) AS total_j,
+       min(w.energy_per_work_j) AS min_energy_per_work_j,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY w.energy_per_work_j) AS median_energy_per_work_j,
+       max(w.energy_per_work_j) AS max_energy_per_work_j
+FROM ceems.job_work w
+WHERE w.energy_per_work_j IS NOT NULL AND w.job_name IS NOT NULL
+GROUP BY w.cluster_id, w.job_name, w.name, w.unit;
+COMMENT ON VIEW ceems.work_by_application IS
+	'Energy per unit of work across the users of an application (job name) and counter: jobs, users, min, median and max, J';
+GRANT SELECT ON ceems.work_by_application TO ceems_reader;

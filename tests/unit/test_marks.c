@@ -1,0 +1,421 @@
+/* test_marks.c - a job's marks of its work (model/marks.h) from the
+ * request to the summary: the counters' rules (names, units, add and
+ * set, the counter bound), the per-job rate, the mark request's strict
+ * decoder and its round trip, the reply and record carrying the
+ * counters, who the engine lets mark a job (a process inside the job's
+ * cgroup, of its owner), and the summary's energy per unit computed
+ * from the job's own ledger. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "agent/agent.h"
+#include "client/agent_proto.h"
+#include "model/ledger.h"
+#include "model/marks.h"
+#include "model/work_history.h"
+#include "record/record.h"
+#include "summary/summary.h"
+#include "../tap.h"
+#include "agent_sim.h"
+#include "fixture.h"
+#include "tmptree.h"
+
+static char err[512];
+static char buf[CEEMS_AGENT_MSG_MAX + 1];
+
+static void
+test_counters(void)
+{
+	struct ceems_marks m;
+	char longname[40];
+
+	memset(&m, 0, sizeof(m));
+	is_int(ceems_marks_apply(&m, "steps", "timesteps", CEEMS_MARKS_ADD, 1000,
+				 err, sizeof(err)), 0, "an increment is taken");
+	is_int(ceems_marks_apply(&m, "steps", "timesteps", CEEMS_MARKS_ADD, 500.5,
+				 err, sizeof(err)), 0, "a second adds to it");
+	is_near(m.c[0].work, 1500.5, 0, "the counter is the sum of its increments");
+	is_int(m.c[0].marks, 2, "and counts its marks");
+	is_int(ceems_marks_apply(&m, "steps", "samples", CEEMS_MARKS_ADD, 1,
+				 err, sizeof(err)), -EINVAL,
+	       "another unit for the same counter is refused");
+	ok(strstr(err, "timesteps") != NULL, "saying its unit (%s)", err);
+	is_int(ceems_marks_apply(&m, "ns", "ns_simulated", CEEMS_MARKS_SET, 10,
+				 err, sizeof(err)), 0, "a cumulative value is taken");
+	is_int(ceems_marks_apply(&m, "ns", "ns_simulated", CEEMS_MARKS_SET, 25,
+				 err, sizeof(err)), 0, "and replaced by a later one");
+	is_near(m.c[1].work, 25, 0, "a set counter is its last value");
+	is_int(ceems_marks_apply(&m, "ns", "ns_simulated", CEEMS_MARKS_SET, 24,
+				 err, sizeof(err)), -EINVAL,
+	       "a cumulative value may not go down");
+	is_near(m.c[1].work, 25, 0, "and the refusal changes nothing");
+	is_int(ceems_marks_apply(&m, "bad name", "x", CEEMS_MARKS_ADD, 1, err,
+				 sizeof(err)), -EINVAL, "a name with a space is refused");
+	is_int(ceems_marks_apply(&m, "x", "a\"b", CEEMS_MARKS_ADD, 1, err,
+				 sizeof(err)), -EINVAL, "a unit with a quote is refused");
+	memset(longname, 'a', 31);
+	longname[31] = '\0';
+	ok(ceems_marks_name_ok(longname), "31 bytes are a name");
+	longname[31] = 'a';
+	longname[32] = '\0';
+	ok(!ceems_marks_name_ok(longname) && !ceems_marks_name_ok(""),
+	   "32 bytes and none are not");
+	is_int(ceems_marks_apply(&m, "x", "y", CEEMS_MARKS_ADD, -1, err,
+				 sizeof(err)), -EINVAL, "a negative value is refused");
+	is_int(ceems_marks_apply(&m, "x", "y", CEEMS_MARKS_ADD, NAN, err,
+				 sizeof(err)), -EINVAL, "NaN is refused");
+	is_int(ceems_marks_apply(&m, "x", "y", CEEMS_MARKS_ADD, 1e300, err,
+				 sizeof(err)), -EINVAL, "beyond 2^53 is refused");
+	is_int(ceems_marks_apply(&m, "x", "y", 0, 1, err, sizeof(err)), -EINVAL,
+	       "a mark that does not say add or set is refused");
+	is_int(m.n, 2, "no refused mark made a counter");
+	for (int i = 2; i < CEEMS_MARKS_MAX; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "c%d", i);
+		(void)ceems_marks_apply(&m, name, "u", CEEMS_MARKS_ADD, 1, err,
+					sizeof(err));
+	}
+	is_int(m.n, CEEMS_MARKS_MAX, "a job fills its counters");
+	is_int(ceems_marks_apply(&m, "one-more", "u", CEEMS_MARKS_ADD, 1, err,
+				 sizeof(err)), -ENOSPC, "and gets no more");
+	is_str(ceems_marks_main(&m)->name, "steps",
+	       "the main counter is the one marked most");
+}
+
+static void
+test_rate(void)
+{
+	struct ceems_marks_rate r;
+	unsigned taken = 0;
+
+	memset(&r, 0, sizeof(r));
+	for (int i = 0; i < 100000; i++)
+		taken += ceems_marks_rate_take(&r, 5 * SEC + (uint64_t)i * 10000);
+	/* 100,000 marks in one second: the burst and one second's rate. */
+	ok(taken >= CEEMS_MARKS_BURST + CEEMS_MARKS_RATE - 2 &&
+	   taken <= CEEMS_MARKS_BURST + CEEMS_MARKS_RATE + 1,
+	   "100000 marks in a second: %u taken, the burst and the rate", taken);
+	is_int(r.refused, 100000 - taken, "the rest are counted as refused");
+	ok(ceems_marks_rate_take(&r, 60 * SEC), "the rate refills");
+}
+
+/* REQ decoded from TEXT: the decoder's result. */
+static int
+decode(const char *text, struct ceems_agent_request *req)
+{
+	return ceems_agent_proto_request_decode(text, strlen(text), req, err,
+						sizeof(err));
+}
+
+static void
+test_request(void)
+{
+	static struct ceems_agent_request req, back;
+	static const char *const bad[] = {
+		"{\"op\":\"mark\",\"jobid\":7,\"name\":\"steps\",\"unit\":\"steps\"}",
+		"{\"op\":\"mark\",\"jobid\":7,\"name\":\"steps\",\"unit\":\"steps\",\"add\":1,\"set\":2}",
+		"{\"op\":\"mark\",\"jobid\":7,\"name\":\"st eps\",\"unit\":\"steps\",\"add\":1}",
+		"{\"op\":\"mark\",\"jobid\":7,\"unit\":\"steps\",\"add\":1}",
+		"{\"op\":\"mark\",\"jobid\":7,\"name\":\"s\",\"unit\":\"steps\",\"add\":-1}",
+		"{\"op\":\"mark\",\"jobid\":7,\"name\":\"s\",\"unit\":\"steps\",\"add\":\"1\"}",
+		"{\"op\":\"mark\",\"jobid\":0,\"name\":\"s\",\"unit\":\"steps\",\"add\":1}",
+		"{\"op\":\"mark\",\"name\":\"s\",\"unit\":\"steps\",\"add\":1}",
+		"{\"op\":\"mark\",\"jobid\":7,\"name\":\"s\",\"unit\":\"steps\",\"add\":1,\"pid\":1}",
+		"{\"op\":\"mark\",\"jobid\":7,\"name\":\"s\",\"unit\":\"steps\",\"add\":1e300}",
+	};
+	int n;
+
+	is_int(decode("{\"op\":\"mark\",\"jobid\":7,\"name\":\"steps\","
+		      "\"unit\":\"timesteps\",\"add\":1000}", &req), 0,
+	       "a mark request decodes");
+	ok(req.op == CEEMS_AGENT_OP_MARK && req.jobid == 7 &&
+	   strcmp(req.mark_name, "steps") == 0 &&
+	   strcmp(req.mark_unit, "timesteps") == 0 &&
+	   req.mark_mode == CEEMS_MARKS_ADD && req.mark_value == 1000,
+	   "with its job, counter, unit, way and value");
+	is_int(decode("{\"op\":\"mark\",\"jobid\":7,\"name\":\"ns\","
+		      "\"unit\":\"ns_simulated\",\"set\":2.5}", &req), 0,
+	       "a cumulative mark decodes");
+	ok(req.mark_mode == CEEMS_MARKS_SET && req.mark_value == 2.5, "as a set");
+	n = ceems_agent_proto_request_encode(&req, buf, sizeof(buf));
+	ok(n > 0 && decode(buf, &back) == 0 &&
+	   memcmp(&req, &back, sizeof(req)) == 0, "and round-trips (%s)", buf);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ok(decode(bad[i], &req) == -EINVAL && err[0] != '\0',
+		   "refused: %s (%s)", bad[i], err);
+	}
+}
+
+static void
+test_reply_and_record(void)
+{
+	static struct ceems_agent_job_report report, got;
+	static struct ceems_job_record rec, back;
+	static struct ceems_job_meta meta;
+	struct ceems_marks m, out;
+	int n;
+
+	memset(&m, 0, sizeof(m));
+	(void)ceems_marks_apply(&m, "steps", "timesteps", CEEMS_MARKS_ADD, 12000,
+				err, sizeof(err));
+	(void)ceems_marks_apply(&m, "samples", "samples", CEEMS_MARKS_SET, 0.125,
+				err, sizeof(err));
+	memset(&report, 0, sizeof(report));
+	report.jobid = 9;
+	report.uid = 1000;
+	n = ceems_agent_proto_reply_ok_marks(&report, &m, buf, sizeof(buf));
+	ok(n > 0 && ceems_agent_proto_reply_decode_marks(buf, (size_t)n, &got,
+				&out, err, sizeof(err)) == 0,
+	   "a reply carries the job's work (%s)", err);
+	ok(out.n == 2 && strcmp(out.c[0].unit, "timesteps") == 0 &&
+	   out.c[0].work == 12000 && out.c[0].marks == 1 &&
+	   out.c[1].work == 0.125, "every counter as the agent kept it");
+	n = ceems_agent_proto_reply_ok(&report, buf, sizeof(buf));
+	ok(n > 0 && strstr(buf, "marks") == NULL &&
+	   ceems_agent_proto_reply_decode_marks(buf, (size_t)n, &got, &out, err,
+						sizeof(err)) == 0 && out.n == 0,
+	   "a job that never marked has none in its reply");
+
+	ceems_job_meta_init(&meta);
+	meta.jobid = 9;
+	meta.uid = 1000;
+	snprintf(meta.user, sizeof(meta.user), "alice");
+	meta.start_time = 1700000000;
+	meta.end_time = 1700000600;
+	snprintf(meta.state, sizeof(meta.state), "COMPLETED");
+	ceems_record_build(&rec, &meta, &report, "extern", 1700000601);
+	rec.marks = m;
+	n = ceems_record_encode(&rec, buf, sizeof(buf));
+	ok(n > 0 && ceems_record_decode(buf, (size_t)n, &back, err, sizeof(err)) == 0,
+	   "a record with marks round-trips (%s)", err);
+	ok(back.marks.n == 2 && back.marks.c[0].work == 12000 &&
+	   strcmp(back.marks.c[1].name, "samples") == 0, "keeping them");
+}
+
+static void
+test_summary(void)
+{
+	static struct ceems_agent_job_report report;
+	struct ceems_marks m;
+	char text[1024];
+
+	memset(&report, 0, sizeof(report));
+	memset(&m, 0, sizeof(m));
+	is_int(ceems_summary_work_format(&report, &m, text, sizeof(text)), 0,
+	       "no marks, no lines");
+	(void)ceems_marks_apply(&m, "steps", "timesteps", CEEMS_MARKS_ADD, 12000,
+				err, sizeof(err));
+	ok(ceems_summary_work_format(&report, &m, text, sizeof(text)) > 0 &&
+	   strstr(text, "energy not measured") != NULL,
+	   "work without energy says so: %s", text);
+	report.ledger.joules[CEEMS_DOMAIN_PACKAGE] = 20000;
+	report.ledger.joules[CEEMS_DOMAIN_DRAM] = 3076;
+	report.ledger.covered_s[CEEMS_DOMAIN_PACKAGE] = 60;
+	report.ledger.covered_s[CEEMS_DOMAIN_DRAM] = 60;
+	report.ledger.measured[CEEMS_DOMAIN_PACKAGE] = true;
+	report.ledger.measured[CEEMS_DOMAIN_DRAM] = true;
+	ok(ceems_summary_work_format(&report, &m, text, sizeof(text)) > 0 &&
+	   strcmp(text, "Work     12000 timesteps (steps), 1.923 J per timestep\n") == 0,
+	   "the energy per unit is the ledger's total over the work: %s", text);
+	(void)ceems_marks_apply(&m, "samples", "images", CEEMS_MARKS_SET, 4e8,
+				err, sizeof(err));
+	ok(ceems_summary_work_format(&report, &m, text, sizeof(text)) > 0 &&
+	   strstr(text, "\n         400000000 images (samples), 57.69 uJ per image\n") != NULL,
+	   "a second counter on its own line, small figures in uJ: %s", text);
+	ok(ceems_summary_work_format(&report, &m, text, 20) == -ENOSPC &&
+	   text[0] == '\0', "too small a buffer is an error, not a cut line");
+}
+
+/* A user's earlier runs (work_history.h): medians of the last 5, kept
+ * per user, job name and counter, through their text form; and the
+ * summary's comparison with them: a run 30% dearer a unit says so and
+ * why, one within the noise says nothing. */
+static void
+test_history(void)
+{
+	static struct ceems_work_history h, back;
+	static struct ceems_agent_job_report report;
+	static char text[CEEMS_WORK_HISTORY_TEXT_MAX];
+	static const double runs[] = { 9.0, 2.0, 2.02, 1.98, 2.0, 2.04 };
+	struct ceems_work_history_median med;
+	struct ceems_marks_history hist;
+	struct ceems_marks m;
+	char out[2048];
+	int n;
+
+	memset(&h, 0, sizeof(h));
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++)
+		ceems_work_history_add(&h, 1000, "lammps-md", "steps", "timesteps",
+				       runs[i], 0.8);
+	ceems_work_history_add(&h, 1001, "lammps-md", "steps", "timesteps", 50, 0.8);
+	ceems_work_history_add(&h, 1000, "other", "steps", "timesteps", 50, 0.8);
+	ceems_work_history_median(&h, 1000, "lammps-md", "steps", "timesteps", &med);
+	ok(med.runs == 5 && med.epw == 2.0 && med.cpu_eff == 0.8,
+	   "the median of the last 5 runs, the oldest (9 J) dropped: %u runs, %g J",
+	   med.runs, med.epw);
+	ceems_work_history_median(&h, 1000, "lammps-md", "samples", "timesteps", &med);
+	is_int(med.runs, 0, "another counter has no runs");
+	n = ceems_work_history_format(&h, text, sizeof(text));
+	ok(n > 0 && ceems_work_history_parse(&back, text) == 0, "the text form reads back");
+	ceems_work_history_median(&back, 1000, "lammps-md", "steps", "timesteps", &med);
+	ok(med.runs == 5 && med.epw == 2.0, "with the same runs");
+	is_int(ceems_work_history_parse(&back, "1000 zz steps timesteps 2:0.5\n"
+		"x\n1 0000000000000001 st\"eps u 1:1\n1 1 s u -1:1\n"
+		"1 1 s u 1:1 2:2 3:3 4:4 5:5 6:6\n2 2 s u 1.5:nan\n"), 5,
+	       "lines that do not parse in full are skipped");
+	ceems_work_history_median(&back, 2, "", "s", "u", &med);
+	ok(back.clock == 1, "and the good one is kept");
+	ok(!ceems_work_history_seen(&h, 42) && ceems_work_history_seen(&h, 42),
+	   "a job's end is added once");
+
+	memset(&m, 0, sizeof(m));
+	(void)ceems_marks_apply(&m, "steps", "timesteps", CEEMS_MARKS_ADD, 10000,
+				err, sizeof(err));
+	memset(&hist, 0, sizeof(hist));
+	hist.n = 1;
+	snprintf(hist.c[0].name, sizeof(hist.c[0].name), "steps");
+	snprintf(hist.c[0].unit, sizeof(hist.c[0].unit), "timesteps");
+	hist.c[0].runs = 5;
+	hist.c[0].median_j = 2.0;
+	hist.c[0].median_cpu_eff = 0.8;
+	memset(&report, 0, sizeof(report));
+	report.ledger.measured[CEEMS_DOMAIN_PACKAGE] = true;
+	report.ledger.covered_s[CEEMS_DOMAIN_PACKAGE] = 100;
+	report.ledger.joules[CEEMS_DOMAIN_PACKAGE] = 26000;
+	report.elapsed_s = 100;
+	report.alloc_cores = 4;
+	report.cpu_s = 160;
+	ok(ceems_summary_work_format_history(&report, &m, &hist, "lammps-md", out,
+					     sizeof(out)) > 0 &&
+	   strstr(out, "\n         30% more energy per timestep than the median of "
+		  "your last 5 runs of lammps-md\n") != NULL &&
+	   strstr(out, "likely why: fewer cores busy, CPU efficiency 40% against 80%") != NULL,
+	   "30%% more a unit: said, with the likely reason:\n%s", out);
+	report.ledger.joules[CEEMS_DOMAIN_PACKAGE] = 21000;
+	ok(ceems_summary_work_format_history(&report, &m, &hist, "lammps-md", out,
+					     sizeof(out)) > 0 &&
+	   strstr(out, "median") == NULL, "5%% more is noise: nothing said");
+	report.ledger.joules[CEEMS_DOMAIN_PACKAGE] = 26000;
+	hist.c[0].runs = 1;
+	ok(ceems_summary_work_format_history(&report, &m, &hist, "lammps-md", out,
+					     sizeof(out)) > 0 &&
+	   strstr(out, "median") == NULL, "one earlier run is too few to compare");
+}
+
+/* ROOT-less text of /proc/PID/cgroup with LINE for cpu,cpuacct. */
+static const char *
+proc_cgroup(const char *cpuacct, char *out, size_t size)
+{
+	snprintf(out, size, "6:cpu,cpuacct:%s\n7:cpuset:%s\n"
+		 "12:freezer:%s\n0::/\n", cpuacct, cpuacct, cpuacct);
+	return out;
+}
+
+static void
+test_admission(void)
+{
+	struct ceems_agent_job_spec spec;
+	struct ceems_config c;
+	struct ceems_agent *a;
+	const struct ceems_marks *m;
+	char text[512], fixture[4096];
+	static struct ceems_agent_job_report report;
+	int refused = 0;
+
+	make_trees();
+	base_config(&c);
+	a = ceems_agent_open(&c, 10 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "an agent opens on the simulated node (%s)", err))
+		return;
+	job42_spec(&spec);
+	is_int(ceems_agent_register(a, &spec, 10 * SEC), 0, "job 42 registers");
+	ok(ceems_agent_marks_get(a, 42) == NULL, "a job that never marked has no marks");
+	is_int(ceems_agent_marks_admit(a, 42, 1000,
+		fixture_text("cgroup/v1/cgroup-localhost-batch.txt", fixture,
+			     sizeof(fixture)), err, sizeof(err)), 0,
+	       "a process of the job's batch step may mark it");
+	is_int(ceems_agent_marks_admit(a, 42, 1000,
+		proc_cgroup("/slurm_localhost/uid_1000/job_42/step_0/task_3", text,
+			    sizeof(text)), err, sizeof(err)), 0,
+	       "so may a task of one of its steps");
+	is_int(ceems_agent_marks_admit(a, 42, 1001,
+		fixture_text("cgroup/v1/cgroup-localhost-batch.txt", fixture,
+			     sizeof(fixture)), err, sizeof(err)), -EPERM,
+	       "a process of another user inside it may not");
+	is_int(ceems_agent_marks_admit(a, 42, 1000,
+		proc_cgroup("/slurm_localhost/uid_1000/job_43/step_0", text,
+			    sizeof(text)), err, sizeof(err)), -EPERM,
+	       "a process of the owner's other job may not");
+	ok(strstr(err, "not inside its cgroup") != NULL, "saying why (%s)", err);
+	is_int(ceems_agent_marks_admit(a, 42, 1000,
+		proc_cgroup("/user.slice/job_42", text, sizeof(text)), err,
+		sizeof(err)), -EPERM,
+	       "a cgroup named job_42 elsewhere is not the job's");
+	is_int(ceems_agent_marks_admit(a, 42, 1000, "garbage", err, sizeof(err)),
+	       -EPERM, "unreadable cgroup text admits nothing");
+	is_int(ceems_agent_marks_admit(a, 42, 1000, NULL, err, sizeof(err)),
+	       -EPERM, "nor does a process whose cgroup could not be read");
+	is_int(ceems_agent_marks_admit(a, 77, 1000,
+		fixture_text("cgroup/v1/cgroup-localhost-batch.txt", fixture,
+			     sizeof(fixture)), err, sizeof(err)), -ENOENT,
+	       "a job not running here is ENOENT");
+
+	is_int(ceems_agent_marks_apply(a, 42, "steps", "timesteps", CEEMS_MARKS_ADD,
+				       100, 11 * SEC, err, sizeof(err)), 0,
+	       "job 42 marks 100 timesteps");
+	for (int i = 0; i < 2000; i++)
+		if (ceems_agent_marks_apply(a, 42, "steps", "timesteps",
+					    CEEMS_MARKS_ADD, 1, 11 * SEC + i,
+					    err, sizeof(err)) == -EBUSY)
+			refused++;
+	ok(refused >= 2000 - CEEMS_MARKS_BURST && refused < 2000,
+	   "a flood is bounded by the job's rate: %d of 2000 refused", refused);
+	m = ceems_agent_marks_get(a, 42);
+	ok(m != NULL && m->n == 1 &&
+	   m->c[0].work == 100 + (2000 - refused), "what was taken is counted exactly");
+	advance(1500000000ULL);
+	ceems_agent_tick(a, 12 * SEC);
+	/* An agent restart keeps them: the checkpoint writes them, the
+	 * restored job has them. */
+	ceems_agent_checkpoint(a, 12 * SEC);
+	ceems_agent_open_close(a);
+	a = ceems_agent_open(&c, 13 * SEC, err, sizeof(err));
+	if (!ok(a != NULL, "the agent opens again (%s)", err))
+		return;
+	is_int(ceems_agent_restore(a, 13 * SEC), 1, "job 42 is restored");
+	m = ceems_agent_marks_get(a, 42);
+	ok(m != NULL && m->n == 1 && m->c[0].work == 100 + (2000 - refused) &&
+	   strcmp(m->c[0].unit, "timesteps") == 0,
+	   "with the marks it had before the restart");
+	is_int(ceems_agent_deregister(a, 42, 14 * SEC, &report), 0, "job 42 ends");
+	m = ceems_agent_marks_get(a, 42);
+	ok(m != NULL && m->c[0].work == 100 + (2000 - refused),
+	   "its marks stay with its final figures for the record");
+	is_int(ceems_agent_marks_apply(a, 42, "steps", "timesteps", CEEMS_MARKS_ADD,
+				       1, 15 * SEC, err, sizeof(err)), -ENOENT,
+	       "an ended job takes no more marks");
+	ceems_agent_open_close(a);
+}
+
+int
+main(void)
+{
+	test_counters();
+	test_rate();
+	test_request();
+	test_reply_and_record();
+	test_summary();
+	test_history();
+	test_admission();
+	tmptree_remove(sys_root);
+	tmptree_remove(cg_root);
+	tmptree_remove(proc_root);
+	return done_testing();
+}
