@@ -171,7 +171,7 @@ user_lights(struct report_doc *d, const struct report_sums *s)
 		if (l == REPORT_LIGHT_NONE)
 			snprintf(pct, sizeof(pct), "-");
 		else
-			snprintf(pct, sizeof(pct), "%.0f%%", ratio * 100);
+			snprintf(pct, sizeof(pct), "%.0f%%", floor(ratio * 100));
 		snprintf(jobs, sizeof(jobs), "%d", s->area_jobs[a]);
 		cells[0] = report_rules_area_name((enum report_area)a);
 		cells[1] = l == REPORT_LIGHT_NONE ? "none (too few jobs)" : report_rules_light_name(l);
