@@ -32,6 +32,21 @@ fmt_grams(char *buf, size_t size, double g, bool known)
 		ceems_units_fmt_grams(buf, size, g, " CO2e");
 }
 
+/* The idle power of the jobs a rule judged: "-" when none was judged
+ * over-asked, "not measured" when they were but no energy was. */
+static void
+fmt_saving(char *buf, size_t size, const struct report_sums *s)
+{
+	int fired = 0;
+
+	for (int a = 0; a < REPORT_AREAS; a++)
+		fired += s->fired[a];
+	if (fired == 0)
+		snprintf(buf, size, "-");
+	else
+		fmt_energy(buf, size, s->idle_j, s->idle_j > 0);
+}
+
 static void
 fmt_duration(char *buf, size_t size, double s)
 {
@@ -209,7 +224,7 @@ report_digest_user(struct report_doc *d, const struct report_sums *s,
 	report_doc_para(d, "Each suggestion rests on %d or more of your jobs; jobs shorter "
 			"than a minute, with incomplete measurements, or from your first two "
 			"weeks are not judged. How each figure and light is computed: "
-			"ceems-report(8). Questions, or help with a request: your support team. "
+			"ceems-admin(8) and doc/reports.md. Questions, or help with a request: your support team. "
 			"To receive no more digests, ask them, or run in psql: "
 			"INSERT INTO ceems.report_optout (user_name) VALUES (current_user);",
 			REPORT_MIN_BACKING);
@@ -266,14 +281,14 @@ report_digest_account(struct report_doc *d, const char *account,
 		snprintf(used, sizeof(used), "%.1f", s->cpu_hours_used);
 		fmt_energy(e, sizeof(e), s->energy_j, s->energy_known);
 		snprintf(idle, sizeof(idle), "%.1f", s->idle_core_hours);
-		fmt_energy(save, sizeof(save), s->idle_j, s->idle_j > 0);
+		fmt_saving(save, sizeof(save), s);
 		lights_word(lights, sizeof(lights), s);
 		report_doc_row(&t, NULL, cells);
 	}
 	report_doc_table(d, &t);
 	report_doc_para(d, "Could free: the core-hours held but idle in the jobs a rule judged "
 			"over-asked; could save: the idle power charged to them. Rules and "
-			"thresholds: ceems-report(8).");
+			"thresholds: ceems-admin(8) and doc/reports.md.");
 	report_doc_end(d);
 }
 
@@ -309,7 +324,7 @@ report_digest_triage(struct report_doc *d, const struct report_sums *users,
 			continue;
 		snprintf(judged, sizeof(judged), "%d", s->judged);
 		snprintf(idle, sizeof(idle), "%.1f", s->idle_core_hours);
-		fmt_energy(e, sizeof(e), s->idle_j, s->idle_j > 0);
+		fmt_saving(e, sizeof(e), s);
 		report_doc_row(&t, NULL, cells);
 		shown++;
 	}
