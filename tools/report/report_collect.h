@@ -1,5 +1,5 @@
 /* report_collect.h - the sums of each user's jobs, built while the jobs
- * of a period stream by in user order (report_fetch_jobs). */
+ * of a period stream by in any order (report_fetch_jobs). */
 #ifndef REPORT_COLLECT_H
 #define REPORT_COLLECT_H
 
@@ -10,6 +10,8 @@
 struct report_collect {
 	struct report_sums *users;
 	size_t n, cap;
+	/* open addressing over users: index + 1, 0 empty; a power of two */
+	size_t *slots, nslots;
 	int failed;		/* out of memory */
 };
 
@@ -17,7 +19,7 @@ struct report_collect {
 int report_collect_job(const struct report_job *job, void *arg);
 
 /* Finish every user's suggestions and sort the users by what asking for
- * what their jobs used would have saved, most first. */
+ * what their jobs used would have saved, most first (then by name). */
 void report_collect_finish(struct report_collect *c);
 void report_collect_free(struct report_collect *c);
 

@@ -1,6 +1,6 @@
 /* report_fetch.c - the period's jobs from ceems.jobs for the reports,
- * streamed in single-row mode (a month of a site's jobs does not fit in
- * one result), as the current role sees them: the report for a user is
+ * streamed by COPY (a month of a site's jobs does not fit in one
+ * result), as the current role sees them: the report for a user is
  * read after SET ROLE to that user, so the policies of sql/policies
  * decide what it holds. */
 #include "config.h"
@@ -10,79 +10,153 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report_buf.h"
 #include "report_fetch.h"
 
 /* A job counts in the period of its end.  The start bound (the longest
  * job a cluster has run, clusters.max_job_s) makes the user's and the
- * account's index ranges finite; the user's first job is looked up once
- * per user, for the "new user" rule. */
+ * account's index ranges finite.  $3 is the scope, $4 its name. */
+#define PERIOD_JOBS \
+	" FROM ceems.jobs j" \
+	" WHERE j.start_time >= $1::timestamptz - make_interval(secs =>" \
+	"   (SELECT coalesce(max(c.max_job_s), 0) FROM ceems.clusters c))" \
+	"   AND j.start_time < $2::timestamptz" \
+	"   AND coalesce(j.end_time, j.start_time) >= $1::timestamptz" \
+	"   AND coalesce(j.end_time, j.start_time) < $2::timestamptz" \
+	"   AND j.user_name IS NOT NULL" \
+	"   AND CASE $3::integer WHEN 0 THEN j.user_name = $4::text" \
+	"        WHEN 1 THEN j.account = $4::text ELSE true END"
+
+/* Each user's first job (as the reader sees them), for the "new user"
+ * rule: a query of its own, once per user (joined to the jobs, the
+ * planner looked it up once per job).  One user: the first entry of the
+ * user's index range.  An account: the users of its jobs in the
+ * period.  Everyone (the admins' reports): every user's first index
+ * entry, user after user (a skip scan: a probe per user, not a pass
+ * over the month). */
+static const char *const first_user_sql =
+	"SELECT $1::text, date_part('epoch', (SELECT min(x.start_time)"
+	"  FROM ceems.jobs x WHERE x.user_name = $1::text))";
+static const char *const firsts_account_sql =
+	"SELECT u.user_name, date_part('epoch', (SELECT min(x.start_time)"
+	"  FROM ceems.jobs x WHERE x.user_name = u.user_name))"
+	" FROM (SELECT DISTINCT j.user_name" PERIOD_JOBS ") u";
+static const char *const firsts_all_sql =
+	"WITH RECURSIVE u AS ("
+	" (SELECT j.user_name, j.start_time FROM ceems.jobs j WHERE j.user_name IS NOT NULL"
+	"  ORDER BY j.user_name, j.start_time LIMIT 1)"
+	" UNION ALL"
+	" SELECT n.user_name, n.start_time FROM u, LATERAL (SELECT j.user_name, j.start_time"
+	"  FROM ceems.jobs j WHERE j.user_name > u.user_name"
+	"  ORDER BY j.user_name, j.start_time LIMIT 1) n)"
+	" SELECT user_name, date_part('epoch', start_time) FROM u";
+
+/* No ORDER BY: the rows are summed per user in a hash table, and
+ * sorting a month of a site's jobs cost more than reading them. */
 static const char *const jobs_sql =
-	"WITH p AS ("
-	" SELECT j.* FROM ceems.jobs j"
-	" WHERE j.start_time >= $1::timestamptz - make_interval(secs =>"
-	"   (SELECT coalesce(max(c.max_job_s), 0) FROM ceems.clusters c))"
-	"   AND j.start_time < $2::timestamptz"
-	"   AND coalesce(j.end_time, j.start_time) >= $1::timestamptz"
-	"   AND coalesce(j.end_time, j.start_time) < $2::timestamptz"
-	"   AND j.user_name IS NOT NULL"
-	"   AND CASE $3::integer WHEN 0 THEN j.user_name = $4::text"
-	"        WHEN 1 THEN j.account = $4::text ELSE true END),"
-	" f AS (SELECT u.user_name, (SELECT min(x.start_time) FROM ceems.jobs x"
-	"        WHERE x.user_name = u.user_name) AS first_start"
-	"       FROM (SELECT DISTINCT user_name FROM p) u)"
-	" SELECT p.jobid, p.user_name, coalesce(p.account, ''), coalesce(p.state, ''),"
-	"  p.elapsed_s, p.time_limit_min, p.alloc_cpus, p.cpu_time_s,"
-	"  p.req_mem_bytes, p.mem_peak_bytes, coalesce(p.alloc_gpus, 0),"
-	"  p.gpu_util_pct, p.package_static_j, p.dram_static_j, p.gpu_j,"
-	"  p.total_j, p.emissions_g,"
-	"  least(p.package_coverage, p.dram_coverage, p.gpu_coverage, p.node_coverage),"
-	"  p.gap_s, extract(epoch FROM p.start_time - p.submit_time),"
-	"  p.nnodes, p.nodes_reported,"
-	"  extract(epoch FROM p.start_time - f.first_start)"
-	" FROM p JOIN f USING (user_name)"
-	" ORDER BY p.user_name, p.start_time, p.jobid";
+	"SELECT j.jobid, j.user_name, coalesce(j.account, ''), coalesce(j.state, ''),"
+	"  j.elapsed_s, j.time_limit_min, j.alloc_cpus, j.cpu_time_s,"
+	"  j.req_mem_bytes, j.mem_peak_bytes, coalesce(j.alloc_gpus, 0),"
+	"  j.gpu_util_pct, j.package_static_j, j.dram_static_j, j.gpu_j,"
+	"  j.total_j, j.emissions_g,"
+	"  least(j.package_coverage, j.dram_coverage, j.gpu_coverage, j.node_coverage),"
+	"  j.gap_s, date_part('epoch', j.start_time - j.submit_time),"
+	"  j.nnodes, j.nodes_reported, date_part('epoch', j.start_time)"
+	PERIOD_JOBS;
 
+struct first_start {
+	char user[64];
+	double epoch;
+};
+
+static int
+by_user(const void *a, const void *b)
+{
+	return strcmp(((const struct first_start *)a)->user,
+		      ((const struct first_start *)b)->user);
+}
+
+#define JOB_FIELDS 23
+
+/* One COPY text field: NULL is \N; a backslash escapes the next byte
+ * (\t, \n and \r stand for their control characters, cleaned to '?'
+ * below like any other). */
 static double
-num(const PGresult *res, int col)
+num(const char *f)
 {
-	if (PQgetisnull(res, 0, col))
+	if (strcmp(f, "\\N") == 0)
 		return NAN;
-	return strtod(PQgetvalue(res, 0, col), NULL);
+	return strtod(f, NULL);
 }
 
 static void
-text(char *dst, size_t size, const PGresult *res, int col)
+text(char *dst, size_t size, const char *f)
 {
-	snprintf(dst, size, "%s", PQgetisnull(res, 0, col) ? "" : PQgetvalue(res, 0, col));
+	char raw[256];
+	size_t n = 0;
+
+	if (strcmp(f, "\\N") == 0)
+		f = "";
+	for (; *f != '\0' && n + 1 < sizeof(raw); f++) {
+		if (*f == '\\' && f[1] != '\0') {
+			f++;
+			/* a control character: cleaned to '?' below */
+			raw[n++] = strchr("bfnrtv", *f) != NULL ? '\1' : *f;
+			continue;
+		}
+		raw[n++] = *f;
+	}
+	raw[n] = '\0';
+	/* Names reach mail headers, terminals and HTML: printable ASCII. */
+	report_buf_clean(dst, size, raw);
 }
 
-static void
-row_to_job(const PGresult *res, struct report_job *j)
+/* Split a COPY text row (tab-separated, newline-ended) into the job;
+ * -1 when it has not the fields of jobs_sql. */
+static int
+row_to_job(char *line, size_t len, struct report_job *j)
 {
+	char *field[JOB_FIELDS];
+	size_t k = 0;
+
+	if (len > 0 && line[len - 1] == '\n')
+		line[--len] = '\0';
+	field[k++] = line;
+	for (size_t i = 0; i < len; i++)
+		if (line[i] == '\t') {
+			line[i] = '\0';
+			if (k == JOB_FIELDS)
+				return -1;
+			field[k++] = line + i + 1;
+		}
+	if (k != JOB_FIELDS)
+		return -1;
 	memset(j, 0, sizeof(*j));
-	j->jobid = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-	text(j->user, sizeof(j->user), res, 1);
-	text(j->account, sizeof(j->account), res, 2);
-	text(j->state, sizeof(j->state), res, 3);
-	j->elapsed_s = num(res, 4);
-	j->time_limit_min = num(res, 5);
-	j->alloc_cpus = num(res, 6);
-	j->cpu_time_s = num(res, 7);
-	j->req_mem_bytes = num(res, 8);
-	j->mem_peak_bytes = num(res, 9);
-	j->alloc_gpus = num(res, 10);
-	j->gpu_util_pct = num(res, 11);
-	j->package_static_j = num(res, 12);
-	j->dram_static_j = num(res, 13);
-	j->gpu_j = num(res, 14);
-	j->total_j = num(res, 15);
-	j->emissions_g = num(res, 16);
-	j->coverage = num(res, 17);
-	j->gap_s = num(res, 18);
-	j->wait_s = num(res, 19);
-	j->nnodes = num(res, 20);
-	j->nodes_reported = num(res, 21);
-	j->since_first_s = num(res, 22);
+	j->jobid = strtoll(field[0], NULL, 10);
+	text(j->user, sizeof(j->user), field[1]);
+	text(j->account, sizeof(j->account), field[2]);
+	text(j->state, sizeof(j->state), field[3]);
+	j->elapsed_s = num(field[4]);
+	j->time_limit_min = num(field[5]);
+	j->alloc_cpus = num(field[6]);
+	j->cpu_time_s = num(field[7]);
+	j->req_mem_bytes = num(field[8]);
+	j->mem_peak_bytes = num(field[9]);
+	j->alloc_gpus = num(field[10]);
+	j->gpu_util_pct = num(field[11]);
+	j->package_static_j = num(field[12]);
+	j->dram_static_j = num(field[13]);
+	j->gpu_j = num(field[14]);
+	j->total_j = num(field[15]);
+	j->emissions_g = num(field[16]);
+	j->coverage = num(field[17]);
+	j->gap_s = num(field[18]);
+	j->wait_s = num(field[19]);
+	j->nnodes = num(field[20]);
+	j->nodes_reported = num(field[21]);
+	/* the start, made relative to the user's first job by the caller */
+	j->since_first_s = num(field[22]);
+	return 0;
 }
 
 /* Read what is left of a query the caller gave up on, so that the
@@ -91,51 +165,160 @@ static void
 drain(PGconn *conn)
 {
 	PGresult *res;
+	char *buf;
 
+	while (PQgetCopyData(conn, &buf, 0) > 0)
+		PQfreemem(buf);
 	while ((res = PQgetResult(conn)) != NULL)
 		PQclear(res);
 }
 
+/* jobs_sql with $1..$4 replaced by the quoted literals: COPY takes no
+ * parameters.  NULL when out of memory. */
+static char *
+with_literals(PGconn *conn, const char *const *params)
+{
+	struct report_buf b = { 0 };
+	char *lit[4] = { NULL, NULL, NULL, NULL };
+	const char *p;
+
+	for (int i = 0; i < 4; i++)
+		if ((lit[i] = PQescapeLiteral(conn, params[i], strlen(params[i]))) == NULL)
+			b.failed = true;
+	report_buf_printf(&b, "COPY (");
+	for (p = jobs_sql; !b.failed && *p != '\0'; p++) {
+		if (p[0] == '$' && p[1] >= '1' && p[1] <= '4') {
+			report_buf_printf(&b, "%s", lit[p[1] - '1']);
+			p++;
+		} else {
+			report_buf_put(&b, p, 1);
+		}
+	}
+	report_buf_printf(&b, ") TO STDOUT");
+	for (int i = 0; i < 4; i++)
+		PQfreemem(lit[i]);
+	if (b.failed) {
+		report_buf_free(&b);
+		return NULL;
+	}
+	return b.data;
+}
+
+/* The first start of each user of the scope, sorted by name. */
+static struct first_start *
+fetch_firsts(PGconn *conn, enum report_scope scope, const char *const *params,
+	     size_t *count, char *err, size_t err_size)
+{
+	PGresult *res = scope == REPORT_SCOPE_USER ?
+		PQexecParams(conn, first_user_sql, 1, NULL, params + 3, NULL, NULL, 0) :
+		scope == REPORT_SCOPE_ACCOUNT ?
+		PQexecParams(conn, firsts_account_sql, 4, NULL, params, NULL, NULL, 0) :
+		PQexec(conn, firsts_all_sql);
+	struct first_start *v;
+	int rows;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, err_size, "users of the period: %s", PQresultErrorMessage(res));
+		PQclear(res);
+		return NULL;
+	}
+	rows = PQntuples(res);
+	if ((v = calloc(rows > 0 ? (size_t)rows : 1, sizeof(*v))) == NULL) {
+		snprintf(err, err_size, "out of memory");
+		PQclear(res);
+		return NULL;
+	}
+	for (int r = 0; r < rows; r++) {
+		report_buf_clean(v[r].user, sizeof(v[r].user), PQgetvalue(res, r, 0));
+		v[r].epoch = PQgetisnull(res, r, 1) ? NAN : strtod(PQgetvalue(res, r, 1), NULL);
+	}
+	PQclear(res);
+	qsort(v, (size_t)rows, sizeof(*v), by_user);
+	*count = (size_t)rows;
+	return v;
+}
+
+/* Read the COPY's rows into FN; the number of jobs, or -1. */
+static long
+read_rows(PGconn *conn, const struct first_start *firsts, size_t nfirsts,
+	  report_fetch_fn fn, void *arg, char *err, size_t err_size)
+{
+	struct report_job job;
+	struct first_start key;
+	const struct first_start *f;
+	long n = 0;
+	char *line;
+	int len;
+
+	while ((len = PQgetCopyData(conn, &line, 0)) > 0) {
+		int bad = row_to_job(line, (size_t)len, &job);
+
+		PQfreemem(line);
+		if (bad) {
+			snprintf(err, err_size, "jobs of the period: a row of unexpected shape");
+			drain(conn);
+			return -1;
+		}
+		memcpy(key.user, job.user, sizeof(key.user));
+		f = bsearch(&key, firsts, nfirsts, sizeof(*firsts), by_user);
+		job.since_first_s = f != NULL ? job.since_first_s - f->epoch : NAN;
+		n++;
+		if (fn(&job, arg) != 0) {
+			snprintf(err, err_size, "stopped after job %lld", job.jobid);
+			drain(conn);
+			return -1;
+		}
+	}
+	if (len == -2) {
+		snprintf(err, err_size, "jobs of the period: %s", PQerrorMessage(conn));
+		drain(conn);
+		return -1;
+	}
+	return n;
+}
+
+/* COPY, not single-row mode: a month of a site's jobs is millions of
+ * rows, and a PGresult per row cost more than the rules. */
 long
 report_fetch_jobs(PGconn *conn, const char *from, const char *to,
 		  enum report_scope scope, const char *name,
 		  report_fetch_fn fn, void *arg, char *err, size_t err_size)
 {
-	char scope_s[4];
+	char scope_s[4], *sql;
 	const char *params[4];
-	struct report_job job;
+	struct first_start *firsts;
+	size_t nfirsts = 0;
 	PGresult *res;
-	long n = 0;
+	long n;
 
 	snprintf(scope_s, sizeof(scope_s), "%d", (int)scope);
 	params[0] = from;
 	params[1] = to;
 	params[2] = scope_s;
 	params[3] = name != NULL ? name : "";
-	if (!PQsendQueryParams(conn, jobs_sql, 4, NULL, params, NULL, NULL, 0) ||
-	    !PQsetSingleRowMode(conn)) {
-		snprintf(err, err_size, "jobs of the period: %s", PQerrorMessage(conn));
-		drain(conn);
+	if ((firsts = fetch_firsts(conn, scope, params, &nfirsts, err, err_size)) == NULL)
+		return -1;
+	if ((sql = with_literals(conn, params)) == NULL) {
+		snprintf(err, err_size, "jobs of the period: out of memory");
+		free(firsts);
 		return -1;
 	}
+	res = PQexec(conn, sql);
+	free(sql);
+	if (PQresultStatus(res) != PGRES_COPY_OUT) {
+		snprintf(err, err_size, "jobs of the period: %s", PQresultErrorMessage(res));
+		PQclear(res);
+		free(firsts);
+		return -1;
+	}
+	PQclear(res);
+	n = read_rows(conn, firsts, nfirsts, fn, arg, err, err_size);
+	free(firsts);
+	if (n < 0)
+		return -1;
 	while ((res = PQgetResult(conn)) != NULL) {
-		ExecStatusType st = PQresultStatus(res);
-
-		if (st == PGRES_SINGLE_TUPLE) {
-			row_to_job(res, &job);
-			PQclear(res);
-			n++;
-			if (fn(&job, arg) != 0) {
-				PQrequestCancel(conn);
-				drain(conn);
-				snprintf(err, err_size, "stopped after job %lld", job.jobid);
-				return -1;
-			}
-			continue;
-		}
-		if (st != PGRES_TUPLES_OK) {
-			snprintf(err, err_size, "jobs of the period: %s",
-				 PQresultErrorMessage(res));
+		if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+			snprintf(err, err_size, "jobs of the period: %s", PQresultErrorMessage(res));
 			PQclear(res);
 			drain(conn);
 			return -1;

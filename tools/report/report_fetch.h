@@ -1,6 +1,6 @@
 /* report_fetch.h - the jobs of a period, read from PostgreSQL as the
  * connection's current role sees them (row-level security applies), one
- * row at a time, ordered by user. */
+ * row at a time, in no particular order. */
 #ifndef REPORT_FETCH_H
 #define REPORT_FETCH_H
 

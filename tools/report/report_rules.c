@@ -294,12 +294,19 @@ suggestion_weight(const struct report_suggestion *g)
 	return g->held_hours;
 }
 
+/* Most saving first; ties by area and request, so that the order does
+ * not depend on the order the jobs came in. */
 static int
 by_weight(const void *a, const void *b)
 {
-	double wa = suggestion_weight(a), wb = suggestion_weight(b);
+	const struct report_suggestion *x = a, *y = b;
+	double wa = suggestion_weight(x), wb = suggestion_weight(y);
 
-	return wa < wb ? 1 : wa > wb ? -1 : 0;
+	if (wa != wb)
+		return wa < wb ? 1 : -1;
+	if (x->area != y->area)
+		return x->area < y->area ? -1 : 1;
+	return x->asked < y->asked ? -1 : x->asked > y->asked;
 }
 
 void

@@ -91,7 +91,7 @@ struct report_suggestion {
 	double max_elapsed_s;
 };
 
-#define REPORT_SUGGESTIONS_MAX 16
+#define REPORT_SUGGESTIONS_MAX 32
 
 /* The sums of one user's (or one account's) jobs in a period. */
 struct report_sums {
