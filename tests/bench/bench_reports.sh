@@ -20,8 +20,8 @@
 # Usage (as root, from a configured build directory):
 #   CEEMS_TOP_BUILDDIR=$PWD bash ../../tests/bench/bench_reports.sh
 # Environment: BENCH_JOBS (10000000), BENCH_USERS (2000), BENCH_REPEAT
-# (5), BENCH_KEEP (1: leave the server running), CEEMS_TEST_PGPORT,
-# TMPDIR.  Needs about 6 GB of disk.
+# (5), BENCH_KEEP (1: leave the server running), BENCH_CLUSTER (1: run
+# again after ceems-admin db cluster), CEEMS_TEST_PGPORT, TMPDIR.  Needs about 6 GB of disk.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,45 +31,13 @@ jobs=${BENCH_JOBS:-10000000}
 users=${BENCH_USERS:-2000}
 repeat=${BENCH_REPEAT:-5}
 
-# shellcheck source=../harness/pg.sh
-. "$srcdir/tests/harness/pg.sh"
-
 admin=$builddir/tools/ceems-admin
 [ -x "$admin" ] || { echo "bench_reports: no $admin" >&2; exit 1; }
 
-pg=$(pg_harness_mktemp)
-# BENCH_KEEP=1 leaves the server running (its directory is printed).
-if [ "${BENCH_KEEP:-0}" = 1 ]; then
-	echo "# server kept in $pg"
-else
-	trap 'pg_harness_stop "$pg"' EXIT
-fi
-pg_harness_start "$pg"
-
-sql() {
-	psql -X -q -At -v ON_ERROR_STOP=1 "$@"
-}
-
-sql -c "ALTER SYSTEM SET shared_buffers = '1GB'" \
-    -c "ALTER SYSTEM SET maintenance_work_mem = '1GB'" \
-    -c "ALTER SYSTEM SET max_wal_size = '16GB'" \
-    -c "ALTER SYSTEM SET work_mem = '64MB'"
-(cd / && runuser -u postgres -- "$CEEMS_TEST_PGBIN/pg_ctl" -D "$pg/data" \
-	-l "$pg/server.log" -w -t 60 restart) >/dev/null
-"$admin" --sql-dir "$srcdir/sql/migrations" -d "dbname=ceems" db init >/dev/null
-
-echo "# machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)," \
-	"$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), kernel $(uname -r), $(date -u +%Y-%m-%d)"
-echo "# PostgreSQL: $(sql -c 'SHOW server_version'), fsync $(sql -c 'SHOW fsync'), shared_buffers $(sql -c 'SHOW shared_buffers')"
-
-sql -c "CREATE TABLE public.saved_indexes AS
-	SELECT indexname, indexdef FROM pg_indexes
-	WHERE schemaname = 'ceems' AND tablename = 'jobs'
-	  AND indexname NOT IN ('jobs_pkey', 'jobs_identity')"
-for i in $(sql -c "SELECT indexname FROM public.saved_indexes"); do
-	sql -c "DROP INDEX ceems.$i"
-done
-sql -c "ALTER TABLE ceems.jobs DISABLE TRIGGER jobs_duration_insert"
+# shellcheck source=bench_pg.sh
+. "$here/bench_pg.sh"
+bench_pg_start
+bench_pg_load_begin
 t0=$(date +%s.%N)
 # Every user's first job a month before (not a new user); the month's
 # jobs after, their ends in October.
@@ -110,12 +78,7 @@ FROM (SELECT g,
 			  ELSE 'OUT_OF_MEMORY' END AS state) s;
 EOF
 t1=$(date +%s.%N)
-for i in $(sql -c "SELECT indexname FROM public.saved_indexes"); do
-	sql -c "$(sql -c "SELECT indexdef FROM public.saved_indexes WHERE indexname = '$i'")"
-done
-sql -c "ALTER TABLE ceems.jobs ENABLE TRIGGER jobs_duration_insert" \
-    -c "UPDATE ceems.clusters c SET max_job_s = coalesce((SELECT max(extract(epoch FROM j.end_time - j.start_time))::double precision
-		FROM ceems.jobs j WHERE j.cluster_id = c.cluster_id), 0)"
+bench_pg_load_end
 sql -c "VACUUM (ANALYZE) ceems.jobs"
 echo "# loaded $(sql -c 'SELECT count(*) FROM ceems.jobs') jobs in $(echo "$t1 - $t0" | bc) s," \
 	"indexes and VACUUM ANALYZE by $(echo "$(date +%s.%N) - $t0" | bc) s;" \
@@ -136,21 +99,32 @@ timed() {
 	echo "$t1 - $t0" | bc
 }
 
-for u in "$heavy" "$median"; do
-	sql -c "CREATE ROLE $u LOGIN IN ROLE ceems_reader"
-	n=$(sql -c "SELECT count(*) FROM ceems.jobs WHERE user_name = '$u' AND $month")
-	times=$(for _ in $(seq "$repeat"); do
-		# shellcheck disable=SC2086
-		timed "$admin" -d "dbname=ceems" report user --only "$u" $period
-	done | sort -n)
-	echo "# report user $u ($n jobs in the month): median $(echo "$times" | sed -n "$(( (repeat + 1) / 2 ))p") s," \
-		"max $(echo "$times" | tail -n 1) s over $repeat runs"
-done
-# shellcheck disable=SC2086
-"$admin" -d "dbname=ceems" report user --only "$heavy" $period | sed 's/^/#   /' | head -n 40
-for i in 1 2; do
+sql -c "CREATE ROLE $heavy LOGIN IN ROLE ceems_reader" -c "CREATE ROLE $median LOGIN IN ROLE ceems_reader"
+
+run_reports() {
+	for u in "$heavy" "$median"; do
+		n=$(sql -c "SELECT count(*) FROM ceems.jobs WHERE user_name = '$u' AND $month")
+		times=$(for _ in $(seq "$repeat"); do
+			# shellcheck disable=SC2086
+			timed "$admin" -d "dbname=ceems" report user --only "$u" $period
+		done | sort -n)
+		echo "# report user $u ($n jobs in the month): median $(echo "$times" | sed -n "$(( (repeat + 1) / 2 ))p") s," \
+			"max $(echo "$times" | tail -n 1) s over $repeat runs"
+	done
 	# shellcheck disable=SC2086
-	echo "# report triage, run $i: $(timed "$admin" -d "dbname=ceems" report triage $period) s"
-done
-# shellcheck disable=SC2086
-"$admin" -d "dbname=ceems" report triage $period | sed 's/^/#   /' | head -n 16
+	"$admin" -d "dbname=ceems" report user --only "$heavy" $period | sed 's/^/#   /' | head -n 40
+	for i in 1 2; do
+		# shellcheck disable=SC2086
+		echo "# report triage, run $i: $(timed "$admin" -d "dbname=ceems" report triage $period) s"
+	done
+	# shellcheck disable=SC2086
+	"$admin" -d "dbname=ceems" report triage $period | sed 's/^/#   /' | head -n 16
+}
+
+run_reports
+# BENCH_CLUSTER=1: again after `ceems-admin db cluster` (each user's
+# jobs on consecutive pages, as doc/performance.md advises monthly).
+if [ "${BENCH_CLUSTER:-0}" = 1 ]; then
+	echo "# db cluster: $("$admin" -d "dbname=ceems" db cluster)"
+	run_reports
+fi

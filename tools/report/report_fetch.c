@@ -14,16 +14,9 @@
 #include "report_fetch.h"
 #include "report_row.h"
 
-/* A job counts in the period of its end.  The start bound (the longest
- * job a cluster has run, clusters.max_job_s) makes the user's and the
- * account's index ranges finite.  $3 is the scope, $4 its name. */
+/* The jobs of the period and scope ($3 the scope, $4 its name). */
 #define PERIOD_JOBS \
-	" FROM ceems.jobs j" \
-	" WHERE j.start_time >= $1::timestamptz - make_interval(secs =>" \
-	"   (SELECT coalesce(max(c.max_job_s), 0) FROM ceems.clusters c))" \
-	"   AND j.start_time < $2::timestamptz" \
-	"   AND coalesce(j.end_time, j.start_time) >= $1::timestamptz" \
-	"   AND coalesce(j.end_time, j.start_time) < $2::timestamptz" \
+	" FROM ceems.jobs j WHERE" REPORT_FETCH_IN_PERIOD \
 	"   AND j.user_name IS NOT NULL" \
 	"   AND CASE $3::integer WHEN 0 THEN j.user_name = $4::text" \
 	"        WHEN 1 THEN j.account = $4::text ELSE true END"

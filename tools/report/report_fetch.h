@@ -8,6 +8,16 @@
 
 #include "report_rules.h"
 
+/* A job j counts in the period [$1, $2) of its end.  The bound on its
+ * start (the longest job a cluster has run, clusters.max_job_s) makes
+ * the index ranges on start_time finite. */
+#define REPORT_FETCH_IN_PERIOD \
+	" j.start_time >= $1::timestamptz - make_interval(secs =>" \
+	"   (SELECT coalesce(max(c.max_job_s), 0) FROM ceems.clusters c))" \
+	" AND j.start_time < $2::timestamptz" \
+	" AND coalesce(j.end_time, j.start_time) >= $1::timestamptz" \
+	" AND coalesce(j.end_time, j.start_time) < $2::timestamptz"
+
 /* Which jobs of the period: one user's, one account's, or all the role
  * may see. */
 enum report_scope { REPORT_SCOPE_USER, REPORT_SCOPE_ACCOUNT, REPORT_SCOPE_ALL };

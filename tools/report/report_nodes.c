@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report_fetch.h"
 #include "report_nodes.h"
 
 void
@@ -121,8 +122,7 @@ report_nodes_fetch(PGconn *conn, const char *from, const char *to,
 		"  / nullif(sum(n.total_j) FILTER (WHERE n.node_j IS NOT NULL AND n.total_j > 0), 0),"
 		" sum(n.gap_s) / nullif(sum(n.elapsed_s), 0)"
 		" FROM ceems.job_nodes n JOIN ceems.jobs j USING (job_key)"
-		" WHERE coalesce(j.end_time, j.start_time) >= $1::timestamptz"
-		"   AND coalesce(j.end_time, j.start_time) < $2::timestamptz"
+		" WHERE" REPORT_FETCH_IN_PERIOD
 		"   AND n.elapsed_s >= 60"
 		" GROUP BY n.node";
 	const char *params[2] = { from, to };

@@ -177,27 +177,32 @@ collect_as(PGconn *conn, const struct report_run *run, const char *role,
 static PGresult *
 recipients(PGconn *conn, const struct report_run *run)
 {
+	/* One user (--only): that user's index range; everyone: the
+	 * period's range of jobs_start. */
 	static const char *users_sql =
-		"SELECT DISTINCT j.user_name, '' FROM ceems.jobs j"
-		" WHERE coalesce(j.end_time, j.start_time) >= $1::timestamptz"
-		"   AND coalesce(j.end_time, j.start_time) < $2::timestamptz"
-		"   AND j.user_name IS NOT NULL AND ($3 = '' OR j.user_name = $3)"
+		"SELECT DISTINCT j.user_name, '' FROM ceems.jobs j WHERE" REPORT_FETCH_IN_PERIOD
+		"   AND j.user_name IS NOT NULL AND $3::text = ''"
 		"   AND ($4 OR NOT EXISTS (SELECT 1 FROM ceems.report_optout o"
 		"                          WHERE o.user_name = j.user_name))"
 		" ORDER BY 1";
+	static const char *user_sql =
+		"SELECT DISTINCT j.user_name, '' FROM ceems.jobs j WHERE" REPORT_FETCH_IN_PERIOD
+		"   AND j.user_name = $3::text"
+		"   AND ($4 OR NOT EXISTS (SELECT 1 FROM ceems.report_optout o"
+		"                          WHERE o.user_name = j.user_name))";
 	static const char *accounts_sql =
 		"SELECT c.username, c.account FROM ceems.coordinators c"
 		" WHERE ($3 = '' OR c.username = $3)"
 		"   AND ($4 OR NOT EXISTS (SELECT 1 FROM ceems.report_optout o"
 		"                          WHERE o.user_name = c.username))"
-		"   AND EXISTS (SELECT 1 FROM ceems.jobs j WHERE j.account = c.account"
-		"   AND coalesce(j.end_time, j.start_time) >= $1::timestamptz"
-		"   AND coalesce(j.end_time, j.start_time) < $2::timestamptz)"
+		"   AND EXISTS (SELECT 1 FROM ceems.jobs j WHERE j.account = c.account AND"
+		REPORT_FETCH_IN_PERIOD ")"
 		" ORDER BY 1, 2";
 	const char *params[4] = { run->from, run->to, run->only != NULL ? run->only : "",
 				  run->mode == REPORT_PREVIEW ? "true" : "false" };
-	PGresult *res = PQexecParams(conn, run->kind == REPORT_KIND_USER ? users_sql : accounts_sql,
-				     4, NULL, params, NULL, NULL, 0);
+	const char *sql = run->kind == REPORT_KIND_ACCOUNT ? accounts_sql :
+			  run->only != NULL ? user_sql : users_sql;
+	PGresult *res = PQexecParams(conn, sql, 4, NULL, params, NULL, NULL, 0);
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
 		fprintf(stderr, "ceems-admin: report: recipients: %s", PQresultErrorMessage(res));
