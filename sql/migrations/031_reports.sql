@@ -25,7 +25,7 @@ CREATE TABLE ceems.report_sent (
 	period_end timestamptz NOT NULL,
 	jobs integer NOT NULL CHECK (jobs >= 0),
 	sent_at timestamptz NOT NULL DEFAULT now(),
-	sent_by text NOT NULL DEFAULT session_user,
+	sent_by text NOT NULL DEFAULT current_user,
 	PRIMARY KEY (kind, recipient, subject_key, period_start),
 	CHECK (period_end > period_start)
 );
@@ -37,6 +37,7 @@ COMMENT ON COLUMN ceems.report_sent.recipient IS
 	'The role name of the user or coordinator, or the admins'' address';
 COMMENT ON COLUMN ceems.report_sent.subject_key IS 'The account of an account overview, else empty';
 COMMENT ON COLUMN ceems.report_sent.jobs IS 'How many jobs the report covered';
+COMMENT ON COLUMN ceems.report_sent.sent_by IS 'The role that sent it (ceems-admin report)';
 
 GRANT SELECT, INSERT, DELETE ON ceems.report_optout TO ceems_reader;
 GRANT SELECT, INSERT, DELETE ON ceems.report_sent TO ceems_admin;
