@@ -309,6 +309,31 @@ test_wording(void)
 	report_doc_free(&d);
 }
 
+/* Jobs of many users in any order: one sum each, ranked by what they
+ * could save, then by name. */
+static void
+test_collect(void)
+{
+	struct report_collect c = { 0 };
+	struct report_job j = tempting();
+	int ok_all = 1;
+
+	for (int i = 0; i < 3000; i++) {
+		snprintf(j.user, sizeof(j.user), "u%04d", i % 700);
+		/* u0000 holds 32 cores: the most to give back */
+		j.alloc_cpus = i % 700 == 0 ? 32 : 16;
+		ok_all &= report_collect_job(&j, &c) == 0;
+	}
+	report_collect_finish(&c);
+	ok(ok_all && !c.failed, "3000 jobs of 700 users collected");
+	is_int(c.n, 700, "one sum per user");
+	is_str(c.users[0].user, "u0000", "the most to give back first");
+	is_str(c.users[1].user, "u0001", "then by name among equals");
+	is_int(c.users[0].jobs, 5, "u0000: jobs 0, 700, ... 2800");
+	is_int(c.users[699].jobs, 4, "u0699: four jobs");
+	report_collect_free(&c);
+}
+
 static struct report_node
 node(const char *name, long jobs, double static_w)
 {
@@ -380,6 +405,7 @@ main(void)
 	test_backing();
 	test_lights();
 	test_wording();
+	test_collect();
 	test_nodes();
 	return done_testing();
 }
