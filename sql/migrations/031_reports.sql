@@ -8,8 +8,10 @@
 -- transaction as the delivery, so that a period that overlaps one sent
 -- already to the same recipient is never sent again, and a delivery that
 -- failed leaves no row (the next run sends it).
+-- Applied again over itself (a database put back to an earlier version
+-- by hand), it changes nothing.
 
-CREATE TABLE ceems.report_optout (
+CREATE TABLE IF NOT EXISTS ceems.report_optout (
 	user_name text PRIMARY KEY CHECK (user_name <> '' AND length(user_name) <= 64),
 	since timestamptz NOT NULL DEFAULT now()
 );
@@ -17,7 +19,7 @@ COMMENT ON TABLE ceems.report_optout IS
 	'People who receive no report from ceems-admin report (their role name); maintained by themselves or by admins';
 COMMENT ON COLUMN ceems.report_optout.since IS 'When they opted out';
 
-CREATE TABLE ceems.report_sent (
+CREATE TABLE IF NOT EXISTS ceems.report_sent (
 	kind text NOT NULL CHECK (kind IN ('user', 'account', 'triage', 'nodes')),
 	recipient text NOT NULL CHECK (recipient <> '' AND length(recipient) <= 320),
 	subject_key text NOT NULL DEFAULT '' CHECK (length(subject_key) <= 64),
