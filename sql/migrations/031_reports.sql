@@ -20,7 +20,7 @@ COMMENT ON TABLE ceems.report_optout IS
 COMMENT ON COLUMN ceems.report_optout.since IS 'When they opted out';
 
 CREATE TABLE IF NOT EXISTS ceems.report_sent (
-	kind text NOT NULL CHECK (kind IN ('user', 'account', 'triage', 'nodes')),
+	kind text NOT NULL CHECK (kind IN ('user', 'account', 'triage', 'nodes', 'alert')),
 	recipient text NOT NULL CHECK (recipient <> '' AND length(recipient) <= 320),
 	subject_key text NOT NULL DEFAULT '' CHECK (length(subject_key) <= 64),
 	period_start timestamptz NOT NULL,
@@ -34,7 +34,7 @@ CREATE TABLE IF NOT EXISTS ceems.report_sent (
 COMMENT ON TABLE ceems.report_sent IS
 	'Reports mailed or filed by ceems-admin report: a period overlapping a row here is not sent again to the same recipient';
 COMMENT ON COLUMN ceems.report_sent.kind IS
-	'user (a user''s digest), account (an account''s overview for a coordinator), triage or nodes (for admins)';
+	'user (a user''s digest), account (an account''s overview for a coordinator), triage or nodes (for admins), alert (a user''s GPU jobs whose GPUs sat idle)';
 COMMENT ON COLUMN ceems.report_sent.recipient IS
 	'The role name of the user or coordinator, or the admins'' address';
 COMMENT ON COLUMN ceems.report_sent.subject_key IS 'The account of an account overview, else empty';

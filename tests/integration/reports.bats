@@ -45,7 +45,7 @@ begin routers
 mailbox:
   driver = accept
   domains = +local_domains
-  local_parts = alice : bob : carol : dave : erin : frank : admins
+  local_parts = alice : bob : carol : dave : erin : frank : gina : admins
   transport = mailbox_file
 begin transports
 mailbox_file:
@@ -78,6 +78,7 @@ CREATE ROLE carol LOGIN IN ROLE ceems_reader;
 CREATE ROLE erin LOGIN IN ROLE ceems_reader;
 CREATE ROLE frank LOGIN IN ROLE ceems_reader;
 CREATE ROLE dave LOGIN IN ROLE ceems_reader;
+CREATE ROLE gina LOGIN IN ROLE ceems_reader;
 EOF
     psql -X -q -v ON_ERROR_STOP=1 -f "$BATS_TEST_DIRNAME/lib/reports-data.sql" || return 1
     # exim's own user must reach its mailboxes: not under bats' 0700 tree
@@ -148,18 +149,18 @@ text_part() {
 @test "digests through exim: each user's own, figures as SQL sums them, both parts, opt-out respected" {
     run send_users
     [ "$status" -eq 0 ] || _fail "status $status: $output"
-    [[ "$output" == *"4 sent, 0 sent already, 0 failed"* ]] || _fail "$output"
+    [[ "$output" == *"5 sent, 0 sent already, 0 failed"* ]] || _fail "$output"
     [ -f "$MTA/mail/alice" ] && [ -f "$MTA/mail/bob" ] && [ -f "$MTA/mail/erin" ] &&
         [ -f "$MTA/mail/frank" ] || _fail "mailboxes: $(ls "$MTA/mail")"
     [ ! -e "$MTA/mail/carol" ] || _fail "carol opted out and got mail"
     local u other
-    for u in alice bob erin frank; do
+    for u in alice bob erin frank gina; do
         [ "$(grep -c '^From ' "$MTA/mail/$u")" = 1 ] || _fail "$u: not one message"
         grep -q "^To: $u@localhost$" "$MTA/mail/$u" || _fail "$u: To"
         grep -q '^Content-Type: text/plain; charset=us-ascii' "$MTA/mail/$u" || _fail "$u: text part"
         grep -q '^Content-Type: text/html; charset=us-ascii' "$MTA/mail/$u" || _fail "$u: html part"
         grep -q "your jobs from 2026-10-01 to 2026-11-01 ($u)" "$MTA/mail/$u" || _fail "$u: title"
-        for other in alice bob carol erin frank; do
+        for other in alice bob carol erin frank gina; do
             [ "$other" = "$u" ] && continue
             ! grep -q "($other)" "$MTA/mail/$u" || _fail "$u's mail names $other"
         done
@@ -189,7 +190,9 @@ text_part() {
     text_part erin | grep -q "Nothing to suggest" || _fail "erin got a suggestion"
     text_part frank | grep -q "Nothing to suggest" || _fail "frank's two jobs made a suggestion"
     [ "$(sql -c "SELECT string_agg(recipient || ':' || jobs, ',' ORDER BY recipient) FROM ceems.report_sent")" = \
-        "alice:40,bob:30,erin:20,frank:2" ] || _fail "report_sent"
+        "alice:40,bob:30,erin:20,frank:2,gina:5" ] || _fail "report_sent"
+    text_part gina | tr '\n' ' ' | grep -q "GPU: 4 jobs held a GPU that was busy less than 5%" ||
+        _fail "gina's GPU suggestion"
 }
 
 @test "a second run sends nothing, nor one over an overlapping period" {
@@ -197,10 +200,10 @@ text_part() {
     before=$(cat "$MTA"/mail/* | md5sum)
     run send_users
     [ "$status" -eq 0 ] || _fail "status $status: $output"
-    [[ "$output" == *"0 sent, 4 sent already, 0 failed"* ]] || _fail "$output"
+    [[ "$output" == *"0 sent, 5 sent already, 0 failed"* ]] || _fail "$output"
     run "$ADMIN" -d "dbname=reports" report user --send --domain localhost --sender ceems@localhost \
         --sendmail "$MTA/sendmail" --from 2026-10-15T00:00:00Z --to 2026-11-15T00:00:00Z
-    [[ "$output" == *"0 sent, 3 sent already, 0 failed"* ]] || _fail "overlap: $output"
+    [[ "$output" == *"0 sent, 4 sent already, 0 failed"* ]] || _fail "overlap: $output"
     [ "$(cat "$MTA"/mail/* | md5sum)" = "$before" ] || _fail "mail was sent again"
 }
 
@@ -228,10 +231,26 @@ text_part() {
     run report triage
     [ "$status" -eq 0 ] || _fail "status $status: $output"
     local rows
-    rows=$(printf '%s\n' "$output" | grep -Eo '^  (alice|bob|carol|erin|frank) ' | tr -d ' ' | tr '\n' ,)
-    [ "$rows" = "alice,carol," ] || _fail "rows $rows: $output"
+    rows=$(printf '%s\n' "$output" | grep -Eo '^  (alice|bob|carol|erin|frank|gina) ' | tr -d ' ' | tr '\n' ,)
+    [ "$rows" = "alice,carol,gina," ] || _fail "rows $rows: $output"
     run report triage --send --sender ceems@localhost --admin-to admins@localhost --sendmail "$MTA/sendmail"
     [ "$status" -eq 0 ] && grep -q "users to offer help" "$MTA/mail/admins" || _fail "$output"
+}
+
+@test "alerts: GPU jobs of an hour or more whose GPU sat idle, with what they cost, once" {
+    run report alert --send --domain localhost --sender ceems@localhost --sendmail "$MTA/sendmail"
+    [ "$status" -eq 0 ] || _fail "status $status: $output"
+    [[ "$output" == *"1 sent, 0 sent already, 0 failed"* ]] || _fail "only gina's jobs alert: $output"
+    [ "$(grep -c '^From ' "$MTA/mail/gina")" = 2 ] || _fail "gina: the digest and one alert"
+    awk '/^Subject: GPUs that sat idle/ { on = 1 } on' "$MTA/mail/gina" | tr '\n' ' ' >"$BATS_TEST_TMPDIR/alert"
+    grep -q "Subject: GPUs that sat idle in 3 of your jobs" "$BATS_TEST_TMPDIR/alert" || _fail "subject"
+    grep -q "jobs 6001, 6002, 6003\." "$BATS_TEST_TMPDIR/alert" ||
+        _fail "not the three idle hours (6004 was busy, 6005 short): $(cat "$BATS_TEST_TMPDIR/alert")"
+    local gh
+    gh=$(sql -c "SELECT to_char(sum(alloc_gpus * elapsed_s) / 3600, 'FM990.0') FROM ceems.jobs WHERE jobid IN (6001, 6002, 6003)")
+    grep -q "held $gh GPU-hours" "$BATS_TEST_TMPDIR/alert" || _fail "GPU-hours $gh"
+    run report alert --send --domain localhost --sender ceems@localhost --sendmail "$MTA/sendmail"
+    [[ "$output" == *"0 sent, 1 sent already, 0 failed"* ]] || _fail "alerted twice: $output"
 }
 
 @test "nodes: the one with higher static power stands out; identical nodes do not" {

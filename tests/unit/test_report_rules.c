@@ -309,6 +309,51 @@ test_wording(void)
 	report_doc_free(&d);
 }
 
+/* The alert at a job's end: an hour or more on GPUs busy under 10%. */
+static void
+test_alert(void)
+{
+	struct report_job j = tempting();
+	struct report_sums s;
+	struct report_doc d;
+
+	j.alloc_gpus = 2;
+	j.gpu_util_pct = 4;
+	j.gpu_j = 2000000;
+	ok(report_rules_alert(&j), "alert: 2 GPUs busy 4%% for an hour");
+	j.elapsed_s = 3500;
+	ok(!report_rules_alert(&j), "alert must not fire: under an hour");
+	j.elapsed_s = 7200;
+	j.gpu_util_pct = 10;
+	ok(!report_rules_alert(&j), "alert must not fire: busy 10%% of the time");
+	j.gpu_util_pct = NAN;
+	ok(!report_rules_alert(&j), "alert must not fire: utilisation not measured");
+	j.gpu_util_pct = 4;
+	j.coverage = 0.5;
+	ok(!report_rules_alert(&j), "alert must not fire: incomplete data");
+	j.coverage = 1;
+	j.since_first_s = 86400;
+	ok(!report_rules_alert(&j), "alert must not fire: a new user's first weeks");
+	j.since_first_s = 30 * 86400.0;
+	j.alloc_gpus = 0;
+	ok(!report_rules_alert(&j), "alert must not fire: no GPU");
+
+	j.alloc_gpus = 2;
+	report_rules_sums_init(&s, "gina");
+	j.jobid = 7;
+	report_rules_add(&s, &j);
+	j.jobid = 8;
+	report_rules_add(&s, &j);
+	is_int(s.alerts, 2, "two alerting jobs");
+	is_near(s.alert_gpu_hours, 8, 1e-9, "2 GPUs x 2 h x 2 jobs");
+	is_near(s.alert_j, 4000000, 1e-6, "the GPUs' energy");
+	report_digest_alert(&d, &s, "2026-10-01T10:00:00Z", "2026-10-01T11:00:00Z");
+	ok(strstr(d.text.data, "jobs 7, 8.") != NULL, "the jobs named");
+	ok(strstr(d.text.data, "8.0 GPU-hours") != NULL, "what they held");
+	ok(strstr(d.text.data, "1.11 kWh") != NULL, "what the GPUs drew");
+	report_doc_free(&d);
+}
+
 /* Jobs of many users in any order: one sum each, ranked by what they
  * could save, then by name. */
 static void
@@ -406,6 +451,7 @@ main(void)
 	test_lights();
 	test_wording();
 	test_collect();
+	test_alert();
 	test_nodes();
 	return done_testing();
 }

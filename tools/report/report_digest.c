@@ -231,6 +231,42 @@ report_digest_user(struct report_doc *d, const struct report_sums *s,
 	report_doc_end(d);
 }
 
+void
+report_digest_alert(struct report_doc *d, const struct report_sums *s,
+		    const char *from, const char *to)
+{
+	char title[160], ids[160], e[32], g[32];
+	size_t off = 0;
+
+	ids[0] = '\0';
+	for (int i = 0; i < s->alerts && i < REPORT_ALERT_IDS_MAX && off < sizeof(ids); i++)
+		off += (size_t)snprintf(ids + off, sizeof(ids) - off, "%s%lld",
+					i > 0 ? ", " : "", s->alert_jobids[i]);
+	if (s->alerts > REPORT_ALERT_IDS_MAX && off < sizeof(ids))
+		snprintf(ids + off, sizeof(ids) - off, " and %d more", s->alerts - REPORT_ALERT_IDS_MAX);
+	snprintf(title, sizeof(title), "ceems: GPUs that sat idle in your jobs (%s)", s->user);
+	report_doc_begin(d, title);
+	report_doc_para(d, "%d of your jobs that ended between %.16s and %.16s UTC held GPUs for "
+			"an hour or more and kept them busy less than %.0f%% of the time: job%s %s.",
+			s->alerts, from, to, REPORT_ALERT_GPU_PCT, s->alerts == 1 ? "" : "s", ids);
+	if (s->alert_energy_known) {
+		fmt_energy(e, sizeof(e), s->alert_j, true);
+		fmt_grams(g, sizeof(g), s->alert_g, true);
+		report_doc_para(d, "Together they held %.1f GPU-hours, which other work could have "
+				"used, and their GPUs drew %s (%s).", s->alert_gpu_hours, e, g);
+	} else {
+		report_doc_para(d, "Together they held %.1f GPU-hours, which other work could have "
+				"used.", s->alert_gpu_hours);
+	}
+	report_doc_para(d, "If your program does not use the GPUs, running it without them (no "
+			"--gpus or --gres=gpu) starts sooner and leaves them to others; if it "
+			"should use them, check that it finds them (nvidia-smi in the job, the "
+			"framework's device setting). Your support team can help. To receive no "
+			"more of these mails, ask them, or run in psql: INSERT INTO "
+			"ceems.report_optout (user_name) VALUES (current_user);");
+	report_doc_end(d);
+}
+
 static void
 lights_word(char *buf, size_t size, const struct report_sums *s)
 {

@@ -24,6 +24,11 @@ void report_digest_account(struct report_doc *d, const char *account,
 void report_digest_triage(struct report_doc *d, const struct report_sums *users,
 			  size_t n, size_t limit, const char *from, const char *to);
 
+/* The alert at the end of a user's GPU jobs whose GPUs sat idle
+ * (S->alerts of them, report_rules_alert). */
+void report_digest_alert(struct report_doc *d, const struct report_sums *s,
+			 const char *from, const char *to);
+
 /* One suggestion in words (also the unit tests' view of it). */
 void report_digest_suggestion(char *buf, size_t size,
 			      const struct report_suggestion *g);

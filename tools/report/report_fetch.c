@@ -275,19 +275,19 @@ report_fetch_set_role(PGconn *conn, const char *name, char *err, size_t err_size
 
 int
 report_fetch_period(PGconn *conn, const char *from, const char *to,
-		    char *from_out, char *to_out, size_t size, char *err,
-		    size_t err_size)
+		    int last_hour, char *from_out, char *to_out, size_t size,
+		    char *err, size_t err_size)
 {
 	/* The default: the last whole week, Monday to Monday, UTC. */
 	static const char *sql =
 		"SELECT to_char(f AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
 		" to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), f < t FROM"
-		" (SELECT coalesce($1::timestamptz, date_trunc('week', now() AT TIME ZONE 'UTC')"
-		"   AT TIME ZONE 'UTC' - interval '7 days') AS f,"
-		"  coalesce($2::timestamptz, date_trunc('week', now() AT TIME ZONE 'UTC')"
+		" (SELECT coalesce($1::timestamptz, date_trunc($3, now() AT TIME ZONE 'UTC')"
+		"   AT TIME ZONE 'UTC' - ('1 ' || $3)::interval) AS f,"
+		"  coalesce($2::timestamptz, date_trunc($3, now() AT TIME ZONE 'UTC')"
 		"   AT TIME ZONE 'UTC') AS t) b";
-	const char *params[2] = { from, to };
-	PGresult *res = PQexecParams(conn, sql, 2, NULL, params, NULL, NULL, 0);
+	const char *params[3] = { from, to, last_hour ? "hour" : "week" };
+	PGresult *res = PQexecParams(conn, sql, 3, NULL, params, NULL, NULL, 0);
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
 		snprintf(err, err_size, "the period (--from, --to): %s",

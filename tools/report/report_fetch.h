@@ -40,10 +40,11 @@ int report_fetch_exec(PGconn *conn, const char *sql, int nparams,
 int report_fetch_set_role(PGconn *conn, const char *name, char *err,
 			  size_t err_size);
 
-/* The period's bounds as PostgreSQL normalises them (ISO 8601, UTC),
- * or the week before the current one when FROM and TO are NULL. */
+/* The period's bounds as PostgreSQL normalises them (ISO 8601, UTC);
+ * when FROM and TO are NULL, the week before the current one, or with
+ * LAST_HOUR the hour before the current one (the alerts' sweep). */
 int report_fetch_period(PGconn *conn, const char *from, const char *to,
-			char *from_out, char *to_out, size_t size, char *err,
-			size_t err_size);
+			int last_hour, char *from_out, char *to_out, size_t size,
+			char *err, size_t err_size);
 
 #endif /* REPORT_FETCH_H */

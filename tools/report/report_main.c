@@ -1,6 +1,6 @@
 /* report_main.c - the command line of `ceems-admin report`:
  *
- *   report user|account|triage|nodes [--from T] [--to T] [--only NAME]
+ *   report user|account|triage|nodes|alert [--from T] [--to T] [--only NAME]
  *          [--send --domain D --sender ADDR [--sendmail PATH] |
  *           --out DIR] [--admin-to ADDR] [--limit N] [--html]
  *   report optout|optin USER
@@ -25,7 +25,7 @@ static void
 usage(FILE *out)
 {
 	fprintf(out,
-		"usage: ceems-admin [-c CONF] [-d CONNINFO] report user|account|triage|nodes\n"
+		"usage: ceems-admin [-c CONF] [-d CONNINFO] report user|account|triage|nodes|alert\n"
 		"           [--from TIME] [--to TIME] [--only NAME] [--html]\n"
 		"           [--send --domain DOMAIN --sender ADDRESS [--sendmail PATH] | --out DIR]\n"
 		"           [--admin-to ADDRESS] [--limit N]\n"
@@ -54,9 +54,9 @@ opt_out(PGconn *conn, const char *what, const char *user)
 static int
 kind_of(const char *s)
 {
-	static const char *const kinds[] = { "user", "account", "triage", "nodes" };
+	static const char *const kinds[] = { "user", "account", "triage", "nodes", "alert" };
 
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		if (strcmp(s, kinds[i]) == 0)
 			return i;
 	return -1;
@@ -144,7 +144,7 @@ parse(int argc, char **argv, struct report_run *run, const char **from,
 static int
 check_run(const struct report_run *run)
 {
-	int people = run->kind == REPORT_KIND_USER || run->kind == REPORT_KIND_ACCOUNT;
+	int people = run->kind != REPORT_KIND_TRIAGE && run->kind != REPORT_KIND_NODES;
 
 	if (run->mode == REPORT_PREVIEW)
 		return 0;
@@ -197,8 +197,8 @@ report_main(int argc, char **argv, PGconn *(*connect)(const void *arg), const vo
 		return r;
 	if ((conn = connect(arg)) == NULL)
 		return 1;
-	if (report_fetch_period(conn, from_arg, to_arg, from, to, sizeof(from), err,
-				sizeof(err)) < 0) {
+	if (report_fetch_period(conn, from_arg, to_arg, run.kind == REPORT_KIND_ALERT,
+				from, to, sizeof(from), err, sizeof(err)) < 0) {
 		fprintf(stderr, "ceems-admin: report: %s\n", err);
 		PQfinish(conn);
 		return 2;

@@ -170,6 +170,32 @@ report_rules_judge(const struct report_job *job, struct report_verdict *out)
 	judge_time(job, &out->area[REPORT_TIME]);
 }
 
+bool
+report_rules_alert(const struct report_job *j)
+{
+	return skip_of(j) == REPORT_JUDGED && known(j->alloc_gpus) && j->alloc_gpus >= 1 &&
+	       j->elapsed_s >= REPORT_ALERT_MIN_S && known(j->gpu_util_pct) &&
+	       j->gpu_util_pct < REPORT_ALERT_GPU_PCT;
+}
+
+/* What an alerting job cost: its GPU-hours, the GPUs' energy. */
+static void
+add_alert(struct report_sums *s, const struct report_job *j)
+{
+	if (s->alerts < REPORT_ALERT_IDS_MAX)
+		s->alert_jobids[s->alerts] = j->jobid;
+	if (s->alerts == 0)
+		s->alert_energy_known = true;
+	s->alerts++;
+	s->alert_gpu_hours += j->alloc_gpus * j->elapsed_s / 3600;
+	if (known(j->gpu_j) && known(grams_of(j, j->gpu_j))) {
+		s->alert_j += j->gpu_j;
+		s->alert_g += grams_of(j, j->gpu_j);
+	} else {
+		s->alert_energy_known = false;
+	}
+}
+
 void
 report_rules_sums_init(struct report_sums *s, const char *user)
 {
@@ -275,6 +301,8 @@ report_rules_add(struct report_sums *s, const struct report_job *j)
 	}
 	report_rules_judge(j, &v);
 	s->skipped[v.skip]++;
+	if (report_rules_alert(j))
+		add_alert(s, j);
 	if (v.skip != REPORT_JUDGED)
 		return;
 	s->judged++;

@@ -92,6 +92,11 @@ struct report_suggestion {
 };
 
 #define REPORT_SUGGESTIONS_MAX 32
+#define REPORT_ALERT_IDS_MAX 8
+/* The alert at a job's end: GPUs held this long ... */
+#define REPORT_ALERT_MIN_S 3600.0
+/* ... and busy less than this share of the time. */
+#define REPORT_ALERT_GPU_PCT 10.0
 
 /* The sums of one user's (or one account's) jobs in a period. */
 struct report_sums {
@@ -105,11 +110,22 @@ struct report_sums {
 	double used[REPORT_AREAS], held[REPORT_AREAS];
 	int area_jobs[REPORT_AREAS], fired[REPORT_AREAS];
 	double idle_core_hours, idle_j;	/* over the jobs a rule fired on */
+	/* the GPU-idle alert (report_rules_alert), over the jobs it fired on */
+	int alerts;
+	double alert_gpu_hours, alert_j, alert_g;
+	bool alert_energy_known;
+	long long alert_jobids[REPORT_ALERT_IDS_MAX];
 	size_t n_suggestions;
 	struct report_suggestion suggestions[REPORT_SUGGESTIONS_MAX];
 };
 
 void report_rules_judge(const struct report_job *job, struct report_verdict *out);
+
+/* The alert at a job's end (doc/reports.md, "Alerts"): a job that held
+ * GPUs for an hour or more, judged (long enough, complete data, not a
+ * new user's), whose GPUs were busy under REPORT_ALERT_GPU_PCT of the
+ * time. */
+bool report_rules_alert(const struct report_job *job);
 
 void report_rules_sums_init(struct report_sums *s, const char *user);
 void report_rules_add(struct report_sums *s, const struct report_job *job);

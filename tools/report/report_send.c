@@ -19,7 +19,7 @@
 #include "report_nodes.h"
 #include "report_send.h"
 
-static const char *const kind_names[] = { "user", "account", "triage", "nodes" };
+static const char *const kind_names[] = { "user", "account", "triage", "nodes", "alert" };
 
 struct delivery {
 	const char *recipient;	/* the role or address the record names */
@@ -222,7 +222,7 @@ one_person(PGconn *conn, struct report_run *run, const char *who, const char *ac
 	int r;
 
 	snprintf(address, sizeof(address), "%s@%s", who, run->domain != NULL ? run->domain : "");
-	r = run->kind == REPORT_KIND_USER ?
+	r = run->kind != REPORT_KIND_ACCOUNT ?
 		collect_as(conn, run, who, REPORT_SCOPE_USER, who, &c) :
 		collect_as(conn, run, who, REPORT_SCOPE_ACCOUNT, account, &c);
 	if (r < 0) {
@@ -234,7 +234,16 @@ one_person(PGconn *conn, struct report_run *run, const char *who, const char *ac
 		report_collect_free(&c);
 		return;
 	}
-	if (run->kind == REPORT_KIND_USER) {
+	if (run->kind == REPORT_KIND_ALERT) {
+		if (c.users[0].alerts == 0) {
+			report_collect_free(&c);
+			return;
+		}
+		report_digest_alert(&doc, &c.users[0], run->from, run->to);
+		dv.jobs = c.users[0].alerts;
+		snprintf(subject, sizeof(subject), "GPUs that sat idle in %d of your jobs: ceems",
+			 c.users[0].alerts);
+	} else if (run->kind == REPORT_KIND_USER) {
 		report_digest_user(&doc, &c.users[0], run->from, run->to);
 		dv.jobs = c.users[0].jobs;
 		snprintf(subject, sizeof(subject), "Your jobs from %.10s to %.10s: ceems digest",
@@ -308,7 +317,7 @@ report_send_run(PGconn *conn, struct report_run *run)
 {
 	int r;
 
-	if (run->kind == REPORT_KIND_USER || run->kind == REPORT_KIND_ACCOUNT)
+	if (run->kind != REPORT_KIND_TRIAGE && run->kind != REPORT_KIND_NODES)
 		r = run_people(conn, run);
 	else
 		r = run_admin(conn, run);

@@ -10,7 +10,7 @@
 #include <libpq-fe.h>
 
 enum report_kind { REPORT_KIND_USER, REPORT_KIND_ACCOUNT, REPORT_KIND_TRIAGE,
-		   REPORT_KIND_NODES };
+		   REPORT_KIND_NODES, REPORT_KIND_ALERT };
 enum report_mode { REPORT_PREVIEW, REPORT_MAIL, REPORT_FILES };
 
 struct report_run {

@@ -8,6 +8,8 @@
 --   erin   chem     like alice, but new: her first job is in the month,
 --                   her last 13 days later
 --   frank  chem     like alice, 2 jobs only: too few to suggest
+--   gina   bio      GPU jobs of 2 h on gpu1: 3 with their GPU busy 3%,
+--                   one busy 80%, one of 30 min busy 2%
 -- Nodes n1..n4 are alike; n3's static power per core is 30% higher.
 -- Every user but erin ran one job in August.
 
@@ -57,6 +59,28 @@ SELECT 1, 1000 * (uid - 2000) + i, start_time, user_name, uid, account, 'batch',
        (static_w * cores * elapsed_s + 10 * used * elapsed_s
 	+ 0.1 * mem_gib * elapsed_s + 0.05 * peak_gib * elapsed_s) / 3.6e6 * 50, 1
 FROM gjobs;
+
+-- gina's GPU jobs (job ids 6001..6005; 6000 in August): 100 W of GPU,
+-- one GPU each.
+INSERT INTO ceems.jobs (cluster_id, jobid, start_time, user_name, uid, account,
+	partition, state, submit_time, end_time, elapsed_s, time_limit_min,
+	alloc_cpus, req_mem_bytes, alloc_gpus, gpu_util_pct, nnodes, nodelist,
+	meta_written_at, meta_node, meta_digest, nodes_reported, cpu_time_s,
+	cpu_efficiency, mem_peak_bytes, mem_efficiency, package_j, dram_j, gpu_j,
+	total_j, package_static_j, dram_static_j, package_coverage, dram_coverage,
+	gpu_coverage, gap_s, emissions_g, emissions_coverage)
+SELECT 1, 6000 + g.i, g.st, 'gina', 2006, 'bio', 'gpu', 'COMPLETED',
+       g.st - interval '5 min', g.st + g.d * interval '1 s', g.d, 240, 4,
+       8 * 1073741824::bigint, 1, g.util, 1, 'gpu1', g.st + g.d * interval '1 s',
+       'gpu1', md5('gina' || g.i), 1, 3.5 * g.d, 3.5 / 4, 6 * 1073741824::bigint,
+       0.75, 10 * g.d, 1 * g.d, 100 * g.d, 111 * g.d, 5 * g.d, 0.5 * g.d, 1, 1, 1,
+       0, 111 * g.d / 3.6e6 * 50, 1
+FROM (VALUES (0, timestamptz '2026-08-20 10:00+00', 7200.0::float8, 50.0::float8),
+	     (1, timestamptz '2026-10-05 10:00+00', 7200.0, 3.0),
+	     (2, timestamptz '2026-10-10 10:00+00', 7200.0, 3.0),
+	     (3, timestamptz '2026-10-15 10:00+00', 7200.0, 3.0),
+	     (4, timestamptz '2026-10-20 10:00+00', 7200.0, 80.0),
+	     (5, timestamptz '2026-10-25 10:00+00', 1800.0, 2.0)) g(i, st, d, util);
 
 INSERT INTO ceems.job_nodes (job_key, node, written_at, finalized_by,
 	record_digest, job_meta, alloc_cores, alloc_mem_bytes, elapsed_s,
