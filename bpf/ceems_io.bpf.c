@@ -276,16 +276,20 @@ count_io(enum io_kind kind, long ret, struct pt_regs *regs)
 	c = current_counters(NULL);
 	if (c == NULL)
 		return;
+	/* REGS is a typed kernel pointer in every variant (the tracepoint's
+	 * argument, the system call function's, bpf_task_pt_regs'): where
+	 * the architecture's macros allow (x86), plain loads, not a
+	 * helper call each as the CO-RE macros make. */
 	if (kind == IO_READ)
-		in = PT_REGS_PARM1_CORE_SYSCALL(regs);
+		in = PT_REGS_PARM1_SYSCALL(regs);
 	else if (kind == IO_WRITE)
-		out = PT_REGS_PARM1_CORE_SYSCALL(regs);
+		out = PT_REGS_PARM1_SYSCALL(regs);
 	else if (kind == IO_SENDFILE) {
-		out = PT_REGS_PARM1_CORE_SYSCALL(regs);
-		in = PT_REGS_PARM2_CORE_SYSCALL(regs);
+		out = PT_REGS_PARM1_SYSCALL(regs);
+		in = PT_REGS_PARM2_SYSCALL(regs);
 	} else {
-		in = PT_REGS_PARM1_CORE_SYSCALL(regs);
-		out = PT_REGS_PARM3_CORE_SYSCALL(regs);
+		in = PT_REGS_PARM1_SYSCALL(regs);
+		out = PT_REGS_PARM3_SYSCALL(regs);
 	}
 	if (in >= 0 && fd_is_file(in))
 		count_read(c, ret);

@@ -42,6 +42,24 @@
 static struct ceems_bpf_io *preloaded;
 static bool preload_done;
 static char preload_why[CEEMS_AGENT_WHY_MAX];
+/* ebpf = per-tick: the task iterator, loaded at start too. */
+static struct ceems_task_iter *preloaded_iter;
+
+/* The task iterator for per-tick IO, or NULL (then /proc, logged). */
+static struct ceems_task_iter *
+load_iter(void)
+{
+	char why[256];
+	struct ceems_task_iter *it = ceems_task_iter_open(why, sizeof(why));
+
+	if (it != NULL)
+		ceems_info("per-tick IO: the jobs' processes read by a BPF task iterator");
+	else
+		ceems_warning("per-tick IO: no BPF task iterator (%s); /proc/PID/io "
+			      "instead, which a confined agent cannot read of other users' "
+			      "processes: the jobs' IO will be absent, with the reason", why);
+	return it;
+}
 
 /* Whether CONFIG wants the programs here; else WHY. */
 static bool
@@ -49,6 +67,12 @@ wanted(const struct ceems_config *config, char *why, size_t why_size)
 {
 	if (strcmp(config->ebpf, "off") == 0) {
 		snprintf(why, why_size, "eBPF is off (ebpf = off in ceems.conf)");
+		return false;
+	}
+	/* Counted from the kernel's per-process counters (agent_task_io.c):
+	 * no program to load. */
+	if (ceems_agent_task_io_wanted(config)) {
+		why[0] = '\0';
 		return false;
 	}
 	/* A fixture tree: the kernel's cgroups are not the ones read. */
@@ -115,6 +139,8 @@ ceems_agent_bpf_io_preload(const struct ceems_config *config)
 	if (preload_done)
 		return;
 	preload_done = true;
+	if (ceems_agent_task_io_wanted(config))
+		preloaded_iter = load_iter();
 	if (!wanted(config, preload_why, sizeof(preload_why)))
 		return;
 	preloaded = load(config, preload_why, sizeof(preload_why));
@@ -123,7 +149,7 @@ ceems_agent_bpf_io_preload(const struct ceems_config *config)
 bool
 ceems_agent_bpf_io_preloaded(void)
 {
-	return preloaded != NULL;
+	return preloaded != NULL || preloaded_iter != NULL;
 }
 
 struct ceems_bpf_io *
@@ -254,6 +280,12 @@ tag_job(struct ceems_agent *a, struct agent_job *j)
 void
 ceems_agent_bpf_open(struct ceems_agent *a)
 {
+	a->task_io = ceems_agent_task_io_wanted(&a->config);
+	if (a->task_io) {
+		/* Taken once, as the programs are; else loaded now. */
+		a->task_iter = preload_done ? preloaded_iter : load_iter();
+		preloaded_iter = NULL;
+	}
 	a->bpf = ceems_agent_bpf_io_take(&a->config, a->bpf_why, sizeof(a->bpf_why));
 }
 
@@ -262,6 +294,7 @@ ceems_agent_bpf_close(struct ceems_agent *a)
 {
 	ceems_bpf_io_close(a->bpf);
 	a->bpf = NULL;
+	ceems_agent_task_io_close(a);
 	free(a->bpf_buf);
 	a->bpf_buf = NULL;
 }
@@ -271,6 +304,10 @@ ceems_agent_bpf_job_start(struct ceems_agent *a, struct agent_job *j)
 {
 	int r;
 
+	if (a->task_io) {
+		ceems_agent_task_io_job_start(a, j, false);
+		return;
+	}
 	if (a->bpf == NULL)
 		return;
 	r = ceems_bpf_io_job_start(a->bpf, j->spec.uid, &j->bpf_slot);
@@ -295,6 +332,10 @@ void
 ceems_agent_bpf_job_read(struct ceems_agent *a, struct agent_job *j,
 			 bool find_new)
 {
+	if (j->tio != NULL) {
+		ceems_agent_task_io_job_read(a, j, false);
+		return;
+	}
 	if (j->bpf == NULL)
 		return;
 	if (find_new && !j->gone)
@@ -306,6 +347,7 @@ ceems_agent_bpf_job_read(struct ceems_agent *a, struct agent_job *j,
 void
 ceems_agent_bpf_job_end(struct agent_job *j)
 {
+	ceems_agent_task_io_job_end(j);
 	if (j->bpf == NULL)
 		return;
 	ceems_bpf_io_job_end(j->bpf, j->bpf_slot);
@@ -318,8 +360,16 @@ ceems_agent_bpf_resume(struct ceems_agent *a, struct agent_job *j,
 {
 	j->have_io_before = true;
 	j->io_before = *saved;
+	/* What was padding before the field: anything else is per call. */
+	if (j->io_before.counting != CEEMS_IO_PER_TICK)
+		j->io_before.counting = CEEMS_IO_PER_CALL;
 	j->io_before.absent_why[sizeof(j->io_before.absent_why) - 1] = '\0';
 	j->io_down_s = down_s;
+	if (!j->gone && a->task_io) {
+		/* Its processes' counts so far are the earlier agent's. */
+		ceems_agent_task_io_job_start(a, j, true);
+		return;
+	}
 	if (!j->gone) {
 		ceems_agent_bpf_job_start(a, j);
 		/* Its new slot read at once: the counts of a series made
@@ -344,6 +394,11 @@ fill_current(const struct ceems_agent *a, const struct agent_job *j,
 	/* It held a slot (it may have ended since). */
 	bool had_slot = j->bpf != NULL || j->io.have_io;
 
+	if (j->tio_denied) {
+		memset(out, 0, sizeof(*out));
+		snprintf(out->absent_why, sizeof(out->absent_why), "%s", j->bpf_why);
+		return;
+	}
 	if (had_slot && j->bpf_tagged) {
 		*out = j->io;
 		return;
@@ -423,6 +478,10 @@ ceems_agent_bpf_io_resume(const struct ceems_agent_io_report *before,
 	}
 	r = *before;
 	add_counts(&r, now);
+	/* Counted per tick before or after (the key changed across the
+	 * restart): the sum has per-tick's meaning. */
+	if (now->counting == CEEMS_IO_PER_TICK)
+		r.counting = CEEMS_IO_PER_TICK;
 	r.have_net = before->have_net && now->have_net;
 	r.have_tcp_retrans = before->have_tcp_retrans && now->have_tcp_retrans;
 	if (!r.have_net) {

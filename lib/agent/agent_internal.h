@@ -18,6 +18,7 @@
 #include "model/agent_series.h"
 #include "agent/agent_state.h"
 #include "sources/bpf_io.h"
+#include "sources/task_io.h"
 #include "model/emissions.h"
 #include "model/energy.h"
 #include "model/idle_fit.h"
@@ -138,6 +139,11 @@ struct agent_job {
 	 * (NULL: none), its last reading, why none. */
 	struct ceems_bpf_io *bpf;
 	uint32_t bpf_slot;
+	/* ebpf = per-tick: its tracker (NULL: none), and whether a
+	 * process's counters were refused: its IO unknown from then, absent
+	 * with why (bpf_why; agent_task_io.c). */
+	struct ceems_task_io_job *tio;
+	bool tio_denied;
 	/* Its v2 cgroup, or one of its v1 processes, is in the maps: until
 	 * then nothing of it is counted, and its IO is not 0 but unknown. */
 	bool bpf_tagged;
@@ -309,6 +315,17 @@ struct ceems_agent {
 	struct ceems_bpf_io *bpf;
 	char bpf_why[CEEMS_AGENT_WHY_MAX];
 	char *bpf_buf;
+	/* ebpf = per-tick: IO from the kernel's per-process counters, and
+	 * the buffer of a job's readings (agent_task_io.c). */
+	bool task_io;
+	struct ceems_task_iter *task_iter;	/* NULL: /proc instead */
+	/* Its last reading: in the tick of sequence TASK_ITER_SEQ (else
+	 * outside a tick), and what it returned. */
+	bool task_iter_read;
+	uint64_t task_iter_seq;
+	int task_iter_ret;
+	struct ceems_task_io_sample *tio_samples;
+	size_t tio_cap;
 	/* perf counters (lib/agent/agent_perf.c): every job's descriptors, and
 	 * the v1 perf_event mount ("" none). */
 	struct ceems_perf_budget perf_budget;
@@ -441,6 +458,19 @@ void ceems_agent_bpf_resume(struct ceems_agent *a, struct agent_job *j,
 		      const struct ceems_agent_io_report *saved, double down_s);
 void ceems_agent_bpf_fill(const struct ceems_agent *a, const struct agent_job *j,
 		    struct ceems_agent_io_report *out);
+/* agent_task_io.c: ebpf = per-tick (WANTED: CONFIG counts IO per tick:
+ * no program on any call, a task iterator read once per tick;
+ * sources/task_io.h).  A job's tracker (RESTORED: after
+ * an agent restart, its processes' counts so far are not its), its
+ * reading (IN_TICK: the tick's jobs share one reading of the node's
+ * processes), its end; the agent's buffer and iterator freed. */
+bool ceems_agent_task_io_wanted(const struct ceems_config *config);
+void ceems_agent_task_io_job_start(struct ceems_agent *a, struct agent_job *j,
+				   bool restored);
+void ceems_agent_task_io_job_read(struct ceems_agent *a, struct agent_job *j,
+				  bool in_tick);
+void ceems_agent_task_io_job_end(struct agent_job *j);
+void ceems_agent_task_io_close(struct ceems_agent *a);
 /* agent_perf.c */
 struct agent_perf_job;
 void ceems_agent_perf_open_node(struct ceems_agent *a);

@@ -434,12 +434,21 @@ read_job(struct ceems_agent *a, struct agent_job *j, bool full)
 	 * Light ticks leave them be (a system call per CPU of the job for
 	 * perf, two for eBPF), unless the job keeps a series. */
 	j->rd.counts = full || j->series != NULL;
-	if (j->rd.counts)
+	if (j->tio != NULL)
+		/* Per tick, at every tick: what a process takes when it
+		 * leaves the job is what it did since the last reading
+		 * (agent_task_io.c). */
+		ceems_agent_task_io_job_read(a, j, true);
+	else if (j->rd.counts)
 		ceems_agent_bpf_job_read(a, j, full &&
 					 (j->spec.cgroup.version != CEEMS_CGROUP_V1 ||
 					  walk_due(a, j)));
 	if (j->gone)
 		return;
+	/* A step the agent was not told of (one that started before the
+	 * job was adopted) still has its slurmstepd found (cgroup v2). */
+	if (full)
+		ceems_cgroup_stats_reader_rescan(j->reader);
 	j->rd.ret = ceems_cgroup_stats_reader_read_some(j->reader, want, st);
 	if (j->rd.ret < 0 || (st->present & CEEMS_CGF_CPU_USAGE) == 0)
 		return;
@@ -594,7 +603,8 @@ ceems_agent_tick_stale_counts(const struct agent_job *j, uint64_t now_ns,
 	if (j->counts_ns == 0 || now_ns <= j->counts_ns)
 		return;
 	stale_s = (double)(now_ns - j->counts_ns) / 1e9;
-	if (io->have_io || io->have_net)
+	/* IO counted per tick was read at this tick, light ones too. */
+	if ((io->have_io || io->have_net) && j->tio == NULL)
 		io->unmeasured_s += stale_s;
 	if (perf->present != 0)
 		perf->unmeasured_s += stale_s;

@@ -85,6 +85,9 @@ static const struct ceems_key keys[] = {
 	{ "sacct_database", NULL, CEEMS_KEY_STRING, CONF, "",
 	  0, 0, NULL, FIELD(sacct_database),
 	  "PostgreSQL connection of ceems-sacct" },
+	{ "slurm_sacct", NULL, CEEMS_KEY_PATH, CONF, "",
+	  0, 0, NULL, FIELD(slurm_sacct),
+	  "Slurm's sacct, for the fields ceems does not keep (\"\": empty)" },
 	{ "database_timeout", NULL, CEEMS_KEY_DURATION, CONF, "2s",
 	  100e6, 60e9, NULL, FIELD(database_timeout_ns),
 	  "longest store of one record" },
@@ -140,8 +143,11 @@ static const struct ceems_key keys[] = {
 	{ "intensity_file", NULL, CEEMS_KEY_PATH, CONF, "",
 	  0, 0, NULL, FIELD(intensity_file),
 	  "time-varying carbon intensity" },
-	{ "ebpf", NULL, CEEMS_KEY_WORD, CONF, "auto",
-	  0, 0, "auto fentry kprobe btf tracepoint off", FIELD(ebpf),
+	/* per-call by default: it alone splits the network by protocol
+	 * and counts files only (doc/gather.md); auto is its old name,
+	 * fentry to tracepoint force its attach type. */
+	{ "ebpf", NULL, CEEMS_KEY_WORD, CONF, "per-call",
+	  0, 0, "per-call per-tick off auto fentry kprobe btf tracepoint", FIELD(ebpf),
 	  "per-job IO and network" },
 	{ "bmc", NULL, CEEMS_KEY_WORD, CONF, "none",
 	  0, 0, "none inband lan", FIELD(bmc),

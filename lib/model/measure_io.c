@@ -16,7 +16,9 @@
 #include "model/measure_internal.h"
 
 /* The eBPF figures (struct ceems_agent_io_report): "io", "net" and
- * "ebpf_dropped" when measured, else "ebpf_absent" with the reason. */
+ * "ebpf_dropped" when measured, else "ebpf_absent" with the reason.
+ * IO counted per tick says so ("counting": "per-tick") and has no
+ * errors (the kernel's per-process counters keep none). */
 static const struct {
 	const char *name;
 	size_t offset;
@@ -27,6 +29,14 @@ static const struct {
 #undef F
 };
 #define NIO_FIELDS (sizeof(io_fields) / sizeof(io_fields[0]))
+#define PER_TICK_WORD "per-tick"
+
+/* Whether io field I is one IO counted per tick lacks. */
+static bool
+is_error_field(size_t i)
+{
+	return strstr(io_fields[i].name, "_errors") != NULL;
+}
 /* "tcp4", "tcp6", "udp4", "udp6": [protocol][family] */
 static const char *const net_names[2][2] = { { "tcp4", "tcp6" },
 					     { "udp4", "udp6" } };
@@ -56,9 +66,14 @@ ceems_measure_io_to_json(struct json_object *obj,
 		return;
 	}
 	o = json_object_new_object();
+	if (o != NULL && io->counting == CEEMS_IO_PER_TICK)
+		ceems_json_util_add(o, "counting",
+				    json_object_new_string(PER_TICK_WORD), ok);
 	for (size_t i = 0; o != NULL && i < NIO_FIELDS; i++) {
 		uint64_t v;
 
+		if (io->counting == CEEMS_IO_PER_TICK && is_error_field(i))
+			continue;
 		memcpy(&v, (const char *)io + io_fields[i].offset, sizeof(v));
 		ceems_json_util_add(o, io_fields[i].name, ceems_json_util_new_u64(v), ok);
 	}
@@ -147,10 +162,29 @@ ceems_measure_io_from_json(const struct json_object *obj,
 		return 0;
 	if (!json_object_is_type(o, json_type_object))
 		return ceems_json_util_error(err, err_size, "report.io must be an object");
+	if ((val = ceems_json_util_get(o, "counting")) != NULL) {
+		char word[16];
+
+		if ((r = ceems_json_util_read_string(val, "report.io.counting", word,
+						     sizeof(word), err, err_size)) < 0)
+			return r;
+		if (strcmp(word, PER_TICK_WORD) != 0)
+			return ceems_json_util_error(err, err_size,
+						     "report.io.counting must be \"%s\"",
+						     PER_TICK_WORD);
+		io->counting = CEEMS_IO_PER_TICK;
+	}
 	for (size_t i = 0; i < NIO_FIELDS; i++) {
 		uint64_t v;
 
 		snprintf(where, sizeof(where), "report.io.%s", io_fields[i].name);
+		if (io->counting == CEEMS_IO_PER_TICK && is_error_field(i)) {
+			if (ceems_json_util_get(o, io_fields[i].name) != NULL)
+				return ceems_json_util_error(err, err_size,
+							     "%s: IO counted per tick has no errors",
+							     where);
+			continue;
+		}
 		/* Measured means all of them: a missing one is not a 0. */
 		if ((val = ceems_json_util_get(o, io_fields[i].name)) == NULL)
 			return ceems_json_util_error(err, err_size, "%s is missing",

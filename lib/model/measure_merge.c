@@ -74,6 +74,10 @@ static void
 merge_io(struct ceems_agent_io_report *w, const struct ceems_agent_io_report *p)
 {
 	w->have_io = w->have_io && p->have_io;
+	/* A node that counted per tick: the sum has its meaning (every
+	 * descriptor's bytes, no errors). */
+	if (p->counting == CEEMS_IO_PER_TICK)
+		w->counting = CEEMS_IO_PER_TICK;
 	w->read_bytes += p->read_bytes;
 	w->read_ops += p->read_ops;
 	w->read_errors += p->read_errors;

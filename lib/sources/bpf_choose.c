@@ -146,6 +146,7 @@ ceems_bpf_choose_force_from_word(const char *word)
 		enum ceems_bpf_attach attach;
 	} words[] = {
 		{ "auto", CEEMS_BPF_ATTACH_NONE },
+		{ "per-call", CEEMS_BPF_ATTACH_NONE },
 		{ "fentry", CEEMS_BPF_ATTACH_FENTRY },
 		{ "kprobe", CEEMS_BPF_ATTACH_KPROBE },
 		{ "btf", CEEMS_BPF_ATTACH_TP_BTF },

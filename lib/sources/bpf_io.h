@@ -61,8 +61,9 @@ int ceems_bpf_choose(const struct ceems_bpf_offer *offer, bool by_pid,
 		     enum ceems_bpf_attach force,
 		     enum ceems_bpf_attach out[CEEMS_BPF_NHOOKS]);
 
-/* The ebpf key's word as the type it forces: auto (NONE), fentry,
- * kprobe, btf, tracepoint; -1 for any other (off included). */
+/* The ebpf key's word as the type it forces: per-call and auto (NONE),
+ * fentry, kprobe, btf, tracepoint; -1 for any other (off and per-tick,
+ * which load no program, included). */
 int ceems_bpf_choose_force_from_word(const char *word);
 
 const char *ceems_bpf_choose_attach_name(enum ceems_bpf_attach a);

@@ -408,7 +408,7 @@ ceems_proc_stats_parse_proc_status_uid(const char *text, uint32_t *uid)
 }
 
 int
-ceems_proc_stats_parse_pid_start(const char *text, uint64_t *ticks)
+ceems_proc_stats_parse_pid_field(const char *text, int want, uint64_t *out)
 {
 	/* The command, in parentheses, may hold anything, spaces and ')'
 	 * included: the fields count from the last ')'. */
@@ -416,24 +416,29 @@ ceems_proc_stats_parse_pid_start(const char *text, uint64_t *ticks)
 	uint64_t v;
 	int field = 2, ret;
 
-	if (p == NULL)
+	if (p == NULL || want < 3)
 		return -EINVAL;
-	for (p++; *p != '\0' && field < 22; p++)
+	for (p++; *p != '\0' && field < want; p++)
 		if (*p == ' ')
 			field++;
-	if (field != 22)
+	if (field != want)
 		return -EINVAL;
 	if ((ret = ceems_number_take_u64(&p, &v)) < 0)
 		return ret;
 	if (*p != ' ' && *p != '\n' && *p != '\0')
 		return -EINVAL;
-	*ticks = v;
+	*out = v;
 	return 0;
 }
 
-/* PROCFS/PID/NAME into BUF (SIZE bytes).  The length, or -errno. */
-static ssize_t
-read_pid_file(const char *procfs, uint32_t pid, const char *name, char *buf,
+int
+ceems_proc_stats_parse_pid_start(const char *text, uint64_t *ticks)
+{
+	return ceems_proc_stats_parse_pid_field(text, 22, ticks);
+}
+
+ssize_t
+ceems_proc_stats_read_pid_file(const char *procfs, uint32_t pid, const char *name, char *buf,
 	      size_t size)
 {
 	char path[PATH_MAX];
@@ -448,7 +453,7 @@ int
 ceems_proc_stats_pid_uid(const char *procfs, uint32_t pid, uint32_t *uid)
 {
 	char text[4096];
-	ssize_t n = read_pid_file(procfs, pid, "status", text, sizeof(text));
+	ssize_t n = ceems_proc_stats_read_pid_file(procfs, pid, "status", text, sizeof(text));
 
 	return n < 0 ? (int)n : ceems_proc_stats_parse_proc_status_uid(text, uid);
 }
@@ -457,7 +462,7 @@ int
 ceems_proc_stats_pid_start(const char *procfs, uint32_t pid, uint64_t *ticks)
 {
 	char text[1024];
-	ssize_t n = read_pid_file(procfs, pid, "stat", text, sizeof(text));
+	ssize_t n = ceems_proc_stats_read_pid_file(procfs, pid, "stat", text, sizeof(text));
 
 	return n < 0 ? (int)n : ceems_proc_stats_parse_pid_start(text, ticks);
 }

@@ -6,6 +6,7 @@
 #define CEEMS_PROC_STATS_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Node CPU time since boot, summed over CPUs, in ns.
  * busy_ns = user + nice + system + irq + softirq: the work this node's
@@ -66,6 +67,10 @@ int ceems_proc_stats_parse_proc_status_uid(const char *text, uint32_t *uid);
  * (a command may hold spaces and parentheses).  Returns 0, -EINVAL (too
  * few fields, or not a number), -ERANGE. */
 int ceems_proc_stats_parse_pid_start(const char *text, uint64_t *ticks);
+/* Numeric field WANT (3 or more: the state, field 3, is a letter and
+ * fails) of a /proc/PID/stat text, counted as above: 4 the parent's pid,
+ * 22 the start.  The same returns. */
+int ceems_proc_stats_parse_pid_field(const char *text, int want, uint64_t *out);
 
 /* Of process PID of the /proc tree PROCFS (a fixture's in tests): its
  * real uid, from its status file (world-readable whatever the process's
@@ -74,6 +79,10 @@ int ceems_proc_stats_parse_pid_start(const char *text, uint64_t *ticks);
  * (-ENOENT: no such process). */
 int ceems_proc_stats_pid_uid(const char *procfs, uint32_t pid, uint32_t *uid);
 int ceems_proc_stats_pid_start(const char *procfs, uint32_t pid, uint64_t *ticks);
+/* PROCFS/PID/NAME into BUF (SIZE bytes, NUL-terminated).  The length,
+ * or -errno. */
+ssize_t ceems_proc_stats_read_pid_file(const char *procfs, uint32_t pid,
+				       const char *name, char *buf, size_t size);
 
 struct ceems_proc_reader;
 

@@ -124,7 +124,7 @@ BEGIN
 	END IF;
 
 	INSERT INTO ceems.job_steps (job_key, node, step_id, ended, elapsed_s,
-		cpu_s, mem_peak_bytes, package_j, dram_j, gpu_j, node_j)
+		cpu_s, mem_peak_bytes, package_j, dram_j, gpu_j, node_j, tasks)
 	SELECT i.job_key, i.node,
 	       (s ->> 'id'),
 	       coalesce((s ->> 'ended')::boolean, false),
@@ -136,7 +136,9 @@ BEGIN
 	       (s -> 'joules' ->> 'package')::double precision,
 	       (s -> 'joules' ->> 'dram')::double precision,
 	       (s -> 'joules' ->> 'gpu')::double precision,
-	       (s -> 'joules' ->> 'node')::double precision
+	       (s -> 'joules' ->> 'node')::double precision,
+	       -- Absent (plugins and agents before it): unknown, NULL (028).
+	       (s ->> 'tasks')::integer
 	FROM unnest(items) i,
 	     jsonb_array_elements((records -> (i.ord - 1)) -> 'measurements' -> 'steps') s
 	WHERE i.outcome <> 'unchanged';
@@ -223,7 +225,10 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	UPDATE ceems.job_nodes n SET
-		io_source = CASE WHEN x.io IS NOT NULL THEN 'syscall'
+		-- Counted per tick (every descriptor, no errors): not the
+		-- system calls on files that 'syscall' says, so no source.
+		io_source = CASE WHEN x.io ->> 'counting' = 'per-tick' THEN NULL
+				 WHEN x.io IS NOT NULL THEN 'syscall'
 				 WHEN n.io_read_bytes IS NOT NULL OR
 				      n.io_write_bytes IS NOT NULL THEN 'block' END,
 		io_read_bytes = coalesce((x.io ->> 'read_bytes')::bigint, n.io_read_bytes),

@@ -6,7 +6,11 @@ CREATE OR REPLACE VIEW ceems.job_io_net WITH (security_invoker = true) AS
 SELECT n.job_key,
        sum(n.io_read_bytes) AS io_read_bytes,
        sum(n.io_write_bytes) AS io_write_bytes,
-       bool_and(n.io_source = 'syscall') AS io_all_syscall,
+       -- Of the nodes with IO figures: a node that counted per tick
+       -- (io_source NULL, every descriptor) is not syscall.
+       bool_and(n.io_source IS NOT DISTINCT FROM 'syscall')
+	       FILTER (WHERE n.io_read_bytes IS NOT NULL OR
+			     n.io_write_bytes IS NOT NULL) AS io_all_syscall,
        sum(n.net_tcp4_in_bytes) + sum(n.net_tcp6_in_bytes) +
 	       sum(n.net_udp4_in_bytes) + sum(n.net_udp6_in_bytes) AS net_in_bytes,
        sum(n.net_tcp4_out_bytes) + sum(n.net_tcp6_out_bytes) +

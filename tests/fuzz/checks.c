@@ -35,6 +35,7 @@
 #include "sources/pm_counters.h"
 #include "sources/proc_stats.h"
 #include "sources/rapl.h"
+#include "sources/task_io.h"
 
 #include "checks.h"
 
@@ -618,6 +619,18 @@ fuzz_check_proc_stats(const char *data, size_t len)
 			return "ceems_proc_stats_parse_pid_start: output set on error";
 		if (ret == 0 && strrchr(data, ')') == NULL)
 			return "ceems_proc_stats_parse_pid_start: a start without a command";
+	}
+	{
+		static const int errors[] = { -EINVAL, -ERANGE, 0 };
+		struct ceems_task_io_counts c = { 7, 7, 7, 7 };
+		int ret = ceems_task_io_parse(data, &c);
+
+		if (!ret_allowed(ret, errors))
+			return "ceems_task_io_parse: undocumented return code";
+		if (ret < 0 && (c.rchar != 7 || c.wchar != 7 || c.syscr != 7 || c.syscw != 7))
+			return "ceems_task_io_parse: output set on error";
+		if (ret == 0 && (strstr(data, "rchar:") == NULL || strstr(data, "syscw:") == NULL))
+			return "ceems_task_io_parse: counts without their lines";
 	}
 	return NULL;
 }

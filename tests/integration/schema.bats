@@ -1341,6 +1341,24 @@ with_io() {
     [ "$(contents)" = "$one_by_one" ] || _fail "the refused record wrote rows"
 }
 
+@test "io-net: a node that counted IO per tick: its bytes and calls, no source, no errors; the job's IO not all syscall" {
+    admin db init >/dev/null || _fail "db init"
+    make_node_records
+    T=$BATS_TEST_TMPDIR
+    with_io "$T/n1.json" >"$T/n1io.json"
+    jq -c '.measurements.io = {"counting": "per-tick", "read_bytes": 1000,
+            "read_ops": 10, "write_bytes": 2000, "write_ops": 20}' "$T/n2.json" >"$T/n2tick.json"
+    [ "$(upsert "$T/n1io.json")" = inserted ] || _fail "upsert n1"
+    [ "$(upsert "$T/n2tick.json")" = inserted ] || _fail "upsert n2"
+    q="SELECT concat_ws(' ', coalesce(io_source, '-'), io_read_bytes, io_write_bytes,
+            io_read_ops, io_write_ops, coalesce(io_read_errors::text, '-'),
+            coalesce(net_tcp4_out_bytes::text, '-'))
+        FROM ceems.job_nodes WHERE node = 'n2'"
+    [ "$(sql -c "$q")" = "- 1000 2000 10 20 - -" ] || _fail "n2: $(sql -c "$q")"
+    run sql -F ' ' -c "SELECT io_read_bytes, io_all_syscall FROM ceems.job_io_net"
+    [ "$output" = "268436456 f" ] || _fail "job_io_net: $output"
+}
+
 @test "upsert: the emissions fallback share and idle_unlearned flags reach job_nodes and jobs (024)" {
     admin db init >/dev/null || _fail "db init"
     local T=$BATS_TEST_TMPDIR

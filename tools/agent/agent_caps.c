@@ -5,6 +5,9 @@
  *     uid 0 (the owner may read), CAP_DAC_READ_SEARCH as any other uid;
  *   hwmon, pm_counters, cgroupfs, /proc: world-readable, nothing;
  *   the socket and state directories: nothing as their owner (root);
+ *   per-job IO counted per tick (ebpf = per-tick): a BPF task iterator,
+ *     loaded before this drop as the programs are, read as their maps
+ *     are (CAP_BPF kept where those need it);
  *   eBPF: CAP_BPF + CAP_PERFMON to load, before this drop
  *     (tools/agent/ceems-agent.c); after it, CAP_BPF only where the kernel
  *     (before Linux 6.5, with unprivileged eBPF disabled) refuses map
@@ -150,7 +153,7 @@ agent_caps_restrict(const struct ceems_config *config)
 			 "RAPL energy_uj is readable by root only");
 	if (ceems_agent_bpf_io_preloaded() && ceems_agent_bpf_io_maps_need_cap())
 		want_cap(keep, why, &nkeep, CEEMS_CAP_BPF,
-			 "this kernel reads eBPF maps for CAP_BPF holders only");
+			 "this kernel reads eBPF maps and iterators for CAP_BPF holders only");
 	if (config->perf && perf_needs_cap())
 		want_cap(keep, why, &nkeep, perf_cap(),
 			 "perf counters per job: perf_event_open on a job's cgroup");

@@ -1,12 +1,12 @@
-# io-net.bash - the checks of io-net.bats, io-net-tracepoint.bats and
-# io-net-forced.bats:
+# io-net.bash - the checks of io-net.bats, io-net-tracepoint.bats,
+# io-net-forced.bats and io-pertick.bats:
 # per-job IO and network from the node agent's eBPF programs, end to end
 # on the real local Slurm cluster (cgroup v1 here: the job's processes
 # are tagged and their forks followed in BPF).  Every figure checked is
 # read from the job's record (measurements.io, measurements.net).
 #
 # CEEMS_EBPF_ATTACH: the ebpf = key the agent gets (auto, fentry, kprobe,
-# btf, tracepoint).
+# btf, tracepoint; per-tick for io-pertick.bats).
 
 load lib/ceems-cluster
 
