@@ -42,11 +42,12 @@ DEMO_PACKAGES="slurmctld slurmd slurm-client munge postgresql-15
 # (tests/matrix/run.sh); rpm and rpmlint: the RPM packages
 # (tests/packaging/rpm.bats); faketime: slurmdbd restarted hours ahead
 # rolls up the hour of the jobs just run, which sreport reads
-# (tests/integration/multinode-db.bats).
+# (tests/integration/multinode-db.bats); exim4-daemon-light: the MTA
+# the reports are mailed through (tests/integration/reports.bats).
 SUITE_PACKAGES="slurmdbd mariadb-server faketime llvm libclang-rt-14-dev librocm-smi-dev debhelper lintian
 	git build-essential postgresql openssl bats iproute2 procps util-linux valgrind jq python3
 	time openipmi libopenipmi-dev linux-perf qemu-system-x86 busybox-static
-	debootstrap rpm rpmlint"
+	debootstrap rpm rpmlint exim4-daemon-light"
 
 list=no
 if [ "${1:-}" = --list ]; then

@@ -57,9 +57,6 @@ records=${BENCH_RECORDS:-20000}
 batch=${BENCH_BATCH:-500}
 fsync_too=${BENCH_FSYNC:-on}
 
-# shellcheck source=../harness/pg.sh
-. "$srcdir/tests/harness/pg.sh"
-
 admin=$builddir/tools/ceems-admin
 ingest=$builddir/tests/bench/bench_ingest
 if [ ! -x "$admin" ]; then
@@ -67,32 +64,9 @@ if [ ! -x "$admin" ]; then
 	exit 1
 fi
 
-pg=$(pg_harness_mktemp)
-# BENCH_KEEP=1 leaves the server running (its directory is printed).
-if [ "${BENCH_KEEP:-0}" = 1 ]; then
-	echo "# server kept in $pg"
-else
-	trap 'pg_harness_stop "$pg"' EXIT
-fi
-pg_harness_start "$pg"
-
-sql() {
-	psql -X -q -At -v ON_ERROR_STOP=1 "$@"
-}
-
-# Settings for a 10-million-row load and its index builds; the rest
-# stays as the harness has it (fsync off).
-sql -c "ALTER SYSTEM SET shared_buffers = '1GB'" \
-    -c "ALTER SYSTEM SET maintenance_work_mem = '1GB'" \
-    -c "ALTER SYSTEM SET max_wal_size = '16GB'" \
-    -c "ALTER SYSTEM SET work_mem = '64MB'"
-(cd / && runuser -u postgres -- "$CEEMS_TEST_PGBIN/pg_ctl" -D "$pg/data" \
-	-l "$pg/server.log" -w -t 60 restart) >/dev/null
-"$admin" --sql-dir "$srcdir/sql/migrations" -d "dbname=ceems" db init
-
-echo "# machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)," \
-	"$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), kernel $(uname -r), $(date -u +%Y-%m-%d)"
-echo "# PostgreSQL: $(sql -c 'SHOW server_version'), fsync $(sql -c 'SHOW fsync'), shared_buffers $(sql -c 'SHOW shared_buffers')"
+# shellcheck source=bench_pg.sh
+. "$here/bench_pg.sh"
+bench_pg_start
 
 month_from='2023-06-01 00:00+00'
 month_to='2023-07-01 00:00+00'
@@ -100,24 +74,14 @@ month_to='2023-07-01 00:00+00'
 bench_query() {
 	local t0 t1 user i
 
-	# The secondary indexes are built after the load (the constraint
-	# ones stay): the same definitions, a lot faster.
-	sql -c "CREATE TABLE public.saved_indexes AS
-		SELECT indexname, indexdef FROM pg_indexes
-		WHERE schemaname = 'ceems' AND tablename = 'jobs'
-		  AND indexname NOT IN ('jobs_pkey', 'jobs_identity')"
-	for i in $(sql -c "SELECT indexname FROM public.saved_indexes"); do
-		sql -c "DROP INDEX ceems.$i"
-	done
+	# The secondary indexes are built after the load, the trigger of
+	# max_job_s is off for it (bench_pg.sh).
+	bench_pg_load_begin
 	t0=$(date +%s.%N)
 	# Realistic shapes: job ids grow with time; users' activity is
 	# skewed (a few heavy users, many light ones); 200 accounts;
 	# durations exponential (mean 1 h) under a time limit; CPU counts
 	# powers of two; states mostly COMPLETED.
-	# The trigger that keeps clusters.max_job_s would keep 10 million
-	# rows in a transition table: off for the load, then its result
-	# computed as migration 009 does.
-	sql -c "ALTER TABLE ceems.jobs DISABLE TRIGGER jobs_duration_insert"
 	sql <<EOF
 SET synchronous_commit = off;
 INSERT INTO ceems.clusters (name) VALUES ('bench');
@@ -160,12 +124,7 @@ FROM (SELECT g,
 			  ELSE 'OUT_OF_MEMORY' END AS state) s;
 EOF
 	t1=$(date +%s.%N)
-	for i in $(sql -c "SELECT indexname FROM public.saved_indexes"); do
-		sql -c "$(sql -c "SELECT indexdef FROM public.saved_indexes WHERE indexname = '$i'")"
-	done
-	sql -c "ALTER TABLE ceems.jobs ENABLE TRIGGER jobs_duration_insert" \
-	    -c "UPDATE ceems.clusters c SET max_job_s = coalesce((SELECT max(extract(epoch FROM j.end_time - j.start_time))::double precision
-			FROM ceems.jobs j WHERE j.cluster_id = c.cluster_id), 0)"
+	bench_pg_load_end
 	sql -c "VACUUM (ANALYZE) ceems.jobs"
 	echo "# loaded $(sql -c 'SELECT count(*) FROM ceems.jobs') jobs in" \
 		"$(echo "$t1 - $t0" | bc) s, indexes and VACUUM ANALYZE by $(echo "$(date +%s.%N) - $t0" | bc) s;" \

@@ -120,13 +120,15 @@ make_node_records() {
     [ "$status" -eq 0 ] || _fail "db init: $output"
     last=$(ls "$SQL_DIR" | grep -E '^[0-9]{3}_[a-z0-9_]+\.sql$' | tail -n 1 | cut -c1-3)
     last=$((10#$last))
-    echo "$output" | grep -qx "schema version $last ($last migrations applied)" || _fail "db init said: $output"
+    # a number may be missing: as many applied as there are files
+    count=$(ls "$SQL_DIR" | grep -cE '^[0-9]{3}_[a-z0-9_]+\.sql$')
+    echo "$output" | grep -qx "schema version $last ($count migrations applied)" || _fail "db init said: $output"
 
     run admin db status
     [ "$status" -eq 0 ] || _fail "status: $output"
     echo "$output" | grep -qx "schema version: $last" || _fail "status: $output"
     echo "$output" | grep -qx "up to date" || _fail "status: $output"
-    [ "$(sql -c 'SELECT count(*) FROM ceems.schema_version')" = "$last" ] || _fail "schema_version rows"
+    [ "$(sql -c 'SELECT count(*) FROM ceems.schema_version')" = "$count" ] || _fail "schema_version rows"
 
     # Every table and view is commented, and owned by ceems_owner.
     run sql -c "SELECT c.relname FROM pg_class c

@@ -6,6 +6,7 @@
  *               [--hours-back N] [--hours-ahead N] FILE
  *   ceems-admin [-c CONF] [-d CONNINFO] factors import FILE --zone Z
  *               [--format auto|electricitymaps|entsoe|rte|ceems]
+ *   ceems-admin [-c CONF] [-d CONNINFO] report ...  (tools/report/)
  *
  * The database is -d (a libpq connection string, URI or "service=NAME"),
  * else the `database` key of ceems.conf, so that TLS, passwords and peer
@@ -29,6 +30,7 @@
 #include "admin_import.h"
 #include "admin_migrate.h"
 #include "base/conf.h"
+#include "report/report_main.h"
 
 #ifndef CEEMS_PKGDATADIR
 #define CEEMS_PKGDATADIR "/usr/share/ceems"
@@ -56,7 +58,8 @@ usage(FILE *out)
 		"       ceems-admin [-c CONF] [-d CONNINFO] db cluster\n"
 		"       ceems-admin [-c CONF] [-d CONNINFO] factors load FILE.csv\n"
 		"       ceems-admin [-c CONF] [-d CONNINFO] factors export --zone Z [--hours-back N] [--hours-ahead N] FILE\n"
-		"       ceems-admin [-c CONF] [-d CONNINFO] factors import FILE --zone Z [--format auto|electricitymaps|entsoe|rte|ceems]\n");
+		"       ceems-admin [-c CONF] [-d CONNINFO] factors import FILE --zone Z [--format auto|electricitymaps|entsoe|rte|ceems]\n"
+		"       ceems-admin [-c CONF] [-d CONNINFO] report user|account|triage|nodes|optout|optin ...\n");
 }
 
 static void
@@ -124,6 +127,31 @@ connect_db(const struct options *o)
 	verbose = o->verbose;
 	PQsetNoticeProcessor(conn, quiet_notices, &verbose);
 	return conn;
+}
+
+static PGconn *
+connect_for_report(const void *arg)
+{
+	return connect_db(arg);
+}
+
+/* The position of a "report" word after the global options, or 0: the
+ * report's own options follow it and are its own to parse. */
+static int
+report_word(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "-d") == 0 ||
+		    strcmp(argv[i], "--config") == 0 || strcmp(argv[i], "--dbname") == 0 ||
+		    strcmp(argv[i], "--sql-dir") == 0) {
+			i++;
+			continue;
+		}
+		if (argv[i][0] == '-')
+			continue;
+		return strcmp(argv[i], "report") == 0 ? i : 0;
+	}
+	return 0;
 }
 
 /* Rewrite ceems.jobs in the order of (user_name, start_time), so that a
@@ -440,9 +468,13 @@ main(int argc, char **argv)
 	};
 	struct options o = { .sql_dir = DEFAULT_SQL_DIR, .hours_back = 48,
 			     .hours_ahead = 48 };
+	int report_at = report_word(argc, argv), all_argc = argc;
 	char *end;
 	int c;
 
+	/* Only the global options before "report" are ceems-admin's. */
+	if (report_at > 0)
+		argc = report_at;
 	while ((c = getopt_long(argc, argv, "c:d:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -493,6 +525,14 @@ main(int argc, char **argv)
 			usage(stderr);
 			return 2;
 		}
+	}
+	if (report_at > 0) {
+		if (optind != report_at) {
+			usage(stderr);
+			return 2;
+		}
+		return report_main(all_argc - report_at, argv + report_at,
+				   connect_for_report, &o);
 	}
 	argc -= optind;
 	argv += optind;

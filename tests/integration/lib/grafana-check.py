@@ -159,6 +159,31 @@ def p_idle_by_user(jobs):
     return out
 
 
+def p_overask(jobs):
+    """Asked for much more than used: the rules of doc/reports.md."""
+    def cores(j):
+        return (j["nnodes"] == 1 and j["cpus"] >= 2 and j["cpu_efficiency"] is not None
+                and j["cpu_efficiency"] <= 0.5)
+
+    def mem(j):
+        return j["mem_bytes"] >= 2 * 1024 ** 3 and j["mem_efficiency"] < 0.25
+
+    out = []
+    judged = [j for j in jobs if j["elapsed_s"] >= 60]
+    for key in sorted({(j["user"], j["account"], j["partition"]) for j in judged}):
+        js = [j for j in judged if (j["user"], j["account"], j["partition"]) == key]
+        c, m = sum(cores(j) for j in js), sum(mem(j) for j in js)
+        if not any(cores(j) or mem(j) for j in js):
+            continue
+        out.append({"user_name": key[0], "account": key[1], "partition": key[2],
+                    "jobs": len(js), "jobs_over_cores": c, "jobs_over_mem": m,
+                    "cpu_hours_alloc": total(j["cpu_hours_alloc"] for j in js),
+                    "cpu_hours_used": total(j["cpu_hours_used"] for j in js)})
+    out.sort(key=lambda r: (-(r["jobs_over_cores"] + r["jobs_over_mem"]),
+                            r["user_name"], r["account"], r["partition"]))
+    return out
+
+
 def p_dist(figure, scale, weight, label):
     def rows(jobs):
         out = []
@@ -217,6 +242,9 @@ RANGE_PANELS = {
     ("ceems-efficiency", "Idle allocation by user"):
         (p_idle_by_user, ["user_name", "jobs", "idle_kwh", "idle_cpu_mem_kwh", "idle_gpu_kwh",
                           "energy_kwh", "idle_share"]),
+    ("ceems-efficiency", "Asked for much more than used (by user, account, partition)"):
+        (p_overask, ["user_name", "account", "partition", "jobs", "jobs_over_cores",
+                     "jobs_over_mem", "cpu_hours_alloc", "cpu_hours_used"]),
     ("ceems-efficiency", "CPU efficiency distribution"):
         (p_dist("cpu_efficiency", lambda v: v * 10, "cpu_hours_alloc", "cpu_efficiency"),
          ["cpu_efficiency", "jobs", "cpu_hours_alloc"]),
