@@ -256,3 +256,46 @@ ceems_energy_err_total(const struct ceems_energy_err_account *a, double *j)
 		*j = sum;
 	return any;
 }
+
+void
+ceems_energy_err_report_fill(const struct ceems_energy_err_account *a,
+			     struct ceems_energy_err_report *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->known = a->known;
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+		for (int k = 0; k < CEEMS_ERR_PARTS; k++)
+			r->have[d] = ceems_energy_err_domain(a, d, k,
+							     &r->part_j[d][k]);
+}
+
+bool
+ceems_energy_err_report_domain(const struct ceems_energy_err_report *r,
+			       enum ceems_energy_domain d, double *j)
+{
+	double sum = 0;
+
+	if ((unsigned)d >= CEEMS_DOMAIN_COUNT || !r->known || !r->have[d])
+		return false;
+	for (int k = 0; k < CEEMS_ERR_PARTS; k++)
+		sum += nonneg(r->part_j[d][k]);
+	*j = sum;
+	return true;
+}
+
+bool
+ceems_energy_err_report_total(const struct ceems_energy_err_report *r,
+			      double *j)
+{
+	double sum = 0, x;
+	bool any = false;
+
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+		if (ceems_energy_err_report_domain(r, d, &x)) {
+			sum += x;
+			any = true;
+		}
+	if (any)
+		*j = sum;
+	return any;
+}

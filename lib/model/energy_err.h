@@ -84,6 +84,27 @@ struct ceems_energy_err_account {
 	bool parts_seen[CEEMS_DOMAIN_COUNT];
 };
 
+/* A job's bound as its report carries it (the protocol, the record):
+ * each domain's parts, J.  Unknown is not zero: known false, or a
+ * domain without have, is no bound at all. */
+struct ceems_energy_err_report {
+	bool known;
+	bool have[CEEMS_DOMAIN_COUNT];
+	double part_j[CEEMS_DOMAIN_COUNT][CEEMS_ERR_PARTS];
+};
+
+/* A's bound into R. */
+void ceems_energy_err_report_fill(const struct ceems_energy_err_account *a,
+				  struct ceems_energy_err_report *r);
+
+/* Domain D's bound, the sum of its parts; false when unknown. */
+bool ceems_energy_err_report_domain(const struct ceems_energy_err_report *r,
+				    enum ceems_energy_domain d, double *j);
+
+/* The total's, the domains' added; false when none is known. */
+bool ceems_energy_err_report_total(const struct ceems_energy_err_report *r,
+				   double *j);
+
 void ceems_energy_err_account_init(struct ceems_energy_err_account *a);
 void ceems_energy_err_node_init(struct ceems_energy_err_node *n);
 
