@@ -58,6 +58,10 @@ CEEMS_TICK_PATH void
 ceems_agent_tick_collect_energy(struct ceems_agent *a, uint64_t now_ns,
 		     struct ceems_ledger_node_tick *node)
 {
+	double dt_s = a->err_take_ns != 0 && now_ns > a->err_take_ns ?
+	    (double)(now_ns - a->err_take_ns) / 1e9 : 0;
+
+	a->err_take_ns = now_ns;
 	for (size_t s = 0; s < a->nsources; s++) {
 		const struct ceems_energy_source *src = a->sources[s];
 
@@ -69,6 +73,8 @@ ceems_agent_tick_collect_energy(struct ceems_agent *a, uint64_t now_ns,
 
 			if (a->domain_source[c->domain] != (int)s)
 				continue;
+			ceems_agent_err_take(a, &a->sources[s]->counters[i], t,
+					     dt_s);
 			switch (c->domain) {
 			case CEEMS_DOMAIN_PACKAGE:
 				add_to_reading(&node->package, t);
@@ -786,6 +792,7 @@ charge_jobs(struct ceems_agent *a, const struct ceems_ledger_node_tick *node,
 		if (split < 0) {
 			/* The jobs' CPU time was read all the same. */
 			ceems_ledger_add_gap(&j->ledger, node->dt_s);
+			ceems_agent_err_gap(a, j, node->dt_s);
 			j->gap_s += node->dt_s;
 			j->cpu_s += a->job_ticks[i].cpu_s;
 			mark_tail(j, now_ns);
@@ -793,6 +800,8 @@ charge_jobs(struct ceems_agent *a, const struct ceems_ledger_node_tick *node,
 		}
 		ceems_agent_intensity_charge_tick(a, &j->ledger, &a->shares[i],
 				  node->dt_s - a->job_ticks[i].absent_s, now_ns);
+		ceems_agent_err_charge(a, j, &a->err_tick, &a->shares[i],
+				       node->ngpus, node->dt_s);
 		if (a->last_node.idle_power_unlearned[CEEMS_DOMAIN_PACKAGE] ||
 		    a->last_node.idle_power_unlearned[CEEMS_DOMAIN_DRAM])
 			note_unlearned_tick(a, j, &a->shares[i], now_ns);
@@ -830,6 +839,7 @@ ceems_agent_tick_end(struct ceems_agent *a, uint64_t now_ns)
 	ceems_agent_gpu_read_usage(a);
 	collect_node_usage(a, &node);
 	set_idle_power(a, &node);
+	ceems_agent_err_idle(a, &node);
 	a->last_node = node;
 	ceems_ledger_carry_apply(&a->carry, &node);
 	for (size_t i = 0; i < a->njobs; i++) {
@@ -846,6 +856,7 @@ ceems_agent_tick_end(struct ceems_agent *a, uint64_t now_ns)
 	if (ret < 0)
 		ceems_error("ledger: cannot split this tick (%s); recorded as a gap",
 			    strerror(-ret));
+	ceems_agent_err_tick(a, node.dt_s);
 	charge_jobs(a, &node, ret, now_ns);
 	/* A restatement's amounts go with a tick the status totals take
 	 * (one that measured the domain); else they wait for the next. */

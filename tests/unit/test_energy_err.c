@@ -16,9 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/json.h>
+
 #include "model/energy_err.h"
 #include "model/idle_fit.h"
 #include "model/ledger.h"
+#include "model/measure.h"
 #include "sources/bmc.h"
 #include "../tap.h"
 
@@ -568,10 +571,65 @@ test_example(void)
 	ok(j == 0, "garbage in: 0 J (%g)", j);
 }
 
+/* The report's JSON (measure_err.c) carries the bound and its parts
+ * whole, and refuses what no agent writes. */
+static void
+test_json(void)
+{
+	static struct ceems_agent_job_report r, back;
+	struct json_object *obj, *dom, *parts;
+	char err[256] = "";
+	double j;
+
+	memset(&r, 0, sizeof(r));
+	r.jobid = 7;
+	r.ledger.lifetime_s = 10;
+	r.ledger.measured[CEEMS_DOMAIN_PACKAGE] = true;
+	r.ledger.measured[CEEMS_DOMAIN_NODE] = true;
+	r.ledger.covered_s[CEEMS_DOMAIN_PACKAGE] = 10;
+	r.ledger.covered_s[CEEMS_DOMAIN_NODE] = 10;
+	r.ledger.joules[CEEMS_DOMAIN_PACKAGE] = 2500;
+	r.err.known = true;
+	r.err.have[CEEMS_DOMAIN_PACKAGE] = true;
+	for (int k = 0; k < CEEMS_ERR_PARTS; k++)
+		r.err.part_j[CEEMS_DOMAIN_PACKAGE][k] = 1.5 * (k + 1);
+	obj = ceems_measure_json_report_to_json(&r);
+	if (!ok(obj != NULL, "a report with a bound encodes"))
+		return;
+	ok(ceems_measure_json_report_from_json(obj, &back, err, sizeof(err)) == 0,
+	   "and decodes (%s)", err);
+	ok(back.err.known && back.err.have[CEEMS_DOMAIN_PACKAGE] &&
+	   !back.err.have[CEEMS_DOMAIN_NODE] &&
+	   memcmp(back.err.part_j, r.err.part_j, sizeof(r.err.part_j)) == 0,
+	   "the bound comes back whole; the node's, unknown, stays unknown");
+	ok(ceems_energy_err_report_total(&back.err, &j) && j == 15,
+	   "its total, 15 J");
+	dom = json_object_object_get(json_object_object_get(obj, "ledger"),
+				     "package");
+	parts = json_object_object_get(dom, "err");
+	json_object_object_add(parts, "gaps", json_object_new_double(-1));
+	ok(ceems_measure_json_report_from_json(obj, &back, err, sizeof(err)) < 0,
+	   "a negative part is refused (%s)", err);
+	json_object_object_del(parts, "gaps");
+	ok(ceems_measure_json_report_from_json(obj, &back, err, sizeof(err)) < 0,
+	   "a missing part is refused (%s)", err);
+	json_object_object_add(dom, "err", json_object_new_string("3%"));
+	ok(ceems_measure_json_report_from_json(obj, &back, err, sizeof(err)) < 0,
+	   "an err that is no object is refused (%s)", err);
+	json_object_put(obj);
+	r.err.known = false;
+	obj = ceems_measure_json_report_to_json(&r);
+	ok(obj != NULL && ceems_measure_json_report_from_json(obj, &back, err,
+							     sizeof(err)) == 0 &&
+	   !back.err.known, "an unknown bound is written as none");
+	json_object_put(obj);
+}
+
 int
 main(void)
 {
 	test_example();
+	test_json();
 	static const struct scenario scenarios[] = {
 		{ .name = "counters, configured idle", .counters = true,
 		  .gpu = true, .max_median_width = 0.001 },
