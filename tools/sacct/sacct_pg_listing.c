@@ -33,7 +33,7 @@ struct listing_column {
 	uint64_t part;
 };
 
-#define ROWS_NCOLS 54
+#define ROWS_NCOLS 55
 #define ROWS_FIRST_FIGURE 23
 #define COL_USER 5
 static const struct listing_column listing[ROWS_NCOLS] = {
@@ -124,7 +124,9 @@ static const struct listing_column listing[ROWS_NCOLS] = {
 	  " OR j.dram_idle_unlearned IS NOT NULL"
 	  " THEN (CASE WHEN j.package_idle_unlearned THEN 1 ELSE 0 END"
 	  " + CASE WHEN j.dram_idle_unlearned THEN 2 ELSE 0 END)::float8 END",
-	  PG_BINARY_NUMBER, SACCT_NEED_IDLE_UNLEARNED }
+	  PG_BINARY_NUMBER, SACCT_NEED_IDLE_UNLEARNED },
+	/* The energy's error bound (migration 030). */
+	{ "j.energy_err_j", PG_BINARY_NUMBER, SACCT_NEED_ENERGY_ERR }
 };
 
 /* Which listing columns a query fetches, and where they are. */
@@ -300,7 +302,7 @@ job_from_result(struct pg_binary *b, const struct listing_plan *plan, int i,
 		&r->perf_ctxsw, &r->perf_page_faults, &r->perf_migrations,
 		&r->perf_cycles, &r->perf_instructions,
 		&r->io_nodes, &r->net_nodes,
-		&r->ci_fallback, &r->idle_unlearned
+		&r->ci_fallback, &r->idle_unlearned, &r->energy_err_j
 	};
 	int64_t v, task;
 	int k;

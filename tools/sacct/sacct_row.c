@@ -38,6 +38,7 @@ sacct_row_init(struct sacct_row *row)
 	row->perf_ctxsw = row->perf_page_faults = row->perf_migrations = NAN;
 	row->perf_cycles = row->perf_instructions = NAN;
 	row->ci_fallback = row->idle_unlearned = NAN;
+	row->energy_err_j = NAN;
 }
 
 int
