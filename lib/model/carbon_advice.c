@@ -53,23 +53,6 @@ emissions_at(const struct ceems_intensity_series *s, int64_t from, double d,
 	return true;
 }
 
-/* The first row that begins after T (the next hour's start), or NULL. */
-static const struct ceems_intensity_row *
-next_row(const struct ceems_intensity_series *s, int64_t t)
-{
-	size_t lo = 0, hi = s->nrows;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->rows[mid].valid_from <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < s->nrows ? &s->rows[lo] : NULL;
-}
-
 static bool
 job_sane(const struct ceems_advice_job *j)
 {
@@ -86,17 +69,17 @@ find_best(const struct ceems_intensity_series *s,
 	  double w, struct ceems_advice *out)
 {
 	int64_t last = j->start + (o->window_s > 0 ? o->window_s : 0);
-	const struct ceems_intensity_row *r;
 	double g;
 
 	out->best_start = j->start;
 	out->best_g = out->actual_g;
-	for (r = next_row(s, j->start); r != NULL && r->valid_from <= last;
-	     r = r + 1 < s->rows + s->nrows ? r + 1 : NULL)
-		if (emissions_at(s, r->valid_from, j->duration_s, w, j->pue,
-				 &g) && g < out->best_g) {
+	/* The rows that begin after its start: the next hours. */
+	for (size_t i = ceems_intensity_rows_from(s, j->start);
+	     i < s->nrows && s->rows[i].valid_from <= last; i++)
+		if (emissions_at(s, s->rows[i].valid_from, j->duration_s, w,
+				 j->pue, &g) && g < out->best_g) {
 			out->best_g = g;
-			out->best_start = r->valid_from;
+			out->best_start = s->rows[i].valid_from;
 		}
 }
 
