@@ -74,6 +74,7 @@ static struct {
 	bool have_meta;			/* extern step: META taken at start */
 	struct ceems_job_meta meta;
 	uint32_t local_tasks;
+	bool tasks_known;	/* local_tasks is Slurm's, not the default */
 	uint32_t tasks_exited;
 	int exit_status;		/* of the last task that failed, else 0 */
 	bool have_exit_status;
@@ -94,8 +95,13 @@ ceems_remote_init(spank_t sp, const struct ceems_plugin_args *args)
 	}
 	snprintf(step.step, sizeof(step.step), "%s",
 		 ceems_common_step_name(step.stepid, name, sizeof(name)));
-	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &step.local_tasks) !=
-	    ESPANK_SUCCESS)
+	/* Unknown, the step's tasks are not sent to the agent (NTasks
+	 * stays empty); the end of the step is still seen at its one task's
+	 * exit. */
+	step.tasks_known = spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT,
+					  &step.local_tasks) == ESPANK_SUCCESS &&
+			   step.local_tasks > 0;
+	if (!step.tasks_known)
 		step.local_tasks = 1;
 	ceems_common_load_config(step.args.config_path, &step.config);
 	step.active = true;
@@ -160,6 +166,7 @@ start_accounting(spank_t sp, pid_t pid)
 	spec.series = ceems_options_user()->series;
 	spec.perf = ceems_options_user()->perf;
 	r = ceems_jobside_start(step.config.socket_path, &spec, step.step,
+				step.tasks_known ? step.local_tasks : 0,
 				AGENT_TIMEOUT_MS, err, sizeof(err));
 	if (r < 0)
 		ceems_warning("job %u step %s: %s", step.jobid, step.step, err);

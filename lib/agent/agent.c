@@ -605,6 +605,10 @@ ceems_agent_step_start(struct ceems_agent *a, uint32_t jobid,
 	snprintf(st->r.id, sizeof(st->r.id), "%s", step_id);
 	st->start_ns = now_ns;
 	st->reader = ceems_agent_open_step_reader(a, j, step_id);
+	/* cgroup v2: the step's slurmstepd, in the job's cgroup, is not the
+	 * job's CPU time: its cgroup is followed from now on. */
+	if (j->reader != NULL && !j->gone)
+		ceems_cgroup_stats_reader_rescan(j->reader);
 	ceems_agent_perf_step(a, j);
 	if (st->reader == NULL)
 		ceems_warning("job %u step %s: cgroup not found; the step gets no figures of its own",
@@ -616,6 +620,23 @@ ceems_agent_step_start(struct ceems_agent *a, uint32_t jobid,
 	ceems_agent_bpf_job_read(a, j, true);
 	j->nsteps++;
 	/* The step in the state file at the next tick's end. */
+	a->checkpoint_wanted = true;
+	return 0;
+}
+
+int
+ceems_agent_step_tasks(struct ceems_agent *a, uint32_t jobid,
+		       const char *step_id, uint32_t tasks)
+{
+	struct agent_job *j = ceems_agent_find_job(a, jobid, NULL);
+	struct agent_step *st;
+
+	if (j == NULL || (st = find_step(j, step_id)) == NULL)
+		return -ENOENT;
+	if (tasks == 0 || tasks > UINT16_MAX)
+		return -EINVAL;
+	st->r.tasks = (uint16_t)tasks;
+	st->r.have_tasks = true;
 	a->checkpoint_wanted = true;
 	return 0;
 }

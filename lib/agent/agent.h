@@ -225,6 +225,12 @@ bool ceems_agent_end_notes_left(const struct ceems_agent *agent);
 int ceems_agent_step_start(struct ceems_agent *agent, uint32_t jobid,
 			   const char *step_id, uint64_t now_ns);
 
+/* The step's tasks on this node (1..65535), as its slurmstepd counted
+ * them: the record's steps[].tasks.  Returns 0, -ENOENT (no such job or
+ * step), -EINVAL (out of range). */
+int ceems_agent_step_tasks(struct ceems_agent *agent, uint32_t jobid,
+			   const char *step_id, uint32_t tasks);
+
 /* A step ends: a last reading of its cgroup (CPU time, memory peak), and
  * OUT filled with its figures (kept in the job's report); its energy
  * since the last tick comes with the next one.  0, -ENOENT. */

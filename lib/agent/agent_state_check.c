@@ -27,7 +27,8 @@ step_sane(const struct ceems_agent_step_report *st)
 	    !isfinite(st->elapsed_s) || st->elapsed_s < 0)
 		return false;
 	if (!flag_sane(&st->ended) || !flag_sane(&st->have_cpu) ||
-	    !flag_sane(&st->have_mem_peak) || !flag_sane(&st->have_oom_kills))
+	    !flag_sane(&st->have_mem_peak) || !flag_sane(&st->have_oom_kills) ||
+	    !flag_sane(&st->have_tasks) || (st->have_tasks && st->tasks == 0))
 		return false;
 	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
 		if (!isfinite(st->joules[d]) || st->joules[d] < 0 ||

@@ -446,6 +446,10 @@ read_job(struct ceems_agent *a, struct agent_job *j, bool full)
 					  walk_due(a, j)));
 	if (j->gone)
 		return;
+	/* A step the agent was not told of (one that started before the
+	 * job was adopted) still has its slurmstepd found (cgroup v2). */
+	if (full)
+		ceems_cgroup_stats_reader_rescan(j->reader);
 	j->rd.ret = ceems_cgroup_stats_reader_read_some(j->reader, want, st);
 	if (j->rd.ret < 0 || (st->present & CEEMS_CGF_CPU_USAGE) == 0)
 		return;

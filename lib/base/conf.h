@@ -61,6 +61,9 @@ struct ceems_config {
 	/* ceems-sacct's connection, when set: `database` is the nodes'
 	 * writer role, which cannot read jobs; users read as themselves */
 	char sacct_database[CEEMS_CONFIG_STRING_MAX];
+	/* Slurm's sacct, run by ceems-sacct for the sacct fields ceems
+	 * does not keep (tools/sacct/sacct_slurm.h); "": those are empty */
+	char slurm_sacct[CEEMS_CONFIG_PATH_MAX];
 	uint64_t database_timeout_ns;	/* the whole store, connect included */
 	uint64_t spool_max_bytes;	/* soft cap of the spool's records */
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cgroup/cgroup_stats.h"
+#include "cgroup/cgroup_stepd.h"
 #include "base/fileio.h"
 #include "base/hotmem.h"
 #include "base/number.h"
@@ -228,6 +229,9 @@ struct ceems_cgroup_reader {
 	bool warned_gone;
 	long clk_tck;
 	uint64_t peak_seen;		/* for CEEMS_CGS_PEAK_SAMPLED */
+	/* v2: the step daemons' cgroups whose CPU time is not the job's
+	 * (cgroup_stepd.h); NULL where there is none. */
+	struct ceems_cgroup_stepd *stepd;
 	char buf[READ_BUF_SIZE];
 	struct ceems_cgroup_dirs dirs;	/* for log lines */
 };
@@ -322,6 +326,7 @@ ceems_cgroup_stats_reader_open_dirs(const struct ceems_cgroup_dirs *dirs, int *e
 	for (int c = 0; c <= CEEMS_CG_NCONTROLLERS; c++)
 		if (dirfd[c] >= 0)
 			close(dirfd[c]);
+	ceems_cgroup_stats_reader_rescan(r);
 	*err = 0;
 	return r;
 }
@@ -343,9 +348,18 @@ ceems_cgroup_stats_reader_open(const struct ceems_cgroup_job *job,
 }
 
 unsigned
+ceems_cgroup_stats_reader_rescan(struct ceems_cgroup_reader *r)
+{
+	if (r->version != CEEMS_CGROUP_V2 || r->fd[SRC_CPU_STAT] < 0)
+		return 0;
+	return ceems_cgroup_stepd_scan(&r->stepd,
+				       r->dirs.dir[CEEMS_CG_NCONTROLLERS]);
+}
+
+unsigned
 ceems_cgroup_stats_reader_nfiles(const struct ceems_cgroup_reader *r)
 {
-	unsigned n = 0;
+	unsigned n = ceems_cgroup_stepd_nfiles(r->stepd);
 
 	for (int s = 0; s < NSOURCES; s++)
 		if (r->fd[s] >= 0)
@@ -398,6 +412,7 @@ ceems_cgroup_stats_reader_close(struct ceems_cgroup_reader *r)
 	for (int s = 0; s < NSOURCES; s++)
 		if (r->fd[s] >= 0)
 			close(r->fd[s]);
+	ceems_cgroup_stepd_free(r->stepd);
 	ceems_hotmem_free(r);
 }
 
@@ -564,6 +579,8 @@ ceems_cgroup_stats_reader_read_some(struct ceems_cgroup_reader *r, uint32_t want
 		}
 	}
 	st->present &= ~st->failed;
+	/* The buffer is free again for the step daemons' files. */
+	ceems_cgroup_stepd_subtract(r->stepd, r->buf, sizeof(r->buf), st);
 
 	if (sample_peak && (st->present & CEEMS_CGF_MEM_CURRENT)) {
 		if (st->mem_current_bytes > r->peak_seen)

@@ -169,6 +169,19 @@ unsigned ceems_cgroup_walk(int dirfd, int depth, unsigned max_dirs,
  * and those below it.  0, -ENOENT when no count could be read, -errno. */
 int ceems_cgroup_oom_kills_v1_tree(const char *dir, uint64_t *kills);
 
+/* cgroup v2: Slurm's step daemons run inside the job's cgroup, in the
+ * slurm/ sub-cgroup of each step (step_S/slurm, beside the tasks'
+ * step_S/user), so the kernel's CPU time of a job or a step counts
+ * theirs.  A v2 reader gives its cgroup's CPU time (usage, user, system)
+ * less that of the slurm/ cgroups it follows: its own slurm/ (a step's
+ * reader) and its step_* /slurm (a job's), found when it is opened and
+ * by this call, which looks for those that came since (a step started):
+ * a directory listing, for a step's start or a full reading, not every
+ * tick.  A step's slurm/ removed with its step stays subtracted as last
+ * read; the CPU time given never goes back.  Returns how many were
+ * added; 0 on v1, where slurmstepd is outside the job's cgroup. */
+unsigned ceems_cgroup_stats_reader_rescan(struct ceems_cgroup_reader *reader);
+
 /* Number of files the reader keeps open (for the caller's fd budget). */
 unsigned ceems_cgroup_stats_reader_nfiles(const struct ceems_cgroup_reader *reader);
 

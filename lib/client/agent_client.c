@@ -278,14 +278,15 @@ ceems_agent_client_register_job(const char *socket_path,
 int
 ceems_agent_client_register_start(const char *socket_path,
 				  const struct ceems_agent_job_spec *spec,
-				  const char *step, int timeout_ms, char *err,
-				  size_t err_size)
+				  const char *step, uint32_t tasks, int timeout_ms,
+				  char *err, size_t err_size)
 {
 	struct ceems_agent_request *req =
 		new_request(CEEMS_AGENT_OP_REGISTER, spec->jobid, err, err_size);
 
 	if (req != NULL) {
 		req->spec = *spec;
+		req->tasks = tasks;
 		if (snprintf(req->step, sizeof(req->step), "%s", step) >=
 		    (int)sizeof(req->step)) {
 			free(req);
@@ -307,11 +308,13 @@ ceems_agent_client_deregister_job(const char *socket_path, uint32_t jobid,
 
 static int
 step_call(enum ceems_agent_op op, const char *socket_path, uint32_t jobid,
-	  const char *step, int timeout_ms, struct ceems_agent_job_report *out,
-	  char *err, size_t err_size)
+	  const char *step, uint32_t tasks, int timeout_ms,
+	  struct ceems_agent_job_report *out, char *err, size_t err_size)
 {
 	struct ceems_agent_request *req = new_request(op, jobid, err, err_size);
 
+	if (req != NULL)
+		req->tasks = tasks;
 	if (req != NULL &&
 	    snprintf(req->step, sizeof(req->step), "%s", step) >=
 	    (int)sizeof(req->step)) {
@@ -324,11 +327,11 @@ step_call(enum ceems_agent_op op, const char *socket_path, uint32_t jobid,
 
 int
 ceems_agent_client_step_start(const char *socket_path, uint32_t jobid,
-			      const char *step, int timeout_ms, char *err,
-			      size_t err_size)
+			      const char *step, uint32_t tasks, int timeout_ms,
+			      char *err, size_t err_size)
 {
 	return step_call(CEEMS_AGENT_OP_STEP_START, socket_path, jobid, step,
-			 timeout_ms, NULL, err, err_size);
+			 tasks, timeout_ms, NULL, err, err_size);
 }
 
 int
@@ -337,7 +340,7 @@ ceems_agent_client_step_end(const char *socket_path, uint32_t jobid,
 			    struct ceems_agent_job_report *out, char *err,
 			    size_t err_size)
 {
-	return step_call(CEEMS_AGENT_OP_STEP_END, socket_path, jobid, step,
+	return step_call(CEEMS_AGENT_OP_STEP_END, socket_path, jobid, step, 0,
 			 timeout_ms, out, err, err_size);
 }
 

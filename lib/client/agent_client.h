@@ -38,13 +38,15 @@ int ceems_agent_client_register_job(const char *socket_path,
 			     const struct ceems_agent_job_spec *spec,
 			     int timeout_ms, char *err, size_t err_size);
 /* Register SPEC's job (or find it registered) and start its step STEP,
- * in one request: 1 when the job was registered by it, 0 when it was
+ * with TASKS tasks on this node (0: not known, not sent), in one
+ * request: 1 when the job was registered by it, 0 when it was
  * registered already, or a -errno as above (-EINVAL from an agent that
- * takes no step with a registration). */
+ * takes no step, or no task count, with a registration). */
 int ceems_agent_client_register_start(const char *socket_path,
 				      const struct ceems_agent_job_spec *spec,
-				      const char *step, int timeout_ms,
-				      char *err, size_t err_size);
+				      const char *step, uint32_t tasks,
+				      int timeout_ms, char *err,
+				      size_t err_size);
 int ceems_agent_client_deregister_job(const char *socket_path, uint32_t jobid,
 			       int timeout_ms,
 			       struct ceems_agent_job_report *out, char *err,
@@ -73,11 +75,12 @@ int ceems_agent_client_step_end_status(const char *socket_path, uint32_t jobid,
 				     int timeout_ms,
 				     struct ceems_agent_job_report *out,
 				     char *err, size_t err_size);
-/* A step of a registered job starts or ends (step_end fills OUT with the
- * job's report, which holds the step's figures). */
+/* A step of a registered job starts (with TASKS tasks on this node; 0:
+ * not known, not sent) or ends (step_end fills OUT with the job's
+ * report, which holds the step's figures). */
 int ceems_agent_client_step_start(const char *socket_path, uint32_t jobid,
-				const char *step, int timeout_ms, char *err,
-				size_t err_size);
+				const char *step, uint32_t tasks,
+				int timeout_ms, char *err, size_t err_size);
 int ceems_agent_client_step_end(const char *socket_path, uint32_t jobid,
 			      const char *step, int timeout_ms,
 			      struct ceems_agent_job_report *out, char *err,

@@ -116,6 +116,8 @@ ceems_agent_proto_request_encode(const struct ceems_agent_request *req, char *bu
 		if (req->step[0] != '\0')
 			ceems_json_util_add(obj, "step",
 				       ceems_json_util_new_text(req->step, sizeof(req->step)), &ok);
+		if (req->step[0] != '\0' && req->tasks > 0)
+			ceems_json_util_add(obj, "tasks", json_object_new_int64(req->tasks), &ok);
 		break;
 	case CEEMS_AGENT_OP_DEREGISTER:
 	case CEEMS_AGENT_OP_REPORT:
@@ -137,6 +139,8 @@ ceems_agent_proto_request_encode(const struct ceems_agent_request *req, char *bu
 		ceems_json_util_add(obj, "jobid", json_object_new_int64(req->jobid), &ok);
 		ceems_json_util_add(obj, "step",
 			       ceems_json_util_new_text(req->step, sizeof(req->step)), &ok);
+		if (req->op == CEEMS_AGENT_OP_STEP_START && req->tasks > 0)
+			ceems_json_util_add(obj, "tasks", json_object_new_int64(req->tasks), &ok);
 		if (req->op == CEEMS_AGENT_OP_STEP_END && req->have_status)
 			ceems_json_util_add(obj, "status",
 				       json_object_new_int64(req->status), &ok);
@@ -149,6 +153,27 @@ ceems_agent_proto_request_encode(const struct ceems_agent_request *req, char *bu
 	return finish(obj, buf, size);
 }
 
+/* The optional number KEY of OBJ, MIN..MAX, into *OUT: 1 when there, 0
+ * when not; a refusal with the sentence REFUSED when it is there and
+ * must not be (REFUSED NULL: it may). */
+static int
+agent_proto_optional_uint(const struct json_object *obj, const char *key,
+			  const char *refused, uint64_t min, uint64_t max,
+			  uint64_t *out, char *err, size_t err_size)
+{
+	const struct json_object *val = ceems_json_util_get(obj, key);
+	int r;
+
+	if (val == NULL)
+		return 0;
+	if (refused != NULL)
+		return ceems_json_util_error(err, err_size, "%s", refused);
+	if ((r = ceems_json_util_read_uint(val, key, min, max, out, err,
+					   err_size)) < 0)
+		return r;
+	return 1;
+}
+
 /* A step_end's optional "status": a wait status, 0..65535; step_start
  * has none. */
 static int
@@ -156,21 +181,37 @@ agent_proto_read_status(const struct json_object *obj,
 			struct ceems_agent_request *req, char *err,
 			size_t err_size)
 {
-	const struct json_object *val = ceems_json_util_get(obj, "status");
 	uint64_t status;
-	int r;
+	int r = agent_proto_optional_uint(obj, "status",
+			req->op != CEEMS_AGENT_OP_STEP_END ?
+			"step_start request: unknown key \"status\"" : NULL,
+			0, 65535, &status, err, err_size);
 
-	if (val == NULL)
-		return 0;
-	if (req->op != CEEMS_AGENT_OP_STEP_END)
-		return ceems_json_util_error(err, err_size, "step_start request: "
-					"unknown key \"status\"");
-	if ((r = ceems_json_util_read_uint(val, "status", 0, 65535, &status, err,
-				      err_size)) < 0)
-		return r;
-	req->status = (int)status;
-	req->have_status = true;
-	return 0;
+	if (r > 0) {
+		req->status = (int)status;
+		req->have_status = true;
+	}
+	return r < 0 ? r : 0;
+}
+
+/* The optional "tasks" of a step_start, or of a register that carries a
+ * step: the step's tasks on this node, 1..65535; step_end has none. */
+static int
+agent_proto_read_tasks(const struct json_object *obj,
+		       struct ceems_agent_request *req, char *err,
+		       size_t err_size)
+{
+	uint64_t tasks;
+	int r = agent_proto_optional_uint(obj, "tasks",
+			req->op == CEEMS_AGENT_OP_STEP_END ?
+			"step_end request: unknown key \"tasks\"" :
+			req->step[0] == '\0' ?
+			"register request: \"tasks\" needs \"step\"" : NULL,
+			1, UINT16_MAX, &tasks, err, err_size);
+
+	if (r > 0)
+		req->tasks = (uint32_t)tasks;
+	return r < 0 ? r : 0;
 }
 
 /* A deregister's "by": "extern" or "epilog", nothing else. */
@@ -280,10 +321,11 @@ ceems_agent_proto_request_decode(const char *buf, size_t len,
 			   struct ceems_agent_request *req, char *err,
 			   size_t err_size)
 {
-	static const char *const known_register[] = { "op", "job", "step", NULL };
+	static const char *const known_register[] = { "op", "job", "step",
+						      "tasks", NULL };
 	static const char *const known_status[] = { "op", NULL };
 	static const char *const known_step[] = { "op", "jobid", "step",
-						  "status", NULL };
+						  "status", "tasks", NULL };
 	struct json_object *obj, *val;
 	const char *op;
 	int r = -EINVAL;
@@ -326,6 +368,8 @@ ceems_agent_proto_request_decode(const char *buf, size_t len,
 		if (ceems_json_util_get(obj, "step") != NULL &&
 		    (r = read_step(obj, "register", req, err, err_size)) < 0)
 			goto out;
+		if ((r = agent_proto_read_tasks(obj, req, err, err_size)) < 0)
+			goto out;
 	} else if (strcmp(op, "deregister") == 0 || strcmp(op, "report") == 0 ||
 		   strcmp(op, "release") == 0) {
 		if ((r = decode_jobid_op(obj, op, req, err, err_size)) < 0)
@@ -341,6 +385,8 @@ ceems_agent_proto_request_decode(const char *buf, size_t len,
 		if ((r = read_step(obj, op, req, err, err_size)) < 0)
 			goto out;
 		if ((r = agent_proto_read_status(obj, req, err, err_size)) < 0)
+			goto out;
+		if ((r = agent_proto_read_tasks(obj, req, err, err_size)) < 0)
 			goto out;
 	} else if (strcmp(op, "status") == 0) {
 		req->op = CEEMS_AGENT_OP_STATUS;

@@ -17,7 +17,10 @@
  *                                      figures up to now, not up to the
  *                                      last tick)
  *   {"op":"status"}
- *   {"op":"step_start","jobid":N,"step":"batch"}
+ *   {"op":"step_start","jobid":N,"step":"batch"}   ("tasks":N optional:
+ *                                   the step's tasks on this node,
+ *                                   1..65535; a register that carries
+ *                                   a step may carry it too)
  *   {"op":"step_end","jobid":N,"step":"0"}     (reply: the job's report;
  *                                   "status":N optional, the step's wait
  *                                   status, 0..65535)
@@ -67,6 +70,11 @@
  *   optional, written only when known: absent means unknown.  A second
  *   register of a job with them fills them in (ceems_agent_register). 
  *
+ * "tasks" is newer than "step": an agent older than it refuses a
+ * request with it as invalid, and the job-side client then asks again
+ * without it (ceems_jobside_start), so that a step still starts with
+ * an older agent and its task count is unknown.
+ *
  * REPORT (struct ceems_agent_job_report): the job's report as the
  *   measurement model writes it (measure.h, where its members are listed).
  * Numbers are JSON integers for counters and ids, doubles otherwise
@@ -105,6 +113,9 @@ struct ceems_agent_request {
 	/* step_start, step_end; register: "" or the step to start with
 	 * the job's registration, in one request */
 	char step[CEEMS_STEP_ID_MAX];
+	/* step_start, register with a step: the step's tasks on this node
+	 * (1..65535), 0 when not known (then not written). */
+	uint32_t tasks;
 	/* step_end: the wait status of the step's task that failed, else
 	 * of its last one, when the plugin has it (HAVE_STATUS). */
 	bool have_status;

@@ -59,17 +59,23 @@ ceems_jobside_find_cgroup(pid_t pid, uint32_t jobid,
 int
 ceems_jobside_start(const char *socket_path,
 		    const struct ceems_agent_job_spec *spec, const char *step,
-		    int timeout_ms, char *err, size_t err_size)
+		    uint32_t tasks, int timeout_ms, char *err, size_t err_size)
 {
 	char why[256];
 	bool registered;
 	int r;
 
 	/* One request: one connection and one wait for the agent in the
-	 * step's slurmstepd.  An agent that takes no step with a
-	 * registration refuses it as invalid: then two. */
-	r = ceems_agent_client_register_start(socket_path, spec, step, timeout_ms,
-					      why, sizeof(why));
+	 * step's slurmstepd.  An agent that takes no task count refuses it
+	 * as invalid: then the same without it (the step's tasks stay
+	 * unknown).  An agent that takes no step with a registration
+	 * refuses that as invalid too: then two, and no task count, which
+	 * is newer than a register's step. */
+	r = ceems_agent_client_register_start(socket_path, spec, step, tasks,
+					      timeout_ms, why, sizeof(why));
+	if (r == -EINVAL && tasks > 0)
+		r = ceems_agent_client_register_start(socket_path, spec, step, 0,
+						      timeout_ms, why, sizeof(why));
 	if (r >= 0)
 		return r;
 	if (r != -EINVAL) {
@@ -90,7 +96,7 @@ ceems_jobside_start(const char *socket_path,
 		return r;
 	}
 	registered = r == 0;
-	r = ceems_agent_client_step_start(socket_path, spec->jobid, step,
+	r = ceems_agent_client_step_start(socket_path, spec->jobid, step, 0,
 					  timeout_ms, why, sizeof(why));
 	if (r < 0) {
 		snprintf(err, err_size, "step %s not started with the node agent: %s",

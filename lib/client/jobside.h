@@ -27,14 +27,15 @@ int ceems_jobside_find_cgroup(pid_t pid, uint32_t jobid,
 			      size_t err_size);
 
 /* Register SPEC's job with the agent at SOCKET_PATH (a job an earlier
- * step registered is fine) and start its step STEP.  Each call waits at
- * most TIMEOUT_MS.  Returns 1 when this call registered the job, 0 when
- * it was registered already, or a negative errno with ERR saying which
+ * step registered is fine) and start its step STEP, which runs TASKS
+ * tasks on this node (0: not known).  Each call waits at most
+ * TIMEOUT_MS.  Returns 1 when this call registered the job, 0 when it
+ * was registered already, or a negative errno with ERR saying which
  * call failed and why. */
 int ceems_jobside_start(const char *socket_path,
 			const struct ceems_agent_job_spec *spec,
-			const char *step, int timeout_ms, char *err,
-			size_t err_size);
+			const char *step, uint32_t tasks, int timeout_ms,
+			char *err, size_t err_size);
 
 /* The job is over on this node: deregister it with its metadata META,
  * ended BY "extern" or "epilog", in one call; the agent writes the

@@ -20,6 +20,7 @@
  *   mem_peak_bytes, oom_kills and each joules entry only when measured
  *   for that step (the have_ flags
  *   of struct ceems_agent_step_report; decoding sets them from presence).
+ *   "tasks":N (1..65535), the step's tasks on the node, only when known.
  *   usage: one key per measured field of struct ceems_cgroup_stats, named
  *   as the field (cpu_user_ns, cpu_system_ns, cpu_usage_ns,
  *   mem_current_bytes, mem_peak_bytes, mem_rss_bytes, mem_cache_bytes,
@@ -158,12 +159,24 @@ struct ceems_agent_step_report {
 	/* joules[d] measured: a tick covered domain d for the job while
 	 * the step's cgroup could be read. */
 	bool have_joules[CEEMS_DOMAIN_COUNT];
+	/* The step's tasks on this node, as its slurmstepd counted them
+	 * (have_tasks; unknown when an older plugin started the step, or
+	 * the step was recovered from an older agent's state).  Slurm caps
+	 * a node's tasks below 65534 (MaxTasksPerNode), so 16 bits hold
+	 * them, in what was padding: the state file's layout holds.  A
+	 * step's tasks over all its nodes are summed where the nodes'
+	 * records meet (ceems-sacct, PostgreSQL), not here. */
+	bool have_tasks;
+	uint16_t tasks;
 	uint64_t mem_peak_bytes;
 	double joules[CEEMS_DOMAIN_COUNT];
 };
 _Static_assert(offsetof(struct ceems_agent_step_report, elapsed_s) ==
 	       CEEMS_STEP_ID_MAX + 8,
 	       "a step's OOM kills took padding only: the state file's layout holds");
+_Static_assert(offsetof(struct ceems_agent_step_report, mem_peak_bytes) ==
+	       CEEMS_STEP_ID_MAX + 32,
+	       "a step's tasks took padding only: the state file's layout holds");
 
 /* An interval the agent could not account for the job (it was down), in
  * Unix seconds.  At most CEEMS_AGENT_MAX_GAPS are kept; later ones

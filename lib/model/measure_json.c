@@ -302,6 +302,8 @@ step_to_json(const struct ceems_agent_step_report *st,
 		ceems_json_util_add(obj, "mem_peak_bytes", ceems_json_util_new_u64(st->mem_peak_bytes), ok);
 	if (st->have_oom_kills)
 		ceems_json_util_add(obj, "oom_kills", ceems_json_util_new_u64(st->oom_kills), ok);
+	if (st->have_tasks)
+		ceems_json_util_add(obj, "tasks", ceems_json_util_new_u64(st->tasks), ok);
 	j = json_object_new_object();
 	for (int d = 0; j != NULL && d < CEEMS_DOMAIN_COUNT; d++)
 		if (l->measured[d] && st->have_joules[d])
@@ -649,6 +651,15 @@ step_from_json(const struct json_object *obj,
 			return r;
 		st->oom_kills = (uint32_t)kills;
 		st->have_oom_kills = true;
+	}
+	if ((val = ceems_json_util_get(obj, "tasks")) != NULL) {
+		uint64_t tasks;
+
+		if ((r = ceems_json_util_read_uint(val, "report.steps[].tasks", 1,
+				   UINT16_MAX, &tasks, err, err_size)) < 0)
+			return r;
+		st->tasks = (uint16_t)tasks;
+		st->have_tasks = true;
 	}
 	if ((j = ceems_json_util_get(obj, "joules")) == NULL)
 		return 0;

@@ -144,7 +144,7 @@ BEGIN
 	END IF;
 
 	INSERT INTO ceems.job_steps (job_key, node, step_id, ended, elapsed_s,
-		cpu_s, mem_peak_bytes, package_j, dram_j, gpu_j, node_j)
+		cpu_s, mem_peak_bytes, package_j, dram_j, gpu_j, node_j, tasks)
 	SELECT i.job_key, i.node,
 	       (s ->> 'id'),
 	       coalesce((s ->> 'ended')::boolean, false),
@@ -156,7 +156,9 @@ BEGIN
 	       (s -> 'joules' ->> 'package')::double precision,
 	       (s -> 'joules' ->> 'dram')::double precision,
 	       (s -> 'joules' ->> 'gpu')::double precision,
-	       (s -> 'joules' ->> 'node')::double precision
+	       (s -> 'joules' ->> 'node')::double precision,
+	       -- Absent (plugins and agents before it): unknown, NULL (028).
+	       (s ->> 'tasks')::integer
 	FROM unnest(items) i,
 	     jsonb_array_elements((records -> (i.ord - 1)) -> 'measurements' -> 'steps') s
 	WHERE i.outcome <> 'unchanged';

@@ -8,7 +8,7 @@ CREATE OR REPLACE VIEW ceems.job_step_sums AS
 SELECT s.job_key,
        array_agg(ROW(s.step_id, s.nodes, s.elapsed_s, s.cpu_s,
 		     s.mem_peak_bytes, s.package_j, s.dram_j, s.gpu_j,
-		     s.node_j)::ceems.step_summary
+		     s.node_j, s.tasks)::ceems.step_summary
 		 ORDER BY s.step_id COLLATE "C") AS steps
 FROM (SELECT st.job_key, st.step_id,
 	     count(*)::integer AS nodes,
@@ -16,7 +16,9 @@ FROM (SELECT st.job_key, st.step_id,
 	     sum(st.cpu_s) AS cpu_s,
 	     max(st.mem_peak_bytes) AS mem_peak_bytes,
 	     sum(st.package_j) AS package_j, sum(st.dram_j) AS dram_j,
-	     sum(st.gpu_j) AS gpu_j, sum(st.node_j) AS node_j
+	     sum(st.gpu_j) AS gpu_j, sum(st.node_j) AS node_j,
+	     -- Every node's count, or none: a partial sum is no count (028).
+	     CASE WHEN count(st.tasks) = count(*) THEN sum(st.tasks) END AS tasks
       FROM ceems.job_steps st
       GROUP BY st.job_key, st.step_id) s
 GROUP BY s.job_key;

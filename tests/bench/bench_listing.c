@@ -60,8 +60,8 @@ main(int argc, char **argv)
 	}
 	q.start = (time_t)strtoll(argv[3], NULL, 10);
 	q.end = (time_t)strtoll(argv[4], NULL, 10);
-	q.nusers = 1;
-	snprintf(q.users[0], sizeof(q.users[0]), "%s", argv[2]);
+	if (sacct_merge_name_add(&q.users, &q.nusers, &q.users_cap, argv[2]) < 0)
+		return 1;
 	q.only_uid = UINT32_MAX;
 	if ((pg = sacct_pg_connect(argv[1], &refused, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "bench_listing: %s\n", err);

@@ -108,7 +108,7 @@ main(int argc, char **argv)
 	for (r = 0; r < repeat; r++) {
 		double t0 = bench_now_ms();
 
-		if (sacct_output_rows(out, cols, ncols, &rows, &o) < 0 || fflush(out) != 0) {
+		if (sacct_output_rows(out, cols, ncols, &rows, NULL, &o) < 0 || fflush(out) != 0) {
 			fprintf(stderr, "bench_output: the output failed\n");
 			return 1;
 		}

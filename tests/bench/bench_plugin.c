@@ -319,7 +319,7 @@ main(int argc, char **argv)
 			memset(&spec, 0, sizeof(spec));
 			spec.jobid = jobid;
 			spec.cgroup = cgroup;
-			r = ceems_jobside_start(config.socket_path, &spec, "extern",
+			r = ceems_jobside_start(config.socket_path, &spec, "extern", 1,
 						TIMEOUT_MS, err, sizeof(err));
 		}
 		t[START_FIRST][rep] = bench_now_ms() - t0;
@@ -338,7 +338,7 @@ main(int argc, char **argv)
 			memset(&spec, 0, sizeof(spec));
 			spec.jobid = jobid;
 			spec.cgroup = cgroup;
-			r = ceems_jobside_start(config.socket_path, &spec, "batch",
+			r = ceems_jobside_start(config.socket_path, &spec, "batch", 1,
 						TIMEOUT_MS, err, sizeof(err));
 		}
 		t[START_NEXT][rep] = bench_now_ms() - t0;

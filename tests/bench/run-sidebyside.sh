@@ -45,6 +45,14 @@
 #       job) and of the agent from submission until the last slurmstepd
 #       has gone, the agent's idle cost over a window as long before
 #       -> OUT/jobcost.csv (ms per job: doc/performance.md)
+#   run-sidebyside.sh jobpair OUT
+#       the same question in one cluster of way ceems, where the plugin
+#       is the only difference: BENCH_STEADY_ROUNDS rounds of two
+#       batches of BENCH_JOBS jobs of `true`, one with the plugin in
+#       plugstack.conf and one with it empty (each slurmstepd reads the
+#       file when it starts; the agent runs through both), in the
+#       order ceems, none, then none, ceems; CPU time of the
+#       slurmstepds, slurmd and the agent per batch -> OUT/jobpair.csv
 #   run-sidebyside.sh profile OUT
 #       way ceems, BENCH_JOBS sleeping jobs: where the agent's CPU goes
 #       (perf record) -> OUT/agent-profile.txt, and its system calls
@@ -457,6 +465,52 @@ idle_power_dram = learn" ;;
 	bench_teardown
 }
 
+# batch_cpu ROUND WAY OUT: BENCH_JOBS jobs of `true` at once, until the
+# last slurmstepd has gone; one line of OUT/jobpair.csv.
+batch_cpu() {
+	local r=$1 way=$2 out=$3 s0 s1 i
+	s0=$(snapshot)
+	for i in $(seq "$BENCH_JOBS"); do
+		submit nobody -p over -c1 --mem=64M -o /dev/null --wrap true >/dev/null ||
+			{ bench_teardown; die "sbatch failed"; }
+	done
+	wait_empty
+	stepds_gone
+	s1=$(snapshot)
+	echo "$s0 $s1" | awk -v r="$r" -v w="$way" -v n="$BENCH_JOBS" '{
+		slurmd = ($7 - $2) / 1e9; tree = ($8 - $3) / 1e9
+		printf "%s,%s,%d,%.3f,%.6f,%.6f,%.6f\n", r, w, n, ($6 - $1) / 1e9, slurmd,
+			tree - slurmd + ($10 - $5) / 1e9, ($9 - $4) / 1e9 }' >>"$out/jobpair.csv"
+}
+
+# jobpair_chunk OUT: the plugin's cost in slurmstepd, batches with and
+# without it in one cluster -> OUT/jobpair.csv.
+jobpair_chunk() {
+	local out=$1 r way stack registered=0
+	[ -s "$out/jobpair.csv" ] ||
+		echo "round,way,jobs,window_s,slurmd_cpu_s,stepd_cpu_s,agent_cpu_s" >"$out/jobpair.csv"
+	way_setup ceems
+	stack=$(cat "$SLURM_DIR/plugstack.conf")
+	[ -n "$stack" ] || { bench_teardown; die "way ceems has an empty plugstack.conf"; }
+	sleep 3
+	for r in $(seq "$BENCH_STEADY_ROUNDS"); do
+		for way in $( [ $((r % 2)) = 1 ] && echo ceems none || echo none ceems); do
+			if [ "$way" = ceems ]; then
+				printf '%s\n' "$stack" >"$SLURM_DIR/plugstack.conf"
+			else
+				: >"$SLURM_DIR/plugstack.conf"
+			fi
+			batch_cpu "$r" "$way" "$out"
+			if [ "$way" = ceems ]; then
+				registered=$((registered + BENCH_JOBS))
+				measured "$registered"
+			fi
+		done
+	done
+	printf '%s\n' "$stack" >"$SLURM_DIR/plugstack.conf"
+	bench_teardown
+}
+
 machine() {
 	local cpu
 	cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
@@ -477,6 +531,8 @@ case $cmd in
 		mkdir -p "$1" && steady_chunk "$(cd "$1" && pwd)" ;;
 	jobcost) [ $# = 1 ] || die "usage: jobcost OUT"
 		mkdir -p "$1" && jobcost_chunk "$(cd "$1" && pwd)" ;;
+	jobpair) [ $# = 1 ] || die "usage: jobpair OUT"
+		mkdir -p "$1" && jobpair_chunk "$(cd "$1" && pwd)" ;;
 	profile) [ $# = 1 ] || die "usage: profile OUT"
 		mkdir -p "$1" && profile_chunk "$(cd "$1" && pwd)" ;;
 	scale) [ $# = 1 ] || die "usage: scale OUT"

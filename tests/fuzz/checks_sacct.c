@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "sacct/sacct_time.h"
 #include "sacct/sacct_units.h"
 #include "sacct/sacct_jobs.h"
+#include "sacct/sacct_slurm.h"
 
 #define FUZZ_NOW 1741789845
 
@@ -36,6 +38,56 @@ digits(const char *s)
 	for (; *s != '\0'; s++)
 		n += *s >= '0' && *s <= '9';
 	return n;
+}
+
+/* Slurm's sacct output, any bytes: matched to two rows, or refused
+ * with a message and no cell filled; a filled cell is a column ceems
+ * leaves empty. */
+static const char *
+check_slurm_output(const char *data, size_t len)
+{
+	struct sacct_column cols[SACCT_MAX_COLUMNS];
+	struct sacct_rows rows = { 0 };
+	struct sacct_row *row;
+	struct sacct_slurm *s;
+	const char *const *cells;
+	const char *why = NULL;
+	char err[256];
+	size_t n = 0, i;
+	int ret;
+
+	if (sacct_fields_format_parse("JobID,AdminComment,Comment%20", cols,
+				      SACCT_MAX_COLUMNS, &n, err, sizeof(err)) < 0)
+		return "the fixed --format list was refused";
+	for (i = 0; i < 2; i++) {
+		if ((row = sacct_row_add(&rows)) == NULL)
+			return NULL;	/* out of memory: nothing to check */
+		snprintf(row->cluster, sizeof(row->cluster), "c");
+		row->jobid = 7;
+		row->start_time = 86400;
+		snprintf(row->step, sizeof(row->step), "%s", i == 0 ? "" : "batch");
+	}
+	if ((s = sacct_slurm_new(cols, n, &rows)) == NULL) {
+		sacct_row_free(&rows);
+		return NULL;
+	}
+	memset(err, 'x', sizeof(err));
+	if (sacct_slurm_append(s, data, len) < 0)
+		goto out;
+	ret = sacct_slurm_match(s, err, sizeof(err));
+	cells = sacct_slurm_cells(s);
+	if (ret != 0 && ret != -1)
+		why = "sacct_slurm_match: returned neither 0 nor -1";
+	else if (ret < 0 && (cells != NULL || !terminated(err, sizeof(err))))
+		why = "sacct_slurm_match: filled cells or gave no message on error";
+	for (i = 0; why == NULL && ret == 0 && i < 2 * n; i++)
+		if (cells[i] != NULL &&
+		    cols[i % n].field->status != SACCT_FIELD_EMPTY)
+			why = "sacct_slurm_match: filled a column ceems fills";
+out:
+	sacct_slurm_free(s);
+	sacct_row_free(&rows);
+	return why;
 }
 
 const char *
@@ -138,5 +190,5 @@ fuzz_check_sacct(const char *data, size_t len)
 		if (!isfinite(s.rows[i][SACCT_S_T]))
 			return "sacct_spool_series_parse: a row without a time";
 	free(s.rows);
-	return NULL;
+	return check_slurm_output(data, len);
 }

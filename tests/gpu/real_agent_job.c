@@ -262,7 +262,7 @@ start_job(const char *socket, struct ceems_agent_job_spec *spec,
 	memset(spec, 0, sizeof(*spec));
 	spec->jobid = jobid;
 	spec->cgroup = cgroup;
-	r = ceems_jobside_start(socket, spec, "extern", TIMEOUT_MS, err,
+	r = ceems_jobside_start(socket, spec, "extern", 1, TIMEOUT_MS, err,
 				err_size);
 	if (r < 0)
 		return r;
@@ -274,7 +274,7 @@ start_job(const char *socket, struct ceems_agent_job_spec *spec,
 	r = ceems_agent_client_register_job(socket, spec, TIMEOUT_MS, err, err_size);
 	if (r < 0 && r != -EEXIST)
 		return r;
-	return ceems_jobside_start(socket, spec, "batch", TIMEOUT_MS, err,
+	return ceems_jobside_start(socket, spec, "batch", 1, TIMEOUT_MS, err,
 				   err_size);
 }
 

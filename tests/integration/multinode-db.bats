@@ -30,6 +30,7 @@
 
 load lib/ceems-cluster
 load lib/acct-energy
+load lib/sacct-compare
 
 export CEEMS_TEST_NODES=3
 NODES="n1 n2 n3"
@@ -326,6 +327,12 @@ faketime_env() {
 		[ -e "$lib" ] && { echo "env LD_PRELOAD=$lib FAKETIME=$1"; return 0; }
 	done
 	return 1
+}
+
+@test "Slurm's own accounting: sacct and ceems-sacct agree field by field on the 3-node job and the 1-node job" {
+	[ -z "$(slurm_energy_skip_reason)" ] || skip "$(slurm_energy_skip_reason)"
+	ceems_sacct -j 1 -n >/dev/null 2>&1 || true	# writes sacct.conf
+	sacct_compare "$MULTI,$ONE" "$CEEMS_DIR/sacct.conf"
 }
 
 # Last in this file: slurmdbd runs on under a clock three hours ahead.

@@ -5,16 +5,11 @@
 # Slurm's sacct (slurmdbd and MariaDB, tests/harness/slurmdbd.sh) and
 # through ceems-sacct (the agent's records), each with
 # --parsable2 --noheader --format=F for every field sacct prints, and
-# compared field by field, line by line:
-#   - a field ceems fills in sacct's format (status "sacct" in
-#     ceems-sacct --explain-fields) is identical, unless it is one of the
-#     differences doc/sacct-fields.md names (DIFFERS below, with why);
-#   - a field ceems does not keep (status "empty") is an empty cell;
-#   - the energy fields are not compared: this cluster runs no
-#     AcctGatherEnergyType, so Slurm has none (acct-energy.bats compares
-#     them with acct_gather_energy/ceems).
-# Every field and every line is written to fd 3, so that a run shows the
-# whole comparison.
+# compared field by field, line by line (lib/sacct-compare.bash says
+# how); the energy fields are not compared: this cluster runs no
+# AcctGatherEnergyType, so Slurm has none (acct-energy.bats compares them
+# with acct_gather_energy/ceems).  With slurm_sacct, the fields ceems
+# does not keep are Slurm's own, on every line.
 #
 # One cluster for the file (setup_file), the jobs submitted together;
 # the timed out job's one-minute limit (Slurm ends it after 87 s) is the
@@ -24,17 +19,7 @@
 # check-integration), mariadb-server and slurmdbd.
 
 load lib/ceems-cluster
-
-# The sacct fields ceems fills whose value differs from sacct's, and
-# why (doc/sacct-fields.md says the same).
-declare -gA DIFFERS=(
-	[MaxRSS]="the step's cgroup peak on its node, not its largest task's sampled RSS"
-	[TotalCPU]="the cgroup's CPU time, not the tasks' rusage"
-	[Elapsed]="a step's: its cgroup's life, where sacct's is its end minus its start in whole seconds"
-	[ElapsedRaw]="a step's: its cgroup's life, where sacct's is its end minus its start in whole seconds"
-	[ConsumedEnergy]="not compared: no energy plugin in Slurm here"
-	[ConsumedEnergyRaw]="not compared: no energy plugin in Slurm here"
-)
+load lib/sacct-compare
 
 _skip_reason() {
 	if [ -z "${CEEMS_SPANK_PLUGIN:-}" ]; then
@@ -105,26 +90,14 @@ _slurm_settled() {
 	return 1
 }
 
-# _fields: every field sacct prints (its --helpformat: names only).
-_fields() {
-	sacct --helpformat | tr -s ' \n' '\n' | grep .
-}
-
-# _listing TOOL FIELDS: TOOL's lines for the jobs, sorted by JobID (its
-# first field), every field asked for.
+# _listing TOOL FIELDS: TOOL's lines for the jobs, sorted by JobID.
 _listing() {
-	local tool=$1 fields=$2
-	if [ "$tool" = sacct ]; then
-		sacct -P -n -j "$(_ids)" -o "JobID,$fields"
-	else
-		"$CEEMS_TOP_BUILDDIR/tools/ceems-sacct" -c "$CEEMS_DIR/ceems.conf" \
-			-P -n -j "$(_ids)" -o "JobID,$fields"
-	fi | LC_ALL=C sort -t'|' -k1,1
+	sacct_compare_listing "$1" "$(_ids)" "$CEEMS_DIR/ceems.conf" "$2"
 }
 
 @test "sacct's own --helpformat names fields ceems-sacct accepts, every one" {
 	local f missing=""
-	for f in $(_fields); do
+	for f in $(sacct_compare_fields); do
 		"$CEEMS_TOP_BUILDDIR/tools/ceems-sacct" -c "$CEEMS_DIR/ceems.conf" \
 			-j 1 -n -P -o "$f" >/dev/null 2>&1 || missing="$missing $f"
 	done
@@ -140,57 +113,56 @@ _listing() {
 	[ "$s" = "$c" ] || { diff <(echo "$s") <(echo "$c"); false; }
 }
 
-# _cells FIELD SACCT CEEMS: FIELD's column of both listings, line by line
-# (same lines, same order): "same", "none" (ceems empty where sacct has
-# a value), or "differ", one word a line.
-_cells() {
-	paste -d'\n' <(printf '%s\n' "$2") <(printf '%s\n' "$3") |
-		awk 'NR % 2 { s = $0; next } { print ($0 == s ? "same" : $0 == "" ? "none" : "differ") }'
+@test "every field sacct 22.05 prints: identical where ceems fills it, empty where it has none" {
+	sacct_compare "$(_ids)" "$CEEMS_DIR/ceems.conf"
 }
 
-@test "every field sacct 22.05 prints: identical where ceems fills it, empty where it has none" {
-	local fields names s c f i n sv cv kinds bad=0 same=0 partly=0 differ=0 empty=0
-	mapfile -t names < <(_fields)
+@test "with slurm_sacct, every field ceems does not keep is Slurm's own value, line by line" {
+	local names=() fields s c f i n sv cv kinds bad=0 filled=0 conf id
+	id=$(cut -d' ' -f1 "$CEEMS_DIR/jobs" | sed -n 2p)
+	# a value only Slurm has: an admin's comment on the completed job
+	sacctmgr -i modify job where jobid="$id" set AdminComment="ceems checked|here" >/dev/null ||
+		skip "sacctmgr cannot set an AdminComment here"
+	for _ in $(seq 1 50); do
+		[ -n "$(sacct -n -P -j "$id" -X -o AdminComment)" ] && break
+		sleep 0.2
+	done
+	conf=$BATS_TEST_TMPDIR/ceems.conf
+	{ cat "$CEEMS_DIR/ceems.conf"; echo "slurm_sacct = $(command -v sacct)"; } >"$conf"
+	while read -r f st _; do
+		[ "$st" = empty ] && [ -n "$(sacct_compare_fields | grep -x "$f")" ] && names+=("$f")
+	done < <("$CEEMS_TOP_BUILDDIR/tools/ceems-sacct" --explain-fields)
 	fields=$(IFS=,; echo "${names[*]}")
-	s=$(_listing sacct "$fields")
-	c=$(_listing ceems "$fields")
-	[ "$(cut -d'|' -f1 <<<"$s")" = "$(cut -d'|' -f1 <<<"$c")" ]
-	declare -A status
-	while read -r f st _; do status[$f]=$st; done < <(
-		"$CEEMS_TOP_BUILDDIR/tools/ceems-sacct" --explain-fields)
+	# '|' is in the comment: another delimiter for both
+	s=$(sacct --delimiter=@@ -P -n -j "$(_ids)" -o "JobID,$fields" | LC_ALL=C sort)
+	c=$("$CEEMS_TOP_BUILDDIR/tools/ceems-sacct" -c "$conf" --delimiter=@@ \
+		-P -n -j "$(_ids)" -o "JobID,$fields" | LC_ALL=C sort)
+	grep -q "^$id@@ceems checked|here@@" <<<"$c" ||
+		{ echo "the AdminComment is not in ceems-sacct's line of job $id"; false; }
 	n=${#names[@]}
 	for i in $(seq 1 "$n"); do
 		f=${names[$((i - 1))]}
-		sv=$(cut -d'|' -f$((i + 1)) <<<"$s")
-		cv=$(cut -d'|' -f$((i + 1)) <<<"$c")
-		# sacct names who cancelled a job; ceems does not keep it
-		[ "$f" = State ] && sv=$(sed 's/^CANCELLED by [0-9]*$/CANCELLED/' <<<"$sv")
-		kinds=$(_cells "$f" "$sv" "$cv" | sort -u | paste -sd' ')
-		case ${status[$f]:-}:$kinds in
-		empty:same | empty:none | "empty:none same")
-			empty=$((empty + 1)) ;;
-		empty:*)
-			echo "$f: ceems does not keep it, yet printed: $(paste -sd' ' <<<"$cv")"
-			bad=1 ;;
-		sacct:same)
-			same=$((same + 1))
-			echo "# $f: identical" >&3 ;;
-		sacct:none | "sacct:none same")
-			partly=$((partly + 1))
-			echo "# $f: identical where ceems has it: sacct [$(paste -sd' ' <<<"$sv")] ceems [$(paste -sd' ' <<<"$cv")]" >&3 ;;
-		sacct:*)
-			if [ -n "${DIFFERS[$f]:-}" ]; then
-				differ=$((differ + 1))
-				echo "# $f: differs (${DIFFERS[$f]}): sacct [$(paste -sd' ' <<<"$sv")] ceems [$(paste -sd' ' <<<"$cv")]" >&3
-			else
-				echo "$f: sacct [$(paste -sd' ' <<<"$sv")] ceems [$(paste -sd' ' <<<"$cv")]"
-				bad=1
-			fi ;;
-		*)
-			echo "$f: sacct prints it, ceems-sacct --explain-fields does not list it"
-			bad=1 ;;
-		esac
+		sv=$(sed 's/@@/\x1e/g' <<<"$s" | cut -d$'\x1e' -f$((i + 1)))
+		cv=$(sed 's/@@/\x1e/g' <<<"$c" | cut -d$'\x1e' -f$((i + 1)))
+		kinds=$(sacct_compare_cells "$sv" "$cv" | sort -u | paste -sd' ')
+		if [ "$kinds" = same ]; then
+			[ -n "$(tr -d '\n' <<<"$sv")" ] && filled=$((filled + 1))
+		else
+			echo "$f: sacct [$(paste -sd' ' <<<"$sv")] ceems [$(paste -sd' ' <<<"$cv")]"
+			bad=1
+		fi
 	done
-	echo "# $n fields: $same identical, $partly identical where ceems has them, $differ differing as documented, $empty not kept (empty)" >&3
-	[ "$bad" = 0 ]
+	echo "# $n fields ceems does not keep: each identical to sacct's on every line, $filled of them with a value" >&3
+	[ "$bad" = 0 ] && [ "$filled" -gt 10 ]
+}
+
+@test "with slurm_sacct naming a program that fails, one warning and the empty cells" {
+	local conf out
+	conf=$BATS_TEST_TMPDIR/ceems.conf
+	{ cat "$CEEMS_DIR/ceems.conf"; echo "slurm_sacct = /bin/false"; } >"$conf"
+	run "$CEEMS_TOP_BUILDDIR/tools/ceems-sacct" -c "$conf" -P -n -j "$(_ids)" -o JobID,AdminComment
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -qx "ceems-sacct: warning: Slurm's sacct: /bin/false exited with 1; the fields ceems does not keep are empty" ||
+		{ echo "$output"; false; }
+	[ "$(echo "$output" | grep -c '|$')" -ge 6 ]
 }

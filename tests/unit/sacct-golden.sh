@@ -51,6 +51,21 @@ mkdir "$tmp/part-spool" &&
 printf 'spool_dir = %s\ncluster = c1\n' "$tmp/part-spool" >"$tmp/part.conf"
 printf 'spool_dir = %s\ncluster = c1\ndatabase = %s\n' "$tmp/part-spool" "$down_db" \
     >"$tmp/down-part.conf"
+# Steps with their task counts (NTasks): job 1001's step 0 ran 8 tasks,
+# its batch and extern steps one each; the two-node job 1003's extern
+# step one task on each node, its batch step 4 on node01 and a count
+# node02's record lacks (an older plugin's): unknown, not partial.
+mkdir "$tmp/tasks-spool" &&
+    sed 's/"id":"0",/&"tasks":8,/; s/"id":"batch",/&"tasks":1,/; s/"id":"extern",/&"tasks":1,/' \
+        "$fixtures"/sacct/spool/*-c1-1001-*-node01.json \
+        >"$tmp/tasks-spool/000001741604401-c1-1001-1741600800-node01.json" &&
+    sed 's/"id":"batch",/&"tasks":4,/; s/"id":"extern",/&"tasks":1,/' \
+        "$fixtures"/sacct/spool/*-c1-1003-*-node01.json \
+        >"$tmp/tasks-spool/000001741629601-c1-1003-1741615200-node01.json" &&
+    sed 's/"id":"extern",/&"tasks":1,/' \
+        "$fixtures"/sacct/spool/*-c1-1003-*-node02.json \
+        >"$tmp/tasks-spool/000001741629605-c1-1003-1741615200-node02.json" || exit 1
+printf 'spool_dir = %s\ncluster = c1\n' "$tmp/tasks-spool" >"$tmp/tasks.conf"
 have_pq=no
 grep -q '^#define HAVE_LIBPQ 1' "$top_build/config.h" 2>/dev/null && have_pq=yes
 skip=" ${SACCT_GOLDEN_SKIP:-} "
@@ -178,11 +193,19 @@ case_ err-jobid -- -j 12x
 case_ explain-fields -- --explain-fields
 case_ sacct-fields -- -j 1001,1004 -P -o JobID,AdminComment,NTasks,TRESUsageOutAve,Timelimit,TimelimitRaw,MaxRSS,ReqMem,ConsumedEnergy,NCPUS,tresusageinmaxn
 case_ units-m -- -j 1001,1004 -P -o JobID,ReqMem,MaxRSS,ConsumedEnergy --units=M
+# TRES usage: the parts ceems keeps of a step, in sacct's order and
+# units (--units converts them too); job lines and the rest empty.
+case_ tres-usage -- -j 1001,1003,1004 -P -o JobID,TotalCPU,ConsumedEnergyRaw,MaxRSS,TRESUsageInTot,TRESUsageInMax,TRESUsageInAve,TRESUsageOutTot
+case_ tres-usage-units -- -j 1001 -P -o JobID,TRESUsageInTot,TRESUsageInMax --units=M
 case_ units-k -- -j 1001 -P -o JobID,ReqMem,MaxRSS,ConsumedEnergy --units=k
 case_ noconvert -- -j 1001 -P -o JobID,ReqMem,MaxRSS,ConsumedEnergy --noconvert
 case_ err-units -- --units=X
 case_ array -- -j 1001,1003 -X -P -o JobID,State --array
 case_ array-task -- -j 1001_0,1003_2 -X -P -o JobID,State
+# NTasks: a step's tasks summed over its nodes, empty on job lines and
+# where a node's record lacks the count; --json keeps each node's.
+own_case ntasks tasks -- -j 1001,1003 -P -o JobID,NNodes,NTasks,MaxRSS
+own_case ntasks-json tasks -- --json -j 1001
 own_case duplicates dup -- -j 1001 -P -o JobID,Start,End -D
 own_case duplicates-latest dup -- -j 1001 -P -o JobID,Start,End
 own_case duplicates-window dup -- -S 2025-03-10 -E 2025-03-11 -X -P -o JobID,Start

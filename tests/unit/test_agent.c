@@ -121,6 +121,12 @@ test_steps(void)
 	       "a step without a cgroup of its own is still recorded");
 	is_int(ceems_agent_step_start(a, 43, "batch", 400 * SEC), -ENOENT, "steps need a registered job");
 	is_int(ceems_agent_step_start(a, 42, "../x", 400 * SEC), -EINVAL, "a step name cannot climb the tree");
+	is_int(ceems_agent_step_tasks(a, 42, "0", 16), 0, "step 0 runs 16 tasks on the node");
+	is_int(ceems_agent_step_tasks(a, 42, "7", 1), -ENOENT, "an unknown step has no tasks");
+	is_int(ceems_agent_step_tasks(a, 43, "0", 1), -ENOENT, "nor a step of an unknown job");
+	is_int(ceems_agent_step_tasks(a, 42, "0", 0), -EINVAL, "no step runs 0 tasks");
+	is_int(ceems_agent_step_tasks(a, 42, "0", 65536), -EINVAL,
+	       "nor more than a node can (65535)");
 
 	/* Over one second the job used 1.5 CPU-s, its batch step 1.2. */
 	write_u64(cg_root, BATCH_CPUACCT, 2401000000ULL + 1200000000ULL);
@@ -147,6 +153,8 @@ test_steps(void)
 	ok(!r.steps[1].have_joules[CEEMS_DOMAIN_PACKAGE] &&
 	   !r.steps[1].have_joules[CEEMS_DOMAIN_DRAM],
 	   "nor any energy, though its job's was measured");
+	ok(r.steps[1].have_tasks && r.steps[1].tasks == 16 && !r.steps[0].have_tasks,
+	   "the report has step 0's tasks, the batch step's unknown (not sent)");
 	sum = 0;
 	for (uint32_t i = 0; i < r.nsteps; i++)
 		sum += r.steps[i].joules[CEEMS_DOMAIN_PACKAGE];
@@ -165,6 +173,8 @@ test_steps(void)
 	ok(r.steps[0].have_cpu && r.steps[0].have_joules[CEEMS_DOMAIN_PACKAGE] &&
 	   !r.steps[1].have_cpu && !r.steps[1].have_joules[CEEMS_DOMAIN_PACKAGE],
 	   "and with what was and was not measured");
+	ok(r.steps[1].have_tasks && r.steps[1].tasks == 16 && !r.steps[0].have_tasks,
+	   "and with their task counts, where known");
 	is_int(ceems_agent_deregister(a, 42, 404 * SEC, &r), 0, "job deregisters");
 	ceems_agent_open_close(a);
 }

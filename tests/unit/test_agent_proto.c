@@ -230,6 +230,42 @@ test_spec_round_trip(void)
 	ok(ceems_agent_proto_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
 	   back.op == CEEMS_AGENT_OP_STEP_START && strcmp(back.step, "0+1") == 0,
 	   "step_start of a heterogeneous step round-trips");
+	ok(strstr(msg, "tasks") == NULL && back.tasks == 0,
+	   "a step_start without a task count writes none and reads 0");
+	req.tasks = 65535;
+	n = ceems_agent_proto_request_encode(&req, msg, sizeof(msg));
+	ok(strstr(msg, "\"tasks\":65535") != NULL &&
+	   ceems_agent_proto_request_decode(msg, (size_t)n, &back, err, sizeof(err)) == 0 &&
+	   back.tasks == 65535, "step_start's task count round-trips");
+	req.op = CEEMS_AGENT_OP_STEP_END;
+	n = ceems_agent_proto_request_encode(&req, msg, sizeof(msg));
+	ok(strstr(msg, "tasks") == NULL, "a step_end carries no task count");
+	req.tasks = 0;
+}
+
+/* A register that starts a step carries its task count; one without a
+ * step does not. */
+static void
+test_register_tasks(void)
+{
+	struct ceems_agent_request req, back;
+	int n;
+
+	memset(&req, 0, sizeof(req));
+	req.op = CEEMS_AGENT_OP_REGISTER;
+	req.spec.jobid = 5;
+	req.spec.cgroup.version = CEEMS_CGROUP_V2;
+	snprintf(req.spec.cgroup.unified, sizeof(req.spec.cgroup.unified), "/job_5");
+	req.tasks = 4;
+	n = ceems_agent_proto_request_encode(&req, msg, sizeof(msg));
+	ok(n > 0 && strstr(msg, "tasks") == NULL,
+	   "a register without a step writes no task count");
+	snprintf(req.step, sizeof(req.step), "0");
+	n = ceems_agent_proto_request_encode(&req, msg, sizeof(msg));
+	ok(n > 0 && ceems_agent_proto_request_decode(msg, (size_t)n, &back, err,
+						     sizeof(err)) == 0 &&
+	   back.tasks == 4 && strcmp(back.step, "0") == 0,
+	   "a register's step and its task count round-trip");
 }
 
 static void
@@ -577,6 +613,47 @@ test_step_presence(void)
 	   strstr(msg, "{\"id\":\"extern\",\"ended\":true,\"elapsed_s\":4.0,"
 		       "\"joules\":{\"package\":2.0}}") != NULL,
 	   "re-encoded with the measured zeros and without the missing values: %s", msg);
+	ok(!back.steps[0].have_tasks && !back.steps[2].have_tasks,
+	   "steps of a report without task counts: their tasks unknown");
+}
+
+/* A step's task count on the node: written when known, read back,
+ * refused out of 1..65535. */
+static void
+test_step_tasks(void)
+{
+	static struct ceems_agent_job_report back;
+	static const char *const bad[] = {
+		"{\"jobid\":5,\"uid\":1,\"steps\":[{\"id\":\"0\",\"tasks\":0}]}",
+		"{\"jobid\":5,\"uid\":1,\"steps\":[{\"id\":\"0\",\"tasks\":65536}]}",
+		"{\"jobid\":5,\"uid\":1,\"steps\":[{\"id\":\"0\",\"tasks\":1.5}]}",
+	};
+	static const char good[] =
+		"{\"jobid\":5,\"uid\":1,\"steps\":[{\"id\":\"0\",\"elapsed_s\":1,"
+		"\"tasks\":65535},{\"id\":\"batch\",\"elapsed_s\":1}]}";
+	struct json_object *obj = json_tokener_parse(good), *again;
+
+	is_int(obj != NULL ? ceems_measure_json_report_from_json(obj, &back, err,
+								 sizeof(err)) : -1,
+	       0, "a report with a step's task count decodes");
+	json_object_put(obj);
+	ok(back.nsteps == 2 && back.steps[0].have_tasks && back.steps[0].tasks == 65535 &&
+	   !back.steps[1].have_tasks, "the count is read where written, unknown elsewhere");
+	again = ceems_measure_json_report_to_json(&back);
+	snprintf(msg, sizeof(msg), "%s", again == NULL ? "" :
+		 json_object_to_json_string_ext(again, JSON_C_TO_STRING_PLAIN));
+	json_object_put(again);
+	ok(strstr(msg, "\"id\":\"0\",\"ended\":false,\"elapsed_s\":1.0,\"tasks\":65535,") != NULL &&
+	   strstr(msg, "{\"id\":\"batch\",\"ended\":false,\"elapsed_s\":1.0,\"joules\":{}}") != NULL,
+	   "written back where known only: %s", msg);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		obj = json_tokener_parse(bad[i]);
+		err[0] = '\0';
+		ok(obj != NULL &&
+		   ceems_measure_json_report_from_json(obj, &back, err, sizeof(err)) == -EINVAL &&
+		   strstr(err, "steps[].tasks") != NULL, "refused: %s (%s)", bad[i], err);
+		json_object_put(obj);
+	}
 }
 
 /* The GPUs a job held: a whole device with every figure, a MIG instance
@@ -800,6 +877,13 @@ static const struct {
 	{ "{\"op\":\"step_end\",\"jobid\":1,\"step\":\"0\",\"status\":65536}", "status" },
 	{ "{\"op\":\"step_end\",\"jobid\":1,\"step\":\"0\",\"status\":-1}", "status" },
 	{ "{\"op\":\"step_start\",\"jobid\":1,\"step\":\"0\",\"status\":0}", "status" },
+	{ "{\"op\":\"step_start\",\"jobid\":1,\"step\":\"0\",\"tasks\":0}", "tasks" },
+	{ "{\"op\":\"step_start\",\"jobid\":1,\"step\":\"0\",\"tasks\":65536}", "tasks" },
+	{ "{\"op\":\"step_start\",\"jobid\":1,\"step\":\"0\",\"tasks\":\"2\"}", "tasks" },
+	{ "{\"op\":\"step_end\",\"jobid\":1,\"step\":\"0\",\"tasks\":2}",
+	  "unknown key \"tasks\"" },
+	{ "{\"op\":\"register\",\"job\":{\"jobid\":1,\"uid\":0,\"cgroup\":{\"version\":2,\"unified\":\"/a\"}},\"tasks\":2}",
+	  "\"tasks\" needs \"step\"" },
 	{ "{\"op\":\"deregister\",\"jobid\":1,\"by\":\"agent\"}", "\"by\" must be" },
 	{ "{\"op\":\"deregister\",\"jobid\":1,\"by\":1}", "by" },
 	{ "{\"op\":\"register\",\"job\":[]}", "job must be an object" },
@@ -1089,33 +1173,38 @@ now_s(void)
 }
 
 enum server_mode { SERVE_ECHO_OK, SERVE_SILENT, SERVE_HUGE, SERVE_REFUSE, SERVE_CLOSE,
-		   SERVE_OLD };
+		   SERVE_OLD, SERVE_OLD_TASKS };
 
-/* An agent older than a register's step: it refuses the key, as its
+/* An agent older than a register's step (SERVE_OLD), or older than a
+ * step's task count only (SERVE_OLD_TASKS): it refuses the key, as its
  * strict decoding did, and takes the rest; every op it is sent goes to
- * the file LOG, a line each. */
+ * the file LOG, a line each, with the keys it refused or would have. */
 static void
-serve_old(int lfd, const char *log)
+serve_old(int lfd, const char *log, enum server_mode mode)
 {
 	static char in[CEEMS_AGENT_MSG_MAX + 1], out[1024];
 	FILE *f = fopen(log, "w");
 
-	for (int i = 0; i < 3 && f != NULL; i++) {
+	for (int i = 0; i < 4 && f != NULL; i++) {
 		int fd = accept(lfd, NULL, NULL);
 		ssize_t n = recv(fd, in, sizeof(in) - 1, 0);
-		bool step_key;
+		bool reg, step_key, tasks_key;
 
 		if (n < 0)
 			_exit(1);
 		in[n] = '\0';
-		step_key = strstr(in, "\"op\":\"register\"") != NULL &&
-			   strstr(in, "\"step\"") != NULL;
-		fprintf(f, "%s%s\n", strstr(in, "\"op\":\"register\"") ? "register" : "step_start",
-			step_key ? "+step" : "");
+		reg = strstr(in, "\"op\":\"register\"") != NULL;
+		step_key = reg && strstr(in, "\"step\"") != NULL;
+		tasks_key = strstr(in, "\"tasks\"") != NULL;
+		fprintf(f, "%s%s%s\n", reg ? "register" : "step_start",
+			step_key ? "+step" : "", tasks_key ? "+tasks" : "");
 		fflush(f);
-		n = step_key ? ceems_agent_proto_reply_error(-EINVAL,
-				"register request: unknown key \"step\"", out, sizeof(out)) :
-			       snprintf(out, sizeof(out), "{\"ok\":true}");
+		if (tasks_key || (step_key && mode == SERVE_OLD))
+			n = ceems_agent_proto_reply_error(-EINVAL, tasks_key ?
+				"request: unknown key \"tasks\"" :
+				"register request: unknown key \"step\"", out, sizeof(out));
+		else
+			n = snprintf(out, sizeof(out), "{\"ok\":true}");
 		send(fd, out, (size_t)n, 0);
 		close(fd);
 	}
@@ -1139,11 +1228,11 @@ serve_once(const char *path, enum server_mode mode)
 		exit(1);
 	}
 	pid = fork();
-	if (pid == 0 && mode == SERVE_OLD) {
+	if (pid == 0 && (mode == SERVE_OLD || mode == SERVE_OLD_TASKS)) {
 		char log[128];
 
 		snprintf(log, sizeof(log), "%s.log", path);
-		serve_old(lfd, log);
+		serve_old(lfd, log, mode);
 	}
 	if (pid == 0) {
 		static char in[CEEMS_AGENT_MSG_MAX + 1], out[2 * CEEMS_AGENT_MSG_MAX];
@@ -1172,6 +1261,7 @@ serve_once(const char *path, enum server_mode mode)
 			break;
 		case SERVE_CLOSE:
 		case SERVE_OLD:
+		case SERVE_OLD_TASKS:
 			break;
 		}
 		_exit(0);
@@ -1187,38 +1277,66 @@ reap(pid_t pid)
 	waitpid(pid, NULL, 0);
 }
 
-/* A step's start, the job registered with it: one request to an
- * agent that takes it, three to one that does not. */
+/* The requests an old agent (serve_old) was sent, into TEXT. */
 static void
-test_client_start(const char *path, const struct ceems_agent_job_spec *spec)
+read_old_log(const char *path, char *text, size_t size)
 {
-	char log[128], text[256] = "";
+	char log[128];
 	FILE *f;
-	pid_t pid;
-	int r;
 
-	pid = serve_once(path, SERVE_ECHO_OK);
-	r = ceems_jobside_start(path, spec, "batch", 2000, err, sizeof(err));
-	is_int(r, 0, "register with the step, the job known: 0 in one request");
-	reap(pid);
-
-	pid = serve_once(path, SERVE_OLD);
-	r = ceems_jobside_start(path, spec, "extern", 2000, err, sizeof(err));
-	waitpid(pid, NULL, 0);
-	if (r < 0)
-		printf("# %s\n", err);
-	is_int(r, 1, "an agent without a register's step: registered all the same");
+	text[0] = '\0';
 	snprintf(log, sizeof(log), "%s.log", path);
 	f = fopen(log, "r");
 	if (f != NULL) {
-		size_t n = fread(text, 1, sizeof(text) - 1, f);
+		size_t n = fread(text, 1, size - 1, f);
 
 		text[n] = '\0';
 		fclose(f);
 	}
-	is_str(text, "register+step\nregister\nstep_start\n",
-	       "in one refused request, then the two of before");
 	unlink(log);
+}
+
+/* A step's start, the job registered with it: one request to an
+ * agent that takes it, two to one that takes no task count, four to
+ * one that takes no step with a register. */
+static void
+test_client_start(const char *path, const struct ceems_agent_job_spec *spec)
+{
+	char text[256];
+	pid_t pid;
+	int r;
+
+	pid = serve_once(path, SERVE_ECHO_OK);
+	r = ceems_jobside_start(path, spec, "batch", 2, 2000, err, sizeof(err));
+	is_int(r, 0, "register with the step, the job known: 0 in one request");
+	reap(pid);
+
+	pid = serve_once(path, SERVE_OLD_TASKS);
+	r = ceems_jobside_start(path, spec, "0", 8, 2000, err, sizeof(err));
+	reap(pid);
+	if (r < 0)
+		printf("# %s\n", err);
+	is_int(r, 0, "an agent without a step's task count: started all the same");
+	read_old_log(path, text, sizeof(text));
+	is_str(text, "register+step+tasks\nregister+step\n",
+	       "in one refused request, then the same without the task count");
+
+	pid = serve_once(path, SERVE_OLD);
+	r = ceems_jobside_start(path, spec, "extern", 1, 2000, err, sizeof(err));
+	reap(pid);
+	if (r < 0)
+		printf("# %s\n", err);
+	is_int(r, 1, "an agent without a register's step: registered all the same");
+	read_old_log(path, text, sizeof(text));
+	is_str(text, "register+step+tasks\nregister+step\nregister\nstep_start\n",
+	       "in two refused requests, then the two of before, no task count");
+
+	pid = serve_once(path, SERVE_OLD);
+	r = ceems_jobside_start(path, spec, "extern", 0, 2000, err, sizeof(err));
+	reap(pid);
+	read_old_log(path, text, sizeof(text));
+	is_str(text, "register+step\nregister\nstep_start\n",
+	       "no task count known: one refused request, then the two of before");
 }
 
 static void
@@ -1344,10 +1462,12 @@ int
 main(void)
 {
 	test_spec_round_trip();
+	test_register_tasks();
 	test_finish_requests();
 	test_report_round_trip();
 	test_perf_round_trip();
 	test_step_presence();
+	test_step_tasks();
 	test_idle_unlearned_domains();
 	test_gpu_report();
 	test_reply_errors();

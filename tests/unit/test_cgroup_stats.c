@@ -385,13 +385,15 @@ test_v2(void)
 	ok(r != NULL, "v2 job 4242 under node01_slurmstepd.scope: opened");
 	if (r == NULL)
 		return;
-	is_int(ceems_cgroup_stats_reader_nfiles(r), 9, "v2: nine files kept open");
+	is_int(ceems_cgroup_stats_reader_nfiles(r), 11,
+	       "v2: nine files kept open, and its steps' slurm/cpu.stat");
 	is_int(ceems_cgroup_stats_reader_read(r, &st), 0, "v2: read");
 	is_int(st.present, V1_JOB_FIELDS | CEEMS_CGF_PIDS | IO_FIELDS, "v2: every field present");
 	is_int(st.flags, 0, "v2: kernel peak, no fallback");
-	is_int(st.cpu_usage_ns, UINT64_C(7341234000), "v2: usage_usec in ns");
-	is_int(st.cpu_user_ns, UINT64_C(6800123000), "v2: user_usec in ns");
-	is_int(st.cpu_system_ns, UINT64_C(541111000), "v2: system_usec in ns");
+	/* Less the step daemons' (step_S/slurm), test_cgroup_stepd. */
+	is_int(st.cpu_usage_ns, UINT64_C(7290000000), "v2: usage_usec in ns");
+	is_int(st.cpu_user_ns, UINT64_C(6785000000), "v2: user_usec in ns");
+	is_int(st.cpu_system_ns, UINT64_C(505000000), "v2: system_usec in ns");
 	is_int(st.mem_current_bytes, 268435456, "v2: memory.current");
 	is_int(st.mem_peak_bytes, 402653184, "v2: memory.peak");
 	is_int(st.mem_limit_bytes, UINT64_C(4294967296), "v2: memory.max");

@@ -333,6 +333,14 @@ static const struct edge sacct_edges[] = {
 	EDGE("{\"resolution_s\":0,\"columns\":[],\"rows\":[]}"),
 	EDGE("{\"resolution_s\":30,\"columns\":[\"t\",\"interval_s\",\"cpu_s\",\"mem_bytes\",\"package_j\",\"dram_j\",\"gpu_j\",\"node_j\",\"gpu_util_pct\"],"
 	     "\"rows\":[[60,30,1.5,4096,2,null,7,9,99.5],[90,30,1,1,1,1,1,1,null]]}"),
+	/* Slurm's sacct output: JobIDRaw, Cluster, Start, AdminComment,
+	 * Comment, JobIDRaw, by its unit separators */
+	EDGE("7\x1f" "c\x1f" "1970-01-02T00:00:00\x1f" "a\x1f" "b\x1f" "7\n"
+	     "7.batch\x1f" "c\x1f" "1970-01-02T00:00:00\x1f\x1f" "x\ny\x1f" "7.batch\n"),
+	EDGE("7\x1f" "c\x1f" "\x1f" "a\x1f" "b\x1f" "8\n"),
+	EDGE("7\x1f" "c\x1f" "s\x1f" "a\x1f" "b\x1f" "7"),
+	EDGE("7\x1f" "c\x1f" "s\x1f" "a\x1f" "b\x1f" "7\n" "7\x1f" "c\x1f" "s\x1f" "z\x1f" "b\x1f" "7\n"),
+	EDGE("\x1f\x1f\x1f\x1f\x1f\n"), EDGE("\n\n"),
 };
 
 /* Strings for every string field, cut at the NULs (checks_text.c). */

@@ -121,7 +121,7 @@ render(const char *format, const struct sacct_rows *rows,
 	if (f == NULL || sacct_fields_format_parse(format, cols, SACCT_MAX_COLUMNS,
 					    &n, err, sizeof(err)) < 0)
 		return strdup("(error)");
-	sacct_output_rows(f, cols, n, rows, o);
+	sacct_output_rows(f, cols, n, rows, NULL, o);
 	fclose(f);
 	return text;
 }

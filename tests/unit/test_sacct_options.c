@@ -141,6 +141,75 @@ parse(struct sacct_options *o, const char **args)
 }
 
 static void
+free_lists(struct sacct_options *o)
+{
+	free(o->q.users);
+	free(o->q.accounts);
+	free(o->q.partitions);
+	free(o->q.clusters);
+	free(o->q.jobs);
+	memset(o, 0, sizeof(*o));
+}
+
+/* -u, -A, -r and -M take as many names as given, as sacct does; -s
+ * each state once. */
+static void
+test_name_lists(void)
+{
+	static struct sacct_options o;
+	static char users[5000 * 8], states[400], argbuf[4][64];
+	char *argv[12];
+	size_t i, len = 0;
+	bool all = true;
+
+	for (i = 0; i < 5000; i++)
+		len += (size_t)snprintf(users + len, sizeof(users) - len, "%su%zu",
+					i > 0 ? "," : "", i);
+	for (i = 0, len = 0; i < 100; i++)
+		len += (size_t)snprintf(states + len, sizeof(states) - len, "%s",
+					i > 0 ? ",cd" : "CD");
+	argv[0] = argbuf[0];
+	snprintf(argbuf[0], sizeof(argbuf[0]), "ceems-sacct");
+	argv[1] = argbuf[1];
+	snprintf(argbuf[1], sizeof(argbuf[1]), "-u");
+	argv[2] = users;
+	argv[3] = argbuf[2];
+	snprintf(argbuf[2], sizeof(argbuf[2]), "-s");
+	argv[4] = states;
+	argv[5] = argbuf[3];
+	snprintf(argbuf[3], sizeof(argbuf[3]), "-A");
+	argv[6] = users;
+	argv[7] = NULL;
+	optind = 0;
+	ok(sacct_options_parse(7, argv, &o) == 0, "-u and -A with 5000 names each");
+	ok(o.q.nusers == 5000 && o.q.naccounts == 5000, "every name kept (%zu, %zu)",
+	   o.q.nusers, o.q.naccounts);
+	for (i = 0; i < 5000 && all; i++) {
+		char want[16];
+
+		snprintf(want, sizeof(want), "u%zu", i);
+		all = strcmp(o.q.users[i], want) == 0 && strcmp(o.q.accounts[i], want) == 0;
+	}
+	ok(all, "in order");
+	ok(o.q.nstates == 1 && strcmp(o.q.states[0], "COMPLETED") == 0,
+	   "-s with one state 100 times: once");
+	free_lists(&o);
+	{
+		static char name[] = "a234567890123456789012345678901234567890123456789012345678901234";
+		const char *two[] = { "-M", "c1,c2", "-M", "c3", NULL };
+
+		argv[2] = name;
+		argv[3] = NULL;
+		optind = 0;
+		ok(sacct_options_parse(3, argv, &o) == 2, "a name of 64 bytes is refused");
+		free_lists(&o);
+		ok(parse(&o, two) == 0 && o.q.nclusters == 3 &&
+		   strcmp(o.q.clusters[2], "c3") == 0, "-M lists add up");
+		free_lists(&o);
+	}
+}
+
+static void
 test_parse(void)
 {
 	static struct sacct_options o;
@@ -172,6 +241,13 @@ test_parse(void)
 	ok(parse(&o, clusters) == 2, "-M and -L go alone");
 	ok(parse(&o, extra) == 2, "an argument that is no option's");
 	ok(parse(&o, unknown) == 2, "an option not in the table");
+	{
+		const char *json_version[] = { "--json=v0.0.40", NULL };
+		const char *het[] = { "-j", "123+1", NULL };
+
+		ok(parse(&o, json_version) == 2, "--json=VERSION (slurmrestd's) is refused");
+		ok(parse(&o, het) == 2, "-j JOBID+OFFSET is refused");
+	}
 }
 
 /* Every option of sacct, 22.05 to 26.05 (src/sacct/options.c,
@@ -230,7 +306,7 @@ test_job_lists(void)
 	int r;
 
 	ok(parse(&o, dups) == 0 && o.q.njobs == 1, "-j 5,5,5 -j 5: one entry");
-	free(o.q.jobs);
+	free_lists(&o);
 	r = parse(&o, range);
 	ok(r == 0 && o.q.njobs == 1000003, "a million ids and the rest, each once (%zu)",
 	   o.q.njobs);
@@ -257,6 +333,7 @@ main(void)
 	test_documented();
 	test_parse();
 	test_job_lists();
+	test_name_lists();
 	test_sacct_options();
 	return done_testing();
 }

@@ -61,6 +61,9 @@ start_step(struct server *s, struct client *c,
 		       "cannot start the step");
 		return -1;
 	}
+	/* Decoding bounds the count, and the step was just found. */
+	if (req->tasks > 0)
+		(void)ceems_agent_step_tasks(s->agent, req->jobid, req->step, req->tasks);
 	/* Its peer is the slurmstepd of the extern step, which ends the
 	 * job as it exits: if it dies instead, the sweep sees it. */
 	if (strcmp(req->step, "extern") == 0)

@@ -36,6 +36,7 @@
 #include "sacct_options.h"
 #include "sacct_output.h"
 #include "sacct_query.h"
+#include "sacct_slurm.h"
 #include "sacct_spool.h"
 #include "sacct_time.h"
 #include "summary/summary.h"
@@ -418,8 +419,10 @@ from_spool(struct sacct_options *o, const struct ceems_config *config,
 			fail("%s", sr->err);
 	o->q.all_users = o->allusers || (reads_all && !o->have_users);
 	if (!o->have_users && !o->q.all_users) {
-		snprintf(o->q.users[0], sizeof(o->q.users[0]), "%s", self);
-		o->q.nusers = 1;
+		o->q.nusers = 0;
+		if (sacct_merge_name_add(&o->q.users, &o->q.nusers,
+					 &o->q.users_cap, self) < 0)
+			return fail("out of memory");
 	}
 	if (db_err != NULL) {
 		char unread[64] = "";
@@ -543,8 +546,10 @@ from_database(struct sacct_options *o, const struct ceems_config *config,
 	}
 	o->q.all_users = o->allusers || (admin && !o->have_users);
 	if (!o->have_users && !o->q.all_users) {
-		snprintf(o->q.users[0], sizeof(o->q.users[0]), "%s", self);
-		o->q.nusers = 1;
+		o->q.nusers = 0;
+		if (sacct_merge_name_add(&o->q.users, &o->q.nusers,
+					 &o->q.users_cap, self) < 0)
+			return fail("out of memory");
 	}
 	if (records_mode)
 		r = sacct_pg_records(pg, &o->q, o->series_job != 0, recs, err, sizeof(err));
@@ -600,8 +605,10 @@ build_query(struct sacct_options *o, const struct ceems_config *config,
 	 * includes its end second. */
 	o->q.end += 1;
 	if (!o->allclusters && !o->have_clusters && config->cluster[0] != '\0') {
-		snprintf(o->q.clusters[0], sizeof(o->q.clusters[0]), "%s", config->cluster);
-		o->q.nclusters = 1;
+		o->q.nclusters = 0;
+		if (sacct_merge_name_add(&o->q.clusters, &o->q.nclusters,
+					 &o->q.clusters_cap, config->cluster) < 0)
+			return fail("out of memory");
 	}
 	resolve_uids(&o->q);
 	o->q.skip = SACCT_NEED_ALL & ~(sacct_fields_columns_need(o->cols, o->ncols) |
@@ -611,11 +618,33 @@ build_query(struct sacct_options *o, const struct ceems_config *config,
 
 /* What was asked for, on stdout: the series, the summary, the records,
  * or the listing (with the totals of --summary). */
-static int
-print_result(const struct sacct_options *o, const struct sacct_records *recs,
+/* The listing's cells of fields ceems does not keep, from Slurm's sacct
+ * where ceems.conf names it: NULL (empty cells) when it does not, when
+ * none is asked, or, after a warning, when it fails. */
+static struct sacct_slurm *
+slurm_values(const struct sacct_options *o, const struct ceems_config *config,
 	     const struct sacct_rows *rows)
 {
+	struct sacct_slurm *s;
+	char err[512];
+
+	if (config->slurm_sacct[0] == '\0')
+		return NULL;
+	if (sacct_slurm_fetch(config->slurm_sacct, o->cols, o->ncols, rows,
+			      &s, err, sizeof(err)) < 0) {
+		fail("warning: Slurm's sacct: %s; the fields ceems does not keep are empty",
+		     err);
+		return NULL;
+	}
+	return s;
+}
+
+static int
+print_result(const struct sacct_options *o, const struct ceems_config *config,
+	     const struct sacct_records *recs, const struct sacct_rows *rows)
+{
 	struct sacct_output_opts out = o->out;
+	struct sacct_slurm *slurm;
 	int r;
 
 	if (o->series_job != 0)
@@ -627,7 +656,11 @@ print_result(const struct sacct_options *o, const struct sacct_records *recs,
 	if ((r = check_unknown_users(&o->q, rows)) != 0)
 		return r;
 	sacct_output_detect(STDOUT_FILENO, &out);
-	if (sacct_output_rows(stdout, o->cols, o->ncols, rows, &out) < 0)
+	slurm = slurm_values(o, config, rows);
+	r = sacct_output_rows(stdout, o->cols, o->ncols, rows,
+			      sacct_slurm_cells(slurm), &out);
+	sacct_slurm_free(slurm);
+	if (r < 0)
 		return fail("cannot write the output");
 	if (o->summary) {
 		fputc('\n', stdout);
@@ -702,7 +735,7 @@ main(int argc, char **argv)
 	if (!records_mode && !o.duplicates && sacct_dups_keep_latest(&rows) < 0)
 		return fail("out of memory");
 
-	r = print_result(&o, &recs, &rows);
+	r = print_result(&o, &config, &recs, &rows);
 	sacct_merge_records_free(&recs);
 	sacct_row_free(&rows);
 	if (fflush(stdout) != 0 || ferror(stdout))

@@ -316,6 +316,91 @@ f_nnodes(const struct sacct_row *r, char *buf, size_t size)
 		put(buf, size, "%u", r->nnodes);
 }
 
+/* NTasks: step lines only, as sacct fills it (a job line's is empty). */
+static void
+f_ntasks(const struct sacct_row *r, char *buf, size_t size)
+{
+	if (sacct_row_is_job(r) || !isfinite(r->ntasks))
+		put_text(buf, size, "");
+	else
+		put(buf, size, "%.0f", r->ntasks);
+}
+
+/* sacct's TRES usage strings (Slurm's slurmdb_make_tres_string_from_simple
+ * for usage): "type=value" parts sorted by their text, CPU time as
+ * [D-]HH:MM:SS of whole seconds, every other count as a memory figure
+ * (1024 steps, exact); step lines only.  Only what ceems keeps of a step
+ * is written: a part it does not keep is left out, not written as 0. */
+static void
+tres_part(char *buf, size_t size, size_t *len, const char *key,
+	  const char *value)
+{
+	if (value[0] == '\0' || *len >= size)
+		return;
+	*len += (size_t)snprintf(buf + *len, size - *len, "%s%s=%s",
+				 *len > 0 ? "," : "", key, value);
+	if (*len >= size)
+		*len = size;
+}
+
+/* TRESUsageInTot: cpu (TotalCPU's, over the nodes) and energy
+ * (ConsumedEnergy's); sacct sums both over the step's tasks. */
+static void
+f_tres_in_tot(const struct sacct_row *r, char *buf, size_t size)
+{
+	char cpu[32] = "", energy[32] = "";
+	size_t len = 0;
+
+	put_text(buf, size, "");
+	if (sacct_row_is_job(r) || r->part_node != NULL)
+		return;
+	/* Slurm keeps milliseconds and writes the whole seconds, cut. */
+	if (isfinite(r->cpu_s) && r->cpu_s >= 0)
+		sacct_fields_fmt_elapsed(floor(floor(r->cpu_s * 1000.0 + 1e-6) / 1000.0),
+					 cpu, sizeof(cpu));
+	if (isfinite(r->total_j))
+		sacct_units_fmt(round(r->total_j), SACCT_UNIT_NONE, 1024, 1,
+				energy, sizeof(energy));
+	tres_part(buf, size, &len, "cpu", cpu);
+	tres_part(buf, size, &len, "energy", energy);
+}
+
+/* A TRES field of sacct's that holds one part ceems keeps, KEY=VALUE,
+ * VALUE a count in sacct's units (1024s): on step lines only, as sacct
+ * fills them, and left out when unknown (NaN). */
+static void
+tres_step_one(const struct sacct_row *r, char *buf, size_t size,
+	      const char *key, double value)
+{
+	char text[32] = "";
+	size_t len = 0;
+
+	put_text(buf, size, "");
+	if (sacct_row_is_job(r) || r->part_node != NULL)
+		return;
+	if (isfinite(value))
+		sacct_units_fmt(value, SACCT_UNIT_NONE, 1024, 1, text, sizeof(text));
+	tres_part(buf, size, &len, key, text);
+}
+
+/* TRESUsageInMax: mem, MaxRSS's (sacct: its largest task's). */
+static void
+f_tres_in_max(const struct sacct_row *r, char *buf, size_t size)
+{
+	tres_step_one(r, buf, size, "mem", r->mem_peak_bytes);
+}
+
+/* TRESUsageOutAve and TRESUsageOutTot: Slurm's energy= there is a
+ * step's mean power in watts (its energy plugin's average), ceems's the
+ * step's energy over its life; fs/disk is not kept. */
+static void
+f_tres_out_power(const struct sacct_row *r, char *buf, size_t size)
+{
+	tres_step_one(r, buf, size, "energy",
+		      isfinite(r->elapsed_s) && r->elapsed_s >= 1 ?
+		      round(r->total_j / r->elapsed_s) : NAN);
+}
+
 /* ReqMem: the job's request, counted in MB as Slurm keeps it; job lines
  * only, as sacct fills it. */
 static void

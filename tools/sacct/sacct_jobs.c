@@ -22,8 +22,14 @@ bad(const char *entry, size_t len, char *err, size_t err_size)
 
 	snprintf(cut, sizeof(cut), "%.*s", (int)(len < 40 ? len : 40), entry);
 	ceems_text_safe(shown, sizeof(shown), cut);
-	snprintf(err, err_size, "'%s%s' is not JOBID, JOBID_TASK or either .STEP",
-		 shown, len > 40 ? "..." : "");
+	/* sacct's JOBID+OFFSET: ceems keeps each component of a
+	 * heterogeneous job under its own job id, not its leader's */
+	if (memchr(entry, '+', len) != NULL)
+		snprintf(err, err_size, "'%s%s' names a component of a heterogeneous job: give its own job id (sacct's JobIDRaw)",
+			 shown, len > 40 ? "..." : "");
+	else
+		snprintf(err, err_size, "'%s%s' is not JOBID, JOBID_TASK or either .STEP",
+			 shown, len > 40 ? "..." : "");
 	return -1;
 }
 

@@ -500,6 +500,14 @@ step_rows(const struct sacct_records *recs, size_t first, size_t last,
 			}
 			row = &rows->v[k];
 			row->nodes_reported++;
+			/* The sum of every node's count, unknown (NaN) as
+			 * soon as one node's is: a partial sum is no count. */
+			if (!st->have_tasks)
+				row->ntasks = NAN;
+			else if (row->nodes_reported == 1)
+				row->ntasks = st->tasks;
+			else
+				row->ntasks += st->tasks;
 			take_max(&row->elapsed_s, st->elapsed_s);
 			sacct_row_add_known(&row->cpu_s, st->cpu_s);
 			if (st->have_mem_peak)
@@ -663,8 +671,28 @@ sacct_merge(const struct sacct_records *recs, const struct sacct_query *q,
 	return 0;
 }
 
+int
+sacct_merge_name_add(char (**list)[SACCT_NAME_LEN], size_t *n, size_t *cap,
+		     const char *name)
+{
+	char (*v)[SACCT_NAME_LEN];
+	size_t c;
+
+	if (*n == *cap) {
+		c = *cap > 0 ? *cap * 2 : 8;
+		if (c > SIZE_MAX / SACCT_NAME_LEN ||
+		    (v = realloc(*list, c * SACCT_NAME_LEN)) == NULL)
+			return -1;
+		*list = v;
+		*cap = c;
+	}
+	snprintf((*list)[*n], SACCT_NAME_LEN, "%s", name);
+	(*n)++;
+	return 0;
+}
+
 static bool
-in_list(const char (*list)[64], size_t n, const char *s)
+in_list(const char (*list)[SACCT_NAME_LEN], size_t n, const char *s)
 {
 	size_t i;
 

@@ -47,29 +47,34 @@ sacct_options_fail(const char *fmt, ...)
 	return 1;
 }
 
-/* Split a comma-separated option into LIST (N entries); 0 or -1.  Each
- * entry is compared with names as stored (lib/base/text.h): given as shown,
- * it is kept; bytes that are not text are escaped as they were. */
+/* Split a comma-separated option into the names of *LIST (*N of them,
+ * room for *CAP), as many as given; 0 or -1.  Each entry is compared
+ * with names as stored (lib/base/text.h): given as shown, it is kept;
+ * bytes that are not text are escaped as they were. */
 static int
-split_list(const char *opt, const char *text, char (*list)[64], size_t *n)
+split_list(const char *opt, const char *text, char (**list)[SACCT_NAME_LEN],
+	   size_t *n, size_t *cap)
 {
 	const char *p = text, *end;
-	char entry[64];
+	char entry[SACCT_NAME_LEN], safe[SACCT_NAME_LEN];
 	size_t len;
 
 	for (;;) {
 		end = strchr(p, ',');
 		len = end != NULL ? (size_t)(end - p) : strlen(p);
 		if (len > 0) {
-			if (len >= 64 || *n >= SACCT_LIST_MAX) {
-				sacct_options_fail("%s: '%.*s' is too long or the list has more than %d entries",
-					opt, (int)(len > 40 ? 40 : len), p, SACCT_LIST_MAX);
+			if (len >= SACCT_NAME_LEN) {
+				sacct_options_fail("%s: '%.*s...' is longer than %d bytes",
+					opt, 40, p, SACCT_NAME_LEN - 1);
 				return -1;
 			}
 			memcpy(entry, p, len);
 			entry[len] = '\0';
-			ceems_text_safe(list[*n], sizeof(list[*n]), entry);
-			(*n)++;
+			ceems_text_safe(safe, sizeof(safe), entry);
+			if (sacct_merge_name_add(list, n, cap, safe) < 0) {
+				sacct_options_fail("%s: out of memory", opt);
+				return -1;
+			}
 		}
 		if (end == NULL)
 			return 0;
@@ -108,7 +113,8 @@ opt_jobs(struct sacct_options *o, const char *arg)
 static int
 opt_user(struct sacct_options *o, const char *arg)
 {
-	if (split_list("--user", arg, o->q.users, &o->q.nusers) < 0)
+	if (split_list("--user", arg, &o->q.users, &o->q.nusers,
+		       &o->q.users_cap) < 0)
 		return 2;
 	o->have_users = true;
 	return 0;
@@ -125,7 +131,8 @@ opt_allusers(struct sacct_options *o, const char *arg)
 static int
 opt_accounts(struct sacct_options *o, const char *arg)
 {
-	if (split_list("--accounts", arg, o->q.accounts, &o->q.naccounts) < 0)
+	if (split_list("--accounts", arg, &o->q.accounts, &o->q.naccounts,
+		       &o->q.accounts_cap) < 0)
 		return 2;
 	return 0;
 }
@@ -133,7 +140,8 @@ opt_accounts(struct sacct_options *o, const char *arg)
 static int
 opt_partition(struct sacct_options *o, const char *arg)
 {
-	if (split_list("--partition", arg, o->q.partitions, &o->q.npartitions) < 0)
+	if (split_list("--partition", arg, &o->q.partitions,
+		       &o->q.npartitions, &o->q.partitions_cap) < 0)
 		return 2;
 	return 0;
 }
@@ -141,21 +149,27 @@ opt_partition(struct sacct_options *o, const char *arg)
 static int
 opt_state(struct sacct_options *o, const char *arg)
 {
-	char list[SACCT_LIST_MAX][64];
-	size_t n = 0, i;
+	char (*list)[SACCT_NAME_LEN] = NULL, state[32];
+	size_t n = 0, cap = 0, i, j;
+	int r = 0;
 
-	if (split_list("--state", arg, list, &n) < 0)
+	if (split_list("--state", arg, &list, &n, &cap) < 0)
 		return 2;
-	for (i = 0; i < n; i++) {
-		if (o->q.nstates >= SACCT_LIST_MAX ||
-		    sacct_merge_state_parse(list[i], o->q.states[o->q.nstates],
-				      sizeof(o->q.states[0])) < 0) {
+	for (i = 0; i < n && r == 0; i++) {
+		if (sacct_merge_state_parse(list[i], state, sizeof(state)) < 0) {
 			sacct_options_fail("--state: unknown state '%s'", list[i]);
-			return 2;
+			r = 2;
+			break;
 		}
-		o->q.nstates++;
+		/* each state once: the list is bounded by Slurm's states */
+		for (j = 0; j < o->q.nstates; j++)
+			if (strcmp(o->q.states[j], state) == 0)
+				break;
+		if (j == o->q.nstates && o->q.nstates < SACCT_STATE_MAX)
+			memcpy(o->q.states[o->q.nstates++], state, sizeof(state));
 	}
-	return 0;
+	free(list);
+	return r;
 }
 
 static int
@@ -236,10 +250,16 @@ opt_noheader(struct sacct_options *o, const char *arg)
 	return 0;
 }
 
+/* sacct's --json=VERSION asks for a version of slurmrestd's format:
+ * ceems-sacct's records are in none of them. */
 static int
 opt_json(struct sacct_options *o, const char *arg)
 {
-	(void)arg;
+	if (arg != NULL) {
+		sacct_options_fail("--json=%s: ceems-sacct's --json is its own records (ceems-sacct(1)), not slurmrestd's format in any version",
+				   arg);
+		return 2;
+	}
 	o->json = true;
 	return 0;
 }
@@ -256,7 +276,8 @@ opt_helpformat(struct sacct_options *o, const char *arg)
 static int
 opt_clusters(struct sacct_options *o, const char *arg)
 {
-	if (split_list("--clusters", arg, o->q.clusters, &o->q.nclusters) < 0)
+	if (split_list("--clusters", arg, &o->q.clusters, &o->q.nclusters,
+		       &o->q.clusters_cap) < 0)
 		return 2;
 	o->have_clusters = true;
 	return 0;
@@ -501,7 +522,7 @@ const struct sacct_option sacct_option_table[] = {
 	  "the separator of -p and -P", opt_delimiter },
 	{ "csv", '\0', SACCT_ARG_NONE, NULL,
 	  "comma-separated values with a header (RFC 4180)", opt_csv },
-	{ "json", '\0', SACCT_ARG_NONE, NULL,
+	{ "json", '\0', SACCT_ARG_OPTIONAL, NULL,
 	  "the selected jobs' records, as a JSON array", opt_json },
 	{ "summary", '\0', SACCT_ARG_OPTIONAL, "user|account",
 	  "totals per user (or account) after the table", opt_summary },
@@ -609,11 +630,16 @@ sacct_options_help(FILE *out)
 	const struct sacct_option *opt;
 	char name[64];
 	size_t i;
+	bool required, shown_arg;
 
 	sacct_options_usage(out);
 	fputs("Options:\n", out);
 	for (i = 0; i < sacct_option_count; i++) {
 		opt = &sacct_option_table[i];
+		/* an optional value without a name is one sacct takes and
+		 * this tool refuses (--json=VERSION): not shown */
+		required = opt->arg == SACCT_ARG_REQUIRED;
+		shown_arg = opt->arg == SACCT_ARG_OPTIONAL && opt->arg_name != NULL;
 		if (opt->refused != NULL &&
 		    (i == 0 || sacct_option_table[i - 1].refused == NULL))
 			fputs("sacct's options not supported (exit 2):\n", out);
@@ -621,10 +647,9 @@ sacct_options_help(FILE *out)
 			 opt->short_name != '\0' ? '-' : ' ',
 			 opt->short_name != '\0' ? opt->short_name : ' ',
 			 opt->short_name != '\0' ? ',' : ' ', opt->long_name,
-			 opt->arg == SACCT_ARG_OPTIONAL ? "[" : "",
-			 opt->arg != SACCT_ARG_NONE ? "=" : "",
-			 opt->arg != SACCT_ARG_NONE ? opt->arg_name : "",
-			 opt->arg == SACCT_ARG_OPTIONAL ? "]" : "");
+			 shown_arg ? "[" : "", shown_arg || required ? "=" : "",
+			 shown_arg || required ? opt->arg_name : "",
+			 shown_arg ? "]" : "");
 		if (opt->refused != NULL)
 			fprintf(out, "  %-30s %s; %s\n", name, opt->help, opt->refused);
 		else

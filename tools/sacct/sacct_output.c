@@ -437,7 +437,7 @@ grid_seal(struct grid *g)
 
 int
 sacct_output_rows(FILE *out, const struct sacct_column *cols, size_t ncols,
-		  const struct sacct_rows *rows,
+		  const struct sacct_rows *rows, const char *const *fill,
 		  const struct sacct_output_opts *o)
 {
 	const char *head[SACCT_MAX_COLUMNS];
@@ -459,10 +459,14 @@ sacct_output_rows(FILE *out, const struct sacct_column *cols, size_t ncols,
 		return -1;
 	for (r = 0; r < rows->n; r++) {
 		for (c = 0; c < ncols; c++) {
+			const char *cell = buf;
+
 			buf[0] = '\0';
 			if (cols[c].field->format != NULL)
 				cols[c].field->format(&rows->v[r], buf, sizeof(buf));
-			if (grid_put(&g, r * ncols + c, buf) < 0) {
+			else if (fill != NULL && fill[r * ncols + c] != NULL)
+				cell = fill[r * ncols + c];
+			if (grid_put(&g, r * ncols + c, cell) < 0) {
 				grid_free(&g);
 				return -1;
 			}

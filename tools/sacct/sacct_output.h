@@ -37,10 +37,13 @@ struct sacct_output_opts {
  * (TIOCGWINSZ), else COLUMNS, else none. */
 void sacct_output_detect(int fd, struct sacct_output_opts *o);
 
-/* Print ROWS in the columns COLS.  Returns 0 or -1 (out of memory, or a
- * write error on OUT). */
+/* Print ROWS in the columns COLS.  FILL, when not NULL, holds nrows x
+ * ncols texts for the cells of fields ceems does not keep (Slurm's
+ * values, sacct_slurm.h), NULL where there is none.  Returns 0 or -1
+ * (out of memory, or a write error on OUT). */
 int sacct_output_rows(FILE *out, const struct sacct_column *cols,
 		      size_t ncols, const struct sacct_rows *rows,
+		      const char *const *fill,
 		      const struct sacct_output_opts *o);
 
 /* The totals of the job rows of ROWS per user (or per ACCOUNT), then

@@ -257,7 +257,7 @@ sacct_pg_identity(struct sacct_pg *pg, char *user, size_t user_size,
 
 /* "a,b,c" of a list, or NULL when empty (the filter is off). */
 static char *
-join(const char (*list)[64], size_t n)
+join(const char (*list)[SACCT_NAME_LEN], size_t n)
 {
 	size_t i, len = 1;
 	char *s;
@@ -351,7 +351,7 @@ sacct_pg_params_fill(struct sacct_pg_params *p, const struct sacct_query *q)
 	p->accounts = join(q->accounts, q->naccounts);
 	p->partitions = join(q->partitions, q->npartitions);
 	if (q->nstates > 0) {
-		char states[SACCT_LIST_MAX][64];
+		char states[SACCT_STATE_MAX][SACCT_NAME_LEN];
 
 		for (i = 0; i < q->nstates; i++)
 			snprintf(states[i], sizeof(states[i]), "%s", q->states[i]);
@@ -445,7 +445,10 @@ static const char *const records_sql_head =
 	"    FROM ceems.job_node_perf p WHERE p.job_key = n.job_key AND p.node = n.node),"
 	"  'steps', (SELECT jsonb_agg(jsonb_build_object('id', s.step_id,"
 	"     'ended', s.ended, 'elapsed_s', s.elapsed_s, 'cpu_s', s.cpu_s,"
-	"     'mem_peak_bytes', s.mem_peak_bytes, 'joules', jsonb_build_object("
+	"     'mem_peak_bytes', s.mem_peak_bytes,"
+	/* job_steps.tasks from migration 028 on: read by name, NULL (left
+	 * out) in an older schema, so that one query reads both. */
+	"     'tasks', to_jsonb(s) -> 'tasks', 'joules', jsonb_build_object("
 	"       'package', s.package_j, 'dram', s.dram_j, 'gpu', s.gpu_j,"
 	"       'node', s.node_j))"
 	"     ORDER BY CASE s.step_id WHEN 'batch' THEN 1 WHEN 'extern' THEN 2"

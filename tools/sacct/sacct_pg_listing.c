@@ -359,19 +359,23 @@ job_from_result(struct pg_binary *b, const struct listing_plan *plan, int i,
 }
 
 /* A step of jobs.steps (ceems.step_summary, migration 016): its fields
- * in order. */
-#define STEP_NFIELDS 9
+ * in order; the schema from migration 028 on adds the step's tasks. */
+#define STEP_NFIELDS 10
+#define STEP_NFIELDS_BEFORE_TASKS 9
+#define SCHEMA_VERSION_STEP_TASKS 28
 static const enum pg_binary_kind step_kinds[STEP_NFIELDS] = {
 	PG_BINARY_TEXT, PG_BINARY_INT, PG_BINARY_NUMBER, PG_BINARY_NUMBER,
 	PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER, PG_BINARY_NUMBER,
-	PG_BINARY_NUMBER
+	PG_BINARY_NUMBER, PG_BINARY_NUMBER
 };
 
-/* Where the steps of one job go: after the rows, its own at JOB. */
+/* Where the steps of one job go: after the rows, its own at JOB; each
+ * step of NFIELDS fields. */
 struct step_target {
 	const struct sacct_query *q;
 	struct sacct_rows *rows;
 	size_t job;
+	int nfields;
 };
 
 /* One step of a job's jobs.steps, as a row (pg_binary_records' EACH). */
@@ -400,6 +404,8 @@ add_step(void *arg, const struct pg_binary_field *f)
 	st->dram_j = pg_binary_field_number(&f[6]);
 	st->gpu_j = pg_binary_field_number(&f[7]);
 	st->node_j = pg_binary_field_number(&f[8]);
+	if (t->nfields > STEP_NFIELDS_BEFORE_TASKS)
+		st->ntasks = pg_binary_field_number(&f[9]);
 	sacct_row_add_known(&st->total_j, st->package_j);
 	sacct_row_add_known(&st->total_j, st->dram_j);
 	sacct_row_add_known(&st->total_j, st->gpu_j);
@@ -420,15 +426,18 @@ count_steps(struct pg_binary *b, const struct listing_plan *plan)
 	return total;
 }
 
-/* The steps of listing row I, whose job is ROWS->v[JOB], after it. */
+/* The steps of listing row I, whose job is ROWS->v[JOB], after it, in
+ * a schema of version VERSION. */
 static int
 add_steps(struct pg_binary *b, const struct listing_plan *plan, int i,
-	  const struct sacct_query *q, struct sacct_rows *rows, size_t job,
-	  char *err, size_t err_size)
+	  long version, const struct sacct_query *q, struct sacct_rows *rows,
+	  size_t job, char *err, size_t err_size)
 {
-	struct step_target t = { q, rows, job };
+	struct step_target t = { q, rows, job,
+		version >= SCHEMA_VERSION_STEP_TASKS ? STEP_NFIELDS
+						     : STEP_NFIELDS_BEFORE_TASKS };
 
-	if (pg_binary_records(b, i, plan->steps, step_kinds, STEP_NFIELDS,
+	if (pg_binary_records(b, i, plan->steps, step_kinds, t.nfields,
 			      add_step, &t) < 0) {
 		if (b->bad)
 			snprintf(err, err_size,
@@ -496,7 +505,8 @@ sacct_pg_listing_rows(struct sacct_pg *pg, const struct sacct_query *q,
 		}
 		snprintf(r->cluster, sizeof(r->cluster), "%s", name);
 		if (plan.steps >= 0 &&
-		    add_steps(&b, &plan, (int)i, q, rows, rows->n - 1, err, err_size) < 0)
+		    add_steps(&b, &plan, (int)i, pg->schema_version, q, rows,
+			      rows->n - 1, err, err_size) < 0)
 			goto out;
 	}
 	if (b.bad) {

@@ -13,7 +13,10 @@
 #include "record/record.h"
 #include "sacct_row.h"
 
-#define SACCT_LIST_MAX 64
+/* The states -s can name, each once: Slurm has fewer. */
+#define SACCT_STATE_MAX 32
+/* A name of -u, -A, -r or -M, as stored (lib/base/text.h). */
+#define SACCT_NAME_LEN 64
 
 /* One entry of -j: JOBID, JOBID_TASK (one task of an array; JOBID
  * alone is the whole array, as in sacct), either with .STEP. */
@@ -27,11 +30,15 @@ struct sacct_query {
 	time_t start, end;		/* a job overlapping [start, end) */
 	bool all_users;			/* no user filter (root, admins, -a) */
 	size_t nusers, naccounts, npartitions, nstates, nclusters, njobs;
-	char users[SACCT_LIST_MAX][64];
-	char accounts[SACCT_LIST_MAX][64];
-	char partitions[SACCT_LIST_MAX][64];
-	char states[SACCT_LIST_MAX][32];	/* long upper-case names */
-	char clusters[SACCT_LIST_MAX][64];	/* none: every cluster */
+	/* -u, -A, -r, -M: as many names as given, as in sacct (a
+	 * coordinator's script may name every user of an institute);
+	 * malloc'd, grown by sacct_merge_name_add, NULL for none. */
+	char (*users)[SACCT_NAME_LEN];
+	char (*accounts)[SACCT_NAME_LEN];
+	char (*partitions)[SACCT_NAME_LEN];
+	char (*clusters)[SACCT_NAME_LEN];	/* none: every cluster */
+	size_t users_cap, accounts_cap, partitions_cap, clusters_cap;
+	char states[SACCT_STATE_MAX][32];	/* long upper-case names */
 	/* -j's entries: as many as given, as in sacct (a script passes
 	 * the ids of thousands of output files); malloc'd, NULL for none. */
 	struct sacct_jobsel *jobs;
@@ -93,6 +100,11 @@ bool sacct_merge_query_wants_job(const struct sacct_query *q,
 				 const struct sacct_row *job);
 bool sacct_merge_query_wants_step(const struct sacct_query *q,
 				  const struct sacct_row *job, const char *step);
+
+/* Add NAME (at most SACCT_NAME_LEN - 1 bytes) to the list *LIST of *N
+ * names with room for *CAP: 0, or -1 out of memory. */
+int sacct_merge_name_add(char (**list)[SACCT_NAME_LEN], size_t *n,
+			 size_t *cap, const char *name);
 
 /* Add SEL to Q's -j entries: 0, or -1 out of memory.  Once all are
  * added, sacct_merge_jobsel_sort: the lookups below search them by job

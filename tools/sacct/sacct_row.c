@@ -35,6 +35,7 @@ sacct_row_init(struct sacct_row *row)
 	row->io_read_bytes = row->io_write_bytes = NAN;
 	row->net_in_bytes = row->net_out_bytes = NAN;
 	row->io_nodes = row->net_nodes = NAN;
+	row->ntasks = NAN;
 	row->perf_ctxsw = row->perf_page_faults = row->perf_migrations = NAN;
 	row->perf_cycles = row->perf_instructions = NAN;
 	row->ci_fallback = row->idle_unlearned = NAN;

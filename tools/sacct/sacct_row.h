@@ -79,6 +79,9 @@ struct sacct_row {
 	 * dram).  Jobs only. */
 	double ci_fallback;
 	double idle_unlearned;
+	/* A step's tasks over its nodes (sacct's NTasks); NaN unless every
+	 * node's record of the step counted them.  Steps only. */
+	double ntasks;
 	/* The error bound of total_j, J (migration 030); NaN: unknown. */
 	double energy_err_j;
 };
@@ -132,8 +135,9 @@ struct sacct_row {
 #define SACCT_NEED_PERF		(UINT64_C(1) << 36)	/* every perf_ figure */
 #define SACCT_NEED_CI_FALLBACK	(UINT64_C(1) << 37)
 #define SACCT_NEED_IDLE_UNLEARNED (UINT64_C(1) << 38)
-#define SACCT_NEED_ENERGY_ERR	(UINT64_C(1) << 39)
-#define SACCT_NEED_ALL		((UINT64_C(1) << 40) - 1)
+#define SACCT_NEED_NTASKS	(UINT64_C(1) << 39)
+#define SACCT_NEED_ENERGY_ERR	(UINT64_C(1) << 40)
+#define SACCT_NEED_ALL		((UINT64_C(1) << 41) - 1)
 
 /* *SUM + X where unknown (NaN) adds nothing: NaN + x = x, the sum of
  * what was measured. */
