@@ -15,25 +15,27 @@
 -- its nodes' added when every node with energy has one; computed by
 -- ceems.job_figures (sql/functions/figures.sql), stored by
 -- sql/functions/store.sql and sql/functions/refresh.sql.
+--
+-- IF NOT EXISTS: a database whose version was set back runs it again.
 
 ALTER TABLE ceems.job_nodes
-	ADD COLUMN package_err_source_j double precision CHECK (package_err_source_j >= 0),
-	ADD COLUMN package_err_lag_j double precision CHECK (package_err_lag_j >= 0),
-	ADD COLUMN package_err_idle_power_j double precision CHECK (package_err_idle_power_j >= 0),
-	ADD COLUMN package_err_gaps_j double precision CHECK (package_err_gaps_j >= 0),
-	ADD COLUMN dram_err_source_j double precision CHECK (dram_err_source_j >= 0),
-	ADD COLUMN dram_err_lag_j double precision CHECK (dram_err_lag_j >= 0),
-	ADD COLUMN dram_err_idle_power_j double precision CHECK (dram_err_idle_power_j >= 0),
-	ADD COLUMN dram_err_gaps_j double precision CHECK (dram_err_gaps_j >= 0),
-	ADD COLUMN gpu_err_source_j double precision CHECK (gpu_err_source_j >= 0),
-	ADD COLUMN gpu_err_lag_j double precision CHECK (gpu_err_lag_j >= 0),
-	ADD COLUMN gpu_err_idle_power_j double precision CHECK (gpu_err_idle_power_j >= 0),
-	ADD COLUMN gpu_err_gaps_j double precision CHECK (gpu_err_gaps_j >= 0),
-	ADD COLUMN node_err_source_j double precision CHECK (node_err_source_j >= 0),
-	ADD COLUMN node_err_lag_j double precision CHECK (node_err_lag_j >= 0),
-	ADD COLUMN node_err_idle_power_j double precision CHECK (node_err_idle_power_j >= 0),
-	ADD COLUMN node_err_gaps_j double precision CHECK (node_err_gaps_j >= 0),
-	ADD COLUMN energy_err_j double precision
+	ADD COLUMN IF NOT EXISTS package_err_source_j double precision CHECK (package_err_source_j >= 0),
+	ADD COLUMN IF NOT EXISTS package_err_lag_j double precision CHECK (package_err_lag_j >= 0),
+	ADD COLUMN IF NOT EXISTS package_err_idle_power_j double precision CHECK (package_err_idle_power_j >= 0),
+	ADD COLUMN IF NOT EXISTS package_err_gaps_j double precision CHECK (package_err_gaps_j >= 0),
+	ADD COLUMN IF NOT EXISTS dram_err_source_j double precision CHECK (dram_err_source_j >= 0),
+	ADD COLUMN IF NOT EXISTS dram_err_lag_j double precision CHECK (dram_err_lag_j >= 0),
+	ADD COLUMN IF NOT EXISTS dram_err_idle_power_j double precision CHECK (dram_err_idle_power_j >= 0),
+	ADD COLUMN IF NOT EXISTS dram_err_gaps_j double precision CHECK (dram_err_gaps_j >= 0),
+	ADD COLUMN IF NOT EXISTS gpu_err_source_j double precision CHECK (gpu_err_source_j >= 0),
+	ADD COLUMN IF NOT EXISTS gpu_err_lag_j double precision CHECK (gpu_err_lag_j >= 0),
+	ADD COLUMN IF NOT EXISTS gpu_err_idle_power_j double precision CHECK (gpu_err_idle_power_j >= 0),
+	ADD COLUMN IF NOT EXISTS gpu_err_gaps_j double precision CHECK (gpu_err_gaps_j >= 0),
+	ADD COLUMN IF NOT EXISTS node_err_source_j double precision CHECK (node_err_source_j >= 0),
+	ADD COLUMN IF NOT EXISTS node_err_lag_j double precision CHECK (node_err_lag_j >= 0),
+	ADD COLUMN IF NOT EXISTS node_err_idle_power_j double precision CHECK (node_err_idle_power_j >= 0),
+	ADD COLUMN IF NOT EXISTS node_err_gaps_j double precision CHECK (node_err_gaps_j >= 0),
+	ADD COLUMN IF NOT EXISTS energy_err_j double precision
 		GENERATED ALWAYS AS (CASE WHEN total_j IS NOT NULL AND
 			(package_j IS NULL OR package_err_source_j IS NOT NULL) AND
 			(dram_j IS NULL OR dram_err_source_j IS NOT NULL) AND
@@ -92,7 +94,7 @@ COMMENT ON COLUMN ceems.job_nodes.energy_err_j IS
 	'Error bound of the node''s energy (total_j), J, at about 95%: its domains'' bounds added; null: some domain with energy has no bound, or not known';
 
 ALTER TABLE ceems.jobs
-	ADD COLUMN energy_err_j double precision CHECK (energy_err_j >= 0);
+	ADD COLUMN IF NOT EXISTS energy_err_j double precision CHECK (energy_err_j >= 0);
 COMMENT ON COLUMN ceems.jobs.energy_err_j IS
 	'Error bound of the job''s energy (total_j), J, at about 95%: its nodes'' bounds added; null: some node with energy has none, or not known';
 
