@@ -106,7 +106,8 @@ ceems_agent_spec_valid(const struct ceems_agent_job_spec *s)
 /* Job J was running from FROM_NS, before the agent could measure it
  * (until NOW_NS): a gap of its record, as an agent's downtime is. */
 static void
-missed_gap(struct agent_job *j, uint64_t from_ns, uint64_t now_ns)
+missed_gap(const struct ceems_agent *a, struct agent_job *j, uint64_t from_ns,
+	   uint64_t now_ns)
 {
 	double missed_s = (double)(now_ns - from_ns) / 1e9;
 	struct timespec ts;
@@ -115,6 +116,7 @@ missed_gap(struct agent_job *j, uint64_t from_ns, uint64_t now_ns)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	now_unix = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 	ceems_ledger_add_gap(&j->ledger, missed_s);
+	ceems_agent_err_gap(a, j, missed_s);
 	j->gap_s += missed_s;
 	j->gaps[0].start = now_unix - missed_s;
 	j->gaps[0].end = now_unix;
@@ -221,8 +223,9 @@ register_new(struct ceems_agent *a, const struct ceems_agent_job_spec *spec,
 	j->registered_ns = registered_ns;
 	j->tick_from_ns = now_ns;
 	ceems_job_figures_ledger_init(&j->ledger);
+	ceems_energy_err_account_init(&j->err);
 	if (registered_ns < now_ns)
-		missed_gap(j, registered_ns, now_ns);
+		missed_gap(a, j, registered_ns, now_ns);
 	ret = ceems_agent_attach_job(a, j);
 	if (ret < 0) {
 		ceems_agent_free_job(j);
@@ -342,19 +345,22 @@ leave_now(struct ceems_agent *a, struct agent_job *j, uint64_t now_ns)
 		return;
 	if (ceems_ledger_split(&node, &t, 1, &share, &tick) < 0) {
 		ceems_ledger_add_gap(&j->ledger, present_s);
+		ceems_agent_err_gap(a, j, present_s);
 		j->gap_s += present_s;
 		j->cpu_s += t.cpu_s;	/* read all the same */
-		ceems_agent_tick_observe_series(a, j, now_ns);
+		ceems_agent_tick_series_observe(a, j, now_ns);
 		return;
 	}
 	ceems_agent_intensity_charge_tick(a, &j->ledger, &share, present_s, now_ns);
+	ceems_agent_err_charge(a, j, &a->err_pending, &share, node.ngpus,
+			       node.dt_s);
 	ceems_agent_gpu_charge(a, &j->gpu, &node, &share, present_s);
 	j->cpu_s += t.cpu_s;
 	ceems_agent_tick_split_to_steps(j, &share, &t);
 	ceems_ledger_carry_add(&a->carry, &t, node.dt_s, &share);
 	/* The carry is not checkpointed: no recovery over this interval. */
 	ceems_agent_recover_snapshot_job_left(a);
-	ceems_agent_tick_observe_series(a, j, now_ns);
+	ceems_agent_tick_series_observe(a, j, now_ns);
 }
 
 int
@@ -391,6 +397,8 @@ ceems_agent_report_now(struct ceems_agent *a, uint32_t jobid,
 	if (present_s <= 0 || ceems_ledger_split(&node, &t, 1, &share, &tick) < 0)
 		return 0;
 	ceems_agent_intensity_charge_tick(a, &out->ledger, &share, present_s, now_ns);
+	ceems_agent_err_report_partial(a, j, &share, node.ngpus, node.dt_s,
+				       &out->err);
 	out->cpu_s += t.cpu_s;
 	out->have_tail = false;
 	ceems_agent_end_figures_tail(j, now_ns, out);
@@ -416,6 +424,7 @@ fill_report(const struct ceems_agent *a, const struct agent_job *j,
 	out->usage = j->usage;
 	ceems_agent_end_figures_usage(j, &out->usage);
 	out->ledger = j->ledger;
+	ceems_energy_err_report_fill(&j->err, &out->err);
 	out->ngaps = j->ngaps;
 	memcpy(out->gaps, j->gaps, sizeof(out->gaps));
 	out->recovered_s = j->recovered_s;

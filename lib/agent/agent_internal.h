@@ -23,6 +23,7 @@
 #include "sources/task_io.h"
 #include "model/emissions.h"
 #include "model/energy.h"
+#include "model/energy_err.h"
 #include "model/idle_fit.h"
 #include "record/job_note.h"
 #include "model/ledger_carry.h"
@@ -162,6 +163,9 @@ struct agent_job {
 	 * once it is (model/ledger_restate.h); in memory only: a restored
 	 * job's are partial. */
 	struct ceems_ledger_unlearned unlearned;
+	/* How sure its energy is (model/energy_err.h); in memory only: a
+	 * restored job's is unknown. */
+	struct ceems_energy_err_account err;
 	struct ceems_cgroup_stats usage;	/* last full reading */
 	/* Whether spec.gpu_share names any GPU: a job whose GPUs the
 	 * agent does not measure takes its shares from there, and the
@@ -297,6 +301,12 @@ struct ceems_agent {
 	 * the energy read for it waits here for the next tick, with what
 	 * it took; the node's other figures are the last tick's. */
 	struct ceems_ledger_node_tick pending;
+	/* The energy error bound (agent_err.c): what the takes since the
+	 * last tick may be off by, the last tick's, the node's view of its
+	 * powers, and when the last take was. */
+	struct ceems_energy_err_node_tick err_pending, err_tick;
+	struct ceems_energy_err_node err_view;
+	uint64_t err_take_ns;
 	struct ceems_ledger_carry carry;
 	struct ceems_ledger_node_tick last_node;
 	struct ceems_series *handed_out;	/* the last final report's */
@@ -449,11 +459,34 @@ void ceems_agent_tick_stale_counts(const struct agent_job *j, uint64_t now_ns,
 struct ceems_series_counts;
 void ceems_agent_tick_series_counts(const struct ceems_agent *a, const struct agent_job *j,
 			 struct ceems_series_counts *c);
-void ceems_agent_tick_observe_series(const struct ceems_agent *a,
+void ceems_agent_tick_series_observe(const struct ceems_agent *a,
 			  const struct agent_job *j, uint64_t now_ns);
 void ceems_agent_tick_split_to_steps(struct agent_job *j,
 			  const struct ceems_ledger_job_share *share,
 			  const struct ceems_ledger_job_tick *t);
+
+/* agent_err.c: a take T of counter C over DT_S seconds into the pending
+ * errors; the idle power's uncertainty as NODE uses it; the tick's
+ * end (the node view, the pending errors made the tick's); job J
+ * charged its SHARE of a tick whose errors are ERR, or a gap. */
+void ceems_agent_err_take(struct ceems_agent *a, struct ceems_energy_counter *c,
+			  const struct ceems_energy_take *t, double dt_s);
+void ceems_agent_err_idle(struct ceems_agent *a,
+			  const struct ceems_ledger_node_tick *node);
+void ceems_agent_err_tick(struct ceems_agent *a, double dt_s);
+void ceems_agent_err_charge(struct ceems_agent *a, struct agent_job *j,
+			    const struct ceems_energy_err_node_tick *err,
+			    const struct ceems_ledger_job_share *share,
+			    size_t ngpus, double dt_s);
+void ceems_agent_err_gap(const struct ceems_agent *a, struct agent_job *j,
+			 double dt_s);
+/* A report's bound OUT with the part of a tick J's report splits
+ * (SHARE, of DT_S seconds) added, J's own account left as it is. */
+void ceems_agent_err_report_partial(const struct ceems_agent *a,
+				    const struct agent_job *j,
+				    const struct ceems_ledger_job_share *share,
+				    size_t ngpus, double dt_s,
+				    struct ceems_energy_err_report *out);
 
 /* agent_bpf.c */
 void ceems_agent_bpf_open(struct ceems_agent *a);

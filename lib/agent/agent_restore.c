@@ -161,6 +161,9 @@ restore_job(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 	j->extern_pidfd = -1;	/* its slurmstepd unknown after a restart */
 	j->registered_ns = registered_ns;
 	j->ledger = fig->ledger;
+	/* Its energy's error over the earlier agent's time is not kept. */
+	ceems_energy_err_account_init(&j->err);
+	j->err.known = false;
 	/* Its ticks split by an earlier agent before the idle power was
 	 * learned are not here to restate. */
 	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)

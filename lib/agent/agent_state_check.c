@@ -95,6 +95,22 @@ io_sane(const struct ceems_agent_io_report *io)
 	       isfinite(io->unmeasured_s) && io->unmeasured_s >= 0;
 }
 
+/* An energy error bound: flags and parts a bound can be. */
+static bool
+err_sane(const struct ceems_energy_err_report *e)
+{
+	if (!flag_sane(&e->known))
+		return false;
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
+		if (!flag_sane(&e->have[d]))
+			return false;
+		for (int k = 0; k < CEEMS_ERR_PARTS; k++)
+			if (!isfinite(e->part_j[d][k]) || e->part_j[d][k] < 0)
+				return false;
+	}
+	return true;
+}
+
 /* perf figures: known statuses, counts and fractions in range. */
 static bool
 perf_sane(const struct ceems_perf_report *p)
@@ -183,6 +199,7 @@ ceems_agent_state_check_final_sane(const struct ceems_agent_job_spec *spec,
 
 	return spec->jobid != 0 && r->jobid == spec->jobid &&
 	       gpu_reports_sane(r) && io_sane(&r->io) && perf_sane(&r->perf) &&
+	       err_sane(&r->err) &&
 	       recovered_sane(r->recovered_s, r->nrecovered, r->recovered) &&
 	       flag_sane(&r->cgroup_gone) && flag_sane(&r->have_tail) &&
 	       (!r->have_tail || (r->tail_s >= CEEMS_AGENT_TAIL_S &&

@@ -31,8 +31,10 @@
  * them.  8: the checksums are ceems_agent_state_checksum's, a word at a
  * time (version 5 to 7's hashed a byte at a time: 4 us a job a
  * checkpoint, the agent's largest cost with many jobs).  Versions 4 to
- * 7 are migrated. */
-#define STATE_VERSION 8
+ * 7 are migrated.  9: the final report holds the job's energy error
+ * bound; versions 4 to 8 are migrated (the bound of a job finishing in
+ * an older file is unknown). */
+#define STATE_VERSION 9
 #define STATE_HEADER_SIZE 4096
 
 struct state_header {

@@ -2,14 +2,16 @@
  * rewritten in the current layout, so that upgrading the agent while
  * jobs run keeps them.  Version 4 (mapped into memory, no checksums, no
  * recovery figures), version 5 (no GPUs), version 6 (no eBPF or perf
- * counts) and version 7 (today's layout, checksummed a byte at a time)
- * are read here; their jobs come back with their figures.  After a
+ * counts), version 7 (checksummed a byte at a time) and version 8
+ * (today's layout but for the final report's energy error bound) are
+ * read here; their jobs come back with their figures, a job finishing
+ * in them without its bound (unknown).  After a
  * version 4 file the interval the agent was down stays a gap (it does
  * not hold the counters that recovering it needs); after a version 4, 5
  * or 6 file a running job's IO and perf counts are absent, "agent
  * restarted" (those agents did not keep them).
  *
- * tests/fixtures/agent/jobs-v4.state to jobs-v7.state are files written
+ * tests/fixtures/agent/jobs-v4.state to jobs-v8.state are files written
  * by those agents: tests/unit/test_agent_state.c migrates them. */
 #include "config.h"
 
@@ -171,6 +173,30 @@ _Static_assert(sizeof(struct slot_v5) == 24904,
 	       "version 5 state slots are 24904 bytes (jobs-v5.state)");
 _Static_assert(sizeof(struct state_figures_v5) == 6184,
 	       "version 5 figures are 6184 bytes");
+/* Version 7's and 8's: today's but for the final report's error bound
+ * (their checksums differ: agent_state_layout.h). */
+#define REPORT_V8_SIZE offsetof(struct ceems_agent_job_report, err)
+
+struct slot_final_v8 {
+	int64_t start_time;
+	int64_t end_time;
+	uint32_t have_meta;
+	uint32_t pad;
+	_Alignas(8) unsigned char report[REPORT_V8_SIZE];
+	struct ceems_job_meta meta;
+};
+
+struct slot_v8 {
+	uint32_t in_use;
+	uint32_t finishing;
+	uint64_t registered_ns;
+	struct ceems_agent_job_spec spec;
+	struct slot_copy copy[2];
+	struct slot_final_v8 final;
+};
+
+_Static_assert(sizeof(struct slot_v8) == 37416,
+	       "version 7 and 8 state slots are 37416 bytes (jobs-v8.state)");
 _Static_assert(sizeof(struct slot_v6) == 36504,
 	       "version 6 state slots are 36504 bytes (jobs-v6.state)");
 _Static_assert(sizeof(struct state_figures_v6) == 9008,
@@ -361,33 +387,48 @@ put_copy(struct slot *new, const struct state_figures *fig, uint64_t seq)
 	new->copy[seq & 1].head.check = ceems_agent_state_checksum(fig, len);
 }
 
-/* Version 7 slot OLD as a current slot NEW: the same layout, its
- * latest copy that holds under version 7's checksum written again with
- * today's.  False when it holds nothing to keep. */
+/* Version 7's or 8's slot OLD as a current slot NEW: the same layout
+ * but for the final report's error bound, unknown here.  Version 7's
+ * latest copy that holds under its checksum (FNV1A) is written again
+ * with today's; version 8's is today's.  False when it holds nothing to
+ * keep. */
 static bool
-convert_slot_v7(const struct slot *old, struct slot *new)
+convert_slot_v8(const struct slot_v8 *old, struct slot *new, bool fnv1a)
 {
-	const struct slot_copy *best = NULL;
+	const struct state_figures *fig = NULL;
+	uint64_t seq = 0;
 
 	if (old->in_use != 1 || old->spec.jobid == 0)
 		return false;
-	*new = *old;
-	memset(new->copy, 0, sizeof(new->copy));
-	if (old->finishing == 1)
+	memset(new, 0, sizeof(*new));
+	new->in_use = 1;
+	new->finishing = old->finishing;
+	new->registered_ns = old->registered_ns;
+	new->spec = old->spec;
+	if (old->finishing == 1) {
+		new->final.start_time = old->final.start_time;
+		new->final.end_time = old->final.end_time;
+		new->final.have_meta = old->final.have_meta;
+		memcpy(&new->final.report, old->final.report, REPORT_V8_SIZE);
+		new->final.meta = old->final.meta;
 		return ceems_agent_state_check_final_sane(&new->spec, &new->final);
-	memset(&new->final, 0, sizeof(new->final));
-	for (int c = 0; c < 2; c++) {
+	}
+	for (int c = 0; fnv1a && c < 2; c++) {
 		const struct slot_copy *k = &old->copy[c];
 
-		if ((best == NULL || k->head.seq > best->head.seq) &&
+		if ((fig == NULL || k->head.seq > seq) &&
 		    copy_holds(&k->head, &k->fig, k->fig.nsteps,
 			       offsetof(struct state_figures, steps),
-			       sizeof(k->fig.steps[0])))
-			best = k;
+			       sizeof(k->fig.steps[0]))) {
+			fig = &k->fig;
+			seq = k->head.seq;
+		}
 	}
-	if (best == NULL || !ceems_agent_state_check_figures_sane(&best->fig))
+	if (!fnv1a)
+		fig = ceems_agent_state_check_best_copy(old->copy, &seq);
+	if (fig == NULL || !ceems_agent_state_check_figures_sane(fig))
 		return false;
-	put_copy(new, &best->fig, best->head.seq);
+	put_copy(new, fig, seq);
 	return true;
 }
 
@@ -401,8 +442,8 @@ convert_slot(uint32_t version, const void *old, struct slot *new)
 	struct state_figures fig;
 	uint64_t seq;
 
-	if (version == 7)
-		return convert_slot_v7(old, new);
+	if (version == 7 || version == 8)
+		return convert_slot_v8(old, new, version == 7);
 	if (version == 6)
 		return convert_slot_v6(old, new);
 	/* Both versions start alike up to the spec. */
@@ -462,8 +503,11 @@ write_migrated(int old_fd, int new_fd, const struct state_header *h,
 	nh.nslots = h->nslots;
 	nh.figures_size = sizeof(struct state_figures);
 	memcpy(nh.boot_id, h->boot_id, sizeof(nh.boot_id));
-	/* Version 7 kept the node's counters as today: they stay, for the
-	 * recovery of the interval the agent was down. */
+	/* Versions 7 and 8 kept the node's counters as today: they stay,
+	 * for the recovery of the interval the agent was down (version
+	 * 8's checksum is today's, which the loader checks). */
+	if (h->version == 8)
+		nh.node = h->node;
 	if (h->version == 7 &&
 	    h->node.check == ceems_agent_state_checksum_fnv1a(
 		    (const char *)&h->node + sizeof(h->node.check),
@@ -519,9 +563,10 @@ ceems_agent_state_migrate(int fd, const char *path, const struct state_header *h
 	else if (h->version == 6 && h->slot_size == sizeof(struct slot_v6) &&
 		 h->figures_size == sizeof(struct state_figures_v6))
 		old_size = sizeof(struct slot_v6);
-	else if (h->version == 7 && h->slot_size == sizeof(struct slot) &&
+	else if ((h->version == 7 || h->version == 8) &&
+		 h->slot_size == sizeof(struct slot_v8) &&
 		 h->figures_size == sizeof(struct state_figures))
-		old_size = sizeof(struct slot);
+		old_size = sizeof(struct slot_v8);
 	else
 		return -EINVAL;
 	if (size < STATE_HEADER_SIZE)

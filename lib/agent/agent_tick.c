@@ -58,6 +58,10 @@ CEEMS_TICK_PATH void
 ceems_agent_tick_collect_energy(struct ceems_agent *a, uint64_t now_ns,
 		     struct ceems_ledger_node_tick *node)
 {
+	double dt_s = a->err_take_ns != 0 && now_ns > a->err_take_ns ?
+	    (double)(now_ns - a->err_take_ns) / 1e9 : 0;
+
+	a->err_take_ns = now_ns;
 	for (size_t s = 0; s < a->nsources; s++) {
 		const struct ceems_energy_source *src = a->sources[s];
 
@@ -69,6 +73,8 @@ ceems_agent_tick_collect_energy(struct ceems_agent *a, uint64_t now_ns,
 
 			if (a->domain_source[c->domain] != (int)s)
 				continue;
+			ceems_agent_err_take(a, &a->sources[s]->counters[i], t,
+					     dt_s);
 			switch (c->domain) {
 			case CEEMS_DOMAIN_PACKAGE:
 				add_to_reading(&node->package, t);
@@ -649,77 +655,6 @@ ceems_agent_tick_save_job(struct ceems_agent *a, const struct agent_job *j, uint
 	ceems_agent_state_slot_update(a->state, j->slot, &fig);
 }
 
-/* A job's memory in use for its time series, NaN when not known. */
-static double
-job_mem_bytes(const struct agent_job *j)
-{
-	if (j->usage.present & CEEMS_CGF_MEM_CURRENT)
-		return (double)j->usage.mem_current_bytes;
-	if (j->usage.present & CEEMS_CGF_MEM_RSS)
-		return (double)j->usage.mem_rss_bytes;
-	return NAN;
-}
-
-void
-ceems_agent_tick_series_counts(const struct ceems_agent *a, const struct agent_job *j,
-		    struct ceems_series_counts *c)
-{
-	struct ceems_agent_io_report io;
-	struct ceems_perf_report perf;
-	static const struct {
-		enum ceems_series_count count;
-		enum ceems_perf_event event;
-	} events[] = {
-		{ CEEMS_SC_PAGE_FAULTS, CEEMS_PERF_PAGE_FAULTS },
-		{ CEEMS_SC_CTX_SWITCHES, CEEMS_PERF_CONTEXT_SWITCHES },
-		{ CEEMS_SC_CYCLES, CEEMS_PERF_CYCLES },
-		{ CEEMS_SC_INSTRUCTIONS, CEEMS_PERF_INSTRUCTIONS },
-	};
-
-	ceems_agent_series_counts_unknown(c);
-	ceems_agent_bpf_fill(a, j, &io);
-	if (io.have_io) {
-		c->v[CEEMS_SC_READ_BYTES] = (double)io.read_bytes;
-		c->v[CEEMS_SC_WRITE_BYTES] = (double)io.write_bytes;
-	}
-	if (io.have_net) {
-		double in = 0, out = 0;
-
-		for (int p = 0; p < 2; p++)
-			for (int f = 0; f < 2; f++) {
-				in += (double)io.net_bytes[CEEMS_IO_IN][p][f];
-				out += (double)io.net_bytes[CEEMS_IO_OUT][p][f];
-			}
-		c->v[CEEMS_SC_NET_IN_BYTES] = in;
-		c->v[CEEMS_SC_NET_OUT_BYTES] = out;
-	}
-	ceems_agent_perf_report(a, j, &perf);
-	for (size_t k = 0; k < sizeof(events) / sizeof(events[0]); k++)
-		if (perf.present & (1u << events[k].event))
-			c->v[events[k].count] = perf.value[events[k].event];
-}
-
-/* Job J's ledger has just been charged up to NOW_NS: that difference
- * goes into its series, with its GPUs' utilisation as this tick read it
- * and its IO and perf counts since the last.  Every charge of the ledger
- * is followed by this, or the rows would not add up to the job's
- * totals. */
-CEEMS_TICK_PATH void
-ceems_agent_tick_observe_series(const struct ceems_agent *a, const struct agent_job *j,
-		     uint64_t now_ns)
-{
-	struct ceems_series_counts counts;
-	double gpu_power_w, gpu_util_pct;
-
-	if (j->series == NULL)
-		return;
-	ceems_agent_gpu_series_figures(a, &j->gpu, &gpu_power_w, &gpu_util_pct);
-	ceems_agent_tick_series_counts(a, j, &counts);
-	ceems_agent_series_observe_counts(j->series, now_ns, &j->ledger,
-				    j->have_cpu ? j->cpu_s : NAN,
-				    job_mem_bytes(j), gpu_util_pct, &counts);
-}
-
 CEEMS_TICK_PATH void
 ceems_agent_tick_begin(struct ceems_agent *a, uint64_t now_ns)
 {
@@ -796,6 +731,7 @@ charge_jobs(struct ceems_agent *a, const struct ceems_ledger_node_tick *node,
 		if (split < 0) {
 			/* The jobs' CPU time was read all the same. */
 			ceems_ledger_add_gap(&j->ledger, node->dt_s);
+			ceems_agent_err_gap(a, j, node->dt_s);
 			j->gap_s += node->dt_s;
 			j->cpu_s += a->job_ticks[i].cpu_s;
 			mark_tail(j, now_ns);
@@ -803,6 +739,8 @@ charge_jobs(struct ceems_agent *a, const struct ceems_ledger_node_tick *node,
 		}
 		ceems_agent_intensity_charge_tick(a, &j->ledger, &a->shares[i],
 				  node->dt_s - a->job_ticks[i].absent_s, now_ns);
+		ceems_agent_err_charge(a, j, &a->err_tick, &a->shares[i],
+				       node->ngpus, node->dt_s);
 		if (a->last_node.idle_power_unlearned[CEEMS_DOMAIN_PACKAGE] ||
 		    a->last_node.idle_power_unlearned[CEEMS_DOMAIN_DRAM])
 			note_unlearned_tick(a, j, &a->shares[i], now_ns);
@@ -840,6 +778,7 @@ ceems_agent_tick_end(struct ceems_agent *a, uint64_t now_ns)
 	ceems_agent_gpu_read_usage(a);
 	collect_node_usage(a, &node);
 	set_idle_power(a, &node);
+	ceems_agent_err_idle(a, &node);
 	a->last_node = node;
 	ceems_ledger_carry_apply(&a->carry, &node);
 	for (size_t i = 0; i < a->njobs; i++) {
@@ -856,6 +795,7 @@ ceems_agent_tick_end(struct ceems_agent *a, uint64_t now_ns)
 	if (ret < 0)
 		ceems_error("ledger: cannot split this tick (%s); recorded as a gap",
 			    strerror(-ret));
+	ceems_agent_err_tick(a, node.dt_s);
 	charge_jobs(a, &node, ret, now_ns);
 	/* A restatement's amounts go with a tick the status totals take
 	 * (one that measured the domain); else they wait for the next. */
@@ -873,7 +813,7 @@ ceems_agent_tick_end(struct ceems_agent *a, uint64_t now_ns)
 		struct agent_job *j = a->jobs[i];
 
 		if (!(j->gone && j->gone_ns < now_ns))
-			ceems_agent_tick_observe_series(a, j, now_ns);
+			ceems_agent_tick_series_observe(a, j, now_ns);
 	}
 	ceems_agent_recover_snapshot_node(a, now_ns);
 	ceems_agent_idle_store_save(a, now_ns, false);

@@ -39,6 +39,17 @@ struct ceems_energy_counter {
 	int device;		/* package, socket or GPU index; -1 if none */
 	char name[64];		/* e.g. "intel-rapl:0", "hwmon3/power1" */
 
+	/* What the source says of its error (lib/model/energy_err.h): an
+	 * energy counter's resolution, J; a power reading's resolution, W,
+	 * and lag, s (its averaging window and its age).  0: none known. */
+	double resolution_j;
+	double power_res_w;
+	double power_lag_s;
+	/* Kept by the agent between takes: the mean power of the last
+	 * one, whose change a lag turns into error. */
+	bool err_have_prev;
+	double err_prev_w;
+
 	/* Filled by the source's sample(), consumed by take(). */
 	double pending_j;		/* accumulated since the last take */
 	enum ceems_energy_gap pending_gap;	/* first gap since last take */

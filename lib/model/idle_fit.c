@@ -78,6 +78,7 @@ refit(struct ceems_idle_fit *f)
 	f->converged = true;
 	f->learned = true;
 	f->value_w = f->intercept_w;
+	f->value_se_w = f->intercept_se_w;
 }
 
 CEEMS_TICK_PATH void
@@ -103,5 +104,14 @@ ceems_idle_fit_value(const struct ceems_idle_fit *f, double *watts)
 	if (!f->learned)
 		return false;
 	*watts = f->value_w;
+	return true;
+}
+
+bool
+ceems_idle_fit_uncertainty(const struct ceems_idle_fit *f, double *watts)
+{
+	if (!f->learned)
+		return false;
+	*watts = 2 * f->value_se_w;
 	return true;
 }

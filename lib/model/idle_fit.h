@@ -48,6 +48,7 @@ struct ceems_idle_fit {
 	 * constant load) cannot tell one. */
 	bool learned;
 	double value_w;
+	double value_se_w;	/* its fit's intercept_se_w */
 };
 
 void ceems_idle_fit_init(struct ceems_idle_fit *f);
@@ -62,5 +63,11 @@ void ceems_idle_fit_add(struct ceems_idle_fit *f, double busy_cpus,
 /* The learned static power, W: true once some window's fit was trusted
  * (the last trusted one); false (WATTS untouched) before. */
 bool ceems_idle_fit_value(const struct ceems_idle_fit *f, double *watts);
+
+/* How far the learned static power may be off, W, at about 95%: two
+ * standard errors of the trusted fit's intercept (energy_err.h).  False
+ * (WATTS untouched) before any fit was trusted. */
+bool ceems_idle_fit_uncertainty(const struct ceems_idle_fit *f,
+				double *watts);
 
 #endif

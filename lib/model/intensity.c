@@ -318,14 +318,13 @@ ceems_intensity_free(struct ceems_intensity_series *s)
 	memset(s, 0, sizeof(*s));
 }
 
-const struct ceems_intensity_row *
-ceems_intensity_at(const struct ceems_intensity_series *s, int64_t t)
+size_t
+ceems_intensity_rows_from(const struct ceems_intensity_series *s, int64_t t)
 {
 	size_t lo = 0, hi;
 
-	if (s == NULL || s->nrows == 0)
-		return NULL;
-	/* The last row whose valid_from <= t. */
+	if (s == NULL)
+		return 0;
 	hi = s->nrows;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -335,6 +334,15 @@ ceems_intensity_at(const struct ceems_intensity_series *s, int64_t t)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+const struct ceems_intensity_row *
+ceems_intensity_at(const struct ceems_intensity_series *s, int64_t t)
+{
+	/* The last row whose valid_from <= t. */
+	size_t lo = ceems_intensity_rows_from(s, t);
+
 	if (lo == 0 || t >= s->rows[lo - 1].valid_to)
 		return NULL;
 	return &s->rows[lo - 1];

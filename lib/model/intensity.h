@@ -69,6 +69,11 @@ int ceems_intensity_write(const char *path,
 
 void ceems_intensity_free(struct ceems_intensity_series *s);
 
+/* How many of S's rows begin at or before Unix time T (binary search):
+ * the index of the first row to begin after it. */
+size_t ceems_intensity_rows_from(const struct ceems_intensity_series *s,
+				 int64_t t);
+
 /* The row in force at Unix time T (valid_from <= T < valid_to), or NULL
  * when the series does not cover T.  Binary search. */
 const struct ceems_intensity_row *

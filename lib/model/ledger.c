@@ -218,13 +218,21 @@ split_static_active(const struct ceems_ledger_node_tick *node,
 	tick->delta_j[d] = delta;
 
 	sum_held = weight_sum(jobs, njobs, held, 0, node->dt_s);
+	sum_used = weight_sum(jobs, njobs, used, 0, node->dt_s);
+	for (i = 0; i < njobs; i++) {
+		shares[i].held_part[d] = part_of(&jobs[i], held, node->dt_s,
+						 sum_held,
+						 max2(node_held, sum_held));
+		shares[i].used_part[d] = part_of(&jobs[i], used, node->dt_s,
+						 sum_used,
+						 max2(node_used, sum_used));
+	}
 	tick->idle_j[d] += distribute(static_j, held, 0, node->dt_s, sum_held,
 				      max2(node_held, sum_held), jobs, njobs,
 				      shares, d, true);
 
 	/* Busy time (or used memory) outside every job is the system's;
 	 * with no use at all, the active part is the system's too. */
-	sum_used = weight_sum(jobs, njobs, used, 0, node->dt_s);
 	tick->system_j[d] += distribute(active_j, used, 0, node->dt_s, sum_used,
 					max2(node_used, sum_used), jobs, njobs,
 					shares, d, false);
@@ -251,7 +259,7 @@ split_gpus(const struct ceems_ledger_node_tick *node,
 	for (dev = 0; dev < node->ngpus; dev++) {
 		const struct ceems_ledger_reading *r = &node->gpu[dev];
 		enum ceems_energy_gap gap;
-		double owned;
+		double owned, denom;
 
 		if (!r->measured) {
 			/* A device without a counter: its owners are not
@@ -274,11 +282,13 @@ split_gpus(const struct ceems_ledger_node_tick *node,
 		tick->gpu_device_j[dev] = r->joules;
 		tick->delta_j[d] += r->joules;
 		owned = weight_sum(jobs, njobs, WEIGHT_GPU, dev, node->dt_s);
+		denom = max2(held_less_left(1, node->left_gpu[dev]), owned);
+		for (i = 0; i < njobs && owned > 0 && denom > 0; i++)
+			shares[i].gpu_part[dev] =
+			    weight(&jobs[i], WEIGHT_GPU, dev, node->dt_s) / denom;
 		tick->idle_j[d] += distribute(r->joules, WEIGHT_GPU, dev,
-					      node->dt_s, owned,
-					      max2(held_less_left(1, node->left_gpu[dev]),
-						   owned), jobs, njobs, shares,
-					      d, false);
+					      node->dt_s, owned, denom, jobs,
+					      njobs, shares, d, false);
 	}
 	if (!tick->measured[d])
 		for (i = 0; i < njobs; i++)
@@ -309,7 +319,7 @@ split_residual(const struct ceems_ledger_node_tick *node,
 	       struct ceems_ledger_tick *tick)
 {
 	const enum ceems_energy_domain d = CEEMS_DOMAIN_NODE;
-	double residual, sum_cores;
+	double residual, sum_cores, denom;
 	size_t i;
 
 	tick->measured[d] = node->node.measured;
@@ -335,12 +345,14 @@ split_residual(const struct ceems_ledger_node_tick *node,
 	}
 	tick->delta_j[d] = residual;
 	sum_cores = weight_sum(jobs, njobs, WEIGHT_CORES, 0, node->dt_s);
+	denom = max2(held_less_left((double)node->node_cores, node->left_cores),
+		     sum_cores);
+	for (i = 0; i < njobs; i++)
+		shares[i].held_part[d] = shares[i].used_part[d] =
+		    part_of(&jobs[i], WEIGHT_CORES, node->dt_s, sum_cores, denom);
 	tick->idle_j[d] += distribute(residual, WEIGHT_CORES, 0, node->dt_s,
-				      sum_cores,
-				      max2(held_less_left((double)node->node_cores,
-							  node->left_cores),
-					   sum_cores),
-				      jobs, njobs, shares, d, false);
+				      sum_cores, denom, jobs, njobs, shares, d,
+				      false);
 }
 
 CEEMS_TICK_PATH int

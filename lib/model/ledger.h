@@ -103,6 +103,15 @@ struct ceems_ledger_job_share {
 	 * (ledger_restate.h). */
 	double unlearned_held_s[CEEMS_DOMAIN_COUNT];
 	double unlearned_used_s[CEEMS_DOMAIN_COUNT];
+	/* Covered: the job's part of what is held (h_j) and of the use
+	 * (u_j) this tick, the weights of the split over their
+	 * denominators (node: its cores' part, both; gpu: per device).  A
+	 * change dE of the domain's delta moves its share by u_j dE, and
+	 * one dP of the idle power by dt (h_j - u_j): how errors of the
+	 * node's figures reach the job's (energy_err.h). */
+	double held_part[CEEMS_DOMAIN_COUNT];
+	double used_part[CEEMS_DOMAIN_COUNT];
+	double gpu_part[CEEMS_LEDGER_MAX_GPUS];
 };
 
 /* The node-wide side of one tick.  For every domain,

@@ -53,6 +53,7 @@
 
 #include "cgroup/cgroup_stats.h"
 #include "model/energy.h"
+#include "model/energy_err.h"
 #include "model/ledger.h"
 
 /* ---- Perf counters (lib/sources/perf_job.h counts them) ---- */
@@ -324,6 +325,10 @@ struct ceems_agent_job_report {
 	/* Its perf counters since registration, and why a group has none
 	 * (lib/sources/perf_job.h). */
 	struct ceems_perf_report perf;
+	/* How sure its energy is: each domain's error bound
+	 * (lib/model/energy_err.h).  Last: a state file of version 8 holds
+	 * the report up to here (agent_state_migrate.c). */
+	struct ceems_energy_err_report err;
 };
 
 _Static_assert(offsetof(struct ceems_agent_job_report, usage) == 56,

@@ -1,5 +1,5 @@
 /* measure_internal.h - what the parts of the measured figures' JSON
- * codec (measure_json.c, measure_io.c, measure_gpu.c) share and no user of libceems
+ * codec (measure_json.c, measure_io.c, measure_gpu.c, measure_err.c) share and no user of libceems
  * needs.  Not installed; nothing here is exported (the shared library
  * exports only ceems_*). */
 #ifndef CEEMS_MEASURE_INTERNAL_H
@@ -27,5 +27,14 @@ void ceems_measure_gpu_to_json(struct json_object *obj,
 int ceems_measure_gpu_from_json(const struct json_object *arr,
 			   struct ceems_agent_job_report *r, char *err,
 			   size_t err_size);
+
+/* measure_err.c: the error bound E into the domain objects of the
+ * report's "ledger" object LEDGER, and back (-EINVAL with ERR). */
+void ceems_measure_err_to_json(struct json_object *ledger,
+			       const struct ceems_energy_err_report *e,
+			       bool *ok);
+int ceems_measure_err_from_json(const struct json_object *ledger,
+				struct ceems_energy_err_report *e, char *err,
+				size_t err_size);
 
 #endif /* CEEMS_MEASURE_INTERNAL_H */

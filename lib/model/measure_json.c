@@ -337,7 +337,7 @@ intervals_to_json(const struct ceems_agent_gap *list, uint32_t n, bool *ok)
 struct json_object *
 ceems_measure_json_report_to_json(const struct ceems_agent_job_report *r)
 {
-	struct json_object *obj = json_object_new_object();
+	struct json_object *obj = json_object_new_object(), *ledger;
 	bool ok = obj != NULL;
 
 	if (!ok)
@@ -357,7 +357,10 @@ ceems_measure_json_report_to_json(const struct ceems_agent_job_report *r)
 	if (r->have_tail)
 		ceems_json_util_add(obj, "tail", tail_to_json(r, &ok), &ok);
 	ceems_json_util_add(obj, "usage", usage_to_json(&r->usage, &ok), &ok);
-	ceems_json_util_add(obj, "ledger", ledger_to_json(&r->ledger, &ok), &ok);
+	ledger = ledger_to_json(&r->ledger, &ok);
+	if (ledger != NULL)
+		ceems_measure_err_to_json(ledger, &r->err, &ok);
+	ceems_json_util_add(obj, "ledger", ledger, &ok);
 	if (r->ngaps > 0)
 		ceems_json_util_add(obj, "gaps", intervals_to_json(r->gaps, r->ngaps, &ok), &ok);
 	if (r->recovered_s > 0)
@@ -802,7 +805,9 @@ ceems_measure_json_report_from_json(const struct json_object *obj,
 	    (ret = usage_from_json(val, &r->usage, err, err_size)) < 0)
 		goto out;
 	if ((val = ceems_json_util_get(obj, "ledger")) != NULL &&
-	    (ret = ledger_from_json(val, &r->ledger, err, err_size)) < 0)
+	    ((ret = ledger_from_json(val, &r->ledger, err, err_size)) < 0 ||
+	     (ret = ceems_measure_err_from_json(val, &r->err, err,
+						err_size)) < 0))
 		goto out;
 	if ((val = ceems_json_util_get(obj, "gaps")) != NULL &&
 	    (ret = intervals_from_json(val, "report.gaps", r->gaps, &r->ngaps,

@@ -70,6 +70,24 @@ merge_ledger(struct ceems_job_ledger *w, const struct ceems_job_ledger *p)
 	w->emissions_covered_s += p->emissions_covered_s;
 }
 
+/* The error bounds of two nodes' figures (their ledgers WL and PL, not
+ * merged yet) add up; a domain one node measures without a bound has
+ * none for the whole job. */
+static void
+merge_err(struct ceems_energy_err_report *w, const struct ceems_job_ledger *wl,
+	  const struct ceems_energy_err_report *p,
+	  const struct ceems_job_ledger *pl)
+{
+	w->known = w->known && p->known;
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
+		w->have[d] = (w->have[d] || !wl->measured[d]) &&
+		    (p->have[d] || !pl->measured[d]) &&
+		    (wl->measured[d] || pl->measured[d]);
+		for (int k = 0; k < CEEMS_ERR_PARTS; k++)
+			w->part_j[d][k] += p->part_j[d][k];
+	}
+}
+
 static void
 merge_io(struct ceems_agent_io_report *w, const struct ceems_agent_io_report *p)
 {
@@ -152,6 +170,7 @@ ceems_measure_merge_report(struct ceems_agent_job_report *whole,
 		whole->tail_s = part->tail_s;
 	whole->tail_cpu_s += part->tail_cpu_s;
 	merge_usage(&whole->usage, &part->usage);
+	merge_err(&whole->err, &whole->ledger, &part->err, &part->ledger);
 	merge_ledger(&whole->ledger, &part->ledger);
 	for (uint32_t i = 0; i < part->ngpus &&
 	     whole->ngpus < CEEMS_LEDGER_MAX_GPUS; i++)

@@ -47,6 +47,7 @@ struct bmc_priv {
 	bool stop;
 	bool start_failed;		/* the thread could not be made */
 	struct ceems_bmc_curve curve;
+	uint32_t period_ms;	/* the last DCMI reading's averaging period */
 	struct log_line logq[LOG_QUEUE];
 	unsigned nlog;
 	/* The thread's own (no lock). */
@@ -113,6 +114,8 @@ answered(struct bmc_priv *p, const struct ceems_bmc_reading *r,
 
 	pthread_mutex_lock(&p->mu);
 	v = ceems_bmc_curve_reading(&p->curve, r, now_ns);
+	if (v == CEEMS_BMC_FRESH)
+		p->period_ms = r->period_ms;
 	pthread_mutex_unlock(&p->mu);
 	if (v == CEEMS_BMC_GARBAGE) {
 		snprintf(why, sizeof(why), "reading of %g W is not a node's power",
@@ -258,6 +261,10 @@ bmc_sample(struct ceems_energy_source *src, uint64_t now_ns)
 	}
 	pthread_mutex_lock(&p->mu);
 	gap = ceems_bmc_curve_take(&p->curve, now_ns, &j);
+	/* A reading is up to an interval old, and DCMI's averages the
+	 * power over its period, whose middle lies half of it back. */
+	src->counters[0].power_lag_s = (double)p->o.interval_ns / 1e9 +
+	    (double)p->period_ms / 2000.0;
 	n = p->nlog;
 	memcpy(q, p->logq, n * sizeof(q[0]));
 	p->nlog = 0;
@@ -370,6 +377,7 @@ ceems_bmc_open(const struct ceems_bmc_options *o, uint64_t now_ns)
 	src->counters[0].domain = CEEMS_DOMAIN_NODE;
 	src->counters[0].device = -1;
 	snprintf(src->counters[0].name, sizeof(src->counters[0].name), "bmc");
+	src->counters[0].power_res_w = 1;	/* DCMI's and SDR's whole watts */
 	p->o = *o;
 	/* A reading is an estimate for two intervals and one timeout after
 	 * it: one late or lost answer is no gap, a BMC gone quiet is. */

@@ -157,6 +157,10 @@ void ceems_gpu_backend_close(struct ceems_gpu_backend *b);
  * The source owns the backends from then on and closes them.  NULL when
  * NBACKENDS is 0, or on memory exhaustion (the backends closed). */
 #define CEEMS_GPU_POWER_SAMPLE_NS 100000000ULL
+/* How far a board's power reading may be off: NVIDIA documents its
+ * power draw as accurate to within +/- 5 W (nvidia-smi); the error
+ * bound of integrated power takes it (doc/attribution.md). */
+#define CEEMS_GPU_POWER_ACCURACY_W 5.0
 struct ceems_energy_source *ceems_gpu_source_open(
 	struct ceems_gpu_backend **backends, size_t nbackends,
 	uint64_t now_ns);

@@ -88,12 +88,26 @@ sample_power(struct gpu_device *d, struct ceems_energy_counter *c,
 }
 
 /* A device whose counter turned out not to exist: its power from now. */
+/* What D's figures may be off by (lib/model/energy_err.h): its energy
+ * counter's unit, or, integrated, the power reading's accuracy and the
+ * time between two samples. */
 static void
-become_integrated(struct gpu_device *d, const struct ceems_energy_counter *c)
+set_resolution(const struct gpu_device *d, struct ceems_energy_counter *c)
+{
+	c->resolution_j = d->integrated ? 0 :
+	    d->backend->dev[d->index].energy_unit_j;
+	c->power_res_w = d->integrated ? CEEMS_GPU_POWER_ACCURACY_W : 0;
+	c->power_lag_s = d->integrated ?
+	    (double)CEEMS_GPU_POWER_SAMPLE_NS / 1e9 : 0;
+}
+
+static void
+become_integrated(struct gpu_device *d, struct ceems_energy_counter *c)
 {
 	ceems_info("energy counter %s (gpu): no energy counter on this "
 		   "device, its power is integrated", c->name);
 	d->integrated = true;
+	set_resolution(d, c);
 	memset(&d->reader, 0, sizeof(d->reader));
 	d->reader.rebase_gap = CEEMS_GAP_FIRST_READ;
 }
@@ -215,6 +229,7 @@ open_device(struct gpu_device *d, struct ceems_energy_counter *c, size_t n,
 	d->reader.lim.max_power_w = device_max_power_w(dev);
 	d->reader.lim.slack_ns = GPU_SLACK_NS;
 	d->integrated = !dev->has_energy_counter || !(dev->energy_unit_j > 0.0);
+	set_resolution(d, c);
 	sample_device(d, c, now_ns);
 	/* The baseline is no measurement: nothing pending from open. */
 	c->pending_j = 0.0;

@@ -386,6 +386,14 @@ open_channel(struct hwmon_priv *priv, const char *hwmon, const char *dir,
 	c->domain = domain;
 	c->device = device;
 	snprintf(c->name, sizeof(c->name), "%s/%s%d", hwmon, type, n);
+	/* Both files count micro-units; a power file is a reading of the
+	 * moment, which the sampling carries to the next sample. */
+	if (kind == CHANNEL_ENERGY) {
+		c->resolution_j = 1e-6;
+	} else {
+		c->power_res_w = 1e-6;
+		c->power_lag_s = CEEMS_HWMON_POWER_LAG_S;
+	}
 
 	err = read_channel(ch, &value);
 	if (err < 0) {

@@ -18,6 +18,9 @@
 /* Timing jitter allowed when judging an energy delta: drivers update
  * their accumulators on their own clock. */
 #define CEEMS_HWMON_SLACK_NS 1000000000ULL
+/* A power channel's reading lags the node by up to a sample (one tick)
+ * and by whatever the driver averages over, taken as a second more. */
+#define CEEMS_HWMON_POWER_LAG_S 2.0
 /* Bounded memory. */
 #define CEEMS_HWMON_MAX_CHANNELS 128
 

@@ -292,6 +292,7 @@ open_counter(struct pm_counter *pc, struct ceems_energy_counter *c,
 		 (int)(sizeof(c->name) - sizeof("pm_counters/")), name);
 	memset(&pc->reader, 0, sizeof(pc->reader));
 	pc->reader.lim.unit_j = 1.0;
+	c->resolution_j = 1.0;	/* whole joules */
 	pc->reader.lim.max_power_w = CEEMS_PM_COUNTERS_MAX_POWER_W;
 	pc->reader.lim.slack_ns = CEEMS_PM_COUNTERS_SLACK_NS;
 	pc->reader.needs_identity = true;

@@ -468,6 +468,8 @@ open_zone(const char *base, const struct zone_entry *e,
 	c->device = device;
 	memcpy(c->name, e->name, sizeof(e->name));
 	z->reader.lim.unit_j = 1e-6;
+	/* sysfs counts microjoules of a register whose unit is coarser. */
+	c->resolution_j = CEEMS_RAPL_RESOLUTION_J;
 	z->reader.lim.range = range;
 	z->reader.lim.max_power_w = zone_max_power_w(dir);
 	z->reader.lim.slack_ns = CEEMS_RAPL_SLACK_NS;

@@ -20,6 +20,10 @@
  * kernel updates the counter about every millisecond and the sample's
  * time stamp is taken a little before or after the read. */
 #define CEEMS_RAPL_SLACK_NS 50000000ULL
+/* The register's unit behind sysfs's microjoules: 2^-14 J, the energy
+ * status unit of most Intel parts (AMD's is finer), the resolution the
+ * error bound takes (doc/attribution.md). */
+#define CEEMS_RAPL_RESOLUTION_J (1.0 / 16384)
 /* Bounded memory: zones beyond this are ignored (with a log line). */
 #define CEEMS_RAPL_MAX_ZONES 64
 

@@ -273,6 +273,28 @@ put_gpu(struct out *o, const struct figures *f)
 		put_field(o, "", more);
 }
 
+/* "+/- 3%": the bound of the energy as a part of it, rounded up, for a
+ * bound is a most (lib/model/energy_err.h); none when unknown.  ASCII,
+ * as the whole summary: a job's output is read in any locale. */
+static void
+put_energy_err(char *text, size_t size, const struct figures *f)
+{
+	double pct;
+
+	if (!f->have_err || !ceems_summary_units_usable(f->err_j) ||
+	    !(f->total_j > 0))
+		return;
+	pct = 100 * f->err_j / f->total_j;
+	if (pct < 0.1)
+		ceems_summary_units_appendf(text, size, " +/- <0.1%%");
+	else if (pct < 10)
+		ceems_summary_units_appendf(text, size, " +/- %.1f%%",
+					    ceil(pct * 10) / 10);
+	else
+		ceems_summary_units_appendf(text, size, " +/- %.0f%%",
+					    ceil(pct));
+}
+
 static void
 put_energy(struct out *o, const struct figures *f)
 {
@@ -301,6 +323,7 @@ put_energy(struct out *o, const struct figures *f)
 	decimals = ceems_units_energy_decimals(f->total_j, u);
 	ceems_units_fmt_energy_in(text, sizeof(text), f->total_j, u, decimals,
 				  true);
+	put_energy_err(text, sizeof(text), f);
 	ceems_summary_units_appendf(text, sizeof(text), "  (");
 	for (d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
 		if (d == CEEMS_DOMAIN_GPU && !gpu_part_shown(f))

@@ -168,7 +168,7 @@ static void
 figures_energy(const struct ceems_agent_job_report *r, struct figures *f)
 {
 	const struct ceems_job_ledger *l;
-	double lifetime;
+	double lifetime, err_j;
 	int d;
 
 	if (r == NULL)
@@ -176,6 +176,7 @@ figures_energy(const struct ceems_agent_job_report *r, struct figures *f)
 	l = &r->ledger;
 	f->cov_min = 1;
 	f->cov_max = 0;
+	f->have_err = r->err.known;
 	for (d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
 		double c;
 
@@ -191,6 +192,10 @@ figures_energy(const struct ceems_agent_job_report *r, struct figures *f)
 			f->idle_unlearned = true;
 		f->any_energy = true;
 		f->total_j += l->joules[d];
+		if (ceems_energy_err_report_domain(&r->err, d, &err_j))
+			f->err_j += err_j;
+		else
+			f->have_err = false;
 		if (ceems_job_figures_ledger_coverage(l, (enum ceems_energy_domain)d,
 					      &c) && isfinite(c)) {
 			if (c < f->cov_min)

@@ -77,6 +77,10 @@ struct figures {
 	double cov_min, cov_max;
 	/* Some of it split while the node's idle power was unlearned. */
 	bool idle_unlearned;
+	/* The bound of total_j, J (lib/model/energy_err.h): every domain
+	 * in it has one. */
+	bool have_err;
+	double err_j;
 
 	bool have_carbon;
 	double grams;

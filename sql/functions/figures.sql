@@ -9,7 +9,7 @@ GRANT EXECUTE ON FUNCTION ceems.at_most_one(double precision) TO ceems_reader;
 
 -- The figures of a jobs row from its node rows and its steps
 -- (job_step_sums); nested loops off (015_figures_joins.sql says why).
--- Dropped first: its result gained columns (migration 024), which
+-- Dropped first: its result gained columns (migrations 024, 030), which
 -- CREATE OR REPLACE refuses; nothing in SQL depends on it.
 DROP FUNCTION IF EXISTS ceems.job_figures(bigint[]);
 CREATE OR REPLACE FUNCTION ceems.job_figures(p_job_keys bigint[])
@@ -69,7 +69,8 @@ RETURNS TABLE (
 	steps ceems.step_summary[],
 	emission_fallback double precision,
 	package_idle_unlearned boolean,
-	dram_idle_unlearned boolean
+	dram_idle_unlearned boolean,
+	energy_err_j double precision
 )
 LANGUAGE plpgsql STABLE
 -- A few jobs' figures per call: with the default estimate (1,000 rows)
@@ -154,7 +155,8 @@ SELECT
 		ceems.at_most_one(coalesce(agg.fallback_j / nullif(agg.fallback_weight_j, 0),
 					   agg.fallback_mean)) AS emission_fallback,
 		agg.package_idle_unlearned,
-		agg.dram_idle_unlearned
+		agg.dram_idle_unlearned,
+		agg.energy_err_j
 	      FROM (SELECT n.job_key,
 			   ceems.jsonb_merge(n.job_meta ORDER BY n.by_plugin, n.written_at, n.node, n.record_digest) AS meta,
 			   count(*) AS nodes,
@@ -183,7 +185,11 @@ SELECT
 				AS fallback_weight_j,
 			   avg(n.emission_fallback) AS fallback_mean,
 			   bool_or(n.package_idle_unlearned) AS package_idle_unlearned,
-			   bool_or(n.dram_idle_unlearned) AS dram_idle_unlearned
+			   bool_or(n.dram_idle_unlearned) AS dram_idle_unlearned,
+			   -- Known when every node with energy knows its
+			   -- bound (030_energy_err.sql); unknown is not 0.
+			   CASE WHEN bool_and(n.energy_err_j IS NOT NULL OR n.total_j IS NULL)
+				THEN sum(n.energy_err_j) END AS energy_err_j
 		    FROM nodes n
 		    GROUP BY n.job_key) agg
 	      -- The newest node row, the plugin's first: one sort for all

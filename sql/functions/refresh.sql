@@ -81,6 +81,7 @@ BEGIN
 		emission_fallback = x.emission_fallback,
 		package_idle_unlearned = x.package_idle_unlearned,
 		dram_idle_unlearned = x.dram_idle_unlearned,
+		energy_err_j = x.energy_err_j,
 		updated_at = now()
 	FROM ceems.job_figures(p_job_keys) x
 	WHERE j.job_key = x.job_key
@@ -100,7 +101,7 @@ BEGIN
 	       j.emissions_coverage::float8, j.emission_factor_source,
 	       j.emission_zone, j.emission_year, j.emission_g_per_kwh, j.pue,
 	       j.emission_factor_mixed, j.steps, j.emission_fallback,
-	       j.package_idle_unlearned, j.dram_idle_unlearned)
+	       j.package_idle_unlearned, j.dram_idle_unlearned, j.energy_err_j)
 	      IS DISTINCT FROM
 	      (x.array_job_id, x.array_task_id, x.user_name, x.uid, x.gid,
 	       x.account, x.partition, x.qos, x.job_name, x.state::text,
@@ -116,7 +117,7 @@ BEGIN
 	       x.emissions_coverage, x.emission_factor_source,
 	       x.emission_zone, x.emission_year, x.emission_g_per_kwh, x.pue,
 	       x.emission_factor_mixed, x.steps, x.emission_fallback,
-	       x.package_idle_unlearned, x.dram_idle_unlearned);
+	       x.package_idle_unlearned, x.dram_idle_unlearned, x.energy_err_j);
 	PERFORM ceems.refresh_job_gpus(p_job_keys);
 END
 $$;

@@ -36,7 +36,11 @@ BEGIN
 		emissions_g, emissions_covered_s, emission_factor_source,
 		emission_zone, emission_year, emission_g_per_kwh, pue,
 		emission_factor_changed, emission_fallback,
-		package_idle_unlearned, dram_idle_unlearned)
+		package_idle_unlearned, dram_idle_unlearned,
+		package_err_source_j, package_err_lag_j, package_err_idle_power_j, package_err_gaps_j,
+		dram_err_source_j, dram_err_lag_j, dram_err_idle_power_j, dram_err_gaps_j,
+		gpu_err_source_j, gpu_err_lag_j, gpu_err_idle_power_j, gpu_err_gaps_j,
+		node_err_source_j, node_err_lag_j, node_err_idle_power_j, node_err_gaps_j)
 	SELECT
 		i.job_key, i.node, i.written_at,
 		(r.rec ->> 'finalized_by'), i.digest, r.rec -> 'job',
@@ -83,7 +87,23 @@ BEGIN
 		(l.em ->> 'factor_changed')::boolean,
 		(l.em ->> 'fallback')::double precision,
 		ceems.idle_unlearned(l.pkg),
-		ceems.idle_unlearned(l.dram)
+		ceems.idle_unlearned(l.dram),
+		(l.pkg -> 'err' ->> 'source')::double precision,
+		(l.pkg -> 'err' ->> 'lag')::double precision,
+		(l.pkg -> 'err' ->> 'idle_power')::double precision,
+		(l.pkg -> 'err' ->> 'gaps')::double precision,
+		(l.dram -> 'err' ->> 'source')::double precision,
+		(l.dram -> 'err' ->> 'lag')::double precision,
+		(l.dram -> 'err' ->> 'idle_power')::double precision,
+		(l.dram -> 'err' ->> 'gaps')::double precision,
+		(l.gpu -> 'err' ->> 'source')::double precision,
+		(l.gpu -> 'err' ->> 'lag')::double precision,
+		(l.gpu -> 'err' ->> 'idle_power')::double precision,
+		(l.gpu -> 'err' ->> 'gaps')::double precision,
+		(l.node -> 'err' ->> 'source')::double precision,
+		(l.node -> 'err' ->> 'lag')::double precision,
+		(l.node -> 'err' ->> 'idle_power')::double precision,
+		(l.node -> 'err' ->> 'gaps')::double precision
 	-- OFFSET 0: each sub-object is taken out of its record once, and
 	-- each figure is then one key away (a path from the record's top
 	-- for each of 40 figures was a fifth of this statement).
@@ -648,7 +668,7 @@ BEGIN
 		gpu_coverage, node_coverage, gap_s, emissions_g, emissions_coverage,
 		emission_factor_source, emission_zone, emission_year, emission_g_per_kwh, pue,
 		emission_factor_mixed, steps, emission_fallback,
-		package_idle_unlearned, dram_idle_unlearned)
+		package_idle_unlearned, dram_idle_unlearned, energy_err_j)
 	OVERRIDING SYSTEM VALUE
 	SELECT f.job_key, f.cluster_id, f.jobid, f.start_time,
 	       x.array_job_id, x.array_task_id, x.user_name, x.uid, x.gid,
@@ -662,7 +682,7 @@ BEGIN
 	       x.gpu_coverage, x.node_coverage, x.gap_s, x.emissions_g, x.emissions_coverage,
 	       x.emission_factor_source, x.emission_zone, x.emission_year, x.emission_g_per_kwh, x.pue,
 	       x.emission_factor_mixed, x.steps, x.emission_fallback,
-	       x.package_idle_unlearned, x.dram_idle_unlearned
+	       x.package_idle_unlearned, x.dram_idle_unlearned, x.energy_err_j
 	FROM (SELECT DISTINCT i.job_key, c.cluster_id, i.jobid, i.start_time
 	      FROM unnest(items) i JOIN ceems.clusters c ON c.name = i.cluster
 	      WHERE i.fresh) f

@@ -140,6 +140,11 @@ setup() {
 	echo "# sleeper static package energy $static J over $covered s" >&3
 	check "$static >= 0.97 * $P_IDLE * $covered && $static <= 1.03 * $P_IDLE * $covered"
 	jq -e '.measurements.ledger.emissions.grams > 0 and .measurements.ledger.emissions.factor.zone == "FR"' "$r" >/dev/null
+	# Its energy's error bound, each domain's in its four parts, and the
+	# summary's +/- (the idle power configured: the counters' alone).
+	jq -e '[.measurements.ledger.package, .measurements.ledger.dram] |
+		all(.err_j >= 0 and (.err | keys) == ["gaps", "idle_power", "lag", "source"])' "$r" >/dev/null
+	expect_summary "$SLEEPER_ID" '^Energy +[0-9.]+ [kMW]?[Jh]+ \+/- '
 }
 
 @test "per-step figures: batch, extern and both srun steps, never more than the job" {

@@ -20,7 +20,9 @@
  * of the energy, 0 to 1, was priced at the yearly figure; between 0 and
  * 1 the factor changed, the first one the series'), idle_unlearned
  * (package, dram or package,dram: ticks split before the node's idle
- * power was learned).
+ * power was learned), err=DOMAIN,SOURCE,LAG,IDLE_POWER,GAPS (the
+ * domain's energy error bound in its four parts, J; repeatable; none:
+ * the bound is unknown).
  * Energy keys left out are domains the node did not measure. */
 #include "config.h"
 
@@ -127,6 +129,26 @@ add_gpu(struct ceems_agent_job_report *r, char *v)
 	return 0;
 }
 
+/* "DOMAIN,SOURCE,LAG,IDLE_POWER,GAPS": one domain's error bound. */
+static int
+set_err(struct ceems_energy_err_report *e, const char *v)
+{
+	char name[16];
+	double p[CEEMS_ERR_PARTS];
+
+	if (sscanf(v, "%15[a-z],%lf,%lf,%lf,%lf", name, &p[0], &p[1], &p[2],
+		   &p[3]) != 5)
+		return -1;
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
+		if (strcmp(name, ceems_job_figures_energy_domain_name(d)) != 0)
+			continue;
+		e->known = e->have[d] = true;
+		memcpy(e->part_j[d], p, sizeof(p));
+		return 0;
+	}
+	return -1;
+}
+
 /* A node with an intensity series (lib/model/intensity.h) that priced SHARE
  * of the job's energy at the yearly figure; the zone is set. */
 static int
@@ -186,6 +208,8 @@ apply(struct args *a, const char *key, const char *v)
 			l->factor.pue = 1;
 		return set_string(l->factor.zone, sizeof(l->factor.zone), v);
 	}
+	if (strcmp(key, "err") == 0)
+		return set_err(&r->err, v);
 	if (strcmp(key, "idle_unlearned") == 0) {
 		if (strcmp(v, "package") == 0 || strcmp(v, "package,dram") == 0)
 			l->idle_unlearned[CEEMS_DOMAIN_PACKAGE] = true;

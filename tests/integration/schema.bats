@@ -1490,3 +1490,46 @@ with_io() {
     [ "$status" -ne 0 ] || _fail "a bad counter name was stored"
     [ "$(sql -c 'SELECT count(*) FROM ceems.jobs WHERE jobid = 77')" = 0 ] || _fail "the bad record left a job"
 }
+
+@test "upsert: each domain's energy error bound reaches job_nodes, the node's and the job's bound add up, unknown stays null (030)" {
+    admin db init >/dev/null || _fail "db init"
+    local T=$BATS_TEST_TMPDIR
+    # Job 42: two nodes whose every domain has a bound.
+    "$GEN" $COMMON node=n1 covered_s=3600 lifetime_s=3600 package_j=360000 dram_j=36000 \
+        err=package,0.5,0,100,20 err=dram,0.25,0,0,3 written_at=1700003710 >"$T/e1.json" ||
+        _fail "record-gen e1"
+    "$GEN" $COMMON node=n2 covered_s=3600 lifetime_s=3600 package_j=400000 \
+        err=package,1,2,300,0 written_at=1700003720 >"$T/e2.json" || _fail "record-gen e2"
+    # Job 43: one node's dram has energy and no bound (unknown): the
+    # node's and the job's bounds are unknown, not the package's alone.
+    local c43=${COMMON/jobid=42/jobid=43}
+    "$GEN" $c43 node=n1 covered_s=3600 lifetime_s=3600 package_j=100000 dram_j=1000 \
+        err=package,1,0,0,0 written_at=1700003710 >"$T/u1.json" || _fail "record-gen u1"
+    for f in e1 e2 u1; do
+        [ "$(upsert "$T/$f.json")" = inserted ] || _fail "upsert $f"
+    done
+    run sql -F ' ' -c "SELECT j.jobid, n.node, n.package_err_source_j, n.package_err_lag_j,
+            n.package_err_idle_power_j, n.package_err_gaps_j,
+            coalesce(n.dram_err_gaps_j::text, 'null'), coalesce(n.energy_err_j::text, 'null')
+        FROM ceems.job_nodes n JOIN ceems.jobs j USING (job_key) ORDER BY 1, 2"
+    [ "$output" = "42 n1 0.5 0 100 20 3 123.75
+42 n2 1 2 300 0 null 303
+43 n1 1 0 0 0 null null" ] || _fail "node rows: $output"
+    run sql -F ' ' -c "SELECT jobid, coalesce(energy_err_j::text, 'null') FROM ceems.jobs ORDER BY 1"
+    [ "$output" = "42 426.75
+43 null" ] || _fail "job rows: $output"
+
+    # The set-wise path stores the same rows.
+    local loop batch
+    loop=$(contents)
+    sql -c "TRUNCATE ceems.jobs, ceems.job_nodes, ceems.job_steps, ceems.job_notes, ceems.job_node_perf" >/dev/null
+    upsert_batch "$T/e1.json" "$T/e2.json" "$T/u1.json" >/dev/null || _fail "batch"
+    batch=$(contents)
+    [ "$loop" = "$batch" ] || _fail "batch differs: $(diff <(echo "$loop") <(echo "$batch"))"
+
+    # A bound is never negative.
+    run sql -c "UPDATE ceems.job_nodes SET gpu_err_gaps_j = -1"
+    [ "$status" -ne 0 ] || _fail "job_nodes took a bound of -1 J"
+    run sql -c "UPDATE ceems.jobs SET energy_err_j = -1"
+    [ "$status" -ne 0 ] || _fail "jobs took a bound of -1 J"
+}

@@ -66,6 +66,18 @@ test_attribution(void)
 		"dram: job + system + idle = delta");
 	is_near(r.cpu_s, 1.5, 1e-9, "job CPU time since registration");
 	is_int(r.alloc_cores, 3, "allocated cores from the cpuset");
+	/* Its error bound: each of the two RAPL counters off by a unit of
+	 * 2^-14 J, reaching the job by its larger part (3 of 4 cores held,
+	 * 1.5 of 2 busy CPU-s used); the idle power configured: none. */
+	ok(r.err.known && r.err.have[CEEMS_DOMAIN_PACKAGE] &&
+	   r.err.have[CEEMS_DOMAIN_DRAM] && !r.err.have[CEEMS_DOMAIN_NODE],
+	   "an error bound for each measured domain");
+	is_near(r.err.part_j[CEEMS_DOMAIN_PACKAGE][CEEMS_ERR_SOURCE],
+		0.75 * 2 / 16384, 1e-15, "package: the counters' resolution");
+	ok(r.err.part_j[CEEMS_DOMAIN_PACKAGE][CEEMS_ERR_IDLE] == 0 &&
+	   r.err.part_j[CEEMS_DOMAIN_PACKAGE][CEEMS_ERR_GAPS] == 0 &&
+	   r.err.part_j[CEEMS_DOMAIN_PACKAGE][CEEMS_ERR_LAG] == 0,
+	   "no idle power, gap or lag error");
 
 	advance(500000000ULL);
 	is_int(ceems_agent_deregister(a, 42, 12 * SEC, &r), 0, "deregistration takes a last tick");
@@ -666,6 +678,8 @@ test_restart(void)
 	   after.gaps[0].end > 1.7e9,
 	   "the record says which interval is missing (Unix times, 5 s long)");
 	is_near(after.ledger.lifetime_s, 6, 1e-9, "lifetime covers the gap");
+	ok(before.err.known && !after.err.known,
+	   "its error bound is unknown after the restart, not 0");
 	ok(after.ledger.covered_s[CEEMS_DOMAIN_PACKAGE] < after.ledger.lifetime_s,
 	   "data quality shows the gap (%.1f of %.1f s covered)",
 	   after.ledger.covered_s[CEEMS_DOMAIN_PACKAGE], after.ledger.lifetime_s);

@@ -1,7 +1,7 @@
 /* test_agent_state.c - the node agent's state file: sized to the slots in
  * use, a full filesystem under it (a small tmpfs, when the test may mount
  * one) is outlived and logged once, and a file written by the previous
- * version (tests/fixtures/agent/jobs-v4.state to jobs-v7.state) is
+ * version (tests/fixtures/agent/jobs-v4.state to jobs-v8.state) is
  * migrated with its jobs.  A job's eBPF and perf counts
  * go to disk and come back whole. */
 #define _GNU_SOURCE
@@ -119,6 +119,8 @@ struct seen {
 	uint64_t tick_ns[8];
 	struct ceems_agent_job_spec spec;
 	struct state_figures fig;
+	bool err_known;		/* a finishing job's report had a bound */
+	double energy_j;	/* and its energy */
 };
 
 static int
@@ -148,12 +150,13 @@ keep_finishing(void *arg, int slot, const struct ceems_agent_job_spec *spec,
 	struct seen *s = arg;
 
 	(void)slot;
-	(void)report;
 	(void)start_time;
 	(void)end_time;
 	(void)meta;
 	if (s->n < 8)
 		s->jobid[s->n++] = spec->jobid;
+	s->err_known = report->err.known;
+	s->energy_j = ceems_job_figures_ledger_total_j(&report->ledger);
 	return 0;
 }
 
@@ -323,6 +326,9 @@ test_migrate(const char *fixture, uint32_t old)
 	is_int(ceems_agent_state_file_restore_finishing(sf, keep_finishing, &finishing), 1,
 	       "its finishing job is kept");
 	ok(finishing.n == 1 && finishing.jobid[0] == 43, "job 43");
+	ok(!finishing.err_known && finishing.energy_j > 0,
+	   "with its energy (%.1f J) and no error bound: unknown, not 0",
+	   finishing.energy_j);
 	is_int(ceems_agent_state_file_restore(sf, keep_live, &live), 1,
 	       "its running job is kept");
 	ok(live.n == 1 && live.jobid[0] == 42, "job 42");
@@ -578,6 +584,7 @@ main(void)
 	test_migrate("agent/jobs-v5.state", 5);
 	test_migrate("agent/jobs-v6.state", 6);
 	test_migrate("agent/jobs-v7.state", 7);
+	test_migrate("agent/jobs-v8.state", 8);
 	test_counts_round_trip();
 	test_damaged_files();
 	test_full_disk();

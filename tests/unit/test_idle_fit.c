@@ -12,28 +12,7 @@
 
 #include "model/idle_fit.h"
 #include "../tap.h"
-
-static uint64_t seed = 0x2545f4914f6cdd1dULL;
-
-static double
-uniform(void)
-{
-	seed ^= seed << 13;
-	seed ^= seed >> 7;
-	seed ^= seed << 17;
-	return (double)(seed >> 11) / 9007199254740992.0;
-}
-
-/* A standard normal deviate (Box-Muller). */
-static double
-gauss(void)
-{
-	double u = uniform(), v = uniform();
-
-	if (u < 1e-300)
-		u = 1e-300;
-	return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
-}
+#include "sim_rand.h"
 
 struct node_model {
 	double idle_w, k_w, cores;

@@ -17,6 +17,7 @@
 #include "model/job.h"
 #include "sacct/sacct_output.h"
 #include "sacct/sacct_query.h"
+#include "sacct/sacct_explain.h"
 
 static char buf[SACCT_CELL_MAX];
 
@@ -63,7 +64,7 @@ test_sacct_table(void)
 		filled += all[i].status == SACCT_FIELD_FILLED && all[i].format != NULL;
 		empty += all[i].status == SACCT_FIELD_EMPTY && all[i].format == NULL;
 	}
-	ok(filled + empty + 32 == nall && nall >= 126 + 32,
+	ok(filled + empty + 33 == nall && nall >= 126 + 33,
 	   "every sacct field is filled or empty (%zu + %zu of %zu)", filled,
 	   empty, nall);
 	n = 0;
@@ -413,6 +414,45 @@ test_io_nodes(void)
 	is_str(buf, "", "no node measured it: empty");
 }
 
+/* --explain's account of the energy's error bound: per domain, by
+ * cause; unknown said so, never a bound of 0. */
+static void
+test_explain_err(void)
+{
+	static struct ceems_agent_job_report r;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	memset(&r, 0, sizeof(r));
+	r.ledger.measured[CEEMS_DOMAIN_PACKAGE] = true;
+	r.ledger.measured[CEEMS_DOMAIN_NODE] = true;
+	r.ledger.covered_s[CEEMS_DOMAIN_PACKAGE] = 600;
+	r.ledger.covered_s[CEEMS_DOMAIN_NODE] = 600;
+	r.ledger.joules[CEEMS_DOMAIN_PACKAGE] = 5000;
+	r.ledger.joules[CEEMS_DOMAIN_NODE] = 1000;
+	r.err.known = true;
+	r.err.have[CEEMS_DOMAIN_PACKAGE] = r.err.have[CEEMS_DOMAIN_NODE] = true;
+	r.err.part_j[CEEMS_DOMAIN_PACKAGE][CEEMS_ERR_IDLE] = 100;
+	r.err.part_j[CEEMS_DOMAIN_NODE][CEEMS_ERR_LAG] = 200;
+	f = open_memstream(&text, &len);
+	sacct_explain_err(f, &r);
+	fclose(f);
+	ok(strstr(text, "Energy error bound, about 95%: 300 J of 1.67 Wh (5.0%)") != NULL &&
+	   strstr(text, "  CPU    100 J: idle power 100 J\n") != NULL &&
+	   strstr(text, "  other  200 J: power reading lag 200 J\n") != NULL,
+	   "--explain: the bound, per domain and cause\n%s", text);
+	free(text);
+	r.err.have[CEEMS_DOMAIN_NODE] = false;
+	f = open_memstream(&text, &len);
+	sacct_explain_err(f, &r);
+	fclose(f);
+	ok(strstr(text, "unknown, a domain has none") != NULL &&
+	   strstr(text, "  other  unknown") != NULL,
+	   "--explain: a domain without a bound makes the whole unknown");
+	free(text);
+}
+
 int
 main(void)
 {
@@ -423,6 +463,8 @@ main(void)
 	struct sacct_jobsel sel;
 	char err[256], state[32], *text;
 	size_t n = 0;
+
+	test_explain_err();
 
 	setenv("TZ", "UTC", 1);
 	test_perf_fields();

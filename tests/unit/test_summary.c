@@ -508,6 +508,21 @@ case_idle_unlearned(void)
 }
 
 static void
+case_energy_err(void)
+{
+	/* A learned idle power and a BMC's lag: the energy is known to
+	 * within 306 J of its 6120, shown rounded up. */
+	case_burner();
+	J.meta.jobid = J.report.jobid = 1258;
+	J.report.err.known = true;
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+		J.report.err.have[d] = J.report.ledger.measured[d];
+	J.report.err.part_j[CEEMS_DOMAIN_PACKAGE][CEEMS_ERR_IDLE] = 100;
+	J.report.err.part_j[CEEMS_DOMAIN_PACKAGE][CEEMS_ERR_SOURCE] = 0.01;
+	J.report.err.part_j[CEEMS_DOMAIN_NODE][CEEMS_ERR_LAG] = 205.99;
+}
+
+static void
 case_intensity_series(void)
 {
 	/* An hourly series whose intensity changed during the job, and a
@@ -562,6 +577,7 @@ static const struct golden_case cases[] = {
 	{ "no-dram", case_no_dram, "mem-underuse" },
 	{ "idle-unlearned", case_idle_unlearned, "" },
 	{ "intensity-series", case_intensity_series, "" },
+	{ "energy-err", case_energy_err, "" },
 };
 
 /* ---- Checks on any output ---- */
@@ -944,6 +960,14 @@ test_unknown_not_zero(void)
 	render(CEEMS_SUMMARY_SHORT, buf, sizeof(buf));
 	ok(strstr(buf, "CPU not measured") == NULL,
 	   "a sub-second job, short: CPU not said to be unmeasured");
+
+	/* A domain in the energy without a bound (a gap before the node
+	 * showed its power): the whole figure's bound is unknown. */
+	case_energy_err();
+	J.report.err.have[CEEMS_DOMAIN_DRAM] = false;
+	render(CEEMS_SUMMARY_FULL, buf, sizeof(buf));
+	ok(strstr(buf, "Energy   1.70 Wh  (") != NULL,
+	   "a domain without a bound: no +/- at all, not a smaller one");
 
 	case_no_energy();
 	render(CEEMS_SUMMARY_FULL, buf, sizeof(buf));

@@ -112,13 +112,10 @@ admin_migrate_scan(const char *dir, struct admin_migrations *out,
 	if (out->count == 0)
 		return admin_definitions_fail(err, err_size, "no migrations (NNN_name.sql) in %s", dir);
 	qsort(out->list, out->count, sizeof(out->list[0]), by_version);
-	/* A number may be missing (numbers are handed out ahead of the
-	 * changes that take them), none may be used twice; they apply in
-	 * their order. */
 	for (size_t i = 0; i < out->count; i++)
-		if (i > 0 && out->list[i].version == out->list[i - 1].version)
+		if (out->list[i].version != (int)i + 1)
 			return admin_definitions_fail(err, err_size,
-				    "%s: migrations must be numbered 001, 002, ... without twins (found %s twice)",
+				    "%s: migrations must be numbered 001, 002, ... without gaps or twins (found %s)",
 				    dir, out->list[i].name);
 	return scan_definitions(out, err, err_size);
 }
@@ -294,9 +291,7 @@ apply_pending(PGconn *conn, const struct admin_migrations *m, int current,
 {
 	int applied = 0, defs_applied, r;
 
-	for (size_t i = 0; i < m->count && m->list[i].version <= target; i++) {
-		if (m->list[i].version <= current)
-			continue;
+	for (size_t i = (size_t)current; i < m->count && m->list[i].version <= target; i++) {
 		if (apply_one(conn, m, &m->list[i], err, err_size) < 0)
 			return -1;
 		applied++;

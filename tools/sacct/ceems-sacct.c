@@ -29,6 +29,7 @@
 #include "base/node_name.h"
 #include "record/record.h"
 #include "sacct_dups.h"
+#include "sacct_explain.h"
 #include "sacct_combine.h"
 #include "sacct_fields.h"
 #include "sacct_node_rows.h"
@@ -278,6 +279,7 @@ print_explain(const struct sacct_records *recs, uint32_t jobid)
 		if (recs->n > 1)
 			printf("== node %s\n", recs->v[i].meta.node);
 		fputs(buf, stdout);
+		sacct_explain_err(stdout, &recs->v[i].report);
 	}
 	return 0;
 }

@@ -545,6 +545,7 @@ ENERGY_FIELD(f_energy_cpu, package_j)
 ENERGY_FIELD(f_energy_dram, dram_j)
 ENERGY_FIELD(f_energy_gpu, gpu_j)
 ENERGY_FIELD(f_energy_other, node_j)
+ENERGY_FIELD(f_energy_err, energy_err_j)
 
 /* For scripts: the number alone, in a fixed unit, to nine digits. */
 static void

@@ -291,6 +291,32 @@ add_perf(struct sacct_row *row, const struct ceems_perf_report *p, bool first)
 	add_perf_count(&row->perf_instructions, p, CEEMS_PERF_INSTRUCTIONS, first);
 }
 
+/* The job's energy error bound as ceems.job_figures makes it (migration
+ * 030): each node's, its domains' with energy added when each has one,
+ * and the nodes' added when each node with energy has one. */
+static void
+err_figures(const struct sacct_records *recs, size_t first, size_t last,
+	    struct sacct_row *row)
+{
+	double sum = 0, x;
+	bool any = false;
+
+	for (size_t i = first; i < last; i++) {
+		const struct ceems_agent_job_report *r = &recs->v[i].report;
+
+		for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++) {
+			if (!r->ledger.measured[d] || !(r->ledger.covered_s[d] > 0))
+				continue;
+			if (!ceems_energy_err_report_domain(&r->err, d, &x))
+				return;		/* unknown, not smaller */
+			sum += x;
+			any = true;
+		}
+	}
+	if (any)
+		row->energy_err_j = sum;
+}
+
 /* The job's data-quality figures as ceems.job_figures makes them
  * (migration 024): the nodes' shares at the yearly carbon intensity
  * weighted by their energy (their plain mean where none has energy),
@@ -488,6 +514,7 @@ job_row(const struct sacct_records *recs, size_t first, size_t last,
 	gpu_figures(recs, first, last, row);
 	quality_figures(recs, first, last, row);
 	work_figures(recs, first, last, row);
+	err_figures(recs, first, last, row);
 	return 0;
 }
 

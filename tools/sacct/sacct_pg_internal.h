@@ -19,6 +19,8 @@ struct sacct_pg {
 /* The schema that keeps jobs' marks (029_job_marks.sql): before it, a
  * job's work is unknown, never asked for. */
 #define SACCT_PG_SCHEMA_VERSION_MARKS 29
+/* The energy's error bound, jobs.energy_err_j (migration 030). */
+#define SACCT_PG_SCHEMA_VERSION_ENERGY_ERR 30
 
 /* SQL with N text PARAMS; results in text, or in binary with BINARY
  * (the listing's: pg_binary.h says why).  The rows, or NULL with ERR in

@@ -33,7 +33,7 @@ struct listing_column {
 	uint64_t part;
 };
 
-#define ROWS_NCOLS 57
+#define ROWS_NCOLS 58
 #define ROWS_FIRST_FIGURE 24
 #define COL_WORK_UNIT 23
 #define COL_USER 5
@@ -136,7 +136,9 @@ static const struct listing_column listing[ROWS_NCOLS] = {
 	  PG_BINARY_NUMBER, SACCT_NEED_WORK },
 	{ "(SELECT w.energy_per_work_j FROM ceems.job_work w WHERE w.job_key = j.job_key"
 	  " ORDER BY w.marks DESC, w.name, w.unit LIMIT 1)",
-	  PG_BINARY_NUMBER, SACCT_NEED_WORK }
+	  PG_BINARY_NUMBER, SACCT_NEED_WORK },
+	/* The energy's error bound (migration 030). */
+	{ "j.energy_err_j", PG_BINARY_NUMBER, SACCT_NEED_ENERGY_ERR }
 };
 
 /* Which listing columns a query fetches, and where they are. */
@@ -174,6 +176,10 @@ listing_sql(char *dst, size_t size, const struct sacct_query *q,
 		/* A database before the marks (029): the work is unknown. */
 		if (c->part == SACCT_NEED_WORK &&
 		    schema_version < SACCT_PG_SCHEMA_VERSION_MARKS)
+			continue;
+		/* Before the error bounds (030): unknown. */
+		if (c->part == SACCT_NEED_ENERGY_ERR &&
+		    schema_version < SACCT_PG_SCHEMA_VERSION_ENERGY_ERR)
 			continue;
 		if (len < size)
 			len += (size_t)snprintf(dst + len, size - len, "%s %s",
@@ -317,7 +323,7 @@ job_from_result(struct pg_binary *b, const struct listing_plan *plan, int i,
 		&r->perf_cycles, &r->perf_instructions,
 		&r->io_nodes, &r->net_nodes,
 		&r->ci_fallback, &r->idle_unlearned,
-		&r->work, &r->energy_per_work
+		&r->work, &r->energy_per_work, &r->energy_err_j
 	};
 	int64_t v, task;
 	int k;

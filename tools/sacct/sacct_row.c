@@ -40,6 +40,7 @@ sacct_row_init(struct sacct_row *row)
 	row->perf_cycles = row->perf_instructions = NAN;
 	row->ci_fallback = row->idle_unlearned = NAN;
 	row->work = row->energy_per_work = NAN;
+	row->energy_err_j = NAN;
 }
 
 int

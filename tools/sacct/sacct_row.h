@@ -88,6 +88,8 @@ struct sacct_row {
 	 * only. */
 	double work, energy_per_work;
 	char work_unit[32];
+	/* The error bound of total_j, J (migration 030); NaN: unknown. */
+	double energy_err_j;
 };
 
 #define SACCT_IDLE_UNLEARNED_PACKAGE	1
@@ -141,7 +143,8 @@ struct sacct_row {
 #define SACCT_NEED_IDLE_UNLEARNED (UINT64_C(1) << 38)
 #define SACCT_NEED_NTASKS	(UINT64_C(1) << 39)
 #define SACCT_NEED_WORK		(UINT64_C(1) << 40)	/* work, its unit, per work */
-#define SACCT_NEED_ALL		((UINT64_C(1) << 41) - 1)
+#define SACCT_NEED_ENERGY_ERR	(UINT64_C(1) << 41)
+#define SACCT_NEED_ALL		((UINT64_C(1) << 42) - 1)
 
 /* *SUM + X where unknown (NaN) adds nothing: NaN + x = x, the sum of
  * what was measured. */

@@ -26,6 +26,7 @@ import datetime
 import io
 import json
 import math
+import statistics
 import os
 import subprocess
 import sys
@@ -217,6 +218,18 @@ def p_quality_series(jobs):
     return out
 
 
+def p_err_series(jobs):
+    out = []
+    for t in sorted({bucket(j["accounted_at"]) for j in jobs}):
+        js = [j for j in jobs if bucket(j["accounted_at"]) == t]
+        b = [j["energy_err_j"] / j["total_j"] for j in js
+             if j["energy_err_j"] is not None and j["total_j"]]
+        out.append({"time": t, "median_bound_pct": 100 * statistics.median(b) if b else None,
+                    "jobs_without_bound": sum(j["total_j"] is not None and j["energy_err_j"] is None
+                                              for j in js)})
+    return out
+
+
 def p_quality_jobs(jobs):
     js = [dict(j, reasons=", ".join(j["reasons"]), user_name=j["user"])
           for j in jobs if j["reasons"]]
@@ -256,6 +269,8 @@ RANGE_PANELS = {
     ("ceems-data-quality", "Jobs and jobs with incomplete figures"):
         (p_quality_series, ["time", "jobs", "jobs_with_gaps", "jobs_without_energy",
                             "jobs_missing_nodes"]),
+    ("ceems-data-quality", "Energy error bound"):
+        (p_err_series, ["time", "median_bound_pct", "jobs_without_bound"]),
     ("ceems-data-quality", "Jobs with gaps or absent figures"):
         (p_quality_jobs, ["job_key", "cluster", "jobid", "user_name", "gap_s", "nodes_reported",
                           "nnodes", "package_coverage", "emissions_coverage", "reasons"]),

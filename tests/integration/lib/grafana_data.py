@@ -94,7 +94,24 @@ def make_jobs():
     jobs[25]["nodes"][0].pop("cpu_s")
     for g in jobs[12]["nodes"][0]["gpus"]:
         g["util"] = None                        # the driver gave no utilisation
+    jobs[7]["nodes"][0]["no_err"] = True        # its agent restarted: no bound
     return jobs
+
+
+def err_parts(n):
+    """The node's energy error bound per domain (source, lag, idle
+    power, gaps, J), whole numbers drawn from its energy; none when its
+    agent could not tell one."""
+    if n.get("no_err"):
+        return {}
+    out = {}
+    if "package_j" in n:
+        out["package"] = (n["package_j"] // 1000 + 1, 0, n["package_j"] // 100, 0)
+    if "dram_j" in n:
+        out["dram"] = (1, 0, 0, n["dram_j"] // 50)
+    if "gpu_j" in n:
+        out["gpu"] = (n["gpu_j"] // 40, n["gpu_j"] // 100, 0, 0)
+    return out
 
 
 def record_args(job, n):
@@ -111,6 +128,8 @@ def record_args(job, n):
                 "gpu_j", "covered_s", "emissions_g", "zone"):
         if key in n:
             a.append(f"{key}={n[key]}")
+    for d, p in err_parts(n).items():
+        a.append(f"err={d},{p[0]},{p[1]},{p[2]},{p[3]}")
     for g in n["gpus"]:
         util = "-" if g["util"] is None else g["util"]
         a.append(f"gpu={g['uuid']},{g['bus']},-,{g['share']},{g['energy_j']},{util},"
@@ -186,6 +205,11 @@ def figures(job):
     node_totals = [_sum([n.get("package_j"), n.get("dram_j"), n.get("gpu_j")]) for n in nodes]
     total = _sum(node_totals)
     f["energy_kwh"] = None if total is None else total / 3.6e6
+    f["total_j"] = total
+    # The bound of each node with energy; the job's when every one has it.
+    bounds = [sum(map(sum, err_parts(n).values())) if err_parts(n) else None
+              for n, t in zip(nodes, node_totals) if t is not None]
+    f["energy_err_j"] = (sum(bounds) if bounds and None not in bounds else None)
     em = _sum([n.get("emissions_g") for n in nodes])
     f["emissions_kg"] = None if em is None else em / 1000
     f["cpu_time_s"] = _sum([n.get("cpu_s") for n in nodes])
