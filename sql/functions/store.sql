@@ -246,8 +246,8 @@ AS $$
 BEGIN
 	UPDATE ceems.job_nodes n SET
 		-- Counted per tick (every descriptor, no errors): not the
-		-- system calls on files that 'syscall' says, so no source.
-		io_source = CASE WHEN x.io ->> 'counting' = 'per-tick' THEN NULL
+		-- system calls on files that 'syscall' says (032).
+		io_source = CASE WHEN x.io ->> 'counting' = 'per-tick' THEN 'task'
 				 WHEN x.io IS NOT NULL THEN 'syscall'
 				 WHEN n.io_read_bytes IS NOT NULL OR
 				      n.io_write_bytes IS NOT NULL THEN 'block' END,

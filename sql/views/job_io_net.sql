@@ -7,7 +7,7 @@ SELECT n.job_key,
        sum(n.io_read_bytes) AS io_read_bytes,
        sum(n.io_write_bytes) AS io_write_bytes,
        -- Of the nodes with IO figures: a node that counted per tick
-       -- (io_source NULL, every descriptor) is not syscall.
+       -- (io_source task, every descriptor) is not syscall.
        bool_and(n.io_source IS NOT DISTINCT FROM 'syscall')
 	       FILTER (WHERE n.io_read_bytes IS NOT NULL OR
 			     n.io_write_bytes IS NOT NULL) AS io_all_syscall,

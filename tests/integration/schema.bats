@@ -1341,7 +1341,7 @@ with_io() {
     [ "$(contents)" = "$one_by_one" ] || _fail "the refused record wrote rows"
 }
 
-@test "io-net: a node that counted IO per tick: its bytes and calls, no source, no errors; the job's IO not all syscall" {
+@test "io-net: a node that counted IO per tick: its bytes and calls, source task, no errors; the job's IO not all syscall (032)" {
     admin db init >/dev/null || _fail "db init"
     make_node_records
     T=$BATS_TEST_TMPDIR
@@ -1354,7 +1354,7 @@ with_io() {
             io_read_ops, io_write_ops, coalesce(io_read_errors::text, '-'),
             coalesce(net_tcp4_out_bytes::text, '-'))
         FROM ceems.job_nodes WHERE node = 'n2'"
-    [ "$(sql -c "$q")" = "- 1000 2000 10 20 - -" ] || _fail "n2: $(sql -c "$q")"
+    [ "$(sql -c "$q")" = "task 1000 2000 10 20 - -" ] || _fail "n2: $(sql -c "$q")"
     run sql -F ' ' -c "SELECT io_read_bytes, io_all_syscall FROM ceems.job_io_net"
     [ "$output" = "268436456 f" ] || _fail "job_io_net: $output"
 }
