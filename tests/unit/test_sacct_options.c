@@ -118,6 +118,18 @@ out:
 	free(manual);
 }
 
+/* What a parse of O allocated, given back, and O zeroed. */
+static void
+free_lists(struct sacct_options *o)
+{
+	free(o->q.users);
+	free(o->q.accounts);
+	free(o->q.partitions);
+	free(o->q.clusters);
+	free(o->q.jobs);
+	memset(o, 0, sizeof(*o));
+}
+
 /* Parse ARGS (NULL-terminated, without the program's name) afresh. */
 static int
 parse(struct sacct_options *o, const char **args)
@@ -126,7 +138,7 @@ parse(struct sacct_options *o, const char **args)
 	char *argv[16];
 	int argc = 0;
 
-	memset(o, 0, sizeof(*o));
+	free_lists(o);
 	snprintf(store[argc], sizeof(store[argc]), "ceems-sacct");
 	argv[argc] = store[argc];
 	argc++;
@@ -140,16 +152,6 @@ parse(struct sacct_options *o, const char **args)
 	return sacct_options_parse(argc, argv, o);
 }
 
-static void
-free_lists(struct sacct_options *o)
-{
-	free(o->q.users);
-	free(o->q.accounts);
-	free(o->q.partitions);
-	free(o->q.clusters);
-	free(o->q.jobs);
-	memset(o, 0, sizeof(*o));
-}
 
 /* -u, -A, -r and -M take as many names as given, as sacct does; -s
  * each state once. */
