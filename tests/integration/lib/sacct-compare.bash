@@ -56,7 +56,7 @@ sacct_compare_cells() {
 }
 
 sacct_compare() {
-	local ids=$1 conf=$2 fields names s c f i n sv cv kinds
+	local ids=$1 conf=$2 fields names s c f i n sv cv kinds states=
 	local bad=0 same=0 partly=0 differ=0 empty=0
 	mapfile -t names < <(sacct_compare_fields)
 	fields=$(IFS=,; echo "${names[*]}")
@@ -71,12 +71,22 @@ sacct_compare() {
 	while read -r f st _; do status[$f]=$st; done < <(
 		"$CEEMS_TOP_BUILDDIR/tools/ceems-sacct" --explain-fields)
 	n=${#names[@]}
+	# sacct's State of each line, for ExitCode below
+	for i in $(seq 1 "$n"); do
+		[ "${names[$((i - 1))]}" = State ] && states=$(cut -d'|' -f$((i + 1)) <<<"$s")
+	done
 	for i in $(seq 1 "$n"); do
 		f=${names[$((i - 1))]}
 		sv=$(cut -d'|' -f$((i + 1)) <<<"$s")
 		cv=$(cut -d'|' -f$((i + 1)) <<<"$c")
 		# sacct names who cancelled a job; ceems does not keep it
 		[ "$f" = State ] && sv=$(sed 's/^CANCELLED by [0-9]*$/CANCELLED/' <<<"$sv")
+		# A cancelled job's exit code: Slurm's 0:0, or, when
+		# slurmctld's word reached the agent after the job's record,
+		# its batch step's signal (doc/sacct-fields.md, ExitCode)
+		[ "$f" = ExitCode ] && cv=$(paste -d'|' <(printf '%s\n' "$states") \
+			<(printf '%s\n' "$sv") <(printf '%s\n' "$cv") |
+			awk -F'|' '{ print ($1 ~ /^CANCELLED/ && $2 == "0:0" && $3 ~ /^0:[0-9]+$/) ? $2 : $3 }')
 		kinds=$(sacct_compare_cells "$sv" "$cv" | sort -u | paste -sd' ')
 		case ${status[$f]:-}:$kinds in
 		empty:same | empty:none | "empty:none same")
