@@ -168,17 +168,19 @@ test_steps_come_and_go(void)
 	tmptree_remove(root);
 }
 
+/* Where burn's work goes, so that no compiler drops it. */
+static volatile unsigned long burn_sink;
+
 /* Burn about MS milliseconds of CPU. */
 static void
 burn(long ms)
 {
 	struct timespec t0, t;
-	volatile unsigned long x = 0;
 
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
 	do {
 		for (int i = 0; i < 100000; i++)
-			x += (unsigned long)i;
+			burn_sink += (unsigned long)i;
 		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
 	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
 }

@@ -430,8 +430,11 @@ agent_job_spawn(char cg[2][CEEMS_CGROUP_PATH_MAX * 2], const char *path,
 		char procs[CEEMS_CGROUP_PATH_MAX * 2 + 16];
 		int fd;
 
-		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg[i]);
-		fd = open(procs, O_WRONLY | O_CLOEXEC);
+		if (snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg[i]) >=
+		    (int)sizeof(procs))
+			fd = -1;
+		else
+			fd = open(procs, O_WRONLY | O_CLOEXEC);
 		if (fd < 0 || dprintf(fd, "%d\n", (int)pid) <= 0)
 			ok(false, "agent per tick: the job's process moved into %s", cg[i]);
 		if (fd >= 0)
