@@ -8,7 +8,9 @@
  *
  * Where to look is learned, not configured: the directory above each
  * registered job ("/slurm_node1" in cgroup v1, whose jobs sit under
- * uid_U/job_J; "/system.slice/slurmstepd.scope" in v2, jobs as job_J),
+ * uid_U/job_J; "/system.slice/slurmstepd.scope" in v2, jobs as job_J or,
+ * from Slurm 26.05, by their SLUID, the job id then read from the title
+ * of a slurmstepd of the job),
  * kept in STATE_DIR/slurm-cgroups so that a restarted agent knows it
  * before any job registers.  A job is adopted only when its oldest
  * process (its start) started while no agent listened: after the last
@@ -35,6 +37,7 @@
 #include "base/log.h"
 #include "cgroup/cgroup_path.h"
 #include "cgroup/cgroup_stats.h"
+#include "cgroup/step_ids.h"
 #include "sources/proc_stats.h"
 
 #define ROOTS_FILE "slurm-cgroups"
@@ -48,14 +51,17 @@
 
 /* The directory above jobs in cgroup v1 ("/slurm_node1" of
  * "/slurm_node1/uid_1000/job_42") or v2 ("/system.slice/x.scope" of
- * ".../job_42"), into ROOT.  False when PATH is not a Slurm job's. */
+ * ".../job_42" or, from Slurm 26.05, ".../sEKNKTV3WPV500"), into ROOT.
+ * False when PATH is not a Slurm job's. */
 static bool
 root_of(enum ceems_cgroup_version v, const char *path, char *root, size_t size)
 {
 	const char *job = strrchr(path, '/'), *uid;
 	size_t n;
 
-	if (job == NULL || strncmp(job, "/job_", 5) != 0)
+	if (job == NULL || (strncmp(job, "/job_", 5) != 0 &&
+			    !(v == CEEMS_CGROUP_V2 &&
+			      ceems_step_ids_is_sluid(job + 1, strlen(job + 1)))))
 		return false;
 	n = (size_t)(job - path);
 	if (v == CEEMS_CGROUP_V1) {
@@ -353,7 +359,54 @@ job_id_of(const char *name)
 	return *end == '\0' && id <= UINT32_MAX ? (uint32_t)id : 0;
 }
 
-/* Every job_J directory in DIRFD (under ROOT/PREFIX). */
+/* The job id that a root process of STEP_DIR/slurm (a slurmstepd) gives
+ * in its title, "slurmstepd: [J.S]", when S is that step; 0 when none.
+ * Only root's processes are believed: a job's own can set their titles. */
+static uint32_t
+stepd_job_id(const struct ceems_agent *a, int jobfd, const char *step_dir)
+{
+	static char text[4096];
+	char path[sizeof(((struct dirent64 *)0)->d_name) + 32], step[CEEMS_STEP_ID_MAX];
+	const char *p = text;
+	uint32_t pid, uid, jobid;
+
+	if (snprintf(path, sizeof(path), "%s/slurm/cgroup.procs", step_dir) >= (int)sizeof(path) ||
+	    ceems_fileio_read_text_file_at(jobfd, path, text, sizeof(text)) <= 0)
+		return 0;
+	while (ceems_cgroup_parse_next_pid(&p, &pid)) {
+		static char title[512];
+
+		if (ceems_proc_stats_pid_uid(a->config.procfs_root, pid, &uid) < 0 || uid != 0 ||
+		    snprintf(path, sizeof(path), "%s/%u/cmdline", a->config.procfs_root,
+			     pid) >= (int)sizeof(path) ||
+		    ceems_fileio_read_text_file(path, title, sizeof(title)) <= 0 ||
+		    ceems_step_ids_from_title(title, &jobid, step, sizeof(step)) < 0)
+			continue;
+		if (strcmp(step, step_dir + strlen("step_")) == 0)
+			return jobid;
+	}
+	return 0;
+}
+
+/* The job id of a SLUID-named job directory open on FD (Slurm 26.05 on
+ * cgroup v2): the name does not hold it, a slurmstepd of one of its steps
+ * does.  0 when none says. */
+static uint32_t
+sluid_job_id(const struct ceems_agent *a, int fd)
+{
+	static struct ceems_dir_reader d;
+	const struct dirent64 *e;
+	uint32_t jobid = 0;
+
+	ceems_fileio_dir_open(&d, fd);
+	while (jobid == 0 && (e = ceems_fileio_dir_next(&d)) != NULL)
+		if (e->d_type == DT_DIR &&
+		    ceems_step_ids_is_step_dir(e->d_name, strlen(e->d_name)))
+			jobid = stepd_job_id(a, fd, e->d_name);
+	return jobid;
+}
+
+/* Every job_J (or SLUID-named) directory in DIRFD (under ROOT/PREFIX). */
 static void
 scan_jobs(struct ceems_agent *a, enum ceems_cgroup_version v, const char *root,
 	  const char *prefix, int dirfd, bool have_uid, uint32_t uid,
@@ -366,15 +419,20 @@ scan_jobs(struct ceems_agent *a, enum ceems_cgroup_version v, const char *root,
 	ceems_fileio_dir_open(&d, dirfd);
 	while ((e = ceems_fileio_dir_next(&d)) != NULL) {
 		uint32_t jobid = job_id_of(e->d_name);
+		bool sluid = jobid == 0 && v == CEEMS_CGROUP_V2 &&
+			     ceems_step_ids_is_sluid(e->d_name, strlen(e->d_name));
 		int fd;
 
-		if (jobid == 0 || e->d_type != DT_DIR ||
+		if ((jobid == 0 && !sluid) || e->d_type != DT_DIR ||
 		    snprintf(sub, sizeof(sub), "%s%s", prefix, e->d_name) >= (int)sizeof(sub))
 			continue;
 		fd = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			continue;
-		consider(a, v, root, sub, jobid, fd, have_uid, uid, now_ns);
+		if (sluid)
+			jobid = sluid_job_id(a, fd);
+		if (jobid != 0)
+			consider(a, v, root, sub, jobid, fd, have_uid, uid, now_ns);
 		close(fd);
 	}
 }

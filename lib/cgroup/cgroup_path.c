@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "cgroup/cgroup_path.h"
+#include "cgroup/step_ids.h"
 
 static const char *const controller_names[CEEMS_CG_NCONTROLLERS] = {
 	[CEEMS_CG_CPUACCT] = "cpuacct",
@@ -45,20 +46,23 @@ list_has_word(const char *list, size_t len, const char *word)
 	return false;
 }
 
-/* Copy PATH (LEN bytes) up to and including its job_JOBID component into
- * OUT.  Returns 0, -ENOENT when no such component, -ENAMETOOLONG, or
- * -EINVAL for a "." or ".." component before it: the kernel prints "/.."
- * for a process outside the reader's cgroup namespace, and the agent, as
- * root, must never open a directory outside the hierarchy. */
+/* Copy PATH (LEN bytes) up to and including its job directory into OUT:
+ * its job_JOBID component or, where SLUID is true (the unified tree of
+ * Slurm 26.05, which names a job's directory by its SLUID), a SLUID
+ * component right above a step's directory.  Returns 0, -ENOENT when no
+ * such component, -ENAMETOOLONG, or -EINVAL for a "." or ".." component
+ * before it: the kernel prints "/.." for a process outside the reader's
+ * cgroup namespace, and the agent, as root, must never open a directory
+ * outside the hierarchy. */
 static int
 cut_at_job(const char *path, size_t len, const char *job_component,
-	   char *out, size_t out_size)
+	   bool sluid, char *out, size_t out_size)
 {
 	size_t clen = strlen(job_component);
-	size_t i = 0;
+	size_t i = 0, prev_start = 0, prev_end = 0;
 
 	while (i < len) {
-		size_t start, end;
+		size_t start, end, cut = 0;
 
 		while (i < len && path[i] == '/')
 			i++;
@@ -70,13 +74,20 @@ cut_at_job(const char *path, size_t len, const char *job_component,
 		    (end - start == 2 && path[start] == '.' && path[start + 1] == '.'))
 			return -EINVAL;
 		if (end - start == clen &&
-		    memcmp(path + start, job_component, clen) == 0) {
-			if (end >= out_size)
+		    memcmp(path + start, job_component, clen) == 0)
+			cut = end;
+		else if (sluid && ceems_step_ids_is_step_dir(path + start, end - start) &&
+			 ceems_step_ids_is_sluid(path + prev_start, prev_end - prev_start))
+			cut = prev_end;
+		if (cut != 0) {
+			if (cut >= out_size)
 				return -ENAMETOOLONG;
-			memcpy(out, path, end);
-			out[end] = '\0';
+			memcpy(out, path, cut);
+			out[cut] = '\0';
 			return 0;
 		}
+		prev_start = start;
+		prev_end = end;
 	}
 	return -ENOENT;
 }
@@ -113,7 +124,7 @@ ceems_cgroup_path_job_from_proc(const char *text, uint32_t jobid,
 			return -EINVAL;
 
 		if (ctl_len == 0) {
-			ret = cut_at_job(path, path_len, job_component,
+			ret = cut_at_job(path, path_len, job_component, true,
 					 job->unified, sizeof(job->unified));
 			if (ret == 0)
 				in_v2 = true;
@@ -123,7 +134,7 @@ ceems_cgroup_path_job_from_proc(const char *text, uint32_t jobid,
 		for (int c = 0; ctl_len > 0 && c < CEEMS_CG_NCONTROLLERS; c++) {
 			if (!list_has_word(c1 + 1, ctl_len, controller_names[c]))
 				continue;
-			ret = cut_at_job(path, path_len, job_component,
+			ret = cut_at_job(path, path_len, job_component, false,
 					 job->v1[c], sizeof(job->v1[c]));
 			if (ret == 0)
 				in_v1 = true;

@@ -2,7 +2,9 @@
  * kernel reports for one of the job's processes (/proc/PID/cgroup) and
  * where the hierarchies are mounted (/proc/self/mountinfo).  Layouts are
  * never guessed: Debian's Slurm names them slurm_<node>/uid_U/job_J (v1)
- * and system.slice/<node>_slurmstepd.scope/job_J (v2), others differ. */
+ * and system.slice/<node>_slurmstepd.scope/job_J (v2; from Slurm 26.05
+ * .../<SLUID> unless cgroup.conf sets CgroupJobIdPaths=yes), others
+ * differ. */
 #ifndef CEEMS_CGROUP_PATH_H
 #define CEEMS_CGROUP_PATH_H
 
@@ -39,10 +41,14 @@ struct ceems_cgroup_job {
 };
 
 /* Parse the text of /proc/PID/cgroup of a process of job JOBID and cut
- * every path after its job_JOBID component.  A host where the v1
- * controllers hold the job is v1, even if an (empty) v2 tree is also
- * mounted.  Returns 0, -ENOENT when no line names job_JOBID, -EINVAL on
- * malformed text, -ENAMETOOLONG when a path does not fit. */
+ * every path after its job_JOBID component or, in the unified tree, a
+ * SLUID component right above a step's directory (step_ids.h): a SLUID
+ * does not name the job, so the caller must know that the process is
+ * job JOBID's (slurmstepd itself, or a process whose path is compared
+ * with the job's registered one).  A host where the v1 controllers hold
+ * the job is v1, even if an (empty) v2 tree is also mounted.  Returns 0,
+ * -ENOENT when no line names the job, -EINVAL on malformed text,
+ * -ENAMETOOLONG when a path does not fit. */
 int ceems_cgroup_path_job_from_proc(const char *text, uint32_t jobid,
 			       struct ceems_cgroup_job *job);
 

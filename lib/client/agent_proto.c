@@ -24,6 +24,7 @@
 #include "model/agent_series.h"
 #include "model/job.h"
 #include "base/json_util.h"
+#include "cgroup/step_ids.h"
 #include "model/measure.h"
 
 /* ------------------------------------------------------------------ */
@@ -317,7 +318,7 @@ read_step(const struct json_object *obj, const char *op,
 	if ((r = ceems_json_util_read_string(val, "step", req->step, sizeof(req->step),
 					     err, err_size)) < 0)
 		return r;
-	if (!ceems_measure_json_step_id_ok(req->step))
+	if (!ceems_step_ids_name_ok(req->step))
 		return ceems_json_util_error(err, err_size, "step must be a Slurm step name "
 					     "(batch, extern, interactive, 0, 1, ...)");
 	return 0;

@@ -48,8 +48,8 @@ ceems_jobside_find_cgroup(pid_t pid, uint32_t jobid,
 	ret = ceems_cgroup_path_job_from_proc(text, jobid, cgroup);
 	if (ret < 0) {
 		snprintf(err, err_size,
-			 "%s does not place pid %d in a job_%u cgroup (%s); is ProctrackType=proctrack/cgroup set?",
-			 path, (int)pid, jobid, strerror(-ret));
+			 "%s does not place pid %d in a cgroup of job %u (job_%u, or on cgroup v2 its SLUID above a step's directory) (%s); is ProctrackType=proctrack/cgroup set?",
+			 path, (int)pid, jobid, jobid, strerror(-ret));
 		return ret;
 	}
 	fill_siblings(cgroup);

@@ -342,11 +342,6 @@ void ceems_measure_merge_report(struct ceems_agent_job_report *whole,
 				const struct ceems_agent_job_report *part,
 				bool first);
 
-/* Whether ID can be a step id: not empty, and only digits, lower-case
- * letters and '+'.  Reports and the
- * protocol's step requests carry step ids. */
-bool ceems_measure_json_step_id_ok(const char *id);
-
 /* A new JSON object of REPORT (its series left out: the record and the
  * reply write it apart), or NULL on allocation failure. */
 struct json_object *

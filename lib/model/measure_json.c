@@ -24,6 +24,7 @@
 #include <json-c/json.h>
 
 #include "base/json_util.h"
+#include "cgroup/step_ids.h"
 #include "model/measure.h"
 #include "model/measure_internal.h"
 
@@ -592,18 +593,6 @@ ledger_from_json(const struct json_object *obj, struct ceems_job_ledger *l,
 	return 0;
 }
 
-bool
-ceems_measure_json_step_id_ok(const char *id)
-{
-	if (id[0] == '\0')
-		return false;
-	for (const char *p = id; *p != '\0'; p++)
-		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
-		      *p == '+'))
-			return false;
-	return true;
-}
-
 static int
 step_from_json(const struct json_object *obj,
 	       struct ceems_agent_step_report *st, char *err, size_t err_size)
@@ -618,7 +607,7 @@ step_from_json(const struct json_object *obj,
 	if ((r = ceems_json_util_read_string(val, "report.steps[].id", st->id, sizeof(st->id),
 			     err, err_size)) < 0)
 		return r;
-	if (!ceems_measure_json_step_id_ok(st->id))
+	if (!ceems_step_ids_name_ok(st->id))
 		return ceems_json_util_error(err, err_size, "report.steps[].id is not a step name");
 	if ((val = ceems_json_util_get(obj, "ended")) != NULL &&
 	    (r = ceems_json_util_read_bool(val, "report.steps[].ended", &st->ended, err,

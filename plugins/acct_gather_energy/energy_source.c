@@ -4,7 +4,6 @@
  * is bounded by CEEMS_ENERGY_SOURCE_TIMEOUT_MS; no Slurm type here. */
 #include "config.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 #include "base/conf.h"
 #include "base/fileio.h"
 #include "base/node_name.h"
+#include "cgroup/step_ids.h"
 #include "client/agent_client.h"
 #include "energy_source.h"
 
@@ -26,77 +26,6 @@ ceems_energy_source_daemon_of(const char *comm)
 	if (strcmp(comm, "slurmstepd") == 0)
 		return CEEMS_ENERGY_SLURMSTEPD;
 	return CEEMS_ENERGY_OTHER;
-}
-
-/* JOB and STEP as the agent names them, from "42" and "batch"/"0"
- * (LEN bytes of STEP_TEXT).  0 or -EINVAL. */
-static int
-take_ids(const char *job_text, const char *step_text, size_t len,
-	 uint32_t *jobid, char *step, size_t step_size)
-{
-	char *end;
-	unsigned long id;
-
-	errno = 0;
-	id = strtoul(job_text, &end, 10);
-	if (errno != 0 || end == job_text || id == 0 || id > UINT32_MAX)
-		return -EINVAL;
-	if (len == 0 || len >= step_size || len >= CEEMS_STEP_ID_MAX)
-		return -EINVAL;
-	memcpy(step, step_text, len);
-	step[len] = '\0';
-	if (!ceems_measure_json_step_id_ok(step))
-		return -EINVAL;
-	*jobid = (uint32_t)id;
-	return 0;
-}
-
-static size_t
-word_len(const char *s)
-{
-	size_t n = 0;
-
-	while (isalnum((unsigned char)s[n]))
-		n++;
-	return n;
-}
-
-int
-ceems_energy_source_step_from_cgroup(const char *text, uint32_t *jobid,
-				     char *step, size_t step_size)
-{
-	const char *job = strstr(text, "/job_");
-	const char *st;
-
-	for (; job != NULL; job = strstr(job + 1, "/job_")) {
-		st = job + 5;
-		while (isdigit((unsigned char)*st))
-			st++;
-		if (strncmp(st, "/step_", 6) != 0)
-			continue;
-		return take_ids(job + 5, st + 6, word_len(st + 6), jobid, step,
-				step_size);
-	}
-	return -EINVAL;
-}
-
-int
-ceems_energy_source_step_from_title(const char *text, uint32_t *jobid,
-				    char *step, size_t step_size)
-{
-	const char *open = strstr(text, "slurmstepd: [");
-	const char *dot;
-
-	if (open == NULL)
-		return -EINVAL;
-	open += strlen("slurmstepd: [");
-	dot = open;
-	while (isdigit((unsigned char)*dot))
-		dot++;
-	if (*dot != '.' || dot[1 + word_len(dot + 1)] != ']')
-		return -EINVAL;
-	return take_ids(open, dot + 1, word_len(dot + 1), jobid, step,
-			step_size);
 }
 
 /* The step's joules over every domain it was measured in; false when
@@ -177,8 +106,7 @@ ceems_energy_source_step_from_cgroups(char *text, uint32_t *jobid,
 		node[0] = '\0';
 	for (line = strtok_r(text, "\n", &save); line != NULL;
 	     line = strtok_r(NULL, "\n", &save)) {
-		if (ceems_energy_source_step_from_cgroup(line, jobid, step,
-							 step_size) != 0)
+		if (ceems_step_ids_from_cgroup(line, jobid, step, step_size) != 0)
 			continue;
 		/* Only a path that names the step is Slurm's own. */
 		if (ceems_node_name_from_cgroup_line(line, node, node_size) != 0 &&
@@ -202,25 +130,47 @@ ceems_energy_source_socket(const char *socket, const char *node, char *out,
 	return -EINVAL;
 }
 
+/* The node of a multiple-slurmd build from the whole text of
+ * /proc/self/cgroup (modified), for a slurmstepd whose ids came from its
+ * title: Slurm 26.05 names a job's v2 directory by its SLUID, without
+ * the job id, but the scope above it still names the node. */
+static void
+node_from_cgroups(char *text, char *node, size_t node_size)
+{
+	char *line, *save = NULL;
+
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	     line = strtok_r(NULL, "\n", &save))
+		if (strstr(line, "/step_") != NULL &&
+		    ceems_node_name_from_cgroup_line(line, node, node_size) == 0)
+			return;
+	node[0] = '\0';
+}
+
 /* This slurmstepd's step (and node, SRC->node): its cgroup, else its
- * process title, which names no node. */
+ * process title. */
 static int
 find_step(struct ceems_energy_source_agent *src, char *err, size_t err_size)
 {
-	char text[4096];
+	char text[4096], title[4096];
+	ssize_t n = ceems_fileio_read_text_file("/proc/self/cgroup", text,
+						sizeof(text));
 
-	if (ceems_fileio_read_text_file("/proc/self/cgroup", text,
-					sizeof(text)) > 0 &&
+	if (n > 0 &&
 	    ceems_energy_source_step_from_cgroups(text, &src->jobid, src->step,
 						  sizeof(src->step), src->node,
 						  sizeof(src->node)) == 0)
 		return 0;
 	src->node[0] = '\0';
-	if (ceems_fileio_read_text_file("/proc/self/cmdline", text,
-					sizeof(text)) > 0 &&
-	    ceems_energy_source_step_from_title(text, &src->jobid, src->step,
-						sizeof(src->step)) == 0)
+	if (ceems_fileio_read_text_file("/proc/self/cmdline", title,
+					sizeof(title)) > 0 &&
+	    ceems_step_ids_from_title(title, &src->jobid, src->step,
+				      sizeof(src->step)) == 0) {
+		if (ceems_fileio_read_text_file("/proc/self/cgroup", text,
+						sizeof(text)) > 0)
+			node_from_cgroups(text, src->node, sizeof(src->node));
 		return 0;
+	}
 	snprintf(err, err_size, "this slurmstepd's step is not in its cgroup nor its title");
 	return -ENOENT;
 }

@@ -32,15 +32,6 @@ enum ceems_energy_source_daemon {
 /* The daemon whose /proc/self/comm is COMM ("slurmd", "slurmstepd"). */
 enum ceems_energy_source_daemon ceems_energy_source_daemon_of(const char *comm);
 
-/* The job and step of a slurmstepd, from a line of its /proc/self/cgroup
- * (".../job_42/step_batch", "step_0") or from its process title
- * ("slurmstepd: [42.batch]").  Returns 0, or -EINVAL when TEXT names none.
- * STEP gets the agent's step id: "batch", "extern", "interactive", "0"... */
-int ceems_energy_source_step_from_cgroup(const char *text, uint32_t *jobid,
-					 char *step, size_t step_size);
-int ceems_energy_source_step_from_title(const char *text, uint32_t *jobid,
-					char *step, size_t step_size);
-
 /* The job, step and node of a slurmstepd from the whole text of its
  * /proc/self/cgroup: the first line naming a step gives the job and
  * step, and the node when its path is a multiple-slurmd one

@@ -24,6 +24,7 @@
 #include "record/job_note.h"
 #include "sources/bmc.h"
 #include "cgroup/cgroup_path.h"
+#include "cgroup/step_ids.h"
 #include "cgroup/cgroup_stats.h"
 #include "base/conf.h"
 #include "model/emissions.h"
@@ -103,11 +104,13 @@ expected_decimal(const char *text, uint64_t *v)
 /* cgroup_path                                                         */
 /* ------------------------------------------------------------------ */
 
-/* A job path: "" or absolute, NUL-terminated, ending in /job_JOBID. */
+/* A job path: "" or absolute, NUL-terminated, ending in /job_JOBID or,
+ * where SLUID is true (the unified tree), in a SLUID. */
 static bool
-job_path_ok(const char *path, size_t size, uint32_t jobid)
+job_path_ok(const char *path, size_t size, uint32_t jobid, bool sluid)
 {
 	char tail[32];
+	const char *last;
 	size_t n, tn;
 
 	if (!nul_within(path, size))
@@ -117,8 +120,35 @@ job_path_ok(const char *path, size_t size, uint32_t jobid)
 	if (path[0] != '/')
 		return false;
 	n = strlen(path);
+	last = strrchr(path, '/') + 1;
+	if (sluid && ceems_step_ids_is_sluid(last, strlen(last)))
+		return true;
 	tn = (size_t)snprintf(tail, sizeof(tail), "/job_%" PRIu32, jobid);
 	return n >= tn && strcmp(path + n - tn, tail) == 0;
+}
+
+/* A slurmstepd's ids from a title or a cgroup line: 0 with a job and a
+ * step the agent can name, or -EINVAL. */
+static const char *
+check_step_ids(const char *data)
+{
+	char step[16];
+	uint32_t jobid = 0;
+	int ret;
+
+	for (int from_title = 0; from_title < 2; from_title++) {
+		memset(step, 'x', sizeof(step));
+		ret = from_title ? ceems_step_ids_from_title(data, &jobid, step, 8) :
+				   ceems_step_ids_from_cgroup(data, &jobid, step, 8);
+		if (ret != 0 && ret != -EINVAL)
+			return "ceems_step_ids: undocumented return code";
+		if (step[8] != 'x')
+			return "ceems_step_ids: overran the step's buffer";
+		if (ret == 0 && (jobid == 0 || !nul_within(step, 8) ||
+				 !ceems_step_ids_name_ok(step)))
+			return "ceems_step_ids: a job or step that is none";
+	}
+	return NULL;
 }
 
 /* Either both of a mount point and its root are set, or neither. */
@@ -204,6 +234,8 @@ fuzz_check_cgroup_path(const char *data, size_t len)
 	int ret;
 
 	(void)len;
+	if ((problem = check_step_ids(data)) != NULL)
+		return problem;
 	if (!have_fixed) {
 		if (ceems_cgroup_path_job_from_proc(fixed_cgroup, 42, &fixed_job) != 0 ||
 		    ceems_cgroup_path_mounts_from_mountinfo(fixed_mountinfo,
@@ -219,10 +251,10 @@ fuzz_check_cgroup_path(const char *data, size_t len)
 			return "ceems_cgroup_path_job_from_proc: undocumented return code";
 		if (ret < 0)
 			continue;
-		if (!job_path_ok(job.unified, sizeof(job.unified), jobids[i]))
+		if (!job_path_ok(job.unified, sizeof(job.unified), jobids[i], true))
 			return "ceems_cgroup_path_job_from_proc: bad unified path";
 		for (int c = 0; c < CEEMS_CG_NCONTROLLERS; c++) {
-			if (!job_path_ok(job.v1[c], sizeof(job.v1[c]), jobids[i]))
+			if (!job_path_ok(job.v1[c], sizeof(job.v1[c]), jobids[i], false))
 				return "ceems_cgroup_path_job_from_proc: bad v1 path";
 			any_v1 |= job.v1[c][0] != '\0';
 		}

@@ -5,7 +5,9 @@
  * hold, measures it from its first tick and records the time before as
  * a gap; a job without processes, or one whose record was just written,
  * is left alone.  A job registered from cgroups without its cpuacct one
- * (Slurm's extern step without a task) gets it from a later step. */
+ * (Slurm's extern step without a task) gets it from a later step.  On
+ * cgroup v2 with Slurm 26.05's SLUID-named job directories, the job id
+ * comes from the job's slurmstepd. */
 #include "config.h"
 
 #include <sys/stat.h>
@@ -335,6 +337,121 @@ test_later_step_names_cpuacct(void)
 	ceems_agent_open_close(a);
 }
 
+#define V2_SCOPE "sys/fs/cgroup/system.slice/slurmstepd.scope"
+
+/* Process PID's title, as slurmstepd sets it ("slurmstepd: [43.0]"). */
+static void
+make_title(unsigned pid, const char *title)
+{
+	char rel[64];
+
+	snprintf(rel, sizeof(rel), "%u/cmdline", pid);
+	tmptree_write(proc_root, rel, title);
+}
+
+/* A job in the v2 tree of Slurm 26.05, named by its SLUID: STEP's
+ * slurmstepd STEPD_PID in step_STEP/slurm, its task TASK_PID in
+ * step_STEP/user/task_0. */
+static void
+make_v2_job(const char *sluid, const char *step, unsigned stepd_pid,
+	    unsigned task_pid)
+{
+	char rel[256], text[32];
+
+	make_dir(cg_root, "sys/fs/cgroup/system.slice");
+	make_dir(cg_root, V2_SCOPE);
+	snprintf(rel, sizeof(rel), V2_SCOPE "/%s", sluid);
+	make_dir(cg_root, rel);
+	snprintf(rel, sizeof(rel), V2_SCOPE "/%s/cpu.stat", sluid);
+	tmptree_write(cg_root, rel, "usage_usec 1000000\nuser_usec 900000\nsystem_usec 100000\n");
+	snprintf(rel, sizeof(rel), V2_SCOPE "/%s/step_%s", sluid, step);
+	make_dir(cg_root, rel);
+	snprintf(rel, sizeof(rel), V2_SCOPE "/%s/step_%s/slurm", sluid, step);
+	make_dir(cg_root, rel);
+	snprintf(rel, sizeof(rel), V2_SCOPE "/%s/step_%s/slurm/cgroup.procs", sluid, step);
+	snprintf(text, sizeof(text), "%u\n", stepd_pid);
+	tmptree_write(cg_root, rel, text);
+	snprintf(rel, sizeof(rel), V2_SCOPE "/%s/step_%s/user", sluid, step);
+	make_dir(cg_root, rel);
+	snprintf(rel, sizeof(rel), V2_SCOPE "/%s/step_%s/user/task_0", sluid, step);
+	make_dir(cg_root, rel);
+	snprintf(rel, sizeof(rel), V2_SCOPE "/%s/step_%s/user/task_0/cgroup.procs", sluid, step);
+	snprintf(text, sizeof(text), "%u\n", task_pid);
+	tmptree_write(cg_root, rel, text);
+}
+
+/* Slurm 26.05 on cgroup v2 names a job's directory by its SLUID, which
+ * does not hold the job id: the agent learns the scope above it from a
+ * registered job and, back from being away, takes the job id of a SLUID
+ * directory from the title of the root slurmstepd of one of its steps;
+ * a title set by the job's own processes, or naming another step, is
+ * not believed. */
+static void
+test_adopt_sluid(void)
+{
+	struct ceems_config c;
+	struct ceems_agent_job_spec spec;
+	struct ceems_agent_job_report r;
+	struct ceems_agent *a;
+	char err[256] = "";
+	uint64_t t = 2000 * SEC;
+
+	make_trees();
+	tmptree_write(proc_root, "self/mountinfo",
+		      "28 1 0:25 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw\n");
+	make_v2_job("sAAAAAAAAAAA42", "batch", 5042, 5142);
+	base_config(&c);
+	a = ceems_agent_open(&c, t, err, sizeof(err));
+	if (!ok(a != NULL, "an agent on cgroup v2 opens (%s)", err))
+		return;
+	memset(&spec, 0, sizeof(spec));
+	spec.jobid = 42;
+	spec.uid = 1000;
+	if (!ok(ceems_cgroup_path_job_from_proc(
+			"0::/system.slice/slurmstepd.scope/sAAAAAAAAAAA42/step_batch/slurm\n",
+			42, &spec.cgroup) == 0, "job 42's SLUID cgroup found"))
+		goto out;
+	is_int(ceems_agent_register(a, &spec, t), 0, "job 42 registers with its SLUID cgroup");
+	advance(SEC);
+	ceems_agent_tick(a, t + SEC);
+	ceems_agent_checkpoint(a, t + SEC);
+	ok(roots_file_says("v2 /system.slice/slurmstepd.scope\n"),
+	   "the scope above SLUID directories is learned");
+	ceems_agent_open_close(a);
+	/* While it is away: job 43 starts (its stepd root, its task 1001's);
+	 * job 44's only "slurmstepd" is a process of the user's own; job
+	 * 45's names step 0 in step_batch's directory. */
+	make_process(5043, 0, 4);
+	make_title(5043, "slurmstepd: [43.0]");
+	make_process(5143, 1001, 4);
+	make_v2_job("sBBBBBBBBBBB43", "0", 5043, 5143);
+	make_process(5044, 1002, 4);
+	make_title(5044, "slurmstepd: [44.0]");
+	make_process(5144, 1002, 4);
+	make_v2_job("sCCCCCCCCCCC44", "0", 5044, 5144);
+	make_process(5045, 0, 4);
+	make_title(5045, "slurmstepd: [45.0]");
+	make_process(5145, 1003, 4);
+	make_v2_job("sDDDDDDDDDDD45", "batch", 5045, 5145);
+
+	t += 6 * SEC;
+	a = ceems_agent_open(&c, t, err, sizeof(err));
+	if (!ok(a != NULL, "a second agent opens (%s)", err))
+		return;
+	is_int(ceems_agent_restore(a, t), 1, "it restores job 42");
+	advance(SEC);
+	ceems_agent_tick(a, t + SEC);
+	is_int(ceems_agent_njobs(a), 2, "its first tick adopts job 43, not 44 nor 45");
+	if (ok(ceems_agent_report(a, 43, &r) == 0, "job 43 is held, its id from its slurmstepd"))
+		is_int(r.uid, 1001, "its owner from its task");
+	ok(ceems_agent_report(a, 44, &r) == -ENOENT,
+	   "a title set by the job's own process names no job");
+	ok(ceems_agent_report(a, 45, &r) == -ENOENT,
+	   "a title naming another step than its directory names no job");
+out:
+	ceems_agent_open_close(a);
+}
+
 int
 main(void)
 {
@@ -347,6 +464,10 @@ main(void)
 	tmptree_remove(cg_root);
 	tmptree_remove(proc_root);
 	test_later_step_names_cpuacct();
+	tmptree_remove(sys_root);
+	tmptree_remove(cg_root);
+	tmptree_remove(proc_root);
+	test_adopt_sluid();
 	tmptree_remove(sys_root);
 	tmptree_remove(cg_root);
 	tmptree_remove(proc_root);

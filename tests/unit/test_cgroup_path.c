@@ -66,6 +66,46 @@ test_v2(void)
 	is_str(dir, "/sys/fs/cgroup/job_7", "v2: subtree root stripped");
 }
 
+/* Slurm 26.05 names a job's v2 directory by its SLUID unless cgroup.conf
+ * sets CgroupJobIdPaths=yes: the directory right above a step's is the
+ * job's; a SLUID-looking name elsewhere, or above no step, is not. */
+static void
+test_v2_sluid(void)
+{
+	struct ceems_cgroup_job job;
+
+	is_int(ceems_cgroup_path_job_from_proc(
+		       "0::/system.slice/slurmstepd.scope/sEKNKTV3WPV500/step_extern/slurm\n",
+		       7, &job), 0, "v2 SLUID: slurmstepd of the extern step");
+	is_int(job.version, CEEMS_CGROUP_V2, "v2 SLUID: version is 2");
+	is_str(job.unified, "/system.slice/slurmstepd.scope/sEKNKTV3WPV500",
+	       "v2 SLUID: cut at the SLUID");
+	is_int(ceems_cgroup_path_job_from_proc(
+		       "0::/system.slice/n1_slurmstepd.scope/s5K1KKYAYG5D00/step_12/user/task_0\n",
+		       7, &job), 0, "v2 SLUID: a task of step 12");
+	is_str(job.unified, "/system.slice/n1_slurmstepd.scope/s5K1KKYAYG5D00",
+	       "v2 SLUID: the task's job directory");
+	is_int(ceems_cgroup_path_job_from_proc(
+		       "0::/system.slice/slurmstepd.scope/sEKNKTV3WPV500/system\n",
+		       7, &job), -ENOENT, "v2 SLUID: above no step, no job");
+	is_int(ceems_cgroup_path_job_from_proc(
+		       "0::/user.slice/sEKNKTV3WPV500/step_x/slurm\n",
+		       7, &job), -ENOENT, "v2 SLUID: step_x is no step");
+	is_int(ceems_cgroup_path_job_from_proc(
+		       "0::/user.slice/sekNKTV3WPV500/step_0\n",
+		       7, &job), -ENOENT, "v2 SLUID: lower case is no SLUID");
+	is_int(ceems_cgroup_path_job_from_proc(
+		       "4:memory:/slurm/sEKNKTV3WPV500/step_0\n",
+		       7, &job), -ENOENT, "v1 lines keep job_J only");
+	is_int(ceems_cgroup_path_job_from_proc(
+		       "0::/system.slice/slurmstepd.scope/job_7/step_0/slurm\n",
+		       7, &job), 0, "v2 with CgroupJobIdPaths=yes: job_J as before");
+	is_str(job.unified, "/system.slice/slurmstepd.scope/job_7", "v2 job_J path");
+	is_int(ceems_cgroup_path_job_from_proc(
+		       "0::/../sEKNKTV3WPV500/step_0\n", 7, &job), -EINVAL,
+	       "v2 SLUID: a path outside the namespace is refused");
+}
+
 static void
 test_not_this_job(void)
 {
@@ -138,6 +178,7 @@ main(void)
 {
 	test_v1_batch();
 	test_v2();
+	test_v2_sluid();
 	test_not_this_job();
 	test_malformed();
 	test_fill_siblings();

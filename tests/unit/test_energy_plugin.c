@@ -1,6 +1,5 @@
 /* test_energy_plugin.c - the Slurm-free parts of the acct_gather_energy/ceems
- * plugin (plugins/acct_gather_energy/): which step a slurmstepd is and
- * on which node (the agent's socket holding its name), a
+ * plugin (plugins/acct_gather_energy/): on which node a slurmstepd is (the agent's socket holding its name), a
  * step's joules in the agent's report (the extern step's being the job's),
  * the node's joules in the agent's status, the reading kept between polls,
  * a call to an agent that never answers, bounded in time, and to one that
@@ -31,46 +30,6 @@ test_daemon(void)
 	       CEEMS_ENERGY_SLURMSTEPD, "slurmstepd is slurmstepd");
 	is_int(ceems_energy_source_daemon_of("slurmctld"), CEEMS_ENERGY_OTHER,
 	       "slurmctld gives no figures");
-}
-
-static void
-test_step_ids(void)
-{
-	uint32_t id = 0;
-	char step[CEEMS_STEP_ID_MAX];
-
-	ok(ceems_energy_source_step_from_cgroup(
-		   "4:cpuacct,cpu:/slurm_localhost/uid_65534/job_42/step_batch",
-		   &id, step, sizeof(step)) == 0 && id == 42 &&
-		   strcmp(step, "batch") == 0,
-	   "v1 cgroup line: job 42, step batch");
-	ok(ceems_energy_source_step_from_cgroup(
-		   "0::/system.slice/localhost_slurmstepd.scope/job_7/step_0/slurm",
-		   &id, step, sizeof(step)) == 0 && id == 7 &&
-		   strcmp(step, "0") == 0,
-	   "v2 cgroup line (stepd in step_0/slurm): job 7, step 0");
-	ok(ceems_energy_source_step_from_cgroup(
-		   "0::/system.slice/slurmd.service", &id, step,
-		   sizeof(step)) == -EINVAL,
-	   "a cgroup line without a job is no step");
-	ok(ceems_energy_source_step_from_cgroup(
-		   "4:cpu:/slurm/uid_0/job_0/step_batch", &id, step,
-		   sizeof(step)) == -EINVAL,
-	   "job 0 is no job");
-	ok(ceems_energy_source_step_from_cgroup(
-		   "4:cpu:/slurm/uid_0/job_99999999999/step_batch", &id, step,
-		   sizeof(step)) == -EINVAL,
-	   "a job id beyond 32 bits is refused");
-	ok(ceems_energy_source_step_from_title("slurmstepd: [1234.extern]", &id,
-					       step, sizeof(step)) == 0 &&
-		   id == 1234 && strcmp(step, "extern") == 0,
-	   "process title: job 1234, step extern");
-	ok(ceems_energy_source_step_from_title("slurmstepd: [1234.extern", &id,
-					       step, sizeof(step)) == -EINVAL,
-	   "an unclosed title is no step");
-	ok(ceems_energy_source_step_from_title("/usr/sbin/slurmd -D", &id, step,
-					       sizeof(step)) == -EINVAL,
-	   "slurmd's command line is no step");
 }
 
 /* A slurmstepd of a multiple-slurmd build finds its node in its cgroup
@@ -355,7 +314,6 @@ int
 main(void)
 {
 	test_daemon();
-	test_step_ids();
 	test_node();
 	test_step_joules();
 	test_node_joules();

@@ -61,6 +61,9 @@ static const char *const cgroup_path_seeds[] = {
 	"cgroup:mountinfo.txt", NULL,
 };
 static const struct edge cgroup_path_edges[] = {
+	EDGE("slurmstepd: [42.extern]"),
+	EDGE("slurmstepd: [4294967296.0]"),
+	EDGE("0::/s/sEKNKTV3WPV500/step_interactive/slurm\n"),
 	EDGE(""), EDGE("\n"), EDGE("0::/\n"), EDGE("0::/job_42\n"),
 	EDGE("0::/job_42"), EDGE("12:cpuset:/job_42/step_0"),
 	EDGE("::\n"), EDGE("a:b\n"), EDGE("1:memory:relative/job_42\n"),
