@@ -9,7 +9,9 @@
 #
 #   cgroup2-vm.sh               (as root, from the build directory)
 #
-# The guest's root is the matrix's trixie root (tests/matrix/root.sh,
+# The guest's root is a matrix root, trixie's unless CEEMS_CGROUP2_SUITE
+# names another (sid: Slurm 26.05, whose v2 job directories are named by
+# SLUID) (tests/matrix/root.sh,
 # cached in CEEMS_MATRIX_CACHE; made there when absent), copied, with
 # Debian's cloud kernel, systemd-sysv and udev added (cached in DIR/root
 # while the package lists are the same); the source is copied in and
@@ -23,6 +25,8 @@
 #   CEEMS_CGROUP2_TESTS    tests/integration/NAME.bats to run in the guest
 #   CEEMS_CGROUP2_BATS_FLAGS  BATS_LOG_FLAGS for them (--tap -f PATTERN...)
 #   CEEMS_CGROUP2_LIMIT    seconds the guest may run (default 3000)
+#   CEEMS_CGROUP2_SUITE    the matrix root the guest is made of: trixie
+#                          (default) or sid
 #   CEEMS_MATRIX_CACHE     the matrix's roots (default ./matrix-roots)
 #   CEEMS_VM_ACCEL, CEEMS_VM_CPU   as tests/vm/run-vm.sh: kvm or tcg (kvm
 #                          when /dev/kvm is usable, TCG when KVM cannot
@@ -41,7 +45,8 @@ dir=${CEEMS_CGROUP2_VM_DIR:-$PWD/cgroup2-vm}
 cache=${CEEMS_MATRIX_CACHE:-$PWD/matrix-roots}
 tests=${CEEMS_CGROUP2_TESTS:-smoke jobs ends io-net thin}
 limit=${CEEMS_CGROUP2_LIMIT:-3000}
-suite=trixie
+suite=${CEEMS_CGROUP2_SUITE:-trixie}
+case $suite in trixie | sid) ;; *) echo "cgroup2-vm: no matrix root $suite" >&2; exit 77 ;; esac
 # What the guest needs besides the matrix's root: a kernel and its
 # initramfs, systemd as /sbin/init, udev for /dev.
 vm_packages="linux-image-cloud-amd64 initramfs-tools systemd-sysv dbus udev kmod"
