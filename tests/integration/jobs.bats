@@ -329,21 +329,23 @@ setup() {
 	mv "$CEEMS_DIR/agent.sock" "$CEEMS_DIR/agent.sock.away"
 	state=$(finish "$id")
 	mv "$CEEMS_DIR/agent.sock.away" "$CEEMS_DIR/agent.sock"
-	[ "$state" = COMPLETED ]
+	[ "$state" = COMPLETED ] || { echo "job $id ended $state"; false; }
 	echo "# SLURM_JOB_START_TIME in the batch step's environment: $(head -n 1 "$SLURM_DIR/out/job-$id.out") (Slurm $(slurmd -V))" >&3
 	r=$(record_of "$id")
 	jq -e '.finalized_by == "extern" or .finalized_by == "epilog"' "$r" >/dev/null || { cat "$r"; false; }
 	# Measured: the agent held the job, the note gave its end.
 	jq -e '.measurements.cpu_s != null and .measurements.ledger.package.joules > 0' "$r" >/dev/null ||
 		{ cat "$r"; false; }
-	jq -e '[.notes[]? | select(.id == "not-measured")] | length == 0' "$r" >/dev/null
+	jq -e '[.notes[]? | select(.id == "not-measured")] | length == 0' "$r" >/dev/null ||
+		{ cat "$r"; false; }
 	# slurmctld's start time, the job's key.
 	start=$(SLURM_TIME_FORMAT=%s scontrol show job "$id" | grep -o 'StartTime=[0-9]*' | cut -d= -f2)
 	[ -n "$start" ]
 	[ "$(jq .job.start_time "$r")" = "$start" ] ||
 		{ echo "record start $(jq .job.start_time "$r"), Slurm's $start"; false; }
-	[ "$(jq -r .job.cluster "$r")" = ceemstest ]
-	grep "job $id: the node agent was not told of the job's end" "$SLURM_DIR/log/slurmd.log" >&3
+	[ "$(jq -r .job.cluster "$r")" = ceemstest ] || { cat "$r"; false; }
+	grep "job $id: the node agent was not told of the job's end" "$SLURM_DIR/log/slurmd.log" >&3 ||
+		{ grep "\[$id\." "$SLURM_DIR/log/slurmd.log" | grep -i ceems; grep "job $id" "$CEEMS_DIR/agent.log"; false; }
 }
 
 @test "nothing is left behind: no registration, no job state" {
