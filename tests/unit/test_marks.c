@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,6 +234,83 @@ test_summary(void)
 	   text[0] == '\0', "too small a buffer is an error, not a cut line");
 }
 
+/* Whether the comparison of M against HIST for REPORT says WANT (NULL:
+ * no comparison line) and the reason WHY (NULL: no reason line). */
+static bool
+compares(const struct ceems_agent_job_report *report,
+	 const struct ceems_marks *m, const struct ceems_marks_history *hist,
+	 const char *want, const char *why)
+{
+	static char out[2048];
+	const char *at_why = NULL;
+
+	if (ceems_summary_work_format_history(report, m, hist, "lammps-md", out,
+					      sizeof(out)) <= 0)
+		return false;
+	at_why = strstr(out, "likely why: ");
+	if (want == NULL)
+		return strstr(out, "median") == NULL && at_why == NULL;
+	if (strstr(out, want) == NULL)
+		return false;
+	if (why == NULL)
+		return at_why == NULL;
+	return at_why != NULL && strncmp(at_why + 12, why, strlen(why)) == 0;
+}
+
+/* The comparison's thresholds and its one likely reason, with the cases
+ * where it must say nothing (doc/marks.md): the earlier runs' median is
+ * 2 J a step at CPU efficiency 80%; this run did 10000 steps on 4
+ * cores for 100 s.  Each figure is the one the summary computes from
+ * the report's energy and times. */
+static void
+test_reasons(struct ceems_agent_job_report *report, const struct ceems_marks *m,
+	     struct ceems_marks_history *hist)
+{
+	hist->c[0].runs = 5;
+	hist->c[0].median_cpu_eff = 0.8;
+	report->cpu_s = 320;		/* 80%: as busy as before */
+	report->ledger.joules[CEEMS_DOMAIN_PACKAGE] = 26000;
+	ok(compares(report, m, hist, "30% more energy per timestep", NULL),
+	   "30%% more with the cores as busy as before: no reason named");
+	report->ledger.joules[CEEMS_DOMAIN_PACKAGE] = 21900;
+	ok(compares(report, m, hist, NULL, NULL), "9.5%% more is noise: nothing said");
+	report->ledger.joules[CEEMS_DOMAIN_PACKAGE] = 18200;
+	ok(compares(report, m, hist, NULL, NULL), "9%% less is noise: nothing said");
+	report->ledger.joules[CEEMS_DOMAIN_PACKAGE] = 14000;
+	report->cpu_s = 160;
+	ok(compares(report, m, hist, "30% less energy per timestep", NULL),
+	   "30%% less with fewer cores busy: said, no reason (a cheaper run needs none)");
+	report->ledger.joules[CEEMS_DOMAIN_PACKAGE] = 26000;
+	report->cpu_s = 270;		/* 67.5%: not under 4/5 of 80% */
+	ok(compares(report, m, hist, "30% more", NULL),
+	   "CPU efficiency 68%% against 80%% is not 'fewer cores busy'");
+	report->cpu_s = 160;
+	hist->c[0].median_cpu_eff = NAN;
+	ok(compares(report, m, hist, "30% more", NULL),
+	   "the earlier runs' efficiency unknown: no reason");
+	hist->c[0].median_cpu_eff = 0.8;
+	report->cpu_s = 320;
+	report->ngpus = 2;
+	report->gpus[0].have_util = true;
+	report->gpus[0].util_pct = 85;
+	report->gpus[1].have_util = true;
+	report->gpus[1].util_pct = 0.2;
+	ok(compares(report, m, hist, "30% more", "a GPU idle, 1 of the 2 GPUs it held busy under 1%"),
+	   "30%% more with a GPU idle: that is the reason");
+	report->ledger.joules[CEEMS_DOMAIN_PACKAGE] = 21000;
+	ok(compares(report, m, hist, NULL, NULL),
+	   "5%% more with a GPU idle: noise, nothing said");
+	report->ledger.joules[CEEMS_DOMAIN_PACKAGE] = 26000;
+	report->gpus[1].util_pct = 40;
+	ok(compares(report, m, hist, "30% more", NULL),
+	   "30%% more with both GPUs busy: no reason");
+	report->gpus[1].have_util = false;
+	report->gpus[1].util_pct = 0;
+	ok(compares(report, m, hist, "30% more", NULL),
+	   "a GPU's use unknown is not an idle GPU");
+	report->ngpus = 0;
+}
+
 /* A user's earlier runs (work_history.h): medians of the last 5, kept
  * per user, job name and counter, through their text form; and the
  * summary's comparison with them: a run 30% dearer a unit says so and
@@ -307,6 +385,7 @@ test_history(void)
 	ok(ceems_summary_work_format_history(&report, &m, &hist, "lammps-md", out,
 					     sizeof(out)) > 0 &&
 	   strstr(out, "median") == NULL, "one earlier run is too few to compare");
+	test_reasons(&report, &m, &hist);
 }
 
 /* ROOT-less text of /proc/PID/cgroup with LINE for cpu,cpuacct. */
