@@ -249,6 +249,22 @@ int ceems_agent_proto_mark_decode(const struct json_object *obj,
 				  struct ceems_agent_request *req, char *err,
 				  size_t err_size);
 
+/* agent_proto_line.c: the plain-text form of a mark, for callers
+ * without JSON (doc/marks.md):
+ *   MARK JOBID NAME VALUE UNIT add|set\n   ->  OK\n | ERR CODE sentence\n
+ * line_is says whether the LEN bytes at BUF are one (they start with
+ * "MARK "); line_decode reads them strictly into REQ, as a JSON mark
+ * request would be: 0, or -EINVAL with ERR one sentence (REQ untouched
+ * then); line_reply writes the answer to it, "OK" for CODE 0, else
+ * CODE's name and WHY on one line (control bytes replaced): its length,
+ * or -ENOSPC. */
+bool ceems_agent_proto_line_is(const char *buf, size_t len);
+int ceems_agent_proto_line_decode(const char *buf, size_t len,
+				  struct ceems_agent_request *req, char *err,
+				  size_t err_size);
+int ceems_agent_proto_line_reply(int code, const char *why, char *buf,
+				 size_t size);
+
 /* Name of a negative errno as the protocol writes it, "EIO" if unknown;
  * and back (-EREMOTEIO if unknown). */
 const char *ceems_agent_proto_code_name(int code);

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "summary/summary.h"
-#include "summary_internal.h"
+#include "summary/summary_internal.h"
 
 /* J in J, mJ, uJ (ASCII: the summary is), Wh or kWh, four significant
  * figures. */

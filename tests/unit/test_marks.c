@@ -154,6 +154,53 @@ test_request(void)
 	}
 }
 
+/* The plain-text mark (agent_proto_line.c): the same request as its
+ * JSON form, each bad line refused with a sentence and the request left
+ * as it was; the answers are one line each. */
+static void
+test_request_line(void)
+{
+	static struct ceems_agent_request req, json;
+	static const char *const bad[] = {
+		"MARK 7 steps 1000 timesteps", "MARK 7 steps 1000 timesteps sum",
+		"MARK 7 steps 1000 timesteps add x", "MARK 0 steps 1 u add",
+		"MARK -7 steps 1 u add", "MARK 7.5 steps 1 u add",
+		"MARK 7 st/eps 1 u add", "MARK 7 steps -1 u add",
+		"MARK 7 steps nan u add", "MARK 7 steps 0x10 u add",
+		"MARK 7 steps 1e300 u add", "MARK 7  steps 1 u add",
+		"MARK 7 steps 1 u add ", "MARK 7 steps\t1 u add",
+		"MARK 7 steps 1 u add\r", "mark 7 steps 1 u add",
+	};
+	char out[128];
+
+	is_int(ceems_agent_proto_line_decode("MARK 7 steps 1000 timesteps add\n",
+					     32, &req, err, sizeof(err)), 0,
+	       "a mark line decodes");
+	(void)decode("{\"op\":\"mark\",\"jobid\":7,\"name\":\"steps\","
+		     "\"unit\":\"timesteps\",\"add\":1000}", &json);
+	ok(memcmp(&req, &json, sizeof(req)) == 0, "into the request its JSON form gives");
+	is_int(ceems_agent_proto_line_decode("MARK 7 ns 2.5e3 ns_simulated set", 32,
+					     &req, err, sizeof(err)), 0,
+	       "a cumulative one, without its newline, decodes");
+	ok(req.mark_mode == CEEMS_MARKS_SET && req.mark_value == 2500 &&
+	   strcmp(req.mark_unit, "ns_simulated") == 0, "as a set of 2500");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json = req;
+		ok(ceems_agent_proto_line_decode(bad[i], strlen(bad[i]), &req, err,
+						 sizeof(err)) == -EINVAL &&
+		   err[0] != '\0' && memcmp(&req, &json, sizeof(req)) == 0,
+		   "refused, the request unchanged: %s (%s)", bad[i], err);
+	}
+	ok(!ceems_agent_proto_line_is("{\"op\":\"mark\"}", 13) &&
+	   ceems_agent_proto_line_is("MARK ", 5), "a line is told from JSON");
+	ok(ceems_agent_proto_line_reply(0, NULL, out, sizeof(out)) == 3 &&
+	   strcmp(out, "OK\n") == 0, "taken: OK");
+	ok(ceems_agent_proto_line_reply(-EBUSY, "over\nits rate", out,
+					sizeof(out)) > 0 &&
+	   strcmp(out, "ERR EBUSY over?its rate\n") == 0,
+	   "refused: one line, its code and why (%s)", out);
+}
+
 static void
 test_reply_and_record(void)
 {
@@ -489,6 +536,7 @@ main(void)
 	test_counters();
 	test_rate();
 	test_request();
+	test_request_line();
 	test_reply_and_record();
 	test_summary();
 	test_history();
