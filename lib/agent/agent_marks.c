@@ -77,7 +77,7 @@ ceems_agent_marks_admit(const struct ceems_agent *a, uint32_t jobid, uid_t uid,
 
 int
 ceems_agent_marks_apply(struct ceems_agent *a, uint32_t jobid,
-			const char *name, const char *unit,
+			const char *name, const char *unit, const char *tag,
 			enum ceems_marks_mode mode, double value,
 			uint64_t now_ns, char *err, size_t err_size)
 {
@@ -98,7 +98,8 @@ ceems_agent_marks_apply(struct ceems_agent *a, uint32_t jobid,
 		snprintf(err, err_size, "the agent is out of memory");
 		return -ENOMEM;
 	}
-	r = ceems_marks_apply(j->marks, name, unit, mode, value, err, err_size);
+	r = ceems_marks_apply(j->marks, name, unit, tag, mode, value, err,
+			      err_size);
 	/* Kept at the next checkpoint (ceems_agent_marks_save). */
 	if (r == 0)
 		j->marks_dirty = true;

@@ -29,6 +29,7 @@
  *                                   earlier runs of it, "history")
  *   {"op":"mark","jobid":N,"name":"steps","unit":"timesteps","add":X}
  *   {"op":"mark","jobid":N,"name":"steps","unit":"timesteps","set":X}
+ *   ("tag":"lammps" optional, the application the counter's work is of)
  *                                   the job's work (model/marks.h): one
  *                                   counter grows by X ("add") or is X
  *                                   ("set", cumulative); exactly one of
@@ -148,9 +149,11 @@ struct ceems_agent_request {
 	/* report: as of now (the job's share since the last tick added,
 	 * ceems_agent_report_now), not as of the last tick. */
 	bool now;
-	/* mark: one mark of counter MARK_NAME in MARK_UNIT. */
+	/* mark: one mark of counter MARK_NAME in MARK_UNIT, tagged
+	 * MARK_TAG ("" none). */
 	char mark_name[CEEMS_MARKS_NAME_MAX];
 	char mark_unit[CEEMS_MARKS_NAME_MAX];
+	char mark_tag[CEEMS_MARKS_NAME_MAX];
 	enum ceems_marks_mode mark_mode;
 	double mark_value;
 	/* step_end: the job's name, "" not sent (its work is then not
@@ -251,7 +254,7 @@ int ceems_agent_proto_mark_decode(const struct json_object *obj,
 
 /* agent_proto_line.c: the plain-text form of a mark, for callers
  * without JSON (doc/marks.md):
- *   MARK JOBID NAME VALUE UNIT add|set\n   ->  OK\n | ERR CODE sentence\n
+ *   MARK JOBID NAME VALUE UNIT add|set [TAG]\n -> OK\n | ERR CODE sentence\n
  * line_is says whether the LEN bytes at BUF are one (they start with
  * "MARK "); line_decode reads them strictly into REQ, as a JSON mark
  * request would be: 0, or -EINVAL with ERR one sentence (REQ untouched

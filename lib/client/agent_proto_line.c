@@ -2,8 +2,11 @@
  * node agent's socket (agent_proto.h, doc/marks.md "The line
  * protocol"), for a language that has a socket but no JSON at hand:
  *
- *   MARK JOBID NAME VALUE UNIT add|set\n     ->   OK\n
+ *   MARK JOBID NAME VALUE UNIT add|set [TAG]\n  ->   OK\n
  *                                            or   ERR CODE sentence\n
+ *
+ * TAG, optional, is the application the counter's work is of
+ * (model/marks.h).
  *
  * Its sender is any process of any job, so the parser is strict and
  * says in one sentence what is wrong: fields separated by one space
@@ -21,8 +24,8 @@
 
 #include "client/agent_proto.h"
 
-/* The fields of a mark line: the word MARK and five more. */
-#define LINE_FIELDS 6
+/* The fields of a mark line: the word MARK and five more, and a tag. */
+#define LINE_FIELDS 7
 /* The longest field that can be right: a value of 2^53 in plain
  * decimals with a fraction fits in 64 bytes. */
 #define LINE_FIELD_MAX 64
@@ -48,8 +51,9 @@ line_error(char *err, size_t size, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* Cut the LEN bytes at BUF into FIELD (LINE_FIELDS of them, each NUL
- * ended): 0, or -EINVAL with ERR. */
+/* Cut the LEN bytes at BUF into FIELD (LINE_FIELDS - 1 or LINE_FIELDS
+ * of them, each NUL ended; the tag "" when not given): 0, or -EINVAL
+ * with ERR. */
 static int
 split(const char *buf, size_t len, char field[LINE_FIELDS][LINE_FIELD_MAX],
       char *err, size_t err_size)
@@ -74,16 +78,19 @@ split(const char *buf, size_t len, char field[LINE_FIELDS][LINE_FIELD_MAX],
 				"fields)", i);
 		if (nf == LINE_FIELDS)
 			return line_error(err, err_size, "mark line: more than "
-				"%d fields (MARK JOBID NAME VALUE UNIT add|set)",
-				LINE_FIELDS);
+				"%d fields (MARK JOBID NAME VALUE UNIT add|set "
+				"[TAG])", LINE_FIELDS);
 		if (at + 1 >= LINE_FIELD_MAX)
 			return line_error(err, err_size, "mark line: field %zu is "
 				"longer than %d bytes", nf + 1, LINE_FIELD_MAX - 1);
 		field[nf][at++] = buf[i];
 	}
-	if (nf != LINE_FIELDS)
+	if (nf < LINE_FIELDS - 1)
 		return line_error(err, err_size, "mark line: %zu fields, not %d "
-			"(MARK JOBID NAME VALUE UNIT add|set)", nf, LINE_FIELDS);
+			"(MARK JOBID NAME VALUE UNIT add|set [TAG])", nf,
+			LINE_FIELDS - 1);
+	if (nf == LINE_FIELDS - 1)
+		field[nf][0] = '\0';
 	return 0;
 }
 
@@ -150,6 +157,10 @@ ceems_agent_proto_line_decode(const char *buf, size_t len,
 	if ((r = read_decimal(field[3], "VALUE", 0, CEEMS_MARKS_VALUE_MAX, &value,
 			      err, err_size)) < 0)
 		return r;
+	if (field[6][0] != '\0' && !ceems_marks_name_ok(field[6]))
+		return line_error(err, err_size, "mark line: TAG must be 1 to %d "
+			"letters, digits, '_', '.' or '-'",
+			CEEMS_MARKS_NAME_MAX - 1);
 	/* Said by the caller, never guessed, as in the JSON form. */
 	if (strcmp(field[5], "add") != 0 && strcmp(field[5], "set") != 0)
 		return line_error(err, err_size, "mark line: the last field is "
@@ -159,6 +170,7 @@ ceems_agent_proto_line_decode(const char *buf, size_t len,
 	req->jobid = (uint32_t)jobid;
 	memcpy(req->mark_name, field[2], strlen(field[2]) + 1);
 	memcpy(req->mark_unit, field[4], strlen(field[4]) + 1);
+	memcpy(req->mark_tag, field[6], strlen(field[6]) + 1);
 	req->mark_mode = field[5][0] == 'a' ? CEEMS_MARKS_ADD : CEEMS_MARKS_SET;
 	req->mark_value = value;
 	return 0;

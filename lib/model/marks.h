@@ -14,10 +14,16 @@
  * costs the agent a bounded amount of work, and a job that never marks
  * costs nothing (the agent allocates its marks at the first one).
  *
+ * A counter may carry a tag: the application its work is of
+ * ("lammps"), as the job says it, for the admins' view of energy per
+ * unit across users (by tag, else by job name).  Optional; fixed by the
+ * counter's first tagged mark.
+ *
  * JSON form (the reply's and the record's "marks"), one object per
  * counter in the order they were first marked:
- *   [{"name":s, "unit":s, "work":x, "marks":N}]
- * work is the counter's value (>= 0), marks how many marks made it. */
+ *   [{"name":s, "unit":s, "work":x, "marks":N, "tag":s}]
+ * work is the counter's value (>= 0), marks how many marks made it;
+ * "tag" only when the counter has one. */
 #ifndef CEEMS_MARKS_H
 #define CEEMS_MARKS_H
 
@@ -48,6 +54,7 @@ struct ceems_marks_counter {
 	char unit[CEEMS_MARKS_NAME_MAX];
 	double work;
 	uint64_t marks;
+	char tag[CEEMS_MARKS_NAME_MAX];	/* "" none */
 };
 
 struct ceems_marks {
@@ -84,14 +91,17 @@ struct ceems_marks_rate {
  * of letters, digits, '_', '.' and '-'. */
 bool ceems_marks_name_ok(const char *s);
 
-/* Apply one mark to M: counter NAME in UNIT, VALUE by MODE.  A new name
- * takes a new counter.  0, or -EINVAL (a bad name, unit or value; a
- * unit other than the counter's; a cumulative value below the
- * counter's), -ENOSPC (CEEMS_MARKS_MAX counters already), with ERR
- * holding one sentence for the caller.  M is unchanged on error. */
+/* Apply one mark to M: counter NAME in UNIT, VALUE by MODE, with TAG
+ * (NULL or "": none; else as a name).  A new name takes a new counter;
+ * a counter without a tag takes the first one given.  0, or -EINVAL (a
+ * bad name, unit, tag or value; a unit or tag other than the
+ * counter's; a cumulative value below the counter's), -ENOSPC
+ * (CEEMS_MARKS_MAX counters already), with ERR holding one sentence for
+ * the caller.  M is unchanged on error. */
 int ceems_marks_apply(struct ceems_marks *m, const char *name,
-		      const char *unit, enum ceems_marks_mode mode,
-		      double value, char *err, size_t err_size);
+		      const char *unit, const char *tag,
+		      enum ceems_marks_mode mode, double value, char *err,
+		      size_t err_size);
 
 /* Take one mark from R at NOW_NS: true when the job may mark now, false
  * (counted in R->refused) when it has spent its rate. */
@@ -106,7 +116,7 @@ struct json_object;
 /* M as its JSON array, or NULL on allocation failure. */
 struct json_object *ceems_marks_to_json(const struct ceems_marks *m);
 /* The array OBJ into M (untouched on error).  Strict: each entry's keys
- * are the four above, its name and unit ceems_marks_name_ok, its work
+ * are the ones above, its name, unit and tag ceems_marks_name_ok, its work
  * finite in [0, CEEMS_MARKS_VALUE_MAX].  0, or -EINVAL with ERR. */
 int ceems_marks_from_json(const struct json_object *obj, struct ceems_marks *m,
 			  char *err, size_t err_size);

@@ -16,14 +16,15 @@ BEGIN
 			 jsonb_array_elements(coalesce(r -> 'marks', '[]')) m
 		   WHERE jsonb_typeof(m) <> 'object' OR
 			 jsonb_typeof(m -> 'work') <> 'number' OR
-			 jsonb_typeof(m -> 'marks') <> 'number') THEN
-		RAISE EXCEPTION 'ceems record: marks must be an array of objects with numbers work and marks'
+			 jsonb_typeof(m -> 'marks') <> 'number' OR
+			 jsonb_typeof(coalesce(m -> 'tag', '""')) <> 'string') THEN
+		RAISE EXCEPTION 'ceems record: marks must be an array of objects with numbers work and marks (and a string tag)'
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
-	INSERT INTO ceems.job_marks (job_key, node, ordinal, name, unit, work, marks)
+	INSERT INTO ceems.job_marks (job_key, node, ordinal, name, unit, work, marks, tag)
 	SELECT i.k, i.n, (m.ord - 1)::smallint, m.value ->> 'name', m.value ->> 'unit',
 	       (m.value ->> 'work')::double precision,
-	       (m.value ->> 'marks')::bigint
+	       (m.value ->> 'marks')::bigint, m.value ->> 'tag'
 	FROM unnest(p_keys, p_nodes, p_records) i(k, n, r),
 	     jsonb_array_elements(i.r -> 'marks') WITH ORDINALITY m(value, ord)
 	WHERE jsonb_typeof(i.r -> 'marks') = 'array';

@@ -8,7 +8,9 @@
 -- One row per job and counter: the work summed over the nodes that
 -- marked it (each node's agent counts the marks made there), and the
 -- job's energy over it.  NULL energy per work when the job's energy is
--- unknown or its work is 0: unknown is not zero.
+-- unknown or its work is 0: unknown is not zero.  The tag is the
+-- counter's (migration 034), the least of its nodes' where a job gave
+-- it different ones (each node's agent keeps the first it was given).
 CREATE OR REPLACE VIEW ceems.job_work WITH (security_invoker = true) AS
 SELECT j.job_key, j.cluster_id, j.jobid, j.uid, j.user_name, j.account,
        j.job_name, j.start_time, j.end_time,
@@ -17,7 +19,8 @@ SELECT j.job_key, j.cluster_id, j.jobid, j.uid, j.user_name, j.account,
        sum(m.marks) AS marks,
        count(*) AS nodes_marked,
        j.total_j,
-       CASE WHEN sum(m.work) > 0 THEN j.total_j / sum(m.work) END AS energy_per_work_j
+       CASE WHEN sum(m.work) > 0 THEN j.total_j / sum(m.work) END AS energy_per_work_j,
+       min(m.tag) AS tag
 FROM ceems.job_marks m
 JOIN ceems.jobs j ON j.job_key = m.job_key
 GROUP BY j.job_key, m.name, m.unit;
@@ -53,10 +56,16 @@ COMMENT ON VIEW ceems.job_work_history IS
 	'A job''s energy per unit of work against the median of the same user''s last 5 earlier runs of the same job name and counter; notable at 10% or more';
 GRANT SELECT ON ceems.job_work_history TO ceems_reader;
 
--- Per application (job name) and counter: how many users and jobs, and
--- the spread of their energy per unit, the basis of advice.
+-- Per application and counter: how many users and jobs, and the spread
+-- of their energy per unit, the basis of advice.  The application is
+-- the counter's tag where the job gave one (grouped_by 'tag'), else
+-- the job's name ('job_name'): runs of one code under many job names
+-- come together by their tag, and a tag never mixes with a job name
+-- that happens to read the same.
 CREATE OR REPLACE VIEW ceems.work_by_application WITH (security_invoker = true) AS
-SELECT w.cluster_id, w.job_name, w.name, w.unit,
+SELECT w.cluster_id, coalesce(w.tag, w.job_name) AS application,
+       CASE WHEN w.tag IS NOT NULL THEN 'tag' ELSE 'job_name' END AS grouped_by,
+       w.name, w.unit,
        count(DISTINCT w.uid) AS users,
        count(*) AS jobs,
        sum(w.work) AS work,
@@ -65,8 +74,8 @@ SELECT w.cluster_id, w.job_name, w.name, w.unit,
        percentile_cont(0.5) WITHIN GROUP (ORDER BY w.energy_per_work_j) AS median_energy_per_work_j,
        max(w.energy_per_work_j) AS max_energy_per_work_j
 FROM ceems.job_work w
-WHERE w.energy_per_work_j IS NOT NULL AND w.job_name IS NOT NULL
-GROUP BY w.cluster_id, w.job_name, w.name, w.unit;
+WHERE w.energy_per_work_j IS NOT NULL AND coalesce(w.tag, w.job_name) IS NOT NULL
+GROUP BY w.cluster_id, coalesce(w.tag, w.job_name), w.tag IS NOT NULL, w.name, w.unit;
 COMMENT ON VIEW ceems.work_by_application IS
-	'Energy per unit of work across the users of an application (job name) and counter: jobs, users, min, median and max, J';
+	'Energy per unit of work across the users of an application (the counters'' tag, else the job name: grouped_by) and counter: jobs, users, min, median and max, J';
 GRANT SELECT ON ceems.work_by_application TO ceems_reader;

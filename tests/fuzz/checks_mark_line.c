@@ -59,16 +59,20 @@ fuzz_check_mark_line(const char *data, size_t len)
 		return "ceems_agent_proto_line_decode: a mark marks.h refuses";
 	if (!ceems_agent_proto_line_is(data, len))
 		return "ceems_agent_proto_line_decode: a line line_is does not know";
-	n = snprintf(line, sizeof(line), "MARK %u %s %.17g %s %s\n", req.jobid,
+	if (req.mark_tag[0] != '\0' && !ceems_marks_name_ok(req.mark_tag))
+		return "ceems_agent_proto_line_decode: a tag marks.h refuses";
+	n = snprintf(line, sizeof(line), "MARK %u %s %.17g %s %s%s%s\n", req.jobid,
 		     req.mark_name, req.mark_value, req.mark_unit,
-		     req.mark_mode == CEEMS_MARKS_ADD ? "add" : "set");
+		     req.mark_mode == CEEMS_MARKS_ADD ? "add" : "set",
+		     req.mark_tag[0] != '\0' ? " " : "", req.mark_tag);
 	if (n <= 0 || (size_t)n >= sizeof(line) ||
 	    ceems_agent_proto_line_decode(line, (size_t)n, &again, err,
 					  sizeof(err)) != 0 ||
 	    again.jobid != req.jobid || again.mark_mode != req.mark_mode ||
 	    again.mark_value != req.mark_value ||
 	    strcmp(again.mark_name, req.mark_name) != 0 ||
-	    strcmp(again.mark_unit, req.mark_unit) != 0)
+	    strcmp(again.mark_unit, req.mark_unit) != 0 ||
+	    strcmp(again.mark_tag, req.mark_tag) != 0)
 		return "ceems_agent_proto_line_decode: its own fields read back otherwise";
 	return NULL;
 }

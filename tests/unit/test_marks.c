@@ -37,28 +37,28 @@ test_counters(void)
 	char longname[40];
 
 	memset(&m, 0, sizeof(m));
-	is_int(ceems_marks_apply(&m, "steps", "timesteps", CEEMS_MARKS_ADD, 1000,
+	is_int(ceems_marks_apply(&m, "steps", "timesteps", NULL, CEEMS_MARKS_ADD, 1000,
 				 err, sizeof(err)), 0, "an increment is taken");
-	is_int(ceems_marks_apply(&m, "steps", "timesteps", CEEMS_MARKS_ADD, 500.5,
+	is_int(ceems_marks_apply(&m, "steps", "timesteps", NULL, CEEMS_MARKS_ADD, 500.5,
 				 err, sizeof(err)), 0, "a second adds to it");
 	is_near(m.c[0].work, 1500.5, 0, "the counter is the sum of its increments");
 	is_int(m.c[0].marks, 2, "and counts its marks");
-	is_int(ceems_marks_apply(&m, "steps", "samples", CEEMS_MARKS_ADD, 1,
+	is_int(ceems_marks_apply(&m, "steps", "samples", NULL, CEEMS_MARKS_ADD, 1,
 				 err, sizeof(err)), -EINVAL,
 	       "another unit for the same counter is refused");
 	ok(strstr(err, "timesteps") != NULL, "saying its unit (%s)", err);
-	is_int(ceems_marks_apply(&m, "ns", "ns_simulated", CEEMS_MARKS_SET, 10,
+	is_int(ceems_marks_apply(&m, "ns", "ns_simulated", NULL, CEEMS_MARKS_SET, 10,
 				 err, sizeof(err)), 0, "a cumulative value is taken");
-	is_int(ceems_marks_apply(&m, "ns", "ns_simulated", CEEMS_MARKS_SET, 25,
+	is_int(ceems_marks_apply(&m, "ns", "ns_simulated", NULL, CEEMS_MARKS_SET, 25,
 				 err, sizeof(err)), 0, "and replaced by a later one");
 	is_near(m.c[1].work, 25, 0, "a set counter is its last value");
-	is_int(ceems_marks_apply(&m, "ns", "ns_simulated", CEEMS_MARKS_SET, 24,
+	is_int(ceems_marks_apply(&m, "ns", "ns_simulated", NULL, CEEMS_MARKS_SET, 24,
 				 err, sizeof(err)), -EINVAL,
 	       "a cumulative value may not go down");
 	is_near(m.c[1].work, 25, 0, "and the refusal changes nothing");
-	is_int(ceems_marks_apply(&m, "bad name", "x", CEEMS_MARKS_ADD, 1, err,
+	is_int(ceems_marks_apply(&m, "bad name", "x", NULL, CEEMS_MARKS_ADD, 1, err,
 				 sizeof(err)), -EINVAL, "a name with a space is refused");
-	is_int(ceems_marks_apply(&m, "x", "a\"b", CEEMS_MARKS_ADD, 1, err,
+	is_int(ceems_marks_apply(&m, "x", "a\"b", NULL, CEEMS_MARKS_ADD, 1, err,
 				 sizeof(err)), -EINVAL, "a unit with a quote is refused");
 	memset(longname, 'a', 31);
 	longname[31] = '\0';
@@ -67,24 +67,36 @@ test_counters(void)
 	longname[32] = '\0';
 	ok(!ceems_marks_name_ok(longname) && !ceems_marks_name_ok(""),
 	   "32 bytes and none are not");
-	is_int(ceems_marks_apply(&m, "x", "y", CEEMS_MARKS_ADD, -1, err,
+	is_int(ceems_marks_apply(&m, "x", "y", NULL, CEEMS_MARKS_ADD, -1, err,
 				 sizeof(err)), -EINVAL, "a negative value is refused");
-	is_int(ceems_marks_apply(&m, "x", "y", CEEMS_MARKS_ADD, NAN, err,
+	is_int(ceems_marks_apply(&m, "x", "y", NULL, CEEMS_MARKS_ADD, NAN, err,
 				 sizeof(err)), -EINVAL, "NaN is refused");
-	is_int(ceems_marks_apply(&m, "x", "y", CEEMS_MARKS_ADD, 1e300, err,
+	is_int(ceems_marks_apply(&m, "x", "y", NULL, CEEMS_MARKS_ADD, 1e300, err,
 				 sizeof(err)), -EINVAL, "beyond 2^53 is refused");
-	is_int(ceems_marks_apply(&m, "x", "y", 0, 1, err, sizeof(err)), -EINVAL,
+	is_int(ceems_marks_apply(&m, "x", "y", NULL, 0, 1, err, sizeof(err)), -EINVAL,
 	       "a mark that does not say add or set is refused");
+	is_int(ceems_marks_apply(&m, "steps", "timesteps", "lammps", CEEMS_MARKS_ADD,
+				 1, err, sizeof(err)), 0, "a tag is taken by an untagged counter");
+	is_str(m.c[0].tag, "lammps", "which keeps it");
+	is_int(ceems_marks_apply(&m, "steps", "timesteps", "gromacs", CEEMS_MARKS_ADD,
+				 1, err, sizeof(err)), -EINVAL,
+	       "another tag for the same counter is refused");
+	is_int(ceems_marks_apply(&m, "steps", "timesteps", NULL, CEEMS_MARKS_ADD, 1,
+				 err, sizeof(err)), 0, "a mark without a tag still counts");
+	is_int(ceems_marks_apply(&m, "x", "y", "bad tag", CEEMS_MARKS_ADD, 1, err,
+				 sizeof(err)), -EINVAL, "a tag with a space is refused");
+	is_near(m.c[0].work, 1502.5, 0, "the tagged marks counted, the refused one not");
+	is_str(m.c[0].tag, "lammps", "and the tag is the first");
 	is_int(m.n, 2, "no refused mark made a counter");
 	for (int i = 2; i < CEEMS_MARKS_MAX; i++) {
 		char name[16];
 
 		snprintf(name, sizeof(name), "c%d", i);
-		(void)ceems_marks_apply(&m, name, "u", CEEMS_MARKS_ADD, 1, err,
+		(void)ceems_marks_apply(&m, name, "u", NULL, CEEMS_MARKS_ADD, 1, err,
 					sizeof(err));
 	}
 	is_int(m.n, CEEMS_MARKS_MAX, "a job fills its counters");
-	is_int(ceems_marks_apply(&m, "one-more", "u", CEEMS_MARKS_ADD, 1, err,
+	is_int(ceems_marks_apply(&m, "one-more", "u", NULL, CEEMS_MARKS_ADD, 1, err,
 				 sizeof(err)), -ENOSPC, "and gets no more");
 	is_str(ceems_marks_main(&m)->name, "steps",
 	       "the main counter is the one marked most");
@@ -152,6 +164,15 @@ test_request(void)
 		ok(decode(bad[i], &req) == -EINVAL && err[0] != '\0',
 		   "refused: %s (%s)", bad[i], err);
 	}
+	is_int(decode("{\"op\":\"mark\",\"jobid\":7,\"name\":\"s\","
+		      "\"unit\":\"u\",\"add\":1,\"tag\":\"lammps\"}", &req), 0,
+	       "a mark with a tag decodes");
+	n = ceems_agent_proto_request_encode(&req, buf, sizeof(buf));
+	ok(strcmp(req.mark_tag, "lammps") == 0 && n > 0 && decode(buf, &back) == 0 &&
+	   strcmp(back.mark_tag, "lammps") == 0, "and keeps it both ways (%s)", buf);
+	ok(decode("{\"op\":\"mark\",\"jobid\":7,\"name\":\"s\",\"unit\":\"u\","
+		  "\"add\":1,\"tag\":\"a b\"}", &req) == -EINVAL,
+	   "a tag that is no name is refused (%s)", err);
 }
 
 /* The plain-text mark (agent_proto_line.c): the same request as its
@@ -163,7 +184,8 @@ test_request_line(void)
 	static struct ceems_agent_request req, json;
 	static const char *const bad[] = {
 		"MARK 7 steps 1000 timesteps", "MARK 7 steps 1000 timesteps sum",
-		"MARK 7 steps 1000 timesteps add x", "MARK 0 steps 1 u add",
+		"MARK 7 steps 1000 timesteps add x/y", "MARK 7 s 1 u add t x",
+		"MARK 0 steps 1 u add",
 		"MARK -7 steps 1 u add", "MARK 7.5 steps 1 u add",
 		"MARK 7 st/eps 1 u add", "MARK 7 steps -1 u add",
 		"MARK 7 steps nan u add", "MARK 7 steps 0x10 u add",
@@ -183,7 +205,12 @@ test_request_line(void)
 					     &req, err, sizeof(err)), 0,
 	       "a cumulative one, without its newline, decodes");
 	ok(req.mark_mode == CEEMS_MARKS_SET && req.mark_value == 2500 &&
-	   strcmp(req.mark_unit, "ns_simulated") == 0, "as a set of 2500");
+	   strcmp(req.mark_unit, "ns_simulated") == 0 && req.mark_tag[0] == '\0',
+	   "as a set of 2500, no tag");
+	is_int(ceems_agent_proto_line_decode("MARK 7 ns 2 ns set gromacs-2024\n", 32,
+					     &req, err, sizeof(err)), 0,
+	       "one with a tag decodes");
+	is_str(req.mark_tag, "gromacs-2024", "with its tag");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		json = req;
 		ok(ceems_agent_proto_line_decode(bad[i], strlen(bad[i]), &req, err,
@@ -211,10 +238,10 @@ test_reply_and_record(void)
 	int n;
 
 	memset(&m, 0, sizeof(m));
-	(void)ceems_marks_apply(&m, "steps", "timesteps", CEEMS_MARKS_ADD, 12000,
+	(void)ceems_marks_apply(&m, "steps", "timesteps", NULL, CEEMS_MARKS_ADD, 12000,
 				err, sizeof(err));
-	(void)ceems_marks_apply(&m, "samples", "samples", CEEMS_MARKS_SET, 0.125,
-				err, sizeof(err));
+	(void)ceems_marks_apply(&m, "samples", "samples", "resnet", CEEMS_MARKS_SET,
+				0.125, err, sizeof(err));
 	memset(&report, 0, sizeof(report));
 	report.jobid = 9;
 	report.uid = 1000;
@@ -224,7 +251,9 @@ test_reply_and_record(void)
 	   "a reply carries the job's work (%s)", err);
 	ok(out.n == 2 && strcmp(out.c[0].unit, "timesteps") == 0 &&
 	   out.c[0].work == 12000 && out.c[0].marks == 1 &&
-	   out.c[1].work == 0.125, "every counter as the agent kept it");
+	   out.c[1].work == 0.125 && out.c[0].tag[0] == '\0' &&
+	   strcmp(out.c[1].tag, "resnet") == 0, "every counter as the agent kept it, "
+	   "its tag where it has one");
 	n = ceems_agent_proto_reply_ok(&report, buf, sizeof(buf));
 	ok(n > 0 && strstr(buf, "marks") == NULL &&
 	   ceems_agent_proto_reply_decode_marks(buf, (size_t)n, &got, &out, err,
@@ -244,7 +273,8 @@ test_reply_and_record(void)
 	ok(n > 0 && ceems_record_decode(buf, (size_t)n, &back, err, sizeof(err)) == 0,
 	   "a record with marks round-trips (%s)", err);
 	ok(back.marks.n == 2 && back.marks.c[0].work == 12000 &&
-	   strcmp(back.marks.c[1].name, "samples") == 0, "keeping them");
+	   strcmp(back.marks.c[1].name, "samples") == 0 &&
+	   strcmp(back.marks.c[1].tag, "resnet") == 0, "keeping them, with the tag");
 }
 
 static void
@@ -258,7 +288,7 @@ test_summary(void)
 	memset(&m, 0, sizeof(m));
 	is_int(ceems_summary_work_format(&report, &m, text, sizeof(text)), 0,
 	       "no marks, no lines");
-	(void)ceems_marks_apply(&m, "steps", "timesteps", CEEMS_MARKS_ADD, 12000,
+	(void)ceems_marks_apply(&m, "steps", "timesteps", NULL, CEEMS_MARKS_ADD, 12000,
 				err, sizeof(err));
 	ok(ceems_summary_work_format(&report, &m, text, sizeof(text)) > 0 &&
 	   strstr(text, "energy not measured") != NULL,
@@ -272,7 +302,7 @@ test_summary(void)
 	ok(ceems_summary_work_format(&report, &m, text, sizeof(text)) > 0 &&
 	   strcmp(text, "Work     12000 timesteps (steps), 1.923 J per timestep\n") == 0,
 	   "the energy per unit is the ledger's total over the work: %s", text);
-	(void)ceems_marks_apply(&m, "samples", "images", CEEMS_MARKS_SET, 4e8,
+	(void)ceems_marks_apply(&m, "samples", "images", NULL, CEEMS_MARKS_SET, 4e8,
 				err, sizeof(err));
 	ok(ceems_summary_work_format(&report, &m, text, sizeof(text)) > 0 &&
 	   strstr(text, "\n         400000000 images (samples), 57.69 uJ per image\n") != NULL,
@@ -401,7 +431,7 @@ test_history(void)
 	   "a job's end is added once");
 
 	memset(&m, 0, sizeof(m));
-	(void)ceems_marks_apply(&m, "steps", "timesteps", CEEMS_MARKS_ADD, 10000,
+	(void)ceems_marks_apply(&m, "steps", "timesteps", NULL, CEEMS_MARKS_ADD, 10000,
 				err, sizeof(err));
 	memset(&hist, 0, sizeof(hist));
 	hist.n = 1;
@@ -493,12 +523,12 @@ test_admission(void)
 			     sizeof(fixture)), err, sizeof(err)), -ENOENT,
 	       "a job not running here is ENOENT");
 
-	is_int(ceems_agent_marks_apply(a, 42, "steps", "timesteps", CEEMS_MARKS_ADD,
+	is_int(ceems_agent_marks_apply(a, 42, "steps", "timesteps", NULL, CEEMS_MARKS_ADD,
 				       100, 11 * SEC, err, sizeof(err)), 0,
 	       "job 42 marks 100 timesteps");
 	for (int i = 0; i < 2000; i++)
 		if (ceems_agent_marks_apply(a, 42, "steps", "timesteps",
-					    CEEMS_MARKS_ADD, 1, 11 * SEC + i,
+					    NULL, CEEMS_MARKS_ADD, 1, 11 * SEC + i,
 					    err, sizeof(err)) == -EBUSY)
 			refused++;
 	ok(refused >= 2000 - CEEMS_MARKS_BURST && refused < 2000,
@@ -524,7 +554,7 @@ test_admission(void)
 	m = ceems_agent_marks_get(a, 42);
 	ok(m != NULL && m->c[0].work == 100 + (2000 - refused),
 	   "its marks stay with its final figures for the record");
-	is_int(ceems_agent_marks_apply(a, 42, "steps", "timesteps", CEEMS_MARKS_ADD,
+	is_int(ceems_agent_marks_apply(a, 42, "steps", "timesteps", NULL, CEEMS_MARKS_ADD,
 				       1, 15 * SEC, err, sizeof(err)), -ENOENT,
 	       "an ended job takes no more marks");
 	ceems_agent_open_close(a);

@@ -42,7 +42,8 @@ mark_take(struct server *s, struct client *c,
 				    n >= 0 ? text : NULL, err, err_size);
 	if (r == 0)
 		r = ceems_agent_marks_apply(s->agent, req->jobid, req->mark_name,
-					    req->mark_unit, req->mark_mode,
+					    req->mark_unit, req->mark_tag,
+					    req->mark_mode,
 					    req->mark_value,
 					    ceems_clock_monotonic_ns(), err,
 					    err_size);
