@@ -193,6 +193,7 @@ ceems_marks_to_json(const struct ceems_marks *m)
 		ceems_json_util_add(o, "marks", ceems_json_util_new_u64(c->marks), &ok);
 		if (c->tag[0] != '\0')
 			ceems_json_util_add(o, "tag", json_object_new_string(c->tag), &ok);
+		ceems_marks_series_to_json(o, c, m->interval_s, &ok);
 	}
 	if (!ok) {
 		json_object_put(arr);
@@ -203,10 +204,12 @@ ceems_marks_to_json(const struct ceems_marks *m)
 
 static int
 counter_from_json(const struct json_object *o, size_t i,
-		  struct ceems_marks_counter *c, char *err, size_t err_size)
+		  struct ceems_marks_counter *c, uint32_t *interval_s, char *err,
+		  size_t err_size)
 {
 	static const char *const known[] = { "name", "unit", "work", "marks",
-					     "tag", NULL };
+					     "tag", "interval_s", "intervals",
+					     NULL };
 	const struct json_object *tag;
 	char where[32];
 	int r;
@@ -222,15 +225,14 @@ counter_from_json(const struct json_object *o, size_t i,
 	    (r = ceems_json_util_read_uint(ceems_json_util_get(o, "marks"), where, 0,
 				UINT64_MAX, &c->marks, err, err_size)) < 0)
 		return r;
-	if ((tag = ceems_json_util_get(o, "tag")) == NULL)
-		return 0;
-	if ((r = ceems_json_util_read_string(tag, where, c->tag, sizeof(c->tag),
+	if ((tag = ceems_json_util_get(o, "tag")) != NULL &&
+	    (r = ceems_json_util_read_string(tag, where, c->tag, sizeof(c->tag),
 					     err, err_size)) < 0)
 		return r;
-	if (!ceems_marks_name_ok(c->tag))
+	if (tag != NULL && !ceems_marks_name_ok(c->tag))
 		return ceems_json_util_error(err, err_size, "%s: its tag is not 1 "
 			"to 31 letters, digits, '_', '.' or '-'", where);
-	return 0;
+	return ceems_marks_series_from_json(o, where, c, interval_s, err, err_size);
 }
 
 int
@@ -250,7 +252,8 @@ ceems_marks_from_json(const struct json_object *obj, struct ceems_marks *m,
 	memset(&out, 0, sizeof(out));
 	for (size_t i = 0; i < n; i++) {
 		if ((r = counter_from_json(json_object_array_get_idx(obj, i), i,
-					   &out.c[i], err, err_size)) < 0)
+					   &out.c[i], &out.interval_s, err,
+					   err_size)) < 0)
 			return r;
 		for (size_t k = 0; k < i; k++)
 			if (strcmp(out.c[k].name, out.c[i].name) == 0)

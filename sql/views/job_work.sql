@@ -79,3 +79,48 @@ GROUP BY w.cluster_id, coalesce(w.tag, w.job_name), w.tag IS NOT NULL, w.name, w
 COMMENT ON VIEW ceems.work_by_application IS
 	'Energy per unit of work across the users of an application (the counters'' tag, else the job name: grouped_by) and counter: jobs, users, min, median and max, J';
 GRANT SELECT ON ceems.work_by_application TO ceems_reader;
+
+-- The work per interval beside the power: for each counter with
+-- intervals (job_marks.interval_s) and each of its intervals on a node,
+-- the work it gained (job_mark_intervals; 0 where the job's series has
+-- the interval and the counter gained nothing in it: the job reported
+-- no work there) and the energy charged to the job in it by its series
+-- (job_samples rows starting in the interval: the four domains summed,
+-- as the job's energy is; NULL when the job has no series there, or
+-- none of them was measured: unknown is not zero), its mean power over
+-- the time the rows cover, and the energy per unit of the interval.
+-- "Where the energy went": intervals of power and no work stand out.
+CREATE OR REPLACE VIEW ceems.job_work_series WITH (security_invoker = true) AS
+WITH power AS (
+	SELECT m.job_key, m.node, m.name,
+	       to_timestamp(floor(extract(epoch FROM x.t) / m.interval_s) * m.interval_s) AS t,
+	       sum(x.interval_s) AS covered_s,
+	       sum(CASE WHEN num_nonnulls(x.package_j, x.dram_j, x.gpu_j, x.node_j) > 0
+			THEN coalesce(x.package_j, 0) + coalesce(x.dram_j, 0) +
+			     coalesce(x.gpu_j, 0) + coalesce(x.node_j, 0) END) AS energy_j
+	FROM ceems.job_marks m
+	JOIN ceems.job_samples x ON x.job_key = m.job_key AND x.node = m.node
+	WHERE m.interval_s IS NOT NULL
+	GROUP BY m.job_key, m.node, m.name, 4
+), cells AS (
+	SELECT coalesce(p.job_key, w.job_key) AS job_key,
+	       coalesce(p.node, w.node) AS node,
+	       coalesce(p.name, w.name) AS name,
+	       coalesce(p.t, w.t) AS t,
+	       coalesce(w.work, 0) AS work,
+	       p.covered_s, p.energy_j
+	FROM power p
+	FULL JOIN ceems.job_mark_intervals w
+	  ON w.job_key = p.job_key AND w.node = p.node AND w.name = p.name AND w.t = p.t
+)
+SELECT j.job_key, j.cluster_id, j.jobid, j.uid, j.user_name, j.account,
+       j.job_name, c.node, c.name, m.unit, m.tag, c.t, m.interval_s,
+       c.work, c.energy_j, c.covered_s,
+       c.energy_j / nullif(c.covered_s, 0) AS power_w,
+       CASE WHEN c.work > 0 THEN c.energy_j / c.work END AS energy_per_work_j
+FROM cells c
+JOIN ceems.job_marks m ON m.job_key = c.job_key AND m.node = c.node AND m.name = c.name
+JOIN ceems.jobs j ON j.job_key = c.job_key;
+COMMENT ON VIEW ceems.job_work_series IS
+	'A job''s work per interval and counter beside the energy and mean power its series gives for the interval, and their ratio, J a unit';
+GRANT SELECT ON ceems.job_work_series TO ceems_reader;

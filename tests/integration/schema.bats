@@ -1491,7 +1491,7 @@ with_io() {
     [ "$(sql -c 'SELECT count(*) FROM ceems.jobs WHERE jobid = 77')" = 0 ] || _fail "the bad record left a job"
 }
 
-@test "work tags: a counter's tag is stored; the admins' view groups by tag, else job name, never mixing the two (034)" {
+@test "work tags and intervals: a counter's tag is stored, the admins' view groups by tag, else job name; work per interval beside power (034)" {
     admin db init >/dev/null || _fail "db init"
     T=$BATS_TEST_TMPDIR
     # alice and bob run lammps under job names of their own, tagged;
@@ -1509,8 +1509,28 @@ with_io() {
         jq -c ". + {marks: [{name: \"steps\", unit: \"timesteps\", work: 50000, marks: 9} + $tag]}" \
             "$T/r$i.json" >"$T/m$i.json"
     done
+    # alice's run marked its work per 100-s interval: 50 steps in the
+    # first, 25 in one her series does not cover.
+    jq -c '.marks[0] += {interval_s: 100, intervals: [[1700010100, 50], [1700010500, 25]]}' \
+        "$T/m1.json" >"$T/m1i.json" && mv "$T/m1i.json" "$T/m1.json"
     for i in 1 2; do [ "$(upsert "$T/m$i.json" node)" = inserted ] || _fail "store run $i"; done
     [ "$(upsert_batch -U node "$T/m3.json")" = "{inserted}" ] || _fail "the set-wise path"
+    # Her series: 20 rows of 10 s and 1 J from the job's start.
+    jq -nc '{cluster: "c1", jobid: 61, start_time: 1700010100, node: "n1", resolution_s: 10,
+             samples: [range(20) | {t: (1700010100 + . * 10), interval_s: 10, package_j: 1}]}' \
+        >"$T/s.json"
+    [ "$(echo "SELECT ceems.add_job_samples(:'s'::jsonb)" |
+         psql -X -At -v ON_ERROR_STOP=1 -U node -v s="$(cat "$T/s.json")")" = 20 ] || _fail "samples"
+    run sql -F ' ' -c "SELECT extract(epoch FROM t)::bigint, work, coalesce(energy_j::text, '-'),
+                              coalesce(power_w::text, '-'), coalesce(energy_per_work_j::text, '-')
+                       FROM ceems.job_work_series WHERE jobid = 61 ORDER BY t"
+    [ "$output" = "1700010100 50 10 0.1 0.2
+1700010200 0 10 0.1 -
+1700010500 25 - - -" ] || _fail "work beside power: $output"
+    [ "$(sql -U bob -c 'SELECT count(*) FROM ceems.job_mark_intervals')" = 0 ] ||
+        _fail "bob sees alice's intervals"
+    [ "$(sql -U alice -c 'SELECT count(*) FROM ceems.job_work_series')" = 3 ] ||
+        _fail "alice does not see her intervals"
     [ "$(sql -c "SELECT string_agg(jobid || ':' || coalesce(tag, '-'), ',' ORDER BY jobid)
                  FROM ceems.job_work")" = "61:lammps,62:lammps,63:-" ] ||
         _fail "tags: $(sql -c 'SELECT jobid, tag FROM ceems.job_work')"
@@ -1530,8 +1550,17 @@ lammps tag 2 2 2 3" ] || _fail "by application: $output"
         "$T/m1.json" >"$T/bad2.json"
     run upsert "$T/bad2.json"
     [ "$status" -ne 0 ] || _fail "a tag that is a number was stored"
-    [ "$(sql -c 'SELECT count(*) FROM ceems.jobs WHERE jobid IN (77, 78)')" = 0 ] ||
+    jq -c '.jobid = 79 | .job.jobid = 79 | .measurements.jobid = 79 | .marks[0].intervals = [[1, "x"]]' \
+        "$T/m1.json" >"$T/bad3.json"
+    run upsert "$T/bad3.json"
+    [ "$status" -ne 0 ] || _fail "an interval that is not [t, work] was stored"
+    [ "$(sql -c 'SELECT count(*) FROM ceems.jobs WHERE jobid IN (77, 78, 79)')" = 0 ] ||
         _fail "a bad record left a job"
+    # A newer record of the node replaces its intervals with its marks.
+    jq -c '.written_at += 5 | .marks[0].intervals = [[1700010100, 7]]' "$T/m1.json" >"$T/m1b.json"
+    [ "$(upsert "$T/m1b.json")" = replaced ] || _fail "the newer record"
+    [ "$(sql -c "SELECT string_agg(work::text, ',') FROM ceems.job_mark_intervals")" = 7 ] ||
+        _fail "the intervals were not replaced: $(sql -c 'SELECT * FROM ceems.job_mark_intervals')"
 }
 
 @test "upsert: each domain's energy error bound reaches job_nodes, the node's and the job's bound add up, unknown stays null (030)" {

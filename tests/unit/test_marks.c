@@ -465,6 +465,17 @@ test_history(void)
 	test_reasons(&report, &m, &hist);
 }
 
+/* The work of C's intervals, summed. */
+static double
+rows_sum(const struct ceems_marks_counter *c)
+{
+	double sum = 0;
+
+	for (uint32_t k = 0; k < c->nrows; k++)
+		sum += c->rows[k].work;
+	return sum;
+}
+
 /* ROOT-less text of /proc/PID/cgroup with LINE for cpu,cpuacct. */
 static const char *
 proc_cgroup(const char *cpuacct, char *out, size_t size)
@@ -550,6 +561,10 @@ test_admission(void)
 	ok(m != NULL && m->n == 1 && m->c[0].work == 100 + (2000 - refused) &&
 	   strcmp(m->c[0].unit, "timesteps") == 0,
 	   "with the marks it had before the restart");
+	ok(m != NULL && m->interval_s == 30 && m->c[0].nrows >= 1 &&
+	   rows_sum(&m->c[0]) == m->c[0].work,
+	   "and its work per interval (30 s, the series resolution), adding up "
+	   "to its work");
 	is_int(ceems_agent_deregister(a, 42, 14 * SEC, &report), 0, "job 42 ends");
 	m = ceems_agent_marks_get(a, 42);
 	ok(m != NULL && m->c[0].work == 100 + (2000 - refused),
@@ -558,6 +573,79 @@ test_admission(void)
 				       1, 15 * SEC, err, sizeof(err)), -ENOENT,
 	       "an ended job takes no more marks");
 	ceems_agent_open_close(a);
+}
+
+/* The work per interval (marks_series.c): marks of one interval add up,
+ * a later interval takes a row, a full counter has every counter's rows
+ * merged into intervals twice as long (sums kept), a clock set back adds
+ * to the last row; the JSON form reads back and refuses what is not. */
+static void
+test_series(void)
+{
+	static struct ceems_marks m, back;
+	static char text[16384];
+	struct json_object *obj;
+	uint32_t i;
+
+	memset(&m, 0, sizeof(m));
+	(void)ceems_marks_apply(&m, "steps", "timesteps", NULL, CEEMS_MARKS_ADD, 5,
+				err, sizeof(err));
+	(void)ceems_marks_apply(&m, "ns", "ns", NULL, CEEMS_MARKS_SET, 1, err,
+				sizeof(err));
+	ceems_marks_series_add(&m, 0, 5, 1700000015, 30);
+	ceems_marks_series_add(&m, 0, 2, 1700000039, 30);
+	ceems_marks_series_add(&m, 0, 3, 1700000040, 30);
+	ceems_marks_series_add(&m, 0, 0, 1700000090, 30);
+	ceems_marks_series_add(&m, 1, 1, 1700000100, 30);
+	ok(m.interval_s == 30 && m.c[0].nrows == 2 && m.c[0].rows[0].t == 1700000010 &&
+	   m.c[0].rows[0].work == 7 && m.c[0].rows[1].t == 1700000040 &&
+	   m.c[0].rows[1].work == 3 && m.c[1].nrows == 1,
+	   "marks of one 30-s interval add up, the next takes a row, no work "
+	   "takes none");
+	ceems_marks_series_add(&m, 0, 4, 1700000000, 30);
+	ok(m.c[0].nrows == 2 && m.c[0].rows[1].work == 7,
+	   "a clock set back adds to the last row");
+	for (i = 0; i < 40; i++)
+		ceems_marks_series_add(&m, 0, 1, 1700000100 + (int64_t)i * 30, 30);
+	ok(m.interval_s == 60 && m.c[0].nrows <= CEEMS_MARKS_ROWS &&
+	   rows_sum(&m.c[0]) == 54 && m.c[1].nrows == 1 &&
+	   m.c[1].rows[0].t % 60 == 0,
+	   "a full counter has every counter's rows merged into 60-s ones "
+	   "(%u rows, %g in all)", m.c[0].nrows, rows_sum(&m.c[0]));
+	for (i = 0; i < 5000; i++)
+		ceems_marks_series_add(&m, 0, 1, 1700100000 + (int64_t)i * 600, 30);
+	ok(m.c[0].nrows <= CEEMS_MARKS_ROWS && rows_sum(&m.c[0]) == 5054,
+	   "a month of intervals fits, none lost (%u s each)", m.interval_s);
+
+	obj = ceems_marks_to_json(&m);
+	snprintf(text, sizeof(text), "%s", obj != NULL ?
+		 json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN) : "");
+	ok(obj != NULL && ceems_marks_from_json(obj, &back, err, sizeof(err)) == 0 &&
+	   back.interval_s == m.interval_s && back.c[0].nrows == m.c[0].nrows &&
+	   rows_sum(&back.c[0]) == 5054 && back.c[1].rows[0].t == m.c[1].rows[0].t,
+	   "the rows read back from their JSON (%s)", err);
+	json_object_put(obj);
+	{
+		static const char *const bad[] = {
+			"[{\"name\":\"s\",\"unit\":\"u\",\"work\":1,\"marks\":1,\"intervals\":[[60,1]]}]",
+			"[{\"name\":\"s\",\"unit\":\"u\",\"work\":1,\"marks\":1,\"interval_s\":30,\"intervals\":[[61,1]]}]",
+			"[{\"name\":\"s\",\"unit\":\"u\",\"work\":1,\"marks\":1,\"interval_s\":30,\"intervals\":[[60,1],[60,1]]}]",
+			"[{\"name\":\"s\",\"unit\":\"u\",\"work\":1,\"marks\":1,\"interval_s\":30,\"intervals\":[[60,0]]}]",
+			"[{\"name\":\"s\",\"unit\":\"u\",\"work\":1,\"marks\":1,\"interval_s\":30,\"intervals\":[]}]",
+			"[{\"name\":\"s\",\"unit\":\"u\",\"work\":1,\"marks\":1,\"interval_s\":0,\"intervals\":[[60,1]]}]",
+			"[{\"name\":\"s\",\"unit\":\"u\",\"work\":1,\"marks\":1,\"interval_s\":30,\"intervals\":[[60,1]]},"
+			"{\"name\":\"t\",\"unit\":\"u\",\"work\":1,\"marks\":1,\"interval_s\":60,\"intervals\":[[60,1]]}]",
+		};
+
+		for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+			obj = json_tokener_parse(bad[k]);
+			back.n = 99;
+			ok(obj != NULL && ceems_marks_from_json(obj, &back, err,
+								 sizeof(err)) == -EINVAL &&
+			   back.n == 99, "refused: %s (%s)", bad[k], err);
+			json_object_put(obj);
+		}
+	}
 }
 
 int
@@ -570,6 +658,7 @@ main(void)
 	test_reply_and_record();
 	test_summary();
 	test_history();
+	test_series();
 	test_admission();
 	tmptree_remove(sys_root);
 	tmptree_remove(cg_root);
