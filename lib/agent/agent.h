@@ -262,11 +262,12 @@ int ceems_agent_marks_admit(const struct ceems_agent *agent, uint32_t jobid,
 			    uid_t uid, const char *proc_cgroup, char *err,
 			    size_t err_size);
 
-/* One mark of job JOBID at NOW_NS (ceems_marks_apply), within the job's
- * rate (CEEMS_MARKS_RATE).  0, -ENOENT, -EBUSY (over its rate: the mark
- * is dropped), -ENOMEM, or ceems_marks_apply's refusal, with ERR. */
+/* One mark of job JOBID at NOW_NS (ceems_marks_apply, TAG as there),
+ * within the job's rate (CEEMS_MARKS_RATE).  0, -ENOENT, -EBUSY (over
+ * its rate: the mark is dropped), -ENOMEM, or ceems_marks_apply's
+ * refusal, with ERR. */
 int ceems_agent_marks_apply(struct ceems_agent *agent, uint32_t jobid,
-			    const char *name, const char *unit,
+			    const char *name, const char *unit, const char *tag,
 			    enum ceems_marks_mode mode, double value,
 			    uint64_t now_ns, char *err, size_t err_size);
 

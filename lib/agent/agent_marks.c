@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -19,6 +20,7 @@
 #include "agent/agent.h"
 #include "agent/agent_finish.h"
 #include "agent/agent_internal.h"
+#include "base/clock.h"
 #include "base/fileio.h"
 #include "base/json_util.h"
 #include "base/log.h"
@@ -75,13 +77,52 @@ ceems_agent_marks_admit(const struct ceems_agent *a, uint32_t jobid, uid_t uid,
 	return 0;
 }
 
+/* The work of M's counter NAME (0 when it has none yet), and its index
+ * into *I when I is not NULL. */
+static double
+counter_work(const struct ceems_marks *m, const char *name, uint32_t *i)
+{
+	for (uint32_t k = 0; k < m->n && k < CEEMS_MARKS_MAX; k++)
+		if (strcmp(m->c[k].name, name) == 0) {
+			if (i != NULL)
+				*i = k;
+			return m->c[k].work;
+		}
+	return 0;
+}
+
+/* The Unix time, s, of the agent's monotonic NOW_NS: the series of work
+ * is in Unix time, as the job's series is. */
+static int64_t
+unix_s_at(uint64_t now_ns)
+{
+	struct timespec ts;
+	double mono = (double)ceems_clock_monotonic_ns() / 1e9;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)floor((double)ts.tv_sec + (double)ts.tv_nsec / 1e9 -
+			      mono + (double)now_ns / 1e9);
+}
+
+/* The intervals of the series of work: the agent's series resolution
+ * (series_interval), whole seconds, at least one. */
+static uint32_t
+series_base_s(const struct ceems_agent *a)
+{
+	uint64_t s = a->config.series_interval_ns / 1000000000u;
+
+	return s == 0 ? 1 : s > 86400 ? 86400 : (uint32_t)s;
+}
+
 int
 ceems_agent_marks_apply(struct ceems_agent *a, uint32_t jobid,
-			const char *name, const char *unit,
+			const char *name, const char *unit, const char *tag,
 			enum ceems_marks_mode mode, double value,
 			uint64_t now_ns, char *err, size_t err_size)
 {
 	struct agent_job *j = ceems_agent_find_job(a, jobid, NULL);
+	double before, after;
+	uint32_t i = 0;
 	int r;
 
 	if (j == NULL) {
@@ -98,11 +139,18 @@ ceems_agent_marks_apply(struct ceems_agent *a, uint32_t jobid,
 		snprintf(err, err_size, "the agent is out of memory");
 		return -ENOMEM;
 	}
-	r = ceems_marks_apply(j->marks, name, unit, mode, value, err, err_size);
+	before = counter_work(j->marks, name, NULL);
+	r = ceems_marks_apply(j->marks, name, unit, tag, mode, value, err,
+			      err_size);
+	if (r < 0)
+		return r;
+	/* The work it gained, in its interval for the series of work. */
+	after = counter_work(j->marks, name, &i);
+	ceems_marks_series_add(j->marks, i, after - before, unix_s_at(now_ns),
+			       series_base_s(a));
 	/* Kept at the next checkpoint (ceems_agent_marks_save). */
-	if (r == 0)
-		j->marks_dirty = true;
-	return r;
+	j->marks_dirty = true;
+	return 0;
 }
 
 const struct ceems_marks *

@@ -29,6 +29,7 @@
  *                                   earlier runs of it, "history")
  *   {"op":"mark","jobid":N,"name":"steps","unit":"timesteps","add":X}
  *   {"op":"mark","jobid":N,"name":"steps","unit":"timesteps","set":X}
+ *   ("tag":"lammps" optional, the application the counter's work is of)
  *                                   the job's work (model/marks.h): one
  *                                   counter grows by X ("add") or is X
  *                                   ("set", cumulative); exactly one of
@@ -148,9 +149,11 @@ struct ceems_agent_request {
 	/* report: as of now (the job's share since the last tick added,
 	 * ceems_agent_report_now), not as of the last tick. */
 	bool now;
-	/* mark: one mark of counter MARK_NAME in MARK_UNIT. */
+	/* mark: one mark of counter MARK_NAME in MARK_UNIT, tagged
+	 * MARK_TAG ("" none). */
 	char mark_name[CEEMS_MARKS_NAME_MAX];
 	char mark_unit[CEEMS_MARKS_NAME_MAX];
+	char mark_tag[CEEMS_MARKS_NAME_MAX];
 	enum ceems_marks_mode mark_mode;
 	double mark_value;
 	/* step_end: the job's name, "" not sent (its work is then not
@@ -248,6 +251,22 @@ void ceems_agent_proto_mark_encode(struct json_object *obj,
 int ceems_agent_proto_mark_decode(const struct json_object *obj,
 				  struct ceems_agent_request *req, char *err,
 				  size_t err_size);
+
+/* agent_proto_line.c: the plain-text form of a mark, for callers
+ * without JSON (doc/marks.md):
+ *   MARK JOBID NAME VALUE UNIT add|set [TAG]\n -> OK\n | ERR CODE sentence\n
+ * line_is says whether the LEN bytes at BUF are one (they start with
+ * "MARK "); line_decode reads them strictly into REQ, as a JSON mark
+ * request would be: 0, or -EINVAL with ERR one sentence (REQ untouched
+ * then); line_reply writes the answer to it, "OK" for CODE 0, else
+ * CODE's name and WHY on one line (control bytes replaced): its length,
+ * or -ENOSPC. */
+bool ceems_agent_proto_line_is(const char *buf, size_t len);
+int ceems_agent_proto_line_decode(const char *buf, size_t len,
+				  struct ceems_agent_request *req, char *err,
+				  size_t err_size);
+int ceems_agent_proto_line_reply(int code, const char *why, char *buf,
+				 size_t size);
 
 /* Name of a negative errno as the protocol writes it, "EIO" if unknown;
  * and back (-EREMOTEIO if unknown). */

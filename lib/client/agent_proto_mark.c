@@ -25,6 +25,9 @@ ceems_agent_proto_mark_encode(struct json_object *obj,
 				sizeof(req->mark_unit)), ok);
 	ceems_json_util_add(obj, req->mark_mode == CEEMS_MARKS_SET ? "set" : "add",
 			    ceems_json_util_double(req->mark_value), ok);
+	if (req->mark_tag[0] != '\0')
+		ceems_json_util_add(obj, "tag", ceems_json_util_new_text(req->mark_tag,
+					sizeof(req->mark_tag)), ok);
 }
 
 /* "name" or "unit" of OBJ into OUT: a counter's name as marks.h says. */
@@ -55,7 +58,7 @@ ceems_agent_proto_mark_decode(const struct json_object *obj,
 			      size_t err_size)
 {
 	static const char *const known[] = { "op", "jobid", "name", "unit",
-					     "add", "set", NULL };
+					     "add", "set", "tag", NULL };
 	const struct json_object *add, *set;
 	uint64_t jobid;
 	int r;
@@ -73,6 +76,11 @@ ceems_agent_proto_mark_decode(const struct json_object *obj,
 	if ((r = read_name(obj, "name", req->mark_name, sizeof(req->mark_name),
 			   err, err_size)) < 0 ||
 	    (r = read_name(obj, "unit", req->mark_unit, sizeof(req->mark_unit),
+			   err, err_size)) < 0)
+		return r;
+	req->mark_tag[0] = '\0';
+	if (ceems_json_util_get(obj, "tag") != NULL &&
+	    (r = read_name(obj, "tag", req->mark_tag, sizeof(req->mark_tag),
 			   err, err_size)) < 0)
 		return r;
 	add = ceems_json_util_get(obj, "add");

@@ -41,6 +41,13 @@ int ceems_mark_add(const char *name, const char *unit, double value);
 /* Counter NAME, in UNIT, is now VALUE in all (>= its last value). */
 int ceems_mark_set(const char *name, const char *unit, double value);
 
+/* The application the process's counters are of ("lammps", as a name:
+ * 1 to 31 letters, digits, '_', '.' or '-'), sent with its marks from
+ * now on; NULL or "" for none.  Admins compare the energy per unit of
+ * an application across its users by it (else by job name).  A counter
+ * keeps the first tag it is marked with.  0, or -EINVAL. */
+int ceems_mark_tag(const char *application);
+
 /* Send every mark held now, waiting up to a second for the agent if it
  * is busy.  0, or the first error. */
 int ceems_mark_flush(void);

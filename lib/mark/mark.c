@@ -6,9 +6,9 @@
  * iteration costs the agent nothing more), a send waits at most a
  * second, and no call ever ends the process; what is held is sent at
  * exit.  The message is the agent's "mark" request (agent_proto.h),
- * written by hand: the name and unit are checked by the same rule as
- * the agent's (model/marks_name.c) and the value is a finite number, so
- * no byte needs escaping. */
+ * written by hand: the name, unit and tag are checked by the same rule
+ * as the agent's (model/marks_name.c) and the value is a finite number,
+ * so no byte needs escaping. */
 #include "config.h"
 
 #include <errno.h>
@@ -48,6 +48,9 @@ struct held {
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* The application the process's counters are of (ceems_mark_tag), ""
+ * none: sent with each mark. */
+static char tag[CEEMS_MARKS_NAME_MAX];
 static struct held held[CEEMS_MARKS_MAX];
 static unsigned nheld;
 static bool hooks_set;
@@ -202,9 +205,10 @@ send_held(struct held *h, uint64_t now)
 	}
 	h->tried_ns = now;
 	len = snprintf(msg, sizeof(msg), "{\"op\":\"mark\",\"jobid\":%u,"
-		       "\"name\":\"%s\",\"unit\":\"%s\",\"%s\":%.17g}", jobid,
+		       "\"name\":\"%s\",\"unit\":\"%s\",\"%s\":%.17g%s%s%s}", jobid,
 		       h->name, h->unit, h->mode == CEEMS_MARKS_SET ? "set" : "add",
-		       h->value);
+		       h->value, tag[0] != '\0' ? ",\"tag\":\"" : "", tag,
+		       tag[0] != '\0' ? "\"" : "");
 	if (len < 0 || (size_t)len >= sizeof(msg))
 		return set_error(-EINVAL, "the mark does not fit its message");
 	r = call_agent(msg, (size_t)len);
@@ -297,6 +301,20 @@ int
 ceems_mark_set(const char *name, const char *unit, double value)
 {
 	return mark(name, unit, CEEMS_MARKS_SET, value);
+}
+
+int
+ceems_mark_tag(const char *application)
+{
+	if (application != NULL && application[0] != '\0' &&
+	    !ceems_marks_name_ok(application))
+		return set_error(-EINVAL, "a tag must be 1 to 31 letters, digits, "
+				 "'_', '.' or '-'");
+	pthread_mutex_lock(&lock);
+	/* Checked to fit by ceems_marks_name_ok. */
+	snprintf(tag, sizeof(tag), "%s", application != NULL ? application : "");
+	pthread_mutex_unlock(&lock);
+	return 0;
 }
 
 int

@@ -44,8 +44,8 @@ find(struct ceems_marks *m, const char *name)
 
 int
 ceems_marks_apply(struct ceems_marks *m, const char *name, const char *unit,
-		  enum ceems_marks_mode mode, double value, char *err,
-		  size_t err_size)
+		  const char *tag, enum ceems_marks_mode mode, double value,
+		  char *err, size_t err_size)
 {
 	struct ceems_marks_counter *c;
 	double work;
@@ -55,6 +55,9 @@ ceems_marks_apply(struct ceems_marks *m, const char *name, const char *unit,
 			    "to 31 letters, digits, '_', '.' or '-'");
 	if (!ceems_marks_name_ok(unit))
 		return fail(err, err_size, -EINVAL, "the unit of %s must be 1 "
+			    "to 31 letters, digits, '_', '.' or '-'", name);
+	if (tag != NULL && tag[0] != '\0' && !ceems_marks_name_ok(tag))
+		return fail(err, err_size, -EINVAL, "the tag of %s must be 1 "
 			    "to 31 letters, digits, '_', '.' or '-'", name);
 	if (mode != CEEMS_MARKS_ADD && mode != CEEMS_MARKS_SET)
 		return fail(err, err_size, -EINVAL, "a mark of %s must say add or "
@@ -67,6 +70,13 @@ ceems_marks_apply(struct ceems_marks *m, const char *name, const char *unit,
 		return fail(err, err_size, -EINVAL, "counter %s counts in %s: a "
 			    "counter keeps the unit of its first mark", name,
 			    c->unit);
+	/* One application per counter: a second tag would split its work
+	 * between two without saying which part is whose. */
+	if (c != NULL && tag != NULL && tag[0] != '\0' && c->tag[0] != '\0' &&
+	    strcmp(c->tag, tag) != 0)
+		return fail(err, err_size, -EINVAL, "counter %s is tagged %s: a "
+			    "counter keeps the tag it was first given", name,
+			    c->tag);
 	if (c == NULL && m->n >= CEEMS_MARKS_MAX)
 		return fail(err, err_size, -ENOSPC, "the job has %d counters "
 			    "already: %s is not kept", CEEMS_MARKS_MAX, name);
@@ -85,6 +95,8 @@ ceems_marks_apply(struct ceems_marks *m, const char *name, const char *unit,
 		memcpy(c->name, name, strlen(name) + 1);
 		memcpy(c->unit, unit, strlen(unit) + 1);
 	}
+	if (tag != NULL && tag[0] != '\0' && c->tag[0] == '\0')
+		memcpy(c->tag, tag, strlen(tag) + 1);
 	c->work = work;
 	c->marks++;
 	return 0;
@@ -179,6 +191,9 @@ ceems_marks_to_json(const struct ceems_marks *m)
 			break;
 		ceems_json_util_add(o, "work", ceems_json_util_double(c->work), &ok);
 		ceems_json_util_add(o, "marks", ceems_json_util_new_u64(c->marks), &ok);
+		if (c->tag[0] != '\0')
+			ceems_json_util_add(o, "tag", json_object_new_string(c->tag), &ok);
+		ceems_marks_series_to_json(o, c, m->interval_s, &ok);
 	}
 	if (!ok) {
 		json_object_put(arr);
@@ -189,9 +204,13 @@ ceems_marks_to_json(const struct ceems_marks *m)
 
 static int
 counter_from_json(const struct json_object *o, size_t i,
-		  struct ceems_marks_counter *c, char *err, size_t err_size)
+		  struct ceems_marks_counter *c, uint32_t *interval_s, char *err,
+		  size_t err_size)
 {
-	static const char *const known[] = { "name", "unit", "work", "marks", NULL };
+	static const char *const known[] = { "name", "unit", "work", "marks",
+					     "tag", "interval_s", "intervals",
+					     NULL };
+	const struct json_object *tag;
 	char where[32];
 	int r;
 
@@ -206,7 +225,14 @@ counter_from_json(const struct json_object *o, size_t i,
 	    (r = ceems_json_util_read_uint(ceems_json_util_get(o, "marks"), where, 0,
 				UINT64_MAX, &c->marks, err, err_size)) < 0)
 		return r;
-	return 0;
+	if ((tag = ceems_json_util_get(o, "tag")) != NULL &&
+	    (r = ceems_json_util_read_string(tag, where, c->tag, sizeof(c->tag),
+					     err, err_size)) < 0)
+		return r;
+	if (tag != NULL && !ceems_marks_name_ok(c->tag))
+		return ceems_json_util_error(err, err_size, "%s: its tag is not 1 "
+			"to 31 letters, digits, '_', '.' or '-'", where);
+	return ceems_marks_series_from_json(o, where, c, interval_s, err, err_size);
 }
 
 int
@@ -226,7 +252,8 @@ ceems_marks_from_json(const struct json_object *obj, struct ceems_marks *m,
 	memset(&out, 0, sizeof(out));
 	for (size_t i = 0; i < n; i++) {
 		if ((r = counter_from_json(json_object_array_get_idx(obj, i), i,
-					   &out.c[i], err, err_size)) < 0)
+					   &out.c[i], &out.interval_s, err,
+					   err_size)) < 0)
 			return r;
 		for (size_t k = 0; k < i; k++)
 			if (strcmp(out.c[k].name, out.c[i].name) == 0)

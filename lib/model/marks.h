@@ -14,10 +14,26 @@
  * costs the agent a bounded amount of work, and a job that never marks
  * costs nothing (the agent allocates its marks at the first one).
  *
+ * A counter may carry a tag: the application its work is of
+ * ("lammps"), as the job says it, for the admins' view of energy per
+ * unit across users (by tag, else by job name).  Optional; fixed by the
+ * counter's first tagged mark.
+ *
+ * The work per interval: beside its total, each counter keeps the work
+ * it gained in each interval of interval_s seconds (aligned on the Unix
+ * epoch, as the job's series rows are, agent_series.h) in which it
+ * gained some, so that the work done can be set beside the power drawn
+ * (ceems.job_work_series).  Bounded: CEEMS_MARKS_ROWS rows a counter;
+ * when one is full, every counter's rows are merged into intervals
+ * twice as long, so a long job keeps its whole span.
+ *
  * JSON form (the reply's and the record's "marks"), one object per
  * counter in the order they were first marked:
- *   [{"name":s, "unit":s, "work":x, "marks":N}]
- * work is the counter's value (>= 0), marks how many marks made it. */
+ *   [{"name":s, "unit":s, "work":x, "marks":N, "tag":s,
+ *     "interval_s":R, "intervals":[[t, work], ...]}]
+ * work is the counter's value (>= 0), marks how many marks made it;
+ * "tag" only when the counter has one; "interval_s" and "intervals"
+ * only when it has rows (t ascending, multiples of R; work > 0). */
 #ifndef CEEMS_MARKS_H
 #define CEEMS_MARKS_H
 
@@ -27,6 +43,9 @@
 
 /* Counters one job may keep. */
 #define CEEMS_MARKS_MAX 8
+/* Intervals a counter keeps of its work (marks_series.c): a full one is
+ * coarsened, never cut. */
+#define CEEMS_MARKS_ROWS 32
 /* Room for a name or a unit, with its NUL: 1 to 31 bytes of
  * [A-Za-z0-9_.-] (ceems_marks_name_ok). */
 #define CEEMS_MARKS_NAME_MAX 32
@@ -48,10 +67,21 @@ struct ceems_marks_counter {
 	char unit[CEEMS_MARKS_NAME_MAX];
 	double work;
 	uint64_t marks;
+	char tag[CEEMS_MARKS_NAME_MAX];	/* "" none */
+	/* The work it gained in each interval of the job's marks that it
+	 * gained some (marks_series.c), oldest first. */
+	uint32_t nrows;
+	struct ceems_marks_row {
+		int64_t t;		/* the interval's start, Unix s */
+		double work;		/* > 0 */
+	} rows[CEEMS_MARKS_ROWS];
 };
 
 struct ceems_marks {
 	uint32_t n;
+	/* The intervals' length, s, the same for every counter: a multiple
+	 * of the agent's series resolution; 0 before the first row. */
+	uint32_t interval_s;
 	struct ceems_marks_counter c[CEEMS_MARKS_MAX];
 };
 
@@ -84,14 +114,36 @@ struct ceems_marks_rate {
  * of letters, digits, '_', '.' and '-'. */
 bool ceems_marks_name_ok(const char *s);
 
-/* Apply one mark to M: counter NAME in UNIT, VALUE by MODE.  A new name
- * takes a new counter.  0, or -EINVAL (a bad name, unit or value; a
- * unit other than the counter's; a cumulative value below the
- * counter's), -ENOSPC (CEEMS_MARKS_MAX counters already), with ERR
- * holding one sentence for the caller.  M is unchanged on error. */
+/* Apply one mark to M: counter NAME in UNIT, VALUE by MODE, with TAG
+ * (NULL or "": none; else as a name).  A new name takes a new counter;
+ * a counter without a tag takes the first one given.  0, or -EINVAL (a
+ * bad name, unit, tag or value; a unit or tag other than the
+ * counter's; a cumulative value below the counter's), -ENOSPC
+ * (CEEMS_MARKS_MAX counters already), with ERR holding one sentence for
+ * the caller.  M is unchanged on error. */
 int ceems_marks_apply(struct ceems_marks *m, const char *name,
-		      const char *unit, enum ceems_marks_mode mode,
-		      double value, char *err, size_t err_size);
+		      const char *unit, const char *tag,
+		      enum ceems_marks_mode mode, double value, char *err,
+		      size_t err_size);
+
+struct json_object;
+
+/* marks_series.c: counter I of M gained DELTA (> 0; else nothing) at
+ * UNIX_S; BASE_S, the agent's series resolution (> 0), is the rows'
+ * interval until they are coarsened. */
+void ceems_marks_series_add(struct ceems_marks *m, uint32_t i, double delta,
+			    int64_t unix_s, uint32_t base_s);
+/* The rows of counter C into the object O ("interval_s", "intervals"),
+ * *OK false on failure; and back from O into C (nothing when O has
+ * none), checked: 0, or -EINVAL with ERR.  *INTERVAL_S is the rows'
+ * interval, the same for each counter of a job (0: not yet known). */
+void ceems_marks_series_to_json(struct json_object *o,
+				const struct ceems_marks_counter *c,
+				uint32_t interval_s, bool *ok);
+int ceems_marks_series_from_json(const struct json_object *o, const char *where,
+				 struct ceems_marks_counter *c,
+				 uint32_t *interval_s, char *err,
+				 size_t err_size);
 
 /* Take one mark from R at NOW_NS: true when the job may mark now, false
  * (counted in R->refused) when it has spent its rate. */
@@ -106,7 +158,7 @@ struct json_object;
 /* M as its JSON array, or NULL on allocation failure. */
 struct json_object *ceems_marks_to_json(const struct ceems_marks *m);
 /* The array OBJ into M (untouched on error).  Strict: each entry's keys
- * are the four above, its name and unit ceems_marks_name_ok, its work
+ * are the ones above, its name, unit and tag ceems_marks_name_ok, its work
  * finite in [0, CEEMS_MARKS_VALUE_MAX].  0, or -EINVAL with ERR. */
 int ceems_marks_from_json(const struct json_object *obj, struct ceems_marks *m,
 			  char *err, size_t err_size);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "summary/summary.h"
+#include "summary/summary_internal.h"
 
 /* J in J, mJ, uJ (ASCII: the summary is), Wh or kWh, four significant
  * figures. */
@@ -44,6 +45,40 @@ fmt_per_what(char *buf, size_t size, const char *unit)
 	snprintf(buf, size, "%.*s", (int)n, unit);
 }
 
+/* The one likely reason a run dearer a unit than the earlier ones was
+ * dearer, when this run's figures show it, into WHY (SIZE bytes; "" when
+ * none): a GPU it held and did not use (busy under GPU_IDLE_PCT: the
+ * gpu-idle note's test), else fewer cores busy (CPU efficiency under
+ * 4/5 of the earlier runs' median).  A GPU first: an idle one draws
+ * its idle power for the whole run and does none of the work.  Nothing
+ * when a figure is unknown: unknown is not a reason. */
+static void
+likely_reason(const struct ceems_agent_job_report *report,
+	      const struct ceems_marks_history_counter *m, char *why,
+	      size_t size)
+{
+	unsigned int nidle = 0;
+	double held, eff, pct;
+
+	why[0] = '\0';
+	for (unsigned int i = 0; i < report->ngpus; i++) {
+		if (!ceems_summary_figures_gpu_util(&report->gpus[i], &pct))
+			continue;
+		nidle += pct < GPU_IDLE_PCT;
+	}
+	if (nidle > 0) {
+		snprintf(why, size, "a GPU idle, %u of the %u GPUs it held busy "
+			 "under %.0f%%", nidle, report->ngpus, GPU_IDLE_PCT);
+		return;
+	}
+	held = report->elapsed_s * (double)report->alloc_cores;
+	eff = held > 0 ? report->cpu_s / held : NAN;
+	if (isfinite(eff) && m->median_cpu_eff > 0 &&
+	    eff < 0.8 * m->median_cpu_eff)
+		snprintf(why, size, "fewer cores busy, CPU efficiency %.0f%% "
+			 "against %.0f%%", eff * 100, m->median_cpu_eff * 100);
+}
+
 /* The comparison of counter C, whose energy per unit is PER_J, with
  * the earlier runs in H (NULL: none), appended to BUF at *LEN.  0, or
  * -ENOSPC. */
@@ -54,8 +89,8 @@ append_comparison(const struct ceems_agent_job_report *report,
 		  char *buf, size_t size, size_t *len)
 {
 	const struct ceems_marks_history_counter *m = NULL;
-	double diff, eff, held;
-	char what[CEEMS_MARKS_NAME_MAX], clean[48];
+	double diff;
+	char what[CEEMS_MARKS_NAME_MAX], clean[48], why[96];
 	int n;
 
 	for (uint32_t i = 0; h != NULL && i < h->n && i < CEEMS_MARKS_MAX; i++)
@@ -81,13 +116,12 @@ append_comparison(const struct ceems_agent_job_report *report,
 	if (n < 0 || (size_t)n >= size - *len)
 		return -ENOSPC;
 	*len += (size_t)n;
-	held = report->elapsed_s * (double)report->alloc_cores;
-	eff = held > 0 ? report->cpu_s / held : NAN;
-	if (diff > 0 && isfinite(eff) && m->median_cpu_eff > 0 &&
-	    eff < 0.8 * m->median_cpu_eff) {
-		n = snprintf(buf + *len, size - *len, "%-9slikely why: fewer cores "
-			     "busy, CPU efficiency %.0f%% against %.0f%%\n", "",
-			     eff * 100, m->median_cpu_eff * 100);
+	/* A reason for a dearer run only: a cheaper one needs none. */
+	if (diff > 0)
+		likely_reason(report, m, why, sizeof(why));
+	if (diff > 0 && why[0] != '\0') {
+		n = snprintf(buf + *len, size - *len, "%-9slikely why: %s\n", "",
+			     why);
 		if (n < 0 || (size_t)n >= size - *len)
 			return -ENOSPC;
 		*len += (size_t)n;

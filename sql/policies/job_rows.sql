@@ -9,7 +9,8 @@ DECLARE
 	tbl text;
 BEGIN
 	FOREACH tbl IN ARRAY ARRAY['job_nodes', 'job_steps', 'job_notes', 'job_samples',
-				   'job_gpus', 'job_node_perf', 'job_marks'] LOOP
+				   'job_gpus', 'job_node_perf', 'job_marks',
+				   'job_mark_intervals'] LOOP
 		EXECUTE format('DROP POLICY IF EXISTS %I ON ceems.%I',
 			       tbl || '_visible', tbl);
 		EXECUTE format('CREATE POLICY %I ON ceems.%I FOR SELECT '
@@ -23,3 +24,5 @@ COMMENT ON POLICY job_gpus_visible ON ceems.job_gpus IS
 	'A GPU row is visible when its job is';
 COMMENT ON POLICY job_marks_visible ON ceems.job_marks IS
 	'A row of a job''s marks is visible when its job is';
+COMMENT ON POLICY job_mark_intervals_visible ON ceems.job_mark_intervals IS
+	'A row of a job''s work per interval is visible when its job is';

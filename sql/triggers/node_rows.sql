@@ -54,6 +54,7 @@ BEGIN
 		DELETE FROM ceems.job_notes;
 		DELETE FROM ceems.job_gpus;
 		DELETE FROM ceems.job_marks;
+		DELETE FROM ceems.job_mark_intervals;
 		RETURN NULL;
 	END IF;
 	FOR gone IN SELECT o.job_key, o.node FROM old_rows o LOOP
@@ -65,12 +66,14 @@ BEGIN
 			WHERE g.job_key = gone.job_key AND g.node = gone.node;
 		DELETE FROM ceems.job_marks m
 			WHERE m.job_key = gone.job_key AND m.node = gone.node;
+		DELETE FROM ceems.job_mark_intervals w
+			WHERE w.job_key = gone.job_key AND w.node = gone.node;
 	END LOOP;
 	RETURN NULL;
 END
 $$;
 COMMENT ON FUNCTION ceems.delete_node_rows() IS
-	'Trigger: the steps, notes, GPUs and marks of deleted (or truncated) job_nodes rows go with them';
+	'Trigger: the steps, notes, GPUs, marks and work intervals of deleted (or truncated) job_nodes rows go with them';
 
 CREATE OR REPLACE TRIGGER job_nodes_children_delete AFTER DELETE ON ceems.job_nodes
 	REFERENCING OLD TABLE AS old_rows
@@ -103,4 +106,8 @@ SELECT ceems.create_statement_triggers('ceems.job_gpus', 'job_gpus_node', 'new_r
 				       'ceems.check_node_rows()');
 
 SELECT ceems.create_statement_triggers('ceems.job_marks', 'job_marks_node', 'new_rows',
+				       'ceems.check_node_rows()');
+
+SELECT ceems.create_statement_triggers('ceems.job_mark_intervals',
+				       'job_mark_intervals_node', 'new_rows',
 				       'ceems.check_node_rows()');

@@ -25,8 +25,20 @@
  * reads the GPUs' energy and usage.  The figures are then ceems's own
  * cost per GPU; a real driver's calls add their own (ioctls).
  *
+ * With -m RATE the first job marks its work RATE times a second through
+ * the agent's own mark path (ceems_agent_marks_apply, what a mark
+ * request reaches once its caller is checked), spread over the second
+ * before each tick, in every other window of 10 ticks; in the windows
+ * between, the process spins on the CPU clock as long as the last
+ * marking second took, touching no memory.  Any CPU work just before a
+ * tick slows it on a loaded machine (the scheduler, the caches), marks
+ * or not: the spin puts the same in front of the other ticks, so that
+ * the ratio of the two windows' ticks, in the same run, is what the
+ * marks themselves do to the tick (doc/performance.md, "A job marking
+ * its work").  The marks' own CPU time is timed apart.
+ *
  * Usage: bench_agent [-n JOBS] [-t TICKS] [-s] [-k] [-p] [-d DIR]
- *                    [-g GPUS -G LIB] [-i]
+ *                    [-g GPUS -G LIB] [-i] [-m RATE]
  *   -s  static counters: do not rewrite any counter between ticks
  *   -k  keep the fixture tree (its path is printed)
  *   -p  take each tick in parts, as the agent does
@@ -461,10 +473,49 @@ raise_fd_limit(unsigned njobs)
 	}
 }
 
+/* -m: marks a second, 0 none; what the agent took and refused, and
+ * the CPU time they cost. */
+static unsigned long mark_rate;
+static uint64_t marks_taken, marks_refused, mark_cpu_ns, mark_second_ns;
+
+/* RATE marks of job JOBID spread over the second from FROM_NS. */
+static void
+mark_second(struct ceems_agent *a, uint32_t jobid, uint64_t from_ns)
+{
+	char err[256];
+	uint64_t t0 = cpu_now_ns();
+
+	for (unsigned long k = 0; k < mark_rate; k++) {
+		int r = ceems_agent_marks_apply(a, jobid, "samples", "samples",
+						NULL, CEEMS_MARKS_ADD, 1,
+						from_ns + k * SEC / mark_rate,
+						err, sizeof(err));
+
+		if (r == 0)
+			marks_taken++;
+		else if (r == -EBUSY)
+			marks_refused++;
+		else
+			die(err);
+	}
+	mark_second_ns = cpu_now_ns() - t0;
+	mark_cpu_ns += mark_second_ns;
+}
+
+/* The control of a quiet second: as much CPU as the last marking one. */
+static void
+spin_second(void)
+{
+	uint64_t t0 = cpu_now_ns();
+
+	while (cpu_now_ns() - t0 < mark_second_ns)
+		;
+}
+
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: bench_agent [-n JOBS] [-t TICKS] [-s] [-k] [-p] [-d DIR] [-g GPUS -G LIB] [-i]\n");
+	fprintf(stderr, "usage: bench_agent [-n JOBS] [-t TICKS] [-s] [-k] [-p] [-d DIR] [-g GPUS -G LIB] [-i] [-m RATE]\n");
 	exit(2);
 }
 
@@ -507,14 +558,15 @@ main(int argc, char **argv)
 	const char *state_dir = NULL;
 	uint64_t now = 100 * SEC, t0, total_ns = 0, full_ns = 0, clock_ns;
 	unsigned long nfull = 0, allocs_before, tick_allocs = 0;
-	uint64_t ckpt_ns = 0;
+	uint64_t ckpt_ns = 0, win_ns[2] = { 0, 0 };
+	unsigned long win_ticks[2] = { 0, 0 };
 	struct rss setup, end;
 	unsigned long ngpus = 0;
 	const char *gpu_lib = NULL;
 	bool idle_configured = false;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:t:skpd:g:G:i")) != -1) {
+	while ((opt = getopt(argc, argv, "n:t:skpd:g:G:im:")) != -1) {
 		switch (opt) {
 		case 'n':
 			njobs = strtoul(optarg, NULL, 10);
@@ -542,6 +594,9 @@ main(int argc, char **argv)
 			break;
 		case 'i':
 			idle_configured = true;
+			break;
+		case 'm':
+			mark_rate = strtoul(optarg, NULL, 10);
 			break;
 		default:
 			usage();
@@ -631,9 +686,15 @@ main(int argc, char **argv)
 	clock_ns = (cpu_now_ns() - t0) / 1000;
 
 	for (unsigned long t = 1; t <= nticks; t++) {
-		bool full;
+		/* Windows of 10 ticks, each with one full tick, marking
+		 * first (the spins of the others take its time). */
+		bool full, marking = mark_rate > 0 && (t - 1) / 10 % 2 == 0;
 		uint64_t dt;
 
+		if (marking)
+			mark_second(a, FIRST_JOBID, now);
+		else if (mark_rate > 0)
+			spin_second();
 		now += SEC;
 		if (rewrite)
 			advance(t + 1, (unsigned)njobs);
@@ -650,6 +711,8 @@ main(int argc, char **argv)
 		ceems_agent_checkpoint(a, now);
 		ckpt_ns += cpu_now_ns() - t0;
 		total_ns += dt;
+		win_ns[marking] += dt;
+		win_ticks[marking]++;
 		if (full) {
 			full_ns += dt;
 			nfull++;
@@ -680,6 +743,19 @@ main(int argc, char **argv)
 	else
 		printf("tick_allocs unchecked\n");
 	printf("checkpoint_us %.2f\n", (double)ckpt_ns / 1e3 / (double)nticks);
+	if (mark_rate > 0 && win_ticks[0] > 0 && win_ticks[1] > 0) {
+		double quiet = (double)win_ns[0] / 1e3 / (double)win_ticks[0];
+		double marking = (double)win_ns[1] / 1e3 / (double)win_ticks[1];
+
+		printf("mark_rate %lu\n", mark_rate);
+		printf("tick_us_spin %.2f\n", quiet);
+		printf("tick_us_marking %.2f\n", marking);
+		printf("tick_ratio %.3f\n", quiet > 0 ? marking / quiet : 0.0);
+		printf("marks_taken %llu\n", (unsigned long long)marks_taken);
+		printf("marks_refused %llu\n", (unsigned long long)marks_refused);
+		printf("mark_ns %.1f\n", (double)mark_cpu_ns /
+		       (double)(marks_taken + marks_refused));
+	}
 	printf("rss_setup_kib %lu\n", setup.rss);
 	printf("rss_end_kib %lu\n", end.rss);
 	printf("rss_anon_kib %lu\n", end.anon);

@@ -1295,6 +1295,7 @@ check_request(const char *data, size_t len)
 	if (req.op == CEEMS_AGENT_OP_MARK &&
 	    (!ceems_marks_name_ok(req.mark_name) || !ceems_marks_name_ok(req.mark_unit) ||
 	     (req.mark_mode != CEEMS_MARKS_ADD && req.mark_mode != CEEMS_MARKS_SET) ||
+	     (req.mark_tag[0] != '\0' && !ceems_marks_name_ok(req.mark_tag)) ||
 	     !(req.mark_value >= 0 && req.mark_value <= CEEMS_MARKS_VALUE_MAX)))
 		return "ceems_agent_proto_request_decode: a mark marks.h refuses";
 	if (req.op != CEEMS_AGENT_OP_STATUS && req.jobid == 0)

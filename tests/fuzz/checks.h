@@ -40,6 +40,9 @@ const char *fuzz_check_emissions(const char *data, size_t len);
 /* The gather's request lines and gather_nodes files
  * (lib/client/gather_proto.h): checks_gather.c. */
 const char *fuzz_check_gather(const char *data, size_t len);
+/* The plain-text mark of the agent's socket
+ * (ceems_agent_proto_line_decode, line_reply): checks_mark_line.c. */
+const char *fuzz_check_mark_line(const char *data, size_t len);
 
 /* ceems_intensity_parse (all LEN bytes), ceems_intensity_at, and a
  * round trip through ceems_intensity_write and ceems_intensity_load. */

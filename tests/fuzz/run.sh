@@ -34,6 +34,7 @@ seeds_of() {
 	agent_proto) echo "agent *.json" ;;
 	job_note) echo "notes *.json" ;;
 	gather) echo "gather *" ;;
+	mark_line) echo "agent *.line" ;;
 	sacct) echo "sacct/spool *.json" ;;
 	text) echo "sacct/spool *.json" ;;
 	*) echo "run.sh: no seeds known for target '$1'" >&2; exit 1 ;;

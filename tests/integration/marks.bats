@@ -6,7 +6,7 @@
 # cumulative value); the agent takes them, the summary prints the energy
 # per unit and the record keeps the counters.  Then who may mark a job:
 # a process of the job's owner outside the job, and a job of another
-# user, are refused.
+# user, are refused; the same through the plain-text line protocol.
 
 load lib/ceems-cluster
 
@@ -50,6 +50,22 @@ summary_per_unit() {
 		}'
 }
 
+# markline_py: $OUT/markline.py LINE sends LINE as one message on the
+# agent's socket (CEEMS_AGENT_SOCKET, as in a job) and prints the answer;
+# exit 0 when it is OK.
+markline_py() {
+	cat >"$OUT/markline.py" <<-EOF
+		import os, socket, sys
+		s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+		s.connect(os.environ.get("CEEMS_AGENT_SOCKET", "$CEEMS_DIR/agent.sock"))
+		s.send((sys.argv[1] + "\\n").encode())
+		answer = s.recv(1024).decode()
+		print(answer, end="")
+		sys.exit(0 if answer == "OK\\n" else 1)
+	EOF
+	chmod 0644 "$OUT/markline.py"
+}
+
 @test "a shell loop, a C program and Python mark one job; the summary divides its energy by each counter" {
 	cat >"$OUT/markc.c" <<-'EOF'
 		#include <stdio.h>
@@ -82,12 +98,16 @@ summary_per_unit() {
 		        print("mark.py:", lib.ceems_mark_error().decode(), file=sys.stderr)
 		sys.exit(1 if lib.ceems_mark_flush() < 0 else 0)
 	EOF
+	markline_py
 	cat >"$OUT/marks.sh" <<-EOF
 		#!/bin/bash
 		set -e
 		for i in \$(seq 1 50); do $MARK --strict --unit timesteps steps 20; done
 		$RUN $OUT/markc 100000
 		$RUN /usr/bin/python3 $OUT/mark.py $LIB
+		# The line protocol: taken, and a bad line refused with its why.
+		/usr/bin/python3 $OUT/markline.py "MARK \$SLURM_JOB_ID lines 7 lines add"
+		/usr/bin/python3 $OUT/markline.py "MARK \$SLURM_JOB_ID lines 7 lines sum" || true
 		echo marks-done
 	EOF
 	chmod 0755 "$OUT/marks.sh" "$OUT/markc"
@@ -95,18 +115,21 @@ summary_per_unit() {
 	ID=$(submit nobody -J marks -c1 "$OUT/marks.sh") || _fail "sbatch"
 	[ "$(finish "$ID")" = COMPLETED ] || { out_of "$ID" >&2; _fail "job $ID did not complete"; }
 	out_of "$ID" | grep -qx marks-done || { out_of "$ID" >&2; _fail "a marker failed"; }
+	out_of "$ID" | grep -qx "OK" || { out_of "$ID" >&2; _fail "the line was not taken"; }
+	out_of "$ID" | grep -q '^ERR EINVAL mark line: the last field is "add"' ||
+		{ out_of "$ID" >&2; _fail "the bad line's answer"; }
 	R=$(record_of "$ID") || _fail "no record"
 	# Every mark made reached the record: exact sums, each counter in
 	# the unit of its marks; the C program's 100,000 arrived summed.
 	[ "$(jq -c '[.marks[] | [.name, .unit, .work]]' "$R")" = \
-	  '[["steps","timesteps",1000],["samples","samples",100000],["ns","ns_simulated",2.5]]' ] ||
+	  '[["steps","timesteps",1000],["samples","samples",100000],["ns","ns_simulated",2.5],["lines","lines",7]]' ] ||
 		_fail "marks: $(jq -c .marks "$R")"
 	[ "$(jq '.marks[0].marks' "$R")" = 50 ] || _fail "the shell loop's 50 marks"
 	check "$(jq '.marks[1].marks' "$R") <= 20" || _fail "the C program's marks were not summed"
 	total=$(jq '[.measurements.ledger | .package.joules, .dram.joules, .gpu.joules, .node.joules
 		    | values] | add' "$R")
 	check "$total > 0" || _fail "the job has no energy"
-	for c in "1000 timesteps" "100000 samples" "2.5 ns_simulated"; do
+	for c in "1000 timesteps" "100000 samples" "2.5 ns_simulated" "7 lines"; do
 		set -- $c
 		per=$(summary_per_unit "$ID" "$2")
 		[ -n "$per" ] || { out_of "$ID" >&2; _fail "no Work line for $2"; }
@@ -132,6 +155,10 @@ summary_per_unit() {
 		"$MARK" --strict steps 1
 	[ "$status" -eq 1 ] || _fail "a process outside the job marked it: $output"
 	echo "$output" | grep -q "not a process of job $A" || _fail "why: $output"
+	markline_py
+	run runuser -u nobody -- /usr/bin/python3 "$OUT/markline.py" "MARK $A steps 1 steps add"
+	[ "$status" -eq 1 ] && echo "$output" | grep -q "^ERR EPERM .*not a process of job $A" ||
+		_fail "a line from outside the job: $output"
 	B=$(submit daemon -J intruder -c1 --wrap \
 		"SLURM_JOB_ID=$A $MARK --strict steps 1; echo rc=\$?") || _fail "sbatch as daemon"
 	finish "$B" >/dev/null

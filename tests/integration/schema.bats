@@ -1491,6 +1491,78 @@ with_io() {
     [ "$(sql -c 'SELECT count(*) FROM ceems.jobs WHERE jobid = 77')" = 0 ] || _fail "the bad record left a job"
 }
 
+@test "work tags and intervals: a counter's tag is stored, the admins' view groups by tag, else job name; work per interval beside power (034)" {
+    admin db init >/dev/null || _fail "db init"
+    T=$BATS_TEST_TMPDIR
+    # alice and bob run lammps under job names of their own, tagged;
+    # carol runs an untagged job named lammps: a name, not the tag.
+    i=0
+    for run in "1000 alice run-a lammps 100000" "1001 bob md-big lammps 150000" \
+               "1002 carol lammps - 90000"; do
+        set -- $run
+        i=$((i + 1)); s=$((1700000000 + i * 10000))
+        "$GEN" cluster=c1 uid=$1 user=$2 account=phys state=COMPLETED exit=0 cpus=8 nnodes=1 \
+            zone=FR pue=1.2 steps=1 name=$3 jobid=$((60 + i)) submit=$s start=$((s + 100)) \
+            end=$((s + 3700)) node=n1 elapsed=3600 package_j=$5 written_at=$((s + 3710)) \
+            >"$T/r$i.json" || _fail "record-gen $i"
+        if [ "$4" = - ]; then tag='{}'; else tag="{tag: \"$4\"}"; fi
+        jq -c ". + {marks: [{name: \"steps\", unit: \"timesteps\", work: 50000, marks: 9} + $tag]}" \
+            "$T/r$i.json" >"$T/m$i.json"
+    done
+    # alice's run marked its work per 100-s interval: 50 steps in the
+    # first, 25 in one her series does not cover.
+    jq -c '.marks[0] += {interval_s: 100, intervals: [[1700010100, 50], [1700010500, 25]]}' \
+        "$T/m1.json" >"$T/m1i.json" && mv "$T/m1i.json" "$T/m1.json"
+    for i in 1 2; do [ "$(upsert "$T/m$i.json" node)" = inserted ] || _fail "store run $i"; done
+    [ "$(upsert_batch -U node "$T/m3.json")" = "{inserted}" ] || _fail "the set-wise path"
+    # Her series: 20 rows of 10 s and 1 J from the job's start.
+    jq -nc '{cluster: "c1", jobid: 61, start_time: 1700010100, node: "n1", resolution_s: 10,
+             samples: [range(20) | {t: (1700010100 + . * 10), interval_s: 10, package_j: 1}]}' \
+        >"$T/s.json"
+    [ "$(echo "SELECT ceems.add_job_samples(:'s'::jsonb)" |
+         psql -X -At -v ON_ERROR_STOP=1 -U node -v s="$(cat "$T/s.json")")" = 20 ] || _fail "samples"
+    run sql -F ' ' -c "SELECT extract(epoch FROM t)::bigint, work, coalesce(energy_j::text, '-'),
+                              coalesce(power_w::text, '-'), coalesce(energy_per_work_j::text, '-')
+                       FROM ceems.job_work_series WHERE jobid = 61 ORDER BY t"
+    [ "$output" = "1700010100 50 10 0.1 0.2
+1700010200 0 10 0.1 -
+1700010500 25 - - -" ] || _fail "work beside power: $output"
+    [ "$(sql -U bob -c 'SELECT count(*) FROM ceems.job_mark_intervals')" = 0 ] ||
+        _fail "bob sees alice's intervals"
+    [ "$(sql -U alice -c 'SELECT count(*) FROM ceems.job_work_series')" = 3 ] ||
+        _fail "alice does not see her intervals"
+    [ "$(sql -c "SELECT string_agg(jobid || ':' || coalesce(tag, '-'), ',' ORDER BY jobid)
+                 FROM ceems.job_work")" = "61:lammps,62:lammps,63:-" ] ||
+        _fail "tags: $(sql -c 'SELECT jobid, tag FROM ceems.job_work')"
+    run sql -F ' ' -c "SELECT application, grouped_by, users, jobs, min_energy_per_work_j,
+                              max_energy_per_work_j
+                       FROM ceems.work_by_application ORDER BY grouped_by"
+    [ "$output" = "lammps job_name 1 1 1.8 1.8
+lammps tag 2 2 2 3" ] || _fail "by application: $output"
+    [ "$(sql -U alice -c 'SELECT application || $$/$$ || users FROM ceems.work_by_application')" = lammps/1 ] ||
+        _fail "alice sees others' runs"
+    # A tag that is not a name refuses the record, which writes nothing.
+    jq -c '.jobid = 77 | .job.jobid = 77 | .measurements.jobid = 77 | .marks[0].tag = "a b"' \
+        "$T/m1.json" >"$T/bad.json"
+    run upsert "$T/bad.json"
+    [ "$status" -ne 0 ] || _fail "a bad tag was stored"
+    jq -c '.jobid = 78 | .job.jobid = 78 | .measurements.jobid = 78 | .marks[0].tag = 7' \
+        "$T/m1.json" >"$T/bad2.json"
+    run upsert "$T/bad2.json"
+    [ "$status" -ne 0 ] || _fail "a tag that is a number was stored"
+    jq -c '.jobid = 79 | .job.jobid = 79 | .measurements.jobid = 79 | .marks[0].intervals = [[1, "x"]]' \
+        "$T/m1.json" >"$T/bad3.json"
+    run upsert "$T/bad3.json"
+    [ "$status" -ne 0 ] || _fail "an interval that is not [t, work] was stored"
+    [ "$(sql -c 'SELECT count(*) FROM ceems.jobs WHERE jobid IN (77, 78, 79)')" = 0 ] ||
+        _fail "a bad record left a job"
+    # A newer record of the node replaces its intervals with its marks.
+    jq -c '.written_at += 5 | .marks[0].intervals = [[1700010100, 7]]' "$T/m1.json" >"$T/m1b.json"
+    [ "$(upsert "$T/m1b.json")" = replaced ] || _fail "the newer record"
+    [ "$(sql -c "SELECT string_agg(work::text, ',') FROM ceems.job_mark_intervals")" = 7 ] ||
+        _fail "the intervals were not replaced: $(sql -c 'SELECT * FROM ceems.job_mark_intervals')"
+}
+
 @test "upsert: each domain's energy error bound reaches job_nodes, the node's and the job's bound add up, unknown stays null (030)" {
     admin db init >/dev/null || _fail "db init"
     local T=$BATS_TEST_TMPDIR

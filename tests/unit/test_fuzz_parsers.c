@@ -413,6 +413,27 @@ static const struct edge gather_edges[] = {
 	EDGE("# c\nn1 h%n\nn2\tho.st:70 # c\nnode01 ::1\n"),
 };
 
+static const char *const mark_line_seeds[] = { "agent:*.line", NULL };
+static const struct edge mark_line_edges[] = {
+	EDGE(""), EDGE("MARK"), EDGE("MARK "), EDGE("MARK 1 s 1 u add"),
+	EDGE("MARK 1 s 1 u add\n"), EDGE("MARK 1 s 1 u add\n\n"),
+	EDGE("MARK 0 s 1 u add"), EDGE("MARK 4294967296 s 1 u set"),
+	EDGE("MARK 4294967295 s 9007199254740992 u set"),
+	EDGE("MARK 1 s 9007199254740993 u set"), EDGE("MARK 1 s -1 u add"),
+	EDGE("MARK 1 s nan u add"), EDGE("MARK 1 s inf u add"),
+	EDGE("MARK 1 s 0x10 u add"), EDGE("MARK 1 s 1e400 u add"),
+	EDGE("MARK 1 s 1e u add"), EDGE("MARK 1 s . u add"),
+	EDGE("MARK 1 s 1.5.5 u add"), EDGE("MARK 1.5 s 1 u add"),
+	EDGE("MARK 1e3 s 1 u add"), EDGE("MARK 1  s 1 u add"),
+	EDGE("MARK 1 s 1 u add "), EDGE("MARK 1 s 1 u sum"),
+	EDGE("MARK 1 s 1 u add x"), EDGE("MARK 1 s/x 1 u add"),
+	EDGE("MARK 1 s\t1 u add"), EDGE("MARK 1 s 1 u\0 add"),
+	EDGE("MARK 1 s 1 u add\r\n"),
+	EDGE("MARK 1 abcdefghijklmnopqrstuvwxyz01234 1 u add"),
+	EDGE("MARK 1 abcdefghijklmnopqrstuvwxyz012345 1 u add"),
+	EDGE("MARK 1 s 00000000000000000000000000000000000000000000000000000000000000001 u add"),
+};
+
 #define NELEMS(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct family families[] = {
@@ -437,6 +458,8 @@ static const struct family families[] = {
 	{ "gres", fuzz_check_gres, gres_seeds, gres_edges, NELEMS(gres_edges) },
 	{ "gather", fuzz_check_gather, gather_seeds, gather_edges,
 	  NELEMS(gather_edges) },
+	{ "mark_line", fuzz_check_mark_line, mark_line_seeds, mark_line_edges,
+	  NELEMS(mark_line_edges) },
 	{ "intensity", fuzz_check_intensity, intensity_seeds, intensity_edges,
 	  NELEMS(intensity_edges) },
 	{ "factors_import", fuzz_check_factors_import, factors_import_seeds,

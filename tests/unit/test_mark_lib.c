@@ -143,6 +143,18 @@ main(void)
 	ok(received() >= 6 && got[received() - 1].mark_value == 5,
 	   "whole (%d messages)", received());
 
+	is_int(ceems_mark_tag("bad tag"), -EINVAL, "a tag with a space is refused");
+	is_int(ceems_mark_tag("lammps"), 0, "a tag is taken");
+	is_int(ceems_mark_add("tagged", "units", 2), 0, "and a mark after it");
+	ok(received() >= 7 && strcmp(got[received() - 1].mark_tag, "lammps") == 0 &&
+	   strcmp(got[received() - 1].mark_name, "tagged") == 0,
+	   "goes with the tag (%s)", got[received() - 1].mark_tag);
+	is_int(ceems_mark_tag(NULL), 0, "no tag again");
+	ok(ceems_mark_add("untagged", "units", 1) == 0 &&
+	   got[received() - 1].mark_tag[0] == '\0' &&
+	   strcmp(got[received() - 1].mark_name, "untagged") == 0,
+	   "then marks go without one");
+
 	setenv("CEEMS_AGENT_SOCKET", "/nonexistent/agent.sock", 1);
 	is_int(ceems_mark_add("away", "units", 1), -ECONNREFUSED,
 	       "no agent is ECONNREFUSED, and the process goes on");

@@ -93,16 +93,15 @@ agent_server_clients_send_reply(struct server *s, struct client *c, int len)
 	return 0;
 }
 
-/* Answer C with an error, logged as a refusal. */
-void
-agent_server_clients_refuse(struct server *s, struct client *c, int code, const char *fmt, ...)
+/* Answer C with an error, logged as a refusal: as JSON, or as one line
+ * when LINE (the line protocol's mark). */
+static void
+refuse_v(struct server *s, struct client *c, bool line, int code,
+	 const char *fmt, va_list ap)
 {
 	char why[512];
-	va_list ap;
 
-	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
 	/* The sentence may quote the client's bytes (an unknown key): no
 	 * control character may reach the log and forge a line there. */
 	for (char *p = why; *p != '\0'; p++)
@@ -112,7 +111,30 @@ agent_server_clients_refuse(struct server *s, struct client *c, int code, const 
 	if (may_log(s, ceems_clock_monotonic_ns()))
 		ceems_warning("refused a request from uid %u pid %d: %s",
 			      (unsigned)c->uid, (int)c->pid, why);
-	agent_server_clients_send_reply(s, c, ceems_agent_proto_reply_error(code, why, s->outbuf, sizeof(s->outbuf)));
+	agent_server_clients_send_reply(s, c, line ?
+		ceems_agent_proto_line_reply(code, why, s->outbuf, sizeof(s->outbuf)) :
+		ceems_agent_proto_reply_error(code, why, s->outbuf, sizeof(s->outbuf)));
+}
+
+void
+agent_server_clients_refuse(struct server *s, struct client *c, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	refuse_v(s, c, false, code, fmt, ap);
+	va_end(ap);
+}
+
+void
+agent_server_clients_refuse_line(struct server *s, struct client *c, int code,
+				 const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	refuse_v(s, c, true, code, fmt, ap);
+	va_end(ap);
 }
 
 void

@@ -363,6 +363,12 @@ agent_server_dispatch_handle_request(struct server *s, struct client *c, size_t 
 	int r;
 
 	s->requests++;
+	/* A mark as a plain line (doc/marks.md): anyone may send one; the
+	 * mark's own checks decide, as for its JSON form. */
+	if (ceems_agent_proto_line_is(s->inbuf, len)) {
+		agent_mark_handle_line(s, c, len);
+		return;
+	}
 	r = ceems_agent_proto_request_decode(s->inbuf, len, &req, err, sizeof(err));
 	if (r < 0) {
 		agent_server_clients_refuse(s, c, r, "%s", err);

@@ -109,9 +109,16 @@ int agent_server_clients_send_reply(struct server *s, struct client *c, int len)
 void agent_server_clients_refuse(struct server *s, struct client *c, int code,
 		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-/* agent_mark.c: a mark request from C, checked and answered. */
+/* The same, answered in the line protocol's form ("ERR CODE why"). */
+void agent_server_clients_refuse_line(struct server *s, struct client *c,
+				      int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* agent_mark.c: a mark request from C, checked and answered; and the
+ * same as a plain-text line of LEN bytes in s->inbuf. */
 void agent_mark_handle(struct server *s, struct client *c,
 		       const struct ceems_agent_request *req);
+void agent_mark_handle_line(struct server *s, struct client *c, size_t len);
 
 /* agent_server_dispatch.c: one request of LEN bytes in s->inbuf from C,
  * answered. */

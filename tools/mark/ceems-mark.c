@@ -2,7 +2,7 @@
  * so that the job's summary and records say the energy per unit of it
  * (doc/marks.md, ceems-mark(1)):
  *
- *   ceems-mark [--set] [--unit UNIT] [--strict] NAME VALUE
+ *   ceems-mark [--set] [--unit UNIT] [--tag APP] [--strict] NAME VALUE
  *
  * A thin front of libceems_mark (ceems_mark.h): the mark is sent at
  * once, waiting up to a second when the job marks faster than the agent
@@ -23,10 +23,12 @@
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: ceems-mark [--set] [--unit UNIT] [--strict] NAME VALUE\n"
+	fprintf(f, "usage: ceems-mark [--set] [--unit UNIT] [--tag APP] [--strict] "
+		"NAME VALUE\n"
 		"  Add VALUE to the job's work counter NAME (--set: NAME is\n"
 		"  VALUE in all, a cumulative count).  UNIT defaults to NAME.\n"
-		"  NAME and UNIT: 1 to 31 letters, digits, '_', '.' or '-'.\n");
+		"  --tag: the application the work is of (admins compare by it).\n"
+		"  NAME, UNIT and APP: 1 to 31 letters, digits, '_', '.' or '-'.\n");
 }
 
 /* VALUE as a number, whole text: 0, or -1. */
@@ -46,18 +48,20 @@ main(int argc, char **argv)
 	static const struct option options[] = {
 		{ "set", no_argument, NULL, 's' },
 		{ "unit", required_argument, NULL, 'u' },
+		{ "tag", required_argument, NULL, 't' },
 		{ "strict", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *unit = NULL;
+	const char *unit = NULL, *tag = NULL;
 	int set = 0, strict = 0, c, r;
 	double value;
 
-	while ((c = getopt_long(argc, argv, "su:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "su:t:h", options, NULL)) != -1) {
 		switch (c) {
 		case 's': set = 1; break;
 		case 'u': unit = optarg; break;
+		case 't': tag = optarg; break;
 		case 'S': strict = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -73,6 +77,10 @@ main(int argc, char **argv)
 	}
 	if (unit == NULL)
 		unit = argv[optind];
+	if (tag != NULL && ceems_mark_tag(tag) < 0) {
+		fprintf(stderr, "ceems-mark: %s\n", ceems_mark_error());
+		return 2;
+	}
 	r = set ? ceems_mark_set(argv[optind], unit, value) :
 		  ceems_mark_add(argv[optind], unit, value);
 	if (r == -EINVAL || r == -ENOSPC) {

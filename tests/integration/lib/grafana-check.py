@@ -305,6 +305,23 @@ def p_series(columns):
     return rows
 
 
+def p_work(job):
+    """Each node's series bucketed into its marks' 60 s intervals: the work
+    marked in it (0 where none) beside the power the series gives."""
+    out = []
+    if not job.get("series"):
+        return out
+    for n in job["nodes"]:
+        worked = {t: w for t, w in grafana_data.marks(job, n)[0]["intervals"]}
+        for s in grafana_data.samples(job, n)["samples"]:
+            t = s["t"] // 60 * 60
+            energy = total([s["package_j"], s["dram_j"], s.get("gpu_j")])
+            out.append({"time": when(t), "metric": f"{n['node']} steps",
+                        "work": worked.get(t, 0), "power_w": energy / s["interval_s"]})
+    out.sort(key=lambda r: (r["time"], r["metric"]))
+    return out
+
+
 def p_nodes(job):
     out = []
     for n in sorted(job["nodes"], key=lambda n: n["node"]):
@@ -339,6 +356,7 @@ JOB_PANELS = {
     "CPU (% of the allocated cores)": (p_series(["cpu_pct"]), ["time", "metric", "cpu_pct"]),
     "Memory": (p_series(["mem_bytes"]), ["time", "metric", "mem_bytes"]),
     "GPU utilisation (%)": (p_series(["gpu_util_pct"]), ["time", "metric", "gpu_util_pct"]),
+    "Work per interval and power": (p_work, ["time", "metric", "work", "power_w"]),
     "Nodes": (p_nodes, ["node", "finalized_by", "alloc_cores", "cpu_s", "mem_peak_bytes",
                         "package_j", "dram_j", "gpu_j", "node_j", "total_j", "gap_s",
                         "lifetime_s", "emissions_g"]),
