@@ -13,7 +13,8 @@
 #   - `ceems-admin report user --only U` for the heaviest user and the
 #     median one of the month, as a superuser that takes each user's role
 #     (row-level security applies), BENCH_REPEAT times; median and max.
-#     Target: under a second.
+#     Target: under a second.  The plan of the heaviest user's read
+#     and the size of jobs_user_report are printed after.
 #   - `ceems-admin report triage` over the whole month, twice.  Target:
 #     under a minute.
 #
@@ -122,6 +123,12 @@ run_reports() {
 }
 
 run_reports
+# How the heaviest user's month was read (migration 035: an index-only
+# scan of jobs_user_report, no heap fetch) and what the index weighs.
+sql -c "SET ROLE $heavy" -c "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT j.jobid, j.cpu_time_s,
+	j.gpu_j, j.node_coverage FROM ceems.jobs j WHERE j.user_name = '$heavy' AND j.start_time >= '2026-09-30Z'
+	AND j.start_time < '2026-11-01Z' AND $month" | grep -E 'Scan|Heap Fetches|Buffers' | sed 's/^/#   plan: /'
+echo "# index jobs_user_report: $(sql -c "SELECT pg_size_pretty(pg_relation_size('ceems.jobs_user_report'))")"
 # BENCH_CLUSTER=1: again after `ceems-admin db cluster` (each user's
 # jobs on consecutive pages, as doc/performance.md advises monthly).
 if [ "${BENCH_CLUSTER:-0}" = 1 ]; then

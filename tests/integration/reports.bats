@@ -7,7 +7,8 @@
 # The digests' figures against SQL, both parts of each message, no
 # user's mail with another user's jobs, opt-out, a second run that sends
 # nothing, reports built as their reader (SET ROLE), the admins' triage
-# list and the node whose static power stands out.
+# list, the node whose static power stands out and those whose energy per
+# busy core-second or BMC residual does.
 #
 # Run as root:  CEEMS_TOP_BUILDDIR=$PWD bats --tap ../../tests/integration/reports.bats
 # Needs: postgresql-15, bats, exim4-daemon-light; a build with libpq.
@@ -260,6 +261,33 @@ text_part() {
     ! printf '%s\n' "$output" | grep -Eq '^  n[124] ' || _fail "an ordinary node listed: $output"
     sql -c "UPDATE ceems.job_nodes SET package_static_j = package_static_j / 1.3,
         package_j = package_j - package_static_j + package_static_j / 1.3 WHERE node = 'n3'" >/dev/null
+    run report nodes
+    [[ "$output" == *"No node stands out in the period."* ]] || _fail "identical nodes: $output"
+}
+
+@test "nodes: energy per busy core-second and a BMC residual stand out on the odd node only" {
+    # n3's static power as its group's (the test before lowers it; this
+    # one stands alone).
+    sql -c "UPDATE ceems.job_nodes SET package_j = package_j - package_static_j + 2.5 * alloc_cores * lifetime_s,
+        package_static_j = 2.5 * alloc_cores * lifetime_s WHERE node = 'n3'" >/dev/null
+    # The generated nodes draw 10 J per busy core-second alike: n2 draws
+    # half as much again for the same CPU time.
+    sql -c "UPDATE ceems.job_nodes SET package_j = package_j + 5 * cpu_s WHERE node = 'n2'" >/dev/null
+    # A BMC on each node: a tenth of each job's total outside RAPL and the
+    # GPUs on n1, n3, n4, and on n2 as well; n4's BMC says 16%.
+    sql -c "UPDATE ceems.job_nodes SET node_j = total_j * CASE node WHEN 'n4' THEN 0.16 ELSE 0.1 END
+        WHERE node IN ('n1', 'n2', 'n3', 'n4')" >/dev/null
+    run report nodes
+    [ "$status" -eq 0 ] || _fail "status $status: $output"
+    printf '%s\n' "$output" | grep -Eq '^  n2 +package energy per busy core-second \(J\) +15 +10 ' ||
+        _fail "n2's energy per busy core-second: $output"
+    printf '%s\n' "$output" | grep -Eq '^  n4 +node power outside RAPL and GPUs \(share of the total\) +0.16 +0.1 ' ||
+        _fail "n4's BMC residual: $output"
+    ! printf '%s\n' "$output" | grep -Eq '^  n1 |^  n[34] +package|^  n[123] +node power' ||
+        _fail "an ordinary node listed: $output"
+    # The same figures on every node: nothing stands out.
+    sql -c "UPDATE ceems.job_nodes SET package_j = package_j - 5 * cpu_s WHERE node = 'n2';
+        UPDATE ceems.job_nodes SET node_j = total_j * 0.1 WHERE node IN ('n1', 'n2', 'n3', 'n4')" >/dev/null
     run report nodes
     [[ "$output" == *"No node stands out in the period."* ]] || _fail "identical nodes: $output"
 }

@@ -440,6 +440,45 @@ test_nodes(void)
 	ok(!v[4].stands_out[0], "must not fire: a node of other hardware (another group)");
 }
 
+/* The two other figures, each judged on its own: energy per busy
+ * core-second, and the share of a BMC's node power outside RAPL and the
+ * GPUs, where some nodes have no BMC (NaN). */
+static void
+test_nodes_other_figures(void)
+{
+	struct report_node v[5];
+	bool any = false;
+
+	for (int i = 0; i < 5; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "n%d", i + 1);
+		v[i] = node(name, 20, 2.5);
+		v[i].value[REPORT_NODE_DYNAMIC] = 10.0 + 0.05 * i;
+		v[i].value[REPORT_NODE_RESIDUAL] = i == 4 ? NAN : 0.1;
+	}
+	report_nodes_judge(v, 5);
+	for (int i = 0; i < 5; i++)
+		for (int m = 0; m < REPORT_NODE_METRICS; m++)
+			any |= v[i].stands_out[m];
+	ok(!any, "must not fire: five nodes alike in every figure (a 0.5%% spread)");
+	v[1].value[REPORT_NODE_DYNAMIC] = 15.0;
+	v[3].value[REPORT_NODE_RESIDUAL] = 0.16;
+	report_nodes_judge(v, 5);
+	ok(v[1].stands_out[REPORT_NODE_DYNAMIC] && !v[1].stands_out[REPORT_NODE_STATIC] &&
+	   !v[1].stands_out[REPORT_NODE_RESIDUAL], "n2's 15 J per busy core-second stands out, alone");
+	ok(v[3].stands_out[REPORT_NODE_RESIDUAL] && !v[3].stands_out[REPORT_NODE_DYNAMIC],
+	   "n4's BMC residual of 16%% against 10%% stands out, alone");
+	is_near(v[3].median[REPORT_NODE_RESIDUAL], 0.1, 1e-12,
+		"the residual's median over the nodes with a BMC");
+	ok(!v[4].stands_out[REPORT_NODE_RESIDUAL], "must not fire: a node without a BMC");
+	ok(!v[0].stands_out[REPORT_NODE_DYNAMIC] && !v[2].stands_out[REPORT_NODE_DYNAMIC] &&
+	   !v[4].stands_out[REPORT_NODE_DYNAMIC], "the others do not");
+	v[3].value[REPORT_NODE_RESIDUAL] = 0.11;
+	report_nodes_judge(v, 5);
+	ok(!v[3].stands_out[REPORT_NODE_RESIDUAL], "must not fire: a residual 10%% above its group's");
+}
+
 int
 main(void)
 {
@@ -453,5 +492,6 @@ main(void)
 	test_collect();
 	test_alert();
 	test_nodes();
+	test_nodes_other_figures();
 	return done_testing();
 }

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,16 +47,21 @@ static const char *const firsts_all_sql =
 	" SELECT user_name, date_part('epoch', start_time) FROM u";
 
 /* No ORDER BY: the rows are summed per user in a hash table, and
- * sorting a month of a site's jobs cost more than reading them. */
+ * sorting a month of a site's jobs cost more than reading them.  The
+ * columns are report_row.h's: int8, three texts, then float8 only (the
+ * binary COPY's parser knows no other type).  Every column is in the
+ * index jobs_user_report (migration 035), so one user's month is an
+ * index-only scan. */
 static const char *const jobs_sql =
-	"SELECT j.jobid, j.user_name, coalesce(j.account, ''), coalesce(j.state, ''),"
-	"  j.elapsed_s, j.time_limit_min, j.alloc_cpus, j.cpu_time_s,"
-	"  j.req_mem_bytes, j.mem_peak_bytes, coalesce(j.alloc_gpus, 0),"
-	"  j.gpu_util_pct, j.package_static_j, j.dram_static_j, j.gpu_j,"
-	"  j.total_j, j.emissions_g,"
-	"  least(j.package_coverage, j.dram_coverage, j.gpu_coverage, j.node_coverage),"
-	"  j.gap_s, date_part('epoch', j.start_time - j.submit_time),"
-	"  j.nnodes, j.nodes_reported, date_part('epoch', j.start_time)"
+	"SELECT j.jobid::int8, j.user_name, coalesce(j.account, ''), coalesce(j.state::text, ''),"
+	"  j.elapsed_s::float8, j.time_limit_min::float8, j.alloc_cpus::float8,"
+	"  j.cpu_time_s::float8, j.req_mem_bytes::float8, j.mem_peak_bytes::float8,"
+	"  coalesce(j.alloc_gpus, 0)::float8, j.gpu_util_pct::float8,"
+	"  j.package_static_j::float8, j.dram_static_j::float8, j.gpu_j::float8,"
+	"  j.total_j::float8, j.emissions_g::float8,"
+	"  least(j.package_coverage, j.dram_coverage, j.gpu_coverage, j.node_coverage)::float8,"
+	"  j.gap_s::float8, date_part('epoch', j.start_time - j.submit_time)::float8,"
+	"  j.nnodes::float8, j.nodes_reported::float8, date_part('epoch', j.start_time)::float8"
 	PERIOD_JOBS;
 
 struct first_start {
@@ -105,7 +111,7 @@ with_literals(PGconn *conn, const char *const *params)
 			report_buf_put(&b, p, 1);
 		}
 	}
-	report_buf_printf(&b, ") TO STDOUT");
+	report_buf_printf(&b, ") TO STDOUT (FORMAT binary)");
 	for (int i = 0; i < 4; i++)
 		PQfreemem(lit[i]);
 	if (b.failed) {
@@ -149,7 +155,8 @@ fetch_firsts(PGconn *conn, enum report_scope scope, const char *const *params,
 	return v;
 }
 
-/* Read the COPY's rows into FN; the number of jobs, or -1. */
+/* Read the COPY's rows into FN (the header comes with the first, the
+ * end-of-data mark last); the number of jobs, or -1. */
 static long
 read_rows(PGconn *conn, const struct first_start *firsts, size_t nfirsts,
 	  report_fetch_fn fn, void *arg, char *err, size_t err_size)
@@ -157,18 +164,30 @@ read_rows(PGconn *conn, const struct first_start *firsts, size_t nfirsts,
 	struct report_job job;
 	struct first_start key;
 	const struct first_start *f;
-	long n = 0;
+	long n = 0, skip;
+	bool first = true, ended = false;
 	char *line;
-	int len;
+	int len, r;
 
 	while ((len = PQgetCopyData(conn, &line, 0)) > 0) {
-		int bad = report_row_parse(line, (size_t)len, &job);
+		const unsigned char *p = (const unsigned char *)line;
 
+		skip = first ? report_row_header(p, (size_t)len) : 0;
+		/* a header sent alone (a server may split it off) holds no row */
+		r = skip < 0 || ended ? -1 : skip == len ? 2 :
+		    report_row_parse(p + skip, (size_t)(len - skip), &job);
 		PQfreemem(line);
-		if (bad) {
+		first = false;
+		if (r == 2)
+			continue;
+		if (r < 0) {
 			snprintf(err, err_size, "jobs of the period: a row of unexpected shape");
 			drain(conn);
 			return -1;
+		}
+		if (r == 0) {
+			ended = true;
+			continue;
 		}
 		memcpy(key.user, job.user, sizeof(key.user));
 		f = bsearch(&key, firsts, nfirsts, sizeof(*firsts), by_user);
@@ -182,6 +201,11 @@ read_rows(PGconn *conn, const struct first_start *firsts, size_t nfirsts,
 	}
 	if (len == -2) {
 		snprintf(err, err_size, "jobs of the period: %s", PQerrorMessage(conn));
+		drain(conn);
+		return -1;
+	}
+	if (!ended) {
+		snprintf(err, err_size, "jobs of the period: the rows ended without their end mark");
 		drain(conn);
 		return -1;
 	}
