@@ -120,27 +120,6 @@ note_write(struct state_file *sf, int err, const char *what)
 	sf->failed = err;
 }
 
-static int
-pwrite_all(int fd, const void *buf, size_t len, off_t off)
-{
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = pwrite(fd, p, len, off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;
-		p += n;
-		len -= (size_t)n;
-		off += n;
-	}
-	return 0;
-}
-
 /* Both parts whole, in one system call when it writes them all (a write
  * to a regular file does, but for a signal or a full disk). */
 static int
@@ -153,12 +132,12 @@ pwritev_all(int fd, struct iovec iov[2], off_t off)
 	if ((size_t)n == iov[0].iov_len + iov[1].iov_len)
 		return 0;
 	if ((size_t)n < iov[0].iov_len)
-		return pwrite_all(fd, (char *)iov[0].iov_base + n,
+		return ceems_fileio_pwrite_all(fd, (char *)iov[0].iov_base + n,
 				  iov[0].iov_len - (size_t)n, off + n) < 0 ? -EIO :
-		       pwrite_all(fd, iov[1].iov_base, iov[1].iov_len,
+		       ceems_fileio_pwrite_all(fd, iov[1].iov_base, iov[1].iov_len,
 				  off + (off_t)iov[0].iov_len);
 	n -= (ssize_t)iov[0].iov_len;
-	return pwrite_all(fd, (char *)iov[1].iov_base + n,
+	return ceems_fileio_pwrite_all(fd, (char *)iov[1].iov_base + n,
 			  iov[1].iov_len - (size_t)n,
 			  off + (off_t)iov[0].iov_len + n);
 }
@@ -195,7 +174,7 @@ reserve_header(struct state_file *sf)
 	err = posix_fallocate(sf->fd, 0, STATE_HEADER_SIZE);
 	if (err != 0)
 		return -err;
-	err = pwrite_all(sf->fd, &sf->header, sizeof(sf->header), 0);
+	err = ceems_fileio_pwrite_all(sf->fd, &sf->header, sizeof(sf->header), 0);
 	if (err < 0)
 		return err;
 	sf->header_on_disk = true;
@@ -229,7 +208,7 @@ slot_write(struct state_file *sf, uint32_t i, size_t offset, const void *buf,
 	int err = reserve_slot(sf, i);
 
 	if (err == 0)
-		err = pwrite_all(sf->fd, buf, len, slot_offset(i) + (off_t)offset);
+		err = ceems_fileio_pwrite_all(sf->fd, buf, len, slot_offset(i) + (off_t)offset);
 	note_write(sf, err, what);
 	return err;
 }
@@ -594,7 +573,7 @@ ceems_agent_state_slot_release(struct state_file *sf, int slot)
 		free(sf->pending[slot]);
 		sf->pending[slot] = NULL;
 	} else if ((uint32_t)slot < sf->nalloc) {
-		note_write(sf, pwrite_all(sf->fd, &zero, sizeof(zero),
+		note_write(sf, ceems_fileio_pwrite_all(sf->fd, &zero, sizeof(zero),
 					  slot_offset((uint32_t)slot)),
 			   "release a job's slot");
 	}
@@ -752,7 +731,7 @@ ceems_agent_state_file_set_node(struct state_file *sf, const struct state_node *
 	n.check = ceems_agent_state_checksum((const char *)&n + sizeof(n.check),
 				 sizeof(n) - sizeof(n.check));
 	if (reserve_header(sf) == 0)
-		note_write(sf, pwrite_all(sf->fd, &n, sizeof(n),
+		note_write(sf, ceems_fileio_pwrite_all(sf->fd, &n, sizeof(n),
 					  offsetof(struct state_header, node)),
 			   "write the node's counters");
 }

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "agent/agent_state_layout.h"
+#include "base/fileio.h"
 #include "base/log.h"
 
 /* The spec of versions 4 and 5: today's up to its GPU identifiers.  Their
@@ -517,11 +518,9 @@ write_migrated(int old_fd, int new_fd, const struct state_header *h,
 			(const char *)&nh.node + sizeof(nh.node.check),
 			sizeof(nh.node) - sizeof(nh.node.check));
 	}
-	if ((err = posix_fallocate(new_fd, 0, STATE_HEADER_SIZE)) != 0 ||
-	    pwrite(new_fd, &nh, sizeof(nh), 0) != (ssize_t)sizeof(nh)) {
-		err = err != 0 ? -err : -errno;
+	if ((err = -posix_fallocate(new_fd, 0, STATE_HEADER_SIZE)) != 0 ||
+	    (err = ceems_fileio_pwrite_all(new_fd, &nh, sizeof(nh), 0)) != 0)
 		goto out;
-	}
 	for (uint32_t i = 0; i < nold; i++) {
 		off_t off = STATE_HEADER_SIZE + (off_t)n * (off_t)sizeof(*new);
 
@@ -529,11 +528,10 @@ write_migrated(int old_fd, int new_fd, const struct state_header *h,
 				    (off_t)i * (off_t)old_size) < 0 ||
 		    !convert_slot(h->version, old, new))
 			continue;
-		if ((err = posix_fallocate(new_fd, off, sizeof(*new))) != 0 ||
-		    pwrite(new_fd, new, sizeof(*new), off) != (ssize_t)sizeof(*new)) {
-			err = err != 0 ? -err : -errno;
+		if ((err = -posix_fallocate(new_fd, off, sizeof(*new))) != 0 ||
+		    (err = ceems_fileio_pwrite_all(new_fd, new, sizeof(*new),
+						   off)) != 0)
 			goto out;
-		}
 		n++;
 	}
 	*kept = (int)n;
