@@ -314,8 +314,9 @@ ceems_agent_client_deregister_job(const char *socket_path, uint32_t jobid,
 				  int timeout_ms, struct ceems_agent_job_report *out,
 				  char *err, size_t err_size)
 {
-	return ceems_agent_client_finish_job(socket_path, jobid, NULL, timeout_ms, out,
-					     err, err_size);
+	return send_request(socket_path,
+			    new_request(CEEMS_AGENT_OP_DEREGISTER, jobid, err, err_size),
+			    timeout_ms, out, err, err_size);
 }
 
 static int
@@ -377,22 +378,6 @@ ceems_agent_client_report_job_now(const char *socket_path, uint32_t jobid,
 
 	if (req != NULL)
 		req->now = true;
-	return send_request(socket_path, req, timeout_ms, out, err, err_size);
-}
-
-int
-ceems_agent_client_finish_job(const char *socket_path, uint32_t jobid,
-			      const struct ceems_job_meta *meta, int timeout_ms,
-			      struct ceems_agent_job_report *out, char *err,
-			      size_t err_size)
-{
-	struct ceems_agent_request *req =
-		new_request(CEEMS_AGENT_OP_DEREGISTER, jobid, err, err_size);
-
-	if (req != NULL && meta != NULL) {
-		req->meta = *meta;
-		req->have_meta = true;
-	}
 	return send_request(socket_path, req, timeout_ms, out, err, err_size);
 }
 
