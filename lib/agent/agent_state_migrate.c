@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/agent_state_checksum.h"
 #include "agent/agent_state_layout.h"
 #include "base/fileio.h"
 #include "base/log.h"
@@ -385,7 +386,7 @@ put_copy(struct slot *new, const struct state_figures *fig, uint64_t seq)
 	new->copy[seq & 1].fig = *fig;
 	new->copy[seq & 1].head.seq = seq;
 	new->copy[seq & 1].head.len = len;
-	new->copy[seq & 1].head.check = ceems_agent_state_checksum(fig, len);
+	new->copy[seq & 1].head.check = ceems_agent_state_checksum_lanes(fig, len);
 }
 
 /* Version 7's or 8's slot OLD as a current slot NEW: the same layout
@@ -514,7 +515,7 @@ write_migrated(int old_fd, int new_fd, const struct state_header *h,
 		    (const char *)&h->node + sizeof(h->node.check),
 		    sizeof(h->node) - sizeof(h->node.check))) {
 		nh.node = h->node;
-		nh.node.check = ceems_agent_state_checksum(
+		nh.node.check = ceems_agent_state_checksum_lanes(
 			(const char *)&nh.node + sizeof(nh.node.check),
 			sizeof(nh.node) - sizeof(nh.node.check));
 	}
@@ -524,7 +525,7 @@ write_migrated(int old_fd, int new_fd, const struct state_header *h,
 	for (uint32_t i = 0; i < nold; i++) {
 		off_t off = STATE_HEADER_SIZE + (off_t)n * (off_t)sizeof(*new);
 
-		if (ceems_agent_state_pread_all(old_fd, old, old_size, STATE_HEADER_SIZE +
+		if (ceems_fileio_pread_all(old_fd, old, old_size, STATE_HEADER_SIZE +
 				    (off_t)i * (off_t)old_size) < 0 ||
 		    !convert_slot(h->version, old, new))
 			continue;

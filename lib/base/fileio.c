@@ -74,6 +74,27 @@ ceems_fileio_pwrite_all(int fd, const void *buf, size_t len, off_t off)
 	return write_upto_end(fd, buf, len, off);
 }
 
+int
+ceems_fileio_pread_all(int fd, void *buf, size_t len, off_t off)
+{
+	char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = pread(fd, p, len, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ENODATA;
+		p += n;
+		len -= (size_t)n;
+		off += n;
+	}
+	return 0;
+}
+
 /* FD from offset 0 into BUF (SIZE bytes), NUL-terminated: the whole
  * file when WHOLE (-EFBIG when it does not fit), else as much as fits. */
 static ssize_t

@@ -50,6 +50,11 @@ int ceems_fileio_write_all(int fd, const void *buf, size_t len);
 /* The same with pwrite at offset OFF, the file offset left alone. */
 int ceems_fileio_pwrite_all(int fd, const void *buf, size_t len, off_t off);
 
+/* Read exactly LEN bytes of FD at offset OFF into BUF: a short read goes
+ * on, EINTR is tried again.  0, -errno, or -ENODATA when the file ends
+ * before LEN bytes (a record cut short is not a record). */
+int ceems_fileio_pread_all(int fd, void *buf, size_t len, off_t off);
+
 /* TEXT into DIR/NAME (mode 0600), whole or not at all: a new file
  * (never one found at the temporary name DIR/.NAME.tmp), synced, renamed
  * over the old, and the directory synced so that the rename survives a

@@ -313,6 +313,11 @@ test_pwrite_all(void)
 	is_int(pread(fd, back, 6, 100), 6, "pwrite_all: they read back");
 	is_str(back, "abcdef", "pwrite_all: the same bytes");
 	is_int(lseek(fd, 0, SEEK_CUR), 0, "pwrite_all: the file offset stays 0");
+	memset(back, 0, sizeof(back));
+	is_int(ceems_fileio_pread_all(fd, back, 6, 100), 0, "pread_all: six bytes at offset 100");
+	is_str(back, "abcdef", "pread_all: the bytes pwrite_all wrote");
+	is_int(ceems_fileio_pread_all(fd, back, 7, 100), -ENODATA,
+	       "pread_all: a file that ends first is -ENODATA");
 	is_int(ceems_fileio_pwrite_all(fd, "x", 1, -1), -EINVAL,
 	       "pwrite_all: a negative offset is -EINVAL");
 	close(fd);
