@@ -324,20 +324,20 @@ count_net_to(struct ceems_bpf_job_counters *c, __u32 slot, int dir,
 	int fam, proto;
 
 	if (family == 2 /* AF_INET */)
-		fam = CEEMS_NET_IPV4;
+		fam = CEEMS_IO_IPV4;
 	else if (family == 10 /* AF_INET6 */)
-		fam = CEEMS_NET_IPV6;
+		fam = CEEMS_IO_IPV6;
 	else
 		return;
 	if (protocol == 6 /* IPPROTO_TCP */)
-		proto = CEEMS_NET_TCP;
+		proto = CEEMS_IO_TCP;
 	else if (protocol == 17 /* IPPROTO_UDP */)
-		proto = CEEMS_NET_UDP;
+		proto = CEEMS_IO_UDP;
 	else
 		return;
 	c->net_bytes[dir][proto][fam] += ret;
 	c->net_msgs[dir][proto][fam]++;
-	if (proto == CEEMS_NET_TCP && dir == CEEMS_NET_OUT) {
+	if (proto == CEEMS_IO_TCP && dir == CEEMS_IO_OUT) {
 		__u64 key = (__u64)(unsigned long)sk, value, *known;
 		__u32 *gen = bpf_map_lookup_elem(&slot_gen, &slot);
 
@@ -359,7 +359,7 @@ count_net(int dir, const void *sk, int family, int protocol, int ret,
 	struct ceems_bpf_job_counters *c;
 	__u32 slot;
 
-	if (ret <= 0 || (dir == CEEMS_NET_IN && (flags & 2 /* MSG_PEEK */)))
+	if (ret <= 0 || (dir == CEEMS_IO_IN && (flags & 2 /* MSG_PEEK */)))
 		return;
 	c = current_counters(&slot);
 	if (c == NULL)
@@ -469,7 +469,7 @@ count_net_sock(int dir, struct socket *sock, int ret, int flags)
 	/* Whether the process is a job's first: every IP send and receive
 	 * of the node comes here, and most are not a job's; the three
 	 * kernel reads are for those that are. */
-	if (ret <= 0 || (dir == CEEMS_NET_IN && (flags & 2 /* MSG_PEEK */)))
+	if (ret <= 0 || (dir == CEEMS_IO_IN && (flags & 2 /* MSG_PEEK */)))
 		return;
 	c = current_counters(&slot);
 	if (c == NULL)
@@ -493,7 +493,7 @@ SEC("fexit")
 int BPF_PROG(net_fexit_send4, struct socket *sock, struct msghdr *msg,
 	     size_t size, int ret)
 {
-	count_net_sock(CEEMS_NET_OUT, sock, ret, 0);
+	count_net_sock(CEEMS_IO_OUT, sock, ret, 0);
 	return 0;
 }
 
@@ -501,7 +501,7 @@ SEC("fexit")
 int BPF_PROG(net_fexit_send6, struct socket *sock, struct msghdr *msg,
 	     size_t size, int ret)
 {
-	count_net_sock(CEEMS_NET_OUT, sock, ret, 0);
+	count_net_sock(CEEMS_IO_OUT, sock, ret, 0);
 	return 0;
 }
 
@@ -509,7 +509,7 @@ SEC("fexit")
 int BPF_PROG(net_fexit_recv4, struct socket *sock, struct msghdr *msg,
 	     size_t size, int flags, int ret)
 {
-	count_net_sock(CEEMS_NET_IN, sock, ret, flags);
+	count_net_sock(CEEMS_IO_IN, sock, ret, flags);
 	return 0;
 }
 
@@ -517,7 +517,7 @@ SEC("fexit")
 int BPF_PROG(net_fexit_recv6, struct socket *sock, struct msghdr *msg,
 	     size_t size, int flags, int ret)
 {
-	count_net_sock(CEEMS_NET_IN, sock, ret, flags);
+	count_net_sock(CEEMS_IO_IN, sock, ret, flags);
 	return 0;
 }
 
@@ -622,28 +622,28 @@ int BPF_KPROBE(net_kp_recv6, struct socket *sock, struct msghdr *msg,
 SEC("kretprobe/inet_sendmsg")
 int BPF_KRETPROBE(net_krp_send4, int ret)
 {
-	net_leave(CEEMS_NET_OUT, ret, NET_CALL_SEND4);
+	net_leave(CEEMS_IO_OUT, ret, NET_CALL_SEND4);
 	return 0;
 }
 
 SEC("kretprobe/inet6_sendmsg")
 int BPF_KRETPROBE(net_krp_send6, int ret)
 {
-	net_leave(CEEMS_NET_OUT, ret, NET_CALL_SEND6);
+	net_leave(CEEMS_IO_OUT, ret, NET_CALL_SEND6);
 	return 0;
 }
 
 SEC("kretprobe/inet_recvmsg")
 int BPF_KRETPROBE(net_krp_recv4, int ret)
 {
-	net_leave(CEEMS_NET_IN, ret, NET_CALL_RECV4);
+	net_leave(CEEMS_IO_IN, ret, NET_CALL_RECV4);
 	return 0;
 }
 
 SEC("kretprobe/inet6_recvmsg")
 int BPF_KRETPROBE(net_krp_recv6, int ret)
 {
-	net_leave(CEEMS_NET_IN, ret, NET_CALL_RECV6);
+	net_leave(CEEMS_IO_IN, ret, NET_CALL_RECV6);
 	return 0;
 }
 
@@ -676,7 +676,7 @@ int BPF_PROG(io_exit_btf, struct pt_regs *regs, long ret)
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(net_send_btf, struct sock *sk, int ret, int flags)
 {
-	count_net(CEEMS_NET_OUT, sk, BPF_CORE_READ(sk, __sk_common.skc_family),
+	count_net(CEEMS_IO_OUT, sk, BPF_CORE_READ(sk, __sk_common.skc_family),
 		  BPF_CORE_READ(sk, sk_protocol), ret, flags);
 	return 0;
 }
@@ -684,7 +684,7 @@ int BPF_PROG(net_send_btf, struct sock *sk, int ret, int flags)
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(net_recv_btf, struct sock *sk, int ret, int flags)
 {
-	count_net(CEEMS_NET_IN, sk, BPF_CORE_READ(sk, __sk_common.skc_family),
+	count_net(CEEMS_IO_IN, sk, BPF_CORE_READ(sk, __sk_common.skc_family),
 		  BPF_CORE_READ(sk, sk_protocol), ret, flags);
 	return 0;
 }
@@ -762,7 +762,7 @@ struct tp_sock_length {
 SEC("tracepoint/sock/sock_send_length")
 int net_send_tp(struct tp_sock_length *ctx)
 {
-	count_net(CEEMS_NET_OUT, ctx->sk, ctx->family, ctx->protocol,
+	count_net(CEEMS_IO_OUT, ctx->sk, ctx->family, ctx->protocol,
 		  ctx->ret, ctx->flags);
 	return 0;
 }
@@ -770,7 +770,7 @@ int net_send_tp(struct tp_sock_length *ctx)
 SEC("tracepoint/sock/sock_recv_length")
 int net_recv_tp(struct tp_sock_length *ctx)
 {
-	count_net(CEEMS_NET_IN, ctx->sk, ctx->family, ctx->protocol,
+	count_net(CEEMS_IO_IN, ctx->sk, ctx->family, ctx->protocol,
 		  ctx->ret, ctx->flags);
 	return 0;
 }

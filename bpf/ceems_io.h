@@ -29,9 +29,8 @@ enum ceems_bpf_attrib {
 	CEEMS_BPF_BY_CGROUP = 1,	/* cgroup v2: the job cgroup's id */
 };
 
-enum { CEEMS_NET_IN = 0, CEEMS_NET_OUT = 1 };
-enum { CEEMS_NET_TCP = 0, CEEMS_NET_UDP = 1 };
-enum { CEEMS_NET_IPV4 = 0, CEEMS_NET_IPV6 = 1 };
+/* The network counters' indices: the measurement model's own. */
+#include "model/net_kinds.h"
 
 /* One job's counters on one CPU (the map is per CPU: no atomics; the
  * loader sums the CPUs).  Network figures are what the socket layer

@@ -38,23 +38,7 @@
 
 #include "child_call.h"
 #include "base/clock.h"
-
-static void
-write_all(int fd, const void *buf, size_t size)
-{
-	const char *p = buf;
-
-	while (size > 0) {
-		ssize_t n = write(fd, p, size);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		p += n;
-		size -= (size_t)n;
-	}
-}
+#include "base/fileio.h"
 
 int
 ceems_child_call_start(struct ceems_child_call *c, ceems_child_fn fn,
@@ -166,5 +150,5 @@ ceems_child_call_finish(struct ceems_child_call *c, void *answer,
 void
 ceems_child_call_answer(int fd, const void *answer, size_t size)
 {
-	write_all(fd, answer, size);
+	(void)ceems_fileio_write_all(fd, answer, size);
 }

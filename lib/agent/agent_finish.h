@@ -1,13 +1,14 @@
-/* agent_finish.h - the agent's side of a job's end, in two phases, so
- * that no record is lost between the agent and the plugin (design
- * invariant 3).  A deregistration hands the final report to the plugin
- * but keeps it here, "finishing" (and in its state slot, so that an
- * agent restart does not lose it: see hand_to_finish in agent.c and
- * ceems_agent_restore); the plugin stores the record and then releases the job.  When no release comes
- * within finish_grace (the plugin timed out, died, or never got the
- * reply), or when the agent reaps a job whose cgroup vanished without a
- * deregistration, the agent writes the record to the spool itself,
- * finalized_by "agent".  Internal to libceems: lib/agent/agent.c drives it. */
+/* agent_finish.h - the agent's side of a job's end, so that no record is
+ * lost (design invariant 3): the agent is the only writer of records.  A
+ * deregistration hands the final figures to the plugin but keeps the job
+ * here, "finishing" (and in its state slot, so that an agent restart
+ * does not lose it: see hand_to_finish in agent.c and
+ * ceems_agent_restore), until ceems-jobinfo brings slurmctld's final
+ * word or finish_grace runs out; then the agent writes the record to the
+ * spool, finalized_by "extern" or "epilog".  A job whose cgroup vanished
+ * without a deregistration, or one an older plugin never released, is
+ * written finalized_by "agent".  Internal to libceems: lib/agent/agent.c
+ * drives it. */
 #ifndef CEEMS_AGENT_FINISH_H
 #define CEEMS_AGENT_FINISH_H
 
@@ -94,7 +95,7 @@ int ceems_agent_finish_set_series(struct agent_finish *f, uint32_t jobid,
 int ceems_agent_finish_step_status(struct agent_finish *f, uint32_t jobid,
 			     int status);
 
-/* The plugin stored the record: forget the job.  0 or -ENOENT. */
+/* An older plugin stored the record itself: forget the job.  0 or -ENOENT. */
 int ceems_agent_finish_release(struct agent_finish *f, uint32_t jobid);
 
 /* Write the records of the jobs whose grace ended by NOW_NS, and again

@@ -1,8 +1,9 @@
 /* agent_internal.h - the node agent engine's private structures (the
- * agent, its jobs and steps) and the helpers that cross its files:
- * agent.c, agent_open.c, agent_tick.c and agent_restore.c.  Not
- * installed; nothing here is exported (the shared library exports only
- * ceems_*). */
+ * agent, its jobs and steps) and the helpers that cross its files: every
+ * lib/agent/agent*.c but the state file's (agent_state*.c) and the
+ * finishing jobs' (agent_finish*.c), which keep to their own headers.
+ * Not installed; nothing here is exported (the shared library exports
+ * only ceems_*). */
 #ifndef CEEMS_AGENT_INTERNAL_H
 #define CEEMS_AGENT_INTERNAL_H
 

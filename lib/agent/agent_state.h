@@ -73,7 +73,7 @@ _Static_assert(sizeof(struct state_counter) == 96,
 	       "a node counter keeps the size version 5 files have");
 
 struct state_node {
-	uint64_t check;		/* ceems_agent_state_checksum of what follows */
+	uint64_t check;		/* ceems_agent_state_checksum_lanes of what follows */
 	uint64_t tick_ns;	/* the tick; 0: no snapshot */
 	uint64_t busy_ns;	/* node busy CPU time (/proc/stat) */
 	/* 1: busy_ns holds it; 0: not read.  STATE_NODE_JOB_LEFT: a job

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "agent/agent_state_checksum.h"
 #include "agent/agent_state_layout.h"
 
 /* A bool read back from disk holds 0 or 1, or it is not a bool: look at
@@ -154,7 +155,7 @@ ceems_agent_state_check_best_copy(const struct slot_copy copy[2], uint64_t *seq)
 		want = offsetof(struct state_figures, steps) +
 		       k->fig.nsteps * sizeof(k->fig.steps[0]);
 		if (k->head.len != want ||
-		    k->head.check != ceems_agent_state_checksum(&k->fig, want) ||
+		    k->head.check != ceems_agent_state_checksum_lanes(&k->fig, want) ||
 		    !ceems_agent_state_check_figures_sane(&k->fig))
 			continue;
 		best = k;
@@ -232,7 +233,7 @@ ceems_agent_state_check_node_sane(const struct state_node *n)
 {
 	if (n->tick_ns == 0 || n->ncounters > STATE_MAX_COUNTERS ||
 	    n->have_busy > STATE_NODE_JOB_LEFT ||
-	    n->check != ceems_agent_state_checksum((const char *)n + sizeof(n->check),
+	    n->check != ceems_agent_state_checksum_lanes((const char *)n + sizeof(n->check),
 				       sizeof(*n) - sizeof(n->check)))
 		return false;
 	for (uint32_t i = 0; i < n->ncounters; i++) {

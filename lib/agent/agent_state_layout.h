@@ -28,7 +28,7 @@
 /* 6: the spec holds the job's GPU identifiers, the figures and the
  * final report its GPUs' accounts.  7: the figures hold the job's eBPF
  * and perf counts, and both of its reports the time no agent counted
- * them.  8: the checksums are ceems_agent_state_checksum's, a word at a
+ * them.  8: the checksums are ceems_agent_state_checksum_lanes's, a word at a
  * time (version 5 to 7's hashed a byte at a time: 4 us a job a
  * checkpoint, the agent's largest cost with many jobs).  Versions 4 to
  * 7 are migrated.  9: the final report holds the job's energy error
@@ -55,7 +55,7 @@ _Static_assert(sizeof(struct state_header) <= STATE_HEADER_SIZE,
 struct slot_copy_head {
 	uint64_t seq;		/* 0: never written */
 	uint64_t len;		/* bytes of figures written */
-	uint64_t check;		/* ceems_agent_state_checksum of those bytes */
+	uint64_t check;		/* ceems_agent_state_checksum_lanes of those bytes */
 };
 
 struct slot_copy {
@@ -89,12 +89,6 @@ copy_offset(unsigned which)
 {
 	return offsetof(struct slot, copy) + which * sizeof(struct slot_copy);
 }
-
-/* agent_state.c */
-uint64_t ceems_agent_state_checksum(const void *data, size_t len);
-/* The checksum of versions 5 to 7 (FNV-1a), for their migration. */
-uint64_t ceems_agent_state_checksum_fnv1a(const void *data, size_t len);
-int ceems_agent_state_pread_all(int fd, void *buf, size_t len, off_t off);
 
 /* agent_state_check.c: what is read back from disk is checked like any
  * outside input. */

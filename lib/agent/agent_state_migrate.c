@@ -22,7 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/agent_state_checksum.h"
 #include "agent/agent_state_layout.h"
+#include "base/fileio.h"
 #include "base/log.h"
 
 /* The spec of versions 4 and 5: today's up to its GPU identifiers.  Their
@@ -384,7 +386,7 @@ put_copy(struct slot *new, const struct state_figures *fig, uint64_t seq)
 	new->copy[seq & 1].fig = *fig;
 	new->copy[seq & 1].head.seq = seq;
 	new->copy[seq & 1].head.len = len;
-	new->copy[seq & 1].head.check = ceems_agent_state_checksum(fig, len);
+	new->copy[seq & 1].head.check = ceems_agent_state_checksum_lanes(fig, len);
 }
 
 /* Version 7's or 8's slot OLD as a current slot NEW: the same layout
@@ -513,27 +515,24 @@ write_migrated(int old_fd, int new_fd, const struct state_header *h,
 		    (const char *)&h->node + sizeof(h->node.check),
 		    sizeof(h->node) - sizeof(h->node.check))) {
 		nh.node = h->node;
-		nh.node.check = ceems_agent_state_checksum(
+		nh.node.check = ceems_agent_state_checksum_lanes(
 			(const char *)&nh.node + sizeof(nh.node.check),
 			sizeof(nh.node) - sizeof(nh.node.check));
 	}
-	if ((err = posix_fallocate(new_fd, 0, STATE_HEADER_SIZE)) != 0 ||
-	    pwrite(new_fd, &nh, sizeof(nh), 0) != (ssize_t)sizeof(nh)) {
-		err = err != 0 ? -err : -errno;
+	if ((err = -posix_fallocate(new_fd, 0, STATE_HEADER_SIZE)) != 0 ||
+	    (err = ceems_fileio_pwrite_all(new_fd, &nh, sizeof(nh), 0)) != 0)
 		goto out;
-	}
 	for (uint32_t i = 0; i < nold; i++) {
 		off_t off = STATE_HEADER_SIZE + (off_t)n * (off_t)sizeof(*new);
 
-		if (ceems_agent_state_pread_all(old_fd, old, old_size, STATE_HEADER_SIZE +
+		if (ceems_fileio_pread_all(old_fd, old, old_size, STATE_HEADER_SIZE +
 				    (off_t)i * (off_t)old_size) < 0 ||
 		    !convert_slot(h->version, old, new))
 			continue;
-		if ((err = posix_fallocate(new_fd, off, sizeof(*new))) != 0 ||
-		    pwrite(new_fd, new, sizeof(*new), off) != (ssize_t)sizeof(*new)) {
-			err = err != 0 ? -err : -errno;
+		if ((err = -posix_fallocate(new_fd, off, sizeof(*new))) != 0 ||
+		    (err = ceems_fileio_pwrite_all(new_fd, new, sizeof(*new),
+						   off)) != 0)
 			goto out;
-		}
 		n++;
 	}
 	*kept = (int)n;

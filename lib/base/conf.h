@@ -183,12 +183,4 @@ int ceems_conf_expand_path(const char *in, const char *node, char *out,
 int ceems_conf_expand_node(struct ceems_config *config, const char *node,
 			   char *err, size_t err_size);
 
-/* Parse "4096", "64K", "512M", "1G", "2T" (powers of 1024) into bytes.
- * Returns 0 or -1. */
-int ceems_conf_parse_bytes(const char *text, uint64_t *bytes);
-
-/* Parse "250ms", "1s", "1.5s", "2m", "1h" (a bare number is seconds) into
- * nanoseconds.  Returns 0 or -1. */
-int ceems_conf_parse_duration(const char *text, uint64_t *ns);
-
 #endif

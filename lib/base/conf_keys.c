@@ -15,6 +15,7 @@
 
 #include "base/conf.h"
 #include "base/conf_keys.h"
+#include "base/conf_value.h"
 #include "base/number.h"
 
 #define FIELD(f) offsetof(struct ceems_config, f), \
@@ -509,12 +510,12 @@ number_problem(const struct ceems_key *k, const char *value, double *v)
 
 	switch (k->type) {
 	case CEEMS_KEY_DURATION:
-		if (ceems_conf_parse_duration(value, &u) < 0)
+		if (ceems_conf_value_duration(value, &u) < 0)
 			return "is not a duration (examples: 250ms, 1s, 2m)";
 		*v = (double)u;
 		return NULL;
 	case CEEMS_KEY_BYTES:
-		if (ceems_conf_parse_bytes(value, &u) < 0)
+		if (ceems_conf_value_bytes(value, &u) < 0)
 			return "is not a size in bytes (examples: 65536, 64K, 512M, 1G)";
 		*v = (double)u;
 		return NULL;
@@ -544,8 +545,8 @@ store_number(const struct ceems_key *k, const char *value, double v,
 		/* Again from the text: a double loses the last digits. */
 		if (out_size != sizeof(u64) ||
 		    (k->type == CEEMS_KEY_DURATION ?
-		     ceems_conf_parse_duration(value, &u64) :
-		     ceems_conf_parse_bytes(value, &u64)) < 0)
+		     ceems_conf_value_duration(value, &u64) :
+		     ceems_conf_value_bytes(value, &u64)) < 0)
 			return -1;
 		memcpy(out, &u64, sizeof(u64));
 		return 0;

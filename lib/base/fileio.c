@@ -1,4 +1,4 @@
-/* fileio.c - bounded reads of kernel text files. */
+/* fileio.c - bounded reads of kernel text files, whole-buffer writes. */
 #include "config.h"
 
 #include <errno.h>
@@ -34,6 +34,65 @@ pread_upto(int fd, char *buf, size_t limit)
 		used += (size_t)n;
 	}
 	return (ssize_t)used;
+}
+
+/* One loop for write and pwrite, so that both keep one contract.  OFF
+ * < 0 means write. */
+static int
+write_upto_end(int fd, const char *p, size_t len, off_t off)
+{
+	while (len > 0) {
+		ssize_t n = off < 0 ? write(fd, p, len) : pwrite(fd, p, len, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0) {
+			errno = EIO;
+			return -EIO;
+		}
+		p += n;
+		len -= (size_t)n;
+		if (off >= 0)
+			off += n;
+	}
+	return 0;
+}
+
+int
+ceems_fileio_write_all(int fd, const void *buf, size_t len)
+{
+	return write_upto_end(fd, buf, len, -1);
+}
+
+int
+ceems_fileio_pwrite_all(int fd, const void *buf, size_t len, off_t off)
+{
+	if (off < 0)
+		return -EINVAL;
+	return write_upto_end(fd, buf, len, off);
+}
+
+int
+ceems_fileio_pread_all(int fd, void *buf, size_t len, off_t off)
+{
+	char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = pread(fd, p, len, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ENODATA;
+		p += n;
+		len -= (size_t)n;
+		off += n;
+	}
+	return 0;
 }
 
 /* FD from offset 0 into BUF (SIZE bytes), NUL-terminated: the whole
@@ -138,7 +197,6 @@ ceems_fileio_replace(const char *dir, const char *name, const char *text)
 {
 	char tmp[PATH_MAX], path[PATH_MAX];
 	size_t len = strlen(text);
-	ssize_t n;
 	int fd, dfd, err = 0;
 
 	if (snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name) >= (int)sizeof(tmp) ||
@@ -148,12 +206,8 @@ ceems_fileio_replace(const char *dir, const char *name, const char *text)
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	n = write(fd, text, len);
-	if (n < 0)
-		err = -errno;
-	else if ((size_t)n != len)
-		err = -EIO;
-	else if (fsync(fd) < 0)
+	err = ceems_fileio_write_all(fd, text, len);
+	if (err == 0 && fsync(fd) < 0)
 		err = -errno;
 	if (close(fd) < 0 && err == 0)
 		err = -errno;

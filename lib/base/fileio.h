@@ -1,5 +1,7 @@
 /* fileio.h - small, bounded reads of kernel-provided text files
- * (/proc, sysfs, cgroupfs): no symlink following, no unbounded buffers. */
+ * (/proc, sysfs, cgroupfs): no symlink following, no unbounded buffers;
+ * and the one whole-buffer write (write_all, pwrite_all) every writer
+ * uses. */
 #ifndef CEEMS_FILEIO_H
 #define CEEMS_FILEIO_H
 
@@ -35,6 +37,23 @@ ssize_t ceems_fileio_pread_head(int fd, char *buf, size_t size);
  * saved.  Same return convention: a file of SIZE bytes or more is
  * -EFBIG.  Not for /proc files, which may come in page-sized pieces. */
 ssize_t ceems_fileio_pread_text_once(int fd, char *buf, size_t size);
+
+/* Write all LEN bytes of BUF to FD, as OpenSSH's atomicio does: a
+ * short write goes on from where it stopped, EINTR is tried again.  0,
+ * or -errno of the first other failure (-EAGAIN on a non-blocking FD
+ * that is full: the caller decides whether to wait), or -EIO when the
+ * kernel wrote nothing and said no error; errno is set to the same, for
+ * callers that pass errno on.  What was written before a failure stays
+ * written. */
+int ceems_fileio_write_all(int fd, const void *buf, size_t len);
+
+/* The same with pwrite at offset OFF, the file offset left alone. */
+int ceems_fileio_pwrite_all(int fd, const void *buf, size_t len, off_t off);
+
+/* Read exactly LEN bytes of FD at offset OFF into BUF: a short read goes
+ * on, EINTR is tried again.  0, -errno, or -ENODATA when the file ends
+ * before LEN bytes (a record cut short is not a record). */
+int ceems_fileio_pread_all(int fd, void *buf, size_t len, off_t off);
 
 /* TEXT into DIR/NAME (mode 0600), whole or not at all: a new file
  * (never one found at the temporary name DIR/.NAME.tmp), synced, renamed

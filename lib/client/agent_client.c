@@ -287,6 +287,25 @@ ceems_agent_client_register_job(const char *socket_path,
 	return send_request(socket_path, req, timeout_ms, NULL, err, err_size);
 }
 
+/* Step STEP with TASKS tasks into REQ (a NULL REQ, whose allocation
+ * failed, is left to send_request).  -1 with ERR and REQ freed when the
+ * name does not fit. */
+static int
+set_step(struct ceems_agent_request *req, const char *step, uint32_t tasks,
+	 char *err, size_t err_size)
+{
+	if (req == NULL)
+		return 0;
+	req->tasks = tasks;
+	if (snprintf(req->step, sizeof(req->step), "%s", step) >=
+	    (int)sizeof(req->step)) {
+		free(req);
+		snprintf(err, err_size, "step name '%s' is too long", step);
+		return -1;
+	}
+	return 0;
+}
+
 int
 ceems_agent_client_register_start(const char *socket_path,
 				  const struct ceems_agent_job_spec *spec,
@@ -296,16 +315,10 @@ ceems_agent_client_register_start(const char *socket_path,
 	struct ceems_agent_request *req =
 		new_request(CEEMS_AGENT_OP_REGISTER, spec->jobid, err, err_size);
 
-	if (req != NULL) {
+	if (req != NULL)
 		req->spec = *spec;
-		req->tasks = tasks;
-		if (snprintf(req->step, sizeof(req->step), "%s", step) >=
-		    (int)sizeof(req->step)) {
-			free(req);
-			snprintf(err, err_size, "step name '%s' is too long", step);
-			return -EINVAL;
-		}
-	}
+	if (set_step(req, step, tasks, err, err_size) < 0)
+		return -EINVAL;
 	return send_request(socket_path, req, timeout_ms, NULL, err, err_size);
 }
 
@@ -314,8 +327,9 @@ ceems_agent_client_deregister_job(const char *socket_path, uint32_t jobid,
 				  int timeout_ms, struct ceems_agent_job_report *out,
 				  char *err, size_t err_size)
 {
-	return ceems_agent_client_finish_job(socket_path, jobid, NULL, timeout_ms, out,
-					     err, err_size);
+	return send_request(socket_path,
+			    new_request(CEEMS_AGENT_OP_DEREGISTER, jobid, err, err_size),
+			    timeout_ms, out, err, err_size);
 }
 
 static int
@@ -325,15 +339,8 @@ step_call(enum ceems_agent_op op, const char *socket_path, uint32_t jobid,
 {
 	struct ceems_agent_request *req = new_request(op, jobid, err, err_size);
 
-	if (req != NULL)
-		req->tasks = tasks;
-	if (req != NULL &&
-	    snprintf(req->step, sizeof(req->step), "%s", step) >=
-	    (int)sizeof(req->step)) {
-		free(req);
-		snprintf(err, err_size, "step name '%s' is too long", step);
+	if (set_step(req, step, tasks, err, err_size) < 0)
 		return -EINVAL;
-	}
 	return send_request(socket_path, req, timeout_ms, out, err, err_size);
 }
 
@@ -377,22 +384,6 @@ ceems_agent_client_report_job_now(const char *socket_path, uint32_t jobid,
 
 	if (req != NULL)
 		req->now = true;
-	return send_request(socket_path, req, timeout_ms, out, err, err_size);
-}
-
-int
-ceems_agent_client_finish_job(const char *socket_path, uint32_t jobid,
-			      const struct ceems_job_meta *meta, int timeout_ms,
-			      struct ceems_agent_job_report *out, char *err,
-			      size_t err_size)
-{
-	struct ceems_agent_request *req =
-		new_request(CEEMS_AGENT_OP_DEREGISTER, jobid, err, err_size);
-
-	if (req != NULL && meta != NULL) {
-		req->meta = *meta;
-		req->have_meta = true;
-	}
 	return send_request(socket_path, req, timeout_ms, out, err, err_size);
 }
 

@@ -51,13 +51,9 @@ int ceems_agent_client_deregister_job(const char *socket_path, uint32_t jobid,
 			       int timeout_ms,
 			       struct ceems_agent_job_report *out, char *err,
 			       size_t err_size);
-/* Deregister with the job's metadata (META may be NULL), so that the
- * agent can write the record if no release follows; then, once the
- * record is stored, release it. */
-int ceems_agent_client_finish_job(const char *socket_path, uint32_t jobid,
-			   const struct ceems_job_meta *meta, int timeout_ms,
-			   struct ceems_agent_job_report *out, char *err,
-			   size_t err_size);
+/* Say that the record of a job deregistered without its metadata is
+ * stored elsewhere (the two-phase end of an older plugin, which stored
+ * its own record): the agent forgets the job. */
 int ceems_agent_client_release_job(const char *socket_path, uint32_t jobid,
 			    int timeout_ms, char *err, size_t err_size);
 /* End a job in one call: deregister with its metadata META and BY

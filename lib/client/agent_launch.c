@@ -151,9 +151,7 @@ ceems_agent_launch_lock_write(int fd, pid_t supervisor, pid_t agent)
 
 	if (ftruncate(fd, 0) < 0)
 		return -errno;
-	if (pwrite(fd, line, (size_t)n, 0) != n)
-		return errno != 0 ? -errno : -EIO;
-	return 0;
+	return ceems_fileio_pwrite_all(fd, line, (size_t)n, 0);
 }
 
 /* "SUPERVISOR AGENT\n", each a positive decimal below 2^31 (AGENT may be

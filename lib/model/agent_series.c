@@ -22,6 +22,18 @@ const char *const ceems_series_columns[CEEMS_SERIES_NCOLUMNS] = {
 	"read_bytes", "write_bytes", "net_in_bytes", "net_out_bytes",
 	"page_faults", "ctx_switches", "ipc",
 };
+
+const enum ceems_series_merge ceems_series_merges[CEEMS_SERIES_NCOLUMNS] = {
+	CEEMS_SERIES_MERGE_BUCKET, CEEMS_SERIES_MERGE_SUM,
+	CEEMS_SERIES_MERGE_SUM, CEEMS_SERIES_MERGE_MAX,
+	CEEMS_SERIES_MERGE_SUM, CEEMS_SERIES_MERGE_SUM,
+	CEEMS_SERIES_MERGE_SUM, CEEMS_SERIES_MERGE_SUM,
+	CEEMS_SERIES_MERGE_MEAN,
+	CEEMS_SERIES_MERGE_SUM, CEEMS_SERIES_MERGE_SUM,
+	CEEMS_SERIES_MERGE_SUM, CEEMS_SERIES_MERGE_SUM,
+	CEEMS_SERIES_MERGE_SUM, CEEMS_SERIES_MERGE_SUM,
+	CEEMS_SERIES_MERGE_MEAN,
+};
 /* The first count column, and ipc's. */
 #define COL_COUNTS 9
 #define COL_IPC (COL_COUNTS + CEEMS_SC_NROW)

@@ -127,6 +127,22 @@ struct ceems_series {
 /* The column names, in order. */
 extern const char *const ceems_series_columns[CEEMS_SERIES_NCOLUMNS];
 
+/* How two rows of one bucket merge, column by column (unknown is NaN
+ * here, NULL in PostgreSQL): the bucket's start; the sum, unknown only
+ * when both are; the greatest, likewise; the mean weighed by time (by
+ * cycles for ipc), kept between the two.  The one statement of the
+ * rules that the agent's coarsening (ceems_agent_series_coarsen) and the
+ * database's downsampling (ceems.downsample_job_samples,
+ * sql/functions/samples.sql) follow: test_agent_series holds both to
+ * it. */
+enum ceems_series_merge {
+	CEEMS_SERIES_MERGE_BUCKET,
+	CEEMS_SERIES_MERGE_SUM,
+	CEEMS_SERIES_MERGE_MAX,
+	CEEMS_SERIES_MERGE_MEAN,
+};
+extern const enum ceems_series_merge ceems_series_merges[CEEMS_SERIES_NCOLUMNS];
+
 /* A new empty series.  NULL when out of memory or RESOLUTION_S or
  * MAX_ROWS is 0. */
 struct ceems_series *ceems_agent_series_new(uint32_t resolution_s,

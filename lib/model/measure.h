@@ -55,6 +55,7 @@
 #include "model/energy.h"
 #include "model/energy_err.h"
 #include "model/ledger.h"
+#include "model/net_kinds.h"
 
 /* ---- Perf counters (lib/sources/perf_job.h counts them) ---- */
 
@@ -230,9 +231,6 @@ struct ceems_agent_gpu_report {
  * family.  Unknown is not zero: have_io and have_net are false when not
  * measured, and absent_why says why. */
 #define CEEMS_AGENT_WHY_MAX 128
-enum { CEEMS_IO_IN = 0, CEEMS_IO_OUT = 1 };
-enum { CEEMS_IO_TCP = 0, CEEMS_IO_UDP = 1 };
-enum { CEEMS_IO_IPV4 = 0, CEEMS_IO_IPV6 = 1 };
 /* How a report's IO was counted (struct ceems_agent_io_report counting;
  * the ebpf key, doc/ceems.conf.5): by the eBPF programs at each read and
  * write call on a file, with its errors; or once per tick from the

@@ -223,22 +223,6 @@ open_dir(const char *dir, bool create, char *err, size_t err_size)
 	return fd;
 }
 
-static int
-write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int
 ceems_job_note_write(const char *dir, const struct ceems_job_note *note,
 		 char *err, size_t err_size)
@@ -266,7 +250,7 @@ ceems_job_note_write(const char *dir, const struct ceems_job_note *note,
 		close(dfd);
 		return r;
 	}
-	r = write_all(fd, text, (size_t)len);
+	r = ceems_fileio_write_all(fd, text, (size_t)len);
 	if (r == 0 && fsync(fd) < 0)
 		r = -errno;
 	if (close(fd) < 0 && r == 0)

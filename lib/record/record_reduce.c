@@ -2,8 +2,8 @@
  * whole (record.h).
  *
  * A record over CEEMS_RECORD_MAX, or one that json-c cannot build for
- * want of memory, used to be dropped: a lost job (invariant 3).  The
- * reduced record keeps what the job's accounting needs (its identity,
+ * want of memory, would otherwise be dropped: a lost job (invariant 3).
+ * The reduced record keeps what the job's accounting needs (its identity,
  * metadata and every total of the ledger and usage) and drops the
  * detail that makes a record large (per-step figures, the list of agent
  * gaps, the time series, the summary notes but the agent's own).  It

@@ -121,23 +121,6 @@ open_rejected(int dfd)
 	return fd;
 }
 
-static int
-write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* The I-th name for NAME that link_to_new_name tries: NAME itself, then
  * "~NN" before its extension ("x~01.json" sorts after "x.json"). */
 static int
@@ -198,8 +181,8 @@ durable_write(int dfd, const char *name, const char *text, size_t len,
 		if (fd < 0 && (errno != EEXIST || tries > 16))
 			return -1;
 	}
-	if (write_all(fd, text, len) < 0 || write_all(fd, "\n", 1) < 0 ||
-	    fsync(fd) < 0)
+	if (ceems_fileio_write_all(fd, text, len) < 0 ||
+	    ceems_fileio_write_all(fd, "\n", 1) < 0 || fsync(fd) < 0)
 		goto fail;
 	if (close(fd) < 0) {
 		fd = -1;

@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fileio.h"
 #include "base/log.h"
 #include "record/spool.h"
 #include "record/spool_usage.h"
@@ -203,7 +204,7 @@ ceems_spool_usage_end(int dfd, struct spool_usage *u, int64_t dbytes,
 			     (long long)dst.st_mtim.tv_sec,
 			     (long)dst.st_mtim.tv_nsec);
 		if (n > 0 && (size_t)n < sizeof(buf) &&
-		    (pwrite(u->fd, buf, (size_t)n, 0) != n ||
+		    (ceems_fileio_pwrite_all(u->fd, buf, (size_t)n, 0) < 0 ||
 		     ftruncate(u->fd, n) < 0) &&
 		    ftruncate(u->fd, 0) < 0)
 			/* Unparsable either way: listed next time. */

@@ -26,6 +26,7 @@
 
 #include "sources/bmc.h"
 #include "sources/bmc_ipmi.h"
+#include "sources/bmc_sdr.h"
 
 int
 ceems_bmc_ipmi_dcmi_judge(bool active, unsigned current_w, uint32_t stamp,
@@ -95,13 +96,6 @@ ceems_bmc_ipmi_parse_workarounds(const char *text, unsigned *flags, char *why,
 
 #ifdef HAVE_FREEIPMI
 
-void
-ceems_bmc_ipmi_why(struct bmc_link *l, const char *what, char *why, size_t why_size)
-{
-	snprintf(why, why_size, "%s: %s", what,
-		 l->fi->ipmi_ctx_errormsg(l->ctx));
-}
-
 static unsigned
 freeipmi_workarounds(unsigned w)
 {
@@ -167,7 +161,7 @@ ceems_bmc_ipmi_link_open(const struct ceems_bmc_options *o,
 		ret = l->fi->ipmi_ctx_open_inband(l->ctx, IPMI_DEVICE_OPENIPMI,
 						  0, 0, 0, NULL, 0, 0);
 	if (ret < 0) {
-		ceems_bmc_ipmi_why(l, o->mode == CEEMS_BMC_LAN ? "LANplus session" :
+		ceems_bmc_link_why(l, o->mode == CEEMS_BMC_LAN ? "LANplus session" :
 			 "kernel IPMI device", why, why_size);
 		ceems_bmc_ipmi_link_close(l);
 		return NULL;
@@ -217,7 +211,7 @@ read_dcmi(struct bmc_link *l, struct ceems_bmc_reading *r, char *why,
 	if (l->fi->ipmi_cmd_dcmi_get_power_reading(l->ctx,
 			IPMI_DCMI_POWER_READING_MODE_SYSTEM_POWER_STATISTICS,
 			0, obj) < 0) {
-		ceems_bmc_ipmi_why(l, "DCMI Get Power Reading", why, why_size);
+		ceems_bmc_link_why(l, "DCMI Get Power Reading", why, why_size);
 		ret = no_such_command(l->fi->ipmi_ctx_errnum(l->ctx)) ? -ENOTSUP :
 		      -EIO;
 	} else if (l->fi->FIID_OBJ_GET(obj, "current_power", &current) < 0 ||

@@ -10,39 +10,7 @@
 #include <stdint.h>
 
 #include "sources/bmc.h"
-
-#ifdef HAVE_FREEIPMI
-#include "sources/bmc_freeipmi.h"
-
-enum bmc_how { BMC_HOW_UNKNOWN = 0, BMC_HOW_DCMI, BMC_HOW_SDR };
-
-/* An open connection and how it reads the power, once chosen. */
-struct bmc_link {
-	const struct ceems_bmc_freeipmi *fi;	/* libfreeipmi's table */
-	ipmi_ctx_t ctx;
-	enum bmc_how how;
-	uint8_t sensor_number;		/* BMC_HOW_SDR: its sensor */
-	int8_t r_exponent, b_exponent;
-	int16_t m, b;
-	uint8_t linearization, analog_data_format;
-	char sensor_id[CEEMS_BMC_SENSOR_MAX];
-};
-
-/* WHY = WHAT and libfreeipmi's message of L's last error. */
-void ceems_bmc_ipmi_why(struct bmc_link *l, const char *what, char *why,
-		  size_t why_size);
-
-/* Find the SDR's power sensor for O->sensor into L (bmc_sdr.c).  0,
- * -ENOENT (none such) or -EIO. */
-int ceems_bmc_sdr_find(struct bmc_link *l, const struct ceems_bmc_options *o,
-		 char *why, size_t why_size);
-
-/* Read L's sensor into R.  0 or -EIO. */
-int ceems_bmc_sdr_read(struct bmc_link *l, struct ceems_bmc_reading *r, char *why,
-		 size_t why_size);
-#else
-struct bmc_link;
-#endif
+#include "sources/bmc_link.h"
 
 /* Connect as the options say.  The link, or NULL with the reason in
  * WHY. */

@@ -2,7 +2,7 @@
  * libfreeipmi's table, bmc_freeipmi.h): walk the
  * repository for a full sensor record in Watts owned by the BMC itself
  * (the one whose id string the configuration names, or the first), and
- * read it.  The SDR half of bmc_ipmi.c. */
+ * read it.  The SDR half of the conversation bmc_ipmi.c holds. */
 #include "config.h"
 
 #ifdef HAVE_FREEIPMI
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "sources/bmc.h"
-#include "sources/bmc_ipmi.h"
+#include "sources/bmc_sdr.h"
 
 /* Many BMCs return at most this much of a record per Get SDR. */
 #define SDR_CHUNK 16
@@ -129,7 +129,7 @@ reserve(struct bmc_link *l, uint16_t *reservation, char *why, size_t why_size)
 		return -ENOMEM;
 	if (l->fi->ipmi_cmd_reserve_sdr_repository(l->ctx, obj) < 0 ||
 	    l->fi->FIID_OBJ_GET(obj, "reservation_id", &v) < 0) {
-		ceems_bmc_ipmi_why(l, "Reserve SDR Repository", why, why_size);
+		ceems_bmc_link_why(l, "Reserve SDR Repository", why, why_size);
 		ret = -EIO;
 	}
 	*reservation = (uint16_t)v;
@@ -154,7 +154,7 @@ ceems_bmc_sdr_find(struct bmc_link *l, const struct ceems_bmc_options *o, char *
 	while (ret == 0 && records++ < 4096) {
 		len = get_record(l, reservation, id, &next, buf, sizeof(buf));
 		if (len < 0) {
-			ceems_bmc_ipmi_why(l, "Get SDR", why, why_size);
+			ceems_bmc_link_why(l, "Get SDR", why, why_size);
 			ret = -EIO;
 			break;
 		}
@@ -188,7 +188,7 @@ ceems_bmc_sdr_read(struct bmc_link *l, struct ceems_bmc_reading *r, char *why,
 	if (obj == NULL)
 		return -ENOMEM;
 	if (l->fi->ipmi_cmd_get_sensor_reading(l->ctx, l->sensor_number, obj) < 0) {
-		ceems_bmc_ipmi_why(l, "Get Sensor Reading", why, why_size);
+		ceems_bmc_link_why(l, "Get Sensor Reading", why, why_size);
 		ret = -EIO;
 	} else if (l->fi->FIID_OBJ_GET(obj, "sensor_reading", &raw) < 0 ||
 		   l->fi->FIID_OBJ_GET(obj, "reading_state", &unavailable) < 0 ||

@@ -180,16 +180,18 @@ BEGIN
 	       d.gpu_util_pct, d.read_bytes, d.write_bytes, d.net_in_bytes,
 	       d.net_out_bytes, d.page_faults, d.ctx_switches, d.ipc
 	FROM ceems_downsampled d
-	-- a sample that came late into a bucket merged before: the two
+	-- a sample that came late into a bucket merged before: the rules of
+	-- ceems_series_merges (lib/model/agent_series.h), as the agent
+	-- coarsens: sums and greatest unknown only when both are, the
 	-- utilisations weighted by the rows' time
 	ON CONFLICT (job_key, node, t) DO UPDATE SET
-		interval_s = ceems.job_samples.interval_s + EXCLUDED.interval_s,
-		cpu_s = ceems.job_samples.cpu_s + EXCLUDED.cpu_s,
+		interval_s = ceems.add_known(ceems.job_samples.interval_s, EXCLUDED.interval_s),
+		cpu_s = ceems.add_known(ceems.job_samples.cpu_s, EXCLUDED.cpu_s),
 		mem_bytes = greatest(ceems.job_samples.mem_bytes, EXCLUDED.mem_bytes),
-		package_j = ceems.job_samples.package_j + EXCLUDED.package_j,
-		dram_j = ceems.job_samples.dram_j + EXCLUDED.dram_j,
-		gpu_j = ceems.job_samples.gpu_j + EXCLUDED.gpu_j,
-		node_j = ceems.job_samples.node_j + EXCLUDED.node_j,
+		package_j = ceems.add_known(ceems.job_samples.package_j, EXCLUDED.package_j),
+		dram_j = ceems.add_known(ceems.job_samples.dram_j, EXCLUDED.dram_j),
+		gpu_j = ceems.add_known(ceems.job_samples.gpu_j, EXCLUDED.gpu_j),
+		node_j = ceems.add_known(ceems.job_samples.node_j, EXCLUDED.node_j),
 		gpu_util_pct = ceems.mean_by_time(ceems.job_samples.gpu_util_pct,
 						  ceems.job_samples.interval_s,
 						  EXCLUDED.gpu_util_pct, EXCLUDED.interval_s),

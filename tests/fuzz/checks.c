@@ -27,6 +27,7 @@
 #include "cgroup/step_ids.h"
 #include "cgroup/cgroup_stats.h"
 #include "base/conf.h"
+#include "base/conf_value.h"
 #include "model/emissions.h"
 #include "model/energy.h"
 #include "sources/gpu_internal.h"
@@ -801,12 +802,12 @@ fuzz_check_conf(const char *data, size_t len)
 		return "ceems_conf_parse: accepted a value out of range";
 	}
 
-	ret = ceems_conf_parse_duration(data, &ns);
+	ret = ceems_conf_value_duration(data, &ns);
 	if (ret != 0 && ret != -1)
-		return "ceems_conf_parse_duration: returned neither 0 nor -1";
+		return "ceems_conf_value_duration: returned neither 0 nor -1";
 	if (ret < 0 ? ns != mark :
 	    !(data[0] >= '0' && data[0] <= '9') || ns > UINT64_C(1000000000000000001))
-		return "ceems_conf_parse_duration: bad value, or value set on error";
+		return "ceems_conf_value_duration: bad value, or value set on error";
 	return fuzz_check_conf_keys(data, len);
 }
 

@@ -27,7 +27,7 @@ const char *fuzz_check_cgroup_stats(const char *data, size_t len);
  * _pid_start. */
 const char *fuzz_check_proc_stats(const char *data, size_t len);
 
-/* ceems_conf_parse, ceems_conf_parse_duration, and every key of the table
+/* ceems_conf_parse, ceems_conf_value_duration, and every key of the table
  * (fuzz_check_conf_keys, tests/fuzz/checks_keys.c). */
 const char *fuzz_check_conf(const char *data, size_t len);
 /* ceems_conf_keys_parse: the text up to the NUL as every key's value. */

@@ -29,40 +29,23 @@
 #include "../tap.h"
 #include "fixture.h"
 #include "tmptree.h"
+#include "agent_sim.h"
 
-#define SEC 1000000000ULL
-#define JOB42_CPUACCT "sys/fs/cgroup/cpu,cpuacct/slurm_localhost/uid_1000/job_42/cpuacct.usage"
-
-static char sys_root[200], cg_root[200], proc_root[200];
-static char state_dir[256], spool_dir[256];
-static char buf[8192];
+static char spool_dir[256];
 static int info_reaped;		/* info lines that say a job was reaped */
 
+/* The simulated node of agent_sim.h, its spool beside its state. */
 static void
-make_trees(void)
+make_finish_trees(void)
 {
-	char path[PATH_MAX];
-
-	snprintf(sys_root, sizeof(sys_root), "%s", tmptree_new(fixture_path("sys/rapl-intel")));
-	snprintf(cg_root, sizeof(cg_root), "%s", tmptree_new(fixture_path("cgroup/v1")));
-	snprintf(proc_root, sizeof(proc_root), "%s/ceems-test-finish-XXXXXX",
-		 getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
-	if (mkdtemp(proc_root) == NULL)
-		tmptree_die("mkdtemp", proc_root);
-	snprintf(state_dir, sizeof(state_dir), "%s/state", proc_root);
+	make_trees();
 	snprintf(spool_dir, sizeof(spool_dir), "%s/spool", proc_root);
-	snprintf(path, sizeof(path), "%s/self", proc_root);
-	mkdir(path, 0755);
-	tmptree_write(proc_root, "self/mountinfo",
-		      fixture_text("cgroup/v1/mountinfo.txt", buf, sizeof(buf)));
-	tmptree_write(proc_root, "meminfo",
-		      fixture_text("proc/meminfo", buf, sizeof(buf)));
-	tmptree_write(proc_root, "stat", "cpu  0 0 0 100000 0 0 0 0 0 0\n"
-		      "cpu0 0 0 0 100000 0 0 0 0 0 0\nintr 0\n");
 }
 
+/* The configuration these tests run the agent with: no idle power
+ * configured, a cluster named. */
 static void
-base_config(struct ceems_config *c)
+finish_config(struct ceems_config *c)
 {
 	ceems_conf_defaults(c);
 	snprintf(c->sysfs_root, sizeof(c->sysfs_root), "%s", sys_root);
@@ -75,20 +58,6 @@ base_config(struct ceems_config *c)
 	c->max_jobs = 4;
 }
 
-static void
-job42_spec(struct ceems_agent_job_spec *spec)
-{
-	memset(spec, 0, sizeof(*spec));
-	spec->jobid = 42;
-	spec->uid = 1000;
-	if (ceems_cgroup_path_job_from_proc(fixture_text("cgroup/v1/cgroup-localhost-batch.txt", buf, sizeof(buf)),
-				       42, &spec->cgroup) != 0) {
-		printf("Bail out! cannot resolve job 42's cgroup fixture\n");
-		exit(1);
-	}
-}
-
-static unsigned long long job_ns = 2483101234ULL;
 
 static void
 job_runs(unsigned long long cpu_ns)
@@ -164,7 +133,7 @@ test_release(void)
 	struct ceems_agent *a;
 	char err[256] = "";
 
-	base_config(&c);
+	finish_config(&c);
 	a = ceems_agent_open(&c, 10 * SEC, err, sizeof(err));
 	if (!ok(a != NULL, "agent opens (%s)", err))
 		return;
@@ -209,7 +178,7 @@ test_no_release(void)
 	struct ceems_agent *a;
 	char err[256] = "";
 
-	base_config(&c);
+	finish_config(&c);
 	c.finish_grace_ns = 30 * SEC;
 	a = ceems_agent_open(&c, 20 * SEC, err, sizeof(err));
 	if (!ok(a != NULL, "agent opens (%s)", err))
@@ -267,7 +236,7 @@ test_reply_lost(const char *node)
 	struct ceems_agent *a;
 	char err[256] = "";
 
-	base_config(&c);
+	finish_config(&c);
 	if (node != NULL &&
 	    !is_int(ceems_conf_expand_node(&c, node, err, sizeof(err)), 0,
 		    "the configuration takes the agent's node name"))
@@ -314,7 +283,7 @@ test_slurm_identity(void)
 	struct ceems_agent *a;
 	char err[256] = "";
 
-	base_config(&c);
+	finish_config(&c);
 	c.finish_grace_ns = 30 * SEC;
 	a = ceems_agent_open(&c, 700 * SEC, err, sizeof(err));
 	if (!ok(a != NULL, "agent opens (%s)", err))
@@ -421,7 +390,7 @@ test_finishing_survives_restart(void)
 	struct ceems_agent *a;
 	char err[256] = "";
 
-	base_config(&c);
+	finish_config(&c);
 	c.finish_grace_ns = 30 * SEC;
 	c.reap_grace_ns = 5 * SEC;
 	a = ceems_agent_open(&c, 200 * SEC, err, sizeof(err));
@@ -502,7 +471,7 @@ test_reap_stale_slot(void)
 	struct ceems_agent *a;
 	char err[256] = "", job_dir[PATH_MAX];
 
-	base_config(&c);
+	finish_config(&c);
 	c.reap_grace_ns = 60 * SEC;
 	a = ceems_agent_open(&c, 100 * SEC, err, sizeof(err));
 	if (!ok(a != NULL, "agent opens (%s)", err))
@@ -596,7 +565,7 @@ test_one_call_end(void)
 	char err[256] = "";
 
 	empty_spool();
-	base_config(&c);
+	finish_config(&c);
 	a = ceems_agent_open(&c, 10 * SEC, err, sizeof(err));
 	if (!ok(a != NULL, "agent opens (%s)", err))
 		return;
@@ -710,7 +679,7 @@ test_requeued_runs(void)
 	   "one that starts before it, the run's");
 
 	empty_spool();
-	base_config(&c);
+	finish_config(&c);
 	a = ceems_agent_open(&c, 10 * SEC, err, sizeof(err));
 	if (!ok(a != NULL, "agent opens (%s)", err))
 		return;
@@ -831,7 +800,7 @@ test_notes(void)
 	double coverage = -1;
 
 	empty_spool();
-	base_config(&c);
+	finish_config(&c);
 	a = ceems_agent_open(&c, 10 * SEC, err, sizeof(err));
 	if (!ok(a != NULL, "agent opens (%s)", err))
 		return;
@@ -884,7 +853,7 @@ test_notes_batch(void)
 	int total = CEEMS_NOTES_PER_PASS + 4;
 
 	empty_spool();
-	base_config(&c);
+	finish_config(&c);
 	a = ceems_agent_open(&c, 10 * SEC, err, sizeof(err));
 	if (!ok(a != NULL, "agent opens (%s)", err))
 		return;
@@ -924,7 +893,7 @@ test_end_unknown(void)
 	double coverage = -1;
 
 	empty_spool();
-	base_config(&c);
+	finish_config(&c);
 	a = ceems_agent_open(&c, 10 * SEC, err, sizeof(err));
 	if (!ok(a != NULL, "agent opens (%s)", err))
 		return;
@@ -1038,7 +1007,7 @@ test_word_waits_for_step(void)
 	char err[256] = "";
 
 	empty_spool();
-	base_config(&c);
+	finish_config(&c);
 	a = ceems_agent_open(&c, 900 * SEC, err, sizeof(err));
 	if (!ok(a != NULL, "agent opens (%s)", err))
 		return;
@@ -1105,7 +1074,7 @@ test_extern_lost(void)
 	pid_t child;
 	int status;
 
-	base_config(&c);
+	finish_config(&c);
 	a = ceems_agent_open(&c, 800 * SEC, err, sizeof(err));
 	if (!ok(a != NULL, "agent opens (%s)", err))
 		return;
@@ -1159,7 +1128,7 @@ test_cgroup_gone_extern_alive(void)
 	pid_t child;
 	int status;
 
-	base_config(&c);
+	finish_config(&c);
 	c.reap_grace_ns = 5 * SEC;
 	a = ceems_agent_open(&c, 900 * SEC, err, sizeof(err));
 	if (!ok(a != NULL, "agent opens (%s)", err))
@@ -1213,7 +1182,7 @@ main(void)
 {
 	ceems_log_set_handler(quiet, NULL);
 	ceems_log_set_level(CEEMS_LOG_DEBUG);
-	make_trees();
+	make_finish_trees();
 	test_release();
 	test_no_release();
 	test_reply_lost(NULL);

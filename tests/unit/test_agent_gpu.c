@@ -16,40 +16,23 @@
 
 #include "agent/agent.h"
 #include "../tap.h"
+#include "agent_sim.h"
 #include "fixture.h"
 #include "gpu_double.h"
 #include "tmptree.h"
 
-#define SEC 1000000000ULL
 /* NVML counts millijoules. */
 #define MJ_PER_J 1000ULL
 
-static char sys_root[200], cg_root[200], proc_root[200];
-static char state_dir[256];
 static char buf[8192];
 
+/* The simulated node of agent_sim.h, with NVIDIA's device files. */
 static void
-make_trees(void)
+make_gpu_trees(void)
 {
 	char path[PATH_MAX];
 
-	snprintf(sys_root, sizeof(sys_root), "%s",
-		 tmptree_new(fixture_path("sys/rapl-intel")));
-	snprintf(cg_root, sizeof(cg_root), "%s",
-		 tmptree_new(fixture_path("cgroup/v1")));
-	snprintf(proc_root, sizeof(proc_root), "%s/ceems-test-proc-XXXXXX",
-		 getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
-	if (mkdtemp(proc_root) == NULL)
-		tmptree_die("mkdtemp", proc_root);
-	snprintf(state_dir, sizeof(state_dir), "%s/state", proc_root);
-	snprintf(path, sizeof(path), "%s/self", proc_root);
-	mkdir(path, 0755);
-	tmptree_write(proc_root, "self/mountinfo",
-		      fixture_text("cgroup/v1/mountinfo.txt", buf, sizeof(buf)));
-	tmptree_write(proc_root, "meminfo",
-		      fixture_text("proc/meminfo", buf, sizeof(buf)));
-	tmptree_write(proc_root, "stat", "cpu  0 0 0 100000 0 0 0 0 0 0\n"
-		      "cpu0 0 0 0 100000 0 0 0 0 0 0\nintr 0\n");
+	make_trees();
 	/* The NVIDIA driver's MIG capability files of GPU 1's instances. */
 	tmptree_write(proc_root, "devices", "Character devices:\n"
 		      "195 nvidia-frontend\n237 nvidia-caps\n\n"
@@ -403,7 +386,7 @@ main(void)
 	const char *nvml = gpu_double_path("libnvml-double.so");
 
 	gpu_double_setup();
-	make_trees();
+	make_gpu_trees();
 	mkdir(state_dir, 0700);
 	test_matching(nvml);
 	test_energy_and_usage(nvml);

@@ -21,81 +21,38 @@
 #include "log_tap.h"
 #include "fixture.h"
 #include "tmptree.h"
+#include "agent_sim.h"
 
-#define SEC 1000000000ULL
-#define RAPL "class/powercap/"
-#define JOB_CPUACCT "sys/fs/cgroup/cpu,cpuacct/slurm_localhost/uid_1000/job_42/cpuacct.usage"
-#define BATCH_CPUACCT "sys/fs/cgroup/cpu,cpuacct/slurm_localhost/uid_1000/job_42/step_batch/cpuacct.usage"
-
-static char sys_root[200], cg_root[200], proc_root[200];
 static char buf[8192];
 
-/* Counters as the test moves them: energies in uJ, CPU in ns. */
-static unsigned long long pkg_uj = 100000000ULL, dram_uj = 20000000ULL;
-static unsigned long long busy_ticks, job_ns = 2483101234ULL;
+/* The batch step's CPU time, ns; the node's other counters are
+ * agent_sim.h's. */
 static unsigned long long batch_ns = 2401000000ULL;
-
-static void
-write_u64(const char *root, const char *rel, unsigned long long v)
-{
-	char text[32];
-
-	snprintf(text, sizeof(text), "%llu\n", v);
-	tmptree_write(root, rel, text);
-}
-
-static void
-write_proc_stat(void)
-{
-	char text[512];
-
-	snprintf(text, sizeof(text),
-		 "cpu  %llu 0 0 100000 0 0 0 0 0 0\n"
-		 "cpu0 0 0 0 25000 0 0 0 0 0 0\n"
-		 "cpu1 0 0 0 25000 0 0 0 0 0 0\n"
-		 "cpu2 0 0 0 25000 0 0 0 0 0 0\n"
-		 "cpu3 0 0 0 25000 0 0 0 0 0 0\n"
-		 "intr 0\n", busy_ticks);
-	tmptree_write(proc_root, "stat", text);
-}
 
 /* The node spends PKG_J and DRAM_J, is busy BUSY USER_HZ ticks; the job's
  * cgroup uses JOB_CPU_NS, its batch step BATCH_CPU_NS of it. */
 static void
-move(double pkg_j, double dram_j, unsigned busy, unsigned long long job_cpu_ns,
-     unsigned long long batch_cpu_ns)
+move_one_socket(double pkg_j, double dram_j, unsigned busy,
+		unsigned long long job_cpu_ns, unsigned long long batch_cpu_ns)
 {
-	pkg_uj += (unsigned long long)(pkg_j * 1e6);
-	dram_uj += (unsigned long long)(dram_j * 1e6);
-	write_u64(sys_root, RAPL "intel-rapl:0/energy_uj", pkg_uj);
-	write_u64(sys_root, RAPL "intel-rapl:0:1/energy_uj", dram_uj);
+	pkg0_uj += (unsigned long long)(pkg_j * 1e6);
+	dram0_uj += (unsigned long long)(dram_j * 1e6);
+	write_u64(sys_root, RAPL "intel-rapl:0/energy_uj", pkg0_uj);
+	write_u64(sys_root, RAPL "intel-rapl:0:1/energy_uj", dram0_uj);
 	busy_ticks += busy;
-	write_proc_stat();
+	write_proc_stat(busy_ticks);
 	job_ns += job_cpu_ns;
 	batch_ns += batch_cpu_ns;
-	write_u64(cg_root, JOB_CPUACCT, job_ns);
+	write_u64(cg_root, JOB42_CPUACCT, job_ns);
 	write_u64(cg_root, BATCH_CPUACCT, batch_ns);
 }
 
+/* The simulated node of agent_sim.h, its counters written once. */
 static void
-make_trees(void)
+make_parts_trees(void)
 {
-	char path[PATH_MAX];
-
-	snprintf(sys_root, sizeof(sys_root), "%s", tmptree_new(fixture_path("sys/rapl-intel")));
-	snprintf(cg_root, sizeof(cg_root), "%s", tmptree_new(fixture_path("cgroup/v1")));
-	snprintf(proc_root, sizeof(proc_root), "%s/ceems-test-proc-XXXXXX",
-		 getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
-	if (mkdtemp(proc_root) == NULL)
-		tmptree_die("mkdtemp", proc_root);
-	snprintf(path, sizeof(path), "%s/self", proc_root);
-	mkdir(path, 0755);
-	tmptree_write(proc_root, "self/mountinfo",
-		      fixture_text("cgroup/v1/mountinfo.txt", buf, sizeof(buf)));
-	tmptree_write(proc_root, "meminfo",
-		      fixture_text("proc/meminfo", buf, sizeof(buf)));
-	write_proc_stat();
-	move(0, 0, 0, 0, 0);
+	make_trees();
+	move_one_socket(0, 0, 0, 0, 0);
 }
 
 /* Job JOBID in job 42's cgroup (two jobs of the test may share one:
@@ -171,18 +128,18 @@ test_parts(void)
 	is_int(ceems_agent_register(a, &spec, 10 * SEC), 0, "job 43 registers");
 
 	/* A whole tick first: every job has a reading before. */
-	move(100, 10, 200, 1500000000ULL, 1000000000ULL);
+	move_one_socket(100, 10, 200, 1500000000ULL, 1000000000ULL);
 	ceems_agent_tick(a, 11 * SEC);
 	add_tick(&s, a);
 
 	/* A tick in parts: job 42 is read, then the job uses 0.5 s more
 	 * CPU (0.4 s in its batch step), which must fall in the next tick,
 	 * not be lost. */
-	move(60, 6, 150, 1000000000ULL, 800000000ULL);
+	move_one_socket(60, 6, 150, 1000000000ULL, 800000000ULL);
 	ceems_agent_tick_begin(a, 12 * SEC);
 	ok(ceems_agent_tick_open(a), "a tick is open after its beginning");
 	ok(!ceems_agent_tick_read(a, 1), "one part reads one job of two");
-	move(10, 1, 50, 500000000ULL, 400000000ULL);
+	move_one_socket(10, 1, 50, 500000000ULL, 400000000ULL);
 	/* Requests between the parts. */
 	is_int(ceems_agent_step_end(a, 42, "batch", 12 * SEC + SEC / 5, &st), 0,
 	       "job 42's batch step ends between the parts");
@@ -200,14 +157,14 @@ test_parts(void)
 	spec_for(&spec, 44);
 	is_int(ceems_agent_register(a, &spec, 12 * SEC + SEC * 2 / 5), 0,
 	       "job 44 registers between the parts");
-	move(20, 2, 40, 300000000ULL, 0);
+	move_one_socket(20, 2, 40, 300000000ULL, 0);
 	ok(ceems_agent_tick_read(a, 8), "the next part reads the rest");
 	ceems_agent_tick_end(a, 12 * SEC + SEC / 2);
 	add_tick(&s, a);
 	ok(!ceems_agent_tick_open(a), "the tick is closed after its end");
 
 	/* The next whole tick, then both jobs end. */
-	move(50, 5, 100, 700000000ULL, 0);
+	move_one_socket(50, 5, 100, 700000000ULL, 0);
 	ceems_agent_tick(a, 13 * SEC);
 	add_tick(&s, a);
 	is_int(ceems_agent_deregister(a, 42, 13 * SEC, &r42), 0, "job 42 deregisters");
@@ -242,7 +199,7 @@ int
 main(void)
 {
 	ceems_log_set_handler(log_tap_warnings, NULL);
-	make_trees();
+	make_parts_trees();
 	test_parts();
 	tmptree_remove(sys_root);
 	tmptree_remove(cg_root);

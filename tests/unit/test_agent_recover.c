@@ -24,53 +24,23 @@
 #include "../tap.h"
 #include "fixture.h"
 #include "tmptree.h"
+#include "agent_sim.h"
 
-#define SEC 1000000000ULL
-#define RAPL "class/powercap/"
 #define HWMON "class/hwmon/"
 #define PM "cray/pm_counters/"
-#define JOB42_CPUACCT "sys/fs/cgroup/cpu,cpuacct/slurm_localhost/uid_1000/job_42/cpuacct.usage"
 #define JOB43_CPUACCT "sys/fs/cgroup/cpu,cpuacct/slurm_localhost/uid_1000/job_43/cpuacct.usage"
-#define BATCH_CPUACCT "sys/fs/cgroup/cpu,cpuacct/slurm_localhost/uid_1000/job_42/step_batch/cpuacct.usage"
 
-static char sys_root[200], cg_root[200], proc_root[200];
 /* The energy source the agents read; the tree holds all three. */
 static enum { SOURCE_RAPL, SOURCE_HWMON, SOURCE_PM } source = SOURCE_RAPL;
-static char state_dir[256];
-static char buf[8192];
 
-/* Write /proc/stat for a 4-CPU node whose busy time is BUSY_TICKS (in
- * USER_HZ ticks, all as user time). */
+/* The simulated node of agent_sim.h with hwmon's and Cray's counters
+ * beside RAPL's. */
 static void
-write_proc_stat(unsigned long long busy_ticks)
-{
-	char text[512];
-
-	snprintf(text, sizeof(text),
-		 "cpu  %llu 0 0 100000 0 0 0 0 0 0\n"
-		 "cpu0 0 0 0 25000 0 0 0 0 0 0\n"
-		 "cpu1 0 0 0 25000 0 0 0 0 0 0\n"
-		 "cpu2 0 0 0 25000 0 0 0 0 0 0\n"
-		 "cpu3 0 0 0 25000 0 0 0 0 0 0\n"
-		 "intr 0\n", busy_ticks);
-	tmptree_write(proc_root, "stat", text);
-}
-
-static void
-write_u64(const char *root, const char *rel, unsigned long long v)
-{
-	char text[32];
-
-	snprintf(text, sizeof(text), "%llu\n", v);
-	tmptree_write(root, rel, text);
-}
-
-static void
-make_trees(void)
+make_recover_trees(void)
 {
 	char path[PATH_MAX];
 
-	snprintf(sys_root, sizeof(sys_root), "%s", tmptree_new(fixture_path("sys/rapl-intel")));
+	make_trees();
 	tmptree_copy(fixture_path("sys/hwmon"), sys_root);
 	tmptree_copy(fixture_path("sys/cray"), sys_root);
 	/* Energy counters only: the power channels come back in
@@ -79,19 +49,6 @@ make_trees(void)
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/" HWMON "hwmon3/power2_input", sys_root);
 	unlink(path);
-	snprintf(cg_root, sizeof(cg_root), "%s", tmptree_new(fixture_path("cgroup/v1")));
-	snprintf(proc_root, sizeof(proc_root), "%s/ceems-test-proc-XXXXXX",
-		 getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
-	if (mkdtemp(proc_root) == NULL)
-		tmptree_die("mkdtemp", proc_root);
-	snprintf(state_dir, sizeof(state_dir), "%s/state", proc_root);
-	snprintf(path, sizeof(path), "%s/self", proc_root);
-	mkdir(path, 0755);
-	tmptree_write(proc_root, "self/mountinfo",
-		      fixture_text("cgroup/v1/mountinfo.txt", buf, sizeof(buf)));
-	tmptree_write(proc_root, "meminfo",
-		      fixture_text("proc/meminfo", buf, sizeof(buf)));
-	write_proc_stat(0);
 }
 
 /* Replace ROOT/REL by a new file holding V: what a device made again
@@ -109,45 +66,16 @@ replace_u64(const char *root, const char *rel, unsigned long long v)
 		tmptree_die("rename", from);
 }
 
+/* agent_sim.h's configuration, reading the energy source chosen. */
 static void
-base_config(struct ceems_config *c)
+recover_config(struct ceems_config *c)
 {
-	ceems_conf_defaults(c);
-	snprintf(c->sysfs_root, sizeof(c->sysfs_root), "%s", sys_root);
-	snprintf(c->procfs_root, sizeof(c->procfs_root), "%s", proc_root);
-	snprintf(c->cgroupfs_prefix, sizeof(c->cgroupfs_prefix), "%s", cg_root);
-	snprintf(c->state_dir, sizeof(c->state_dir), "%s", state_dir);
-	snprintf(c->spool_dir, sizeof(c->spool_dir), "%s/spool", proc_root);
-	snprintf(c->emissions_table, sizeof(c->emissions_table),
-		 "%s/../../lib/data/carbon-intensity.tsv", fixture_root());
-	snprintf(c->zone, sizeof(c->zone), "FR");
-	c->pue = 1.5;
-	c->idle_power_package_w = 20;
-	c->idle_power_dram_w = 2;
-	c->usage_interval_ns = SEC;
-	c->max_jobs = 4;
+	base_config(c);
 	c->source_rapl = source == SOURCE_RAPL;
 	c->source_hwmon = source == SOURCE_HWMON;
 	c->source_pm_counters = source == SOURCE_PM;
 }
 
-static void
-job42_spec(struct ceems_agent_job_spec *spec)
-{
-	memset(spec, 0, sizeof(*spec));
-	spec->jobid = 42;
-	spec->uid = 1000;
-	if (ceems_cgroup_path_job_from_proc(fixture_text("cgroup/v1/cgroup-localhost-batch.txt", buf, sizeof(buf)),
-				       42, &spec->cgroup) != 0) {
-		printf("Bail out! cannot resolve job 42's cgroup fixture\n");
-		exit(1);
-	}
-}
-
-/* The fixture's counters, moved forward by move(): energies in uJ. */
-static unsigned long long pkg0_uj = 100000000ULL, pkg1_uj = 200000000ULL;
-static unsigned long long dram0_uj = 20000000ULL, dram1_uj = 30000000ULL;
-static unsigned long long busy_ticks, job_ns = 2483101234ULL;
 /* hwmon (uJ): the sockets follow the packages; the PSU and the Cray
  * node counter (J) count the node. */
 static unsigned long long psu_uj = 5000000000ULL;
@@ -166,17 +94,10 @@ write_pm(const char *file, double joules)
 /* Add PKG0_J and PKG1_J to the packages, DRAM_J split over the drams,
  * BUSY USER_HZ ticks to the node and CPU_NS to job 42. */
 static void
-move(double pkg0_j, double pkg1_j, double dram_j, unsigned busy,
-     unsigned long long cpu_ns)
+move_sources(double pkg0_j, double pkg1_j, double dram_j, unsigned busy,
+	     unsigned long long cpu_ns)
 {
-	pkg0_uj += (unsigned long long)(pkg0_j * 1e6);
-	pkg1_uj += (unsigned long long)(pkg1_j * 1e6);
-	dram0_uj += (unsigned long long)(dram_j * 0.6e6);
-	dram1_uj += (unsigned long long)(dram_j * 0.4e6);
-	write_u64(sys_root, RAPL "intel-rapl:0/energy_uj", pkg0_uj);
-	write_u64(sys_root, RAPL "intel-rapl:1/energy_uj", pkg1_uj);
-	write_u64(sys_root, RAPL "intel-rapl:0:1/energy_uj", dram0_uj);
-	write_u64(sys_root, RAPL "intel-rapl:1:1/energy_uj", dram1_uj);
+	move(pkg0_j, pkg1_j, dram_j, busy, cpu_ns);
 	psu_uj += (unsigned long long)((pkg0_j + pkg1_j + dram_j) * 1.5e6);
 	node_j += (pkg0_j + pkg1_j + dram_j) * 1.5;
 	write_u64(sys_root, HWMON "hwmon1/energy3_input", pkg0_uj);
@@ -185,17 +106,13 @@ move(double pkg0_j, double pkg1_j, double dram_j, unsigned busy,
 	write_pm("cpu_energy", (double)((pkg0_uj + pkg1_uj) / 1000000));
 	write_pm("memory_energy", (double)((dram0_uj + dram1_uj) / 1000000));
 	write_pm("energy", node_j);
-	busy_ticks += busy;
-	write_proc_stat(busy_ticks);
-	job_ns += cpu_ns;
-	write_u64(cg_root, JOB42_CPUACCT, job_ns);
 }
 
 /* 1 s of the workload at DT_S seconds: job 42 uses 1.5 of 2 busy CPUs. */
 static void
 run_for(double dt_s)
 {
-	move(60 * dt_s, 40 * dt_s, 10 * dt_s, (unsigned)(200 * dt_s + 0.5),
+	move_sources(60 * dt_s, 40 * dt_s, 10 * dt_s, (unsigned)(200 * dt_s + 0.5),
 	     (unsigned long long)(1.5e9 * dt_s));
 }
 
@@ -217,7 +134,7 @@ open_agent(const char *state, uint64_t now_ns)
 	struct ceems_agent *a;
 	char err[256] = "";
 
-	base_config(&c);
+	recover_config(&c);
 	snprintf(c.state_dir, sizeof(c.state_dir), "%s/%s", proc_root, state);
 	a = ceems_agent_open(&c, now_ns, err, sizeof(err));
 	if (a == NULL) {
@@ -793,8 +710,8 @@ int
 main(void)
 {
 	ceems_log_set_level(CEEMS_LOG_ERROR);
-	make_trees();
-	move(0, 0, 0, 0, 0);	/* every source's counters from here */
+	make_recover_trees();
+	move_sources(0, 0, 0, 0, 0);	/* every source's counters from here */
 	test_rule();
 	test_recovered();
 	test_gaps();

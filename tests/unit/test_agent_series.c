@@ -3,7 +3,10 @@
  * differences of a ledger adding up to its totals, the GPU utilisation
  * as a mean by time, the JSON form (strict on garbage, the older form
  * without GPU utilisation still read), and the series through the agent
- * protocol and the job record, coarsened to fit their limits. */
+ * protocol and the job record, coarsened to fit their limits; the
+ * agent's coarsening and the database's downsampling
+ * (sql/functions/samples.sql) held to the one table of merge rules,
+ * ceems_series_merges. */
 #include "config.h"
 
 #include <errno.h>
@@ -18,6 +21,7 @@
 #include "base/json_util.h"
 #include "record/record.h"
 #include "../tap.h"
+#include "fixture.h"
 
 /* Sums of a series' columns (unknown cells left out). */
 struct sums {
@@ -726,6 +730,162 @@ test_counts(void)
 	ceems_agent_series_free(s);
 }
 
+/* Column NAME of row I of S's JSON form, NaN when null or absent. */
+static double
+json_cell(struct json_object *obj, size_t i, const char *name)
+{
+	struct json_object *cols = json_object_object_get(obj, "columns");
+	struct json_object *row = json_object_array_get_idx(
+		json_object_object_get(obj, "rows"), i);
+
+	for (size_t c = 0; c < json_object_array_length(cols); c++)
+		if (strcmp(json_object_get_string(json_object_array_get_idx(cols, c)),
+			   name) == 0) {
+			struct json_object *v = json_object_array_get_idx(row, c);
+
+			return v == NULL ? NAN : json_object_get_double(v);
+		}
+	return NAN;
+}
+
+/* Every value cell of row R set to V (its weights to its interval). */
+static void
+fill_row(struct ceems_series_row *r, int64_t t, double interval_s, double v)
+{
+	memset(r, 0, sizeof(*r));
+	r->t = t;
+	r->interval_s = interval_s;
+	r->cpu_s = r->mem_bytes = r->gpu_util_pct = r->ipc = v;
+	for (int d = 0; d < CEEMS_DOMAIN_COUNT; d++)
+		r->joules[d] = v;
+	for (int c = 0; c < CEEMS_SC_NROW; c++)
+		r->count[c] = v;
+	r->gpu_util_s = r->ipc_w = interval_s;
+}
+
+/* Two rows of one bucket, 2 over 10 s and B over 30 s, coarsened by the
+ * agent: each column as ceems_series_merges says, read back by name. */
+static void
+test_merge_rules_agent(void)
+{
+	struct ceems_series *s = ceems_agent_series_new(5, 16);
+	struct json_object *obj;
+	const double b_values[2] = { 6, NAN };
+
+	for (int k = 0; k < 2; k++) {
+		double b = b_values[k];
+
+		s->rows = calloc(2, sizeof(s->rows[0]));
+		s->cap = s->nrows = 2;
+		s->resolution_s = 5;
+		fill_row(&s->rows[0], 0, 10, 2);
+		fill_row(&s->rows[1], 5, 30, b);
+		ceems_agent_series_coarsen(s);
+		obj = ceems_agent_series_to_json(s);
+		is_int(s->nrows, 1, "merge rules: the agent merges the two rows");
+		for (int c = 0; c < CEEMS_SERIES_NCOLUMNS; c++) {
+			const char *name = ceems_series_columns[c];
+			double want = 2, got = json_cell(obj, 0, name);
+			char label[160];
+
+			switch (ceems_series_merges[c]) {
+			case CEEMS_SERIES_MERGE_BUCKET:
+				want = 0;
+				break;
+			case CEEMS_SERIES_MERGE_SUM:
+				want = isnan(b) && strcmp(name, "interval_s") != 0 ? 2 :
+				       strcmp(name, "interval_s") == 0 ? 40 : 2 + b;
+				break;
+			case CEEMS_SERIES_MERGE_MAX:
+				want = isnan(b) ? 2 : fmax(2, b);
+				break;
+			case CEEMS_SERIES_MERGE_MEAN:
+				want = isnan(b) ? 2 : (2 * 10 + b * 30) / 40;
+				break;
+			}
+			snprintf(label, sizeof(label), "merge rules: agent, %s, %s",
+				 name, isnan(b) ? "one unknown" : "both known");
+			is_near(got, want, 1e-9, label);
+		}
+		json_object_put(obj);
+		free(s->rows);
+		s->rows = NULL;
+		s->nrows = s->cap = 0;
+	}
+	ceems_agent_series_free(s);
+}
+
+/* Whether TEXT, its white space made single spaces, holds PATTERN with
+ * each "@" in it made NAME. */
+static bool
+sql_has(const char *text, const char *pattern, const char *name)
+{
+	char want[256];
+	size_t n = 0, len = strlen(name);
+
+	for (const char *p = pattern; *p != '\0' && n + len + 1 < sizeof(want); p++) {
+		if (*p == '@') {
+			memcpy(want + n, name, len);
+			n += len;
+		} else {
+			want[n++] = *p;
+		}
+	}
+	want[n] = '\0';
+	return strstr(text, want) != NULL;
+}
+
+/* The database's side of the same rules: ceems.add_job_samples takes
+ * every column, ceems.downsample_job_samples merges each as the table
+ * says, in its buckets and when a late sample meets a merged bucket. */
+static void
+test_merge_rules_sql(void)
+{
+	static char raw[65536], text[65536];
+	size_t n = 0;
+	bool space = false;
+
+	fixture_text("../../sql/functions/samples.sql", raw, sizeof(raw));
+	for (const char *p = raw; *p != '\0' && n + 1 < sizeof(text); p++) {
+		bool ws = *p == ' ' || *p == '\t' || *p == '\n';
+
+		if (ws && !space)
+			text[n++] = ' ';
+		if (!ws)
+			text[n++] = *p;
+		space = ws;
+	}
+	text[n] = '\0';
+	for (int c = 1; c < CEEMS_SERIES_NCOLUMNS; c++) {
+		const char *name = ceems_series_columns[c];
+		bool bucket = false, late = false;
+		char label[160];
+
+		switch (ceems_series_merges[c]) {
+		case CEEMS_SERIES_MERGE_BUCKET:
+			break;
+		case CEEMS_SERIES_MERGE_SUM:
+			bucket = sql_has(text, "sum(@) AS @", name);
+			late = sql_has(text, "@ = ceems.add_known(ceems.job_samples.@, EXCLUDED.@)", name);
+			break;
+		case CEEMS_SERIES_MERGE_MAX:
+			bucket = sql_has(text, "max(@) AS @", name);
+			late = sql_has(text, "@ = greatest(ceems.job_samples.@, EXCLUDED.@)", name);
+			break;
+		case CEEMS_SERIES_MERGE_MEAN:
+			bucket = sql_has(text, "sum(@ * interval_s)", name);
+			late = sql_has(text, "@ = ceems.mean_by_time(ceems.job_samples.@,", name);
+			break;
+		}
+		snprintf(label, sizeof(label), "merge rules: SQL stores %s", name);
+		ok(sql_has(text, "'@', 'samples[]')", name), "%s", label);
+		snprintf(label, sizeof(label), "merge rules: SQL downsamples %s by the rule", name);
+		ok(bucket, "%s", label);
+		snprintf(label, sizeof(label), "merge rules: SQL merges a late %s by the rule", name);
+		ok(late, "%s", label);
+	}
+}
+
 int
 main(void)
 {
@@ -742,5 +902,7 @@ main(void)
 	test_gpu_util_observe();
 	test_json_older_form();
 	test_counts();
+	test_merge_rules_agent();
+	test_merge_rules_sql();
 	return done_testing();
 }

@@ -413,6 +413,9 @@ test_report_json(void)
 #define UDP_DGRAM 1000
 #define UDP_COUNT 50
 
+/* The real programs, loaded into this machine's kernel: built with
+ * eBPF only (main says so without). */
+#ifdef HAVE_BPF
 /* Send NET_BYTES over TCP of FAMILY to a listener of this process. */
 static int
 tcp_loop(int family, int *listener)
@@ -1227,6 +1230,7 @@ out:
 	free(j);
 	free(a);
 }
+#endif /* HAVE_BPF */
 
 /* A checkpoint written after light ticks holds counts read at the last
  * full one: the time since is said as not counted, so that an agent

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/conf.h"
+#include "base/conf_value.h"
 #include "../tap.h"
 
 static void
@@ -190,12 +191,12 @@ test_storage_keys(void)
 	expect_error("spool_max_bytes = -1\n", "not a size", "negative spool cap");
 	expect_error("spool_max_bytes = 99999999999T\n", "not a size", "spool cap overflowing");
 
-	ok(ceems_conf_parse_bytes("4096", &b) == 0 && b == 4096, "bare number is bytes");
-	ok(ceems_conf_parse_bytes("3G", &b) == 0 && b == 3ULL << 30, "3G");
-	ok(ceems_conf_parse_bytes("2T", &b) == 0 && b == 2ULL << 40, "2T");
-	ok(ceems_conf_parse_bytes("1k", &b) == -1, "lower-case k refused (K is KiB)");
-	ok(ceems_conf_parse_bytes("", &b) == -1, "empty refused");
-	ok(ceems_conf_parse_bytes("18446744073709551616", &b) == -1, "2^64 refused");
+	ok(ceems_conf_value_bytes("4096", &b) == 0 && b == 4096, "bare number is bytes");
+	ok(ceems_conf_value_bytes("3G", &b) == 0 && b == 3ULL << 30, "3G");
+	ok(ceems_conf_value_bytes("2T", &b) == 0 && b == 2ULL << 40, "2T");
+	ok(ceems_conf_value_bytes("1k", &b) == -1, "lower-case k refused (K is KiB)");
+	ok(ceems_conf_value_bytes("", &b) == -1, "empty refused");
+	ok(ceems_conf_value_bytes("18446744073709551616", &b) == -1, "2^64 refused");
 }
 
 static void
@@ -203,14 +204,14 @@ test_durations(void)
 {
 	uint64_t ns = 0;
 
-	ok(ceems_conf_parse_duration("2", &ns) == 0 && ns == 2000000000ULL, "bare number is seconds");
-	ok(ceems_conf_parse_duration("1.5s", &ns) == 0 && ns == 1500000000ULL, "fractional seconds");
-	ok(ceems_conf_parse_duration("2m", &ns) == 0 && ns == 120000000000ULL, "minutes");
-	ok(ceems_conf_parse_duration("1h", &ns) == 0 && ns == 3600000000000ULL, "hours");
-	ok(ceems_conf_parse_duration("100us", &ns) == 0 && ns == 100000ULL, "microseconds");
-	ok(ceems_conf_parse_duration("1 s", &ns) == -1, "space before unit refused");
-	ok(ceems_conf_parse_duration("1e30s", &ns) == -1, "absurd value refused");
-	ok(ceems_conf_parse_duration("s", &ns) == -1, "unit alone refused");
+	ok(ceems_conf_value_duration("2", &ns) == 0 && ns == 2000000000ULL, "bare number is seconds");
+	ok(ceems_conf_value_duration("1.5s", &ns) == 0 && ns == 1500000000ULL, "fractional seconds");
+	ok(ceems_conf_value_duration("2m", &ns) == 0 && ns == 120000000000ULL, "minutes");
+	ok(ceems_conf_value_duration("1h", &ns) == 0 && ns == 3600000000000ULL, "hours");
+	ok(ceems_conf_value_duration("100us", &ns) == 0 && ns == 100000ULL, "microseconds");
+	ok(ceems_conf_value_duration("1 s", &ns) == -1, "space before unit refused");
+	ok(ceems_conf_value_duration("1e30s", &ns) == -1, "absurd value refused");
+	ok(ceems_conf_value_duration("s", &ns) == -1, "unit alone refused");
 }
 
 /* Perf counters: software on, hardware off, a descriptor budget and

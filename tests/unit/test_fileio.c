@@ -1,7 +1,8 @@
 /* test_fileio.c - the bounded reads of lib/base/fileio.c: the size limit at
  * its exact edge, reading kept-open files again from offset 0, errors,
  * and, where this machine has them, that one pread reads a whole sysfs or
- * cgroupfs file (the premise of ceems_fileio_pread_text_once). */
+ * cgroupfs file (the premise of ceems_fileio_pread_text_once); and its
+ * whole-buffer writes through short writes, signals and a full pipe. */
 #include "config.h"
 
 #include <errno.h>
@@ -10,7 +11,12 @@
 #include <stdio.h>
 #include <stdbool.h>
 #include <string.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/fileio.h"
@@ -195,6 +201,130 @@ test_dir_reader(void)
 	ok(ceems_fileio_dir_next(&r) == NULL, "dir reader: a bad descriptor lists nothing");
 }
 
+static volatile sig_atomic_t alarms;
+
+static void
+on_alarm(int sig)
+{
+	(void)sig;
+	alarms++;
+}
+
+/* A child that drains the pipe slowly, 4 KiB at a time, and exits 0 when
+ * it read exactly LEN bytes of the pattern i % 251. */
+static pid_t
+slow_reader(int rfd, int wfd, size_t len)
+{
+	pid_t pid = fork();
+	unsigned char buf[4096];
+	size_t got = 0;
+	bool same = true;
+
+	if (pid != 0)
+		return pid;
+	close(wfd);
+	for (;;) {
+		ssize_t n = read(rfd, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		for (ssize_t i = 0; i < n; i++)
+			same = same && buf[i] == (unsigned char)((got + (size_t)i) % 251);
+		got += (size_t)n;
+		usleep(200);
+	}
+	_exit(same && got == len ? 0 : 1);
+}
+
+/* 1 MiB into a pipe (64 KiB) whose reader is slow, under a 1-ms timer
+ * whose handler does not restart system calls: the writes block, come
+ * back short or with EINTR, and every byte still arrives once, in order. */
+static void
+test_write_all_signals(void)
+{
+	const size_t len = 1 << 20;
+	unsigned char *buf = malloc(len);
+	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	struct itimerval tick = { { 0, 1000 }, { 0, 1000 } }, stop = { { 0, 0 }, { 0, 0 } };
+	int fds[2], status = -1, r;
+	pid_t pid;
+
+	if (!ok(buf != NULL && pipe(fds) == 0, "write_all: a buffer and a pipe")) {
+		free(buf);
+		return;
+	}
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (unsigned char)(i % 251);
+	pid = slow_reader(fds[0], fds[1], len);
+	close(fds[0]);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, &old);
+	alarms = 0;
+	setitimer(ITIMER_REAL, &tick, NULL);
+	r = ceems_fileio_write_all(fds[1], buf, len);
+	setitimer(ITIMER_REAL, &stop, NULL);
+	sigaction(SIGALRM, &old, NULL);
+	close(fds[1]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	is_int(r, 0, "write_all: 1 MiB through a slow pipe under signals");
+	ok(alarms > 0, "write_all: signals came while it wrote (%d)", (int)alarms);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	   "write_all: the reader got every byte once, in order");
+	free(buf);
+}
+
+/* A full non-blocking pipe is -EAGAIN, not a loop: what fit stays
+ * written.  A bad descriptor and an empty buffer. */
+static void
+test_write_all_errors(void)
+{
+	static char buf[1 << 18];
+	int fds[2], queued = -1, cap;
+
+	if (!ok(pipe2(fds, O_NONBLOCK) == 0, "write_all: a non-blocking pipe"))
+		return;
+	cap = fcntl(fds[1], F_GETPIPE_SZ);
+	is_int(ceems_fileio_write_all(fds[1], buf, sizeof(buf)), -EAGAIN,
+	       "write_all: a full non-blocking pipe is -EAGAIN");
+	ioctl(fds[0], FIONREAD, &queued);
+	is_int(queued, cap, "write_all: what fit before it is still in the pipe");
+	is_int(ceems_fileio_write_all(fds[1], buf, 0), 0,
+	       "write_all: nothing to write is done at once");
+	close(fds[0]);
+	close(fds[1]);
+	is_int(ceems_fileio_write_all(fds[1], "x", 1), -EBADF,
+	       "write_all: a closed descriptor is -EBADF");
+}
+
+/* pwrite_all lands at its offset and leaves the file offset alone. */
+static void
+test_pwrite_all(void)
+{
+	char path[PATH_MAX], back[16] = "";
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/pwrite", root);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	is_int(ceems_fileio_pwrite_all(fd, "abcdef", 6, 100), 0,
+	       "pwrite_all: six bytes at offset 100");
+	is_int(pread(fd, back, 6, 100), 6, "pwrite_all: they read back");
+	is_str(back, "abcdef", "pwrite_all: the same bytes");
+	is_int(lseek(fd, 0, SEEK_CUR), 0, "pwrite_all: the file offset stays 0");
+	memset(back, 0, sizeof(back));
+	is_int(ceems_fileio_pread_all(fd, back, 6, 100), 0, "pread_all: six bytes at offset 100");
+	is_str(back, "abcdef", "pread_all: the bytes pwrite_all wrote");
+	is_int(ceems_fileio_pread_all(fd, back, 7, 100), -ENODATA,
+	       "pread_all: a file that ends first is -ENODATA");
+	is_int(ceems_fileio_pwrite_all(fd, "x", 1, -1), -EINVAL,
+	       "pwrite_all: a negative offset is -EINVAL");
+	close(fd);
+	is_int(ceems_fileio_pwrite_all(fd, "x", 1, 0), -EBADF,
+	       "pwrite_all: a closed descriptor is -EBADF");
+}
+
 int
 main(void)
 {
@@ -205,6 +335,9 @@ main(void)
 	test_kernel_files();
 	test_mkdir_p();
 	test_dir_reader();
+	test_write_all_signals();
+	test_write_all_errors();
+	test_pwrite_all();
 	tmptree_remove(root);
 	return done_testing();
 }

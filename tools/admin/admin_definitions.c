@@ -11,28 +11,16 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "admin_definitions.h"
-#include "admin_migrate.h"
+#include "admin_sql.h"
 
 /* The folders in the order they are applied: a trigger needs its
  * function, a view may call a function, a policy needs nothing. */
 static const char *const folders[] = { "functions", "triggers", "views", "policies" };
-
-int
-admin_definitions_fail(char *err, size_t err_size, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, err_size, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* "name.sql" with lower-case letters, digits and underscores. */
 static int
@@ -69,7 +57,7 @@ scan_folder(struct admin_definitions *out, const char *folder, char *err,
 
 	snprintf(path, sizeof(path), "%s/%s", out->root, folder);
 	if ((d = opendir(path)) == NULL)
-		return admin_definitions_fail(err, err_size,
+		return admin_sql_fail(err, err_size,
 			    "cannot read the definitions in %s: %s (they are installed with the migrations)",
 			    path, strerror(errno));
 	while ((de = readdir(d)) != NULL) {
@@ -77,7 +65,7 @@ scan_folder(struct admin_definitions *out, const char *folder, char *err,
 			continue;
 		if (out->count == ADMIN_DEFINITIONS_MAX) {
 			closedir(d);
-			return admin_definitions_fail(err, err_size, "%s: too many definition files", out->root);
+			return admin_sql_fail(err, err_size, "%s: too many definition files", out->root);
 		}
 		/* definition_name checked the length. */
 		snprintf(out->list[out->count], sizeof(out->list[0]), "%s/%s",
@@ -95,7 +83,7 @@ admin_definitions_scan(const char *root, struct admin_definitions *out,
 {
 	memset(out, 0, sizeof(*out));
 	if (strlen(root) >= sizeof(out->root))
-		return admin_definitions_fail(err, err_size, "%s: path too long", root);
+		return admin_sql_fail(err, err_size, "%s: path too long", root);
 	snprintf(out->root, sizeof(out->root), "%s", root);
 	for (size_t i = 0; i < sizeof(folders) / sizeof(folders[0]); i++)
 		if (scan_folder(out, folders[i], err, err_size) < 0)
@@ -110,7 +98,7 @@ read_definition(const struct admin_definitions *d, size_t i, char *err,
 	char path[sizeof(d->root) + ADMIN_DEFINITION_NAME_MAX + 2];
 
 	snprintf(path, sizeof(path), "%s/%s", d->root, d->list[i]);
-	return admin_migrate_read_sql(path, err, err_size);
+	return admin_sql_read_file(path, err, err_size);
 }
 
 char *
@@ -131,7 +119,7 @@ admin_definitions_text(const struct admin_definitions *d, char *err,
 		if ((grown = realloc(all, len + add + 1)) == NULL) {
 			free(text);
 			free(all);
-			admin_definitions_fail(err, err_size, "out of memory");
+			admin_sql_fail(err, err_size, "out of memory");
 			return NULL;
 		}
 		all = grown;
@@ -140,7 +128,7 @@ admin_definitions_text(const struct admin_definitions *d, char *err,
 		free(text);
 	}
 	if (all == NULL && (all = calloc(1, 1)) == NULL)
-		admin_definitions_fail(err, err_size, "out of memory");
+		admin_sql_fail(err, err_size, "out of memory");
 	return all;
 }
 
@@ -156,7 +144,7 @@ admin_definitions_current(PGconn *conn, const struct admin_definitions *d,
 	*applied = 0;
 	res = PQexec(conn, "SELECT to_regclass('ceems.schema_definitions') IS NOT NULL");
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
-		admin_definitions_fail(err, err_size, "%s", admin_migrate_pq_message(conn, res));
+		admin_sql_fail(err, err_size, "%s", admin_sql_pq_message(conn, res));
 		PQclear(res);
 		return -1;
 	}
@@ -172,7 +160,7 @@ admin_definitions_current(PGconn *conn, const struct admin_definitions *d,
 			   1, NULL, params, NULL, NULL, 0);
 	free(text);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
-		admin_definitions_fail(err, err_size, "%s", admin_migrate_pq_message(conn, res));
+		admin_sql_fail(err, err_size, "%s", admin_sql_pq_message(conn, res));
 		PQclear(res);
 		return -1;
 	}
@@ -191,7 +179,7 @@ exec_file(PGconn *conn, const char *name, const char *sql, char *err,
 	int r = 0;
 
 	if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK)
-		r = admin_definitions_fail(err, err_size, "%s: %s", name, admin_migrate_pq_message(conn, res));
+		r = admin_sql_fail(err, err_size, "%s: %s", name, admin_sql_pq_message(conn, res));
 	PQclear(res);
 	return r;
 }
@@ -230,8 +218,8 @@ admin_definitions_apply(PGconn *conn, const struct admin_definitions *d,
 			   2, NULL, params, NULL, NULL, 0);
 	free(text);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-		admin_definitions_fail(err, err_size, "recording the definitions: %s",
-		     admin_migrate_pq_message(conn, res));
+		admin_sql_fail(err, err_size, "recording the definitions: %s",
+		     admin_sql_pq_message(conn, res));
 		PQclear(res);
 		return -1;
 	}

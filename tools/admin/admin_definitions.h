@@ -20,12 +20,6 @@ struct admin_definitions {
 	char list[ADMIN_DEFINITIONS_MAX][ADMIN_DEFINITION_NAME_MAX];
 };
 
-/* Write the message FMT into ERR (ERR_SIZE bytes) and return -1: the
- * error path of the migrations and the definitions, which report what
- * went wrong through ERR. */
-int admin_definitions_fail(char *err, size_t err_size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
 /* List the definition files under ROOT: the folders functions, triggers,
  * views and policies in that order, the files of each (lower-case
  * letters, digits and underscores, ending in .sql) by name.  A missing

@@ -14,25 +14,10 @@
 #include <sys/stat.h>
 
 #include "admin_migrate.h"
+#include "admin_sql.h"
 
 /* pg_advisory_xact_lock key: "ceems" in ASCII, 0x6365656d73. */
 #define MIGRATION_LOCK "426902908275"
-
-const char *
-admin_migrate_pq_message(const PGconn *conn, const PGresult *res)
-{
-	static char msg[1024];
-	const char *m = res != NULL ? PQresultErrorMessage(res) : "";
-	size_t len;
-
-	if (m == NULL || m[0] == '\0')
-		m = PQerrorMessage(conn);
-	snprintf(msg, sizeof(msg), "%s", m != NULL ? m : "unknown error");
-	len = strlen(msg);
-	while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
-		msg[--len] = '\0';
-	return msg;
-}
 
 int
 admin_migrate_version_of(const char *name)
@@ -88,10 +73,10 @@ admin_migrate_scan(const char *dir, struct admin_migrations *out,
 
 	memset(out, 0, sizeof(*out));
 	if (strlen(dir) >= sizeof(out->dir))
-		return admin_definitions_fail(err, err_size, "%s: path too long", dir);
+		return admin_sql_fail(err, err_size, "%s: path too long", dir);
 	snprintf(out->dir, sizeof(out->dir), "%s", dir);
 	if ((d = opendir(dir)) == NULL)
-		return admin_definitions_fail(err, err_size, "cannot read the migrations in %s: %s",
+		return admin_sql_fail(err, err_size, "cannot read the migrations in %s: %s",
 			    dir, strerror(errno));
 	while ((de = readdir(d)) != NULL) {
 		int v = admin_migrate_version_of(de->d_name);
@@ -100,7 +85,7 @@ admin_migrate_scan(const char *dir, struct admin_migrations *out,
 			continue;
 		if (out->count == ADMIN_MIGRATIONS_MAX) {
 			closedir(d);
-			return admin_definitions_fail(err, err_size, "%s: too many migrations", dir);
+			return admin_sql_fail(err, err_size, "%s: too many migrations", dir);
 		}
 		out->list[out->count].version = v;
 		/* admin_migrate_version_of checked the length. */
@@ -110,55 +95,14 @@ admin_migrate_scan(const char *dir, struct admin_migrations *out,
 	}
 	closedir(d);
 	if (out->count == 0)
-		return admin_definitions_fail(err, err_size, "no migrations (NNN_name.sql) in %s", dir);
+		return admin_sql_fail(err, err_size, "no migrations (NNN_name.sql) in %s", dir);
 	qsort(out->list, out->count, sizeof(out->list[0]), by_version);
 	for (size_t i = 0; i < out->count; i++)
 		if (out->list[i].version != (int)i + 1)
-			return admin_definitions_fail(err, err_size,
+			return admin_sql_fail(err, err_size,
 				    "%s: migrations must be numbered 001, 002, ... without gaps or twins (found %s)",
 				    dir, out->list[i].name);
 	return scan_definitions(out, err, err_size);
-}
-
-char *
-admin_migrate_read_sql(const char *path, char *err, size_t err_size)
-{
-	struct stat st;
-	char *text;
-	FILE *f;
-	size_t n;
-
-	if ((f = fopen(path, "re")) == NULL) {
-		admin_definitions_fail(err, err_size, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size > ADMIN_MIGRATION_SIZE_MAX) {
-		fclose(f);
-		admin_definitions_fail(err, err_size, "%s: not a regular file of at most %d bytes",
-		     path, ADMIN_MIGRATION_SIZE_MAX);
-		return NULL;
-	}
-	if ((text = malloc((size_t)st.st_size + 1)) == NULL) {
-		fclose(f);
-		admin_definitions_fail(err, err_size, "out of memory");
-		return NULL;
-	}
-	n = fread(text, 1, (size_t)st.st_size, f);
-	if (ferror(f) || n != (size_t)st.st_size) {
-		fclose(f);
-		free(text);
-		admin_definitions_fail(err, err_size, "%s: short read", path);
-		return NULL;
-	}
-	fclose(f);
-	text[n] = '\0';
-	if (strlen(text) != n) {
-		free(text);
-		admin_definitions_fail(err, err_size, "%s: contains a NUL byte", path);
-		return NULL;
-	}
-	return text;
 }
 
 static char *
@@ -168,7 +112,7 @@ read_migration(const struct admin_migrations *m, const struct admin_migration *m
 	char path[sizeof(m->dir) + ADMIN_MIGRATION_NAME_MAX + 2];
 
 	snprintf(path, sizeof(path), "%s/%s", m->dir, mig->name);
-	return admin_migrate_read_sql(path, err, err_size);
+	return admin_sql_read_file(path, err, err_size);
 }
 
 static int
@@ -179,7 +123,7 @@ exec_ok(PGconn *conn, const char *sql, char *err, size_t err_size)
 	int r = 0;
 
 	if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK)
-		r = admin_definitions_fail(err, err_size, "%s", admin_migrate_pq_message(conn, res));
+		r = admin_sql_fail(err, err_size, "%s", admin_sql_pq_message(conn, res));
 	PQclear(res);
 	return r;
 }
@@ -192,7 +136,7 @@ admin_migrate_schema_version(PGconn *conn, int *version, char *err, size_t err_s
 	res = PQexec(conn,
 		     "SELECT CASE WHEN to_regclass('ceems.schema_version') IS NULL THEN -1 END");
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
-		admin_definitions_fail(err, err_size, "%s", admin_migrate_pq_message(conn, res));
+		admin_sql_fail(err, err_size, "%s", admin_sql_pq_message(conn, res));
 		PQclear(res);
 		return -1;
 	}
@@ -203,7 +147,7 @@ admin_migrate_schema_version(PGconn *conn, int *version, char *err, size_t err_s
 		if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
 		    strcmp(PQgetvalue(res, 0, 0), "t") == 0) {
 			PQclear(res);
-			return admin_definitions_fail(err, err_size,
+			return admin_sql_fail(err, err_size,
 				    "the database has a schema \"ceems\" without ceems.schema_version: not made by ceems-admin, refusing to touch it");
 		}
 		PQclear(res);
@@ -213,7 +157,7 @@ admin_migrate_schema_version(PGconn *conn, int *version, char *err, size_t err_s
 	PQclear(res);
 	res = PQexec(conn, "SELECT coalesce(max(version), 0) FROM ceems.schema_version");
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
-		admin_definitions_fail(err, err_size, "%s", admin_migrate_pq_message(conn, res));
+		admin_sql_fail(err, err_size, "%s", admin_sql_pq_message(conn, res));
 		PQclear(res);
 		return -1;
 	}
@@ -237,7 +181,7 @@ apply_one(PGconn *conn, const struct admin_migrations *m,
 	res = PQexec(conn, text);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK &&
 	    PQresultStatus(res) != PGRES_TUPLES_OK) {
-		admin_definitions_fail(err, err_size, "%s: %s", mig->name, admin_migrate_pq_message(conn, res));
+		admin_sql_fail(err, err_size, "%s: %s", mig->name, admin_sql_pq_message(conn, res));
 		PQclear(res);
 		free(text);
 		return -1;
@@ -253,8 +197,8 @@ apply_one(PGconn *conn, const struct admin_migrations *m,
 			   3, NULL, params, NULL, NULL, 0);
 	free(text);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-		admin_definitions_fail(err, err_size, "%s: recording the version: %s", mig->name,
-		     admin_migrate_pq_message(conn, res));
+		admin_sql_fail(err, err_size, "%s: recording the version: %s", mig->name,
+		     admin_sql_pq_message(conn, res));
 		PQclear(res);
 		return -1;
 	}
@@ -273,11 +217,11 @@ check_version(PGconn *conn, const struct admin_migrations *m, int target,
 	if (admin_migrate_schema_version(conn, current, err, err_size) < 0)
 		return -1;
 	if (*current > last)
-		return admin_definitions_fail(err, err_size,
+		return admin_sql_fail(err, err_size,
 			    "the database is at schema version %d, newer than the migrations in %s (up to %d): refusing to downgrade; use the ceems-admin of the newer release",
 			    *current, m->dir, last);
 	if (*current > target)
-		return admin_definitions_fail(err, err_size,
+		return admin_sql_fail(err, err_size,
 			    "the database is at schema version %d, past %d: refusing to downgrade",
 			    *current, target);
 	return 0;
@@ -325,7 +269,7 @@ admin_migrate(PGconn *conn, const struct admin_migrations *m, int target,
 	if (target == 0)
 		target = last;
 	if (target < 0 || target > last)
-		return admin_definitions_fail(err, err_size, "no migration %03d in %s (the last is %03d)",
+		return admin_sql_fail(err, err_size, "no migration %03d in %s (the last is %03d)",
 			    target, m->dir, last);
 	if (exec_ok(conn, "BEGIN", err, err_size) < 0)
 		return -1;
@@ -395,7 +339,7 @@ admin_migrate_status(PGconn *conn, const struct admin_migrations *m, char *err,
 				   2, NULL, params, NULL, NULL, 0);
 		free(text);
 		if (PQresultStatus(res) != PGRES_TUPLES_OK) {
-			admin_definitions_fail(err, err_size, "%s", admin_migrate_pq_message(conn, res));
+			admin_sql_fail(err, err_size, "%s", admin_sql_pq_message(conn, res));
 			PQclear(res);
 			return -1;
 		}

@@ -13,7 +13,6 @@
 
 #define ADMIN_MIGRATIONS_MAX 999
 #define ADMIN_MIGRATION_NAME_MAX 96
-#define ADMIN_MIGRATION_SIZE_MAX (4 * 1024 * 1024)
 
 struct admin_migration {
 	int version;				/* NNN */
@@ -58,13 +57,5 @@ int admin_migrate(PGconn *conn, const struct admin_migrations *m, int target,
  * the number pending, or -1 with ERR. */
 int admin_migrate_status(PGconn *conn, const struct admin_migrations *m, char *err,
 		 size_t err_size);
-
-/* A SQL file read whole into a new NUL-terminated buffer, or NULL with
- * ERR. */
-char *admin_migrate_read_sql(const char *path, char *err, size_t err_size);
-
-/* libpq's message of RES (or of CONN) without its trailing newline, in a
- * static buffer. */
-const char *admin_migrate_pq_message(const PGconn *conn, const PGresult *res);
 
 #endif

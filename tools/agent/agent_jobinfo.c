@@ -70,8 +70,8 @@ put(int dirfd, const char *kind, uint32_t jobid, const char *text)
 		    O_CLOEXEC | O_NOCTTY, 0600);
 	if (fd < 0)
 		r = -errno;
-	else if (len > 0 && write(fd, text, len) != (ssize_t)len)
-		r = errno != 0 ? -errno : -EIO;
+	else
+		r = ceems_fileio_write_all(fd, text, len);
 	if (fd >= 0 && close(fd) < 0 && r == 0)
 		r = -errno;
 	if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0)

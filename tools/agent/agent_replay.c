@@ -88,23 +88,15 @@ static char arg0[] = "ceems-agent", arg_replay[] = "--replay";
 static int
 config_memfd(const char *text)
 {
-	size_t len = strlen(text), done = 0;
 	int fd = memfd_create("ceems-agent-config", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	int err;
 
 	if (fd < 0)
 		return -errno;
-	while (done < len) {
-		ssize_t n = write(fd, text + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			int e = n < 0 ? errno : EIO;
-
-			close(fd);
-			return -e;
-		}
-		done += (size_t)n;
+	err = ceems_fileio_write_all(fd, text, strlen(text));
+	if (err < 0) {
+		close(fd);
+		return err;
 	}
 	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE |
 		  F_SEAL_SEAL) < 0) {

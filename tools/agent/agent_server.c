@@ -120,7 +120,7 @@ setup(struct server *s, const char *config_text)
 	sigaddset(&mask, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ||
 	    (fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0 ||
-	    agent_server_timers_add_watch(s, &s->sig, W_SIGNAL, fd) < 0) {
+	    agent_server_watch_add(s, &s->sig, W_SIGNAL, fd) < 0) {
 		ceems_error("cannot set up signal handling: %s", strerror(errno));
 		return -1;
 	}

@@ -34,7 +34,7 @@ agent_server_clients_open_listener(struct server *s)
 
 	if (fd < 0)
 		return fd;
-	if ((r = agent_server_timers_add_watch(s, &s->listen, W_LISTEN, fd)) < 0) {
+	if ((r = agent_server_watch_add(s, &s->listen, W_LISTEN, fd)) < 0) {
 		close(fd);
 		return r;
 	}

@@ -76,10 +76,13 @@ struct server {
 	char outbuf[CEEMS_AGENT_MSG_MAX + 1];
 };
 
+/* agent_server_watch.c: FD into the event loop as W, of KIND.  0 or
+ * -errno. */
+int agent_server_watch_add(struct server *s, struct watch *w, enum watch_kind kind,
+			   int fd);
+
 /* agent_server_timers.c: the timerfds, the tick in parts, checkpoints,
  * the job notes and the replay child. */
-int agent_server_timers_add_watch(struct server *s, struct watch *w, enum watch_kind kind,
-		     int fd);
 int agent_server_timers_open_timer(struct server *s, struct watch *w, enum watch_kind kind,
 		      uint64_t period_ns);
 void agent_server_timers_drain_timer(int fd);

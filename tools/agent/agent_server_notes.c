@@ -42,7 +42,7 @@ agent_server_notes_open(struct server *s)
 			   "every tick", strerror(errno));
 		return 0;
 	}
-	r = agent_server_timers_add_watch(s, &s->notes, W_NOTES, fd);
+	r = agent_server_watch_add(s, &s->notes, W_NOTES, fd);
 	if (r < 0) {
 		close(fd);
 		return r;

@@ -26,18 +26,6 @@
 #include "record/job_note.h"
 #include "base/log.h"
 
-int
-agent_server_timers_add_watch(struct server *s, struct watch *w, enum watch_kind kind, int fd)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = w };
-
-	w->kind = kind;
-	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
-		return -errno;
-	w->fd = fd;
-	return 0;
-}
-
 /* A periodic timer of PERIOD_NS (0 disarms it). */
 static int
 arm_timer(int fd, uint64_t period_ns)
@@ -61,7 +49,7 @@ agent_server_timers_open_timer(struct server *s, struct watch *w, enum watch_kin
 	if (fd < 0)
 		return -errno;
 	if ((r = arm_timer(fd, period_ns)) < 0 ||
-	    (r = agent_server_timers_add_watch(s, w, kind, fd)) < 0) {
+	    (r = agent_server_watch_add(s, w, kind, fd)) < 0) {
 		close(fd);
 		return r;
 	}
@@ -229,7 +217,7 @@ agent_server_timers_start_replay(struct server *s, uint64_t first_delay_ns)
 	int fd = agent_replay_spawn(s->replay, first_delay_ns);
 	int r = fd;
 
-	if (fd >= 0 && (r = agent_server_timers_add_watch(s, &s->replay_child, W_REPLAY_CHILD, fd)) == 0)
+	if (fd >= 0 && (r = agent_server_watch_add(s, &s->replay_child, W_REPLAY_CHILD, fd)) == 0)
 		return;
 	ceems_error("cannot start the replay of the spool: %s: trying again in 60 s",
 		    strerror(-r));

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "report_mail.h"
+#include "base/fileio.h"
 
 int
 report_mail_address_ok(const char *s)
@@ -98,22 +99,6 @@ report_mail_compose(struct report_buf *out, const char *from, const char *to,
 	return 0;
 }
 
-static int
-write_all(int fd, const char *p, size_t len)
-{
-	while (len > 0) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 int
 report_mail_send(const char *sendmail, const struct report_buf *msg, char *err,
 		 size_t err_size)
@@ -150,7 +135,7 @@ report_mail_send(const char *sendmail, const struct report_buf *msg, char *err,
 	close(fds[0]);
 	/* A sendmail that exits early must not kill us with SIGPIPE. */
 	signal(SIGPIPE, SIG_IGN);
-	werr = write_all(fds[1], msg->data, msg->len);
+	werr = ceems_fileio_write_all(fds[1], msg->data, msg->len);
 	close(fds[1]);
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR) {
@@ -191,7 +176,7 @@ report_mail_write(const char *dir, const char *name, const struct report_buf *ms
 		snprintf(err, err_size, "%s/%s: %s", dir, name, strerror(errno));
 		return -1;
 	}
-	if (write_all(fd, msg->data, msg->len) < 0) {
+	if (ceems_fileio_write_all(fd, msg->data, msg->len) < 0) {
 		close(fd);
 		snprintf(err, err_size, "%s/%s: write failed", dir, name);
 		return -1;

@@ -27,6 +27,7 @@
 
 #include "base/conf.h"
 #include "base/node_name.h"
+#include "model/agent_series.h"
 #include "record/record.h"
 #include "sacct_dups.h"
 #include "sacct_explain.h"
@@ -244,7 +245,7 @@ print_series(const struct sacct_records *recs, uint32_t jobid)
 		return fail("no time series kept for job %u (submit with --ceems-series)", jobid);
 	fputs("node,resolution_s", stdout);
 	for (k = 0; k < SACCT_S_NCOLS; k++)
-		printf(",%s", sacct_series_names[k]);
+		printf(",%s", ceems_series_columns[k]);
 	fputc('\n', stdout);
 	for (i = 0; i < recs->n; i++) {
 		s = &recs->series[i];

@@ -24,12 +24,6 @@
 #include "model/measure.h"
 #include "sacct_query.h"
 
-const char *const sacct_series_names[SACCT_S_NCOLS] = {
-	"t", "interval_s", "cpu_s", "mem_bytes", "package_j", "dram_j",
-	"gpu_j", "node_j", "gpu_util_pct", "read_bytes", "write_bytes",
-	"net_in_bytes", "net_out_bytes", "page_faults", "ctx_switches", "ipc",
-};
-
 struct ceems_job_record *
 sacct_merge_records_add(struct sacct_records *recs, struct sacct_series **series)
 {

@@ -53,7 +53,8 @@ struct sacct_query {
 };
 
 /* A job's time series on one node (--series): rows of the columns below,
- * NaN where a value is absent. */
+ * NaN where a value is absent.  Their names are the agent's
+ * (ceems_series_columns, model/agent_series.h), in the same order. */
 enum sacct_series_col {
 	SACCT_S_T = 0, SACCT_S_INTERVAL, SACCT_S_CPU, SACCT_S_MEM,
 	SACCT_S_PACKAGE, SACCT_S_DRAM, SACCT_S_GPU, SACCT_S_NODE,
@@ -62,7 +63,6 @@ enum sacct_series_col {
 	SACCT_S_PAGE_FAULTS, SACCT_S_CTX_SWITCHES, SACCT_S_IPC,
 	SACCT_S_NCOLS
 };
-extern const char *const sacct_series_names[SACCT_S_NCOLS];
 
 struct sacct_series {
 	bool present;

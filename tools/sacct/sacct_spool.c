@@ -43,6 +43,8 @@ _Static_assert(SACCT_S_NODE - SACCT_S_PACKAGE + 1 == CEEMS_DOMAIN_COUNT,
 	       "a series column per energy domain");
 _Static_assert(SACCT_S_CTX_SWITCHES - SACCT_S_READ + 1 == CEEMS_SC_NROW,
 	       "a series column per count a row keeps");
+_Static_assert(SACCT_S_NCOLS == CEEMS_SERIES_NCOLUMNS,
+	       "the agent's columns, named by ceems_series_columns");
 
 /* The rows of a series as the agent keeps them (lib/model/agent_series.h)
  * into S, one number a column, NaN where unknown.  0 or -1 with ERR. */
