@@ -17,6 +17,7 @@
 #include "model/agent_series.h"
 #include "agent/agent_state.h"
 #include "base/log.h"
+#include "model/carbon_advice.h"
 #include "record/record.h"
 #include "record/storage.h"
 #include "base/tick_path.h"
@@ -81,6 +82,9 @@ struct agent_finish {
 	/* The last record of a job note failed: its note is kept and taken
 	 * again, so the next failures are not logged again. */
 	bool notes_unwritten;
+	/* The node's intensity series (the agent's, which outlives this),
+	 * for each record's carbon-aware advice; NULL: none. */
+	const struct ceems_intensity_series *intensity;
 };
 
 struct agent_finish *
@@ -331,6 +335,31 @@ add_note(struct ceems_job_record *rec, const char *id)
 	return note;
 }
 
+/* The record's carbon-aware advice, by its Slurm start time and its
+ * dependency as slurmctld listed it. */
+static void
+advise(const struct agent_finish *f, struct ceems_job_record *rec)
+{
+	struct ceems_advice_opts o;
+	struct ceems_advice a;
+
+	if (f->intensity == NULL)
+		return;
+	ceems_agent_advice_opts(&f->spool_config, &o);
+	if (ceems_carbon_advice_of_report(f->intensity, &rec->report,
+			rec->meta.start_time,
+			rec->meta.dependency == CEEMS_JOB_DEPENDENCY_LISTED,
+			&o, &a) == 0)
+		ceems_record_set_advice(rec, &a);
+}
+
+void
+ceems_agent_finish_set_intensity(struct agent_finish *f,
+				 const struct ceems_intensity_series *s)
+{
+	f->intensity = s;
+}
+
 /* AGAIN: an earlier try failed and was logged; a failure now is only
  * a debug line.  A record the spool set aside as invalid (-EINVAL) is
  * kept: 0. */
@@ -389,6 +418,7 @@ write_record(struct agent_finish *f,
 	settle_state(&meta, report, job);
 	ceems_record_build(rec, &meta, report, by, (int64_t)time(NULL));
 	rec->marks = job->marks;
+	advise(f, rec);
 	if (strcmp(by, "agent") != 0) {
 		r = store(f, rec, why, again);
 		free(rec);

@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "model/agent_series.h"
+#include "model/carbon_advice.h"
 #include "model/job.h"
 #include "base/json_util.h"
 #include "model/measure.h"
@@ -33,6 +34,22 @@ ceems_record_build(struct ceems_job_record *r,
 	n = ceems_summary_notes(meta, report, r->notes,
 				CEEMS_SUMMARY_MAX_NOTES);
 	r->nnotes = n > 0 ? (size_t)n : 0;
+}
+
+void
+ceems_record_set_advice(struct ceems_job_record *r,
+			const struct ceems_advice *a)
+{
+	struct ceems_summary_note note;
+
+	r->have_advice = ceems_carbon_advice_known(a);
+	if (!r->have_advice)
+		return;
+	r->advice = *a;
+	if (!ceems_summary_carbon_note(a, &note))
+		return;
+	r->notes[r->nnotes < CEEMS_SUMMARY_MAX_NOTES ? r->nnotes++ :
+		 CEEMS_SUMMARY_MAX_NOTES - 1] = note;
 }
 
 static struct json_object *
@@ -87,6 +104,9 @@ ceems_record_encode(const struct ceems_job_record *r, char *buf, size_t size)
 	/* Only when the job marked: unknown is not zero. */
 	if (r->marks.n > 0)
 		ceems_json_util_add(obj, "marks", ceems_marks_to_json(&r->marks), &ok);
+	if (r->have_advice)
+		ceems_json_util_add(obj, "advice",
+				    ceems_carbon_advice_to_json(&r->advice), &ok);
 	if (!ok) {
 		json_object_put(obj);
 		return -ENOMEM;
@@ -175,7 +195,7 @@ ceems_record_decode_series(const char *buf, size_t len,
 {
 	static const char *const known[] = { "format", "written_at",
 		"finalized_by", "job", "measurements", "notes", "series", "marks",
-		NULL };
+		"advice", NULL };
 	struct ceems_job_record *r;
 	struct json_object *obj, *val;
 	uint64_t u;
@@ -242,6 +262,12 @@ ceems_record_decode_series(const char *buf, size_t len,
 	if ((val = ceems_json_util_get(obj, "marks")) != NULL &&
 	    ceems_marks_from_json(val, &r->marks, err, err_size) < 0)
 		goto out;
+	if ((val = ceems_json_util_get(obj, "advice")) != NULL) {
+		if (ceems_carbon_advice_from_json(val, &r->advice, err,
+						  err_size) < 0)
+			goto out;
+		r->have_advice = true;
+	}
 	/* Checked, and kept only for a caller that asks (see record.h). */
 	if ((val = ceems_json_util_get(obj, "series")) != NULL &&
 	    ceems_agent_series_from_json(val, &series, err, err_size) < 0)

@@ -35,6 +35,10 @@ struct ceems_job_record {
 	/* The work the job's processes reported; n 0 when none.  Set by
 	 * the record's writer after ceems_record_build (which zeroes it). */
 	struct ceems_marks marks;
+	/* The carbon-aware advice (model/carbon_advice.h), when a series
+	 * covered the job's time; set by ceems_record_set_advice. */
+	bool have_advice;
+	struct ceems_advice advice;
 };
 
 /* Fill R from a finished job (notes computed here). */
@@ -42,6 +46,11 @@ void ceems_record_build(struct ceems_job_record *r,
 			const struct ceems_job_meta *meta,
 			const struct ceems_agent_job_report *report,
 			const char *finalized_by, int64_t now);
+
+/* Keep advice A in R when it is known, with its note when it is worth
+ * one (a full record's last note gives way: see the agent's notes). */
+void ceems_record_set_advice(struct ceems_job_record *r,
+			     const struct ceems_advice *a);
 
 /* Encode R as JSON text into BUF.  Returns the length, -ENOSPC, -ENOMEM. */
 int ceems_record_encode(const struct ceems_job_record *r, char *buf,
