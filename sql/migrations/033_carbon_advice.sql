@@ -8,7 +8,7 @@
 -- columns are NULL where no time-varying series covered the job's time
 -- on the node (the yearly figure gives no advice), where the node
 -- measured no energy, and in the rows stored before this migration:
--- unknown, never a saving of 0.  sql/views/carbon_advice.sql sums the
+-- unknown, never a saving of 0.  sql/views/usage_carbon.sql sums the
 -- savings a month's jobs could have had, per account.
 --
 -- IF NOT EXISTS: a database whose version was set back runs it again.

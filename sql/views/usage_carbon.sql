@@ -1,10 +1,10 @@
--- sql/views/carbon_advice.sql - how much of a month's emissions could
+-- sql/views/usage_carbon.sql - how much of a month's emissions could
 -- have been shifted to greener hours, per account: the carbon-aware
 -- advice of each job's nodes (migration 033; doc/attribution.md,
 -- "Carbon-aware advice").  security_invoker: each reader sees through
 -- the policies of the tables (their own jobs; coordinators their
 -- accounts'; admins all).  A job counts in the month of its end, as in
--- the usage views (sql/views/usage.sql).
+-- the usage views (sql/views/usage.sql, applied before this file).
 
 -- Per job: its nodes' advice added, where every node with emissions had
 -- one (else unknown, as ceems-sacct's CO2eSaving).  shiftable_g is the
