@@ -173,6 +173,14 @@ struct ceems_advice_opts;
 int ceems_agent_advice(const struct ceems_agent *agent, uint32_t jobid,
 		       const struct ceems_agent_job_report *report,
 		       uint64_t now_ns, struct ceems_advice *out);
+/* The advice of the job of record REC by the series S under C's
+ * settings, by Slurm's start time and the dependency slurmctld listed:
+ * kept in the record, with its note when worth one. */
+struct ceems_intensity_series;
+struct ceems_job_record;
+void ceems_agent_advice_record(const struct ceems_intensity_series *s,
+			       const struct ceems_config *c,
+			       struct ceems_job_record *rec);
 /* The site's settings of the advice in config C into O. */
 void ceems_agent_advice_opts(const struct ceems_config *c,
 			     struct ceems_advice_opts *o);

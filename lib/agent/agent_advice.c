@@ -9,6 +9,7 @@
 
 #include "agent/agent_internal.h"
 #include "model/carbon_advice.h"
+#include "record/record.h"
 
 void
 ceems_agent_advice_opts(const struct ceems_config *c,
@@ -36,4 +37,19 @@ ceems_agent_advice(const struct ceems_agent *a, uint32_t jobid,
 	/* The dependency is the job side's to say (its metadata). */
 	return ceems_carbon_advice_of_report(&a->intensity.series, report,
 					     start, false, &o, out);
+}
+
+void
+ceems_agent_advice_record(const struct ceems_intensity_series *s,
+			  const struct ceems_config *c,
+			  struct ceems_job_record *rec)
+{
+	struct ceems_advice_opts o;
+	struct ceems_advice a;
+
+	ceems_agent_advice_opts(c, &o);
+	if (ceems_carbon_advice_of_report(s, &rec->report, rec->meta.start_time,
+			rec->meta.dependency == CEEMS_JOB_DEPENDENCY_LISTED,
+			&o, &a) == 0)
+		ceems_record_set_advice(rec, &a);
 }

@@ -17,7 +17,6 @@
 #include "model/agent_series.h"
 #include "agent/agent_state.h"
 #include "base/log.h"
-#include "model/carbon_advice.h"
 #include "record/record.h"
 #include "record/storage.h"
 #include "base/tick_path.h"
@@ -321,38 +320,6 @@ settle_state(struct ceems_job_meta *m,
 		snprintf(m->state, sizeof(m->state), "OUT_OF_MEMORY");
 }
 
-/* Add note ID saying TEXT to REC; the last place when the notes are
- * full: this one matters more. */
-static struct ceems_summary_note *
-add_note(struct ceems_job_record *rec, const char *id)
-{
-	struct ceems_summary_note *note =
-		&rec->notes[rec->nnotes < CEEMS_SUMMARY_MAX_NOTES ?
-			    rec->nnotes++ : CEEMS_SUMMARY_MAX_NOTES - 1];
-
-	memset(note, 0, sizeof(*note));
-	snprintf(note->id, sizeof(note->id), "%s", id);
-	return note;
-}
-
-/* The record's carbon-aware advice, by its Slurm start time and its
- * dependency as slurmctld listed it. */
-static void
-advise(const struct agent_finish *f, struct ceems_job_record *rec)
-{
-	struct ceems_advice_opts o;
-	struct ceems_advice a;
-
-	if (f->intensity == NULL)
-		return;
-	ceems_agent_advice_opts(&f->spool_config, &o);
-	if (ceems_carbon_advice_of_report(f->intensity, &rec->report,
-			rec->meta.start_time,
-			rec->meta.dependency == CEEMS_JOB_DEPENDENCY_LISTED,
-			&o, &a) == 0)
-		ceems_record_set_advice(rec, &a);
-}
-
 void
 ceems_agent_finish_set_intensity(struct agent_finish *f,
 				 const struct ceems_intensity_series *s)
@@ -418,14 +385,15 @@ write_record(struct agent_finish *f,
 	settle_state(&meta, report, job);
 	ceems_record_build(rec, &meta, report, by, (int64_t)time(NULL));
 	rec->marks = job->marks;
-	advise(f, rec);
+	if (f->intensity != NULL)
+		ceems_agent_advice_record(f->intensity, &f->spool_config, rec);
 	if (strcmp(by, "agent") != 0) {
 		r = store(f, rec, why, again);
 		free(rec);
 		return r;
 	}
 	/* Said in the record itself, for whoever reads it later. */
-	note = add_note(rec, "agent-finalized");
+	note = ceems_record_add_note(rec, "agent-finalized");
 	snprintf(note->text, sizeof(note->text),
 		 "The node agent wrote this record itself: %s.%s%s", why,
 		 given == NULL ? " Job details other than its id, owner, node"
@@ -829,7 +797,7 @@ write_unmeasured(struct agent_finish *f, const struct ceems_job_meta *meta,
 	/* The lifetime to the end complete_meta settled on. */
 	ceems_agent_finish_unmeasured_report(&m, node_measured, report);
 	ceems_record_build(rec, &m, report, "agent", (int64_t)time(NULL));
-	note = add_note(rec, "not-measured");
+	note = ceems_record_add_note(rec, "not-measured");
 	snprintf(note->text, sizeof(note->text),
 		 "The node agent did not measure this job: %s. Its figures "
 		 "are absent, not zero; the job's details are Slurm's.", why);

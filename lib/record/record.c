@@ -36,6 +36,18 @@ ceems_record_build(struct ceems_job_record *r,
 	r->nnotes = n > 0 ? (size_t)n : 0;
 }
 
+struct ceems_summary_note *
+ceems_record_add_note(struct ceems_job_record *r, const char *id)
+{
+	struct ceems_summary_note *note =
+		&r->notes[r->nnotes < CEEMS_SUMMARY_MAX_NOTES ?
+			  r->nnotes++ : CEEMS_SUMMARY_MAX_NOTES - 1];
+
+	memset(note, 0, sizeof(*note));
+	snprintf(note->id, sizeof(note->id), "%s", id);
+	return note;
+}
+
 void
 ceems_record_set_advice(struct ceems_job_record *r,
 			const struct ceems_advice *a)
@@ -46,10 +58,8 @@ ceems_record_set_advice(struct ceems_job_record *r,
 	if (!r->have_advice)
 		return;
 	r->advice = *a;
-	if (!ceems_summary_carbon_note(a, &note))
-		return;
-	r->notes[r->nnotes < CEEMS_SUMMARY_MAX_NOTES ? r->nnotes++ :
-		 CEEMS_SUMMARY_MAX_NOTES - 1] = note;
+	if (ceems_summary_carbon_note(a, &note))
+		*ceems_record_add_note(r, note.id) = note;
 }
 
 static struct json_object *

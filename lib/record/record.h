@@ -47,6 +47,11 @@ void ceems_record_build(struct ceems_job_record *r,
 			const struct ceems_agent_job_report *report,
 			const char *finalized_by, int64_t now);
 
+/* A new note ID in R, zeroed but for its id, for its writer to fill:
+ * the last place when the notes are full (the newest matters more). */
+struct ceems_summary_note *ceems_record_add_note(struct ceems_job_record *r,
+						 const char *id);
+
 /* Keep advice A in R when it is known, with its note when it is worth
  * one (a full record's last note gives way: see the agent's notes). */
 void ceems_record_set_advice(struct ceems_job_record *r,

@@ -32,8 +32,8 @@ ceems_summary_carbon_note(const struct ceems_advice *a,
 	memset(n, 0, sizeof(*n));
 	snprintf(n->id, sizeof(n->id), "%s", CEEMS_SUMMARY_CARBON_NOTE);
 	ceems_units_fmt_grams(actual, sizeof(actual), a->actual_g, NULL);
-	ceems_units_fmt_grams(best, sizeof(best), a->best_g, NULL);
-	ceems_units_fmt_grams(saving, sizeof(saving), a->saving_g, " CO2e");
+	ceems_units_fmt_grams(best, sizeof(best), a->best_g, " CO2e");
+	ceems_units_fmt_grams(saving, sizeof(saving), a->saving_g, NULL);
 	n->have_saving_g = true;
 	n->saving_g = a->saving_g;
 	ceems_summary_units_appendf(n->text, sizeof(n->text),
