@@ -461,9 +461,9 @@ ceems_agent_proto_reply_ok_work(const struct ceems_agent_job_report *report,
 	if (history != NULL && history->n > 0)
 		ceems_json_util_add(obj, "history",
 				    ceems_marks_history_to_json(history), &ok);
-	if (advice != NULL && ceems_carbon_advice_known(advice))
+	if (advice != NULL && ceems_advice_known(advice))
 		ceems_json_util_add(obj, "advice",
-				    ceems_carbon_advice_to_json(advice), &ok);
+				    ceems_advice_to_json(advice), &ok);
 	if (!ok) {
 		json_object_put(obj);
 		return -ENOMEM;
@@ -592,9 +592,9 @@ ceems_agent_proto_reply_decode_work(const char *buf, size_t len,
 		}
 	}
 	if (advice != NULL) {
-		ceems_carbon_advice_none(advice);
+		ceems_advice_none(advice);
 		if ((val = ceems_json_util_get(obj, "advice")) != NULL &&
-		    ceems_carbon_advice_from_json(val, advice, why, sizeof(why)) < 0) {
+		    ceems_advice_from_json(val, advice, why, sizeof(why)) < 0) {
 			ceems_json_util_error(err, err_size, "malformed reply from the agent: %s", why);
 			goto out;
 		}

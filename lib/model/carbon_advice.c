@@ -122,7 +122,7 @@ ceems_carbon_advice_of_report(const struct ceems_intensity_series *s,
 	if (!l->have_emissions ||
 	    !ceems_job_figures_emission_factor_valid(&l->factor) ||
 	    !ceems_job_figures_ledger_energy_known(l)) {
-		ceems_carbon_advice_none(out);
+		ceems_advice_none(out);
 		return 0;
 	}
 	j.start = start;

@@ -54,7 +54,7 @@ ceems_record_set_advice(struct ceems_job_record *r,
 {
 	struct ceems_summary_note note;
 
-	r->have_advice = ceems_carbon_advice_known(a);
+	r->have_advice = ceems_advice_known(a);
 	if (!r->have_advice)
 		return;
 	r->advice = *a;
@@ -116,7 +116,7 @@ ceems_record_encode(const struct ceems_job_record *r, char *buf, size_t size)
 		ceems_json_util_add(obj, "marks", ceems_marks_to_json(&r->marks), &ok);
 	if (r->have_advice)
 		ceems_json_util_add(obj, "advice",
-				    ceems_carbon_advice_to_json(&r->advice), &ok);
+				    ceems_advice_to_json(&r->advice), &ok);
 	if (!ok) {
 		json_object_put(obj);
 		return -ENOMEM;
@@ -273,7 +273,7 @@ ceems_record_decode_series(const char *buf, size_t len,
 	    ceems_marks_from_json(val, &r->marks, err, err_size) < 0)
 		goto out;
 	if ((val = ceems_json_util_get(obj, "advice")) != NULL) {
-		if (ceems_carbon_advice_from_json(val, &r->advice, err,
+		if (ceems_advice_from_json(val, &r->advice, err,
 						  err_size) < 0)
 			goto out;
 		r->have_advice = true;

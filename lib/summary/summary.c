@@ -703,7 +703,7 @@ ceems_summary_format_advice(const struct ceems_job_meta *meta,
 	if (advice != NULL && meta->nnodes <= 1) {
 		a = *advice;
 		if (meta->dependency == CEEMS_JOB_DEPENDENCY_LISTED)
-			ceems_carbon_advice_in_chain(&a);
+			ceems_advice_in_chain(&a);
 		advice = &a;
 	} else {
 		advice = NULL;

@@ -1,7 +1,7 @@
 /* test_carbon_note.c - carbon-aware advice from a job's report to the
  * user and the record: the advice of a report by a series whose
  * intensity changes during the day (lib/model/carbon_advice.c), its JSON
- * in the agent's reply and the record (carbon_advice_json.c, strict
+ * in the agent's reply and the record (lib/model/advice.c, strict
  * and fuzzed), the summary's note (lib/summary/summary_carbon.c) and
  * when it must not fire, and the job's dependency in its metadata.
  * Every advised start and saving was worked out by hand. */
@@ -128,7 +128,7 @@ test_of_report(void)
 	ok(a.verdict == CEEMS_ADVICE_SMALL, "30 g saved: under the grams");
 	/* Time the series does not hold: no advice, unknown. */
 	a = advise_report(DAY0 - 10 * HOUR, 3600, KWH, 1, false);
-	ok(a.verdict == CEEMS_ADVICE_NO_SERIES && !ceems_carbon_advice_known(&a),
+	ok(a.verdict == CEEMS_ADVICE_NO_SERIES && !ceems_advice_known(&a),
 	   "before the series: no advice");
 	/* No emissions (no zone): none either, whatever the series. */
 	job_report(&r, 3600, KWH, 1);
@@ -145,13 +145,13 @@ test_in_chain(void)
 {
 	struct ceems_advice a = { .verdict = CEEMS_ADVICE_WORTH };
 
-	ceems_carbon_advice_in_chain(&a);
+	ceems_advice_in_chain(&a);
 	ok(a.verdict == CEEMS_ADVICE_CHAIN, "worth, then chained: no note");
 	a.verdict = CEEMS_ADVICE_SHORT;
-	ceems_carbon_advice_in_chain(&a);
+	ceems_advice_in_chain(&a);
 	ok(a.verdict == CEEMS_ADVICE_SHORT, "short stays short");
 	a.verdict = CEEMS_ADVICE_NO_SERIES;
-	ceems_carbon_advice_in_chain(&a);
+	ceems_advice_in_chain(&a);
 	ok(a.verdict == CEEMS_ADVICE_NO_SERIES, "no advice stays none");
 }
 
@@ -163,7 +163,7 @@ from_text(const char *text, struct ceems_advice *a, char *err, size_t size)
 
 	if (o == NULL)
 		return -EINVAL;
-	r = ceems_carbon_advice_from_json(o, a, err, size);
+	r = ceems_advice_from_json(o, a, err, size);
 	json_object_put(o);
 	return r;
 }
@@ -185,10 +185,10 @@ test_json(void)
 	};
 	struct ceems_advice a = advise_report(DAY0 + 19 * HOUR, 3600, KWH, 1, false);
 	struct ceems_advice back;
-	struct json_object *o = ceems_carbon_advice_to_json(&a);
+	struct json_object *o = ceems_advice_to_json(&a);
 	char err[256] = "";
 
-	ok(o != NULL && ceems_carbon_advice_from_json(o, &back, err,
+	ok(o != NULL && ceems_advice_from_json(o, &back, err,
 						      sizeof(err)) == 0 &&
 	   back.verdict == a.verdict && back.actual_g == a.actual_g &&
 	   back.best_g == a.best_g && back.best_start == a.best_start &&
@@ -231,7 +231,7 @@ test_fuzz(void)
 			refused++;
 			continue;
 		}
-		if (ceems_carbon_advice_known(&a) && a.best_g <= a.actual_g &&
+		if (ceems_advice_known(&a) && a.best_g <= a.actual_g &&
 		    a.saving_g >= 0 && a.best_start > 0 && isfinite(a.actual_g))
 			sane++;
 	}
@@ -339,7 +339,7 @@ test_record(void)
 	   "no dependency listed: false, kept");
 	/* No series: no advice, no key, no note. */
 	ceems_record_build(&rec, &m, &r, "extern", DAY0 + 21 * HOUR);
-	ceems_carbon_advice_none(&none);
+	ceems_advice_none(&none);
 	ceems_record_set_advice(&rec, &none);
 	n = ceems_record_encode(&rec, buf, sizeof(buf));
 	ok(n > 0 && strstr(buf, "\"advice\"") == NULL &&

@@ -59,7 +59,7 @@ step_reply(struct server *s, const struct ceems_agent_request *req,
 	/* The summary's carbon note: only the agent has the series. */
 	if (ceems_agent_advice(s->agent, req->jobid, report,
 			       ceems_clock_monotonic_ns(), &advice) < 0)
-		ceems_carbon_advice_none(&advice);
+		ceems_advice_none(&advice);
 	return ceems_agent_proto_reply_ok_work(report,
 			ceems_agent_marks_get(s->agent, req->jobid), &history,
 			&advice, s->outbuf, sizeof(s->outbuf));

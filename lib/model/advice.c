@@ -1,4 +1,4 @@
-/* carbon_advice_json.c - a job's carbon-aware advice as the JSON object
+/* advice.c - a job's carbon-aware advice as the JSON object
  * "advice" of the agent's reply and of the record
  * (doc/record-format.md), and what the job side does with it.  Apart
  * from carbon_advice.c, which needs the series, because the plugin
@@ -26,7 +26,7 @@ static const char *const verdict_names[] = {
 };
 
 const char *
-ceems_carbon_advice_verdict_name(enum ceems_advice_verdict v)
+ceems_advice_verdict_name(enum ceems_advice_verdict v)
 {
 	if ((unsigned)v >= sizeof(verdict_names) / sizeof(verdict_names[0]))
 		return "unknown";
@@ -34,28 +34,28 @@ ceems_carbon_advice_verdict_name(enum ceems_advice_verdict v)
 }
 
 bool
-ceems_carbon_advice_known(const struct ceems_advice *a)
+ceems_advice_known(const struct ceems_advice *a)
 {
 	return a->verdict != CEEMS_ADVICE_NO_SERIES &&
 	       a->verdict != CEEMS_ADVICE_BAD_JOB;
 }
 
 void
-ceems_carbon_advice_none(struct ceems_advice *out)
+ceems_advice_none(struct ceems_advice *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->verdict = CEEMS_ADVICE_NO_SERIES;
 }
 
 void
-ceems_carbon_advice_in_chain(struct ceems_advice *a)
+ceems_advice_in_chain(struct ceems_advice *a)
 {
 	if (a->verdict == CEEMS_ADVICE_WORTH || a->verdict == CEEMS_ADVICE_SMALL)
 		a->verdict = CEEMS_ADVICE_CHAIN;
 }
 
 struct json_object *
-ceems_carbon_advice_to_json(const struct ceems_advice *a)
+ceems_advice_to_json(const struct ceems_advice *a)
 {
 	struct json_object *obj = json_object_new_object();
 	bool ok = obj != NULL;
@@ -63,7 +63,7 @@ ceems_carbon_advice_to_json(const struct ceems_advice *a)
 	if (!ok)
 		return NULL;
 	ceems_json_util_add(obj, "verdict", json_object_new_string(
-			ceems_carbon_advice_verdict_name(a->verdict)), &ok);
+			ceems_advice_verdict_name(a->verdict)), &ok);
 	ceems_json_util_add_double(obj, "actual_g", a->actual_g, &ok);
 	ceems_json_util_add(obj, "best_start",
 			    json_object_new_int64(a->best_start), &ok);
@@ -79,13 +79,13 @@ static int
 verdict_parse(const char *name)
 {
 	for (int v = CEEMS_ADVICE_WORTH; v <= CEEMS_ADVICE_SMALL; v++)
-		if (strcmp(name, ceems_carbon_advice_verdict_name(v)) == 0)
+		if (strcmp(name, ceems_advice_verdict_name(v)) == 0)
 			return v;
 	return -EINVAL;
 }
 
 int
-ceems_carbon_advice_from_json(const struct json_object *obj,
+ceems_advice_from_json(const struct json_object *obj,
 			      struct ceems_advice *out, char *err,
 			      size_t err_size)
 {
