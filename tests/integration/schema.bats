@@ -1599,6 +1599,17 @@ write_day_series() {
         _fail "alice sees other accounts"
     [ "$(sql -U bob -c "SELECT string_agg(jobid::text, ',' ORDER BY jobid) FROM ceems.job_carbon_advice")" = 44,45 ] ||
         _fail "bob's advised jobs"
+    # ceems-sacct's CO2eSaving: the saving, 0 where none was greener,
+    # empty where no series covered the job.
+    printf 'database = host=%s port=%s dbname=%s user=postgres\ncluster = c1\n' \
+        "$PGHOST" "$PGPORT" "$DB" >"$T/sacct.conf"
+    run "$CEEMS_TOP_BUILDDIR/tools/ceems-sacct" -c "$T/sacct.conf" -a -X -n -P \
+        -S 2023-11-01 -E 2023-12-01 -o JobID,CO2eSaving
+    [ "$output" = "43|300 g
+45|0 g
+46|
+42|300 g
+44|300 g" ] || _fail "CO2eSaving: $output"
     # Part of the advice is none of it; a best above the actual is refused.
     run sql -c "UPDATE ceems.job_nodes SET advice_best_start = NULL WHERE advice_verdict = 'worth'"
     [ "$status" -ne 0 ] || _fail "job_nodes took advice without its best start"
