@@ -73,30 +73,40 @@ yearly_fr(void)
 	return f.g_per_kwh;
 }
 
+/* An agent of config C at monotonic 10 s (wall W0) with job 42
+ * registered, Slurm's start START_TIME (0: not sent). */
 static struct ceems_agent *
-open_agent(bool with_series)
+open_agent_with(const struct ceems_config *c, int64_t start_time)
 {
-	struct ceems_config c;
 	struct ceems_agent_job_spec spec;
 	struct ceems_agent *a;
 	char err[256] = "";
 
-	base_config(&c);
-	if (with_series)
-		snprintf(c.intensity_file, sizeof(c.intensity_file), "%s",
-			 cache_path);
-	a = ceems_agent_open(&c, 10 * SEC, err, sizeof(err));
+	a = ceems_agent_open(c, 10 * SEC, err, sizeof(err));
 	if (a == NULL) {
 		printf("Bail out! agent does not open: %s\n", err);
 		exit(1);
 	}
 	ceems_agent_intensity_set_wall_offset(a, W0 * (long long)SEC - 10 * (long long)SEC);
 	job42_spec(&spec);
+	spec.start_time = start_time;
 	if (ceems_agent_register(a, &spec, 10 * SEC) != 0) {
 		printf("Bail out! job 42 does not register\n");
 		exit(1);
 	}
 	return a;
+}
+
+static struct ceems_agent *
+open_agent(bool with_series)
+{
+	struct ceems_config c;
+
+	base_config(&c);
+	if (with_series)
+		snprintf(c.intensity_file, sizeof(c.intensity_file), "%s",
+			 cache_path);
+	return open_agent_with(&c, 0);
 }
 
 static double
@@ -352,12 +362,11 @@ test_advice(void)
 {
 	static struct ceems_job_record rec;
 	struct ceems_config c;
-	struct ceems_agent_job_spec spec;
 	struct ceems_agent_job_report r;
 	struct ceems_job_meta m;
 	struct ceems_advice adv;
 	struct ceems_agent *a;
-	char rows[256], err[256] = "";
+	char rows[256];
 	double e, want;
 
 	snprintf(rows, sizeof(rows), "%lld %lld 400\n%lld %lld 300\n"
@@ -370,15 +379,7 @@ test_advice(void)
 	c.advice_min_duration_ns = 0;
 	c.advice_min_saving_g = 0;
 	c.advice_min_saving_pct = 0;
-	a = ceems_agent_open(&c, 10 * SEC, err, sizeof(err));
-	if (a == NULL) {
-		printf("Bail out! agent does not open: %s\n", err);
-		exit(1);
-	}
-	ceems_agent_intensity_set_wall_offset(a, W0 * (long long)SEC - 10 * (long long)SEC);
-	job42_spec(&spec);
-	spec.start_time = W0;	/* Slurm's, as the plugin sends it */
-	is_int(ceems_agent_register(a, &spec, 10 * SEC), 0, "job 42 registers");
+	a = open_agent_with(&c, W0);	/* Slurm's start, as the plugin sends it */
 	for (int i = 0; i < 4; i++) {
 		advance(400000000ULL * (unsigned long long)(i + 1));
 		ceems_agent_tick(a, (11 + (uint64_t)i) * SEC);

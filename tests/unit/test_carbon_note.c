@@ -21,34 +21,9 @@
 #include "record/record.h"
 #include "summary/summary.h"
 #include "../tap.h"
-
-#define DAY0 1767225600LL	/* 2026-01-01T00:00:00Z */
-#define HOUR 3600LL
-#define KWH 3.6e6
+#include "day_series.h"
 
 static struct ceems_intensity_series series;
-
-/* 300 g/kWh at night, 100 in the morning, 200 in the afternoon, 400 in
- * the evening, two days of hourly rows. */
-static void
-load_series(void)
-{
-	static char text[8192];
-	size_t len;
-	char err[256] = "";
-
-	len = (size_t)snprintf(text, sizeof(text),
-			       "ceems-intensity 1\nzone FR\nsource test-day\n");
-	for (int h = 0; h < 48; h++) {
-		int hd = h % 24;
-
-		len += (size_t)snprintf(text + len, sizeof(text) - len,
-			"%lld %lld %d\n", DAY0 + h * HOUR, DAY0 + (h + 1) * HOUR,
-			hd < 6 ? 300 : hd < 12 ? 100 : hd < 18 ? 200 : 400);
-	}
-	ok(ceems_intensity_parse(text, len, &series, err, sizeof(err)) == 0,
-	   "the series parses (%s)", err);
-}
 
 /* The site's defaults (ceems.conf(5)): 24 h, 50 g, 20%, 1 h. */
 static const struct ceems_advice_opts site = {
@@ -387,7 +362,7 @@ main(void)
 {
 	/* The note says the node's local time: UTC here. */
 	setenv("TZ", "UTC", 1);
-	load_series();
+	day_series_load(&series);
 	test_of_report();
 	test_in_chain();
 	test_json();
