@@ -56,8 +56,11 @@ step_reply(struct server *s, const struct ceems_agent_request *req,
 
 	ceems_agent_marks_history(s->agent, req->jobid, report->uid, req->name,
 				  &history);
-	/* The summary's carbon note: only the agent has the series. */
-	if (ceems_agent_advice(s->agent, req->jobid, report,
+	/* The summary's carbon note: only the agent has the series.  Only
+	 * the step that prints the summary names the job: not every srun
+	 * step pays for the search. */
+	if (req->name[0] == '\0' ||
+	    ceems_agent_advice(s->agent, req->jobid, report,
 			       ceems_clock_monotonic_ns(), &advice) < 0)
 		ceems_advice_none(&advice);
 	return ceems_agent_proto_reply_ok_work(report,
