@@ -58,7 +58,9 @@ ceems_record_set_advice(struct ceems_job_record *r,
 	if (!r->have_advice)
 		return;
 	r->advice = *a;
-	if (ceems_summary_carbon_note(a, &note))
+	/* The record's notes are the summary's: one node's advice is no
+	 * note of a job of several (ceems_summary_format_advice). */
+	if (r->meta.nnodes <= 1 && ceems_summary_carbon_note(a, &note))
 		*ceems_record_add_note(r, note.id) = note;
 }
 

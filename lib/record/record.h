@@ -53,7 +53,8 @@ struct ceems_summary_note *ceems_record_add_note(struct ceems_job_record *r,
 						 const char *id);
 
 /* Keep advice A in R when it is known, with its note when it is worth
- * one (a full record's last note gives way: see the agent's notes). */
+ * one and the job ran on one node, as the summary (a full record's
+ * last note gives way: see the agent's notes). */
 void ceems_record_set_advice(struct ceems_job_record *r,
 			     const struct ceems_advice *a);
 

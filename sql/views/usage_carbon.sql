@@ -10,7 +10,8 @@
 -- one (else unknown, as ceems-sacct's CO2eSaving).  shiftable_g is the
 -- saving of a job free to move (its verdict worth or small saving: not
 -- short, not in a dependency chain); noted_g that of the jobs whose
--- summary carried the note.
+-- saving met the note's thresholds (verdict worth; the summary of a job
+-- of one node notes it).
 CREATE OR REPLACE VIEW ceems.job_carbon_advice WITH (security_invoker = true) AS
 SELECT u.job_key, u.cluster, u.jobid, u.user_name, u.account,
        u.accounted_at, u.emissions_kg,
@@ -37,7 +38,7 @@ JOIN LATERAL (
 	HAVING bool_and(n.advice_verdict IS NOT NULL OR n.emissions_g IS NULL)
 	   AND bool_or(n.advice_verdict IS NOT NULL)) a ON true;
 COMMENT ON VIEW ceems.job_carbon_advice IS
-	'Per job with carbon-aware advice on every node with emissions: its emissions at its own start by the intensity series, at the greenest start of the site''s window, the saving (g CO2e), the part of it a job free to move could have had (shiftable_g) and the part its summary noted';
+	'Per job with carbon-aware advice on every node with emissions: its emissions at its own start by the intensity series, at the greenest start of the site''s window, the saving (g CO2e), the part of it a job free to move could have had (shiftable_g) and the part that met the note''s thresholds (noted_g)';
 GRANT SELECT ON ceems.job_carbon_advice TO ceems_reader;
 
 -- Per month, cluster and account: every job's emissions, those of the
@@ -58,5 +59,5 @@ FROM ceems.job_usage u
 LEFT JOIN ceems.job_carbon_advice a ON a.job_key = u.job_key
 GROUP BY 1, 2, 3;
 COMMENT ON VIEW ceems.carbon_shift_by_account_month IS
-	'Per month, cluster and account: emissions (kg CO2e), those of the jobs with carbon-aware advice, how much a greenest start within the site''s window would have saved of jobs free to move (shiftable_kg) and of the jobs whose summary noted it, and shiftable_kg over all the emissions';
+	'Per month, cluster and account: emissions (kg CO2e), those of the jobs with carbon-aware advice, how much a greenest start within the site''s window would have saved of jobs free to move (shiftable_kg) and of the jobs whose saving met the note''s thresholds (noted_kg), and shiftable_kg over all the emissions';
 GRANT SELECT ON ceems.carbon_shift_by_account_month TO ceems_reader;

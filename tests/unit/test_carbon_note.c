@@ -312,6 +312,14 @@ test_record(void)
 	ok(back.meta.dependency == CEEMS_JOB_DEPENDENCY_NONE &&
 	   strstr(buf, "\"dependency\":false") != NULL,
 	   "no dependency listed: false, kept");
+	/* One node of two: its advice, no note (the summary gives none). */
+	meta_of(&m, CEEMS_JOB_DEPENDENCY_NONE, 2);
+	ceems_record_build(&rec, &m, &r, "extern", DAY0 + 21 * HOUR);
+	ceems_record_set_advice(&rec, &a);
+	ok(rec.have_advice && (rec.nnotes == 0 || strcmp(rec.notes[rec.nnotes - 1].id,
+			CEEMS_SUMMARY_CARBON_NOTE) != 0),
+	   "a node of a job of two: the advice, no note");
+	meta_of(&m, CEEMS_JOB_DEPENDENCY_NONE, 1);
 	/* No series: no advice, no key, no note. */
 	ceems_record_build(&rec, &m, &r, "extern", DAY0 + 21 * HOUR);
 	ceems_advice_none(&none);
