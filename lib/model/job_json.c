@@ -26,7 +26,9 @@ enum field_kind {
 	F_I64_ZERO,	/* 0 unknown (times) */
 	F_EXIT,		/* -1 unknown */
 	F_SIGNAL,	/* 0 none */
-	F_DEPENDENCY,	/* enum ceems_job_dependency; a boolean, unknown left out */
+	F_DEPENDENCY,	/* enum ceems_job_dependency: true when listed, else left
+			 * out, so that an older agent, whose decoder is strict,
+			 * still takes every other job's metadata */
 };
 
 struct field {
@@ -102,9 +104,9 @@ meta_to_json(const struct ceems_job_meta *m, bool *ok)
 				ceems_json_util_add(obj, f->name, json_object_new_int(i32), ok);
 			break;
 		case F_DEPENDENCY:
-			if (*p != CEEMS_JOB_DEPENDENCY_UNKNOWN)
-				ceems_json_util_add(obj, f->name, json_object_new_boolean(
-					*p == CEEMS_JOB_DEPENDENCY_LISTED), ok);
+			if (*p == CEEMS_JOB_DEPENDENCY_LISTED)
+				ceems_json_util_add(obj, f->name,
+						    json_object_new_boolean(1), ok);
 			break;
 		}
 	}

@@ -283,6 +283,26 @@ test_summary(void)
 	   strstr(buf, "greenest") == NULL, "no series: none");
 }
 
+/* RECORD, whose dependency is true, with VALUE instead, decoded into
+ * BACK. */
+static int
+with_dependency(const char *record, const char *value,
+		struct ceems_job_record *back)
+{
+	static char text[CEEMS_RECORD_MAX];
+	const char *at = strstr(record, "\"dependency\":true");
+	char err[256];
+	int n;
+
+	if (at == NULL)
+		return -1;
+	n = snprintf(text, sizeof(text), "%.*s\"dependency\":%s%s",
+		     (int)(at - record), record, value,
+		     at + strlen("\"dependency\":true"));
+	return n > 0 ? ceems_record_decode(text, (size_t)n, back, err,
+					   sizeof(err)) : -1;
+}
+
 static void
 test_record(void)
 {
@@ -309,9 +329,9 @@ test_record(void)
 	   strcmp(back.notes[back.nnotes - 1].id, CEEMS_SUMMARY_CARBON_NOTE) == 0 &&
 	   strcmp(back.notes[back.nnotes - 1].text, expected_note) == 0,
 	   "its note, last");
-	ok(back.meta.dependency == CEEMS_JOB_DEPENDENCY_NONE &&
-	   strstr(buf, "\"dependency\":false") != NULL,
-	   "no dependency listed: false, kept");
+	ok(back.meta.dependency == CEEMS_JOB_DEPENDENCY_UNKNOWN &&
+	   strstr(buf, "dependency") == NULL,
+	   "no dependency listed: left out (an older agent takes the rest)");
 	/* One node of two: its advice, no note (the summary gives none). */
 	meta_of(&m, CEEMS_JOB_DEPENDENCY_NONE, 2);
 	ceems_record_build(&rec, &m, &r, "extern", DAY0 + 21 * HOUR);
@@ -334,8 +354,13 @@ test_record(void)
 	n = ceems_record_encode(&rec, buf, sizeof(buf));
 	ok(n > 0 && ceems_record_decode(buf, (size_t)n, &back, err,
 					sizeof(err)) == 0 &&
-	   back.meta.dependency == CEEMS_JOB_DEPENDENCY_LISTED,
+	   back.meta.dependency == CEEMS_JOB_DEPENDENCY_LISTED &&
+	   strstr(buf, "\"dependency\":true") != NULL,
 	   "a listed dependency is kept");
+	/* A reader takes false too (none listed), and no other value. */
+	ok(with_dependency(buf, "false", &back) == 0 &&
+	   back.meta.dependency == CEEMS_JOB_DEPENDENCY_NONE, "false: none listed");
+	ok(with_dependency(buf, "1", &back) < 0, "1: no boolean, refused");
 	meta_of(&m, CEEMS_JOB_DEPENDENCY_UNKNOWN, 1);
 	ceems_record_build(&rec, &m, &r, "extern", DAY0 + 21 * HOUR);
 	n = ceems_record_encode(&rec, buf, sizeof(buf));
