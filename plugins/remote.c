@@ -364,8 +364,8 @@ print_summary(spank_t sp, const struct ceems_agent_job_report *report,
 	    ceems_gather_summary(sp, &step.config, &meta, self_node(&meta),
 				 report, style, text, sizeof(text)) : -1;
 	if (n < 0)
-		n = ceems_summary_format(&meta, report, style, text,
-					 sizeof(text));
+		n = ceems_summary_format_advice(&meta, report, &work->advice,
+						style, text, sizeof(text));
 	if (n < 0) {
 		ceems_warning("job %u: summary does not fit in %zu bytes",
 			      step.jobid, sizeof(text));

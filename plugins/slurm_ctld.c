@@ -187,6 +187,11 @@ from_controller(struct ceems_job_meta *meta, uint32_t jobid, uint32_t nodeid,
 		ceems_slurm_ctld_copy(meta->nodes, sizeof(meta->nodes), j->nodes);
 	meta->gid = j->group_id;
 	meta->submit_time = (int64_t)j->submit_time;
+	/* slurmctld lists the dependencies it still waits on, and those
+	 * that keep a record: none listed is no proof of none. */
+	if (meta->dependency != CEEMS_JOB_DEPENDENCY_LISTED)
+		meta->dependency = j->dependency != NULL && j->dependency[0] != '\0' ?
+				   CEEMS_JOB_DEPENDENCY_LISTED : CEEMS_JOB_DEPENDENCY_NONE;
 	state = decided_state(j->job_state);
 	/* A requeued job's times are its next run's, not this one's. */
 	if (state == NULL || strcmp(state, "REQUEUED") != 0)

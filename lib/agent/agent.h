@@ -163,6 +163,28 @@ int ceems_agent_end_step_late(struct ceems_agent *agent, uint32_t jobid,
 int64_t ceems_agent_end_run_start(const struct ceems_agent *agent,
 				  uint32_t jobid);
 
+/* The carbon-aware advice of job JOBID whose report is REPORT, at
+ * monotonic NOW_NS, by the node's intensity series and the site's
+ * settings (agent_advice.c); its dependency is not known here.  OUT
+ * says no series where the series does not cover the job's time.  0
+ * or -EINVAL. */
+struct ceems_advice;
+struct ceems_advice_opts;
+int ceems_agent_advice(const struct ceems_agent *agent, uint32_t jobid,
+		       const struct ceems_agent_job_report *report,
+		       uint64_t now_ns, struct ceems_advice *out);
+/* The advice of the job of record REC by the series S under C's
+ * settings, by Slurm's start time and the dependency slurmctld listed:
+ * kept in the record, with its note when worth one. */
+struct ceems_intensity_series;
+struct ceems_job_record;
+void ceems_agent_advice_record(const struct ceems_intensity_series *s,
+			       const struct ceems_config *c,
+			       struct ceems_job_record *rec);
+/* The site's settings of the advice in config C into O. */
+void ceems_agent_advice_opts(const struct ceems_config *c,
+			     struct ceems_advice_opts *o);
+
 /* The plugin's word on the end of job JOBID, with the job's metadata
  * META (a deregistration with BY; call it after ceems_agent_deregister).
  * BY "extern": the extern step ended the job, with what slurmctld said at

@@ -81,6 +81,9 @@ struct agent_finish {
 	/* The last record of a job note failed: its note is kept and taken
 	 * again, so the next failures are not logged again. */
 	bool notes_unwritten;
+	/* The node's intensity series (the agent's, which outlives this),
+	 * for each record's carbon-aware advice; NULL: none. */
+	const struct ceems_intensity_series *intensity;
 };
 
 struct agent_finish *
@@ -317,18 +320,11 @@ settle_state(struct ceems_job_meta *m,
 		snprintf(m->state, sizeof(m->state), "OUT_OF_MEMORY");
 }
 
-/* Add note ID saying TEXT to REC; the last place when the notes are
- * full: this one matters more. */
-static struct ceems_summary_note *
-add_note(struct ceems_job_record *rec, const char *id)
+void
+ceems_agent_finish_set_intensity(struct agent_finish *f,
+				 const struct ceems_intensity_series *s)
 {
-	struct ceems_summary_note *note =
-		&rec->notes[rec->nnotes < CEEMS_SUMMARY_MAX_NOTES ?
-			    rec->nnotes++ : CEEMS_SUMMARY_MAX_NOTES - 1];
-
-	memset(note, 0, sizeof(*note));
-	snprintf(note->id, sizeof(note->id), "%s", id);
-	return note;
+	f->intensity = s;
 }
 
 /* AGAIN: an earlier try failed and was logged; a failure now is only
@@ -389,13 +385,15 @@ write_record(struct agent_finish *f,
 	settle_state(&meta, report, job);
 	ceems_record_build(rec, &meta, report, by, (int64_t)time(NULL));
 	rec->marks = job->marks;
+	if (f->intensity != NULL)
+		ceems_agent_advice_record(f->intensity, &f->spool_config, rec);
 	if (strcmp(by, "agent") != 0) {
 		r = store(f, rec, why, again);
 		free(rec);
 		return r;
 	}
 	/* Said in the record itself, for whoever reads it later. */
-	note = add_note(rec, "agent-finalized");
+	note = ceems_record_add_note(rec, "agent-finalized");
 	snprintf(note->text, sizeof(note->text),
 		 "The node agent wrote this record itself: %s.%s%s", why,
 		 given == NULL ? " Job details other than its id, owner, node"
@@ -799,7 +797,7 @@ write_unmeasured(struct agent_finish *f, const struct ceems_job_meta *meta,
 	/* The lifetime to the end complete_meta settled on. */
 	ceems_agent_finish_unmeasured_report(&m, node_measured, report);
 	ceems_record_build(rec, &m, report, "agent", (int64_t)time(NULL));
-	note = add_note(rec, "not-measured");
+	note = ceems_record_add_note(rec, "not-measured");
 	snprintf(note->text, sizeof(note->text),
 		 "The node agent did not measure this job: %s. Its figures "
 		 "are absent, not zero; the job's details are Slurm's.", why);

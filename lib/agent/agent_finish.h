@@ -190,4 +190,10 @@ void ceems_agent_finish_unmeasured_report(const struct ceems_job_meta *meta,
 
 size_t ceems_agent_finish_count(const struct agent_finish *f);
 
+/* The node's intensity series S (NULL: none), which outlives F: each
+ * record F writes gets its carbon-aware advice by it. */
+struct ceems_intensity_series;
+void ceems_agent_finish_set_intensity(struct agent_finish *f,
+				      const struct ceems_intensity_series *s);
+
 #endif

@@ -314,6 +314,8 @@ ceems_agent_open(const struct ceems_config *config, uint64_t now_ns,
 	ceems_agent_marks_history_load(a);
 	init_last_node(a);
 	a->finish = ceems_agent_finish_new(&a->config, a->state, config->max_jobs);
+	if (a->finish != NULL)
+		ceems_agent_finish_set_intensity(a->finish, &a->intensity.series);
 	if (a->finish == NULL) {
 		snprintf(err, err_size, "out of memory");
 		goto fail;

@@ -97,6 +97,13 @@ struct ceems_config {
 	 * (lib/model/intensity.h),
 	 * "" for none: the yearly figure of zone only */
 	char intensity_file[CEEMS_CONFIG_PATH_MAX];
+	/* carbon-aware advice (lib/model/carbon_advice.h): starts up to
+	 * this long after the job's own are considered; a note needs a
+	 * saving of both amounts, from a job at least this long */
+	uint64_t advice_window_ns;
+	double advice_min_saving_g;
+	double advice_min_saving_pct;
+	uint64_t advice_min_duration_ns;
 
 	/* per-job IO and network (lib/sources/bpf_io.h): "auto" (BTF
 	 * tracepoints

@@ -144,6 +144,20 @@ static const struct ceems_key keys[] = {
 	{ "intensity_file", NULL, CEEMS_KEY_PATH, CONF, "",
 	  0, 0, NULL, FIELD(intensity_file),
 	  "time-varying carbon intensity" },
+	/* Carbon-aware advice (doc/attribution.md): the latest start
+	 * considered, and what a saving must reach for a note. */
+	{ "advice_window", NULL, CEEMS_KEY_DURATION, CONF, "24h",
+	  0, 604800e9, NULL, FIELD(advice_window_ns),
+	  "latest start the advice considers, after the job's own" },
+	{ "advice_min_saving_g", NULL, CEEMS_KEY_REAL, CONF, "50",
+	  0, 1e9, NULL, FIELD(advice_min_saving_g),
+	  "grams CO2e a saving must reach for a note" },
+	{ "advice_min_saving_pct", NULL, CEEMS_KEY_REAL, CONF, "20",
+	  0, 100, NULL, FIELD(advice_min_saving_pct),
+	  "part of the job's emissions a saving must reach for a note" },
+	{ "advice_min_duration", NULL, CEEMS_KEY_DURATION, CONF, "1h",
+	  0, 604800e9, NULL, FIELD(advice_min_duration_ns),
+	  "shorter jobs get no carbon note" },
 	/* per-call by default: it alone splits the network by protocol
 	 * and counts files only (doc/gather.md); auto is its old name,
 	 * fentry to tracepoint force its attach type. */

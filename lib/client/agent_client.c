@@ -225,7 +225,8 @@ typed_call(const char *socket_path, const struct ceems_agent_request *req,
 	}
 	r = ceems_agent_proto_reply_decode_work(reply, (size_t)n, out,
 			work != NULL ? &work->marks : NULL,
-			work != NULL ? &work->history : NULL, err, err_size);
+			work != NULL ? &work->history : NULL,
+			work != NULL ? &work->advice : NULL, err, err_size);
 out:
 	free(buf);
 	free(reply);

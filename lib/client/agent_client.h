@@ -77,6 +77,8 @@ struct ceems_agent_client_work {
 	char job_name[256];		/* in: "" not compared */
 	struct ceems_marks marks;	/* out: n 0 none */
 	struct ceems_marks_history history;	/* out: n 0 none */
+	/* out: the carbon-aware advice (no series: none) */
+	struct ceems_advice advice;
 };
 
 /* A step ends (with its wait status STATUS when HAVE_STATUS); WORK, when

@@ -437,13 +437,15 @@ ceems_agent_proto_reply_ok_marks(const struct ceems_agent_job_report *report,
 				 const struct ceems_marks *marks, char *buf,
 				 size_t size)
 {
-	return ceems_agent_proto_reply_ok_work(report, marks, NULL, buf, size);
+	return ceems_agent_proto_reply_ok_work(report, marks, NULL, NULL, buf,
+					       size);
 }
 
 int
 ceems_agent_proto_reply_ok_work(const struct ceems_agent_job_report *report,
 				const struct ceems_marks *marks,
 				const struct ceems_marks_history *history,
+				const struct ceems_advice *advice,
 				char *buf, size_t size)
 {
 	struct json_object *obj = json_object_new_object();
@@ -460,6 +462,9 @@ ceems_agent_proto_reply_ok_work(const struct ceems_agent_job_report *report,
 	if (history != NULL && history->n > 0)
 		ceems_json_util_add(obj, "history",
 				    ceems_marks_history_to_json(history), &ok);
+	if (advice != NULL && ceems_advice_known(advice))
+		ceems_json_util_add(obj, "advice",
+				    ceems_advice_to_json(advice), &ok);
 	if (!ok) {
 		json_object_put(obj);
 		return -ENOMEM;
@@ -530,7 +535,7 @@ ceems_agent_proto_reply_decode_marks(const char *buf, size_t len,
 				     size_t err_size)
 {
 	return ceems_agent_proto_reply_decode_work(buf, len, report, marks, NULL,
-						   err, err_size);
+						   NULL, err, err_size);
 }
 
 int
@@ -538,6 +543,7 @@ ceems_agent_proto_reply_decode_work(const char *buf, size_t len,
 				    struct ceems_agent_job_report *report,
 				    struct ceems_marks *marks,
 				    struct ceems_marks_history *history,
+				    struct ceems_advice *advice,
 				    char *err, size_t err_size)
 {
 	struct json_object *obj, *val;
@@ -582,6 +588,14 @@ ceems_agent_proto_reply_decode_work(const char *buf, size_t len,
 		memset(history, 0, sizeof(*history));
 		if ((val = ceems_json_util_get(obj, "history")) != NULL &&
 		    ceems_marks_history_from_json(val, history, why, sizeof(why)) < 0) {
+			ceems_json_util_error(err, err_size, "malformed reply from the agent: %s", why);
+			goto out;
+		}
+	}
+	if (advice != NULL) {
+		ceems_advice_none(advice);
+		if ((val = ceems_json_util_get(obj, "advice")) != NULL &&
+		    ceems_advice_from_json(val, advice, why, sizeof(why)) < 0) {
 			ceems_json_util_error(err, err_size, "malformed reply from the agent: %s", why);
 			goto out;
 		}

@@ -105,6 +105,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/carbon_advice.h"
 #include "model/job.h"
 #include "model/job_spec.h"
 #include "model/marks.h"
@@ -201,9 +202,12 @@ int ceems_agent_proto_reply_ok(const struct ceems_agent_job_report *report,
 int ceems_agent_proto_reply_ok_marks(const struct ceems_agent_job_report *report,
 				     const struct ceems_marks *marks,
 				     char *buf, size_t size);
+/* And the job's carbon-aware advice when ADVICE is not NULL and known
+ * (model/carbon_advice.h). */
 int ceems_agent_proto_reply_ok_work(const struct ceems_agent_job_report *report,
 				    const struct ceems_marks *marks,
 				    const struct ceems_marks_history *history,
+				    const struct ceems_advice *advice,
 				    char *buf, size_t size);
 /* The reply to a register that carries a step (the step started):
  * {"ok":true,"registered":true} when the request registered the job,
@@ -235,11 +239,13 @@ int ceems_agent_proto_reply_decode_marks(const char *buf, size_t len,
 					 struct ceems_marks *marks,
 					 char *err, size_t err_size);
 /* The same, and HISTORY (when not NULL) from the reply's "history", n 0
+ * when it has none; ADVICE (when not NULL) from its "advice", no series
  * when it has none. */
 int ceems_agent_proto_reply_decode_work(const char *buf, size_t len,
 					struct ceems_agent_job_report *report,
 					struct ceems_marks *marks,
 					struct ceems_marks_history *history,
+					struct ceems_advice *advice,
 					char *err, size_t err_size);
 
 /* agent_proto_mark.c: a mark request's own keys, both ways.  Encode

@@ -10,25 +10,9 @@
 #include <string.h>
 
 #include "model/carbon_advice.h"
+#include "model/measure.h"
 
 #define JOULES_PER_KWH 3.6e6
-
-static const char *const verdict_names[] = {
-	[CEEMS_ADVICE_WORTH] = "worth",
-	[CEEMS_ADVICE_NO_SERIES] = "no series",
-	[CEEMS_ADVICE_BAD_JOB] = "no energy",
-	[CEEMS_ADVICE_SHORT] = "short",
-	[CEEMS_ADVICE_CHAIN] = "dependency chain",
-	[CEEMS_ADVICE_SMALL] = "small saving",
-};
-
-const char *
-ceems_carbon_advice_verdict_name(enum ceems_advice_verdict v)
-{
-	if ((unsigned)v >= sizeof(verdict_names) / sizeof(verdict_names[0]))
-		return "unknown";
-	return verdict_names[v];
-}
 
 /* The emissions, g, of W watts over [FROM, FROM + D) by S's rows, or
  * false when some of that time has no row (nothing is made up). */
@@ -117,4 +101,34 @@ ceems_carbon_advice(const struct ceems_intensity_series *s,
 	else
 		out->verdict = CEEMS_ADVICE_WORTH;
 	return 0;
+}
+
+int
+ceems_carbon_advice_of_report(const struct ceems_intensity_series *s,
+			      const struct ceems_agent_job_report *r,
+			      int64_t start, bool in_chain,
+			      const struct ceems_advice_opts *o,
+			      struct ceems_advice *out)
+{
+	const struct ceems_job_ledger *l;
+	struct ceems_advice_job j;
+
+	if (s == NULL || r == NULL || o == NULL || out == NULL)
+		return -EINVAL;
+	l = &r->ledger;
+	memset(&j, 0, sizeof(j));
+	/* The energy the Carbon line priced, at the PUE it used: a job
+	 * without emissions has no advice (no zone, nothing measured). */
+	if (!l->have_emissions ||
+	    !ceems_job_figures_emission_factor_valid(&l->factor) ||
+	    !ceems_job_figures_ledger_energy_known(l)) {
+		ceems_advice_none(out);
+		return 0;
+	}
+	j.start = start;
+	j.duration_s = r->elapsed_s;
+	j.energy_j = ceems_job_figures_ledger_total_j(l);
+	j.pue = l->factor.pue;
+	j.in_chain = in_chain;
+	return ceems_carbon_advice(s, &j, o, out);
 }

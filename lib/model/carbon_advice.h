@@ -11,6 +11,7 @@
 #define CEEMS_CARBON_ADVICE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "model/intensity.h"
@@ -61,6 +62,42 @@ int ceems_carbon_advice(const struct ceems_intensity_series *s,
 			const struct ceems_advice_opts *o,
 			struct ceems_advice *out);
 
-const char *ceems_carbon_advice_verdict_name(enum ceems_advice_verdict v);
+const char *ceems_advice_verdict_name(enum ceems_advice_verdict v);
+
+/* ---- A job's advice from its report (carbon_advice.c), its JSON and
+ * what the job side does with it (advice.c) ---- */
+
+struct ceems_agent_job_report;
+struct json_object;
+
+/* Whether A says anything: the series covered the job's time, and the
+ * job had energy.  Else it is unknown, never a saving of 0. */
+bool ceems_advice_known(const struct ceems_advice *a);
+
+/* OUT as "no advice" (no series). */
+void ceems_advice_none(struct ceems_advice *out);
+
+/* Advise the job of report R, started at Unix time START (Slurm's), by
+ * S under O: its energy over all domains at the PUE of its Carbon line
+ * over its elapsed time; IN_CHAIN: it is in a dependency chain.  A job
+ * without emissions (no zone, no energy) has none.  0, or -EINVAL for
+ * a NULL argument. */
+int ceems_carbon_advice_of_report(const struct ceems_intensity_series *s,
+				  const struct ceems_agent_job_report *r,
+				  int64_t start, bool in_chain,
+				  const struct ceems_advice_opts *o,
+				  struct ceems_advice *out);
+
+/* What the agent advised without knowing the job's dependency, once it
+ * is known to be in a chain: no note (the verdict says so). */
+void ceems_advice_in_chain(struct ceems_advice *a);
+
+/* A known advice as {"verdict":s, "actual_g":x, "best_start":N,
+ * "best_g":x}, or NULL on allocation failure; and back, strictly (the
+ * saving derived): 0, or -EINVAL with ERR. */
+struct json_object *ceems_advice_to_json(const struct ceems_advice *a);
+int ceems_advice_from_json(const struct json_object *obj,
+				  struct ceems_advice *out, char *err,
+				  size_t err_size);
 
 #endif

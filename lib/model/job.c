@@ -46,6 +46,11 @@ ceems_job_meta_fill_from(struct ceems_job_meta *meta,
 		meta->gid = known->gid;
 	if (meta->submit_time == 0)
 		meta->submit_time = known->submit_time;
+	/* Listed at the start, it held the start back, even if slurmctld
+	 * has let it go by the end. */
+	if (meta->dependency == CEEMS_JOB_DEPENDENCY_UNKNOWN ||
+	    known->dependency == CEEMS_JOB_DEPENDENCY_LISTED)
+		meta->dependency = known->dependency;
 	if (meta->start_time == 0)
 		meta->start_time = known->start_time;
 	if (meta->time_limit_min == CEEMS_UNKNOWN_U32)

@@ -37,6 +37,12 @@ struct ceems_job_meta {
 	char state[32];
 	int32_t exit_code;		/* -1 unknown */
 	int32_t exit_signal;		/* 0: none */
+	/* Whether slurmctld listed a dependency of the job (enum
+	 * ceems_job_dependency): its start was not its own to choose, so
+	 * it gets no carbon-aware advice.  In what was padding, which
+	 * earlier writers left as zeros (unknown): the state file's
+	 * layout holds. */
+	uint8_t dependency;
 	int64_t submit_time;		/* Unix seconds; 0 unknown */
 	int64_t start_time;
 	int64_t end_time;
@@ -48,6 +54,16 @@ struct ceems_job_meta {
 	char nodes[512];		/* hostlist expression, e.g. node[01-02] */
 };
 
+/* struct ceems_job_meta's dependency. */
+enum ceems_job_dependency {
+	CEEMS_JOB_DEPENDENCY_UNKNOWN = 0,
+	CEEMS_JOB_DEPENDENCY_NONE = 1,
+	CEEMS_JOB_DEPENDENCY_LISTED = 2,
+};
+
+_Static_assert(offsetof(struct ceems_job_meta, submit_time) == 704,
+	       "the dependency took padding only: the state file's layout holds");
+
 /* Set every field of META to "unknown". */
 void ceems_job_meta_init(struct ceems_job_meta *meta);
 
@@ -55,7 +71,8 @@ void ceems_job_meta_init(struct ceems_job_meta *meta);
  * same job (what slurmctld said when the job started, for a job end
  * whose own question went unanswered): cluster, account, partition,
  * QOS, name, node list, array ids, group, submit and start times, time
- * limit, CPUs, memory, GPUs and node count.  Never the state, exit code,
+ * limit, CPUs, memory, GPUs and node count, and a dependency it listed
+ * (one listed at the start held the start back).  Never the state, exit code,
  * end time, node, owner or job id: those are the end's own. */
 void ceems_job_meta_fill_from(struct ceems_job_meta *meta,
 			      const struct ceems_job_meta *known);

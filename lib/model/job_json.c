@@ -26,6 +26,9 @@ enum field_kind {
 	F_I64_ZERO,	/* 0 unknown (times) */
 	F_EXIT,		/* -1 unknown */
 	F_SIGNAL,	/* 0 none */
+	F_DEPENDENCY,	/* enum ceems_job_dependency: true when listed, else left
+			 * out, so that an older agent, whose decoder is strict,
+			 * still takes every other job's metadata */
 };
 
 struct field {
@@ -49,6 +52,7 @@ static const struct field meta_fields[] = {
 	META(time_limit_min, F_U32), META(alloc_cpus, F_U32_ZERO),
 	META(req_mem_bytes, F_U64_ZERO), META(alloc_gpus, F_U32_ZERO),
 	META(nnodes, F_U32_ZERO), META(nodes, F_STRING),
+	META(dependency, F_DEPENDENCY),
 };
 #define NFIELDS (sizeof(meta_fields) / sizeof(meta_fields[0]))
 
@@ -98,6 +102,11 @@ meta_to_json(const struct ceems_job_meta *m, bool *ok)
 			memcpy(&i32, p, sizeof(i32));
 			if (i32 != (f->kind == F_EXIT ? -1 : 0))
 				ceems_json_util_add(obj, f->name, json_object_new_int(i32), ok);
+			break;
+		case F_DEPENDENCY:
+			if (*p == CEEMS_JOB_DEPENDENCY_LISTED)
+				ceems_json_util_add(obj, f->name,
+						    json_object_new_boolean(1), ok);
 			break;
 		}
 	}
@@ -192,6 +201,16 @@ meta_from_json(const struct json_object *obj, struct ceems_job_meta *m,
 
 				memcpy(p, &v, sizeof(v));
 			}
+			break;
+		case F_DEPENDENCY:
+			if (!json_object_is_type(val, json_type_boolean)) {
+				r = ceems_json_util_error(err, err_size,
+						     "%s must be a boolean", where);
+				break;
+			}
+			*p = json_object_get_boolean(val) ?
+			     CEEMS_JOB_DEPENDENCY_LISTED : CEEMS_JOB_DEPENDENCY_NONE;
+			r = 0;
 			break;
 		}
 		if (r < 0)

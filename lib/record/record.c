@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "model/agent_series.h"
+#include "model/carbon_advice.h"
 #include "model/job.h"
 #include "base/json_util.h"
 #include "model/measure.h"
@@ -33,6 +34,34 @@ ceems_record_build(struct ceems_job_record *r,
 	n = ceems_summary_notes(meta, report, r->notes,
 				CEEMS_SUMMARY_MAX_NOTES);
 	r->nnotes = n > 0 ? (size_t)n : 0;
+}
+
+struct ceems_summary_note *
+ceems_record_add_note(struct ceems_job_record *r, const char *id)
+{
+	struct ceems_summary_note *note =
+		&r->notes[r->nnotes < CEEMS_SUMMARY_MAX_NOTES ?
+			  r->nnotes++ : CEEMS_SUMMARY_MAX_NOTES - 1];
+
+	memset(note, 0, sizeof(*note));
+	snprintf(note->id, sizeof(note->id), "%s", id);
+	return note;
+}
+
+void
+ceems_record_set_advice(struct ceems_job_record *r,
+			const struct ceems_advice *a)
+{
+	struct ceems_summary_note note;
+
+	r->have_advice = ceems_advice_known(a);
+	if (!r->have_advice)
+		return;
+	r->advice = *a;
+	/* The record's notes are the summary's: one node's advice is no
+	 * note of a job of several (ceems_summary_format_advice). */
+	if (r->meta.nnodes <= 1 && ceems_summary_carbon_note(a, &note))
+		*ceems_record_add_note(r, note.id) = note;
 }
 
 static struct json_object *
@@ -87,6 +116,9 @@ ceems_record_encode(const struct ceems_job_record *r, char *buf, size_t size)
 	/* Only when the job marked: unknown is not zero. */
 	if (r->marks.n > 0)
 		ceems_json_util_add(obj, "marks", ceems_marks_to_json(&r->marks), &ok);
+	if (r->have_advice)
+		ceems_json_util_add(obj, "advice",
+				    ceems_advice_to_json(&r->advice), &ok);
 	if (!ok) {
 		json_object_put(obj);
 		return -ENOMEM;
@@ -175,7 +207,7 @@ ceems_record_decode_series(const char *buf, size_t len,
 {
 	static const char *const known[] = { "format", "written_at",
 		"finalized_by", "job", "measurements", "notes", "series", "marks",
-		NULL };
+		"advice", NULL };
 	struct ceems_job_record *r;
 	struct json_object *obj, *val;
 	uint64_t u;
@@ -242,6 +274,12 @@ ceems_record_decode_series(const char *buf, size_t len,
 	if ((val = ceems_json_util_get(obj, "marks")) != NULL &&
 	    ceems_marks_from_json(val, &r->marks, err, err_size) < 0)
 		goto out;
+	if ((val = ceems_json_util_get(obj, "advice")) != NULL) {
+		if (ceems_advice_from_json(val, &r->advice, err,
+						  err_size) < 0)
+			goto out;
+		r->have_advice = true;
+	}
 	/* Checked, and kept only for a caller that asks (see record.h). */
 	if ((val = ceems_json_util_get(obj, "series")) != NULL &&
 	    ceems_agent_series_from_json(val, &series, err, err_size) < 0)

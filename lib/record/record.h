@@ -35,6 +35,10 @@ struct ceems_job_record {
 	/* The work the job's processes reported; n 0 when none.  Set by
 	 * the record's writer after ceems_record_build (which zeroes it). */
 	struct ceems_marks marks;
+	/* The carbon-aware advice (model/carbon_advice.h), when a series
+	 * covered the job's time; set by ceems_record_set_advice. */
+	bool have_advice;
+	struct ceems_advice advice;
 };
 
 /* Fill R from a finished job (notes computed here). */
@@ -42,6 +46,17 @@ void ceems_record_build(struct ceems_job_record *r,
 			const struct ceems_job_meta *meta,
 			const struct ceems_agent_job_report *report,
 			const char *finalized_by, int64_t now);
+
+/* A new note ID in R, zeroed but for its id, for its writer to fill:
+ * the last place when the notes are full (the newest matters more). */
+struct ceems_summary_note *ceems_record_add_note(struct ceems_job_record *r,
+						 const char *id);
+
+/* Keep advice A in R when it is known, with its note when it is worth
+ * one and the job ran on one node, as the summary (a full record's
+ * last note gives way: see the agent's notes). */
+void ceems_record_set_advice(struct ceems_job_record *r,
+			     const struct ceems_advice *a);
 
 /* Encode R as JSON text into BUF.  Returns the length, -ENOSPC, -ENOMEM. */
 int ceems_record_encode(const struct ceems_job_record *r, char *buf,

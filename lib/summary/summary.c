@@ -612,14 +612,18 @@ format_short(struct out *o, const struct figures *f,
 }
 
 static int
-render(const struct figures *f, enum ceems_summary_style style, char *buf,
-       size_t size)
+render(const struct figures *f, const struct ceems_advice *advice,
+       enum ceems_summary_style style, char *buf, size_t size)
 {
 	struct ceems_summary_note notes[CEEMS_SUMMARY_MAX_NOTES];
 	struct out o = { buf, size, 0, false };
 	size_t nnotes;
 
 	nnotes = ceems_summary_notes_build(f, notes, CEEMS_SUMMARY_MAX_NOTES);
+	/* Last: what to change in the job comes before when to run it. */
+	if (nnotes < CEEMS_SUMMARY_MAX_NOTES &&
+	    ceems_summary_carbon_note(advice, &notes[nnotes]))
+		nnotes++;
 	if (style == CEEMS_SUMMARY_FULL)
 		format_full(&o, f, notes, nnotes);
 	else
@@ -659,7 +663,7 @@ ceems_summary_format_nodes(const struct ceems_job_meta *meta,
 			f.nmeasured++;
 	/* The figures are the job's, not one node's. */
 	f.node[0] = '\0';
-	return render(&f, style, buf, size);
+	return render(&f, NULL, style, buf, size);
 }
 
 int
@@ -667,6 +671,18 @@ ceems_summary_format(const struct ceems_job_meta *meta,
 		     const struct ceems_agent_job_report *report,
 		     enum ceems_summary_style style, char *buf, size_t size)
 {
+	return ceems_summary_format_advice(meta, report, NULL, style, buf,
+					   size);
+}
+
+int
+ceems_summary_format_advice(const struct ceems_job_meta *meta,
+			    const struct ceems_agent_job_report *report,
+			    const struct ceems_advice *advice,
+			    enum ceems_summary_style style, char *buf,
+			    size_t size)
+{
+	struct ceems_advice a;
 	struct figures f;
 
 	if (meta == NULL || buf == NULL || size == 0)
@@ -682,5 +698,15 @@ ceems_summary_format(const struct ceems_job_meta *meta,
 		return -EINVAL;
 	}
 	ceems_summary_figures_compute(meta, report, &f);
-	return render(&f, style, buf, size);
+	/* One node's advice is not a job of several nodes' (doc/summary.md);
+	 * a job whose start waited on another's end is not its own to move. */
+	if (advice != NULL && meta->nnodes <= 1) {
+		a = *advice;
+		if (meta->dependency == CEEMS_JOB_DEPENDENCY_LISTED)
+			ceems_advice_in_chain(&a);
+		advice = &a;
+	} else {
+		advice = NULL;
+	}
+	return render(&f, advice, style, buf, size);
 }

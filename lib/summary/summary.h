@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "model/carbon_advice.h"
 #include "model/job.h"
 #include "model/ledger.h"
 #include "model/marks.h"
@@ -74,6 +75,16 @@ int ceems_summary_format(const struct ceems_job_meta *meta,
 			 enum ceems_summary_style style, char *buf,
 			 size_t size);
 
+/* The same, with the carbon-aware advice ADVICE (may be NULL) the node
+ * agent gave for the job: its note, last, when the advice is worth one,
+ * the job ran on one node and slurmctld listed no dependency of it
+ * (META's). */
+int ceems_summary_format_advice(const struct ceems_job_meta *meta,
+				const struct ceems_agent_job_report *report,
+				const struct ceems_advice *advice,
+				enum ceems_summary_style style, char *buf,
+				size_t size);
+
 /* One node of a multi-node job, for the whole job's summary. */
 struct ceems_summary_node {
 	const char *name;	/* the node's Slurm name */
@@ -125,5 +136,12 @@ int ceems_summary_work_format_history(const struct ceems_agent_job_report *repor
 				      const struct ceems_marks *marks,
 				      const struct ceems_marks_history *history,
 				      const char *name, char *buf, size_t size);
+
+/* The carbon-aware note (summary_carbon.c): its id, and the note of
+ * advice A into N when A's verdict is that it is worth one (A may be
+ * NULL: no advice).  True when N was written. */
+#define CEEMS_SUMMARY_CARBON_NOTE "carbon-shift"
+bool ceems_summary_carbon_note(const struct ceems_advice *a,
+			       struct ceems_summary_note *n);
 
 #endif

@@ -40,7 +40,8 @@ BEGIN
 		package_err_source_j, package_err_lag_j, package_err_idle_power_j, package_err_gaps_j,
 		dram_err_source_j, dram_err_lag_j, dram_err_idle_power_j, dram_err_gaps_j,
 		gpu_err_source_j, gpu_err_lag_j, gpu_err_idle_power_j, gpu_err_gaps_j,
-		node_err_source_j, node_err_lag_j, node_err_idle_power_j, node_err_gaps_j)
+		node_err_source_j, node_err_lag_j, node_err_idle_power_j, node_err_gaps_j,
+		advice_verdict, advice_actual_g, advice_best_start, advice_best_g)
 	SELECT
 		i.job_key, i.node, i.written_at,
 		(r.rec ->> 'finalized_by'), i.digest, r.rec -> 'job',
@@ -103,7 +104,11 @@ BEGIN
 		(l.node -> 'err' ->> 'source')::double precision,
 		(l.node -> 'err' ->> 'lag')::double precision,
 		(l.node -> 'err' ->> 'idle_power')::double precision,
-		(l.node -> 'err' ->> 'gaps')::double precision
+		(l.node -> 'err' ->> 'gaps')::double precision,
+		(r.rec -> 'advice' ->> 'verdict'),
+		(r.rec -> 'advice' ->> 'actual_g')::double precision,
+		to_timestamp((r.rec -> 'advice' ->> 'best_start')::bigint),
+		(r.rec -> 'advice' ->> 'best_g')::double precision
 	-- OFFSET 0: each sub-object is taken out of its record once, and
 	-- each figure is then one key away (a path from the record's top
 	-- for each of 40 figures was a fifth of this statement).

@@ -1457,6 +1457,30 @@ check_marks(const struct ceems_marks *m)
 	return NULL;
 }
 
+/* The carbon-aware advice a decoded reply carries: known and sane, or
+ * none (model/carbon_advice.h). */
+static const char *
+check_advice(const char *data, size_t len)
+{
+	static struct ceems_agent_job_report report;
+	struct ceems_advice a;
+	char err[256];
+
+	if (ceems_agent_proto_reply_decode_work(data, len, &report, NULL, NULL,
+						&a, err, sizeof(err)) < 0)
+		return NULL;
+	ceems_agent_series_free(report.series);
+	if (a.verdict == CEEMS_ADVICE_NO_SERIES)
+		return NULL;
+	if (!ceems_advice_known(&a) || a.verdict > CEEMS_ADVICE_SMALL)
+		return "ceems_agent_proto_reply_decode_work: advice of no verdict";
+	if (!(a.actual_g >= 0) || !isfinite(a.actual_g) || !(a.best_g >= 0) ||
+	    a.best_g > a.actual_g || !(a.saving_g >= 0) || a.best_start <= 0 ||
+	    !(a.saving_frac >= 0 && a.saving_frac <= 1))
+		return "ceems_agent_proto_reply_decode_work: advice out of range";
+	return NULL;
+}
+
 static const char *
 check_reply(const char *data, size_t len)
 {
@@ -1476,6 +1500,8 @@ check_reply(const char *data, size_t len)
 		return "ceems_agent_proto_reply_decode: undocumented return code";
 	if (ret < 0 && (!nul_within(err, sizeof(err)) || err[0] == '\0'))
 		return "ceems_agent_proto_reply_decode: error without a sentence";
+	if ((problem = check_advice(data, len)) != NULL)
+		return problem;
 	memset(&report, 0, sizeof(report));
 	ret = ceems_agent_proto_reply_decode_marks(data, len, &report, &marks,
 						   err, sizeof(err));

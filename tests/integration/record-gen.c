@@ -22,7 +22,11 @@
  * (package, dram or package,dram: ticks split before the node's idle
  * power was learned), err=DOMAIN,SOURCE,LAG,IDLE_POWER,GAPS (the
  * domain's energy error bound in its four parts, J; repeatable; none:
- * the bound is unknown).
+ * the bound is unknown), intensity=FILE (an intensity cache,
+ * lib/model/intensity.h: the record gets its carbon-aware advice by it,
+ * as the agent gives it, under advice_window, advice_min_g,
+ * advice_min_pct and advice_min_s, by default 24 h, 0 g, 0% and 0 s),
+ * dependency (yes or no: slurmctld listed one).
  * Energy keys left out are domains the node did not measure. */
 #include "config.h"
 
@@ -34,6 +38,7 @@
 #include <string.h>
 
 #include "cgroup/cgroup_stats.h"
+#include "model/carbon_advice.h"
 #include "model/intensity.h"
 #include "record/record.h"
 
@@ -46,6 +51,8 @@ struct args {
 	char finalized_by[16];
 	unsigned int nsteps;
 	unsigned int bare_steps;
+	char intensity[512];
+	struct ceems_advice_opts advice;
 };
 
 static int
@@ -165,6 +172,30 @@ set_fallback(struct ceems_job_ledger *l, double share)
 	return 0;
 }
 
+/* The advice as the agent gives it (lib/agent/agent_finish.c): by the
+ * series in the file, the record's start and dependency. */
+static int
+advise(const struct args *a, struct ceems_job_record *rec)
+{
+	struct ceems_intensity_series s;
+	struct ceems_advice adv;
+	char err[256];
+	int r = ceems_intensity_load(a->intensity, &s, err, sizeof(err));
+
+	if (r < 0) {
+		fprintf(stderr, "record-gen: %s: %s\n", a->intensity,
+			r == -EINVAL ? err : strerror(-r));
+		return -1;
+	}
+	r = ceems_carbon_advice_of_report(&s, &rec->report, rec->meta.start_time,
+			rec->meta.dependency == CEEMS_JOB_DEPENDENCY_LISTED,
+			&a->advice, &adv);
+	if (r == 0)
+		ceems_record_set_advice(rec, &adv);
+	ceems_intensity_free(&s);
+	return r;
+}
+
 static int
 apply(struct args *a, const char *key, const char *v)
 {
@@ -210,6 +241,13 @@ apply(struct args *a, const char *key, const char *v)
 	}
 	if (strcmp(key, "err") == 0)
 		return set_err(&r->err, v);
+	if (strcmp(key, "intensity") == 0)
+		return set_string(a->intensity, sizeof(a->intensity), v);
+	if (strcmp(key, "dependency") == 0) {
+		m->dependency = strcmp(v, "yes") == 0 ? CEEMS_JOB_DEPENDENCY_LISTED :
+				CEEMS_JOB_DEPENDENCY_NONE;
+		return strcmp(v, "yes") == 0 || strcmp(v, "no") == 0 ? 0 : -1;
+	}
 	if (strcmp(key, "idle_unlearned") == 0) {
 		if (strcmp(v, "package") == 0 || strcmp(v, "package,dram") == 0)
 			l->idle_unlearned[CEEMS_DOMAIN_PACKAGE] = true;
@@ -222,6 +260,16 @@ apply(struct args *a, const char *key, const char *v)
 		return -1;
 	if (strcmp(key, "fallback") == 0)
 		return set_fallback(l, d);
+	if (strcmp(key, "advice_window") == 0)
+		a->advice.window_s = (int64_t)d;
+	else if (strcmp(key, "advice_min_g") == 0)
+		a->advice.min_saving_g = d;
+	else if (strcmp(key, "advice_min_pct") == 0)
+		a->advice.min_saving_frac = d / 100;
+	else if (strcmp(key, "advice_min_s") == 0)
+		a->advice.min_duration_s = d;
+	if (strncmp(key, "advice_", 7) == 0)
+		return 0;
 	/* Integer keys must be whole numbers. */
 	if (d >= 0 && d == (double)(uint64_t)d)
 		u = (uint64_t)d;
@@ -337,6 +385,7 @@ main(int argc, char **argv)
 	ceems_job_meta_init(&a.meta);
 	ceems_job_figures_ledger_init(&a.rep.ledger);
 	a.written_at = 1700000000;
+	a.advice.window_s = 86400;
 	for (int i = 1; i < argc; i++) {
 		char *eq = strchr(argv[i], '=');
 
@@ -372,6 +421,8 @@ main(int argc, char **argv)
 	ceems_record_build(&rec, &a.meta, &a.rep,
 			   a.finalized_by[0] != '\0' ? a.finalized_by : "extern",
 			   a.written_at);
+	if (a.intensity[0] != '\0' && advise(&a, &rec) < 0)
+		return 1;
 	n = ceems_record_encode(&rec, buf, sizeof(buf));
 	if (n < 0) {
 		fprintf(stderr, "record-gen: encode: %s\n", strerror(-n));

@@ -1605,3 +1605,86 @@ lammps tag 2 2 2 3" ] || _fail "by application: $output"
     run sql -c "UPDATE ceems.jobs SET energy_err_j = -1"
     [ "$status" -ne 0 ] || _fail "jobs took a bound of -1 J"
 }
+
+# A day whose intensity changes (300 g/kWh at night, 100 in the
+# morning, 200 in the afternoon, 400 in the evening), two days long from
+# 2023-11-14 00:00 UTC, as ceems-admin factors export writes it.
+write_day_series() {
+    local f base=1699920000 d h g
+    f=$1
+    printf 'ceems-intensity 1\nzone FR\nsource test-day\n' >"$f"
+    for d in 0 1; do
+        for h in $(seq 0 23); do
+            if [ "$h" -lt 6 ]; then g=300; elif [ "$h" -lt 12 ]; then g=100
+            elif [ "$h" -lt 18 ]; then g=200; else g=400; fi
+            echo "$((base + d * 86400 + h * 3600)) $((base + d * 86400 + (h + 1) * 3600)) $g" >>"$f"
+        done
+    done
+}
+
+@test "advice: each node's carbon-aware advice reaches job_nodes; the month's shiftable emissions per account, each user their own (033)" {
+    admin db init >/dev/null || _fail "db init"
+    local T=$BATS_TEST_TMPDIR day=1699920000
+    write_day_series "$T/series"
+    local a="cluster=c1 uid=1000 user=alice account=phys state=COMPLETED node=n1 zone=FR intensity=$T/series"
+    local b="cluster=c1 uid=1001 user=bob account=chem state=COMPLETED node=n1 zone=FR intensity=$T/series"
+    # By hand: 1 kWh at 19:00 (400 g/kWh) is 400 g; the greenest start
+    # within 24 h is the next day's 06:00 (100 g/kWh): 100 g.
+    "$GEN" $a jobid=42 pue=1 start=$((day + 19 * 3600)) end=$((day + 20 * 3600)) elapsed=3600 \
+        package_j=3600000 emissions_g=400 written_at=$((day + 20 * 3600 + 10)) >"$T/j42.json" || _fail "gen 42"
+    # 2 kWh from 05:00 at PUE 1.5: 1 kWh at 300 and 1 at 100, 600 g; from
+    # 06:00 both hours at 100: 300 g.
+    "$GEN" $a jobid=43 pue=1.5 start=$((day + 5 * 3600)) end=$((day + 7 * 3600)) elapsed=7200 \
+        package_j=7200000 emissions_g=600 written_at=$((day + 7 * 3600 + 10)) >"$T/j43.json" || _fail "gen 43"
+    # Job 42's twin in a dependency chain: the same saving, no note, not
+    # free to move.
+    "$GEN" $b jobid=44 pue=1 dependency=yes start=$((day + 19 * 3600)) end=$((day + 20 * 3600)) \
+        elapsed=3600 package_j=3600000 emissions_g=400 written_at=$((day + 20 * 3600 + 10)) >"$T/j44.json" ||
+        _fail "gen 44"
+    # Already in the greenest hours: no saving.
+    "$GEN" $b jobid=45 pue=1 start=$((day + 7 * 3600)) end=$((day + 8 * 3600)) elapsed=3600 \
+        package_j=3600000 emissions_g=100 written_at=$((day + 8 * 3600 + 10)) >"$T/j45.json" || _fail "gen 45"
+    # A node with the yearly figure only: no advice, unknown.
+    "$GEN" ${b/intensity=$T\/series/} jobid=46 pue=1 start=$((day + 7 * 3600)) end=$((day + 8 * 3600)) \
+        elapsed=3600 package_j=3600000 emissions_g=300 written_at=$((day + 8 * 3600 + 10)) >"$T/j46.json" ||
+        _fail "gen 46"
+    for j in 42 43 44 45 46; do
+        [ "$(upsert "$T/j$j.json")" = inserted ] || _fail "upsert $j"
+    done
+    run sql -F ' ' -c "SELECT j.jobid, coalesce(n.advice_verdict, 'null'), coalesce(n.advice_actual_g::text, '-'),
+            coalesce((extract(epoch FROM n.advice_best_start)::bigint - $day)::text, '-'),
+            coalesce(n.advice_best_g::text, '-'), coalesce(n.advice_saving_g::text, '-'),
+            (SELECT count(*) FROM ceems.job_notes t WHERE t.job_key = j.job_key AND t.note_id = 'carbon-shift')
+        FROM ceems.job_nodes n JOIN ceems.jobs j USING (job_key) ORDER BY 1"
+    [ "$output" = "42 worth 400 108000 100 300 1
+43 worth 600 21600 300 300 1
+44 dependency chain 400 108000 100 300 0
+45 small saving 100 25200 100 0 0
+46 null - - - - 0" ] || _fail "node rows: $output"
+    run sql -F ' ' -c "SELECT to_char(month, 'YYYY-MM'), account, jobs, jobs_advised, jobs_noted, emissions_kg,
+            advised_emissions_kg, shiftable_kg, noted_kg, shiftable_share
+        FROM ceems.carbon_shift_by_account_month ORDER BY 2"
+    [ "$output" = "2023-11 chem 3 2 0 0.800000 0.500000 0.000000 0.000000 0.0000
+2023-11 phys 2 2 2 1.000000 1.000000 0.600000 0.600000 0.6000" ] || _fail "month: $output"
+    # Each user their own jobs.
+    [ "$(sql -U alice -c "SELECT string_agg(account, ',') FROM ceems.carbon_shift_by_account_month")" = phys ] ||
+        _fail "alice sees other accounts"
+    [ "$(sql -U bob -c "SELECT string_agg(jobid::text, ',' ORDER BY jobid) FROM ceems.job_carbon_advice")" = 44,45 ] ||
+        _fail "bob's advised jobs"
+    # ceems-sacct's CO2eSaving: the saving, 0 where none was greener,
+    # empty where no series covered the job.
+    printf 'database = host=%s port=%s dbname=%s user=postgres\ncluster = c1\n' \
+        "$PGHOST" "$PGPORT" "$DB" >"$T/sacct.conf"
+    run "$CEEMS_TOP_BUILDDIR/tools/ceems-sacct" -c "$T/sacct.conf" -a -X -n -P \
+        -S 2023-11-01 -E 2023-12-01 -o JobID,CO2eSaving
+    [ "$output" = "43|300 g
+45|0 g
+46|
+42|300 g
+44|300 g" ] || _fail "CO2eSaving: $output"
+    # Part of the advice is none of it; a best above the actual is refused.
+    run sql -c "UPDATE ceems.job_nodes SET advice_best_start = NULL WHERE advice_verdict = 'worth'"
+    [ "$status" -ne 0 ] || _fail "job_nodes took advice without its best start"
+    run sql -c "UPDATE ceems.job_nodes SET advice_best_g = advice_actual_g + 1 WHERE advice_verdict = 'worth'"
+    [ "$status" -ne 0 ] || _fail "job_nodes took a best above the actual emissions"
+}

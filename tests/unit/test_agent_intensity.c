@@ -4,7 +4,8 @@
  * force at each tick's time; a tick the series does not cover is priced
  * at the yearly figure and counted in the job's fallback part; a file
  * rewritten is read again after the minute, a bad one leaves the series
- * read before in force. */
+ * read before in force; the carbon-aware advice the agent gives by the
+ * series, in its reply and in the record it writes. */
 #include "config.h"
 
 #include <sys/stat.h>
@@ -20,7 +21,11 @@
 
 #include <json-c/json.h>
 
+#include <dirent.h>
+
 #include "agent/agent.h"
+#include "model/carbon_advice.h"
+#include "record/record.h"
 #include "client/agent_proto.h"
 #include "model/emissions.h"
 #include "base/fileio.h"
@@ -68,30 +73,40 @@ yearly_fr(void)
 	return f.g_per_kwh;
 }
 
+/* An agent of config C at monotonic 10 s (wall W0) with job 42
+ * registered, Slurm's start START_TIME (0: not sent). */
 static struct ceems_agent *
-open_agent(bool with_series)
+open_agent_with(const struct ceems_config *c, int64_t start_time)
 {
-	struct ceems_config c;
 	struct ceems_agent_job_spec spec;
 	struct ceems_agent *a;
 	char err[256] = "";
 
-	base_config(&c);
-	if (with_series)
-		snprintf(c.intensity_file, sizeof(c.intensity_file), "%s",
-			 cache_path);
-	a = ceems_agent_open(&c, 10 * SEC, err, sizeof(err));
+	a = ceems_agent_open(c, 10 * SEC, err, sizeof(err));
 	if (a == NULL) {
 		printf("Bail out! agent does not open: %s\n", err);
 		exit(1);
 	}
 	ceems_agent_intensity_set_wall_offset(a, W0 * (long long)SEC - 10 * (long long)SEC);
 	job42_spec(&spec);
+	spec.start_time = start_time;
 	if (ceems_agent_register(a, &spec, 10 * SEC) != 0) {
 		printf("Bail out! job 42 does not register\n");
 		exit(1);
 	}
 	return a;
+}
+
+static struct ceems_agent *
+open_agent(bool with_series)
+{
+	struct ceems_config c;
+
+	base_config(&c);
+	if (with_series)
+		snprintf(c.intensity_file, sizeof(c.intensity_file), "%s",
+			 cache_path);
+	return open_agent_with(&c, 0);
 }
 
 static double
@@ -308,6 +323,101 @@ test_reload(void)
 	ceems_agent_open_close(a);
 }
 
+/* The one record in the spool SPOOL into REC: 0, or -1. */
+static int
+spooled_record(const char *spool, struct ceems_job_record *rec)
+{
+	static char text[CEEMS_RECORD_MAX + 1];
+	char path[PATH_MAX], err[256] = "";
+	struct dirent *e;
+	DIR *d = opendir(spool);
+	int n = 0, r = -1;
+
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		size_t len = strlen(e->d_name);
+		ssize_t got;
+
+		if (len < 5 || strcmp(e->d_name + len - 5, ".json") != 0)
+			continue;
+		n++;
+		snprintf(path, sizeof(path), "%s/%s", spool, e->d_name);
+		got = ceems_fileio_read_text_file(path, text, sizeof(text));
+		if (got > 0 && ceems_record_decode(text, (size_t)got, rec, err,
+						   sizeof(err)) == 0)
+			r = 0;
+		else
+			printf("# %s: %s\n", path, err);
+	}
+	if (d != NULL)
+		closedir(d);
+	return n == 1 ? r : -1;
+}
+
+/* The advice by a series of 400 g/kWh over the job's own 4 s, 300 from
+ * 5 s on, 100 from 10 s, 200 from 20 s, in a window of 20 s: its start
+ * at 10 s, at a quarter of its emissions.  By hand, whatever the energy
+ * the simulated node gives the job. */
+static void
+test_advice(void)
+{
+	static struct ceems_job_record rec;
+	struct ceems_config c;
+	struct ceems_agent_job_report r;
+	struct ceems_job_meta m;
+	struct ceems_advice adv;
+	struct ceems_agent *a;
+	char rows[256];
+	double e, want;
+
+	snprintf(rows, sizeof(rows), "%lld %lld 400\n%lld %lld 300\n"
+		 "%lld %lld 100\n%lld %lld 200\n", W0, W0 + 5, W0 + 5, W0 + 10,
+		 W0 + 10, W0 + 20, W0 + 20, W0 + 30);
+	write_cache(rows);
+	base_config(&c);
+	snprintf(c.intensity_file, sizeof(c.intensity_file), "%s", cache_path);
+	c.advice_window_ns = 20 * SEC;
+	c.advice_min_duration_ns = 0;
+	c.advice_min_saving_g = 0;
+	c.advice_min_saving_pct = 0;
+	a = open_agent_with(&c, W0);	/* Slurm's start, as the plugin sends it */
+	for (int i = 0; i < 4; i++) {
+		advance(400000000ULL * (unsigned long long)(i + 1));
+		ceems_agent_tick(a, (11 + (uint64_t)i) * SEC);
+	}
+	ok(ceems_agent_report(a, 42, &r) == 0 && r.elapsed_s == 4,
+	   "4 s of the job, all at 400 g/kWh");
+	e = ceems_job_figures_ledger_total_j(&r.ledger);
+	ok(ceems_agent_advice(a, 42, &r, 14 * SEC, &adv) == 0 &&
+	   adv.verdict == CEEMS_ADVICE_WORTH, "the step's reply: worth a note (%s)",
+	   ceems_advice_verdict_name(adv.verdict));
+	want = e * 1.5 * 400 / 3.6e6;
+	is_near(adv.actual_g, want, 1e-9 * want, "its own start: E x PUE x 400");
+	is_near(adv.actual_g, r.ledger.emissions_g, 1e-9 * want,
+		"the same as its Carbon line, priced tick by tick");
+	is_int(adv.best_start, W0 + 10, "the greenest start: the 100 g/kWh rows");
+	is_near(adv.best_g, want / 4, 1e-9 * want, "a quarter of the emissions");
+	/* The end: the record the agent writes carries it, and its note. */
+	ok(ceems_agent_deregister(a, 42, 14 * SEC, &r) == 0, "deregistered");
+	ceems_job_meta_init(&m);
+	m.jobid = 42;
+	m.uid = 1000;
+	snprintf(m.cluster, sizeof(m.cluster), "c1");
+	snprintf(m.state, sizeof(m.state), "COMPLETED");
+	m.start_time = W0;
+	m.end_time = W0 + 4;
+	m.dependency = CEEMS_JOB_DEPENDENCY_NONE;
+	is_int(ceems_agent_end(a, 42, &m, "epilog", 14 * SEC), 0,
+	       "the end's word writes the record");
+	ok(spooled_record(c.spool_dir, &rec) == 0 && rec.have_advice &&
+	   rec.advice.best_start == W0 + 10 &&
+	   fabs(rec.advice.best_g - want / 4) < 1e-9 * want,
+	   "the record keeps the advice");
+	ok(rec.nnotes > 0 && strcmp(rec.notes[rec.nnotes - 1].id,
+				    CEEMS_SUMMARY_CARBON_NOTE) == 0,
+	   "and its note");
+	ceems_agent_open_close(a);
+}
+
 int
 main(void)
 {
@@ -317,6 +427,7 @@ main(void)
 	test_no_file();
 	test_no_series_configured();
 	test_reload();
+	test_advice();
 	tmptree_remove(sys_root);
 	tmptree_remove(cg_root);
 	tmptree_remove(proc_root);

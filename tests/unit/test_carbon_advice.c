@@ -12,36 +12,9 @@
 
 #include "model/carbon_advice.h"
 #include "../tap.h"
-
-#define DAY0 1767225600LL	/* 2026-01-01T00:00:00Z */
-#define HOUR 3600LL
-#define KWH 3.6e6
+#include "day_series.h"
 
 static struct ceems_intensity_series series;
-
-static double
-hour_intensity(int h)
-{
-	return h < 6 ? 300 : h < 12 ? 100 : h < 18 ? 200 : 400;
-}
-
-static void
-load_series(void)
-{
-	static char text[8192];
-	size_t len;
-	char err[256] = "";
-
-	len = (size_t)snprintf(text, sizeof(text),
-			       "ceems-intensity 1\nzone FR\nsource test-grid\n");
-	for (int h = 0; h < 48; h++)
-		len += (size_t)snprintf(text + len, sizeof(text) - len,
-					"%lld %lld %g\n", DAY0 + h * HOUR,
-					DAY0 + (h + 1) * HOUR,
-					hour_intensity(h % 24));
-	ok(ceems_intensity_parse(text, len, &series, err, sizeof(err)) == 0 &&
-	   series.nrows == 48, "the two days' series parses (%s)", err);
-}
 
 static const struct ceems_advice_opts opts = {
 	.window_s = 24 * HOUR,
@@ -162,7 +135,7 @@ test_flat(void)
 int
 main(void)
 {
-	load_series();
+	day_series_load(&series);
 	test_by_hand();
 	test_must_not_fire();
 	test_flat();

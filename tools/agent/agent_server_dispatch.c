@@ -52,12 +52,20 @@ step_reply(struct server *s, const struct ceems_agent_request *req,
 	   const struct ceems_agent_job_report *report)
 {
 	static struct ceems_marks_history history;
+	struct ceems_advice advice;
 
 	ceems_agent_marks_history(s->agent, req->jobid, report->uid, req->name,
 				  &history);
+	/* The summary's carbon note: only the agent has the series.  Only
+	 * the step that prints the summary names the job: not every srun
+	 * step pays for the search. */
+	if (req->name[0] == '\0' ||
+	    ceems_agent_advice(s->agent, req->jobid, report,
+			       ceems_clock_monotonic_ns(), &advice) < 0)
+		ceems_advice_none(&advice);
 	return ceems_agent_proto_reply_ok_work(report,
 			ceems_agent_marks_get(s->agent, req->jobid), &history,
-			s->outbuf, sizeof(s->outbuf));
+			&advice, s->outbuf, sizeof(s->outbuf));
 }
 
 static const char *

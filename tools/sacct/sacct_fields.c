@@ -654,6 +654,12 @@ f_gpumem(const struct sacct_row *r, char *buf, size_t size)
 }
 
 static void
+f_co2_saving(const struct sacct_row *r, char *buf, size_t size)
+{
+	ceems_units_fmt_grams(buf, size, r->saving_g, NULL);
+}
+
+static void
 f_co2(const struct sacct_row *r, char *buf, size_t size)
 {
 	ceems_units_fmt_grams(buf, size, r->emissions_g, NULL);

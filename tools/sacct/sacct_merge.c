@@ -311,6 +311,30 @@ err_figures(const struct sacct_records *recs, size_t first, size_t last,
 		row->energy_err_j = sum;
 }
 
+/* The carbon-aware advice's saving as the database's listing makes it
+ * (migration 033): the nodes' added when every node with emissions has
+ * advice. */
+static void
+saving_figures(const struct sacct_records *recs, size_t first, size_t last,
+	       struct sacct_row *row)
+{
+	double sum = 0;
+	bool any = false;
+
+	for (size_t i = first; i < last; i++) {
+		const struct ceems_job_record *r = &recs->v[i];
+
+		if (r->have_advice) {
+			sum += r->advice.saving_g;
+			any = true;
+		} else if (r->report.ledger.have_emissions) {
+			return;		/* unknown, not smaller */
+		}
+	}
+	if (any)
+		row->saving_g = sum;
+}
+
 /* The job's data-quality figures as ceems.job_figures makes them
  * (migration 024): the nodes' shares at the yearly carbon intensity
  * weighted by their energy (their plain mean where none has energy),
@@ -509,6 +533,7 @@ job_row(const struct sacct_records *recs, size_t first, size_t last,
 	quality_figures(recs, first, last, row);
 	work_figures(recs, first, last, row);
 	err_figures(recs, first, last, row);
+	saving_figures(recs, first, last, row);
 	return 0;
 }
 

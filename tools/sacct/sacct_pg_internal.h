@@ -21,6 +21,8 @@ struct sacct_pg {
 #define SACCT_PG_SCHEMA_VERSION_MARKS 29
 /* The energy's error bound, jobs.energy_err_j (migration 030). */
 #define SACCT_PG_SCHEMA_VERSION_ENERGY_ERR 30
+/* The carbon-aware advice, job_nodes.advice_* (migration 033). */
+#define SACCT_PG_SCHEMA_VERSION_ADVICE 33
 
 /* SQL with N text PARAMS; results in text, or in binary with BINARY
  * (the listing's: pg_binary.h says why).  The rows, or NULL with ERR in

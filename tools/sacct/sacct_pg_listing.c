@@ -33,7 +33,7 @@ struct listing_column {
 	uint64_t part;
 };
 
-#define ROWS_NCOLS 58
+#define ROWS_NCOLS 59
 #define ROWS_FIRST_FIGURE 24
 #define COL_WORK_UNIT 23
 #define COL_USER 5
@@ -138,7 +138,14 @@ static const struct listing_column listing[ROWS_NCOLS] = {
 	  " ORDER BY w.marks DESC, w.name, w.unit LIMIT 1)",
 	  PG_BINARY_NUMBER, SACCT_NEED_WORK },
 	/* The energy's error bound (migration 030). */
-	{ "j.energy_err_j", PG_BINARY_NUMBER, SACCT_NEED_ENERGY_ERR }
+	{ "j.energy_err_j", PG_BINARY_NUMBER, SACCT_NEED_ENERGY_ERR },
+	/* The carbon-aware advice's saving (migration 033): its nodes'
+	 * added when every node with emissions has advice. */
+	{ "(SELECT CASE WHEN bool_and(n.advice_saving_g IS NOT NULL"
+	  " OR n.emissions_g IS NULL) AND bool_or(n.advice_saving_g IS NOT NULL)"
+	  " THEN sum(n.advice_saving_g) END FROM ceems.job_nodes n"
+	  " WHERE n.job_key = j.job_key)",
+	  PG_BINARY_NUMBER, SACCT_NEED_CARBON_SAVING }
 };
 
 /* Which listing columns a query fetches, and where they are. */
@@ -180,6 +187,10 @@ listing_sql(char *dst, size_t size, const struct sacct_query *q,
 		/* Before the error bounds (030): unknown. */
 		if (c->part == SACCT_NEED_ENERGY_ERR &&
 		    schema_version < SACCT_PG_SCHEMA_VERSION_ENERGY_ERR)
+			continue;
+		/* Before the carbon-aware advice (033): unknown. */
+		if (c->part == SACCT_NEED_CARBON_SAVING &&
+		    schema_version < SACCT_PG_SCHEMA_VERSION_ADVICE)
 			continue;
 		if (len < size)
 			len += (size_t)snprintf(dst + len, size - len, "%s %s",
@@ -323,7 +334,7 @@ job_from_result(struct pg_binary *b, const struct listing_plan *plan, int i,
 		&r->perf_cycles, &r->perf_instructions,
 		&r->io_nodes, &r->net_nodes,
 		&r->ci_fallback, &r->idle_unlearned,
-		&r->work, &r->energy_per_work, &r->energy_err_j
+		&r->work, &r->energy_per_work, &r->energy_err_j, &r->saving_g
 	};
 	int64_t v, task;
 	int k;

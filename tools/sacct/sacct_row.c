@@ -41,6 +41,7 @@ sacct_row_init(struct sacct_row *row)
 	row->ci_fallback = row->idle_unlearned = NAN;
 	row->work = row->energy_per_work = NAN;
 	row->energy_err_j = NAN;
+	row->saving_g = NAN;
 }
 
 int

@@ -90,6 +90,9 @@ struct sacct_row {
 	char work_unit[32];
 	/* The error bound of total_j, J (migration 030); NaN: unknown. */
 	double energy_err_j;
+	/* The carbon-aware advice's saving, g CO2e, its nodes' added
+	 * (migration 033); NaN: no series covered some node with energy. */
+	double saving_g;
 };
 
 #define SACCT_IDLE_UNLEARNED_PACKAGE	1
@@ -144,7 +147,8 @@ struct sacct_row {
 #define SACCT_NEED_NTASKS	(UINT64_C(1) << 39)
 #define SACCT_NEED_WORK		(UINT64_C(1) << 40)	/* work, its unit, per work */
 #define SACCT_NEED_ENERGY_ERR	(UINT64_C(1) << 41)
-#define SACCT_NEED_ALL		((UINT64_C(1) << 42) - 1)
+#define SACCT_NEED_CARBON_SAVING (UINT64_C(1) << 42)
+#define SACCT_NEED_ALL		((UINT64_C(1) << 43) - 1)
 
 /* *SUM + X where unknown (NaN) adds nothing: NaN + x = x, the sum of
  * what was measured. */
