@@ -165,14 +165,14 @@ int64_t ceems_agent_end_run_start(const struct ceems_agent *agent,
 
 /* The carbon-aware advice of job JOBID whose report is REPORT, at
  * monotonic NOW_NS, by the node's intensity series and the site's
- * settings (agent_advice.c); its dependency is not known here.  OUT
+ * settings (agent_end.c); its dependency is not known here.  OUT
  * says no series where the series does not cover the job's time.  0
  * or -EINVAL. */
 struct ceems_advice;
 struct ceems_advice_opts;
-int ceems_agent_advice(const struct ceems_agent *agent, uint32_t jobid,
-		       const struct ceems_agent_job_report *report,
-		       uint64_t now_ns, struct ceems_advice *out);
+int ceems_agent_end_advice(const struct ceems_agent *agent, uint32_t jobid,
+			   const struct ceems_agent_job_report *report,
+			   uint64_t now_ns, struct ceems_advice *out);
 /* The advice of the job of record REC by the series S under C's
  * settings, by Slurm's start time and the dependency slurmctld listed:
  * kept in the record, with its note when worth one. */

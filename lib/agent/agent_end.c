@@ -12,6 +12,7 @@
 
 #include "agent/agent_finish.h"
 #include "agent/agent_internal.h"
+#include "model/carbon_advice.h"
 #include "record/job_note.h"
 #include "base/log.h"
 
@@ -46,6 +47,24 @@ ceems_agent_end_run_start(const struct ceems_agent *a, uint32_t jobid)
 
 	return j != NULL ? j->spec.start_time :
 	       ceems_agent_finish_start_time(a->finish, jobid);
+}
+
+int
+ceems_agent_end_advice(const struct ceems_agent *a, uint32_t jobid,
+		       const struct ceems_agent_job_report *report,
+		       uint64_t now_ns, struct ceems_advice *out)
+{
+	struct ceems_advice_opts o;
+	int64_t start = ceems_agent_end_run_start(a, jobid);
+
+	/* Slurm's start, else the wall-clock time of the registration. */
+	if (start <= 0)
+		start = ((int64_t)now_ns + a->intensity.wall_offset_ns) /
+			1000000000 - (int64_t)report->elapsed_s;
+	ceems_agent_advice_opts(&a->config, &o);
+	/* The dependency is the job side's to say (its metadata). */
+	return ceems_carbon_advice_of_report(&a->intensity.series, report,
+					     start, false, &o, out);
 }
 
 int

@@ -387,7 +387,7 @@ test_advice(void)
 	ok(ceems_agent_report(a, 42, &r) == 0 && r.elapsed_s == 4,
 	   "4 s of the job, all at 400 g/kWh");
 	e = ceems_job_figures_ledger_total_j(&r.ledger);
-	ok(ceems_agent_advice(a, 42, &r, 14 * SEC, &adv) == 0 &&
+	ok(ceems_agent_end_advice(a, 42, &r, 14 * SEC, &adv) == 0 &&
 	   adv.verdict == CEEMS_ADVICE_WORTH, "the step's reply: worth a note (%s)",
 	   ceems_advice_verdict_name(adv.verdict));
 	want = e * 1.5 * 400 / 3.6e6;

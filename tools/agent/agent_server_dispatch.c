@@ -60,7 +60,7 @@ step_reply(struct server *s, const struct ceems_agent_request *req,
 	 * the step that prints the summary names the job: not every srun
 	 * step pays for the search. */
 	if (req->name[0] == '\0' ||
-	    ceems_agent_advice(s->agent, req->jobid, report,
+	    ceems_agent_end_advice(s->agent, req->jobid, report,
 			       ceems_clock_monotonic_ns(), &advice) < 0)
 		ceems_advice_none(&advice);
 	return ceems_agent_proto_reply_ok_work(report,
