@@ -296,18 +296,29 @@ int
 ceems_agent_marks_load(const char *state_dir, uint32_t jobid,
 		       struct ceems_marks *m)
 {
-	char name[32], path[CEEMS_CONFIG_PATH_MAX + 32], text[4096], err[160];
+	/* The largest file ceems_agent_marks_save writes: each counter's
+	 * three names, figures and CEEMS_MARKS_ROWS intervals (about 2 KiB
+	 * at their longest), twice over.  Static: the agent's one thread,
+	 * and too large for its stack. */
+	static char text[CEEMS_MARKS_MAX * 4096];
+	char name[32], path[CEEMS_CONFIG_PATH_MAX + 32], err[160];
 	struct json_object *obj;
 	ssize_t n;
 	int r;
 
+	_Static_assert(CEEMS_MARKS_ROWS <= 32 && CEEMS_MARKS_NAME_MAX <= 32,
+		       "a marks file may outgrow the buffer it is read into");
 	memset(m, 0, sizeof(*m));
 	if (state_dir[0] == '\0')
 		return -ENOENT;
 	marks_file_name(jobid, name, sizeof(name));
 	snprintf(path, sizeof(path), "%s/%s", state_dir, name);
-	if ((n = ceems_fileio_read_text_file(path, text, sizeof(text))) < 0)
+	if ((n = ceems_fileio_read_text_file(path, text, sizeof(text))) < 0) {
+		if (n != -ENOENT)
+			ceems_warning("%s: cannot read it (%s); the job's marks before the restart are lost",
+				      path, strerror((int)-n));
 		return (int)n;
+	}
 	obj = ceems_json_util_parse(text, (size_t)n, true, err, sizeof(err));
 	r = obj != NULL ? ceems_marks_from_json(obj, m, err, sizeof(err)) : -EINVAL;
 	json_object_put(obj);

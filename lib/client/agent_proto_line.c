@@ -186,7 +186,8 @@ ceems_agent_proto_line_reply(int code, const char *why, char *buf, size_t size)
 		n = snprintf(buf, size, "OK\n");
 	else
 		n = snprintf(buf, size, "ERR %s ", ceems_agent_proto_code_name(code));
-	if (n < 0 || (size_t)n >= size)
+	/* Room for the newline an error's sentence ends with, and the NUL. */
+	if (n < 0 || (size_t)n + 2 > size)
 		return -ENOSPC;
 	if (code == 0)
 		return n;

@@ -226,6 +226,16 @@ test_request_line(void)
 					sizeof(out)) > 0 &&
 	   strcmp(out, "ERR EBUSY over?its rate\n") == 0,
 	   "refused: one line, its code and why (%s)", out);
+	{
+		char small[12];
+
+		memset(small, 'x', sizeof(small));
+		ok(ceems_agent_proto_line_reply(-EBUSY, "why", small, 11) == -ENOSPC &&
+		   small[11] == 'x', "a buffer that holds the code but not its newline: refused, "
+		   "nothing written past it");
+		ok(ceems_agent_proto_line_reply(-EBUSY, "why", small, 12) == 11 &&
+		   strcmp(small, "ERR EBUSY \n") == 0, "one byte more: the code and its newline");
+	}
 }
 
 static void
@@ -648,6 +658,48 @@ test_series(void)
 	}
 }
 
+/* A job's marks at their largest (every counter, the longest names and
+ * tag, every interval row) are kept in the state directory and read
+ * back whole by a restarted agent. */
+static void
+test_keep_largest(void)
+{
+	static struct ceems_marks m, back;
+	char dir[] = "/tmp/ceems-test-marks-XXXXXX";
+	const char *long_name = "a_counter_name_of_31_bytes_....";
+
+	if (mkdtemp(dir) == NULL) {
+		ok(0, "a state directory (%s)", strerror(errno));
+		return;
+	}
+	memset(&m, 0, sizeof(m));
+	m.n = CEEMS_MARKS_MAX;
+	m.interval_s = 60;
+	for (uint32_t i = 0; i < CEEMS_MARKS_MAX; i++) {
+		struct ceems_marks_counter *c = &m.c[i];
+
+		snprintf(c->name, sizeof(c->name), "%.29s%02u", long_name, i);
+		snprintf(c->unit, sizeof(c->unit), "%s", long_name);
+		snprintf(c->tag, sizeof(c->tag), "%s", long_name);
+		c->nrows = CEEMS_MARKS_ROWS;
+		for (uint32_t k = 0; k < CEEMS_MARKS_ROWS; k++) {
+			c->rows[k].t = 1796599980 + 60 * (int64_t)k;
+			c->rows[k].work = 123456789.123456789 + k;
+			c->work += c->rows[k].work;
+		}
+		c->marks = UINT64_C(18446744073709551) + i;
+	}
+	ceems_agent_marks_save(dir, 4242, &m);
+	is_int(ceems_agent_marks_load(dir, 4242, &back), 0,
+	       "the largest marks a job can hold are read back");
+	ok(back.n == m.n && back.c[7].nrows == CEEMS_MARKS_ROWS &&
+	   strcmp(back.c[7].tag, m.c[7].tag) == 0 &&
+	   fabs(back.c[7].work - m.c[7].work) < 1e-3,
+	   "whole: %u counters, the last one's %u rows and tag", back.n, back.c[7].nrows);
+	ceems_agent_marks_forget(dir, 4242);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -660,6 +712,7 @@ main(void)
 	test_history();
 	test_series();
 	test_admission();
+	test_keep_largest();
 	tmptree_remove(sys_root);
 	tmptree_remove(cg_root);
 	tmptree_remove(proc_root);
