@@ -359,32 +359,49 @@ job_id_of(const char *name)
 	return *end == '\0' && id <= UINT32_MAX ? (uint32_t)id : 0;
 }
 
+/* The job id in the title ("slurmstepd: [J.S]") of process PID, when
+ * it runs as root and S is STEP; 0 otherwise.  Both files are read
+ * through one descriptor of /proc/PID, so that a pid reused between the
+ * two reads gives nothing (the descriptor then reads ESRCH).  Only
+ * root's processes are believed: a job's own can set their titles. */
+static uint32_t
+title_job_id(const char *procfs, uint32_t pid, const char *step)
+{
+	static char text[4096];
+	char path[CEEMS_CONFIG_PATH_MAX + 16], got[CEEMS_STEP_ID_MAX];
+	uint32_t uid, jobid = 0;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/%u", procfs, pid) >= (int)sizeof(path) ||
+	    (fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return 0;
+	if (ceems_fileio_read_text_file_at(fd, "cmdline", text, sizeof(text)) <= 0 ||
+	    ceems_step_ids_from_title(text, &jobid, got, sizeof(got)) < 0 ||
+	    strcmp(got, step) != 0 ||
+	    ceems_fileio_read_text_file_at(fd, "status", text, sizeof(text)) <= 0 ||
+	    ceems_proc_stats_parse_proc_status_uid(text, &uid) < 0 || uid != 0)
+		jobid = 0;
+	close(fd);
+	return jobid;
+}
+
 /* The job id that a root process of STEP_DIR/slurm (a slurmstepd) gives
- * in its title, "slurmstepd: [J.S]", when S is that step; 0 when none.
- * Only root's processes are believed: a job's own can set their titles. */
+ * in its title, when it names that step; 0 when none. */
 static uint32_t
 stepd_job_id(const struct ceems_agent *a, int jobfd, const char *step_dir)
 {
 	static char text[4096];
-	char path[sizeof(((struct dirent64 *)0)->d_name) + 32], step[CEEMS_STEP_ID_MAX];
+	char path[sizeof(((struct dirent64 *)0)->d_name) + 32];
 	const char *p = text;
-	uint32_t pid, uid, jobid;
+	uint32_t pid, jobid;
 
 	if (snprintf(path, sizeof(path), "%s/slurm/cgroup.procs", step_dir) >= (int)sizeof(path) ||
 	    ceems_fileio_read_text_file_at(jobfd, path, text, sizeof(text)) <= 0)
 		return 0;
-	while (ceems_cgroup_parse_next_pid(&p, &pid)) {
-		static char title[512];
-
-		if (ceems_proc_stats_pid_uid(a->config.procfs_root, pid, &uid) < 0 || uid != 0 ||
-		    snprintf(path, sizeof(path), "%s/%u/cmdline", a->config.procfs_root,
-			     pid) >= (int)sizeof(path) ||
-		    ceems_fileio_read_text_file(path, title, sizeof(title)) <= 0 ||
-		    ceems_step_ids_from_title(title, &jobid, step, sizeof(step)) < 0)
-			continue;
-		if (strcmp(step, step_dir + strlen("step_")) == 0)
+	while (ceems_cgroup_parse_next_pid(&p, &pid))
+		if ((jobid = title_job_id(a->config.procfs_root, pid,
+					  step_dir + strlen("step_"))) != 0)
 			return jobid;
-	}
 	return 0;
 }
 
