@@ -456,9 +456,11 @@ ceems_agent_proto_reply_ok_work(const struct ceems_agent_job_report *report,
 	ceems_json_util_add(obj, "ok", json_object_new_boolean(1), &ok);
 	if (report != NULL)
 		ceems_json_util_add(obj, "report", ceems_measure_json_report_to_json(report), &ok);
-	/* Written only when the job marked: an older client ignores it. */
+	/* Written only when the job marked (a client older than marks
+	 * ignores the key), in the brief shape every client that knows
+	 * marks decodes. */
 	if (marks != NULL && marks->n > 0)
-		ceems_json_util_add(obj, "marks", ceems_marks_to_json(marks), &ok);
+		ceems_json_util_add(obj, "marks", ceems_marks_to_json_brief(marks), &ok);
 	if (history != NULL && history->n > 0)
 		ceems_json_util_add(obj, "history",
 				    ceems_marks_history_to_json(history), &ok);

@@ -118,6 +118,17 @@ ceems_jobside_end(const char *socket_path, const char *note_dir,
 
 	r = ceems_agent_client_end_job(socket_path, meta, by, timeout_ms, report, why,
 				       sizeof(why));
+	/* An agent older than the dependency in a job's metadata refuses it
+	 * as invalid (during an upgrade, before the agent restarts): then
+	 * the same without it; the record then says nothing of a chain. */
+	if (r == -EINVAL && meta->dependency == CEEMS_JOB_DEPENDENCY_LISTED) {
+		static struct ceems_job_meta plain;
+
+		plain = *meta;
+		plain.dependency = CEEMS_JOB_DEPENDENCY_UNKNOWN;
+		r = ceems_agent_client_end_job(socket_path, &plain, by, timeout_ms,
+					       report, why, sizeof(why));
+	}
 	if (r == 0)
 		return 0;
 	memset(&note, 0, sizeof(note));

@@ -190,6 +190,21 @@ settle(struct held *h)
 		h->value = 0;
 }
 
+/* The mark request of H for job JOBID into MSG, with the job's tag
+ * when WITH_TAG and one is set.  Its length, or -1 when it does not fit. */
+static int
+format_mark(const struct held *h, uint32_t jobid, bool with_tag, char *msg,
+	    size_t size)
+{
+	bool t = with_tag && tag[0] != '\0';
+	int len = snprintf(msg, size, "{\"op\":\"mark\",\"jobid\":%u,"
+			   "\"name\":\"%s\",\"unit\":\"%s\",\"%s\":%.17g%s%s%s}", jobid,
+			   h->name, h->unit, h->mode == CEEMS_MARKS_SET ? "set" : "add",
+			   h->value, t ? ",\"tag\":\"" : "", t ? tag : "", t ? "\"" : "");
+
+	return len < 0 || (size_t)len >= size ? -1 : len;
+}
+
 /* Send what H holds (LOCK held).  0 or -errno; H stays pending when the
  * agent could take it later (busy, away). */
 static int
@@ -204,14 +219,16 @@ send_held(struct held *h, uint64_t now)
 		return set_error(-ENOENT, "not in a Slurm job (SLURM_JOB_ID is not set)");
 	}
 	h->tried_ns = now;
-	len = snprintf(msg, sizeof(msg), "{\"op\":\"mark\",\"jobid\":%u,"
-		       "\"name\":\"%s\",\"unit\":\"%s\",\"%s\":%.17g%s%s%s}", jobid,
-		       h->name, h->unit, h->mode == CEEMS_MARKS_SET ? "set" : "add",
-		       h->value, tag[0] != '\0' ? ",\"tag\":\"" : "", tag,
-		       tag[0] != '\0' ? "\"" : "");
-	if (len < 0 || (size_t)len >= sizeof(msg))
+	if ((len = format_mark(h, jobid, true, msg, sizeof(msg))) < 0)
 		return set_error(-EINVAL, "the mark does not fit its message");
 	r = call_agent(msg, (size_t)len);
+	/* An agent older than tags refuses one as invalid (during an
+	 * upgrade, before the agent restarts), as one does a tag other than
+	 * the counter's first: the work is sent without it rather than
+	 * lost, counted under the counter's own tag. */
+	if (r == -EINVAL && tag[0] != '\0' &&
+	    (len = format_mark(h, jobid, false, msg, sizeof(msg))) >= 0)
+		r = call_agent(msg, (size_t)len);
 	if (r == -EBUSY || r == -ECONNREFUSED || r == -EIO)
 		return r;
 	/* Taken, or refused for good (not the job's, a bad value): what

@@ -177,8 +177,9 @@ ceems_marks_json_read_entry(const struct json_object *o, const char *where,
 	return 0;
 }
 
-struct json_object *
-ceems_marks_to_json(const struct ceems_marks *m)
+/* M as JSON; BRIEF: each counter's name, unit, work and marks only. */
+static struct json_object *
+to_json(const struct ceems_marks *m, bool brief)
 {
 	struct json_object *arr = json_object_new_array();
 	bool ok = arr != NULL;
@@ -191,6 +192,8 @@ ceems_marks_to_json(const struct ceems_marks *m)
 			break;
 		ceems_json_util_add(o, "work", ceems_json_util_double(c->work), &ok);
 		ceems_json_util_add(o, "marks", ceems_json_util_new_u64(c->marks), &ok);
+		if (brief)
+			continue;
 		if (c->tag[0] != '\0')
 			ceems_json_util_add(o, "tag", json_object_new_string(c->tag), &ok);
 		ceems_marks_series_to_json(o, c, m->interval_s, &ok);
@@ -200,6 +203,18 @@ ceems_marks_to_json(const struct ceems_marks *m)
 		return NULL;
 	}
 	return arr;
+}
+
+struct json_object *
+ceems_marks_to_json(const struct ceems_marks *m)
+{
+	return to_json(m, false);
+}
+
+struct json_object *
+ceems_marks_to_json_brief(const struct ceems_marks *m)
+{
+	return to_json(m, true);
 }
 
 static int

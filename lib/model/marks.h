@@ -157,6 +157,12 @@ struct json_object;
 
 /* M as its JSON array, or NULL on allocation failure. */
 struct json_object *ceems_marks_to_json(const struct ceems_marks *m);
+/* The same, each counter's name, unit, work and marks only: what a
+ * step's summary needs, in the shape every plugin that knows marks
+ * decodes (one older than tags and intervals refuses their keys, and is
+ * still loaded in the slurmstepd of jobs that started before an
+ * upgrade). */
+struct json_object *ceems_marks_to_json_brief(const struct ceems_marks *m);
 /* The array OBJ into M (untouched on error).  Strict: each entry's keys
  * are the ones above, its name, unit and tag ceems_marks_name_ok, its work
  * finite in [0, CEEMS_MARKS_VALUE_MAX].  0, or -EINVAL with ERR. */

@@ -1182,24 +1182,36 @@ enum server_mode { SERVE_ECHO_OK, SERVE_SILENT, SERVE_HUGE, SERVE_REFUSE, SERVE_
 static void
 serve_old(int lfd, const char *log, enum server_mode mode)
 {
-	static char in[CEEMS_AGENT_MSG_MAX + 1], out[1024];
+	static char in[CEEMS_AGENT_MSG_MAX + 1], out[CEEMS_AGENT_MSG_MAX];
+	static struct ceems_agent_job_report ended;
 	FILE *f = fopen(log, "w");
 
 	for (int i = 0; i < 4 && f != NULL; i++) {
 		int fd = accept(lfd, NULL, NULL);
 		ssize_t n = recv(fd, in, sizeof(in) - 1, 0);
-		bool reg, step_key, tasks_key;
+		bool reg, end, step_key, tasks_key, dep_key;
 
 		if (n < 0)
 			_exit(1);
 		in[n] = '\0';
 		reg = strstr(in, "\"op\":\"register\"") != NULL;
+		end = strstr(in, "\"op\":\"deregister\"") != NULL;
 		step_key = reg && strstr(in, "\"step\"") != NULL;
 		tasks_key = strstr(in, "\"tasks\"") != NULL;
-		fprintf(f, "%s%s%s\n", reg ? "register" : "step_start",
-			step_key ? "+step" : "", tasks_key ? "+tasks" : "");
+		dep_key = strstr(in, "\"dependency\"") != NULL;
+		fprintf(f, "%s%s%s%s\n", reg ? "register" : end ? "deregister" : "step_start",
+			step_key ? "+step" : "", tasks_key ? "+tasks" : "",
+			dep_key ? "+dependency" : "");
 		fflush(f);
-		if (tasks_key || (step_key && mode == SERVE_OLD))
+		if (dep_key)
+			n = ceems_agent_proto_reply_error(-EINVAL,
+				"deregister request: meta: unknown key \"dependency\"",
+				out, sizeof(out));
+		else if (end) {
+			ended.jobid = 42;
+			n = ceems_agent_proto_reply_ok(&ended, out, sizeof(out));
+		}
+		else if (tasks_key || (step_key && mode == SERVE_OLD))
 			n = ceems_agent_proto_reply_error(-EINVAL, tasks_key ?
 				"request: unknown key \"tasks\"" :
 				"register request: unknown key \"step\"", out, sizeof(out));
@@ -1339,6 +1351,35 @@ test_client_start(const char *path, const struct ceems_agent_job_spec *spec)
 	       "no task count known: one refused request, then the two of before");
 }
 
+/* A job's end with a listed dependency, to an agent older than the key:
+ * refused, then the same without it, taken. */
+static void
+test_client_end_old(const char *path)
+{
+	static struct ceems_agent_job_report report;
+	struct ceems_job_meta meta;
+	char text[256], notes[] = "/tmp/ceems-proto-notes-XXXXXX";
+	pid_t pid;
+	int r;
+
+	if (mkdtemp(notes) == NULL)
+		return;
+	ceems_job_meta_init(&meta);
+	meta.jobid = 42;
+	meta.dependency = CEEMS_JOB_DEPENDENCY_LISTED;
+	pid = serve_once(path, SERVE_OLD);
+	r = ceems_jobside_end(path, notes, &meta, "extern", 2000, &report, err,
+			      sizeof(err));
+	reap(pid);
+	if (r != 0)
+		printf("# %s\n", err);
+	is_int(r, 0, "an agent older than a job's dependency: its end taken all the same");
+	read_old_log(path, text, sizeof(text));
+	is_str(text, "deregister+dependency\nderegister\n",
+	       "in one refused request, then the same without the dependency");
+	rmdir(notes);
+}
+
 static void
 test_client(void)
 {
@@ -1403,6 +1444,7 @@ test_client(void)
 	reap(pid);
 
 	test_client_start(path, &spec);
+	test_client_end_old(path);
 	{
 		static char big[CEEMS_AGENT_MSG_MAX + 2];
 

@@ -24,6 +24,8 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ceems_agent_request got[64];
 static int ngot, nbad;
 static const char *answer = "{\"ok\":true}";
+/* Answer a mark with a tag as an agent older than tags does. */
+static int refuse_tags;
 static int listen_fd;
 static char sock_path[108];
 
@@ -41,6 +43,17 @@ serve(void *arg)
 			return NULL;
 		n = recv(fd, buf, sizeof(buf), 0);
 		pthread_mutex_lock(&lock);
+		if (n > 0 && ceems_agent_proto_request_decode(buf, (size_t)n, &req,
+							      err, sizeof(err)) == 0 &&
+		    refuse_tags && req.mark_tag[0] != '\0') {
+			static const char old[] = "{\"ok\":false,\"error\":\"request: "
+				"unknown key tag\",\"code\":\"EINVAL\"}";
+
+			send(fd, old, strlen(old), MSG_NOSIGNAL);
+			pthread_mutex_unlock(&lock);
+			close(fd);
+			continue;
+		}
 		if (n > 0 && ceems_agent_proto_request_decode(buf, (size_t)n, &req,
 							      err, sizeof(err)) == 0 &&
 		    ngot < 64)
@@ -149,6 +162,17 @@ main(void)
 	ok(received() >= 7 && strcmp(got[received() - 1].mark_tag, "lammps") == 0 &&
 	   strcmp(got[received() - 1].mark_name, "tagged") == 0,
 	   "goes with the tag (%s)", got[received() - 1].mark_tag);
+	pthread_mutex_lock(&lock);
+	refuse_tags = 1;
+	pthread_mutex_unlock(&lock);
+	is_int(ceems_mark_add("older", "units", 4), 0,
+	       "an agent older than tags refuses the tag: the mark is taken without it");
+	ok(strcmp(got[received() - 1].mark_name, "older") == 0 &&
+	   got[received() - 1].mark_tag[0] == '\0' && got[received() - 1].mark_value == 4,
+	   "its work whole, without the tag");
+	pthread_mutex_lock(&lock);
+	refuse_tags = 0;
+	pthread_mutex_unlock(&lock);
 	is_int(ceems_mark_tag(NULL), 0, "no tag again");
 	ok(ceems_mark_add("untagged", "units", 1) == 0 &&
 	   got[received() - 1].mark_tag[0] == '\0' &&
