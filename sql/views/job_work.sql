@@ -86,18 +86,23 @@ GRANT SELECT ON ceems.work_by_application TO ceems_reader;
 -- the interval and the counter gained nothing in it: the job reported
 -- no work there) and the energy charged to the job in it by its series
 -- (job_samples rows starting in the interval: the four domains summed,
--- as the job's energy is; NULL when the job has no series there, or
--- none of them was measured: unknown is not zero), its mean power over
--- the time the rows cover, and the energy per unit of the interval.
+-- as the job's energy is; NULL when the job has no series there, when
+-- none of them was measured, or when a row there stands for more than
+-- the interval (its resolution_s: a series downsampled or coarsened
+-- after the marks' rows), whose energy cannot be put in one interval:
+-- unknown is not zero), its mean power over the time the rows cover,
+-- and the energy per unit of the interval.
 -- "Where the energy went": intervals of power and no work stand out.
 CREATE OR REPLACE VIEW ceems.job_work_series WITH (security_invoker = true) AS
 WITH power AS (
 	SELECT m.job_key, m.node, m.name,
 	       to_timestamp(floor(extract(epoch FROM x.t) / m.interval_s) * m.interval_s) AS t,
-	       sum(x.interval_s) AS covered_s,
-	       sum(CASE WHEN num_nonnulls(x.package_j, x.dram_j, x.gpu_j, x.node_j) > 0
-			THEN coalesce(x.package_j, 0) + coalesce(x.dram_j, 0) +
-			     coalesce(x.gpu_j, 0) + coalesce(x.node_j, 0) END) AS energy_j
+	       CASE WHEN bool_and(x.resolution_s <= m.interval_s)
+		    THEN sum(x.interval_s) END AS covered_s,
+	       CASE WHEN bool_and(x.resolution_s <= m.interval_s)
+		    THEN sum(CASE WHEN num_nonnulls(x.package_j, x.dram_j, x.gpu_j, x.node_j) > 0
+				  THEN coalesce(x.package_j, 0) + coalesce(x.dram_j, 0) +
+				       coalesce(x.gpu_j, 0) + coalesce(x.node_j, 0) END) END AS energy_j
 	FROM ceems.job_marks m
 	JOIN ceems.job_samples x ON x.job_key = m.job_key AND x.node = m.node
 	WHERE m.interval_s IS NOT NULL

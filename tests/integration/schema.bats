@@ -1527,6 +1527,14 @@ with_io() {
     [ "$output" = "1700010100 50 10 0.1 0.2
 1700010200 0 10 0.1 -
 1700010500 25 - - -" ] || _fail "work beside power: $output"
+    # A row standing for more than an interval (a bucket downsampled to
+    # 300 s) cannot be put in one: its interval's energy is unknown.
+    sql -c "INSERT INTO ceems.job_samples (job_key, node, t, resolution_s, interval_s, package_j)
+            SELECT job_key, 'n1', to_timestamp(1700010500), 300, 300, 30
+            FROM ceems.jobs WHERE jobid = 61" >/dev/null || _fail "a downsampled row"
+    [ "$(sql -c "SELECT coalesce(energy_j::text, '-') || ' ' || work FROM ceems.job_work_series
+                 WHERE jobid = 61 AND extract(epoch FROM t) = 1700010500")" = "- 25" ] ||
+        _fail "a downsampled row's energy put in one interval"
     [ "$(sql -U bob -c 'SELECT count(*) FROM ceems.job_mark_intervals')" = 0 ] ||
         _fail "bob sees alice's intervals"
     [ "$(sql -U alice -c 'SELECT count(*) FROM ceems.job_work_series')" = 3 ] ||
